@@ -1,0 +1,1 @@
+"""Backends: CPU kernels over NumPy, Meta (shape/dtype inference), the boxed CPU fallback."""

@@ -1,0 +1,1 @@
+"""Code generation from native_functions.yaml to Python entry points and registrations."""

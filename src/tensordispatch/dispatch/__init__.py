@@ -1,0 +1,1 @@
+"""Dispatch keys, key sets, thread-local state, operator entries, the dispatcher and Library."""

@@ -1,0 +1,1 @@
+"""The operator library's data (native_functions.yaml) and, later, the `ops.<ns>` namespaces."""

@@ -1,0 +1,1 @@
+"""Tensor, dtypes, devices, storage with version counters, printing, NumPy/DLPack interop."""

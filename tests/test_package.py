@@ -1,0 +1,78 @@
+"""Packaging rules that every layer must keep: no torch at runtime, imports flow downward."""
+
+from __future__ import annotations
+
+import ast
+import pathlib
+import subprocess
+import sys
+
+import tensordispatch
+
+SRC = pathlib.Path(tensordispatch.__file__).parent
+
+# Layer -> the tensordispatch layers it may import (besides itself). DESIGN.md, "Layers".
+ALLOWED: dict[str, set[str]] = {
+    "schema": set(),
+    "dispatch": {"schema"},
+    "codegen": {"schema"},
+}
+
+
+def _modules() -> list[str]:
+    names = []
+    for path in sorted(SRC.rglob("*.py")):
+        rel = path.relative_to(SRC.parent).with_suffix("")
+        parts = list(rel.parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        if parts[-1] == "__main__":
+            continue
+        names.append(".".join(parts))
+    return names
+
+
+def test_library_never_imports_torch() -> None:
+    code = (
+        "import importlib, sys\n"
+        f"for m in {_modules()!r}:\n"
+        "    importlib.import_module(m)\n"
+        "bad = sorted(m for m in sys.modules if m == 'torch' or m.startswith('torch.'))\n"
+        "print(','.join(bad))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "", f"the library imported torch: {out.stdout.strip()}"
+
+
+def _imported_layers(path: pathlib.Path) -> set[str]:
+    tree = ast.parse(path.read_text(), filename=str(path))
+    layers = set()
+    for node in ast.walk(tree):
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [node.module]
+        for name in names:
+            parts = name.split(".")
+            if parts[0] == "tensordispatch" and len(parts) > 1:
+                layers.add(parts[1])
+    return layers
+
+
+def test_import_graph_flows_downward() -> None:
+    problems = []
+    for layer, allowed in ALLOWED.items():
+        for path in sorted((SRC / layer).rglob("*.py")):
+            extra = _imported_layers(path) - allowed - {layer}
+            if extra:
+                problems.append(f"{path.relative_to(SRC)} imports {sorted(extra)}")
+    assert problems == []
+
+
+def test_cli_help_runs() -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "tensordispatch", "--help"], capture_output=True, text=True
+    )
+    assert out.returncode == 0
+    assert "tensordispatch" in out.stdout
