@@ -1,1 +1,85 @@
-"""The function-schema language and the native_functions.yaml model (pure data, no dispatch)."""
+"""The function-schema language and the native_functions.yaml model (pure data, no dispatch).
+
+Schema text -> :func:`parse_schema` -> :class:`FunctionSchema` (types.py, model.py,
+parse.py), classification (invariants.py, signature.py), boxed-kernel facts (boxing.py).
+The yaml model lives in the ``native*`` modules and is re-exported lazily from here.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from tensordispatch.schema.boxing import BoxingInfo, boxing_info
+from tensordispatch.schema.defaults import default_value
+from tensordispatch.schema.errors import SchemaError
+from tensordispatch.schema.model import (
+    AliasInfo,
+    Argument,
+    BaseOperatorName,
+    FunctionSchema,
+    OperatorName,
+    Return,
+)
+from tensordispatch.schema.invariants import SchemaKind
+from tensordispatch.schema.parse import (
+    parse_alias_info,
+    parse_argument,
+    parse_operator_name,
+    parse_return,
+    parse_schema,
+)
+from tensordispatch.schema.types import (
+    BaseTy,
+    BaseType,
+    CustomClassType,
+    ListType,
+    OptionalType,
+    Type,
+    parse_type,
+)
+
+__all__ = [
+    "AliasInfo",
+    "Argument",
+    "BaseOperatorName",
+    "BaseTy",
+    "BaseType",
+    "BoxingInfo",
+    "CustomClassType",
+    "FunctionSchema",
+    "ListType",
+    "OperatorName",
+    "OptionalType",
+    "Return",
+    "SchemaError",
+    "SchemaKind",
+    "Type",
+    "boxing_info",
+    "default_value",
+    "parse_alias_info",
+    "parse_argument",
+    "parse_operator_name",
+    "parse_return",
+    "parse_schema",
+    "parse_type",
+]
+
+# Names of the yaml model (native*.py) reachable as tensordispatch.schema.<name>; they are
+# imported on first use so that the schema language does not pay for the yaml model.
+_NATIVE_MODULES = ("native", "native_model", "native_yaml", "native_parse", "native_group")
+
+
+def __getattr__(name: str) -> Any:
+    for module_name in _NATIVE_MODULES:
+        try:
+            module = importlib.import_module(f"tensordispatch.schema.{module_name}")
+        except ModuleNotFoundError as e:
+            if e.name != f"tensordispatch.schema.{module_name}":
+                raise
+            continue
+        if name in getattr(module, "__all__", ()) or (
+            not name.startswith("_") and name in vars(module)
+        ):
+            return getattr(module, name)
+    raise AttributeError(f"module 'tensordispatch.schema' has no attribute '{name}'")
