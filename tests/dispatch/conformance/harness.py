@@ -1,0 +1,156 @@
+"""Run one scenario on torch and on tensordispatch and collect every discrepancy.
+
+After every step both sides are compared: the normalised ``dump`` text exactly, the
+normalised ``dump_table`` key by key (row order included), whether the step raised (and
+the location-free first clause of the message), and optionally which kernel a call runs
+for each probe input. Discrepancies are collected rather than raised one at a time so a
+failing scenario reports everything it saw.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .normalise import first_clause, table_diff
+from .scenario import Destroy, Flavour, Impl, Registration, Step, debug_of
+from .scenarios import Case
+from .td_side import TdSide
+from .torch_side import PROBES, TorchSide, probe_keyset
+
+
+@dataclass(slots=True)
+class Report:
+    """Everything one scenario run found."""
+
+    problems: list[str] = field(default_factory=list)
+    torch_stale_states: int = 0
+    calls_compared: int = 0
+
+    def add(self, where: str, what: str) -> None:
+        self.problems.append(f"[{where}] {what}")
+
+
+def resolve_expect(case: Case, flavour: Flavour) -> dict[str, str | None]:
+    """Spot checks with kernel names turned into the debug strings of ``flavour``."""
+    by_name = {
+        s.name: s for s in case.scenario.steps if not isinstance(s, Destroy) and hasattr(s, "name")
+    }
+    resolved: dict[str, str | None] = {}
+    for key, value in case.expect:
+        if value == "-":
+            resolved[key] = None
+            continue
+        body, _, label = value.rpartition(" [")
+        prefix = "fallthrough " if body.startswith("fallthrough ") else ""
+        name = body[len(prefix) :]
+        if name in by_name:
+            name = debug_of(by_name[name], flavour)
+        resolved[key] = f"{prefix}{name} [{label}"
+    return resolved
+
+
+def check_expect(case: Case, flavour: Flavour, table: dict[str, str], side: str) -> list[str]:
+    """Spot-check failures of one side's final table."""
+    out = []
+    for key, want in resolve_expect(case, flavour).items():
+        got = table.get(key)
+        if got != want:
+            out.append(f"{side} spot check {key}: expected {want!r}, got {got!r}")
+    return out
+
+
+def _try_apply(side: TorchSide | TdSide, index: int, step: Registration) -> BaseException | None:
+    try:
+        side.apply(index, step)
+    except (RuntimeError, ValueError, TypeError, NotImplementedError) as e:
+        return e
+    return None
+
+
+def run_torch(case: Case, flavour: Flavour) -> dict[str, str]:
+    """Apply a scenario to torch alone and return its final normalised table."""
+    steps = case.scenario.steps
+    with TorchSide(flavour) as t:
+        for i, step in enumerate(steps):
+            if isinstance(step, Destroy):
+                t.destroy(step.index)
+                continue
+            err = _try_apply(t, i, step)
+            if (err is not None) != (i in case.scenario.failing):
+                raise AssertionError(f"torch: step {i} {step} raised {err!r}")
+        return t.table(steps)
+
+
+def _compare_step(
+    i: int, step: Step, t: TorchSide, o: TdSide, failing: frozenset[int], report: Report
+) -> None:
+    where = f"step {i} {step}"
+    if isinstance(step, Destroy):
+        t.destroy(step.index)
+        o.destroy(step.index)
+        return
+    t_err = _try_apply(t, i, step)
+    o_err = _try_apply(o, i, step)
+    if (t_err is None) != (i not in failing):
+        raise AssertionError(f"torch: {where} raised {t_err!r} (scenario is wrong)")
+    if (t_err is None) != (o_err is None):
+        report.add(where, f"torch raised {t_err!r}, ours raised {o_err!r}")
+    elif t_err is not None and o_err is not None:
+        if not isinstance(o_err, type(t_err)):
+            report.add(where, f"error type: torch {type(t_err).__name__}, ours {o_err!r}")
+        want, got = first_clause(str(t_err), t.namespace), first_clause(str(o_err), o.namespace)
+        if want != got:
+            report.add(where, f"error text: torch {want!r}, ours {got!r}")
+
+
+def _compare_state(
+    where: str, steps: tuple[Step, ...], t: TorchSide, o: TdSide, report: Report
+) -> dict[str, str]:
+    t_dump, o_dump = t.dump(), o.dump()
+    if t_dump != o_dump:
+        report.add(where, f"dump differs:\n--- torch\n{t_dump}\n--- ours\n{o_dump}")
+    t_table, o_table = t.table(steps), o.table(steps)
+    for diff in table_diff(t_table, o_table):
+        report.add(where, f"dump_table {diff}")
+    try:
+        o.check_invariants()
+    except Exception as e:  # noqa: BLE001 - any failure is a finding
+        report.add(where, f"check_invariants raised {e!r}")
+    return o_table
+
+
+def _compare_calls(where: str, t: TorchSide, o: TdSide, hooks: set[str], report: Report) -> None:
+    if not t.has_schema():
+        return
+    if not t.stored_table_is_fresh():
+        report.torch_stale_states += 1
+        return
+    for probe in PROBES:
+        want = t.call(probe)
+        got = o.call(probe_keyset(probe))
+        if got.startswith("ran ") and got[4:] in hooks:
+            got = "ran <unrecorded>"
+        report.calls_compared += 1
+        if want != got:
+            report.add(where, f"call on {probe.name}: torch {want}, ours {got}")
+
+
+def run_both(case: Case, flavour: Flavour, *, calls: bool = False) -> Report:
+    """Run ``case`` on both sides, comparing after the initial state and every step."""
+    scenario = case.scenario
+    steps = scenario.steps
+    hooks = {s.name for s in steps if isinstance(s, Impl) and s.key == ""}
+    report = Report()
+    with TorchSide(flavour) as t, TdSide(flavour) as o:
+        _compare_state("initial", steps, t, o, report)
+        o_table: dict[str, str] = {}
+        for i, step in enumerate(steps):
+            _compare_step(i, step, t, o, scenario.failing, report)
+            where = f"after step {i} {step}"
+            o_table = _compare_state(where, steps, t, o, report)
+            if calls:
+                _compare_calls(where, t, o, hooks, report)
+        for problem in check_expect(case, flavour, t.table(steps), "torch"):
+            raise AssertionError(f"{case}: scenario expectation wrong against torch: {problem}")
+        report.problems.extend(check_expect(case, flavour, o_table, "ours"))
+    return report

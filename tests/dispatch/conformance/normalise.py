@@ -1,0 +1,85 @@
+"""Normalisation of ``_dispatch_dump`` / ``_dispatch_dump_table`` text before comparison.
+
+Every rewrite applied here is listed below; each applies identically to both sides, and
+nothing else is rewritten (a difference anywhere else is a real discrepancy).
+
+Note [Conformance normalisations]
+1. Namespace: each run uses a fresh scratch namespace; it is replaced by ``test``.
+2. ``debug:`` line of the schema: torch's scratch libraries say ``registered at
+   /dev/null:0``, ours name the Python line that built the Library. Replaced by
+   ``debug: <def>`` (its presence still counts).
+3. Built-in global fallbacks: torch's carry C++ source locations, ours our own module
+   lines. A ``[backend fallback]`` row whose debug string is not one a scenario registered
+   becomes ``<global>``; the ``fallthrough`` prefix is kept (fallthrough-ness must match).
+4. Test-hook kernels: torch's C++ ``impl_t_t`` kernels have an inferred schema and flags
+   ``[ boxed unboxed ]``; our kernels are Python (``(none)``, ``[ boxed ]``), as torch's
+   Python kernels are. The hook tail is rewritten to the Python one.
+"""
+
+from __future__ import annotations
+
+HOOK_TAIL = " :: (Tensor _0) -> Tensor _0 [ boxed unboxed ]"
+PYTHON_TAIL = " :: (none) [ boxed ]"
+FALLBACK_LABEL = " [backend fallback]"
+FALLTHROUGH = "fallthrough "
+GLOBAL = "<global>"
+
+
+def normalise_dump(text: str, namespace: str) -> str:
+    """Apply rewrites 1, 2 and 4 to a ``_dispatch_dump`` text."""
+    lines = []
+    for line in text.replace(namespace, "test").splitlines():
+        if line.startswith("debug: "):
+            line = "debug: <def>"
+        if line.endswith(HOOK_TAIL):
+            line = line[: -len(HOOK_TAIL)] + PYTHON_TAIL
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def normalise_row(entry: str, scenario_debugs: frozenset[str]) -> str:
+    """Apply rewrite 3 to the part of one table row after ``Key: ``."""
+    if not entry.endswith(FALLBACK_LABEL):
+        return entry
+    body = entry[: -len(FALLBACK_LABEL)]
+    prefix = FALLTHROUGH if body.startswith(FALLTHROUGH) else ""
+    debug = body[len(prefix) :]
+    if debug in scenario_debugs:
+        return entry
+    return f"{prefix}{GLOBAL}{FALLBACK_LABEL}"
+
+
+def parse_table(text: str, namespace: str, scenario_debugs: frozenset[str]) -> dict[str, str]:
+    """``_dispatch_dump_table`` text as an insertion-ordered ``{key: normalised entry}``."""
+    rows: dict[str, str] = {}
+    for line in text.replace(namespace, "test").splitlines():
+        if not line:
+            continue
+        key, sep, entry = line.partition(": ")
+        if not sep or key in rows:
+            raise AssertionError(f"malformed or repeated dump_table row: {line!r}")
+        rows[key] = normalise_row(entry, scenario_debugs)
+    return rows
+
+
+def first_clause(message: str, namespace: str) -> str:
+    """The part of an error message before its first ``; `` or ``. `` (location-free)."""
+    text = message.replace(namespace, "test")
+    cut = len(text)
+    for sep in ("; ", ". "):
+        pos = text.find(sep)
+        if pos != -1:
+            cut = min(cut, pos)
+    return text[:cut]
+
+
+def table_diff(expected: dict[str, str], actual: dict[str, str]) -> list[str]:
+    """Human-readable key-by-key differences (``[]`` when equal, order included)."""
+    diffs = []
+    for key in list(expected) + [k for k in actual if k not in expected]:
+        want, got = expected.get(key, "<missing>"), actual.get(key, "<missing>")
+        if want != got:
+            diffs.append(f"{key}: torch={want!r} ours={got!r}")
+    if not diffs and list(expected) != list(actual):
+        diffs.append(f"row order differs: torch={list(expected)} ours={list(actual)}")
+    return diffs

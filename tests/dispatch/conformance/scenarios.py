@@ -1,0 +1,204 @@
+"""The conformance catalogue: registration scenarios with spot checks from spec section 5.
+
+Each scenario is run on torch and on tensordispatch and the whole normalised state is
+compared after every step; ``expect`` rows additionally pin the rule the scenario is
+about (checked on both sides, so a wrong expectation here fails against torch too).
+Expectation syntax: ``"<kernel name> [<label>]"``, ``"fallthrough <name> [<label>]"``,
+``"<global> [backend fallback]"`` (a built-in fallback) or ``"-"`` (no row: missing).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .scenario import (
+    Define,
+    Destroy,
+    Fallback,
+    FallthroughFallback,
+    FallthroughImpl,
+    Impl,
+    Scenario,
+    Step,
+)
+
+CIA = "CompositeImplicitAutograd"
+CEA = "CompositeExplicitAutograd"
+CEANF = "CompositeExplicitAutogradNonFunctional"
+CIANT = "CompositeImplicitAutogradNestedTensor"
+FTBD = "FuncTorchBatchedDecomposition"
+D = Define()
+MATH = "cia [math kernel]"
+GLOBAL_FB = "<global> [backend fallback]"
+
+
+@dataclass(frozen=True, slots=True)
+class Case:
+    """A scenario plus its spot checks ``{key: expected normalised entry}``."""
+
+    scenario: Scenario
+    expect: tuple[tuple[str, str], ...] = ()
+
+    def __str__(self) -> str:
+        return self.scenario.name
+
+
+def case(name: str, *steps: Step, failing: tuple[int, ...] = (), **expect: str) -> Case:
+    return Case(Scenario(name, tuple(steps), frozenset(failing)), tuple(expect.items()))
+
+
+ALIAS_ALONE = [
+    case("autograd_alone", D, Impl("Autograd", "ag"), AutogradCPU="ag [autograd kernel]",
+         AutogradOther="ag [autograd kernel]", AutogradNestedTensor="ag [autograd kernel]",
+         CPU="-", Undefined="-"),
+    case("cia_alone", D, Impl(CIA, "cia"), Undefined=MATH, CPU=MATH, AutogradCPU=MATH,
+         NestedTensorCPU=MATH, Functionalize=GLOBAL_FB),
+    case("cea_alone", D, Impl(CEA, "cea"), Undefined="cea [default backend kernel]",
+         XLA="cea [default backend kernel]", AutogradCPU=GLOBAL_FB, NestedTensorCPU="-"),
+    case("ceanf_alone", D, Impl(CEANF, "nf"), CPU="nf [default backend kernel]", XLA="-",
+         SparseCPU="-", SparseCsrCPU="nf [default backend kernel]", Lazy="-"),
+    case("ciant_alone", D, Impl(CIANT, "nt"), NestedTensorCPU="nt [nested kernel]",
+         AutogradNestedTensor="nt [nested kernel]", Undefined="-", CPU="-"),
+    case("ftbd_alone", D, Impl(FTBD, "bd"), FuncTorchBatched="bd [batched kernel]",
+         Batched=GLOBAL_FB, BatchedNestedTensor=GLOBAL_FB),
+]
+
+ALIAS_COMBOS = [
+    case("cea_ceanf", D, Impl(CEA, "cea"), Impl(CEANF, "nf"),
+         CPU="nf [default backend kernel]", XLA="cea [default backend kernel]",
+         SparseCPU="cea [default backend kernel]", Undefined="nf [default backend kernel]"),
+    case("cia_ciant", D, Impl(CIA, "cia"), Impl(CIANT, "nt"),
+         NestedTensorCPU="nt [nested kernel]", AutogradNestedTensor="nt [nested kernel]",
+         CPU=MATH, Undefined=MATH),
+    case("cia_beats_autograd_alias", D, Impl(CIA, "cia"), Impl("Autograd", "ag"),
+         AutogradCPU=MATH, AutogradOther=MATH),
+    case("cpu_autograd_cia", D, Impl("CPU", "cpu"), Impl("Autograd", "ag"), Impl(CIA, "cia"),
+         AutogradCPU="ag [autograd kernel]", AutogradCUDA=MATH, AutogradXLA=MATH,
+         AutogradOther=MATH),
+    case("cea_blocks_cia", D, Impl(CEA, "cea"), Impl(CIA, "cia"),
+         AutogradCPU=GLOBAL_FB, AutogradHIP="-", NestedTensorCPU="-",
+         AutogradNestedTensor="-", Undefined="cea [default backend kernel]"),
+    case("ceanf_does_not_block_cia", D, Impl(CEANF, "nf"), Impl(CIA, "cia"), XLA=MATH,
+         Lazy=MATH, SparseCPU=MATH, NestedTensorCPU=MATH, AutogradCPU=MATH,
+         CPU="nf [default backend kernel]"),
+    case("nested_cpu_blocks_cia", D, Impl("NestedTensorCPU", "ntc"), Impl(CIA, "cia"),
+         AutogradNestedTensor="-", NestedTensorCUDA=MATH, AutogradCPU=MATH),
+    case("nested_cpu_keeps_autograd", D, Impl("NestedTensorCPU", "ntc"),
+         Impl("Autograd", "ag"), AutogradNestedTensor="ag [autograd kernel]"),
+    case("cia_quantized_ambiguity", D, Impl(CIA, "cia"), Impl("QuantizedCPU", "q"),
+         AutogradOther="ambiguous_autogradother [ambiguous autogradother]",
+         AutogradCPU=MATH, QuantizedCPU="q [kernel]"),
+    case("cia_sparse_ambiguity", D, Impl("SparseCPU", "sp"), Impl(CIA, "cia"),
+         AutogradOther="ambiguous_autogradother [ambiguous autogradother]", AutogradCPU=MATH),
+    case("direct_autogradother_beats_ambiguity", D, Impl(CIA, "cia"),
+         Impl("QuantizedCPU", "q"), Impl("AutogradOther", "ao"),
+         AutogradOther="ao [kernel]"),
+    case("cia_mtia_blocks_nothing", D, Impl("MTIA", "mtia"), Impl(CIA, "cia"),
+         AutogradMTIA=MATH, MTIA="mtia [kernel]"),
+    case("cia_xla_blocks_autogradxla", D, Impl("XLA", "xla"), Impl(CIA, "cia"),
+         AutogradXLA=GLOBAL_FB, AutogradCPU=MATH),
+    case("cia_meta_blocks_autogradmeta", D, Impl("Meta", "meta"), Impl(CIA, "cia"),
+         AutogradMeta=GLOBAL_FB, Meta="meta [kernel]"),
+    case("cia_hip_blocks_nothing", D, Impl("HIP", "hip"), Impl(CIA, "cia"),
+         AutogradHIP=MATH),
+    case("cia_with_cpu_kernel", D, Impl("CPU", "cpu"), Impl(CIA, "cia"),
+         AutogradCPU=GLOBAL_FB, CPU="cpu [kernel]", CUDA=MATH),
+    case("cpu_cea", D, Impl("CPU", "cpu"), Impl(CEA, "cea"),
+         CUDA="cea [default backend kernel]", AutogradOther=GLOBAL_FB),
+    case("cpu_autograd_cea", D, Impl("CPU", "cpu"), Impl("Autograd", "ag"), Impl(CEA, "cea"),
+         AutogradOther="ag [autograd kernel]", QuantizedCPU="cea [default backend kernel]"),
+    case("cpu_autograd_cia_cea", D, Impl("CPU", "cpu"), Impl("Autograd", "ag"),
+         Impl(CIA, "cia"), Impl(CEA, "cea"), AutogradCUDA="ag [autograd kernel]",
+         Undefined="cea [default backend kernel]"),
+    case("every_alias", D, Impl("Autograd", "ag"), Impl(CIA, "cia"), Impl(CEA, "cea"),
+         Impl(CEANF, "nf"), Impl(CIANT, "nt"), Impl(FTBD, "bd"),
+         NestedTensorCPU="nt [nested kernel]", AutogradCPU="ag [autograd kernel]"),
+    case("test_computed_table", D, Impl("CPU", "fn_cpu"), Impl("XLA", "fn_xla"),
+         Impl("Autograd", "fn_ag"), Impl("AutogradCPU", "fn_agcpu"), Impl(CIA, "cia"),
+         AutogradCPU="fn_agcpu [kernel]", AutogradXLA="fn_ag [autograd kernel]",
+         AutogradCUDA=MATH),
+    case("autograd_alias_vs_autogradcpu", D, Impl("Autograd", "ag"),
+         Impl("AutogradCPU", "agc"), AutogradCPU="agc [kernel]",
+         AutogradCUDA="ag [autograd kernel]"),
+    case("building_block_dense_key", D, Impl("Dense", "dense"), CPU="-"),
+    case("conservative_def", Define(alias_analysis="CONSERVATIVE"), Impl("CPU", "cpu")),
+]
+
+CATCH_ALL = [
+    case("catchall_alone", D, Impl("", "ca"), Undefined="ca [math kernel]"),
+    case("catchall_with_cpu", D, Impl("", "ca"), Impl("CPU", "cpu"), CPU="cpu [kernel]",
+         AutogradCPU=GLOBAL_FB, CUDA="ca [math kernel]"),
+    case("catchall_with_autograd", D, Impl("", "ca"), Impl("Autograd", "ag"),
+         AutogradCPU="ca [math kernel]"),
+    case("impl_only_no_schema", Impl("CPU", "cpu"), Impl("Autograd", "ag")),
+    case("def_only", D),
+    case("def_then_undef_keeps_kernels", D, Impl("CPU", "cpu"), Destroy(0)),
+]
+
+FALLBACKS = [
+    case("fallback_xla", D, Fallback("XLA", "fbx"), XLA="fbx [backend fallback]"),
+    case("fallback_xla_loses_to_xla_kernel", D, Fallback("XLA", "fbx"), Impl("XLA", "xla"),
+         XLA="xla [kernel]"),
+    case("fallback_xla_loses_to_cia", D, Fallback("XLA", "fbx"), Impl(CIA, "cia"), XLA=MATH),
+    case("fallback_xla_loses_to_cea", D, Impl(CEA, "cea"), Fallback("XLA", "fbx"),
+         XLA="cea [default backend kernel]"),
+    case("fallback_xla_with_ceanf", D, Impl(CEANF, "nf"), Fallback("XLA", "fbx"),
+         XLA="fbx [backend fallback]", CPU="nf [default backend kernel]"),
+    case("fallback_autogradxla_duplicate_fails", D, Impl("XLA", "xla"),
+         Fallback("AutogradXLA", "fbagx"), failing=(2,), AutogradXLA=GLOBAL_FB),
+    case("fallback_autograd_alias_fails", D, Fallback("Autograd", "fbag"), failing=(1,)),
+    case("fallback_ciant_alias", D, Impl("CPU", "cpu"), Fallback(CIANT, "fbnt"),
+         NestedTensorCPU="fbnt [backend fallback]",
+         AutogradNestedTensor="fbnt [backend fallback]"),
+    case("fallback_autogradprivateuse2_with_cia", D, Fallback("AutogradPrivateUse2", "fbp"),
+         Impl("PrivateUse2", "p2"), Impl(CIA, "cia"),
+         AutogradPrivateUse2="fbp [backend fallback]"),
+    case("fallback_twice_same_key_fails", D, Fallback("XLA", "fb1"), Fallback("XLA", "fb2"),
+         failing=(2,), XLA="fb1 [backend fallback]"),
+    case("fallback_removed", D, Impl("CPU", "cpu"), Fallback("XLA", "fbx"), Destroy(2),
+         XLA="-"),
+]
+
+FALLTHROUGHS = [
+    case("fallthrough_autogradcpu", D, Impl("CPU", "cpu"), FallthroughImpl("AutogradCPU", "ft"),
+         AutogradCPU="fallthrough ft [kernel]"),
+    case("fallthrough_autograd_alias", D, Impl("CPU", "cpu"), FallthroughImpl("Autograd", "ft"),
+         AutogradXLA="fallthrough ft [autograd kernel]"),
+    case("fallthrough_cia_alias", D, Impl("CPU", "cpu"), FallthroughImpl(CIA, "ft"),
+         Undefined="fallthrough ft [math kernel]"),
+    case("fallthrough_autogradmeta", D, Impl("CPU", "cpu"), Impl("Meta", "meta"),
+         Impl("AutogradCPU", "agc"), FallthroughImpl("AutogradMeta", "ft")),
+    case("fallthrough_fallback_xla", D, Impl("CPU", "cpu"), FallthroughFallback("XLA", "ftx"),
+         XLA="fallthrough ftx [backend fallback]"),
+    case("fallthrough_fallback_cuda_loses_to_cea", D, FallthroughFallback("CUDA", "ftc"),
+         Impl(CEA, "cea"), CUDA="cea [default backend kernel]"),
+    case("fallthrough_fallback_autogradprivateuse3_with_cia", D, Impl(CIA, "cia"),
+         FallthroughFallback("AutogradPrivateUse3", "fth"), AutogradPrivateUse3=MATH),
+]
+
+DEREGISTRATION = [
+    case("remove_active_reexposes_older", D, Impl("CPU", "a"), Impl("CPU", "b"), Destroy(2),
+         CPU="a [kernel]"),
+    case("remove_middle_of_stack", D, Impl("CPU", "f1"), Impl("CPU", "f2"), Impl("CPU", "f3"),
+         Destroy(2), Destroy(3), CPU="f1 [kernel]"),
+    case("remove_inactive_changes_nothing", D, Impl("CPU", "a"), Impl("CPU", "b"), Destroy(1),
+         CPU="b [kernel]"),
+    case("remove_cia_alias", D, Impl("CPU", "cpu"), Impl(CIA, "cia"), Destroy(2), CUDA="-",
+         Undefined="-"),
+    case("remove_autograd_alias_keeps_autogradcpu", D, Impl("Autograd", "ag"),
+         Impl("AutogradCPU", "agc"), Destroy(1), AutogradCUDA=GLOBAL_FB,
+         AutogradCPU="agc [kernel]"),
+    case("remove_cea_reexposes_cia", D, Impl(CEA, "cea"), Impl(CIA, "cia"), Destroy(1),
+         NestedTensorCPU=MATH, AutogradCPU=MATH),
+    case("remove_sparse_clears_ambiguity", D, Impl("SparseCPU", "sp"), Impl(CIA, "cia"),
+         Destroy(1), AutogradOther=MATH),
+    case("remove_nested_cpu_reexposes_cia", D, Impl("NestedTensorCPU", "ntc"),
+         Impl(CIA, "cia"), Destroy(1), AutogradNestedTensor=MATH),
+    case("remove_everything", D, Impl("CPU", "cpu"), Impl(CIA, "cia"), Destroy(2), Destroy(1),
+         Destroy(0)),
+    case("duplicate_def_fails", D, Impl("CPU", "cpu"), D, failing=(2,)),
+]
+
+CASES: list[Case] = ALIAS_ALONE + ALIAS_COMBOS + CATCH_ALL + FALLBACKS + FALLTHROUGHS + (
+    DEREGISTRATION
+)

@@ -1,0 +1,32 @@
+"""Dispatch tables and canonical state match torch 2.13 after every step of every scenario."""
+
+from __future__ import annotations
+
+import pytest
+
+from . import known
+from .harness import run_both, run_torch
+from .scenario import Flavour
+from .scenarios import CASES, Case
+
+
+def test_catalogue_has_at_least_40_scenarios_with_unique_names() -> None:
+    names = [str(c) for c in CASES]
+    assert len(names) >= 40
+    assert len(set(names)) == len(names)
+
+
+@pytest.mark.parametrize("flavour", ["py", "hook"])
+@pytest.mark.parametrize("case", CASES, ids=str)
+def test_spot_checks_hold_on_torch(case: Case, flavour: Flavour) -> None:
+    # Guards the catalogue itself: every expectation is true of torch 2.13.
+    from .harness import check_expect
+
+    assert check_expect(case, flavour, run_torch(case, flavour), "torch") == []
+
+
+@pytest.mark.parametrize("flavour", ["py", "hook"])
+@pytest.mark.parametrize("case", known.params(CASES, known.TABLE))
+def test_state_matches_torch_after_every_step(case: Case, flavour: Flavour) -> None:
+    report = run_both(case, flavour)
+    assert not report.problems, "\n".join(report.problems)

@@ -1,0 +1,206 @@
+"""Applying scenarios to torch 2.13 through its raw library binding and C++ test hooks.
+
+Every step gets its own library object (``torch._C._dispatch_library``), created with the
+file name set to the step's kernel name so that Python kernels carry the debug string
+``registered at <name>:0``; ``reset()`` on that object undoes exactly the step.
+Process-wide fallbacks are torch state shared by the whole test process, so ``TorchSide``
+is a context manager that always resets every library it made.
+"""
+
+from __future__ import annotations
+
+import itertools
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any
+
+import torch
+
+from .normalise import normalise_dump, parse_table
+from .scenario import (
+    OP_NAME,
+    Define,
+    Fallback,
+    FallthroughFallback,
+    FallthroughImpl,
+    Flavour,
+    Impl,
+    Registration,
+    debug_of,
+    kernel_debugs,
+    uses_hook,
+)
+
+_C: Any = torch._C
+_counter = itertools.count()
+
+
+def fresh_namespace(prefix: str) -> str:
+    """A namespace no earlier run used (plain identifier, so ``ops.<ns>`` works)."""
+    return f"{prefix}{next(_counter)}x"
+
+
+@dataclass(frozen=True, slots=True)
+class Probe:
+    """An input for call-level checks: a torch tensor plus an optional TLS-included key."""
+
+    name: str
+    make: Callable[[], Any]
+    include: str | None = None
+
+
+def _quantized() -> Any:
+    return torch.quantize_per_tensor(torch.ones(1), 0.1, 0, torch.qint8)
+
+
+PROBES: tuple[Probe, ...] = (
+    Probe("cpu", lambda: torch.ones(1)),
+    Probe("meta", lambda: torch.ones(1, device="meta")),
+    Probe("sparse_cpu", lambda: torch.ones(1).to_sparse()),
+    Probe("quantized_cpu", _quantized),
+    Probe("nested_cpu", lambda: torch.nested.nested_tensor([torch.ones(2)])),
+    Probe("mkldnn", lambda: torch.ones(1).to_mkldnn()),
+    Probe("cpu+xla", lambda: torch.ones(1), "XLA"),
+    Probe("cpu+cuda", lambda: torch.ones(1), "CUDA"),
+    Probe("cpu+mtia", lambda: torch.ones(1), "MTIA"),
+)
+
+
+def make_probe_tensor(probe: Probe) -> Any:
+    """The probe's torch tensor (torch's beta/deprecation warnings silenced)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return probe.make()
+
+
+def probe_keyset(probe: Probe) -> int:
+    """The raw key-set word torch computes for the probe before TLS exclusion.
+
+    The TLS-included key is ORed in: including a key in TLS and carrying it on the argument
+    are the same thing to the key computation (spec 4.5: ``raw | tls.included``).
+    """
+    raw: int = _C._dispatch_keys(make_probe_tensor(probe)).raw_repr()
+    if probe.include is not None:
+        raw |= _C.DispatchKeySet(getattr(_C.DispatchKey, probe.include)).raw_repr()
+    return raw
+
+
+class TorchSide:
+    """One scenario run on torch: a scratch namespace and one library per step."""
+
+    def __init__(self, flavour: Flavour, namespace: str | None = None) -> None:
+        self.flavour = flavour
+        self.namespace = namespace or fresh_namespace("tdconf")
+        self.libs: dict[int, Any] = {}
+        self.ran: list[str] = []
+
+    def __enter__(self) -> TorchSide:
+        return self
+
+    def __exit__(
+        self, tp: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Reset every library still alive, newest first (releases global fallbacks)."""
+        for index in sorted(self.libs, reverse=True):
+            self.libs.pop(index).reset()
+
+    @property
+    def qualified(self) -> str:
+        return f"{self.namespace}::{OP_NAME}"
+
+    def _kernel(self, name: str) -> Callable[..., Any]:
+        ran = self.ran
+
+        def kernel(*args: Any, **kwargs: Any) -> Any:
+            ran.append(name)
+            return args[0]
+
+        return kernel
+
+    def _fallback(self, name: str) -> Callable[..., Any]:
+        ran = self.ran
+
+        def fallback(op: Any, *args: Any, **kwargs: Any) -> Any:
+            ran.append(name)
+            return args[0]
+
+        return fallback
+
+    def apply(self, index: int, step: Registration) -> None:
+        """Run one registration; on failure the (empty) library is reset and re-raised."""
+        if isinstance(step, Define):
+            lib = _C._dispatch_library("FRAGMENT", self.namespace, "", "/dev/null", 0)
+        elif isinstance(step, (Fallback, FallthroughFallback)):
+            lib = _C._dispatch_library("IMPL", "_", step.key, step.name, 0)
+        else:
+            lib = _C._dispatch_library("FRAGMENT", self.namespace, "", step.name, 0)
+        try:
+            self._register(lib, step)
+        except BaseException:
+            lib.reset()
+            raise
+        self.libs[index] = lib
+
+    def _register(self, lib: Any, step: Registration) -> None:
+        if isinstance(step, Define):
+            lib.def_(step.schema, alias=step.alias_analysis)
+        elif isinstance(step, Impl) and uses_hook(step, self.flavour):
+            lib.impl_t_t(OP_NAME, dispatch=step.key, debug=debug_of(step, self.flavour))
+        elif isinstance(step, Impl):
+            lib.impl(OP_NAME, step.key, self._kernel(step.name), False)
+        elif isinstance(step, FallthroughImpl):
+            lib.impl(OP_NAME, step.key, torch.library.fallthrough_kernel, False)
+        elif isinstance(step, Fallback):
+            lib.fallback(step.key, self._fallback(step.name), False)
+        elif isinstance(step, FallthroughFallback):
+            lib.fallback(step.key, torch.library.fallthrough_kernel, False)
+        else:
+            raise TypeError(f"unknown step {step!r}")
+
+    def destroy(self, index: int) -> None:
+        """Undo step ``index`` (a failed step has no library: nothing to undo)."""
+        lib = self.libs.pop(index, None)
+        if lib is not None:
+            lib.reset()
+
+    def dump(self) -> str:
+        return normalise_dump(_C._dispatch_dump(self.qualified), self.namespace)
+
+    def table(self, steps: tuple[Any, ...]) -> dict[str, str]:
+        raw = _C._dispatch_dump_table(self.qualified)
+        return parse_table(raw, self.namespace, kernel_debugs(steps, self.flavour))
+
+    def has_schema(self) -> bool:
+        """Whether ``torch.ops`` can reach the operator (it needs a def)."""
+        return "\nschema: " in self.dump() and "\nschema: (none)" not in self.dump()
+
+    def stored_table_is_fresh(self) -> bool:
+        """False when torch's stored slots went stale (spec 5.6); calls then disagree."""
+        try:
+            _C._dispatch_check_invariants(self.qualified)
+        except RuntimeError:
+            return False
+        return True
+
+    def call(self, probe: Probe) -> str:
+        """Outcome of ``torch.ops.<ns>.foo(probe)``: the first scenario kernel that ran,
+        ``<unrecorded>`` (a test-hook kernel ran), or the exception class category."""
+        op = getattr(getattr(torch.ops, self.namespace), OP_NAME).default
+        tensor = make_probe_tensor(probe)
+        self.ran.clear()
+        try:
+            if probe.include is None:
+                op(tensor)
+            else:
+                with _C._IncludeDispatchKeyGuard(getattr(_C.DispatchKey, probe.include)):
+                    op(tensor)
+        except NotImplementedError:
+            return "raised NotImplementedError"
+        except RuntimeError:
+            return "raised RuntimeError"
+        return f"ran {self.ran[0]}" if self.ran else "ran <unrecorded>"
