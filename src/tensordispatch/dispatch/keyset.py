@@ -16,7 +16,7 @@ with "no backend bit" folding onto CPU's index 0 exactly as torch's table index 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from typing import Final
 
 from tensordispatch.dispatch.keys import (
@@ -237,7 +237,8 @@ class DispatchKeySet:
     def remove_backend(self, c: BackendComponent) -> DispatchKeySet:
         """This set without backend ``c`` (for every functionality).
 
-        >>> DispatchKeySet(DispatchKey.CPU, DispatchKey.Meta).remove_backend(BackendComponent.MetaBit)
+        >>> ks = DispatchKeySet(DispatchKey.CPU, DispatchKey.Meta)
+        >>> ks.remove_backend(BackendComponent.MetaBit)
         DispatchKeySet(CPU)
         """
         return DispatchKeySet.from_raw(self.raw & ~((1 << (c - 1)) if c else 0))
