@@ -1,0 +1,270 @@
+"""Making tensors from Python data, NumPy arrays and DLPack exporters.
+
+`tensor(...)` copies; `from_numpy` and `from_dlpack` share memory. `tensor` builds the
+result directly for now; the operator library re-routes construction through the
+dispatcher later (BackendSelect), keeping this dtype inference.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+
+from tensordispatch.tensor import dtypes
+from tensordispatch.tensor.device import CPU, device
+from tensordispatch.tensor.dtypes import dtype, from_numpy_dtype, promote_types
+from tensordispatch.tensor.tensor import Tensor
+
+__all__ = ["tensor", "from_numpy", "from_dlpack"]
+
+_SUPPORTED = ", ".join(d.name for d in reversed(dtypes.ALL_DTYPES))
+
+
+def _dtype_of_array(where: str, npd: np.dtype[Any]) -> dtype:
+    found = from_numpy_dtype(npd)
+    if found is not None:
+        return found
+    if not npd.isnative and from_numpy_dtype(npd.newbyteorder("=")) is not None:
+        raise ValueError(
+            f"{where}: the numpy array's byte order ({npd.str}) differs from the native "
+            "byte order, and conversion between byte orders is not supported; "
+            "convert it first with array.astype(array.dtype.newbyteorder('='))"
+        )
+    raise TypeError(
+        f"{where}: can't convert np.ndarray of type {npd.type.__module__}.{npd.type.__name__}; "
+        f"the supported types are: {_SUPPORTED}"
+    )
+
+
+def _share_array(where: str, array: np.ndarray[Any, Any]) -> Tensor:
+    """A CPU tensor over `array`'s memory (the checks torch.from_numpy makes)."""
+    dt = _dtype_of_array(where, array.dtype)
+    itemsize = dt.itemsize
+    if any(s < 0 for s in array.strides):
+        raise ValueError(
+            f"{where}: at least one stride of the numpy array is negative "
+            f"(strides {array.strides}), and tensors with negative strides are not "
+            "supported; make a copy first with array.copy()"
+        )
+    if any(s % itemsize for s in array.strides):
+        raise ValueError(
+            f"{where}: the numpy array's strides {array.strides} are not a multiple of the "
+            f"element size ({itemsize} bytes); make a copy first with array.copy()"
+        )
+    return Tensor._make(
+        array.view(),
+        array.shape,
+        tuple([s // itemsize for s in array.strides]),
+        0,
+        dt,
+        CPU,
+    )
+
+
+def from_numpy(ndarray: np.ndarray[Any, Any]) -> Tensor:
+    """A CPU tensor sharing memory with `ndarray` (no copy), like ``torch.from_numpy``.
+
+    Writes through either are seen by the other. A read-only array gives a tensor that
+    shares its memory with a UserWarning, as in torch; unlike torch, writing into that
+    tensor raises NumPy's ValueError instead of writing anyway.
+
+    >>> import numpy as np
+    >>> a = np.zeros(3, dtype=np.float32); t = from_numpy(a); a[0] = 5
+    >>> t
+    tensor([5., 0., 0.])
+    """
+    if not isinstance(ndarray, np.ndarray):
+        raise TypeError(
+            f"from_numpy: expected np.ndarray (got {type(ndarray).__name__}); "
+            "use tensordispatch.tensor(data) to copy other data"
+        )
+    if not ndarray.flags.writeable:
+        warnings.warn(
+            "from_numpy: the given NumPy array is not writable; the tensor shares its "
+            "memory, and writing to the tensor will fail. Copy the array or make it "
+            "writable first to avoid this.",
+            UserWarning,
+            stacklevel=2,
+        )
+    return _share_array("from_numpy", ndarray)
+
+
+def from_dlpack(ext_tensor: Any) -> Tensor:
+    """A CPU tensor sharing memory with any object that implements ``__dlpack__``.
+
+    Works with NumPy arrays, torch tensors and other tensordispatch tensors (through
+    NumPy's DLPack importer). Legacy DLPack capsules are not accepted.
+
+    >>> import numpy as np
+    >>> a = np.arange(4); t = from_dlpack(a); a[1] = 7
+    >>> t
+    tensor([0, 7, 2, 3])
+    """
+    if not hasattr(ext_tensor, "__dlpack__"):
+        raise TypeError(
+            f"from_dlpack: expected an object implementing __dlpack__ "
+            f"(given {type(ext_tensor).__name__}); pass an array or tensor, not a capsule"
+        )
+    return _share_array("from_dlpack", np.from_dlpack(ext_tensor))
+
+
+# ---------------------------------------------------------------------------------------------
+# tensor(data)
+
+
+class _Scan:
+    """What a walk over nested sequences found: the shape, a dtype, whether tensors occur."""
+
+    __slots__ = ("shape", "ndim", "dtype", "has_tensor")
+
+    def __init__(self) -> None:
+        self.shape: list[int] = []
+        self.ndim: int | None = None
+        self.dtype: dtype | None = None
+        self.has_tensor = False
+
+    def add(self, found: dtype) -> None:
+        self.dtype = found if self.dtype is None else promote_types(self.dtype, found)
+
+
+def _scalar_dtype(value: object) -> dtype | None:
+    if isinstance(value, np.generic):
+        return _dtype_of_array("tensor()", value.dtype)
+    if isinstance(value, bool):
+        return dtypes.bool
+    if isinstance(value, int):
+        return dtypes.int64
+    if isinstance(value, float):
+        return dtypes.get_default_dtype()
+    if isinstance(value, complex):
+        return dtypes.get_default_complex_dtype()
+    return None
+
+
+def _scan(obj: object, dim: int, scan: _Scan) -> None:
+    if isinstance(obj, np.ndarray) and obj.ndim == 0:
+        obj = obj[()]
+    if isinstance(obj, (list, tuple, range, np.ndarray)):
+        if scan.ndim is not None and dim >= scan.ndim:
+            raise TypeError(
+                f"tensor(): expected a number at dim {dim} (got a sequence); "
+                "nested lists must be rectangular"
+            )
+        if dim == len(scan.shape):
+            scan.shape.append(len(obj))
+        elif len(obj) != scan.shape[dim]:
+            raise ValueError(
+                f"tensor(): expected sequence of length {scan.shape[dim]} at dim {dim} "
+                f"(got {len(obj)}); nested lists must be rectangular"
+            )
+        if isinstance(obj, np.ndarray):
+            scan.add(_dtype_of_array("tensor()", obj.dtype))
+            for k, size in enumerate(obj.shape[1:], start=dim + 1):
+                _scan_dim(k, size, scan)
+            if scan.ndim is None and obj.size:
+                scan.ndim = dim + obj.ndim
+            return
+        for item in obj:
+            _scan(item, dim + 1, scan)
+        return
+    found = _scalar_dtype(obj)
+    if found is None and isinstance(obj, Tensor):
+        if obj.numel() != 1:
+            raise ValueError(
+                f"tensor(): only one-element tensors can be converted to Python scalars "
+                f"(given a tensor with {obj.numel()} elements inside a sequence)"
+            )
+        found = obj.dtype
+        scan.has_tensor = True
+    if found is None:
+        raise TypeError(
+            f"tensor(): invalid data type '{type(obj).__name__}'; data must be numbers "
+            "(bool, int, float, complex), nested sequences of them, or arrays"
+        )
+    if scan.ndim is None:
+        scan.ndim = dim
+    elif dim != scan.ndim:
+        raise TypeError(
+            f"tensor(): expected a sequence at dim {dim} (got {type(obj).__name__}); "
+            "nested lists must be rectangular"
+        )
+    scan.add(found)
+
+
+def _scan_dim(dim: int, size: int, scan: _Scan) -> None:
+    if dim == len(scan.shape):
+        scan.shape.append(size)
+    elif scan.shape[dim] != size:
+        raise ValueError(
+            f"tensor(): expected sequence of length {scan.shape[dim]} at dim {dim} "
+            f"(got {size}); nested lists must be rectangular"
+        )
+
+
+def _items(obj: Any) -> Any:
+    if isinstance(obj, Tensor):
+        return obj.item()
+    if isinstance(obj, (list, tuple, range)):
+        return [_items(x) for x in obj]
+    return obj
+
+
+def _values(data: Any) -> tuple[Any, tuple[int, ...], dtype]:
+    """(data for np.array, shape, inferred dtype) of tensor()'s `data`."""
+    if isinstance(data, Tensor):
+        warnings.warn(
+            "tensor(): to copy construct from a tensor, use sourceTensor.detach().clone() "
+            "(or .requires_grad_(True) after it) rather than tensordispatch.tensor(source)",
+            UserWarning,
+            stacklevel=3,
+        )
+        if data._data is None:
+            raise NotImplementedError(
+                f"tensor(): cannot copy the values of a tensor on device '{data.device}', "
+                "which has no data; compute on device='cpu' for values"
+            )
+        return data._data, data._shape, data.dtype
+    if isinstance(data, np.ndarray):
+        return data, data.shape, _dtype_of_array("tensor()", data.dtype)
+    scan = _Scan()
+    _scan(data, 0, scan)
+    inferred = dtypes.get_default_dtype() if scan.dtype is None else scan.dtype
+    return (_items(data) if scan.has_tensor else data), tuple(scan.shape), inferred
+
+
+def tensor(
+    data: Any,
+    dtype: dtype | None = None,
+    device: str | device | None = None,
+    requires_grad: bool = False,
+) -> Tensor:
+    """A new tensor holding a copy of `data` (numbers, nested sequences, arrays, tensors).
+
+    The dtype is inferred like torch's: bool, then int64, then the default dtype for floats,
+    then its complex twin for complex numbers; NumPy arrays and scalars keep their dtype.
+
+    >>> tensor([1, 2]), tensor([1, 2.5]), tensor(True), tensor([1j])
+    (tensor([1, 2]), tensor([1.0000, 2.5000]), tensor(True), tensor([0.+1.j]))
+    >>> tensor([[1, 2]], device="meta")
+    tensor(..., device='meta', size=(1, 2), dtype=tensordispatch.int64)
+    """
+    from tensordispatch.tensor.device import device as make_device
+
+    dev = CPU if device is None else make_device(device)
+    values, shape, inferred = _values(data)
+    dt = inferred if dtype is None else dtype
+    if dev.type == "meta":
+        result = Tensor._make_meta(shape, None, dt, dev)
+    elif dev.type == "cpu":
+        array = np.array(values, dtype=dt.numpy_dtype, order="C", copy=True)
+        result = Tensor._wrap_numpy(array, dt)
+    else:
+        raise NotImplementedError(
+            f"tensor(): no backend for device '{dev}' can construct tensors yet; "
+            "use device='cpu' or device='meta'"
+        )
+    if requires_grad:
+        result.requires_grad = True
+    return result

@@ -1,0 +1,605 @@
+"""The Tensor class: metadata, storage sharing, version counters, and scalar access.
+
+A Tensor is metadata (shape, strides and storage offset in elements, dtype, device, key
+set) plus one payload, `_data`, whose meaning belongs to the backend: for CPU a NumPy array
+that is a view of the tensor's storage buffer, for Meta nothing, for later layers an IR
+value (lazy) or an inner tensor (wrapper tensors). This module computes nothing: operators
+come from the operator library, which builds results with `_make`, `_make_view` and
+`_make_meta`. The dispatcher reads one attribute, `_key_set` (a raw key-set int).
+
+Note [CPU storage and views]
+A CPU storage is a flat uint8 NumPy buffer. A tensor's `_data` is a NumPy array over that
+buffer with the tensor's shape, byte strides and byte offset, so a write through any alias
+(a view, `numpy()`, the array given to `from_numpy`) is seen through all of them. A freshly
+made tensor whose array starts at its storage's first byte leaves `_storage` as None and
+the flat buffer is derived from `_data` the first time a view needs it; this keeps the
+result of an ordinary kernel to two allocations (the Tensor and its version counter).
+
+Note [Views share the root]
+A view's `_base` is the root tensor (never a view), and the view shares the root's
+storage and version counter; an in-place op on any of them bumps the one counter, which
+autograd uses to detect saved tensors modified in place. torch behaves the same.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any, SupportsIndex
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+from tensordispatch.tensor.device import CPU, META, device
+from tensordispatch.tensor.dtypes import dtype
+
+__all__ = ["Size", "Tensor", "VersionCounter", "contiguous_strides"]
+
+
+class Size(tuple[int, ...]):
+    """A tensor's shape: a tuple of ints that prints like torch.Size.
+
+    >>> s = Size([2, 3]); s, s[1:], s + (4,), s.numel()
+    (tensordispatch.Size([2, 3]), tensordispatch.Size([3]), tensordispatch.Size([2, 3, 4]), 6)
+    """
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"tensordispatch.Size({list(self)!r})"
+
+    __str__ = __repr__
+
+    def __getitem__(self, key: Any) -> Any:  # type: ignore[override]
+        got = tuple.__getitem__(self, key)
+        return Size(got) if isinstance(key, slice) else got
+
+    def __add__(self, other: Any) -> Size:  # type: ignore[override]
+        if not isinstance(other, tuple):
+            return NotImplemented
+        return Size(tuple.__add__(self, other))
+
+    def __radd__(self, other: Any) -> Size:
+        if not isinstance(other, tuple):
+            return NotImplemented
+        return Size(tuple.__add__(other, self))
+
+    def numel(self) -> int:
+        """The number of elements of a tensor of this shape."""
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+
+class VersionCounter:
+    """A mutable int shared by a tensor and all its views; bumped by in-place ops."""
+
+    __slots__ = ("version",)
+
+    def __init__(self, version: int = 0) -> None:
+        self.version = version
+
+    def __repr__(self) -> str:
+        return f"VersionCounter({self.version})"
+
+
+def contiguous_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
+    """Row-major strides in elements (size-0 and size-1 dims count as 1, like torch).
+
+    >>> contiguous_strides((2, 3, 4)), contiguous_strides(()), contiguous_strides((2, 0))
+    ((12, 4, 1), (), (1, 1))
+    """
+    strides = [1] * len(shape)
+    acc = 1
+    for i in range(len(shape) - 1, -1, -1):
+        strides[i] = acc
+        acc *= max(shape[i], 1)
+    return tuple(strides)
+
+
+def _wrap_dim(name: str, dim: SupportsIndex, ndim: int) -> int:
+    d = operator.index(dim)
+    if ndim == 0:
+        raise IndexError(
+            f"{name}({d}): dimension specified as {d} but the tensor has no dimensions; "
+            "a 0-dim tensor has no sizes or strides to ask for"
+        )
+    if not -ndim <= d < ndim:
+        raise IndexError(
+            f"{name}({d}): dimension out of range (expected to be in range of "
+            f"[{-ndim}, {ndim - 1}], but got {d}); pass a dim in that range"
+        )
+    return d + ndim if d < 0 else d
+
+
+def _extent(shape: tuple[int, ...], strides: tuple[int, ...]) -> int:
+    """Elements spanned from the first to the last element inclusive (0 if empty)."""
+    span = 1
+    for size, stride in zip(shape, strides, strict=True):
+        if size == 0:
+            return 0
+        span += (size - 1) * stride
+    return span
+
+
+class Tensor:
+    """A multi-dimensional array with torch's metadata model.
+
+    Build tensors with `tensordispatch.tensor(...)`, `from_numpy` or `from_dlpack`;
+    operators come from the operator library.
+
+    >>> import numpy as np
+    >>> from tensordispatch.tensor import from_numpy
+    >>> t = from_numpy(np.arange(6.0).reshape(2, 3))
+    >>> t.shape, t.stride(), t.dtype, t.device, t.is_contiguous()
+    (tensordispatch.Size([2, 3]), (3, 1), tensordispatch.float64, device(type='cpu'), True)
+    >>> t
+    tensor([[0., 1., 2.],
+            [3., 4., 5.]], dtype=tensordispatch.float64)
+    """
+
+    __slots__ = (
+        "_key_set",
+        "_shape",
+        "_strides",
+        "_offset",
+        "dtype",
+        "device",
+        "_data",
+        "_storage",
+        "_vc",
+        "_base",
+        "_requires_grad",
+        "grad",
+        "grad_fn",
+        "_wrapped_number",
+        "_autograd_meta",
+        "__weakref__",
+    )
+
+    _key_set: int
+    _shape: tuple[int, ...]
+    _strides: tuple[int, ...]
+    _offset: int
+    dtype: dtype
+    device: device
+    _data: Any
+    _storage: np.ndarray[Any, Any] | None
+    _vc: VersionCounter
+    _base: Tensor | None
+    _requires_grad: bool
+    grad: Tensor | None
+    grad_fn: Any
+    _wrapped_number: bool
+    _autograd_meta: Any
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        raise TypeError(
+            "Tensor(...): tensors are not built by calling the class; use "
+            "tensordispatch.tensor(data), from_numpy(array) or from_dlpack(obj)"
+        )
+
+    # -- internal constructors (Note [CPU storage and views]) ---------------------------------
+
+    @classmethod
+    def _make(
+        cls,
+        data: Any,
+        shape: tuple[int, ...],
+        strides: tuple[int, ...],
+        offset: int,
+        dtype: dtype,
+        device: device,
+        storage: np.ndarray[Any, Any] | None = None,
+        version_counter: VersionCounter | None = None,
+    ) -> Tensor:
+        """A new root tensor over `data` (the backend payload, e.g. a NumPy array).
+
+        `storage` is the flat uint8 buffer `data` views (None: `data` starts at the first
+        byte of its own storage, which is then derived on demand).
+        """
+        t = cls.__new__(cls)
+        t._key_set = device._key_set
+        t._shape = shape
+        t._strides = strides
+        t._offset = offset
+        t.dtype = dtype
+        t.device = device
+        t._data = data
+        t._storage = storage
+        t._vc = VersionCounter() if version_counter is None else version_counter
+        t._base = None
+        t._requires_grad = False
+        t.grad = None
+        t.grad_fn = None
+        t._wrapped_number = False
+        t._autograd_meta = None
+        return t
+
+    @classmethod
+    def _wrap_numpy(cls, array: np.ndarray[Any, Any], dtype: dtype) -> Tensor:
+        """A new CPU root tensor owning a fresh NumPy array (a kernel's result).
+
+        The array must start at the first byte of its memory and have non-negative strides
+        that are multiples of its item size, as every freshly allocated array does.
+        """
+        itemsize = dtype.itemsize
+        return cls._make(
+            array,
+            array.shape,
+            tuple([s // itemsize for s in array.strides]),
+            0,
+            dtype,
+            CPU,
+        )
+
+    @classmethod
+    def _make_meta(
+        cls,
+        shape: tuple[int, ...],
+        strides: tuple[int, ...] | None,
+        dtype: dtype,
+        device: device = META,
+    ) -> Tensor:
+        """A new tensor without data (Meta): metadata only. Strides default to contiguous."""
+        if strides is None:
+            strides = contiguous_strides(shape)
+        return cls._make(None, shape, strides, 0, dtype, device)
+
+    def _make_view(
+        self,
+        shape: tuple[int, ...],
+        strides: tuple[int, ...],
+        offset: int,
+        data: Any = None,
+        dtype: dtype | None = None,
+    ) -> Tensor:
+        """A view of this tensor's storage (Note [Views share the root]).
+
+        `shape`, `strides` and `offset` are in elements of the view's dtype (default: this
+        tensor's), the offset absolute in the storage as in `as_strided`. For CPU, `data`
+        may pass the NumPy view if the caller already has it; otherwise it is built over the
+        storage buffer, after a bounds check.
+        """
+        root = self if self._base is None else self._base
+        if dtype is None:
+            dtype = self.dtype
+        if data is None and self._data is not None:
+            data = root._view_array(shape, strides, offset, dtype)
+        elif data is None:
+            root._check_bounds(shape, strides, offset, dtype)
+        t = self.__class__.__new__(self.__class__)
+        t._key_set = self._key_set
+        t._shape = shape
+        t._strides = strides
+        t._offset = offset
+        t.dtype = dtype
+        t.device = self.device
+        t._data = data
+        t._storage = root._storage
+        t._vc = self._vc
+        t._base = root
+        t._requires_grad = False
+        t.grad = None
+        t.grad_fn = None
+        t._wrapped_number = False
+        t._autograd_meta = None
+        return t
+
+    def _storage_bytes(self) -> np.ndarray[Any, Any]:
+        """The flat uint8 buffer of this CPU tensor's storage (derived once, then cached)."""
+        root = self if self._base is None else self._base
+        storage = root._storage
+        if storage is None:
+            array = root._data
+            span = _extent(root._shape, root._strides) + root._offset
+            itemsize = root.dtype.itemsize
+            if root._offset:  # only a tensor made with an explicit storage has an offset
+                raise RuntimeError("Tensor._storage_bytes: an offset root needs its storage")
+            flat = as_strided(array, (span,), (itemsize,)) if array.ndim else array.reshape(1)
+            storage = flat.view(np.uint8)
+            root._storage = storage
+        return storage
+
+    def _storage_nbytes(self) -> int:
+        root = self if self._base is None else self._base
+        if root._data is not None:
+            return int(root._storage_bytes().shape[0])
+        if root._storage is not None:
+            return int(root._storage.shape[0])
+        return (_extent(root._shape, root._strides) + root._offset) * root.dtype.itemsize
+
+    def _check_bounds(
+        self, shape: tuple[int, ...], strides: tuple[int, ...], offset: int, dtype: dtype
+    ) -> None:
+        needed = (_extent(shape, strides) + offset) * dtype.itemsize
+        if _extent(shape, strides) == 0:
+            needed = 0
+        available = self._storage_nbytes()
+        if needed > available or offset < 0 or any(s < 0 for s in strides):
+            raise RuntimeError(
+                f"as_strided: sizes {list(shape)}, strides {list(strides)}, storage offset "
+                f"{offset} and itemsize {dtype.itemsize} need {needed} bytes of storage, "
+                f"but the storage has {available} (strides and offset must be >= 0); "
+                "pick a view that fits in the storage"
+            )
+
+    def _view_array(
+        self, shape: tuple[int, ...], strides: tuple[int, ...], offset: int, dtype: dtype
+    ) -> np.ndarray[Any, Any]:
+        self._check_bounds(shape, strides, offset, dtype)
+        itemsize = dtype.itemsize
+        buffer = self._storage_bytes()
+        byte_offset = offset * itemsize
+        if byte_offset > buffer.shape[0]:  # an empty view may start past the end, as in torch
+            byte_offset = 0
+        return np.ndarray(
+            shape, dtype._numpy, buffer, byte_offset, tuple([s * itemsize for s in strides])
+        )
+
+    # -- metadata -------------------------------------------------------------------------------
+
+    @property
+    def shape(self) -> Size:
+        return Size(self._shape)
+
+    def size(self, dim: SupportsIndex | None = None) -> Any:
+        """The shape as a Size, or the size of one dim (negative dims count from the end)."""
+        if dim is None:
+            return Size(self._shape)
+        return self._shape[_wrap_dim("size", dim, len(self._shape))]
+
+    def stride(self, dim: SupportsIndex | None = None) -> Any:
+        """The strides in elements as a tuple, or the stride of one dim."""
+        if dim is None:
+            return self._strides
+        return self._strides[_wrap_dim("stride", dim, len(self._shape))]
+
+    def storage_offset(self) -> int:
+        """The index in the storage, in elements, of this tensor's first element."""
+        return self._offset
+
+    def dim(self) -> int:
+        return len(self._shape)
+
+    @property
+    def ndim(self) -> int:
+        return len(self._shape)
+
+    def ndimension(self) -> int:
+        return len(self._shape)
+
+    def numel(self) -> int:
+        n = 1
+        for s in self._shape:
+            n *= s
+        return n
+
+    nelement = numel
+
+    def element_size(self) -> int:
+        return self.dtype.itemsize
+
+    @property
+    def itemsize(self) -> int:
+        return self.dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self.numel() * self.dtype.itemsize
+
+    def is_contiguous(self) -> bool:
+        """Whether the strides are row-major for the shape (size-1 dims ignored), as torch."""
+        expected = 1
+        for size, stride in zip(reversed(self._shape), reversed(self._strides), strict=True):
+            if size == 0:
+                return True
+            if size != 1:
+                if stride != expected:
+                    return False
+                expected *= size
+        return True
+
+    def is_floating_point(self) -> bool:
+        return self.dtype.is_floating_point
+
+    def is_complex(self) -> bool:
+        return self.dtype.is_complex
+
+    def is_signed(self) -> bool:
+        return self.dtype.is_signed
+
+    @property
+    def is_meta(self) -> bool:
+        return self.device.type == "meta"
+
+    @property
+    def is_cpu(self) -> bool:
+        return self.device.type == "cpu"
+
+    @property
+    def is_cuda(self) -> bool:
+        return self.device.type == "cuda"
+
+    @property
+    def _version(self) -> int:
+        return self._vc.version
+
+    def _bump_version(self) -> None:
+        """Record an in-place write (seen by every view of the storage)."""
+        self._vc.version += 1
+
+    def _is_view(self) -> bool:
+        return self._base is not None
+
+    @property
+    def requires_grad(self) -> bool:
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
+        if value and not (self.dtype.is_floating_point or self.dtype.is_complex):
+            raise RuntimeError(
+                f"requires_grad: only Tensors of floating point and complex dtype can require "
+                f"gradients (given dtype {self.dtype!r}); convert to a floating dtype first"
+            )
+        self._requires_grad = bool(value)
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        """Set requires_grad in place and return self."""
+        self.requires_grad = requires_grad
+        return self
+
+    def data_ptr(self) -> int:
+        """Address of the first element (0 for tensors without data or storage bytes)."""
+        if self._data is None or self._storage_nbytes() == 0:
+            return 0
+        return int(self._data.__array_interface__["data"][0])
+
+    # -- values ---------------------------------------------------------------------------------
+
+    def _require_data(self, what: str) -> None:
+        if self._data is None:
+            raise NotImplementedError(
+                f"{what}: cannot read the values of a tensor on device "
+                f"'{self.device}', which has no data; compute on device='cpu' for values"
+            )
+
+    def item(self) -> Any:
+        """The value of a one-element tensor as a Python number."""
+        n = self.numel()
+        if n != 1:
+            raise RuntimeError(
+                f"item(): a Tensor with {n} elements cannot be converted to a Python number; "
+                "only one-element tensors can"
+            )
+        if self._data is None:
+            raise RuntimeError(
+                f"item(): cannot be called on a tensor on device '{self.device}', which has "
+                "no data; compute on device='cpu' for values"
+            )
+        return self._data.item()
+
+    def tolist(self) -> Any:
+        """The values as (nested) Python lists of Python numbers; a number for 0-dim."""
+        self._require_data("tolist()")
+        return self._data.tolist()
+
+    def numpy(self, *, force: bool = False) -> np.ndarray[Any, Any]:
+        """A NumPy array sharing this tensor's memory (no copy), as torch's numpy()."""
+        if self._data is None or not isinstance(self._data, np.ndarray):
+            raise TypeError(
+                f"numpy(): cannot convert a tensor on device '{self.device}' to NumPy; "
+                "only CPU tensors share memory with NumPy arrays"
+            )
+        if self._requires_grad and not force:
+            raise RuntimeError(
+                "numpy(): can't call numpy() on a Tensor that requires grad; "
+                "use tensor.detach().numpy() instead"
+            )
+        return self._data.view()
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray[Any, Any]:
+        array = self.numpy(force=True)
+        if dtype is not None and np.dtype(dtype) != array.dtype:
+            return array.astype(dtype)
+        return array.copy() if copy else array
+
+    def _one_element(self, kind: str, error: type[Exception]) -> Any:
+        if self.numel() != 1:
+            raise error(
+                f"{kind}(): only one-element tensors can be converted to Python scalars "
+                f"(given a tensor with {self.numel()} elements)"
+            )
+        return self.item()
+
+    def __bool__(self) -> bool:
+        if self.numel() != 1:
+            which = "no values" if self.numel() == 0 else "more than one value"
+            raise RuntimeError(
+                f"bool(): the Boolean value of a Tensor with {which} is ambiguous; "
+                "use .any() or .all()"
+            )
+        return bool(self.item())
+
+    def __float__(self) -> float:
+        return float(self._one_element("float", ValueError))
+
+    def __int__(self) -> int:
+        return int(self._one_element("int", ValueError))
+
+    def __complex__(self) -> complex:
+        return complex(self._one_element("complex", ValueError))
+
+    def __index__(self) -> int:
+        if self.dtype.is_floating_point or self.dtype.is_complex or self.numel() != 1:
+            raise TypeError(
+                f"__index__(): only integer tensors of a single element can be converted to "
+                f"an index (given dtype {self.dtype!r} with {self.numel()} elements)"
+            )
+        return int(self.item())
+
+    def __len__(self) -> int:
+        if not self._shape:
+            raise TypeError("len() of a 0-d tensor")
+        return self._shape[0]
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    # -- interop --------------------------------------------------------------------------------
+
+    def __dlpack__(
+        self,
+        *,
+        stream: Any = None,
+        max_version: tuple[int, int] | None = None,
+        dl_device: tuple[int, int] | None = None,
+        copy: bool | None = None,
+    ) -> Any:
+        """Export as a DLPack capsule sharing memory (CPU tensors only)."""
+        if self._requires_grad:
+            raise BufferError(
+                "__dlpack__: can't export a tensor that requires grad; use tensor.detach()"
+            )
+        if not isinstance(self._data, np.ndarray):
+            raise BufferError(
+                f"__dlpack__: cannot export a tensor on device '{self.device}' through DLPack; "
+                "only CPU tensors can be exported"
+            )
+        kwargs: dict[str, Any] = {"stream": stream}
+        if max_version is not None:
+            kwargs["max_version"] = max_version
+        if dl_device is not None:
+            kwargs["dl_device"] = dl_device
+        if copy is not None:
+            kwargs["copy"] = copy
+        return self._data.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        """(1, 0): DLPack's kDLCPU device type and index 0, for CPU tensors."""
+        if not isinstance(self._data, np.ndarray):
+            raise ValueError(
+                f"__dlpack_device__: device type '{self.device.type}' has no DLPack device; "
+                "only CPU tensors can be exchanged"
+            )
+        return (1, 0)
+
+    # -- printing -------------------------------------------------------------------------------
+
+    def _values_for_print(self) -> np.ndarray[Any, Any] | None:
+        """The values printing shows (None: print `...`). Backends without NumPy data that
+        can produce values (lazy, wrapper tensors) override this."""
+        return self._data if isinstance(self._data, np.ndarray) else None
+
+    def __repr__(self) -> str:
+        from tensordispatch.tensor.printing import tensor_repr
+
+        return tensor_repr(self)
+
+    __str__ = __repr__
+
+    def __format__(self, format_spec: str) -> str:
+        if self.dim() == 0 and self._data is not None and format_spec:
+            return self.item().__format__(format_spec)
+        return self.__repr__().__format__(format_spec)
