@@ -47,7 +47,9 @@ small_words = st.builds(
     st.sets(st.integers(0, 15), max_size=3),
 )
 any_words = st.one_of(words, small_words)
-keys = st.sampled_from([DispatchKey(v) for v in range(156)])
+# The EndOfFunctionalityKeys sentinel (bit 62) never occurs in a real key set, and torch's
+# iterator prints it erratically (``CPU, UnknownUnknown`` but ``Functionalize``); leave it out.
+keys = st.sampled_from([DispatchKey(v) for v in range(156) if v != 47])
 key_unions = st.lists(keys, max_size=6)
 
 
