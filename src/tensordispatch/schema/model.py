@@ -319,10 +319,13 @@ class FunctionSchema:
     def __str__(self) -> str:
         text = self._text
         if text is None:
-            parts = [str(a) for a in self.arguments[: self._layout.first_kwarg]]
-            if self._layout.first_kwarg < len(self.arguments):
-                parts.append("*")
-                parts.extend(str(a) for a in self.arguments[self._layout.first_kwarg :])
+            parts: list[str] = []
+            star = False
+            for a in self.arguments:  # not self._layout: __post_init__ prints its errors
+                if a.kwarg_only and not star:
+                    parts.append("*")
+                    star = True
+                parts.append(str(a))
             if len(self.returns) == 1:
                 rets = str(self.returns[0])
             else:

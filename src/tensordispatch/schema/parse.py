@@ -276,7 +276,7 @@ def parse_schema(text: str) -> FunctionSchema:
     >>> parse_schema("add.Tensor(Tensor self,Tensor other) -> Tensor")
     Traceback (most recent call last):
     ...
-    tensordispatch.schema.errors.SchemaError: invalid function schema 'add.Tensor(Tensor self,Tensor other) -> Tensor' at column 12: unrecognized type Tensor self,Tensor
+    tensordispatch.schema.errors.SchemaError: invalid function schema 'add.Tensor(Tensor self,Tensor other) -> Tensor' at column 12: unrecognized type Tensor self,Tensor (write one space between type and name, and ', ' between arguments)
     """
     if not isinstance(text, str):
         raise TypeError(f"parse_schema expects a str, got {type(text).__name__}")

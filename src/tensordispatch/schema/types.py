@@ -217,7 +217,10 @@ def type_piece(text: str) -> Type:
     if result is None:
         match = _CUSTOM_CLASS_RE.fullmatch(rest)
         if match is None:
-            raise PieceError(f"unrecognized type {rest}")
+            hint = ""
+            if " " in rest or "," in rest:
+                hint = " (write one space between type and name, and ', ' between arguments)"
+            raise PieceError(f"unrecognized type {rest}{hint}")
         result = CustomClassType(match.group(1))
     for size in reversed(sizes):
         result = OptionalType(result) if size == _OPTIONAL else ListType(result, size)
