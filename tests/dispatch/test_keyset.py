@@ -248,6 +248,19 @@ def test_remove_keeps_backend_bit() -> None:
     assert repr(ks) == "DispatchKeySet()" and not ks.empty()
 
 
+def test_excluding_cpu_excludes_dense_for_every_backend() -> None:
+    # Spec 4.4 / checklist 3: a Meta tensor under an exclusion of CPU and of autograd keeps
+    # only its Meta backend bit, so the call lands on the Undefined entry.
+    meta = backend_tensor_keyset(BackendComponent.MetaBit)
+    excluded = DispatchKeySet(DispatchKey.CPU) | K.AUTOGRAD_DISPATCH_KEYSET
+    left = meta - excluded - DispatchKeySet(DispatchKey.ADInplaceOrView)
+    assert left.raw == 1 << 15 and repr(left) == "DispatchKeySet()"
+    assert table_index(left.raw) == 0
+    tmeta = torch._C._dispatch_keys(torch.ones(1, device="meta"))
+    texcluded = TKS(TK.CPU) | TKS.from_raw_repr(K.AUTOGRAD_DISPATCH_KEYSET_RAW)
+    assert (tmeta - texcluded - TKS(TK.ADInplaceOrView)).raw_repr() == left.raw
+
+
 def test_remove_backend_drops_the_backend_everywhere() -> None:
     ks = DispatchKeySet(DispatchKey.CPU, DispatchKey.AutogradMeta, DispatchKey.SparseCPU)
     assert (

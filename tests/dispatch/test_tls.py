@@ -255,10 +255,10 @@ def test_register_field_default_visible_in_every_thread() -> None:
     register_field("_test_tls_level", 0)
     register_field("_test_tls_level", 0)  # same default again: a no-op
     state = local_state()
-    state._test_tls_level = 3  # type: ignore[attr-defined]
+    state._test_tls_level = 3
     assert not tls_is_pristine()
-    assert _in_fresh_thread(lambda: local_state()._test_tls_level) == 0  # type: ignore[attr-defined]
-    state._test_tls_level = 0  # type: ignore[attr-defined]
+    assert _in_fresh_thread(lambda: local_state()._test_tls_level) == 0
+    state._test_tls_level = 0
     assert tls_is_pristine()
 
 

@@ -93,11 +93,10 @@ def _build_keyset_raw() -> tuple[int, ...]:
 
 
 _KEYSET_RAW: Final = _build_keyset_raw()
-# Mask applied to the backend index / component for each functionality value: all ones for
-# per-backend functionalities, 0 otherwise, so the hot path needs no branch. Bit 62 (the
-# EndOfFunctionalityKeys sentinel, never set in a valid word) has no table index, so indexing
-# it fails loudly; as in torch, its highest-priority key is the sentinel itself.
-_INDEX_MASK: Final = tuple(15 if pb else 0 for pb in _IS_PER_BACKEND[:NUM_FUNCTIONALITY_KEYS])
+# Mask applied to the component for each functionality value: all ones for per-backend
+# functionalities, 0 otherwise, so the key lookup needs no branch. Bit 62 (the
+# EndOfFunctionalityKeys sentinel, never set in a valid word) has no table index (its offset
+# is past the table); as in torch, its highest-priority key is the sentinel itself.
 _KEY_MASK: Final = tuple(31 if pb else 0 for pb in _IS_PER_BACKEND)
 _KEY_BASE: Final = tuple(_BLOCK_START.get(f, f) for f in range(NUM_FUNCTIONALITY_KEYS + 1))
 _BACKEND_BITS: Final = tuple(BackendComponent(c) for c in range(NUM_BACKENDS + 1))
@@ -119,7 +118,9 @@ def table_index(raw: int) -> int:
     (1, 111, 0)
     """
     f = (raw >> 16).bit_length()
-    return _OFFSETS[f] + ((((raw & 0xFFFF) | 1).bit_length() - 1) & _INDEX_MASK[f])
+    if _IS_PER_BACKEND[f]:
+        return _OFFSETS[f] + ((raw & 0xFFFF) | 1).bit_length() - 1
+    return _OFFSETS[f]
 
 
 def highest_priority_key_raw(raw: int) -> DispatchKey:
