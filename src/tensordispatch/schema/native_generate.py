@@ -75,7 +75,8 @@ def _with_out(func: FunctionSchema, base: tuple[Argument, ...], outs: list[Argum
 def self_to_out_signature(func: FunctionSchema) -> FunctionSchema:
     """`foo_(Tensor(a!) self, ...)` -> `foo.out(Tensor self, ..., *, Tensor(a!) out)`."""
     self_arg = func.self_arg
-    assert self_arg is not None  # an inplace schema always has a written self (checked at parse)
+    if self_arg is None:  # cannot happen: an inplace schema has a written self (checked at parse)
+        raise SchemaError("an inplace schema needs a self argument", str(func))
     args = tuple(
         Argument(a.name, a.type, a.default, a.kwarg_only, None) if a is self_arg else a
         for a in func.arguments
@@ -261,8 +262,8 @@ def _no_out_message(base: NativeFunction) -> str:
     return (
         f"Found an operator that we could not generate an out= variant for: {base.func}. This "
         "type of operators don't have tensor-like return, making it difficult to generate a "
-        "proper out= variant; give it a tensor-like return, or mark every variant "
-        "manual_cpp_binding if no out= variant is needed"
+        "proper out= variant; give it a tensor-like return, or implement it as "
+        "CompositeImplicitAutograd (composite operators get no generated variants)"
     )
 
 

@@ -122,6 +122,18 @@ def _flow_list(text: str) -> list[object]:
     return items
 
 
+def _plain_key(key: str) -> bool:
+    """A mapping key that YAML reads as this very string."""
+    first = key[0]
+    return (
+        (first.isalpha() or first == "_")
+        and first.isascii()
+        and key not in _BOOL_WORDS
+        and key not in _NOT_PLAIN_STR
+        and " #" not in key
+    )
+
+
 def _key_value(body: str) -> tuple[str, str]:
     """Split `key: value` / `key:`; _GiveUp on anything else."""
     colon = body.find(":")
@@ -178,7 +190,7 @@ def _fast_entries_or_give_up(text: str) -> list[RawEntry]:
                 block.append(_scalar(stripped[2:].strip()))
             else:
                 key, value = _key_value(stripped)
-                if key in block or not value or key[0] in "'\"[{!&*?|>%@`-":
+                if key in block or not value or not _plain_key(key):
                     raise _GiveUp
                 block[key] = _scalar(value)
             continue
