@@ -48,6 +48,7 @@ _DEVICE_TYPES: dict[str, BackendComponent] = {
 }
 
 _DEVICE_STRING = re.compile(r"([a-zA-Z_][a-zA-Z0-9_]*)(?::([0-9]+))?")
+_DEVICE_TYPE = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]*")
 
 
 @dataclass(frozen=True, slots=True, init=False, repr=False)
@@ -175,7 +176,7 @@ def register_device_type(type_name: str, component: BackendComponent) -> DeviceT
     (device(type='npu', index=1), <BackendComponent.PrivateUse1Bit: 13>)
     >>> handle.remove()
     """
-    if not isinstance(type_name, str) or _DEVICE_STRING.fullmatch(type_name) is None:
+    if not isinstance(type_name, str) or _DEVICE_TYPE.fullmatch(type_name) is None:
         raise ValueError(
             f"register_device_type({type_name!r}): a device type must be an identifier "
             "without an index; pass a name such as 'npu'"

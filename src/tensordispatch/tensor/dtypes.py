@@ -311,6 +311,12 @@ def _combine_categories(higher: dtype | None, lower: dtype | None) -> dtype | No
     if higher._category == _COMPLEX:
         return higher
     if lower._category == _COMPLEX:
+        if higher is float16:
+            raise TypeError(
+                "result_type: a float16 tensor with a complex scalar or zero-dim tensor "
+                "computes in complex32 in torch, which tensordispatch does not have; "
+                "convert the float16 operand to float32 first"
+            )
         return higher.to_complex() if higher._category == _FLOATING else lower
     if higher._category == _FLOATING:
         return higher

@@ -259,15 +259,13 @@ class Tensor:
         `shape`, `strides` and `offset` are in elements of the view's dtype (default: this
         tensor's), the offset absolute in the storage as in `as_strided`. For CPU, `data`
         may pass the NumPy view if the caller already has it; otherwise it is built over the
-        storage buffer, after a bounds check.
+        storage buffer, after a bounds check. Like torch, meta views are not bounds-checked.
         """
         root = self if self._base is None else self._base
         if dtype is None:
             dtype = self.dtype
         if data is None and self._data is not None:
             data = root._view_array(shape, strides, offset, dtype)
-        elif data is None:
-            root._check_bounds(shape, strides, offset, dtype)
         t = self.__class__.__new__(self.__class__)
         t._key_set = self._key_set
         t._shape = shape
@@ -390,10 +388,10 @@ class Tensor:
 
     def is_contiguous(self) -> bool:
         """Whether the strides are row-major for the shape (size-1 dims ignored), as torch."""
+        if 0 in self._shape:
+            return True
         expected = 1
         for size, stride in zip(reversed(self._shape), reversed(self._strides), strict=True):
-            if size == 0:
-                return True
             if size != 1:
                 if stride != expected:
                     return False
