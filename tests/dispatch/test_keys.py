@@ -20,6 +20,7 @@ from tensordispatch.dispatch.keys import (
     backends_of,
     component_of,
     functionality_of,
+    functionality_to_backend_keys,
     is_alias_key,
     is_backend_key,
     is_included_in_alias,
@@ -142,6 +143,12 @@ def test_runtime_key_error_message() -> None:
         "Sparse, SparseCsr, NestedTensor, AutogradFunctionality) have one runtime key per "
         "backend; use the functionality key itself"
     )
+
+
+def test_functionality_to_backend_keys_matches_torch() -> None:
+    for v in ALL_VALUES:
+        expected = [int(k) for k in torch._C._functionality_to_backend_keys(TK(v))]
+        assert [int(k) for k in functionality_to_backend_keys(v)] == expected, v
 
 
 def test_per_backend_functionalities() -> None:

@@ -299,6 +299,8 @@ def test_full_after_matches_torch_for_every_key() -> None:
 
 def test_after_constants() -> None:
     full_after = torch._C._dispatch_keyset_full_after
+    assert K.AFTER_AUTOGRAD_RAW == torch._C._after_autograd_keyset.raw_repr()
+    assert K.AFTER_AD_INPLACE_OR_VIEW_RAW == torch._C._after_ADInplaceOrView_keyset.raw_repr()
     assert K.AFTER_AUTOGRAD_RAW == full_after(TK.AutogradOther).raw_repr() == 0x20000007FFFFFFFF
     assert K.AFTER_AD_INPLACE_OR_VIEW_RAW == full_after(TK.ADInplaceOrView).raw_repr()
     assert K.AFTER_FUNC_RAW == 0x200000003FFFFFFF  # spec 2.5 (not exposed by torch)
@@ -357,6 +359,7 @@ def test_python_ks_matches_torch_dispatch_mode() -> None:
 def test_autogradother_backends_match_torch() -> None:
     expected = torch._C._dispatch_get_backend_keyset_from_autograd(TK.AutogradOther)
     assert K.AUTOGRADOTHER_BACKENDS.raw == expected.raw_repr()
+    assert K.AUTOGRADOTHER_BACKENDS_RAW == torch._C._dispatch_autogradother_backends.raw_repr()
     assert len(K.AUTOGRADOTHER_BACKENDS) == 53
 
 

@@ -38,6 +38,7 @@ __all__ = [
     "backends_of",
     "component_of",
     "functionality_of",
+    "functionality_to_backend_keys",
     "is_alias_key",
     "is_backend_key",
     "is_included_in_alias",
@@ -434,6 +435,18 @@ def runtime_key(functionality: int, component: int) -> DispatchKey:
             "have one runtime key per backend; use the functionality key itself"
         )
     return _KEYS[start + BackendComponent(component)]
+
+
+def functionality_to_backend_keys(k: int) -> list[DispatchKey]:
+    """The runtime keys of a per-backend functionality, one per backend; ``[k]`` otherwise.
+
+    >>> functionality_to_backend_keys(DispatchKey.Sparse)[:2], functionality_to_backend_keys(13)
+    ([<DispatchKey.SparseCPU: 83>, <DispatchKey.SparseCUDA: 84>], [<DispatchKey.Python: 13>])
+    """
+    start = _BLOCK_START.get(k)
+    if start is None:
+        return [_KEYS[k]]
+    return list(_KEYS[start + 1 : start + _BLOCK])
 
 
 def is_alias_key(k: int) -> bool:
