@@ -41,16 +41,19 @@ def test_optional_and_list_tensors_are_dispatch_arguments() -> None:
 
 def test_multiple_out_pairs_in_order() -> None:
     info = parse_schema(
-        "max.dim_max(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) max, "
-        "Tensor(b!) max_values) -> (Tensor(a!) values, Tensor(b!) indices)"
+        "max.dim_max(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) max, Tensor(b!) max_values) -> (Tensor(a!) values, Tensor(b!) indices)"
     ).boxing_info
     assert info.alias_pairs == ((3, 0), (4, 1))
     assert info.out_arg_indices == (3, 4)
 
 
 def test_view_and_wildcard_pairs() -> None:
-    assert parse_schema("transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)").boxing_info.view_pairs == ((0, 0),)
-    split = parse_schema("split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]")
+    assert parse_schema(
+        "transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)"
+    ).boxing_info.view_pairs == ((0, 0),)
+    split = parse_schema(
+        "split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]"
+    )
     assert split.boxing_info.view_pairs == ((0, 0),)
     assert split.boxing_info.alias_pairs == ()
 
@@ -66,7 +69,9 @@ def test_mutable_positions_agree_with_torch_on_every_entry() -> None:
         info = parse_schema(f).boxing_info
         t = torch._C.parse_schema(f)
         written = tuple(
-            i for i, a in enumerate(t.arguments) if a.alias_info is not None and a.alias_info.is_write
+            i
+            for i, a in enumerate(t.arguments)
+            if a.alias_info is not None and a.alias_info.is_write
         )
         outs = tuple(i for i, a in enumerate(t.arguments) if a.is_out)
         if (info.mutable_arg_indices, info.out_arg_indices) != (written, outs):

@@ -80,7 +80,10 @@ def test_signature_groups_variants() -> None:
 
 def test_bernoulli_p_signature_gets_its_default() -> None:
     p, float_ = parse_schema(SCHEMAS[17]), parse_schema(SCHEMAS[18])
-    assert str(p.signature()) == "bernoulli(Tensor self, float p=0.5, *, Generator? generator=None) -> Tensor"
+    assert (
+        str(p.signature())
+        == "bernoulli(Tensor self, float p=0.5, *, Generator? generator=None) -> Tensor"
+    )
     assert p.signature() == float_.signature()
 
 

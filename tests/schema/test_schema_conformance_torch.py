@@ -84,7 +84,9 @@ def torch_view(t: torch._C.FunctionSchema) -> tuple[object, ...]:
 
 
 def first_difference(a: tuple[object, ...], b: tuple[object, ...]) -> str:
-    for label, x, y in zip(("name", "overload", "arguments", "returns", "is_mutable", "is_view"), a, b):
+    for label, x, y in zip(
+        ("name", "overload", "arguments", "returns", "is_mutable", "is_view"), a, b
+    ):
         if x != y:
             if isinstance(x, list) and isinstance(y, list):
                 for p, q in zip(x, y):

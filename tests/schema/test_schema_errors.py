@@ -20,18 +20,9 @@ from tensordispatch.schema import (
 from tensordispatch.schema.types import BaseTy, BaseType
 
 _SPACES = " (write one space between type and name, and ', ' between arguments)"
-_LITERAL = (
-    " (expected None, True, False, a number, a quoted string, an enum word or a [list] "
-    "without spaces)"
-)
-_INV1 = (
-    "Out arguments must have matching return Tensor; furthermore, the ith-argument needs to "
-    "correspond to the ith return. arg.annotation={}, ret.annotation={}"
-)
-_TO_SCHEMA = (
-    "foo(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
-    "bool? pin_memory=None, Tensor(a!) out) -> Tensor(a!)"
-)
+_LITERAL = " (expected None, True, False, a number, a quoted string, an enum word or a [list] without spaces)"
+_INV1 = "Out arguments must have matching return Tensor; furthermore, the ith-argument needs to correspond to the ith return. arg.annotation={}, ret.annotation={}"
+_TO_SCHEMA = "foo(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, Tensor(a!) out) -> Tensor(a!)"
 
 # (schema text, expected column, expected reason)
 GRAMMAR_CASES = [
@@ -67,8 +58,7 @@ GRAMMAR_CASES = [
     ("foo(Tensor self) -> Tensor ou-t", 28, "return name 'ou-t' is not an identifier"),
     ("foo(Tensor(a|b!) self) -> ()", 12, "alias set larger than 1 is not mutable, got a|b! instead."),
     ("foo(Tensor(a|b -> c|d) self) -> ()", 12,
-     "before alias set and after alias set cannot be larger than 1 at the same time, got "
-     "a|b -> c|d instead."),
+     "before alias set and after alias set cannot be larger than 1 at the same time, got a|b -> c|d instead."),
     ("foo(Tensor(A) self) -> ()", 12, "unrecognized alias annotation A"),
     ("foo(Tensor(a)?[] x) -> ()", 14, "unrecognized alias analysis form with Tensor: ?[]"),
     ("foo(Tensor(a)[2] self) -> ()", 14, "unrecognized alias analysis form with Tensor: [2]"),
@@ -76,8 +66,7 @@ GRAMMAR_CASES = [
     ("foo Tensor x -> Tensor", 1, "missing '(' after the operator name; expected NAME(ARGS) -> RETURNS"),
     ("foo(Tensor x) -> Tensor\n", 24, "line breaks are not allowed in a schema"),
     ("foo_out(Tensor self) -> Tensor", 1,
-     "_out suffix is reserved and not permitted for operator names; did you mean to specify an "
-     "out overload name instead?"),
+     "_out suffix is reserved and not permitted for operator names; did you mean to specify an out overload name instead?"),
     (".out(Tensor x) -> Tensor", 1, "operator name cannot be empty"),
     ("f::(Tensor self) -> ()", 4, "operator name cannot be empty"),
     ("foo.(Tensor x) -> Tensor", 5, "overload name '' is not made of letters, digits and _"),
@@ -95,39 +84,28 @@ INVARIANT_CASES = [
     ("foo.out(Tensor self, *, Tensor(a!) out) -> Tensor", _INV1.format("a!", "None")),
     ("foo_(Tensor(a!) self, *, Tensor(b!) out) -> Tensor(a!)", _INV1.format("b!", "a!")),
     ("foo(Tensor x, Tensor(a!) y) -> Tensor(a!)",
-     "If you have a schema with mutable positional args, we expect them to not be returned. "
-     "schema: foo(Tensor x, Tensor(a!) y) -> Tensor(a!)"),
+     "If you have a schema with mutable positional args, we expect them to not be returned. schema: foo(Tensor x, Tensor(a!) y) -> Tensor(a!)"),
     ("foo(Tensor(a!) self) -> (Tensor(a!), Tensor)",
-     "NativeFunctions must have either only mutable returns, or only immutable returns. "
-     "Found: foo(Tensor(a!) self) -> (Tensor(a!), Tensor)"),
+     "NativeFunctions must have either only mutable returns, or only immutable returns. Found: foo(Tensor(a!) self) -> (Tensor(a!), Tensor)"),
     ("foo(Tensor self) -> Tensor(a!)",
-     'All mutable returns must be aliased either to a keyword argument, or to "self". Did you '
-     "forget to mark an out argument as keyword-only?"),
+     'All mutable returns must be aliased either to a keyword argument, or to "self". Did you forget to mark an out argument as keyword-only?'),
     ("foo.out(Tensor self, *, Tensor(a!)[] out) -> ()", None),  # accepted: see test below
     ("foo.out(Tensor self, *, Tensor(a!) out, Tensor(b!) out2) -> Tensor(a!)",
-     "Must return as many arguments as there are out arguments, or no return at all. Got 2 "
-     "non-scratch out args and 1 returns"),
+     "Must return as many arguments as there are out arguments, or no return at all. Got 2 non-scratch out args and 1 returns"),
     ("foo_(Tensor self) -> Tensor",
      "Inplace op foo_ must have a self argument with a mutable annotation"),
     ("foo_(Tensor(a!) self) -> Tensor", "Inplace op foo_ with Tensor self must return self"),
     ("foo_(Tensor(a!)[] self) -> Tensor[]",
      "Inplace op foo_ with non-Tensor self must have no returns"),
     (_TO_SCHEMA,
-     "Found an operator that is not functional or out variant, but has tensor options "
-     f"arguments.This is not allowed- tensor options arguments are only allowed for factory "
-     f"functions.schema: {_TO_SCHEMA}"),
+     f"Found an operator that is not functional or out variant, but has tensor options arguments.This is not allowed- tensor options arguments are only allowed for factory functions.schema: {_TO_SCHEMA}"),
     ("foo.functional(Tensor self, Tensor(a!) x) -> ()",
-     "Found an operator that is not functional, but its overload contains the string "
-     "'functional'.This is a special keyword in the codegen, please use a different overload "
-     "name.schema: foo.functional(Tensor self, Tensor(a!) x) -> ()"),
+     "Found an operator that is not functional, but its overload contains the string 'functional'.This is a special keyword in the codegen, please use a different overload name.schema: foo.functional(Tensor self, Tensor(a!) x) -> ()"),
     ("foo(Tensor self, *, Tensor(a!) out, int x) -> Tensor(a!)",
      "non-mutable argument 'x' cannot follow mutable out arguments"),
     ("foo(Tensor(a!) x, Tensor self) -> ()",
-     "mutable pre_self_positional arguments are not currently supported in the schema: "
-     "[Tensor(a!) x]"),
-    ("foo(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
-     "bool? pin_memory=None, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
-     "bool? pin_memory=None) -> Tensor", "tensor options arguments can only appear once"),
+     "mutable pre_self_positional arguments are not currently supported in the schema: [Tensor(a!) x]"),
+    ("foo(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor", "tensor options arguments can only appear once"),
 ]  # fmt: skip
 
 
@@ -162,8 +140,7 @@ def test_full_message_names_text_and_column() -> None:
     with pytest.raises(SchemaError) as info:
         parse_schema("foo(Tensorr self) -> Tensor")
     assert str(info.value) == (
-        "invalid function schema 'foo(Tensorr self) -> Tensor' at column 5: "
-        "unrecognized type Tensorr"
+        "invalid function schema 'foo(Tensorr self) -> Tensor' at column 5: unrecognized type Tensorr"
     )
 
 
@@ -185,7 +162,10 @@ def test_non_string_input_is_a_type_error() -> None:
 def test_type_error_standalone_has_column() -> None:
     with pytest.raises(SchemaError) as info:
         parse_type("int[0]")
-    assert (info.value.column, info.value.reason) == (5, "non-canonical list size in int[0] (write int[])")
+    assert (info.value.column, info.value.reason) == (
+        5,
+        "non-canonical list size in int[0] (write int[])",
+    )
 
 
 def test_argument_error_standalone() -> None:
@@ -198,8 +178,7 @@ def test_annotation_on_non_tensor_built_directly_is_rejected() -> None:
     with pytest.raises(SchemaError) as info:
         Argument("x", BaseType(BaseTy.int), None, False, AliasInfo(("a",), (), True))
     assert info.value.reason == (
-        "alias annotation (a!) on non-Tensor type int of argument 'x'; annotations attach only "
-        "to Tensor, Tensor? and Tensor[]"
+        "alias annotation (a!) on non-Tensor type int of argument 'x'; annotations attach only to Tensor, Tensor? and Tensor[]"
     )
 
 

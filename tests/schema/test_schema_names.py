@@ -55,7 +55,11 @@ def test_namespaced_inplace_and_dunder() -> None:
     assert s.name.name.inplace and s.qualified_name == "myns::op_"
     assert s.kind().name == "inplace"
     d = parse_schema("myns::__ior__.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)")
-    assert (d.name.name.base, d.name.name.inplace, d.qualified_name) == ("or", True, "myns::__ior__")
+    assert (d.name.name.base, d.name.name.inplace, d.qualified_name) == (
+        "or",
+        True,
+        "myns::__ior__",
+    )
 
 
 def test_functional_overload_name() -> None:

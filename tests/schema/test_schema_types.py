@@ -52,8 +52,12 @@ def test_is_list_like_returns_the_list() -> None:
 
 
 def test_tensor_like_are_the_dispatch_types() -> None:
-    assert [parse_type(t).is_tensor_like() for t in ("Tensor", "Tensor?", "Tensor[]", "Tensor?[]")] == [True] * 4
-    assert not any(parse_type(t).is_tensor_like() for t in ("int", "Scalar", "Storage", "Generator?"))
+    assert [
+        parse_type(t).is_tensor_like() for t in ("Tensor", "Tensor?", "Tensor[]", "Tensor?[]")
+    ] == [True] * 4
+    assert not any(
+        parse_type(t).is_tensor_like() for t in ("int", "Scalar", "Storage", "Generator?")
+    )
 
 
 def test_parse_is_cached_identity() -> None:

@@ -13,6 +13,7 @@ from typing import Any
 from tensordispatch.schema.boxing import BoxingInfo, boxing_info
 from tensordispatch.schema.defaults import default_value
 from tensordispatch.schema.errors import SchemaError
+from tensordispatch.schema.invariants import SchemaKind
 from tensordispatch.schema.model import (
     AliasInfo,
     Argument,
@@ -21,7 +22,6 @@ from tensordispatch.schema.model import (
     OperatorName,
     Return,
 )
-from tensordispatch.schema.invariants import SchemaKind
 from tensordispatch.schema.parse import (
     parse_alias_info,
     parse_argument,

@@ -56,8 +56,8 @@ _SCALAR_TYPE_WORDS: dict[str, int] = {
 _NUMBER = r"-?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
 _STRING = r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\""
 _LITERAL = rf"(?:{_NUMBER}|{_STRING}|[A-Za-z_][A-Za-z0-9_]*)"
-_DEFAULT_RE = re.compile(rf"{_LITERAL}|\[(?:{_LITERAL}(?:,{_LITERAL})*)?\]", re.S)
-_LITERAL_RE = re.compile(_LITERAL, re.S)
+_DEFAULT_RE = re.compile(rf"{_LITERAL}|\[(?:{_LITERAL}(?:,{_LITERAL})*)?\]", re.DOTALL)
+_LITERAL_RE = re.compile(_LITERAL, re.DOTALL)
 _INT_RE = re.compile(r"-?[0-9]+")
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "0": "\0", "\\": "\\", "'": "'", '"': '"'}
 
@@ -71,10 +71,7 @@ def _is_scalar_type(t: Type) -> bool:
 def check_default(text: str, t: Type) -> str | None:
     """Return None if ``text`` is an acceptable default for type ``t``, else the reason."""
     if _DEFAULT_RE.fullmatch(text) is None:
-        return (
-            f"unrecognized default value {text} (expected None, True, False, a number, "
-            "a quoted string, an enum word or a [list] without spaces)"
-        )
+        return f"unrecognized default value {text} (expected None, True, False, a number, a quoted string, an enum word or a [list] without spaces)"
     for word in _LITERAL_RE.findall(text):
         if word[0].isalpha() or word[0] == "_":
             if word in ("None", "True", "False", "true", "false") or word in _ENUM_WORDS:

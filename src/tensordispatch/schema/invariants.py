@@ -88,8 +88,7 @@ def partition(schema: FunctionSchema) -> tuple[int, int, int, int]:
     bad = [str(a) for a in args[: max(self_index, 0)] if is_written(a)]
     if bad:
         raise SchemaError(
-            "mutable pre_self_positional arguments are not currently supported in the "
-            f"schema: [{', '.join(bad)}]",
+            f"mutable pre_self_positional arguments are not currently supported in the schema: [{', '.join(bad)}]",
             str(schema),
         )
     options = -1
@@ -124,24 +123,20 @@ def check_returns(schema: FunctionSchema, first_kw: int, first_out: int, self_in
     for arg, ret in zip(out, returns):
         if arg.alias_info != ret.alias_info:
             raise SchemaError(
-                "Out arguments must have matching return Tensor; furthermore, the ith-argument "
-                f"needs to correspond to the ith return. arg.annotation={arg.alias_info}, "
-                f"ret.annotation={ret.alias_info}",
+                f"Out arguments must have matching return Tensor; furthermore, the ith-argument needs to correspond to the ith return. arg.annotation={arg.alias_info}, ret.annotation={ret.alias_info}",
                 str(schema),
             )
     ret_infos = [r.alias_info for r in returns]
     for a in args[self_index + 1 : first_kw]:
         if is_written(a) and a.alias_info in ret_infos:
             raise SchemaError(
-                "If you have a schema with mutable positional args, we expect them to not be "
-                f"returned. schema: {schema}",
+                f"If you have a schema with mutable positional args, we expect them to not be returned. schema: {schema}",
                 str(schema),
             )
     mutable = [r for r in returns if is_written(r)]
     if mutable and len(mutable) != len(returns):
         raise SchemaError(
-            "NativeFunctions must have either only mutable returns, or only immutable returns. "
-            f"Found: {schema}",
+            f"NativeFunctions must have either only mutable returns, or only immutable returns. Found: {schema}",
             str(schema),
         )
     if mutable:
@@ -149,24 +144,21 @@ def check_returns(schema: FunctionSchema, first_kw: int, first_out: int, self_in
         sources += [a.alias_info for a in args[:first_kw] if a.name == "self"]
         if any(r.alias_info not in sources for r in mutable):
             raise SchemaError(
-                'All mutable returns must be aliased either to a keyword argument, or to "self". '
-                "Did you forget to mark an out argument as keyword-only?",
+                'All mutable returns must be aliased either to a keyword argument, or to "self". Did you forget to mark an out argument as keyword-only?',
                 str(schema),
             )
     if out:
         if any(a.type != TENSOR for a in out):
             if returns:
                 raise SchemaError(
-                    "out= ops that accept tensor lists as out arguments are expected to have no "
-                    "return type (since you can't do method chaining on them)",
+                    "out= ops that accept tensor lists as out arguments are expected to have no return type (since you can't do method chaining on them)",
                     str(schema),
                 )
         else:
             n_out = sum(1 for a in out if not a.name.startswith("_scratch_"))
             if n_out != len(returns):
                 raise SchemaError(
-                    "Must return as many arguments as there are out arguments, or no return at "
-                    f"all. Got {n_out} non-scratch out args and {len(returns)} returns",
+                    f"Must return as many arguments as there are out arguments, or no return at all. Got {n_out} non-scratch out args and {len(returns)} returns",
                     str(schema),
                 )
     if schema.name.name.inplace:
@@ -182,7 +174,9 @@ def _check_inplace(schema: FunctionSchema, self_index: int) -> None:
         )
     if self_arg.type == TENSOR:
         if len(schema.returns) != 1 or schema.returns[0].alias_info != self_arg.alias_info:
-            raise SchemaError(f"Inplace op {schema.name} with Tensor self must return self", str(schema))
+            raise SchemaError(
+                f"Inplace op {schema.name} with Tensor self must return self", str(schema)
+            )
     elif schema.returns:
         raise SchemaError(
             f"Inplace op {schema.name} with non-Tensor self must have no returns", str(schema)
@@ -193,17 +187,11 @@ def check_kind(schema: FunctionSchema, kind: SchemaKind, options: int) -> None:
     """Spec 1.9 invariants 7-8 (they depend on the SchemaKind)."""
     if options >= 0 and kind is not SchemaKind.functional:
         raise SchemaError(
-            "Found an operator that is not functional or out variant, but has tensor options "
-            "arguments.This is not allowed- tensor options arguments are only allowed for "
-            f"factory functions.schema: {schema}",
+            f"Found an operator that is not functional or out variant, but has tensor options arguments.This is not allowed- tensor options arguments are only allowed for factory functions.schema: {schema}",
             str(schema),
         )
     if "functional" in schema.name.overload_name and kind is not SchemaKind.functional:
         raise SchemaError(
-            "Found an operator that is not functional, but its overload contains the string "
-            "'functional'.This is a special keyword in the codegen, please use a different "
-            f"overload name.schema: {schema}",
+            f"Found an operator that is not functional, but its overload contains the string 'functional'.This is a special keyword in the codegen, please use a different overload name.schema: {schema}",
             str(schema),
         )
-
-

@@ -22,12 +22,12 @@ from typing import TYPE_CHECKING
 from tensordispatch.schema.defaults import default_value
 from tensordispatch.schema.errors import SchemaError
 from tensordispatch.schema.invariants import (
+    Layout,
     SchemaKind,
     check_kind,
     check_returns,
     classify,
     is_written,
-    Layout,
     partition,
 )
 from tensordispatch.schema.types import Type
@@ -67,11 +67,12 @@ class AliasInfo:
                 repr((self.before_set, self.after_set)),
             )
         if self.is_write and len(self.before_set) > 1:
-            raise SchemaError(f"alias set larger than 1 is not mutable, got {self} instead.", str(self))
+            raise SchemaError(
+                f"alias set larger than 1 is not mutable, got {self} instead.", str(self)
+            )
         if len(self.before_set) > 1 and len(self.after_set) > 1:
             raise SchemaError(
-                "before alias set and after alias set cannot be larger than 1 at the same "
-                f"time, got {self} instead.",
+                f"before alias set and after alias set cannot be larger than 1 at the same time, got {self} instead.",
                 str(self),
             )
 
@@ -116,8 +117,7 @@ def _annotated_type(t: Type, alias_info: AliasInfo | None) -> str:
 def _check_annotated(t: Type, alias_info: AliasInfo | None, what: str) -> None:
     if alias_info is not None and str(t) not in ("Tensor", "Tensor?", "Tensor[]"):
         raise SchemaError(
-            f"alias annotation ({alias_info}) on non-Tensor type {t} of {what}; annotations "
-            "attach only to Tensor, Tensor? and Tensor[]",
+            f"alias annotation ({alias_info}) on non-Tensor type {t} of {what}; annotations attach only to Tensor, Tensor? and Tensor[]",
             f"{t} {what}",
         )
 
@@ -274,7 +274,9 @@ class OperatorName:
 
     def with_overload(self, overload: str) -> OperatorName:
         """The non-inplace name with another overload name (as torchgen does)."""
-        return OperatorName(BaseOperatorName(self.name.base, False, self.name.dunder_method), overload)
+        return OperatorName(
+            BaseOperatorName(self.name.base, False, self.name.dunder_method), overload
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -456,7 +458,9 @@ class FunctionSchema:
         for r in self.returns:
             if r.alias_info is not None and not r.alias_info.is_write:
                 return True
-        return any(a.alias_info is not None and "*" in a.alias_info.after_set for a in self.arguments)
+        return any(
+            a.alias_info is not None and "*" in a.alias_info.after_set for a in self.arguments
+        )
 
     def mutated_arguments(self) -> tuple[Argument, ...]:
         """The write-annotated arguments, in order."""
@@ -486,7 +490,11 @@ class FunctionSchema:
         """Per return, the name of the one argument with the same alias annotation, or None."""
         names: list[str | None] = []
         for r in self.returns:
-            hits = [a.name for a in self.arguments if a.alias_info is not None and a.alias_info == r.alias_info]
+            hits = [
+                a.name
+                for a in self.arguments
+                if a.alias_info is not None and a.alias_info == r.alias_info
+            ]
             if len(hits) > 1:
                 raise SchemaError(
                     f"Found a return ({r.name})that aliases multiple inputs ({', '.join(hits)})",

@@ -54,8 +54,7 @@ def alias_piece(text: str) -> AliasInfo:
         raise PieceError(f"alias set larger than 1 is not mutable, got {text} instead.")
     if len(before) > 1 and len(after) > 1:
         raise PieceError(
-            "before alias set and after alias set cannot be larger than 1 at the same time, "
-            f"got {text} instead."
+            f"before alias set and after alias set cannot be larger than 1 at the same time, got {text} instead."
         )
     return AliasInfo(before, after, is_write)
 
@@ -150,8 +149,7 @@ def operator_name_piece(text: str) -> OperatorName:
         if "::" in rest:
             levels = text.rsplit("::", 1)[0]
             raise PieceError(
-                "Codegen doesn't support more than 1 level(s) of custom namespace. "
-                f"Got {levels}."
+                f"Codegen doesn't support more than 1 level(s) of custom namespace. Got {levels}."
             )
         if _IDENT_RE.fullmatch(namespace) is None:
             raise PieceError(f"namespace '{namespace}' is not an identifier")
@@ -168,8 +166,7 @@ def _base_name(text: str, namespace: str | None, start: int) -> BaseOperatorName
         raise PieceError("operator name cannot be empty", start)
     if text.endswith("_out"):
         raise PieceError(
-            "_out suffix is reserved and not permitted for operator names; did you mean to "
-            "specify an out overload name instead?",
+            "_out suffix is reserved and not permitted for operator names; did you mean to specify an out overload name instead?",
             start,
         )
     if _IDENT_RE.fullmatch(text) is None:
