@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Iterator
 
 import pytest
@@ -19,6 +21,7 @@ from tensordispatch.dispatch.keys import (
     autograd_key_of,
     backends_of,
     component_of,
+    error_key_name,
     functionality_of,
     functionality_to_backend_keys,
     is_alias_key,
@@ -303,3 +306,35 @@ def test_backend_component_values() -> None:
         f"{torch._C._dispatch_key_name(TK(v))}Bit" for v in range(49, 65)
     ]
     assert int(BackendComponent.MetaBit) == 16
+
+
+_RENAMED_BACKEND_ERRORS = """
+import torch
+lib = torch.library.Library("td_h3_pu1", "DEF")
+lib.define("foo(Tensor x) -> Tensor")
+lib.impl("foo", lambda x: x, "CPU")
+x = torch.ones(1)
+torch.utils.rename_privateuse1_backend("npu")
+for name in ("PrivateUse1", "SparsePrivateUse1", "QuantizedPrivateUse1", "NestedTensorPrivateUse1"):
+    with torch._C._IncludeDispatchKeyGuard(getattr(torch._C.DispatchKey, name)):
+        try:
+            torch.ops.td_h3_pu1.foo(x)
+        except NotImplementedError as e:
+            print(name, str(e).split("'")[3])
+"""
+
+
+def test_error_key_name_matches_torch_after_privateuse1_rename() -> None:
+    # Renaming is process-global and permanent in torch: observe it in a subprocess.
+    out = subprocess.run(
+        [sys.executable, "-c", _RENAMED_BACKEND_ERRORS], capture_output=True, text=True, check=True
+    )
+    seen = dict(line.split() for line in out.stdout.splitlines())
+    assert len(seen) == 4
+    for name, shown in seen.items():
+        assert error_key_name(parse_dispatch_key(name), "npu") == shown
+
+
+def test_error_key_name_default_is_the_plain_name() -> None:
+    for v in ALL_VALUES:
+        assert error_key_name(v) == key_name(v)

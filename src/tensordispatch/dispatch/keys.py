@@ -37,6 +37,7 @@ __all__ = [
     "autograd_key_of",
     "backends_of",
     "component_of",
+    "error_key_name",
     "functionality_of",
     "functionality_to_backend_keys",
     "is_alias_key",
@@ -374,6 +375,22 @@ def key_name(k: int) -> str:
     if 0 <= k < _NUM_KEYS:
         return _NAMES[k]
     return "UnknownUnknown"
+
+
+_DEFAULT_PRIVATEUSE1_NAME = "privateuseone"
+
+
+def error_key_name(k: int, privateuse1_name: str = _DEFAULT_PRIVATEUSE1_NAME) -> str:
+    """A key's name as error messages show it: once the PrivateUse1 backend is renamed
+    (torch's ``rename_privateuse1_backend``), a trailing ``PrivateUse1`` becomes that name.
+
+    >>> error_key_name(DispatchKey.SparsePrivateUse1, "npu"), error_key_name(DispatchKey.CPU, "npu")
+    ('Sparsenpu', 'CPU')
+    """
+    name = key_name(k)
+    if privateuse1_name != _DEFAULT_PRIVATEUSE1_NAME and name.endswith("PrivateUse1"):
+        return name.removesuffix("PrivateUse1") + privateuse1_name
+    return name
 
 
 def parse_dispatch_key(name: str) -> DispatchKey:
