@@ -224,7 +224,11 @@ class DispatchKeySet:
         return self.has(k)
 
     def add(self, k: DispatchKey) -> DispatchKeySet:
-        """This set plus ``k`` (a new set)."""
+        """This set plus ``k`` (a new set).
+
+        >>> DispatchKeySet(DispatchKey.CPU).add(DispatchKey.AutogradFunctionality)
+        DispatchKeySet(CPU, AutogradCPU)
+        """
         return DispatchKeySet.from_raw(self.raw | _KEYSET_RAW[k])
 
     def remove(self, k: DispatchKey) -> DispatchKeySet:
@@ -245,24 +249,44 @@ class DispatchKeySet:
         return DispatchKeySet.from_raw(self.raw & ~((1 << (c - 1)) if c else 0))
 
     def has(self, k: DispatchKey) -> bool:
-        """Whether every bit of ``k`` is present (aliases and Undefined: always true)."""
+        """Whether every bit of ``k`` is present (aliases and Undefined: always true).
+
+        >>> DispatchKeySet(DispatchKey.CPU).has(DispatchKey.Meta)
+        False
+        """
         word = _KEYSET_RAW[k]
         return self.raw & word == word
 
     def has_any(self, ks: DispatchKeySet) -> bool:
-        """Whether the two sets share any bit."""
+        """Whether the two sets share any bit.
+
+        >>> DispatchKeySet(DispatchKey.CPU).has_any(DispatchKeySet(DispatchKey.AutogradCPU))
+        True
+        """
         return self.raw & ks.raw != 0
 
     def has_all(self, ks: DispatchKeySet) -> bool:
-        """Whether this set is a superset of ``ks`` (torch's ``isSupersetOf``)."""
+        """Whether this set is a superset of ``ks`` (torch's ``isSupersetOf``).
+
+        >>> DispatchKeySet(DispatchKey.CPU).has_all(DispatchKeySet(DispatchKey.AutogradCPU))
+        False
+        """
         return self.raw & ks.raw == ks.raw
 
     def empty(self) -> bool:
-        """Whether the word is 0 (a word with only backend bits prints empty but is not)."""
+        """Whether the word is 0 (a word with only backend bits prints empty but is not).
+
+        >>> DispatchKeySet.from_raw(1), DispatchKeySet.from_raw(1).empty()
+        (DispatchKeySet(), False)
+        """
         return self.raw == 0
 
     def raw_repr(self) -> int:
-        """The raw word (torch's spelling of ``.raw``)."""
+        """The raw word (torch's spelling of ``.raw``).
+
+        >>> hex(DispatchKeySet(DispatchKey.Meta).raw_repr())
+        '0x18000'
+        """
         return self.raw
 
     def __iter__(self) -> Iterator[DispatchKey]:
@@ -288,7 +312,11 @@ class DispatchKeySet:
         return f"DispatchKeySet({', '.join(key_name(k) for k in self)})"
 
     def highest_priority_type_id(self) -> DispatchKey:
-        """The key this set dispatches to (torch's ``highestPriorityTypeId``)."""
+        """The key this set dispatches to (torch's ``highestPriorityTypeId``).
+
+        >>> DispatchKeySet(DispatchKey.CPU, DispatchKey.Python).highest_priority_type_id()
+        <DispatchKey.Python: 13>
+        """
         return highest_priority_key_raw(self.raw)
 
     def highest_functionality_key(self) -> DispatchKey:
@@ -308,7 +336,11 @@ class DispatchKeySet:
         return _BACKEND_BITS[(self.raw & BACKEND_MASK_RAW).bit_length()]
 
     def table_index(self) -> int:
-        """This set's dispatch-table index (see the module function ``table_index``)."""
+        """This set's dispatch-table index (see the module function ``table_index``).
+
+        >>> DispatchKeySet(DispatchKey.AutogradOther).table_index()
+        95
+        """
         return table_index(self.raw)
 
 

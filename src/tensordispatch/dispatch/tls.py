@@ -302,13 +302,21 @@ class PreserveDispatchKeyGuard:
 
 
 def tls_is_dispatch_key_included(k: DispatchKey) -> bool:
-    """Whether every bit of ``k`` is in this thread's include set."""
+    """Whether every bit of ``k`` is in this thread's include set.
+
+    >>> tls_is_dispatch_key_included(DispatchKey.BackendSelect)
+    True
+    """
     word = keyset_raw(k)
     return _STATE.included & word == word
 
 
 def tls_is_dispatch_key_excluded(k: DispatchKey) -> bool:
-    """Whether every bit of ``k`` is in this thread's exclude set."""
+    """Whether every bit of ``k`` is in this thread's exclude set.
+
+    >>> tls_is_dispatch_key_excluded(DispatchKey.AutocastCPU)
+    True
+    """
     word = keyset_raw(k)
     return _STATE.excluded & word == word
 
@@ -331,7 +339,13 @@ def tls_set_dispatch_key_included(k: DispatchKey, desired: bool) -> None:
 
 
 def tls_set_dispatch_key_excluded(k: DispatchKey, desired: bool) -> None:
-    """Exclude or un-exclude ``k`` without a guard (prefer the guards)."""
+    """Exclude or un-exclude ``k`` without a guard (prefer the guards).
+
+    >>> with PreserveDispatchKeyGuard():
+    ...     tls_set_dispatch_key_excluded(DispatchKey.AutocastCPU, False)
+    ...     tls_is_dispatch_key_excluded(DispatchKey.AutocastCPU)
+    False
+    """
     if desired != tls_is_dispatch_key_excluded(k):
         word = keyset_raw(k)
         st = _STATE
