@@ -6,9 +6,8 @@ model.py). The messages are torchgen's, verbatim, so that users of both recognis
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import Enum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from tensordispatch.schema.errors import SchemaError
 from tensordispatch.schema.types import TENSOR, BaseType, OptionalType
@@ -49,8 +48,7 @@ def _is_tensor_options_at(args: tuple[Argument, ...], i: int, end: int) -> bool:
     return True
 
 
-@dataclass(frozen=True, slots=True)
-class Layout:
+class Layout(NamedTuple):
     """Where the partitions of a flat argument list start (see Note [Precomputed schema facts])."""
 
     first_kwarg: int  # index of the first keyword-only argument (len if none)
@@ -60,17 +58,21 @@ class Layout:
     kind: SchemaKind
 
 
-def partition(schema: FunctionSchema) -> tuple[int, int, int, int]:
-    """(first_kwarg, first_out, self_index, tensor_options) of a flat argument list."""
+def analyse(schema: FunctionSchema) -> Layout:
+    """Partition the arguments, check every invariant of spec 1.9, and classify."""
     args = schema.arguments
     n = len(args)
     first_kw = first_out = n
     self_index = -1
+    annotated = False
     for i, a in enumerate(args):
+        info = a.alias_info
+        if info is not None:
+            annotated = True
         if a.kwarg_only:
             if first_kw == n:
                 first_kw = i
-            if a.alias_info is not None and a.alias_info.is_write:
+            if info is not None and info.is_write:
                 if first_out == n:
                     first_out = i
             elif first_out != n:
@@ -85,19 +87,26 @@ def partition(schema: FunctionSchema) -> tuple[int, int, int, int]:
             )
         elif self_index < 0 and a.name == "self":
             self_index = i
-    bad = [str(a) for a in args[: max(self_index, 0)] if is_written(a)]
-    if bad:
-        raise SchemaError(
-            f"mutable pre_self_positional arguments are not currently supported in the schema: [{', '.join(bad)}]",
-            str(schema),
-        )
+    if self_index > 0 and annotated:
+        bad = [str(a) for a in args[:self_index] if is_written(a)]
+        if bad:
+            raise SchemaError(
+                f"mutable pre_self_positional arguments are not currently supported in the schema: [{', '.join(bad)}]",
+                str(schema),
+            )
     options = -1
     for i in range(first_kw, first_out):
         if args[i].name == "dtype" and _is_tensor_options_at(args, i, first_out):
             if options >= 0:
                 raise SchemaError("tensor options arguments can only appear once", str(schema))
             options = i
-    return first_kw, first_out, self_index, options
+    # Without any annotation there is nothing to check and the schema is functional.
+    kind = SchemaKind.functional
+    if annotated or schema.name.name.inplace or any(r.alias_info for r in schema.returns):
+        check_returns(schema, first_kw, first_out, self_index)
+        kind = classify(schema, first_kw, first_out, self_index)
+    check_kind(schema, kind, options)
+    return Layout(first_kw, first_out, self_index, options, kind)
 
 
 def classify(schema: FunctionSchema, first_kw: int, first_out: int, self_index: int) -> SchemaKind:

@@ -21,15 +21,7 @@ from typing import TYPE_CHECKING
 
 from tensordispatch.schema.defaults import default_value
 from tensordispatch.schema.errors import SchemaError
-from tensordispatch.schema.invariants import (
-    Layout,
-    SchemaKind,
-    check_kind,
-    check_returns,
-    classify,
-    is_written,
-    partition,
-)
+from tensordispatch.schema.invariants import Layout, SchemaKind, analyse, is_written
 from tensordispatch.schema.types import Type
 
 if TYPE_CHECKING:
@@ -305,11 +297,7 @@ class FunctionSchema:
             object.__setattr__(self, "arguments", tuple(self.arguments))
         if type(self.returns) is not tuple:
             object.__setattr__(self, "returns", tuple(self.returns))
-        first_kw, first_out, self_index, options = partition(self)
-        check_returns(self, first_kw, first_out, self_index)
-        kind = classify(self, first_kw, first_out, self_index)
-        check_kind(self, kind, options)
-        object.__setattr__(self, "_layout", Layout(first_kw, first_out, self_index, options, kind))
+        object.__setattr__(self, "_layout", analyse(self))
 
     @staticmethod
     def parse(text: str) -> FunctionSchema:

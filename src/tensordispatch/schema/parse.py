@@ -239,6 +239,22 @@ def _arguments(text: str, args_text: str, start: int) -> list[Argument]:
     return args
 
 
+@functools.lru_cache(maxsize=4096)
+def arguments_piece(args_text: str) -> tuple[Argument, ...]:
+    """Parse a whole argument list (fast path; errors are located by ``_arguments``)."""
+    if not args_text:
+        return ()
+    pieces = args_text.split(", ")
+    if "*" not in pieces:
+        return tuple([argument_piece(p, False) for p in pieces])
+    star = pieces.index("*")
+    keyword = pieces[star + 1 :]
+    if not keyword or "*" in keyword:
+        raise PieceError("bad kwarg-only specifier")
+    positional = [argument_piece(p, False) for p in pieces[:star]]
+    return tuple(positional + [argument_piece(p, True) for p in keyword])
+
+
 def _parse_schema(text: str) -> FunctionSchema:
     match = _DECL_RE.fullmatch(text)
     if match is None:
@@ -248,13 +264,17 @@ def _parse_schema(text: str) -> FunctionSchema:
         name = operator_name_piece(name_text)
     except PieceError as e:
         raise SchemaError(e.reason, text, e.offset + 1) from None
-    args = _arguments(text, args_text, len(name_text) + 1)
+    try:
+        args = arguments_piece(args_text)
+    except PieceError:
+        _arguments(text, args_text, len(name_text) + 1)  # raises the located error
+        raise SchemaError("invalid argument list", text, len(name_text) + 2) from None
     try:
         returns = returns_piece(returns_text)
     except PieceError as e:
         raise SchemaError(e.reason, text, len(text) - len(returns_text) + e.offset + 1) from None
     try:
-        schema = FunctionSchema(name, tuple(args), returns)
+        schema = FunctionSchema(name, args, returns)
     except SchemaError as e:
         raise SchemaError(e.reason, text, e.column) from None
     object.__setattr__(schema, "_text", text)
