@@ -11,7 +11,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import tensordispatch.tensor as tdt
-from tensordispatch.tensor.tensor import Size, Tensor, VersionCounter, contiguous_strides
+from tensordispatch.tensor.tensor import (
+    Size,
+    Tensor,
+    VersionCounter,
+    contiguous_strides,
+    dense_strides_like,
+    is_non_overlapping_and_dense,
+)
 
 
 def pair(values: list[float] | np.ndarray, dtype: str = "float32") -> tuple[Tensor, torch.Tensor]:
@@ -424,3 +431,23 @@ def test_array_protocol_matches_torch() -> None:
     ours, theirs = pair([1.5, 2.5])
     assert np.asarray(ours).tolist() == np.asarray(theirs).tolist()
     assert np.asarray(ours, dtype=np.int64).tolist() == [1, 2]
+
+
+@given(view_geometry())
+def test_dense_strides_like_matches_torch_empty_like(
+    geometry: tuple[tuple[int, ...], tuple[int, ...], int],
+) -> None:
+    shape, strides, offset = geometry
+    view = torch.as_strided(torch.zeros(storage_size(shape, strides, offset)), shape, strides)
+    assert dense_strides_like(shape, strides) == torch.empty_like(view).stride()
+
+
+@given(view_geometry())
+def test_is_non_overlapping_and_dense_matches_torch(
+    geometry: tuple[tuple[int, ...], tuple[int, ...], int],
+) -> None:
+    from torch._prims_common import is_non_overlapping_and_dense_or_false as theirs
+
+    shape, strides, offset = geometry
+    view = torch.as_strided(torch.zeros(storage_size(shape, strides, offset)), shape, strides)
+    assert is_non_overlapping_and_dense(shape, strides) == theirs(view)

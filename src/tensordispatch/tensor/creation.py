@@ -15,7 +15,7 @@ import numpy as np
 from tensordispatch.tensor import dtypes
 from tensordispatch.tensor.device import CPU, device
 from tensordispatch.tensor.dtypes import dtype, from_numpy_dtype, promote_types
-from tensordispatch.tensor.tensor import Tensor
+from tensordispatch.tensor.tensor import Tensor, contiguous_strides, dense_strides_like
 
 __all__ = ["tensor", "from_numpy", "from_dlpack"]
 
@@ -234,6 +234,24 @@ def _values(data: Any) -> tuple[Any, tuple[int, ...], dtype]:
     return (_items(data) if scan.has_tensor else data), tuple(scan.shape), inferred
 
 
+def _copy_of(values: Any, dt: dtype) -> np.ndarray[Any, Any]:
+    """A fresh array of `values`; an array's copy keeps its memory order, as torch's copy
+    does (preserve_format), anything else is row-major."""
+    if not isinstance(values, np.ndarray) or values.ndim < 2:
+        return np.array(values, dtype=dt.numpy_dtype, order="C", copy=True)
+    itemsize = values.dtype.itemsize
+    strides = tuple([s // itemsize for s in values.strides])
+    if values.flags.c_contiguous and strides == contiguous_strides(values.shape):
+        return np.array(values, dtype=dt.numpy_dtype, order="C", copy=True)
+    target = dense_strides_like(values.shape, strides)
+    buffer = np.empty(values.size * dt.itemsize, np.uint8)
+    out: np.ndarray[Any, Any] = np.ndarray(
+        values.shape, dt.numpy_dtype, buffer, 0, tuple([s * dt.itemsize for s in target])
+    )
+    out[...] = values
+    return out
+
+
 def tensor(
     data: Any,
     dtype: dtype | None = None,
@@ -258,7 +276,7 @@ def tensor(
     if dev.type == "meta":
         result = Tensor._make_meta(shape, None, dt, dev)
     elif dev.type == "cpu":
-        array = np.array(values, dtype=dt.numpy_dtype, order="C", copy=True)
+        array = _copy_of(values, dt)
         result = Tensor._wrap_numpy(array, dt)
     else:
         raise NotImplementedError(

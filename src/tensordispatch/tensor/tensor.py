@@ -32,7 +32,14 @@ from numpy.lib.stride_tricks import as_strided
 from tensordispatch.tensor.device import CPU, META, device
 from tensordispatch.tensor.dtypes import dtype
 
-__all__ = ["Size", "Tensor", "VersionCounter", "contiguous_strides"]
+__all__ = [
+    "Size",
+    "Tensor",
+    "VersionCounter",
+    "contiguous_strides",
+    "is_non_overlapping_and_dense",
+    "dense_strides_like",
+]
 
 
 class Size(tuple[int, ...]):
@@ -95,6 +102,66 @@ def contiguous_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
         strides[i] = acc
         acc *= max(shape[i], 1)
     return tuple(strides)
+
+
+def is_non_overlapping_and_dense(shape: tuple[int, ...], strides: tuple[int, ...]) -> bool:
+    """Whether the elements fill a block of memory exactly once in some dim order (torch's
+    definition; dims of size 0 or 1 impose nothing).
+
+    >>> is_non_overlapping_and_dense((2, 3), (1, 2)), is_non_overlapping_and_dense((2, 3), (0, 1))
+    (True, False)
+    """
+    if 0 in shape:
+        return True  # an empty tensor counts as contiguous, whatever its strides
+    if len(shape) == 1:
+        return shape[0] < 2 or strides[0] == 1
+    dims = sorted((d for d in range(len(shape)) if shape[d] >= 2), key=lambda d: strides[d])
+    expected = 1
+    for d in dims:
+        if strides[d] != expected:
+            return False
+        expected *= shape[d]
+    return True
+
+
+def dense_strides_like(shape: tuple[int, ...], strides: tuple[int, ...]) -> tuple[int, ...]:
+    """Dense strides that keep the memory order of `strides` (torch's preserve_format rule
+    for copies): dims sorted by stride, ties by size, zero strides left in place.
+
+    >>> dense_strides_like((2, 3), (8, 1)), dense_strides_like((3, 2), (1, 3))
+    ((3, 1), (1, 3))
+    >>> dense_strides_like((2, 3), (0, 1))
+    (3, 1)
+    """
+    if is_non_overlapping_and_dense(shape, strides):
+        return strides
+    ndim = len(shape)
+    perm = list(range(ndim - 1, -1, -1))  # innermost first
+
+    def order(a: int, b: int) -> int:  # > 0: dim a belongs after dim b
+        sa, sb = strides[a], strides[b]
+        if sa == 0 or sb == 0:
+            return 0
+        if sa != sb:
+            return 1 if sa > sb else -1
+        return 1 if shape[a] > shape[b] else 0
+
+    for i in range(1, ndim):  # stable insertion sort; zero-stride dims never move
+        moving = i
+        for j in range(i - 1, -1, -1):
+            cmp = order(perm[j], perm[moving])
+            if cmp > 0:
+                perm[j], perm[moving] = perm[moving], perm[j]
+                moving = j
+            elif cmp < 0:
+                break
+    out = [0] * ndim
+    acc = 1
+    for d in perm:
+        out[d] = acc
+        if shape[d] > 1:
+            acc *= shape[d]
+    return tuple(out)
 
 
 def _wrap_dim(name: str, dim: SupportsIndex, ndim: int) -> int:
