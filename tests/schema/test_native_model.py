@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import pathlib
 
 import pytest
 import torchgen
@@ -37,7 +38,9 @@ def _func(parsed: ParsedNativeFunctions, name: str) -> str:
 
 
 def _cea_kernel(parsed: ParsedNativeFunctions, name: str) -> str:
-    return parsed.backend_indices["CompositeExplicitAutograd"].index[OperatorName.parse(name)].kernel
+    return (
+        parsed.backend_indices["CompositeExplicitAutograd"].index[OperatorName.parse(name)].kernel
+    )
 
 
 def test_out_generated_from_functional() -> None:
@@ -50,7 +53,10 @@ def test_out_generated_from_functional() -> None:
 def test_out_generated_for_tuple_return() -> None:
     parsed = parse_native_functions("- func: op_2() -> (Tensor, Tensor)\n  autogen: op_2.out\n"
                                     "  dispatch:\n    CPU: op_2\n")  # fmt: skip
-    assert _func(parsed, "op_2.out") == "op_2.out(*, Tensor(a!) out0, Tensor(b!) out1) -> (Tensor(a!), Tensor(b!))"
+    assert (
+        _func(parsed, "op_2.out")
+        == "op_2.out(*, Tensor(a!) out0, Tensor(b!) out1) -> (Tensor(a!), Tensor(b!))"
+    )
     assert _cea_kernel(parsed, "op_2.out") == "op_2_out"
 
 
@@ -75,12 +81,20 @@ def test_no_out_generated_without_autogen() -> None:
     ("name", "expected"),
     [
         ("zero.out", "zero.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)"),
-        ("_amp_update_scale", "_amp_update_scale(Tensor self, Tensor growth_tracker, Tensor found_inf, float scale_growth_factor, float scale_backoff_factor, int growth_interval) -> (Tensor, Tensor growth_tracker_out)"),  # noqa: E501
+        (
+            "_amp_update_scale",
+            "_amp_update_scale(Tensor self, Tensor growth_tracker, Tensor found_inf, float scale_growth_factor, float scale_backoff_factor, int growth_interval) -> (Tensor, Tensor growth_tracker_out)",
+        ),
         ("_foreach_zero.out", "_foreach_zero.out(Tensor[] self, *, Tensor(a!)[] out) -> ()"),
-        ("view_copy.out", "view_copy.out(Tensor self, SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)"),
+        (
+            "view_copy.out",
+            "view_copy.out(Tensor self, SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)",
+        ),
     ],
 )
-def test_generated_schemas_of_the_real_file(real: ParsedNativeFunctions, name: str, expected: str) -> None:
+def test_generated_schemas_of_the_real_file(
+    real: ParsedNativeFunctions, name: str, expected: str
+) -> None:
     assert _func(real, name) == expected
 
 
@@ -100,9 +114,16 @@ def test_comma_dispatch_keys_share_one_kernel() -> None:
     parsed = parse_native_functions("- func: op(Tensor self) -> Tensor\n  dispatch:\n"
                                     "    CPU, CUDA: op_kernel\n    Meta: ns::op_meta\n")  # fmt: skip
     name = OperatorName.parse("op")
-    assert parsed.backend_indices["CUDA"].index[name] == BackendMetadata("op_kernel", False, "at::native")
-    assert parsed.backend_indices["Meta"].index[name] == BackendMetadata("op_meta", False, "ns::native")
-    assert parsed.backend_indices["CUDA"].device_guard and not parsed.backend_indices["CPU"].device_guard
+    assert parsed.backend_indices["CUDA"].index[name] == BackendMetadata(
+        "op_kernel", False, "at::native"
+    )
+    assert parsed.backend_indices["Meta"].index[name] == BackendMetadata(
+        "op_meta", False, "ns::native"
+    )
+    assert (
+        parsed.backend_indices["CUDA"].device_guard
+        and not parsed.backend_indices["CPU"].device_guard
+    )
 
 
 def test_implicit_composite_kernel_and_abstractness() -> None:
@@ -129,7 +150,9 @@ def test_structured_group_and_delegates() -> None:
     (group,) = parsed.groups
     assert isinstance(group, NativeFunctionsGroup) and group.structured
     assert [str(f.func.name) for f in group.functions()] == ["op", "op.out", "op_"]
-    assert parsed.backend_indices["CPU"].get_kernel(group) == BackendMetadata("op_out", True, "at::native")
+    assert parsed.backend_indices["CPU"].get_kernel(group) == BackendMetadata(
+        "op_out", True, "at::native"
+    )
     assert parsed.backend_indices["SparseCPU"].index[group.out.func.name].structured is False
     assert all(f.is_abstract for f in group.functions())
 
@@ -157,7 +180,9 @@ def test_signature_is_cached_and_not_part_of_equality(real: ParsedNativeFunction
     assert dataclasses.replace(f) == f
 
 
-def test_native_function_rejects_broken_invariant_on_construction(real: ParsedNativeFunctions) -> None:
+def test_native_function_rejects_broken_invariant_on_construction(
+    real: ParsedNativeFunctions,
+) -> None:
     f = next(f for f in real.native_functions if str(f.func.name) == "add.out")
     with pytest.raises(NativeFunctionsError) as info:
         dataclasses.replace(f, variants=frozenset({Variant.method, Variant.function}))
@@ -174,12 +199,12 @@ def test_tags_yaml_needs_descriptions() -> None:
 def test_real_tags_yaml_matches_default_tags() -> None:
     from tensordispatch.schema.native import DEFAULT_VALID_TAGS
 
-    text = open(os.path.join(NATIVE, "tags.yaml"), encoding="utf-8").read()
+    text = pathlib.Path(NATIVE, "tags.yaml").read_text(encoding="utf-8")
     assert parse_tags_yaml(text) == DEFAULT_VALID_TAGS
 
 
 def test_package_namespace_exports_the_loader() -> None:
-    import tensordispatch.schema as schema
+    from tensordispatch import schema
 
     assert schema.load_native_functions is load_native_functions
     assert schema.NativeFunctionsGroup is NativeFunctionsGroup

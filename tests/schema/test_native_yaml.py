@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import pathlib
 
 import torchgen
 import yaml
@@ -30,7 +31,7 @@ def _torchgen_entries(text: str) -> list[tuple[int, dict[object, object]]]:
 
 
 def test_fast_reader_reads_the_real_file_like_torchgen() -> None:
-    text = open(YAML, encoding="utf-8").read()
+    text = pathlib.Path(YAML).read_text(encoding="utf-8")
     fast = _fast_entries(text)
     assert fast is not None
     assert fast == _torchgen_entries(text)
@@ -79,7 +80,9 @@ def _documents(draw: st.DrawFn) -> str:
                 lines.append(f"  {key}: {draw(_SCALARS)}")
             elif shape == "map":
                 lines.append(f"  {key}:")
-                lines += [f"    {draw(_KEYS)}: {draw(_SCALARS)}" for _ in range(draw(st.integers(1, 2)))]
+                lines += [
+                    f"    {draw(_KEYS)}: {draw(_SCALARS)}" for _ in range(draw(st.integers(1, 2)))
+                ]
             elif shape in ("list", "list2"):
                 indent = "  " if shape == "list" else "    "
                 lines.append(f"  {key}:")

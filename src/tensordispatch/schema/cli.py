@@ -26,8 +26,7 @@ def add_parser(subparsers: Any) -> None:
         "check",
         help="validate a native_functions.yaml file and print counts by kind",
         description=(
-            "Load FILE as torchgen would (entries, automatic variants, groups, view groups), "
-            "print counts by kind, and report every error with its file:line."
+            "Load FILE as torchgen would (entries, automatic variants, groups, view groups), print counts by kind, and report every error with its file:line."
         ),
     )
     check.add_argument(

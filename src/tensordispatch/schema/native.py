@@ -51,7 +51,9 @@ DEFAULT_VALID_TAGS: frozenset[str] = frozenset(
 )  # fmt: skip
 
 # The package's own operator file.
-DEFAULT_NATIVE_FUNCTIONS_PATH = Path(__file__).resolve().parent.parent / "ops" / "native_functions.yaml"
+DEFAULT_NATIVE_FUNCTIONS_PATH = (
+    Path(__file__).resolve().parent.parent / "ops" / "native_functions.yaml"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,7 +118,9 @@ def parse_tags_yaml(text: str, path: str = "<string>") -> frozenset[str]:
         if not isinstance(name, str):
             issues.append(NativeIssue(path, line, "", f"expected a `tag:` string, got {name!r}"))
         elif not entry.get("desc"):
-            issues.append(NativeIssue(path, line, name, f"Tag '{name}' must have a non-empty description"))
+            issues.append(
+                NativeIssue(path, line, name, f"Tag '{name}' must have a non-empty description")
+            )
         else:
             tags.add(name)
     if issues:
@@ -196,8 +200,7 @@ def _duplicate_names(funcs: list[NativeFunction]) -> list[NativeIssue]:
                     f.loc.file,
                     f.loc.line,
                     str(f.func.name),
-                    f"duplicate operator {f.func.name}: it is already declared at {first.loc}; "
-                    "give one of them another overload name",
+                    f"duplicate operator {f.func.name}: it is already declared at {first.loc}; give one of them another overload name",
                 )
             )
     return issues

@@ -222,9 +222,7 @@ def _generate_for_bucket(
     inplace = d.get(SchemaKind.inplace)
     if inplace is not None and str(inplace.func.name) in INPLACE_OPS_THAT_DONT_GET_GROUPED_PROPERLY:
         return
-    base = (
-        d.get(SchemaKind.mutable) or inplace or out or d[SchemaKind.functional]
-    )
+    base = d.get(SchemaKind.mutable) or inplace or out or d[SchemaKind.functional]
     base_kind = base.func.kind()
     base_valid = base_kind is SchemaKind.inplace or any(
         r.type.is_tensor_like() for r in base.func.returns
@@ -252,19 +250,11 @@ def _generate_for_bucket(
 
 
 def _lonely_out_message(out: NativeFunction) -> str:
-    return (
-        f"Found an out= operator that we could not find any other variants of: {out.func}; "
-        "add its functional variant to the yaml"
-    )
+    return f"Found an out= operator that we could not find any other variants of: {out.func}; add its functional variant to the yaml"
 
 
 def _no_out_message(base: NativeFunction) -> str:
-    return (
-        f"Found an operator that we could not generate an out= variant for: {base.func}. This "
-        "type of operators don't have tensor-like return, making it difficult to generate a "
-        "proper out= variant; give it a tensor-like return, or implement it as "
-        "CompositeImplicitAutograd (composite operators get no generated variants)"
-    )
+    return f"Found an operator that we could not generate an out= variant for: {base.func}. This type of operators don't have tensor-like return, making it difficult to generate a proper out= variant; give it a tensor-like return, or implement it as CompositeImplicitAutograd (composite operators get no generated variants)"
 
 
 def generated_count(funcs: Sequence[NativeFunction]) -> int:

@@ -11,11 +11,12 @@ from __future__ import annotations
 import keyword
 from collections.abc import Iterable, Sequence
 
-from tensordispatch.schema import FunctionSchema, SchemaKind
+from tensordispatch.schema import OperatorName, SchemaKind
 from tensordispatch.schema.native_model import (
     NativeFunction,
     NativeFunctionsGroup,
     NativeFunctionsViewGroup,
+    SignatureKey,
     ViewSchemaKind,
 )
 from tensordispatch.schema.native_yaml import NativeFunctionsError, NativeIssue
@@ -60,7 +61,7 @@ def check_across_entries(funcs: Sequence[NativeFunction]) -> list[NativeIssue]:
     return issues
 
 
-def _delegate_problem(f: NativeFunction, by_name: dict[object, NativeFunction]) -> str | None:
+def _delegate_problem(f: NativeFunction, by_name: dict[OperatorName, NativeFunction]) -> str | None:
     target = f.structured_delegate
     if target is None:
         return None
@@ -69,10 +70,7 @@ def _delegate_problem(f: NativeFunction, by_name: dict[object, NativeFunction]) 
     if delegate is None:
         return f"{prefix}, but {target} is missing."
     if not delegate.structured:
-        return (
-            f"{prefix}, but {target} is not marked as structured. Consider adding "
-            "'structured=True' to the delegated operator"
-        )
+        return f"{prefix}, but {target} is not marked as structured. Consider adding 'structured=True' to the delegated operator"
     return None
 
 
@@ -88,17 +86,9 @@ def _inplace_view_problem(f: NativeFunction, bases: set[tuple[str, bool]]) -> st
     if str(name) in ("resize_", "resize_as_") or str(name.name) == "set_":
         return None
     if not name.name.inplace:
-        return (
-            f"{name} is marked with tag: inplace_view, but it doesn't follow the naming "
-            "convention for inplace ops - the codegen expects the base name to have a trailing "
-            "underscore."
-        )
+        return f"{name} is marked with tag: inplace_view, but it doesn't follow the naming convention for inplace ops - the codegen expects the base name to have a trailing underscore."
     if (name.name.base, name.name.dunder_method) not in bases:
-        return (
-            f"{name} is marked with tag: inplace_view. The codegen expects there to be a "
-            f"corresponding out-of-place view op with the name '{name.name}' and matching "
-            "schema, but it didn't find one."
-        )
+        return f"{name} is marked with tag: inplace_view. The codegen expects there to be a corresponding out-of-place view op with the name '{name.name}' and matching schema, but it didn't find one."
     return None
 
 
@@ -108,11 +98,11 @@ def _inplace_view_problem(f: NativeFunction, bases: set[tuple[str, bool]]) -> st
 
 def pre_group(
     funcs: Iterable[NativeFunction], issues: list[NativeIssue]
-) -> dict[FunctionSchema, dict[SchemaKind, NativeFunction]]:
+) -> dict[SignatureKey, dict[SchemaKind, NativeFunction]]:
     """Bucket functions by signature(), then by kind; a repeated kind is reported and dropped."""
-    buckets: dict[FunctionSchema, dict[SchemaKind, NativeFunction]] = {}
+    buckets: dict[SignatureKey, dict[SchemaKind, NativeFunction]] = {}
     for f in funcs:
-        d = buckets.setdefault(f.signature(), {})
+        d = buckets.setdefault(f.signature_key(), {})
         kind = f.func.kind()
         if kind in d:
             issues.append(issue(f, f"Duplicate schema kind {kind_name(kind)} for {f.func}"))
@@ -141,8 +131,7 @@ def group_native_functions(
             issues.append(
                 issue(
                     generated[0],
-                    "Generated NativeFunctions should have been grouped into "
-                    f"NativeFunctionsGroup objects: {names}",
+                    f"Generated NativeFunctions should have been grouped into NativeFunctionsGroup objects: {names}",
                 )
             )
         result.extend(d.values())
@@ -151,19 +140,17 @@ def group_native_functions(
 
 def check_group(g: NativeFunctionsGroup) -> None:
     """NativeFunctionsGroup invariants (run by its constructor)."""
-    sig = g.functional.signature()
+    sig = g.functional.signature_key()
     for f in g.functions():
-        if f.signature() != sig:
+        if f.signature_key() != sig:
             raise _fail(
                 f,
-                "NativeFunctionsGroup constructed from two NativeFunctions that don't have "
-                f"matching signatures: {sig} != {f.signature()}",
+                f"NativeFunctionsGroup constructed from two NativeFunctions that don't have matching signatures: {sig.schema} != {f.signature()}",
             )
         if g.structured != f.part_of_structured_group:
             raise _fail(
                 f,
-                "NativeFunctionsGroup constructed from structured and unstructured functions: "
-                f"{g.out.func.name} and {f.func.name}",
+                f"NativeFunctionsGroup constructed from structured and unstructured functions: {g.out.func.name} and {f.func.name}",
             )
     for member, kind in ((g.functional, SchemaKind.functional), (g.out, SchemaKind.out),
                          (g.inplace, SchemaKind.inplace), (g.mutable, SchemaKind.mutable)):  # fmt: skip
@@ -175,8 +162,7 @@ def check_group(g: NativeFunctionsGroup) -> None:
         if member.namespace != g.functional.namespace:
             raise _fail(
                 member,
-                f"namespace {member.namespace} differs from the functional variant's "
-                f"({g.functional.namespace}); all variants of one operator share a namespace",
+                f"namespace {member.namespace} differs from the functional variant's ({g.functional.namespace}); all variants of one operator share a namespace",
             )
     if g.mutable is not None and not g.functional.func.name.name.functional_overload:
         raise _fail(
@@ -199,8 +185,7 @@ def _check_structured_group(g: NativeFunctionsGroup) -> None:
         if f is not None and f.structured_delegate != out.func.name:
             raise _fail(
                 f,
-                f"{f.func.name} delegates to {f.structured_delegate} but its actual delegate "
-                f"is {out.func.name}",
+                f"{f.func.name} delegates to {f.structured_delegate} but its actual delegate is {out.func.name}",
             )
 
 
@@ -216,14 +201,11 @@ def _check_autogen(g: NativeFunctionsGroup) -> None:
         last = list(g.functions())[-1]
         raise _fail(
             owner,
-            f"The codegen expects to be able to generate '{generated_str}'. In order to "
-            "generate them however, we expect them to be called out explicitly in the yaml. "
-            f"Please add an 'autogen: {generated_str}' line to the entry for {last.func.name}",
+            f"The codegen expects to be able to generate '{generated_str}'. In order to generate them however, we expect them to be called out explicitly in the yaml. Please add an 'autogen: {generated_str}' line to the entry for {last.func.name}",
         )
     raise _fail(
         owner,
-        f"The codegen expects to be able to generate '{generated_str}'. To do so, it expects a "
-        f"line: 'autogen: {generated_str}'. Instead, it found 'autogen: {expected_str}'",
+        f"The codegen expects to be able to generate '{generated_str}'. To do so, it expects a line: 'autogen: {generated_str}'. Instead, it found 'autogen: {expected_str}'",
     )
 
 
@@ -235,7 +217,7 @@ def group_views(
     funcs: Sequence[NativeFunction], issues: list[NativeIssue]
 ) -> list[NativeFunction | NativeFunctionsViewGroup]:
     """torchgen's get_grouped_by_view_native_functions."""
-    buckets: dict[FunctionSchema, dict[object, NativeFunction]] = {}
+    buckets: dict[SignatureKey, dict[object, NativeFunction]] = {}
     for f in funcs:
         try:
             view_kind = f.view_schema_kind
@@ -243,7 +225,7 @@ def group_views(
             issues.extend(err.issues)
             continue
         slot: object = f.func.kind() if view_kind is ViewSchemaKind.non_aliasing else view_kind
-        d = buckets.setdefault(f.func.view_signature(), {})
+        d = buckets.setdefault(f.view_signature_key(), {})
         if slot in d:
             shown = ", ".join(_slot_name(k) for k in d)
             issues.append(issue(f, f"{_slot_name(slot)} already in {{{shown}}}"))
@@ -298,20 +280,17 @@ def check_view_group(g: NativeFunctionsViewGroup) -> None:
         if gets_generated_view_copy(view):
             raise _fail(
                 view,
-                f"{view.func.name} appears to be a new operator that aliases its inputs. The "
-                "codegen expects you to add a corresponding operator to native_functions.yaml: "
-                f"{view_copy_name(view)}. See Note [view_copy NativeFunctions] for details.",
+                f"{view.func.name} appears to be a new operator that aliases its inputs. The codegen expects you to add a corresponding operator to native_functions.yaml: {view_copy_name(view)}. See Note [view_copy NativeFunctions] for details.",
             )
     else:
         _check_view_copy(view, g.view_copy)
     inplace = g.view_inplace
     if inplace is None:
         return
-    if view.signature() != inplace.signature():
+    if view.signature_key() != inplace.signature_key():
         raise _fail(
             inplace,
-            "view and view_inplace signatures don't match: "
-            f"{view.signature()} != {inplace.signature()}",
+            f"view and view_inplace signatures don't match: {view.signature()} != {inplace.signature()}",
         )
     for flag, key in (("has_composite_implicit_autograd_kernel", "CompositeImplicitAutograd"),
                       ("has_composite_implicit_autograd_nested_tensor_kernel",
@@ -319,24 +298,20 @@ def check_view_group(g: NativeFunctionsViewGroup) -> None:
         if getattr(view, flag) and not getattr(inplace, flag):
             raise _fail(
                 inplace,
-                f"{view.func.name} and {inplace.func.name} must either both have {key} "
-                "kernels, or both not have composite kernels.",
+                f"{view.func.name} and {inplace.func.name} must either both have {key} kernels, or both not have composite kernels.",
             )
 
 
 def _check_view_copy(view: NativeFunction, copy: NativeFunction) -> None:
     if not copy.func.name.name.base.endswith(("_copy", "_scatter")):
         raise _fail(copy, f"view_copy name must end with '_copy' or '_scatter': {copy.func.name}")
-    if view.signature() != copy.func.view_signature():
+    if view.signature_key() != copy.view_signature_key():
         raise _fail(
             copy,
-            "view and view_copy signatures don't match: "
-            f"{view.signature()} != {copy.func.view_signature()}",
+            f"view and view_copy signatures don't match: {view.signature()} != {copy.func.view_signature()}",
         )
     if "view_copy" not in copy.tags:
         raise _fail(
             copy,
-            f"{(str(copy.func.name), str(set(view.tags)))} appears to be a view_copy operator. "
-            "The codegen expects view_copy operators to be annotated with the 'view_copy' tag "
-            "in native_functions.yaml. See Note [view_copy NativeFunction] for details.",
+            f"{(str(copy.func.name), str(set(view.tags)))} appears to be a view_copy operator. The codegen expects view_copy operators to be annotated with the 'view_copy' tag in native_functions.yaml. See Note [view_copy NativeFunction] for details.",
         )

@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from enum import Enum
 from types import MappingProxyType
 
-from tensordispatch.schema.native_keys import CIA, CIA_NT, CEA, CEANF
-from tensordispatch.schema.native_yaml import NativeFunctionsError, NativeIssue
 from tensordispatch.schema import Argument, FunctionSchema, OperatorName, SchemaKind
+from tensordispatch.schema.native_keys import CEA, CEANF, CIA, CIA_NT
+from tensordispatch.schema.native_yaml import NativeFunctionsError, NativeIssue
 
 
 class Variant(Enum):
@@ -129,6 +129,38 @@ def _fail(loc: Location, subject: object, message: str) -> NativeFunctionsError:
     return NativeFunctionsError([NativeIssue(loc.file, loc.line, str(subject), message)])
 
 
+_VIEW_SUFFIXES = ("_copy", "_scatter")
+
+
+class SignatureKey:
+    """A FunctionSchema used as a dict key, its hash computed once.
+
+    Note [Signature keys]
+    ~~~~~~~~~~~~~~~~~~~~~
+    Grouping buckets every function by signature() (twice) and by view_signature(). A frozen
+    dataclass recomputes its hash through every nested field on each lookup, which made the
+    hashing cost more than the rest of grouping; this wrapper hashes once per function.
+    Equality is the schema's equality.
+    """
+
+    __slots__ = ("_hash", "schema")
+
+    def __init__(self, schema: FunctionSchema) -> None:
+        self.schema = schema
+        self._hash = hash(schema)
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SignatureKey):
+            return NotImplemented
+        return self is other or (self._hash == other._hash and self.schema == other.schema)
+
+    def __repr__(self) -> str:
+        return f"SignatureKey({self.schema})"
+
+
 @dataclass(frozen=True, slots=True)
 class NativeFunction:
     """One operator of native_functions.yaml (an entry, or a variant generated from one).
@@ -161,8 +193,11 @@ class NativeFunction:
     has_composite_explicit_autograd_kernel: bool
     has_composite_explicit_autograd_non_functional_kernel: bool
     tags: frozenset[str]
-    # signature() of func, computed once: grouping asks for it several times per function.
-    _signature: FunctionSchema | None = field(default=None, init=False, repr=False, compare=False)
+    # signature() and view_signature() of func as SignatureKeys, computed once: grouping asks
+    # for them several times per function (see Note [Signature keys]).
+    _keys: tuple[SignatureKey, SignatureKey] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
 
     def __post_init__(self) -> None:
         message = self._broken_rule()
@@ -173,21 +208,12 @@ class NativeFunction:
         func = self.func
         kind = func.kind()
         if func.out and self.variants != {Variant.function}:
-            return (
-                "Native functions with out arguments MUST be declared with only function "
-                "variant; e.g., variants: function; otherwise you will tickle a Python argument "
-                "binding bug (which usually manifests itself as the result variable being "
-                "undefined.)"
-            )
+            return "Native functions with out arguments MUST be declared with only function variant; e.g., variants: function; otherwise you will tickle a Python argument binding bug (which usually manifests itself as the result variable being undefined.)"
         if self.structured and kind is not SchemaKind.out:
-            return (
-                "Put structured field on the out= variant of a function; did you mean "
-                "structured_delegate?"
-            )
+            return "Put structured field on the out= variant of a function; did you mean structured_delegate?"
         if self.structured_delegate is not None and kind is SchemaKind.out:
             return (
-                "structured_delegate field not allowed on out= functions; did you mean "
-                "structured?"
+                "structured_delegate field not allowed on out= functions; did you mean structured?"
             )
         if (self.structured or self.structured_delegate is not None) and not self.device_guard:
             return "device_guard: False is not respected by structured kernels"
@@ -195,15 +221,13 @@ class NativeFunction:
             defaulted = {a.name for a in func.flat_all if a.default is not None}
             invalid = self.cpp_no_default_args - defaulted
             if invalid:
-                return f"Invalid cpp_no_default_args: {set(sorted(invalid))}"
+                shown = ", ".join(repr(x) for x in sorted(invalid))
+                return f"Invalid cpp_no_default_args: {{{shown}}}"
         if self.structured_inherits is not None and not self.structured:
             return "structured_inherits must also imply structured: True"
         name = str(func.name)
         if name.startswith("_foreach") and self.device_check is not DeviceCheckType.NoCheck:
-            return (
-                "foreach kernels fall back to slow path when tensor are on different devices, "
-                "device_check not allowed to be enabled"
-            )
+            return "foreach kernels fall back to slow path when tensor are on different devices, device_check not allowed to be enabled"
         if "nondeterministic_seeded" not in self.tags and self._looks_random(name):
             return f"nondeterministic_seeded tag missing for {name}"
         return None
@@ -222,11 +246,30 @@ class NativeFunction:
 
     def signature(self) -> FunctionSchema:
         """`func.signature()`, computed once per function."""
-        sig = self._signature
-        if sig is None:
-            sig = self.func.signature()
-            object.__setattr__(self, "_signature", sig)
-        return sig
+        return self.signature_key().schema
+
+    def signature_key(self) -> SignatureKey:
+        """`func.signature()` as a dict key with a precomputed hash."""
+        keys = self._keys
+        if keys is None:
+            keys = self._compute_keys()
+        return keys[0]
+
+    def view_signature_key(self) -> SignatureKey:
+        """`func.view_signature()` as a dict key with a precomputed hash."""
+        keys = self._keys
+        if keys is None:
+            keys = self._compute_keys()
+        return keys[1]
+
+    def _compute_keys(self) -> tuple[SignatureKey, SignatureKey]:
+        key = SignatureKey(self.func.signature())
+        base = self.func.name.name.base
+        # view_signature() differs from signature() only for these names.
+        view = SignatureKey(self.func.view_signature()) if base.endswith(_VIEW_SUFFIXES) else key
+        keys = (key, view)
+        object.__setattr__(self, "_keys", keys)
+        return keys
 
     @property
     def is_view_op(self) -> bool:
@@ -238,8 +281,7 @@ class NativeFunction:
         if "inplace_view" in self.tags and name != "resize_" and name != "resize_as_":
             return True
         return any(
-            a.alias_info is not None and "*" in a.alias_info.after_set
-            for a in func.flat_all
+            a.alias_info is not None and "*" in a.alias_info.after_set for a in func.flat_all
         )
 
     @property
@@ -248,7 +290,9 @@ class NativeFunction:
             return ViewSchemaKind.non_aliasing
         if self.func.name.name.inplace:
             if "inplace_view" not in self.tags:
-                raise _fail(self.loc, self.func.name, f"inplace_view tag missing for {self.func.name}")
+                raise _fail(
+                    self.loc, self.func.name, f"inplace_view tag missing for {self.func.name}"
+                )
             return ViewSchemaKind.aliasing_inplace
         return ViewSchemaKind.aliasing
 

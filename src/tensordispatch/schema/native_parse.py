@@ -11,10 +11,10 @@ from collections.abc import Mapping
 
 from tensordispatch.schema import Argument, FunctionSchema, OperatorName, SchemaError, parse_schema
 from tensordispatch.schema.native_keys import (
-    CIA,
-    CIA_NT,
     CEA,
     CEANF,
+    CIA,
+    CIA_NT,
     NATIVE_DISPATCH_KEYS,
     STRUCTURED_DISPATCH_KEYS,
     UFUNC_DISPATCH_KEYS,
@@ -86,8 +86,7 @@ def _split_namespace(text: str, max_level: int, default: str) -> tuple[str, str]
     namespace = "::".join(parts[:-1])
     if len(namespace.split("::")) > max_level:
         raise EntryError(
-            f"Codegen doesn't support more than {max_level} level(s) of custom namespace. "
-            f"Got {namespace}."
+            f"Codegen doesn't support more than {max_level} level(s) of custom namespace. Got {namespace}."
         )
     return namespace or default, parts[-1]
 
@@ -113,7 +112,7 @@ def parse_precomputed(src: object) -> Precompute:
     if not all(isinstance(item, str) for item in src):
         bad = next(item for item in src if not isinstance(item, str))
         raise EntryError(f"precomputed item must be a str, got {type(bad)}")
-    lines: list[str] = list(src)  # type: ignore[arg-type]
+    lines = [str(item) for item in src]
     add: tuple[Argument, ...] = ()
     if " -> " not in lines[-1]:
         add = tuple(_parse_argument(name.strip()) for name in lines[-1].split(","))
@@ -122,8 +121,7 @@ def parse_precomputed(src: object) -> Precompute:
     for item in lines:
         if " -> " not in item:
             raise EntryError(
-                "precomputed parameters without replacement are allowed only in the last line, "
-                f"got: {item}"
+                f"precomputed parameters without replacement are allowed only in the last line, got: {item}"
             )
         arg, _, with_list = item.partition(" -> ")
         if " " in arg:
@@ -206,7 +204,7 @@ def _tags(entry: dict[object, object], func: FunctionSchema, namespace: str,
             hint = difflib.get_close_matches(str(t), sorted(valid_tags), n=1)
             suffix = f" (did you mean '{hint[0]}'?)" if hint else ""
             raise EntryError(f"illegal tag {t}{suffix}")
-    return frozenset(tags)  # type: ignore[arg-type]
+    return frozenset(str(t) for t in tags)
 
 
 def _dispatch(
@@ -221,8 +219,7 @@ def _dispatch(
         raise EntryError(f"dispatch is not a dict: {raw}")
     if manual_kernel_registration:
         raise EntryError(
-            "cannot specify both manual_kernel_registration and dispatch; with manual "
-            "registration, dispatch has no effect!"
+            "cannot specify both manual_kernel_registration and dispatch; with manual registration, dispatch has no effect!"
         )
     kernels: EntryKernels = {}
     written = 0
@@ -243,7 +240,9 @@ def _dispatch(
             if key in ignore_keys:
                 continue
             if not is_native_dispatch_key(key):
-                raise EntryError(f"Dispatch key {key} of kernel {value} is not a supported dispatch key.")
+                raise EntryError(
+                    f"Dispatch key {key} of kernel {value} is not a supported dispatch key."
+                )
             namespace, kernel = _split_namespace(value, 3, "at")
             kernels[key] = BackendMetadata(
                 kernel=kernel,
@@ -271,9 +270,7 @@ def _implicit_kernels(func: FunctionSchema) -> EntryKernels:
         or (func.tensor_options is not None and not func.has_tensor_arg())
     ):
         raise EntryError(
-            f"expected {name} to have a CompositeExplicitAutograd dispatch entry, but there was "
-            "no dispatch table.  Factory functions should not have implicit dispatch as they "
-            "should not be decomposed for __torch_dispatch__"
+            f"expected {name} to have a CompositeExplicitAutograd dispatch entry, but there was no dispatch table.  Factory functions should not have implicit dispatch as they should not be decomposed for __torch_dispatch__"
         )
     return {CIA: BackendMetadata(cpp_name(func), False, DEFAULT_KERNEL_NAMESPACE)}
 
@@ -288,9 +285,7 @@ def _check_dispatch_shape(
         and not kernels[CIA].supports_symint()
     ):
         raise EntryError(
-            "unexpected name for singleton CompositeImplicitAutograd dispatch entry: expected "
-            f"{cpp_name(func)} but got {kernels[CIA]!r}.  Rename your implementation to the "
-            "expected name, then delete the dispatch table"
+            f"unexpected name for singleton CompositeImplicitAutograd dispatch entry: expected {cpp_name(func)} but got {kernels[CIA]!r}.  Rename your implementation to the expected name, then delete the dispatch table"
         )
 
 
@@ -301,11 +296,7 @@ def _check_composites(kernels: EntryKernels) -> None:
     ):
         return
     raise EntryError(
-        "cannot specify more than one of CompositeExplicitAutograd, "
-        "CompositeExplicitAutogradNonFunctional, or CompositeImplicitAutograd on a single "
-        "kernel; each strictly subsumes the other.  If you wanted to provide an explicit "
-        "autograd implementation, specify CompositeExplicitAutograd; otherwise specify "
-        "CompositeImplicitAutograd only"
+        "cannot specify more than one of CompositeExplicitAutograd, CompositeExplicitAutogradNonFunctional, or CompositeImplicitAutograd on a single kernel; each strictly subsumes the other.  If you wanted to provide an explicit autograd implementation, specify CompositeExplicitAutograd; otherwise specify CompositeImplicitAutograd only"
     )
 
 
@@ -326,7 +317,9 @@ def _ufunc_kernels(
     for key in UFUNC_DISPATCH_KEYS:
         if key in kernels:
             raise EntryError(f"ufunc should not have explicit dispatch entry for {key}")
-        kernels[key] = BackendMetadata(f"ufunc_{func.name.name}_{key}", True, DEFAULT_KERNEL_NAMESPACE)
+        kernels[key] = BackendMetadata(
+            f"ufunc_{func.name.name}_{key}", True, DEFAULT_KERNEL_NAMESPACE
+        )
 
 
 def _leftover_message(entry: Mapping[object, object]) -> str:
@@ -395,15 +388,13 @@ def _parse_fields(
     delegate_text = _opt_str(e, "structured_delegate")
     if delegate_text is not None and "::" in delegate_text:
         raise EntryError(
-            "namespace is not supported in structured delegate, using the same namespace as "
-            "the native function"
+            "namespace is not supported in structured delegate, using the same namespace as the native function"
         )
     delegate = None if delegate_text is None else _parse_operator_name(delegate_text)
     inherits = _opt_str(e, "structured_inherits")
     if inherits is not None and "::" in inherits:
         raise EntryError(
-            "namespace is not supported in structured inherits, using the same namespace as "
-            "the native function"
+            "namespace is not supported in structured inherits, using the same namespace as the native function"
         )
     python_module = _opt_str(e, "python_module")
     if python_module is not None and Variant.method in variants:
@@ -433,8 +424,7 @@ def _parse_fields(
         for key in kernels:  # torchgen's order is a set's; we name the first one written
             if key in STRUCTURED_DISPATCH_KEYS:
                 raise EntryError(
-                    f"if structured_delegate, then must not have {key} in dispatch dictionary "
-                    "(it is delegated!)"
+                    f"if structured_delegate, then must not have {key} in dispatch dictionary (it is delegated!)"
                 )
     keys = kernels.keys()
     is_abstract = delegate is not None or not (keys == {CIA} or keys == {CIA_NT}
@@ -457,7 +447,7 @@ def _parse_fields(
         structured_delegate=delegate,
         structured_inherits=inherits,
         precomputed=precomputed,
-        cpp_no_default_args=frozenset(no_default_args),  # type: ignore[arg-type]
+        cpp_no_default_args=frozenset(str(a) for a in no_default_args),
         is_abstract=is_abstract,
         has_composite_implicit_autograd_kernel=CIA in kernels,
         has_composite_implicit_autograd_nested_tensor_kernel=CIA_NT in kernels,
@@ -466,4 +456,3 @@ def _parse_fields(
         tags=tags,
     )
     return f, kernels
-

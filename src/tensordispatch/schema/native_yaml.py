@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-import yaml
+import yaml  # type: ignore[import-untyped,unused-ignore]
 
 # The loader classes: the C one when PyYAML was built with libyaml, else the pure-Python one.
 _SafeLoader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -44,7 +44,11 @@ class NativeIssue:
 
     def __str__(self) -> str:
         where = f"{self.file}:{self.line}"
-        return f"{where}: {self.subject}: {self.message}" if self.subject else f"{where}: {self.message}"
+        return (
+            f"{where}: {self.subject}: {self.message}"
+            if self.subject
+            else f"{where}: {self.message}"
+        )
 
 
 class NativeFunctionsError(ValueError):
@@ -226,11 +230,7 @@ def _yaml_error_issue(path: str, err: yaml.YAMLError) -> NativeIssue:
     problem = getattr(err, "problem", None) or str(err)
     tag = re.search(r"constructor for the tag '([^']*)'", problem)
     if tag is not None:
-        message = (
-            f"YAML tag '{tag.group(1)}' is not allowed: native_functions.yaml is read with a "
-            "safe loader that builds only lists, mappings, strings, numbers and booleans, "
-            "never Python objects; remove the tag"
-        )
+        message = f"YAML tag '{tag.group(1)}' is not allowed: native_functions.yaml is read with a safe loader that builds only lists, mappings, strings, numbers and booleans, never Python objects; remove the tag"
     else:
         context = getattr(err, "context", None)
         message = f"invalid YAML: {problem}" + (f" ({context})" if context else "")
@@ -247,10 +247,7 @@ def _safe_entries(text: str, path: str) -> tuple[list[RawEntry], list[NativeIssu
         if not isinstance(root, yaml.SequenceNode):
             line = root.start_mark.line + 1 if root is not None else 1
             given = "an empty file" if root is None else f"a {root.id}"
-            message = (
-                f"expected a YAML list of operator entries (`- func: ...`), got {given}; "
-                "start each entry with `- func:`"
-            )
+            message = f"expected a YAML list of operator entries (`- func: ...`), got {given}; start each entry with `- func:`"
             return [], [NativeIssue(path, line, "", message)]
         return _construct_items(loader, root, path)
     finally:
@@ -281,7 +278,7 @@ def _construct_items(
             issues.append(NativeIssue(path, line, "", message))
             continue
         try:
-            data = loader.construct_object(node, deep=True)  # type: ignore[attr-defined]
+            data = loader.construct_object(node, deep=True)  # type: ignore[attr-defined,unused-ignore]
         except yaml.YAMLError as err:
             issue = _yaml_error_issue(path, err)
             issues.append(NativeIssue(path, issue.line, "", issue.message))
