@@ -12,6 +12,7 @@ from tensordispatch.schema import (
     Argument,
     FunctionSchema,
     ListType,
+    Return,
     SchemaError,
     parse_argument,
     parse_schema,
@@ -204,3 +205,11 @@ def test_aliased_return_names_with_two_sources_raises() -> None:
     with pytest.raises(SchemaError) as info:
         s.aliased_return_names()
     assert info.value.reason == "Found a return (None)that aliases multiple inputs (self, other)"
+
+
+def test_unnamed_return_with_after_set_is_rejected() -> None:
+    with pytest.raises(SchemaError) as info:
+        Return(None, BaseType(BaseTy.Tensor), AliasInfo(("a",), ("*",)))
+    assert info.value.reason == (
+        "an unnamed return cannot have an alias after-set (Tensor(a -> *)); name the return or drop the '->' part"
+    )

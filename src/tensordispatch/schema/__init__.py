@@ -78,8 +78,9 @@ def __getattr__(name: str) -> Any:
             if e.name != f"tensordispatch.schema.{module_name}":
                 raise
             continue
-        if name in getattr(module, "__all__", ()) or (
-            not name.startswith("_") and name in vars(module)
-        ):
+        public = getattr(module, "__all__", None)
+        if public is None:
+            public = [n for n in vars(module) if not n.startswith("_")]
+        if name in public:
             return getattr(module, name)
     raise AttributeError(f"module 'tensordispatch.schema' has no attribute '{name}'")

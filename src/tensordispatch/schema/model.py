@@ -178,6 +178,11 @@ class Return:
     def __post_init__(self) -> None:
         if self.alias_info is not None:
             _check_annotated(self.type, self.alias_info, f"return '{self.name}'")
+            if self.name is None and self.alias_info.after_set:
+                raise SchemaError(
+                    f"an unnamed return cannot have an alias after-set (Tensor({self.alias_info})); name the return or drop the '->' part",
+                    str(self),
+                )
 
     @staticmethod
     def parse(text: str) -> Return:
