@@ -144,18 +144,18 @@ class _Formatter:
         smallest, largest = float(magnitudes.min()), float(magnitudes.max())
         vals = finite.tolist()
         self.int_mode = all(v == math.ceil(v) for v in vals)
-        wide_range = largest / smallest > 1000.0 or largest > 1.0e8
-        if self.int_mode and wide_range or not self.int_mode and (wide_range or smallest < 1e-4):
-            self.sci_mode = True
+        if opts.sci_mode is None:
+            self.sci_mode = largest / smallest > 1000.0 or largest > 1.0e8 or smallest < 1.0e-4
+        else:
+            self.sci_mode = opts.sci_mode
+        if self.sci_mode:
             spec = f".{self.precision}e"
             self.max_width = max(self.max_width, *(len(format(v, spec)) for v in vals))
-        elif self.int_mode:
+        elif self.int_mode:  # integer-valued floats print as `1.`: one more character
             self.max_width = max(self.max_width, *(len(f"{v:.0f}") + 1 for v in vals))
         else:
             spec = f".{self.precision}f"
             self.max_width = max(self.max_width, *(len(format(v, spec)) for v in vals))
-        if opts.sci_mode is not None:
-            self.sci_mode = opts.sci_mode
 
     def format(self, value: Any) -> str:
         if not self.floating:
