@@ -60,5 +60,12 @@ def compute_boxing_info(schema: FunctionSchema) -> BoxingInfo:
 
 
 def boxing_info(schema: FunctionSchema) -> BoxingInfo:
-    """The cached BoxingInfo of ``schema`` (computed on first use)."""
+    """The cached BoxingInfo of ``schema`` (computed on first use).
+
+    >>> from tensordispatch.schema import parse_schema
+    >>> s = parse_schema("transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)")
+    >>> info = boxing_info(s)
+    >>> info.tensor_arg_indices, info.view_pairs, info is s.boxing_info
+    ((0,), ((0, 0),), True)
+    """
     return schema.boxing_info

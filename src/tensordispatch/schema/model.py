@@ -243,8 +243,10 @@ class BaseOperatorName:
 class OperatorName:
     """A base operator name plus an overload name (empty for the default overload).
 
-    >>> str(OperatorName.parse("myns::add_.Tensor")), OperatorName.parse("add.out").unambiguous_name()
-    ('myns::add_.Tensor', 'add_out')
+    >>> str(OperatorName.parse("myns::add_.Tensor"))
+    'myns::add_.Tensor'
+    >>> OperatorName.parse("add.out").unambiguous_name()
+    'add_out'
     """
 
     name: BaseOperatorName
@@ -283,7 +285,8 @@ class FunctionSchema:
     ``arguments`` is flat, in declaration order; each Argument says whether it is
     keyword-only. torchgen's partitions are derived properties.
 
-    >>> s = FunctionSchema.parse("add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)")
+    >>> s = FunctionSchema.parse(
+    ...     "add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)")
     >>> s.kind().name, [a.name for a in s.out], s.qualified_name, s.overload_name
     ('out', ['out'], 'aten::add', 'out')
     >>> str(s.signature())
@@ -423,7 +426,13 @@ class FunctionSchema:
     # ----- classification --------------------------------------------------------------------
 
     def kind(self) -> SchemaKind:
-        """functional, inplace, out, mutable or scratch, by torchgen's rules and order."""
+        """functional, inplace, out, mutable or scratch, by torchgen's rules and order.
+
+        >>> FunctionSchema.parse("__iand__.Scalar(Tensor(a!) self, Scalar b) -> Tensor(a!)").kind()
+        <SchemaKind.inplace: 2>
+        >>> FunctionSchema.parse("set_data(Tensor(a!) self, Tensor new_data) -> ()").kind()
+        <SchemaKind.functional: 1>
+        """
         return self._layout.kind
 
     def is_out_fn(self) -> bool:
@@ -447,7 +456,13 @@ class FunctionSchema:
     def is_view(self) -> bool:
         """True if a return aliases an input without writing it, or an input's aliases
         escape into the wildcard set (``Tensor(a -> *)``): torchgen's view-op test minus
-        the ``inplace_view`` tag, which lives on the yaml entry, not the schema."""
+        the ``inplace_view`` tag, which lives on the yaml entry, not the schema.
+
+        >>> FunctionSchema.parse("t(Tensor(a) self) -> Tensor(a)").is_view
+        True
+        >>> FunctionSchema.parse("t_(Tensor(a!) self) -> Tensor(a!)").is_view
+        False
+        """
         for r in self.returns:
             if r.alias_info is not None and not r.alias_info.is_write:
                 return True
@@ -480,7 +495,12 @@ class FunctionSchema:
         return any(is_written(r) for r in self.returns)
 
     def aliased_return_names(self) -> list[str | None]:
-        """Per return, the name of the one argument with the same alias annotation, or None."""
+        """Per return, the name of the one argument with the same alias annotation, or None.
+
+        >>> FunctionSchema.parse(
+        ...     "f.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)").aliased_return_names()
+        ['out']
+        """
         names: list[str | None] = []
         for r in self.returns:
             hits = [
@@ -505,7 +525,15 @@ class FunctionSchema:
         keep_return_names: bool = False,
     ) -> FunctionSchema:
         """The grouping key shared by the functional, inplace, out and mutable variants
-        (torchgen's FunctionSchema.signature; ``strip_view`` is ``strip_view_copy_name``)."""
+        (torchgen's FunctionSchema.signature; ``strip_view`` is ``strip_view_copy_name``).
+
+        >>> inplace = FunctionSchema.parse("add_.Scalar(Tensor(a!) self, Scalar b) -> Tensor(a!)")
+        >>> str(inplace.signature())
+        'add(Tensor self, Scalar b) -> Tensor'
+        >>> copy = FunctionSchema.parse("t_copy.int(Tensor self) -> Tensor")
+        >>> str(copy.signature(strip_view=True))
+        't(Tensor self) -> Tensor'
+        """
         from tensordispatch.schema.signature import signature
 
         return signature(self, strip_default, strip_view or strip_view_copy_name, keep_return_names)

@@ -290,10 +290,10 @@ def parse_schema(text: str) -> FunctionSchema:
     >>> s = parse_schema("add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor")
     >>> str(s.name), [a.name for a in s.arguments], [a.kwarg_only for a in s.arguments]
     ('add.Tensor', ['self', 'other', 'alpha'], [False, False, True])
-    >>> parse_schema("add.Tensor(Tensor self,Tensor other) -> Tensor")
+    >>> parse_schema("add(Tensor self,Tensor other) -> Tensor")
     Traceback (most recent call last):
     ...
-    tensordispatch.schema.errors.SchemaError: invalid function schema 'add.Tensor(Tensor self,Tensor other) -> Tensor' at column 12: unrecognized type Tensor self,Tensor (write one space between type and name, and ', ' between arguments)
+    tensordispatch.schema.errors.SchemaError: invalid function schema ... at column 5: ...
     """
     if not isinstance(text, str):
         raise TypeError(f"parse_schema expects a str, got {type(text).__name__}")
@@ -301,7 +301,11 @@ def parse_schema(text: str) -> FunctionSchema:
 
 
 def parse_alias_info(text: str) -> AliasInfo:
-    """Parse an alias annotation such as ``a!`` or ``a -> *``."""
+    """Parse an alias annotation such as ``a!`` or ``a -> *``.
+
+    >>> parse_alias_info("a -> *")
+    AliasInfo(before_set=('a',), after_set=('*',), is_write=False)
+    """
     try:
         return alias_piece(text)
     except PieceError as e:
@@ -309,7 +313,12 @@ def parse_alias_info(text: str) -> AliasInfo:
 
 
 def parse_argument(text: str, kwarg_only: bool = False) -> Argument:
-    """Parse one argument such as ``Tensor(a!) out`` or ``int[2] stride=1``."""
+    """Parse one argument such as ``Tensor(a!) out`` or ``int[2] stride=1``.
+
+    >>> arg = parse_argument("Tensor(a!) out", kwarg_only=True)
+    >>> arg.name, str(arg.type), str(arg.alias_info), arg.kwarg_only, arg.is_write
+    ('out', 'Tensor', 'a!', True, True)
+    """
     try:
         return argument_piece(text, kwarg_only)
     except PieceError as e:
@@ -317,7 +326,12 @@ def parse_argument(text: str, kwarg_only: bool = False) -> Argument:
 
 
 def parse_return(text: str) -> Return:
-    """Parse one return such as ``Tensor(a!) values``."""
+    """Parse one return such as ``Tensor(a!) values``.
+
+    >>> r = parse_return("Tensor(a!) values")
+    >>> r.name, str(r.type), r.is_write
+    ('values', 'Tensor', True)
+    """
     try:
         return return_piece(text)
     except PieceError as e:
@@ -325,7 +339,12 @@ def parse_return(text: str) -> Return:
 
 
 def parse_operator_name(text: str) -> OperatorName:
-    """Parse ``[ns::]name[.overload]``."""
+    """Parse ``[ns::]name[.overload]``.
+
+    >>> name = parse_operator_name("myns::__iand__.Scalar")
+    >>> name.name.namespace, name.name.base, name.name.inplace, name.overload_name
+    ('myns', 'and', True, 'Scalar')
+    """
     try:
         return operator_name_piece(text)
     except PieceError as e:

@@ -235,7 +235,7 @@ def parse_type(text: str) -> Type:
     >>> parse_type("Dimname")
     Traceback (most recent call last):
     ...
-    tensordispatch.schema.errors.SchemaError: invalid function schema 'Dimname' at column 1: unrecognized type Dimname
+    tensordispatch.schema.errors.SchemaError: ... at column 1: unrecognized type Dimname
     """
     try:
         return type_piece(text)
