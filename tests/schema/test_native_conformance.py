@@ -173,3 +173,28 @@ def test_group_primary_kernel_lookup(ours: ParsedNativeFunctions) -> None:
     assert kernel is not None and (kernel.kernel, kernel.structured) == ("sin_out", True)
     assert not ours.backend_index("XLA").has_kernel(sin)
     assert ours.backend_index("XLA").dispatch_key == "Undefined"
+
+
+def _partition(keys: list[object]) -> list[list[int]]:
+    buckets: dict[object, list[int]] = {}
+    for i, key in enumerate(keys):
+        buckets.setdefault(key, []).append(i)
+    return sorted(buckets.values())
+
+
+def test_signature_keys_partition_like_signature(ours: ParsedNativeFunctions) -> None:
+    funcs = ours.native_functions
+    assert _partition([f.signature_key() for f in funcs]) == _partition(
+        [f.func.signature() for f in funcs]
+    )
+    views = [f.func.view_signature() for f in funcs]
+    assert _partition([f.view_signature_key() for f in funcs]) == _partition(views)
+
+
+def test_signature_keys_partition_like_torchgen(theirs: Any) -> None:
+    from tensordispatch.schema import parse_schema
+    from tensordispatch.schema.native_model import signature_key
+
+    funcs = theirs[0].native_functions
+    mine = [signature_key(parse_schema(str(f.func))) for f in funcs]
+    assert _partition(mine) == _partition([f.func.signature() for f in funcs])

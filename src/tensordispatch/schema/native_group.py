@@ -145,7 +145,7 @@ def check_group(g: NativeFunctionsGroup) -> None:
         if f.signature_key() != sig:
             raise _fail(
                 f,
-                f"NativeFunctionsGroup constructed from two NativeFunctions that don't have matching signatures: {sig.schema} != {f.signature()}",
+                f"NativeFunctionsGroup constructed from two NativeFunctions that don't have matching signatures: {g.functional.signature()} != {f.signature()}",
             )
         if g.structured != f.part_of_structured_group:
             raise _fail(

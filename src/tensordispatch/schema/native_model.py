@@ -20,6 +20,7 @@ from types import MappingProxyType
 from tensordispatch.schema import Argument, FunctionSchema, OperatorName, SchemaKind
 from tensordispatch.schema.native_keys import CEA, CEANF, CIA, CIA_NT
 from tensordispatch.schema.native_yaml import NativeFunctionsError, NativeIssue
+from tensordispatch.schema.signature import SIGNATURE_DEFAULT_PATCHES
 
 
 class Variant(Enum):
@@ -132,33 +133,59 @@ def _fail(loc: Location, subject: object, message: str) -> NativeFunctionsError:
 _VIEW_SUFFIXES = ("_copy", "_scatter")
 
 
-class SignatureKey:
-    """A FunctionSchema used as a dict key, its hash computed once.
+_PATCHED_BASES = frozenset(name.split(".")[0] for name in SIGNATURE_DEFAULT_PATCHES)
+
+# A hashable stand-in for a FunctionSchema's signature() (see Note [Signature keys]).
+SignatureKey = tuple[str, bool, tuple[tuple[str, str, "str | None", bool], ...], tuple[str, ...]]
+
+
+def signature_key(func: FunctionSchema, strip_view: bool = False) -> SignatureKey:
+    """A tuple equal for two schemas exactly when their signature() (or view_signature()) is.
 
     Note [Signature keys]
     ~~~~~~~~~~~~~~~~~~~~~
-    Grouping buckets every function by signature() (twice) and by view_signature(). A frozen
-    dataclass recomputes its hash through every nested field on each lookup, which made the
-    hashing cost more than the rest of grouping; this wrapper hashes once per function.
-    Equality is the schema's equality.
+    Grouping buckets every function by signature() (twice) and by view_signature(). Building
+    those FunctionSchemas (each validated) and hashing them (a frozen dataclass rehashes every
+    nested field on each lookup) cost more than all the rest of loading. This key holds the
+    same facts as plain strings and tuples, built without validation: the base name (with
+    `_copy` / `_scatter` handled as view_signature does), the dunder flag, every non-out,
+    non-TensorOptions argument as (name, type, default, keyword-only), and the return types
+    followed by the written inputs that are not returned. A conformance test checks that it
+    partitions the real file exactly as signature() does.
+
+    >>> from tensordispatch.schema import parse_schema
+    >>> k = signature_key(parse_schema("add_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"))
+    >>> k == signature_key(parse_schema("add.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)"))
+    True
     """
-
-    __slots__ = ("_hash", "schema")
-
-    def __init__(self, schema: FunctionSchema) -> None:
-        self.schema = schema
-        self._hash = hash(schema)
-
-    def __hash__(self) -> int:
-        return self._hash
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, SignatureKey):
-            return NotImplemented
-        return self is other or (self._hash == other._hash and self.schema == other.schema)
-
-    def __repr__(self) -> str:
-        return f"SignatureKey({self.schema})"
+    base = func.name.name.base
+    if strip_view:
+        if base.endswith("_copy"):
+            base = base.replace("_copy", "")
+        elif base.endswith("_scatter"):
+            base = base.replace("scatter", "inverse")
+    returned = [r.alias_info for r in func.returns]
+    returns = [str(r.type) for r in func.returns]
+    self_arg = func.self_arg
+    written = [self_arg] if self_arg is not None else []
+    for a in (*written, *func.out, *func.post_self_positional):
+        info = a.alias_info
+        if info is not None and info.is_write and info not in returned:
+            returns.append(str(a.type))
+    patch = None
+    if func.name.name.base in _PATCHED_BASES:
+        patch = SIGNATURE_DEFAULT_PATCHES.get(str(func.name))
+    options = func.tensor_options
+    skip = {id(o) for o in options} if options else ()
+    args = []
+    for a in func.non_out:
+        if skip and id(a) in skip:
+            continue
+        default = a.default
+        if patch is not None and default is None:
+            default = patch.get(a.name)
+        args.append((a.name, str(a.type), default, a.kwarg_only))
+    return (base, func.name.name.dunder_method, tuple(args), tuple(returns))
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,11 +220,13 @@ class NativeFunction:
     has_composite_explicit_autograd_kernel: bool
     has_composite_explicit_autograd_non_functional_kernel: bool
     tags: frozenset[str]
-    # signature() and view_signature() of func as SignatureKeys, computed once: grouping asks
-    # for them several times per function (see Note [Signature keys]).
+    # signature() and view_signature() keys of func, and signature() itself, computed once:
+    # grouping asks for them several times per function (see Note [Signature keys]).
     _keys: tuple[SignatureKey, SignatureKey] | None = field(
         default=None, init=False, repr=False, compare=False
     )
+    _signature: FunctionSchema | None = field(default=None, init=False, repr=False, compare=False)
+    _is_view: bool | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         message = self._broken_rule()
@@ -246,43 +275,51 @@ class NativeFunction:
 
     def signature(self) -> FunctionSchema:
         """`func.signature()`, computed once per function."""
-        return self.signature_key().schema
+        sig = self._signature
+        if sig is None:
+            sig = self.func.signature()
+            object.__setattr__(self, "_signature", sig)
+        return sig
 
     def signature_key(self) -> SignatureKey:
-        """`func.signature()` as a dict key with a precomputed hash."""
+        """signature_key(func): equal for two functions exactly when their signature() is."""
         keys = self._keys
         if keys is None:
             keys = self._compute_keys()
         return keys[0]
 
     def view_signature_key(self) -> SignatureKey:
-        """`func.view_signature()` as a dict key with a precomputed hash."""
+        """signature_key(func, strip_view=True), the view_signature() counterpart."""
         keys = self._keys
         if keys is None:
             keys = self._compute_keys()
         return keys[1]
 
     def _compute_keys(self) -> tuple[SignatureKey, SignatureKey]:
-        key = SignatureKey(self.func.signature())
-        base = self.func.name.name.base
+        key = signature_key(self.func)
         # view_signature() differs from signature() only for these names.
-        view = SignatureKey(self.func.view_signature()) if base.endswith(_VIEW_SUFFIXES) else key
-        keys = (key, view)
+        if self.func.name.name.base.endswith(_VIEW_SUFFIXES):
+            keys = (key, signature_key(self.func, strip_view=True))
+        else:
+            keys = (key, key)
         object.__setattr__(self, "_keys", keys)
         return keys
 
     @property
     def is_view_op(self) -> bool:
         """Returns an alias of an input, is an inplace view, or has a `(a -> *)` argument."""
-        func = self.func
-        if any(r.alias_info is not None and not r.alias_info.is_write for r in func.returns):
-            return True
-        name = str(func.name)
-        if "inplace_view" in self.tags and name != "resize_" and name != "resize_as_":
-            return True
-        return any(
-            a.alias_info is not None and "*" in a.alias_info.after_set for a in func.flat_all
-        )
+        found = self._is_view
+        if found is None:
+            func = self.func
+            name = str(func.name)
+            found = (
+                func.is_view
+                or "inplace_view" in self.tags
+                and name != "resize_"
+                and name != "resize_as_"
+            )
+            object.__setattr__(self, "_is_view", found)
+        return found
 
     @property
     def view_schema_kind(self) -> ViewSchemaKind:
@@ -446,8 +483,8 @@ class BackendIndex:
 
 
 __all__ = [
-    "CEA",
-    "CEANF",
+    "DTYPE_CLASSES",
+    "SCALAR_TYPES",
     "BackendIndex",
     "BackendMetadata",
     "DeviceCheckType",
@@ -456,8 +493,10 @@ __all__ = [
     "NativeFunctionsGroup",
     "NativeFunctionsViewGroup",
     "Precompute",
+    "SignatureKey",
     "UfuncInnerLoop",
     "UfuncKey",
     "Variant",
     "ViewSchemaKind",
+    "signature_key",
 ]

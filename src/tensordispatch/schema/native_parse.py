@@ -82,6 +82,8 @@ def _opt_str(entry: dict[object, object], key: str) -> str | None:
 
 
 def _split_namespace(text: str, max_level: int, default: str) -> tuple[str, str]:
+    if "::" not in text:
+        return default, text
     parts = text.split("::")
     namespace = "::".join(parts[:-1])
     if len(namespace.split("::")) > max_level:
