@@ -136,8 +136,7 @@ def test_ragged_list_error() -> None:
     with pytest.raises(ValueError) as info:
         tdt.tensor([[1, 2], [3]])
     assert str(info.value) == (
-        "tensor(): expected sequence of length 2 at dim 1 (got 1); nested lists must be "
-        "rectangular"
+        "tensor(): expected sequence of length 2 at dim 1 (got 1); nested lists must be rectangular"
     )
     with pytest.raises(ValueError):
         torch.tensor([[1, 2], [3]])
@@ -157,8 +156,7 @@ def test_sequence_where_a_number_is_expected_error() -> None:
     with pytest.raises(TypeError) as info:
         tdt.tensor([1, [2, 3]])
     assert str(info.value) == (
-        "tensor(): expected a number at dim 1 (got a sequence); nested lists must be "
-        "rectangular"
+        "tensor(): expected a number at dim 1 (got a sequence); nested lists must be rectangular"
     )
     with pytest.raises(TypeError):
         torch.tensor([1, [2, 3]])

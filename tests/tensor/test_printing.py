@@ -250,9 +250,7 @@ def restore_print_options() -> Iterator[None]:
 
 
 @pytest.mark.parametrize("options", OPTIONS, ids=str)
-def test_print_options_match_torch(
-    options: dict[str, object], restore_print_options: None
-) -> None:
+def test_print_options_match_torch(options: dict[str, object], restore_print_options: None) -> None:
     torch.set_printoptions(**options)  # type: ignore[arg-type]
     tdt.set_printoptions(**options)  # type: ignore[arg-type]
     mismatches = []

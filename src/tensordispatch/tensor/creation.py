@@ -17,7 +17,7 @@ from tensordispatch.tensor.device import CPU, device
 from tensordispatch.tensor.dtypes import dtype, from_numpy_dtype, promote_types
 from tensordispatch.tensor.tensor import Tensor, contiguous_strides, dense_strides_like
 
-__all__ = ["tensor", "from_numpy", "from_dlpack"]
+__all__ = ["from_dlpack", "from_numpy", "tensor"]
 
 _SUPPORTED = ", ".join(d.name for d in reversed(dtypes.ALL_DTYPES))
 
@@ -117,7 +117,7 @@ def from_dlpack(ext_tensor: Any) -> Tensor:
 class _Scan:
     """What a walk over nested sequences found: the shape, a dtype, whether tensors occur."""
 
-    __slots__ = ("shape", "ndim", "dtype", "has_tensor")
+    __slots__ = ("dtype", "has_tensor", "ndim", "shape")
 
     def __init__(self) -> None:
         self.shape: list[int] = []

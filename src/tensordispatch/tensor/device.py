@@ -20,11 +20,11 @@ from tensordispatch.dispatch.keys import BackendComponent
 from tensordispatch.dispatch.keyset import backend_tensor_keyset
 
 __all__ = [
-    "device",
     "DeviceTypeHandle",
-    "register_device_type",
-    "device_types",
     "backend_component_of",
+    "device",
+    "device_types",
+    "register_device_type",
 ]
 
 _B = BackendComponent
@@ -52,7 +52,7 @@ _DEVICE_TYPE = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]*")
 
 
 @dataclass(frozen=True, slots=True, init=False, repr=False)
-class device:  # noqa: N801 - torch's spelling
+class device:
     """Where a tensor's data lives: a device type and an optional index.
 
     Construct from a string (``"cpu"``, ``"meta"``, ``"lazy:0"``), from a type and an
@@ -70,7 +70,7 @@ class device:  # noqa: N801 - torch's spelling
     _component: BackendComponent = field(compare=False)
     _key_set: int = field(compare=False)
 
-    def __new__(cls, type: str | device, index: int | None = None) -> device:  # noqa: A002
+    def __new__(cls, type: str | device, index: int | None = None) -> device:  # noqa: PYI034
         key = (type, index)
         try:
             return _CACHE[key]  # type: ignore[index]

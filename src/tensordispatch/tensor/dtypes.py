@@ -25,34 +25,34 @@ from typing import Any
 import numpy as np
 
 __all__ = [
-    "dtype",
+    "ALL_DTYPES",
     "bool",
-    "uint8",
+    "can_cast",
+    "cdouble",
+    "cfloat",
+    "complex64",
+    "complex128",
+    "default_dtype_guard",
+    "double",
+    "dtype",
+    "float",
+    "float16",
+    "float32",
+    "float64",
+    "from_numpy_dtype",
+    "get_default_dtype",
+    "half",
+    "int",
     "int8",
     "int16",
     "int32",
     "int64",
-    "float16",
-    "float32",
-    "float64",
-    "complex64",
-    "complex128",
-    "half",
-    "float",
-    "double",
-    "cfloat",
-    "cdouble",
-    "short",
-    "int",
     "long",
-    "ALL_DTYPES",
-    "get_default_dtype",
-    "set_default_dtype",
-    "default_dtype_guard",
     "promote_types",
     "result_type",
-    "can_cast",
-    "from_numpy_dtype",
+    "set_default_dtype",
+    "short",
+    "uint8",
 ]
 
 _builtin_bool = bool
@@ -65,7 +65,7 @@ _BOOL, _INTEGRAL, _FLOATING, _COMPLEX = 0, 1, 2, 3
 
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
-class dtype:  # noqa: N801 - torch's spelling
+class dtype:
     """A scalar type, compared by identity like ``torch.dtype``.
 
     >>> import tensordispatch.tensor as tdt

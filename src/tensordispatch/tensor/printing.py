@@ -29,7 +29,7 @@ import numpy as np
 
 from tensordispatch.tensor import dtypes
 
-__all__ = ["PrintOptions", "set_printoptions", "get_printoptions", "printoptions", "tensor_repr"]
+__all__ = ["PrintOptions", "get_printoptions", "printoptions", "set_printoptions", "tensor_repr"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,7 +203,7 @@ def _vector_str(
     element_length = fmt[0].max_width + 2
     if fmt[1] is not None:
         element_length += fmt[1].max_width + 1
-    per_line = max(1, int(math.floor((o.linewidth - indent) / element_length)))
+    per_line = max(1, math.floor((o.linewidth - indent) / element_length))
 
     def text(v: Any) -> str:
         return _complex_text(v, fmt) if fmt[1] is not None else fmt[0].format(v)
@@ -233,7 +233,9 @@ def _nested_str(
     if summarize and n > 2 * edge:
         slices = [_nested_str(values[i], indent + 1, summarize, fmt, o) for i in range(edge)]
         slices.append("...")
-        slices += [_nested_str(values[i], indent + 1, summarize, fmt, o) for i in range(n - edge, n)]
+        slices += [
+            _nested_str(values[i], indent + 1, summarize, fmt, o) for i in range(n - edge, n)
+        ]
     else:
         slices = [_nested_str(values[i], indent + 1, summarize, fmt, o) for i in range(n)]
     return "[" + ("," + "\n" * (ndim - 1) + " " * (indent + 1)).join(slices) + "]"

@@ -29,16 +29,17 @@ from typing import Any, SupportsIndex
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from tensordispatch.tensor.device import CPU, META, device
-from tensordispatch.tensor.dtypes import dtype
+from tensordispatch.tensor.device import CPU, META
+from tensordispatch.tensor.device import device as Device
+from tensordispatch.tensor.dtypes import dtype as DType
 
 __all__ = [
     "Size",
     "Tensor",
     "VersionCounter",
     "contiguous_strides",
-    "is_non_overlapping_and_dense",
     "dense_strides_like",
+    "is_non_overlapping_and_dense",
 ]
 
 
@@ -56,11 +57,11 @@ class Size(tuple[int, ...]):
 
     __str__ = __repr__
 
-    def __getitem__(self, key: Any) -> Any:  # type: ignore[override]
+    def __getitem__(self, key: Any) -> Any:
         got = tuple.__getitem__(self, key)
         return Size(got) if isinstance(key, slice) else got
 
-    def __add__(self, other: Any) -> Size:  # type: ignore[override]
+    def __add__(self, other: Any) -> Size:
         if not isinstance(other, tuple):
             return NotImplemented
         return Size(tuple.__add__(self, other))
@@ -206,30 +207,30 @@ class Tensor:
     """
 
     __slots__ = (
-        "_key_set",
-        "_shape",
-        "_strides",
-        "_offset",
-        "dtype",
-        "device",
-        "_data",
-        "_storage",
-        "_vc",
+        "__weakref__",
+        "_autograd_meta",
         "_base",
+        "_data",
+        "_key_set",
+        "_offset",
         "_requires_grad",
+        "_shape",
+        "_storage",
+        "_strides",
+        "_vc",
+        "_wrapped_number",
+        "device",
+        "dtype",
         "grad",
         "grad_fn",
-        "_wrapped_number",
-        "_autograd_meta",
-        "__weakref__",
     )
 
     _key_set: int
     _shape: tuple[int, ...]
     _strides: tuple[int, ...]
     _offset: int
-    dtype: dtype
-    device: device
+    dtype: DType
+    device: Device
     _data: Any
     _storage: np.ndarray[Any, Any] | None
     _vc: VersionCounter
@@ -255,8 +256,8 @@ class Tensor:
         shape: tuple[int, ...],
         strides: tuple[int, ...],
         offset: int,
-        dtype: dtype,
-        device: device,
+        dtype: DType,
+        device: Device,
         storage: np.ndarray[Any, Any] | None = None,
         version_counter: VersionCounter | None = None,
     ) -> Tensor:
@@ -284,7 +285,7 @@ class Tensor:
         return t
 
     @classmethod
-    def _wrap_numpy(cls, array: np.ndarray[Any, Any], dtype: dtype) -> Tensor:
+    def _wrap_numpy(cls, array: np.ndarray[Any, Any], dtype: DType) -> Tensor:
         """A new CPU root tensor owning a fresh NumPy array (a kernel's result).
 
         The array must start at the first byte of its memory and have non-negative strides
@@ -305,8 +306,8 @@ class Tensor:
         cls,
         shape: tuple[int, ...],
         strides: tuple[int, ...] | None,
-        dtype: dtype,
-        device: device = META,
+        dtype: DType,
+        device: Device = META,
     ) -> Tensor:
         """A new tensor without data (Meta): metadata only. Strides default to contiguous."""
         if strides is None:
@@ -319,7 +320,7 @@ class Tensor:
         strides: tuple[int, ...],
         offset: int,
         data: Any = None,
-        dtype: dtype | None = None,
+        dtype: DType | None = None,
     ) -> Tensor:
         """A view of this tensor's storage (Note [Views share the root]).
 
@@ -375,7 +376,7 @@ class Tensor:
         return (_extent(root._shape, root._strides) + root._offset) * root.dtype.itemsize
 
     def _check_bounds(
-        self, shape: tuple[int, ...], strides: tuple[int, ...], offset: int, dtype: dtype
+        self, shape: tuple[int, ...], strides: tuple[int, ...], offset: int, dtype: DType
     ) -> None:
         needed = (_extent(shape, strides) + offset) * dtype.itemsize
         if _extent(shape, strides) == 0:
@@ -390,7 +391,7 @@ class Tensor:
             )
 
     def _view_array(
-        self, shape: tuple[int, ...], strides: tuple[int, ...], offset: int, dtype: dtype
+        self, shape: tuple[int, ...], strides: tuple[int, ...], offset: int, dtype: DType
     ) -> np.ndarray[Any, Any]:
         self._check_bounds(shape, strides, offset, dtype)
         itemsize = dtype.itemsize
@@ -398,9 +399,10 @@ class Tensor:
         byte_offset = offset * itemsize
         if byte_offset > buffer.shape[0]:  # an empty view may start past the end, as in torch
             byte_offset = 0
-        return np.ndarray(
+        view: np.ndarray[Any, Any] = np.ndarray(
             shape, dtype._numpy, buffer, byte_offset, tuple([s * itemsize for s in strides])
         )
+        return view
 
     # -- metadata -------------------------------------------------------------------------------
 
@@ -562,7 +564,8 @@ class Tensor:
                 "numpy(): can't call numpy() on a Tensor that requires grad; "
                 "use tensor.detach().numpy() instead"
             )
-        return self._data.view()
+        array: np.ndarray[Any, Any] = self._data.view()
+        return array
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray[Any, Any]:
         array = self.numpy(force=True)
@@ -628,7 +631,7 @@ class Tensor:
                 "__dlpack__: can't export a tensor that requires grad; use tensor.detach()"
             )
         if not isinstance(self._data, np.ndarray):
-            raise BufferError(
+            raise BufferError(  # noqa: TRY004 - torch raises BufferError here
                 f"__dlpack__: cannot export a tensor on device '{self.device}' through DLPack; "
                 "only CPU tensors can be exported"
             )
@@ -644,7 +647,7 @@ class Tensor:
     def __dlpack_device__(self) -> tuple[int, int]:
         """(1, 0): DLPack's kDLCPU device type and index 0, for CPU tensors."""
         if not isinstance(self._data, np.ndarray):
-            raise ValueError(
+            raise ValueError(  # noqa: TRY004 - torch raises ValueError here
                 f"__dlpack_device__: device type '{self.device.type}' has no DLPack device; "
                 "only CPU tensors can be exchanged"
             )
@@ -666,5 +669,5 @@ class Tensor:
 
     def __format__(self, format_spec: str) -> str:
         if self.dim() == 0 and self._data is not None and format_spec:
-            return self.item().__format__(format_spec)
+            return str(self.item().__format__(format_spec))
         return self.__repr__().__format__(format_spec)
