@@ -1,1 +1,24 @@
-"""The operator library's data (native_functions.yaml) and, later, the `ops.<ns>` namespaces."""
+"""The operator library's data (native_functions.yaml) and the ``ops.<ns>`` namespaces.
+
+``tensordispatch.ops.<ns>.<op>.<overload>`` is an OpOverload and ``ops.<ns>.<op>`` an
+OpOverloadPacket, as in torch.ops; any attribute that is not a module of this package
+names a namespace (resolved through module ``__getattr__``, so data files and submodules
+stay ordinary attributes).
+
+>>> from tensordispatch.library import Library
+>>> import tensordispatch.ops as ops
+>>> lib = Library("doc_ops", "DEF"); _ = lib.define("f(Tensor x) -> Tensor")
+>>> ops.doc_ops.f.default
+<OpOverload(op='doc_ops.f', overload='default')>
+>>> lib._destroy()
+"""
+
+from __future__ import annotations
+
+from tensordispatch.dispatch.op_overload import OpNamespace, ops_namespace
+
+
+def __getattr__(name: str) -> OpNamespace:
+    if name.startswith("__"):
+        raise AttributeError(name)
+    return ops_namespace(name)

@@ -1,0 +1,387 @@
+"""Per-operator calling code generated from the schema, once per def (never per call).
+
+Owns: which arguments are dispatch arguments, the generated entry function with the
+operator's exact Python signature (key-set extraction without any schema walking), the
+generated boxing adapter (unboxed call -> boxed kernel) and unboxing (boxed stack ->
+unboxed call). Must not know about tables or registrations: it reads the published
+dispatch cache through one global of the generated namespace, ``_td_c``.
+
+Note [Generated entry functions]
+For ``ns::f(Tensor x, Tensor y, int a=1, *, Tensor? z=None) -> Tensor`` we exec::
+
+    def f(x, y, a=_NO, *, z=_NO):
+        try:
+            _td_k = x._key_set | y._key_set
+            if z is not _NO and z is not None: _td_k |= z._key_set
+        except (AttributeError, TypeError):
+            _td_bad({'x': x, 'y': y, 'z': z})
+        _td_x = _td_st.excluded
+        try:
+            _td_e = (_td_c0 if _td_x is _td_dx else _td_c[_td_x])[_td_k | _td_st.included]
+        except KeyError:
+            _td_e = _td_m(_td_x, _td_k | _td_st.included)
+        if a is _NO and z is _NO:
+            return _td_e(x, y)
+        ... (slow path: forward only the arguments the caller gave)
+
+Arguments the caller did not pass are not forwarded, so a kernel sees what torch's Python
+kernels see: trailing defaults left out (torch also drops explicit values equal to the
+default; we forward those). ``_td_c`` / ``_td_c0`` / ``_td_m`` are the operator's published
+cache (excluded word -> include-adjusted key-set word -> entry callable), its level for the
+default excluded word ``_td_dx`` (found by identity: the common case) and its miss handler
+(operator.py, Note [Published dispatch state]). Plain dicts with ``try``/``except KeyError``
+are the fastest lookup CPython has; a dict subclass with ``__missing__`` is not
+specialized by the interpreter. A schema whose argument names are not Python identifiers
+(``from``) gets a generic ``*args, **kwargs`` entry instead, which binds by name per call.
+"""
+
+from __future__ import annotations
+
+import keyword
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from tensordispatch.dispatch.errors import ArgumentTypeError
+from tensordispatch.dispatch.keyset import DEFAULT_EXCLUDED_RAW
+from tensordispatch.schema.model import Argument, FunctionSchema
+from tensordispatch.schema.types import ListType, OptionalType
+
+__all__ = ["NOT_GIVEN", "NO_DEFAULT", "CallingFacts", "dispatch_form", "generate_calling_code"]
+
+
+class _NotGiven:
+    """Default of every optional parameter of a generated entry: "the caller left it out"."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<not given>"
+
+
+NOT_GIVEN = _NotGiven()
+NO_DEFAULT = object()  # "the schema has no default" in CallingFacts.defaults
+_SIMPLE = (int, float, bool, str, type(None), list, tuple)
+
+
+def dispatch_form(arg: Argument) -> str | None:
+    """How an argument contributes to the call's key set, or None if it does not.
+
+    ``"t"`` Tensor, ``"t?"`` Tensor?, ``"l"`` Tensor[], ``"l?"`` Tensor?[] (spec 4.1).
+
+    >>> from tensordispatch.schema.model import Argument
+    >>> [dispatch_form(Argument.parse(s)) for s in ("Tensor a", "Tensor?[] b", "int c")]
+    ['t', 'l?', None]
+    """
+    t = arg.type
+    if not t.is_tensor_like():
+        return None
+    if isinstance(t, OptionalType):
+        return "t?" if not isinstance(t.elem, (ListType, OptionalType)) else None
+    if isinstance(t, ListType):
+        return "l?" if isinstance(t.elem, OptionalType) else "l"
+    return "t"
+
+
+@dataclass(frozen=True, slots=True)
+class CallingFacts:
+    """The schema facts calls need, computed once per def (Note [Generated entry functions]).
+
+    >>> from tensordispatch.schema import parse_schema
+    >>> f = CallingFacts.of(parse_schema("f(Tensor x, int a=1, *, Tensor? z=None) -> Tensor"))
+    >>> f.names, f.num_positional, f.dispatch
+    (('x', 'a', 'z'), 2, ((0, 't'), (2, 't?')))
+    """
+
+    names: tuple[str, ...]
+    num_positional: int
+    defaults: tuple[object, ...]
+    dispatch: tuple[tuple[int, str], ...]
+    declaration: str
+
+    @staticmethod
+    def of(schema: FunctionSchema) -> CallingFacts:
+        """Compute the facts of one schema."""
+        args = schema.arguments
+        defaults = tuple(NO_DEFAULT if a.default is None else a.default_value for a in args)
+        dispatch = tuple(
+            (i, form) for i, a in enumerate(args) if (form := dispatch_form(a)) is not None
+        )
+        npos = sum(1 for a in args if not a.kwarg_only)
+        return CallingFacts(tuple(a.name for a in args), npos, defaults, dispatch, str(schema))
+
+    @property
+    def identifiers_ok(self) -> bool:
+        """Whether every name can be a Python parameter of a generated entry."""
+        return all(
+            n.isidentifier()
+            and not keyword.iskeyword(n)
+            and not n.startswith("_td_")
+            and n != "_NO"
+            for n in self.names
+        )
+
+    def unbox(self, stack: list[Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        """Arguments for an unboxed call from a full stack, trailing defaults left out.
+
+        >>> from tensordispatch.schema import parse_schema
+        >>> f = CallingFacts.of(parse_schema("f(Tensor x, int a=1, *, int b=2) -> Tensor"))
+        >>> f.unbox(["x", 1, 3])
+        (('x',), {'b': 3})
+        """
+        if len(stack) != len(self.names):
+            raise TypeError(
+                f"{self.declaration}: a boxed call needs a stack of {len(self.names)} "
+                f"values (one per argument, defaults filled in), got {len(stack)}"
+            )
+        npos = self.num_positional
+        end = npos
+        while end > 0 and self._is_default(end - 1, stack[end - 1]):
+            end -= 1
+        kwargs = {
+            self.names[i]: stack[i]
+            for i in range(npos, len(stack))
+            if not self._is_default(i, stack[i])
+        }
+        return tuple(stack[:end]), kwargs
+
+    def _is_default(self, i: int, value: Any) -> bool:
+        d = self.defaults[i]
+        if d is NO_DEFAULT or type(value) is not type(d) or not isinstance(value, _SIMPLE):
+            return False
+        return bool(value == d)
+
+    def bind(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+        """Name -> value for a generic call, checking names like Python would."""
+        if len(args) > self.num_positional:
+            raise TypeError(
+                f"{self.declaration}: expected at most {self.num_positional} positional "
+                f"argument(s) but received {len(args)}"
+            )
+        bound = dict(zip(self.names, args))
+        for name, value in kwargs.items():
+            if name not in self.names or name in bound:
+                why = "got multiple values for" if name in bound else "got an unexpected"
+                raise TypeError(f"{self.declaration}: {why} argument '{name}'")
+            bound[name] = value
+        for i, name in enumerate(self.names):
+            if name not in bound and self.defaults[i] is NO_DEFAULT:
+                raise TypeError(f"{self.declaration}: missing value for argument '{name}'")
+        return bound
+
+    def stack_of(self, bound: dict[str, Any]) -> list[Any]:
+        """The full stack of a bound call (defaults filled in, list defaults copied)."""
+        stack = []
+        for i, name in enumerate(self.names):
+            value = bound.get(name, NOT_GIVEN)
+            if value is NOT_GIVEN:
+                d = self.defaults[i]
+                value = list(d) if isinstance(d, list) else d
+            stack.append(value)
+        return stack
+
+    def key_set_of(self, bound: dict[str, Any]) -> int:
+        """OR of the dispatch arguments' key sets in a bound call (generic path)."""
+        raw = 0
+        for i, form in self.dispatch:
+            value = bound.get(self.names[i], NOT_GIVEN)
+            if value is NOT_GIVEN or value is None:
+                continue
+            if form in ("l", "l?"):
+                for t in value:
+                    if t is not None:
+                        raw |= t._key_set
+            else:
+                raw |= value._key_set
+        return raw
+
+    def bad_argument(self, values: dict[str, Any]) -> None:
+        """Raise the error for a dispatch argument that is not a tensor (or tensor list)."""
+        for i, form in self.dispatch:
+            name = self.names[i]
+            v = values.get(name, NOT_GIVEN)
+            items = v if form in ("l", "l?") and isinstance(v, (list, tuple)) else [v]
+            wrong = [
+                x
+                for x in items
+                if x is not NOT_GIVEN
+                and not (x is None and form != "t")
+                and not isinstance(getattr(x, "_key_set", None), int)
+            ]
+            if wrong or (form in ("l", "l?") and not isinstance(v, (list, tuple, _NotGiven))):
+                shown = wrong[0] if wrong else v
+                want = {"t": "Tensor", "t?": "Tensor?", "l": "Tensor[]", "l?": "Tensor?[]"}[form]
+                raise ArgumentTypeError(
+                    f"{self.declaration.split('(')[0]}() Expected a value of type '{want}' for "
+                    f"argument '{name}' but instead found type '{type(shown).__name__}'.\n"
+                    f"Position: {i}\nValue: {shown!r}\nDeclaration: {self.declaration}"
+                )
+        raise ArgumentTypeError(f"{self.declaration}: invalid arguments {values!r}")
+
+
+def _params(facts: CallingFacts) -> tuple[str, list[str], list[str]]:
+    """(parameter list, optional names, required-after-optional names)."""
+    parts: list[str] = []
+    optional: list[str] = []
+    late_required: list[str] = []
+    seen_optional = False
+    for i, name in enumerate(facts.names):
+        has_default = facts.defaults[i] is not NO_DEFAULT
+        if i == facts.num_positional:
+            parts.append("*")
+        if i < facts.num_positional:
+            if has_default or seen_optional:
+                parts.append(f"{name}=_NO")
+                optional.append(name)
+                if not has_default:
+                    late_required.append(name)
+                seen_optional = True
+            else:
+                parts.append(name)
+        elif has_default:
+            parts.append(f"{name}=_NO")
+            optional.append(name)
+        else:
+            parts.append(name)
+    return ", ".join(parts), optional, late_required
+
+
+def _extract_lines(facts: CallingFacts) -> list[str]:
+    names = facts.names
+    plain = [names[i] for i, f in facts.dispatch if f == "t" and facts.defaults[i] is NO_DEFAULT]
+    lines = ["    try:", f"        _td_k = {' | '.join(f'{n}._key_set' for n in plain) or '0'}"]
+    for i, form in facts.dispatch:
+        n = names[i]
+        if form == "t" and n in plain:
+            continue
+        guard = f"{n} is not _NO and " if facts.defaults[i] is not NO_DEFAULT else ""
+        if form in ("t", "t?"):
+            lines.append(f"        if {guard}{n} is not None: _td_k |= {n}._key_set")
+        else:
+            inner = "if _td_x is not None: " if form == "l?" else ""
+            lines.append(f"        if {guard}True:")
+            lines.append(f"            for _td_x in {n}:")
+            lines.append(f"                {inner}_td_k |= _td_x._key_set")
+    values = ", ".join(f"{names[i]!r}: {names[i]}" for i, _ in facts.dispatch)
+    lines += ["    except (AttributeError, TypeError):", f"        _td_bad({{{values}}})"]
+    return lines
+
+
+def _forward_lines(facts: CallingFacts, optional: list[str], indent: str) -> list[str]:
+    """Lines calling ``_td_e`` with exactly the arguments the caller gave."""
+    pos_required = [n for n in facts.names[: facts.num_positional] if n not in optional]
+    kw_required = [n for n in facts.names[facts.num_positional :] if n not in optional]
+    kw_text = ", ".join(f"{n}={n}" for n in kw_required)
+    fast = ", ".join(pos_required + ([kw_text] if kw_text else []))
+    if not optional:
+        return [f"{indent}return _td_e({fast})"]
+    lines = [
+        f"{indent}if {' and '.join(f'{n} is _NO' for n in optional)}:",
+        f"{indent}    return _td_e({fast})",
+        f"{indent}_td_a = [{', '.join(pos_required)}]",
+        f"{indent}_td_kw = {{{', '.join(f'{n!r}: {n}' for n in kw_required)}}}",
+    ]
+    for i, name in enumerate(facts.names):
+        if name not in optional:
+            continue
+        if i < facts.num_positional:
+            lines += [
+                f"{indent}if {name} is not _NO:",
+                f"{indent}    if len(_td_a) == {i}: _td_a.append({name})",
+                f"{indent}    else: _td_kw[{name!r}] = {name}",
+            ]
+        else:
+            lines.append(f"{indent}if {name} is not _NO: _td_kw[{name!r}] = {name}")
+    lines.append(f"{indent}return _td_e(*_td_a, **_td_kw)")
+    return lines
+
+
+def _entry_source(facts: CallingFacts, fname: str) -> str:
+    params, optional, late_required = _params(facts)
+    lines = [f"def {fname}({params}):"]
+    for name in late_required:
+        lines.append(
+            f"    if {name} is _NO: raise TypeError("
+            f"'{fname}() missing required argument: {name!r}')"
+        )
+    lines += _extract_lines(facts)
+    lines += [
+        "    _td_x = _td_st.excluded",
+        "    try:",
+        "        _td_e = (_td_c0 if _td_x is _td_dx else _td_c[_td_x])[_td_k | _td_st.included]",
+        "    except KeyError:",
+        "        _td_e = _td_m(_td_x, _td_k | _td_st.included)",
+    ]
+    lines += _forward_lines(facts, optional, "    ")
+    return "\n".join(lines) + "\n"
+
+
+def _boxer_source(facts: CallingFacts, fname: str) -> str:
+    params, _, _ = _params(facts)
+    items = []
+    for i, name in enumerate(facts.names):
+        d = facts.defaults[i]
+        if d is NO_DEFAULT:
+            items.append(name)
+        else:
+            dv = f"list(_td_d{i})" if isinstance(d, list) else f"_td_d{i}"
+            items.append(f"({dv} if {name} is _NO else {name})")
+    return "\n".join(
+        [
+            "def _td_boxer(_td_fn, _td_op, _td_ks):",
+            f"    def {fname}({params}):",
+            f"        return _td_fn(_td_op, _td_ks, [{', '.join(items)}])",
+            f"    return {fname}",
+            "",
+        ]
+    )
+
+
+def _generic(
+    facts: CallingFacts, ns: dict[str, Any]
+) -> tuple[Callable[..., Any], Callable[..., Callable[..., Any]]]:
+    """Entry and boxer for schemas whose names are not Python identifiers."""
+    st = ns["_td_st"]
+
+    def entry(*args: Any, **kwargs: Any) -> Any:
+        bound = facts.bind(args, kwargs)
+        try:
+            k = facts.key_set_of(bound)
+        except (AttributeError, TypeError):
+            facts.bad_argument(bound)
+        x = st.excluded
+        pre = k | st.included
+        try:
+            e = ns["_td_c"][x][pre]
+        except KeyError:
+            e = ns["_td_m"](x, pre)
+        return e(*args, **kwargs)
+
+    def boxer(fn: Callable[..., Any], op: Any, ks: Any) -> Callable[..., Any]:
+        def boxed(*args: Any, **kwargs: Any) -> Any:
+            return fn(op, ks, facts.stack_of(facts.bind(args, kwargs)))
+
+        return boxed
+
+    return entry, boxer
+
+
+def generate_calling_code(
+    facts: CallingFacts, fname: str, ns: dict[str, Any]
+) -> tuple[Callable[..., Any], Callable[..., Callable[..., Any]]]:
+    """Exec the entry function and the boxer factory of one schema into ``ns``.
+
+    ``ns`` must hold the published cache (``_td_c``, ``_td_c0``, ``_td_m``) and ``_td_st``
+    (the thread-local state, Note [Thread-local state] in tls.py); the rest is added here. Returns ``(entry, boxer)``.
+    """
+    ns["_NO"] = NOT_GIVEN
+    ns["_td_dx"] = DEFAULT_EXCLUDED_RAW
+    ns["_td_bad"] = facts.bad_argument
+    if not facts.identifiers_ok or not fname.isidentifier() or keyword.iskeyword(fname):
+        return _generic(facts, ns)
+    for i, d in enumerate(facts.defaults):
+        if d is not NO_DEFAULT:
+            ns[f"_td_d{i}"] = d
+    code = _entry_source(facts, fname) + _boxer_source(facts, fname)
+    exec(compile(code, f"<tensordispatch entry {facts.declaration}>", "exec"), ns)
+    return ns[fname], ns["_td_boxer"]

@@ -1,0 +1,342 @@
+"""The Dispatcher: the process-wide registry of operators, fallbacks and namespace claims.
+
+Owns registration (def / impl / fallback / library claim, each returning a
+RegistrationHandle that undoes exactly it), its validation and its lock. Every mutation
+happens under one lock and ends with the affected tables recomputed and republished
+(operator.py); dispatch never takes the lock. Must not parse user-facing arguments
+(Library does) or run kernels.
+
+Note [Atomic registration]
+Every check runs before the first mutation, so a rejected registration leaves the
+dispatcher exactly as it was (spec 6.7): the entry of a rejected first impl is created
+only after its checks pass, a def checks every existing kernel's signature before storing
+its schema, an alias-key fallback checks every slot before filling any.
+"""
+
+from __future__ import annotations
+
+import inspect
+import threading
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+from tensordispatch.dispatch.calling import NO_DEFAULT, CallingFacts
+from tensordispatch.dispatch.errors import (
+    DuplicateRegistrationError,
+    KernelSignatureError,
+    LibraryError,
+    SchemaNotFoundError,
+)
+from tensordispatch.dispatch.kernel import KernelFunction, KernelKind
+from tensordispatch.dispatch.keys import (
+    NUM_RUNTIME_ENTRIES,
+    DispatchKey,
+    is_alias_key,
+    key_name,
+    key_of_slot,
+    slot_of,
+)
+from tensordispatch.dispatch.keyset import alias_runtime_keys, keyset_raw, table_index
+from tensordispatch.dispatch.operator import OperatorEntry
+from tensordispatch.schema.model import FunctionSchema
+
+__all__ = ["DISPATCHER", "Dispatcher", "RegistrationHandle", "kernel_site"]
+
+
+class RegistrationHandle:
+    """Undoes exactly one registration; ``remove()`` is idempotent and thread-safe.
+
+    >>> from tensordispatch.library import Library
+    >>> lib = Library("doc_handle", "DEF")
+    >>> lib.define("f(Tensor x) -> Tensor")
+    'f'
+    >>> h = lib.handles[-1]
+    >>> h.remove(); h.removed
+    True
+    >>> lib._destroy()
+    """
+
+    __slots__ = ("_undo", "removed", "description")
+
+    def __init__(self, undo: Callable[[], None], description: str) -> None:
+        self._undo = undo
+        self.removed = False
+        self.description = description
+
+    def remove(self) -> None:
+        """Undo the registration (a second call does nothing)."""
+        with DISPATCHER.lock:
+            if self.removed:
+                return
+            self.removed = True
+            self._undo()
+
+    def __repr__(self) -> str:
+        state = "removed" if self.removed else "live"
+        return f"<RegistrationHandle {self.description} ({state})>"
+
+
+def kernel_site(fn: Callable[..., Any]) -> str:
+    """``name at file:line`` of a Python function (for signature errors)."""
+    code = getattr(fn, "__code__", None)
+    name = getattr(fn, "__qualname__", None) or repr(fn)
+    if code is None:
+        return name
+    return f"{name} at {code.co_filename}:{code.co_firstlineno}"
+
+
+def _signature_problem(fn: Callable[..., Any], facts: CallingFacts, with_keyset: bool) -> str | None:
+    """Why ``fn`` cannot take the schema's arguments (None if it can, or if uninspectable)."""
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return None
+    lead = ["keyset"] if with_keyset else []
+    pos = list(facts.names[: facts.num_positional])
+    kw = list(facts.names[facts.num_positional :])
+    required = [n for i, n in enumerate(facts.names) if facts.defaults[i] is NO_DEFAULT]
+    for label, p, k in (
+        ("all arguments", pos, kw),
+        ("only the arguments without defaults", [n for n in pos if n in required], [
+            n for n in kw if n in required
+        ]),
+    ):
+        try:
+            sig.bind(*(lead + p), **{n: None for n in k})
+        except TypeError as e:
+            shown = ", ".join(lead + p + [f"{n}={n}" for n in k])
+            return f"it cannot be called with {label}, as ({shown}): {e}"
+    return None
+
+
+class Dispatcher:
+    """The registry (one instance, ``DISPATCHER``). See the module docstring."""
+
+    def __init__(self) -> None:
+        self.lock = threading.RLock()
+        self.entries: dict[tuple[str, str], OperatorEntry] = {}
+        self.fallbacks: list[KernelFunction | None] = [None] * NUM_RUNTIME_ENTRIES
+        self.libraries: dict[str, str] = {}  # namespace -> debug of its DEF library
+        self.override_warned = False
+        self._def_seq = 0
+        self._def_order: dict[OperatorEntry, int] = {}
+
+    # ----- lookup ---------------------------------------------------------------------------
+
+    def find(self, qualified: str, overload: str = "") -> OperatorEntry | None:
+        """The live entry of ``ns::name`` / overload, or None."""
+        entry = self.entries.get((qualified, overload))
+        return entry if entry is not None and entry.is_live else None
+
+    def find_schema_or_throw(self, qualified: str, overload: str = "") -> OperatorEntry:
+        """The entry if it has a schema, else torch's schema-lookup error (spec 9.6)."""
+        entry = self.find(qualified, overload)
+        if entry is None:
+            raise SchemaNotFoundError(f"Could not find schema for {qualified}.{overload}.")
+        if entry.schema is None:
+            raise SchemaNotFoundError(
+                f"Could not find schema for {qualified}.{overload}. but we found an "
+                "implementation; did you forget to def() the operator?"
+            )
+        return entry
+
+    def overloads_of(self, qualified: str) -> list[OperatorEntry]:
+        """Def'd overloads of one operator name, in definition order."""
+        found = [e for e, _ in sorted(self._def_order.items(), key=lambda x: x[1])]
+        return [e for e in found if e.qualified_name == qualified and e.schema is not None]
+
+    def live_entries(self) -> list[OperatorEntry]:
+        """Every live entry."""
+        return [e for e in self.entries.values() if e.is_live]
+
+    def _entry(self, qualified: str, overload: str) -> OperatorEntry:
+        entry = self.entries.get((qualified, overload))
+        if entry is None:
+            entry = OperatorEntry(qualified, overload)
+            entry.refresh(self.fallbacks)
+            self.entries[(qualified, overload)] = entry
+        return entry
+
+    # ----- library claims -------------------------------------------------------------------
+
+    def claim_namespace(self, ns: str, debug: str) -> RegistrationHandle:
+        """A DEF library's claim on ``ns`` (spec 6.1, error 9.7)."""
+        with self.lock:
+            previous = self.libraries.get(ns)
+            if previous is not None:
+                raise LibraryError(
+                    f"Only a single TORCH_LIBRARY can be used to register the namespace {ns}; "
+                    "please put all of your definitions in a single TORCH_LIBRARY block.  If "
+                    "you were trying to specify implementations, consider using "
+                    "TORCH_LIBRARY_IMPL (which can be duplicated).  If you really intended to "
+                    "define operators for a single namespace in a distributed way, you can "
+                    "use TORCH_LIBRARY_FRAGMENT to explicitly indicate this.  Previous "
+                    f"registration of TORCH_LIBRARY was {previous}; latest registration was "
+                    f"{debug}"
+                )
+            self.libraries[ns] = debug
+
+        def undo() -> None:
+            del self.libraries[ns]
+
+        return RegistrationHandle(undo, f"library {ns}")
+
+    # ----- def ------------------------------------------------------------------------------
+
+    def register_def(
+        self, schema: FunctionSchema, debug: str, alias_analysis: str, tags: tuple[Any, ...]
+    ) -> RegistrationHandle:
+        """Store a schema (spec 6.2): duplicate check, then every kernel's signature."""
+        qualified, overload = schema.qualified_name, schema.overload_name
+        with self.lock:
+            existing = self.entries.get((qualified, overload))
+            if existing is not None and existing.schema is not None:
+                raise DuplicateRegistrationError(
+                    f"Tried to register an operator ({schema}) with the same name and overload "
+                    "name multiple times. Each overload's schema should only be registered "
+                    f"with a single call to def(). Duplicate registration: {debug}. Original "
+                    f"registration: {existing.schema_debug}"
+                )
+            if existing is not None:
+                facts = CallingFacts.of(schema)
+                for key, kernels in existing.kernels.items():
+                    for k in kernels:
+                        self._check_signature(schema, debug, facts, k)
+            entry = self._entry(qualified, overload)
+            entry.set_schema(schema, debug, alias_analysis, tags)
+            self._def_seq += 1
+            self._def_order[entry] = self._def_seq
+            entry.refresh(self.fallbacks)
+
+        def undo() -> None:
+            entry.clear_schema()
+            self._def_order.pop(entry, None)
+            entry.refresh(self.fallbacks)
+
+        return RegistrationHandle(undo, f"def {schema}")
+
+    def _check_signature(
+        self, schema: FunctionSchema, schema_debug: str, facts: CallingFacts, k: KernelFunction
+    ) -> None:
+        if k.kind not in (KernelKind.UNBOXED, KernelKind.UNBOXED_WITH_KEYSET):
+            return
+        problem = _signature_problem(k.fn, facts, k.kind is KernelKind.UNBOXED_WITH_KEYSET)
+        if problem is None:
+            return
+        raise KernelSignatureError(
+            "\n".join(
+                [
+                    "The kernel's Python signature doesn't match the operator schema.",
+                    f"  operator: {schema.qualified_name}"
+                    + (f".{schema.overload_name}" if schema.overload_name else ""),
+                    f"  expected schema: {schema}",
+                    f"    {schema_debug}",
+                    f"  kernel: {kernel_site(k.fn)}",
+                    f"    {k.debug}",
+                    f"  reason: {problem}",
+                    "Make the kernel accept the schema's arguments (positional ones by "
+                    "position, keyword-only ones by name), or take *args, **kwargs.",
+                ]
+            )
+        )
+
+    # ----- impl -----------------------------------------------------------------------------
+
+    def register_impl(
+        self, qualified: str, overload: str, key: DispatchKey, kernel: KernelFunction
+    ) -> RegistrationHandle:
+        """Add a kernel under ``key`` (spec 6.3): newest wins, older become inactive."""
+        with self.lock:
+            existing = self.entries.get((qualified, overload))
+            if existing is not None and existing.schema is not None:
+                assert existing.facts is not None
+                self._check_signature(
+                    existing.schema, existing.schema_debug, existing.facts, kernel
+                )
+            entry = self._entry(qualified, overload)
+            stack = entry.kernels.setdefault(key, [])
+            if stack:
+                self._warn_override(entry, key, stack[0], kernel)
+            stack.insert(0, kernel)
+            entry.refresh(self.fallbacks)
+
+        def undo() -> None:
+            lst = entry.kernels[key]
+            lst[:] = [k for k in lst if k is not kernel]
+            if not lst:
+                del entry.kernels[key]
+            entry.refresh(self.fallbacks)
+
+        return RegistrationHandle(undo, f"impl {entry.qualified_overload_name} {key_name(key)}")
+
+    def _warn_override(
+        self, entry: OperatorEntry, key: DispatchKey, old: KernelFunction, new: KernelFunction
+    ) -> None:
+        if self.override_warned or key in (DispatchKey.Meta, DispatchKey.MTIA):
+            return
+        self.override_warned = True
+        op = str(entry.schema) if entry.schema is not None else entry.qualified_overload_name
+        debug = entry.schema_debug or "no debug info"
+        warnings.warn(
+            "\n".join(
+                [
+                    "Warning only once for all operators,  other operators may also be "
+                    "overridden.",
+                    "  Overriding a previously registered kernel for the same operator and "
+                    "the same dispatch key",
+                    f"  operator: {op}",
+                    f"    {debug}",
+                    f"  dispatch key: {key_name(key)}",
+                    f"  previous kernel: {old.debug}",
+                    f"       new kernel: {new.debug}",
+                ]
+            ),
+            UserWarning,
+            stacklevel=4,
+        )
+
+    # ----- fallback -------------------------------------------------------------------------
+
+    def register_fallback(self, key: DispatchKey, kernel: KernelFunction) -> RegistrationHandle:
+        """A global fallback for ``key`` (an alias fills every key it covers), spec 6.4."""
+        with self.lock:
+            if is_alias_key(key):
+                slots = [slot_of(k) for k in alias_runtime_keys(key)]
+            elif key != DispatchKey.Undefined:
+                # A building-block key (Dense, ...) lands where torch puts it: the slot its
+                # key set indexes, i.e. the CPU slot of its block.
+                slots = [table_index(keyset_raw(key))]
+            else:
+                raise LibraryError(
+                    "fallback(..., 'Undefined'): the Undefined slot serves calls without "
+                    "tensor arguments and can only be filled by CompositeExplicitAutograd(-"
+                    "NonFunctional) or CompositeImplicitAutograd kernels of each operator; "
+                    "register one of those with Library.impl instead."
+                )
+            for slot in slots:
+                previous = self.fallbacks[slot]
+                if previous is not None:
+                    raise DuplicateRegistrationError(
+                        "Tried to register multiple backend fallbacks for the same dispatch "
+                        f"key {key_name(key_of_slot(slot))}; previous registration "
+                        f"{previous.debug}, new registration {kernel.debug}"
+                    )
+            for slot in slots:
+                self.fallbacks[slot] = kernel
+            self._refresh_all()
+
+        def undo() -> None:
+            for slot in slots:
+                if self.fallbacks[slot] is kernel:
+                    self.fallbacks[slot] = None
+            self._refresh_all()
+
+        return RegistrationHandle(undo, f"fallback {key_name(key)}")
+
+    def _refresh_all(self) -> None:
+        for entry in self.entries.values():
+            entry.refresh(self.fallbacks)
+
+
+DISPATCHER = Dispatcher()

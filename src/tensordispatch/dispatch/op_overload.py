@@ -1,0 +1,309 @@
+"""OpOverload, OpOverloadPacket and the ``ops.<ns>`` namespaces: operators as Python objects.
+
+Owns the user-facing handles of operators (torch.ops's shapes and names) and overload
+resolution of packets. Must not hold dispatch state: an OpOverload reads its entry's
+published caches (operator.py); registering goes through Library.
+
+Note [One class per operator]
+CPython looks ``__call__`` up on the type, so a per-instance entry function is impossible
+and a generic ``__call__(self, *args, **kwargs)`` costs an argument tuple and dict per call.
+Each operator therefore gets its own tiny subclass of OpOverload whose ``__call__`` is a
+staticmethod: the generated entry with the schema's exact signature (calling.py). The
+class attribute is replaced when the schema is def'd or dropped. ``isinstance(x,
+OpOverload)`` holds for all of them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from tensordispatch.dispatch.keyset import DispatchKeySet
+from tensordispatch.schema.model import FunctionSchema
+from tensordispatch.schema.types import BaseType, ListType, OptionalType, Type
+
+if TYPE_CHECKING:
+    from tensordispatch.dispatch.operator import OperatorEntry
+
+__all__ = ["OpNamespace", "OpOverload", "OpOverloadPacket", "make_overload_class"]
+
+
+class OpOverload:
+    """One overload of an operator: callable, redispatchable, introspectable.
+
+    >>> from tensordispatch.library import Library
+    >>> lib = Library("doc_opov", "DEF")
+    >>> lib.define("f(Tensor x) -> Tensor")
+    'f'
+    >>> op = ops_namespace("doc_opov").f.default
+    >>> op, op.name(), str(op._schema)
+    (<OpOverload(op='doc_opov.f', overload='default')>, 'doc_opov::f', 'doc_opov::f(Tensor x) -> Tensor')
+    >>> lib._destroy()
+    """
+
+    __slots__ = ("_entry",)
+
+    def __init__(self, entry: OperatorEntry) -> None:
+        self._entry = entry
+
+    @property
+    def _schema(self) -> FunctionSchema:
+        schema = self._entry.schema
+        if schema is None:
+            from tensordispatch.dispatch.errors import SchemaNotFoundError
+
+            raise SchemaNotFoundError(
+                f"Could not find schema for {self._entry.qualified_name}.{self._entry.overload}"
+            )
+        return schema
+
+    @property
+    def schema(self) -> FunctionSchema:
+        """The operator's FunctionSchema."""
+        return self._schema
+
+    def name(self) -> str:
+        """``ns::name[.overload]``, as torch's ``OpOverload.name()``."""
+        return self._entry.qualified_overload_name
+
+    @property
+    def namespace(self) -> str:
+        """The operator's namespace."""
+        return self._entry.qualified_name.split("::")[0]
+
+    @property
+    def _opname(self) -> str:
+        return self._entry.qualified_name.split("::")[1]
+
+    @property
+    def _overloadname(self) -> str:
+        return self._entry.overload or "default"
+
+    @property
+    def __name__(self) -> str:  # type: ignore[override]
+        return f"{self._opname}.{self._overloadname}"
+
+    @property
+    def tags(self) -> list[Any]:
+        """The tags given to ``define``."""
+        return list(self._entry.tags)
+
+    @property
+    def overloadpacket(self) -> OpOverloadPacket:
+        """The packet holding every overload of this operator name."""
+        return OpOverloadPacket(self._entry.qualified_name)
+
+    def redispatch(self, keyset: DispatchKeySet | int, *args: Any, **kwargs: Any) -> Any:
+        """Run the kernel of ``keyset``'s highest key with ``keyset`` unchanged (spec 10.2):
+        no thread-local sets, no fallthrough masks. Callers mask out their own key first
+        (``keyset & full_after(MyKey)``)."""
+        raw = keyset if type(keyset) is int else keyset.raw  # type: ignore[union-attr]
+        state = self._entry.state
+        try:
+            entry = state.redispatch_cache[raw]
+        except KeyError:
+            entry = state.redispatch_miss(raw)
+        return entry(*args, **kwargs)
+
+    def _call_boxed(self, stack: list[Any]) -> Any:
+        """Call with a boxed stack (every argument in schema order, defaults filled in)."""
+        facts = self._entry.facts
+        if facts is None:
+            return self(*stack)
+        args, kwargs = facts.unbox(stack)
+        return self(*args, **kwargs)
+
+    def _redispatch_boxed(self, keyset: DispatchKeySet | int, stack: list[Any]) -> Any:
+        """``redispatch`` with a boxed stack."""
+        facts = self._entry.facts
+        if facts is None:
+            return self.redispatch(keyset, *stack)
+        args, kwargs = facts.unbox(stack)
+        return self.redispatch(keyset, *args, **kwargs)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:  # replaced per class
+        return self._entry.entry_function(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"<OpOverload(op='{self.namespace}.{self._opname}', overload='{self._overloadname}')>"
+
+    def __str__(self) -> str:
+        return f"{self.namespace}.{self._opname}.{self._overloadname}"
+
+    def __hash__(self) -> int:
+        return id(self._entry)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, OpOverload) and other._entry is self._entry
+
+
+def make_overload_class(entry: OperatorEntry) -> type[OpOverload]:
+    """A fresh OpOverload subclass for one operator (Note [One class per operator])."""
+    return type("OpOverload", (OpOverload,), {"__slots__": (), "__module__": __name__})
+
+
+def _registry() -> Any:
+    from tensordispatch.dispatch import dispatcher
+
+    return dispatcher.DISPATCHER
+
+
+def _why_not(t: Type, value: Any) -> str | None:
+    """Why ``value`` cannot be passed for type ``t`` (None if it can); loose for types the
+    dispatcher cannot check without the tensor layer (ScalarType, Device, ...)."""
+    if isinstance(t, OptionalType):
+        return None if value is None else _why_not(t.elem, value)
+    if isinstance(t, ListType):
+        if not isinstance(value, (list, tuple)):
+            if str(t.elem) in ("int", "SymInt") and isinstance(value, int) and t.size:
+                return None
+            return f"expected a list for {t}, got {type(value).__name__}"
+        for v in value:
+            why = _why_not(t.elem, v)
+            if why:
+                return why
+        return None
+    if not isinstance(t, BaseType):
+        return None
+    name = str(t)
+    ok: dict[str, Any] = {
+        "Tensor": lambda v: isinstance(getattr(v, "_key_set", None), int),
+        "int": lambda v: isinstance(v, int) and not isinstance(v, bool),
+        "SymInt": lambda v: isinstance(v, int) and not isinstance(v, bool),
+        "float": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+        "bool": lambda v: isinstance(v, bool),
+        "str": lambda v: isinstance(v, str),
+        "Scalar": lambda v: isinstance(v, (int, float, complex)),
+    }
+    check = ok.get(name)
+    if check is None or check(value):
+        return None
+    return f"Expected a value of type '{name}' but instead found type '{type(value).__name__}'"
+
+
+def _mismatch(schema: FunctionSchema, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str | None:
+    """Why a call cannot bind ``schema`` (None if it can)."""
+    positional = [a for a in schema.arguments if not a.kwarg_only]
+    if len(args) > len(positional):
+        return f"expected at most {len(positional)} positional argument(s), got {len(args)}"
+    names = {a.name for a in schema.arguments}
+    for k in kwargs:
+        if k not in names:
+            return f"unexpected keyword argument '{k}'"
+    for i, a in enumerate(schema.arguments):
+        if i < len(args) and not a.kwarg_only:
+            value = args[i]
+        elif a.name in kwargs:
+            value = kwargs[a.name]
+        elif a.default is not None:
+            continue
+        else:
+            return f"missing value for argument '{a.name}'"
+        why = _why_not(a.type, value)
+        if why:
+            return f"argument '{a.name}': {why}"
+    return None
+
+
+class OpOverloadPacket:
+    """Every overload of one operator name; calling it picks the first overload, in
+    definition order, whose schema accepts the arguments.
+
+    >>> from tensordispatch.library import Library
+    >>> lib = Library("doc_packet", "DEF")
+    >>> lib.define("f(Tensor x) -> Tensor"), lib.define("f.int(int n) -> int")
+    ('f', 'f')
+    >>> ops_namespace("doc_packet").f.overloads()
+    ['default', 'int']
+    >>> lib._destroy()
+    """
+
+    __slots__ = ("_qualified_op_name",)
+
+    def __init__(self, qualified_name: str) -> None:
+        self._qualified_op_name = qualified_name
+
+    @property
+    def __name__(self) -> str:  # type: ignore[override]
+        return self._qualified_op_name.split("::")[1]
+
+    def _entries(self) -> list[OperatorEntry]:
+        return _registry().overloads_of(self._qualified_op_name)
+
+    def overloads(self) -> list[str]:
+        """The overload names ('default' for the empty one), in definition order."""
+        return [e.overload or "default" for e in self._entries()]
+
+    def __getattr__(self, name: str) -> OpOverload:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        for e in self._entries():
+            if (e.overload or "default") == name:
+                return e.overload_object
+        raise AttributeError(
+            f"The underlying op of '{self._qualified_op_name.replace('::', '.')}' has no "
+            f"overload name '{name}'"
+        )
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.overloads())
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        tried = []
+        for e in self._entries():
+            assert e.schema is not None  # _entries() returns def'd overloads only
+            why = _mismatch(e.schema, args, kwargs)
+            if why is None:
+                return e.overload_object(*args, **kwargs)
+            tried.append(f"  {e.schema}: {why}")
+        raise TypeError(
+            "\n".join(
+                [
+                    f"{self._qualified_op_name}: no overload accepts the given arguments; "
+                    "tried, in definition order:",
+                    *tried,
+                    "Pass arguments matching one schema, or call an overload directly "
+                    "(e.g. ops.ns.op.default).",
+                ]
+            )
+        )
+
+    def __repr__(self) -> str:
+        return f"<OpOverloadPacket(op='{self._qualified_op_name.replace('::', '.')}')>"
+
+    def __str__(self) -> str:
+        return self._qualified_op_name.replace("::", ".")
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, OpOverloadPacket)
+            and other._qualified_op_name == self._qualified_op_name
+        )
+
+    def __hash__(self) -> int:
+        return hash(self._qualified_op_name)
+
+
+class OpNamespace:
+    """``ops.<ns>``: attribute access yields the namespace's operator packets."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __getattr__(self, op: str) -> OpOverloadPacket:
+        if op.startswith("__"):
+            raise AttributeError(op)
+        qualified = f"{self.name}::{op}"
+        if not _registry().overloads_of(qualified):
+            raise AttributeError(f"'_OpNamespace' '{self.name}' object has no attribute '{op}'")
+        return OpOverloadPacket(qualified)
+
+    def __repr__(self) -> str:
+        return f"<OpNamespace '{self.name}'>"
+
+
+def ops_namespace(name: str) -> OpNamespace:
+    """``ops.<name>`` (what ``tensordispatch.ops.<name>`` returns)."""
+    return OpNamespace(name)

@@ -1,0 +1,455 @@
+"""OperatorEntry: one operator's registrations, its dispatch table and its published caches.
+
+Owns spec section 5: the resolution function ``compute`` (direct > CEANF > CEA > CIANT > CIA
+> Autograd > FTBD > backend fallback > missing), the fallthrough masks, the text dumps of
+section 7 and the invariant check. Must not take the registration lock or validate
+registrations (dispatcher.py does both and calls ``refresh`` under the lock).
+
+Note [The table is never stale]
+torch refreshes a few slots per registration and goes stale in the corners of spec 5.6.
+We recompute the whole table of the affected operator on every registration and
+deregistration (137 cheap evaluations; a global fallback change recomputes every operator),
+so the stored table always equals ``compute()`` and ``dump_table``, calls and
+``has_computed_kernel_for_dispatch_key`` all agree. ``check_invariants`` therefore checks
+the rest of torch's invariants and that the published caches belong to the current table.
+
+Note [Published dispatch state]
+A refresh builds a new immutable ``_TableState`` (table, masks) and two caches over it, then
+publishes them with single reference assignments: the call cache into the generated entry's
+namespace (``_td_c``), the redispatch cache on the entry. A concurrent call holds either the
+old state or the new one, never a mix; calls take no lock. The call cache is two dict
+levels, excluded word -> (included | arguments' word) -> entry callable, because dict
+lookups of small ints are cheaper in CPython than the three big-int operations of the
+functionality-only difference. A miss computes spec 4.5 in full (difference, fallthrough
+mask, table index, Note [Kernel calling conventions]) and memoizes the result.
+
+Note [Collapsing transparent fallbacks]
+Some global fallbacks do nothing but redispatch with ``keyset & mask`` (the autograd
+fallback for tensors without autograd metadata, ADInplaceOrView-like keys we do not
+implement yet). A redispatch is a pure function of the key set (stored slot of the highest
+key, no TLS, no masks, spec 10.2), so when a cache miss lands on such a kernel we follow
+the redispatch at miss time and memoize the kernel it reaches, with the key set it would
+have received. The observable behaviour is the same (the skipped fallback had no effect);
+a plain CPU-tensor call costs one hop instead of two.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from tensordispatch.dispatch.calling import CallingFacts, generate_calling_code
+from tensordispatch.dispatch.errors import (
+    MissingKernelError,
+    NoTensorArgumentsError,
+    SchemaNotFoundError,
+    missing_kernel_message,
+    no_tensor_arguments_message,
+)
+from tensordispatch.dispatch.kernel import AMBIGUOUS_AUTOGRADOTHER, KernelFunction, make_entry
+from tensordispatch.dispatch.keys import (
+    NUM_BACKENDS,
+    NUM_RUNTIME_ENTRIES,
+    RUNTIME_KEYS,
+    DispatchKey,
+    component_of,
+    functionality_of,
+    is_alias_key,
+    is_per_backend_functionality,
+    is_runtime_key,
+    key_name,
+    key_of_slot,
+    slot_of,
+)
+from tensordispatch.dispatch.keyset import (
+    AUTOGRADOTHER_BACKENDS_RAW,
+    BACKEND_MASK_RAW,
+    DEFAULT_EXCLUDED_RAW,
+    FULL_RAW,
+    alias_runtime_keys,
+    backends_of,
+    highest_priority_key_raw,
+    keyset_raw,
+    table_index,
+)
+from tensordispatch.dispatch.tls import local_state
+from tensordispatch.dispatch.op_overload import make_overload_class
+from tensordispatch.schema.model import FunctionSchema
+
+__all__ = ["OperatorEntry", "Slot", "compute_table"]
+
+_K = DispatchKey
+Slot = tuple[KernelFunction, str]  # (kernel, provenance label of dump_table)
+
+
+def _slots_of(alias: DispatchKey) -> frozenset[int]:
+    return frozenset(slot_of(k) for k in alias_runtime_keys(alias))
+
+
+_CEANF = _slots_of(_K.CompositeExplicitAutogradNonFunctional) | {0}
+_CEA = _slots_of(_K.CompositeExplicitAutograd) | {0}
+_CIANT = _slots_of(_K.CompositeImplicitAutogradNestedTensor)
+_CIA = _slots_of(_K.CompositeImplicitAutograd) | {0}
+_AUTOGRAD = _slots_of(_K.Autograd)
+_FTBD = _slots_of(_K.FuncTorchBatchedDecomposition)
+_AUTOGRADOTHER_SLOT = slot_of(_K.AutogradOther)
+_BACKENDS_OF: tuple[int, ...] = (0,) + tuple(backends_of(k).raw for k in RUNTIME_KEYS)
+_ALIASES = (
+    _K.CompositeExplicitAutogradNonFunctional,
+    _K.CompositeExplicitAutograd,
+    _K.CompositeImplicitAutogradNestedTensor,
+    _K.CompositeImplicitAutograd,
+    _K.Autograd,
+    _K.FuncTorchBatchedDecomposition,
+)
+
+
+def _newest(kernels: dict[DispatchKey, list[KernelFunction]], key: DispatchKey) -> Any:
+    lst = kernels.get(key)
+    return lst[0] if lst else None
+
+
+def _compute_slot(
+    slot: int,
+    direct: dict[int, KernelFunction],
+    alias: tuple[Any, ...],
+    backend_words: list[int],
+    ambiguous: bool,
+    fallbacks: list[KernelFunction | None],
+) -> Slot | None:
+    """Spec 5.2 ``compute(k)`` for one slot (slot 0 is Undefined)."""
+    kernel = direct.get(slot)
+    if kernel is not None:
+        return (kernel, "kernel")
+    ceanf, cea, ciant, cia, autograd, ftbd = alias
+    if ceanf is not None and slot in _CEANF:
+        return (ceanf, "default backend kernel")
+    if cea is not None and slot in _CEA:
+        return (cea, "default backend kernel")
+    if ciant is not None and slot in _CIANT:
+        return (ciant, "nested kernel")
+    if cia is not None and slot in _CIA:
+        if slot == _AUTOGRADOTHER_SLOT and ambiguous:
+            return (AMBIGUOUS_AUTOGRADOTHER, "ambiguous autogradother")
+        bo = _BACKENDS_OF[slot]
+        if cea is None and not any(bo & w == w for w in backend_words):
+            return (cia, "math kernel")
+    if autograd is not None and slot in _AUTOGRAD:
+        return (autograd, "autograd kernel")
+    if ftbd is not None and slot in _FTBD:
+        return (ftbd, "batched kernel")
+    fallback = fallbacks[slot]
+    if fallback is not None:
+        return (fallback, "backend fallback")
+    return None
+
+
+def compute_table(
+    kernels: dict[DispatchKey, list[KernelFunction]], fallbacks: list[KernelFunction | None]
+) -> tuple[Slot | None, ...]:
+    """Every slot of an operator's table from its kernels and the global fallbacks.
+
+    >>> from tensordispatch.dispatch.kernel import KernelFunction, KernelKind
+    >>> cpu = KernelFunction(len, KernelKind.UNBOXED, "fn_cpu")
+    >>> table = compute_table({DispatchKey.CPU: [cpu]}, [None] * NUM_RUNTIME_ENTRIES)
+    >>> [(key_of_slot(i), s[1]) for i, s in enumerate(table) if s]
+    [(<DispatchKey.CPU: 49>, 'kernel')]
+    """
+    direct = {}
+    backend_words = []
+    for key, lst in kernels.items():
+        if is_alias_key(key):
+            continue
+        backend_words.append(keyset_raw(key))
+        if is_runtime_key(key):
+            direct[slot_of(key)] = lst[0]
+    alias = tuple(_newest(kernels, a) for a in _ALIASES)
+    if alias == (None,) * 6 and not direct:
+        return tuple(None if f is None else (f, "backend fallback") for f in fallbacks)
+    ambiguous = any(AUTOGRADOTHER_BACKENDS_RAW & w == w for w in backend_words)
+    return tuple(
+        _compute_slot(slot, direct, alias, backend_words, ambiguous, fallbacks)
+        for slot in range(NUM_RUNTIME_ENTRIES)
+    )
+
+
+# Per slot: (functionality bit, backend index or -1 for non-per-backend keys).
+_MASK_FACTS: tuple[tuple[int, int], ...] = tuple(
+    (
+        keyset_raw(functionality_of(k)) & ~BACKEND_MASK_RAW,
+        component_of(k) - 1 if is_per_backend_functionality(functionality_of(k)) else -1,
+    )
+    for k in (key_of_slot(i) for i in range(NUM_RUNTIME_ENTRIES))
+)
+
+
+def fallthrough_masks(table: tuple[Slot | None, ...]) -> tuple[int, tuple[int, ...], bool]:
+    """(global mask, 16 per-backend masks, per-backend mode) of spec 5.5, from a table.
+
+    >>> fallthrough_masks((None,) * NUM_RUNTIME_ENTRIES)[2]
+    False
+    """
+    shared = FULL_RAW
+    per = [FULL_RAW] * NUM_BACKENDS
+    for slot in range(1, NUM_RUNTIME_ENTRIES):
+        entry = table[slot]
+        if entry is None or not entry[0].is_fallthrough:
+            continue
+        bit, backend = _MASK_FACTS[slot]
+        if backend >= 0:
+            per[backend] &= ~bit
+        else:
+            shared &= ~bit
+            for b in range(NUM_BACKENDS):
+                per[b] &= ~bit
+    mode = any(per[b] != per[b + 1] for b in range(NUM_BACKENDS - 1))
+    return (shared if mode else per[0]), tuple(per), mode
+
+
+class _TableState:
+    """One immutable version of an operator's table and masks, with its memo caches
+    (Note [Published dispatch state]). The caches only grow, and only with entries that
+    are pure functions of this table."""
+
+    __slots__ = (
+        "entry",
+        "table",
+        "mask",
+        "per_backend",
+        "per_backend_mode",
+        "op",
+        "boxer",
+        "by_excluded",
+        "default_cache",
+        "redispatch_cache",
+    )
+
+    def __init__(self, entry: OperatorEntry, table: tuple[Slot | None, ...]) -> None:
+        self.entry = entry
+        self.table = table
+        self.mask, self.per_backend, self.per_backend_mode = fallthrough_masks(table)
+        self.op = entry.overload_object
+        self.boxer = entry.boxer
+        self.default_cache: dict[int, Callable[..., Any]] = {}
+        self.by_excluded: dict[int, dict[int, Callable[..., Any]]] = {
+            DEFAULT_EXCLUDED_RAW: self.default_cache
+        }
+        self.redispatch_cache: dict[int, Callable[..., Any]] = {}
+
+    def entry_for(self, raw: int) -> Callable[..., Any]:
+        """The callable for the stored slot of ``raw``, collapsing transparent fallbacks
+        (Note [Collapsing transparent fallbacks]); raises the missing-kernel errors."""
+        table = self.table
+        while True:
+            slot = table[table_index(raw)]
+            if slot is None:
+                self.entry.raise_missing(raw, table)
+            kernel = slot[0]
+            if kernel.redispatch_mask is None:
+                return make_entry(kernel, self.op, raw, self.boxer)
+            raw &= kernel.redispatch_mask
+
+    def final_keyset(self, excluded: int, pre: int) -> int:
+        """Spec 4.5 from (arguments | included) and excluded: difference, then masks."""
+        raw = pre & (BACKEND_MASK_RAW | ~excluded)
+        if self.per_backend_mode:
+            return raw & self.per_backend[((raw & BACKEND_MASK_RAW) | 1).bit_length() - 1]
+        return raw & self.mask
+
+    def call_miss(self, excluded: int, pre: int) -> Callable[..., Any]:
+        """Compute and memoize the entry of a call (the generated entry's ``_td_m``)."""
+        entry = self.entry_for(self.final_keyset(excluded, pre))
+        cache = self.by_excluded.get(excluded)
+        if cache is None and len(self.by_excluded) < _CACHE_LIMIT:
+            cache = self.by_excluded.setdefault(excluded, {})
+        if cache is not None and len(cache) < _CACHE_LIMIT:
+            cache[pre] = entry
+        return entry
+
+    def redispatch_miss(self, raw: int) -> Callable[..., Any]:
+        """Compute and memoize the entry of a redispatch (no TLS, no masks: spec 10.2)."""
+        entry = self.entry_for(raw)
+        if len(self.redispatch_cache) < _CACHE_LIMIT:
+            self.redispatch_cache[raw] = entry
+        return entry
+
+
+_CACHE_LIMIT = 1024
+
+
+def _no_schema_entry(name: str) -> Callable[..., Any]:
+    def call(*args: object, **kwargs: object) -> Any:
+        raise SchemaNotFoundError(
+            f"Could not find schema for {name}. but we found an implementation; did you "
+            "forget to def() the operator?"
+        )
+
+    return call
+
+
+class OperatorEntry:
+    """One operator (name + overload): schema, kernels per key, and the computed table.
+
+    Created on the first def or impl naming the operator and never discarded: an entry
+    with neither schema nor kernels is *dead* (``dump`` is empty, like a deleted entry in
+    torch) and comes back to life on the next registration, so OpOverload objects handed
+    out earlier stay valid.
+    """
+
+    def __init__(self, qualified_name: str, overload: str) -> None:
+        self.qualified_name = qualified_name  # "ns::name"
+        self.overload = overload
+        self.schema: FunctionSchema | None = None
+        self.schema_debug = ""
+        self.alias_analysis = ""
+        self.tags: tuple[Any, ...] = ()
+        # key -> kernels registered under it, newest first (spec 5.1).
+        self.kernels: dict[DispatchKey, list[KernelFunction]] = {}
+        self.facts: CallingFacts | None = None
+        self.table: tuple[Slot | None, ...] = (None,) * NUM_RUNTIME_ENTRIES
+        self.ns: dict[str, Any] = {"_td_c": None, "_td_st": local_state()}
+        self.op_class = make_overload_class(self)
+        self.overload_object = self.op_class(self)
+        self.boxer: Callable[..., Callable[..., Any]] = _no_schema_boxer(self)
+        self.state: _TableState | None = None
+        self._install_entry(_no_schema_entry(self.qualified_overload_name))
+
+    @property
+    def qualified_overload_name(self) -> str:
+        """``ns::name`` or ``ns::name.overload`` (the spelling of messages and dumps)."""
+        if self.overload:
+            return f"{self.qualified_name}.{self.overload}"
+        return self.qualified_name
+
+    @property
+    def is_live(self) -> bool:
+        """Whether a def or an impl keeps this entry (spec 6.7)."""
+        return self.schema is not None or bool(self.kernels)
+
+    def _install_entry(self, fn: Callable[..., Any]) -> None:
+        self.entry_function = fn
+        self.op_class.__call__ = staticmethod(fn)  # type: ignore[method-assign]
+
+    def set_schema(
+        self, schema: FunctionSchema, debug: str, alias_analysis: str, tags: tuple[Any, ...]
+    ) -> None:
+        """Store a def's schema and generate the calling code (under the dispatcher lock)."""
+        facts = CallingFacts.of(schema)
+        fname = self.qualified_name.split("::")[-1]
+        entry, boxer = generate_calling_code(facts, fname, self.ns)
+        self.schema, self.schema_debug = schema, debug
+        self.alias_analysis, self.tags, self.facts = alias_analysis, tags, facts
+        self.boxer = boxer
+        self._install_entry(entry)
+
+    def clear_schema(self) -> None:
+        """Drop the def (its handle was removed): schema, tags and calling code go."""
+        self.schema, self.schema_debug, self.alias_analysis, self.tags = None, "", "", ()
+        self.facts = None
+        self.boxer = _no_schema_boxer(self)
+        self._install_entry(_no_schema_entry(self.qualified_overload_name))
+
+    def refresh(self, fallbacks: list[KernelFunction | None]) -> None:
+        """Recompute the whole table and publish new caches (Notes [The table is never
+        stale], [Published dispatch state])."""
+        self.table = compute_table(self.kernels, fallbacks)
+        state = _TableState(self, self.table)
+        ns = self.ns
+        ns["_td_m"] = state.call_miss
+        ns["_td_c"] = state.by_excluded
+        ns["_td_c0"] = state.default_cache
+        self.state = state
+
+    # ----- errors --------------------------------------------------------------------------
+
+    def available_keys(self, table: tuple[Slot | None, ...]) -> tuple[list[str], list[str]]:
+        """(every key with a filled slot, those filled by this operator's own kernels)."""
+        available, own = [], []
+        for slot in range(1, NUM_RUNTIME_ENTRIES):
+            entry = table[slot]
+            if entry is not None:
+                available.append(key_name(key_of_slot(slot)))
+                if entry[1] != "backend fallback":
+                    own.append(key_name(key_of_slot(slot)))
+        return available, own
+
+    def raise_missing(self, raw: int, table: tuple[Slot | None, ...]) -> None:
+        """Raise spec 9.1 (or 9.2 for the Undefined slot) for final key set ``raw``."""
+        available, own = self.available_keys(table)
+        name = self.qualified_overload_name
+        if table_index(raw) == 0:
+            raise NoTensorArgumentsError(
+                no_tensor_arguments_message(name, available, self.dump_table())
+            )
+        key = key_name(highest_priority_key_raw(raw))
+        raise MissingKernelError(
+            missing_kernel_message(name, key, available, own, self.dump_table())
+        )
+
+    # ----- introspection (spec 7) -----------------------------------------------------------
+
+    def dump(self) -> str:
+        """torch's ``_dispatch_dump`` text: the canonical (registered) state."""
+        if not self.is_live:
+            return ""
+        lines = [f"name: {self.qualified_overload_name}"]
+        if self.schema is None:
+            lines.append("schema: (none)")
+        else:
+            lines += [
+                f"schema: {self.schema}",
+                f"debug: {self.schema_debug}",
+                f"alias analysis kind: {self.alias_analysis}",
+            ]
+        for key in sorted(self.kernels):
+            suffix = "[alias]" if is_alias_key(key) else ""
+            for i, k in enumerate(self.kernels[key]):
+                inactive = " (inactive)" if i else ""
+                lines.append(f"{key_name(key)}{suffix}{inactive}: {k.debug} :: (none) [ {k.flags}]")
+        return "\n".join(lines) + "\n"
+
+    def dump_table(self) -> str:
+        """torch's ``_dispatch_dump_table`` text: one line per filled slot."""
+        if not self.is_live:
+            return ""
+        lines = []
+        for slot, entry in enumerate(self.table):
+            if entry is None:
+                continue
+            kernel, label = entry
+            ft = "fallthrough " if kernel.is_fallthrough else ""
+            lines.append(f"{key_name(key_of_slot(slot))}: {ft}{kernel.debug} [{label}]")
+        return "\n".join(lines) + "\n"
+
+    def check_invariants(self, fallbacks: list[KernelFunction | None]) -> None:
+        """Spec 7.3 adapted (Note [The table is never stale]); raises RuntimeError."""
+        problems = []
+        if self.schema is not None:
+            if self.schema.qualified_name != self.qualified_name:
+                problems.append(f"schema names {self.schema.qualified_name}")
+            if self.facts != CallingFacts.of(self.schema):
+                problems.append("stored calling facts differ from the schema's")
+        if _K.Undefined in self.kernels:
+            problems.append("kernels are stored under Undefined")
+        if any(not lst for lst in self.kernels.values()):
+            problems.append("an empty kernel list is stored")
+        fresh = compute_table(self.kernels, fallbacks)
+        for slot in range(NUM_RUNTIME_ENTRIES):
+            if fresh[slot] != self.table[slot]:
+                problems.append(f"stored slot {key_name(key_of_slot(slot))} != compute()")
+        state = self.state
+        if state is not None and (state.table is not self.table or self.ns["_td_c"] is not state.by_excluded):
+            problems.append("the published call cache belongs to an older table")
+        if problems:
+            raise RuntimeError(
+                f"{self.qualified_overload_name}: dispatcher invariants broken: "
+                f"{'; '.join(problems)}\nCanonical state\n~~~~~~~~~~~\n{self.dump()}\n\n"
+                f"Computed table:\n~~~~~~~~~~~\n{self.dump_table()}"
+            )
+
+
+def _no_schema_boxer(entry: OperatorEntry) -> Callable[..., Callable[..., Any]]:
+    def boxer(fn: Callable[..., Any], op: Any, ks: Any) -> Callable[..., Any]:
+        return _no_schema_entry(entry.qualified_overload_name)
+
+    return boxer
