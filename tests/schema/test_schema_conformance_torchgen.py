@@ -179,3 +179,22 @@ def test_is_view_agrees_with_native_function_is_view_op() -> None:
             bad.append(f"kind {f.func}")
     assert len(parsed.native_functions) == 3101
     assert bad == [], bad[:5]
+
+
+def test_signatures_have_the_partitions_a_fresh_parse_gives() -> None:
+    # signature() builds its result without re-analysing it; parsing its text must agree.
+    def facts(s: FunctionSchema) -> tuple[object, ...]:
+        return (s.kind(), s.self_arg, s.positional, s.kwarg_only, s.out, s.tensor_options)
+
+    bad = []
+    for ours, _ in pairs():
+        for sig in (ours.signature(), ours.signature(strip_default=True), ours.view_signature()):
+            if facts(sig) != facts(parse_schema(str(sig))):
+                bad.append(str(sig))
+    assert bad == [], bad[:5]
+
+
+def test_signature_is_computed_once() -> None:
+    s = parse_schema("add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)")
+    assert s.signature() is s.signature()
+    assert s.signature(keep_return_names=True) == s.signature()

@@ -299,6 +299,7 @@ class FunctionSchema:
     _layout: Layout = field(init=False, repr=False, compare=False)
     _text: str | None = field(default=None, init=False, repr=False, compare=False)
     _boxing: BoxingInfo | None = field(default=None, init=False, repr=False, compare=False)
+    _signature: FunctionSchema | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if type(self.arguments) is not tuple:
@@ -536,7 +537,14 @@ class FunctionSchema:
         """
         from tensordispatch.schema.signature import signature
 
-        return signature(self, strip_default, strip_view or strip_view_copy_name, keep_return_names)
+        strip_view = strip_view or strip_view_copy_name
+        if strip_default or strip_view or keep_return_names:
+            return signature(self, strip_default, strip_view, keep_return_names)
+        sig = self._signature  # the grouping key is asked for often: keep it
+        if sig is None:
+            sig = signature(self, False, False, False)
+            object.__setattr__(self, "_signature", sig)
+        return sig
 
     def view_signature(self) -> FunctionSchema:
         """``signature(strip_view=True)``: pairs a view with its ``_copy`` variant."""
@@ -557,3 +565,23 @@ class FunctionSchema:
 def _bare(name: BaseOperatorName) -> str:
     text = str(name)
     return text[len(name.namespace) + 2 :] if name.namespace else text
+
+
+def trusted_schema(
+    name: OperatorName,
+    arguments: tuple[Argument, ...],
+    returns: tuple[Return, ...],
+    layout: Layout,
+) -> FunctionSchema:
+    """Build a schema whose layout the caller already knows and whose invariants hold by
+    construction (used by signature(), whose results carry no annotations). Internal."""
+    schema: FunctionSchema = object.__new__(FunctionSchema)
+    setattr_ = object.__setattr__
+    setattr_(schema, "name", name)
+    setattr_(schema, "arguments", arguments)
+    setattr_(schema, "returns", returns)
+    setattr_(schema, "_layout", layout)
+    setattr_(schema, "_text", None)
+    setattr_(schema, "_boxing", None)
+    setattr_(schema, "_signature", None)
+    return schema

@@ -10,17 +10,29 @@ into ``foo_inverse``, which pairs view operators with their copies.
 
 from __future__ import annotations
 
+import functools
+
+from tensordispatch.schema.invariants import Layout, SchemaKind
 from tensordispatch.schema.model import (
     Argument,
     BaseOperatorName,
     FunctionSchema,
     OperatorName,
     Return,
+    trusted_schema,
 )
+from tensordispatch.schema.types import Type
 
 # Defaults injected into a signature so that variants written without them still group:
-# operator -> {argument name: default text}. See torchgen's Note [bernoulli.p schema].
+# printed operator name -> {argument name: default text}. See torchgen's Note [bernoulli.p
+# schema].
 SIGNATURE_DEFAULT_PATCHES: dict[str, dict[str, str]] = {"bernoulli.p": {"p": "0.5"}}
+_PATCHED_BASES = frozenset(name.split(".")[0].split("::")[-1] for name in SIGNATURE_DEFAULT_PATCHES)
+
+
+@functools.lru_cache(maxsize=1024)
+def _plain_return(name: str | None, t: Type) -> Return:
+    return Return(name, t, None)
 
 
 def _strip(a: Argument, strip_default: bool, patch: dict[str, str] | None) -> Argument:
@@ -42,26 +54,29 @@ def signature(
             base = base.replace("_copy", "")
         elif base.endswith("_scatter"):
             base = base.replace("scatter", "inverse")
-    returned = [r.alias_info for r in schema.returns]
-    written = [schema.self_arg] if schema.self_arg is not None else []
-    written += [*schema.out, *schema.post_self_positional]
-    extra = tuple(
-        Return(f"{a.name}_out" if keep_return_names else None, a.type, None)
-        for a in written
-        if a is not None
-        and a.alias_info is not None
-        and a.alias_info.is_write
-        and a.alias_info not in returned
-    )
-    returns = tuple(
-        Return(r.name if keep_return_names else None, r.type, None) for r in schema.returns
-    )
-    patch = SIGNATURE_DEFAULT_PATCHES.get(str(schema.name))
-    options = schema.tensor_options
-    args = tuple(
-        _strip(a, strip_default, patch)
-        for a in schema.non_out
-        if options is None or a not in options
-    )
-    name = BaseOperatorName(base, False, schema.name.name.dunder_method)
-    return FunctionSchema(OperatorName(name, ""), args, returns + extra)
+    returns = [_plain_return(r.name if keep_return_names else None, r.type) for r in schema.returns]
+    if schema.is_mutable:
+        returned = [r.alias_info for r in schema.returns]
+        self_arg = schema.self_arg
+        written = [self_arg] if self_arg is not None else []
+        written += [*schema.out, *schema.post_self_positional]
+        for a in written:
+            info = a.alias_info
+            if info is not None and info.is_write and info not in returned:
+                returns.append(
+                    _plain_return(f"{a.name}_out" if keep_return_names else None, a.type)
+                )
+    patch = None
+    if base in _PATCHED_BASES:
+        patch = SIGNATURE_DEFAULT_PATCHES.get(str(schema.name))
+    layout = schema._layout
+    args = schema.arguments[: layout.first_out]
+    if layout.tensor_options >= 0:
+        args = args[: layout.tensor_options] + args[layout.tensor_options + 4 :]
+    if strip_default or patch is not None or any(a.alias_info is not None for a in args):
+        args = tuple([_strip(a, strip_default, patch) for a in args])
+    name = OperatorName(BaseOperatorName(base, False, schema.name.name.dunder_method), "")
+    # Without annotations, TensorOptions or out arguments there is nothing left to check: the
+    # result is functional, and its partitions are the original ones minus the dropped parts.
+    sig_layout = Layout(layout.first_kwarg, len(args), layout.self_index, -1, SchemaKind.functional)
+    return trusted_schema(name, args, tuple(returns), sig_layout)
