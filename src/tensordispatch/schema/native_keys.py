@@ -3,8 +3,8 @@
 The schema layer may not import dispatch/, so the key names live here as plain strings: the
 full set torchgen knows (to tell an unknown name from a known but unsupported one), the subset
 a `dispatch:` table may name, and the small families the model needs (structured, ufunc,
-CUDA-like, XPU-like, composite). dispatch/ owns the real DispatchKey enum; a test checks the
-two agree on names.
+CUDA-like, XPU-like, composite). dispatch/ owns the real DispatchKey enum; these tables are
+checked against torchgen's in tests/schema/test_native_keys.py.
 """
 
 from __future__ import annotations

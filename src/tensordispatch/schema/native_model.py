@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from types import MappingProxyType
 
-from tensordispatch.schema import Argument, FunctionSchema, OperatorName, SchemaKind
+from tensordispatch.schema import Argument, FunctionSchema, OperatorName, SchemaKind, Type
 from tensordispatch.schema.native_keys import CEA, CEANF, CIA, CIA_NT
 from tensordispatch.schema.native_yaml import NativeFunctionsError, NativeIssue
 from tensordispatch.schema.signature import SIGNATURE_DEFAULT_PATCHES
@@ -135,6 +135,23 @@ _VIEW_SUFFIXES = ("_copy", "_scatter")
 
 _PATCHED_BASES = frozenset(name.split(".")[0] for name in SIGNATURE_DEFAULT_PATCHES)
 
+# id(type) -> (type, str(type)). Holding the type keeps its id from being reused while the
+# entry exists; types are interned by the parser, so this stays small (cleared when large).
+_TYPE_TEXTS: dict[int, tuple[Type, str]] = {}
+
+
+def _type_text(t: Type) -> str:
+    """str(t), memoised: printing a type goes through an Enum property, slow in bulk."""
+    hit = _TYPE_TEXTS.get(id(t))
+    if hit is not None and hit[0] is t:
+        return hit[1]
+    if len(_TYPE_TEXTS) > 4096:
+        _TYPE_TEXTS.clear()
+    text = str(t)
+    _TYPE_TEXTS[id(t)] = (t, text)
+    return text
+
+
 # A hashable stand-in for a FunctionSchema's signature() (see Note [Signature keys]).
 SignatureKey = tuple[str, bool, tuple[tuple[str, str, "str | None", bool], ...], tuple[str, ...]]
 
@@ -165,13 +182,13 @@ def signature_key(func: FunctionSchema, strip_view: bool = False) -> SignatureKe
         elif base.endswith("_scatter"):
             base = base.replace("scatter", "inverse")
     returned = [r.alias_info for r in func.returns]
-    returns = [str(r.type) for r in func.returns]
+    returns = [_type_text(r.type) for r in func.returns]
     self_arg = func.self_arg
     written = [self_arg] if self_arg is not None else []
     for a in (*written, *func.out, *func.post_self_positional):
         info = a.alias_info
         if info is not None and info.is_write and info not in returned:
-            returns.append(str(a.type))
+            returns.append(_type_text(a.type))
     patch = None
     if func.name.name.base in _PATCHED_BASES:
         patch = SIGNATURE_DEFAULT_PATCHES.get(str(func.name))
@@ -184,7 +201,7 @@ def signature_key(func: FunctionSchema, strip_view: bool = False) -> SignatureKe
         default = a.default
         if patch is not None and default is None:
             default = patch.get(a.name)
-        args.append((a.name, str(a.type), default, a.kwarg_only))
+        args.append((a.name, _type_text(a.type), default, a.kwarg_only))
     return (base, func.name.name.dunder_method, tuple(args), tuple(returns))
 
 
