@@ -93,6 +93,7 @@ INVARIANT_CASES = [
     ("foo.out(Tensor self, *, Tensor(a!)[] out) -> ()", None),  # accepted: see test below
     ("foo.out(Tensor self, *, Tensor(a!) out, Tensor(b!) out2) -> Tensor(a!)",
      "Must return as many arguments as there are out arguments, or no return at all. Got 2 non-scratch out args and 1 returns"),
+    ("foo_(Tensor(a!) self, *, Tensor(a!) out) -> Tensor(a!)", "A schema cannot be both out= and inplace"),
     ("foo_(Tensor self) -> Tensor",
      "Inplace op foo_ must have a self argument with a mutable annotation"),
     ("foo_(Tensor(a!) self) -> Tensor", "Inplace op foo_ with Tensor self must return self"),

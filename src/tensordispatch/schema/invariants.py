@@ -2,6 +2,8 @@
 
 Run once per FunctionSchema, from its ``__post_init__`` (Note [Precomputed schema facts] in
 model.py). The messages are torchgen's, verbatim, so that users of both recognise them.
+One deliberate difference: torchgen only notices an inplace-named schema with out arguments
+when kind() is called; we classify every schema when it is built, so it is rejected there.
 """
 
 from __future__ import annotations
@@ -102,7 +104,7 @@ def analyse(schema: FunctionSchema) -> Layout:
             options = i
     # Without any annotation there is nothing to check and the schema is functional.
     kind = SchemaKind.functional
-    if annotated or schema.name.name.inplace or any(r.alias_info for r in schema.returns):
+    if annotated or schema.name.name.inplace or any(r.alias_info is not None for r in schema.returns):
         check_returns(schema, first_kw, first_out, self_index)
         kind = classify(schema, first_kw, first_out, self_index)
     check_kind(schema, kind, options)
