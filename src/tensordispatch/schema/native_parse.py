@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Mapping
+from typing import NamedTuple
 
 from tensordispatch.schema import Argument, FunctionSchema, OperatorName, SchemaError, parse_schema
 from tensordispatch.schema.native_keys import (
@@ -363,19 +364,34 @@ def parse_entry(
         raise
 
 
-def _parse_fields(
-    e: dict[object, object],
-    func: FunctionSchema,
-    namespace: str,
-    loc: Location,
-    valid_tags: frozenset[str],
-    ignore_keys: frozenset[str],
-) -> tuple[NativeFunction, EntryKernels]:
+class _Options(NamedTuple):
+    """The scalar keys of one entry, checked."""
+
+    no_default_args: frozenset[str]
+    const_ref: bool
+    variants: frozenset[Variant]
+    manual_kernel_registration: bool
+    manual_cpp_binding: bool
+    device_guard: bool
+    device_check: DeviceCheckType
+    structured: bool
+    delegate: OperatorName | None
+    inherits: str | None
+    python_module: str | None
+    category_override: str | None
+    precomputed: Precompute | None
+
+
+def _options(e: dict[object, object], func: FunctionSchema) -> _Options:
     no_default_args = e.pop("cpp_no_default_args", [])
     if not isinstance(no_default_args, list):
         raise EntryError(f"cpp_no_default_args is not a list: {no_default_args}")
-    const_ref = _bool(e, "use_const_ref_for_mutable_tensors", False,
-                      "use_const_ref_for_mutable_tensors is not a bool")  # fmt: skip
+    const_ref = _bool(
+        e,
+        "use_const_ref_for_mutable_tensors",
+        False,
+        "use_const_ref_for_mutable_tensors is not a bool",
+    )
     if const_ref and func.out:
         raise EntryError("see https://github.com/pytorch/pytorch/issues/145522")
     variants = _variants(e)
@@ -385,14 +401,12 @@ def _parse_fields(
     device_check_text = _opt_str(e, "device_check")
     if device_check_text is not None and device_check_text not in DeviceCheckType.__members__:
         raise EntryError(f"illegal device_check: {device_check_text}")
-    device_check = DeviceCheckType[device_check_text or "ExactSame"]
     structured = _bool(e, "structured", False)
     delegate_text = _opt_str(e, "structured_delegate")
     if delegate_text is not None and "::" in delegate_text:
         raise EntryError(
             "namespace is not supported in structured delegate, using the same namespace as the native function"
         )
-    delegate = None if delegate_text is None else _parse_operator_name(delegate_text)
     inherits = _opt_str(e, "structured_inherits")
     if inherits is not None and "::" in inherits:
         raise EntryError(
@@ -405,52 +419,85 @@ def _parse_fields(
     raw_precomputed = e.pop("precomputed", None)
     if raw_precomputed is not None and structured is not True:
         raise EntryError(f"precomputed requires structured=True, got structured={structured}")
-    precomputed = parse_precomputed(raw_precomputed) if raw_precomputed else None
-    tags = _tags(e, func, namespace, valid_tags)
+    return _Options(
+        no_default_args=frozenset(str(a) for a in no_default_args),
+        const_ref=const_ref,
+        variants=variants,
+        manual_kernel_registration=manual_kernel_registration,
+        manual_cpp_binding=manual_cpp_binding,
+        device_guard=device_guard,
+        device_check=DeviceCheckType[device_check_text or "ExactSame"],
+        structured=structured,
+        delegate=None if delegate_text is None else _parse_operator_name(delegate_text),
+        inherits=inherits,
+        python_module=python_module,
+        category_override=category_override,
+        precomputed=parse_precomputed(raw_precomputed) if raw_precomputed else None,
+    )
+
+
+def _kernels(
+    e: dict[object, object], func: FunctionSchema, o: _Options, ignore_keys: frozenset[str]
+) -> EntryKernels:
+    """The `dispatch:` table, or the implicit CompositeImplicitAutograd kernel."""
     raw_dispatch = e.pop("dispatch", None)
     if raw_dispatch is not None:
-        kernels, written = _dispatch(raw_dispatch, func, structured, manual_kernel_registration,
-                                     ignore_keys)  # fmt: skip
-        _check_dispatch_shape(kernels, written, func, delegate)
-    elif not structured and delegate is None:
+        kernels, written = _dispatch(
+            raw_dispatch, func, o.structured, o.manual_kernel_registration, ignore_keys
+        )
+        _check_dispatch_shape(kernels, written, func, o.delegate)
+    elif not o.structured and o.delegate is None:
         kernels = _implicit_kernels(func)
     else:
         kernels = {}
     _check_composites(kernels)
+    return kernels
+
+
+def _parse_fields(
+    e: dict[object, object],
+    func: FunctionSchema,
+    namespace: str,
+    loc: Location,
+    valid_tags: frozenset[str],
+    ignore_keys: frozenset[str],
+) -> tuple[NativeFunction, EntryKernels]:
+    o = _options(e, func)
+    tags = _tags(e, func, namespace, valid_tags)
+    kernels = _kernels(e, func, o, ignore_keys)
     autogen = _autogen(e)
     loops = parse_ufunc_inner_loop(e.pop("ufunc_inner_loop", {}))
-    _ufunc_kernels(loops, structured, func, kernels)
+    _ufunc_kernels(loops, o.structured, func, kernels)
     if e:
         raise EntryError(_leftover_message(e))
-    if delegate is not None:
+    if o.delegate is not None:
         for key in kernels:  # torchgen's order is a set's; we name the first one written
             if key in STRUCTURED_DISPATCH_KEYS:
                 raise EntryError(
                     f"if structured_delegate, then must not have {key} in dispatch dictionary (it is delegated!)"
                 )
     keys = kernels.keys()
-    is_abstract = delegate is not None or not (keys == {CIA} or keys == {CIA_NT}
-                                               or keys == {CIA, CIA_NT})  # fmt: skip
+    composite_only = keys == {CIA} or keys == {CIA_NT} or keys == {CIA, CIA_NT}
     f = NativeFunction(
         namespace=namespace,
         func=func,
-        use_const_ref_for_mutable_tensors=const_ref,
-        device_guard=device_guard,
-        device_check=device_check,
-        python_module=python_module,
-        category_override=category_override,
-        variants=variants,
-        manual_kernel_registration=manual_kernel_registration,
-        manual_cpp_binding=manual_cpp_binding,
+        use_const_ref_for_mutable_tensors=o.const_ref,
+        device_guard=o.device_guard,
+        device_check=o.device_check,
+        python_module=o.python_module,
+        category_override=o.category_override,
+        variants=o.variants,
+        manual_kernel_registration=o.manual_kernel_registration,
+        manual_cpp_binding=o.manual_cpp_binding,
         loc=loc,
         autogen=autogen,
         ufunc_inner_loop=loops,
-        structured=structured,
-        structured_delegate=delegate,
-        structured_inherits=inherits,
-        precomputed=precomputed,
-        cpp_no_default_args=frozenset(str(a) for a in no_default_args),
-        is_abstract=is_abstract,
+        structured=o.structured,
+        structured_delegate=o.delegate,
+        structured_inherits=o.inherits,
+        precomputed=o.precomputed,
+        cpp_no_default_args=o.no_default_args,
+        is_abstract=o.delegate is not None or not composite_only,
         has_composite_implicit_autograd_kernel=CIA in kernels,
         has_composite_implicit_autograd_nested_tensor_kernel=CIA_NT in kernels,
         has_composite_explicit_autograd_kernel=CEA in kernels,
