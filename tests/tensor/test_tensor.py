@@ -451,3 +451,38 @@ def test_is_non_overlapping_and_dense_matches_torch(
     shape, strides, offset = geometry
     view = torch.as_strided(torch.zeros(storage_size(shape, strides, offset)), shape, strides)
     assert is_non_overlapping_and_dense(shape, strides) == theirs(view)
+
+
+def test_fresh_tensor_has_no_version_counter_until_needed() -> None:
+    t = tdt.tensor([1.0, 2.0])
+    assert t._vc is None and t._version == 0
+    t._bump_version()
+    assert t._version == 1
+    view = t._make_view((1,), (1,), 1)
+    assert view._vc is t._vc and view._version == 1
+
+
+def test_first_view_creates_the_shared_counter() -> None:
+    t = tdt.tensor([1.0, 2.0])
+    view = t._make_view((1,), (1,), 0)
+    assert view._vc is t._vc and t._vc is not None
+    view._bump_version()
+    assert t._version == 1
+
+
+def test_autograd_meta_is_allocated_only_when_used() -> None:
+    t = tdt.tensor([1.0])
+    assert t._autograd_meta is None
+    t.requires_grad_()
+    assert t._autograd_meta is not None and t.requires_grad
+    u = tdt.tensor([1.0])
+    u.grad = tdt.tensor([2.0])
+    assert u.grad is not None and u.grad.tolist() == [2.0] and not u.requires_grad
+
+
+def test_view_with_negative_stride_error() -> None:
+    base = tdt.tensor(np.zeros(4, np.float32))
+    with pytest.raises(RuntimeError, match="strides and offset must be >= 0"):
+        base._make_view((2,), (-1,), 3)
+    with pytest.raises(RuntimeError):
+        torch.zeros(4).as_strided((2,), (-1,), 3)

@@ -19,6 +19,11 @@ Note [Views share the root]
 A view's `_base` is the root tensor (never a view), and the view shares the root's
 storage and version counter; an in-place op on any of them bumps the one counter, which
 autograd uses to detect saved tensors modified in place. torch behaves the same.
+
+Note [Lazy version counter]
+A fresh tensor's `_vc` is None (version 0); the counter object is created when the first
+view of it is made or it is first written in place, and from then on shared with every
+view. In-place kernels therefore call `_bump_version()` rather than touching `_vc`.
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ from tensordispatch.tensor.device import device as Device
 from tensordispatch.tensor.dtypes import dtype as DType
 
 __all__ = [
+    "AutogradMeta",
     "Size",
     "Tensor",
     "VersionCounter",
@@ -89,6 +95,35 @@ class VersionCounter:
 
     def __repr__(self) -> str:
         return f"VersionCounter({self.version})"
+
+
+class AutogradMeta:
+    """Autograd's per-tensor fields, allocated only for tensors that use them.
+
+    Like torch's AutogradMeta: a tensor that never requires grad, has no grad and no
+    grad_fn carries None instead, which keeps making a kernel's result cheap. The autograd
+    layer may subclass it to add fields.
+    """
+
+    __slots__ = ("grad", "grad_fn", "requires_grad")
+
+    def __init__(self) -> None:
+        self.requires_grad = False
+        self.grad: Tensor | None = None
+        self.grad_fn: Any = None
+
+
+# (byte strides, itemsize) -> element strides, for the results of kernels: few distinct keys.
+_ELEMENT_STRIDES: dict[tuple[tuple[int, ...], int], tuple[int, ...]] = {}
+
+
+def _element_strides(key: tuple[tuple[int, ...], int]) -> tuple[int, ...]:
+    byte_strides, itemsize = key
+    strides = tuple([s // itemsize for s in byte_strides])
+    if len(_ELEMENT_STRIDES) > 4096:
+        _ELEMENT_STRIDES.clear()
+    _ELEMENT_STRIDES[key] = strides
+    return strides
 
 
 def contiguous_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
@@ -190,6 +225,9 @@ def _extent(shape: tuple[int, ...], strides: tuple[int, ...]) -> int:
     return span
 
 
+_CPU_KEY_SET: int = CPU._key_set
+
+
 class Tensor:
     """A multi-dimensional array with torch's metadata model.
 
@@ -213,7 +251,6 @@ class Tensor:
         "_data",
         "_key_set",
         "_offset",
-        "_requires_grad",
         "_shape",
         "_storage",
         "_strides",
@@ -221,8 +258,6 @@ class Tensor:
         "_wrapped_number",
         "device",
         "dtype",
-        "grad",
-        "grad_fn",
     )
 
     _key_set: int
@@ -233,13 +268,10 @@ class Tensor:
     device: Device
     _data: Any
     _storage: np.ndarray[Any, Any] | None
-    _vc: VersionCounter
+    _vc: VersionCounter | None
     _base: Tensor | None
-    _requires_grad: bool
-    grad: Tensor | None
-    grad_fn: Any
     _wrapped_number: bool
-    _autograd_meta: Any
+    _autograd_meta: AutogradMeta | None
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         raise TypeError(
@@ -264,7 +296,8 @@ class Tensor:
         """A new root tensor over `data` (the backend payload, e.g. a NumPy array).
 
         `storage` is the flat uint8 buffer `data` views (None: `data` starts at the first
-        byte of its own storage, which is then derived on demand).
+        byte of its own storage, which is then derived on demand). `version_counter` None
+        means a fresh one, created when first needed (Note [Lazy version counter]).
         """
         t = cls.__new__(cls)
         t._key_set = device._key_set
@@ -275,11 +308,8 @@ class Tensor:
         t.device = device
         t._data = data
         t._storage = storage
-        t._vc = VersionCounter() if version_counter is None else version_counter
+        t._vc = version_counter
         t._base = None
-        t._requires_grad = False
-        t.grad = None
-        t.grad_fn = None
         t._wrapped_number = False
         t._autograd_meta = None
         return t
@@ -291,15 +321,24 @@ class Tensor:
         The array must start at the first byte of its memory and have non-negative strides
         that are multiples of its item size, as every freshly allocated array does.
         """
-        itemsize = dtype.itemsize
-        return cls._make(
-            array,
-            array.shape,
-            tuple([s // itemsize for s in array.strides]),
-            0,
-            dtype,
-            CPU,
-        )
+        t = cls.__new__(cls)
+        t._key_set = _CPU_KEY_SET
+        t._shape = array.shape
+        key = (array.strides, dtype.itemsize)
+        strides = _ELEMENT_STRIDES.get(key)
+        if strides is None:
+            strides = _element_strides(key)
+        t._strides = strides
+        t._offset = 0
+        t.dtype = dtype
+        t.device = CPU
+        t._data = array
+        t._storage = None
+        t._vc = None
+        t._base = None
+        t._wrapped_number = False
+        t._autograd_meta = None
+        return t
 
     @classmethod
     def _make_meta(
@@ -334,7 +373,11 @@ class Tensor:
             dtype = self.dtype
         if data is None and self._data is not None:
             data = root._view_array(shape, strides, offset, dtype)
-        t = self.__class__.__new__(self.__class__)
+        vc = root._vc
+        if vc is None:
+            vc = root._vc = VersionCounter()
+        cls = self.__class__
+        t = cls.__new__(cls)
         t._key_set = self._key_set
         t._shape = shape
         t._strides = strides
@@ -343,11 +386,8 @@ class Tensor:
         t.device = self.device
         t._data = data
         t._storage = root._storage
-        t._vc = self._vc
+        t._vc = vc
         t._base = root
-        t._requires_grad = False
-        t.grad = None
-        t.grad_fn = None
         t._wrapped_number = False
         t._autograd_meta = None
         return t
@@ -358,10 +398,10 @@ class Tensor:
         storage = root._storage
         if storage is None:
             array = root._data
-            span = _extent(root._shape, root._strides) + root._offset
-            itemsize = root.dtype.itemsize
             if root._offset:  # only a tensor made with an explicit storage has an offset
                 raise RuntimeError("Tensor._storage_bytes: an offset root needs its storage")
+            span = _extent(root._shape, root._strides)
+            itemsize = root.dtype.itemsize
             flat = as_strided(array, (span,), (itemsize,)) if array.ndim else array.reshape(1)
             storage = flat.view(np.uint8)
             root._storage = storage
@@ -375,32 +415,35 @@ class Tensor:
             return int(root._storage.shape[0])
         return (_extent(root._shape, root._strides) + root._offset) * root.dtype.itemsize
 
-    def _check_bounds(
-        self, shape: tuple[int, ...], strides: tuple[int, ...], offset: int, dtype: DType
-    ) -> None:
-        needed = (_extent(shape, strides) + offset) * dtype.itemsize
-        if _extent(shape, strides) == 0:
-            needed = 0
-        available = self._storage_nbytes()
-        if needed > available or offset < 0 or any(s < 0 for s in strides):
-            raise RuntimeError(
-                f"as_strided: sizes {list(shape)}, strides {list(strides)}, storage offset "
-                f"{offset} and itemsize {dtype.itemsize} need {needed} bytes of storage, "
-                f"but the storage has {available} (strides and offset must be >= 0); "
-                "pick a view that fits in the storage"
-            )
-
     def _view_array(
         self, shape: tuple[int, ...], strides: tuple[int, ...], offset: int, dtype: DType
     ) -> np.ndarray[Any, Any]:
-        self._check_bounds(shape, strides, offset, dtype)
+        """A NumPy view of the storage bytes with the given geometry, bounds-checked."""
         itemsize = dtype.itemsize
         buffer = self._storage_bytes()
-        byte_offset = offset * itemsize
-        if byte_offset > buffer.shape[0]:  # an empty view may start past the end, as in torch
-            byte_offset = 0
+        available = buffer.shape[0]
+        span = 1
+        byte_strides = []
+        for size, stride in zip(shape, strides, strict=True):
+            if size == 0:
+                span = 0
+            elif span:
+                span += (size - 1) * stride
+            if stride < 0:
+                span = -1
+                break
+            byte_strides.append(stride * itemsize)
+        needed = (span + offset) * itemsize if span > 0 else 0
+        if span < 0 or offset < 0 or needed > available:
+            raise RuntimeError(
+                f"as_strided: sizes {list(shape)}, strides {list(strides)}, storage offset "
+                f"{offset} and itemsize {itemsize} need {needed} bytes of storage, "
+                f"but the storage has {available} (strides and offset must be >= 0); "
+                "pick a view that fits in the storage"
+            )
+        byte_offset = offset * itemsize if span else 0  # an empty view may start past the end
         view: np.ndarray[Any, Any] = np.ndarray(
-            shape, dtype._numpy, buffer, byte_offset, tuple([s * itemsize for s in strides])
+            shape, dtype._numpy, buffer, byte_offset, tuple(byte_strides)
         )
         return view
 
@@ -490,18 +533,24 @@ class Tensor:
 
     @property
     def _version(self) -> int:
-        return self._vc.version
+        vc = self._vc
+        return 0 if vc is None else vc.version
 
     def _bump_version(self) -> None:
         """Record an in-place write (seen by every view of the storage)."""
-        self._vc.version += 1
+        root = self if self._base is None else self._base
+        vc = root._vc
+        if vc is None:
+            vc = root._vc = self._vc = VersionCounter()
+        vc.version += 1
 
     def _is_view(self) -> bool:
         return self._base is not None
 
     @property
     def requires_grad(self) -> bool:
-        return self._requires_grad
+        meta = self._autograd_meta
+        return meta is not None and meta.requires_grad
 
     @requires_grad.setter
     def requires_grad(self, value: bool) -> None:
@@ -510,12 +559,36 @@ class Tensor:
                 f"requires_grad: only Tensors of floating point and complex dtype can require "
                 f"gradients (given dtype {self.dtype!r}); convert to a floating dtype first"
             )
-        self._requires_grad = bool(value)
+        self._get_autograd_meta().requires_grad = bool(value)
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         """Set requires_grad in place and return self."""
         self.requires_grad = requires_grad
         return self
+
+    @property
+    def grad(self) -> Tensor | None:
+        meta = self._autograd_meta
+        return None if meta is None else meta.grad
+
+    @grad.setter
+    def grad(self, value: Tensor | None) -> None:
+        self._get_autograd_meta().grad = value
+
+    @property
+    def grad_fn(self) -> Any:
+        meta = self._autograd_meta
+        return None if meta is None else meta.grad_fn
+
+    @grad_fn.setter
+    def grad_fn(self, value: Any) -> None:
+        self._get_autograd_meta().grad_fn = value
+
+    def _get_autograd_meta(self) -> AutogradMeta:
+        meta = self._autograd_meta
+        if meta is None:
+            meta = self._autograd_meta = AutogradMeta()
+        return meta
 
     def data_ptr(self) -> int:
         """Address of the first element (0 for tensors without data or storage bytes)."""
@@ -559,7 +632,7 @@ class Tensor:
                 f"numpy(): cannot convert a tensor on device '{self.device}' to NumPy; "
                 "only CPU tensors share memory with NumPy arrays"
             )
-        if self._requires_grad and not force:
+        if self.requires_grad and not force:
             raise RuntimeError(
                 "numpy(): can't call numpy() on a Tensor that requires grad; "
                 "use tensor.detach().numpy() instead"
@@ -626,7 +699,7 @@ class Tensor:
         copy: bool | None = None,
     ) -> Any:
         """Export as a DLPack capsule sharing memory (CPU tensors only)."""
-        if self._requires_grad:
+        if self.requires_grad:
             raise BufferError(
                 "__dlpack__: can't export a tensor that requires grad; use tensor.detach()"
             )
