@@ -14,7 +14,10 @@ from tensordispatch.schema import (
     ListType,
     Return,
     SchemaError,
+    parse_alias_info,
     parse_argument,
+    parse_operator_name,
+    parse_return,
     parse_schema,
     parse_type,
 )
@@ -173,7 +176,32 @@ def test_type_error_standalone_has_column() -> None:
 def test_argument_error_standalone() -> None:
     with pytest.raises(SchemaError) as info:
         parse_argument("Tensor(a!)? x=None=1")
-    assert info.value.reason == "illegal argument with default value: 'Tensor(a!)? x=None=1'"
+    assert str(info.value) == (
+        "invalid argument 'Tensor(a!)? x=None=1' at column 1: illegal argument with default value: 'Tensor(a!)? x=None=1'"
+    )
+
+
+def test_standalone_errors_name_what_was_parsed() -> None:
+    with pytest.raises(SchemaError) as info:
+        parse_type("Tensor[0]")
+    assert str(info.value) == (
+        "invalid type 'Tensor[0]' at column 8: non-canonical list size in Tensor[0] (write Tensor[])"
+    )
+    with pytest.raises(SchemaError) as info:
+        parse_return("Tensor x y")
+    assert (
+        str(info.value)
+        == "invalid return 'Tensor x y' at column 1: unrecognized type Tensor x (write one space between type and name, and ', ' between arguments)"
+    )
+    with pytest.raises(SchemaError) as info:
+        parse_alias_info("a!!")
+    assert (
+        str(info.value)
+        == "invalid alias annotation 'a!!' at column 1: unrecognized alias annotation a!!"
+    )
+    with pytest.raises(SchemaError) as info:
+        parse_operator_name("add_out")
+    assert info.value.what == "operator name"
 
 
 def test_annotation_on_non_tensor_built_directly_is_rejected() -> None:

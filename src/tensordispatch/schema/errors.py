@@ -8,7 +8,7 @@ class SchemaError(ValueError):
 
     ``text`` is the offending schema text (or the printed form of the object being built),
     ``column`` the 1-based column of the problem in ``text`` when known, ``reason`` the rule
-    that was broken.
+    that was broken, ``what`` the kind of text (a function schema, a type, an argument...).
 
     >>> from tensordispatch.schema import parse_schema
     >>> try:
@@ -21,16 +21,20 @@ class SchemaError(ValueError):
     text: str
     column: int | None
     reason: str
+    what: str
 
-    def __init__(self, reason: str, text: str, column: int | None = None) -> None:
+    def __init__(
+        self, reason: str, text: str, column: int | None = None, what: str = "function schema"
+    ) -> None:
         self.reason = reason
         self.text = text
         self.column = column
+        self.what = what
         where = f" at column {column}" if column is not None else ""
-        super().__init__(f"invalid function schema '{text}'{where}: {reason}")
+        super().__init__(f"invalid {what} '{text}'{where}: {reason}")
 
-    def __reduce__(self) -> tuple[type[SchemaError], tuple[str, str, int | None]]:
-        return (type(self), (self.reason, self.text, self.column))
+    def __reduce__(self) -> tuple[type[SchemaError], tuple[str, str, int | None, str]]:
+        return (type(self), (self.reason, self.text, self.column, self.what))
 
 
 class PieceError(Exception):

@@ -57,15 +57,19 @@ class AliasInfo:
             raise SchemaError(
                 "alias sets are single lowercase letters, and the after set may be ('*',)",
                 repr((self.before_set, self.after_set)),
+                what="alias annotation",
             )
         if self.is_write and len(self.before_set) > 1:
             raise SchemaError(
-                f"alias set larger than 1 is not mutable, got {self} instead.", str(self)
+                f"alias set larger than 1 is not mutable, got {self} instead.",
+                str(self),
+                what="alias annotation",
             )
         if len(self.before_set) > 1 and len(self.after_set) > 1:
             raise SchemaError(
                 f"before alias set and after alias set cannot be larger than 1 at the same time, got {self} instead.",
                 str(self),
+                what="alias annotation",
             )
 
     @staticmethod
@@ -106,11 +110,12 @@ def _annotated_type(t: Type, alias_info: AliasInfo | None) -> str:
     return f"Tensor({alias_info}){text[6:]}"
 
 
-def _check_annotated(t: Type, alias_info: AliasInfo | None, what: str) -> None:
+def _check_annotated(t: Type, alias_info: AliasInfo | None, subject: str) -> None:
     if alias_info is not None and str(t) not in ("Tensor", "Tensor?", "Tensor[]"):
         raise SchemaError(
-            f"alias annotation ({alias_info}) on non-Tensor type {t} of {what}; annotations attach only to Tensor, Tensor? and Tensor[]",
-            f"{t} {what}",
+            f"alias annotation ({alias_info}) on non-Tensor type {t} of {subject}; annotations attach only to Tensor, Tensor? and Tensor[]",
+            f"{t}({alias_info})",
+            what="type",
         )
 
 
@@ -182,6 +187,7 @@ class Return:
                 raise SchemaError(
                     f"an unnamed return cannot have an alias after-set (Tensor({self.alias_info})); name the return or drop the '->' part",
                     str(self),
+                    what="return",
                 )
 
     @staticmethod
@@ -228,7 +234,12 @@ class BaseOperatorName:
 
         name = parse_operator_name(text)
         if name.overload_name:
-            raise SchemaError("a base operator name has no overload name", text, text.find(".") + 1)
+            raise SchemaError(
+                "a base operator name has no overload name",
+                text,
+                text.find(".") + 1,
+                "operator name",
+            )
         return name.name
 
     def __str__(self) -> str:

@@ -309,7 +309,7 @@ def parse_alias_info(text: str) -> AliasInfo:
     try:
         return alias_piece(text)
     except PieceError as e:
-        raise SchemaError(e.reason, text, e.offset + 1) from None
+        raise SchemaError(e.reason, text, e.offset + 1, "alias annotation") from None
 
 
 def parse_argument(text: str, kwarg_only: bool = False) -> Argument:
@@ -322,7 +322,7 @@ def parse_argument(text: str, kwarg_only: bool = False) -> Argument:
     try:
         return argument_piece(text, kwarg_only)
     except PieceError as e:
-        raise SchemaError(e.reason, text, e.offset + 1) from None
+        raise SchemaError(e.reason, text, e.offset + 1, "argument") from None
 
 
 def parse_return(text: str) -> Return:
@@ -335,7 +335,7 @@ def parse_return(text: str) -> Return:
     try:
         return return_piece(text)
     except PieceError as e:
-        raise SchemaError(e.reason, text, e.offset + 1) from None
+        raise SchemaError(e.reason, text, e.offset + 1, "return") from None
 
 
 def parse_operator_name(text: str) -> OperatorName:
@@ -348,4 +348,4 @@ def parse_operator_name(text: str) -> OperatorName:
     try:
         return operator_name_piece(text)
     except PieceError as e:
-        raise SchemaError(e.reason, text, e.offset + 1) from None
+        raise SchemaError(e.reason, text, e.offset + 1, "operator name") from None

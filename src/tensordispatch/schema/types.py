@@ -136,6 +136,7 @@ class ListType(Type):
             raise SchemaError(
                 f"list size must be a positive integer or None, got {self.size}",
                 f"{self.elem}[{self.size}]",
+                what="type",
             )
 
     def __str__(self) -> str:
@@ -240,4 +241,4 @@ def parse_type(text: str) -> Type:
     try:
         return type_piece(text)
     except PieceError as e:
-        raise SchemaError(e.reason, text, e.offset + 1) from None
+        raise SchemaError(e.reason, text, e.offset + 1, "type") from None
