@@ -50,7 +50,7 @@ def test_safe_loader_gives_the_line_of_each_entry() -> None:
 
 
 def test_fast_reader_gives_up_outside_its_subset() -> None:
-    for text in ("- func: 'quoted'\n", "- func: a\n  device_guard: no\n", "- {func: a}\n",
+    for text in ("- func: a\r\n  variants: method\r\n", "- func: a\x0c\n", "- func: 'quoted'\n", "- func: a\n  device_guard: no\n", "- {func: a}\n",
                  "- func: a\n  x:\n      deep:\n        deeper: 1\n", "---\n- func: a\n"):  # fmt: skip
         assert _fast_entries(text) is None, text
 

@@ -158,7 +158,14 @@ def _fast_entries(text: str) -> list[RawEntry] | None:
         return None
 
 
+# Characters str.splitlines() treats as line breaks but YAML reads differently (or that we do
+# not want to reason about): their presence sends the text to the safe loader.
+_ODD_BREAKS = ("\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029")
+
+
 def _fast_entries_or_give_up(text: str) -> list[RawEntry]:
+    if any(c in text for c in _ODD_BREAKS):
+        raise _GiveUp
     entries: list[RawEntry] = []
     entry: dict[object, object] | None = None
     open_key: str | None = None  # a key written as `key:` whose block value follows
@@ -170,7 +177,7 @@ def _fast_entries_or_give_up(text: str) -> list[RawEntry]:
         if not stripped or stripped[0] == "#":
             continue
         indent = len(line) - len(stripped)
-        if "\t" in line or "\r" in line:
+        if "\t" in line:
             raise _GiveUp
         if indent == 0:
             if not line.startswith("- ") or line[2] == " ":
