@@ -364,6 +364,12 @@ CASES: list[tuple[str, str, str, bool]] = [
         True,
     ),
     (
+        "same_view_signature",
+        "- func: foo(Tensor self) -> Tensor\n  dispatch:\n    CPU: foo\n- func: foo_copy(Tensor self) -> Tensor\n  dispatch:\n    CPU: foo_copy\n",
+        "t.yaml:4: foo_copy: foo_copy and foo (line 1) have the same view_signature() and are both SchemaKind.functional; only a view operator and its `_copy` operator may share one, so rename one of them",
+        False,
+    ),
+    (
         "python_object_tag",
         "- func: foo(Tensor self) -> Tensor\n  dispatch: !!python/object/apply:os.system ['true']\n",
         "t.yaml:2: YAML tag 'tag:yaml.org,2002:python/object/apply:os.system' is not allowed: native_functions.yaml is read with a safe loader that builds only lists, mappings, strings, numbers and booleans, never Python objects; remove the tag",

@@ -226,9 +226,10 @@ def group_views(
             continue
         slot: object = f.func.kind() if view_kind is ViewSchemaKind.non_aliasing else view_kind
         d = buckets.setdefault(f.view_signature_key(), {})
-        if slot in d:
-            shown = ", ".join(_slot_name(k) for k in d)
-            issues.append(issue(f, f"{_slot_name(slot)} already in {{{shown}}}"))
+        other = d.get(slot)
+        if other is not None:
+            message = f"{f.func.name} and {other.func.name} (line {other.loc.line}) have the same view_signature() and are both {_slot_name(slot)}; only a view operator and its `_copy` operator may share one, so rename one of them"
+            issues.append(issue(f, message))
             continue
         d[slot] = f
     result: list[NativeFunction | NativeFunctionsViewGroup] = []
