@@ -413,3 +413,18 @@ def test_from_dlpack_without_protocol_error() -> None:
         "from_dlpack: expected an object implementing __dlpack__ (given list); pass an "
         "array or tensor, not a capsule"
     )
+
+
+def test_the_tensor_package_is_callable_as_the_factory() -> None:
+    import tensordispatch
+
+    package = tensordispatch.tensor
+    assert isinstance(package, type(np))  # still the package: submodules import normally
+    made = package([1, 2], dtype=tdt.int32)
+    assert made.tolist() == [1, 2] and made.dtype is tdt.int32
+
+
+def test_submodules_import_by_dotted_name() -> None:
+    import tensordispatch.tensor.printing as printing  # noqa: PLR0402 - the form under test
+
+    assert printing.tensor_repr(tdt.tensor([1.0])) == "tensor([1.])"

@@ -3,9 +3,22 @@
 The tensor layer sits on dispatch/ (it reads key sets from dispatch.keyset) and under the
 operator library: it defines what a tensor *is*, never what operators compute. Importing it
 is cheap: module-level work is building eleven dtype objects and two cached devices.
+
+Note [tensordispatch.tensor is callable]
+`tensordispatch.tensor` must be both this package (`import tensordispatch.tensor.dtypes`)
+and torch's factory (`tensordispatch.tensor([1., 2.])`). One attribute of the root package
+cannot hold two objects, and re-exporting the function at the root would shadow the
+package and break `import tensordispatch.tensor.x as y` (ImportError). So the package
+module itself is callable: its class is a ModuleType subclass whose `__call__` is
+`tensor(data, dtype=None, device=None, requires_grad=False)`. The root package must
+therefore not bind the name `tensor` to the function.
 """
 
 from __future__ import annotations
+
+import sys
+import types
+from typing import Any
 
 from tensordispatch.tensor.creation import from_dlpack, from_numpy, tensor
 from tensordispatch.tensor.device import (
@@ -87,3 +100,20 @@ __all__ = [
     "tensor",
     "uint8",
 ]
+
+
+class _CallableTensorPackage(types.ModuleType):
+    """This package, callable as the `tensor(...)` factory (Note [tensordispatch.tensor is
+    callable])."""
+
+    def __call__(
+        self,
+        data: Any,
+        dtype: dtype | None = None,
+        device: Any = None,
+        requires_grad: bool = False,
+    ) -> Tensor:
+        return tensor(data, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+sys.modules[__name__].__class__ = _CallableTensorPackage
