@@ -16,6 +16,7 @@ therefore not bind the name `tensor` to the function.
 
 from __future__ import annotations
 
+import builtins
 import sys
 import types
 from typing import Any
@@ -111,7 +112,7 @@ class _CallableTensorPackage(types.ModuleType):
         data: Any,
         dtype: dtype | None = None,
         device: Any = None,
-        requires_grad: bool = False,
+        requires_grad: builtins.bool = False,
     ) -> Tensor:
         return tensor(data, dtype=dtype, device=device, requires_grad=requires_grad)
 
