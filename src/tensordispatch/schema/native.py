@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import collections
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 
+from tensordispatch.schema import OperatorName
 from tensordispatch.schema.native_generate import add_generated_native_functions
 from tensordispatch.schema.native_group import (
     check_across_entries,
@@ -146,13 +147,13 @@ def parse_native_functions(
     ... ''')
     >>> [str(f.func) for f in parsed.native_functions]
     ['neg(Tensor self) -> Tensor']
-    >>> parsed.backend_indices["CUDA"].index
-    mappingproxy({OperatorName(...): BackendMetadata(kernel='neg', structured=False, cpp_namespace='at::native')})
+    >>> [(str(op), k.kernel) for op, k in parsed.backend_indices["CUDA"].index.items()]
+    [('neg', 'neg')]
     """
     tags = frozenset(valid_tags)
     raw_entries, issues = read_entries(text, path)
     funcs: list[NativeFunction] = []
-    kernels: dict[str, dict[object, BackendMetadata]] = {}
+    kernels: dict[str, dict[OperatorName, BackendMetadata]] = {}
     ignored = frozenset(ignore_keys)
     for line, raw in raw_entries:
         loc = Location(path, line)
@@ -171,9 +172,9 @@ def parse_native_functions(
     issues.extend(check_across_entries(funcs))
     _raise_if(issues)
     if generate:
-        _raise_if(add_generated_native_functions(funcs, kernels))  # type: ignore[arg-type]
+        _raise_if(add_generated_native_functions(funcs, kernels))
     indices = {
-        key: BackendIndex(key, True, key in DEVICE_GUARD_DISPATCH_KEYS, False, by_name)  # type: ignore[arg-type]
+        key: BackendIndex(key, True, key in DEVICE_GUARD_DISPATCH_KEYS, False, by_name)
         for key, by_name in kernels.items()
     }
     grouped = group_native_functions(funcs, issues)
@@ -209,6 +210,37 @@ def _duplicate_names(funcs: list[NativeFunction]) -> list[NativeIssue]:
 def _raise_if(issues: list[NativeIssue]) -> None:
     if issues:
         raise NativeFunctionsError(sorted(issues, key=lambda i: (i.file, i.line)))
+
+
+def get_grouped_native_functions(
+    funcs: Sequence[NativeFunction],
+) -> list[NativeFunction | NativeFunctionsGroup]:
+    """Group functions sharing a signature() that have an out= variant (torchgen's function).
+
+    >>> parsed = load_native_functions()
+    >>> len(get_grouped_native_functions(parsed.native_functions)) == len(parsed.grouped)
+    True
+    """
+    issues: list[NativeIssue] = []
+    grouped = group_native_functions(funcs, issues)
+    _raise_if(issues)
+    return grouped
+
+
+def get_grouped_by_view_native_functions(
+    funcs: Sequence[NativeFunction],
+) -> list[NativeFunction | NativeFunctionsViewGroup]:
+    """Pair each view operator with its `_copy` and inplace variants (torchgen's function).
+
+    >>> parsed = load_native_functions()
+    >>> grouped = get_grouped_by_view_native_functions(parsed.native_functions)
+    >>> len(grouped) == len(parsed.view_grouped)
+    True
+    """
+    issues: list[NativeIssue] = []
+    grouped = group_views(funcs, issues)
+    _raise_if(issues)
+    return grouped
 
 
 def load_native_functions(
@@ -256,6 +288,8 @@ __all__ = [
     "NativeFunctionsViewGroup",
     "NativeIssue",
     "ParsedNativeFunctions",
+    "get_grouped_by_view_native_functions",
+    "get_grouped_native_functions",
     "load_native_functions",
     "parse_native_functions",
     "parse_tags_yaml",

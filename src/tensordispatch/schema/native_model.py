@@ -172,7 +172,8 @@ def signature_key(func: FunctionSchema, strip_view: bool = False) -> SignatureKe
 
     >>> from tensordispatch.schema import parse_schema
     >>> k = signature_key(parse_schema("add_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"))
-    >>> k == signature_key(parse_schema("add.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)"))
+    >>> out = "add.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)"
+    >>> k == signature_key(parse_schema(out))
     True
     """
     base = func.name.name.base
@@ -466,8 +467,8 @@ class BackendIndex:
     functional one.
 
     >>> from tensordispatch.schema import OperatorName
-    >>> idx = BackendIndex("CPU", True, False, False,
-    ...                    {OperatorName.parse("neg.out"): BackendMetadata("neg_out", True, "at::native")})
+    >>> neg_out = OperatorName.parse("neg.out")
+    >>> idx = BackendIndex("CPU", True, False, False, {neg_out: BackendMetadata("neg_out", True, "at")})
     >>> idx.index[OperatorName.parse("neg.out")].kernel
     'neg_out'
     """
@@ -484,6 +485,29 @@ class BackendIndex:
 
     def __hash__(self) -> int:
         return hash((self.dispatch_key, self.use_out_as_primary, self.device_guard, self.external))
+
+    @staticmethod
+    def grow_index(
+        parent: dict[str, dict[OperatorName, BackendMetadata]],
+        child: Mapping[str, Mapping[OperatorName, BackendMetadata]],
+    ) -> None:
+        """Merge `child` kernels into `parent` (key -> op -> metadata); duplicates are an error.
+
+        >>> parent, neg = {}, OperatorName.parse("neg")
+        >>> BackendIndex.grow_index(parent, {"CPU": {neg: BackendMetadata("neg", False, "at")}})
+        >>> BackendIndex.grow_index(parent, {"CPU": {neg: BackendMetadata("neg2", False, "at")}})
+        Traceback (most recent call last):
+        ...
+        ValueError: duplicate operator neg for dispatch key CPU: it already has kernel neg; ...
+        """
+        for key, by_name in child.items():
+            target = parent.setdefault(key, {})
+            for name, metadata in by_name.items():
+                if name in target:
+                    raise ValueError(
+                        f"duplicate operator {name} for dispatch key {key}: it already has kernel {target[name].kernel}; register each operator once per key"
+                    )
+                target[name] = metadata
 
     def primary(self, g: NativeFunctionsGroup) -> NativeFunction:
         return g.out if self.use_out_as_primary else g.functional
