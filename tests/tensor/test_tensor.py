@@ -12,35 +12,14 @@ from hypothesis import strategies as st
 
 import tensordispatch.tensor as tdt
 from tensordispatch.tensor.tensor import (
-    Size,
     Tensor,
     VersionCounter,
-    contiguous_strides,
-    dense_strides_like,
-    is_non_overlapping_and_dense,
 )
 
 
 def pair(values: list[float] | np.ndarray, dtype: str = "float32") -> tuple[Tensor, torch.Tensor]:
     array = np.asarray(values, dtype=dtype)
     return tdt.tensor(array), torch.tensor(array)
-
-
-# -- Size ----------------------------------------------------------------------------------
-
-
-def test_size_prints_like_torch() -> None:
-    for shape in [(), (2,), (2, 3), (0, 1, 5)]:
-        assert repr(Size(shape)) == repr(torch.Size(shape)).replace("torch.", "tensordispatch.")
-        assert str(Size(shape)) == str(torch.Size(shape)).replace("torch.", "tensordispatch.")
-
-
-def test_size_slicing_and_concatenation_stay_sizes() -> None:
-    s = Size([2, 3, 4])
-    assert type(s[1:]) is Size and s[1:] == (3, 4)
-    assert type(s + (5,)) is Size and type((1,) + s) is Size
-    assert type(s[0]) is int
-    assert s.numel() == torch.Size([2, 3, 4]).numel() == 24
 
 
 # -- metadata --------------------------------------------------------------------------------
@@ -89,11 +68,6 @@ def test_stride_of_zero_dim_tensor_error() -> None:
     )
     with pytest.raises(IndexError):
         torch.tensor(1.0).stride(0)
-
-
-def test_contiguous_strides_match_torch_empty_strided() -> None:
-    for shape in [(), (3,), (2, 3, 4), (2, 0, 3), (0,), (1, 1)]:
-        assert contiguous_strides(shape) == torch.empty(shape).stride()
 
 
 def test_dtype_predicates_and_device_flags() -> None:
@@ -431,26 +405,6 @@ def test_array_protocol_matches_torch() -> None:
     ours, theirs = pair([1.5, 2.5])
     assert np.asarray(ours).tolist() == np.asarray(theirs).tolist()
     assert np.asarray(ours, dtype=np.int64).tolist() == [1, 2]
-
-
-@given(view_geometry())
-def test_dense_strides_like_matches_torch_empty_like(
-    geometry: tuple[tuple[int, ...], tuple[int, ...], int],
-) -> None:
-    shape, strides, offset = geometry
-    view = torch.as_strided(torch.zeros(storage_size(shape, strides, offset)), shape, strides)
-    assert dense_strides_like(shape, strides) == torch.empty_like(view).stride()
-
-
-@given(view_geometry())
-def test_is_non_overlapping_and_dense_matches_torch(
-    geometry: tuple[tuple[int, ...], tuple[int, ...], int],
-) -> None:
-    from torch._prims_common import is_non_overlapping_and_dense_or_false as theirs
-
-    shape, strides, offset = geometry
-    view = torch.as_strided(torch.zeros(storage_size(shape, strides, offset)), shape, strides)
-    assert is_non_overlapping_and_dense(shape, strides) == theirs(view)
 
 
 def test_fresh_tensor_has_no_version_counter_until_needed() -> None:
