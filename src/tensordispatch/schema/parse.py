@@ -161,6 +161,7 @@ def operator_name_piece(text: str) -> OperatorName:
     return OperatorName(_base_name(base_text, namespace, start), overload)
 
 
+@functools.lru_cache(maxsize=4096)
 def _base_name(text: str, namespace: str | None, start: int) -> BaseOperatorName:
     if text == "":
         raise PieceError("operator name cannot be empty", start)

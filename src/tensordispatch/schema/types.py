@@ -42,6 +42,10 @@ class BaseTy(Enum):
     DimVector = "DimVector"
     GraphModule = "GraphModule"
 
+    # Members are singletons compared by identity; hashing by identity (C speed) instead of
+    # Enum's Python-level hash(name) makes hashing types, arguments and schemas cheaper.
+    __hash__ = object.__hash__
+
 
 class Type:
     """Base class of the four type forms. Use :func:`parse_type` or ``Type.parse``."""
