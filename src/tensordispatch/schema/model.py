@@ -8,8 +8,8 @@ Note [Precomputed schema facts]
 A FunctionSchema computes, once, in ``__post_init__``, where its partitions start and its
 SchemaKind, and checks the invariants of spec 1.9 there. So a schema object that exists is
 valid, and ``kind()``, ``out``, ``self_arg`` cost a slice or an attribute read. The printed
-text and the boxing facts are filled in lazily into private slots that take no part in
-equality or hashing.
+text, the boxing facts and the default ``signature()`` are filled in lazily into private
+slots that take no part in equality or hashing.
 """
 
 from __future__ import annotations
