@@ -104,7 +104,11 @@ def analyse(schema: FunctionSchema) -> Layout:
             options = i
     # Without any annotation there is nothing to check and the schema is functional.
     kind = SchemaKind.functional
-    if annotated or schema.name.name.inplace or any(r.alias_info is not None for r in schema.returns):
+    if (
+        annotated
+        or schema.name.name.inplace
+        or any(r.alias_info is not None for r in schema.returns)
+    ):
         check_returns(schema, first_kw, first_out, self_index)
         kind = classify(schema, first_kw, first_out, self_index)
     check_kind(schema, kind, options)
