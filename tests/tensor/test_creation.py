@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
@@ -428,3 +429,66 @@ def test_submodules_import_by_dotted_name() -> None:
     import tensordispatch.tensor.printing as printing  # noqa: PLR0402 - the form under test
 
     assert printing.tensor_repr(tdt.tensor([1.0])) == "tensor([1.])"
+
+
+@pytest.mark.parametrize(
+    ("data", "name"),
+    [
+        ([1e40], "float16"),
+        ([-1, -200, 255], "uint8"),
+        ([3.9, -3.9], "int8"),
+        ([True, 2, 0], "bool"),
+        ([1e300], "float32"),
+        (1.5, "uint8"),
+        ([2**63 - 1, -(2**63)], "int64"),
+    ],
+    ids=str,
+)
+def test_conversions_that_torch_allows(data: object, name: str) -> None:
+    ours = tdt.tensor(data, dtype=getattr(tdt, name))
+    theirs = torch.tensor(data, dtype=getattr(torch, name))
+    assert ours.tolist() == theirs.tolist()
+
+
+@pytest.mark.parametrize(
+    ("data", "name", "shown"),
+    [
+        ([300], "uint8", "300"),
+        ([-256], "uint8", "-256"),
+        ([1.5e10], "int32", "15000000000.0"),
+        ([math.nan], "int32", "nan"),
+        ([math.inf], "int64", "inf"),
+    ],
+)
+def test_value_out_of_range_error(data: object, name: str, shown: str) -> None:
+    with pytest.raises(RuntimeError) as info:
+        tdt.tensor(data, dtype=getattr(tdt, name))
+    assert str(info.value) == (
+        f"tensor(): value {shown} cannot be converted to tensordispatch.{name} without "
+        "overflow; use a wider dtype"
+    )
+    with pytest.raises(RuntimeError, match="without overflow"):
+        torch.tensor(data, dtype=getattr(torch, name))
+
+
+@pytest.mark.parametrize("data", [2**63, [1, 2**64], [-(2**63) - 1]], ids=str)
+def test_python_int_beyond_int64_error(data: object) -> None:
+    with pytest.raises(ValueError) as info:
+        tdt.tensor(data)
+    assert str(info.value) == (
+        "tensor(): overflow when unpacking a Python int: it does not fit in int64; "
+        "pass values between -2**63 and 2**63 - 1"
+    )
+    with pytest.raises(ValueError, match="Overflow"):
+        torch.tensor(data)
+
+
+def test_complex_value_into_real_dtype_error() -> None:
+    with pytest.raises(TypeError) as info:
+        tdt.tensor([1 + 1j], dtype=tdt.float32)
+    assert str(info.value) == (
+        "tensor(): a complex value cannot be converted to tensordispatch.float32 (must be a "
+        "real number); pass dtype=tensordispatch.complex64 or drop the imaginary parts"
+    )
+    with pytest.raises(TypeError):
+        torch.tensor([1 + 1j], dtype=torch.float32)

@@ -234,10 +234,45 @@ def _values(data: Any) -> tuple[Any, tuple[int, ...], dtype]:
     return (_items(data) if scan.has_tensor else data), tuple(scan.shape), inferred
 
 
+def _from_python(values: Any, dt: dtype) -> np.ndarray[Any, Any]:
+    """Python numbers converted with torch's checks: ints must fit in int64, values must
+    fit in an integral target (unsigned targets wrap negatives down to -max, as in torch),
+    complex values need a complex target; floats overflow to inf silently."""
+    try:
+        natural = np.array(values)
+    except OverflowError:
+        natural = np.array(values, dtype=object)
+    if natural.dtype.kind == "O" or natural.dtype == np.uint64:
+        raise ValueError(
+            "tensor(): overflow when unpacking a Python int: it does not fit in int64; "
+            "pass values between -2**63 and 2**63 - 1"
+        )
+    if natural.dtype.kind == "c" and not dt.is_complex:
+        raise TypeError(
+            f"tensor(): a complex value cannot be converted to {dt!r} (must be a real "
+            "number); pass dtype=tensordispatch.complex64 or drop the imaginary parts"
+        )
+    integral_target = not (dt.is_floating_point or dt.is_complex or dt is dtypes.bool)
+    if integral_target and natural.size and natural.dtype.kind in "iuf":
+        info = np.iinfo(dt.numpy_dtype)
+        low = -int(info.max) if info.min == 0 else int(info.min)
+        smallest, largest = natural.min(), natural.max()
+        if not (low <= smallest and largest <= info.max):  # also catches nan
+            bad = smallest if not low <= smallest else largest
+            raise RuntimeError(
+                f"tensor(): value {bad.item()!r} cannot be converted to {dt!r} without "
+                "overflow; use a wider dtype"
+            )
+    with np.errstate(all="ignore"):  # float overflow gives inf, as in torch
+        return natural.astype(dt.numpy_dtype, order="C")
+
+
 def _copy_of(values: Any, dt: dtype) -> np.ndarray[Any, Any]:
     """A fresh array of `values`; an array's copy keeps its memory order, as torch's copy
     does (preserve_format), anything else is row-major."""
-    if not isinstance(values, np.ndarray) or values.ndim < 2:
+    if not isinstance(values, np.ndarray):
+        return _from_python(values, dt)
+    if values.ndim < 2:
         return np.array(values, dtype=dt.numpy_dtype, order="C", copy=True)
     itemsize = values.dtype.itemsize
     strides = tuple([s // itemsize for s in values.strides])
