@@ -440,3 +440,22 @@ def test_view_with_negative_stride_error() -> None:
         base._make_view((2,), (-1,), 3)
     with pytest.raises(RuntimeError):
         torch.zeros(4).as_strided((2,), (-1,), 3)
+
+
+def test_is_alias_of_matches_torch_for_views_and_distinct_tensors() -> None:
+    base = tdt.tensor(np.arange(6.0))
+    view = base._make_view((2,), (2,), 1)
+    other_view = base._make_view((3,), (1,), 3)
+    torch_base = torch.arange(6.0)
+    torch_view = torch_base.as_strided((2,), (2,), 1)
+    torch_other = torch_base.as_strided((3,), (1,), 3)
+    assert view._is_alias_of(other_view) == torch_view._is_alias_of(torch_other) is True
+    assert view._is_alias_of(tdt.tensor([1.0])) == torch_view._is_alias_of(torch.ones(1))
+
+
+def test_roots_made_over_one_storage_alias() -> None:
+    base = tdt.tensor(np.arange(4.0))
+    twin = Tensor._make(
+        base._data, (4,), (1,), 0, base.dtype, base.device, storage=base._storage_bytes()
+    )
+    assert twin._is_alias_of(base) and twin._base is None

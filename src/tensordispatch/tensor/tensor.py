@@ -419,6 +419,17 @@ class Tensor:
     def _is_view(self) -> bool:
         return self._base is not None
 
+    def _is_alias_of(self, other: Tensor) -> bool:
+        """Whether both tensors use the same storage (torch's `_is_alias_of`): views of one
+        root, or roots made over one storage buffer (`_make(..., storage=...)`)."""
+        a = self if self._base is None else self._base
+        b = other if other._base is None else other._base
+        if a is b:
+            return True
+        if isinstance(a._data, np.ndarray) and isinstance(b._data, np.ndarray):
+            return a._storage_bytes() is b._storage_bytes()
+        return a._storage is not None and a._storage is b._storage
+
     @property
     def requires_grad(self) -> bool:
         meta = self._autograd_meta
