@@ -370,6 +370,24 @@ CASES: list[tuple[str, str, str, bool]] = [
         False,
     ),
     (
+        "precomputed_all_caps",
+        "- func: foo.out(Tensor self, int dim, *, Tensor(a!) out) -> Tensor(a!)\n  structured: True\n  precomputed:\n  - dim -> int DIM\n  dispatch:\n    CPU: foo_out\n",
+        "t.yaml:1: foo.out: precomputed argument name must not be all uppercase: DIM",
+        True,
+    ),
+    (
+        "precomputed_addition_not_last",
+        "- func: foo.out(Tensor self, int dim, *, Tensor(a!) out) -> Tensor(a!)\n  structured: True\n  precomputed:\n  - int extra\n  - dim -> int dim\n  dispatch:\n    CPU: foo_out\n",
+        "t.yaml:1: foo.out: precomputed parameters without replacement are allowed only in the last line, got: int extra",
+        True,
+    ),
+    (
+        "ufunc_without_dtypes",
+        "- func: foo.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)\n  structured: True\n  ufunc_inner_loop: add Float\n",
+        "t.yaml:1: foo.out: expected '(' at start of supported_dtypes, got: Float",
+        True,
+    ),
+    (
         "python_object_tag",
         "- func: foo(Tensor self) -> Tensor\n  dispatch: !!python/object/apply:os.system ['true']\n",
         "t.yaml:2: YAML tag 'tag:yaml.org,2002:python/object/apply:os.system' is not allowed: native_functions.yaml is read with a safe loader that builds only lists, mappings, strings, numbers and booleans, never Python objects; remove the tag",

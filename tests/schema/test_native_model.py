@@ -208,3 +208,35 @@ def test_package_namespace_exports_the_loader() -> None:
 
     assert schema.load_native_functions is load_native_functions
     assert schema.NativeFunctionsGroup is NativeFunctionsGroup
+
+
+def test_generate_false_keeps_only_yaml_entries() -> None:
+    text = "- func: op(Tensor self) -> Tensor\n  autogen: op.out\n  dispatch:\n    CPU: op\n"
+    parsed = parse_native_functions(text, generate=False)
+    assert [str(f.func.name) for f in parsed.native_functions] == ["op"]
+    assert sorted(parsed.backend_indices) == ["CPU"]
+
+
+def test_get_grouped_functions_match_the_parsed_file(real: ParsedNativeFunctions) -> None:
+    from tensordispatch.schema.native import (
+        get_grouped_by_view_native_functions,
+        get_grouped_native_functions,
+    )
+
+    assert get_grouped_native_functions(real.native_functions) == list(real.grouped)
+    assert get_grouped_by_view_native_functions(real.native_functions) == list(real.view_grouped)
+
+
+def test_ungroupable_generated_function_is_reported_at_its_entry(
+    real: ParsedNativeFunctions,
+) -> None:
+    from tensordispatch.schema.native import get_grouped_native_functions
+
+    kept = [f for f in real.native_functions if str(f.func.name) != "zero.out"]
+    with pytest.raises(NativeFunctionsError) as info:
+        get_grouped_native_functions(kept)
+    zero_ = next(f for f in kept if str(f.func.name) == "zero_")
+    assert str(info.value) == (
+        f"{zero_.loc}: zero: Generated NativeFunctions should have been grouped into "
+        "NativeFunctionsGroup objects: zero_, zero"
+    )
