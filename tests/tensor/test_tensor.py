@@ -459,3 +459,26 @@ def test_roots_made_over_one_storage_alias() -> None:
         base._data, (4,), (1,), 0, base.dtype, base.device, storage=base._storage_bytes()
     )
     assert twin._is_alias_of(base) and twin._base is None
+
+
+def test_deepcopy_copies_values_and_metadata_like_torch() -> None:
+    import copy
+
+    base = tdt.tensor(np.arange(6.0).reshape(2, 3))
+    view = base._make_view((3, 2), (1, 3), 0)
+    copied = copy.deepcopy(view)
+    theirs = copy.deepcopy(torch.arange(6.0).reshape(2, 3).t())
+    assert copied.tolist() == theirs.tolist() and copied.stride() == theirs.stride()
+    assert copied._base is None and not copied._is_alias_of(base)
+    copied.numpy()[0, 0] = 99.0
+    assert base.tolist()[0][0] == 0.0
+
+
+def test_pickle_round_trip_keeps_dtype_device_requires_grad() -> None:
+    import pickle
+
+    t = tdt.tensor([1.5, 2.5], dtype=tdt.float64, requires_grad=True)
+    back = pickle.loads(pickle.dumps(t))
+    assert (back.tolist(), back.dtype, back.requires_grad) == ([1.5, 2.5], tdt.float64, True)
+    meta = pickle.loads(pickle.dumps(Tensor._make_meta((2, 3), None, tdt.int32)))
+    assert (meta.shape, meta.dtype, meta.device) == ((2, 3), tdt.int32, tdt.device("meta"))

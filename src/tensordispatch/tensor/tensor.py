@@ -609,6 +609,13 @@ class Tensor:
             )
         return (1, 0)
 
+    def __reduce_ex__(self, protocol: SupportsIndex) -> tuple[Any, ...]:
+        """Pickle and (deep)copy: values (copied, same layout), metadata, requires_grad.
+        Like torch, a copy is a new root: views are not preserved as views."""
+        values = None if self._data is None else np.array(self._data, order="K", copy=True)
+        rebuild_args = (values, self._shape, self._strides, self.dtype, str(self.device))
+        return (_rebuild_tensor, (*rebuild_args, self.requires_grad))
+
     # -- printing -------------------------------------------------------------------------------
 
     def _values_for_print(self) -> np.ndarray[Any, Any] | None:
@@ -627,3 +634,20 @@ class Tensor:
         if self.dim() == 0 and self._data is not None and format_spec:
             return str(self.item().__format__(format_spec))
         return self.__repr__().__format__(format_spec)
+
+
+def _rebuild_tensor(
+    values: np.ndarray[Any, Any] | None,
+    shape: tuple[int, ...],
+    strides: tuple[int, ...],
+    dtype: DType,
+    device: str,
+    requires_grad: bool,
+) -> Tensor:
+    if values is not None:
+        t = Tensor._wrap_numpy(values, dtype)
+    else:
+        t = Tensor._make_meta(shape, dense_strides_like(shape, strides), dtype, Device(device))
+    if requires_grad:
+        t.requires_grad = True
+    return t
