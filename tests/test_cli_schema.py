@@ -97,7 +97,7 @@ def test_bad_file_lists_every_error_and_exits_1(tmp_path: pathlib.Path) -> None:
         [
             f"{bad}:1: foo: illegal variant functio",
             f"{bad}:4: bar: Dispatch key XLA of kernel bar_xla is not a supported dispatch key.",
-            f"{bad}:8: YAML tag 'tag:yaml.org,2002:python/object/apply:os.system' is not allowed: native_functions.yaml is read with a safe loader that builds only lists, mappings, strings, numbers and booleans, never Python objects; remove the tag",
+            f"{bad}:8: baz: YAML tag 'tag:yaml.org,2002:python/object/apply:os.system' is not allowed: native_functions.yaml is read with a safe loader that builds only lists, mappings, strings, numbers and booleans, never Python objects; remove the tag",
             f"{bad}: 3 errors",
             "",
         ]

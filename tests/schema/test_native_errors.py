@@ -390,7 +390,7 @@ CASES: list[tuple[str, str, str, bool]] = [
     (
         "python_object_tag",
         "- func: foo(Tensor self) -> Tensor\n  dispatch: !!python/object/apply:os.system ['true']\n",
-        "t.yaml:2: YAML tag 'tag:yaml.org,2002:python/object/apply:os.system' is not allowed: native_functions.yaml is read with a safe loader that builds only lists, mappings, strings, numbers and booleans, never Python objects; remove the tag",
+        "t.yaml:2: foo: YAML tag 'tag:yaml.org,2002:python/object/apply:os.system' is not allowed: native_functions.yaml is read with a safe loader that builds only lists, mappings, strings, numbers and booleans, never Python objects; remove the tag",
         False,
     ),
     (
@@ -414,7 +414,7 @@ CASES: list[tuple[str, str, str, bool]] = [
     (
         "duplicate_yaml_key",
         "- func: foo(Tensor self) -> Tensor\n  variants: function\n  variants: method\n",
-        "t.yaml:1: duplicate key 'variants' in one entry; keep only one of them",
+        "t.yaml:1: foo: duplicate key 'variants' in one entry; keep only one of them",
         False,
     ),
 ]

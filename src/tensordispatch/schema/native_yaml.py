@@ -272,23 +272,26 @@ def _construct_items(
             message = f"expected a mapping with a `func:` key, got a {node.id}"
             issues.append(NativeIssue(path, line, "", message))
             continue
+        subject = ""
         seen: set[str] = set()
         duplicate = None
-        for key_node, _ in node.value:
+        for key_node, value_node in node.value:
             key = key_node.value if isinstance(key_node, yaml.ScalarNode) else None
+            if key == "func" and isinstance(value_node, yaml.ScalarNode):
+                subject = str(value_node.value).split("(", 1)[0]
             if key is not None and key in seen:
                 duplicate = key
             if key is not None:
                 seen.add(key)
         if duplicate is not None:
             message = f"duplicate key '{duplicate}' in one entry; keep only one of them"
-            issues.append(NativeIssue(path, line, "", message))
+            issues.append(NativeIssue(path, line, subject, message))
             continue
         try:
             data = loader.construct_object(node, deep=True)  # type: ignore[attr-defined,unused-ignore]
         except yaml.YAMLError as err:
             issue = _yaml_error_issue(path, err)
-            issues.append(NativeIssue(path, issue.line, "", issue.message))
+            issues.append(NativeIssue(path, issue.line, subject, issue.message))
             continue
         entries.append((line, data))
     return entries, issues
