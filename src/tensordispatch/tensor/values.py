@@ -1,0 +1,155 @@
+"""Reading a tensor's values: Python numbers and lists, NumPy and DLPack exchange.
+
+`TensorValues` is a mixin of `Tensor` (kept in its own module for size): everything here
+reads the CPU payload `_data` (a NumPy array) and fails clearly for tensors without data.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from tensordispatch.tensor.device import device as Device
+from tensordispatch.tensor.dtypes import dtype as DType
+
+__all__ = ["TensorValues"]
+
+
+class TensorValues:
+    """Value access and interop methods of Tensor (see tensor.py for the class itself)."""
+
+    __slots__ = ()
+
+    _data: Any
+    dtype: DType
+    device: Device
+
+    def numel(self) -> int:
+        raise NotImplementedError  # provided by Tensor
+
+    @property
+    def requires_grad(self) -> bool:
+        raise NotImplementedError  # provided by Tensor
+
+    # -- values ---------------------------------------------------------------------------------
+
+    def _require_data(self, what: str) -> None:
+        if self._data is None:
+            raise NotImplementedError(
+                f"{what}: cannot read the values of a tensor on device "
+                f"'{self.device}', which has no data; compute on device='cpu' for values"
+            )
+
+    def item(self) -> Any:
+        """The value of a one-element tensor as a Python number."""
+        n = self.numel()
+        if n != 1:
+            raise RuntimeError(
+                f"item(): a Tensor with {n} elements cannot be converted to a Python number; "
+                "only one-element tensors can"
+            )
+        if self._data is None:
+            raise RuntimeError(
+                f"item(): cannot be called on a tensor on device '{self.device}', which has "
+                "no data; compute on device='cpu' for values"
+            )
+        return self._data.item()
+
+    def tolist(self) -> Any:
+        """The values as (nested) Python lists of Python numbers; a number for 0-dim."""
+        self._require_data("tolist()")
+        return self._data.tolist()
+
+    def numpy(self, *, force: bool = False) -> np.ndarray[Any, Any]:
+        """A NumPy array sharing this tensor's memory (no copy), as torch's numpy()."""
+        if self._data is None or not isinstance(self._data, np.ndarray):
+            raise TypeError(
+                f"numpy(): cannot convert a tensor on device '{self.device}' to NumPy; "
+                "only CPU tensors share memory with NumPy arrays"
+            )
+        if self.requires_grad and not force:
+            raise RuntimeError(
+                "numpy(): can't call numpy() on a Tensor that requires grad; "
+                "use tensor.detach().numpy() instead"
+            )
+        array: np.ndarray[Any, Any] = self._data.view()
+        return array
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray[Any, Any]:
+        array = self.numpy(force=True)
+        if dtype is not None and np.dtype(dtype) != array.dtype:
+            return array.astype(dtype)
+        return array.copy() if copy else array
+
+    def _one_element(self, kind: str, error: type[Exception]) -> Any:
+        if self.numel() != 1:
+            raise error(
+                f"{kind}(): only one-element tensors can be converted to Python scalars "
+                f"(given a tensor with {self.numel()} elements)"
+            )
+        return self.item()
+
+    def __bool__(self) -> bool:
+        if self.numel() != 1:
+            which = "no values" if self.numel() == 0 else "more than one value"
+            raise RuntimeError(
+                f"bool(): the Boolean value of a Tensor with {which} is ambiguous; "
+                "use .any() or .all()"
+            )
+        return bool(self.item())
+
+    def __float__(self) -> float:
+        return float(self._one_element("float", ValueError))
+
+    def __int__(self) -> int:
+        return int(self._one_element("int", ValueError))
+
+    def __complex__(self) -> complex:
+        return complex(self._one_element("complex", ValueError))
+
+    def __index__(self) -> int:
+        if self.dtype.is_floating_point or self.dtype.is_complex or self.numel() != 1:
+            raise TypeError(
+                f"__index__(): only integer tensors of a single element can be converted to "
+                f"an index (given dtype {self.dtype!r} with {self.numel()} elements)"
+            )
+        return int(self.item())
+
+    # -- interop --------------------------------------------------------------------------------
+
+    def __dlpack__(
+        self,
+        *,
+        stream: Any = None,
+        max_version: tuple[int, int] | None = None,
+        dl_device: tuple[int, int] | None = None,
+        copy: bool | None = None,
+    ) -> Any:
+        """Export as a DLPack capsule sharing memory (CPU tensors only)."""
+        if self.requires_grad:
+            raise BufferError(
+                "__dlpack__: can't export a tensor that requires grad; use tensor.detach()"
+            )
+        if not isinstance(self._data, np.ndarray):
+            raise BufferError(  # noqa: TRY004 - torch raises BufferError here
+                f"__dlpack__: cannot export a tensor on device '{self.device}' through DLPack; "
+                "only CPU tensors can be exported"
+            )
+        kwargs: dict[str, Any] = {"stream": stream}
+        if max_version is not None:
+            kwargs["max_version"] = max_version
+        if dl_device is not None:
+            kwargs["dl_device"] = dl_device
+        if copy is not None:
+            kwargs["copy"] = copy
+        return self._data.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        """(1, 0): DLPack's kDLCPU device type and index 0, for CPU tensors."""
+        if not isinstance(self._data, np.ndarray):
+            raise ValueError(  # noqa: TRY004 - torch raises ValueError here
+                f"__dlpack_device__: device type '{self.device.type}' has no DLPack device; "
+                "only CPU tensors can be exchanged"
+            )
+        return (1, 0)
