@@ -24,8 +24,7 @@ import torchgen
 import torchgen.gen as tg
 
 import tensordispatch.schema as td_schema
-from tensordispatch.schema import native_model
-from tensordispatch.schema import load_native_functions
+from tensordispatch.schema import load_native_functions, native_model
 
 NATIVE = os.path.join(os.path.dirname(torchgen.__file__), "packaged", "ATen", "native")
 YAML = os.path.join(NATIVE, "native_functions.yaml")
