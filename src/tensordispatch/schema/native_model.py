@@ -283,13 +283,17 @@ class NativeFunction:
         if "rand" in name:
             return True
         func = self.func
+        # The schema text contains every argument name and type: when it lacks "dropout" and
+        # "Generator", the exact checks below cannot succeed (most functions stop here).
+        text = str(func)
         if (
-            ("dropout" in name or any("dropout" in a.name for a in func.arguments))
+            "dropout" in text
+            and ("dropout" in name or any("dropout" in a.name for a in func.arguments))
             and "backward" not in name
-            and str(self.func.name.name) != "_cudnn_init_dropout_state"
+            and str(func.name.name) != "_cudnn_init_dropout_state"
         ):
             return True
-        return func.has_generator_arg()
+        return "Generator" in text and func.has_generator_arg()
 
     def signature(self) -> FunctionSchema:
         """`func.signature()`, computed once per function."""
