@@ -15,7 +15,10 @@ import sys
 from collections.abc import Sequence
 
 # Ordered as they appear in `tensordispatch --help`.
-_COMMANDS: tuple[str, ...] = ("tensordispatch.schema.cli:add_parser",)
+_COMMANDS: tuple[str, ...] = (
+    "tensordispatch.schema.cli:add_parser",
+    "tensordispatch.codegen.cli:add_parser",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,88 @@
+"""Calling operators from kernels: cached OpOverloads and wrapped Python numbers.
+
+Composite kernels call other operators through the dispatcher (so every layer above the
+backend sees them), by ``op("add.Tensor")(...)``; the OpOverload is looked up once.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from tensordispatch.tensor import dtypes as _dt
+from tensordispatch.tensor.device import CPU
+from tensordispatch.tensor.tensor import Tensor
+
+__all__ = ["op", "wrap_number"]
+
+_CACHE: dict[str, Any] = {}
+
+
+def op(name: str) -> Any:
+    """The OpOverload of ``aten::<name>`` (``"add.Tensor"``, ``"neg"`` for default).
+
+    >>> op("neg")
+    <OpOverload(op='aten.neg', overload='default')>
+    """
+    found = _CACHE.get(name)
+    if found is None:
+        import tensordispatch.ops as ops
+
+        base, _, overload = name.partition(".")
+        found = getattr(getattr(ops.aten, base), overload or "default")
+        _CACHE[name] = found
+    return found
+
+
+_NUMBER_DTYPES = {bool: _dt.bool, int: _dt.int64, float: _dt.float64, complex: _dt.complex128}
+
+
+def wrap_number(value: Any) -> Tensor:
+    """A 0-dim CPU tensor marked as a wrapped number, as torch's Python binding makes from a
+    number passed where a Tensor is expected (type promotion ranks it below tensors).
+
+    >>> t = wrap_number(2.5); t.dtype, t._wrapped_number
+    (tensordispatch.float64, True)
+    """
+    dt = _NUMBER_DTYPES.get(type(value))
+    if dt is None:
+        if isinstance(value, Tensor):
+            return value
+        if isinstance(value, (np.generic,)):
+            value = value.item()
+            return wrap_number(value)
+        raise TypeError(
+            f"expected a Tensor or a Python number (bool, int, float, complex), got "
+            f"{type(value).__name__}"
+        )
+    t = Tensor._make(np.array(value, dt._numpy), (), (), 0, dt, CPU)
+    t._wrapped_number = True
+    return t
+
+
+def _after_backend_select() -> int:
+    from tensordispatch.dispatch.keys import DispatchKey
+    from tensordispatch.dispatch.keyset import full_after_raw
+
+    return int(full_after_raw(DispatchKey.BackendSelect))
+
+
+_AFTER_BACKEND_SELECT = _after_backend_select()
+
+
+def backend_select_keyset(dtype: Any, layout: Any, device: Any, *tensors: Any) -> int:
+    """The key set a factory's BackendSelect kernel redispatches with: the backend of
+    ``device`` (default CPU) and of any tensor arguments, below BackendSelect (dispatcher
+    spec 10.1; only strided layouts exist, and dtype does not choose a backend here)."""
+    from tensordispatch.tensor.device import device as make_device
+
+    if device is None:
+        raw = CPU._key_set
+    elif isinstance(device, str):
+        raw = make_device(device)._key_set
+    else:
+        raw = device._key_set
+    for t in tensors:
+        raw |= t._key_set
+    return raw & _AFTER_BACKEND_SELECT

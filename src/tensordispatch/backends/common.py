@@ -1,0 +1,163 @@
+"""Facts shared by every backend: dim wrapping, broadcasting, dtype names, formats, sentinels.
+
+Owns the small pure functions meta functions and kernels share (no tensors are made here)
+and the user-facing ``memory_format`` / ``layout`` objects until the tensor layer owns them.
+Must not import the dispatcher's registration API or generated code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from tensordispatch.tensor import dtypes as _dt
+from tensordispatch.tensor.dtypes import dtype
+
+__all__ = [
+    "MemoryFormat",
+    "Layout",
+    "contiguous_format",
+    "preserve_format",
+    "channels_last",
+    "strided",
+    "wrap_dim",
+    "broadcast_shapes",
+    "scalar_type_name",
+    "type_meta_name",
+    "shape_text",
+]
+
+
+class MemoryFormat:
+    """torch.memory_format: how a new tensor lays out its dims (a named singleton).
+
+    >>> contiguous_format, preserve_format
+    (torch.contiguous_format, torch.preserve_format)
+    """
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"torch.{self.name}"
+
+
+class Layout:
+    """torch.layout; only ``strided`` exists here.
+
+    >>> strided
+    torch.strided
+    """
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"torch.{self.name}"
+
+
+contiguous_format = MemoryFormat("contiguous_format")
+preserve_format = MemoryFormat("preserve_format")
+channels_last = MemoryFormat("channels_last")
+strided = Layout("strided")
+
+# c10's ScalarType names (toString) and TypeMeta names, as torch's messages print them.
+_SCALAR_TYPE_NAMES = {
+    "bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int",
+    "int64": "Long", "float16": "Half", "float32": "Float", "float64": "Double",
+    "complex64": "ComplexFloat", "complex128": "ComplexDouble",
+}  # fmt: skip
+_TYPE_META_NAMES = {
+    "bool": "bool", "uint8": "unsigned char", "int8": "signed char", "int16": "short int",
+    "int32": "int", "int64": "long int", "float16": "c10::Half", "float32": "float",
+    "float64": "double", "complex64": "c10::complex<float>",
+    "complex128": "c10::complex<double>",
+}  # fmt: skip
+
+
+def scalar_type_name(d: dtype) -> str:
+    """c10 ScalarType spelling of a dtype ("Float"), as in torch's dtype-mismatch messages.
+
+    >>> scalar_type_name(_dt.int64)
+    'Long'
+    """
+    return _SCALAR_TYPE_NAMES[d.name]
+
+
+def type_meta_name(d: dtype) -> str:
+    """c10 TypeMeta spelling of a dtype ("float", "long int").
+
+    >>> type_meta_name(_dt.int64)
+    'long int'
+    """
+    return _TYPE_META_NAMES[d.name]
+
+
+def shape_text(shape: Sequence[int]) -> str:
+    """torch's ``[2, 3]`` spelling of a shape in messages.
+
+    >>> shape_text((2, 3))
+    '[2, 3]'
+    """
+    return "[" + ", ".join(str(s) for s in shape) + "]"
+
+
+def wrap_dim(dim: int, ndim: int, wrap_scalar: bool = True) -> int:
+    """A dim in ``[0, ndim)`` from a possibly negative one, with torch's IndexError.
+
+    >>> wrap_dim(-1, 3), wrap_dim(0, 0)
+    (2, 0)
+    """
+    if ndim <= 0:
+        if not wrap_scalar:
+            raise IndexError(
+                f"dimension specified as {dim} but tensor has no dimensions"
+            )
+        ndim = 1
+    if not -ndim <= dim < ndim:
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{-ndim}, {ndim - 1}], "
+            f"but got {dim})"
+        )
+    return dim + ndim if dim < 0 else dim
+
+
+def broadcast_shapes(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
+    """The broadcast of two shapes, with torch's error naming tensors a and b.
+
+    >>> broadcast_shapes((2, 1), (3,))
+    (2, 3)
+    """
+    if a == b:
+        return a
+    n = max(len(a), len(b))
+    out = [0] * n
+    for i in range(-1, -n - 1, -1):
+        sa = a[i] if -i <= len(a) else 1
+        sb = b[i] if -i <= len(b) else 1
+        if sa == sb or sb == 1:
+            out[i] = sa
+        elif sa == 1:
+            out[i] = sb
+        else:
+            raise RuntimeError(
+                f"The size of tensor a ({sa}) must match the size of tensor b ({sb}) "
+                f"at non-singleton dimension {n + i}"
+            )
+    return tuple(out)
+
+
+def is_integral(d: dtype, include_bool: bool) -> bool:
+    """Whether ``d`` is an integer dtype (bool counted only if ``include_bool``)."""
+    if d is _dt.bool:
+        return include_bool
+    return not (d.is_floating_point or d.is_complex)
+
+
+def scalar_kind_error(value: Any) -> TypeError:
+    """The TypeError for a value where a Python number was expected."""
+    return TypeError(f"expected a number (bool, int, float, complex), got {type(value).__name__}")

@@ -1,0 +1,271 @@
+"""CompositeExplicitAutograd kernels: written once for every backend, in terms of other
+operators (called through the dispatcher with ``op``) and view metadata.
+
+Keyed by the kernel names of native_functions.yaml's ``CompositeExplicitAutograd:`` and
+``CompositeExplicitAutogradNonFunctional:`` entries. Kernels of codegen-generated operators
+(``generated`` and ``view_copy`` tags) are not here: the codegen writes their bodies.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tensordispatch.backends.aten import op, wrap_number
+from tensordispatch.backends.common import preserve_format
+from tensordispatch.backends.structured import resize_output
+from tensordispatch.backends.views import VIEW_KERNELS
+from tensordispatch.tensor import dtypes as _dt
+from tensordispatch.tensor.tensor import Tensor, is_non_overlapping_and_dense
+
+__all__ = ["COMPOSITE_KERNELS"]
+
+
+# -- factories ---------------------------------------------------------------------------------
+
+
+def _filled(size: Any, value: Any, dtype: Any, layout: Any, device: Any, pin_memory: Any) -> Tensor:
+    t = op("empty.memory_format")(
+        size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory
+    )
+    op("fill_.Scalar")(t, value)
+    return t
+
+
+def zeros(
+    size: Any, *, dtype: Any = None, layout: Any = None, device: Any = None, pin_memory: Any = None
+) -> Tensor:
+    return _filled(size, 0, dtype, layout, device, pin_memory)
+
+
+def ones(
+    size: Any, *, dtype: Any = None, layout: Any = None, device: Any = None, pin_memory: Any = None
+) -> Tensor:
+    return _filled(size, 1, dtype, layout, device, pin_memory)
+
+
+def _scalar_dtype(value: Any) -> Any:
+    if isinstance(value, bool):
+        return _dt.bool
+    if isinstance(value, int):
+        return _dt.int64
+    if isinstance(value, complex):
+        return _dt.get_default_complex_dtype()
+    return _dt.get_default_dtype()
+
+
+def full(
+    size: Any,
+    fill_value: Any,
+    *,
+    dtype: Any = None,
+    layout: Any = None,
+    device: Any = None,
+    pin_memory: Any = None,
+) -> Tensor:
+    if dtype is None:
+        dtype = _scalar_dtype(fill_value)
+    return _filled(size, fill_value, dtype, layout, device, pin_memory)
+
+
+def _fill_out(size: Any, value: Any, out: Tensor) -> Tensor:
+    resize_output(out, tuple(int(s) for s in size))
+    op("fill_.Scalar")(out, value)
+    return out
+
+
+def zeros_out(size: Any, *, out: Tensor) -> Tensor:
+    return _fill_out(size, 0, out)
+
+
+def ones_out(size: Any, *, out: Tensor) -> Tensor:
+    return _fill_out(size, 1, out)
+
+
+def full_out(size: Any, fill_value: Any, *, out: Tensor) -> Tensor:
+    return _fill_out(size, fill_value, out)
+
+
+def empty_like(
+    self: Tensor,
+    *,
+    dtype: Any = None,
+    layout: Any = None,
+    device: Any = None,
+    pin_memory: Any = None,
+    memory_format: Any = None,
+) -> Tensor:
+    dtype = self.dtype if dtype is None else dtype
+    device = self.device if device is None else device
+    if memory_format is None or memory_format is preserve_format:
+        if is_non_overlapping_and_dense(self._shape, self._strides):
+            return op("empty_strided")(
+                list(self._shape), list(self._strides), dtype=dtype, layout=layout,
+                device=device, pin_memory=pin_memory,
+            )  # fmt: skip
+        memory_format = None
+    return op("empty.memory_format")(
+        list(self._shape), dtype=dtype, layout=layout, device=device, pin_memory=pin_memory,
+        memory_format=memory_format,
+    )  # fmt: skip
+
+
+def _filled_like(self: Tensor, value: Any, **options: Any) -> Tensor:
+    t = empty_like(self, **options)
+    op("fill_.Scalar")(t, value)
+    return t
+
+
+def zeros_like(self: Tensor, **options: Any) -> Tensor:
+    return _filled_like(self, 0, **options)
+
+
+def ones_like(self: Tensor, **options: Any) -> Tensor:
+    return _filled_like(self, 1, **options)
+
+
+def fill_Scalar(self: Tensor, value: Any) -> Tensor:  # noqa: N802
+    return _filled_like(self, value)
+
+
+# -- scalar overloads: wrap the number, call the Tensor overload --------------------------------
+
+
+def add_Scalar(self: Tensor, other: Any, alpha: Any = 1) -> Tensor:  # noqa: N802
+    return op("add.Tensor")(self, wrap_number(other), alpha=alpha)
+
+
+def add__Scalar(self: Tensor, other: Any, alpha: Any = 1) -> Tensor:  # noqa: N802
+    return op("add_.Tensor")(self, wrap_number(other), alpha=alpha)
+
+
+def sub_Scalar(self: Tensor, other: Any, alpha: Any = 1) -> Tensor:  # noqa: N802
+    return op("sub.Tensor")(self, wrap_number(other), alpha=alpha)
+
+
+def sub__Scalar(self: Tensor, other: Any, alpha: Any = 1) -> Tensor:  # noqa: N802
+    return op("sub_.Tensor")(self, wrap_number(other), alpha=alpha)
+
+
+def rsub_Tensor(self: Tensor, other: Tensor, *, alpha: Any = 1) -> Tensor:  # noqa: N802
+    return op("sub.Tensor")(other, self, alpha=alpha)
+
+
+def rsub_Scalar(self: Tensor, other: Any, alpha: Any = 1) -> Tensor:  # noqa: N802
+    return op("sub.Tensor")(wrap_number(other), self, alpha=alpha)
+
+
+def mul_Scalar(self: Tensor, other: Any) -> Tensor:  # noqa: N802
+    return op("mul.Tensor")(self, wrap_number(other))
+
+
+def mul__Scalar(self: Tensor, other: Any) -> Tensor:  # noqa: N802
+    return op("mul_.Tensor")(self, wrap_number(other))
+
+
+def div_Scalar(self: Tensor, other: Any) -> Tensor:  # noqa: N802
+    return op("div.Tensor")(self, wrap_number(other))
+
+
+def div__Scalar(self: Tensor, other: Any) -> Tensor:  # noqa: N802
+    return op("div_.Tensor")(self, wrap_number(other))
+
+
+def div_Scalar_mode(self: Tensor, other: Any, *, rounding_mode: Any) -> Tensor:  # noqa: N802
+    return op("div.Tensor_mode")(self, wrap_number(other), rounding_mode=rounding_mode)
+
+
+def div__Scalar_mode(self: Tensor, other: Any, *, rounding_mode: Any) -> Tensor:  # noqa: N802
+    return op("div_.Tensor_mode")(self, wrap_number(other), rounding_mode=rounding_mode)
+
+
+# -- unary, copies, reductions, linear algebra -------------------------------------------------
+
+
+def abs(self: Tensor) -> Tensor:  # noqa: A001 - ATen's name
+    out = op("empty.memory_format")([0], dtype=self.dtype.to_real(), device=self.device)
+    return op("abs.out")(self, out=out)
+
+
+def abs_(self: Tensor) -> Tensor:
+    if self.dtype.is_complex:
+        raise RuntimeError("In-place abs is not supported for complex tensors.")
+    return op("abs.out")(self, out=self)
+
+
+def clone(self: Tensor, *, memory_format: Any = None) -> Tensor:
+    result = empty_like(self, memory_format=memory_format)
+    op("copy_")(result, self)
+    return result
+
+
+def copy(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
+    result = op("empty_strided")(
+        list(self._shape), list(self._strides), dtype=self.dtype, device=self.device
+    )
+    op("copy_")(result, src, non_blocking)
+    return result
+
+
+def sum(self: Tensor, *, dtype: Any = None) -> Tensor:  # noqa: A001 - ATen's name
+    return op("sum.dim_IntList")(self, [], dtype=dtype)
+
+
+def mean(self: Tensor, *, dtype: Any = None) -> Tensor:
+    return op("mean.dim")(self, [], dtype=dtype)
+
+
+def dot_out(self: Tensor, tensor: Tensor, *, out: Tensor) -> Tensor:
+    result = op("dot")(self, tensor)
+    resize_output(out, result._shape)
+    return op("copy_")(out, result)
+
+
+def mv(self: Tensor, vec: Tensor) -> Tensor:
+    if self.dim() != 2 or vec.dim() != 1:
+        raise RuntimeError(
+            f"vector + matrix @ vector expected, got 1, {self.dim()}, {vec.dim()}"
+        )
+    column = op("unsqueeze")(vec, 1)
+    return op("squeeze.dim")(op("mm")(self, column), 1)
+
+
+def mv_out(self: Tensor, vec: Tensor, *, out: Tensor) -> Tensor:
+    result = mv(self, vec)
+    resize_output(out, result._shape)
+    return op("copy_")(out, result)
+
+
+COMPOSITE_KERNELS: dict[str, Any] = {
+    "zeros": zeros,
+    "zeros_out": zeros_out,
+    "ones": ones,
+    "ones_out": ones_out,
+    "full": full,
+    "full_out": full_out,
+    "empty_like": empty_like,
+    "zeros_like": zeros_like,
+    "ones_like": ones_like,
+    "fill_Scalar": fill_Scalar,
+    "add_Scalar": add_Scalar,
+    "add__Scalar": add__Scalar,
+    "sub_Scalar": sub_Scalar,
+    "sub__Scalar": sub__Scalar,
+    "rsub_Tensor": rsub_Tensor,
+    "rsub_Scalar": rsub_Scalar,
+    "mul_Scalar": mul_Scalar,
+    "mul__Scalar": mul__Scalar,
+    "div_Scalar": div_Scalar,
+    "div__Scalar": div__Scalar,
+    "div_Scalar_mode": div_Scalar_mode,
+    "div__Scalar_mode": div__Scalar_mode,
+    "abs": abs,
+    "abs_": abs_,
+    "clone": clone,
+    "copy": copy,
+    "sum": sum,
+    "mean": mean,
+    "dot_out": dot_out,
+    "mv": mv,
+    "mv_out": mv_out,
+    **{name: fn for name, fn in VIEW_KERNELS.items() if name != "view"},
+}

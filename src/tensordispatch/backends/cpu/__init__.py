@@ -1,0 +1,6 @@
+"""The CPU backend: NumPy kernels in one table keyed by the kernel names of
+ops/native_functions.yaml (``CPU:`` entries); structured impls are in it too."""
+
+from tensordispatch.backends.cpu.kernels import CPU_KERNELS
+
+__all__ = ["CPU_KERNELS"]

@@ -1,0 +1,301 @@
+"""CPU kernels over NumPy: structured impls (write into given outputs) and plain kernels.
+
+Structured impls are called by the generated wrappers as ``impl(precomputed, *args, *outs)``
+with the out variant's arguments; they write into ``out._data`` (a NumPy view of the out
+tensor's storage, any strides) and return nothing. ``precomputed`` is what the group's meta
+function returned next to the specs (for TensorIterator-like ops, the computation dtype).
+Plain kernels have the operator's own signature and return its result.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from tensordispatch.backends.common import (
+    channels_last,
+    contiguous_format,
+    preserve_format,
+    shape_text,
+    strided,
+)
+from tensordispatch.backends.structured import alloc_cpu, empty_strided_cpu_array
+from tensordispatch.backends.views import view
+from tensordispatch.tensor import dtypes as _dt
+from tensordispatch.tensor.device import CPU
+from tensordispatch.tensor.tensor import Tensor, contiguous_strides
+
+__all__ = ["CPU_KERNELS"]
+
+_ERR = {"all": "ignore"}
+
+
+# -- structured impls: pointwise ---------------------------------------------------------------
+
+
+def add_out(pre: Any, self: Tensor, other: Tensor, alpha: Any, out: Tensor) -> None:
+    cd = pre._numpy
+    b = other._data
+    if alpha != 1 or type(alpha) is bool:
+        b = np.multiply(b, alpha, dtype=cd, casting="unsafe")
+    np.add(self._data, b, out=out._data, dtype=cd, casting="unsafe")
+
+
+def sub_out(pre: Any, self: Tensor, other: Tensor, alpha: Any, out: Tensor) -> None:
+    cd = pre._numpy
+    b = other._data
+    if alpha != 1:
+        b = np.multiply(b, alpha, dtype=cd, casting="unsafe")
+    np.subtract(self._data, b, out=out._data, dtype=cd, casting="unsafe")
+
+
+def mul_out(pre: Any, self: Tensor, other: Tensor, out: Tensor) -> None:
+    cd = pre._numpy
+    if pre is _dt.bool:
+        np.logical_and(self._data, other._data, out=out._data, casting="unsafe")
+        return
+    np.multiply(self._data, other._data, out=out._data, dtype=cd, casting="unsafe")
+
+
+def div_out(pre: Any, self: Tensor, other: Tensor, out: Tensor) -> None:
+    with np.errstate(**_ERR):
+        np.true_divide(self._data, other._data, out=out._data, dtype=pre._numpy, casting="unsafe")
+
+
+def div_out_mode(
+    pre: Any, self: Tensor, other: Tensor, rounding_mode: str | None, out: Tensor
+) -> None:
+    if rounding_mode is None:
+        div_out(pre, self, other, out)
+        return
+    common, mode = pre
+    cd = common._numpy
+    a = self._data.astype(cd, copy=False)
+    b = other._data.astype(cd, copy=False)
+    if common.is_floating_point or common.is_complex:
+        with np.errstate(**_ERR):
+            result = np.floor_divide(a, b) if mode == "floor" else np.trunc(np.true_divide(a, b))
+    else:
+        if np.any(b == 0):
+            raise RuntimeError("ZeroDivisionError")
+        if common is _dt.bool:
+            result = a
+        else:
+            result = np.floor_divide(a, b)
+            if mode == "trunc":
+                fix = (np.remainder(a, b) != 0) & ((a < 0) != (b < 0))
+                result = result + fix.astype(cd)
+    np.copyto(out._data, result, casting="unsafe")
+
+
+def _unary(ufunc: Any) -> Any:
+    def impl(pre: Any, self: Tensor, out: Tensor) -> None:
+        with np.errstate(**_ERR):
+            ufunc(self._data, out=out._data, dtype=pre._numpy, casting="unsafe")
+
+    impl.__name__ = f"{ufunc.__name__}_out"
+    return impl
+
+
+# -- structured impls: reductions and linear algebra -------------------------------------------
+
+
+def sum_out(pre: Any, self: Tensor, dim: Any, keepdim: bool, dtype: Any, out: Tensor) -> None:
+    np.sum(self._data, axis=pre, dtype=out.dtype._numpy, keepdims=keepdim, out=out._data)
+
+
+def mean_out(pre: Any, self: Tensor, dim: Any, keepdim: bool, dtype: Any, out: Tensor) -> None:
+    data = self._data if dtype is None else self._data.astype(dtype._numpy)
+    with np.errstate(**_ERR):
+        result = np.mean(data, axis=pre, keepdims=keepdim, dtype=(dtype or self.dtype)._numpy)
+    np.copyto(out._data, result, casting="unsafe")
+
+
+def _check_matmul_dtype(name: str, t: Tensor) -> None:
+    if t.dtype is _dt.bool:
+        raise NotImplementedError(f'"{name}" not implemented for \'Bool\'')
+
+
+def mm_out(pre: Any, self: Tensor, mat2: Tensor, out: Tensor) -> None:
+    _check_matmul_dtype("addmm_impl_cpu_", self)
+    np.matmul(self._data, mat2._data, out=out._data)
+
+
+def bmm_out(pre: Any, self: Tensor, mat2: Tensor, out: Tensor) -> None:
+    _check_matmul_dtype("bmm", self)
+    np.matmul(self._data, mat2._data, out=out._data)
+
+
+def expand_check(t: Tensor, target: tuple[int, ...]) -> None:
+    """torch's expand_size check: ``t`` must broadcast to ``target``."""
+    if len(t._shape) > len(target):
+        raise RuntimeError(
+            f"expand: the number of sizes provided ({len(target)}) must be greater or equal to "
+            f"the number of dimensions in the tensor ({len(t._shape)})"
+        )
+    offset = len(target) - len(t._shape)
+    for i, s in enumerate(t._shape):
+        if s != 1 and s != target[offset + i]:
+            raise RuntimeError(
+                f"The expanded size of the tensor ({target[offset + i]}) must match the "
+                f"existing size ({s}) at non-singleton dimension {offset + i}.  Target sizes: "
+                f"{shape_text(target)}.  Tensor sizes: {shape_text(t._shape)}"
+            )
+
+
+def addmm_out(
+    pre: Any, self: Tensor, mat1: Tensor, mat2: Tensor, beta: Any, alpha: Any, out: Tensor
+) -> None:
+    _check_matmul_dtype("addmm_impl_cpu_", mat1)
+    shape = out._shape
+    expand_check(self, shape)
+    product = np.matmul(mat1._data, mat2._data)
+    if alpha != 1:
+        product = np.multiply(product, alpha, dtype=product.dtype, casting="unsafe")
+    if beta == 0:
+        np.copyto(out._data, product, casting="unsafe")
+        return
+    bias = self._data if beta == 1 else np.multiply(self._data, beta, dtype=product.dtype, casting="unsafe")
+    np.add(bias, product, out=out._data, casting="unsafe")
+
+
+# -- plain kernels -----------------------------------------------------------------------------
+
+
+def abs_out(self: Tensor, *, out: Tensor) -> Tensor:
+    if self.dtype is _dt.bool:
+        raise NotImplementedError("\"abs_cpu\" not implemented for 'Bool'")
+    from tensordispatch.backends.structured import prepare_out
+
+    prepare_out(out, (self._shape, None, self.dtype.to_real()))
+    np.copyto(out._data, np.abs(self._data), casting="unsafe")
+    return out
+
+
+def dot(self: Tensor, tensor: Tensor) -> Tensor:
+    from tensordispatch.backends.meta.kernels import dot_meta
+
+    spec = dot_meta(self, tensor)
+    result = alloc_cpu((spec._shape, None, spec.dtype))
+    result._data[...] = np.dot(self._data, tensor._data)
+    return result
+
+
+def _dtype_device(dtype: Any, layout: Any, device: Any) -> Any:
+    if layout is not None and layout is not strided:
+        raise RuntimeError(f"only strided tensors are supported here, got layout {layout}")
+    return _dt.get_default_dtype() if dtype is None else dtype
+
+
+def check_size(size: Any, what: str = "") -> tuple[int, ...]:
+    """A shape from a size argument, with torch's negative-dimension error."""
+    shape = tuple(int(s) for s in size)
+    for s in shape:
+        if s < 0:
+            raise RuntimeError(
+                f"Trying to create tensor with negative dimension {s}: {shape_text(shape)}"
+            )
+    return shape
+
+
+def channels_last_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
+    """NHWC strides of a 4-d shape (torch's channels_last)."""
+    if len(shape) != 4:
+        raise RuntimeError("required rank 4 tensor to use channels_last format")
+    n, c, h, w = (max(s, 1) for s in shape)
+    return (h * w * c, 1, w * c, c)
+
+
+def empty_cpu(
+    size: Any,
+    *,
+    dtype: Any = None,
+    layout: Any = None,
+    device: Any = None,
+    pin_memory: Any = None,
+    memory_format: Any = None,
+) -> Tensor:
+    dt = _dtype_device(dtype, layout, device)
+    shape = check_size(size)
+    if memory_format is None or memory_format is contiguous_format:
+        return Tensor._make(np.empty(shape, dt._numpy), shape, contiguous_strides(shape), 0, dt, CPU)
+    if memory_format is channels_last:
+        return empty_strided_cpu_array(shape, channels_last_strides(shape), dt)
+    if memory_format is preserve_format:
+        raise RuntimeError("preserve memory format is unsupported by the empty operator")
+    raise RuntimeError(f"unsupported memory format {memory_format}")
+
+
+def empty_strided_cpu(
+    size: Any,
+    stride: Any,
+    *,
+    dtype: Any = None,
+    layout: Any = None,
+    device: Any = None,
+    pin_memory: Any = None,
+) -> Tensor:
+    dt = _dtype_device(dtype, layout, device)
+    return empty_strided_cpu_array(check_size(size), tuple(int(s) for s in stride), dt)
+
+
+def fill_(self: Tensor, value: Any) -> Tensor:
+    if isinstance(value, Tensor):
+        if value.dim() != 0:
+            raise RuntimeError(
+                "fill_ only supports 0-dimension value tensor but got tensor with "
+                f"{value.dim()} dimensions."
+            )
+        value = value.item()
+    self._data[...] = value
+    return self
+
+
+def copy_(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
+    from tensordispatch.backends.meta.kernels import copy_meta_
+
+    copy_meta_(self, src)
+    if src._data is None:
+        raise NotImplementedError(
+            f"copy_: cannot copy from a tensor on device '{src.device}' (it has no data) "
+            "into a CPU tensor"
+        )
+    data = src._data
+    if src.dtype.is_complex and not self.dtype.is_complex:
+        import warnings
+
+        warnings.warn(
+            "Casting complex values to real discards the imaginary part",
+            UserWarning,
+            stacklevel=2,
+        )
+        data = data.real
+    np.copyto(self._data, data, casting="unsafe")
+    return self
+
+
+CPU_KERNELS: dict[str, Any] = {
+    "add_out": add_out,
+    "sub_out": sub_out,
+    "mul_out": mul_out,
+    "div_out": div_out,
+    "div_out_mode": div_out_mode,
+    "neg_out": _unary(np.negative),
+    "exp_out": _unary(np.exp),
+    "sin_out": _unary(np.sin),
+    "cos_out": _unary(np.cos),
+    "sqrt_out": _unary(np.sqrt),
+    "sum_out": sum_out,
+    "mean_out": mean_out,
+    "mm_out": mm_out,
+    "bmm_out": bmm_out,
+    "addmm_out": addmm_out,
+    "abs_out": abs_out,
+    "dot": dot,
+    "empty_cpu": empty_cpu,
+    "empty_strided_cpu": empty_strided_cpu,
+    "fill_": fill_,
+    "copy_": copy_,
+    "view": view,
+}

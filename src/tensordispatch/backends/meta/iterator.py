@@ -1,0 +1,165 @@
+"""TensorIterator's metadata rules: common shape, common dtype, output strides (no data).
+
+The pointwise meta functions use this to compute exactly what torch's TensorIterator
+computes for an op's output: the broadcast shape, the computation dtype (type promotion
+over inputs, with wrapped numbers and zero-dim tensors ranked below dimensioned tensors),
+the output dtype (an existing out/inplace tensor keeps its own, after the can-cast check)
+and the output strides (the inputs' memory order, by TensorIterator's fast setup or its
+dimension reordering). The CPU impl receives the computation dtype as its precomputed value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from tensordispatch.backends.common import broadcast_shapes, shape_text
+from tensordispatch.tensor import dtypes as _dt
+from tensordispatch.tensor.dtypes import _result_type_of, can_cast, dtype
+from tensordispatch.tensor.tensor import is_non_overlapping_and_dense
+
+__all__ = ["Spec", "pointwise", "output_strides"]
+
+# A structured meta function's answer for one output: (shape, strides or None, dtype).
+# None strides mean contiguous. Plain tuples: they are built on every call.
+Spec = tuple[tuple[int, ...], "tuple[int, ...] | None", dtype]
+
+
+def _contiguous(shape: tuple[int, ...], strides: tuple[int, ...]) -> bool:
+    if 0 in shape:
+        return True
+    expected = 1
+    for size, stride in zip(reversed(shape), reversed(strides)):
+        if size != 1:
+            if stride != expected:
+                return False
+            expected *= size
+    return True
+
+
+def _broadcast_strides(shape: tuple[int, ...], t: Any) -> tuple[int, ...]:
+    """``t``'s strides viewed at the common ``shape``: 0 on new and broadcast dims."""
+    offset = len(shape) - len(t._shape)
+    out = [0] * len(shape)
+    for i, (size, stride) in enumerate(zip(t._shape, t._strides)):
+        if not (size == 1 and shape[offset + i] != 1):
+            out[offset + i] = stride
+    return tuple(out)
+
+
+def _should_swap(
+    dim0: int, dim1: int, shape: tuple[int, ...], strides: Sequence[tuple[int, ...]]
+) -> int:
+    for st in strides:
+        s0, s1 = st[dim0], st[dim1]
+        if s0 == 0 or s1 == 0:
+            continue
+        if s0 < s1:
+            return -1
+        if s0 > s1:
+            return 1
+        if shape[dim0] > shape[dim1]:
+            return 1
+    return 0
+
+
+def output_strides(shape: tuple[int, ...], operands: Sequence[Any]) -> tuple[int, ...] | None:
+    """Strides of a fresh output of ``shape`` computed from ``operands`` (outputs that are
+    not resized first, then inputs), or None for contiguous: TensorIterator's rules."""
+    ndim = len(shape)
+    if ndim <= 1 or not operands:
+        return None
+    if all(t._shape == shape for t in operands):  # fast setup
+        if all(_contiguous(t._shape, t._strides) for t in operands):
+            return None
+        first = operands[0]._strides
+        if all(t._strides == first for t in operands) and is_non_overlapping_and_dense(
+            shape, first
+        ):
+            return first
+    strides = [_broadcast_strides(shape, t) for t in operands]
+    perm = list(range(ndim - 1, -1, -1))  # perm[0] is the fastest-moving dim
+    for i in range(1, ndim):
+        dim1 = i
+        for dim0 in range(i - 1, -1, -1):
+            cmp = _should_swap(perm[dim0], perm[dim1], shape, strides)
+            if cmp > 0:
+                perm[dim0], perm[dim1] = perm[dim1], perm[dim0]
+                dim1 = dim0
+            elif cmp < 0:
+                break
+    if perm == list(range(ndim - 1, -1, -1)):
+        return None
+    out = [0] * ndim
+    acc = 1
+    for d in perm:
+        out[d] = acc
+        acc *= shape[d]
+    return tuple(out)
+
+
+def _check_devices(inputs: Sequence[Any]) -> None:
+    device = None
+    for t in inputs:
+        if t.device.type == "cpu" and not t._shape:
+            continue  # CPU scalars may meet any device, as in torch
+        if device is None:
+            device = t.device
+        elif t.device != device:
+            raise RuntimeError(
+                "Expected all tensors to be on the same device, but found at least two "
+                f"devices, {device} and {t.device}!"
+            )
+
+
+def pointwise(
+    outs: tuple[Any, ...] | None,
+    inputs: Sequence[Any],
+    *,
+    int_to_float: bool = False,
+) -> tuple[tuple[Spec, ...], dtype]:
+    """Specs of a pointwise op's single output and its computation dtype.
+
+    ``outs`` is None (functional) or the existing output (inplace: self; out: out).
+    ``int_to_float``: integral and bool inputs compute in the default dtype (true division,
+    exp, sin, ...), as TensorIterator's ``promote_integer_inputs_to_float``.
+    """
+    if len(inputs) == 1:
+        only = inputs[0]
+        shape = only._shape
+        common = only.dtype
+    elif len(inputs) == 2:
+        a, b = inputs
+        if a.device is not b.device:
+            _check_devices(inputs)
+        shape = a._shape if a._shape == b._shape else broadcast_shapes(a._shape, b._shape)
+        if a.dtype is b.dtype and not (a._wrapped_number or b._wrapped_number):
+            common = a.dtype  # promotion of equal dtypes, whatever their tiers
+        else:
+            common = _result_type_of((a, b))
+    else:
+        _check_devices(inputs)
+        shape = inputs[0]._shape
+        for t in inputs[1:]:
+            shape = broadcast_shapes(shape, t._shape)
+        common = _result_type_of(tuple(inputs))
+    if int_to_float and not (common.is_floating_point or common.is_complex):
+        common = _dt.get_default_dtype()
+    if outs is None:
+        return ((shape, output_strides(shape, inputs), common),), common
+    out = outs[0]
+    if not can_cast(common, out.dtype):
+        from tensordispatch.backends.common import scalar_type_name
+
+        raise RuntimeError(
+            f"result type {scalar_type_name(common)} can't be cast to the desired output "
+            f"type {scalar_type_name(out.dtype)}"
+        )
+    if out._shape == shape:
+        return ((shape, out._strides, out.dtype),), common
+    if any(out is t for t in inputs):
+        raise RuntimeError(
+            f"output with shape {shape_text(out._shape)} doesn't match the broadcast shape "
+            f"{shape_text(shape)}"
+        )
+    return ((shape, output_strides(shape, inputs), out.dtype),), common

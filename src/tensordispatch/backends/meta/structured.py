@@ -1,0 +1,250 @@
+"""Structured meta functions: one per structured group, keyed by the group's functional name.
+
+A meta function checks the inputs and describes the outputs; it never computes values. It
+is called as ``meta(outs, *args)`` with the functional variant's arguments (defaults filled
+in by the generated wrapper) and ``outs``: None for the functional variant, else the
+existing outputs (``(self,)`` for inplace, the out arguments for out=), which is torch's
+``maybe_get_output()``. It returns ``(specs, precomputed)``: one ``(shape, strides or None,
+dtype)`` per output, and a value handed to the backend's impl (torch's ``precomputed``;
+here usually the computation dtype). The same table serves the CPU wrappers, the Meta
+kernels and, later, lazy shape inference.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from tensordispatch.backends.common import (
+    is_integral,
+    scalar_type_name,
+    shape_text,
+    type_meta_name,
+    wrap_dim,
+)
+from tensordispatch.backends.meta.iterator import Spec, pointwise
+from tensordispatch.tensor import dtypes as _dt
+
+__all__ = ["META_FUNCTIONS", "reduction_shape"]
+
+MetaResult = tuple[tuple[Spec, ...], Any]
+
+
+# -- pointwise ---------------------------------------------------------------------------------
+
+
+def _check_alpha(common: Any, alpha: Any) -> None:
+    """torch's alpha_check against the computation dtype."""
+    if type(alpha) is int:
+        return
+    if isinstance(alpha, bool) and common is not _dt.bool:
+        raise RuntimeError("Boolean alpha only supported for Boolean results.")
+    if not (common.is_floating_point or common.is_complex) and not isinstance(alpha, int):
+        raise RuntimeError(
+            "For integral input tensors, argument alpha must not be a floating point number."
+        )
+    if not common.is_complex and isinstance(alpha, complex):
+        raise RuntimeError(
+            "For non-complex input tensors, argument alpha must not be a complex number."
+        )
+
+
+def add_Tensor(outs: Any, self: Any, other: Any, alpha: Any = 1) -> MetaResult:  # noqa: N802
+    specs, common = pointwise(outs, (self, other))
+    _check_alpha(common, alpha)
+    return specs, common
+
+
+def sub_Tensor(outs: Any, self: Any, other: Any, alpha: Any = 1) -> MetaResult:  # noqa: N802
+    if self.dtype is _dt.bool or other.dtype is _dt.bool:
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with two bool tensors is not supported. Use the "
+            "`^` or `logical_xor()` operator instead."
+            if self.dtype is _dt.bool and other.dtype is _dt.bool
+            else "Subtraction, the `-` operator, with a bool tensor is not supported. If you "
+            "are trying to invert a mask, use the `~` or `logical_not()` operator instead."
+        )
+    return add_Tensor(outs, self, other, alpha)
+
+
+def mul_Tensor(outs: Any, self: Any, other: Any) -> MetaResult:  # noqa: N802
+    return pointwise(outs, (self, other))
+
+
+def div_Tensor(outs: Any, self: Any, other: Any) -> MetaResult:  # noqa: N802
+    return pointwise(outs, (self, other), int_to_float=True)
+
+
+def div_Tensor_mode(  # noqa: N802
+    outs: Any, self: Any, other: Any, rounding_mode: str | None = None
+) -> MetaResult:
+    if rounding_mode is None:
+        return div_Tensor(outs, self, other)
+    if rounding_mode not in ("trunc", "floor"):
+        raise RuntimeError(
+            "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
+            f"'{rounding_mode}'"
+        )
+    specs, common = pointwise(outs, (self, other))
+    return specs, (common, rounding_mode)
+
+
+def _unary_float(outs: Any, self: Any) -> MetaResult:
+    return pointwise(outs, (self,), int_to_float=True)
+
+
+def neg(outs: Any, self: Any) -> MetaResult:
+    if self.dtype is _dt.bool:
+        raise RuntimeError(
+            "Negation, the `-` operator, on a bool tensor is not supported. If you are trying "
+            "to invert a mask, use the `~` or `logical_not()` operator instead."
+        )
+    return pointwise(outs, (self,))
+
+
+# -- reductions --------------------------------------------------------------------------------
+
+
+def reduction_dims(dim: Any, ndim: int) -> tuple[int, ...]:
+    """The wrapped, de-duplicated-checked dims of a reduction (None or [] = every dim)."""
+    if dim is None:
+        return tuple(range(ndim))
+    if isinstance(dim, int):
+        dim = [dim]
+    if len(dim) == 0:
+        return tuple(range(ndim))
+    seen: list[int] = []
+    for d in dim:
+        w = wrap_dim(d, ndim)
+        if w in seen:
+            raise RuntimeError(f"dim {w} appears multiple times in the list of dims")
+        seen.append(w)
+    return tuple(seen)
+
+
+def reduction_shape(shape: tuple[int, ...], dims: tuple[int, ...], keepdim: bool) -> tuple[int, ...]:
+    """The shape after reducing ``dims`` (kept as size 1 with ``keepdim``)."""
+    if keepdim:
+        return tuple(1 if i in dims else s for i, s in enumerate(shape))
+    return tuple(s for i, s in enumerate(shape) if i not in dims)
+
+
+def _reduce(outs: Any, self: Any, dim: Any, keepdim: bool, out_dtype: Any) -> MetaResult:
+    if outs is not None:
+        out_dtype = out_dtype if out_dtype is not None else outs[0].dtype
+    dims = reduction_dims(dim, self.dim())
+    return ((reduction_shape(self._shape, dims, keepdim), None, out_dtype),), dims
+
+
+def sum_dim_IntList(  # noqa: N802
+    outs: Any, self: Any, dim: Any, keepdim: bool = False, dtype: Any = None
+) -> MetaResult:
+    out_dtype = dtype
+    if outs is None and dtype is None:
+        out_dtype = _dt.int64 if is_integral(self.dtype, True) else self.dtype
+    return _reduce(outs, self, dim, keepdim, out_dtype)
+
+
+def mean_dim(
+    outs: Any, self: Any, dim: Any, keepdim: bool = False, dtype: Any = None
+) -> MetaResult:
+    in_dtype = self.dtype if dtype is None else dtype
+    if not (in_dtype.is_floating_point or in_dtype.is_complex):
+        what = "Input" if dtype is None else "Optional"
+        raise RuntimeError(
+            "mean(): could not infer output dtype. "
+            f"{what} dtype must be either a floating point or complex dtype. "
+            f"Got: {scalar_type_name(in_dtype)}"
+        )
+    return _reduce(outs, self, dim, keepdim, in_dtype)
+
+
+# -- linear algebra ----------------------------------------------------------------------------
+
+
+def _mat_product_check(a: Any, b: Any) -> None:
+    if a._shape[1] != b._shape[0]:
+        raise RuntimeError(
+            f"mat1 and mat2 shapes cannot be multiplied ({a._shape[0]}x{a._shape[1]} and "
+            f"{b._shape[0]}x{b._shape[1]})"
+        )
+
+
+def mm(outs: Any, self: Any, mat2: Any) -> MetaResult:
+    if self.dim() != 2:
+        raise RuntimeError("self must be a matrix")
+    if mat2.dim() != 2:
+        raise RuntimeError("mat2 must be a matrix")
+    if self.dtype is not mat2.dtype:
+        raise RuntimeError(
+            "expected m1 and m2 to have the same dtype, but got: "
+            f"{type_meta_name(self.dtype)} != {type_meta_name(mat2.dtype)}"
+        )
+    _mat_product_check(self, mat2)
+    return (((self._shape[0], mat2._shape[1]), None, self.dtype),), None
+
+
+def addmm(
+    outs: Any, self: Any, mat1: Any, mat2: Any, beta: Any = 1, alpha: Any = 1
+) -> MetaResult:
+    if mat1.dim() != 2:
+        raise RuntimeError(f"mat1 must be a matrix, got {mat1.dim()}-D tensor")
+    if mat2.dim() != 2:
+        raise RuntimeError(f"mat2 must be a matrix, got {mat2.dim()}-D tensor")
+    _mat_product_check(mat1, mat2)
+    if self.dtype is not mat2.dtype:
+        raise RuntimeError(
+            "self and mat2 must have the same dtype, but got "
+            f"{scalar_type_name(self.dtype)} and {scalar_type_name(mat2.dtype)}"
+        )
+    if mat1.dtype is not mat2.dtype:
+        raise RuntimeError(
+            "mat1 and mat2 must have the same dtype, but got "
+            f"{scalar_type_name(mat1.dtype)} and {scalar_type_name(mat2.dtype)}"
+        )
+    return (((mat1._shape[0], mat2._shape[1]), None, mat1.dtype),), None
+
+
+def bmm(outs: Any, self: Any, mat2: Any) -> MetaResult:
+    if self.dim() != 3:
+        raise RuntimeError("batch1 must be a 3D tensor")
+    if mat2.dim() != 3:
+        raise RuntimeError("batch2 must be a 3D tensor")
+    bs, n, m = self._shape
+    if mat2._shape[0] != bs or mat2._shape[1] != m:
+        raise RuntimeError(
+            "Expected size for first two dimensions of batch2 tensor to be: "
+            f"{shape_text((bs, m))} but got: {shape_text(mat2._shape[:2])}."
+        )
+    if self.dtype is not mat2.dtype:
+        raise RuntimeError(
+            "expected scalar type "
+            f"{scalar_type_name(self.dtype)} but found {scalar_type_name(mat2.dtype)}"
+        )
+    return (((bs, n, mat2._shape[2]), None, self.dtype),), None
+
+
+def _named(table: dict[str, Callable[..., MetaResult]]) -> dict[str, Callable[..., MetaResult]]:
+    return table
+
+
+# Keyed by the structured group's functional operator name (torch's meta struct name).
+META_FUNCTIONS: dict[str, Callable[..., MetaResult]] = _named(
+    {
+        "add.Tensor": add_Tensor,
+        "sub.Tensor": sub_Tensor,
+        "mul.Tensor": mul_Tensor,
+        "div.Tensor": div_Tensor,
+        "div.Tensor_mode": div_Tensor_mode,
+        "neg": neg,
+        "exp": _unary_float,
+        "sin": _unary_float,
+        "cos": _unary_float,
+        "sqrt": _unary_float,
+        "sum.dim_IntList": sum_dim_IntList,
+        "mean.dim": mean_dim,
+        "mm": mm,
+        "bmm": bmm,
+        "addmm": addmm,
+    }
+)

@@ -1,0 +1,222 @@
+"""View kernels: device-generic, they compute a view's metadata and share the storage.
+
+Used under CPU and Meta (``view``) and CompositeExplicitAutograd (the rest); each returns
+``self._make_view(shape, strides, offset)`` (tensor/), so a CPU view is a NumPy view of
+the same buffer and a write through it is visible in its base, as in torch.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tensordispatch.backends.common import shape_text, wrap_dim
+from tensordispatch.tensor.tensor import Tensor, contiguous_strides
+
+__all__ = ["VIEW_KERNELS", "infer_size", "compute_stride"]
+
+_INT64_MAX = 2**63 - 1
+
+
+def infer_size(shape: Any, numel: int) -> tuple[int, ...]:
+    """``shape`` with a -1 resolved against ``numel`` (torch's infer_size)."""
+    res = [int(s) for s in shape]
+    newsize, infer = 1, None
+    for i, s in enumerate(res):
+        if s == -1:
+            if infer is not None:
+                raise RuntimeError("only one dimension can be inferred")
+            infer = i
+        elif s >= 0:
+            newsize *= s
+        else:
+            raise RuntimeError(f"invalid shape dimension {s}")
+    if numel == newsize or (infer is not None and newsize > 0 and numel % newsize == 0):
+        if infer is not None:
+            if newsize == 0:
+                raise RuntimeError(
+                    f"cannot reshape tensor of 0 elements into shape {shape_text(res)} because "
+                    "the unspecified dimension size -1 can be any value and is ambiguous"
+                )
+            res[infer] = numel // newsize
+        return tuple(res)
+    raise RuntimeError(f"shape '{shape_text(res)}' is invalid for input of size {numel}")
+
+
+def compute_stride(
+    old_shape: tuple[int, ...], old_stride: tuple[int, ...], new_shape: tuple[int, ...]
+) -> tuple[int, ...] | None:
+    """Strides viewing ``old`` as ``new_shape`` without a copy, or None (torch's
+    computeStride)."""
+    if not old_shape:
+        return contiguous_strides(new_shape)
+    numel = 1
+    for s in old_shape:
+        numel *= s
+    if numel == 0 and old_shape == new_shape:
+        return old_stride
+    n = len(new_shape)
+    new_stride = [0] * n
+    if numel == 0:
+        for d in range(n - 1, -1, -1):
+            new_stride[d] = 1 if d == n - 1 else max(new_shape[d + 1], 1) * new_stride[d + 1]
+        return tuple(new_stride)
+    view_d = n - 1
+    chunk = old_stride[-1]
+    tensor_numel = view_numel = 1
+    for td in range(len(old_shape) - 1, -1, -1):
+        tensor_numel *= old_shape[td]
+        if td == 0 or (old_shape[td - 1] != 1 and old_stride[td - 1] != tensor_numel * chunk):
+            while view_d >= 0 and (view_numel < tensor_numel or new_shape[view_d] == 1):
+                new_stride[view_d] = view_numel * chunk
+                view_numel *= new_shape[view_d]
+                view_d -= 1
+            if view_numel != tensor_numel:
+                return None
+            if td > 0:
+                chunk = old_stride[td - 1]
+                tensor_numel = view_numel = 1
+    if view_d != -1:
+        return None
+    return tuple(new_stride)
+
+
+def view(self: Tensor, size: Any) -> Tensor:
+    shape = infer_size(size, self.numel())
+    stride = compute_stride(self._shape, self._strides, shape)
+    if stride is None:
+        raise RuntimeError(
+            "view size is not compatible with input tensor's size and stride (at least one "
+            "dimension spans across two contiguous subspaces). Use .reshape(...) instead."
+        )
+    return self._make_view(shape, stride, self._offset)
+
+
+def transpose(self: Tensor, dim0: int, dim1: int) -> Tensor:
+    ndim = len(self._shape)
+    d0, d1 = wrap_dim(dim0, ndim), wrap_dim(dim1, ndim)
+    shape, strides = list(self._shape), list(self._strides)
+    if ndim:
+        shape[d0], shape[d1] = shape[d1], shape[d0]
+        strides[d0], strides[d1] = strides[d1], strides[d0]
+    return self._make_view(tuple(shape), tuple(strides), self._offset)
+
+
+def t(self: Tensor) -> Tensor:
+    if self.dim() > 2:
+        raise RuntimeError(
+            f"t() expects a tensor with <= 2 dimensions, but self is {self.dim()}D"
+        )
+    return transpose(self, 0, 0 if self.dim() < 2 else 1)
+
+
+def unsqueeze(self: Tensor, dim: int) -> Tensor:
+    ndim = len(self._shape)
+    d = wrap_dim(dim, ndim + 1)
+    stride = 1 if d >= ndim else self._shape[d] * self._strides[d]
+    shape = self._shape[:d] + (1,) + self._shape[d:]
+    strides = self._strides[:d] + (stride,) + self._strides[d:]
+    return self._make_view(shape, strides, self._offset)
+
+
+def squeeze_dim(self: Tensor, dim: int) -> Tensor:
+    ndim = len(self._shape)
+    d = wrap_dim(dim, ndim)
+    if ndim == 0 or self._shape[d] != 1:
+        return self._make_view(self._shape, self._strides, self._offset)
+    return self._make_view(
+        self._shape[:d] + self._shape[d + 1 :], self._strides[:d] + self._strides[d + 1 :],
+        self._offset,
+    )  # fmt: skip
+
+
+def select(self: Tensor, dim: int, index: int) -> Tensor:
+    ndim = len(self._shape)
+    if ndim == 0:
+        raise IndexError("select() cannot be applied to a 0-dim tensor.")
+    d = wrap_dim(dim, ndim)
+    size = self._shape[d]
+    if not -size <= index < size:
+        raise IndexError(
+            f"select(): index {index} out of range for tensor of size "
+            f"{shape_text(self._shape)} at dimension {d}"
+        )
+    if index < 0:
+        index += size
+    return self._make_view(
+        self._shape[:d] + self._shape[d + 1 :],
+        self._strides[:d] + self._strides[d + 1 :],
+        self._offset + index * self._strides[d],
+    )
+
+
+def slice(  # noqa: A001 - ATen's name
+    self: Tensor, dim: int = 0, start: Any = None, end: Any = None, step: int = 1
+) -> Tensor:
+    ndim = len(self._shape)
+    if ndim == 0:
+        raise RuntimeError("slice() cannot be applied to a 0-dim tensor.")
+    if step <= 0:
+        raise ValueError("slice step must be positive")
+    d = wrap_dim(dim, ndim)
+    size = self._shape[d]
+    lo = 0 if start is None else start
+    hi = _INT64_MAX if end is None else end
+    if lo < 0:
+        lo += size
+    if hi < 0:
+        hi += size
+    lo = 0 if lo < 0 else min(lo, size)
+    hi = lo if hi < lo else min(hi, size)
+    length = (hi - lo + step - 1) // step
+    shape = list(self._shape)
+    strides = list(self._strides)
+    shape[d] = length
+    strides[d] *= step
+    return self._make_view(tuple(shape), tuple(strides), self._offset + lo * self._strides[d])
+
+
+def expand(self: Tensor, size: Any, *, implicit: bool = False) -> Tensor:
+    sizes = [int(s) for s in size]
+    ndim, tdim = len(sizes), len(self._shape)
+    if ndim < tdim:
+        raise RuntimeError(
+            f"expand({self.dtype!r}{{{shape_text(self._shape)}}}, size={shape_text(sizes)}): the "
+            f"number of sizes provided ({ndim}) must be greater or equal to the number of "
+            f"dimensions in the tensor ({tdim})"
+        )
+    out_shape = [0] * ndim
+    out_strides = [0] * ndim
+    for i in range(ndim - 1, -1, -1):
+        d = tdim - 1 - (ndim - 1 - i)
+        s = self._shape[d] if d >= 0 else 1
+        st = self._strides[d] if d >= 0 else (out_shape[i + 1] * out_strides[i + 1] if i + 1 < ndim else 1)
+        target = sizes[i]
+        if target == -1:
+            if d < 0:
+                raise RuntimeError(
+                    f"The expanded size of the tensor (-1) isn't allowed in a leading, "
+                    f"non-existing dimension {i}"
+                )
+            target = s
+        if s != target:
+            if s != 1:
+                raise RuntimeError(
+                    f"The expanded size of the tensor ({target}) must match the existing size "
+                    f"({s}) at non-singleton dimension {i}.  Target sizes: {shape_text(sizes)}.  "
+                    f"Tensor sizes: {shape_text(self._shape)}"
+                )
+            s, st = target, 0
+        out_shape[i], out_strides[i] = s, st
+    return self._make_view(tuple(out_shape), tuple(out_strides), self._offset)
+
+
+VIEW_KERNELS: dict[str, Any] = {
+    "view": view,
+    "transpose": transpose,
+    "t": t,
+    "unsqueeze": unsqueeze,
+    "squeeze_dim": squeeze_dim,
+    "select": select,
+    "slice": slice,
+    "expand": expand,
+}

@@ -1,0 +1,5 @@
+"""``python -m tensordispatch.codegen``."""
+
+from tensordispatch.codegen.cli import main
+
+raise SystemExit(main())

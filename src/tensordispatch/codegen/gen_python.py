@@ -1,0 +1,338 @@
+"""Emit the Python API: generated/functions.py (``td.add``) and generated/methods.py.
+
+Each public name gets one function with torch's Python signature for it: ``self`` is called
+``input`` in functions, out= variants merge into their functional overload as ``out=None``,
+factories take ``requires_grad``, a lone int-list parameter may be passed as varargs
+(``zeros(2, 3)``), an ``int[N]`` parameter accepts a bare int. When a name has several
+overloads, the generated function picks one by which arguments were given and, where
+overloads differ only by a Tensor-vs-number parameter, by ``isinstance``. The calls go to
+the operators' OpOverloads with only the arguments the caller gave, so there is no generic
+argument parsing on the path.
+
+Note [Overload choice by presence]
+torch's Python arg parser tries each signature in order. Ours is decided at codegen time:
+overloads are merged into one parameter list (their positional names must be prefixes of
+one another), and each overload is chosen when every parameter it lacks was left out and
+every parameter it requires was given. A name whose overloads cannot merge is an error
+naming both signatures; none of the current operators needs more.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from tensordispatch.codegen.model import (
+    DUNDER_METHODS,
+    HIDDEN_FROM_PYTHON,
+    NUMBERS_AS_TENSORS,
+    CodegenError,
+    ident,
+    int_list,
+    is_tensor,
+    sized_int_list,
+)
+from tensordispatch.schema.model import Argument
+from tensordispatch.schema.native import ParsedNativeFunctions
+from tensordispatch.schema.native_model import NativeFunction, Variant
+
+__all__ = ["emit_functions", "emit_methods"]
+
+_OPTIONS = ("dtype", "layout", "device", "pin_memory")
+
+
+@dataclass
+class _Overload:
+    f: NativeFunction
+    out: NativeFunction | None
+    method: bool
+    positional: list[Argument] = field(default_factory=list)
+    kwonly: list[Argument] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        args = [a for a in self.f.func.arguments if not a.is_write or not self.f.func.out]
+        if self.method:
+            args = args[1:]
+        self.positional = [a for a in args if not a.kwarg_only]
+        self.kwonly = [a for a in args if a.kwarg_only]
+
+    @property
+    def required(self) -> list[str]:
+        return [a.name for a in self.positional + self.kwonly if a.default is None]
+
+    @property
+    def names(self) -> list[str]:
+        return [a.name for a in self.positional + self.kwonly]
+
+    @property
+    def factory(self) -> bool:
+        return self.f.func.tensor_options is not None
+
+
+def _pyname(name: str, method: bool) -> str:
+    return "input" if name == "self" and not method else name
+
+
+def _collect(parsed: ParsedNativeFunctions, method: bool) -> dict[str, list[_Overload]]:
+    outs: dict[str, NativeFunction] = {}
+    for g in parsed.groups:
+        outs[str(g.functional.func.name)] = g.out
+    result: dict[str, list[_Overload]] = {}
+    variant = Variant.method if method else Variant.function
+    for f in parsed.native_functions:
+        name = str(f.func.name)
+        if variant not in f.variants or name in HIDDEN_FROM_PYTHON:
+            continue
+        if f.func.kind().name == "out" or f.func.name.name.base.startswith("_"):
+            continue
+        base = f.func.name.name.base + ("_" if f.func.name.name.inplace else "")
+        out = outs.get(name) if not method else None
+        if out is not None and (Variant.function not in out.variants):
+            out = None
+        result.setdefault(base, []).append(_Overload(f, out, method))
+    for overloads in result.values():
+        overloads.sort(key=lambda o: (-len(o.required), -len(o.names)))
+    return dict(sorted(result.items()))
+
+
+def _merge(name: str, overloads: list[_Overload]) -> tuple[list[Argument], list[Argument]]:
+    longest = max(overloads, key=lambda o: len(o.positional))
+    positional = longest.positional
+    for o in overloads:
+        if [a.name for a in o.positional] != [a.name for a in positional[: len(o.positional)]]:
+            raise CodegenError(
+                f"python name {name}: overloads {o.f.func} and {longest.f.func} have "
+                "positional parameters that are not prefixes of one another (Note [Overload "
+                "choice by presence] in codegen/gen_python.py)"
+            )
+    kwonly: list[Argument] = []
+    for o in overloads:
+        for a in o.kwonly:
+            if all(a.name != k.name for k in kwonly) and all(a.name != p.name for p in positional):
+                kwonly.append(a)
+    return positional, kwonly
+
+
+def _discriminators(overloads: list[_Overload]) -> dict[int, dict[str, bool]]:
+    """Per overload: parameter name -> must be a Tensor (True) / must not (False)."""
+    result: dict[int, dict[str, bool]] = {i: {} for i in range(len(overloads))}
+    for i, o in enumerate(overloads):
+        for j, other in enumerate(overloads):
+            if i == j or sorted(o.names) != sorted(other.names):
+                continue
+            for a in o.positional + o.kwonly:
+                b = next(x for x in other.positional + other.kwonly if x.name == a.name)
+                if is_tensor(a) != is_tensor(b):
+                    result[i][a.name] = is_tensor(a)
+    return result
+
+
+def _signature(
+    name: str, overloads: list[_Overload], method: bool
+) -> tuple[str, list[Argument], list[Argument], bool, bool]:
+    positional, kwonly = _merge(name, overloads)
+    lead = ["self"] if method else []
+    varargs = len(positional) == 1 and int_list(positional[0]) and len(overloads) == 1
+    parts = list(lead)
+    required_everywhere = set.intersection(*(set(o.required) for o in overloads))
+    if varargs:
+        parts.append(f"*{positional[0].name}")
+    else:
+        seen_default = False
+        for a in positional:
+            if a.name in required_everywhere and not seen_default:
+                parts.append(_pyname(a.name, method))
+            else:
+                parts.append(f"{_pyname(a.name, method)}=_NO")
+                seen_default = True
+    has_out = any(o.out is not None for o in overloads)
+    factory = any(o.factory for o in overloads)
+    kw = [f"{a.name}=_NO" for a in kwonly]
+    if has_out:
+        kw.append("out=None")
+    if factory:
+        kw.append("requires_grad=False")
+    if kw:
+        parts.append(("" if varargs else "*, ") + ", ".join(kw))
+    return ", ".join(parts), positional, kwonly, has_out, varargs
+
+
+def _call(o: _Overload, target: str, method: bool, indent: str, with_out: bool) -> list[str]:
+    """Lines calling ``target`` with the given arguments of overload ``o``."""
+    lead = ["self"] if method else []
+    required_pos = [
+        _pyname(a.name, method) for a in o.positional if a.default is None
+    ]
+    optional = [a for a in o.positional + o.kwonly if a.default is not None]
+    required_kw = [a.name for a in o.kwonly if a.default is None]
+    args = ", ".join(
+        lead + required_pos + [f"{n}={n}" for n in required_kw] + (["out=out"] if with_out else [])
+    )
+    if not optional:
+        return [f"{indent}_r = {target}({args})"]
+    lines = [f"{indent}if {' and '.join(f'{a.name} is _NO' for a in optional)}:"]
+    lines.append(f"{indent}    _r = {target}({args})")
+    lines.append(f"{indent}else:")
+    lines.append(f"{indent}    _kw = {{}}")
+    for a in optional:
+        lines.append(f"{indent}    if {a.name} is not _NO: _kw[{a.name!r}] = {a.name}")
+    lines.append(f"{indent}    _r = {target}({args}, **_kw)")
+    return lines
+
+
+def _conversions(name: str, positional: list[Argument], kwonly: list[Argument], method: bool,
+                 discriminated: set[str]) -> list[str]:  # fmt: skip
+    lines = []
+    for a in positional + kwonly:
+        n = _pyname(a.name, method)
+        if is_tensor(a) and name in NUMBERS_AS_TENSORS and a.name != "self" and n not in discriminated:
+            lines.append(f"    if not isinstance({n}, _Tensor): {n} = _wrap_number({n})")
+        elif sized_int_list(a):
+            lines.append(f"    if type({n}) is int: {n} = [{n}]")
+    return lines
+
+
+def _function(name: str, overloads: list[_Overload], method: bool) -> str:
+    params, positional, kwonly, has_out, varargs = _signature(name, overloads, method)
+    fname = f"_m_{name}" if method else name
+    lines = [f"def {fname}({params}):"]
+    if varargs:
+        n = positional[0].name
+        lines.append(
+            f"    if len({n}) == 1 and not isinstance({n}[0], int): {n} = {n}[0]"
+        )
+        lines.append(f"    {n} = list({n})")
+    disc = _discriminators(overloads)
+    discriminated = {p for d in disc.values() for p in d}
+    lines += _conversions(name, positional, kwonly, method, discriminated)
+    union = [a.name for a in positional + kwonly]
+    everywhere = set.intersection(*(set(o.required) for o in overloads))
+    for i, o in enumerate(overloads):
+        conds = [f"{_pyname(n, method)} is _NO" for n in union if n not in o.names]
+        conds += [
+            f"{_pyname(n, method)} is not _NO"
+            for n in o.required
+            if n in union and n not in everywhere and len(overloads) > 1
+        ]
+        conds += [
+            ("" if must else "not ") + f"isinstance({_pyname(n, method)}, _Tensor)"
+            for n, must in disc[i].items()
+        ]
+        if o.out is None and has_out:
+            conds.append("out is None")
+        indent = "    "
+        if conds and len(overloads) > 1:
+            lines.append(f"    if {' and '.join(conds)}:")
+            indent = "        "
+        target = f"_F_{ident(o.f)}"
+        if o.out is not None:
+            lines.append(f"{indent}if out is None:")
+            lines += _call(o, target, method, indent + "    ", False)
+            lines.append(f"{indent}else:")
+            lines += _call(o, f"_F_{ident(o.out)}", method, indent + "    ", True)
+        else:
+            lines += _call(o, target, method, indent, False)
+        if o.factory:
+            lines.append(f"{indent}if requires_grad: _r.requires_grad_(True)")
+        lines.append(f"{indent}return _r")
+    if len(overloads) > 1:
+        sigs = "; ".join(str(o.f.func) for o in overloads)
+        lines.append(
+            f"    raise TypeError({name + '(): received an invalid combination of arguments; expected one of: ' + sigs!r})"
+        )
+    return "\n".join(lines)
+
+
+_HEADER = '''\
+"""{what}
+
+@generated by tensordispatch.codegen (src/tensordispatch/codegen/gen_python.py)
+from {source}. Do not edit: run `tensordispatch codegen`.
+"""
+
+# ruff: noqa
+# mypy: ignore-errors
+from __future__ import annotations
+
+from tensordispatch.backends.aten import wrap_number as _wrap_number
+from tensordispatch.dispatch.calling import NOT_GIVEN as _NO
+from tensordispatch.generated import registrations as _registrations
+from tensordispatch.tensor.tensor import Tensor as _Tensor
+'''
+
+
+def _bindings(overloads_by_name: dict[str, list[_Overload]]) -> list[str]:
+    names = sorted(
+        {ident(o.f) for os in overloads_by_name.values() for o in os}
+        | {ident(o.out) for os in overloads_by_name.values() for o in os if o.out is not None}
+    )
+    by_ident = {
+        ident(f): f
+        for os in overloads_by_name.values()
+        for o in os
+        for f in ([o.f] + ([o.out] if o.out is not None else []))
+    }
+    lines = ["from tensordispatch.backends.aten import op as _op", ""]
+    for n in names:
+        lines.append(f"_F_{n} = _op({str(by_ident[n].func.name)!r})")
+    return lines
+
+
+def emit_functions(parsed: ParsedNativeFunctions, source: str) -> str:
+    """The text of generated/functions.py."""
+    overloads = _collect(parsed, method=False)
+    parts = [_HEADER.format(what="The operator functions (torch.add, torch.zeros, ...).", source=source)]
+    parts.append(f"__all__ = {sorted(overloads)!r}")
+    parts.append("")
+    parts += _bindings(overloads)
+    for name, os in overloads.items():
+        parts += ["", "", _function(name, os, method=False)]
+    parts.append("")
+    return "\n".join(parts)
+
+
+def emit_methods(parsed: ParsedNativeFunctions, source: str) -> str:
+    """The text of generated/methods.py (Tensor methods and Python operators)."""
+    overloads = _collect(parsed, method=True)
+    functions = _collect(parsed, method=False)
+    parts = [_HEADER.format(what="Tensor methods and Python operators, installed by install().", source=source)]
+    parts.append("from tensordispatch.generated import functions as _functions")
+    parts.append("")
+    parts += _bindings(overloads)
+    for name, os in overloads.items():
+        parts += ["", "", _function(name, os, method=True)]
+    dunders = []
+    for dunder, (target, how) in DUNDER_METHODS.items():
+        if how == "same" and target in overloads:
+            dunders.append(f"    {dunder!r}: _m_{target},")
+        elif how == "function" and target in functions:
+            parts += ["", "", f"def _d{dunder}(self, other):", f"    return _functions.{target}(self, other)"]
+            dunders.append(f"    {dunder!r}: _d{dunder},")
+        elif how == "reflected" and target in functions:
+            parts += [
+                "", "",
+                f"def _d{dunder}(self, other):",
+                f"    return _functions.{target}(_wrap_number(other), self)",
+            ]  # fmt: skip
+            dunders.append(f"    {dunder!r}: _d{dunder},")
+    parts += ["", "", "METHODS = {"]
+    parts += [f"    {name!r}: _m_{name}," for name in overloads]
+    parts += ["}", "", "OPERATORS = {"]
+    parts += dunders
+    parts += ["}", ""]
+    parts.append(
+        '''
+
+def install(cls):
+    """Set the generated methods and operators on ``cls`` (the Tensor class), keeping any
+    attribute the class defines itself; returns the names installed."""
+    installed = []
+    for name, fn in {**METHODS, **OPERATORS}.items():
+        if name in cls.__dict__ and not getattr(cls.__dict__[name], "_td_generated", False):
+            continue
+        fn._td_generated = True
+        setattr(cls, name, fn)
+        installed.append(name)
+    return installed
+'''
+    )
+    return "\n".join(parts)

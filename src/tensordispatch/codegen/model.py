@@ -1,0 +1,149 @@
+"""What the emitters need to know about operators, derived from the yaml model (schema/).
+
+Owns the codegen's configuration as data (which table holds each dispatch key's kernels,
+which operators Python hides, which accept numbers for tensors, the Python operators of
+Tensor) and small pure helpers (identifiers, literals, parameter lists). Reads schema/ only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tensordispatch.schema.model import Argument, FunctionSchema
+from tensordispatch.schema.native_model import NativeFunction
+from tensordispatch.schema.types import BaseType, ListType, OptionalType
+
+__all__ = [
+    "CodegenError",
+    "KERNEL_TABLES",
+    "STRUCTURED_KEYS",
+    "HIDDEN_FROM_PYTHON",
+    "NUMBERS_AS_TENSORS",
+    "DUNDER_METHODS",
+    "ident",
+    "literal",
+    "kernel_params",
+    "is_factory",
+]
+
+
+class CodegenError(ValueError):
+    """native_functions.yaml asks for something the generator cannot produce."""
+
+
+# dispatch key -> (import line alias, "module:attribute") of the table holding its kernels.
+KERNEL_TABLES: dict[str, tuple[str, str]] = {
+    "CPU": ("_CPU", "tensordispatch.backends.cpu:CPU_KERNELS"),
+    "Meta": ("_META", "tensordispatch.backends.meta:META_KERNELS"),
+    "CompositeExplicitAutograd": ("_CEA", "tensordispatch.backends.composite:COMPOSITE_KERNELS"),
+    "CompositeExplicitAutogradNonFunctional": (
+        "_CEA",
+        "tensordispatch.backends.composite:COMPOSITE_KERNELS",
+    ),
+    "CompositeImplicitAutograd": ("_CIA", "tensordispatch.ops.decompositions:DECOMPOSITIONS"),
+}
+META_FUNCTIONS = ("_META_FN", "tensordispatch.backends.meta:META_FUNCTIONS")
+
+# Keys whose kernels for a structured group are generated from meta + impl (spec 3.2), and
+# the allocator each uses for functional outputs.
+STRUCTURED_KEYS: dict[str, str] = {"CPU": "_alloc_cpu"}
+
+# Overloads torch's Python binding does not expose: numbers go through the Tensor overload
+# as wrapped numbers instead (torch's tools/autograd skip list).
+HIDDEN_FROM_PYTHON: frozenset[str] = frozenset(
+    {
+        "add.Scalar", "add_.Scalar", "sub.Scalar", "sub_.Scalar", "mul.Scalar",
+        "mul_.Scalar", "div.Scalar", "div_.Scalar", "div.Scalar_mode", "div_.Scalar_mode",
+    }
+)  # fmt: skip
+
+# Python names whose Tensor parameters accept a Python number (wrapped as a 0-dim tensor).
+NUMBERS_AS_TENSORS: frozenset[str] = frozenset(
+    {"add", "add_", "sub", "sub_", "mul", "mul_", "div", "div_"}
+)
+
+# Python operator -> (method it calls, how): "same" forwards (self, other); "reflected" calls
+# the named function with (other wrapped, self).
+DUNDER_METHODS: dict[str, tuple[str, str]] = {
+    "__add__": ("add", "same"),
+    "__radd__": ("add", "same"),
+    "__iadd__": ("add_", "same"),
+    "__sub__": ("sub", "same"),
+    "__rsub__": ("rsub", "function"),
+    "__isub__": ("sub_", "same"),
+    "__mul__": ("mul", "same"),
+    "__rmul__": ("mul", "same"),
+    "__imul__": ("mul_", "same"),
+    "__truediv__": ("div", "same"),
+    "__rtruediv__": ("div", "reflected"),
+    "__itruediv__": ("div_", "same"),
+    "__matmul__": ("matmul", "same"),
+    "__neg__": ("neg", "same"),
+    "__abs__": ("abs", "same"),
+}
+
+
+def ident(f: NativeFunction | FunctionSchema) -> str:
+    """A Python identifier for an operator overload (``add_Tensor``, ``add__Tensor``)."""
+    func = f.func if isinstance(f, NativeFunction) else f
+    return func.name.unambiguous_name().replace(".", "_")
+
+
+def literal(arg: Argument) -> str:
+    """The Python source of an argument's schema default (lists become tuples)."""
+    value = arg.default_value
+    if isinstance(value, list):
+        return repr(tuple(value))
+    return repr(value)
+
+
+def kernel_params(func: FunctionSchema) -> str:
+    """A kernel's parameter list with the schema's names and defaults (kwarg-only after *)."""
+    parts: list[str] = []
+    star = False
+    for a in func.arguments:
+        if a.kwarg_only and not star:
+            parts.append("*")
+            star = True
+        parts.append(a.name if a.default is None else f"{a.name}={literal(a)}")
+    return ", ".join(parts)
+
+
+def is_factory(f: NativeFunction) -> bool:
+    """Whether torch's BackendSelect handles the op: TensorOptions, not new_* / *_like."""
+    base = f.func.name.name.base
+    return (
+        f.func.tensor_options is not None
+        and not base.startswith("new_")
+        and not base.endswith("_like")
+    )
+
+
+def is_tensor(arg: Argument) -> bool:
+    t = arg.type
+    return isinstance(t, BaseType) and str(t) == "Tensor"
+
+
+def sized_int_list(arg: Argument) -> bool:
+    """``int[N]`` / ``int[N]?``: Python passes a bare int for a one-element list."""
+    t = arg.type
+    if isinstance(t, OptionalType):
+        t = t.elem
+    return isinstance(t, ListType) and str(t.elem) in ("int", "SymInt") and bool(t.size)
+
+
+def int_list(arg: Argument) -> bool:
+    t = arg.type
+    if isinstance(t, OptionalType):
+        t = t.elem
+    return isinstance(t, ListType) and str(t.elem) in ("int", "SymInt")
+
+
+@dataclass(frozen=True, slots=True)
+class Located:
+    """A function and where its yaml entry is, for messages."""
+
+    f: NativeFunction
+
+    def __str__(self) -> str:
+        return f"{self.f.loc.file}:{self.f.loc.line}"
