@@ -388,6 +388,12 @@ CASES: list[tuple[str, str, str, bool]] = [
         True,
     ),
     (
+        "duplicate_dispatch_key",
+        "- func: foo(Tensor self) -> Tensor\n  dispatch:\n    CPU: foo\n    CUDA: foo_cuda\n    CPU: foo_cpu\n",
+        "t.yaml:5: foo: duplicate key 'CPU' in one mapping; keep only one of them",
+        False,
+    ),
+    (
         "python_object_tag",
         "- func: foo(Tensor self) -> Tensor\n  dispatch: !!python/object/apply:os.system ['true']\n",
         "t.yaml:2: foo: YAML tag 'tag:yaml.org,2002:python/object/apply:os.system' is not allowed: native_functions.yaml is read with a safe loader that builds only lists, mappings, strings, numbers and booleans, never Python objects; remove the tag",
@@ -414,7 +420,7 @@ CASES: list[tuple[str, str, str, bool]] = [
     (
         "duplicate_yaml_key",
         "- func: foo(Tensor self) -> Tensor\n  variants: function\n  variants: method\n",
-        "t.yaml:1: foo: duplicate key 'variants' in one entry; keep only one of them",
+        "t.yaml:3: foo: duplicate key 'variants' in one mapping; keep only one of them",
         False,
     ),
 ]

@@ -59,3 +59,32 @@ def test_mutated_files_load_or_raise_native_functions_error(text: str) -> None:
 
 def test_unmutated_file_loads() -> None:
     assert parse_native_functions(_TEXT, "m.yaml").entries == _TEXT.count("- func:")
+
+
+def _torchgen_rejects(text: str) -> bool:
+    import os
+
+    import torchgen.gen as tg
+    import yaml
+
+    tags = os.path.join(os.path.dirname(tg.__file__), "packaged", "ATen", "native", "tags.yaml")
+    try:
+        entries = yaml.load(text, Loader=tg.LineLoader)
+        parsed = tg.parse_native_yaml_struct(entries, tg.parse_tags_yaml(tags), path="m.yaml")
+        tg.get_grouped_native_functions(parsed.native_functions)
+        tg.get_grouped_by_view_native_functions(parsed.native_functions)
+    except (AssertionError, RuntimeError, ValueError, TypeError, LookupError, yaml.YAMLError):
+        return True  # torchgen reports some input errors as bare KeyError/IndexError/ValueError
+    return False
+
+
+@settings(max_examples=60, deadline=None)
+@given(_mutated())
+def test_mutated_files_are_rejected_exactly_when_torchgen_rejects_them(text: str) -> None:
+    try:
+        parse_native_functions(text, "m.yaml")
+    except NativeFunctionsError:
+        rejected = True
+    else:
+        rejected = False
+    assert rejected == _torchgen_rejects(text)

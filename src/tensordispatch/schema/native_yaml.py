@@ -261,6 +261,26 @@ def _safe_entries(text: str, path: str) -> tuple[list[RawEntry], list[NativeIssu
         loader.dispose()
 
 
+def _first_duplicate_key(node: yaml.Node) -> tuple[str, int] | None:
+    """The first key written twice in one mapping under `node`, with its line, if any."""
+    if isinstance(node, yaml.MappingNode):
+        seen: set[object] = set()
+        for key_node, value_node in node.value:
+            key = key_node.value if isinstance(key_node, yaml.ScalarNode) else None
+            if key is not None and key in seen:
+                return str(key), key_node.start_mark.line + 1
+            seen.add(key)
+            found = _first_duplicate_key(value_node)
+            if found is not None:
+                return found
+    elif isinstance(node, yaml.SequenceNode):
+        for item in node.value:
+            found = _first_duplicate_key(item)
+            if found is not None:
+                return found
+    return None
+
+
 def _construct_items(
     loader: yaml.BaseLoader, root: yaml.SequenceNode, path: str
 ) -> tuple[list[RawEntry], list[NativeIssue]]:
@@ -273,19 +293,14 @@ def _construct_items(
             issues.append(NativeIssue(path, line, "", message))
             continue
         subject = ""
-        seen: set[str] = set()
-        duplicate = None
         for key_node, value_node in node.value:
-            key = key_node.value if isinstance(key_node, yaml.ScalarNode) else None
-            if key == "func" and isinstance(value_node, yaml.ScalarNode):
+            if key_node.value == "func" and isinstance(value_node, yaml.ScalarNode):
                 subject = str(value_node.value).split("(", 1)[0]
-            if key is not None and key in seen:
-                duplicate = key
-            if key is not None:
-                seen.add(key)
+        duplicate = _first_duplicate_key(node)
         if duplicate is not None:
-            message = f"duplicate key '{duplicate}' in one entry; keep only one of them"
-            issues.append(NativeIssue(path, line, subject, message))
+            key, key_line = duplicate
+            message = f"duplicate key '{key}' in one mapping; keep only one of them"
+            issues.append(NativeIssue(path, key_line, subject, message))
             continue
         try:
             data = loader.construct_object(node, deep=True)  # type: ignore[attr-defined,unused-ignore]
