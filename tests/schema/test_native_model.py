@@ -240,3 +240,13 @@ def test_ungroupable_generated_function_is_reported_at_its_entry(
         f"{zero_.loc}: zero: Generated NativeFunctions should have been grouped into "
         "NativeFunctionsGroup objects: zero_, zero"
     )
+
+
+def test_parsed_file_repr_is_a_summary() -> None:
+    parsed = parse_native_functions(
+        "- func: neg(Tensor self) -> Tensor\n  dispatch:\n    CPU: neg\n"
+    )
+    assert repr(parsed) == (
+        "ParsedNativeFunctions(path='<string>', entries=1, native_functions=1, groups=0, "
+        "view_groups=0, dispatch_keys=1)"
+    )

@@ -57,7 +57,7 @@ DEFAULT_NATIVE_FUNCTIONS_PATH = (
 )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, repr=False)
 class ParsedNativeFunctions:
     """Everything read from one native_functions.yaml file, checked and grouped.
 
@@ -72,6 +72,17 @@ class ParsedNativeFunctions:
     backend_indices: Mapping[str, BackendIndex]
     grouped: tuple[NativeFunction | NativeFunctionsGroup, ...]
     view_grouped: tuple[NativeFunction | NativeFunctionsViewGroup, ...]
+
+    def __repr__(self) -> str:
+        fields = [
+            f"path={self.path!r}",
+            f"entries={self.entries}",
+            f"native_functions={len(self.native_functions)}",
+            f"groups={len(self.groups)}",
+            f"view_groups={len(self.view_groups)}",
+            f"dispatch_keys={len(self.backend_indices)}",
+        ]
+        return f"ParsedNativeFunctions({', '.join(fields)})"
 
     @property
     def groups(self) -> tuple[NativeFunctionsGroup, ...]:
