@@ -15,7 +15,7 @@ from tensordispatch.backends.common import preserve_format
 from tensordispatch.backends.structured import resize_output
 from tensordispatch.backends.views import VIEW_KERNELS
 from tensordispatch.tensor import dtypes as _dt
-from tensordispatch.tensor.tensor import Tensor, is_non_overlapping_and_dense
+from tensordispatch.tensor.tensor import Tensor, dense_strides_like, is_non_overlapping_and_dense
 
 __all__ = ["COMPOSITE_KERNELS"]
 
@@ -102,7 +102,10 @@ def empty_like(
                 list(self._shape), list(self._strides), dtype=dtype, layout=layout,
                 device=device, pin_memory=pin_memory,
             )  # fmt: skip
-        memory_format = None
+        return op("empty_strided")(
+            list(self._shape), list(dense_strides_like(self._shape, self._strides)),
+            dtype=dtype, layout=layout, device=device, pin_memory=pin_memory,
+        )  # fmt: skip
     return op("empty.memory_format")(
         list(self._shape), dtype=dtype, layout=layout, device=device, pin_memory=pin_memory,
         memory_format=memory_format,

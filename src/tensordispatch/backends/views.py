@@ -156,7 +156,7 @@ def slice(  # noqa: A001 - ATen's name
     if ndim == 0:
         raise RuntimeError("slice() cannot be applied to a 0-dim tensor.")
     if step <= 0:
-        raise ValueError("slice step must be positive")
+        raise RuntimeError("slice step must be positive")
     d = wrap_dim(dim, ndim)
     size = self._shape[d]
     lo = 0 if start is None else start

@@ -54,6 +54,7 @@ HIDDEN_FROM_PYTHON: frozenset[str] = frozenset(
     {
         "add.Scalar", "add_.Scalar", "sub.Scalar", "sub_.Scalar", "mul.Scalar",
         "mul_.Scalar", "div.Scalar", "div_.Scalar", "div.Scalar_mode", "div_.Scalar_mode",
+        "slice.Tensor", "copy",
     }
 )  # fmt: skip
 

@@ -13,7 +13,7 @@ from tensordispatch.dispatch.calling import NOT_GIVEN as _NO
 from tensordispatch.generated import registrations as _registrations
 from tensordispatch.tensor.tensor import Tensor as _Tensor
 
-__all__ = ['abs', 'abs_', 'add', 'addmm', 'bmm', 'clone', 'copy', 'cos', 'cos_', 'div', 'dot', 'empty', 'empty_like', 'empty_strided', 'exp', 'exp_', 'expand_copy', 'fill', 'fill_', 'full', 'matmul', 'mean', 'mm', 'mul', 'mv', 'neg', 'neg_', 'ones', 'ones_like', 'reshape', 'rsub', 'select', 'select_copy', 'sin', 'sin_', 'slice', 'slice_copy', 'sqrt', 'sqrt_', 'squeeze', 'squeeze_copy', 'sub', 'sum', 't', 't_copy', 'transpose', 'transpose_copy', 'unsqueeze', 'unsqueeze_copy', 'view_copy', 'zeros', 'zeros_like']
+__all__ = ['abs', 'abs_', 'add', 'addmm', 'bmm', 'clone', 'cos', 'cos_', 'div', 'dot', 'empty', 'empty_like', 'empty_strided', 'exp', 'exp_', 'expand_copy', 'fill', 'fill_', 'full', 'matmul', 'mean', 'mm', 'mul', 'mv', 'neg', 'neg_', 'ones', 'ones_like', 'reshape', 'rsub', 'select', 'select_copy', 'sin', 'sin_', 'slice_copy', 'sqrt', 'sqrt_', 'squeeze', 'squeeze_copy', 'sub', 'sum', 't', 't_copy', 'transpose', 'transpose_copy', 'unsqueeze', 'unsqueeze_copy', 'view_copy', 'zeros', 'zeros_like']
 
 from tensordispatch.backends.aten import op as _op
 
@@ -28,8 +28,6 @@ _F_bmm = _op('bmm')
 _F_bmm_out = _op('bmm.out')
 _F_clone = _op('clone')
 _F_clone_out = _op('clone.out')
-_F_copy = _op('copy')
-_F_copy_out = _op('copy.out')
 _F_cos = _op('cos')
 _F_cos_ = _op('cos_')
 _F_cos_out = _op('cos.out')
@@ -83,7 +81,6 @@ _F_select_int = _op('select.int')
 _F_sin = _op('sin')
 _F_sin_ = _op('sin_')
 _F_sin_out = _op('sin.out')
-_F_slice_Tensor = _op('slice.Tensor')
 _F_slice_copy_Tensor = _op('slice_copy.Tensor')
 _F_slice_copy_Tensor_out = _op('slice_copy.Tensor_out')
 _F_sqrt = _op('sqrt')
@@ -190,24 +187,6 @@ def clone(input, *, memory_format=_NO, out=None):
             _kw = {}
             if memory_format is not _NO: _kw['memory_format'] = memory_format
             _r = _F_clone_out(input, out=out, **_kw)
-    return _r
-
-
-def copy(input, src, non_blocking=_NO, *, out=None):
-    if out is None:
-        if non_blocking is _NO:
-            _r = _F_copy(input, src)
-        else:
-            _kw = {}
-            if non_blocking is not _NO: _kw['non_blocking'] = non_blocking
-            _r = _F_copy(input, src, **_kw)
-    else:
-        if non_blocking is _NO:
-            _r = _F_copy_out(input, src, out=out)
-        else:
-            _kw = {}
-            if non_blocking is not _NO: _kw['non_blocking'] = non_blocking
-            _r = _F_copy_out(input, src, out=out, **_kw)
     return _r
 
 
@@ -582,19 +561,6 @@ def sin(input, *, out=None):
 
 def sin_(input):
     _r = _F_sin_(input)
-    return _r
-
-
-def slice(input, dim=_NO, start=_NO, end=_NO, step=_NO):
-    if dim is _NO and start is _NO and end is _NO and step is _NO:
-        _r = _F_slice_Tensor(input)
-    else:
-        _kw = {}
-        if dim is not _NO: _kw['dim'] = dim
-        if start is not _NO: _kw['start'] = start
-        if end is not _NO: _kw['end'] = end
-        if step is not _NO: _kw['step'] = step
-        _r = _F_slice_Tensor(input, **_kw)
     return _r
 
 

@@ -50,7 +50,6 @@ _F_reshape = _op('reshape')
 _F_select_int = _op('select.int')
 _F_sin = _op('sin')
 _F_sin_ = _op('sin_')
-_F_slice_Tensor = _op('slice.Tensor')
 _F_sqrt = _op('sqrt')
 _F_sqrt_ = _op('sqrt_')
 _F_squeeze_dim = _op('squeeze.dim')
@@ -288,19 +287,6 @@ def _m_sin_(self):
     return _r
 
 
-def _m_slice(self, dim=_NO, start=_NO, end=_NO, step=_NO):
-    if dim is _NO and start is _NO and end is _NO and step is _NO:
-        _r = _F_slice_Tensor(self)
-    else:
-        _kw = {}
-        if dim is not _NO: _kw['dim'] = dim
-        if start is not _NO: _kw['start'] = start
-        if end is not _NO: _kw['end'] = end
-        if step is not _NO: _kw['step'] = step
-        _r = _F_slice_Tensor(self, **_kw)
-    return _r
-
-
 def _m_sqrt(self):
     _r = _F_sqrt(self)
     return _r
@@ -421,7 +407,6 @@ METHODS = {
     'select': _m_select,
     'sin': _m_sin,
     'sin_': _m_sin_,
-    'slice': _m_slice,
     'sqrt': _m_sqrt,
     'sqrt_': _m_sqrt_,
     'squeeze': _m_squeeze,

@@ -166,9 +166,9 @@ def addmm_out(
 def abs_out(self: Tensor, *, out: Tensor) -> Tensor:
     if self.dtype is _dt.bool:
         raise NotImplementedError("\"abs_cpu\" not implemented for 'Bool'")
-    from tensordispatch.backends.structured import prepare_out
+    from tensordispatch.backends.meta.kernels import abs_out_meta
 
-    prepare_out(out, (self._shape, None, self.dtype.to_real()))
+    abs_out_meta(self, out=out)
     np.copyto(out._data, np.abs(self._data), casting="unsafe")
     return out
 

@@ -17,6 +17,7 @@ from tensordispatch.backends.common import (
     shape_text,
     strided,
 )
+from tensordispatch.backends.meta.iterator import output_strides
 from tensordispatch.backends.structured import alloc_meta, prepare_out
 from tensordispatch.backends.views import view
 from tensordispatch.tensor import dtypes as _dt
@@ -101,7 +102,8 @@ def copy_meta(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
 
 
 def abs_out_meta(self: Tensor, *, out: Tensor) -> Tensor:
-    prepare_out(out, (self._shape, None, self.dtype.to_real()))
+    strides = output_strides(self._shape, (self,))
+    prepare_out(out, (self._shape, strides, self.dtype.to_real()))
     return out
 
 

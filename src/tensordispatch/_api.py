@@ -1,0 +1,24 @@
+"""The operator API for the top-level package: generated functions and the format objects.
+
+Importing this module imports tensordispatch.generated, which defines the aten operators,
+registers their kernels under every dispatch key and installs the Tensor methods and
+operators. The lead re-exports ``__all__`` from tensordispatch/__init__.py.
+
+>>> from tensordispatch import _api as td
+>>> td.add(td.ones(2), 1, alpha=2)
+tensor([3., 3.])
+"""
+
+from __future__ import annotations
+
+import tensordispatch.generated  # noqa: F401 - registrations and Tensor methods
+from tensordispatch.backends.common import (
+    channels_last,
+    contiguous_format,
+    preserve_format,
+    strided,
+)
+from tensordispatch.generated.functions import *  # noqa: F403
+from tensordispatch.generated.functions import __all__ as _functions
+
+__all__ = [*_functions, "channels_last", "contiguous_format", "preserve_format", "strided"]
