@@ -49,8 +49,12 @@ def kind_name(kind: SchemaKind) -> str:
 def check_across_entries(funcs: Sequence[NativeFunction]) -> list[NativeIssue]:
     """Delegates exist and are structured; no Python keywords; inplace views are named so."""
     by_name = {f.func.name: f for f in funcs}
-    bases = {(f.func.name.name.base, f.func.name.name.dunder_method) for f in funcs
-             if not f.func.name.name.inplace}  # fmt: skip
+    # Out-of-place base names, as torchgen keys them (not inplace, not `_functional`).
+    bases = {
+        (name.base, name.dunder_method)
+        for name in (f.func.name.name for f in funcs)
+        if not name.inplace and not name.functional_overload
+    }
     issues: list[NativeIssue] = []
     for f in funcs:
         message = _delegate_problem(f, by_name) or _keyword_problem(f)
