@@ -25,7 +25,7 @@ import torchgen
 import torchgen.gen as tg
 
 import tensordispatch.schema as td_schema
-from tensordispatch.schema import load_native_functions, native_model
+from tensordispatch.schema import load_native_functions, native_model, native_parse
 
 NATIVE = os.path.join(os.path.dirname(torchgen.__file__), "packaged", "ATen", "native")
 YAML = os.path.join(NATIVE, "native_functions.yaml")
@@ -41,7 +41,8 @@ def clear_torchgen_caches() -> None:
 def clear_tensordispatch_caches() -> int:
     """Clear every functools cache of the tensordispatch.schema modules; return how many."""
     native_model._TYPE_TEXTS.clear()  # the type -> text memo of the signature keys
-    cleared = 1
+    native_parse._METADATA.clear()  # shared BackendMetadata objects
+    cleared = 2
     for name, module in list(sys.modules.items()):
         if module is None or not name.startswith(td_schema.__name__):
             continue

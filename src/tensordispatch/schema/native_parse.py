@@ -246,12 +246,7 @@ def _dispatch(
                 raise EntryError(
                     f"Dispatch key {key} of kernel {value} is not a supported dispatch key."
                 )
-            namespace, kernel = _split_namespace(value, 3, "at")
-            kernels[key] = BackendMetadata(
-                kernel=kernel,
-                structured=structured and key in STRUCTURED_DISPATCH_KEYS,
-                cpp_namespace=namespace + "::native",
-            )
+            kernels[key] = _metadata(value, structured and key in STRUCTURED_DISPATCH_KEYS)
             if key == CIA and value == name:
                 redundant_cia = True
     if written == 1 and redundant_cia:
@@ -259,6 +254,22 @@ def _dispatch(
             "unnecessary dispatch table for this function; just delete the dispatch key entirely"
         )
     return kernels, written
+
+
+# BackendMetadata by (yaml kernel text, structured): the same few thousand values recur, and
+# the objects are immutable, so entries share them (bounded: cleared when large).
+_METADATA: dict[tuple[str, bool], BackendMetadata] = {}
+
+
+def _metadata(value: str, structured: bool) -> BackendMetadata:
+    found = _METADATA.get((value, structured))
+    if found is None:
+        namespace, kernel = _split_namespace(value, 3, "at")
+        found = BackendMetadata(kernel, structured, namespace + "::native")
+        if len(_METADATA) > 8192:
+            _METADATA.clear()
+        _METADATA[value, structured] = found
+    return found
 
 
 _KEY_HINTS: list[str] = list(NATIVE_DISPATCH_KEYS)
@@ -356,11 +367,10 @@ def parse_entry(
         func = parse_schema(entity)
     except SchemaError as err:
         raise EntryError(str(err), subject=text) from None
-    subject = str(func.name)
     try:
         return _parse_fields(e, func, namespace, loc, valid_tags, ignore_keys)
     except EntryError as err:
-        err.subject = err.subject or subject
+        err.subject = err.subject or str(func.name)
         raise
 
 
