@@ -6,6 +6,14 @@ happens under one lock and ends with the affected tables recomputed and republis
 (operator.py); dispatch never takes the lock. Must not parse user-facing arguments
 (Library does) or run kernels.
 
+Note [Entry lifetime]
+torch deletes an operator entry when its last def and impl handles go. We move it out of
+the registry instead, into a weak dictionary: if nothing references it, it is collected
+(so namespaces created and destroyed by the thousand in tests cost nothing); if a user
+still holds its OpOverload, a later def or impl of the same name revives that very object,
+so the OpOverload works again. Global-fallback changes refresh live entries only; a revived
+entry is refreshed on revival.
+
 Note [Atomic registration]
 Every check runs before the first mutation, so a rejected registration leaves the
 dispatcher exactly as it was (spec 6.7): the entry of a rejected first impl is created
@@ -18,6 +26,7 @@ from __future__ import annotations
 import inspect
 import threading
 import warnings
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -115,12 +124,17 @@ class Dispatcher:
 
     def __init__(self) -> None:
         self.lock = threading.RLock()
+        # Live entries; dead ones (no def, no kernel) wait in _dead while anything (an
+        # OpOverload held by a user) still references them, so a re-registration revives
+        # the same object (Note [Entry lifetime]).
         self.entries: dict[tuple[str, str], OperatorEntry] = {}
+        self._dead: weakref.WeakValueDictionary[tuple[str, str], OperatorEntry] = (
+            weakref.WeakValueDictionary()
+        )
         self.fallbacks: list[KernelFunction | None] = [None] * NUM_RUNTIME_ENTRIES
         self.libraries: dict[str, str] = {}  # namespace -> debug of its DEF library
         self.override_warned = False
-        self._def_seq = 0
-        self._def_order: dict[OperatorEntry, int] = {}
+        self._by_name: dict[str, list[OperatorEntry]] = {}  # def'd overloads, in order
 
     # ----- lookup ---------------------------------------------------------------------------
 
@@ -143,20 +157,29 @@ class Dispatcher:
 
     def overloads_of(self, qualified: str) -> list[OperatorEntry]:
         """Def'd overloads of one operator name, in definition order."""
-        found = [e for e, _ in sorted(self._def_order.items(), key=lambda x: x[1])]
-        return [e for e in found if e.qualified_name == qualified and e.schema is not None]
+        return list(self._by_name.get(qualified, ()))
 
     def live_entries(self) -> list[OperatorEntry]:
         """Every live entry."""
         return [e for e in self.entries.values() if e.is_live]
 
     def _entry(self, qualified: str, overload: str) -> OperatorEntry:
-        entry = self.entries.get((qualified, overload))
+        key = (qualified, overload)
+        entry = self.entries.get(key)
         if entry is None:
-            entry = OperatorEntry(qualified, overload)
+            entry = self._dead.pop(key, None)
+            if entry is None:
+                entry = OperatorEntry(qualified, overload)
             entry.refresh(self.fallbacks)
-            self.entries[(qualified, overload)] = entry
+            self.entries[key] = entry
         return entry
+
+    def _bury_if_dead(self, entry: OperatorEntry) -> None:
+        if not entry.is_live:
+            key = (entry.qualified_name, entry.overload)
+            if self.entries.get(key) is entry:
+                del self.entries[key]
+                self._dead[key] = entry
 
     # ----- library claims -------------------------------------------------------------------
 
@@ -205,14 +228,17 @@ class Dispatcher:
                         self._check_signature(schema, debug, facts, k)
             entry = self._entry(qualified, overload)
             entry.set_schema(schema, debug, alias_analysis, tags)
-            self._def_seq += 1
-            self._def_order[entry] = self._def_seq
+            self._by_name.setdefault(qualified, []).append(entry)
             entry.refresh(self.fallbacks)
 
         def undo() -> None:
             entry.clear_schema()
-            self._def_order.pop(entry, None)
+            overloads = self._by_name[qualified]
+            overloads.remove(entry)
+            if not overloads:
+                del self._by_name[qualified]
             entry.refresh(self.fallbacks)
+            self._bury_if_dead(entry)
 
         return RegistrationHandle(undo, f"def {schema}")
 
@@ -267,6 +293,7 @@ class Dispatcher:
             if not lst:
                 del entry.kernels[key]
             entry.refresh(self.fallbacks)
+            self._bury_if_dead(entry)
 
         return RegistrationHandle(undo, f"impl {entry.qualified_overload_name} {key_name(key)}")
 
@@ -335,6 +362,7 @@ class Dispatcher:
         return RegistrationHandle(undo, f"fallback {key_name(key)}")
 
     def _refresh_all(self) -> None:
+        # Dead entries are refreshed when they are revived (_entry).
         for entry in self.entries.values():
             entry.refresh(self.fallbacks)
 

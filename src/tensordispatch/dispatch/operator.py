@@ -46,7 +46,12 @@ from tensordispatch.dispatch.errors import (
     missing_kernel_message,
     no_tensor_arguments_message,
 )
-from tensordispatch.dispatch.kernel import AMBIGUOUS_AUTOGRADOTHER, KernelFunction, make_entry
+from tensordispatch.dispatch.kernel import (
+    AMBIGUOUS_AUTOGRADOTHER,
+    KernelFunction,
+    KernelKind,
+    make_entry,
+)
 from tensordispatch.dispatch.keys import (
     NUM_BACKENDS,
     NUM_RUNTIME_ENTRIES,
@@ -76,7 +81,7 @@ from tensordispatch.dispatch.tls import local_state
 from tensordispatch.dispatch.op_overload import make_overload_class
 from tensordispatch.schema.model import FunctionSchema
 
-__all__ = ["OperatorEntry", "Slot", "compute_table"]
+__all__ = ["OperatorEntry", "Slot", "compute_reference_table", "compute_table"]
 
 _K = DispatchKey
 Slot = tuple[KernelFunction, str]  # (kernel, provenance label of dump_table)
@@ -144,17 +149,30 @@ def _compute_slot(
     return None
 
 
-def compute_table(
+def compute_reference_table(
     kernels: dict[DispatchKey, list[KernelFunction]], fallbacks: list[KernelFunction | None]
 ) -> tuple[Slot | None, ...]:
-    """Every slot of an operator's table from its kernels and the global fallbacks.
+    """Every slot by spec 5.2's ``compute(k)``, one slot at a time (the reference that
+    ``check_invariants`` compares the fast ``compute_table`` against).
 
     >>> from tensordispatch.dispatch.kernel import KernelFunction, KernelKind
     >>> cpu = KernelFunction(len, KernelKind.UNBOXED, "fn_cpu")
-    >>> table = compute_table({DispatchKey.CPU: [cpu]}, [None] * NUM_RUNTIME_ENTRIES)
+    >>> table = compute_reference_table({DispatchKey.CPU: [cpu]}, [None] * NUM_RUNTIME_ENTRIES)
     >>> [(key_of_slot(i), s[1]) for i, s in enumerate(table) if s]
     [(<DispatchKey.CPU: 49>, 'kernel')]
     """
+    direct, backend_words, alias, ambiguous = _facts(kernels)
+    return tuple(
+        _compute_slot(slot, direct, alias, backend_words, ambiguous, fallbacks)
+        for slot in range(NUM_RUNTIME_ENTRIES)
+    )
+
+
+def _facts(
+    kernels: dict[DispatchKey, list[KernelFunction]],
+) -> tuple[dict[int, KernelFunction], list[int], tuple[Any, ...], bool]:
+    """(direct kernels by slot, words of non-alias keys with kernels, newest kernel per
+    alias in ``_ALIASES`` order, whether AutogradOther is ambiguous under CIA)."""
     direct = {}
     backend_words = []
     for key, lst in kernels.items():
@@ -164,13 +182,75 @@ def compute_table(
         if is_runtime_key(key):
             direct[slot_of(key)] = lst[0]
     alias = tuple(_newest(kernels, a) for a in _ALIASES)
-    if alias == (None,) * 6 and not direct:
-        return tuple(None if f is None else (f, "backend fallback") for f in fallbacks)
     ambiguous = any(AUTOGRADOTHER_BACKENDS_RAW & w == w for w in backend_words)
-    return tuple(
-        _compute_slot(slot, direct, alias, backend_words, ambiguous, fallbacks)
-        for slot in range(NUM_RUNTIME_ENTRIES)
-    )
+    return direct, backend_words, alias, ambiguous
+
+
+_ORDERED = {name: tuple(sorted(slots)) for name, slots in (
+    ("ceanf", _CEANF), ("cea", _CEA), ("ciant", _CIANT), ("cia", _CIA),
+    ("autograd", _AUTOGRAD), ("ftbd", _FTBD),
+)}
+# CIA slots a backend kernel can block (those with a non-empty backendsOf), with that set.
+_CIA_BLOCKABLE = tuple((s, _BACKENDS_OF[s]) for s in _ORDERED["cia"] if _BACKENDS_OF[s])
+
+
+def compute_table(
+    kernels: dict[DispatchKey, list[KernelFunction]], fallbacks: list[KernelFunction | None]
+) -> tuple[Slot | None, ...]:
+    """Every slot of an operator's table: spec 5.2 evaluated as layers, lowest precedence
+    first (fallbacks, FTBD, Autograd, CIA, CIANT, CEA, CEANF, direct), each overwriting
+    the slots it covers. Equal to ``compute_reference_table`` (a property test checks).
+
+    >>> from tensordispatch.dispatch.kernel import KernelFunction, KernelKind
+    >>> cia = KernelFunction(len, KernelKind.UNBOXED, "fn_math")
+    >>> table = compute_table({DispatchKey.CompositeImplicitAutograd: [cia]}, [None] * 137)
+    >>> table[0][1], sum(1 for s in table if s)
+    ('math kernel', 104)
+    """
+    table: list[Slot | None] = [None if f is None else (f, "backend fallback") for f in fallbacks]
+    direct, backend_words, alias, ambiguous = _facts(kernels)
+    ceanf, cea, ciant, cia, autograd, ftbd = alias
+    for kernel, slots, label in (
+        (ftbd, _ORDERED["ftbd"], "batched kernel"),
+        (autograd, _ORDERED["autograd"], "autograd kernel"),
+    ):
+        if kernel is not None:
+            entry = (kernel, label)
+            for slot in slots:
+                table[slot] = entry
+    if cia is not None:
+        _overlay_cia(table, cia, cea is not None, backend_words, ambiguous)
+    for kernel, slots, label in (
+        (ciant, _ORDERED["ciant"], "nested kernel"),
+        (cea, _ORDERED["cea"], "default backend kernel"),
+        (ceanf, _ORDERED["ceanf"], "default backend kernel"),
+    ):
+        if kernel is not None:
+            entry = (kernel, label)
+            for slot in slots:
+                table[slot] = entry
+    for slot, kernel in direct.items():
+        table[slot] = (kernel, "kernel")
+    return tuple(table)
+
+
+def _overlay_cia(
+    table: list[Slot | None],
+    cia: KernelFunction,
+    has_cea: bool,
+    backend_words: list[int],
+    ambiguous: bool,
+) -> None:
+    """Rule 6: CIA fills its slots unless a backend kernel (or any CEA kernel) blocks it;
+    AutogradOther gets the ambiguity marker instead when a mapped backend has a kernel."""
+    if not has_cea:
+        entry = (cia, "math kernel")
+        blocked = {s for s, bo in _CIA_BLOCKABLE if any(bo & w == w for w in backend_words)}
+        for slot in _ORDERED["cia"]:
+            if slot not in blocked:
+                table[slot] = entry
+    if ambiguous:
+        table[_AUTOGRADOTHER_SLOT] = (AMBIGUOUS_AUTOGRADOTHER, "ambiguous autogradother")
 
 
 # Per slot: (functionality bit, backend index or -1 for non-per-backend keys).
@@ -183,18 +263,31 @@ _MASK_FACTS: tuple[tuple[int, int], ...] = tuple(
 )
 
 
+_SLOT_NAMES = tuple(key_name(key_of_slot(i)) for i in range(NUM_RUNTIME_ENTRIES))
+_MASKS_MEMO: dict[tuple[int, ...], tuple[int, tuple[int, ...], bool]] = {}
+
+
 def fallthrough_masks(table: tuple[Slot | None, ...]) -> tuple[int, tuple[int, ...], bool]:
     """(global mask, 16 per-backend masks, per-backend mode) of spec 5.5, from a table.
 
     >>> fallthrough_masks((None,) * NUM_RUNTIME_ENTRIES)[2]
     False
     """
+    ft = tuple(
+        i for i, e in enumerate(table) if e is not None and e[0].kind is KernelKind.FALLTHROUGH
+    )
+    masks = _MASKS_MEMO.get(ft)
+    if masks is None:
+        masks = _masks_of(ft)
+        if len(_MASKS_MEMO) < 4096:
+            _MASKS_MEMO[ft] = masks
+    return masks
+
+
+def _masks_of(ft_slots: tuple[int, ...]) -> tuple[int, tuple[int, ...], bool]:
     shared = FULL_RAW
     per = [FULL_RAW] * NUM_BACKENDS
-    for slot in range(1, NUM_RUNTIME_ENTRIES):
-        entry = table[slot]
-        if entry is None or not entry[0].is_fallthrough:
-            continue
+    for slot in ft_slots:
         bit, backend = _MASK_FACTS[slot]
         if backend >= 0:
             per[backend] &= ~bit
@@ -417,8 +510,8 @@ class OperatorEntry:
             if entry is None:
                 continue
             kernel, label = entry
-            ft = "fallthrough " if kernel.is_fallthrough else ""
-            lines.append(f"{key_name(key_of_slot(slot))}: {ft}{kernel.debug} [{label}]")
+            ft = "fallthrough " if kernel.kind is KernelKind.FALLTHROUGH else ""
+            lines.append(f"{_SLOT_NAMES[slot]}: {ft}{kernel.debug} [{label}]")
         return "\n".join(lines) + "\n"
 
     def check_invariants(self, fallbacks: list[KernelFunction | None]) -> None:
@@ -433,7 +526,7 @@ class OperatorEntry:
             problems.append("kernels are stored under Undefined")
         if any(not lst for lst in self.kernels.values()):
             problems.append("an empty kernel list is stored")
-        fresh = compute_table(self.kernels, fallbacks)
+        fresh = compute_reference_table(self.kernels, fallbacks)
         for slot in range(NUM_RUNTIME_ENTRIES):
             if fresh[slot] != self.table[slot]:
                 problems.append(f"stored slot {key_name(key_of_slot(slot))} != compute()")
