@@ -217,14 +217,34 @@ def _put(
     entry: dict[object, object], body: str, lineno: int
 ) -> tuple[str | None, dict[object, object] | list[object] | None]:
     """Store one `key: value` line of an entry; return the key if its value is a block."""
-    key, value = _key_value(body)
-    if not _KEY_RE.match(key) or key in entry or key in _BOOL_WORDS or key in _NOT_PLAIN_STR:
+    colon = body.find(":")
+    key = body[:colon]
+    if colon <= 0 or key in entry or not _plain_entry_key(key):
         raise _GiveUp
+    value = body[colon + 1 :]
+    if value:
+        if value[0] != " ":
+            raise _GiveUp
+        value = value.strip()
     if value and value[0] != "#":
         entry[key] = _scalar(value)
         return None, None
     entry[key] = None
     return key, None
+
+
+# Verdicts of _plain_entry_key: the same few keys recur on every entry.
+_ENTRY_KEY_OK: dict[str, bool] = {}
+
+
+def _plain_entry_key(key: str) -> bool:
+    """An entry key (`func`, `dispatch`, ...) that YAML reads as this very string."""
+    ok = _ENTRY_KEY_OK.get(key)
+    if ok is None:
+        ok = bool(_KEY_RE.match(key)) and key not in _BOOL_WORDS and key not in _NOT_PLAIN_STR
+        if len(_ENTRY_KEY_OK) < 4096:
+            _ENTRY_KEY_OK[key] = ok
+    return ok
 
 
 # ------------------------------------------------------------------------------------------
