@@ -77,15 +77,18 @@ def assert_same_result(expected: Any, got: Any, *, values: bool = True, where: s
     assert got == expected, f"{where}: {got!r} != {expected!r}"
 
 
-def run_both(fn: Callable[[Any, str], Any], device: str) -> tuple[Any, Any]:
-    """(torch result or exception, tensordispatch result or exception) of one sample."""
+def run_both(
+    fn: Callable[[Any, str], Any], device: str, torch_device: str | None = None
+) -> tuple[Any, Any]:
+    """(torch result or exception, tensordispatch result or exception) of one sample; torch
+    runs on ``torch_device`` when given (the oracle of a check torch's meta path lacks)."""
     results = []
     categories = []
-    for lib in (torch, TD):
+    for lib, dev in ((torch, torch_device or device), (TD, device)):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             try:
-                results.append(fn(lib, device))
+                results.append(fn(lib, dev))
             except Exception as e:  # noqa: BLE001 - the exception is the result compared
                 results.append(e)
         categories.append(sorted({w.category.__name__ for w in caught}))

@@ -22,6 +22,7 @@ __all__ = [
     "strided",
     "wrap_dim",
     "broadcast_shapes",
+    "expand_check",
     "scalar_type_name",
     "type_meta_name",
     "shape_text",
@@ -149,6 +150,23 @@ def broadcast_shapes(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
                 f"at non-singleton dimension {n + i}"
             )
     return tuple(out)
+
+
+def expand_check(t: Any, target: tuple[int, ...]) -> None:
+    """torch's expand_size check: ``t`` must broadcast to ``target``."""
+    if len(t._shape) > len(target):
+        raise RuntimeError(
+            f"expand: the number of sizes provided ({len(target)}) must be greater or equal to "
+            f"the number of dimensions in the tensor ({len(t._shape)})"
+        )
+    offset = len(target) - len(t._shape)
+    for i, s in enumerate(t._shape):
+        if s != 1 and s != target[offset + i]:
+            raise RuntimeError(
+                f"The expanded size of the tensor ({target[offset + i]}) must match the "
+                f"existing size ({s}) at non-singleton dimension {offset + i}.  Target sizes: "
+                f"{shape_text(target)}.  Tensor sizes: {shape_text(t._shape)}"
+            )
 
 
 def is_integral(d: dtype, include_bool: bool) -> bool:

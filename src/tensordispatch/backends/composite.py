@@ -34,6 +34,8 @@ def _filled(size: Any, value: Any, dtype: Any, layout: Any, device: Any, pin_mem
 def zeros(
     size: Any, *, dtype: Any = None, layout: Any = None, device: Any = None, pin_memory: Any = None
 ) -> Tensor:
+    if any(s < 0 for s in size):
+        raise RuntimeError("zeros: Dimension size must be non-negative.")
     return _filled(size, 0, dtype, layout, device, pin_memory)
 
 

@@ -80,7 +80,7 @@ def _collect(parsed: ParsedNativeFunctions, method: bool) -> dict[str, list[_Ove
     variant = Variant.method if method else Variant.function
     for f in parsed.native_functions:
         name = str(f.func.name)
-        if variant not in f.variants or name in HIDDEN_FROM_PYTHON:
+        if variant not in f.variants or name in HIDDEN_FROM_PYTHON or f.namespace != "aten":
             continue
         if f.func.kind().name == "out" or f.func.name.name.base.startswith("_"):
             continue

@@ -206,12 +206,16 @@ def emit_registrations(parsed: ParsedNativeFunctions, source: str) -> str:
     structured_done: set[str] = set()
 
     def add(key: str, f: NativeFunction, kernel_expr: str) -> None:
-        impls.setdefault(key, []).append(f"    _lib[{key!r}].impl({str(f.func.name)!r}, {kernel_expr})")
+        impls.setdefault(f"{f.namespace}:{key}", []).append(
+            f"    _lib[{f.namespace + ':' + key!r}].impl({str(f.func.name)!r}, {kernel_expr})"
+        )
 
     for f in functions:
         name = str(f.func.name)
         tags = ", ".join(repr(t) for t in sorted(f.tags))
-        defs.append(f"    _def.define({str(f.func)!r}, tags=({tags}{',' if tags else ''}))")
+        defs.append(
+            f"    _def[{f.namespace!r}].define({str(f.func)!r}, tags=({tags}{',' if tags else ''}))"
+        )
         g = groups.get(name)
         if g is not None and g.structured:
             if ident(g.functional) not in structured_done:
@@ -278,14 +282,17 @@ def emit_registrations(parsed: ParsedNativeFunctions, source: str) -> str:
     out += ["", "", "# -- generated kernels " + "-" * 58, ""]
     out.append("\n\n\n".join(bodies))
     out += ["", "", "def _register():"]
-    out.append("    _def = Library('aten', 'DEF')")
+    namespaces = sorted({f.namespace for f in functions})
+    out.append("    _def = {" + ", ".join(f"{ns!r}: Library({ns!r}, 'DEF')" for ns in namespaces) + "}")
     out += defs
     keys = sorted(impls)
-    out.append(
-        "    _lib = {" + ", ".join(f"{k!r}: Library('aten', 'IMPL', {k!r})" for k in keys) + "}"
-    )
-    for key in keys:
-        out += impls[key]
-    out.append("    return [_def, *_lib.values()]")
+    out.append("    _lib = {")
+    for k in keys:
+        ns, key = k.split(":")
+        out.append(f"        {k!r}: Library({ns!r}, 'IMPL', {key!r}),")
+    out.append("    }")
+    for k in keys:
+        out += impls[k]
+    out.append("    return [*_def.values(), *_lib.values()]")
     out += ["", "", "LIBRARIES = _register()", ""]
     return "\n".join(out)

@@ -127,29 +127,10 @@ def bmm_out(pre: Any, self: Tensor, mat2: Tensor, out: Tensor) -> None:
     np.matmul(self._data, mat2._data, out=out._data)
 
 
-def expand_check(t: Tensor, target: tuple[int, ...]) -> None:
-    """torch's expand_size check: ``t`` must broadcast to ``target``."""
-    if len(t._shape) > len(target):
-        raise RuntimeError(
-            f"expand: the number of sizes provided ({len(target)}) must be greater or equal to "
-            f"the number of dimensions in the tensor ({len(t._shape)})"
-        )
-    offset = len(target) - len(t._shape)
-    for i, s in enumerate(t._shape):
-        if s != 1 and s != target[offset + i]:
-            raise RuntimeError(
-                f"The expanded size of the tensor ({target[offset + i]}) must match the "
-                f"existing size ({s}) at non-singleton dimension {offset + i}.  Target sizes: "
-                f"{shape_text(target)}.  Tensor sizes: {shape_text(t._shape)}"
-            )
-
-
 def addmm_out(
     pre: Any, self: Tensor, mat1: Tensor, mat2: Tensor, beta: Any, alpha: Any, out: Tensor
 ) -> None:
     _check_matmul_dtype("addmm_impl_cpu_", mat1)
-    shape = out._shape
-    expand_check(self, shape)
     product = np.matmul(mat1._data, mat2._data)
     if alpha != 1:
         product = np.multiply(product, alpha, dtype=product.dtype, casting="unsafe")

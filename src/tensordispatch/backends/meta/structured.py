@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from tensordispatch.backends.common import (
+    expand_check,
     is_integral,
     scalar_type_name,
     shape_text,
@@ -202,7 +203,9 @@ def addmm(
             "mat1 and mat2 must have the same dtype, but got "
             f"{scalar_type_name(mat1.dtype)} and {scalar_type_name(mat2.dtype)}"
         )
-    return (((mat1._shape[0], mat2._shape[1]), None, mat1.dtype),), None
+    shape = (mat1._shape[0], mat2._shape[1])
+    expand_check(self, shape)
+    return ((shape, None, mat1.dtype),), None
 
 
 def bmm(outs: Any, self: Any, mat2: Any) -> MetaResult:
