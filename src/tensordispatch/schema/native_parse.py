@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Mapping
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 from tensordispatch.schema import Argument, FunctionSchema, OperatorName, SchemaError, parse_schema
 from tensordispatch.schema.native_keys import (
@@ -46,8 +46,8 @@ ENTRY_KEYS: tuple[str, ...] = (
 )  # fmt: skip
 
 _VARIANTS = {"function": Variant.function, "method": Variant.method}
-_FUNCTION_ONLY = frozenset({Variant.function})
-_FUNCTION_ONLY_CACHE: dict[str, frozenset[Variant]] = {"function": _FUNCTION_ONLY}
+# Parsed `variants:` values (only valid ones are stored, and there are few).
+_VARIANTS_CACHE: dict[str, frozenset[Variant]] = {}
 
 # One entry's kernels: dispatch key -> metadata, in yaml order.
 EntryKernels = dict[str, BackendMetadata]
@@ -175,7 +175,7 @@ def _variants(entry: dict[object, object]) -> frozenset[Variant]:
     text = entry.pop("variants", "function")
     if not isinstance(text, str):
         raise EntryError(f"variants is not a str: {text}")
-    cached = _FUNCTION_ONLY_CACHE.get(text)
+    cached = _VARIANTS_CACHE.get(text)
     if cached is not None:
         return cached
     found = set()
@@ -183,7 +183,8 @@ def _variants(entry: dict[object, object]) -> frozenset[Variant]:
         if word not in _VARIANTS:
             raise EntryError(f"illegal variant {word}")
         found.add(_VARIANTS[word])
-    return frozenset(found)
+    _VARIANTS_CACHE[text] = result = frozenset(found)
+    return result
 
 
 def _tags(entry: dict[object, object], func: FunctionSchema, namespace: str,
@@ -207,7 +208,7 @@ def _tags(entry: dict[object, object], func: FunctionSchema, namespace: str,
             hint = difflib.get_close_matches(str(t), sorted(valid_tags), n=1)
             suffix = f" (did you mean '{hint[0]}'?)" if hint else ""
             raise EntryError(f"illegal tag {t}{suffix}")
-    return frozenset(str(t) for t in tags)
+    return frozenset(cast("list[str]", tags))  # every tag was found in valid_tags
 
 
 def _dispatch(
@@ -227,7 +228,6 @@ def _dispatch(
     kernels: EntryKernels = {}
     written = 0
     redundant_cia = False
-    name = cpp_name(func)
     for keys, value in raw.items():
         if not isinstance(keys, str):
             raise EntryError(f"illegal dispatch key '{keys}' in {raw}")
@@ -247,7 +247,7 @@ def _dispatch(
                     f"Dispatch key {key} of kernel {value} is not a supported dispatch key."
                 )
             kernels[key] = _metadata(value, structured and key in STRUCTURED_DISPATCH_KEYS)
-            if key == CIA and value == name:
+            if key == CIA and value == cpp_name(func):
                 redundant_cia = True
     if written == 1 and redundant_cia:
         raise EntryError(
