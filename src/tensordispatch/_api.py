@@ -18,7 +18,13 @@ from tensordispatch.backends.common import (
     preserve_format,
     strided,
 )
-from tensordispatch.generated.functions import *  # noqa: F403
+from tensordispatch.generated.functions import *
 from tensordispatch.generated.functions import __all__ as _functions
 
-__all__ = [*_functions, "channels_last", "contiguous_format", "preserve_format", "strided"]
+__all__: list[str] = [  # noqa: PLE0604 - the generated functions' names
+    *_functions,
+    "channels_last",
+    "contiguous_format",
+    "preserve_format",
+    "strided",
+]

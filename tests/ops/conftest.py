@@ -4,8 +4,8 @@ comparison against torch, and the coverage table printed at the end of the sessi
 from __future__ import annotations
 
 import collections
-import warnings
 import types
+import warnings
 from collections.abc import Callable
 from typing import Any
 

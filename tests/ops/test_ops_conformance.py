@@ -18,7 +18,7 @@ from tests.ops.conftest import assert_same_result, run_both
 Sample = tuple[str, Callable[[Any, str], Any], str]  # (op, fn(lib, device), flags)
 
 
-def T(lib: Any, data: Any, dtype: str = "float32", device: str = "cpu") -> Any:  # noqa: N802
+def T(lib: Any, data: Any, dtype: str = "float32", device: str = "cpu") -> Any:
     return lib.tensor(data, dtype=getattr(lib, dtype), device=device)
 
 
@@ -54,9 +54,7 @@ for _name in ("add", "sub", "mul", "div"):
         )
         sample(name)(lambda L, d: getattr(L, name)(T(L, M32, device=d).t(), T(L, M23, device=d)))
         sample(name)(
-            lambda L, d: getattr(L, name)(
-                T(L, [[1.0], [2.0]], device=d), T(L, M32, device=d).t()
-            )
+            lambda L, d: getattr(L, name)(T(L, [[1.0], [2.0]], device=d), T(L, M32, device=d).t())
         )
         sample(name)(lambda L, d: getattr(L, name)(T(L, M23, device=d), T(L, [1.0, 2.0], device=d)))
         sample(name)(
@@ -84,7 +82,9 @@ for _name in ("add", "sub", "mul", "div"):
 for _name in ("add", "sub"):
 
     def _alpha(name: str) -> None:
-        sample(name)(lambda L, d: getattr(L, name)(T(L, M23, device=d), T(L, V3, device=d), alpha=2))
+        sample(name)(
+            lambda L, d: getattr(L, name)(T(L, M23, device=d), T(L, V3, device=d), alpha=2)
+        )
         sample(name, "meta-differs")(
             lambda L, d: getattr(L, name)(T(L, I23, "int64", d), T(L, I23, "int64", d), alpha=1.5)
         )
@@ -109,9 +109,7 @@ for _mode in ("floor", "trunc"):
 
     _div(_mode)
 sample("div")(lambda L, d: L.div(T(L, M23, device=d), 2, rounding_mode=None))
-sample("div", "meta-differs")(
-    lambda L, d: L.div(T(L, M23, device=d), 2, rounding_mode="round")
-)
+sample("div", "meta-differs")(lambda L, d: L.div(T(L, M23, device=d), 2, rounding_mode="round"))
 sample("div")(lambda L, d: T(L, I23, "int64", d).div_(2, rounding_mode="floor"))
 sample("rsub")(lambda L, d: 1 - T(L, M23, device=d))
 sample("rsub")(lambda L, d: L.rsub(T(L, M23, device=d), T(L, V3, device=d), alpha=2))
@@ -129,9 +127,7 @@ for _name in ("exp", "sin", "cos", "sqrt", "neg", "abs"):
         sample(name)(lambda L, d: getattr(L, name)(T(L, 2.0, device=d)))
         sample(name)(lambda L, d: getattr(L, name)(T(L, [True, False], "bool", d)))
         sample(name)(lambda L, d: getattr(L, name)(T(L, M23, device=d), out=L.empty(0, device=d)))
-        sample(name)(
-            lambda L, d: getattr(L, name)(T(L, M23, device=d), out=L.empty(6, device=d))
-        )
+        sample(name)(lambda L, d: getattr(L, name)(T(L, M23, device=d), out=L.empty(6, device=d)))
         sample(name)(lambda L, d: getattr(T(L, M23, device=d), name + "_")())
         sample(name)(lambda L, d: getattr(T(L, I23, "int64", d), name + "_")())
         sample(name)(lambda L, d: getattr(L, name)(T(L, [[1 + 2j, -3j]], "complex64", d)))
@@ -167,9 +163,7 @@ for _like in ("empty_like", "zeros_like", "ones_like"):
         flags = "novalues" if name == "empty_like" else ""
         sample(name, flags)(lambda L, d: getattr(L, name)(T(L, M23, device=d)))
         sample(name, flags)(lambda L, d: getattr(L, name)(T(L, M32, device=d).t()))
-        sample(name, flags)(
-            lambda L, d: getattr(L, name)(T(L, M32, device=d).t(), dtype=L.int64)
-        )
+        sample(name, flags)(lambda L, d: getattr(L, name)(T(L, M32, device=d).t(), dtype=L.int64))
         sample(name, flags)(lambda L, d: getattr(L, name)(T(L, M32, device=d).t().expand(2, 2, 3)))
         sample(name, flags)(
             lambda L, d: getattr(L, name)(
@@ -272,7 +266,9 @@ sample("mm")(
         T(L, M23, device=d), T(L, M32, device=d), out=L.empty(0, dtype=L.float64, device=d)
     )
 )
-sample("addmm")(lambda L, d: L.addmm(T(L, [1.0, 2.0], device=d), T(L, M23, device=d), T(L, M32, device=d)))
+sample("addmm")(
+    lambda L, d: L.addmm(T(L, [1.0, 2.0], device=d), T(L, M23, device=d), T(L, M32, device=d))
+)
 sample("addmm")(
     lambda L, d: L.addmm(
         T(L, [[1.0, 2.0], [3.0, 4.0]], device=d), T(L, M23, device=d), T(L, M32, device=d),
@@ -284,16 +280,14 @@ sample("addmm")(
         T(L, M23, device=d), T(L, M32, device=d), beta=0
     )
 )
-sample("addmm")(
-    lambda L, d: L.addmm(T(L, V3, device=d), T(L, M23, device=d), T(L, M32, device=d))
-)
+sample("addmm")(lambda L, d: L.addmm(T(L, V3, device=d), T(L, M23, device=d), T(L, M32, device=d)))
 sample("addmm")(
     lambda L, d: L.addmm(T(L, V3, "float64", d), T(L, M23, device=d), T(L, M32, device=d))
 )
-sample("addmm")(lambda L, d: T(L, [1.0, 2.0], device=d).addmm_(T(L, M23, device=d), T(L, M32, device=d)))
-sample("bmm")(
-    lambda L, d: L.bmm(T(L, [M23, M23], device=d), T(L, [M32, M32], device=d))
+sample("addmm")(
+    lambda L, d: T(L, [1.0, 2.0], device=d).addmm_(T(L, M23, device=d), T(L, M32, device=d))
 )
+sample("bmm")(lambda L, d: L.bmm(T(L, [M23, M23], device=d), T(L, [M32, M32], device=d)))
 sample("bmm")(lambda L, d: L.bmm(T(L, M23, device=d), T(L, M32, device=d)))
 sample("dot")(lambda L, d: L.dot(T(L, V3, device=d), T(L, V3, device=d)))
 sample("dot")(lambda L, d: L.dot(T(L, V3, device=d), T(L, [1.0, 2.0], device=d)))

@@ -27,7 +27,7 @@ def op(name: str) -> Any:
     """
     found = _CACHE.get(name)
     if found is None:
-        import tensordispatch.ops as ops
+        from tensordispatch import ops
 
         base, _, overload = name.partition(".")
         found = getattr(getattr(ops.aten, base), overload or "default")

@@ -14,18 +14,18 @@ from tensordispatch.tensor import dtypes as _dt
 from tensordispatch.tensor.dtypes import dtype
 
 __all__ = [
-    "MemoryFormat",
     "Layout",
-    "contiguous_format",
-    "preserve_format",
-    "channels_last",
-    "strided",
-    "wrap_dim",
+    "MemoryFormat",
     "broadcast_shapes",
+    "channels_last",
+    "contiguous_format",
     "expand_check",
+    "preserve_format",
     "scalar_type_name",
-    "type_meta_name",
     "shape_text",
+    "strided",
+    "type_meta_name",
+    "wrap_dim",
 ]
 
 
@@ -115,9 +115,7 @@ def wrap_dim(dim: int, ndim: int, wrap_scalar: bool = True) -> int:
     """
     if ndim <= 0:
         if not wrap_scalar:
-            raise IndexError(
-                f"dimension specified as {dim} but tensor has no dimensions"
-            )
+            raise IndexError(f"dimension specified as {dim} but tensor has no dimensions")
         ndim = 1
     if not -ndim <= dim < ndim:
         raise IndexError(

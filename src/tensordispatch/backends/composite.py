@@ -128,65 +128,65 @@ def ones_like(self: Tensor, **options: Any) -> Tensor:
     return _filled_like(self, 1, **options)
 
 
-def fill_Scalar(self: Tensor, value: Any) -> Tensor:  # noqa: N802
+def fill_Scalar(self: Tensor, value: Any) -> Tensor:
     return _filled_like(self, value)
 
 
 # -- scalar overloads: wrap the number, call the Tensor overload --------------------------------
 
 
-def add_Scalar(self: Tensor, other: Any, alpha: Any = 1) -> Tensor:  # noqa: N802
+def add_Scalar(self: Tensor, other: Any, alpha: Any = 1) -> Tensor:
     return op("add.Tensor")(self, wrap_number(other), alpha=alpha)
 
 
-def add__Scalar(self: Tensor, other: Any, alpha: Any = 1) -> Tensor:  # noqa: N802
+def add__Scalar(self: Tensor, other: Any, alpha: Any = 1) -> Tensor:
     return op("add_.Tensor")(self, wrap_number(other), alpha=alpha)
 
 
-def sub_Scalar(self: Tensor, other: Any, alpha: Any = 1) -> Tensor:  # noqa: N802
+def sub_Scalar(self: Tensor, other: Any, alpha: Any = 1) -> Tensor:
     return op("sub.Tensor")(self, wrap_number(other), alpha=alpha)
 
 
-def sub__Scalar(self: Tensor, other: Any, alpha: Any = 1) -> Tensor:  # noqa: N802
+def sub__Scalar(self: Tensor, other: Any, alpha: Any = 1) -> Tensor:
     return op("sub_.Tensor")(self, wrap_number(other), alpha=alpha)
 
 
-def rsub_Tensor(self: Tensor, other: Tensor, *, alpha: Any = 1) -> Tensor:  # noqa: N802
+def rsub_Tensor(self: Tensor, other: Tensor, *, alpha: Any = 1) -> Tensor:
     return op("sub.Tensor")(other, self, alpha=alpha)
 
 
-def rsub_Scalar(self: Tensor, other: Any, alpha: Any = 1) -> Tensor:  # noqa: N802
+def rsub_Scalar(self: Tensor, other: Any, alpha: Any = 1) -> Tensor:
     return op("sub.Tensor")(wrap_number(other), self, alpha=alpha)
 
 
-def mul_Scalar(self: Tensor, other: Any) -> Tensor:  # noqa: N802
+def mul_Scalar(self: Tensor, other: Any) -> Tensor:
     return op("mul.Tensor")(self, wrap_number(other))
 
 
-def mul__Scalar(self: Tensor, other: Any) -> Tensor:  # noqa: N802
+def mul__Scalar(self: Tensor, other: Any) -> Tensor:
     return op("mul_.Tensor")(self, wrap_number(other))
 
 
-def div_Scalar(self: Tensor, other: Any) -> Tensor:  # noqa: N802
+def div_Scalar(self: Tensor, other: Any) -> Tensor:
     return op("div.Tensor")(self, wrap_number(other))
 
 
-def div__Scalar(self: Tensor, other: Any) -> Tensor:  # noqa: N802
+def div__Scalar(self: Tensor, other: Any) -> Tensor:
     return op("div_.Tensor")(self, wrap_number(other))
 
 
-def div_Scalar_mode(self: Tensor, other: Any, *, rounding_mode: Any) -> Tensor:  # noqa: N802
+def div_Scalar_mode(self: Tensor, other: Any, *, rounding_mode: Any) -> Tensor:
     return op("div.Tensor_mode")(self, wrap_number(other), rounding_mode=rounding_mode)
 
 
-def div__Scalar_mode(self: Tensor, other: Any, *, rounding_mode: Any) -> Tensor:  # noqa: N802
+def div__Scalar_mode(self: Tensor, other: Any, *, rounding_mode: Any) -> Tensor:
     return op("div_.Tensor_mode")(self, wrap_number(other), rounding_mode=rounding_mode)
 
 
 # -- unary, copies, reductions, linear algebra -------------------------------------------------
 
 
-def abs(self: Tensor) -> Tensor:  # noqa: A001 - ATen's name
+def abs(self: Tensor) -> Tensor:
     out = op("empty.memory_format")([0], dtype=self.dtype.to_real(), device=self.device)
     return op("abs.out")(self, out=out)
 
@@ -211,7 +211,7 @@ def copy(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
     return result
 
 
-def sum(self: Tensor, *, dtype: Any = None) -> Tensor:  # noqa: A001 - ATen's name
+def sum(self: Tensor, *, dtype: Any = None) -> Tensor:
     return op("sum.dim_IntList")(self, [], dtype=dtype)
 
 
@@ -227,9 +227,7 @@ def dot_out(self: Tensor, tensor: Tensor, *, out: Tensor) -> Tensor:
 
 def mv(self: Tensor, vec: Tensor) -> Tensor:
     if self.dim() != 2 or vec.dim() != 1:
-        raise RuntimeError(
-            f"vector + matrix @ vector expected, got 1, {self.dim()}, {vec.dim()}"
-        )
+        raise RuntimeError(f"vector + matrix @ vector expected, got 1, {self.dim()}, {vec.dim()}")
     column = op("unsqueeze")(vec, 1)
     return op("squeeze.dim")(op("mm")(self, column), 1)
 

@@ -148,7 +148,11 @@ def set_sizes_strides(t: Tensor, shape: tuple[int, ...], strides: tuple[int, ...
             if root is not t:
                 t._storage = grown
         t._data = np.ndarray(
-            shape, t.dtype._numpy, storage, t._offset * itemsize, tuple([s * itemsize for s in strides])
+            shape,
+            t.dtype._numpy,
+            storage,
+            t._offset * itemsize,
+            tuple([s * itemsize for s in strides]),
         )
         t._storage = storage
     t._shape = shape

@@ -12,7 +12,7 @@ from typing import Any
 from tensordispatch.backends.common import shape_text, wrap_dim
 from tensordispatch.tensor.tensor import Tensor, contiguous_strides
 
-__all__ = ["VIEW_KERNELS", "infer_size", "compute_stride"]
+__all__ = ["VIEW_KERNELS", "compute_stride", "infer_size"]
 
 _INT64_MAX = 2**63 - 1
 
@@ -103,9 +103,7 @@ def transpose(self: Tensor, dim0: int, dim1: int) -> Tensor:
 
 def t(self: Tensor) -> Tensor:
     if self.dim() > 2:
-        raise RuntimeError(
-            f"t() expects a tensor with <= 2 dimensions, but self is {self.dim()}D"
-        )
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {self.dim()}D")
     return transpose(self, 0, 0 if self.dim() < 2 else 1)
 
 
@@ -149,9 +147,7 @@ def select(self: Tensor, dim: int, index: int) -> Tensor:
     )
 
 
-def slice(  # noqa: A001 - ATen's name
-    self: Tensor, dim: int = 0, start: Any = None, end: Any = None, step: int = 1
-) -> Tensor:
+def slice(self: Tensor, dim: int = 0, start: Any = None, end: Any = None, step: int = 1) -> Tensor:
     ndim = len(self._shape)
     if ndim == 0:
         raise RuntimeError("slice() cannot be applied to a 0-dim tensor.")
@@ -189,7 +185,11 @@ def expand(self: Tensor, size: Any, *, implicit: bool = False) -> Tensor:
     for i in range(ndim - 1, -1, -1):
         d = tdim - 1 - (ndim - 1 - i)
         s = self._shape[d] if d >= 0 else 1
-        st = self._strides[d] if d >= 0 else (out_shape[i + 1] * out_strides[i + 1] if i + 1 < ndim else 1)
+        st = (
+            self._strides[d]
+            if d >= 0
+            else (out_shape[i + 1] * out_strides[i + 1] if i + 1 < ndim else 1)
+        )
         target = sizes[i]
         if target == -1:
             if d < 0:

@@ -22,7 +22,7 @@ from tensordispatch.codegen.gen_registrations import emit_registrations
 from tensordispatch.codegen.model import CodegenError
 from tensordispatch.schema.native import DEFAULT_NATIVE_FUNCTIONS_PATH, load_native_functions
 
-__all__ = ["CodegenError", "GENERATED_DIR", "generate_sources", "write_sources"]
+__all__ = ["GENERATED_DIR", "CodegenError", "generate_sources", "write_sources"]
 
 GENERATED_DIR = Path(__file__).resolve().parent.parent / "generated"
 

@@ -49,6 +49,8 @@ def main(argv: list[str] | None = None) -> int:
     """``python -m tensordispatch.codegen``."""
     parser = argparse.ArgumentParser(prog="python -m tensordispatch.codegen")
     add_parser(parser.add_subparsers(dest="command"))
-    return int(parser.parse_args(["codegen", *(sys.argv[1:] if argv is None else argv)]).run(
-        parser.parse_args(["codegen", *(sys.argv[1:] if argv is None else argv)])
-    ))
+    return int(
+        parser.parse_args(["codegen", *(sys.argv[1:] if argv is None else argv)]).run(
+            parser.parse_args(["codegen", *(sys.argv[1:] if argv is None else argv)])
+        )
+    )

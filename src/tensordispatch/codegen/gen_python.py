@@ -159,9 +159,7 @@ def _signature(
 def _call(o: _Overload, target: str, method: bool, indent: str, with_out: bool) -> list[str]:
     """Lines calling ``target`` with the given arguments of overload ``o``."""
     lead = ["self"] if method else []
-    required_pos = [
-        _pyname(a.name, method) for a in o.positional if a.default is None
-    ]
+    required_pos = [_pyname(a.name, method) for a in o.positional if a.default is None]
     optional = [a for a in o.positional + o.kwonly if a.default is not None]
     required_kw = [a.name for a in o.kwonly if a.default is None]
     args = ", ".join(
@@ -184,7 +182,12 @@ def _conversions(name: str, positional: list[Argument], kwonly: list[Argument], 
     lines = []
     for a in positional + kwonly:
         n = _pyname(a.name, method)
-        if is_tensor(a) and name in NUMBERS_AS_TENSORS and a.name != "self" and n not in discriminated:
+        if (
+            is_tensor(a)
+            and name in NUMBERS_AS_TENSORS
+            and a.name != "self"
+            and n not in discriminated
+        ):
             lines.append(f"    if not isinstance({n}, _Tensor): {n} = _wrap_number({n})")
         elif sized_int_list(a):
             lines.append(f"    if type({n}) is int: {n} = [{n}]")
@@ -197,9 +200,7 @@ def _function(name: str, overloads: list[_Overload], method: bool) -> str:
     lines = [f"def {fname}({params}):"]
     if varargs:
         n = positional[0].name
-        lines.append(
-            f"    if len({n}) == 1 and not isinstance({n}[0], int): {n} = {n}[0]"
-        )
+        lines.append(f"    if len({n}) == 1 and not isinstance({n}[0], int): {n} = {n}[0]")
         lines.append(f"    {n} = list({n})")
     disc = _discriminators(overloads)
     discriminated = {p for d in disc.values() for p in d}
@@ -280,7 +281,9 @@ def _bindings(overloads_by_name: dict[str, list[_Overload]]) -> list[str]:
 def emit_functions(parsed: ParsedNativeFunctions, source: str) -> str:
     """The text of generated/functions.py."""
     overloads = _collect(parsed, method=False)
-    parts = [_HEADER.format(what="The operator functions (torch.add, torch.zeros, ...).", source=source)]
+    parts = [
+        _HEADER.format(what="The operator functions (torch.add, torch.zeros, ...).", source=source)
+    ]
     parts.append(f"__all__ = {sorted(overloads)!r}")
     parts.append("")
     parts += _bindings(overloads)
@@ -294,7 +297,11 @@ def emit_methods(parsed: ParsedNativeFunctions, source: str) -> str:
     """The text of generated/methods.py (Tensor methods and Python operators)."""
     overloads = _collect(parsed, method=True)
     functions = _collect(parsed, method=False)
-    parts = [_HEADER.format(what="Tensor methods and Python operators, installed by install().", source=source)]
+    parts = [
+        _HEADER.format(
+            what="Tensor methods and Python operators, installed by install().", source=source
+        )
+    ]
     parts.append("from tensordispatch.generated import functions as _functions")
     parts.append("")
     parts += _bindings(overloads)
@@ -305,7 +312,12 @@ def emit_methods(parsed: ParsedNativeFunctions, source: str) -> str:
         if how == "same" and target in overloads:
             dunders.append(f"    {dunder!r}: _m_{target},")
         elif how == "function" and target in functions:
-            parts += ["", "", f"def _d{dunder}(self, other):", f"    return _functions.{target}(self, other)"]
+            parts += [
+                "",
+                "",
+                f"def _d{dunder}(self, other):",
+                f"    return _functions.{target}(self, other)",
+            ]
             dunders.append(f"    {dunder!r}: _d{dunder},")
         elif how == "reflected" and target in functions:
             parts += [

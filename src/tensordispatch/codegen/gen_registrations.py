@@ -193,106 +193,126 @@ def _backend_select(f: NativeFunction) -> tuple[str, str]:
     return name, "\n".join(lines)
 
 
-def emit_registrations(parsed: ParsedNativeFunctions, source: str) -> str:
-    """The text of generated/registrations.py for a parsed yaml."""
-    functions = sorted(parsed.native_functions, key=lambda f: str(f.func.name))
-    groups: dict[str, NativeFunctionsGroup] = {}
-    for g in parsed.groups:
-        for member in g.functions():
-            groups[str(member.func.name)] = g
-    defs: list[str] = []
-    impls: dict[str, list[str]] = {}
-    tables: list[str] = []
-    structured_done: set[str] = set()
+class _Emitter:
+    """Collects the parts of registrations.py while walking the functions once."""
 
-    def add(key: str, f: NativeFunction, kernel_expr: str) -> None:
-        impls.setdefault(f"{f.namespace}:{key}", []).append(
+    def __init__(self, parsed: ParsedNativeFunctions) -> None:
+        self.parsed = parsed
+        self.functions = sorted(parsed.native_functions, key=lambda f: str(f.func.name))
+        self.groups: dict[str, NativeFunctionsGroup] = {}
+        for g in parsed.groups:
+            for member in g.functions():
+                self.groups[str(member.func.name)] = g
+        self.defs: list[str] = []
+        self.impls: dict[str, list[str]] = {}
+        self.tables: list[str] = []
+
+    def keys_of(self, g: NativeFunctionsGroup) -> list[str]:
+        """The structured keys with a kernel for ``g``, then Meta (always generated)."""
+        index = self.parsed.backend_index
+        return [
+            *(k for k in sorted(STRUCTURED_KEYS) if index(k).index.get(g.out.func.name)),
+            "Meta",
+        ]
+
+    def add(self, key: str, f: NativeFunction, kernel_expr: str) -> None:
+        self.impls.setdefault(f"{f.namespace}:{key}", []).append(
             f"    _lib[{f.namespace + ':' + key!r}].impl({str(f.func.name)!r}, {kernel_expr})"
         )
 
-    for f in functions:
-        name = str(f.func.name)
+    def table_lookups(self, g: NativeFunctionsGroup) -> None:
+        where = f"'{g.out.loc.file}:{g.out.loc.line}'"
+        self.tables.append(
+            f"_meta_{ident(g.functional)} = _kernel({META_FUNCTIONS[0]}, "
+            f"{META_FUNCTIONS[1]!r}, {str(g.functional.func.name)!r}, 'structured meta', {where})"
+        )
+        for key in self.keys_of(g)[:-1]:
+            meta = self.parsed.backend_index(key).index[g.out.func.name]
+            alias, spec = KERNEL_TABLES[key]
+            self.tables.append(
+                f"_impl_{key}_{ident(g.out)} = _kernel({alias}, {spec!r}, {meta.kernel!r}, "
+                f"{key!r}, {where})"
+            )
+
+    def function(self, f: NativeFunction) -> None:
         tags = ", ".join(repr(t) for t in sorted(f.tags))
-        defs.append(
+        self.defs.append(
             f"    _def[{f.namespace!r}].define({str(f.func)!r}, tags=({tags}{',' if tags else ''}))"
         )
-        g = groups.get(name)
+        g = self.groups.get(str(f.func.name))
         if g is not None and g.structured:
-            if ident(g.functional) not in structured_done:
-                structured_done.add(ident(g.functional))
-                tables.append(
-                    f"_meta_{ident(g.functional)} = _kernel({META_FUNCTIONS[0]}, "
-                    f"{META_FUNCTIONS[1]!r}, {str(g.functional.func.name)!r}, 'structured meta', "
-                    f"'{g.out.loc.file}:{g.out.loc.line}')"
-                )
-                for key in sorted(STRUCTURED_KEYS):
-                    meta = parsed.backend_index(key).index.get(g.out.func.name)
-                    if meta is None:
-                        continue
-                    alias, spec = KERNEL_TABLES[key]
-                    tables.append(
-                        f"_impl_{key}_{ident(g.out)} = _kernel({alias}, {spec!r}, "
-                        f"{meta.kernel!r}, {key!r}, '{g.out.loc.file}:{g.out.loc.line}')"
-                    )
-            for key in [*sorted(k for k in STRUCTURED_KEYS if parsed.backend_index(k).index.get(g.out.func.name)), "Meta"]:
-                for member, wname, _ in _structured(g, key):
-                    if member is f:
-                        add(key, f, wname)
-            continue
-        if "generated" in f.tags or ("view_copy" in f.tags):
+            if f is g.out:
+                self.table_lookups(g)
+            for key in self.keys_of(g):
+                self.add(key, f, f"wrapper_{key}_{ident(f)}")
+        elif "generated" in f.tags or "view_copy" in f.tags:
             key = next(
-                k for k, idx in sorted(parsed.backend_indices.items()) if f.func.name in idx.index
+                k
+                for k, idx in sorted(self.parsed.backend_indices.items())
+                if f.func.name in idx.index
             )
-            add(key, f, f"generated_{ident(f)}")
+            self.add(key, f, f"generated_{ident(f)}")
         else:
-            for key, idx in sorted(parsed.backend_indices.items()):
-                meta = idx.index.get(f.func.name)
-                if meta is None:
-                    continue
-                if key not in KERNEL_TABLES:
-                    raise CodegenError(
-                        f"{f.loc.file}:{f.loc.line}: {name}: no kernel table for dispatch key "
-                        f"{key}; known keys: {', '.join(KERNEL_TABLES)}"
-                    )
-                alias, spec = KERNEL_TABLES[key]
-                add(
-                    key,
-                    f,
-                    f"_kernel({alias}, {spec!r}, {meta.kernel!r}, {key!r}, "
-                    f"'{f.loc.file}:{f.loc.line}')",
+            self.table_kernels(f)
+        if is_factory(f):
+            self.add("BackendSelect", f, f"backend_select_{ident(f)}")
+
+    def table_kernels(self, f: NativeFunction) -> None:
+        for key, idx in sorted(self.parsed.backend_indices.items()):
+            meta = idx.index.get(f.func.name)
+            if meta is None:
+                continue
+            if key not in KERNEL_TABLES:
+                raise CodegenError(
+                    f"{f.loc.file}:{f.loc.line}: {f.func.name}: no kernel table for dispatch "
+                    f"key {key}; known keys: {', '.join(KERNEL_TABLES)}"
                 )
-        if is_factory(f):
-            add("BackendSelect", f, f"backend_select_{ident(f)}")
+            alias, spec = KERNEL_TABLES[key]
+            where = f"'{f.loc.file}:{f.loc.line}'"
+            self.add(key, f, f"_kernel({alias}, {spec!r}, {meta.kernel!r}, {key!r}, {where})")
 
-    bodies: list[str] = []
-    for g in sorted(parsed.groups, key=lambda g: str(g.functional.func.name)):
-        if not g.structured:
-            continue
-        keys = [k for k in sorted(STRUCTURED_KEYS) if parsed.backend_index(k).index.get(g.out.func.name)]
-        for key in [*keys, "Meta"]:
-            bodies += [src for _, _, src in _structured(g, key)]
-    for f in functions:
-        if "generated" in f.tags or "view_copy" in f.tags:
-            bodies.append(_generated_body(f, parsed, groups))
-        if is_factory(f):
-            bodies.append(_backend_select(f)[1])
+    def bodies(self) -> list[str]:
+        bodies: list[str] = []
+        for g in sorted(self.parsed.groups, key=lambda g: str(g.functional.func.name)):
+            if g.structured:
+                for key in self.keys_of(g):
+                    bodies += [src for _, _, src in _structured(g, key)]
+        for f in self.functions:
+            if "generated" in f.tags or "view_copy" in f.tags:
+                bodies.append(_generated_body(f, self.parsed, self.groups))
+            if is_factory(f):
+                bodies.append(_backend_select(f)[1])
+        return bodies
 
+    def register_function(self) -> list[str]:
+        namespaces = sorted({f.namespace for f in self.functions})
+        out = ["def _register():"]
+        out.append(
+            "    _def = {" + ", ".join(f"{ns!r}: Library({ns!r}, 'DEF')" for ns in namespaces) + "}"
+        )
+        out += self.defs
+        out.append("    _lib = {")
+        for k in sorted(self.impls):
+            ns, key = k.split(":")
+            out.append(f"        {k!r}: Library({ns!r}, 'IMPL', {key!r}),")
+        out.append("    }")
+        for k in sorted(self.impls):
+            out += self.impls[k]
+        out.append("    return [*_def.values(), *_lib.values()]")
+        return out
+
+
+def emit_registrations(parsed: ParsedNativeFunctions, source: str) -> str:
+    """The text of generated/registrations.py for a parsed yaml."""
+    emitter = _Emitter(parsed)
+    for f in emitter.functions:
+        emitter.function(f)
+    bodies = emitter.bodies()
     out = [_HEADER.format(source=source, imports=_imports()), "", "# -- kernel tables " + "-" * 62]
-    out += tables
+    out += emitter.tables
     out += ["", "", "# -- generated kernels " + "-" * 58, ""]
     out.append("\n\n\n".join(bodies))
-    out += ["", "", "def _register():"]
-    namespaces = sorted({f.namespace for f in functions})
-    out.append("    _def = {" + ", ".join(f"{ns!r}: Library({ns!r}, 'DEF')" for ns in namespaces) + "}")
-    out += defs
-    keys = sorted(impls)
-    out.append("    _lib = {")
-    for k in keys:
-        ns, key = k.split(":")
-        out.append(f"        {k!r}: Library({ns!r}, 'IMPL', {key!r}),")
-    out.append("    }")
-    for k in keys:
-        out += impls[k]
-    out.append("    return [*_def.values(), *_lib.values()]")
+    out += ["", ""]
+    out += emitter.register_function()
     out += ["", "", "LIBRARIES = _register()", ""]
     return "\n".join(out)

@@ -14,16 +14,16 @@ from tensordispatch.schema.native_model import NativeFunction
 from tensordispatch.schema.types import BaseType, ListType, OptionalType
 
 __all__ = [
-    "CodegenError",
-    "KERNEL_TABLES",
-    "STRUCTURED_KEYS",
-    "HIDDEN_FROM_PYTHON",
-    "NUMBERS_AS_TENSORS",
     "DUNDER_METHODS",
+    "HIDDEN_FROM_PYTHON",
+    "KERNEL_TABLES",
+    "NUMBERS_AS_TENSORS",
+    "STRUCTURED_KEYS",
+    "CodegenError",
     "ident",
-    "literal",
-    "kernel_params",
     "is_factory",
+    "kernel_params",
+    "literal",
 ]
 
 

@@ -114,7 +114,7 @@ def mean_out(pre: Any, self: Tensor, dim: Any, keepdim: bool, dtype: Any, out: T
 
 def _check_matmul_dtype(name: str, t: Tensor) -> None:
     if t.dtype is _dt.bool:
-        raise NotImplementedError(f'"{name}" not implemented for \'Bool\'')
+        raise NotImplementedError(f"\"{name}\" not implemented for 'Bool'")
 
 
 def mm_out(pre: Any, self: Tensor, mat2: Tensor, out: Tensor) -> None:
@@ -137,7 +137,11 @@ def addmm_out(
     if beta == 0:
         np.copyto(out._data, product, casting="unsafe")
         return
-    bias = self._data if beta == 1 else np.multiply(self._data, beta, dtype=product.dtype, casting="unsafe")
+    bias = (
+        self._data
+        if beta == 1
+        else np.multiply(self._data, beta, dtype=product.dtype, casting="unsafe")
+    )
     np.add(bias, product, out=out._data, casting="unsafe")
 
 
@@ -184,7 +188,7 @@ def channels_last_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
     """NHWC strides of a 4-d shape (torch's channels_last)."""
     if len(shape) != 4:
         raise RuntimeError("required rank 4 tensor to use channels_last format")
-    n, c, h, w = (max(s, 1) for s in shape)
+    _, c, h, w = (max(s, 1) for s in shape)
     return (h * w * c, 1, w * c, c)
 
 
@@ -200,7 +204,9 @@ def empty_cpu(
     dt = _dtype_device(dtype, layout, device)
     shape = check_size(size)
     if memory_format is None or memory_format is contiguous_format:
-        return Tensor._make(np.empty(shape, dt._numpy), shape, contiguous_strides(shape), 0, dt, CPU)
+        return Tensor._make(
+            np.empty(shape, dt._numpy), shape, contiguous_strides(shape), 0, dt, CPU
+        )
     if memory_format is channels_last:
         return empty_strided_cpu_array(shape, channels_last_strides(shape), dt)
     if memory_format is preserve_format:

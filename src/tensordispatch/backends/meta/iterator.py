@@ -18,7 +18,7 @@ from tensordispatch.tensor import dtypes as _dt
 from tensordispatch.tensor.dtypes import _result_type_of, can_cast, dtype
 from tensordispatch.tensor.tensor import is_non_overlapping_and_dense
 
-__all__ = ["Spec", "pointwise", "output_strides"]
+__all__ = ["Spec", "output_strides", "pointwise"]
 
 # A structured meta function's answer for one output: (shape, strides or None, dtype).
 # None strides mean contiguous. Plain tuples: they are built on every call.

@@ -23,7 +23,7 @@ from tensordispatch.backends.views import view
 from tensordispatch.tensor import dtypes as _dt
 from tensordispatch.tensor.tensor import Tensor
 
-__all__ = ["META_KERNELS", "dot_meta", "copy_meta_"]
+__all__ = ["META_KERNELS", "copy_meta_", "dot_meta"]
 
 
 def _dtype(dtype: Any, layout: Any) -> Any:

@@ -50,13 +50,13 @@ def _check_alpha(common: Any, alpha: Any) -> None:
         )
 
 
-def add_Tensor(outs: Any, self: Any, other: Any, alpha: Any = 1) -> MetaResult:  # noqa: N802
+def add_Tensor(outs: Any, self: Any, other: Any, alpha: Any = 1) -> MetaResult:
     specs, common = pointwise(outs, (self, other))
     _check_alpha(common, alpha)
     return specs, common
 
 
-def sub_Tensor(outs: Any, self: Any, other: Any, alpha: Any = 1) -> MetaResult:  # noqa: N802
+def sub_Tensor(outs: Any, self: Any, other: Any, alpha: Any = 1) -> MetaResult:
     if self.dtype is _dt.bool or other.dtype is _dt.bool:
         raise RuntimeError(
             "Subtraction, the `-` operator, with two bool tensors is not supported. Use the "
@@ -68,15 +68,15 @@ def sub_Tensor(outs: Any, self: Any, other: Any, alpha: Any = 1) -> MetaResult: 
     return add_Tensor(outs, self, other, alpha)
 
 
-def mul_Tensor(outs: Any, self: Any, other: Any) -> MetaResult:  # noqa: N802
+def mul_Tensor(outs: Any, self: Any, other: Any) -> MetaResult:
     return pointwise(outs, (self, other))
 
 
-def div_Tensor(outs: Any, self: Any, other: Any) -> MetaResult:  # noqa: N802
+def div_Tensor(outs: Any, self: Any, other: Any) -> MetaResult:
     return pointwise(outs, (self, other), int_to_float=True)
 
 
-def div_Tensor_mode(  # noqa: N802
+def div_Tensor_mode(
     outs: Any, self: Any, other: Any, rounding_mode: str | None = None
 ) -> MetaResult:
     if rounding_mode is None:
@@ -123,7 +123,9 @@ def reduction_dims(dim: Any, ndim: int) -> tuple[int, ...]:
     return tuple(seen)
 
 
-def reduction_shape(shape: tuple[int, ...], dims: tuple[int, ...], keepdim: bool) -> tuple[int, ...]:
+def reduction_shape(
+    shape: tuple[int, ...], dims: tuple[int, ...], keepdim: bool
+) -> tuple[int, ...]:
     """The shape after reducing ``dims`` (kept as size 1 with ``keepdim``)."""
     if keepdim:
         return tuple(1 if i in dims else s for i, s in enumerate(shape))
@@ -137,7 +139,7 @@ def _reduce(outs: Any, self: Any, dim: Any, keepdim: bool, out_dtype: Any) -> Me
     return ((reduction_shape(self._shape, dims, keepdim), None, out_dtype),), dims
 
 
-def sum_dim_IntList(  # noqa: N802
+def sum_dim_IntList(
     outs: Any, self: Any, dim: Any, keepdim: bool = False, dtype: Any = None
 ) -> MetaResult:
     out_dtype = dtype
@@ -185,9 +187,7 @@ def mm(outs: Any, self: Any, mat2: Any) -> MetaResult:
     return (((self._shape[0], mat2._shape[1]), None, self.dtype),), None
 
 
-def addmm(
-    outs: Any, self: Any, mat1: Any, mat2: Any, beta: Any = 1, alpha: Any = 1
-) -> MetaResult:
+def addmm(outs: Any, self: Any, mat1: Any, mat2: Any, beta: Any = 1, alpha: Any = 1) -> MetaResult:
     if mat1.dim() != 2:
         raise RuntimeError(f"mat1 must be a matrix, got {mat1.dim()}-D tensor")
     if mat2.dim() != 2:
