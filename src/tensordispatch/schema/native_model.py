@@ -283,17 +283,16 @@ class NativeFunction:
         if "rand" in name:
             return True
         func = self.func
-        # The schema text contains every argument name and type: when it lacks "dropout" and
-        # "Generator", the exact checks below cannot succeed (most functions stop here).
-        text = str(func)
+        # One join instead of a generator per argument; no name contains a space, so the
+        # joined text has "dropout" exactly when some argument name does.
+        arg_names = " ".join([a.name for a in func.arguments])
         if (
-            "dropout" in text
-            and ("dropout" in name or any("dropout" in a.name for a in func.arguments))
+            ("dropout" in name or "dropout" in arg_names)
             and "backward" not in name
             and str(func.name.name) != "_cudnn_init_dropout_state"
         ):
             return True
-        return "Generator" in text and func.has_generator_arg()
+        return func.has_generator_arg()
 
     def signature(self) -> FunctionSchema:
         """`func.signature()`, computed once per function."""
