@@ -81,7 +81,7 @@ from tensordispatch.dispatch.op_overload import OpOverload, OpOverloadPacket, op
 from tensordispatch.dispatch.dispatcher import DISPATCHER, RegistrationHandle
 from tensordispatch.dispatch.library import Library
 from tensordispatch.dispatch import fallbacks as _fallbacks  # installs the global fallbacks
-from tensordispatch.dispatch.fallbacks import global_fallback_handle
+from tensordispatch.dispatch.fallbacks import global_fallback_handle, restore_global_fallback
 from tensordispatch.dispatch.introspection import (
     check_invariants,
     dump,
@@ -166,6 +166,7 @@ __all__ = [
     "local_state",
     "ops_namespace",
     "parse_dispatch_key",
+    "restore_global_fallback",
     "runtime_key",
     "slot_of",
     "tls_is_pristine",

@@ -147,10 +147,10 @@ class Dispatcher:
         """The entry if it has a schema, else torch's schema-lookup error (spec 9.6)."""
         entry = self.find(qualified, overload)
         if entry is None:
-            raise SchemaNotFoundError(f"Could not find schema for {qualified}.{overload}.")
+            raise SchemaNotFoundError(f"Could not find schema for {qualified}.{overload}")
         if entry.schema is None:
             raise SchemaNotFoundError(
-                f"Could not find schema for {qualified}.{overload}. but we found an "
+                f"Could not find schema for {qualified}.{overload} but we found an "
                 "implementation; did you forget to def() the operator?"
             )
         return entry

@@ -51,6 +51,7 @@ from tensordispatch.dispatch.library import Library
 
 __all__ = [
     "global_fallback_handle",
+    "restore_global_fallback",
     "python_fallback_kernel",
     "python_tls_snapshot_fallback",
 ]
@@ -138,11 +139,13 @@ def _debug(fn: Callable[..., Any]) -> str:
 
 _LIBRARY = Library("_", "IMPL")
 _HANDLES: dict[DispatchKey, RegistrationHandle] = {}
+_KERNELS: dict[DispatchKey, KernelFunction] = {}
 
 
 def _install(key: DispatchKey, kernel: KernelFunction) -> None:
     _LIBRARY._register_internal_fallback(key, kernel)
     _HANDLES[key] = _LIBRARY.handles[-1]
+    _KERNELS[key] = kernel
 
 
 def _install_all() -> None:
@@ -170,6 +173,19 @@ def global_fallback_handle(key: DispatchKey) -> RegistrationHandle:
     >>> global_fallback_handle(DispatchKey.AutogradCPU)
     <RegistrationHandle fallback AutogradCPU (live)>
     """
+    return _HANDLES[key]
+
+
+def restore_global_fallback(key: DispatchKey) -> RegistrationHandle:
+    """Re-install the import-time global fallback of ``key`` after its handle was removed
+    (the slot must be free again); returns the new handle.
+
+    >>> restore_global_fallback(DispatchKey.AutogradCPU)  # still installed: nothing to do
+    <RegistrationHandle fallback AutogradCPU (live)>
+    """
+    if not _HANDLES[key].removed:
+        return _HANDLES[key]
+    _install(key, _KERNELS[key])
     return _HANDLES[key]
 
 

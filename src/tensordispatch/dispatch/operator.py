@@ -373,7 +373,7 @@ _CACHE_LIMIT = 1024
 def _no_schema_entry(name: str) -> Callable[..., Any]:
     def call(*args: object, **kwargs: object) -> Any:
         raise SchemaNotFoundError(
-            f"Could not find schema for {name}. but we found an implementation; did you "
+            f"Could not find schema for {name} but we found an implementation; did you "
             "forget to def() the operator?"
         )
 
@@ -405,7 +405,7 @@ class OperatorEntry:
         self.overload_object = self.op_class(self)
         self.boxer: Callable[..., Callable[..., Any]] = _no_schema_boxer(self)
         self.state: _TableState | None = None
-        self._install_entry(_no_schema_entry(self.qualified_overload_name))
+        self._install_entry(_no_schema_entry(f"{self.qualified_name}.{self.overload}"))
 
     @property
     def qualified_overload_name(self) -> str:
@@ -440,7 +440,7 @@ class OperatorEntry:
         self.schema, self.schema_debug, self.alias_analysis, self.tags = None, "", "", ()
         self.facts = None
         self.boxer = _no_schema_boxer(self)
-        self._install_entry(_no_schema_entry(self.qualified_overload_name))
+        self._install_entry(_no_schema_entry(f"{self.qualified_name}.{self.overload}"))
 
     def refresh(self, fallbacks: list[KernelFunction | None]) -> None:
         """Recompute the whole table and publish new caches (Notes [The table is never
@@ -543,6 +543,6 @@ class OperatorEntry:
 
 def _no_schema_boxer(entry: OperatorEntry) -> Callable[..., Callable[..., Any]]:
     def boxer(fn: Callable[..., Any], op: Any, ks: Any) -> Callable[..., Any]:
-        return _no_schema_entry(entry.qualified_overload_name)
+        return _no_schema_entry(f"{entry.qualified_name}.{entry.overload}")
 
     return boxer
