@@ -25,7 +25,7 @@ import torchgen
 import torchgen.gen as tg
 
 import tensordispatch.schema as td_schema
-from tensordispatch.schema import load_native_functions, native_model, native_parse
+from tensordispatch.schema import load_native_functions, native_model, native_parse, native_yaml
 
 NATIVE = os.path.join(os.path.dirname(torchgen.__file__), "packaged", "ATen", "native")
 YAML = os.path.join(NATIVE, "native_functions.yaml")
@@ -42,7 +42,9 @@ def clear_tensordispatch_caches() -> int:
     """Clear every functools cache of the tensordispatch.schema modules; return how many."""
     native_model._TYPE_TEXTS.clear()  # the type -> text memo of the signature keys
     native_parse._METADATA.clear()  # shared BackendMetadata objects
-    cleared = 2
+    native_parse._VARIANTS_CACHE.clear()  # parsed `variants:` values
+    native_yaml._ENTRY_KEY_OK.clear()  # verdicts on entry keys
+    cleared = 4
     for name, module in list(sys.modules.items()):
         if module is None or not name.startswith(td_schema.__name__):
             continue
