@@ -15,6 +15,7 @@ import contextlib
 import itertools
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -110,6 +111,12 @@ def _valid_outcomes(op: Op, probes: dict[str, int]) -> tuple[dict[str, set[str]]
     return outcomes, tables
 
 
+def _spin(n: int = 2000) -> None:
+    """Pure-bytecode busy work, during which the interpreter may switch threads."""
+    for _ in range(n):
+        pass
+
+
 @contextlib.contextmanager
 def _tiny_switch_interval() -> Iterator[None]:
     old = sys.getswitchinterval()
@@ -156,41 +163,65 @@ def test_every_call_sees_a_consistent_table(op: Op) -> None:
     valid, tables = _valid_outcomes(op, probes)
     assert valid["CPU"] >= {"ran cpu", "ran agc"}  # the toggles are visible to calls
     bad: list[str] = []
-    stop = threading.Event()
+    seen: set[tuple[str, str]] = set()
+    registrars_left = [len(TOGGLES)]
+    rounds = [0]  # full rounds of probe calls completed, over all dispatchers
+    lock = threading.Lock()
+    dispatchers = 3
+
+    def running() -> bool:
+        return registrars_left[0] > 0
 
     def dispatcher() -> None:
-        for _ in range(400):
+        n = 0
+        while running() or n < 200:
+            n += 1
             for name, raw in probes.items():
                 got = op.call(raw)
+                seen.add((name, got))
                 if got not in valid[name]:
                     bad.append(f"{name}: {got} not in {sorted(valid[name])}")
+            with lock:
+                rounds[0] += 1
+
+    def overlap() -> None:
+        # Wait (bounded) until some dispatcher ran a whole round that started after our
+        # registration went live: with `dispatchers` rounds in flight, that takes one more.
+        with lock:
+            target = rounds[0] + dispatchers + 1
+        deadline = time.monotonic() + 2.0
+        while rounds[0] < target and time.monotonic() < deadline:
+            _spin(200)
 
     def reader() -> None:
-        while not stop.is_set():
+        while running():
             table = op.table()
             if table not in tables:
                 bad.append(f"torn dump_table:\n{table}")
 
     def registrar(toggle: tuple[str, str, str]) -> Callable[[], None]:
         def run() -> None:
-            for i in range(60):
-                lib, handle = op.register(toggle)
-                if i % 2:
-                    handle.remove()
-                lib._destroy()
+            try:
+                for i in range(60):
+                    lib, handle = op.register(toggle)
+                    if i % 10 == 0:
+                        overlap()  # guarantees calls really saw this state
+                    if i % 2:
+                        handle.remove()
+                    lib._destroy()
+            finally:
+                with lock:
+                    registrars_left[0] -= 1
 
         return run
 
-    def dispatchers_then_stop() -> None:
-        dispatcher()
-        stop.set()
-
     errors = _run_threads(
-        [dispatcher, dispatcher, dispatchers_then_stop, reader]
-        + [registrar(t) for t in TOGGLES]
+        [dispatcher] * dispatchers + [reader] + [registrar(t) for t in TOGGLES]
     )
     assert errors == []
     assert bad == []
+    # the threads really interleaved: calls saw registrations made by other threads
+    assert ("CPU", "ran agc") in seen
     assert op.call(probes["CPU"]) == "ran cpu"  # every toggle undone
 
 

@@ -2,8 +2,9 @@
 
 torch side: real tensors (CPU, Meta, sparse, quantized, nested, MKLDNN) and CPU tensors with
 XLA / CUDA / MTIA included in TLS; our side: a stand-in carrying torch's raw key-set word for
-the same input. Each kernel records its name. States where torch's stored table is stale
-(spec 5.6) are skipped on torch's side: torch calls read the stale slot there.
+the same input. Each kernel records its name. torch calls read its stored table, which goes
+stale in some orders (spec 5.6), so torch's side of every comparison is a fresh replay of
+the live registrations in an order that keeps it exact (``harness.canonical_order``).
 """
 
 from __future__ import annotations
