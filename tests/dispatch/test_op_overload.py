@@ -1,0 +1,105 @@
+"""OpOverload / OpOverloadPacket / ops namespaces: names, resolution, redispatch."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import torch
+from dispatch_oracle import fresh
+
+import tensordispatch.ops as ops
+from tensordispatch.dispatch import BackendComponent, OpOverload, OpOverloadPacket
+from tensordispatch.dispatch import backend_tensor_keyset
+from tensordispatch.library import Library
+
+
+class T:
+    __slots__ = ("_key_set",)
+
+    def __init__(self) -> None:
+        self._key_set = backend_tensor_keyset(BackendComponent.CPUBit).raw
+
+
+@pytest.fixture
+def lib() -> Iterator[Library]:
+    lib = Library(fresh("opo"), "DEF")
+    yield lib
+    lib._destroy()
+
+
+def test_names_and_reprs_match_torch(lib: Library) -> None:
+    lib.define("f.Tensor(Tensor x) -> Tensor")
+    ns = fresh("topo")
+    tlib = torch.library.Library(ns, "DEF")
+    tlib.define("f.Tensor(Tensor x) -> Tensor")
+    theirs = getattr(torch.ops, ns).f.Tensor
+    ours = getattr(ops, lib.ns).f.Tensor
+    for attr in (repr, str, lambda o: o.name(), lambda o: o.__name__, lambda o: o._overloadname,
+                 lambda o: o.namespace, lambda o: o._opname, lambda o: str(o._schema),
+                 lambda o: repr(o.overloadpacket), lambda o: str(o.overloadpacket)):
+        assert attr(ours).replace(lib.ns, "NS") == attr(theirs).replace(ns, "NS")
+    tlib._destroy()
+
+
+def test_ops_attributes_are_opoverloads_and_packets(lib: Library) -> None:
+    lib.define("f(Tensor x) -> Tensor")
+    packet = getattr(ops, lib.ns).f
+    assert isinstance(packet, OpOverloadPacket)
+    assert isinstance(packet.default, OpOverload)
+    assert packet.default is getattr(ops, lib.ns).f.default
+    assert packet.overloads() == ["default"]
+
+
+def test_missing_overload_is_attribute_error(lib: Library) -> None:
+    lib.define("f(Tensor x) -> Tensor")
+    with pytest.raises(AttributeError) as info:
+        getattr(ops, lib.ns).f.nope
+    assert str(info.value) == f"The underlying op of '{lib.ns}.f' has no overload name 'nope'"
+
+
+def test_packet_resolves_the_overload_by_arguments(lib: Library) -> None:
+    lib.define("f.Tensor(Tensor x, Tensor y) -> Tensor")
+    lib.define("f.Scalar(Tensor x, Scalar y) -> Tensor")
+    lib.define("f.int(int a, int b) -> int")
+    lib.impl("f.Tensor", lambda x, y: "Tensor", "CPU")
+    lib.impl("f.Scalar", lambda x, y: "Scalar", "CPU")
+    lib.impl("f.int", lambda a, b: "int", "CompositeExplicitAutograd")
+    f = getattr(ops, lib.ns).f
+    assert f(T(), T()) == "Tensor"
+    assert f(T(), 2.5) == "Scalar"
+    assert f(1, 2) == "int"
+    assert f.overloads() == ["Tensor", "Scalar", "int"]
+
+
+def test_call_without_schema_reports_the_missing_def() -> None:
+    ns = fresh("nodef")
+    lib = Library(ns, "FRAGMENT")
+    lib.impl("bar", lambda x: x, "CPU")
+    with pytest.raises(AttributeError):
+        getattr(ops, ns).bar
+    lib._destroy()
+
+
+def test_redispatch_with_raw_word_and_keyset(lib: Library) -> None:
+    from tensordispatch.dispatch import DispatchKey, DispatchKeySet
+
+    lib.define("f(Tensor x) -> Tensor")
+    lib.impl("f", lambda x: "cpu", "CPU")
+    f = getattr(ops, lib.ns).f.default
+    ks = DispatchKeySet(DispatchKey.CPU)
+    assert f.redispatch(ks, T()) == "cpu"
+    assert f.redispatch(ks.raw, T()) == "cpu"
+
+
+def test_generic_entry_for_keyword_argument_names(lib: Library) -> None:
+    lib.define("r(Tensor self, int from, int? to=None) -> Tensor")
+    seen: list[Any] = []
+    lib.impl("r", lambda *a, **k: seen.append((len(a), k)) or "ok", "CPU")
+    r = getattr(ops, lib.ns).r.default
+    assert r(T(), 1) == "ok"
+    assert r(T(), **{"from": 2, "to": 3}) == "ok"
+    assert seen == [(2, {}), (1, {"from": 2, "to": 3})]
+    assert r._call_boxed([T(), 4, None]) == "ok"
+    assert seen[-1] == (2, {})
