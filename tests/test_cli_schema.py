@@ -117,3 +117,22 @@ def test_missing_file_is_an_error_not_a_traceback(
 def test_schema_without_subcommand_prints_usage(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["schema"]) == 2
     assert "check" in capsys.readouterr().err
+
+
+def test_missing_tags_file_is_an_error_not_a_traceback(
+    tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = tmp_path / "tags.yaml"
+    assert main(["schema", "check", "--tags", str(missing)]) == 1
+    assert capsys.readouterr().err.startswith(f"{missing}:1: cannot read the file: [Errno 2]")
+
+
+def test_bad_tags_file_reports_its_own_line(
+    tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    tags = tmp_path / "tags.yaml"
+    tags.write_text("- tag: core\n  desc: Core ops\n- tag: odd\n")
+    assert main(["schema", "check", "--tags", str(tags)]) == 1
+    assert capsys.readouterr().err.splitlines()[0] == (
+        f"{tags}:3: odd: Tag 'odd' must have a non-empty description"
+    )

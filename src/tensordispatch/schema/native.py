@@ -254,6 +254,14 @@ def get_grouped_by_view_native_functions(
     return grouped
 
 
+def _read(path: str) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        message = f"cannot read the file: {err}"
+        raise NativeFunctionsError([NativeIssue(path, 1, "", message)]) from None
+
+
 def load_native_functions(
     path: str | os.PathLike[str] | None = None,
     *,
@@ -271,16 +279,11 @@ def load_native_functions(
     >>> parsed.entries > 0 and all(f.namespace == "aten" for f in parsed.native_functions)
     True
     """
-    file = Path(path) if path is not None else DEFAULT_NATIVE_FUNCTIONS_PATH
-    shown = str(path) if path is not None else str(file)
-    try:
-        text = file.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as err:
-        message = f"cannot read the file: {err}"
-        raise NativeFunctionsError([NativeIssue(shown, 1, "", message)]) from None
+    shown = str(path) if path is not None else str(DEFAULT_NATIVE_FUNCTIONS_PATH)
+    text = _read(shown)
     tags: Iterable[str]
     if tags_path is not None:
-        tags = parse_tags_yaml(Path(tags_path).read_text(encoding="utf-8"), str(tags_path))
+        tags = parse_tags_yaml(_read(str(tags_path)), str(tags_path))
     else:
         tags = DEFAULT_VALID_TAGS if valid_tags is None else valid_tags
     return parse_native_functions(text, shown, valid_tags=tags, ignore_keys=ignore_keys,
