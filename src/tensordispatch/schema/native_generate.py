@@ -67,13 +67,22 @@ def _out_overload(overload: str) -> str:
     return f"{overload}_out" if overload else "out"
 
 
-def _with_out(func: FunctionSchema, base: tuple[Argument, ...], outs: list[Argument],
-              returns: tuple[Return, ...], name: OperatorName) -> FunctionSchema:  # fmt: skip
+def _with_out(
+    name: OperatorName,
+    base: tuple[Argument, ...],
+    outs: list[Argument],
+    returns: tuple[Return, ...],
+) -> FunctionSchema:
     return FunctionSchema(name=name, arguments=base + tuple(outs), returns=returns)
 
 
 def self_to_out_signature(func: FunctionSchema) -> FunctionSchema:
-    """`foo_(Tensor(a!) self, ...)` -> `foo.out(Tensor self, ..., *, Tensor(a!) out)`."""
+    """`foo_(Tensor(a!) self, ...)` -> `foo.out(Tensor self, ..., *, Tensor(a!) out)`.
+
+    >>> from tensordispatch.schema import parse_schema
+    >>> str(self_to_out_signature(parse_schema("zero_(Tensor(a!) self) -> Tensor(a!)")))
+    'zero.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'
+    """
     self_arg = func.self_arg
     if self_arg is None:  # cannot happen: an inplace schema has a written self (checked at parse)
         raise SchemaError("an inplace schema needs a self argument", str(func))
@@ -83,7 +92,7 @@ def self_to_out_signature(func: FunctionSchema) -> FunctionSchema:
     )
     out = Argument("out", self_arg.type, None, True, self_arg.alias_info)
     name = func.name.remove_inplace().with_overload(_out_overload(func.name.overload_name))
-    return _with_out(func, args, [out], func.returns, name)
+    return _with_out(name, args, [out], func.returns)
 
 
 def _out_args(func: FunctionSchema) -> tuple[list[Return], list[Argument]]:
@@ -97,6 +106,10 @@ def _out_args(func: FunctionSchema) -> tuple[list[Return], list[Argument]]:
         if not r.type.is_tensor_like():
             returns.append(r)
             continue
+        if i >= len(letters):
+            raise SchemaError(
+                "too many returns to give each out= argument an alias letter", str(func)
+            )
         info = AliasInfo((letters[i],), (), True)
         name = "out" if len(func.returns) == 1 else f"out{i}"
         outs.append(Argument(name, r.type, None, True, info))
@@ -106,22 +119,37 @@ def _out_args(func: FunctionSchema) -> tuple[list[Return], list[Argument]]:
 
 
 def functional_to_out_signature(func: FunctionSchema) -> FunctionSchema:
-    """`foo(...) -> Tensor` -> `foo.out(..., *, Tensor(a!) out) -> Tensor(a!)`."""
+    """`foo(...) -> Tensor` -> `foo.out(..., *, Tensor(a!) out) -> Tensor(a!)`.
+
+    >>> from tensordispatch.schema import parse_schema
+    >>> str(functional_to_out_signature(parse_schema("op_2() -> (Tensor, Tensor)")))
+    'op_2.out(*, Tensor(a!) out0, Tensor(b!) out1) -> (Tensor(a!), Tensor(b!))'
+    """
     returns, outs = _out_args(func)
     sig = func.signature()
     name = func.name.with_overload(_out_overload(func.name.overload_name))
-    return _with_out(func, sig.arguments, outs, tuple(returns), name)
+    return _with_out(name, sig.arguments, outs, tuple(returns))
 
 
 def mutable_to_out_signature(func: FunctionSchema) -> FunctionSchema:
-    """A mutable op keeps its (written) positionals and gains outs for its returns."""
+    """A mutable op keeps its (written) positionals and gains outs for its returns.
+
+    >>> from tensordispatch.schema import parse_schema
+    >>> str(mutable_to_out_signature(parse_schema("f(Tensor self, Tensor(a!) s) -> Tensor")))
+    'f.out(Tensor self, Tensor(a!) s, *, Tensor(b!) out) -> Tensor(b!)'
+    """
     returns, outs = _out_args(func)
     name = func.name.remove_inplace().with_overload(_out_overload(func.name.overload_name))
-    return _with_out(func, func.arguments, outs, tuple(returns), name)
+    return _with_out(name, func.arguments, outs, tuple(returns))
 
 
 def to_functional_signature(func: FunctionSchema) -> FunctionSchema:
-    """Written inputs become returns; a mutable op's functional twin is named `*_functional`."""
+    """Written inputs become returns; a mutable op's functional twin is named `*_functional`.
+
+    >>> from tensordispatch.schema import parse_schema
+    >>> str(to_functional_signature(parse_schema("f(Tensor self, Tensor(a!) s) -> Tensor")))
+    'f_functional(Tensor self, Tensor s) -> (Tensor, Tensor s_out)'
+    """
     sig = func.signature(keep_return_names=True)
     base = BaseOperatorName(
         base=func.name.name.base,
