@@ -332,12 +332,8 @@ class NativeFunction:
         found = self._is_view
         if found is None:
             func = self.func
-            name = str(func.name)
-            found = (
-                func.is_view
-                or "inplace_view" in self.tags
-                and name != "resize_"
-                and name != "resize_as_"
+            found = func.is_view or (
+                "inplace_view" in self.tags and str(func.name) not in ("resize_", "resize_as_")
             )
             object.__setattr__(self, "_is_view", found)
         return found
