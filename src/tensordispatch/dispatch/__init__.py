@@ -11,6 +11,34 @@ Imports only ``tensordispatch.schema`` from other layers.
 
 from __future__ import annotations
 
+from tensordispatch.dispatch import fallbacks as fallbacks  # installs the global fallbacks
+from tensordispatch.dispatch.dispatcher import DISPATCHER, RegistrationHandle
+from tensordispatch.dispatch.errors import (
+    AmbiguousAutogradOtherError,
+    ArgumentTypeError,
+    DuplicateRegistrationError,
+    FallthroughExecutedError,
+    KernelSignatureError,
+    LibraryError,
+    LibraryKindError,
+    MetaKernelMissingError,
+    MissingKernelError,
+    NoTensorArgumentsError,
+    SchemaNotFoundError,
+)
+from tensordispatch.dispatch.fallbacks import global_fallback_handle, restore_global_fallback
+from tensordispatch.dispatch.introspection import (
+    check_invariants,
+    dump,
+    dump_table,
+    find_dangling_impls,
+    has_backend_fallback,
+    has_computed_kernel_for_dispatch_key,
+    has_kernel,
+    has_kernel_for_dispatch_key,
+    kernel_for_dispatch_key_is_fallthrough,
+)
+from tensordispatch.dispatch.kernel import KernelFunction, KernelKind, fallthrough_kernel
 from tensordispatch.dispatch.keys import (
     ALIAS_KEYS,
     NUM_RUNTIME_ENTRIES,
@@ -51,6 +79,8 @@ from tensordispatch.dispatch.keyset import (
     backend_tensor_keyset,
     full_after,
 )
+from tensordispatch.dispatch.library import Library
+from tensordispatch.dispatch.op_overload import OpOverload, OpOverloadPacket, ops_namespace
 from tensordispatch.dispatch.tls import (
     ExcludeDispatchKeyGuard,
     ForceDispatchKeyGuard,
@@ -62,36 +92,6 @@ from tensordispatch.dispatch.tls import (
     tls_is_pristine,
     tls_local_exclude_set,
     tls_local_include_set,
-)
-from tensordispatch.dispatch.errors import (
-    AmbiguousAutogradOtherError,
-    ArgumentTypeError,
-    DuplicateRegistrationError,
-    FallthroughExecutedError,
-    KernelSignatureError,
-    LibraryError,
-    LibraryKindError,
-    MetaKernelMissingError,
-    MissingKernelError,
-    NoTensorArgumentsError,
-    SchemaNotFoundError,
-)
-from tensordispatch.dispatch.kernel import KernelFunction, KernelKind, fallthrough_kernel
-from tensordispatch.dispatch.op_overload import OpOverload, OpOverloadPacket, ops_namespace
-from tensordispatch.dispatch.dispatcher import DISPATCHER, RegistrationHandle
-from tensordispatch.dispatch.library import Library
-from tensordispatch.dispatch import fallbacks as _fallbacks  # installs the global fallbacks
-from tensordispatch.dispatch.fallbacks import global_fallback_handle, restore_global_fallback
-from tensordispatch.dispatch.introspection import (
-    check_invariants,
-    dump,
-    dump_table,
-    find_dangling_impls,
-    has_backend_fallback,
-    has_computed_kernel_for_dispatch_key,
-    has_kernel,
-    has_kernel_for_dispatch_key,
-    kernel_for_dispatch_key_is_fallthrough,
 )
 
 __all__ = [

@@ -66,7 +66,7 @@ class RegistrationHandle:
     >>> lib._destroy()
     """
 
-    __slots__ = ("_undo", "removed", "description")
+    __slots__ = ("_undo", "description", "removed")
 
     def __init__(self, undo: Callable[[], None], description: str) -> None:
         self._undo = undo
@@ -95,7 +95,9 @@ def kernel_site(fn: Callable[..., Any]) -> str:
     return f"{name} at {code.co_filename}:{code.co_firstlineno}"
 
 
-def _signature_problem(fn: Callable[..., Any], facts: CallingFacts, with_keyset: bool) -> str | None:
+def _signature_problem(
+    fn: Callable[..., Any], facts: CallingFacts, with_keyset: bool
+) -> str | None:
     """Why ``fn`` cannot take the schema's arguments (None if it can, or if uninspectable)."""
     try:
         sig = inspect.signature(fn)
@@ -107,9 +109,11 @@ def _signature_problem(fn: Callable[..., Any], facts: CallingFacts, with_keyset:
     required = [n for i, n in enumerate(facts.names) if facts.defaults[i] is NO_DEFAULT]
     for label, p, k in (
         ("all arguments", pos, kw),
-        ("only the arguments without defaults", [n for n in pos if n in required], [
-            n for n in kw if n in required
-        ]),
+        (
+            "only the arguments without defaults",
+            [n for n in pos if n in required],
+            [n for n in kw if n in required],
+        ),
     ):
         try:
             sig.bind(*(lead + p), **{n: None for n in k})
@@ -223,7 +227,7 @@ class Dispatcher:
                 )
             if existing is not None:
                 facts = CallingFacts.of(schema)
-                for key, kernels in existing.kernels.items():
+                for kernels in existing.kernels.values():
                     for k in kernels:
                         self._check_signature(schema, debug, facts, k)
             entry = self._entry(qualified, overload)
@@ -261,8 +265,10 @@ class Dispatcher:
                     f"  kernel: {kernel_site(k.fn)}",
                     f"    {k.debug}",
                     f"  reason: {problem}",
-                    "Make the kernel accept the schema's arguments (positional ones by "
-                    "position, keyword-only ones by name), or take *args, **kwargs.",
+                    (
+                        "Make the kernel accept the schema's arguments (positional ones by "
+                        "position, keyword-only ones by name), or take *args, **kwargs."
+                    ),
                 ]
             )
         )
@@ -308,10 +314,11 @@ class Dispatcher:
         warnings.warn(
             "\n".join(
                 [
-                    "Warning only once for all operators,  other operators may also be "
-                    "overridden.",
-                    "  Overriding a previously registered kernel for the same operator and "
-                    "the same dispatch key",
+                    "Warning only once for all operators,  other operators may also be overridden.",
+                    (
+                        "  Overriding a previously registered kernel for the same operator "
+                        "and the same dispatch key"
+                    ),
                     f"  operator: {op}",
                     f"    {debug}",
                     f"  dispatch key: {key_name(key)}",

@@ -50,15 +50,19 @@ class AmbiguousAutogradOtherError(RuntimeError):
         super().__init__(
             "\n".join(
                 [
-                    f"{op} has kernels registered to both CompositeImplicitAutograd and a "
-                    "backend mapped to AutogradOther. This makes the backend kernel "
-                    "unreachable; the dispatcher will always prefer the "
-                    "CompositeImplicitAutograd lowering (see Note [Ambiguity in "
-                    "AutogradOther kernel]). If you want to override "
-                    "CompositeImplicitAutograd, register a kernel for AutogradOther itself "
-                    "on this operator.",
-                    "If you only want to run inference, exclude the autograd keys (e.g. "
-                    "with tensordispatch.dispatch._AutoDispatchBelowAutograd()).",
+                    (
+                        f"{op} has kernels registered to both CompositeImplicitAutograd and a "
+                        "backend mapped to AutogradOther. This makes the backend kernel "
+                        "unreachable; the dispatcher will always prefer the "
+                        "CompositeImplicitAutograd lowering (see Note [Ambiguity in "
+                        "AutogradOther kernel]). If you want to override "
+                        "CompositeImplicitAutograd, register a kernel for AutogradOther itself "
+                        "on this operator."
+                    ),
+                    (
+                        "If you only want to run inference, exclude the autograd keys (e.g. "
+                        "with tensordispatch.dispatch._AutoDispatchBelowAutograd())."
+                    ),
                     "Canonical state",
                     "~~~~~~~~~~~",
                     dump,
@@ -122,10 +126,7 @@ def _key_list(keys: list[str]) -> str:
 
 def _split_sentence(op: str, available: list[str], own: list[str]) -> str:
     if not own:
-        return (
-            f"None of these are kernels of '{op}' itself: all are global backend "
-            "fallbacks."
-        )
+        return f"None of these are kernels of '{op}' itself: all are global backend fallbacks."
     return (
         f"Of these, '{op}' has kernels of its own for: {_key_list(own)}; the others are "
         "served only by global backend fallbacks."

@@ -51,9 +51,9 @@ from tensordispatch.dispatch.library import Library
 
 __all__ = [
     "global_fallback_handle",
-    "restore_global_fallback",
     "python_fallback_kernel",
     "python_tls_snapshot_fallback",
+    "restore_global_fallback",
 ]
 
 _K = DispatchKey
@@ -158,8 +158,10 @@ def _install_all() -> None:
         fn = _autograd_fallback
         _install(key, KernelFunction(fn, KernelKind.RAW_KEYSET, _debug(fn), AFTER_AUTOGRAD_RAW))
     _install(_K.Meta, KernelFunction(_meta_fallback, KernelKind.FALLBACK, _debug(_meta_fallback)))
-    for key, fn in ((_K.Python, python_fallback_kernel),
-                    (_K.PythonTLSSnapshot, python_tls_snapshot_fallback)):
+    for key, fn in (
+        (_K.Python, python_fallback_kernel),
+        (_K.PythonTLSSnapshot, python_tls_snapshot_fallback),
+    ):
         _install(key, KernelFunction(fn, KernelKind.RAW_KEYSET, _debug(fn)))
     for key in REDISPATCH_KEYS:
         fn = _redispatch_below(key)

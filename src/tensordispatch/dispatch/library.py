@@ -34,7 +34,11 @@ from tensordispatch.schema.model import OperatorName
 __all__ = ["Library", "define", "fallthrough_kernel", "impl", "registration_site"]
 
 _RESERVED_NAMESPACES = ("prim",)
-_BLOCK = {"DEF": "TORCH_LIBRARY", "FRAGMENT": "TORCH_LIBRARY_FRAGMENT", "IMPL": "TORCH_LIBRARY_IMPL"}
+_BLOCK = {
+    "DEF": "TORCH_LIBRARY",
+    "FRAGMENT": "TORCH_LIBRARY_FRAGMENT",
+    "IMPL": "TORCH_LIBRARY_IMPL",
+}
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _TOP_LIBRARY = os.path.join(os.path.dirname(_HERE), "library.py")
 _DEVICE_KEYS = {
@@ -171,7 +175,7 @@ class Library:
         if isinstance(op_name, OpOverload):
             return op_name._entry.qualified_name, op_name._entry.overload
         if not isinstance(op_name, str):
-            raise RuntimeError(
+            raise RuntimeError(  # noqa: TRY004 - torch raises RuntimeError here
                 "impl should be passed either a name or an OpOverload object as the first "
                 f"argument, got {type(op_name)}"
             )
@@ -214,7 +218,9 @@ class Library:
         ``with_keyset=True`` passes the key set first; ``boxed=True`` (internal) registers a
         boxed kernel ``fn(op, keyset, stack)``. Returns the registration's handle."""
         if not callable(fn):
-            raise TypeError(f"Input function is required to be a callable but found type {type(fn)}")
+            raise TypeError(
+                f"Input function is required to be a callable but found type {type(fn)}"
+            )
         qualified, overload = self._resolve_name(op_name)
         key = self._resolve_key(op_name, dispatch_key)
         self._check_live()
@@ -302,7 +308,9 @@ def _keys_of(types: str | Sequence[str]) -> list[str]:
     return keys
 
 
-def impl(qualname: Any, types: Any, func: Callable[..., Any] | None = None, *, lib: Any = None) -> Any:
+def impl(
+    qualname: Any, types: Any, func: Callable[..., Any] | None = None, *, lib: Any = None
+) -> Any:
     """torch.library.impl: register ``func`` for device types / keys, or decorate.
 
     ``impl(lib, "name", "CPU")`` (the legacy form) returns a decorator too.

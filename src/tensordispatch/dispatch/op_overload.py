@@ -23,6 +23,7 @@ from tensordispatch.schema.model import FunctionSchema
 from tensordispatch.schema.types import BaseType, ListType, OptionalType, Type
 
 if TYPE_CHECKING:
+    from tensordispatch.dispatch.dispatcher import Dispatcher
     from tensordispatch.dispatch.operator import OperatorEntry
 
 __all__ = ["OpNamespace", "OpOverload", "OpOverloadPacket", "make_overload_class"]
@@ -80,7 +81,7 @@ class OpOverload:
         return self._entry.overload or "default"
 
     @property
-    def __name__(self) -> str:  # type: ignore[override]
+    def __name__(self) -> str:
         return f"{self._opname}.{self._overloadname}"
 
     @property
@@ -125,7 +126,9 @@ class OpOverload:
         return self._entry.entry_function(*args, **kwargs)
 
     def __repr__(self) -> str:
-        return f"<OpOverload(op='{self.namespace}.{self._opname}', overload='{self._overloadname}')>"
+        return (
+            f"<OpOverload(op='{self.namespace}.{self._opname}', overload='{self._overloadname}')>"
+        )
 
     def __str__(self) -> str:
         return f"{self.namespace}.{self._opname}.{self._overloadname}"
@@ -142,7 +145,7 @@ def make_overload_class(entry: OperatorEntry) -> type[OpOverload]:
     return type("OpOverload", (OpOverload,), {"__slots__": (), "__module__": __name__})
 
 
-def _registry() -> Any:
+def _registry() -> Dispatcher:
     from tensordispatch.dispatch import dispatcher
 
     return dispatcher.DISPATCHER
@@ -224,7 +227,7 @@ class OpOverloadPacket:
         self._qualified_op_name = qualified_name
 
     @property
-    def __name__(self) -> str:  # type: ignore[override]
+    def __name__(self) -> str:
         return self._qualified_op_name.split("::")[1]
 
     def _entries(self) -> list[OperatorEntry]:
@@ -259,11 +262,15 @@ class OpOverloadPacket:
         raise TypeError(
             "\n".join(
                 [
-                    f"{self._qualified_op_name}: no overload accepts the given arguments; "
-                    "tried, in definition order:",
+                    (
+                        f"{self._qualified_op_name}: no overload accepts the given "
+                        "arguments; tried, in definition order:"
+                    ),
                     *tried,
-                    "Pass arguments matching one schema, or call an overload directly "
-                    "(e.g. ops.ns.op.default).",
+                    (
+                        "Pass arguments matching one schema, or call an overload directly "
+                        "(e.g. ops.ns.op.default)."
+                    ),
                 ]
             )
         )

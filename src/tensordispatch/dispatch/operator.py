@@ -36,7 +36,7 @@ a plain CPU-tensor call costs one hop instead of two.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NoReturn
 
 from tensordispatch.dispatch.calling import CallingFacts, generate_calling_code
 from tensordispatch.dispatch.errors import (
@@ -77,8 +77,8 @@ from tensordispatch.dispatch.keyset import (
     keyset_raw,
     table_index,
 )
-from tensordispatch.dispatch.tls import local_state
 from tensordispatch.dispatch.op_overload import make_overload_class
+from tensordispatch.dispatch.tls import local_state
 from tensordispatch.schema.model import FunctionSchema
 
 __all__ = ["OperatorEntry", "Slot", "compute_reference_table", "compute_table"]
@@ -186,10 +186,17 @@ def _facts(
     return direct, backend_words, alias, ambiguous
 
 
-_ORDERED = {name: tuple(sorted(slots)) for name, slots in (
-    ("ceanf", _CEANF), ("cea", _CEA), ("ciant", _CIANT), ("cia", _CIA),
-    ("autograd", _AUTOGRAD), ("ftbd", _FTBD),
-)}
+_ORDERED = {
+    name: tuple(sorted(slots))
+    for name, slots in (
+        ("ceanf", _CEANF),
+        ("cea", _CEA),
+        ("ciant", _CIANT),
+        ("cia", _CIA),
+        ("autograd", _AUTOGRAD),
+        ("ftbd", _FTBD),
+    )
+}
 # CIA slots a backend kernel can block (those with a non-empty backendsOf), with that set.
 _CIA_BLOCKABLE = tuple((s, _BACKENDS_OF[s]) for s in _ORDERED["cia"] if _BACKENDS_OF[s])
 
@@ -305,16 +312,16 @@ class _TableState:
     are pure functions of this table."""
 
     __slots__ = (
-        "entry",
-        "table",
-        "mask",
-        "per_backend",
-        "per_backend_mode",
-        "op",
         "boxer",
         "by_excluded",
         "default_cache",
+        "entry",
+        "mask",
+        "op",
+        "per_backend",
+        "per_backend_mode",
         "redispatch_cache",
+        "table",
     )
 
     def __init__(self, entry: OperatorEntry, table: tuple[Slot | None, ...]) -> None:
@@ -404,8 +411,8 @@ class OperatorEntry:
         self.op_class = make_overload_class(self)
         self.overload_object = self.op_class(self)
         self.boxer: Callable[..., Callable[..., Any]] = _no_schema_boxer(self)
-        self.state: _TableState | None = None
         self._install_entry(_no_schema_entry(f"{self.qualified_name}.{self.overload}"))
+        self.refresh([None] * NUM_RUNTIME_ENTRIES)  # the dispatcher refreshes with fallbacks
 
     @property
     def qualified_overload_name(self) -> str:
@@ -466,7 +473,7 @@ class OperatorEntry:
                     own.append(key_name(key_of_slot(slot)))
         return available, own
 
-    def raise_missing(self, raw: int, table: tuple[Slot | None, ...]) -> None:
+    def raise_missing(self, raw: int, table: tuple[Slot | None, ...]) -> NoReturn:
         """Raise spec 9.1 (or 9.2 for the Undefined slot) for final key set ``raw``."""
         available, own = self.available_keys(table)
         name = self.qualified_overload_name
@@ -531,7 +538,7 @@ class OperatorEntry:
             if fresh[slot] != self.table[slot]:
                 problems.append(f"stored slot {key_name(key_of_slot(slot))} != compute()")
         state = self.state
-        if state is not None and (state.table is not self.table or self.ns["_td_c"] is not state.by_excluded):
+        if state.table is not self.table or self.ns["_td_c"] is not state.by_excluded:
             problems.append("the published call cache belongs to an older table")
         if problems:
             raise RuntimeError(

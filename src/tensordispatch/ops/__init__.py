@@ -18,7 +18,12 @@ from __future__ import annotations
 from tensordispatch.dispatch.op_overload import OpNamespace, ops_namespace
 
 
+# Attribute names tools probe modules for (pytest's plugin and fixture hooks, dunders):
+# never operator namespaces.
+_NOT_NAMESPACES = ("_", "pytest", "setup", "teardown", "setUp", "tearDown")
+
+
 def __getattr__(name: str) -> OpNamespace:
-    if name.startswith("__"):
-        raise AttributeError(name)
+    if name.startswith(_NOT_NAMESPACES):
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     return ops_namespace(name)
