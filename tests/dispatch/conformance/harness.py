@@ -23,7 +23,7 @@ from .scenario import (
     debug_of,
 )
 from .scenarios import Case
-from .td_side import TdSide
+from .td_side import TdSide, Undo
 from .torch_side import PROBES, TorchSide, probe_keyset
 
 
@@ -166,7 +166,7 @@ def _compare_calls(
             raise AssertionError(f"{where}: torch replay left a stale table")
         for probe in PROBES:
             want = fresh.call(probe)
-            got = o.call(probe_keyset(probe))
+            got = o.call(probe_keyset(probe), probe.exclude)
             if got.startswith("ran ") and got[4:] in hooks:
                 got = "ran <unrecorded>"
             report.calls_compared += 1
@@ -180,7 +180,10 @@ def run_both(case: Case, flavour: Flavour, *, calls: bool = False) -> Report:
     steps = scenario.steps
     hooks = {s.name for s in steps if isinstance(s, Impl) and s.key == ""}
     report = Report()
-    with TorchSide(flavour) as t, TdSide(flavour) as o:
+    # the two flavours also alternate how our side undoes a step: Library._destroy() for
+    # "py", the registration handle's remove() (then _destroy(), a no-op) for "hook"
+    undo: Undo = "handle" if flavour == "hook" else "destroy"
+    with TorchSide(flavour) as t, TdSide(flavour, undo) as o:
         _compare_state("initial", steps, t, o, report)
         o_table: dict[str, str] = {}
         live: dict[int, Registration] = {}

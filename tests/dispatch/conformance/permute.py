@@ -36,6 +36,7 @@ class Commute:
     states: dict[frozenset[int], tuple[State, str]] = field(default_factory=dict)
     errors: dict[frozenset[int], tuple[str, str]] = field(default_factory=dict)
     torch_states: dict[frozenset[int], State] = field(default_factory=dict)
+    torch_errors: dict[frozenset[int], str] = field(default_factory=dict)
     runs: int = 0
     checks: int = 0
 
@@ -46,6 +47,20 @@ class Commute:
                     t.apply(ix, self.regs[ix])
                 self.torch_states[active] = (t.dump(), tuple(t.table(self.regs).items()))
         return self.torch_states[active]
+
+
+    def torch_error(self, regs: frozenset[int]) -> str:
+        """First clause of the error torch raises applying ``regs`` in index order."""
+        if regs not in self.torch_errors:
+            with TorchSide("py") as t:
+                try:
+                    for ix in sorted(regs):
+                        t.apply(ix, self.regs[ix])
+                except RuntimeError as e:
+                    self.torch_errors[regs] = first_clause(str(e), t.namespace)
+                else:
+                    self.torch_errors[regs] = "<no error>"
+        return self.torch_errors[regs]
 
 
 def _state(o: TdSide, regs: tuple[Registration, ...]) -> State:
@@ -95,6 +110,10 @@ def run_ops(c: Commute, ctor: tuple[int, ...], dtor: tuple[int, ...], undo: Undo
                 if text != want:
                     raise AssertionError(
                         f"error text differs: {want!r} ({first}) vs {text!r} ({where})"
+                    )
+                if c.compare_torch and c.torch_error(key) != text:
+                    raise AssertionError(
+                        f"{where}: ours raised {text!r}, torch {c.torch_error(key)!r}"
                     )
                 _check(c, o, frozenset(active), f"failed ctor {ix} after {list(ctor[:n])}")
                 break

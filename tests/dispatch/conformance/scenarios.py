@@ -199,6 +199,27 @@ DEREGISTRATION = [
     case("duplicate_def_fails", D, Impl("CPU", "cpu"), D, failing=(2,)),
 ]
 
-CASES: list[Case] = ALIAS_ALONE + ALIAS_COMBOS + CATCH_ALL + FALLBACKS + FALLTHROUGHS + (
+OTHER_KEYS = [
+    case("direct_adinplaceorview", D, Impl("CPU", "cpu"), Impl("ADInplaceOrView", "adiov"),
+         ADInplaceOrView="adiov [kernel]"),
+    case("direct_backendselect", D, Impl("BackendSelect", "bs"), Impl("CPU", "cpu"),
+         BackendSelect="bs [kernel]"),
+    case("autocastcpu_kernel_is_tls_excluded", D, Impl("AutocastCPU", "ac"),
+         Impl("CPU", "cpu"), AutocastCPU="ac [kernel]"),
+    case("functionalize_not_covered_by_cia", D, Impl(CIA, "cia"), Impl("Functionalize", "fz"),
+         Functionalize="fz [kernel]", Python=GLOBAL_FB),
+    case("per_backend_fallthrough_cuda_with_cea", D, Impl(CEA, "cea"),
+         FallthroughImpl("CUDA", "ft"), CUDA="fallthrough ft [kernel]",
+         CPU="cea [default backend kernel]"),
+    case("fallthrough_meta_with_cpu_kernel", D, Impl("CPU", "cpu"),
+         FallthroughImpl("Meta", "ftm"), Meta="fallthrough ftm [kernel]"),
+    case("catchall_and_cia_share_a_stack", D, Impl("", "ca"), Impl(CIA, "cia"),
+         Undefined=MATH),
+    case("quantized_kernel_with_cea", D, Impl("QuantizedCPU", "q"), Impl(CEA, "cea"),
+         QuantizedCPU="q [kernel]", QuantizedCUDA="cea [default backend kernel]",
+         AutogradOther=GLOBAL_FB),
+]
+
+CASES: list[Case] = OTHER_KEYS + ALIAS_ALONE + ALIAS_COMBOS + CATCH_ALL + FALLBACKS + FALLTHROUGHS + (
     DEREGISTRATION
 )

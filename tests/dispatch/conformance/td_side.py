@@ -8,6 +8,7 @@ tensordispatch is imported lazily so that collection works while layers are miss
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 from collections.abc import Callable
 from types import TracebackType
@@ -154,11 +155,18 @@ class TdSide:
 
         return getattr(getattr(ops, self.namespace), OP_NAME).default
 
-    def call(self, raw: int) -> str:
-        """Outcome of calling ``foo`` on a stand-in with key set ``raw`` (see TorchSide.call)."""
+    def call(self, raw: int, exclude: str | None = None) -> str:
+        """Outcome of calling ``foo`` on a stand-in with key set ``raw`` (see TorchSide.call),
+        with ``exclude`` (a key name) excluded through our thread-local guard."""
+        from tensordispatch.dispatch.keys import parse_dispatch_key
+        from tensordispatch.dispatch.tls import ExcludeDispatchKeyGuard
+
         self.ran.clear()
         try:
-            self.op()(StandIn(raw))
+            with contextlib.ExitStack() as guards:
+                if exclude is not None:
+                    guards.enter_context(ExcludeDispatchKeyGuard(parse_dispatch_key(exclude)))
+                self.op()(StandIn(raw))
         except NotImplementedError:
             return "raised NotImplementedError"
         except RuntimeError:

@@ -9,6 +9,9 @@ from .harness import run_both, run_torch
 from .scenario import Flavour
 from .scenarios import CASES, Case
 
+# both dispatchers warn (once per process) when a second kernel lands on the same key
+pytestmark = pytest.mark.filterwarnings("ignore:Warning only once for all operators")
+
 
 def test_catalogue_has_at_least_40_scenarios_with_unique_names() -> None:
     names = [str(c) for c in CASES]

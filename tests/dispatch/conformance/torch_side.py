@@ -9,6 +9,7 @@ is a context manager that always resets every library it made.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import warnings
 from collections.abc import Callable
@@ -44,11 +45,13 @@ def fresh_namespace(prefix: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Probe:
-    """An input for call-level checks: a torch tensor plus an optional TLS-included key."""
+    """An input for call-level checks: a torch tensor, an optional TLS-included key and an
+    optional TLS-excluded key (our side enters the same guards)."""
 
     name: str
     make: Callable[[], Any]
     include: str | None = None
+    exclude: str | None = None
 
 
 def _quantized() -> Any:
@@ -65,6 +68,10 @@ PROBES: tuple[Probe, ...] = (
     Probe("cpu+xla", lambda: torch.ones(1), "XLA"),
     Probe("cpu+cuda", lambda: torch.ones(1), "CUDA"),
     Probe("cpu+mtia", lambda: torch.ones(1), "MTIA"),
+    # excluding AutogradCPU drops the autograd functionality for every backend
+    Probe("cpu-autograd", lambda: torch.ones(1), exclude="AutogradCPU"),
+    # excluding CPU drops Dense for every backend: a Meta call lands on Undefined (spec 4.4)
+    Probe("meta-dense", lambda: torch.ones(1, device="meta"), exclude="CPU"),
 )
 
 
@@ -194,11 +201,14 @@ class TorchSide:
         tensor = make_probe_tensor(probe)
         self.ran.clear()
         try:
-            if probe.include is None:
+            with contextlib.ExitStack() as guards:
+                if probe.include is not None:
+                    key = getattr(_C.DispatchKey, probe.include)
+                    guards.enter_context(_C._IncludeDispatchKeyGuard(key))
+                if probe.exclude is not None:
+                    ks = _C.DispatchKeySet(getattr(_C.DispatchKey, probe.exclude))
+                    guards.enter_context(_C._ExcludeDispatchKeyGuard(ks))
                 op(tensor)
-            else:
-                with _C._IncludeDispatchKeyGuard(getattr(_C.DispatchKey, probe.include)):
-                    op(tensor)
         except NotImplementedError:
             return "raised NotImplementedError"
         except RuntimeError:
