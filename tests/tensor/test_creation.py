@@ -8,6 +8,8 @@ import warnings
 import numpy as np
 import pytest
 import torch
+from hypothesis import given
+from hypothesis import strategies as st
 
 import tensordispatch.tensor as tdt
 from tensordispatch.tensor.dtypes import ALL_DTYPES
@@ -492,3 +494,20 @@ def test_complex_value_into_real_dtype_error() -> None:
     )
     with pytest.raises(TypeError):
         torch.tensor([1 + 1j], dtype=torch.float32)
+
+
+SCALARS = st.one_of(
+    st.booleans(),
+    st.integers(-(2**40), 2**40),
+    st.floats(allow_nan=False, allow_infinity=False, width=32),
+    st.complex_numbers(allow_nan=False, allow_infinity=False, max_magnitude=1e6),
+    st.sampled_from([np.float64(0.5), np.float32(1.5), np.int32(3), np.int8(-2)]),
+)
+
+
+@given(st.lists(st.lists(SCALARS, min_size=2, max_size=2), min_size=1, max_size=3))
+def test_random_nested_lists_infer_like_torch(data: list[list[object]]) -> None:
+    ours, theirs = tdt.tensor(data), torch.tensor(data)
+    assert torch_of(ours.dtype.name) == str(theirs.dtype)
+    assert ours.shape == theirs.shape
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
