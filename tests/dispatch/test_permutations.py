@@ -7,6 +7,8 @@ reachable set of active registrations is also compared with torch 2.13's state.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 try:  # tests/dispatch may or may not become a package; work either way
@@ -21,9 +23,9 @@ try:  # tests/dispatch may or may not become a package; work either way
         Registration,
     )
 except ImportError:
-    from conformance import known  # type: ignore[no-redef]
-    from conformance.permute import Commute, commute  # type: ignore[no-redef]
-    from conformance.scenario import (  # type: ignore[no-redef]
+    from conformance import known
+    from conformance.permute import Commute, commute
+    from conformance.scenario import (
         Define,
         Fallback,
         FallthroughFallback,
@@ -90,8 +92,8 @@ def _commute(name: str) -> Commute:
     return _RESULTS[name]
 
 
-def _params() -> list[object]:
-    out = []
+def _params() -> list[Any]:
+    out: list[Any] = []
     for name in SETS:
         reason = known.OTHER.get(f"perm:{name}")
         marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []

@@ -7,7 +7,8 @@ test ids for the non-scenario tests).
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import pytest
 
@@ -26,9 +27,17 @@ def params(cases: list[Any], known: dict[str, str]) -> list[Any]:
     return out
 
 
-def xfail_if_known(test_id: str) -> Any:
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def xfail_if_known(test_id: str) -> Callable[[F], F]:
     """Decorator: a strict xfail when ``test_id`` is in ``OTHER``, else no mark."""
     reason = OTHER.get(test_id)
-    if reason:
-        return pytest.mark.xfail(strict=True, reason=reason)
-    return lambda fn: fn
+
+    def decorate(fn: F) -> F:
+        if reason:
+            marked: F = pytest.mark.xfail(strict=True, reason=reason)(fn)
+            return marked
+        return fn
+
+    return decorate

@@ -59,7 +59,7 @@ def test_error_first_clause_drops_locations() -> None:
 
 class _WrongTable(TdSide):
     def table(self, steps: tuple[object, ...]) -> dict[str, str]:
-        rows = super().table(steps)  # type: ignore[arg-type]
+        rows = super().table(steps)
         if "CPU" in rows:
             rows["CPU"] = "someone else [kernel]"
         return rows
