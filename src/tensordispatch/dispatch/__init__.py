@@ -31,6 +31,7 @@ from tensordispatch.dispatch.introspection import (
     check_invariants,
     dump,
     dump_table,
+    explain,
     find_dangling_impls,
     has_backend_fallback,
     has_computed_kernel_for_dispatch_key,
@@ -93,6 +94,7 @@ from tensordispatch.dispatch.tls import (
     tls_local_exclude_set,
     tls_local_include_set,
 )
+from tensordispatch.dispatch.trace import DispatchTrace, Hop, dispatch_trace
 
 __all__ = [
     "AFTER_AD_INPLACE_OR_VIEW",
@@ -117,10 +119,12 @@ __all__ = [
     "DispatchKey",
     "DispatchKeyError",
     "DispatchKeySet",
+    "DispatchTrace",
     "DuplicateRegistrationError",
     "ExcludeDispatchKeyGuard",
     "FallthroughExecutedError",
     "ForceDispatchKeyGuard",
+    "Hop",
     "IncludeDispatchKeyGuard",
     "KernelFunction",
     "KernelKind",
@@ -144,8 +148,10 @@ __all__ = [
     "backends_of",
     "check_invariants",
     "component_of",
+    "dispatch_trace",
     "dump",
     "dump_table",
+    "explain",
     "fallthrough_kernel",
     "find_dangling_impls",
     "full_after",

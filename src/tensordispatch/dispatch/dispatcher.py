@@ -138,6 +138,10 @@ class Dispatcher:
         self.fallbacks: list[KernelFunction | None] = [None] * NUM_RUNTIME_ENTRIES
         self.libraries: dict[str, str] = {}  # namespace -> debug of its DEF library
         self.override_warned = False
+        # Set while any dispatch_trace() is open (trace.py): tables are republished with
+        # recording entries, so tracing costs nothing when off.
+        self.tracer: Any = None
+        self.open_traces = 0
         self._by_name: dict[str, list[OperatorEntry]] = {}  # def'd overloads, in order
 
     # ----- lookup ---------------------------------------------------------------------------
@@ -174,7 +178,7 @@ class Dispatcher:
             entry = self._dead.pop(key, None)
             if entry is None:
                 entry = OperatorEntry(qualified, overload)
-            entry.refresh(self.fallbacks)
+            entry.refresh(self.fallbacks, self.tracer)
             self.entries[key] = entry
         return entry
 
@@ -233,7 +237,7 @@ class Dispatcher:
             entry = self._entry(qualified, overload)
             entry.set_schema(schema, debug, alias_analysis, tags)
             self._by_name.setdefault(qualified, []).append(entry)
-            entry.refresh(self.fallbacks)
+            entry.refresh(self.fallbacks, self.tracer)
 
         def undo() -> None:
             entry.clear_schema()
@@ -241,7 +245,7 @@ class Dispatcher:
             overloads.remove(entry)
             if not overloads:
                 del self._by_name[qualified]
-            entry.refresh(self.fallbacks)
+            entry.refresh(self.fallbacks, self.tracer)
             self._bury_if_dead(entry)
 
         return RegistrationHandle(undo, f"def {schema}")
@@ -291,14 +295,14 @@ class Dispatcher:
             if stack:
                 self._warn_override(entry, key, stack[0], kernel)
             stack.insert(0, kernel)
-            entry.refresh(self.fallbacks)
+            entry.refresh(self.fallbacks, self.tracer)
 
         def undo() -> None:
             lst = entry.kernels[key]
             lst[:] = [k for k in lst if k is not kernel]
             if not lst:
                 del entry.kernels[key]
-            entry.refresh(self.fallbacks)
+            entry.refresh(self.fallbacks, self.tracer)
             self._bury_if_dead(entry)
 
         return RegistrationHandle(undo, f"impl {entry.qualified_overload_name} {key_name(key)}")
@@ -371,7 +375,7 @@ class Dispatcher:
     def _refresh_all(self) -> None:
         # Dead entries are refreshed when they are revived (_entry).
         for entry in self.entries.values():
-            entry.refresh(self.fallbacks)
+            entry.refresh(self.fallbacks, self.tracer)
 
 
 DISPATCHER = Dispatcher()

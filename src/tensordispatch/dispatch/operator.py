@@ -322,11 +322,15 @@ class _TableState:
         "per_backend_mode",
         "redispatch_cache",
         "table",
+        "tracer",
     )
 
-    def __init__(self, entry: OperatorEntry, table: tuple[Slot | None, ...]) -> None:
+    def __init__(
+        self, entry: OperatorEntry, table: tuple[Slot | None, ...], tracer: Any = None
+    ) -> None:
         self.entry = entry
         self.table = table
+        self.tracer = tracer
         self.mask, self.per_backend, self.per_backend_mode = fallthrough_masks(table)
         self.op = entry.overload_object
         self.boxer = entry.boxer
@@ -345,6 +349,10 @@ class _TableState:
             if slot is None:
                 self.entry.raise_missing(raw, table)
             kernel = slot[0]
+            if self.tracer is not None:  # every hop visible: no collapsing
+                fn = make_entry(kernel, self.op, raw, self.boxer)
+                name = self.entry.qualified_overload_name
+                return self.tracer.wrap(name, raw, slot, fn)  # type: ignore[no-any-return]
             if kernel.redispatch_mask is None:
                 return make_entry(kernel, self.op, raw, self.boxer)
             raw &= kernel.redispatch_mask
@@ -449,11 +457,11 @@ class OperatorEntry:
         self.boxer = _no_schema_boxer(self)
         self._install_entry(_no_schema_entry(f"{self.qualified_name}.{self.overload}"))
 
-    def refresh(self, fallbacks: list[KernelFunction | None]) -> None:
+    def refresh(self, fallbacks: list[KernelFunction | None], tracer: Any = None) -> None:
         """Recompute the whole table and publish new caches (Notes [The table is never
-        stale], [Published dispatch state])."""
+        stale], [Published dispatch state]); with a tracer, entries record their hops."""
         self.table = compute_table(self.kernels, fallbacks)
-        state = _TableState(self, self.table)
+        state = _TableState(self, self.table, tracer)
         ns = self.ns
         ns["_td_m"] = state.call_miss
         ns["_td_c"] = state.by_excluded

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from tensordispatch.dispatch.op_overload import OpNamespace, ops_namespace
 
-
 # Attribute names tools probe modules for (pytest's plugin and fixture hooks, dunders):
 # never operator namespaces.
 _NOT_NAMESPACES = ("_", "pytest", "setup", "teardown", "setUp", "tearDown")
