@@ -159,6 +159,22 @@ def test_result_type_under_float64_default_matches_torch() -> None:
     assert mismatches == []
 
 
+NUMPY_SCALARS = [np.float64(1.5), np.float32(1.5), np.int32(2), np.bool_(True), np.complex64(1j)]
+
+
+@pytest.mark.parametrize("scalar", NUMPY_SCALARS, ids=repr)
+def test_numpy_scalars_count_as_python_numbers_like_torch(scalar: object) -> None:
+    mismatches = []
+    for id_a, ours_a, torch_a in OPERANDS:
+        ours = ours_or_complex32(ours_a, scalar)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # torch reads np.complex64 as a float, warning
+            theirs = str(torch.result_type(torch_a, scalar))  # type: ignore[arg-type]
+        if ours != theirs:
+            mismatches.append((id_a, ours, theirs))
+    assert mismatches == []
+
+
 def test_wrapped_number_tensor_counts_as_a_scalar() -> None:
     wrapped = tdt.tensor(2.5, dtype=tdt.float64)
     wrapped._wrapped_number = True
@@ -181,6 +197,8 @@ def test_float16_with_complex_scalar_is_an_error_not_complex32() -> None:
 
 
 def test_result_type_rejects_other_objects() -> None:
+    with pytest.raises(TypeError):
+        tdt.result_type(np.str_("a"), 1)
     with pytest.raises(TypeError) as info:
         tdt.result_type("a", 1)
     assert str(info.value) == (

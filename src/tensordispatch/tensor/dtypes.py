@@ -289,14 +289,17 @@ def can_cast(from_: dtype, to: dtype) -> _builtin_bool:
 
 
 def _scalar_dtype(value: object) -> dtype:
-    if isinstance(value, (_builtin_bool, np.bool_)):
+    # torch reads Python bools as bool, ints and NumPy integers as int64, Python complex
+    # numbers (np.complex128 included) as complex, and every other number as a float:
+    # NumPy bools and np.complex64 too (the latter losing its imaginary part).
+    if isinstance(value, _builtin_bool):
         return bool
-    if isinstance(value, (numbers.Integral, np.integer)):
+    if isinstance(value, (numbers.Integral, np.integer)) and not isinstance(value, np.bool_):
         return int64
-    if isinstance(value, (_builtin_float, np.floating, numbers.Real)):
-        return _default_dtype
-    if isinstance(value, (_builtin_complex, np.complexfloating, numbers.Complex)):
+    if isinstance(value, _builtin_complex):
         return get_default_complex_dtype()
+    if isinstance(value, (numbers.Number, np.number, np.bool_)):
+        return _default_dtype
     raise TypeError(
         f"result_type: expected a Tensor or a Python number (bool, int, float, complex), "
         f"given {type(value).__name__}; convert the value to a Tensor or a Python number"
