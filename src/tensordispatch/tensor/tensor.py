@@ -12,8 +12,9 @@ A CPU storage is a flat uint8 NumPy buffer. A tensor's `_data` is a NumPy array 
 buffer with the tensor's shape, byte strides and byte offset, so a write through any alias
 (a view, `numpy()`, the array given to `from_numpy`) is seen through all of them. A freshly
 made tensor whose array starts at its storage's first byte leaves `_storage` as None and
-the flat buffer is derived from `_data` the first time a view needs it; this keeps the
-result of an ordinary kernel to two allocations (the Tensor and its version counter).
+the flat buffer is derived from `_data` the first time a view needs it; with the lazy
+version counter and autograd fields below, wrapping a kernel's result array allocates
+only the Tensor object.
 
 Note [Views share the root]
 A view's `_base` is the root tensor (never a view), and the view shares the root's
