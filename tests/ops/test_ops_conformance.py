@@ -115,6 +115,32 @@ sample("rsub")(lambda L, d: 1 - T(L, M23, device=d))
 sample("rsub")(lambda L, d: L.rsub(T(L, M23, device=d), T(L, V3, device=d), alpha=2))
 sample("div")(lambda L, d: 2 / T(L, M23, device=d))
 
+for _name in ("eq", "ne", "lt", "le", "gt", "ge"):
+
+    def _compare(name: str) -> None:
+        sample(name)(lambda L, d: getattr(L, name)(T(L, M23, device=d), T(L, V3, device=d)))
+        sample(name)(lambda L, d: getattr(L, name)(T(L, I23, "int64", d), 2.5))
+        sample(name)(lambda L, d: getattr(L, name)(T(L, M32, device=d).t(), T(L, M23, device=d)))
+        sample(name)(lambda L, d: getattr(L, name)(T(L, I23, "int32", d), T(L, M23, "float64", d)))
+        sample(name)(
+            lambda L, d: getattr(L, name)(
+                T(L, M23, device=d), 0.25, out=L.empty(0, dtype=L.float32, device=d)
+            )
+        )
+        sample(name)(lambda L, d: getattr(T(L, M23, device=d), name + "_")(T(L, V3, device=d)))
+        sample(name, "meta-differs")(
+            lambda L, d: getattr(T(L, V3, device=d), name + "_")(T(L, M23, device=d))
+        )
+        sample(name)(lambda L, d: getattr(L, name)(T(L, M23, device=d), T(L, [1.0, 2.0], device=d)))
+
+    _compare(_name)
+sample("eq")(lambda L, d: T(L, M23, device=d) == 5.0)
+sample("ne")(lambda L, d: T(L, M23, device=d) != T(L, V3, device=d))
+sample("lt")(lambda L, d: T(L, M23, device=d) < 1)
+sample("le")(lambda L, d: T(L, I23, "int64", d) <= T(L, I23, "int64", d))
+sample("gt")(lambda L, d: 1 > T(L, M23, device=d))
+sample("ge")(lambda L, d: T(L, M23, device=d) >= 0.25)
+
 # -- unary pointwise ---------------------------------------------------------------------------
 
 for _name in ("exp", "sin", "cos", "sqrt", "neg", "abs"):

@@ -81,6 +81,12 @@ DUNDER_METHODS: dict[str, tuple[str, str]] = {
     "__matmul__": ("matmul", "same"),
     "__neg__": ("neg", "same"),
     "__abs__": ("abs", "same"),
+    "__eq__": ("eq", "same"),
+    "__ne__": ("ne", "same"),
+    "__lt__": ("lt", "same"),
+    "__le__": ("le", "same"),
+    "__gt__": ("gt", "same"),
+    "__ge__": ("ge", "same"),
 }
 
 

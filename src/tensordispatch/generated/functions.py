@@ -13,7 +13,7 @@ from tensordispatch.dispatch.calling import NOT_GIVEN as _NO
 from tensordispatch.generated import registrations as _registrations
 from tensordispatch.tensor.tensor import Tensor as _Tensor
 
-__all__ = ['abs', 'abs_', 'add', 'addmm', 'bmm', 'clone', 'cos', 'cos_', 'div', 'dot', 'empty', 'empty_like', 'empty_strided', 'exp', 'exp_', 'expand_copy', 'fill', 'fill_', 'full', 'matmul', 'mean', 'mm', 'mul', 'mv', 'neg', 'neg_', 'ones', 'ones_like', 'reshape', 'rsub', 'select', 'select_copy', 'sin', 'sin_', 'slice_copy', 'sqrt', 'sqrt_', 'squeeze', 'squeeze_copy', 'sub', 'sum', 't', 't_copy', 'transpose', 'transpose_copy', 'unsqueeze', 'unsqueeze_copy', 'view_copy', 'zeros', 'zeros_like']
+__all__ = ['abs', 'abs_', 'add', 'addmm', 'bmm', 'clone', 'cos', 'cos_', 'div', 'dot', 'empty', 'empty_like', 'empty_strided', 'eq', 'exp', 'exp_', 'expand_copy', 'fill', 'fill_', 'full', 'ge', 'gt', 'le', 'lt', 'matmul', 'mean', 'mm', 'mul', 'mv', 'ne', 'neg', 'neg_', 'ones', 'ones_like', 'reshape', 'rsub', 'select', 'select_copy', 'sin', 'sin_', 'slice_copy', 'sqrt', 'sqrt_', 'squeeze', 'squeeze_copy', 'sub', 'sum', 't', 't_copy', 'transpose', 'transpose_copy', 'unsqueeze', 'unsqueeze_copy', 'view_copy', 'zeros', 'zeros_like']
 
 from tensordispatch.backends.aten import op as _op
 
@@ -42,6 +42,10 @@ _F_empty_like_out = _op('empty_like.out')
 _F_empty_memory_format = _op('empty.memory_format')
 _F_empty_strided = _op('empty_strided')
 _F_empty_strided_out = _op('empty_strided.out')
+_F_eq_Scalar = _op('eq.Scalar')
+_F_eq_Scalar_out = _op('eq.Scalar_out')
+_F_eq_Tensor = _op('eq.Tensor')
+_F_eq_Tensor_out = _op('eq.Tensor_out')
 _F_exp = _op('exp')
 _F_exp_ = _op('exp_')
 _F_exp_out = _op('exp.out')
@@ -52,6 +56,22 @@ _F_fill_Scalar_out = _op('fill.Scalar_out')
 _F_fill__Scalar = _op('fill_.Scalar')
 _F_full = _op('full')
 _F_full_out = _op('full.out')
+_F_ge_Scalar = _op('ge.Scalar')
+_F_ge_Scalar_out = _op('ge.Scalar_out')
+_F_ge_Tensor = _op('ge.Tensor')
+_F_ge_Tensor_out = _op('ge.Tensor_out')
+_F_gt_Scalar = _op('gt.Scalar')
+_F_gt_Scalar_out = _op('gt.Scalar_out')
+_F_gt_Tensor = _op('gt.Tensor')
+_F_gt_Tensor_out = _op('gt.Tensor_out')
+_F_le_Scalar = _op('le.Scalar')
+_F_le_Scalar_out = _op('le.Scalar_out')
+_F_le_Tensor = _op('le.Tensor')
+_F_le_Tensor_out = _op('le.Tensor_out')
+_F_lt_Scalar = _op('lt.Scalar')
+_F_lt_Scalar_out = _op('lt.Scalar_out')
+_F_lt_Tensor = _op('lt.Tensor')
+_F_lt_Tensor_out = _op('lt.Tensor_out')
 _F_matmul = _op('matmul')
 _F_matmul_out = _op('matmul.out')
 _F_mean = _op('mean')
@@ -63,6 +83,10 @@ _F_mul_Tensor = _op('mul.Tensor')
 _F_mul_out = _op('mul.out')
 _F_mv = _op('mv')
 _F_mv_out = _op('mv.out')
+_F_ne_Scalar = _op('ne.Scalar')
+_F_ne_Scalar_out = _op('ne.Scalar_out')
+_F_ne_Tensor = _op('ne.Tensor')
+_F_ne_Tensor_out = _op('ne.Tensor_out')
 _F_neg = _op('neg')
 _F_neg_ = _op('neg_')
 _F_neg_out = _op('neg.out')
@@ -297,6 +321,22 @@ def empty_strided(size, stride, *, dtype=_NO, layout=_NO, device=_NO, pin_memory
     return _r
 
 
+def eq(input, other, *, out=None):
+    if not isinstance(other, _Tensor):
+        if out is None:
+            _r = _F_eq_Scalar(input, other)
+        else:
+            _r = _F_eq_Scalar_out(input, other, out=out)
+        return _r
+    if isinstance(other, _Tensor):
+        if out is None:
+            _r = _F_eq_Tensor(input, other)
+        else:
+            _r = _F_eq_Tensor_out(input, other, out=out)
+        return _r
+    raise TypeError('eq(): received an invalid combination of arguments; expected one of: eq.Scalar(Tensor self, Scalar other) -> Tensor; eq.Tensor(Tensor self, Tensor other) -> Tensor')
+
+
 def exp(input, *, out=None):
     if out is None:
         _r = _F_exp(input)
@@ -366,6 +406,70 @@ def full(size, fill_value, *, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO,
     return _r
 
 
+def ge(input, other, *, out=None):
+    if not isinstance(other, _Tensor):
+        if out is None:
+            _r = _F_ge_Scalar(input, other)
+        else:
+            _r = _F_ge_Scalar_out(input, other, out=out)
+        return _r
+    if isinstance(other, _Tensor):
+        if out is None:
+            _r = _F_ge_Tensor(input, other)
+        else:
+            _r = _F_ge_Tensor_out(input, other, out=out)
+        return _r
+    raise TypeError('ge(): received an invalid combination of arguments; expected one of: ge.Scalar(Tensor self, Scalar other) -> Tensor; ge.Tensor(Tensor self, Tensor other) -> Tensor')
+
+
+def gt(input, other, *, out=None):
+    if not isinstance(other, _Tensor):
+        if out is None:
+            _r = _F_gt_Scalar(input, other)
+        else:
+            _r = _F_gt_Scalar_out(input, other, out=out)
+        return _r
+    if isinstance(other, _Tensor):
+        if out is None:
+            _r = _F_gt_Tensor(input, other)
+        else:
+            _r = _F_gt_Tensor_out(input, other, out=out)
+        return _r
+    raise TypeError('gt(): received an invalid combination of arguments; expected one of: gt.Scalar(Tensor self, Scalar other) -> Tensor; gt.Tensor(Tensor self, Tensor other) -> Tensor')
+
+
+def le(input, other, *, out=None):
+    if not isinstance(other, _Tensor):
+        if out is None:
+            _r = _F_le_Scalar(input, other)
+        else:
+            _r = _F_le_Scalar_out(input, other, out=out)
+        return _r
+    if isinstance(other, _Tensor):
+        if out is None:
+            _r = _F_le_Tensor(input, other)
+        else:
+            _r = _F_le_Tensor_out(input, other, out=out)
+        return _r
+    raise TypeError('le(): received an invalid combination of arguments; expected one of: le.Scalar(Tensor self, Scalar other) -> Tensor; le.Tensor(Tensor self, Tensor other) -> Tensor')
+
+
+def lt(input, other, *, out=None):
+    if not isinstance(other, _Tensor):
+        if out is None:
+            _r = _F_lt_Scalar(input, other)
+        else:
+            _r = _F_lt_Scalar_out(input, other, out=out)
+        return _r
+    if isinstance(other, _Tensor):
+        if out is None:
+            _r = _F_lt_Tensor(input, other)
+        else:
+            _r = _F_lt_Tensor_out(input, other, out=out)
+        return _r
+    raise TypeError('lt(): received an invalid combination of arguments; expected one of: lt.Scalar(Tensor self, Scalar other) -> Tensor; lt.Tensor(Tensor self, Tensor other) -> Tensor')
+
+
 def matmul(input, other, *, out=None):
     if out is None:
         _r = _F_matmul(input, other)
@@ -428,6 +532,22 @@ def mv(input, vec, *, out=None):
     else:
         _r = _F_mv_out(input, vec, out=out)
     return _r
+
+
+def ne(input, other, *, out=None):
+    if not isinstance(other, _Tensor):
+        if out is None:
+            _r = _F_ne_Scalar(input, other)
+        else:
+            _r = _F_ne_Scalar_out(input, other, out=out)
+        return _r
+    if isinstance(other, _Tensor):
+        if out is None:
+            _r = _F_ne_Tensor(input, other)
+        else:
+            _r = _F_ne_Tensor_out(input, other, out=out)
+        return _r
+    raise TypeError('ne(): received an invalid combination of arguments; expected one of: ne.Scalar(Tensor self, Scalar other) -> Tensor; ne.Tensor(Tensor self, Tensor other) -> Tensor')
 
 
 def neg(input, *, out=None):

@@ -33,10 +33,30 @@ _F_div_Tensor_mode = _op('div.Tensor_mode')
 _F_div__Tensor = _op('div_.Tensor')
 _F_div__Tensor_mode = _op('div_.Tensor_mode')
 _F_dot = _op('dot')
+_F_eq_Scalar = _op('eq.Scalar')
+_F_eq_Tensor = _op('eq.Tensor')
+_F_eq__Scalar = _op('eq_.Scalar')
+_F_eq__Tensor = _op('eq_.Tensor')
 _F_exp = _op('exp')
 _F_exp_ = _op('exp_')
 _F_expand = _op('expand')
 _F_fill__Scalar = _op('fill_.Scalar')
+_F_ge_Scalar = _op('ge.Scalar')
+_F_ge_Tensor = _op('ge.Tensor')
+_F_ge__Scalar = _op('ge_.Scalar')
+_F_ge__Tensor = _op('ge_.Tensor')
+_F_gt_Scalar = _op('gt.Scalar')
+_F_gt_Tensor = _op('gt.Tensor')
+_F_gt__Scalar = _op('gt_.Scalar')
+_F_gt__Tensor = _op('gt_.Tensor')
+_F_le_Scalar = _op('le.Scalar')
+_F_le_Tensor = _op('le.Tensor')
+_F_le__Scalar = _op('le_.Scalar')
+_F_le__Tensor = _op('le_.Tensor')
+_F_lt_Scalar = _op('lt.Scalar')
+_F_lt_Tensor = _op('lt.Tensor')
+_F_lt__Scalar = _op('lt_.Scalar')
+_F_lt__Tensor = _op('lt_.Tensor')
 _F_matmul = _op('matmul')
 _F_mean = _op('mean')
 _F_mean_dim = _op('mean.dim')
@@ -44,6 +64,10 @@ _F_mm = _op('mm')
 _F_mul_Tensor = _op('mul.Tensor')
 _F_mul__Tensor = _op('mul_.Tensor')
 _F_mv = _op('mv')
+_F_ne_Scalar = _op('ne.Scalar')
+_F_ne_Tensor = _op('ne.Tensor')
+_F_ne__Scalar = _op('ne_.Scalar')
+_F_ne__Tensor = _op('ne_.Tensor')
 _F_neg = _op('neg')
 _F_neg_ = _op('neg_')
 _F_reshape = _op('reshape')
@@ -179,6 +203,26 @@ def _m_dot(self, tensor):
     return _r
 
 
+def _m_eq(self, other):
+    if not isinstance(other, _Tensor):
+        _r = _F_eq_Scalar(self, other)
+        return _r
+    if isinstance(other, _Tensor):
+        _r = _F_eq_Tensor(self, other)
+        return _r
+    raise TypeError('eq(): received an invalid combination of arguments; expected one of: eq.Scalar(Tensor self, Scalar other) -> Tensor; eq.Tensor(Tensor self, Tensor other) -> Tensor')
+
+
+def _m_eq_(self, other):
+    if not isinstance(other, _Tensor):
+        _r = _F_eq__Scalar(self, other)
+        return _r
+    if isinstance(other, _Tensor):
+        _r = _F_eq__Tensor(self, other)
+        return _r
+    raise TypeError('eq_(): received an invalid combination of arguments; expected one of: eq_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!); eq_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)')
+
+
 def _m_exp(self):
     _r = _F_exp(self)
     return _r
@@ -204,6 +248,86 @@ def _m_expand(self, *size, implicit=_NO):
 def _m_fill_(self, value):
     _r = _F_fill__Scalar(self, value)
     return _r
+
+
+def _m_ge(self, other):
+    if not isinstance(other, _Tensor):
+        _r = _F_ge_Scalar(self, other)
+        return _r
+    if isinstance(other, _Tensor):
+        _r = _F_ge_Tensor(self, other)
+        return _r
+    raise TypeError('ge(): received an invalid combination of arguments; expected one of: ge.Scalar(Tensor self, Scalar other) -> Tensor; ge.Tensor(Tensor self, Tensor other) -> Tensor')
+
+
+def _m_ge_(self, other):
+    if not isinstance(other, _Tensor):
+        _r = _F_ge__Scalar(self, other)
+        return _r
+    if isinstance(other, _Tensor):
+        _r = _F_ge__Tensor(self, other)
+        return _r
+    raise TypeError('ge_(): received an invalid combination of arguments; expected one of: ge_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!); ge_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)')
+
+
+def _m_gt(self, other):
+    if not isinstance(other, _Tensor):
+        _r = _F_gt_Scalar(self, other)
+        return _r
+    if isinstance(other, _Tensor):
+        _r = _F_gt_Tensor(self, other)
+        return _r
+    raise TypeError('gt(): received an invalid combination of arguments; expected one of: gt.Scalar(Tensor self, Scalar other) -> Tensor; gt.Tensor(Tensor self, Tensor other) -> Tensor')
+
+
+def _m_gt_(self, other):
+    if not isinstance(other, _Tensor):
+        _r = _F_gt__Scalar(self, other)
+        return _r
+    if isinstance(other, _Tensor):
+        _r = _F_gt__Tensor(self, other)
+        return _r
+    raise TypeError('gt_(): received an invalid combination of arguments; expected one of: gt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!); gt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)')
+
+
+def _m_le(self, other):
+    if not isinstance(other, _Tensor):
+        _r = _F_le_Scalar(self, other)
+        return _r
+    if isinstance(other, _Tensor):
+        _r = _F_le_Tensor(self, other)
+        return _r
+    raise TypeError('le(): received an invalid combination of arguments; expected one of: le.Scalar(Tensor self, Scalar other) -> Tensor; le.Tensor(Tensor self, Tensor other) -> Tensor')
+
+
+def _m_le_(self, other):
+    if not isinstance(other, _Tensor):
+        _r = _F_le__Scalar(self, other)
+        return _r
+    if isinstance(other, _Tensor):
+        _r = _F_le__Tensor(self, other)
+        return _r
+    raise TypeError('le_(): received an invalid combination of arguments; expected one of: le_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!); le_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)')
+
+
+def _m_lt(self, other):
+    if not isinstance(other, _Tensor):
+        _r = _F_lt_Scalar(self, other)
+        return _r
+    if isinstance(other, _Tensor):
+        _r = _F_lt_Tensor(self, other)
+        return _r
+    raise TypeError('lt(): received an invalid combination of arguments; expected one of: lt.Scalar(Tensor self, Scalar other) -> Tensor; lt.Tensor(Tensor self, Tensor other) -> Tensor')
+
+
+def _m_lt_(self, other):
+    if not isinstance(other, _Tensor):
+        _r = _F_lt__Scalar(self, other)
+        return _r
+    if isinstance(other, _Tensor):
+        _r = _F_lt__Tensor(self, other)
+        return _r
+    raise TypeError('lt_(): received an invalid combination of arguments; expected one of: lt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!); lt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)')
 
 
 def _m_matmul(self, other):
@@ -253,6 +377,26 @@ def _m_mul_(self, other):
 def _m_mv(self, vec):
     _r = _F_mv(self, vec)
     return _r
+
+
+def _m_ne(self, other):
+    if not isinstance(other, _Tensor):
+        _r = _F_ne_Scalar(self, other)
+        return _r
+    if isinstance(other, _Tensor):
+        _r = _F_ne_Tensor(self, other)
+        return _r
+    raise TypeError('ne(): received an invalid combination of arguments; expected one of: ne.Scalar(Tensor self, Scalar other) -> Tensor; ne.Tensor(Tensor self, Tensor other) -> Tensor')
+
+
+def _m_ne_(self, other):
+    if not isinstance(other, _Tensor):
+        _r = _F_ne__Scalar(self, other)
+        return _r
+    if isinstance(other, _Tensor):
+        _r = _F_ne__Tensor(self, other)
+        return _r
+    raise TypeError('ne_(): received an invalid combination of arguments; expected one of: ne_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!); ne_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)')
 
 
 def _m_neg(self):
@@ -391,16 +535,28 @@ METHODS = {
     'div': _m_div,
     'div_': _m_div_,
     'dot': _m_dot,
+    'eq': _m_eq,
+    'eq_': _m_eq_,
     'exp': _m_exp,
     'exp_': _m_exp_,
     'expand': _m_expand,
     'fill_': _m_fill_,
+    'ge': _m_ge,
+    'ge_': _m_ge_,
+    'gt': _m_gt,
+    'gt_': _m_gt_,
+    'le': _m_le,
+    'le_': _m_le_,
+    'lt': _m_lt,
+    'lt_': _m_lt_,
     'matmul': _m_matmul,
     'mean': _m_mean,
     'mm': _m_mm,
     'mul': _m_mul,
     'mul_': _m_mul_,
     'mv': _m_mv,
+    'ne': _m_ne,
+    'ne_': _m_ne_,
     'neg': _m_neg,
     'neg_': _m_neg_,
     'reshape': _m_reshape,
@@ -435,6 +591,12 @@ OPERATORS = {
     '__matmul__': _m_matmul,
     '__neg__': _m_neg,
     '__abs__': _m_abs,
+    '__eq__': _m_eq,
+    '__ne__': _m_ne,
+    '__lt__': _m_lt,
+    '__le__': _m_le,
+    '__gt__': _m_gt,
+    '__ge__': _m_ge,
 }
 
 

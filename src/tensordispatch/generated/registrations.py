@@ -42,24 +42,48 @@ def _kernel(table, table_name, name, key, where):
 # -- kernel tables --------------------------------------------------------------
 _meta_add_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'add.Tensor', 'structured meta', '/work/main/src/tensordispatch/ops/native_functions.yaml:94')
 _impl_CPU_add_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'add_out', 'CPU', '/work/main/src/tensordispatch/ops/native_functions.yaml:94')
-_meta_addmm = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'addmm', 'structured meta', '/work/main/src/tensordispatch/ops/native_functions.yaml:612')
-_impl_CPU_addmm_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'addmm_out', 'CPU', '/work/main/src/tensordispatch/ops/native_functions.yaml:612')
-_meta_bmm = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'bmm', 'structured meta', '/work/main/src/tensordispatch/ops/native_functions.yaml:601')
-_impl_CPU_bmm_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'bmm_out', 'CPU', '/work/main/src/tensordispatch/ops/native_functions.yaml:601')
+_meta_addmm = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'addmm', 'structured meta', '/work/main/src/tensordispatch/ops/native_functions.yaml:842')
+_impl_CPU_addmm_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'addmm_out', 'CPU', '/work/main/src/tensordispatch/ops/native_functions.yaml:842')
+_meta_bmm = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'bmm', 'structured meta', '/work/main/src/tensordispatch/ops/native_functions.yaml:831')
+_impl_CPU_bmm_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'bmm_out', 'CPU', '/work/main/src/tensordispatch/ops/native_functions.yaml:831')
 _meta_cos = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'cos', 'structured meta', '/work/main/src/tensordispatch/ops/native_functions.yaml:363')
 _impl_CPU_cos_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'cos_out', 'CPU', '/work/main/src/tensordispatch/ops/native_functions.yaml:363')
 _meta_div_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'div.Tensor', 'structured meta', '/work/main/src/tensordispatch/ops/native_functions.yaml:213')
 _impl_CPU_div_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'div_out', 'CPU', '/work/main/src/tensordispatch/ops/native_functions.yaml:213')
 _meta_div_Tensor_mode = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'div.Tensor_mode', 'structured meta', '/work/main/src/tensordispatch/ops/native_functions.yaml:233')
 _impl_CPU_div_out_mode = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'div_out_mode', 'CPU', '/work/main/src/tensordispatch/ops/native_functions.yaml:233')
+_meta_eq_Scalar = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'eq.Scalar', 'structured meta', '/work/main/src/tensordispatch/ops/native_functions.yaml:393')
+_impl_CPU_eq_Scalar_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'eq_Scalar_out', 'CPU', '/work/main/src/tensordispatch/ops/native_functions.yaml:393')
+_meta_eq_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'eq.Tensor', 'structured meta', '/work/main/src/tensordispatch/ops/native_functions.yaml:407')
+_impl_CPU_eq_Tensor_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'eq_Tensor_out', 'CPU', '/work/main/src/tensordispatch/ops/native_functions.yaml:407')
 _meta_exp = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'exp', 'structured meta', '/work/main/src/tensordispatch/ops/native_functions.yaml:323')
 _impl_CPU_exp_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'exp_out', 'CPU', '/work/main/src/tensordispatch/ops/native_functions.yaml:323')
-_meta_mean_dim = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'mean.dim', 'structured meta', '/work/main/src/tensordispatch/ops/native_functions.yaml:577')
-_impl_CPU_mean_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'mean_out', 'CPU', '/work/main/src/tensordispatch/ops/native_functions.yaml:577')
-_meta_mm = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'mm', 'structured meta', '/work/main/src/tensordispatch/ops/native_functions.yaml:591')
-_impl_CPU_mm_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'mm_out', 'CPU', '/work/main/src/tensordispatch/ops/native_functions.yaml:591')
+_meta_ge_Scalar = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'ge.Scalar', 'structured meta', '/work/main/src/tensordispatch/ops/native_functions.yaml:583')
+_impl_CPU_ge_Scalar_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'ge_Scalar_out', 'CPU', '/work/main/src/tensordispatch/ops/native_functions.yaml:583')
+_meta_ge_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'ge.Tensor', 'structured meta', '/work/main/src/tensordispatch/ops/native_functions.yaml:597')
+_impl_CPU_ge_Tensor_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'ge_Tensor_out', 'CPU', '/work/main/src/tensordispatch/ops/native_functions.yaml:597')
+_meta_gt_Scalar = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'gt.Scalar', 'structured meta', '/work/main/src/tensordispatch/ops/native_functions.yaml:545')
+_impl_CPU_gt_Scalar_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'gt_Scalar_out', 'CPU', '/work/main/src/tensordispatch/ops/native_functions.yaml:545')
+_meta_gt_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'gt.Tensor', 'structured meta', '/work/main/src/tensordispatch/ops/native_functions.yaml:559')
+_impl_CPU_gt_Tensor_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'gt_Tensor_out', 'CPU', '/work/main/src/tensordispatch/ops/native_functions.yaml:559')
+_meta_le_Scalar = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'le.Scalar', 'structured meta', '/work/main/src/tensordispatch/ops/native_functions.yaml:507')
+_impl_CPU_le_Scalar_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'le_Scalar_out', 'CPU', '/work/main/src/tensordispatch/ops/native_functions.yaml:507')
+_meta_le_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'le.Tensor', 'structured meta', '/work/main/src/tensordispatch/ops/native_functions.yaml:521')
+_impl_CPU_le_Tensor_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'le_Tensor_out', 'CPU', '/work/main/src/tensordispatch/ops/native_functions.yaml:521')
+_meta_lt_Scalar = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'lt.Scalar', 'structured meta', '/work/main/src/tensordispatch/ops/native_functions.yaml:469')
+_impl_CPU_lt_Scalar_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'lt_Scalar_out', 'CPU', '/work/main/src/tensordispatch/ops/native_functions.yaml:469')
+_meta_lt_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'lt.Tensor', 'structured meta', '/work/main/src/tensordispatch/ops/native_functions.yaml:483')
+_impl_CPU_lt_Tensor_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'lt_Tensor_out', 'CPU', '/work/main/src/tensordispatch/ops/native_functions.yaml:483')
+_meta_mean_dim = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'mean.dim', 'structured meta', '/work/main/src/tensordispatch/ops/native_functions.yaml:807')
+_impl_CPU_mean_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'mean_out', 'CPU', '/work/main/src/tensordispatch/ops/native_functions.yaml:807')
+_meta_mm = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'mm', 'structured meta', '/work/main/src/tensordispatch/ops/native_functions.yaml:821')
+_impl_CPU_mm_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'mm_out', 'CPU', '/work/main/src/tensordispatch/ops/native_functions.yaml:821')
 _meta_mul_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'mul.Tensor', 'structured meta', '/work/main/src/tensordispatch/ops/native_functions.yaml:178')
 _impl_CPU_mul_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'mul_out', 'CPU', '/work/main/src/tensordispatch/ops/native_functions.yaml:178')
+_meta_ne_Scalar = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'ne.Scalar', 'structured meta', '/work/main/src/tensordispatch/ops/native_functions.yaml:431')
+_impl_CPU_ne_Scalar_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'ne_Scalar_out', 'CPU', '/work/main/src/tensordispatch/ops/native_functions.yaml:431')
+_meta_ne_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'ne.Tensor', 'structured meta', '/work/main/src/tensordispatch/ops/native_functions.yaml:445')
+_impl_CPU_ne_Tensor_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'ne_Tensor_out', 'CPU', '/work/main/src/tensordispatch/ops/native_functions.yaml:445')
 _meta_neg = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'neg', 'structured meta', '/work/main/src/tensordispatch/ops/native_functions.yaml:303')
 _impl_CPU_neg_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'neg_out', 'CPU', '/work/main/src/tensordispatch/ops/native_functions.yaml:303')
 _meta_sin = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'sin', 'structured meta', '/work/main/src/tensordispatch/ops/native_functions.yaml:343')
@@ -68,8 +92,8 @@ _meta_sqrt = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 's
 _impl_CPU_sqrt_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'sqrt_out', 'CPU', '/work/main/src/tensordispatch/ops/native_functions.yaml:383')
 _meta_sub_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'sub.Tensor', 'structured meta', '/work/main/src/tensordispatch/ops/native_functions.yaml:129')
 _impl_CPU_sub_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'sub_out', 'CPU', '/work/main/src/tensordispatch/ops/native_functions.yaml:129')
-_meta_sum_dim_IntList = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'sum.dim_IntList', 'structured meta', '/work/main/src/tensordispatch/ops/native_functions.yaml:557')
-_impl_CPU_sum_IntList_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'sum_out', 'CPU', '/work/main/src/tensordispatch/ops/native_functions.yaml:557')
+_meta_sum_dim_IntList = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'sum.dim_IntList', 'structured meta', '/work/main/src/tensordispatch/ops/native_functions.yaml:787')
+_impl_CPU_sum_IntList_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'sum_out', 'CPU', '/work/main/src/tensordispatch/ops/native_functions.yaml:787')
 
 
 # -- generated kernels ----------------------------------------------------------
@@ -295,6 +319,84 @@ def wrapper_Meta_div__Tensor_mode(self, other, *, rounding_mode):
     return self
 
 
+def wrapper_CPU_eq_Scalar(self, other):
+    specs, pre = _meta_eq_Scalar(None, self, other)
+    _o0 = _alloc_cpu(specs[0])
+    _impl_CPU_eq_Scalar_out(pre, self, other, _o0)
+    return _o0
+
+
+def wrapper_CPU_eq_Scalar_out(self, other, *, out):
+    specs, pre = _meta_eq_Scalar((out,), self, other)
+    _prepare_out(out, specs[0])
+    _impl_CPU_eq_Scalar_out(pre, self, other, out)
+    return out
+
+
+def wrapper_CPU_eq__Scalar(self, other):
+    specs, pre = _meta_eq_Scalar((self,), self, other)
+    _check_inplace(self, specs[0])
+    _impl_CPU_eq_Scalar_out(pre, self, other, self)
+    return self
+
+
+def wrapper_Meta_eq_Scalar(self, other):
+    specs, pre = _meta_eq_Scalar(None, self, other)
+    _o0 = _alloc_meta(specs[0])
+    return _o0
+
+
+def wrapper_Meta_eq_Scalar_out(self, other, *, out):
+    specs, pre = _meta_eq_Scalar((out,), self, other)
+    _prepare_out(out, specs[0])
+    return out
+
+
+def wrapper_Meta_eq__Scalar(self, other):
+    specs, pre = _meta_eq_Scalar((self,), self, other)
+    _check_inplace(self, specs[0])
+    return self
+
+
+def wrapper_CPU_eq_Tensor(self, other):
+    specs, pre = _meta_eq_Tensor(None, self, other)
+    _o0 = _alloc_cpu(specs[0])
+    _impl_CPU_eq_Tensor_out(pre, self, other, _o0)
+    return _o0
+
+
+def wrapper_CPU_eq_Tensor_out(self, other, *, out):
+    specs, pre = _meta_eq_Tensor((out,), self, other)
+    _prepare_out(out, specs[0])
+    _impl_CPU_eq_Tensor_out(pre, self, other, out)
+    return out
+
+
+def wrapper_CPU_eq__Tensor(self, other):
+    specs, pre = _meta_eq_Tensor((self,), self, other)
+    _check_inplace(self, specs[0])
+    _impl_CPU_eq_Tensor_out(pre, self, other, self)
+    return self
+
+
+def wrapper_Meta_eq_Tensor(self, other):
+    specs, pre = _meta_eq_Tensor(None, self, other)
+    _o0 = _alloc_meta(specs[0])
+    return _o0
+
+
+def wrapper_Meta_eq_Tensor_out(self, other, *, out):
+    specs, pre = _meta_eq_Tensor((out,), self, other)
+    _prepare_out(out, specs[0])
+    return out
+
+
+def wrapper_Meta_eq__Tensor(self, other):
+    specs, pre = _meta_eq_Tensor((self,), self, other)
+    _check_inplace(self, specs[0])
+    return self
+
+
 def wrapper_CPU_exp(self):
     specs, pre = _meta_exp(None, self)
     _o0 = _alloc_cpu(specs[0])
@@ -330,6 +432,318 @@ def wrapper_Meta_exp_out(self, *, out):
 
 def wrapper_Meta_exp_(self):
     specs, pre = _meta_exp((self,), self)
+    _check_inplace(self, specs[0])
+    return self
+
+
+def wrapper_CPU_ge_Scalar(self, other):
+    specs, pre = _meta_ge_Scalar(None, self, other)
+    _o0 = _alloc_cpu(specs[0])
+    _impl_CPU_ge_Scalar_out(pre, self, other, _o0)
+    return _o0
+
+
+def wrapper_CPU_ge_Scalar_out(self, other, *, out):
+    specs, pre = _meta_ge_Scalar((out,), self, other)
+    _prepare_out(out, specs[0])
+    _impl_CPU_ge_Scalar_out(pre, self, other, out)
+    return out
+
+
+def wrapper_CPU_ge__Scalar(self, other):
+    specs, pre = _meta_ge_Scalar((self,), self, other)
+    _check_inplace(self, specs[0])
+    _impl_CPU_ge_Scalar_out(pre, self, other, self)
+    return self
+
+
+def wrapper_Meta_ge_Scalar(self, other):
+    specs, pre = _meta_ge_Scalar(None, self, other)
+    _o0 = _alloc_meta(specs[0])
+    return _o0
+
+
+def wrapper_Meta_ge_Scalar_out(self, other, *, out):
+    specs, pre = _meta_ge_Scalar((out,), self, other)
+    _prepare_out(out, specs[0])
+    return out
+
+
+def wrapper_Meta_ge__Scalar(self, other):
+    specs, pre = _meta_ge_Scalar((self,), self, other)
+    _check_inplace(self, specs[0])
+    return self
+
+
+def wrapper_CPU_ge_Tensor(self, other):
+    specs, pre = _meta_ge_Tensor(None, self, other)
+    _o0 = _alloc_cpu(specs[0])
+    _impl_CPU_ge_Tensor_out(pre, self, other, _o0)
+    return _o0
+
+
+def wrapper_CPU_ge_Tensor_out(self, other, *, out):
+    specs, pre = _meta_ge_Tensor((out,), self, other)
+    _prepare_out(out, specs[0])
+    _impl_CPU_ge_Tensor_out(pre, self, other, out)
+    return out
+
+
+def wrapper_CPU_ge__Tensor(self, other):
+    specs, pre = _meta_ge_Tensor((self,), self, other)
+    _check_inplace(self, specs[0])
+    _impl_CPU_ge_Tensor_out(pre, self, other, self)
+    return self
+
+
+def wrapper_Meta_ge_Tensor(self, other):
+    specs, pre = _meta_ge_Tensor(None, self, other)
+    _o0 = _alloc_meta(specs[0])
+    return _o0
+
+
+def wrapper_Meta_ge_Tensor_out(self, other, *, out):
+    specs, pre = _meta_ge_Tensor((out,), self, other)
+    _prepare_out(out, specs[0])
+    return out
+
+
+def wrapper_Meta_ge__Tensor(self, other):
+    specs, pre = _meta_ge_Tensor((self,), self, other)
+    _check_inplace(self, specs[0])
+    return self
+
+
+def wrapper_CPU_gt_Scalar(self, other):
+    specs, pre = _meta_gt_Scalar(None, self, other)
+    _o0 = _alloc_cpu(specs[0])
+    _impl_CPU_gt_Scalar_out(pre, self, other, _o0)
+    return _o0
+
+
+def wrapper_CPU_gt_Scalar_out(self, other, *, out):
+    specs, pre = _meta_gt_Scalar((out,), self, other)
+    _prepare_out(out, specs[0])
+    _impl_CPU_gt_Scalar_out(pre, self, other, out)
+    return out
+
+
+def wrapper_CPU_gt__Scalar(self, other):
+    specs, pre = _meta_gt_Scalar((self,), self, other)
+    _check_inplace(self, specs[0])
+    _impl_CPU_gt_Scalar_out(pre, self, other, self)
+    return self
+
+
+def wrapper_Meta_gt_Scalar(self, other):
+    specs, pre = _meta_gt_Scalar(None, self, other)
+    _o0 = _alloc_meta(specs[0])
+    return _o0
+
+
+def wrapper_Meta_gt_Scalar_out(self, other, *, out):
+    specs, pre = _meta_gt_Scalar((out,), self, other)
+    _prepare_out(out, specs[0])
+    return out
+
+
+def wrapper_Meta_gt__Scalar(self, other):
+    specs, pre = _meta_gt_Scalar((self,), self, other)
+    _check_inplace(self, specs[0])
+    return self
+
+
+def wrapper_CPU_gt_Tensor(self, other):
+    specs, pre = _meta_gt_Tensor(None, self, other)
+    _o0 = _alloc_cpu(specs[0])
+    _impl_CPU_gt_Tensor_out(pre, self, other, _o0)
+    return _o0
+
+
+def wrapper_CPU_gt_Tensor_out(self, other, *, out):
+    specs, pre = _meta_gt_Tensor((out,), self, other)
+    _prepare_out(out, specs[0])
+    _impl_CPU_gt_Tensor_out(pre, self, other, out)
+    return out
+
+
+def wrapper_CPU_gt__Tensor(self, other):
+    specs, pre = _meta_gt_Tensor((self,), self, other)
+    _check_inplace(self, specs[0])
+    _impl_CPU_gt_Tensor_out(pre, self, other, self)
+    return self
+
+
+def wrapper_Meta_gt_Tensor(self, other):
+    specs, pre = _meta_gt_Tensor(None, self, other)
+    _o0 = _alloc_meta(specs[0])
+    return _o0
+
+
+def wrapper_Meta_gt_Tensor_out(self, other, *, out):
+    specs, pre = _meta_gt_Tensor((out,), self, other)
+    _prepare_out(out, specs[0])
+    return out
+
+
+def wrapper_Meta_gt__Tensor(self, other):
+    specs, pre = _meta_gt_Tensor((self,), self, other)
+    _check_inplace(self, specs[0])
+    return self
+
+
+def wrapper_CPU_le_Scalar(self, other):
+    specs, pre = _meta_le_Scalar(None, self, other)
+    _o0 = _alloc_cpu(specs[0])
+    _impl_CPU_le_Scalar_out(pre, self, other, _o0)
+    return _o0
+
+
+def wrapper_CPU_le_Scalar_out(self, other, *, out):
+    specs, pre = _meta_le_Scalar((out,), self, other)
+    _prepare_out(out, specs[0])
+    _impl_CPU_le_Scalar_out(pre, self, other, out)
+    return out
+
+
+def wrapper_CPU_le__Scalar(self, other):
+    specs, pre = _meta_le_Scalar((self,), self, other)
+    _check_inplace(self, specs[0])
+    _impl_CPU_le_Scalar_out(pre, self, other, self)
+    return self
+
+
+def wrapper_Meta_le_Scalar(self, other):
+    specs, pre = _meta_le_Scalar(None, self, other)
+    _o0 = _alloc_meta(specs[0])
+    return _o0
+
+
+def wrapper_Meta_le_Scalar_out(self, other, *, out):
+    specs, pre = _meta_le_Scalar((out,), self, other)
+    _prepare_out(out, specs[0])
+    return out
+
+
+def wrapper_Meta_le__Scalar(self, other):
+    specs, pre = _meta_le_Scalar((self,), self, other)
+    _check_inplace(self, specs[0])
+    return self
+
+
+def wrapper_CPU_le_Tensor(self, other):
+    specs, pre = _meta_le_Tensor(None, self, other)
+    _o0 = _alloc_cpu(specs[0])
+    _impl_CPU_le_Tensor_out(pre, self, other, _o0)
+    return _o0
+
+
+def wrapper_CPU_le_Tensor_out(self, other, *, out):
+    specs, pre = _meta_le_Tensor((out,), self, other)
+    _prepare_out(out, specs[0])
+    _impl_CPU_le_Tensor_out(pre, self, other, out)
+    return out
+
+
+def wrapper_CPU_le__Tensor(self, other):
+    specs, pre = _meta_le_Tensor((self,), self, other)
+    _check_inplace(self, specs[0])
+    _impl_CPU_le_Tensor_out(pre, self, other, self)
+    return self
+
+
+def wrapper_Meta_le_Tensor(self, other):
+    specs, pre = _meta_le_Tensor(None, self, other)
+    _o0 = _alloc_meta(specs[0])
+    return _o0
+
+
+def wrapper_Meta_le_Tensor_out(self, other, *, out):
+    specs, pre = _meta_le_Tensor((out,), self, other)
+    _prepare_out(out, specs[0])
+    return out
+
+
+def wrapper_Meta_le__Tensor(self, other):
+    specs, pre = _meta_le_Tensor((self,), self, other)
+    _check_inplace(self, specs[0])
+    return self
+
+
+def wrapper_CPU_lt_Scalar(self, other):
+    specs, pre = _meta_lt_Scalar(None, self, other)
+    _o0 = _alloc_cpu(specs[0])
+    _impl_CPU_lt_Scalar_out(pre, self, other, _o0)
+    return _o0
+
+
+def wrapper_CPU_lt_Scalar_out(self, other, *, out):
+    specs, pre = _meta_lt_Scalar((out,), self, other)
+    _prepare_out(out, specs[0])
+    _impl_CPU_lt_Scalar_out(pre, self, other, out)
+    return out
+
+
+def wrapper_CPU_lt__Scalar(self, other):
+    specs, pre = _meta_lt_Scalar((self,), self, other)
+    _check_inplace(self, specs[0])
+    _impl_CPU_lt_Scalar_out(pre, self, other, self)
+    return self
+
+
+def wrapper_Meta_lt_Scalar(self, other):
+    specs, pre = _meta_lt_Scalar(None, self, other)
+    _o0 = _alloc_meta(specs[0])
+    return _o0
+
+
+def wrapper_Meta_lt_Scalar_out(self, other, *, out):
+    specs, pre = _meta_lt_Scalar((out,), self, other)
+    _prepare_out(out, specs[0])
+    return out
+
+
+def wrapper_Meta_lt__Scalar(self, other):
+    specs, pre = _meta_lt_Scalar((self,), self, other)
+    _check_inplace(self, specs[0])
+    return self
+
+
+def wrapper_CPU_lt_Tensor(self, other):
+    specs, pre = _meta_lt_Tensor(None, self, other)
+    _o0 = _alloc_cpu(specs[0])
+    _impl_CPU_lt_Tensor_out(pre, self, other, _o0)
+    return _o0
+
+
+def wrapper_CPU_lt_Tensor_out(self, other, *, out):
+    specs, pre = _meta_lt_Tensor((out,), self, other)
+    _prepare_out(out, specs[0])
+    _impl_CPU_lt_Tensor_out(pre, self, other, out)
+    return out
+
+
+def wrapper_CPU_lt__Tensor(self, other):
+    specs, pre = _meta_lt_Tensor((self,), self, other)
+    _check_inplace(self, specs[0])
+    _impl_CPU_lt_Tensor_out(pre, self, other, self)
+    return self
+
+
+def wrapper_Meta_lt_Tensor(self, other):
+    specs, pre = _meta_lt_Tensor(None, self, other)
+    _o0 = _alloc_meta(specs[0])
+    return _o0
+
+
+def wrapper_Meta_lt_Tensor_out(self, other, *, out):
+    specs, pre = _meta_lt_Tensor((out,), self, other)
+    _prepare_out(out, specs[0])
+    return out
+
+
+def wrapper_Meta_lt__Tensor(self, other):
+    specs, pre = _meta_lt_Tensor((self,), self, other)
     _check_inplace(self, specs[0])
     return self
 
@@ -421,6 +835,84 @@ def wrapper_Meta_mul_out(self, other, *, out):
 
 def wrapper_Meta_mul__Tensor(self, other):
     specs, pre = _meta_mul_Tensor((self,), self, other)
+    _check_inplace(self, specs[0])
+    return self
+
+
+def wrapper_CPU_ne_Scalar(self, other):
+    specs, pre = _meta_ne_Scalar(None, self, other)
+    _o0 = _alloc_cpu(specs[0])
+    _impl_CPU_ne_Scalar_out(pre, self, other, _o0)
+    return _o0
+
+
+def wrapper_CPU_ne_Scalar_out(self, other, *, out):
+    specs, pre = _meta_ne_Scalar((out,), self, other)
+    _prepare_out(out, specs[0])
+    _impl_CPU_ne_Scalar_out(pre, self, other, out)
+    return out
+
+
+def wrapper_CPU_ne__Scalar(self, other):
+    specs, pre = _meta_ne_Scalar((self,), self, other)
+    _check_inplace(self, specs[0])
+    _impl_CPU_ne_Scalar_out(pre, self, other, self)
+    return self
+
+
+def wrapper_Meta_ne_Scalar(self, other):
+    specs, pre = _meta_ne_Scalar(None, self, other)
+    _o0 = _alloc_meta(specs[0])
+    return _o0
+
+
+def wrapper_Meta_ne_Scalar_out(self, other, *, out):
+    specs, pre = _meta_ne_Scalar((out,), self, other)
+    _prepare_out(out, specs[0])
+    return out
+
+
+def wrapper_Meta_ne__Scalar(self, other):
+    specs, pre = _meta_ne_Scalar((self,), self, other)
+    _check_inplace(self, specs[0])
+    return self
+
+
+def wrapper_CPU_ne_Tensor(self, other):
+    specs, pre = _meta_ne_Tensor(None, self, other)
+    _o0 = _alloc_cpu(specs[0])
+    _impl_CPU_ne_Tensor_out(pre, self, other, _o0)
+    return _o0
+
+
+def wrapper_CPU_ne_Tensor_out(self, other, *, out):
+    specs, pre = _meta_ne_Tensor((out,), self, other)
+    _prepare_out(out, specs[0])
+    _impl_CPU_ne_Tensor_out(pre, self, other, out)
+    return out
+
+
+def wrapper_CPU_ne__Tensor(self, other):
+    specs, pre = _meta_ne_Tensor((self,), self, other)
+    _check_inplace(self, specs[0])
+    _impl_CPU_ne_Tensor_out(pre, self, other, self)
+    return self
+
+
+def wrapper_Meta_ne_Tensor(self, other):
+    specs, pre = _meta_ne_Tensor(None, self, other)
+    _o0 = _alloc_meta(specs[0])
+    return _o0
+
+
+def wrapper_Meta_ne_Tensor_out(self, other, *, out):
+    specs, pre = _meta_ne_Tensor((out,), self, other)
+    _prepare_out(out, specs[0])
+    return out
+
+
+def wrapper_Meta_ne__Tensor(self, other):
+    specs, pre = _meta_ne_Tensor((self,), self, other)
     _check_inplace(self, specs[0])
     return self
 
@@ -876,6 +1368,12 @@ def _register():
     _def['aten'].define('empty_like.out(Tensor self, *, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
     _def['aten'].define('empty_strided(SymInt[] size, SymInt[] stride, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', tags=('core', 'pt2_compliant_tag',))
     _def['aten'].define('empty_strided.out(SymInt[] size, SymInt[] stride, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
+    _def['aten'].define('eq.Scalar(Tensor self, Scalar other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('eq.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('eq.Tensor(Tensor self, Tensor other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('eq.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('eq_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
+    _def['aten'].define('eq_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
     _def['aten'].define('exp(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('exp.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('exp_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
@@ -887,6 +1385,30 @@ def _register():
     _def['aten'].define('fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
     _def['aten'].define('full(SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', tags=('core', 'pt2_compliant_tag',))
     _def['aten'].define('full.out(SymInt[] size, Scalar fill_value, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
+    _def['aten'].define('ge.Scalar(Tensor self, Scalar other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('ge.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('ge.Tensor(Tensor self, Tensor other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('ge.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('ge_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
+    _def['aten'].define('ge_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
+    _def['aten'].define('gt.Scalar(Tensor self, Scalar other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('gt.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('gt.Tensor(Tensor self, Tensor other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('gt.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('gt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
+    _def['aten'].define('gt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
+    _def['aten'].define('le.Scalar(Tensor self, Scalar other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('le.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('le.Tensor(Tensor self, Tensor other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('le.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('le_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
+    _def['aten'].define('le_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
+    _def['aten'].define('lt.Scalar(Tensor self, Scalar other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('lt.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('lt.Tensor(Tensor self, Tensor other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('lt.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('lt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
+    _def['aten'].define('lt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
     _def['aten'].define('matmul(Tensor self, Tensor other) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('matmul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
     _def['aten'].define('mean(Tensor self, *, ScalarType? dtype=None) -> Tensor', tags=('core', 'pt2_compliant_tag', 'reduction',))
@@ -902,6 +1424,12 @@ def _register():
     _def['aten'].define('mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('mv(Tensor self, Tensor vec) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('mv.out(Tensor self, Tensor vec, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
+    _def['aten'].define('ne.Scalar(Tensor self, Scalar other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('ne.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('ne.Tensor(Tensor self, Tensor other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('ne.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('ne_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
+    _def['aten'].define('ne_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
     _def['aten'].define('neg(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('neg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('neg_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
@@ -977,7 +1505,7 @@ def _register():
     _lib['aten:CPU'].impl('addmm_', wrapper_CPU_addmm_)
     _lib['aten:CPU'].impl('bmm', wrapper_CPU_bmm)
     _lib['aten:CPU'].impl('bmm.out', wrapper_CPU_bmm_out)
-    _lib['aten:CPU'].impl('copy_', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'copy_', 'CPU', '/work/main/src/tensordispatch/ops/native_functions.yaml:407'))
+    _lib['aten:CPU'].impl('copy_', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'copy_', 'CPU', '/work/main/src/tensordispatch/ops/native_functions.yaml:637'))
     _lib['aten:CPU'].impl('cos', wrapper_CPU_cos)
     _lib['aten:CPU'].impl('cos.out', wrapper_CPU_cos_out)
     _lib['aten:CPU'].impl('cos_', wrapper_CPU_cos_)
@@ -987,13 +1515,43 @@ def _register():
     _lib['aten:CPU'].impl('div.out_mode', wrapper_CPU_div_out_mode)
     _lib['aten:CPU'].impl('div_.Tensor', wrapper_CPU_div__Tensor)
     _lib['aten:CPU'].impl('div_.Tensor_mode', wrapper_CPU_div__Tensor_mode)
-    _lib['aten:CPU'].impl('dot', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'dot', 'CPU', '/work/main/src/tensordispatch/ops/native_functions.yaml:621'))
+    _lib['aten:CPU'].impl('dot', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'dot', 'CPU', '/work/main/src/tensordispatch/ops/native_functions.yaml:851'))
     _lib['aten:CPU'].impl('empty.memory_format', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'empty_cpu', 'CPU', '/work/main/src/tensordispatch/ops/native_functions.yaml:11'))
     _lib['aten:CPU'].impl('empty_strided', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'empty_strided_cpu', 'CPU', '/work/main/src/tensordispatch/ops/native_functions.yaml:17'))
+    _lib['aten:CPU'].impl('eq.Scalar', wrapper_CPU_eq_Scalar)
+    _lib['aten:CPU'].impl('eq.Scalar_out', wrapper_CPU_eq_Scalar_out)
+    _lib['aten:CPU'].impl('eq.Tensor', wrapper_CPU_eq_Tensor)
+    _lib['aten:CPU'].impl('eq.Tensor_out', wrapper_CPU_eq_Tensor_out)
+    _lib['aten:CPU'].impl('eq_.Scalar', wrapper_CPU_eq__Scalar)
+    _lib['aten:CPU'].impl('eq_.Tensor', wrapper_CPU_eq__Tensor)
     _lib['aten:CPU'].impl('exp', wrapper_CPU_exp)
     _lib['aten:CPU'].impl('exp.out', wrapper_CPU_exp_out)
     _lib['aten:CPU'].impl('exp_', wrapper_CPU_exp_)
     _lib['aten:CPU'].impl('fill_.Scalar', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'fill_', 'CPU', '/work/main/src/tensordispatch/ops/native_functions.yaml:72'))
+    _lib['aten:CPU'].impl('ge.Scalar', wrapper_CPU_ge_Scalar)
+    _lib['aten:CPU'].impl('ge.Scalar_out', wrapper_CPU_ge_Scalar_out)
+    _lib['aten:CPU'].impl('ge.Tensor', wrapper_CPU_ge_Tensor)
+    _lib['aten:CPU'].impl('ge.Tensor_out', wrapper_CPU_ge_Tensor_out)
+    _lib['aten:CPU'].impl('ge_.Scalar', wrapper_CPU_ge__Scalar)
+    _lib['aten:CPU'].impl('ge_.Tensor', wrapper_CPU_ge__Tensor)
+    _lib['aten:CPU'].impl('gt.Scalar', wrapper_CPU_gt_Scalar)
+    _lib['aten:CPU'].impl('gt.Scalar_out', wrapper_CPU_gt_Scalar_out)
+    _lib['aten:CPU'].impl('gt.Tensor', wrapper_CPU_gt_Tensor)
+    _lib['aten:CPU'].impl('gt.Tensor_out', wrapper_CPU_gt_Tensor_out)
+    _lib['aten:CPU'].impl('gt_.Scalar', wrapper_CPU_gt__Scalar)
+    _lib['aten:CPU'].impl('gt_.Tensor', wrapper_CPU_gt__Tensor)
+    _lib['aten:CPU'].impl('le.Scalar', wrapper_CPU_le_Scalar)
+    _lib['aten:CPU'].impl('le.Scalar_out', wrapper_CPU_le_Scalar_out)
+    _lib['aten:CPU'].impl('le.Tensor', wrapper_CPU_le_Tensor)
+    _lib['aten:CPU'].impl('le.Tensor_out', wrapper_CPU_le_Tensor_out)
+    _lib['aten:CPU'].impl('le_.Scalar', wrapper_CPU_le__Scalar)
+    _lib['aten:CPU'].impl('le_.Tensor', wrapper_CPU_le__Tensor)
+    _lib['aten:CPU'].impl('lt.Scalar', wrapper_CPU_lt_Scalar)
+    _lib['aten:CPU'].impl('lt.Scalar_out', wrapper_CPU_lt_Scalar_out)
+    _lib['aten:CPU'].impl('lt.Tensor', wrapper_CPU_lt_Tensor)
+    _lib['aten:CPU'].impl('lt.Tensor_out', wrapper_CPU_lt_Tensor_out)
+    _lib['aten:CPU'].impl('lt_.Scalar', wrapper_CPU_lt__Scalar)
+    _lib['aten:CPU'].impl('lt_.Tensor', wrapper_CPU_lt__Tensor)
     _lib['aten:CPU'].impl('mean.dim', wrapper_CPU_mean_dim)
     _lib['aten:CPU'].impl('mean.out', wrapper_CPU_mean_out)
     _lib['aten:CPU'].impl('mm', wrapper_CPU_mm)
@@ -1001,6 +1559,12 @@ def _register():
     _lib['aten:CPU'].impl('mul.Tensor', wrapper_CPU_mul_Tensor)
     _lib['aten:CPU'].impl('mul.out', wrapper_CPU_mul_out)
     _lib['aten:CPU'].impl('mul_.Tensor', wrapper_CPU_mul__Tensor)
+    _lib['aten:CPU'].impl('ne.Scalar', wrapper_CPU_ne_Scalar)
+    _lib['aten:CPU'].impl('ne.Scalar_out', wrapper_CPU_ne_Scalar_out)
+    _lib['aten:CPU'].impl('ne.Tensor', wrapper_CPU_ne_Tensor)
+    _lib['aten:CPU'].impl('ne.Tensor_out', wrapper_CPU_ne_Tensor_out)
+    _lib['aten:CPU'].impl('ne_.Scalar', wrapper_CPU_ne__Scalar)
+    _lib['aten:CPU'].impl('ne_.Tensor', wrapper_CPU_ne__Tensor)
     _lib['aten:CPU'].impl('neg', wrapper_CPU_neg)
     _lib['aten:CPU'].impl('neg.out', wrapper_CPU_neg_out)
     _lib['aten:CPU'].impl('neg_', wrapper_CPU_neg_)
@@ -1015,13 +1579,13 @@ def _register():
     _lib['aten:CPU'].impl('sub_.Tensor', wrapper_CPU_sub__Tensor)
     _lib['aten:CPU'].impl('sum.IntList_out', wrapper_CPU_sum_IntList_out)
     _lib['aten:CPU'].impl('sum.dim_IntList', wrapper_CPU_sum_dim_IntList)
-    _lib['aten:CPU'].impl('view', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'view', 'CPU', '/work/main/src/tensordispatch/ops/native_functions.yaml:418'))
+    _lib['aten:CPU'].impl('view', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'view', 'CPU', '/work/main/src/tensordispatch/ops/native_functions.yaml:648'))
     _lib['aten:CompositeExplicitAutograd'].impl('abs', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'abs', 'CompositeExplicitAutograd', '/work/main/src/tensordispatch/ops/native_functions.yaml:271'))
     _lib['aten:CompositeExplicitAutograd'].impl('abs_', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'abs_', 'CompositeExplicitAutograd', '/work/main/src/tensordispatch/ops/native_functions.yaml:278'))
     _lib['aten:CompositeExplicitAutograd'].impl('add.Scalar', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'add_Scalar', 'CompositeExplicitAutograd', '/work/main/src/tensordispatch/ops/native_functions.yaml:102'))
     _lib['aten:CompositeExplicitAutograd'].impl('add.Scalar_out', generated_add_Scalar_out)
     _lib['aten:CompositeExplicitAutograd'].impl('add_.Scalar', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'add__Scalar', 'CompositeExplicitAutograd', '/work/main/src/tensordispatch/ops/native_functions.yaml:109'))
-    _lib['aten:CompositeExplicitAutograd'].impl('clone', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'clone', 'CompositeExplicitAutograd', '/work/main/src/tensordispatch/ops/native_functions.yaml:393'))
+    _lib['aten:CompositeExplicitAutograd'].impl('clone', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'clone', 'CompositeExplicitAutograd', '/work/main/src/tensordispatch/ops/native_functions.yaml:623'))
     _lib['aten:CompositeExplicitAutograd'].impl('clone.out', generated_clone_out)
     _lib['aten:CompositeExplicitAutograd'].impl('copy.out', generated_copy_out)
     _lib['aten:CompositeExplicitAutograd'].impl('div.Scalar', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'div_Scalar', 'CompositeExplicitAutograd', '/work/main/src/tensordispatch/ops/native_functions.yaml:241'))
@@ -1030,22 +1594,22 @@ def _register():
     _lib['aten:CompositeExplicitAutograd'].impl('div.Scalar_out', generated_div_Scalar_out)
     _lib['aten:CompositeExplicitAutograd'].impl('div_.Scalar', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'div__Scalar', 'CompositeExplicitAutograd', '/work/main/src/tensordispatch/ops/native_functions.yaml:248'))
     _lib['aten:CompositeExplicitAutograd'].impl('div_.Scalar_mode', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'div__Scalar_mode', 'CompositeExplicitAutograd', '/work/main/src/tensordispatch/ops/native_functions.yaml:262'))
-    _lib['aten:CompositeExplicitAutograd'].impl('dot.out', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'dot_out', 'CompositeExplicitAutograd', '/work/main/src/tensordispatch/ops/native_functions.yaml:627'))
+    _lib['aten:CompositeExplicitAutograd'].impl('dot.out', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'dot_out', 'CompositeExplicitAutograd', '/work/main/src/tensordispatch/ops/native_functions.yaml:857'))
     _lib['aten:CompositeExplicitAutograd'].impl('empty_like', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'empty_like', 'CompositeExplicitAutograd', '/work/main/src/tensordispatch/ops/native_functions.yaml:49'))
     _lib['aten:CompositeExplicitAutograd'].impl('empty_like.out', generated_empty_like_out)
     _lib['aten:CompositeExplicitAutograd'].impl('empty_strided.out', generated_empty_strided_out)
-    _lib['aten:CompositeExplicitAutograd'].impl('expand', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'expand', 'CompositeExplicitAutograd', '/work/main/src/tensordispatch/ops/native_functions.yaml:526'))
+    _lib['aten:CompositeExplicitAutograd'].impl('expand', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'expand', 'CompositeExplicitAutograd', '/work/main/src/tensordispatch/ops/native_functions.yaml:756'))
     _lib['aten:CompositeExplicitAutograd'].impl('expand_copy.out', generated_expand_copy_out)
     _lib['aten:CompositeExplicitAutograd'].impl('fill.Scalar', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'fill_Scalar', 'CompositeExplicitAutograd', '/work/main/src/tensordispatch/ops/native_functions.yaml:66'))
     _lib['aten:CompositeExplicitAutograd'].impl('fill.Scalar_out', generated_fill_Scalar_out)
     _lib['aten:CompositeExplicitAutograd'].impl('full', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'full', 'CompositeExplicitAutograd', '/work/main/src/tensordispatch/ops/native_functions.yaml:40'))
     _lib['aten:CompositeExplicitAutograd'].impl('full.out', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'full_out', 'CompositeExplicitAutograd', '/work/main/src/tensordispatch/ops/native_functions.yaml:45'))
-    _lib['aten:CompositeExplicitAutograd'].impl('mean', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mean', 'CompositeExplicitAutograd', '/work/main/src/tensordispatch/ops/native_functions.yaml:564'))
+    _lib['aten:CompositeExplicitAutograd'].impl('mean', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mean', 'CompositeExplicitAutograd', '/work/main/src/tensordispatch/ops/native_functions.yaml:794'))
     _lib['aten:CompositeExplicitAutograd'].impl('mul.Scalar', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mul_Scalar', 'CompositeExplicitAutograd', '/work/main/src/tensordispatch/ops/native_functions.yaml:186'))
     _lib['aten:CompositeExplicitAutograd'].impl('mul.Scalar_out', generated_mul_Scalar_out)
     _lib['aten:CompositeExplicitAutograd'].impl('mul_.Scalar', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mul__Scalar', 'CompositeExplicitAutograd', '/work/main/src/tensordispatch/ops/native_functions.yaml:193'))
-    _lib['aten:CompositeExplicitAutograd'].impl('mv', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mv', 'CompositeExplicitAutograd', '/work/main/src/tensordispatch/ops/native_functions.yaml:631'))
-    _lib['aten:CompositeExplicitAutograd'].impl('mv.out', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mv_out', 'CompositeExplicitAutograd', '/work/main/src/tensordispatch/ops/native_functions.yaml:636'))
+    _lib['aten:CompositeExplicitAutograd'].impl('mv', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mv', 'CompositeExplicitAutograd', '/work/main/src/tensordispatch/ops/native_functions.yaml:861'))
+    _lib['aten:CompositeExplicitAutograd'].impl('mv.out', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mv_out', 'CompositeExplicitAutograd', '/work/main/src/tensordispatch/ops/native_functions.yaml:866'))
     _lib['aten:CompositeExplicitAutograd'].impl('ones', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'ones', 'CompositeExplicitAutograd', '/work/main/src/tensordispatch/ops/native_functions.yaml:32'))
     _lib['aten:CompositeExplicitAutograd'].impl('ones.out', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'ones_out', 'CompositeExplicitAutograd', '/work/main/src/tensordispatch/ops/native_functions.yaml:36'))
     _lib['aten:CompositeExplicitAutograd'].impl('ones_like', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'ones_like', 'CompositeExplicitAutograd', '/work/main/src/tensordispatch/ops/native_functions.yaml:61'))
@@ -1054,29 +1618,29 @@ def _register():
     _lib['aten:CompositeExplicitAutograd'].impl('rsub.Scalar_out', generated_rsub_Scalar_out)
     _lib['aten:CompositeExplicitAutograd'].impl('rsub.Tensor', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rsub_Tensor', 'CompositeExplicitAutograd', '/work/main/src/tensordispatch/ops/native_functions.yaml:152'))
     _lib['aten:CompositeExplicitAutograd'].impl('rsub.Tensor_out', generated_rsub_Tensor_out)
-    _lib['aten:CompositeExplicitAutograd'].impl('select.int', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'select', 'CompositeExplicitAutograd', '/work/main/src/tensordispatch/ops/native_functions.yaml:496'))
+    _lib['aten:CompositeExplicitAutograd'].impl('select.int', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'select', 'CompositeExplicitAutograd', '/work/main/src/tensordispatch/ops/native_functions.yaml:726'))
     _lib['aten:CompositeExplicitAutograd'].impl('select_copy.int_out', generated_select_copy_int_out)
-    _lib['aten:CompositeExplicitAutograd'].impl('slice.Tensor', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'slice', 'CompositeExplicitAutograd', '/work/main/src/tensordispatch/ops/native_functions.yaml:511'))
+    _lib['aten:CompositeExplicitAutograd'].impl('slice.Tensor', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'slice', 'CompositeExplicitAutograd', '/work/main/src/tensordispatch/ops/native_functions.yaml:741'))
     _lib['aten:CompositeExplicitAutograd'].impl('slice_copy.Tensor_out', generated_slice_copy_Tensor_out)
-    _lib['aten:CompositeExplicitAutograd'].impl('squeeze.dim', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'squeeze_dim', 'CompositeExplicitAutograd', '/work/main/src/tensordispatch/ops/native_functions.yaml:481'))
+    _lib['aten:CompositeExplicitAutograd'].impl('squeeze.dim', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'squeeze_dim', 'CompositeExplicitAutograd', '/work/main/src/tensordispatch/ops/native_functions.yaml:711'))
     _lib['aten:CompositeExplicitAutograd'].impl('squeeze_copy.dim_out', generated_squeeze_copy_dim_out)
     _lib['aten:CompositeExplicitAutograd'].impl('sub.Scalar', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'sub_Scalar', 'CompositeExplicitAutograd', '/work/main/src/tensordispatch/ops/native_functions.yaml:137'))
     _lib['aten:CompositeExplicitAutograd'].impl('sub.Scalar_out', generated_sub_Scalar_out)
     _lib['aten:CompositeExplicitAutograd'].impl('sub_.Scalar', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'sub__Scalar', 'CompositeExplicitAutograd', '/work/main/src/tensordispatch/ops/native_functions.yaml:144'))
-    _lib['aten:CompositeExplicitAutograd'].impl('sum', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'sum', 'CompositeExplicitAutograd', '/work/main/src/tensordispatch/ops/native_functions.yaml:543'))
+    _lib['aten:CompositeExplicitAutograd'].impl('sum', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'sum', 'CompositeExplicitAutograd', '/work/main/src/tensordispatch/ops/native_functions.yaml:773'))
     _lib['aten:CompositeExplicitAutograd'].impl('sum.out', generated_sum_out)
-    _lib['aten:CompositeExplicitAutograd'].impl('t', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 't', 'CompositeExplicitAutograd', '/work/main/src/tensordispatch/ops/native_functions.yaml:452'))
+    _lib['aten:CompositeExplicitAutograd'].impl('t', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 't', 'CompositeExplicitAutograd', '/work/main/src/tensordispatch/ops/native_functions.yaml:682'))
     _lib['aten:CompositeExplicitAutograd'].impl('t_copy.out', generated_t_copy_out)
-    _lib['aten:CompositeExplicitAutograd'].impl('transpose.int', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'transpose', 'CompositeExplicitAutograd', '/work/main/src/tensordispatch/ops/native_functions.yaml:438'))
+    _lib['aten:CompositeExplicitAutograd'].impl('transpose.int', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'transpose', 'CompositeExplicitAutograd', '/work/main/src/tensordispatch/ops/native_functions.yaml:668'))
     _lib['aten:CompositeExplicitAutograd'].impl('transpose_copy.int_out', generated_transpose_copy_int_out)
-    _lib['aten:CompositeExplicitAutograd'].impl('unsqueeze', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'unsqueeze', 'CompositeExplicitAutograd', '/work/main/src/tensordispatch/ops/native_functions.yaml:466'))
+    _lib['aten:CompositeExplicitAutograd'].impl('unsqueeze', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'unsqueeze', 'CompositeExplicitAutograd', '/work/main/src/tensordispatch/ops/native_functions.yaml:696'))
     _lib['aten:CompositeExplicitAutograd'].impl('unsqueeze_copy.out', generated_unsqueeze_copy_out)
     _lib['aten:CompositeExplicitAutograd'].impl('view_copy.out', generated_view_copy_out)
     _lib['aten:CompositeExplicitAutograd'].impl('zeros', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'zeros', 'CompositeExplicitAutograd', '/work/main/src/tensordispatch/ops/native_functions.yaml:24'))
     _lib['aten:CompositeExplicitAutograd'].impl('zeros.out', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'zeros_out', 'CompositeExplicitAutograd', '/work/main/src/tensordispatch/ops/native_functions.yaml:28'))
     _lib['aten:CompositeExplicitAutograd'].impl('zeros_like', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'zeros_like', 'CompositeExplicitAutograd', '/work/main/src/tensordispatch/ops/native_functions.yaml:56'))
     _lib['aten:CompositeExplicitAutograd'].impl('zeros_like.out', generated_zeros_like_out)
-    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('copy', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'copy', 'CompositeExplicitAutogradNonFunctional', '/work/main/src/tensordispatch/ops/native_functions.yaml:400'))
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('copy', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'copy', 'CompositeExplicitAutogradNonFunctional', '/work/main/src/tensordispatch/ops/native_functions.yaml:630'))
     _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('expand_copy', generated_expand_copy)
     _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('select_copy.int', generated_select_copy_int)
     _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('slice_copy.Tensor', generated_slice_copy_Tensor)
@@ -1085,9 +1649,9 @@ def _register():
     _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('transpose_copy.int', generated_transpose_copy_int)
     _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('unsqueeze_copy', generated_unsqueeze_copy)
     _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('view_copy', generated_view_copy)
-    _lib['aten:CompositeImplicitAutograd'].impl('matmul', _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'matmul', 'CompositeImplicitAutograd', '/work/main/src/tensordispatch/ops/native_functions.yaml:640'))
-    _lib['aten:CompositeImplicitAutograd'].impl('matmul.out', _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'matmul_out', 'CompositeImplicitAutograd', '/work/main/src/tensordispatch/ops/native_functions.yaml:643'))
-    _lib['aten:CompositeImplicitAutograd'].impl('reshape', _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'reshape', 'CompositeImplicitAutograd', '/work/main/src/tensordispatch/ops/native_functions.yaml:433'))
+    _lib['aten:CompositeImplicitAutograd'].impl('matmul', _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'matmul', 'CompositeImplicitAutograd', '/work/main/src/tensordispatch/ops/native_functions.yaml:870'))
+    _lib['aten:CompositeImplicitAutograd'].impl('matmul.out', _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'matmul_out', 'CompositeImplicitAutograd', '/work/main/src/tensordispatch/ops/native_functions.yaml:873'))
+    _lib['aten:CompositeImplicitAutograd'].impl('reshape', _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'reshape', 'CompositeImplicitAutograd', '/work/main/src/tensordispatch/ops/native_functions.yaml:663'))
     _lib['aten:Meta'].impl('abs.out', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'abs_out_meta', 'Meta', '/work/main/src/tensordispatch/ops/native_functions.yaml:284'))
     _lib['aten:Meta'].impl('add.Tensor', wrapper_Meta_add_Tensor)
     _lib['aten:Meta'].impl('add.out', wrapper_Meta_add_out)
@@ -1097,8 +1661,8 @@ def _register():
     _lib['aten:Meta'].impl('addmm_', wrapper_Meta_addmm_)
     _lib['aten:Meta'].impl('bmm', wrapper_Meta_bmm)
     _lib['aten:Meta'].impl('bmm.out', wrapper_Meta_bmm_out)
-    _lib['aten:Meta'].impl('copy', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'copy_meta', 'Meta', '/work/main/src/tensordispatch/ops/native_functions.yaml:400'))
-    _lib['aten:Meta'].impl('copy_', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'copy_meta_', 'Meta', '/work/main/src/tensordispatch/ops/native_functions.yaml:407'))
+    _lib['aten:Meta'].impl('copy', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'copy_meta', 'Meta', '/work/main/src/tensordispatch/ops/native_functions.yaml:630'))
+    _lib['aten:Meta'].impl('copy_', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'copy_meta_', 'Meta', '/work/main/src/tensordispatch/ops/native_functions.yaml:637'))
     _lib['aten:Meta'].impl('cos', wrapper_Meta_cos)
     _lib['aten:Meta'].impl('cos.out', wrapper_Meta_cos_out)
     _lib['aten:Meta'].impl('cos_', wrapper_Meta_cos_)
@@ -1108,13 +1672,43 @@ def _register():
     _lib['aten:Meta'].impl('div.out_mode', wrapper_Meta_div_out_mode)
     _lib['aten:Meta'].impl('div_.Tensor', wrapper_Meta_div__Tensor)
     _lib['aten:Meta'].impl('div_.Tensor_mode', wrapper_Meta_div__Tensor_mode)
-    _lib['aten:Meta'].impl('dot', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'dot_meta', 'Meta', '/work/main/src/tensordispatch/ops/native_functions.yaml:621'))
+    _lib['aten:Meta'].impl('dot', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'dot_meta', 'Meta', '/work/main/src/tensordispatch/ops/native_functions.yaml:851'))
     _lib['aten:Meta'].impl('empty.memory_format', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'empty_meta', 'Meta', '/work/main/src/tensordispatch/ops/native_functions.yaml:11'))
     _lib['aten:Meta'].impl('empty_strided', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'empty_strided_meta', 'Meta', '/work/main/src/tensordispatch/ops/native_functions.yaml:17'))
+    _lib['aten:Meta'].impl('eq.Scalar', wrapper_Meta_eq_Scalar)
+    _lib['aten:Meta'].impl('eq.Scalar_out', wrapper_Meta_eq_Scalar_out)
+    _lib['aten:Meta'].impl('eq.Tensor', wrapper_Meta_eq_Tensor)
+    _lib['aten:Meta'].impl('eq.Tensor_out', wrapper_Meta_eq_Tensor_out)
+    _lib['aten:Meta'].impl('eq_.Scalar', wrapper_Meta_eq__Scalar)
+    _lib['aten:Meta'].impl('eq_.Tensor', wrapper_Meta_eq__Tensor)
     _lib['aten:Meta'].impl('exp', wrapper_Meta_exp)
     _lib['aten:Meta'].impl('exp.out', wrapper_Meta_exp_out)
     _lib['aten:Meta'].impl('exp_', wrapper_Meta_exp_)
     _lib['aten:Meta'].impl('fill_.Scalar', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'fill_meta_', 'Meta', '/work/main/src/tensordispatch/ops/native_functions.yaml:72'))
+    _lib['aten:Meta'].impl('ge.Scalar', wrapper_Meta_ge_Scalar)
+    _lib['aten:Meta'].impl('ge.Scalar_out', wrapper_Meta_ge_Scalar_out)
+    _lib['aten:Meta'].impl('ge.Tensor', wrapper_Meta_ge_Tensor)
+    _lib['aten:Meta'].impl('ge.Tensor_out', wrapper_Meta_ge_Tensor_out)
+    _lib['aten:Meta'].impl('ge_.Scalar', wrapper_Meta_ge__Scalar)
+    _lib['aten:Meta'].impl('ge_.Tensor', wrapper_Meta_ge__Tensor)
+    _lib['aten:Meta'].impl('gt.Scalar', wrapper_Meta_gt_Scalar)
+    _lib['aten:Meta'].impl('gt.Scalar_out', wrapper_Meta_gt_Scalar_out)
+    _lib['aten:Meta'].impl('gt.Tensor', wrapper_Meta_gt_Tensor)
+    _lib['aten:Meta'].impl('gt.Tensor_out', wrapper_Meta_gt_Tensor_out)
+    _lib['aten:Meta'].impl('gt_.Scalar', wrapper_Meta_gt__Scalar)
+    _lib['aten:Meta'].impl('gt_.Tensor', wrapper_Meta_gt__Tensor)
+    _lib['aten:Meta'].impl('le.Scalar', wrapper_Meta_le_Scalar)
+    _lib['aten:Meta'].impl('le.Scalar_out', wrapper_Meta_le_Scalar_out)
+    _lib['aten:Meta'].impl('le.Tensor', wrapper_Meta_le_Tensor)
+    _lib['aten:Meta'].impl('le.Tensor_out', wrapper_Meta_le_Tensor_out)
+    _lib['aten:Meta'].impl('le_.Scalar', wrapper_Meta_le__Scalar)
+    _lib['aten:Meta'].impl('le_.Tensor', wrapper_Meta_le__Tensor)
+    _lib['aten:Meta'].impl('lt.Scalar', wrapper_Meta_lt_Scalar)
+    _lib['aten:Meta'].impl('lt.Scalar_out', wrapper_Meta_lt_Scalar_out)
+    _lib['aten:Meta'].impl('lt.Tensor', wrapper_Meta_lt_Tensor)
+    _lib['aten:Meta'].impl('lt.Tensor_out', wrapper_Meta_lt_Tensor_out)
+    _lib['aten:Meta'].impl('lt_.Scalar', wrapper_Meta_lt__Scalar)
+    _lib['aten:Meta'].impl('lt_.Tensor', wrapper_Meta_lt__Tensor)
     _lib['aten:Meta'].impl('mean.dim', wrapper_Meta_mean_dim)
     _lib['aten:Meta'].impl('mean.out', wrapper_Meta_mean_out)
     _lib['aten:Meta'].impl('mm', wrapper_Meta_mm)
@@ -1122,6 +1716,12 @@ def _register():
     _lib['aten:Meta'].impl('mul.Tensor', wrapper_Meta_mul_Tensor)
     _lib['aten:Meta'].impl('mul.out', wrapper_Meta_mul_out)
     _lib['aten:Meta'].impl('mul_.Tensor', wrapper_Meta_mul__Tensor)
+    _lib['aten:Meta'].impl('ne.Scalar', wrapper_Meta_ne_Scalar)
+    _lib['aten:Meta'].impl('ne.Scalar_out', wrapper_Meta_ne_Scalar_out)
+    _lib['aten:Meta'].impl('ne.Tensor', wrapper_Meta_ne_Tensor)
+    _lib['aten:Meta'].impl('ne.Tensor_out', wrapper_Meta_ne_Tensor_out)
+    _lib['aten:Meta'].impl('ne_.Scalar', wrapper_Meta_ne__Scalar)
+    _lib['aten:Meta'].impl('ne_.Tensor', wrapper_Meta_ne__Tensor)
     _lib['aten:Meta'].impl('neg', wrapper_Meta_neg)
     _lib['aten:Meta'].impl('neg.out', wrapper_Meta_neg_out)
     _lib['aten:Meta'].impl('neg_', wrapper_Meta_neg_)
@@ -1136,7 +1736,7 @@ def _register():
     _lib['aten:Meta'].impl('sub_.Tensor', wrapper_Meta_sub__Tensor)
     _lib['aten:Meta'].impl('sum.IntList_out', wrapper_Meta_sum_IntList_out)
     _lib['aten:Meta'].impl('sum.dim_IntList', wrapper_Meta_sum_dim_IntList)
-    _lib['aten:Meta'].impl('view', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'view', 'Meta', '/work/main/src/tensordispatch/ops/native_functions.yaml:418'))
+    _lib['aten:Meta'].impl('view', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'view', 'Meta', '/work/main/src/tensordispatch/ops/native_functions.yaml:648'))
     return [*_def.values(), *_lib.values()]
 
 

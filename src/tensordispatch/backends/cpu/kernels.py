@@ -98,6 +98,23 @@ def _unary(ufunc: Any) -> Any:
     return impl
 
 
+def _comparison(ufunc: Any, name: str) -> Any:
+    def impl(pre: Any, self: Tensor, other: Any, out: Tensor) -> None:
+        cd = pre._numpy
+        b = other._data if isinstance(other, Tensor) else np.asarray(other)
+        ufunc(self._data.astype(cd, copy=False), b.astype(cd, copy=False), out=out._data,
+              casting="unsafe")  # fmt: skip
+
+    impl.__name__ = name
+    return impl
+
+
+_COMPARISONS = {
+    "eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
+    "gt": np.greater, "ge": np.greater_equal,
+}  # fmt: skip
+
+
 # -- structured impls: reductions and linear algebra -------------------------------------------
 
 
@@ -285,4 +302,9 @@ CPU_KERNELS: dict[str, Any] = {
     "fill_": fill_,
     "copy_": copy_,
     "view": view,
+    **{
+        f"{c}_{o}_out": _comparison(u, f"{c}_{o}_out")
+        for c, u in _COMPARISONS.items()
+        for o in ("Tensor", "Scalar")
+    },
 }

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from tensordispatch.backends.aten import wrap_number
 from tensordispatch.backends.common import (
     expand_check,
     is_integral,
@@ -25,6 +26,7 @@ from tensordispatch.backends.common import (
 )
 from tensordispatch.backends.meta.iterator import Spec, pointwise
 from tensordispatch.tensor import dtypes as _dt
+from tensordispatch.tensor.tensor import Tensor
 
 __all__ = ["META_FUNCTIONS", "reduction_shape"]
 
@@ -101,6 +103,27 @@ def neg(outs: Any, self: Any) -> MetaResult:
             "to invert a mask, use the `~` or `logical_not()` operator instead."
         )
     return pointwise(outs, (self,))
+
+
+def comparison(outs: Any, self: Any, other: Any) -> MetaResult:
+    """eq/ne/lt/le/gt/ge: compute in the common dtype, write bool (or an existing output's
+    dtype, without a can-cast check: torch's comparison TensorIterator)."""
+    if not isinstance(other, Tensor):
+        other = wrap_number(other)
+    specs, common = pointwise(None, (self, other))
+    if outs is None:
+        shape, strides, _ = specs[0]
+        return ((shape, strides, _dt.bool),), common
+    out = outs[0]
+    shape = specs[0][0]
+    if out._shape == shape:
+        return ((shape, out._strides, out.dtype),), common
+    if out is self:
+        raise RuntimeError(
+            f"output with shape {shape_text(out._shape)} doesn't match the broadcast shape "
+            f"{shape_text(shape)}"
+        )
+    return ((shape, specs[0][1], out.dtype),), common
 
 
 # -- reductions --------------------------------------------------------------------------------
@@ -240,6 +263,11 @@ META_FUNCTIONS: dict[str, Callable[..., MetaResult]] = _named(
         "div.Tensor": div_Tensor,
         "div.Tensor_mode": div_Tensor_mode,
         "neg": neg,
+        **{
+            f"{c}.{o}": comparison
+            for c in ("eq", "ne", "lt", "le", "gt", "ge")
+            for o in ("Tensor", "Scalar")
+        },
         "exp": _unary_float,
         "sin": _unary_float,
         "cos": _unary_float,
