@@ -74,7 +74,12 @@ _AFTER_BACKEND_SELECT = _after_backend_select()
 def backend_select_keyset(dtype: Any, layout: Any, device: Any, *tensors: Any) -> int:
     """The key set a factory's BackendSelect kernel redispatches with: the backend of
     ``device`` (default CPU) and of any tensor arguments, below BackendSelect (dispatcher
-    spec 10.1; only strided layouts exist, and dtype does not choose a backend here)."""
+    spec 10.1; only strided layouts exist, and dtype does not choose a backend here).
+
+    >>> from tensordispatch.dispatch.keyset import DispatchKeySet
+    >>> DispatchKeySet.from_raw(backend_select_keyset(None, None, "meta"))
+    DispatchKeySet(Meta)
+    """
     from tensordispatch.tensor.device import device as make_device
 
     if device is None:

@@ -52,7 +52,12 @@ def _contiguous(shape: tuple[int, ...]) -> tuple[int, ...]:
 
 
 def alloc_cpu(spec: Any) -> Tensor:
-    """A fresh CPU tensor for a meta spec ``(shape, strides or None, dtype)``."""
+    """A fresh CPU tensor for a meta spec ``(shape, strides or None, dtype)``.
+
+    >>> from tensordispatch.tensor import float32
+    >>> alloc_cpu(((2, 3), (1, 2), float32)).stride()
+    (1, 2)
+    """
     shape, strides, dt = spec
     if strides is None:
         return Tensor._make(np.empty(shape, dt._numpy), shape, _contiguous(shape), 0, dt, CPU)
@@ -81,7 +86,14 @@ ALLOCATORS: dict[str, Callable[[Any], Tensor]] = {"cpu": alloc_cpu, "meta": allo
 
 
 def check_inplace(self: Tensor, spec: Any) -> None:
-    """torch's check_inplace: an inplace variant's output must be self as it is."""
+    """torch's check_inplace: an inplace variant's output must be self as it is.
+
+    >>> from tensordispatch.tensor import tensor, float32
+    >>> check_inplace(tensor([1.0]), ((2,), None, float32))
+    Traceback (most recent call last):
+    ...
+    RuntimeError: Bad in-place call: input tensor size [1] and output tensor size [2] should match
+    """
     shape, _, dt = spec
     if dt is not self.dtype:
         raise RuntimeError(
@@ -97,7 +109,13 @@ def check_inplace(self: Tensor, spec: Any) -> None:
 
 
 def prepare_out(out: Tensor, spec: Any) -> None:
-    """torch's resize_out: check dtype, resize (warning if non-empty), restride if resized."""
+    """torch's resize_out: check dtype, resize (warning if non-empty), restride if resized.
+
+    >>> from tensordispatch.tensor import tensor, float32
+    >>> out = tensor([], dtype=float32); prepare_out(out, ((2, 3), (1, 2), float32))
+    >>> out.shape, out.stride()
+    (tensordispatch.Size([2, 3]), (1, 2))
+    """
     shape, strides, dt = spec
     if dt is not out.dtype:
         raise RuntimeError(
@@ -112,7 +130,12 @@ def prepare_out(out: Tensor, spec: Any) -> None:
 
 def resize_output(out: Tensor, shape: tuple[int, ...]) -> bool:
     """Resize ``out`` to ``shape`` (contiguous), warning when it had elements; returns
-    whether a resize happened (torch's at::native::resize_output)."""
+    whether a resize happened (torch's at::native::resize_output).
+
+    >>> from tensordispatch.tensor import tensor
+    >>> out = tensor([]); resize_output(out, (2,)), resize_output(out, (2,))
+    (True, False)
+    """
     if out._shape == shape:
         return False
     if out.numel() != 0:
@@ -132,7 +155,12 @@ def resize_output(out: Tensor, shape: tuple[int, ...]) -> bool:
 
 def set_sizes_strides(t: Tensor, shape: tuple[int, ...], strides: tuple[int, ...]) -> None:
     """Give ``t`` new sizes and strides in place, growing its storage if needed (torch's
-    resize_/as_strided_ on the TensorImpl). Old bytes are kept, as a storage realloc does."""
+    resize_/as_strided_ on the TensorImpl). Old bytes are kept, as a storage realloc does.
+
+    >>> from tensordispatch.tensor import tensor
+    >>> t = tensor([1.0, 2.0]); set_sizes_strides(t, (3,), (1,)); t.tolist()[:2]
+    [1.0, 2.0]
+    """
     shape, strides = tuple(shape), tuple(strides)
     if t._data is not None:
         itemsize = t.dtype.itemsize

@@ -18,7 +18,11 @@ _INT64_MAX = 2**63 - 1
 
 
 def infer_size(shape: Any, numel: int) -> tuple[int, ...]:
-    """``shape`` with a -1 resolved against ``numel`` (torch's infer_size)."""
+    """``shape`` with a -1 resolved against ``numel`` (torch's infer_size).
+
+    >>> infer_size([-1, 3], 6)
+    (2, 3)
+    """
     res = [int(s) for s in shape]
     newsize, infer = 1, None
     for i, s in enumerate(res):
@@ -46,7 +50,11 @@ def compute_stride(
     old_shape: tuple[int, ...], old_stride: tuple[int, ...], new_shape: tuple[int, ...]
 ) -> tuple[int, ...] | None:
     """Strides viewing ``old`` as ``new_shape`` without a copy, or None (torch's
-    computeStride)."""
+    computeStride).
+
+    >>> compute_stride((2, 3), (3, 1), (3, 2)), compute_stride((2, 3), (1, 2), (6,))
+    ((2, 1), None)
+    """
     if not old_shape:
         return contiguous_strides(new_shape)
     numel = 1

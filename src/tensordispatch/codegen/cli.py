@@ -46,11 +46,9 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m tensordispatch.codegen``."""
+    """``python -m tensordispatch.codegen [--check] [--yaml PATH] [--out DIR]``."""
     parser = argparse.ArgumentParser(prog="python -m tensordispatch.codegen")
     add_parser(parser.add_subparsers(dest="command"))
-    return int(
-        parser.parse_args(["codegen", *(sys.argv[1:] if argv is None else argv)]).run(
-            parser.parse_args(["codegen", *(sys.argv[1:] if argv is None else argv)])
-        )
-    )
+    args = parser.parse_args(["codegen", *(sys.argv[1:] if argv is None else argv)])
+    code: int = args.run(args)
+    return code

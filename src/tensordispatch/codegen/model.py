@@ -91,7 +91,12 @@ DUNDER_METHODS: dict[str, tuple[str, str]] = {
 
 
 def ident(f: NativeFunction | FunctionSchema) -> str:
-    """A Python identifier for an operator overload (``add_Tensor``, ``add__Tensor``)."""
+    """A Python identifier for an operator overload (``add_Tensor``, ``add__Tensor``).
+
+    >>> from tensordispatch.schema import parse_schema
+    >>> ident(parse_schema("add_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"))
+    'add__Tensor'
+    """
     func = f.func if isinstance(f, NativeFunction) else f
     return func.name.unambiguous_name().replace(".", "_")
 
@@ -105,7 +110,12 @@ def literal(arg: Argument) -> str:
 
 
 def kernel_params(func: FunctionSchema) -> str:
-    """A kernel's parameter list with the schema's names and defaults (kwarg-only after *)."""
+    """A kernel's parameter list with the schema's names and defaults (kwarg-only after *).
+
+    >>> from tensordispatch.schema import parse_schema
+    >>> kernel_params(parse_schema("f(Tensor self, int[] d=[], *, Scalar alpha=1) -> Tensor"))
+    'self, d=(), *, alpha=1'
+    """
     parts: list[str] = []
     star = False
     for a in func.arguments:

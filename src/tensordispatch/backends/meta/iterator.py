@@ -65,7 +65,14 @@ def _should_swap(
 
 def output_strides(shape: tuple[int, ...], operands: Sequence[Any]) -> tuple[int, ...] | None:
     """Strides of a fresh output of ``shape`` computed from ``operands`` (outputs that are
-    not resized first, then inputs), or None for contiguous: TensorIterator's rules."""
+    not resized first, then inputs), or None for contiguous: TensorIterator's rules.
+
+    >>> from tensordispatch.tensor import from_numpy
+    >>> import numpy as np
+    >>> x = from_numpy(np.zeros((3, 2), np.float32)).t()  # shape (2, 3), strides (1, 2)
+    >>> output_strides((2, 3), [x]), output_strides((2, 3), [from_numpy(np.zeros(3))])
+    ((1, 2), None)
+    """
     ndim = len(shape)
     if ndim <= 1 or not operands:
         return None
@@ -123,6 +130,12 @@ def pointwise(
     ``outs`` is None (functional) or the existing output (inplace: self; out: out).
     ``int_to_float``: integral and bool inputs compute in the default dtype (true division,
     exp, sin, ...), as TensorIterator's ``promote_integer_inputs_to_float``.
+
+    >>> from tensordispatch.tensor import tensor
+    >>> pointwise(None, (tensor([[1, 2]]), tensor([0.5])))
+    ((((1, 2), None, tensordispatch.float32),), tensordispatch.float32)
+    >>> pointwise(None, (tensor([1, 2]),), int_to_float=True)[1]
+    tensordispatch.float32
     """
     if len(inputs) == 1:
         only = inputs[0]

@@ -130,7 +130,11 @@ def comparison(outs: Any, self: Any, other: Any) -> MetaResult:
 
 
 def reduction_dims(dim: Any, ndim: int) -> tuple[int, ...]:
-    """The wrapped, de-duplicated-checked dims of a reduction (None or [] = every dim)."""
+    """The wrapped, de-duplicated-checked dims of a reduction (None or [] = every dim).
+
+    >>> reduction_dims([-1], 3), reduction_dims(None, 2)
+    ((2,), (0, 1))
+    """
     if dim is None:
         return tuple(range(ndim))
     if isinstance(dim, int):
@@ -149,7 +153,11 @@ def reduction_dims(dim: Any, ndim: int) -> tuple[int, ...]:
 def reduction_shape(
     shape: tuple[int, ...], dims: tuple[int, ...], keepdim: bool
 ) -> tuple[int, ...]:
-    """The shape after reducing ``dims`` (kept as size 1 with ``keepdim``)."""
+    """The shape after reducing ``dims`` (kept as size 1 with ``keepdim``).
+
+    >>> reduction_shape((2, 3), (1,), True), reduction_shape((2, 3), (1,), False)
+    ((2, 1), (2,))
+    """
     if keepdim:
         return tuple(1 if i in dims else s for i, s in enumerate(shape))
     return tuple(s for i, s in enumerate(shape) if i not in dims)
