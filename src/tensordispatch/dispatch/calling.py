@@ -15,11 +15,12 @@ For ``ns::f(Tensor x, Tensor y, int a=1, *, Tensor? z=None) -> Tensor`` we exec:
             if z is not _NO and z is not None: _td_k |= z._key_set
         except (AttributeError, TypeError):
             _td_bad({'x': x, 'y': y, 'z': z})
-        _td_x = _td_st.excluded
+        _td_s = _td_st.__dict__  # Note [Reading the thread-local state]
+        _td_x = _td_s["excluded"]
         try:
-            _td_e = (_td_c0 if _td_x is _td_dx else _td_c[_td_x])[_td_k | _td_st.included]
+            _td_e = (_td_c0 if _td_x is _td_dx else _td_c[_td_x])[_td_k | _td_s["included"]]
         except KeyError:
-            _td_e = _td_m(_td_x, _td_k | _td_st.included)
+            _td_e = _td_m(_td_x, _td_k | _td_s["included"])
         if a is _NO and z is _NO:
             return _td_e(x, y)
         ... (slow path: forward only the arguments the caller gave)
@@ -44,6 +45,7 @@ from typing import Any
 
 from tensordispatch.dispatch.errors import ArgumentTypeError
 from tensordispatch.dispatch.keyset import DEFAULT_EXCLUDED_RAW
+from tensordispatch.dispatch.tls import local_state
 from tensordispatch.schema.model import Argument, FunctionSchema
 from tensordispatch.schema.types import ListType, OptionalType
 
@@ -219,6 +221,26 @@ class CallingFacts:
         raise ArgumentTypeError(f"{self.declaration}: invalid arguments {values!r}")
 
 
+def _tls_dict_readable() -> bool:
+    """Whether the thread-local state keeps included/excluded in its per-thread ``__dict__``
+    (Note [Reading the thread-local state])."""
+    st = local_state()
+    d = getattr(st, "__dict__", {})
+    return d.get("included") is st.included and d.get("excluded") is st.excluded
+
+
+# Note [Reading the thread-local state]
+# The entry reads two words of the thread-local state per call. On a ``threading.local``
+# each attribute read looks the per-thread dict up again; reading ``__dict__`` once and
+# subscripting it twice is measurably cheaper (~25 ns a call). tls.py stores both words as
+# per-thread instance attributes, which is checked at import; if that ever changes the
+# generated code falls back to plain attribute reads.
+if _tls_dict_readable():
+    _STATE_EXPR, _EXCLUDED, _INCLUDED = "_td_st.__dict__", '["excluded"]', '["included"]'
+else:  # pragma: no cover - depends on tls.py's representation
+    _STATE_EXPR, _EXCLUDED, _INCLUDED = "_td_st", ".excluded", ".included"
+
+
 def _params(facts: CallingFacts) -> tuple[str, list[str], list[str]]:
     """(parameter list, optional names, required-after-optional names)."""
     parts: list[str] = []
@@ -306,11 +328,12 @@ def _entry_source(facts: CallingFacts, fname: str) -> str:
         )
     lines += _extract_lines(facts)
     lines += [
-        "    _td_x = _td_st.excluded",
+        f"    _td_s = {_STATE_EXPR}",
+        f"    _td_x = _td_s{_EXCLUDED}",
         "    try:",
-        "        _td_e = (_td_c0 if _td_x is _td_dx else _td_c[_td_x])[_td_k | _td_st.included]",
+        f"        _td_e = (_td_c0 if _td_x is _td_dx else _td_c[_td_x])[_td_k | _td_s{_INCLUDED}]",
         "    except KeyError:",
-        "        _td_e = _td_m(_td_x, _td_k | _td_st.included)",
+        f"        _td_e = _td_m(_td_x, _td_k | _td_s{_INCLUDED})",
     ]
     lines += _forward_lines(facts, optional, "    ")
     return "\n".join(lines) + "\n"

@@ -47,6 +47,7 @@ from tensordispatch.dispatch.keys import (
     slot_of,
 )
 from tensordispatch.dispatch.keyset import alias_runtime_keys, keyset_raw, table_index
+from tensordispatch.dispatch.op_overload import OpOverloadPacket, make_packet, refresh_packet
 from tensordispatch.dispatch.operator import OperatorEntry
 from tensordispatch.schema.model import FunctionSchema
 
@@ -143,6 +144,7 @@ class Dispatcher:
         self.tracer: Any = None
         self.open_traces = 0
         self._by_name: dict[str, list[OperatorEntry]] = {}  # def'd overloads, in order
+        self._packets: dict[str, OpOverloadPacket] = {}
 
     # ----- lookup ---------------------------------------------------------------------------
 
@@ -166,6 +168,25 @@ class Dispatcher:
     def overloads_of(self, qualified: str) -> list[OperatorEntry]:
         """Def'd overloads of one operator name, in definition order."""
         return list(self._by_name.get(qualified, ()))
+
+    def packet(self, qualified: str) -> OpOverloadPacket | None:
+        """The (cached) packet of a def'd operator name, or None if it has no overload."""
+        packet = self._packets.get(qualified)
+        if packet is None:
+            with self.lock:
+                entries = self._by_name.get(qualified)
+                if not entries:
+                    return None
+                packet = self._packets.get(qualified)
+                if packet is None:
+                    packet = self._packets[qualified] = make_packet(qualified)
+                    refresh_packet(packet, entries)
+        return packet
+
+    def _refresh_packet(self, qualified: str) -> None:
+        packet = self._packets.get(qualified)
+        if packet is not None:
+            refresh_packet(packet, self._by_name.get(qualified, []))
 
     def live_entries(self) -> list[OperatorEntry]:
         """Every live entry."""
@@ -238,6 +259,7 @@ class Dispatcher:
             entry.set_schema(schema, debug, alias_analysis, tags)
             self._by_name.setdefault(qualified, []).append(entry)
             entry.refresh(self.fallbacks, self.tracer)
+            self._refresh_packet(qualified)
 
         def undo() -> None:
             entry.clear_schema()
@@ -245,6 +267,7 @@ class Dispatcher:
             overloads.remove(entry)
             if not overloads:
                 del self._by_name[qualified]
+            self._refresh_packet(qualified)
             entry.refresh(self.fallbacks, self.tracer)
             self._bury_if_dead(entry)
 

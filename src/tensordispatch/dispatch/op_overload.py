@@ -26,7 +26,14 @@ if TYPE_CHECKING:
     from tensordispatch.dispatch.dispatcher import Dispatcher
     from tensordispatch.dispatch.operator import OperatorEntry
 
-__all__ = ["OpNamespace", "OpOverload", "OpOverloadPacket", "make_overload_class"]
+__all__ = [
+    "OpNamespace",
+    "OpOverload",
+    "OpOverloadPacket",
+    "make_overload_class",
+    "make_packet",
+    "refresh_packet",
+]
 
 
 class OpOverload:
@@ -92,7 +99,9 @@ class OpOverload:
     @property
     def overloadpacket(self) -> OpOverloadPacket:
         """The packet holding every overload of this operator name."""
-        return OpOverloadPacket(self._entry.qualified_name)
+        return _registry().packet(self._entry.qualified_name) or OpOverloadPacket(
+            self._entry.qualified_name
+        )
 
     def redispatch(self, keyset: DispatchKeySet | int, *args: Any, **kwargs: Any) -> Any:
         """Run the kernel of ``keyset``'s highest key with ``keyset`` unchanged (spec 10.2):
@@ -143,6 +152,24 @@ class OpOverload:
 def make_overload_class(entry: OperatorEntry) -> type[OpOverload]:
     """A fresh OpOverload subclass for one operator (Note [One class per operator])."""
     return type("OpOverload", (OpOverload,), {"__slots__": (), "__module__": __name__})
+
+
+def make_packet(qualified: str) -> OpOverloadPacket:
+    """The packet of one operator name, with its own class (Note [One class per operator])."""
+    cls: type[OpOverloadPacket] = type(
+        "OpOverloadPacket", (OpOverloadPacket,), {"__slots__": (), "__module__": __name__}
+    )
+    return cls(qualified)
+
+
+def refresh_packet(packet: OpOverloadPacket, entries: list[OperatorEntry]) -> None:
+    """Point the packet's ``__call__`` at its only overload's entry (no resolution cost), or
+    at overload resolution when there are several."""
+    cls = type(packet)
+    if len(entries) == 1:
+        cls.__call__ = staticmethod(entries[0].entry_function)  # type: ignore[method-assign]
+    else:
+        cls.__call__ = OpOverloadPacket._resolve_and_call  # type: ignore[method-assign]
 
 
 def _registry() -> Dispatcher:
@@ -251,7 +278,10 @@ class OpOverloadPacket:
     def __iter__(self) -> Iterator[str]:
         return iter(self.overloads())
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:  # replaced per packet
+        return self._resolve_and_call(*args, **kwargs)
+
+    def _resolve_and_call(self, *args: Any, **kwargs: Any) -> Any:
         tried = []
         for e in self._entries():
             assert e.schema is not None  # _entries() returns def'd overloads only
@@ -302,10 +332,10 @@ class OpNamespace:
     def __getattr__(self, op: str) -> OpOverloadPacket:
         if op.startswith("__"):
             raise AttributeError(op)
-        qualified = f"{self.name}::{op}"
-        if not _registry().overloads_of(qualified):
+        packet = _registry().packet(f"{self.name}::{op}")
+        if packet is None:
             raise AttributeError(f"'_OpNamespace' '{self.name}' object has no attribute '{op}'")
-        return OpOverloadPacket(qualified)
+        return packet
 
     def __repr__(self) -> str:
         return f"<OpNamespace '{self.name}'>"
