@@ -16,6 +16,7 @@ ALLOWED: dict[str, set[str]] = {
     "schema": set(),
     "dispatch": {"schema"},
     "codegen": {"schema"},
+    "tensor": {"dispatch", "schema"},
 }
 
 
