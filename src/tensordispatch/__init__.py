@@ -2,10 +2,114 @@
 
 Layers (one subpackage each, imports flow downward only; see docs/ARCHITECTURE.md):
 schema -> dispatch -> tensor -> backends/ops/codegen -> autograd -> transforms -> lazy.
-
 The library never imports torch; torch 2.13 is only the oracle of the test suite.
+
+The top level mirrors torch's: operator functions (`add`, `zeros`, ...), dtypes, devices,
+`Tensor`, `tensor(...)` (the callable `tensordispatch.tensor` package, see
+Note [tensordispatch.tensor is callable]), `ops.<ns>.<op>.<overload>`, `library`, and the
+dispatcher's introspection (`dump`, `dump_table`, `explain`, `dispatch_trace`).
+
+>>> import tensordispatch as td
+>>> td.add(td.tensor([1.0, 2.0]), td.tensor([3.0, 4.0]))
+tensor([4., 6.])
 """
 
 from __future__ import annotations
 
+from tensordispatch import library as library
+from tensordispatch import ops as ops
+from tensordispatch._api import *  # noqa: F403 - the generated operator functions
+from tensordispatch._api import __all__ as _api_all
+from tensordispatch.dispatch import (
+    DispatchKey,
+    DispatchKeySet,
+    check_invariants,
+    dispatch_trace,
+    dump,
+    dump_table,
+    explain,
+)
+from tensordispatch.tensor import (
+    Size,
+    Tensor,
+    bool,
+    can_cast,
+    cdouble,
+    cfloat,
+    complex64,
+    complex128,
+    device,
+    double,
+    dtype,
+    float,
+    float16,
+    float32,
+    float64,
+    from_dlpack,
+    from_numpy,
+    get_default_dtype,
+    get_printoptions,
+    half,
+    int,
+    int8,
+    int16,
+    int32,
+    int64,
+    long,
+    printoptions,
+    promote_types,
+    result_type,
+    set_default_dtype,
+    set_printoptions,
+    short,
+    uint8,
+)
+
 __version__ = "0.1.0"
+
+__all__ = [
+    *_api_all,
+    "DispatchKey",
+    "DispatchKeySet",
+    "Size",
+    "Tensor",
+    "bool",
+    "can_cast",
+    "cdouble",
+    "cfloat",
+    "check_invariants",
+    "complex64",
+    "complex128",
+    "device",
+    "dispatch_trace",
+    "double",
+    "dtype",
+    "dump",
+    "dump_table",
+    "explain",
+    "float",
+    "float16",
+    "float32",
+    "float64",
+    "from_dlpack",
+    "from_numpy",
+    "get_default_dtype",
+    "get_printoptions",
+    "half",
+    "int",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "library",
+    "long",
+    "ops",
+    "printoptions",
+    "promote_types",
+    "result_type",
+    "set_default_dtype",
+    "set_printoptions",
+    "short",
+    "tensor",
+    "uint8",
+]
