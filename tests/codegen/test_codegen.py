@@ -10,7 +10,8 @@ import textwrap
 
 import pytest
 
-from tensordispatch.codegen import GENERATED_DIR, generate_sources, write_sources
+from tensordispatch.codegen import GENERATED_DIR, CodegenError, generate_sources, write_sources
+from tensordispatch.codegen.gen_python import emit_functions
 from tensordispatch.codegen.gen_registrations import emit_registrations
 from tensordispatch.schema.native import parse_native_functions
 
@@ -110,3 +111,34 @@ def test_python_signature_of_add_merges_out_and_wraps_numbers() -> None:
         "\ndef zeros(*size, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, out=None, "
         "requires_grad=False):\n"
     ) in text
+
+
+def test_dispatch_key_without_a_kernel_table_is_a_codegen_error() -> None:
+    yaml = "- func: tdcg_key::f(Tensor self) -> Tensor\n  dispatch:\n    CUDA: f_cuda\n"
+    with pytest.raises(CodegenError) as info:
+        emit_registrations(parse_native_functions(yaml, "keys.yaml"), "keys.yaml")
+    assert str(info.value) == (
+        "keys.yaml:1: tdcg_key::f: no kernel table for dispatch key CUDA; known keys: CPU, "
+        "Meta, CompositeExplicitAutograd, CompositeExplicitAutogradNonFunctional, "
+        "CompositeImplicitAutograd"
+    )
+
+
+def test_overloads_whose_positionals_do_not_nest_are_a_codegen_error() -> None:
+    yaml = textwrap.dedent(
+        """\
+        - func: f.a(Tensor self, int x) -> Tensor
+          dispatch:
+            CPU: f_a
+        - func: f.b(Tensor self, float y) -> Tensor
+          dispatch:
+            CPU: f_b
+        """
+    )
+    with pytest.raises(CodegenError) as info:
+        emit_functions(parse_native_functions(yaml, "py.yaml"), "py.yaml")
+    assert str(info.value) == (
+        "python name f: overloads f.b(Tensor self, float y) -> Tensor and f.a(Tensor self, "
+        "int x) -> Tensor have positional parameters that are not prefixes of one another "
+        "(Note [Overload choice by presence] in codegen/gen_python.py)"
+    )

@@ -193,3 +193,28 @@ def test_python_numbers_become_wrapped_tensors_for_add() -> None:
 def test_methods_do_not_replace_tensor_attributes() -> None:
     assert tdt.Tensor.size.__qualname__.startswith("Tensor.")
     assert getattr(tdt.Tensor.add, "_td_generated", False)
+
+
+def test_non_number_where_a_tensor_is_expected_is_a_type_error() -> None:
+    with pytest.raises(TypeError) as info:
+        td.add(td.ones(2), "x")
+    assert str(info.value) == (
+        "expected a Tensor or a Python number (bool, int, float, complex), got str"
+    )
+
+
+def test_copy_from_meta_into_cpu_names_the_device() -> None:
+    with pytest.raises(NotImplementedError) as info:
+        td.zeros(2).copy_(td.zeros(2, device="meta"))
+    assert (
+        str(info.value) == _message(lambda: torch.zeros(2).copy_(torch.zeros(2, device="meta")))[1]
+    )
+
+
+def test_unsupported_layout_and_memory_format_are_rejected() -> None:
+    with pytest.raises(RuntimeError) as info:
+        td.empty(2, layout="sparse")
+    assert str(info.value) == "only strided tensors are supported here, got layout sparse"
+    with pytest.raises(RuntimeError) as info:
+        td.empty(2, 3, memory_format=td.channels_last)
+    assert str(info.value) == "required rank 4 tensor to use channels_last format"

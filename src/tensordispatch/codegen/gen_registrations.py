@@ -264,7 +264,7 @@ class _Emitter:
                 continue
             if key not in KERNEL_TABLES:
                 raise CodegenError(
-                    f"{f.loc.file}:{f.loc.line}: {f.func.name}: no kernel table for dispatch "
+                    f"{f.loc.file}:{f.loc.line}: {f.namespace}::{f.func.name}: no kernel table for dispatch "
                     f"key {key}; known keys: {', '.join(KERNEL_TABLES)}"
                 )
             alias, spec = KERNEL_TABLES[key]

@@ -257,14 +257,9 @@ def fill_(self: Tensor, value: Any) -> Tensor:
 
 
 def copy_(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
-    from tensordispatch.backends.meta.kernels import copy_meta_
+    from tensordispatch.backends.meta.kernels import check_copy_shapes
 
-    copy_meta_(self, src)
-    if src._data is None:
-        raise NotImplementedError(
-            f"copy_: cannot copy from a tensor on device '{src.device}' (it has no data) "
-            "into a CPU tensor"
-        )
+    check_copy_shapes(self, src)
     data = src._data
     if src.dtype.is_complex and not self.dtype.is_complex:
         import warnings

@@ -23,7 +23,7 @@ from tensordispatch.backends.views import view
 from tensordispatch.tensor import dtypes as _dt
 from tensordispatch.tensor.tensor import Tensor
 
-__all__ = ["META_KERNELS", "copy_meta_", "dot_meta"]
+__all__ = ["META_KERNELS", "check_copy_shapes", "copy_meta_", "dot_meta"]
 
 
 def _dtype(dtype: Any, layout: Any) -> Any:
@@ -85,14 +85,22 @@ def fill_meta_(self: Tensor, value: Any) -> Tensor:
     return self
 
 
-def copy_meta_(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
-    """copy_'s checks: ``src`` must broadcast to ``self``'s shape."""
+def check_copy_shapes(self: Tensor, src: Tensor) -> None:
+    """copy_'s shape rule: ``src`` must broadcast to ``self``'s shape."""
     shape = broadcast_shapes(self._shape, src._shape)
     if shape != self._shape:
         raise RuntimeError(
             f"output with shape {shape_text(self._shape)} doesn't match the broadcast shape "
             f"{shape_text(shape)}"
         )
+
+
+def copy_meta_(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
+    """copy_ on Meta: the shape rule, and a meta source has no data to give a tensor that
+    has some (reached whenever either tensor is on meta, Meta being the higher backend)."""
+    if self.device.type != "meta":
+        raise NotImplementedError("Cannot copy out of meta tensor; no data!")
+    check_copy_shapes(self, src)
     return self
 
 
