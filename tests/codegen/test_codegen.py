@@ -108,8 +108,8 @@ def test_python_signature_of_add_merges_out_and_wraps_numbers() -> None:
     assert "    if not isinstance(other, _Tensor): other = _wrap_number(other)\n" in text
     assert "\ndef zeros(*size, out=_NO" not in text
     assert (
-        "\ndef zeros(*size, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, out=None, "
-        "requires_grad=False):\n"
+        "\ndef zeros(*_td_args, size=_NO, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, "
+        "out=None, requires_grad=False):\n"
     ) in text
 
 

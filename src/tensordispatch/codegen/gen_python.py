@@ -3,7 +3,7 @@
 Each public name gets one function with torch's Python signature for it: ``self`` is called
 ``input`` in functions, out= variants merge into their functional overload as ``out=None``,
 factories take ``requires_grad``, a lone int-list parameter may be passed as varargs
-(``zeros(2, 3)``), an ``int[N]`` parameter accepts a bare int. When a name has several
+(``zeros(2, 3)``, also ``zeros(size=(2, 3))``), an ``int[N]`` parameter accepts a bare int. When a name has several
 overloads, the generated function picks one by which arguments were given and, where
 overloads differ only by a Tensor-vs-number parameter, by ``isinstance``. The calls go to
 the operators' OpOverloads with only the arguments the caller gave, so there is no generic
@@ -86,8 +86,11 @@ def _collect(parsed: ParsedNativeFunctions, method: bool) -> dict[str, list[_Ove
             continue
         base = f.func.name.name.base + ("_" if f.func.name.name.inplace else "")
         out = outs.get(name) if not method else None
-        if out is not None and (Variant.function not in out.variants):
-            out = None
+        if out is not None and (
+            Variant.function not in out.variants
+            or ("generated" in out.tags and "view_copy" not in out.tags)
+        ):
+            out = None  # torch's binding exposes autogen out= variants of view_copy ops only
         result.setdefault(base, []).append(_Overload(f, out, method))
     for overloads in result.values():
         overloads.sort(key=lambda o: (-len(o.required), -len(o.names)))
@@ -135,7 +138,7 @@ def _signature(
     parts = list(lead)
     required_everywhere = set.intersection(*(set(o.required) for o in overloads))
     if varargs:
-        parts.append(f"*{positional[0].name}")
+        parts.append("*_td_args")
     else:
         seen_default = False
         for a in positional:
@@ -146,7 +149,7 @@ def _signature(
                 seen_default = True
     has_out = any(o.out is not None for o in overloads)
     factory = any(o.factory for o in overloads)
-    kw = [f"{a.name}=_NO" for a in kwonly]
+    kw = [f"{a.name}=_NO" for a in ([positional[0]] if varargs else []) + kwonly]
     if has_out:
         kw.append("out=None")
     if factory:
@@ -200,8 +203,14 @@ def _function(name: str, overloads: list[_Overload], method: bool) -> str:
     lines = [f"def {fname}({params}):"]
     if varargs:
         n = positional[0].name
-        lines.append(f"    if len({n}) == 1 and not isinstance({n}[0], int): {n} = {n}[0]")
-        lines.append(f"    {n} = list({n})")
+        lines += [
+            f"    if {n} is _NO:",
+            "        if len(_td_args) == 1 and not isinstance(_td_args[0], int):",
+            "            _td_args = _td_args[0]",
+            f"        {n} = list(_td_args)",
+            "    elif _td_args:",
+            f"        raise TypeError({name + '() got multiple values for argument ' + repr(n)!r})",
+        ]
     disc = _discriminators(overloads)
     discriminated = {p for d in disc.values() for p in d}
     lines += _conversions(name, positional, kwonly, method, discriminated)

@@ -27,7 +27,6 @@ _F_addmm_out = _op('addmm.out')
 _F_bmm = _op('bmm')
 _F_bmm_out = _op('bmm.out')
 _F_clone = _op('clone')
-_F_clone_out = _op('clone.out')
 _F_cos = _op('cos')
 _F_cos_ = _op('cos_')
 _F_cos_out = _op('cos.out')
@@ -38,10 +37,8 @@ _F_div_out_mode = _op('div.out_mode')
 _F_dot = _op('dot')
 _F_dot_out = _op('dot.out')
 _F_empty_like = _op('empty_like')
-_F_empty_like_out = _op('empty_like.out')
 _F_empty_memory_format = _op('empty.memory_format')
 _F_empty_strided = _op('empty_strided')
-_F_empty_strided_out = _op('empty_strided.out')
 _F_eq_Scalar = _op('eq.Scalar')
 _F_eq_Scalar_out = _op('eq.Scalar_out')
 _F_eq_Tensor = _op('eq.Tensor')
@@ -52,7 +49,6 @@ _F_exp_out = _op('exp.out')
 _F_expand_copy = _op('expand_copy')
 _F_expand_copy_out = _op('expand_copy.out')
 _F_fill_Scalar = _op('fill.Scalar')
-_F_fill_Scalar_out = _op('fill.Scalar_out')
 _F_fill__Scalar = _op('fill_.Scalar')
 _F_full = _op('full')
 _F_full_out = _op('full.out')
@@ -92,13 +88,10 @@ _F_neg_ = _op('neg_')
 _F_neg_out = _op('neg.out')
 _F_ones = _op('ones')
 _F_ones_like = _op('ones_like')
-_F_ones_like_out = _op('ones_like.out')
 _F_ones_out = _op('ones.out')
 _F_reshape = _op('reshape')
 _F_rsub_Scalar = _op('rsub.Scalar')
-_F_rsub_Scalar_out = _op('rsub.Scalar_out')
 _F_rsub_Tensor = _op('rsub.Tensor')
-_F_rsub_Tensor_out = _op('rsub.Tensor_out')
 _F_select_copy_int = _op('select_copy.int')
 _F_select_copy_int_out = _op('select_copy.int_out')
 _F_select_int = _op('select.int')
@@ -118,7 +111,6 @@ _F_sub_out = _op('sub.out')
 _F_sum = _op('sum')
 _F_sum_IntList_out = _op('sum.IntList_out')
 _F_sum_dim_IntList = _op('sum.dim_IntList')
-_F_sum_out = _op('sum.out')
 _F_t = _op('t')
 _F_t_copy = _op('t_copy')
 _F_t_copy_out = _op('t_copy.out')
@@ -132,7 +124,6 @@ _F_view_copy = _op('view_copy')
 _F_view_copy_out = _op('view_copy.out')
 _F_zeros = _op('zeros')
 _F_zeros_like = _op('zeros_like')
-_F_zeros_like_out = _op('zeros_like.out')
 _F_zeros_out = _op('zeros.out')
 
 
@@ -196,21 +187,13 @@ def bmm(input, mat2, *, out=None):
     return _r
 
 
-def clone(input, *, memory_format=_NO, out=None):
-    if out is None:
-        if memory_format is _NO:
-            _r = _F_clone(input)
-        else:
-            _kw = {}
-            if memory_format is not _NO: _kw['memory_format'] = memory_format
-            _r = _F_clone(input, **_kw)
+def clone(input, *, memory_format=_NO):
+    if memory_format is _NO:
+        _r = _F_clone(input)
     else:
-        if memory_format is _NO:
-            _r = _F_clone_out(input, out=out)
-        else:
-            _kw = {}
-            if memory_format is not _NO: _kw['memory_format'] = memory_format
-            _r = _F_clone_out(input, out=out, **_kw)
+        _kw = {}
+        if memory_format is not _NO: _kw['memory_format'] = memory_format
+        _r = _F_clone(input, **_kw)
     return _r
 
 
@@ -252,9 +235,13 @@ def dot(input, tensor, *, out=None):
     return _r
 
 
-def empty(*size, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, memory_format=_NO, requires_grad=False):
-    if len(size) == 1 and not isinstance(size[0], int): size = size[0]
-    size = list(size)
+def empty(*_td_args, size=_NO, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, memory_format=_NO, requires_grad=False):
+    if size is _NO:
+        if len(_td_args) == 1 and not isinstance(_td_args[0], int):
+            _td_args = _td_args[0]
+        size = list(_td_args)
+    elif _td_args:
+        raise TypeError("empty() got multiple values for argument 'size'")
     if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO and memory_format is _NO:
         _r = _F_empty_memory_format(size)
     else:
@@ -269,54 +256,31 @@ def empty(*size, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, memory_forma
     return _r
 
 
-def empty_like(input, *, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, memory_format=_NO, out=None, requires_grad=False):
-    if out is None:
-        if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO and memory_format is _NO:
-            _r = _F_empty_like(input)
-        else:
-            _kw = {}
-            if dtype is not _NO: _kw['dtype'] = dtype
-            if layout is not _NO: _kw['layout'] = layout
-            if device is not _NO: _kw['device'] = device
-            if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
-            if memory_format is not _NO: _kw['memory_format'] = memory_format
-            _r = _F_empty_like(input, **_kw)
+def empty_like(input, *, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, memory_format=_NO, requires_grad=False):
+    if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO and memory_format is _NO:
+        _r = _F_empty_like(input)
     else:
-        if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO and memory_format is _NO:
-            _r = _F_empty_like_out(input, out=out)
-        else:
-            _kw = {}
-            if dtype is not _NO: _kw['dtype'] = dtype
-            if layout is not _NO: _kw['layout'] = layout
-            if device is not _NO: _kw['device'] = device
-            if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
-            if memory_format is not _NO: _kw['memory_format'] = memory_format
-            _r = _F_empty_like_out(input, out=out, **_kw)
+        _kw = {}
+        if dtype is not _NO: _kw['dtype'] = dtype
+        if layout is not _NO: _kw['layout'] = layout
+        if device is not _NO: _kw['device'] = device
+        if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
+        if memory_format is not _NO: _kw['memory_format'] = memory_format
+        _r = _F_empty_like(input, **_kw)
     if requires_grad: _r.requires_grad_(True)
     return _r
 
 
-def empty_strided(size, stride, *, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, out=None, requires_grad=False):
-    if out is None:
-        if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
-            _r = _F_empty_strided(size, stride)
-        else:
-            _kw = {}
-            if dtype is not _NO: _kw['dtype'] = dtype
-            if layout is not _NO: _kw['layout'] = layout
-            if device is not _NO: _kw['device'] = device
-            if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
-            _r = _F_empty_strided(size, stride, **_kw)
+def empty_strided(size, stride, *, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, requires_grad=False):
+    if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
+        _r = _F_empty_strided(size, stride)
     else:
-        if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
-            _r = _F_empty_strided_out(size, stride, out=out)
-        else:
-            _kw = {}
-            if dtype is not _NO: _kw['dtype'] = dtype
-            if layout is not _NO: _kw['layout'] = layout
-            if device is not _NO: _kw['device'] = device
-            if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
-            _r = _F_empty_strided_out(size, stride, out=out, **_kw)
+        _kw = {}
+        if dtype is not _NO: _kw['dtype'] = dtype
+        if layout is not _NO: _kw['layout'] = layout
+        if device is not _NO: _kw['device'] = device
+        if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
+        _r = _F_empty_strided(size, stride, **_kw)
     if requires_grad: _r.requires_grad_(True)
     return _r
 
@@ -368,11 +332,8 @@ def expand_copy(input, size, *, implicit=_NO, out=None):
     return _r
 
 
-def fill(input, value, *, out=None):
-    if out is None:
-        _r = _F_fill_Scalar(input, value)
-    else:
-        _r = _F_fill_Scalar_out(input, value, out=out)
+def fill(input, value):
+    _r = _F_fill_Scalar(input, value)
     return _r
 
 
@@ -563,9 +524,13 @@ def neg_(input):
     return _r
 
 
-def ones(*size, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, out=None, requires_grad=False):
-    if len(size) == 1 and not isinstance(size[0], int): size = size[0]
-    size = list(size)
+def ones(*_td_args, size=_NO, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, out=None, requires_grad=False):
+    if size is _NO:
+        if len(_td_args) == 1 and not isinstance(_td_args[0], int):
+            _td_args = _td_args[0]
+        size = list(_td_args)
+    elif _td_args:
+        raise TypeError("ones() got multiple values for argument 'size'")
     if out is None:
         if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
             _r = _F_ones(size)
@@ -590,29 +555,17 @@ def ones(*size, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, out=None, req
     return _r
 
 
-def ones_like(input, *, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, memory_format=_NO, out=None, requires_grad=False):
-    if out is None:
-        if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO and memory_format is _NO:
-            _r = _F_ones_like(input)
-        else:
-            _kw = {}
-            if dtype is not _NO: _kw['dtype'] = dtype
-            if layout is not _NO: _kw['layout'] = layout
-            if device is not _NO: _kw['device'] = device
-            if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
-            if memory_format is not _NO: _kw['memory_format'] = memory_format
-            _r = _F_ones_like(input, **_kw)
+def ones_like(input, *, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, memory_format=_NO, requires_grad=False):
+    if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO and memory_format is _NO:
+        _r = _F_ones_like(input)
     else:
-        if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO and memory_format is _NO:
-            _r = _F_ones_like_out(input, out=out)
-        else:
-            _kw = {}
-            if dtype is not _NO: _kw['dtype'] = dtype
-            if layout is not _NO: _kw['layout'] = layout
-            if device is not _NO: _kw['device'] = device
-            if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
-            if memory_format is not _NO: _kw['memory_format'] = memory_format
-            _r = _F_ones_like_out(input, out=out, **_kw)
+        _kw = {}
+        if dtype is not _NO: _kw['dtype'] = dtype
+        if layout is not _NO: _kw['layout'] = layout
+        if device is not _NO: _kw['device'] = device
+        if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
+        if memory_format is not _NO: _kw['memory_format'] = memory_format
+        _r = _F_ones_like(input, **_kw)
     if requires_grad: _r.requires_grad_(True)
     return _r
 
@@ -622,38 +575,22 @@ def reshape(input, shape):
     return _r
 
 
-def rsub(input, other, alpha=_NO, *, out=None):
+def rsub(input, other, alpha=_NO):
     if isinstance(other, _Tensor):
-        if out is None:
-            if alpha is _NO:
-                _r = _F_rsub_Tensor(input, other)
-            else:
-                _kw = {}
-                if alpha is not _NO: _kw['alpha'] = alpha
-                _r = _F_rsub_Tensor(input, other, **_kw)
+        if alpha is _NO:
+            _r = _F_rsub_Tensor(input, other)
         else:
-            if alpha is _NO:
-                _r = _F_rsub_Tensor_out(input, other, out=out)
-            else:
-                _kw = {}
-                if alpha is not _NO: _kw['alpha'] = alpha
-                _r = _F_rsub_Tensor_out(input, other, out=out, **_kw)
+            _kw = {}
+            if alpha is not _NO: _kw['alpha'] = alpha
+            _r = _F_rsub_Tensor(input, other, **_kw)
         return _r
     if not isinstance(other, _Tensor):
-        if out is None:
-            if alpha is _NO:
-                _r = _F_rsub_Scalar(input, other)
-            else:
-                _kw = {}
-                if alpha is not _NO: _kw['alpha'] = alpha
-                _r = _F_rsub_Scalar(input, other, **_kw)
+        if alpha is _NO:
+            _r = _F_rsub_Scalar(input, other)
         else:
-            if alpha is _NO:
-                _r = _F_rsub_Scalar_out(input, other, out=out)
-            else:
-                _kw = {}
-                if alpha is not _NO: _kw['alpha'] = alpha
-                _r = _F_rsub_Scalar_out(input, other, out=out, **_kw)
+            _kw = {}
+            if alpha is not _NO: _kw['alpha'] = alpha
+            _r = _F_rsub_Scalar(input, other, **_kw)
         return _r
     raise TypeError('rsub(): received an invalid combination of arguments; expected one of: rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor; rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor')
 
@@ -773,21 +710,13 @@ def sum(input, dim=_NO, keepdim=_NO, *, dtype=_NO, out=None):
                 if dtype is not _NO: _kw['dtype'] = dtype
                 _r = _F_sum_IntList_out(input, dim, out=out, **_kw)
         return _r
-    if dim is _NO and keepdim is _NO:
-        if out is None:
-            if dtype is _NO:
-                _r = _F_sum(input)
-            else:
-                _kw = {}
-                if dtype is not _NO: _kw['dtype'] = dtype
-                _r = _F_sum(input, **_kw)
+    if dim is _NO and keepdim is _NO and out is None:
+        if dtype is _NO:
+            _r = _F_sum(input)
         else:
-            if dtype is _NO:
-                _r = _F_sum_out(input, out=out)
-            else:
-                _kw = {}
-                if dtype is not _NO: _kw['dtype'] = dtype
-                _r = _F_sum_out(input, out=out, **_kw)
+            _kw = {}
+            if dtype is not _NO: _kw['dtype'] = dtype
+            _r = _F_sum(input, **_kw)
         return _r
     raise TypeError('sum(): received an invalid combination of arguments; expected one of: sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor; sum(Tensor self, *, ScalarType? dtype=None) -> Tensor')
 
@@ -839,9 +768,13 @@ def view_copy(input, size, *, out=None):
     return _r
 
 
-def zeros(*size, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, out=None, requires_grad=False):
-    if len(size) == 1 and not isinstance(size[0], int): size = size[0]
-    size = list(size)
+def zeros(*_td_args, size=_NO, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, out=None, requires_grad=False):
+    if size is _NO:
+        if len(_td_args) == 1 and not isinstance(_td_args[0], int):
+            _td_args = _td_args[0]
+        size = list(_td_args)
+    elif _td_args:
+        raise TypeError("zeros() got multiple values for argument 'size'")
     if out is None:
         if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
             _r = _F_zeros(size)
@@ -866,28 +799,16 @@ def zeros(*size, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, out=None, re
     return _r
 
 
-def zeros_like(input, *, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, memory_format=_NO, out=None, requires_grad=False):
-    if out is None:
-        if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO and memory_format is _NO:
-            _r = _F_zeros_like(input)
-        else:
-            _kw = {}
-            if dtype is not _NO: _kw['dtype'] = dtype
-            if layout is not _NO: _kw['layout'] = layout
-            if device is not _NO: _kw['device'] = device
-            if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
-            if memory_format is not _NO: _kw['memory_format'] = memory_format
-            _r = _F_zeros_like(input, **_kw)
+def zeros_like(input, *, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, memory_format=_NO, requires_grad=False):
+    if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO and memory_format is _NO:
+        _r = _F_zeros_like(input)
     else:
-        if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO and memory_format is _NO:
-            _r = _F_zeros_like_out(input, out=out)
-        else:
-            _kw = {}
-            if dtype is not _NO: _kw['dtype'] = dtype
-            if layout is not _NO: _kw['layout'] = layout
-            if device is not _NO: _kw['device'] = device
-            if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
-            if memory_format is not _NO: _kw['memory_format'] = memory_format
-            _r = _F_zeros_like_out(input, out=out, **_kw)
+        _kw = {}
+        if dtype is not _NO: _kw['dtype'] = dtype
+        if layout is not _NO: _kw['layout'] = layout
+        if device is not _NO: _kw['device'] = device
+        if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
+        if memory_format is not _NO: _kw['memory_format'] = memory_format
+        _r = _F_zeros_like(input, **_kw)
     if requires_grad: _r.requires_grad_(True)
     return _r

@@ -233,9 +233,13 @@ def _m_exp_(self):
     return _r
 
 
-def _m_expand(self, *size, implicit=_NO):
-    if len(size) == 1 and not isinstance(size[0], int): size = size[0]
-    size = list(size)
+def _m_expand(self, *_td_args, size=_NO, implicit=_NO):
+    if size is _NO:
+        if len(_td_args) == 1 and not isinstance(_td_args[0], int):
+            _td_args = _td_args[0]
+        size = list(_td_args)
+    elif _td_args:
+        raise TypeError("expand() got multiple values for argument 'size'")
     if implicit is _NO:
         _r = _F_expand(self, size)
     else:
@@ -409,9 +413,13 @@ def _m_neg_(self):
     return _r
 
 
-def _m_reshape(self, *shape):
-    if len(shape) == 1 and not isinstance(shape[0], int): shape = shape[0]
-    shape = list(shape)
+def _m_reshape(self, *_td_args, shape=_NO):
+    if shape is _NO:
+        if len(_td_args) == 1 and not isinstance(_td_args[0], int):
+            _td_args = _td_args[0]
+        shape = list(_td_args)
+    elif _td_args:
+        raise TypeError("reshape() got multiple values for argument 'shape'")
     _r = _F_reshape(self, shape)
     return _r
 
@@ -505,9 +513,13 @@ def _m_unsqueeze(self, dim):
     return _r
 
 
-def _m_view(self, *size):
-    if len(size) == 1 and not isinstance(size[0], int): size = size[0]
-    size = list(size)
+def _m_view(self, *_td_args, size=_NO):
+    if size is _NO:
+        if len(_td_args) == 1 and not isinstance(_td_args[0], int):
+            _td_args = _td_args[0]
+        size = list(_td_args)
+    elif _td_args:
+        raise TypeError("view() got multiple values for argument 'size'")
     _r = _F_view(self, size)
     return _r
 
