@@ -20,7 +20,7 @@ from pathlib import Path
 from tensordispatch.codegen.gen_python import emit_functions, emit_methods
 from tensordispatch.codegen.gen_registrations import emit_registrations
 from tensordispatch.codegen.model import CodegenError
-from tensordispatch.schema.native import DEFAULT_NATIVE_FUNCTIONS_PATH, load_native_functions
+from tensordispatch.schema.native import load_native_functions
 
 __all__ = ["GENERATED_DIR", "CodegenError", "generate_sources", "write_sources"]
 
@@ -76,5 +76,3 @@ def write_sources(
             target.write_text(text, encoding="utf-8")
     return changed
 
-
-_ = DEFAULT_NATIVE_FUNCTIONS_PATH
