@@ -363,3 +363,12 @@ def test_packet_without_matching_overload(lib: Library) -> None:
         "Pass arguments matching one schema, or call an overload directly (e.g. "
         "ops.ns.op.default)."
     )
+
+
+def test_meta_impl_of_an_unknown_operator_fails_like_torch() -> None:
+    lib = Library(fresh("err"), "FRAGMENT")
+    try:
+        msg = _raise(lambda: lib.impl("foo", lambda x: x, "Meta"), RuntimeError)
+    finally:
+        lib._destroy()
+    assert norm(msg, lib.ns) == "operator ns::foo does not exist"

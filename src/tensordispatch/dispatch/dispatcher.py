@@ -14,6 +14,14 @@ still holds its OpOverload, a later def or impl of the same name revives that ve
 so the OpOverload works again. Global-fallback changes refresh live entries only; a revived
 entry is refreshed on revival.
 
+Note [Removal from finalizers]
+A Library undoes its registrations when garbage collected, as in torch. Collection can run
+at any allocation, including inside a registration that holds the lock halfway through a
+mutation; a finalizer must neither wait for the lock (deadlock) nor mutate under a holder's
+feet. So a finalizer removes its handles only if it can take the lock at once; otherwise
+it queues them, and the next holder applies them as soon as it takes the lock, before
+touching anything.
+
 Note [Atomic registration]
 Every check runs before the first mutation, so a rejected registration leaves the
 dispatcher exactly as it was (spec 6.7): the entry of a rejected first impl is created
@@ -77,10 +85,22 @@ class RegistrationHandle:
     def remove(self) -> None:
         """Undo the registration (a second call does nothing)."""
         with DISPATCHER.lock:
-            if self.removed:
-                return
+            self._remove_locked()
+
+    def _remove_locked(self) -> None:
+        if not self.removed:
             self.removed = True
             self._undo()
+
+    def _remove_from_finalizer(self) -> None:
+        """Removal requested by garbage collection (Note [Removal from finalizers])."""
+        if DISPATCHER.lock.try_enter():
+            try:
+                self._remove_locked()
+            finally:
+                DISPATCHER.lock.release()
+        else:
+            DISPATCHER.pending_removals.append(self)
 
     def __repr__(self) -> str:
         state = "removed" if self.removed else "live"
@@ -124,11 +144,38 @@ def _signature_problem(
     return None
 
 
+class _RegistryLock:
+    """The registration lock; entering it first applies removals deferred by finalizers."""
+
+    def __init__(self, dispatcher: Dispatcher) -> None:
+        self._lock = threading.Lock()
+        self._dispatcher = dispatcher
+
+    def __enter__(self) -> None:
+        self._lock.acquire()
+        self._dispatcher.drain_pending_removals()
+
+    def __exit__(self, *exc: object) -> None:
+        self._lock.release()
+
+    def try_enter(self) -> bool:
+        """Acquire without blocking (False if anyone, this thread included, holds it)."""
+        if not self._lock.acquire(blocking=False):
+            return False
+        self._dispatcher.drain_pending_removals()
+        return True
+
+    def release(self) -> None:
+        """Release after ``try_enter``."""
+        self._lock.release()
+
+
 class Dispatcher:
     """The registry (one instance, ``DISPATCHER``). See the module docstring."""
 
     def __init__(self) -> None:
-        self.lock = threading.RLock()
+        self.lock = _RegistryLock(self)
+        self.pending_removals: list[RegistrationHandle] = []
         # Live entries; dead ones (no def, no kernel) wait in _dead while anything (an
         # OpOverload held by a user) still references them, so a re-registration revives
         # the same object (Note [Entry lifetime]).
@@ -145,6 +192,11 @@ class Dispatcher:
         self.open_traces = 0
         self._by_name: dict[str, list[OperatorEntry]] = {}  # def'd overloads, in order
         self._packets: dict[str, OpOverloadPacket] = {}
+
+    def drain_pending_removals(self) -> None:
+        """Apply removals that finalizers could not do (called with the lock held)."""
+        while self.pending_removals:
+            self.pending_removals.pop()._remove_locked()
 
     # ----- lookup ---------------------------------------------------------------------------
 

@@ -76,6 +76,12 @@ def _destroy_handles(handles: list[RegistrationHandle]) -> None:
     handles.clear()
 
 
+def _finalize_handles(handles: list[RegistrationHandle]) -> None:
+    for h in reversed(handles):
+        h._remove_from_finalizer()  # Note [Removal from finalizers] in dispatcher.py
+    handles.clear()
+
+
 class Library:
     """A set of registrations for one namespace, undone together by ``_destroy()`` (or when
     the object is garbage collected, as in torch).
@@ -119,7 +125,7 @@ class Library:
             parse_dispatch_key(dispatch_key)
         if kind == "DEF":
             self.handles.append(DISPATCHER.claim_namespace(ns, self.debug))
-        weakref.finalize(self, _destroy_handles, self.handles)
+        weakref.finalize(self, _finalize_handles, self.handles)
 
     def _where(self) -> str:
         return f"(Error occurred while processing {_BLOCK[self.kind]} block at {self.debug[14:]})"
@@ -226,7 +232,12 @@ class Library:
         self._check_live()
         if key == DispatchKey.Meta:
             entry = DISPATCHER.find(qualified, overload)
-            if entry is not None and DispatchKey.CompositeImplicitAutograd in entry.kernels:
+            if entry is None:
+                # torch.library looks the operator's CIA kernel up first and that lookup
+                # fails for an unknown operator; same text, so define (or impl) it first.
+                name = f"{qualified}.{overload}" if overload else qualified
+                raise RuntimeError(f"operator {name} does not exist")
+            if DispatchKey.CompositeImplicitAutograd in entry.kernels:
                 raise RuntimeError(
                     "We should not register a meta kernel directly to the operator "
                     f"'{qualified.split('::')[1]}', because it has a CompositeImplicitAutograd "
