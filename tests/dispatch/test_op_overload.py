@@ -103,3 +103,16 @@ def test_generic_entry_for_keyword_argument_names(lib: Library) -> None:
     assert seen == [(2, {}), (1, {"from": 2, "to": 3})]
     assert r._call_boxed([T(), 4, None]) == "ok"
     assert seen[-1] == (2, {})
+
+
+def test_impl_accepts_an_opoverload(lib: Library) -> None:
+    from tensordispatch.dispatch.errors import LibraryError
+
+    lib.define("f.ov(Tensor x) -> Tensor")
+    op = getattr(ops, lib.ns).f.ov
+    lib.impl(op, lambda x: "via overload", "CPU")
+    assert op(T()) == "via overload"
+    other = Library(fresh("opo"), "FRAGMENT")
+    with pytest.raises(LibraryError, match="does not match namespace of enclosing"):
+        other.impl(op, lambda x: x, "CPU")
+    other._destroy()

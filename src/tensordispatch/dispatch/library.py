@@ -179,7 +179,7 @@ class Library:
     def _resolve_name(self, op_name: str | OpOverload) -> tuple[str, str]:
         """(qualified name, overload) of an impl target, with torch's namespace checks."""
         if isinstance(op_name, OpOverload):
-            return op_name._entry.qualified_name, op_name._entry.overload
+            op_name = op_name.name()
         if not isinstance(op_name, str):
             raise RuntimeError(  # noqa: TRY004 - torch raises RuntimeError here
                 "impl should be passed either a name or an OpOverload object as the first "
