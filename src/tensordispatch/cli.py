@@ -18,6 +18,7 @@ from collections.abc import Sequence
 _COMMANDS: tuple[str, ...] = (
     "tensordispatch.schema.cli:add_parser",
     "tensordispatch.codegen.cli:add_parser",
+    "tensordispatch.codegen.backend_stubs.cli:add_parser",
 )
 
 
