@@ -235,7 +235,8 @@ class Dispatcher:
                     refresh_packet(packet, entries)
         return packet
 
-    def _refresh_packet(self, qualified: str) -> None:
+    def refresh_packet(self, qualified: str) -> None:
+        """Re-point a cached packet at its overloads' current entries (lock held)."""
         packet = self._packets.get(qualified)
         if packet is not None:
             refresh_packet(packet, self._by_name.get(qualified, []))
@@ -311,7 +312,7 @@ class Dispatcher:
             entry.set_schema(schema, debug, alias_analysis, tags)
             self._by_name.setdefault(qualified, []).append(entry)
             entry.refresh(self.fallbacks, self.tracer)
-            self._refresh_packet(qualified)
+            self.refresh_packet(qualified)
 
         def undo() -> None:
             entry.clear_schema()
@@ -319,7 +320,7 @@ class Dispatcher:
             overloads.remove(entry)
             if not overloads:
                 del self._by_name[qualified]
-            self._refresh_packet(qualified)
+            self.refresh_packet(qualified)
             entry.refresh(self.fallbacks, self.tracer)
             self._bury_if_dead(entry)
 

@@ -23,6 +23,14 @@ lookups of small ints are cheaper in CPython than the three big-int operations o
 functionality-only difference. A miss computes spec 4.5 in full (difference, fallthrough
 mask, table index, Note [Kernel calling conventions]) and memoizes the result.
 
+Note [Lazy entry generation]
+Generating and compiling an operator's entry function costs ~0.2 ms, too much to pay at
+import for thousands of operators most programs never call. A def stores the schema and
+its CallingFacts and installs a lazy entry (and boxer) that generates the real code on
+first use and installs it, so later calls go straight to it. Installing takes the
+registration lock without waiting: if someone holds it (a registration in progress, maybe
+in this very thread), this call uses the fresh code once and a later call installs it.
+
 Note [Collapsing transparent fallbacks]
 Some global fallbacks do nothing but redispatch with ``keyset & mask`` (the autograd
 fallback for tensors without autograd metadata, ADInplaceOrView-like keys we do not
@@ -342,7 +350,15 @@ class _TableState:
 
     def entry_for(self, raw: int) -> Callable[..., Any]:
         """The callable for the stored slot of ``raw``, collapsing transparent fallbacks
-        (Note [Collapsing transparent fallbacks]); raises the missing-kernel errors."""
+                (Note [Lazy entry generation]
+        Generating and compiling an operator's entry function costs ~0.2 ms, too much to pay at
+        import for thousands of operators most programs never call. A def stores the schema and
+        its CallingFacts and installs a lazy entry (and boxer) that generates the real code on
+        first use and installs it, so later calls go straight to it. Installing takes the
+        registration lock without waiting: if someone holds it (a registration in progress, maybe
+        in this very thread), this call uses the fresh code once and a later call installs it.
+
+        Note [Collapsing transparent fallbacks]); raises the missing-kernel errors."""
         table = self.table
         while True:
             slot = table[table_index(raw)]
@@ -414,6 +430,7 @@ class OperatorEntry:
         # key -> kernels registered under it, newest first (spec 5.1).
         self.kernels: dict[DispatchKey, list[KernelFunction]] = {}
         self.facts: CallingFacts | None = None
+        self._generated: tuple[CallingFacts, Callable[..., Any], Any] | None = None
         self.table: tuple[Slot | None, ...] = (None,) * NUM_RUNTIME_ENTRIES
         self.ns: dict[str, Any] = {"_td_c": None, "_td_st": local_state()}
         self.op_class = make_overload_class(self)
@@ -441,19 +458,49 @@ class OperatorEntry:
     def set_schema(
         self, schema: FunctionSchema, debug: str, alias_analysis: str, tags: tuple[Any, ...]
     ) -> None:
-        """Store a def's schema and generate the calling code (under the dispatcher lock)."""
+        """Store a def's schema (under the dispatcher lock); the calling code is generated
+        on first use (Note [Lazy entry generation])."""
         facts = CallingFacts.of(schema)
-        fname = self.qualified_name.split("::")[-1]
-        entry, boxer = generate_calling_code(facts, fname, self.ns)
         self.schema, self.schema_debug = schema, debug
         self.alias_analysis, self.tags, self.facts = alias_analysis, tags, facts
-        self.boxer = boxer
-        self._install_entry(entry)
+        self.boxer = self._lazy_boxer
+        self._install_entry(self._lazy_entry)
+
+    def _generate(self) -> tuple[Callable[..., Any], Callable[..., Callable[..., Any]]]:
+        """Generate the calling code of the current schema and install it if it is still
+        current and the registration lock is free (Note [Lazy entry generation])."""
+        facts = self.facts
+        if facts is None:  # the def went away meanwhile
+            return self.entry_function, self.boxer
+        done = self._generated
+        if done is not None and done[0] is facts:
+            return done[1], done[2]
+        fname = self.qualified_name.split("::")[-1]
+        entry, boxer = generate_calling_code(facts, fname, self.ns)
+        from tensordispatch.dispatch.dispatcher import DISPATCHER
+
+        if DISPATCHER.lock.try_enter():
+            try:
+                if self.facts is facts:
+                    self._generated = (facts, entry, boxer)
+                    self.boxer = boxer
+                    self._install_entry(entry)
+                    DISPATCHER.refresh_packet(self.qualified_name)
+            finally:
+                DISPATCHER.lock.release()
+        return entry, boxer
+
+    def _lazy_entry(self, *args: Any, **kwargs: Any) -> Any:
+        return self._generate()[0](*args, **kwargs)
+
+    def _lazy_boxer(self, fn: Callable[..., Any], op: Any, ks: Any) -> Callable[..., Any]:
+        return self._generate()[1](fn, op, ks)
 
     def clear_schema(self) -> None:
         """Drop the def (its handle was removed): schema, tags and calling code go."""
         self.schema, self.schema_debug, self.alias_analysis, self.tags = None, "", "", ()
         self.facts = None
+        self._generated = None
         self.boxer = _no_schema_boxer(self)
         self._install_entry(_no_schema_entry(f"{self.qualified_name}.{self.overload}"))
 
