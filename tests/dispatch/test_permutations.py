@@ -69,13 +69,13 @@ SETS: dict[str, tuple[Registration, ...]] = {
     "impl_only_catchall_cpu_autograd": (
         Impl("", "ca"), Impl("CPU", "cpu"), Impl("Autograd", "ag"),
     ),
+    # global fallbacks refresh every operator in the process (hundreds of ATen ones), so
+    # the sets with fallbacks are kept small
     "alias_fallback_ciant_with_nested_kernels": (
-        D, Fallback(CIANT, "fbnt"), Impl("NestedTensorCPU", "ntc"), Impl(CIA, "cia"),
+        Fallback(CIANT, "fbnt"), Impl("NestedTensorCPU", "ntc"), Impl(CIA, "cia"),
     ),
     # failing registrations: which one fails depends on the order, the state must not
-    "duplicate_fallback_xla": (
-        D, Fallback("XLA", "fb1"), Fallback("XLA", "fb2"), Impl("XLA", "xla"),
-    ),
+    "duplicate_fallback_xla": (Fallback("XLA", "fb1"), Fallback("XLA", "fb2"), Impl("XLA", "xla")),
     "duplicate_def": (D, Impl("CPU", "cpu"), Define()),
     "fallback_on_key_torch_already_has": (
         D, Impl("XLA", "xla"), Fallback("AutogradXLA", "fbagx"),
@@ -88,7 +88,9 @@ _RESULTS: dict[str, Commute] = {}
 
 def _commute(name: str) -> Commute:
     if name not in _RESULTS:
-        _RESULTS[name] = commute(SETS[name], samples=300, seed=len(name))
+        regs = SETS[name]
+        with_fallbacks = any(isinstance(r, (Fallback, FallthroughFallback)) for r in regs)
+        _RESULTS[name] = commute(regs, samples=100 if with_fallbacks else 300, seed=len(name))
     return _RESULTS[name]
 
 
@@ -117,5 +119,5 @@ def test_failing_registrations_were_exercised() -> None:
     result = _commute("duplicate_fallback_xla")
     assert result.errors, "no registration failed: the duplicate fallback went unnoticed"
     # whichever of the two fallbacks came second failed; both one-fallback sets exist
-    assert {frozenset({0, 1}), frozenset({0, 2})} <= set(result.states)
-    assert frozenset({1, 2}) not in result.states
+    assert {frozenset({0, 2}), frozenset({1, 2})} <= set(result.states)
+    assert frozenset({0, 1}) not in result.states

@@ -215,6 +215,10 @@ OTHER_KEYS = [
          FallthroughImpl("Meta", "ftm"), Meta="fallthrough ftm [kernel]"),
     case("catchall_and_cia_share_a_stack", D, Impl("", "ca"), Impl(CIA, "cia"),
          Undefined=MATH),
+    # torch.library's Meta-vs-CIA lookup raises when the operator has no entry yet
+    case("meta_impl_before_any_entry", Impl("Meta", "meta"), failing=(0,)),
+    case("meta_impl_refused_over_cia", D, Impl(CIA, "cia"), Impl("Meta", "meta"),
+         failing=(2,), Meta=MATH),
     case("quantized_kernel_with_cea", D, Impl("QuantizedCPU", "q"), Impl(CEA, "cea"),
          QuantizedCPU="q [kernel]", QuantizedCUDA="cea [default backend kernel]",
          AutogradOther=GLOBAL_FB),

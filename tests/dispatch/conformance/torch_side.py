@@ -97,8 +97,11 @@ def probe_keyset(probe: Probe) -> int:
 class TorchSide:
     """One scenario run on torch: a scratch namespace and one library per step."""
 
-    def __init__(self, flavour: Flavour, namespace: str | None = None) -> None:
+    def __init__(
+        self, flavour: Flavour, namespace: str | None = None, *, python_rules: bool = True
+    ) -> None:
         self.flavour = flavour
+        self.python_rules = python_rules
         self.namespace = namespace or fresh_namespace("tdconf")
         self.libs: dict[int, Any] = {}
         self.ran: list[str] = []
@@ -154,6 +157,9 @@ class TorchSide:
         self.libs[index] = lib
 
     def _register(self, lib: Any, step: Registration) -> None:
+        meta = isinstance(step, (Impl, FallthroughImpl)) and step.key == "Meta"
+        if meta and self.python_rules:
+            self._refuse_meta_over_cia()
         if isinstance(step, Define):
             lib.def_(step.schema, alias=step.alias_analysis)
         elif isinstance(step, Impl) and uses_hook(step, self.flavour):
@@ -168,6 +174,22 @@ class TorchSide:
             lib.fallback(step.key, torch.library.fallthrough_kernel, False)
         else:
             raise TypeError(f"unknown step {step!r}")
+
+    def _refuse_meta_over_cia(self) -> None:
+        """torch.library.Library.impl's Python-level rule, which the raw binding skips.
+
+        Our Library is the Python API, so it applies the rule too; to compare like with
+        like, torch's side applies it here exactly as torch.library does (a CIA kernel,
+        catch-all included, refuses any Meta impl, fallthrough included; and the lookup
+        itself raises ``operator <ns>::foo does not exist`` when there is no entry yet).
+        """
+        if _C._dispatch_has_kernel_for_dispatch_key(self.qualified, "CompositeImplicitAutograd"):
+            raise RuntimeError(
+                f"We should not register a meta kernel directly to the operator '{OP_NAME}', "
+                "because it has a CompositeImplicitAutograd kernel in core. Instead we should "
+                "let the operator decompose, and ensure that we have meta kernels for the base "
+                "ops that it decomposes into."
+            )
 
     def destroy(self, index: int) -> None:
         """Undo step ``index`` (a failed step has no library: nothing to undo)."""
