@@ -135,7 +135,10 @@ def read_backend_yaml(text: str, path: str = "<string>") -> BackendYaml:
 def _pop_backend(values: dict[Any, Any]) -> str:
     backend = values.pop("backend", None)
     if backend is None or backend == "":
-        raise _fail('You must provide a value for "backend"')
+        raise _fail(
+            'You must provide a value for "backend"',
+            '"backend" is the dispatch key the kernels register under, e.g. XLA or PrivateUse1.',
+        )
     if not isinstance(backend, str):
         raise _fail(
             f'"backend" must be a dispatch key name such as XLA or PrivateUse1, but got {backend!r} (of type {type(backend).__name__})'
@@ -158,7 +161,10 @@ def _pop_class_name(values: dict[Any, Any], backend: str) -> str:
 def _pop_cpp_namespace(values: dict[Any, Any]) -> str:
     namespace = values.pop("cpp_namespace", None)
     if namespace is None or (isinstance(namespace, str) and not namespace.strip()):
-        raise _fail('You must provide a value for "cpp_namespace"')
+        raise _fail(
+            'You must provide a value for "cpp_namespace"',
+            '"cpp_namespace" is the Python module that holds the kernels, e.g. my_backend.kernels.',
+        )
     if not isinstance(namespace, str) or not _MODULE_PATH.match(namespace):
         raise _fail(
             f'"cpp_namespace" must name the Python module that holds the kernels (dotted identifiers, e.g. my_backend.kernels), but got {namespace!r}'
@@ -181,7 +187,10 @@ def _pop_names(
         return ()
     if not isinstance(raw, list):
         shown = f"{raw} (of type {type(raw)})" if show_type else f"{raw}"
-        raise _fail(f'expected "{key}" to be a list, but got: {shown}')
+        raise _fail(
+            f'expected "{key}" to be a list, but got: {shown}',
+            f'Write "{key}" as a yaml list, one "- name[.overload]" per line.',
+        )
     for i, item in enumerate(raw):
         if not isinstance(item, str):
             where = lines.get(f"{key}[{i}]")
@@ -342,9 +351,14 @@ def _check_mixing(
         if forward and backward:
             fk = backend.index[forward[0].func.name].kernel
             bk = autograd.index[backward[0].func.name].kernel
+            fo, bo = forward[0].func.name, backward[0].func.name
+            if fo == bo:
+                ops = f'{fo} is listed under both "supported" and "autograd"'
+            else:
+                ops = f'Operators: {fo} under "supported", {bo} under "autograd"'
             raise _fail(
                 f'Currently, all variants of an op must either be registered to a backend key, or to a backend\'s autograd key. They cannot be mix and matched. If this is something you need, feel free to create an issue! {fk} is listed under "supported", but {bk} is listed under "autograd".',
-                f'Operators: {forward[0].func.name} under "supported", {backward[0].func.name} under "autograd"; list every variant of {members[0].root_name} under one of the two keys.',
+                f"{ops}; list every variant of {members[0].root_name} under one of the two keys.",
             )
 
 
