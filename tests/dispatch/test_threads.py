@@ -31,6 +31,8 @@ TOGGLES: tuple[tuple[str, str, str], ...] = (
     ("fallthrough", "Autograd", "ftag"),
     ("impl", CIA, "cia"),
     ("impl", "XLA", "xla"),
+    # a process-wide fallback: registering it refreshes every operator's table
+    ("fallback", "XLA", "fbx"),
 )
 
 
@@ -70,10 +72,20 @@ class Op:
 
         return kernel
 
+    def fallback(self, name: str) -> Callable[..., Any]:
+        def fallback(op: Any, *args: Any, **kwargs: Any) -> Any:
+            self.ran.name = name
+            return args[0]
+
+        return fallback
+
     def register(self, toggle: tuple[str, str, str]) -> tuple[Any, Any]:
         from tensordispatch.library import Library, fallthrough_kernel
 
         kind, key, name = toggle
+        if kind == "fallback":
+            lib = Library("_", "IMPL")
+            return lib, lib.fallback(self.fallback(name), key, debug=name)
         lib = Library(self.ns, "FRAGMENT")
         fn = fallthrough_kernel if kind == "fallthrough" else self.kernel(name)
         return lib, lib.impl("foo", fn, key, debug=name)
@@ -161,7 +173,9 @@ def op() -> Iterator[Op]:
 def test_every_call_sees_a_consistent_table(op: Op) -> None:
     probes = _probes()
     valid, tables = _valid_outcomes(op, probes)
-    assert valid["CPU"] >= {"ran cpu", "ran agc"}  # the toggles are visible to calls
+    # the toggles are visible to calls
+    assert valid["CPU"] >= {"ran cpu", "ran agc"}
+    assert valid["XLA"] >= {"ran xla", "ran fbx"}
     bad: list[str] = []
     seen: set[tuple[str, str]] = set()
     registrars_left = [len(TOGGLES)]
