@@ -34,10 +34,15 @@ class Define:
 
 @dataclass(frozen=True, slots=True)
 class Impl:
-    """A kernel for ``foo`` under ``key``; ``key == ""`` is the catch-all."""
+    """A kernel for ``foo`` under ``key``; ``key == ""`` is the catch-all.
+
+    ``with_keyset``: the kernel takes the key set first and records it with its name, so
+    calls compare the key set each side passes (torch's side only in the "py" flavour).
+    """
 
     key: str
     name: str
+    with_keyset: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,10 +55,11 @@ class FallthroughImpl:
 
 @dataclass(frozen=True, slots=True)
 class Fallback:
-    """A process-wide boxed fallback for ``key`` (namespace ``_``)."""
+    """A process-wide boxed fallback for ``key`` (namespace ``_``); ``with_keyset`` as Impl."""
 
     key: str
     name: str
+    with_keyset: bool = False
 
 
 @dataclass(frozen=True, slots=True)

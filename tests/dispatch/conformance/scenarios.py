@@ -224,6 +224,20 @@ OTHER_KEYS = [
          AutogradOther=GLOBAL_FB),
 ]
 
-CASES: list[Case] = (
+KS = True  # with_keyset: kernels record the key set they receive (compared in call tests)
+KEYSETS = [
+    case("keyset_cpu_and_autogradcpu", D, Impl("CPU", "cpu", KS), Impl("AutogradCPU", "agc", KS),
+         Impl("Meta", "meta", KS)),
+    case("keyset_fallback_xla", D, Impl("CPU", "cpu", KS), Fallback("XLA", "fbx", KS),
+         XLA="fbx [backend fallback]"),
+    case("keyset_cea_reaches_undefined", D, Impl(CEA, "cea", KS)),
+    case("keyset_after_fallthrough_autogradmeta", D, Impl("Meta", "meta", KS),
+         FallthroughImpl("AutogradMeta", "ft"), Impl("CPU", "cpu", KS)),
+    case("keyset_cia_everywhere", D, Impl(CIA, "cia", KS)),
+    case("keyset_autograd_alias_and_nested", D, Impl("Autograd", "ag", KS),
+         Impl("NestedTensorCPU", "ntc", KS), Impl(CIANT, "nt", KS)),
+]
+
+CASES: list[Case] = KEYSETS + (
     OTHER_KEYS + ALIAS_ALONE + ALIAS_COMBOS + CATCH_ALL + FALLBACKS + FALLTHROUGHS + DEREGISTRATION
 )

@@ -75,23 +75,31 @@ class TdSide:
     def qualified(self) -> str:
         return f"{self.namespace}::{OP_NAME}"
 
-    def _kernel(self, name: str) -> Callable[..., Any]:
+    def _kernel(self, name: str, with_keyset: bool) -> Callable[..., Any]:
         ran = self.ran
 
         def kernel(x: Any) -> Any:
             ran.append(name)
             return x
 
-        return kernel
+        def kernel_ks(keyset: Any, x: Any) -> Any:
+            ran.append(f"{name} {keyset!r}")
+            return x
 
-    def _fallback(self, name: str) -> Callable[..., Any]:
+        return kernel_ks if with_keyset else kernel
+
+    def _fallback(self, name: str, with_keyset: bool) -> Callable[..., Any]:
         ran = self.ran
 
         def fallback(op: Any, *args: Any, **kwargs: Any) -> Any:
             ran.append(name)
             return args[0]
 
-        return fallback
+        def fallback_ks(keyset: Any, op: Any, *args: Any, **kwargs: Any) -> Any:
+            ran.append(f"{name} {keyset!r}")
+            return args[0]
+
+        return fallback_ks if with_keyset else fallback
 
     def apply(self, index: int, step: Registration) -> None:
         """Run one registration; on failure the library is destroyed and the error re-raised."""
@@ -114,11 +122,17 @@ class TdSide:
             return lib.define(step.schema, alias_analysis=step.alias_analysis)
         debug = debug_of(step, self.flavour)
         if isinstance(step, Impl):
-            return lib.impl(OP_NAME, self._kernel(step.name), step.key, debug=debug)
+            kernel = self._kernel(step.name, step.with_keyset)
+            return lib.impl(
+                OP_NAME, kernel, step.key, with_keyset=step.with_keyset, debug=debug
+            )
         if isinstance(step, FallthroughImpl):
             return lib.impl(OP_NAME, fallthrough, step.key, debug=debug)
         if isinstance(step, Fallback):
-            return lib.fallback(self._fallback(step.name), step.key, debug=debug)
+            fallback = self._fallback(step.name, step.with_keyset)
+            return lib.fallback(
+                fallback, step.key, with_keyset=step.with_keyset, debug=debug
+            )
         if isinstance(step, FallthroughFallback):
             return lib.fallback(fallthrough, step.key, debug=debug)
         raise TypeError(f"unknown step {step!r}")

@@ -123,23 +123,31 @@ class TorchSide:
     def qualified(self) -> str:
         return f"{self.namespace}::{OP_NAME}"
 
-    def _kernel(self, name: str) -> Callable[..., Any]:
+    def _kernel(self, name: str, with_keyset: bool) -> Callable[..., Any]:
         ran = self.ran
 
         def kernel(*args: Any, **kwargs: Any) -> Any:
             ran.append(name)
             return args[0]
 
-        return kernel
+        def kernel_ks(keyset: Any, *args: Any, **kwargs: Any) -> Any:
+            ran.append(f"{name} {keyset!r}")
+            return args[0]
 
-    def _fallback(self, name: str) -> Callable[..., Any]:
+        return kernel_ks if with_keyset else kernel
+
+    def _fallback(self, name: str, with_keyset: bool) -> Callable[..., Any]:
         ran = self.ran
 
         def fallback(op: Any, *args: Any, **kwargs: Any) -> Any:
             ran.append(name)
             return args[0]
 
-        return fallback
+        def fallback_ks(keyset: Any, op: Any, *args: Any, **kwargs: Any) -> Any:
+            ran.append(f"{name} {keyset!r}")
+            return args[0]
+
+        return fallback_ks if with_keyset else fallback
 
     def apply(self, index: int, step: Registration) -> None:
         """Run one registration; on failure the (empty) library is reset and re-raised."""
@@ -165,11 +173,12 @@ class TorchSide:
         elif isinstance(step, Impl) and uses_hook(step, self.flavour):
             lib.impl_t_t(OP_NAME, dispatch=step.key, debug=debug_of(step, self.flavour))
         elif isinstance(step, Impl):
-            lib.impl(OP_NAME, step.key, self._kernel(step.name), False)
+            kernel = self._kernel(step.name, step.with_keyset)
+            lib.impl(OP_NAME, step.key, kernel, step.with_keyset)
         elif isinstance(step, FallthroughImpl):
             lib.impl(OP_NAME, step.key, torch.library.fallthrough_kernel, False)
         elif isinstance(step, Fallback):
-            lib.fallback(step.key, self._fallback(step.name), False)
+            lib.fallback(step.key, self._fallback(step.name, step.with_keyset), step.with_keyset)
         elif isinstance(step, FallthroughFallback):
             lib.fallback(step.key, torch.library.fallthrough_kernel, False)
         else:
