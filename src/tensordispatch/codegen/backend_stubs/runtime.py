@@ -186,5 +186,11 @@ def check_kernels(kernels: Any, specs: Sequence[KernelSpec], class_name: str) ->
     problems = kernel_problems(kernels, specs)
     if problems:
         where = getattr(kernels, "__name__", type(kernels).__name__)
-        kind = "module" if inspect.ismodule(kernels) else "object"
+        kind = (
+            "module"
+            if inspect.ismodule(kernels)
+            else "class"
+            if inspect.isclass(kernels)
+            else "object"
+        )
         raise MissingKernelsError(missing_kernels_message(class_name, f"{kind} {where}", problems))
