@@ -284,6 +284,25 @@ sample("mean")(lambda L, d: L.mean(T(L, I23, "int64", d), 0, dtype=L.float32))
 sample("mean")(lambda L, d: L.mean(T(L, M23, device=d), 0, dtype=L.int64))
 sample("mean")(lambda L, d: L.mean(T(L, M23, device=d), 0, out=L.empty(0, device=d)))
 
+sample("aminmax")(lambda L, d: L.aminmax(T(L, M23, device=d)))
+sample("aminmax")(lambda L, d: L.aminmax(T(L, M23, device=d), dim=1))
+sample("aminmax")(lambda L, d: T(L, I23, "int64", d).aminmax(dim=-2, keepdim=True))
+sample("aminmax")(lambda L, d: L.aminmax(T(L, M32, device=d).t(), keepdim=True))
+sample("aminmax")(lambda L, d: L.aminmax(T(L, 3.0, device=d), dim=0))
+sample("aminmax", "meta-differs")(lambda L, d: L.aminmax(L.ones(0, 3, device=d), dim=0))
+sample("aminmax")(lambda L, d: L.aminmax(L.ones(0, 3, device=d)))
+sample("aminmax")(lambda L, d: L.aminmax(L.ones(0, 3, device=d), dim=1))
+sample("aminmax")(
+    lambda L, d: L.aminmax(
+        T(L, M23, device=d), dim=0, out=(L.empty(0, device=d), L.empty(0, device=d))
+    )
+)
+sample("aminmax")(
+    lambda L, d: L.aminmax(
+        T(L, M23, device=d), out=(L.empty(0, device=d), L.empty(0, dtype=L.int64, device=d))
+    )
+)
+
 # -- linear algebra ----------------------------------------------------------------------------
 
 sample("mm")(lambda L, d: L.mm(T(L, M23, device=d), T(L, M32, device=d)))

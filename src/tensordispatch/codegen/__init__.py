@@ -75,4 +75,3 @@ def write_sources(
             directory.mkdir(parents=True, exist_ok=True)
             target.write_text(text, encoding="utf-8")
     return changed
-

@@ -165,9 +165,15 @@ def _call(o: _Overload, target: str, method: bool, indent: str, with_out: bool) 
     required_pos = [_pyname(a.name, method) for a in o.positional if a.default is None]
     optional = [a for a in o.positional + o.kwonly if a.default is not None]
     required_kw = [a.name for a in o.kwonly if a.default is None]
-    args = ", ".join(
-        lead + required_pos + [f"{n}={n}" for n in required_kw] + (["out=out"] if with_out else [])
-    )
+    outs: list[str] = []
+    if with_out and o.out is not None:
+        names = [a.name for a in o.out.func.out]
+        outs = (
+            [f"{names[0]}=out"]
+            if len(names) == 1
+            else [f"{n}=out[{i}]" for i, n in enumerate(names)]
+        )
+    args = ", ".join(lead + required_pos + [f"{n}={n}" for n in required_kw] + outs)
     if not optional:
         return [f"{indent}_r = {target}({args})"]
     lines = [f"{indent}if {' and '.join(f'{a.name} is _NO' for a in optional)}:"]

@@ -13,7 +13,7 @@ from tensordispatch.dispatch.calling import NOT_GIVEN as _NO
 from tensordispatch.generated import registrations as _registrations
 from tensordispatch.tensor.tensor import Tensor as _Tensor
 
-__all__ = ['abs', 'abs_', 'add', 'addmm', 'bmm', 'clone', 'cos', 'cos_', 'div', 'dot', 'empty', 'empty_like', 'empty_strided', 'eq', 'exp', 'exp_', 'expand_copy', 'fill', 'fill_', 'full', 'ge', 'gt', 'le', 'lt', 'matmul', 'mean', 'mm', 'mul', 'mv', 'ne', 'neg', 'neg_', 'ones', 'ones_like', 'reshape', 'rsub', 'select', 'select_copy', 'sin', 'sin_', 'slice_copy', 'sqrt', 'sqrt_', 'squeeze', 'squeeze_copy', 'sub', 'sum', 't', 't_copy', 'transpose', 'transpose_copy', 'unsqueeze', 'unsqueeze_copy', 'view_copy', 'zeros', 'zeros_like']
+__all__ = ['abs', 'abs_', 'add', 'addmm', 'aminmax', 'bmm', 'clone', 'cos', 'cos_', 'div', 'dot', 'empty', 'empty_like', 'empty_strided', 'eq', 'exp', 'exp_', 'expand_copy', 'fill', 'fill_', 'full', 'ge', 'gt', 'le', 'lt', 'matmul', 'mean', 'mm', 'mul', 'mv', 'ne', 'neg', 'neg_', 'ones', 'ones_like', 'reshape', 'rsub', 'select', 'select_copy', 'sin', 'sin_', 'slice_copy', 'sqrt', 'sqrt_', 'squeeze', 'squeeze_copy', 'sub', 'sum', 't', 't_copy', 'transpose', 'transpose_copy', 'unsqueeze', 'unsqueeze_copy', 'view_copy', 'zeros', 'zeros_like']
 
 from tensordispatch.backends.aten import op as _op
 
@@ -24,6 +24,8 @@ _F_add_Tensor = _op('add.Tensor')
 _F_add_out = _op('add.out')
 _F_addmm = _op('addmm')
 _F_addmm_out = _op('addmm.out')
+_F_aminmax = _op('aminmax')
+_F_aminmax_out = _op('aminmax.out')
 _F_bmm = _op('bmm')
 _F_bmm_out = _op('bmm.out')
 _F_clone = _op('clone')
@@ -176,6 +178,26 @@ def addmm(input, mat1, mat2, *, beta=_NO, alpha=_NO, out=None):
             if beta is not _NO: _kw['beta'] = beta
             if alpha is not _NO: _kw['alpha'] = alpha
             _r = _F_addmm_out(input, mat1, mat2, out=out, **_kw)
+    return _r
+
+
+def aminmax(input, *, dim=_NO, keepdim=_NO, out=None):
+    if out is None:
+        if dim is _NO and keepdim is _NO:
+            _r = _F_aminmax(input)
+        else:
+            _kw = {}
+            if dim is not _NO: _kw['dim'] = dim
+            if keepdim is not _NO: _kw['keepdim'] = keepdim
+            _r = _F_aminmax(input, **_kw)
+    else:
+        if dim is _NO and keepdim is _NO:
+            _r = _F_aminmax_out(input, min=out[0], max=out[1])
+        else:
+            _kw = {}
+            if dim is not _NO: _kw['dim'] = dim
+            if keepdim is not _NO: _kw['keepdim'] = keepdim
+            _r = _F_aminmax_out(input, min=out[0], max=out[1], **_kw)
     return _r
 
 

@@ -23,6 +23,7 @@ _F_add_Tensor = _op('add.Tensor')
 _F_add__Tensor = _op('add_.Tensor')
 _F_addmm = _op('addmm')
 _F_addmm_ = _op('addmm_')
+_F_aminmax = _op('aminmax')
 _F_bmm = _op('bmm')
 _F_clone = _op('clone')
 _F_copy_ = _op('copy_')
@@ -138,6 +139,17 @@ def _m_addmm_(self, mat1, mat2, *, beta=_NO, alpha=_NO):
         if beta is not _NO: _kw['beta'] = beta
         if alpha is not _NO: _kw['alpha'] = alpha
         _r = _F_addmm_(self, mat1, mat2, **_kw)
+    return _r
+
+
+def _m_aminmax(self, *, dim=_NO, keepdim=_NO):
+    if dim is _NO and keepdim is _NO:
+        _r = _F_aminmax(self)
+    else:
+        _kw = {}
+        if dim is not _NO: _kw['dim'] = dim
+        if keepdim is not _NO: _kw['keepdim'] = keepdim
+        _r = _F_aminmax(self, **_kw)
     return _r
 
 
@@ -539,6 +551,7 @@ METHODS = {
     'add_': _m_add_,
     'addmm': _m_addmm,
     'addmm_': _m_addmm_,
+    'aminmax': _m_aminmax,
     'bmm': _m_bmm,
     'clone': _m_clone,
     'copy_': _m_copy_,

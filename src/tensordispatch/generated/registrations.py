@@ -42,10 +42,12 @@ def _kernel(table, table_name, name, key, where):
 # -- kernel tables --------------------------------------------------------------
 _meta_add_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'add.Tensor', 'structured meta', '/work/main/src/tensordispatch/ops/native_functions.yaml:94')
 _impl_CPU_add_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'add_out', 'CPU', '/work/main/src/tensordispatch/ops/native_functions.yaml:94')
-_meta_addmm = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'addmm', 'structured meta', '/work/main/src/tensordispatch/ops/native_functions.yaml:842')
-_impl_CPU_addmm_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'addmm_out', 'CPU', '/work/main/src/tensordispatch/ops/native_functions.yaml:842')
-_meta_bmm = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'bmm', 'structured meta', '/work/main/src/tensordispatch/ops/native_functions.yaml:831')
-_impl_CPU_bmm_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'bmm_out', 'CPU', '/work/main/src/tensordispatch/ops/native_functions.yaml:831')
+_meta_addmm = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'addmm', 'structured meta', '/work/main/src/tensordispatch/ops/native_functions.yaml:855')
+_impl_CPU_addmm_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'addmm_out', 'CPU', '/work/main/src/tensordispatch/ops/native_functions.yaml:855')
+_meta_aminmax = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'aminmax', 'structured meta', '/work/main/src/tensordispatch/ops/native_functions.yaml:820')
+_impl_CPU_aminmax_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'aminmax_out', 'CPU', '/work/main/src/tensordispatch/ops/native_functions.yaml:820')
+_meta_bmm = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'bmm', 'structured meta', '/work/main/src/tensordispatch/ops/native_functions.yaml:844')
+_impl_CPU_bmm_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'bmm_out', 'CPU', '/work/main/src/tensordispatch/ops/native_functions.yaml:844')
 _meta_cos = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'cos', 'structured meta', '/work/main/src/tensordispatch/ops/native_functions.yaml:363')
 _impl_CPU_cos_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'cos_out', 'CPU', '/work/main/src/tensordispatch/ops/native_functions.yaml:363')
 _meta_div_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'div.Tensor', 'structured meta', '/work/main/src/tensordispatch/ops/native_functions.yaml:213')
@@ -76,8 +78,8 @@ _meta_lt_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS
 _impl_CPU_lt_Tensor_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'lt_Tensor_out', 'CPU', '/work/main/src/tensordispatch/ops/native_functions.yaml:483')
 _meta_mean_dim = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'mean.dim', 'structured meta', '/work/main/src/tensordispatch/ops/native_functions.yaml:807')
 _impl_CPU_mean_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'mean_out', 'CPU', '/work/main/src/tensordispatch/ops/native_functions.yaml:807')
-_meta_mm = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'mm', 'structured meta', '/work/main/src/tensordispatch/ops/native_functions.yaml:821')
-_impl_CPU_mm_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'mm_out', 'CPU', '/work/main/src/tensordispatch/ops/native_functions.yaml:821')
+_meta_mm = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'mm', 'structured meta', '/work/main/src/tensordispatch/ops/native_functions.yaml:834')
+_impl_CPU_mm_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'mm_out', 'CPU', '/work/main/src/tensordispatch/ops/native_functions.yaml:834')
 _meta_mul_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'mul.Tensor', 'structured meta', '/work/main/src/tensordispatch/ops/native_functions.yaml:178')
 _impl_CPU_mul_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'mul_out', 'CPU', '/work/main/src/tensordispatch/ops/native_functions.yaml:178')
 _meta_ne_Scalar = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'ne.Scalar', 'structured meta', '/work/main/src/tensordispatch/ops/native_functions.yaml:431')
@@ -174,6 +176,36 @@ def wrapper_Meta_addmm_(self, mat1, mat2, *, beta=1, alpha=1):
     specs, pre = _meta_addmm((self,), self, mat1, mat2, beta, alpha)
     _check_inplace(self, specs[0])
     return self
+
+
+def wrapper_CPU_aminmax(self, *, dim=None, keepdim=False):
+    specs, pre = _meta_aminmax(None, self, dim, keepdim)
+    _o0 = _alloc_cpu(specs[0])
+    _o1 = _alloc_cpu(specs[1])
+    _impl_CPU_aminmax_out(pre, self, dim, keepdim, _o0, _o1)
+    return (_o0, _o1)
+
+
+def wrapper_CPU_aminmax_out(self, *, dim=None, keepdim=False, min, max):
+    specs, pre = _meta_aminmax((min, max,), self, dim, keepdim)
+    _prepare_out(min, specs[0])
+    _prepare_out(max, specs[1])
+    _impl_CPU_aminmax_out(pre, self, dim, keepdim, min, max)
+    return (min, max)
+
+
+def wrapper_Meta_aminmax(self, *, dim=None, keepdim=False):
+    specs, pre = _meta_aminmax(None, self, dim, keepdim)
+    _o0 = _alloc_meta(specs[0])
+    _o1 = _alloc_meta(specs[1])
+    return (_o0, _o1)
+
+
+def wrapper_Meta_aminmax_out(self, *, dim=None, keepdim=False, min, max):
+    specs, pre = _meta_aminmax((min, max,), self, dim, keepdim)
+    _prepare_out(min, specs[0])
+    _prepare_out(max, specs[1])
+    return (min, max)
 
 
 def wrapper_CPU_bmm(self, mat2):
@@ -1339,6 +1371,8 @@ def _register():
     _def['aten'].define('addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor', tags=('core', 'pt2_compliant_tag',))
     _def['aten'].define('addmm.out(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
     _def['aten'].define('addmm_(Tensor(a!) self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
+    _def['aten'].define('aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)', tags=('pt2_compliant_tag', 'reduction',))
+    _def['aten'].define('aminmax.out(Tensor self, *, int? dim=None, bool keepdim=False, Tensor(a!) min, Tensor(b!) max) -> (Tensor(a!) min, Tensor(b!) max)', tags=('out', 'pt2_compliant_tag', 'reduction',))
     _def['aten'].define('bmm(Tensor self, Tensor mat2) -> Tensor', tags=('core', 'pt2_compliant_tag',))
     _def['aten'].define('bmm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
     _def['aten'].define('clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
@@ -1503,6 +1537,8 @@ def _register():
     _lib['aten:CPU'].impl('addmm', wrapper_CPU_addmm)
     _lib['aten:CPU'].impl('addmm.out', wrapper_CPU_addmm_out)
     _lib['aten:CPU'].impl('addmm_', wrapper_CPU_addmm_)
+    _lib['aten:CPU'].impl('aminmax', wrapper_CPU_aminmax)
+    _lib['aten:CPU'].impl('aminmax.out', wrapper_CPU_aminmax_out)
     _lib['aten:CPU'].impl('bmm', wrapper_CPU_bmm)
     _lib['aten:CPU'].impl('bmm.out', wrapper_CPU_bmm_out)
     _lib['aten:CPU'].impl('copy_', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'copy_', 'CPU', '/work/main/src/tensordispatch/ops/native_functions.yaml:637'))
@@ -1515,7 +1551,7 @@ def _register():
     _lib['aten:CPU'].impl('div.out_mode', wrapper_CPU_div_out_mode)
     _lib['aten:CPU'].impl('div_.Tensor', wrapper_CPU_div__Tensor)
     _lib['aten:CPU'].impl('div_.Tensor_mode', wrapper_CPU_div__Tensor_mode)
-    _lib['aten:CPU'].impl('dot', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'dot', 'CPU', '/work/main/src/tensordispatch/ops/native_functions.yaml:851'))
+    _lib['aten:CPU'].impl('dot', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'dot', 'CPU', '/work/main/src/tensordispatch/ops/native_functions.yaml:864'))
     _lib['aten:CPU'].impl('empty.memory_format', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'empty_cpu', 'CPU', '/work/main/src/tensordispatch/ops/native_functions.yaml:11'))
     _lib['aten:CPU'].impl('empty_strided', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'empty_strided_cpu', 'CPU', '/work/main/src/tensordispatch/ops/native_functions.yaml:17'))
     _lib['aten:CPU'].impl('eq.Scalar', wrapper_CPU_eq_Scalar)
@@ -1594,7 +1630,7 @@ def _register():
     _lib['aten:CompositeExplicitAutograd'].impl('div.Scalar_out', generated_div_Scalar_out)
     _lib['aten:CompositeExplicitAutograd'].impl('div_.Scalar', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'div__Scalar', 'CompositeExplicitAutograd', '/work/main/src/tensordispatch/ops/native_functions.yaml:248'))
     _lib['aten:CompositeExplicitAutograd'].impl('div_.Scalar_mode', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'div__Scalar_mode', 'CompositeExplicitAutograd', '/work/main/src/tensordispatch/ops/native_functions.yaml:262'))
-    _lib['aten:CompositeExplicitAutograd'].impl('dot.out', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'dot_out', 'CompositeExplicitAutograd', '/work/main/src/tensordispatch/ops/native_functions.yaml:857'))
+    _lib['aten:CompositeExplicitAutograd'].impl('dot.out', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'dot_out', 'CompositeExplicitAutograd', '/work/main/src/tensordispatch/ops/native_functions.yaml:870'))
     _lib['aten:CompositeExplicitAutograd'].impl('empty_like', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'empty_like', 'CompositeExplicitAutograd', '/work/main/src/tensordispatch/ops/native_functions.yaml:49'))
     _lib['aten:CompositeExplicitAutograd'].impl('empty_like.out', generated_empty_like_out)
     _lib['aten:CompositeExplicitAutograd'].impl('empty_strided.out', generated_empty_strided_out)
@@ -1608,8 +1644,8 @@ def _register():
     _lib['aten:CompositeExplicitAutograd'].impl('mul.Scalar', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mul_Scalar', 'CompositeExplicitAutograd', '/work/main/src/tensordispatch/ops/native_functions.yaml:186'))
     _lib['aten:CompositeExplicitAutograd'].impl('mul.Scalar_out', generated_mul_Scalar_out)
     _lib['aten:CompositeExplicitAutograd'].impl('mul_.Scalar', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mul__Scalar', 'CompositeExplicitAutograd', '/work/main/src/tensordispatch/ops/native_functions.yaml:193'))
-    _lib['aten:CompositeExplicitAutograd'].impl('mv', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mv', 'CompositeExplicitAutograd', '/work/main/src/tensordispatch/ops/native_functions.yaml:861'))
-    _lib['aten:CompositeExplicitAutograd'].impl('mv.out', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mv_out', 'CompositeExplicitAutograd', '/work/main/src/tensordispatch/ops/native_functions.yaml:866'))
+    _lib['aten:CompositeExplicitAutograd'].impl('mv', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mv', 'CompositeExplicitAutograd', '/work/main/src/tensordispatch/ops/native_functions.yaml:874'))
+    _lib['aten:CompositeExplicitAutograd'].impl('mv.out', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mv_out', 'CompositeExplicitAutograd', '/work/main/src/tensordispatch/ops/native_functions.yaml:879'))
     _lib['aten:CompositeExplicitAutograd'].impl('ones', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'ones', 'CompositeExplicitAutograd', '/work/main/src/tensordispatch/ops/native_functions.yaml:32'))
     _lib['aten:CompositeExplicitAutograd'].impl('ones.out', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'ones_out', 'CompositeExplicitAutograd', '/work/main/src/tensordispatch/ops/native_functions.yaml:36'))
     _lib['aten:CompositeExplicitAutograd'].impl('ones_like', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'ones_like', 'CompositeExplicitAutograd', '/work/main/src/tensordispatch/ops/native_functions.yaml:61'))
@@ -1649,8 +1685,8 @@ def _register():
     _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('transpose_copy.int', generated_transpose_copy_int)
     _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('unsqueeze_copy', generated_unsqueeze_copy)
     _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('view_copy', generated_view_copy)
-    _lib['aten:CompositeImplicitAutograd'].impl('matmul', _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'matmul', 'CompositeImplicitAutograd', '/work/main/src/tensordispatch/ops/native_functions.yaml:870'))
-    _lib['aten:CompositeImplicitAutograd'].impl('matmul.out', _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'matmul_out', 'CompositeImplicitAutograd', '/work/main/src/tensordispatch/ops/native_functions.yaml:873'))
+    _lib['aten:CompositeImplicitAutograd'].impl('matmul', _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'matmul', 'CompositeImplicitAutograd', '/work/main/src/tensordispatch/ops/native_functions.yaml:883'))
+    _lib['aten:CompositeImplicitAutograd'].impl('matmul.out', _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'matmul_out', 'CompositeImplicitAutograd', '/work/main/src/tensordispatch/ops/native_functions.yaml:886'))
     _lib['aten:CompositeImplicitAutograd'].impl('reshape', _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'reshape', 'CompositeImplicitAutograd', '/work/main/src/tensordispatch/ops/native_functions.yaml:663'))
     _lib['aten:Meta'].impl('abs.out', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'abs_out_meta', 'Meta', '/work/main/src/tensordispatch/ops/native_functions.yaml:284'))
     _lib['aten:Meta'].impl('add.Tensor', wrapper_Meta_add_Tensor)
@@ -1659,6 +1695,8 @@ def _register():
     _lib['aten:Meta'].impl('addmm', wrapper_Meta_addmm)
     _lib['aten:Meta'].impl('addmm.out', wrapper_Meta_addmm_out)
     _lib['aten:Meta'].impl('addmm_', wrapper_Meta_addmm_)
+    _lib['aten:Meta'].impl('aminmax', wrapper_Meta_aminmax)
+    _lib['aten:Meta'].impl('aminmax.out', wrapper_Meta_aminmax_out)
     _lib['aten:Meta'].impl('bmm', wrapper_Meta_bmm)
     _lib['aten:Meta'].impl('bmm.out', wrapper_Meta_bmm_out)
     _lib['aten:Meta'].impl('copy', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'copy_meta', 'Meta', '/work/main/src/tensordispatch/ops/native_functions.yaml:630'))
@@ -1672,7 +1710,7 @@ def _register():
     _lib['aten:Meta'].impl('div.out_mode', wrapper_Meta_div_out_mode)
     _lib['aten:Meta'].impl('div_.Tensor', wrapper_Meta_div__Tensor)
     _lib['aten:Meta'].impl('div_.Tensor_mode', wrapper_Meta_div__Tensor_mode)
-    _lib['aten:Meta'].impl('dot', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'dot_meta', 'Meta', '/work/main/src/tensordispatch/ops/native_functions.yaml:851'))
+    _lib['aten:Meta'].impl('dot', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'dot_meta', 'Meta', '/work/main/src/tensordispatch/ops/native_functions.yaml:864'))
     _lib['aten:Meta'].impl('empty.memory_format', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'empty_meta', 'Meta', '/work/main/src/tensordispatch/ops/native_functions.yaml:11'))
     _lib['aten:Meta'].impl('empty_strided', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'empty_strided_meta', 'Meta', '/work/main/src/tensordispatch/ops/native_functions.yaml:17'))
     _lib['aten:Meta'].impl('eq.Scalar', wrapper_Meta_eq_Scalar)

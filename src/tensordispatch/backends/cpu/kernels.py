@@ -129,6 +129,19 @@ def mean_out(pre: Any, self: Tensor, dim: Any, keepdim: bool, dtype: Any, out: T
     np.copyto(out._data, result, casting="unsafe")
 
 
+def aminmax_out(
+    pre: Any,
+    self: Tensor,
+    dim: Any,
+    keepdim: bool,
+    min: Tensor,
+    max: Tensor,
+) -> None:
+    keep = keepdim and (dim is not None or self.dim() > 0)
+    np.copyto(min._data, np.amin(self._data, axis=pre, keepdims=keep), casting="unsafe")
+    np.copyto(max._data, np.amax(self._data, axis=pre, keepdims=keep), casting="unsafe")
+
+
 def _check_matmul_dtype(name: str, t: Tensor) -> None:
     if t.dtype is _dt.bool:
         raise NotImplementedError(f"\"{name}\" not implemented for 'Bool'")
@@ -287,6 +300,7 @@ CPU_KERNELS: dict[str, Any] = {
     "sqrt_out": _unary(np.sqrt),
     "sum_out": sum_out,
     "mean_out": mean_out,
+    "aminmax_out": aminmax_out,
     "mm_out": mm_out,
     "bmm_out": bmm_out,
     "addmm_out": addmm_out,

@@ -193,6 +193,27 @@ def mean_dim(
     return _reduce(outs, self, dim, keepdim, in_dtype)
 
 
+def aminmax(outs: Any, self: Any, dim: Any = None, keepdim: bool = False) -> MetaResult:
+    """Two outputs (min, max) of self's dtype, over one dim or all of them."""
+    ndim = self.dim()
+    if dim is not None:
+        d = wrap_dim(dim, ndim)
+        if ndim and self._shape[d] == 0:
+            raise IndexError(f"aminmax: Expected reduction dim {d} to have non-zero size.")
+        shape = reduction_shape(self._shape, (d,), keepdim) if ndim else ()
+        axis = d if ndim else None
+    else:
+        if self.numel() == 0:
+            raise RuntimeError(
+                "aminmax(): cannot compute aminmax over an empty dimension as the operation "
+                "has no identity."
+            )
+        shape = (1,) * ndim if keepdim else ()
+        axis = None
+    spec = (shape, None, self.dtype)
+    return (spec, spec), axis
+
+
 # -- linear algebra ----------------------------------------------------------------------------
 
 
@@ -282,6 +303,7 @@ META_FUNCTIONS: dict[str, Callable[..., MetaResult]] = _named(
         "sqrt": _unary_float,
         "sum.dim_IntList": sum_dim_IntList,
         "mean.dim": mean_dim,
+        "aminmax": aminmax,
         "mm": mm,
         "bmm": bmm,
         "addmm": addmm,
