@@ -266,3 +266,30 @@ def test_layered_table_equals_slot_by_slot_compute(regs: list[tuple[str, bool]])
     assert compute_table(kernels, DISPATCHER.fallbacks) == compute_reference_table(
         kernels, DISPATCHER.fallbacks
     )
+
+
+def test_finalizer_removal_waits_for_the_lock_holder(lib: Library) -> None:
+    lib.define("f(Tensor x) -> Tensor")
+    handle = lib.impl("f", lambda x: x, "CPU")
+    assert DISPATCHER.lock.try_enter()
+    try:
+        handle._remove_from_finalizer()  # as if garbage collection ran mid-registration
+        assert not handle.removed
+        assert has_kernel_for_dispatch_key(f"{lib.ns}::f", "CPU")
+    finally:
+        DISPATCHER.lock.release()
+    with DISPATCHER.lock:  # the next holder applies it first
+        pass
+    assert handle.removed
+    assert not has_kernel_for_dispatch_key(f"{lib.ns}::f", "CPU")
+
+
+def test_optional_tensor_none_has_no_tensor_arguments(lib: Library) -> None:
+    from tensordispatch.dispatch import NoTensorArgumentsError
+
+    lib.define("f(Tensor? x) -> Tensor")
+    lib.impl("f", lambda x: x, "CPU")
+    with pytest.raises(NoTensorArgumentsError):
+        getattr(ops, lib.ns).f.default(None)
+    lib.impl("f", lambda x: "cea", "CompositeExplicitAutograd")
+    assert getattr(ops, lib.ns).f.default(None) == "cea"
