@@ -32,7 +32,7 @@ def find_impl_file(impl_path: str) -> Path:
     if candidate.is_file():
         return candidate
     origin = None
-    if not candidate.suffix and all(p.isidentifier() for p in impl_path.split(".")):
+    if all(p.isidentifier() for p in impl_path.split(".")):
         try:
             spec = importlib.util.find_spec(impl_path)
         except (ImportError, ValueError):
