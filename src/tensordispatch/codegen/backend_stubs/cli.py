@@ -52,7 +52,7 @@ def run_command(args: argparse.Namespace) -> int:
         print(f"{args.source_yaml}: error: {err}", file=sys.stderr)
         return 1
     except NativeFunctionsError as err:
-        print(f"{args.native_functions}: error: {err}", file=sys.stderr)
+        print(f"error: {err}", file=sys.stderr)
         return 1
     verb = "would write" if args.dry_run else "wrote"
     if changed:
