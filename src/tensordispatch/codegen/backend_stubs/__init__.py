@@ -8,7 +8,7 @@ import) -> `emit_module` (emit.py). The generated module imports runtime.py and 
 dispatcher's Library; nothing here imports the dispatcher (codegen/ reads schema/ only).
 
 >>> sources = generate_backend_stubs(
-...     "backend: XLA\\ncpp_namespace: torch_xla\\nsupported: [abs]\\n", source="xla.yaml")
+...     "backend: XLA\\ncpp_namespace: torch_xla\\nsupported: [abs]\\n", source_name="xla.yaml")
 >>> sorted(sources)
 ['xla_native_functions.py']
 """
@@ -117,12 +117,14 @@ def generate_backend_stubs(
     native_functions: _Native = None,
     impl_path: str | None = None,
     synthesize: bool = True,
+    source_name: str = "<string>",
 ) -> dict[str, str]:
     """File name -> text of the generated module(s) ({} when `supported` is empty).
 
     `source` is backend yaml text or an ExternalBackend. With `impl_path` (the backend's
     kernel module, a .py path or dotted name), its source is checked first and every missing
-    or mis-declared kernel is reported at once (MissingKernelsError).
+    or mis-declared kernel is reported at once (MissingKernelsError). `source_name` is the
+    yaml's name in the generated header.
     """
     if isinstance(source, ExternalBackend):
         backend = source
@@ -131,7 +133,7 @@ def generate_backend_stubs(
         backend = build_external_backend(
             read_backend_yaml(source), _native(native_functions), synthesize=synthesize
         )
-        shown = "<string>"
+        shown = source_name
     return _generate(backend, shown, impl_path)
 
 

@@ -88,6 +88,7 @@ def read_backend_yaml(text: str, path: str = "<string>") -> BackendYaml:
     Traceback (most recent call last):
     ...
     tensordispatch.codegen.backend_stubs.model.BackendStubsError: You must provide a value for "backend"
+      "backend" is the dispatch key the kernels register under, e.g. XLA or PrivateUse1.
     """
     try:
         values = yaml.load(text, Loader=_SafeLoader)
