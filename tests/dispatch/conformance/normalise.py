@@ -14,9 +14,18 @@ Note [Conformance normalisations]
 4. Test-hook kernels: torch's C++ ``impl_t_t`` kernels have an inferred schema and flags
    ``[ boxed unboxed ]``; our kernels are Python (``(none)``, ``[ boxed ]``), as torch's
    Python kernels are. The hook tail is rewritten to the Python one.
+5. Errors of a registration: only the first clause (before ``; `` or ``. ``) is compared;
+   the rest names registration sites. Missing-kernel errors of a call: the first sentence
+   and the bracketed list of keys the operator is available for (we word the advice
+   around it differently on purpose).
+Not a rewrite but a matching choice (torch_side.py): torch's side is driven through the
+raw library binding, so it applies torch.library's one Python-level rule itself (a Meta
+impl is refused while the operator has a CompositeImplicitAutograd kernel).
 """
 
 from __future__ import annotations
+
+import re
 
 HOOK_TAIL = " :: (Tensor _0) -> Tensor _0 [ boxed unboxed ]"
 PYTHON_TAIL = " :: (none) [ boxed ]"
@@ -83,3 +92,18 @@ def table_diff(expected: dict[str, str], actual: dict[str, str]) -> list[str]:
     if not diffs and list(expected) != list(actual):
         diffs.append(f"row order differs: torch={list(expected)} ours={list(actual)}")
     return diffs
+
+
+_BACKEND_LIST = re.compile(
+    r"(?:only available for these backends: |Available functions are )(\[[^\]]*\])"
+)
+
+
+def missing_kernel_summary(message: str, namespace: str) -> str:
+    """A missing-kernel error reduced to what both sides must agree on: the first sentence
+    (which names the operator and the key) and the list of keys the operator has kernels
+    for (torch's text around them is partly ours to word differently)."""
+    text = message.replace(namespace, "test")
+    first = text.split(". ")[0].split(".  ")[0]
+    found = _BACKEND_LIST.search(text)
+    return f"{first} | {found.group(1)}" if found else first

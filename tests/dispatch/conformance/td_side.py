@@ -14,7 +14,7 @@ from collections.abc import Callable
 from types import TracebackType
 from typing import Any, Literal
 
-from .normalise import normalise_dump, parse_table
+from .normalise import missing_kernel_summary, normalise_dump, parse_table
 from .scenario import (
     OP_NAME,
     Define,
@@ -181,8 +181,8 @@ class TdSide:
                 if exclude is not None:
                     guards.enter_context(ExcludeDispatchKeyGuard(parse_dispatch_key(exclude)))
                 self.op()(StandIn(raw))
-        except NotImplementedError:
-            return "raised NotImplementedError"
+        except NotImplementedError as e:
+            return f"raised NotImplementedError: {missing_kernel_summary(str(e), self.namespace)}"
         except RuntimeError:
             return "raised RuntimeError"
         return f"ran {self.ran[0]}" if self.ran else "ran <unrecorded>"

@@ -7,7 +7,7 @@ import pytest
 
 from . import harness
 from .harness import run_both
-from .normalise import first_clause, normalise_dump, parse_table
+from .normalise import first_clause, missing_kernel_summary, normalise_dump, parse_table
 from .scenarios import CASES
 from .td_side import TdSide
 
@@ -54,6 +54,17 @@ def test_error_first_clause_drops_locations() -> None:
     )
     assert first_clause(message, "ns") == (
         "Tried to register multiple backend fallbacks for the same dispatch key XLA"
+    )
+
+
+def test_missing_kernel_summary_keeps_first_sentence_and_key_list() -> None:
+    message = (
+        "Could not run 'ns3x::foo' with arguments from the 'XLA' backend. This could be "
+        "because the operator doesn't exist for this backend. 'ns3x::foo' is only available "
+        "for these backends: [CPU, Meta]. Advice.\n\nCPU: cpu [kernel]"
+    )
+    assert missing_kernel_summary(message, "ns3x") == (
+        "Could not run 'test::foo' with arguments from the 'XLA' backend | [CPU, Meta]"
     )
 
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import torch
 
-from .normalise import normalise_dump, parse_table
+from .normalise import missing_kernel_summary, normalise_dump, parse_table
 from .scenario import (
     OP_NAME,
     Define,
@@ -240,8 +240,8 @@ class TorchSide:
                     ks = _C.DispatchKeySet(getattr(_C.DispatchKey, probe.exclude))
                     guards.enter_context(_C._ExcludeDispatchKeyGuard(ks))
                 op(tensor)
-        except NotImplementedError:
-            return "raised NotImplementedError"
+        except NotImplementedError as e:
+            return f"raised NotImplementedError: {missing_kernel_summary(str(e), self.namespace)}"
         except RuntimeError:
             return "raised RuntimeError"
         return f"ran {self.ran[0]}" if self.ran else "ran <unrecorded>"
