@@ -31,7 +31,10 @@ from tensordispatch.dispatch import (
     kernel_for_dispatch_key_is_fallthrough,
 )
 from tensordispatch.dispatch.kernel import KernelFunction, KernelKind
-from tensordispatch.dispatch.operator import compute_reference_table, compute_table
+from tensordispatch.dispatch.operator import (
+    compute_reference_table,
+    compute_table_and_fallthroughs,
+)
 from tensordispatch.library import Library, fallthrough_kernel
 
 
@@ -50,8 +53,11 @@ def lib() -> Iterator[Library]:
 
 
 def _kernels(lib: Library, name: str = "f") -> list[str]:
-    return [line for line in dump(f"{lib.ns}::{name}").splitlines() if "::" in line.split(":")[0]
-            or " :: " in line]
+    return [
+        line
+        for line in dump(f"{lib.ns}::{name}").splitlines()
+        if "::" in line.split(":")[0] or " :: " in line
+    ]
 
 
 def test_newest_kernel_wins_and_older_ones_are_inactive(lib: Library) -> None:
@@ -250,10 +256,23 @@ def test_fallback_for_an_alias_fills_every_covered_slot() -> None:
 
 
 _POOL = [
-    "CPU", "XLA", "MTIA", "Meta", "AutogradCPU", "AutogradOther", "QuantizedCPU", "SparseCPU",
-    "NestedTensorCPU", "Dense", "Autograd", "CompositeImplicitAutograd",
-    "CompositeExplicitAutograd", "CompositeExplicitAutogradNonFunctional",
-    "CompositeImplicitAutogradNestedTensor", "FuncTorchBatchedDecomposition", "BackendSelect",
+    "CPU",
+    "XLA",
+    "MTIA",
+    "Meta",
+    "AutogradCPU",
+    "AutogradOther",
+    "QuantizedCPU",
+    "SparseCPU",
+    "NestedTensorCPU",
+    "Dense",
+    "Autograd",
+    "CompositeImplicitAutograd",
+    "CompositeExplicitAutograd",
+    "CompositeExplicitAutogradNonFunctional",
+    "CompositeImplicitAutogradNestedTensor",
+    "FuncTorchBatchedDecomposition",
+    "BackendSelect",
 ]
 
 
@@ -263,9 +282,9 @@ def test_layered_table_equals_slot_by_slot_compute(regs: list[tuple[str, bool]])
     for i, (key, ft) in enumerate(regs):
         kind = KernelKind.FALLTHROUGH if ft else KernelKind.UNBOXED
         kernels.setdefault(DispatchKey[key], []).insert(0, KernelFunction(len, kind, f"k{i}"))
-    assert compute_table(kernels, DISPATCHER.fallbacks) == compute_reference_table(
-        kernels, DISPATCHER.fallbacks
-    )
+    table, ft = compute_table_and_fallthroughs(kernels, DISPATCHER.fallbacks)
+    assert table == compute_reference_table(kernels, DISPATCHER.fallbacks)
+    assert ft == tuple(i for i, e in enumerate(table) if e is not None and e[0].is_fallthrough)
 
 
 def test_finalizer_removal_waits_for_the_lock_holder(lib: Library) -> None:

@@ -33,9 +33,10 @@ from __future__ import annotations
 
 import inspect
 import threading
+import types
 import warnings
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from tensordispatch.dispatch.calling import NO_DEFAULT, CallingFacts
@@ -116,10 +117,42 @@ def kernel_site(fn: Callable[..., Any]) -> str:
     return f"{name} at {code.co_filename}:{code.co_firstlineno}"
 
 
+def _binds(fn: Callable[..., Any], npos: int, keywords: Sequence[str]) -> bool:
+    """Fast yes for a plain function that takes ``npos`` positional arguments and the given
+    keywords (False means "ask inspect", which also words the error)."""
+    if type(fn) is not types.FunctionType:
+        return False
+    code = fn.__code__
+    varargs, varkw = code.co_flags & inspect.CO_VARARGS, code.co_flags & inspect.CO_VARKEYWORDS
+    nparams = code.co_argcount
+    names = code.co_varnames
+    kwonly = names[nparams : nparams + code.co_kwonlyargcount]
+    if npos > nparams and not varargs:
+        return False
+    filled = set(names[: min(npos, nparams)])
+    for k in keywords:
+        if k in filled or k in names[: code.co_posonlyargcount]:
+            return False
+        if k not in names[:nparams] and k not in kwonly and not varkw:
+            return False
+        filled.add(k)
+    first_default = nparams - len(fn.__defaults__ or ())
+    kwdefaults = fn.__kwdefaults__ or {}
+    missing = [n for i, n in enumerate(names[:nparams]) if n not in filled and i < first_default]
+    return not missing and all(n in filled or n in kwdefaults for n in kwonly)
+
+
 def _signature_problem(
     fn: Callable[..., Any], facts: CallingFacts, with_keyset: bool
 ) -> str | None:
     """Why ``fn`` cannot take the schema's arguments (None if it can, or if uninspectable)."""
+    nlead = 1 if with_keyset else 0
+    npos = facts.num_positional
+    kws = facts.names[npos:]
+    req_pos = sum(1 for d in facts.defaults[:npos] if d is NO_DEFAULT)
+    req_kw = [n for n, d in zip(kws, facts.defaults[npos:], strict=True) if d is NO_DEFAULT]
+    if _binds(fn, nlead + npos, kws) and _binds(fn, nlead + req_pos, req_kw):
+        return None
     try:
         sig = inspect.signature(fn)
     except (TypeError, ValueError):

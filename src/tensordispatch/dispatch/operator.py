@@ -222,7 +222,34 @@ def compute_table(
     >>> table[0][1], sum(1 for s in table if s)
     ('math kernel', 104)
     """
-    table: list[Slot | None] = [None if f is None else (f, "backend fallback") for f in fallbacks]
+    return compute_table_and_fallthroughs(kernels, fallbacks)[0]
+
+
+_BASE_MEMO: dict[tuple[Any, ...], tuple[tuple[Slot | None, ...], tuple[int, ...]]] = {}
+
+
+def _base(
+    fallbacks: list[KernelFunction | None],
+) -> tuple[tuple[Slot | None, ...], tuple[int, ...]]:
+    """The table of an operator without kernels, and its fallthrough slots (memoized per
+    set of global fallbacks, which changes rarely)."""
+    key = tuple(fallbacks)
+    hit = _BASE_MEMO.get(key)
+    if hit is None:
+        base = tuple(None if f is None else (f, "backend fallback") for f in fallbacks)
+        ft = tuple(i for i, f in enumerate(fallbacks) if f is not None and f.is_fallthrough)
+        if len(_BASE_MEMO) > 64:
+            _BASE_MEMO.clear()
+        hit = _BASE_MEMO[key] = (base, ft)
+    return hit
+
+
+def compute_table_and_fallthroughs(
+    kernels: dict[DispatchKey, list[KernelFunction]], fallbacks: list[KernelFunction | None]
+) -> tuple[tuple[Slot | None, ...], tuple[int, ...]]:
+    """``compute_table`` plus the slots holding fallthrough kernels (for the masks)."""
+    base, base_ft = _base(fallbacks)
+    table = list(base)
     direct, backend_words, alias, ambiguous = _facts(kernels)
     ceanf, cea, ciant, cia, autograd, ftbd = alias
     for kernel, slots, label in (
@@ -246,7 +273,11 @@ def compute_table(
                 table[slot] = entry
     for slot, kernel in direct.items():
         table[slot] = (kernel, "kernel")
-    return tuple(table)
+    if any(k is not None and k.is_fallthrough for k in (*alias, *direct.values())):
+        ft = tuple(i for i, e in enumerate(table) if e is not None and e[0].is_fallthrough)
+    else:  # only fallthrough fallbacks, where no kernel replaced them
+        ft = tuple(i for i in base_ft if table[i] is base[i])
+    return tuple(table), ft
 
 
 def _overlay_cia(
@@ -291,6 +322,11 @@ def fallthrough_masks(table: tuple[Slot | None, ...]) -> tuple[int, tuple[int, .
     ft = tuple(
         i for i, e in enumerate(table) if e is not None and e[0].kind is KernelKind.FALLTHROUGH
     )
+    return masks_of_fallthroughs(ft)
+
+
+def masks_of_fallthroughs(ft: tuple[int, ...]) -> tuple[int, tuple[int, ...], bool]:
+    """``fallthrough_masks`` from the fallthrough slots (memoized)."""
     masks = _MASKS_MEMO.get(ft)
     if masks is None:
         masks = _masks_of(ft)
@@ -334,12 +370,16 @@ class _TableState:
     )
 
     def __init__(
-        self, entry: OperatorEntry, table: tuple[Slot | None, ...], tracer: Any = None
+        self,
+        entry: OperatorEntry,
+        table: tuple[Slot | None, ...],
+        ft: tuple[int, ...],
+        tracer: Any = None,
     ) -> None:
         self.entry = entry
         self.table = table
         self.tracer = tracer
-        self.mask, self.per_backend, self.per_backend_mode = fallthrough_masks(table)
+        self.mask, self.per_backend, self.per_backend_mode = masks_of_fallthroughs(ft)
         self.op = entry.overload_object
         self.boxer = entry.boxer
         self.default_cache: dict[int, Callable[..., Any]] = {}
@@ -507,8 +547,8 @@ class OperatorEntry:
     def refresh(self, fallbacks: list[KernelFunction | None], tracer: Any = None) -> None:
         """Recompute the whole table and publish new caches (Notes [The table is never
         stale], [Published dispatch state]); with a tracer, entries record their hops."""
-        self.table = compute_table(self.kernels, fallbacks)
-        state = _TableState(self, self.table, tracer)
+        self.table, ft = compute_table_and_fallthroughs(self.kernels, fallbacks)
+        state = _TableState(self, self.table, ft, tracer)
         ns = self.ns
         ns["_td_m"] = state.call_miss
         ns["_td_c"] = state.by_excluded
@@ -595,6 +635,9 @@ class OperatorEntry:
         state = self.state
         if state.table is not self.table or self.ns["_td_c"] is not state.by_excluded:
             problems.append("the published call cache belongs to an older table")
+        masks = (state.mask, state.per_backend, state.per_backend_mode)
+        if masks != fallthrough_masks(self.table):
+            problems.append("the fallthrough masks differ from the table's fallthrough slots")
         if problems:
             raise RuntimeError(
                 f"{self.qualified_overload_name}: dispatcher invariants broken: "
