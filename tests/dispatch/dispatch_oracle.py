@@ -63,7 +63,8 @@ def torch_table(schema: str, regs: Sequence[Reg]) -> dict[str, str]:
     op = schema.split("(")[0]
     for r in regs:
         scope: dict[str, Any] = {"L": torch.library.Library, "ns": ns}
-        exec(compile("lib = L(ns, 'FRAGMENT')", r.name, "exec"), scope)
+        # torch names a Python kernel by the file:line constructing its Library.
+        exec(compile("lib = L(ns, 'FRAGMENT')", r.name, "exec"), scope)  # noqa: S102
         lib = scope["lib"]
         fn = torch.library.fallthrough_kernel if r.fallthrough else _identity
         lib.impl(op, fn, r.key)

@@ -10,7 +10,7 @@ import pytest
 import torch
 from dispatch_oracle import fresh
 
-import tensordispatch.ops as ops
+from tensordispatch import ops
 from tensordispatch.dispatch import (
     AFTER_AUTOGRAD,
     BackendComponent,
@@ -96,7 +96,9 @@ def _received_keysets(key: str, call_with_torch: bool) -> list[str]:
 def test_with_keyset_kernel_receives_the_same_keyset_as_torch(key: str) -> None:
     ours = _received_keysets(key, call_with_torch=False)
     assert ours == _received_keysets(key, call_with_torch=True)
-    assert ours == (["DispatchKeySet(CPU)"] if key == "CPU" else ["DispatchKeySet(CPU, AutogradCPU)"])
+    assert ours == (
+        ["DispatchKeySet(CPU)"] if key == "CPU" else ["DispatchKeySet(CPU, AutogradCPU)"]
+    )
 
 
 def test_tls_include_adds_a_backend(lib: Library) -> None:
@@ -151,8 +153,12 @@ def test_redispatch_continues_below_the_masked_key(lib: Library) -> None:
     lib.define("f(Tensor x) -> Tensor")
     lib.impl("f", lambda x: "cpu", "CPU")
     f = _op(lib, "f")
-    lib.impl("f", lambda ks, x: ("ag", f.redispatch(ks & AFTER_AUTOGRAD, x)), "AutogradCPU",
-             with_keyset=True)
+    lib.impl(
+        "f",
+        lambda ks, x: ("ag", f.redispatch(ks & AFTER_AUTOGRAD, x)),
+        "AutogradCPU",
+        with_keyset=True,
+    )
     assert f(T(CPU)) == ("ag", "cpu")
 
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from dispatch_oracle import fresh
 
-import tensordispatch.ops as ops
+from tensordispatch import ops
 from tensordispatch.dispatch import (
     BackendComponent,
     DispatchKey,
@@ -113,21 +113,29 @@ def test_ambiguous_autogradother(lib: Library) -> None:
     lib.impl("f", lambda x: x, "CompositeImplicitAutograd", debug="cia")
     lib.impl("f", lambda x: x, "SparseCPU", debug="sparse")
     mkldnn = T(DispatchKeySet(DispatchKey.MkldnnCPU, DispatchKey.AutogradOther))
-    msg = norm(_raise(lambda: getattr(ops, lib.ns).f.default(mkldnn), AmbiguousAutogradOtherError),
-               lib.ns)
+    msg = norm(
+        _raise(lambda: getattr(ops, lib.ns).f.default(mkldnn), AmbiguousAutogradOtherError), lib.ns
+    )
     assert msg.split("\n")[:4] == [
-        "ns::f has kernels registered to both CompositeImplicitAutograd and a backend mapped to "
-        "AutogradOther. This makes the backend kernel unreachable; the dispatcher will always "
-        "prefer the CompositeImplicitAutograd lowering (see Note [Ambiguity in AutogradOther "
-        "kernel]). If you want to override CompositeImplicitAutograd, register a kernel for "
-        "AutogradOther itself on this operator.",
-        "If you only want to run inference, exclude the autograd keys (e.g. with "
-        "tensordispatch.dispatch._AutoDispatchBelowAutograd()).",
+        (
+            "ns::f has kernels registered to both CompositeImplicitAutograd and a backend "
+            "mapped to AutogradOther. This makes the backend kernel unreachable; the "
+            "dispatcher will always prefer the CompositeImplicitAutograd lowering (see Note "
+            "[Ambiguity in AutogradOther kernel]). If you want to override "
+            "CompositeImplicitAutograd, register a kernel for AutogradOther itself on this "
+            "operator."
+        ),
+        (
+            "If you only want to run inference, exclude the autograd keys (e.g. with "
+            "tensordispatch.dispatch._AutoDispatchBelowAutograd())."
+        ),
         "Canonical state",
         "~~~~~~~~~~~",
     ]
-    assert msg.endswith("SparseCPU: sparse :: (none) [ boxed ]\n"
-                        "CompositeImplicitAutograd[alias]: cia :: (none) [ boxed ]\n")
+    assert msg.endswith(
+        "SparseCPU: sparse :: (none) [ boxed ]\n"
+        "CompositeImplicitAutograd[alias]: cia :: (none) [ boxed ]\n"
+    )
 
 
 def test_meta_without_meta_kernel(lib: Library) -> None:
@@ -159,7 +167,9 @@ def test_schema_lookup_errors(lib: Library) -> None:
             "Could not find schema for ns::bar. but we found an implementation; did you forget "
             "to def() the operator?"
         )
-        msg = _raise(lambda: DISPATCHER.find_schema_or_throw(f"{lib.ns}::none"), SchemaNotFoundError)
+        msg = _raise(
+            lambda: DISPATCHER.find_schema_or_throw(f"{lib.ns}::none"), SchemaNotFoundError
+        )
         assert norm(msg, lib.ns) == "Could not find schema for ns::none."
         msg = _raise(lambda: getattr(ops, lib.ns).bar, AttributeError)
         assert norm(msg, lib.ns) == "'_OpNamespace' 'ns' object has no attribute 'bar'"
@@ -235,8 +245,10 @@ def test_duplicate_fallback() -> None:
     fb = Library("_", "IMPL")
     try:
         fb.fallback(lambda op, *a: None, "XLA", debug="first")
-        msg = _raise(lambda: fb.fallback(lambda op, *a: None, "XLA", debug="second"),
-                     DuplicateRegistrationError)
+        msg = _raise(
+            lambda: fb.fallback(lambda op, *a: None, "XLA", debug="second"),
+            DuplicateRegistrationError,
+        )
     finally:
         fb._destroy()
     assert msg == (
@@ -295,8 +307,9 @@ def test_block_errors(lib: Library) -> None:
         "the namespace from your schema string.)  (Error occurred while processing "
         "TORCH_LIBRARY_IMPL block at <file>:N)"
     )
-    assert norm(_raise(lambda: lib.define("other::q(Tensor x) -> Tensor"), LibraryError),
-                lib.ns) == (
+    assert norm(
+        _raise(lambda: lib.define("other::q(Tensor x) -> Tensor"), LibraryError), lib.ns
+    ) == (
         "Explicitly provided namespace (other) in schema string does not match namespace of "
         "enclosing TORCH_LIBRARY block (ns).  Move this definition to the (unique) "
         "TORCH_LIBRARY block corresponding to this namespace (and consider deleting the "
@@ -335,8 +348,9 @@ def test_fallback_errors(lib: Library) -> None:
     assert _raise(lambda: fb.fallback(lambda op: None), AssertionError) == (
         "dispatch_key must not be empty for fallback"
     )
-    assert _raise(lambda: fb.fallback(lambda op: None, "Autograd", debug="mine"),
-                  DuplicateRegistrationError) == (
+    assert _raise(
+        lambda: fb.fallback(lambda op: None, "Autograd", debug="mine"), DuplicateRegistrationError
+    ) == (
         "Tried to register multiple backend fallbacks for the same dispatch key AutogradOther; "
         "previous registration registered at tensordispatch/dispatch/fallbacks.py:"
         f"{_autograd_fallback_line()}, new registration mine"

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from dispatch_oracle import fresh
 
-import tensordispatch.ops as ops
+from tensordispatch import ops
 from tensordispatch.dispatch import (
     DISPATCHER,
     BackendComponent,
@@ -49,7 +49,7 @@ def test_trace_shows_every_hop_as_a_tree(lib: Library) -> None:
     f = getattr(ops, lib.ns).f.default
     with dispatch_trace() as trace:
         f(T())
-    assert _plain(str(trace), lib.ns) == "\n".join(
+    assert _plain(str(trace), lib.ns) == "\n".join(  # noqa: FLY002 - one line per hop reads best
         [
             "ns::f DispatchKeySet(CPU, AutogradCPU) -> AutogradCPU: FALLBACK [backend fallback]",
             "  ns::f DispatchKeySet(CPU) -> CPU: f_cpu [kernel]",
@@ -79,7 +79,7 @@ def test_explain_names_the_rule_that_chose_the_kernel(lib: Library) -> None:
     lib.impl("f", lambda x: x, "Autograd", debug="fn_ag")
     lib.impl("f", lambda x: x, "CompositeImplicitAutograd", debug="fn_math")
     text = explain(f"{lib.ns}::f", DispatchKey.AutogradCUDA)
-    assert _plain(text, lib.ns) == "\n".join(
+    assert _plain(text, lib.ns) == "\n".join(  # noqa: FLY002 - one line per hop reads best
         [
             "ns::f at AutogradCUDA (slot 97): fn_math [math kernel]",
             "  1. kernel for AutogradCUDA: none registered",

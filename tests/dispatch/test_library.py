@@ -16,7 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import tensordispatch.library as tdlib
-import tensordispatch.ops as ops
+from tensordispatch import ops
 from tensordispatch.dispatch import (
     DISPATCHER,
     BackendComponent,
@@ -193,17 +193,21 @@ def test_catch_all_registers_under_cia(lib: Library) -> None:
 def test_override_warning_once_with_both_debug_strings(lib: Library) -> None:
     lib.define("f(Tensor x) -> Tensor")
     DISPATCHER.override_warned = False
-    with pytest.warns(UserWarning) as record:
-        lib.impl("f", lambda x: x, "CUDA", debug="old")
-        lib.impl("f", lambda x: x, "CUDA", debug="new")
-        lib.impl("f", lambda x: x, "CUDA", debug="newer")
+    lib.impl("f", lambda x: x, "CUDA", debug="old")
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        for debug in ("new", "newer"):
+            lib.impl("f", lambda x: x, "CUDA", debug=debug)
     assert len(record) == 1
+    assert record[0].category is UserWarning
     text = re.sub(r"registered at \S+:\d+", "registered at SITE", str(record[0].message))
     assert text == "\n".join(
         [
             "Warning only once for all operators,  other operators may also be overridden.",
-            "  Overriding a previously registered kernel for the same operator and the same "
-            "dispatch key",
+            (
+                "  Overriding a previously registered kernel for the same operator and the "
+                "same dispatch key"
+            ),
             f"  operator: {lib.ns}::f(Tensor x) -> Tensor",
             "    registered at SITE",
             "  dispatch key: CUDA",

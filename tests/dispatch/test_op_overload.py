@@ -9,9 +9,13 @@ import pytest
 import torch
 from dispatch_oracle import fresh
 
-import tensordispatch.ops as ops
-from tensordispatch.dispatch import BackendComponent, OpOverload, OpOverloadPacket
-from tensordispatch.dispatch import backend_tensor_keyset
+from tensordispatch import ops
+from tensordispatch.dispatch import (
+    BackendComponent,
+    OpOverload,
+    OpOverloadPacket,
+    backend_tensor_keyset,
+)
 from tensordispatch.library import Library
 
 
@@ -36,9 +40,18 @@ def test_names_and_reprs_match_torch(lib: Library) -> None:
     tlib.define("f.Tensor(Tensor x) -> Tensor")
     theirs = getattr(torch.ops, ns).f.Tensor
     ours = getattr(ops, lib.ns).f.Tensor
-    for attr in (repr, str, lambda o: o.name(), lambda o: o.__name__, lambda o: o._overloadname,
-                 lambda o: o.namespace, lambda o: o._opname, lambda o: str(o._schema),
-                 lambda o: repr(o.overloadpacket), lambda o: str(o.overloadpacket)):
+    for attr in (
+        repr,
+        str,
+        lambda o: o.name(),
+        lambda o: o.__name__,
+        lambda o: o._overloadname,
+        lambda o: o.namespace,
+        lambda o: o._opname,
+        lambda o: str(o._schema),
+        lambda o: repr(o.overloadpacket),
+        lambda o: str(o.overloadpacket),
+    ):
         assert attr(ours).replace(lib.ns, "NS") == attr(theirs).replace(ns, "NS")
     tlib._destroy()
 
@@ -55,7 +68,7 @@ def test_ops_attributes_are_opoverloads_and_packets(lib: Library) -> None:
 def test_missing_overload_is_attribute_error(lib: Library) -> None:
     lib.define("f(Tensor x) -> Tensor")
     with pytest.raises(AttributeError) as info:
-        getattr(ops, lib.ns).f.nope
+        _ = getattr(ops, lib.ns).f.nope
     assert str(info.value) == f"The underlying op of '{lib.ns}.f' has no overload name 'nope'"
 
 
@@ -78,7 +91,7 @@ def test_call_without_schema_reports_the_missing_def() -> None:
     lib = Library(ns, "FRAGMENT")
     lib.impl("bar", lambda x: x, "CPU")
     with pytest.raises(AttributeError):
-        getattr(ops, ns).bar
+        _ = getattr(ops, ns).bar
     lib._destroy()
 
 

@@ -146,7 +146,7 @@ def test_global_fallthroughs_clear_their_bits_in_every_mask() -> None:
 
 
 def test_per_backend_fallthrough_switches_to_per_backend_masks() -> None:
-    shared, per, mode = _masks([Reg("AutogradMeta", "ft", fallthrough=True)])
+    _shared, per, mode = _masks([Reg("AutogradMeta", "ft", fallthrough=True)])
     autograd = _bit(DispatchKey.AutogradCPU)
     assert mode
     assert per[15] & autograd == 0  # Meta is backend index 15
@@ -154,7 +154,7 @@ def test_per_backend_fallthrough_switches_to_per_backend_masks() -> None:
 
 
 def test_fallthrough_under_every_backend_keeps_shared_mask() -> None:
-    shared, per, mode = _masks([Reg("Autograd", "ft", fallthrough=True)])
+    shared, _per, mode = _masks([Reg("Autograd", "ft", fallthrough=True)])
     assert not mode
     assert shared & _bit(DispatchKey.AutogradCPU) == 0
     assert shared & _bit(DispatchKey.AutogradOther) == 0
