@@ -14,6 +14,13 @@ import pytest
 
 TABLE: dict[str, str] = {}
 CALLS: dict[str, str] = {}
+OTHER_LIBRARY: dict[str, str] = {
+    "define_default_overload": (
+        "wording: torch 2.13 says 'default is not a legal overload name for aten operators' "
+        "(hard-coded 'aten' whatever the namespace); ours names the namespace and adds '(the "
+        "default overload is the one without a name)' - probably a deliberate improvement"
+    ),
+}
 OTHER: dict[str, str] = {
     "override_warning_text": (
         "override warning, 'previous kernel:' line: torch 2.13 prints the debug of the kernel "
