@@ -284,7 +284,10 @@ def _torchgen_registered(yaml_text: str, tmp_path: Path) -> list[str]:
     _GLOBAL_PARSE_NATIVE_YAML_CACHE.clear()
     source = tmp_path / "backend.yaml"
     source.write_text(yaml_text)
-    torchgen_run(str(source), str(tmp_path), False)
+    try:
+        torchgen_run(str(source), str(tmp_path), False)
+    finally:
+        _GLOBAL_PARSE_NATIVE_YAML_CACHE.clear()
     cpp = (tmp_path / "RegisterXLA.cpp").read_text()
     return sorted(set(re.findall(r'm\.impl\("([^"]+)"', cpp)))
 

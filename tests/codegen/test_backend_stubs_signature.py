@@ -26,23 +26,19 @@ from tensordispatch.schema.native import load_native_functions
             "def add_Scalar(self: Tensor, other: Scalar, alpha: Scalar = ...) -> Tensor",
         ),
         (
-            "max.dim_max(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) max, "
-            "Tensor(b!) max_values) -> (Tensor(a!) values, Tensor(b!) indices)",
-            "def max_dim_max(self: Tensor, dim: int, keepdim: bool = ..., *, max: Tensor, "
-            "max_values: Tensor) -> tuple[Tensor, Tensor]",
+            "max.dim_max(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) max, Tensor(b!) max_values) -> (Tensor(a!) values, Tensor(b!) indices)",
+            "def max_dim_max(self: Tensor, dim: int, keepdim: bool = ..., *, max: Tensor, max_values: Tensor) -> tuple[Tensor, Tensor]",
         ),
         (
             "_foreach_add_.List(Tensor(a!)[] self, Tensor[] other, *, Scalar alpha=1) -> ()",
-            "def _foreach_add__List(self: Sequence[Tensor], other: Sequence[Tensor], *, "
-            "alpha: Scalar = ...) -> None",
+            "def _foreach_add__List(self: Sequence[Tensor], other: Sequence[Tensor], *, alpha: Scalar = ...) -> None",
         ),
         (
             "index.Tensor(Tensor self, Tensor?[] indices) -> Tensor",
             "def index_Tensor(self: Tensor, indices: Sequence[Tensor | None]) -> Tensor",
         ),
         (
-            "random_.from(Tensor(a!) self, int from, int? to, *, Generator? generator=None) "
-            "-> Tensor(a!)",
+            "random_.from(Tensor(a!) self, int from, int? to, *, Generator? generator=None) -> Tensor(a!)",
             "def random__from(*args: Any, **kwargs: Any) -> Tensor",
         ),
     ],
