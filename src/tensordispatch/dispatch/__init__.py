@@ -5,7 +5,8 @@ kernel.py (kernel kinds and calling conventions), calling.py (generated per-oper
 code), operator.py (OperatorEntry: registrations -> table -> published caches),
 dispatcher.py (the registry, its lock, handles), library.py (torch.library's API),
 fallbacks.py (global fallbacks installed at import), op_overload.py (OpOverload,
-OpOverloadPacket, ``ops.<ns>``), introspection.py (dumps and queries), errors.py.
+OpOverloadPacket, ``ops.<ns>``), introspection.py (dumps, queries, ``explain``), trace.py
+(``dispatch_trace``), errors.py.
 Imports only ``tensordispatch.schema`` from other layers.
 """
 
@@ -81,7 +82,12 @@ from tensordispatch.dispatch.keyset import (
     full_after,
 )
 from tensordispatch.dispatch.library import Library
-from tensordispatch.dispatch.op_overload import OpOverload, OpOverloadPacket, ops_namespace
+from tensordispatch.dispatch.op_overload import (
+    OpOverload,
+    OpOverloadPacket,
+    ops_namespace,
+    redispatch,
+)
 from tensordispatch.dispatch.tls import (
     ExcludeDispatchKeyGuard,
     ForceDispatchKeyGuard,
@@ -172,6 +178,7 @@ __all__ = [
     "local_state",
     "ops_namespace",
     "parse_dispatch_key",
+    "redispatch",
     "restore_global_fallback",
     "runtime_key",
     "slot_of",

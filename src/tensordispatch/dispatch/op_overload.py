@@ -32,6 +32,7 @@ __all__ = [
     "OpOverloadPacket",
     "make_overload_class",
     "make_packet",
+    "redispatch",
     "refresh_packet",
 ]
 
@@ -147,6 +148,13 @@ class OpOverload:
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, OpOverload) and other._entry is self._entry
+
+
+def redispatch(op: OpOverload, keyset: DispatchKeySet | int, *args: Any, **kwargs: Any) -> Any:
+    """``op.redispatch(keyset, *args, **kwargs)`` as a function (spec 10.2): run the stored
+    kernel of ``keyset``'s highest key with ``keyset`` unchanged. To continue strictly
+    below your own key ``K``, pass ``keyset & full_after(K)``."""
+    return op.redispatch(keyset, *args, **kwargs)
 
 
 def make_overload_class(entry: OperatorEntry) -> type[OpOverload]:
