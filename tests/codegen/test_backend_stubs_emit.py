@@ -119,7 +119,7 @@ def _make_abs_out(k: Any) -> Callable[..., Any]:
     _td_f = k.abs
     _td_copy = k._copy_from_and_resize
 
-    def abs_out(self, *, out):
+    def abs_out(self: Any, *, out: Any) -> Any:
         _td_r = _td_f(self)
         _td_copy(_td_r, out)
         return out
@@ -131,7 +131,7 @@ def _make_abs_(k: Any) -> Callable[..., Any]:
     _td_f = k.abs
     _td_copy = k._copy_from
 
-    def abs_(self):
+    def abs_(self: Any) -> Any:
         _td_r = _td_f(self)
         _td_copy(_td_r, self)
         return self
@@ -157,8 +157,11 @@ def register(
     once as MissingKernelsError before anything is registered; a registration that fails
     part-way is undone. `library_factory(namespace, "IMPL")` makes the Library objects.
     """
+    factory: Callable[..., Any]
     if library_factory is None:
-        from tensordispatch.library import Library as library_factory
+        from tensordispatch.library import Library as factory
+    else:
+        factory = library_factory
     k = resolve_kernels(kernels, KERNEL_MODULE, CLASS_NAME)
     check_kernels(k, KERNELS, CLASS_NAME)
     registration = BackendRegistration()
@@ -167,7 +170,7 @@ def register(
         for namespace, op, key, kernel in REGISTRATIONS:
             lib = libraries.get(namespace)
             if lib is None:
-                lib = libraries[namespace] = library_factory(namespace, "IMPL")
+                lib = libraries[namespace] = factory(namespace, "IMPL")
                 registration.libraries.append(lib)
             fn = getattr(k, kernel) if isinstance(kernel, str) else kernel(k)
             lib.impl(op, fn, key)

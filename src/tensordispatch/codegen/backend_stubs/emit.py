@@ -163,7 +163,7 @@ def _spec_text(sig: KernelSignature) -> str:
 
 
 def _param_text(a: Argument) -> str:
-    return f"{a.name}=NOT_GIVEN" if a.default is not None else a.name
+    return f"{a.name}: Any = NOT_GIVEN" if a.default is not None else f"{a.name}: Any"
 
 
 def _signature_text(args: list[Argument]) -> str:
@@ -183,7 +183,7 @@ def _wrapper(s: SynthesizedKernel) -> list[str]:
         f"    _td_f = k.{s.functional.name}",
         f"    _td_copy = k.{hook}",
         "",
-        f"    def {name}({_signature_text(list(func.arguments))}):",
+        f"    def {name}({_signature_text(list(func.arguments))}) -> Any:",
     ]
     call = []
     for a in fn.arguments:
@@ -247,8 +247,11 @@ def register(
     once as MissingKernelsError before anything is registered; a registration that fails
     part-way is undone. `library_factory(namespace, "IMPL")` makes the Library objects.
     """
+    factory: Callable[..., Any]
     if library_factory is None:
-        from tensordispatch.library import Library as library_factory
+        from tensordispatch.library import Library as factory
+    else:
+        factory = library_factory
     k = resolve_kernels(kernels, KERNEL_MODULE, CLASS_NAME)
     check_kernels(k, KERNELS, CLASS_NAME)
     registration = BackendRegistration()
@@ -257,7 +260,7 @@ def register(
         for namespace, op, key, kernel in REGISTRATIONS:
             lib = libraries.get(namespace)
             if lib is None:
-                lib = libraries[namespace] = library_factory(namespace, "IMPL")
+                lib = libraries[namespace] = factory(namespace, "IMPL")
                 registration.libraries.append(lib)
             fn = getattr(k, kernel) if isinstance(kernel, str) else kernel(k)
             lib.impl(op, fn, key)
