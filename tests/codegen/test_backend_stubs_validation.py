@@ -261,6 +261,14 @@ def test_full_codegen_ops_are_validated_as_supported() -> None:
     assert _errors(text).splitlines()[0] == "Found an invalid operator name: nope"
 
 
+def test_ir_gen_ops_must_exist() -> None:
+    text = "backend: XLA\ncpp_namespace: torch_xla\nir_gen:\n- abs\n- nope.Tensor"
+    assert _errors(text) == (
+        "Found an invalid operator name: nope.Tensor\n"
+        '  x.yaml:5: "ir_gen" lists nope.Tensor, which is not an operator of <native>; write name[.overload] as that file does, e.g. add.Tensor.'
+    )
+
+
 def test_lazy_lists_are_recorded() -> None:
     text = (
         "backend: XLA\ncpp_namespace: torch_xla\nfull_codegen:\n- abs\nir_gen:\n- neg\n"

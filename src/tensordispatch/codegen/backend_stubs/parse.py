@@ -309,6 +309,9 @@ def build_external_backend(
         autograd_ops = _lookup(y, "autograd", y.autograd, by_name, native.path)
         if autograd_key in indices:
             raise _fail(f"Duplicate autograd key: {autograd_key}")
+    # ir_gen ops are only recorded for now (lazy IR generation comes later), but they must
+    # exist: lazy codegen builds IR classes from their schemas.
+    _lookup(y, "ir_gen", y.ir_gen, by_name, native.path)
     backend_index = None if supported_ops is None else _index(y, y.backend, supported_ops)
     autograd_index = (
         None if autograd_ops is None else _index(y, f"Autograd{y.backend}", autograd_ops)
