@@ -15,6 +15,8 @@ For every operator of the yaml: one ``define`` on the aten DEF library, then one
 
 from __future__ import annotations
 
+import pathlib
+
 from tensordispatch.codegen.model import (
     KERNEL_TABLES,
     META_FUNCTIONS,
@@ -26,6 +28,25 @@ from tensordispatch.codegen.model import (
 )
 from tensordispatch.schema.native import ParsedNativeFunctions
 from tensordispatch.schema.native_model import NativeFunction, NativeFunctionsGroup
+
+
+def source_location(f: NativeFunction) -> str:
+    """``file:line`` of a yaml entry as written into generated code: relative to the package.
+
+    Generated files must not depend on where the checkout lives (``codegen --check`` runs in
+    fresh clones), so a yaml inside the package is named from the package root
+    (``ops/native_functions.yaml:94``) and any other yaml by its file name.
+
+    >>> from types import SimpleNamespace as NS
+    >>> source_location(NS(loc=NS(file="/x/src/tensordispatch/ops/native_functions.yaml", line=3)))
+    'ops/native_functions.yaml:3'
+    """
+    path = pathlib.PurePath(f.loc.file)
+    parts = path.parts
+    if "tensordispatch" in parts:
+        rel = parts[len(parts) - 1 - parts[::-1].index("tensordispatch") + 1 :]
+        return f"{pathlib.PurePosixPath(*rel)}:{f.loc.line}"
+    return f"{path.name}:{f.loc.line}"
 
 __all__ = ["emit_registrations"]
 
@@ -221,7 +242,7 @@ class _Emitter:
         )
 
     def table_lookups(self, g: NativeFunctionsGroup) -> None:
-        where = f"'{g.out.loc.file}:{g.out.loc.line}'"
+        where = repr(source_location(g.out))
         self.tables.append(
             f"_meta_{ident(g.functional)} = _kernel({META_FUNCTIONS[0]}, "
             f"{META_FUNCTIONS[1]!r}, {str(g.functional.func.name)!r}, 'structured meta', {where})"
@@ -268,7 +289,7 @@ class _Emitter:
                     f"key {key}; known keys: {', '.join(KERNEL_TABLES)}"
                 )
             alias, spec = KERNEL_TABLES[key]
-            where = f"'{f.loc.file}:{f.loc.line}'"
+            where = repr(source_location(f))
             self.add(key, f, f"_kernel({alias}, {spec!r}, {meta.kernel!r}, {key!r}, {where})")
 
     def bodies(self) -> list[str]:
