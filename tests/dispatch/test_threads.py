@@ -312,3 +312,40 @@ def test_fresh_thread_sees_default_tls_while_another_holds_a_guard() -> None:
 def _both(a: Any, b: Any) -> Iterator[None]:
     with a, b:
         yield
+
+
+def test_dispatch_trace_records_only_the_tracing_threads_calls(op: Op) -> None:
+    from tensordispatch.dispatch.trace import dispatch_trace
+
+    cpu = _probes()["CPU"]
+    bad: list[str] = []
+    done = threading.Event()
+
+    def tracer() -> None:
+        try:
+            for rounds in range(30):
+                # opening/closing a trace republishes every table while others dispatch
+                with dispatch_trace() as trace:
+                    outcomes = [op.call(cpu) for _ in range(rounds % 4 + 1)]
+                top = [h for h in trace.hops if h.depth == 0]
+                if len(top) != len(outcomes) or any(h.op != f"{op.ns}::foo" for h in top):
+                    bad.append(f"trace of {len(outcomes)} calls has top-level hops {top}")
+        finally:
+            done.set()
+
+    def caller() -> None:
+        while not done.is_set():
+            got = op.call(cpu)
+            if got not in ("ran cpu", "ran agc"):
+                bad.append(f"untraced caller saw {got}")
+
+    def registrar() -> None:
+        while not done.is_set():
+            lib, _ = op.register(("impl", "AutogradCPU", "agc"))
+            _spin(500)
+            lib._destroy()
+
+    errors = _run_threads([tracer, caller, caller, registrar])
+    assert errors == []
+    assert bad == []
+    assert op.call(cpu) == "ran cpu"
