@@ -471,15 +471,20 @@ class Dispatcher:
                     )
             for slot in slots:
                 self.fallbacks[slot] = kernel
-            self._refresh_all()
+            self._refresh_slots(slots)
 
         def undo() -> None:
             for slot in slots:
                 if self.fallbacks[slot] is kernel:
                     self.fallbacks[slot] = None
-            self._refresh_all()
+            self._refresh_slots(slots)
 
         return RegistrationHandle(undo, f"fallback {key_name(key)}")
+
+    def _refresh_slots(self, slots: list[int]) -> None:
+        # A fallback only feeds rule 9 of its own slots (Note [The table is never stale]).
+        for entry in self.entries.values():
+            entry.refresh_slots(self.fallbacks, slots, self.tracer)
 
     def _refresh_all(self) -> None:
         # Dead entries are refreshed when they are revived (_entry).

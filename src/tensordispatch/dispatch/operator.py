@@ -8,7 +8,8 @@ registrations (dispatcher.py does both and calls ``refresh`` under the lock).
 Note [The table is never stale]
 torch refreshes a few slots per registration and goes stale in the corners of spec 5.6.
 We recompute the whole table of the affected operator on every registration and
-deregistration (137 cheap evaluations; a global fallback change recomputes every operator),
+deregistration (137 cheap evaluations; a global fallback change recomputes its own slots
+in every operator, the only slots whose compute() reads it),
 so the stored table always equals ``compute()`` and ``dump_table``, calls and
 ``has_computed_kernel_for_dispatch_key`` all agree. ``check_invariants`` therefore checks
 the rest of torch's invariants and that the published caches belong to the current table.
@@ -548,7 +549,27 @@ class OperatorEntry:
         """Recompute the whole table and publish new caches (Notes [The table is never
         stale], [Published dispatch state]); with a tracer, entries record their hops."""
         self.table, ft = compute_table_and_fallthroughs(self.kernels, fallbacks)
-        state = _TableState(self, self.table, ft, tracer)
+        self._publish(_TableState(self, self.table, ft, tracer))
+
+    def refresh_slots(
+        self, fallbacks: list[KernelFunction | None], slots: list[int], tracer: Any = None
+    ) -> None:
+        """After a global fallback change: recompute just those slots (rule 9 reads only
+        its own slot's fallback) and republish only if one of them changed."""
+        direct, backend_words, alias, ambiguous = _facts(self.kernels)
+        table = list(self.table)
+        changed = False
+        for slot in slots:
+            fresh = _compute_slot(slot, direct, alias, backend_words, ambiguous, fallbacks)
+            if fresh != table[slot]:
+                table[slot] = fresh
+                changed = True
+        if changed:
+            self.table = tuple(table)
+            ft = tuple(i for i, e in enumerate(table) if e is not None and e[0].is_fallthrough)
+            self._publish(_TableState(self, self.table, ft, tracer))
+
+    def _publish(self, state: _TableState) -> None:
         ns = self.ns
         ns["_td_m"] = state.call_miss
         ns["_td_c"] = state.by_excluded
