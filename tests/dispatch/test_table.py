@@ -158,3 +158,23 @@ def test_fallthrough_under_every_backend_keeps_shared_mask() -> None:
     assert not mode
     assert shared & _bit(DispatchKey.AutogradCPU) == 0
     assert shared & _bit(DispatchKey.AutogradOther) == 0
+
+
+@pytest.mark.parametrize("name", ["direct_beats_alias", "cea_blocks_cia_everywhere", "every_alias"])
+def test_fallback_changes_keep_every_table_equal_to_compute(name: str) -> None:
+    from tensordispatch.library import Library
+
+    op, libs = td_registrations(SCHEMA, SCENARIOS[name])
+    fb = Library("_", "IMPL")
+    before = dump_table(op)
+    h1 = fb.fallback(lambda o, *a: None, "XLA", debug="xla_fb")
+    h2 = fb.fallback(lambda o, *a: None, "CompositeImplicitAutogradNestedTensor", debug="nt_fb")
+    check_invariants(op)
+    assert ("XLA: xla_fb [backend fallback]" in dump_table(op)) == ("XLA: " not in before)
+    h1.remove()
+    check_invariants(op)
+    h2.remove()
+    check_invariants(op)
+    assert dump_table(op) == before
+    for lib in libs:
+        lib._destroy()
