@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 # Ordered as they appear in `tensordispatch --help`.
 _COMMANDS: tuple[str, ...] = (
+    "tensordispatch.tour:add_parser",
     "tensordispatch.schema.cli:add_parser",
     "tensordispatch.codegen.cli:add_parser",
     "tensordispatch.codegen.backend_stubs.cli:add_parser",
