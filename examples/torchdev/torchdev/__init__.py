@@ -1,0 +1,87 @@
+"""torchdev: an example out-of-tree tensordispatch backend whose storage lives in torch.
+
+Importing it (once per process):
+
+1. registers the device type ``torchdev`` on the PrivateUse1 backend component
+   (runtime.py; torch's ``rename_privateuse1_backend``);
+2. registers the native kernels listed in backend.yaml through the module that
+   ``tensordispatch gen-backend-stubs`` generated from it (generated/), which checks every
+   kernel's presence and signature first and adds the synthesized out=/inplace kernels;
+3. registers tensordispatch's boxed CPU fallback for PrivateUse1 with torchdev's batched
+   transfer hooks, so every other operator runs on CPU.
+
+>>> import tensordispatch as td, torchdev
+>>> x = torchdev.to_device(td.tensor([1.0, 2.0]))
+>>> (x + x).device, torchdev.to_cpu_tensor(x.sin()).tolist() == td.tensor([1.0, 2.0]).sin().tolist()
+(device(type='torchdev', index=0), True)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tensordispatch.backends.cpu_fallback import (
+    CPUFallbackRegistration,
+    FallbackBackend,
+    cpu_fallback,
+    register_cpu_fallback,
+)
+from tensordispatch.dispatch.keys import BackendComponent
+from torchdev import kernels
+from torchdev.generated import privateuse1_native_functions as _generated
+from torchdev.runtime import (
+    DEVICE,
+    DEVICE_TYPE,
+    STATS,
+    TorchDevTensor,
+    batched_from_cpu,
+    batched_to_cpu,
+    copy_from_cpu,
+    reset_stats,
+    to_cpu_tensor,
+    to_device,
+)
+
+#: Operators that fell back, in order (the per-backend logging hook appends to it).
+FALLBACK_LOG: list[str] = []
+
+
+def _log(op: Any, tensors: list[Any]) -> None:
+    FALLBACK_LOG.append(op.name())
+
+
+BACKEND = FallbackBackend(
+    name=DEVICE_TYPE,
+    component=BackendComponent.PrivateUse1Bit,
+    to_cpu=batched_to_cpu,
+    from_cpu=batched_from_cpu,
+    copy_from_cpu=copy_from_cpu,
+    log=_log,
+)
+
+
+def torchdev_fallback(op: Any, keyset: Any, stack: list[Any]) -> Any:
+    """torchdev's boxed fallback: its own hook point (logging is in BACKEND.log), then the
+    CPU fallback. Kernels call it for cases they do not handle via ``call_fallback``."""
+    return cpu_fallback(op, keyset, stack)
+
+
+KERNELS = _generated.register(kernels.TorchDevNativeFunctions)
+FALLBACK: CPUFallbackRegistration = register_cpu_fallback(
+    BACKEND, _generated.BACKEND_KEY, fallback_fn=torchdev_fallback
+)
+
+__all__ = [
+    "BACKEND",
+    "DEVICE",
+    "DEVICE_TYPE",
+    "FALLBACK",
+    "FALLBACK_LOG",
+    "KERNELS",
+    "STATS",
+    "TorchDevTensor",
+    "reset_stats",
+    "to_cpu_tensor",
+    "to_device",
+    "torchdev_fallback",
+]
