@@ -24,7 +24,13 @@ from .scenario import (
 )
 from .scenarios import Case
 from .td_side import TdSide, Undo
-from .torch_side import PROBES, TorchSide, probe_keyset
+from .torch_side import (
+    PROBES,
+    REDISPATCH_KEYSETS,
+    TorchSide,
+    probe_keyset,
+    redispatch_keyset,
+)
 
 
 @dataclass(slots=True)
@@ -174,6 +180,14 @@ def _compare_calls(
             report.calls_compared += 1
             if want != got:
                 report.add(where, f"call on {probe.name}: torch {want}, ours {got}")
+        for names in REDISPATCH_KEYSETS:
+            want = fresh.redispatch(names)
+            got = o.redispatch(redispatch_keyset(names).raw_repr())
+            if got.startswith("ran ") and got[4:].split(" ")[0] in hooks:
+                got = "ran <unrecorded>"
+            report.calls_compared += 1
+            if want != got:
+                report.add(where, f"call redispatch {names}: torch {want}, ours {got}")
 
 
 def run_both(case: Case, flavour: Flavour, *, calls: bool = False) -> Report:

@@ -169,6 +169,17 @@ class TdSide:
 
         return getattr(getattr(ops, self.namespace), OP_NAME).default
 
+    def redispatch(self, raw: int) -> str:
+        """Outcome of ``op.redispatch(raw, stand_in)`` (see TorchSide.redispatch)."""
+        self.ran.clear()
+        try:
+            self.op().redispatch(raw, StandIn(0x10001))
+        except NotImplementedError as e:
+            return f"raised NotImplementedError: {missing_kernel_summary(str(e), self.namespace)}"
+        except RuntimeError:
+            return "raised RuntimeError"
+        return f"ran {self.ran[0]}" if self.ran else "ran <unrecorded>"
+
     def call(self, raw: int, exclude: str | None = None) -> str:
         """Outcome of calling ``foo`` on a stand-in with key set ``raw`` (see TorchSide.call),
         with ``exclude`` (a key name) excluded through our thread-local guard."""

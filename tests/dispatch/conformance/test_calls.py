@@ -3,7 +3,8 @@
 torch side: real tensors (CPU, Meta, sparse, quantized, nested, MKLDNN), CPU tensors with
 XLA / CUDA / MTIA included in TLS, and CPU / Meta tensors with AutogradCPU / CPU excluded in
 TLS; our side: a stand-in carrying torch's raw key-set word for the same input, under our
-own exclude guard. Each kernel records its name. torch calls read its stored table, which goes
+own exclude guard. Each kernel records its name. Also ``op.redispatch(keyset, x)`` for a
+list of key sets (spec 10.2), compared the same way. torch calls read its stored table, which goes
 stale in some orders (spec 5.6), so torch's side of every comparison is a fresh replay of
 the live registrations in an order that keeps it exact (``harness.canonical_order``).
 """

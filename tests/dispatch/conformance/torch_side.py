@@ -75,6 +75,34 @@ PROBES: tuple[Probe, ...] = (
 )
 
 
+# Key sets for ``op.redispatch(keyset, x)`` (spec 10.2: the stored slot of the highest key,
+# no thread-local sets, no fallthrough masks, so a fallthrough there executes and fails).
+# Only keys whose global fallback is a fallthrough or the autograd fallback: the other
+# built-in fallbacks (functorch, Python, Functionalize, ...) are other layers' behaviour.
+REDISPATCH_KEYSETS: tuple[tuple[str, ...], ...] = (
+    ("CPU",),
+    ("CPU", "AutogradCPU"),
+    ("XLA",),
+    ("XLA", "AutogradXLA"),
+    ("Meta", "AutogradMeta"),
+    ("SparseCPU",),
+    ("QuantizedCPU", "AutogradCPU"),
+    ("NestedTensorCPU", "AutogradNestedTensor"),
+    ("AutogradOther",),
+    ("ADInplaceOrView", "CPU"),
+    ("AutocastCPU", "CPU"),
+    (),
+)
+
+
+def redispatch_keyset(names: tuple[str, ...]) -> Any:
+    """torch's DispatchKeySet of ``names`` (the empty tuple is the empty set)."""
+    ks = _C.DispatchKeySet(_C.DispatchKey.Undefined)
+    for name in names:
+        ks = ks | _C.DispatchKeySet(_C._parse_dispatch_key(name))
+    return ks
+
+
 def make_probe_tensor(probe: Probe) -> Any:
     """The probe's torch tensor (torch's beta/deprecation warnings silenced)."""
     with warnings.catch_warnings():
@@ -224,6 +252,22 @@ class TorchSide:
         except RuntimeError:
             return False
         return True
+
+    def redispatch(self, names: tuple[str, ...]) -> str:
+        """Outcome of ``torch.ops.<ns>.foo.default.redispatch(keyset, cpu_tensor)``."""
+        op = getattr(getattr(torch.ops, self.namespace), OP_NAME).default
+        tensor = torch.ones(1)
+        return self._outcome(lambda: op.redispatch(redispatch_keyset(names), tensor))
+
+    def _outcome(self, run: Callable[[], Any]) -> str:
+        self.ran.clear()
+        try:
+            run()
+        except NotImplementedError as e:
+            return f"raised NotImplementedError: {missing_kernel_summary(str(e), self.namespace)}"
+        except RuntimeError:
+            return "raised RuntimeError"
+        return f"ran {self.ran[0]}" if self.ran else "ran <unrecorded>"
 
     def call(self, probe: Probe) -> str:
         """Outcome of ``torch.ops.<ns>.foo(probe)``: the first scenario kernel that ran,
