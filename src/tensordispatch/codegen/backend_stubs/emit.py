@@ -173,47 +173,79 @@ def _signature_text(args: list[Argument]) -> str:
 
 
 def _wrapper(s: SynthesizedKernel) -> list[str]:
-    func, fn = s.f.func, s.functional.f.func
-    own = {a.name: a for a in func.arguments}
-    dests = [func.self_arg.name] if s.is_inplace and func.self_arg else [a.name for a in func.out]
+    func = s.f.func
     name = func.name.unambiguous_name()
     hook = "_copy_from" if s.is_inplace else "_copy_from_and_resize"
-    body = [
+    head = [
         f"def _make_{name}(k: Any) -> Callable[..., Any]:",
         f"    _td_f = k.{s.functional.name}",
         f"    _td_copy = k.{hook}",
         "",
-        f"    def {name}({_signature_text(list(func.arguments))}) -> Any:",
     ]
-    call = []
+    if s.functional.signature.generic:
+        body, dests = _generic_call(s, name)
+    else:
+        body, dests = _explicit_call(s, name)
+    return [*head, *body, *_copy_back(s, dests), "", f"    return {name}"]
+
+
+def _explicit_call(s: SynthesizedKernel, name: str) -> tuple[list[str], list[str]]:
+    """Parameters spelled out; arguments the caller left out are not forwarded."""
+    func, fn = s.f.func, s.functional.f.func
+    own = {a.name: a for a in func.arguments}
+    dests = [func.self_arg.name] if s.is_inplace and func.self_arg else [a.name for a in func.out]
+    body = [f"    def {name}({_signature_text(list(func.arguments))}) -> Any:"]
+    call, kw = [], []
     for a in fn.arguments:
         mine = own.get(a.name)
         if mine is None:
             if a.name in _TENSOR_OPTIONS:
-                body.append(f"        _td_kw[{_q(a.name)}] = {dests[0]}.{a.name}")
+                kw.append(f"        _td_kw[{_q(a.name)}] = {dests[0]}.{a.name}")
         elif mine.default is not None:
-            body.append(f"        if {a.name} is not NOT_GIVEN:")
-            body.append(f"            _td_kw[{_q(a.name)}] = {a.name}")
+            kw.append(f"        if {a.name} is not NOT_GIVEN:")
+            kw.append(f"            _td_kw[{_q(a.name)}] = {a.name}")
         elif a.kwarg_only:
-            body.append(f"        _td_kw[{_q(a.name)}] = {a.name}")
+            kw.append(f"        _td_kw[{_q(a.name)}] = {a.name}")
         else:
             call.append(a.name)
-    if len(body) > 5:
-        body.insert(5, "        _td_kw: dict[str, Any] = {}")
+    if kw:
+        body += ["        _td_kw: dict[str, Any] = {}", *kw]
         call.append("**_td_kw")
     body.append(f"        _td_r = _td_f({', '.join(call)})")
-    if not func.returns:
+    return body, dests
+
+
+def _generic_call(s: SynthesizedKernel, name: str) -> tuple[list[str], list[str]]:
+    """For schemas whose argument names are not identifiers: forward *args / **kwargs."""
+    func, fn = s.f.func, s.functional.f.func
+    body = [f"    def {name}(*args: Any, **kwargs: Any) -> Any:"]
+    if s.is_inplace:
+        body.append('        _td_d0 = args[0] if args else kwargs["self"]')
+        dests = ["_td_d0"]
+    else:
+        dests = [f"_td_d{i}" for i in range(len(func.out))]
         body += [
+            f"        {d} = kwargs.pop({_q(a.name)})" for d, a in zip(dests, func.out, strict=True)
+        ]
+    own = {a.name for a in func.arguments}
+    for a in fn.arguments:
+        if a.name not in own and a.name in _TENSOR_OPTIONS:
+            body.append(f"        kwargs[{_q(a.name)}] = {dests[0]}.{a.name}")
+    body.append("        _td_r = _td_f(*args, **kwargs)")
+    return body, dests
+
+
+def _copy_back(s: SynthesizedKernel, dests: list[str]) -> list[str]:
+    if not s.f.func.returns:
+        return [
             f"        for _td_src, _td_dst in zip(_td_r, {dests[0]}, strict=True):",
             "            _td_copy(_td_src, _td_dst)",
             "        return None",
         ]
-    elif len(dests) == 1:
-        body += [f"        _td_copy(_td_r, {dests[0]})", f"        return {dests[0]}"]
-    else:
-        body += [f"        _td_copy(_td_r[{i}], {d})" for i, d in enumerate(dests)]
-        body.append(f"        return ({', '.join(dests)})")
-    return [*body, "", f"    return {name}"]
+    if len(dests) == 1:
+        return [f"        _td_copy(_td_r, {dests[0]})", f"        return {dests[0]}"]
+    lines = [f"        _td_copy(_td_r[{i}], {d})" for i, d in enumerate(dests)]
+    return [*lines, f"        return ({', '.join(dests)})"]
 
 
 def _registrations(b: ExternalBackend) -> list[str]:

@@ -375,7 +375,7 @@ def _synthesized(
     for g in native.groups:
         for key in keys:
             functional = have.get((g.functional.func.name, key))
-            if functional is None or functional.signature.generic:
+            if functional is None:
                 continue
             for f in (g.out, g.inplace):
                 if f is not None and (f.func.name, key) not in have:
