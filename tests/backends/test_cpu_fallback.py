@@ -1,0 +1,283 @@
+"""The boxed CPU fallback on a minimal backend ("fbdev" on PrivateUse2, payloads copied NumPy
+arrays): transfers, write-back identity, views, strict mode, counters, plans, call_fallback,
+the before-composite knob. The real example backend (torch storage) is tested in
+tests/examples. Expected values come from the same operator on CPU tensors."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import pytest
+
+import tensordispatch as td
+from tensordispatch.backends import cpu_fallback as cf
+from tensordispatch.dispatch.keys import BackendComponent
+from tensordispatch.dispatch.kernel import fallthrough_kernel
+from tensordispatch.library import Library
+from tensordispatch.tensor import Tensor
+from tensordispatch.tensor.device import register_device_type
+from tensordispatch.tensor.tensor import contiguous_strides
+
+KEY = "PrivateUse2"
+
+
+class Hooks:
+    """fbdev's transfer hooks, recording every call."""
+
+    def __init__(self) -> None:
+        self.to_cpu_calls: list[list[Tensor]] = []
+        self.from_cpu_calls: list[list[Tensor]] = []
+        self.logged: list[tuple[str, int]] = []
+
+    def to_cpu(self, tensors: list[Tensor]) -> list[Tensor]:
+        self.to_cpu_calls.append(list(tensors))
+        return [Tensor._wrap_numpy(np.array(t._data, copy=True), t.dtype) for t in tensors]
+
+    def from_cpu(self, tensors: list[Tensor], device: Any) -> list[Tensor]:
+        self.from_cpu_calls.append(list(tensors))
+        return [_on_device(t._data, t.dtype, device) for t in tensors]
+
+    def copy_from_cpu(self, src: Tensor, dst: Tensor) -> None:
+        if dst._shape != src._shape:
+            fresh = _on_device(np.zeros(src._shape, src._data.dtype), dst.dtype, dst.device)
+            dst._data, dst._shape, dst._strides = fresh._data, fresh._shape, fresh._strides
+        np.copyto(dst._data, src._data)
+
+    def log(self, op: Any, tensors: list[Tensor]) -> None:
+        self.logged.append((op.name(), len(tensors)))
+
+
+def _on_device(array: Any, dtype: Any, device: Any) -> Tensor:
+    data = np.ascontiguousarray(np.array(array, copy=True))
+    return Tensor._make(data, data.shape, contiguous_strides(data.shape), 0, dtype, device)
+
+
+@pytest.fixture(scope="module")
+def fbdev() -> Iterator[Any]:
+    handle = register_device_type("fbdev", BackendComponent.PrivateUse2Bit)
+    # torch has no global AutogradPrivateUse2 fallback either; a backend on that key adds one.
+    autograd = Library("_", "IMPL")
+    autograd.fallback(fallthrough_kernel, "AutogradPrivateUse2")
+    yield td.device("fbdev", 0)
+    autograd._destroy()
+    handle.remove()
+
+
+@pytest.fixture
+def hooks(fbdev: Any) -> Iterator[Hooks]:
+    h = Hooks()
+    reg = cf.register_cpu_fallback(_backend(h), KEY)
+    cf.reset_fallback_counts()
+    yield h
+    reg.remove()
+    cf.reset_fallback_counts()
+
+
+def _backend(h: Hooks, **kw: Any) -> cf.FallbackBackend:
+    return cf.FallbackBackend(
+        "fbdev", BackendComponent.PrivateUse2Bit, h.to_cpu, h.from_cpu, h.copy_from_cpu,
+        log=h.log, **kw,
+    )
+
+
+def dev(values: Any, fbdev: Any) -> Tensor:
+    cpu = td.tensor(values)
+    return _on_device(cpu._data, cpu.dtype, fbdev)
+
+
+@pytest.fixture
+def testlib() -> Iterator[Library]:
+    lib = Library("fbtest", "DEF")
+    lib.define("combine(Tensor x, Tensor[] xs, Tensor? w=None, Tensor? b=None) -> Tensor")
+    lib.define("pick(Tensor?[] xs) -> Tensor[]")
+    lib.define("myview(Tensor(a) x) -> Tensor(a)")
+
+    def combine(x: Tensor, xs: list[Tensor], w: Tensor | None = None, b: Tensor | None = None):
+        assert all(t.device.type == "cpu" for t in [x, *xs])
+        out = x
+        for t in xs:
+            out = out + t
+        if w is not None:
+            out = out * w
+        if b is not None:
+            out = out - b
+        return out
+
+    lib.impl("combine", combine, "CPU")
+    lib.impl("pick", lambda xs: [t.neg() for t in xs if t is not None], "CPU")
+    lib.impl("myview", lambda x: x.view(-1), "CPU")
+    yield lib
+    lib._destroy()
+
+
+def test_add_runs_on_cpu_and_comes_back_on_the_device(hooks: Hooks, fbdev: Any) -> None:
+    a, b = dev([1.0, 2.0], fbdev), dev([10.0, 20.0], fbdev)
+    r = td.add(a, b, alpha=2)
+    assert r.device == fbdev
+    assert r._data.tolist() == td.add(td.tensor([1.0, 2.0]), td.tensor([10.0, 20.0]), alpha=2).tolist()
+    assert cf.fallback_counts() == {"aten::add.Tensor": 1}
+    assert cf.fallback_counts("fbdev") == {"aten::add.Tensor": 1}
+
+
+def test_all_tensor_arguments_move_in_one_to_cpu_call(hooks: Hooks, fbdev: Any, testlib: Library) -> None:
+    x, y, z, w = (dev([v], fbdev) for v in (1.0, 2.0, 3.0, 4.0))
+    r = td.ops.fbtest.combine(x, [y, z], w=w)
+    assert len(hooks.to_cpu_calls) == 1
+    assert [t._data.tolist() for t in hooks.to_cpu_calls[0]] == [[1.0], [2.0], [3.0], [4.0]]
+    assert r._data.tolist() == [(1.0 + 2.0 + 3.0) * 4.0] and r.device == fbdev
+
+
+def test_optional_tensors_that_are_none_stay_none(hooks: Hooks, fbdev: Any, testlib: Library) -> None:
+    a, b = dev([1.0], fbdev), dev([2.0], fbdev)
+    r = td.ops.fbtest.pick([a, None, b])
+    assert [t._data.tolist() for t in hooks.to_cpu_calls[0]] == [[1.0], [2.0]]
+    assert [t._data.tolist() for t in r] == [[-1.0], [-2.0]]
+    assert all(t.device == fbdev for t in r)
+    assert len(hooks.from_cpu_calls) == 1  # both outputs move back in one call
+
+
+def test_cpu_arguments_are_not_moved(hooks: Hooks, fbdev: Any) -> None:
+    a = dev([1.0, 2.0], fbdev)
+    r = td.add(a, td.tensor(3.0))  # a 0-dim CPU tensor may join a device tensor
+    assert [len(c) for c in hooks.to_cpu_calls] == [1]
+    assert r._data.tolist() == [4.0, 5.0]
+
+
+def test_inplace_returns_the_same_object_and_views_see_it(hooks: Hooks, fbdev: Any) -> None:
+    x = dev([[1.0, 2.0], [3.0, 4.0]], fbdev)
+    row = x.select(0, 1)  # a view (composite kernel, no fallback)
+    r = row.mul_(td.tensor(10.0))
+    assert r is row
+    assert x._data.tolist() == [[1.0, 2.0], [30.0, 40.0]]
+    assert cf.fallback_counts() == {"aten::mul_.Tensor": 1}
+
+
+def test_out_argument_is_resized_and_returned(hooks: Hooks, fbdev: Any) -> None:
+    out = dev([], fbdev)
+    r = td.add(dev([1.0, 2.0], fbdev), dev([3.0, 4.0], fbdev), out=out)
+    assert r is out and out._data.tolist() == [4.0, 6.0] and out.shape == (2,)
+
+
+def test_two_written_arguments_keep_their_identity(hooks: Hooks, fbdev: Any) -> None:
+    mn, mx = dev(0.0, fbdev), dev(0.0, fbdev)
+    r = td.ops.aten.aminmax.out(dev([3.0, -1.0, 7.0], fbdev), min=mn, max=mx)
+    assert r[0] is mn and r[1] is mx
+    assert (mn._data.item(), mx._data.item()) == (-1.0, 7.0)
+
+
+def test_view_operator_raises(hooks: Hooks, fbdev: Any, testlib: Library) -> None:
+    with pytest.raises(cf.FallbackViewError) as info:
+        td.ops.fbtest.myview(dev([1.0], fbdev))
+    assert str(info.value) == (
+        'The operator fbtest::myview appears to be a view operator, but it has no '
+        'implementation for the backend "fbdev:0". View operators don\'t support falling back '
+        "to run on the CPU, since the tensor's storage cannot be shared across devices. "
+        "Implement fbtest::myview for the backend (list it in its backend yaml)."
+    )
+    assert hooks.to_cpu_calls == []
+
+
+def test_strict_mode_raises_instead_of_falling_back(hooks: Hooks, fbdev: Any) -> None:
+    x = dev([1.0], fbdev)
+    with cf.strict_fallback(), pytest.raises(cf.FallbackStrictError) as info:
+        td.sin(x)
+    assert str(info.value) == (
+        'aten::sin: no kernel for the backend "fbdev:0" and the CPU fallback is in strict '
+        "mode, so it was not run on CPU. Implement the operator for the backend (list it in "
+        "its backend yaml), or leave strict mode to let it fall back."
+    )
+    assert cf.fallback_counts() == {}
+    assert td.sin(x)._data.tolist() == td.sin(td.tensor([1.0])).tolist()
+
+
+def test_strict_backend_configuration(fbdev: Any) -> None:
+    h = Hooks()
+    reg = cf.register_cpu_fallback(_backend(h, strict=True), KEY)
+    try:
+        with pytest.raises(cf.FallbackStrictError):
+            td.neg(dev([1.0], fbdev))
+    finally:
+        reg.remove()
+
+
+def test_counters_and_logging_hook(hooks: Hooks, fbdev: Any) -> None:
+    x = dev([1.0, 2.0], fbdev)
+    td.sin(x), td.sin(x), td.cos(x)
+    assert cf.fallback_counts() == {"aten::sin": 2, "aten::cos": 1}
+    assert hooks.logged == [("aten::sin", 1), ("aten::sin", 1), ("aten::cos", 1)]
+    cf.reset_fallback_counts("fbdev")
+    assert cf.fallback_counts() == {}
+
+
+def test_plan_is_computed_once_per_operator(hooks: Hooks, fbdev: Any, monkeypatch: Any) -> None:
+    computed: list[str] = []
+    original = cf._compute_plan
+    monkeypatch.setattr(cf, "_compute_plan", lambda op: computed.append(op.name()) or original(op))
+    cf._PLANS.pop(td.ops.aten.sub.Tensor._entry, None)
+    x = dev([1.0], fbdev)
+    for _ in range(5):
+        td.sub(x, x)
+    assert computed == ["aten::sub.Tensor"]
+
+
+def test_factory_device_argument_runs_on_cpu_and_moves(hooks: Hooks, fbdev: Any) -> None:
+    t = td.empty(2, 3, dtype=td.int32, device=fbdev)
+    assert (t.device, t.shape, t.dtype) == (fbdev, (2, 3), td.int32)
+    assert hooks.to_cpu_calls == []  # no device tensor to move
+    assert cf.fallback_counts() == {"aten::empty.memory_format": 1}
+
+
+def test_call_fallback_from_a_backend_kernel(hooks: Hooks, fbdev: Any) -> None:
+    lib = Library("aten", "IMPL")
+
+    def mul(self: Tensor, other: Tensor) -> Tensor:  # "native" only for float64
+        if self.dtype == td.float64:
+            return _on_device(self._data * other._data, self.dtype, self.device)
+        return cf.call_fallback(cf.cpu_fallback, td.ops.aten.mul.Tensor, self, other)
+
+    lib.impl("mul.Tensor", mul, KEY)
+    try:
+        i = dev([2, 3], fbdev)
+        assert td.mul(i, i)._data.tolist() == [4, 9]
+        f = _on_device(np.array([2.0]), td.float64, fbdev)
+        assert td.mul(f, f)._data.tolist() == [4.0]
+        assert cf.fallback_counts() == {"aten::mul.Tensor": 1}
+    finally:
+        lib._destroy()
+
+
+def test_before_composite_skips_the_composite_kernel(fbdev: Any) -> None:
+    def run(before: bool) -> dict[str, int]:
+        reg = cf.register_cpu_fallback(_backend(Hooks()), KEY, before_composite=before)
+        cf.reset_fallback_counts()
+        try:
+            t = td.zeros(3, device=fbdev)
+            assert t.device == fbdev and t._data.tolist() == [0.0, 0.0, 0.0]
+            if before:
+                assert "aten::zeros" in reg.composite_overrides
+                assert "aten::transpose.int" not in reg.composite_overrides  # a view
+            return cf.fallback_counts()
+        finally:
+            reg.remove()
+            cf.reset_fallback_counts()
+
+    assert run(True) == {"aten::zeros": 1}
+    assert "aten::zeros" not in run(False)  # composite zeros ran, its callees fell back
+
+
+def test_registering_hooks_twice_is_refused(hooks: Hooks) -> None:
+    with pytest.raises(ValueError) as info:
+        cf.register_fallback_backend(_backend(Hooks()))
+    assert str(info.value) == (
+        "register_fallback_backend('fbdev'): backend component PrivateUse2Bit already has CPU "
+        "fallback hooks (registered for 'fbdev'); remove that registration first"
+    )
+
+
+def test_removed_registration_leaves_no_fallback(fbdev: Any) -> None:
+    reg = cf.register_cpu_fallback(_backend(Hooks()), KEY)
+    reg.remove()
+    with pytest.raises(NotImplementedError):
+        td.sin(dev([1.0], fbdev))
