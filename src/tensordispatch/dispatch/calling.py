@@ -326,6 +326,23 @@ def _entry_source(facts: CallingFacts, fname: str) -> str:
             f"    if {name} is _NO: raise TypeError("
             f"'{fname}() missing required argument: {name!r}')"
         )
+    simple = [facts.names[i] for i, f in facts.dispatch if f == "t"]
+    if simple and all(f == "t" and facts.defaults[i] is NO_DEFAULT for i, f in facts.dispatch):
+        # Only required plain tensors: one expression, one try (Note [Generated entry
+        # functions], the common case).
+        word = " | ".join(f"{n}._key_set" for n in simple) + f" | _td_s{_INCLUDED}"
+        values = ", ".join(f"{n!r}: {n}" for n in simple)
+        lines += [
+            f"    _td_s = {_STATE_EXPR}",
+            f"    _td_x = _td_s{_EXCLUDED}",
+            "    try:",
+            f"        _td_e = (_td_c0 if _td_x is _td_dx else _td_c[_td_x])[{word}]",
+            "    except KeyError:",
+            f"        _td_e = _td_m(_td_x, {word})",
+            "    except (AttributeError, TypeError):",
+            f"        _td_bad({{{values}}})",
+        ]
+        return "\n".join(lines + _forward_lines(facts, optional, "    ")) + "\n"
     lines += _extract_lines(facts)
     lines += [
         f"    _td_s = {_STATE_EXPR}",
