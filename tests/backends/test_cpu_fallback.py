@@ -50,7 +50,7 @@ class Hooks:
 
 
 def _on_device(array: Any, dtype: Any, device: Any) -> Tensor:
-    data = np.ascontiguousarray(np.array(array, copy=True))
+    data = np.array(array, copy=True, order="C")
     return Tensor._make(data, data.shape, contiguous_strides(data.shape), 0, dtype, device)
 
 
