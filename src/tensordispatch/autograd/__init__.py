@@ -1,0 +1,47 @@
+"""Reverse-mode automatic differentiation as dispatch keys (torch.autograd's shape).
+
+Importing this package registers, for the aten operators, the Autograd kernels generated
+from ops/derivatives.yaml and the ADInplaceOrView kernels (kernels.py), and installs the
+autograd Tensor methods (tensor_methods.py). See docs/AUTOGRAD.md.
+
+>>> import tensordispatch as td
+>>> import tensordispatch.autograd
+>>> x = td.tensor([1.0, 2.0, 3.0]).requires_grad_()
+>>> y = (x * x).sum()
+>>> y.grad_fn
+<SumBackward0 object at ...>
+>>> y.backward()
+>>> x.grad
+tensor([2., 4., 6.])
+"""
+
+from __future__ import annotations
+
+import tensordispatch.generated  # noqa: F401 - the operators must exist first
+from tensordispatch.autograd import tensor_methods as _tensor_methods
+from tensordispatch.autograd.engine import backward, grad
+from tensordispatch.autograd.grad_mode import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
+from tensordispatch.autograd.graph import Node
+from tensordispatch.autograd.kernels import register_all as _register_all
+
+__all__ = [
+    "Node",
+    "backward",
+    "enable_grad",
+    "grad",
+    "inference_mode",
+    "is_grad_enabled",
+    "is_inference_mode_enabled",
+    "no_grad",
+    "set_grad_enabled",
+]
+
+_register_all()
+_tensor_methods.install()

@@ -1,0 +1,277 @@
+"""The engine: runs a recorded graph backward (torch's Engine::execute, single-threaded).
+
+Owns the traversal: dependency counting, the ready queue, gradient buffers, hooks,
+capture of gradients for ``autograd.grad``, releasing saved values, and the user-facing
+``backward`` / ``grad``. Must not know any operator's formula.
+
+Note [Deterministic order]
+Both passes are iterative (explicit stacks, a heap), so a graph of any depth runs without
+recursion. Among ready nodes the one with the highest sequence number (created last) runs
+first, AccumulateGrad nodes before everything (torch gives them the maximum sequence
+number), so the order of node execution and hook calls is a pure function of the graph.
+
+Note [Only what is needed]
+With ``inputs`` (``autograd.grad`` or ``backward(inputs=...)``) a node runs only if some
+target is reachable from it; a target's gradient is captured when its buffer is complete.
+Every parent of a needed node is needed, so dependency counts over needed nodes are exact.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Sequence
+from typing import Any
+
+from tensordispatch.autograd.formulas import sum_to
+from tensordispatch.autograd.grad_mode import set_grad_enabled
+from tensordispatch.autograd.graph import (
+    AccumulateGrad,
+    GraphRoot,
+    Node,
+    TensorMeta,
+    gradient_edge,
+)
+from tensordispatch.backends.aten import op
+from tensordispatch.tensor import Size, Tensor
+
+__all__ = ["backward", "grad", "run_backward"]
+
+_ones_like = op("ones_like")
+_Edge = tuple[Node, int]
+
+
+def _needed_nodes(root: Node, targets: set[Node] | None) -> set[Node]:
+    """Nodes reachable from root that must run (Note [Only what is needed])."""
+    order: list[Node] = []
+    seen = {root}
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        order.append(node)
+        for nxt, _ in node.next_functions:
+            if nxt is not None and nxt not in seen:
+                seen.add(nxt)
+                stack.append(nxt)
+    if targets is None:
+        return seen
+    needed: set[Node] = set()
+    changed = True
+    while changed:  # fixed point over a reverse DFS order (usually one or two sweeps)
+        changed = False
+        for node in reversed(order):
+            if node in needed:
+                continue
+            if node in targets or any(n in needed for n, _ in node.next_functions):
+                needed.add(node)
+                changed = True
+    return needed
+
+
+def _validate(g: Tensor, meta: Any) -> Tensor:
+    """Reduce a broadcast gradient to the input's shape and cast to its dtype."""
+    if meta is None:
+        return g
+    shape, dtype = meta
+    if g._shape != shape:
+        g = sum_to(g, shape)
+    if g.dtype != dtype:
+        g = g.to(dtype) if hasattr(g, "to") else g
+    return g
+
+
+def run_backward(
+    roots: Sequence[Tensor],
+    grads: Sequence[Tensor],
+    keep_graph: bool,
+    create_graph: bool,
+    inputs: Sequence[Tensor] | None = None,
+    accumulate: bool = True,
+) -> list[Tensor | None]:
+    """Run the graph from ``roots`` with initial ``grads``; returns captured input grads."""
+    root = GraphRoot([gradient_edge(t) for t in roots], list(grads))
+    capture: dict[_Edge, int] = {}
+    targets: set[Node] | None = None
+    if inputs is not None:
+        targets = set()
+        for i, t in enumerate(inputs):
+            edge = gradient_edge(t)
+            if edge[0] is not None:
+                capture[(edge[0], edge[1])] = i
+                targets.add(edge[0])
+    needed = _needed_nodes(root, targets)
+    deps: dict[Node, int] = {}
+    for node in needed:
+        for nxt, _ in node.next_functions:
+            if nxt is not None and nxt in needed:
+                deps[nxt] = deps.get(nxt, 0) + 1
+    captured: list[Tensor | None] = [None] * (len(inputs) if inputs is not None else 0)
+    buffers: dict[Node, list[Tensor | None]] = {}
+    ready: list[tuple[int, int, Node]] = [(0, 0, root)]
+    tick = 1
+    with set_grad_enabled(create_graph):
+        while ready:
+            _, _, node = heapq.heappop(ready)
+            grads_in = buffers.pop(node, [])
+            for hook in node._pre_hooks:
+                out = hook(grads_in)
+                if out is not None:
+                    grads_in = list(out)
+            if capture:
+                _capture(node, grads_in, capture, captured, inputs)
+            if targets is not None and (
+                isinstance(node, AccumulateGrad)
+                or not any(n in needed for n, _ in node.next_functions)
+            ):
+                continue  # a target only: captured, not run
+            if not accumulate and isinstance(node, AccumulateGrad):
+                continue
+            outputs = node.apply(grads_in)
+            for hook in node._post_hooks:
+                hook(outputs, grads_in)
+            if not keep_graph:
+                node.release()
+            for (nxt, nr), g, meta in zip(
+                node.next_functions, outputs, node._input_meta, strict=False
+            ):
+                if nxt is None or nxt not in needed:
+                    continue
+                if g is not None:
+                    g = _validate(g, meta)
+                    buf = buffers.setdefault(nxt, [])
+                    while len(buf) <= nr:
+                        buf.append(None)
+                    old = buf[nr]
+                    buf[nr] = g if old is None else old + g
+                deps[nxt] -= 1
+                if deps[nxt] == 0:
+                    heapq.heappush(ready, (-nxt._sequence_nr, tick, nxt))
+                    tick += 1
+    return captured
+
+
+def _capture(
+    node: Node,
+    grads_in: list[Tensor | None],
+    capture: dict[_Edge, int],
+    captured: list[Tensor | None],
+    inputs: Sequence[Tensor] | None,
+) -> None:
+    for nr, g in enumerate(grads_in if grads_in else [None]):
+        i = capture.get((node, nr))
+        if i is None or g is None:
+            continue
+        if isinstance(node, AccumulateGrad) and inputs is not None:
+            m = inputs[i]._autograd_meta
+            for hook in m.hooks if isinstance(m, TensorMeta) else ():
+                out = hook(g)
+                if out is not None:
+                    g = out
+        captured[i] = g
+
+
+def _as_list(x: Any) -> list[Any]:
+    if x is None:
+        return []
+    if isinstance(x, Tensor):
+        return [x]
+    return list(x)
+
+
+def _make_grads(outputs: list[Tensor], grads: list[Any]) -> list[Tensor]:
+    result = []
+    if not grads:
+        grads = [None] * len(outputs)
+    for i, (out, g) in enumerate(zip(outputs, grads, strict=True)):
+        if g is None:
+            if out.numel() != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            g = _ones_like(out)
+        elif isinstance(g, Tensor) and g._shape != out._shape:
+            raise RuntimeError(
+                f"Mismatch in shape: grad_output[{i}] has a shape of {Size(g._shape)!r} and "
+                f"output[{i}] has a shape of {Size(out._shape)!r}."
+            )
+        result.append(g)
+    return result
+
+
+def _check_roots(outputs: list[Tensor]) -> None:
+    for i, t in enumerate(outputs):
+        m = t._autograd_meta
+        if m is None or not m.requires_grad:
+            raise RuntimeError(
+                f"element {i} of tensors does not require grad and does not have a grad_fn"
+            )
+
+
+def backward(
+    tensors: Any,
+    grad_tensors: Any = None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    inputs: Any = None,
+) -> None:
+    """Accumulate d(tensors)/d(leaves) into the leaves' ``.grad`` (torch.autograd.backward).
+
+    >>> import tensordispatch as td
+    >>> x = td.tensor([1.0, 2.0]).requires_grad_()
+    >>> backward((x * x).sum())
+    >>> x.grad
+    tensor([2., 4.])
+    """
+    outputs = _as_list(tensors)
+    _check_roots(outputs)
+    grads = _make_grads(outputs, _as_list(grad_tensors))
+    keep = create_graph if retain_graph is None else retain_graph
+    ins = _as_list(inputs) if inputs is not None else None
+    if ins is None:
+        run_backward(outputs, grads, keep, create_graph)
+        return
+    captured = run_backward(outputs, grads, keep, create_graph, ins)
+    for t, g in zip(ins, captured, strict=True):
+        if g is not None:
+            AccumulateGrad(t).apply([g])
+
+
+def grad(
+    outputs: Any,
+    inputs: Any,
+    grad_outputs: Any = None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    only_inputs: bool = True,
+    allow_unused: bool | None = None,
+    is_grads_batched: bool = False,
+    materialize_grads: bool = False,
+) -> tuple[Tensor | None, ...]:
+    """Gradients of ``outputs`` with respect to ``inputs`` (torch.autograd.grad).
+
+    >>> import tensordispatch as td
+    >>> x = td.tensor([3.0]).requires_grad_()
+    >>> (g,) = grad((x * x * x).sum(), x, create_graph=True)
+    >>> g, grad(g.sum(), x)[0]
+    (tensor([27.], grad_fn=<MulBackward0>), tensor([18.]))
+    """
+    outs = _as_list(outputs)
+    ins = _as_list(inputs)
+    _check_roots(outs)
+    for t in ins:
+        m = t._autograd_meta
+        if m is None or not m.requires_grad:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+    grads = _make_grads(outs, _as_list(grad_outputs))
+    keep = create_graph if retain_graph is None else retain_graph
+    captured = run_backward(outs, grads, keep, create_graph, ins, accumulate=False)
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    for i, g in enumerate(captured):
+        if g is None and not allow_unused:
+            raise RuntimeError(
+                f"The differentiated Tensor at index {i} appears to not have been used in the "
+                "graph. Set allow_unused=True if this is the desired behavior."
+            )
+    if materialize_grads:
+        from tensordispatch.autograd.formulas import zeros_like
+
+        captured = [zeros_like(t) if g is None else g for t, g in zip(ins, captured, strict=True)]
+    return tuple(captured)

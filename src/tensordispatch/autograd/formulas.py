@@ -1,0 +1,241 @@
+"""Backward formulas: torch's derivatives.yaml text compiled to Python, and its helpers.
+
+Owns the translation of one formula string (C++ expression syntax, as written in
+ops/derivatives.yaml) into a Python function, and the helper functions formulas call
+(``maybe_multiply``, ``sum_backward``, ``mm_mat1_backward``, ...), written here in terms of
+aten operators so that backward formulas are themselves differentiable (create_graph).
+Must not build graphs or know about the engine.
+
+Note [Formula translation]
+torch's formulas are C++ expressions whose Python reading is almost the same text. The
+rewrites, applied in order (``REWRITES``), are: drop ``at::`` and ``_symint``; read
+``x.sym_sizes()`` / ``x.sym_numel()`` / ``x.sym_strides()`` / ``x.scalar_type()`` /
+``x.layout()`` as saved attributes ``x_sym_sizes`` ... (so only the attribute is saved, not
+the tensor, as torch's codegen does); drop ``.conj()`` (real dtypes only, see
+docs/AUTOGRAD.md); ``x.sgn()`` -> ``sgn(x)``, ``x.ger(y)`` -> ``ger(x, y)``. The result is
+compiled once into ``def formula(<names>): return <expr>``. The names a formula reads
+decide what the node saves. A formula whose translation does not compile, or calls a helper
+that does not exist, fails at import with the YAML entry named.
+"""
+
+from __future__ import annotations
+
+import builtins
+import re
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from tensordispatch.backends.aten import op
+from tensordispatch.tensor import Tensor
+
+__all__ = ["HELPERS", "REWRITES", "compile_formula", "saved_names", "sum_to", "translate"]
+
+_ATTRS = ("sym_sizes", "sym_numel", "sym_strides", "scalar_type", "layout")
+REWRITES: tuple[tuple[str, str], ...] = (
+    (r"\bat::", ""),
+    (r"_symint\(", "("),
+    (r"\b(\w+)\.(" + "|".join(_ATTRS) + r")\(\)", r"\1_\2"),
+    (r"\.conj\(\)", ""),
+    (r"\b(\w+)\.sgn\(\)", r"sgn(\1)"),
+    (r"\b(\w+)\.ger\(", r"ger(\1, "),
+)
+
+_zeros = op("zeros")
+_zeros_like = op("zeros_like")
+_mul = op("mul.Tensor")
+_mul_scalar = op("mul.Scalar")
+_div = op("div.Tensor")
+_neg = op("neg")
+_sum_dim = op("sum.dim_IntList")
+_select = op("select.int")
+_slice = op("slice.Tensor")
+_copy_ = op("copy_")
+
+
+def translate(formula: str) -> str:
+    """The Python text of a torch formula (Note [Formula translation]).
+
+    >>> translate("mm_mat1_backward(grad, mat2, self.sym_sizes(), self.sym_strides(), self.layout(), 1)")
+    'mm_mat1_backward(grad, mat2, self_sym_sizes, self_sym_strides, self_layout, 1)'
+    >>> translate("grad * -self.sin().conj()")
+    'grad * -self.sin()'
+    """
+    for pattern, repl in REWRITES:
+        formula = re.sub(pattern, repl, formula)
+    return formula
+
+
+def saved_names(python_formula: str, candidates: set[str]) -> list[str]:
+    """The names among ``candidates`` (inputs, attributes, ``result``) a formula reads.
+
+    >>> saved_names("grad * other", {"self", "other", "grad"})
+    ['grad', 'other']
+    """
+    words = set(re.findall(r"\b[A-Za-z_]\w*\b", python_formula))
+    return sorted(words & candidates)
+
+
+def compile_formula(python_formula: str, names: list[str], where: str) -> Callable[..., Any]:
+    """Compile ``def formula(*names): return <python_formula>`` against HELPERS."""
+    source = f"def formula({', '.join(names)}):\n    return {python_formula}\n"
+    ns: dict[str, Any] = dict(HELPERS)
+    try:
+        # The formula text is data from our own YAML file (Note [Formula translation]).
+        exec(compile(source, f"<derivative {where}>", "exec"), ns)  # noqa: S102
+    except SyntaxError as e:
+        raise ValueError(
+            f"{where}: the derivative formula {python_formula!r} is not valid Python after "
+            f"translation ({e.msg}); rewrite the formula or add a rewrite to REWRITES"
+        ) from None
+    unknown = sorted(
+        w
+        for w in set(re.findall(r"(?<![.\w])([A-Za-z_]\w*)\s*\(", python_formula))
+        if w not in ns and w not in names and w not in dir(builtins)
+    )
+    if unknown:
+        raise ValueError(
+            f"{where}: the derivative formula {python_formula!r} calls {', '.join(unknown)}, "
+            "which autograd/formulas.py does not define; add it to HELPERS"
+        )
+    fn: Callable[..., Any] = ns["formula"]
+    return fn
+
+
+# -- helpers called by formulas (torch's FunctionsManual names) --------------------------------
+
+
+def handle_r_to_c(self_scalar_type: Any, grad: Tensor) -> Tensor:
+    """Real input, complex gradient: take the real part (no-op for real dtypes)."""
+    return grad
+
+
+def maybe_multiply(t: Tensor, s: Any) -> Tensor:
+    """``t * s``, skipping the multiplication when ``s`` is 1."""
+    if isinstance(s, (bool, int, float)) and s == 1:
+        return t
+    return _mul_scalar(t, s) if not isinstance(s, Tensor) else _mul(t, s)
+
+
+def mul_tensor_backward(grad: Tensor, other: Any, self_st: Any) -> Tensor:
+    return grad * other
+
+
+def div_tensor_self_backward(
+    grad: Tensor, other: Any, self_st: Any, rounding_mode: str | None = None
+) -> Tensor:
+    if rounding_mode is not None:
+        return _zeros_like(grad)
+    return grad / other
+
+
+def div_tensor_other_backward(
+    grad: Tensor, self: Tensor, other: Tensor, rounding_mode: str | None = None
+) -> Tensor:
+    if rounding_mode is not None:
+        return _zeros_like(grad)
+    return -grad * ((self / other) / other)
+
+
+def mm_mat1_backward(
+    grad: Tensor, mat2: Tensor, sizes: Any, strides: Any, layout: Any, alpha: Any
+) -> Tensor:
+    return maybe_multiply(grad.mm(mat2.t()), alpha)
+
+
+def mm_mat2_backward(
+    grad: Tensor, mat1: Tensor, sizes: Any, strides: Any, layout: Any, alpha: Any
+) -> Tensor:
+    return maybe_multiply(mat1.t().mm(grad), alpha)
+
+
+def _dims(dims: Any, ndim: int) -> list[int]:
+    if dims is None or (isinstance(dims, (list, tuple)) and len(dims) == 0):
+        return list(range(ndim))
+    if isinstance(dims, int):
+        dims = [dims]
+    return sorted(d % ndim if ndim else 0 for d in dims)
+
+
+def sum_backward(grad: Tensor, sizes: Any, dims: Any, keepdim: bool) -> Tensor:
+    """Expand a reduced gradient back to ``sizes``."""
+    sizes = list(sizes)
+    if not keepdim and len(sizes) > 0:
+        for d in _dims(dims, len(sizes)):
+            grad = grad.unsqueeze(d)
+    return grad.expand(sizes)
+
+
+def mean_backward(grad: Tensor, sizes: Any, dims: Any, numel: int, keepdim: bool) -> Tensor:
+    sizes = list(sizes)
+    n = numel
+    if dims is not None and not (isinstance(dims, (list, tuple)) and len(dims) == 0):
+        n = 1
+        for d in _dims(dims, len(sizes)):
+            n *= sizes[d]
+    return sum_backward(grad, sizes, dims, keepdim) / n
+
+
+def sum_to(grad: Tensor, sizes: Any) -> Tensor:
+    """Sum ``grad`` down to ``sizes`` (the inverse of broadcasting)."""
+    sizes = tuple(sizes)
+    shape = tuple(grad._shape)
+    if shape == sizes:
+        return grad
+    lead = len(shape) - len(sizes)
+    dims = list(range(lead))
+    dims += [lead + i for i, s in enumerate(sizes) if s == 1 and shape[lead + i] != 1]
+    if dims:
+        grad = _sum_dim(grad, dims, True)
+    if lead:
+        grad = grad.view(list(sizes))
+    return grad
+
+
+def select_backward(grad: Tensor, sizes: Any, dim: int, index: int) -> Tensor:
+    out = _zeros(list(sizes), dtype=grad.dtype, device=grad.device)
+    _copy_(_select(out, dim, index), grad)
+    return out
+
+
+def slice_backward_wrapper(
+    grad: Tensor, sizes: Any, dim: int, start: Any, end: Any, step: int
+) -> Tensor:
+    out = _zeros(list(sizes), dtype=grad.dtype, device=grad.device)
+    _copy_(_slice(out, dim, start, end, step), grad)
+    return out
+
+
+def unsqueeze_to(grad: Tensor, dim: int, sizes: Any) -> Tensor:
+    sizes = list(sizes)
+    if not sizes:
+        return grad
+    d = dim % len(sizes)
+    return grad.unsqueeze(d) if sizes[d] == 1 else grad
+
+
+def sgn(t: Tensor) -> Tensor:
+    """The sign of ``t`` as a constant (its derivative is zero almost everywhere)."""
+    return Tensor._wrap_numpy(np.sign(t._data), t.dtype)
+
+
+def ger(a: Tensor, b: Tensor) -> Tensor:
+    return a.unsqueeze(1) * b.unsqueeze(0)
+
+
+def zeros_like(t: Tensor) -> Tensor:
+    return _zeros_like(t)
+
+
+def aminmax_backward(*args: Any) -> Tensor:
+    raise NotImplementedError("the derivative for 'aminmax' is not implemented.")
+
+
+HELPERS: dict[str, Any] = {
+    name: fn
+    for name, fn in globals().items()
+    if callable(fn)
+    and not name.startswith("_")
+    and name not in {"compile_formula", "saved_names", "translate", "op", "Tensor"}
+}

@@ -1,0 +1,182 @@
+"""Grad modes: no_grad, enable_grad, set_grad_enabled, inference_mode.
+
+Owns the per-thread switches autograd kernels read (``local_state().grad_enabled`` and the
+``autograd_inference_mode`` field). Each is a context manager and a decorator, and restores
+the previous value in ``finally``, so modes nest and are thread-local (a new thread starts
+with grad enabled, as in torch).
+
+Note [Grad mode is not a dispatch key]
+As in torch, ``no_grad`` does not change the key sets: the autograd kernels still run and
+decide from ``grad_enabled`` whether to record. ``inference_mode`` additionally excludes the
+autograd keys and ADInplaceOrView for its duration (spec 4.4), so calls skip the autograd
+layer entirely. Unlike torch we do not create "inference tensors": tensors made inside keep
+their normal key set (see docs/AUTOGRAD.md).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from types import TracebackType
+from typing import Any, TypeVar
+
+from tensordispatch.dispatch.keyset import (
+    AUTOGRAD_DISPATCH_KEYSET_WITH_AD_INPLACE_OR_VIEW_RAW,
+    DispatchKeySet,
+)
+from tensordispatch.dispatch.tls import ExcludeDispatchKeyGuard, local_state, register_field
+
+__all__ = [
+    "enable_grad",
+    "inference_mode",
+    "is_grad_enabled",
+    "is_inference_mode_enabled",
+    "no_grad",
+    "set_grad_enabled",
+]
+
+F = TypeVar("F", bound=Callable[..., Any])
+_STATE = local_state()
+register_field("autograd_inference_mode", False)
+
+
+def is_grad_enabled() -> bool:
+    """Whether this thread records autograd graphs.
+
+    >>> is_grad_enabled()
+    True
+    """
+    return _STATE.grad_enabled
+
+
+def is_inference_mode_enabled() -> bool:
+    """Whether this thread is inside ``inference_mode()``.
+
+    >>> is_inference_mode_enabled()
+    False
+    """
+    return bool(_STATE.autograd_inference_mode)
+
+
+class _GradModeBase:
+    """A context manager that is also a decorator (a fresh instance per decorated call)."""
+
+    def _enter(self) -> None:
+        raise NotImplementedError
+
+    def _exit(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> None:
+        self._enter()
+
+    def __exit__(
+        self, t: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self._exit()
+
+    def _clone(self) -> _GradModeBase:
+        return self.__class__()
+
+    def __call__(self, fn: F) -> F:
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            with self._clone():
+                return fn(*args, **kwargs)
+
+        return wrapper  # type: ignore[return-value]
+
+
+class set_grad_enabled(_GradModeBase):  # noqa: N801 - torch's name
+    """Set grad mode to ``mode`` for a block (or a decorated function); restores it after.
+
+    >>> import tensordispatch as td
+    >>> x = td.ones(2).requires_grad_()
+    >>> with set_grad_enabled(False):
+    ...     (x * 2).requires_grad
+    False
+    """
+
+    def __init__(self, mode: bool) -> None:
+        self.mode = bool(mode)
+        self._prev: list[bool] = []
+
+    def _clone(self) -> _GradModeBase:
+        return set_grad_enabled(self.mode)
+
+    def _enter(self) -> None:
+        self._prev.append(_STATE.grad_enabled)
+        _STATE.grad_enabled = self.mode
+
+    def _exit(self) -> None:
+        _STATE.grad_enabled = self._prev.pop()
+
+
+class no_grad(set_grad_enabled):  # noqa: N801
+    """Disable gradient recording in a block or a decorated function.
+
+    >>> import tensordispatch as td
+    >>> x = td.ones(2).requires_grad_()
+    >>> with no_grad():
+    ...     y = x * 2
+    >>> y.requires_grad, y.grad_fn
+    (False, None)
+    """
+
+    def __init__(self) -> None:
+        super().__init__(False)
+
+    def _clone(self) -> _GradModeBase:
+        return no_grad()
+
+
+class enable_grad(set_grad_enabled):  # noqa: N801
+    """Enable gradient recording (inside no_grad, for example).
+
+    >>> import tensordispatch as td
+    >>> x = td.ones(2).requires_grad_()
+    >>> with no_grad(), enable_grad():
+    ...     (x * 2).requires_grad
+    True
+    """
+
+    def __init__(self) -> None:
+        super().__init__(True)
+
+    def _clone(self) -> _GradModeBase:
+        return enable_grad()
+
+
+class inference_mode(_GradModeBase):  # noqa: N801
+    """Like no_grad, and the autograd keys are excluded (Note [Grad mode is not a dispatch key]).
+
+    >>> import tensordispatch as td
+    >>> with inference_mode():
+    ...     is_inference_mode_enabled(), is_grad_enabled()
+    (True, False)
+    """
+
+    def __init__(self, mode: bool = True) -> None:
+        self.mode = bool(mode)
+        self._saved: list[tuple[bool, bool, ExcludeDispatchKeyGuard | None]] = []
+
+    def _clone(self) -> _GradModeBase:
+        return inference_mode(self.mode)
+
+    def _enter(self) -> None:
+        guard = None
+        if self.mode:
+            guard = ExcludeDispatchKeyGuard(
+                DispatchKeySet.from_raw(AUTOGRAD_DISPATCH_KEYSET_WITH_AD_INPLACE_OR_VIEW_RAW)
+            )
+            guard.__enter__()
+        self._saved.append((_STATE.grad_enabled, _STATE.autograd_inference_mode, guard))
+        _STATE.grad_enabled = not self.mode and _STATE.grad_enabled
+        _STATE.autograd_inference_mode = self.mode
+
+    def _exit(self) -> None:
+        grad, inference, guard = self._saved.pop()
+        _STATE.grad_enabled = grad
+        _STATE.autograd_inference_mode = inference
+        if guard is not None:
+            guard.__exit__(None, None, None)

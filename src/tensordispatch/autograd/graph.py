@@ -1,0 +1,295 @@
+"""The autograd graph: nodes, edges, saved tensors, per-tensor autograd metadata.
+
+Owns what a recorded graph is made of (torch's Node, Edge, AccumulateGrad, SavedVariable)
+and the per-tensor fields autograd adds (output number, grad accumulator, hooks,
+retain_grad). Must not run the graph (engine.py) nor build it for an operator (kernels.py).
+
+Note [Edges]
+A node's ``next_functions`` is a tuple of ``(node or None, input_nr)`` pairs, one per
+differentiable input of the operation that made it, exactly torch's shape: a leaf that
+requires grad contributes its AccumulateGrad node, a non-leaf its ``(grad_fn, output_nr)``,
+and an input that does not require grad ``(None, 0)``. Each node also keeps, per edge, the
+input's shape and dtype, so the engine can reduce a broadcast gradient to the input's shape
+(torch's validate_outputs).
+
+Note [Saved tensors and versions]
+A saved tensor records the version of its storage when saved; unpacking compares it with
+the current version and raises torch's error when an in-place op intervened. A saved
+output of the node itself (``result``) is stored without its grad_fn link to avoid a
+reference cycle, and re-linked when unpacked, as torch's SavedVariable does.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+from tensordispatch.tensor import Tensor
+from tensordispatch.tensor.tensor import AutogradMeta, VersionCounter
+
+__all__ = [
+    "AccumulateGrad",
+    "GraphRoot",
+    "Node",
+    "SavedTensor",
+    "TensorMeta",
+    "collect_next_edges",
+    "gradient_edge",
+    "meta_of",
+]
+
+_SEQUENCE = itertools.count()
+FREED_MESSAGE = (
+    "Trying to backward through the graph a second time (or directly access saved tensors "
+    "after they have already been freed). Saved intermediate values of the graph are freed "
+    "when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to "
+    "backward through the graph a second time or if you need to access saved tensors after "
+    "calling backward."
+)
+
+
+class TensorMeta(AutogradMeta):
+    """AutogradMeta plus the fields the autograd layer needs (torch's AutogradMeta)."""
+
+    __slots__ = ("grad_accumulator", "hooks", "output_nr", "retains_grad")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.output_nr = 0
+        self.grad_accumulator: weakref.ref[AccumulateGrad] | None = None
+        self.hooks: list[Callable[[Tensor], Tensor | None]] = []
+        self.retains_grad = False
+
+
+def meta_of(t: Tensor) -> TensorMeta:
+    """The tensor's TensorMeta, created (or upgraded from the tensor layer's) on demand."""
+    m = t._autograd_meta
+    if type(m) is TensorMeta:
+        return m
+    new = TensorMeta()
+    if m is not None:
+        new.requires_grad, new.grad, new.grad_fn = m.requires_grad, m.grad, m.grad_fn
+    t._autograd_meta = new
+    return new
+
+
+class Node:
+    """A backward function of the graph (torch's Node); named like torch's grad_fn classes."""
+
+    __slots__ = (
+        "__weakref__",
+        "_input_meta",
+        "_post_hooks",
+        "_pre_hooks",
+        "_released",
+        "_sequence_nr",
+        "next_functions",
+    )
+
+    def __init__(self) -> None:
+        self.next_functions: tuple[tuple[Node | None, int], ...] = ()
+        self._input_meta: tuple[tuple[tuple[int, ...], Any] | None, ...] = ()
+        self._sequence_nr = next(_SEQUENCE)
+        self._released = False
+        self._pre_hooks: list[Callable[..., Any]] = []
+        self._post_hooks: list[Callable[..., Any]] = []
+
+    def name(self) -> str:
+        """The node's class name, e.g. ``MulBackward0``."""
+        return type(self).__name__
+
+    def apply(self, grads: list[Tensor | None]) -> tuple[Tensor | None, ...]:
+        """Gradients for each next edge from the gradients of this node's outputs."""
+        raise NotImplementedError
+
+    def release(self) -> None:
+        """Free saved values (after a backward without retain_graph)."""
+        self._released = True
+
+    def register_hook(self, fn: Callable[..., Any]) -> Any:
+        """``fn(grad_inputs, grad_outputs)`` after the node runs (torch's Node.register_hook)."""
+        self._post_hooks.append(fn)
+        return _RemovableHandle(self._post_hooks, fn)
+
+    def register_prehook(self, fn: Callable[..., Any]) -> Any:
+        """``fn(grad_outputs)`` before the node runs; may return replacement gradients."""
+        self._pre_hooks.append(fn)
+        return _RemovableHandle(self._pre_hooks, fn)
+
+    def __repr__(self) -> str:
+        return f"<{self.name()} object at {hex(id(self))}>"
+
+
+class _RemovableHandle:
+    __slots__ = ("_fn", "_hooks")
+
+    def __init__(self, hooks: list[Any], fn: Any) -> None:
+        self._hooks = hooks
+        self._fn = fn
+
+    def remove(self) -> None:
+        if self._fn in self._hooks:
+            self._hooks.remove(self._fn)
+
+
+class GraphRoot(Node):
+    """The engine's root: hands the initial gradients to the roots' edges."""
+
+    __slots__ = ("_grads",)
+
+    def __init__(self, edges: list[tuple[Node | None, int]], grads: list[Tensor]) -> None:
+        super().__init__()
+        self.next_functions = tuple(edges)
+        self._input_meta = tuple(None for _ in edges)
+        self._grads = grads
+
+    def apply(self, grads: list[Tensor | None]) -> tuple[Tensor | None, ...]:
+        return tuple(self._grads)
+
+
+class AccumulateGrad(Node):
+    """Accumulates the incoming gradient into a leaf's ``.grad`` (torch's AccumulateGrad)."""
+
+    __slots__ = ("variable",)
+
+    def __init__(self, variable: Tensor) -> None:
+        super().__init__()
+        self.variable = variable
+        self._sequence_nr = 1 << 62  # runs as soon as ready, as in torch (UINT64_MAX)
+
+    def apply(self, grads: list[Tensor | None]) -> tuple[Tensor | None, ...]:
+        from tensordispatch.autograd.grad_mode import is_grad_enabled
+
+        g = grads[0]
+        if g is None:
+            return ()
+        var = self.variable
+        m = meta_of(var)
+        for hook in m.hooks:
+            out = hook(g)
+            if out is not None:
+                g = out
+        if m.grad is None:
+            # torch steals the incoming buffer when nothing else references it; we copy
+            # unless grad mode records (create_graph), where the graph must be kept.
+            m.grad = g if is_grad_enabled() else g.detach().clone()
+        elif is_grad_enabled():
+            m.grad = m.grad + g
+        else:
+            m.grad.add_(g)
+        return ()
+
+
+class SavedTensor:
+    """A tensor saved for backward with its version (Note [Saved tensors and versions])."""
+
+    __slots__ = ("_data", "_grad_fn", "_is_output", "_output_nr", "_requires_grad", "_version")
+
+    def __init__(self, t: Tensor, is_output: bool) -> None:
+        self._version = t._version
+        self._is_output = is_output
+        m = t._autograd_meta
+        self._requires_grad = m is not None and m.requires_grad
+        self._output_nr = m.output_nr if isinstance(m, TensorMeta) else 0
+        if is_output:
+            self._grad_fn: Node | None = None
+            self._data = _shallow_alias(t)
+        else:
+            self._grad_fn = None
+            self._data = t
+
+    def unpack(self, node: Node) -> Tensor:
+        """The saved tensor; raises torch's errors for a freed graph or an in-place change."""
+        if node._released:
+            raise RuntimeError(FREED_MESSAGE)
+        t = self._data
+        if t._version != self._version:
+            raise RuntimeError(modified_message(t, node, self))
+        if self._is_output and self._requires_grad:
+            m = meta_of(t)
+            m.requires_grad = True
+            m.grad_fn = node
+            m.output_nr = self._output_nr
+        return t
+
+
+def _shallow_alias(t: Tensor) -> Tensor:
+    """A tensor sharing ``t``'s data, storage and version counter, without autograd fields."""
+    root = t if t._base is None else t._base
+    if root._vc is None:
+        root._vc = VersionCounter()
+        if t is not root:
+            t._vc = root._vc
+    alias = Tensor._make(
+        t._data, t._shape, t._strides, t._offset, t.dtype, t.device, t._storage, root._vc
+    )
+    alias._key_set = t._key_set
+    alias._base = t._base
+    return alias
+
+
+def modified_message(t: Tensor, node: Node, saved: SavedTensor) -> str:
+    """torch's message for a saved tensor modified in place."""
+    dims = ", ".join(str(s) for s in t._shape)
+    name = _legacy_type_name(t)
+    where = ""
+    m = t._autograd_meta
+    fn = m.grad_fn if m is not None and not saved._is_output else node
+    if saved._is_output or fn is not None:
+        owner = node if saved._is_output else fn
+        base = re.sub(r"Backward\d+$", "", owner.name())
+        nr = saved._output_nr if saved._is_output else getattr(m, "output_nr", 0)
+        where = f", which is output {nr} of {base},"
+    return (
+        "one of the variables needed for gradient computation has been modified by an "
+        f"inplace operation: [{name} [{dims}]]{where} is at version {t._version}; expected "
+        f"version {saved._version} instead. Hint: enable anomaly detection to find the "
+        "operation that failed to compute its gradient, with "
+        "tensordispatch.autograd.set_detect_anomaly(True, check_nan=False)."
+    )
+
+
+_LEGACY = {
+    "float32": "FloatTensor",
+    "float64": "DoubleTensor",
+    "float16": "HalfTensor",
+    "int64": "LongTensor",
+    "int32": "IntTensor",
+}
+
+
+def _legacy_type_name(t: Tensor) -> str:
+    short = str(t.dtype).rsplit(".", 1)[-1]
+    return f"tensordispatch.{_LEGACY.get(short, short)}"
+
+
+def grad_accumulator(t: Tensor) -> AccumulateGrad:
+    """The leaf's AccumulateGrad node (one per leaf while the graph holds it, as in torch)."""
+    m = meta_of(t)
+    ref = m.grad_accumulator
+    acc = ref() if ref is not None else None
+    if acc is None:
+        acc = AccumulateGrad(t)
+        m.grad_accumulator = weakref.ref(acc)
+    return acc
+
+
+def gradient_edge(t: Tensor) -> tuple[Node | None, int]:
+    """The edge a gradient for ``t`` flows along (Note [Edges])."""
+    m = t._autograd_meta
+    if m is None:
+        return (None, 0)
+    fn = m.grad_fn
+    if fn is not None:
+        return (fn, m.output_nr if isinstance(m, TensorMeta) else 0)
+    if m.requires_grad:
+        return (grad_accumulator(t), 0)
+    return (None, 0)
+
+
+def collect_next_edges(tensors: tuple[Tensor | None, ...]) -> tuple[tuple[Node | None, int], ...]:
+    """The edges of a node whose differentiable inputs are ``tensors``."""
+    return tuple((None, 0) if t is None else gradient_edge(t) for t in tensors)

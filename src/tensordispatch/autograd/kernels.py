@@ -1,0 +1,348 @@
+"""Autograd and ADInplaceOrView kernels for the aten operators, built from derivatives.yaml.
+
+Owns torch's VariableType (one kernel per differentiable operator, registered under the
+Autograd alias key) and ADInplaceOrView (version-counter bumps for in-place and out=
+operators), built at import from ops/derivatives.yaml and the operators' schemas. Must not
+run graphs (engine.py).
+
+Note [The autograd kernel]
+Every kernel is a RAW_KEYSET kernel ``k(raw, op, *args, **kwargs)``. If no differentiable
+input has autograd metadata that requires grad, or grad mode is off, it redispatches with
+``raw & AFTER_AUTOGRAD`` and returns: that is the whole no-grad cost. Otherwise it builds
+the node (named like torch's, e.g. MulBackward0), saves what the formulas of the inputs
+that require grad read (tensors as SavedTensor with their version), runs the operator below
+autograd, and links the output (grad_fn, output_nr, requires_grad). In-place variants
+share their functional entry's formulas and node name, check torch's leaf rule, save a
+clone of ``self`` when a formula reads the pre-update ``self``, and rebase ``self``'s
+history; on a view they rebase the view's root through CopySlices (views.py). out=
+variants raise torch's error when an input requires grad.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from tensordispatch.autograd.derivatives import DifferentiabilityInfo, load_derivatives
+from tensordispatch.autograd.graph import (
+    Node,
+    SavedTensor,
+    collect_next_edges,
+    meta_of,
+)
+from tensordispatch.dispatch.dispatcher import DISPATCHER, RegistrationHandle
+from tensordispatch.dispatch.kernel import KernelFunction, KernelKind
+from tensordispatch.dispatch.keys import DispatchKey
+from tensordispatch.dispatch.keyset import AFTER_AD_INPLACE_OR_VIEW_RAW, AFTER_AUTOGRAD_RAW
+from tensordispatch.dispatch.tls import local_state
+from tensordispatch.schema.model import FunctionSchema
+from tensordispatch.tensor import Tensor
+
+__all__ = [
+    "HANDLES",
+    "INFOS",
+    "NODE_CLASSES",
+    "FormulaNode",
+    "check_inplace",
+    "register_all",
+]
+
+_ST = local_state()
+_AFTER = AFTER_AUTOGRAD_RAW
+LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place operation."
+LEAF_VIEW_INPLACE = (
+    "a view of a leaf Variable that requires grad is being used in an in-place operation."
+)
+
+
+class FormulaNode(Node):
+    """A node whose backward is the formulas of one DifferentiabilityInfo."""
+
+    __slots__ = ("_needed", "_saved")
+    info: DifferentiabilityInfo
+
+    def apply(self, grads: list[Tensor | None]) -> tuple[Tensor | None, ...]:
+        grad = grads[0]
+        formulas = self.info.formulas
+        if grad is None:
+            return tuple(None for _ in formulas)
+        saved = self._saved
+        env: dict[str, Any] = {"grad": grad}
+        for name, value in saved.items():
+            env[name] = value.unpack(self) if type(value) is SavedTensor else value
+        if self._released:
+            from tensordispatch.autograd.graph import FREED_MESSAGE
+
+            raise RuntimeError(FREED_MESSAGE)
+        out: list[Tensor | None] = []
+        for f, needed in zip(formulas, self._needed, strict=True):
+            out.append(f.fn(*[env[n] for n in f.names]) if needed else None)
+        return tuple(out)
+
+    def release(self) -> None:
+        self._released = True
+        self._saved = {}
+
+
+def _node_class(info: DifferentiabilityInfo, name: str) -> type[FormulaNode]:
+    return type(name, (FormulaNode,), {"__slots__": (), "info": info, "__module__": __name__})
+
+
+def _bind(schema: FunctionSchema, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+    bound: dict[str, Any] = {}
+    for i, a in enumerate(schema.arguments):
+        if i < len(args) and not a.kwarg_only:
+            bound[a.name] = args[i]
+        elif a.name in kwargs:
+            bound[a.name] = kwargs[a.name]
+        elif a.default is not None:
+            bound[a.name] = a.default_value
+    return bound
+
+
+def _attr(t: Any, kind: str) -> Any:
+    if kind == "sym_sizes":
+        return t._shape
+    if kind == "sym_numel":
+        return t.numel()
+    if kind == "sym_strides":
+        return t._strides
+    if kind == "scalar_type":
+        return t.dtype
+    return None  # layout: strided only
+
+
+def _save(
+    info: DifferentiabilityInfo, bound: dict[str, Any], needed: tuple[bool, ...], names: set[str]
+) -> dict[str, Any]:
+    saved: dict[str, Any] = {}
+    for f, need in zip(info.formulas, needed, strict=True):
+        if not need:
+            continue
+        for n in f.names:
+            if n == "grad" or n == "result" or n in saved:
+                continue
+            if n in bound:
+                v = bound[n]
+                saved[n] = SavedTensor(v, False) if isinstance(v, Tensor) else v
+            else:
+                base, kind = _split_attr(n, names)
+                saved[n] = _attr(bound[base], kind)
+    return saved
+
+
+def _split_attr(n: str, names: set[str]) -> tuple[str, str]:
+    for base in names:
+        if n.startswith(base + "_"):
+            return base, n[len(base) + 1 :]
+    raise KeyError(n)
+
+
+def _requires_grad(t: Any) -> bool:
+    m = getattr(t, "_autograd_meta", None)
+    return m is not None and m.requires_grad
+
+
+def _make_functional_kernel(
+    info: DifferentiabilityInfo, node_cls: type[FormulaNode], positions: tuple[int, ...]
+) -> Callable[..., Any]:
+    schema = info.schema
+    names = {a.name for a in schema.arguments}
+
+    def record(raw: int, op: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        inputs = tuple(args[i] for i in positions)
+        needed = tuple(_requires_grad(t) for t in inputs)
+        bound = _bind(schema, args, kwargs)
+        node = node_cls()
+        node.next_functions = collect_next_edges(inputs)
+        node._input_meta = tuple((t._shape, t.dtype) for t in inputs)
+        node._needed = needed
+        node._saved = _save(info, bound, needed, names)
+        result = op.redispatch(raw & _AFTER, *args, **kwargs)
+        if info.uses_result:
+            node._saved["result"] = SavedTensor(result, True)
+        m = meta_of(result)
+        m.requires_grad = True
+        m.grad_fn = node
+        m.output_nr = 0
+        return result
+
+    return _fast_path(positions, record)
+
+
+def _fast_path(positions: tuple[int, ...], record: Callable[..., Any]) -> Callable[..., Any]:
+    """The kernel: redispatch unless grad mode is on and an input requires grad."""
+    if positions == (0,):
+
+        def kernel1(raw: int, op: Any, *args: Any, **kwargs: Any) -> Any:
+            m = args[0]._autograd_meta
+            if m is None or not m.requires_grad or not _ST.grad_enabled:
+                return op.redispatch(raw & _AFTER, *args, **kwargs)
+            return record(raw, op, args, kwargs)
+
+        return kernel1
+    if positions == (0, 1):
+
+        def kernel2(raw: int, op: Any, *args: Any, **kwargs: Any) -> Any:
+            m = args[0]._autograd_meta
+            m2 = args[1]._autograd_meta
+            if (
+                (m is None or not m.requires_grad) and (m2 is None or not m2.requires_grad)
+            ) or not _ST.grad_enabled:
+                return op.redispatch(raw & _AFTER, *args, **kwargs)
+            return record(raw, op, args, kwargs)
+
+        return kernel2
+
+    def kernel(raw: int, op: Any, *args: Any, **kwargs: Any) -> Any:
+        if _ST.grad_enabled:
+            for i in positions:
+                if _requires_grad(args[i]):
+                    return record(raw, op, args, kwargs)
+        return op.redispatch(raw & _AFTER, *args, **kwargs)
+
+    return kernel
+
+
+def _make_inplace_kernel(
+    info: DifferentiabilityInfo, node_cls: type[FormulaNode], positions: tuple[int, ...]
+) -> Callable[..., Any]:
+    from tensordispatch.autograd.views import rebase_history
+
+    schema = info.schema
+    names = {a.name for a in schema.arguments}
+    reads_self = any("self" in f.names for f in info.formulas)
+
+    def record(raw: int, op: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        self = args[0]
+        check_inplace(self)
+        inputs = tuple(args[i] for i in positions)
+        needed = tuple(_requires_grad(t) for t in inputs)
+        bound = _bind(schema, args, kwargs)
+        if reads_self:
+            bound["self"] = _clone_below(self)
+        node = node_cls()
+        node.next_functions = collect_next_edges(inputs)
+        node._input_meta = tuple((t._shape, t.dtype) for t in inputs)
+        node._needed = needed
+        node._saved = _save(info, bound, needed, names)
+        result = op.redispatch(raw & _AFTER, *args, **kwargs)
+        rebase_history(self, node)
+        if info.uses_result:
+            node._saved["result"] = SavedTensor(self, True)
+        return result
+
+    return _fast_path(positions, record)
+
+
+def check_inplace(self: Tensor) -> None:
+    """torch's rule: no in-place op on a leaf that requires grad, or on a view of one."""
+    m = self._autograd_meta
+    if m is not None and m.requires_grad and m.grad_fn is None and self._base is None:
+        raise RuntimeError(LEAF_INPLACE)
+    base = self._base
+    if base is not None:
+        bm = base._autograd_meta
+        if bm is not None and bm.requires_grad and bm.grad_fn is None:
+            raise RuntimeError(LEAF_VIEW_INPLACE)
+
+
+def _clone_below(t: Tensor) -> Tensor:
+    from tensordispatch.backends.aten import op
+
+    with _below_autograd():
+        c: Tensor = op("clone")(t)
+    return c
+
+
+def _below_autograd() -> Any:
+    from tensordispatch.autograd.grad_mode import no_grad
+
+    return no_grad()
+
+
+def _out_kernel(raw: int, op: Any, *args: Any, **kwargs: Any) -> Any:
+    """out= variants: torch refuses to record them when an input requires grad."""
+    if _ST.grad_enabled:
+        schema = op._schema
+        outs = {a.name for a in schema.arguments if a.is_write}
+        given = dict(zip(_names(op), args, strict=False))
+        given.update(kwargs)
+        if any(_requires_grad(v) for k, v in given.items() if k not in outs):
+            raise RuntimeError(
+                f"{schema.name.name.base}(): functions with out=... arguments don't support "
+                "automatic differentiation, but one of the arguments requires grad."
+            )
+    return op.redispatch(raw & _AFTER, *args, **kwargs)
+
+
+def _names(op: Any) -> list[str]:
+    return [a.name for a in op._schema.arguments]
+
+
+def _make_ad_inplace_kernel(schema: FunctionSchema) -> Callable[..., Any]:
+    """ADInplaceOrView for a mutating operator: run below it, then bump each written tensor."""
+    written = [i for i, a in enumerate(schema.arguments) if a.is_write]
+    names = [schema.arguments[i].name for i in written]
+
+    def kernel(raw: int, op: Any, *args: Any, **kwargs: Any) -> Any:
+        result = op.redispatch(raw & AFTER_AD_INPLACE_OR_VIEW_RAW, *args, **kwargs)
+        for i, name in zip(written, names, strict=True):
+            t = args[i] if i < len(args) else kwargs.get(name)
+            if isinstance(t, Tensor):
+                t._bump_version()
+        return result
+
+    return kernel
+
+
+INFOS: dict[str, DifferentiabilityInfo] = {}
+NODE_CLASSES: dict[str, type[FormulaNode]] = {}
+HANDLES: list[RegistrationHandle] = []
+
+
+def _register(name: str, key: DispatchKey, fn: Callable[..., Any]) -> None:
+    qualified, _, overload = name.partition(".")
+    debug = f"registered at tensordispatch/autograd/kernels.py:{fn.__code__.co_firstlineno}"
+    kernel = KernelFunction(fn, KernelKind.RAW_KEYSET, debug)
+    HANDLES.append(DISPATCHER.register_impl(f"aten::{qualified}", overload, key, kernel))
+
+
+def _differentiable_positions(info: DifferentiabilityInfo) -> tuple[int, ...]:
+    args = [a.name for a in info.schema.arguments]
+    return tuple(args.index(f.input_name) for f in info.formulas)
+
+
+def register_all() -> None:
+    """Register every autograd and ADInplaceOrView kernel (idempotent)."""
+    if HANDLES:
+        return
+    from tensordispatch.autograd.manual import register_manual
+
+    INFOS.update(load_derivatives())
+    for name, info in INFOS.items():
+        cls = _node_class(info, info.node_name)
+        NODE_CLASSES[info.node_name] = cls
+        positions = _differentiable_positions(info)
+        base, _, overload = name.partition(".")
+        make = _make_inplace_kernel if base.endswith("_") else _make_functional_kernel
+        _register(name, DispatchKey.Autograd, make(info, cls, positions))
+        inplace = f"{base}_.{overload}" if overload else f"{base}_"
+        entry = DISPATCHER.find(f"aten::{base}_", overload)
+        if (
+            entry is not None
+            and entry.schema is not None
+            and not base.endswith("_")
+            and inplace not in INFOS
+        ):
+            _register(inplace, DispatchKey.Autograd, _make_inplace_kernel(info, cls, positions))
+    for entry in list(DISPATCHER.live_entries()):
+        schema = entry.schema
+        if schema is None or entry.qualified_name.split("::")[0] != "aten":
+            continue
+        name = entry.qualified_overload_name.split("::")[1]
+        if any(a.is_write for a in schema.arguments):
+            _register(name, DispatchKey.ADInplaceOrView, _make_ad_inplace_kernel(schema))
+            if schema.is_out_fn() and name not in INFOS:
+                _register(name, DispatchKey.Autograd, _out_kernel)
+    register_manual(_register)

@@ -1,0 +1,56 @@
+"""Autograd kernels written by hand (torch's VariableTypeManual): ``copy_``.
+
+Owns the operators whose backward is not a derivatives.yaml formula in torch either.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from tensordispatch.autograd.graph import Node, collect_next_edges
+from tensordispatch.dispatch.keys import DispatchKey
+from tensordispatch.dispatch.keyset import AFTER_AUTOGRAD_RAW
+from tensordispatch.dispatch.tls import local_state
+from tensordispatch.tensor import Tensor
+
+__all__ = ["CopyBackwards", "register_manual"]
+
+_ST = local_state()
+
+
+class CopyBackwards(Node):
+    """``self.copy_(src)``: no gradient to the old ``self``, ``grad`` to ``src``."""
+
+    __slots__ = ()
+
+    def apply(self, grads: list[Tensor | None]) -> tuple[Tensor | None, ...]:
+        from tensordispatch.autograd.formulas import zeros_like
+
+        g = grads[0]
+        if g is None:
+            return (None, None)
+        return (zeros_like(g), g)
+
+
+def _copy_kernel(raw: int, op: Any, self: Tensor, src: Tensor, *args: Any, **kw: Any) -> Any:
+    from tensordispatch.autograd.kernels import check_inplace
+    from tensordispatch.autograd.views import rebase_history
+
+    m, m2 = self._autograd_meta, src._autograd_meta
+    if not _ST.grad_enabled or not (
+        (m is not None and m.requires_grad) or (m2 is not None and m2.requires_grad)
+    ):
+        return op.redispatch(raw & AFTER_AUTOGRAD_RAW, self, src, *args, **kw)
+    check_inplace(self)
+    node = CopyBackwards()
+    node.next_functions = collect_next_edges((self, src))
+    node._input_meta = ((self._shape, self.dtype), (src._shape, src.dtype))
+    result = op.redispatch(raw & AFTER_AUTOGRAD_RAW, self, src, *args, **kw)
+    rebase_history(self, node)
+    return result
+
+
+def register_manual(register: Callable[[str, DispatchKey, Callable[..., Any]], None]) -> None:
+    """Register the hand-written kernels through ``register(name, key, fn)``."""
+    register("copy_", DispatchKey.Autograd, _copy_kernel)
