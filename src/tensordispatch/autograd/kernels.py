@@ -34,7 +34,7 @@ from tensordispatch.dispatch.dispatcher import DISPATCHER, RegistrationHandle
 from tensordispatch.dispatch.kernel import KernelFunction, KernelKind
 from tensordispatch.dispatch.keys import DispatchKey
 from tensordispatch.dispatch.keyset import AFTER_AD_INPLACE_OR_VIEW_RAW, AFTER_AUTOGRAD_RAW
-from tensordispatch.dispatch.tls import local_state
+from tensordispatch.dispatch.tls import _AutoDispatchBelowADInplaceOrView, local_state
 from tensordispatch.schema.model import FunctionSchema
 from tensordispatch.tensor import Tensor
 
@@ -158,7 +158,8 @@ def _make_functional_kernel(
         node._input_meta = tuple((t._shape, t.dtype) for t in inputs)
         node._needed = needed
         node._saved = _save(info, bound, needed, names)
-        result = op.redispatch(raw & _AFTER, *args, **kwargs)
+        with _AutoDispatchBelowADInplaceOrView():
+            result = op.redispatch(raw & _AFTER, *args, **kwargs)
         if info.uses_result:
             node._saved["result"] = SavedTensor(result, True)
         m = meta_of(result)
@@ -226,7 +227,8 @@ def _make_inplace_kernel(
         node._input_meta = tuple((t._shape, t.dtype) for t in inputs)
         node._needed = needed
         node._saved = _save(info, bound, needed, names)
-        result = op.redispatch(raw & _AFTER, *args, **kwargs)
+        with _AutoDispatchBelowADInplaceOrView():
+            result = op.redispatch(raw & _AFTER, *args, **kwargs)
         rebase_history(self, node)
         if info.uses_result:
             node._saved["result"] = SavedTensor(self, True)

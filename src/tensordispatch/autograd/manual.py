@@ -11,7 +11,7 @@ from typing import Any
 from tensordispatch.autograd.graph import Node, collect_next_edges
 from tensordispatch.dispatch.keys import DispatchKey
 from tensordispatch.dispatch.keyset import AFTER_AUTOGRAD_RAW
-from tensordispatch.dispatch.tls import local_state
+from tensordispatch.dispatch.tls import _AutoDispatchBelowADInplaceOrView, local_state
 from tensordispatch.tensor import Tensor
 
 __all__ = ["CopyBackwards", "register_manual"]
@@ -46,7 +46,8 @@ def _copy_kernel(raw: int, op: Any, self: Tensor, src: Tensor, *args: Any, **kw:
     node = CopyBackwards()
     node.next_functions = collect_next_edges((self, src))
     node._input_meta = ((self._shape, self.dtype), (src._shape, src.dtype))
-    result = op.redispatch(raw & AFTER_AUTOGRAD_RAW, self, src, *args, **kw)
+    with _AutoDispatchBelowADInplaceOrView():
+        result = op.redispatch(raw & AFTER_AUTOGRAD_RAW, self, src, *args, **kw)
     rebase_history(self, node)
     return result
 
