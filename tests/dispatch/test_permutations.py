@@ -63,6 +63,10 @@ SETS: dict[str, tuple[Registration, ...]] = {
         D, Impl("CPU", "cpu"), Fallback("XLA", "fbx"), FallthroughFallback("AutogradPrivateUse2",
         "ftp"), FallthroughImpl("AutogradCPU", "ft"),
     ),
+    # a fallthrough CIA kernel that CEA must block, plus a backend kernel
+    "fallthrough_cia_with_cea_and_cpu": (
+        D, FallthroughImpl(CIA, "ftc"), Impl(CEA, "cea"), Impl("CPU", "cpu"),
+    ),
     "alias_fallthrough_sparse_cia": (
         D, FallthroughImpl("Autograd", "ft"), Impl(CIA, "cia"), Impl("SparseCPU", "sp"),
     ),

@@ -16,6 +16,7 @@ from .scenario import (
     Destroy,
     Fallback,
     FallthroughFallback,
+    FallthroughImpl,
     Flavour,
     Impl,
     Registration,
@@ -147,7 +148,8 @@ def canonical_order(regs: dict[int, Registration]) -> list[int]:
 
     def last(ix: int) -> bool:
         step = regs[ix]
-        return isinstance(step, Impl) and step.key in ("", "CompositeImplicitAutograd")
+        cia = ("", "CompositeImplicitAutograd")
+        return isinstance(step, (Impl, FallthroughImpl)) and step.key in cia
 
     return sorted(regs, key=lambda ix: (last(ix), ix))
 

@@ -43,11 +43,12 @@ def _registration(rng: random.Random, n: int) -> Registration:
     roll = rng.random()
     name = f"k{n}"
     if roll < 0.65:
-        return Impl(rng.choice(IMPL_KEYS), name)
+        key = rng.choice(IMPL_KEYS)
+        return Impl(key, name, with_keyset=key != "" and rng.random() < 0.3)
     if roll < 0.8:
         return FallthroughImpl(rng.choice(FALLTHROUGH_KEYS), name)
     if roll < 0.92:
-        return Fallback(rng.choice(FALLBACK_KEYS), name)
+        return Fallback(rng.choice(FALLBACK_KEYS), name, with_keyset=rng.random() < 0.3)
     return FallthroughFallback(rng.choice(FALLBACK_KEYS), name)
 
 
