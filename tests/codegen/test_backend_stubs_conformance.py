@@ -2,7 +2,7 @@
 
 For random picks of operators from torch 2.13's native_functions.yaml (whole groups or some
 of their members, singles, with or without use_out_as_primary), the operators our generated
-module registers must be exactly the `m.impl("...")` names of torchgen's RegisterXLA.cpp.
+module registers must be exactly the `m.impl("...")` names of torchgen's RegisterXLA.cpp and RegisterAutogradXLA.cpp.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ def torch_native() -> ParsedNativeFunctions:
     return load_native_functions(d / "native_functions.yaml", tags_path=d / "tags.yaml")
 
 
-def _torchgen_registered(yaml_text: str, tmp: Path) -> list[str]:
+def _torchgen_registered(yaml_text: str, tmp: Path) -> list[tuple[str, str]]:
     from torchgen.gen import _GLOBAL_PARSE_NATIVE_YAML_CACHE
     from torchgen.gen_backend_stubs import run as torchgen_run
     from torchgen.model import DispatchKey
@@ -44,32 +44,49 @@ def _torchgen_registered(yaml_text: str, tmp: Path) -> list[str]:
         for cached in _GLOBAL_PARSE_NATIVE_YAML_CACHE.values():
             cached.backend_indices.pop(DispatchKey.XLA, None)
             cached.backend_indices.pop(DispatchKey.AutogradXLA, None)
-    cpp = (tmp / "RegisterXLA.cpp").read_text()
-    return sorted(set(re.findall(r'm\.impl\("([^"]+)"', cpp)))
+    found = set()
+    for key in ("XLA", "AutogradXLA"):
+        cpp = tmp / f"Register{key}.cpp"
+        if cpp.exists():
+            found |= {(op, key) for op in re.findall(r'm\.impl\("([^"]+)"', cpp.read_text())}
+            cpp.unlink()
+    return sorted(found)
 
 
-def _ours(yaml_text: str, native: ParsedNativeFunctions) -> list[str]:
-    (source,) = generate_backend_stubs(yaml_text, native_functions=native).values()
-    rows = re.findall(r'^    \("aten", "([^"]+)", "XLA", ', source, flags=re.MULTILINE)
+def _ours(yaml_text: str, native: ParsedNativeFunctions) -> list[tuple[str, str]]:
+    sources = generate_backend_stubs(yaml_text, native_functions=native)
+    rows = []
+    for source in sources.values():
+        rows += re.findall(r'^    \("aten", "([^"]+)", "(\w+)", ', source, flags=re.MULTILINE)
     return sorted(set(rows))
 
 
 @st.composite
 def _backend_yaml(draw: Any, native: ParsedNativeFunctions) -> str:
-    # Groups with a `_functional`/mutable member make torchgen assert (it would wrap the
-    # mutable variant), so they are left out.
-    groups = [g for g in native.groups if g.mutable is None]
-    picked: list[str] = []
+    # torchgen asserts (instead of generating) for groups with a mutable member and for
+    # inplace members returning nothing (`_foreach_pow_.List(...) -> ()`); we generate the
+    # latter (test below). Both are left out here.
+    groups = [
+        g
+        for g in native.groups
+        if g.mutable is None and (g.inplace is None or g.inplace.func.returns)
+    ]
+    picked: dict[str, list[str]] = {"supported": [], "autograd": []}
     for g in draw(st.lists(st.sampled_from(groups), min_size=1, max_size=4, unique_by=id)):
         assert isinstance(g, NativeFunctionsGroup)
         members = [str(f.func.name) for f in g.functions()]
-        picked += draw(st.lists(st.sampled_from(members), min_size=1, unique=True))
+        # A group's members go all to one list (mixing is an error, tested elsewhere).
+        where = "autograd" if draw(st.booleans()) else "supported"
+        picked[where] += draw(st.lists(st.sampled_from(members), min_size=1, unique=True))
     singles = [str(f.func.name) for f in native.grouped if not isinstance(f, NativeFunctionsGroup)]
-    picked += draw(st.lists(st.sampled_from(singles), max_size=2))
+    picked["supported"] += draw(st.lists(st.sampled_from(singles), max_size=2))
     out_primary = draw(st.booleans())
     lines = ["backend: XLA", "cpp_namespace: torch_xla"]
     lines.append(f"use_out_as_primary: {str(out_primary).lower()}")
-    return "\n".join([*lines, "supported:", *(f"- {name}" for name in picked)]) + "\n"
+    for key, names in picked.items():
+        if names:
+            lines += [f"{key}:", *(f"- {name}" for name in names)]
+    return "\n".join(lines) + "\n"
 
 
 def test_registered_operators_match_torchgen_on_random_yamls(
@@ -88,6 +105,7 @@ def test_generic_schemas_get_generic_wrappers(
 ) -> None:
     text = "backend: XLA\ncpp_namespace: torch_xla\nsupported:\n- random.from\n"
     assert _ours(text, torch_native) == _torchgen_registered(text, tmp_path)
+    assert ("random.from_out", "XLA") in _ours(text, torch_native)
     (source,) = generate_backend_stubs(text, native_functions=torch_native).values()
     namespace: dict[str, Any] = {}
     exec(compile(source, "generated.py", "exec"), namespace)  # noqa: S102 - generated code under test
@@ -112,3 +130,30 @@ def test_generic_schemas_get_generic_wrappers(
     random_out = namespace["_make_random_from_out"](K)
     assert random_out(x, 1, None, generator=None, out=out) is out and out == [7]
     assert seen == [((x, 1, 5), {}), ((x, 1, None), {"generator": None})]
+
+
+def test_inplace_without_returns_is_generated_where_torchgen_asserts(
+    torch_native: ParsedNativeFunctions,
+) -> None:
+    text = "backend: XLA\ncpp_namespace: torch_xla\nsupported:\n- _foreach_pow.List\n"
+    (source,) = generate_backend_stubs(text, native_functions=torch_native).values()
+    namespace: dict[str, Any] = {}
+    exec(compile(source, "generated.py", "exec"), namespace)  # noqa: S102 - generated code under test
+
+    class K:
+        @staticmethod
+        def _foreach_pow_List(self: Any, exponent: Any) -> list[list[int]]:  # noqa: PLW0211
+            return [
+                [a**b for a, b in zip(x, e, strict=True)]
+                for x, e in zip(self, exponent, strict=True)
+            ]
+
+        @staticmethod
+        def _copy_from(src: Any, dst: Any, non_blocking: bool = False) -> Any:
+            dst[:] = src
+            return dst
+
+    xs = [[2], [3]]
+    first = xs[0]
+    assert namespace["_make__foreach_pow__List"](K)(xs, [[3], [2]]) is None
+    assert xs == [[8], [9]] and xs[0] is first
