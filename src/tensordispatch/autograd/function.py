@@ -1,0 +1,187 @@
+"""Custom autograd functions: ``Function`` with ``forward(ctx, ...)`` / ``backward(ctx, ...)``.
+
+Owns torch.autograd.Function's contract: forward runs without recording, its tensor outputs
+get a node named ``<Class>Backward`` whose apply calls ``backward``; the context saves
+tensors (with version checks), reports ``needs_input_grad``, and takes ``mark_dirty`` /
+``mark_non_differentiable`` / ``set_materialize_grads``. Must not know operators.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from tensordispatch.autograd.grad_mode import is_grad_enabled, no_grad
+from tensordispatch.autograd.graph import Node, SavedTensor, collect_next_edges, meta_of
+from tensordispatch.tensor import Tensor
+
+__all__ = ["BackwardCFunction", "Function", "FunctionCtx"]
+
+
+class FunctionCtx:
+    """The ``ctx`` of a custom Function (torch's FunctionCtx)."""
+
+    def __init__(self) -> None:
+        self.needs_input_grad: tuple[bool, ...] = ()
+        self._saved: list[SavedTensor | None] = []
+        self._dirty: list[Tensor] = []
+        self._non_differentiable: list[Tensor] = []
+        self._node: Node | None = None
+        self.materialize_grads = True
+
+    def save_for_backward(self, *tensors: Tensor | None) -> None:
+        """Save tensors for backward (read back with ``saved_tensors``)."""
+        self._to_save = tensors
+
+    @property
+    def saved_tensors(self) -> tuple[Tensor | None, ...]:
+        node = self._node
+        if node is None:
+            return tuple(getattr(self, "_to_save", ()))
+        return tuple(None if s is None else s.unpack(node) for s in self._saved)
+
+    def mark_dirty(self, *tensors: Tensor) -> None:
+        """Declare inputs that forward modified in place."""
+        self._dirty = list(tensors)
+
+    def mark_non_differentiable(self, *tensors: Tensor) -> None:
+        """Declare outputs that have no gradient."""
+        self._non_differentiable = list(tensors)
+
+    def set_materialize_grads(self, value: bool) -> None:
+        """Whether undefined output gradients reach backward as zeros (default) or None."""
+        self.materialize_grads = value
+
+
+class BackwardCFunction(Node):
+    """The node of one custom Function call; its class is named ``<Function>Backward``."""
+
+    __slots__ = ("ctx", "_positions", "_outputs_meta")
+    function: ClassVar[type[Function]]
+
+    def apply(self, grads: list[Tensor | None]) -> tuple[Tensor | None, ...]:
+        from tensordispatch.autograd.formulas import zeros_like
+
+        ctx = self.ctx
+        grads = list(grads) + [None] * (len(self._outputs_meta) - len(grads))
+        if ctx.materialize_grads:
+            grads = [
+                zeros_like(proto) if g is None else g
+                for g, proto in zip(grads, self._outputs_meta, strict=True)
+            ]
+        if self._released:
+            from tensordispatch.autograd.graph import FREED_MESSAGE
+
+            raise RuntimeError(FREED_MESSAGE)
+        result = self.function.backward(ctx, *grads)
+        if not isinstance(result, tuple):
+            result = (result,)
+        n_in = getattr(ctx, "_num_inputs", len(result))
+        if len(result) != n_in:
+            raise RuntimeError(
+                f"function {self.name()} returned an incorrect number of gradients "
+                f"(expected {n_in}, got {len(result)})"
+            )
+        return tuple(result[i] for i in self._positions)
+
+    def release(self) -> None:
+        self._released = True
+
+
+class Function:
+    """Subclass with ``forward(ctx, *args)`` and ``backward(ctx, *grads)`` staticmethods and
+    call ``apply``.
+
+    >>> import tensordispatch as td
+    >>> class Square(Function):
+    ...     @staticmethod
+    ...     def forward(ctx, x):
+    ...         ctx.save_for_backward(x)
+    ...         return x * x
+    ...     @staticmethod
+    ...     def backward(ctx, g):
+    ...         (x,) = ctx.saved_tensors
+    ...         return 2 * x * g
+    >>> x = td.tensor([3.0]).requires_grad_()
+    >>> y = Square.apply(x)
+    >>> y.grad_fn.name(), (y.backward(), x.grad)[1]
+    ('SquareBackward', tensor([6.]))
+    """
+
+    _backward_cls: ClassVar[type[BackwardCFunction]]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._backward_cls = type(
+            f"{cls.__name__}Backward",
+            (BackwardCFunction,),
+            {"__slots__": (), "function": cls, "__module__": cls.__module__},
+        )
+
+    @staticmethod
+    def forward(ctx: Any, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError(
+            "You must implement the forward function for custom autograd.Function."
+        )
+
+    @staticmethod
+    def backward(ctx: Any, *grad_outputs: Any) -> Any:
+        raise NotImplementedError(
+            "You must implement either the backward or vjp method for your custom "
+            "autograd.Function to use it with backward mode AD."
+        )
+
+    @classmethod
+    def apply(cls, *args: Any) -> Any:
+        ctx = FunctionCtx()
+        positions = tuple(i for i, a in enumerate(args) if isinstance(a, Tensor))
+        ctx.needs_input_grad = tuple(
+            isinstance(a, Tensor) and a.requires_grad for a in args
+        )
+        ctx._num_inputs = len(args)  # type: ignore[attr-defined]
+        record = is_grad_enabled() and any(ctx.needs_input_grad)
+        with no_grad():
+            out = cls.forward(ctx, *args)
+        if not record:
+            return out
+        return _link(cls, ctx, args, positions, out)
+
+
+def _link(
+    cls: type[Function], ctx: FunctionCtx, args: tuple[Any, ...], positions: tuple[int, ...],
+    out: Any,
+) -> Any:
+    from tensordispatch.autograd.graph import _shallow_alias
+    from tensordispatch.autograd.kernels import check_inplace
+
+    outs = out if isinstance(out, tuple) else (out,)
+    node = cls._backward_cls()
+    node.ctx = ctx
+    node._positions = positions
+    inputs = tuple(args[i] for i in positions)
+    node.next_functions = collect_next_edges(inputs)
+    node._input_meta = tuple((t._shape, t.dtype) for t in inputs)
+    dirty = {id(t) for t in ctx._dirty}
+    non_diff = {id(t) for t in ctx._non_differentiable}
+    input_ids = {id(t) for t in inputs}
+    results = []
+    for nr, o in enumerate(outs):
+        if not isinstance(o, Tensor):
+            results.append(o)
+            continue
+        if id(o) in dirty:
+            check_inplace(o)
+        elif id(o) in input_ids:
+            o = _shallow_alias(o)  # an input returned as is: a new output object
+        if id(o) not in non_diff:
+            m = meta_of(o)
+            m.requires_grad = True
+            m.grad_fn = node
+            m.output_nr = nr
+        results.append(o)
+    node._outputs_meta = tuple(o for o in results)
+    ctx._saved = [
+        None if t is None else SavedTensor(t, any(t is r for r in results))
+        for t in getattr(ctx, "_to_save", ())
+    ]
+    ctx._node = node
+    return tuple(results) if isinstance(out, tuple) else results[0]
