@@ -13,8 +13,8 @@ import pytest
 
 import tensordispatch as td
 from tensordispatch.backends import cpu_fallback as cf
-from tensordispatch.dispatch.keys import BackendComponent
 from tensordispatch.dispatch.kernel import fallthrough_kernel
+from tensordispatch.dispatch.keys import BackendComponent
 from tensordispatch.library import Library
 from tensordispatch.tensor import Tensor
 from tensordispatch.tensor.device import register_device_type
@@ -77,8 +77,13 @@ def hooks(fbdev: Any) -> Iterator[Hooks]:
 
 def _backend(h: Hooks, **kw: Any) -> cf.FallbackBackend:
     return cf.FallbackBackend(
-        "fbdev", BackendComponent.PrivateUse2Bit, h.to_cpu, h.from_cpu, h.copy_from_cpu,
-        log=h.log, **kw,
+        "fbdev",
+        BackendComponent.PrivateUse2Bit,
+        h.to_cpu,
+        h.from_cpu,
+        h.copy_from_cpu,
+        log=h.log,
+        **kw,
     )
 
 
@@ -116,12 +121,16 @@ def test_add_runs_on_cpu_and_comes_back_on_the_device(hooks: Hooks, fbdev: Any) 
     a, b = dev([1.0, 2.0], fbdev), dev([10.0, 20.0], fbdev)
     r = td.add(a, b, alpha=2)
     assert r.device == fbdev
-    assert r._data.tolist() == td.add(td.tensor([1.0, 2.0]), td.tensor([10.0, 20.0]), alpha=2).tolist()
+    assert (
+        r._data.tolist() == td.add(td.tensor([1.0, 2.0]), td.tensor([10.0, 20.0]), alpha=2).tolist()
+    )
     assert cf.fallback_counts() == {"aten::add.Tensor": 1}
     assert cf.fallback_counts("fbdev") == {"aten::add.Tensor": 1}
 
 
-def test_all_tensor_arguments_move_in_one_to_cpu_call(hooks: Hooks, fbdev: Any, testlib: Library) -> None:
+def test_all_tensor_arguments_move_in_one_to_cpu_call(
+    hooks: Hooks, fbdev: Any, testlib: Library
+) -> None:
     x, y, z, w = (dev([v], fbdev) for v in (1.0, 2.0, 3.0, 4.0))
     r = td.ops.fbtest.combine(x, [y, z], w=w)
     assert len(hooks.to_cpu_calls) == 1
@@ -129,7 +138,9 @@ def test_all_tensor_arguments_move_in_one_to_cpu_call(hooks: Hooks, fbdev: Any, 
     assert r._data.tolist() == [(1.0 + 2.0 + 3.0) * 4.0] and r.device == fbdev
 
 
-def test_optional_tensors_that_are_none_stay_none(hooks: Hooks, fbdev: Any, testlib: Library) -> None:
+def test_optional_tensors_that_are_none_stay_none(
+    hooks: Hooks, fbdev: Any, testlib: Library
+) -> None:
     a, b = dev([1.0], fbdev), dev([2.0], fbdev)
     r = td.ops.fbtest.pick([a, None, b])
     assert [t._data.tolist() for t in hooks.to_cpu_calls[0]] == [[1.0], [2.0]]
@@ -171,7 +182,7 @@ def test_view_operator_raises(hooks: Hooks, fbdev: Any, testlib: Library) -> Non
     with pytest.raises(cf.FallbackViewError) as info:
         td.ops.fbtest.myview(dev([1.0], fbdev))
     assert str(info.value) == (
-        'The operator fbtest::myview appears to be a view operator, but it has no '
+        "The operator fbtest::myview appears to be a view operator, but it has no "
         'implementation for the backend "fbdev:0". View operators don\'t support falling back '
         "to run on the CPU, since the tensor's storage cannot be shared across devices. "
         "Implement fbtest::myview for the backend (list it in its backend yaml)."

@@ -13,9 +13,9 @@ from typing import Any
 import numpy as np
 import pytest
 import torch
+import torchdev
 
 import tensordispatch as td
-import torchdev
 from tensordispatch.backends import cpu_fallback as cf
 from tensordispatch.codegen.backend_stubs import generate_backend_stubs
 from tensordispatch.library import Library
@@ -105,9 +105,7 @@ def test_mixed_program_matches_cpu(extra_ops: Library) -> None:
             assert np.allclose(g[2], w[2], rtol=1e-6, equal_nan=True), (i, g, w)
         else:
             assert g == w, i
-    assert all(
-        x.device == torchdev.DEVICE for x in on_device if isinstance(x, td.Tensor)
-    )
+    assert all(x.device == torchdev.DEVICE for x in on_device if isinstance(x, td.Tensor))
 
 
 def test_fallback_counters_move_for_non_native_ops_only(extra_ops: Library) -> None:

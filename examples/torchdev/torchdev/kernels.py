@@ -1,3 +1,4 @@
+# ruff: noqa: PLW0211 - kernels keep the schema's argument names, `self` included
 """torchdev's native kernels: aten operators computed by torch on torch's CPU device.
 
 A torchdev tensor is a tensordispatch Tensor whose payload (``_data``) is a torch.Tensor:
@@ -163,4 +164,4 @@ def _default_dtype() -> Any:
     return td.get_default_dtype() if hasattr(td, "get_default_dtype") else td.float32
 
 
-__all__ = ["TorchDevNativeFunctions", "to_td_dtype", "DEVICE"]
+__all__ = ["DEVICE", "TorchDevNativeFunctions", "to_td_dtype"]

@@ -78,7 +78,11 @@ def as_torch(t: Tensor) -> torch.Tensor:
     array = t._data
     if not array.flags.writeable:
         array = array.copy()
-    return torch.from_numpy(array) if array.ndim else torch.tensor(array.item(), dtype=to_torch_dtype(t.dtype))
+    return (
+        torch.from_numpy(array)
+        if array.ndim
+        else torch.tensor(array.item(), dtype=to_torch_dtype(t.dtype))
+    )
 
 
 def resize_to(t: TorchDevTensor, shape: tuple[int, ...]) -> None:

@@ -143,6 +143,12 @@ class FallbackPlan:
     returns: tuple[tuple[int, int], ...]  # (return kind, aliased argument or -1)
     is_view: bool
     num_returns: int
+    # Fast path (only Tensor / Tensor? arguments, no Device ones): their positions.
+    plain: tuple[int, ...] | None = None
+    # How the CPU call is made: positional count, then (position, name, default) of the
+    # keyword-only arguments (defaults left out, as the dispatcher forwards them).
+    num_positional: int = 0
+    keywords: tuple[tuple[int, str, Any], ...] = ()
 
 
 def _compute_plan(op: OpOverload) -> FallbackPlan:
@@ -163,6 +169,13 @@ def _compute_plan(op: OpOverload) -> FallbackPlan:
             returns.append((_RET_LIST if isinstance(r.type, ListType) else _RET_TENSOR, -1))
         else:
             returns.append((_RET_OTHER, -1))
+    plain = tuple(i for i, kind in args if kind == _T)
+    positional = [a for a in schema.arguments if not a.kwarg_only]
+    keywords = tuple(
+        (i, a.name, _NO_DEFAULT if a.default is None else a.default_value)
+        for i, a in enumerate(schema.arguments)
+        if a.kwarg_only
+    )
     return FallbackPlan(
         name=op.name(),
         schema=schema,
@@ -171,7 +184,26 @@ def _compute_plan(op: OpOverload) -> FallbackPlan:
         returns=tuple(returns),
         is_view=bool(info.view_pairs),
         num_returns=len(schema.returns),
+        plain=plain if len(plain) == len(args) else None,
+        num_positional=len(positional),
+        keywords=keywords,
     )
+
+
+_NO_DEFAULT = object()
+_SIMPLE = (int, float, bool, str, type(None))
+
+
+def _call_on_cpu(op: OpOverload, plan: FallbackPlan, stack: list[Any]) -> Any:
+    """Redispatch ``op`` to the CPU key with ``stack`` (keyword arguments equal to their
+    default are left out, as a caller who omitted them)."""
+    kwargs = {}
+    for i, name, default in plan.keywords:
+        v = stack[i]
+        if v is default or (type(v) is type(default) and type(v) in _SIMPLE and v == default):
+            continue
+        kwargs[name] = v
+    return op.redispatch(_CPU_RAW, *stack[: plan.num_positional], **kwargs)
 
 
 _PLANS: dict[Any, FallbackPlan] = {}
@@ -299,7 +331,7 @@ def _refuse(op: OpOverload, plan: FallbackPlan, backend: FallbackBackend, stack:
     where = _device_text(stack, plan, backend)
     if plan.is_view:
         raise FallbackViewError(
-            f'The operator {plan.name} appears to be a view operator, but it has no '
+            f"The operator {plan.name} appears to be a view operator, but it has no "
             f'implementation for the backend "{where}". View operators don\'t support '
             "falling back to run on the CPU, since the tensor's storage cannot be shared "
             f"across devices. Implement {plan.name} for the backend (list it in its backend "
@@ -336,6 +368,10 @@ def cpu_fallback(op: OpOverload, keyset: DispatchKeySet | int, stack: list[Any])
         counts = _COUNTS.setdefault(backend.name, {})
     counts[plan.name] = counts.get(plan.name, 0) + 1
 
+    plain = plan.plain
+    if plain is not None and not plan.mutable and plan.num_returns == 1:
+        return _run_plain(op, plan, plain, backend, stack)
+
     # Gather the device tensors (Note [One to_cpu call per fallback]).
     moved: list[Tensor] = []
     target: device | None = None
@@ -362,7 +398,7 @@ def cpu_fallback(op: OpOverload, keyset: DispatchKeySet | int, stack: list[Any])
         cpus = backend.to_cpu(moved)
         _substitute(plan, stack, cpu_stack, cpus)
 
-    result = op._redispatch_boxed(_CPU_RAW, cpu_stack)
+    result = _call_on_cpu(op, plan, cpu_stack)
 
     # Written arguments: copy back into the caller's tensors (Note [Written arguments ...]).
     for i in plan.mutable:
@@ -375,6 +411,38 @@ def cpu_fallback(op: OpOverload, keyset: DispatchKeySet | int, stack: list[Any])
                 if d is not None and d.device is not CPU:
                     backend.copy_from_cpu(src, d)
     return _outputs(plan, backend, stack, result, target)
+
+
+def _run_plain(
+    op: OpOverload,
+    plan: FallbackPlan,
+    plain: tuple[int, ...],
+    backend: FallbackBackend,
+    stack: list[Any],
+) -> Any:
+    """The common case, same rules: plain tensor arguments, nothing written, one return."""
+    cpu_stack = stack.copy()
+    where = []
+    moved = []
+    for i in plain:
+        v = stack[i]
+        if v is not None and v.device is not CPU:
+            where.append(i)
+            moved.append(v)
+    if backend.log is not None:
+        backend.log(op, moved)
+    if not moved:
+        return _outputs(plan, backend, stack, _call_on_cpu(op, plan, cpu_stack), None)
+    cpus = backend.to_cpu(moved)
+    if len(cpus) != len(moved):
+        _substitute(plan, stack, cpu_stack, cpus)  # raises the hook's error
+    for i, t in zip(where, cpus):
+        cpu_stack[i] = t
+    result = _call_on_cpu(op, plan, cpu_stack)
+    kind = plan.returns[0][0]
+    if kind == _RET_TENSOR and result is not None:
+        return backend.from_cpu([result], moved[0].device)[0]
+    return _outputs(plan, backend, stack, result, moved[0].device)
 
 
 def _substitute(

@@ -1,0 +1,127 @@
+"""add through the boxed CPU fallback vs the example backend's native kernel vs CPU directly.
+
+Run: python benchmarks/bench_fallback.py   (needs torch, for examples/torchdev)
+
+Per tensor size, in one run, best of several repeats (microseconds per call):
+
+* cpu        td.add on tensordispatch CPU tensors (the direct call);
+* native     td.add on torchdev tensors: torchdev's add.Tensor kernel (torch computes);
+* fallback   td.add on torchdev tensors with add.Tensor routed to torchdev's boxed CPU
+             fallback (its native kernel overridden for the measurement): to_cpu of both
+             arguments in one call, add on CPU, from_cpu of the result;
+* copies     the two device copies alone: torchdev's to_cpu([a, b]) + from_cpu([r]);
+* null       the same fallback on a backend whose transfers copy nothing (payloads are the
+             CPU arrays): the fallback's own cost plus the CPU add.
+
+Printed ratios: fallback/native, fallback/cpu, and the fallback's own overhead excluding the
+device copies, measured two ways: (fallback - copies)/cpu and null/cpu. Target <= 1.2x.
+"""
+
+from __future__ import annotations
+
+import pathlib
+import sys
+import timeit
+import warnings
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "examples" / "torchdev"))
+
+import torchdev
+
+import tensordispatch as td
+from tensordispatch.backends import cpu_fallback as cf
+from tensordispatch.dispatch.kernel import fallthrough_kernel
+from tensordispatch.dispatch.keys import BackendComponent
+from tensordispatch.library import Library
+from tensordispatch.tensor import Tensor
+from tensordispatch.tensor.device import register_device_type
+
+SIZES = (3, 10_000, 1_000_000)
+
+
+def best_us(fn: Any, budget: float = 0.2) -> float:
+    """Best per-call time in microseconds over 5 repeats of an adaptively sized loop."""
+    n = 1
+    while True:
+        t = timeit.timeit(fn, number=n)
+        if t > budget / 5 or n > 1_000_000:
+            break
+        n *= 4
+    return min(timeit.repeat(fn, number=n, repeat=5)) / n * 1e6
+
+
+def null_backend() -> tuple[Any, list[Any]]:
+    """PrivateUse2 backend 'nullcopy': payloads are NumPy arrays, transfers re-wrap them."""
+    handles: list[Any] = [register_device_type("nullcopy", BackendComponent.PrivateUse2Bit)]
+    dev = td.device("nullcopy", 0)
+
+    def wrap(t: Tensor, device: Any) -> Tensor:
+        return Tensor._make(t._data, t._shape, t._strides, 0, t.dtype, device)
+
+    def to_cpu(ts: list[Tensor]) -> list[Tensor]:
+        return [Tensor._wrap_numpy(t._data, t.dtype) for t in ts]
+
+    def from_cpu(ts: list[Tensor], device: Any) -> list[Tensor]:
+        return [wrap(t, device) for t in ts]
+
+    backend = cf.FallbackBackend(
+        "nullcopy", BackendComponent.PrivateUse2Bit, to_cpu, from_cpu, lambda s, d: None
+    )
+    autograd = Library("_", "IMPL")
+    autograd.fallback(fallthrough_kernel, "AutogradPrivateUse2")
+    handles += [autograd, cf.register_cpu_fallback(backend, "PrivateUse2")]
+    return (lambda t: wrap(t, dev)), handles
+
+
+def measure(n: int, to_null: Any) -> tuple[float, ...]:
+    """(n, cpu, native, fallback, copies, null) for float32 tensors of n elements."""
+    a_cpu = td.from_numpy(np.linspace(0, 1, n, dtype=np.float32))
+    b_cpu = td.from_numpy(np.linspace(1, 2, n, dtype=np.float32))
+    a, b = torchdev.to_device(a_cpu), torchdev.to_device(b_cpu)
+    an, bn = to_null(a_cpu), to_null(b_cpu)
+    add = td.add
+    cpu = best_us(lambda: add(a_cpu, b_cpu))
+    native = best_us(lambda: add(a, b))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the override warning
+        over = Library("aten", "IMPL")
+        over.impl("add.Tensor", torchdev.torchdev_fallback, "PrivateUse1", boxed=True)
+    try:
+        fallback = best_us(lambda: add(a, b))
+    finally:
+        over._destroy()
+    r = add(a_cpu, b_cpu)
+    runtime = torchdev.runtime
+    copies = best_us(lambda: runtime.batched_to_cpu([a, b])) + best_us(
+        lambda: runtime.batched_from_cpu([r], torchdev.DEVICE)
+    )
+    null = best_us(lambda: add(an, bn))
+    return (n, cpu, native, fallback, copies, null)
+
+
+def main() -> None:
+    import torch
+
+    # One thread, like our NumPy kernels; a busy machine makes torch's thread pool spin.
+    torch.set_num_threads(1)
+    to_null, handles = null_backend()
+    rows = [measure(n, to_null) for n in SIZES]
+    for h in reversed(handles):
+        h._destroy() if isinstance(h, Library) else h.remove()
+
+    print("add(a, b), float32, microseconds per call (best of 5)")
+    head = f"{'n':>9} {'cpu':>8} {'native':>8} {'fallback':>9} {'copies':>8} {'null':>8}"
+    print(head + "   fb/native  fb/cpu  (fb-copies)/cpu  null/cpu")
+    for n, cpu, native, fallback, copies, null in rows:
+        print(
+            f"{n:>9} {cpu:8.2f} {native:8.2f} {fallback:9.2f} {copies:8.2f} {null:8.2f}"
+            f"   {fallback / native:8.2f}x {fallback / cpu:6.2f}x "
+            f"{(fallback - copies) / cpu:14.2f}x {null / cpu:8.2f}x"
+        )
+
+
+if __name__ == "__main__":
+    main()
