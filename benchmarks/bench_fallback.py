@@ -19,6 +19,7 @@ device copies, measured two ways: (fallback - copies)/cpu and null/cpu. Target <
 
 from __future__ import annotations
 
+import importlib
 import pathlib
 import sys
 import timeit
@@ -32,12 +33,14 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "examples" 
 import torchdev
 
 import tensordispatch as td
-from tensordispatch.backends import cpu_fallback as cf
 from tensordispatch.dispatch.kernel import fallthrough_kernel
 from tensordispatch.dispatch.keys import BackendComponent
 from tensordispatch.library import Library
 from tensordispatch.tensor import Tensor
 from tensordispatch.tensor.device import register_device_type
+
+# The module by path: tensordispatch.backends may re-export the function under its name.
+cf = importlib.import_module("tensordispatch.backends.cpu_fallback")
 
 SIZES = (3, 10_000, 1_000_000)
 

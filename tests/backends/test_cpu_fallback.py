@@ -5,6 +5,7 @@ tests/examples. Expected values come from the same operator on CPU tensors."""
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Iterator
 from typing import Any
 
@@ -12,7 +13,6 @@ import numpy as np
 import pytest
 
 import tensordispatch as td
-from tensordispatch.backends import cpu_fallback as cf
 from tensordispatch.dispatch.kernel import fallthrough_kernel
 from tensordispatch.dispatch.keys import BackendComponent
 from tensordispatch.library import Library
@@ -21,6 +21,9 @@ from tensordispatch.tensor.device import register_device_type
 from tensordispatch.tensor.tensor import contiguous_strides
 
 KEY = "PrivateUse2"
+
+# The module by path: tensordispatch.backends may re-export the function under its name.
+cf = importlib.import_module("tensordispatch.backends.cpu_fallback")
 
 
 class Hooks:
@@ -292,3 +295,35 @@ def test_removed_registration_leaves_no_fallback(fbdev: Any) -> None:
     reg.remove()
     with pytest.raises(NotImplementedError):
         td.sin(dev([1.0], fbdev))
+
+
+def test_fallback_without_hooks_says_how_to_register(fbdev: Any) -> None:
+    lib = Library("_", "IMPL")
+    lib.fallback(cf.cpu_fallback, KEY, boxed=True)
+    try:
+        with pytest.raises(RuntimeError) as info:
+            td.sin(dev([1.0], fbdev))
+        assert str(info.value) == (
+            "aten::sin: the CPU fallback ran for backend component PrivateUse2Bit, which has no "
+            "CPU fallback hooks; register them with register_cpu_fallback (or "
+            "register_fallback_backend) before registering cpu_fallback as a kernel"
+        )
+    finally:
+        lib._destroy()
+
+
+def test_to_cpu_hook_must_return_one_tensor_per_input(fbdev: Any) -> None:
+    h = Hooks()
+    backend = cf.FallbackBackend(
+        "fbdev", BackendComponent.PrivateUse2Bit, lambda ts: [], h.from_cpu, h.copy_from_cpu
+    )
+    reg = cf.register_cpu_fallback(backend, KEY)
+    try:
+        with pytest.raises(RuntimeError) as info:
+            td.sin(dev([1.0], fbdev))
+        assert str(info.value) == (
+            "aten::sin: the backend's to_cpu hook returned 0 tensor(s) for 1 device tensor(s); "
+            "it must return one CPU tensor per input, in order"
+        )
+    finally:
+        reg.remove()

@@ -6,6 +6,7 @@ against torch), plus torch directly for the storage facts."""
 
 from __future__ import annotations
 
+import importlib
 import pathlib
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -16,11 +17,13 @@ import torch
 import torchdev
 
 import tensordispatch as td
-from tensordispatch.backends import cpu_fallback as cf
 from tensordispatch.codegen.backend_stubs import generate_backend_stubs
 from tensordispatch.library import Library
 
 ROOT = pathlib.Path(torchdev.__file__).parent
+
+# The module by path: tensordispatch.backends may re-export the function under its name.
+cf = importlib.import_module("tensordispatch.backends.cpu_fallback")
 
 
 @pytest.fixture(autouse=True)

@@ -16,7 +16,7 @@ Every tensor argument (plain, optional, and the elements of Tensor[] / Tensor?[]
 stack order) is gathered into one list and handed to ``to_cpu`` once: an XLA-style backend
 materializes a shared graph once for all of them (review of seed 001). ``None`` (an
 undefined optional tensor or list element) is not sent and stays None. Arguments already
-on CPU are left alone. A call without device tensors (a factory with ``device=``) makes no
+on CPU are left alone (``device.type == "cpu"``; the ``is CPU`` test first is the fast path). A call without device tensors (a factory with ``device=``) makes no
 ``to_cpu`` call. Outputs are moved back with one ``from_cpu`` call as well.
 
 Note [Fallback plans]
@@ -379,12 +379,12 @@ def cpu_fallback(op: OpOverload, keyset: DispatchKeySet | int, stack: list[Any])
     for i, kind in plan.args:
         v = stack[i]
         if kind == _T:
-            if v is not None and v.device is not CPU:
+            if v is not None and v.device is not CPU and v.device.type != "cpu":
                 moved.append(v)
         elif kind == _LIST:
             cpu_stack[i] = list(v)
             for t in v:
-                if t is not None and t.device is not CPU:
+                if t is not None and t.device is not CPU and t.device.type != "cpu":
                     moved.append(t)
         elif v is not None:
             dev = v if isinstance(v, device) else device(v)
@@ -404,11 +404,11 @@ def cpu_fallback(op: OpOverload, keyset: DispatchKeySet | int, stack: list[Any])
     for i in plan.mutable:
         dst = stack[i]
         if isinstance(dst, Tensor):
-            if dst.device is not CPU:
+            if dst.device is not CPU and dst.device.type != "cpu":
                 backend.copy_from_cpu(cpu_stack[i], dst)
         elif dst is not None:
             for src, d in zip(cpu_stack[i], dst, strict=True):
-                if d is not None and d.device is not CPU:
+                if d is not None and d.device is not CPU and d.device.type != "cpu":
                     backend.copy_from_cpu(src, d)
     return _outputs(plan, backend, stack, result, target)
 
@@ -426,7 +426,7 @@ def _run_plain(
     moved = []
     for i in plain:
         v = stack[i]
-        if v is not None and v.device is not CPU:
+        if v is not None and v.device is not CPU and v.device.type != "cpu":
             where.append(i)
             moved.append(v)
     if backend.log is not None:
@@ -435,7 +435,7 @@ def _run_plain(
         return _outputs(plan, backend, stack, _call_on_cpu(op, plan, cpu_stack), None)
     cpus = backend.to_cpu(moved)
     if len(cpus) != len(moved):
-        _substitute(plan, stack, cpu_stack, cpus)  # raises the hook's error
+        raise _count_error(plan, len(cpus), len(moved))
     for i, t in zip(where, cpus):
         cpu_stack[i] = t
     result = _call_on_cpu(op, plan, cpu_stack)
@@ -445,28 +445,41 @@ def _run_plain(
     return _outputs(plan, backend, stack, result, moved[0].device)
 
 
+def _count_error(plan: FallbackPlan, got: int, expected: int) -> RuntimeError:
+    return RuntimeError(
+        f"{plan.name}: the backend's to_cpu hook returned {got} tensor(s) for "
+        f"{expected} device tensor(s); it must return one CPU tensor per input, in order"
+    )
+
+
 def _substitute(
     plan: FallbackPlan, stack: list[Any], cpu_stack: list[Any], cpus: Sequence[Tensor]
 ) -> None:
     """Put the CPU copies into ``cpu_stack`` in the order they were gathered."""
-    k = 0
+    it = iter(cpus)
+    try:
+        for i, kind in plan.args:
+            if kind == _T:
+                v = stack[i]
+                if v is not None and v.device is not CPU and v.device.type != "cpu":
+                    cpu_stack[i] = next(it)
+            elif kind == _LIST:
+                items = cpu_stack[i]
+                for n, t in enumerate(items):
+                    if t is not None and t.device is not CPU and t.device.type != "cpu":
+                        items[n] = next(it)
+    except StopIteration:
+        raise _count_error(plan, len(cpus), _count_moved(plan, stack)) from None
+    if next(it, None) is not None:
+        raise _count_error(plan, len(cpus), _count_moved(plan, stack))
+
+
+def _count_moved(plan: FallbackPlan, stack: list[Any]) -> int:
+    n = 0
     for i, kind in plan.args:
-        if kind == _T:
-            v = stack[i]
-            if v is not None and v.device is not CPU:
-                cpu_stack[i] = cpus[k]
-                k += 1
-        elif kind == _LIST:
-            items = cpu_stack[i]
-            for n, t in enumerate(items):
-                if t is not None and t.device is not CPU:
-                    items[n] = cpus[k]
-                    k += 1
-    if k != len(cpus):
-        raise RuntimeError(
-            f"{plan.name}: the backend's to_cpu hook returned {len(cpus)} tensor(s) for "
-            f"{k} device tensor(s); it must return one CPU tensor per input, in order"
-        )
+        items = stack[i] if kind == _LIST else [stack[i]] if kind == _T else []
+        n += sum(1 for t in items if t is not None and t.device.type != "cpu")
+    return n
 
 
 def _outputs(
