@@ -287,7 +287,7 @@ def fallback_counts(backend: str | None = None) -> dict[str, int]:
             return dict(_COUNTS.get(backend, {}))
         total: dict[str, int] = {}
         for counts in _COUNTS.values():
-            for name, n in counts.items():
+            for name, n in list(counts.items()):
                 total[name] = total.get(name, 0) + n
         return total
 
@@ -355,6 +355,29 @@ def cpu_fallback(op: OpOverload, keyset: DispatchKeySet | int, stack: list[Any])
     ``Library("_", "IMPL").fallback(fn, key, boxed=True)``. Returns the operator's result.
     See the module notes for the rules (one ``to_cpu`` call, written arguments keep their
     identity, views refuse).
+
+    A toy backend "doc3" whose device tensors hold NumPy arrays (transfers re-wrap them):
+
+    >>> import tensordispatch as td
+    >>> from tensordispatch.dispatch.kernel import fallthrough_kernel
+    >>> from tensordispatch.library import Library
+    >>> from tensordispatch.tensor.device import register_device_type
+    >>> dev_type = register_device_type("doc3", BackendComponent.PrivateUse3Bit)
+    >>> def move(t, dev):
+    ...     return Tensor._make(t._data.copy(), t._shape, t._strides, 0, t.dtype, dev)
+    >>> backend = FallbackBackend(
+    ...     "doc3", BackendComponent.PrivateUse3Bit,
+    ...     to_cpu=lambda ts: [move(t, CPU) for t in ts],
+    ...     from_cpu=lambda ts, dev: [move(t, dev) for t in ts],
+    ...     copy_from_cpu=lambda src, dst: dst._data.__setitem__(..., src._data))
+    >>> autograd = Library("_", "IMPL")  # no global AutogradPrivateUse3 fallback, as in torch
+    >>> _ = autograd.fallback(fallthrough_kernel, "AutogradPrivateUse3")
+    >>> reg = register_cpu_fallback(backend, "PrivateUse3")
+    >>> x = move(td.tensor([1.0, 2.0]), device("doc3"))
+    >>> y = x.mul_(td.tensor(3.0))
+    >>> y is x, x._data.tolist(), fallback_counts("doc3")
+    (True, [3.0, 6.0], {'aten::mul_.Tensor': 1})
+    >>> reg.remove(); autograd._destroy(); dev_type.remove(); reset_fallback_counts()
     """
     raw = keyset if type(keyset) is int else keyset.raw  # type: ignore[union-attr]
     plan = _PLANS.get(op._entry)
@@ -513,7 +536,7 @@ def _outputs(
             out.append(moved_back[k])
             k += 1
         elif kind == _RET_LIST:
-            items = []
+            items: list[Tensor | None] = []
             for t in v:
                 if t is None:
                     items.append(None)
