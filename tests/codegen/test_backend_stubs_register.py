@@ -216,3 +216,14 @@ def test_remove_twice_is_harmless(backend: types.ModuleType) -> None:
     registration.remove()
     registration.remove()
     assert _dumps() == before
+
+
+def test_unimportable_kernel_module(backend: types.ModuleType) -> None:
+    from tensordispatch.codegen.backend_stubs import BackendStubsError
+
+    backend.KERNEL_MODULE = "no_such_backend_module"
+    with pytest.raises(BackendStubsError) as info:
+        backend.register()
+    assert str(info.value) == (
+        "register(): cannot import the kernel module no_such_backend_module (cpp_namespace in the backend yaml): No module named 'no_such_backend_module'; fix the module path or pass the kernels object to register()"
+    )

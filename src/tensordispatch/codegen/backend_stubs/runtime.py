@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from tensordispatch.codegen.backend_stubs.model import MissingKernelsError
+from tensordispatch.codegen.backend_stubs.model import BackendStubsError, MissingKernelsError
 from tensordispatch.codegen.backend_stubs.signature import ActualParams, parameter_problems
 
 __all__ = [
@@ -109,7 +109,12 @@ def resolve_kernels(kernels: Any, module: str, class_name: str) -> Any:
     """The kernels object: `kernels` if given, else `module.class_name` (or the module)."""
     if kernels is not None:
         return kernels
-    loaded = importlib.import_module(module)
+    try:
+        loaded = importlib.import_module(module)
+    except ImportError as err:
+        raise BackendStubsError(
+            f"register(): cannot import the kernel module {module} (cpp_namespace in the backend yaml): {err}; fix the module path or pass the kernels object to register()"
+        ) from err
     return getattr(loaded, class_name, loaded)
 
 
