@@ -272,3 +272,15 @@ COMPOSITE_KERNELS: dict[str, Any] = {
     "mv_out": mv_out,
     **{name: fn for name, fn in VIEW_KERNELS.items() if name != "view"},
 }
+
+from tensordispatch.backends.composite_reductions import REDUCTION_COMPOSITE_KERNELS  # noqa: E402
+
+COMPOSITE_KERNELS.update(REDUCTION_COMPOSITE_KERNELS)
+
+from tensordispatch.backends.composite_pointwise import POINTWISE_COMPOSITE  # noqa: E402
+
+COMPOSITE_KERNELS.update(POINTWISE_COMPOSITE)
+
+from tensordispatch.backends.composite_layout import COMPOSITE_LAYOUT  # noqa: E402
+
+COMPOSITE_KERNELS.update(COMPOSITE_LAYOUT)

@@ -25,6 +25,8 @@ from tensordispatch.codegen.model import (
     DUNDER_METHODS,
     HIDDEN_FROM_PYTHON,
     NUMBERS_AS_TENSORS,
+    PYTHON_FUNCTIONS,
+    PYTHON_METHODS,
     CodegenError,
     ident,
     int_list,
@@ -85,6 +87,8 @@ def _collect(parsed: ParsedNativeFunctions, method: bool) -> dict[str, list[_Ove
         if f.func.kind().name == "out" or f.func.name.name.base.startswith("_"):
             continue
         base = f.func.name.name.base + ("_" if f.func.name.name.inplace else "")
+        if base in (PYTHON_METHODS if method else PYTHON_FUNCTIONS):
+            continue  # bound by hand (_handwritten)
         out = outs.get(name) if not method else None
         if out is not None and (
             Variant.function not in out.variants
@@ -293,15 +297,26 @@ def _bindings(overloads_by_name: dict[str, list[_Overload]]) -> list[str]:
     return lines
 
 
+def _handwritten(table: dict[str, str], prefix: str) -> list[str]:
+    """Import lines binding the hand-written Python functions of ``table`` (model.py's
+    PYTHON_FUNCTIONS / PYTHON_METHODS) as ``<prefix><name>``."""
+    lines = []
+    for name, target in sorted(table.items()):
+        module, _, attr = target.partition(":")
+        lines.append(f"from {module} import {attr} as {prefix}{name}")
+    return lines
+
+
 def emit_functions(parsed: ParsedNativeFunctions, source: str) -> str:
     """The text of generated/functions.py."""
     overloads = _collect(parsed, method=False)
     parts = [
         _HEADER.format(what="The operator functions (torch.add, torch.zeros, ...).", source=source)
     ]
-    parts.append(f"__all__ = {sorted(overloads)!r}")
+    parts.append(f"__all__ = {sorted([*overloads, *PYTHON_FUNCTIONS])!r}")
     parts.append("")
     parts += _bindings(overloads)
+    parts += _handwritten(PYTHON_FUNCTIONS, "")
     for name, os in overloads.items():
         parts += ["", "", _function(name, os, method=False)]
     parts.append("")
@@ -320,6 +335,7 @@ def emit_methods(parsed: ParsedNativeFunctions, source: str) -> str:
     parts.append("from tensordispatch.generated import functions as _functions")
     parts.append("")
     parts += _bindings(overloads)
+    parts += _handwritten(PYTHON_METHODS, "_m_")
     for name, os in overloads.items():
         parts += ["", "", _function(name, os, method=True)]
     dunders = []
@@ -342,7 +358,7 @@ def emit_methods(parsed: ParsedNativeFunctions, source: str) -> str:
             ]  # fmt: skip
             dunders.append(f"    {dunder!r}: _d{dunder},")
     parts += ["", "", "METHODS = {"]
-    parts += [f"    {name!r}: _m_{name}," for name in overloads]
+    parts += [f"    {name!r}: _m_{name}," for name in sorted([*overloads, *PYTHON_METHODS])]
     parts += ["}", "", "OPERATORS = {"]
     parts += dunders
     parts += ["}", ""]

@@ -22,6 +22,7 @@ from tensordispatch.codegen.model import (
     META_FUNCTIONS,
     STRUCTURED_KEYS,
     CodegenError,
+    arg_ident,
     ident,
     is_factory,
     kernel_params,
@@ -110,7 +111,7 @@ def _call_args(f: NativeFunction) -> str:
     """Forward every argument of ``f`` by name to an op with the same schema."""
     parts = []
     for a in f.func.arguments:
-        parts.append(f"{a.name}={a.name}" if a.kwarg_only else a.name)
+        parts.append(f"{a.name}={a.name}" if a.kwarg_only else arg_ident(a.name))
     return ", ".join(parts)
 
 
@@ -160,11 +161,15 @@ def _generated_body(
         view = next(
             vg.view for vg in parsed.view_groups if vg.view_copy is not None and vg.view_copy is f
         )
+        clone = "_op('clone')({}, memory_format=_contiguous_format)"
+        returns_list = str(f.func.returns[0].type) == "Tensor[]"
         return "\n".join(
             [
                 head,
                 f"    _v = _op({str(view.func.name)!r})({_call_args(f)})",
-                "    return _op('clone')(_v, memory_format=_contiguous_format)",
+                f"    return [{clone.format('_t')} for _t in _v]"
+                if returns_list
+                else f"    return {clone.format('_v')}",
             ]
         )
     g = groups.get(str(f.func.name))
@@ -176,7 +181,7 @@ def _generated_body(
         if len(outs) != 1:
             raise CodegenError(f"{f.func.name}: generated out with {len(outs)} outputs")
         func_call = ", ".join(
-            f"{n}={n}" if a.kwarg_only else n
+            f"{n}={n}" if a.kwarg_only else arg_ident(n)
             for a, n in ((a, a.name) for a in g.functional.func.arguments)
         )
         return "\n".join(
@@ -190,7 +195,8 @@ def _generated_body(
         )
     if kind == "functional" and g.inplace is not None:
         rest = ", ".join(
-            f"{a.name}={a.name}" if a.kwarg_only else a.name for a in f.func.arguments[1:]
+            f"{a.name}={a.name}" if a.kwarg_only else arg_ident(a.name)
+            for a in f.func.arguments[1:]
         )
         return "\n".join(
             [

@@ -7,6 +7,7 @@ Tensor) and small pure helpers (identifiers, literals, parameter lists). Reads s
 
 from __future__ import annotations
 
+import keyword
 from dataclasses import dataclass
 
 from tensordispatch.schema.model import Argument, FunctionSchema
@@ -17,9 +18,12 @@ __all__ = [
     "DUNDER_METHODS",
     "HIDDEN_FROM_PYTHON",
     "KERNEL_TABLES",
+    "PYTHON_FUNCTIONS",
+    "PYTHON_METHODS",
     "NUMBERS_AS_TENSORS",
     "STRUCTURED_KEYS",
     "CodegenError",
+    "arg_ident",
     "ident",
     "is_factory",
     "kernel_params",
@@ -54,9 +58,45 @@ HIDDEN_FROM_PYTHON: frozenset[str] = frozenset(
     {
         "add.Scalar", "add_.Scalar", "sub.Scalar", "sub_.Scalar", "mul.Scalar",
         "mul_.Scalar", "div.Scalar", "div_.Scalar", "div.Scalar_mode", "div_.Scalar_mode",
-        "slice.Tensor", "copy",
+        "slice.Tensor", "copy", "uniform", "random.from", "random.to",
+        "normal_functional",
     }
 )  # fmt: skip
+
+# Python names bound to hand-written functions ("module:attribute") instead of generated ones:
+# names whose overloads the generator cannot choose between (Note [Overload choice by
+# presence] in gen_python.py: positional names that are not prefixes of one another, a
+# varargs size next to a generator overload, int-vs-list parameters) and Tensor methods that
+# are Python-level logic over operators (indexing). The generated module imports them, so
+# they are installed and exported like generated ones.
+PYTHON_FUNCTIONS: dict[str, str] = {
+    "arange": "tensordispatch.ops.bindings:arange",
+    "rand": "tensordispatch.ops.bindings:rand",
+    "randn": "tensordispatch.ops.bindings:randn",
+    "randint": "tensordispatch.ops.bindings:randint",
+    "scatter": "tensordispatch.ops.bindings:scatter",
+    "split": "tensordispatch.ops.bindings:split",
+    "std": "tensordispatch.ops.bindings_reductions:std",
+    "var": "tensordispatch.ops.bindings_reductions:var",
+    "where": "tensordispatch.ops.bindings_pointwise:where",
+    "clamp": "tensordispatch.ops.bindings_pointwise:clamp",
+    "clamp_": "tensordispatch.ops.bindings_pointwise:clamp_",
+}
+PYTHON_METHODS: dict[str, str] = {
+    "__getitem__": "tensordispatch.ops.indexing:getitem",
+    "__setitem__": "tensordispatch.ops.indexing:setitem",
+    "to": "tensordispatch.ops.bindings:to",
+    "scatter": "tensordispatch.ops.bindings:scatter",
+    "scatter_": "tensordispatch.ops.bindings:scatter_",
+    "split": "tensordispatch.ops.bindings:split",
+    "uniform_": "tensordispatch.ops.bindings:uniform_",
+    "random_": "tensordispatch.ops.bindings:random_",
+    "std": "tensordispatch.ops.bindings_reductions:std",
+    "var": "tensordispatch.ops.bindings_reductions:var",
+    "where": "tensordispatch.ops.bindings_pointwise:method_where",
+    "clamp": "tensordispatch.ops.bindings_pointwise:method_clamp",
+    "clamp_": "tensordispatch.ops.bindings_pointwise:method_clamp_",
+}
 
 # Python names whose Tensor parameters accept a Python number (wrapped as a 0-dim tensor).
 NUMBERS_AS_TENSORS: frozenset[str] = frozenset(
@@ -79,6 +119,25 @@ DUNDER_METHODS: dict[str, tuple[str, str]] = {
     "__rtruediv__": ("div", "reflected"),
     "__itruediv__": ("div_", "same"),
     "__matmul__": ("matmul", "same"),
+    "__mod__": ("remainder", "same"),
+    "__rmod__": ("remainder", "reflected"),
+    "__imod__": ("remainder_", "same"),
+    "__pow__": ("pow", "same"),
+    "__rpow__": ("pow", "reflected"),
+    "__ipow__": ("pow_", "same"),
+    "__floordiv__": ("floor_divide", "same"),
+    "__rfloordiv__": ("floor_divide", "reflected"),
+    "__ifloordiv__": ("floor_divide_", "same"),
+    "__and__": ("bitwise_and", "same"),
+    "__rand__": ("bitwise_and", "same"),
+    "__iand__": ("bitwise_and_", "same"),
+    "__or__": ("bitwise_or", "same"),
+    "__ror__": ("bitwise_or", "same"),
+    "__ior__": ("bitwise_or_", "same"),
+    "__xor__": ("bitwise_xor", "same"),
+    "__rxor__": ("bitwise_xor", "same"),
+    "__ixor__": ("bitwise_xor_", "same"),
+    "__invert__": ("bitwise_not", "same"),
     "__neg__": ("neg", "same"),
     "__abs__": ("abs", "same"),
     "__eq__": ("eq", "same"),
@@ -109,6 +168,16 @@ def literal(arg: Argument) -> str:
     return repr(value)
 
 
+def arg_ident(name: str) -> str:
+    """A schema argument name usable as a Python parameter (``from`` -> ``from_``); such
+    arguments are positional in every schema that has them, so only the spelling changes.
+
+    >>> arg_ident("from"), arg_ident("dim")
+    ('from_', 'dim')
+    """
+    return name + "_" if keyword.iskeyword(name) else name
+
+
 def kernel_params(func: FunctionSchema) -> str:
     """A kernel's parameter list with the schema's names and defaults (kwarg-only after *).
 
@@ -122,7 +191,8 @@ def kernel_params(func: FunctionSchema) -> str:
         if a.kwarg_only and not star:
             parts.append("*")
             star = True
-        parts.append(a.name if a.default is None else f"{a.name}={literal(a)}")
+        n = arg_ident(a.name)
+        parts.append(n if a.default is None else f"{n}={literal(a)}")
     return ", ".join(parts)
 
 

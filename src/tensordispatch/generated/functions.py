@@ -13,7 +13,7 @@ from tensordispatch.dispatch.calling import NOT_GIVEN as _NO
 from tensordispatch.generated import registrations as _registrations
 from tensordispatch.tensor.tensor import Tensor as _Tensor
 
-__all__ = ['abs', 'abs_', 'add', 'addmm', 'aminmax', 'bmm', 'clone', 'cos', 'cos_', 'div', 'dot', 'empty', 'empty_like', 'empty_strided', 'eq', 'exp', 'exp_', 'expand_copy', 'fill', 'fill_', 'full', 'ge', 'gt', 'le', 'lt', 'matmul', 'mean', 'mm', 'mul', 'mv', 'ne', 'neg', 'neg_', 'ones', 'ones_like', 'reshape', 'rsub', 'select', 'select_copy', 'sin', 'sin_', 'slice_copy', 'sqrt', 'sqrt_', 'squeeze', 'squeeze_copy', 'sub', 'sum', 't', 't_copy', 'transpose', 'transpose_copy', 'unsqueeze', 'unsqueeze_copy', 'view_copy', 'zeros', 'zeros_like']
+__all__ = ['abs', 'abs_', 'add', 'addbmm', 'addcdiv', 'addcmul', 'addmm', 'addmv', 'addmv_', 'alias', 'alias_copy', 'all', 'amax', 'amin', 'aminmax', 'any', 'arange', 'argmax', 'argmin', 'as_strided', 'as_strided_copy', 'baddbmm', 'bitwise_and', 'bitwise_not', 'bitwise_or', 'bitwise_xor', 'bmm', 'cat', 'ceil', 'ceil_', 'chunk', 'clamp', 'clamp_', 'clamp_max', 'clamp_max_', 'clamp_min', 'clamp_min_', 'clone', 'cos', 'cos_', 'cumsum', 'detach', 'detach_copy', 'diagonal', 'diagonal_copy', 'div', 'dot', 'empty', 'empty_like', 'empty_strided', 'eq', 'erf', 'erf_', 'exp', 'exp_', 'expand_copy', 'expm1', 'expm1_', 'eye', 'fill', 'fill_', 'flatten', 'flip', 'floor', 'floor_', 'floor_divide', 'full', 'full_like', 'gather', 'ge', 'gelu', 'gelu_', 'gt', 'index', 'index_put', 'index_put_', 'index_select', 'le', 'lerp', 'linear', 'linspace', 'log', 'log1p', 'log1p_', 'log_', 'log_softmax', 'logical_and', 'logical_not', 'logical_or', 'logical_xor', 'logsumexp', 'lt', 'masked_fill', 'masked_select', 'matmul', 'max', 'maximum', 'mean', 'min', 'minimum', 'mm', 'mul', 'mv', 'narrow', 'ne', 'neg', 'neg_', 'nonzero', 'norm', 'ones', 'ones_like', 'outer', 'permute', 'permute_copy', 'pow', 'prod', 'rand', 'rand_like', 'randint', 'randn', 'randn_like', 'relu', 'relu_', 'remainder', 'reshape', 'roll', 'round', 'round_', 'rsqrt', 'rsqrt_', 'rsub', 'scatter', 'scatter_add', 'select', 'select_copy', 'sigmoid', 'sigmoid_', 'sign', 'silu', 'silu_', 'sin', 'sin_', 'slice_copy', 'softmax', 'sort', 'split', 'split_copy', 'split_with_sizes', 'split_with_sizes_copy', 'sqrt', 'sqrt_', 'squeeze', 'squeeze_copy', 'stack', 'std', 'sub', 'sum', 't', 't_copy', 'tan', 'tan_', 'tanh', 'tanh_', 'topk', 'transpose', 'transpose_copy', 'tril', 'triu', 'unbind', 'unbind_copy', 'unfold_copy', 'unsqueeze', 'unsqueeze_copy', 'var', 'view_as_complex', 'view_as_complex_copy', 'view_as_real', 'view_as_real_copy', 'view_copy', 'where', 'zeros', 'zeros_like']
 
 from tensordispatch.backends.aten import op as _op
 
@@ -22,16 +22,96 @@ _F_abs_ = _op('abs_')
 _F_abs_out = _op('abs.out')
 _F_add_Tensor = _op('add.Tensor')
 _F_add_out = _op('add.out')
+_F_addbmm = _op('addbmm')
+_F_addbmm_out = _op('addbmm.out')
+_F_addcdiv = _op('addcdiv')
+_F_addcdiv_out = _op('addcdiv.out')
+_F_addcmul = _op('addcmul')
+_F_addcmul_out = _op('addcmul.out')
 _F_addmm = _op('addmm')
 _F_addmm_out = _op('addmm.out')
+_F_addmv = _op('addmv')
+_F_addmv_ = _op('addmv_')
+_F_addmv_out = _op('addmv.out')
+_F_alias = _op('alias')
+_F_alias_copy = _op('alias_copy')
+_F_alias_copy_out = _op('alias_copy.out')
+_F_all = _op('all')
+_F_all_all_out = _op('all.all_out')
+_F_all_dim = _op('all.dim')
+_F_all_dims = _op('all.dims')
+_F_all_dims_out = _op('all.dims_out')
+_F_all_out = _op('all.out')
+_F_amax = _op('amax')
+_F_amax_out = _op('amax.out')
+_F_amin = _op('amin')
+_F_amin_out = _op('amin.out')
 _F_aminmax = _op('aminmax')
 _F_aminmax_out = _op('aminmax.out')
+_F_any = _op('any')
+_F_any_all_out = _op('any.all_out')
+_F_any_dim = _op('any.dim')
+_F_any_dims = _op('any.dims')
+_F_any_dims_out = _op('any.dims_out')
+_F_any_out = _op('any.out')
+_F_argmax = _op('argmax')
+_F_argmax_out = _op('argmax.out')
+_F_argmin = _op('argmin')
+_F_argmin_out = _op('argmin.out')
+_F_as_strided = _op('as_strided')
+_F_as_strided_copy = _op('as_strided_copy')
+_F_as_strided_copy_out = _op('as_strided_copy.out')
+_F_baddbmm = _op('baddbmm')
+_F_baddbmm_out = _op('baddbmm.out')
+_F_bitwise_and_Scalar = _op('bitwise_and.Scalar')
+_F_bitwise_and_Scalar_Tensor = _op('bitwise_and.Scalar_Tensor')
+_F_bitwise_and_Scalar_out = _op('bitwise_and.Scalar_out')
+_F_bitwise_and_Tensor = _op('bitwise_and.Tensor')
+_F_bitwise_and_Tensor_out = _op('bitwise_and.Tensor_out')
+_F_bitwise_not = _op('bitwise_not')
+_F_bitwise_not_out = _op('bitwise_not.out')
+_F_bitwise_or_Scalar = _op('bitwise_or.Scalar')
+_F_bitwise_or_Scalar_Tensor = _op('bitwise_or.Scalar_Tensor')
+_F_bitwise_or_Scalar_out = _op('bitwise_or.Scalar_out')
+_F_bitwise_or_Tensor = _op('bitwise_or.Tensor')
+_F_bitwise_or_Tensor_out = _op('bitwise_or.Tensor_out')
+_F_bitwise_xor_Scalar = _op('bitwise_xor.Scalar')
+_F_bitwise_xor_Scalar_Tensor = _op('bitwise_xor.Scalar_Tensor')
+_F_bitwise_xor_Scalar_out = _op('bitwise_xor.Scalar_out')
+_F_bitwise_xor_Tensor = _op('bitwise_xor.Tensor')
+_F_bitwise_xor_Tensor_out = _op('bitwise_xor.Tensor_out')
 _F_bmm = _op('bmm')
 _F_bmm_out = _op('bmm.out')
+_F_cat = _op('cat')
+_F_cat_out = _op('cat.out')
+_F_ceil = _op('ceil')
+_F_ceil_ = _op('ceil_')
+_F_ceil_out = _op('ceil.out')
+_F_chunk = _op('chunk')
+_F_clamp_max = _op('clamp_max')
+_F_clamp_max_ = _op('clamp_max_')
+_F_clamp_max_Tensor = _op('clamp_max.Tensor')
+_F_clamp_max_Tensor_out = _op('clamp_max.Tensor_out')
+_F_clamp_max__Tensor = _op('clamp_max_.Tensor')
+_F_clamp_max_out = _op('clamp_max.out')
+_F_clamp_min = _op('clamp_min')
+_F_clamp_min_ = _op('clamp_min_')
+_F_clamp_min_Tensor = _op('clamp_min.Tensor')
+_F_clamp_min_Tensor_out = _op('clamp_min.Tensor_out')
+_F_clamp_min__Tensor = _op('clamp_min_.Tensor')
+_F_clamp_min_out = _op('clamp_min.out')
 _F_clone = _op('clone')
 _F_cos = _op('cos')
 _F_cos_ = _op('cos_')
 _F_cos_out = _op('cos.out')
+_F_cumsum = _op('cumsum')
+_F_cumsum_out = _op('cumsum.out')
+_F_detach = _op('detach')
+_F_detach_copy = _op('detach_copy')
+_F_detach_copy_out = _op('detach_copy.out')
+_F_diagonal = _op('diagonal')
+_F_diagonal_copy = _op('diagonal_copy')
+_F_diagonal_copy_out = _op('diagonal_copy.out')
 _F_div_Tensor = _op('div.Tensor')
 _F_div_Tensor_mode = _op('div.Tensor_mode')
 _F_div_out = _op('div.out')
@@ -45,42 +125,117 @@ _F_eq_Scalar = _op('eq.Scalar')
 _F_eq_Scalar_out = _op('eq.Scalar_out')
 _F_eq_Tensor = _op('eq.Tensor')
 _F_eq_Tensor_out = _op('eq.Tensor_out')
+_F_erf = _op('erf')
+_F_erf_ = _op('erf_')
+_F_erf_out = _op('erf.out')
 _F_exp = _op('exp')
 _F_exp_ = _op('exp_')
 _F_exp_out = _op('exp.out')
 _F_expand_copy = _op('expand_copy')
 _F_expand_copy_out = _op('expand_copy.out')
+_F_expm1 = _op('expm1')
+_F_expm1_ = _op('expm1_')
+_F_expm1_out = _op('expm1.out')
+_F_eye = _op('eye')
+_F_eye_m = _op('eye.m')
+_F_eye_m_out = _op('eye.m_out')
+_F_eye_out = _op('eye.out')
 _F_fill_Scalar = _op('fill.Scalar')
 _F_fill__Scalar = _op('fill_.Scalar')
+_F_flatten_using_ints = _op('flatten.using_ints')
+_F_flip = _op('flip')
+_F_floor = _op('floor')
+_F_floor_ = _op('floor_')
+_F_floor_divide = _op('floor_divide')
+_F_floor_divide_Scalar = _op('floor_divide.Scalar')
+_F_floor_divide_out = _op('floor_divide.out')
+_F_floor_out = _op('floor.out')
 _F_full = _op('full')
+_F_full_like = _op('full_like')
 _F_full_out = _op('full.out')
+_F_gather = _op('gather')
+_F_gather_out = _op('gather.out')
 _F_ge_Scalar = _op('ge.Scalar')
 _F_ge_Scalar_out = _op('ge.Scalar_out')
 _F_ge_Tensor = _op('ge.Tensor')
 _F_ge_Tensor_out = _op('ge.Tensor_out')
+_F_gelu = _op('gelu')
+_F_gelu_ = _op('gelu_')
+_F_gelu_out = _op('gelu.out')
 _F_gt_Scalar = _op('gt.Scalar')
 _F_gt_Scalar_out = _op('gt.Scalar_out')
 _F_gt_Tensor = _op('gt.Tensor')
 _F_gt_Tensor_out = _op('gt.Tensor_out')
+_F_index_Tensor = _op('index.Tensor')
+_F_index_Tensor_out = _op('index.Tensor_out')
+_F_index_put = _op('index_put')
+_F_index_put_ = _op('index_put_')
+_F_index_select = _op('index_select')
+_F_index_select_out = _op('index_select.out')
 _F_le_Scalar = _op('le.Scalar')
 _F_le_Scalar_out = _op('le.Scalar_out')
 _F_le_Tensor = _op('le.Tensor')
 _F_le_Tensor_out = _op('le.Tensor_out')
+_F_lerp_Scalar = _op('lerp.Scalar')
+_F_lerp_Scalar_out = _op('lerp.Scalar_out')
+_F_lerp_Tensor = _op('lerp.Tensor')
+_F_lerp_Tensor_out = _op('lerp.Tensor_out')
+_F_linear = _op('linear')
+_F_linear_out = _op('linear.out')
+_F_linspace = _op('linspace')
+_F_linspace_out = _op('linspace.out')
+_F_log = _op('log')
+_F_log1p = _op('log1p')
+_F_log1p_ = _op('log1p_')
+_F_log1p_out = _op('log1p.out')
+_F_log_ = _op('log_')
+_F_log_out = _op('log.out')
+_F_log_softmax_int = _op('log_softmax.int')
+_F_log_softmax_int_out = _op('log_softmax.int_out')
+_F_logical_and = _op('logical_and')
+_F_logical_and_out = _op('logical_and.out')
+_F_logical_not = _op('logical_not')
+_F_logical_not_out = _op('logical_not.out')
+_F_logical_or = _op('logical_or')
+_F_logical_or_out = _op('logical_or.out')
+_F_logical_xor = _op('logical_xor')
+_F_logical_xor_out = _op('logical_xor.out')
+_F_logsumexp = _op('logsumexp')
+_F_logsumexp_out = _op('logsumexp.out')
 _F_lt_Scalar = _op('lt.Scalar')
 _F_lt_Scalar_out = _op('lt.Scalar_out')
 _F_lt_Tensor = _op('lt.Tensor')
 _F_lt_Tensor_out = _op('lt.Tensor_out')
+_F_masked_fill_Scalar = _op('masked_fill.Scalar')
+_F_masked_fill_Tensor = _op('masked_fill.Tensor')
+_F_masked_select = _op('masked_select')
+_F_masked_select_out = _op('masked_select.out')
 _F_matmul = _op('matmul')
 _F_matmul_out = _op('matmul.out')
+_F_max = _op('max')
+_F_max_dim = _op('max.dim')
+_F_max_dim_max = _op('max.dim_max')
+_F_max_unary_out = _op('max.unary_out')
+_F_maximum = _op('maximum')
+_F_maximum_out = _op('maximum.out')
 _F_mean = _op('mean')
 _F_mean_dim = _op('mean.dim')
+_F_mean_dtype_out = _op('mean.dtype_out')
 _F_mean_out = _op('mean.out')
+_F_min = _op('min')
+_F_min_dim = _op('min.dim')
+_F_min_dim_min = _op('min.dim_min')
+_F_min_unary_out = _op('min.unary_out')
+_F_minimum = _op('minimum')
+_F_minimum_out = _op('minimum.out')
 _F_mm = _op('mm')
 _F_mm_out = _op('mm.out')
 _F_mul_Tensor = _op('mul.Tensor')
 _F_mul_out = _op('mul.out')
 _F_mv = _op('mv')
 _F_mv_out = _op('mv.out')
+_F_narrow = _op('narrow')
+_F_narrow_Tensor = _op('narrow.Tensor')
 _F_ne_Scalar = _op('ne.Scalar')
 _F_ne_Scalar_out = _op('ne.Scalar_out')
 _F_ne_Tensor = _op('ne.Tensor')
@@ -88,26 +243,90 @@ _F_ne_Tensor_out = _op('ne.Tensor_out')
 _F_neg = _op('neg')
 _F_neg_ = _op('neg_')
 _F_neg_out = _op('neg.out')
+_F_nonzero = _op('nonzero')
+_F_nonzero_out = _op('nonzero.out')
+_F_norm_Scalar = _op('norm.Scalar')
+_F_norm_ScalarOpt_dim = _op('norm.ScalarOpt_dim')
+_F_norm_ScalarOpt_dim_dtype = _op('norm.ScalarOpt_dim_dtype')
+_F_norm_ScalarOpt_dtype = _op('norm.ScalarOpt_dtype')
+_F_norm_dtype_out = _op('norm.dtype_out')
+_F_norm_out = _op('norm.out')
 _F_ones = _op('ones')
 _F_ones_like = _op('ones_like')
 _F_ones_out = _op('ones.out')
+_F_outer = _op('outer')
+_F_outer_out = _op('outer.out')
+_F_permute = _op('permute')
+_F_permute_copy = _op('permute_copy')
+_F_permute_copy_out = _op('permute_copy.out')
+_F_pow_Scalar = _op('pow.Scalar')
+_F_pow_Scalar_out = _op('pow.Scalar_out')
+_F_pow_Tensor_Scalar = _op('pow.Tensor_Scalar')
+_F_pow_Tensor_Scalar_out = _op('pow.Tensor_Scalar_out')
+_F_pow_Tensor_Tensor = _op('pow.Tensor_Tensor')
+_F_pow_Tensor_Tensor_out = _op('pow.Tensor_Tensor_out')
+_F_prod = _op('prod')
+_F_prod_dim_int = _op('prod.dim_int')
+_F_prod_int_out = _op('prod.int_out')
+_F_rand_like = _op('rand_like')
+_F_randn_like = _op('randn_like')
+_F_relu = _op('relu')
+_F_relu_ = _op('relu_')
+_F_remainder_Scalar = _op('remainder.Scalar')
+_F_remainder_Scalar_Tensor = _op('remainder.Scalar_Tensor')
+_F_remainder_Scalar_out = _op('remainder.Scalar_out')
+_F_remainder_Tensor = _op('remainder.Tensor')
+_F_remainder_Tensor_out = _op('remainder.Tensor_out')
 _F_reshape = _op('reshape')
+_F_roll = _op('roll')
+_F_round = _op('round')
+_F_round_ = _op('round_')
+_F_round__decimals = _op('round_.decimals')
+_F_round_decimals = _op('round.decimals')
+_F_round_decimals_out = _op('round.decimals_out')
+_F_round_out = _op('round.out')
+_F_rsqrt = _op('rsqrt')
+_F_rsqrt_ = _op('rsqrt_')
+_F_rsqrt_out = _op('rsqrt.out')
 _F_rsub_Scalar = _op('rsub.Scalar')
 _F_rsub_Tensor = _op('rsub.Tensor')
+_F_scatter_add = _op('scatter_add')
+_F_scatter_add_out = _op('scatter_add.out')
 _F_select_copy_int = _op('select_copy.int')
 _F_select_copy_int_out = _op('select_copy.int_out')
 _F_select_int = _op('select.int')
+_F_sigmoid = _op('sigmoid')
+_F_sigmoid_ = _op('sigmoid_')
+_F_sigmoid_out = _op('sigmoid.out')
+_F_sign = _op('sign')
+_F_sign_out = _op('sign.out')
+_F_silu = _op('silu')
+_F_silu_ = _op('silu_')
+_F_silu_out = _op('silu.out')
 _F_sin = _op('sin')
 _F_sin_ = _op('sin_')
 _F_sin_out = _op('sin.out')
 _F_slice_copy_Tensor = _op('slice_copy.Tensor')
 _F_slice_copy_Tensor_out = _op('slice_copy.Tensor_out')
+_F_softmax_int = _op('softmax.int')
+_F_softmax_int_out = _op('softmax.int_out')
+_F_sort = _op('sort')
+_F_sort_stable = _op('sort.stable')
+_F_sort_values = _op('sort.values')
+_F_sort_values_stable = _op('sort.values_stable')
+_F_split_copy_Tensor = _op('split_copy.Tensor')
+_F_split_copy_Tensor_out = _op('split_copy.Tensor_out')
+_F_split_with_sizes = _op('split_with_sizes')
+_F_split_with_sizes_copy = _op('split_with_sizes_copy')
+_F_split_with_sizes_copy_out = _op('split_with_sizes_copy.out')
 _F_sqrt = _op('sqrt')
 _F_sqrt_ = _op('sqrt_')
 _F_sqrt_out = _op('sqrt.out')
 _F_squeeze_copy_dim = _op('squeeze_copy.dim')
 _F_squeeze_copy_dim_out = _op('squeeze_copy.dim_out')
 _F_squeeze_dim = _op('squeeze.dim')
+_F_stack = _op('stack')
+_F_stack_out = _op('stack.out')
 _F_sub_Tensor = _op('sub.Tensor')
 _F_sub_out = _op('sub.out')
 _F_sum = _op('sum')
@@ -116,17 +335,51 @@ _F_sum_dim_IntList = _op('sum.dim_IntList')
 _F_t = _op('t')
 _F_t_copy = _op('t_copy')
 _F_t_copy_out = _op('t_copy.out')
+_F_tan = _op('tan')
+_F_tan_ = _op('tan_')
+_F_tan_out = _op('tan.out')
+_F_tanh = _op('tanh')
+_F_tanh_ = _op('tanh_')
+_F_tanh_out = _op('tanh.out')
+_F_topk = _op('topk')
+_F_topk_values = _op('topk.values')
 _F_transpose_copy_int = _op('transpose_copy.int')
 _F_transpose_copy_int_out = _op('transpose_copy.int_out')
 _F_transpose_int = _op('transpose.int')
+_F_tril = _op('tril')
+_F_tril_out = _op('tril.out')
+_F_triu = _op('triu')
+_F_triu_out = _op('triu.out')
+_F_unbind_copy_int = _op('unbind_copy.int')
+_F_unbind_copy_int_out = _op('unbind_copy.int_out')
+_F_unbind_int = _op('unbind.int')
+_F_unfold_copy = _op('unfold_copy')
+_F_unfold_copy_out = _op('unfold_copy.out')
 _F_unsqueeze = _op('unsqueeze')
 _F_unsqueeze_copy = _op('unsqueeze_copy')
 _F_unsqueeze_copy_out = _op('unsqueeze_copy.out')
+_F_view_as_complex = _op('view_as_complex')
+_F_view_as_complex_copy = _op('view_as_complex_copy')
+_F_view_as_complex_copy_out = _op('view_as_complex_copy.out')
+_F_view_as_real = _op('view_as_real')
+_F_view_as_real_copy = _op('view_as_real_copy')
+_F_view_as_real_copy_out = _op('view_as_real_copy.out')
 _F_view_copy = _op('view_copy')
 _F_view_copy_out = _op('view_copy.out')
 _F_zeros = _op('zeros')
 _F_zeros_like = _op('zeros_like')
 _F_zeros_out = _op('zeros.out')
+from tensordispatch.ops.bindings import arange as arange
+from tensordispatch.ops.bindings_pointwise import clamp as clamp
+from tensordispatch.ops.bindings_pointwise import clamp_ as clamp_
+from tensordispatch.ops.bindings import rand as rand
+from tensordispatch.ops.bindings import randint as randint
+from tensordispatch.ops.bindings import randn as randn
+from tensordispatch.ops.bindings import scatter as scatter
+from tensordispatch.ops.bindings import split as split
+from tensordispatch.ops.bindings_reductions import std as std
+from tensordispatch.ops.bindings_reductions import var as var
+from tensordispatch.ops.bindings_pointwise import where as where
 
 
 def abs(input, *, out=None):
@@ -161,6 +414,62 @@ def add(input, other, *, alpha=_NO, out=None):
     return _r
 
 
+def addbmm(input, batch1, batch2, *, beta=_NO, alpha=_NO, out=None):
+    if out is None:
+        if beta is _NO and alpha is _NO:
+            _r = _F_addbmm(input, batch1, batch2)
+        else:
+            _kw = {}
+            if beta is not _NO: _kw['beta'] = beta
+            if alpha is not _NO: _kw['alpha'] = alpha
+            _r = _F_addbmm(input, batch1, batch2, **_kw)
+    else:
+        if beta is _NO and alpha is _NO:
+            _r = _F_addbmm_out(input, batch1, batch2, out=out)
+        else:
+            _kw = {}
+            if beta is not _NO: _kw['beta'] = beta
+            if alpha is not _NO: _kw['alpha'] = alpha
+            _r = _F_addbmm_out(input, batch1, batch2, out=out, **_kw)
+    return _r
+
+
+def addcdiv(input, tensor1, tensor2, *, value=_NO, out=None):
+    if out is None:
+        if value is _NO:
+            _r = _F_addcdiv(input, tensor1, tensor2)
+        else:
+            _kw = {}
+            if value is not _NO: _kw['value'] = value
+            _r = _F_addcdiv(input, tensor1, tensor2, **_kw)
+    else:
+        if value is _NO:
+            _r = _F_addcdiv_out(input, tensor1, tensor2, out=out)
+        else:
+            _kw = {}
+            if value is not _NO: _kw['value'] = value
+            _r = _F_addcdiv_out(input, tensor1, tensor2, out=out, **_kw)
+    return _r
+
+
+def addcmul(input, tensor1, tensor2, *, value=_NO, out=None):
+    if out is None:
+        if value is _NO:
+            _r = _F_addcmul(input, tensor1, tensor2)
+        else:
+            _kw = {}
+            if value is not _NO: _kw['value'] = value
+            _r = _F_addcmul(input, tensor1, tensor2, **_kw)
+    else:
+        if value is _NO:
+            _r = _F_addcmul_out(input, tensor1, tensor2, out=out)
+        else:
+            _kw = {}
+            if value is not _NO: _kw['value'] = value
+            _r = _F_addcmul_out(input, tensor1, tensor2, out=out, **_kw)
+    return _r
+
+
 def addmm(input, mat1, mat2, *, beta=_NO, alpha=_NO, out=None):
     if out is None:
         if beta is _NO and alpha is _NO:
@@ -178,6 +487,135 @@ def addmm(input, mat1, mat2, *, beta=_NO, alpha=_NO, out=None):
             if beta is not _NO: _kw['beta'] = beta
             if alpha is not _NO: _kw['alpha'] = alpha
             _r = _F_addmm_out(input, mat1, mat2, out=out, **_kw)
+    return _r
+
+
+def addmv(input, mat, vec, *, beta=_NO, alpha=_NO, out=None):
+    if out is None:
+        if beta is _NO and alpha is _NO:
+            _r = _F_addmv(input, mat, vec)
+        else:
+            _kw = {}
+            if beta is not _NO: _kw['beta'] = beta
+            if alpha is not _NO: _kw['alpha'] = alpha
+            _r = _F_addmv(input, mat, vec, **_kw)
+    else:
+        if beta is _NO and alpha is _NO:
+            _r = _F_addmv_out(input, mat, vec, out=out)
+        else:
+            _kw = {}
+            if beta is not _NO: _kw['beta'] = beta
+            if alpha is not _NO: _kw['alpha'] = alpha
+            _r = _F_addmv_out(input, mat, vec, out=out, **_kw)
+    return _r
+
+
+def addmv_(input, mat, vec, *, beta=_NO, alpha=_NO):
+    if beta is _NO and alpha is _NO:
+        _r = _F_addmv_(input, mat, vec)
+    else:
+        _kw = {}
+        if beta is not _NO: _kw['beta'] = beta
+        if alpha is not _NO: _kw['alpha'] = alpha
+        _r = _F_addmv_(input, mat, vec, **_kw)
+    return _r
+
+
+def alias(input):
+    _r = _F_alias(input)
+    return _r
+
+
+def alias_copy(input, *, out=None):
+    if out is None:
+        _r = _F_alias_copy(input)
+    else:
+        _r = _F_alias_copy_out(input, out=out)
+    return _r
+
+
+def all(input, dim=_NO, keepdim=_NO, *, out=None):
+    if dim is not _NO:
+        if out is None:
+            if keepdim is _NO:
+                _r = _F_all_dim(input, dim)
+            else:
+                _kw = {}
+                if keepdim is not _NO: _kw['keepdim'] = keepdim
+                _r = _F_all_dim(input, dim, **_kw)
+        else:
+            if keepdim is _NO:
+                _r = _F_all_out(input, dim, out=out)
+            else:
+                _kw = {}
+                if keepdim is not _NO: _kw['keepdim'] = keepdim
+                _r = _F_all_out(input, dim, out=out, **_kw)
+        return _r
+    if out is None:
+        if dim is _NO and keepdim is _NO:
+            _r = _F_all_dims(input)
+        else:
+            _kw = {}
+            if dim is not _NO: _kw['dim'] = dim
+            if keepdim is not _NO: _kw['keepdim'] = keepdim
+            _r = _F_all_dims(input, **_kw)
+    else:
+        if dim is _NO and keepdim is _NO:
+            _r = _F_all_dims_out(input, out=out)
+        else:
+            _kw = {}
+            if dim is not _NO: _kw['dim'] = dim
+            if keepdim is not _NO: _kw['keepdim'] = keepdim
+            _r = _F_all_dims_out(input, out=out, **_kw)
+    return _r
+    if dim is _NO and keepdim is _NO:
+        if out is None:
+            _r = _F_all(input)
+        else:
+            _r = _F_all_all_out(input, out=out)
+        return _r
+    raise TypeError('all(): received an invalid combination of arguments; expected one of: all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor; all.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor; all(Tensor self) -> Tensor')
+
+
+def amax(input, dim=_NO, keepdim=_NO, *, out=None):
+    if type(dim) is int: dim = [dim]
+    if out is None:
+        if dim is _NO and keepdim is _NO:
+            _r = _F_amax(input)
+        else:
+            _kw = {}
+            if dim is not _NO: _kw['dim'] = dim
+            if keepdim is not _NO: _kw['keepdim'] = keepdim
+            _r = _F_amax(input, **_kw)
+    else:
+        if dim is _NO and keepdim is _NO:
+            _r = _F_amax_out(input, out=out)
+        else:
+            _kw = {}
+            if dim is not _NO: _kw['dim'] = dim
+            if keepdim is not _NO: _kw['keepdim'] = keepdim
+            _r = _F_amax_out(input, out=out, **_kw)
+    return _r
+
+
+def amin(input, dim=_NO, keepdim=_NO, *, out=None):
+    if type(dim) is int: dim = [dim]
+    if out is None:
+        if dim is _NO and keepdim is _NO:
+            _r = _F_amin(input)
+        else:
+            _kw = {}
+            if dim is not _NO: _kw['dim'] = dim
+            if keepdim is not _NO: _kw['keepdim'] = keepdim
+            _r = _F_amin(input, **_kw)
+    else:
+        if dim is _NO and keepdim is _NO:
+            _r = _F_amin_out(input, out=out)
+        else:
+            _kw = {}
+            if dim is not _NO: _kw['dim'] = dim
+            if keepdim is not _NO: _kw['keepdim'] = keepdim
+            _r = _F_amin_out(input, out=out, **_kw)
     return _r
 
 
@@ -201,12 +639,301 @@ def aminmax(input, *, dim=_NO, keepdim=_NO, out=None):
     return _r
 
 
+def any(input, dim=_NO, keepdim=_NO, *, out=None):
+    if dim is not _NO:
+        if out is None:
+            if keepdim is _NO:
+                _r = _F_any_dim(input, dim)
+            else:
+                _kw = {}
+                if keepdim is not _NO: _kw['keepdim'] = keepdim
+                _r = _F_any_dim(input, dim, **_kw)
+        else:
+            if keepdim is _NO:
+                _r = _F_any_out(input, dim, out=out)
+            else:
+                _kw = {}
+                if keepdim is not _NO: _kw['keepdim'] = keepdim
+                _r = _F_any_out(input, dim, out=out, **_kw)
+        return _r
+    if out is None:
+        if dim is _NO and keepdim is _NO:
+            _r = _F_any_dims(input)
+        else:
+            _kw = {}
+            if dim is not _NO: _kw['dim'] = dim
+            if keepdim is not _NO: _kw['keepdim'] = keepdim
+            _r = _F_any_dims(input, **_kw)
+    else:
+        if dim is _NO and keepdim is _NO:
+            _r = _F_any_dims_out(input, out=out)
+        else:
+            _kw = {}
+            if dim is not _NO: _kw['dim'] = dim
+            if keepdim is not _NO: _kw['keepdim'] = keepdim
+            _r = _F_any_dims_out(input, out=out, **_kw)
+    return _r
+    if dim is _NO and keepdim is _NO:
+        if out is None:
+            _r = _F_any(input)
+        else:
+            _r = _F_any_all_out(input, out=out)
+        return _r
+    raise TypeError('any(): received an invalid combination of arguments; expected one of: any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor; any.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor; any(Tensor self) -> Tensor')
+
+
+def argmax(input, dim=_NO, keepdim=_NO, *, out=None):
+    if out is None:
+        if dim is _NO and keepdim is _NO:
+            _r = _F_argmax(input)
+        else:
+            _kw = {}
+            if dim is not _NO: _kw['dim'] = dim
+            if keepdim is not _NO: _kw['keepdim'] = keepdim
+            _r = _F_argmax(input, **_kw)
+    else:
+        if dim is _NO and keepdim is _NO:
+            _r = _F_argmax_out(input, out=out)
+        else:
+            _kw = {}
+            if dim is not _NO: _kw['dim'] = dim
+            if keepdim is not _NO: _kw['keepdim'] = keepdim
+            _r = _F_argmax_out(input, out=out, **_kw)
+    return _r
+
+
+def argmin(input, dim=_NO, keepdim=_NO, *, out=None):
+    if out is None:
+        if dim is _NO and keepdim is _NO:
+            _r = _F_argmin(input)
+        else:
+            _kw = {}
+            if dim is not _NO: _kw['dim'] = dim
+            if keepdim is not _NO: _kw['keepdim'] = keepdim
+            _r = _F_argmin(input, **_kw)
+    else:
+        if dim is _NO and keepdim is _NO:
+            _r = _F_argmin_out(input, out=out)
+        else:
+            _kw = {}
+            if dim is not _NO: _kw['dim'] = dim
+            if keepdim is not _NO: _kw['keepdim'] = keepdim
+            _r = _F_argmin_out(input, out=out, **_kw)
+    return _r
+
+
+def as_strided(input, size, stride, storage_offset=_NO):
+    if storage_offset is _NO:
+        _r = _F_as_strided(input, size, stride)
+    else:
+        _kw = {}
+        if storage_offset is not _NO: _kw['storage_offset'] = storage_offset
+        _r = _F_as_strided(input, size, stride, **_kw)
+    return _r
+
+
+def as_strided_copy(input, size, stride, storage_offset=_NO, *, out=None):
+    if out is None:
+        if storage_offset is _NO:
+            _r = _F_as_strided_copy(input, size, stride)
+        else:
+            _kw = {}
+            if storage_offset is not _NO: _kw['storage_offset'] = storage_offset
+            _r = _F_as_strided_copy(input, size, stride, **_kw)
+    else:
+        if storage_offset is _NO:
+            _r = _F_as_strided_copy_out(input, size, stride, out=out)
+        else:
+            _kw = {}
+            if storage_offset is not _NO: _kw['storage_offset'] = storage_offset
+            _r = _F_as_strided_copy_out(input, size, stride, out=out, **_kw)
+    return _r
+
+
+def baddbmm(input, batch1, batch2, *, beta=_NO, alpha=_NO, out=None):
+    if out is None:
+        if beta is _NO and alpha is _NO:
+            _r = _F_baddbmm(input, batch1, batch2)
+        else:
+            _kw = {}
+            if beta is not _NO: _kw['beta'] = beta
+            if alpha is not _NO: _kw['alpha'] = alpha
+            _r = _F_baddbmm(input, batch1, batch2, **_kw)
+    else:
+        if beta is _NO and alpha is _NO:
+            _r = _F_baddbmm_out(input, batch1, batch2, out=out)
+        else:
+            _kw = {}
+            if beta is not _NO: _kw['beta'] = beta
+            if alpha is not _NO: _kw['alpha'] = alpha
+            _r = _F_baddbmm_out(input, batch1, batch2, out=out, **_kw)
+    return _r
+
+
+def bitwise_and(input, other, *, out=None):
+    if isinstance(input, _Tensor) and not isinstance(other, _Tensor):
+        if out is None:
+            _r = _F_bitwise_and_Scalar(input, other)
+        else:
+            _r = _F_bitwise_and_Scalar_out(input, other, out=out)
+        return _r
+    if not isinstance(input, _Tensor) and isinstance(other, _Tensor) and out is None:
+        _r = _F_bitwise_and_Scalar_Tensor(input, other)
+        return _r
+    if isinstance(other, _Tensor) and isinstance(input, _Tensor):
+        if out is None:
+            _r = _F_bitwise_and_Tensor(input, other)
+        else:
+            _r = _F_bitwise_and_Tensor_out(input, other, out=out)
+        return _r
+    raise TypeError('bitwise_and(): received an invalid combination of arguments; expected one of: bitwise_and.Scalar(Tensor self, Scalar other) -> Tensor; bitwise_and.Scalar_Tensor(Scalar self, Tensor other) -> Tensor; bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor')
+
+
+def bitwise_not(input, *, out=None):
+    if out is None:
+        _r = _F_bitwise_not(input)
+    else:
+        _r = _F_bitwise_not_out(input, out=out)
+    return _r
+
+
+def bitwise_or(input, other, *, out=None):
+    if isinstance(input, _Tensor) and not isinstance(other, _Tensor):
+        if out is None:
+            _r = _F_bitwise_or_Scalar(input, other)
+        else:
+            _r = _F_bitwise_or_Scalar_out(input, other, out=out)
+        return _r
+    if not isinstance(input, _Tensor) and isinstance(other, _Tensor) and out is None:
+        _r = _F_bitwise_or_Scalar_Tensor(input, other)
+        return _r
+    if isinstance(other, _Tensor) and isinstance(input, _Tensor):
+        if out is None:
+            _r = _F_bitwise_or_Tensor(input, other)
+        else:
+            _r = _F_bitwise_or_Tensor_out(input, other, out=out)
+        return _r
+    raise TypeError('bitwise_or(): received an invalid combination of arguments; expected one of: bitwise_or.Scalar(Tensor self, Scalar other) -> Tensor; bitwise_or.Scalar_Tensor(Scalar self, Tensor other) -> Tensor; bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor')
+
+
+def bitwise_xor(input, other, *, out=None):
+    if isinstance(input, _Tensor) and not isinstance(other, _Tensor):
+        if out is None:
+            _r = _F_bitwise_xor_Scalar(input, other)
+        else:
+            _r = _F_bitwise_xor_Scalar_out(input, other, out=out)
+        return _r
+    if not isinstance(input, _Tensor) and isinstance(other, _Tensor) and out is None:
+        _r = _F_bitwise_xor_Scalar_Tensor(input, other)
+        return _r
+    if isinstance(other, _Tensor) and isinstance(input, _Tensor):
+        if out is None:
+            _r = _F_bitwise_xor_Tensor(input, other)
+        else:
+            _r = _F_bitwise_xor_Tensor_out(input, other, out=out)
+        return _r
+    raise TypeError('bitwise_xor(): received an invalid combination of arguments; expected one of: bitwise_xor.Scalar(Tensor self, Scalar other) -> Tensor; bitwise_xor.Scalar_Tensor(Scalar self, Tensor other) -> Tensor; bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor')
+
+
 def bmm(input, mat2, *, out=None):
     if out is None:
         _r = _F_bmm(input, mat2)
     else:
         _r = _F_bmm_out(input, mat2, out=out)
     return _r
+
+
+def cat(tensors, dim=_NO, *, out=None):
+    if out is None:
+        if dim is _NO:
+            _r = _F_cat(tensors)
+        else:
+            _kw = {}
+            if dim is not _NO: _kw['dim'] = dim
+            _r = _F_cat(tensors, **_kw)
+    else:
+        if dim is _NO:
+            _r = _F_cat_out(tensors, out=out)
+        else:
+            _kw = {}
+            if dim is not _NO: _kw['dim'] = dim
+            _r = _F_cat_out(tensors, out=out, **_kw)
+    return _r
+
+
+def ceil(input, *, out=None):
+    if out is None:
+        _r = _F_ceil(input)
+    else:
+        _r = _F_ceil_out(input, out=out)
+    return _r
+
+
+def ceil_(input):
+    _r = _F_ceil_(input)
+    return _r
+
+
+def chunk(input, chunks, dim=_NO):
+    if dim is _NO:
+        _r = _F_chunk(input, chunks)
+    else:
+        _kw = {}
+        if dim is not _NO: _kw['dim'] = dim
+        _r = _F_chunk(input, chunks, **_kw)
+    return _r
+
+
+def clamp_max(input, max, *, out=None):
+    if not isinstance(max, _Tensor):
+        if out is None:
+            _r = _F_clamp_max(input, max)
+        else:
+            _r = _F_clamp_max_out(input, max, out=out)
+        return _r
+    if isinstance(max, _Tensor):
+        if out is None:
+            _r = _F_clamp_max_Tensor(input, max)
+        else:
+            _r = _F_clamp_max_Tensor_out(input, max, out=out)
+        return _r
+    raise TypeError('clamp_max(): received an invalid combination of arguments; expected one of: clamp_max(Tensor self, Scalar max) -> Tensor; clamp_max.Tensor(Tensor self, Tensor max) -> Tensor')
+
+
+def clamp_max_(input, max):
+    if not isinstance(max, _Tensor):
+        _r = _F_clamp_max_(input, max)
+        return _r
+    if isinstance(max, _Tensor):
+        _r = _F_clamp_max__Tensor(input, max)
+        return _r
+    raise TypeError('clamp_max_(): received an invalid combination of arguments; expected one of: clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!); clamp_max_.Tensor(Tensor(a!) self, Tensor max) -> Tensor(a!)')
+
+
+def clamp_min(input, min, *, out=None):
+    if not isinstance(min, _Tensor):
+        if out is None:
+            _r = _F_clamp_min(input, min)
+        else:
+            _r = _F_clamp_min_out(input, min, out=out)
+        return _r
+    if isinstance(min, _Tensor):
+        if out is None:
+            _r = _F_clamp_min_Tensor(input, min)
+        else:
+            _r = _F_clamp_min_Tensor_out(input, min, out=out)
+        return _r
+    raise TypeError('clamp_min(): received an invalid combination of arguments; expected one of: clamp_min(Tensor self, Scalar min) -> Tensor; clamp_min.Tensor(Tensor self, Tensor min) -> Tensor')
+
+
+def clamp_min_(input, min):
+    if not isinstance(min, _Tensor):
+        _r = _F_clamp_min_(input, min)
+        return _r
+    if isinstance(min, _Tensor):
+        _r = _F_clamp_min__Tensor(input, min)
+        return _r
+    raise TypeError('clamp_min_(): received an invalid combination of arguments; expected one of: clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!); clamp_min_.Tensor(Tensor(a!) self, Tensor min) -> Tensor(a!)')
 
 
 def clone(input, *, memory_format=_NO):
@@ -229,6 +956,71 @@ def cos(input, *, out=None):
 
 def cos_(input):
     _r = _F_cos_(input)
+    return _r
+
+
+def cumsum(input, dim, *, dtype=_NO, out=None):
+    if out is None:
+        if dtype is _NO:
+            _r = _F_cumsum(input, dim)
+        else:
+            _kw = {}
+            if dtype is not _NO: _kw['dtype'] = dtype
+            _r = _F_cumsum(input, dim, **_kw)
+    else:
+        if dtype is _NO:
+            _r = _F_cumsum_out(input, dim, out=out)
+        else:
+            _kw = {}
+            if dtype is not _NO: _kw['dtype'] = dtype
+            _r = _F_cumsum_out(input, dim, out=out, **_kw)
+    return _r
+
+
+def detach(input):
+    _r = _F_detach(input)
+    return _r
+
+
+def detach_copy(input, *, out=None):
+    if out is None:
+        _r = _F_detach_copy(input)
+    else:
+        _r = _F_detach_copy_out(input, out=out)
+    return _r
+
+
+def diagonal(input, offset=_NO, dim1=_NO, dim2=_NO):
+    if offset is _NO and dim1 is _NO and dim2 is _NO:
+        _r = _F_diagonal(input)
+    else:
+        _kw = {}
+        if offset is not _NO: _kw['offset'] = offset
+        if dim1 is not _NO: _kw['dim1'] = dim1
+        if dim2 is not _NO: _kw['dim2'] = dim2
+        _r = _F_diagonal(input, **_kw)
+    return _r
+
+
+def diagonal_copy(input, offset=_NO, dim1=_NO, dim2=_NO, *, out=None):
+    if out is None:
+        if offset is _NO and dim1 is _NO and dim2 is _NO:
+            _r = _F_diagonal_copy(input)
+        else:
+            _kw = {}
+            if offset is not _NO: _kw['offset'] = offset
+            if dim1 is not _NO: _kw['dim1'] = dim1
+            if dim2 is not _NO: _kw['dim2'] = dim2
+            _r = _F_diagonal_copy(input, **_kw)
+    else:
+        if offset is _NO and dim1 is _NO and dim2 is _NO:
+            _r = _F_diagonal_copy_out(input, out=out)
+        else:
+            _kw = {}
+            if offset is not _NO: _kw['offset'] = offset
+            if dim1 is not _NO: _kw['dim1'] = dim1
+            if dim2 is not _NO: _kw['dim2'] = dim2
+            _r = _F_diagonal_copy_out(input, out=out, **_kw)
     return _r
 
 
@@ -323,6 +1115,19 @@ def eq(input, other, *, out=None):
     raise TypeError('eq(): received an invalid combination of arguments; expected one of: eq.Scalar(Tensor self, Scalar other) -> Tensor; eq.Tensor(Tensor self, Tensor other) -> Tensor')
 
 
+def erf(input, *, out=None):
+    if out is None:
+        _r = _F_erf(input)
+    else:
+        _r = _F_erf_out(input, out=out)
+    return _r
+
+
+def erf_(input):
+    _r = _F_erf_(input)
+    return _r
+
+
 def exp(input, *, out=None):
     if out is None:
         _r = _F_exp(input)
@@ -354,6 +1159,69 @@ def expand_copy(input, size, *, implicit=_NO, out=None):
     return _r
 
 
+def expm1(input, *, out=None):
+    if out is None:
+        _r = _F_expm1(input)
+    else:
+        _r = _F_expm1_out(input, out=out)
+    return _r
+
+
+def expm1_(input):
+    _r = _F_expm1_(input)
+    return _r
+
+
+def eye(n, m=_NO, *, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, out=None, requires_grad=False):
+    if m is not _NO:
+        if out is None:
+            if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
+                _r = _F_eye_m(n, m)
+            else:
+                _kw = {}
+                if dtype is not _NO: _kw['dtype'] = dtype
+                if layout is not _NO: _kw['layout'] = layout
+                if device is not _NO: _kw['device'] = device
+                if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
+                _r = _F_eye_m(n, m, **_kw)
+        else:
+            if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
+                _r = _F_eye_m_out(n, m, out=out)
+            else:
+                _kw = {}
+                if dtype is not _NO: _kw['dtype'] = dtype
+                if layout is not _NO: _kw['layout'] = layout
+                if device is not _NO: _kw['device'] = device
+                if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
+                _r = _F_eye_m_out(n, m, out=out, **_kw)
+        if requires_grad: _r.requires_grad_(True)
+        return _r
+    if m is _NO:
+        if out is None:
+            if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
+                _r = _F_eye(n)
+            else:
+                _kw = {}
+                if dtype is not _NO: _kw['dtype'] = dtype
+                if layout is not _NO: _kw['layout'] = layout
+                if device is not _NO: _kw['device'] = device
+                if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
+                _r = _F_eye(n, **_kw)
+        else:
+            if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
+                _r = _F_eye_out(n, out=out)
+            else:
+                _kw = {}
+                if dtype is not _NO: _kw['dtype'] = dtype
+                if layout is not _NO: _kw['layout'] = layout
+                if device is not _NO: _kw['device'] = device
+                if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
+                _r = _F_eye_out(n, out=out, **_kw)
+        if requires_grad: _r.requires_grad_(True)
+        return _r
+    raise TypeError('eye(): received an invalid combination of arguments; expected one of: eye.m(SymInt n, SymInt m, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor; eye(SymInt n, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor')
+
+
 def fill(input, value):
     _r = _F_fill_Scalar(input, value)
     return _r
@@ -362,6 +1230,48 @@ def fill(input, value):
 def fill_(input, value):
     _r = _F_fill__Scalar(input, value)
     return _r
+
+
+def flatten(input, start_dim=_NO, end_dim=_NO):
+    if start_dim is _NO and end_dim is _NO:
+        _r = _F_flatten_using_ints(input)
+    else:
+        _kw = {}
+        if start_dim is not _NO: _kw['start_dim'] = start_dim
+        if end_dim is not _NO: _kw['end_dim'] = end_dim
+        _r = _F_flatten_using_ints(input, **_kw)
+    return _r
+
+
+def flip(input, dims):
+    _r = _F_flip(input, dims)
+    return _r
+
+
+def floor(input, *, out=None):
+    if out is None:
+        _r = _F_floor(input)
+    else:
+        _r = _F_floor_out(input, out=out)
+    return _r
+
+
+def floor_(input):
+    _r = _F_floor_(input)
+    return _r
+
+
+def floor_divide(input, other, *, out=None):
+    if isinstance(other, _Tensor):
+        if out is None:
+            _r = _F_floor_divide(input, other)
+        else:
+            _r = _F_floor_divide_out(input, other, out=out)
+        return _r
+    if not isinstance(other, _Tensor) and out is None:
+        _r = _F_floor_divide_Scalar(input, other)
+        return _r
+    raise TypeError('floor_divide(): received an invalid combination of arguments; expected one of: floor_divide(Tensor self, Tensor other) -> Tensor; floor_divide.Scalar(Tensor self, Scalar other) -> Tensor')
 
 
 def full(size, fill_value, *, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, out=None, requires_grad=False):
@@ -389,6 +1299,39 @@ def full(size, fill_value, *, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO,
     return _r
 
 
+def full_like(input, fill_value, *, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, memory_format=_NO, requires_grad=False):
+    if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO and memory_format is _NO:
+        _r = _F_full_like(input, fill_value)
+    else:
+        _kw = {}
+        if dtype is not _NO: _kw['dtype'] = dtype
+        if layout is not _NO: _kw['layout'] = layout
+        if device is not _NO: _kw['device'] = device
+        if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
+        if memory_format is not _NO: _kw['memory_format'] = memory_format
+        _r = _F_full_like(input, fill_value, **_kw)
+    if requires_grad: _r.requires_grad_(True)
+    return _r
+
+
+def gather(input, dim, index, *, sparse_grad=_NO, out=None):
+    if out is None:
+        if sparse_grad is _NO:
+            _r = _F_gather(input, dim, index)
+        else:
+            _kw = {}
+            if sparse_grad is not _NO: _kw['sparse_grad'] = sparse_grad
+            _r = _F_gather(input, dim, index, **_kw)
+    else:
+        if sparse_grad is _NO:
+            _r = _F_gather_out(input, dim, index, out=out)
+        else:
+            _kw = {}
+            if sparse_grad is not _NO: _kw['sparse_grad'] = sparse_grad
+            _r = _F_gather_out(input, dim, index, out=out, **_kw)
+    return _r
+
+
 def ge(input, other, *, out=None):
     if not isinstance(other, _Tensor):
         if out is None:
@@ -403,6 +1346,34 @@ def ge(input, other, *, out=None):
             _r = _F_ge_Tensor_out(input, other, out=out)
         return _r
     raise TypeError('ge(): received an invalid combination of arguments; expected one of: ge.Scalar(Tensor self, Scalar other) -> Tensor; ge.Tensor(Tensor self, Tensor other) -> Tensor')
+
+
+def gelu(input, *, approximate=_NO, out=None):
+    if out is None:
+        if approximate is _NO:
+            _r = _F_gelu(input)
+        else:
+            _kw = {}
+            if approximate is not _NO: _kw['approximate'] = approximate
+            _r = _F_gelu(input, **_kw)
+    else:
+        if approximate is _NO:
+            _r = _F_gelu_out(input, out=out)
+        else:
+            _kw = {}
+            if approximate is not _NO: _kw['approximate'] = approximate
+            _r = _F_gelu_out(input, out=out, **_kw)
+    return _r
+
+
+def gelu_(input, *, approximate=_NO):
+    if approximate is _NO:
+        _r = _F_gelu_(input)
+    else:
+        _kw = {}
+        if approximate is not _NO: _kw['approximate'] = approximate
+        _r = _F_gelu_(input, **_kw)
+    return _r
 
 
 def gt(input, other, *, out=None):
@@ -421,6 +1392,42 @@ def gt(input, other, *, out=None):
     raise TypeError('gt(): received an invalid combination of arguments; expected one of: gt.Scalar(Tensor self, Scalar other) -> Tensor; gt.Tensor(Tensor self, Tensor other) -> Tensor')
 
 
+def index(input, indices, *, out=None):
+    if out is None:
+        _r = _F_index_Tensor(input, indices)
+    else:
+        _r = _F_index_Tensor_out(input, indices, out=out)
+    return _r
+
+
+def index_put(input, indices, values, accumulate=_NO):
+    if accumulate is _NO:
+        _r = _F_index_put(input, indices, values)
+    else:
+        _kw = {}
+        if accumulate is not _NO: _kw['accumulate'] = accumulate
+        _r = _F_index_put(input, indices, values, **_kw)
+    return _r
+
+
+def index_put_(input, indices, values, accumulate=_NO):
+    if accumulate is _NO:
+        _r = _F_index_put_(input, indices, values)
+    else:
+        _kw = {}
+        if accumulate is not _NO: _kw['accumulate'] = accumulate
+        _r = _F_index_put_(input, indices, values, **_kw)
+    return _r
+
+
+def index_select(input, dim, index, *, out=None):
+    if out is None:
+        _r = _F_index_select(input, dim, index)
+    else:
+        _r = _F_index_select_out(input, dim, index, out=out)
+    return _r
+
+
 def le(input, other, *, out=None):
     if not isinstance(other, _Tensor):
         if out is None:
@@ -435,6 +1442,160 @@ def le(input, other, *, out=None):
             _r = _F_le_Tensor_out(input, other, out=out)
         return _r
     raise TypeError('le(): received an invalid combination of arguments; expected one of: le.Scalar(Tensor self, Scalar other) -> Tensor; le.Tensor(Tensor self, Tensor other) -> Tensor')
+
+
+def lerp(input, end, weight, *, out=None):
+    if not isinstance(weight, _Tensor):
+        if out is None:
+            _r = _F_lerp_Scalar(input, end, weight)
+        else:
+            _r = _F_lerp_Scalar_out(input, end, weight, out=out)
+        return _r
+    if isinstance(weight, _Tensor):
+        if out is None:
+            _r = _F_lerp_Tensor(input, end, weight)
+        else:
+            _r = _F_lerp_Tensor_out(input, end, weight, out=out)
+        return _r
+    raise TypeError('lerp(): received an invalid combination of arguments; expected one of: lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor; lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor')
+
+
+def linear(input, weight, bias=_NO, *, out=None):
+    if out is None:
+        if bias is _NO:
+            _r = _F_linear(input, weight)
+        else:
+            _kw = {}
+            if bias is not _NO: _kw['bias'] = bias
+            _r = _F_linear(input, weight, **_kw)
+    else:
+        if bias is _NO:
+            _r = _F_linear_out(input, weight, out=out)
+        else:
+            _kw = {}
+            if bias is not _NO: _kw['bias'] = bias
+            _r = _F_linear_out(input, weight, out=out, **_kw)
+    return _r
+
+
+def linspace(start, end, steps, *, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, out=None, requires_grad=False):
+    if out is None:
+        if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
+            _r = _F_linspace(start, end, steps)
+        else:
+            _kw = {}
+            if dtype is not _NO: _kw['dtype'] = dtype
+            if layout is not _NO: _kw['layout'] = layout
+            if device is not _NO: _kw['device'] = device
+            if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
+            _r = _F_linspace(start, end, steps, **_kw)
+    else:
+        if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
+            _r = _F_linspace_out(start, end, steps, out=out)
+        else:
+            _kw = {}
+            if dtype is not _NO: _kw['dtype'] = dtype
+            if layout is not _NO: _kw['layout'] = layout
+            if device is not _NO: _kw['device'] = device
+            if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
+            _r = _F_linspace_out(start, end, steps, out=out, **_kw)
+    if requires_grad: _r.requires_grad_(True)
+    return _r
+
+
+def log(input, *, out=None):
+    if out is None:
+        _r = _F_log(input)
+    else:
+        _r = _F_log_out(input, out=out)
+    return _r
+
+
+def log1p(input, *, out=None):
+    if out is None:
+        _r = _F_log1p(input)
+    else:
+        _r = _F_log1p_out(input, out=out)
+    return _r
+
+
+def log1p_(input):
+    _r = _F_log1p_(input)
+    return _r
+
+
+def log_(input):
+    _r = _F_log_(input)
+    return _r
+
+
+def log_softmax(input, dim, dtype=_NO, *, out=None):
+    if out is None:
+        if dtype is _NO:
+            _r = _F_log_softmax_int(input, dim)
+        else:
+            _kw = {}
+            if dtype is not _NO: _kw['dtype'] = dtype
+            _r = _F_log_softmax_int(input, dim, **_kw)
+    else:
+        if dtype is _NO:
+            _r = _F_log_softmax_int_out(input, dim, out=out)
+        else:
+            _kw = {}
+            if dtype is not _NO: _kw['dtype'] = dtype
+            _r = _F_log_softmax_int_out(input, dim, out=out, **_kw)
+    return _r
+
+
+def logical_and(input, other, *, out=None):
+    if out is None:
+        _r = _F_logical_and(input, other)
+    else:
+        _r = _F_logical_and_out(input, other, out=out)
+    return _r
+
+
+def logical_not(input, *, out=None):
+    if out is None:
+        _r = _F_logical_not(input)
+    else:
+        _r = _F_logical_not_out(input, out=out)
+    return _r
+
+
+def logical_or(input, other, *, out=None):
+    if out is None:
+        _r = _F_logical_or(input, other)
+    else:
+        _r = _F_logical_or_out(input, other, out=out)
+    return _r
+
+
+def logical_xor(input, other, *, out=None):
+    if out is None:
+        _r = _F_logical_xor(input, other)
+    else:
+        _r = _F_logical_xor_out(input, other, out=out)
+    return _r
+
+
+def logsumexp(input, dim, keepdim=_NO, *, out=None):
+    if type(dim) is int: dim = [dim]
+    if out is None:
+        if keepdim is _NO:
+            _r = _F_logsumexp(input, dim)
+        else:
+            _kw = {}
+            if keepdim is not _NO: _kw['keepdim'] = keepdim
+            _r = _F_logsumexp(input, dim, **_kw)
+    else:
+        if keepdim is _NO:
+            _r = _F_logsumexp_out(input, dim, out=out)
+        else:
+            _kw = {}
+            if keepdim is not _NO: _kw['keepdim'] = keepdim
+            _r = _F_logsumexp_out(input, dim, out=out, **_kw)
+    return _r
 
 
 def lt(input, other, *, out=None):
@@ -453,11 +1614,63 @@ def lt(input, other, *, out=None):
     raise TypeError('lt(): received an invalid combination of arguments; expected one of: lt.Scalar(Tensor self, Scalar other) -> Tensor; lt.Tensor(Tensor self, Tensor other) -> Tensor')
 
 
+def masked_fill(input, mask, value):
+    if not isinstance(value, _Tensor):
+        _r = _F_masked_fill_Scalar(input, mask, value)
+        return _r
+    if isinstance(value, _Tensor):
+        _r = _F_masked_fill_Tensor(input, mask, value)
+        return _r
+    raise TypeError('masked_fill(): received an invalid combination of arguments; expected one of: masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor; masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor')
+
+
+def masked_select(input, mask, *, out=None):
+    if out is None:
+        _r = _F_masked_select(input, mask)
+    else:
+        _r = _F_masked_select_out(input, mask, out=out)
+    return _r
+
+
 def matmul(input, other, *, out=None):
     if out is None:
         _r = _F_matmul(input, other)
     else:
         _r = _F_matmul_out(input, other, out=out)
+    return _r
+
+
+def max(input, dim=_NO, keepdim=_NO, *, out=None):
+    if dim is not _NO:
+        if out is None:
+            if keepdim is _NO:
+                _r = _F_max_dim(input, dim)
+            else:
+                _kw = {}
+                if keepdim is not _NO: _kw['keepdim'] = keepdim
+                _r = _F_max_dim(input, dim, **_kw)
+        else:
+            if keepdim is _NO:
+                _r = _F_max_dim_max(input, dim, max=out[0], max_values=out[1])
+            else:
+                _kw = {}
+                if keepdim is not _NO: _kw['keepdim'] = keepdim
+                _r = _F_max_dim_max(input, dim, max=out[0], max_values=out[1], **_kw)
+        return _r
+    if dim is _NO and keepdim is _NO:
+        if out is None:
+            _r = _F_max(input)
+        else:
+            _r = _F_max_unary_out(input, out=out)
+        return _r
+    raise TypeError('max(): received an invalid combination of arguments; expected one of: max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices); max(Tensor self) -> Tensor')
+
+
+def maximum(input, other, *, out=None):
+    if out is None:
+        _r = _F_maximum(input, other)
+    else:
+        _r = _F_maximum_out(input, other, out=out)
     return _r
 
 
@@ -481,15 +1694,57 @@ def mean(input, dim=_NO, keepdim=_NO, *, dtype=_NO, out=None):
                 if dtype is not _NO: _kw['dtype'] = dtype
                 _r = _F_mean_out(input, dim, out=out, **_kw)
         return _r
-    if dim is _NO and keepdim is _NO and out is None:
-        if dtype is _NO:
-            _r = _F_mean(input)
+    if dim is _NO and keepdim is _NO:
+        if out is None:
+            if dtype is _NO:
+                _r = _F_mean(input)
+            else:
+                _kw = {}
+                if dtype is not _NO: _kw['dtype'] = dtype
+                _r = _F_mean(input, **_kw)
         else:
-            _kw = {}
-            if dtype is not _NO: _kw['dtype'] = dtype
-            _r = _F_mean(input, **_kw)
+            if dtype is _NO:
+                _r = _F_mean_dtype_out(input, out=out)
+            else:
+                _kw = {}
+                if dtype is not _NO: _kw['dtype'] = dtype
+                _r = _F_mean_dtype_out(input, out=out, **_kw)
         return _r
     raise TypeError('mean(): received an invalid combination of arguments; expected one of: mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor; mean(Tensor self, *, ScalarType? dtype=None) -> Tensor')
+
+
+def min(input, dim=_NO, keepdim=_NO, *, out=None):
+    if dim is not _NO:
+        if out is None:
+            if keepdim is _NO:
+                _r = _F_min_dim(input, dim)
+            else:
+                _kw = {}
+                if keepdim is not _NO: _kw['keepdim'] = keepdim
+                _r = _F_min_dim(input, dim, **_kw)
+        else:
+            if keepdim is _NO:
+                _r = _F_min_dim_min(input, dim, min=out[0], min_indices=out[1])
+            else:
+                _kw = {}
+                if keepdim is not _NO: _kw['keepdim'] = keepdim
+                _r = _F_min_dim_min(input, dim, min=out[0], min_indices=out[1], **_kw)
+        return _r
+    if dim is _NO and keepdim is _NO:
+        if out is None:
+            _r = _F_min(input)
+        else:
+            _r = _F_min_unary_out(input, out=out)
+        return _r
+    raise TypeError('min(): received an invalid combination of arguments; expected one of: min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices); min(Tensor self) -> Tensor')
+
+
+def minimum(input, other, *, out=None):
+    if out is None:
+        _r = _F_minimum(input, other)
+    else:
+        _r = _F_minimum_out(input, other, out=out)
+    return _r
 
 
 def mm(input, mat2, *, out=None):
@@ -515,6 +1770,16 @@ def mv(input, vec, *, out=None):
     else:
         _r = _F_mv_out(input, vec, out=out)
     return _r
+
+
+def narrow(input, dim, start, length):
+    if not isinstance(start, _Tensor):
+        _r = _F_narrow(input, dim, start, length)
+        return _r
+    if isinstance(start, _Tensor):
+        _r = _F_narrow_Tensor(input, dim, start, length)
+        return _r
+    raise TypeError('narrow(): received an invalid combination of arguments; expected one of: narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a); narrow.Tensor(Tensor(a) self, int dim, Tensor start, SymInt length) -> Tensor(a)')
 
 
 def ne(input, other, *, out=None):
@@ -544,6 +1809,52 @@ def neg(input, *, out=None):
 def neg_(input):
     _r = _F_neg_(input)
     return _r
+
+
+def nonzero(input, *, out=None):
+    if out is None:
+        _r = _F_nonzero(input)
+    else:
+        _r = _F_nonzero_out(input, out=out)
+    return _r
+
+
+def norm(input, p=_NO, dim=_NO, keepdim=_NO, *, dtype=_NO, out=None):
+    if type(dim) is int: dim = [dim]
+    if p is not _NO and dim is not _NO and keepdim is not _NO and dtype is not _NO:
+        if out is None:
+            _r = _F_norm_ScalarOpt_dim_dtype(input, p, dim, keepdim, dtype=dtype)
+        else:
+            _r = _F_norm_dtype_out(input, p, dim, keepdim, dtype=dtype, out=out)
+        return _r
+    if dtype is _NO and p is not _NO and dim is not _NO:
+        if out is None:
+            if keepdim is _NO:
+                _r = _F_norm_ScalarOpt_dim(input, p, dim)
+            else:
+                _kw = {}
+                if keepdim is not _NO: _kw['keepdim'] = keepdim
+                _r = _F_norm_ScalarOpt_dim(input, p, dim, **_kw)
+        else:
+            if keepdim is _NO:
+                _r = _F_norm_out(input, p, dim, out=out)
+            else:
+                _kw = {}
+                if keepdim is not _NO: _kw['keepdim'] = keepdim
+                _r = _F_norm_out(input, p, dim, out=out, **_kw)
+        return _r
+    if dim is _NO and keepdim is _NO and p is not _NO and dtype is not _NO and out is None:
+        _r = _F_norm_ScalarOpt_dtype(input, p, dtype=dtype)
+        return _r
+    if dim is _NO and keepdim is _NO and dtype is _NO and out is None:
+        if p is _NO:
+            _r = _F_norm_Scalar(input)
+        else:
+            _kw = {}
+            if p is not _NO: _kw['p'] = p
+            _r = _F_norm_Scalar(input, **_kw)
+        return _r
+    raise TypeError('norm(): received an invalid combination of arguments; expected one of: norm.ScalarOpt_dim_dtype(Tensor self, Scalar? p, int[1] dim, bool keepdim, *, ScalarType dtype) -> Tensor; norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor; norm.ScalarOpt_dtype(Tensor self, Scalar? p, *, ScalarType dtype) -> Tensor; norm.Scalar(Tensor self, Scalar p=2) -> Tensor')
 
 
 def ones(*_td_args, size=_NO, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, out=None, requires_grad=False):
@@ -592,8 +1903,191 @@ def ones_like(input, *, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, memor
     return _r
 
 
+def outer(input, vec2, *, out=None):
+    if out is None:
+        _r = _F_outer(input, vec2)
+    else:
+        _r = _F_outer_out(input, vec2, out=out)
+    return _r
+
+
+def permute(input, dims):
+    _r = _F_permute(input, dims)
+    return _r
+
+
+def permute_copy(input, dims, *, out=None):
+    if out is None:
+        _r = _F_permute_copy(input, dims)
+    else:
+        _r = _F_permute_copy_out(input, dims, out=out)
+    return _r
+
+
+def pow(input, exponent, *, out=None):
+    if isinstance(input, _Tensor) and isinstance(exponent, _Tensor):
+        if out is None:
+            _r = _F_pow_Tensor_Tensor(input, exponent)
+        else:
+            _r = _F_pow_Tensor_Tensor_out(input, exponent, out=out)
+        return _r
+    if not isinstance(input, _Tensor) and isinstance(exponent, _Tensor):
+        if out is None:
+            _r = _F_pow_Scalar(input, exponent)
+        else:
+            _r = _F_pow_Scalar_out(input, exponent, out=out)
+        return _r
+    if not isinstance(exponent, _Tensor) and isinstance(input, _Tensor):
+        if out is None:
+            _r = _F_pow_Tensor_Scalar(input, exponent)
+        else:
+            _r = _F_pow_Tensor_Scalar_out(input, exponent, out=out)
+        return _r
+    raise TypeError('pow(): received an invalid combination of arguments; expected one of: pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor; pow.Scalar(Scalar self, Tensor exponent) -> Tensor; pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor')
+
+
+def prod(input, dim=_NO, keepdim=_NO, *, dtype=_NO, out=None):
+    if dim is not _NO:
+        if out is None:
+            if keepdim is _NO and dtype is _NO:
+                _r = _F_prod_dim_int(input, dim)
+            else:
+                _kw = {}
+                if keepdim is not _NO: _kw['keepdim'] = keepdim
+                if dtype is not _NO: _kw['dtype'] = dtype
+                _r = _F_prod_dim_int(input, dim, **_kw)
+        else:
+            if keepdim is _NO and dtype is _NO:
+                _r = _F_prod_int_out(input, dim, out=out)
+            else:
+                _kw = {}
+                if keepdim is not _NO: _kw['keepdim'] = keepdim
+                if dtype is not _NO: _kw['dtype'] = dtype
+                _r = _F_prod_int_out(input, dim, out=out, **_kw)
+        return _r
+    if dim is _NO and keepdim is _NO and out is None:
+        if dtype is _NO:
+            _r = _F_prod(input)
+        else:
+            _kw = {}
+            if dtype is not _NO: _kw['dtype'] = dtype
+            _r = _F_prod(input, **_kw)
+        return _r
+    raise TypeError('prod(): received an invalid combination of arguments; expected one of: prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor; prod(Tensor self, *, ScalarType? dtype=None) -> Tensor')
+
+
+def rand_like(input, *, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, memory_format=_NO, requires_grad=False):
+    if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO and memory_format is _NO:
+        _r = _F_rand_like(input)
+    else:
+        _kw = {}
+        if dtype is not _NO: _kw['dtype'] = dtype
+        if layout is not _NO: _kw['layout'] = layout
+        if device is not _NO: _kw['device'] = device
+        if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
+        if memory_format is not _NO: _kw['memory_format'] = memory_format
+        _r = _F_rand_like(input, **_kw)
+    if requires_grad: _r.requires_grad_(True)
+    return _r
+
+
+def randn_like(input, *, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, memory_format=_NO, requires_grad=False):
+    if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO and memory_format is _NO:
+        _r = _F_randn_like(input)
+    else:
+        _kw = {}
+        if dtype is not _NO: _kw['dtype'] = dtype
+        if layout is not _NO: _kw['layout'] = layout
+        if device is not _NO: _kw['device'] = device
+        if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
+        if memory_format is not _NO: _kw['memory_format'] = memory_format
+        _r = _F_randn_like(input, **_kw)
+    if requires_grad: _r.requires_grad_(True)
+    return _r
+
+
+def relu(input):
+    _r = _F_relu(input)
+    return _r
+
+
+def relu_(input):
+    _r = _F_relu_(input)
+    return _r
+
+
+def remainder(input, other, *, out=None):
+    if not isinstance(other, _Tensor) and isinstance(input, _Tensor):
+        if out is None:
+            _r = _F_remainder_Scalar(input, other)
+        else:
+            _r = _F_remainder_Scalar_out(input, other, out=out)
+        return _r
+    if isinstance(other, _Tensor) and isinstance(input, _Tensor):
+        if out is None:
+            _r = _F_remainder_Tensor(input, other)
+        else:
+            _r = _F_remainder_Tensor_out(input, other, out=out)
+        return _r
+    if not isinstance(input, _Tensor) and isinstance(other, _Tensor) and out is None:
+        _r = _F_remainder_Scalar_Tensor(input, other)
+        return _r
+    raise TypeError('remainder(): received an invalid combination of arguments; expected one of: remainder.Scalar(Tensor self, Scalar other) -> Tensor; remainder.Tensor(Tensor self, Tensor other) -> Tensor; remainder.Scalar_Tensor(Scalar self, Tensor other) -> Tensor')
+
+
 def reshape(input, shape):
     _r = _F_reshape(input, shape)
+    return _r
+
+
+def roll(input, shifts, dims=_NO):
+    if type(shifts) is int: shifts = [shifts]
+    if type(dims) is int: dims = [dims]
+    if dims is _NO:
+        _r = _F_roll(input, shifts)
+    else:
+        _kw = {}
+        if dims is not _NO: _kw['dims'] = dims
+        _r = _F_roll(input, shifts, **_kw)
+    return _r
+
+
+def round(input, *, decimals=_NO, out=None):
+    if decimals is not _NO:
+        if out is None:
+            _r = _F_round_decimals(input, decimals=decimals)
+        else:
+            _r = _F_round_decimals_out(input, decimals=decimals, out=out)
+        return _r
+    if decimals is _NO:
+        if out is None:
+            _r = _F_round(input)
+        else:
+            _r = _F_round_out(input, out=out)
+        return _r
+    raise TypeError('round(): received an invalid combination of arguments; expected one of: round.decimals(Tensor self, *, int decimals) -> Tensor; round(Tensor self) -> Tensor')
+
+
+def round_(input, *, decimals=_NO):
+    if decimals is not _NO:
+        _r = _F_round__decimals(input, decimals=decimals)
+        return _r
+    if decimals is _NO:
+        _r = _F_round_(input)
+        return _r
+    raise TypeError('round_(): received an invalid combination of arguments; expected one of: round_.decimals(Tensor(a!) self, *, int decimals) -> Tensor(a!); round_(Tensor(a!) self) -> Tensor(a!)')
+
+
+def rsqrt(input, *, out=None):
+    if out is None:
+        _r = _F_rsqrt(input)
+    else:
+        _r = _F_rsqrt_out(input, out=out)
+    return _r
+
+
+def rsqrt_(input):
+    _r = _F_rsqrt_(input)
     return _r
 
 
@@ -617,6 +2111,14 @@ def rsub(input, other, alpha=_NO):
     raise TypeError('rsub(): received an invalid combination of arguments; expected one of: rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor; rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor')
 
 
+def scatter_add(input, dim, index, src, *, out=None):
+    if out is None:
+        _r = _F_scatter_add(input, dim, index, src)
+    else:
+        _r = _F_scatter_add_out(input, dim, index, src, out=out)
+    return _r
+
+
 def select(input, dim, index):
     _r = _F_select_int(input, dim, index)
     return _r
@@ -627,6 +2129,40 @@ def select_copy(input, dim, index, *, out=None):
         _r = _F_select_copy_int(input, dim, index)
     else:
         _r = _F_select_copy_int_out(input, dim, index, out=out)
+    return _r
+
+
+def sigmoid(input, *, out=None):
+    if out is None:
+        _r = _F_sigmoid(input)
+    else:
+        _r = _F_sigmoid_out(input, out=out)
+    return _r
+
+
+def sigmoid_(input):
+    _r = _F_sigmoid_(input)
+    return _r
+
+
+def sign(input, *, out=None):
+    if out is None:
+        _r = _F_sign(input)
+    else:
+        _r = _F_sign_out(input, out=out)
+    return _r
+
+
+def silu(input, *, out=None):
+    if out is None:
+        _r = _F_silu(input)
+    else:
+        _r = _F_silu_out(input, out=out)
+    return _r
+
+
+def silu_(input):
+    _r = _F_silu_(input)
     return _r
 
 
@@ -667,6 +2203,110 @@ def slice_copy(input, dim=_NO, start=_NO, end=_NO, step=_NO, *, out=None):
     return _r
 
 
+def softmax(input, dim, dtype=_NO, *, out=None):
+    if out is None:
+        if dtype is _NO:
+            _r = _F_softmax_int(input, dim)
+        else:
+            _kw = {}
+            if dtype is not _NO: _kw['dtype'] = dtype
+            _r = _F_softmax_int(input, dim, **_kw)
+    else:
+        if dtype is _NO:
+            _r = _F_softmax_int_out(input, dim, out=out)
+        else:
+            _kw = {}
+            if dtype is not _NO: _kw['dtype'] = dtype
+            _r = _F_softmax_int_out(input, dim, out=out, **_kw)
+    return _r
+
+
+def sort(input, dim=_NO, descending=_NO, *, stable=_NO, out=None):
+    if stable is not _NO:
+        if out is None:
+            if dim is _NO and descending is _NO:
+                _r = _F_sort_stable(input, stable=stable)
+            else:
+                _kw = {}
+                if dim is not _NO: _kw['dim'] = dim
+                if descending is not _NO: _kw['descending'] = descending
+                _r = _F_sort_stable(input, stable=stable, **_kw)
+        else:
+            if dim is _NO and descending is _NO:
+                _r = _F_sort_values_stable(input, stable=stable, values=out[0], indices=out[1])
+            else:
+                _kw = {}
+                if dim is not _NO: _kw['dim'] = dim
+                if descending is not _NO: _kw['descending'] = descending
+                _r = _F_sort_values_stable(input, stable=stable, values=out[0], indices=out[1], **_kw)
+        return _r
+    if stable is _NO:
+        if out is None:
+            if dim is _NO and descending is _NO:
+                _r = _F_sort(input)
+            else:
+                _kw = {}
+                if dim is not _NO: _kw['dim'] = dim
+                if descending is not _NO: _kw['descending'] = descending
+                _r = _F_sort(input, **_kw)
+        else:
+            if dim is _NO and descending is _NO:
+                _r = _F_sort_values(input, values=out[0], indices=out[1])
+            else:
+                _kw = {}
+                if dim is not _NO: _kw['dim'] = dim
+                if descending is not _NO: _kw['descending'] = descending
+                _r = _F_sort_values(input, values=out[0], indices=out[1], **_kw)
+        return _r
+    raise TypeError('sort(): received an invalid combination of arguments; expected one of: sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices); sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)')
+
+
+def split_copy(input, split_size, dim=_NO, *, out=None):
+    if out is None:
+        if dim is _NO:
+            _r = _F_split_copy_Tensor(input, split_size)
+        else:
+            _kw = {}
+            if dim is not _NO: _kw['dim'] = dim
+            _r = _F_split_copy_Tensor(input, split_size, **_kw)
+    else:
+        if dim is _NO:
+            _r = _F_split_copy_Tensor_out(input, split_size, out=out)
+        else:
+            _kw = {}
+            if dim is not _NO: _kw['dim'] = dim
+            _r = _F_split_copy_Tensor_out(input, split_size, out=out, **_kw)
+    return _r
+
+
+def split_with_sizes(input, split_sizes, dim=_NO):
+    if dim is _NO:
+        _r = _F_split_with_sizes(input, split_sizes)
+    else:
+        _kw = {}
+        if dim is not _NO: _kw['dim'] = dim
+        _r = _F_split_with_sizes(input, split_sizes, **_kw)
+    return _r
+
+
+def split_with_sizes_copy(input, split_sizes, dim=_NO, *, out=None):
+    if out is None:
+        if dim is _NO:
+            _r = _F_split_with_sizes_copy(input, split_sizes)
+        else:
+            _kw = {}
+            if dim is not _NO: _kw['dim'] = dim
+            _r = _F_split_with_sizes_copy(input, split_sizes, **_kw)
+    else:
+        if dim is _NO:
+            _r = _F_split_with_sizes_copy_out(input, split_sizes, out=out)
+        else:
+            _kw = {}
+            if dim is not _NO: _kw['dim'] = dim
+            _r = _F_split_with_sizes_copy_out(input, split_sizes, out=out, **_kw)
+    return _r
+
+
 def sqrt(input, *, out=None):
     if out is None:
         _r = _F_sqrt(input)
@@ -690,6 +2330,24 @@ def squeeze_copy(input, dim, *, out=None):
         _r = _F_squeeze_copy_dim(input, dim)
     else:
         _r = _F_squeeze_copy_dim_out(input, dim, out=out)
+    return _r
+
+
+def stack(tensors, dim=_NO, *, out=None):
+    if out is None:
+        if dim is _NO:
+            _r = _F_stack(tensors)
+        else:
+            _kw = {}
+            if dim is not _NO: _kw['dim'] = dim
+            _r = _F_stack(tensors, **_kw)
+    else:
+        if dim is _NO:
+            _r = _F_stack_out(tensors, out=out)
+        else:
+            _kw = {}
+            if dim is not _NO: _kw['dim'] = dim
+            _r = _F_stack_out(tensors, out=out, **_kw)
     return _r
 
 
@@ -756,6 +2414,54 @@ def t_copy(input, *, out=None):
     return _r
 
 
+def tan(input, *, out=None):
+    if out is None:
+        _r = _F_tan(input)
+    else:
+        _r = _F_tan_out(input, out=out)
+    return _r
+
+
+def tan_(input):
+    _r = _F_tan_(input)
+    return _r
+
+
+def tanh(input, *, out=None):
+    if out is None:
+        _r = _F_tanh(input)
+    else:
+        _r = _F_tanh_out(input, out=out)
+    return _r
+
+
+def tanh_(input):
+    _r = _F_tanh_(input)
+    return _r
+
+
+def topk(input, k, dim=_NO, largest=_NO, sorted=_NO, *, out=None):
+    if out is None:
+        if dim is _NO and largest is _NO and sorted is _NO:
+            _r = _F_topk(input, k)
+        else:
+            _kw = {}
+            if dim is not _NO: _kw['dim'] = dim
+            if largest is not _NO: _kw['largest'] = largest
+            if sorted is not _NO: _kw['sorted'] = sorted
+            _r = _F_topk(input, k, **_kw)
+    else:
+        if dim is _NO and largest is _NO and sorted is _NO:
+            _r = _F_topk_values(input, k, values=out[0], indices=out[1])
+        else:
+            _kw = {}
+            if dim is not _NO: _kw['dim'] = dim
+            if largest is not _NO: _kw['largest'] = largest
+            if sorted is not _NO: _kw['sorted'] = sorted
+            _r = _F_topk_values(input, k, values=out[0], indices=out[1], **_kw)
+    return _r
+
+
 def transpose(input, dim0, dim1):
     _r = _F_transpose_int(input, dim0, dim1)
     return _r
@@ -769,6 +2475,78 @@ def transpose_copy(input, dim0, dim1, *, out=None):
     return _r
 
 
+def tril(input, diagonal=_NO, *, out=None):
+    if out is None:
+        if diagonal is _NO:
+            _r = _F_tril(input)
+        else:
+            _kw = {}
+            if diagonal is not _NO: _kw['diagonal'] = diagonal
+            _r = _F_tril(input, **_kw)
+    else:
+        if diagonal is _NO:
+            _r = _F_tril_out(input, out=out)
+        else:
+            _kw = {}
+            if diagonal is not _NO: _kw['diagonal'] = diagonal
+            _r = _F_tril_out(input, out=out, **_kw)
+    return _r
+
+
+def triu(input, diagonal=_NO, *, out=None):
+    if out is None:
+        if diagonal is _NO:
+            _r = _F_triu(input)
+        else:
+            _kw = {}
+            if diagonal is not _NO: _kw['diagonal'] = diagonal
+            _r = _F_triu(input, **_kw)
+    else:
+        if diagonal is _NO:
+            _r = _F_triu_out(input, out=out)
+        else:
+            _kw = {}
+            if diagonal is not _NO: _kw['diagonal'] = diagonal
+            _r = _F_triu_out(input, out=out, **_kw)
+    return _r
+
+
+def unbind(input, dim=_NO):
+    if dim is _NO:
+        _r = _F_unbind_int(input)
+    else:
+        _kw = {}
+        if dim is not _NO: _kw['dim'] = dim
+        _r = _F_unbind_int(input, **_kw)
+    return _r
+
+
+def unbind_copy(input, dim=_NO, *, out=None):
+    if out is None:
+        if dim is _NO:
+            _r = _F_unbind_copy_int(input)
+        else:
+            _kw = {}
+            if dim is not _NO: _kw['dim'] = dim
+            _r = _F_unbind_copy_int(input, **_kw)
+    else:
+        if dim is _NO:
+            _r = _F_unbind_copy_int_out(input, out=out)
+        else:
+            _kw = {}
+            if dim is not _NO: _kw['dim'] = dim
+            _r = _F_unbind_copy_int_out(input, out=out, **_kw)
+    return _r
+
+
+def unfold_copy(input, dimension, size, step, *, out=None):
+    if out is None:
+        _r = _F_unfold_copy(input, dimension, size, step)
+    else:
+        _r = _F_unfold_copy_out(input, dimension, size, step, out=out)
+    return _r
+
+
 def unsqueeze(input, dim):
     _r = _F_unsqueeze(input, dim)
     return _r
@@ -779,6 +2557,32 @@ def unsqueeze_copy(input, dim, *, out=None):
         _r = _F_unsqueeze_copy(input, dim)
     else:
         _r = _F_unsqueeze_copy_out(input, dim, out=out)
+    return _r
+
+
+def view_as_complex(input):
+    _r = _F_view_as_complex(input)
+    return _r
+
+
+def view_as_complex_copy(input, *, out=None):
+    if out is None:
+        _r = _F_view_as_complex_copy(input)
+    else:
+        _r = _F_view_as_complex_copy_out(input, out=out)
+    return _r
+
+
+def view_as_real(input):
+    _r = _F_view_as_real(input)
+    return _r
+
+
+def view_as_real_copy(input, *, out=None):
+    if out is None:
+        _r = _F_view_as_real_copy(input)
+    else:
+        _r = _F_view_as_real_copy_out(input, out=out)
     return _r
 
 

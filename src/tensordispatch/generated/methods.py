@@ -21,14 +21,66 @@ _F_abs = _op('abs')
 _F_abs_ = _op('abs_')
 _F_add_Tensor = _op('add.Tensor')
 _F_add__Tensor = _op('add_.Tensor')
+_F_addbmm = _op('addbmm')
+_F_addbmm_ = _op('addbmm_')
+_F_addcdiv = _op('addcdiv')
+_F_addcdiv_ = _op('addcdiv_')
+_F_addcmul = _op('addcmul')
+_F_addcmul_ = _op('addcmul_')
 _F_addmm = _op('addmm')
 _F_addmm_ = _op('addmm_')
+_F_addmv = _op('addmv')
+_F_addmv_ = _op('addmv_')
+_F_alias = _op('alias')
+_F_all = _op('all')
+_F_all_dim = _op('all.dim')
+_F_all_dims = _op('all.dims')
+_F_amax = _op('amax')
+_F_amin = _op('amin')
 _F_aminmax = _op('aminmax')
+_F_any = _op('any')
+_F_any_dim = _op('any.dim')
+_F_any_dims = _op('any.dims')
+_F_argmax = _op('argmax')
+_F_argmin = _op('argmin')
+_F_as_strided = _op('as_strided')
+_F_baddbmm = _op('baddbmm')
+_F_baddbmm_ = _op('baddbmm_')
+_F_bitwise_and_Scalar = _op('bitwise_and.Scalar')
+_F_bitwise_and_Tensor = _op('bitwise_and.Tensor')
+_F_bitwise_and__Scalar = _op('bitwise_and_.Scalar')
+_F_bitwise_and__Tensor = _op('bitwise_and_.Tensor')
+_F_bitwise_not = _op('bitwise_not')
+_F_bitwise_not_ = _op('bitwise_not_')
+_F_bitwise_or_Scalar = _op('bitwise_or.Scalar')
+_F_bitwise_or_Tensor = _op('bitwise_or.Tensor')
+_F_bitwise_or__Scalar = _op('bitwise_or_.Scalar')
+_F_bitwise_or__Tensor = _op('bitwise_or_.Tensor')
+_F_bitwise_xor_Scalar = _op('bitwise_xor.Scalar')
+_F_bitwise_xor_Tensor = _op('bitwise_xor.Tensor')
+_F_bitwise_xor__Scalar = _op('bitwise_xor_.Scalar')
+_F_bitwise_xor__Tensor = _op('bitwise_xor_.Tensor')
 _F_bmm = _op('bmm')
+_F_ceil = _op('ceil')
+_F_ceil_ = _op('ceil_')
+_F_chunk = _op('chunk')
+_F_clamp_max = _op('clamp_max')
+_F_clamp_max_ = _op('clamp_max_')
+_F_clamp_max_Tensor = _op('clamp_max.Tensor')
+_F_clamp_max__Tensor = _op('clamp_max_.Tensor')
+_F_clamp_min = _op('clamp_min')
+_F_clamp_min_ = _op('clamp_min_')
+_F_clamp_min_Tensor = _op('clamp_min.Tensor')
+_F_clamp_min__Tensor = _op('clamp_min_.Tensor')
 _F_clone = _op('clone')
+_F_contiguous = _op('contiguous')
 _F_copy_ = _op('copy_')
 _F_cos = _op('cos')
 _F_cos_ = _op('cos_')
+_F_cumsum = _op('cumsum')
+_F_cumsum_ = _op('cumsum_')
+_F_detach = _op('detach')
+_F_diagonal = _op('diagonal')
 _F_div_Tensor = _op('div.Tensor')
 _F_div_Tensor_mode = _op('div.Tensor_mode')
 _F_div__Tensor = _op('div_.Tensor')
@@ -38,10 +90,23 @@ _F_eq_Scalar = _op('eq.Scalar')
 _F_eq_Tensor = _op('eq.Tensor')
 _F_eq__Scalar = _op('eq_.Scalar')
 _F_eq__Tensor = _op('eq_.Tensor')
+_F_erf = _op('erf')
+_F_erf_ = _op('erf_')
 _F_exp = _op('exp')
 _F_exp_ = _op('exp_')
 _F_expand = _op('expand')
+_F_expm1 = _op('expm1')
+_F_expm1_ = _op('expm1_')
 _F_fill__Scalar = _op('fill_.Scalar')
+_F_flatten_using_ints = _op('flatten.using_ints')
+_F_flip = _op('flip')
+_F_floor = _op('floor')
+_F_floor_ = _op('floor_')
+_F_floor_divide = _op('floor_divide')
+_F_floor_divide_Scalar = _op('floor_divide.Scalar')
+_F_floor_divide__Scalar = _op('floor_divide_.Scalar')
+_F_floor_divide__Tensor = _op('floor_divide_.Tensor')
+_F_gather = _op('gather')
 _F_ge_Scalar = _op('ge.Scalar')
 _F_ge_Tensor = _op('ge.Tensor')
 _F_ge__Scalar = _op('ge_.Scalar')
@@ -50,31 +115,104 @@ _F_gt_Scalar = _op('gt.Scalar')
 _F_gt_Tensor = _op('gt.Tensor')
 _F_gt__Scalar = _op('gt_.Scalar')
 _F_gt__Tensor = _op('gt_.Tensor')
+_F_index_Tensor = _op('index.Tensor')
+_F_index_put = _op('index_put')
+_F_index_put_ = _op('index_put_')
+_F_index_select = _op('index_select')
 _F_le_Scalar = _op('le.Scalar')
 _F_le_Tensor = _op('le.Tensor')
 _F_le__Scalar = _op('le_.Scalar')
 _F_le__Tensor = _op('le_.Tensor')
+_F_lerp_Scalar = _op('lerp.Scalar')
+_F_lerp_Tensor = _op('lerp.Tensor')
+_F_lerp__Scalar = _op('lerp_.Scalar')
+_F_lerp__Tensor = _op('lerp_.Tensor')
+_F_log = _op('log')
+_F_log1p = _op('log1p')
+_F_log1p_ = _op('log1p_')
+_F_log_ = _op('log_')
+_F_log_softmax_int = _op('log_softmax.int')
+_F_logical_and = _op('logical_and')
+_F_logical_and_ = _op('logical_and_')
+_F_logical_not = _op('logical_not')
+_F_logical_not_ = _op('logical_not_')
+_F_logical_or = _op('logical_or')
+_F_logical_or_ = _op('logical_or_')
+_F_logical_xor = _op('logical_xor')
+_F_logical_xor_ = _op('logical_xor_')
+_F_logsumexp = _op('logsumexp')
 _F_lt_Scalar = _op('lt.Scalar')
 _F_lt_Tensor = _op('lt.Tensor')
 _F_lt__Scalar = _op('lt_.Scalar')
 _F_lt__Tensor = _op('lt_.Tensor')
+_F_masked_fill_Scalar = _op('masked_fill.Scalar')
+_F_masked_fill_Tensor = _op('masked_fill.Tensor')
+_F_masked_fill__Scalar = _op('masked_fill_.Scalar')
+_F_masked_fill__Tensor = _op('masked_fill_.Tensor')
+_F_masked_select = _op('masked_select')
 _F_matmul = _op('matmul')
+_F_max = _op('max')
+_F_max_dim = _op('max.dim')
+_F_maximum = _op('maximum')
 _F_mean = _op('mean')
 _F_mean_dim = _op('mean.dim')
+_F_min = _op('min')
+_F_min_dim = _op('min.dim')
+_F_minimum = _op('minimum')
 _F_mm = _op('mm')
 _F_mul_Tensor = _op('mul.Tensor')
 _F_mul__Tensor = _op('mul_.Tensor')
 _F_mv = _op('mv')
+_F_narrow = _op('narrow')
+_F_narrow_Tensor = _op('narrow.Tensor')
 _F_ne_Scalar = _op('ne.Scalar')
 _F_ne_Tensor = _op('ne.Tensor')
 _F_ne__Scalar = _op('ne_.Scalar')
 _F_ne__Tensor = _op('ne_.Tensor')
 _F_neg = _op('neg')
 _F_neg_ = _op('neg_')
+_F_nonzero = _op('nonzero')
+_F_norm_Scalar = _op('norm.Scalar')
+_F_norm_ScalarOpt_dim = _op('norm.ScalarOpt_dim')
+_F_norm_ScalarOpt_dim_dtype = _op('norm.ScalarOpt_dim_dtype')
+_F_norm_ScalarOpt_dtype = _op('norm.ScalarOpt_dtype')
+_F_normal_ = _op('normal_')
+_F_outer = _op('outer')
+_F_permute = _op('permute')
+_F_pow_Tensor_Scalar = _op('pow.Tensor_Scalar')
+_F_pow_Tensor_Tensor = _op('pow.Tensor_Tensor')
+_F_pow__Scalar = _op('pow_.Scalar')
+_F_pow__Tensor = _op('pow_.Tensor')
+_F_prod = _op('prod')
+_F_prod_dim_int = _op('prod.dim_int')
+_F_relu = _op('relu')
+_F_relu_ = _op('relu_')
+_F_remainder_Scalar = _op('remainder.Scalar')
+_F_remainder_Tensor = _op('remainder.Tensor')
+_F_remainder__Scalar = _op('remainder_.Scalar')
+_F_remainder__Tensor = _op('remainder_.Tensor')
+_F_repeat = _op('repeat')
 _F_reshape = _op('reshape')
+_F_roll = _op('roll')
+_F_round = _op('round')
+_F_round_ = _op('round_')
+_F_round__decimals = _op('round_.decimals')
+_F_round_decimals = _op('round.decimals')
+_F_rsqrt = _op('rsqrt')
+_F_rsqrt_ = _op('rsqrt_')
+_F_scatter_add = _op('scatter_add')
+_F_scatter_add_ = _op('scatter_add_')
 _F_select_int = _op('select.int')
+_F_sigmoid = _op('sigmoid')
+_F_sigmoid_ = _op('sigmoid_')
+_F_sign = _op('sign')
+_F_sign_ = _op('sign_')
 _F_sin = _op('sin')
 _F_sin_ = _op('sin_')
+_F_softmax_int = _op('softmax.int')
+_F_sort = _op('sort')
+_F_sort_stable = _op('sort.stable')
+_F_split_with_sizes = _op('split_with_sizes')
 _F_sqrt = _op('sqrt')
 _F_sqrt_ = _op('sqrt_')
 _F_squeeze_dim = _op('squeeze.dim')
@@ -83,9 +221,33 @@ _F_sub__Tensor = _op('sub_.Tensor')
 _F_sum = _op('sum')
 _F_sum_dim_IntList = _op('sum.dim_IntList')
 _F_t = _op('t')
+_F_tan = _op('tan')
+_F_tan_ = _op('tan_')
+_F_tanh = _op('tanh')
+_F_tanh_ = _op('tanh_')
+_F_topk = _op('topk')
 _F_transpose_int = _op('transpose.int')
+_F_tril = _op('tril')
+_F_tril_ = _op('tril_')
+_F_triu = _op('triu')
+_F_triu_ = _op('triu_')
+_F_unbind_int = _op('unbind.int')
+_F_unfold = _op('unfold')
 _F_unsqueeze = _op('unsqueeze')
 _F_view = _op('view')
+from tensordispatch.ops.indexing import getitem as _m___getitem__
+from tensordispatch.ops.indexing import setitem as _m___setitem__
+from tensordispatch.ops.bindings_pointwise import method_clamp as _m_clamp
+from tensordispatch.ops.bindings_pointwise import method_clamp_ as _m_clamp_
+from tensordispatch.ops.bindings import random_ as _m_random_
+from tensordispatch.ops.bindings import scatter as _m_scatter
+from tensordispatch.ops.bindings import scatter_ as _m_scatter_
+from tensordispatch.ops.bindings import split as _m_split
+from tensordispatch.ops.bindings_reductions import std as _m_std
+from tensordispatch.ops.bindings import to as _m_to
+from tensordispatch.ops.bindings import uniform_ as _m_uniform_
+from tensordispatch.ops.bindings_reductions import var as _m_var
+from tensordispatch.ops.bindings_pointwise import method_where as _m_where
 
 
 def _m_abs(self):
@@ -120,6 +282,68 @@ def _m_add_(self, other, *, alpha=_NO):
     return _r
 
 
+def _m_addbmm(self, batch1, batch2, *, beta=_NO, alpha=_NO):
+    if beta is _NO and alpha is _NO:
+        _r = _F_addbmm(self, batch1, batch2)
+    else:
+        _kw = {}
+        if beta is not _NO: _kw['beta'] = beta
+        if alpha is not _NO: _kw['alpha'] = alpha
+        _r = _F_addbmm(self, batch1, batch2, **_kw)
+    return _r
+
+
+def _m_addbmm_(self, batch1, batch2, *, beta=_NO, alpha=_NO):
+    if beta is _NO and alpha is _NO:
+        _r = _F_addbmm_(self, batch1, batch2)
+    else:
+        _kw = {}
+        if beta is not _NO: _kw['beta'] = beta
+        if alpha is not _NO: _kw['alpha'] = alpha
+        _r = _F_addbmm_(self, batch1, batch2, **_kw)
+    return _r
+
+
+def _m_addcdiv(self, tensor1, tensor2, *, value=_NO):
+    if value is _NO:
+        _r = _F_addcdiv(self, tensor1, tensor2)
+    else:
+        _kw = {}
+        if value is not _NO: _kw['value'] = value
+        _r = _F_addcdiv(self, tensor1, tensor2, **_kw)
+    return _r
+
+
+def _m_addcdiv_(self, tensor1, tensor2, *, value=_NO):
+    if value is _NO:
+        _r = _F_addcdiv_(self, tensor1, tensor2)
+    else:
+        _kw = {}
+        if value is not _NO: _kw['value'] = value
+        _r = _F_addcdiv_(self, tensor1, tensor2, **_kw)
+    return _r
+
+
+def _m_addcmul(self, tensor1, tensor2, *, value=_NO):
+    if value is _NO:
+        _r = _F_addcmul(self, tensor1, tensor2)
+    else:
+        _kw = {}
+        if value is not _NO: _kw['value'] = value
+        _r = _F_addcmul(self, tensor1, tensor2, **_kw)
+    return _r
+
+
+def _m_addcmul_(self, tensor1, tensor2, *, value=_NO):
+    if value is _NO:
+        _r = _F_addcmul_(self, tensor1, tensor2)
+    else:
+        _kw = {}
+        if value is not _NO: _kw['value'] = value
+        _r = _F_addcmul_(self, tensor1, tensor2, **_kw)
+    return _r
+
+
 def _m_addmm(self, mat1, mat2, *, beta=_NO, alpha=_NO):
     if beta is _NO and alpha is _NO:
         _r = _F_addmm(self, mat1, mat2)
@@ -142,6 +366,80 @@ def _m_addmm_(self, mat1, mat2, *, beta=_NO, alpha=_NO):
     return _r
 
 
+def _m_addmv(self, mat, vec, *, beta=_NO, alpha=_NO):
+    if beta is _NO and alpha is _NO:
+        _r = _F_addmv(self, mat, vec)
+    else:
+        _kw = {}
+        if beta is not _NO: _kw['beta'] = beta
+        if alpha is not _NO: _kw['alpha'] = alpha
+        _r = _F_addmv(self, mat, vec, **_kw)
+    return _r
+
+
+def _m_addmv_(self, mat, vec, *, beta=_NO, alpha=_NO):
+    if beta is _NO and alpha is _NO:
+        _r = _F_addmv_(self, mat, vec)
+    else:
+        _kw = {}
+        if beta is not _NO: _kw['beta'] = beta
+        if alpha is not _NO: _kw['alpha'] = alpha
+        _r = _F_addmv_(self, mat, vec, **_kw)
+    return _r
+
+
+def _m_alias(self):
+    _r = _F_alias(self)
+    return _r
+
+
+def _m_all(self, dim=_NO, keepdim=_NO):
+    if dim is not _NO:
+        if keepdim is _NO:
+            _r = _F_all_dim(self, dim)
+        else:
+            _kw = {}
+            if keepdim is not _NO: _kw['keepdim'] = keepdim
+            _r = _F_all_dim(self, dim, **_kw)
+        return _r
+    if dim is _NO and keepdim is _NO:
+        _r = _F_all_dims(self)
+    else:
+        _kw = {}
+        if dim is not _NO: _kw['dim'] = dim
+        if keepdim is not _NO: _kw['keepdim'] = keepdim
+        _r = _F_all_dims(self, **_kw)
+    return _r
+    if dim is _NO and keepdim is _NO:
+        _r = _F_all(self)
+        return _r
+    raise TypeError('all(): received an invalid combination of arguments; expected one of: all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor; all.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor; all(Tensor self) -> Tensor')
+
+
+def _m_amax(self, dim=_NO, keepdim=_NO):
+    if type(dim) is int: dim = [dim]
+    if dim is _NO and keepdim is _NO:
+        _r = _F_amax(self)
+    else:
+        _kw = {}
+        if dim is not _NO: _kw['dim'] = dim
+        if keepdim is not _NO: _kw['keepdim'] = keepdim
+        _r = _F_amax(self, **_kw)
+    return _r
+
+
+def _m_amin(self, dim=_NO, keepdim=_NO):
+    if type(dim) is int: dim = [dim]
+    if dim is _NO and keepdim is _NO:
+        _r = _F_amin(self)
+    else:
+        _kw = {}
+        if dim is not _NO: _kw['dim'] = dim
+        if keepdim is not _NO: _kw['keepdim'] = keepdim
+        _r = _F_amin(self, **_kw)
+    return _r
+
+
 def _m_aminmax(self, *, dim=_NO, keepdim=_NO):
     if dim is _NO and keepdim is _NO:
         _r = _F_aminmax(self)
@@ -153,9 +451,216 @@ def _m_aminmax(self, *, dim=_NO, keepdim=_NO):
     return _r
 
 
+def _m_any(self, dim=_NO, keepdim=_NO):
+    if dim is not _NO:
+        if keepdim is _NO:
+            _r = _F_any_dim(self, dim)
+        else:
+            _kw = {}
+            if keepdim is not _NO: _kw['keepdim'] = keepdim
+            _r = _F_any_dim(self, dim, **_kw)
+        return _r
+    if dim is _NO and keepdim is _NO:
+        _r = _F_any_dims(self)
+    else:
+        _kw = {}
+        if dim is not _NO: _kw['dim'] = dim
+        if keepdim is not _NO: _kw['keepdim'] = keepdim
+        _r = _F_any_dims(self, **_kw)
+    return _r
+    if dim is _NO and keepdim is _NO:
+        _r = _F_any(self)
+        return _r
+    raise TypeError('any(): received an invalid combination of arguments; expected one of: any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor; any.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor; any(Tensor self) -> Tensor')
+
+
+def _m_argmax(self, dim=_NO, keepdim=_NO):
+    if dim is _NO and keepdim is _NO:
+        _r = _F_argmax(self)
+    else:
+        _kw = {}
+        if dim is not _NO: _kw['dim'] = dim
+        if keepdim is not _NO: _kw['keepdim'] = keepdim
+        _r = _F_argmax(self, **_kw)
+    return _r
+
+
+def _m_argmin(self, dim=_NO, keepdim=_NO):
+    if dim is _NO and keepdim is _NO:
+        _r = _F_argmin(self)
+    else:
+        _kw = {}
+        if dim is not _NO: _kw['dim'] = dim
+        if keepdim is not _NO: _kw['keepdim'] = keepdim
+        _r = _F_argmin(self, **_kw)
+    return _r
+
+
+def _m_as_strided(self, size, stride, storage_offset=_NO):
+    if storage_offset is _NO:
+        _r = _F_as_strided(self, size, stride)
+    else:
+        _kw = {}
+        if storage_offset is not _NO: _kw['storage_offset'] = storage_offset
+        _r = _F_as_strided(self, size, stride, **_kw)
+    return _r
+
+
+def _m_baddbmm(self, batch1, batch2, *, beta=_NO, alpha=_NO):
+    if beta is _NO and alpha is _NO:
+        _r = _F_baddbmm(self, batch1, batch2)
+    else:
+        _kw = {}
+        if beta is not _NO: _kw['beta'] = beta
+        if alpha is not _NO: _kw['alpha'] = alpha
+        _r = _F_baddbmm(self, batch1, batch2, **_kw)
+    return _r
+
+
+def _m_baddbmm_(self, batch1, batch2, *, beta=_NO, alpha=_NO):
+    if beta is _NO and alpha is _NO:
+        _r = _F_baddbmm_(self, batch1, batch2)
+    else:
+        _kw = {}
+        if beta is not _NO: _kw['beta'] = beta
+        if alpha is not _NO: _kw['alpha'] = alpha
+        _r = _F_baddbmm_(self, batch1, batch2, **_kw)
+    return _r
+
+
+def _m_bitwise_and(self, other):
+    if not isinstance(other, _Tensor):
+        _r = _F_bitwise_and_Scalar(self, other)
+        return _r
+    if isinstance(other, _Tensor):
+        _r = _F_bitwise_and_Tensor(self, other)
+        return _r
+    raise TypeError('bitwise_and(): received an invalid combination of arguments; expected one of: bitwise_and.Scalar(Tensor self, Scalar other) -> Tensor; bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor')
+
+
+def _m_bitwise_and_(self, other):
+    if not isinstance(other, _Tensor):
+        _r = _F_bitwise_and__Scalar(self, other)
+        return _r
+    if isinstance(other, _Tensor):
+        _r = _F_bitwise_and__Tensor(self, other)
+        return _r
+    raise TypeError('bitwise_and_(): received an invalid combination of arguments; expected one of: bitwise_and_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!); bitwise_and_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)')
+
+
+def _m_bitwise_not(self):
+    _r = _F_bitwise_not(self)
+    return _r
+
+
+def _m_bitwise_not_(self):
+    _r = _F_bitwise_not_(self)
+    return _r
+
+
+def _m_bitwise_or(self, other):
+    if not isinstance(other, _Tensor):
+        _r = _F_bitwise_or_Scalar(self, other)
+        return _r
+    if isinstance(other, _Tensor):
+        _r = _F_bitwise_or_Tensor(self, other)
+        return _r
+    raise TypeError('bitwise_or(): received an invalid combination of arguments; expected one of: bitwise_or.Scalar(Tensor self, Scalar other) -> Tensor; bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor')
+
+
+def _m_bitwise_or_(self, other):
+    if not isinstance(other, _Tensor):
+        _r = _F_bitwise_or__Scalar(self, other)
+        return _r
+    if isinstance(other, _Tensor):
+        _r = _F_bitwise_or__Tensor(self, other)
+        return _r
+    raise TypeError('bitwise_or_(): received an invalid combination of arguments; expected one of: bitwise_or_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!); bitwise_or_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)')
+
+
+def _m_bitwise_xor(self, other):
+    if not isinstance(other, _Tensor):
+        _r = _F_bitwise_xor_Scalar(self, other)
+        return _r
+    if isinstance(other, _Tensor):
+        _r = _F_bitwise_xor_Tensor(self, other)
+        return _r
+    raise TypeError('bitwise_xor(): received an invalid combination of arguments; expected one of: bitwise_xor.Scalar(Tensor self, Scalar other) -> Tensor; bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor')
+
+
+def _m_bitwise_xor_(self, other):
+    if not isinstance(other, _Tensor):
+        _r = _F_bitwise_xor__Scalar(self, other)
+        return _r
+    if isinstance(other, _Tensor):
+        _r = _F_bitwise_xor__Tensor(self, other)
+        return _r
+    raise TypeError('bitwise_xor_(): received an invalid combination of arguments; expected one of: bitwise_xor_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!); bitwise_xor_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)')
+
+
 def _m_bmm(self, mat2):
     _r = _F_bmm(self, mat2)
     return _r
+
+
+def _m_ceil(self):
+    _r = _F_ceil(self)
+    return _r
+
+
+def _m_ceil_(self):
+    _r = _F_ceil_(self)
+    return _r
+
+
+def _m_chunk(self, chunks, dim=_NO):
+    if dim is _NO:
+        _r = _F_chunk(self, chunks)
+    else:
+        _kw = {}
+        if dim is not _NO: _kw['dim'] = dim
+        _r = _F_chunk(self, chunks, **_kw)
+    return _r
+
+
+def _m_clamp_max(self, max):
+    if not isinstance(max, _Tensor):
+        _r = _F_clamp_max(self, max)
+        return _r
+    if isinstance(max, _Tensor):
+        _r = _F_clamp_max_Tensor(self, max)
+        return _r
+    raise TypeError('clamp_max(): received an invalid combination of arguments; expected one of: clamp_max(Tensor self, Scalar max) -> Tensor; clamp_max.Tensor(Tensor self, Tensor max) -> Tensor')
+
+
+def _m_clamp_max_(self, max):
+    if not isinstance(max, _Tensor):
+        _r = _F_clamp_max_(self, max)
+        return _r
+    if isinstance(max, _Tensor):
+        _r = _F_clamp_max__Tensor(self, max)
+        return _r
+    raise TypeError('clamp_max_(): received an invalid combination of arguments; expected one of: clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!); clamp_max_.Tensor(Tensor(a!) self, Tensor max) -> Tensor(a!)')
+
+
+def _m_clamp_min(self, min):
+    if not isinstance(min, _Tensor):
+        _r = _F_clamp_min(self, min)
+        return _r
+    if isinstance(min, _Tensor):
+        _r = _F_clamp_min_Tensor(self, min)
+        return _r
+    raise TypeError('clamp_min(): received an invalid combination of arguments; expected one of: clamp_min(Tensor self, Scalar min) -> Tensor; clamp_min.Tensor(Tensor self, Tensor min) -> Tensor')
+
+
+def _m_clamp_min_(self, min):
+    if not isinstance(min, _Tensor):
+        _r = _F_clamp_min_(self, min)
+        return _r
+    if isinstance(min, _Tensor):
+        _r = _F_clamp_min__Tensor(self, min)
+        return _r
+    raise TypeError('clamp_min_(): received an invalid combination of arguments; expected one of: clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!); clamp_min_.Tensor(Tensor(a!) self, Tensor min) -> Tensor(a!)')
 
 
 def _m_clone(self, *, memory_format=_NO):
@@ -165,6 +670,16 @@ def _m_clone(self, *, memory_format=_NO):
         _kw = {}
         if memory_format is not _NO: _kw['memory_format'] = memory_format
         _r = _F_clone(self, **_kw)
+    return _r
+
+
+def _m_contiguous(self, *, memory_format=_NO):
+    if memory_format is _NO:
+        _r = _F_contiguous(self)
+    else:
+        _kw = {}
+        if memory_format is not _NO: _kw['memory_format'] = memory_format
+        _r = _F_contiguous(self, **_kw)
     return _r
 
 
@@ -185,6 +700,43 @@ def _m_cos(self):
 
 def _m_cos_(self):
     _r = _F_cos_(self)
+    return _r
+
+
+def _m_cumsum(self, dim, *, dtype=_NO):
+    if dtype is _NO:
+        _r = _F_cumsum(self, dim)
+    else:
+        _kw = {}
+        if dtype is not _NO: _kw['dtype'] = dtype
+        _r = _F_cumsum(self, dim, **_kw)
+    return _r
+
+
+def _m_cumsum_(self, dim, *, dtype=_NO):
+    if dtype is _NO:
+        _r = _F_cumsum_(self, dim)
+    else:
+        _kw = {}
+        if dtype is not _NO: _kw['dtype'] = dtype
+        _r = _F_cumsum_(self, dim, **_kw)
+    return _r
+
+
+def _m_detach(self):
+    _r = _F_detach(self)
+    return _r
+
+
+def _m_diagonal(self, offset=_NO, dim1=_NO, dim2=_NO):
+    if offset is _NO and dim1 is _NO and dim2 is _NO:
+        _r = _F_diagonal(self)
+    else:
+        _kw = {}
+        if offset is not _NO: _kw['offset'] = offset
+        if dim1 is not _NO: _kw['dim1'] = dim1
+        if dim2 is not _NO: _kw['dim2'] = dim2
+        _r = _F_diagonal(self, **_kw)
     return _r
 
 
@@ -235,6 +787,16 @@ def _m_eq_(self, other):
     raise TypeError('eq_(): received an invalid combination of arguments; expected one of: eq_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!); eq_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)')
 
 
+def _m_erf(self):
+    _r = _F_erf(self)
+    return _r
+
+
+def _m_erf_(self):
+    _r = _F_erf_(self)
+    return _r
+
+
 def _m_exp(self):
     _r = _F_exp(self)
     return _r
@@ -261,8 +823,80 @@ def _m_expand(self, *_td_args, size=_NO, implicit=_NO):
     return _r
 
 
+def _m_expm1(self):
+    _r = _F_expm1(self)
+    return _r
+
+
+def _m_expm1_(self):
+    _r = _F_expm1_(self)
+    return _r
+
+
 def _m_fill_(self, value):
     _r = _F_fill__Scalar(self, value)
+    return _r
+
+
+def _m_flatten(self, start_dim=_NO, end_dim=_NO):
+    if start_dim is _NO and end_dim is _NO:
+        _r = _F_flatten_using_ints(self)
+    else:
+        _kw = {}
+        if start_dim is not _NO: _kw['start_dim'] = start_dim
+        if end_dim is not _NO: _kw['end_dim'] = end_dim
+        _r = _F_flatten_using_ints(self, **_kw)
+    return _r
+
+
+def _m_flip(self, *_td_args, dims=_NO):
+    if dims is _NO:
+        if len(_td_args) == 1 and not isinstance(_td_args[0], int):
+            _td_args = _td_args[0]
+        dims = list(_td_args)
+    elif _td_args:
+        raise TypeError("flip() got multiple values for argument 'dims'")
+    _r = _F_flip(self, dims)
+    return _r
+
+
+def _m_floor(self):
+    _r = _F_floor(self)
+    return _r
+
+
+def _m_floor_(self):
+    _r = _F_floor_(self)
+    return _r
+
+
+def _m_floor_divide(self, other):
+    if isinstance(other, _Tensor):
+        _r = _F_floor_divide(self, other)
+        return _r
+    if not isinstance(other, _Tensor):
+        _r = _F_floor_divide_Scalar(self, other)
+        return _r
+    raise TypeError('floor_divide(): received an invalid combination of arguments; expected one of: floor_divide(Tensor self, Tensor other) -> Tensor; floor_divide.Scalar(Tensor self, Scalar other) -> Tensor')
+
+
+def _m_floor_divide_(self, other):
+    if isinstance(other, _Tensor):
+        _r = _F_floor_divide__Tensor(self, other)
+        return _r
+    if not isinstance(other, _Tensor):
+        _r = _F_floor_divide__Scalar(self, other)
+        return _r
+    raise TypeError('floor_divide_(): received an invalid combination of arguments; expected one of: floor_divide_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!); floor_divide_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)')
+
+
+def _m_gather(self, dim, index, *, sparse_grad=_NO):
+    if sparse_grad is _NO:
+        _r = _F_gather(self, dim, index)
+    else:
+        _kw = {}
+        if sparse_grad is not _NO: _kw['sparse_grad'] = sparse_grad
+        _r = _F_gather(self, dim, index, **_kw)
     return _r
 
 
@@ -306,6 +940,36 @@ def _m_gt_(self, other):
     raise TypeError('gt_(): received an invalid combination of arguments; expected one of: gt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!); gt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)')
 
 
+def _m_index(self, indices):
+    _r = _F_index_Tensor(self, indices)
+    return _r
+
+
+def _m_index_put(self, indices, values, accumulate=_NO):
+    if accumulate is _NO:
+        _r = _F_index_put(self, indices, values)
+    else:
+        _kw = {}
+        if accumulate is not _NO: _kw['accumulate'] = accumulate
+        _r = _F_index_put(self, indices, values, **_kw)
+    return _r
+
+
+def _m_index_put_(self, indices, values, accumulate=_NO):
+    if accumulate is _NO:
+        _r = _F_index_put_(self, indices, values)
+    else:
+        _kw = {}
+        if accumulate is not _NO: _kw['accumulate'] = accumulate
+        _r = _F_index_put_(self, indices, values, **_kw)
+    return _r
+
+
+def _m_index_select(self, dim, index):
+    _r = _F_index_select(self, dim, index)
+    return _r
+
+
 def _m_le(self, other):
     if not isinstance(other, _Tensor):
         _r = _F_le_Scalar(self, other)
@@ -324,6 +988,107 @@ def _m_le_(self, other):
         _r = _F_le__Tensor(self, other)
         return _r
     raise TypeError('le_(): received an invalid combination of arguments; expected one of: le_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!); le_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)')
+
+
+def _m_lerp(self, end, weight):
+    if not isinstance(weight, _Tensor):
+        _r = _F_lerp_Scalar(self, end, weight)
+        return _r
+    if isinstance(weight, _Tensor):
+        _r = _F_lerp_Tensor(self, end, weight)
+        return _r
+    raise TypeError('lerp(): received an invalid combination of arguments; expected one of: lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor; lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor')
+
+
+def _m_lerp_(self, end, weight):
+    if not isinstance(weight, _Tensor):
+        _r = _F_lerp__Scalar(self, end, weight)
+        return _r
+    if isinstance(weight, _Tensor):
+        _r = _F_lerp__Tensor(self, end, weight)
+        return _r
+    raise TypeError('lerp_(): received an invalid combination of arguments; expected one of: lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!); lerp_.Tensor(Tensor(a!) self, Tensor end, Tensor weight) -> Tensor(a!)')
+
+
+def _m_log(self):
+    _r = _F_log(self)
+    return _r
+
+
+def _m_log1p(self):
+    _r = _F_log1p(self)
+    return _r
+
+
+def _m_log1p_(self):
+    _r = _F_log1p_(self)
+    return _r
+
+
+def _m_log_(self):
+    _r = _F_log_(self)
+    return _r
+
+
+def _m_log_softmax(self, dim, dtype=_NO):
+    if dtype is _NO:
+        _r = _F_log_softmax_int(self, dim)
+    else:
+        _kw = {}
+        if dtype is not _NO: _kw['dtype'] = dtype
+        _r = _F_log_softmax_int(self, dim, **_kw)
+    return _r
+
+
+def _m_logical_and(self, other):
+    _r = _F_logical_and(self, other)
+    return _r
+
+
+def _m_logical_and_(self, other):
+    _r = _F_logical_and_(self, other)
+    return _r
+
+
+def _m_logical_not(self):
+    _r = _F_logical_not(self)
+    return _r
+
+
+def _m_logical_not_(self):
+    _r = _F_logical_not_(self)
+    return _r
+
+
+def _m_logical_or(self, other):
+    _r = _F_logical_or(self, other)
+    return _r
+
+
+def _m_logical_or_(self, other):
+    _r = _F_logical_or_(self, other)
+    return _r
+
+
+def _m_logical_xor(self, other):
+    _r = _F_logical_xor(self, other)
+    return _r
+
+
+def _m_logical_xor_(self, other):
+    _r = _F_logical_xor_(self, other)
+    return _r
+
+
+def _m_logsumexp(self, dim, keepdim=_NO):
+    if type(dim) is int: dim = [dim]
+    if keepdim is _NO:
+        _r = _F_logsumexp(self, dim)
+    else:
+        _kw = {}
+        if keepdim is not _NO: _kw['keepdim'] = keepdim
+        _r = _F_logsumexp(self, dim, **_kw)
+    return _r
 
 
 def _m_lt(self, other):
@@ -346,8 +1111,53 @@ def _m_lt_(self, other):
     raise TypeError('lt_(): received an invalid combination of arguments; expected one of: lt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!); lt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)')
 
 
+def _m_masked_fill(self, mask, value):
+    if not isinstance(value, _Tensor):
+        _r = _F_masked_fill_Scalar(self, mask, value)
+        return _r
+    if isinstance(value, _Tensor):
+        _r = _F_masked_fill_Tensor(self, mask, value)
+        return _r
+    raise TypeError('masked_fill(): received an invalid combination of arguments; expected one of: masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor; masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor')
+
+
+def _m_masked_fill_(self, mask, value):
+    if not isinstance(value, _Tensor):
+        _r = _F_masked_fill__Scalar(self, mask, value)
+        return _r
+    if isinstance(value, _Tensor):
+        _r = _F_masked_fill__Tensor(self, mask, value)
+        return _r
+    raise TypeError('masked_fill_(): received an invalid combination of arguments; expected one of: masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!); masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)')
+
+
+def _m_masked_select(self, mask):
+    _r = _F_masked_select(self, mask)
+    return _r
+
+
 def _m_matmul(self, other):
     _r = _F_matmul(self, other)
+    return _r
+
+
+def _m_max(self, dim=_NO, keepdim=_NO):
+    if dim is not _NO:
+        if keepdim is _NO:
+            _r = _F_max_dim(self, dim)
+        else:
+            _kw = {}
+            if keepdim is not _NO: _kw['keepdim'] = keepdim
+            _r = _F_max_dim(self, dim, **_kw)
+        return _r
+    if dim is _NO and keepdim is _NO:
+        _r = _F_max(self)
+        return _r
+    raise TypeError('max(): received an invalid combination of arguments; expected one of: max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices); max(Tensor self) -> Tensor')
+
+
+def _m_maximum(self, other):
+    _r = _F_maximum(self, other)
     return _r
 
 
@@ -373,6 +1183,26 @@ def _m_mean(self, dim=_NO, keepdim=_NO, *, dtype=_NO):
     raise TypeError('mean(): received an invalid combination of arguments; expected one of: mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor; mean(Tensor self, *, ScalarType? dtype=None) -> Tensor')
 
 
+def _m_min(self, dim=_NO, keepdim=_NO):
+    if dim is not _NO:
+        if keepdim is _NO:
+            _r = _F_min_dim(self, dim)
+        else:
+            _kw = {}
+            if keepdim is not _NO: _kw['keepdim'] = keepdim
+            _r = _F_min_dim(self, dim, **_kw)
+        return _r
+    if dim is _NO and keepdim is _NO:
+        _r = _F_min(self)
+        return _r
+    raise TypeError('min(): received an invalid combination of arguments; expected one of: min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices); min(Tensor self) -> Tensor')
+
+
+def _m_minimum(self, other):
+    _r = _F_minimum(self, other)
+    return _r
+
+
 def _m_mm(self, mat2):
     _r = _F_mm(self, mat2)
     return _r
@@ -393,6 +1223,16 @@ def _m_mul_(self, other):
 def _m_mv(self, vec):
     _r = _F_mv(self, vec)
     return _r
+
+
+def _m_narrow(self, dim, start, length):
+    if not isinstance(start, _Tensor):
+        _r = _F_narrow(self, dim, start, length)
+        return _r
+    if isinstance(start, _Tensor):
+        _r = _F_narrow_Tensor(self, dim, start, length)
+        return _r
+    raise TypeError('narrow(): received an invalid combination of arguments; expected one of: narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a); narrow.Tensor(Tensor(a) self, int dim, Tensor start, SymInt length) -> Tensor(a)')
 
 
 def _m_ne(self, other):
@@ -425,6 +1265,148 @@ def _m_neg_(self):
     return _r
 
 
+def _m_nonzero(self):
+    _r = _F_nonzero(self)
+    return _r
+
+
+def _m_norm(self, p=_NO, dim=_NO, keepdim=_NO, *, dtype=_NO):
+    if type(dim) is int: dim = [dim]
+    if p is not _NO and dim is not _NO and keepdim is not _NO and dtype is not _NO:
+        _r = _F_norm_ScalarOpt_dim_dtype(self, p, dim, keepdim, dtype=dtype)
+        return _r
+    if dtype is _NO and p is not _NO and dim is not _NO:
+        if keepdim is _NO:
+            _r = _F_norm_ScalarOpt_dim(self, p, dim)
+        else:
+            _kw = {}
+            if keepdim is not _NO: _kw['keepdim'] = keepdim
+            _r = _F_norm_ScalarOpt_dim(self, p, dim, **_kw)
+        return _r
+    if dim is _NO and keepdim is _NO and p is not _NO and dtype is not _NO:
+        _r = _F_norm_ScalarOpt_dtype(self, p, dtype=dtype)
+        return _r
+    if dim is _NO and keepdim is _NO and dtype is _NO:
+        if p is _NO:
+            _r = _F_norm_Scalar(self)
+        else:
+            _kw = {}
+            if p is not _NO: _kw['p'] = p
+            _r = _F_norm_Scalar(self, **_kw)
+        return _r
+    raise TypeError('norm(): received an invalid combination of arguments; expected one of: norm.ScalarOpt_dim_dtype(Tensor self, Scalar? p, int[1] dim, bool keepdim, *, ScalarType dtype) -> Tensor; norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor; norm.ScalarOpt_dtype(Tensor self, Scalar? p, *, ScalarType dtype) -> Tensor; norm.Scalar(Tensor self, Scalar p=2) -> Tensor')
+
+
+def _m_normal_(self, mean=_NO, std=_NO, *, generator=_NO):
+    if mean is _NO and std is _NO and generator is _NO:
+        _r = _F_normal_(self)
+    else:
+        _kw = {}
+        if mean is not _NO: _kw['mean'] = mean
+        if std is not _NO: _kw['std'] = std
+        if generator is not _NO: _kw['generator'] = generator
+        _r = _F_normal_(self, **_kw)
+    return _r
+
+
+def _m_outer(self, vec2):
+    _r = _F_outer(self, vec2)
+    return _r
+
+
+def _m_permute(self, *_td_args, dims=_NO):
+    if dims is _NO:
+        if len(_td_args) == 1 and not isinstance(_td_args[0], int):
+            _td_args = _td_args[0]
+        dims = list(_td_args)
+    elif _td_args:
+        raise TypeError("permute() got multiple values for argument 'dims'")
+    _r = _F_permute(self, dims)
+    return _r
+
+
+def _m_pow(self, exponent):
+    if isinstance(exponent, _Tensor):
+        _r = _F_pow_Tensor_Tensor(self, exponent)
+        return _r
+    if not isinstance(exponent, _Tensor):
+        _r = _F_pow_Tensor_Scalar(self, exponent)
+        return _r
+    raise TypeError('pow(): received an invalid combination of arguments; expected one of: pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor; pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor')
+
+
+def _m_pow_(self, exponent):
+    if not isinstance(exponent, _Tensor):
+        _r = _F_pow__Scalar(self, exponent)
+        return _r
+    if isinstance(exponent, _Tensor):
+        _r = _F_pow__Tensor(self, exponent)
+        return _r
+    raise TypeError('pow_(): received an invalid combination of arguments; expected one of: pow_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!); pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)')
+
+
+def _m_prod(self, dim=_NO, keepdim=_NO, *, dtype=_NO):
+    if dim is not _NO:
+        if keepdim is _NO and dtype is _NO:
+            _r = _F_prod_dim_int(self, dim)
+        else:
+            _kw = {}
+            if keepdim is not _NO: _kw['keepdim'] = keepdim
+            if dtype is not _NO: _kw['dtype'] = dtype
+            _r = _F_prod_dim_int(self, dim, **_kw)
+        return _r
+    if dim is _NO and keepdim is _NO:
+        if dtype is _NO:
+            _r = _F_prod(self)
+        else:
+            _kw = {}
+            if dtype is not _NO: _kw['dtype'] = dtype
+            _r = _F_prod(self, **_kw)
+        return _r
+    raise TypeError('prod(): received an invalid combination of arguments; expected one of: prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor; prod(Tensor self, *, ScalarType? dtype=None) -> Tensor')
+
+
+def _m_relu(self):
+    _r = _F_relu(self)
+    return _r
+
+
+def _m_relu_(self):
+    _r = _F_relu_(self)
+    return _r
+
+
+def _m_remainder(self, other):
+    if not isinstance(other, _Tensor):
+        _r = _F_remainder_Scalar(self, other)
+        return _r
+    if isinstance(other, _Tensor):
+        _r = _F_remainder_Tensor(self, other)
+        return _r
+    raise TypeError('remainder(): received an invalid combination of arguments; expected one of: remainder.Scalar(Tensor self, Scalar other) -> Tensor; remainder.Tensor(Tensor self, Tensor other) -> Tensor')
+
+
+def _m_remainder_(self, other):
+    if not isinstance(other, _Tensor):
+        _r = _F_remainder__Scalar(self, other)
+        return _r
+    if isinstance(other, _Tensor):
+        _r = _F_remainder__Tensor(self, other)
+        return _r
+    raise TypeError('remainder_(): received an invalid combination of arguments; expected one of: remainder_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!); remainder_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)')
+
+
+def _m_repeat(self, *_td_args, repeats=_NO):
+    if repeats is _NO:
+        if len(_td_args) == 1 and not isinstance(_td_args[0], int):
+            _td_args = _td_args[0]
+        repeats = list(_td_args)
+    elif _td_args:
+        raise TypeError("repeat() got multiple values for argument 'repeats'")
+    _r = _F_repeat(self, repeats)
+    return _r
+
+
 def _m_reshape(self, *_td_args, shape=_NO):
     if shape is _NO:
         if len(_td_args) == 1 and not isinstance(_td_args[0], int):
@@ -436,8 +1418,80 @@ def _m_reshape(self, *_td_args, shape=_NO):
     return _r
 
 
+def _m_roll(self, shifts, dims=_NO):
+    if type(shifts) is int: shifts = [shifts]
+    if type(dims) is int: dims = [dims]
+    if dims is _NO:
+        _r = _F_roll(self, shifts)
+    else:
+        _kw = {}
+        if dims is not _NO: _kw['dims'] = dims
+        _r = _F_roll(self, shifts, **_kw)
+    return _r
+
+
+def _m_round(self, *, decimals=_NO):
+    if decimals is not _NO:
+        _r = _F_round_decimals(self, decimals=decimals)
+        return _r
+    if decimals is _NO:
+        _r = _F_round(self)
+        return _r
+    raise TypeError('round(): received an invalid combination of arguments; expected one of: round.decimals(Tensor self, *, int decimals) -> Tensor; round(Tensor self) -> Tensor')
+
+
+def _m_round_(self, *, decimals=_NO):
+    if decimals is not _NO:
+        _r = _F_round__decimals(self, decimals=decimals)
+        return _r
+    if decimals is _NO:
+        _r = _F_round_(self)
+        return _r
+    raise TypeError('round_(): received an invalid combination of arguments; expected one of: round_.decimals(Tensor(a!) self, *, int decimals) -> Tensor(a!); round_(Tensor(a!) self) -> Tensor(a!)')
+
+
+def _m_rsqrt(self):
+    _r = _F_rsqrt(self)
+    return _r
+
+
+def _m_rsqrt_(self):
+    _r = _F_rsqrt_(self)
+    return _r
+
+
+def _m_scatter_add(self, dim, index, src):
+    _r = _F_scatter_add(self, dim, index, src)
+    return _r
+
+
+def _m_scatter_add_(self, dim, index, src):
+    _r = _F_scatter_add_(self, dim, index, src)
+    return _r
+
+
 def _m_select(self, dim, index):
     _r = _F_select_int(self, dim, index)
+    return _r
+
+
+def _m_sigmoid(self):
+    _r = _F_sigmoid(self)
+    return _r
+
+
+def _m_sigmoid_(self):
+    _r = _F_sigmoid_(self)
+    return _r
+
+
+def _m_sign(self):
+    _r = _F_sign(self)
+    return _r
+
+
+def _m_sign_(self):
+    _r = _F_sign_(self)
     return _r
 
 
@@ -448,6 +1502,48 @@ def _m_sin(self):
 
 def _m_sin_(self):
     _r = _F_sin_(self)
+    return _r
+
+
+def _m_softmax(self, dim, dtype=_NO):
+    if dtype is _NO:
+        _r = _F_softmax_int(self, dim)
+    else:
+        _kw = {}
+        if dtype is not _NO: _kw['dtype'] = dtype
+        _r = _F_softmax_int(self, dim, **_kw)
+    return _r
+
+
+def _m_sort(self, dim=_NO, descending=_NO, *, stable=_NO):
+    if stable is not _NO:
+        if dim is _NO and descending is _NO:
+            _r = _F_sort_stable(self, stable=stable)
+        else:
+            _kw = {}
+            if dim is not _NO: _kw['dim'] = dim
+            if descending is not _NO: _kw['descending'] = descending
+            _r = _F_sort_stable(self, stable=stable, **_kw)
+        return _r
+    if stable is _NO:
+        if dim is _NO and descending is _NO:
+            _r = _F_sort(self)
+        else:
+            _kw = {}
+            if dim is not _NO: _kw['dim'] = dim
+            if descending is not _NO: _kw['descending'] = descending
+            _r = _F_sort(self, **_kw)
+        return _r
+    raise TypeError('sort(): received an invalid combination of arguments; expected one of: sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices); sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)')
+
+
+def _m_split_with_sizes(self, split_sizes, dim=_NO):
+    if dim is _NO:
+        _r = _F_split_with_sizes(self, split_sizes)
+    else:
+        _kw = {}
+        if dim is not _NO: _kw['dim'] = dim
+        _r = _F_split_with_sizes(self, split_sizes, **_kw)
     return _r
 
 
@@ -515,8 +1611,95 @@ def _m_t(self):
     return _r
 
 
+def _m_tan(self):
+    _r = _F_tan(self)
+    return _r
+
+
+def _m_tan_(self):
+    _r = _F_tan_(self)
+    return _r
+
+
+def _m_tanh(self):
+    _r = _F_tanh(self)
+    return _r
+
+
+def _m_tanh_(self):
+    _r = _F_tanh_(self)
+    return _r
+
+
+def _m_topk(self, k, dim=_NO, largest=_NO, sorted=_NO):
+    if dim is _NO and largest is _NO and sorted is _NO:
+        _r = _F_topk(self, k)
+    else:
+        _kw = {}
+        if dim is not _NO: _kw['dim'] = dim
+        if largest is not _NO: _kw['largest'] = largest
+        if sorted is not _NO: _kw['sorted'] = sorted
+        _r = _F_topk(self, k, **_kw)
+    return _r
+
+
 def _m_transpose(self, dim0, dim1):
     _r = _F_transpose_int(self, dim0, dim1)
+    return _r
+
+
+def _m_tril(self, diagonal=_NO):
+    if diagonal is _NO:
+        _r = _F_tril(self)
+    else:
+        _kw = {}
+        if diagonal is not _NO: _kw['diagonal'] = diagonal
+        _r = _F_tril(self, **_kw)
+    return _r
+
+
+def _m_tril_(self, diagonal=_NO):
+    if diagonal is _NO:
+        _r = _F_tril_(self)
+    else:
+        _kw = {}
+        if diagonal is not _NO: _kw['diagonal'] = diagonal
+        _r = _F_tril_(self, **_kw)
+    return _r
+
+
+def _m_triu(self, diagonal=_NO):
+    if diagonal is _NO:
+        _r = _F_triu(self)
+    else:
+        _kw = {}
+        if diagonal is not _NO: _kw['diagonal'] = diagonal
+        _r = _F_triu(self, **_kw)
+    return _r
+
+
+def _m_triu_(self, diagonal=_NO):
+    if diagonal is _NO:
+        _r = _F_triu_(self)
+    else:
+        _kw = {}
+        if diagonal is not _NO: _kw['diagonal'] = diagonal
+        _r = _F_triu_(self, **_kw)
+    return _r
+
+
+def _m_unbind(self, dim=_NO):
+    if dim is _NO:
+        _r = _F_unbind_int(self)
+    else:
+        _kw = {}
+        if dim is not _NO: _kw['dim'] = dim
+        _r = _F_unbind_int(self, **_kw)
+    return _r
+
+
+def _m_unfold(self, dimension, size, step):
+    _r = _F_unfold(self, dimension, size, step)
     return _r
 
 
@@ -544,60 +1727,200 @@ def _d__rtruediv__(self, other):
     return _functions.div(_wrap_number(other), self)
 
 
+def _d__rmod__(self, other):
+    return _functions.remainder(_wrap_number(other), self)
+
+
+def _d__rpow__(self, other):
+    return _functions.pow(_wrap_number(other), self)
+
+
+def _d__rfloordiv__(self, other):
+    return _functions.floor_divide(_wrap_number(other), self)
+
+
 METHODS = {
+    '__getitem__': _m___getitem__,
+    '__setitem__': _m___setitem__,
     'abs': _m_abs,
     'abs_': _m_abs_,
     'add': _m_add,
     'add_': _m_add_,
+    'addbmm': _m_addbmm,
+    'addbmm_': _m_addbmm_,
+    'addcdiv': _m_addcdiv,
+    'addcdiv_': _m_addcdiv_,
+    'addcmul': _m_addcmul,
+    'addcmul_': _m_addcmul_,
     'addmm': _m_addmm,
     'addmm_': _m_addmm_,
+    'addmv': _m_addmv,
+    'addmv_': _m_addmv_,
+    'alias': _m_alias,
+    'all': _m_all,
+    'amax': _m_amax,
+    'amin': _m_amin,
     'aminmax': _m_aminmax,
+    'any': _m_any,
+    'argmax': _m_argmax,
+    'argmin': _m_argmin,
+    'as_strided': _m_as_strided,
+    'baddbmm': _m_baddbmm,
+    'baddbmm_': _m_baddbmm_,
+    'bitwise_and': _m_bitwise_and,
+    'bitwise_and_': _m_bitwise_and_,
+    'bitwise_not': _m_bitwise_not,
+    'bitwise_not_': _m_bitwise_not_,
+    'bitwise_or': _m_bitwise_or,
+    'bitwise_or_': _m_bitwise_or_,
+    'bitwise_xor': _m_bitwise_xor,
+    'bitwise_xor_': _m_bitwise_xor_,
     'bmm': _m_bmm,
+    'ceil': _m_ceil,
+    'ceil_': _m_ceil_,
+    'chunk': _m_chunk,
+    'clamp': _m_clamp,
+    'clamp_': _m_clamp_,
+    'clamp_max': _m_clamp_max,
+    'clamp_max_': _m_clamp_max_,
+    'clamp_min': _m_clamp_min,
+    'clamp_min_': _m_clamp_min_,
     'clone': _m_clone,
+    'contiguous': _m_contiguous,
     'copy_': _m_copy_,
     'cos': _m_cos,
     'cos_': _m_cos_,
+    'cumsum': _m_cumsum,
+    'cumsum_': _m_cumsum_,
+    'detach': _m_detach,
+    'diagonal': _m_diagonal,
     'div': _m_div,
     'div_': _m_div_,
     'dot': _m_dot,
     'eq': _m_eq,
     'eq_': _m_eq_,
+    'erf': _m_erf,
+    'erf_': _m_erf_,
     'exp': _m_exp,
     'exp_': _m_exp_,
     'expand': _m_expand,
+    'expm1': _m_expm1,
+    'expm1_': _m_expm1_,
     'fill_': _m_fill_,
+    'flatten': _m_flatten,
+    'flip': _m_flip,
+    'floor': _m_floor,
+    'floor_': _m_floor_,
+    'floor_divide': _m_floor_divide,
+    'floor_divide_': _m_floor_divide_,
+    'gather': _m_gather,
     'ge': _m_ge,
     'ge_': _m_ge_,
     'gt': _m_gt,
     'gt_': _m_gt_,
+    'index': _m_index,
+    'index_put': _m_index_put,
+    'index_put_': _m_index_put_,
+    'index_select': _m_index_select,
     'le': _m_le,
     'le_': _m_le_,
+    'lerp': _m_lerp,
+    'lerp_': _m_lerp_,
+    'log': _m_log,
+    'log1p': _m_log1p,
+    'log1p_': _m_log1p_,
+    'log_': _m_log_,
+    'log_softmax': _m_log_softmax,
+    'logical_and': _m_logical_and,
+    'logical_and_': _m_logical_and_,
+    'logical_not': _m_logical_not,
+    'logical_not_': _m_logical_not_,
+    'logical_or': _m_logical_or,
+    'logical_or_': _m_logical_or_,
+    'logical_xor': _m_logical_xor,
+    'logical_xor_': _m_logical_xor_,
+    'logsumexp': _m_logsumexp,
     'lt': _m_lt,
     'lt_': _m_lt_,
+    'masked_fill': _m_masked_fill,
+    'masked_fill_': _m_masked_fill_,
+    'masked_select': _m_masked_select,
     'matmul': _m_matmul,
+    'max': _m_max,
+    'maximum': _m_maximum,
     'mean': _m_mean,
+    'min': _m_min,
+    'minimum': _m_minimum,
     'mm': _m_mm,
     'mul': _m_mul,
     'mul_': _m_mul_,
     'mv': _m_mv,
+    'narrow': _m_narrow,
     'ne': _m_ne,
     'ne_': _m_ne_,
     'neg': _m_neg,
     'neg_': _m_neg_,
+    'nonzero': _m_nonzero,
+    'norm': _m_norm,
+    'normal_': _m_normal_,
+    'outer': _m_outer,
+    'permute': _m_permute,
+    'pow': _m_pow,
+    'pow_': _m_pow_,
+    'prod': _m_prod,
+    'random_': _m_random_,
+    'relu': _m_relu,
+    'relu_': _m_relu_,
+    'remainder': _m_remainder,
+    'remainder_': _m_remainder_,
+    'repeat': _m_repeat,
     'reshape': _m_reshape,
+    'roll': _m_roll,
+    'round': _m_round,
+    'round_': _m_round_,
+    'rsqrt': _m_rsqrt,
+    'rsqrt_': _m_rsqrt_,
+    'scatter': _m_scatter,
+    'scatter_': _m_scatter_,
+    'scatter_add': _m_scatter_add,
+    'scatter_add_': _m_scatter_add_,
     'select': _m_select,
+    'sigmoid': _m_sigmoid,
+    'sigmoid_': _m_sigmoid_,
+    'sign': _m_sign,
+    'sign_': _m_sign_,
     'sin': _m_sin,
     'sin_': _m_sin_,
+    'softmax': _m_softmax,
+    'sort': _m_sort,
+    'split': _m_split,
+    'split_with_sizes': _m_split_with_sizes,
     'sqrt': _m_sqrt,
     'sqrt_': _m_sqrt_,
     'squeeze': _m_squeeze,
+    'std': _m_std,
     'sub': _m_sub,
     'sub_': _m_sub_,
     'sum': _m_sum,
     't': _m_t,
+    'tan': _m_tan,
+    'tan_': _m_tan_,
+    'tanh': _m_tanh,
+    'tanh_': _m_tanh_,
+    'to': _m_to,
+    'topk': _m_topk,
     'transpose': _m_transpose,
+    'tril': _m_tril,
+    'tril_': _m_tril_,
+    'triu': _m_triu,
+    'triu_': _m_triu_,
+    'unbind': _m_unbind,
+    'unfold': _m_unfold,
+    'uniform_': _m_uniform_,
     'unsqueeze': _m_unsqueeze,
+    'var': _m_var,
     'view': _m_view,
+    'where': _m_where,
 }
 
 OPERATORS = {
@@ -614,6 +1937,25 @@ OPERATORS = {
     '__rtruediv__': _d__rtruediv__,
     '__itruediv__': _m_div_,
     '__matmul__': _m_matmul,
+    '__mod__': _m_remainder,
+    '__rmod__': _d__rmod__,
+    '__imod__': _m_remainder_,
+    '__pow__': _m_pow,
+    '__rpow__': _d__rpow__,
+    '__ipow__': _m_pow_,
+    '__floordiv__': _m_floor_divide,
+    '__rfloordiv__': _d__rfloordiv__,
+    '__ifloordiv__': _m_floor_divide_,
+    '__and__': _m_bitwise_and,
+    '__rand__': _m_bitwise_and,
+    '__iand__': _m_bitwise_and_,
+    '__or__': _m_bitwise_or,
+    '__ror__': _m_bitwise_or,
+    '__ior__': _m_bitwise_or_,
+    '__xor__': _m_bitwise_xor,
+    '__rxor__': _m_bitwise_xor,
+    '__ixor__': _m_bitwise_xor_,
+    '__invert__': _m_bitwise_not,
     '__neg__': _m_neg,
     '__abs__': _m_abs,
     '__eq__': _m_eq,

@@ -40,16 +40,74 @@ def _kernel(table, table_name, name, key, where):
 
 
 # -- kernel tables --------------------------------------------------------------
+_meta__log_softmax = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', '_log_softmax', 'structured meta', 'ops/native_functions.yaml:1176')
+_impl_CPU__log_softmax_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'log_softmax_cpu_out', 'CPU', 'ops/native_functions.yaml:1176')
+_meta__softmax = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', '_softmax', 'structured meta', 'ops/native_functions.yaml:1159')
+_impl_CPU__softmax_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'softmax_cpu_out', 'CPU', 'ops/native_functions.yaml:1159')
 _meta_add_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'add.Tensor', 'structured meta', 'ops/native_functions.yaml:94')
 _impl_CPU_add_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'add_out', 'CPU', 'ops/native_functions.yaml:94')
+_meta_addcdiv = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'addcdiv', 'structured meta', 'ops/native_functions.yaml:2925')
+_impl_CPU_addcdiv_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'addcdiv_out', 'CPU', 'ops/native_functions.yaml:2925')
+_meta_addcmul = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'addcmul', 'structured meta', 'ops/native_functions.yaml:2905')
+_impl_CPU_addcmul_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'addcmul_out', 'CPU', 'ops/native_functions.yaml:2905')
 _meta_addmm = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'addmm', 'structured meta', 'ops/native_functions.yaml:857')
 _impl_CPU_addmm_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'addmm_out', 'CPU', 'ops/native_functions.yaml:857')
+_meta_addmv = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'addmv', 'structured meta', 'ops/native_functions.yaml:1308')
+_impl_CPU_addmv_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'addmv_out_cpu', 'CPU', 'ops/native_functions.yaml:1308')
+_meta_all = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'all', 'structured meta', 'ops/native_functions.yaml:1231')
+_impl_CPU_all_all_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'all_all_out', 'CPU', 'ops/native_functions.yaml:1231')
+_meta_all_dims = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'all.dims', 'structured meta', 'ops/native_functions.yaml:1217')
+_impl_CPU_all_dims_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'all_dims_out', 'CPU', 'ops/native_functions.yaml:1217')
+_meta_all_dim = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'all.dim', 'structured meta', 'ops/native_functions.yaml:1203')
+_impl_CPU_all_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'all_dim_out', 'CPU', 'ops/native_functions.yaml:1203')
+_meta_amax = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'amax', 'structured meta', 'ops/native_functions.yaml:925')
+_impl_CPU_amax_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'amax_out', 'CPU', 'ops/native_functions.yaml:925')
+_meta_amin = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'amin', 'structured meta', 'ops/native_functions.yaml:936')
+_impl_CPU_amin_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'amin_out', 'CPU', 'ops/native_functions.yaml:936')
 _meta_aminmax = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'aminmax', 'structured meta', 'ops/native_functions.yaml:822')
 _impl_CPU_aminmax_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'aminmax_out', 'CPU', 'ops/native_functions.yaml:822')
+_meta_any = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'any', 'structured meta', 'ops/native_functions.yaml:1272')
+_impl_CPU_any_all_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'any_all_out', 'CPU', 'ops/native_functions.yaml:1272')
+_meta_any_dims = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'any.dims', 'structured meta', 'ops/native_functions.yaml:1258')
+_impl_CPU_any_dims_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'any_dims_out', 'CPU', 'ops/native_functions.yaml:1258')
+_meta_any_dim = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'any.dim', 'structured meta', 'ops/native_functions.yaml:1244')
+_impl_CPU_any_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'any_dim_out', 'CPU', 'ops/native_functions.yaml:1244')
+_meta_argmax = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'argmax', 'structured meta', 'ops/native_functions.yaml:1008')
+_impl_CPU_argmax_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'argmax_out', 'CPU', 'ops/native_functions.yaml:1008')
+_meta_argmin = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'argmin', 'structured meta', 'ops/native_functions.yaml:1020')
+_impl_CPU_argmin_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'argmin_out', 'CPU', 'ops/native_functions.yaml:1020')
+_meta_baddbmm = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'baddbmm', 'structured meta', 'ops/native_functions.yaml:1294')
+_impl_CPU_baddbmm_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'baddbmm_out_cpu', 'CPU', 'ops/native_functions.yaml:1294')
+_meta_bitwise_and_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'bitwise_and.Tensor', 'structured meta', 'ops/native_functions.yaml:2695')
+_impl_CPU_bitwise_and_Tensor_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'bitwise_and_out', 'CPU', 'ops/native_functions.yaml:2695')
+_meta_bitwise_not = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'bitwise_not', 'structured meta', 'ops/native_functions.yaml:2857')
+_impl_CPU_bitwise_not_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'bitwise_not_out', 'CPU', 'ops/native_functions.yaml:2857')
+_meta_bitwise_or_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'bitwise_or.Tensor', 'structured meta', 'ops/native_functions.yaml:2745')
+_impl_CPU_bitwise_or_Tensor_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'bitwise_or_out', 'CPU', 'ops/native_functions.yaml:2745')
+_meta_bitwise_xor_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'bitwise_xor.Tensor', 'structured meta', 'ops/native_functions.yaml:2795')
+_impl_CPU_bitwise_xor_Tensor_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'bitwise_xor_out', 'CPU', 'ops/native_functions.yaml:2795')
 _meta_bmm = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'bmm', 'structured meta', 'ops/native_functions.yaml:846')
 _impl_CPU_bmm_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'bmm_out', 'CPU', 'ops/native_functions.yaml:846')
+_meta_cat = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'cat', 'structured meta', 'ops/native_functions.yaml:1554')
+_impl_CPU_cat_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'cat_out', 'CPU', 'ops/native_functions.yaml:1554')
+_meta_ceil = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'ceil', 'structured meta', 'ops/native_functions.yaml:2341')
+_impl_CPU_ceil_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'ceil_out', 'CPU', 'ops/native_functions.yaml:2341')
+_meta_clamp_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'clamp.Tensor', 'structured meta', 'ops/native_functions.yaml:2476')
+_impl_CPU_clamp_Tensor_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'clamp_Tensor_out', 'CPU', 'ops/native_functions.yaml:2476')
+_meta_clamp = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'clamp', 'structured meta', 'ops/native_functions.yaml:2467')
+_impl_CPU_clamp_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'clamp_out', 'CPU', 'ops/native_functions.yaml:2467')
+_meta_clamp_max_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'clamp_max.Tensor', 'structured meta', 'ops/native_functions.yaml:2514')
+_impl_CPU_clamp_max_Tensor_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'clamp_max_Tensor_out', 'CPU', 'ops/native_functions.yaml:2514')
+_meta_clamp_max = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'clamp_max', 'structured meta', 'ops/native_functions.yaml:2506')
+_impl_CPU_clamp_max_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'clamp_max_out', 'CPU', 'ops/native_functions.yaml:2506')
+_meta_clamp_min_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'clamp_min.Tensor', 'structured meta', 'ops/native_functions.yaml:2552')
+_impl_CPU_clamp_min_Tensor_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'clamp_min_Tensor_out', 'CPU', 'ops/native_functions.yaml:2552')
+_meta_clamp_min = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'clamp_min', 'structured meta', 'ops/native_functions.yaml:2544')
+_impl_CPU_clamp_min_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'clamp_min_out', 'CPU', 'ops/native_functions.yaml:2544')
 _meta_cos = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'cos', 'structured meta', 'ops/native_functions.yaml:365')
 _impl_CPU_cos_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'cos_out', 'CPU', 'ops/native_functions.yaml:365')
+_meta_cumsum = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'cumsum', 'structured meta', 'ops/native_functions.yaml:1191')
+_impl_CPU_cumsum_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'cumsum_out', 'CPU', 'ops/native_functions.yaml:1191')
 _meta_div_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'div.Tensor', 'structured meta', 'ops/native_functions.yaml:215')
 _impl_CPU_div_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'div_out', 'CPU', 'ops/native_functions.yaml:215')
 _meta_div_Tensor_mode = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'div.Tensor_mode', 'structured meta', 'ops/native_functions.yaml:235')
@@ -58,26 +116,54 @@ _meta_eq_Scalar = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS
 _impl_CPU_eq_Scalar_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'eq_Scalar_out', 'CPU', 'ops/native_functions.yaml:395')
 _meta_eq_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'eq.Tensor', 'structured meta', 'ops/native_functions.yaml:409')
 _impl_CPU_eq_Tensor_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'eq_Tensor_out', 'CPU', 'ops/native_functions.yaml:409')
+_meta_erf = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'erf', 'structured meta', 'ops/native_functions.yaml:2283')
+_impl_CPU_erf_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'erf_out', 'CPU', 'ops/native_functions.yaml:2283')
 _meta_exp = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'exp', 'structured meta', 'ops/native_functions.yaml:325')
 _impl_CPU_exp_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'exp_out', 'CPU', 'ops/native_functions.yaml:325')
+_meta_expm1 = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'expm1', 'structured meta', 'ops/native_functions.yaml:2183')
+_impl_CPU_expm1_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'expm1_out', 'CPU', 'ops/native_functions.yaml:2183')
+_meta_floor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'floor', 'structured meta', 'ops/native_functions.yaml:2321')
+_impl_CPU_floor_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'floor_out', 'CPU', 'ops/native_functions.yaml:2321')
+_meta_gather = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'gather', 'structured meta', 'ops/native_functions.yaml:1636')
+_impl_CPU_gather_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'gather_out', 'CPU', 'ops/native_functions.yaml:1636')
 _meta_ge_Scalar = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'ge.Scalar', 'structured meta', 'ops/native_functions.yaml:585')
 _impl_CPU_ge_Scalar_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'ge_Scalar_out', 'CPU', 'ops/native_functions.yaml:585')
 _meta_ge_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'ge.Tensor', 'structured meta', 'ops/native_functions.yaml:599')
 _impl_CPU_ge_Tensor_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'ge_Tensor_out', 'CPU', 'ops/native_functions.yaml:599')
+_meta_gelu = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'gelu', 'structured meta', 'ops/native_functions.yaml:2409')
+_impl_CPU_gelu_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'gelu_out_cpu', 'CPU', 'ops/native_functions.yaml:2409')
 _meta_gt_Scalar = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'gt.Scalar', 'structured meta', 'ops/native_functions.yaml:547')
 _impl_CPU_gt_Scalar_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'gt_Scalar_out', 'CPU', 'ops/native_functions.yaml:547')
 _meta_gt_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'gt.Tensor', 'structured meta', 'ops/native_functions.yaml:561')
 _impl_CPU_gt_Tensor_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'gt_Tensor_out', 'CPU', 'ops/native_functions.yaml:561')
+_meta_index_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'index.Tensor', 'structured meta', 'ops/native_functions.yaml:1720')
+_impl_CPU_index_Tensor_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'index_out', 'CPU', 'ops/native_functions.yaml:1720')
 _meta_le_Scalar = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'le.Scalar', 'structured meta', 'ops/native_functions.yaml:509')
 _impl_CPU_le_Scalar_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'le_Scalar_out', 'CPU', 'ops/native_functions.yaml:509')
 _meta_le_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'le.Tensor', 'structured meta', 'ops/native_functions.yaml:523')
 _impl_CPU_le_Tensor_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'le_Tensor_out', 'CPU', 'ops/native_functions.yaml:523')
+_meta_lerp_Scalar = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'lerp.Scalar', 'structured meta', 'ops/native_functions.yaml:2865')
+_impl_CPU_lerp_Scalar_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'lerp_Scalar', 'CPU', 'ops/native_functions.yaml:2865')
+_meta_lerp_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'lerp.Tensor', 'structured meta', 'ops/native_functions.yaml:2873')
+_impl_CPU_lerp_Tensor_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'lerp_Tensor', 'CPU', 'ops/native_functions.yaml:2873')
+_meta_log = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'log', 'structured meta', 'ops/native_functions.yaml:2143')
+_impl_CPU_log_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'log_out', 'CPU', 'ops/native_functions.yaml:2143')
+_meta_log1p = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'log1p', 'structured meta', 'ops/native_functions.yaml:2163')
+_impl_CPU_log1p_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'log1p_out', 'CPU', 'ops/native_functions.yaml:2163')
 _meta_lt_Scalar = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'lt.Scalar', 'structured meta', 'ops/native_functions.yaml:471')
 _impl_CPU_lt_Scalar_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'lt_Scalar_out', 'CPU', 'ops/native_functions.yaml:471')
 _meta_lt_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'lt.Tensor', 'structured meta', 'ops/native_functions.yaml:485')
 _impl_CPU_lt_Tensor_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'lt_Tensor_out', 'CPU', 'ops/native_functions.yaml:485')
+_meta_max_dim = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'max.dim', 'structured meta', 'ops/native_functions.yaml:948')
+_impl_CPU_max_dim_max = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'max_dim_out', 'CPU', 'ops/native_functions.yaml:948')
+_meta_maximum = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'maximum', 'structured meta', 'ops/native_functions.yaml:2589')
+_impl_CPU_maximum_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'maximum_out', 'CPU', 'ops/native_functions.yaml:2589')
 _meta_mean_dim = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'mean.dim', 'structured meta', 'ops/native_functions.yaml:809')
 _impl_CPU_mean_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'mean_out', 'CPU', 'ops/native_functions.yaml:809')
+_meta_min_dim = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'min.dim', 'structured meta', 'ops/native_functions.yaml:963')
+_impl_CPU_min_dim_min = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'min_dim_out', 'CPU', 'ops/native_functions.yaml:963')
+_meta_minimum = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'minimum', 'structured meta', 'ops/native_functions.yaml:2603')
+_impl_CPU_minimum_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'minimum_out', 'CPU', 'ops/native_functions.yaml:2603')
 _meta_mm = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'mm', 'structured meta', 'ops/native_functions.yaml:836')
 _impl_CPU_mm_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'mm_out', 'CPU', 'ops/native_functions.yaml:836')
 _meta_mul_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'mul.Tensor', 'structured meta', 'ops/native_functions.yaml:180')
@@ -88,17 +174,117 @@ _meta_ne_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS
 _impl_CPU_ne_Tensor_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'ne_Tensor_out', 'CPU', 'ops/native_functions.yaml:447')
 _meta_neg = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'neg', 'structured meta', 'ops/native_functions.yaml:305')
 _impl_CPU_neg_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'neg_out', 'CPU', 'ops/native_functions.yaml:305')
+_meta_norm_ScalarOpt_dim_dtype = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'norm.ScalarOpt_dim_dtype', 'structured meta', 'ops/native_functions.yaml:1125')
+_impl_CPU_norm_dtype_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'norm_dtype_out', 'CPU', 'ops/native_functions.yaml:1125')
+_meta_norm_ScalarOpt_dim = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'norm.ScalarOpt_dim', 'structured meta', 'ops/native_functions.yaml:1112')
+_impl_CPU_norm_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'norm_out', 'CPU', 'ops/native_functions.yaml:1112')
+_meta_pow_Scalar = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'pow.Scalar', 'structured meta', 'ops/native_functions.yaml:2063')
+_impl_CPU_pow_Scalar_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'pow_Scalar_out', 'CPU', 'ops/native_functions.yaml:2063')
+_meta_pow_Tensor_Scalar = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'pow.Tensor_Scalar', 'structured meta', 'ops/native_functions.yaml:2075')
+_impl_CPU_pow_Tensor_Scalar_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'pow_Tensor_Scalar_out', 'CPU', 'ops/native_functions.yaml:2075')
+_meta_pow_Tensor_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'pow.Tensor_Tensor', 'structured meta', 'ops/native_functions.yaml:2049')
+_impl_CPU_pow_Tensor_Tensor_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'pow_Tensor_Tensor_out', 'CPU', 'ops/native_functions.yaml:2049')
+_meta_prod_dim_int = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'prod.dim_int', 'structured meta', 'ops/native_functions.yaml:913')
+_impl_CPU_prod_int_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'prod_int_out', 'CPU', 'ops/native_functions.yaml:913')
+_meta_remainder_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'remainder.Tensor', 'structured meta', 'ops/native_functions.yaml:2033')
+_impl_CPU_remainder_Tensor_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'remainder_out', 'CPU', 'ops/native_functions.yaml:2033')
+_meta_round_decimals = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'round.decimals', 'structured meta', 'ops/native_functions.yaml:2381')
+_impl_CPU_round_decimals_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'round_decimals_out', 'CPU', 'ops/native_functions.yaml:2381')
+_meta_round = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'round', 'structured meta', 'ops/native_functions.yaml:2361')
+_impl_CPU_round_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'round_out', 'CPU', 'ops/native_functions.yaml:2361')
+_meta_rsqrt = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'rsqrt', 'structured meta', 'ops/native_functions.yaml:2203')
+_impl_CPU_rsqrt_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'rsqrt_out', 'CPU', 'ops/native_functions.yaml:2203')
+_meta_scatter_reduce = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'scatter.reduce', 'structured meta', 'ops/native_functions.yaml:1679')
+_impl_CPU_scatter_reduce_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'scatter_reduce_out', 'CPU', 'ops/native_functions.yaml:1679')
+_meta_scatter_src = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'scatter.src', 'structured meta', 'ops/native_functions.yaml:1650')
+_impl_CPU_scatter_src_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'scatter_src_out', 'CPU', 'ops/native_functions.yaml:1650')
+_meta_scatter_value = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'scatter.value', 'structured meta', 'ops/native_functions.yaml:1665')
+_impl_CPU_scatter_value_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'scatter_value_out', 'CPU', 'ops/native_functions.yaml:1665')
+_meta_scatter_value_reduce = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'scatter.value_reduce', 'structured meta', 'ops/native_functions.yaml:1693')
+_impl_CPU_scatter_value_reduce_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'scatter_value_reduce_out', 'CPU', 'ops/native_functions.yaml:1693')
+_meta_scatter_add = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'scatter_add', 'structured meta', 'ops/native_functions.yaml:1708')
+_impl_CPU_scatter_add_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'scatter_add_out', 'CPU', 'ops/native_functions.yaml:1708')
+_meta_sigmoid = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'sigmoid', 'structured meta', 'ops/native_functions.yaml:2263')
+_impl_CPU_sigmoid_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'sigmoid_out', 'CPU', 'ops/native_functions.yaml:2263')
+_meta_sign = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'sign', 'structured meta', 'ops/native_functions.yaml:2401')
+_impl_CPU_sign_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'sign_out', 'CPU', 'ops/native_functions.yaml:2401')
+_meta_silu = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'silu', 'structured meta', 'ops/native_functions.yaml:2301')
+_impl_CPU_silu_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'silu_out', 'CPU', 'ops/native_functions.yaml:2301')
 _meta_sin = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'sin', 'structured meta', 'ops/native_functions.yaml:345')
 _impl_CPU_sin_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'sin_out', 'CPU', 'ops/native_functions.yaml:345')
+_meta_sort_stable = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'sort.stable', 'structured meta', 'ops/native_functions.yaml:1818')
+_impl_CPU_sort_values_stable = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'sort_stable_out', 'CPU', 'ops/native_functions.yaml:1818')
 _meta_sqrt = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'sqrt', 'structured meta', 'ops/native_functions.yaml:385')
 _impl_CPU_sqrt_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'sqrt_out', 'CPU', 'ops/native_functions.yaml:385')
 _meta_sub_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'sub.Tensor', 'structured meta', 'ops/native_functions.yaml:129')
 _impl_CPU_sub_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'sub_out', 'CPU', 'ops/native_functions.yaml:129')
 _meta_sum_dim_IntList = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'sum.dim_IntList', 'structured meta', 'ops/native_functions.yaml:789')
 _impl_CPU_sum_IntList_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'sum_out', 'CPU', 'ops/native_functions.yaml:789')
+_meta_tan = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'tan', 'structured meta', 'ops/native_functions.yaml:2223')
+_impl_CPU_tan_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'tan_out', 'CPU', 'ops/native_functions.yaml:2223')
+_meta_tanh = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'tanh', 'structured meta', 'ops/native_functions.yaml:2243')
+_impl_CPU_tanh_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'tanh_out', 'CPU', 'ops/native_functions.yaml:2243')
+_meta_topk = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'topk', 'structured meta', 'ops/native_functions.yaml:1828')
+_impl_CPU_topk_values = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'topk_out', 'CPU', 'ops/native_functions.yaml:1828')
+_meta_tril = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'tril', 'structured meta', 'ops/native_functions.yaml:1599')
+_impl_CPU_tril_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'tril_out', 'CPU', 'ops/native_functions.yaml:1599')
+_meta_triu = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'triu', 'structured meta', 'ops/native_functions.yaml:1612')
+_impl_CPU_triu_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'triu_out', 'CPU', 'ops/native_functions.yaml:1612')
 
 
 # -- generated kernels ----------------------------------------------------------
+
+def wrapper_CPU__log_softmax(self, dim, half_to_float):
+    specs, pre = _meta__log_softmax(None, self, dim, half_to_float)
+    _o0 = _alloc_cpu(specs[0])
+    _impl_CPU__log_softmax_out(pre, self, dim, half_to_float, _o0)
+    return _o0
+
+
+def wrapper_CPU__log_softmax_out(self, dim, half_to_float, *, out):
+    specs, pre = _meta__log_softmax((out,), self, dim, half_to_float)
+    _prepare_out(out, specs[0])
+    _impl_CPU__log_softmax_out(pre, self, dim, half_to_float, out)
+    return out
+
+
+def wrapper_Meta__log_softmax(self, dim, half_to_float):
+    specs, pre = _meta__log_softmax(None, self, dim, half_to_float)
+    _o0 = _alloc_meta(specs[0])
+    return _o0
+
+
+def wrapper_Meta__log_softmax_out(self, dim, half_to_float, *, out):
+    specs, pre = _meta__log_softmax((out,), self, dim, half_to_float)
+    _prepare_out(out, specs[0])
+    return out
+
+
+def wrapper_CPU__softmax(self, dim, half_to_float):
+    specs, pre = _meta__softmax(None, self, dim, half_to_float)
+    _o0 = _alloc_cpu(specs[0])
+    _impl_CPU__softmax_out(pre, self, dim, half_to_float, _o0)
+    return _o0
+
+
+def wrapper_CPU__softmax_out(self, dim, half_to_float, *, out):
+    specs, pre = _meta__softmax((out,), self, dim, half_to_float)
+    _prepare_out(out, specs[0])
+    _impl_CPU__softmax_out(pre, self, dim, half_to_float, out)
+    return out
+
+
+def wrapper_Meta__softmax(self, dim, half_to_float):
+    specs, pre = _meta__softmax(None, self, dim, half_to_float)
+    _o0 = _alloc_meta(specs[0])
+    return _o0
+
+
+def wrapper_Meta__softmax_out(self, dim, half_to_float, *, out):
+    specs, pre = _meta__softmax((out,), self, dim, half_to_float)
+    _prepare_out(out, specs[0])
+    return out
+
 
 def wrapper_CPU_add_Tensor(self, other, *, alpha=1):
     specs, pre = _meta_add_Tensor(None, self, other, alpha)
@@ -135,6 +321,84 @@ def wrapper_Meta_add_out(self, other, *, alpha=1, out):
 
 def wrapper_Meta_add__Tensor(self, other, *, alpha=1):
     specs, pre = _meta_add_Tensor((self,), self, other, alpha)
+    _check_inplace(self, specs[0])
+    return self
+
+
+def wrapper_CPU_addcdiv(self, tensor1, tensor2, *, value=1):
+    specs, pre = _meta_addcdiv(None, self, tensor1, tensor2, value)
+    _o0 = _alloc_cpu(specs[0])
+    _impl_CPU_addcdiv_out(pre, self, tensor1, tensor2, value, _o0)
+    return _o0
+
+
+def wrapper_CPU_addcdiv_out(self, tensor1, tensor2, *, value=1, out):
+    specs, pre = _meta_addcdiv((out,), self, tensor1, tensor2, value)
+    _prepare_out(out, specs[0])
+    _impl_CPU_addcdiv_out(pre, self, tensor1, tensor2, value, out)
+    return out
+
+
+def wrapper_CPU_addcdiv_(self, tensor1, tensor2, *, value=1):
+    specs, pre = _meta_addcdiv((self,), self, tensor1, tensor2, value)
+    _check_inplace(self, specs[0])
+    _impl_CPU_addcdiv_out(pre, self, tensor1, tensor2, value, self)
+    return self
+
+
+def wrapper_Meta_addcdiv(self, tensor1, tensor2, *, value=1):
+    specs, pre = _meta_addcdiv(None, self, tensor1, tensor2, value)
+    _o0 = _alloc_meta(specs[0])
+    return _o0
+
+
+def wrapper_Meta_addcdiv_out(self, tensor1, tensor2, *, value=1, out):
+    specs, pre = _meta_addcdiv((out,), self, tensor1, tensor2, value)
+    _prepare_out(out, specs[0])
+    return out
+
+
+def wrapper_Meta_addcdiv_(self, tensor1, tensor2, *, value=1):
+    specs, pre = _meta_addcdiv((self,), self, tensor1, tensor2, value)
+    _check_inplace(self, specs[0])
+    return self
+
+
+def wrapper_CPU_addcmul(self, tensor1, tensor2, *, value=1):
+    specs, pre = _meta_addcmul(None, self, tensor1, tensor2, value)
+    _o0 = _alloc_cpu(specs[0])
+    _impl_CPU_addcmul_out(pre, self, tensor1, tensor2, value, _o0)
+    return _o0
+
+
+def wrapper_CPU_addcmul_out(self, tensor1, tensor2, *, value=1, out):
+    specs, pre = _meta_addcmul((out,), self, tensor1, tensor2, value)
+    _prepare_out(out, specs[0])
+    _impl_CPU_addcmul_out(pre, self, tensor1, tensor2, value, out)
+    return out
+
+
+def wrapper_CPU_addcmul_(self, tensor1, tensor2, *, value=1):
+    specs, pre = _meta_addcmul((self,), self, tensor1, tensor2, value)
+    _check_inplace(self, specs[0])
+    _impl_CPU_addcmul_out(pre, self, tensor1, tensor2, value, self)
+    return self
+
+
+def wrapper_Meta_addcmul(self, tensor1, tensor2, *, value=1):
+    specs, pre = _meta_addcmul(None, self, tensor1, tensor2, value)
+    _o0 = _alloc_meta(specs[0])
+    return _o0
+
+
+def wrapper_Meta_addcmul_out(self, tensor1, tensor2, *, value=1, out):
+    specs, pre = _meta_addcmul((out,), self, tensor1, tensor2, value)
+    _prepare_out(out, specs[0])
+    return out
+
+
+def wrapper_Meta_addcmul_(self, tensor1, tensor2, *, value=1):
+    specs, pre = _meta_addcmul((self,), self, tensor1, tensor2, value)
     _check_inplace(self, specs[0])
     return self
 
@@ -178,6 +442,175 @@ def wrapper_Meta_addmm_(self, mat1, mat2, *, beta=1, alpha=1):
     return self
 
 
+def wrapper_CPU_addmv(self, mat, vec, *, beta=1, alpha=1):
+    specs, pre = _meta_addmv(None, self, mat, vec, beta, alpha)
+    _o0 = _alloc_cpu(specs[0])
+    _impl_CPU_addmv_out(pre, self, mat, vec, beta, alpha, _o0)
+    return _o0
+
+
+def wrapper_CPU_addmv_out(self, mat, vec, *, beta=1, alpha=1, out):
+    specs, pre = _meta_addmv((out,), self, mat, vec, beta, alpha)
+    _prepare_out(out, specs[0])
+    _impl_CPU_addmv_out(pre, self, mat, vec, beta, alpha, out)
+    return out
+
+
+def wrapper_CPU_addmv_(self, mat, vec, *, beta=1, alpha=1):
+    specs, pre = _meta_addmv((self,), self, mat, vec, beta, alpha)
+    _check_inplace(self, specs[0])
+    _impl_CPU_addmv_out(pre, self, mat, vec, beta, alpha, self)
+    return self
+
+
+def wrapper_Meta_addmv(self, mat, vec, *, beta=1, alpha=1):
+    specs, pre = _meta_addmv(None, self, mat, vec, beta, alpha)
+    _o0 = _alloc_meta(specs[0])
+    return _o0
+
+
+def wrapper_Meta_addmv_out(self, mat, vec, *, beta=1, alpha=1, out):
+    specs, pre = _meta_addmv((out,), self, mat, vec, beta, alpha)
+    _prepare_out(out, specs[0])
+    return out
+
+
+def wrapper_Meta_addmv_(self, mat, vec, *, beta=1, alpha=1):
+    specs, pre = _meta_addmv((self,), self, mat, vec, beta, alpha)
+    _check_inplace(self, specs[0])
+    return self
+
+
+def wrapper_CPU_all(self):
+    specs, pre = _meta_all(None, self)
+    _o0 = _alloc_cpu(specs[0])
+    _impl_CPU_all_all_out(pre, self, _o0)
+    return _o0
+
+
+def wrapper_CPU_all_all_out(self, *, out):
+    specs, pre = _meta_all((out,), self)
+    _prepare_out(out, specs[0])
+    _impl_CPU_all_all_out(pre, self, out)
+    return out
+
+
+def wrapper_Meta_all(self):
+    specs, pre = _meta_all(None, self)
+    _o0 = _alloc_meta(specs[0])
+    return _o0
+
+
+def wrapper_Meta_all_all_out(self, *, out):
+    specs, pre = _meta_all((out,), self)
+    _prepare_out(out, specs[0])
+    return out
+
+
+def wrapper_CPU_all_dim(self, dim, keepdim=False):
+    specs, pre = _meta_all_dim(None, self, dim, keepdim)
+    _o0 = _alloc_cpu(specs[0])
+    _impl_CPU_all_out(pre, self, dim, keepdim, _o0)
+    return _o0
+
+
+def wrapper_CPU_all_out(self, dim, keepdim=False, *, out):
+    specs, pre = _meta_all_dim((out,), self, dim, keepdim)
+    _prepare_out(out, specs[0])
+    _impl_CPU_all_out(pre, self, dim, keepdim, out)
+    return out
+
+
+def wrapper_Meta_all_dim(self, dim, keepdim=False):
+    specs, pre = _meta_all_dim(None, self, dim, keepdim)
+    _o0 = _alloc_meta(specs[0])
+    return _o0
+
+
+def wrapper_Meta_all_out(self, dim, keepdim=False, *, out):
+    specs, pre = _meta_all_dim((out,), self, dim, keepdim)
+    _prepare_out(out, specs[0])
+    return out
+
+
+def wrapper_CPU_all_dims(self, dim=None, keepdim=False):
+    specs, pre = _meta_all_dims(None, self, dim, keepdim)
+    _o0 = _alloc_cpu(specs[0])
+    _impl_CPU_all_dims_out(pre, self, dim, keepdim, _o0)
+    return _o0
+
+
+def wrapper_CPU_all_dims_out(self, dim=None, keepdim=False, *, out):
+    specs, pre = _meta_all_dims((out,), self, dim, keepdim)
+    _prepare_out(out, specs[0])
+    _impl_CPU_all_dims_out(pre, self, dim, keepdim, out)
+    return out
+
+
+def wrapper_Meta_all_dims(self, dim=None, keepdim=False):
+    specs, pre = _meta_all_dims(None, self, dim, keepdim)
+    _o0 = _alloc_meta(specs[0])
+    return _o0
+
+
+def wrapper_Meta_all_dims_out(self, dim=None, keepdim=False, *, out):
+    specs, pre = _meta_all_dims((out,), self, dim, keepdim)
+    _prepare_out(out, specs[0])
+    return out
+
+
+def wrapper_CPU_amax(self, dim=(), keepdim=False):
+    specs, pre = _meta_amax(None, self, dim, keepdim)
+    _o0 = _alloc_cpu(specs[0])
+    _impl_CPU_amax_out(pre, self, dim, keepdim, _o0)
+    return _o0
+
+
+def wrapper_CPU_amax_out(self, dim=(), keepdim=False, *, out):
+    specs, pre = _meta_amax((out,), self, dim, keepdim)
+    _prepare_out(out, specs[0])
+    _impl_CPU_amax_out(pre, self, dim, keepdim, out)
+    return out
+
+
+def wrapper_Meta_amax(self, dim=(), keepdim=False):
+    specs, pre = _meta_amax(None, self, dim, keepdim)
+    _o0 = _alloc_meta(specs[0])
+    return _o0
+
+
+def wrapper_Meta_amax_out(self, dim=(), keepdim=False, *, out):
+    specs, pre = _meta_amax((out,), self, dim, keepdim)
+    _prepare_out(out, specs[0])
+    return out
+
+
+def wrapper_CPU_amin(self, dim=(), keepdim=False):
+    specs, pre = _meta_amin(None, self, dim, keepdim)
+    _o0 = _alloc_cpu(specs[0])
+    _impl_CPU_amin_out(pre, self, dim, keepdim, _o0)
+    return _o0
+
+
+def wrapper_CPU_amin_out(self, dim=(), keepdim=False, *, out):
+    specs, pre = _meta_amin((out,), self, dim, keepdim)
+    _prepare_out(out, specs[0])
+    _impl_CPU_amin_out(pre, self, dim, keepdim, out)
+    return out
+
+
+def wrapper_Meta_amin(self, dim=(), keepdim=False):
+    specs, pre = _meta_amin(None, self, dim, keepdim)
+    _o0 = _alloc_meta(specs[0])
+    return _o0
+
+
+def wrapper_Meta_amin_out(self, dim=(), keepdim=False, *, out):
+    specs, pre = _meta_amin((out,), self, dim, keepdim)
+    _prepare_out(out, specs[0])
+    return out
+
+
 def wrapper_CPU_aminmax(self, *, dim=None, keepdim=False):
     specs, pre = _meta_aminmax(None, self, dim, keepdim)
     _o0 = _alloc_cpu(specs[0])
@@ -208,6 +641,331 @@ def wrapper_Meta_aminmax_out(self, *, dim=None, keepdim=False, min, max):
     return (min, max)
 
 
+def wrapper_CPU_any(self):
+    specs, pre = _meta_any(None, self)
+    _o0 = _alloc_cpu(specs[0])
+    _impl_CPU_any_all_out(pre, self, _o0)
+    return _o0
+
+
+def wrapper_CPU_any_all_out(self, *, out):
+    specs, pre = _meta_any((out,), self)
+    _prepare_out(out, specs[0])
+    _impl_CPU_any_all_out(pre, self, out)
+    return out
+
+
+def wrapper_Meta_any(self):
+    specs, pre = _meta_any(None, self)
+    _o0 = _alloc_meta(specs[0])
+    return _o0
+
+
+def wrapper_Meta_any_all_out(self, *, out):
+    specs, pre = _meta_any((out,), self)
+    _prepare_out(out, specs[0])
+    return out
+
+
+def wrapper_CPU_any_dim(self, dim, keepdim=False):
+    specs, pre = _meta_any_dim(None, self, dim, keepdim)
+    _o0 = _alloc_cpu(specs[0])
+    _impl_CPU_any_out(pre, self, dim, keepdim, _o0)
+    return _o0
+
+
+def wrapper_CPU_any_out(self, dim, keepdim=False, *, out):
+    specs, pre = _meta_any_dim((out,), self, dim, keepdim)
+    _prepare_out(out, specs[0])
+    _impl_CPU_any_out(pre, self, dim, keepdim, out)
+    return out
+
+
+def wrapper_Meta_any_dim(self, dim, keepdim=False):
+    specs, pre = _meta_any_dim(None, self, dim, keepdim)
+    _o0 = _alloc_meta(specs[0])
+    return _o0
+
+
+def wrapper_Meta_any_out(self, dim, keepdim=False, *, out):
+    specs, pre = _meta_any_dim((out,), self, dim, keepdim)
+    _prepare_out(out, specs[0])
+    return out
+
+
+def wrapper_CPU_any_dims(self, dim=None, keepdim=False):
+    specs, pre = _meta_any_dims(None, self, dim, keepdim)
+    _o0 = _alloc_cpu(specs[0])
+    _impl_CPU_any_dims_out(pre, self, dim, keepdim, _o0)
+    return _o0
+
+
+def wrapper_CPU_any_dims_out(self, dim=None, keepdim=False, *, out):
+    specs, pre = _meta_any_dims((out,), self, dim, keepdim)
+    _prepare_out(out, specs[0])
+    _impl_CPU_any_dims_out(pre, self, dim, keepdim, out)
+    return out
+
+
+def wrapper_Meta_any_dims(self, dim=None, keepdim=False):
+    specs, pre = _meta_any_dims(None, self, dim, keepdim)
+    _o0 = _alloc_meta(specs[0])
+    return _o0
+
+
+def wrapper_Meta_any_dims_out(self, dim=None, keepdim=False, *, out):
+    specs, pre = _meta_any_dims((out,), self, dim, keepdim)
+    _prepare_out(out, specs[0])
+    return out
+
+
+def wrapper_CPU_argmax(self, dim=None, keepdim=False):
+    specs, pre = _meta_argmax(None, self, dim, keepdim)
+    _o0 = _alloc_cpu(specs[0])
+    _impl_CPU_argmax_out(pre, self, dim, keepdim, _o0)
+    return _o0
+
+
+def wrapper_CPU_argmax_out(self, dim=None, keepdim=False, *, out):
+    specs, pre = _meta_argmax((out,), self, dim, keepdim)
+    _prepare_out(out, specs[0])
+    _impl_CPU_argmax_out(pre, self, dim, keepdim, out)
+    return out
+
+
+def wrapper_Meta_argmax(self, dim=None, keepdim=False):
+    specs, pre = _meta_argmax(None, self, dim, keepdim)
+    _o0 = _alloc_meta(specs[0])
+    return _o0
+
+
+def wrapper_Meta_argmax_out(self, dim=None, keepdim=False, *, out):
+    specs, pre = _meta_argmax((out,), self, dim, keepdim)
+    _prepare_out(out, specs[0])
+    return out
+
+
+def wrapper_CPU_argmin(self, dim=None, keepdim=False):
+    specs, pre = _meta_argmin(None, self, dim, keepdim)
+    _o0 = _alloc_cpu(specs[0])
+    _impl_CPU_argmin_out(pre, self, dim, keepdim, _o0)
+    return _o0
+
+
+def wrapper_CPU_argmin_out(self, dim=None, keepdim=False, *, out):
+    specs, pre = _meta_argmin((out,), self, dim, keepdim)
+    _prepare_out(out, specs[0])
+    _impl_CPU_argmin_out(pre, self, dim, keepdim, out)
+    return out
+
+
+def wrapper_Meta_argmin(self, dim=None, keepdim=False):
+    specs, pre = _meta_argmin(None, self, dim, keepdim)
+    _o0 = _alloc_meta(specs[0])
+    return _o0
+
+
+def wrapper_Meta_argmin_out(self, dim=None, keepdim=False, *, out):
+    specs, pre = _meta_argmin((out,), self, dim, keepdim)
+    _prepare_out(out, specs[0])
+    return out
+
+
+def wrapper_CPU_baddbmm(self, batch1, batch2, *, beta=1, alpha=1):
+    specs, pre = _meta_baddbmm(None, self, batch1, batch2, beta, alpha)
+    _o0 = _alloc_cpu(specs[0])
+    _impl_CPU_baddbmm_out(pre, self, batch1, batch2, beta, alpha, _o0)
+    return _o0
+
+
+def wrapper_CPU_baddbmm_out(self, batch1, batch2, *, beta=1, alpha=1, out):
+    specs, pre = _meta_baddbmm((out,), self, batch1, batch2, beta, alpha)
+    _prepare_out(out, specs[0])
+    _impl_CPU_baddbmm_out(pre, self, batch1, batch2, beta, alpha, out)
+    return out
+
+
+def wrapper_CPU_baddbmm_(self, batch1, batch2, *, beta=1, alpha=1):
+    specs, pre = _meta_baddbmm((self,), self, batch1, batch2, beta, alpha)
+    _check_inplace(self, specs[0])
+    _impl_CPU_baddbmm_out(pre, self, batch1, batch2, beta, alpha, self)
+    return self
+
+
+def wrapper_Meta_baddbmm(self, batch1, batch2, *, beta=1, alpha=1):
+    specs, pre = _meta_baddbmm(None, self, batch1, batch2, beta, alpha)
+    _o0 = _alloc_meta(specs[0])
+    return _o0
+
+
+def wrapper_Meta_baddbmm_out(self, batch1, batch2, *, beta=1, alpha=1, out):
+    specs, pre = _meta_baddbmm((out,), self, batch1, batch2, beta, alpha)
+    _prepare_out(out, specs[0])
+    return out
+
+
+def wrapper_Meta_baddbmm_(self, batch1, batch2, *, beta=1, alpha=1):
+    specs, pre = _meta_baddbmm((self,), self, batch1, batch2, beta, alpha)
+    _check_inplace(self, specs[0])
+    return self
+
+
+def wrapper_CPU_bitwise_and_Tensor(self, other):
+    specs, pre = _meta_bitwise_and_Tensor(None, self, other)
+    _o0 = _alloc_cpu(specs[0])
+    _impl_CPU_bitwise_and_Tensor_out(pre, self, other, _o0)
+    return _o0
+
+
+def wrapper_CPU_bitwise_and_Tensor_out(self, other, *, out):
+    specs, pre = _meta_bitwise_and_Tensor((out,), self, other)
+    _prepare_out(out, specs[0])
+    _impl_CPU_bitwise_and_Tensor_out(pre, self, other, out)
+    return out
+
+
+def wrapper_CPU_bitwise_and__Tensor(self, other):
+    specs, pre = _meta_bitwise_and_Tensor((self,), self, other)
+    _check_inplace(self, specs[0])
+    _impl_CPU_bitwise_and_Tensor_out(pre, self, other, self)
+    return self
+
+
+def wrapper_Meta_bitwise_and_Tensor(self, other):
+    specs, pre = _meta_bitwise_and_Tensor(None, self, other)
+    _o0 = _alloc_meta(specs[0])
+    return _o0
+
+
+def wrapper_Meta_bitwise_and_Tensor_out(self, other, *, out):
+    specs, pre = _meta_bitwise_and_Tensor((out,), self, other)
+    _prepare_out(out, specs[0])
+    return out
+
+
+def wrapper_Meta_bitwise_and__Tensor(self, other):
+    specs, pre = _meta_bitwise_and_Tensor((self,), self, other)
+    _check_inplace(self, specs[0])
+    return self
+
+
+def wrapper_CPU_bitwise_not(self):
+    specs, pre = _meta_bitwise_not(None, self)
+    _o0 = _alloc_cpu(specs[0])
+    _impl_CPU_bitwise_not_out(pre, self, _o0)
+    return _o0
+
+
+def wrapper_CPU_bitwise_not_out(self, *, out):
+    specs, pre = _meta_bitwise_not((out,), self)
+    _prepare_out(out, specs[0])
+    _impl_CPU_bitwise_not_out(pre, self, out)
+    return out
+
+
+def wrapper_CPU_bitwise_not_(self):
+    specs, pre = _meta_bitwise_not((self,), self)
+    _check_inplace(self, specs[0])
+    _impl_CPU_bitwise_not_out(pre, self, self)
+    return self
+
+
+def wrapper_Meta_bitwise_not(self):
+    specs, pre = _meta_bitwise_not(None, self)
+    _o0 = _alloc_meta(specs[0])
+    return _o0
+
+
+def wrapper_Meta_bitwise_not_out(self, *, out):
+    specs, pre = _meta_bitwise_not((out,), self)
+    _prepare_out(out, specs[0])
+    return out
+
+
+def wrapper_Meta_bitwise_not_(self):
+    specs, pre = _meta_bitwise_not((self,), self)
+    _check_inplace(self, specs[0])
+    return self
+
+
+def wrapper_CPU_bitwise_or_Tensor(self, other):
+    specs, pre = _meta_bitwise_or_Tensor(None, self, other)
+    _o0 = _alloc_cpu(specs[0])
+    _impl_CPU_bitwise_or_Tensor_out(pre, self, other, _o0)
+    return _o0
+
+
+def wrapper_CPU_bitwise_or_Tensor_out(self, other, *, out):
+    specs, pre = _meta_bitwise_or_Tensor((out,), self, other)
+    _prepare_out(out, specs[0])
+    _impl_CPU_bitwise_or_Tensor_out(pre, self, other, out)
+    return out
+
+
+def wrapper_CPU_bitwise_or__Tensor(self, other):
+    specs, pre = _meta_bitwise_or_Tensor((self,), self, other)
+    _check_inplace(self, specs[0])
+    _impl_CPU_bitwise_or_Tensor_out(pre, self, other, self)
+    return self
+
+
+def wrapper_Meta_bitwise_or_Tensor(self, other):
+    specs, pre = _meta_bitwise_or_Tensor(None, self, other)
+    _o0 = _alloc_meta(specs[0])
+    return _o0
+
+
+def wrapper_Meta_bitwise_or_Tensor_out(self, other, *, out):
+    specs, pre = _meta_bitwise_or_Tensor((out,), self, other)
+    _prepare_out(out, specs[0])
+    return out
+
+
+def wrapper_Meta_bitwise_or__Tensor(self, other):
+    specs, pre = _meta_bitwise_or_Tensor((self,), self, other)
+    _check_inplace(self, specs[0])
+    return self
+
+
+def wrapper_CPU_bitwise_xor_Tensor(self, other):
+    specs, pre = _meta_bitwise_xor_Tensor(None, self, other)
+    _o0 = _alloc_cpu(specs[0])
+    _impl_CPU_bitwise_xor_Tensor_out(pre, self, other, _o0)
+    return _o0
+
+
+def wrapper_CPU_bitwise_xor_Tensor_out(self, other, *, out):
+    specs, pre = _meta_bitwise_xor_Tensor((out,), self, other)
+    _prepare_out(out, specs[0])
+    _impl_CPU_bitwise_xor_Tensor_out(pre, self, other, out)
+    return out
+
+
+def wrapper_CPU_bitwise_xor__Tensor(self, other):
+    specs, pre = _meta_bitwise_xor_Tensor((self,), self, other)
+    _check_inplace(self, specs[0])
+    _impl_CPU_bitwise_xor_Tensor_out(pre, self, other, self)
+    return self
+
+
+def wrapper_Meta_bitwise_xor_Tensor(self, other):
+    specs, pre = _meta_bitwise_xor_Tensor(None, self, other)
+    _o0 = _alloc_meta(specs[0])
+    return _o0
+
+
+def wrapper_Meta_bitwise_xor_Tensor_out(self, other, *, out):
+    specs, pre = _meta_bitwise_xor_Tensor((out,), self, other)
+    _prepare_out(out, specs[0])
+    return out
+
+
+def wrapper_Meta_bitwise_xor__Tensor(self, other):
+    specs, pre = _meta_bitwise_xor_Tensor((self,), self, other)
+    _check_inplace(self, specs[0])
+    return self
+
+
 def wrapper_CPU_bmm(self, mat2):
     specs, pre = _meta_bmm(None, self, mat2)
     _o0 = _alloc_cpu(specs[0])
@@ -232,6 +990,305 @@ def wrapper_Meta_bmm_out(self, mat2, *, out):
     specs, pre = _meta_bmm((out,), self, mat2)
     _prepare_out(out, specs[0])
     return out
+
+
+def wrapper_CPU_cat(tensors, dim=0):
+    specs, pre = _meta_cat(None, tensors, dim)
+    _o0 = _alloc_cpu(specs[0])
+    _impl_CPU_cat_out(pre, tensors, dim, _o0)
+    return _o0
+
+
+def wrapper_CPU_cat_out(tensors, dim=0, *, out):
+    specs, pre = _meta_cat((out,), tensors, dim)
+    _prepare_out(out, specs[0])
+    _impl_CPU_cat_out(pre, tensors, dim, out)
+    return out
+
+
+def wrapper_Meta_cat(tensors, dim=0):
+    specs, pre = _meta_cat(None, tensors, dim)
+    _o0 = _alloc_meta(specs[0])
+    return _o0
+
+
+def wrapper_Meta_cat_out(tensors, dim=0, *, out):
+    specs, pre = _meta_cat((out,), tensors, dim)
+    _prepare_out(out, specs[0])
+    return out
+
+
+def wrapper_CPU_ceil(self):
+    specs, pre = _meta_ceil(None, self)
+    _o0 = _alloc_cpu(specs[0])
+    _impl_CPU_ceil_out(pre, self, _o0)
+    return _o0
+
+
+def wrapper_CPU_ceil_out(self, *, out):
+    specs, pre = _meta_ceil((out,), self)
+    _prepare_out(out, specs[0])
+    _impl_CPU_ceil_out(pre, self, out)
+    return out
+
+
+def wrapper_CPU_ceil_(self):
+    specs, pre = _meta_ceil((self,), self)
+    _check_inplace(self, specs[0])
+    _impl_CPU_ceil_out(pre, self, self)
+    return self
+
+
+def wrapper_Meta_ceil(self):
+    specs, pre = _meta_ceil(None, self)
+    _o0 = _alloc_meta(specs[0])
+    return _o0
+
+
+def wrapper_Meta_ceil_out(self, *, out):
+    specs, pre = _meta_ceil((out,), self)
+    _prepare_out(out, specs[0])
+    return out
+
+
+def wrapper_Meta_ceil_(self):
+    specs, pre = _meta_ceil((self,), self)
+    _check_inplace(self, specs[0])
+    return self
+
+
+def wrapper_CPU_clamp(self, min=None, max=None):
+    specs, pre = _meta_clamp(None, self, min, max)
+    _o0 = _alloc_cpu(specs[0])
+    _impl_CPU_clamp_out(pre, self, min, max, _o0)
+    return _o0
+
+
+def wrapper_CPU_clamp_out(self, min=None, max=None, *, out):
+    specs, pre = _meta_clamp((out,), self, min, max)
+    _prepare_out(out, specs[0])
+    _impl_CPU_clamp_out(pre, self, min, max, out)
+    return out
+
+
+def wrapper_CPU_clamp_(self, min=None, max=None):
+    specs, pre = _meta_clamp((self,), self, min, max)
+    _check_inplace(self, specs[0])
+    _impl_CPU_clamp_out(pre, self, min, max, self)
+    return self
+
+
+def wrapper_Meta_clamp(self, min=None, max=None):
+    specs, pre = _meta_clamp(None, self, min, max)
+    _o0 = _alloc_meta(specs[0])
+    return _o0
+
+
+def wrapper_Meta_clamp_out(self, min=None, max=None, *, out):
+    specs, pre = _meta_clamp((out,), self, min, max)
+    _prepare_out(out, specs[0])
+    return out
+
+
+def wrapper_Meta_clamp_(self, min=None, max=None):
+    specs, pre = _meta_clamp((self,), self, min, max)
+    _check_inplace(self, specs[0])
+    return self
+
+
+def wrapper_CPU_clamp_Tensor(self, min=None, max=None):
+    specs, pre = _meta_clamp_Tensor(None, self, min, max)
+    _o0 = _alloc_cpu(specs[0])
+    _impl_CPU_clamp_Tensor_out(pre, self, min, max, _o0)
+    return _o0
+
+
+def wrapper_CPU_clamp_Tensor_out(self, min=None, max=None, *, out):
+    specs, pre = _meta_clamp_Tensor((out,), self, min, max)
+    _prepare_out(out, specs[0])
+    _impl_CPU_clamp_Tensor_out(pre, self, min, max, out)
+    return out
+
+
+def wrapper_CPU_clamp__Tensor(self, min=None, max=None):
+    specs, pre = _meta_clamp_Tensor((self,), self, min, max)
+    _check_inplace(self, specs[0])
+    _impl_CPU_clamp_Tensor_out(pre, self, min, max, self)
+    return self
+
+
+def wrapper_Meta_clamp_Tensor(self, min=None, max=None):
+    specs, pre = _meta_clamp_Tensor(None, self, min, max)
+    _o0 = _alloc_meta(specs[0])
+    return _o0
+
+
+def wrapper_Meta_clamp_Tensor_out(self, min=None, max=None, *, out):
+    specs, pre = _meta_clamp_Tensor((out,), self, min, max)
+    _prepare_out(out, specs[0])
+    return out
+
+
+def wrapper_Meta_clamp__Tensor(self, min=None, max=None):
+    specs, pre = _meta_clamp_Tensor((self,), self, min, max)
+    _check_inplace(self, specs[0])
+    return self
+
+
+def wrapper_CPU_clamp_max(self, max):
+    specs, pre = _meta_clamp_max(None, self, max)
+    _o0 = _alloc_cpu(specs[0])
+    _impl_CPU_clamp_max_out(pre, self, max, _o0)
+    return _o0
+
+
+def wrapper_CPU_clamp_max_out(self, max, *, out):
+    specs, pre = _meta_clamp_max((out,), self, max)
+    _prepare_out(out, specs[0])
+    _impl_CPU_clamp_max_out(pre, self, max, out)
+    return out
+
+
+def wrapper_CPU_clamp_max_(self, max):
+    specs, pre = _meta_clamp_max((self,), self, max)
+    _check_inplace(self, specs[0])
+    _impl_CPU_clamp_max_out(pre, self, max, self)
+    return self
+
+
+def wrapper_Meta_clamp_max(self, max):
+    specs, pre = _meta_clamp_max(None, self, max)
+    _o0 = _alloc_meta(specs[0])
+    return _o0
+
+
+def wrapper_Meta_clamp_max_out(self, max, *, out):
+    specs, pre = _meta_clamp_max((out,), self, max)
+    _prepare_out(out, specs[0])
+    return out
+
+
+def wrapper_Meta_clamp_max_(self, max):
+    specs, pre = _meta_clamp_max((self,), self, max)
+    _check_inplace(self, specs[0])
+    return self
+
+
+def wrapper_CPU_clamp_max_Tensor(self, max):
+    specs, pre = _meta_clamp_max_Tensor(None, self, max)
+    _o0 = _alloc_cpu(specs[0])
+    _impl_CPU_clamp_max_Tensor_out(pre, self, max, _o0)
+    return _o0
+
+
+def wrapper_CPU_clamp_max_Tensor_out(self, max, *, out):
+    specs, pre = _meta_clamp_max_Tensor((out,), self, max)
+    _prepare_out(out, specs[0])
+    _impl_CPU_clamp_max_Tensor_out(pre, self, max, out)
+    return out
+
+
+def wrapper_CPU_clamp_max__Tensor(self, max):
+    specs, pre = _meta_clamp_max_Tensor((self,), self, max)
+    _check_inplace(self, specs[0])
+    _impl_CPU_clamp_max_Tensor_out(pre, self, max, self)
+    return self
+
+
+def wrapper_Meta_clamp_max_Tensor(self, max):
+    specs, pre = _meta_clamp_max_Tensor(None, self, max)
+    _o0 = _alloc_meta(specs[0])
+    return _o0
+
+
+def wrapper_Meta_clamp_max_Tensor_out(self, max, *, out):
+    specs, pre = _meta_clamp_max_Tensor((out,), self, max)
+    _prepare_out(out, specs[0])
+    return out
+
+
+def wrapper_Meta_clamp_max__Tensor(self, max):
+    specs, pre = _meta_clamp_max_Tensor((self,), self, max)
+    _check_inplace(self, specs[0])
+    return self
+
+
+def wrapper_CPU_clamp_min(self, min):
+    specs, pre = _meta_clamp_min(None, self, min)
+    _o0 = _alloc_cpu(specs[0])
+    _impl_CPU_clamp_min_out(pre, self, min, _o0)
+    return _o0
+
+
+def wrapper_CPU_clamp_min_out(self, min, *, out):
+    specs, pre = _meta_clamp_min((out,), self, min)
+    _prepare_out(out, specs[0])
+    _impl_CPU_clamp_min_out(pre, self, min, out)
+    return out
+
+
+def wrapper_CPU_clamp_min_(self, min):
+    specs, pre = _meta_clamp_min((self,), self, min)
+    _check_inplace(self, specs[0])
+    _impl_CPU_clamp_min_out(pre, self, min, self)
+    return self
+
+
+def wrapper_Meta_clamp_min(self, min):
+    specs, pre = _meta_clamp_min(None, self, min)
+    _o0 = _alloc_meta(specs[0])
+    return _o0
+
+
+def wrapper_Meta_clamp_min_out(self, min, *, out):
+    specs, pre = _meta_clamp_min((out,), self, min)
+    _prepare_out(out, specs[0])
+    return out
+
+
+def wrapper_Meta_clamp_min_(self, min):
+    specs, pre = _meta_clamp_min((self,), self, min)
+    _check_inplace(self, specs[0])
+    return self
+
+
+def wrapper_CPU_clamp_min_Tensor(self, min):
+    specs, pre = _meta_clamp_min_Tensor(None, self, min)
+    _o0 = _alloc_cpu(specs[0])
+    _impl_CPU_clamp_min_Tensor_out(pre, self, min, _o0)
+    return _o0
+
+
+def wrapper_CPU_clamp_min_Tensor_out(self, min, *, out):
+    specs, pre = _meta_clamp_min_Tensor((out,), self, min)
+    _prepare_out(out, specs[0])
+    _impl_CPU_clamp_min_Tensor_out(pre, self, min, out)
+    return out
+
+
+def wrapper_CPU_clamp_min__Tensor(self, min):
+    specs, pre = _meta_clamp_min_Tensor((self,), self, min)
+    _check_inplace(self, specs[0])
+    _impl_CPU_clamp_min_Tensor_out(pre, self, min, self)
+    return self
+
+
+def wrapper_Meta_clamp_min_Tensor(self, min):
+    specs, pre = _meta_clamp_min_Tensor(None, self, min)
+    _o0 = _alloc_meta(specs[0])
+    return _o0
+
+
+def wrapper_Meta_clamp_min_Tensor_out(self, min, *, out):
+    specs, pre = _meta_clamp_min_Tensor((out,), self, min)
+    _prepare_out(out, specs[0])
+    return out
+
+
+def wrapper_Meta_clamp_min__Tensor(self, min):
+    specs, pre = _meta_clamp_min_Tensor((self,), self, min)
+    _check_inplace(self, specs[0])
+    return self
 
 
 def wrapper_CPU_cos(self):
@@ -269,6 +1326,45 @@ def wrapper_Meta_cos_out(self, *, out):
 
 def wrapper_Meta_cos_(self):
     specs, pre = _meta_cos((self,), self)
+    _check_inplace(self, specs[0])
+    return self
+
+
+def wrapper_CPU_cumsum(self, dim, *, dtype=None):
+    specs, pre = _meta_cumsum(None, self, dim, dtype)
+    _o0 = _alloc_cpu(specs[0])
+    _impl_CPU_cumsum_out(pre, self, dim, dtype, _o0)
+    return _o0
+
+
+def wrapper_CPU_cumsum_out(self, dim, *, dtype=None, out):
+    specs, pre = _meta_cumsum((out,), self, dim, dtype)
+    _prepare_out(out, specs[0])
+    _impl_CPU_cumsum_out(pre, self, dim, dtype, out)
+    return out
+
+
+def wrapper_CPU_cumsum_(self, dim, *, dtype=None):
+    specs, pre = _meta_cumsum((self,), self, dim, dtype)
+    _check_inplace(self, specs[0])
+    _impl_CPU_cumsum_out(pre, self, dim, dtype, self)
+    return self
+
+
+def wrapper_Meta_cumsum(self, dim, *, dtype=None):
+    specs, pre = _meta_cumsum(None, self, dim, dtype)
+    _o0 = _alloc_meta(specs[0])
+    return _o0
+
+
+def wrapper_Meta_cumsum_out(self, dim, *, dtype=None, out):
+    specs, pre = _meta_cumsum((out,), self, dim, dtype)
+    _prepare_out(out, specs[0])
+    return out
+
+
+def wrapper_Meta_cumsum_(self, dim, *, dtype=None):
+    specs, pre = _meta_cumsum((self,), self, dim, dtype)
     _check_inplace(self, specs[0])
     return self
 
@@ -429,6 +1525,45 @@ def wrapper_Meta_eq__Tensor(self, other):
     return self
 
 
+def wrapper_CPU_erf(self):
+    specs, pre = _meta_erf(None, self)
+    _o0 = _alloc_cpu(specs[0])
+    _impl_CPU_erf_out(pre, self, _o0)
+    return _o0
+
+
+def wrapper_CPU_erf_out(self, *, out):
+    specs, pre = _meta_erf((out,), self)
+    _prepare_out(out, specs[0])
+    _impl_CPU_erf_out(pre, self, out)
+    return out
+
+
+def wrapper_CPU_erf_(self):
+    specs, pre = _meta_erf((self,), self)
+    _check_inplace(self, specs[0])
+    _impl_CPU_erf_out(pre, self, self)
+    return self
+
+
+def wrapper_Meta_erf(self):
+    specs, pre = _meta_erf(None, self)
+    _o0 = _alloc_meta(specs[0])
+    return _o0
+
+
+def wrapper_Meta_erf_out(self, *, out):
+    specs, pre = _meta_erf((out,), self)
+    _prepare_out(out, specs[0])
+    return out
+
+
+def wrapper_Meta_erf_(self):
+    specs, pre = _meta_erf((self,), self)
+    _check_inplace(self, specs[0])
+    return self
+
+
 def wrapper_CPU_exp(self):
     specs, pre = _meta_exp(None, self)
     _o0 = _alloc_cpu(specs[0])
@@ -466,6 +1601,110 @@ def wrapper_Meta_exp_(self):
     specs, pre = _meta_exp((self,), self)
     _check_inplace(self, specs[0])
     return self
+
+
+def wrapper_CPU_expm1(self):
+    specs, pre = _meta_expm1(None, self)
+    _o0 = _alloc_cpu(specs[0])
+    _impl_CPU_expm1_out(pre, self, _o0)
+    return _o0
+
+
+def wrapper_CPU_expm1_out(self, *, out):
+    specs, pre = _meta_expm1((out,), self)
+    _prepare_out(out, specs[0])
+    _impl_CPU_expm1_out(pre, self, out)
+    return out
+
+
+def wrapper_CPU_expm1_(self):
+    specs, pre = _meta_expm1((self,), self)
+    _check_inplace(self, specs[0])
+    _impl_CPU_expm1_out(pre, self, self)
+    return self
+
+
+def wrapper_Meta_expm1(self):
+    specs, pre = _meta_expm1(None, self)
+    _o0 = _alloc_meta(specs[0])
+    return _o0
+
+
+def wrapper_Meta_expm1_out(self, *, out):
+    specs, pre = _meta_expm1((out,), self)
+    _prepare_out(out, specs[0])
+    return out
+
+
+def wrapper_Meta_expm1_(self):
+    specs, pre = _meta_expm1((self,), self)
+    _check_inplace(self, specs[0])
+    return self
+
+
+def wrapper_CPU_floor(self):
+    specs, pre = _meta_floor(None, self)
+    _o0 = _alloc_cpu(specs[0])
+    _impl_CPU_floor_out(pre, self, _o0)
+    return _o0
+
+
+def wrapper_CPU_floor_out(self, *, out):
+    specs, pre = _meta_floor((out,), self)
+    _prepare_out(out, specs[0])
+    _impl_CPU_floor_out(pre, self, out)
+    return out
+
+
+def wrapper_CPU_floor_(self):
+    specs, pre = _meta_floor((self,), self)
+    _check_inplace(self, specs[0])
+    _impl_CPU_floor_out(pre, self, self)
+    return self
+
+
+def wrapper_Meta_floor(self):
+    specs, pre = _meta_floor(None, self)
+    _o0 = _alloc_meta(specs[0])
+    return _o0
+
+
+def wrapper_Meta_floor_out(self, *, out):
+    specs, pre = _meta_floor((out,), self)
+    _prepare_out(out, specs[0])
+    return out
+
+
+def wrapper_Meta_floor_(self):
+    specs, pre = _meta_floor((self,), self)
+    _check_inplace(self, specs[0])
+    return self
+
+
+def wrapper_CPU_gather(self, dim, index, *, sparse_grad=False):
+    specs, pre = _meta_gather(None, self, dim, index, sparse_grad)
+    _o0 = _alloc_cpu(specs[0])
+    _impl_CPU_gather_out(pre, self, dim, index, sparse_grad, _o0)
+    return _o0
+
+
+def wrapper_CPU_gather_out(self, dim, index, *, sparse_grad=False, out):
+    specs, pre = _meta_gather((out,), self, dim, index, sparse_grad)
+    _prepare_out(out, specs[0])
+    _impl_CPU_gather_out(pre, self, dim, index, sparse_grad, out)
+    return out
+
+
+def wrapper_Meta_gather(self, dim, index, *, sparse_grad=False):
+    specs, pre = _meta_gather(None, self, dim, index, sparse_grad)
+    _o0 = _alloc_meta(specs[0])
+    return _o0
+
+
+def wrapper_Meta_gather_out(self, dim, index, *, sparse_grad=False, out):
+    specs, pre = _meta_gather((out,), self, dim, index, sparse_grad)
+    _prepare_out(out, specs[0])
+    return out
 
 
 def wrapper_CPU_ge_Scalar(self, other):
@@ -542,6 +1781,45 @@ def wrapper_Meta_ge_Tensor_out(self, other, *, out):
 
 def wrapper_Meta_ge__Tensor(self, other):
     specs, pre = _meta_ge_Tensor((self,), self, other)
+    _check_inplace(self, specs[0])
+    return self
+
+
+def wrapper_CPU_gelu(self, *, approximate='none'):
+    specs, pre = _meta_gelu(None, self, approximate)
+    _o0 = _alloc_cpu(specs[0])
+    _impl_CPU_gelu_out(pre, self, approximate, _o0)
+    return _o0
+
+
+def wrapper_CPU_gelu_out(self, *, approximate='none', out):
+    specs, pre = _meta_gelu((out,), self, approximate)
+    _prepare_out(out, specs[0])
+    _impl_CPU_gelu_out(pre, self, approximate, out)
+    return out
+
+
+def wrapper_CPU_gelu_(self, *, approximate='none'):
+    specs, pre = _meta_gelu((self,), self, approximate)
+    _check_inplace(self, specs[0])
+    _impl_CPU_gelu_out(pre, self, approximate, self)
+    return self
+
+
+def wrapper_Meta_gelu(self, *, approximate='none'):
+    specs, pre = _meta_gelu(None, self, approximate)
+    _o0 = _alloc_meta(specs[0])
+    return _o0
+
+
+def wrapper_Meta_gelu_out(self, *, approximate='none', out):
+    specs, pre = _meta_gelu((out,), self, approximate)
+    _prepare_out(out, specs[0])
+    return out
+
+
+def wrapper_Meta_gelu_(self, *, approximate='none'):
+    specs, pre = _meta_gelu((self,), self, approximate)
     _check_inplace(self, specs[0])
     return self
 
@@ -624,6 +1902,32 @@ def wrapper_Meta_gt__Tensor(self, other):
     return self
 
 
+def wrapper_CPU_index_Tensor(self, indices):
+    specs, pre = _meta_index_Tensor(None, self, indices)
+    _o0 = _alloc_cpu(specs[0])
+    _impl_CPU_index_Tensor_out(pre, self, indices, _o0)
+    return _o0
+
+
+def wrapper_CPU_index_Tensor_out(self, indices, *, out):
+    specs, pre = _meta_index_Tensor((out,), self, indices)
+    _prepare_out(out, specs[0])
+    _impl_CPU_index_Tensor_out(pre, self, indices, out)
+    return out
+
+
+def wrapper_Meta_index_Tensor(self, indices):
+    specs, pre = _meta_index_Tensor(None, self, indices)
+    _o0 = _alloc_meta(specs[0])
+    return _o0
+
+
+def wrapper_Meta_index_Tensor_out(self, indices, *, out):
+    specs, pre = _meta_index_Tensor((out,), self, indices)
+    _prepare_out(out, specs[0])
+    return out
+
+
 def wrapper_CPU_le_Scalar(self, other):
     specs, pre = _meta_le_Scalar(None, self, other)
     _o0 = _alloc_cpu(specs[0])
@@ -698,6 +2002,162 @@ def wrapper_Meta_le_Tensor_out(self, other, *, out):
 
 def wrapper_Meta_le__Tensor(self, other):
     specs, pre = _meta_le_Tensor((self,), self, other)
+    _check_inplace(self, specs[0])
+    return self
+
+
+def wrapper_CPU_lerp_Scalar(self, end, weight):
+    specs, pre = _meta_lerp_Scalar(None, self, end, weight)
+    _o0 = _alloc_cpu(specs[0])
+    _impl_CPU_lerp_Scalar_out(pre, self, end, weight, _o0)
+    return _o0
+
+
+def wrapper_CPU_lerp_Scalar_out(self, end, weight, *, out):
+    specs, pre = _meta_lerp_Scalar((out,), self, end, weight)
+    _prepare_out(out, specs[0])
+    _impl_CPU_lerp_Scalar_out(pre, self, end, weight, out)
+    return out
+
+
+def wrapper_CPU_lerp__Scalar(self, end, weight):
+    specs, pre = _meta_lerp_Scalar((self,), self, end, weight)
+    _check_inplace(self, specs[0])
+    _impl_CPU_lerp_Scalar_out(pre, self, end, weight, self)
+    return self
+
+
+def wrapper_Meta_lerp_Scalar(self, end, weight):
+    specs, pre = _meta_lerp_Scalar(None, self, end, weight)
+    _o0 = _alloc_meta(specs[0])
+    return _o0
+
+
+def wrapper_Meta_lerp_Scalar_out(self, end, weight, *, out):
+    specs, pre = _meta_lerp_Scalar((out,), self, end, weight)
+    _prepare_out(out, specs[0])
+    return out
+
+
+def wrapper_Meta_lerp__Scalar(self, end, weight):
+    specs, pre = _meta_lerp_Scalar((self,), self, end, weight)
+    _check_inplace(self, specs[0])
+    return self
+
+
+def wrapper_CPU_lerp_Tensor(self, end, weight):
+    specs, pre = _meta_lerp_Tensor(None, self, end, weight)
+    _o0 = _alloc_cpu(specs[0])
+    _impl_CPU_lerp_Tensor_out(pre, self, end, weight, _o0)
+    return _o0
+
+
+def wrapper_CPU_lerp_Tensor_out(self, end, weight, *, out):
+    specs, pre = _meta_lerp_Tensor((out,), self, end, weight)
+    _prepare_out(out, specs[0])
+    _impl_CPU_lerp_Tensor_out(pre, self, end, weight, out)
+    return out
+
+
+def wrapper_CPU_lerp__Tensor(self, end, weight):
+    specs, pre = _meta_lerp_Tensor((self,), self, end, weight)
+    _check_inplace(self, specs[0])
+    _impl_CPU_lerp_Tensor_out(pre, self, end, weight, self)
+    return self
+
+
+def wrapper_Meta_lerp_Tensor(self, end, weight):
+    specs, pre = _meta_lerp_Tensor(None, self, end, weight)
+    _o0 = _alloc_meta(specs[0])
+    return _o0
+
+
+def wrapper_Meta_lerp_Tensor_out(self, end, weight, *, out):
+    specs, pre = _meta_lerp_Tensor((out,), self, end, weight)
+    _prepare_out(out, specs[0])
+    return out
+
+
+def wrapper_Meta_lerp__Tensor(self, end, weight):
+    specs, pre = _meta_lerp_Tensor((self,), self, end, weight)
+    _check_inplace(self, specs[0])
+    return self
+
+
+def wrapper_CPU_log(self):
+    specs, pre = _meta_log(None, self)
+    _o0 = _alloc_cpu(specs[0])
+    _impl_CPU_log_out(pre, self, _o0)
+    return _o0
+
+
+def wrapper_CPU_log_out(self, *, out):
+    specs, pre = _meta_log((out,), self)
+    _prepare_out(out, specs[0])
+    _impl_CPU_log_out(pre, self, out)
+    return out
+
+
+def wrapper_CPU_log_(self):
+    specs, pre = _meta_log((self,), self)
+    _check_inplace(self, specs[0])
+    _impl_CPU_log_out(pre, self, self)
+    return self
+
+
+def wrapper_Meta_log(self):
+    specs, pre = _meta_log(None, self)
+    _o0 = _alloc_meta(specs[0])
+    return _o0
+
+
+def wrapper_Meta_log_out(self, *, out):
+    specs, pre = _meta_log((out,), self)
+    _prepare_out(out, specs[0])
+    return out
+
+
+def wrapper_Meta_log_(self):
+    specs, pre = _meta_log((self,), self)
+    _check_inplace(self, specs[0])
+    return self
+
+
+def wrapper_CPU_log1p(self):
+    specs, pre = _meta_log1p(None, self)
+    _o0 = _alloc_cpu(specs[0])
+    _impl_CPU_log1p_out(pre, self, _o0)
+    return _o0
+
+
+def wrapper_CPU_log1p_out(self, *, out):
+    specs, pre = _meta_log1p((out,), self)
+    _prepare_out(out, specs[0])
+    _impl_CPU_log1p_out(pre, self, out)
+    return out
+
+
+def wrapper_CPU_log1p_(self):
+    specs, pre = _meta_log1p((self,), self)
+    _check_inplace(self, specs[0])
+    _impl_CPU_log1p_out(pre, self, self)
+    return self
+
+
+def wrapper_Meta_log1p(self):
+    specs, pre = _meta_log1p(None, self)
+    _o0 = _alloc_meta(specs[0])
+    return _o0
+
+
+def wrapper_Meta_log1p_out(self, *, out):
+    specs, pre = _meta_log1p((out,), self)
+    _prepare_out(out, specs[0])
+    return out
+
+
+def wrapper_Meta_log1p_(self):
+    specs, pre = _meta_log1p((self,), self)
     _check_inplace(self, specs[0])
     return self
 
@@ -780,6 +2240,62 @@ def wrapper_Meta_lt__Tensor(self, other):
     return self
 
 
+def wrapper_CPU_max_dim(self, dim, keepdim=False):
+    specs, pre = _meta_max_dim(None, self, dim, keepdim)
+    _o0 = _alloc_cpu(specs[0])
+    _o1 = _alloc_cpu(specs[1])
+    _impl_CPU_max_dim_max(pre, self, dim, keepdim, _o0, _o1)
+    return (_o0, _o1)
+
+
+def wrapper_CPU_max_dim_max(self, dim, keepdim=False, *, max, max_values):
+    specs, pre = _meta_max_dim((max, max_values,), self, dim, keepdim)
+    _prepare_out(max, specs[0])
+    _prepare_out(max_values, specs[1])
+    _impl_CPU_max_dim_max(pre, self, dim, keepdim, max, max_values)
+    return (max, max_values)
+
+
+def wrapper_Meta_max_dim(self, dim, keepdim=False):
+    specs, pre = _meta_max_dim(None, self, dim, keepdim)
+    _o0 = _alloc_meta(specs[0])
+    _o1 = _alloc_meta(specs[1])
+    return (_o0, _o1)
+
+
+def wrapper_Meta_max_dim_max(self, dim, keepdim=False, *, max, max_values):
+    specs, pre = _meta_max_dim((max, max_values,), self, dim, keepdim)
+    _prepare_out(max, specs[0])
+    _prepare_out(max_values, specs[1])
+    return (max, max_values)
+
+
+def wrapper_CPU_maximum(self, other):
+    specs, pre = _meta_maximum(None, self, other)
+    _o0 = _alloc_cpu(specs[0])
+    _impl_CPU_maximum_out(pre, self, other, _o0)
+    return _o0
+
+
+def wrapper_CPU_maximum_out(self, other, *, out):
+    specs, pre = _meta_maximum((out,), self, other)
+    _prepare_out(out, specs[0])
+    _impl_CPU_maximum_out(pre, self, other, out)
+    return out
+
+
+def wrapper_Meta_maximum(self, other):
+    specs, pre = _meta_maximum(None, self, other)
+    _o0 = _alloc_meta(specs[0])
+    return _o0
+
+
+def wrapper_Meta_maximum_out(self, other, *, out):
+    specs, pre = _meta_maximum((out,), self, other)
+    _prepare_out(out, specs[0])
+    return out
+
+
 def wrapper_CPU_mean_dim(self, dim, keepdim=False, *, dtype=None):
     specs, pre = _meta_mean_dim(None, self, dim, keepdim, dtype)
     _o0 = _alloc_cpu(specs[0])
@@ -802,6 +2318,62 @@ def wrapper_Meta_mean_dim(self, dim, keepdim=False, *, dtype=None):
 
 def wrapper_Meta_mean_out(self, dim, keepdim=False, *, dtype=None, out):
     specs, pre = _meta_mean_dim((out,), self, dim, keepdim, dtype)
+    _prepare_out(out, specs[0])
+    return out
+
+
+def wrapper_CPU_min_dim(self, dim, keepdim=False):
+    specs, pre = _meta_min_dim(None, self, dim, keepdim)
+    _o0 = _alloc_cpu(specs[0])
+    _o1 = _alloc_cpu(specs[1])
+    _impl_CPU_min_dim_min(pre, self, dim, keepdim, _o0, _o1)
+    return (_o0, _o1)
+
+
+def wrapper_CPU_min_dim_min(self, dim, keepdim=False, *, min, min_indices):
+    specs, pre = _meta_min_dim((min, min_indices,), self, dim, keepdim)
+    _prepare_out(min, specs[0])
+    _prepare_out(min_indices, specs[1])
+    _impl_CPU_min_dim_min(pre, self, dim, keepdim, min, min_indices)
+    return (min, min_indices)
+
+
+def wrapper_Meta_min_dim(self, dim, keepdim=False):
+    specs, pre = _meta_min_dim(None, self, dim, keepdim)
+    _o0 = _alloc_meta(specs[0])
+    _o1 = _alloc_meta(specs[1])
+    return (_o0, _o1)
+
+
+def wrapper_Meta_min_dim_min(self, dim, keepdim=False, *, min, min_indices):
+    specs, pre = _meta_min_dim((min, min_indices,), self, dim, keepdim)
+    _prepare_out(min, specs[0])
+    _prepare_out(min_indices, specs[1])
+    return (min, min_indices)
+
+
+def wrapper_CPU_minimum(self, other):
+    specs, pre = _meta_minimum(None, self, other)
+    _o0 = _alloc_cpu(specs[0])
+    _impl_CPU_minimum_out(pre, self, other, _o0)
+    return _o0
+
+
+def wrapper_CPU_minimum_out(self, other, *, out):
+    specs, pre = _meta_minimum((out,), self, other)
+    _prepare_out(out, specs[0])
+    _impl_CPU_minimum_out(pre, self, other, out)
+    return out
+
+
+def wrapper_Meta_minimum(self, other):
+    specs, pre = _meta_minimum(None, self, other)
+    _o0 = _alloc_meta(specs[0])
+    return _o0
+
+
+def wrapper_Meta_minimum_out(self, other, *, out):
+    specs, pre = _meta_minimum((out,), self, other)
     _prepare_out(out, specs[0])
     return out
 
@@ -988,6 +2560,656 @@ def wrapper_Meta_neg_(self):
     return self
 
 
+def wrapper_CPU_norm_ScalarOpt_dim(self, p, dim, keepdim=False):
+    specs, pre = _meta_norm_ScalarOpt_dim(None, self, p, dim, keepdim)
+    _o0 = _alloc_cpu(specs[0])
+    _impl_CPU_norm_out(pre, self, p, dim, keepdim, _o0)
+    return _o0
+
+
+def wrapper_CPU_norm_out(self, p, dim, keepdim=False, *, out):
+    specs, pre = _meta_norm_ScalarOpt_dim((out,), self, p, dim, keepdim)
+    _prepare_out(out, specs[0])
+    _impl_CPU_norm_out(pre, self, p, dim, keepdim, out)
+    return out
+
+
+def wrapper_Meta_norm_ScalarOpt_dim(self, p, dim, keepdim=False):
+    specs, pre = _meta_norm_ScalarOpt_dim(None, self, p, dim, keepdim)
+    _o0 = _alloc_meta(specs[0])
+    return _o0
+
+
+def wrapper_Meta_norm_out(self, p, dim, keepdim=False, *, out):
+    specs, pre = _meta_norm_ScalarOpt_dim((out,), self, p, dim, keepdim)
+    _prepare_out(out, specs[0])
+    return out
+
+
+def wrapper_CPU_norm_ScalarOpt_dim_dtype(self, p, dim, keepdim, *, dtype):
+    specs, pre = _meta_norm_ScalarOpt_dim_dtype(None, self, p, dim, keepdim, dtype)
+    _o0 = _alloc_cpu(specs[0])
+    _impl_CPU_norm_dtype_out(pre, self, p, dim, keepdim, dtype, _o0)
+    return _o0
+
+
+def wrapper_CPU_norm_dtype_out(self, p, dim, keepdim, *, dtype, out):
+    specs, pre = _meta_norm_ScalarOpt_dim_dtype((out,), self, p, dim, keepdim, dtype)
+    _prepare_out(out, specs[0])
+    _impl_CPU_norm_dtype_out(pre, self, p, dim, keepdim, dtype, out)
+    return out
+
+
+def wrapper_Meta_norm_ScalarOpt_dim_dtype(self, p, dim, keepdim, *, dtype):
+    specs, pre = _meta_norm_ScalarOpt_dim_dtype(None, self, p, dim, keepdim, dtype)
+    _o0 = _alloc_meta(specs[0])
+    return _o0
+
+
+def wrapper_Meta_norm_dtype_out(self, p, dim, keepdim, *, dtype, out):
+    specs, pre = _meta_norm_ScalarOpt_dim_dtype((out,), self, p, dim, keepdim, dtype)
+    _prepare_out(out, specs[0])
+    return out
+
+
+def wrapper_CPU_pow_Scalar(self, exponent):
+    specs, pre = _meta_pow_Scalar(None, self, exponent)
+    _o0 = _alloc_cpu(specs[0])
+    _impl_CPU_pow_Scalar_out(pre, self, exponent, _o0)
+    return _o0
+
+
+def wrapper_CPU_pow_Scalar_out(self, exponent, *, out):
+    specs, pre = _meta_pow_Scalar((out,), self, exponent)
+    _prepare_out(out, specs[0])
+    _impl_CPU_pow_Scalar_out(pre, self, exponent, out)
+    return out
+
+
+def wrapper_Meta_pow_Scalar(self, exponent):
+    specs, pre = _meta_pow_Scalar(None, self, exponent)
+    _o0 = _alloc_meta(specs[0])
+    return _o0
+
+
+def wrapper_Meta_pow_Scalar_out(self, exponent, *, out):
+    specs, pre = _meta_pow_Scalar((out,), self, exponent)
+    _prepare_out(out, specs[0])
+    return out
+
+
+def wrapper_CPU_pow_Tensor_Scalar(self, exponent):
+    specs, pre = _meta_pow_Tensor_Scalar(None, self, exponent)
+    _o0 = _alloc_cpu(specs[0])
+    _impl_CPU_pow_Tensor_Scalar_out(pre, self, exponent, _o0)
+    return _o0
+
+
+def wrapper_CPU_pow_Tensor_Scalar_out(self, exponent, *, out):
+    specs, pre = _meta_pow_Tensor_Scalar((out,), self, exponent)
+    _prepare_out(out, specs[0])
+    _impl_CPU_pow_Tensor_Scalar_out(pre, self, exponent, out)
+    return out
+
+
+def wrapper_CPU_pow__Scalar(self, exponent):
+    specs, pre = _meta_pow_Tensor_Scalar((self,), self, exponent)
+    _check_inplace(self, specs[0])
+    _impl_CPU_pow_Tensor_Scalar_out(pre, self, exponent, self)
+    return self
+
+
+def wrapper_Meta_pow_Tensor_Scalar(self, exponent):
+    specs, pre = _meta_pow_Tensor_Scalar(None, self, exponent)
+    _o0 = _alloc_meta(specs[0])
+    return _o0
+
+
+def wrapper_Meta_pow_Tensor_Scalar_out(self, exponent, *, out):
+    specs, pre = _meta_pow_Tensor_Scalar((out,), self, exponent)
+    _prepare_out(out, specs[0])
+    return out
+
+
+def wrapper_Meta_pow__Scalar(self, exponent):
+    specs, pre = _meta_pow_Tensor_Scalar((self,), self, exponent)
+    _check_inplace(self, specs[0])
+    return self
+
+
+def wrapper_CPU_pow_Tensor_Tensor(self, exponent):
+    specs, pre = _meta_pow_Tensor_Tensor(None, self, exponent)
+    _o0 = _alloc_cpu(specs[0])
+    _impl_CPU_pow_Tensor_Tensor_out(pre, self, exponent, _o0)
+    return _o0
+
+
+def wrapper_CPU_pow_Tensor_Tensor_out(self, exponent, *, out):
+    specs, pre = _meta_pow_Tensor_Tensor((out,), self, exponent)
+    _prepare_out(out, specs[0])
+    _impl_CPU_pow_Tensor_Tensor_out(pre, self, exponent, out)
+    return out
+
+
+def wrapper_CPU_pow__Tensor(self, exponent):
+    specs, pre = _meta_pow_Tensor_Tensor((self,), self, exponent)
+    _check_inplace(self, specs[0])
+    _impl_CPU_pow_Tensor_Tensor_out(pre, self, exponent, self)
+    return self
+
+
+def wrapper_Meta_pow_Tensor_Tensor(self, exponent):
+    specs, pre = _meta_pow_Tensor_Tensor(None, self, exponent)
+    _o0 = _alloc_meta(specs[0])
+    return _o0
+
+
+def wrapper_Meta_pow_Tensor_Tensor_out(self, exponent, *, out):
+    specs, pre = _meta_pow_Tensor_Tensor((out,), self, exponent)
+    _prepare_out(out, specs[0])
+    return out
+
+
+def wrapper_Meta_pow__Tensor(self, exponent):
+    specs, pre = _meta_pow_Tensor_Tensor((self,), self, exponent)
+    _check_inplace(self, specs[0])
+    return self
+
+
+def wrapper_CPU_prod_dim_int(self, dim, keepdim=False, *, dtype=None):
+    specs, pre = _meta_prod_dim_int(None, self, dim, keepdim, dtype)
+    _o0 = _alloc_cpu(specs[0])
+    _impl_CPU_prod_int_out(pre, self, dim, keepdim, dtype, _o0)
+    return _o0
+
+
+def wrapper_CPU_prod_int_out(self, dim, keepdim=False, *, dtype=None, out):
+    specs, pre = _meta_prod_dim_int((out,), self, dim, keepdim, dtype)
+    _prepare_out(out, specs[0])
+    _impl_CPU_prod_int_out(pre, self, dim, keepdim, dtype, out)
+    return out
+
+
+def wrapper_Meta_prod_dim_int(self, dim, keepdim=False, *, dtype=None):
+    specs, pre = _meta_prod_dim_int(None, self, dim, keepdim, dtype)
+    _o0 = _alloc_meta(specs[0])
+    return _o0
+
+
+def wrapper_Meta_prod_int_out(self, dim, keepdim=False, *, dtype=None, out):
+    specs, pre = _meta_prod_dim_int((out,), self, dim, keepdim, dtype)
+    _prepare_out(out, specs[0])
+    return out
+
+
+def wrapper_CPU_remainder_Tensor(self, other):
+    specs, pre = _meta_remainder_Tensor(None, self, other)
+    _o0 = _alloc_cpu(specs[0])
+    _impl_CPU_remainder_Tensor_out(pre, self, other, _o0)
+    return _o0
+
+
+def wrapper_CPU_remainder_Tensor_out(self, other, *, out):
+    specs, pre = _meta_remainder_Tensor((out,), self, other)
+    _prepare_out(out, specs[0])
+    _impl_CPU_remainder_Tensor_out(pre, self, other, out)
+    return out
+
+
+def wrapper_CPU_remainder__Tensor(self, other):
+    specs, pre = _meta_remainder_Tensor((self,), self, other)
+    _check_inplace(self, specs[0])
+    _impl_CPU_remainder_Tensor_out(pre, self, other, self)
+    return self
+
+
+def wrapper_Meta_remainder_Tensor(self, other):
+    specs, pre = _meta_remainder_Tensor(None, self, other)
+    _o0 = _alloc_meta(specs[0])
+    return _o0
+
+
+def wrapper_Meta_remainder_Tensor_out(self, other, *, out):
+    specs, pre = _meta_remainder_Tensor((out,), self, other)
+    _prepare_out(out, specs[0])
+    return out
+
+
+def wrapper_Meta_remainder__Tensor(self, other):
+    specs, pre = _meta_remainder_Tensor((self,), self, other)
+    _check_inplace(self, specs[0])
+    return self
+
+
+def wrapper_CPU_round(self):
+    specs, pre = _meta_round(None, self)
+    _o0 = _alloc_cpu(specs[0])
+    _impl_CPU_round_out(pre, self, _o0)
+    return _o0
+
+
+def wrapper_CPU_round_out(self, *, out):
+    specs, pre = _meta_round((out,), self)
+    _prepare_out(out, specs[0])
+    _impl_CPU_round_out(pre, self, out)
+    return out
+
+
+def wrapper_CPU_round_(self):
+    specs, pre = _meta_round((self,), self)
+    _check_inplace(self, specs[0])
+    _impl_CPU_round_out(pre, self, self)
+    return self
+
+
+def wrapper_Meta_round(self):
+    specs, pre = _meta_round(None, self)
+    _o0 = _alloc_meta(specs[0])
+    return _o0
+
+
+def wrapper_Meta_round_out(self, *, out):
+    specs, pre = _meta_round((out,), self)
+    _prepare_out(out, specs[0])
+    return out
+
+
+def wrapper_Meta_round_(self):
+    specs, pre = _meta_round((self,), self)
+    _check_inplace(self, specs[0])
+    return self
+
+
+def wrapper_CPU_round_decimals(self, *, decimals):
+    specs, pre = _meta_round_decimals(None, self, decimals)
+    _o0 = _alloc_cpu(specs[0])
+    _impl_CPU_round_decimals_out(pre, self, decimals, _o0)
+    return _o0
+
+
+def wrapper_CPU_round_decimals_out(self, *, decimals, out):
+    specs, pre = _meta_round_decimals((out,), self, decimals)
+    _prepare_out(out, specs[0])
+    _impl_CPU_round_decimals_out(pre, self, decimals, out)
+    return out
+
+
+def wrapper_CPU_round__decimals(self, *, decimals):
+    specs, pre = _meta_round_decimals((self,), self, decimals)
+    _check_inplace(self, specs[0])
+    _impl_CPU_round_decimals_out(pre, self, decimals, self)
+    return self
+
+
+def wrapper_Meta_round_decimals(self, *, decimals):
+    specs, pre = _meta_round_decimals(None, self, decimals)
+    _o0 = _alloc_meta(specs[0])
+    return _o0
+
+
+def wrapper_Meta_round_decimals_out(self, *, decimals, out):
+    specs, pre = _meta_round_decimals((out,), self, decimals)
+    _prepare_out(out, specs[0])
+    return out
+
+
+def wrapper_Meta_round__decimals(self, *, decimals):
+    specs, pre = _meta_round_decimals((self,), self, decimals)
+    _check_inplace(self, specs[0])
+    return self
+
+
+def wrapper_CPU_rsqrt(self):
+    specs, pre = _meta_rsqrt(None, self)
+    _o0 = _alloc_cpu(specs[0])
+    _impl_CPU_rsqrt_out(pre, self, _o0)
+    return _o0
+
+
+def wrapper_CPU_rsqrt_out(self, *, out):
+    specs, pre = _meta_rsqrt((out,), self)
+    _prepare_out(out, specs[0])
+    _impl_CPU_rsqrt_out(pre, self, out)
+    return out
+
+
+def wrapper_CPU_rsqrt_(self):
+    specs, pre = _meta_rsqrt((self,), self)
+    _check_inplace(self, specs[0])
+    _impl_CPU_rsqrt_out(pre, self, self)
+    return self
+
+
+def wrapper_Meta_rsqrt(self):
+    specs, pre = _meta_rsqrt(None, self)
+    _o0 = _alloc_meta(specs[0])
+    return _o0
+
+
+def wrapper_Meta_rsqrt_out(self, *, out):
+    specs, pre = _meta_rsqrt((out,), self)
+    _prepare_out(out, specs[0])
+    return out
+
+
+def wrapper_Meta_rsqrt_(self):
+    specs, pre = _meta_rsqrt((self,), self)
+    _check_inplace(self, specs[0])
+    return self
+
+
+def wrapper_CPU_scatter_reduce(self, dim, index, src, *, reduce):
+    specs, pre = _meta_scatter_reduce(None, self, dim, index, src, reduce)
+    _o0 = _alloc_cpu(specs[0])
+    _impl_CPU_scatter_reduce_out(pre, self, dim, index, src, reduce, _o0)
+    return _o0
+
+
+def wrapper_CPU_scatter_reduce_out(self, dim, index, src, *, reduce, out):
+    specs, pre = _meta_scatter_reduce((out,), self, dim, index, src, reduce)
+    _prepare_out(out, specs[0])
+    _impl_CPU_scatter_reduce_out(pre, self, dim, index, src, reduce, out)
+    return out
+
+
+def wrapper_CPU_scatter__reduce(self, dim, index, src, *, reduce):
+    specs, pre = _meta_scatter_reduce((self,), self, dim, index, src, reduce)
+    _check_inplace(self, specs[0])
+    _impl_CPU_scatter_reduce_out(pre, self, dim, index, src, reduce, self)
+    return self
+
+
+def wrapper_Meta_scatter_reduce(self, dim, index, src, *, reduce):
+    specs, pre = _meta_scatter_reduce(None, self, dim, index, src, reduce)
+    _o0 = _alloc_meta(specs[0])
+    return _o0
+
+
+def wrapper_Meta_scatter_reduce_out(self, dim, index, src, *, reduce, out):
+    specs, pre = _meta_scatter_reduce((out,), self, dim, index, src, reduce)
+    _prepare_out(out, specs[0])
+    return out
+
+
+def wrapper_Meta_scatter__reduce(self, dim, index, src, *, reduce):
+    specs, pre = _meta_scatter_reduce((self,), self, dim, index, src, reduce)
+    _check_inplace(self, specs[0])
+    return self
+
+
+def wrapper_CPU_scatter_src(self, dim, index, src):
+    specs, pre = _meta_scatter_src(None, self, dim, index, src)
+    _o0 = _alloc_cpu(specs[0])
+    _impl_CPU_scatter_src_out(pre, self, dim, index, src, _o0)
+    return _o0
+
+
+def wrapper_CPU_scatter_src_out(self, dim, index, src, *, out):
+    specs, pre = _meta_scatter_src((out,), self, dim, index, src)
+    _prepare_out(out, specs[0])
+    _impl_CPU_scatter_src_out(pre, self, dim, index, src, out)
+    return out
+
+
+def wrapper_CPU_scatter__src(self, dim, index, src):
+    specs, pre = _meta_scatter_src((self,), self, dim, index, src)
+    _check_inplace(self, specs[0])
+    _impl_CPU_scatter_src_out(pre, self, dim, index, src, self)
+    return self
+
+
+def wrapper_Meta_scatter_src(self, dim, index, src):
+    specs, pre = _meta_scatter_src(None, self, dim, index, src)
+    _o0 = _alloc_meta(specs[0])
+    return _o0
+
+
+def wrapper_Meta_scatter_src_out(self, dim, index, src, *, out):
+    specs, pre = _meta_scatter_src((out,), self, dim, index, src)
+    _prepare_out(out, specs[0])
+    return out
+
+
+def wrapper_Meta_scatter__src(self, dim, index, src):
+    specs, pre = _meta_scatter_src((self,), self, dim, index, src)
+    _check_inplace(self, specs[0])
+    return self
+
+
+def wrapper_CPU_scatter_value(self, dim, index, value):
+    specs, pre = _meta_scatter_value(None, self, dim, index, value)
+    _o0 = _alloc_cpu(specs[0])
+    _impl_CPU_scatter_value_out(pre, self, dim, index, value, _o0)
+    return _o0
+
+
+def wrapper_CPU_scatter_value_out(self, dim, index, value, *, out):
+    specs, pre = _meta_scatter_value((out,), self, dim, index, value)
+    _prepare_out(out, specs[0])
+    _impl_CPU_scatter_value_out(pre, self, dim, index, value, out)
+    return out
+
+
+def wrapper_CPU_scatter__value(self, dim, index, value):
+    specs, pre = _meta_scatter_value((self,), self, dim, index, value)
+    _check_inplace(self, specs[0])
+    _impl_CPU_scatter_value_out(pre, self, dim, index, value, self)
+    return self
+
+
+def wrapper_Meta_scatter_value(self, dim, index, value):
+    specs, pre = _meta_scatter_value(None, self, dim, index, value)
+    _o0 = _alloc_meta(specs[0])
+    return _o0
+
+
+def wrapper_Meta_scatter_value_out(self, dim, index, value, *, out):
+    specs, pre = _meta_scatter_value((out,), self, dim, index, value)
+    _prepare_out(out, specs[0])
+    return out
+
+
+def wrapper_Meta_scatter__value(self, dim, index, value):
+    specs, pre = _meta_scatter_value((self,), self, dim, index, value)
+    _check_inplace(self, specs[0])
+    return self
+
+
+def wrapper_CPU_scatter_value_reduce(self, dim, index, value, *, reduce):
+    specs, pre = _meta_scatter_value_reduce(None, self, dim, index, value, reduce)
+    _o0 = _alloc_cpu(specs[0])
+    _impl_CPU_scatter_value_reduce_out(pre, self, dim, index, value, reduce, _o0)
+    return _o0
+
+
+def wrapper_CPU_scatter_value_reduce_out(self, dim, index, value, *, reduce, out):
+    specs, pre = _meta_scatter_value_reduce((out,), self, dim, index, value, reduce)
+    _prepare_out(out, specs[0])
+    _impl_CPU_scatter_value_reduce_out(pre, self, dim, index, value, reduce, out)
+    return out
+
+
+def wrapper_CPU_scatter__value_reduce(self, dim, index, value, *, reduce):
+    specs, pre = _meta_scatter_value_reduce((self,), self, dim, index, value, reduce)
+    _check_inplace(self, specs[0])
+    _impl_CPU_scatter_value_reduce_out(pre, self, dim, index, value, reduce, self)
+    return self
+
+
+def wrapper_Meta_scatter_value_reduce(self, dim, index, value, *, reduce):
+    specs, pre = _meta_scatter_value_reduce(None, self, dim, index, value, reduce)
+    _o0 = _alloc_meta(specs[0])
+    return _o0
+
+
+def wrapper_Meta_scatter_value_reduce_out(self, dim, index, value, *, reduce, out):
+    specs, pre = _meta_scatter_value_reduce((out,), self, dim, index, value, reduce)
+    _prepare_out(out, specs[0])
+    return out
+
+
+def wrapper_Meta_scatter__value_reduce(self, dim, index, value, *, reduce):
+    specs, pre = _meta_scatter_value_reduce((self,), self, dim, index, value, reduce)
+    _check_inplace(self, specs[0])
+    return self
+
+
+def wrapper_CPU_scatter_add(self, dim, index, src):
+    specs, pre = _meta_scatter_add(None, self, dim, index, src)
+    _o0 = _alloc_cpu(specs[0])
+    _impl_CPU_scatter_add_out(pre, self, dim, index, src, _o0)
+    return _o0
+
+
+def wrapper_CPU_scatter_add_out(self, dim, index, src, *, out):
+    specs, pre = _meta_scatter_add((out,), self, dim, index, src)
+    _prepare_out(out, specs[0])
+    _impl_CPU_scatter_add_out(pre, self, dim, index, src, out)
+    return out
+
+
+def wrapper_CPU_scatter_add_(self, dim, index, src):
+    specs, pre = _meta_scatter_add((self,), self, dim, index, src)
+    _check_inplace(self, specs[0])
+    _impl_CPU_scatter_add_out(pre, self, dim, index, src, self)
+    return self
+
+
+def wrapper_Meta_scatter_add(self, dim, index, src):
+    specs, pre = _meta_scatter_add(None, self, dim, index, src)
+    _o0 = _alloc_meta(specs[0])
+    return _o0
+
+
+def wrapper_Meta_scatter_add_out(self, dim, index, src, *, out):
+    specs, pre = _meta_scatter_add((out,), self, dim, index, src)
+    _prepare_out(out, specs[0])
+    return out
+
+
+def wrapper_Meta_scatter_add_(self, dim, index, src):
+    specs, pre = _meta_scatter_add((self,), self, dim, index, src)
+    _check_inplace(self, specs[0])
+    return self
+
+
+def wrapper_CPU_sigmoid(self):
+    specs, pre = _meta_sigmoid(None, self)
+    _o0 = _alloc_cpu(specs[0])
+    _impl_CPU_sigmoid_out(pre, self, _o0)
+    return _o0
+
+
+def wrapper_CPU_sigmoid_out(self, *, out):
+    specs, pre = _meta_sigmoid((out,), self)
+    _prepare_out(out, specs[0])
+    _impl_CPU_sigmoid_out(pre, self, out)
+    return out
+
+
+def wrapper_CPU_sigmoid_(self):
+    specs, pre = _meta_sigmoid((self,), self)
+    _check_inplace(self, specs[0])
+    _impl_CPU_sigmoid_out(pre, self, self)
+    return self
+
+
+def wrapper_Meta_sigmoid(self):
+    specs, pre = _meta_sigmoid(None, self)
+    _o0 = _alloc_meta(specs[0])
+    return _o0
+
+
+def wrapper_Meta_sigmoid_out(self, *, out):
+    specs, pre = _meta_sigmoid((out,), self)
+    _prepare_out(out, specs[0])
+    return out
+
+
+def wrapper_Meta_sigmoid_(self):
+    specs, pre = _meta_sigmoid((self,), self)
+    _check_inplace(self, specs[0])
+    return self
+
+
+def wrapper_CPU_sign(self):
+    specs, pre = _meta_sign(None, self)
+    _o0 = _alloc_cpu(specs[0])
+    _impl_CPU_sign_out(pre, self, _o0)
+    return _o0
+
+
+def wrapper_CPU_sign_out(self, *, out):
+    specs, pre = _meta_sign((out,), self)
+    _prepare_out(out, specs[0])
+    _impl_CPU_sign_out(pre, self, out)
+    return out
+
+
+def wrapper_CPU_sign_(self):
+    specs, pre = _meta_sign((self,), self)
+    _check_inplace(self, specs[0])
+    _impl_CPU_sign_out(pre, self, self)
+    return self
+
+
+def wrapper_Meta_sign(self):
+    specs, pre = _meta_sign(None, self)
+    _o0 = _alloc_meta(specs[0])
+    return _o0
+
+
+def wrapper_Meta_sign_out(self, *, out):
+    specs, pre = _meta_sign((out,), self)
+    _prepare_out(out, specs[0])
+    return out
+
+
+def wrapper_Meta_sign_(self):
+    specs, pre = _meta_sign((self,), self)
+    _check_inplace(self, specs[0])
+    return self
+
+
+def wrapper_CPU_silu(self):
+    specs, pre = _meta_silu(None, self)
+    _o0 = _alloc_cpu(specs[0])
+    _impl_CPU_silu_out(pre, self, _o0)
+    return _o0
+
+
+def wrapper_CPU_silu_out(self, *, out):
+    specs, pre = _meta_silu((out,), self)
+    _prepare_out(out, specs[0])
+    _impl_CPU_silu_out(pre, self, out)
+    return out
+
+
+def wrapper_CPU_silu_(self):
+    specs, pre = _meta_silu((self,), self)
+    _check_inplace(self, specs[0])
+    _impl_CPU_silu_out(pre, self, self)
+    return self
+
+
+def wrapper_Meta_silu(self):
+    specs, pre = _meta_silu(None, self)
+    _o0 = _alloc_meta(specs[0])
+    return _o0
+
+
+def wrapper_Meta_silu_out(self, *, out):
+    specs, pre = _meta_silu((out,), self)
+    _prepare_out(out, specs[0])
+    return out
+
+
+def wrapper_Meta_silu_(self):
+    specs, pre = _meta_silu((self,), self)
+    _check_inplace(self, specs[0])
+    return self
+
+
 def wrapper_CPU_sin(self):
     specs, pre = _meta_sin(None, self)
     _o0 = _alloc_cpu(specs[0])
@@ -1025,6 +3247,36 @@ def wrapper_Meta_sin_(self):
     specs, pre = _meta_sin((self,), self)
     _check_inplace(self, specs[0])
     return self
+
+
+def wrapper_CPU_sort_stable(self, *, stable, dim=-1, descending=False):
+    specs, pre = _meta_sort_stable(None, self, stable, dim, descending)
+    _o0 = _alloc_cpu(specs[0])
+    _o1 = _alloc_cpu(specs[1])
+    _impl_CPU_sort_values_stable(pre, self, stable, dim, descending, _o0, _o1)
+    return (_o0, _o1)
+
+
+def wrapper_CPU_sort_values_stable(self, *, stable, dim=-1, descending=False, values, indices):
+    specs, pre = _meta_sort_stable((values, indices,), self, stable, dim, descending)
+    _prepare_out(values, specs[0])
+    _prepare_out(indices, specs[1])
+    _impl_CPU_sort_values_stable(pre, self, stable, dim, descending, values, indices)
+    return (values, indices)
+
+
+def wrapper_Meta_sort_stable(self, *, stable, dim=-1, descending=False):
+    specs, pre = _meta_sort_stable(None, self, stable, dim, descending)
+    _o0 = _alloc_meta(specs[0])
+    _o1 = _alloc_meta(specs[1])
+    return (_o0, _o1)
+
+
+def wrapper_Meta_sort_values_stable(self, *, stable, dim=-1, descending=False, values, indices):
+    specs, pre = _meta_sort_stable((values, indices,), self, stable, dim, descending)
+    _prepare_out(values, specs[0])
+    _prepare_out(indices, specs[1])
+    return (values, indices)
 
 
 def wrapper_CPU_sqrt(self):
@@ -1131,8 +3383,279 @@ def wrapper_Meta_sum_IntList_out(self, dim, keepdim=False, *, dtype=None, out):
     return out
 
 
+def wrapper_CPU_tan(self):
+    specs, pre = _meta_tan(None, self)
+    _o0 = _alloc_cpu(specs[0])
+    _impl_CPU_tan_out(pre, self, _o0)
+    return _o0
+
+
+def wrapper_CPU_tan_out(self, *, out):
+    specs, pre = _meta_tan((out,), self)
+    _prepare_out(out, specs[0])
+    _impl_CPU_tan_out(pre, self, out)
+    return out
+
+
+def wrapper_CPU_tan_(self):
+    specs, pre = _meta_tan((self,), self)
+    _check_inplace(self, specs[0])
+    _impl_CPU_tan_out(pre, self, self)
+    return self
+
+
+def wrapper_Meta_tan(self):
+    specs, pre = _meta_tan(None, self)
+    _o0 = _alloc_meta(specs[0])
+    return _o0
+
+
+def wrapper_Meta_tan_out(self, *, out):
+    specs, pre = _meta_tan((out,), self)
+    _prepare_out(out, specs[0])
+    return out
+
+
+def wrapper_Meta_tan_(self):
+    specs, pre = _meta_tan((self,), self)
+    _check_inplace(self, specs[0])
+    return self
+
+
+def wrapper_CPU_tanh(self):
+    specs, pre = _meta_tanh(None, self)
+    _o0 = _alloc_cpu(specs[0])
+    _impl_CPU_tanh_out(pre, self, _o0)
+    return _o0
+
+
+def wrapper_CPU_tanh_out(self, *, out):
+    specs, pre = _meta_tanh((out,), self)
+    _prepare_out(out, specs[0])
+    _impl_CPU_tanh_out(pre, self, out)
+    return out
+
+
+def wrapper_CPU_tanh_(self):
+    specs, pre = _meta_tanh((self,), self)
+    _check_inplace(self, specs[0])
+    _impl_CPU_tanh_out(pre, self, self)
+    return self
+
+
+def wrapper_Meta_tanh(self):
+    specs, pre = _meta_tanh(None, self)
+    _o0 = _alloc_meta(specs[0])
+    return _o0
+
+
+def wrapper_Meta_tanh_out(self, *, out):
+    specs, pre = _meta_tanh((out,), self)
+    _prepare_out(out, specs[0])
+    return out
+
+
+def wrapper_Meta_tanh_(self):
+    specs, pre = _meta_tanh((self,), self)
+    _check_inplace(self, specs[0])
+    return self
+
+
+def wrapper_CPU_topk(self, k, dim=-1, largest=True, sorted=True):
+    specs, pre = _meta_topk(None, self, k, dim, largest, sorted)
+    _o0 = _alloc_cpu(specs[0])
+    _o1 = _alloc_cpu(specs[1])
+    _impl_CPU_topk_values(pre, self, k, dim, largest, sorted, _o0, _o1)
+    return (_o0, _o1)
+
+
+def wrapper_CPU_topk_values(self, k, dim=-1, largest=True, sorted=True, *, values, indices):
+    specs, pre = _meta_topk((values, indices,), self, k, dim, largest, sorted)
+    _prepare_out(values, specs[0])
+    _prepare_out(indices, specs[1])
+    _impl_CPU_topk_values(pre, self, k, dim, largest, sorted, values, indices)
+    return (values, indices)
+
+
+def wrapper_Meta_topk(self, k, dim=-1, largest=True, sorted=True):
+    specs, pre = _meta_topk(None, self, k, dim, largest, sorted)
+    _o0 = _alloc_meta(specs[0])
+    _o1 = _alloc_meta(specs[1])
+    return (_o0, _o1)
+
+
+def wrapper_Meta_topk_values(self, k, dim=-1, largest=True, sorted=True, *, values, indices):
+    specs, pre = _meta_topk((values, indices,), self, k, dim, largest, sorted)
+    _prepare_out(values, specs[0])
+    _prepare_out(indices, specs[1])
+    return (values, indices)
+
+
+def wrapper_CPU_tril(self, diagonal=0):
+    specs, pre = _meta_tril(None, self, diagonal)
+    _o0 = _alloc_cpu(specs[0])
+    _impl_CPU_tril_out(pre, self, diagonal, _o0)
+    return _o0
+
+
+def wrapper_CPU_tril_out(self, diagonal=0, *, out):
+    specs, pre = _meta_tril((out,), self, diagonal)
+    _prepare_out(out, specs[0])
+    _impl_CPU_tril_out(pre, self, diagonal, out)
+    return out
+
+
+def wrapper_CPU_tril_(self, diagonal=0):
+    specs, pre = _meta_tril((self,), self, diagonal)
+    _check_inplace(self, specs[0])
+    _impl_CPU_tril_out(pre, self, diagonal, self)
+    return self
+
+
+def wrapper_Meta_tril(self, diagonal=0):
+    specs, pre = _meta_tril(None, self, diagonal)
+    _o0 = _alloc_meta(specs[0])
+    return _o0
+
+
+def wrapper_Meta_tril_out(self, diagonal=0, *, out):
+    specs, pre = _meta_tril((out,), self, diagonal)
+    _prepare_out(out, specs[0])
+    return out
+
+
+def wrapper_Meta_tril_(self, diagonal=0):
+    specs, pre = _meta_tril((self,), self, diagonal)
+    _check_inplace(self, specs[0])
+    return self
+
+
+def wrapper_CPU_triu(self, diagonal=0):
+    specs, pre = _meta_triu(None, self, diagonal)
+    _o0 = _alloc_cpu(specs[0])
+    _impl_CPU_triu_out(pre, self, diagonal, _o0)
+    return _o0
+
+
+def wrapper_CPU_triu_out(self, diagonal=0, *, out):
+    specs, pre = _meta_triu((out,), self, diagonal)
+    _prepare_out(out, specs[0])
+    _impl_CPU_triu_out(pre, self, diagonal, out)
+    return out
+
+
+def wrapper_CPU_triu_(self, diagonal=0):
+    specs, pre = _meta_triu((self,), self, diagonal)
+    _check_inplace(self, specs[0])
+    _impl_CPU_triu_out(pre, self, diagonal, self)
+    return self
+
+
+def wrapper_Meta_triu(self, diagonal=0):
+    specs, pre = _meta_triu(None, self, diagonal)
+    _o0 = _alloc_meta(specs[0])
+    return _o0
+
+
+def wrapper_Meta_triu_out(self, diagonal=0, *, out):
+    specs, pre = _meta_triu((out,), self, diagonal)
+    _prepare_out(out, specs[0])
+    return out
+
+
+def wrapper_Meta_triu_(self, diagonal=0):
+    specs, pre = _meta_triu((self,), self, diagonal)
+    _check_inplace(self, specs[0])
+    return self
+
+
+def generated__index_put_impl(self, indices, values, accumulate=False, unsafe=False):
+    _c = _op('clone')(self)
+    _op('_index_put_impl_')(_c, indices, values, accumulate, unsafe)
+    return _c
+
+
+def generated__index_put_impl_out(self, indices, values, accumulate=False, unsafe=False, *, out):
+    _r = _op('_index_put_impl')(self, indices, values, accumulate, unsafe)
+    _resize_output(out, _r._shape)
+    _op('copy_')(out, _r)
+    return out
+
+
+def backend_select__to_copy(self, *, dtype=None, layout=None, device=None, pin_memory=None, non_blocking=False, memory_format=None):
+    _ks = _bs_keyset(dtype, layout, device, self)
+    return _op('_to_copy').redispatch(_ks, self, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, non_blocking=non_blocking, memory_format=memory_format)
+
+
+def generated__to_copy_out(self, *, non_blocking=False, memory_format=None, out):
+    _r = _op('_to_copy')(self, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, non_blocking=non_blocking, memory_format=memory_format)
+    _resize_output(out, _r._shape)
+    _op('copy_')(out, _r)
+    return out
+
+
 def generated_add_Scalar_out(self, other, alpha=1, *, out):
     _r = _op('add.Scalar')(self, other, alpha)
+    _resize_output(out, _r._shape)
+    _op('copy_')(out, _r)
+    return out
+
+
+def generated_alias_copy(self):
+    _v = _op('alias')(self)
+    return _op('clone')(_v, memory_format=_contiguous_format)
+
+
+def generated_alias_copy_out(self, *, out):
+    _r = _op('alias_copy')(self)
+    _resize_output(out, _r._shape)
+    _op('copy_')(out, _r)
+    return out
+
+
+def backend_select_arange(end, *, dtype=None, layout=None, device=None, pin_memory=None):
+    _ks = _bs_keyset(dtype, layout, device)
+    return _op('arange').redispatch(_ks, end, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+
+
+def backend_select_arange_start(start, end, *, dtype=None, layout=None, device=None, pin_memory=None):
+    _ks = _bs_keyset(dtype, layout, device)
+    return _op('arange.start').redispatch(_ks, start, end, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+
+
+def backend_select_arange_start_step(start, end, step=1, *, dtype=None, layout=None, device=None, pin_memory=None):
+    _ks = _bs_keyset(dtype, layout, device)
+    return _op('arange.start_step').redispatch(_ks, start, end, step, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+
+
+def generated_as_strided_copy(self, size, stride, storage_offset=None):
+    _v = _op('as_strided')(self, size, stride, storage_offset)
+    return _op('clone')(_v, memory_format=_contiguous_format)
+
+
+def generated_as_strided_copy_out(self, size, stride, storage_offset=None, *, out):
+    _r = _op('as_strided_copy')(self, size, stride, storage_offset)
+    _resize_output(out, _r._shape)
+    _op('copy_')(out, _r)
+    return out
+
+
+def generated_bitwise_and_Scalar_Tensor_out(self, other, *, out):
+    _r = _op('bitwise_and.Scalar_Tensor')(self, other)
+    _resize_output(out, _r._shape)
+    _op('copy_')(out, _r)
+    return out
+
+
+def generated_bitwise_or_Scalar_Tensor_out(self, other, *, out):
+    _r = _op('bitwise_or.Scalar_Tensor')(self, other)
+    _resize_output(out, _r._shape)
+    _op('copy_')(out, _r)
+    return out
+
+
+def generated_bitwise_xor_Scalar_Tensor_out(self, other, *, out):
+    _r = _op('bitwise_xor.Scalar_Tensor')(self, other)
     _resize_output(out, _r._shape)
     _op('copy_')(out, _r)
     return out
@@ -1147,6 +3670,30 @@ def generated_clone_out(self, *, memory_format=None, out):
 
 def generated_copy_out(self, src, non_blocking=False, *, out):
     _r = _op('copy')(self, src, non_blocking)
+    _resize_output(out, _r._shape)
+    _op('copy_')(out, _r)
+    return out
+
+
+def generated_detach_copy(self):
+    _v = _op('detach')(self)
+    return _op('clone')(_v, memory_format=_contiguous_format)
+
+
+def generated_detach_copy_out(self, *, out):
+    _r = _op('detach_copy')(self)
+    _resize_output(out, _r._shape)
+    _op('copy_')(out, _r)
+    return out
+
+
+def generated_diagonal_copy(self, offset=0, dim1=0, dim2=1):
+    _v = _op('diagonal')(self, offset, dim1, dim2)
+    return _op('clone')(_v, memory_format=_contiguous_format)
+
+
+def generated_diagonal_copy_out(self, offset=0, dim1=0, dim2=1, *, out):
+    _r = _op('diagonal_copy')(self, offset, dim1, dim2)
     _resize_output(out, _r._shape)
     _op('copy_')(out, _r)
     return out
@@ -1202,8 +3749,32 @@ def generated_expand_copy_out(self, size, *, implicit=False, out):
     return out
 
 
+def backend_select_eye(n, *, dtype=None, layout=None, device=None, pin_memory=None):
+    _ks = _bs_keyset(dtype, layout, device)
+    return _op('eye').redispatch(_ks, n, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+
+
+def backend_select_eye_m(n, m, *, dtype=None, layout=None, device=None, pin_memory=None):
+    _ks = _bs_keyset(dtype, layout, device)
+    return _op('eye.m').redispatch(_ks, n, m, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+
+
 def generated_fill_Scalar_out(self, value, *, out):
     _r = _op('fill.Scalar')(self, value)
+    _resize_output(out, _r._shape)
+    _op('copy_')(out, _r)
+    return out
+
+
+def generated_flip_out(self, dims, *, out):
+    _r = _op('flip')(self, dims)
+    _resize_output(out, _r._shape)
+    _op('copy_')(out, _r)
+    return out
+
+
+def generated_floor_divide_Scalar_out(self, other, *, out):
+    _r = _op('floor_divide.Scalar')(self, other)
     _resize_output(out, _r._shape)
     _op('copy_')(out, _r)
     return out
@@ -1214,8 +3785,62 @@ def backend_select_full(size, fill_value, *, dtype=None, layout=None, device=Non
     return _op('full').redispatch(_ks, size, fill_value, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
+def generated_full_like_out(self, fill_value, *, memory_format=None, out):
+    _r = _op('full_like')(self, fill_value, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format)
+    _resize_output(out, _r._shape)
+    _op('copy_')(out, _r)
+    return out
+
+
+def generated_index_put_out(self, indices, values, accumulate=False, *, out):
+    _r = _op('index_put')(self, indices, values, accumulate)
+    _resize_output(out, _r._shape)
+    _op('copy_')(out, _r)
+    return out
+
+
+def backend_select_linspace(start, end, steps, *, dtype=None, layout=None, device=None, pin_memory=None):
+    _ks = _bs_keyset(dtype, layout, device)
+    return _op('linspace').redispatch(_ks, start, end, steps, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+
+
+def generated_masked_fill_Scalar_out(self, mask, value, *, out):
+    _r = _op('masked_fill.Scalar')(self, mask, value)
+    _resize_output(out, _r._shape)
+    _op('copy_')(out, _r)
+    return out
+
+
+def generated_masked_fill_Tensor_out(self, mask, value, *, out):
+    _r = _op('masked_fill.Tensor')(self, mask, value)
+    _resize_output(out, _r._shape)
+    _op('copy_')(out, _r)
+    return out
+
+
 def generated_mul_Scalar_out(self, other, *, out):
     _r = _op('mul.Scalar')(self, other)
+    _resize_output(out, _r._shape)
+    _op('copy_')(out, _r)
+    return out
+
+
+def generated_norm_ScalarOpt_dtype_out(self, p, *, dtype, out):
+    _r = _op('norm.ScalarOpt_dtype')(self, p, dtype=dtype)
+    _resize_output(out, _r._shape)
+    _op('copy_')(out, _r)
+    return out
+
+
+def generated_norm_Scalar_out(self, p=2, *, out):
+    _r = _op('norm.Scalar')(self, p)
+    _resize_output(out, _r._shape)
+    _op('copy_')(out, _r)
+    return out
+
+
+def generated_normal_out(self, mean=0.0, std=1.0, *, generator=None, out):
+    _r = _op('normal_functional')(self, mean, std, generator=generator)
     _resize_output(out, _r._shape)
     _op('copy_')(out, _r)
     return out
@@ -1228,6 +3853,133 @@ def backend_select_ones(size, *, dtype=None, layout=None, device=None, pin_memor
 
 def generated_ones_like_out(self, *, memory_format=None, out):
     _r = _op('ones_like')(self, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format)
+    _resize_output(out, _r._shape)
+    _op('copy_')(out, _r)
+    return out
+
+
+def generated_permute_copy(self, dims):
+    _v = _op('permute')(self, dims)
+    return _op('clone')(_v, memory_format=_contiguous_format)
+
+
+def generated_permute_copy_out(self, dims, *, out):
+    _r = _op('permute_copy')(self, dims)
+    _resize_output(out, _r._shape)
+    _op('copy_')(out, _r)
+    return out
+
+
+def generated_prod_out(self, *, dtype=None, out):
+    _r = _op('prod')(self, dtype=dtype)
+    _resize_output(out, _r._shape)
+    _op('copy_')(out, _r)
+    return out
+
+
+def backend_select_rand(size, *, dtype=None, layout=None, device=None, pin_memory=None):
+    _ks = _bs_keyset(dtype, layout, device)
+    return _op('rand').redispatch(_ks, size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+
+
+def backend_select_rand_generator(size, *, generator, dtype=None, layout=None, device=None, pin_memory=None):
+    _ks = _bs_keyset(dtype, layout, device)
+    return _op('rand.generator').redispatch(_ks, size, generator=generator, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+
+
+def generated_rand_like_out(self, *, memory_format=None, out):
+    _r = _op('rand_like')(self, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format)
+    _resize_output(out, _r._shape)
+    _op('copy_')(out, _r)
+    return out
+
+
+def backend_select_randint(high, size, *, dtype=4, layout=None, device=None, pin_memory=None):
+    _ks = _bs_keyset(dtype, layout, device)
+    return _op('randint').redispatch(_ks, high, size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+
+
+def backend_select_randint_generator(high, size, *, generator, dtype=4, layout=None, device=None, pin_memory=None):
+    _ks = _bs_keyset(dtype, layout, device)
+    return _op('randint.generator').redispatch(_ks, high, size, generator=generator, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+
+
+def backend_select_randint_low(low, high, size, *, dtype=4, layout=None, device=None, pin_memory=None):
+    _ks = _bs_keyset(dtype, layout, device)
+    return _op('randint.low').redispatch(_ks, low, high, size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+
+
+def backend_select_randint_low_generator(low, high, size, *, generator, dtype=4, layout=None, device=None, pin_memory=None):
+    _ks = _bs_keyset(dtype, layout, device)
+    return _op('randint.low_generator').redispatch(_ks, low, high, size, generator=generator, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+
+
+def backend_select_randn(size, *, dtype=None, layout=None, device=None, pin_memory=None):
+    _ks = _bs_keyset(dtype, layout, device)
+    return _op('randn').redispatch(_ks, size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+
+
+def backend_select_randn_generator(size, *, generator, dtype=None, layout=None, device=None, pin_memory=None):
+    _ks = _bs_keyset(dtype, layout, device)
+    return _op('randn.generator').redispatch(_ks, size, generator=generator, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+
+
+def generated_randn_like_out(self, *, memory_format=None, out):
+    _r = _op('randn_like')(self, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format)
+    _resize_output(out, _r._shape)
+    _op('copy_')(out, _r)
+    return out
+
+
+def generated_random_from(self, from_, to, *, generator=None):
+    _c = _op('clone')(self)
+    _op('random_.from')(_c, from_, to, generator=generator)
+    return _c
+
+
+def generated_random_from_out(self, from_, to, *, generator=None, out):
+    _r = _op('random.from')(self, from_, to, generator=generator)
+    _resize_output(out, _r._shape)
+    _op('copy_')(out, _r)
+    return out
+
+
+def generated_random_to(self, to, *, generator=None):
+    _c = _op('clone')(self)
+    _op('random_.to')(_c, to, generator=generator)
+    return _c
+
+
+def generated_random_to_out(self, to, *, generator=None, out):
+    _r = _op('random.to')(self, to, generator=generator)
+    _resize_output(out, _r._shape)
+    _op('copy_')(out, _r)
+    return out
+
+
+def generated_relu_out(self, *, out):
+    _r = _op('relu')(self)
+    _resize_output(out, _r._shape)
+    _op('copy_')(out, _r)
+    return out
+
+
+def generated_remainder_Scalar_Tensor_out(self, other, *, out):
+    _r = _op('remainder.Scalar_Tensor')(self, other)
+    _resize_output(out, _r._shape)
+    _op('copy_')(out, _r)
+    return out
+
+
+def generated_repeat_out(self, repeats, *, out):
+    _r = _op('repeat')(self, repeats)
+    _resize_output(out, _r._shape)
+    _op('copy_')(out, _r)
+    return out
+
+
+def generated_roll_out(self, shifts, dims=(), *, out):
+    _r = _op('roll')(self, shifts, dims)
     _resize_output(out, _r._shape)
     _op('copy_')(out, _r)
     return out
@@ -1271,6 +4023,16 @@ def generated_slice_copy_Tensor_out(self, dim=0, start=None, end=None, step=1, *
     return out
 
 
+def generated_split_copy_Tensor(self, split_size, dim=0):
+    _v = _op('split.Tensor')(self, split_size, dim)
+    return [_op('clone')(_t, memory_format=_contiguous_format) for _t in _v]
+
+
+def generated_split_with_sizes_copy(self, split_sizes, dim=0):
+    _v = _op('split_with_sizes')(self, split_sizes, dim)
+    return [_op('clone')(_t, memory_format=_contiguous_format) for _t in _v]
+
+
 def generated_squeeze_copy_dim(self, dim):
     _v = _op('squeeze.dim')(self, dim)
     return _op('clone')(_v, memory_format=_contiguous_format)
@@ -1309,6 +4071,11 @@ def generated_t_copy_out(self, *, out):
     return out
 
 
+def backend_select_to_dtype_layout(self, *, dtype=None, layout=None, device=None, pin_memory=None, non_blocking=False, copy=False, memory_format=None):
+    _ks = _bs_keyset(dtype, layout, device, self)
+    return _op('to.dtype_layout').redispatch(_ks, self, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, non_blocking=non_blocking, copy=copy, memory_format=memory_format)
+
+
 def generated_transpose_copy_int(self, dim0, dim1):
     _v = _op('transpose.int')(self, dim0, dim1)
     return _op('clone')(_v, memory_format=_contiguous_format)
@@ -1321,6 +4088,36 @@ def generated_transpose_copy_int_out(self, dim0, dim1, *, out):
     return out
 
 
+def generated_unbind_copy_int(self, dim=0):
+    _v = _op('unbind.int')(self, dim)
+    return [_op('clone')(_t, memory_format=_contiguous_format) for _t in _v]
+
+
+def generated_unfold_copy(self, dimension, size, step):
+    _v = _op('unfold')(self, dimension, size, step)
+    return _op('clone')(_v, memory_format=_contiguous_format)
+
+
+def generated_unfold_copy_out(self, dimension, size, step, *, out):
+    _r = _op('unfold_copy')(self, dimension, size, step)
+    _resize_output(out, _r._shape)
+    _op('copy_')(out, _r)
+    return out
+
+
+def generated_uniform(self, from_=0.0, to=1.0, *, generator=None):
+    _c = _op('clone')(self)
+    _op('uniform_')(_c, from_, to, generator=generator)
+    return _c
+
+
+def generated_uniform_out(self, from_=0.0, to=1.0, *, generator=None, out):
+    _r = _op('uniform')(self, from_, to, generator=generator)
+    _resize_output(out, _r._shape)
+    _op('copy_')(out, _r)
+    return out
+
+
 def generated_unsqueeze_copy(self, dim):
     _v = _op('unsqueeze')(self, dim)
     return _op('clone')(_v, memory_format=_contiguous_format)
@@ -1328,6 +4125,30 @@ def generated_unsqueeze_copy(self, dim):
 
 def generated_unsqueeze_copy_out(self, dim, *, out):
     _r = _op('unsqueeze_copy')(self, dim)
+    _resize_output(out, _r._shape)
+    _op('copy_')(out, _r)
+    return out
+
+
+def generated_view_as_complex_copy(self):
+    _v = _op('view_as_complex')(self)
+    return _op('clone')(_v, memory_format=_contiguous_format)
+
+
+def generated_view_as_complex_copy_out(self, *, out):
+    _r = _op('view_as_complex_copy')(self)
+    _resize_output(out, _r._shape)
+    _op('copy_')(out, _r)
+    return out
+
+
+def generated_view_as_real_copy(self):
+    _v = _op('view_as_real')(self)
+    return _op('clone')(_v, memory_format=_contiguous_format)
+
+
+def generated_view_as_real_copy_out(self, *, out):
+    _r = _op('view_as_real_copy')(self)
     _resize_output(out, _r._shape)
     _op('copy_')(out, _r)
     return out
@@ -1359,6 +4180,15 @@ def generated_zeros_like_out(self, *, memory_format=None, out):
 
 def _register():
     _def = {'aten': Library('aten', 'DEF')}
+    _def['aten'].define('_index_put_impl(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False) -> Tensor', tags=('generated', 'pt2_compliant_tag',))
+    _def['aten'].define('_index_put_impl.out(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
+    _def['aten'].define('_index_put_impl_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
+    _def['aten'].define('_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor', tags=('core', 'pt2_compliant_tag',))
+    _def['aten'].define('_log_softmax.out(Tensor self, int dim, bool half_to_float, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
+    _def['aten'].define('_softmax(Tensor self, int dim, bool half_to_float) -> Tensor', tags=('core', 'pt2_compliant_tag',))
+    _def['aten'].define('_softmax.out(Tensor self, int dim, bool half_to_float, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
+    _def['aten'].define('_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor', tags=('core', 'pt2_compliant_tag',))
+    _def['aten'].define('_to_copy.out(Tensor self, *, bool non_blocking=False, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
     _def['aten'].define('abs(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('abs.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('abs_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
@@ -1368,21 +4198,128 @@ def _register():
     _def['aten'].define('add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('add_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor', tags=('pt2_compliant_tag',))
+    _def['aten'].define('addbmm.out(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
+    _def['aten'].define('addbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
+    _def['aten'].define('addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor', tags=('pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('addcdiv.out(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('addcdiv_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor', tags=('pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('addcmul.out(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('addcmul_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor', tags=('core', 'pt2_compliant_tag',))
     _def['aten'].define('addmm.out(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
     _def['aten'].define('addmm_(Tensor(a!) self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
+    _def['aten'].define('addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor', tags=('pt2_compliant_tag',))
+    _def['aten'].define('addmv.out(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
+    _def['aten'].define('addmv_(Tensor(a!) self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
+    _def['aten'].define('alias(Tensor(a) self) -> Tensor(a)', tags=('core', 'pt2_compliant_tag',))
+    _def['aten'].define('alias_copy(Tensor self) -> Tensor', tags=('pt2_compliant_tag', 'view_copy',))
+    _def['aten'].define('alias_copy.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag', 'view_copy',))
+    _def['aten'].define('all(Tensor self) -> Tensor', tags=('pt2_compliant_tag', 'reduction',))
+    _def['aten'].define('all.all_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag', 'reduction',))
+    _def['aten'].define('all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor', tags=('pt2_compliant_tag', 'reduction',))
+    _def['aten'].define('all.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor', tags=('pt2_compliant_tag', 'reduction',))
+    _def['aten'].define('all.dims_out(Tensor self, int[]? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag', 'reduction',))
+    _def['aten'].define('all.out(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag', 'reduction',))
+    _def['aten'].define('amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor', tags=('core', 'pt2_compliant_tag', 'reduction',))
+    _def['aten'].define('amax.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag', 'reduction',))
+    _def['aten'].define('amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor', tags=('core', 'pt2_compliant_tag', 'reduction',))
+    _def['aten'].define('amin.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag', 'reduction',))
     _def['aten'].define('aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)', tags=('pt2_compliant_tag', 'reduction',))
     _def['aten'].define('aminmax.out(Tensor self, *, int? dim=None, bool keepdim=False, Tensor(a!) min, Tensor(b!) max) -> (Tensor(a!) min, Tensor(b!) max)', tags=('out', 'pt2_compliant_tag', 'reduction',))
+    _def['aten'].define('any(Tensor self) -> Tensor', tags=('core', 'pt2_compliant_tag', 'reduction',))
+    _def['aten'].define('any.all_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag', 'reduction',))
+    _def['aten'].define('any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor', tags=('core', 'pt2_compliant_tag', 'reduction',))
+    _def['aten'].define('any.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor', tags=('core', 'pt2_compliant_tag', 'reduction',))
+    _def['aten'].define('any.dims_out(Tensor self, int[]? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag', 'reduction',))
+    _def['aten'].define('any.out(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag', 'reduction',))
+    _def['aten'].define('arange(Scalar end, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', tags=('pt2_compliant_tag',))
+    _def['aten'].define('arange.out(Scalar end, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
+    _def['aten'].define('arange.start(Scalar start, Scalar end, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', tags=('pt2_compliant_tag',))
+    _def['aten'].define('arange.start_out(Scalar start, Scalar end, Scalar step=1, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
+    _def['aten'].define('arange.start_step(Scalar start, Scalar end, Scalar step=1, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', tags=('core', 'pt2_compliant_tag',))
+    _def['aten'].define('argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor', tags=('core', 'pt2_compliant_tag', 'reduction',))
+    _def['aten'].define('argmax.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag', 'reduction',))
+    _def['aten'].define('argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor', tags=('core', 'pt2_compliant_tag', 'reduction',))
+    _def['aten'].define('argmin.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag', 'reduction',))
+    _def['aten'].define('as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)', tags=('core', 'pt2_compliant_tag',))
+    _def['aten'].define('as_strided_copy(Tensor self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor', tags=('pt2_compliant_tag', 'view_copy',))
+    _def['aten'].define('as_strided_copy.out(Tensor self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag', 'view_copy',))
+    _def['aten'].define('baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor', tags=('pt2_compliant_tag',))
+    _def['aten'].define('baddbmm.out(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
+    _def['aten'].define('baddbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
+    _def['aten'].define('bitwise_and.Scalar(Tensor self, Scalar other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('bitwise_and.Scalar_Tensor(Scalar self, Tensor other) -> Tensor', tags=('pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('bitwise_and.Scalar_Tensor_out(Scalar self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
+    _def['aten'].define('bitwise_and.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('bitwise_and.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('bitwise_and_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('bitwise_and_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('bitwise_not(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('bitwise_not.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('bitwise_not_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('bitwise_or.Scalar(Tensor self, Scalar other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('bitwise_or.Scalar_Tensor(Scalar self, Tensor other) -> Tensor', tags=('pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('bitwise_or.Scalar_Tensor_out(Scalar self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
+    _def['aten'].define('bitwise_or.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('bitwise_or.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('bitwise_or_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('bitwise_or_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('bitwise_xor.Scalar(Tensor self, Scalar other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('bitwise_xor.Scalar_Tensor(Scalar self, Tensor other) -> Tensor', tags=('pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('bitwise_xor.Scalar_Tensor_out(Scalar self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
+    _def['aten'].define('bitwise_xor.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('bitwise_xor.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('bitwise_xor_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('bitwise_xor_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('bmm(Tensor self, Tensor mat2) -> Tensor', tags=('core', 'pt2_compliant_tag',))
     _def['aten'].define('bmm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
+    _def['aten'].define('cat(Tensor[] tensors, int dim=0) -> Tensor', tags=('core', 'pt2_compliant_tag',))
+    _def['aten'].define('cat.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
+    _def['aten'].define('ceil(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('ceil.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('ceil_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]', tags=('pt2_compliant_tag',))
+    _def['aten'].define('clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('clamp.Tensor_out(Tensor self, Tensor? min=None, Tensor? max=None, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('clamp.out(Tensor self, Scalar? min=None, Scalar? max=None, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('clamp_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('clamp_max(Tensor self, Scalar max) -> Tensor', tags=('pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('clamp_max.Tensor(Tensor self, Tensor max) -> Tensor', tags=('pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('clamp_max.Tensor_out(Tensor self, Tensor max, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('clamp_max.out(Tensor self, Scalar max, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('clamp_max_.Tensor(Tensor(a!) self, Tensor max) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('clamp_min(Tensor self, Scalar min) -> Tensor', tags=('pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('clamp_min.Tensor(Tensor self, Tensor min) -> Tensor', tags=('pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('clamp_min.Tensor_out(Tensor self, Tensor min, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('clamp_min.out(Tensor self, Scalar min, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('clamp_min_.Tensor(Tensor(a!) self, Tensor min) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('clone.out(Tensor self, *, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
+    _def['aten'].define('contiguous(Tensor(a) self, *, MemoryFormat memory_format=contiguous_format) -> Tensor(a)', tags=('pt2_compliant_tag',))
     _def['aten'].define('copy(Tensor self, Tensor src, bool non_blocking=False) -> Tensor', tags=('core', 'pt2_compliant_tag',))
     _def['aten'].define('copy.out(Tensor self, Tensor src, bool non_blocking=False, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
     _def['aten'].define('copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
     _def['aten'].define('cos(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('cos.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('cos_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor', tags=('core', 'pt2_compliant_tag',))
+    _def['aten'].define('cumsum.out(Tensor self, int dim, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
+    _def['aten'].define('cumsum_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
+    _def['aten'].define('detach(Tensor(a) self) -> Tensor(a)', tags=('pt2_compliant_tag',))
+    _def['aten'].define('detach_copy(Tensor self) -> Tensor', tags=('pt2_compliant_tag', 'view_copy',))
+    _def['aten'].define('detach_copy.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag', 'view_copy',))
+    _def['aten'].define('diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)', tags=('core', 'pt2_compliant_tag',))
+    _def['aten'].define('diagonal_copy(Tensor self, int offset=0, int dim1=0, int dim2=1) -> Tensor', tags=('pt2_compliant_tag', 'view_copy',))
+    _def['aten'].define('diagonal_copy.out(Tensor self, int offset=0, int dim1=0, int dim2=1, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag', 'view_copy',))
     _def['aten'].define('div.Scalar(Tensor self, Scalar other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('div.Scalar_mode_out(Tensor self, Scalar other, *, str? rounding_mode, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
@@ -1408,46 +4345,135 @@ def _register():
     _def['aten'].define('eq.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('eq_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
     _def['aten'].define('eq_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
+    _def['aten'].define('erf(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('erf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('erf_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('exp(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('exp.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('exp_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)', tags=('core', 'pt2_compliant_tag',))
     _def['aten'].define('expand_copy(Tensor self, SymInt[] size, *, bool implicit=False) -> Tensor', tags=('pt2_compliant_tag', 'view_copy',))
     _def['aten'].define('expand_copy.out(Tensor self, SymInt[] size, *, bool implicit=False, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag', 'view_copy',))
+    _def['aten'].define('expm1(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('expm1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('expm1_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('eye(SymInt n, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', tags=('pt2_compliant_tag',))
+    _def['aten'].define('eye.m(SymInt n, SymInt m, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', tags=('pt2_compliant_tag',))
+    _def['aten'].define('eye.m_out(SymInt n, SymInt m, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
+    _def['aten'].define('eye.out(SymInt n, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
     _def['aten'].define('fill.Scalar(Tensor self, Scalar value) -> Tensor', tags=('core', 'pt2_compliant_tag',))
     _def['aten'].define('fill.Scalar_out(Tensor self, Scalar value, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
     _def['aten'].define('fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
+    _def['aten'].define('flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)', tags=('pt2_compliant_tag',))
+    _def['aten'].define('flip(Tensor self, int[] dims) -> Tensor', tags=('core', 'pt2_compliant_tag',))
+    _def['aten'].define('flip.out(Tensor self, int[] dims, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
+    _def['aten'].define('floor(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('floor.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('floor_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('floor_divide(Tensor self, Tensor other) -> Tensor', tags=('pt2_compliant_tag',))
+    _def['aten'].define('floor_divide.Scalar(Tensor self, Scalar other) -> Tensor', tags=('pt2_compliant_tag',))
+    _def['aten'].define('floor_divide.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
+    _def['aten'].define('floor_divide.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
+    _def['aten'].define('floor_divide_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
+    _def['aten'].define('floor_divide_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
     _def['aten'].define('full(SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', tags=('core', 'pt2_compliant_tag',))
     _def['aten'].define('full.out(SymInt[] size, Scalar fill_value, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
+    _def['aten'].define('full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor', tags=('core', 'pt2_compliant_tag',))
+    _def['aten'].define('full_like.out(Tensor self, Scalar fill_value, *, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
+    _def['aten'].define('gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor', tags=('core', 'pt2_compliant_tag',))
+    _def['aten'].define('gather.out(Tensor self, int dim, Tensor index, *, bool sparse_grad=False, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
     _def['aten'].define('ge.Scalar(Tensor self, Scalar other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('ge.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('ge.Tensor(Tensor self, Tensor other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('ge.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('ge_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
     _def['aten'].define('ge_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
+    _def['aten'].define("gelu(Tensor self, *, str approximate='none') -> Tensor", tags=('core', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define("gelu.out(Tensor self, *, str approximate='none', Tensor(a!) out) -> Tensor(a!)", tags=('out', 'pt2_compliant_tag',))
+    _def['aten'].define("gelu_(Tensor(a!) self, *, str approximate='none') -> Tensor(a!)", tags=('inplace', 'pt2_compliant_tag',))
     _def['aten'].define('gt.Scalar(Tensor self, Scalar other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('gt.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('gt.Tensor(Tensor self, Tensor other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('gt.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('gt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
     _def['aten'].define('gt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
+    _def['aten'].define('index.Tensor(Tensor self, Tensor?[] indices) -> Tensor', tags=('core', 'dynamic_output_shape', 'pt2_compliant_tag',))
+    _def['aten'].define('index.Tensor_out(Tensor self, Tensor?[] indices, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
+    _def['aten'].define('index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor', tags=('core', 'pt2_compliant_tag',))
+    _def['aten'].define('index_put.out(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
+    _def['aten'].define('index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
+    _def['aten'].define('index_select(Tensor self, int dim, Tensor index) -> Tensor', tags=('core', 'pt2_compliant_tag',))
+    _def['aten'].define('index_select.out(Tensor self, int dim, Tensor index, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
     _def['aten'].define('le.Scalar(Tensor self, Scalar other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('le.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('le.Tensor(Tensor self, Tensor other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('le.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('le_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
     _def['aten'].define('le_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
+    _def['aten'].define('lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor', tags=('pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('lerp.Scalar_out(Tensor self, Tensor end, Scalar weight, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor', tags=('pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('lerp.Tensor_out(Tensor self, Tensor end, Tensor weight, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('lerp_.Tensor(Tensor(a!) self, Tensor end, Tensor weight) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor', tags=('pt2_compliant_tag',))
+    _def['aten'].define('linear.out(Tensor input, Tensor weight, Tensor? bias=None, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
+    _def['aten'].define('linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', tags=('pt2_compliant_tag',))
+    _def['aten'].define('linspace.out(Scalar start, Scalar end, int steps, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
+    _def['aten'].define('log(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('log.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('log1p(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('log1p.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('log1p_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('log_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor', tags=('pt2_compliant_tag',))
+    _def['aten'].define('log_softmax.int_out(Tensor self, int dim, ScalarType? dtype=None, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
+    _def['aten'].define('logical_and(Tensor self, Tensor other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('logical_and.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('logical_and_(Tensor(a!) self, Tensor other) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('logical_not(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('logical_not.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('logical_not_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('logical_or(Tensor self, Tensor other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('logical_or.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('logical_or_(Tensor(a!) self, Tensor other) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('logical_xor(Tensor self, Tensor other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('logical_xor.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('logical_xor_(Tensor(a!) self, Tensor other) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor', tags=('pt2_compliant_tag', 'reduction',))
+    _def['aten'].define('logsumexp.out(Tensor self, int[1] dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag', 'reduction',))
     _def['aten'].define('lt.Scalar(Tensor self, Scalar other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('lt.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('lt.Tensor(Tensor self, Tensor other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('lt.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('lt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
     _def['aten'].define('lt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
+    _def['aten'].define('masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor', tags=('pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('masked_fill.Scalar_out(Tensor self, Tensor mask, Scalar value, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
+    _def['aten'].define('masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor', tags=('pt2_compliant_tag',))
+    _def['aten'].define('masked_fill.Tensor_out(Tensor self, Tensor mask, Tensor value, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
+    _def['aten'].define('masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
+    _def['aten'].define('masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
+    _def['aten'].define('masked_select(Tensor self, Tensor mask) -> Tensor', tags=('dynamic_output_shape', 'pt2_compliant_tag',))
+    _def['aten'].define('masked_select.out(Tensor self, Tensor mask, *, Tensor(a!) out) -> Tensor(a!)', tags=('dynamic_output_shape', 'out', 'pt2_compliant_tag',))
     _def['aten'].define('matmul(Tensor self, Tensor other) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('matmul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
+    _def['aten'].define('max(Tensor self) -> Tensor', tags=('pt2_compliant_tag', 'reduction',))
+    _def['aten'].define('max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)', tags=('core', 'pt2_compliant_tag', 'reduction',))
+    _def['aten'].define('max.dim_max(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) max, Tensor(b!) max_values) -> (Tensor(a!) values, Tensor(b!) indices)', tags=('out', 'pt2_compliant_tag', 'reduction',))
+    _def['aten'].define('max.unary_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag', 'reduction',))
+    _def['aten'].define('maximum(Tensor self, Tensor other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('maximum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('mean(Tensor self, *, ScalarType? dtype=None) -> Tensor', tags=('core', 'pt2_compliant_tag', 'reduction',))
     _def['aten'].define('mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor', tags=('core', 'pt2_compliant_tag', 'reduction',))
+    _def['aten'].define('mean.dtype_out(Tensor self, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag', 'reduction',))
     _def['aten'].define('mean.out(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag', 'reduction',))
+    _def['aten'].define('min(Tensor self) -> Tensor', tags=('pt2_compliant_tag', 'reduction',))
+    _def['aten'].define('min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)', tags=('core', 'pt2_compliant_tag', 'reduction',))
+    _def['aten'].define('min.dim_min(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) min, Tensor(b!) min_indices) -> (Tensor(a!) values, Tensor(b!) indices)', tags=('out', 'pt2_compliant_tag', 'reduction',))
+    _def['aten'].define('min.unary_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag', 'reduction',))
+    _def['aten'].define('minimum(Tensor self, Tensor other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('minimum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('mm(Tensor self, Tensor mat2) -> Tensor', tags=('core', 'pt2_compliant_tag',))
     _def['aten'].define('mm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
     _def['aten'].define('mul.Scalar(Tensor self, Scalar other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
@@ -1458,6 +4484,8 @@ def _register():
     _def['aten'].define('mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('mv(Tensor self, Tensor vec) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('mv.out(Tensor self, Tensor vec, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
+    _def['aten'].define('narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a)', tags=('pt2_compliant_tag',))
+    _def['aten'].define('narrow.Tensor(Tensor(a) self, int dim, Tensor start, SymInt length) -> Tensor(a)', tags=('pt2_compliant_tag',))
     _def['aten'].define('ne.Scalar(Tensor self, Scalar other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('ne.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('ne.Tensor(Tensor self, Tensor other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
@@ -1467,30 +4495,150 @@ def _register():
     _def['aten'].define('neg(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('neg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('neg_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('nonzero(Tensor self) -> Tensor', tags=('core', 'dynamic_output_shape', 'pt2_compliant_tag',))
+    _def['aten'].define('nonzero.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('dynamic_output_shape', 'out', 'pt2_compliant_tag',))
+    _def['aten'].define('norm.Scalar(Tensor self, Scalar p=2) -> Tensor', tags=('pt2_compliant_tag', 'reduction',))
+    _def['aten'].define('norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor', tags=('pt2_compliant_tag', 'reduction',))
+    _def['aten'].define('norm.ScalarOpt_dim_dtype(Tensor self, Scalar? p, int[1] dim, bool keepdim, *, ScalarType dtype) -> Tensor', tags=('pt2_compliant_tag', 'reduction',))
+    _def['aten'].define('norm.ScalarOpt_dtype(Tensor self, Scalar? p, *, ScalarType dtype) -> Tensor', tags=('pt2_compliant_tag', 'reduction',))
+    _def['aten'].define('norm.ScalarOpt_dtype_out(Tensor self, Scalar? p, *, ScalarType dtype, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
+    _def['aten'].define('norm.Scalar_out(Tensor self, Scalar p=2, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
+    _def['aten'].define('norm.dtype_out(Tensor self, Scalar? p, int[1] dim, bool keepdim, *, ScalarType dtype, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag', 'reduction',))
+    _def['aten'].define('norm.out(Tensor self, Scalar? p, int[1] dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag', 'reduction',))
+    _def['aten'].define('normal.out(Tensor self, float mean=0, float std=1, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'nondeterministic_seeded', 'out', 'pt2_compliant_tag',))
+    _def['aten'].define('normal_(Tensor(a!) self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor(a!)', tags=('inplace', 'nondeterministic_seeded', 'pt2_compliant_tag',))
+    _def['aten'].define('normal_functional(Tensor self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor', tags=('nondeterministic_seeded', 'pt2_compliant_tag',))
     _def['aten'].define('ones(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('ones.out(SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
     _def['aten'].define('ones_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('ones_like.out(Tensor self, *, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
+    _def['aten'].define('outer(Tensor self, Tensor vec2) -> Tensor', tags=('pt2_compliant_tag',))
+    _def['aten'].define('outer.out(Tensor self, Tensor vec2, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
+    _def['aten'].define('permute(Tensor(a) self, int[] dims) -> Tensor(a)', tags=('core', 'pt2_compliant_tag',))
+    _def['aten'].define('permute_copy(Tensor self, int[] dims) -> Tensor', tags=('pt2_compliant_tag', 'view_copy',))
+    _def['aten'].define('permute_copy.out(Tensor self, int[] dims, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag', 'view_copy',))
+    _def['aten'].define('pow.Scalar(Scalar self, Tensor exponent) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('pow.Scalar_out(Scalar self, Tensor exponent, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('pow.Tensor_Scalar_out(Tensor self, Scalar exponent, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('pow.Tensor_Tensor_out(Tensor self, Tensor exponent, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('pow_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('prod(Tensor self, *, ScalarType? dtype=None) -> Tensor', tags=('core', 'pt2_compliant_tag', 'reduction',))
+    _def['aten'].define('prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor', tags=('core', 'pt2_compliant_tag', 'reduction',))
+    _def['aten'].define('prod.int_out(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag', 'reduction',))
+    _def['aten'].define('prod.out(Tensor self, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
+    _def['aten'].define('rand(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', tags=('core', 'nondeterministic_seeded', 'pt2_compliant_tag',))
+    _def['aten'].define('rand.generator(SymInt[] size, *, Generator? generator, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', tags=('nondeterministic_seeded', 'pt2_compliant_tag',))
+    _def['aten'].define('rand.out(SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)', tags=('nondeterministic_seeded', 'out', 'pt2_compliant_tag',))
+    _def['aten'].define('rand_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor', tags=('nondeterministic_seeded', 'pt2_compliant_tag',))
+    _def['aten'].define('rand_like.out(Tensor self, *, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'nondeterministic_seeded', 'out', 'pt2_compliant_tag',))
+    _def['aten'].define('randint(SymInt high, SymInt[] size, *, ScalarType? dtype=long, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', tags=('nondeterministic_seeded', 'pt2_compliant_tag',))
+    _def['aten'].define('randint.generator(SymInt high, SymInt[] size, *, Generator? generator, ScalarType? dtype=long, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', tags=('nondeterministic_seeded', 'pt2_compliant_tag',))
+    _def['aten'].define('randint.low(SymInt low, SymInt high, SymInt[] size, *, ScalarType? dtype=long, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', tags=('nondeterministic_seeded', 'pt2_compliant_tag',))
+    _def['aten'].define('randint.low_generator(SymInt low, SymInt high, SymInt[] size, *, Generator? generator, ScalarType? dtype=long, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', tags=('nondeterministic_seeded', 'pt2_compliant_tag',))
+    _def['aten'].define('randint.low_out(SymInt low, SymInt high, SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)', tags=('nondeterministic_seeded', 'out', 'pt2_compliant_tag',))
+    _def['aten'].define('randint.out(SymInt high, SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)', tags=('nondeterministic_seeded', 'out', 'pt2_compliant_tag',))
+    _def['aten'].define('randn(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', tags=('core', 'nondeterministic_seeded', 'pt2_compliant_tag',))
+    _def['aten'].define('randn.generator(SymInt[] size, *, Generator? generator, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', tags=('nondeterministic_seeded', 'pt2_compliant_tag',))
+    _def['aten'].define('randn.out(SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)', tags=('nondeterministic_seeded', 'out', 'pt2_compliant_tag',))
+    _def['aten'].define('randn_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor', tags=('nondeterministic_seeded', 'pt2_compliant_tag',))
+    _def['aten'].define('randn_like.out(Tensor self, *, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'nondeterministic_seeded', 'out', 'pt2_compliant_tag',))
+    _def['aten'].define('random.from(Tensor self, int from, int? to, *, Generator? generator=None) -> Tensor', tags=('generated', 'nondeterministic_seeded', 'pt2_compliant_tag',))
+    _def['aten'].define('random.from_out(Tensor self, int from, int? to, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'nondeterministic_seeded', 'out', 'pt2_compliant_tag',))
+    _def['aten'].define('random.to(Tensor self, int to, *, Generator? generator=None) -> Tensor', tags=('generated', 'nondeterministic_seeded', 'pt2_compliant_tag',))
+    _def['aten'].define('random.to_out(Tensor self, int to, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'nondeterministic_seeded', 'out', 'pt2_compliant_tag',))
+    _def['aten'].define('random_.from(Tensor(a!) self, int from, int? to, *, Generator? generator=None) -> Tensor(a!)', tags=('inplace', 'nondeterministic_seeded', 'pt2_compliant_tag',))
+    _def['aten'].define('random_.to(Tensor(a!) self, int to, *, Generator? generator=None) -> Tensor(a!)', tags=('inplace', 'nondeterministic_seeded', 'pt2_compliant_tag',))
+    _def['aten'].define('relu(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('relu.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
+    _def['aten'].define('relu_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('remainder.Scalar(Tensor self, Scalar other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('remainder.Scalar_Tensor(Scalar self, Tensor other) -> Tensor', tags=('pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('remainder.Scalar_Tensor_out(Scalar self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
+    _def['aten'].define('remainder.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('remainder.Tensor(Tensor self, Tensor other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('remainder.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('remainder_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('remainder_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('repeat(Tensor self, SymInt[] repeats) -> Tensor', tags=('core', 'pt2_compliant_tag',))
+    _def['aten'].define('repeat.out(Tensor self, SymInt[] repeats, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
     _def['aten'].define('reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)', tags=('pt2_compliant_tag',))
+    _def['aten'].define('roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor', tags=('pt2_compliant_tag',))
+    _def['aten'].define('roll.out(Tensor self, SymInt[1] shifts, int[1] dims=[], *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
+    _def['aten'].define('round(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('round.decimals(Tensor self, *, int decimals) -> Tensor', tags=('pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('round.decimals_out(Tensor self, *, int decimals, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('round.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('round_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('round_.decimals(Tensor(a!) self, *, int decimals) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('rsqrt(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('rsqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('rsqrt_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor', tags=('pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('rsub.Scalar_out(Tensor self, Scalar other, Scalar alpha=1, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
     _def['aten'].define('rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('rsub.Tensor_out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
+    _def['aten'].define('scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor', tags=('pt2_compliant_tag',))
+    _def['aten'].define('scatter.reduce_out(Tensor self, int dim, Tensor index, Tensor src, *, str reduce, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
+    _def['aten'].define('scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor', tags=('core', 'pt2_compliant_tag',))
+    _def['aten'].define('scatter.src_out(Tensor self, int dim, Tensor index, Tensor src, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
+    _def['aten'].define('scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor', tags=('core', 'pt2_compliant_tag',))
+    _def['aten'].define('scatter.value_out(Tensor self, int dim, Tensor index, Scalar value, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
+    _def['aten'].define('scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor', tags=('pt2_compliant_tag',))
+    _def['aten'].define('scatter.value_reduce_out(Tensor self, int dim, Tensor index, Scalar value, *, str reduce, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
+    _def['aten'].define('scatter_.reduce(Tensor(a!) self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
+    _def['aten'].define('scatter_.src(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
+    _def['aten'].define('scatter_.value(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
+    _def['aten'].define('scatter_.value_reduce(Tensor(a!) self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
+    _def['aten'].define('scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor', tags=('core', 'pt2_compliant_tag',))
+    _def['aten'].define('scatter_add.out(Tensor self, int dim, Tensor index, Tensor src, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
+    _def['aten'].define('scatter_add_(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
     _def['aten'].define('select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)', tags=('core', 'pt2_compliant_tag',))
     _def['aten'].define('select_copy.int(Tensor self, int dim, SymInt index) -> Tensor', tags=('pt2_compliant_tag', 'view_copy',))
     _def['aten'].define('select_copy.int_out(Tensor self, int dim, SymInt index, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag', 'view_copy',))
+    _def['aten'].define('sigmoid(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('sigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('sigmoid_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('sign(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('sign.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('sign_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('silu(Tensor self) -> Tensor', tags=('pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('silu.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('silu_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('sin(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('sin.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('sin_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)', tags=('core', 'pt2_compliant_tag',))
     _def['aten'].define('slice_copy.Tensor(Tensor self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor', tags=('pt2_compliant_tag', 'view_copy',))
     _def['aten'].define('slice_copy.Tensor_out(Tensor self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag', 'view_copy',))
+    _def['aten'].define('softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor', tags=('pt2_compliant_tag',))
+    _def['aten'].define('softmax.int_out(Tensor self, int dim, ScalarType? dtype=None, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
+    _def['aten'].define('sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)', tags=('core', 'pt2_compliant_tag',))
+    _def['aten'].define('sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)', tags=('pt2_compliant_tag',))
+    _def['aten'].define('sort.values(Tensor self, int dim=-1, bool descending=False, *, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)', tags=('out', 'pt2_compliant_tag',))
+    _def['aten'].define('sort.values_stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)', tags=('out', 'pt2_compliant_tag',))
+    _def['aten'].define('split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]', tags=('pt2_compliant_tag',))
+    _def['aten'].define('split.sizes(Tensor(a -> *) self, SymInt[] split_size, int dim=0) -> Tensor(a)[]', tags=('pt2_compliant_tag',))
+    _def['aten'].define('split_copy.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]', tags=('pt2_compliant_tag', 'view_copy',))
+    _def['aten'].define('split_copy.Tensor_out(Tensor self, SymInt split_size, int dim=0, *, Tensor(a!)[] out) -> ()', tags=('out', 'pt2_compliant_tag',))
+    _def['aten'].define('split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]', tags=('core', 'pt2_compliant_tag',))
+    _def['aten'].define('split_with_sizes_copy(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]', tags=('pt2_compliant_tag', 'view_copy',))
+    _def['aten'].define('split_with_sizes_copy.out(Tensor self, SymInt[] split_sizes, int dim=0, *, Tensor(a!)[] out) -> ()', tags=('out', 'pt2_compliant_tag',))
     _def['aten'].define('sqrt(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('sqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('sqrt_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)', tags=('core', 'pt2_compliant_tag',))
     _def['aten'].define('squeeze_copy.dim(Tensor self, int dim) -> Tensor', tags=('pt2_compliant_tag', 'view_copy',))
     _def['aten'].define('squeeze_copy.dim_out(Tensor self, int dim, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag', 'view_copy',))
+    _def['aten'].define('stack(Tensor[] tensors, int dim=0) -> Tensor', tags=('pt2_compliant_tag',))
+    _def['aten'].define('stack.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
+    _def['aten'].define('std(Tensor self, bool unbiased=True) -> Tensor', tags=('pt2_compliant_tag', 'reduction',))
+    _def['aten'].define('std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor', tags=('pt2_compliant_tag', 'reduction',))
+    _def['aten'].define('std.correction_out(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag', 'reduction',))
+    _def['aten'].define('std.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor', tags=('pt2_compliant_tag', 'reduction',))
+    _def['aten'].define('std.out(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag', 'reduction',))
     _def['aten'].define('sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('sub.Scalar_out(Tensor self, Scalar other, Scalar alpha=1, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
     _def['aten'].define('sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
@@ -1504,15 +4652,58 @@ def _register():
     _def['aten'].define('t(Tensor(a) self) -> Tensor(a)', tags=('pt2_compliant_tag',))
     _def['aten'].define('t_copy(Tensor self) -> Tensor', tags=('pt2_compliant_tag', 'view_copy',))
     _def['aten'].define('t_copy.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag', 'view_copy',))
+    _def['aten'].define('tan(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('tan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('tan_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('tanh(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('tanh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('tanh_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('to.device(Tensor(a) self, Device device, ScalarType dtype, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)', tags=('pt2_compliant_tag',))
+    _def['aten'].define('to.dtype(Tensor(a) self, ScalarType dtype, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)', tags=('pt2_compliant_tag',))
+    _def['aten'].define('to.dtype_layout(Tensor(a) self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)', tags=('pt2_compliant_tag',))
+    _def['aten'].define('to.other(Tensor(a) self, Tensor other, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)', tags=('pt2_compliant_tag',))
+    _def['aten'].define('topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)', tags=('core', 'pt2_compliant_tag',))
+    _def['aten'].define('topk.values(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True, *, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)', tags=('out', 'pt2_compliant_tag',))
     _def['aten'].define('transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)', tags=('pt2_compliant_tag',))
     _def['aten'].define('transpose_copy.int(Tensor self, int dim0, int dim1) -> Tensor', tags=('pt2_compliant_tag', 'view_copy',))
     _def['aten'].define('transpose_copy.int_out(Tensor self, int dim0, int dim1, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag', 'view_copy',))
+    _def['aten'].define('tril(Tensor self, SymInt diagonal=0) -> Tensor', tags=('pt2_compliant_tag',))
+    _def['aten'].define('tril.out(Tensor self, SymInt diagonal=0, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
+    _def['aten'].define('tril_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
+    _def['aten'].define('triu(Tensor self, SymInt diagonal=0) -> Tensor', tags=('pt2_compliant_tag',))
+    _def['aten'].define('triu.out(Tensor self, SymInt diagonal=0, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
+    _def['aten'].define('triu_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
+    _def['aten'].define('unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]', tags=('pt2_compliant_tag',))
+    _def['aten'].define('unbind_copy.int(Tensor self, int dim=0) -> Tensor[]', tags=('pt2_compliant_tag', 'view_copy',))
+    _def['aten'].define('unbind_copy.int_out(Tensor self, int dim=0, *, Tensor(a!)[] out) -> ()', tags=('out', 'pt2_compliant_tag',))
+    _def['aten'].define('unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)', tags=('pt2_compliant_tag',))
+    _def['aten'].define('unfold_copy(Tensor self, int dimension, int size, int step) -> Tensor', tags=('pt2_compliant_tag', 'view_copy',))
+    _def['aten'].define('unfold_copy.out(Tensor self, int dimension, int size, int step, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag', 'view_copy',))
+    _def['aten'].define('uniform(Tensor self, float from=0, float to=1, *, Generator? generator=None) -> Tensor', tags=('generated', 'nondeterministic_seeded', 'pt2_compliant_tag',))
+    _def['aten'].define('uniform.out(Tensor self, float from=0, float to=1, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'nondeterministic_seeded', 'out', 'pt2_compliant_tag',))
+    _def['aten'].define('uniform_(Tensor(a!) self, float from=0, float to=1, *, Generator? generator=None) -> Tensor(a!)', tags=('inplace', 'nondeterministic_seeded', 'pt2_compliant_tag',))
     _def['aten'].define('unsqueeze(Tensor(a) self, int dim) -> Tensor(a)', tags=('core', 'pt2_compliant_tag',))
     _def['aten'].define('unsqueeze_copy(Tensor self, int dim) -> Tensor', tags=('pt2_compliant_tag', 'view_copy',))
     _def['aten'].define('unsqueeze_copy.out(Tensor self, int dim, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag', 'view_copy',))
+    _def['aten'].define('var(Tensor self, bool unbiased=True) -> Tensor', tags=('pt2_compliant_tag', 'reduction',))
+    _def['aten'].define('var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor', tags=('core', 'pt2_compliant_tag', 'reduction',))
+    _def['aten'].define('var.correction_out(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag', 'reduction',))
+    _def['aten'].define('var.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor', tags=('core', 'pt2_compliant_tag', 'reduction',))
+    _def['aten'].define('var.out(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag', 'reduction',))
     _def['aten'].define('view(Tensor(a) self, SymInt[] size) -> Tensor(a)', tags=('core', 'pt2_compliant_tag',))
+    _def['aten'].define('view_as_complex(Tensor(a) self) -> Tensor(a)', tags=('pt2_compliant_tag',))
+    _def['aten'].define('view_as_complex_copy(Tensor self) -> Tensor', tags=('pt2_compliant_tag', 'view_copy',))
+    _def['aten'].define('view_as_complex_copy.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag', 'view_copy',))
+    _def['aten'].define('view_as_real(Tensor(a) self) -> Tensor(a)', tags=('pt2_compliant_tag',))
+    _def['aten'].define('view_as_real_copy(Tensor self) -> Tensor', tags=('pt2_compliant_tag', 'view_copy',))
+    _def['aten'].define('view_as_real_copy.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag', 'view_copy',))
     _def['aten'].define('view_copy(Tensor self, SymInt[] size) -> Tensor', tags=('pt2_compliant_tag', 'view_copy',))
     _def['aten'].define('view_copy.out(Tensor self, SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag', 'view_copy',))
+    _def['aten'].define('where.Scalar(Tensor condition, Scalar self, Scalar other) -> Tensor', tags=('pt2_compliant_tag',))
+    _def['aten'].define('where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor', tags=('pt2_compliant_tag',))
+    _def['aten'].define('where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor', tags=('pt2_compliant_tag',))
+    _def['aten'].define('where.self(Tensor condition, Tensor self, Tensor other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('where.self_out(Tensor condition, Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
     _def['aten'].define('zeros(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('zeros.out(SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
     _def['aten'].define('zeros_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor', tags=('pt2_compliant_tag',))
@@ -1525,26 +4716,119 @@ def _register():
         'aten:CompositeImplicitAutograd': Library('aten', 'IMPL', 'CompositeImplicitAutograd'),
         'aten:Meta': Library('aten', 'IMPL', 'Meta'),
     }
+    _lib['aten:BackendSelect'].impl('_to_copy', backend_select__to_copy)
+    _lib['aten:BackendSelect'].impl('arange', backend_select_arange)
+    _lib['aten:BackendSelect'].impl('arange.start', backend_select_arange_start)
+    _lib['aten:BackendSelect'].impl('arange.start_step', backend_select_arange_start_step)
     _lib['aten:BackendSelect'].impl('empty.memory_format', backend_select_empty_memory_format)
     _lib['aten:BackendSelect'].impl('empty_strided', backend_select_empty_strided)
+    _lib['aten:BackendSelect'].impl('eye', backend_select_eye)
+    _lib['aten:BackendSelect'].impl('eye.m', backend_select_eye_m)
     _lib['aten:BackendSelect'].impl('full', backend_select_full)
+    _lib['aten:BackendSelect'].impl('linspace', backend_select_linspace)
     _lib['aten:BackendSelect'].impl('ones', backend_select_ones)
+    _lib['aten:BackendSelect'].impl('rand', backend_select_rand)
+    _lib['aten:BackendSelect'].impl('rand.generator', backend_select_rand_generator)
+    _lib['aten:BackendSelect'].impl('randint', backend_select_randint)
+    _lib['aten:BackendSelect'].impl('randint.generator', backend_select_randint_generator)
+    _lib['aten:BackendSelect'].impl('randint.low', backend_select_randint_low)
+    _lib['aten:BackendSelect'].impl('randint.low_generator', backend_select_randint_low_generator)
+    _lib['aten:BackendSelect'].impl('randn', backend_select_randn)
+    _lib['aten:BackendSelect'].impl('randn.generator', backend_select_randn_generator)
+    _lib['aten:BackendSelect'].impl('to.dtype_layout', backend_select_to_dtype_layout)
     _lib['aten:BackendSelect'].impl('zeros', backend_select_zeros)
+    _lib['aten:CPU'].impl('_index_put_impl_', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'index_put_impl_', 'CPU', 'ops/native_functions.yaml:1743'))
+    _lib['aten:CPU'].impl('_log_softmax', wrapper_CPU__log_softmax)
+    _lib['aten:CPU'].impl('_log_softmax.out', wrapper_CPU__log_softmax_out)
+    _lib['aten:CPU'].impl('_softmax', wrapper_CPU__softmax)
+    _lib['aten:CPU'].impl('_softmax.out', wrapper_CPU__softmax_out)
     _lib['aten:CPU'].impl('abs.out', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'abs_out', 'CPU', 'ops/native_functions.yaml:286'))
     _lib['aten:CPU'].impl('add.Tensor', wrapper_CPU_add_Tensor)
     _lib['aten:CPU'].impl('add.out', wrapper_CPU_add_out)
     _lib['aten:CPU'].impl('add_.Tensor', wrapper_CPU_add__Tensor)
+    _lib['aten:CPU'].impl('addcdiv', wrapper_CPU_addcdiv)
+    _lib['aten:CPU'].impl('addcdiv.out', wrapper_CPU_addcdiv_out)
+    _lib['aten:CPU'].impl('addcdiv_', wrapper_CPU_addcdiv_)
+    _lib['aten:CPU'].impl('addcmul', wrapper_CPU_addcmul)
+    _lib['aten:CPU'].impl('addcmul.out', wrapper_CPU_addcmul_out)
+    _lib['aten:CPU'].impl('addcmul_', wrapper_CPU_addcmul_)
     _lib['aten:CPU'].impl('addmm', wrapper_CPU_addmm)
     _lib['aten:CPU'].impl('addmm.out', wrapper_CPU_addmm_out)
     _lib['aten:CPU'].impl('addmm_', wrapper_CPU_addmm_)
+    _lib['aten:CPU'].impl('addmv', wrapper_CPU_addmv)
+    _lib['aten:CPU'].impl('addmv.out', wrapper_CPU_addmv_out)
+    _lib['aten:CPU'].impl('addmv_', wrapper_CPU_addmv_)
+    _lib['aten:CPU'].impl('all', wrapper_CPU_all)
+    _lib['aten:CPU'].impl('all.all_out', wrapper_CPU_all_all_out)
+    _lib['aten:CPU'].impl('all.dim', wrapper_CPU_all_dim)
+    _lib['aten:CPU'].impl('all.dims', wrapper_CPU_all_dims)
+    _lib['aten:CPU'].impl('all.dims_out', wrapper_CPU_all_dims_out)
+    _lib['aten:CPU'].impl('all.out', wrapper_CPU_all_out)
+    _lib['aten:CPU'].impl('amax', wrapper_CPU_amax)
+    _lib['aten:CPU'].impl('amax.out', wrapper_CPU_amax_out)
+    _lib['aten:CPU'].impl('amin', wrapper_CPU_amin)
+    _lib['aten:CPU'].impl('amin.out', wrapper_CPU_amin_out)
     _lib['aten:CPU'].impl('aminmax', wrapper_CPU_aminmax)
     _lib['aten:CPU'].impl('aminmax.out', wrapper_CPU_aminmax_out)
+    _lib['aten:CPU'].impl('any', wrapper_CPU_any)
+    _lib['aten:CPU'].impl('any.all_out', wrapper_CPU_any_all_out)
+    _lib['aten:CPU'].impl('any.dim', wrapper_CPU_any_dim)
+    _lib['aten:CPU'].impl('any.dims', wrapper_CPU_any_dims)
+    _lib['aten:CPU'].impl('any.dims_out', wrapper_CPU_any_dims_out)
+    _lib['aten:CPU'].impl('any.out', wrapper_CPU_any_out)
+    _lib['aten:CPU'].impl('arange.start_out', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'arange_start_out', 'CPU', 'ops/native_functions.yaml:1853'))
+    _lib['aten:CPU'].impl('argmax', wrapper_CPU_argmax)
+    _lib['aten:CPU'].impl('argmax.out', wrapper_CPU_argmax_out)
+    _lib['aten:CPU'].impl('argmin', wrapper_CPU_argmin)
+    _lib['aten:CPU'].impl('argmin.out', wrapper_CPU_argmin_out)
+    _lib['aten:CPU'].impl('as_strided', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'as_strided', 'CPU', 'ops/native_functions.yaml:1337'))
+    _lib['aten:CPU'].impl('baddbmm', wrapper_CPU_baddbmm)
+    _lib['aten:CPU'].impl('baddbmm.out', wrapper_CPU_baddbmm_out)
+    _lib['aten:CPU'].impl('baddbmm_', wrapper_CPU_baddbmm_)
+    _lib['aten:CPU'].impl('bitwise_and.Tensor', wrapper_CPU_bitwise_and_Tensor)
+    _lib['aten:CPU'].impl('bitwise_and.Tensor_out', wrapper_CPU_bitwise_and_Tensor_out)
+    _lib['aten:CPU'].impl('bitwise_and_.Tensor', wrapper_CPU_bitwise_and__Tensor)
+    _lib['aten:CPU'].impl('bitwise_not', wrapper_CPU_bitwise_not)
+    _lib['aten:CPU'].impl('bitwise_not.out', wrapper_CPU_bitwise_not_out)
+    _lib['aten:CPU'].impl('bitwise_not_', wrapper_CPU_bitwise_not_)
+    _lib['aten:CPU'].impl('bitwise_or.Tensor', wrapper_CPU_bitwise_or_Tensor)
+    _lib['aten:CPU'].impl('bitwise_or.Tensor_out', wrapper_CPU_bitwise_or_Tensor_out)
+    _lib['aten:CPU'].impl('bitwise_or_.Tensor', wrapper_CPU_bitwise_or__Tensor)
+    _lib['aten:CPU'].impl('bitwise_xor.Tensor', wrapper_CPU_bitwise_xor_Tensor)
+    _lib['aten:CPU'].impl('bitwise_xor.Tensor_out', wrapper_CPU_bitwise_xor_Tensor_out)
+    _lib['aten:CPU'].impl('bitwise_xor_.Tensor', wrapper_CPU_bitwise_xor__Tensor)
     _lib['aten:CPU'].impl('bmm', wrapper_CPU_bmm)
     _lib['aten:CPU'].impl('bmm.out', wrapper_CPU_bmm_out)
+    _lib['aten:CPU'].impl('cat', wrapper_CPU_cat)
+    _lib['aten:CPU'].impl('cat.out', wrapper_CPU_cat_out)
+    _lib['aten:CPU'].impl('ceil', wrapper_CPU_ceil)
+    _lib['aten:CPU'].impl('ceil.out', wrapper_CPU_ceil_out)
+    _lib['aten:CPU'].impl('ceil_', wrapper_CPU_ceil_)
+    _lib['aten:CPU'].impl('clamp', wrapper_CPU_clamp)
+    _lib['aten:CPU'].impl('clamp.Tensor', wrapper_CPU_clamp_Tensor)
+    _lib['aten:CPU'].impl('clamp.Tensor_out', wrapper_CPU_clamp_Tensor_out)
+    _lib['aten:CPU'].impl('clamp.out', wrapper_CPU_clamp_out)
+    _lib['aten:CPU'].impl('clamp_', wrapper_CPU_clamp_)
+    _lib['aten:CPU'].impl('clamp_.Tensor', wrapper_CPU_clamp__Tensor)
+    _lib['aten:CPU'].impl('clamp_max', wrapper_CPU_clamp_max)
+    _lib['aten:CPU'].impl('clamp_max.Tensor', wrapper_CPU_clamp_max_Tensor)
+    _lib['aten:CPU'].impl('clamp_max.Tensor_out', wrapper_CPU_clamp_max_Tensor_out)
+    _lib['aten:CPU'].impl('clamp_max.out', wrapper_CPU_clamp_max_out)
+    _lib['aten:CPU'].impl('clamp_max_', wrapper_CPU_clamp_max_)
+    _lib['aten:CPU'].impl('clamp_max_.Tensor', wrapper_CPU_clamp_max__Tensor)
+    _lib['aten:CPU'].impl('clamp_min', wrapper_CPU_clamp_min)
+    _lib['aten:CPU'].impl('clamp_min.Tensor', wrapper_CPU_clamp_min_Tensor)
+    _lib['aten:CPU'].impl('clamp_min.Tensor_out', wrapper_CPU_clamp_min_Tensor_out)
+    _lib['aten:CPU'].impl('clamp_min.out', wrapper_CPU_clamp_min_out)
+    _lib['aten:CPU'].impl('clamp_min_', wrapper_CPU_clamp_min_)
+    _lib['aten:CPU'].impl('clamp_min_.Tensor', wrapper_CPU_clamp_min__Tensor)
     _lib['aten:CPU'].impl('copy_', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'copy_', 'CPU', 'ops/native_functions.yaml:639'))
     _lib['aten:CPU'].impl('cos', wrapper_CPU_cos)
     _lib['aten:CPU'].impl('cos.out', wrapper_CPU_cos_out)
     _lib['aten:CPU'].impl('cos_', wrapper_CPU_cos_)
+    _lib['aten:CPU'].impl('cumsum', wrapper_CPU_cumsum)
+    _lib['aten:CPU'].impl('cumsum.out', wrapper_CPU_cumsum_out)
+    _lib['aten:CPU'].impl('cumsum_', wrapper_CPU_cumsum_)
     _lib['aten:CPU'].impl('div.Tensor', wrapper_CPU_div_Tensor)
     _lib['aten:CPU'].impl('div.Tensor_mode', wrapper_CPU_div_Tensor_mode)
     _lib['aten:CPU'].impl('div.out', wrapper_CPU_div_out)
@@ -1560,36 +4844,92 @@ def _register():
     _lib['aten:CPU'].impl('eq.Tensor_out', wrapper_CPU_eq_Tensor_out)
     _lib['aten:CPU'].impl('eq_.Scalar', wrapper_CPU_eq__Scalar)
     _lib['aten:CPU'].impl('eq_.Tensor', wrapper_CPU_eq__Tensor)
+    _lib['aten:CPU'].impl('erf', wrapper_CPU_erf)
+    _lib['aten:CPU'].impl('erf.out', wrapper_CPU_erf_out)
+    _lib['aten:CPU'].impl('erf_', wrapper_CPU_erf_)
     _lib['aten:CPU'].impl('exp', wrapper_CPU_exp)
     _lib['aten:CPU'].impl('exp.out', wrapper_CPU_exp_out)
     _lib['aten:CPU'].impl('exp_', wrapper_CPU_exp_)
+    _lib['aten:CPU'].impl('expm1', wrapper_CPU_expm1)
+    _lib['aten:CPU'].impl('expm1.out', wrapper_CPU_expm1_out)
+    _lib['aten:CPU'].impl('expm1_', wrapper_CPU_expm1_)
+    _lib['aten:CPU'].impl('eye.m_out', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'eye_m_out', 'CPU', 'ops/native_functions.yaml:1878'))
+    _lib['aten:CPU'].impl('eye.out', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'eye_out', 'CPU', 'ops/native_functions.yaml:1874'))
     _lib['aten:CPU'].impl('fill_.Scalar', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'fill_', 'CPU', 'ops/native_functions.yaml:72'))
+    _lib['aten:CPU'].impl('flip', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'flip', 'CPU', 'ops/native_functions.yaml:1569'))
+    _lib['aten:CPU'].impl('floor', wrapper_CPU_floor)
+    _lib['aten:CPU'].impl('floor.out', wrapper_CPU_floor_out)
+    _lib['aten:CPU'].impl('floor_', wrapper_CPU_floor_)
+    _lib['aten:CPU'].impl('gather', wrapper_CPU_gather)
+    _lib['aten:CPU'].impl('gather.out', wrapper_CPU_gather_out)
     _lib['aten:CPU'].impl('ge.Scalar', wrapper_CPU_ge_Scalar)
     _lib['aten:CPU'].impl('ge.Scalar_out', wrapper_CPU_ge_Scalar_out)
     _lib['aten:CPU'].impl('ge.Tensor', wrapper_CPU_ge_Tensor)
     _lib['aten:CPU'].impl('ge.Tensor_out', wrapper_CPU_ge_Tensor_out)
     _lib['aten:CPU'].impl('ge_.Scalar', wrapper_CPU_ge__Scalar)
     _lib['aten:CPU'].impl('ge_.Tensor', wrapper_CPU_ge__Tensor)
+    _lib['aten:CPU'].impl('gelu', wrapper_CPU_gelu)
+    _lib['aten:CPU'].impl('gelu.out', wrapper_CPU_gelu_out)
+    _lib['aten:CPU'].impl('gelu_', wrapper_CPU_gelu_)
     _lib['aten:CPU'].impl('gt.Scalar', wrapper_CPU_gt_Scalar)
     _lib['aten:CPU'].impl('gt.Scalar_out', wrapper_CPU_gt_Scalar_out)
     _lib['aten:CPU'].impl('gt.Tensor', wrapper_CPU_gt_Tensor)
     _lib['aten:CPU'].impl('gt.Tensor_out', wrapper_CPU_gt_Tensor_out)
     _lib['aten:CPU'].impl('gt_.Scalar', wrapper_CPU_gt__Scalar)
     _lib['aten:CPU'].impl('gt_.Tensor', wrapper_CPU_gt__Tensor)
+    _lib['aten:CPU'].impl('index.Tensor', wrapper_CPU_index_Tensor)
+    _lib['aten:CPU'].impl('index.Tensor_out', wrapper_CPU_index_Tensor_out)
+    _lib['aten:CPU'].impl('index_select', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'index_select', 'CPU', 'ops/native_functions.yaml:1619'))
+    _lib['aten:CPU'].impl('index_select.out', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'index_select_out', 'CPU', 'ops/native_functions.yaml:1626'))
     _lib['aten:CPU'].impl('le.Scalar', wrapper_CPU_le_Scalar)
     _lib['aten:CPU'].impl('le.Scalar_out', wrapper_CPU_le_Scalar_out)
     _lib['aten:CPU'].impl('le.Tensor', wrapper_CPU_le_Tensor)
     _lib['aten:CPU'].impl('le.Tensor_out', wrapper_CPU_le_Tensor_out)
     _lib['aten:CPU'].impl('le_.Scalar', wrapper_CPU_le__Scalar)
     _lib['aten:CPU'].impl('le_.Tensor', wrapper_CPU_le__Tensor)
+    _lib['aten:CPU'].impl('lerp.Scalar', wrapper_CPU_lerp_Scalar)
+    _lib['aten:CPU'].impl('lerp.Scalar_out', wrapper_CPU_lerp_Scalar_out)
+    _lib['aten:CPU'].impl('lerp.Tensor', wrapper_CPU_lerp_Tensor)
+    _lib['aten:CPU'].impl('lerp.Tensor_out', wrapper_CPU_lerp_Tensor_out)
+    _lib['aten:CPU'].impl('lerp_.Scalar', wrapper_CPU_lerp__Scalar)
+    _lib['aten:CPU'].impl('lerp_.Tensor', wrapper_CPU_lerp__Tensor)
+    _lib['aten:CPU'].impl('linspace.out', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'linspace_out', 'CPU', 'ops/native_functions.yaml:1862'))
+    _lib['aten:CPU'].impl('log', wrapper_CPU_log)
+    _lib['aten:CPU'].impl('log.out', wrapper_CPU_log_out)
+    _lib['aten:CPU'].impl('log1p', wrapper_CPU_log1p)
+    _lib['aten:CPU'].impl('log1p.out', wrapper_CPU_log1p_out)
+    _lib['aten:CPU'].impl('log1p_', wrapper_CPU_log1p_)
+    _lib['aten:CPU'].impl('log_', wrapper_CPU_log_)
+    _lib['aten:CPU'].impl('logical_and.out', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logical_and_out', 'CPU', 'ops/native_functions.yaml:2667'))
+    _lib['aten:CPU'].impl('logical_not.out', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logical_not_out', 'CPU', 'ops/native_functions.yaml:2625'))
+    _lib['aten:CPU'].impl('logical_or.out', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logical_or_out', 'CPU', 'ops/native_functions.yaml:2688'))
+    _lib['aten:CPU'].impl('logical_xor.out', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logical_xor_out', 'CPU', 'ops/native_functions.yaml:2646'))
+    _lib['aten:CPU'].impl('logsumexp', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logsumexp_cpu', 'CPU', 'ops/native_functions.yaml:1132'))
+    _lib['aten:CPU'].impl('logsumexp.out', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logsumexp_out_cpu', 'CPU', 'ops/native_functions.yaml:1140'))
     _lib['aten:CPU'].impl('lt.Scalar', wrapper_CPU_lt_Scalar)
     _lib['aten:CPU'].impl('lt.Scalar_out', wrapper_CPU_lt_Scalar_out)
     _lib['aten:CPU'].impl('lt.Tensor', wrapper_CPU_lt_Tensor)
     _lib['aten:CPU'].impl('lt.Tensor_out', wrapper_CPU_lt_Tensor_out)
     _lib['aten:CPU'].impl('lt_.Scalar', wrapper_CPU_lt__Scalar)
     _lib['aten:CPU'].impl('lt_.Tensor', wrapper_CPU_lt__Tensor)
+    _lib['aten:CPU'].impl('masked_fill_.Scalar', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'masked_fill__Scalar', 'CPU', 'ops/native_functions.yaml:1751'))
+    _lib['aten:CPU'].impl('masked_fill_.Tensor', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'masked_fill__Tensor', 'CPU', 'ops/native_functions.yaml:1766'))
+    _lib['aten:CPU'].impl('masked_select', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'masked_select', 'CPU', 'ops/native_functions.yaml:1780'))
+    _lib['aten:CPU'].impl('masked_select.out', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'masked_select_out', 'CPU', 'ops/native_functions.yaml:1786'))
+    _lib['aten:CPU'].impl('max', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'max_all_cpu', 'CPU', 'ops/native_functions.yaml:972'))
+    _lib['aten:CPU'].impl('max.dim', wrapper_CPU_max_dim)
+    _lib['aten:CPU'].impl('max.dim_max', wrapper_CPU_max_dim_max)
+    _lib['aten:CPU'].impl('max.unary_out', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'max_unary_out', 'CPU', 'ops/native_functions.yaml:980'))
+    _lib['aten:CPU'].impl('maximum', wrapper_CPU_maximum)
+    _lib['aten:CPU'].impl('maximum.out', wrapper_CPU_maximum_out)
     _lib['aten:CPU'].impl('mean.dim', wrapper_CPU_mean_dim)
     _lib['aten:CPU'].impl('mean.out', wrapper_CPU_mean_out)
+    _lib['aten:CPU'].impl('min', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'min_all_cpu', 'CPU', 'ops/native_functions.yaml:987'))
+    _lib['aten:CPU'].impl('min.dim', wrapper_CPU_min_dim)
+    _lib['aten:CPU'].impl('min.dim_min', wrapper_CPU_min_dim_min)
+    _lib['aten:CPU'].impl('min.unary_out', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'min_unary_out', 'CPU', 'ops/native_functions.yaml:995'))
+    _lib['aten:CPU'].impl('minimum', wrapper_CPU_minimum)
+    _lib['aten:CPU'].impl('minimum.out', wrapper_CPU_minimum_out)
     _lib['aten:CPU'].impl('mm', wrapper_CPU_mm)
     _lib['aten:CPU'].impl('mm.out', wrapper_CPU_mm_out)
     _lib['aten:CPU'].impl('mul.Tensor', wrapper_CPU_mul_Tensor)
@@ -1604,26 +4944,142 @@ def _register():
     _lib['aten:CPU'].impl('neg', wrapper_CPU_neg)
     _lib['aten:CPU'].impl('neg.out', wrapper_CPU_neg_out)
     _lib['aten:CPU'].impl('neg_', wrapper_CPU_neg_)
+    _lib['aten:CPU'].impl('nonzero', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nonzero', 'CPU', 'ops/native_functions.yaml:1791'))
+    _lib['aten:CPU'].impl('nonzero.out', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nonzero_out', 'CPU', 'ops/native_functions.yaml:1797'))
+    _lib['aten:CPU'].impl('norm.ScalarOpt_dim', wrapper_CPU_norm_ScalarOpt_dim)
+    _lib['aten:CPU'].impl('norm.ScalarOpt_dim_dtype', wrapper_CPU_norm_ScalarOpt_dim_dtype)
+    _lib['aten:CPU'].impl('norm.dtype_out', wrapper_CPU_norm_dtype_out)
+    _lib['aten:CPU'].impl('norm.out', wrapper_CPU_norm_out)
+    _lib['aten:CPU'].impl('normal_', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'normal_', 'CPU', 'ops/native_functions.yaml:1897'))
+    _lib['aten:CPU'].impl('pow.Scalar', wrapper_CPU_pow_Scalar)
+    _lib['aten:CPU'].impl('pow.Scalar_out', wrapper_CPU_pow_Scalar_out)
+    _lib['aten:CPU'].impl('pow.Tensor_Scalar', wrapper_CPU_pow_Tensor_Scalar)
+    _lib['aten:CPU'].impl('pow.Tensor_Scalar_out', wrapper_CPU_pow_Tensor_Scalar_out)
+    _lib['aten:CPU'].impl('pow.Tensor_Tensor', wrapper_CPU_pow_Tensor_Tensor)
+    _lib['aten:CPU'].impl('pow.Tensor_Tensor_out', wrapper_CPU_pow_Tensor_Tensor_out)
+    _lib['aten:CPU'].impl('pow_.Scalar', wrapper_CPU_pow__Scalar)
+    _lib['aten:CPU'].impl('pow_.Tensor', wrapper_CPU_pow__Tensor)
+    _lib['aten:CPU'].impl('prod', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'prod_cpu', 'CPU', 'ops/native_functions.yaml:898'))
+    _lib['aten:CPU'].impl('prod.dim_int', wrapper_CPU_prod_dim_int)
+    _lib['aten:CPU'].impl('prod.int_out', wrapper_CPU_prod_int_out)
+    _lib['aten:CPU'].impl('random_.from', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'random__from', 'CPU', 'ops/native_functions.yaml:1912'))
+    _lib['aten:CPU'].impl('random_.to', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'random__to', 'CPU', 'ops/native_functions.yaml:1921'))
+    _lib['aten:CPU'].impl('remainder.Tensor', wrapper_CPU_remainder_Tensor)
+    _lib['aten:CPU'].impl('remainder.Tensor_out', wrapper_CPU_remainder_Tensor_out)
+    _lib['aten:CPU'].impl('remainder_.Tensor', wrapper_CPU_remainder__Tensor)
+    _lib['aten:CPU'].impl('roll', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'roll', 'CPU', 'ops/native_functions.yaml:1577'))
+    _lib['aten:CPU'].impl('round', wrapper_CPU_round)
+    _lib['aten:CPU'].impl('round.decimals', wrapper_CPU_round_decimals)
+    _lib['aten:CPU'].impl('round.decimals_out', wrapper_CPU_round_decimals_out)
+    _lib['aten:CPU'].impl('round.out', wrapper_CPU_round_out)
+    _lib['aten:CPU'].impl('round_', wrapper_CPU_round_)
+    _lib['aten:CPU'].impl('round_.decimals', wrapper_CPU_round__decimals)
+    _lib['aten:CPU'].impl('rsqrt', wrapper_CPU_rsqrt)
+    _lib['aten:CPU'].impl('rsqrt.out', wrapper_CPU_rsqrt_out)
+    _lib['aten:CPU'].impl('rsqrt_', wrapper_CPU_rsqrt_)
+    _lib['aten:CPU'].impl('scatter.reduce', wrapper_CPU_scatter_reduce)
+    _lib['aten:CPU'].impl('scatter.reduce_out', wrapper_CPU_scatter_reduce_out)
+    _lib['aten:CPU'].impl('scatter.src', wrapper_CPU_scatter_src)
+    _lib['aten:CPU'].impl('scatter.src_out', wrapper_CPU_scatter_src_out)
+    _lib['aten:CPU'].impl('scatter.value', wrapper_CPU_scatter_value)
+    _lib['aten:CPU'].impl('scatter.value_out', wrapper_CPU_scatter_value_out)
+    _lib['aten:CPU'].impl('scatter.value_reduce', wrapper_CPU_scatter_value_reduce)
+    _lib['aten:CPU'].impl('scatter.value_reduce_out', wrapper_CPU_scatter_value_reduce_out)
+    _lib['aten:CPU'].impl('scatter_.reduce', wrapper_CPU_scatter__reduce)
+    _lib['aten:CPU'].impl('scatter_.src', wrapper_CPU_scatter__src)
+    _lib['aten:CPU'].impl('scatter_.value', wrapper_CPU_scatter__value)
+    _lib['aten:CPU'].impl('scatter_.value_reduce', wrapper_CPU_scatter__value_reduce)
+    _lib['aten:CPU'].impl('scatter_add', wrapper_CPU_scatter_add)
+    _lib['aten:CPU'].impl('scatter_add.out', wrapper_CPU_scatter_add_out)
+    _lib['aten:CPU'].impl('scatter_add_', wrapper_CPU_scatter_add_)
+    _lib['aten:CPU'].impl('sigmoid', wrapper_CPU_sigmoid)
+    _lib['aten:CPU'].impl('sigmoid.out', wrapper_CPU_sigmoid_out)
+    _lib['aten:CPU'].impl('sigmoid_', wrapper_CPU_sigmoid_)
+    _lib['aten:CPU'].impl('sign', wrapper_CPU_sign)
+    _lib['aten:CPU'].impl('sign.out', wrapper_CPU_sign_out)
+    _lib['aten:CPU'].impl('sign_', wrapper_CPU_sign_)
+    _lib['aten:CPU'].impl('silu', wrapper_CPU_silu)
+    _lib['aten:CPU'].impl('silu.out', wrapper_CPU_silu_out)
+    _lib['aten:CPU'].impl('silu_', wrapper_CPU_silu_)
     _lib['aten:CPU'].impl('sin', wrapper_CPU_sin)
     _lib['aten:CPU'].impl('sin.out', wrapper_CPU_sin_out)
     _lib['aten:CPU'].impl('sin_', wrapper_CPU_sin_)
+    _lib['aten:CPU'].impl('sort.stable', wrapper_CPU_sort_stable)
+    _lib['aten:CPU'].impl('sort.values_stable', wrapper_CPU_sort_values_stable)
     _lib['aten:CPU'].impl('sqrt', wrapper_CPU_sqrt)
     _lib['aten:CPU'].impl('sqrt.out', wrapper_CPU_sqrt_out)
     _lib['aten:CPU'].impl('sqrt_', wrapper_CPU_sqrt_)
+    _lib['aten:CPU'].impl('std.correction', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'std_correction_cpu', 'CPU', 'ops/native_functions.yaml:1075'))
+    _lib['aten:CPU'].impl('std.correction_out', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'std_correction_out_cpu', 'CPU', 'ops/native_functions.yaml:1083'))
     _lib['aten:CPU'].impl('sub.Tensor', wrapper_CPU_sub_Tensor)
     _lib['aten:CPU'].impl('sub.out', wrapper_CPU_sub_out)
     _lib['aten:CPU'].impl('sub_.Tensor', wrapper_CPU_sub__Tensor)
     _lib['aten:CPU'].impl('sum.IntList_out', wrapper_CPU_sum_IntList_out)
     _lib['aten:CPU'].impl('sum.dim_IntList', wrapper_CPU_sum_dim_IntList)
+    _lib['aten:CPU'].impl('tan', wrapper_CPU_tan)
+    _lib['aten:CPU'].impl('tan.out', wrapper_CPU_tan_out)
+    _lib['aten:CPU'].impl('tan_', wrapper_CPU_tan_)
+    _lib['aten:CPU'].impl('tanh', wrapper_CPU_tanh)
+    _lib['aten:CPU'].impl('tanh.out', wrapper_CPU_tanh_out)
+    _lib['aten:CPU'].impl('tanh_', wrapper_CPU_tanh_)
+    _lib['aten:CPU'].impl('topk', wrapper_CPU_topk)
+    _lib['aten:CPU'].impl('topk.values', wrapper_CPU_topk_values)
+    _lib['aten:CPU'].impl('tril', wrapper_CPU_tril)
+    _lib['aten:CPU'].impl('tril.out', wrapper_CPU_tril_out)
+    _lib['aten:CPU'].impl('tril_', wrapper_CPU_tril_)
+    _lib['aten:CPU'].impl('triu', wrapper_CPU_triu)
+    _lib['aten:CPU'].impl('triu.out', wrapper_CPU_triu_out)
+    _lib['aten:CPU'].impl('triu_', wrapper_CPU_triu_)
+    _lib['aten:CPU'].impl('unfold', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'unfold', 'CPU', 'ops/native_functions.yaml:1388'))
+    _lib['aten:CPU'].impl('uniform_', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'uniform_', 'CPU', 'ops/native_functions.yaml:1888'))
+    _lib['aten:CPU'].impl('var.correction', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'var_correction_cpu', 'CPU', 'ops/native_functions.yaml:1043'))
+    _lib['aten:CPU'].impl('var.correction_out', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'var_correction_out_cpu', 'CPU', 'ops/native_functions.yaml:1051'))
     _lib['aten:CPU'].impl('view', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'view', 'CPU', 'ops/native_functions.yaml:650'))
+    _lib['aten:CPU'].impl('view_as_complex', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'view_as_complex', 'CPU', 'ops/native_functions.yaml:1504'))
+    _lib['aten:CPU'].impl('view_as_real', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'view_as_real', 'CPU', 'ops/native_functions.yaml:1492'))
+    _lib['aten:CPU'].impl('where.self', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'where', 'CPU', 'ops/native_functions.yaml:2560'))
+    _lib['aten:CPU'].impl('where.self_out', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'where_self_out', 'CPU', 'ops/native_functions.yaml:2568'))
+    _lib['aten:CompositeExplicitAutograd'].impl('_index_put_impl', generated__index_put_impl)
+    _lib['aten:CompositeExplicitAutograd'].impl('_index_put_impl.out', generated__index_put_impl_out)
+    _lib['aten:CompositeExplicitAutograd'].impl('_to_copy', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', '_to_copy', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1522'))
+    _lib['aten:CompositeExplicitAutograd'].impl('_to_copy.out', generated__to_copy_out)
     _lib['aten:CompositeExplicitAutograd'].impl('abs', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'abs', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:273'))
     _lib['aten:CompositeExplicitAutograd'].impl('abs_', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'abs_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:280'))
     _lib['aten:CompositeExplicitAutograd'].impl('add.Scalar', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'add_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:102'))
     _lib['aten:CompositeExplicitAutograd'].impl('add.Scalar_out', generated_add_Scalar_out)
     _lib['aten:CompositeExplicitAutograd'].impl('add_.Scalar', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'add__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:109'))
+    _lib['aten:CompositeExplicitAutograd'].impl('addbmm', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'addbmm_composite', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1313'))
+    _lib['aten:CompositeExplicitAutograd'].impl('addbmm.out', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'addbmm_out_composite', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1323'))
+    _lib['aten:CompositeExplicitAutograd'].impl('addbmm_', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'addbmm__composite', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1318'))
+    _lib['aten:CompositeExplicitAutograd'].impl('alias', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'alias', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1464'))
+    _lib['aten:CompositeExplicitAutograd'].impl('alias_copy.out', generated_alias_copy_out)
+    _lib['aten:CompositeExplicitAutograd'].impl('arange', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'arange', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1835'))
+    _lib['aten:CompositeExplicitAutograd'].impl('arange.out', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'arange_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1849'))
+    _lib['aten:CompositeExplicitAutograd'].impl('arange.start', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'arange_start', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1839'))
+    _lib['aten:CompositeExplicitAutograd'].impl('arange.start_step', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'arange_start_step', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1843'))
+    _lib['aten:CompositeExplicitAutograd'].impl('as_strided_copy.out', generated_as_strided_copy_out)
+    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_and.Scalar', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_and_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2711'))
+    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_and.Scalar_Tensor', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_and_Scalar_Tensor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2718'))
+    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_and.Scalar_Tensor_out', generated_bitwise_and_Scalar_Tensor_out)
+    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_and.Scalar_out', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_and_Scalar_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2704'))
+    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_and_.Scalar', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_and__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2732'))
+    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_or.Scalar', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_or_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2761'))
+    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_or.Scalar_Tensor', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_or_Scalar_Tensor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2768'))
+    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_or.Scalar_Tensor_out', generated_bitwise_or_Scalar_Tensor_out)
+    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_or.Scalar_out', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_or_Scalar_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2754'))
+    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_or_.Scalar', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_or__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2782'))
+    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_xor.Scalar', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_xor_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2811'))
+    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_xor.Scalar_Tensor', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_xor_Scalar_Tensor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2818'))
+    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_xor.Scalar_Tensor_out', generated_bitwise_xor_Scalar_Tensor_out)
+    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_xor.Scalar_out', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_xor_Scalar_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2804'))
+    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_xor_.Scalar', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_xor__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2832'))
     _lib['aten:CompositeExplicitAutograd'].impl('clone', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'clone', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:625'))
     _lib['aten:CompositeExplicitAutograd'].impl('clone.out', generated_clone_out)
     _lib['aten:CompositeExplicitAutograd'].impl('copy.out', generated_copy_out)
+    _lib['aten:CompositeExplicitAutograd'].impl('detach', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'detach', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1477'))
+    _lib['aten:CompositeExplicitAutograd'].impl('detach_copy.out', generated_detach_copy_out)
+    _lib['aten:CompositeExplicitAutograd'].impl('diagonal', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'diagonal', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1375'))
+    _lib['aten:CompositeExplicitAutograd'].impl('diagonal_copy.out', generated_diagonal_copy_out)
     _lib['aten:CompositeExplicitAutograd'].impl('div.Scalar', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'div_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:243'))
     _lib['aten:CompositeExplicitAutograd'].impl('div.Scalar_mode', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'div_Scalar_mode', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:258'))
     _lib['aten:CompositeExplicitAutograd'].impl('div.Scalar_mode_out', generated_div_Scalar_mode_out)
@@ -1636,20 +5092,90 @@ def _register():
     _lib['aten:CompositeExplicitAutograd'].impl('empty_strided.out', generated_empty_strided_out)
     _lib['aten:CompositeExplicitAutograd'].impl('expand', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'expand', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:758'))
     _lib['aten:CompositeExplicitAutograd'].impl('expand_copy.out', generated_expand_copy_out)
+    _lib['aten:CompositeExplicitAutograd'].impl('eye', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'eye', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1866'))
+    _lib['aten:CompositeExplicitAutograd'].impl('eye.m', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'eye_m', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1870'))
     _lib['aten:CompositeExplicitAutograd'].impl('fill.Scalar', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'fill_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:66'))
     _lib['aten:CompositeExplicitAutograd'].impl('fill.Scalar_out', generated_fill_Scalar_out)
+    _lib['aten:CompositeExplicitAutograd'].impl('flip.out', generated_flip_out)
+    _lib['aten:CompositeExplicitAutograd'].impl('floor_divide', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'floor_divide', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2101'))
+    _lib['aten:CompositeExplicitAutograd'].impl('floor_divide.Scalar', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'floor_divide_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2118'))
+    _lib['aten:CompositeExplicitAutograd'].impl('floor_divide.Scalar_out', generated_floor_divide_Scalar_out)
+    _lib['aten:CompositeExplicitAutograd'].impl('floor_divide.out', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'floor_divide_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2113'))
+    _lib['aten:CompositeExplicitAutograd'].impl('floor_divide_.Scalar', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'floor_divide__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2124'))
+    _lib['aten:CompositeExplicitAutograd'].impl('floor_divide_.Tensor', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'floor_divide_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2107'))
     _lib['aten:CompositeExplicitAutograd'].impl('full', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'full', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:40'))
     _lib['aten:CompositeExplicitAutograd'].impl('full.out', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'full_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:45'))
+    _lib['aten:CompositeExplicitAutograd'].impl('full_like', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'full_like', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1882'))
+    _lib['aten:CompositeExplicitAutograd'].impl('full_like.out', generated_full_like_out)
+    _lib['aten:CompositeExplicitAutograd'].impl('index_put', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'index_put', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1736'))
+    _lib['aten:CompositeExplicitAutograd'].impl('index_put.out', generated_index_put_out)
+    _lib['aten:CompositeExplicitAutograd'].impl('index_put_', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'index_put_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1729'))
+    _lib['aten:CompositeExplicitAutograd'].impl('linear.out', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linear_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1330'))
+    _lib['aten:CompositeExplicitAutograd'].impl('linspace', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1858'))
+    _lib['aten:CompositeExplicitAutograd'].impl('log_softmax.int_out', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'log_softmax_int_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1167'))
+    _lib['aten:CompositeExplicitAutograd'].impl('logical_and', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_and', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2653'))
+    _lib['aten:CompositeExplicitAutograd'].impl('logical_and_', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_and_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2660'))
+    _lib['aten:CompositeExplicitAutograd'].impl('logical_not', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_not', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2611'))
+    _lib['aten:CompositeExplicitAutograd'].impl('logical_not_', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_not_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2618'))
+    _lib['aten:CompositeExplicitAutograd'].impl('logical_or', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_or', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2674'))
+    _lib['aten:CompositeExplicitAutograd'].impl('logical_or_', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_or_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2681'))
+    _lib['aten:CompositeExplicitAutograd'].impl('logical_xor', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_xor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2632'))
+    _lib['aten:CompositeExplicitAutograd'].impl('logical_xor_', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_xor_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2639'))
+    _lib['aten:CompositeExplicitAutograd'].impl('masked_fill.Scalar', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'masked_fill_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1759'))
+    _lib['aten:CompositeExplicitAutograd'].impl('masked_fill.Scalar_out', generated_masked_fill_Scalar_out)
+    _lib['aten:CompositeExplicitAutograd'].impl('masked_fill.Tensor', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'masked_fill_Tensor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1774'))
+    _lib['aten:CompositeExplicitAutograd'].impl('masked_fill.Tensor_out', generated_masked_fill_Tensor_out)
     _lib['aten:CompositeExplicitAutograd'].impl('mean', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mean', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:796'))
+    _lib['aten:CompositeExplicitAutograd'].impl('mean.dtype_out', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mean_dtype_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:892'))
     _lib['aten:CompositeExplicitAutograd'].impl('mul.Scalar', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mul_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:188'))
     _lib['aten:CompositeExplicitAutograd'].impl('mul.Scalar_out', generated_mul_Scalar_out)
     _lib['aten:CompositeExplicitAutograd'].impl('mul_.Scalar', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mul__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:195'))
     _lib['aten:CompositeExplicitAutograd'].impl('mv', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mv', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:876'))
     _lib['aten:CompositeExplicitAutograd'].impl('mv.out', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mv_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:881'))
+    _lib['aten:CompositeExplicitAutograd'].impl('norm.Scalar', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'norm_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1090'))
+    _lib['aten:CompositeExplicitAutograd'].impl('norm.ScalarOpt_dtype', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'norm_ScalarOpt_dtype', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1098'))
+    _lib['aten:CompositeExplicitAutograd'].impl('norm.ScalarOpt_dtype_out', generated_norm_ScalarOpt_dtype_out)
+    _lib['aten:CompositeExplicitAutograd'].impl('norm.Scalar_out', generated_norm_Scalar_out)
+    _lib['aten:CompositeExplicitAutograd'].impl('normal.out', generated_normal_out)
+    _lib['aten:CompositeExplicitAutograd'].impl('normal_functional', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'normal_functional', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1906'))
     _lib['aten:CompositeExplicitAutograd'].impl('ones', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'ones', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:32'))
     _lib['aten:CompositeExplicitAutograd'].impl('ones.out', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'ones_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:36'))
     _lib['aten:CompositeExplicitAutograd'].impl('ones_like', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'ones_like', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:61'))
     _lib['aten:CompositeExplicitAutograd'].impl('ones_like.out', generated_ones_like_out)
+    _lib['aten:CompositeExplicitAutograd'].impl('permute', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'permute', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1352'))
+    _lib['aten:CompositeExplicitAutograd'].impl('permute_copy.out', generated_permute_copy_out)
+    _lib['aten:CompositeExplicitAutograd'].impl('prod.out', generated_prod_out)
+    _lib['aten:CompositeExplicitAutograd'].impl('rand', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rand', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1930'))
+    _lib['aten:CompositeExplicitAutograd'].impl('rand.generator', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rand_generator', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1935'))
+    _lib['aten:CompositeExplicitAutograd'].impl('rand.out', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rand_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1940'))
+    _lib['aten:CompositeExplicitAutograd'].impl('rand_like', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rand_like', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1990'))
+    _lib['aten:CompositeExplicitAutograd'].impl('rand_like.out', generated_rand_like_out)
+    _lib['aten:CompositeExplicitAutograd'].impl('randint', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randint', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1960'))
+    _lib['aten:CompositeExplicitAutograd'].impl('randint.generator', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randint_generator', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1965'))
+    _lib['aten:CompositeExplicitAutograd'].impl('randint.low', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randint_low', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1970'))
+    _lib['aten:CompositeExplicitAutograd'].impl('randint.low_generator', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randint_low_generator', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1975'))
+    _lib['aten:CompositeExplicitAutograd'].impl('randint.low_out', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randint_low_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1985'))
+    _lib['aten:CompositeExplicitAutograd'].impl('randint.out', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randint_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1980'))
+    _lib['aten:CompositeExplicitAutograd'].impl('randn', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randn', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1945'))
+    _lib['aten:CompositeExplicitAutograd'].impl('randn.generator', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randn_generator', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1950'))
+    _lib['aten:CompositeExplicitAutograd'].impl('randn.out', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randn_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1955'))
+    _lib['aten:CompositeExplicitAutograd'].impl('randn_like', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randn_like', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1996'))
+    _lib['aten:CompositeExplicitAutograd'].impl('randn_like.out', generated_randn_like_out)
+    _lib['aten:CompositeExplicitAutograd'].impl('random.from', generated_random_from)
+    _lib['aten:CompositeExplicitAutograd'].impl('random.from_out', generated_random_from_out)
+    _lib['aten:CompositeExplicitAutograd'].impl('random.to', generated_random_to)
+    _lib['aten:CompositeExplicitAutograd'].impl('random.to_out', generated_random_to_out)
+    _lib['aten:CompositeExplicitAutograd'].impl('relu', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'relu', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2428'))
+    _lib['aten:CompositeExplicitAutograd'].impl('relu.out', generated_relu_out)
+    _lib['aten:CompositeExplicitAutograd'].impl('relu_', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'relu_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2435'))
+    _lib['aten:CompositeExplicitAutograd'].impl('remainder.Scalar', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'remainder_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2004'))
+    _lib['aten:CompositeExplicitAutograd'].impl('remainder.Scalar_Tensor', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'remainder_Scalar_Tensor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2041'))
+    _lib['aten:CompositeExplicitAutograd'].impl('remainder.Scalar_Tensor_out', generated_remainder_Scalar_Tensor_out)
+    _lib['aten:CompositeExplicitAutograd'].impl('remainder.Scalar_out', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'remainder_Scalar_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2016'))
+    _lib['aten:CompositeExplicitAutograd'].impl('remainder_.Scalar', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'remainder__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2010'))
+    _lib['aten:CompositeExplicitAutograd'].impl('repeat', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'repeat', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1584'))
+    _lib['aten:CompositeExplicitAutograd'].impl('repeat.out', generated_repeat_out)
+    _lib['aten:CompositeExplicitAutograd'].impl('roll.out', generated_roll_out)
     _lib['aten:CompositeExplicitAutograd'].impl('rsub.Scalar', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rsub_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:159'))
     _lib['aten:CompositeExplicitAutograd'].impl('rsub.Scalar_out', generated_rsub_Scalar_out)
     _lib['aten:CompositeExplicitAutograd'].impl('rsub.Tensor', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rsub_Tensor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:152'))
@@ -1658,8 +5184,17 @@ def _register():
     _lib['aten:CompositeExplicitAutograd'].impl('select_copy.int_out', generated_select_copy_int_out)
     _lib['aten:CompositeExplicitAutograd'].impl('slice.Tensor', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'slice', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:743'))
     _lib['aten:CompositeExplicitAutograd'].impl('slice_copy.Tensor_out', generated_slice_copy_Tensor_out)
+    _lib['aten:CompositeExplicitAutograd'].impl('softmax.int_out', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'softmax_int_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1150'))
+    _lib['aten:CompositeExplicitAutograd'].impl('sort', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'sort', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1802'))
+    _lib['aten:CompositeExplicitAutograd'].impl('sort.values', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'sort_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1809'))
+    _lib['aten:CompositeExplicitAutograd'].impl('split.Tensor', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'split', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1402'))
+    _lib['aten:CompositeExplicitAutograd'].impl('split_copy.Tensor_out', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'split_copy_Tensor_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1415'))
+    _lib['aten:CompositeExplicitAutograd'].impl('split_with_sizes', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'split_with_sizes', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1424'))
+    _lib['aten:CompositeExplicitAutograd'].impl('split_with_sizes_copy.out', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'split_with_sizes_copy_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1438'))
     _lib['aten:CompositeExplicitAutograd'].impl('squeeze.dim', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'squeeze_dim', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:713'))
     _lib['aten:CompositeExplicitAutograd'].impl('squeeze_copy.dim_out', generated_squeeze_copy_dim_out)
+    _lib['aten:CompositeExplicitAutograd'].impl('stack', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'stack', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1561'))
+    _lib['aten:CompositeExplicitAutograd'].impl('stack.out', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'stack_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1565'))
     _lib['aten:CompositeExplicitAutograd'].impl('sub.Scalar', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'sub_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:137'))
     _lib['aten:CompositeExplicitAutograd'].impl('sub.Scalar_out', generated_sub_Scalar_out)
     _lib['aten:CompositeExplicitAutograd'].impl('sub_.Scalar', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'sub__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:144'))
@@ -1669,41 +5204,160 @@ def _register():
     _lib['aten:CompositeExplicitAutograd'].impl('t_copy.out', generated_t_copy_out)
     _lib['aten:CompositeExplicitAutograd'].impl('transpose.int', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'transpose', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:670'))
     _lib['aten:CompositeExplicitAutograd'].impl('transpose_copy.int_out', generated_transpose_copy_int_out)
+    _lib['aten:CompositeExplicitAutograd'].impl('unbind.int', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'unbind', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1448'))
+    _lib['aten:CompositeExplicitAutograd'].impl('unbind_copy.int_out', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'unbind_copy_int_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1459'))
+    _lib['aten:CompositeExplicitAutograd'].impl('unfold_copy.out', generated_unfold_copy_out)
+    _lib['aten:CompositeExplicitAutograd'].impl('uniform', generated_uniform)
+    _lib['aten:CompositeExplicitAutograd'].impl('uniform.out', generated_uniform_out)
     _lib['aten:CompositeExplicitAutograd'].impl('unsqueeze', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'unsqueeze', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:698'))
     _lib['aten:CompositeExplicitAutograd'].impl('unsqueeze_copy.out', generated_unsqueeze_copy_out)
+    _lib['aten:CompositeExplicitAutograd'].impl('view_as_complex_copy.out', generated_view_as_complex_copy_out)
+    _lib['aten:CompositeExplicitAutograd'].impl('view_as_real_copy.out', generated_view_as_real_copy_out)
     _lib['aten:CompositeExplicitAutograd'].impl('view_copy.out', generated_view_copy_out)
     _lib['aten:CompositeExplicitAutograd'].impl('zeros', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'zeros', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:24'))
     _lib['aten:CompositeExplicitAutograd'].impl('zeros.out', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'zeros_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:28'))
     _lib['aten:CompositeExplicitAutograd'].impl('zeros_like', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'zeros_like', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:56'))
     _lib['aten:CompositeExplicitAutograd'].impl('zeros_like.out', generated_zeros_like_out)
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('alias_copy', generated_alias_copy)
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('as_strided_copy', generated_as_strided_copy)
     _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('copy', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'copy', 'CompositeExplicitAutogradNonFunctional', 'ops/native_functions.yaml:632'))
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('detach_copy', generated_detach_copy)
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('diagonal_copy', generated_diagonal_copy)
     _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('expand_copy', generated_expand_copy)
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('permute_copy', generated_permute_copy)
     _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('select_copy.int', generated_select_copy_int)
     _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('slice_copy.Tensor', generated_slice_copy_Tensor)
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('split_copy.Tensor', generated_split_copy_Tensor)
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('split_with_sizes_copy', generated_split_with_sizes_copy)
     _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('squeeze_copy.dim', generated_squeeze_copy_dim)
     _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('t_copy', generated_t_copy)
     _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('transpose_copy.int', generated_transpose_copy_int)
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('unbind_copy.int', generated_unbind_copy_int)
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('unfold_copy', generated_unfold_copy)
     _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('unsqueeze_copy', generated_unsqueeze_copy)
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('view_as_complex_copy', generated_view_as_complex_copy)
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('view_as_real_copy', generated_view_as_real_copy)
     _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('view_copy', generated_view_copy)
+    _lib['aten:CompositeImplicitAutograd'].impl('chunk', _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'chunk', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1443'))
+    _lib['aten:CompositeImplicitAutograd'].impl('contiguous', _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'contiguous', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1518'))
+    _lib['aten:CompositeImplicitAutograd'].impl('flatten.using_ints', _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'flatten', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1489'))
+    _lib['aten:CompositeImplicitAutograd'].impl('linear', _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'linear', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1327'))
+    _lib['aten:CompositeImplicitAutograd'].impl('log_softmax.int', _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'log_softmax', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1164'))
     _lib['aten:CompositeImplicitAutograd'].impl('matmul', _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'matmul', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:885'))
     _lib['aten:CompositeImplicitAutograd'].impl('matmul.out', _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'matmul_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:888'))
+    _lib['aten:CompositeImplicitAutograd'].impl('narrow', _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'narrow', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1365'))
+    _lib['aten:CompositeImplicitAutograd'].impl('narrow.Tensor', _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'narrow', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1370'))
+    _lib['aten:CompositeImplicitAutograd'].impl('outer', _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'outer', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1281'))
+    _lib['aten:CompositeImplicitAutograd'].impl('outer.out', _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'outer_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1284'))
     _lib['aten:CompositeImplicitAutograd'].impl('reshape', _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'reshape', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:665'))
+    _lib['aten:CompositeImplicitAutograd'].impl('softmax.int', _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'softmax', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1147'))
+    _lib['aten:CompositeImplicitAutograd'].impl('split.sizes', _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'split', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1420'))
+    _lib['aten:CompositeImplicitAutograd'].impl('std', _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'std', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1058'))
+    _lib['aten:CompositeImplicitAutograd'].impl('std.dim', _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'std', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1064'))
+    _lib['aten:CompositeImplicitAutograd'].impl('std.out', _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'std_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1070'))
+    _lib['aten:CompositeImplicitAutograd'].impl('to.device', _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'to', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1535'))
+    _lib['aten:CompositeImplicitAutograd'].impl('to.dtype', _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'to', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1540'))
+    _lib['aten:CompositeImplicitAutograd'].impl('to.dtype_layout', _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'to', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1530'))
+    _lib['aten:CompositeImplicitAutograd'].impl('to.other', _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'to', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1545'))
+    _lib['aten:CompositeImplicitAutograd'].impl('var', _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'var', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1026'))
+    _lib['aten:CompositeImplicitAutograd'].impl('var.dim', _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'var', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1032'))
+    _lib['aten:CompositeImplicitAutograd'].impl('var.out', _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'var_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1038'))
+    _lib['aten:CompositeImplicitAutograd'].impl('where.Scalar', _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'where', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:2580'))
+    _lib['aten:CompositeImplicitAutograd'].impl('where.ScalarOther', _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'where', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:2577'))
+    _lib['aten:CompositeImplicitAutograd'].impl('where.ScalarSelf', _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'where', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:2574'))
+    _lib['aten:Meta'].impl('_index_put_impl_', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'index_put_impl_meta_', 'Meta', 'ops/native_functions.yaml:1743'))
+    _lib['aten:Meta'].impl('_log_softmax', wrapper_Meta__log_softmax)
+    _lib['aten:Meta'].impl('_log_softmax.out', wrapper_Meta__log_softmax_out)
+    _lib['aten:Meta'].impl('_softmax', wrapper_Meta__softmax)
+    _lib['aten:Meta'].impl('_softmax.out', wrapper_Meta__softmax_out)
     _lib['aten:Meta'].impl('abs.out', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'abs_out_meta', 'Meta', 'ops/native_functions.yaml:286'))
     _lib['aten:Meta'].impl('add.Tensor', wrapper_Meta_add_Tensor)
     _lib['aten:Meta'].impl('add.out', wrapper_Meta_add_out)
     _lib['aten:Meta'].impl('add_.Tensor', wrapper_Meta_add__Tensor)
+    _lib['aten:Meta'].impl('addcdiv', wrapper_Meta_addcdiv)
+    _lib['aten:Meta'].impl('addcdiv.out', wrapper_Meta_addcdiv_out)
+    _lib['aten:Meta'].impl('addcdiv_', wrapper_Meta_addcdiv_)
+    _lib['aten:Meta'].impl('addcmul', wrapper_Meta_addcmul)
+    _lib['aten:Meta'].impl('addcmul.out', wrapper_Meta_addcmul_out)
+    _lib['aten:Meta'].impl('addcmul_', wrapper_Meta_addcmul_)
     _lib['aten:Meta'].impl('addmm', wrapper_Meta_addmm)
     _lib['aten:Meta'].impl('addmm.out', wrapper_Meta_addmm_out)
     _lib['aten:Meta'].impl('addmm_', wrapper_Meta_addmm_)
+    _lib['aten:Meta'].impl('addmv', wrapper_Meta_addmv)
+    _lib['aten:Meta'].impl('addmv.out', wrapper_Meta_addmv_out)
+    _lib['aten:Meta'].impl('addmv_', wrapper_Meta_addmv_)
+    _lib['aten:Meta'].impl('all', wrapper_Meta_all)
+    _lib['aten:Meta'].impl('all.all_out', wrapper_Meta_all_all_out)
+    _lib['aten:Meta'].impl('all.dim', wrapper_Meta_all_dim)
+    _lib['aten:Meta'].impl('all.dims', wrapper_Meta_all_dims)
+    _lib['aten:Meta'].impl('all.dims_out', wrapper_Meta_all_dims_out)
+    _lib['aten:Meta'].impl('all.out', wrapper_Meta_all_out)
+    _lib['aten:Meta'].impl('amax', wrapper_Meta_amax)
+    _lib['aten:Meta'].impl('amax.out', wrapper_Meta_amax_out)
+    _lib['aten:Meta'].impl('amin', wrapper_Meta_amin)
+    _lib['aten:Meta'].impl('amin.out', wrapper_Meta_amin_out)
     _lib['aten:Meta'].impl('aminmax', wrapper_Meta_aminmax)
     _lib['aten:Meta'].impl('aminmax.out', wrapper_Meta_aminmax_out)
+    _lib['aten:Meta'].impl('any', wrapper_Meta_any)
+    _lib['aten:Meta'].impl('any.all_out', wrapper_Meta_any_all_out)
+    _lib['aten:Meta'].impl('any.dim', wrapper_Meta_any_dim)
+    _lib['aten:Meta'].impl('any.dims', wrapper_Meta_any_dims)
+    _lib['aten:Meta'].impl('any.dims_out', wrapper_Meta_any_dims_out)
+    _lib['aten:Meta'].impl('any.out', wrapper_Meta_any_out)
+    _lib['aten:Meta'].impl('arange.start_out', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'arange_start_out', 'Meta', 'ops/native_functions.yaml:1853'))
+    _lib['aten:Meta'].impl('argmax', wrapper_Meta_argmax)
+    _lib['aten:Meta'].impl('argmax.out', wrapper_Meta_argmax_out)
+    _lib['aten:Meta'].impl('argmin', wrapper_Meta_argmin)
+    _lib['aten:Meta'].impl('argmin.out', wrapper_Meta_argmin_out)
+    _lib['aten:Meta'].impl('as_strided', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'as_strided', 'Meta', 'ops/native_functions.yaml:1337'))
+    _lib['aten:Meta'].impl('baddbmm', wrapper_Meta_baddbmm)
+    _lib['aten:Meta'].impl('baddbmm.out', wrapper_Meta_baddbmm_out)
+    _lib['aten:Meta'].impl('baddbmm_', wrapper_Meta_baddbmm_)
+    _lib['aten:Meta'].impl('bitwise_and.Tensor', wrapper_Meta_bitwise_and_Tensor)
+    _lib['aten:Meta'].impl('bitwise_and.Tensor_out', wrapper_Meta_bitwise_and_Tensor_out)
+    _lib['aten:Meta'].impl('bitwise_and_.Tensor', wrapper_Meta_bitwise_and__Tensor)
+    _lib['aten:Meta'].impl('bitwise_not', wrapper_Meta_bitwise_not)
+    _lib['aten:Meta'].impl('bitwise_not.out', wrapper_Meta_bitwise_not_out)
+    _lib['aten:Meta'].impl('bitwise_not_', wrapper_Meta_bitwise_not_)
+    _lib['aten:Meta'].impl('bitwise_or.Tensor', wrapper_Meta_bitwise_or_Tensor)
+    _lib['aten:Meta'].impl('bitwise_or.Tensor_out', wrapper_Meta_bitwise_or_Tensor_out)
+    _lib['aten:Meta'].impl('bitwise_or_.Tensor', wrapper_Meta_bitwise_or__Tensor)
+    _lib['aten:Meta'].impl('bitwise_xor.Tensor', wrapper_Meta_bitwise_xor_Tensor)
+    _lib['aten:Meta'].impl('bitwise_xor.Tensor_out', wrapper_Meta_bitwise_xor_Tensor_out)
+    _lib['aten:Meta'].impl('bitwise_xor_.Tensor', wrapper_Meta_bitwise_xor__Tensor)
     _lib['aten:Meta'].impl('bmm', wrapper_Meta_bmm)
     _lib['aten:Meta'].impl('bmm.out', wrapper_Meta_bmm_out)
+    _lib['aten:Meta'].impl('cat', wrapper_Meta_cat)
+    _lib['aten:Meta'].impl('cat.out', wrapper_Meta_cat_out)
+    _lib['aten:Meta'].impl('ceil', wrapper_Meta_ceil)
+    _lib['aten:Meta'].impl('ceil.out', wrapper_Meta_ceil_out)
+    _lib['aten:Meta'].impl('ceil_', wrapper_Meta_ceil_)
+    _lib['aten:Meta'].impl('clamp', wrapper_Meta_clamp)
+    _lib['aten:Meta'].impl('clamp.Tensor', wrapper_Meta_clamp_Tensor)
+    _lib['aten:Meta'].impl('clamp.Tensor_out', wrapper_Meta_clamp_Tensor_out)
+    _lib['aten:Meta'].impl('clamp.out', wrapper_Meta_clamp_out)
+    _lib['aten:Meta'].impl('clamp_', wrapper_Meta_clamp_)
+    _lib['aten:Meta'].impl('clamp_.Tensor', wrapper_Meta_clamp__Tensor)
+    _lib['aten:Meta'].impl('clamp_max', wrapper_Meta_clamp_max)
+    _lib['aten:Meta'].impl('clamp_max.Tensor', wrapper_Meta_clamp_max_Tensor)
+    _lib['aten:Meta'].impl('clamp_max.Tensor_out', wrapper_Meta_clamp_max_Tensor_out)
+    _lib['aten:Meta'].impl('clamp_max.out', wrapper_Meta_clamp_max_out)
+    _lib['aten:Meta'].impl('clamp_max_', wrapper_Meta_clamp_max_)
+    _lib['aten:Meta'].impl('clamp_max_.Tensor', wrapper_Meta_clamp_max__Tensor)
+    _lib['aten:Meta'].impl('clamp_min', wrapper_Meta_clamp_min)
+    _lib['aten:Meta'].impl('clamp_min.Tensor', wrapper_Meta_clamp_min_Tensor)
+    _lib['aten:Meta'].impl('clamp_min.Tensor_out', wrapper_Meta_clamp_min_Tensor_out)
+    _lib['aten:Meta'].impl('clamp_min.out', wrapper_Meta_clamp_min_out)
+    _lib['aten:Meta'].impl('clamp_min_', wrapper_Meta_clamp_min_)
+    _lib['aten:Meta'].impl('clamp_min_.Tensor', wrapper_Meta_clamp_min__Tensor)
     _lib['aten:Meta'].impl('copy', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'copy_meta', 'Meta', 'ops/native_functions.yaml:632'))
     _lib['aten:Meta'].impl('copy_', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'copy_meta_', 'Meta', 'ops/native_functions.yaml:639'))
     _lib['aten:Meta'].impl('cos', wrapper_Meta_cos)
     _lib['aten:Meta'].impl('cos.out', wrapper_Meta_cos_out)
     _lib['aten:Meta'].impl('cos_', wrapper_Meta_cos_)
+    _lib['aten:Meta'].impl('cumsum', wrapper_Meta_cumsum)
+    _lib['aten:Meta'].impl('cumsum.out', wrapper_Meta_cumsum_out)
+    _lib['aten:Meta'].impl('cumsum_', wrapper_Meta_cumsum_)
     _lib['aten:Meta'].impl('div.Tensor', wrapper_Meta_div_Tensor)
     _lib['aten:Meta'].impl('div.Tensor_mode', wrapper_Meta_div_Tensor_mode)
     _lib['aten:Meta'].impl('div.out', wrapper_Meta_div_out)
@@ -1719,36 +5373,90 @@ def _register():
     _lib['aten:Meta'].impl('eq.Tensor_out', wrapper_Meta_eq_Tensor_out)
     _lib['aten:Meta'].impl('eq_.Scalar', wrapper_Meta_eq__Scalar)
     _lib['aten:Meta'].impl('eq_.Tensor', wrapper_Meta_eq__Tensor)
+    _lib['aten:Meta'].impl('erf', wrapper_Meta_erf)
+    _lib['aten:Meta'].impl('erf.out', wrapper_Meta_erf_out)
+    _lib['aten:Meta'].impl('erf_', wrapper_Meta_erf_)
     _lib['aten:Meta'].impl('exp', wrapper_Meta_exp)
     _lib['aten:Meta'].impl('exp.out', wrapper_Meta_exp_out)
     _lib['aten:Meta'].impl('exp_', wrapper_Meta_exp_)
+    _lib['aten:Meta'].impl('expm1', wrapper_Meta_expm1)
+    _lib['aten:Meta'].impl('expm1.out', wrapper_Meta_expm1_out)
+    _lib['aten:Meta'].impl('expm1_', wrapper_Meta_expm1_)
+    _lib['aten:Meta'].impl('eye.m_out', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'eye_m_out', 'Meta', 'ops/native_functions.yaml:1878'))
+    _lib['aten:Meta'].impl('eye.out', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'eye_out', 'Meta', 'ops/native_functions.yaml:1874'))
     _lib['aten:Meta'].impl('fill_.Scalar', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'fill_meta_', 'Meta', 'ops/native_functions.yaml:72'))
+    _lib['aten:Meta'].impl('flip', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'flip_meta', 'Meta', 'ops/native_functions.yaml:1569'))
+    _lib['aten:Meta'].impl('floor', wrapper_Meta_floor)
+    _lib['aten:Meta'].impl('floor.out', wrapper_Meta_floor_out)
+    _lib['aten:Meta'].impl('floor_', wrapper_Meta_floor_)
+    _lib['aten:Meta'].impl('gather', wrapper_Meta_gather)
+    _lib['aten:Meta'].impl('gather.out', wrapper_Meta_gather_out)
     _lib['aten:Meta'].impl('ge.Scalar', wrapper_Meta_ge_Scalar)
     _lib['aten:Meta'].impl('ge.Scalar_out', wrapper_Meta_ge_Scalar_out)
     _lib['aten:Meta'].impl('ge.Tensor', wrapper_Meta_ge_Tensor)
     _lib['aten:Meta'].impl('ge.Tensor_out', wrapper_Meta_ge_Tensor_out)
     _lib['aten:Meta'].impl('ge_.Scalar', wrapper_Meta_ge__Scalar)
     _lib['aten:Meta'].impl('ge_.Tensor', wrapper_Meta_ge__Tensor)
+    _lib['aten:Meta'].impl('gelu', wrapper_Meta_gelu)
+    _lib['aten:Meta'].impl('gelu.out', wrapper_Meta_gelu_out)
+    _lib['aten:Meta'].impl('gelu_', wrapper_Meta_gelu_)
     _lib['aten:Meta'].impl('gt.Scalar', wrapper_Meta_gt_Scalar)
     _lib['aten:Meta'].impl('gt.Scalar_out', wrapper_Meta_gt_Scalar_out)
     _lib['aten:Meta'].impl('gt.Tensor', wrapper_Meta_gt_Tensor)
     _lib['aten:Meta'].impl('gt.Tensor_out', wrapper_Meta_gt_Tensor_out)
     _lib['aten:Meta'].impl('gt_.Scalar', wrapper_Meta_gt__Scalar)
     _lib['aten:Meta'].impl('gt_.Tensor', wrapper_Meta_gt__Tensor)
+    _lib['aten:Meta'].impl('index.Tensor', wrapper_Meta_index_Tensor)
+    _lib['aten:Meta'].impl('index.Tensor_out', wrapper_Meta_index_Tensor_out)
+    _lib['aten:Meta'].impl('index_select', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'index_select_meta', 'Meta', 'ops/native_functions.yaml:1619'))
+    _lib['aten:Meta'].impl('index_select.out', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'index_select_out_meta', 'Meta', 'ops/native_functions.yaml:1626'))
     _lib['aten:Meta'].impl('le.Scalar', wrapper_Meta_le_Scalar)
     _lib['aten:Meta'].impl('le.Scalar_out', wrapper_Meta_le_Scalar_out)
     _lib['aten:Meta'].impl('le.Tensor', wrapper_Meta_le_Tensor)
     _lib['aten:Meta'].impl('le.Tensor_out', wrapper_Meta_le_Tensor_out)
     _lib['aten:Meta'].impl('le_.Scalar', wrapper_Meta_le__Scalar)
     _lib['aten:Meta'].impl('le_.Tensor', wrapper_Meta_le__Tensor)
+    _lib['aten:Meta'].impl('lerp.Scalar', wrapper_Meta_lerp_Scalar)
+    _lib['aten:Meta'].impl('lerp.Scalar_out', wrapper_Meta_lerp_Scalar_out)
+    _lib['aten:Meta'].impl('lerp.Tensor', wrapper_Meta_lerp_Tensor)
+    _lib['aten:Meta'].impl('lerp.Tensor_out', wrapper_Meta_lerp_Tensor_out)
+    _lib['aten:Meta'].impl('lerp_.Scalar', wrapper_Meta_lerp__Scalar)
+    _lib['aten:Meta'].impl('lerp_.Tensor', wrapper_Meta_lerp__Tensor)
+    _lib['aten:Meta'].impl('linspace.out', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'linspace_out', 'Meta', 'ops/native_functions.yaml:1862'))
+    _lib['aten:Meta'].impl('log', wrapper_Meta_log)
+    _lib['aten:Meta'].impl('log.out', wrapper_Meta_log_out)
+    _lib['aten:Meta'].impl('log1p', wrapper_Meta_log1p)
+    _lib['aten:Meta'].impl('log1p.out', wrapper_Meta_log1p_out)
+    _lib['aten:Meta'].impl('log1p_', wrapper_Meta_log1p_)
+    _lib['aten:Meta'].impl('log_', wrapper_Meta_log_)
+    _lib['aten:Meta'].impl('logical_and.out', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'logical_and_out_meta', 'Meta', 'ops/native_functions.yaml:2667'))
+    _lib['aten:Meta'].impl('logical_not.out', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'logical_not_out_meta', 'Meta', 'ops/native_functions.yaml:2625'))
+    _lib['aten:Meta'].impl('logical_or.out', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'logical_or_out_meta', 'Meta', 'ops/native_functions.yaml:2688'))
+    _lib['aten:Meta'].impl('logical_xor.out', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'logical_xor_out_meta', 'Meta', 'ops/native_functions.yaml:2646'))
+    _lib['aten:Meta'].impl('logsumexp', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'logsumexp_meta', 'Meta', 'ops/native_functions.yaml:1132'))
+    _lib['aten:Meta'].impl('logsumexp.out', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'logsumexp_out_meta', 'Meta', 'ops/native_functions.yaml:1140'))
     _lib['aten:Meta'].impl('lt.Scalar', wrapper_Meta_lt_Scalar)
     _lib['aten:Meta'].impl('lt.Scalar_out', wrapper_Meta_lt_Scalar_out)
     _lib['aten:Meta'].impl('lt.Tensor', wrapper_Meta_lt_Tensor)
     _lib['aten:Meta'].impl('lt.Tensor_out', wrapper_Meta_lt_Tensor_out)
     _lib['aten:Meta'].impl('lt_.Scalar', wrapper_Meta_lt__Scalar)
     _lib['aten:Meta'].impl('lt_.Tensor', wrapper_Meta_lt__Tensor)
+    _lib['aten:Meta'].impl('masked_fill_.Scalar', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'masked_fill_meta_', 'Meta', 'ops/native_functions.yaml:1751'))
+    _lib['aten:Meta'].impl('masked_fill_.Tensor', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'masked_fill_meta_', 'Meta', 'ops/native_functions.yaml:1766'))
+    _lib['aten:Meta'].impl('max', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'max_all_meta', 'Meta', 'ops/native_functions.yaml:972'))
+    _lib['aten:Meta'].impl('max.dim', wrapper_Meta_max_dim)
+    _lib['aten:Meta'].impl('max.dim_max', wrapper_Meta_max_dim_max)
+    _lib['aten:Meta'].impl('max.unary_out', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'max_unary_out_meta', 'Meta', 'ops/native_functions.yaml:980'))
+    _lib['aten:Meta'].impl('maximum', wrapper_Meta_maximum)
+    _lib['aten:Meta'].impl('maximum.out', wrapper_Meta_maximum_out)
     _lib['aten:Meta'].impl('mean.dim', wrapper_Meta_mean_dim)
     _lib['aten:Meta'].impl('mean.out', wrapper_Meta_mean_out)
+    _lib['aten:Meta'].impl('min', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'min_all_meta', 'Meta', 'ops/native_functions.yaml:987'))
+    _lib['aten:Meta'].impl('min.dim', wrapper_Meta_min_dim)
+    _lib['aten:Meta'].impl('min.dim_min', wrapper_Meta_min_dim_min)
+    _lib['aten:Meta'].impl('min.unary_out', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'min_unary_out_meta', 'Meta', 'ops/native_functions.yaml:995'))
+    _lib['aten:Meta'].impl('minimum', wrapper_Meta_minimum)
+    _lib['aten:Meta'].impl('minimum.out', wrapper_Meta_minimum_out)
     _lib['aten:Meta'].impl('mm', wrapper_Meta_mm)
     _lib['aten:Meta'].impl('mm.out', wrapper_Meta_mm_out)
     _lib['aten:Meta'].impl('mul.Tensor', wrapper_Meta_mul_Tensor)
@@ -1763,18 +5471,99 @@ def _register():
     _lib['aten:Meta'].impl('neg', wrapper_Meta_neg)
     _lib['aten:Meta'].impl('neg.out', wrapper_Meta_neg_out)
     _lib['aten:Meta'].impl('neg_', wrapper_Meta_neg_)
+    _lib['aten:Meta'].impl('norm.ScalarOpt_dim', wrapper_Meta_norm_ScalarOpt_dim)
+    _lib['aten:Meta'].impl('norm.ScalarOpt_dim_dtype', wrapper_Meta_norm_ScalarOpt_dim_dtype)
+    _lib['aten:Meta'].impl('norm.dtype_out', wrapper_Meta_norm_dtype_out)
+    _lib['aten:Meta'].impl('norm.out', wrapper_Meta_norm_out)
+    _lib['aten:Meta'].impl('normal_', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:1897'))
+    _lib['aten:Meta'].impl('pow.Scalar', wrapper_Meta_pow_Scalar)
+    _lib['aten:Meta'].impl('pow.Scalar_out', wrapper_Meta_pow_Scalar_out)
+    _lib['aten:Meta'].impl('pow.Tensor_Scalar', wrapper_Meta_pow_Tensor_Scalar)
+    _lib['aten:Meta'].impl('pow.Tensor_Scalar_out', wrapper_Meta_pow_Tensor_Scalar_out)
+    _lib['aten:Meta'].impl('pow.Tensor_Tensor', wrapper_Meta_pow_Tensor_Tensor)
+    _lib['aten:Meta'].impl('pow.Tensor_Tensor_out', wrapper_Meta_pow_Tensor_Tensor_out)
+    _lib['aten:Meta'].impl('pow_.Scalar', wrapper_Meta_pow__Scalar)
+    _lib['aten:Meta'].impl('pow_.Tensor', wrapper_Meta_pow__Tensor)
+    _lib['aten:Meta'].impl('prod', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'prod_meta', 'Meta', 'ops/native_functions.yaml:898'))
+    _lib['aten:Meta'].impl('prod.dim_int', wrapper_Meta_prod_dim_int)
+    _lib['aten:Meta'].impl('prod.int_out', wrapper_Meta_prod_int_out)
+    _lib['aten:Meta'].impl('random_.from', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:1912'))
+    _lib['aten:Meta'].impl('random_.to', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:1921'))
+    _lib['aten:Meta'].impl('remainder.Tensor', wrapper_Meta_remainder_Tensor)
+    _lib['aten:Meta'].impl('remainder.Tensor_out', wrapper_Meta_remainder_Tensor_out)
+    _lib['aten:Meta'].impl('remainder_.Tensor', wrapper_Meta_remainder__Tensor)
+    _lib['aten:Meta'].impl('roll', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'roll_meta', 'Meta', 'ops/native_functions.yaml:1577'))
+    _lib['aten:Meta'].impl('round', wrapper_Meta_round)
+    _lib['aten:Meta'].impl('round.decimals', wrapper_Meta_round_decimals)
+    _lib['aten:Meta'].impl('round.decimals_out', wrapper_Meta_round_decimals_out)
+    _lib['aten:Meta'].impl('round.out', wrapper_Meta_round_out)
+    _lib['aten:Meta'].impl('round_', wrapper_Meta_round_)
+    _lib['aten:Meta'].impl('round_.decimals', wrapper_Meta_round__decimals)
+    _lib['aten:Meta'].impl('rsqrt', wrapper_Meta_rsqrt)
+    _lib['aten:Meta'].impl('rsqrt.out', wrapper_Meta_rsqrt_out)
+    _lib['aten:Meta'].impl('rsqrt_', wrapper_Meta_rsqrt_)
+    _lib['aten:Meta'].impl('scatter.reduce', wrapper_Meta_scatter_reduce)
+    _lib['aten:Meta'].impl('scatter.reduce_out', wrapper_Meta_scatter_reduce_out)
+    _lib['aten:Meta'].impl('scatter.src', wrapper_Meta_scatter_src)
+    _lib['aten:Meta'].impl('scatter.src_out', wrapper_Meta_scatter_src_out)
+    _lib['aten:Meta'].impl('scatter.value', wrapper_Meta_scatter_value)
+    _lib['aten:Meta'].impl('scatter.value_out', wrapper_Meta_scatter_value_out)
+    _lib['aten:Meta'].impl('scatter.value_reduce', wrapper_Meta_scatter_value_reduce)
+    _lib['aten:Meta'].impl('scatter.value_reduce_out', wrapper_Meta_scatter_value_reduce_out)
+    _lib['aten:Meta'].impl('scatter_.reduce', wrapper_Meta_scatter__reduce)
+    _lib['aten:Meta'].impl('scatter_.src', wrapper_Meta_scatter__src)
+    _lib['aten:Meta'].impl('scatter_.value', wrapper_Meta_scatter__value)
+    _lib['aten:Meta'].impl('scatter_.value_reduce', wrapper_Meta_scatter__value_reduce)
+    _lib['aten:Meta'].impl('scatter_add', wrapper_Meta_scatter_add)
+    _lib['aten:Meta'].impl('scatter_add.out', wrapper_Meta_scatter_add_out)
+    _lib['aten:Meta'].impl('scatter_add_', wrapper_Meta_scatter_add_)
+    _lib['aten:Meta'].impl('sigmoid', wrapper_Meta_sigmoid)
+    _lib['aten:Meta'].impl('sigmoid.out', wrapper_Meta_sigmoid_out)
+    _lib['aten:Meta'].impl('sigmoid_', wrapper_Meta_sigmoid_)
+    _lib['aten:Meta'].impl('sign', wrapper_Meta_sign)
+    _lib['aten:Meta'].impl('sign.out', wrapper_Meta_sign_out)
+    _lib['aten:Meta'].impl('sign_', wrapper_Meta_sign_)
+    _lib['aten:Meta'].impl('silu', wrapper_Meta_silu)
+    _lib['aten:Meta'].impl('silu.out', wrapper_Meta_silu_out)
+    _lib['aten:Meta'].impl('silu_', wrapper_Meta_silu_)
     _lib['aten:Meta'].impl('sin', wrapper_Meta_sin)
     _lib['aten:Meta'].impl('sin.out', wrapper_Meta_sin_out)
     _lib['aten:Meta'].impl('sin_', wrapper_Meta_sin_)
+    _lib['aten:Meta'].impl('sort.stable', wrapper_Meta_sort_stable)
+    _lib['aten:Meta'].impl('sort.values_stable', wrapper_Meta_sort_values_stable)
     _lib['aten:Meta'].impl('sqrt', wrapper_Meta_sqrt)
     _lib['aten:Meta'].impl('sqrt.out', wrapper_Meta_sqrt_out)
     _lib['aten:Meta'].impl('sqrt_', wrapper_Meta_sqrt_)
+    _lib['aten:Meta'].impl('std.correction', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'std_correction_meta', 'Meta', 'ops/native_functions.yaml:1075'))
+    _lib['aten:Meta'].impl('std.correction_out', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'std_correction_out_meta', 'Meta', 'ops/native_functions.yaml:1083'))
     _lib['aten:Meta'].impl('sub.Tensor', wrapper_Meta_sub_Tensor)
     _lib['aten:Meta'].impl('sub.out', wrapper_Meta_sub_out)
     _lib['aten:Meta'].impl('sub_.Tensor', wrapper_Meta_sub__Tensor)
     _lib['aten:Meta'].impl('sum.IntList_out', wrapper_Meta_sum_IntList_out)
     _lib['aten:Meta'].impl('sum.dim_IntList', wrapper_Meta_sum_dim_IntList)
+    _lib['aten:Meta'].impl('tan', wrapper_Meta_tan)
+    _lib['aten:Meta'].impl('tan.out', wrapper_Meta_tan_out)
+    _lib['aten:Meta'].impl('tan_', wrapper_Meta_tan_)
+    _lib['aten:Meta'].impl('tanh', wrapper_Meta_tanh)
+    _lib['aten:Meta'].impl('tanh.out', wrapper_Meta_tanh_out)
+    _lib['aten:Meta'].impl('tanh_', wrapper_Meta_tanh_)
+    _lib['aten:Meta'].impl('topk', wrapper_Meta_topk)
+    _lib['aten:Meta'].impl('topk.values', wrapper_Meta_topk_values)
+    _lib['aten:Meta'].impl('tril', wrapper_Meta_tril)
+    _lib['aten:Meta'].impl('tril.out', wrapper_Meta_tril_out)
+    _lib['aten:Meta'].impl('tril_', wrapper_Meta_tril_)
+    _lib['aten:Meta'].impl('triu', wrapper_Meta_triu)
+    _lib['aten:Meta'].impl('triu.out', wrapper_Meta_triu_out)
+    _lib['aten:Meta'].impl('triu_', wrapper_Meta_triu_)
+    _lib['aten:Meta'].impl('unfold', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'unfold', 'Meta', 'ops/native_functions.yaml:1388'))
+    _lib['aten:Meta'].impl('uniform_', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:1888'))
+    _lib['aten:Meta'].impl('var.correction', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'var_correction_meta', 'Meta', 'ops/native_functions.yaml:1043'))
+    _lib['aten:Meta'].impl('var.correction_out', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'var_correction_out_meta', 'Meta', 'ops/native_functions.yaml:1051'))
     _lib['aten:Meta'].impl('view', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'view', 'Meta', 'ops/native_functions.yaml:650'))
+    _lib['aten:Meta'].impl('view_as_complex', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'view_as_complex', 'Meta', 'ops/native_functions.yaml:1504'))
+    _lib['aten:Meta'].impl('view_as_real', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'view_as_real', 'Meta', 'ops/native_functions.yaml:1492'))
+    _lib['aten:Meta'].impl('where.self', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'where_meta', 'Meta', 'ops/native_functions.yaml:2560'))
+    _lib['aten:Meta'].impl('where.self_out', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'where_self_out_meta', 'Meta', 'ops/native_functions.yaml:2568'))
     return [*_def.values(), *_lib.values()]
 
 

@@ -78,3 +78,15 @@ DECOMPOSITIONS: dict[str, Any] = {
     "matmul": matmul,
     "matmul_out": matmul_out,
 }
+
+from tensordispatch.ops.decompositions_reductions import REDUCTION_DECOMPOSITIONS  # noqa: E402
+
+DECOMPOSITIONS.update(REDUCTION_DECOMPOSITIONS)
+
+from tensordispatch.ops.decompositions_pointwise import POINTWISE_DECOMPOSITIONS  # noqa: E402
+
+DECOMPOSITIONS.update(POINTWISE_DECOMPOSITIONS)
+
+from tensordispatch.ops.decompositions_layout import DECOMPOSITIONS_LAYOUT  # noqa: E402
+
+DECOMPOSITIONS.update(DECOMPOSITIONS_LAYOUT)

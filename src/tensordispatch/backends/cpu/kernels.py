@@ -119,13 +119,15 @@ _COMPARISONS = {
 
 
 def sum_out(pre: Any, self: Tensor, dim: Any, keepdim: bool, dtype: Any, out: Tensor) -> None:
-    np.sum(self._data, axis=pre, dtype=out.dtype._numpy, keepdims=keepdim, out=out._data)
+    axis = pre if self.dim() else None  # a 0-dim tensor reduces over its dim 0 as a whole
+    np.sum(self._data, axis=axis, dtype=out.dtype._numpy, keepdims=keepdim, out=out._data)
 
 
 def mean_out(pre: Any, self: Tensor, dim: Any, keepdim: bool, dtype: Any, out: Tensor) -> None:
     data = self._data if dtype is None else self._data.astype(dtype._numpy)
     with np.errstate(**_ERR):
-        result = np.mean(data, axis=pre, keepdims=keepdim, dtype=(dtype or self.dtype)._numpy)
+        axis = pre if self.dim() else None
+        result = np.mean(data, axis=axis, keepdims=keepdim, dtype=(dtype or self.dtype)._numpy)
     np.copyto(out._data, result, casting="unsafe")
 
 
@@ -317,3 +319,16 @@ CPU_KERNELS: dict[str, Any] = {
         for o in ("Tensor", "Scalar")
     },
 }
+
+from tensordispatch.backends.cpu.reductions import REDUCTION_CPU_KERNELS  # noqa: E402
+
+CPU_KERNELS.update(REDUCTION_CPU_KERNELS)
+
+from tensordispatch.backends.cpu.pointwise import POINTWISE_CPU  # noqa: E402
+
+CPU_KERNELS.update(POINTWISE_CPU)
+
+from tensordispatch.backends.cpu.layout import CPU_LAYOUT  # noqa: E402
+from tensordispatch.backends.view_ops import VIEW_CPU_META_KERNELS  # noqa: E402
+
+CPU_KERNELS.update(CPU_LAYOUT, **VIEW_CPU_META_KERNELS)

@@ -144,3 +144,16 @@ META_KERNELS: dict[str, Any] = {
     "dot_meta": dot_meta,
     "view": view,
 }
+
+from tensordispatch.backends.meta.reductions import REDUCTION_META_KERNELS  # noqa: E402
+
+META_KERNELS.update(REDUCTION_META_KERNELS)
+
+from tensordispatch.backends.meta.pointwise import POINTWISE_META_KERNELS  # noqa: E402
+
+META_KERNELS.update(POINTWISE_META_KERNELS)
+
+from tensordispatch.backends.meta.layout import META_KERNELS_LAYOUT  # noqa: E402
+from tensordispatch.backends.view_ops import VIEW_CPU_META_KERNELS  # noqa: E402
+
+META_KERNELS.update(META_KERNELS_LAYOUT, **VIEW_CPU_META_KERNELS)

@@ -309,3 +309,15 @@ META_FUNCTIONS: dict[str, Callable[..., MetaResult]] = _named(
         "addmm": addmm,
     }
 )
+
+from tensordispatch.backends.meta.reductions import REDUCTION_META_FUNCTIONS  # noqa: E402
+
+META_FUNCTIONS.update(REDUCTION_META_FUNCTIONS)
+
+from tensordispatch.backends.meta.pointwise import POINTWISE_META_FUNCTIONS  # noqa: E402
+
+META_FUNCTIONS.update(POINTWISE_META_FUNCTIONS)
+
+from tensordispatch.backends.meta.layout import META_FUNCTIONS_LAYOUT  # noqa: E402
+
+META_FUNCTIONS.update(META_FUNCTIONS_LAYOUT)

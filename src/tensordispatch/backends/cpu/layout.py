@@ -1,0 +1,461 @@
+"""CPU (NumPy) kernels of the layout, indexing and random operators (F3).
+
+Structured impls (``cat_out``, ``tril_out``, ``gather_out``, ``scatter_*_out``, ``index_out``,
+``sort_stable_out``, ``topk_out``) write into their outputs after the meta function in
+backends/meta/layout.py checked the inputs; plain kernels run the same checks first. Index
+values are bounds-checked here (data-dependent), with torch's messages.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from tensordispatch.backends.common import broadcast_shapes, shape_text
+from tensordispatch.backends.generator import resolve
+from tensordispatch.backends.meta.layout import (
+    arange_size,
+    eye_check,
+    flip_meta,
+    index_put_check,
+    index_select_check,
+    index_shape,
+    linspace_check,
+    masked_fill_check,
+    preserve_strides,
+    roll_check,
+)
+from tensordispatch.backends.structured import (
+    alloc_cpu,
+    empty_strided_cpu_array,
+    prepare_out,
+    resize_output,
+    set_sizes_strides,
+)
+from tensordispatch.tensor import dtypes as _dt
+from tensordispatch.tensor.tensor import Tensor
+
+__all__ = ["CPU_LAYOUT"]
+
+
+def _like(self: Tensor) -> Tensor:
+    return empty_strided_cpu_array(self._shape, preserve_strides(self), self.dtype)
+
+
+def _check_bounds(index: np.ndarray[Any, Any], size: int, dim: int) -> None:
+    if index.size and (index.max() >= size or index.min() < -size):
+        bad = index.max() if index.max() >= size else index.min()
+        raise IndexError(f"index {bad} is out of bounds for dimension {dim} with size {size}")
+
+
+# -- structured impls --------------------------------------------------------------------------
+
+
+def cat_out(pre: Any, tensors: Any, dim: int, out: Tensor) -> None:
+    parts = [t._data for t in tensors if not (t.dim() == 1 and t._shape[0] == 0)]
+    if parts and out.numel():
+        np.copyto(out._data, np.concatenate(parts, axis=pre), casting="unsafe")
+
+
+def _tri_out(fn: Any) -> Any:
+    def impl(pre: Any, self: Tensor, diagonal: int, out: Tensor) -> None:
+        np.copyto(out._data, fn(self._data, diagonal), casting="unsafe")
+
+    return impl
+
+
+def _along(self_data: Any, d: int, index: Tensor, what: str) -> Any:
+    """``self_data`` cut to ``index``'s extent in every dim but ``d`` (gather/scatter use
+    an index no larger than the tensors there)."""
+    cut = tuple(
+        slice(None) if k == d else slice(0, index._shape[k]) for k in range(index.dim())
+    )
+    return self_data[cut]
+
+
+def gather_out(pre: Any, self: Tensor, dim: int, index: Tensor, sparse_grad: bool, out: Tensor) -> None:
+    if index.numel() == 0:
+        return
+    data = self._data if self.dim() else self._data.reshape(1)
+    idx = index._data.astype(np.int64) if index.dim() else index._data.reshape(1)
+    size = data.shape[pre]
+    if idx.max() >= size or idx.min() < 0:
+        bad = idx.max() if idx.max() >= size else idx.min()
+        raise RuntimeError(f"index {bad} is out of bounds for dimension {pre} with size {size}")
+    result = np.take_along_axis(_along(data, pre, _shape_of(idx), "gather"), idx, axis=pre)
+    np.copyto(out._data, result.reshape(out._shape), casting="unsafe")
+
+
+class _ShapeOnly:
+    __slots__ = ("_shape",)
+
+    def __init__(self, shape: tuple[int, ...]) -> None:
+        self._shape = shape
+
+    def dim(self) -> int:
+        return len(self._shape)
+
+
+def _shape_of(a: np.ndarray[Any, Any]) -> Any:
+    return _ShapeOnly(a.shape)
+
+
+def _scatter_key(self: Tensor, d: int, index: Tensor) -> tuple[Any, ...]:
+    idx = index._data if index.dim() else index._data.reshape(1)
+    size = self._shape[d] if self.dim() else 1
+    if idx.size and (idx.max() >= size or idx.min() < 0):
+        bad = idx.max() if idx.max() >= size else idx.min()
+        raise RuntimeError(f"index {bad} is out of bounds for dimension {d} with size {size}")
+    grid = list(np.indices(idx.shape, sparse=True))
+    grid[d] = idx
+    return tuple(grid)
+
+
+def _scatter(
+    self: Tensor, d: int, index: Tensor, values: Any, out: Tensor, reduce: str | None
+) -> None:
+    if out is not self:
+        np.copyto(out._data, self._data, casting="unsafe")
+    if index.numel() == 0:
+        return
+    target = out._data if out.dim() else out._data.reshape(1)
+    key = _scatter_key(self, d, index)
+    if isinstance(values, Tensor):
+        src = values._data if values.dim() else values._data.reshape(1)
+        vals = _along(src, d, _shape_of(key[d]), "scatter")
+    else:
+        vals = np.asarray(values).astype(target.dtype)
+    if reduce is None:
+        target[key] = vals
+    elif reduce == "add":
+        np.add.at(target, key, vals)
+    else:
+        np.multiply.at(target, key, vals)
+
+
+def scatter_src_out(pre: Any, self: Tensor, dim: int, index: Tensor, src: Tensor, out: Tensor) -> None:
+    _scatter(self, pre, index, src, out, None)
+
+
+def scatter_value_out(pre: Any, self: Tensor, dim: int, index: Tensor, value: Any, out: Tensor) -> None:
+    _scatter(self, pre, index, value, out, None)
+
+
+def scatter_reduce_out(
+    pre: Any, self: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, out: Tensor
+) -> None:
+    _scatter(self, pre, index, src, out, reduce)
+
+
+def scatter_value_reduce_out(
+    pre: Any, self: Tensor, dim: int, index: Tensor, value: Any, reduce: str, out: Tensor
+) -> None:
+    _scatter(self, pre, index, value, out, reduce)
+
+
+def scatter_add_out(pre: Any, self: Tensor, dim: int, index: Tensor, src: Tensor, out: Tensor) -> None:
+    _scatter(self, pre, index, src, out, "add")
+
+
+def _index_key(self: Tensor, expanded: list[Tensor | None]) -> tuple[Any, ...]:
+    key: list[Any] = []
+    for dim, t in enumerate(expanded):
+        if t is None:
+            key.append(slice(None))
+            continue
+        idx = t._data.astype(np.int64, copy=False)
+        _check_bounds(idx, self._shape[dim], dim)
+        key.append(idx)
+    return tuple(key)
+
+
+def index_out(pre: Any, self: Tensor, indices: Any, out: Tensor) -> None:
+    expanded, _ = pre
+    result = self._data[_index_key(self, expanded)]
+    np.copyto(out._data, result, casting="unsafe")
+
+
+def _sort_indices(data: Any, d: int, descending: bool) -> Any:
+    """Stable argsort along ``d``; descending keeps equal elements in their order and puts
+    NaN first, as torch does."""
+    if not descending:
+        return np.argsort(data, axis=d, kind="stable")
+    n = data.shape[d]
+    flipped = np.argsort(np.flip(data, d), axis=d, kind="stable")
+    return n - 1 - np.flip(flipped, d)
+
+
+def sort_stable_out(
+    pre: Any, self: Tensor, stable: Any, dim: int, descending: bool, values: Tensor,
+    indices: Tensor,
+) -> None:  # fmt: skip
+    if self.dtype.is_complex:
+        raise RuntimeError(f"\"sort\" not implemented for '{_scalar(self.dtype)}'")
+    data = self._data if self.dim() else self._data.reshape(1)
+    order = _sort_indices(data, pre, descending)
+    np.copyto(values._data, np.take_along_axis(data, order, pre).reshape(values._shape))
+    np.copyto(indices._data, order.reshape(indices._shape))
+
+
+def topk_out(
+    pre: Any, self: Tensor, k: int, dim: int, largest: bool, sorted: bool, values: Tensor,
+    indices: Tensor,
+) -> None:  # fmt: skip
+    data = self._data if self.dim() else self._data.reshape(1)
+    order = np.take(_sort_indices(data, pre, largest), np.arange(k), axis=pre)
+    np.copyto(values._data, np.take_along_axis(data, order, pre).reshape(values._shape))
+    np.copyto(indices._data, order.reshape(indices._shape))
+
+
+def _scalar(d: Any) -> str:
+    from tensordispatch.backends.common import scalar_type_name
+
+    return scalar_type_name(d)
+
+
+# -- plain kernels -----------------------------------------------------------------------------
+
+
+def flip(self: Tensor, dims: Any) -> Tensor:
+    flip_meta(self, dims)
+    result = _like(self)
+    axes = tuple(int(d) for d in dims)
+    np.copyto(result._data, np.flip(self._data, axes) if axes and self.dim() else self._data)
+    return result
+
+
+def roll(self: Tensor, shifts: Any, dims: Any = ()) -> Tensor:
+    roll_check(self, shifts, dims)
+    result = _like(self)
+    if not dims:
+        flat = np.roll(self._data.reshape(-1), int(shifts[0]))
+        np.copyto(result._data, flat.reshape(self._shape))
+    else:
+        rolled = np.roll(self._data, [int(s) for s in shifts], [int(d) for d in dims])
+        np.copyto(result._data, rolled)
+    return result
+
+
+def _index_select(self: Tensor, dim: int, index: Tensor) -> tuple[Any, tuple[int, ...]]:
+    d, shape = index_select_check(self, dim, index)
+    idx = index._data.reshape(-1).astype(np.int64)
+    size = self._shape[d] if self.dim() else 1
+    if idx.size and (idx.max() >= size or idx.min() < -size):
+        raise IndexError("index out of range in self")
+    data = self._data if self.dim() else self._data.reshape(1)
+    return np.take(data, idx, axis=d).reshape(shape), shape
+
+
+def index_select(self: Tensor, dim: int, index: Tensor) -> Tensor:
+    values, shape = _index_select(self, dim, index)
+    result = alloc_cpu((shape, None, self.dtype))
+    np.copyto(result._data, values)
+    return result
+
+
+def index_select_out(self: Tensor, dim: int, index: Tensor, *, out: Tensor) -> Tensor:
+    values, shape = _index_select(self, dim, index)
+    prepare_out(out, (shape, None, self.dtype))
+    np.copyto(out._data, values, casting="unsafe")
+    return out
+
+
+def index_put_impl_(
+    self: Tensor, indices: Any, values: Tensor, accumulate: bool = False, unsafe: bool = False
+) -> Tensor:
+    index_put_check(self, indices, values)
+    shape, expanded, _ = index_shape(self, list(indices))
+    key = _index_key(self, expanded)
+    try:
+        vals = np.broadcast_to(values._data, shape)
+    except ValueError:
+        raise RuntimeError(
+            f"shape mismatch: value tensor of shape {shape_text(values._shape)} cannot be "
+            f"broadcast to indexing result of shape {shape_text(shape)}"
+        ) from None
+    if accumulate:
+        np.add.at(self._data, key, vals)
+    else:
+        self._data[key] = vals
+    return self
+
+
+def _masked_fill(self: Tensor, mask: Tensor, value: Any) -> Tensor:
+    masked_fill_check(self, mask, value)
+    if isinstance(value, Tensor):
+        value = value.item()
+    if self.dtype is _dt.bool:
+        value = bool(value)
+    fill = np.asarray(value)
+    if fill.dtype.kind == "c" and not self.dtype.is_complex:
+        raise RuntimeError(
+            f"value cannot be converted to type {self.dtype.name} without overflow"
+        )
+    np.copyto(self._data, fill.astype(self.dtype._numpy), where=mask._data)
+    return self
+
+
+def masked_select(self: Tensor, mask: Tensor) -> Tensor:
+    if mask.dtype is not _dt.bool:
+        raise RuntimeError(
+            f"masked_select: expected BoolTensor for mask"
+        )
+    shape = broadcast_shapes(self._shape, mask._shape)
+    values = np.broadcast_to(self._data, shape)[np.broadcast_to(mask._data, shape)]
+    result = alloc_cpu(((values.shape[0],), None, self.dtype))
+    np.copyto(result._data, values)
+    return result
+
+
+def masked_select_out(self: Tensor, mask: Tensor, *, out: Tensor) -> Tensor:
+    result = masked_select(self, mask)
+    prepare_out(out, (result._shape, None, self.dtype))
+    np.copyto(out._data, result._data)
+    return out
+
+
+def nonzero(self: Tensor) -> Tensor:
+    coords = np.argwhere(self._data)
+    result = alloc_cpu((coords.shape, None, _dt.int64))
+    np.copyto(result._data, coords)
+    return result
+
+
+def nonzero_out(self: Tensor, *, out: Tensor) -> Tensor:
+    result = nonzero(self)
+    if out.dtype is not _dt.int64:
+        raise RuntimeError(
+            f"nonzero: Expected out tensor to have scalar type Long but got scalar type "
+            f"{_scalar(out.dtype)}"
+        )
+    if out._shape != result._shape:
+        set_sizes_strides(out, result._shape, result._strides)
+    np.copyto(out._data, result._data)
+    return out
+
+
+# -- factories ---------------------------------------------------------------------------------
+
+
+def arange_start_out(start: Any, end: Any, step: Any = 1, *, out: Tensor) -> Tensor:
+    n = arange_size(start, end, step)
+    if out._shape != (n,):
+        set_sizes_strides(out, (n,), (1,))
+    if out.dtype.is_floating_point or out.dtype.is_complex:
+        values = np.arange(n, dtype=np.float64) * float(step) + float(start)
+    else:
+        values = np.arange(n, dtype=np.int64) * int(step) + int(start)
+    np.copyto(out._data, values, casting="unsafe")
+    return out
+
+
+def linspace_out(start: Any, end: Any, steps: int, *, out: Tensor) -> Tensor:
+    linspace_check(steps)
+    resize_output(out, (steps,))
+    complex_ = isinstance(start, complex) or isinstance(end, complex) or out.dtype.is_complex
+    values = np.linspace(start, end, steps, dtype=np.complex128 if complex_ else np.float64)
+    if steps > 1 and not complex_:
+        step = (end - start) / (steps - 1)
+        half = steps // 2
+        i = np.arange(steps, dtype=np.float64)
+        values = np.where(i < half, start + step * i, end - step * (steps - 1 - i))
+    np.copyto(out._data, values, casting="unsafe")
+    return out
+
+
+def eye_m_out(n: int, m: int, *, out: Tensor) -> Tensor:
+    eye_check(n, m)
+    resize_output(out, (n, m))
+    out._data[...] = 0
+    k = min(n, m)
+    out._data[np.arange(k), np.arange(k)] = 1
+    return out
+
+
+def eye_out(n: int, *, out: Tensor) -> Tensor:
+    return eye_m_out(n, n, out=out)
+
+
+def _check_float(self: Tensor, what: str) -> None:
+    if not (self.dtype.is_floating_point or self.dtype.is_complex):
+        raise NotImplementedError(f"\"{what}\" not implemented for '{_scalar(self.dtype)}'")
+
+
+def uniform_(self: Tensor, from_: Any = 0, to: Any = 1, *, generator: Any = None, **kw: Any) -> Tensor:
+    from_ = kw.pop("from", from_)
+    _check_float(self, "check_uniform_bounds")
+    if from_ > to:
+        raise RuntimeError(
+            f"uniform_ expects to return a [from, to) range, but found from={from_} > to={to}"
+        )
+    g = resolve(generator)
+    draws = g.random(self._shape)
+    np.copyto(self._data, from_ + (to - from_) * draws, casting="unsafe")
+    return self
+
+
+def normal_(self: Tensor, mean: Any = 0, std: Any = 1, *, generator: Any = None) -> Tensor:
+    _check_float(self, "normal_kernel_cpu")
+    if std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+    g = resolve(generator)
+    np.copyto(self._data, g.normal(mean, std, self._shape), casting="unsafe")
+    return self
+
+
+def _random_range(self: Tensor, low: int, high: int, generator: Any) -> Tensor:
+    if low >= high:
+        raise RuntimeError(
+            f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}"
+        )
+    g = resolve(generator)
+    np.copyto(self._data, g.integers(low, high, self._shape), casting="unsafe")
+    return self
+
+
+def random__from(self: Tensor, *args: Any, generator: Any = None, **kw: Any) -> Tensor:
+    low = kw.pop("from", args[0] if args else None)
+    high = kw.pop("to", args[1] if len(args) > 1 else None)
+    if high is None:
+        high = 2 ** (8 * self.dtype.itemsize - 1) if self.dtype is not _dt.bool else 2
+    return _random_range(self, int(low), int(high), generator)
+
+
+def random__to(self: Tensor, to: int, *, generator: Any = None) -> Tensor:
+    return _random_range(self, 0, int(to), generator)
+
+
+CPU_LAYOUT: dict[str, Any] = {
+    "cat_out": cat_out,
+    "tril_out": _tri_out(np.tril),
+    "triu_out": _tri_out(np.triu),
+    "gather_out": gather_out,
+    "scatter_src_out": scatter_src_out,
+    "scatter_value_out": scatter_value_out,
+    "scatter_reduce_out": scatter_reduce_out,
+    "scatter_value_reduce_out": scatter_value_reduce_out,
+    "scatter_add_out": scatter_add_out,
+    "index_out": index_out,
+    "sort_stable_out": sort_stable_out,
+    "topk_out": topk_out,
+    "flip": flip,
+    "roll": roll,
+    "index_select": index_select,
+    "index_select_out": index_select_out,
+    "index_put_impl_": index_put_impl_,
+    "masked_fill__Scalar": _masked_fill,
+    "masked_fill__Tensor": _masked_fill,
+    "masked_select": masked_select,
+    "masked_select_out": masked_select_out,
+    "nonzero": nonzero,
+    "nonzero_out": nonzero_out,
+    "arange_start_out": arange_start_out,
+    "linspace_out": linspace_out,
+    "eye_out": eye_out,
+    "eye_m_out": eye_m_out,
+    "uniform_": uniform_,
+    "normal_": normal_,
+    "random__from": random__from,
+    "random__to": random__to,
+}

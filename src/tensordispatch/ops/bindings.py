@@ -1,0 +1,236 @@
+"""Hand-written Python bindings: names whose overloads the generated binding cannot choose
+between (Note [Overload choice by presence] in codegen/gen_python.py).
+
+codegen/model.py's PYTHON_FUNCTIONS / PYTHON_METHODS name them; the generated functions and
+methods modules import them, so they are exported and installed like generated ones. Each
+picks the ATen overload torch's Python argument parser would and calls its OpOverload with
+only the arguments given.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tensordispatch.backends.aten import op
+from tensordispatch.backends.structured import resize_output
+from tensordispatch.dispatch.calling import NOT_GIVEN as _NO
+from tensordispatch.tensor.dtypes import dtype as DType
+from tensordispatch.tensor.tensor import Tensor
+
+__all__ = [
+    "arange",
+    "rand",
+    "randint",
+    "randn",
+    "random_",
+    "scatter",
+    "scatter_",
+    "split",
+    "to",
+    "uniform_",
+]
+
+_OPTION_NAMES = ("dtype", "layout", "device", "pin_memory")
+
+
+def _options(**given: Any) -> dict[str, Any]:
+    return {k: v for k, v in given.items() if v is not None}
+
+
+def _number(value: Any) -> Any:
+    return value.item() if isinstance(value, Tensor) else value
+
+
+def _finish(result: Tensor, requires_grad: bool) -> Tensor:
+    if requires_grad:
+        result.requires_grad_(True)
+    return result
+
+
+def arange(
+    *args: Any, start: Any = _NO, end: Any = _NO, step: Any = _NO, out: Tensor | None = None,
+    dtype: Any = None, layout: Any = None, device: Any = None, pin_memory: Any = None,
+    requires_grad: bool = False,
+) -> Tensor:  # fmt: skip
+    """torch.arange: ``arange(end)``, ``arange(start, end, step=1)``.
+
+    >>> import tensordispatch as td
+    >>> td.arange(5), td.arange(1, 2.5, 0.5)
+    (tensor([0, 1, 2, 3, 4]), tensor([1.0000, 1.5000, 2.0000]))
+    """
+    given = [a for a in (start, end, step) if a is not _NO]
+    values = [_number(a) for a in (*args, *given)]
+    if not 1 <= len(values) <= 3:
+        raise TypeError(
+            f"arange() takes 1 to 3 numbers (end | start, end | start, end, step), got "
+            f"{len(values)}"
+        )
+    if len(values) == 1:
+        values = [0, values[0]]
+    if out is not None:
+        return op("arange.start_out")(*values, out=out)  # type: ignore[no-any-return]
+    opts = _options(dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    name = "arange.start" if len(values) == 2 else "arange.start_step"
+    return _finish(op(name)(*values, **opts), requires_grad)
+
+
+def _size(args: tuple[Any, ...], size: Any) -> list[int]:
+    if size is not _NO:
+        if args:
+            raise TypeError("got multiple values for argument 'size'")
+        return [int(s) for s in size]
+    if len(args) == 1 and not isinstance(args[0], int):
+        return [int(s) for s in args[0]]
+    return [int(s) for s in args]
+
+
+def _random_factory(name: str, fill: str) -> Any:
+    def factory(
+        *args: Any, size: Any = _NO, generator: Any = None, out: Tensor | None = None,
+        dtype: Any = None, layout: Any = None, device: Any = None, pin_memory: Any = None,
+        requires_grad: bool = False,
+    ) -> Tensor:  # fmt: skip
+        shape = _size(args, size)
+        if out is not None:
+            resize_output(out, tuple(shape))
+            return op(fill)(out, 0.0, 1.0, generator=generator)  # type: ignore[no-any-return]
+        opts = _options(dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+        if generator is None:
+            return _finish(op(name)(shape, **opts), requires_grad)
+        return _finish(op(f"{name}.generator")(shape, generator=generator, **opts), requires_grad)
+
+    factory.__name__ = factory.__qualname__ = name
+    factory.__doc__ = f"torch.{name}(*size, generator=None, out=None, dtype=None, ...)"
+    return factory
+
+
+rand = _random_factory("rand", "uniform_")
+randn = _random_factory("randn", "normal_")
+
+
+def randint(
+    *args: Any, low: Any = _NO, high: Any = _NO, size: Any = _NO, generator: Any = None,
+    out: Tensor | None = None, dtype: Any = None, layout: Any = None, device: Any = None,
+    pin_memory: Any = None, requires_grad: bool = False,
+) -> Tensor:  # fmt: skip
+    """torch.randint: ``randint(high, size)`` or ``randint(low, high, size)``; int64 default.
+
+    >>> import tensordispatch as td
+    >>> td.randint(3, 5, (4,)).tolist() in [[a, b, c, d] for a in (3, 4) for b in (3, 4)
+    ...     for c in (3, 4) for d in (3, 4)]
+    True
+    """
+    rest = list(args)
+    if size is _NO:
+        if not rest:
+            raise TypeError("randint() missing required argument 'size'")
+        size = rest.pop()
+    if high is _NO:
+        if not rest:
+            raise TypeError("randint() missing required argument 'high'")
+        high = rest.pop()
+    if low is _NO:
+        low = rest.pop() if rest else 0
+    if rest:
+        raise TypeError("randint() takes at most 3 positional arguments (low, high, size)")
+    shape = [int(s) for s in size]
+    if out is not None:
+        resize_output(out, tuple(shape))
+        return op("random_.from")(out, low, high, generator=generator)  # type: ignore[no-any-return]
+    opts = _options(dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    if generator is None:
+        return _finish(op("randint.low")(low, high, shape, **opts), requires_grad)
+    result = op("randint.low_generator")(low, high, shape, generator=generator, **opts)
+    return _finish(result, requires_grad)
+
+
+def _scatter_overload(base: str, value: Any, src: Any, reduce: Any) -> tuple[str, Any]:
+    if (value is _NO) == (src is _NO):
+        raise TypeError(f"{base}(): pass exactly one of src (a Tensor) or value (a number)")
+    source = src if src is not _NO else value
+    kind = "src" if isinstance(source, Tensor) else "value"
+    if reduce is not None:
+        kind = "reduce" if kind == "src" else "value_reduce"
+    return f"{base}.{kind}", source
+
+
+def scatter(
+    input: Tensor, dim: int, index: Tensor, src: Any = _NO, *, value: Any = _NO,
+    reduce: Any = None, out: Tensor | None = None,
+) -> Tensor:  # fmt: skip
+    """torch.scatter / Tensor.scatter: the src, value, reduce and value_reduce overloads."""
+    name, source = _scatter_overload("scatter", value, src, reduce)
+    kw: dict[str, Any] = {} if reduce is None else {"reduce": reduce}
+    if out is not None:
+        name += "_out"
+        return op(name)(input, dim, index, source, out=out, **kw)  # type: ignore[no-any-return]
+    return op(name)(input, dim, index, source, **kw)  # type: ignore[no-any-return]
+
+
+def scatter_(
+    self: Tensor, dim: int, index: Tensor, src: Any = _NO, *, value: Any = _NO,
+    reduce: Any = None,
+) -> Tensor:  # fmt: skip
+    """Tensor.scatter_: the in-place overloads."""
+    name, source = _scatter_overload("scatter_", value, src, reduce)
+    kw: dict[str, Any] = {} if reduce is None else {"reduce": reduce}
+    return op(name)(self, dim, index, source, **kw)  # type: ignore[no-any-return]
+
+
+def split(tensor: Tensor, split_size_or_sections: Any = _NO, dim: int = 0, *,
+          split_size: Any = _NO) -> tuple[Tensor, ...]:  # fmt: skip
+    """torch.split / Tensor.split: an int size (split.Tensor) or a list of sizes
+    (split_with_sizes); returns a tuple of views.
+
+    >>> import tensordispatch as td
+    >>> [t.tolist() for t in td.split(td.arange(5), [2, 3])]
+    [[0, 1], [2, 3, 4]]
+    """
+    size = split_size_or_sections if split_size_or_sections is not _NO else split_size
+    if isinstance(size, int) or (isinstance(size, Tensor) and size.dim() == 0):
+        return tuple(op("split.Tensor")(tensor, int(size), dim))
+    return tuple(op("split_with_sizes")(tensor, [int(s) for s in size], dim))
+
+
+def to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+    """Tensor.to(dtype | device[, dtype] | other, non_blocking=False, copy=False, *,
+    memory_format=None), or by keywords; returns self when nothing changes.
+
+    >>> import tensordispatch as td
+    >>> t = td.ones(2); t.to(td.float32) is t, t.to("meta").device, t.to(td.int64).dtype
+    (True, device(type='meta'), tensordispatch.int64)
+    """
+    rest = list(args)
+    if rest and isinstance(rest[0], Tensor):
+        return op("to.other")(self, *rest, **kwargs)  # type: ignore[no-any-return]
+    if rest and isinstance(rest[0], DType):
+        return op("to.dtype")(self, *rest, **kwargs)  # type: ignore[no-any-return]
+    device = rest.pop(0) if rest else kwargs.pop("device", None)
+    dtype = rest.pop(0) if rest and isinstance(rest[0], DType) else kwargs.pop("dtype", None)
+    for name, value in zip(("non_blocking", "copy"), rest, strict=False):
+        kwargs[name] = value
+    if device is not None:
+        kwargs["device"] = device
+    if dtype is not None:
+        kwargs["dtype"] = dtype
+    return op("to.dtype_layout")(self, **kwargs)  # type: ignore[no-any-return]
+
+
+def uniform_(self: Tensor, *args: Any, generator: Any = None, **kwargs: Any) -> Tensor:
+    """Tensor.uniform_(from=0, to=1, *, generator=None)."""
+    bounds = list(args)
+    if "from" in kwargs:
+        bounds[:1] = [kwargs.pop("from")] if bounds else [kwargs.pop("from")]
+    if "to" in kwargs:
+        bounds = (bounds or [0.0])[:1] + [kwargs.pop("to")]
+    if kwargs:
+        raise TypeError(f"uniform_() got unexpected keyword arguments {sorted(kwargs)}")
+    return op("uniform_")(self, *bounds, generator=generator)  # type: ignore[no-any-return]
+
+
+def random_(self: Tensor, *args: Any, generator: Any = None) -> Tensor:
+    """Tensor.random_(), random_(to), random_(from, to)."""
+    if len(args) == 1:
+        return op("random_.to")(self, args[0], generator=generator)  # type: ignore[no-any-return]
+    low, high = (args if args else (0, None))
+    return op("random_.from")(self, low, high, generator=generator)  # type: ignore[no-any-return]

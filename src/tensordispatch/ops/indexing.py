@@ -1,0 +1,187 @@
+"""``Tensor.__getitem__`` / ``__setitem__``: torch's Python indexing over the operators.
+
+Installed on Tensor by the generated methods module (codegen/model.py PYTHON_METHODS).
+
+Note [Indexing: basic then advanced]
+Like torch (not NumPy), the index is applied left to right: an int selects (``select.int``,
+dim removed), a slice slices (``slice.Tensor``, any positive step), None inserts a dim
+(``unsqueeze``), Ellipsis skips the dims the rest does not name, a Python bool is a
+one-element mask on a new dim. Those give a view of the same storage. Tensor (and list)
+indices are collected at the dims they stand for and applied last by ``index.Tensor``
+(a copy); assignment to such an index goes through ``index_put_``. So ``x[0, :, [1, 2]]``
+has shape (3, 2) for x of shape (2, 3, 4), where NumPy gives (2, 3).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tensordispatch.backends.aten import op
+from tensordispatch.tensor import dtypes as _dt
+from tensordispatch.tensor.tensor import Tensor
+
+__all__ = ["getitem", "setitem"]
+
+_MASKS = (_dt.bool, _dt.uint8)
+
+
+def _as_tuple(key: Any) -> tuple[Any, ...]:
+    if isinstance(key, tuple):
+        return key
+    return (key,)
+
+
+def _to_tensor(item: Any) -> Tensor:
+    from tensordispatch.tensor import tensor
+
+    t = tensor(item)
+    if t.numel() == 0:
+        return tensor(item, dtype=_dt.int64)
+    return t
+
+
+def _consumed(item: Any) -> int:
+    if item is None or item is Ellipsis or isinstance(item, bool):
+        return 0
+    if isinstance(item, Tensor) and item.dtype in _MASKS:
+        return item.dim()
+    return 1
+
+
+def _check_item(item: Any) -> Any:
+    if isinstance(item, (list, tuple)):
+        return _to_tensor(item)
+    if isinstance(item, Tensor) and item.dtype is _dt.bool and item.dim() == 0:
+        return bool(item.item())
+    if isinstance(item, (int, slice, Tensor)) or item is None or item is Ellipsis:
+        return item
+    if hasattr(item, "__index__"):
+        return item.__index__()
+    raise IndexError(
+        "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are "
+        f"valid indices (got {type(item).__name__})"
+    )
+
+
+def _select(result: Tensor, dim: int, index: int) -> Tensor:
+    size = result._shape[dim]
+    if not -size <= index < size:
+        raise IndexError(f"index {index} is out of bounds for dimension {dim} with size {size}")
+    return op("select.int")(result, dim, index)  # type: ignore[no-any-return]
+
+
+def _slice(result: Tensor, dim: int, item: slice) -> Tensor:
+    step = 1 if item.step is None else int(item.step)
+    if step <= 0:
+        raise ValueError("step must be greater than zero")
+    start = None if item.start is None else int(item.start)
+    stop = None if item.stop is None else int(item.stop)
+    return op("slice.Tensor")(result, dim, start, stop, step)  # type: ignore[no-any-return]
+
+
+def _apply(self: Tensor, key: Any) -> tuple[Tensor, list[Tensor | None]]:
+    """The view after the basic indices and the tensor indices left to apply
+    (Note [Indexing: basic then advanced])."""
+    items = [_check_item(k) for k in _as_tuple(key)]
+    named = sum(_consumed(k) for k in items)
+    if named > self.dim():
+        raise IndexError(f"too many indices for tensor of dimension {self.dim()}")
+    result, dim = self, 0
+    indices: list[Tensor | None] = []
+    seen_ellipsis = False
+    for item in items:
+        if item is Ellipsis:
+            if not seen_ellipsis:
+                skip = self.dim() - named
+                dim += skip
+                indices += [None] * skip
+            seen_ellipsis = True
+        elif isinstance(item, bool):
+            result = op("unsqueeze")(result, dim)
+            indices.append(_to_tensor([item]))
+            dim += 1
+        elif isinstance(item, int):
+            result = _select(result, dim, item)
+        elif isinstance(item, slice):
+            result = _slice(result, dim, item)
+            indices.append(None)
+            dim += 1
+        elif item is None:
+            result = op("unsqueeze")(result, dim)
+            indices.append(None)
+            dim += 1
+        else:
+            indices.append(item)
+            dim += _consumed(item)
+            indices += [None] * (_consumed(item) - 1)
+    while indices and indices[-1] is None:
+        indices.pop()
+    return result, indices
+
+
+def _pad_masks(indices: list[Tensor | None]) -> list[Tensor | None]:
+    """One entry per dim a mask covers is what _apply recorded; index.Tensor wants the mask
+    once, so drop the placeholder entries after each multi-dim mask."""
+    out: list[Tensor | None] = []
+    skip = 0
+    for t in indices:
+        if skip:
+            skip -= 1
+            continue
+        out.append(t)
+        if t is not None and t.dtype in _MASKS and t.dim() > 1:
+            skip = t.dim() - 1
+    return out
+
+
+def getitem(self: Tensor, key: Any) -> Tensor:
+    """``self[key]``: a view for ints, slices, None and Ellipsis; a copy through
+    ``index.Tensor`` when the key has tensors, lists or bools.
+
+    >>> import tensordispatch as td
+    >>> x = td.arange(6).view(2, 3)
+    >>> x[1], x[:, ::2]._base is x, x[None, ..., 1].shape, x[x > 3]
+    (tensor([3, 4, 5]), True, tensordispatch.Size([1, 2]), tensor([4, 5]))
+    """
+    result, indices = _apply(self, key)
+    if indices:
+        return op("index.Tensor")(result, _pad_masks(indices))  # type: ignore[no-any-return]
+    if result is self:
+        return op("alias")(self)  # type: ignore[no-any-return]
+    return result
+
+
+def _value_tensor(self: Tensor, value: Any) -> Tensor:
+    if isinstance(value, Tensor):
+        if value.dtype is not self.dtype:
+            value = op("_to_copy")(value, dtype=self.dtype)
+        return value
+    from tensordispatch.tensor import tensor
+
+    return tensor(value, dtype=self.dtype, device=self.device)
+
+
+def _strip_leading_ones(value: Tensor, ndim: int) -> Tensor:
+    """torch drops a value's leading size-1 dims beyond the target's rank."""
+    while value.dim() > ndim and value._shape[0] == 1:
+        value = op("squeeze.dim")(value, 0)
+    return value
+
+
+def setitem(self: Tensor, key: Any, value: Any) -> None:
+    """``self[key] = value``: ``copy_``/``fill_`` into the view, or ``index_put_`` when the
+    key has tensors.
+
+    >>> import tensordispatch as td
+    >>> x = td.zeros(2, 3); x[0, 1:] = 5; x[x == 0] = td.tensor(1.0); x.tolist()
+    [[1.0, 5.0, 5.0], [1.0, 1.0, 1.0]]
+    """
+    result, indices = _apply(self, key)
+    if indices:
+        values = _value_tensor(self, value)
+        op("index_put_")(result, _pad_masks(indices), values)
+        return
+    if isinstance(value, Tensor):
+        op("copy_")(result, _strip_leading_ones(value, result.dim()))
+    else:
+        op("fill_.Scalar")(result, value)
