@@ -227,3 +227,27 @@ def test_unimportable_kernel_module(backend: types.ModuleType) -> None:
     assert str(info.value) == (
         "register(): cannot import the kernel module no_such_backend_module (cpp_namespace in the backend yaml): No module named 'no_such_backend_module'; fix the module path or pass the kernels object to register()"
     )
+
+
+def _added_keys_torch(registrations: list[tuple[str, str]]) -> dict[str, list[str]]:
+    """Keys torch's dump gains when Python kernels are registered on the same op/key pairs."""
+    import torch
+
+    before = {op: torch._C._dispatch_dump(f"aten::{op}") for op in _OPS}
+    lib = torch.library.Library("aten", "IMPL")
+    try:
+        for op, key in registrations:
+            lib.impl(op, lambda *args, **kwargs: None, key)
+        after = {op: torch._C._dispatch_dump(f"aten::{op}") for op in _OPS}
+    finally:
+        lib._destroy()
+    return {op: sorted(set(_key_lines(after[op])) - set(_key_lines(before[op]))) for op in _OPS}
+
+
+def test_dump_keys_match_torch_for_the_same_registrations(backend: types.ModuleType) -> None:
+    before = _dumps()
+    with backend.register():
+        after = _dumps()
+    ours = {op: sorted(set(_key_lines(after[op])) - set(_key_lines(before[op]))) for op in _OPS}
+    pairs = [(op, key) for _, op, key, _ in backend.REGISTRATIONS]
+    assert ours == _added_keys_torch(pairs)
