@@ -125,3 +125,16 @@ def test_failing_registrations_were_exercised() -> None:
     # whichever of the two fallbacks came second failed; both one-fallback sets exist
     assert {frozenset({0, 2}), frozenset({1, 2})} <= set(result.states)
     assert frozenset({0, 1}) not in result.states
+
+
+def test_schema_mismatch_fails_whichever_of_def_and_impl_comes_second() -> None:
+    # ours only (torch does not check Python kernels): the def or the impl fails depending
+    # on the order, the failure leaves no trace and its text does not depend on the order
+    regs = (D, Impl("CPU", "bad", bad_signature=True), Impl("XLA", "xla"))
+    result = commute(regs, compare_torch=False)
+    assert result.runs == 36
+    assert {frozenset({0, 1}), frozenset({0, 1, 2})} & set(result.states) == set()
+    assert {frozenset({0, 2}), frozenset({1, 2})} <= set(result.states)
+    assert {text.split("\n")[0] for text, _ in result.errors.values()} == {
+        "The kernel's Python signature doesn't match the operator schema."
+    }

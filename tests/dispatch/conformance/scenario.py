@@ -38,11 +38,14 @@ class Impl:
 
     ``with_keyset``: the kernel takes the key set first and records it with its name, so
     calls compare the key set each side passes (torch's side only in the "py" flavour).
+    ``bad_signature``: our kernel takes an extra required parameter, so it cannot bind the
+    schema (ours only: torch does not check Python kernels' signatures).
     """
 
     key: str
     name: str
     with_keyset: bool = False
+    bad_signature: bool = False
 
 
 @dataclass(frozen=True, slots=True)

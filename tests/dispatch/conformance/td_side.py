@@ -88,6 +88,12 @@ class TdSide:
 
         return kernel_ks if with_keyset else kernel
 
+    def _bad_kernel(self) -> Callable[..., Any]:
+        def kernel(x: Any, extra: Any) -> Any:
+            return x
+
+        return kernel
+
     def _fallback(self, name: str, with_keyset: bool) -> Callable[..., Any]:
         ran = self.ran
 
@@ -123,6 +129,8 @@ class TdSide:
         debug = debug_of(step, self.flavour)
         if isinstance(step, Impl):
             kernel = self._kernel(step.name, step.with_keyset)
+            if step.bad_signature:
+                kernel = self._bad_kernel()
             return lib.impl(
                 OP_NAME, kernel, step.key, with_keyset=step.with_keyset, debug=debug
             )
