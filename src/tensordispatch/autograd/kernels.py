@@ -304,7 +304,8 @@ def _make_ad_inplace_kernel(schema: FunctionSchema) -> Callable[..., Any]:
     names = [schema.arguments[i].name for i in written]
 
     def kernel(raw: int, op: Any, *args: Any, **kwargs: Any) -> Any:
-        result = op.redispatch(raw & AFTER_AD_INPLACE_OR_VIEW_RAW, *args, **kwargs)
+        with _AutoDispatchBelowADInplaceOrView():  # nested calls must not bump again
+            result = op.redispatch(raw & AFTER_AD_INPLACE_OR_VIEW_RAW, *args, **kwargs)
         for i, name in zip(written, names, strict=True):
             t = args[i] if i < len(args) else kwargs.get(name)
             if isinstance(t, Tensor):
