@@ -114,3 +114,14 @@ def test_missing_arguments_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
         main(["gen-backend-stubs", "--output-dir", "x"])
     assert info.value.code == 2
     assert "the following arguments are required: -s/--source-yaml" in capsys.readouterr().err
+
+
+def test_python_dash_m_on_the_subpackage(tmp_path: Path) -> None:
+    source = _yaml(tmp_path, GOOD)
+    out = tmp_path / "out"
+    result = subprocess.run(
+        [sys.executable, "-m", "tensordispatch.codegen.backend_stubs", "-s", str(source),
+         "-o", str(out)],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert (result.returncode, result.stdout) == (0, f"{out}: wrote xla_native_functions.py\n")
