@@ -2,7 +2,7 @@
 
 Run: python benchmarks/bench_fallback.py   (needs torch, for examples/torchdev)
 
-Per tensor size, in one run, best of several repeats (microseconds per call):
+Per tensor size, in one run, best of 3 interleaved rounds of 5 repeats (us per call):
 
 * cpu        td.add on tensordispatch CPU tensors (the direct call);
 * native     td.add on torchdev tensors: torchdev's add.Tensor kernel (torch computes);
@@ -111,7 +111,11 @@ def main() -> None:
     # One thread, like our NumPy kernels; a busy machine makes torch's thread pool spin.
     torch.set_num_threads(1)
     to_null, handles = null_backend()
-    rows = [measure(n, to_null) for n in SIZES]
+    # Three interleaved rounds, best per column: a busy machine slows rounds, not columns.
+    rows = []
+    for n in SIZES:
+        rounds = [measure(n, to_null) for _ in range(3)]
+        rows.append(tuple(min(col) for col in zip(*rounds, strict=True)))
     for h in reversed(handles):
         h._destroy() if isinstance(h, Library) else h.remove()
 
