@@ -89,54 +89,58 @@ def _node_class(info: DifferentiabilityInfo, name: str) -> type[FormulaNode]:
     return type(name, (FormulaNode,), {"__slots__": (), "info": info, "__module__": __name__})
 
 
-def _bind(schema: FunctionSchema, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
-    bound: dict[str, Any] = {}
+_Getter = Callable[[tuple[Any, ...], dict[str, Any]], Any]
+_ATTR_OF: dict[str, Callable[[Any], Any]] = {
+    "sym_sizes": lambda t: t._shape,
+    "sym_numel": lambda t: t.numel(),
+    "sym_strides": lambda t: t._strides,
+    "scalar_type": lambda t: t.dtype,
+    "layout": lambda t: None,  # strided only
+}
+
+
+def _arg_getter(schema: FunctionSchema, name: str) -> _Getter:
+    """How to read argument ``name`` from a call's (args, kwargs), defaults filled in."""
     for i, a in enumerate(schema.arguments):
-        if i < len(args) and not a.kwarg_only:
-            bound[a.name] = args[i]
-        elif a.name in kwargs:
-            bound[a.name] = kwargs[a.name]
-        elif a.default is not None:
-            bound[a.name] = a.default_value
-    return bound
+        if a.name != name:
+            continue
+        default = a.default_value if a.default is not None else None
+        if a.kwarg_only:
+            return lambda args, kw: kw.get(name, default)
+        return lambda args, kw: args[i] if i < len(args) else kw.get(name, default)
+    for base in (a.name for a in schema.arguments):
+        kind = name[len(base) + 1 :]
+        if name.startswith(base + "_") and kind in _ATTR_OF:
+            get, attr = _arg_getter(schema, base), _ATTR_OF[kind]
+            return lambda args, kw: attr(get(args, kw))
+    raise KeyError(f"{schema.name}: a formula reads {name!r}, which is no argument of it")
 
 
-def _attr(t: Any, kind: str) -> Any:
-    if kind == "sym_sizes":
-        return t._shape
-    if kind == "sym_numel":
-        return t.numel()
-    if kind == "sym_strides":
-        return t._strides
-    if kind == "scalar_type":
-        return t.dtype
-    return None  # layout: strided only
+def _save_plan(info: DifferentiabilityInfo) -> tuple[tuple[tuple[str, _Getter], ...], ...]:
+    """Per formula, the (name, getter) of each value it reads except grad and result."""
+    return tuple(
+        tuple(
+            (n, _arg_getter(info.schema, n)) for n in f.names if n not in ("grad", "result")
+        )
+        for f in info.formulas
+    )
 
 
 def _save(
-    info: DifferentiabilityInfo, bound: dict[str, Any], needed: tuple[bool, ...], names: set[str]
+    plan: tuple[tuple[tuple[str, _Getter], ...], ...],
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    needed: tuple[bool, ...],
 ) -> dict[str, Any]:
+    """What the formulas of the inputs that require grad read (torch saves no more)."""
     saved: dict[str, Any] = {}
-    for f, need in zip(info.formulas, needed, strict=True):
-        if not need:
-            continue
-        for n in f.names:
-            if n == "grad" or n == "result" or n in saved:
-                continue
-            if n in bound:
-                v = bound[n]
-                saved[n] = SavedTensor(v, False) if isinstance(v, Tensor) else v
-            else:
-                base, kind = _split_attr(n, names)
-                saved[n] = _attr(bound[base], kind)
+    for items, need in zip(plan, needed, strict=True):
+        if need:
+            for n, get in items:
+                if n not in saved:
+                    v = get(args, kwargs)
+                    saved[n] = SavedTensor(v, False) if isinstance(v, Tensor) else v
     return saved
-
-
-def _split_attr(n: str, names: set[str]) -> tuple[str, str]:
-    for base in names:
-        if n.startswith(base + "_"):
-            return base, n[len(base) + 1 :]
-    raise KeyError(n)
 
 
 def _requires_grad(t: Any) -> bool:
@@ -147,18 +151,16 @@ def _requires_grad(t: Any) -> bool:
 def _make_functional_kernel(
     info: DifferentiabilityInfo, node_cls: type[FormulaNode], positions: tuple[int, ...]
 ) -> Callable[..., Any]:
-    schema = info.schema
-    names = {a.name for a in schema.arguments}
+    plan = _save_plan(info)
 
     def record(raw: int, op: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         inputs = tuple(args[i] for i in positions)
         needed = tuple(_requires_grad(t) for t in inputs)
-        bound = _bind(schema, args, kwargs)
         node = node_cls()
         node.next_functions = collect_next_edges(inputs)
         node._input_meta = tuple((t._shape, t.dtype) for t in inputs)
         node._needed = needed
-        node._saved = _save(info, bound, needed, names)
+        node._saved = _save(plan, args, kwargs, needed)
         with _AutoDispatchBelowADInplaceOrView():
             result = op.redispatch(raw & _AFTER, *args, **kwargs)
         m = meta_of(result)
@@ -226,8 +228,7 @@ def _make_inplace_kernel(
 ) -> Callable[..., Any]:
     from tensordispatch.autograd.views import rebase_history
 
-    schema = info.schema
-    names = {a.name for a in schema.arguments}
+    plan = _save_plan(info)
     reads_self = any("self" in f.names for f in info.formulas)
 
     def record(raw: int, op: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -235,14 +236,13 @@ def _make_inplace_kernel(
         check_inplace(self)
         inputs = tuple(args[i] for i in positions)
         needed = tuple(_requires_grad(t) for t in inputs)
-        bound = _bind(schema, args, kwargs)
-        if reads_self:
-            bound["self"] = _clone_below(self)
         node = node_cls()
         node.next_functions = collect_next_edges(inputs)
         node._input_meta = tuple((t._shape, t.dtype) for t in inputs)
         node._needed = needed
-        node._saved = _save(info, bound, needed, names)
+        # A formula reading `self` needs its value before the write (torch's original_self).
+        save_args = (_clone_below(self), *args[1:]) if reads_self and any(needed) else args
+        node._saved = _save(plan, save_args, kwargs, needed)
         with _AutoDispatchBelowADInplaceOrView():
             result = op.redispatch(raw & _AFTER, *args, **kwargs)
         rebase_history(self, node)
