@@ -125,3 +125,18 @@ def test_python_dash_m_on_the_subpackage(tmp_path: Path) -> None:
         capture_output=True, text=True, check=False,
     )  # fmt: skip
     assert (result.returncode, result.stdout) == (0, f"{out}: wrote xla_native_functions.py\n")
+
+
+def test_check_flags_stale_output(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    source = _yaml(tmp_path, GOOD)
+    out = tmp_path / "out"
+    argv = ["gen-backend-stubs", "-s", str(source), "-o", str(out)]
+    assert main([*argv, "--check"]) == 1
+    assert capsys.readouterr().err == (
+        f"{out}: stale or missing: xla_native_functions.py; run `tensordispatch gen-backend-stubs` without --check to regenerate\n"
+    )
+    assert not out.exists()
+    assert main(argv) == 0
+    capsys.readouterr()
+    assert main([*argv, "--check"]) == 0
+    assert capsys.readouterr().out == f"{out}: up to date\n"

@@ -1,7 +1,7 @@
 """`tensordispatch gen-backend-stubs --source-yaml FILE --output-dir DIR [...]`.
 
 torchgen's gen_backend_stubs command line (same option names, with `--native-functions`
-added and `--no-out-inplace` as the generation toggle). Exits 0 after writing (or finding
+added, `--no-out-inplace` as the generation toggle and `--check` for CI). Exits 0 after writing (or finding
 up to date) the generated module, 1 with one message on stderr (never a traceback) when
 the yaml or the kernels break a rule, 2 on bad usage.
 """
@@ -34,6 +34,8 @@ def add_parser(sub: Any) -> None:
                         help="native_functions.yaml to check against (default: the package's own)")  # fmt: skip
     parser.add_argument("--dry-run", "--dry_run", action="store_true",
                         help="validate and report, write nothing")  # fmt: skip
+    parser.add_argument("--check", action="store_true",
+                        help="write nothing; exit 1 if the generated module is missing or stale (for CI)")  # fmt: skip
     parser.add_argument("--no-out-inplace", action="store_true",
                         help="do not generate out=/inplace kernels from functional ones")  # fmt: skip
     parser.set_defaults(run=run_command)
@@ -45,7 +47,7 @@ def run_command(args: argparse.Namespace) -> int:
     from tensordispatch.schema.native_yaml import NativeFunctionsError
 
     try:
-        changed = run(args.source_yaml, args.output_dir, dry_run=args.dry_run,
+        changed = run(args.source_yaml, args.output_dir, dry_run=args.dry_run or args.check,
                       impl_path=args.impl_path, native_functions=args.native_functions,
                       synthesize=not args.no_out_inplace)  # fmt: skip
     except BackendStubsError as err:
@@ -54,6 +56,15 @@ def run_command(args: argparse.Namespace) -> int:
     except NativeFunctionsError as err:
         print(f"error: {err}", file=sys.stderr)
         return 1
+    if args.check:
+        if changed:
+            print(
+                f"{args.output_dir}: stale or missing: {', '.join(changed)}; run `tensordispatch gen-backend-stubs` without --check to regenerate",
+                file=sys.stderr,
+            )
+            return 1
+        print(f"{args.output_dir}: up to date")
+        return 0
     verb = "would write" if args.dry_run else "wrote"
     if changed:
         print(f"{args.output_dir}: {verb} {', '.join(changed)}")
