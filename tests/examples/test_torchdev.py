@@ -14,13 +14,25 @@ from typing import Any
 import numpy as np
 import pytest
 import torch
-import torchdev
 
 import tensordispatch as td
 from tensordispatch.codegen.backend_stubs import generate_backend_stubs
 from tensordispatch.library import Library
 
-ROOT = pathlib.Path(torchdev.__file__).parent
+ROOT = pathlib.Path(__file__).resolve().parents[2] / "examples" / "torchdev" / "torchdev"
+torchdev: Any = None  # imported by the fixture below, not at collection
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _torchdev_installed() -> Iterator[None]:
+    """Install torchdev for this module only: its kernels and PrivateUse1 fallback must not
+    leak into other tests' operator tables (importing it installs; uninstall undoes that)."""
+    global torchdev
+    torchdev = importlib.import_module("torchdev")
+    torchdev.install()
+    yield
+    torchdev.uninstall()
+
 
 # The module by path: tensordispatch.backends may re-export the function under its name.
 cf = importlib.import_module("tensordispatch.backends.cpu_fallback")

@@ -10,6 +10,8 @@ Importing it (once per process):
 3. registers tensordispatch's boxed CPU fallback for PrivateUse1 with torchdev's batched
    transfer hooks, so every other operator runs on CPU.
 
+``uninstall()`` undoes all three exactly; ``install()`` does them again.
+
 >>> import tensordispatch as td, torchdev
 >>> x = torchdev.to_device(td.tensor([1.0, 2.0]))
 >>> (x + x).device, torchdev.to_cpu_tensor(x.sin()).tolist() == td.tensor([1.0, 2.0]).sin().tolist()
@@ -27,7 +29,7 @@ from tensordispatch.backends.cpu_fallback import (
     register_cpu_fallback,
 )
 from tensordispatch.dispatch.keys import BackendComponent
-from torchdev import kernels
+from torchdev import kernels, runtime
 from torchdev.generated import privateuse1_native_functions as _generated
 from torchdev.runtime import (
     DEVICE,
@@ -66,22 +68,48 @@ def torchdev_fallback(op: Any, keyset: Any, stack: list[Any]) -> Any:
     return cpu_fallback(op, keyset, stack)
 
 
-KERNELS = _generated.register(kernels.TorchDevNativeFunctions)
-FALLBACK: CPUFallbackRegistration = register_cpu_fallback(
-    BACKEND, _generated.BACKEND_KEY, fallback_fn=torchdev_fallback
-)
+_INSTALLED: list[Any] = []  # [device handle or None, kernel registration, fallback registration]
+
+
+def install() -> None:
+    """Register the device type, the kernels and the CPU fallback (done on import; a no-op
+    when already installed)."""
+    if _INSTALLED:
+        return
+    # The first install owns the registration runtime made at import (DEVICE needs it).
+    device_handle = runtime.take_device_handle() or runtime.register_device()
+    kernel_registration = _generated.register(kernels.TorchDevNativeFunctions)
+    fallback: CPUFallbackRegistration = register_cpu_fallback(
+        BACKEND, _generated.BACKEND_KEY, fallback_fn=torchdev_fallback
+    )
+    _INSTALLED.extend([device_handle, kernel_registration, fallback])
+
+
+def uninstall() -> None:
+    """Undo ``install()`` exactly (tests use it to leave the dispatcher as they found it)."""
+    if not _INSTALLED:
+        return
+    device_handle, kernel_registration, fallback = _INSTALLED
+    fallback.remove()
+    kernel_registration.remove()
+    if device_handle is not None:
+        device_handle.remove()
+    _INSTALLED.clear()
+
+
+install()
 
 __all__ = [
     "BACKEND",
     "DEVICE",
     "DEVICE_TYPE",
-    "FALLBACK",
     "FALLBACK_LOG",
-    "KERNELS",
     "STATS",
     "TorchDevTensor",
+    "install",
     "reset_stats",
     "to_cpu_tensor",
     "to_device",
     "torchdev_fallback",
+    "uninstall",
 ]

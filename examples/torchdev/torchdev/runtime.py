@@ -17,11 +17,27 @@ import torch
 import tensordispatch as td
 from tensordispatch.dispatch.keys import BackendComponent
 from tensordispatch.tensor import Tensor
-from tensordispatch.tensor.device import register_device_type
+from tensordispatch.tensor.device import DeviceTypeHandle, device_types, register_device_type
 
 DEVICE_TYPE = "torchdev"
-_DEVICE_HANDLE = register_device_type(DEVICE_TYPE, BackendComponent.PrivateUse1Bit)
+
+
+def register_device() -> DeviceTypeHandle | None:
+    """Register the device type on PrivateUse1 (None if it already is)."""
+    if DEVICE_TYPE in device_types():
+        return None
+    return register_device_type(DEVICE_TYPE, BackendComponent.PrivateUse1Bit)
+
+
+_DEVICE_HANDLE = [register_device()]
 DEVICE = td.device(DEVICE_TYPE, 0)
+
+
+def take_device_handle() -> DeviceTypeHandle | None:
+    """The handle of the import-time registration, once (then None)."""
+    handle = _DEVICE_HANDLE[0]
+    _DEVICE_HANDLE[0] = None
+    return handle
 
 #: Transfer statistics (the tests count to_cpu calls per fallback).
 STATS: dict[str, int] = {"to_cpu_calls": 0, "to_cpu_tensors": 0, "from_cpu_calls": 0}
@@ -146,8 +162,10 @@ __all__ = [
     "batched_to_cpu",
     "copy_from_cpu",
     "from_payload",
+    "register_device",
     "reset_stats",
     "resize_to",
+    "take_device_handle",
     "to_cpu_tensor",
     "to_device",
     "to_td_dtype",
