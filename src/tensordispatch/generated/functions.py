@@ -36,24 +36,12 @@ _F_addmv_out = _op('addmv.out')
 _F_alias = _op('alias')
 _F_alias_copy = _op('alias_copy')
 _F_alias_copy_out = _op('alias_copy.out')
-_F_all = _op('all')
-_F_all_all_out = _op('all.all_out')
-_F_all_dim = _op('all.dim')
-_F_all_dims = _op('all.dims')
-_F_all_dims_out = _op('all.dims_out')
-_F_all_out = _op('all.out')
 _F_amax = _op('amax')
 _F_amax_out = _op('amax.out')
 _F_amin = _op('amin')
 _F_amin_out = _op('amin.out')
 _F_aminmax = _op('aminmax')
 _F_aminmax_out = _op('aminmax.out')
-_F_any = _op('any')
-_F_any_all_out = _op('any.all_out')
-_F_any_dim = _op('any.dim')
-_F_any_dims = _op('any.dims')
-_F_any_dims_out = _op('any.dims_out')
-_F_any_out = _op('any.out')
 _F_argmax = _op('argmax')
 _F_argmax_out = _op('argmax.out')
 _F_argmin = _op('argmin')
@@ -82,8 +70,6 @@ _F_bitwise_xor_Tensor = _op('bitwise_xor.Tensor')
 _F_bitwise_xor_Tensor_out = _op('bitwise_xor.Tensor_out')
 _F_bmm = _op('bmm')
 _F_bmm_out = _op('bmm.out')
-_F_cat = _op('cat')
-_F_cat_out = _op('cat.out')
 _F_ceil = _op('ceil')
 _F_ceil_ = _op('ceil_')
 _F_ceil_out = _op('ceil.out')
@@ -245,12 +231,6 @@ _F_neg_ = _op('neg_')
 _F_neg_out = _op('neg.out')
 _F_nonzero = _op('nonzero')
 _F_nonzero_out = _op('nonzero.out')
-_F_norm_Scalar = _op('norm.Scalar')
-_F_norm_ScalarOpt_dim = _op('norm.ScalarOpt_dim')
-_F_norm_ScalarOpt_dim_dtype = _op('norm.ScalarOpt_dim_dtype')
-_F_norm_ScalarOpt_dtype = _op('norm.ScalarOpt_dtype')
-_F_norm_dtype_out = _op('norm.dtype_out')
-_F_norm_out = _op('norm.out')
 _F_ones = _op('ones')
 _F_ones_like = _op('ones_like')
 _F_ones_out = _op('ones.out')
@@ -369,9 +349,13 @@ _F_view_copy_out = _op('view_copy.out')
 _F_zeros = _op('zeros')
 _F_zeros_like = _op('zeros_like')
 _F_zeros_out = _op('zeros.out')
+from tensordispatch.ops.bindings_reductions import all as all
+from tensordispatch.ops.bindings_reductions import any as any
 from tensordispatch.ops.bindings import arange as arange
+from tensordispatch.ops.bindings import cat as cat
 from tensordispatch.ops.bindings_pointwise import clamp as clamp
 from tensordispatch.ops.bindings_pointwise import clamp_ as clamp_
+from tensordispatch.ops.bindings_reductions import norm as norm
 from tensordispatch.ops.bindings import rand as rand
 from tensordispatch.ops.bindings import randint as randint
 from tensordispatch.ops.bindings import randn as randn
@@ -534,49 +518,6 @@ def alias_copy(input, *, out=None):
     return _r
 
 
-def all(input, dim=_NO, keepdim=_NO, *, out=None):
-    if dim is not _NO:
-        if out is None:
-            if keepdim is _NO:
-                _r = _F_all_dim(input, dim)
-            else:
-                _kw = {}
-                if keepdim is not _NO: _kw['keepdim'] = keepdim
-                _r = _F_all_dim(input, dim, **_kw)
-        else:
-            if keepdim is _NO:
-                _r = _F_all_out(input, dim, out=out)
-            else:
-                _kw = {}
-                if keepdim is not _NO: _kw['keepdim'] = keepdim
-                _r = _F_all_out(input, dim, out=out, **_kw)
-        return _r
-    if out is None:
-        if dim is _NO and keepdim is _NO:
-            _r = _F_all_dims(input)
-        else:
-            _kw = {}
-            if dim is not _NO: _kw['dim'] = dim
-            if keepdim is not _NO: _kw['keepdim'] = keepdim
-            _r = _F_all_dims(input, **_kw)
-    else:
-        if dim is _NO and keepdim is _NO:
-            _r = _F_all_dims_out(input, out=out)
-        else:
-            _kw = {}
-            if dim is not _NO: _kw['dim'] = dim
-            if keepdim is not _NO: _kw['keepdim'] = keepdim
-            _r = _F_all_dims_out(input, out=out, **_kw)
-    return _r
-    if dim is _NO and keepdim is _NO:
-        if out is None:
-            _r = _F_all(input)
-        else:
-            _r = _F_all_all_out(input, out=out)
-        return _r
-    raise TypeError('all(): received an invalid combination of arguments; expected one of: all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor; all.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor; all(Tensor self) -> Tensor')
-
-
 def amax(input, dim=_NO, keepdim=_NO, *, out=None):
     if type(dim) is int: dim = [dim]
     if out is None:
@@ -637,49 +578,6 @@ def aminmax(input, *, dim=_NO, keepdim=_NO, out=None):
             if keepdim is not _NO: _kw['keepdim'] = keepdim
             _r = _F_aminmax_out(input, min=out[0], max=out[1], **_kw)
     return _r
-
-
-def any(input, dim=_NO, keepdim=_NO, *, out=None):
-    if dim is not _NO:
-        if out is None:
-            if keepdim is _NO:
-                _r = _F_any_dim(input, dim)
-            else:
-                _kw = {}
-                if keepdim is not _NO: _kw['keepdim'] = keepdim
-                _r = _F_any_dim(input, dim, **_kw)
-        else:
-            if keepdim is _NO:
-                _r = _F_any_out(input, dim, out=out)
-            else:
-                _kw = {}
-                if keepdim is not _NO: _kw['keepdim'] = keepdim
-                _r = _F_any_out(input, dim, out=out, **_kw)
-        return _r
-    if out is None:
-        if dim is _NO and keepdim is _NO:
-            _r = _F_any_dims(input)
-        else:
-            _kw = {}
-            if dim is not _NO: _kw['dim'] = dim
-            if keepdim is not _NO: _kw['keepdim'] = keepdim
-            _r = _F_any_dims(input, **_kw)
-    else:
-        if dim is _NO and keepdim is _NO:
-            _r = _F_any_dims_out(input, out=out)
-        else:
-            _kw = {}
-            if dim is not _NO: _kw['dim'] = dim
-            if keepdim is not _NO: _kw['keepdim'] = keepdim
-            _r = _F_any_dims_out(input, out=out, **_kw)
-    return _r
-    if dim is _NO and keepdim is _NO:
-        if out is None:
-            _r = _F_any(input)
-        else:
-            _r = _F_any_all_out(input, out=out)
-        return _r
-    raise TypeError('any(): received an invalid combination of arguments; expected one of: any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor; any.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor; any(Tensor self) -> Tensor')
 
 
 def argmax(input, dim=_NO, keepdim=_NO, *, out=None):
@@ -840,24 +738,6 @@ def bmm(input, mat2, *, out=None):
         _r = _F_bmm(input, mat2)
     else:
         _r = _F_bmm_out(input, mat2, out=out)
-    return _r
-
-
-def cat(tensors, dim=_NO, *, out=None):
-    if out is None:
-        if dim is _NO:
-            _r = _F_cat(tensors)
-        else:
-            _kw = {}
-            if dim is not _NO: _kw['dim'] = dim
-            _r = _F_cat(tensors, **_kw)
-    else:
-        if dim is _NO:
-            _r = _F_cat_out(tensors, out=out)
-        else:
-            _kw = {}
-            if dim is not _NO: _kw['dim'] = dim
-            _r = _F_cat_out(tensors, out=out, **_kw)
     return _r
 
 
@@ -1817,44 +1697,6 @@ def nonzero(input, *, out=None):
     else:
         _r = _F_nonzero_out(input, out=out)
     return _r
-
-
-def norm(input, p=_NO, dim=_NO, keepdim=_NO, *, dtype=_NO, out=None):
-    if type(dim) is int: dim = [dim]
-    if p is not _NO and dim is not _NO and keepdim is not _NO and dtype is not _NO:
-        if out is None:
-            _r = _F_norm_ScalarOpt_dim_dtype(input, p, dim, keepdim, dtype=dtype)
-        else:
-            _r = _F_norm_dtype_out(input, p, dim, keepdim, dtype=dtype, out=out)
-        return _r
-    if dtype is _NO and p is not _NO and dim is not _NO:
-        if out is None:
-            if keepdim is _NO:
-                _r = _F_norm_ScalarOpt_dim(input, p, dim)
-            else:
-                _kw = {}
-                if keepdim is not _NO: _kw['keepdim'] = keepdim
-                _r = _F_norm_ScalarOpt_dim(input, p, dim, **_kw)
-        else:
-            if keepdim is _NO:
-                _r = _F_norm_out(input, p, dim, out=out)
-            else:
-                _kw = {}
-                if keepdim is not _NO: _kw['keepdim'] = keepdim
-                _r = _F_norm_out(input, p, dim, out=out, **_kw)
-        return _r
-    if dim is _NO and keepdim is _NO and p is not _NO and dtype is not _NO and out is None:
-        _r = _F_norm_ScalarOpt_dtype(input, p, dtype=dtype)
-        return _r
-    if dim is _NO and keepdim is _NO and dtype is _NO and out is None:
-        if p is _NO:
-            _r = _F_norm_Scalar(input)
-        else:
-            _kw = {}
-            if p is not _NO: _kw['p'] = p
-            _r = _F_norm_Scalar(input, **_kw)
-        return _r
-    raise TypeError('norm(): received an invalid combination of arguments; expected one of: norm.ScalarOpt_dim_dtype(Tensor self, Scalar? p, int[1] dim, bool keepdim, *, ScalarType dtype) -> Tensor; norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor; norm.ScalarOpt_dtype(Tensor self, Scalar? p, *, ScalarType dtype) -> Tensor; norm.Scalar(Tensor self, Scalar p=2) -> Tensor')
 
 
 def ones(*_td_args, size=_NO, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, out=None, requires_grad=False):

@@ -32,15 +32,9 @@ _F_addmm_ = _op('addmm_')
 _F_addmv = _op('addmv')
 _F_addmv_ = _op('addmv_')
 _F_alias = _op('alias')
-_F_all = _op('all')
-_F_all_dim = _op('all.dim')
-_F_all_dims = _op('all.dims')
 _F_amax = _op('amax')
 _F_amin = _op('amin')
 _F_aminmax = _op('aminmax')
-_F_any = _op('any')
-_F_any_dim = _op('any.dim')
-_F_any_dims = _op('any.dims')
 _F_argmax = _op('argmax')
 _F_argmin = _op('argmin')
 _F_as_strided = _op('as_strided')
@@ -172,10 +166,6 @@ _F_ne__Tensor = _op('ne_.Tensor')
 _F_neg = _op('neg')
 _F_neg_ = _op('neg_')
 _F_nonzero = _op('nonzero')
-_F_norm_Scalar = _op('norm.Scalar')
-_F_norm_ScalarOpt_dim = _op('norm.ScalarOpt_dim')
-_F_norm_ScalarOpt_dim_dtype = _op('norm.ScalarOpt_dim_dtype')
-_F_norm_ScalarOpt_dtype = _op('norm.ScalarOpt_dtype')
 _F_normal_ = _op('normal_')
 _F_outer = _op('outer')
 _F_permute = _op('permute')
@@ -237,8 +227,11 @@ _F_unsqueeze = _op('unsqueeze')
 _F_view = _op('view')
 from tensordispatch.ops.indexing import getitem as _m___getitem__
 from tensordispatch.ops.indexing import setitem as _m___setitem__
+from tensordispatch.ops.bindings_reductions import all as _m_all
+from tensordispatch.ops.bindings_reductions import any as _m_any
 from tensordispatch.ops.bindings_pointwise import method_clamp as _m_clamp
 from tensordispatch.ops.bindings_pointwise import method_clamp_ as _m_clamp_
+from tensordispatch.ops.bindings_reductions import norm as _m_norm
 from tensordispatch.ops.bindings import random_ as _m_random_
 from tensordispatch.ops.bindings import scatter as _m_scatter
 from tensordispatch.ops.bindings import scatter_ as _m_scatter_
@@ -393,29 +386,6 @@ def _m_alias(self):
     return _r
 
 
-def _m_all(self, dim=_NO, keepdim=_NO):
-    if dim is not _NO:
-        if keepdim is _NO:
-            _r = _F_all_dim(self, dim)
-        else:
-            _kw = {}
-            if keepdim is not _NO: _kw['keepdim'] = keepdim
-            _r = _F_all_dim(self, dim, **_kw)
-        return _r
-    if dim is _NO and keepdim is _NO:
-        _r = _F_all_dims(self)
-    else:
-        _kw = {}
-        if dim is not _NO: _kw['dim'] = dim
-        if keepdim is not _NO: _kw['keepdim'] = keepdim
-        _r = _F_all_dims(self, **_kw)
-    return _r
-    if dim is _NO and keepdim is _NO:
-        _r = _F_all(self)
-        return _r
-    raise TypeError('all(): received an invalid combination of arguments; expected one of: all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor; all.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor; all(Tensor self) -> Tensor')
-
-
 def _m_amax(self, dim=_NO, keepdim=_NO):
     if type(dim) is int: dim = [dim]
     if dim is _NO and keepdim is _NO:
@@ -449,29 +419,6 @@ def _m_aminmax(self, *, dim=_NO, keepdim=_NO):
         if keepdim is not _NO: _kw['keepdim'] = keepdim
         _r = _F_aminmax(self, **_kw)
     return _r
-
-
-def _m_any(self, dim=_NO, keepdim=_NO):
-    if dim is not _NO:
-        if keepdim is _NO:
-            _r = _F_any_dim(self, dim)
-        else:
-            _kw = {}
-            if keepdim is not _NO: _kw['keepdim'] = keepdim
-            _r = _F_any_dim(self, dim, **_kw)
-        return _r
-    if dim is _NO and keepdim is _NO:
-        _r = _F_any_dims(self)
-    else:
-        _kw = {}
-        if dim is not _NO: _kw['dim'] = dim
-        if keepdim is not _NO: _kw['keepdim'] = keepdim
-        _r = _F_any_dims(self, **_kw)
-    return _r
-    if dim is _NO and keepdim is _NO:
-        _r = _F_any(self)
-        return _r
-    raise TypeError('any(): received an invalid combination of arguments; expected one of: any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor; any.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor; any(Tensor self) -> Tensor')
 
 
 def _m_argmax(self, dim=_NO, keepdim=_NO):
@@ -1268,33 +1215,6 @@ def _m_neg_(self):
 def _m_nonzero(self):
     _r = _F_nonzero(self)
     return _r
-
-
-def _m_norm(self, p=_NO, dim=_NO, keepdim=_NO, *, dtype=_NO):
-    if type(dim) is int: dim = [dim]
-    if p is not _NO and dim is not _NO and keepdim is not _NO and dtype is not _NO:
-        _r = _F_norm_ScalarOpt_dim_dtype(self, p, dim, keepdim, dtype=dtype)
-        return _r
-    if dtype is _NO and p is not _NO and dim is not _NO:
-        if keepdim is _NO:
-            _r = _F_norm_ScalarOpt_dim(self, p, dim)
-        else:
-            _kw = {}
-            if keepdim is not _NO: _kw['keepdim'] = keepdim
-            _r = _F_norm_ScalarOpt_dim(self, p, dim, **_kw)
-        return _r
-    if dim is _NO and keepdim is _NO and p is not _NO and dtype is not _NO:
-        _r = _F_norm_ScalarOpt_dtype(self, p, dtype=dtype)
-        return _r
-    if dim is _NO and keepdim is _NO and dtype is _NO:
-        if p is _NO:
-            _r = _F_norm_Scalar(self)
-        else:
-            _kw = {}
-            if p is not _NO: _kw['p'] = p
-            _r = _F_norm_Scalar(self, **_kw)
-        return _r
-    raise TypeError('norm(): received an invalid combination of arguments; expected one of: norm.ScalarOpt_dim_dtype(Tensor self, Scalar? p, int[1] dim, bool keepdim, *, ScalarType dtype) -> Tensor; norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor; norm.ScalarOpt_dtype(Tensor self, Scalar? p, *, ScalarType dtype) -> Tensor; norm.Scalar(Tensor self, Scalar p=2) -> Tensor')
 
 
 def _m_normal_(self, mean=_NO, std=_NO, *, generator=_NO):

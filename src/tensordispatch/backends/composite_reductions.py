@@ -1,0 +1,102 @@
+"""CompositeExplicitAutograd kernels of the reductions, softmax and batched matmul (F2).
+
+Device-generic: each calls other operators through the dispatcher with ``op``. Merged
+into ``COMPOSITE_KERNELS`` by ``backends/composite.py``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tensordispatch.backends.aten import op
+from tensordispatch.tensor.tensor import Tensor
+
+__all__ = ["REDUCTION_COMPOSITE_KERNELS", "cast"]
+
+
+def cast(self: Tensor, dtype: Any) -> Tensor:
+    """``self`` converted to ``dtype`` (itself when it already has it), through
+    empty_like + copy_ so that it runs on every backend."""
+    if dtype is None or dtype is self.dtype:
+        return self
+    result = op("empty_like")(self, dtype=dtype)
+    return op("copy_")(result, self)
+
+
+def mean_dtype_out(self: Tensor, *, dtype: Any = None, out: Tensor) -> Tensor:
+    return op("mean.out")(self, [], dtype=dtype, out=out)
+
+
+def norm_Scalar(self: Tensor, p: Any = 2) -> Tensor:
+    return op("norm.ScalarOpt_dim")(self, p, [])
+
+
+def norm_ScalarOpt_dtype(self: Tensor, p: Any, *, dtype: Any) -> Tensor:
+    return op("norm.ScalarOpt_dim_dtype")(self, p, [], False, dtype=dtype)
+
+
+def softmax_int_out(self: Tensor, dim: int, dtype: Any = None, *, out: Tensor) -> Tensor:
+    return op("_softmax.out")(cast(self, dtype), dim, False, out=out)
+
+
+def log_softmax_int_out(self: Tensor, dim: int, dtype: Any = None, *, out: Tensor) -> Tensor:
+    return op("_log_softmax.out")(cast(self, dtype), dim, False, out=out)
+
+
+def _addbmm_operands(batch1: Tensor, batch2: Tensor) -> tuple[Tensor, Tensor]:
+    """addbmm as one addmm: the batches laid side by side, (n, b*m) @ (b*m, p)."""
+    if batch1.dim() != 3:
+        raise RuntimeError("batch1 must be a 3D tensor")
+    if batch2.dim() != 3:
+        raise RuntimeError("batch2 must be a 3D tensor")
+    b, n, m = batch1._shape
+    if batch2._shape[0] != b:
+        raise RuntimeError(
+            f"batch1 and batch2 must have same number of batches, got {b} and "
+            f"{batch2._shape[0]}"
+        )
+    if batch2._shape[1] != m:
+        raise RuntimeError(
+            f"Incompatible matrix sizes for bmm ({n}x{m} and {batch2._shape[1]}x"
+            f"{batch2._shape[2]})"
+        )
+    left = op("reshape")(op("transpose.int")(batch1, 0, 1), [n, b * m])
+    right = op("reshape")(batch2, [b * m, batch2._shape[2]])
+    return left, right
+
+
+def addbmm(self: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+    left, right = _addbmm_operands(batch1, batch2)
+    return op("addmm")(self, left, right, beta=beta, alpha=alpha)
+
+
+def addbmm_(self: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+    left, right = _addbmm_operands(batch1, batch2)
+    return op("addmm_")(self, left, right, beta=beta, alpha=alpha)
+
+
+def addbmm_out(
+    self: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1, out: Tensor
+) -> Tensor:
+    left, right = _addbmm_operands(batch1, batch2)
+    return op("addmm.out")(self, left, right, beta=beta, alpha=alpha, out=out)
+
+
+def linear_out(input: Tensor, weight: Tensor, bias: Tensor | None = None, *, out: Tensor) -> Tensor:
+    op("matmul.out")(input, op("t")(weight), out=out)
+    if bias is not None:
+        op("add_.Tensor")(out, bias)
+    return out
+
+
+REDUCTION_COMPOSITE_KERNELS: dict[str, Any] = {
+    "mean_dtype_out": mean_dtype_out,
+    "norm_Scalar": norm_Scalar,
+    "norm_ScalarOpt_dtype": norm_ScalarOpt_dtype,
+    "softmax_int_out": softmax_int_out,
+    "log_softmax_int_out": log_softmax_int_out,
+    "addbmm_composite": addbmm,
+    "addbmm__composite": addbmm_,
+    "addbmm_out_composite": addbmm_out,
+    "linear_out": linear_out,
+}

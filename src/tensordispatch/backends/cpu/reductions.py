@@ -1,0 +1,302 @@
+"""CPU (NumPy) kernels of the reductions and the batched linear algebra (F2).
+
+Structured impls are ``impl(precomputed, *out_variant_args, *outs)`` and write into the
+outs; ``precomputed`` is what the group's meta function in ``backends/meta/reductions.py``
+returned (usually the wrapped reduction dims). Unstructured kernels check through the
+same ``*_spec`` functions as their Meta twins, then compute.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+
+from tensordispatch.backends.meta import reductions as _m
+from tensordispatch.backends.structured import alloc_cpu, prepare_out
+from tensordispatch.tensor import dtypes as _dt
+from tensordispatch.tensor.tensor import Tensor
+
+__all__ = ["REDUCTION_CPU_KERNELS"]
+
+_ERR = {"all": "ignore"}
+
+
+def _axis(self: Tensor, dims: Any) -> Any:
+    """NumPy's axis for wrapped reduction dims (a 0-dim tensor reduces as a whole)."""
+    if self.dim() == 0:
+        return None
+    return dims
+
+
+def _store(out: Tensor, value: Any) -> None:
+    np.copyto(out._data, np.asarray(value).reshape(out._shape), casting="unsafe")
+
+
+def _not_implemented(name: str, t: Tensor) -> NotImplementedError:
+    from tensordispatch.backends.common import scalar_type_name
+
+    return NotImplementedError(f'"{name}" not implemented for \'{scalar_type_name(t.dtype)}\'')
+
+
+# -- structured reductions ---------------------------------------------------------------------
+
+
+def prod_int_out(pre: Any, self: Tensor, dim: int, keepdim: bool, dtype: Any, out: Tensor) -> None:
+    data = np.prod(self._data, axis=_axis(self, pre), dtype=out.dtype._numpy, keepdims=keepdim)
+    _store(out, data)
+
+
+def _amax_amin(fn: Any, name: str) -> Any:
+    def impl(pre: Any, self: Tensor, dim: Any, keepdim: bool, out: Tensor) -> None:
+        if self.dtype.is_complex:
+            raise _not_implemented(name, self)
+        if self.numel() == 0:
+            return
+        _store(out, fn(self._data, axis=_axis(self, pre), keepdims=keepdim))
+
+    return impl
+
+
+def _max_min_dim(fn: Any, arg: Any, name: str) -> Any:
+    def impl(pre: Any, self: Tensor, dim: int, keepdim: bool, values: Tensor, idx: Tensor) -> None:
+        if self.numel() == 0:
+            return
+        data = self._data if self.dim() else self._data.reshape(1)
+        axis = pre if self.dim() else 0
+        _store(values, fn(data, axis=axis, keepdims=keepdim))
+        _store(idx, arg(data, axis=axis, keepdims=keepdim))
+
+    return impl
+
+
+def _arg_reduce(arg: Any) -> Any:
+    def impl(pre: Any, self: Tensor, dim: Any, keepdim: bool, out: Tensor) -> None:
+        if self.numel() == 0:
+            return
+        data = self._data
+        if pre is None or self.dim() == 0:
+            _store(out, arg(data.reshape(-1)))
+            return
+        _store(out, arg(data, axis=pre, keepdims=keepdim))
+
+    return impl
+
+
+def _vector_norm(data: Any, p: Any, axis: Any, keepdim: bool) -> Any:
+    a = np.abs(data)
+    if p == 0:
+        return np.sum(a != 0, axis=axis, keepdims=keepdim).astype(a.dtype)
+    if p == float("inf"):
+        return np.amax(a, axis=axis, keepdims=keepdim, initial=0)
+    if p == float("-inf"):
+        return np.amin(a, axis=axis, keepdims=keepdim)
+    if p == 1:
+        return np.sum(a, axis=axis, keepdims=keepdim)
+    if p == 2:
+        return np.sqrt(np.sum(a * a, axis=axis, keepdims=keepdim))
+    return np.power(np.sum(np.power(a, p), axis=axis, keepdims=keepdim), 1.0 / p)
+
+
+def norm_dtype_out(
+    pre: Any, self: Tensor, p: Any, dim: Any, keepdim: bool, dtype: Any, out: Tensor
+) -> None:
+    dims, order = pre
+    data = self._data if dtype is None else self._data.astype(dtype._numpy)
+    with np.errstate(**_ERR):
+        _store(out, _vector_norm(data, order, _axis(self, dims) or None, keepdim))
+
+
+def norm_out(pre: Any, self: Tensor, p: Any, dim: Any, keepdim: bool, out: Tensor) -> None:
+    norm_dtype_out(pre, self, p, dim, keepdim, None, out)
+
+
+def _softmax_impl(log: bool) -> Any:
+    def impl(pre: Any, self: Tensor, dim: int, half_to_float: bool, out: Tensor) -> None:
+        data = self._data if self.dim() else self._data.reshape(1)
+        with np.errstate(**_ERR):
+            m = np.amax(data, axis=pre, keepdims=True, initial=-np.inf)
+            m = np.where(np.isfinite(m), m, 0)
+            shifted = data - m
+            e = np.exp(shifted)
+            s = np.sum(e, axis=pre, keepdims=True)
+            _store(out, shifted - np.log(s) if log else e / s)
+
+    return impl
+
+
+def cumsum_out(pre: Any, self: Tensor, dim: int, dtype: Any, out: Tensor) -> None:
+    data = self._data if self.dim() else self._data.reshape(1)
+    _store(out, np.cumsum(data, axis=pre, dtype=out.dtype._numpy))
+
+
+def _all_any(fn: Any) -> Any:
+    def dims_impl(pre: Any, self: Tensor, *rest: Any) -> None:
+        out = rest[-1]
+        keepdim = rest[1] if len(rest) == 3 else False
+        data = self._data
+        if out.dtype is _dt.uint8 and self.dtype is not _dt.uint8:
+            data = data.astype(np.uint8)  # torch reduces the input cast to the out dtype
+        _store(out, fn(data, axis=_axis(self, pre), keepdims=keepdim))
+
+    return dims_impl
+
+
+# -- structured batched linear algebra ---------------------------------------------------------
+
+
+def _scaled_sum(self: Tensor, product: Any, beta: Any, alpha: Any, out: Tensor) -> None:
+    dt = product.dtype
+    if alpha != 1:
+        product = np.multiply(product, alpha, dtype=dt, casting="unsafe")
+    if beta == 0:
+        _store(out, product)
+        return
+    bias = self._data if beta == 1 else np.multiply(self._data, beta, dtype=dt, casting="unsafe")
+    _store(out, np.add(bias, product, dtype=dt, casting="unsafe"))
+
+
+def baddbmm_out(
+    pre: Any, self: Tensor, b1: Tensor, b2: Tensor, beta: Any, alpha: Any, out: Tensor
+) -> None:
+    if b1.dtype is _dt.bool:
+        raise _not_implemented("baddbmm_cpu", b1)
+    _scaled_sum(self, np.matmul(b1._data, b2._data), beta, alpha, out)
+
+
+def addmv_out(
+    pre: Any, self: Tensor, mat: Tensor, vec: Tensor, beta: Any, alpha: Any, out: Tensor
+) -> None:
+    if mat.dtype is _dt.bool:
+        raise _not_implemented("addmv_impl_cpu", mat)
+    _scaled_sum(self, np.matmul(mat._data, vec._data), beta, alpha, out)
+
+
+# -- unstructured reductions -------------------------------------------------------------------
+
+
+def prod_cpu(self: Tensor, *, dtype: Any = None) -> Tensor:
+    result = alloc_cpu(_m.prod_spec(self, dtype))
+    _store(result, np.prod(self._data, dtype=result.dtype._numpy))
+    return result
+
+
+def _max_all(fn: Any, name: str) -> Any:
+    def compute(self: Tensor, out: Tensor) -> Tensor:
+        if self.dtype.is_complex:
+            raise _not_implemented(f"{name}_all", self)
+        _store(out, fn(self._data))
+        return out
+
+    def kernel(self: Tensor) -> Tensor:
+        return compute(self, alloc_cpu(_m.max_all_spec(name, self)))
+
+    def out_kernel(self: Tensor, *, out: Tensor) -> Tensor:
+        prepare_out(out, _m.max_all_spec(name, self))
+        return compute(self, out)
+
+    return kernel, out_kernel
+
+
+def _variance(self: Tensor, dims: Any, correction: Any, keepdim: bool) -> Any:
+    data = self._data
+    axis = _axis(self, dims)
+    n = data.size if axis is None else int(np.prod([data.shape[d] for d in axis]))
+    c = 1 if correction is None else correction
+    if n - c <= 0:
+        warnings.warn(
+            "var(): degrees of freedom is <= 0. Correction should be strictly less than the "
+            "reduction factor (input numel divided by output numel).",
+            UserWarning,
+            stacklevel=3,
+        )
+    with np.errstate(**_ERR):
+        mean = np.mean(data, axis=axis, keepdims=True)
+        dev = np.abs(data - mean) ** 2 if self.dtype.is_complex else (data - mean) ** 2
+        return np.sum(dev, axis=axis, keepdims=keepdim) / max(n - c, 0)
+
+
+def _var_kernels(root: bool) -> Any:
+    def compute(self: Tensor, dim: Any, correction: Any, keepdim: bool, out: Tensor) -> None:
+        spec, dims = _m.var_spec(self, dim, keepdim)
+        value = _variance(self, dims, correction, keepdim)
+        _store(out, np.sqrt(value) if root else value)
+
+    def kernel(self: Tensor, dim: Any = None, *, correction: Any = None, keepdim: bool = False) -> Tensor:
+        out = alloc_cpu(_m.var_spec(self, dim, keepdim)[0])
+        compute(self, dim, correction, keepdim, out)
+        return out
+
+    def out_kernel(
+        self: Tensor, dim: Any = None, *, correction: Any = None, keepdim: bool = False,
+        out: Tensor,
+    ) -> Tensor:  # fmt: skip
+        prepare_out(out, _m.var_spec(self, dim, keepdim, out)[0])
+        compute(self, dim, correction, keepdim, out)
+        return out
+
+    return kernel, out_kernel
+
+
+def _logsumexp(self: Tensor, dims: Any, keepdim: bool, dt: Any) -> Any:
+    data = self._data.astype(dt._numpy, copy=False)
+    axis = _axis(self, dims)
+    with np.errstate(**_ERR):
+        m = np.amax(data, axis=axis, keepdims=True, initial=-np.inf)
+        m = np.where(np.isfinite(m), m, 0)
+        result = np.log(np.sum(np.exp(data - m), axis=axis, keepdims=True)) + m
+    if not keepdim:
+        result = result.reshape(_m.reduction_shape(self._shape, dims, False))
+    return result
+
+
+def logsumexp_cpu(self: Tensor, dim: Any, keepdim: bool = False) -> Tensor:
+    spec, dims = _m.logsumexp_spec(self, dim, keepdim)
+    out = alloc_cpu(spec)
+    _store(out, _logsumexp(self, dims, keepdim, spec[2]))
+    return out
+
+
+def logsumexp_out_cpu(self: Tensor, dim: Any, keepdim: bool = False, *, out: Tensor) -> Tensor:
+    _m.check_logsumexp_out(out)
+    spec, dims = _m.logsumexp_spec(self, dim, keepdim)
+    prepare_out(out, (spec[0], spec[1], out.dtype))
+    _store(out, _logsumexp(self, dims, keepdim, spec[2]))
+    return out
+
+
+_MAX, _MAX_OUT = _max_all(np.amax, "max")
+_MIN, _MIN_OUT = _max_all(np.amin, "min")
+_VAR, _VAR_OUT = _var_kernels(False)
+_STD, _STD_OUT = _var_kernels(True)
+
+REDUCTION_CPU_KERNELS: dict[str, Any] = {
+    "prod_int_out": prod_int_out,
+    "amax_out": _amax_amin(np.amax, "max_values_cpu"),
+    "amin_out": _amax_amin(np.amin, "min_values_cpu"),
+    "max_dim_out": _max_min_dim(np.amax, np.argmax, "max"),
+    "min_dim_out": _max_min_dim(np.amin, np.argmin, "min"),
+    "argmax_out": _arg_reduce(np.argmax),
+    "argmin_out": _arg_reduce(np.argmin),
+    "norm_out": norm_out,
+    "norm_dtype_out": norm_dtype_out,
+    "softmax_cpu_out": _softmax_impl(False),
+    "log_softmax_cpu_out": _softmax_impl(True),
+    "cumsum_out": cumsum_out,
+    **{f"{n}_{k}": _all_any(fn) for n, fn in (("all", np.all), ("any", np.any))
+       for k in ("dim_out", "dims_out", "all_out")},  # fmt: skip
+    "baddbmm_out_cpu": baddbmm_out,
+    "addmv_out_cpu": addmv_out,
+    "prod_cpu": prod_cpu,
+    "max_all_cpu": _MAX,
+    "max_unary_out": _MAX_OUT,
+    "min_all_cpu": _MIN,
+    "min_unary_out": _MIN_OUT,
+    "var_correction_cpu": _VAR,
+    "var_correction_out_cpu": _VAR_OUT,
+    "std_correction_cpu": _STD,
+    "std_correction_out_cpu": _STD_OUT,
+    "logsumexp_cpu": logsumexp_cpu,
+    "logsumexp_out_cpu": logsumexp_out_cpu,
+}

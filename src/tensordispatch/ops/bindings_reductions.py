@@ -1,0 +1,127 @@
+"""Hand-written Python bindings of reductions whose overloads the generator cannot choose
+between (codegen/model.py PYTHON_FUNCTIONS / PYTHON_METHODS).
+
+``all``/``any`` take an int dim (``.dim``), a tuple of dims (``.dims``) or none; ``norm``
+is torch.norm's Python signature over the aten ``norm`` overloads ("fro" is p=2).
+
+``var``/``std`` have three Python forms, like torch's: ``(input, unbiased)``,
+``(input, dim, unbiased, keepdim)`` and ``(input, dim=None, *, correction, keepdim)``. A bool
+first argument or an ``unbiased=`` keyword selects the unbiased overloads; anything else
+the correction ones.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tensordispatch.backends.aten import op
+
+__all__ = ["all", "any", "norm", "std", "var"]
+
+
+def _variance(name: str, input: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    out = kwargs.pop("out", None)
+    if len(args) > 3:
+        raise TypeError(f"{name}() takes at most 4 positional arguments ({len(args) + 1} given)")
+    unbiased_form = "unbiased" in kwargs or (bool(args) and isinstance(args[0], bool)) or (
+        len(args) >= 2
+    )
+    if unbiased_form and "correction" in kwargs:
+        raise TypeError(f"{name}() got both 'unbiased' and 'correction'")
+    if unbiased_form and args and isinstance(args[0], bool):
+        if len(args) > 1 or set(kwargs) - {"unbiased"}:
+            raise TypeError(f"{name}(input, unbiased) takes no dim or keepdim")
+        if out is not None:
+            raise TypeError(f"{name}(input, unbiased) has no out= form")
+        return op(f"{name}")(input, *args, **kwargs)
+    if unbiased_form:
+        if out is not None:
+            return op(f"{name}.out")(input, *args, out=out, **kwargs)
+        return op(f"{name}.dim")(input, *args, **kwargs)
+    if len(args) > 1:
+        raise TypeError(f"{name}(): keepdim and correction are keyword-only here")
+    if out is not None:
+        return op(f"{name}.correction_out")(input, *args, out=out, **kwargs)
+    return op(f"{name}.correction")(input, *args, **kwargs)
+
+
+def var(input: Any, *args: Any, **kwargs: Any) -> Any:
+    """torch.var: variance over ``dim`` (all dims by default), Bessel-corrected by default.
+
+    >>> import tensordispatch as td
+    >>> td.var(td.tensor([1.0, 2.0, 3.0])).item(), td.var(td.tensor([1.0, 3.0]), 0, False).item()
+    (1.0, 1.0)
+    """
+    return _variance("var", input, args, kwargs)
+
+
+def std(input: Any, *args: Any, **kwargs: Any) -> Any:
+    """torch.std: the square root of :func:`var` (same forms).
+
+    >>> import tensordispatch as td
+    >>> td.std(td.tensor([1.0, 3.0]), correction=0).item()
+    1.0
+    """
+    return _variance("std", input, args, kwargs)
+
+
+def _logical(name: str, input: Any, dim: Any, keepdim: bool, out: Any) -> Any:
+    if dim is _ALL:
+        overload, args = name, ()
+    elif isinstance(dim, int):
+        overload, args = f"{name}.dim", (dim, keepdim)
+    else:
+        overload, args = f"{name}.dims", (dim, keepdim)
+    if out is not None:
+        suffix = {name: ".all_out", f"{name}.dim": ".out", f"{name}.dims": ".dims_out"}[overload]
+        return op(name + suffix)(input, *args, out=out)
+    return op(overload)(input, *args)
+
+
+_ALL: Any = object()
+
+
+def all(input: Any, dim: Any = _ALL, keepdim: bool = False, *, out: Any = None) -> Any:  # noqa: A001
+    """torch.all: whether every element (over ``dim``) is nonzero.
+
+    >>> import tensordispatch as td
+    >>> td.all(td.tensor([[1, 0], [1, 1]]), 1).tolist()
+    [False, True]
+    """
+    return _logical("all", input, dim, keepdim, out)
+
+
+def any(input: Any, dim: Any = _ALL, keepdim: bool = False, *, out: Any = None) -> Any:  # noqa: A001
+    """torch.any: whether some element (over ``dim``) is nonzero.
+
+    >>> import tensordispatch as td
+    >>> td.any(td.tensor([[1, 0], [0, 0]]), (0, 1)).item()
+    True
+    """
+    return _logical("any", input, dim, keepdim, out)
+
+
+def norm(
+    input: Any, p: Any = "fro", dim: Any = None, keepdim: bool = False, out: Any = None,
+    dtype: Any = None,
+) -> Any:  # fmt: skip
+    """torch.norm for vector norms: ``p`` a number, inf, or "fro" (2); over ``dim`` or all.
+
+    >>> import tensordispatch as td
+    >>> td.norm(td.tensor([3.0, 4.0])).item(), td.norm(td.tensor([3.0, -4.0]), 1).item()
+    (5.0, 7.0)
+    """
+    if isinstance(p, str):
+        if p != "fro":
+            raise NotImplementedError(f"norm: p={p!r} (matrix norms) is not implemented")
+        p = 2
+    dims = [] if dim is None else [dim] if isinstance(dim, int) else list(dim)
+    if dtype is not None:
+        if out is not None:
+            return op("norm.dtype_out")(input, p, dims, keepdim, dtype=dtype, out=out)
+        return op("norm.ScalarOpt_dim_dtype")(input, p, dims, keepdim, dtype=dtype)
+    if out is not None:
+        return op("norm.out")(input, p, dims, keepdim, out=out)
+    if not dims and not keepdim:
+        return op("norm.Scalar")(input, p)
+    return op("norm.ScalarOpt_dim")(input, p, dims, keepdim)
