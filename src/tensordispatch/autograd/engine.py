@@ -19,6 +19,8 @@ Every parent of a needed node is needed, so dependency counts over needed nodes 
 from __future__ import annotations
 
 import heapq
+
+import numpy as np
 from collections.abc import Sequence
 from typing import Any
 
@@ -40,8 +42,26 @@ _ones_like = op("ones_like")
 _Edge = tuple[Node, int]
 
 
-def _needed_nodes(root: Node, targets: set[Node] | None) -> set[Node]:
-    """Nodes reachable from root that must run (Note [Only what is needed])."""
+def _dependencies(root: Node) -> dict[Node, int]:
+    """For every node reachable from root, how many edges point at it (one iterative DFS)."""
+    deps: dict[Node, int] = {}
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        for nxt, _ in node.next_functions:
+            if nxt is not None:
+                count = deps.get(nxt)
+                if count is None:
+                    deps[nxt] = 1
+                    stack.append(nxt)
+                else:
+                    deps[nxt] = count + 1
+    return deps
+
+
+def _needed_nodes(root: Node, targets: set[Node]) -> set[Node]:
+    """Nodes reachable from root from which a target is reachable (Note [Only what is
+    needed])."""
     order: list[Node] = []
     seen = {root}
     stack = [root]
@@ -52,8 +72,6 @@ def _needed_nodes(root: Node, targets: set[Node] | None) -> set[Node]:
             if nxt is not None and nxt not in seen:
                 seen.add(nxt)
                 stack.append(nxt)
-    if targets is None:
-        return seen
     needed: set[Node] = set()
     changed = True
     while changed:  # fixed point over a reverse DFS order (usually one or two sweeps)
@@ -98,12 +116,16 @@ def run_backward(
             if edge[0] is not None:
                 capture[(edge[0], edge[1])] = i
                 targets.add(edge[0])
-    needed = _needed_nodes(root, targets)
-    deps: dict[Node, int] = {}
-    for node in needed:
-        for nxt, _ in node.next_functions:
-            if nxt is not None and nxt in needed:
-                deps[nxt] = deps.get(nxt, 0) + 1
+    if targets is None:
+        deps = _dependencies(root)
+        needed: Any = deps  # every reachable node runs
+    else:
+        needed = _needed_nodes(root, targets)
+        deps = {}
+        for node in needed:
+            for nxt, _ in node.next_functions:
+                if nxt is not None and nxt in needed:
+                    deps[nxt] = deps.get(nxt, 0) + 1
     captured: list[Tensor | None] = [None] * (len(inputs) if inputs is not None else 0)
     buffers: dict[Node, list[Tensor | None]] = {}
     ready: list[tuple[int, int, Node]] = [(0, 0, root)]
@@ -177,6 +199,15 @@ def _as_list(x: Any) -> list[Any]:
     return list(x)
 
 
+def _ones(t: Tensor) -> Tensor:
+    """The implicit seed gradient (ones_like), built directly for NumPy-backed tensors."""
+    data = t._data
+    if isinstance(data, np.ndarray):
+        return Tensor._wrap_numpy(np.ones(t._shape, data.dtype), t.dtype)
+    result: Tensor = _ones_like(t)
+    return result
+
+
 def _make_grads(outputs: list[Tensor], grads: list[Any]) -> list[Tensor]:
     result = []
     if not grads:
@@ -185,7 +216,7 @@ def _make_grads(outputs: list[Tensor], grads: list[Any]) -> list[Tensor]:
         if g is None:
             if out.numel() != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            g = _ones_like(out)
+            g = _ones(out)
         elif isinstance(g, Tensor) and g._shape != out._shape:
             raise RuntimeError(
                 f"Mismatch in shape: grad_output[{i}] has a shape of {Size(g._shape)!r} and "

@@ -27,6 +27,8 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from tensordispatch.tensor import Tensor
 from tensordispatch.tensor.tensor import AutogradMeta, VersionCounter
 
@@ -172,15 +174,40 @@ class AccumulateGrad(Node):
             out = hook(g)
             if out is not None:
                 g = out
-        if m.grad is None:
+        recording = is_grad_enabled()
+        old = m.grad
+        if old is None:
             # torch steals the incoming buffer when nothing else references it; we copy
             # unless grad mode records (create_graph), where the graph must be kept.
-            m.grad = g if is_grad_enabled() else g.detach().clone()
-        elif is_grad_enabled():
-            m.grad = m.grad + g
-        else:
-            m.grad.add_(g)
+            m.grad = g if recording else _fresh_copy(g)
+        elif recording:
+            m.grad = old + g
+        elif not _add_numpy(old, g):
+            old.add_(g)
         return ()
+
+
+def _fresh_copy(g: Tensor) -> Tensor:
+    data = g._data
+    if isinstance(data, np.ndarray) and data.flags.c_contiguous:
+        return Tensor._wrap_numpy(data.copy(), g.dtype)
+    return g.detach().clone()
+
+
+def _add_numpy(acc: Tensor, g: Tensor) -> bool:
+    """``acc += g`` directly on NumPy data when both are plain CPU arrays of one shape and
+    dtype (the common case of gradient accumulation); False if the op must run instead."""
+    a, b = acc._data, g._data
+    if (
+        isinstance(a, np.ndarray)
+        and isinstance(b, np.ndarray)
+        and acc._shape == g._shape
+        and acc.dtype == g.dtype
+    ):
+        np.add(a, b, out=a)
+        acc._bump_version()
+        return True
+    return False
 
 
 class SavedTensor:

@@ -33,8 +33,12 @@ from tensordispatch.autograd.graph import (
 from tensordispatch.dispatch.dispatcher import DISPATCHER, RegistrationHandle
 from tensordispatch.dispatch.kernel import KernelFunction, KernelKind
 from tensordispatch.dispatch.keys import DispatchKey
-from tensordispatch.dispatch.keyset import AFTER_AD_INPLACE_OR_VIEW_RAW, AFTER_AUTOGRAD_RAW
-from tensordispatch.dispatch.tls import _AutoDispatchBelowADInplaceOrView, local_state
+from tensordispatch.dispatch.keyset import (
+    AFTER_AD_INPLACE_OR_VIEW_RAW,
+    AFTER_AUTOGRAD_RAW,
+    AUTOGRAD_DISPATCH_KEYSET_WITH_AD_INPLACE_OR_VIEW_RAW,
+)
+from tensordispatch.dispatch.tls import local_state
 from tensordispatch.schema.model import FunctionSchema
 from tensordispatch.tensor import Tensor
 
@@ -50,6 +54,7 @@ __all__ = [
 
 _ST = local_state()
 _AFTER = AFTER_AUTOGRAD_RAW
+_BELOW_ADIOV = AUTOGRAD_DISPATCH_KEYSET_WITH_AD_INPLACE_OR_VIEW_RAW
 LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place operation."
 LEAF_VIEW_INPLACE = (
     "a view of a leaf Variable that requires grad is being used in an in-place operation."
@@ -148,6 +153,20 @@ def _requires_grad(t: Any) -> bool:
     return m is not None and m.requires_grad
 
 
+def _below_ad_inplace_or_view(
+    op: Any, raw: int, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> Any:
+    """Redispatch with the autograd keys and ADInplaceOrView excluded for nested calls
+    (torch's AutoDispatchBelowADInplaceOrView; the guard class, inlined for speed)."""
+    st = _ST
+    saved = st.excluded
+    st.excluded = saved | _BELOW_ADIOV
+    try:
+        return op.redispatch(raw, *args, **kwargs)
+    finally:
+        st.excluded = saved
+
+
 def _make_functional_kernel(
     info: DifferentiabilityInfo, node_cls: type[FormulaNode], positions: tuple[int, ...]
 ) -> Callable[..., Any]:
@@ -161,8 +180,7 @@ def _make_functional_kernel(
         node._input_meta = tuple((t._shape, t.dtype) for t in inputs)
         node._needed = needed
         node._saved = _save(plan, args, kwargs, needed)
-        with _AutoDispatchBelowADInplaceOrView():
-            result = op.redispatch(raw & _AFTER, *args, **kwargs)
+        result = _below_ad_inplace_or_view(op, raw & _AFTER, args, kwargs)
         m = meta_of(result)
         m.requires_grad = True
         m.grad_fn = node
@@ -243,8 +261,7 @@ def _make_inplace_kernel(
         # A formula reading `self` needs its value before the write (torch's original_self).
         save_args = (_clone_below(self), *args[1:]) if reads_self and any(needed) else args
         node._saved = _save(plan, save_args, kwargs, needed)
-        with _AutoDispatchBelowADInplaceOrView():
-            result = op.redispatch(raw & _AFTER, *args, **kwargs)
+        result = _below_ad_inplace_or_view(op, raw & _AFTER, args, kwargs)
         rebase_history(self, node)
         if info.uses_result:
             node._saved["result"] = SavedTensor(self, True)
@@ -304,8 +321,8 @@ def _make_ad_inplace_kernel(schema: FunctionSchema) -> Callable[..., Any]:
     names = [schema.arguments[i].name for i in written]
 
     def kernel(raw: int, op: Any, *args: Any, **kwargs: Any) -> Any:
-        with _AutoDispatchBelowADInplaceOrView():  # nested calls must not bump again
-            result = op.redispatch(raw & AFTER_AD_INPLACE_OR_VIEW_RAW, *args, **kwargs)
+        # Nested calls (composite kernels) must not bump again.
+        result = _below_ad_inplace_or_view(op, raw & AFTER_AD_INPLACE_OR_VIEW_RAW, args, kwargs)
         for i, name in zip(written, names, strict=True):
             t = args[i] if i < len(args) else kwargs.get(name)
             if isinstance(t, Tensor):

@@ -1,0 +1,98 @@
+"""Autograd speed side by side with torch, in one run, printing ratios (ours / torch).
+
+    python benchmarks/bench_autograd.py
+
+1. forward + backward of ``(a * b + c).sum()`` on 3-element tensors (issue 5 target: <= 0.6x
+   is read as "torch's time / ours"; both are printed);
+2. the no-grad call ``td.add(a, b)`` with the autograd kernels registered vs. removed
+   (target: within 1.1x);
+3. one training step of an MLP 64-128-10 on a batch of 32 (if tensordispatch.nn exists).
+"""
+
+from __future__ import annotations
+
+import timeit
+from collections.abc import Callable
+
+import torch
+
+import tensordispatch as td
+import tensordispatch.autograd
+from tensordispatch.autograd import kernels
+
+torch.set_num_threads(1)
+
+
+def best(fn: Callable[[], object], number: int, repeat: int = 7) -> float:
+    """Best time per call in microseconds."""
+    return min(timeit.repeat(fn, number=number, repeat=repeat)) / number * 1e6
+
+
+def fwd_bwd() -> None:
+    ta, tb, tc = (torch.tensor([1.0, 2.0, 3.0], requires_grad=True) for _ in range(3))
+    da, db, dc = (td.tensor([1.0, 2.0, 3.0]).requires_grad_() for _ in range(3))
+
+    def t_step() -> None:
+        (ta * tb + tc).sum().backward()
+
+    def d_step() -> None:
+        (da * db + dc).sum().backward()
+
+    t, d = best(t_step, 2000), best(d_step, 2000)
+    print(f"fwd+bwd (a*b+c).sum() 3 elems: torch {t:7.2f} us  ours {d:7.2f} us  "
+          f"ours/torch {d / t:5.2f}x  torch/ours {t / d:5.2f}x")
+
+
+def no_grad_overhead() -> None:
+    a, b = td.tensor([1.0, 2.0, 3.0]), td.tensor([1.0, 2.0, 3.0])
+    with_ag, without = [], []
+    for _ in range(9):  # interleaved: the machine's load drifts
+        with_ag.append(best(lambda: td.add(a, b), 20000, 3))
+        kernels.unregister_all()
+        without.append(best(lambda: td.add(a, b), 20000, 3))
+        kernels.register_all()
+    w, wo = min(with_ag), min(without)
+    ta, tb = torch.tensor([1.0, 2.0, 3.0]), torch.tensor([1.0, 2.0, 3.0])
+    t = best(lambda: torch.add(ta, tb), 20000)
+    print(f"no-grad td.add 3 elems: with autograd {w:6.2f} us  without {wo:6.2f} us  "
+          f"ratio {w / wo:5.2f}x  (torch.add {t:5.2f} us)")
+
+
+def mlp_step() -> None:
+    try:
+        from tensordispatch import nn, optim
+    except ImportError:
+        print("MLP step: tensordispatch.nn / optim not available")
+        return
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((32, 64)).astype(np.float32)
+    y = rng.integers(0, 10, 32)
+    tm = torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.ReLU(), torch.nn.Linear(128, 10))
+    dm = nn.Sequential(nn.Linear(64, 128), nn.ReLU(), nn.Linear(128, 10))
+    topt = torch.optim.SGD(tm.parameters(), lr=0.1)
+    dopt = optim.SGD(dm.parameters(), lr=0.1)
+    tx, ty = torch.from_numpy(x), torch.from_numpy(y)
+    dx, dy = td.from_numpy(x), td.from_numpy(y)
+    tloss, dloss = torch.nn.CrossEntropyLoss(), nn.CrossEntropyLoss()
+
+    def t_step() -> None:
+        topt.zero_grad()
+        tloss(tm(tx), ty).backward()
+        topt.step()
+
+    def d_step() -> None:
+        dopt.zero_grad()
+        dloss(dm(dx), dy).backward()
+        dopt.step()
+
+    t, d = best(t_step, 50), best(d_step, 50)
+    print(f"MLP 64-128-10 batch 32 SGD step: torch {t:8.1f} us  ours {d:8.1f} us  "
+          f"ours/torch {d / t:5.2f}x")
+
+
+if __name__ == "__main__":
+    fwd_bwd()
+    no_grad_overhead()
+    mlp_step()
