@@ -1,0 +1,412 @@
+"""CPU (NumPy) kernels of the pointwise family F1: structured impls and plain kernels.
+
+Structured impls are ``impl(precomputed, *out_variant_args, out)`` (precomputed = the
+computation dtype from the meta function) and write into ``out._data``. They compute in the
+computation dtype (float16 in float32, as torch's CPU kernels do) and raise torch's
+"not implemented for" errors for the dtypes its CPU kernels do not cover. Integer semantics
+follow torch, not NumPy: remainder takes the divisor's sign, integer division by zero raises
+``ZeroDivisionError`` as a RuntimeError, integer powers with negative exponents are 0, 1 or
+-1, sign(nan) is 0.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from tensordispatch.backends.common import scalar_type_name
+from tensordispatch.backends.meta.pointwise import logical_spec, where_spec
+from tensordispatch.backends.structured import alloc_cpu, prepare_out
+from tensordispatch.tensor import dtypes as _dt
+from tensordispatch.tensor.tensor import Tensor
+
+__all__ = ["POINTWISE_CPU", "not_implemented"]
+
+_ERR = {"all": "ignore"}
+Array = np.ndarray[Any, Any]
+
+
+def not_implemented(kernel: str, dtype: Any) -> NotImplementedError:
+    """torch's dispatch-macro error for a dtype a CPU kernel does not cover.
+
+    >>> from tensordispatch.tensor import float32
+    >>> not_implemented("bitwise_and_cpu", float32)
+    NotImplementedError('"bitwise_and_cpu" not implemented for \\'Float\\'')
+    """
+    return NotImplementedError(f"\"{kernel}\" not implemented for '{scalar_type_name(dtype)}'")
+
+
+def _is_float(d: Any) -> bool:
+    return bool(d.is_floating_point or d.is_complex)
+
+
+def _work(dt: Any) -> Any:
+    """The NumPy dtype arithmetic runs in: float16 widens to float32."""
+    return np.float32 if dt is _dt.float16 else dt._numpy
+
+
+def _arg(x: Any, dt: Any) -> Array:
+    data = x._data if isinstance(x, Tensor) else np.asarray(x)
+    return data.astype(_work(dt), copy=False)
+
+
+def _store(out: Tensor, result: Any) -> None:
+    np.copyto(out._data, result, casting="unsafe")
+
+
+# -- binary arithmetic -------------------------------------------------------------------------
+
+
+def _check_int_divisor(b: Array) -> None:
+    if np.any(b == 0):
+        raise RuntimeError("ZeroDivisionError")
+
+
+def remainder_out(pre: Any, self: Tensor, other: Tensor, out: Tensor) -> None:
+    if pre is _dt.bool or pre.is_complex:
+        raise not_implemented("remainder_cpu", pre)
+    a, b = _arg(self, pre), _arg(other, pre)
+    if not pre.is_floating_point:
+        _check_int_divisor(b)
+        _store(out, np.remainder(a, b))
+        return
+    with np.errstate(**_ERR):
+        mod = np.fmod(a, b)
+        fix = (mod != 0) & ((b < 0) != (mod < 0))
+        _store(out, np.where(fix, mod + b, mod))
+
+
+def int_power(a: Array, e: Array) -> Array:
+    """Integer powers as torch computes them: negative exponents give 1 for base 1,
+    +-1 for base -1 and 0 otherwise; overflow wraps.
+
+    >>> int_power(np.array([2, 1, -1, -1, 3]), np.array([-1, -5, -3, -2, 2])).tolist()
+    [0, 1, -1, 1, 9]
+    """
+    negative = e < 0
+    result = np.power(a, np.where(negative, 0, e).astype(a.dtype))
+    if not np.any(negative):
+        return result
+    odd = (e % 2) != 0
+    small = np.where(a == 1, 1, np.where(a == -1, np.where(odd, -1, 1), 0)).astype(a.dtype)
+    return np.where(negative, small, result)
+
+
+def _power(pre: Any, a: Array, e: Array) -> Array:
+    if pre is _dt.bool:
+        raise not_implemented("pow", pre)
+    if not _is_float(pre):
+        return int_power(a, e)
+    with np.errstate(**_ERR):
+        return np.power(a, e)
+
+
+def pow_Tensor_Tensor_out(pre: Any, self: Tensor, exponent: Tensor, out: Tensor) -> None:
+    _store(out, _power(pre, _arg(self, pre), _arg(exponent, pre)))
+
+
+def pow_Tensor_Scalar_out(pre: Any, self: Tensor, exponent: Any, out: Tensor) -> None:
+    _store(out, _power(pre, _arg(self, pre), _arg(exponent, pre)))
+
+
+def pow_Scalar_out(pre: Any, self: Any, exponent: Tensor, out: Tensor) -> None:
+    _store(out, _power(pre, _arg(self, pre), _arg(exponent, pre)))
+
+
+def _minmax(ufunc: Any, name: str) -> Callable[..., None]:
+    def impl(pre: Any, self: Tensor, other: Tensor, out: Tensor) -> None:
+        if self.dtype.is_complex or other.dtype.is_complex:
+            raise RuntimeError(f"{name} not implemented for complex tensors.")
+        _store(out, ufunc(_arg(self, pre), _arg(other, pre)))
+
+    impl.__name__ = f"{name}_out"
+    return impl
+
+
+def _bitwise(ufunc: Any, name: str) -> Callable[..., None]:
+    def impl(pre: Any, self: Tensor, other: Tensor, out: Tensor) -> None:
+        if _is_float(pre):
+            raise not_implemented(f"{name}_cpu", pre)
+        _store(out, ufunc(_arg(self, pre), _arg(other, pre)))
+
+    impl.__name__ = f"{name}_out"
+    return impl
+
+
+def bitwise_not_out(pre: Any, self: Tensor, out: Tensor) -> None:
+    if _is_float(pre):
+        raise not_implemented("bitwise_not_cpu", pre)
+    data = self._data
+    _store(out, np.logical_not(data) if pre is _dt.bool else np.invert(data))
+
+
+def div_out_mode(
+    pre: Any, self: Tensor, other: Tensor, rounding_mode: str | None, out: Tensor
+) -> None:
+    """div with rounding_mode (replaces the first version: bool inputs are not implemented
+    for 'trunc'/'floor', floor division of floats as torch's div_floor)."""
+    if rounding_mode is None:
+        with np.errstate(**_ERR):
+            np.true_divide(self._data, other._data, out=out._data, dtype=pre._numpy,
+                           casting="unsafe")  # fmt: skip
+        return
+    common, mode = pre
+    if common is _dt.bool or common.is_complex:
+        raise not_implemented(f"div_{mode}_cpu", common)
+    a, b = _arg(self, common), _arg(other, common)
+    if not _is_float(common):
+        _check_int_divisor(b)
+        result = np.floor_divide(a, b)
+        if mode == "trunc":
+            result = result + ((np.remainder(a, b) != 0) & ((a < 0) != (b < 0))).astype(a.dtype)
+        _store(out, result)
+        return
+    with np.errstate(**_ERR):
+        _store(out, _floor_divide_float(a, b) if mode == "floor" else np.trunc(a / b))
+
+
+def _floor_divide_float(a: Array, b: Array) -> Array:
+    """torch's div_floor for floats: based on fmod, so (a - mod) / b is exact."""
+    mod = np.fmod(a, b)
+    div = (a - mod) / b
+    div = np.where((mod != 0) & ((b < 0) != (mod < 0)), div - 1, div)
+    floor = np.floor(div)
+    floor = np.where(div - floor > 0.5, floor + 1, floor)
+    zero = np.copysign(np.zeros_like(div), a / b)
+    return np.where(b == 0, a / b, np.where(div != 0, floor, zero))
+
+
+# -- unary -------------------------------------------------------------------------------------
+
+
+_erf = np.frompyfunc(math.erf, 1, 1)
+
+
+def erf_array(x: Array) -> Array:
+    """Elementwise erf (math.erf per element: NumPy has no erf).
+
+    >>> erf_array(np.array([0.0, 1.0])).round(4).tolist()
+    [0.0, 0.8427]
+    """
+    return np.asarray(_erf(x.astype(np.float64)), np.float64).astype(x.dtype)
+
+
+def _sigmoid(x: Array) -> Array:
+    return 1 / (1 + np.exp(-x))
+
+
+def _unary(fn: Callable[[Array], Array], name: str, real_only: str = "") -> Callable[..., None]:
+    def impl(pre: Any, self: Tensor, out: Tensor) -> None:
+        if real_only and pre.is_complex:
+            raise not_implemented(real_only, pre)
+        with np.errstate(**_ERR):
+            _store(out, fn(_arg(self, pre)))
+
+    impl.__name__ = f"{name}_out"
+    return impl
+
+
+def _float_only(fn: Callable[[Array], Array], kernel: str, complex_ok: bool) -> Callable[..., None]:
+    def impl(pre: Any, self: Tensor, out: Tensor) -> None:
+        if not (pre.is_floating_point or (complex_ok and pre.is_complex)):
+            raise not_implemented(kernel, pre)
+        with np.errstate(**_ERR):
+            _store(out, fn(_arg(self, pre)))
+
+    impl.__name__ = f"{kernel}_out"
+    return impl
+
+
+def gelu_out_cpu(pre: Any, self: Tensor, approximate: str, out: Tensor) -> None:
+    if not pre.is_floating_point:
+        raise not_implemented("GeluKernelImpl", pre)
+    x = _arg(self, pre)
+    with np.errstate(**_ERR):
+        if approximate == "tanh":
+            inner = math.sqrt(2 / math.pi) * (x + 0.044715 * x * x * x)
+            _store(out, 0.5 * x * (1 + np.tanh(inner)))
+        else:
+            _store(out, 0.5 * x * (1 + erf_array(x * (1 / math.sqrt(2)))))
+
+
+def _rounding(fn: Callable[[Array], Array], name: str, vml: str) -> Callable[..., None]:
+    def impl(pre: Any, self: Tensor, out: Tensor) -> None:
+        if pre.is_complex:
+            if name == "round":
+                raise not_implemented(vml, pre)
+            raise NotImplementedError(f"{name} is not supported for complex inputs")
+        if pre is _dt.bool:
+            raise not_implemented(vml, pre)
+        _store(out, fn(self._data) if pre.is_floating_point else self._data)
+
+    impl.__name__ = f"{name}_out"
+    return impl
+
+
+def round_decimals_out(pre: Any, self: Tensor, decimals: int, out: Tensor) -> None:
+    if not pre.is_floating_point:
+        raise not_implemented("round_cpu", pre)
+    x = _arg(self, pre)
+    with np.errstate(**_ERR):
+        if decimals >= 0:
+            scale = np.asarray(10.0**decimals, x.dtype)
+            _store(out, np.rint(x * scale) / scale)
+        else:
+            scale = np.asarray(10.0 ** (-decimals), x.dtype)
+            _store(out, np.rint(x / scale) * scale)
+
+
+def sign_out(pre: Any, self: Tensor, out: Tensor) -> None:
+    if pre.is_complex:
+        raise NotImplementedError(
+            "Unlike NumPy, torch.sign is not intended to support complex numbers. Please use "
+            "torch.sgn instead."
+        )
+    data = self._data
+    if pre is _dt.bool:
+        _store(out, data)
+        return
+    _store(out, (data > 0).astype(data.dtype) - (data < 0).astype(data.dtype))
+
+
+# -- clamp -------------------------------------------------------------------------------------
+
+
+def _clamp(pre: Any, self: Tensor, lo: Any, hi: Any, out: Tensor) -> None:
+    x = _arg(self, pre)
+    if lo is not None:
+        x = np.maximum(x, _arg(lo, pre))
+    if hi is not None:
+        x = np.minimum(x, _arg(hi, pre))
+    _store(out, x)
+
+
+def clamp_out(pre: Any, self: Tensor, min: Any, max: Any, out: Tensor) -> None:
+    _clamp(pre, self, min, max, out)
+
+
+def clamp_min_out(pre: Any, self: Tensor, min: Any, out: Tensor) -> None:
+    _clamp(pre, self, min, None, out)
+
+
+def clamp_max_out(pre: Any, self: Tensor, max: Any, out: Tensor) -> None:
+    _clamp(pre, self, None, max, out)
+
+
+# -- lerp, addcmul, addcdiv --------------------------------------------------------------------
+
+
+def _lerp(pre: Any, self: Tensor, end: Tensor, weight: Any, out: Tensor, kernel: str) -> None:
+    if not _is_float(pre):
+        raise not_implemented(kernel, pre)
+    if isinstance(weight, complex) and not pre.is_complex:
+        raise RuntimeError("value cannot be converted to type float without overflow")
+    a, b, w = _arg(self, pre), _arg(end, pre), _arg(weight, pre)
+    with np.errstate(**_ERR):
+        _store(out, np.where(np.abs(w) < 0.5, a + w * (b - a), b - (b - a) * (1 - w)))
+
+
+def lerp_Scalar(pre: Any, self: Tensor, end: Tensor, weight: Any, out: Tensor) -> None:
+    _lerp(pre, self, end, weight, out, "lerp_kernel_scalar")
+
+
+def lerp_Tensor(pre: Any, self: Tensor, end: Tensor, weight: Tensor, out: Tensor) -> None:
+    _lerp(pre, self, end, weight, out, "lerp_kernel_tensor")
+
+
+def addcmul_out(
+    pre: Any, self: Tensor, tensor1: Tensor, tensor2: Tensor, value: Any, out: Tensor
+) -> None:
+    if pre is _dt.bool:
+        raise not_implemented("addcmul_cpu_out", pre)
+    v = _arg(value, pre)
+    with np.errstate(**_ERR):
+        _store(out, _arg(self, pre) + v * _arg(tensor1, pre) * _arg(tensor2, pre))
+
+
+def addcdiv_out(
+    pre: Any, self: Tensor, tensor1: Tensor, tensor2: Tensor, value: Any, out: Tensor
+) -> None:
+    v = _arg(value, pre)
+    with np.errstate(**_ERR):
+        _store(out, _arg(self, pre) + v * (_arg(tensor1, pre) / _arg(tensor2, pre)))
+
+
+# -- unstructured: where, logical ops ----------------------------------------------------------
+
+
+def where(condition: Tensor, self: Tensor, other: Tensor) -> Tensor:
+    out = alloc_cpu(where_spec(condition, self, other))
+    _store(out, np.where(condition._data.astype(bool), self._data, other._data))
+    return out
+
+
+def where_self_out(condition: Tensor, self: Tensor, other: Tensor, *, out: Tensor) -> Tensor:
+    prepare_out(out, where_spec(condition, self, other, out))
+    _store(out, np.where(condition._data.astype(bool), self._data, other._data))
+    return out
+
+
+def _logical(ufunc: Any) -> Callable[..., Tensor]:
+    def kernel(self: Tensor, other: Tensor, *, out: Tensor) -> Tensor:
+        prepare_out(out, logical_spec(out, (self, other)))
+        _store(out, ufunc(self._data != 0, other._data != 0))
+        return out
+
+    kernel.__name__ = f"{ufunc.__name__}_out"
+    return kernel
+
+
+def logical_not_out(self: Tensor, *, out: Tensor) -> Tensor:
+    prepare_out(out, logical_spec(out, (self,)))
+    _store(out, self._data == 0)
+    return out
+
+
+POINTWISE_CPU: dict[str, Any] = {
+    "remainder_out": remainder_out,
+    "pow_Tensor_Tensor_out": pow_Tensor_Tensor_out,
+    "pow_Tensor_Scalar_out": pow_Tensor_Scalar_out,
+    "pow_Scalar_out": pow_Scalar_out,
+    "div_out_mode": div_out_mode,
+    "log_out": _unary(np.log, "log"),
+    "log1p_out": _unary(np.log1p, "log1p"),
+    "expm1_out": _unary(np.expm1, "expm1"),
+    "rsqrt_out": _unary(lambda x: 1 / np.sqrt(x), "rsqrt"),
+    "tan_out": _unary(np.tan, "tan"),
+    "tanh_out": _unary(np.tanh, "tanh"),
+    "sigmoid_out": _unary(_sigmoid, "sigmoid"),
+    "erf_out": _unary(erf_array, "erf", real_only="erf_vml_cpu"),
+    "silu_out": _float_only(lambda x: x * _sigmoid(x), "silu_cpu", complex_ok=True),
+    "gelu_out_cpu": gelu_out_cpu,
+    "floor_out": _rounding(np.floor, "floor", "floor_vml_cpu"),
+    "ceil_out": _rounding(np.ceil, "ceil", "ceil_vml_cpu"),
+    "round_out": _rounding(np.rint, "round", "round_vml_cpu"),
+    "round_decimals_out": round_decimals_out,
+    "sign_out": sign_out,
+    "clamp_out": clamp_out,
+    "clamp_Tensor_out": clamp_out,
+    "clamp_min_out": clamp_min_out,
+    "clamp_min_Tensor_out": clamp_min_out,
+    "clamp_max_out": clamp_max_out,
+    "clamp_max_Tensor_out": clamp_max_out,
+    "maximum_out": _minmax(np.maximum, "maximum"),
+    "minimum_out": _minmax(np.minimum, "minimum"),
+    "bitwise_and_out": _bitwise(np.bitwise_and, "bitwise_and"),
+    "bitwise_or_out": _bitwise(np.bitwise_or, "bitwise_or"),
+    "bitwise_xor_out": _bitwise(np.bitwise_xor, "bitwise_xor"),
+    "bitwise_not_out": bitwise_not_out,
+    "lerp_Scalar": lerp_Scalar,
+    "lerp_Tensor": lerp_Tensor,
+    "addcmul_out": addcmul_out,
+    "addcdiv_out": addcdiv_out,
+    "where": where,
+    "where_self_out": where_self_out,
+    "logical_and_out": _logical(np.logical_and),
+    "logical_or_out": _logical(np.logical_or),
+    "logical_xor_out": _logical(np.logical_xor),
+    "logical_not_out": logical_not_out,
+}

@@ -1,0 +1,93 @@
+"""Hand-written Python bindings of the pointwise family F1 (bound through codegen/model.py's
+PYTHON_FUNCTIONS / PYTHON_METHODS), for names the generated overload choice cannot handle:
+
+* ``where``: the method's ``self`` is the schema's second argument (``x.where(c, y)`` is
+  ``where(c, x, y)``), and numbers choose among where.self / ScalarSelf / ScalarOther /
+  Scalar;
+* ``clamp`` / ``clamp_``: ``clamp`` takes ``Scalar?`` bounds and ``clamp.Tensor`` takes
+  ``Tensor?`` bounds under the same names, so the choice is by the bounds' types (any
+  tensor bound selects the Tensor overload, a number next to it is wrapped, as torch's
+  binding does for ``Tensor?`` parameters given numbers).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tensordispatch.backends.aten import op, wrap_number
+from tensordispatch.tensor.tensor import Tensor
+
+__all__ = ["clamp", "clamp_", "method_clamp", "method_clamp_", "method_where", "where"]
+
+
+def _where_overload(input: Any, other: Any) -> str:
+    if isinstance(input, Tensor):
+        return "where.self" if isinstance(other, Tensor) else "where.ScalarOther"
+    return "where.ScalarSelf" if isinstance(other, Tensor) else "where.Scalar"
+
+
+def where(condition: Tensor, input: Any = None, other: Any = None, *, out: Any = None) -> Any:
+    """torch.where(condition, input, other): elements of ``input`` where ``condition`` holds,
+    else of ``other``; either may be a Python number.
+
+    >>> import tensordispatch as td
+    >>> td.where(td.tensor([True, False]), td.tensor([1.0, 2.0]), 0)
+    tensor([1., 0.])
+    """
+    if input is None or other is None:
+        raise TypeError(
+            "where(): the one-argument form (where(condition), nonzero as a tuple) is not "
+            "provided; pass input and other"
+        )
+    if out is not None:
+        if not isinstance(input, Tensor):
+            input = wrap_number(input)
+        if not isinstance(other, Tensor):
+            other = wrap_number(other)
+        return op("where.self_out")(condition, input, other, out=out)
+    return op(_where_overload(input, other))(condition, input, other)
+
+
+def method_where(self: Tensor, condition: Tensor, other: Any) -> Any:
+    """Tensor.where(condition, other) is where(condition, self, other)."""
+    return op(_where_overload(self, other))(condition, self, other)
+
+
+def _bounds(min: Any, max: Any) -> tuple[str, dict[str, Any]]:
+    tensors = isinstance(min, Tensor) or isinstance(max, Tensor)
+    kwargs: dict[str, Any] = {}
+    for name, value in (("min", min), ("max", max)):
+        if value is not None:
+            kwargs[name] = (
+                wrap_number(value) if tensors and not isinstance(value, Tensor) else value
+            )
+    return (".Tensor" if tensors else ""), kwargs
+
+
+def clamp(input: Tensor, min: Any = None, max: Any = None, *, out: Any = None) -> Any:
+    """torch.clamp with number or tensor bounds.
+
+    >>> import tensordispatch as td
+    >>> td.clamp(td.tensor([-1.0, 0.5, 2.0]), 0, td.tensor(1.0))
+    tensor([0.0000, 0.5000, 1.0000])
+    """
+    suffix, kwargs = _bounds(min, max)
+    if out is not None:
+        return op(f"clamp.{'Tensor_out' if suffix else 'out'}")(input, out=out, **kwargs)
+    return op(f"clamp{suffix}")(input, **kwargs)
+
+
+def clamp_(input: Tensor, min: Any = None, max: Any = None) -> Any:
+    """torch.clamp_: clamp in place."""
+    suffix, kwargs = _bounds(min, max)
+    return op(f"clamp_{suffix}")(input, **kwargs)
+
+
+def method_clamp(self: Tensor, min: Any = None, max: Any = None) -> Any:
+    """Tensor.clamp(min, max)."""
+    return clamp(self, min, max)
+
+
+def method_clamp_(self: Tensor, min: Any = None, max: Any = None) -> Any:
+    """Tensor.clamp_(min, max)."""
+    return clamp_(self, min, max)
