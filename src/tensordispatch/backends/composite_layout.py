@@ -10,7 +10,12 @@ from __future__ import annotations
 from typing import Any
 
 from tensordispatch.backends.aten import op
-from tensordispatch.backends.common import broadcast_shapes, shape_text, wrap_dim
+from tensordispatch.backends.common import (
+    broadcast_shapes,
+    contiguous_format,
+    shape_text,
+    wrap_dim,
+)
 from tensordispatch.backends.composite import empty_like
 from tensordispatch.backends.structured import resize_output
 from tensordispatch.backends.view_ops import VIEW_OP_KERNELS
@@ -92,7 +97,7 @@ def _masked_fill(inplace: str) -> Any:
     def kernel(self: Tensor, mask: Tensor, value: Any) -> Tensor:
         shape = broadcast_shapes(self._shape, mask._shape)
         source = self if shape == self._shape else op("expand")(self, list(shape))
-        result = op("clone")(source)
+        result = op("clone")(source, memory_format=contiguous_format)
         return op(inplace)(result, mask, value)
 
     return kernel

@@ -141,7 +141,9 @@ def split_with_sizes(self: Tensor, split_sizes: Any, dim: int = 0) -> list[Tenso
 
 
 def unbind(self: Tensor, dim: int = 0) -> list[Tensor]:
-    d = wrap_dim(dim, self.dim(), wrap_scalar=False)
+    if self.dim() == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    d = wrap_dim(dim, self.dim())
     select = op("select.int")
     return [select(self, d, i) for i in range(self._shape[d])]
 

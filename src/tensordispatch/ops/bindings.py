@@ -19,6 +19,7 @@ from tensordispatch.tensor.tensor import Tensor
 
 __all__ = [
     "arange",
+    "cat",
     "rand",
     "randint",
     "randn",
@@ -72,6 +73,22 @@ def arange(
     opts = _options(dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
     name = "arange.start" if len(values) == 2 else "arange.start_step"
     return _finish(op(name)(*values, **opts), requires_grad)
+
+
+def cat(tensors: Any, dim: int = 0, *, out: Tensor | None = None) -> Tensor:
+    """torch.cat: refuses an empty sequence in the binding, as torch's argument parser does
+    (the dispatcher would find no tensor to dispatch on).
+
+    >>> import tensordispatch as td
+    >>> td.cat([td.ones(1), td.zeros(2)])
+    tensor([1., 0., 0.])
+    """
+    tensors = list(tensors)
+    if not tensors:
+        raise ValueError("torch.cat(): expected a non-empty list of Tensors")
+    if out is not None:
+        return op("cat.out")(tensors, dim, out=out)  # type: ignore[no-any-return]
+    return op("cat")(tensors, dim)  # type: ignore[no-any-return]
 
 
 def _size(args: tuple[Any, ...], size: Any) -> list[int]:

@@ -91,7 +91,10 @@ def _to(
     if isinstance(device, str):
         device = make_device(device)
     same = (dtype is None or dtype is self.dtype) and (device is None or device == self.device)
-    if same and not copy and (memory_format is None or memory_format is preserve_format):
+    # torch aliases when the format asked is the one the tensor suggests (contiguous for the
+    # strided layouts we have)
+    keeps_format = memory_format in (None, preserve_format, contiguous_format)
+    if same and not copy and keeps_format:
         return self
     return op("_to_copy")(  # type: ignore[no-any-return]
         self, dtype=dtype, device=device, non_blocking=non_blocking, memory_format=memory_format

@@ -123,7 +123,7 @@ def _scatter(
     key = _scatter_key(self, d, index)
     if isinstance(values, Tensor):
         src = values._data if values.dim() else values._data.reshape(1)
-        vals = _along(src, d, _shape_of(key[d]), "scatter")
+        vals = src[tuple(slice(0, n) for n in key[d].shape)]
     else:
         vals = np.asarray(values).astype(target.dtype)
     if reduce is None:
@@ -227,7 +227,7 @@ def flip(self: Tensor, dims: Any) -> Tensor:
 
 def roll(self: Tensor, shifts: Any, dims: Any = ()) -> Tensor:
     roll_check(self, shifts, dims)
-    result = _like(self)
+    result = alloc_cpu((self._shape, None, self.dtype))
     if not dims:
         flat = np.roll(self._data.reshape(-1), int(shifts[0]))
         np.copyto(result._data, flat.reshape(self._shape))
@@ -316,8 +316,11 @@ def masked_select_out(self: Tensor, mask: Tensor, *, out: Tensor) -> Tensor:
 
 
 def nonzero(self: Tensor) -> Tensor:
+    """Coordinates of the nonzero elements, one row each; torch's result is the transpose of
+    a contiguous (ndim, n) tensor, so its strides are (1, n)."""
     coords = np.argwhere(self._data)
-    result = alloc_cpu((coords.shape, None, _dt.int64))
+    n, ndim = coords.shape
+    result = empty_strided_cpu_array((n, ndim), (1, max(n, 1)), _dt.int64)
     np.copyto(result._data, coords)
     return result
 
@@ -339,6 +342,8 @@ def nonzero_out(self: Tensor, *, out: Tensor) -> Tensor:
 
 
 def arange_start_out(start: Any, end: Any, step: Any = 1, *, out: Tensor) -> Tensor:
+    if out.dtype.is_complex or out.dtype is _dt.bool:
+        raise NotImplementedError(f"\"arange_cpu\" not implemented for '{_scalar(out.dtype)}'")
     n = arange_size(start, end, step)
     if out._shape != (n,):
         set_sizes_strides(out, (n,), (1,))

@@ -111,8 +111,8 @@ def _tri(name: str) -> Any:
 
 
 def _check_index_dtype(name: str, index: Tensor) -> None:
-    if index.dtype is not _dt.int64:
-        raise RuntimeError(f"{name}(): Expected dtype int64 for index")
+    if index.dtype not in (_dt.int64, _dt.int32):
+        raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index")
 
 
 def _gather_shape_check(self: Tensor, d: int, index: Tensor) -> None:
@@ -167,6 +167,9 @@ def _scatter_check(
 
 _REDUCES = {"add": "add", "multiply": "multiply"}
 
+# Deprecation warnings already given (torch gives them once per process).
+WARNED: set[str] = set()
+
 
 def _check_reduce(reduce: str) -> None:
     if reduce not in _REDUCES:
@@ -174,9 +177,7 @@ def _check_reduce(reduce: str) -> None:
 
 
 def _scatter_result(outs: Any, self: Tensor) -> Any:
-    if outs is not None and outs[0] is self:
-        return ((self._shape, self._strides, self.dtype),)
-    return ((self._shape, preserve_strides(self), self.dtype),)
+    return ((self._shape, None, self.dtype),)
 
 
 def scatter_src(outs: Any, self: Tensor, dim: int, index: Tensor, src: Tensor) -> Any:
@@ -195,6 +196,9 @@ def scatter_reduce(
     outs: Any, self: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str
 ) -> Any:
     _check_reduce(reduce)
+    if "scatter_reduce_src" in WARNED:
+        return scatter_src(outs, self, dim, index, src)
+    WARNED.add("scatter_reduce_src")  # torch warns once per process (TORCH_WARN_ONCE)
     warnings.warn(
         "The reduce argument of torch.scatter with Tensor src is deprecated and will be "
         "removed in a future PyTorch release. Use torch.scatter_reduce instead for more "
@@ -365,7 +369,7 @@ def roll_check(self: Tensor, shifts: Any, dims: Any) -> None:
 
 def roll_meta(self: Tensor, shifts: Any, dims: Any = ()) -> Tensor:
     roll_check(self, shifts, dims)
-    return alloc_meta((self._shape, preserve_strides(self), self.dtype), self.device)
+    return alloc_meta((self._shape, None, self.dtype), self.device)
 
 
 def index_select_check(self: Tensor, dim: int, index: Tensor) -> tuple[int, tuple[int, ...]]:
@@ -406,6 +410,8 @@ def index_put_impl_meta_(
     self: Tensor, indices: Any, values: Tensor, accumulate: bool = False, unsafe: bool = False
 ) -> Tensor:
     index_put_check(self, indices, values)
+    if any(t is not None and t.dtype in (_dt.bool, _dt.uint8) for t in indices):
+        return self  # a mask's count of True is data: nothing more to check on meta (torch)
     shape, _, _ = index_shape(self, list(indices))
     broadcast_shapes(shape, values._shape)
     return self
