@@ -16,7 +16,7 @@ from .random_scenarios import random_cases, random_registration_set
 pytestmark = pytest.mark.filterwarnings("ignore:Warning only once for all operators")
 
 CHUNKS = 4
-PER_CHUNK = 30
+PER_CHUNK = 20
 
 
 @pytest.mark.parametrize("chunk", range(CHUNKS))
@@ -36,6 +36,6 @@ def test_random_scenarios_match_torch(chunk: int) -> None:
 @pytest.mark.parametrize("seed", range(3))
 def test_random_registration_sets_commute(seed: int) -> None:
     regs = random_registration_set(random.Random(seed), 5)
-    result = commute(regs, samples=100, seed=seed)
+    result = commute(regs, samples=60, seed=seed)
     assert set(result.torch_states) == set(result.states)
     assert len(result.states) > len(regs)

@@ -103,11 +103,18 @@ def redispatch_keyset(names: tuple[str, ...]) -> Any:
     return ks
 
 
+_PROBE_TENSORS: dict[str, Any] = {}
+_PROBE_KEYSETS: dict[str, int] = {}
+
+
 def make_probe_tensor(probe: Probe) -> Any:
-    """The probe's torch tensor (torch's beta/deprecation warnings silenced)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return probe.make()
+    """The probe's torch tensor, made once (kernels return it unchanged; quantized tensors
+    are slow to make), with torch's beta/deprecation warnings silenced."""
+    if probe.name not in _PROBE_TENSORS:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            _PROBE_TENSORS[probe.name] = probe.make()
+    return _PROBE_TENSORS[probe.name]
 
 
 def probe_keyset(probe: Probe) -> int:
@@ -116,10 +123,12 @@ def probe_keyset(probe: Probe) -> int:
     The TLS-included key is ORed in: including a key in TLS and carrying it on the argument
     are the same thing to the key computation (spec 4.5: ``raw | tls.included``).
     """
-    raw: int = _C._dispatch_keys(make_probe_tensor(probe)).raw_repr()
-    if probe.include is not None:
-        raw |= _C.DispatchKeySet(getattr(_C.DispatchKey, probe.include)).raw_repr()
-    return raw
+    if probe.name not in _PROBE_KEYSETS:
+        raw: int = _C._dispatch_keys(make_probe_tensor(probe)).raw_repr()
+        if probe.include is not None:
+            raw |= _C.DispatchKeySet(getattr(_C.DispatchKey, probe.include)).raw_repr()
+        _PROBE_KEYSETS[probe.name] = raw
+    return _PROBE_KEYSETS[probe.name]
 
 
 class TorchSide:
