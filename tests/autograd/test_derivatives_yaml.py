@@ -1,0 +1,85 @@
+"""ops/derivatives.yaml: torch's format and formulas, node names as torch's codegen gives."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import pytest
+import torchgen
+import yaml
+
+from tensordispatch.autograd.derivatives import DERIVATIVES_YAML, load_derivatives
+from tensordispatch.autograd.formulas import translate
+
+TORCH_YAML = os.path.join(os.path.dirname(torchgen.__file__), "packaged/autograd/derivatives.yaml")
+
+
+def _torch_entries() -> dict[str, tuple[dict[str, Any], str]]:
+    entries = yaml.safe_load(open(TORCH_YAML))
+    out, counts = {}, {}
+    for e in entries:
+        name = e["name"].split("(")[0]
+        base = name.split(".")[0].removesuffix("_")
+        index = counts.get(base, 0)
+        counts[base] = index + 1
+        camel = "".join(p[:1].upper() + p[1:] for p in base.split("_"))
+        out[e["name"]] = (e, f"{camel}Backward{index}")
+    return out
+
+
+OURS = yaml.safe_load(DERIVATIVES_YAML.read_text())
+THEIRS = _torch_entries()
+
+
+@pytest.mark.parametrize("entry", OURS, ids=[e["name"].split("(")[0] for e in OURS])
+def test_entry_is_torchs(entry: dict[str, Any]) -> None:
+    theirs, node_name = THEIRS[entry["name"]]
+    formulas = dict(theirs)
+    formulas.update(formulas.pop("dispatch", {}).get("Default", {}))
+    for key, value in entry.items():
+        if key != "node_name":
+            assert formulas[key] == value
+    assert entry["node_name"] == node_name
+
+
+def test_every_entry_loads_and_compiles() -> None:
+    infos = load_derivatives()
+    assert len(infos) == len(OURS)
+    assert all(f.fn is not None for info in infos.values() for f in info.formulas)
+
+
+def test_translation_golden() -> None:
+    assert translate("at::sum_to(grad, self.sym_sizes())") == "sum_to(grad, self_sym_sizes)"
+    assert translate("grad.ger(vec.conj())") == "ger(grad, vec)"
+    assert translate("grad.expand_symint(self.sym_sizes()) / self.sym_numel()") == (
+        "grad.expand(self_sym_sizes) / self_sym_numel"
+    )
+
+
+def test_unknown_helper_is_rejected_at_load(tmp_path: Any) -> None:
+    bad = tmp_path / "derivatives.yaml"
+    bad.write_text(
+        "- name: neg(Tensor self) -> Tensor\n  self: frobnicate(grad)\n  node_name: NegBackward0\n"
+    )
+    with pytest.raises(ValueError) as info:
+        load_derivatives(bad)
+    assert str(info.value) == (
+        "derivatives.yaml:1 (neg, self): the derivative formula 'frobnicate(grad)' calls "
+        "frobnicate, which autograd/formulas.py does not define; add it to HELPERS"
+    )
+
+
+def test_formula_for_non_tensor_argument_is_rejected(tmp_path: Any) -> None:
+    bad = tmp_path / "derivatives.yaml"
+    bad.write_text(
+        "- name: mul.Scalar(Tensor self, Scalar other) -> Tensor\n  other: grad\n"
+        "  node_name: MulBackward1\n"
+    )
+    with pytest.raises(ValueError) as info:
+        load_derivatives(bad)
+    assert str(info.value) == (
+        "derivatives.yaml:1: derivatives.yaml gives a formula for 'other', which is not a "
+        "Tensor argument of mul.Scalar(Tensor self, Scalar other) -> Tensor; name one of "
+        "['self']"
+    )
