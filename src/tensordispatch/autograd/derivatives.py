@@ -40,7 +40,7 @@ class DifferentiabilityInfo:
 
     >>> info = load_derivatives()["mul.Tensor"]
     >>> info.node_name, [f.input_name for f in info.formulas], info.saved
-    ('MulBackward0', ['self', 'other'], ('other', 'self', 'self_scalar_type', 'other_scalar_type'))
+    ('MulBackward0', ['self', 'other'], ('other', 'self_scalar_type', 'other_scalar_type', 'self'))
     """
 
     name: str  # "mul.Tensor"

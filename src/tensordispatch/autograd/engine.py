@@ -281,7 +281,7 @@ def grad(
     >>> x = td.tensor([3.0]).requires_grad_()
     >>> (g,) = grad((x * x * x).sum(), x, create_graph=True)
     >>> g, grad(g.sum(), x)[0]
-    (tensor([27.], grad_fn=<MulBackward0>), tensor([18.]))
+    (tensor([27.], grad_fn=<AddBackward0>), tensor([18.]))
     """
     outs = _as_list(outputs)
     ins = _as_list(inputs)

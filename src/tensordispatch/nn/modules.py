@@ -38,7 +38,9 @@ class Parameter(Tensor):
         pass
 
     def __repr__(self) -> str:
-        return f"Parameter containing:\n{Tensor.__repr__(self)}"
+        plain = _shallow_alias(self)  # printed as a tensor, as torch does
+        plain.requires_grad = self.requires_grad
+        return f"Parameter containing:\n{plain!r}"
 
 
 def _float32() -> Any:
