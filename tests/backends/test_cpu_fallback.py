@@ -23,7 +23,7 @@ from tensordispatch.tensor.tensor import contiguous_strides
 KEY = "PrivateUse2"
 
 # The module by path: tensordispatch.backends may re-export the function under its name.
-cf = importlib.import_module("tensordispatch.backends.cpu_fallback")
+cf = importlib.import_module("tensordispatch.backends.boxed_fallback")
 
 
 class Hooks:

@@ -35,7 +35,7 @@ def _torchdev_installed() -> Iterator[None]:
 
 
 # The module by path: tensordispatch.backends may re-export the function under its name.
-cf = importlib.import_module("tensordispatch.backends.cpu_fallback")
+cf = importlib.import_module("tensordispatch.backends.boxed_fallback")
 
 
 @pytest.fixture(autouse=True)

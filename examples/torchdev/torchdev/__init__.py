@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tensordispatch.backends.cpu_fallback import (
+from tensordispatch.backends.boxed_fallback import (
     CPUFallbackRegistration,
     FallbackBackend,
     cpu_fallback,

@@ -1,0 +1,652 @@
+"""The boxed CPU fallback for external backends (seed 001, issue 6 section 2).
+
+An out-of-tree backend implements the operators it can and registers one boxed kernel,
+``cpu_fallback``, as the global fallback of its dispatch key (PrivateUse1 for a renamed
+device). Every other operator then runs on CPU: tensor arguments are moved to CPU with the
+backend's batched ``to_cpu`` hook, the operator is redispatched to the CPU key, written
+arguments are copied back into the caller's device tensors, and the other outputs move to
+the device of the tensor arguments.
+
+Owns the fallback kernel, the per-backend hooks registry (keyed by BackendComponent), the
+per-operator plans, counters, strict mode and the registration helper. Must not know about
+any particular backend: everything device-specific goes through ``FallbackBackend``.
+
+Note [One to_cpu call per fallback]
+Every tensor argument (plain, optional, and the elements of Tensor[] / Tensor?[] lists, in
+stack order) is gathered into one list and handed to ``to_cpu`` once: an XLA-style backend
+materializes a shared graph once for all of them (review of seed 001). ``None`` (an
+undefined optional tensor or list element) is not sent and stays None. Arguments already
+on CPU are left alone (``device.type == "cpu"``; the ``is CPU`` test first is the fast path). A call without device tensors (a factory with ``device=``) makes no
+``to_cpu`` call. Outputs are moved back with one ``from_cpu`` call as well.
+
+Note [Fallback plans]
+Which stack positions hold tensors, lists or devices, which arguments are written, which
+return aliases which written argument, and whether the operator is a view: all of it is
+derived from the schema once per operator (``FallbackPlan``, cached by operator entry and
+checked against the entry's current schema by identity), never per call ("quadratic
+police", seed 001). The cache holds one small object per operator that ever fell back.
+
+Note [Written arguments keep their identity]
+For ``Tensor(a!)`` arguments (in-place and out= operators) the CPU result is copied back
+into the ORIGINAL device tensor with the backend's ``copy_from_cpu`` hook, and a return that
+aliases it returns that same object, so every alias the caller holds (views included) sees
+the write. Torch does the same with ``_copy_from_and_resize``.
+
+Note [Views cannot fall back]
+A view operator (a return that aliases an argument without writing it) cannot run on CPU:
+the result would live in a CPU storage the device tensor does not share, and a later write
+through either would not be seen by the other. The fallback raises instead (torch's
+``error_on_views``). Backends must implement every view they use.
+
+Note [Fallback before composite kernels]
+By the dispatcher's rules (spec 5.2) a CompositeExplicitAutograd(NonFunctional) kernel
+beats a backend fallback, so e.g. ``zeros`` on the backend runs the composite kernel, which
+calls ``empty`` and ``fill_`` on the device: an extra hop, an allocation and a second
+fallback (seed 001's list). ``register_cpu_fallback(..., before_composite=True)`` registers
+the fallback as a direct kernel of the backend key for every operator defined at that time
+that has such a composite kernel, no kernel of its own for the backend and is not a view
+(direct kernels beat composite ones). Operators defined later are not covered: register
+again after defining them.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from tensordispatch.dispatch.dispatcher import DISPATCHER, RegistrationHandle
+from tensordispatch.dispatch.keys import BackendComponent, DispatchKey, parse_dispatch_key
+from tensordispatch.dispatch.keyset import DispatchKeySet
+from tensordispatch.dispatch.library import Library
+from tensordispatch.dispatch.op_overload import OpOverload
+from tensordispatch.schema.types import ListType
+from tensordispatch.tensor.device import CPU, device
+from tensordispatch.tensor.tensor import Tensor
+
+__all__ = [
+    "CPUFallbackRegistration",
+    "FallbackBackend",
+    "FallbackPlan",
+    "FallbackStrictError",
+    "FallbackViewError",
+    "call_fallback",
+    "cpu_fallback",
+    "fallback_counts",
+    "fallback_plan",
+    "register_cpu_fallback",
+    "register_fallback_backend",
+    "reset_fallback_counts",
+    "strict_fallback",
+]
+
+_CPU_RAW = DispatchKeySet(DispatchKey.CPU).raw
+_COMPOSITE_KEYS = (
+    DispatchKey.CompositeExplicitAutograd,
+    DispatchKey.CompositeExplicitAutogradNonFunctional,
+)
+
+
+class FallbackViewError(RuntimeError):
+    """A view operator reached the CPU fallback (Note [Views cannot fall back])."""
+
+
+class FallbackStrictError(NotImplementedError):
+    """An operator reached the CPU fallback while strict mode was on."""
+
+
+@dataclass(frozen=True, slots=True)
+class FallbackBackend:
+    """What the CPU fallback needs from one backend: its name and three copy hooks.
+
+    * ``to_cpu(tensors)``: CPU copies of a list of device tensors, in order, in ONE call
+      (Note [One to_cpu call per fallback]);
+    * ``from_cpu(tensors, device)``: device copies of a list of CPU tensors;
+    * ``copy_from_cpu(src, dst)``: write CPU tensor ``src`` into device tensor ``dst`` in
+      place, resizing ``dst`` if the shapes differ (out= arguments);
+    * ``log(op, tensors)``: optional, called on every fallback with the operator and the
+      device tensors it moves (XLA's per-operator logging);
+    * ``strict``: raise FallbackStrictError instead of falling back.
+    """
+
+    name: str
+    component: BackendComponent
+    to_cpu: Callable[[list[Tensor]], Sequence[Tensor]]
+    from_cpu: Callable[[list[Tensor], device], Sequence[Tensor]]
+    copy_from_cpu: Callable[[Tensor, Tensor], Any]
+    log: Callable[[OpOverload, list[Tensor]], Any] | None = None
+    strict: bool = False
+
+
+# -- per-operator plans (Note [Fallback plans]) ------------------------------------------------
+
+_T, _LIST, _DEVICE = 0, 1, 2  # argument kinds in a plan
+_RET_OTHER, _RET_TENSOR, _RET_LIST, _RET_ALIAS = 0, 1, 2, 3
+
+
+@dataclass(frozen=True, slots=True)
+class FallbackPlan:
+    """Everything the fallback derives from one schema, computed once per operator.
+
+    >>> import tensordispatch as td
+    >>> p = fallback_plan(td.ops.aten.add_.Tensor)
+    >>> p.args, p.mutable, p.returns, p.is_view
+    (((0, 0), (1, 0)), (0,), ((3, 0),), False)
+    """
+
+    name: str
+    schema: Any = field(repr=False)  # the FunctionSchema it was computed from (identity)
+    args: tuple[tuple[int, int], ...]  # (stack position, kind): tensors, lists, devices
+    mutable: tuple[int, ...]  # written argument positions
+    returns: tuple[tuple[int, int], ...]  # (return kind, aliased argument or -1)
+    is_view: bool
+    num_returns: int
+    # Fast path (only Tensor / Tensor? arguments, no Device ones): their positions.
+    plain: tuple[int, ...] | None = None
+    # How the CPU call is made: positional count, then (position, name, default) of the
+    # keyword-only arguments (defaults left out, as the dispatcher forwards them).
+    num_positional: int = 0
+    keywords: tuple[tuple[int, str, Any], ...] = ()
+
+
+def _compute_plan(op: OpOverload) -> FallbackPlan:
+    schema = op._schema
+    info = schema.boxing_info
+    args: list[tuple[int, int]] = []
+    for i, a in enumerate(schema.arguments):
+        if a.type.is_tensor_like():
+            args.append((i, _LIST if isinstance(a.type, ListType) else _T))
+        elif str(a.type) in ("Device", "Device?"):
+            args.append((i, _DEVICE))
+    aliased = {j: i for i, j in info.alias_pairs}
+    returns = []
+    for j, r in enumerate(schema.returns):
+        if j in aliased:
+            returns.append((_RET_ALIAS, aliased[j]))
+        elif r.type.is_tensor_like():
+            returns.append((_RET_LIST if isinstance(r.type, ListType) else _RET_TENSOR, -1))
+        else:
+            returns.append((_RET_OTHER, -1))
+    plain = tuple(i for i, kind in args if kind == _T)
+    positional = [a for a in schema.arguments if not a.kwarg_only]
+    keywords = tuple(
+        (i, a.name, _NO_DEFAULT if a.default is None else a.default_value)
+        for i, a in enumerate(schema.arguments)
+        if a.kwarg_only
+    )
+    return FallbackPlan(
+        name=op.name(),
+        schema=schema,
+        args=tuple(args),
+        mutable=info.mutable_arg_indices,
+        returns=tuple(returns),
+        is_view=bool(info.view_pairs),
+        num_returns=len(schema.returns),
+        plain=plain if len(plain) == len(args) else None,
+        num_positional=len(positional),
+        keywords=keywords,
+    )
+
+
+_NO_DEFAULT = object()
+_SIMPLE = (int, float, bool, str, type(None))
+
+
+def _call_on_cpu(op: OpOverload, plan: FallbackPlan, stack: list[Any]) -> Any:
+    """Redispatch ``op`` to the CPU key with ``stack`` (keyword arguments equal to their
+    default are left out, as a caller who omitted them)."""
+    kwargs = {}
+    for i, name, default in plan.keywords:
+        v = stack[i]
+        if v is default or (type(v) is type(default) and type(v) in _SIMPLE and v == default):
+            continue
+        kwargs[name] = v
+    return op.redispatch(_CPU_RAW, *stack[: plan.num_positional], **kwargs)
+
+
+_PLANS: dict[Any, FallbackPlan] = {}
+
+
+def fallback_plan(op: OpOverload) -> FallbackPlan:
+    """The cached plan of ``op`` (Note [Fallback plans]); recomputed only if the operator's
+    schema object changed (re-def'd)."""
+    entry = op._entry
+    plan = _PLANS.get(entry)
+    if plan is None or plan.schema is not entry.schema:
+        plan = _PLANS[entry] = _compute_plan(op)
+    return plan
+
+
+# -- backends, counters, strict mode -----------------------------------------------------------
+
+_BACKENDS: dict[BackendComponent, FallbackBackend] = {}
+_BY_RAW: dict[int, FallbackBackend] = {}
+_COUNTS: dict[str, dict[str, int]] = {}
+_LOCK = threading.Lock()
+
+
+class _StrictState(threading.local):
+    def __init__(self) -> None:
+        self.depth = 0
+
+
+_STRICT = _StrictState()
+
+
+def register_fallback_backend(backend: FallbackBackend) -> RegistrationHandle:
+    """Make ``backend``'s hooks the ones ``cpu_fallback`` uses for its component.
+
+    Returns a handle whose ``remove()`` undoes exactly this (``register_cpu_fallback`` does
+    this and registers the kernel too).
+    """
+    with _LOCK:
+        if backend.component in _BACKENDS:
+            raise ValueError(
+                f"register_fallback_backend({backend.name!r}): backend component "
+                f"{backend.component.name} already has CPU fallback hooks (registered for "
+                f"{_BACKENDS[backend.component].name!r}); remove that registration first"
+            )
+        _BACKENDS[backend.component] = backend
+        _BY_RAW.clear()
+
+    def undo() -> None:
+        with _LOCK:
+            if _BACKENDS.get(backend.component) is backend:
+                del _BACKENDS[backend.component]
+            _BY_RAW.clear()
+
+    return RegistrationHandle(undo, f"CPU fallback hooks for {backend.name}")
+
+
+def _backend_for(op: OpOverload, raw: int) -> FallbackBackend:
+    backend = _BY_RAW.get(raw)
+    if backend is None:
+        component = DispatchKeySet.from_raw(raw).highest_backend_key()
+        backend = _BACKENDS.get(component)
+        if backend is None:
+            raise RuntimeError(
+                f"{op.name()}: the CPU fallback ran for backend component {component.name}, "
+                "which has no CPU fallback hooks; register them with register_cpu_fallback "
+                "(or register_fallback_backend) before registering cpu_fallback as a kernel"
+            )
+        _BY_RAW[raw] = backend
+    return backend
+
+
+def fallback_counts(backend: str | None = None) -> dict[str, int]:
+    """How many times each operator fell back to CPU: a copy, ``name -> count``, for one
+    backend or summed over all. Counts accumulate until ``reset_fallback_counts()``.
+
+    >>> reset_fallback_counts(); fallback_counts()
+    {}
+    """
+    with _LOCK:
+        if backend is not None:
+            return dict(_COUNTS.get(backend, {}))
+        total: dict[str, int] = {}
+        for counts in _COUNTS.values():
+            for name, n in list(counts.items()):
+                total[name] = total.get(name, 0) + n
+        return total
+
+
+def reset_fallback_counts(backend: str | None = None) -> None:
+    """Zero the counters of one backend (or of all)."""
+    with _LOCK:
+        if backend is None:
+            _COUNTS.clear()
+        else:
+            _COUNTS.pop(backend, None)
+
+
+@contextmanager
+def strict_fallback(enabled: bool = True) -> Iterator[None]:
+    """Within the block (this thread), every CPU fallback raises FallbackStrictError instead
+    of running: use it to list what a backend is missing.
+
+    >>> with strict_fallback():
+    ...     pass
+    """
+    previous = _STRICT.depth
+    _STRICT.depth = previous + 1 if enabled else 0
+    try:
+        yield
+    finally:
+        _STRICT.depth = previous
+
+
+def _device_text(stack: list[Any], plan: FallbackPlan, backend: FallbackBackend) -> str:
+    for i, kind in plan.args:
+        v = stack[i]
+        items = v if kind == _LIST else [v]
+        for t in items:
+            if isinstance(t, Tensor) and t.device.type != "cpu":
+                return str(t.device)
+    return backend.name
+
+
+def _refuse(op: OpOverload, plan: FallbackPlan, backend: FallbackBackend, stack: list[Any]) -> None:
+    where = _device_text(stack, plan, backend)
+    if plan.is_view:
+        raise FallbackViewError(
+            f"The operator {plan.name} appears to be a view operator, but it has no "
+            f'implementation for the backend "{where}". View operators don\'t support '
+            "falling back to run on the CPU, since the tensor's storage cannot be shared "
+            f"across devices. Implement {plan.name} for the backend (list it in its backend "
+            "yaml)."
+        )
+    raise FallbackStrictError(
+        f'{plan.name}: no kernel for the backend "{where}" and the CPU fallback is in strict '
+        "mode, so it was not run on CPU. Implement the operator for the backend (list it in "
+        "its backend yaml), or leave strict mode to let it fall back."
+    )
+
+
+# -- the fallback kernel -------------------------------------------------------------------------
+
+
+def cpu_fallback(op: OpOverload, keyset: DispatchKeySet | int, stack: list[Any]) -> Any:
+    """The boxed CPU fallback: run ``op`` on CPU for a backend without a kernel for it.
+
+    Register it with ``register_cpu_fallback`` (which also registers the backend's hooks),
+    or wrap it in the backend's own boxed fallback (custom logging) and register that with
+    ``Library("_", "IMPL").fallback(fn, key, boxed=True)``. Returns the operator's result.
+    See the module notes for the rules (one ``to_cpu`` call, written arguments keep their
+    identity, views refuse).
+
+    A toy backend "doc3" whose device tensors hold NumPy arrays (transfers re-wrap them):
+
+    >>> import tensordispatch as td
+    >>> from tensordispatch.dispatch.kernel import fallthrough_kernel
+    >>> from tensordispatch.library import Library
+    >>> from tensordispatch.tensor.device import register_device_type
+    >>> dev_type = register_device_type("doc3", BackendComponent.PrivateUse3Bit)
+    >>> def move(t, dev):
+    ...     return Tensor._make(t._data.copy(), t._shape, t._strides, 0, t.dtype, dev)
+    >>> backend = FallbackBackend(
+    ...     "doc3", BackendComponent.PrivateUse3Bit,
+    ...     to_cpu=lambda ts: [move(t, CPU) for t in ts],
+    ...     from_cpu=lambda ts, dev: [move(t, dev) for t in ts],
+    ...     copy_from_cpu=lambda src, dst: dst._data.__setitem__(..., src._data))
+    >>> autograd = Library("_", "IMPL")  # no global AutogradPrivateUse3 fallback, as in torch
+    >>> _ = autograd.fallback(fallthrough_kernel, "AutogradPrivateUse3")
+    >>> reg = register_cpu_fallback(backend, "PrivateUse3")
+    >>> x = move(td.tensor([1.0, 2.0]), device("doc3"))
+    >>> y = x.mul_(td.tensor(3.0))
+    >>> y is x, x._data.tolist(), fallback_counts("doc3")
+    (True, [3.0, 6.0], {'aten::mul_.Tensor': 1})
+    >>> reg.remove(); autograd._destroy(); dev_type.remove(); reset_fallback_counts()
+    """
+    raw = keyset if type(keyset) is int else keyset.raw  # type: ignore[union-attr]
+    plan = _PLANS.get(op._entry)
+    if plan is None or plan.schema is not op._entry.schema:
+        plan = fallback_plan(op)
+    backend = _BY_RAW.get(raw) or _backend_for(op, raw)
+    if plan.is_view or backend.strict or _STRICT.depth:
+        _refuse(op, plan, backend, stack)
+    counts = _COUNTS.get(backend.name)
+    if counts is None:
+        counts = _COUNTS.setdefault(backend.name, {})
+    counts[plan.name] = counts.get(plan.name, 0) + 1
+
+    plain = plan.plain
+    if plain is not None and not plan.mutable and plan.num_returns == 1:
+        return _run_plain(op, plan, plain, backend, stack)
+
+    # Gather the device tensors (Note [One to_cpu call per fallback]).
+    moved: list[Tensor] = []
+    target: device | None = None
+    cpu_stack = list(stack)
+    for i, kind in plan.args:
+        v = stack[i]
+        if kind == _T:
+            if v is not None and v.device is not CPU and v.device.type != "cpu":
+                moved.append(v)
+        elif kind == _LIST:
+            cpu_stack[i] = list(v)
+            for t in v:
+                if t is not None and t.device is not CPU and t.device.type != "cpu":
+                    moved.append(t)
+        elif v is not None:
+            dev = v if isinstance(v, device) else device(v)
+            if dev.type != "cpu":
+                target = dev
+                cpu_stack[i] = CPU
+    if backend.log is not None:
+        backend.log(op, moved)
+    if moved:
+        target = moved[0].device
+        cpus = backend.to_cpu(moved)
+        _substitute(plan, stack, cpu_stack, cpus)
+
+    result = _call_on_cpu(op, plan, cpu_stack)
+
+    # Written arguments: copy back into the caller's tensors (Note [Written arguments ...]).
+    for i in plan.mutable:
+        dst = stack[i]
+        if isinstance(dst, Tensor):
+            if dst.device is not CPU and dst.device.type != "cpu":
+                backend.copy_from_cpu(cpu_stack[i], dst)
+        elif dst is not None:
+            for src, d in zip(cpu_stack[i], dst, strict=True):
+                if d is not None and d.device is not CPU and d.device.type != "cpu":
+                    backend.copy_from_cpu(src, d)
+    return _outputs(plan, backend, stack, result, target)
+
+
+def _run_plain(
+    op: OpOverload,
+    plan: FallbackPlan,
+    plain: tuple[int, ...],
+    backend: FallbackBackend,
+    stack: list[Any],
+) -> Any:
+    """The common case, same rules: plain tensor arguments, nothing written, one return."""
+    cpu_stack = stack.copy()
+    where = []
+    moved = []
+    for i in plain:
+        v = stack[i]
+        if v is not None and v.device is not CPU and v.device.type != "cpu":
+            where.append(i)
+            moved.append(v)
+    if backend.log is not None:
+        backend.log(op, moved)
+    if not moved:
+        return _outputs(plan, backend, stack, _call_on_cpu(op, plan, cpu_stack), None)
+    cpus = backend.to_cpu(moved)
+    if len(cpus) != len(moved):
+        raise _count_error(plan, len(cpus), len(moved))
+    for i, t in zip(where, cpus):
+        cpu_stack[i] = t
+    result = _call_on_cpu(op, plan, cpu_stack)
+    kind = plan.returns[0][0]
+    if kind == _RET_TENSOR and result is not None:
+        return backend.from_cpu([result], moved[0].device)[0]
+    return _outputs(plan, backend, stack, result, moved[0].device)
+
+
+def _count_error(plan: FallbackPlan, got: int, expected: int) -> RuntimeError:
+    return RuntimeError(
+        f"{plan.name}: the backend's to_cpu hook returned {got} tensor(s) for "
+        f"{expected} device tensor(s); it must return one CPU tensor per input, in order"
+    )
+
+
+def _substitute(
+    plan: FallbackPlan, stack: list[Any], cpu_stack: list[Any], cpus: Sequence[Tensor]
+) -> None:
+    """Put the CPU copies into ``cpu_stack`` in the order they were gathered."""
+    it = iter(cpus)
+    try:
+        for i, kind in plan.args:
+            if kind == _T:
+                v = stack[i]
+                if v is not None and v.device is not CPU and v.device.type != "cpu":
+                    cpu_stack[i] = next(it)
+            elif kind == _LIST:
+                items = cpu_stack[i]
+                for n, t in enumerate(items):
+                    if t is not None and t.device is not CPU and t.device.type != "cpu":
+                        items[n] = next(it)
+    except StopIteration:
+        raise _count_error(plan, len(cpus), _count_moved(plan, stack)) from None
+    if next(it, None) is not None:
+        raise _count_error(plan, len(cpus), _count_moved(plan, stack))
+
+
+def _count_moved(plan: FallbackPlan, stack: list[Any]) -> int:
+    n = 0
+    for i, kind in plan.args:
+        items = stack[i] if kind == _LIST else [stack[i]] if kind == _T else []
+        n += sum(1 for t in items if t is not None and t.device.type != "cpu")
+    return n
+
+
+def _outputs(
+    plan: FallbackPlan,
+    backend: FallbackBackend,
+    stack: list[Any],
+    result: Any,
+    target: device | None,
+) -> Any:
+    """The operator's result with CPU outputs moved to ``target`` (one from_cpu call)."""
+    n = plan.num_returns
+    if n == 0:
+        return result
+    values = (result,) if n == 1 else tuple(result)
+    pending: list[Tensor] = []
+    for (kind, _), v in zip(plan.returns, values, strict=True):
+        if kind == _RET_TENSOR and v is not None:
+            pending.append(v)
+        elif kind == _RET_LIST:
+            pending.extend(t for t in v if t is not None)
+    if target is None or not pending:
+        moved_back: Sequence[Tensor] = pending
+    else:
+        moved_back = backend.from_cpu(pending, target)
+    k = 0
+    out: list[Any] = []
+    for (kind, alias), v in zip(plan.returns, values, strict=True):
+        if kind == _RET_ALIAS:
+            out.append(stack[alias])
+        elif kind == _RET_TENSOR and v is not None:
+            out.append(moved_back[k])
+            k += 1
+        elif kind == _RET_LIST:
+            items: list[Tensor | None] = []
+            for t in v:
+                if t is None:
+                    items.append(None)
+                else:
+                    items.append(moved_back[k])
+                    k += 1
+            out.append(items)
+        else:
+            out.append(v)
+    return out[0] if n == 1 else tuple(out)
+
+
+def call_fallback(
+    fallback_fn: Callable[[OpOverload, DispatchKeySet, list[Any]], Any],
+    op: OpOverload,
+    *args: Any,
+    **kwargs: Any,
+) -> Any:
+    """Call a boxed fallback directly for one call of ``op`` (seed 001's
+    ``call_fallback_fn``): a backend kernel uses it for the cases it does not handle.
+
+    The arguments are boxed as the dispatcher would box them (defaults filled in) and the key
+    set is that of the tensor arguments.
+
+    >>> import tensordispatch as td
+    >>> seen = []
+    >>> def fb(op, keyset, stack):
+    ...     seen.append((op.name(), stack))
+    ...     return stack[0]
+    >>> x = td.tensor([1.0])
+    >>> call_fallback(fb, td.ops.aten.add.Tensor, x, x) is x, seen[0][0], seen[0][1][2]
+    (True, 'aten::add.Tensor', 1)
+    """
+    facts = op._entry.facts
+    if facts is None:
+        op._schema  # raises the "no schema" error  # noqa: B018
+        raise AssertionError("unreachable")
+    bound = facts.bind(args, kwargs)
+    raw = facts.key_set_of(bound)
+    return fallback_fn(op, DispatchKeySet.from_raw(raw), facts.stack_of(bound))
+
+
+# -- registration ---------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class CPUFallbackRegistration:
+    """The result of ``register_cpu_fallback``; ``remove()`` undoes exactly it."""
+
+    backend: FallbackBackend
+    dispatch_key: str
+    handles: list[RegistrationHandle] = field(default_factory=list)
+    libraries: list[Library] = field(default_factory=list)
+    composite_overrides: list[str] = field(default_factory=list)
+
+    def remove(self) -> None:
+        """Unregister the kernels and the hooks, newest first."""
+        for lib in reversed(self.libraries):
+            lib._destroy()
+        self.libraries.clear()
+        for handle in reversed(self.handles):
+            handle.remove()
+        self.handles.clear()
+
+
+def register_cpu_fallback(
+    backend: FallbackBackend,
+    dispatch_key: str = "PrivateUse1",
+    *,
+    fallback_fn: Callable[[OpOverload, DispatchKeySet, list[Any]], Any] | None = None,
+    before_composite: bool = False,
+) -> CPUFallbackRegistration:
+    """Register ``backend``'s hooks and the boxed CPU fallback for ``dispatch_key``.
+
+    ``fallback_fn`` (default ``cpu_fallback``) lets a backend register its own boxed wrapper
+    around ``cpu_fallback``. ``before_composite=True`` also registers it ahead of composite
+    kernels (Note [Fallback before composite kernels]). Returns a registration whose
+    ``remove()`` undoes everything.
+    """
+    fn = cpu_fallback if fallback_fn is None else fallback_fn
+    reg = CPUFallbackRegistration(backend, dispatch_key)
+    reg.handles.append(register_fallback_backend(backend))
+    try:
+        lib = Library("_", "IMPL")
+        reg.libraries.append(lib)
+        lib.fallback(fn, dispatch_key, boxed=True, debug=f"CPU fallback of {backend.name}")
+        if before_composite:
+            _register_before_composite(reg, fn)
+    except BaseException:
+        reg.remove()
+        raise
+    return reg
+
+
+def _register_before_composite(
+    reg: CPUFallbackRegistration, fn: Callable[[OpOverload, DispatchKeySet, list[Any]], Any]
+) -> None:
+    key = parse_dispatch_key(reg.dispatch_key)
+    libraries: dict[str, Library] = {}
+    for entry in sorted(DISPATCHER.live_entries(), key=lambda e: e.qualified_overload_name):
+        schema = entry.schema
+        if schema is None or key in entry.kernels or schema.boxing_info.view_pairs:
+            continue
+        if not any(k in entry.kernels for k in _COMPOSITE_KEYS):
+            continue
+        ns, name = entry.qualified_name.split("::")
+        lib = libraries.get(ns)
+        if lib is None:
+            lib = libraries[ns] = Library(ns, "IMPL")
+            reg.libraries.append(lib)
+        op_name = f"{name}.{entry.overload}" if entry.overload else name
+        lib.impl(op_name, fn, reg.dispatch_key, boxed=True, debug="CPU fallback before composite")
+        reg.composite_overrides.append(entry.qualified_overload_name)
