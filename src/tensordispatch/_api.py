@@ -18,11 +18,23 @@ from tensordispatch.backends.common import (
     preserve_format,
     strided,
 )
+from tensordispatch.backends.generator import (
+    Generator,
+    default_generator,
+    initial_seed,
+    manual_seed,
+    seed,
+)
 from tensordispatch.generated.functions import *
 from tensordispatch.generated.functions import __all__ as _functions
 
 __all__: list[str] = [  # noqa: PLE0604 - the generated functions' names
     *_functions,
+    "Generator",
+    "default_generator",
+    "initial_seed",
+    "manual_seed",
+    "seed",
     "channels_last",
     "contiguous_format",
     "preserve_format",

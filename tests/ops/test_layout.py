@@ -40,11 +40,11 @@ def A(L: Any, d: str, *shape: int, dtype: str = "float32") -> Any:
     return L.arange(n, dtype=L.float64, device=d).to(getattr(L, dtype)).view(*shape)
 
 
-def I(L: Any, data: Any, d: str, dtype: str = "int64") -> Any:  # noqa: E743
+def I(L: Any, data: Any, d: str, dtype: str = "int64") -> Any:
     return T(L, data, dtype, d)
 
 
-def O(L: Any, d: str, dtype: str = "float32") -> Any:  # noqa: E743
+def O(L: Any, d: str, dtype: str = "float32") -> Any:
     return L.empty(0, dtype=getattr(L, dtype), device=d)
 
 
@@ -107,7 +107,9 @@ sample("index_select")(lambda L, d: A(L, d, 3, 4).index_select(0, I(L, [2, 0, 2]
 sample("index_select")(lambda L, d: A(L, d, 3, 4).t().index_select(-1, I(L, [1], d, "int32")))
 sample("index_select")(lambda L, d: L.index_select(A(L, d, 3, 4), 1, I(L, [3, 0], d), out=O(L, d)))
 sample("index_select", "meta-differs")(lambda L, d: A(L, d, 3, 4).index_select(0, I(L, [[0]], d)))
-sample("index_select", "meta-differs")(lambda L, d: A(L, d, 3, 4).index_select(0, T(L, [0.0], device=d)))
+sample("index_select", "meta-differs")(
+    lambda L, d: A(L, d, 3, 4).index_select(0, T(L, [0.0], device=d))
+)
 sample("index_select", "cpu-errors")(lambda L, d: A(L, d, 3, 4).index_select(0, I(L, [5], d)))
 G = [[0, 1], [2, 0]]
 sample("gather")(lambda L, d: A(L, d, 3, 4).gather(1, I(L, G, d)))
@@ -134,39 +136,79 @@ sample("scatter")(lambda L, d: A(L, d, 3, 4).t().scatter_(0, I(L, G, d), 9.0))
 sample("scatter")(lambda L, d: L.scatter(A(L, d, 3, 4), 1, I(L, G, d), 1.0, out=O(L, d)))
 sample("scatter")(lambda L, d: A(L, d, 3, 4).t().scatter(0, I(L, G, d), 1.0))
 sample("scatter", "cpu-errors")(lambda L, d: A(L, d, 3, 4).scatter(1, I(L, [[9]], d), 1.0))
-sample("scatter_add")(lambda L, d: A(L, d, 3, 4).scatter_add(1, I(L, [[0, 0], [1, 1]], d), A(L, d, 2, 2)))
-sample("scatter_add")(lambda L, d: A(L, d, 3, 4).scatter_add_(0, I(L, [[2, 2, 2, 2]], d), A(L, d, 1, 4)))
-sample("scatter_add")(lambda L, d: L.scatter_add(A(L, d, 3), 0, I(L, [0, 0], d), A(L, d, 2), out=O(L, d)))
+sample("scatter_add")(
+    lambda L, d: A(L, d, 3, 4).scatter_add(1, I(L, [[0, 0], [1, 1]], d), A(L, d, 2, 2))
+)
+sample("scatter_add")(
+    lambda L, d: A(L, d, 3, 4).scatter_add_(0, I(L, [[2, 2, 2, 2]], d), A(L, d, 1, 4))
+)
+sample("scatter_add")(
+    lambda L, d: L.scatter_add(A(L, d, 3), 0, I(L, [0, 0], d), A(L, d, 2), out=O(L, d))
+)
 # -- index / index_put -------------------------------------------------------------------------
 sample("index")(lambda L, d: L.ops.aten.index.Tensor(A(L, d, 3, 4), [I(L, [2, 0], d)]))
 sample("index")(lambda L, d: L.ops.aten.index.Tensor(A(L, d, 3, 4), [None, I(L, [[3], [1]], d)]))
-sample("index")(lambda L, d: L.ops.aten.index.Tensor(A(L, d, 2, 3, 4), [I(L, [1, 0], d), None, I(L, [1, 2], d)]))
-sample("index")(lambda L, d: L.ops.aten.index.Tensor(A(L, d, 2, 3, 4).t(), [None, I(L, [1], d), I(L, [0, 3], d)]))
-sample("index")(lambda L, d: L.ops.aten.index.Tensor(A(L, d, 3, 4), [I(L, [0], d), I(L, [1, 2, 3], d)]))
-sample("index", "meta-differs")(lambda L, d: L.ops.aten.index.Tensor(A(L, d, 3, 4), [I(L, [0, 1], d), I(L, [1, 2, 3], d)]))
-sample("index", "meta-differs")(lambda L, d: L.ops.aten.index.Tensor(A(L, d, 3, 4), [T(L, [0.0], device=d)]))
-sample("index", "meta-differs")(lambda L, d: L.ops.aten.index.Tensor(A(L, d, 3, 4), [None, None, I(L, [0], d)]))
-sample("index", "cpu-only")(lambda L, d: L.ops.aten.index.Tensor(A(L, d, 3, 4), [A(L, d, 3, 4) > 4]))
+sample("index")(
+    lambda L, d: L.ops.aten.index.Tensor(A(L, d, 2, 3, 4), [I(L, [1, 0], d), None, I(L, [1, 2], d)])
+)
+sample("index")(
+    lambda L, d: L.ops.aten.index.Tensor(
+        A(L, d, 2, 3, 4).t(), [None, I(L, [1], d), I(L, [0, 3], d)]
+    )
+)
+sample("index")(
+    lambda L, d: L.ops.aten.index.Tensor(A(L, d, 3, 4), [I(L, [0], d), I(L, [1, 2, 3], d)])
+)
+sample("index", "meta-differs")(
+    lambda L, d: L.ops.aten.index.Tensor(A(L, d, 3, 4), [I(L, [0, 1], d), I(L, [1, 2, 3], d)])
+)
+sample("index", "meta-differs")(
+    lambda L, d: L.ops.aten.index.Tensor(A(L, d, 3, 4), [T(L, [0.0], device=d)])
+)
+sample("index", "meta-differs")(
+    lambda L, d: L.ops.aten.index.Tensor(A(L, d, 3, 4), [None, None, I(L, [0], d)])
+)
+sample("index", "cpu-only")(
+    lambda L, d: L.ops.aten.index.Tensor(A(L, d, 3, 4), [A(L, d, 3, 4) > 4])
+)
 sample("index", "cpu-errors")(lambda L, d: L.ops.aten.index.Tensor(A(L, d, 3, 4), [I(L, [3], d)]))
 sample("index_put")(lambda L, d: A(L, d, 3, 4).index_put([I(L, [2, 0], d)], -A(L, d, 4)))
-sample("index_put")(lambda L, d: A(L, d, 3, 4).index_put_([I(L, [0, 0], d), I(L, [1, 1], d)], T(L, [1.0, 2.0], device=d), True))
+sample("index_put")(
+    lambda L, d: A(L, d, 3, 4).index_put_(
+        [I(L, [0, 0], d), I(L, [1, 1], d)], T(L, [1.0, 2.0], device=d), True
+    )
+)
 sample("index_put")(lambda L, d: A(L, d, 3, 4).t().index_put_((I(L, [1], d),), T(L, 5.0, device=d)))
-sample("index_put", "meta-differs")(lambda L, d: A(L, d, 3, 4).index_put([I(L, [2, 0], d)], A(L, d, 4, dtype="float64")))
-sample("index_put", "meta-differs")(lambda L, d: A(L, d, 3, 4).index_put([I(L, [2, 0], d)], A(L, d, 3)))
-sample("index_put")(lambda L, d: A(L, d, 3, 4).index_put_((A(L, d, 3, 4) > 5,), T(L, 0.0, device=d)))
+sample("index_put", "meta-differs")(
+    lambda L, d: A(L, d, 3, 4).index_put([I(L, [2, 0], d)], A(L, d, 4, dtype="float64"))
+)
+sample("index_put", "meta-differs")(
+    lambda L, d: A(L, d, 3, 4).index_put([I(L, [2, 0], d)], A(L, d, 3))
+)
+sample("index_put")(
+    lambda L, d: A(L, d, 3, 4).index_put_((A(L, d, 3, 4) > 5,), T(L, 0.0, device=d))
+)
 # -- masked_fill / masked_select / nonzero -----------------------------------------------------
 sample("masked_fill")(lambda L, d: A(L, d, 2, 3).masked_fill(A(L, d, 2, 3) > 2, -1.0))
 sample("masked_fill")(lambda L, d: A(L, d, 2, 3).t().masked_fill(T(L, [True, False], "bool", d), 9))
 sample("masked_fill")(lambda L, d: A(L, d, 3).masked_fill(T(L, [[True], [False]], "bool", d), 2))
 sample("masked_fill")(lambda L, d: A(L, d, 2, 3, dtype="int64").masked_fill(A(L, d, 2, 3) > 2, 1.7))
-sample("masked_fill")(lambda L, d: A(L, d, 2, 3).masked_fill(A(L, d, 2, 3) > 2, T(L, 4.0, device=d)))
+sample("masked_fill")(
+    lambda L, d: A(L, d, 2, 3).masked_fill(A(L, d, 2, 3) > 2, T(L, 4.0, device=d))
+)
 sample("masked_fill")(lambda L, d: A(L, d, 2, 3).masked_fill_(A(L, d, 3) > 0, 0.5))
 sample("masked_fill")(lambda L, d: A(L, d, 2, 3).masked_fill(A(L, d, 2, 3), 1.0))
-sample("masked_fill")(lambda L, d: A(L, d, 2, 3).masked_fill(A(L, d, 2, 3) > 2, T(L, [1.0], device=d)))
+sample("masked_fill")(
+    lambda L, d: A(L, d, 2, 3).masked_fill(A(L, d, 2, 3) > 2, T(L, [1.0], device=d))
+)
 sample("masked_fill")(lambda L, d: A(L, d, 3).masked_fill_(T(L, [[True], [False]], "bool", d), 2))
 sample("masked_select", "cpu-only")(lambda L, d: A(L, d, 2, 3).masked_select(A(L, d, 2, 3) > 2))
-sample("masked_select", "cpu-only")(lambda L, d: A(L, d, 2, 3).t().masked_select(T(L, [True, False], "bool", d)))
-sample("masked_select", "cpu-only")(lambda L, d: L.masked_select(A(L, d, 3), A(L, d, 2, 3) > 2, out=O(L, d)))
+sample("masked_select", "cpu-only")(
+    lambda L, d: A(L, d, 2, 3).t().masked_select(T(L, [True, False], "bool", d))
+)
+sample("masked_select", "cpu-only")(
+    lambda L, d: L.masked_select(A(L, d, 3), A(L, d, 2, 3) > 2, out=O(L, d))
+)
 sample("nonzero", "cpu-only")(lambda L, d: (A(L, d, 2, 3) % 2).nonzero())
 sample("nonzero", "cpu-only")(lambda L, d: L.nonzero(T(L, 3.0, device=d)))
 sample("nonzero", "cpu-only")(lambda L, d: L.nonzero(A(L, d, 2, 3).t() > 1, out=O(L, d, "int64")))
@@ -176,10 +218,16 @@ sample("sort")(lambda L, d: T(L, S, device=d).sort())
 sample("sort")(lambda L, d: T(L, S, device=d).sort(0, True))
 sample("sort")(lambda L, d: T(L, S, device=d).sort(descending=True, stable=True))
 sample("sort")(lambda L, d: T(L, S, device=d).t().sort(stable=True, dim=0))
-sample("sort")(lambda L, d: L.sort(T(L, [[3, 1, 2]], "int64", d), out=(O(L, d, "int64"), O(L, d, "int64"))))
+sample("sort")(
+    lambda L, d: L.sort(T(L, [[3, 1, 2]], "int64", d), out=(O(L, d, "int64"), O(L, d, "int64")))
+)
 sample("sort")(lambda L, d: T(L, 2.0, device=d).sort())
 sample("topk")(lambda L, d: T(L, [[3.0, 1.0, 2.0, 4.0], [0.0, -1.0, 5.0, 7.0]], device=d).topk(2))
-sample("topk")(lambda L, d: T(L, [[3.0, 1.0, 2.0, 4.0], [0.0, -1.0, 5.0, 7.0]], device=d).topk(1, 0, largest=False))
+sample("topk")(
+    lambda L, d: T(L, [[3.0, 1.0, 2.0, 4.0], [0.0, -1.0, 5.0, 7.0]], device=d).topk(
+        1, 0, largest=False
+    )
+)
 sample("topk")(lambda L, d: A(L, d, 3, 4).t().topk(3, 1))
 sample("topk")(lambda L, d: A(L, d, 3, 4).topk(5))
 sample("topk")(lambda L, d: L.topk(A(L, d, 5), 2, out=(O(L, d), O(L, d, "int64"))))

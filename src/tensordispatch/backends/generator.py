@@ -100,7 +100,6 @@ def resolve(generator: Generator | None) -> np.random.Generator:
         return default_generator.numpy
     if not isinstance(generator, Generator):
         raise TypeError(
-            f"generator must be a tensordispatch.Generator or None, got "
-            f"{type(generator).__name__}"
+            f"generator must be a tensordispatch.Generator or None, got {type(generator).__name__}"
         )
     return generator.numpy

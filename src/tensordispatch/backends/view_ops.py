@@ -106,8 +106,7 @@ def split(self: Tensor, split_size: int, dim: int = 0) -> list[Tensor]:
     size = self._shape[d]
     if split_size == 0 and size != 0:
         raise RuntimeError(
-            "split_size can only be 0 if dimension size is 0, but got dimension size of "
-            f"{size}"
+            f"split_size can only be 0 if dimension size is 0, but got dimension size of {size}"
         )
     count = max((size + split_size - 1) // split_size, 1) if split_size else 1
     last = split_size - (split_size * count - size)
@@ -225,9 +224,7 @@ def split_copy_Tensor_out(self: Tensor, split_size: int, dim: int = 0, *, out: A
     _copy_into(split(self, split_size, dim), out)
 
 
-def split_with_sizes_copy_out(
-    self: Tensor, split_sizes: Any, dim: int = 0, *, out: Any
-) -> None:
+def split_with_sizes_copy_out(self: Tensor, split_sizes: Any, dim: int = 0, *, out: Any) -> None:
     _copy_into(split_with_sizes(self, split_sizes, dim), out)
 
 

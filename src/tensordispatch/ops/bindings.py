@@ -237,7 +237,7 @@ def uniform_(self: Tensor, *args: Any, generator: Any = None, **kwargs: Any) -> 
     """Tensor.uniform_(from=0, to=1, *, generator=None)."""
     bounds = list(args)
     if "from" in kwargs:
-        bounds[:1] = [kwargs.pop("from")] if bounds else [kwargs.pop("from")]
+        bounds[:1] = [kwargs.pop("from")]
     if "to" in kwargs:
         bounds = (bounds or [0.0])[:1] + [kwargs.pop("to")]
     if kwargs:
@@ -249,5 +249,5 @@ def random_(self: Tensor, *args: Any, generator: Any = None) -> Tensor:
     """Tensor.random_(), random_(to), random_(from, to)."""
     if len(args) == 1:
         return op("random_.to")(self, args[0], generator=generator)  # type: ignore[no-any-return]
-    low, high = (args if args else (0, None))
+    low, high = args if args else (0, None)
     return op("random_.from")(self, low, high, generator=generator)  # type: ignore[no-any-return]

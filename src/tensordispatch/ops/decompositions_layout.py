@@ -32,8 +32,7 @@ def narrow(self: Tensor, dim: int, start: Any, length: int) -> Tensor:
     size = self._shape[d]
     if not -size <= start <= size:
         raise IndexError(
-            f"start out of range (expected to be in range of [{-size}, {size}], but got "
-            f"{start})"
+            f"start out of range (expected to be in range of [{-size}, {size}], but got {start})"
         )
     if start < 0:
         start += size

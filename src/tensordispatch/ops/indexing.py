@@ -51,8 +51,11 @@ def _consumed(item: Any) -> int:
 def _check_item(item: Any) -> Any:
     if isinstance(item, (list, tuple)):
         return _to_tensor(item)
-    if isinstance(item, Tensor) and item.dtype is _dt.bool and item.dim() == 0:
-        return bool(item.item())
+    if isinstance(item, Tensor) and item.dim() == 0:
+        if item.dtype is _dt.bool:
+            return bool(item.item())
+        if not (item.dtype.is_floating_point or item.dtype.is_complex):
+            return int(item.item())  # torch selects with a 0-dim integer tensor (a view)
     if isinstance(item, (int, slice, Tensor)) or item is None or item is Ellipsis:
         return item
     if hasattr(item, "__index__"):
@@ -139,7 +142,7 @@ def getitem(self: Tensor, key: Any) -> Tensor:
     ``index.Tensor`` when the key has tensors, lists or bools.
 
     >>> import tensordispatch as td
-    >>> x = td.arange(6).view(2, 3)
+    >>> x = td.tensor([[0, 1, 2], [3, 4, 5]])
     >>> x[1], x[:, ::2]._base is x, x[None, ..., 1].shape, x[x > 3]
     (tensor([3, 4, 5]), True, tensordispatch.Size([1, 2]), tensor([4, 5]))
     """
@@ -153,9 +156,7 @@ def getitem(self: Tensor, key: Any) -> Tensor:
 
 def _value_tensor(self: Tensor, value: Any) -> Tensor:
     if isinstance(value, Tensor):
-        if value.dtype is not self.dtype:
-            value = op("_to_copy")(value, dtype=self.dtype)
-        return value
+        return value  # index_put_ requires self's dtype, as torch's assignment does
     from tensordispatch.tensor import tensor
 
     return tensor(value, dtype=self.dtype, device=self.device)

@@ -68,13 +68,13 @@ def _tri_out(fn: Any) -> Any:
 def _along(self_data: Any, d: int, index: Tensor, what: str) -> Any:
     """``self_data`` cut to ``index``'s extent in every dim but ``d`` (gather/scatter use
     an index no larger than the tensors there)."""
-    cut = tuple(
-        slice(None) if k == d else slice(0, index._shape[k]) for k in range(index.dim())
-    )
+    cut = tuple(slice(None) if k == d else slice(0, index._shape[k]) for k in range(index.dim()))
     return self_data[cut]
 
 
-def gather_out(pre: Any, self: Tensor, dim: int, index: Tensor, sparse_grad: bool, out: Tensor) -> None:
+def gather_out(
+    pre: Any, self: Tensor, dim: int, index: Tensor, sparse_grad: bool, out: Tensor
+) -> None:
     if index.numel() == 0:
         return
     data = self._data if self.dim() else self._data.reshape(1)
@@ -134,11 +134,15 @@ def _scatter(
         np.multiply.at(target, key, vals)
 
 
-def scatter_src_out(pre: Any, self: Tensor, dim: int, index: Tensor, src: Tensor, out: Tensor) -> None:
+def scatter_src_out(
+    pre: Any, self: Tensor, dim: int, index: Tensor, src: Tensor, out: Tensor
+) -> None:
     _scatter(self, pre, index, src, out, None)
 
 
-def scatter_value_out(pre: Any, self: Tensor, dim: int, index: Tensor, value: Any, out: Tensor) -> None:
+def scatter_value_out(
+    pre: Any, self: Tensor, dim: int, index: Tensor, value: Any, out: Tensor
+) -> None:
     _scatter(self, pre, index, value, out, None)
 
 
@@ -154,7 +158,9 @@ def scatter_value_reduce_out(
     _scatter(self, pre, index, value, out, reduce)
 
 
-def scatter_add_out(pre: Any, self: Tensor, dim: int, index: Tensor, src: Tensor, out: Tensor) -> None:
+def scatter_add_out(
+    pre: Any, self: Tensor, dim: int, index: Tensor, src: Tensor, out: Tensor
+) -> None:
     _scatter(self, pre, index, src, out, "add")
 
 
@@ -289,18 +295,14 @@ def _masked_fill(self: Tensor, mask: Tensor, value: Any) -> Tensor:
         value = bool(value)
     fill = np.asarray(value)
     if fill.dtype.kind == "c" and not self.dtype.is_complex:
-        raise RuntimeError(
-            f"value cannot be converted to type {self.dtype.name} without overflow"
-        )
+        raise RuntimeError(f"value cannot be converted to type {self.dtype.name} without overflow")
     np.copyto(self._data, fill.astype(self.dtype._numpy), where=mask._data)
     return self
 
 
 def masked_select(self: Tensor, mask: Tensor) -> Tensor:
     if mask.dtype is not _dt.bool:
-        raise RuntimeError(
-            f"masked_select: expected BoolTensor for mask"
-        )
+        raise RuntimeError("masked_select: expected BoolTensor for mask")
     shape = broadcast_shapes(self._shape, mask._shape)
     values = np.broadcast_to(self._data, shape)[np.broadcast_to(mask._data, shape)]
     result = alloc_cpu(((values.shape[0],), None, self.dtype))
@@ -387,7 +389,9 @@ def _check_float(self: Tensor, what: str) -> None:
         raise NotImplementedError(f"\"{what}\" not implemented for '{_scalar(self.dtype)}'")
 
 
-def uniform_(self: Tensor, from_: Any = 0, to: Any = 1, *, generator: Any = None, **kw: Any) -> Tensor:
+def uniform_(
+    self: Tensor, from_: Any = 0, to: Any = 1, *, generator: Any = None, **kw: Any
+) -> Tensor:
     from_ = kw.pop("from", from_)
     _check_float(self, "check_uniform_bounds")
     if from_ > to:

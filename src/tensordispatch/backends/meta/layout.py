@@ -50,9 +50,7 @@ def cat(outs: Any, tensors: Any, dim: int = 0) -> Any:
         raise ValueError("torch.cat(): expected a non-empty list of Tensors")
     for i, t in enumerate(tensors):
         if t.dim() == 0:
-            raise RuntimeError(
-                f"zero-dimensional tensor (at position {i}) cannot be concatenated"
-            )
+            raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be concatenated")
     out_dtype = tensors[0].dtype
     for t in tensors[1:]:
         out_dtype = promote_types(out_dtype, t.dtype)
@@ -155,7 +153,11 @@ def _scatter_check(
             raise RuntimeError(
                 f"Expected index {shape_text(index._shape)} to be no larger than self "
                 f"{shape_text(self._shape)} apart from dimension {d}"
-                + (f" and to be no larger size than src {shape_text(src._shape)}" if src is not None else "")
+                + (
+                    f" and to be no larger size than src {shape_text(src._shape)}"
+                    if src is not None
+                    else ""
+                )
             )
         if src is not None and index._shape[k] > (src._shape[k] if src.dim() else 1):
             raise RuntimeError(
@@ -455,7 +457,7 @@ def arange_size(start: Any, end: Any, step: Any) -> int:
     if step == 0:
         raise RuntimeError("step must be nonzero")
     if not ((step > 0 and end >= start) or (step < 0 and end <= start)):
-        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     if all(isinstance(v, int) for v in (start, end, step)):
         return max(-((start - end) // step), 0)
     return max(math.ceil((end - start) / step), 0)
