@@ -22,8 +22,9 @@ the key exist:
   needs the autograd layer (it will register real kernels or replace this fallback).
 * Meta: raises spec 9.4's error (NotImplementedError) naming the operator.
 * Python and PythonTLSSnapshot: ``python_fallback_kernel`` / ``python_tls_snapshot_fallback``
-  are the DispatchMode hook points. Today they redispatch below their own key
-  (``keyset & full_after(key)``); the modes layer replaces their bodies.
+  are the DispatchMode hook points (modes.py, Note [Modes as dispatch keys]): the snapshot
+  redispatches (transparent); Python runs the innermost mode's handler, or redispatches
+  below Python when no mode is active.
 * FuncTorchDynamicLayerBackMode, Functionalize, Conjugate, Negative, ZeroTensor, Tracer,
   FuncTorchBatched, BatchedNestedTensor, Batched, FuncTorchGradWrapper,
   FuncTorchDynamicLayerFrontMode, PreDispatch, PythonDispatcher: redispatch below their
@@ -31,14 +32,16 @@ the key exist:
   tracing, vmap); until our layers exist no tensor carries these keys, so passing through
   is the only behaviour anyone can observe.
 
-Except for the two Python hooks, these redispatching fallbacks are marked transparent
-(Note [Collapsing transparent fallbacks] in operator.py), so an ordinary CPU-tensor call
-costs one hop. Debug strings point at this file: ``registered at
-tensordispatch/dispatch/fallbacks.py:<line of the kernel>``.
+Except for Python's, these redispatching fallbacks are marked transparent (Note
+[Collapsing transparent fallbacks] in operator.py), so an ordinary CPU-tensor call costs
+one hop. Debug
+strings point at the kernel's source: ``registered at
+tensordispatch/dispatch/fallbacks.py:<line of the kernel>`` (modes.py for the Python hooks).
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -48,6 +51,7 @@ from tensordispatch.dispatch.kernel import KernelFunction, KernelKind, fallthrou
 from tensordispatch.dispatch.keys import DispatchKey
 from tensordispatch.dispatch.keyset import AFTER_AUTOGRAD_RAW, full_after_raw
 from tensordispatch.dispatch.library import Library
+from tensordispatch.dispatch.modes import python_fallback_kernel, python_tls_snapshot_fallback
 
 __all__ = [
     "global_fallback_handle",
@@ -98,8 +102,6 @@ REDISPATCH_KEYS = (
     _K.PreDispatch,
     _K.PythonDispatcher,
 )
-_PYTHON_AFTER = full_after_raw(_K.Python)
-_SNAPSHOT_AFTER = full_after_raw(_K.PythonTLSSnapshot)
 
 
 def _autograd_fallback(raw: int, op: Any, *args: Any, **kwargs: Any) -> Any:
@@ -108,19 +110,6 @@ def _autograd_fallback(raw: int, op: Any, *args: Any, **kwargs: Any) -> Any:
 
 def _meta_fallback(op: Any, *args: Any, **kwargs: Any) -> Any:
     raise MetaKernelMissingError(op.name())
-
-
-def python_fallback_kernel(raw: int, op: Any, *args: Any, **kwargs: Any) -> Any:
-    """The Python key's fallback: the DispatchMode hook (Note [Global fallbacks]).
-
-    Today it redispatches below Python; the modes layer replaces this fallback.
-    """
-    return op.redispatch(raw & _PYTHON_AFTER, *args, **kwargs)
-
-
-def python_tls_snapshot_fallback(raw: int, op: Any, *args: Any, **kwargs: Any) -> Any:
-    """The PythonTLSSnapshot key's fallback: redispatch below it (toward Python)."""
-    return op.redispatch(raw & _SNAPSHOT_AFTER, *args, **kwargs)
 
 
 def _redispatch_below(key: DispatchKey) -> Callable[..., Any]:
@@ -134,7 +123,8 @@ def _redispatch_below(key: DispatchKey) -> Callable[..., Any]:
 
 
 def _debug(fn: Callable[..., Any]) -> str:
-    return f"registered at tensordispatch/dispatch/fallbacks.py:{fn.__code__.co_firstlineno}"
+    module = os.path.basename(fn.__code__.co_filename)
+    return f"registered at tensordispatch/dispatch/{module}:{fn.__code__.co_firstlineno}"
 
 
 _LIBRARY = Library("_", "IMPL")
@@ -158,11 +148,11 @@ def _install_all() -> None:
         fn = _autograd_fallback
         _install(key, KernelFunction(fn, KernelKind.RAW_KEYSET, _debug(fn), AFTER_AUTOGRAD_RAW))
     _install(_K.Meta, KernelFunction(_meta_fallback, KernelKind.FALLBACK, _debug(_meta_fallback)))
-    for key, fn in (
-        (_K.Python, python_fallback_kernel),
-        (_K.PythonTLSSnapshot, python_tls_snapshot_fallback),
-    ):
-        _install(key, KernelFunction(fn, KernelKind.RAW_KEYSET, _debug(fn)))
+    fn = python_fallback_kernel
+    _install(_K.Python, KernelFunction(fn, KernelKind.RAW_KEYSET, _debug(fn)))
+    fn = python_tls_snapshot_fallback
+    mask = full_after_raw(_K.PythonTLSSnapshot)
+    _install(_K.PythonTLSSnapshot, KernelFunction(fn, KernelKind.RAW_KEYSET, _debug(fn), mask))
     for key in REDISPATCH_KEYS:
         fn = _redispatch_below(key)
         kernel = KernelFunction(fn, KernelKind.RAW_KEYSET, _debug(fn), full_after_raw(key))
