@@ -6,7 +6,7 @@ code), operator.py (OperatorEntry: registrations -> table -> published caches),
 dispatcher.py (the registry, its lock, handles), library.py (torch.library's API),
 fallbacks.py (global fallbacks installed at import), op_overload.py (OpOverload,
 OpOverloadPacket, ``ops.<ns>``), introspection.py (dumps, queries, ``explain``), trace.py
-(``dispatch_trace``), errors.py.
+(``dispatch_trace``), modes.py (``DispatchMode``, the Python-key fallbacks), errors.py.
 Imports only ``tensordispatch.schema`` from other layers.
 """
 
@@ -82,6 +82,7 @@ from tensordispatch.dispatch.keyset import (
     full_after,
 )
 from tensordispatch.dispatch.library import Library
+from tensordispatch.dispatch.modes import DispatchMode
 from tensordispatch.dispatch.op_overload import (
     OpOverload,
     OpOverloadPacket,
@@ -125,6 +126,7 @@ __all__ = [
     "DispatchKey",
     "DispatchKeyError",
     "DispatchKeySet",
+    "DispatchMode",
     "DispatchTrace",
     "DuplicateRegistrationError",
     "ExcludeDispatchKeyGuard",
