@@ -231,6 +231,27 @@ sample("topk")(
 sample("topk")(lambda L, d: A(L, d, 3, 4).t().topk(3, 1))
 sample("topk")(lambda L, d: A(L, d, 3, 4).topk(5))
 sample("topk")(lambda L, d: L.topk(A(L, d, 5), 2, out=(O(L, d), O(L, d, "int64"))))
+# -- generated (autogen) out= and functional variants -------------------------------------------
+sample("flip.out")(lambda L, d: L.ops.aten.flip.out(A(L, d, 2, 3), [0], out=O(L, d)))
+sample("roll.out")(lambda L, d: L.ops.aten.roll.out(A(L, d, 2, 3), [1], [1], out=O(L, d)))
+sample("repeat.out")(lambda L, d: L.ops.aten.repeat.out(A(L, d, 2), [2, 2], out=O(L, d)))
+sample("_to_copy.out")(
+    lambda L, d: L.ops.aten._to_copy.out(A(L, d, 2, 3).t(), out=O(L, d, "float32"))
+)
+sample("masked_fill.Scalar_out")(
+    lambda L, d: L.ops.aten.masked_fill.Scalar_out(A(L, d, 3), A(L, d, 3) > 0, 2.0, out=O(L, d))
+)
+sample("index_put.out")(
+    lambda L, d: L.ops.aten.index_put.out(
+        A(L, d, 3), [I(L, [1], d)], T(L, 7.0, device=d), out=O(L, d)
+    )
+)
+sample("_index_put_impl")(
+    lambda L, d: L.ops.aten._index_put_impl(A(L, d, 3), [I(L, [1], d)], T(L, 7.0, device=d))
+)
+sample("permute_copy.out")(
+    lambda L, d: L.ops.aten.permute_copy.out(A(L, d, 2, 3), [1, 0], out=O(L, d))
+)
 
 
 def _ids() -> list[str]:

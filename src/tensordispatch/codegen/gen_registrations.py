@@ -49,6 +49,7 @@ def source_location(f: NativeFunction) -> str:
         return f"{pathlib.PurePosixPath(*rel)}:{f.loc.line}"
     return f"{path.name}:{f.loc.line}"
 
+
 __all__ = ["emit_registrations"]
 
 _HEADER = '''\
@@ -180,9 +181,13 @@ def _generated_body(
         outs = [a.name for a in f.func.out]
         if len(outs) != 1:
             raise CodegenError(f"{f.func.name}: generated out with {len(outs)} outputs")
+        # an out variant has no TensorOptions (``_to_copy.out``): the result's dtype and
+        # device come from the functional's defaults, then ``out`` receives a copy
+        given = {a.name for a in f.func.arguments}
         func_call = ", ".join(
             f"{n}={n}" if a.kwarg_only else arg_ident(n)
             for a, n in ((a, a.name) for a in g.functional.func.arguments)
+            if n in given
         )
         return "\n".join(
             [
