@@ -89,6 +89,29 @@ def linear_out(input: Tensor, weight: Tensor, bias: Tensor | None = None, *, out
     return out
 
 
+def embedding(
+    weight: Tensor, indices: Tensor, padding_idx: int = -1, scale_grad_by_freq: bool = False,
+    sparse: bool = False,
+) -> Tensor:  # fmt: skip
+    """Rows of ``weight`` picked by integer ``indices`` (index_select), shaped like indices."""
+    from tensordispatch.tensor import dtypes as _dt
+
+    if weight.dim() != 2:
+        raise RuntimeError("'weight' must be 2-D")
+    if indices.dtype is not _dt.int64 and indices.dtype is not _dt.int32:
+        from tensordispatch.backends.common import scalar_type_name
+
+        raise RuntimeError(
+            "Expected tensor for argument #1 'indices' to have one of the following scalar "
+            f"types: Long, Int; but got torch.{scalar_type_name(indices.dtype)}Tensor instead "
+            "(while checking arguments for embedding)"
+        )
+    if indices.dim() == 1:
+        return op("index_select")(weight, 0, indices)
+    rows = op("index_select")(weight, 0, op("reshape")(indices, [-1]))
+    return op("view")(rows, [*indices._shape, weight._shape[1]])
+
+
 REDUCTION_COMPOSITE_KERNELS: dict[str, Any] = {
     "mean_dtype_out": mean_dtype_out,
     "norm_Scalar": norm_Scalar,
@@ -99,4 +122,5 @@ REDUCTION_COMPOSITE_KERNELS: dict[str, Any] = {
     "addbmm__composite": addbmm_,
     "addbmm_out_composite": addbmm_out,
     "linear_out": linear_out,
+    "embedding": embedding,
 }

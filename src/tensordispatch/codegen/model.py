@@ -79,6 +79,7 @@ PYTHON_FUNCTIONS: dict[str, str] = {
     "split": "tensordispatch.ops.bindings:split",
     "all": "tensordispatch.ops.bindings_reductions:all",
     "any": "tensordispatch.ops.bindings_reductions:any",
+    "conv2d": "tensordispatch.ops.bindings_reductions:conv2d",
     "norm": "tensordispatch.ops.bindings_reductions:norm",
     "std": "tensordispatch.ops.bindings_reductions:std",
     "var": "tensordispatch.ops.bindings_reductions:var",
@@ -103,6 +104,7 @@ PYTHON_METHODS: dict[str, str] = {
     "where": "tensordispatch.ops.bindings_pointwise:method_where",
     "clamp": "tensordispatch.ops.bindings_pointwise:method_clamp",
     "clamp_": "tensordispatch.ops.bindings_pointwise:method_clamp_",
+    "__invert__": "tensordispatch.ops.bindings_pointwise:invert",
 }
 
 # Python names whose Tensor parameters accept a Python number (wrapped as a 0-dim tensor).
@@ -144,7 +146,6 @@ DUNDER_METHODS: dict[str, tuple[str, str]] = {
     "__xor__": ("bitwise_xor", "same"),
     "__rxor__": ("bitwise_xor", "same"),
     "__ixor__": ("bitwise_xor_", "same"),
-    "__invert__": ("bitwise_not", "same"),
     "__neg__": ("neg", "same"),
     "__abs__": ("abs", "same"),
     "__eq__": ("eq", "same"),

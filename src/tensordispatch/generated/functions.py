@@ -13,7 +13,7 @@ from tensordispatch.dispatch.calling import NOT_GIVEN as _NO
 from tensordispatch.generated import registrations as _registrations
 from tensordispatch.tensor.tensor import Tensor as _Tensor
 
-__all__ = ['abs', 'abs_', 'add', 'addbmm', 'addcdiv', 'addcmul', 'addmm', 'addmv', 'addmv_', 'alias', 'alias_copy', 'all', 'amax', 'amin', 'aminmax', 'any', 'arange', 'argmax', 'argmin', 'as_strided', 'as_strided_copy', 'baddbmm', 'bitwise_and', 'bitwise_not', 'bitwise_or', 'bitwise_xor', 'bmm', 'cat', 'ceil', 'ceil_', 'chunk', 'clamp', 'clamp_', 'clamp_max', 'clamp_max_', 'clamp_min', 'clamp_min_', 'clone', 'cos', 'cos_', 'cumsum', 'detach', 'detach_copy', 'diagonal', 'diagonal_copy', 'div', 'dot', 'empty', 'empty_like', 'empty_strided', 'eq', 'erf', 'erf_', 'exp', 'exp_', 'expand_copy', 'expm1', 'expm1_', 'eye', 'fill', 'fill_', 'flatten', 'flip', 'floor', 'floor_', 'floor_divide', 'full', 'full_like', 'gather', 'ge', 'gelu', 'gelu_', 'gt', 'index', 'index_put', 'index_put_', 'index_select', 'le', 'lerp', 'linear', 'linspace', 'log', 'log1p', 'log1p_', 'log_', 'log_softmax', 'logical_and', 'logical_not', 'logical_or', 'logical_xor', 'logsumexp', 'lt', 'masked_fill', 'masked_select', 'matmul', 'max', 'maximum', 'mean', 'min', 'minimum', 'mm', 'mul', 'mv', 'narrow', 'ne', 'neg', 'neg_', 'nonzero', 'norm', 'ones', 'ones_like', 'outer', 'permute', 'permute_copy', 'pow', 'prod', 'rand', 'rand_like', 'randint', 'randn', 'randn_like', 'relu', 'relu_', 'remainder', 'reshape', 'roll', 'round', 'round_', 'rsqrt', 'rsqrt_', 'rsub', 'scatter', 'scatter_add', 'select', 'select_copy', 'sigmoid', 'sigmoid_', 'sign', 'silu', 'silu_', 'sin', 'sin_', 'slice_copy', 'softmax', 'sort', 'split', 'split_copy', 'split_with_sizes', 'split_with_sizes_copy', 'sqrt', 'sqrt_', 'squeeze', 'squeeze_copy', 'stack', 'std', 'sub', 'sum', 't', 't_copy', 'tan', 'tan_', 'tanh', 'tanh_', 'topk', 'transpose', 'transpose_copy', 'tril', 'triu', 'unbind', 'unbind_copy', 'unfold_copy', 'unsqueeze', 'unsqueeze_copy', 'var', 'view_as_complex', 'view_as_complex_copy', 'view_as_real', 'view_as_real_copy', 'view_copy', 'where', 'zeros', 'zeros_like']
+__all__ = ['abs', 'abs_', 'add', 'addbmm', 'addcdiv', 'addcmul', 'addmm', 'addmv', 'addmv_', 'alias', 'alias_copy', 'all', 'amax', 'amin', 'aminmax', 'any', 'arange', 'argmax', 'argmin', 'as_strided', 'as_strided_copy', 'baddbmm', 'bitwise_and', 'bitwise_not', 'bitwise_or', 'bitwise_xor', 'bmm', 'cat', 'ceil', 'ceil_', 'chunk', 'clamp', 'clamp_', 'clamp_max', 'clamp_max_', 'clamp_min', 'clamp_min_', 'clone', 'conv2d', 'convolution', 'cos', 'cos_', 'cross_entropy_loss', 'cumsum', 'detach', 'detach_copy', 'diagonal', 'diagonal_copy', 'div', 'dot', 'dropout', 'dropout_', 'embedding', 'empty', 'empty_like', 'empty_strided', 'eq', 'erf', 'erf_', 'exp', 'exp_', 'expand_copy', 'expm1', 'expm1_', 'eye', 'fill', 'fill_', 'flatten', 'flip', 'floor', 'floor_', 'floor_divide', 'full', 'full_like', 'gather', 'ge', 'gelu', 'gelu_', 'gt', 'index', 'index_put', 'index_put_', 'index_select', 'layer_norm', 'le', 'lerp', 'linear', 'linspace', 'log', 'log1p', 'log1p_', 'log_', 'log_softmax', 'logical_and', 'logical_not', 'logical_or', 'logical_xor', 'logsumexp', 'lt', 'masked_fill', 'masked_select', 'matmul', 'max', 'maximum', 'mean', 'min', 'minimum', 'mm', 'mul', 'mv', 'narrow', 'ne', 'neg', 'neg_', 'nll_loss', 'nll_loss2d', 'nll_loss2d_forward', 'nll_loss_forward', 'nll_loss_nd', 'nonzero', 'norm', 'one_hot', 'ones', 'ones_like', 'outer', 'permute', 'permute_copy', 'pow', 'prod', 'rand', 'rand_like', 'randint', 'randn', 'randn_like', 'relu', 'relu_', 'remainder', 'reshape', 'roll', 'round', 'round_', 'rsqrt', 'rsqrt_', 'rsub', 'scatter', 'scatter_add', 'select', 'select_copy', 'sigmoid', 'sigmoid_', 'sign', 'silu', 'silu_', 'sin', 'sin_', 'slice_copy', 'softmax', 'sort', 'split', 'split_copy', 'split_with_sizes', 'split_with_sizes_copy', 'sqrt', 'sqrt_', 'squeeze', 'squeeze_copy', 'stack', 'std', 'sub', 'sum', 't', 't_copy', 'tan', 'tan_', 'tanh', 'tanh_', 'topk', 'transpose', 'transpose_copy', 'tril', 'triu', 'unbind', 'unbind_copy', 'unfold_copy', 'unsqueeze', 'unsqueeze_copy', 'var', 'view_as_complex', 'view_as_complex_copy', 'view_as_real', 'view_as_real_copy', 'view_copy', 'where', 'zeros', 'zeros_like']
 
 from tensordispatch.backends.aten import op as _op
 
@@ -87,9 +87,11 @@ _F_clamp_min_Tensor_out = _op('clamp_min.Tensor_out')
 _F_clamp_min__Tensor = _op('clamp_min_.Tensor')
 _F_clamp_min_out = _op('clamp_min.out')
 _F_clone = _op('clone')
+_F_convolution = _op('convolution')
 _F_cos = _op('cos')
 _F_cos_ = _op('cos_')
 _F_cos_out = _op('cos.out')
+_F_cross_entropy_loss = _op('cross_entropy_loss')
 _F_cumsum = _op('cumsum')
 _F_cumsum_out = _op('cumsum.out')
 _F_detach = _op('detach')
@@ -104,6 +106,9 @@ _F_div_out = _op('div.out')
 _F_div_out_mode = _op('div.out_mode')
 _F_dot = _op('dot')
 _F_dot_out = _op('dot.out')
+_F_dropout = _op('dropout')
+_F_dropout_ = _op('dropout_')
+_F_embedding = _op('embedding')
 _F_empty_like = _op('empty_like')
 _F_empty_memory_format = _op('empty.memory_format')
 _F_empty_strided = _op('empty_strided')
@@ -158,6 +163,7 @@ _F_index_put = _op('index_put')
 _F_index_put_ = _op('index_put_')
 _F_index_select = _op('index_select')
 _F_index_select_out = _op('index_select.out')
+_F_layer_norm = _op('layer_norm')
 _F_le_Scalar = _op('le.Scalar')
 _F_le_Scalar_out = _op('le.Scalar_out')
 _F_le_Tensor = _op('le.Tensor')
@@ -229,8 +235,18 @@ _F_ne_Tensor_out = _op('ne.Tensor_out')
 _F_neg = _op('neg')
 _F_neg_ = _op('neg_')
 _F_neg_out = _op('neg.out')
+_F_nll_loss = _op('nll_loss')
+_F_nll_loss2d = _op('nll_loss2d')
+_F_nll_loss2d_forward = _op('nll_loss2d_forward')
+_F_nll_loss2d_forward_output = _op('nll_loss2d_forward.output')
+_F_nll_loss2d_out = _op('nll_loss2d.out')
+_F_nll_loss_forward = _op('nll_loss_forward')
+_F_nll_loss_forward_output = _op('nll_loss_forward.output')
+_F_nll_loss_nd = _op('nll_loss_nd')
+_F_nll_loss_out = _op('nll_loss.out')
 _F_nonzero = _op('nonzero')
 _F_nonzero_out = _op('nonzero.out')
+_F_one_hot = _op('one_hot')
 _F_ones = _op('ones')
 _F_ones_like = _op('ones_like')
 _F_ones_out = _op('ones.out')
@@ -355,6 +371,7 @@ from tensordispatch.ops.bindings import arange as arange
 from tensordispatch.ops.bindings import cat as cat
 from tensordispatch.ops.bindings_pointwise import clamp as clamp
 from tensordispatch.ops.bindings_pointwise import clamp_ as clamp_
+from tensordispatch.ops.bindings_reductions import conv2d as conv2d
 from tensordispatch.ops.bindings_reductions import norm as norm
 from tensordispatch.ops.bindings import rand as rand
 from tensordispatch.ops.bindings import randint as randint
@@ -826,6 +843,11 @@ def clone(input, *, memory_format=_NO):
     return _r
 
 
+def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
+    _r = _F_convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
+    return _r
+
+
 def cos(input, *, out=None):
     if out is None:
         _r = _F_cos(input)
@@ -836,6 +858,19 @@ def cos(input, *, out=None):
 
 def cos_(input):
     _r = _F_cos_(input)
+    return _r
+
+
+def cross_entropy_loss(input, target, weight=_NO, reduction=_NO, ignore_index=_NO, label_smoothing=_NO):
+    if weight is _NO and reduction is _NO and ignore_index is _NO and label_smoothing is _NO:
+        _r = _F_cross_entropy_loss(input, target)
+    else:
+        _kw = {}
+        if weight is not _NO: _kw['weight'] = weight
+        if reduction is not _NO: _kw['reduction'] = reduction
+        if ignore_index is not _NO: _kw['ignore_index'] = ignore_index
+        if label_smoothing is not _NO: _kw['label_smoothing'] = label_smoothing
+        _r = _F_cross_entropy_loss(input, target, **_kw)
     return _r
 
 
@@ -926,6 +961,28 @@ def dot(input, tensor, *, out=None):
         _r = _F_dot(input, tensor)
     else:
         _r = _F_dot_out(input, tensor, out=out)
+    return _r
+
+
+def dropout(input, p, train):
+    _r = _F_dropout(input, p, train)
+    return _r
+
+
+def dropout_(input, p, train):
+    _r = _F_dropout_(input, p, train)
+    return _r
+
+
+def embedding(weight, indices, padding_idx=_NO, scale_grad_by_freq=_NO, sparse=_NO):
+    if padding_idx is _NO and scale_grad_by_freq is _NO and sparse is _NO:
+        _r = _F_embedding(weight, indices)
+    else:
+        _kw = {}
+        if padding_idx is not _NO: _kw['padding_idx'] = padding_idx
+        if scale_grad_by_freq is not _NO: _kw['scale_grad_by_freq'] = scale_grad_by_freq
+        if sparse is not _NO: _kw['sparse'] = sparse
+        _r = _F_embedding(weight, indices, **_kw)
     return _r
 
 
@@ -1305,6 +1362,19 @@ def index_select(input, dim, index, *, out=None):
         _r = _F_index_select(input, dim, index)
     else:
         _r = _F_index_select_out(input, dim, index, out=out)
+    return _r
+
+
+def layer_norm(input, normalized_shape, weight=_NO, bias=_NO, eps=_NO, cudnn_enable=_NO):
+    if weight is _NO and bias is _NO and eps is _NO and cudnn_enable is _NO:
+        _r = _F_layer_norm(input, normalized_shape)
+    else:
+        _kw = {}
+        if weight is not _NO: _kw['weight'] = weight
+        if bias is not _NO: _kw['bias'] = bias
+        if eps is not _NO: _kw['eps'] = eps
+        if cudnn_enable is not _NO: _kw['cudnn_enable'] = cudnn_enable
+        _r = _F_layer_norm(input, normalized_shape, **_kw)
     return _r
 
 
@@ -1691,11 +1761,93 @@ def neg_(input):
     return _r
 
 
+def nll_loss(input, target, weight=_NO, reduction=_NO, ignore_index=_NO, *, out=None):
+    if out is None:
+        if weight is _NO and reduction is _NO and ignore_index is _NO:
+            _r = _F_nll_loss(input, target)
+        else:
+            _kw = {}
+            if weight is not _NO: _kw['weight'] = weight
+            if reduction is not _NO: _kw['reduction'] = reduction
+            if ignore_index is not _NO: _kw['ignore_index'] = ignore_index
+            _r = _F_nll_loss(input, target, **_kw)
+    else:
+        if weight is _NO and reduction is _NO and ignore_index is _NO:
+            _r = _F_nll_loss_out(input, target, out=out)
+        else:
+            _kw = {}
+            if weight is not _NO: _kw['weight'] = weight
+            if reduction is not _NO: _kw['reduction'] = reduction
+            if ignore_index is not _NO: _kw['ignore_index'] = ignore_index
+            _r = _F_nll_loss_out(input, target, out=out, **_kw)
+    return _r
+
+
+def nll_loss2d(input, target, weight=_NO, reduction=_NO, ignore_index=_NO, *, out=None):
+    if out is None:
+        if weight is _NO and reduction is _NO and ignore_index is _NO:
+            _r = _F_nll_loss2d(input, target)
+        else:
+            _kw = {}
+            if weight is not _NO: _kw['weight'] = weight
+            if reduction is not _NO: _kw['reduction'] = reduction
+            if ignore_index is not _NO: _kw['ignore_index'] = ignore_index
+            _r = _F_nll_loss2d(input, target, **_kw)
+    else:
+        if weight is _NO and reduction is _NO and ignore_index is _NO:
+            _r = _F_nll_loss2d_out(input, target, out=out)
+        else:
+            _kw = {}
+            if weight is not _NO: _kw['weight'] = weight
+            if reduction is not _NO: _kw['reduction'] = reduction
+            if ignore_index is not _NO: _kw['ignore_index'] = ignore_index
+            _r = _F_nll_loss2d_out(input, target, out=out, **_kw)
+    return _r
+
+
+def nll_loss2d_forward(input, target, weight, reduction, ignore_index, *, out=None):
+    if out is None:
+        _r = _F_nll_loss2d_forward(input, target, weight, reduction, ignore_index)
+    else:
+        _r = _F_nll_loss2d_forward_output(input, target, weight, reduction, ignore_index, output=out[0], total_weight=out[1])
+    return _r
+
+
+def nll_loss_forward(input, target, weight, reduction, ignore_index, *, out=None):
+    if out is None:
+        _r = _F_nll_loss_forward(input, target, weight, reduction, ignore_index)
+    else:
+        _r = _F_nll_loss_forward_output(input, target, weight, reduction, ignore_index, output=out[0], total_weight=out[1])
+    return _r
+
+
+def nll_loss_nd(input, target, weight=_NO, reduction=_NO, ignore_index=_NO):
+    if weight is _NO and reduction is _NO and ignore_index is _NO:
+        _r = _F_nll_loss_nd(input, target)
+    else:
+        _kw = {}
+        if weight is not _NO: _kw['weight'] = weight
+        if reduction is not _NO: _kw['reduction'] = reduction
+        if ignore_index is not _NO: _kw['ignore_index'] = ignore_index
+        _r = _F_nll_loss_nd(input, target, **_kw)
+    return _r
+
+
 def nonzero(input, *, out=None):
     if out is None:
         _r = _F_nonzero(input)
     else:
         _r = _F_nonzero_out(input, out=out)
+    return _r
+
+
+def one_hot(input, num_classes=_NO):
+    if num_classes is _NO:
+        _r = _F_one_hot(input)
+    else:
+        _kw = {}
+        if num_classes is not _NO: _kw['num_classes'] = num_classes
+        _r = _F_one_hot(input, **_kw)
     return _r
 
 

@@ -226,6 +226,7 @@ _F_unfold = _op('unfold')
 _F_unsqueeze = _op('unsqueeze')
 _F_view = _op('view')
 from tensordispatch.ops.indexing import getitem as _m___getitem__
+from tensordispatch.ops.bindings_pointwise import invert as _m___invert__
 from tensordispatch.ops.indexing import setitem as _m___setitem__
 from tensordispatch.ops.bindings_reductions import all as _m_all
 from tensordispatch.ops.bindings_reductions import any as _m_any
@@ -1661,6 +1662,7 @@ def _d__rfloordiv__(self, other):
 
 METHODS = {
     '__getitem__': _m___getitem__,
+    '__invert__': _m___invert__,
     '__setitem__': _m___setitem__,
     'abs': _m_abs,
     'abs_': _m_abs_,
@@ -1875,7 +1877,6 @@ OPERATORS = {
     '__xor__': _m_bitwise_xor,
     '__rxor__': _m_bitwise_xor,
     '__ixor__': _m_bitwise_xor_,
-    '__invert__': _m_bitwise_not,
     '__neg__': _m_neg,
     '__abs__': _m_abs,
     '__eq__': _m_eq,

@@ -16,7 +16,7 @@ from typing import Any
 
 from tensordispatch.backends.aten import op
 
-__all__ = ["all", "any", "norm", "std", "var"]
+__all__ = ["all", "any", "conv2d", "norm", "std", "var"]
 
 
 def _variance(name: str, input: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -125,3 +125,17 @@ def norm(
     if not dims and not keepdim:
         return op("norm.Scalar")(input, p)
     return op("norm.ScalarOpt_dim")(input, p, dims, keepdim)
+
+
+def conv2d(
+    input: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: Any = 0,
+    dilation: Any = 1, groups: int = 1,
+) -> Any:  # fmt: skip
+    """torch.conv2d: a string ``padding`` ("valid", "same") selects conv2d.padding.
+
+    >>> import tensordispatch as td
+    >>> td.conv2d(td.ones(1, 1, 3, 3), td.ones(1, 1, 2, 2), padding="same").shape
+    tensordispatch.Size([1, 1, 3, 3])
+    """
+    overload = "conv2d.padding" if isinstance(padding, str) else "conv2d"
+    return op(overload)(input, weight, bias, stride, padding, dilation, groups)

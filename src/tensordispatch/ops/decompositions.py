@@ -90,3 +90,7 @@ DECOMPOSITIONS.update(POINTWISE_DECOMPOSITIONS)
 from tensordispatch.ops.decompositions_layout import DECOMPOSITIONS_LAYOUT  # noqa: E402
 
 DECOMPOSITIONS.update(DECOMPOSITIONS_LAYOUT)
+
+from tensordispatch.ops.decompositions_nn import NN_DECOMPOSITIONS  # noqa: E402
+
+DECOMPOSITIONS.update(NN_DECOMPOSITIONS)

@@ -332,3 +332,7 @@ from tensordispatch.backends.cpu.layout import CPU_LAYOUT  # noqa: E402
 from tensordispatch.backends.view_ops import VIEW_CPU_META_KERNELS  # noqa: E402
 
 CPU_KERNELS.update(CPU_LAYOUT, **VIEW_CPU_META_KERNELS)
+
+from tensordispatch.backends.cpu.nn import NN_CPU_KERNELS  # noqa: E402
+
+CPU_KERNELS.update(NN_CPU_KERNELS)

@@ -157,3 +157,7 @@ from tensordispatch.backends.meta.layout import META_KERNELS_LAYOUT  # noqa: E40
 from tensordispatch.backends.view_ops import VIEW_CPU_META_KERNELS  # noqa: E402
 
 META_KERNELS.update(META_KERNELS_LAYOUT, **VIEW_CPU_META_KERNELS)
+
+from tensordispatch.backends.meta.nn import NN_META_KERNELS  # noqa: E402
+
+META_KERNELS.update(NN_META_KERNELS)

@@ -321,3 +321,7 @@ META_FUNCTIONS.update(POINTWISE_META_FUNCTIONS)
 from tensordispatch.backends.meta.layout import META_FUNCTIONS_LAYOUT  # noqa: E402
 
 META_FUNCTIONS.update(META_FUNCTIONS_LAYOUT)
+
+from tensordispatch.backends.meta.nn import NN_META_FUNCTIONS  # noqa: E402
+
+META_FUNCTIONS.update(NN_META_FUNCTIONS)

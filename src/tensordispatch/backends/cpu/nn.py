@@ -1,0 +1,131 @@
+"""CPU (NumPy) kernels of the nn operators (F2): nll_loss_forward's structured impl,
+nll_loss2d_forward and convolution (im2col by ``sliding_window_view`` + ``tensordot``).
+Checks come from ``backends/meta/nn.py`` so CPU and Meta raise alike.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+
+from tensordispatch.backends.common import scalar_type_name
+from tensordispatch.backends.meta import nn as _m
+from tensordispatch.backends.structured import alloc_cpu, prepare_out
+from tensordispatch.tensor import dtypes as _dt
+from tensordispatch.tensor.tensor import Tensor
+
+__all__ = ["NN_CPU_KERNELS"]
+
+
+def _nll(
+    x: Any, target: Tensor, weight: Any, reduction: int, ignore_index: int, class_axis: int
+) -> tuple[Any, Any]:
+    """(loss, total weight) of class scores ``x`` (classes on ``class_axis``) and targets."""
+    t = target._data.astype(np.int64)
+    n_classes = x.shape[class_axis]
+    keep = t != ignore_index
+    bad = keep & ((t < 0) | (t >= n_classes))
+    if bad.any():
+        raise IndexError(f"Target {int(t[bad].reshape(-1)[0])} is out of bounds.")
+    safe = np.where(keep, t, 0)
+    picked = np.take_along_axis(x, np.expand_dims(safe, class_axis), class_axis)
+    picked = np.squeeze(picked, class_axis)
+    w = np.ones(n_classes, x.dtype) if weight is None else weight._data.astype(x.dtype)
+    wt = np.where(keep, w[safe], 0).astype(x.dtype)
+    losses = -picked * wt
+    total = wt.sum(dtype=x.dtype)
+    if reduction == 0:
+        return losses, total if losses.ndim == 0 else np.zeros((), x.dtype)
+    summed = losses.sum(dtype=x.dtype)
+    if reduction == 1:
+        with np.errstate(all="ignore"):
+            return np.true_divide(summed, total), total
+    return summed, total
+
+
+def nll_loss_forward_out(
+    pre: Any, self: Tensor, target: Tensor, weight: Any, reduction: int, ignore_index: int,
+    output: Tensor, total_weight: Tensor,
+) -> None:  # fmt: skip
+    axis = 0 if self.dim() == 1 else 1
+    x = self._data
+    if self.dim() == 1 and target.dim() == 1:
+        x = x.reshape(1, -1)
+        axis = 1
+    loss, total = _nll(x, target, weight, reduction, ignore_index, axis)
+    np.copyto(output._data, np.asarray(loss).reshape(output._shape), casting="unsafe")
+    np.copyto(total_weight._data, total, casting="unsafe")
+
+
+def nll_loss2d_forward_cpu(
+    self: Tensor, target: Tensor, weight: Any, reduction: int, ignore_index: int
+) -> tuple[Tensor, Tensor]:
+    out, total = _m.nll_loss2d_spec(self, target, weight, reduction)
+    return nll_loss2d_forward_out_cpu(
+        self, target, weight, reduction, ignore_index, output=alloc_cpu(out),
+        total_weight=alloc_cpu(total),
+    )  # fmt: skip
+
+
+def nll_loss2d_forward_out_cpu(
+    self: Tensor, target: Tensor, weight: Any, reduction: int, ignore_index: int, *,
+    output: Tensor, total_weight: Tensor,
+) -> tuple[Tensor, Tensor]:  # fmt: skip
+    out, total = _m.nll_loss2d_spec(self, target, weight, reduction)
+    prepare_out(output, out)
+    prepare_out(total_weight, total)
+    loss, tw = _nll(self._data, target, weight, reduction, ignore_index, 1)
+    np.copyto(output._data, np.asarray(loss).reshape(output._shape), casting="unsafe")
+    np.copyto(total_weight._data, tw, casting="unsafe")
+    return output, total_weight
+
+
+def _convolve(x: Any, w: Any, stride: Any, padding: Any, dilation: Any, groups: int) -> Any:
+    """N-d cross-correlation of (N, C, *S) by (O, C/groups, *K)."""
+    k = w.ndim - 2
+    x = np.pad(x, [(0, 0), (0, 0), *[(p, p) for p in padding]])
+    extent = [dilation[i] * (w.shape[2 + i] - 1) + 1 for i in range(k)]
+    axes = tuple(range(2, 2 + k))
+    windows = sliding_window_view(x, extent, axis=axes)
+    index = (slice(None), slice(None), *[slice(None, None, s) for s in stride],
+             *[slice(None, None, d) for d in dilation])  # fmt: skip
+    windows = windows[index]
+    cin, cout = w.shape[1], w.shape[0] // groups
+    parts = []
+    contract = [1, *range(2 + k, 2 + 2 * k)]
+    for g in range(groups):
+        part = np.tensordot(
+            windows[:, g * cin : (g + 1) * cin], w[g * cout : (g + 1) * cout],
+            axes=(contract, [1, *range(2, 2 + k)]),
+        )  # fmt: skip
+        parts.append(np.moveaxis(part, -1, 1))
+    return np.concatenate(parts, axis=1) if groups > 1 else parts[0]
+
+
+def convolution_cpu(
+    input: Tensor, weight: Tensor, bias: Any, stride: Any, padding: Any, dilation: Any,
+    transposed: bool, output_padding: Any, groups: int,
+) -> Tensor:  # fmt: skip
+    spec, (s, p, d) = _m.conv_spec(
+        input, weight, bias, stride, padding, dilation, transposed, groups
+    )
+    if input.dtype is _dt.bool or input.dtype.is_complex:
+        raise NotImplementedError(
+            f"\"slow_conv2d_cpu\" not implemented for '{scalar_type_name(input.dtype)}'"
+        )
+    out = alloc_cpu(spec)
+    result = _convolve(input._data, weight._data, s, p, d, groups)
+    if bias is not None:
+        result = result + bias._data.reshape((-1,) + (1,) * (input.dim() - 2))
+    np.copyto(out._data, result, casting="unsafe")
+    return out
+
+
+NN_CPU_KERNELS: dict[str, Any] = {
+    "nll_loss_forward_out_cpu": nll_loss_forward_out,
+    "nll_loss2d_forward_cpu": nll_loss2d_forward_cpu,
+    "nll_loss2d_forward_out_cpu": nll_loss2d_forward_out_cpu,
+    "convolution_cpu": convolution_cpu,
+}
