@@ -4,6 +4,8 @@ PYTHON_FUNCTIONS / PYTHON_METHODS), for names the generated overload choice cann
 * ``where``: the method's ``self`` is the schema's second argument (``x.where(c, y)`` is
   ``where(c, x, y)``), and numbers choose among where.self / ScalarSelf / ScalarOther /
   Scalar;
+* ``~`` (``Tensor.__invert__``): bitwise_not, but a TypeError for floating and complex
+  tensors, as torch's Python operator;
 * ``clamp`` / ``clamp_``: ``clamp`` takes ``Scalar?`` bounds and ``clamp.Tensor`` takes
   ``Tensor?`` bounds under the same names, so the choice is by the bounds' types (any
   tensor bound selects the Tensor overload, a number next to it is wrapped, as torch's
@@ -17,7 +19,15 @@ from typing import Any
 from tensordispatch.backends.aten import op, wrap_number
 from tensordispatch.tensor.tensor import Tensor
 
-__all__ = ["clamp", "clamp_", "method_clamp", "method_clamp_", "method_where", "where"]
+__all__ = [
+    "clamp",
+    "clamp_",
+    "invert",
+    "method_clamp",
+    "method_clamp_",
+    "method_where",
+    "where",
+]
 
 
 def _where_overload(input: Any, other: Any) -> str:
@@ -34,16 +44,20 @@ def where(condition: Tensor, input: Any = None, other: Any = None, *, out: Any =
     >>> td.where(td.tensor([True, False]), td.tensor([1.0, 2.0]), 0)
     tensor([1., 0.])
     """
+    if input is None and other is None and out is None:
+        return tuple(op("where")(condition))  # nonzero as a tuple of index tensors
     if input is None or other is None:
         raise TypeError(
-            "where(): the one-argument form (where(condition), nonzero as a tuple) is not "
-            "provided; pass input and other"
+            "where() takes either a condition alone or a condition, input and other; got "
+            "one of input and other"
         )
     if out is not None:
-        if not isinstance(input, Tensor):
-            input = wrap_number(input)
-        if not isinstance(other, Tensor):
-            other = wrap_number(other)
+        for position, (name, value) in enumerate((("input", input), ("other", other)), 2):
+            if not isinstance(value, Tensor):
+                raise TypeError(
+                    f"where(): argument '{name}' (position {position}) must be Tensor, not "
+                    f"{type(value).__name__}"
+                )
         return op("where.self_out")(condition, input, other, out=out)
     return op(_where_overload(input, other))(condition, input, other)
 
@@ -91,3 +105,21 @@ def method_clamp(self: Tensor, min: Any = None, max: Any = None) -> Any:
 def method_clamp_(self: Tensor, min: Any = None, max: Any = None) -> Any:
     """Tensor.clamp_(min, max)."""
     return clamp_(self, min, max)
+
+
+def invert(self: Tensor) -> Any:
+    """``~tensor``: bitwise_not of an integer or bool tensor.
+
+    >>> import tensordispatch as td
+    >>> ~td.tensor([True, False]), ~td.tensor([0, 5])
+    (tensor([False,  True]), tensor([-1, -6]))
+    >>> ~td.tensor([1.5])
+    Traceback (most recent call last):
+    ...
+    TypeError: ~ (operator.invert) is only implemented on integer and Boolean-type tensors
+    """
+    if self.dtype.is_floating_point or self.dtype.is_complex:
+        raise TypeError(
+            "~ (operator.invert) is only implemented on integer and Boolean-type tensors"
+        )
+    return op("bitwise_not")(self)

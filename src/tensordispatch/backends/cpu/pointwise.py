@@ -25,7 +25,6 @@ from tensordispatch.tensor.tensor import Tensor
 
 __all__ = ["POINTWISE_CPU", "not_implemented"]
 
-_ERR = {"all": "ignore"}
 Array = np.ndarray[Any, Any]
 
 
@@ -73,7 +72,7 @@ def remainder_out(pre: Any, self: Tensor, other: Tensor, out: Tensor) -> None:
         _check_int_divisor(b)
         _store(out, np.remainder(a, b))
         return
-    with np.errstate(**_ERR):
+    with np.errstate(all="ignore"):
         mod = np.fmod(a, b)
         fix = (mod != 0) & ((b < 0) != (mod < 0))
         _store(out, np.where(fix, mod + b, mod))
@@ -100,7 +99,7 @@ def _power(pre: Any, a: Array, e: Array) -> Array:
         raise not_implemented("pow", pre)
     if not _is_float(pre):
         return int_power(a, e)
-    with np.errstate(**_ERR):
+    with np.errstate(all="ignore"):
         return np.power(a, e)
 
 
@@ -149,7 +148,7 @@ def div_out_mode(
     """div with rounding_mode (replaces the first version: bool inputs are not implemented
     for 'trunc'/'floor', floor division of floats as torch's div_floor)."""
     if rounding_mode is None:
-        with np.errstate(**_ERR):
+        with np.errstate(all="ignore"):
             np.true_divide(self._data, other._data, out=out._data, dtype=pre._numpy,
                            casting="unsafe")  # fmt: skip
         return
@@ -164,7 +163,7 @@ def div_out_mode(
             result = result + ((np.remainder(a, b) != 0) & ((a < 0) != (b < 0))).astype(a.dtype)
         _store(out, result)
         return
-    with np.errstate(**_ERR):
+    with np.errstate(all="ignore"):
         _store(out, _floor_divide_float(a, b) if mode == "floor" else np.trunc(a / b))
 
 
@@ -202,7 +201,7 @@ def _unary(fn: Callable[[Array], Array], name: str, real_only: str = "") -> Call
     def impl(pre: Any, self: Tensor, out: Tensor) -> None:
         if real_only and pre.is_complex:
             raise not_implemented(real_only, pre)
-        with np.errstate(**_ERR):
+        with np.errstate(all="ignore"):
             _store(out, fn(_arg(self, pre)))
 
     impl.__name__ = f"{name}_out"
@@ -213,7 +212,7 @@ def _float_only(fn: Callable[[Array], Array], kernel: str, complex_ok: bool) -> 
     def impl(pre: Any, self: Tensor, out: Tensor) -> None:
         if not (pre.is_floating_point or (complex_ok and pre.is_complex)):
             raise not_implemented(kernel, pre)
-        with np.errstate(**_ERR):
+        with np.errstate(all="ignore"):
             _store(out, fn(_arg(self, pre)))
 
     impl.__name__ = f"{kernel}_out"
@@ -224,7 +223,7 @@ def gelu_out_cpu(pre: Any, self: Tensor, approximate: str, out: Tensor) -> None:
     if not pre.is_floating_point:
         raise not_implemented("GeluKernelImpl", pre)
     x = _arg(self, pre)
-    with np.errstate(**_ERR):
+    with np.errstate(all="ignore"):
         if approximate == "tanh":
             inner = math.sqrt(2 / math.pi) * (x + 0.044715 * x * x * x)
             _store(out, 0.5 * x * (1 + np.tanh(inner)))
@@ -250,7 +249,7 @@ def round_decimals_out(pre: Any, self: Tensor, decimals: int, out: Tensor) -> No
     if not pre.is_floating_point:
         raise not_implemented("round_cpu", pre)
     x = _arg(self, pre)
-    with np.errstate(**_ERR):
+    with np.errstate(all="ignore"):
         if decimals >= 0:
             scale = np.asarray(10.0**decimals, x.dtype)
             _store(out, np.rint(x * scale) / scale)
@@ -305,7 +304,7 @@ def _lerp(pre: Any, self: Tensor, end: Tensor, weight: Any, out: Tensor, kernel:
     if isinstance(weight, complex) and not pre.is_complex:
         raise RuntimeError("value cannot be converted to type float without overflow")
     a, b, w = _arg(self, pre), _arg(end, pre), _arg(weight, pre)
-    with np.errstate(**_ERR):
+    with np.errstate(all="ignore"):
         _store(out, np.where(np.abs(w) < 0.5, a + w * (b - a), b - (b - a) * (1 - w)))
 
 
@@ -323,7 +322,7 @@ def addcmul_out(
     if pre is _dt.bool:
         raise not_implemented("addcmul_cpu_out", pre)
     v = _arg(value, pre)
-    with np.errstate(**_ERR):
+    with np.errstate(all="ignore"):
         _store(out, _arg(self, pre) + v * _arg(tensor1, pre) * _arg(tensor2, pre))
 
 
@@ -331,7 +330,7 @@ def addcdiv_out(
     pre: Any, self: Tensor, tensor1: Tensor, tensor2: Tensor, value: Any, out: Tensor
 ) -> None:
     v = _arg(value, pre)
-    with np.errstate(**_ERR):
+    with np.errstate(all="ignore"):
         _store(out, _arg(self, pre) + v * (_arg(tensor1, pre) / _arg(tensor2, pre)))
 
 
