@@ -10,6 +10,8 @@ from typing import Any
 
 import pytest
 import torch
+from hypothesis import given
+from hypothesis import strategies as st
 
 import tensordispatch as td
 from tests.ops.conftest import assert_same_result
@@ -157,3 +159,75 @@ def test_index_error_matches_torch(case: str, fn: Any) -> None:
     with pytest.raises(type(theirs.value)) as ours:
         fn(td)
     assert str(ours.value) == str(theirs.value)
+
+
+# -- random keys (Hypothesis) ------------------------------------------------------------------
+
+
+SHAPE = (3, 4, 5)
+
+
+@st.composite
+def _key(draw: Any) -> list[tuple[str, Any]]:
+    """A key as library-neutral parts: ("int", i), ("slice", (a, b, s)), ("none", None),
+    ("ellipsis", None), ("list", [ints])."""
+    parts: list[tuple[str, Any]] = []
+    dim = 0
+    ellipsis = False
+    for _ in range(draw(st.integers(0, 4))):
+        kind = draw(st.sampled_from(["int", "slice", "none", "ellipsis", "list"]))
+        if kind in ("int", "slice", "list") and dim >= len(SHAPE):
+            continue
+        if kind == "ellipsis" and ellipsis:
+            continue
+        if kind == "int":
+            parts.append(("int", draw(st.integers(-SHAPE[dim], SHAPE[dim] - 1))))
+        elif kind == "slice":
+            bound = st.one_of(st.none(), st.integers(-7, 7))
+            parts.append(
+                ("slice", (draw(bound), draw(bound), draw(st.sampled_from([None, 1, 2, 3]))))
+            )
+        elif kind == "list":
+            items = st.integers(-SHAPE[dim], SHAPE[dim] - 1)
+            parts.append(("list", draw(st.lists(items, min_size=1, max_size=3))))
+        else:
+            parts.append((kind, None))
+            ellipsis = ellipsis or kind == "ellipsis"
+            continue
+        dim += 1
+    return parts
+
+
+def _build(L: Any, parts: list[tuple[str, Any]]) -> tuple[Any, ...]:
+    out: list[Any] = []
+    for kind, v in parts:
+        if kind == "int":
+            out.append(v)
+        elif kind == "slice":
+            out.append(slice(*v))
+        elif kind == "none":
+            out.append(None)
+        elif kind == "ellipsis":
+            out.append(Ellipsis)
+        else:
+            out.append(L.tensor(v))
+    return tuple(out)
+
+
+def _broadcastable(parts: list[tuple[str, Any]]) -> bool:
+    sizes = {len(v) for k, v in parts if k == "list"} - {1}
+    return len(sizes) <= 1
+
+
+@given(_key())
+def test_random_keys_index_like_torch(parts: list[tuple[str, Any]]) -> None:
+    if not _broadcastable(parts):
+        return
+    tb = torch.arange(60.0).view(SHAPE)
+    ob = td.arange(60.0).view(SHAPE)
+    expected, got = tb[_build(torch, parts)], ob[_build(td, parts)]
+    assert_same_result(expected, got)
+    assert got.storage_offset() == expected.storage_offset()
+    tb[_build(torch, parts)] = -1.0
+    ob[_build(td, parts)] = -1.0
+    assert ob.tolist() == tb.tolist()
