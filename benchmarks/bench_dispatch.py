@@ -1,6 +1,6 @@
 """Dispatch overhead: tensordispatch vs torch, side by side in one run (issue 3, section 8).
 
-Run: python benchmarks/bench_dispatch.py [--number N] [--repeat R]
+Run: python benchmarks/bench_dispatch.py [--number N] [--rounds R]
 
 Every row times a call of a 2-tensor operator ``f(Tensor a, Tensor b) -> Tensor`` whose
 kernel is a no-op Python function returning its first argument, so what is measured is the
@@ -15,14 +15,13 @@ machinery around the kernel, not the kernel:
   (target <= 1.15x), and vs calling the kernels directly;
 * the dispatch overhead in ns: call through the operator minus calling the kernel itself.
 
-Times are best-of-R of timeit loops of N calls (ns per call); ratios come from the same
-run. Process CPU time is used (steadier than wall clock on a busy machine).
+Times are the best of R timeit loops of N calls (ns per call), the rows interleaved loop by
+loop so that load on a shared machine hits them alike; ratios come from the same run.
 """
 
 from __future__ import annotations
 
 import argparse
-import time
 import timeit
 from collections.abc import Callable
 from typing import Any
@@ -54,18 +53,23 @@ class TorchMode(TorchDispatchMode):
         return func(*args, **(kwargs or {}))
 
 
-def best_ns(fn: Callable[[], Any], number: int, repeat: int) -> float:
-    """Best of ``repeat`` loops of ``number`` calls, in ns per call (process CPU time)."""
-    timer = timeit.Timer(fn, timer=time.process_time)
-    return min(timer.repeat(repeat=repeat, number=number)) / number * 1e9
+def best_ns(fns: dict[str, Callable[[], Any]], number: int, rounds: int) -> dict[str, float]:
+    """ns per call of each function: the best of ``rounds`` timeit loops of ``number`` calls,
+    the functions interleaved round by round so that a busy machine slows all alike."""
+    timers = {name: timeit.Timer(fn) for name, fn in fns.items()}
+    best = dict.fromkeys(fns, float("inf"))
+    for _ in range(rounds):
+        for name, timer in timers.items():
+            best[name] = min(best[name], timer.timeit(number))
+    return {name: t / number * 1e9 for name, t in best.items()}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--number", type=int, default=20000)
-    parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--number", type=int, default=1000, help="calls per timing loop")
+    parser.add_argument("--rounds", type=int, default=200, help="timing loops (best is kept)")
     opts = parser.parse_args()
-    n, r = opts.number, opts.repeat
+    n, r = opts.number, opts.rounds
 
     td_lib = Library("bench_dispatch", "DEF")
     td_lib.define("f(Tensor a, Tensor b) -> Tensor")
@@ -84,20 +88,23 @@ def main() -> None:
     stack = [ta, tb]
     keyset = td.DispatchKeySet(td.DispatchKey.CPU)
 
-    rows: dict[str, float] = {}
-    rows["kernel called directly"] = best_ns(lambda: kernel(ta, tb), n, r)
-    rows["boxed kernel called directly"] = best_ns(
-        lambda: boxed_kernel(td_f, keyset, [ta, tb]), n, r
+    rows = best_ns(
+        {
+            "kernel called directly": lambda: kernel(ta, tb),
+            "boxed kernel called directly": lambda: boxed_kernel(td_f, keyset, [ta, tb]),
+            "td call, unboxed kernel": lambda: td_f(ta, tb),
+            "td call, boxed kernel": lambda: td_g(ta, tb),
+            "torch call, Python kernel": lambda: torch_f(pa, pb),
+        },
+        n,
+        r,
     )
-    rows["td call, unboxed kernel"] = best_ns(lambda: td_f(ta, tb), n, r)
-    rows["td call, boxed kernel"] = best_ns(lambda: td_g(ta, tb), n, r)
-    rows["torch call, Python kernel"] = best_ns(lambda: torch_f(pa, pb), n, r)
     with TdMode():
         assert td_f(ta, tb) is ta
-        rows["td call under trivial mode"] = best_ns(lambda: td_f(ta, tb), n // 4, r)
+        rows |= best_ns({"td call under trivial mode": lambda: td_f(ta, tb)}, n, r)
     with TorchMode():
         assert torch_f(pa, pb) is pa
-        rows["torch call under trivial mode"] = best_ns(lambda: torch_f(pa, pb), n // 4, r)
+        rows |= best_ns({"torch call under trivial mode": lambda: torch_f(pa, pb)}, n, r)
     del stack
     td_lib._destroy()
     torch_lib._destroy()
