@@ -47,7 +47,7 @@ KER1 = _RNG.standard_normal((3, 4, 3, 3)).round(3).tolist()
 for _red in (0, 1, 2):
 
     def _nll(r: int) -> None:
-        t = lambda L, d: T(L, [2, -100], "int64", d)  # noqa: E731
+        t = lambda L, d: T(L, [2, -100], "int64", d)
         sample("nll_loss_forward")(
             lambda L, d: A(L).nll_loss_forward(T(L, X23, device=d), t(L, d), None, r, -100)
         )
@@ -82,9 +82,7 @@ for _red in (0, 1, 2):
 
     _nll(_red)
 
-sample("nll_loss")(
-    lambda L, d: A(L).nll_loss(T(L, X23, device=d), T(L, [-100, -100], "int64", d))
-)
+sample("nll_loss")(lambda L, d: A(L).nll_loss(T(L, X23, device=d), T(L, [-100, -100], "int64", d)))
 sample("nll_loss", "meta-differs")(
     lambda L, d: A(L).nll_loss(T(L, X23, device=d), T(L, [1, 1], "uint8", d))
 )
@@ -135,14 +133,22 @@ P23 = [[0.2, 0.3, 0.5], [1.0, 0.0, 0.0]]
 for _red in (0, 1, 2):
 
     def _ce(r: int) -> None:
-        F = lambda L: A(L).cross_entropy_loss  # noqa: E731
-        sample("cross_entropy")(lambda L, d: F(L)(T(L, X23, device=d), T(L, [2, 0], "int64", d), None, r))
+        F = lambda L: A(L).cross_entropy_loss
         sample("cross_entropy")(
-            lambda L, d: F(L)(T(L, X23, device=d), T(L, [2, -100], "int64", d), T(L, W3, device=d), r)
+            lambda L, d: F(L)(T(L, X23, device=d), T(L, [2, 0], "int64", d), None, r)
         )
-        sample("cross_entropy")(lambda L, d: F(L)(T(L, X23, device=d), T(L, P23, device=d), None, r))
         sample("cross_entropy")(
-            lambda L, d: F(L)(T(L, X23, device=d), T(L, P23, device=d), T(L, W3, device=d), r, -100, 0.2)
+            lambda L, d: F(L)(
+                T(L, X23, device=d), T(L, [2, -100], "int64", d), T(L, W3, device=d), r
+            )
+        )
+        sample("cross_entropy")(
+            lambda L, d: F(L)(T(L, X23, device=d), T(L, P23, device=d), None, r)
+        )
+        sample("cross_entropy")(
+            lambda L, d: F(L)(
+                T(L, X23, device=d), T(L, P23, device=d), T(L, W3, device=d), r, -100, 0.2
+            )
         )
         sample("cross_entropy")(
             lambda L, d: F(L)(T(L, X23, device=d), T(L, [2, 0], "int64", d), None, r, -100, 0.3)
@@ -157,41 +163,57 @@ for _red in (0, 1, 2):
                 T(L, X4, device=d), L.zeros(2, 2, 2, dtype=L.int64, device=d), None, r, -100, 0.1
             )
         )
-        sample("cross_entropy")(lambda L, d: F(L)(T(L, X23[0], device=d), T(L, 1, "int64", d), None, r))
+        sample("cross_entropy")(
+            lambda L, d: F(L)(T(L, X23[0], device=d), T(L, 1, "int64", d), None, r)
+        )
 
     _ce(_red)
 sample("cross_entropy")(
-    lambda L, d: A(L).cross_entropy_loss(T(L, X23, device=d), T(L, [2, 0], "int64", d), None, 1, -100, 1.5)
+    lambda L, d: A(L).cross_entropy_loss(
+        T(L, X23, device=d), T(L, [2, 0], "int64", d), None, 1, -100, 1.5
+    )
 )
 sample("cross_entropy")(
-    lambda L, d: A(L).cross_entropy_loss(T(L, X23, device=d), T(L, [[1, 0, 2], [0, 1, 1]], "int64", d))
+    lambda L, d: A(L).cross_entropy_loss(
+        T(L, X23, device=d), T(L, [[1, 0, 2], [0, 1, 1]], "int64", d)
+    )
 )
 sample("cross_entropy")(
     lambda L, d: A(L).cross_entropy_loss(T(L, X23, device=d), T(L, P23, device=d), None, 1, 0)
 )
 sample("cross_entropy")(
-    lambda L, d: A(L).cross_entropy_loss(T(L, X23, device=d), T(L, P23, device=d), T(L, [1.0], device=d))
+    lambda L, d: A(L).cross_entropy_loss(
+        T(L, X23, device=d), T(L, P23, device=d), T(L, [1.0], device=d)
+    )
 )
 
 # -- layer_norm, embedding, one_hot ------------------------------------------------------------
 
 sample("layer_norm")(lambda L, d: A(L).layer_norm(T(L, X23, device=d), [3]))
 sample("layer_norm")(
-    lambda L, d: A(L).layer_norm(T(L, X3D, device=d), [3, 4], L.ones(3, 4, device=d) * 2, L.ones(3, 4, device=d))
+    lambda L, d: A(L).layer_norm(
+        T(L, X3D, device=d), [3, 4], L.ones(3, 4, device=d) * 2, L.ones(3, 4, device=d)
+    )
 )
 sample("layer_norm")(
-    lambda L, d: A(L).layer_norm(T(L, X3D, device=d), [4], T(L, [1.0, 2, 3, 4], device=d), None, 0.1)
+    lambda L, d: A(L).layer_norm(
+        T(L, X3D, device=d), [4], T(L, [1.0, 2, 3, 4], device=d), None, 0.1
+    )
 )
 sample("layer_norm")(lambda L, d: A(L).layer_norm(T(L, X3D, "float64", d).transpose(0, 2), [2]))
 sample("layer_norm")(lambda L, d: A(L).layer_norm(T(L, X23, device=d), []))
 sample("layer_norm")(lambda L, d: A(L).layer_norm(T(L, X23, device=d), [2]))
 sample("layer_norm")(lambda L, d: A(L).layer_norm(T(L, X23, device=d), [3], L.ones(2, device=d)))
-sample("layer_norm")(lambda L, d: A(L).layer_norm(T(L, X23, device=d), [3], None, L.ones(4, device=d)))
+sample("layer_norm")(
+    lambda L, d: A(L).layer_norm(T(L, X23, device=d), [3], None, L.ones(4, device=d))
+)
 sample("layer_norm")(lambda L, d: A(L).layer_norm(T(L, X23[0], device=d), [2, 3]))
 
 EMB = [[0.0, 1.0], [2.0, 3.0], [4.0, 5.0], [6.0, 7.0]]
 sample("embedding")(lambda L, d: L.embedding(T(L, EMB, device=d), T(L, [3, 0, 3], "int64", d)))
-sample("embedding")(lambda L, d: L.embedding(T(L, EMB, device=d), T(L, [[3, 0], [1, 1]], "int32", d)))
+sample("embedding")(
+    lambda L, d: L.embedding(T(L, EMB, device=d), T(L, [[3, 0], [1, 1]], "int32", d))
+)
 sample("embedding")(lambda L, d: L.embedding(T(L, EMB, device=d), T(L, 2, "int64", d)))
 sample("embedding")(lambda L, d: L.embedding(T(L, EMB, device=d), T(L, [1, 2], device=d)))
 sample("embedding", "meta-differs")(
@@ -201,7 +223,9 @@ sample("embedding")(
     lambda L, d: A(L).embedding(T(L, EMB, device=d), T(L, [1, 1], "int64", d), 1, True, False)
 )
 sample("embedding")(
-    lambda L, d: A(L).embedding.out(T(L, EMB, device=d), T(L, [1], "int64", d), out=L.empty(0, device=d))
+    lambda L, d: A(L).embedding.out(
+        T(L, EMB, device=d), T(L, [1], "int64", d), out=L.empty(0, device=d)
+    )
 )
 
 sample("one_hot")(lambda L, d: A(L).one_hot(T(L, [0, 2, 1], "int64", d), 4))
@@ -214,7 +238,7 @@ sample("one_hot")(lambda L, d: A(L).one_hot(L.zeros(0, dtype=L.int64, device=d))
 
 # -- conv2d / convolution ----------------------------------------------------------------------
 
-C = lambda L: A(L).convolution  # noqa: E731
+C = lambda L: A(L).convolution
 sample("conv2d")(lambda L, d: L.conv2d(T(L, IMG, device=d), T(L, KER1, device=d)[:, :4]))
 sample("conv2d")(
     lambda L, d: L.conv2d(
@@ -225,7 +249,9 @@ sample("conv2d")(
 sample("conv2d")(lambda L, d: L.conv2d(T(L, IMG, device=d)[0], T(L, KER1, device=d)))
 sample("conv2d")(lambda L, d: L.conv2d(T(L, IMG, device=d)[0, 0], T(L, KER1, device=d)))
 sample("conv2d")(
-    lambda L, d: L.conv2d(T(L, IMG, device=d), T(L, KER1, device=d), T(L, [1.0, 2, 3], "float64", d))
+    lambda L, d: L.conv2d(
+        T(L, IMG, device=d), T(L, KER1, device=d), T(L, [1.0, 2, 3], "float64", d)
+    )
 )
 sample("conv2d")(lambda L, d: L.conv2d(T(L, IMG, device=d), T(L, KER1, device=d), padding="same"))
 sample("conv2d")(
@@ -243,7 +269,9 @@ sample("conv2d")(
 sample("conv2d")(lambda L, d: L.conv2d(T(L, IMG, device=d), T(L, KER1, device=d), padding="full"))
 sample("conv2d")(lambda L, d: L.conv2d(T(L, IMG, device=d), T(L, KER, device=d)))
 sample("conv2d")(lambda L, d: L.conv2d(T(L, IMG, device=d), T(L, KER, device=d), groups=3))
-sample("conv2d", "meta-differs")(lambda L, d: L.conv2d(T(L, IMG, device=d), T(L, KER1, "float64", d)))
+sample("conv2d", "meta-differs")(
+    lambda L, d: L.conv2d(T(L, IMG, device=d), T(L, KER1, "float64", d))
+)
 sample("conv2d")(lambda L, d: L.conv2d(T(L, IMG, device=d)[:, :, :2], T(L, KER1, device=d)))
 sample("conv2d", "meta-differs")(
     lambda L, d: L.conv2d(T(L, IMG, device=d), T(L, KER1, device=d), stride=0)
@@ -264,7 +292,15 @@ sample("convolution")(
 )
 sample("convolution")(
     lambda L, d: C(L)(
-        T(L, IMG, "int64", d), T(L, KER1, "int64", d), None, [1, 1], [1, 0], [1, 1], False, [0, 0], 1
+        T(L, IMG, "int64", d),
+        T(L, KER1, "int64", d),
+        None,
+        [1, 1],
+        [1, 0],
+        [1, 1],
+        False,
+        [0, 0],
+        1,
     )
 )
 sample("convolution")(
@@ -273,10 +309,14 @@ sample("convolution")(
     )
 )
 sample("convolution", "meta-differs")(
-    lambda L, d: C(L)(T(L, IMG, device=d), T(L, KER1, device=d), None, [1, 1], [0, 0], [0, 1], False, [0, 0], 1)
+    lambda L, d: C(L)(
+        T(L, IMG, device=d), T(L, KER1, device=d), None, [1, 1], [0, 0], [0, 1], False, [0, 0], 1
+    )
 )
 sample("convolution")(
-    lambda L, d: C(L)(T(L, IMG, device=d), T(L, KER1, device=d)[0], None, [1, 1], [0, 0], [1, 1], False, [0, 0], 1)
+    lambda L, d: C(L)(
+        T(L, IMG, device=d), T(L, KER1, device=d)[0], None, [1, 1], [0, 0], [1, 1], False, [0, 0], 1
+    )
 )
 sample("conv2d")(lambda L, d: L.conv2d(T(L, IMG, device=d), T(L, KER, device=d), groups=4))
 

@@ -40,7 +40,7 @@ def E(L: Any, d: str, *shape: int) -> Any:
     return L.ones(*shape, device=d)
 
 
-def O(L: Any, d: str, dtype: str = "float32") -> Any:  # noqa: E743 - an empty out tensor
+def O(L: Any, d: str, dtype: str = "float32") -> Any:
     return L.empty(0, dtype=getattr(L, dtype), device=d)
 
 
@@ -117,7 +117,9 @@ for _name in ("max", "min"):
         sample(name, "meta-differs")(
             lambda L, d: tuple(getattr(L, name)(T(L, [[1j, 2]], "complex64", d), 0))
         )
-        sample(name)(lambda L, d: tuple(getattr(L, name)(T(L, [[1.0, float("nan"), 3.0]], device=d), 1)))
+        sample(name)(
+            lambda L, d: tuple(getattr(L, name)(T(L, [[1.0, float("nan"), 3.0]], device=d), 1))
+        )
 
     _mm(_name)
 
@@ -159,7 +161,9 @@ for _name in ("var", "std"):
         sample(name)(lambda L, d: getattr(L, name)(T(L, [[1j, 2.0]], "complex64", d), 1))
         sample(name)(lambda L, d: getattr(L, name)(T(L, M23, device=d), 1, out=O(L, d)))
         sample(name)(lambda L, d: getattr(L, name)(T(L, M23, device=d), 1, out=O(L, d, "float64")))
-        sample(name)(lambda L, d: getattr(L, name)(T(L, M23, device=d), 1, correction=0, out=O(L, d)))
+        sample(name)(
+            lambda L, d: getattr(L, name)(T(L, M23, device=d), 1, correction=0, out=O(L, d))
+        )
         sample(name)(lambda L, d: getattr(L, name)(T(L, M23, device=d), 5))
 
     _var(_name)
@@ -179,7 +183,9 @@ sample("norm")(lambda L, d: L.norm(T(L, I23, "int64", d)))
 sample("norm")(lambda L, d: L.norm(T(L, [[3j, 4.0]], "complex64", d), 2, 1))
 sample("norm")(lambda L, d: L.norm(T(L, M23, device=d), 2, 1, out=O(L, d)))
 sample("norm")(lambda L, d: L.norm(T(L, M23, device=d), 2, 1, out=O(L, d, "float64")))
-sample("norm")(lambda L, d: L.ops.aten.norm.ScalarOpt_dtype(T(L, M23, device=d), 2, dtype=L.float64))
+sample("norm")(
+    lambda L, d: L.ops.aten.norm.ScalarOpt_dtype(T(L, M23, device=d), 2, dtype=L.float64)
+)
 sample("norm")(lambda L, d: L.ops.aten.norm.Scalar(T(L, M32, device=d).t()))
 
 sample("logsumexp")(lambda L, d: L.logsumexp(T(L, M23, device=d), 1))
@@ -231,7 +237,7 @@ sample("cumsum")(lambda L, d: T(L, I23, "int32", d).cumsum_(1))
 for _name in ("all", "any"):
 
     def _logical(name: str) -> None:
-        f = lambda L: getattr(L, name)  # noqa: E731
+        f = lambda L: getattr(L, name)
         sample(name)(lambda L, d: f(L)(T(L, [[1.0, 0.0], [2.0, 3.0]], device=d)))
         sample(name)(lambda L, d: f(L)(T(L, [[1.0, 0.0], [2.0, 3.0]], device=d), 1))
         sample(name)(lambda L, d: f(L)(T(L, [[1.0, 0.0], [2.0, 3.0]], device=d), 0, keepdim=True))
@@ -267,7 +273,9 @@ sample("baddbmm")(
         T(L, [float("nan")], device=d), T(L, B234, device=d), T(L, B242, device=d), beta=0
     )
 )
-sample("baddbmm")(lambda L, d: E(L, d, 2, 3, 2).baddbmm_(T(L, B234, device=d), T(L, B242, device=d)))
+sample("baddbmm")(
+    lambda L, d: E(L, d, 2, 3, 2).baddbmm_(T(L, B234, device=d), T(L, B242, device=d))
+)
 sample("baddbmm")(lambda L, d: E(L, d, 2).baddbmm_(T(L, B234, device=d), T(L, B242, device=d)))
 sample("baddbmm")(lambda L, d: L.baddbmm(E(L, d, 3), T(L, B234, device=d), T(L, B242, device=d)))
 sample("baddbmm")(lambda L, d: L.baddbmm(E(L, d, 2), T(L, B234, device=d), T(L, B234, device=d)))
@@ -282,7 +290,9 @@ sample("addmv")(lambda L, d: L.addmv(E(L, d, 2), T(L, M23, device=d), T(L, V3, d
 sample("addmv")(
     lambda L, d: L.addmv(E(L, d, 1), T(L, M23, device=d), T(L, V3, device=d), beta=2, alpha=-1)
 )
-sample("addmv")(lambda L, d: L.addmv(T(L, 1.0, device=d), T(L, M32, device=d).t(), T(L, V3, device=d)))
+sample("addmv")(
+    lambda L, d: L.addmv(T(L, 1.0, device=d), T(L, M32, device=d).t(), T(L, V3, device=d))
+)
 sample("addmv")(lambda L, d: E(L, d, 2).addmv_(T(L, M23, device=d), T(L, V3, device=d), beta=0))
 sample("addmv")(lambda L, d: L.addmv(E(L, d, 2), T(L, M23, device=d), E(L, d, 4)))
 sample("addmv")(lambda L, d: L.addmv(E(L, d, 3), T(L, M23, device=d), T(L, V3, device=d)))
@@ -310,16 +320,20 @@ W = [[1.0, 0.5, -1.0], [2.0, 0.0, 1.0], [0.0, 1.0, 1.0], [1.0, 1.0, 1.0]]
 for _inp in (V3, M23, [M23, M23]):
 
     def _linear(inp: Any) -> None:
-        F = lambda L: L.ops.aten.linear  # noqa: E731
+        F = lambda L: L.ops.aten.linear
         sample("linear")(lambda L, d: F(L)(T(L, inp, device=d), T(L, W, device=d)))
         sample("linear")(
-            lambda L, d: F(L)(T(L, inp, device=d), T(L, W, device=d), T(L, [1.0, 2, 3, 4], device=d))
+            lambda L, d: F(L)(
+                T(L, inp, device=d), T(L, W, device=d), T(L, [1.0, 2, 3, 4], device=d)
+            )
         )
 
     _linear(_inp)
 sample("linear")(
     lambda L, d: L.ops.aten.linear(
-        T(L, [M32, M32], device=d).transpose(1, 2), T(L, W, device=d), T(L, [1.0, 2, 3, 4], device=d)
+        T(L, [M32, M32], device=d).transpose(1, 2),
+        T(L, W, device=d),
+        T(L, [1.0, 2, 3, 4], device=d),
     )
 )
 sample("linear")(lambda L, d: L.ops.aten.linear(T(L, M32, device=d), T(L, W, device=d)))

@@ -52,25 +52,27 @@ def _addbmm_operands(batch1: Tensor, batch2: Tensor) -> tuple[Tensor, Tensor]:
     b, n, m = batch1._shape
     if batch2._shape[0] != b:
         raise RuntimeError(
-            f"batch1 and batch2 must have same number of batches, got {b} and "
-            f"{batch2._shape[0]}"
+            f"batch1 and batch2 must have same number of batches, got {b} and {batch2._shape[0]}"
         )
     if batch2._shape[1] != m:
         raise RuntimeError(
-            f"Incompatible matrix sizes for bmm ({n}x{m} and {batch2._shape[1]}x"
-            f"{batch2._shape[2]})"
+            f"Incompatible matrix sizes for bmm ({n}x{m} and {batch2._shape[1]}x{batch2._shape[2]})"
         )
     left = op("reshape")(op("transpose.int")(batch1, 0, 1), [n, b * m])
     right = op("reshape")(batch2, [b * m, batch2._shape[2]])
     return left, right
 
 
-def addbmm(self: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+def addbmm(
+    self: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1
+) -> Tensor:
     left, right = _addbmm_operands(batch1, batch2)
     return op("addmm")(self, left, right, beta=beta, alpha=alpha)
 
 
-def addbmm_(self: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+def addbmm_(
+    self: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1
+) -> Tensor:
     left, right = _addbmm_operands(batch1, batch2)
     return op("addmm_")(self, left, right, beta=beta, alpha=alpha)
 

@@ -23,8 +23,8 @@ def _variance(name: str, input: Any, args: tuple[Any, ...], kwargs: dict[str, An
     out = kwargs.pop("out", None)
     if len(args) > 3:
         raise TypeError(f"{name}() takes at most 4 positional arguments ({len(args) + 1} given)")
-    unbiased_form = "unbiased" in kwargs or (bool(args) and isinstance(args[0], bool)) or (
-        len(args) >= 2
+    unbiased_form = (
+        "unbiased" in kwargs or (bool(args) and isinstance(args[0], bool)) or (len(args) >= 2)
     )
     if unbiased_form and "correction" in kwargs:
         raise TypeError(f"{name}() got both 'unbiased' and 'correction'")
@@ -66,8 +66,9 @@ def std(input: Any, *args: Any, **kwargs: Any) -> Any:
 
 
 def _logical(name: str, input: Any, dim: Any, keepdim: bool, out: Any) -> Any:
+    args: tuple[Any, ...] = ()
     if dim is _ALL:
-        overload, args = name, ()
+        overload = name
     elif isinstance(dim, int):
         overload, args = f"{name}.dim", (dim, keepdim)
     else:
@@ -81,7 +82,7 @@ def _logical(name: str, input: Any, dim: Any, keepdim: bool, out: Any) -> Any:
 _ALL: Any = object()
 
 
-def all(input: Any, dim: Any = _ALL, keepdim: bool = False, *, out: Any = None) -> Any:  # noqa: A001
+def all(input: Any, dim: Any = _ALL, keepdim: bool = False, *, out: Any = None) -> Any:
     """torch.all: whether every element (over ``dim``) is nonzero.
 
     >>> import tensordispatch as td
@@ -91,7 +92,7 @@ def all(input: Any, dim: Any = _ALL, keepdim: bool = False, *, out: Any = None) 
     return _logical("all", input, dim, keepdim, out)
 
 
-def any(input: Any, dim: Any = _ALL, keepdim: bool = False, *, out: Any = None) -> Any:  # noqa: A001
+def any(input: Any, dim: Any = _ALL, keepdim: bool = False, *, out: Any = None) -> Any:
     """torch.any: whether some element (over ``dim``) is nonzero.
 
     >>> import tensordispatch as td

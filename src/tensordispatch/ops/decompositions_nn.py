@@ -89,7 +89,9 @@ def _class_broadcast(weight: Tensor, input: Tensor) -> Tensor:
     return op("view")(weight, shape)
 
 
-def _prob_target(self: Tensor, target: Tensor, weight: Any, reduction: int, smoothing: float) -> Tensor:
+def _prob_target(
+    self: Tensor, target: Tensor, weight: Any, reduction: int, smoothing: float
+) -> Tensor:
     class_dim = 0 if self.dim() == 1 else 1
     n_classes = self._shape[class_dim]
     if weight is not None and (weight.dim() != 1 or weight.numel() != n_classes):

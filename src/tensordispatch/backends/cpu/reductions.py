@@ -20,8 +20,6 @@ from tensordispatch.tensor.tensor import Tensor
 
 __all__ = ["REDUCTION_CPU_KERNELS"]
 
-_ERR = {"all": "ignore"}
-
 
 def _axis(self: Tensor, dims: Any) -> Any:
     """NumPy's axis for wrapped reduction dims (a 0-dim tensor reduces as a whole)."""
@@ -37,7 +35,7 @@ def _store(out: Tensor, value: Any) -> None:
 def _not_implemented(name: str, t: Tensor) -> NotImplementedError:
     from tensordispatch.backends.common import scalar_type_name
 
-    return NotImplementedError(f'"{name}" not implemented for \'{scalar_type_name(t.dtype)}\'')
+    return NotImplementedError(f"\"{name}\" not implemented for '{scalar_type_name(t.dtype)}'")
 
 
 # -- structured reductions ---------------------------------------------------------------------
@@ -104,7 +102,7 @@ def norm_dtype_out(
 ) -> None:
     dims, order = pre
     data = self._data if dtype is None else self._data.astype(dtype._numpy)
-    with np.errstate(**_ERR):
+    with np.errstate(all="ignore"):
         _store(out, _vector_norm(data, order, _axis(self, dims) or None, keepdim))
 
 
@@ -115,7 +113,7 @@ def norm_out(pre: Any, self: Tensor, p: Any, dim: Any, keepdim: bool, out: Tenso
 def _softmax_impl(log: bool) -> Any:
     def impl(pre: Any, self: Tensor, dim: int, half_to_float: bool, out: Tensor) -> None:
         data = self._data if self.dim() else self._data.reshape(1)
-        with np.errstate(**_ERR):
+        with np.errstate(all="ignore"):
             m = np.amax(data, axis=pre, keepdims=True, initial=-np.inf)
             m = np.where(np.isfinite(m), m, 0)
             shifted = data - m
@@ -211,7 +209,7 @@ def _variance(self: Tensor, dims: Any, correction: Any, keepdim: bool) -> Any:
             UserWarning,
             stacklevel=3,
         )
-    with np.errstate(**_ERR):
+    with np.errstate(all="ignore"):
         mean = np.mean(data, axis=axis, keepdims=True)
         dev = np.abs(data - mean) ** 2 if self.dtype.is_complex else (data - mean) ** 2
         return np.sum(dev, axis=axis, keepdims=keepdim) / max(n - c, 0)
@@ -219,11 +217,13 @@ def _variance(self: Tensor, dims: Any, correction: Any, keepdim: bool) -> Any:
 
 def _var_kernels(root: bool) -> Any:
     def compute(self: Tensor, dim: Any, correction: Any, keepdim: bool, out: Tensor) -> None:
-        spec, dims = _m.var_spec(self, dim, keepdim)
+        dims = _m.var_spec(self, dim, keepdim)[1]
         value = _variance(self, dims, correction, keepdim)
         _store(out, np.sqrt(value) if root else value)
 
-    def kernel(self: Tensor, dim: Any = None, *, correction: Any = None, keepdim: bool = False) -> Tensor:
+    def kernel(
+        self: Tensor, dim: Any = None, *, correction: Any = None, keepdim: bool = False
+    ) -> Tensor:
         out = alloc_cpu(_m.var_spec(self, dim, keepdim)[0])
         compute(self, dim, correction, keepdim, out)
         return out
@@ -242,7 +242,7 @@ def _var_kernels(root: bool) -> Any:
 def _logsumexp(self: Tensor, dims: Any, keepdim: bool, dt: Any) -> Any:
     data = self._data.astype(dt._numpy, copy=False)
     axis = _axis(self, dims)
-    with np.errstate(**_ERR):
+    with np.errstate(all="ignore"):
         m = np.amax(data, axis=axis, keepdims=True, initial=-np.inf)
         m = np.where(np.isfinite(m), m, 0)
         result = np.log(np.sum(np.exp(data - m), axis=axis, keepdims=True)) + m
@@ -284,8 +284,11 @@ REDUCTION_CPU_KERNELS: dict[str, Any] = {
     "softmax_cpu_out": _softmax_impl(False),
     "log_softmax_cpu_out": _softmax_impl(True),
     "cumsum_out": cumsum_out,
-    **{f"{n}_{k}": _all_any(fn) for n, fn in (("all", np.all), ("any", np.any))
-       for k in ("dim_out", "dims_out", "all_out")},  # fmt: skip
+    **{
+        f"{n}_{k}": _all_any(fn)
+        for n, fn in (("all", np.all), ("any", np.any))
+        for k in ("dim_out", "dims_out", "all_out")
+    },
     "baddbmm_out_cpu": baddbmm_out,
     "addmv_out_cpu": addmv_out,
     "prod_cpu": prod_cpu,

@@ -22,8 +22,7 @@ MetaResult = tuple[tuple[Spec, ...], Any]
 def check_target_dtype(target: Any) -> None:
     if target.dtype is not _dt.int64 and target.dtype is not _dt.uint8:
         raise RuntimeError(
-            "expected target dtype to be Long or Byte, but got "
-            f"{scalar_type_name(target.dtype)}"
+            f"expected target dtype to be Long or Byte, but got {scalar_type_name(target.dtype)}"
         )
 
 
@@ -55,9 +54,7 @@ def nll_loss_forward(
     return ((shape, None, self.dtype), ((), None, self.dtype)), None
 
 
-def nll_loss2d_spec(
-    self: Any, target: Any, weight: Any, reduction: int
-) -> tuple[Spec, Spec]:
+def nll_loss2d_spec(self: Any, target: Any, weight: Any, reduction: int) -> tuple[Spec, Spec]:
     """nll_loss2d_forward: (N, C, H, W) input, (N, H, W) target."""
     if self.dim() != 4:
         raise RuntimeError(
@@ -110,7 +107,7 @@ def conv_spec(
     if weight._shape[0] % groups != 0:
         raise RuntimeError(
             f"Given groups={groups}, expected weight to be divisible by {groups} at dimension "
-            f"0, but got weight of size {shape_text(weight._shape)} instead"
+            f"0, but got weight of size [{shape_text(weight._shape)}] instead"  # sic, torch's
         )
     if input._shape[1] != weight._shape[1] * groups:
         raise RuntimeError(

@@ -62,7 +62,9 @@ def reduction_dims(dim: Any, ndim: int) -> tuple[int, ...]:
     return tuple(seen)
 
 
-def reduction_shape(shape: tuple[int, ...], dims: tuple[int, ...], keepdim: bool) -> tuple[int, ...]:
+def reduction_shape(
+    shape: tuple[int, ...], dims: tuple[int, ...], keepdim: bool
+) -> tuple[int, ...]:
     """The shape after reducing ``dims`` (size 1 with ``keepdim``).
 
     >>> reduction_shape((2, 3), (1,), True)
@@ -170,15 +172,15 @@ def _arg_reduce(name: str) -> Callable[..., MetaResult]:
 def _check_norm_dtypes(self: Any, dtype: Any) -> Any:
     if not (self.dtype.is_floating_point or self.dtype.is_complex):
         raise RuntimeError(
-            "linalg.vector_norm: Expected a floating point or complex tensor as input. "
-            f"Got {scalar_type_name(self.dtype)}"
+            "norm(): input dtype should be either floating point or complex. "
+            f"Got {scalar_type_name(self.dtype)} instead."
         )
     if dtype is None:
         return self.dtype.to_real()
     if not (dtype.is_floating_point or dtype.is_complex):
         raise RuntimeError(
-            "linalg.vector_norm: dtype should be floating point or complex, but got "
-            f"{scalar_type_name(dtype)}"
+            "norm(): the desired output dtype should be either floating point or complex. "
+            f"Got {scalar_type_name(dtype)} instead."
         )
     return dtype.to_real()
 
@@ -209,7 +211,6 @@ def _softmax_like(name: str) -> Callable[..., MetaResult]:
 
     meta.__name__ = name
     return meta
-    return ((self._shape, None, self.dtype),), d
 
 
 def cumsum(outs: Any, self: Any, dim: int, dtype: Any = None) -> MetaResult:
@@ -244,7 +245,12 @@ def _all_any(name: str, kind: str) -> Callable[..., MetaResult]:
         dims = tuple(range(self.dim()))
         return all_reduce_spec(name, outs, self, dims, False), dims
 
-    return {"dim": dim_meta, "dims": dims_meta, "all": all_meta}[kind]
+    table: dict[str, Callable[..., MetaResult]] = {
+        "dim": dim_meta,
+        "dims": dims_meta,
+        "all": all_meta,
+    }
+    return table[kind]
 
 
 # -- structured batched linear algebra ---------------------------------------------------------
@@ -309,9 +315,7 @@ def max_all_spec(name: str, self: Any) -> Spec:
     return ((), None, self.dtype)
 
 
-def var_spec(
-    self: Any, dim: Any, keepdim: bool, out: Any = None
-) -> tuple[Spec, tuple[int, ...]]:
+def var_spec(self: Any, dim: Any, keepdim: bool, out: Any = None) -> tuple[Spec, tuple[int, ...]]:
     """var/std.correction: float or complex input, a real result over ``dim``; an out=
     tensor keeps its dtype if the result can be cast to it."""
     if not (self.dtype.is_floating_point or self.dtype.is_complex):
@@ -363,7 +367,9 @@ def _max_all_meta(name: str) -> Any:
     return kernel, out_kernel
 
 
-def var_meta(self: Tensor, dim: Any = None, *, correction: Any = None, keepdim: bool = False) -> Tensor:
+def var_meta(
+    self: Tensor, dim: Any = None, *, correction: Any = None, keepdim: bool = False
+) -> Tensor:
     return alloc_meta(var_spec(self, dim, keepdim)[0], self.device)
 
 
@@ -401,7 +407,11 @@ REDUCTION_META_FUNCTIONS: dict[str, Callable[..., MetaResult]] = {
     "_softmax": _softmax_like("softmax"),
     "_log_softmax": _softmax_like("log_softmax"),
     "cumsum": cumsum,
-    **{f"{n}.{k}" if k != "all" else n: _all_any(n, k) for n in ("all", "any") for k in ("dim", "dims", "all")},
+    **{
+        f"{n}.{k}" if k != "all" else n: _all_any(n, k)
+        for n in ("all", "any")
+        for k in ("dim", "dims", "all")
+    },
     "baddbmm": baddbmm,
     "addmv": addmv,
 }
