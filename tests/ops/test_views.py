@@ -257,3 +257,18 @@ def test_view_as_complex_of_half_is_refused_with_our_message() -> None:
     with pytest.raises(RuntimeError) as e:
         td.view_as_complex(td.ones(3, 2, dtype=td.float16))
     assert str(e.value) == "view_as_complex: complex32 has no NumPy equivalent here"
+
+
+LIST_RETURNING: list[tuple[str, Callable[[Any], Any]]] = [
+    ("unbind", lambda L: L.ones(2, 3).unbind()),
+    ("chunk", lambda L: L.chunk(L.ones(4), 2)),
+    ("split", lambda L: L.ones(4).split(2)),
+    ("split_with_sizes", lambda L: L.ones(4).split_with_sizes([1, 3])),
+    ("split_copy", lambda L: L.split_copy(L.ones(4), 2)),
+    ("unbind_copy", lambda L: L.unbind_copy(L.ones(2, 3))),
+]
+
+
+@pytest.mark.parametrize(("name", "fn"), LIST_RETURNING, ids=[n for n, _ in LIST_RETURNING])
+def test_python_binding_returns_the_type_torch_returns(name: str, fn: Any) -> None:
+    assert type(fn(td)) is type(fn(torch))

@@ -253,7 +253,10 @@ def _function(name: str, overloads: list[_Overload], method: bool) -> str:
             lines += _call(o, target, method, indent, False)
         if o.factory:
             lines.append(f"{indent}if requires_grad: _r.requires_grad_(True)")
-        lines.append(f"{indent}return _r")
+        if [str(r.type) for r in o.f.func.returns] == ["Tensor[]"]:
+            lines.append(f"{indent}return tuple(_r)")  # torch's binding gives a tuple
+        else:
+            lines.append(f"{indent}return _r")
     if len(overloads) > 1:
         sigs = "; ".join(str(o.f.func) for o in overloads)
         lines.append(

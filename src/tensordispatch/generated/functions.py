@@ -778,7 +778,7 @@ def chunk(input, chunks, dim=_NO):
         _kw = {}
         if dim is not _NO: _kw['dim'] = dim
         _r = _F_chunk(input, chunks, **_kw)
-    return _r
+    return tuple(_r)
 
 
 def clamp_max(input, max, *, out=None):
@@ -2270,7 +2270,7 @@ def split_copy(input, split_size, dim=_NO, *, out=None):
             _kw = {}
             if dim is not _NO: _kw['dim'] = dim
             _r = _F_split_copy_Tensor_out(input, split_size, out=out, **_kw)
-    return _r
+    return tuple(_r)
 
 
 def split_with_sizes(input, split_sizes, dim=_NO):
@@ -2280,7 +2280,7 @@ def split_with_sizes(input, split_sizes, dim=_NO):
         _kw = {}
         if dim is not _NO: _kw['dim'] = dim
         _r = _F_split_with_sizes(input, split_sizes, **_kw)
-    return _r
+    return tuple(_r)
 
 
 def split_with_sizes_copy(input, split_sizes, dim=_NO, *, out=None):
@@ -2298,7 +2298,7 @@ def split_with_sizes_copy(input, split_sizes, dim=_NO, *, out=None):
             _kw = {}
             if dim is not _NO: _kw['dim'] = dim
             _r = _F_split_with_sizes_copy_out(input, split_sizes, out=out, **_kw)
-    return _r
+    return tuple(_r)
 
 
 def sqrt(input, *, out=None):
@@ -2512,7 +2512,7 @@ def unbind(input, dim=_NO):
         _kw = {}
         if dim is not _NO: _kw['dim'] = dim
         _r = _F_unbind_int(input, **_kw)
-    return _r
+    return tuple(_r)
 
 
 def unbind_copy(input, dim=_NO, *, out=None):
@@ -2530,7 +2530,7 @@ def unbind_copy(input, dim=_NO, *, out=None):
             _kw = {}
             if dim is not _NO: _kw['dim'] = dim
             _r = _F_unbind_copy_int_out(input, out=out, **_kw)
-    return _r
+    return tuple(_r)
 
 
 def unfold_copy(input, dimension, size, step, *, out=None):

@@ -568,7 +568,7 @@ def _m_chunk(self, chunks, dim=_NO):
         _kw = {}
         if dim is not _NO: _kw['dim'] = dim
         _r = _F_chunk(self, chunks, **_kw)
-    return _r
+    return tuple(_r)
 
 
 def _m_clamp_max(self, max):
@@ -1465,7 +1465,7 @@ def _m_split_with_sizes(self, split_sizes, dim=_NO):
         _kw = {}
         if dim is not _NO: _kw['dim'] = dim
         _r = _F_split_with_sizes(self, split_sizes, **_kw)
-    return _r
+    return tuple(_r)
 
 
 def _m_sqrt(self):
@@ -1616,7 +1616,7 @@ def _m_unbind(self, dim=_NO):
         _kw = {}
         if dim is not _NO: _kw['dim'] = dim
         _r = _F_unbind_int(self, **_kw)
-    return _r
+    return tuple(_r)
 
 
 def _m_unfold(self, dimension, size, step):
