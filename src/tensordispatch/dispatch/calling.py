@@ -134,8 +134,12 @@ class CallingFacts:
         """
         if len(stack) != len(self.names):
             raise TypeError(
-                f"{self.declaration}: a boxed call needs a stack of {len(self.names)} "
-                f"values (one per argument, defaults filled in), got {len(stack)}"
+                " ".join(
+                    [
+                        f"{self.declaration}: a boxed call needs a stack of {len(self.names)}",
+                        f"values (one per argument, defaults filled in), got {len(stack)}",
+                    ]
+                )
             )
         npos = self.num_positional
         end = npos
@@ -158,8 +162,12 @@ class CallingFacts:
         """Name -> value for a generic call, checking names like Python would."""
         if len(args) > self.num_positional:
             raise TypeError(
-                f"{self.declaration}: expected at most {self.num_positional} positional "
-                f"argument(s) but received {len(args)}"
+                " ".join(
+                    [
+                        f"{self.declaration}: expected at most {self.num_positional} positional",
+                        f"argument(s) but received {len(args)}",
+                    ]
+                )
             )
         bound = dict(zip(self.names, args))
         for name, value in kwargs.items():
@@ -214,10 +222,22 @@ class CallingFacts:
             if wrong or (form in ("l", "l?") and not isinstance(v, (list, tuple, _NotGiven))):
                 shown = wrong[0] if wrong else v
                 want = {"t": "Tensor", "t?": "Tensor?", "l": "Tensor[]", "l?": "Tensor?[]"}[form]
+                op_name = self.declaration.split("(")[0]
+                found = type(shown).__name__
                 raise ArgumentTypeError(
-                    f"{self.declaration.split('(')[0]}() Expected a value of type '{want}' for "
-                    f"argument '{name}' but instead found type '{type(shown).__name__}'.\n"
-                    f"Position: {i}\nValue: {shown!r}\nDeclaration: {self.declaration}"
+                    "\n".join(
+                        [
+                            " ".join(
+                                [
+                                    f"{op_name}() Expected a value of type '{want}' for",
+                                    f"argument '{name}' but instead found type '{found}'.",
+                                ]
+                            ),
+                            f"Position: {i}",
+                            f"Value: {shown!r}",
+                            f"Declaration: {self.declaration}",
+                        ]
+                    )
                 )
         raise ArgumentTypeError(f"{self.declaration}: invalid arguments {values!r}")
 
@@ -323,10 +343,8 @@ def _entry_source(facts: CallingFacts, fname: str) -> str:
     params, optional, late_required = _params(facts)
     lines = [f"def {fname}({params}):"]
     for name in late_required:
-        lines.append(
-            f"    if {name} is _NO: raise TypeError("
-            f"'{fname}() missing required argument: {name!r}')"
-        )
+        message = repr(f"{fname}() missing required argument: {name!r}")
+        lines.append(f"    if {name} is _NO: raise TypeError({message})")
     simple = [facts.names[i] for i, f in facts.dispatch if f == "t"]
     if simple and all(f == "t" and facts.defaults[i] is NO_DEFAULT for i, f in facts.dispatch):
         # Only required plain tensors: one expression, one try (Note [Generated entry
@@ -433,7 +451,8 @@ def generate_calling_code(
     """Exec the entry function and the boxer factory of one schema into ``ns``.
 
     ``ns`` must hold the published cache (``_td_c``, ``_td_c0``, ``_td_m``) and ``_td_st``
-    (the thread-local state, Note [Thread-local state] in tls.py); the rest is added here. Returns ``(entry, boxer)``.
+    (the thread-local state, Note [Thread-local state] in tls.py); the rest is added here.
+    Returns ``(entry, boxer)``.
     """
     ns["_NO"] = NOT_GIVEN
     ns["_td_dx"] = DEFAULT_EXCLUDED_RAW
@@ -451,5 +470,6 @@ def generate_calling_code(
     base["__builtins__"] = ns["__builtins__"]
     scratch = dict(base)
     code = _boxer_source(facts, fname)
-    exec(compile(code, f"<tensordispatch boxer {facts.declaration}>", "exec"), scratch)  # noqa: S102
+    where = f"<tensordispatch boxer {facts.declaration}>"
+    exec(compile(code, where, "exec"), scratch)  # noqa: S102
     return ns[fname], _boxer_factory(scratch[fname], base)

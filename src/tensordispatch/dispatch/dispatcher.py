@@ -245,8 +245,12 @@ class Dispatcher:
             raise SchemaNotFoundError(f"Could not find schema for {qualified}.{overload}")
         if entry.schema is None:
             raise SchemaNotFoundError(
-                f"Could not find schema for {qualified}.{overload} but we found an "
-                "implementation; did you forget to def() the operator?"
+                " ".join(
+                    [
+                        f"Could not find schema for {qualified}.{overload} but we found an",
+                        "implementation; did you forget to def() the operator?",
+                    ]
+                )
             )
         return entry
 
@@ -304,14 +308,22 @@ class Dispatcher:
             previous = self.libraries.get(ns)
             if previous is not None:
                 raise LibraryError(
-                    f"Only a single TORCH_LIBRARY can be used to register the namespace {ns}; "
-                    "please put all of your definitions in a single TORCH_LIBRARY block.  If "
-                    "you were trying to specify implementations, consider using "
-                    "TORCH_LIBRARY_IMPL (which can be duplicated).  If you really intended to "
-                    "define operators for a single namespace in a distributed way, you can "
-                    "use TORCH_LIBRARY_FRAGMENT to explicitly indicate this.  Previous "
-                    f"registration of TORCH_LIBRARY was {previous}; latest registration was "
-                    f"{debug}"
+                    " ".join(
+                        [
+                            "Only a single TORCH_LIBRARY can be used to register the namespace",
+                            f"{ns};",
+                            "please put all of your definitions in a single TORCH_LIBRARY",
+                            "block.  If",
+                            "you were trying to specify implementations, consider using",
+                            "TORCH_LIBRARY_IMPL (which can be duplicated).  If you really intended",
+                            "to",
+                            "define operators for a single namespace in a distributed way, you can",
+                            "use TORCH_LIBRARY_FRAGMENT to explicitly indicate this.  Previous",
+                            f"registration of TORCH_LIBRARY was {previous}; latest registration",
+                            "was",
+                            f"{debug}",
+                        ]
+                    )
                 )
             self.libraries[ns] = debug
 
@@ -331,10 +343,16 @@ class Dispatcher:
             existing = self.entries.get((qualified, overload))
             if existing is not None and existing.schema is not None:
                 raise DuplicateRegistrationError(
-                    f"Tried to register an operator ({schema}) with the same name and overload "
-                    "name multiple times. Each overload's schema should only be registered "
-                    f"with a single call to def(). Duplicate registration: {debug}. Original "
-                    f"registration: {existing.schema_debug}"
+                    " ".join(
+                        [
+                            f"Tried to register an operator ({schema}) with the same name and",
+                            "overload",
+                            "name multiple times. Each overload's schema should only be registered",
+                            f"with a single call to def(). Duplicate registration: {debug}.",
+                            "Original",
+                            f"registration: {existing.schema_debug}",
+                        ]
+                    )
                 )
             if existing is not None:
                 facts = CallingFacts.of(schema)
@@ -379,8 +397,12 @@ class Dispatcher:
                     f"    {k.debug}",
                     f"  reason: {problem}",
                     (
-                        "Make the kernel accept the schema's arguments (positional ones by "
-                        "position, keyword-only ones by name), or take *args, **kwargs."
+                        " ".join(
+                            [
+                                "Make the kernel accept the schema's arguments (positional ones by",
+                                "position, keyword-only ones by name), or take *args, **kwargs.",
+                            ]
+                        )
                     ),
                 ]
             )
@@ -429,8 +451,12 @@ class Dispatcher:
                 [
                     "Warning only once for all operators,  other operators may also be overridden.",
                     (
-                        "  Overriding a previously registered kernel for the same operator "
-                        "and the same dispatch key"
+                        " ".join(
+                            [
+                                "  Overriding a previously registered kernel for the same operator",
+                                "and the same dispatch key",
+                            ]
+                        )
                     ),
                     f"  operator: {op}",
                     f"    {debug}",
@@ -456,18 +482,28 @@ class Dispatcher:
                 slots = [table_index(keyset_raw(key))]
             else:
                 raise LibraryError(
-                    "fallback(..., 'Undefined'): the Undefined slot serves calls without "
-                    "tensor arguments and can only be filled by CompositeExplicitAutograd(-"
-                    "NonFunctional) or CompositeImplicitAutograd kernels of each operator; "
-                    "register one of those with Library.impl instead."
+                    " ".join(
+                        [
+                            "fallback(..., 'Undefined'): the Undefined slot serves calls without",
+                            "tensor arguments and can only be filled by",
+                            "CompositeExplicitAutograd(-NonFunctional) or CompositeImplicitAutograd",
+                            "kernels of each operator; register one of those with Library.impl",
+                            "instead.",
+                        ]
+                    )
                 )
             for slot in slots:
                 previous = self.fallbacks[slot]
                 if previous is not None:
                     raise DuplicateRegistrationError(
-                        "Tried to register multiple backend fallbacks for the same dispatch "
-                        f"key {key_name(key_of_slot(slot))}; previous registration "
-                        f"{previous.debug}, new registration {kernel.debug}"
+                        " ".join(
+                            [
+                                "Tried to register multiple backend fallbacks for the same",
+                                "dispatch",
+                                f"key {key_name(key_of_slot(slot))}; previous registration",
+                                f"{previous.debug}, new registration {kernel.debug}",
+                            ]
+                        )
                     )
             for slot in slots:
                 self.fallbacks[slot] = kernel

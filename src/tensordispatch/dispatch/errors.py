@@ -51,17 +51,28 @@ class AmbiguousAutogradOtherError(RuntimeError):
             "\n".join(
                 [
                     (
-                        f"{op} has kernels registered to both CompositeImplicitAutograd and a "
-                        "backend mapped to AutogradOther. This makes the backend kernel "
-                        "unreachable; the dispatcher will always prefer the "
-                        "CompositeImplicitAutograd lowering (see Note [Ambiguity in "
-                        "AutogradOther kernel]). If you want to override "
-                        "CompositeImplicitAutograd, register a kernel for AutogradOther itself "
-                        "on this operator."
+                        " ".join(
+                            [
+                                f"{op} has kernels registered to both CompositeImplicitAutograd",
+                                "and a",
+                                "backend mapped to AutogradOther. This makes the backend kernel",
+                                "unreachable; the dispatcher will always prefer the",
+                                "CompositeImplicitAutograd lowering (see Note [Ambiguity in",
+                                "AutogradOther kernel]). If you want to override",
+                                "CompositeImplicitAutograd, register a kernel for AutogradOther",
+                                "itself",
+                                "on this operator.",
+                            ]
+                        )
                     ),
                     (
-                        "If you only want to run inference, exclude the autograd keys (e.g. "
-                        "with tensordispatch.dispatch._AutoDispatchBelowAutograd())."
+                        " ".join(
+                            [
+                                "If you only want to run inference, exclude the autograd keys",
+                                "(e.g.",
+                                "with tensordispatch.dispatch._AutoDispatchBelowAutograd()).",
+                            ]
+                        )
                     ),
                     "Canonical state",
                     "~~~~~~~~~~~",
@@ -76,10 +87,15 @@ class MetaKernelMissingError(NotImplementedError):
 
     def __init__(self, op: str) -> None:
         super().__init__(
-            f"{op}: attempted to run this operator with Meta tensors, but there was no fake "
-            "impl or Meta kernel registered. Register one with "
-            f"Library.impl('{op.split('::')[-1]}', fn, 'Meta') (a function computing the "
-            "output's shape and dtype without data)."
+            " ".join(
+                [
+                    f"{op}: attempted to run this operator with Meta tensors, but there was no",
+                    "fake",
+                    "impl or Meta kernel registered. Register one with",
+                    f"Library.impl('{op.split('::')[-1]}', fn, 'Meta') (a function computing the",
+                    "output's shape and dtype without data).",
+                ]
+            )
         )
 
 
@@ -88,11 +104,16 @@ class FallthroughExecutedError(RuntimeError):
 
     def __init__(self) -> None:
         super().__init__(
-            "fallthrough_kernel was executed but it should have been short-circuited by the "
-            "dispatcher. This could occur if you registered a fallthrough kernel as a "
-            "override for a specific operator (as opposed to a backend fallback) and then "
-            "redispatched to its key explicitly; redispatch with a key set that excludes "
-            "that key instead."
+            " ".join(
+                [
+                    "fallthrough_kernel was executed but it should have been short-circuited by",
+                    "the",
+                    "dispatcher. This could occur if you registered a fallthrough kernel as a",
+                    "override for a specific operator (as opposed to a backend fallback) and then",
+                    "redispatched to its key explicitly; redispatch with a key set that excludes",
+                    "that key instead.",
+                ]
+            )
         )
 
 
@@ -127,9 +148,11 @@ def _key_list(keys: list[str]) -> str:
 def _split_sentence(op: str, available: list[str], own: list[str]) -> str:
     if not own:
         return f"None of these are kernels of '{op}' itself: all are global backend fallbacks."
-    return (
-        f"Of these, '{op}' has kernels of its own for: {_key_list(own)}; the others are "
-        "served only by global backend fallbacks."
+    return " ".join(
+        [
+            f"Of these, '{op}' has kernels of its own for: {_key_list(own)}; the others are",
+            "served only by global backend fallbacks.",
+        ]
     )
 
 
@@ -149,13 +172,15 @@ fn, 'XLA').
     """
     short = op.split("::", 1)[-1]
     ns = op.split("::", 1)[0]
-    return (
-        f"Could not run '{op}' with arguments from the '{key}' backend. This could be "
-        f"because the operator doesn't exist for this backend. '{op}' is only available for "
-        f"these backends: {_key_list(available)}. {_split_sentence(op, available, own)} To "
-        f"add one, register a kernel: Library('{ns}', 'IMPL').impl('{short}', fn, '{key}')."
-        f"\n\n{table}"
+    sentence = " ".join(
+        [
+            f"Could not run '{op}' with arguments from the '{key}' backend. This could be",
+            f"because the operator doesn't exist for this backend. '{op}' is only available for",
+            f"these backends: {_key_list(available)}. {_split_sentence(op, available, own)} To",
+            f"add one, register a kernel: Library('{ns}', 'IMPL').impl('{short}', fn, '{key}').",
+        ]
     )
+    return f"{sentence}\n\n{table}"
 
 
 def no_tensor_arguments_message(op: str, available: list[str], table: str) -> str:
@@ -164,11 +189,13 @@ def no_tensor_arguments_message(op: str, available: list[str], table: str) -> st
     >>> no_tensor_arguments_message("ns::h", [], "")[:60]
     'There were no tensor arguments to this function (e.g., you p'
     """
-    return (
-        "There were no tensor arguments to this function (e.g., you passed an empty list of "
-        f"Tensors), but no fallback function is registered for schema {op}.  This usually "
-        "means that this function requires a non-empty list of Tensors, or that you (the "
-        "operator writer) forgot to register a fallback function (a "
-        "CompositeExplicitAutograd or CompositeImplicitAutograd kernel, which also serve "
-        f"calls without tensors).  Available functions are {_key_list(available)}.\n\n{table}"
+    return " ".join(
+        [
+            "There were no tensor arguments to this function (e.g., you passed an empty list of",
+            f"Tensors), but no fallback function is registered for schema {op}.  This usually",
+            "means that this function requires a non-empty list of Tensors, or that you (the",
+            "operator writer) forgot to register a fallback function (a",
+            "CompositeExplicitAutograd or CompositeImplicitAutograd kernel, which also serve",
+            f"calls without tensors).  Available functions are {_key_list(available)}.\n\n{table}",
+        ]
     )

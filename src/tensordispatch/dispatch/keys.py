@@ -447,9 +447,15 @@ def runtime_key(functionality: int, component: int) -> DispatchKey:
     start = _BLOCK_START.get(functionality)
     if start is None:
         raise DispatchKeyError(
-            f"runtime_key({key_name(functionality)}, {BackendComponent(component)}): only the "
-            f"per-backend functionalities ({', '.join(map(str, PER_BACKEND_FUNCTIONALITIES))}) "
-            "have one runtime key per backend; use the functionality key itself"
+            " ".join(
+                [
+                    f"runtime_key({key_name(functionality)}, {BackendComponent(component)}): only",
+                    "the",
+                    "per-backend functionalities",
+                    f"({', '.join(map(str, PER_BACKEND_FUNCTIONALITIES))})",
+                    "have one runtime key per backend; use the functionality key itself",
+                ]
+            )
         )
     return _KEYS[start + BackendComponent(component)]
 
@@ -493,8 +499,13 @@ def slot_of(k: int) -> int:
     slot = _SLOT_OF[k] if 0 <= k < _NUM_KEYS else -1
     if slot < 0:
         raise DispatchKeyError(
-            f"slot_of({key_name(k)}): only runtime keys and Undefined have a dispatch-table "
-            "slot; expand an alias with alias_runtime_keys() first"
+            " ".join(
+                [
+                    f"slot_of({key_name(k)}): only runtime keys and Undefined have a",
+                    "dispatch-table",
+                    "slot; expand an alias with alias_runtime_keys() first",
+                ]
+            )
         )
     return slot
 

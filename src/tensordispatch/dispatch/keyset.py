@@ -432,8 +432,13 @@ def alias_runtime_keys(alias: int) -> DispatchKeySet:
     """
     if alias == DispatchKey.Undefined:
         raise DispatchKeyError(
-            "alias_runtime_keys(Undefined): Undefined is neither an alias nor a runtime key; "
-            "pass an alias key such as CompositeImplicitAutograd"
+            " ".join(
+                [
+                    "alias_runtime_keys(Undefined): Undefined is neither an alias nor a runtime",
+                    "key;",
+                    "pass an alias key such as CompositeImplicitAutograd",
+                ]
+            )
         )
     return DispatchKeySet.from_raw(_ALIAS_RAW.get(alias, _KEYSET_RAW[alias]))
 
@@ -510,10 +515,15 @@ def backend_tensor_keyset(
     """
     if functionality not in _TENSOR_FUNCTIONALITIES or not component:
         raise DispatchKeyError(
-            f"backend_tensor_keyset({BackendComponent(component)}, {key_name(functionality)}): "
-            "a tensor's layout functionality must be one of "
-            f"{', '.join(map(key_name, _TENSOR_FUNCTIONALITIES))} on a real backend "
-            "(not InvalidBit)"
+            " ".join(
+                [
+                    f"backend_tensor_keyset({BackendComponent(component)},",
+                    f"{key_name(functionality)}):",
+                    "a tensor's layout functionality must be one of",
+                    f"{', '.join(map(key_name, _TENSOR_FUNCTIONALITIES))} on a real backend",
+                    "(not InvalidBit)",
+                ]
+            )
         )
     raw = _KEYSET_RAW[runtime_key(functionality, component)]
     raw |= _KEYSET_RAW[_K.ADInplaceOrView] | _KEYSET_RAW[autograd_key_of(component)]

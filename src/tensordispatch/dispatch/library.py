@@ -112,14 +112,24 @@ class Library:
         self._destroyed = False
         if ns == "_" and kind != "IMPL":
             raise LibraryError(
-                f"{_BLOCK[kind]}: cannot define {_BLOCK[kind]} with the wildcard namespace _ "
-                f"(every {_BLOCK[kind]} defines operators for a distinct namespace!) Did you "
-                f"mean to use TORCH_LIBRARY_IMPL instead?  {self._where()}"
+                " ".join(
+                    [
+                        f"{_BLOCK[kind]}: cannot define {_BLOCK[kind]} with the wildcard namespace",
+                        "_",
+                        f"(every {_BLOCK[kind]} defines operators for a distinct namespace!) Did",
+                        "you",
+                        f"mean to use TORCH_LIBRARY_IMPL instead?  {self._where()}",
+                    ]
+                )
             )
         if dispatch_key and kind != "IMPL":
             raise LibraryError(
-                f"Library({ns!r}, {kind!r}, {dispatch_key!r}): only IMPL libraries have a "
-                "dispatch key; pass the key to impl() or use an IMPL library."
+                " ".join(
+                    [
+                        f"Library({ns!r}, {kind!r}, {dispatch_key!r}): only IMPL libraries have a",
+                        "dispatch key; pass the key to impl() or use an IMPL library.",
+                    ]
+                )
             )
         if dispatch_key:
             parse_dispatch_key(dispatch_key)
@@ -148,24 +158,48 @@ class Library:
         head = schema.split("(")[0]
         if self.kind == "IMPL":
             raise LibraryError(
-                f'def("{head}"): Cannot define an operator inside of a TORCH_LIBRARY_IMPL '
-                "block.  All def()s should be placed in the (unique) TORCH_LIBRARY block for "
-                f"their namespace.  {self._where()}"
+                " ".join(
+                    [
+                        f'def("{head}"): Cannot define an operator inside of a TORCH_LIBRARY_IMPL',
+                        "block.  All def()s should be placed in the (unique) TORCH_LIBRARY block",
+                        "for",
+                        f"their namespace.  {self._where()}",
+                    ]
+                )
             )
         parsed = parse_schema(schema)
         base = parsed.name.name
         if base.namespace is not None and base.namespace != self.ns:
             raise LibraryError(
-                f"Explicitly provided namespace ({base.namespace}) in schema string does not "
-                f"match namespace of enclosing {_BLOCK[self.kind]} block ({self.ns}).  Move "
-                "this definition to the (unique) TORCH_LIBRARY block corresponding to this "
-                "namespace (and consider deleting the namespace from your schema string.)  "
-                f"{self._where()}"
+                "  ".join(  # torch's text has two spaces after each of its sentences
+                    [
+                        " ".join(
+                            [
+                                f"Explicitly provided namespace ({base.namespace}) in schema",
+                                "string does not match namespace of enclosing",
+                                f"{_BLOCK[self.kind]} block ({self.ns}).",
+                            ]
+                        ),
+                        " ".join(
+                            [
+                                "Move this definition to the (unique) TORCH_LIBRARY block",
+                                "corresponding to this namespace (and consider deleting the",
+                                "namespace from your schema string.)",
+                            ]
+                        ),
+                        self._where(),
+                    ]
+                )
             )
         if parsed.overload_name == "default":
             raise LibraryError(
-                f"default is not a legal overload name for {self.ns} operators (the default "
-                "overload is the one without a name)"
+                " ".join(
+                    [
+                        f"default is not a legal overload name for {self.ns} operators (the",
+                        "default",
+                        "overload is the one without a name)",
+                    ]
+                )
             )
         name = OperatorName(dataclasses.replace(base, namespace=self.ns), parsed.overload_name)
         full = parsed.with_name(name)
@@ -182,29 +216,45 @@ class Library:
             op_name = op_name.name()
         if not isinstance(op_name, str):
             raise RuntimeError(  # noqa: TRY004 - torch raises RuntimeError here
-                "impl should be passed either a name or an OpOverload object as the first "
-                f"argument, got {type(op_name)}"
+                " ".join(
+                    [
+                        "impl should be passed either a name or an OpOverload object as the first",
+                        f"argument, got {type(op_name)}",
+                    ]
+                )
             )
         ns, _, rest = op_name.rpartition("::")
         name, _, overload = rest.partition(".")
         enclosing = self.ns
         if self.ns == "_" or (ns and ns != self.ns):
             raise LibraryError(
-                f'impl("{op_name}", ...): Explicitly provided namespace ({ns or "none"}) in '
-                "operator name does not match namespace of enclosing "
-                f"{_BLOCK[self.kind]} block ({enclosing}).  Move this definition to the "
-                f"{_BLOCK[self.kind]} block corresponding to this namespace (and consider "
-                f"deleting the namespace from your schema string.)  {self._where()}"
+                " ".join(
+                    [
+                        f'impl("{op_name}", ...): Explicitly provided namespace ({ns or "none"})',
+                        "in",
+                        "operator name does not match namespace of enclosing",
+                        f"{_BLOCK[self.kind]} block ({enclosing}).  Move this definition to the",
+                        f"{_BLOCK[self.kind]} block corresponding to this namespace (and consider",
+                        f"deleting the namespace from your schema string.)  {self._where()}",
+                    ]
+                )
             )
         return f"{self.ns}::{name}", overload
 
     def _resolve_key(self, op_name: object, dispatch_key: str) -> DispatchKey:
         if dispatch_key and self.dispatch_key and dispatch_key != self.dispatch_key:
             raise LibraryError(
-                f'impl("{op_name}", ...): Explicitly provided dispatch key ({dispatch_key}) is '
-                "inconsistent with the dispatch key of the enclosing TORCH_LIBRARY_IMPL block "
-                f"({self.dispatch_key}).  Please declare a separate TORCH_LIBRARY_IMPL block "
-                f"for this dispatch key and move your impl() there.  {self._where()}"
+                " ".join(
+                    [
+                        f'impl("{op_name}", ...): Explicitly provided dispatch key',
+                        f"({dispatch_key}) is",
+                        "inconsistent with the dispatch key of the enclosing TORCH_LIBRARY_IMPL",
+                        "block",
+                        f"({self.dispatch_key}).  Please declare a separate TORCH_LIBRARY_IMPL",
+                        "block",
+                        f"for this dispatch key and move your impl() there.  {self._where()}",
+                    ]
+                )
             )
         key = parse_dispatch_key(dispatch_key or self.dispatch_key or "CompositeImplicitAutograd")
         return DispatchKey.CompositeImplicitAutograd if key == DispatchKey.Undefined else key
@@ -239,10 +289,16 @@ class Library:
                 raise RuntimeError(f"operator {name} does not exist")
             if DispatchKey.CompositeImplicitAutograd in entry.kernels:
                 raise RuntimeError(
-                    "We should not register a meta kernel directly to the operator "
-                    f"'{qualified.split('::')[1]}', because it has a CompositeImplicitAutograd "
-                    "kernel in core. Instead we should let the operator decompose, and ensure "
-                    "that we have meta kernels for the base ops that it decomposes into."
+                    " ".join(
+                        [
+                            "We should not register a meta kernel directly to the operator",
+                            f"'{qualified.split('::')[1]}', because it has a",
+                            "CompositeImplicitAutograd",
+                            "kernel in core. Instead we should let the operator decompose, and",
+                            "ensure",
+                            "that we have meta kernels for the base ops that it decomposes into.",
+                        ]
+                    )
                 )
         if fn is fallthrough_kernel:
             kind = KernelKind.FALLTHROUGH
@@ -272,8 +328,12 @@ class Library:
         dispatch_key = dispatch_key or self.dispatch_key
         if self.ns != "_":
             raise RuntimeError(
-                "Fallback can only be registered using library fragment on the global "
-                f'namespace "_" but it is {self.ns}'
+                " ".join(
+                    [
+                        "Fallback can only be registered using library fragment on the global",
+                        f'namespace "_" but it is {self.ns}',
+                    ]
+                )
             )
         if not dispatch_key:
             raise AssertionError("dispatch_key must not be empty for fallback")
@@ -312,8 +372,12 @@ def _keys_of(types: str | Sequence[str]) -> list[str]:
         except RuntimeError:
             if t not in _DEVICE_KEYS:
                 raise ValueError(
-                    f"impl(..., types={types!r}): {t!r} is neither a device type "
-                    f"({', '.join(_DEVICE_KEYS)}) nor a dispatch key name"
+                    " ".join(
+                        [
+                            f"impl(..., types={types!r}): {t!r} is neither a device type",
+                            f"({', '.join(_DEVICE_KEYS)}) nor a dispatch key name",
+                        ]
+                    )
                 ) from None
             keys.append(_DEVICE_KEYS[t])
     return keys
@@ -377,8 +441,12 @@ def define(qualname: Any, schema: str, *, lib: Any = None, tags: Sequence[Any] =
     ns, _, name = qualname.partition("::")
     if not schema.startswith("("):
         raise ValueError(
-            "define(qualname, schema, ...): expected schema to look like e.g. "
-            f'"(Tensor x) -> Tensor" but got "{schema}"'
+            " ".join(
+                [
+                    "define(qualname, schema, ...): expected schema to look like e.g.",
+                    f'"(Tensor x) -> Tensor" but got "{schema}"',
+                ]
+            )
         )
     use = lib
     if use is None:

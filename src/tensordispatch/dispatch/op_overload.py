@@ -279,8 +279,12 @@ class OpOverloadPacket:
             if (e.overload or "default") == name:
                 return e.overload_object
         raise AttributeError(
-            f"The underlying op of '{self._qualified_op_name.replace('::', '.')}' has no "
-            f"overload name '{name}'"
+            " ".join(
+                [
+                    f"The underlying op of '{self._qualified_op_name.replace('::', '.')}' has no",
+                    f"overload name '{name}'",
+                ]
+            )
         )
 
     def __iter__(self) -> Iterator[str]:
@@ -301,13 +305,21 @@ class OpOverloadPacket:
             "\n".join(
                 [
                     (
-                        f"{self._qualified_op_name}: no overload accepts the given "
-                        "arguments; tried, in definition order:"
+                        " ".join(
+                            [
+                                f"{self._qualified_op_name}: no overload accepts the given",
+                                "arguments; tried, in definition order:",
+                            ]
+                        )
                     ),
                     *tried,
                     (
-                        "Pass arguments matching one schema, or call an overload directly "
-                        "(e.g. ops.ns.op.default)."
+                        " ".join(
+                            [
+                                "Pass arguments matching one schema, or call an overload directly",
+                                "(e.g. ops.ns.op.default).",
+                            ]
+                        )
                     ),
                 ]
             )

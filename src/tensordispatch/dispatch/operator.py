@@ -445,8 +445,12 @@ _CACHE_LIMIT = 1024
 def _no_schema_entry(name: str) -> Callable[..., Any]:
     def call(*args: object, **kwargs: object) -> Any:
         raise SchemaNotFoundError(
-            f"Could not find schema for {name} but we found an implementation; did you "
-            "forget to def() the operator?"
+            " ".join(
+                [
+                    f"Could not find schema for {name} but we found an implementation; did you",
+                    "forget to def() the operator?",
+                ]
+            )
         )
 
     return call
@@ -660,10 +664,20 @@ class OperatorEntry:
         if masks != fallthrough_masks(self.table):
             problems.append("the fallthrough masks differ from the table's fallthrough slots")
         if problems:
+            broken = "; ".join(problems)
             raise RuntimeError(
-                f"{self.qualified_overload_name}: dispatcher invariants broken: "
-                f"{'; '.join(problems)}\nCanonical state\n~~~~~~~~~~~\n{self.dump()}\n\n"
-                f"Computed table:\n~~~~~~~~~~~\n{self.dump_table()}"
+                "\n".join(
+                    [
+                        f"{self.qualified_overload_name}: dispatcher invariants broken: {broken}",
+                        "Canonical state",
+                        "~~~~~~~~~~~",
+                        self.dump(),
+                        "",
+                        "Computed table:",
+                        "~~~~~~~~~~~",
+                        self.dump_table(),
+                    ]
+                )
             )
 
 

@@ -108,13 +108,22 @@ def register_field(name: str, default: object) -> None:
         return  # re-registration with the same default (a re-import) is harmless
     if name in _EXTRA_FIELDS or name in LocalState.__annotations__:
         raise ValueError(
-            f"register_field({name!r}): the thread-local field {name!r} already exists; "
-            "choose a name prefixed by your layer"
+            " ".join(
+                [
+                    f"register_field({name!r}): the thread-local field {name!r} already exists;",
+                    "choose a name prefixed by your layer",
+                ]
+            )
         )
     if isinstance(default, list | dict | set | bytearray):
         raise TypeError(
-            f"register_field({name!r}, {default!r}): the default is shared by every thread, "
-            "so it must be immutable; use a tuple or a frozenset"
+            " ".join(
+                [
+                    f"register_field({name!r}, {default!r}): the default is shared by every",
+                    "thread,",
+                    "so it must be immutable; use a tuple or a frozenset",
+                ]
+            )
         )
     _EXTRA_FIELDS[name] = default
     setattr(LocalState, name, default)
@@ -161,8 +170,12 @@ def _raw(ks: DispatchKeySet | DispatchKey) -> int:
     if isinstance(ks, DispatchKey):
         return keyset_raw(ks)
     raise TypeError(
-        f"dispatch key guard: expected a DispatchKeySet or a DispatchKey, got "
-        f"{type(ks).__name__} {ks!r}; wrap raw words with DispatchKeySet.from_raw"
+        " ".join(
+            [
+                "dispatch key guard: expected a DispatchKeySet or a DispatchKey, got",
+                f"{type(ks).__name__} {ks!r}; wrap raw words with DispatchKeySet.from_raw",
+            ]
+        )
     )
 
 
