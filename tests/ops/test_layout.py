@@ -370,7 +370,31 @@ ERRORS: list[tuple[str, Callable[[Any], Any]]] = [
     ("topk-k", lambda L: L.ones(3).topk(4)),
     ("index-bounds", lambda L: L.ones(3)[L.tensor([3])]),
     ("index-dtype", lambda L: L.ones(3)[L.tensor([0.0])]),
+    ("masked_select-mask", lambda L: L.ones(3).masked_select(L.ones(3))),
+    ("nonzero-out", lambda L: L.nonzero(L.ones(3), out=L.empty(0))),
+    ("sort-complex", lambda L: L.ones(3, dtype=L.complex64).sort()),
+    ("sort-dim", lambda L: L.ones(3).sort(dim=3)),
+    ("index-mask-shape", lambda L: L.ones(2, 3)[L.ones(3) > 0]),
+    ("index_put-shape", lambda L: L.ones(3).index_put_((L.tensor([0]),), L.ones(2))),
+    ("masked_fill-complex", lambda L: L.ones(3).masked_fill(L.ones(3) > 0, 1j)),
+    ("repeat-negative", lambda L: L.ones(2).repeat(-1, 2)),
 ]
+
+
+def test_meta_boolean_index_message() -> None:
+    m = td.ones(2, device="meta")
+    with pytest.raises(NotImplementedError) as e:
+        td.ops.aten.index.Tensor(m, [m > 0])
+    assert str(e.value) == (
+        "aten::index.Tensor: indexing a meta tensor with a boolean mask has a data-dependent "
+        "shape; there is no Meta kernel for it"
+    )
+
+
+def test_scatter_binding_needs_exactly_one_source() -> None:
+    with pytest.raises(TypeError) as e:
+        td.ones(2).scatter(0, td.tensor([0]))
+    assert str(e.value) == "scatter(): pass exactly one of src (a Tensor) or value (a number)"
 
 
 @pytest.mark.parametrize(("case", "fn"), ERRORS, ids=[c for c, _ in ERRORS])

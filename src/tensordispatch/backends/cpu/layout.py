@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from tensordispatch.backends.common import broadcast_shapes, shape_text
+from tensordispatch.backends.common import broadcast_shapes, shape_text, type_meta_name
 from tensordispatch.backends.generator import resolve
 from tensordispatch.backends.meta.layout import (
     arange_size,
@@ -197,7 +197,7 @@ def sort_stable_out(
     indices: Tensor,
 ) -> None:  # fmt: skip
     if self.dtype.is_complex:
-        raise RuntimeError(f"\"sort\" not implemented for '{_scalar(self.dtype)}'")
+        raise RuntimeError(" Sort does not support complex dtypes on CPU")  # torch's text
     data = self._data if self.dim() else self._data.reshape(1)
     order = _sort_indices(data, pre, descending)
     np.copyto(values._data, np.take_along_axis(data, order, pre).reshape(values._shape))
@@ -295,7 +295,9 @@ def _masked_fill(self: Tensor, mask: Tensor, value: Any) -> Tensor:
         value = bool(value)
     fill = np.asarray(value)
     if fill.dtype.kind == "c" and not self.dtype.is_complex:
-        raise RuntimeError(f"value cannot be converted to type {self.dtype.name} without overflow")
+        raise RuntimeError(
+            f"value cannot be converted to type {type_meta_name(self.dtype)} without overflow"
+        )
     np.copyto(self._data, fill.astype(self.dtype._numpy), where=mask._data)
     return self
 
@@ -331,7 +333,8 @@ def nonzero_out(self: Tensor, *, out: Tensor) -> Tensor:
     result = nonzero(self)
     if out.dtype is not _dt.int64:
         raise RuntimeError(
-            f"nonzero: Expected out tensor to have scalar type Long but got scalar type "
+            # torch's text, without the space before the dtype
+            f"nonzero: Expected out tensor to have scalar type Long but got scalar type"
             f"{_scalar(out.dtype)}"
         )
     if out._shape != result._shape:
