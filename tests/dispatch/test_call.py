@@ -208,6 +208,18 @@ def test_kernel_sees_only_the_arguments_the_caller_gave(lib: Library) -> None:
     assert f(x, x, c=0) == (2, ["c"])
 
 
+def test_required_argument_after_an_optional_one(lib: Library) -> None:
+    lib.define("f(Tensor x, int a=1, Tensor y) -> Tensor")
+    lib.impl("f", lambda *args, **kwargs: (len(args), sorted(kwargs)), "CPU")
+    f = _op(lib, "f")
+    x = T(CPU)
+    assert f(x, 2, x) == (3, [])
+    assert f(x, y=x) == (1, ["y"])
+    with pytest.raises(TypeError) as info:
+        f(x)
+    assert str(info.value) == "f() missing required argument: 'y'"
+
+
 def test_every_tensor_form_and_position_contributes_to_the_keyset(lib: Library) -> None:
     lib.define("f(Tensor[] xs, Tensor?[] ys, Tensor? z=None, *, Tensor(a!) out) -> Tensor(a!)")
     lib.impl("f", lambda *a, **k: "cpu", "CPU")
