@@ -202,7 +202,10 @@ def _fast_path(positions: tuple[int, ...], record: Callable[..., Any]) -> Callab
     if positions == (0,):
 
         def kernel1(raw: int, op: Any, a: Any, *args: Any, **kwargs: Any) -> Any:
-            m = a._autograd_meta
+            try:
+                m = a._autograd_meta
+            except AttributeError:  # a non-Tensor carrying a key set (a backend's box)
+                m = None
             if m is None or not m.requires_grad or not _ST.grad_enabled:
                 state = op._entry.state
                 try:
@@ -216,8 +219,12 @@ def _fast_path(positions: tuple[int, ...], record: Callable[..., Any]) -> Callab
     if positions == (0, 1):
 
         def kernel2(raw: int, op: Any, a: Any, b: Any, *args: Any, **kwargs: Any) -> Any:
-            m = a._autograd_meta
-            m2 = b._autograd_meta
+            try:
+                m = a._autograd_meta
+                m2 = b._autograd_meta
+            except AttributeError:  # a non-Tensor carrying a key set (a backend's box)
+                m = getattr(a, "_autograd_meta", None)
+                m2 = getattr(b, "_autograd_meta", None)
             if (
                 (m is None or not m.requires_grad) and (m2 is None or not m2.requires_grad)
             ) or not _ST.grad_enabled:

@@ -37,7 +37,8 @@ def _copy_kernel(raw: int, op: Any, self: Tensor, src: Tensor, *args: Any, **kw:
     from tensordispatch.autograd.kernels import check_inplace
     from tensordispatch.autograd.views import rebase_history
 
-    m, m2 = self._autograd_meta, src._autograd_meta
+    m = getattr(self, "_autograd_meta", None)
+    m2 = getattr(src, "_autograd_meta", None)
     if not _ST.grad_enabled or not (
         (m is not None and m.requires_grad) or (m2 is not None and m2.requires_grad)
     ):
