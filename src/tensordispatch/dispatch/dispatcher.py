@@ -311,17 +311,14 @@ class Dispatcher:
                     " ".join(
                         [
                             "Only a single TORCH_LIBRARY can be used to register the namespace",
-                            f"{ns};",
-                            "please put all of your definitions in a single TORCH_LIBRARY",
-                            "block.  If",
-                            "you were trying to specify implementations, consider using",
+                            f"{ns}; please put all of your definitions in a single TORCH_LIBRARY",
+                            "block.  If you were trying to specify implementations, consider using",
                             "TORCH_LIBRARY_IMPL (which can be duplicated).  If you really intended",
                             "to",
                             "define operators for a single namespace in a distributed way, you can",
                             "use TORCH_LIBRARY_FRAGMENT to explicitly indicate this.  Previous",
                             f"registration of TORCH_LIBRARY was {previous}; latest registration",
-                            "was",
-                            f"{debug}",
+                            f"was {debug}",
                         ]
                     )
                 )
@@ -349,8 +346,7 @@ class Dispatcher:
                             "overload",
                             "name multiple times. Each overload's schema should only be registered",
                             f"with a single call to def(). Duplicate registration: {debug}.",
-                            "Original",
-                            f"registration: {existing.schema_debug}",
+                            f"Original registration: {existing.schema_debug}",
                         ]
                     )
                 )

@@ -60,8 +60,7 @@ class AmbiguousAutogradOtherError(RuntimeError):
                                 "CompositeImplicitAutograd lowering (see Note [Ambiguity in",
                                 "AutogradOther kernel]). If you want to override",
                                 "CompositeImplicitAutograd, register a kernel for AutogradOther",
-                                "itself",
-                                "on this operator.",
+                                "itself on this operator.",
                             ]
                         )
                     ),
@@ -69,8 +68,7 @@ class AmbiguousAutogradOtherError(RuntimeError):
                         " ".join(
                             [
                                 "If you only want to run inference, exclude the autograd keys",
-                                "(e.g.",
-                                "with tensordispatch.dispatch._AutoDispatchBelowAutograd()).",
+                                "(e.g. with tensordispatch.dispatch._AutoDispatchBelowAutograd()).",
                             ]
                         )
                     ),
@@ -90,8 +88,7 @@ class MetaKernelMissingError(NotImplementedError):
             " ".join(
                 [
                     f"{op}: attempted to run this operator with Meta tensors, but there was no",
-                    "fake",
-                    "impl or Meta kernel registered. Register one with",
+                    "fake impl or Meta kernel registered. Register one with",
                     f"Library.impl('{op.split('::')[-1]}', fn, 'Meta') (a function computing the",
                     "output's shape and dtype without data).",
                 ]
@@ -107,8 +104,7 @@ class FallthroughExecutedError(RuntimeError):
             " ".join(
                 [
                     "fallthrough_kernel was executed but it should have been short-circuited by",
-                    "the",
-                    "dispatcher. This could occur if you registered a fallthrough kernel as a",
+                    "the dispatcher. This could occur if you registered a fallthrough kernel as a",
                     "override for a specific operator (as opposed to a backend fallback) and then",
                     "redispatched to its key explicitly; redispatch with a key set that excludes",
                     "that key instead.",

@@ -450,8 +450,7 @@ def runtime_key(functionality: int, component: int) -> DispatchKey:
             " ".join(
                 [
                     f"runtime_key({key_name(functionality)}, {BackendComponent(component)}): only",
-                    "the",
-                    "per-backend functionalities",
+                    "the per-backend functionalities",
                     f"({', '.join(map(str, PER_BACKEND_FUNCTIONALITIES))})",
                     "have one runtime key per backend; use the functionality key itself",
                 ]
@@ -502,8 +501,7 @@ def slot_of(k: int) -> int:
             " ".join(
                 [
                     f"slot_of({key_name(k)}): only runtime keys and Undefined have a",
-                    "dispatch-table",
-                    "slot; expand an alias with alias_runtime_keys() first",
+                    "dispatch-table slot; expand an alias with alias_runtime_keys() first",
                 ]
             )
         )

@@ -435,8 +435,7 @@ def alias_runtime_keys(alias: int) -> DispatchKeySet:
             " ".join(
                 [
                     "alias_runtime_keys(Undefined): Undefined is neither an alias nor a runtime",
-                    "key;",
-                    "pass an alias key such as CompositeImplicitAutograd",
+                    "key; pass an alias key such as CompositeImplicitAutograd",
                 ]
             )
         )
@@ -518,8 +517,7 @@ def backend_tensor_keyset(
             " ".join(
                 [
                     f"backend_tensor_keyset({BackendComponent(component)},",
-                    f"{key_name(functionality)}):",
-                    "a tensor's layout functionality must be one of",
+                    f"{key_name(functionality)}): a tensor's layout functionality must be one of",
                     f"{', '.join(map(key_name, _TENSOR_FUNCTIONALITIES))} on a real backend",
                     "(not InvalidBit)",
                 ]

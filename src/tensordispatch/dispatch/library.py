@@ -115,10 +115,8 @@ class Library:
                 " ".join(
                     [
                         f"{_BLOCK[kind]}: cannot define {_BLOCK[kind]} with the wildcard namespace",
-                        "_",
-                        f"(every {_BLOCK[kind]} defines operators for a distinct namespace!) Did",
-                        "you",
-                        f"mean to use TORCH_LIBRARY_IMPL instead?  {self._where()}",
+                        f"_ (every {_BLOCK[kind]} defines operators for a distinct namespace!) Did",
+                        f"you mean to use TORCH_LIBRARY_IMPL instead?  {self._where()}",
                     ]
                 )
             )
@@ -162,8 +160,7 @@ class Library:
                     [
                         f'def("{head}"): Cannot define an operator inside of a TORCH_LIBRARY_IMPL',
                         "block.  All def()s should be placed in the (unique) TORCH_LIBRARY block",
-                        "for",
-                        f"their namespace.  {self._where()}",
+                        f"for their namespace.  {self._where()}",
                     ]
                 )
             )
@@ -196,8 +193,7 @@ class Library:
                 " ".join(
                     [
                         f"default is not a legal overload name for {self.ns} operators (the",
-                        "default",
-                        "overload is the one without a name)",
+                        "default overload is the one without a name)",
                     ]
                 )
             )
@@ -231,8 +227,7 @@ class Library:
                 " ".join(
                     [
                         f'impl("{op_name}", ...): Explicitly provided namespace ({ns or "none"})',
-                        "in",
-                        "operator name does not match namespace of enclosing",
+                        "in operator name does not match namespace of enclosing",
                         f"{_BLOCK[self.kind]} block ({enclosing}).  Move this definition to the",
                         f"{_BLOCK[self.kind]} block corresponding to this namespace (and consider",
                         f"deleting the namespace from your schema string.)  {self._where()}",
@@ -251,8 +246,7 @@ class Library:
                         "inconsistent with the dispatch key of the enclosing TORCH_LIBRARY_IMPL",
                         "block",
                         f"({self.dispatch_key}).  Please declare a separate TORCH_LIBRARY_IMPL",
-                        "block",
-                        f"for this dispatch key and move your impl() there.  {self._where()}",
+                        f"block for this dispatch key and move your impl() there.  {self._where()}",
                     ]
                 )
             )

@@ -120,8 +120,7 @@ def register_field(name: str, default: object) -> None:
             " ".join(
                 [
                     f"register_field({name!r}, {default!r}): the default is shared by every",
-                    "thread,",
-                    "so it must be immutable; use a tuple or a frozenset",
+                    "thread, so it must be immutable; use a tuple or a frozenset",
                 ]
             )
         )
