@@ -153,15 +153,45 @@ def arange_out(end: Any, *, out: Tensor) -> Tensor:
     return op("arange.start_out")(0, end, 1, out=out)
 
 
+def _linspace_bound(value: Any, name: str) -> Any:
+    """A 0-dim tensor bound as a number (any number on meta: only metadata is computed)."""
+    if not isinstance(value, Tensor):
+        return value
+    if value.dim() != 0:
+        raise RuntimeError(
+            f"linspace only supports 0-dimensional start and end tensors, but got {name} with "
+            f"{value.dim()} dimension(s)."
+        )
+    return 0 if value._data is None else value.item()
+
+
 def linspace(
     start: Any, end: Any, steps: int, *, dtype: Any = None, layout: Any = None,
     device: Any = None, pin_memory: Any = None,
 ) -> Tensor:  # fmt: skip
+    """linspace and its Tensor_Tensor / Tensor_Scalar / Scalar_Tensor overloads (whose
+    result, as in torch, is on the bounds' device when none is given)."""
+    if device is None:
+        bounds = [t for t in (start, end) if isinstance(t, Tensor)]
+        device = bounds[0].device if bounds else None
+    start, end = _linspace_bound(start, "start"), _linspace_bound(end, "end")
     if dtype is None:
         complex_ = isinstance(start, complex) or isinstance(end, complex)
         dtype = _dt.get_default_complex_dtype() if complex_ else _dt.get_default_dtype()
     result = _empty([0], dtype, layout, device, pin_memory)
     return op("linspace.out")(start, end, steps, out=result)
+
+
+def linspace_out(start: Any, end: Any, steps: int, *, out: Tensor) -> Tensor:
+    """The out= forms of the Tensor overloads of linspace."""
+    start, end = _linspace_bound(start, "start"), _linspace_bound(end, "end")
+    return op("linspace.out")(start, end, steps, out=out)  # type: ignore[no-any-return]
+
+
+def narrow_copy_out(self: Tensor, dim: int, start: int, length: int, *, out: Tensor) -> Tensor:
+    result = op("narrow_copy")(self, dim, start, length)
+    resize_output(out, result._shape)
+    return op("copy_")(out, result)  # type: ignore[no-any-return]
 
 
 def eye_m(
@@ -280,6 +310,8 @@ COMPOSITE_LAYOUT: dict[str, Any] = {
     "arange_start_step": arange_start_step,
     "arange_out": arange_out,
     "linspace": linspace,
+    "linspace_out": linspace_out,
+    "narrow_copy_out": narrow_copy_out,
     "eye": eye,
     "eye_m": eye_m,
     "full_like": full_like,

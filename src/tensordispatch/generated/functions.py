@@ -13,7 +13,7 @@ from tensordispatch.dispatch.calling import NOT_GIVEN as _NO
 from tensordispatch.generated import registrations as _registrations
 from tensordispatch.tensor.tensor import Tensor as _Tensor
 
-__all__ = ['abs', 'abs_', 'add', 'addbmm', 'addcdiv', 'addcmul', 'addmm', 'addmv', 'addmv_', 'alias', 'alias_copy', 'all', 'amax', 'amin', 'aminmax', 'any', 'arange', 'argmax', 'argmin', 'as_strided', 'as_strided_copy', 'baddbmm', 'bitwise_and', 'bitwise_not', 'bitwise_or', 'bitwise_xor', 'bmm', 'cat', 'ceil', 'ceil_', 'chunk', 'clamp', 'clamp_', 'clamp_max', 'clamp_max_', 'clamp_min', 'clamp_min_', 'clone', 'conv2d', 'convolution', 'cos', 'cos_', 'cross_entropy_loss', 'cumsum', 'detach', 'detach_copy', 'diagonal', 'diagonal_copy', 'div', 'dot', 'dropout', 'dropout_', 'embedding', 'empty', 'empty_like', 'empty_strided', 'eq', 'erf', 'erf_', 'exp', 'exp_', 'expand_copy', 'expm1', 'expm1_', 'eye', 'fill', 'fill_', 'flatten', 'flip', 'floor', 'floor_', 'floor_divide', 'full', 'full_like', 'gather', 'ge', 'gelu', 'gelu_', 'gt', 'index', 'index_put', 'index_put_', 'index_select', 'layer_norm', 'le', 'lerp', 'linear', 'linspace', 'log', 'log1p', 'log1p_', 'log_', 'log_softmax', 'logical_and', 'logical_not', 'logical_or', 'logical_xor', 'logsumexp', 'lt', 'masked_fill', 'masked_select', 'matmul', 'max', 'maximum', 'mean', 'min', 'minimum', 'mm', 'mul', 'mv', 'narrow', 'ne', 'neg', 'neg_', 'nll_loss', 'nll_loss2d', 'nll_loss2d_forward', 'nll_loss_forward', 'nll_loss_nd', 'nonzero', 'norm', 'one_hot', 'ones', 'ones_like', 'outer', 'permute', 'permute_copy', 'pow', 'prod', 'rand', 'rand_like', 'randint', 'randn', 'randn_like', 'relu', 'relu_', 'remainder', 'reshape', 'roll', 'round', 'round_', 'rsqrt', 'rsqrt_', 'rsub', 'scatter', 'scatter_add', 'select', 'select_copy', 'sigmoid', 'sigmoid_', 'sign', 'silu', 'silu_', 'sin', 'sin_', 'slice_copy', 'softmax', 'sort', 'split', 'split_copy', 'split_with_sizes', 'split_with_sizes_copy', 'sqrt', 'sqrt_', 'squeeze', 'squeeze_copy', 'stack', 'std', 'sub', 'sum', 't', 't_copy', 'tan', 'tan_', 'tanh', 'tanh_', 'topk', 'transpose', 'transpose_copy', 'tril', 'triu', 'unbind', 'unbind_copy', 'unfold_copy', 'unsqueeze', 'unsqueeze_copy', 'var', 'view_as_complex', 'view_as_complex_copy', 'view_as_real', 'view_as_real_copy', 'view_copy', 'where', 'zeros', 'zeros_like']
+__all__ = ['abs', 'abs_', 'add', 'addbmm', 'addcdiv', 'addcmul', 'addmm', 'addmv', 'addmv_', 'alias', 'alias_copy', 'all', 'amax', 'amin', 'aminmax', 'any', 'arange', 'argmax', 'argmin', 'as_strided', 'as_strided_copy', 'baddbmm', 'bitwise_and', 'bitwise_not', 'bitwise_or', 'bitwise_xor', 'bmm', 'cat', 'ceil', 'ceil_', 'chunk', 'clamp', 'clamp_', 'clamp_max', 'clamp_max_', 'clamp_min', 'clamp_min_', 'clone', 'conv2d', 'convolution', 'cos', 'cos_', 'cross_entropy_loss', 'cumsum', 'detach', 'detach_copy', 'diagonal', 'diagonal_copy', 'div', 'dot', 'dropout', 'dropout_', 'embedding', 'empty', 'empty_like', 'empty_strided', 'eq', 'erf', 'erf_', 'exp', 'exp_', 'expand_copy', 'expm1', 'expm1_', 'eye', 'fill', 'fill_', 'flatten', 'flip', 'floor', 'floor_', 'floor_divide', 'full', 'full_like', 'gather', 'ge', 'gelu', 'gelu_', 'gt', 'index', 'index_put', 'index_put_', 'index_select', 'layer_norm', 'le', 'lerp', 'linear', 'linspace', 'log', 'log1p', 'log1p_', 'log_', 'log_softmax', 'logical_and', 'logical_not', 'logical_or', 'logical_xor', 'logsumexp', 'lt', 'masked_fill', 'masked_select', 'matmul', 'max', 'maximum', 'mean', 'min', 'minimum', 'mm', 'mul', 'mv', 'narrow', 'narrow_copy', 'ne', 'neg', 'neg_', 'nll_loss', 'nll_loss2d', 'nll_loss2d_forward', 'nll_loss_forward', 'nll_loss_nd', 'nonzero', 'norm', 'one_hot', 'ones', 'ones_like', 'outer', 'permute', 'permute_copy', 'pow', 'prod', 'rand', 'rand_like', 'randint', 'randn', 'randn_like', 'relu', 'relu_', 'remainder', 'reshape', 'roll', 'round', 'round_', 'rsqrt', 'rsqrt_', 'rsub', 'scatter', 'scatter_add', 'select', 'select_copy', 'sigmoid', 'sigmoid_', 'sign', 'silu', 'silu_', 'sin', 'sin_', 'slice_copy', 'softmax', 'sort', 'split', 'split_copy', 'split_with_sizes', 'split_with_sizes_copy', 'sqrt', 'sqrt_', 'squeeze', 'squeeze_copy', 'stack', 'std', 'sub', 'sum', 't', 't_copy', 'tan', 'tan_', 'tanh', 'tanh_', 'topk', 'transpose', 'transpose_copy', 'tril', 'triu', 'unbind', 'unbind_copy', 'unfold_copy', 'unsqueeze', 'unsqueeze_copy', 'var', 'view_as_complex', 'view_as_complex_copy', 'view_as_real', 'view_as_real_copy', 'view_copy', 'where', 'zeros', 'zeros_like']
 
 from tensordispatch.backends.aten import op as _op
 
@@ -175,6 +175,12 @@ _F_lerp_Tensor_out = _op('lerp.Tensor_out')
 _F_linear = _op('linear')
 _F_linear_out = _op('linear.out')
 _F_linspace = _op('linspace')
+_F_linspace_Scalar_Tensor = _op('linspace.Scalar_Tensor')
+_F_linspace_Scalar_Tensor_out = _op('linspace.Scalar_Tensor_out')
+_F_linspace_Tensor_Scalar = _op('linspace.Tensor_Scalar')
+_F_linspace_Tensor_Scalar_out = _op('linspace.Tensor_Scalar_out')
+_F_linspace_Tensor_Tensor = _op('linspace.Tensor_Tensor')
+_F_linspace_Tensor_Tensor_out = _op('linspace.Tensor_Tensor_out')
 _F_linspace_out = _op('linspace.out')
 _F_log = _op('log')
 _F_log1p = _op('log1p')
@@ -228,6 +234,8 @@ _F_mv = _op('mv')
 _F_mv_out = _op('mv.out')
 _F_narrow = _op('narrow')
 _F_narrow_Tensor = _op('narrow.Tensor')
+_F_narrow_copy = _op('narrow_copy')
+_F_narrow_copy_out = _op('narrow_copy.out')
 _F_ne_Scalar = _op('ne.Scalar')
 _F_ne_Scalar_out = _op('ne.Scalar_out')
 _F_ne_Tensor = _op('ne.Tensor')
@@ -1429,28 +1437,99 @@ def linear(input, weight, bias=_NO, *, out=None):
 
 
 def linspace(start, end, steps, *, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, out=None, requires_grad=False):
-    if out is None:
-        if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
-            _r = _F_linspace(start, end, steps)
+    if not isinstance(start, _Tensor) and not isinstance(end, _Tensor):
+        if out is None:
+            if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
+                _r = _F_linspace(start, end, steps)
+            else:
+                _kw = {}
+                if dtype is not _NO: _kw['dtype'] = dtype
+                if layout is not _NO: _kw['layout'] = layout
+                if device is not _NO: _kw['device'] = device
+                if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
+                _r = _F_linspace(start, end, steps, **_kw)
         else:
-            _kw = {}
-            if dtype is not _NO: _kw['dtype'] = dtype
-            if layout is not _NO: _kw['layout'] = layout
-            if device is not _NO: _kw['device'] = device
-            if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
-            _r = _F_linspace(start, end, steps, **_kw)
-    else:
-        if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
-            _r = _F_linspace_out(start, end, steps, out=out)
+            if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
+                _r = _F_linspace_out(start, end, steps, out=out)
+            else:
+                _kw = {}
+                if dtype is not _NO: _kw['dtype'] = dtype
+                if layout is not _NO: _kw['layout'] = layout
+                if device is not _NO: _kw['device'] = device
+                if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
+                _r = _F_linspace_out(start, end, steps, out=out, **_kw)
+        if requires_grad: _r.requires_grad_(True)
+        return _r
+    if isinstance(start, _Tensor) and isinstance(end, _Tensor):
+        if out is None:
+            if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
+                _r = _F_linspace_Tensor_Tensor(start, end, steps)
+            else:
+                _kw = {}
+                if dtype is not _NO: _kw['dtype'] = dtype
+                if layout is not _NO: _kw['layout'] = layout
+                if device is not _NO: _kw['device'] = device
+                if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
+                _r = _F_linspace_Tensor_Tensor(start, end, steps, **_kw)
         else:
-            _kw = {}
-            if dtype is not _NO: _kw['dtype'] = dtype
-            if layout is not _NO: _kw['layout'] = layout
-            if device is not _NO: _kw['device'] = device
-            if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
-            _r = _F_linspace_out(start, end, steps, out=out, **_kw)
-    if requires_grad: _r.requires_grad_(True)
-    return _r
+            if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
+                _r = _F_linspace_Tensor_Tensor_out(start, end, steps, out=out)
+            else:
+                _kw = {}
+                if dtype is not _NO: _kw['dtype'] = dtype
+                if layout is not _NO: _kw['layout'] = layout
+                if device is not _NO: _kw['device'] = device
+                if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
+                _r = _F_linspace_Tensor_Tensor_out(start, end, steps, out=out, **_kw)
+        if requires_grad: _r.requires_grad_(True)
+        return _r
+    if isinstance(start, _Tensor) and not isinstance(end, _Tensor):
+        if out is None:
+            if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
+                _r = _F_linspace_Tensor_Scalar(start, end, steps)
+            else:
+                _kw = {}
+                if dtype is not _NO: _kw['dtype'] = dtype
+                if layout is not _NO: _kw['layout'] = layout
+                if device is not _NO: _kw['device'] = device
+                if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
+                _r = _F_linspace_Tensor_Scalar(start, end, steps, **_kw)
+        else:
+            if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
+                _r = _F_linspace_Tensor_Scalar_out(start, end, steps, out=out)
+            else:
+                _kw = {}
+                if dtype is not _NO: _kw['dtype'] = dtype
+                if layout is not _NO: _kw['layout'] = layout
+                if device is not _NO: _kw['device'] = device
+                if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
+                _r = _F_linspace_Tensor_Scalar_out(start, end, steps, out=out, **_kw)
+        if requires_grad: _r.requires_grad_(True)
+        return _r
+    if isinstance(end, _Tensor) and not isinstance(start, _Tensor):
+        if out is None:
+            if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
+                _r = _F_linspace_Scalar_Tensor(start, end, steps)
+            else:
+                _kw = {}
+                if dtype is not _NO: _kw['dtype'] = dtype
+                if layout is not _NO: _kw['layout'] = layout
+                if device is not _NO: _kw['device'] = device
+                if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
+                _r = _F_linspace_Scalar_Tensor(start, end, steps, **_kw)
+        else:
+            if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
+                _r = _F_linspace_Scalar_Tensor_out(start, end, steps, out=out)
+            else:
+                _kw = {}
+                if dtype is not _NO: _kw['dtype'] = dtype
+                if layout is not _NO: _kw['layout'] = layout
+                if device is not _NO: _kw['device'] = device
+                if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
+                _r = _F_linspace_Scalar_Tensor_out(start, end, steps, out=out, **_kw)
+        if requires_grad: _r.requires_grad_(True)
+        return _r
+    raise TypeError('linspace(): received an invalid combination of arguments; expected one of: linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor; linspace.Tensor_Tensor(Tensor start, Tensor end, int steps, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor; linspace.Tensor_Scalar(Tensor start, Scalar end, int steps, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor; linspace.Scalar_Tensor(Scalar start, Tensor end, int steps, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor')
 
 
 def log(input, *, out=None):
@@ -1730,6 +1809,14 @@ def narrow(input, dim, start, length):
         _r = _F_narrow_Tensor(input, dim, start, length)
         return _r
     raise TypeError('narrow(): received an invalid combination of arguments; expected one of: narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a); narrow.Tensor(Tensor(a) self, int dim, Tensor start, SymInt length) -> Tensor(a)')
+
+
+def narrow_copy(input, dim, start, length, *, out=None):
+    if out is None:
+        _r = _F_narrow_copy(input, dim, start, length)
+    else:
+        _r = _F_narrow_copy_out(input, dim, start, length, out=out)
+    return _r
 
 
 def ne(input, other, *, out=None):

@@ -159,6 +159,7 @@ _F_mul__Tensor = _op('mul_.Tensor')
 _F_mv = _op('mv')
 _F_narrow = _op('narrow')
 _F_narrow_Tensor = _op('narrow.Tensor')
+_F_narrow_copy = _op('narrow_copy')
 _F_ne_Scalar = _op('ne.Scalar')
 _F_ne_Tensor = _op('ne.Tensor')
 _F_ne__Scalar = _op('ne_.Scalar')
@@ -1183,6 +1184,11 @@ def _m_narrow(self, dim, start, length):
     raise TypeError('narrow(): received an invalid combination of arguments; expected one of: narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a); narrow.Tensor(Tensor(a) self, int dim, Tensor start, SymInt length) -> Tensor(a)')
 
 
+def _m_narrow_copy(self, dim, start, length):
+    _r = _F_narrow_copy(self, dim, start, length)
+    return _r
+
+
 def _m_ne(self, other):
     if not isinstance(other, _Tensor):
         _r = _F_ne_Scalar(self, other)
@@ -1778,6 +1784,7 @@ METHODS = {
     'mul_': _m_mul_,
     'mv': _m_mv,
     'narrow': _m_narrow,
+    'narrow_copy': _m_narrow_copy,
     'ne': _m_ne,
     'ne_': _m_ne_,
     'neg': _m_neg,
