@@ -164,6 +164,15 @@ def test_randint_covers_its_half_open_range_evenly() -> None:
     assert ((counts - N / 7) ** 2 / (N / 7)).sum() < 22.5  # 6 dof, p = 0.001
 
 
+def test_random_without_bounds_stays_in_the_dtypes_exact_range() -> None:
+    assert 0 <= td.empty(N, dtype=td.float16).random_().numpy().astype(np.float64).min()
+    assert td.empty(N, dtype=td.float16).random_().numpy().max() <= 2**11
+    assert set(np.unique(td.empty(200, dtype=td.bool).random_().numpy())) == {False, True}
+    assert td.empty(N, dtype=td.uint8).random_().numpy().max() > 200
+    x = td.empty(N, dtype=td.int8).random_(-5, None).numpy()
+    assert x.min() >= -5 and x.max() > 100
+
+
 def test_manual_seed_makes_every_random_op_repeat() -> None:
     def draw() -> list[Any]:
         return [

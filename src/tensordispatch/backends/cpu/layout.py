@@ -430,8 +430,23 @@ def random__from(self: Tensor, *args: Any, generator: Any = None, **kw: Any) -> 
     low = kw.pop("from", args[0] if args else None)
     high = kw.pop("to", args[1] if len(args) > 1 else None)
     if high is None:
-        high = 2 ** (8 * self.dtype.itemsize - 1) if self.dtype is not _dt.bool else 2
+        high = _random_upper(self.dtype)
     return _random_range(self, int(low), int(high), generator)
+
+
+_MANTISSA_DIGITS = {"float16": 11, "float32": 24, "float64": 53}
+
+
+def _random_upper(dtype: Any) -> int:
+    """One past the largest value ``random_()`` draws: 2**mantissa (inclusive) for floats,
+    so every draw is exact, else the dtype's maximum (torch's rule)."""
+    if dtype is _dt.bool:
+        return 2
+    if dtype.name in _MANTISSA_DIGITS:
+        return 2 ** _MANTISSA_DIGITS[dtype.name] + 1
+    if dtype is _dt.uint8:
+        return 256
+    return 2 ** (8 * dtype.itemsize - 1)
 
 
 def random__to(self: Tensor, to: int, *, generator: Any = None) -> Tensor:
