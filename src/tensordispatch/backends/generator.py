@@ -54,7 +54,8 @@ class Generator:
 
     def seed(self) -> int:
         """Reseed from fresh entropy; returns the new seed."""
-        new = int(np.random.SeedSequence().entropy) & 0xFFFF_FFFF_FFFF_FFFF
+        entropy: Any = np.random.SeedSequence().entropy  # an int when drawn fresh
+        new = int(entropy) & 0xFFFF_FFFF_FFFF_FFFF
         self.manual_seed(new)
         return new
 

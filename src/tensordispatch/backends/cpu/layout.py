@@ -352,6 +352,7 @@ def arange_start_out(start: Any, end: Any, step: Any = 1, *, out: Tensor) -> Ten
     n = arange_size(start, end, step)
     if out._shape != (n,):
         set_sizes_strides(out, (n,), (1,))
+    values: np.ndarray[Any, Any]
     if out.dtype.is_floating_point or out.dtype.is_complex:
         values = np.arange(n, dtype=np.float64) * float(step) + float(start)
     else:
