@@ -273,7 +273,7 @@ COMPOSITE_KERNELS: dict[str, Any] = {
     **{name: fn for name, fn in VIEW_KERNELS.items() if name != "view"},
 }
 
-from tensordispatch.backends.composite_reductions import REDUCTION_COMPOSITE_KERNELS  # noqa: E402
+from tensordispatch.backends.composite_reductions import REDUCTION_COMPOSITE_KERNELS
 
 COMPOSITE_KERNELS.update(REDUCTION_COMPOSITE_KERNELS)
 

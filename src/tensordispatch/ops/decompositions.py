@@ -51,7 +51,7 @@ def matmul(self: Any, other: Any) -> Any:
         return op("mm")(self, other)
     if d1 >= 3 and d2 in (1, 2):
         rhs = other if d2 == 2 else op("unsqueeze")(other, -1)
-        folded = reshape(self, [-1, self._shape[-1]])
+        folded = reshape(self, [_numel(self._shape[:-1]), self._shape[-1]])
         result = op("mm")(folded, rhs)
         tail = (rhs._shape[-1],) if d2 == 2 else ()
         return op("view")(result, list(self._shape[:-1] + tail))
@@ -79,7 +79,7 @@ DECOMPOSITIONS: dict[str, Any] = {
     "matmul_out": matmul_out,
 }
 
-from tensordispatch.ops.decompositions_reductions import REDUCTION_DECOMPOSITIONS  # noqa: E402
+from tensordispatch.ops.decompositions_reductions import REDUCTION_DECOMPOSITIONS
 
 DECOMPOSITIONS.update(REDUCTION_DECOMPOSITIONS)
 
@@ -91,6 +91,6 @@ from tensordispatch.ops.decompositions_layout import DECOMPOSITIONS_LAYOUT  # no
 
 DECOMPOSITIONS.update(DECOMPOSITIONS_LAYOUT)
 
-from tensordispatch.ops.decompositions_nn import NN_DECOMPOSITIONS  # noqa: E402
+from tensordispatch.ops.decompositions_nn import NN_DECOMPOSITIONS
 
 DECOMPOSITIONS.update(NN_DECOMPOSITIONS)

@@ -14,7 +14,7 @@ import warnings
 from typing import Any
 
 from tensordispatch.backends.aten import op, wrap_number
-from tensordispatch.backends.common import scalar_type_name, shape_text
+from tensordispatch.backends.common import contiguous_format, scalar_type_name, shape_text
 from tensordispatch.backends.composite_reductions import cast
 from tensordispatch.tensor import dtypes as _dt
 from tensordispatch.tensor.tensor import Tensor
@@ -329,7 +329,7 @@ def conv2d_padding_symint(input: Tensor, weight: Tensor, bias: Any = None, strid
     for i, t in enumerate(totals):
         if t % 2:
             out = op("slice.Tensor")(out, out.dim() - 2 + i, 1)
-    return op("contiguous")(out)
+    return op("clone")(out, memory_format=contiguous_format)
 
 
 NN_DECOMPOSITIONS: dict[str, Any] = {

@@ -320,7 +320,7 @@ CPU_KERNELS: dict[str, Any] = {
     },
 }
 
-from tensordispatch.backends.cpu.reductions import REDUCTION_CPU_KERNELS  # noqa: E402
+from tensordispatch.backends.cpu.reductions import REDUCTION_CPU_KERNELS
 
 CPU_KERNELS.update(REDUCTION_CPU_KERNELS)
 
@@ -333,6 +333,6 @@ from tensordispatch.backends.view_ops import VIEW_CPU_META_KERNELS  # noqa: E402
 
 CPU_KERNELS.update(CPU_LAYOUT, **VIEW_CPU_META_KERNELS)
 
-from tensordispatch.backends.cpu.nn import NN_CPU_KERNELS  # noqa: E402
+from tensordispatch.backends.cpu.nn import NN_CPU_KERNELS
 
 CPU_KERNELS.update(NN_CPU_KERNELS)

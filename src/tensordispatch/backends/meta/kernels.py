@@ -145,7 +145,7 @@ META_KERNELS: dict[str, Any] = {
     "view": view,
 }
 
-from tensordispatch.backends.meta.reductions import REDUCTION_META_KERNELS  # noqa: E402
+from tensordispatch.backends.meta.reductions import REDUCTION_META_KERNELS
 
 META_KERNELS.update(REDUCTION_META_KERNELS)
 
@@ -158,6 +158,6 @@ from tensordispatch.backends.view_ops import VIEW_CPU_META_KERNELS  # noqa: E402
 
 META_KERNELS.update(META_KERNELS_LAYOUT, **VIEW_CPU_META_KERNELS)
 
-from tensordispatch.backends.meta.nn import NN_META_KERNELS  # noqa: E402
+from tensordispatch.backends.meta.nn import NN_META_KERNELS
 
 META_KERNELS.update(NN_META_KERNELS)

@@ -310,7 +310,7 @@ META_FUNCTIONS: dict[str, Callable[..., MetaResult]] = _named(
     }
 )
 
-from tensordispatch.backends.meta.reductions import REDUCTION_META_FUNCTIONS  # noqa: E402
+from tensordispatch.backends.meta.reductions import REDUCTION_META_FUNCTIONS
 
 META_FUNCTIONS.update(REDUCTION_META_FUNCTIONS)
 
@@ -322,6 +322,6 @@ from tensordispatch.backends.meta.layout import META_FUNCTIONS_LAYOUT  # noqa: E
 
 META_FUNCTIONS.update(META_FUNCTIONS_LAYOUT)
 
-from tensordispatch.backends.meta.nn import NN_META_FUNCTIONS  # noqa: E402
+from tensordispatch.backends.meta.nn import NN_META_FUNCTIONS
 
 META_FUNCTIONS.update(NN_META_FUNCTIONS)
