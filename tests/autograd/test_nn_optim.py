@@ -13,8 +13,9 @@ from tensordispatch import nn, optim
 
 
 def _models() -> tuple[Any, Any]:
-    torch.manual_seed(0)
-    tm = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 3))
+    with torch.random.fork_rng():  # leave the global generator to the other tests
+        torch.manual_seed(0)
+        tm = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 3))
     dm = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 3))
     for (_, tp), (name, dp) in zip(tm.named_parameters(), dm.named_parameters(), strict=True):
         module = dm[int(name.split(".")[0])]
