@@ -231,3 +231,19 @@ def test_random_keys_index_like_torch(parts: list[tuple[str, Any]]) -> None:
     tb[_build(torch, parts)] = -1.0
     ob[_build(td, parts)] = -1.0
     assert ob.tolist() == tb.tolist()
+
+
+@pytest.mark.parametrize("i", [0, 2, 3, 6, 9, 11, 13, 17, 18, 20, 22, 26, 28])
+def test_setitem_on_meta_succeeds_or_fails_like_torch(i: int) -> None:
+    # key 20: torch's meta index_put_ skips the values' broadcast check its CPU kernel makes;
+    # ours makes it on both devices, so torch on CPU is the oracle there
+    outcomes = []
+    for L, device in ((torch, "cpu" if i == 20 else "meta"), (td, "meta")):
+        base = _base(L, device)
+        try:
+            key = _meta_key(L, i) if device == "meta" else _keys(L)[i]
+            base[key] = L.ones(4, device=device)
+            outcomes.append((tuple(base.shape), base.stride(), base.dtype.itemsize))
+        except Exception as e:  # noqa: BLE001 - the exception type is compared
+            outcomes.append(type(e).__name__)
+    assert outcomes[1] == outcomes[0]

@@ -415,8 +415,27 @@ def index_put_impl_meta_(
     if any(t is not None and t.dtype in (_dt.bool, _dt.uint8) for t in indices):
         return self  # a mask's count of True is data: nothing more to check on meta (torch)
     shape, _, _ = index_shape(self, list(indices))
-    broadcast_shapes(shape, values._shape)
+    index_put_broadcast_check(shape, values)
     return self
+
+
+def index_put_broadcast_check(shape: tuple[int, ...], values: Tensor) -> None:
+    """``values`` must broadcast to the indexing result (torch's CPU check; torch's meta path
+    skips it, ours runs it on both devices: docs/CODEGEN.md)."""
+    target = broadcast_shapes(shape, values._shape) if _broadcasts(shape, values) else None
+    if target != shape:
+        raise RuntimeError(
+            f"shape mismatch: value tensor of shape {shape_text(values._shape)} cannot be "
+            f"broadcast to indexing result of shape {shape_text(shape)}"
+        )
+
+
+def _broadcasts(shape: tuple[int, ...], values: Tensor) -> bool:
+    try:
+        broadcast_shapes(shape, values._shape)
+    except RuntimeError:
+        return False
+    return True
 
 
 def masked_fill_check(self: Tensor, mask: Tensor, value: Any) -> None:
