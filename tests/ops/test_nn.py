@@ -319,6 +319,12 @@ sample("convolution")(
     )
 )
 sample("conv2d")(lambda L, d: L.conv2d(T(L, IMG, device=d), T(L, KER, device=d), groups=4))
+sample("convolution")(
+    lambda L, d: C(L).out(
+        T(L, IMG, device=d), T(L, KER1, device=d), None, [1, 1], [0, 0], [1, 1], False, [0, 0],
+        1, out=L.empty(0, device=d),
+    )
+)  # fmt: skip
 
 # -- dropout: the deterministic cases ----------------------------------------------------------
 

@@ -187,6 +187,15 @@ sample("norm")(
     lambda L, d: L.ops.aten.norm.ScalarOpt_dtype(T(L, M23, device=d), 2, dtype=L.float64)
 )
 sample("norm")(lambda L, d: L.ops.aten.norm.Scalar(T(L, M32, device=d).t()))
+sample("norm")(lambda L, d: L.ops.aten.norm.Scalar_out(T(L, M23, device=d), 1, out=O(L, d)))
+sample("norm")(
+    lambda L, d: L.ops.aten.norm.ScalarOpt_dtype_out(
+        T(L, M23, device=d), 2, dtype=L.float64, out=O(L, d, "float64")
+    )
+)
+sample("prod")(lambda L, d: L.ops.aten.prod.out(T(L, M23, device=d), out=O(L, d)))
+sample("prod")(lambda L, d: L.ops.aten.prod.out(T(L, I23, "int64", d), out=O(L, d, "int64")))
+sample("mean")(lambda L, d: L.ops.aten.mean.dtype_out(T(L, M23, device=d), out=O(L, d)))
 
 sample("logsumexp")(lambda L, d: L.logsumexp(T(L, M23, device=d), 1))
 sample("logsumexp")(lambda L, d: L.logsumexp(T(L, M23, device=d), (0, 1), keepdim=True))

@@ -60,10 +60,10 @@ OPS: dict[str, Callable[..., Any]] = {
     "nn.functional.linear": A.linear, "nn.functional.layer_norm": _layer_norm,
     "nn.functional.nll_loss": _nll_loss, "nn.functional.cross_entropy": _cross_entropy,
     "nn.functional.embedding": _embedding, "nn.functional.one_hot": A.one_hot,
-    "nn.functional.conv2d": td.conv2d,
+    "nn.functional.conv2d": td.conv2d, "norm": td.norm,
 }  # fmt: skip
 VARIANTS = {"": None, "reduction_with_dim": None, "reduction_no_dim": None, "unbiased": None,
-            "with_dtype": None}  # fmt: skip
+            "with_dtype": None, "fro": None, "inf": None}  # fmt: skip
 DTYPES = (torch.float32, torch.int64)
 # int64 samples only where integer rules differ (promotion to int64, bool/uint8 results)
 INT_OPS = {"sum", "prod", "cumsum", "all", "any", "argmax", "max", "mean"}
