@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+import torch
 
 import tensordispatch as td
 from tests.ops.conftest import assert_same_result, run_both
@@ -410,3 +411,39 @@ def test_dropout_is_deterministic_under_manual_seed() -> None:
 def test_dropout_on_meta_keeps_shape_and_dtype() -> None:
     y = td.ops.aten.dropout(td.ones(2, 3, device="meta", dtype=td.float64), 0.5, True)
     assert y.device.type == "meta" and tuple(y.shape) == (2, 3) and y.dtype is td.float64
+
+
+# -- native_layer_norm / native_dropout kernels (in the tables; not in the yaml until the
+#    codegen generates multi-output autogen out= variants) -------------------------------------
+
+
+def test_native_layer_norm_kernels_match_torch() -> None:
+    from tensordispatch.backends.cpu import CPU_KERNELS
+    from tensordispatch.backends.meta import META_KERNELS
+
+    x = np.asarray(X3D, np.float32)
+    w, b = np.arange(1.0, 5.0, dtype=np.float32), np.full(4, 0.5, np.float32)
+    expected = torch.native_layer_norm(
+        torch.from_numpy(x), [4], torch.from_numpy(w), torch.from_numpy(b), 1e-5
+    )
+    got = CPU_KERNELS["native_layer_norm_cpu"](
+        td.from_numpy(x), [4], td.from_numpy(w), td.from_numpy(b), 1e-5
+    )
+    assert_same_result(tuple(expected), got, where="native_layer_norm")
+    meta = META_KERNELS["native_layer_norm_meta"](
+        td.ones(2, 3, 4, device="meta"), [3, 4], None, None, 1e-5
+    )
+    theirs = torch.native_layer_norm(torch.ones(2, 3, 4, device="meta"), [3, 4], None, None, 1e-5)
+    assert_same_result(tuple(theirs), meta, values=False, where="native_layer_norm[meta]")
+
+
+def test_native_dropout_kernel_masks_and_scales() -> None:
+    from tensordispatch.backends.cpu import CPU_KERNELS
+
+    td.manual_seed(3)
+    out, mask = CPU_KERNELS["native_dropout_cpu"](td.ones(4000, dtype=td.float64), 0.25, True)
+    m = mask.numpy()
+    assert mask.dtype is td.bool and abs(m.mean() - 0.75) < 0.035
+    assert np.allclose(out.numpy(), m / 0.75)
+    out, mask = CPU_KERNELS["native_dropout_cpu"](td.ones(3), 0.25, False)
+    assert mask.numpy().all() and (out.numpy() == 1).all()

@@ -123,9 +123,56 @@ def convolution_cpu(
     return out
 
 
+def native_layer_norm_cpu(
+    input: Tensor, normalized_shape: Any, weight: Any, bias: Any, eps: float
+) -> tuple[Tensor, Tensor, Tensor]:
+    """(normalized output, mean, 1 / sqrt(biased var + eps)) over the trailing dims."""
+    specs = _m.layer_norm_specs(input, normalized_shape, weight, bias)
+    out, mean, rstd = (alloc_cpu(s) for s in specs)
+    axes = tuple(range(input.dim() - len(tuple(normalized_shape)), input.dim()))
+    x = input._data.astype(mean.dtype._numpy, copy=False)
+    with np.errstate(all="ignore"):
+        mu = x.mean(axis=axes, keepdims=True)
+        r = 1.0 / np.sqrt(((x - mu) ** 2).mean(axis=axes, keepdims=True) + eps)
+        y = (x - mu) * r
+        if weight is not None:
+            y = y * weight._data
+        if bias is not None:
+            y = y + bias._data
+    np.copyto(out._data, y, casting="unsafe")
+    np.copyto(mean._data, mu, casting="unsafe")
+    np.copyto(rstd._data, r, casting="unsafe")
+    return out, mean, rstd
+
+
+def native_dropout_cpu(input: Tensor, p: float, train: Any) -> tuple[Tensor, Tensor]:
+    """Bernoulli(1 - p) mask from the default generator; output = input * mask / (1 - p)."""
+    from tensordispatch.backends.generator import resolve
+
+    out_spec, mask_spec = _m.dropout_specs(input, p, train)
+    out, mask = alloc_cpu(out_spec), alloc_cpu(mask_spec)
+    if train is False or input.numel() == 0:
+        np.copyto(mask._data, True)
+        np.copyto(out._data, input._data)
+        return out, mask
+    keep = resolve(None).random(input._shape) < 1 - p
+    np.copyto(mask._data, keep)
+    scale = 0.0 if p == 1 else 1.0 / (1 - p)
+    result = input._data * keep * scale
+    if not (input.dtype.is_floating_point or input.dtype.is_complex):
+        raise RuntimeError(
+            f"result type Float can't be cast to the desired output type "
+            f"{scalar_type_name(input.dtype)}"
+        )
+    np.copyto(out._data, result, casting="unsafe")
+    return out, mask
+
+
 NN_CPU_KERNELS: dict[str, Any] = {
     "nll_loss_forward_out_cpu": nll_loss_forward_out,
     "nll_loss2d_forward_cpu": nll_loss2d_forward_cpu,
     "nll_loss2d_forward_out_cpu": nll_loss2d_forward_out_cpu,
     "convolution_cpu": convolution_cpu,
+    "native_layer_norm_cpu": native_layer_norm_cpu,
+    "native_dropout_cpu": native_dropout_cpu,
 }

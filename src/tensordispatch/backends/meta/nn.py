@@ -177,6 +177,54 @@ def convolution_meta(
     )
 
 
+def layer_norm_specs(
+    input: Any, normalized_shape: Any, weight: Any, bias: Any
+) -> tuple[Spec, Spec, Spec]:
+    """native_layer_norm: (output, mean, rstd); mean/rstd keep the normalized dims as 1s and
+    are float32 for float16 input."""
+    shape = tuple(int(s) for s in normalized_shape)
+    if not shape:
+        raise RuntimeError(
+            "Expected normalized_shape to be at least 1-dimensional, i.e., containing at "
+            "least one element, but got normalized_shape = []"
+        )
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and t._shape != shape:
+            raise RuntimeError(
+                f"Expected {name} to be of same shape as normalized_shape, but got {name} of "
+                f"shape {shape_text(t._shape)} and normalized_shape = {shape_text(shape)}"
+            )
+    axis = input.dim() - len(shape)
+    if axis < 0 or input._shape[axis:] != shape:
+        raise RuntimeError(
+            f"Given normalized_shape={shape_text(shape)}, expected input with shape "
+            f"[*, {', '.join(map(str, shape))}], but got input of size{shape_text(input._shape)}"
+        )
+    stat = (*input._shape[:axis], *(1,) * len(shape))
+    stat_dtype = _dt.float32 if input.dtype is _dt.float16 else input.dtype
+    return (input._shape, None, input.dtype), (stat, None, stat_dtype), (stat, None, stat_dtype)
+
+
+def native_layer_norm_meta(
+    input: Tensor, normalized_shape: Any, weight: Any, bias: Any, eps: float
+) -> tuple[Tensor, Tensor, Tensor]:
+    specs = layer_norm_specs(input, normalized_shape, weight, bias)
+    out, mean, rstd = (alloc_meta(s, input.device) for s in specs)
+    return out, mean, rstd
+
+
+def dropout_specs(input: Any, p: float, train: Any) -> tuple[Spec, Spec]:
+    """native_dropout: (output like input, bool mask)."""
+    if train is not False and not 0 <= 1 - p <= 1:
+        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={1 - p}")
+    return (input._shape, None, input.dtype), (input._shape, None, _dt.bool)
+
+
+def native_dropout_meta(input: Tensor, p: float, train: Any) -> tuple[Tensor, Tensor]:
+    out, mask = dropout_specs(input, p, train)
+    return alloc_meta(out, input.device), alloc_meta(mask, input.device)
+
+
 NN_META_FUNCTIONS: dict[str, Callable[..., MetaResult]] = {
     "nll_loss_forward": nll_loss_forward,
 }
@@ -185,4 +233,6 @@ NN_META_KERNELS: dict[str, Any] = {
     "nll_loss2d_forward_meta": nll_loss2d_forward_meta,
     "nll_loss2d_forward_out_meta": nll_loss2d_forward_out_meta,
     "convolution_meta": convolution_meta,
+    "native_layer_norm_meta": native_layer_norm_meta,
+    "native_dropout_meta": native_dropout_meta,
 }
