@@ -132,43 +132,67 @@ def run_backward(
     tick = 1
     with set_grad_enabled(create_graph):
         while ready:
-            _, _, node = heapq.heappop(ready)
-            grads_in = buffers.pop(node, [])
-            for hook in node._pre_hooks:
-                out = hook(grads_in)
-                if out is not None:
-                    grads_in = list(out)
+            node = heapq.heappop(ready)[2]
+            grads_in = buffers.pop(node, _EMPTY)
+            if node._pre_hooks:
+                grads_in = _run_pre_hooks(node, grads_in)
             if capture:
                 _capture(node, grads_in, capture, captured, inputs)
-            if targets is not None and (
-                isinstance(node, AccumulateGrad)
-                or not any(n in needed for n, _ in node.next_functions)
-            ):
-                continue  # a target only: captured, not run
-            if not accumulate and isinstance(node, AccumulateGrad):
-                continue
+            if targets is not None or not accumulate:
+                if isinstance(node, AccumulateGrad) or (
+                    targets is not None and not any(n in needed for n, _ in node.next_functions)
+                ):
+                    continue  # a target only: captured, not run
             outputs = node.apply(grads_in)
-            for hook in node._post_hooks:
-                hook(outputs, grads_in)
+            if node._post_hooks:
+                for hook in node._post_hooks:
+                    hook(outputs, grads_in)
             if not keep_graph:
                 node.release()
-            for (nxt, nr), g, meta in zip(
-                node.next_functions, outputs, node._input_meta, strict=False
-            ):
-                if nxt is None or nxt not in needed:
-                    continue
-                if g is not None:
-                    g = _validate(g, meta)
-                    buf = buffers.setdefault(nxt, [])
-                    while len(buf) <= nr:
-                        buf.append(None)
-                    old = buf[nr]
-                    buf[nr] = g if old is None else old + g
-                deps[nxt] -= 1
-                if deps[nxt] == 0:
-                    heapq.heappush(ready, (-nxt._sequence_nr, tick, nxt))
-                    tick += 1
+            tick = _propagate(node, outputs, needed, deps, buffers, ready, tick)
     return captured
+
+
+_EMPTY: list[Any] = []
+
+
+def _run_pre_hooks(node: Node, grads_in: list[Tensor | None]) -> list[Tensor | None]:
+    for hook in node._pre_hooks:
+        out = hook(grads_in)
+        if out is not None:
+            grads_in = list(out)
+    return grads_in
+
+
+def _propagate(
+    node: Node,
+    outputs: tuple[Tensor | None, ...],
+    needed: Any,
+    deps: dict[Node, int],
+    buffers: dict[Node, list[Tensor | None]],
+    ready: list[tuple[int, int, Node]],
+    tick: int,
+) -> int:
+    """Add each output gradient to its next node's buffer; queue nodes that become ready."""
+    for (nxt, nr), g, meta in zip(node.next_functions, outputs, node._input_meta, strict=False):
+        if nxt is None or nxt not in needed:
+            continue
+        if g is not None:
+            if meta is not None and (g._shape != meta[0] or g.dtype != meta[1]):
+                g = _validate(g, meta)
+            buf = buffers.get(nxt)
+            if buf is None:
+                buf = buffers[nxt] = [None] * (nr + 1)
+            elif len(buf) <= nr:
+                buf.extend([None] * (nr + 1 - len(buf)))
+            old = buf[nr]
+            buf[nr] = g if old is None else old + g
+        count = deps[nxt] - 1
+        deps[nxt] = count
+        if count == 0:
+            heapq.heappush(ready, (-nxt._sequence_nr, tick, nxt))
+            tick += 1
+    return tick
 
 
 def _capture(
