@@ -39,8 +39,10 @@ def fwd_bwd() -> None:
         (da * db + dc).sum().backward()
 
     t, d = best(t_step, 2000), best(d_step, 2000)
-    print(f"fwd+bwd (a*b+c).sum() 3 elems: torch {t:7.2f} us  ours {d:7.2f} us  "
-          f"ours/torch {d / t:5.2f}x  torch/ours {t / d:5.2f}x")
+    print(
+        f"fwd+bwd (a*b+c).sum() 3 elems: torch {t:7.2f} us  ours {d:7.2f} us  "
+        f"ours/torch {d / t:5.2f}x  torch/ours {t / d:5.2f}x"
+    )
 
 
 def no_grad_overhead() -> None:
@@ -54,8 +56,10 @@ def no_grad_overhead() -> None:
     w, wo = min(with_ag), min(without)
     ta, tb = torch.tensor([1.0, 2.0, 3.0]), torch.tensor([1.0, 2.0, 3.0])
     t = best(lambda: torch.add(ta, tb), 20000)
-    print(f"no-grad td.add 3 elems: with autograd {w:6.2f} us  without {wo:6.2f} us  "
-          f"ratio {w / wo:5.2f}x  (torch.add {t:5.2f} us)")
+    print(
+        f"no-grad td.add 3 elems: with autograd {w:6.2f} us  without {wo:6.2f} us  "
+        f"ratio {w / wo:5.2f}x  (torch.add {t:5.2f} us)"
+    )
 
 
 def mlp_step() -> None:
@@ -88,8 +92,10 @@ def mlp_step() -> None:
         dopt.step()
 
     t, d = best(t_step, 50), best(d_step, 50)
-    print(f"MLP 64-128-10 batch 32 SGD step: torch {t:8.1f} us  ours {d:8.1f} us  "
-          f"ours/torch {d / t:5.2f}x")
+    print(
+        f"MLP 64-128-10 batch 32 SGD step: torch {t:8.1f} us  ours {d:8.1f} us  "
+        f"ours/torch {d / t:5.2f}x"
+    )
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ import numpy as np
 import torch
 
 import tensordispatch as td
-import tensordispatch.autograd  # noqa: F401 - registers the autograd kernels
+import tensordispatch.autograd
 
 Program = Callable[..., Any]
 

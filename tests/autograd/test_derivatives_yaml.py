@@ -16,7 +16,8 @@ TORCH_YAML = os.path.join(os.path.dirname(torchgen.__file__), "packaged/autograd
 
 
 def _torch_entries() -> dict[str, tuple[dict[str, Any], str]]:
-    entries = yaml.safe_load(open(TORCH_YAML))
+    with open(TORCH_YAML) as f:
+        entries = yaml.safe_load(f)
     out, counts = {}, {}
     for e in entries:
         name = e["name"].split("(")[0]

@@ -31,7 +31,11 @@ SAMPLES: list[tuple[str, list[tuple[int, ...]], Any]] = [
     ("div.Tensor", [(2, 3), (2, 3)], lambda m, a, b: a / b),
     ("div.Scalar", [(3,)], lambda m, a: _aten(m).div.Scalar(a, 4.0)),
     ("div.Tensor_mode", [(3,), (3,)], lambda m, a, b: m.div(a, b, rounding_mode="floor")),
-    ("div.Scalar_mode", [(3,)], lambda m, a: _aten(m).div.Scalar_mode(a, 2.0, rounding_mode="trunc")),
+    (
+        "div.Scalar_mode",
+        [(3,)],
+        lambda m, a: _aten(m).div.Scalar_mode(a, 2.0, rounding_mode="trunc"),
+    ),
     ("abs", [(2, 3)], lambda m, a: a.abs()),
     ("neg", [(2, 3)], lambda m, a: a.neg()),
     ("exp", [(2, 3)], lambda m, a: a.exp()),

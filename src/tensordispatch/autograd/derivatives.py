@@ -85,7 +85,7 @@ def _entry_info(entry: dict[str, Any], where: str) -> DifferentiabilityInfo:
 def load_derivatives(path: Path = DERIVATIVES_YAML) -> dict[str, DifferentiabilityInfo]:
     """Every entry of derivatives.yaml, by operator name (``"add.Tensor"``)."""
     text = path.read_text()
-    entries = yaml.load(text, Loader=_LOADER)  # noqa: S506 - a safe loader (C if available)
+    entries = yaml.load(text, Loader=_LOADER)
     lines = [i + 1 for i, line in enumerate(text.splitlines()) if line.startswith("- name:")]
     infos = {}
     for entry, line in zip(entries, lines, strict=True):

@@ -19,10 +19,10 @@ Every parent of a needed node is needed, so dependency counts over needed nodes 
 from __future__ import annotations
 
 import heapq
-
-import numpy as np
 from collections.abc import Sequence
 from typing import Any
+
+import numpy as np
 
 from tensordispatch.autograd.formulas import sum_to
 from tensordispatch.autograd.grad_mode import set_grad_enabled
@@ -138,11 +138,11 @@ def run_backward(
                 grads_in = _run_pre_hooks(node, grads_in)
             if capture:
                 _capture(node, grads_in, capture, captured, inputs)
-            if targets is not None or not accumulate:
-                if isinstance(node, AccumulateGrad) or (
-                    targets is not None and not any(n in needed for n, _ in node.next_functions)
-                ):
-                    continue  # a target only: captured, not run
+            if (targets is not None or not accumulate) and (
+                isinstance(node, AccumulateGrad)
+                or (targets is not None and not any(n in needed for n, _ in node.next_functions))
+            ):
+                continue  # a target only: captured, not run
             outputs = node.apply(grads_in)
             if node._post_hooks:
                 for hook in node._post_hooks:

@@ -55,8 +55,11 @@ class FunctionCtx:
 class BackwardCFunction(Node):
     """The node of one custom Function call; its class is named ``<Function>Backward``."""
 
-    __slots__ = ("ctx", "_positions", "_outputs_meta")
+    __slots__ = ("_outputs_meta", "_positions", "ctx")
     function: ClassVar[type[Function]]
+    ctx: FunctionCtx
+    _positions: tuple[int, ...]
+    _outputs_meta: tuple[Any, ...]
 
     def apply(self, grads: list[Tensor | None]) -> tuple[Tensor | None, ...]:
         from tensordispatch.autograd.formulas import zeros_like
@@ -134,9 +137,7 @@ class Function:
     def apply(cls, *args: Any) -> Any:
         ctx = FunctionCtx()
         positions = tuple(i for i, a in enumerate(args) if isinstance(a, Tensor))
-        ctx.needs_input_grad = tuple(
-            isinstance(a, Tensor) and a.requires_grad for a in args
-        )
+        ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
         ctx._num_inputs = len(args)  # type: ignore[attr-defined]
         record = is_grad_enabled() and any(ctx.needs_input_grad)
         with no_grad():
@@ -147,7 +148,10 @@ class Function:
 
 
 def _link(
-    cls: type[Function], ctx: FunctionCtx, args: tuple[Any, ...], positions: tuple[int, ...],
+    cls: type[Function],
+    ctx: FunctionCtx,
+    args: tuple[Any, ...],
+    positions: tuple[int, ...],
     out: Any,
 ) -> Any:
     from tensordispatch.autograd.graph import _shallow_alias

@@ -87,7 +87,7 @@ class _GradModeBase:
         return wrapper  # type: ignore[return-value]
 
 
-class set_grad_enabled(_GradModeBase):  # noqa: N801 - torch's name
+class set_grad_enabled(_GradModeBase):
     """Set grad mode to ``mode`` for a block (or a decorated function); restores it after.
 
     >>> import tensordispatch as td
@@ -112,7 +112,7 @@ class set_grad_enabled(_GradModeBase):  # noqa: N801 - torch's name
         _STATE.grad_enabled = self._prev.pop()
 
 
-class no_grad(set_grad_enabled):  # noqa: N801
+class no_grad(set_grad_enabled):
     """Disable gradient recording in a block or a decorated function.
 
     >>> import tensordispatch as td
@@ -130,7 +130,7 @@ class no_grad(set_grad_enabled):  # noqa: N801
         return no_grad()
 
 
-class enable_grad(set_grad_enabled):  # noqa: N801
+class enable_grad(set_grad_enabled):
     """Enable gradient recording (inside no_grad, for example).
 
     >>> import tensordispatch as td
@@ -147,7 +147,7 @@ class enable_grad(set_grad_enabled):  # noqa: N801
         return enable_grad()
 
 
-class inference_mode(_GradModeBase):  # noqa: N801
+class inference_mode(_GradModeBase):
     """Like no_grad, and the autograd keys are excluded (Note [Grad mode is not a dispatch key]).
 
     >>> import tensordispatch as td

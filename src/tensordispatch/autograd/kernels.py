@@ -66,6 +66,8 @@ class FormulaNode(Node):
 
     __slots__ = ("_needed", "_saved")
     info: DifferentiabilityInfo
+    _needed: tuple[bool, ...]
+    _saved: dict[str, Any]
 
     def apply(self, grads: list[Tensor | None]) -> tuple[Tensor | None, ...]:
         grad = grads[0]
@@ -124,9 +126,7 @@ def _arg_getter(schema: FunctionSchema, name: str) -> _Getter:
 def _save_plan(info: DifferentiabilityInfo) -> tuple[tuple[tuple[str, _Getter], ...], ...]:
     """Per formula, the (name, getter) of each value it reads except grad and result."""
     return tuple(
-        tuple(
-            (n, _arg_getter(info.schema, n)) for n in f.names if n not in ("grad", "result")
-        )
+        tuple((n, _arg_getter(info.schema, n)) for n in f.names if n not in ("grad", "result"))
         for f in info.formulas
     )
 

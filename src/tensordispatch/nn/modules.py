@@ -26,7 +26,7 @@ class Parameter(Tensor):
 
     __slots__ = ()
 
-    def __new__(cls, data: Tensor | None = None, requires_grad: bool = True) -> Parameter:
+    def __new__(cls, data: Tensor | None = None, requires_grad: bool = True) -> Parameter:  # noqa: PYI034
         if data is None:
             data = Tensor._wrap_numpy(np.empty(0, np.float32), _float32())
         t = _shallow_alias(data)
@@ -51,6 +51,10 @@ def _float32() -> Any:
 
 class Module:
     """Base class of layers: parameters and submodules register on attribute assignment."""
+
+    _parameters: dict[str, Parameter]
+    _modules: dict[str, Module]
+    training: bool
 
     def __init__(self) -> None:
         object.__setattr__(self, "_parameters", {})

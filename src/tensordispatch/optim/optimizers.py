@@ -47,10 +47,14 @@ class SGD(Optimizer):
         *,
         maximize: bool = False,
     ) -> None:
-        defaults = dict(
-            lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay,
-            nesterov=nesterov, maximize=maximize,
-        )
+        defaults = {
+            "lr": lr,
+            "momentum": momentum,
+            "dampening": dampening,
+            "weight_decay": weight_decay,
+            "nesterov": nesterov,
+            "maximize": maximize,
+        }
         super().__init__(params, defaults)
 
     @no_grad()
@@ -86,7 +90,13 @@ class Adam(Optimizer):
         *,
         maximize: bool = False,
     ) -> None:
-        defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, maximize=maximize)
+        defaults = {
+            "lr": lr,
+            "betas": betas,
+            "eps": eps,
+            "weight_decay": weight_decay,
+            "maximize": maximize,
+        }
         super().__init__(params, defaults)
 
     @no_grad()
