@@ -418,6 +418,12 @@ sample(
     "meta-differs",
 )
 
+sample("where", lambda L, d: T(L, M23, device=d).where(T(L, B23, "bool", d), 0.5))
+sample("where", lambda L, d: T(L, I23, "int64", d).where(T(L, B3, "bool", d), T(L, V3, device=d)))
+sample("clamp", lambda L, d: T(L, M23, device=d).clamp(min=T(L, V3, device=d), max=2))
+sample("clamp", lambda L, d: T(L, M23, device=d).clamp(max=1.5))
+sample("clamp", lambda L, d: L.clamp_(T(L, M23, device=d), -1, T(L, 1.0, device=d)))
+
 # -- lerp, addcmul, addcdiv --------------------------------------------------------------------
 
 sample("lerp", lambda L, d: L.lerp(T(L, M23, device=d), T(L, V3, device=d), 0.25))

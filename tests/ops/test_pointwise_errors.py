@@ -26,6 +26,7 @@ MESSAGES: dict[str, Case] = {
     "floor_divide by zero": lambda L: L.tensor([3, 4]) // 0,
     "floor_divide bool": lambda L: L.floor_divide(L.tensor([True]), L.tensor([True])),
     "div trunc complex": lambda L: L.div(L.tensor([1j]), 2, rounding_mode="trunc"),
+    "div floor bool": lambda L: L.div(L.tensor([True]), L.tensor([True]), rounding_mode="floor"),
     "pow negative int": lambda L: L.pow(L.tensor([2, 3]), -2),
     "pow bool": lambda L: L.pow(L.tensor([True]), L.tensor([True])),
     "pow out cast": lambda L: L.pow(L.tensor([2]), 0.5, out=L.empty(1, dtype=L.int64)),

@@ -7,16 +7,15 @@ PYTHON_FUNCTIONS / PYTHON_METHODS), for names the generated overload choice cann
 * ``~`` (``Tensor.__invert__``): bitwise_not, but a TypeError for floating and complex
   tensors, as torch's Python operator;
 * ``clamp`` / ``clamp_``: ``clamp`` takes ``Scalar?`` bounds and ``clamp.Tensor`` takes
-  ``Tensor?`` bounds under the same names, so the choice is by the bounds' types (any
-  tensor bound selects the Tensor overload, a number next to it is wrapped, as torch's
-  binding does for ``Tensor?`` parameters given numbers).
+  ``Tensor?`` bounds under the same names, so the choice is by the bounds' types, as
+  torch's arg parser makes it (see ``_bounds``).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from tensordispatch.backends.aten import op, wrap_number
+from tensordispatch.backends.aten import op
 from tensordispatch.tensor.tensor import Tensor
 
 __all__ = [
@@ -68,21 +67,29 @@ def method_where(self: Tensor, condition: Tensor, other: Any) -> Any:
 
 
 def _bounds(min: Any, max: Any) -> tuple[str, dict[str, Any]]:
-    tensors = isinstance(min, Tensor) or isinstance(max, Tensor)
-    kwargs: dict[str, Any] = {}
-    for name, value in (("min", min), ("max", max)):
-        if value is not None:
-            kwargs[name] = (
-                wrap_number(value) if tensors and not isinstance(value, Tensor) else value
-            )
-    return (".Tensor" if tensors else ""), kwargs
+    """The overload suffix and bound arguments: all given bounds tensors -> clamp.Tensor;
+    else numbers, where a 0-dim tensor counts as its number (torch's arg parser accepts one
+    for a Number) and a dimensioned tensor next to a number is a TypeError."""
+    given = {k: v for k, v in (("min", min), ("max", max)) if v is not None}
+    if given and all(isinstance(v, Tensor) for v in given.values()):
+        return ".Tensor", given
+    for name, value in given.items():
+        if isinstance(value, Tensor):
+            if value.dim() != 0:
+                got = ", ".join(f"{k}={type(v).__name__}" for k, v in given.items())
+                raise TypeError(
+                    f"clamp() received an invalid combination of arguments - got ({got}), but "
+                    "expected min and max both tensors or both numbers"
+                )
+            given[name] = value.item()
+    return "", given
 
 
 def clamp(input: Tensor, min: Any = None, max: Any = None, *, out: Any = None) -> Any:
     """torch.clamp with number or tensor bounds.
 
     >>> import tensordispatch as td
-    >>> td.clamp(td.tensor([-1.0, 0.5, 2.0]), 0, td.tensor(1.0))
+    >>> td.clamp(td.tensor([-1.0, 0.5, 2.0]), td.tensor([0.0]), td.tensor(1.0))
     tensor([0.0000, 0.5000, 1.0000])
     """
     suffix, kwargs = _bounds(min, max)
