@@ -75,6 +75,7 @@ from tensordispatch.backends.structured import (
     prepare_out as _prepare_out,
     resize_output as _resize_output,
 )
+from tensordispatch.dispatch.dispatcher import DISPATCHER as _DISPATCHER
 from tensordispatch.library import Library
 
 __all__ = ["LIBRARIES"]
@@ -346,5 +347,13 @@ def emit_registrations(parsed: ParsedNativeFunctions, source: str) -> str:
     out.append("\n\n\n".join(bodies))
     out += ["", ""]
     out += emitter.register_function()
-    out += ["", "", "LIBRARIES = _register()", ""]
+    out += [
+        "",
+        "",
+        "# One table publication per operator, not one per registration",
+        "# (Note [Batched registration] in tensordispatch/dispatch/dispatcher.py).",
+        "with _DISPATCHER.batch():",
+        "    LIBRARIES = _register()",
+        "",
+    ]
     return "\n".join(out)

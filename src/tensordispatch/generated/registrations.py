@@ -24,6 +24,7 @@ from tensordispatch.backends.structured import (
     prepare_out as _prepare_out,
     resize_output as _resize_output,
 )
+from tensordispatch.dispatch.dispatcher import DISPATCHER as _DISPATCHER
 from tensordispatch.library import Library
 
 __all__ = ["LIBRARIES"]
@@ -5699,4 +5700,7 @@ def _register():
     return [*_def.values(), *_lib.values()]
 
 
-LIBRARIES = _register()
+# One table publication per operator, not one per registration
+# (Note [Batched registration] in tensordispatch/dispatch/dispatcher.py).
+with _DISPATCHER.batch():
+    LIBRARIES = _register()
