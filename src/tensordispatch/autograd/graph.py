@@ -12,6 +12,13 @@ and an input that does not require grad ``(None, 0)``. Each node also keeps, per
 input's shape and dtype, so the engine can reduce a broadcast gradient to the input's shape
 (torch's validate_outputs).
 
+Note [Stale view history]
+A view's grad_fn describes how it was computed from its root's history at the time. After an
+in-place write to the root (or another view of it), that history is stale: torch then
+regenerates the view's grad_fn as AsStridedBackward0 over the root's current history. We
+record the storage version with a view's grad_fn and regenerate it the same way when it
+is read (``grad_fn``, building edges) and the version moved.
+
 Note [Saved tensors and versions]
 A saved tensor records the version of its storage when saved; unpacking compares it with
 the current version and raises torch's error when an in-place op intervened. A saved
@@ -56,11 +63,13 @@ FREED_MESSAGE = (
 class TensorMeta(AutogradMeta):
     """AutogradMeta plus the fields the autograd layer needs (torch's AutogradMeta)."""
 
-    __slots__ = ("grad_accumulator", "hooks", "output_nr", "retains_grad")
+    __slots__ = ("grad_accumulator", "hooks", "output_nr", "retains_grad", "view_version")
 
     def __init__(self) -> None:
         super().__init__()
         self.output_nr = 0
+        # For a view: the storage version when its grad_fn was set (Note [Stale view history]).
+        self.view_version: int | None = None
         self.grad_accumulator: weakref.ref[AccumulateGrad] | None = None
         self.hooks: list[Callable[[Tensor], Tensor | None]] = []
         self.retains_grad = False
@@ -211,7 +220,14 @@ def _add_numpy(acc: Tensor, g: Tensor) -> bool:
 
 
 class SavedTensor:
-    """A tensor saved for backward with its version (Note [Saved tensors and versions])."""
+    """A tensor saved for backward with its version (Note [Stale view history]
+    A view's grad_fn describes how it was computed from its root's history at the time. After an
+    in-place write to the root (or another view of it), that history is stale: torch then
+    regenerates the view's grad_fn as AsStridedBackward0 over the root's current history. We
+    record the storage version with a view's grad_fn and regenerate it the same way when it
+    is read (``grad_fn``, building edges) and the version moved.
+
+    Note [Saved tensors and versions])."""
 
     __slots__ = ("_data", "_grad_fn", "_is_output", "_output_nr", "_requires_grad", "_version")
 
@@ -304,12 +320,32 @@ def grad_accumulator(t: Tensor) -> AccumulateGrad:
     return acc
 
 
+def view_grad_fn(t: Tensor) -> Any:
+    """``t``'s grad_fn, regenerated for a view whose root was written in place since
+    (Note [Stale view history])."""
+    m = t._autograd_meta
+    if m is None:
+        return None
+    fn = m.grad_fn
+    if fn is not None and type(m) is TensorMeta and m.view_version is not None:
+        base = t._base
+        if base is not None and t._version != m.view_version:
+            bm = base._autograd_meta
+            if bm is not None and bm.grad_fn is not None:
+                from tensordispatch.autograd.views import AsStridedBackward0
+
+                fn = m.grad_fn = AsStridedBackward0(base, t)
+                m.output_nr = 0
+            m.view_version = t._version
+    return fn
+
+
 def gradient_edge(t: Tensor) -> tuple[Node | None, int]:
     """The edge a gradient for ``t`` flows along (Note [Edges])."""
     m = t._autograd_meta
     if m is None:
         return (None, 0)
-    fn = m.grad_fn
+    fn = view_grad_fn(t) if type(m) is TensorMeta and m.view_version is not None else m.grad_fn
     if fn is not None:
         return (fn, m.output_nr if isinstance(m, TensorMeta) else 0)
     if m.requires_grad:

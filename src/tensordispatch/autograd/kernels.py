@@ -185,6 +185,8 @@ def _make_functional_kernel(
         m.requires_grad = True
         m.grad_fn = node
         m.output_nr = 0
+        if result._base is not None:
+            m.view_version = result._version
         if info.uses_result:
             node._saved["result"] = SavedTensor(result, True)
         return result

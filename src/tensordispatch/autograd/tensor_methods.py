@@ -144,8 +144,13 @@ def detach_(self: Tensor) -> Tensor:
 
 
 def _grad_fn_get(self: Tensor) -> Any:
-    m = self._autograd_meta
-    return None if m is None else m.grad_fn
+    from tensordispatch.autograd.graph import view_grad_fn
+
+    return view_grad_fn(self)
+
+
+def _grad_fn_set(self: Tensor, value: Any) -> None:
+    meta_of(self).grad_fn = value
 
 
 METHODS: dict[str, Any] = {
@@ -156,6 +161,7 @@ METHODS: dict[str, Any] = {
     "detach": detach,
     "detach_": detach_,
     "is_leaf": property(is_leaf),
+    "grad_fn": property(_grad_fn_get, _grad_fn_set),
     "retains_grad": property(retains_grad),
 }
 

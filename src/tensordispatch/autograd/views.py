@@ -124,3 +124,4 @@ def rebase_history(self: Tensor, node: Node) -> None:
     m.requires_grad = True
     m.grad_fn = AsStridedBackward0(base, self)
     m.output_nr = 0
+    m.view_version = self._version
