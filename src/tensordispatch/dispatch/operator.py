@@ -391,15 +391,7 @@ class _TableState:
 
     def entry_for(self, raw: int) -> Callable[..., Any]:
         """The callable for the stored slot of ``raw``, collapsing transparent fallbacks
-                (Note [Lazy entry generation]
-        Generating and compiling an operator's entry function costs ~0.2 ms, too much to pay at
-        import for thousands of operators most programs never call. A def stores the schema and
-        its CallingFacts and installs a lazy entry (and boxer) that generates the real code on
-        first use and installs it, so later calls go straight to it. Installing takes the
-        registration lock without waiting: if someone holds it (a registration in progress, maybe
-        in this very thread), this call uses the fresh code once and a later call installs it.
-
-        Note [Collapsing transparent fallbacks]); raises the missing-kernel errors."""
+        (Note [Collapsing transparent fallbacks]); raises the missing-kernel errors."""
         table = self.table
         while True:
             slot = table[table_index(raw)]
