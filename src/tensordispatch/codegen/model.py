@@ -72,6 +72,7 @@ HIDDEN_FROM_PYTHON: frozenset[str] = frozenset(
 PYTHON_FUNCTIONS: dict[str, str] = {
     "arange": "tensordispatch.ops.bindings:arange",
     "cat": "tensordispatch.ops.bindings:cat",
+    "nonzero": "tensordispatch.ops.bindings:nonzero",
     "rand": "tensordispatch.ops.bindings:rand",
     "randn": "tensordispatch.ops.bindings:randn",
     "randint": "tensordispatch.ops.bindings:randint",
@@ -91,6 +92,7 @@ PYTHON_METHODS: dict[str, str] = {
     "__getitem__": "tensordispatch.ops.indexing:getitem",
     "__setitem__": "tensordispatch.ops.indexing:setitem",
     "to": "tensordispatch.ops.bindings:to",
+    "nonzero": "tensordispatch.ops.bindings:nonzero",
     "scatter": "tensordispatch.ops.bindings:scatter",
     "scatter_": "tensordispatch.ops.bindings:scatter_",
     "split": "tensordispatch.ops.bindings:split",

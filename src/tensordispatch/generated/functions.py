@@ -252,8 +252,6 @@ _F_nll_loss_forward = _op('nll_loss_forward')
 _F_nll_loss_forward_output = _op('nll_loss_forward.output')
 _F_nll_loss_nd = _op('nll_loss_nd')
 _F_nll_loss_out = _op('nll_loss.out')
-_F_nonzero = _op('nonzero')
-_F_nonzero_out = _op('nonzero.out')
 _F_one_hot = _op('one_hot')
 _F_ones = _op('ones')
 _F_ones_like = _op('ones_like')
@@ -380,6 +378,7 @@ from tensordispatch.ops.bindings import cat as cat
 from tensordispatch.ops.bindings_pointwise import clamp as clamp
 from tensordispatch.ops.bindings_pointwise import clamp_ as clamp_
 from tensordispatch.ops.bindings_reductions import conv2d as conv2d
+from tensordispatch.ops.bindings import nonzero as nonzero
 from tensordispatch.ops.bindings_reductions import norm as norm
 from tensordispatch.ops.bindings import rand as rand
 from tensordispatch.ops.bindings import randint as randint
@@ -1917,14 +1916,6 @@ def nll_loss_nd(input, target, weight=_NO, reduction=_NO, ignore_index=_NO):
         if reduction is not _NO: _kw['reduction'] = reduction
         if ignore_index is not _NO: _kw['ignore_index'] = ignore_index
         _r = _F_nll_loss_nd(input, target, **_kw)
-    return _r
-
-
-def nonzero(input, *, out=None):
-    if out is None:
-        _r = _F_nonzero(input)
-    else:
-        _r = _F_nonzero_out(input, out=out)
     return _r
 
 

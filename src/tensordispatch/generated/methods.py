@@ -166,7 +166,6 @@ _F_ne__Scalar = _op('ne_.Scalar')
 _F_ne__Tensor = _op('ne_.Tensor')
 _F_neg = _op('neg')
 _F_neg_ = _op('neg_')
-_F_nonzero = _op('nonzero')
 _F_normal_ = _op('normal_')
 _F_outer = _op('outer')
 _F_permute = _op('permute')
@@ -233,6 +232,7 @@ from tensordispatch.ops.bindings_reductions import all as _m_all
 from tensordispatch.ops.bindings_reductions import any as _m_any
 from tensordispatch.ops.bindings_pointwise import method_clamp as _m_clamp
 from tensordispatch.ops.bindings_pointwise import method_clamp_ as _m_clamp_
+from tensordispatch.ops.bindings import nonzero as _m_nonzero
 from tensordispatch.ops.bindings_reductions import norm as _m_norm
 from tensordispatch.ops.bindings import random_ as _m_random_
 from tensordispatch.ops.bindings import scatter as _m_scatter
@@ -1216,11 +1216,6 @@ def _m_neg(self):
 
 def _m_neg_(self):
     _r = _F_neg_(self)
-    return _r
-
-
-def _m_nonzero(self):
-    _r = _F_nonzero(self)
     return _r
 
 

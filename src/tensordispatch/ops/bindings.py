@@ -20,6 +20,7 @@ from tensordispatch.tensor.tensor import Tensor
 __all__ = [
     "arange",
     "cat",
+    "nonzero",
     "rand",
     "randint",
     "randn",
@@ -89,6 +90,24 @@ def cat(tensors: Any, dim: int = 0, *, out: Tensor | None = None) -> Tensor:
     if out is not None:
         return op("cat.out")(tensors, dim, out=out)  # type: ignore[no-any-return]
     return op("cat")(tensors, dim)  # type: ignore[no-any-return]
+
+
+def nonzero(
+    input: Tensor, *, out: Tensor | None = None, as_tuple: bool = False
+) -> Tensor | tuple[Tensor, ...]:
+    """torch.nonzero / Tensor.nonzero: coordinates as rows, or with ``as_tuple`` one index
+    tensor per dim (a 0-dim input counts as 1-dim).
+
+    >>> import tensordispatch as td
+    >>> td.nonzero(td.tensor([[1, 0], [0, 1]]), as_tuple=True)
+    (tensor([0, 1]), tensor([0, 1]))
+    """
+    if not as_tuple:
+        if out is not None:
+            return op("nonzero.out")(input, out=out)  # type: ignore[no-any-return]
+        return op("nonzero")(input)  # type: ignore[no-any-return]
+    source = input if input.dim() else op("unsqueeze")(input, 0)
+    return tuple(op("unbind.int")(op("nonzero")(source), 1))
 
 
 def _size(args: tuple[Any, ...], size: Any) -> list[int]:

@@ -324,7 +324,7 @@ def nonzero(self: Tensor) -> Tensor:
     a contiguous (ndim, n) tensor, so its strides are (1, n)."""
     coords = np.argwhere(self._data)
     n, ndim = coords.shape
-    result = empty_strided_cpu_array((n, ndim), (1, max(n, 1)), _dt.int64)
+    result = empty_strided_cpu_array((n, ndim), (1, n), _dt.int64)
     np.copyto(result._data, coords)
     return result
 

@@ -84,7 +84,26 @@ def cat(outs: Any, tensors: Any, dim: int = 0) -> Any:
                 f"{_scalar(outs[0].dtype)}"
             )
         out_dtype = outs[0].dtype
-    return ((tuple(shape), None, out_dtype),), d
+    return ((tuple(shape), _cat_strides(real, tuple(shape)), out_dtype),), d
+
+
+def _channels_last(t: Tensor) -> bool:
+    from tensordispatch.backends.cpu.kernels import channels_last_strides
+    from tensordispatch.tensor.tensor import contiguous_strides
+
+    if t.dim() != 4:
+        return False
+    return t._strides == channels_last_strides(t._shape) != contiguous_strides(t._shape)
+
+
+def _cat_strides(tensors: list[Tensor], shape: tuple[int, ...]) -> tuple[int, ...] | None:
+    """The result keeps channels_last when every input suggests it (torch's cat), else it
+    is contiguous."""
+    from tensordispatch.backends.cpu.kernels import channels_last_strides
+
+    if tensors and all(_channels_last(t) for t in tensors):
+        return channels_last_strides(shape)
+    return None
 
 
 def _scalar(d: Any) -> str:
@@ -128,9 +147,9 @@ def _gather_shape_check(self: Tensor, d: int, index: Tensor) -> None:
 
 def gather(outs: Any, self: Tensor, dim: int, index: Tensor, sparse_grad: bool = False) -> Any:
     d = wrap_dim(dim, self.dim())
-    if index.dtype not in (_dt.int64, _dt.int32):
-        raise RuntimeError("gather(): Expected dtype int32/int64 for index")
-    if index.numel() != 0:
+    if index.numel() != 0:  # torch checks an empty index for nothing, not even its dtype
+        if index.dtype not in (_dt.int64, _dt.int32):
+            raise RuntimeError("gather(): Expected dtype int32/int64 for index")
         _gather_shape_check(self, d, index)
     return ((index._shape, None, self.dtype),), d
 
