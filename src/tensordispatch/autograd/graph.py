@@ -340,19 +340,29 @@ def view_grad_fn(t: Tensor) -> Any:
     return fn
 
 
+_NO_EDGE: tuple[None, int] = (None, 0)
+
+
 def gradient_edge(t: Tensor) -> tuple[Node | None, int]:
     """The edge a gradient for ``t`` flows along (Note [Edges])."""
     m = t._autograd_meta
     if m is None:
-        return (None, 0)
-    fn = view_grad_fn(t) if type(m) is TensorMeta and m.view_version is not None else m.grad_fn
+        return _NO_EDGE
+    fn = m.grad_fn
+    mine = type(m) is TensorMeta
     if fn is not None:
-        return (fn, m.output_nr if isinstance(m, TensorMeta) else 0)
+        if not mine:
+            return (fn, 0)
+        if m.view_version is not None:  # type: ignore[union-attr]
+            fn = view_grad_fn(t)
+        return (fn, m.output_nr)  # type: ignore[union-attr]
     if m.requires_grad:
-        return (grad_accumulator(t), 0)
-    return (None, 0)
+        ref = m.grad_accumulator if mine else None  # type: ignore[union-attr]
+        acc = ref() if ref is not None else None
+        return (acc if acc is not None else grad_accumulator(t), 0)
+    return _NO_EDGE
 
 
 def collect_next_edges(tensors: tuple[Tensor | None, ...]) -> tuple[tuple[Node | None, int], ...]:
     """The edges of a node whose differentiable inputs are ``tensors``."""
-    return tuple((None, 0) if t is None else gradient_edge(t) for t in tensors)
+    return tuple([_NO_EDGE if t is None else gradient_edge(t) for t in tensors])

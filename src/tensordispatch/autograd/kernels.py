@@ -139,13 +139,29 @@ def _save(
 ) -> dict[str, Any]:
     """What the formulas of the inputs that require grad read (torch saves no more)."""
     saved: dict[str, Any] = {}
-    for items, need in zip(plan, needed, strict=True):
-        if need:
-            for n, get in items:
-                if n not in saved:
-                    v = get(args, kwargs)
-                    saved[n] = SavedTensor(v, False) if isinstance(v, Tensor) else v
+    for n, get in _flat_plan(plan, needed):
+        v = get(args, kwargs)
+        saved[n] = SavedTensor(v, False) if isinstance(v, Tensor) else v
     return saved
+
+
+_FLAT: dict[tuple[int, tuple[bool, ...]], tuple[tuple[str, _Getter], ...]] = {}
+
+
+def _flat_plan(
+    plan: tuple[tuple[tuple[str, _Getter], ...], ...], needed: tuple[bool, ...]
+) -> tuple[tuple[str, _Getter], ...]:
+    """The deduplicated items of the formulas whose input is needed (memoized)."""
+    key = (id(plan), needed)
+    flat = _FLAT.get(key)
+    if flat is None:
+        seen: dict[str, _Getter] = {}
+        for items, need in zip(plan, needed, strict=True):
+            if need:
+                for n, get in items:
+                    seen.setdefault(n, get)
+        flat = _FLAT[key] = tuple(seen.items())
+    return flat
 
 
 def _requires_grad(t: Any) -> bool:
@@ -161,8 +177,13 @@ def _below_ad_inplace_or_view(
     st = _ST
     saved = st.excluded
     st.excluded = saved | _BELOW_ADIOV
+    state = op._entry.state  # OpOverload.redispatch's lookup, inlined
     try:
-        return op.redispatch(raw, *args, **kwargs)
+        try:
+            entry = state.redispatch_cache[raw]
+        except KeyError:
+            entry = state.redispatch_miss(raw)
+        return entry(*args, **kwargs)
     finally:
         st.excluded = saved
 
@@ -173,11 +194,11 @@ def _make_functional_kernel(
     plan = _save_plan(info)
 
     def record(raw: int, op: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        inputs = tuple(args[i] for i in positions)
-        needed = tuple(_requires_grad(t) for t in inputs)
+        inputs = [args[i] for i in positions]
+        needed = tuple([_requires_grad(t) for t in inputs])
         node = node_cls()
-        node.next_functions = collect_next_edges(inputs)
-        node._input_meta = tuple((t._shape, t.dtype) for t in inputs)
+        node.next_functions = collect_next_edges(inputs)  # type: ignore[arg-type]
+        node._input_meta = tuple([(t._shape, t.dtype) for t in inputs])
         node._needed = needed
         node._saved = _save(plan, args, kwargs, needed)
         result = _below_ad_inplace_or_view(op, raw & _AFTER, args, kwargs)
