@@ -215,6 +215,13 @@ sample("pow", lambda L, d: L.pow(2.5, T(L, J3, "int64", d), out=E(L, 0, "int64",
 sample("pow", lambda L, d: L.pow(T(L, I23, "int64", d), 0.5, out=E(L, 0, "int64", d)))
 sample("pow", lambda L, d: L.pow(T(L, C2, "complex128", d), T(L, 2.0, device=d)))
 sample("pow", lambda L, d: T(L, I23, "int64", d).pow_(2))
+for _e in (0, 1, False, True, 0.0, 1.0, 0j):
+    # bool ** bool stays bool in torch's CPU kernel; its meta path promotes to int64
+    flags = "meta-differs" if isinstance(_e, bool) else ""
+    sample("pow", lambda L, d, e=_e: L.pow(T(L, B23, "bool", d), e), flags)
+    sample("pow", lambda L, d, e=_e: L.pow(T(L, I23, "int32", d), e))
+sample("pow", lambda L, d: L.pow(1, T(L, B23, "bool", d)))
+sample("pow", lambda L, d: L.pow(1, T(L, I23, "int64", d)))
 sample("maximum", lambda L, d: L.maximum(T(L, M23, device=d), T(L, float("nan"), device=d)))
 sample("maximum", lambda L, d: L.maximum(T(L, B23, "bool", d), T(L, B3, "bool", d)))
 sample("maximum", lambda L, d: L.maximum(T(L, C2, "complex64", d), T(L, C2, "complex64", d)))

@@ -29,6 +29,7 @@ MESSAGES: dict[str, Case] = {
     "div floor bool": lambda L: L.div(L.tensor([True]), L.tensor([True]), rounding_mode="floor"),
     "pow negative int": lambda L: L.pow(L.tensor([2, 3]), -2),
     "pow bool": lambda L: L.pow(L.tensor([True]), L.tensor([True])),
+    "pow bool base": lambda L: L.pow(True, L.tensor([True, False])),
     "pow out cast": lambda L: L.pow(L.tensor([2]), 0.5, out=L.empty(1, dtype=L.int64)),
     "erf complex": lambda L: L.erf(L.tensor([1j])),
     "silu int": lambda L: L.ops.aten.silu.default(L.tensor([1])),

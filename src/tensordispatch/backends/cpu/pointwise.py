@@ -109,11 +109,19 @@ def pow_Tensor_Tensor_out(pre: Any, self: Tensor, exponent: Tensor, out: Tensor)
 
 
 def pow_Tensor_Scalar_out(pre: Any, self: Tensor, exponent: Any, out: Tensor) -> None:
-    _store(out, _power(pre, _arg(self, pre), _arg(exponent, pre)))
+    if exponent == 0:  # torch fills ones and copies for 0 and 1 (any dtype, even bool)
+        out._data[...] = 1
+    elif exponent == 1:
+        _store(out, self._data)
+    else:
+        _store(out, _power(pre, _arg(self, pre), _arg(exponent, pre)))
 
 
 def pow_Scalar_out(pre: Any, self: Any, exponent: Tensor, out: Tensor) -> None:
-    _store(out, _power(pre, _arg(self, pre), _arg(exponent, pre)))
+    if self == 1 and not isinstance(self, bool):  # ones, whatever the exponent's dtype
+        out._data[...] = 1
+    else:
+        _store(out, _power(pre, _arg(self, pre), _arg(exponent, pre)))
 
 
 def _minmax(ufunc: Any, name: str) -> Callable[..., None]:
