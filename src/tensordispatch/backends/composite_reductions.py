@@ -16,7 +16,12 @@ __all__ = ["REDUCTION_COMPOSITE_KERNELS", "cast"]
 
 def cast(self: Tensor, dtype: Any) -> Tensor:
     """``self`` converted to ``dtype`` (itself when it already has it), through
-    empty_like + copy_ so that it runs on every backend."""
+    empty_like + copy_ so that it runs on every backend.
+
+    >>> import tensordispatch as td
+    >>> cast(td.tensor([1.5, -2.0]), td.int64).tolist()
+    [1, -2]
+    """
     if dtype is None or dtype is self.dtype:
         return self
     result = op("empty_like")(self, dtype=dtype)

@@ -55,7 +55,12 @@ def nll_loss_forward(
 
 
 def nll_loss2d_spec(self: Any, target: Any, weight: Any, reduction: int) -> tuple[Spec, Spec]:
-    """nll_loss2d_forward: (N, C, H, W) input, (N, H, W) target."""
+    """nll_loss2d_forward: (N, C, H, W) input, (N, H, W) target.
+
+    >>> from tensordispatch import ones, zeros, int64
+    >>> nll_loss2d_spec(ones(2, 3, 4, 5), zeros(2, 4, 5, dtype=int64), None, 0)[0][0]
+    (2, 4, 5)
+    """
     if self.dim() != 4:
         raise RuntimeError(
             "only batches of spatial inputs supported (4D tensors), but got input of "
@@ -87,7 +92,12 @@ def conv_spec(
     input: Any, weight: Any, bias: Any, stride: Any, padding: Any, dilation: Any,
     transposed: bool, groups: int,
 ) -> tuple[Spec, tuple[tuple[int, ...], ...]]:  # fmt: skip
-    """convolution's checks and output; also returns (stride, padding, dilation) expanded."""
+    """convolution's checks and output; also returns (stride, padding, dilation) expanded.
+
+    >>> from tensordispatch import ones
+    >>> conv_spec(ones(1, 3, 5, 5), ones(4, 3, 3, 3), None, [2], [1], [1], False, 1)[0][0]
+    (1, 4, 3, 3)
+    """
     k = weight.dim() - 2
     if input.dim() != weight.dim():
         raise RuntimeError(

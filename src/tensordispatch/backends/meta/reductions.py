@@ -220,7 +220,12 @@ def cumsum(outs: Any, self: Any, dim: int, dtype: Any = None) -> MetaResult:
 
 
 def all_reduce_spec(name: str, outs: Any, self: Any, dims: tuple[int, ...], keepdim: bool) -> Any:
-    """all/any: bool results (uint8 for uint8 input); an out= tensor must be bool or uint8."""
+    """all/any: bool results (uint8 for uint8 input); an out= tensor must be bool or uint8.
+
+    >>> from tensordispatch import ones, uint8
+    >>> all_reduce_spec("all", None, ones(2, 3, dtype=uint8), (1,), False)
+    (((2,), None, tensordispatch.uint8),)
+    """
     dt = _dt.uint8 if self.dtype is _dt.uint8 else _dt.bool
     if outs is not None:
         dt = outs[0].dtype
@@ -317,7 +322,12 @@ def max_all_spec(name: str, self: Any) -> Spec:
 
 def var_spec(self: Any, dim: Any, keepdim: bool, out: Any = None) -> tuple[Spec, tuple[int, ...]]:
     """var/std.correction: float or complex input, a real result over ``dim``; an out=
-    tensor keeps its dtype if the result can be cast to it."""
+    tensor keeps its dtype if the result can be cast to it.
+
+    >>> from tensordispatch import ones, complex64
+    >>> var_spec(ones(2, 3, dtype=complex64), [1], True)
+    (((2, 1), None, tensordispatch.float32), (1,))
+    """
     if not (self.dtype.is_floating_point or self.dtype.is_complex):
         raise RuntimeError("std and var only support floating point and complex dtypes")
     dims = reduction_dims(dim, self.dim())
@@ -333,7 +343,12 @@ def var_spec(self: Any, dim: Any, keepdim: bool, out: Any = None) -> tuple[Spec,
 
 
 def logsumexp_spec(self: Any, dim: Any, keepdim: bool) -> tuple[Spec, tuple[int, ...]]:
-    """logsumexp: integral input computes in the default float dtype."""
+    """logsumexp: integral input computes in the default float dtype.
+
+    >>> from tensordispatch import ones, int64
+    >>> logsumexp_spec(ones(2, 3, dtype=int64), [0], False)
+    (((3,), None, tensordispatch.float32), (0,))
+    """
     dims = reduction_dims(dim, self.dim())
     if not _given(dim) and self.dim() > 0 and not keepdim:
         # ATen adds the kept-dims maximum back onto a fully reduced result here.
