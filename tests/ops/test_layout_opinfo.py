@@ -44,10 +44,10 @@ def _to_td(x: Any) -> Any:
     return x
 
 
-def _cases() -> list[Any]:
+def _cases(dtypes: tuple[Any, ...] = DTYPES) -> list[Any]:
     cases = []
     for info in OPINFOS:
-        for dtype in DTYPES:
+        for dtype in dtypes:
             if dtype not in info.dtypes:
                 continue
             samples = list(info.sample_inputs("cpu", dtype))
@@ -92,4 +92,30 @@ def test_opinfo_sample_matches_torch(info: Any, sample: Any, coverage: Any) -> N
             assert source.gather(dim, got[1]).tolist() == got[0].tolist()
     else:
         assert_same_result(expected, got, where=info.name)
+    coverage[label][0] += 1
+
+
+def _meta(convert: Any) -> Any:
+    def to_meta(x: Any) -> Any:
+        if isinstance(x, (list, tuple)):
+            return type(x)(to_meta(v) for v in x)
+        y = convert(x)
+        return y.to("meta") if isinstance(y, (torch.Tensor, td.Tensor)) else y
+
+    return to_meta
+
+
+@pytest.mark.parametrize(("info", "sample"), _cases((torch.float32,)))
+def test_opinfo_sample_on_meta_matches_torch(info: Any, sample: Any, coverage: Any) -> None:
+    label = f"opinfo:{info.name}[meta]"
+    coverage[label][1] += 1
+    try:
+        expected = _call(info, torch, sample, _meta(lambda x: x))
+    except Exception as e:  # noqa: BLE001 - the exception type is what we compare
+        with pytest.raises(type(e)):
+            _call(info, td, sample, _meta(_to_td))
+        coverage[label][0] += 1
+        return
+    got = _call(info, td, sample, _meta(_to_td))
+    assert_same_result(expected, got, values=False, where=info.name)
     coverage[label][0] += 1
