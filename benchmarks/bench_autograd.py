@@ -28,6 +28,17 @@ def best(fn: Callable[[], object], number: int, repeat: int = 7) -> float:
     return min(timeit.repeat(fn, number=number, repeat=repeat)) / number * 1e6
 
 
+def side_by_side(
+    theirs: Callable[[], object], ours: Callable[[], object], number: int, rounds: int = 7
+) -> tuple[float, float]:
+    """Best time of each, measured in alternating rounds (the machine's load drifts)."""
+    t, d = [], []
+    for _ in range(rounds):
+        t.append(best(theirs, number, 1))
+        d.append(best(ours, number, 1))
+    return min(t), min(d)
+
+
 def fwd_bwd() -> None:
     ta, tb, tc = (torch.tensor([1.0, 2.0, 3.0], requires_grad=True) for _ in range(3))
     da, db, dc = (td.tensor([1.0, 2.0, 3.0]).requires_grad_() for _ in range(3))
@@ -38,7 +49,7 @@ def fwd_bwd() -> None:
     def d_step() -> None:
         (da * db + dc).sum().backward()
 
-    t, d = best(t_step, 2000), best(d_step, 2000)
+    t, d = side_by_side(t_step, d_step, 2000)
     print(
         f"fwd+bwd (a*b+c).sum() 3 elems: torch {t:7.2f} us  ours {d:7.2f} us  "
         f"ours/torch {d / t:5.2f}x  torch/ours {t / d:5.2f}x"
@@ -91,7 +102,7 @@ def mlp_step() -> None:
         dloss(dm(dx), dy).backward()
         dopt.step()
 
-    t, d = best(t_step, 50), best(d_step, 50)
+    t, d = side_by_side(t_step, d_step, 50)
     print(
         f"MLP 64-128-10 batch 32 SGD step: torch {t:8.1f} us  ours {d:8.1f} us  "
         f"ours/torch {d / t:5.2f}x"

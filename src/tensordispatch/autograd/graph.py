@@ -198,8 +198,8 @@ class AccumulateGrad(Node):
 
 def _fresh_copy(g: Tensor) -> Tensor:
     data = g._data
-    if isinstance(data, np.ndarray) and data.flags.c_contiguous:
-        return Tensor._wrap_numpy(data.copy(), g.dtype)
+    if isinstance(data, np.ndarray):  # a fresh packed array keeps the layout (torch's clone)
+        return Tensor._wrap_numpy(data.copy(order="K"), g.dtype)
     return g.detach().clone()
 
 
