@@ -189,6 +189,19 @@ def test_argument_of_wrong_type(lib: Library) -> None:
         "ns::f() Expected a value of type 'Tensor[]' for argument 'ys' but instead found type "
         "'str'.\nPosition: 1\nValue: 's'\nDeclaration: ns::f(Tensor x, Tensor[] ys) -> Tensor"
     )
+    assert norm(_raise(lambda: f(x, [x, None]), ArgumentTypeError), lib.ns) == "\n".join(
+        [
+            " ".join(
+                [
+                    "ns::f() Expected a value of type 'Tensor[]' for argument 'ys' but instead",
+                    "found type 'NoneType'.",
+                ]
+            ),
+            "Position: 1",
+            "Value: None",
+            "Declaration: ns::f(Tensor x, Tensor[] ys) -> Tensor",
+        ]
+    )
 
 
 def test_kernel_signature_mismatch_is_the_same_in_both_orders(lib: Library) -> None:

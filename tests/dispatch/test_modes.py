@@ -222,10 +222,17 @@ def test_types_lists_python_key_arguments(lib: Library) -> None:
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
             return types
 
+    lib.define("h(Tensor[] xs, Tensor? y=None, *, Tensor? out=None) -> Tensor")
+    lib.impl("h", lambda *a, **k: None, "CPU")
     with M():
         assert ops.test_modes.f(_T(), _T()) == ()
         assert ops.test_modes.f(_T(), P()) == (P,)
         assert ops.test_modes.f(P(), P()) == (P,)
+        assert ops.test_modes.f(_T(), b=P()) == (P,)
+        assert ops.test_modes.h([_T(), _T()], None, out=_T()) == ()
+        assert ops.test_modes.h([_T(), P()]) == (P,)
+        assert ops.test_modes.h([_T()], out=P()) == (P,)
+        assert ops.test_modes.h([_T()], y=P()) == (P,)
 
 
 def _recording(base: type, calls: list[str], label: str) -> type:

@@ -216,7 +216,7 @@ class CallingFacts:
                 x
                 for x in items
                 if x is not NOT_GIVEN
-                and not (x is None and form != "t")
+                and not (x is None and form in ("t?", "l?"))
                 and not isinstance(getattr(x, "_key_set", None), int)
             ]
             if wrong or (form in ("l", "l?") and not isinstance(v, (list, tuple, _NotGiven))):
