@@ -93,3 +93,33 @@ def test_grad_mode_is_thread_local() -> None:
         seen["main"] = (x * 2).requires_grad
     t.join()
     assert seen == {"worker": True, "main": False}
+
+
+def test_set_grad_enabled_called_as_function_like_torch() -> None:
+    import torch
+
+    seen = []
+    for mod in (torch, td.autograd):
+        mod.set_grad_enabled(False)
+        seen.append(mod.is_grad_enabled())
+        mod.set_grad_enabled(True)
+        seen.append(mod.is_grad_enabled())
+    assert seen == [False, True, False, True]
+
+
+def test_set_grad_enabled_decorator_changes_nothing_until_called() -> None:
+    @set_grad_enabled(False)
+    def f() -> bool:
+        return is_grad_enabled()
+
+    assert is_grad_enabled()
+    assert f() is False
+    assert is_grad_enabled()
+
+
+def test_inference_mode_decorator() -> None:
+    @inference_mode()
+    def f(t: td.Tensor) -> td.Tensor:
+        return t * 2
+
+    assert f(_x()).grad_fn is None and is_grad_enabled()

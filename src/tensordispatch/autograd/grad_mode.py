@@ -87,8 +87,9 @@ class _GradModeBase:
         return wrapper  # type: ignore[return-value]
 
 
-class set_grad_enabled(_GradModeBase):
-    """Set grad mode to ``mode`` for a block (or a decorated function); restores it after.
+class set_grad_enabled(_GradModeBase):  # noqa: N801 - torch's name
+    """Set grad mode to ``mode``: immediately when called (as torch), and restored when used
+    as a context manager or decorator exits.
 
     >>> import tensordispatch as td
     >>> x = td.ones(2).requires_grad_()
@@ -99,10 +100,34 @@ class set_grad_enabled(_GradModeBase):
 
     def __init__(self, mode: bool) -> None:
         self.mode = bool(mode)
-        self._prev: list[bool] = []
+        self._prev = [_STATE.grad_enabled]
+        _STATE.grad_enabled = self.mode
 
     def _clone(self) -> _GradModeBase:
         return set_grad_enabled(self.mode)
+
+    def __call__(self, fn: F) -> F:
+        _STATE.grad_enabled = self._prev.pop()  # a decorator changes nothing until called
+        self._prev.append(_STATE.grad_enabled)
+        return super().__call__(fn)
+
+    def _enter(self) -> None:
+        pass  # the mode was set by __init__
+
+    def _exit(self) -> None:
+        _STATE.grad_enabled = self._prev.pop()
+
+
+class _FixedMode(_GradModeBase):
+    """no_grad / enable_grad: the mode changes on entry only (torch's)."""
+
+    mode = True
+
+    def __init__(self) -> None:
+        self._prev: list[bool] = []
+
+    def _clone(self) -> _GradModeBase:
+        return self.__class__()
 
     def _enter(self) -> None:
         self._prev.append(_STATE.grad_enabled)
@@ -112,7 +137,7 @@ class set_grad_enabled(_GradModeBase):
         _STATE.grad_enabled = self._prev.pop()
 
 
-class no_grad(set_grad_enabled):
+class no_grad(_FixedMode):  # noqa: N801
     """Disable gradient recording in a block or a decorated function.
 
     >>> import tensordispatch as td
@@ -123,14 +148,10 @@ class no_grad(set_grad_enabled):
     (False, None)
     """
 
-    def __init__(self) -> None:
-        super().__init__(False)
-
-    def _clone(self) -> _GradModeBase:
-        return no_grad()
+    mode = False
 
 
-class enable_grad(set_grad_enabled):
+class enable_grad(_FixedMode):  # noqa: N801
     """Enable gradient recording (inside no_grad, for example).
 
     >>> import tensordispatch as td
@@ -140,11 +161,7 @@ class enable_grad(set_grad_enabled):
     True
     """
 
-    def __init__(self) -> None:
-        super().__init__(True)
-
-    def _clone(self) -> _GradModeBase:
-        return enable_grad()
+    mode = True
 
 
 class inference_mode(_GradModeBase):
