@@ -87,7 +87,7 @@ class _GradModeBase:
         return wrapper  # type: ignore[return-value]
 
 
-class set_grad_enabled(_GradModeBase):  # noqa: N801 - torch's name
+class set_grad_enabled(_GradModeBase):
     """Set grad mode to ``mode``: immediately when called (as torch), and restored when used
     as a context manager or decorator exits.
 
@@ -137,7 +137,7 @@ class _FixedMode(_GradModeBase):
         _STATE.grad_enabled = self._prev.pop()
 
 
-class no_grad(_FixedMode):  # noqa: N801
+class no_grad(_FixedMode):
     """Disable gradient recording in a block or a decorated function.
 
     >>> import tensordispatch as td
@@ -151,7 +151,7 @@ class no_grad(_FixedMode):  # noqa: N801
     mode = False
 
 
-class enable_grad(_FixedMode):  # noqa: N801
+class enable_grad(_FixedMode):
     """Enable gradient recording (inside no_grad, for example).
 
     >>> import tensordispatch as td
