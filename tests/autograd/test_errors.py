@@ -147,3 +147,13 @@ def test_allow_unused_returns_none() -> None:
     x = _leaf(td)
     unused = td.tensor([1.0]).requires_grad_()
     assert grad((x * 2).sum(), [x, unused], allow_unused=True)[1] is None
+
+
+def test_register_hook_on_tensor_not_requiring_grad() -> None:
+    message = _same_error(lambda m: m.ones(2).register_hook(lambda g: g))
+    assert message == "cannot register a hook on a tensor that doesn't require gradient"
+
+
+def test_retain_grad_on_tensor_not_requiring_grad() -> None:
+    message = _same_error(lambda m: m.ones(2).retain_grad())
+    assert message == "can't retain_grad on Tensor that has requires_grad=False"
