@@ -20,26 +20,37 @@ from __future__ import annotations
 import tensordispatch.generated  # noqa: F401 - the operators must exist first
 from tensordispatch.autograd import tensor_methods as _tensor_methods
 from tensordispatch.autograd.engine import backward, grad
+from tensordispatch.autograd.function import Function, FunctionCtx
 from tensordispatch.autograd.grad_mode import (
     enable_grad,
     inference_mode,
+    is_anomaly_enabled,
     is_grad_enabled,
     is_inference_mode_enabled,
     no_grad,
+    set_detect_anomaly,
     set_grad_enabled,
 )
+from tensordispatch.autograd.gradcheck import GradcheckError, gradcheck, gradgradcheck
 from tensordispatch.autograd.graph import Node
 from tensordispatch.autograd.kernels import register_all as _register_all
 
 __all__ = [
+    "Function",
+    "FunctionCtx",
+    "GradcheckError",
     "Node",
     "backward",
     "enable_grad",
     "grad",
+    "gradcheck",
+    "gradgradcheck",
     "inference_mode",
+    "is_anomaly_enabled",
     "is_grad_enabled",
     "is_inference_mode_enabled",
     "no_grad",
+    "set_detect_anomaly",
     "set_grad_enabled",
 ]
 

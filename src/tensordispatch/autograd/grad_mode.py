@@ -29,15 +29,27 @@ from tensordispatch.dispatch.tls import ExcludeDispatchKeyGuard, local_state, re
 __all__ = [
     "enable_grad",
     "inference_mode",
+    "is_anomaly_enabled",
     "is_grad_enabled",
     "is_inference_mode_enabled",
     "no_grad",
+    "set_detect_anomaly",
     "set_grad_enabled",
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
 _STATE = local_state()
 register_field("autograd_inference_mode", False)
+register_field("autograd_anomaly", False)
+
+
+def is_anomaly_enabled() -> bool:
+    """Whether anomaly detection was requested on this thread (see set_detect_anomaly).
+
+    >>> is_anomaly_enabled()
+    False
+    """
+    return bool(_STATE.autograd_anomaly)
 
 
 def is_grad_enabled() -> bool:
@@ -197,3 +209,30 @@ class inference_mode(_GradModeBase):
         _STATE.autograd_inference_mode = inference
         if guard is not None:
             guard.__exit__(None, None, None)
+
+
+class set_detect_anomaly(_GradModeBase):  # torch's name
+    """Request anomaly detection (the flag named by torch's in-place error hint).
+
+    We record the flag only: nodes do not keep forward tracebacks and backward does not
+    check for NaN (docs/AUTOGRAD.md). Sets the flag when called, restores it on exit.
+
+    >>> with set_detect_anomaly(True):
+    ...     is_anomaly_enabled()
+    True
+    """
+
+    def __init__(self, mode: bool, check_nan: bool = True) -> None:
+        self.mode = bool(mode)
+        self.check_nan = check_nan
+        self._prev = [bool(_STATE.autograd_anomaly)]
+        _STATE.autograd_anomaly = self.mode
+
+    def _clone(self) -> _GradModeBase:
+        return set_detect_anomaly(self.mode, self.check_nan)
+
+    def _enter(self) -> None:
+        pass
+
+    def _exit(self) -> None:
+        _STATE.autograd_anomaly = self._prev.pop()
