@@ -68,6 +68,15 @@ MESSAGES: dict[str, Case] = {
     "lerp int tensor weight": lambda L: L.lerp(L.tensor([1]), L.tensor([2]), L.tensor([1])),
     "lerp complex weight": lambda L: L.lerp(L.tensor([1.0]), L.tensor([2.0]), 0.5j),
     "addcmul bool": lambda L: L.addcmul(L.tensor([True]), L.tensor([True]), L.tensor([True])),
+    "addcmul complex value": lambda L: L.addcmul(
+        L.tensor([1.0], dtype=L.float64), L.tensor([1.0]), L.tensor([1.0]), value=1j
+    ),
+    "addcdiv complex value int": lambda L: L.addcmul(
+        L.tensor([1]), L.tensor([1]), L.tensor([1]), value=1j
+    ),
+    "lerp complex weight half": lambda L: L.lerp(
+        L.tensor([1.0], dtype=L.float16), L.tensor([2.0], dtype=L.float16), 0.5j
+    ),
     "addcdiv int": lambda L: L.addcdiv(L.tensor([1.0]), L.tensor([1]), L.tensor([2])),
     "inplace cast": lambda L: L.tensor([1, 2]).pow_(L.tensor([0.5])),
     "broadcast": lambda L: L.maximum(L.tensor([1.0, 2.0]), L.tensor([1.0, 2.0, 3.0])),

@@ -23,7 +23,7 @@ from tensordispatch.backends.structured import alloc_cpu, prepare_out
 from tensordispatch.tensor import dtypes as _dt
 from tensordispatch.tensor.tensor import Tensor
 
-__all__ = ["POINTWISE_CPU", "not_implemented"]
+__all__ = ["POINTWISE_CPU", "check_real_scalar", "not_implemented"]
 
 Array = np.ndarray[Any, Any]
 
@@ -48,8 +48,27 @@ def _work(dt: Any) -> Any:
 
 
 def _arg(x: Any, dt: Any) -> Array:
-    data = x._data if isinstance(x, Tensor) else np.asarray(x)
-    return data.astype(_work(dt), copy=False)
+    """An operand in the dtype arithmetic runs in: a tensor is converted to the computation
+    dtype first (TensorIterator's common dtype), a scalar argument goes straight to the
+    arithmetic type (torch's opmath scalar)."""
+    if isinstance(x, Tensor):
+        return x._data.astype(dt._numpy, copy=False).astype(_work(dt), copy=False)
+    return np.asarray(x).astype(_work(dt), copy=False)
+
+
+_CPP_TYPES = {
+    "float16": "float", "float32": "float", "float64": "double", "int64": "int64_t",
+    "int32": "int", "int16": "int16_t", "int8": "int8_t", "uint8": "uint8_t", "bool": "bool",
+}  # fmt: skip
+
+
+def check_real_scalar(value: Any, dt: Any) -> None:
+    """A complex number used as a scalar of a real computation: torch's overflow error
+    (the scalar is converted to the kernel's C++ type; float16 computes in float)."""
+    if isinstance(value, complex) and not dt.is_complex:
+        raise RuntimeError(
+            f"value cannot be converted to type {_CPP_TYPES[dt.name]} without overflow"
+        )
 
 
 def _store(out: Tensor, result: Any) -> None:
@@ -310,8 +329,7 @@ def clamp_max_out(pre: Any, self: Tensor, max: Any, out: Tensor) -> None:
 def _lerp(pre: Any, self: Tensor, end: Tensor, weight: Any, out: Tensor, kernel: str) -> None:
     if not _is_float(pre):
         raise not_implemented(kernel, pre)
-    if isinstance(weight, complex) and not pre.is_complex:
-        raise RuntimeError("value cannot be converted to type float without overflow")
+    check_real_scalar(weight, pre)
     a, b, w = _arg(self, pre), _arg(end, pre), _arg(weight, pre)
     with np.errstate(all="ignore"):
         _store(out, np.where(np.abs(w) < 0.5, a + w * (b - a), b - (b - a) * (1 - w)))
@@ -330,6 +348,7 @@ def addcmul_out(
 ) -> None:
     if pre is _dt.bool:
         raise not_implemented("addcmul_cpu_out", pre)
+    check_real_scalar(value, pre)
     v = _arg(value, pre)
     with np.errstate(all="ignore"):
         _store(out, _arg(self, pre) + v * _arg(tensor1, pre) * _arg(tensor2, pre))
@@ -338,6 +357,7 @@ def addcmul_out(
 def addcdiv_out(
     pre: Any, self: Tensor, tensor1: Tensor, tensor2: Tensor, value: Any, out: Tensor
 ) -> None:
+    check_real_scalar(value, pre)
     v = _arg(value, pre)
     with np.errstate(all="ignore"):
         _store(out, _arg(self, pre) + v * (_arg(tensor1, pre) / _arg(tensor2, pre)))
