@@ -369,6 +369,8 @@ sample(
     lambda L, d: L.clamp(T(L, M23, device=d), T(L, 0.0, device=d), out=E(L, 0, "float64", d)),
 )
 sample("clamp", lambda L, d: T(L, M23, device=d).clamp_(T(L, V3, device=d)))
+sample("clamp", lambda L, d: L.clamp(T(L, B23, "bool", d), max=T(L, B3, "bool", d)))
+sample("clamp_min", lambda L, d: L.clamp_min(T(L, B23, "bool", d), T(L, B3, "bool", d)))
 sample("clamp", lambda L, d: T(L, V3, device=d).clamp_(T(L, M23, device=d)), "meta-differs")
 for _n in ("clamp_min", "clamp_max"):
 

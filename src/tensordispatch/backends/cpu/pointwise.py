@@ -312,14 +312,38 @@ def _clamp(pre: Any, self: Tensor, lo: Any, hi: Any, out: Tensor) -> None:
 
 
 def clamp_out(pre: Any, self: Tensor, min: Any, max: Any, out: Tensor) -> None:
+    """clamp with numbers: torch's scalar kernels do not cover bool."""
+    if pre is _dt.bool:
+        which = "" if min is not None and max is not None else "_min" if min is not None else "_max"
+        raise not_implemented(f"clamp{which}_scalar_cpu", pre)
+    _clamp(pre, self, min, max, out)
+
+
+def clamp_Tensor_out(pre: Any, self: Tensor, min: Any, max: Any, out: Tensor) -> None:
+    """clamp with tensors: one bound is maximum/minimum (bool included), two bounds are
+    torch's clamp kernel, which does not cover bool."""
+    if pre is _dt.bool and min is not None and max is not None:
+        raise not_implemented("clamp_cpu", pre)
     _clamp(pre, self, min, max, out)
 
 
 def clamp_min_out(pre: Any, self: Tensor, min: Any, out: Tensor) -> None:
+    if pre is _dt.bool:
+        raise not_implemented("clamp_min_scalar_cpu", pre)
     _clamp(pre, self, min, None, out)
 
 
 def clamp_max_out(pre: Any, self: Tensor, max: Any, out: Tensor) -> None:
+    if pre is _dt.bool:
+        raise not_implemented("clamp_max_scalar_cpu", pre)
+    _clamp(pre, self, None, max, out)
+
+
+def clamp_min_Tensor_out(pre: Any, self: Tensor, min: Tensor, out: Tensor) -> None:
+    _clamp(pre, self, min, None, out)
+
+
+def clamp_max_Tensor_out(pre: Any, self: Tensor, max: Tensor, out: Tensor) -> None:
     _clamp(pre, self, None, max, out)
 
 
@@ -416,11 +440,11 @@ POINTWISE_CPU: dict[str, Any] = {
     "round_decimals_out": round_decimals_out,
     "sign_out": sign_out,
     "clamp_out": clamp_out,
-    "clamp_Tensor_out": clamp_out,
+    "clamp_Tensor_out": clamp_Tensor_out,
     "clamp_min_out": clamp_min_out,
-    "clamp_min_Tensor_out": clamp_min_out,
+    "clamp_min_Tensor_out": clamp_min_Tensor_out,
     "clamp_max_out": clamp_max_out,
-    "clamp_max_Tensor_out": clamp_max_out,
+    "clamp_max_Tensor_out": clamp_max_Tensor_out,
     "maximum_out": _minmax(np.maximum, "maximum"),
     "minimum_out": _minmax(np.minimum, "minimum"),
     "bitwise_and_out": _bitwise(np.bitwise_and, "bitwise_and"),
