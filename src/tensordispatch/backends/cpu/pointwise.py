@@ -322,8 +322,11 @@ def clamp_out(pre: Any, self: Tensor, min: Any, max: Any, out: Tensor) -> None:
 def clamp_Tensor_out(pre: Any, self: Tensor, min: Any, max: Any, out: Tensor) -> None:
     """clamp with tensors: one bound is maximum/minimum (bool included), two bounds are
     torch's clamp kernel, which does not cover bool."""
-    if pre is _dt.bool and min is not None and max is not None:
-        raise not_implemented("clamp_cpu", pre)
+    if min is not None and max is not None:
+        if pre is _dt.bool or pre.is_complex:
+            raise not_implemented("clamp_cpu", pre)
+    elif pre.is_complex:
+        raise not_implemented("maximum_cpu" if max is None else "minimum_cpu", pre)
     _clamp(pre, self, min, max, out)
 
 
@@ -340,11 +343,11 @@ def clamp_max_out(pre: Any, self: Tensor, max: Any, out: Tensor) -> None:
 
 
 def clamp_min_Tensor_out(pre: Any, self: Tensor, min: Tensor, out: Tensor) -> None:
-    _clamp(pre, self, min, None, out)
+    clamp_Tensor_out(pre, self, min, None, out)
 
 
 def clamp_max_Tensor_out(pre: Any, self: Tensor, max: Tensor, out: Tensor) -> None:
-    _clamp(pre, self, None, max, out)
+    clamp_Tensor_out(pre, self, None, max, out)
 
 
 # -- lerp, addcmul, addcdiv --------------------------------------------------------------------
