@@ -124,6 +124,9 @@ def sum_out(pre: Any, self: Tensor, dim: Any, keepdim: bool, dtype: Any, out: Te
 
 
 def mean_out(pre: Any, self: Tensor, dim: Any, keepdim: bool, dtype: Any, out: Tensor) -> None:
+    if self.numel() == 0:  # every output element averages nothing (np.mean would warn)
+        out._data[...] = np.nan
+        return
     data = self._data if dtype is None else self._data.astype(dtype._numpy)
     with np.errstate(**_ERR):
         axis = pre if self.dim() else None

@@ -112,6 +112,8 @@ def norm_out(pre: Any, self: Tensor, p: Any, dim: Any, keepdim: bool, out: Tenso
 
 def _softmax_impl(log: bool) -> Any:
     def impl(pre: Any, self: Tensor, dim: int, half_to_float: bool, out: Tensor) -> None:
+        if self.numel() == 0:
+            return
         data = self._data if self.dim() else self._data.reshape(1)
         with np.errstate(all="ignore"):
             m = np.amax(data, axis=pre, keepdims=True, initial=-np.inf)
@@ -200,7 +202,8 @@ def _max_all(fn: Any, name: str) -> Any:
 def _variance(self: Tensor, dims: Any, correction: Any, keepdim: bool) -> Any:
     data = self._data
     axis = _axis(self, dims)
-    n = data.size if axis is None else int(np.prod([data.shape[d] for d in axis]))
+    kept = 1 if axis is None else data.size // max(int(np.prod([data.shape[d] for d in axis])), 1)
+    n = data.size // max(kept, 1) if data.size else 0  # torch: input numel / output numel
     c = 1 if correction is None else correction
     if n - c <= 0:
         warnings.warn(
@@ -210,7 +213,7 @@ def _variance(self: Tensor, dims: Any, correction: Any, keepdim: bool) -> Any:
             stacklevel=3,
         )
     with np.errstate(all="ignore"):
-        mean = np.mean(data, axis=axis, keepdims=True)
+        mean = np.sum(data, axis=axis, keepdims=True) / n  # np.mean warns on empty input
         dev = np.abs(data - mean) ** 2 if self.dtype.is_complex else (data - mean) ** 2
         return np.sum(dev, axis=axis, keepdims=keepdim) / max(n - c, 0)
 

@@ -128,8 +128,11 @@ def _amax_amin(name: str) -> Callable[..., MetaResult]:
                 f"{scalar_type_name(self.dtype)} for input's dtype and "
                 f"{scalar_type_name(outs[0].dtype)} for out's dtype."
             )
+        if self.numel() == 0:  # checked before duplicate dims, as torch does
+            listed = [dim] if isinstance(dim, int) else list(dim or ())
+            wrapped = tuple(wrap_dim(d, self.dim()) for d in listed)
+            zero_numel_check(name, self, wrapped, _given(dim))
         dims = reduction_dims(dim, self.dim())
-        zero_numel_check(name, self, dims, _given(dim))
         return _spec(self, dims, keepdim, self.dtype), dims
 
     meta.__name__ = name
@@ -153,6 +156,8 @@ def _arg_reduce(name: str) -> Callable[..., MetaResult]:
     def meta(outs: Any, self: Any, dim: Any = None, keepdim: bool = False) -> MetaResult:
         if self.dtype.is_complex:
             raise RuntimeError(f"{name}(): does not support complex input")
+        if self.dtype is _dt.bool:
+            raise RuntimeError(f"{name}(): does not support bool input")
         if dim is None:
             if self.numel() == 0:
                 raise IndexError(
@@ -202,7 +207,7 @@ def _softmax_like(name: str) -> Callable[..., MetaResult]:
         if half_to_float:
             raise RuntimeError("softmax with half to float conversion is not supported on CPU")
         d = wrap_dim(dim, self.dim())
-        if not self.dtype.is_floating_point:
+        if not self.dtype.is_floating_point and self.numel() > 0:
             kernel = "lastdim_kernel_impl" if d == max(self.dim() - 1, 0) else "kernel_impl"
             raise NotImplementedError(
                 f"\"{name}_{kernel}\" not implemented for '{scalar_type_name(self.dtype)}'"
@@ -350,7 +355,7 @@ def logsumexp_spec(self: Any, dim: Any, keepdim: bool) -> tuple[Spec, tuple[int,
     (((3,), None, tensordispatch.float32), (0,))
     """
     dims = reduction_dims(dim, self.dim())
-    if not _given(dim) and self.dim() > 0 and not keepdim:
+    if not _given(dim) and self.dim() > 0 and not keepdim and self.numel() != 0:
         # ATen adds the kept-dims maximum back onto a fully reduced result here.
         raise RuntimeError(
             f"output with shape [] doesn't match the broadcast shape {shape_text((1,) * self.dim())}"
