@@ -22,6 +22,7 @@ from tensordispatch._api import *  # noqa: F403 - the generated operator functio
 from tensordispatch._api import __all__ as _api_all
 from tensordispatch.dispatch import (
     DispatchKey,
+    DispatchMode,
     DispatchKeySet,
     check_invariants,
     dispatch_trace,
@@ -71,6 +72,7 @@ __all__ = [
     *_api_all,
     "DispatchKey",
     "DispatchKeySet",
+    "DispatchMode",
     "Size",
     "Tensor",
     "bool",
