@@ -76,6 +76,12 @@ MESSAGES: dict[str, Case] = {
     "lerp int tensor weight": lambda L: L.lerp(L.tensor([1]), L.tensor([2]), L.tensor([1])),
     "lerp complex weight": lambda L: L.lerp(L.tensor([1.0]), L.tensor([2.0]), 0.5j),
     "addcmul bool": lambda L: L.addcmul(L.tensor([True]), L.tensor([True]), L.tensor([True])),
+    "addcmul value overflow": lambda L: L.addcmul(*(L.tensor([1], dtype=L.uint8),) * 3, value=-1.5),
+    "clamp bound overflow int8": lambda L: L.clamp(L.tensor([1], dtype=L.int8), 1000),
+    "clamp bound overflow uint8": lambda L: L.clamp(L.tensor([1], dtype=L.uint8), -300),
+    "clamp bound overflow half": lambda L: L.clamp(L.tensor([1.0], dtype=L.float16), 1e6),
+    "lerp weight overflow": lambda L: L.lerp(L.tensor([1.0]), L.tensor([1.0]), 1e300),
+    "pow exponent overflow": lambda L: L.pow(L.tensor([1], dtype=L.int8), 300),
     "addcmul complex value": lambda L: L.addcmul(
         L.tensor([1.0], dtype=L.float64), L.tensor([1.0]), L.tensor([1.0]), value=1j
     ),

@@ -23,7 +23,7 @@ from tensordispatch.backends.structured import alloc_cpu, prepare_out
 from tensordispatch.tensor import dtypes as _dt
 from tensordispatch.tensor.tensor import Tensor
 
-__all__ = ["POINTWISE_CPU", "check_real_scalar", "not_implemented"]
+__all__ = ["POINTWISE_CPU", "check_scalar", "not_implemented"]
 
 Array = np.ndarray[Any, Any]
 
@@ -57,17 +57,40 @@ def _arg(x: Any, dt: Any) -> Array:
 
 
 _CPP_TYPES = {
-    "float16": "float", "float32": "float", "float64": "double", "int64": "int64_t",
+    "float16": "c10::Half", "float32": "float", "float64": "double", "int64": "int64_t",
     "int32": "int", "int16": "int16_t", "int8": "int8_t", "uint8": "uint8_t", "bool": "bool",
+    "complex64": "c10::complex<float>", "complex128": "c10::complex<double>",
 }  # fmt: skip
 
 
-def check_real_scalar(value: Any, dt: Any) -> None:
-    """A complex number used as a scalar of a real computation: torch's overflow error
-    (the scalar is converted to the kernel's C++ type; float16 computes in float)."""
-    if isinstance(value, complex) and not dt.is_complex:
+def _overflows(value: Any, dt: Any) -> bool:
+    if isinstance(value, complex):
+        return not dt.is_complex
+    if dt is _dt.bool or dt.is_complex:
+        return False
+    if dt.is_floating_point:
+        return not math.isinf(value) and abs(value) > float(np.finfo(dt._numpy).max)
+    info = np.iinfo(dt._numpy)
+    if isinstance(value, int) and info.min == 0:  # negative ints wrap into unsigned types
+        return value > info.max or -value > info.max
+    return bool(value < info.min or value > info.max)
+
+
+def check_scalar(value: Any, dt: Any, opmath: bool = False) -> None:
+    """torch's checked conversion of a Scalar argument to the kernel's C++ type (the
+    computation dtype, or its wider "opmath" type: float for float16): a complex number
+    for a real type, or a value out of the type's range, is an overflow error.
+
+    >>> from tensordispatch.tensor import int8
+    >>> check_scalar(300, int8)
+    Traceback (most recent call last):
+    ...
+    RuntimeError: value cannot be converted to type int8_t without overflow
+    """
+    target = _dt.float32 if opmath and dt is _dt.float16 else dt
+    if _overflows(value, target):
         raise RuntimeError(
-            f"value cannot be converted to type {_CPP_TYPES[dt.name]} without overflow"
+            f"value cannot be converted to type {_CPP_TYPES[target.name]} without overflow"
         )
 
 
@@ -133,6 +156,8 @@ def pow_Tensor_Scalar_out(pre: Any, self: Tensor, exponent: Any, out: Tensor) ->
     elif exponent == 1:
         _store(out, self._data)
     else:
+        if not _is_float(pre):
+            check_scalar(exponent, pre)
         _store(out, _power(pre, _arg(self, pre), _arg(exponent, pre)))
 
 
@@ -303,6 +328,9 @@ def sign_out(pre: Any, self: Tensor, out: Tensor) -> None:
 
 
 def _clamp(pre: Any, self: Tensor, lo: Any, hi: Any, out: Tensor) -> None:
+    for bound in (lo, hi):
+        if bound is not None and not isinstance(bound, Tensor):
+            check_scalar(bound, pre)
     x = _arg(self, pre)
     if lo is not None:
         x = np.maximum(x, _arg(lo, pre))
@@ -356,7 +384,8 @@ def clamp_max_Tensor_out(pre: Any, self: Tensor, max: Tensor, out: Tensor) -> No
 def _lerp(pre: Any, self: Tensor, end: Tensor, weight: Any, out: Tensor, kernel: str) -> None:
     if not _is_float(pre):
         raise not_implemented(kernel, pre)
-    check_real_scalar(weight, pre)
+    if not isinstance(weight, Tensor):
+        check_scalar(weight, pre, opmath=True)
     a, b, w = _arg(self, pre), _arg(end, pre), _arg(weight, pre)
     with np.errstate(all="ignore"):
         _store(out, np.where(np.abs(w) < 0.5, a + w * (b - a), b - (b - a) * (1 - w)))
@@ -375,7 +404,7 @@ def addcmul_out(
 ) -> None:
     if pre is _dt.bool:
         raise not_implemented("addcmul_cpu_out", pre)
-    check_real_scalar(value, pre)
+    check_scalar(value, pre, opmath=True)
     v = _arg(value, pre)
     with np.errstate(all="ignore"):
         _store(out, _arg(self, pre) + v * _arg(tensor1, pre) * _arg(tensor2, pre))
@@ -384,7 +413,7 @@ def addcmul_out(
 def addcdiv_out(
     pre: Any, self: Tensor, tensor1: Tensor, tensor2: Tensor, value: Any, out: Tensor
 ) -> None:
-    check_real_scalar(value, pre)
+    check_scalar(value, pre, opmath=True)
     v = _arg(value, pre)
     with np.errstate(all="ignore"):
         _store(out, _arg(self, pre) + v * (_arg(tensor1, pre) / _arg(tensor2, pre)))
