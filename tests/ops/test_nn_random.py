@@ -25,7 +25,7 @@ def convs(draw: Any) -> dict[str, Any]:
     }  # fmt: skip
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(convs())
 def test_random_conv2d_matches_torch(c: dict[str, Any]) -> None:
     rng = np.random.default_rng(c["seed"])
@@ -59,7 +59,7 @@ def losses(draw: Any) -> dict[str, Any]:
     }  # fmt: skip
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(losses())
 def test_random_cross_entropy_matches_torch(c: dict[str, Any]) -> None:
     rng = np.random.default_rng(c["seed"])
