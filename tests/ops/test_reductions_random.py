@@ -38,7 +38,7 @@ def _call(L: Any, op: str, x: Any, dim: Any, keepdim: bool) -> Any:
     single = dim if isinstance(dim, int) else (dim[0] if dim else 0)
     if op in ("cumsum", "softmax"):
         return fn(x, single)
-    if op in ("argmax", "max"):
+    if op in ("argmax", "max", "prod"):  # int dim only (a list is the binding's TypeError)
         return fn(x) if dim is None else fn(x, single, keepdim)
     if op in ("logsumexp",):
         return fn(x, [] if dim is None else dim, keepdim)
