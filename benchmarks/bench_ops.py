@@ -1,6 +1,6 @@
 """Operator speed: tensordispatch vs torch and NumPy, side by side in one run (issue 4, section 6).
 
-Run: python benchmarks/bench_ops.py [--rounds R] [--quick]
+Run: python benchmarks/bench_ops.py [--rounds R] [--quick] [--breakdown]
 
 Rows (each timed as the best of R timeit loops, the rows of a group interleaved loop by loop
 so that load on a shared machine hits them alike; every ratio comes from the same run):
@@ -10,6 +10,8 @@ so that load on a shared machine hits them alike; every ratio comes from the sam
 * a chain of 20 small pointwise ops (add/mul/sub/div/neg/exp/sin on 3-element float32
   tensors), one program run on both libraries, vs torch (target <= 0.5x);
 * 1000x1000 float32 matmul and a 10M-element float32 add vs NumPy (target <= 1.1x);
+* (the small rows use short loops, 100 calls or 5 chains, and 5 R rounds: on a loaded
+  shared machine the best short loop is the one that ran unpreempted);
 * ``import tensordispatch`` vs ``import torch`` in fresh interpreters (target <= 0.1x): the best
   of several runs, timed inside the child around the import statement, with
   PYTHONDONTWRITEBYTECODE removed from the child's environment (otherwise every import
@@ -17,6 +19,10 @@ so that load on a shared machine hits them alike; every ratio comes from the sam
   baseline.
 
 The closing summary names every target with its measured ratio and "met" / "NOT met".
+
+``--breakdown`` instead times ``td.add(a, b)`` on 3-element float32 tensors layer by layer
+(each row calls one layer directly, cumulative from the NumPy call up to the Python binding;
+the difference to the row below is that layer's own cost), next to torch.add and np.add.
 """
 
 from __future__ import annotations
@@ -92,13 +98,13 @@ def small_rows(rounds: int) -> list[Row]:
             "torch.add": lambda: torch.add(ta, tb),
             "np.add": lambda: np.add(na, nb),
         },
-        number=2000,
-        rounds=rounds,
+        number=100,
+        rounds=rounds * 5,
     )
     chain_ns = best_ns(
         {"td": lambda: chain(td, dx, dy, dz), "torch": lambda: chain(torch, tx, ty, tz)},
-        number=200,
-        rounds=rounds,
+        number=5,
+        rounds=rounds * 5,
     )
     return [
         ("add, 3 x f32: td vs torch", ns["td.add"], ns["torch.add"], 0.35),
@@ -138,11 +144,7 @@ def import_ns(module: str | None, runs: int) -> tuple[float, float]:
     """(best in-process import time, best whole-process wall time) in ns over ``runs`` fresh
     interpreters; ``module=None`` runs ``pass``."""
     stmt = "pass" if module is None else f"import {module}"
-    code = (
-        "import time; _t = time.perf_counter()\n"
-        f"{stmt}\n"
-        "print(time.perf_counter() - _t)"
-    )
+    code = f"import time; _t = time.perf_counter()\n{stmt}\nprint(time.perf_counter() - _t)"
     env = child_env()
     subprocess.run([sys.executable, "-c", code], env=env, check=True, capture_output=True)
     best_in, best_wall = float("inf"), float("inf")
@@ -190,12 +192,97 @@ def fmt(ns: float) -> str:
     return f"{ns:.0f} ns"
 
 
+def breakdown(rounds: int) -> None:
+    """ns per layer of ``td.add(a, b)`` on 3-element float32 tensors (cumulative rows)."""
+    from tensordispatch.backends.aten import op
+    from tensordispatch.backends.meta.iterator import output_strides, pointwise
+    from tensordispatch.backends.structured import alloc_cpu
+    from tensordispatch.generated import registrations as reg
+    from tensordispatch.tensor.tensor import Tensor
+
+    na = np.arange(3, dtype=np.float32)
+    nb = na + 1
+    a, b = td.from_numpy(na), td.from_numpy(nb)
+    ta, tb = torch.from_numpy(na), torch.from_numpy(nb)
+    overload = op("add.Tensor")
+    entry = overload._entry.entry_function
+    wrapper, meta, impl = reg.wrapper_CPU_add_Tensor, reg._meta_add_Tensor, reg._impl_CPU_add_out
+    specs, pre = meta(None, a, b, 1)
+    spec = specs[0]
+    out = alloc_cpu(spec)
+    shape, dt, dev, f32 = spec[0], spec[2], a.device, np.float32
+    contiguous = out._strides
+    rows: dict[str, Callable[[], Any]] = {
+        "torch.add(ta, tb)": lambda: torch.add(ta, tb),
+        "np.add(na, nb)": lambda: np.add(na, nb),
+        "np.add(na, nb, out=o, dtype=, casting=)": lambda: np.add(
+            na, nb, out=out._data, dtype=f32, casting="unsafe"
+        ),
+        "np.empty((3,), float32)": lambda: np.empty(shape, f32),
+        "Tensor._make(np.empty(..), ..)": lambda: Tensor._make(
+            np.empty(shape, f32), shape, contiguous, 0, dt, dev
+        ),
+        "alloc_cpu(spec)": lambda: alloc_cpu(spec),
+        "output_strides(shape, (a, b))": lambda: output_strides(shape, (a, b)),
+        "pointwise(None, (a, b))": lambda: pointwise(None, (a, b)),
+        "meta add_Tensor(None, a, b, 1)": lambda: meta(None, a, b, 1),
+        "impl add_out(pre, a, b, 1, out)": lambda: impl(pre, a, b, 1, out),
+        "structured wrapper_CPU_add_Tensor(a, b)": lambda: wrapper(a, b),
+        "entry function (dispatcher) entry(a, b)": lambda: entry(a, b),
+        "OpOverload aten.add.Tensor(a, b)": lambda: overload(a, b),
+        "binding td.add(a, b)": lambda: td.add(a, b),
+        "empty lambda (timing floor)": lambda: None,
+    }
+    ns = best_ns(rows, number=100, rounds=rounds * 5)
+    floor = ns.pop("empty lambda (timing floor)")
+    print(f"td.add(a, b) on 3 x float32, layer by layer (ns per call, best of {rounds * 5} loops;")
+    print(f"the timing floor of a lambda call, {floor:.0f} ns, is subtracted from every row)")
+    for label, t in ns.items():
+        print(f"  {label:44} {t - floor:8.0f}")
+    layers = [
+        (
+            "binding (generated/functions.py add)",
+            "binding td.add(a, b)",
+            "OpOverload aten.add.Tensor(a, b)",
+        ),
+        (
+            "OpOverload __call__ (staticmethod)",
+            "OpOverload aten.add.Tensor(a, b)",
+            "entry function (dispatcher) entry(a, b)",
+        ),
+        (
+            "dispatcher entry (keyset, cache lookup)",
+            "entry function (dispatcher) entry(a, b)",
+            "structured wrapper_CPU_add_Tensor(a, b)",
+        ),
+    ]
+    inner = ns["meta add_Tensor(None, a, b, 1)"] + ns["alloc_cpu(spec)"]
+    inner += ns["impl add_out(pre, a, b, 1, out)"] - 3 * floor
+    print("  own cost per layer:")
+    for label, outer, below in layers:
+        print(f"    {label:42} {ns[outer] - ns[below]:8.0f}")
+    print(
+        f"    {'structured wrapper glue':42} "
+        f"{ns['structured wrapper_CPU_add_Tensor(a, b)'] - floor - inner:8.0f}"
+    )
+    for label in (
+        "meta add_Tensor(None, a, b, 1)",
+        "alloc_cpu(spec)",
+        "impl add_out(pre, a, b, 1, out)",
+    ):
+        print(f"    {label:42} {ns[label] - floor:8.0f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=200, help="timing loops (best is kept)")
     parser.add_argument("--imports", type=int, default=7, help="fresh interpreters per import")
     parser.add_argument("--quick", action="store_true", help="few rounds, for a smoke run")
+    parser.add_argument("--breakdown", action="store_true", help="td.add layer by layer")
     opts = parser.parse_args()
+    if opts.breakdown:
+        breakdown(opts.rounds)
+        return
     rounds, imports = (10, 2) if opts.quick else (opts.rounds, opts.imports)
     rows = small_rows(rounds) + large_rows(rounds) + import_rows(imports)
     print(f"\n{'measurement':46} {'ours':>10} {'theirs':>10} {'ratio':>7} {'target':>7}")
