@@ -127,7 +127,7 @@ def large_rows(rounds: int) -> list[Row]:
             "np.add": lambda: np.add(va, vb),
         },
         number=1,
-        rounds=max(5, rounds // 20),
+        rounds=max(10, rounds // 10),
     )
     return [
         ("matmul 1000x1000 f32: td vs np", ns["td.matmul"], ns["np.matmul"], 1.1),
@@ -276,7 +276,7 @@ def breakdown(rounds: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=200, help="timing loops (best is kept)")
-    parser.add_argument("--imports", type=int, default=7, help="fresh interpreters per import")
+    parser.add_argument("--imports", type=int, default=10, help="fresh interpreters per import")
     parser.add_argument("--quick", action="store_true", help="few rounds, for a smoke run")
     parser.add_argument("--breakdown", action="store_true", help="td.add layer by layer")
     opts = parser.parse_args()
