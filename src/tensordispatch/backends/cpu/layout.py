@@ -400,7 +400,7 @@ def uniform_(
     _check_float(self, "check_uniform_bounds")
     if from_ > to:
         raise RuntimeError(
-            f"uniform_ expects to return a [from, to) range, but found from={from_} > to={to}"
+            f"uniform_ expects to return a [from, to) range, but found from={from_:g} > to={to:g}"
         )
     g = resolve(generator)
     draws = g.random(self._shape)
@@ -411,7 +411,7 @@ def uniform_(
 def normal_(self: Tensor, mean: Any = 0, std: Any = 1, *, generator: Any = None) -> Tensor:
     _check_float(self, "normal_kernel_cpu")
     if std < 0:
-        raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
     g = resolve(generator)
     np.copyto(self._data, g.normal(mean, std, self._shape), casting="unsafe")
     return self
