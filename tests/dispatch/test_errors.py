@@ -27,6 +27,7 @@ from tensordispatch.dispatch.errors import (
     LibraryKindError,
     MetaKernelMissingError,
     MissingKernelError,
+    NoMatchingOverloadError,
     NoTensorArgumentsError,
     SchemaNotFoundError,
 )
@@ -380,15 +381,72 @@ def _autograd_fallback_line() -> int:
 def test_packet_without_matching_overload(lib: Library) -> None:
     lib.define("f(Tensor x) -> Tensor")
     lib.define("f.int(int n) -> int")
-    msg = _raise(lambda: getattr(ops, lib.ns).f("s"), TypeError)
+    msg = _raise(lambda: getattr(ops, lib.ns).f("s"), NoMatchingOverloadError)
     assert norm(msg, lib.ns) == (
-        "ns::f: no overload accepts the given arguments; tried, in definition order:\n"
-        "  ns::f(Tensor x) -> Tensor: argument 'x': Expected a value of type 'Tensor' but "
-        "instead found type 'str'\n"
-        "  ns::f.int(int n) -> int: argument 'n': Expected a value of type 'int' but instead "
-        "found type 'str'\n"
+        "ns::f: no overload accepts the given arguments; tried 2, in definition order:\n\n"
+        "ns::f() Expected a value of type 'Tensor' for argument 'x' but instead found type "
+        "'str'.\nPosition: 0\nValue: 's'\nDeclaration: ns::f(Tensor x) -> Tensor\n\n"
+        "ns::f() Expected a value of type 'int' for argument 'n' but instead found type "
+        "'str'.\nPosition: 0\nValue: 's'\nDeclaration: ns::f.int(int n) -> int\n\n"
         "Pass arguments matching one schema, or call an overload directly (e.g. "
-        "ops.ns.op.default)."
+        "ops.ns.f.default)."
+    )
+
+
+def test_packet_arity_reasons(lib: Library) -> None:
+    lib.define("f(Tensor x) -> Tensor")
+    lib.define("f.int(Tensor x, int n) -> Tensor")
+    lib.define("f.kw(Tensor x, *, float alpha) -> Tensor")
+    x = T(backend_tensor_keyset(BackendComponent.CPUBit))
+    packet = getattr(ops, lib.ns).f
+    assert norm(_raise(lambda: packet(x, 1, 2), NoMatchingOverloadError), lib.ns) == (
+        "ns::f: no overload accepts the given arguments; tried 3, in definition order:\n\n"
+        "ns::f() expected at most 1 argument(s) but received 3 argument(s). Declaration: "
+        "ns::f(Tensor x) -> Tensor\n\n"
+        "ns::f() expected at most 2 argument(s) but received 3 argument(s). Declaration: "
+        "ns::f.int(Tensor x, int n) -> Tensor\n\n"
+        "ns::f() expected at most 2 argument(s) but received 3 argument(s). Declaration: "
+        "ns::f.kw(Tensor x, *, float alpha) -> Tensor\n\n"
+        "Pass arguments matching one schema, or call an overload directly (e.g. "
+        "ops.ns.f.default)."
+    )
+    assert norm(_raise(lambda: packet(x, beta=1), NoMatchingOverloadError), lib.ns) == (
+        "ns::f: no overload accepts the given arguments; tried 3, in definition order:\n\n"
+        "ns::f() expected at most 1 argument(s) but received 2 argument(s). Declaration: "
+        "ns::f(Tensor x) -> Tensor\n\n"
+        "ns::f() got an unexpected keyword argument 'beta'. Declaration: "
+        "ns::f.int(Tensor x, int n) -> Tensor\n\n"
+        "ns::f() got an unexpected keyword argument 'beta'. Declaration: "
+        "ns::f.kw(Tensor x, *, float alpha) -> Tensor\n\n"
+        "Pass arguments matching one schema, or call an overload directly (e.g. "
+        "ops.ns.f.default)."
+    )
+    assert norm(_raise(lambda: packet(x, 2.5), NoMatchingOverloadError), lib.ns).split("\n\n")[
+        2:4
+    ] == [
+        "ns::f() Expected a value of type 'int' for argument 'n' but instead found type "
+        "'float'.\nPosition: 1\nValue: 2.5\nDeclaration: ns::f.int(Tensor x, int n) -> Tensor",
+        "ns::f() takes 1 positional argument(s) but 2 was/were given. Declaration: "
+        "ns::f.kw(Tensor x, *, float alpha) -> Tensor",
+    ]
+
+
+def test_non_tensor_argument_of_wrong_type(lib: Library) -> None:
+    lib.define("f(Tensor x, int n, SymInt[2] k, float? a=None) -> Tensor")
+    f = getattr(ops, lib.ns).f.default
+    x = T(backend_tensor_keyset(BackendComponent.CPUBit))
+    decl = "Declaration: ns::f(Tensor x, int n, SymInt[2] k, float? a=None) -> Tensor"
+    assert norm(_raise(lambda: f(x, 2.5, [1]), ArgumentTypeError), lib.ns) == (
+        "ns::f() Expected a value of type 'int' for argument 'n' but instead found type "
+        f"'float'.\nPosition: 1\nValue: 2.5\n{decl}"
+    )
+    assert norm(_raise(lambda: f(x, 1, [1.5]), ArgumentTypeError), lib.ns) == (
+        "ns::f() Expected a value of type 'List[int]' for argument 'k' but instead found type "
+        f"'list'.\nPosition: 2\nValue: [1.5]\n{decl}"
+    )
+    assert norm(_raise(lambda: f(x, 1, [1], a="s"), ArgumentTypeError), lib.ns) == (
+        "ns::f() Expected a value of type 'Optional[float]' for argument 'a' but instead found "
+        f"type 'str'.\nPosition: 3\nValue: 's'\n{decl}"
     )
 
 

@@ -24,6 +24,7 @@ from tensordispatch.dispatch.errors import (
     LibraryKindError,
     MetaKernelMissingError,
     MissingKernelError,
+    NoMatchingOverloadError,
     NoTensorArgumentsError,
     SchemaNotFoundError,
 )
@@ -142,6 +143,7 @@ __all__ = [
     "LibraryKindError",
     "MetaKernelMissingError",
     "MissingKernelError",
+    "NoMatchingOverloadError",
     "NoTensorArgumentsError",
     "OpOverload",
     "OpOverloadPacket",

@@ -44,6 +44,7 @@ from dataclasses import dataclass
 from types import FunctionType
 from typing import Any
 
+from tensordispatch.dispatch.convert import ArgumentCheck, argument_check
 from tensordispatch.dispatch.errors import ArgumentTypeError
 from tensordispatch.dispatch.keyset import DEFAULT_EXCLUDED_RAW
 from tensordispatch.dispatch.tls import local_state
@@ -101,6 +102,7 @@ class CallingFacts:
     defaults: tuple[object, ...]
     dispatch: tuple[tuple[int, str], ...]
     declaration: str
+    checks: tuple[ArgumentCheck, ...] = ()
 
     @staticmethod
     def of(schema: FunctionSchema) -> CallingFacts:
@@ -111,7 +113,9 @@ class CallingFacts:
             (i, form) for i, a in enumerate(args) if (form := dispatch_form(a)) is not None
         )
         npos = sum(1 for a in args if not a.kwarg_only)
-        return CallingFacts(tuple(a.name for a in args), npos, defaults, dispatch, str(schema))
+        checks = tuple(c for i in range(len(args)) if (c := argument_check(schema, i)) is not None)
+        names = tuple(a.name for a in args)
+        return CallingFacts(names, npos, defaults, dispatch, str(schema), checks)
 
     @property
     def identifiers_ok(self) -> bool:
@@ -310,17 +314,32 @@ def _extract_lines(facts: CallingFacts) -> list[str]:
     return lines
 
 
-def _forward_lines(facts: CallingFacts, optional: list[str], indent: str) -> list[str]:
-    """Lines calling ``_td_e`` with exactly the arguments the caller gave."""
+def _forward_lines(
+    facts: CallingFacts, optional: list[str], indent: str, lookup: list[str]
+) -> list[str]:
+    """Lines finding ``_td_e`` (``lookup``) and calling it with exactly the arguments the
+    caller gave. Optional arguments that need checking are checked before the lookup, as
+    torch converts before dispatching, but only on the branch where one was given: the
+    lookup is emitted on both branches so the all-defaults call pays nothing for them."""
     pos_required = [n for n in facts.names[: facts.num_positional] if n not in optional]
     kw_required = [n for n in facts.names[facts.num_positional :] if n not in optional]
     kw_text = ", ".join(f"{n}={n}" for n in kw_required)
     fast = ", ".join(pos_required + ([kw_text] if kw_text else []))
     if not optional:
-        return [f"{indent}return _td_e({fast})"]
+        return [*lookup, f"{indent}return _td_e({fast})"]
+    all_absent = f"{indent}if {' and '.join(f'{n} is _NO' for n in optional)}:"
+    checks = _check_lines(facts, optional, indent, given=True)
+    if checks:
+        head = [
+            all_absent,
+            *("    " + line for line in lookup),
+            f"{indent}    return _td_e({fast})",
+        ]
+        head += checks + lookup
+    else:
+        head = [*lookup, all_absent, f"{indent}    return _td_e({fast})"]
     lines = [
-        f"{indent}if {' and '.join(f'{n} is _NO' for n in optional)}:",
-        f"{indent}    return _td_e({fast})",
+        *head,
         f"{indent}_td_a = [{', '.join(pos_required)}]",
         f"{indent}_td_kw = {{{', '.join(f'{n!r}: {n}' for n in kw_required)}}}",
     ]
@@ -339,19 +358,37 @@ def _forward_lines(facts: CallingFacts, optional: list[str], indent: str) -> lis
     return lines
 
 
+def _check_lines(facts: CallingFacts, names: list[str], indent: str, given: bool) -> list[str]:
+    """Argument checks of ``names`` (Note [Argument conversion] in convert.py): the inline
+    fast test, the converter only when it fails; ``given`` guards on the caller passing it."""
+    lines = []
+    for check in facts.checks:
+        name = facts.names[check.index]
+        if name not in names:
+            continue
+        conds = [f"{name} is not _NO"] if given else []
+        if check.test != "False":
+            conds.append(f"not ({check.test.format(v=name)})")
+        convert = f"{name} = _td_cv{check.index}({name})"
+        lines.append(f"{indent}if {' and '.join(conds)}: {convert}" if conds else indent + convert)
+    return lines
+
+
 def _entry_source(facts: CallingFacts, fname: str) -> str:
     params, optional, late_required = _params(facts)
     lines = [f"def {fname}({params}):"]
     for name in late_required:
         message = repr(f"{fname}() missing required argument: {name!r}")
         lines.append(f"    if {name} is _NO: raise TypeError({message})")
+    required = [n for n in facts.names if n not in optional]
+    lines += _check_lines(facts, required, "    ", given=False)
     simple = [facts.names[i] for i, f in facts.dispatch if f == "t"]
     if simple and all(f == "t" and facts.defaults[i] is NO_DEFAULT for i, f in facts.dispatch):
         # Only required plain tensors: one expression, one try (Note [Generated entry
         # functions], the common case).
         word = " | ".join(f"{n}._key_set" for n in simple) + f" | _td_s{_INCLUDED}"
         values = ", ".join(f"{n!r}: {n}" for n in simple)
-        lines += [
+        lookup = [
             f"    _td_s = {_STATE_EXPR}",
             f"    _td_x = _td_s{_EXCLUDED}",
             "    try:",
@@ -361,9 +398,8 @@ def _entry_source(facts: CallingFacts, fname: str) -> str:
             "    except (AttributeError, TypeError):",
             f"        _td_bad({{{values}}})",
         ]
-        return "\n".join(lines + _forward_lines(facts, optional, "    ")) + "\n"
-    lines += _extract_lines(facts)
-    lines += [
+        return "\n".join(lines + _forward_lines(facts, optional, "    ", lookup)) + "\n"
+    lookup = _extract_lines(facts) + [
         f"    _td_s = {_STATE_EXPR}",
         f"    _td_x = _td_s{_EXCLUDED}",
         "    try:",
@@ -371,7 +407,7 @@ def _entry_source(facts: CallingFacts, fname: str) -> str:
         "    except KeyError:",
         f"        _td_e = _td_m(_td_x, _td_k | _td_s{_INCLUDED})",
     ]
-    lines += _forward_lines(facts, optional, "    ")
+    lines += _forward_lines(facts, optional, "    ", lookup)
     return "\n".join(lines) + "\n"
 
 
@@ -416,6 +452,19 @@ def _boxer_factory(
 # the boxed path within 1.15x of the unboxed one (benchmarks/bench_dispatch.py).
 
 
+def _converted(
+    facts: CallingFacts, bound: dict[str, Any], npos: int
+) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """A bound generic call with its checked arguments converted, split back into the
+    positional and keyword arguments the caller used."""
+    for check in facts.checks:
+        name = facts.names[check.index]
+        if name in bound:
+            bound[name] = check.convert(bound[name])
+    args = tuple(bound[n] for n in facts.names[:npos])
+    return args, {n: v for n, v in bound.items() if n not in facts.names[:npos]}
+
+
 def _generic(
     facts: CallingFacts, ns: dict[str, Any]
 ) -> tuple[Callable[..., Any], Callable[..., Callable[..., Any]]]:
@@ -424,6 +473,8 @@ def _generic(
 
     def entry(*args: Any, **kwargs: Any) -> Any:
         bound = facts.bind(args, kwargs)
+        if facts.checks:
+            args, kwargs = _converted(facts, bound, len(args))
         try:
             k = facts.key_set_of(bound)
         except (AttributeError, TypeError):
@@ -457,6 +508,8 @@ def generate_calling_code(
     ns["_NO"] = NOT_GIVEN
     ns["_td_dx"] = DEFAULT_EXCLUDED_RAW
     ns["_td_bad"] = facts.bad_argument
+    for check in facts.checks:
+        ns[f"_td_cv{check.index}"] = check.convert
     if not facts.identifiers_ok or not fname.isidentifier() or keyword.iskeyword(fname):
         return _generic(facts, ns)
     for i, d in enumerate(facts.defaults):

@@ -28,6 +28,7 @@ __all__ = [
     "LibraryKindError",
     "MetaKernelMissingError",
     "MissingKernelError",
+    "NoMatchingOverloadError",
     "NoTensorArgumentsError",
     "SchemaNotFoundError",
     "missing_kernel_message",
@@ -131,6 +132,10 @@ class DuplicateRegistrationError(RuntimeError):
 
 class KernelSignatureError(RuntimeError):
     """An impl whose Python signature cannot take the operator's arguments (spec 9.9, ours)."""
+
+
+class NoMatchingOverloadError(RuntimeError):
+    """No overload of a packet accepts the call's arguments (torch raises RuntimeError)."""
 
 
 class ArgumentTypeError(RuntimeError):

@@ -18,6 +18,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from tensordispatch.dispatch.convert import python_type_name
+from tensordispatch.dispatch.errors import ArgumentTypeError, NoMatchingOverloadError
 from tensordispatch.dispatch.keyset import DispatchKeySet
 from tensordispatch.schema.model import FunctionSchema
 from tensordispatch.schema.types import BaseType, ListType, OptionalType, Type
@@ -186,60 +188,83 @@ def _registry() -> Dispatcher:
     return dispatcher.DISPATCHER
 
 
-def _why_not(t: Type, value: Any) -> str | None:
-    """Why ``value`` cannot be passed for type ``t`` (None if it can); loose for types the
-    dispatcher cannot check without the tensor layer (ScalarType, Device, ...)."""
+def _tensor_ok(t: Type, value: Any) -> bool:
+    """Whether ``value`` can be passed for a tensor-bearing type or ``Scalar`` (the types
+    convert.py leaves to the tensor layer are taken as they come)."""
     if isinstance(t, OptionalType):
-        return None if value is None else _why_not(t.elem, value)
+        return value is None or _tensor_ok(t.elem, value)
     if isinstance(t, ListType):
-        if not isinstance(value, (list, tuple)):
-            if str(t.elem) in ("int", "SymInt") and isinstance(value, int) and t.size:
-                return None
-            return f"expected a list for {t}, got {type(value).__name__}"
-        for v in value:
-            why = _why_not(t.elem, v)
-            if why:
-                return why
-        return None
-    if not isinstance(t, BaseType):
-        return None
-    name = str(t)
-    ok: dict[str, Any] = {
-        "Tensor": lambda v: isinstance(getattr(v, "_key_set", None), int),
-        "int": lambda v: isinstance(v, int) and not isinstance(v, bool),
-        "SymInt": lambda v: isinstance(v, int) and not isinstance(v, bool),
-        "float": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
-        "bool": lambda v: isinstance(v, bool),
-        "str": lambda v: isinstance(v, str),
-        "Scalar": lambda v: isinstance(v, (int, float, complex)),
-    }
-    check = ok.get(name)
-    if check is None or check(value):
-        return None
-    return f"Expected a value of type '{name}' but instead found type '{type(value).__name__}'"
+        if not t.is_tensor_like():
+            return True
+        return isinstance(value, (list, tuple)) and all(_tensor_ok(t.elem, v) for v in value)
+    name = str(t) if isinstance(t, BaseType) else ""
+    if name == "Tensor":
+        return isinstance(getattr(value, "_key_set", None), int)
+    if name == "Scalar":
+        return isinstance(value, (int, float, complex))
+    return True
 
 
-def _mismatch(schema: FunctionSchema, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str | None:
-    """Why a call cannot bind ``schema`` (None if it can)."""
-    positional = [a for a in schema.arguments if not a.kwarg_only]
-    if len(args) > len(positional):
-        return f"expected at most {len(positional)} positional argument(s), got {len(args)}"
-    names = {a.name for a in schema.arguments}
+def _arity(entry: OperatorEntry, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str | None:
+    """Why the call's argument count or names cannot bind the schema (torch's wording)."""
+    schema = entry.schema
+    assert schema is not None  # packets list def'd overloads only
+    arguments = schema.arguments
+    npos = sum(1 for a in arguments if not a.kwarg_only)
+    given = len(args) + len(kwargs)
+    if given > len(arguments):
+        return f"expected at most {len(arguments)} argument(s) but received {given} argument(s)"
+    if len(args) > npos:
+        return f"takes {npos} positional argument(s) but {len(args)} was/were given"
+    names = [a.name for a in arguments]
     for k in kwargs:
         if k not in names:
-            return f"unexpected keyword argument '{k}'"
+            return f"got an unexpected keyword argument '{k}'"
+        if names.index(k) < len(args):
+            return f"got multiple values for argument '{k}'"
+    for i, a in enumerate(arguments):
+        if i >= len(args) and a.name not in kwargs and a.default is None:
+            return f"is missing value for argument '{a.name}'"
+    return None
+
+
+def _mismatch(entry: OperatorEntry, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str | None:
+    """Why a call cannot bind ``entry``'s schema, in torch's words (None if it can)."""
+    schema = entry.schema
+    assert schema is not None  # packets list def'd overloads only
+    op_name = str(schema).split("(")[0].split(".")[0]
+    why = _arity(entry, args, kwargs)
+    if why:
+        return f"{op_name}() {why}. Declaration: {schema}"
+    checks = {c.index: c for c in entry.facts.checks} if entry.facts else {}
     for i, a in enumerate(schema.arguments):
-        if i < len(args) and not a.kwarg_only:
+        if i < len(args):
             value = args[i]
         elif a.name in kwargs:
             value = kwargs[a.name]
-        elif a.default is not None:
-            continue
         else:
-            return f"missing value for argument '{a.name}'"
-        why = _why_not(a.type, value)
-        if why:
-            return f"argument '{a.name}': {why}"
+            continue
+        check = checks.get(i)
+        if check is not None:
+            try:
+                check.convert(value)
+            except ArgumentTypeError as e:
+                return str(e)
+        elif not _tensor_ok(a.type, value):
+            return "\n".join(
+                [
+                    " ".join(
+                        [
+                            f"{op_name}() Expected a value of type '{python_type_name(a.type)}'",
+                            f"for argument '{a.name}' but instead found type",
+                            f"'{type(value).__name__}'.",
+                        ]
+                    ),
+                    f"Position: {i}",
+                    f"Value: {value!r}",
+                    f"Declaration: {schema}",
+                ]
+            )
     return None
 
 
@@ -294,32 +319,32 @@ class OpOverloadPacket:
         return self._resolve_and_call(*args, **kwargs)
 
     def _resolve_and_call(self, *args: Any, **kwargs: Any) -> Any:
+        """Run the first overload, in definition order, that accepts the arguments (torch's
+        rule: arguments convert as for a direct call, so a bool passes for an int)."""
         tried = []
-        for e in self._entries():
-            assert e.schema is not None  # _entries() returns def'd overloads only
-            why = _mismatch(e.schema, args, kwargs)
+        entries = self._entries()
+        for e in entries:
+            why = _mismatch(e, args, kwargs)
             if why is None:
                 return e.overload_object(*args, **kwargs)
-            tried.append(f"  {e.schema}: {why}")
-        raise TypeError(
-            "\n".join(
+            tried.append(why)
+        ns, name = self._qualified_op_name.split("::")
+        example = entries[0].overload or "default" if entries else "default"
+        raise NoMatchingOverloadError(
+            "\n\n".join(
                 [
-                    (
-                        " ".join(
-                            [
-                                f"{self._qualified_op_name}: no overload accepts the given",
-                                "arguments; tried, in definition order:",
-                            ]
-                        )
+                    " ".join(
+                        [
+                            f"{self._qualified_op_name}: no overload accepts the given",
+                            f"arguments; tried {len(tried)}, in definition order:",
+                        ]
                     ),
                     *tried,
-                    (
-                        " ".join(
-                            [
-                                "Pass arguments matching one schema, or call an overload directly",
-                                "(e.g. ops.ns.op.default).",
-                            ]
-                        )
+                    " ".join(
+                        [
+                            "Pass arguments matching one schema, or call an overload directly",
+                            f"(e.g. ops.{ns}.{name}.{example}).",
+                        ]
                     ),
                 ]
             )

@@ -21,21 +21,8 @@ OTHER_LIBRARY: dict[str, str] = {
         "default overload is the one without a name)' - probably a deliberate improvement"
     ),
 }
-PACKET: dict[str, str] = {
-    "arity_and_kwargs": (
-        "OpOverloadPacket resolution: (1) when no overload accepts the arguments torch.ops "
-        "raises RuntimeError ('Overloaded torch operator invoked from Python failed to match "
-        "any schema'), ours TypeError; (2) torch.ops accepts a bool for an int argument "
-        "(f(T, True) runs f.int with n=1), ours finds no overload"
-    ),
-}
+PACKET: dict[str, str] = {}
 OTHER: dict[str, str] = {
-    "direct_argument_types": (
-        "OpOverload calls do not check or convert non-tensor arguments: torch converts bool->"
-        "int (True->1), int/bool->float (3->3.0), int/float->bool (1->True), tuple->list for "
-        "int[], and raises RuntimeError for float->int, str->int, None->int, int->str, "
-        "int->int[], [1.5]->int[]; ours passes every value through unchanged"
-    ),
     "override_warning_text": (
         "override warning, 'previous kernel:' line: torch 2.13 prints the debug of the kernel "
         "that first fixed the operator's C++ signature, i.e. 'no debug info' whenever only "
