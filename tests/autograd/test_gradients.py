@@ -63,6 +63,21 @@ SAMPLES: list[tuple[str, list[tuple[int, ...]], Any]] = [
     ("mv", [(2, 3), (3,)], lambda m, a, b: m.mv(a, b)),
     ("matmul", [(2, 3), (3,)], lambda m, a, b: m.matmul(a, b)),
     ("fill.Scalar", [(3,)], lambda m, a: _aten(m).fill.Scalar(a, 2.0) + a),
+    ("log", [(2, 3)], lambda m, a: (a * a).log()),
+    ("log1p", [(2, 3)], lambda m, a: (a * a).log1p()),
+    ("expm1", [(2, 3)], lambda m, a: a.expm1()),
+    ("rsqrt", [(2, 3)], lambda m, a: (a * a).rsqrt()),
+    ("tan", [(2, 3)], lambda m, a: (a * 0.5).tan()),
+    ("tanh", [(2, 3)], lambda m, a: a.tanh()),
+    ("sigmoid", [(2, 3)], lambda m, a: a.sigmoid()),
+    ("relu", [(2, 3)], lambda m, a: m.relu(a) * a),
+    ("floor", [(2, 3)], lambda m, a: m.floor(a) + a),
+    ("sign", [(2, 3)], lambda m, a: m.sign(a) * a),
+    ("permute", [(2, 3, 4)], lambda m, a: a.permute(2, 0, 1).exp()),
+    ("pow.Tensor_Scalar", [(2, 3)], lambda m, a: a.pow(3)),
+    ("where.self", [(2, 3), (2, 3)], lambda m, a, b: m.where(a > 0, a, b) * b),
+    ("_log_softmax", [(2, 3)], lambda m, a: m.log_softmax(a, 1)),
+    ("_softmax", [(2, 3)], lambda m, a: m.softmax(a, 0)),
 ]
 # torch has no double backward through rounding division, and fill/abs have zero second
 # derivatives that gradgradcheck checks just the same; all are included.

@@ -52,6 +52,9 @@ _sum_dim = op("sum.dim_IntList")
 _select = op("select.int")
 _slice = op("slice.Tensor")
 _copy_ = op("copy_")
+_permute = op("permute")
+_pow = op("pow.Tensor_Scalar")
+_where = op("where.self")
 
 
 def translate(formula: str) -> str:
@@ -228,14 +231,63 @@ def zeros_like(t: Tensor) -> Tensor:
     return _zeros_like(t)
 
 
-def aminmax_backward(*args: Any) -> Tensor:
-    raise NotImplementedError("the derivative for 'aminmax' is not implemented.")
+def not_implemented(name: str) -> Tensor:
+    """torch's stand-in formula for a derivative nobody wrote yet: fails at backward."""
+    raise RuntimeError(f"the derivative for '{name}' is not implemented.")
+
+
+def log1p_backward(grad: Tensor, self: Tensor) -> Tensor:
+    return grad / (self + 1)
+
+
+def permute_backwards(grad: Tensor, dims: Any) -> Tensor:
+    n = len(dims)
+    inverse = [0] * n
+    for i, d in enumerate(dims):
+        inverse[d % n] = i
+    result: Tensor = _permute(grad, inverse)
+    return result
+
+
+def pow_backward(grad: Tensor, self: Tensor, exponent: Any) -> Tensor:
+    if exponent == 0:
+        return _zeros_like(grad)
+    return grad * (exponent * _pow(self, exponent - 1))
+
+
+def sigmoid_backward(grad: Tensor, result: Tensor) -> Tensor:
+    return grad * ((1 - result) * result)
+
+
+def tanh_backward(grad: Tensor, result: Tensor) -> Tensor:
+    return grad * (1 - result * result)
+
+
+def where(condition: Tensor, a: Any, b: Any) -> Tensor:
+    """``where`` with a literal 0 branch (torch's formulas pass the number 0)."""
+    like = a if isinstance(a, Tensor) else b
+    a = _zeros_like(like) if not isinstance(a, Tensor) else a
+    b = _zeros_like(like) if not isinstance(b, Tensor) else b
+    result: Tensor = _where(condition, a, b)
+    return result
+
+
+def threshold_backward(grad: Tensor, self: Tensor, threshold: Any) -> Tensor:
+    return where(self > threshold, grad, 0)
+
+
+def _log_softmax_backward_data(grad: Tensor, output: Tensor, dim: int, dtype: Any) -> Tensor:
+    return grad - output.exp() * _sum_dim(grad, [dim], True)
+
+
+def _softmax_backward_data(grad: Tensor, output: Tensor, dim: int, dtype: Any) -> Tensor:
+    return output * (grad - _sum_dim(grad * output, [dim], True))
 
 
 HELPERS: dict[str, Any] = {
     name: fn
     for name, fn in globals().items()
     if callable(fn)
-    and not name.startswith("_")
+    and (not name.startswith("_") or name.endswith("_backward_data"))
     and name not in {"compile_formula", "saved_names", "translate", "op", "Tensor"}
 }
