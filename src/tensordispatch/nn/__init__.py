@@ -2,9 +2,8 @@
 
 Just enough for real training code to run (issue 5): modules register parameters and
 submodules by attribute assignment, as torch's do. Layers are written with the operator
-library so autograd records them; ``relu`` and ``cross_entropy`` are custom autograd
-Functions over NumPy because the library has no ``relu`` / ``log_softmax`` / ``nll_loss``
-operators yet (docs/AUTOGRAD.md).
+library so autograd records them; ``cross_entropy`` is a custom autograd Function over NumPy
+until ``nll_loss_forward`` (two outputs) has a derivative (docs/AUTOGRAD.md).
 
 >>> import tensordispatch as td
 >>> from tensordispatch import nn

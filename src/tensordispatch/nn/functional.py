@@ -15,6 +15,7 @@ __all__ = ["cross_entropy", "linear", "relu"]
 
 _addmm = op("addmm")
 _matmul = op("matmul")
+_relu = op("relu")
 
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
@@ -31,19 +32,6 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     return out if bias is None else out + bias
 
 
-class _Relu(Function):
-    @staticmethod
-    def forward(ctx: Any, x: Tensor) -> Tensor:
-        out = Tensor._wrap_numpy(np.maximum(x._data, 0), x.dtype)
-        ctx.save_for_backward(out)
-        return out
-
-    @staticmethod
-    def backward(ctx: Any, grad: Tensor) -> Tensor:
-        (out,) = ctx.saved_tensors
-        return grad * (out > 0)
-
-
 def relu(input: Tensor) -> Tensor:
     """max(input, 0).
 
@@ -51,7 +39,7 @@ def relu(input: Tensor) -> Tensor:
     >>> relu(td.tensor([-1.0, 2.0]))
     tensor([0., 2.])
     """
-    result: Tensor = _Relu.apply(input)
+    result: Tensor = _relu(input)
     return result
 
 
