@@ -88,3 +88,13 @@ def test_formula_for_non_tensor_argument_is_rejected(tmp_path: Any) -> None:
         "Tensor argument of mul.Scalar(Tensor self, Scalar other) -> Tensor; name one of "
         "['self']"
     )
+
+
+def test_every_entry_names_a_defined_operator_with_its_schema() -> None:
+    from tensordispatch.dispatch.dispatcher import DISPATCHER
+
+    for name, info in load_derivatives().items():
+        qualified, _, overload = name.partition(".")
+        entry = DISPATCHER.find(f"aten::{qualified}", overload)
+        assert entry is not None and entry.schema is not None, name
+        assert str(entry.schema) == f"aten::{info.schema}", name

@@ -395,6 +395,10 @@ def register_all() -> None:
 
     INFOS.update(load_derivatives())
     for name, info in INFOS.items():
+        qualified, _, overload = name.partition(".")
+        defined = DISPATCHER.find(f"aten::{qualified}", overload)
+        if defined is None or defined.schema is None:
+            continue  # the yaml may name an operator the library does not define (yet)
         cls = _node_class(info, info.node_name)
         NODE_CLASSES[info.node_name] = cls
         positions = _differentiable_positions(info)
