@@ -127,7 +127,7 @@ def large_rows(rounds: int) -> list[Row]:
             "np.add": lambda: np.add(va, vb),
         },
         number=1,
-        rounds=max(10, rounds // 10),
+        rounds=max(20, rounds // 5),
     )
     return [
         ("matmul 1000x1000 f32: td vs np", ns["td.matmul"], ns["np.matmul"], 1.1),
