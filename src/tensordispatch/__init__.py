@@ -16,10 +16,20 @@ tensor([4., 6.])
 
 from __future__ import annotations
 
+from tensordispatch import autograd as autograd
 from tensordispatch import library as library
+from tensordispatch import nn as nn
 from tensordispatch import ops as ops
+from tensordispatch import optim as optim
 from tensordispatch._api import *  # noqa: F403 - the generated operator functions
 from tensordispatch._api import __all__ as _api_all
+from tensordispatch.autograd import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    no_grad,
+    set_grad_enabled,
+)
 from tensordispatch.dispatch import (
     DispatchKey,
     DispatchMode,
@@ -70,6 +80,14 @@ __version__ = "0.1.0"
 
 __all__ = [
     *_api_all,
+    "set_grad_enabled",
+    "optim",
+    "no_grad",
+    "nn",
+    "is_grad_enabled",
+    "inference_mode",
+    "enable_grad",
+    "autograd",
     "DispatchKey",
     "DispatchKeySet",
     "DispatchMode",
