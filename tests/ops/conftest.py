@@ -111,3 +111,34 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
         tr.write_line(f"  {op:<28} {passed:>3} / {run:<3}")
     total = [sum(v[0] for v in COVERAGE.values()), sum(v[1] for v in COVERAGE.values())]
     tr.write_line(f"  {'total':<28} {total[0]:>3} / {total[1]:<3}")
+
+
+def sample_ids(samples: list[tuple[str, Any, str]]) -> list[str]:
+    """Test ids ``op-1, op-2, ...`` numbering each operator's samples in order."""
+    seen: dict[str, int] = {}
+    ids = []
+    for op, _, _ in samples:
+        seen[op] = seen.get(op, 0) + 1
+        ids.append(f"{op}-{seen[op]}")
+    return ids
+
+
+def check_sample(
+    op: str, fn: Any, device: str, values: bool, cov: Any, torch_device: str | None = None
+) -> None:
+    """Run one sample on torch and on tensordispatch and compare, counting it in ``cov``.
+
+    Both raise the same exception type, or both return results that agree in dtype, shape,
+    strides (and values unless ``values`` is false). ``torch_device`` runs torch's side on
+    another device (its meta path checks differently from its CPU kernels for some ops).
+    """
+    cov[op][1] += 1
+    expected, got = run_both(fn, device, torch_device)
+    if isinstance(expected, BaseException):
+        assert isinstance(got, BaseException), f"torch raised {expected!r}; we returned {got!r}"
+        assert isinstance(got, type(expected)), f"torch raised {expected!r}; we raised {got!r}"
+    else:
+        if isinstance(got, BaseException):
+            raise got
+        assert_same_result(expected, got, values=values, where=op)
+    cov[op][0] += 1

@@ -16,7 +16,7 @@ import pytest
 import torch
 
 import tensordispatch as td
-from tests.ops.conftest import assert_same_result, run_both
+from tests.ops.conftest import assert_same_result, run_both, sample_ids
 
 Sample = tuple[str, Callable[[Any, str], Any], str]
 SAMPLES: list[Sample] = []
@@ -254,15 +254,6 @@ sample("permute_copy.out")(
 )
 
 
-def _ids() -> list[str]:
-    seen: dict[str, int] = {}
-    ids = []
-    for op, _, _ in SAMPLES:
-        seen[op] = seen.get(op, 0) + 1
-        ids.append(f"{op}-{seen[op]}")
-    return ids
-
-
 def _check(fn: Callable[[Any, str], Any], device: str, values: bool) -> None:
     expected, got = run_both(fn, device)
     if isinstance(expected, BaseException):
@@ -273,14 +264,14 @@ def _check(fn: Callable[[Any, str], Any], device: str, values: bool) -> None:
     assert_same_result(expected, got, values=values)
 
 
-@pytest.mark.parametrize(("op", "fn", "flags"), SAMPLES, ids=_ids())
+@pytest.mark.parametrize(("op", "fn", "flags"), SAMPLES, ids=sample_ids(SAMPLES))
 def test_cpu_matches_torch(op: str, fn: Any, flags: str, coverage: Any) -> None:
     coverage[op][1] += 1
     _check(fn, "cpu", True)
     coverage[op][0] += 1
 
 
-@pytest.mark.parametrize(("op", "fn", "flags"), SAMPLES, ids=_ids())
+@pytest.mark.parametrize(("op", "fn", "flags"), SAMPLES, ids=sample_ids(SAMPLES))
 def test_meta_matches_torch(op: str, fn: Any, flags: str, coverage: Any) -> None:
     coverage[op + "[meta]"][1] += 1
     if "cpu-only" in flags:

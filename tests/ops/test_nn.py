@@ -13,7 +13,7 @@ import pytest
 import torch
 
 import tensordispatch as td
-from tests.ops.conftest import assert_same_result, run_both
+from tests.ops.conftest import assert_same_result, check_sample, sample_ids
 
 SAMPLES: list[tuple[str, Callable[[Any, str], Any], str]] = []
 
@@ -341,35 +341,14 @@ sample("dropout")(lambda L, d: A(L).dropout_(T(L, X23, device=d), 0.3, False))
 sample("dropout", "novalues")(lambda L, d: A(L).dropout(T(L, X23, "float64", d), 0.5, True))
 
 
-def _ids() -> list[str]:
-    seen: dict[str, int] = {}
-    ids = []
-    for op, _, _ in SAMPLES:
-        seen[op] = seen.get(op, 0) + 1
-        ids.append(f"{op}-{seen[op]}")
-    return ids
-
-
-def _check(op: str, fn: Any, device: str, values: bool, cov: Any, oracle: str | None) -> None:
-    cov[op][1] += 1
-    expected, got = run_both(fn, device, oracle)
-    if isinstance(expected, BaseException):
-        assert isinstance(got, type(expected)), f"torch raised {expected!r}; we gave {got!r}"
-    else:
-        if isinstance(got, BaseException):
-            raise got
-        assert_same_result(expected, got, values=values, where=op)
-    cov[op][0] += 1
-
-
-@pytest.mark.parametrize(("op", "fn", "flags"), SAMPLES, ids=_ids())
+@pytest.mark.parametrize(("op", "fn", "flags"), SAMPLES, ids=sample_ids(SAMPLES))
 def test_cpu_matches_torch(op: str, fn: Any, flags: str, coverage: Any) -> None:
-    _check(op, fn, "cpu", "novalues" not in flags, coverage, None)
+    check_sample(op, fn, "cpu", "novalues" not in flags, coverage, None)
 
 
-@pytest.mark.parametrize(("op", "fn", "flags"), SAMPLES, ids=_ids())
+@pytest.mark.parametrize(("op", "fn", "flags"), SAMPLES, ids=sample_ids(SAMPLES))
 def test_meta_matches_torch(op: str, fn: Any, flags: str, coverage: Any) -> None:
-    _check(op + "[meta]", fn, "meta", False, coverage, "cpu" if "meta-differs" in flags else None)
+    check_sample(op + "[meta]", fn, "meta", False, coverage, "cpu" if "meta-differs" in flags else None)
 
 
 # -- dropout: aliasing, statistics, determinism -------------------------------------------------

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.ops.conftest import assert_same_result, run_both
+from tests.ops.conftest import check_sample, sample_ids
 
 Sample = tuple[str, Callable[[Any, str], Any], str]  # (op, fn(lib, device), flags)
 
@@ -356,41 +356,16 @@ sample("matmul")(
 )
 
 
-def _ids() -> list[str]:
-    seen: dict[str, int] = {}
-    ids = []
-    for op, _, _ in SAMPLES:
-        seen[op] = seen.get(op, 0) + 1
-        ids.append(f"{op}-{seen[op]}")
-    return ids
-
-
-def _check(
-    op: str, fn: Callable[[Any, str], Any], device: str, values: bool, cov: Any,
-    torch_device: str | None = None,
-) -> None:  # fmt: skip
-    cov[op][1] += 1
-    expected, got = run_both(fn, device, torch_device)
-    if isinstance(expected, BaseException):
-        assert isinstance(got, BaseException), f"torch raised {expected!r}; we returned {got!r}"
-        assert isinstance(got, type(expected)), f"torch raised {expected!r}; we raised {got!r}"
-    else:
-        if isinstance(got, BaseException):
-            raise got
-        assert_same_result(expected, got, values=values, where=op)
-    cov[op][0] += 1
-
-
-@pytest.mark.parametrize(("op", "fn", "flags"), SAMPLES, ids=_ids())
+@pytest.mark.parametrize(("op", "fn", "flags"), SAMPLES, ids=sample_ids(SAMPLES))
 def test_cpu_matches_torch(op: str, fn: Any, flags: str, coverage: Any) -> None:
-    _check(op, fn, "cpu", "novalues" not in flags, coverage)
+    check_sample(op, fn, "cpu", "novalues" not in flags, coverage)
 
 
-@pytest.mark.parametrize(("op", "fn", "flags"), SAMPLES, ids=_ids())
+@pytest.mark.parametrize(("op", "fn", "flags"), SAMPLES, ids=sample_ids(SAMPLES))
 def test_meta_matches_torch(op: str, fn: Any, flags: str, coverage: Any) -> None:
     # For "meta-differs" samples torch's meta path (Python meta registrations and refs)
     # checks differently from its CPU kernels (another exception type, or none); ours runs
     # the same meta function on both devices, so torch on CPU is the oracle there
     # (docs/CODEGEN.md, "Differences from torch").
     oracle = "cpu" if "meta-differs" in flags else None
-    _check(op + "[meta]", fn, "meta", False, coverage, oracle)
+    check_sample(op + "[meta]", fn, "meta", False, coverage, oracle)

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.ops.conftest import assert_same_result, run_both
+from tests.ops.conftest import check_sample, sample_ids
 
 Sample = tuple[str, Callable[[Any, str], Any], str]
 SAMPLES: list[Sample] = []
@@ -367,32 +367,11 @@ sample("mv")(lambda L, d: L.mv(T(L, M32, device=d).t(), T(L, V3, device=d)))
 sample("mv")(lambda L, d: L.mv(T(L, M23, device=d), E(L, d, 2)))
 
 
-def _ids() -> list[str]:
-    seen: dict[str, int] = {}
-    ids = []
-    for op, _, _ in SAMPLES:
-        seen[op] = seen.get(op, 0) + 1
-        ids.append(f"{op}-{seen[op]}")
-    return ids
-
-
-def _check(op: str, fn: Any, device: str, values: bool, cov: Any, oracle: str | None) -> None:
-    cov[op][1] += 1
-    expected, got = run_both(fn, device, oracle)
-    if isinstance(expected, BaseException):
-        assert isinstance(got, type(expected)), f"torch raised {expected!r}; we gave {got!r}"
-    else:
-        if isinstance(got, BaseException):
-            raise got
-        assert_same_result(expected, got, values=values, where=op)
-    cov[op][0] += 1
-
-
-@pytest.mark.parametrize(("op", "fn", "flags"), SAMPLES, ids=_ids())
+@pytest.mark.parametrize(("op", "fn", "flags"), SAMPLES, ids=sample_ids(SAMPLES))
 def test_cpu_matches_torch(op: str, fn: Any, flags: str, coverage: Any) -> None:
-    _check(op, fn, "cpu", "novalues" not in flags, coverage, None)
+    check_sample(op, fn, "cpu", "novalues" not in flags, coverage, None)
 
 
-@pytest.mark.parametrize(("op", "fn", "flags"), SAMPLES, ids=_ids())
+@pytest.mark.parametrize(("op", "fn", "flags"), SAMPLES, ids=sample_ids(SAMPLES))
 def test_meta_matches_torch(op: str, fn: Any, flags: str, coverage: Any) -> None:
-    _check(op + "[meta]", fn, "meta", False, coverage, "cpu" if "meta-differs" in flags else None)
+    check_sample(op + "[meta]", fn, "meta", False, coverage, "cpu" if "meta-differs" in flags else None)
