@@ -20,6 +20,7 @@ from tensordispatch.backends.common import (
     shape_text,
     strided,
 )
+from tensordispatch.backends.cpu.fpstate import FP_QUIET, FP_STATE, quiet_fp
 from tensordispatch.backends.structured import alloc_cpu, empty_strided_cpu_array
 from tensordispatch.backends.views import view
 from tensordispatch.tensor import dtypes as _dt
@@ -27,9 +28,6 @@ from tensordispatch.tensor.device import CPU
 from tensordispatch.tensor.tensor import Tensor, contiguous_strides
 
 __all__ = ["CPU_KERNELS"]
-
-_ERR = {"all": "ignore"}
-
 
 # -- structured impls: pointwise ---------------------------------------------------------------
 
@@ -59,8 +57,11 @@ def mul_out(pre: Any, self: Tensor, other: Tensor, out: Tensor) -> None:
 
 
 def div_out(pre: Any, self: Tensor, other: Tensor, out: Tensor) -> None:
-    with np.errstate(**_ERR):
+    token = FP_STATE.set(FP_QUIET)  # np.errstate(all="ignore"), cheaply (see fpstate.py)
+    try:
         np.true_divide(self._data, other._data, out=out._data, dtype=pre._numpy, casting="unsafe")
+    finally:
+        FP_STATE.reset(token)
 
 
 def div_out_mode(
@@ -74,7 +75,7 @@ def div_out_mode(
     a = self._data.astype(cd, copy=False)
     b = other._data.astype(cd, copy=False)
     if common.is_floating_point or common.is_complex:
-        with np.errstate(**_ERR):
+        with quiet_fp():
             result = np.floor_divide(a, b) if mode == "floor" else np.trunc(np.true_divide(a, b))
     else:
         if np.any(b == 0):
@@ -91,8 +92,11 @@ def div_out_mode(
 
 def _unary(ufunc: Any) -> Any:
     def impl(pre: Any, self: Tensor, out: Tensor) -> None:
-        with np.errstate(**_ERR):
+        token = FP_STATE.set(FP_QUIET)  # np.errstate(all="ignore"), cheaply (see fpstate.py)
+        try:
             ufunc(self._data, out=out._data, dtype=pre._numpy, casting="unsafe")
+        finally:
+            FP_STATE.reset(token)
 
     impl.__name__ = f"{ufunc.__name__}_out"
     return impl
@@ -128,7 +132,7 @@ def mean_out(pre: Any, self: Tensor, dim: Any, keepdim: bool, dtype: Any, out: T
         out._data[...] = np.nan
         return
     data = self._data if dtype is None else self._data.astype(dtype._numpy)
-    with np.errstate(**_ERR):
+    with quiet_fp():
         axis = pre if self.dim() else None
         result = np.mean(data, axis=axis, keepdims=keepdim, dtype=(dtype or self.dtype)._numpy)
     np.copyto(out._data, result, casting="unsafe")

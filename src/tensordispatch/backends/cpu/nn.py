@@ -11,6 +11,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from tensordispatch.backends.common import scalar_type_name
+from tensordispatch.backends.cpu.fpstate import quiet_fp
 from tensordispatch.backends.meta import nn as _m
 from tensordispatch.backends.structured import alloc_cpu, prepare_out
 from tensordispatch.tensor import dtypes as _dt
@@ -40,7 +41,7 @@ def _nll(
         return losses, total if losses.ndim == 0 else np.zeros((), x.dtype)
     summed = losses.sum(dtype=x.dtype)
     if reduction == 1:
-        with np.errstate(all="ignore"):
+        with quiet_fp():
             return np.true_divide(summed, total), total
     return summed, total
 
@@ -131,7 +132,7 @@ def native_layer_norm_cpu(
     out, mean, rstd = (alloc_cpu(s) for s in specs)
     axes = tuple(range(input.dim() - len(tuple(normalized_shape)), input.dim()))
     x = input._data.astype(mean.dtype._numpy, copy=False)
-    with np.errstate(all="ignore"):
+    with quiet_fp():
         mu = x.mean(axis=axes, keepdims=True)
         r = 1.0 / np.sqrt(((x - mu) ** 2).mean(axis=axes, keepdims=True) + eps)
         y = (x - mu) * r

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from tensordispatch.backends.common import scalar_type_name
+from tensordispatch.backends.cpu.fpstate import quiet_fp
 from tensordispatch.backends.meta.pointwise import logical_spec, where_spec
 from tensordispatch.backends.structured import alloc_cpu, prepare_out
 from tensordispatch.tensor import dtypes as _dt
@@ -95,7 +96,7 @@ def check_scalar(value: Any, dt: Any, opmath: bool = False) -> None:
 
 
 def _store(out: Tensor, result: Any) -> None:
-    with np.errstate(all="ignore"):  # float16 outputs overflow to inf, as torch's do
+    with quiet_fp():  # float16 outputs overflow to inf, as torch's do
         np.copyto(out._data, result, casting="unsafe")
 
 
@@ -115,7 +116,7 @@ def remainder_out(pre: Any, self: Tensor, other: Tensor, out: Tensor) -> None:
         _check_int_divisor(b)
         _store(out, np.remainder(a, b))
         return
-    with np.errstate(all="ignore"):
+    with quiet_fp():
         mod = np.fmod(a, b)
         fix = (mod != 0) & ((b < 0) != (mod < 0))
         _store(out, np.where(fix, mod + b, mod))
@@ -142,7 +143,7 @@ def _power(pre: Any, a: Array, e: Array) -> Array:
         raise not_implemented("pow", pre)
     if not _is_float(pre):
         return int_power(a, e)
-    with np.errstate(all="ignore"):
+    with quiet_fp():
         return np.power(a, e)
 
 
@@ -201,7 +202,7 @@ def div_out_mode(
     """div with rounding_mode (replaces the first version: bool inputs are not implemented
     for 'trunc'/'floor', floor division of floats as torch's div_floor)."""
     if rounding_mode is None:
-        with np.errstate(all="ignore"):
+        with quiet_fp():
             np.true_divide(self._data, other._data, out=out._data, dtype=pre._numpy,
                            casting="unsafe")  # fmt: skip
         return
@@ -216,7 +217,7 @@ def div_out_mode(
             result = result + ((np.remainder(a, b) != 0) & ((a < 0) != (b < 0))).astype(a.dtype)
         _store(out, result)
         return
-    with np.errstate(all="ignore"):
+    with quiet_fp():
         _store(out, _floor_divide_float(a, b) if mode == "floor" else np.trunc(a / b))
 
 
@@ -254,7 +255,7 @@ def _unary(fn: Callable[[Array], Array], name: str, real_only: str = "") -> Call
     def impl(pre: Any, self: Tensor, out: Tensor) -> None:
         if real_only and pre.is_complex:
             raise not_implemented(real_only, pre)
-        with np.errstate(all="ignore"):
+        with quiet_fp():
             _store(out, fn(_arg(self, pre)))
 
     impl.__name__ = f"{name}_out"
@@ -265,7 +266,7 @@ def _float_only(fn: Callable[[Array], Array], kernel: str, complex_ok: bool) -> 
     def impl(pre: Any, self: Tensor, out: Tensor) -> None:
         if not (pre.is_floating_point or (complex_ok and pre.is_complex)):
             raise not_implemented(kernel, pre)
-        with np.errstate(all="ignore"):
+        with quiet_fp():
             _store(out, fn(_arg(self, pre)))
 
     impl.__name__ = f"{kernel}_out"
@@ -276,7 +277,7 @@ def gelu_out_cpu(pre: Any, self: Tensor, approximate: str, out: Tensor) -> None:
     if not pre.is_floating_point:
         raise not_implemented("GeluKernelImpl", pre)
     x = _arg(self, pre)
-    with np.errstate(all="ignore"):
+    with quiet_fp():
         if approximate == "tanh":
             inner = math.sqrt(2 / math.pi) * (x + 0.044715 * x * x * x)
             _store(out, 0.5 * x * (1 + np.tanh(inner)))
@@ -302,7 +303,7 @@ def round_decimals_out(pre: Any, self: Tensor, decimals: int, out: Tensor) -> No
     if not pre.is_floating_point:
         raise not_implemented("round_cpu", pre)
     x = _arg(self, pre)
-    with np.errstate(all="ignore"):
+    with quiet_fp():
         if decimals >= 0:
             scale = np.asarray(10.0**decimals, x.dtype)
             _store(out, np.rint(x * scale) / scale)
@@ -387,7 +388,7 @@ def _lerp(pre: Any, self: Tensor, end: Tensor, weight: Any, out: Tensor, kernel:
     if not isinstance(weight, Tensor):
         check_scalar(weight, pre, opmath=True)
     a, b, w = _arg(self, pre), _arg(end, pre), _arg(weight, pre)
-    with np.errstate(all="ignore"):
+    with quiet_fp():
         _store(out, np.where(np.abs(w) < 0.5, a + w * (b - a), b - (b - a) * (1 - w)))
 
 
@@ -406,7 +407,7 @@ def addcmul_out(
         raise not_implemented("addcmul_cpu_out", pre)
     check_scalar(value, pre, opmath=True)
     v = _arg(value, pre)
-    with np.errstate(all="ignore"):
+    with quiet_fp():
         _store(out, _arg(self, pre) + v * _arg(tensor1, pre) * _arg(tensor2, pre))
 
 
@@ -415,7 +416,7 @@ def addcdiv_out(
 ) -> None:
     check_scalar(value, pre, opmath=True)
     v = _arg(value, pre)
-    with np.errstate(all="ignore"):
+    with quiet_fp():
         _store(out, _arg(self, pre) + v * (_arg(tensor1, pre) / _arg(tensor2, pre)))
 
 

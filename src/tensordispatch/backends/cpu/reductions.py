@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from tensordispatch.backends.cpu.fpstate import quiet_fp
 from tensordispatch.backends.meta import reductions as _m
 from tensordispatch.backends.structured import alloc_cpu, prepare_out
 from tensordispatch.tensor import dtypes as _dt
@@ -102,7 +103,7 @@ def norm_dtype_out(
 ) -> None:
     dims, order = pre
     data = self._data if dtype is None else self._data.astype(dtype._numpy)
-    with np.errstate(all="ignore"):
+    with quiet_fp():
         _store(out, _vector_norm(data, order, _axis(self, dims) or None, keepdim))
 
 
@@ -115,7 +116,7 @@ def _softmax_impl(log: bool) -> Any:
         if self.numel() == 0:
             return
         data = self._data if self.dim() else self._data.reshape(1)
-        with np.errstate(all="ignore"):
+        with quiet_fp():
             m = np.amax(data, axis=pre, keepdims=True, initial=-np.inf)
             m = np.where(np.isfinite(m), m, 0)
             shifted = data - m
@@ -212,7 +213,7 @@ def _variance(self: Tensor, dims: Any, correction: Any, keepdim: bool) -> Any:
             UserWarning,
             stacklevel=3,
         )
-    with np.errstate(all="ignore"):
+    with quiet_fp():
         mean = np.sum(data, axis=axis, keepdims=True) / n  # np.mean warns on empty input
         dev = np.abs(data - mean) ** 2 if self.dtype.is_complex else (data - mean) ** 2
         return np.sum(dev, axis=axis, keepdims=keepdim) / max(n - c, 0)
@@ -245,7 +246,7 @@ def _var_kernels(root: bool) -> Any:
 def _logsumexp(self: Tensor, dims: Any, keepdim: bool, dt: Any) -> Any:
     data = self._data.astype(dt._numpy, copy=False)
     axis = _axis(self, dims)
-    with np.errstate(all="ignore"):
+    with quiet_fp():
         m = np.amax(data, axis=axis, keepdims=True, initial=-np.inf)
         m = np.where(np.isfinite(m), m, 0)
         result = np.log(np.sum(np.exp(data - m), axis=axis, keepdims=True)) + m
