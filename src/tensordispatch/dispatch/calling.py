@@ -366,6 +366,18 @@ def _check_lines(facts: CallingFacts, names: list[str], indent: str, given: bool
         name = facts.names[check.index]
         if name not in names:
             continue
+        if check.item_fails:
+            # lists: an inline loop over the items, the converter only on a wrong one
+            inner = indent + ("    " if given else "")
+            if given:
+                lines.append(f"{indent}if {name} is not _NO:")
+            lines += [
+                f"{inner}for _td_i in ({name} if type({name}) is list else _td_nl):",
+                f"{inner}    if {check.item_fails.format(v='_td_i')}:",
+                f"{inner}        {name} = _td_cv{check.index}({name})",
+                f"{inner}        break",
+            ]
+            continue
         conds = [f"{name} is not _NO"] if given else []
         if check.test != "False":
             conds.append(f"not ({check.test.format(v=name)})")
@@ -508,6 +520,7 @@ def generate_calling_code(
     ns["_NO"] = NOT_GIVEN
     ns["_td_dx"] = DEFAULT_EXCLUDED_RAW
     ns["_td_bad"] = facts.bad_argument
+    ns["_td_nl"] = (NOT_GIVEN,)  # iterated instead of a non-list: its item is never right
     for check in facts.checks:
         ns[f"_td_cv{check.index}"] = check.convert
     if not facts.identifiers_ok or not fname.isidentifier() or keyword.iskeyword(fname):

@@ -177,6 +177,7 @@ class ArgumentCheck:
     index: int
     test: str
     convert: Callable[[Any], Any]
+    item_fails: str = ""  # lists: when an item (``{v}``) is not already of the right type
 
 
 def argument_check(schema: Any, index: int) -> ArgumentCheck | None:
@@ -189,6 +190,19 @@ def argument_check(schema: Any, index: int) -> ArgumentCheck | None:
     op_name = str(schema).split("(")[0].split(".")[0]
     declaration = str(schema)
     want = python_type_name(arg.type)
+    items = _list_item_class(arg.type)
+    if items is not None:
+        cls, none_ok = items
+
+        def convert_list(value: Any) -> Any:
+            # the common case, a list already of the right items, is passed on as it is
+            if type(value) is list:
+                for x in value:
+                    if type(x) is not cls and not (none_ok and x is None):
+                        break
+                else:
+                    return value
+            return convert(value)
 
     def convert(value: Any) -> Any:
         try:
@@ -211,4 +225,22 @@ def argument_check(schema: Any, index: int) -> ArgumentCheck | None:
                 )
             ) from None
 
-    return ArgumentCheck(index, test, convert)
+    if items is None:
+        return ArgumentCheck(index, test, convert)
+    fails = f"type({{v}}) is not {items[0].__name__}"
+    if items[1]:
+        fails = f"{{v}} is not None and {fails}"
+    return ArgumentCheck(index, test, convert_list, fails)
+
+
+def _list_item_class(t: Type) -> tuple[type, bool] | None:
+    """(item class, None allowed) of a checked list type (or optional list), else None."""
+    if isinstance(t, OptionalType):
+        t = t.elem
+    if not isinstance(t, ListType):
+        return None
+    elem, none_ok = t.elem, False
+    if isinstance(elem, OptionalType):
+        elem, none_ok = elem.elem, True
+    cls = {"int": int, "SymInt": int, "float": float, "bool": bool, "str": str}.get(str(elem))
+    return None if cls is None else (cls, none_ok)
