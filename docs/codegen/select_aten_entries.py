@@ -185,6 +185,8 @@ SPEC = [
  ("# F2: nn basics", None),
  ("dropout", D), ("dropout_", D),
  ("layer_norm", D),
+ ("native_dropout", {"CPU": "native_dropout_cpu", "Meta": "native_dropout_meta"}),
+ ("native_layer_norm", {"CPU": "native_layer_norm_cpu", "Meta": "native_layer_norm_meta"}),
  ("nll_loss.out", D), ("nll_loss_nd", D), ("nll_loss", D),
  ("nll_loss_forward.output", {"CPU": "nll_loss_forward_out_cpu"}), ("nll_loss_forward", D),
  ("nll_loss2d.out", D), ("nll_loss2d", D),

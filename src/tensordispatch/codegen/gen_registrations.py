@@ -68,6 +68,7 @@ from __future__ import annotations
 from tensordispatch.backends.aten import op as _op
 from tensordispatch.backends.aten import backend_select_keyset as _bs_keyset
 from tensordispatch.backends.common import contiguous_format as _contiguous_format
+from tensordispatch.backends.common import type_meta_name as _type_meta_name
 from tensordispatch.backends.structured import (
     alloc_cpu as _alloc_cpu,
     alloc_meta as _alloc_meta,
@@ -89,6 +90,20 @@ def _kernel(table, table_name, name, key, where):
             f"{{where}}: native_functions.yaml names kernel {{name!r}} for {{key}}, but "
             f"{{table_name}} has no such entry; add the kernel to that table or fix the yaml"
         ) from None
+
+
+def _copy_arg(dst, src):
+    """Copy an autogen out= variant's result into its (already resized) out tensor."""
+    if dst.dtype is not src.dtype:
+        raise RuntimeError(
+            f"Expected out tensor to have dtype {{_type_meta_name(src.dtype)}}, but got "
+            f"{{_type_meta_name(dst.dtype)}} instead"
+        )
+    if dst.device != src.device:
+        raise RuntimeError(
+            f"Expected out tensor to have device {{src.device}}, but got {{dst.device}} instead"
+        )
+    _op('copy_')(dst, src)
 '''
 
 
@@ -180,25 +195,27 @@ def _generated_body(
     kind = f.func.kind().name
     if kind == "out":
         outs = [a.name for a in f.func.out]
-        if len(outs) != 1:
-            raise CodegenError(f"{f.func.name}: generated out with {len(outs)} outputs")
         # an out variant has no TensorOptions (``_to_copy.out``): the result's dtype and
-        # device come from the functional's defaults, then ``out`` receives a copy
+        # device come from the functional's defaults, then each out is resized (warning if
+        # it had elements) and receives a copy of its result, which must have the out's dtype
+        # and device; a multi-output op returns the tuple of its outs, as torch does
         given = {a.name for a in f.func.arguments}
         func_call = ", ".join(
             f"{n}={n}" if a.kwarg_only else arg_ident(n)
             for a, n in ((a, a.name) for a in g.functional.func.arguments)
             if n in given
         )
-        return "\n".join(
-            [
-                head,
-                f"    _r = _op({str(g.functional.func.name)!r})({func_call})",
-                f"    _resize_output({outs[0]}, _r._shape)",
-                f"    _op('copy_')({outs[0]}, _r)",
-                f"    return {outs[0]}",
-            ]
-        )
+        call = f"    _r = _op({str(g.functional.func.name)!r})({func_call})"
+        if len(outs) == 1:
+            results = [(outs[0], "_r")]
+            ret = outs[0]
+        else:
+            results = [(o, f"_r[{i}]") for i, o in enumerate(outs)]
+            ret = f"({', '.join(outs)})"
+        lines = [head, call]
+        for o, r in results:
+            lines += [f"    _resize_output({o}, {r}._shape)", f"    _copy_arg({o}, {r})"]
+        return "\n".join([*lines, f"    return {ret}"])
     if kind == "functional" and g.inplace is not None:
         rest = ", ".join(
             f"{a.name}={a.name}" if a.kwarg_only else arg_ident(a.name)

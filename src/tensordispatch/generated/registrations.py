@@ -17,6 +17,7 @@ from tensordispatch.ops.decompositions import DECOMPOSITIONS as _CIA
 from tensordispatch.backends.aten import op as _op
 from tensordispatch.backends.aten import backend_select_keyset as _bs_keyset
 from tensordispatch.backends.common import contiguous_format as _contiguous_format
+from tensordispatch.backends.common import type_meta_name as _type_meta_name
 from tensordispatch.backends.structured import (
     alloc_cpu as _alloc_cpu,
     alloc_meta as _alloc_meta,
@@ -40,6 +41,20 @@ def _kernel(table, table_name, name, key, where):
         ) from None
 
 
+def _copy_arg(dst, src):
+    """Copy an autogen out= variant's result into its (already resized) out tensor."""
+    if dst.dtype is not src.dtype:
+        raise RuntimeError(
+            f"Expected out tensor to have dtype {_type_meta_name(src.dtype)}, but got "
+            f"{_type_meta_name(dst.dtype)} instead"
+        )
+    if dst.device != src.device:
+        raise RuntimeError(
+            f"Expected out tensor to have device {src.device}, but got {dst.device} instead"
+        )
+    _op('copy_')(dst, src)
+
+
 # -- kernel tables --------------------------------------------------------------
 _meta__log_softmax = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', '_log_softmax', 'structured meta', 'ops/native_functions.yaml:1176')
 _impl_CPU__log_softmax_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'log_softmax_cpu_out', 'CPU', 'ops/native_functions.yaml:1176')
@@ -47,10 +62,10 @@ _meta__softmax = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS'
 _impl_CPU__softmax_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'softmax_cpu_out', 'CPU', 'ops/native_functions.yaml:1159')
 _meta_add_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'add.Tensor', 'structured meta', 'ops/native_functions.yaml:94')
 _impl_CPU_add_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'add_out', 'CPU', 'ops/native_functions.yaml:94')
-_meta_addcdiv = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'addcdiv', 'structured meta', 'ops/native_functions.yaml:3046')
-_impl_CPU_addcdiv_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'addcdiv_out', 'CPU', 'ops/native_functions.yaml:3046')
-_meta_addcmul = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'addcmul', 'structured meta', 'ops/native_functions.yaml:3026')
-_impl_CPU_addcmul_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'addcmul_out', 'CPU', 'ops/native_functions.yaml:3026')
+_meta_addcdiv = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'addcdiv', 'structured meta', 'ops/native_functions.yaml:3061')
+_impl_CPU_addcdiv_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'addcdiv_out', 'CPU', 'ops/native_functions.yaml:3061')
+_meta_addcmul = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'addcmul', 'structured meta', 'ops/native_functions.yaml:3041')
+_impl_CPU_addcmul_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'addcmul_out', 'CPU', 'ops/native_functions.yaml:3041')
 _meta_addmm = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'addmm', 'structured meta', 'ops/native_functions.yaml:857')
 _impl_CPU_addmm_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'addmm_out', 'CPU', 'ops/native_functions.yaml:857')
 _meta_addmv = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'addmv', 'structured meta', 'ops/native_functions.yaml:1308')
@@ -79,32 +94,32 @@ _meta_argmin = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 
 _impl_CPU_argmin_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'argmin_out', 'CPU', 'ops/native_functions.yaml:1020')
 _meta_baddbmm = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'baddbmm', 'structured meta', 'ops/native_functions.yaml:1294')
 _impl_CPU_baddbmm_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'baddbmm_out_cpu', 'CPU', 'ops/native_functions.yaml:1294')
-_meta_bitwise_and_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'bitwise_and.Tensor', 'structured meta', 'ops/native_functions.yaml:2816')
-_impl_CPU_bitwise_and_Tensor_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'bitwise_and_out', 'CPU', 'ops/native_functions.yaml:2816')
-_meta_bitwise_not = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'bitwise_not', 'structured meta', 'ops/native_functions.yaml:2978')
-_impl_CPU_bitwise_not_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'bitwise_not_out', 'CPU', 'ops/native_functions.yaml:2978')
-_meta_bitwise_or_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'bitwise_or.Tensor', 'structured meta', 'ops/native_functions.yaml:2866')
-_impl_CPU_bitwise_or_Tensor_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'bitwise_or_out', 'CPU', 'ops/native_functions.yaml:2866')
-_meta_bitwise_xor_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'bitwise_xor.Tensor', 'structured meta', 'ops/native_functions.yaml:2916')
-_impl_CPU_bitwise_xor_Tensor_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'bitwise_xor_out', 'CPU', 'ops/native_functions.yaml:2916')
+_meta_bitwise_and_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'bitwise_and.Tensor', 'structured meta', 'ops/native_functions.yaml:2831')
+_impl_CPU_bitwise_and_Tensor_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'bitwise_and_out', 'CPU', 'ops/native_functions.yaml:2831')
+_meta_bitwise_not = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'bitwise_not', 'structured meta', 'ops/native_functions.yaml:2993')
+_impl_CPU_bitwise_not_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'bitwise_not_out', 'CPU', 'ops/native_functions.yaml:2993')
+_meta_bitwise_or_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'bitwise_or.Tensor', 'structured meta', 'ops/native_functions.yaml:2881')
+_impl_CPU_bitwise_or_Tensor_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'bitwise_or_out', 'CPU', 'ops/native_functions.yaml:2881')
+_meta_bitwise_xor_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'bitwise_xor.Tensor', 'structured meta', 'ops/native_functions.yaml:2931')
+_impl_CPU_bitwise_xor_Tensor_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'bitwise_xor_out', 'CPU', 'ops/native_functions.yaml:2931')
 _meta_bmm = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'bmm', 'structured meta', 'ops/native_functions.yaml:846')
 _impl_CPU_bmm_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'bmm_out', 'CPU', 'ops/native_functions.yaml:846')
-_meta_cat = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'cat', 'structured meta', 'ops/native_functions.yaml:1641')
-_impl_CPU_cat_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'cat_out', 'CPU', 'ops/native_functions.yaml:1641')
-_meta_ceil = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'ceil', 'structured meta', 'ops/native_functions.yaml:2458')
-_impl_CPU_ceil_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'ceil_out', 'CPU', 'ops/native_functions.yaml:2458')
-_meta_clamp_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'clamp.Tensor', 'structured meta', 'ops/native_functions.yaml:2593')
-_impl_CPU_clamp_Tensor_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'clamp_Tensor_out', 'CPU', 'ops/native_functions.yaml:2593')
-_meta_clamp = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'clamp', 'structured meta', 'ops/native_functions.yaml:2584')
-_impl_CPU_clamp_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'clamp_out', 'CPU', 'ops/native_functions.yaml:2584')
-_meta_clamp_max_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'clamp_max.Tensor', 'structured meta', 'ops/native_functions.yaml:2631')
-_impl_CPU_clamp_max_Tensor_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'clamp_max_Tensor_out', 'CPU', 'ops/native_functions.yaml:2631')
-_meta_clamp_max = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'clamp_max', 'structured meta', 'ops/native_functions.yaml:2623')
-_impl_CPU_clamp_max_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'clamp_max_out', 'CPU', 'ops/native_functions.yaml:2623')
-_meta_clamp_min_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'clamp_min.Tensor', 'structured meta', 'ops/native_functions.yaml:2669')
-_impl_CPU_clamp_min_Tensor_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'clamp_min_Tensor_out', 'CPU', 'ops/native_functions.yaml:2669')
-_meta_clamp_min = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'clamp_min', 'structured meta', 'ops/native_functions.yaml:2661')
-_impl_CPU_clamp_min_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'clamp_min_out', 'CPU', 'ops/native_functions.yaml:2661')
+_meta_cat = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'cat', 'structured meta', 'ops/native_functions.yaml:1656')
+_impl_CPU_cat_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'cat_out', 'CPU', 'ops/native_functions.yaml:1656')
+_meta_ceil = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'ceil', 'structured meta', 'ops/native_functions.yaml:2473')
+_impl_CPU_ceil_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'ceil_out', 'CPU', 'ops/native_functions.yaml:2473')
+_meta_clamp_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'clamp.Tensor', 'structured meta', 'ops/native_functions.yaml:2608')
+_impl_CPU_clamp_Tensor_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'clamp_Tensor_out', 'CPU', 'ops/native_functions.yaml:2608')
+_meta_clamp = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'clamp', 'structured meta', 'ops/native_functions.yaml:2599')
+_impl_CPU_clamp_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'clamp_out', 'CPU', 'ops/native_functions.yaml:2599')
+_meta_clamp_max_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'clamp_max.Tensor', 'structured meta', 'ops/native_functions.yaml:2646')
+_impl_CPU_clamp_max_Tensor_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'clamp_max_Tensor_out', 'CPU', 'ops/native_functions.yaml:2646')
+_meta_clamp_max = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'clamp_max', 'structured meta', 'ops/native_functions.yaml:2638')
+_impl_CPU_clamp_max_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'clamp_max_out', 'CPU', 'ops/native_functions.yaml:2638')
+_meta_clamp_min_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'clamp_min.Tensor', 'structured meta', 'ops/native_functions.yaml:2684')
+_impl_CPU_clamp_min_Tensor_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'clamp_min_Tensor_out', 'CPU', 'ops/native_functions.yaml:2684')
+_meta_clamp_min = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'clamp_min', 'structured meta', 'ops/native_functions.yaml:2676')
+_impl_CPU_clamp_min_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'clamp_min_out', 'CPU', 'ops/native_functions.yaml:2676')
 _meta_cos = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'cos', 'structured meta', 'ops/native_functions.yaml:365')
 _impl_CPU_cos_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'cos_out', 'CPU', 'ops/native_functions.yaml:365')
 _meta_cumsum = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'cumsum', 'structured meta', 'ops/native_functions.yaml:1191')
@@ -117,54 +132,54 @@ _meta_eq_Scalar = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS
 _impl_CPU_eq_Scalar_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'eq_Scalar_out', 'CPU', 'ops/native_functions.yaml:395')
 _meta_eq_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'eq.Tensor', 'structured meta', 'ops/native_functions.yaml:409')
 _impl_CPU_eq_Tensor_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'eq_Tensor_out', 'CPU', 'ops/native_functions.yaml:409')
-_meta_erf = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'erf', 'structured meta', 'ops/native_functions.yaml:2400')
-_impl_CPU_erf_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'erf_out', 'CPU', 'ops/native_functions.yaml:2400')
+_meta_erf = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'erf', 'structured meta', 'ops/native_functions.yaml:2415')
+_impl_CPU_erf_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'erf_out', 'CPU', 'ops/native_functions.yaml:2415')
 _meta_exp = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'exp', 'structured meta', 'ops/native_functions.yaml:325')
 _impl_CPU_exp_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'exp_out', 'CPU', 'ops/native_functions.yaml:325')
-_meta_expm1 = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'expm1', 'structured meta', 'ops/native_functions.yaml:2300')
-_impl_CPU_expm1_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'expm1_out', 'CPU', 'ops/native_functions.yaml:2300')
-_meta_floor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'floor', 'structured meta', 'ops/native_functions.yaml:2438')
-_impl_CPU_floor_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'floor_out', 'CPU', 'ops/native_functions.yaml:2438')
-_meta_gather = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'gather', 'structured meta', 'ops/native_functions.yaml:1723')
-_impl_CPU_gather_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'gather_out', 'CPU', 'ops/native_functions.yaml:1723')
+_meta_expm1 = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'expm1', 'structured meta', 'ops/native_functions.yaml:2315')
+_impl_CPU_expm1_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'expm1_out', 'CPU', 'ops/native_functions.yaml:2315')
+_meta_floor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'floor', 'structured meta', 'ops/native_functions.yaml:2453')
+_impl_CPU_floor_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'floor_out', 'CPU', 'ops/native_functions.yaml:2453')
+_meta_gather = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'gather', 'structured meta', 'ops/native_functions.yaml:1738')
+_impl_CPU_gather_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'gather_out', 'CPU', 'ops/native_functions.yaml:1738')
 _meta_ge_Scalar = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'ge.Scalar', 'structured meta', 'ops/native_functions.yaml:585')
 _impl_CPU_ge_Scalar_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'ge_Scalar_out', 'CPU', 'ops/native_functions.yaml:585')
 _meta_ge_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'ge.Tensor', 'structured meta', 'ops/native_functions.yaml:599')
 _impl_CPU_ge_Tensor_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'ge_Tensor_out', 'CPU', 'ops/native_functions.yaml:599')
-_meta_gelu = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'gelu', 'structured meta', 'ops/native_functions.yaml:2526')
-_impl_CPU_gelu_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'gelu_out_cpu', 'CPU', 'ops/native_functions.yaml:2526')
+_meta_gelu = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'gelu', 'structured meta', 'ops/native_functions.yaml:2541')
+_impl_CPU_gelu_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'gelu_out_cpu', 'CPU', 'ops/native_functions.yaml:2541')
 _meta_gt_Scalar = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'gt.Scalar', 'structured meta', 'ops/native_functions.yaml:547')
 _impl_CPU_gt_Scalar_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'gt_Scalar_out', 'CPU', 'ops/native_functions.yaml:547')
 _meta_gt_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'gt.Tensor', 'structured meta', 'ops/native_functions.yaml:561')
 _impl_CPU_gt_Tensor_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'gt_Tensor_out', 'CPU', 'ops/native_functions.yaml:561')
-_meta_index_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'index.Tensor', 'structured meta', 'ops/native_functions.yaml:1807')
-_impl_CPU_index_Tensor_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'index_out', 'CPU', 'ops/native_functions.yaml:1807')
+_meta_index_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'index.Tensor', 'structured meta', 'ops/native_functions.yaml:1822')
+_impl_CPU_index_Tensor_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'index_out', 'CPU', 'ops/native_functions.yaml:1822')
 _meta_le_Scalar = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'le.Scalar', 'structured meta', 'ops/native_functions.yaml:509')
 _impl_CPU_le_Scalar_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'le_Scalar_out', 'CPU', 'ops/native_functions.yaml:509')
 _meta_le_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'le.Tensor', 'structured meta', 'ops/native_functions.yaml:523')
 _impl_CPU_le_Tensor_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'le_Tensor_out', 'CPU', 'ops/native_functions.yaml:523')
-_meta_lerp_Scalar = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'lerp.Scalar', 'structured meta', 'ops/native_functions.yaml:2986')
-_impl_CPU_lerp_Scalar_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'lerp_Scalar', 'CPU', 'ops/native_functions.yaml:2986')
-_meta_lerp_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'lerp.Tensor', 'structured meta', 'ops/native_functions.yaml:2994')
-_impl_CPU_lerp_Tensor_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'lerp_Tensor', 'CPU', 'ops/native_functions.yaml:2994')
-_meta_log = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'log', 'structured meta', 'ops/native_functions.yaml:2260')
-_impl_CPU_log_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'log_out', 'CPU', 'ops/native_functions.yaml:2260')
-_meta_log1p = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'log1p', 'structured meta', 'ops/native_functions.yaml:2280')
-_impl_CPU_log1p_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'log1p_out', 'CPU', 'ops/native_functions.yaml:2280')
+_meta_lerp_Scalar = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'lerp.Scalar', 'structured meta', 'ops/native_functions.yaml:3001')
+_impl_CPU_lerp_Scalar_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'lerp_Scalar', 'CPU', 'ops/native_functions.yaml:3001')
+_meta_lerp_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'lerp.Tensor', 'structured meta', 'ops/native_functions.yaml:3009')
+_impl_CPU_lerp_Tensor_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'lerp_Tensor', 'CPU', 'ops/native_functions.yaml:3009')
+_meta_log = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'log', 'structured meta', 'ops/native_functions.yaml:2275')
+_impl_CPU_log_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'log_out', 'CPU', 'ops/native_functions.yaml:2275')
+_meta_log1p = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'log1p', 'structured meta', 'ops/native_functions.yaml:2295')
+_impl_CPU_log1p_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'log1p_out', 'CPU', 'ops/native_functions.yaml:2295')
 _meta_lt_Scalar = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'lt.Scalar', 'structured meta', 'ops/native_functions.yaml:471')
 _impl_CPU_lt_Scalar_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'lt_Scalar_out', 'CPU', 'ops/native_functions.yaml:471')
 _meta_lt_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'lt.Tensor', 'structured meta', 'ops/native_functions.yaml:485')
 _impl_CPU_lt_Tensor_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'lt_Tensor_out', 'CPU', 'ops/native_functions.yaml:485')
 _meta_max_dim = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'max.dim', 'structured meta', 'ops/native_functions.yaml:948')
 _impl_CPU_max_dim_max = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'max_dim_out', 'CPU', 'ops/native_functions.yaml:948')
-_meta_maximum = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'maximum', 'structured meta', 'ops/native_functions.yaml:2710')
-_impl_CPU_maximum_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'maximum_out', 'CPU', 'ops/native_functions.yaml:2710')
+_meta_maximum = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'maximum', 'structured meta', 'ops/native_functions.yaml:2725')
+_impl_CPU_maximum_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'maximum_out', 'CPU', 'ops/native_functions.yaml:2725')
 _meta_mean_dim = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'mean.dim', 'structured meta', 'ops/native_functions.yaml:809')
 _impl_CPU_mean_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'mean_out', 'CPU', 'ops/native_functions.yaml:809')
 _meta_min_dim = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'min.dim', 'structured meta', 'ops/native_functions.yaml:963')
 _impl_CPU_min_dim_min = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'min_dim_out', 'CPU', 'ops/native_functions.yaml:963')
-_meta_minimum = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'minimum', 'structured meta', 'ops/native_functions.yaml:2724')
-_impl_CPU_minimum_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'minimum_out', 'CPU', 'ops/native_functions.yaml:2724')
+_meta_minimum = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'minimum', 'structured meta', 'ops/native_functions.yaml:2739')
+_impl_CPU_minimum_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'minimum_out', 'CPU', 'ops/native_functions.yaml:2739')
 _meta_mm = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'mm', 'structured meta', 'ops/native_functions.yaml:836')
 _impl_CPU_mm_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'mm_out', 'CPU', 'ops/native_functions.yaml:836')
 _meta_mul_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'mul.Tensor', 'structured meta', 'ops/native_functions.yaml:180')
@@ -175,64 +190,64 @@ _meta_ne_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS
 _impl_CPU_ne_Tensor_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'ne_Tensor_out', 'CPU', 'ops/native_functions.yaml:447')
 _meta_neg = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'neg', 'structured meta', 'ops/native_functions.yaml:305')
 _impl_CPU_neg_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'neg_out', 'CPU', 'ops/native_functions.yaml:305')
-_meta_nll_loss_forward = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'nll_loss_forward', 'structured meta', 'ops/native_functions.yaml:1354')
-_impl_CPU_nll_loss_forward_output = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nll_loss_forward_out_cpu', 'CPU', 'ops/native_functions.yaml:1354')
+_meta_nll_loss_forward = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'nll_loss_forward', 'structured meta', 'ops/native_functions.yaml:1369')
+_impl_CPU_nll_loss_forward_output = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nll_loss_forward_out_cpu', 'CPU', 'ops/native_functions.yaml:1369')
 _meta_norm_ScalarOpt_dim_dtype = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'norm.ScalarOpt_dim_dtype', 'structured meta', 'ops/native_functions.yaml:1125')
 _impl_CPU_norm_dtype_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'norm_dtype_out', 'CPU', 'ops/native_functions.yaml:1125')
 _meta_norm_ScalarOpt_dim = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'norm.ScalarOpt_dim', 'structured meta', 'ops/native_functions.yaml:1112')
 _impl_CPU_norm_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'norm_out', 'CPU', 'ops/native_functions.yaml:1112')
-_meta_pow_Scalar = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'pow.Scalar', 'structured meta', 'ops/native_functions.yaml:2180')
-_impl_CPU_pow_Scalar_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'pow_Scalar_out', 'CPU', 'ops/native_functions.yaml:2180')
-_meta_pow_Tensor_Scalar = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'pow.Tensor_Scalar', 'structured meta', 'ops/native_functions.yaml:2192')
-_impl_CPU_pow_Tensor_Scalar_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'pow_Tensor_Scalar_out', 'CPU', 'ops/native_functions.yaml:2192')
-_meta_pow_Tensor_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'pow.Tensor_Tensor', 'structured meta', 'ops/native_functions.yaml:2166')
-_impl_CPU_pow_Tensor_Tensor_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'pow_Tensor_Tensor_out', 'CPU', 'ops/native_functions.yaml:2166')
+_meta_pow_Scalar = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'pow.Scalar', 'structured meta', 'ops/native_functions.yaml:2195')
+_impl_CPU_pow_Scalar_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'pow_Scalar_out', 'CPU', 'ops/native_functions.yaml:2195')
+_meta_pow_Tensor_Scalar = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'pow.Tensor_Scalar', 'structured meta', 'ops/native_functions.yaml:2207')
+_impl_CPU_pow_Tensor_Scalar_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'pow_Tensor_Scalar_out', 'CPU', 'ops/native_functions.yaml:2207')
+_meta_pow_Tensor_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'pow.Tensor_Tensor', 'structured meta', 'ops/native_functions.yaml:2181')
+_impl_CPU_pow_Tensor_Tensor_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'pow_Tensor_Tensor_out', 'CPU', 'ops/native_functions.yaml:2181')
 _meta_prod_dim_int = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'prod.dim_int', 'structured meta', 'ops/native_functions.yaml:913')
 _impl_CPU_prod_int_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'prod_int_out', 'CPU', 'ops/native_functions.yaml:913')
-_meta_remainder_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'remainder.Tensor', 'structured meta', 'ops/native_functions.yaml:2150')
-_impl_CPU_remainder_Tensor_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'remainder_out', 'CPU', 'ops/native_functions.yaml:2150')
-_meta_round_decimals = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'round.decimals', 'structured meta', 'ops/native_functions.yaml:2498')
-_impl_CPU_round_decimals_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'round_decimals_out', 'CPU', 'ops/native_functions.yaml:2498')
-_meta_round = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'round', 'structured meta', 'ops/native_functions.yaml:2478')
-_impl_CPU_round_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'round_out', 'CPU', 'ops/native_functions.yaml:2478')
-_meta_rsqrt = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'rsqrt', 'structured meta', 'ops/native_functions.yaml:2320')
-_impl_CPU_rsqrt_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'rsqrt_out', 'CPU', 'ops/native_functions.yaml:2320')
-_meta_scatter_reduce = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'scatter.reduce', 'structured meta', 'ops/native_functions.yaml:1766')
-_impl_CPU_scatter_reduce_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'scatter_reduce_out', 'CPU', 'ops/native_functions.yaml:1766')
-_meta_scatter_src = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'scatter.src', 'structured meta', 'ops/native_functions.yaml:1737')
-_impl_CPU_scatter_src_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'scatter_src_out', 'CPU', 'ops/native_functions.yaml:1737')
-_meta_scatter_value = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'scatter.value', 'structured meta', 'ops/native_functions.yaml:1752')
-_impl_CPU_scatter_value_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'scatter_value_out', 'CPU', 'ops/native_functions.yaml:1752')
-_meta_scatter_value_reduce = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'scatter.value_reduce', 'structured meta', 'ops/native_functions.yaml:1780')
-_impl_CPU_scatter_value_reduce_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'scatter_value_reduce_out', 'CPU', 'ops/native_functions.yaml:1780')
-_meta_scatter_add = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'scatter_add', 'structured meta', 'ops/native_functions.yaml:1795')
-_impl_CPU_scatter_add_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'scatter_add_out', 'CPU', 'ops/native_functions.yaml:1795')
-_meta_sigmoid = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'sigmoid', 'structured meta', 'ops/native_functions.yaml:2380')
-_impl_CPU_sigmoid_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'sigmoid_out', 'CPU', 'ops/native_functions.yaml:2380')
-_meta_sign = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'sign', 'structured meta', 'ops/native_functions.yaml:2518')
-_impl_CPU_sign_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'sign_out', 'CPU', 'ops/native_functions.yaml:2518')
-_meta_silu = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'silu', 'structured meta', 'ops/native_functions.yaml:2418')
-_impl_CPU_silu_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'silu_out', 'CPU', 'ops/native_functions.yaml:2418')
+_meta_remainder_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'remainder.Tensor', 'structured meta', 'ops/native_functions.yaml:2165')
+_impl_CPU_remainder_Tensor_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'remainder_out', 'CPU', 'ops/native_functions.yaml:2165')
+_meta_round_decimals = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'round.decimals', 'structured meta', 'ops/native_functions.yaml:2513')
+_impl_CPU_round_decimals_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'round_decimals_out', 'CPU', 'ops/native_functions.yaml:2513')
+_meta_round = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'round', 'structured meta', 'ops/native_functions.yaml:2493')
+_impl_CPU_round_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'round_out', 'CPU', 'ops/native_functions.yaml:2493')
+_meta_rsqrt = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'rsqrt', 'structured meta', 'ops/native_functions.yaml:2335')
+_impl_CPU_rsqrt_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'rsqrt_out', 'CPU', 'ops/native_functions.yaml:2335')
+_meta_scatter_reduce = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'scatter.reduce', 'structured meta', 'ops/native_functions.yaml:1781')
+_impl_CPU_scatter_reduce_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'scatter_reduce_out', 'CPU', 'ops/native_functions.yaml:1781')
+_meta_scatter_src = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'scatter.src', 'structured meta', 'ops/native_functions.yaml:1752')
+_impl_CPU_scatter_src_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'scatter_src_out', 'CPU', 'ops/native_functions.yaml:1752')
+_meta_scatter_value = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'scatter.value', 'structured meta', 'ops/native_functions.yaml:1767')
+_impl_CPU_scatter_value_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'scatter_value_out', 'CPU', 'ops/native_functions.yaml:1767')
+_meta_scatter_value_reduce = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'scatter.value_reduce', 'structured meta', 'ops/native_functions.yaml:1795')
+_impl_CPU_scatter_value_reduce_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'scatter_value_reduce_out', 'CPU', 'ops/native_functions.yaml:1795')
+_meta_scatter_add = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'scatter_add', 'structured meta', 'ops/native_functions.yaml:1810')
+_impl_CPU_scatter_add_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'scatter_add_out', 'CPU', 'ops/native_functions.yaml:1810')
+_meta_sigmoid = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'sigmoid', 'structured meta', 'ops/native_functions.yaml:2395')
+_impl_CPU_sigmoid_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'sigmoid_out', 'CPU', 'ops/native_functions.yaml:2395')
+_meta_sign = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'sign', 'structured meta', 'ops/native_functions.yaml:2533')
+_impl_CPU_sign_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'sign_out', 'CPU', 'ops/native_functions.yaml:2533')
+_meta_silu = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'silu', 'structured meta', 'ops/native_functions.yaml:2433')
+_impl_CPU_silu_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'silu_out', 'CPU', 'ops/native_functions.yaml:2433')
 _meta_sin = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'sin', 'structured meta', 'ops/native_functions.yaml:345')
 _impl_CPU_sin_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'sin_out', 'CPU', 'ops/native_functions.yaml:345')
-_meta_sort_stable = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'sort.stable', 'structured meta', 'ops/native_functions.yaml:1905')
-_impl_CPU_sort_values_stable = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'sort_stable_out', 'CPU', 'ops/native_functions.yaml:1905')
+_meta_sort_stable = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'sort.stable', 'structured meta', 'ops/native_functions.yaml:1920')
+_impl_CPU_sort_values_stable = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'sort_stable_out', 'CPU', 'ops/native_functions.yaml:1920')
 _meta_sqrt = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'sqrt', 'structured meta', 'ops/native_functions.yaml:385')
 _impl_CPU_sqrt_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'sqrt_out', 'CPU', 'ops/native_functions.yaml:385')
 _meta_sub_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'sub.Tensor', 'structured meta', 'ops/native_functions.yaml:129')
 _impl_CPU_sub_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'sub_out', 'CPU', 'ops/native_functions.yaml:129')
 _meta_sum_dim_IntList = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'sum.dim_IntList', 'structured meta', 'ops/native_functions.yaml:789')
 _impl_CPU_sum_IntList_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'sum_out', 'CPU', 'ops/native_functions.yaml:789')
-_meta_tan = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'tan', 'structured meta', 'ops/native_functions.yaml:2340')
-_impl_CPU_tan_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'tan_out', 'CPU', 'ops/native_functions.yaml:2340')
-_meta_tanh = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'tanh', 'structured meta', 'ops/native_functions.yaml:2360')
-_impl_CPU_tanh_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'tanh_out', 'CPU', 'ops/native_functions.yaml:2360')
-_meta_topk = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'topk', 'structured meta', 'ops/native_functions.yaml:1915')
-_impl_CPU_topk_values = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'topk_out', 'CPU', 'ops/native_functions.yaml:1915')
-_meta_tril = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'tril', 'structured meta', 'ops/native_functions.yaml:1686')
-_impl_CPU_tril_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'tril_out', 'CPU', 'ops/native_functions.yaml:1686')
-_meta_triu = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'triu', 'structured meta', 'ops/native_functions.yaml:1699')
-_impl_CPU_triu_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'triu_out', 'CPU', 'ops/native_functions.yaml:1699')
+_meta_tan = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'tan', 'structured meta', 'ops/native_functions.yaml:2355')
+_impl_CPU_tan_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'tan_out', 'CPU', 'ops/native_functions.yaml:2355')
+_meta_tanh = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'tanh', 'structured meta', 'ops/native_functions.yaml:2375')
+_impl_CPU_tanh_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'tanh_out', 'CPU', 'ops/native_functions.yaml:2375')
+_meta_topk = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'topk', 'structured meta', 'ops/native_functions.yaml:1930')
+_impl_CPU_topk_values = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'topk_out', 'CPU', 'ops/native_functions.yaml:1930')
+_meta_tril = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'tril', 'structured meta', 'ops/native_functions.yaml:1701')
+_impl_CPU_tril_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'tril_out', 'CPU', 'ops/native_functions.yaml:1701')
+_meta_triu = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'triu', 'structured meta', 'ops/native_functions.yaml:1714')
+_impl_CPU_triu_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'triu_out', 'CPU', 'ops/native_functions.yaml:1714')
 
 
 # -- generated kernels ----------------------------------------------------------
@@ -3611,7 +3626,7 @@ def generated__index_put_impl(self, indices, values, accumulate=False, unsafe=Fa
 def generated__index_put_impl_out(self, indices, values, accumulate=False, unsafe=False, *, out):
     _r = _op('_index_put_impl')(self, indices, values, accumulate, unsafe)
     _resize_output(out, _r._shape)
-    _op('copy_')(out, _r)
+    _copy_arg(out, _r)
     return out
 
 
@@ -3623,14 +3638,14 @@ def backend_select__to_copy(self, *, dtype=None, layout=None, device=None, pin_m
 def generated__to_copy_out(self, *, non_blocking=False, memory_format=None, out):
     _r = _op('_to_copy')(self, non_blocking=non_blocking, memory_format=memory_format)
     _resize_output(out, _r._shape)
-    _op('copy_')(out, _r)
+    _copy_arg(out, _r)
     return out
 
 
 def generated_add_Scalar_out(self, other, alpha=1, *, out):
     _r = _op('add.Scalar')(self, other, alpha)
     _resize_output(out, _r._shape)
-    _op('copy_')(out, _r)
+    _copy_arg(out, _r)
     return out
 
 
@@ -3642,7 +3657,7 @@ def generated_alias_copy(self):
 def generated_alias_copy_out(self, *, out):
     _r = _op('alias_copy')(self)
     _resize_output(out, _r._shape)
-    _op('copy_')(out, _r)
+    _copy_arg(out, _r)
     return out
 
 
@@ -3669,49 +3684,49 @@ def generated_as_strided_copy(self, size, stride, storage_offset=None):
 def generated_as_strided_copy_out(self, size, stride, storage_offset=None, *, out):
     _r = _op('as_strided_copy')(self, size, stride, storage_offset)
     _resize_output(out, _r._shape)
-    _op('copy_')(out, _r)
+    _copy_arg(out, _r)
     return out
 
 
 def generated_bitwise_and_Scalar_Tensor_out(self, other, *, out):
     _r = _op('bitwise_and.Scalar_Tensor')(self, other)
     _resize_output(out, _r._shape)
-    _op('copy_')(out, _r)
+    _copy_arg(out, _r)
     return out
 
 
 def generated_bitwise_or_Scalar_Tensor_out(self, other, *, out):
     _r = _op('bitwise_or.Scalar_Tensor')(self, other)
     _resize_output(out, _r._shape)
-    _op('copy_')(out, _r)
+    _copy_arg(out, _r)
     return out
 
 
 def generated_bitwise_xor_Scalar_Tensor_out(self, other, *, out):
     _r = _op('bitwise_xor.Scalar_Tensor')(self, other)
     _resize_output(out, _r._shape)
-    _op('copy_')(out, _r)
+    _copy_arg(out, _r)
     return out
 
 
 def generated_clone_out(self, *, memory_format=None, out):
     _r = _op('clone')(self, memory_format=memory_format)
     _resize_output(out, _r._shape)
-    _op('copy_')(out, _r)
+    _copy_arg(out, _r)
     return out
 
 
 def generated_convolution_out(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups, *, out):
     _r = _op('convolution')(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
     _resize_output(out, _r._shape)
-    _op('copy_')(out, _r)
+    _copy_arg(out, _r)
     return out
 
 
 def generated_copy_out(self, src, non_blocking=False, *, out):
     _r = _op('copy')(self, src, non_blocking)
     _resize_output(out, _r._shape)
-    _op('copy_')(out, _r)
+    _copy_arg(out, _r)
     return out
 
 
@@ -3723,7 +3738,7 @@ def generated_detach_copy(self):
 def generated_detach_copy_out(self, *, out):
     _r = _op('detach_copy')(self)
     _resize_output(out, _r._shape)
-    _op('copy_')(out, _r)
+    _copy_arg(out, _r)
     return out
 
 
@@ -3735,28 +3750,28 @@ def generated_diagonal_copy(self, offset=0, dim1=0, dim2=1):
 def generated_diagonal_copy_out(self, offset=0, dim1=0, dim2=1, *, out):
     _r = _op('diagonal_copy')(self, offset, dim1, dim2)
     _resize_output(out, _r._shape)
-    _op('copy_')(out, _r)
+    _copy_arg(out, _r)
     return out
 
 
 def generated_div_Scalar_mode_out(self, other, *, rounding_mode, out):
     _r = _op('div.Scalar_mode')(self, other, rounding_mode=rounding_mode)
     _resize_output(out, _r._shape)
-    _op('copy_')(out, _r)
+    _copy_arg(out, _r)
     return out
 
 
 def generated_div_Scalar_out(self, other, *, out):
     _r = _op('div.Scalar')(self, other)
     _resize_output(out, _r._shape)
-    _op('copy_')(out, _r)
+    _copy_arg(out, _r)
     return out
 
 
 def generated_embedding_out(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False, *, out):
     _r = _op('embedding')(weight, indices, padding_idx, scale_grad_by_freq, sparse)
     _resize_output(out, _r._shape)
-    _op('copy_')(out, _r)
+    _copy_arg(out, _r)
     return out
 
 
@@ -3768,7 +3783,7 @@ def backend_select_empty_memory_format(size, *, dtype=None, layout=None, device=
 def generated_empty_like_out(self, *, memory_format=None, out):
     _r = _op('empty_like')(self, memory_format=memory_format)
     _resize_output(out, _r._shape)
-    _op('copy_')(out, _r)
+    _copy_arg(out, _r)
     return out
 
 
@@ -3780,7 +3795,7 @@ def backend_select_empty_strided(size, stride, *, dtype=None, layout=None, devic
 def generated_empty_strided_out(size, stride, *, out):
     _r = _op('empty_strided')(size, stride)
     _resize_output(out, _r._shape)
-    _op('copy_')(out, _r)
+    _copy_arg(out, _r)
     return out
 
 
@@ -3792,7 +3807,7 @@ def generated_expand_copy(self, size, *, implicit=False):
 def generated_expand_copy_out(self, size, *, implicit=False, out):
     _r = _op('expand_copy')(self, size, implicit=implicit)
     _resize_output(out, _r._shape)
-    _op('copy_')(out, _r)
+    _copy_arg(out, _r)
     return out
 
 
@@ -3809,21 +3824,21 @@ def backend_select_eye_m(n, m, *, dtype=None, layout=None, device=None, pin_memo
 def generated_fill_Scalar_out(self, value, *, out):
     _r = _op('fill.Scalar')(self, value)
     _resize_output(out, _r._shape)
-    _op('copy_')(out, _r)
+    _copy_arg(out, _r)
     return out
 
 
 def generated_flip_out(self, dims, *, out):
     _r = _op('flip')(self, dims)
     _resize_output(out, _r._shape)
-    _op('copy_')(out, _r)
+    _copy_arg(out, _r)
     return out
 
 
 def generated_floor_divide_Scalar_out(self, other, *, out):
     _r = _op('floor_divide.Scalar')(self, other)
     _resize_output(out, _r._shape)
-    _op('copy_')(out, _r)
+    _copy_arg(out, _r)
     return out
 
 
@@ -3835,14 +3850,14 @@ def backend_select_full(size, fill_value, *, dtype=None, layout=None, device=Non
 def generated_full_like_out(self, fill_value, *, memory_format=None, out):
     _r = _op('full_like')(self, fill_value, memory_format=memory_format)
     _resize_output(out, _r._shape)
-    _op('copy_')(out, _r)
+    _copy_arg(out, _r)
     return out
 
 
 def generated_index_put_out(self, indices, values, accumulate=False, *, out):
     _r = _op('index_put')(self, indices, values, accumulate)
     _resize_output(out, _r._shape)
-    _op('copy_')(out, _r)
+    _copy_arg(out, _r)
     return out
 
 
@@ -3869,21 +3884,21 @@ def backend_select_linspace_Tensor_Tensor(start, end, steps, *, dtype=None, layo
 def generated_masked_fill_Scalar_out(self, mask, value, *, out):
     _r = _op('masked_fill.Scalar')(self, mask, value)
     _resize_output(out, _r._shape)
-    _op('copy_')(out, _r)
+    _copy_arg(out, _r)
     return out
 
 
 def generated_masked_fill_Tensor_out(self, mask, value, *, out):
     _r = _op('masked_fill.Tensor')(self, mask, value)
     _resize_output(out, _r._shape)
-    _op('copy_')(out, _r)
+    _copy_arg(out, _r)
     return out
 
 
 def generated_mul_Scalar_out(self, other, *, out):
     _r = _op('mul.Scalar')(self, other)
     _resize_output(out, _r._shape)
-    _op('copy_')(out, _r)
+    _copy_arg(out, _r)
     return out
 
 
@@ -3892,24 +3907,44 @@ def generated_narrow_copy(self, dim, start, length):
     return _op('clone')(_v, memory_format=_contiguous_format)
 
 
+def generated_native_dropout_out(input, p, train, *, out0, out1):
+    _r = _op('native_dropout')(input, p, train)
+    _resize_output(out0, _r[0]._shape)
+    _copy_arg(out0, _r[0])
+    _resize_output(out1, _r[1]._shape)
+    _copy_arg(out1, _r[1])
+    return (out0, out1)
+
+
+def generated_native_layer_norm_out(input, normalized_shape, weight, bias, eps, *, out0, out1, out2):
+    _r = _op('native_layer_norm')(input, normalized_shape, weight, bias, eps)
+    _resize_output(out0, _r[0]._shape)
+    _copy_arg(out0, _r[0])
+    _resize_output(out1, _r[1]._shape)
+    _copy_arg(out1, _r[1])
+    _resize_output(out2, _r[2]._shape)
+    _copy_arg(out2, _r[2])
+    return (out0, out1, out2)
+
+
 def generated_norm_ScalarOpt_dtype_out(self, p, *, dtype, out):
     _r = _op('norm.ScalarOpt_dtype')(self, p, dtype=dtype)
     _resize_output(out, _r._shape)
-    _op('copy_')(out, _r)
+    _copy_arg(out, _r)
     return out
 
 
 def generated_norm_Scalar_out(self, p=2, *, out):
     _r = _op('norm.Scalar')(self, p)
     _resize_output(out, _r._shape)
-    _op('copy_')(out, _r)
+    _copy_arg(out, _r)
     return out
 
 
 def generated_normal_out(self, mean=0.0, std=1.0, *, generator=None, out):
     _r = _op('normal_functional')(self, mean, std, generator=generator)
     _resize_output(out, _r._shape)
-    _op('copy_')(out, _r)
+    _copy_arg(out, _r)
     return out
 
 
@@ -3921,7 +3956,7 @@ def backend_select_ones(size, *, dtype=None, layout=None, device=None, pin_memor
 def generated_ones_like_out(self, *, memory_format=None, out):
     _r = _op('ones_like')(self, memory_format=memory_format)
     _resize_output(out, _r._shape)
-    _op('copy_')(out, _r)
+    _copy_arg(out, _r)
     return out
 
 
@@ -3933,14 +3968,14 @@ def generated_permute_copy(self, dims):
 def generated_permute_copy_out(self, dims, *, out):
     _r = _op('permute_copy')(self, dims)
     _resize_output(out, _r._shape)
-    _op('copy_')(out, _r)
+    _copy_arg(out, _r)
     return out
 
 
 def generated_prod_out(self, *, dtype=None, out):
     _r = _op('prod')(self, dtype=dtype)
     _resize_output(out, _r._shape)
-    _op('copy_')(out, _r)
+    _copy_arg(out, _r)
     return out
 
 
@@ -3957,7 +3992,7 @@ def backend_select_rand_generator(size, *, generator, dtype=None, layout=None, d
 def generated_rand_like_out(self, *, memory_format=None, out):
     _r = _op('rand_like')(self, memory_format=memory_format)
     _resize_output(out, _r._shape)
-    _op('copy_')(out, _r)
+    _copy_arg(out, _r)
     return out
 
 
@@ -3994,7 +4029,7 @@ def backend_select_randn_generator(size, *, generator, dtype=None, layout=None, 
 def generated_randn_like_out(self, *, memory_format=None, out):
     _r = _op('randn_like')(self, memory_format=memory_format)
     _resize_output(out, _r._shape)
-    _op('copy_')(out, _r)
+    _copy_arg(out, _r)
     return out
 
 
@@ -4007,7 +4042,7 @@ def generated_random_from(self, from_, to, *, generator=None):
 def generated_random_from_out(self, from_, to, *, generator=None, out):
     _r = _op('random.from')(self, from_, to, generator=generator)
     _resize_output(out, _r._shape)
-    _op('copy_')(out, _r)
+    _copy_arg(out, _r)
     return out
 
 
@@ -4020,49 +4055,49 @@ def generated_random_to(self, to, *, generator=None):
 def generated_random_to_out(self, to, *, generator=None, out):
     _r = _op('random.to')(self, to, generator=generator)
     _resize_output(out, _r._shape)
-    _op('copy_')(out, _r)
+    _copy_arg(out, _r)
     return out
 
 
 def generated_relu_out(self, *, out):
     _r = _op('relu')(self)
     _resize_output(out, _r._shape)
-    _op('copy_')(out, _r)
+    _copy_arg(out, _r)
     return out
 
 
 def generated_remainder_Scalar_Tensor_out(self, other, *, out):
     _r = _op('remainder.Scalar_Tensor')(self, other)
     _resize_output(out, _r._shape)
-    _op('copy_')(out, _r)
+    _copy_arg(out, _r)
     return out
 
 
 def generated_repeat_out(self, repeats, *, out):
     _r = _op('repeat')(self, repeats)
     _resize_output(out, _r._shape)
-    _op('copy_')(out, _r)
+    _copy_arg(out, _r)
     return out
 
 
 def generated_roll_out(self, shifts, dims=(), *, out):
     _r = _op('roll')(self, shifts, dims)
     _resize_output(out, _r._shape)
-    _op('copy_')(out, _r)
+    _copy_arg(out, _r)
     return out
 
 
 def generated_rsub_Scalar_out(self, other, alpha=1, *, out):
     _r = _op('rsub.Scalar')(self, other, alpha)
     _resize_output(out, _r._shape)
-    _op('copy_')(out, _r)
+    _copy_arg(out, _r)
     return out
 
 
 def generated_rsub_Tensor_out(self, other, *, alpha=1, out):
     _r = _op('rsub.Tensor')(self, other, alpha=alpha)
     _resize_output(out, _r._shape)
-    _op('copy_')(out, _r)
+    _copy_arg(out, _r)
     return out
 
 
@@ -4074,7 +4109,7 @@ def generated_select_copy_int(self, dim, index):
 def generated_select_copy_int_out(self, dim, index, *, out):
     _r = _op('select_copy.int')(self, dim, index)
     _resize_output(out, _r._shape)
-    _op('copy_')(out, _r)
+    _copy_arg(out, _r)
     return out
 
 
@@ -4086,7 +4121,7 @@ def generated_slice_copy_Tensor(self, dim=0, start=None, end=None, step=1):
 def generated_slice_copy_Tensor_out(self, dim=0, start=None, end=None, step=1, *, out):
     _r = _op('slice_copy.Tensor')(self, dim, start, end, step)
     _resize_output(out, _r._shape)
-    _op('copy_')(out, _r)
+    _copy_arg(out, _r)
     return out
 
 
@@ -4108,21 +4143,21 @@ def generated_squeeze_copy_dim(self, dim):
 def generated_squeeze_copy_dim_out(self, dim, *, out):
     _r = _op('squeeze_copy.dim')(self, dim)
     _resize_output(out, _r._shape)
-    _op('copy_')(out, _r)
+    _copy_arg(out, _r)
     return out
 
 
 def generated_sub_Scalar_out(self, other, alpha=1, *, out):
     _r = _op('sub.Scalar')(self, other, alpha)
     _resize_output(out, _r._shape)
-    _op('copy_')(out, _r)
+    _copy_arg(out, _r)
     return out
 
 
 def generated_sum_out(self, *, dtype=None, out):
     _r = _op('sum')(self, dtype=dtype)
     _resize_output(out, _r._shape)
-    _op('copy_')(out, _r)
+    _copy_arg(out, _r)
     return out
 
 
@@ -4134,7 +4169,7 @@ def generated_t_copy(self):
 def generated_t_copy_out(self, *, out):
     _r = _op('t_copy')(self)
     _resize_output(out, _r._shape)
-    _op('copy_')(out, _r)
+    _copy_arg(out, _r)
     return out
 
 
@@ -4151,7 +4186,7 @@ def generated_transpose_copy_int(self, dim0, dim1):
 def generated_transpose_copy_int_out(self, dim0, dim1, *, out):
     _r = _op('transpose_copy.int')(self, dim0, dim1)
     _resize_output(out, _r._shape)
-    _op('copy_')(out, _r)
+    _copy_arg(out, _r)
     return out
 
 
@@ -4168,7 +4203,7 @@ def generated_unfold_copy(self, dimension, size, step):
 def generated_unfold_copy_out(self, dimension, size, step, *, out):
     _r = _op('unfold_copy')(self, dimension, size, step)
     _resize_output(out, _r._shape)
-    _op('copy_')(out, _r)
+    _copy_arg(out, _r)
     return out
 
 
@@ -4181,7 +4216,7 @@ def generated_uniform(self, from_=0.0, to=1.0, *, generator=None):
 def generated_uniform_out(self, from_=0.0, to=1.0, *, generator=None, out):
     _r = _op('uniform')(self, from_, to, generator=generator)
     _resize_output(out, _r._shape)
-    _op('copy_')(out, _r)
+    _copy_arg(out, _r)
     return out
 
 
@@ -4193,7 +4228,7 @@ def generated_unsqueeze_copy(self, dim):
 def generated_unsqueeze_copy_out(self, dim, *, out):
     _r = _op('unsqueeze_copy')(self, dim)
     _resize_output(out, _r._shape)
-    _op('copy_')(out, _r)
+    _copy_arg(out, _r)
     return out
 
 
@@ -4205,7 +4240,7 @@ def generated_view_as_complex_copy(self):
 def generated_view_as_complex_copy_out(self, *, out):
     _r = _op('view_as_complex_copy')(self)
     _resize_output(out, _r._shape)
-    _op('copy_')(out, _r)
+    _copy_arg(out, _r)
     return out
 
 
@@ -4217,7 +4252,7 @@ def generated_view_as_real_copy(self):
 def generated_view_as_real_copy_out(self, *, out):
     _r = _op('view_as_real_copy')(self)
     _resize_output(out, _r._shape)
-    _op('copy_')(out, _r)
+    _copy_arg(out, _r)
     return out
 
 
@@ -4229,7 +4264,7 @@ def generated_view_copy(self, size):
 def generated_view_copy_out(self, size, *, out):
     _r = _op('view_copy')(self, size)
     _resize_output(out, _r._shape)
-    _op('copy_')(out, _r)
+    _copy_arg(out, _r)
     return out
 
 
@@ -4241,7 +4276,7 @@ def backend_select_zeros(size, *, dtype=None, layout=None, device=None, pin_memo
 def generated_zeros_like_out(self, *, memory_format=None, out):
     _r = _op('zeros_like')(self, memory_format=memory_format)
     _resize_output(out, _r._shape)
-    _op('copy_')(out, _r)
+    _copy_arg(out, _r)
     return out
 
 
@@ -4571,6 +4606,10 @@ def _register():
     _def['aten'].define('narrow.Tensor(Tensor(a) self, int dim, Tensor start, SymInt length) -> Tensor(a)', tags=('pt2_compliant_tag',))
     _def['aten'].define('narrow_copy(Tensor self, int dim, SymInt start, SymInt length) -> Tensor', tags=('pt2_compliant_tag', 'view_copy',))
     _def['aten'].define('narrow_copy.out(Tensor self, int dim, SymInt start, SymInt length, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
+    _def['aten'].define('native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)', tags=('core', 'nondeterministic_seeded', 'pt2_compliant_tag',))
+    _def['aten'].define('native_dropout.out(Tensor input, float p, bool? train, *, Tensor(a!) out0, Tensor(b!) out1) -> (Tensor(a!), Tensor(b!))', tags=('generated', 'nondeterministic_seeded', 'out', 'pt2_compliant_tag',))
+    _def['aten'].define('native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)', tags=('core', 'pt2_compliant_tag',))
+    _def['aten'].define('native_layer_norm.out(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps, *, Tensor(a!) out0, Tensor(b!) out1, Tensor(c!) out2) -> (Tensor(a!), Tensor(b!), Tensor(c!))', tags=('generated', 'out', 'pt2_compliant_tag',))
     _def['aten'].define('ne.Scalar(Tensor self, Scalar other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('ne.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('ne.Tensor(Tensor self, Tensor other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
@@ -4836,7 +4875,7 @@ def _register():
     _lib['aten:BackendSelect'].impl('randn.generator', backend_select_randn_generator)
     _lib['aten:BackendSelect'].impl('to.dtype_layout', backend_select_to_dtype_layout)
     _lib['aten:BackendSelect'].impl('zeros', backend_select_zeros)
-    _lib['aten:CPU'].impl('_index_put_impl_', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'index_put_impl_', 'CPU', 'ops/native_functions.yaml:1830'))
+    _lib['aten:CPU'].impl('_index_put_impl_', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'index_put_impl_', 'CPU', 'ops/native_functions.yaml:1845'))
     _lib['aten:CPU'].impl('_log_softmax', wrapper_CPU__log_softmax)
     _lib['aten:CPU'].impl('_log_softmax.out', wrapper_CPU__log_softmax_out)
     _lib['aten:CPU'].impl('_softmax', wrapper_CPU__softmax)
@@ -4875,12 +4914,12 @@ def _register():
     _lib['aten:CPU'].impl('any.dims', wrapper_CPU_any_dims)
     _lib['aten:CPU'].impl('any.dims_out', wrapper_CPU_any_dims_out)
     _lib['aten:CPU'].impl('any.out', wrapper_CPU_any_out)
-    _lib['aten:CPU'].impl('arange.start_out', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'arange_start_out', 'CPU', 'ops/native_functions.yaml:1940'))
+    _lib['aten:CPU'].impl('arange.start_out', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'arange_start_out', 'CPU', 'ops/native_functions.yaml:1955'))
     _lib['aten:CPU'].impl('argmax', wrapper_CPU_argmax)
     _lib['aten:CPU'].impl('argmax.out', wrapper_CPU_argmax_out)
     _lib['aten:CPU'].impl('argmin', wrapper_CPU_argmin)
     _lib['aten:CPU'].impl('argmin.out', wrapper_CPU_argmin_out)
-    _lib['aten:CPU'].impl('as_strided', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'as_strided', 'CPU', 'ops/native_functions.yaml:1414'))
+    _lib['aten:CPU'].impl('as_strided', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'as_strided', 'CPU', 'ops/native_functions.yaml:1429'))
     _lib['aten:CPU'].impl('baddbmm', wrapper_CPU_baddbmm)
     _lib['aten:CPU'].impl('baddbmm.out', wrapper_CPU_baddbmm_out)
     _lib['aten:CPU'].impl('baddbmm_', wrapper_CPU_baddbmm_)
@@ -4921,7 +4960,7 @@ def _register():
     _lib['aten:CPU'].impl('clamp_min.out', wrapper_CPU_clamp_min_out)
     _lib['aten:CPU'].impl('clamp_min_', wrapper_CPU_clamp_min_)
     _lib['aten:CPU'].impl('clamp_min_.Tensor', wrapper_CPU_clamp_min__Tensor)
-    _lib['aten:CPU'].impl('convolution', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'convolution_cpu', 'CPU', 'ops/native_functions.yaml:1396'))
+    _lib['aten:CPU'].impl('convolution', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'convolution_cpu', 'CPU', 'ops/native_functions.yaml:1411'))
     _lib['aten:CPU'].impl('copy_', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'copy_', 'CPU', 'ops/native_functions.yaml:639'))
     _lib['aten:CPU'].impl('cos', wrapper_CPU_cos)
     _lib['aten:CPU'].impl('cos.out', wrapper_CPU_cos_out)
@@ -4953,10 +4992,10 @@ def _register():
     _lib['aten:CPU'].impl('expm1', wrapper_CPU_expm1)
     _lib['aten:CPU'].impl('expm1.out', wrapper_CPU_expm1_out)
     _lib['aten:CPU'].impl('expm1_', wrapper_CPU_expm1_)
-    _lib['aten:CPU'].impl('eye.m_out', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'eye_m_out', 'CPU', 'ops/native_functions.yaml:1995'))
-    _lib['aten:CPU'].impl('eye.out', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'eye_out', 'CPU', 'ops/native_functions.yaml:1991'))
+    _lib['aten:CPU'].impl('eye.m_out', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'eye_m_out', 'CPU', 'ops/native_functions.yaml:2010'))
+    _lib['aten:CPU'].impl('eye.out', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'eye_out', 'CPU', 'ops/native_functions.yaml:2006'))
     _lib['aten:CPU'].impl('fill_.Scalar', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'fill_', 'CPU', 'ops/native_functions.yaml:72'))
-    _lib['aten:CPU'].impl('flip', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'flip', 'CPU', 'ops/native_functions.yaml:1656'))
+    _lib['aten:CPU'].impl('flip', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'flip', 'CPU', 'ops/native_functions.yaml:1671'))
     _lib['aten:CPU'].impl('floor', wrapper_CPU_floor)
     _lib['aten:CPU'].impl('floor.out', wrapper_CPU_floor_out)
     _lib['aten:CPU'].impl('floor_', wrapper_CPU_floor_)
@@ -4979,8 +5018,8 @@ def _register():
     _lib['aten:CPU'].impl('gt_.Tensor', wrapper_CPU_gt__Tensor)
     _lib['aten:CPU'].impl('index.Tensor', wrapper_CPU_index_Tensor)
     _lib['aten:CPU'].impl('index.Tensor_out', wrapper_CPU_index_Tensor_out)
-    _lib['aten:CPU'].impl('index_select', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'index_select', 'CPU', 'ops/native_functions.yaml:1706'))
-    _lib['aten:CPU'].impl('index_select.out', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'index_select_out', 'CPU', 'ops/native_functions.yaml:1713'))
+    _lib['aten:CPU'].impl('index_select', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'index_select', 'CPU', 'ops/native_functions.yaml:1721'))
+    _lib['aten:CPU'].impl('index_select.out', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'index_select_out', 'CPU', 'ops/native_functions.yaml:1728'))
     _lib['aten:CPU'].impl('le.Scalar', wrapper_CPU_le_Scalar)
     _lib['aten:CPU'].impl('le.Scalar_out', wrapper_CPU_le_Scalar_out)
     _lib['aten:CPU'].impl('le.Tensor', wrapper_CPU_le_Tensor)
@@ -4993,17 +5032,17 @@ def _register():
     _lib['aten:CPU'].impl('lerp.Tensor_out', wrapper_CPU_lerp_Tensor_out)
     _lib['aten:CPU'].impl('lerp_.Scalar', wrapper_CPU_lerp__Scalar)
     _lib['aten:CPU'].impl('lerp_.Tensor', wrapper_CPU_lerp__Tensor)
-    _lib['aten:CPU'].impl('linspace.out', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'linspace_out', 'CPU', 'ops/native_functions.yaml:1949'))
+    _lib['aten:CPU'].impl('linspace.out', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'linspace_out', 'CPU', 'ops/native_functions.yaml:1964'))
     _lib['aten:CPU'].impl('log', wrapper_CPU_log)
     _lib['aten:CPU'].impl('log.out', wrapper_CPU_log_out)
     _lib['aten:CPU'].impl('log1p', wrapper_CPU_log1p)
     _lib['aten:CPU'].impl('log1p.out', wrapper_CPU_log1p_out)
     _lib['aten:CPU'].impl('log1p_', wrapper_CPU_log1p_)
     _lib['aten:CPU'].impl('log_', wrapper_CPU_log_)
-    _lib['aten:CPU'].impl('logical_and.out', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logical_and_out', 'CPU', 'ops/native_functions.yaml:2788'))
-    _lib['aten:CPU'].impl('logical_not.out', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logical_not_out', 'CPU', 'ops/native_functions.yaml:2746'))
-    _lib['aten:CPU'].impl('logical_or.out', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logical_or_out', 'CPU', 'ops/native_functions.yaml:2809'))
-    _lib['aten:CPU'].impl('logical_xor.out', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logical_xor_out', 'CPU', 'ops/native_functions.yaml:2767'))
+    _lib['aten:CPU'].impl('logical_and.out', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logical_and_out', 'CPU', 'ops/native_functions.yaml:2803'))
+    _lib['aten:CPU'].impl('logical_not.out', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logical_not_out', 'CPU', 'ops/native_functions.yaml:2761'))
+    _lib['aten:CPU'].impl('logical_or.out', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logical_or_out', 'CPU', 'ops/native_functions.yaml:2824'))
+    _lib['aten:CPU'].impl('logical_xor.out', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logical_xor_out', 'CPU', 'ops/native_functions.yaml:2782'))
     _lib['aten:CPU'].impl('logsumexp', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logsumexp_cpu', 'CPU', 'ops/native_functions.yaml:1132'))
     _lib['aten:CPU'].impl('logsumexp.out', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logsumexp_out_cpu', 'CPU', 'ops/native_functions.yaml:1140'))
     _lib['aten:CPU'].impl('lt.Scalar', wrapper_CPU_lt_Scalar)
@@ -5012,10 +5051,10 @@ def _register():
     _lib['aten:CPU'].impl('lt.Tensor_out', wrapper_CPU_lt_Tensor_out)
     _lib['aten:CPU'].impl('lt_.Scalar', wrapper_CPU_lt__Scalar)
     _lib['aten:CPU'].impl('lt_.Tensor', wrapper_CPU_lt__Tensor)
-    _lib['aten:CPU'].impl('masked_fill_.Scalar', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'masked_fill__Scalar', 'CPU', 'ops/native_functions.yaml:1838'))
-    _lib['aten:CPU'].impl('masked_fill_.Tensor', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'masked_fill__Tensor', 'CPU', 'ops/native_functions.yaml:1853'))
-    _lib['aten:CPU'].impl('masked_select', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'masked_select', 'CPU', 'ops/native_functions.yaml:1867'))
-    _lib['aten:CPU'].impl('masked_select.out', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'masked_select_out', 'CPU', 'ops/native_functions.yaml:1873'))
+    _lib['aten:CPU'].impl('masked_fill_.Scalar', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'masked_fill__Scalar', 'CPU', 'ops/native_functions.yaml:1853'))
+    _lib['aten:CPU'].impl('masked_fill_.Tensor', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'masked_fill__Tensor', 'CPU', 'ops/native_functions.yaml:1868'))
+    _lib['aten:CPU'].impl('masked_select', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'masked_select', 'CPU', 'ops/native_functions.yaml:1882'))
+    _lib['aten:CPU'].impl('masked_select.out', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'masked_select_out', 'CPU', 'ops/native_functions.yaml:1888'))
     _lib['aten:CPU'].impl('max', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'max_all_cpu', 'CPU', 'ops/native_functions.yaml:972'))
     _lib['aten:CPU'].impl('max.dim', wrapper_CPU_max_dim)
     _lib['aten:CPU'].impl('max.dim_max', wrapper_CPU_max_dim_max)
@@ -5035,6 +5074,8 @@ def _register():
     _lib['aten:CPU'].impl('mul.Tensor', wrapper_CPU_mul_Tensor)
     _lib['aten:CPU'].impl('mul.out', wrapper_CPU_mul_out)
     _lib['aten:CPU'].impl('mul_.Tensor', wrapper_CPU_mul__Tensor)
+    _lib['aten:CPU'].impl('native_dropout', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'native_dropout_cpu', 'CPU', 'ops/native_functions.yaml:1345'))
+    _lib['aten:CPU'].impl('native_layer_norm', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'native_layer_norm_cpu', 'CPU', 'ops/native_functions.yaml:1353'))
     _lib['aten:CPU'].impl('ne.Scalar', wrapper_CPU_ne_Scalar)
     _lib['aten:CPU'].impl('ne.Scalar_out', wrapper_CPU_ne_Scalar_out)
     _lib['aten:CPU'].impl('ne.Tensor', wrapper_CPU_ne_Tensor)
@@ -5044,17 +5085,17 @@ def _register():
     _lib['aten:CPU'].impl('neg', wrapper_CPU_neg)
     _lib['aten:CPU'].impl('neg.out', wrapper_CPU_neg_out)
     _lib['aten:CPU'].impl('neg_', wrapper_CPU_neg_)
-    _lib['aten:CPU'].impl('nll_loss2d_forward', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nll_loss2d_forward_cpu', 'CPU', 'ops/native_functions.yaml:1376'))
-    _lib['aten:CPU'].impl('nll_loss2d_forward.output', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nll_loss2d_forward_out_cpu', 'CPU', 'ops/native_functions.yaml:1370'))
+    _lib['aten:CPU'].impl('nll_loss2d_forward', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nll_loss2d_forward_cpu', 'CPU', 'ops/native_functions.yaml:1391'))
+    _lib['aten:CPU'].impl('nll_loss2d_forward.output', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nll_loss2d_forward_out_cpu', 'CPU', 'ops/native_functions.yaml:1385'))
     _lib['aten:CPU'].impl('nll_loss_forward', wrapper_CPU_nll_loss_forward)
     _lib['aten:CPU'].impl('nll_loss_forward.output', wrapper_CPU_nll_loss_forward_output)
-    _lib['aten:CPU'].impl('nonzero', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nonzero', 'CPU', 'ops/native_functions.yaml:1878'))
-    _lib['aten:CPU'].impl('nonzero.out', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nonzero_out', 'CPU', 'ops/native_functions.yaml:1884'))
+    _lib['aten:CPU'].impl('nonzero', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nonzero', 'CPU', 'ops/native_functions.yaml:1893'))
+    _lib['aten:CPU'].impl('nonzero.out', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nonzero_out', 'CPU', 'ops/native_functions.yaml:1899'))
     _lib['aten:CPU'].impl('norm.ScalarOpt_dim', wrapper_CPU_norm_ScalarOpt_dim)
     _lib['aten:CPU'].impl('norm.ScalarOpt_dim_dtype', wrapper_CPU_norm_ScalarOpt_dim_dtype)
     _lib['aten:CPU'].impl('norm.dtype_out', wrapper_CPU_norm_dtype_out)
     _lib['aten:CPU'].impl('norm.out', wrapper_CPU_norm_out)
-    _lib['aten:CPU'].impl('normal_', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'normal_', 'CPU', 'ops/native_functions.yaml:2014'))
+    _lib['aten:CPU'].impl('normal_', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'normal_', 'CPU', 'ops/native_functions.yaml:2029'))
     _lib['aten:CPU'].impl('pow.Scalar', wrapper_CPU_pow_Scalar)
     _lib['aten:CPU'].impl('pow.Scalar_out', wrapper_CPU_pow_Scalar_out)
     _lib['aten:CPU'].impl('pow.Tensor_Scalar', wrapper_CPU_pow_Tensor_Scalar)
@@ -5066,12 +5107,12 @@ def _register():
     _lib['aten:CPU'].impl('prod', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'prod_cpu', 'CPU', 'ops/native_functions.yaml:898'))
     _lib['aten:CPU'].impl('prod.dim_int', wrapper_CPU_prod_dim_int)
     _lib['aten:CPU'].impl('prod.int_out', wrapper_CPU_prod_int_out)
-    _lib['aten:CPU'].impl('random_.from', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'random__from', 'CPU', 'ops/native_functions.yaml:2029'))
-    _lib['aten:CPU'].impl('random_.to', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'random__to', 'CPU', 'ops/native_functions.yaml:2038'))
+    _lib['aten:CPU'].impl('random_.from', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'random__from', 'CPU', 'ops/native_functions.yaml:2044'))
+    _lib['aten:CPU'].impl('random_.to', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'random__to', 'CPU', 'ops/native_functions.yaml:2053'))
     _lib['aten:CPU'].impl('remainder.Tensor', wrapper_CPU_remainder_Tensor)
     _lib['aten:CPU'].impl('remainder.Tensor_out', wrapper_CPU_remainder_Tensor_out)
     _lib['aten:CPU'].impl('remainder_.Tensor', wrapper_CPU_remainder__Tensor)
-    _lib['aten:CPU'].impl('roll', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'roll', 'CPU', 'ops/native_functions.yaml:1664'))
+    _lib['aten:CPU'].impl('roll', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'roll', 'CPU', 'ops/native_functions.yaml:1679'))
     _lib['aten:CPU'].impl('round', wrapper_CPU_round)
     _lib['aten:CPU'].impl('round.decimals', wrapper_CPU_round_decimals)
     _lib['aten:CPU'].impl('round.decimals_out', wrapper_CPU_round_decimals_out)
@@ -5134,18 +5175,18 @@ def _register():
     _lib['aten:CPU'].impl('triu', wrapper_CPU_triu)
     _lib['aten:CPU'].impl('triu.out', wrapper_CPU_triu_out)
     _lib['aten:CPU'].impl('triu_', wrapper_CPU_triu_)
-    _lib['aten:CPU'].impl('unfold', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'unfold', 'CPU', 'ops/native_functions.yaml:1475'))
-    _lib['aten:CPU'].impl('uniform_', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'uniform_', 'CPU', 'ops/native_functions.yaml:2005'))
+    _lib['aten:CPU'].impl('unfold', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'unfold', 'CPU', 'ops/native_functions.yaml:1490'))
+    _lib['aten:CPU'].impl('uniform_', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'uniform_', 'CPU', 'ops/native_functions.yaml:2020'))
     _lib['aten:CPU'].impl('var.correction', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'var_correction_cpu', 'CPU', 'ops/native_functions.yaml:1043'))
     _lib['aten:CPU'].impl('var.correction_out', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'var_correction_out_cpu', 'CPU', 'ops/native_functions.yaml:1051'))
     _lib['aten:CPU'].impl('view', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'view', 'CPU', 'ops/native_functions.yaml:650'))
-    _lib['aten:CPU'].impl('view_as_complex', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'view_as_complex', 'CPU', 'ops/native_functions.yaml:1591'))
-    _lib['aten:CPU'].impl('view_as_real', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'view_as_real', 'CPU', 'ops/native_functions.yaml:1579'))
-    _lib['aten:CPU'].impl('where.self', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'where', 'CPU', 'ops/native_functions.yaml:2677'))
-    _lib['aten:CPU'].impl('where.self_out', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'where_self_out', 'CPU', 'ops/native_functions.yaml:2685'))
+    _lib['aten:CPU'].impl('view_as_complex', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'view_as_complex', 'CPU', 'ops/native_functions.yaml:1606'))
+    _lib['aten:CPU'].impl('view_as_real', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'view_as_real', 'CPU', 'ops/native_functions.yaml:1594'))
+    _lib['aten:CPU'].impl('where.self', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'where', 'CPU', 'ops/native_functions.yaml:2692'))
+    _lib['aten:CPU'].impl('where.self_out', _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'where_self_out', 'CPU', 'ops/native_functions.yaml:2700'))
     _lib['aten:CompositeExplicitAutograd'].impl('_index_put_impl', generated__index_put_impl)
     _lib['aten:CompositeExplicitAutograd'].impl('_index_put_impl.out', generated__index_put_impl_out)
-    _lib['aten:CompositeExplicitAutograd'].impl('_to_copy', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', '_to_copy', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1609'))
+    _lib['aten:CompositeExplicitAutograd'].impl('_to_copy', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', '_to_copy', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1624'))
     _lib['aten:CompositeExplicitAutograd'].impl('_to_copy.out', generated__to_copy_out)
     _lib['aten:CompositeExplicitAutograd'].impl('abs', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'abs', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:273'))
     _lib['aten:CompositeExplicitAutograd'].impl('abs_', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'abs_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:280'))
@@ -5155,35 +5196,35 @@ def _register():
     _lib['aten:CompositeExplicitAutograd'].impl('addbmm', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'addbmm_composite', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1313'))
     _lib['aten:CompositeExplicitAutograd'].impl('addbmm.out', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'addbmm_out_composite', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1323'))
     _lib['aten:CompositeExplicitAutograd'].impl('addbmm_', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'addbmm__composite', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1318'))
-    _lib['aten:CompositeExplicitAutograd'].impl('alias', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'alias', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1551'))
+    _lib['aten:CompositeExplicitAutograd'].impl('alias', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'alias', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1566'))
     _lib['aten:CompositeExplicitAutograd'].impl('alias_copy.out', generated_alias_copy_out)
-    _lib['aten:CompositeExplicitAutograd'].impl('arange', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'arange', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1922'))
-    _lib['aten:CompositeExplicitAutograd'].impl('arange.out', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'arange_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1936'))
-    _lib['aten:CompositeExplicitAutograd'].impl('arange.start', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'arange_start', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1926'))
-    _lib['aten:CompositeExplicitAutograd'].impl('arange.start_step', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'arange_start_step', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1930'))
+    _lib['aten:CompositeExplicitAutograd'].impl('arange', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'arange', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1937'))
+    _lib['aten:CompositeExplicitAutograd'].impl('arange.out', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'arange_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1951'))
+    _lib['aten:CompositeExplicitAutograd'].impl('arange.start', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'arange_start', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1941'))
+    _lib['aten:CompositeExplicitAutograd'].impl('arange.start_step', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'arange_start_step', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1945'))
     _lib['aten:CompositeExplicitAutograd'].impl('as_strided_copy.out', generated_as_strided_copy_out)
-    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_and.Scalar', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_and_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2832'))
-    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_and.Scalar_Tensor', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_and_Scalar_Tensor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2839'))
+    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_and.Scalar', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_and_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2847'))
+    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_and.Scalar_Tensor', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_and_Scalar_Tensor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2854'))
     _lib['aten:CompositeExplicitAutograd'].impl('bitwise_and.Scalar_Tensor_out', generated_bitwise_and_Scalar_Tensor_out)
-    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_and.Scalar_out', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_and_Scalar_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2825'))
-    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_and_.Scalar', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_and__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2853'))
-    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_or.Scalar', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_or_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2882'))
-    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_or.Scalar_Tensor', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_or_Scalar_Tensor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2889'))
+    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_and.Scalar_out', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_and_Scalar_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2840'))
+    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_and_.Scalar', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_and__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2868'))
+    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_or.Scalar', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_or_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2897'))
+    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_or.Scalar_Tensor', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_or_Scalar_Tensor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2904'))
     _lib['aten:CompositeExplicitAutograd'].impl('bitwise_or.Scalar_Tensor_out', generated_bitwise_or_Scalar_Tensor_out)
-    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_or.Scalar_out', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_or_Scalar_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2875'))
-    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_or_.Scalar', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_or__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2903'))
-    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_xor.Scalar', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_xor_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2932'))
-    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_xor.Scalar_Tensor', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_xor_Scalar_Tensor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2939'))
+    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_or.Scalar_out', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_or_Scalar_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2890'))
+    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_or_.Scalar', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_or__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2918'))
+    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_xor.Scalar', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_xor_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2947'))
+    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_xor.Scalar_Tensor', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_xor_Scalar_Tensor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2954'))
     _lib['aten:CompositeExplicitAutograd'].impl('bitwise_xor.Scalar_Tensor_out', generated_bitwise_xor_Scalar_Tensor_out)
-    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_xor.Scalar_out', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_xor_Scalar_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2925'))
-    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_xor_.Scalar', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_xor__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2953'))
+    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_xor.Scalar_out', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_xor_Scalar_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2940'))
+    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_xor_.Scalar', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_xor__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2968'))
     _lib['aten:CompositeExplicitAutograd'].impl('clone', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'clone', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:625'))
     _lib['aten:CompositeExplicitAutograd'].impl('clone.out', generated_clone_out)
     _lib['aten:CompositeExplicitAutograd'].impl('convolution.out', generated_convolution_out)
     _lib['aten:CompositeExplicitAutograd'].impl('copy.out', generated_copy_out)
-    _lib['aten:CompositeExplicitAutograd'].impl('detach', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'detach', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1564'))
+    _lib['aten:CompositeExplicitAutograd'].impl('detach', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'detach', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1579'))
     _lib['aten:CompositeExplicitAutograd'].impl('detach_copy.out', generated_detach_copy_out)
-    _lib['aten:CompositeExplicitAutograd'].impl('diagonal', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'diagonal', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1462'))
+    _lib['aten:CompositeExplicitAutograd'].impl('diagonal', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'diagonal', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1477'))
     _lib['aten:CompositeExplicitAutograd'].impl('diagonal_copy.out', generated_diagonal_copy_out)
     _lib['aten:CompositeExplicitAutograd'].impl('div.Scalar', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'div_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:243'))
     _lib['aten:CompositeExplicitAutograd'].impl('div.Scalar_mode', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'div_Scalar_mode', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:258'))
@@ -5192,51 +5233,51 @@ def _register():
     _lib['aten:CompositeExplicitAutograd'].impl('div_.Scalar', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'div__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:250'))
     _lib['aten:CompositeExplicitAutograd'].impl('div_.Scalar_mode', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'div__Scalar_mode', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:264'))
     _lib['aten:CompositeExplicitAutograd'].impl('dot.out', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'dot_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:872'))
-    _lib['aten:CompositeExplicitAutograd'].impl('embedding', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'embedding', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1385'))
+    _lib['aten:CompositeExplicitAutograd'].impl('embedding', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'embedding', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1400'))
     _lib['aten:CompositeExplicitAutograd'].impl('embedding.out', generated_embedding_out)
     _lib['aten:CompositeExplicitAutograd'].impl('empty_like', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'empty_like', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:49'))
     _lib['aten:CompositeExplicitAutograd'].impl('empty_like.out', generated_empty_like_out)
     _lib['aten:CompositeExplicitAutograd'].impl('empty_strided.out', generated_empty_strided_out)
     _lib['aten:CompositeExplicitAutograd'].impl('expand', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'expand', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:758'))
     _lib['aten:CompositeExplicitAutograd'].impl('expand_copy.out', generated_expand_copy_out)
-    _lib['aten:CompositeExplicitAutograd'].impl('eye', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'eye', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1983'))
-    _lib['aten:CompositeExplicitAutograd'].impl('eye.m', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'eye_m', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1987'))
+    _lib['aten:CompositeExplicitAutograd'].impl('eye', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'eye', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1998'))
+    _lib['aten:CompositeExplicitAutograd'].impl('eye.m', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'eye_m', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2002'))
     _lib['aten:CompositeExplicitAutograd'].impl('fill.Scalar', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'fill_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:66'))
     _lib['aten:CompositeExplicitAutograd'].impl('fill.Scalar_out', generated_fill_Scalar_out)
     _lib['aten:CompositeExplicitAutograd'].impl('flip.out', generated_flip_out)
-    _lib['aten:CompositeExplicitAutograd'].impl('floor_divide', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'floor_divide', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2218'))
-    _lib['aten:CompositeExplicitAutograd'].impl('floor_divide.Scalar', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'floor_divide_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2235'))
+    _lib['aten:CompositeExplicitAutograd'].impl('floor_divide', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'floor_divide', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2233'))
+    _lib['aten:CompositeExplicitAutograd'].impl('floor_divide.Scalar', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'floor_divide_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2250'))
     _lib['aten:CompositeExplicitAutograd'].impl('floor_divide.Scalar_out', generated_floor_divide_Scalar_out)
-    _lib['aten:CompositeExplicitAutograd'].impl('floor_divide.out', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'floor_divide_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2230'))
-    _lib['aten:CompositeExplicitAutograd'].impl('floor_divide_.Scalar', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'floor_divide__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2241'))
-    _lib['aten:CompositeExplicitAutograd'].impl('floor_divide_.Tensor', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'floor_divide_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2224'))
+    _lib['aten:CompositeExplicitAutograd'].impl('floor_divide.out', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'floor_divide_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2245'))
+    _lib['aten:CompositeExplicitAutograd'].impl('floor_divide_.Scalar', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'floor_divide__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2256'))
+    _lib['aten:CompositeExplicitAutograd'].impl('floor_divide_.Tensor', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'floor_divide_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2239'))
     _lib['aten:CompositeExplicitAutograd'].impl('full', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'full', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:40'))
     _lib['aten:CompositeExplicitAutograd'].impl('full.out', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'full_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:45'))
-    _lib['aten:CompositeExplicitAutograd'].impl('full_like', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'full_like', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1999'))
+    _lib['aten:CompositeExplicitAutograd'].impl('full_like', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'full_like', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2014'))
     _lib['aten:CompositeExplicitAutograd'].impl('full_like.out', generated_full_like_out)
-    _lib['aten:CompositeExplicitAutograd'].impl('index_put', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'index_put', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1823'))
+    _lib['aten:CompositeExplicitAutograd'].impl('index_put', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'index_put', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1838'))
     _lib['aten:CompositeExplicitAutograd'].impl('index_put.out', generated_index_put_out)
-    _lib['aten:CompositeExplicitAutograd'].impl('index_put_', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'index_put_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1816'))
+    _lib['aten:CompositeExplicitAutograd'].impl('index_put_', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'index_put_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1831'))
     _lib['aten:CompositeExplicitAutograd'].impl('linear.out', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linear_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1330'))
-    _lib['aten:CompositeExplicitAutograd'].impl('linspace', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1945'))
-    _lib['aten:CompositeExplicitAutograd'].impl('linspace.Scalar_Tensor', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1963'))
-    _lib['aten:CompositeExplicitAutograd'].impl('linspace.Scalar_Tensor_out', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1978'))
-    _lib['aten:CompositeExplicitAutograd'].impl('linspace.Tensor_Scalar', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1958'))
-    _lib['aten:CompositeExplicitAutograd'].impl('linspace.Tensor_Scalar_out', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1973'))
-    _lib['aten:CompositeExplicitAutograd'].impl('linspace.Tensor_Tensor', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1953'))
-    _lib['aten:CompositeExplicitAutograd'].impl('linspace.Tensor_Tensor_out', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1968'))
+    _lib['aten:CompositeExplicitAutograd'].impl('linspace', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1960'))
+    _lib['aten:CompositeExplicitAutograd'].impl('linspace.Scalar_Tensor', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1978'))
+    _lib['aten:CompositeExplicitAutograd'].impl('linspace.Scalar_Tensor_out', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1993'))
+    _lib['aten:CompositeExplicitAutograd'].impl('linspace.Tensor_Scalar', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1973'))
+    _lib['aten:CompositeExplicitAutograd'].impl('linspace.Tensor_Scalar_out', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1988'))
+    _lib['aten:CompositeExplicitAutograd'].impl('linspace.Tensor_Tensor', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1968'))
+    _lib['aten:CompositeExplicitAutograd'].impl('linspace.Tensor_Tensor_out', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1983'))
     _lib['aten:CompositeExplicitAutograd'].impl('log_softmax.int_out', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'log_softmax_int_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1167'))
-    _lib['aten:CompositeExplicitAutograd'].impl('logical_and', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_and', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2774'))
-    _lib['aten:CompositeExplicitAutograd'].impl('logical_and_', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_and_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2781'))
-    _lib['aten:CompositeExplicitAutograd'].impl('logical_not', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_not', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2732'))
-    _lib['aten:CompositeExplicitAutograd'].impl('logical_not_', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_not_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2739'))
-    _lib['aten:CompositeExplicitAutograd'].impl('logical_or', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_or', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2795'))
-    _lib['aten:CompositeExplicitAutograd'].impl('logical_or_', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_or_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2802'))
-    _lib['aten:CompositeExplicitAutograd'].impl('logical_xor', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_xor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2753'))
-    _lib['aten:CompositeExplicitAutograd'].impl('logical_xor_', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_xor_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2760'))
-    _lib['aten:CompositeExplicitAutograd'].impl('masked_fill.Scalar', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'masked_fill_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1846'))
+    _lib['aten:CompositeExplicitAutograd'].impl('logical_and', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_and', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2789'))
+    _lib['aten:CompositeExplicitAutograd'].impl('logical_and_', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_and_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2796'))
+    _lib['aten:CompositeExplicitAutograd'].impl('logical_not', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_not', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2747'))
+    _lib['aten:CompositeExplicitAutograd'].impl('logical_not_', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_not_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2754'))
+    _lib['aten:CompositeExplicitAutograd'].impl('logical_or', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_or', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2810'))
+    _lib['aten:CompositeExplicitAutograd'].impl('logical_or_', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_or_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2817'))
+    _lib['aten:CompositeExplicitAutograd'].impl('logical_xor', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_xor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2768'))
+    _lib['aten:CompositeExplicitAutograd'].impl('logical_xor_', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_xor_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2775'))
+    _lib['aten:CompositeExplicitAutograd'].impl('masked_fill.Scalar', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'masked_fill_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1861'))
     _lib['aten:CompositeExplicitAutograd'].impl('masked_fill.Scalar_out', generated_masked_fill_Scalar_out)
-    _lib['aten:CompositeExplicitAutograd'].impl('masked_fill.Tensor', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'masked_fill_Tensor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1861'))
+    _lib['aten:CompositeExplicitAutograd'].impl('masked_fill.Tensor', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'masked_fill_Tensor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1876'))
     _lib['aten:CompositeExplicitAutograd'].impl('masked_fill.Tensor_out', generated_masked_fill_Tensor_out)
     _lib['aten:CompositeExplicitAutograd'].impl('mean', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mean', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:796'))
     _lib['aten:CompositeExplicitAutograd'].impl('mean.dtype_out', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mean_dtype_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:892'))
@@ -5245,49 +5286,51 @@ def _register():
     _lib['aten:CompositeExplicitAutograd'].impl('mul_.Scalar', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mul__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:195'))
     _lib['aten:CompositeExplicitAutograd'].impl('mv', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mv', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:876'))
     _lib['aten:CompositeExplicitAutograd'].impl('mv.out', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mv_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:881'))
-    _lib['aten:CompositeExplicitAutograd'].impl('narrow_copy.out', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'narrow_copy_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1458'))
+    _lib['aten:CompositeExplicitAutograd'].impl('narrow_copy.out', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'narrow_copy_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1473'))
+    _lib['aten:CompositeExplicitAutograd'].impl('native_dropout.out', generated_native_dropout_out)
+    _lib['aten:CompositeExplicitAutograd'].impl('native_layer_norm.out', generated_native_layer_norm_out)
     _lib['aten:CompositeExplicitAutograd'].impl('norm.Scalar', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'norm_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1090'))
     _lib['aten:CompositeExplicitAutograd'].impl('norm.ScalarOpt_dtype', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'norm_ScalarOpt_dtype', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1098'))
     _lib['aten:CompositeExplicitAutograd'].impl('norm.ScalarOpt_dtype_out', generated_norm_ScalarOpt_dtype_out)
     _lib['aten:CompositeExplicitAutograd'].impl('norm.Scalar_out', generated_norm_Scalar_out)
     _lib['aten:CompositeExplicitAutograd'].impl('normal.out', generated_normal_out)
-    _lib['aten:CompositeExplicitAutograd'].impl('normal_functional', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'normal_functional', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2023'))
+    _lib['aten:CompositeExplicitAutograd'].impl('normal_functional', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'normal_functional', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2038'))
     _lib['aten:CompositeExplicitAutograd'].impl('ones', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'ones', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:32'))
     _lib['aten:CompositeExplicitAutograd'].impl('ones.out', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'ones_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:36'))
     _lib['aten:CompositeExplicitAutograd'].impl('ones_like', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'ones_like', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:61'))
     _lib['aten:CompositeExplicitAutograd'].impl('ones_like.out', generated_ones_like_out)
-    _lib['aten:CompositeExplicitAutograd'].impl('permute', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'permute', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1429'))
+    _lib['aten:CompositeExplicitAutograd'].impl('permute', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'permute', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1444'))
     _lib['aten:CompositeExplicitAutograd'].impl('permute_copy.out', generated_permute_copy_out)
     _lib['aten:CompositeExplicitAutograd'].impl('prod.out', generated_prod_out)
-    _lib['aten:CompositeExplicitAutograd'].impl('rand', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rand', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2047'))
-    _lib['aten:CompositeExplicitAutograd'].impl('rand.generator', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rand_generator', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2052'))
-    _lib['aten:CompositeExplicitAutograd'].impl('rand.out', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rand_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2057'))
-    _lib['aten:CompositeExplicitAutograd'].impl('rand_like', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rand_like', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2107'))
+    _lib['aten:CompositeExplicitAutograd'].impl('rand', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rand', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2062'))
+    _lib['aten:CompositeExplicitAutograd'].impl('rand.generator', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rand_generator', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2067'))
+    _lib['aten:CompositeExplicitAutograd'].impl('rand.out', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rand_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2072'))
+    _lib['aten:CompositeExplicitAutograd'].impl('rand_like', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rand_like', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2122'))
     _lib['aten:CompositeExplicitAutograd'].impl('rand_like.out', generated_rand_like_out)
-    _lib['aten:CompositeExplicitAutograd'].impl('randint', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randint', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2077'))
-    _lib['aten:CompositeExplicitAutograd'].impl('randint.generator', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randint_generator', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2082'))
-    _lib['aten:CompositeExplicitAutograd'].impl('randint.low', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randint_low', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2087'))
-    _lib['aten:CompositeExplicitAutograd'].impl('randint.low_generator', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randint_low_generator', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2092'))
-    _lib['aten:CompositeExplicitAutograd'].impl('randint.low_out', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randint_low_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2102'))
-    _lib['aten:CompositeExplicitAutograd'].impl('randint.out', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randint_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2097'))
-    _lib['aten:CompositeExplicitAutograd'].impl('randn', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randn', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2062'))
-    _lib['aten:CompositeExplicitAutograd'].impl('randn.generator', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randn_generator', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2067'))
-    _lib['aten:CompositeExplicitAutograd'].impl('randn.out', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randn_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2072'))
-    _lib['aten:CompositeExplicitAutograd'].impl('randn_like', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randn_like', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2113'))
+    _lib['aten:CompositeExplicitAutograd'].impl('randint', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randint', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2092'))
+    _lib['aten:CompositeExplicitAutograd'].impl('randint.generator', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randint_generator', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2097'))
+    _lib['aten:CompositeExplicitAutograd'].impl('randint.low', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randint_low', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2102'))
+    _lib['aten:CompositeExplicitAutograd'].impl('randint.low_generator', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randint_low_generator', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2107'))
+    _lib['aten:CompositeExplicitAutograd'].impl('randint.low_out', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randint_low_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2117'))
+    _lib['aten:CompositeExplicitAutograd'].impl('randint.out', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randint_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2112'))
+    _lib['aten:CompositeExplicitAutograd'].impl('randn', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randn', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2077'))
+    _lib['aten:CompositeExplicitAutograd'].impl('randn.generator', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randn_generator', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2082'))
+    _lib['aten:CompositeExplicitAutograd'].impl('randn.out', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randn_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2087'))
+    _lib['aten:CompositeExplicitAutograd'].impl('randn_like', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randn_like', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2128'))
     _lib['aten:CompositeExplicitAutograd'].impl('randn_like.out', generated_randn_like_out)
     _lib['aten:CompositeExplicitAutograd'].impl('random.from', generated_random_from)
     _lib['aten:CompositeExplicitAutograd'].impl('random.from_out', generated_random_from_out)
     _lib['aten:CompositeExplicitAutograd'].impl('random.to', generated_random_to)
     _lib['aten:CompositeExplicitAutograd'].impl('random.to_out', generated_random_to_out)
-    _lib['aten:CompositeExplicitAutograd'].impl('relu', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'relu', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2545'))
+    _lib['aten:CompositeExplicitAutograd'].impl('relu', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'relu', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2560'))
     _lib['aten:CompositeExplicitAutograd'].impl('relu.out', generated_relu_out)
-    _lib['aten:CompositeExplicitAutograd'].impl('relu_', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'relu_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2552'))
-    _lib['aten:CompositeExplicitAutograd'].impl('remainder.Scalar', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'remainder_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2121'))
-    _lib['aten:CompositeExplicitAutograd'].impl('remainder.Scalar_Tensor', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'remainder_Scalar_Tensor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2158'))
+    _lib['aten:CompositeExplicitAutograd'].impl('relu_', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'relu_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2567'))
+    _lib['aten:CompositeExplicitAutograd'].impl('remainder.Scalar', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'remainder_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2136'))
+    _lib['aten:CompositeExplicitAutograd'].impl('remainder.Scalar_Tensor', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'remainder_Scalar_Tensor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2173'))
     _lib['aten:CompositeExplicitAutograd'].impl('remainder.Scalar_Tensor_out', generated_remainder_Scalar_Tensor_out)
-    _lib['aten:CompositeExplicitAutograd'].impl('remainder.Scalar_out', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'remainder_Scalar_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2133'))
-    _lib['aten:CompositeExplicitAutograd'].impl('remainder_.Scalar', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'remainder__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2127'))
-    _lib['aten:CompositeExplicitAutograd'].impl('repeat', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'repeat', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1671'))
+    _lib['aten:CompositeExplicitAutograd'].impl('remainder.Scalar_out', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'remainder_Scalar_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2148'))
+    _lib['aten:CompositeExplicitAutograd'].impl('remainder_.Scalar', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'remainder__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2142'))
+    _lib['aten:CompositeExplicitAutograd'].impl('repeat', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'repeat', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1686'))
     _lib['aten:CompositeExplicitAutograd'].impl('repeat.out', generated_repeat_out)
     _lib['aten:CompositeExplicitAutograd'].impl('roll.out', generated_roll_out)
     _lib['aten:CompositeExplicitAutograd'].impl('rsub.Scalar', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rsub_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:159'))
@@ -5299,16 +5342,16 @@ def _register():
     _lib['aten:CompositeExplicitAutograd'].impl('slice.Tensor', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'slice', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:743'))
     _lib['aten:CompositeExplicitAutograd'].impl('slice_copy.Tensor_out', generated_slice_copy_Tensor_out)
     _lib['aten:CompositeExplicitAutograd'].impl('softmax.int_out', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'softmax_int_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1150'))
-    _lib['aten:CompositeExplicitAutograd'].impl('sort', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'sort', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1889'))
-    _lib['aten:CompositeExplicitAutograd'].impl('sort.values', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'sort_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1896'))
-    _lib['aten:CompositeExplicitAutograd'].impl('split.Tensor', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'split', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1489'))
-    _lib['aten:CompositeExplicitAutograd'].impl('split_copy.Tensor_out', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'split_copy_Tensor_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1502'))
-    _lib['aten:CompositeExplicitAutograd'].impl('split_with_sizes', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'split_with_sizes', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1511'))
-    _lib['aten:CompositeExplicitAutograd'].impl('split_with_sizes_copy.out', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'split_with_sizes_copy_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1525'))
+    _lib['aten:CompositeExplicitAutograd'].impl('sort', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'sort', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1904'))
+    _lib['aten:CompositeExplicitAutograd'].impl('sort.values', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'sort_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1911'))
+    _lib['aten:CompositeExplicitAutograd'].impl('split.Tensor', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'split', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1504'))
+    _lib['aten:CompositeExplicitAutograd'].impl('split_copy.Tensor_out', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'split_copy_Tensor_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1517'))
+    _lib['aten:CompositeExplicitAutograd'].impl('split_with_sizes', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'split_with_sizes', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1526'))
+    _lib['aten:CompositeExplicitAutograd'].impl('split_with_sizes_copy.out', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'split_with_sizes_copy_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1540'))
     _lib['aten:CompositeExplicitAutograd'].impl('squeeze.dim', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'squeeze_dim', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:713'))
     _lib['aten:CompositeExplicitAutograd'].impl('squeeze_copy.dim_out', generated_squeeze_copy_dim_out)
-    _lib['aten:CompositeExplicitAutograd'].impl('stack', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'stack', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1648'))
-    _lib['aten:CompositeExplicitAutograd'].impl('stack.out', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'stack_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1652'))
+    _lib['aten:CompositeExplicitAutograd'].impl('stack', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'stack', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1663'))
+    _lib['aten:CompositeExplicitAutograd'].impl('stack.out', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'stack_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1667'))
     _lib['aten:CompositeExplicitAutograd'].impl('sub.Scalar', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'sub_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:137'))
     _lib['aten:CompositeExplicitAutograd'].impl('sub.Scalar_out', generated_sub_Scalar_out)
     _lib['aten:CompositeExplicitAutograd'].impl('sub_.Scalar', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'sub__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:144'))
@@ -5318,8 +5361,8 @@ def _register():
     _lib['aten:CompositeExplicitAutograd'].impl('t_copy.out', generated_t_copy_out)
     _lib['aten:CompositeExplicitAutograd'].impl('transpose.int', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'transpose', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:670'))
     _lib['aten:CompositeExplicitAutograd'].impl('transpose_copy.int_out', generated_transpose_copy_int_out)
-    _lib['aten:CompositeExplicitAutograd'].impl('unbind.int', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'unbind', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1535'))
-    _lib['aten:CompositeExplicitAutograd'].impl('unbind_copy.int_out', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'unbind_copy_int_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1546'))
+    _lib['aten:CompositeExplicitAutograd'].impl('unbind.int', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'unbind', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1550'))
+    _lib['aten:CompositeExplicitAutograd'].impl('unbind_copy.int_out', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'unbind_copy_int_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1561'))
     _lib['aten:CompositeExplicitAutograd'].impl('unfold_copy.out', generated_unfold_copy_out)
     _lib['aten:CompositeExplicitAutograd'].impl('uniform', generated_uniform)
     _lib['aten:CompositeExplicitAutograd'].impl('uniform.out', generated_uniform_out)
@@ -5353,47 +5396,47 @@ def _register():
     _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('view_as_complex_copy', generated_view_as_complex_copy)
     _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('view_as_real_copy', generated_view_as_real_copy)
     _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('view_copy', generated_view_copy)
-    _lib['aten:CompositeImplicitAutograd'].impl('chunk', _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'chunk', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1530'))
-    _lib['aten:CompositeImplicitAutograd'].impl('contiguous', _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'contiguous', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1605'))
-    _lib['aten:CompositeImplicitAutograd'].impl('conv2d', _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'conv2d_symint', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1403'))
-    _lib['aten:CompositeImplicitAutograd'].impl('conv2d.padding', _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'conv2d_padding_symint', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1407'))
-    _lib['aten:CompositeImplicitAutograd'].impl('cross_entropy_loss', _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'cross_entropy_loss', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1382'))
+    _lib['aten:CompositeImplicitAutograd'].impl('chunk', _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'chunk', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1545'))
+    _lib['aten:CompositeImplicitAutograd'].impl('contiguous', _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'contiguous', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1620'))
+    _lib['aten:CompositeImplicitAutograd'].impl('conv2d', _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'conv2d_symint', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1418'))
+    _lib['aten:CompositeImplicitAutograd'].impl('conv2d.padding', _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'conv2d_padding_symint', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1422'))
+    _lib['aten:CompositeImplicitAutograd'].impl('cross_entropy_loss', _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'cross_entropy_loss', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1397'))
     _lib['aten:CompositeImplicitAutograd'].impl('dropout', _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'dropout', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1337'))
     _lib['aten:CompositeImplicitAutograd'].impl('dropout_', _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'dropout_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1340'))
-    _lib['aten:CompositeImplicitAutograd'].impl('flatten.using_ints', _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'flatten', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1576'))
+    _lib['aten:CompositeImplicitAutograd'].impl('flatten.using_ints', _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'flatten', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1591'))
     _lib['aten:CompositeImplicitAutograd'].impl('layer_norm', _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'layer_norm', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1343'))
     _lib['aten:CompositeImplicitAutograd'].impl('linear', _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'linear', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1327'))
     _lib['aten:CompositeImplicitAutograd'].impl('log_softmax.int', _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'log_softmax', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1164'))
     _lib['aten:CompositeImplicitAutograd'].impl('matmul', _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'matmul', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:885'))
     _lib['aten:CompositeImplicitAutograd'].impl('matmul.out', _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'matmul_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:888'))
-    _lib['aten:CompositeImplicitAutograd'].impl('narrow', _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'narrow', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1442'))
-    _lib['aten:CompositeImplicitAutograd'].impl('narrow.Tensor', _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'narrow', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1447'))
-    _lib['aten:CompositeImplicitAutograd'].impl('nll_loss', _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'nll_loss', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1351'))
-    _lib['aten:CompositeImplicitAutograd'].impl('nll_loss.out', _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'nll_loss_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1345'))
-    _lib['aten:CompositeImplicitAutograd'].impl('nll_loss2d', _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'nll_loss2d', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1367'))
-    _lib['aten:CompositeImplicitAutograd'].impl('nll_loss2d.out', _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'nll_loss2d_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1364'))
-    _lib['aten:CompositeImplicitAutograd'].impl('nll_loss_nd', _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'nll_loss_nd', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1348'))
-    _lib['aten:CompositeImplicitAutograd'].impl('one_hot', _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'one_hot', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1391'))
+    _lib['aten:CompositeImplicitAutograd'].impl('narrow', _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'narrow', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1457'))
+    _lib['aten:CompositeImplicitAutograd'].impl('narrow.Tensor', _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'narrow', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1462'))
+    _lib['aten:CompositeImplicitAutograd'].impl('nll_loss', _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'nll_loss', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1366'))
+    _lib['aten:CompositeImplicitAutograd'].impl('nll_loss.out', _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'nll_loss_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1360'))
+    _lib['aten:CompositeImplicitAutograd'].impl('nll_loss2d', _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'nll_loss2d', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1382'))
+    _lib['aten:CompositeImplicitAutograd'].impl('nll_loss2d.out', _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'nll_loss2d_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1379'))
+    _lib['aten:CompositeImplicitAutograd'].impl('nll_loss_nd', _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'nll_loss_nd', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1363'))
+    _lib['aten:CompositeImplicitAutograd'].impl('one_hot', _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'one_hot', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1406'))
     _lib['aten:CompositeImplicitAutograd'].impl('outer', _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'outer', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1281'))
     _lib['aten:CompositeImplicitAutograd'].impl('outer.out', _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'outer_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1284'))
     _lib['aten:CompositeImplicitAutograd'].impl('reshape', _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'reshape', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:665'))
     _lib['aten:CompositeImplicitAutograd'].impl('softmax.int', _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'softmax', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1147'))
-    _lib['aten:CompositeImplicitAutograd'].impl('split.sizes', _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'split', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1507'))
+    _lib['aten:CompositeImplicitAutograd'].impl('split.sizes', _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'split', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1522'))
     _lib['aten:CompositeImplicitAutograd'].impl('std', _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'std', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1058'))
     _lib['aten:CompositeImplicitAutograd'].impl('std.dim', _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'std', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1064'))
     _lib['aten:CompositeImplicitAutograd'].impl('std.out', _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'std_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1070'))
-    _lib['aten:CompositeImplicitAutograd'].impl('to.device', _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'to', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1622'))
-    _lib['aten:CompositeImplicitAutograd'].impl('to.dtype', _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'to', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1627'))
-    _lib['aten:CompositeImplicitAutograd'].impl('to.dtype_layout', _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'to', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1617'))
-    _lib['aten:CompositeImplicitAutograd'].impl('to.other', _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'to', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1632'))
+    _lib['aten:CompositeImplicitAutograd'].impl('to.device', _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'to', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1637'))
+    _lib['aten:CompositeImplicitAutograd'].impl('to.dtype', _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'to', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1642'))
+    _lib['aten:CompositeImplicitAutograd'].impl('to.dtype_layout', _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'to', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1632'))
+    _lib['aten:CompositeImplicitAutograd'].impl('to.other', _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'to', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1647'))
     _lib['aten:CompositeImplicitAutograd'].impl('var', _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'var', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1026'))
     _lib['aten:CompositeImplicitAutograd'].impl('var.dim', _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'var', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1032'))
     _lib['aten:CompositeImplicitAutograd'].impl('var.out', _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'var_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1038'))
-    _lib['aten:CompositeImplicitAutograd'].impl('where', _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'where', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:2700'))
-    _lib['aten:CompositeImplicitAutograd'].impl('where.Scalar', _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'where', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:2697'))
-    _lib['aten:CompositeImplicitAutograd'].impl('where.ScalarOther', _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'where', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:2694'))
-    _lib['aten:CompositeImplicitAutograd'].impl('where.ScalarSelf', _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'where', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:2691'))
-    _lib['aten:Meta'].impl('_index_put_impl_', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'index_put_impl_meta_', 'Meta', 'ops/native_functions.yaml:1830'))
+    _lib['aten:CompositeImplicitAutograd'].impl('where', _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'where', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:2715'))
+    _lib['aten:CompositeImplicitAutograd'].impl('where.Scalar', _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'where', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:2712'))
+    _lib['aten:CompositeImplicitAutograd'].impl('where.ScalarOther', _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'where', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:2709'))
+    _lib['aten:CompositeImplicitAutograd'].impl('where.ScalarSelf', _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'where', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:2706'))
+    _lib['aten:Meta'].impl('_index_put_impl_', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'index_put_impl_meta_', 'Meta', 'ops/native_functions.yaml:1845'))
     _lib['aten:Meta'].impl('_log_softmax', wrapper_Meta__log_softmax)
     _lib['aten:Meta'].impl('_log_softmax.out', wrapper_Meta__log_softmax_out)
     _lib['aten:Meta'].impl('_softmax', wrapper_Meta__softmax)
@@ -5432,12 +5475,12 @@ def _register():
     _lib['aten:Meta'].impl('any.dims', wrapper_Meta_any_dims)
     _lib['aten:Meta'].impl('any.dims_out', wrapper_Meta_any_dims_out)
     _lib['aten:Meta'].impl('any.out', wrapper_Meta_any_out)
-    _lib['aten:Meta'].impl('arange.start_out', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'arange_start_out', 'Meta', 'ops/native_functions.yaml:1940'))
+    _lib['aten:Meta'].impl('arange.start_out', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'arange_start_out', 'Meta', 'ops/native_functions.yaml:1955'))
     _lib['aten:Meta'].impl('argmax', wrapper_Meta_argmax)
     _lib['aten:Meta'].impl('argmax.out', wrapper_Meta_argmax_out)
     _lib['aten:Meta'].impl('argmin', wrapper_Meta_argmin)
     _lib['aten:Meta'].impl('argmin.out', wrapper_Meta_argmin_out)
-    _lib['aten:Meta'].impl('as_strided', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'as_strided', 'Meta', 'ops/native_functions.yaml:1414'))
+    _lib['aten:Meta'].impl('as_strided', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'as_strided', 'Meta', 'ops/native_functions.yaml:1429'))
     _lib['aten:Meta'].impl('baddbmm', wrapper_Meta_baddbmm)
     _lib['aten:Meta'].impl('baddbmm.out', wrapper_Meta_baddbmm_out)
     _lib['aten:Meta'].impl('baddbmm_', wrapper_Meta_baddbmm_)
@@ -5478,7 +5521,7 @@ def _register():
     _lib['aten:Meta'].impl('clamp_min.out', wrapper_Meta_clamp_min_out)
     _lib['aten:Meta'].impl('clamp_min_', wrapper_Meta_clamp_min_)
     _lib['aten:Meta'].impl('clamp_min_.Tensor', wrapper_Meta_clamp_min__Tensor)
-    _lib['aten:Meta'].impl('convolution', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'convolution_meta', 'Meta', 'ops/native_functions.yaml:1396'))
+    _lib['aten:Meta'].impl('convolution', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'convolution_meta', 'Meta', 'ops/native_functions.yaml:1411'))
     _lib['aten:Meta'].impl('copy', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'copy_meta', 'Meta', 'ops/native_functions.yaml:632'))
     _lib['aten:Meta'].impl('copy_', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'copy_meta_', 'Meta', 'ops/native_functions.yaml:639'))
     _lib['aten:Meta'].impl('cos', wrapper_Meta_cos)
@@ -5511,10 +5554,10 @@ def _register():
     _lib['aten:Meta'].impl('expm1', wrapper_Meta_expm1)
     _lib['aten:Meta'].impl('expm1.out', wrapper_Meta_expm1_out)
     _lib['aten:Meta'].impl('expm1_', wrapper_Meta_expm1_)
-    _lib['aten:Meta'].impl('eye.m_out', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'eye_m_out', 'Meta', 'ops/native_functions.yaml:1995'))
-    _lib['aten:Meta'].impl('eye.out', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'eye_out', 'Meta', 'ops/native_functions.yaml:1991'))
+    _lib['aten:Meta'].impl('eye.m_out', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'eye_m_out', 'Meta', 'ops/native_functions.yaml:2010'))
+    _lib['aten:Meta'].impl('eye.out', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'eye_out', 'Meta', 'ops/native_functions.yaml:2006'))
     _lib['aten:Meta'].impl('fill_.Scalar', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'fill_meta_', 'Meta', 'ops/native_functions.yaml:72'))
-    _lib['aten:Meta'].impl('flip', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'flip_meta', 'Meta', 'ops/native_functions.yaml:1656'))
+    _lib['aten:Meta'].impl('flip', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'flip_meta', 'Meta', 'ops/native_functions.yaml:1671'))
     _lib['aten:Meta'].impl('floor', wrapper_Meta_floor)
     _lib['aten:Meta'].impl('floor.out', wrapper_Meta_floor_out)
     _lib['aten:Meta'].impl('floor_', wrapper_Meta_floor_)
@@ -5537,8 +5580,8 @@ def _register():
     _lib['aten:Meta'].impl('gt_.Tensor', wrapper_Meta_gt__Tensor)
     _lib['aten:Meta'].impl('index.Tensor', wrapper_Meta_index_Tensor)
     _lib['aten:Meta'].impl('index.Tensor_out', wrapper_Meta_index_Tensor_out)
-    _lib['aten:Meta'].impl('index_select', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'index_select_meta', 'Meta', 'ops/native_functions.yaml:1706'))
-    _lib['aten:Meta'].impl('index_select.out', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'index_select_out_meta', 'Meta', 'ops/native_functions.yaml:1713'))
+    _lib['aten:Meta'].impl('index_select', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'index_select_meta', 'Meta', 'ops/native_functions.yaml:1721'))
+    _lib['aten:Meta'].impl('index_select.out', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'index_select_out_meta', 'Meta', 'ops/native_functions.yaml:1728'))
     _lib['aten:Meta'].impl('le.Scalar', wrapper_Meta_le_Scalar)
     _lib['aten:Meta'].impl('le.Scalar_out', wrapper_Meta_le_Scalar_out)
     _lib['aten:Meta'].impl('le.Tensor', wrapper_Meta_le_Tensor)
@@ -5551,17 +5594,17 @@ def _register():
     _lib['aten:Meta'].impl('lerp.Tensor_out', wrapper_Meta_lerp_Tensor_out)
     _lib['aten:Meta'].impl('lerp_.Scalar', wrapper_Meta_lerp__Scalar)
     _lib['aten:Meta'].impl('lerp_.Tensor', wrapper_Meta_lerp__Tensor)
-    _lib['aten:Meta'].impl('linspace.out', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'linspace_out', 'Meta', 'ops/native_functions.yaml:1949'))
+    _lib['aten:Meta'].impl('linspace.out', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'linspace_out', 'Meta', 'ops/native_functions.yaml:1964'))
     _lib['aten:Meta'].impl('log', wrapper_Meta_log)
     _lib['aten:Meta'].impl('log.out', wrapper_Meta_log_out)
     _lib['aten:Meta'].impl('log1p', wrapper_Meta_log1p)
     _lib['aten:Meta'].impl('log1p.out', wrapper_Meta_log1p_out)
     _lib['aten:Meta'].impl('log1p_', wrapper_Meta_log1p_)
     _lib['aten:Meta'].impl('log_', wrapper_Meta_log_)
-    _lib['aten:Meta'].impl('logical_and.out', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'logical_and_out_meta', 'Meta', 'ops/native_functions.yaml:2788'))
-    _lib['aten:Meta'].impl('logical_not.out', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'logical_not_out_meta', 'Meta', 'ops/native_functions.yaml:2746'))
-    _lib['aten:Meta'].impl('logical_or.out', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'logical_or_out_meta', 'Meta', 'ops/native_functions.yaml:2809'))
-    _lib['aten:Meta'].impl('logical_xor.out', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'logical_xor_out_meta', 'Meta', 'ops/native_functions.yaml:2767'))
+    _lib['aten:Meta'].impl('logical_and.out', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'logical_and_out_meta', 'Meta', 'ops/native_functions.yaml:2803'))
+    _lib['aten:Meta'].impl('logical_not.out', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'logical_not_out_meta', 'Meta', 'ops/native_functions.yaml:2761'))
+    _lib['aten:Meta'].impl('logical_or.out', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'logical_or_out_meta', 'Meta', 'ops/native_functions.yaml:2824'))
+    _lib['aten:Meta'].impl('logical_xor.out', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'logical_xor_out_meta', 'Meta', 'ops/native_functions.yaml:2782'))
     _lib['aten:Meta'].impl('logsumexp', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'logsumexp_meta', 'Meta', 'ops/native_functions.yaml:1132'))
     _lib['aten:Meta'].impl('logsumexp.out', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'logsumexp_out_meta', 'Meta', 'ops/native_functions.yaml:1140'))
     _lib['aten:Meta'].impl('lt.Scalar', wrapper_Meta_lt_Scalar)
@@ -5570,8 +5613,8 @@ def _register():
     _lib['aten:Meta'].impl('lt.Tensor_out', wrapper_Meta_lt_Tensor_out)
     _lib['aten:Meta'].impl('lt_.Scalar', wrapper_Meta_lt__Scalar)
     _lib['aten:Meta'].impl('lt_.Tensor', wrapper_Meta_lt__Tensor)
-    _lib['aten:Meta'].impl('masked_fill_.Scalar', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'masked_fill_meta_', 'Meta', 'ops/native_functions.yaml:1838'))
-    _lib['aten:Meta'].impl('masked_fill_.Tensor', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'masked_fill_meta_', 'Meta', 'ops/native_functions.yaml:1853'))
+    _lib['aten:Meta'].impl('masked_fill_.Scalar', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'masked_fill_meta_', 'Meta', 'ops/native_functions.yaml:1853'))
+    _lib['aten:Meta'].impl('masked_fill_.Tensor', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'masked_fill_meta_', 'Meta', 'ops/native_functions.yaml:1868'))
     _lib['aten:Meta'].impl('max', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'max_all_meta', 'Meta', 'ops/native_functions.yaml:972'))
     _lib['aten:Meta'].impl('max.dim', wrapper_Meta_max_dim)
     _lib['aten:Meta'].impl('max.dim_max', wrapper_Meta_max_dim_max)
@@ -5591,6 +5634,8 @@ def _register():
     _lib['aten:Meta'].impl('mul.Tensor', wrapper_Meta_mul_Tensor)
     _lib['aten:Meta'].impl('mul.out', wrapper_Meta_mul_out)
     _lib['aten:Meta'].impl('mul_.Tensor', wrapper_Meta_mul__Tensor)
+    _lib['aten:Meta'].impl('native_dropout', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'native_dropout_meta', 'Meta', 'ops/native_functions.yaml:1345'))
+    _lib['aten:Meta'].impl('native_layer_norm', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'native_layer_norm_meta', 'Meta', 'ops/native_functions.yaml:1353'))
     _lib['aten:Meta'].impl('ne.Scalar', wrapper_Meta_ne_Scalar)
     _lib['aten:Meta'].impl('ne.Scalar_out', wrapper_Meta_ne_Scalar_out)
     _lib['aten:Meta'].impl('ne.Tensor', wrapper_Meta_ne_Tensor)
@@ -5600,15 +5645,15 @@ def _register():
     _lib['aten:Meta'].impl('neg', wrapper_Meta_neg)
     _lib['aten:Meta'].impl('neg.out', wrapper_Meta_neg_out)
     _lib['aten:Meta'].impl('neg_', wrapper_Meta_neg_)
-    _lib['aten:Meta'].impl('nll_loss2d_forward', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'nll_loss2d_forward_meta', 'Meta', 'ops/native_functions.yaml:1376'))
-    _lib['aten:Meta'].impl('nll_loss2d_forward.output', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'nll_loss2d_forward_out_meta', 'Meta', 'ops/native_functions.yaml:1370'))
+    _lib['aten:Meta'].impl('nll_loss2d_forward', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'nll_loss2d_forward_meta', 'Meta', 'ops/native_functions.yaml:1391'))
+    _lib['aten:Meta'].impl('nll_loss2d_forward.output', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'nll_loss2d_forward_out_meta', 'Meta', 'ops/native_functions.yaml:1385'))
     _lib['aten:Meta'].impl('nll_loss_forward', wrapper_Meta_nll_loss_forward)
     _lib['aten:Meta'].impl('nll_loss_forward.output', wrapper_Meta_nll_loss_forward_output)
     _lib['aten:Meta'].impl('norm.ScalarOpt_dim', wrapper_Meta_norm_ScalarOpt_dim)
     _lib['aten:Meta'].impl('norm.ScalarOpt_dim_dtype', wrapper_Meta_norm_ScalarOpt_dim_dtype)
     _lib['aten:Meta'].impl('norm.dtype_out', wrapper_Meta_norm_dtype_out)
     _lib['aten:Meta'].impl('norm.out', wrapper_Meta_norm_out)
-    _lib['aten:Meta'].impl('normal_', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:2014'))
+    _lib['aten:Meta'].impl('normal_', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:2029'))
     _lib['aten:Meta'].impl('pow.Scalar', wrapper_Meta_pow_Scalar)
     _lib['aten:Meta'].impl('pow.Scalar_out', wrapper_Meta_pow_Scalar_out)
     _lib['aten:Meta'].impl('pow.Tensor_Scalar', wrapper_Meta_pow_Tensor_Scalar)
@@ -5620,12 +5665,12 @@ def _register():
     _lib['aten:Meta'].impl('prod', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'prod_meta', 'Meta', 'ops/native_functions.yaml:898'))
     _lib['aten:Meta'].impl('prod.dim_int', wrapper_Meta_prod_dim_int)
     _lib['aten:Meta'].impl('prod.int_out', wrapper_Meta_prod_int_out)
-    _lib['aten:Meta'].impl('random_.from', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:2029'))
-    _lib['aten:Meta'].impl('random_.to', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:2038'))
+    _lib['aten:Meta'].impl('random_.from', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:2044'))
+    _lib['aten:Meta'].impl('random_.to', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:2053'))
     _lib['aten:Meta'].impl('remainder.Tensor', wrapper_Meta_remainder_Tensor)
     _lib['aten:Meta'].impl('remainder.Tensor_out', wrapper_Meta_remainder_Tensor_out)
     _lib['aten:Meta'].impl('remainder_.Tensor', wrapper_Meta_remainder__Tensor)
-    _lib['aten:Meta'].impl('roll', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'roll_meta', 'Meta', 'ops/native_functions.yaml:1664'))
+    _lib['aten:Meta'].impl('roll', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'roll_meta', 'Meta', 'ops/native_functions.yaml:1679'))
     _lib['aten:Meta'].impl('round', wrapper_Meta_round)
     _lib['aten:Meta'].impl('round.decimals', wrapper_Meta_round_decimals)
     _lib['aten:Meta'].impl('round.decimals_out', wrapper_Meta_round_decimals_out)
@@ -5688,15 +5733,15 @@ def _register():
     _lib['aten:Meta'].impl('triu', wrapper_Meta_triu)
     _lib['aten:Meta'].impl('triu.out', wrapper_Meta_triu_out)
     _lib['aten:Meta'].impl('triu_', wrapper_Meta_triu_)
-    _lib['aten:Meta'].impl('unfold', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'unfold', 'Meta', 'ops/native_functions.yaml:1475'))
-    _lib['aten:Meta'].impl('uniform_', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:2005'))
+    _lib['aten:Meta'].impl('unfold', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'unfold', 'Meta', 'ops/native_functions.yaml:1490'))
+    _lib['aten:Meta'].impl('uniform_', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:2020'))
     _lib['aten:Meta'].impl('var.correction', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'var_correction_meta', 'Meta', 'ops/native_functions.yaml:1043'))
     _lib['aten:Meta'].impl('var.correction_out', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'var_correction_out_meta', 'Meta', 'ops/native_functions.yaml:1051'))
     _lib['aten:Meta'].impl('view', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'view', 'Meta', 'ops/native_functions.yaml:650'))
-    _lib['aten:Meta'].impl('view_as_complex', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'view_as_complex', 'Meta', 'ops/native_functions.yaml:1591'))
-    _lib['aten:Meta'].impl('view_as_real', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'view_as_real', 'Meta', 'ops/native_functions.yaml:1579'))
-    _lib['aten:Meta'].impl('where.self', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'where_meta', 'Meta', 'ops/native_functions.yaml:2677'))
-    _lib['aten:Meta'].impl('where.self_out', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'where_self_out_meta', 'Meta', 'ops/native_functions.yaml:2685'))
+    _lib['aten:Meta'].impl('view_as_complex', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'view_as_complex', 'Meta', 'ops/native_functions.yaml:1606'))
+    _lib['aten:Meta'].impl('view_as_real', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'view_as_real', 'Meta', 'ops/native_functions.yaml:1594'))
+    _lib['aten:Meta'].impl('where.self', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'where_meta', 'Meta', 'ops/native_functions.yaml:2692'))
+    _lib['aten:Meta'].impl('where.self_out', _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'where_self_out_meta', 'Meta', 'ops/native_functions.yaml:2700'))
     return [*_def.values(), *_lib.values()]
 
 

@@ -3,9 +3,10 @@ layer_norm, one_hot and conv2d, written over other operators (ATen's CIA structu
 -> nll_loss_forward, nll_loss_nd -> nll_loss / nll_loss2d, cross_entropy_loss -> log_softmax +
 nll_loss_nd, conv2d -> convolution). Merged into ``DECOMPOSITIONS`` by ops/decompositions.py.
 
-layer_norm decomposes over mean/var/sub/div here instead of calling native_layer_norm, and
-dropout draws its mask with uniform_ instead of native_dropout/bernoulli_: both ATen ops have
-multi-output ``autogen`` out= variants the codegen cannot generate yet.
+layer_norm decomposes over mean/var/sub/div here instead of calling native_layer_norm as ATen
+does: native_layer_norm is declared (CPU/Meta kernels, generated out=) but has no autograd
+formula yet, so a layer_norm over it would not be differentiable. dropout draws its mask with
+uniform_ (ATen's CPU dropout uses bernoulli_; only fused-kernel devices call native_dropout).
 """
 
 from __future__ import annotations
