@@ -482,3 +482,18 @@ def test_pickle_round_trip_keeps_dtype_device_requires_grad() -> None:
     assert (back.tolist(), back.dtype, back.requires_grad) == ([1.5, 2.5], tdt.float64, True)
     meta = pickle.loads(pickle.dumps(Tensor._make_meta((2, 3), None, tdt.int32)))
     assert (meta.shape, meta.dtype, meta.device) == ((2, 3), tdt.int32, tdt.device("meta"))
+
+
+def test_new_cpu_tensor_matches_make() -> None:
+    from tensordispatch.tensor.device import CPU
+    from tensordispatch.tensor.tensor import new_cpu_tensor
+
+    data = np.arange(6, dtype=np.float32).reshape(2, 3)
+    fast = new_cpu_tensor(data, (2, 3), (3, 1), tdt.float32)
+    slow = Tensor._make(data, (2, 3), (3, 1), 0, tdt.float32, CPU)
+    for slot in Tensor.__slots__:
+        if slot != "__weakref__":
+            assert slot == "_data" or getattr(fast, slot) == getattr(slow, slot), slot
+    assert fast._data is data
+    assert type(fast) is Tensor
+    assert fast._version == 0 and not fast.requires_grad

@@ -26,7 +26,7 @@ import numpy as np
 
 from tensordispatch.backends.common import shape_text, type_meta_name
 from tensordispatch.tensor.device import CPU
-from tensordispatch.tensor.tensor import Tensor, contiguous_strides
+from tensordispatch.tensor.tensor import Tensor, contiguous_strides, new_cpu_tensor
 
 __all__ = [
     "ALLOCATORS",
@@ -60,7 +60,8 @@ def alloc_cpu(spec: Any) -> Tensor:
     """
     shape, strides, dt = spec
     if strides is None:
-        return Tensor._make(np.empty(shape, dt._numpy), shape, _contiguous(shape), 0, dt, CPU)
+        strides = _CONTIGUOUS.get(shape) or _contiguous(shape)  # () (0-dim) takes the call
+        return new_cpu_tensor(np.empty(shape, dt._numpy), shape, strides, dt)
     return empty_strided_cpu_array(shape, strides, dt)
 
 

@@ -55,6 +55,7 @@ __all__ = [
     "contiguous_strides",
     "dense_strides_like",
     "is_non_overlapping_and_dense",
+    "new_cpu_tensor",
 ]
 
 
@@ -514,6 +515,39 @@ class Tensor(TensorValues):
         if self.dim() == 0 and self._data is not None and format_spec:
             return str(self.item().__format__(format_spec))
         return self.__repr__().__format__(format_spec)
+
+
+_new_object = object.__new__  # Tensor defines no __new__ (the class call itself is refused)
+
+
+def new_cpu_tensor(
+    data: np.ndarray[Any, Any], shape: tuple[int, ...], strides: tuple[int, ...], dtype: DType
+) -> Tensor:
+    """``Tensor._make(data, shape, strides, 0, dtype, CPU)`` without the classmethod's cost.
+
+    For the allocation of fresh kernel outputs: `data` starts at the first byte of its own
+    storage, the tensor gets a fresh (lazy) version counter and no autograd metadata.
+
+    >>> import numpy as np
+    >>> from tensordispatch.tensor import float32
+    >>> t = new_cpu_tensor(np.zeros((2, 3), np.float32), (2, 3), (3, 1), float32)
+    >>> t.shape, t.stride(), t.device
+    (tensordispatch.Size([2, 3]), (3, 1), device(type='cpu'))
+    """
+    t = _new_object(Tensor)
+    t._key_set = _CPU_KEY_SET
+    t._shape = shape
+    t._strides = strides
+    t._offset = 0
+    t.dtype = dtype
+    t.device = CPU
+    t._data = data
+    t._storage = None
+    t._vc = None
+    t._base = None
+    t._wrapped_number = False
+    t._autograd_meta = None
+    return t
 
 
 def _rebuild_tensor(
