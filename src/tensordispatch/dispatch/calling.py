@@ -34,6 +34,13 @@ default excluded word ``_td_dx`` (found by identity: the common case) and its mi
 are the fastest lookup CPython has; a dict subclass with ``__missing__`` is not
 specialized by the interpreter. A schema whose argument names are not Python identifiers
 (``from``) gets a generic ``*args, **kwargs`` entry instead, which binds by name per call.
+
+Non-tensor arguments are checked and converted as torch's binding does (Note [Argument
+conversion] in convert.py): a required one by an inline test of the right type
+(``if not (type(n) is int): n = _td_cv1(n)``), the converter called only when it fails;
+a list by an inline loop over its items; an optional one only on the branch where the
+caller gave some optional argument, before the lookup (torch converts before dispatching;
+the lookup is emitted on both branches), so tensor-only and all-defaults calls pay nothing.
 """
 
 from __future__ import annotations
