@@ -142,3 +142,29 @@ def test_overloads_whose_positionals_do_not_nest_are_a_codegen_error() -> None:
         "int x) -> Tensor have positional parameters that are not prefixes of one another "
         "(Note [Overload choice by presence] in codegen/gen_python.py)"
     )
+
+
+def test_bindings_reach_the_entry_installed_after_import() -> None:
+    """Note [Bindings call the entry]: a binding follows a reinstalled entry function."""
+    import tensordispatch as td
+    from tensordispatch.backends.aten import op
+    from tensordispatch.generated import functions
+
+    entry = op("neg")._entry
+    assert functions._E_neg is entry
+    current = entry.entry_function
+    calls: list[object] = []
+
+    def recording(x: object) -> object:
+        calls.append(x)
+        return current(x)
+
+    x = td.tensor([1.0, -2.0])
+    entry._install_entry(recording)
+    try:
+        result = td.neg(x)
+    finally:
+        entry._install_entry(current)
+    assert calls == [x]
+    assert result.tolist() == [-1.0, 2.0]
+    assert op("neg")(x).tolist() == [-1.0, 2.0]

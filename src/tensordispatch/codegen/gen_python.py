@@ -6,8 +6,16 @@ factories take ``requires_grad``, a lone int-list parameter may be passed as var
 (``zeros(2, 3)``, also ``zeros(size=(2, 3))``), an ``int[N]`` parameter accepts a bare int. When a name has several
 overloads, the generated function picks one by which arguments were given and, where
 overloads differ only by a Tensor-vs-number parameter, by ``isinstance``. The calls go to
-the operators' OpOverloads with only the arguments the caller gave, so there is no generic
-argument parsing on the path.
+the operators' entry functions with only the arguments the caller gave, so there is no
+generic argument parsing on the path.
+
+Note [Bindings call the entry]
+Calling an OpOverload goes through its class's ``__call__`` (op_overload.py, Note [One
+class per operator]), which CPython reaches through a slot wrapper that costs ~50 ns. The
+bindings keep each operator's OperatorEntry instead and call ``entry.entry_function``: the
+entry object is the one the OpOverload holds, and ``OperatorEntry._install_entry`` sets
+``entry_function`` together with the class's ``__call__`` (lazy generation, def, drop), so
+a binding always reaches the current entry, the same function the OpOverload would call.
 
 Note [Overload choice by presence]
 torch's Python arg parser tries each signature in order. Ours is decided at codegen time:
@@ -243,12 +251,12 @@ def _function(name: str, overloads: list[_Overload], method: bool) -> str:
         if conds and len(overloads) > 1:
             lines.append(f"    if {' and '.join(conds)}:")
             indent = "        "
-        target = f"_F_{ident(o.f)}"
+        target = f"_E_{ident(o.f)}.entry_function"  # Note [Bindings call the entry]
         if o.out is not None:
             lines.append(f"{indent}if out is None:")
             lines += _call(o, target, method, indent + "    ", False)
             lines.append(f"{indent}else:")
-            lines += _call(o, f"_F_{ident(o.out)}", method, indent + "    ", True)
+            lines += _call(o, f"_E_{ident(o.out)}.entry_function", method, indent + "    ", True)
         else:
             lines += _call(o, target, method, indent, False)
         if o.factory:
@@ -296,7 +304,7 @@ def _bindings(overloads_by_name: dict[str, list[_Overload]]) -> list[str]:
     }
     lines = ["from tensordispatch.backends.aten import op as _op", ""]
     for n in names:
-        lines.append(f"_F_{n} = _op({str(by_ident[n].func.name)!r})")
+        lines.append(f"_E_{n} = _op({str(by_ident[n].func.name)!r})._entry")
     return lines
 
 

@@ -17,362 +17,362 @@ __all__ = ['abs', 'abs_', 'add', 'addbmm', 'addcdiv', 'addcmul', 'addmm', 'addmv
 
 from tensordispatch.backends.aten import op as _op
 
-_F_abs = _op('abs')
-_F_abs_ = _op('abs_')
-_F_abs_out = _op('abs.out')
-_F_add_Tensor = _op('add.Tensor')
-_F_add_out = _op('add.out')
-_F_addbmm = _op('addbmm')
-_F_addbmm_out = _op('addbmm.out')
-_F_addcdiv = _op('addcdiv')
-_F_addcdiv_out = _op('addcdiv.out')
-_F_addcmul = _op('addcmul')
-_F_addcmul_out = _op('addcmul.out')
-_F_addmm = _op('addmm')
-_F_addmm_out = _op('addmm.out')
-_F_addmv = _op('addmv')
-_F_addmv_ = _op('addmv_')
-_F_addmv_out = _op('addmv.out')
-_F_alias = _op('alias')
-_F_alias_copy = _op('alias_copy')
-_F_alias_copy_out = _op('alias_copy.out')
-_F_amax = _op('amax')
-_F_amax_out = _op('amax.out')
-_F_amin = _op('amin')
-_F_amin_out = _op('amin.out')
-_F_aminmax = _op('aminmax')
-_F_aminmax_out = _op('aminmax.out')
-_F_argmax = _op('argmax')
-_F_argmax_out = _op('argmax.out')
-_F_argmin = _op('argmin')
-_F_argmin_out = _op('argmin.out')
-_F_as_strided = _op('as_strided')
-_F_as_strided_copy = _op('as_strided_copy')
-_F_as_strided_copy_out = _op('as_strided_copy.out')
-_F_baddbmm = _op('baddbmm')
-_F_baddbmm_out = _op('baddbmm.out')
-_F_bitwise_and_Scalar = _op('bitwise_and.Scalar')
-_F_bitwise_and_Scalar_Tensor = _op('bitwise_and.Scalar_Tensor')
-_F_bitwise_and_Scalar_out = _op('bitwise_and.Scalar_out')
-_F_bitwise_and_Tensor = _op('bitwise_and.Tensor')
-_F_bitwise_and_Tensor_out = _op('bitwise_and.Tensor_out')
-_F_bitwise_not = _op('bitwise_not')
-_F_bitwise_not_out = _op('bitwise_not.out')
-_F_bitwise_or_Scalar = _op('bitwise_or.Scalar')
-_F_bitwise_or_Scalar_Tensor = _op('bitwise_or.Scalar_Tensor')
-_F_bitwise_or_Scalar_out = _op('bitwise_or.Scalar_out')
-_F_bitwise_or_Tensor = _op('bitwise_or.Tensor')
-_F_bitwise_or_Tensor_out = _op('bitwise_or.Tensor_out')
-_F_bitwise_xor_Scalar = _op('bitwise_xor.Scalar')
-_F_bitwise_xor_Scalar_Tensor = _op('bitwise_xor.Scalar_Tensor')
-_F_bitwise_xor_Scalar_out = _op('bitwise_xor.Scalar_out')
-_F_bitwise_xor_Tensor = _op('bitwise_xor.Tensor')
-_F_bitwise_xor_Tensor_out = _op('bitwise_xor.Tensor_out')
-_F_bmm = _op('bmm')
-_F_bmm_out = _op('bmm.out')
-_F_ceil = _op('ceil')
-_F_ceil_ = _op('ceil_')
-_F_ceil_out = _op('ceil.out')
-_F_chunk = _op('chunk')
-_F_clamp_max = _op('clamp_max')
-_F_clamp_max_ = _op('clamp_max_')
-_F_clamp_max_Tensor = _op('clamp_max.Tensor')
-_F_clamp_max_Tensor_out = _op('clamp_max.Tensor_out')
-_F_clamp_max__Tensor = _op('clamp_max_.Tensor')
-_F_clamp_max_out = _op('clamp_max.out')
-_F_clamp_min = _op('clamp_min')
-_F_clamp_min_ = _op('clamp_min_')
-_F_clamp_min_Tensor = _op('clamp_min.Tensor')
-_F_clamp_min_Tensor_out = _op('clamp_min.Tensor_out')
-_F_clamp_min__Tensor = _op('clamp_min_.Tensor')
-_F_clamp_min_out = _op('clamp_min.out')
-_F_clone = _op('clone')
-_F_convolution = _op('convolution')
-_F_cos = _op('cos')
-_F_cos_ = _op('cos_')
-_F_cos_out = _op('cos.out')
-_F_cross_entropy_loss = _op('cross_entropy_loss')
-_F_cumsum = _op('cumsum')
-_F_cumsum_out = _op('cumsum.out')
-_F_detach = _op('detach')
-_F_detach_copy = _op('detach_copy')
-_F_detach_copy_out = _op('detach_copy.out')
-_F_diagonal = _op('diagonal')
-_F_diagonal_copy = _op('diagonal_copy')
-_F_diagonal_copy_out = _op('diagonal_copy.out')
-_F_div_Tensor = _op('div.Tensor')
-_F_div_Tensor_mode = _op('div.Tensor_mode')
-_F_div_out = _op('div.out')
-_F_div_out_mode = _op('div.out_mode')
-_F_dot = _op('dot')
-_F_dot_out = _op('dot.out')
-_F_dropout = _op('dropout')
-_F_dropout_ = _op('dropout_')
-_F_embedding = _op('embedding')
-_F_empty_like = _op('empty_like')
-_F_empty_memory_format = _op('empty.memory_format')
-_F_empty_strided = _op('empty_strided')
-_F_eq_Scalar = _op('eq.Scalar')
-_F_eq_Scalar_out = _op('eq.Scalar_out')
-_F_eq_Tensor = _op('eq.Tensor')
-_F_eq_Tensor_out = _op('eq.Tensor_out')
-_F_erf = _op('erf')
-_F_erf_ = _op('erf_')
-_F_erf_out = _op('erf.out')
-_F_exp = _op('exp')
-_F_exp_ = _op('exp_')
-_F_exp_out = _op('exp.out')
-_F_expand_copy = _op('expand_copy')
-_F_expand_copy_out = _op('expand_copy.out')
-_F_expm1 = _op('expm1')
-_F_expm1_ = _op('expm1_')
-_F_expm1_out = _op('expm1.out')
-_F_eye = _op('eye')
-_F_eye_m = _op('eye.m')
-_F_eye_m_out = _op('eye.m_out')
-_F_eye_out = _op('eye.out')
-_F_fill_Scalar = _op('fill.Scalar')
-_F_fill__Scalar = _op('fill_.Scalar')
-_F_flatten_using_ints = _op('flatten.using_ints')
-_F_flip = _op('flip')
-_F_floor = _op('floor')
-_F_floor_ = _op('floor_')
-_F_floor_divide = _op('floor_divide')
-_F_floor_divide_Scalar = _op('floor_divide.Scalar')
-_F_floor_divide_out = _op('floor_divide.out')
-_F_floor_out = _op('floor.out')
-_F_full = _op('full')
-_F_full_like = _op('full_like')
-_F_full_out = _op('full.out')
-_F_gather = _op('gather')
-_F_gather_out = _op('gather.out')
-_F_ge_Scalar = _op('ge.Scalar')
-_F_ge_Scalar_out = _op('ge.Scalar_out')
-_F_ge_Tensor = _op('ge.Tensor')
-_F_ge_Tensor_out = _op('ge.Tensor_out')
-_F_gelu = _op('gelu')
-_F_gelu_ = _op('gelu_')
-_F_gelu_out = _op('gelu.out')
-_F_gt_Scalar = _op('gt.Scalar')
-_F_gt_Scalar_out = _op('gt.Scalar_out')
-_F_gt_Tensor = _op('gt.Tensor')
-_F_gt_Tensor_out = _op('gt.Tensor_out')
-_F_index_Tensor = _op('index.Tensor')
-_F_index_Tensor_out = _op('index.Tensor_out')
-_F_index_put = _op('index_put')
-_F_index_put_ = _op('index_put_')
-_F_index_select = _op('index_select')
-_F_index_select_out = _op('index_select.out')
-_F_layer_norm = _op('layer_norm')
-_F_le_Scalar = _op('le.Scalar')
-_F_le_Scalar_out = _op('le.Scalar_out')
-_F_le_Tensor = _op('le.Tensor')
-_F_le_Tensor_out = _op('le.Tensor_out')
-_F_lerp_Scalar = _op('lerp.Scalar')
-_F_lerp_Scalar_out = _op('lerp.Scalar_out')
-_F_lerp_Tensor = _op('lerp.Tensor')
-_F_lerp_Tensor_out = _op('lerp.Tensor_out')
-_F_linear = _op('linear')
-_F_linear_out = _op('linear.out')
-_F_linspace = _op('linspace')
-_F_linspace_Scalar_Tensor = _op('linspace.Scalar_Tensor')
-_F_linspace_Scalar_Tensor_out = _op('linspace.Scalar_Tensor_out')
-_F_linspace_Tensor_Scalar = _op('linspace.Tensor_Scalar')
-_F_linspace_Tensor_Scalar_out = _op('linspace.Tensor_Scalar_out')
-_F_linspace_Tensor_Tensor = _op('linspace.Tensor_Tensor')
-_F_linspace_Tensor_Tensor_out = _op('linspace.Tensor_Tensor_out')
-_F_linspace_out = _op('linspace.out')
-_F_log = _op('log')
-_F_log1p = _op('log1p')
-_F_log1p_ = _op('log1p_')
-_F_log1p_out = _op('log1p.out')
-_F_log_ = _op('log_')
-_F_log_out = _op('log.out')
-_F_log_softmax_int = _op('log_softmax.int')
-_F_log_softmax_int_out = _op('log_softmax.int_out')
-_F_logical_and = _op('logical_and')
-_F_logical_and_out = _op('logical_and.out')
-_F_logical_not = _op('logical_not')
-_F_logical_not_out = _op('logical_not.out')
-_F_logical_or = _op('logical_or')
-_F_logical_or_out = _op('logical_or.out')
-_F_logical_xor = _op('logical_xor')
-_F_logical_xor_out = _op('logical_xor.out')
-_F_logsumexp = _op('logsumexp')
-_F_logsumexp_out = _op('logsumexp.out')
-_F_lt_Scalar = _op('lt.Scalar')
-_F_lt_Scalar_out = _op('lt.Scalar_out')
-_F_lt_Tensor = _op('lt.Tensor')
-_F_lt_Tensor_out = _op('lt.Tensor_out')
-_F_masked_fill_Scalar = _op('masked_fill.Scalar')
-_F_masked_fill_Tensor = _op('masked_fill.Tensor')
-_F_masked_select = _op('masked_select')
-_F_masked_select_out = _op('masked_select.out')
-_F_matmul = _op('matmul')
-_F_matmul_out = _op('matmul.out')
-_F_max = _op('max')
-_F_max_dim = _op('max.dim')
-_F_max_dim_max = _op('max.dim_max')
-_F_max_unary_out = _op('max.unary_out')
-_F_maximum = _op('maximum')
-_F_maximum_out = _op('maximum.out')
-_F_mean = _op('mean')
-_F_mean_dim = _op('mean.dim')
-_F_mean_dtype_out = _op('mean.dtype_out')
-_F_mean_out = _op('mean.out')
-_F_min = _op('min')
-_F_min_dim = _op('min.dim')
-_F_min_dim_min = _op('min.dim_min')
-_F_min_unary_out = _op('min.unary_out')
-_F_minimum = _op('minimum')
-_F_minimum_out = _op('minimum.out')
-_F_mm = _op('mm')
-_F_mm_out = _op('mm.out')
-_F_mul_Tensor = _op('mul.Tensor')
-_F_mul_out = _op('mul.out')
-_F_mv = _op('mv')
-_F_mv_out = _op('mv.out')
-_F_narrow = _op('narrow')
-_F_narrow_Tensor = _op('narrow.Tensor')
-_F_narrow_copy = _op('narrow_copy')
-_F_narrow_copy_out = _op('narrow_copy.out')
-_F_native_dropout = _op('native_dropout')
-_F_native_layer_norm = _op('native_layer_norm')
-_F_ne_Scalar = _op('ne.Scalar')
-_F_ne_Scalar_out = _op('ne.Scalar_out')
-_F_ne_Tensor = _op('ne.Tensor')
-_F_ne_Tensor_out = _op('ne.Tensor_out')
-_F_neg = _op('neg')
-_F_neg_ = _op('neg_')
-_F_neg_out = _op('neg.out')
-_F_nll_loss = _op('nll_loss')
-_F_nll_loss2d = _op('nll_loss2d')
-_F_nll_loss2d_forward = _op('nll_loss2d_forward')
-_F_nll_loss2d_forward_output = _op('nll_loss2d_forward.output')
-_F_nll_loss2d_out = _op('nll_loss2d.out')
-_F_nll_loss_forward = _op('nll_loss_forward')
-_F_nll_loss_forward_output = _op('nll_loss_forward.output')
-_F_nll_loss_nd = _op('nll_loss_nd')
-_F_nll_loss_out = _op('nll_loss.out')
-_F_one_hot = _op('one_hot')
-_F_ones = _op('ones')
-_F_ones_like = _op('ones_like')
-_F_ones_out = _op('ones.out')
-_F_outer = _op('outer')
-_F_outer_out = _op('outer.out')
-_F_permute = _op('permute')
-_F_permute_copy = _op('permute_copy')
-_F_permute_copy_out = _op('permute_copy.out')
-_F_pow_Scalar = _op('pow.Scalar')
-_F_pow_Scalar_out = _op('pow.Scalar_out')
-_F_pow_Tensor_Scalar = _op('pow.Tensor_Scalar')
-_F_pow_Tensor_Scalar_out = _op('pow.Tensor_Scalar_out')
-_F_pow_Tensor_Tensor = _op('pow.Tensor_Tensor')
-_F_pow_Tensor_Tensor_out = _op('pow.Tensor_Tensor_out')
-_F_prod = _op('prod')
-_F_prod_dim_int = _op('prod.dim_int')
-_F_prod_int_out = _op('prod.int_out')
-_F_rand_like = _op('rand_like')
-_F_randn_like = _op('randn_like')
-_F_relu = _op('relu')
-_F_relu_ = _op('relu_')
-_F_remainder_Scalar = _op('remainder.Scalar')
-_F_remainder_Scalar_Tensor = _op('remainder.Scalar_Tensor')
-_F_remainder_Scalar_out = _op('remainder.Scalar_out')
-_F_remainder_Tensor = _op('remainder.Tensor')
-_F_remainder_Tensor_out = _op('remainder.Tensor_out')
-_F_reshape = _op('reshape')
-_F_roll = _op('roll')
-_F_round = _op('round')
-_F_round_ = _op('round_')
-_F_round__decimals = _op('round_.decimals')
-_F_round_decimals = _op('round.decimals')
-_F_round_decimals_out = _op('round.decimals_out')
-_F_round_out = _op('round.out')
-_F_rsqrt = _op('rsqrt')
-_F_rsqrt_ = _op('rsqrt_')
-_F_rsqrt_out = _op('rsqrt.out')
-_F_rsub_Scalar = _op('rsub.Scalar')
-_F_rsub_Tensor = _op('rsub.Tensor')
-_F_scatter_add = _op('scatter_add')
-_F_scatter_add_out = _op('scatter_add.out')
-_F_select_copy_int = _op('select_copy.int')
-_F_select_copy_int_out = _op('select_copy.int_out')
-_F_select_int = _op('select.int')
-_F_sigmoid = _op('sigmoid')
-_F_sigmoid_ = _op('sigmoid_')
-_F_sigmoid_out = _op('sigmoid.out')
-_F_sign = _op('sign')
-_F_sign_out = _op('sign.out')
-_F_silu = _op('silu')
-_F_silu_ = _op('silu_')
-_F_silu_out = _op('silu.out')
-_F_sin = _op('sin')
-_F_sin_ = _op('sin_')
-_F_sin_out = _op('sin.out')
-_F_slice_copy_Tensor = _op('slice_copy.Tensor')
-_F_slice_copy_Tensor_out = _op('slice_copy.Tensor_out')
-_F_softmax_int = _op('softmax.int')
-_F_softmax_int_out = _op('softmax.int_out')
-_F_sort = _op('sort')
-_F_sort_stable = _op('sort.stable')
-_F_sort_values = _op('sort.values')
-_F_sort_values_stable = _op('sort.values_stable')
-_F_split_copy_Tensor = _op('split_copy.Tensor')
-_F_split_copy_Tensor_out = _op('split_copy.Tensor_out')
-_F_split_with_sizes = _op('split_with_sizes')
-_F_split_with_sizes_copy = _op('split_with_sizes_copy')
-_F_split_with_sizes_copy_out = _op('split_with_sizes_copy.out')
-_F_sqrt = _op('sqrt')
-_F_sqrt_ = _op('sqrt_')
-_F_sqrt_out = _op('sqrt.out')
-_F_squeeze_copy_dim = _op('squeeze_copy.dim')
-_F_squeeze_copy_dim_out = _op('squeeze_copy.dim_out')
-_F_squeeze_dim = _op('squeeze.dim')
-_F_stack = _op('stack')
-_F_stack_out = _op('stack.out')
-_F_sub_Tensor = _op('sub.Tensor')
-_F_sub_out = _op('sub.out')
-_F_sum = _op('sum')
-_F_sum_IntList_out = _op('sum.IntList_out')
-_F_sum_dim_IntList = _op('sum.dim_IntList')
-_F_t = _op('t')
-_F_t_copy = _op('t_copy')
-_F_t_copy_out = _op('t_copy.out')
-_F_tan = _op('tan')
-_F_tan_ = _op('tan_')
-_F_tan_out = _op('tan.out')
-_F_tanh = _op('tanh')
-_F_tanh_ = _op('tanh_')
-_F_tanh_out = _op('tanh.out')
-_F_topk = _op('topk')
-_F_topk_values = _op('topk.values')
-_F_transpose_copy_int = _op('transpose_copy.int')
-_F_transpose_copy_int_out = _op('transpose_copy.int_out')
-_F_transpose_int = _op('transpose.int')
-_F_tril = _op('tril')
-_F_tril_out = _op('tril.out')
-_F_triu = _op('triu')
-_F_triu_out = _op('triu.out')
-_F_unbind_copy_int = _op('unbind_copy.int')
-_F_unbind_copy_int_out = _op('unbind_copy.int_out')
-_F_unbind_int = _op('unbind.int')
-_F_unfold_copy = _op('unfold_copy')
-_F_unfold_copy_out = _op('unfold_copy.out')
-_F_unsqueeze = _op('unsqueeze')
-_F_unsqueeze_copy = _op('unsqueeze_copy')
-_F_unsqueeze_copy_out = _op('unsqueeze_copy.out')
-_F_view_as_complex = _op('view_as_complex')
-_F_view_as_complex_copy = _op('view_as_complex_copy')
-_F_view_as_complex_copy_out = _op('view_as_complex_copy.out')
-_F_view_as_real = _op('view_as_real')
-_F_view_as_real_copy = _op('view_as_real_copy')
-_F_view_as_real_copy_out = _op('view_as_real_copy.out')
-_F_view_copy = _op('view_copy')
-_F_view_copy_out = _op('view_copy.out')
-_F_zeros = _op('zeros')
-_F_zeros_like = _op('zeros_like')
-_F_zeros_out = _op('zeros.out')
+_E_abs = _op('abs')._entry
+_E_abs_ = _op('abs_')._entry
+_E_abs_out = _op('abs.out')._entry
+_E_add_Tensor = _op('add.Tensor')._entry
+_E_add_out = _op('add.out')._entry
+_E_addbmm = _op('addbmm')._entry
+_E_addbmm_out = _op('addbmm.out')._entry
+_E_addcdiv = _op('addcdiv')._entry
+_E_addcdiv_out = _op('addcdiv.out')._entry
+_E_addcmul = _op('addcmul')._entry
+_E_addcmul_out = _op('addcmul.out')._entry
+_E_addmm = _op('addmm')._entry
+_E_addmm_out = _op('addmm.out')._entry
+_E_addmv = _op('addmv')._entry
+_E_addmv_ = _op('addmv_')._entry
+_E_addmv_out = _op('addmv.out')._entry
+_E_alias = _op('alias')._entry
+_E_alias_copy = _op('alias_copy')._entry
+_E_alias_copy_out = _op('alias_copy.out')._entry
+_E_amax = _op('amax')._entry
+_E_amax_out = _op('amax.out')._entry
+_E_amin = _op('amin')._entry
+_E_amin_out = _op('amin.out')._entry
+_E_aminmax = _op('aminmax')._entry
+_E_aminmax_out = _op('aminmax.out')._entry
+_E_argmax = _op('argmax')._entry
+_E_argmax_out = _op('argmax.out')._entry
+_E_argmin = _op('argmin')._entry
+_E_argmin_out = _op('argmin.out')._entry
+_E_as_strided = _op('as_strided')._entry
+_E_as_strided_copy = _op('as_strided_copy')._entry
+_E_as_strided_copy_out = _op('as_strided_copy.out')._entry
+_E_baddbmm = _op('baddbmm')._entry
+_E_baddbmm_out = _op('baddbmm.out')._entry
+_E_bitwise_and_Scalar = _op('bitwise_and.Scalar')._entry
+_E_bitwise_and_Scalar_Tensor = _op('bitwise_and.Scalar_Tensor')._entry
+_E_bitwise_and_Scalar_out = _op('bitwise_and.Scalar_out')._entry
+_E_bitwise_and_Tensor = _op('bitwise_and.Tensor')._entry
+_E_bitwise_and_Tensor_out = _op('bitwise_and.Tensor_out')._entry
+_E_bitwise_not = _op('bitwise_not')._entry
+_E_bitwise_not_out = _op('bitwise_not.out')._entry
+_E_bitwise_or_Scalar = _op('bitwise_or.Scalar')._entry
+_E_bitwise_or_Scalar_Tensor = _op('bitwise_or.Scalar_Tensor')._entry
+_E_bitwise_or_Scalar_out = _op('bitwise_or.Scalar_out')._entry
+_E_bitwise_or_Tensor = _op('bitwise_or.Tensor')._entry
+_E_bitwise_or_Tensor_out = _op('bitwise_or.Tensor_out')._entry
+_E_bitwise_xor_Scalar = _op('bitwise_xor.Scalar')._entry
+_E_bitwise_xor_Scalar_Tensor = _op('bitwise_xor.Scalar_Tensor')._entry
+_E_bitwise_xor_Scalar_out = _op('bitwise_xor.Scalar_out')._entry
+_E_bitwise_xor_Tensor = _op('bitwise_xor.Tensor')._entry
+_E_bitwise_xor_Tensor_out = _op('bitwise_xor.Tensor_out')._entry
+_E_bmm = _op('bmm')._entry
+_E_bmm_out = _op('bmm.out')._entry
+_E_ceil = _op('ceil')._entry
+_E_ceil_ = _op('ceil_')._entry
+_E_ceil_out = _op('ceil.out')._entry
+_E_chunk = _op('chunk')._entry
+_E_clamp_max = _op('clamp_max')._entry
+_E_clamp_max_ = _op('clamp_max_')._entry
+_E_clamp_max_Tensor = _op('clamp_max.Tensor')._entry
+_E_clamp_max_Tensor_out = _op('clamp_max.Tensor_out')._entry
+_E_clamp_max__Tensor = _op('clamp_max_.Tensor')._entry
+_E_clamp_max_out = _op('clamp_max.out')._entry
+_E_clamp_min = _op('clamp_min')._entry
+_E_clamp_min_ = _op('clamp_min_')._entry
+_E_clamp_min_Tensor = _op('clamp_min.Tensor')._entry
+_E_clamp_min_Tensor_out = _op('clamp_min.Tensor_out')._entry
+_E_clamp_min__Tensor = _op('clamp_min_.Tensor')._entry
+_E_clamp_min_out = _op('clamp_min.out')._entry
+_E_clone = _op('clone')._entry
+_E_convolution = _op('convolution')._entry
+_E_cos = _op('cos')._entry
+_E_cos_ = _op('cos_')._entry
+_E_cos_out = _op('cos.out')._entry
+_E_cross_entropy_loss = _op('cross_entropy_loss')._entry
+_E_cumsum = _op('cumsum')._entry
+_E_cumsum_out = _op('cumsum.out')._entry
+_E_detach = _op('detach')._entry
+_E_detach_copy = _op('detach_copy')._entry
+_E_detach_copy_out = _op('detach_copy.out')._entry
+_E_diagonal = _op('diagonal')._entry
+_E_diagonal_copy = _op('diagonal_copy')._entry
+_E_diagonal_copy_out = _op('diagonal_copy.out')._entry
+_E_div_Tensor = _op('div.Tensor')._entry
+_E_div_Tensor_mode = _op('div.Tensor_mode')._entry
+_E_div_out = _op('div.out')._entry
+_E_div_out_mode = _op('div.out_mode')._entry
+_E_dot = _op('dot')._entry
+_E_dot_out = _op('dot.out')._entry
+_E_dropout = _op('dropout')._entry
+_E_dropout_ = _op('dropout_')._entry
+_E_embedding = _op('embedding')._entry
+_E_empty_like = _op('empty_like')._entry
+_E_empty_memory_format = _op('empty.memory_format')._entry
+_E_empty_strided = _op('empty_strided')._entry
+_E_eq_Scalar = _op('eq.Scalar')._entry
+_E_eq_Scalar_out = _op('eq.Scalar_out')._entry
+_E_eq_Tensor = _op('eq.Tensor')._entry
+_E_eq_Tensor_out = _op('eq.Tensor_out')._entry
+_E_erf = _op('erf')._entry
+_E_erf_ = _op('erf_')._entry
+_E_erf_out = _op('erf.out')._entry
+_E_exp = _op('exp')._entry
+_E_exp_ = _op('exp_')._entry
+_E_exp_out = _op('exp.out')._entry
+_E_expand_copy = _op('expand_copy')._entry
+_E_expand_copy_out = _op('expand_copy.out')._entry
+_E_expm1 = _op('expm1')._entry
+_E_expm1_ = _op('expm1_')._entry
+_E_expm1_out = _op('expm1.out')._entry
+_E_eye = _op('eye')._entry
+_E_eye_m = _op('eye.m')._entry
+_E_eye_m_out = _op('eye.m_out')._entry
+_E_eye_out = _op('eye.out')._entry
+_E_fill_Scalar = _op('fill.Scalar')._entry
+_E_fill__Scalar = _op('fill_.Scalar')._entry
+_E_flatten_using_ints = _op('flatten.using_ints')._entry
+_E_flip = _op('flip')._entry
+_E_floor = _op('floor')._entry
+_E_floor_ = _op('floor_')._entry
+_E_floor_divide = _op('floor_divide')._entry
+_E_floor_divide_Scalar = _op('floor_divide.Scalar')._entry
+_E_floor_divide_out = _op('floor_divide.out')._entry
+_E_floor_out = _op('floor.out')._entry
+_E_full = _op('full')._entry
+_E_full_like = _op('full_like')._entry
+_E_full_out = _op('full.out')._entry
+_E_gather = _op('gather')._entry
+_E_gather_out = _op('gather.out')._entry
+_E_ge_Scalar = _op('ge.Scalar')._entry
+_E_ge_Scalar_out = _op('ge.Scalar_out')._entry
+_E_ge_Tensor = _op('ge.Tensor')._entry
+_E_ge_Tensor_out = _op('ge.Tensor_out')._entry
+_E_gelu = _op('gelu')._entry
+_E_gelu_ = _op('gelu_')._entry
+_E_gelu_out = _op('gelu.out')._entry
+_E_gt_Scalar = _op('gt.Scalar')._entry
+_E_gt_Scalar_out = _op('gt.Scalar_out')._entry
+_E_gt_Tensor = _op('gt.Tensor')._entry
+_E_gt_Tensor_out = _op('gt.Tensor_out')._entry
+_E_index_Tensor = _op('index.Tensor')._entry
+_E_index_Tensor_out = _op('index.Tensor_out')._entry
+_E_index_put = _op('index_put')._entry
+_E_index_put_ = _op('index_put_')._entry
+_E_index_select = _op('index_select')._entry
+_E_index_select_out = _op('index_select.out')._entry
+_E_layer_norm = _op('layer_norm')._entry
+_E_le_Scalar = _op('le.Scalar')._entry
+_E_le_Scalar_out = _op('le.Scalar_out')._entry
+_E_le_Tensor = _op('le.Tensor')._entry
+_E_le_Tensor_out = _op('le.Tensor_out')._entry
+_E_lerp_Scalar = _op('lerp.Scalar')._entry
+_E_lerp_Scalar_out = _op('lerp.Scalar_out')._entry
+_E_lerp_Tensor = _op('lerp.Tensor')._entry
+_E_lerp_Tensor_out = _op('lerp.Tensor_out')._entry
+_E_linear = _op('linear')._entry
+_E_linear_out = _op('linear.out')._entry
+_E_linspace = _op('linspace')._entry
+_E_linspace_Scalar_Tensor = _op('linspace.Scalar_Tensor')._entry
+_E_linspace_Scalar_Tensor_out = _op('linspace.Scalar_Tensor_out')._entry
+_E_linspace_Tensor_Scalar = _op('linspace.Tensor_Scalar')._entry
+_E_linspace_Tensor_Scalar_out = _op('linspace.Tensor_Scalar_out')._entry
+_E_linspace_Tensor_Tensor = _op('linspace.Tensor_Tensor')._entry
+_E_linspace_Tensor_Tensor_out = _op('linspace.Tensor_Tensor_out')._entry
+_E_linspace_out = _op('linspace.out')._entry
+_E_log = _op('log')._entry
+_E_log1p = _op('log1p')._entry
+_E_log1p_ = _op('log1p_')._entry
+_E_log1p_out = _op('log1p.out')._entry
+_E_log_ = _op('log_')._entry
+_E_log_out = _op('log.out')._entry
+_E_log_softmax_int = _op('log_softmax.int')._entry
+_E_log_softmax_int_out = _op('log_softmax.int_out')._entry
+_E_logical_and = _op('logical_and')._entry
+_E_logical_and_out = _op('logical_and.out')._entry
+_E_logical_not = _op('logical_not')._entry
+_E_logical_not_out = _op('logical_not.out')._entry
+_E_logical_or = _op('logical_or')._entry
+_E_logical_or_out = _op('logical_or.out')._entry
+_E_logical_xor = _op('logical_xor')._entry
+_E_logical_xor_out = _op('logical_xor.out')._entry
+_E_logsumexp = _op('logsumexp')._entry
+_E_logsumexp_out = _op('logsumexp.out')._entry
+_E_lt_Scalar = _op('lt.Scalar')._entry
+_E_lt_Scalar_out = _op('lt.Scalar_out')._entry
+_E_lt_Tensor = _op('lt.Tensor')._entry
+_E_lt_Tensor_out = _op('lt.Tensor_out')._entry
+_E_masked_fill_Scalar = _op('masked_fill.Scalar')._entry
+_E_masked_fill_Tensor = _op('masked_fill.Tensor')._entry
+_E_masked_select = _op('masked_select')._entry
+_E_masked_select_out = _op('masked_select.out')._entry
+_E_matmul = _op('matmul')._entry
+_E_matmul_out = _op('matmul.out')._entry
+_E_max = _op('max')._entry
+_E_max_dim = _op('max.dim')._entry
+_E_max_dim_max = _op('max.dim_max')._entry
+_E_max_unary_out = _op('max.unary_out')._entry
+_E_maximum = _op('maximum')._entry
+_E_maximum_out = _op('maximum.out')._entry
+_E_mean = _op('mean')._entry
+_E_mean_dim = _op('mean.dim')._entry
+_E_mean_dtype_out = _op('mean.dtype_out')._entry
+_E_mean_out = _op('mean.out')._entry
+_E_min = _op('min')._entry
+_E_min_dim = _op('min.dim')._entry
+_E_min_dim_min = _op('min.dim_min')._entry
+_E_min_unary_out = _op('min.unary_out')._entry
+_E_minimum = _op('minimum')._entry
+_E_minimum_out = _op('minimum.out')._entry
+_E_mm = _op('mm')._entry
+_E_mm_out = _op('mm.out')._entry
+_E_mul_Tensor = _op('mul.Tensor')._entry
+_E_mul_out = _op('mul.out')._entry
+_E_mv = _op('mv')._entry
+_E_mv_out = _op('mv.out')._entry
+_E_narrow = _op('narrow')._entry
+_E_narrow_Tensor = _op('narrow.Tensor')._entry
+_E_narrow_copy = _op('narrow_copy')._entry
+_E_narrow_copy_out = _op('narrow_copy.out')._entry
+_E_native_dropout = _op('native_dropout')._entry
+_E_native_layer_norm = _op('native_layer_norm')._entry
+_E_ne_Scalar = _op('ne.Scalar')._entry
+_E_ne_Scalar_out = _op('ne.Scalar_out')._entry
+_E_ne_Tensor = _op('ne.Tensor')._entry
+_E_ne_Tensor_out = _op('ne.Tensor_out')._entry
+_E_neg = _op('neg')._entry
+_E_neg_ = _op('neg_')._entry
+_E_neg_out = _op('neg.out')._entry
+_E_nll_loss = _op('nll_loss')._entry
+_E_nll_loss2d = _op('nll_loss2d')._entry
+_E_nll_loss2d_forward = _op('nll_loss2d_forward')._entry
+_E_nll_loss2d_forward_output = _op('nll_loss2d_forward.output')._entry
+_E_nll_loss2d_out = _op('nll_loss2d.out')._entry
+_E_nll_loss_forward = _op('nll_loss_forward')._entry
+_E_nll_loss_forward_output = _op('nll_loss_forward.output')._entry
+_E_nll_loss_nd = _op('nll_loss_nd')._entry
+_E_nll_loss_out = _op('nll_loss.out')._entry
+_E_one_hot = _op('one_hot')._entry
+_E_ones = _op('ones')._entry
+_E_ones_like = _op('ones_like')._entry
+_E_ones_out = _op('ones.out')._entry
+_E_outer = _op('outer')._entry
+_E_outer_out = _op('outer.out')._entry
+_E_permute = _op('permute')._entry
+_E_permute_copy = _op('permute_copy')._entry
+_E_permute_copy_out = _op('permute_copy.out')._entry
+_E_pow_Scalar = _op('pow.Scalar')._entry
+_E_pow_Scalar_out = _op('pow.Scalar_out')._entry
+_E_pow_Tensor_Scalar = _op('pow.Tensor_Scalar')._entry
+_E_pow_Tensor_Scalar_out = _op('pow.Tensor_Scalar_out')._entry
+_E_pow_Tensor_Tensor = _op('pow.Tensor_Tensor')._entry
+_E_pow_Tensor_Tensor_out = _op('pow.Tensor_Tensor_out')._entry
+_E_prod = _op('prod')._entry
+_E_prod_dim_int = _op('prod.dim_int')._entry
+_E_prod_int_out = _op('prod.int_out')._entry
+_E_rand_like = _op('rand_like')._entry
+_E_randn_like = _op('randn_like')._entry
+_E_relu = _op('relu')._entry
+_E_relu_ = _op('relu_')._entry
+_E_remainder_Scalar = _op('remainder.Scalar')._entry
+_E_remainder_Scalar_Tensor = _op('remainder.Scalar_Tensor')._entry
+_E_remainder_Scalar_out = _op('remainder.Scalar_out')._entry
+_E_remainder_Tensor = _op('remainder.Tensor')._entry
+_E_remainder_Tensor_out = _op('remainder.Tensor_out')._entry
+_E_reshape = _op('reshape')._entry
+_E_roll = _op('roll')._entry
+_E_round = _op('round')._entry
+_E_round_ = _op('round_')._entry
+_E_round__decimals = _op('round_.decimals')._entry
+_E_round_decimals = _op('round.decimals')._entry
+_E_round_decimals_out = _op('round.decimals_out')._entry
+_E_round_out = _op('round.out')._entry
+_E_rsqrt = _op('rsqrt')._entry
+_E_rsqrt_ = _op('rsqrt_')._entry
+_E_rsqrt_out = _op('rsqrt.out')._entry
+_E_rsub_Scalar = _op('rsub.Scalar')._entry
+_E_rsub_Tensor = _op('rsub.Tensor')._entry
+_E_scatter_add = _op('scatter_add')._entry
+_E_scatter_add_out = _op('scatter_add.out')._entry
+_E_select_copy_int = _op('select_copy.int')._entry
+_E_select_copy_int_out = _op('select_copy.int_out')._entry
+_E_select_int = _op('select.int')._entry
+_E_sigmoid = _op('sigmoid')._entry
+_E_sigmoid_ = _op('sigmoid_')._entry
+_E_sigmoid_out = _op('sigmoid.out')._entry
+_E_sign = _op('sign')._entry
+_E_sign_out = _op('sign.out')._entry
+_E_silu = _op('silu')._entry
+_E_silu_ = _op('silu_')._entry
+_E_silu_out = _op('silu.out')._entry
+_E_sin = _op('sin')._entry
+_E_sin_ = _op('sin_')._entry
+_E_sin_out = _op('sin.out')._entry
+_E_slice_copy_Tensor = _op('slice_copy.Tensor')._entry
+_E_slice_copy_Tensor_out = _op('slice_copy.Tensor_out')._entry
+_E_softmax_int = _op('softmax.int')._entry
+_E_softmax_int_out = _op('softmax.int_out')._entry
+_E_sort = _op('sort')._entry
+_E_sort_stable = _op('sort.stable')._entry
+_E_sort_values = _op('sort.values')._entry
+_E_sort_values_stable = _op('sort.values_stable')._entry
+_E_split_copy_Tensor = _op('split_copy.Tensor')._entry
+_E_split_copy_Tensor_out = _op('split_copy.Tensor_out')._entry
+_E_split_with_sizes = _op('split_with_sizes')._entry
+_E_split_with_sizes_copy = _op('split_with_sizes_copy')._entry
+_E_split_with_sizes_copy_out = _op('split_with_sizes_copy.out')._entry
+_E_sqrt = _op('sqrt')._entry
+_E_sqrt_ = _op('sqrt_')._entry
+_E_sqrt_out = _op('sqrt.out')._entry
+_E_squeeze_copy_dim = _op('squeeze_copy.dim')._entry
+_E_squeeze_copy_dim_out = _op('squeeze_copy.dim_out')._entry
+_E_squeeze_dim = _op('squeeze.dim')._entry
+_E_stack = _op('stack')._entry
+_E_stack_out = _op('stack.out')._entry
+_E_sub_Tensor = _op('sub.Tensor')._entry
+_E_sub_out = _op('sub.out')._entry
+_E_sum = _op('sum')._entry
+_E_sum_IntList_out = _op('sum.IntList_out')._entry
+_E_sum_dim_IntList = _op('sum.dim_IntList')._entry
+_E_t = _op('t')._entry
+_E_t_copy = _op('t_copy')._entry
+_E_t_copy_out = _op('t_copy.out')._entry
+_E_tan = _op('tan')._entry
+_E_tan_ = _op('tan_')._entry
+_E_tan_out = _op('tan.out')._entry
+_E_tanh = _op('tanh')._entry
+_E_tanh_ = _op('tanh_')._entry
+_E_tanh_out = _op('tanh.out')._entry
+_E_topk = _op('topk')._entry
+_E_topk_values = _op('topk.values')._entry
+_E_transpose_copy_int = _op('transpose_copy.int')._entry
+_E_transpose_copy_int_out = _op('transpose_copy.int_out')._entry
+_E_transpose_int = _op('transpose.int')._entry
+_E_tril = _op('tril')._entry
+_E_tril_out = _op('tril.out')._entry
+_E_triu = _op('triu')._entry
+_E_triu_out = _op('triu.out')._entry
+_E_unbind_copy_int = _op('unbind_copy.int')._entry
+_E_unbind_copy_int_out = _op('unbind_copy.int_out')._entry
+_E_unbind_int = _op('unbind.int')._entry
+_E_unfold_copy = _op('unfold_copy')._entry
+_E_unfold_copy_out = _op('unfold_copy.out')._entry
+_E_unsqueeze = _op('unsqueeze')._entry
+_E_unsqueeze_copy = _op('unsqueeze_copy')._entry
+_E_unsqueeze_copy_out = _op('unsqueeze_copy.out')._entry
+_E_view_as_complex = _op('view_as_complex')._entry
+_E_view_as_complex_copy = _op('view_as_complex_copy')._entry
+_E_view_as_complex_copy_out = _op('view_as_complex_copy.out')._entry
+_E_view_as_real = _op('view_as_real')._entry
+_E_view_as_real_copy = _op('view_as_real_copy')._entry
+_E_view_as_real_copy_out = _op('view_as_real_copy.out')._entry
+_E_view_copy = _op('view_copy')._entry
+_E_view_copy_out = _op('view_copy.out')._entry
+_E_zeros = _op('zeros')._entry
+_E_zeros_like = _op('zeros_like')._entry
+_E_zeros_out = _op('zeros.out')._entry
 from tensordispatch.ops.bindings_reductions import all as all
 from tensordispatch.ops.bindings_reductions import any as any
 from tensordispatch.ops.bindings import arange as arange
@@ -394,14 +394,14 @@ from tensordispatch.ops.bindings_pointwise import where as where
 
 def abs(input, *, out=None):
     if out is None:
-        _r = _F_abs(input)
+        _r = _E_abs.entry_function(input)
     else:
-        _r = _F_abs_out(input, out=out)
+        _r = _E_abs_out.entry_function(input, out=out)
     return _r
 
 
 def abs_(input):
-    _r = _F_abs_(input)
+    _r = _E_abs_.entry_function(input)
     return _r
 
 
@@ -409,138 +409,138 @@ def add(input, other, *, alpha=_NO, out=None):
     if not isinstance(other, _Tensor): other = _wrap_number(other)
     if out is None:
         if alpha is _NO:
-            _r = _F_add_Tensor(input, other)
+            _r = _E_add_Tensor.entry_function(input, other)
         else:
             _kw = {}
             if alpha is not _NO: _kw['alpha'] = alpha
-            _r = _F_add_Tensor(input, other, **_kw)
+            _r = _E_add_Tensor.entry_function(input, other, **_kw)
     else:
         if alpha is _NO:
-            _r = _F_add_out(input, other, out=out)
+            _r = _E_add_out.entry_function(input, other, out=out)
         else:
             _kw = {}
             if alpha is not _NO: _kw['alpha'] = alpha
-            _r = _F_add_out(input, other, out=out, **_kw)
+            _r = _E_add_out.entry_function(input, other, out=out, **_kw)
     return _r
 
 
 def addbmm(input, batch1, batch2, *, beta=_NO, alpha=_NO, out=None):
     if out is None:
         if beta is _NO and alpha is _NO:
-            _r = _F_addbmm(input, batch1, batch2)
+            _r = _E_addbmm.entry_function(input, batch1, batch2)
         else:
             _kw = {}
             if beta is not _NO: _kw['beta'] = beta
             if alpha is not _NO: _kw['alpha'] = alpha
-            _r = _F_addbmm(input, batch1, batch2, **_kw)
+            _r = _E_addbmm.entry_function(input, batch1, batch2, **_kw)
     else:
         if beta is _NO and alpha is _NO:
-            _r = _F_addbmm_out(input, batch1, batch2, out=out)
+            _r = _E_addbmm_out.entry_function(input, batch1, batch2, out=out)
         else:
             _kw = {}
             if beta is not _NO: _kw['beta'] = beta
             if alpha is not _NO: _kw['alpha'] = alpha
-            _r = _F_addbmm_out(input, batch1, batch2, out=out, **_kw)
+            _r = _E_addbmm_out.entry_function(input, batch1, batch2, out=out, **_kw)
     return _r
 
 
 def addcdiv(input, tensor1, tensor2, *, value=_NO, out=None):
     if out is None:
         if value is _NO:
-            _r = _F_addcdiv(input, tensor1, tensor2)
+            _r = _E_addcdiv.entry_function(input, tensor1, tensor2)
         else:
             _kw = {}
             if value is not _NO: _kw['value'] = value
-            _r = _F_addcdiv(input, tensor1, tensor2, **_kw)
+            _r = _E_addcdiv.entry_function(input, tensor1, tensor2, **_kw)
     else:
         if value is _NO:
-            _r = _F_addcdiv_out(input, tensor1, tensor2, out=out)
+            _r = _E_addcdiv_out.entry_function(input, tensor1, tensor2, out=out)
         else:
             _kw = {}
             if value is not _NO: _kw['value'] = value
-            _r = _F_addcdiv_out(input, tensor1, tensor2, out=out, **_kw)
+            _r = _E_addcdiv_out.entry_function(input, tensor1, tensor2, out=out, **_kw)
     return _r
 
 
 def addcmul(input, tensor1, tensor2, *, value=_NO, out=None):
     if out is None:
         if value is _NO:
-            _r = _F_addcmul(input, tensor1, tensor2)
+            _r = _E_addcmul.entry_function(input, tensor1, tensor2)
         else:
             _kw = {}
             if value is not _NO: _kw['value'] = value
-            _r = _F_addcmul(input, tensor1, tensor2, **_kw)
+            _r = _E_addcmul.entry_function(input, tensor1, tensor2, **_kw)
     else:
         if value is _NO:
-            _r = _F_addcmul_out(input, tensor1, tensor2, out=out)
+            _r = _E_addcmul_out.entry_function(input, tensor1, tensor2, out=out)
         else:
             _kw = {}
             if value is not _NO: _kw['value'] = value
-            _r = _F_addcmul_out(input, tensor1, tensor2, out=out, **_kw)
+            _r = _E_addcmul_out.entry_function(input, tensor1, tensor2, out=out, **_kw)
     return _r
 
 
 def addmm(input, mat1, mat2, *, beta=_NO, alpha=_NO, out=None):
     if out is None:
         if beta is _NO and alpha is _NO:
-            _r = _F_addmm(input, mat1, mat2)
+            _r = _E_addmm.entry_function(input, mat1, mat2)
         else:
             _kw = {}
             if beta is not _NO: _kw['beta'] = beta
             if alpha is not _NO: _kw['alpha'] = alpha
-            _r = _F_addmm(input, mat1, mat2, **_kw)
+            _r = _E_addmm.entry_function(input, mat1, mat2, **_kw)
     else:
         if beta is _NO and alpha is _NO:
-            _r = _F_addmm_out(input, mat1, mat2, out=out)
+            _r = _E_addmm_out.entry_function(input, mat1, mat2, out=out)
         else:
             _kw = {}
             if beta is not _NO: _kw['beta'] = beta
             if alpha is not _NO: _kw['alpha'] = alpha
-            _r = _F_addmm_out(input, mat1, mat2, out=out, **_kw)
+            _r = _E_addmm_out.entry_function(input, mat1, mat2, out=out, **_kw)
     return _r
 
 
 def addmv(input, mat, vec, *, beta=_NO, alpha=_NO, out=None):
     if out is None:
         if beta is _NO and alpha is _NO:
-            _r = _F_addmv(input, mat, vec)
+            _r = _E_addmv.entry_function(input, mat, vec)
         else:
             _kw = {}
             if beta is not _NO: _kw['beta'] = beta
             if alpha is not _NO: _kw['alpha'] = alpha
-            _r = _F_addmv(input, mat, vec, **_kw)
+            _r = _E_addmv.entry_function(input, mat, vec, **_kw)
     else:
         if beta is _NO and alpha is _NO:
-            _r = _F_addmv_out(input, mat, vec, out=out)
+            _r = _E_addmv_out.entry_function(input, mat, vec, out=out)
         else:
             _kw = {}
             if beta is not _NO: _kw['beta'] = beta
             if alpha is not _NO: _kw['alpha'] = alpha
-            _r = _F_addmv_out(input, mat, vec, out=out, **_kw)
+            _r = _E_addmv_out.entry_function(input, mat, vec, out=out, **_kw)
     return _r
 
 
 def addmv_(input, mat, vec, *, beta=_NO, alpha=_NO):
     if beta is _NO and alpha is _NO:
-        _r = _F_addmv_(input, mat, vec)
+        _r = _E_addmv_.entry_function(input, mat, vec)
     else:
         _kw = {}
         if beta is not _NO: _kw['beta'] = beta
         if alpha is not _NO: _kw['alpha'] = alpha
-        _r = _F_addmv_(input, mat, vec, **_kw)
+        _r = _E_addmv_.entry_function(input, mat, vec, **_kw)
     return _r
 
 
 def alias(input):
-    _r = _F_alias(input)
+    _r = _E_alias.entry_function(input)
     return _r
 
 
 def alias_copy(input, *, out=None):
     if out is None:
-        _r = _F_alias_copy(input)
+        _r = _E_alias_copy.entry_function(input)
     else:
-        _r = _F_alias_copy_out(input, out=out)
+        _r = _E_alias_copy_out.entry_function(input, out=out)
     return _r
 
 
@@ -548,20 +548,20 @@ def amax(input, dim=_NO, keepdim=_NO, *, out=None):
     if type(dim) is int: dim = [dim]
     if out is None:
         if dim is _NO and keepdim is _NO:
-            _r = _F_amax(input)
+            _r = _E_amax.entry_function(input)
         else:
             _kw = {}
             if dim is not _NO: _kw['dim'] = dim
             if keepdim is not _NO: _kw['keepdim'] = keepdim
-            _r = _F_amax(input, **_kw)
+            _r = _E_amax.entry_function(input, **_kw)
     else:
         if dim is _NO and keepdim is _NO:
-            _r = _F_amax_out(input, out=out)
+            _r = _E_amax_out.entry_function(input, out=out)
         else:
             _kw = {}
             if dim is not _NO: _kw['dim'] = dim
             if keepdim is not _NO: _kw['keepdim'] = keepdim
-            _r = _F_amax_out(input, out=out, **_kw)
+            _r = _E_amax_out.entry_function(input, out=out, **_kw)
     return _r
 
 
@@ -569,173 +569,173 @@ def amin(input, dim=_NO, keepdim=_NO, *, out=None):
     if type(dim) is int: dim = [dim]
     if out is None:
         if dim is _NO and keepdim is _NO:
-            _r = _F_amin(input)
+            _r = _E_amin.entry_function(input)
         else:
             _kw = {}
             if dim is not _NO: _kw['dim'] = dim
             if keepdim is not _NO: _kw['keepdim'] = keepdim
-            _r = _F_amin(input, **_kw)
+            _r = _E_amin.entry_function(input, **_kw)
     else:
         if dim is _NO and keepdim is _NO:
-            _r = _F_amin_out(input, out=out)
+            _r = _E_amin_out.entry_function(input, out=out)
         else:
             _kw = {}
             if dim is not _NO: _kw['dim'] = dim
             if keepdim is not _NO: _kw['keepdim'] = keepdim
-            _r = _F_amin_out(input, out=out, **_kw)
+            _r = _E_amin_out.entry_function(input, out=out, **_kw)
     return _r
 
 
 def aminmax(input, *, dim=_NO, keepdim=_NO, out=None):
     if out is None:
         if dim is _NO and keepdim is _NO:
-            _r = _F_aminmax(input)
+            _r = _E_aminmax.entry_function(input)
         else:
             _kw = {}
             if dim is not _NO: _kw['dim'] = dim
             if keepdim is not _NO: _kw['keepdim'] = keepdim
-            _r = _F_aminmax(input, **_kw)
+            _r = _E_aminmax.entry_function(input, **_kw)
     else:
         if dim is _NO and keepdim is _NO:
-            _r = _F_aminmax_out(input, min=out[0], max=out[1])
+            _r = _E_aminmax_out.entry_function(input, min=out[0], max=out[1])
         else:
             _kw = {}
             if dim is not _NO: _kw['dim'] = dim
             if keepdim is not _NO: _kw['keepdim'] = keepdim
-            _r = _F_aminmax_out(input, min=out[0], max=out[1], **_kw)
+            _r = _E_aminmax_out.entry_function(input, min=out[0], max=out[1], **_kw)
     return _r
 
 
 def argmax(input, dim=_NO, keepdim=_NO, *, out=None):
     if out is None:
         if dim is _NO and keepdim is _NO:
-            _r = _F_argmax(input)
+            _r = _E_argmax.entry_function(input)
         else:
             _kw = {}
             if dim is not _NO: _kw['dim'] = dim
             if keepdim is not _NO: _kw['keepdim'] = keepdim
-            _r = _F_argmax(input, **_kw)
+            _r = _E_argmax.entry_function(input, **_kw)
     else:
         if dim is _NO and keepdim is _NO:
-            _r = _F_argmax_out(input, out=out)
+            _r = _E_argmax_out.entry_function(input, out=out)
         else:
             _kw = {}
             if dim is not _NO: _kw['dim'] = dim
             if keepdim is not _NO: _kw['keepdim'] = keepdim
-            _r = _F_argmax_out(input, out=out, **_kw)
+            _r = _E_argmax_out.entry_function(input, out=out, **_kw)
     return _r
 
 
 def argmin(input, dim=_NO, keepdim=_NO, *, out=None):
     if out is None:
         if dim is _NO and keepdim is _NO:
-            _r = _F_argmin(input)
+            _r = _E_argmin.entry_function(input)
         else:
             _kw = {}
             if dim is not _NO: _kw['dim'] = dim
             if keepdim is not _NO: _kw['keepdim'] = keepdim
-            _r = _F_argmin(input, **_kw)
+            _r = _E_argmin.entry_function(input, **_kw)
     else:
         if dim is _NO and keepdim is _NO:
-            _r = _F_argmin_out(input, out=out)
+            _r = _E_argmin_out.entry_function(input, out=out)
         else:
             _kw = {}
             if dim is not _NO: _kw['dim'] = dim
             if keepdim is not _NO: _kw['keepdim'] = keepdim
-            _r = _F_argmin_out(input, out=out, **_kw)
+            _r = _E_argmin_out.entry_function(input, out=out, **_kw)
     return _r
 
 
 def as_strided(input, size, stride, storage_offset=_NO):
     if storage_offset is _NO:
-        _r = _F_as_strided(input, size, stride)
+        _r = _E_as_strided.entry_function(input, size, stride)
     else:
         _kw = {}
         if storage_offset is not _NO: _kw['storage_offset'] = storage_offset
-        _r = _F_as_strided(input, size, stride, **_kw)
+        _r = _E_as_strided.entry_function(input, size, stride, **_kw)
     return _r
 
 
 def as_strided_copy(input, size, stride, storage_offset=_NO, *, out=None):
     if out is None:
         if storage_offset is _NO:
-            _r = _F_as_strided_copy(input, size, stride)
+            _r = _E_as_strided_copy.entry_function(input, size, stride)
         else:
             _kw = {}
             if storage_offset is not _NO: _kw['storage_offset'] = storage_offset
-            _r = _F_as_strided_copy(input, size, stride, **_kw)
+            _r = _E_as_strided_copy.entry_function(input, size, stride, **_kw)
     else:
         if storage_offset is _NO:
-            _r = _F_as_strided_copy_out(input, size, stride, out=out)
+            _r = _E_as_strided_copy_out.entry_function(input, size, stride, out=out)
         else:
             _kw = {}
             if storage_offset is not _NO: _kw['storage_offset'] = storage_offset
-            _r = _F_as_strided_copy_out(input, size, stride, out=out, **_kw)
+            _r = _E_as_strided_copy_out.entry_function(input, size, stride, out=out, **_kw)
     return _r
 
 
 def baddbmm(input, batch1, batch2, *, beta=_NO, alpha=_NO, out=None):
     if out is None:
         if beta is _NO and alpha is _NO:
-            _r = _F_baddbmm(input, batch1, batch2)
+            _r = _E_baddbmm.entry_function(input, batch1, batch2)
         else:
             _kw = {}
             if beta is not _NO: _kw['beta'] = beta
             if alpha is not _NO: _kw['alpha'] = alpha
-            _r = _F_baddbmm(input, batch1, batch2, **_kw)
+            _r = _E_baddbmm.entry_function(input, batch1, batch2, **_kw)
     else:
         if beta is _NO and alpha is _NO:
-            _r = _F_baddbmm_out(input, batch1, batch2, out=out)
+            _r = _E_baddbmm_out.entry_function(input, batch1, batch2, out=out)
         else:
             _kw = {}
             if beta is not _NO: _kw['beta'] = beta
             if alpha is not _NO: _kw['alpha'] = alpha
-            _r = _F_baddbmm_out(input, batch1, batch2, out=out, **_kw)
+            _r = _E_baddbmm_out.entry_function(input, batch1, batch2, out=out, **_kw)
     return _r
 
 
 def bitwise_and(input, other, *, out=None):
     if isinstance(input, _Tensor) and not isinstance(other, _Tensor):
         if out is None:
-            _r = _F_bitwise_and_Scalar(input, other)
+            _r = _E_bitwise_and_Scalar.entry_function(input, other)
         else:
-            _r = _F_bitwise_and_Scalar_out(input, other, out=out)
+            _r = _E_bitwise_and_Scalar_out.entry_function(input, other, out=out)
         return _r
     if not isinstance(input, _Tensor) and isinstance(other, _Tensor) and out is None:
-        _r = _F_bitwise_and_Scalar_Tensor(input, other)
+        _r = _E_bitwise_and_Scalar_Tensor.entry_function(input, other)
         return _r
     if isinstance(other, _Tensor) and isinstance(input, _Tensor):
         if out is None:
-            _r = _F_bitwise_and_Tensor(input, other)
+            _r = _E_bitwise_and_Tensor.entry_function(input, other)
         else:
-            _r = _F_bitwise_and_Tensor_out(input, other, out=out)
+            _r = _E_bitwise_and_Tensor_out.entry_function(input, other, out=out)
         return _r
     raise TypeError('bitwise_and(): received an invalid combination of arguments; expected one of: bitwise_and.Scalar(Tensor self, Scalar other) -> Tensor; bitwise_and.Scalar_Tensor(Scalar self, Tensor other) -> Tensor; bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor')
 
 
 def bitwise_not(input, *, out=None):
     if out is None:
-        _r = _F_bitwise_not(input)
+        _r = _E_bitwise_not.entry_function(input)
     else:
-        _r = _F_bitwise_not_out(input, out=out)
+        _r = _E_bitwise_not_out.entry_function(input, out=out)
     return _r
 
 
 def bitwise_or(input, other, *, out=None):
     if isinstance(input, _Tensor) and not isinstance(other, _Tensor):
         if out is None:
-            _r = _F_bitwise_or_Scalar(input, other)
+            _r = _E_bitwise_or_Scalar.entry_function(input, other)
         else:
-            _r = _F_bitwise_or_Scalar_out(input, other, out=out)
+            _r = _E_bitwise_or_Scalar_out.entry_function(input, other, out=out)
         return _r
     if not isinstance(input, _Tensor) and isinstance(other, _Tensor) and out is None:
-        _r = _F_bitwise_or_Scalar_Tensor(input, other)
+        _r = _E_bitwise_or_Scalar_Tensor.entry_function(input, other)
         return _r
     if isinstance(other, _Tensor) and isinstance(input, _Tensor):
         if out is None:
-            _r = _F_bitwise_or_Tensor(input, other)
+            _r = _E_bitwise_or_Tensor.entry_function(input, other)
         else:
-            _r = _F_bitwise_or_Tensor_out(input, other, out=out)
+            _r = _E_bitwise_or_Tensor_out.entry_function(input, other, out=out)
         return _r
     raise TypeError('bitwise_or(): received an invalid combination of arguments; expected one of: bitwise_or.Scalar(Tensor self, Scalar other) -> Tensor; bitwise_or.Scalar_Tensor(Scalar self, Tensor other) -> Tensor; bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor')
 
@@ -743,75 +743,75 @@ def bitwise_or(input, other, *, out=None):
 def bitwise_xor(input, other, *, out=None):
     if isinstance(input, _Tensor) and not isinstance(other, _Tensor):
         if out is None:
-            _r = _F_bitwise_xor_Scalar(input, other)
+            _r = _E_bitwise_xor_Scalar.entry_function(input, other)
         else:
-            _r = _F_bitwise_xor_Scalar_out(input, other, out=out)
+            _r = _E_bitwise_xor_Scalar_out.entry_function(input, other, out=out)
         return _r
     if not isinstance(input, _Tensor) and isinstance(other, _Tensor) and out is None:
-        _r = _F_bitwise_xor_Scalar_Tensor(input, other)
+        _r = _E_bitwise_xor_Scalar_Tensor.entry_function(input, other)
         return _r
     if isinstance(other, _Tensor) and isinstance(input, _Tensor):
         if out is None:
-            _r = _F_bitwise_xor_Tensor(input, other)
+            _r = _E_bitwise_xor_Tensor.entry_function(input, other)
         else:
-            _r = _F_bitwise_xor_Tensor_out(input, other, out=out)
+            _r = _E_bitwise_xor_Tensor_out.entry_function(input, other, out=out)
         return _r
     raise TypeError('bitwise_xor(): received an invalid combination of arguments; expected one of: bitwise_xor.Scalar(Tensor self, Scalar other) -> Tensor; bitwise_xor.Scalar_Tensor(Scalar self, Tensor other) -> Tensor; bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor')
 
 
 def bmm(input, mat2, *, out=None):
     if out is None:
-        _r = _F_bmm(input, mat2)
+        _r = _E_bmm.entry_function(input, mat2)
     else:
-        _r = _F_bmm_out(input, mat2, out=out)
+        _r = _E_bmm_out.entry_function(input, mat2, out=out)
     return _r
 
 
 def ceil(input, *, out=None):
     if out is None:
-        _r = _F_ceil(input)
+        _r = _E_ceil.entry_function(input)
     else:
-        _r = _F_ceil_out(input, out=out)
+        _r = _E_ceil_out.entry_function(input, out=out)
     return _r
 
 
 def ceil_(input):
-    _r = _F_ceil_(input)
+    _r = _E_ceil_.entry_function(input)
     return _r
 
 
 def chunk(input, chunks, dim=_NO):
     if dim is _NO:
-        _r = _F_chunk(input, chunks)
+        _r = _E_chunk.entry_function(input, chunks)
     else:
         _kw = {}
         if dim is not _NO: _kw['dim'] = dim
-        _r = _F_chunk(input, chunks, **_kw)
+        _r = _E_chunk.entry_function(input, chunks, **_kw)
     return tuple(_r)
 
 
 def clamp_max(input, max, *, out=None):
     if not isinstance(max, _Tensor):
         if out is None:
-            _r = _F_clamp_max(input, max)
+            _r = _E_clamp_max.entry_function(input, max)
         else:
-            _r = _F_clamp_max_out(input, max, out=out)
+            _r = _E_clamp_max_out.entry_function(input, max, out=out)
         return _r
     if isinstance(max, _Tensor):
         if out is None:
-            _r = _F_clamp_max_Tensor(input, max)
+            _r = _E_clamp_max_Tensor.entry_function(input, max)
         else:
-            _r = _F_clamp_max_Tensor_out(input, max, out=out)
+            _r = _E_clamp_max_Tensor_out.entry_function(input, max, out=out)
         return _r
     raise TypeError('clamp_max(): received an invalid combination of arguments; expected one of: clamp_max(Tensor self, Scalar max) -> Tensor; clamp_max.Tensor(Tensor self, Tensor max) -> Tensor')
 
 
 def clamp_max_(input, max):
     if not isinstance(max, _Tensor):
-        _r = _F_clamp_max_(input, max)
+        _r = _E_clamp_max_.entry_function(input, max)
         return _r
     if isinstance(max, _Tensor):
-        _r = _F_clamp_max__Tensor(input, max)
+        _r = _E_clamp_max__Tensor.entry_function(input, max)
         return _r
     raise TypeError('clamp_max_(): received an invalid combination of arguments; expected one of: clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!); clamp_max_.Tensor(Tensor(a!) self, Tensor max) -> Tensor(a!)')
 
@@ -819,132 +819,132 @@ def clamp_max_(input, max):
 def clamp_min(input, min, *, out=None):
     if not isinstance(min, _Tensor):
         if out is None:
-            _r = _F_clamp_min(input, min)
+            _r = _E_clamp_min.entry_function(input, min)
         else:
-            _r = _F_clamp_min_out(input, min, out=out)
+            _r = _E_clamp_min_out.entry_function(input, min, out=out)
         return _r
     if isinstance(min, _Tensor):
         if out is None:
-            _r = _F_clamp_min_Tensor(input, min)
+            _r = _E_clamp_min_Tensor.entry_function(input, min)
         else:
-            _r = _F_clamp_min_Tensor_out(input, min, out=out)
+            _r = _E_clamp_min_Tensor_out.entry_function(input, min, out=out)
         return _r
     raise TypeError('clamp_min(): received an invalid combination of arguments; expected one of: clamp_min(Tensor self, Scalar min) -> Tensor; clamp_min.Tensor(Tensor self, Tensor min) -> Tensor')
 
 
 def clamp_min_(input, min):
     if not isinstance(min, _Tensor):
-        _r = _F_clamp_min_(input, min)
+        _r = _E_clamp_min_.entry_function(input, min)
         return _r
     if isinstance(min, _Tensor):
-        _r = _F_clamp_min__Tensor(input, min)
+        _r = _E_clamp_min__Tensor.entry_function(input, min)
         return _r
     raise TypeError('clamp_min_(): received an invalid combination of arguments; expected one of: clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!); clamp_min_.Tensor(Tensor(a!) self, Tensor min) -> Tensor(a!)')
 
 
 def clone(input, *, memory_format=_NO):
     if memory_format is _NO:
-        _r = _F_clone(input)
+        _r = _E_clone.entry_function(input)
     else:
         _kw = {}
         if memory_format is not _NO: _kw['memory_format'] = memory_format
-        _r = _F_clone(input, **_kw)
+        _r = _E_clone.entry_function(input, **_kw)
     return _r
 
 
 def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
-    _r = _F_convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
+    _r = _E_convolution.entry_function(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
     return _r
 
 
 def cos(input, *, out=None):
     if out is None:
-        _r = _F_cos(input)
+        _r = _E_cos.entry_function(input)
     else:
-        _r = _F_cos_out(input, out=out)
+        _r = _E_cos_out.entry_function(input, out=out)
     return _r
 
 
 def cos_(input):
-    _r = _F_cos_(input)
+    _r = _E_cos_.entry_function(input)
     return _r
 
 
 def cross_entropy_loss(input, target, weight=_NO, reduction=_NO, ignore_index=_NO, label_smoothing=_NO):
     if weight is _NO and reduction is _NO and ignore_index is _NO and label_smoothing is _NO:
-        _r = _F_cross_entropy_loss(input, target)
+        _r = _E_cross_entropy_loss.entry_function(input, target)
     else:
         _kw = {}
         if weight is not _NO: _kw['weight'] = weight
         if reduction is not _NO: _kw['reduction'] = reduction
         if ignore_index is not _NO: _kw['ignore_index'] = ignore_index
         if label_smoothing is not _NO: _kw['label_smoothing'] = label_smoothing
-        _r = _F_cross_entropy_loss(input, target, **_kw)
+        _r = _E_cross_entropy_loss.entry_function(input, target, **_kw)
     return _r
 
 
 def cumsum(input, dim, *, dtype=_NO, out=None):
     if out is None:
         if dtype is _NO:
-            _r = _F_cumsum(input, dim)
+            _r = _E_cumsum.entry_function(input, dim)
         else:
             _kw = {}
             if dtype is not _NO: _kw['dtype'] = dtype
-            _r = _F_cumsum(input, dim, **_kw)
+            _r = _E_cumsum.entry_function(input, dim, **_kw)
     else:
         if dtype is _NO:
-            _r = _F_cumsum_out(input, dim, out=out)
+            _r = _E_cumsum_out.entry_function(input, dim, out=out)
         else:
             _kw = {}
             if dtype is not _NO: _kw['dtype'] = dtype
-            _r = _F_cumsum_out(input, dim, out=out, **_kw)
+            _r = _E_cumsum_out.entry_function(input, dim, out=out, **_kw)
     return _r
 
 
 def detach(input):
-    _r = _F_detach(input)
+    _r = _E_detach.entry_function(input)
     return _r
 
 
 def detach_copy(input, *, out=None):
     if out is None:
-        _r = _F_detach_copy(input)
+        _r = _E_detach_copy.entry_function(input)
     else:
-        _r = _F_detach_copy_out(input, out=out)
+        _r = _E_detach_copy_out.entry_function(input, out=out)
     return _r
 
 
 def diagonal(input, offset=_NO, dim1=_NO, dim2=_NO):
     if offset is _NO and dim1 is _NO and dim2 is _NO:
-        _r = _F_diagonal(input)
+        _r = _E_diagonal.entry_function(input)
     else:
         _kw = {}
         if offset is not _NO: _kw['offset'] = offset
         if dim1 is not _NO: _kw['dim1'] = dim1
         if dim2 is not _NO: _kw['dim2'] = dim2
-        _r = _F_diagonal(input, **_kw)
+        _r = _E_diagonal.entry_function(input, **_kw)
     return _r
 
 
 def diagonal_copy(input, offset=_NO, dim1=_NO, dim2=_NO, *, out=None):
     if out is None:
         if offset is _NO and dim1 is _NO and dim2 is _NO:
-            _r = _F_diagonal_copy(input)
+            _r = _E_diagonal_copy.entry_function(input)
         else:
             _kw = {}
             if offset is not _NO: _kw['offset'] = offset
             if dim1 is not _NO: _kw['dim1'] = dim1
             if dim2 is not _NO: _kw['dim2'] = dim2
-            _r = _F_diagonal_copy(input, **_kw)
+            _r = _E_diagonal_copy.entry_function(input, **_kw)
     else:
         if offset is _NO and dim1 is _NO and dim2 is _NO:
-            _r = _F_diagonal_copy_out(input, out=out)
+            _r = _E_diagonal_copy_out.entry_function(input, out=out)
         else:
             _kw = {}
             if offset is not _NO: _kw['offset'] = offset
             if dim1 is not _NO: _kw['dim1'] = dim1
             if dim2 is not _NO: _kw['dim2'] = dim2
-            _r = _F_diagonal_copy_out(input, out=out, **_kw)
+            _r = _E_diagonal_copy_out.entry_function(input, out=out, **_kw)
     return _r
 
 
@@ -952,46 +952,46 @@ def div(input, other, *, rounding_mode=_NO, out=None):
     if not isinstance(other, _Tensor): other = _wrap_number(other)
     if rounding_mode is not _NO:
         if out is None:
-            _r = _F_div_Tensor_mode(input, other, rounding_mode=rounding_mode)
+            _r = _E_div_Tensor_mode.entry_function(input, other, rounding_mode=rounding_mode)
         else:
-            _r = _F_div_out_mode(input, other, rounding_mode=rounding_mode, out=out)
+            _r = _E_div_out_mode.entry_function(input, other, rounding_mode=rounding_mode, out=out)
         return _r
     if rounding_mode is _NO:
         if out is None:
-            _r = _F_div_Tensor(input, other)
+            _r = _E_div_Tensor.entry_function(input, other)
         else:
-            _r = _F_div_out(input, other, out=out)
+            _r = _E_div_out.entry_function(input, other, out=out)
         return _r
     raise TypeError('div(): received an invalid combination of arguments; expected one of: div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor; div.Tensor(Tensor self, Tensor other) -> Tensor')
 
 
 def dot(input, tensor, *, out=None):
     if out is None:
-        _r = _F_dot(input, tensor)
+        _r = _E_dot.entry_function(input, tensor)
     else:
-        _r = _F_dot_out(input, tensor, out=out)
+        _r = _E_dot_out.entry_function(input, tensor, out=out)
     return _r
 
 
 def dropout(input, p, train):
-    _r = _F_dropout(input, p, train)
+    _r = _E_dropout.entry_function(input, p, train)
     return _r
 
 
 def dropout_(input, p, train):
-    _r = _F_dropout_(input, p, train)
+    _r = _E_dropout_.entry_function(input, p, train)
     return _r
 
 
 def embedding(weight, indices, padding_idx=_NO, scale_grad_by_freq=_NO, sparse=_NO):
     if padding_idx is _NO and scale_grad_by_freq is _NO and sparse is _NO:
-        _r = _F_embedding(weight, indices)
+        _r = _E_embedding.entry_function(weight, indices)
     else:
         _kw = {}
         if padding_idx is not _NO: _kw['padding_idx'] = padding_idx
         if scale_grad_by_freq is not _NO: _kw['scale_grad_by_freq'] = scale_grad_by_freq
         if sparse is not _NO: _kw['sparse'] = sparse
-        _r = _F_embedding(weight, indices, **_kw)
+        _r = _E_embedding.entry_function(weight, indices, **_kw)
     return _r
 
 
@@ -1003,7 +1003,7 @@ def empty(*_td_args, size=_NO, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO
     elif _td_args:
         raise TypeError("empty() got multiple values for argument 'size'")
     if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO and memory_format is _NO:
-        _r = _F_empty_memory_format(size)
+        _r = _E_empty_memory_format.entry_function(size)
     else:
         _kw = {}
         if dtype is not _NO: _kw['dtype'] = dtype
@@ -1011,14 +1011,14 @@ def empty(*_td_args, size=_NO, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO
         if device is not _NO: _kw['device'] = device
         if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
         if memory_format is not _NO: _kw['memory_format'] = memory_format
-        _r = _F_empty_memory_format(size, **_kw)
+        _r = _E_empty_memory_format.entry_function(size, **_kw)
     if requires_grad: _r.requires_grad_(True)
     return _r
 
 
 def empty_like(input, *, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, memory_format=_NO, requires_grad=False):
     if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO and memory_format is _NO:
-        _r = _F_empty_like(input)
+        _r = _E_empty_like.entry_function(input)
     else:
         _kw = {}
         if dtype is not _NO: _kw['dtype'] = dtype
@@ -1026,21 +1026,21 @@ def empty_like(input, *, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, memo
         if device is not _NO: _kw['device'] = device
         if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
         if memory_format is not _NO: _kw['memory_format'] = memory_format
-        _r = _F_empty_like(input, **_kw)
+        _r = _E_empty_like.entry_function(input, **_kw)
     if requires_grad: _r.requires_grad_(True)
     return _r
 
 
 def empty_strided(size, stride, *, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, requires_grad=False):
     if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
-        _r = _F_empty_strided(size, stride)
+        _r = _E_empty_strided.entry_function(size, stride)
     else:
         _kw = {}
         if dtype is not _NO: _kw['dtype'] = dtype
         if layout is not _NO: _kw['layout'] = layout
         if device is not _NO: _kw['device'] = device
         if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
-        _r = _F_empty_strided(size, stride, **_kw)
+        _r = _E_empty_strided.entry_function(size, stride, **_kw)
     if requires_grad: _r.requires_grad_(True)
     return _r
 
@@ -1048,73 +1048,73 @@ def empty_strided(size, stride, *, dtype=_NO, layout=_NO, device=_NO, pin_memory
 def eq(input, other, *, out=None):
     if not isinstance(other, _Tensor):
         if out is None:
-            _r = _F_eq_Scalar(input, other)
+            _r = _E_eq_Scalar.entry_function(input, other)
         else:
-            _r = _F_eq_Scalar_out(input, other, out=out)
+            _r = _E_eq_Scalar_out.entry_function(input, other, out=out)
         return _r
     if isinstance(other, _Tensor):
         if out is None:
-            _r = _F_eq_Tensor(input, other)
+            _r = _E_eq_Tensor.entry_function(input, other)
         else:
-            _r = _F_eq_Tensor_out(input, other, out=out)
+            _r = _E_eq_Tensor_out.entry_function(input, other, out=out)
         return _r
     raise TypeError('eq(): received an invalid combination of arguments; expected one of: eq.Scalar(Tensor self, Scalar other) -> Tensor; eq.Tensor(Tensor self, Tensor other) -> Tensor')
 
 
 def erf(input, *, out=None):
     if out is None:
-        _r = _F_erf(input)
+        _r = _E_erf.entry_function(input)
     else:
-        _r = _F_erf_out(input, out=out)
+        _r = _E_erf_out.entry_function(input, out=out)
     return _r
 
 
 def erf_(input):
-    _r = _F_erf_(input)
+    _r = _E_erf_.entry_function(input)
     return _r
 
 
 def exp(input, *, out=None):
     if out is None:
-        _r = _F_exp(input)
+        _r = _E_exp.entry_function(input)
     else:
-        _r = _F_exp_out(input, out=out)
+        _r = _E_exp_out.entry_function(input, out=out)
     return _r
 
 
 def exp_(input):
-    _r = _F_exp_(input)
+    _r = _E_exp_.entry_function(input)
     return _r
 
 
 def expand_copy(input, size, *, implicit=_NO, out=None):
     if out is None:
         if implicit is _NO:
-            _r = _F_expand_copy(input, size)
+            _r = _E_expand_copy.entry_function(input, size)
         else:
             _kw = {}
             if implicit is not _NO: _kw['implicit'] = implicit
-            _r = _F_expand_copy(input, size, **_kw)
+            _r = _E_expand_copy.entry_function(input, size, **_kw)
     else:
         if implicit is _NO:
-            _r = _F_expand_copy_out(input, size, out=out)
+            _r = _E_expand_copy_out.entry_function(input, size, out=out)
         else:
             _kw = {}
             if implicit is not _NO: _kw['implicit'] = implicit
-            _r = _F_expand_copy_out(input, size, out=out, **_kw)
+            _r = _E_expand_copy_out.entry_function(input, size, out=out, **_kw)
     return _r
 
 
 def expm1(input, *, out=None):
     if out is None:
-        _r = _F_expm1(input)
+        _r = _E_expm1.entry_function(input)
     else:
-        _r = _F_expm1_out(input, out=out)
+        _r = _E_expm1_out.entry_function(input, out=out)
     return _r
 
 
 def expm1_(input):
-    _r = _F_expm1_(input)
+    _r = _E_expm1_.entry_function(input)
     return _r
 
 
@@ -1122,100 +1122,100 @@ def eye(n, m=_NO, *, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, out=None
     if m is not _NO:
         if out is None:
             if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
-                _r = _F_eye_m(n, m)
+                _r = _E_eye_m.entry_function(n, m)
             else:
                 _kw = {}
                 if dtype is not _NO: _kw['dtype'] = dtype
                 if layout is not _NO: _kw['layout'] = layout
                 if device is not _NO: _kw['device'] = device
                 if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
-                _r = _F_eye_m(n, m, **_kw)
+                _r = _E_eye_m.entry_function(n, m, **_kw)
         else:
             if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
-                _r = _F_eye_m_out(n, m, out=out)
+                _r = _E_eye_m_out.entry_function(n, m, out=out)
             else:
                 _kw = {}
                 if dtype is not _NO: _kw['dtype'] = dtype
                 if layout is not _NO: _kw['layout'] = layout
                 if device is not _NO: _kw['device'] = device
                 if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
-                _r = _F_eye_m_out(n, m, out=out, **_kw)
+                _r = _E_eye_m_out.entry_function(n, m, out=out, **_kw)
         if requires_grad: _r.requires_grad_(True)
         return _r
     if m is _NO:
         if out is None:
             if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
-                _r = _F_eye(n)
+                _r = _E_eye.entry_function(n)
             else:
                 _kw = {}
                 if dtype is not _NO: _kw['dtype'] = dtype
                 if layout is not _NO: _kw['layout'] = layout
                 if device is not _NO: _kw['device'] = device
                 if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
-                _r = _F_eye(n, **_kw)
+                _r = _E_eye.entry_function(n, **_kw)
         else:
             if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
-                _r = _F_eye_out(n, out=out)
+                _r = _E_eye_out.entry_function(n, out=out)
             else:
                 _kw = {}
                 if dtype is not _NO: _kw['dtype'] = dtype
                 if layout is not _NO: _kw['layout'] = layout
                 if device is not _NO: _kw['device'] = device
                 if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
-                _r = _F_eye_out(n, out=out, **_kw)
+                _r = _E_eye_out.entry_function(n, out=out, **_kw)
         if requires_grad: _r.requires_grad_(True)
         return _r
     raise TypeError('eye(): received an invalid combination of arguments; expected one of: eye.m(SymInt n, SymInt m, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor; eye(SymInt n, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor')
 
 
 def fill(input, value):
-    _r = _F_fill_Scalar(input, value)
+    _r = _E_fill_Scalar.entry_function(input, value)
     return _r
 
 
 def fill_(input, value):
-    _r = _F_fill__Scalar(input, value)
+    _r = _E_fill__Scalar.entry_function(input, value)
     return _r
 
 
 def flatten(input, start_dim=_NO, end_dim=_NO):
     if start_dim is _NO and end_dim is _NO:
-        _r = _F_flatten_using_ints(input)
+        _r = _E_flatten_using_ints.entry_function(input)
     else:
         _kw = {}
         if start_dim is not _NO: _kw['start_dim'] = start_dim
         if end_dim is not _NO: _kw['end_dim'] = end_dim
-        _r = _F_flatten_using_ints(input, **_kw)
+        _r = _E_flatten_using_ints.entry_function(input, **_kw)
     return _r
 
 
 def flip(input, dims):
-    _r = _F_flip(input, dims)
+    _r = _E_flip.entry_function(input, dims)
     return _r
 
 
 def floor(input, *, out=None):
     if out is None:
-        _r = _F_floor(input)
+        _r = _E_floor.entry_function(input)
     else:
-        _r = _F_floor_out(input, out=out)
+        _r = _E_floor_out.entry_function(input, out=out)
     return _r
 
 
 def floor_(input):
-    _r = _F_floor_(input)
+    _r = _E_floor_.entry_function(input)
     return _r
 
 
 def floor_divide(input, other, *, out=None):
     if isinstance(other, _Tensor):
         if out is None:
-            _r = _F_floor_divide(input, other)
+            _r = _E_floor_divide.entry_function(input, other)
         else:
-            _r = _F_floor_divide_out(input, other, out=out)
+            _r = _E_floor_divide_out.entry_function(input, other, out=out)
         return _r
     if not isinstance(other, _Tensor) and out is None:
-        _r = _F_floor_divide_Scalar(input, other)
+        _r = _E_floor_divide_Scalar.entry_function(input, other)
         return _r
     raise TypeError('floor_divide(): received an invalid combination of arguments; expected one of: floor_divide(Tensor self, Tensor other) -> Tensor; floor_divide.Scalar(Tensor self, Scalar other) -> Tensor')
 
@@ -1223,31 +1223,31 @@ def floor_divide(input, other, *, out=None):
 def full(size, fill_value, *, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, out=None, requires_grad=False):
     if out is None:
         if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
-            _r = _F_full(size, fill_value)
+            _r = _E_full.entry_function(size, fill_value)
         else:
             _kw = {}
             if dtype is not _NO: _kw['dtype'] = dtype
             if layout is not _NO: _kw['layout'] = layout
             if device is not _NO: _kw['device'] = device
             if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
-            _r = _F_full(size, fill_value, **_kw)
+            _r = _E_full.entry_function(size, fill_value, **_kw)
     else:
         if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
-            _r = _F_full_out(size, fill_value, out=out)
+            _r = _E_full_out.entry_function(size, fill_value, out=out)
         else:
             _kw = {}
             if dtype is not _NO: _kw['dtype'] = dtype
             if layout is not _NO: _kw['layout'] = layout
             if device is not _NO: _kw['device'] = device
             if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
-            _r = _F_full_out(size, fill_value, out=out, **_kw)
+            _r = _E_full_out.entry_function(size, fill_value, out=out, **_kw)
     if requires_grad: _r.requires_grad_(True)
     return _r
 
 
 def full_like(input, fill_value, *, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, memory_format=_NO, requires_grad=False):
     if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO and memory_format is _NO:
-        _r = _F_full_like(input, fill_value)
+        _r = _E_full_like.entry_function(input, fill_value)
     else:
         _kw = {}
         if dtype is not _NO: _kw['dtype'] = dtype
@@ -1255,7 +1255,7 @@ def full_like(input, fill_value, *, dtype=_NO, layout=_NO, device=_NO, pin_memor
         if device is not _NO: _kw['device'] = device
         if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
         if memory_format is not _NO: _kw['memory_format'] = memory_format
-        _r = _F_full_like(input, fill_value, **_kw)
+        _r = _E_full_like.entry_function(input, fill_value, **_kw)
     if requires_grad: _r.requires_grad_(True)
     return _r
 
@@ -1263,33 +1263,33 @@ def full_like(input, fill_value, *, dtype=_NO, layout=_NO, device=_NO, pin_memor
 def gather(input, dim, index, *, sparse_grad=_NO, out=None):
     if out is None:
         if sparse_grad is _NO:
-            _r = _F_gather(input, dim, index)
+            _r = _E_gather.entry_function(input, dim, index)
         else:
             _kw = {}
             if sparse_grad is not _NO: _kw['sparse_grad'] = sparse_grad
-            _r = _F_gather(input, dim, index, **_kw)
+            _r = _E_gather.entry_function(input, dim, index, **_kw)
     else:
         if sparse_grad is _NO:
-            _r = _F_gather_out(input, dim, index, out=out)
+            _r = _E_gather_out.entry_function(input, dim, index, out=out)
         else:
             _kw = {}
             if sparse_grad is not _NO: _kw['sparse_grad'] = sparse_grad
-            _r = _F_gather_out(input, dim, index, out=out, **_kw)
+            _r = _E_gather_out.entry_function(input, dim, index, out=out, **_kw)
     return _r
 
 
 def ge(input, other, *, out=None):
     if not isinstance(other, _Tensor):
         if out is None:
-            _r = _F_ge_Scalar(input, other)
+            _r = _E_ge_Scalar.entry_function(input, other)
         else:
-            _r = _F_ge_Scalar_out(input, other, out=out)
+            _r = _E_ge_Scalar_out.entry_function(input, other, out=out)
         return _r
     if isinstance(other, _Tensor):
         if out is None:
-            _r = _F_ge_Tensor(input, other)
+            _r = _E_ge_Tensor.entry_function(input, other)
         else:
-            _r = _F_ge_Tensor_out(input, other, out=out)
+            _r = _E_ge_Tensor_out.entry_function(input, other, out=out)
         return _r
     raise TypeError('ge(): received an invalid combination of arguments; expected one of: ge.Scalar(Tensor self, Scalar other) -> Tensor; ge.Tensor(Tensor self, Tensor other) -> Tensor')
 
@@ -1297,108 +1297,108 @@ def ge(input, other, *, out=None):
 def gelu(input, *, approximate=_NO, out=None):
     if out is None:
         if approximate is _NO:
-            _r = _F_gelu(input)
+            _r = _E_gelu.entry_function(input)
         else:
             _kw = {}
             if approximate is not _NO: _kw['approximate'] = approximate
-            _r = _F_gelu(input, **_kw)
+            _r = _E_gelu.entry_function(input, **_kw)
     else:
         if approximate is _NO:
-            _r = _F_gelu_out(input, out=out)
+            _r = _E_gelu_out.entry_function(input, out=out)
         else:
             _kw = {}
             if approximate is not _NO: _kw['approximate'] = approximate
-            _r = _F_gelu_out(input, out=out, **_kw)
+            _r = _E_gelu_out.entry_function(input, out=out, **_kw)
     return _r
 
 
 def gelu_(input, *, approximate=_NO):
     if approximate is _NO:
-        _r = _F_gelu_(input)
+        _r = _E_gelu_.entry_function(input)
     else:
         _kw = {}
         if approximate is not _NO: _kw['approximate'] = approximate
-        _r = _F_gelu_(input, **_kw)
+        _r = _E_gelu_.entry_function(input, **_kw)
     return _r
 
 
 def gt(input, other, *, out=None):
     if not isinstance(other, _Tensor):
         if out is None:
-            _r = _F_gt_Scalar(input, other)
+            _r = _E_gt_Scalar.entry_function(input, other)
         else:
-            _r = _F_gt_Scalar_out(input, other, out=out)
+            _r = _E_gt_Scalar_out.entry_function(input, other, out=out)
         return _r
     if isinstance(other, _Tensor):
         if out is None:
-            _r = _F_gt_Tensor(input, other)
+            _r = _E_gt_Tensor.entry_function(input, other)
         else:
-            _r = _F_gt_Tensor_out(input, other, out=out)
+            _r = _E_gt_Tensor_out.entry_function(input, other, out=out)
         return _r
     raise TypeError('gt(): received an invalid combination of arguments; expected one of: gt.Scalar(Tensor self, Scalar other) -> Tensor; gt.Tensor(Tensor self, Tensor other) -> Tensor')
 
 
 def index(input, indices, *, out=None):
     if out is None:
-        _r = _F_index_Tensor(input, indices)
+        _r = _E_index_Tensor.entry_function(input, indices)
     else:
-        _r = _F_index_Tensor_out(input, indices, out=out)
+        _r = _E_index_Tensor_out.entry_function(input, indices, out=out)
     return _r
 
 
 def index_put(input, indices, values, accumulate=_NO):
     if accumulate is _NO:
-        _r = _F_index_put(input, indices, values)
+        _r = _E_index_put.entry_function(input, indices, values)
     else:
         _kw = {}
         if accumulate is not _NO: _kw['accumulate'] = accumulate
-        _r = _F_index_put(input, indices, values, **_kw)
+        _r = _E_index_put.entry_function(input, indices, values, **_kw)
     return _r
 
 
 def index_put_(input, indices, values, accumulate=_NO):
     if accumulate is _NO:
-        _r = _F_index_put_(input, indices, values)
+        _r = _E_index_put_.entry_function(input, indices, values)
     else:
         _kw = {}
         if accumulate is not _NO: _kw['accumulate'] = accumulate
-        _r = _F_index_put_(input, indices, values, **_kw)
+        _r = _E_index_put_.entry_function(input, indices, values, **_kw)
     return _r
 
 
 def index_select(input, dim, index, *, out=None):
     if out is None:
-        _r = _F_index_select(input, dim, index)
+        _r = _E_index_select.entry_function(input, dim, index)
     else:
-        _r = _F_index_select_out(input, dim, index, out=out)
+        _r = _E_index_select_out.entry_function(input, dim, index, out=out)
     return _r
 
 
 def layer_norm(input, normalized_shape, weight=_NO, bias=_NO, eps=_NO, cudnn_enable=_NO):
     if weight is _NO and bias is _NO and eps is _NO and cudnn_enable is _NO:
-        _r = _F_layer_norm(input, normalized_shape)
+        _r = _E_layer_norm.entry_function(input, normalized_shape)
     else:
         _kw = {}
         if weight is not _NO: _kw['weight'] = weight
         if bias is not _NO: _kw['bias'] = bias
         if eps is not _NO: _kw['eps'] = eps
         if cudnn_enable is not _NO: _kw['cudnn_enable'] = cudnn_enable
-        _r = _F_layer_norm(input, normalized_shape, **_kw)
+        _r = _E_layer_norm.entry_function(input, normalized_shape, **_kw)
     return _r
 
 
 def le(input, other, *, out=None):
     if not isinstance(other, _Tensor):
         if out is None:
-            _r = _F_le_Scalar(input, other)
+            _r = _E_le_Scalar.entry_function(input, other)
         else:
-            _r = _F_le_Scalar_out(input, other, out=out)
+            _r = _E_le_Scalar_out.entry_function(input, other, out=out)
         return _r
     if isinstance(other, _Tensor):
         if out is None:
-            _r = _F_le_Tensor(input, other)
+            _r = _E_le_Tensor.entry_function(input, other)
         else:
-            _r = _F_le_Tensor_out(input, other, out=out)
+            _r = _E_le_Tensor_out.entry_function(input, other, out=out)
         return _r
     raise TypeError('le(): received an invalid combination of arguments; expected one of: le.Scalar(Tensor self, Scalar other) -> Tensor; le.Tensor(Tensor self, Tensor other) -> Tensor')
 
@@ -1406,15 +1406,15 @@ def le(input, other, *, out=None):
 def lerp(input, end, weight, *, out=None):
     if not isinstance(weight, _Tensor):
         if out is None:
-            _r = _F_lerp_Scalar(input, end, weight)
+            _r = _E_lerp_Scalar.entry_function(input, end, weight)
         else:
-            _r = _F_lerp_Scalar_out(input, end, weight, out=out)
+            _r = _E_lerp_Scalar_out.entry_function(input, end, weight, out=out)
         return _r
     if isinstance(weight, _Tensor):
         if out is None:
-            _r = _F_lerp_Tensor(input, end, weight)
+            _r = _E_lerp_Tensor.entry_function(input, end, weight)
         else:
-            _r = _F_lerp_Tensor_out(input, end, weight, out=out)
+            _r = _E_lerp_Tensor_out.entry_function(input, end, weight, out=out)
         return _r
     raise TypeError('lerp(): received an invalid combination of arguments; expected one of: lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor; lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor')
 
@@ -1422,18 +1422,18 @@ def lerp(input, end, weight, *, out=None):
 def linear(input, weight, bias=_NO, *, out=None):
     if out is None:
         if bias is _NO:
-            _r = _F_linear(input, weight)
+            _r = _E_linear.entry_function(input, weight)
         else:
             _kw = {}
             if bias is not _NO: _kw['bias'] = bias
-            _r = _F_linear(input, weight, **_kw)
+            _r = _E_linear.entry_function(input, weight, **_kw)
     else:
         if bias is _NO:
-            _r = _F_linear_out(input, weight, out=out)
+            _r = _E_linear_out.entry_function(input, weight, out=out)
         else:
             _kw = {}
             if bias is not _NO: _kw['bias'] = bias
-            _r = _F_linear_out(input, weight, out=out, **_kw)
+            _r = _E_linear_out.entry_function(input, weight, out=out, **_kw)
     return _r
 
 
@@ -1441,93 +1441,93 @@ def linspace(start, end, steps, *, dtype=_NO, layout=_NO, device=_NO, pin_memory
     if not isinstance(start, _Tensor) and not isinstance(end, _Tensor):
         if out is None:
             if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
-                _r = _F_linspace(start, end, steps)
+                _r = _E_linspace.entry_function(start, end, steps)
             else:
                 _kw = {}
                 if dtype is not _NO: _kw['dtype'] = dtype
                 if layout is not _NO: _kw['layout'] = layout
                 if device is not _NO: _kw['device'] = device
                 if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
-                _r = _F_linspace(start, end, steps, **_kw)
+                _r = _E_linspace.entry_function(start, end, steps, **_kw)
         else:
             if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
-                _r = _F_linspace_out(start, end, steps, out=out)
+                _r = _E_linspace_out.entry_function(start, end, steps, out=out)
             else:
                 _kw = {}
                 if dtype is not _NO: _kw['dtype'] = dtype
                 if layout is not _NO: _kw['layout'] = layout
                 if device is not _NO: _kw['device'] = device
                 if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
-                _r = _F_linspace_out(start, end, steps, out=out, **_kw)
+                _r = _E_linspace_out.entry_function(start, end, steps, out=out, **_kw)
         if requires_grad: _r.requires_grad_(True)
         return _r
     if isinstance(start, _Tensor) and isinstance(end, _Tensor):
         if out is None:
             if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
-                _r = _F_linspace_Tensor_Tensor(start, end, steps)
+                _r = _E_linspace_Tensor_Tensor.entry_function(start, end, steps)
             else:
                 _kw = {}
                 if dtype is not _NO: _kw['dtype'] = dtype
                 if layout is not _NO: _kw['layout'] = layout
                 if device is not _NO: _kw['device'] = device
                 if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
-                _r = _F_linspace_Tensor_Tensor(start, end, steps, **_kw)
+                _r = _E_linspace_Tensor_Tensor.entry_function(start, end, steps, **_kw)
         else:
             if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
-                _r = _F_linspace_Tensor_Tensor_out(start, end, steps, out=out)
+                _r = _E_linspace_Tensor_Tensor_out.entry_function(start, end, steps, out=out)
             else:
                 _kw = {}
                 if dtype is not _NO: _kw['dtype'] = dtype
                 if layout is not _NO: _kw['layout'] = layout
                 if device is not _NO: _kw['device'] = device
                 if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
-                _r = _F_linspace_Tensor_Tensor_out(start, end, steps, out=out, **_kw)
+                _r = _E_linspace_Tensor_Tensor_out.entry_function(start, end, steps, out=out, **_kw)
         if requires_grad: _r.requires_grad_(True)
         return _r
     if isinstance(start, _Tensor) and not isinstance(end, _Tensor):
         if out is None:
             if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
-                _r = _F_linspace_Tensor_Scalar(start, end, steps)
+                _r = _E_linspace_Tensor_Scalar.entry_function(start, end, steps)
             else:
                 _kw = {}
                 if dtype is not _NO: _kw['dtype'] = dtype
                 if layout is not _NO: _kw['layout'] = layout
                 if device is not _NO: _kw['device'] = device
                 if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
-                _r = _F_linspace_Tensor_Scalar(start, end, steps, **_kw)
+                _r = _E_linspace_Tensor_Scalar.entry_function(start, end, steps, **_kw)
         else:
             if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
-                _r = _F_linspace_Tensor_Scalar_out(start, end, steps, out=out)
+                _r = _E_linspace_Tensor_Scalar_out.entry_function(start, end, steps, out=out)
             else:
                 _kw = {}
                 if dtype is not _NO: _kw['dtype'] = dtype
                 if layout is not _NO: _kw['layout'] = layout
                 if device is not _NO: _kw['device'] = device
                 if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
-                _r = _F_linspace_Tensor_Scalar_out(start, end, steps, out=out, **_kw)
+                _r = _E_linspace_Tensor_Scalar_out.entry_function(start, end, steps, out=out, **_kw)
         if requires_grad: _r.requires_grad_(True)
         return _r
     if isinstance(end, _Tensor) and not isinstance(start, _Tensor):
         if out is None:
             if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
-                _r = _F_linspace_Scalar_Tensor(start, end, steps)
+                _r = _E_linspace_Scalar_Tensor.entry_function(start, end, steps)
             else:
                 _kw = {}
                 if dtype is not _NO: _kw['dtype'] = dtype
                 if layout is not _NO: _kw['layout'] = layout
                 if device is not _NO: _kw['device'] = device
                 if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
-                _r = _F_linspace_Scalar_Tensor(start, end, steps, **_kw)
+                _r = _E_linspace_Scalar_Tensor.entry_function(start, end, steps, **_kw)
         else:
             if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
-                _r = _F_linspace_Scalar_Tensor_out(start, end, steps, out=out)
+                _r = _E_linspace_Scalar_Tensor_out.entry_function(start, end, steps, out=out)
             else:
                 _kw = {}
                 if dtype is not _NO: _kw['dtype'] = dtype
                 if layout is not _NO: _kw['layout'] = layout
                 if device is not _NO: _kw['device'] = device
                 if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
-                _r = _F_linspace_Scalar_Tensor_out(start, end, steps, out=out, **_kw)
+                _r = _E_linspace_Scalar_Tensor_out.entry_function(start, end, steps, out=out, **_kw)
         if requires_grad: _r.requires_grad_(True)
         return _r
     raise TypeError('linspace(): received an invalid combination of arguments; expected one of: linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor; linspace.Tensor_Tensor(Tensor start, Tensor end, int steps, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor; linspace.Tensor_Scalar(Tensor start, Scalar end, int steps, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor; linspace.Scalar_Tensor(Scalar start, Tensor end, int steps, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor')
@@ -1535,77 +1535,77 @@ def linspace(start, end, steps, *, dtype=_NO, layout=_NO, device=_NO, pin_memory
 
 def log(input, *, out=None):
     if out is None:
-        _r = _F_log(input)
+        _r = _E_log.entry_function(input)
     else:
-        _r = _F_log_out(input, out=out)
+        _r = _E_log_out.entry_function(input, out=out)
     return _r
 
 
 def log1p(input, *, out=None):
     if out is None:
-        _r = _F_log1p(input)
+        _r = _E_log1p.entry_function(input)
     else:
-        _r = _F_log1p_out(input, out=out)
+        _r = _E_log1p_out.entry_function(input, out=out)
     return _r
 
 
 def log1p_(input):
-    _r = _F_log1p_(input)
+    _r = _E_log1p_.entry_function(input)
     return _r
 
 
 def log_(input):
-    _r = _F_log_(input)
+    _r = _E_log_.entry_function(input)
     return _r
 
 
 def log_softmax(input, dim, dtype=_NO, *, out=None):
     if out is None:
         if dtype is _NO:
-            _r = _F_log_softmax_int(input, dim)
+            _r = _E_log_softmax_int.entry_function(input, dim)
         else:
             _kw = {}
             if dtype is not _NO: _kw['dtype'] = dtype
-            _r = _F_log_softmax_int(input, dim, **_kw)
+            _r = _E_log_softmax_int.entry_function(input, dim, **_kw)
     else:
         if dtype is _NO:
-            _r = _F_log_softmax_int_out(input, dim, out=out)
+            _r = _E_log_softmax_int_out.entry_function(input, dim, out=out)
         else:
             _kw = {}
             if dtype is not _NO: _kw['dtype'] = dtype
-            _r = _F_log_softmax_int_out(input, dim, out=out, **_kw)
+            _r = _E_log_softmax_int_out.entry_function(input, dim, out=out, **_kw)
     return _r
 
 
 def logical_and(input, other, *, out=None):
     if out is None:
-        _r = _F_logical_and(input, other)
+        _r = _E_logical_and.entry_function(input, other)
     else:
-        _r = _F_logical_and_out(input, other, out=out)
+        _r = _E_logical_and_out.entry_function(input, other, out=out)
     return _r
 
 
 def logical_not(input, *, out=None):
     if out is None:
-        _r = _F_logical_not(input)
+        _r = _E_logical_not.entry_function(input)
     else:
-        _r = _F_logical_not_out(input, out=out)
+        _r = _E_logical_not_out.entry_function(input, out=out)
     return _r
 
 
 def logical_or(input, other, *, out=None):
     if out is None:
-        _r = _F_logical_or(input, other)
+        _r = _E_logical_or.entry_function(input, other)
     else:
-        _r = _F_logical_or_out(input, other, out=out)
+        _r = _E_logical_or_out.entry_function(input, other, out=out)
     return _r
 
 
 def logical_xor(input, other, *, out=None):
     if out is None:
-        _r = _F_logical_xor(input, other)
+        _r = _E_logical_xor.entry_function(input, other)
     else:
-        _r = _F_logical_xor_out(input, other, out=out)
+        _r = _E_logical_xor_out.entry_function(input, other, out=out)
     return _r
 
 
@@ -1613,60 +1613,60 @@ def logsumexp(input, dim, keepdim=_NO, *, out=None):
     if type(dim) is int: dim = [dim]
     if out is None:
         if keepdim is _NO:
-            _r = _F_logsumexp(input, dim)
+            _r = _E_logsumexp.entry_function(input, dim)
         else:
             _kw = {}
             if keepdim is not _NO: _kw['keepdim'] = keepdim
-            _r = _F_logsumexp(input, dim, **_kw)
+            _r = _E_logsumexp.entry_function(input, dim, **_kw)
     else:
         if keepdim is _NO:
-            _r = _F_logsumexp_out(input, dim, out=out)
+            _r = _E_logsumexp_out.entry_function(input, dim, out=out)
         else:
             _kw = {}
             if keepdim is not _NO: _kw['keepdim'] = keepdim
-            _r = _F_logsumexp_out(input, dim, out=out, **_kw)
+            _r = _E_logsumexp_out.entry_function(input, dim, out=out, **_kw)
     return _r
 
 
 def lt(input, other, *, out=None):
     if not isinstance(other, _Tensor):
         if out is None:
-            _r = _F_lt_Scalar(input, other)
+            _r = _E_lt_Scalar.entry_function(input, other)
         else:
-            _r = _F_lt_Scalar_out(input, other, out=out)
+            _r = _E_lt_Scalar_out.entry_function(input, other, out=out)
         return _r
     if isinstance(other, _Tensor):
         if out is None:
-            _r = _F_lt_Tensor(input, other)
+            _r = _E_lt_Tensor.entry_function(input, other)
         else:
-            _r = _F_lt_Tensor_out(input, other, out=out)
+            _r = _E_lt_Tensor_out.entry_function(input, other, out=out)
         return _r
     raise TypeError('lt(): received an invalid combination of arguments; expected one of: lt.Scalar(Tensor self, Scalar other) -> Tensor; lt.Tensor(Tensor self, Tensor other) -> Tensor')
 
 
 def masked_fill(input, mask, value):
     if not isinstance(value, _Tensor):
-        _r = _F_masked_fill_Scalar(input, mask, value)
+        _r = _E_masked_fill_Scalar.entry_function(input, mask, value)
         return _r
     if isinstance(value, _Tensor):
-        _r = _F_masked_fill_Tensor(input, mask, value)
+        _r = _E_masked_fill_Tensor.entry_function(input, mask, value)
         return _r
     raise TypeError('masked_fill(): received an invalid combination of arguments; expected one of: masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor; masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor')
 
 
 def masked_select(input, mask, *, out=None):
     if out is None:
-        _r = _F_masked_select(input, mask)
+        _r = _E_masked_select.entry_function(input, mask)
     else:
-        _r = _F_masked_select_out(input, mask, out=out)
+        _r = _E_masked_select_out.entry_function(input, mask, out=out)
     return _r
 
 
 def matmul(input, other, *, out=None):
     if out is None:
-        _r = _F_matmul(input, other)
+        _r = _E_matmul.entry_function(input, other)
     else:
-        _r = _F_matmul_out(input, other, out=out)
+        _r = _E_matmul_out.entry_function(input, other, out=out)
     return _r
 
 
@@ -1674,33 +1674,33 @@ def max(input, dim=_NO, keepdim=_NO, *, out=None):
     if dim is not _NO:
         if out is None:
             if keepdim is _NO:
-                _r = _F_max_dim(input, dim)
+                _r = _E_max_dim.entry_function(input, dim)
             else:
                 _kw = {}
                 if keepdim is not _NO: _kw['keepdim'] = keepdim
-                _r = _F_max_dim(input, dim, **_kw)
+                _r = _E_max_dim.entry_function(input, dim, **_kw)
         else:
             if keepdim is _NO:
-                _r = _F_max_dim_max(input, dim, max=out[0], max_values=out[1])
+                _r = _E_max_dim_max.entry_function(input, dim, max=out[0], max_values=out[1])
             else:
                 _kw = {}
                 if keepdim is not _NO: _kw['keepdim'] = keepdim
-                _r = _F_max_dim_max(input, dim, max=out[0], max_values=out[1], **_kw)
+                _r = _E_max_dim_max.entry_function(input, dim, max=out[0], max_values=out[1], **_kw)
         return _r
     if dim is _NO and keepdim is _NO:
         if out is None:
-            _r = _F_max(input)
+            _r = _E_max.entry_function(input)
         else:
-            _r = _F_max_unary_out(input, out=out)
+            _r = _E_max_unary_out.entry_function(input, out=out)
         return _r
     raise TypeError('max(): received an invalid combination of arguments; expected one of: max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices); max(Tensor self) -> Tensor')
 
 
 def maximum(input, other, *, out=None):
     if out is None:
-        _r = _F_maximum(input, other)
+        _r = _E_maximum.entry_function(input, other)
     else:
-        _r = _F_maximum_out(input, other, out=out)
+        _r = _E_maximum_out.entry_function(input, other, out=out)
     return _r
 
 
@@ -1709,36 +1709,36 @@ def mean(input, dim=_NO, keepdim=_NO, *, dtype=_NO, out=None):
     if dim is not _NO:
         if out is None:
             if keepdim is _NO and dtype is _NO:
-                _r = _F_mean_dim(input, dim)
+                _r = _E_mean_dim.entry_function(input, dim)
             else:
                 _kw = {}
                 if keepdim is not _NO: _kw['keepdim'] = keepdim
                 if dtype is not _NO: _kw['dtype'] = dtype
-                _r = _F_mean_dim(input, dim, **_kw)
+                _r = _E_mean_dim.entry_function(input, dim, **_kw)
         else:
             if keepdim is _NO and dtype is _NO:
-                _r = _F_mean_out(input, dim, out=out)
+                _r = _E_mean_out.entry_function(input, dim, out=out)
             else:
                 _kw = {}
                 if keepdim is not _NO: _kw['keepdim'] = keepdim
                 if dtype is not _NO: _kw['dtype'] = dtype
-                _r = _F_mean_out(input, dim, out=out, **_kw)
+                _r = _E_mean_out.entry_function(input, dim, out=out, **_kw)
         return _r
     if dim is _NO and keepdim is _NO:
         if out is None:
             if dtype is _NO:
-                _r = _F_mean(input)
+                _r = _E_mean.entry_function(input)
             else:
                 _kw = {}
                 if dtype is not _NO: _kw['dtype'] = dtype
-                _r = _F_mean(input, **_kw)
+                _r = _E_mean.entry_function(input, **_kw)
         else:
             if dtype is _NO:
-                _r = _F_mean_dtype_out(input, out=out)
+                _r = _E_mean_dtype_out.entry_function(input, out=out)
             else:
                 _kw = {}
                 if dtype is not _NO: _kw['dtype'] = dtype
-                _r = _F_mean_dtype_out(input, out=out, **_kw)
+                _r = _E_mean_dtype_out.entry_function(input, out=out, **_kw)
         return _r
     raise TypeError('mean(): received an invalid combination of arguments; expected one of: mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor; mean(Tensor self, *, ScalarType? dtype=None) -> Tensor')
 
@@ -1747,197 +1747,197 @@ def min(input, dim=_NO, keepdim=_NO, *, out=None):
     if dim is not _NO:
         if out is None:
             if keepdim is _NO:
-                _r = _F_min_dim(input, dim)
+                _r = _E_min_dim.entry_function(input, dim)
             else:
                 _kw = {}
                 if keepdim is not _NO: _kw['keepdim'] = keepdim
-                _r = _F_min_dim(input, dim, **_kw)
+                _r = _E_min_dim.entry_function(input, dim, **_kw)
         else:
             if keepdim is _NO:
-                _r = _F_min_dim_min(input, dim, min=out[0], min_indices=out[1])
+                _r = _E_min_dim_min.entry_function(input, dim, min=out[0], min_indices=out[1])
             else:
                 _kw = {}
                 if keepdim is not _NO: _kw['keepdim'] = keepdim
-                _r = _F_min_dim_min(input, dim, min=out[0], min_indices=out[1], **_kw)
+                _r = _E_min_dim_min.entry_function(input, dim, min=out[0], min_indices=out[1], **_kw)
         return _r
     if dim is _NO and keepdim is _NO:
         if out is None:
-            _r = _F_min(input)
+            _r = _E_min.entry_function(input)
         else:
-            _r = _F_min_unary_out(input, out=out)
+            _r = _E_min_unary_out.entry_function(input, out=out)
         return _r
     raise TypeError('min(): received an invalid combination of arguments; expected one of: min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices); min(Tensor self) -> Tensor')
 
 
 def minimum(input, other, *, out=None):
     if out is None:
-        _r = _F_minimum(input, other)
+        _r = _E_minimum.entry_function(input, other)
     else:
-        _r = _F_minimum_out(input, other, out=out)
+        _r = _E_minimum_out.entry_function(input, other, out=out)
     return _r
 
 
 def mm(input, mat2, *, out=None):
     if out is None:
-        _r = _F_mm(input, mat2)
+        _r = _E_mm.entry_function(input, mat2)
     else:
-        _r = _F_mm_out(input, mat2, out=out)
+        _r = _E_mm_out.entry_function(input, mat2, out=out)
     return _r
 
 
 def mul(input, other, *, out=None):
     if not isinstance(other, _Tensor): other = _wrap_number(other)
     if out is None:
-        _r = _F_mul_Tensor(input, other)
+        _r = _E_mul_Tensor.entry_function(input, other)
     else:
-        _r = _F_mul_out(input, other, out=out)
+        _r = _E_mul_out.entry_function(input, other, out=out)
     return _r
 
 
 def mv(input, vec, *, out=None):
     if out is None:
-        _r = _F_mv(input, vec)
+        _r = _E_mv.entry_function(input, vec)
     else:
-        _r = _F_mv_out(input, vec, out=out)
+        _r = _E_mv_out.entry_function(input, vec, out=out)
     return _r
 
 
 def narrow(input, dim, start, length):
     if not isinstance(start, _Tensor):
-        _r = _F_narrow(input, dim, start, length)
+        _r = _E_narrow.entry_function(input, dim, start, length)
         return _r
     if isinstance(start, _Tensor):
-        _r = _F_narrow_Tensor(input, dim, start, length)
+        _r = _E_narrow_Tensor.entry_function(input, dim, start, length)
         return _r
     raise TypeError('narrow(): received an invalid combination of arguments; expected one of: narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a); narrow.Tensor(Tensor(a) self, int dim, Tensor start, SymInt length) -> Tensor(a)')
 
 
 def narrow_copy(input, dim, start, length, *, out=None):
     if out is None:
-        _r = _F_narrow_copy(input, dim, start, length)
+        _r = _E_narrow_copy.entry_function(input, dim, start, length)
     else:
-        _r = _F_narrow_copy_out(input, dim, start, length, out=out)
+        _r = _E_narrow_copy_out.entry_function(input, dim, start, length, out=out)
     return _r
 
 
 def native_dropout(input, p, train):
-    _r = _F_native_dropout(input, p, train)
+    _r = _E_native_dropout.entry_function(input, p, train)
     return _r
 
 
 def native_layer_norm(input, normalized_shape, weight, bias, eps):
-    _r = _F_native_layer_norm(input, normalized_shape, weight, bias, eps)
+    _r = _E_native_layer_norm.entry_function(input, normalized_shape, weight, bias, eps)
     return _r
 
 
 def ne(input, other, *, out=None):
     if not isinstance(other, _Tensor):
         if out is None:
-            _r = _F_ne_Scalar(input, other)
+            _r = _E_ne_Scalar.entry_function(input, other)
         else:
-            _r = _F_ne_Scalar_out(input, other, out=out)
+            _r = _E_ne_Scalar_out.entry_function(input, other, out=out)
         return _r
     if isinstance(other, _Tensor):
         if out is None:
-            _r = _F_ne_Tensor(input, other)
+            _r = _E_ne_Tensor.entry_function(input, other)
         else:
-            _r = _F_ne_Tensor_out(input, other, out=out)
+            _r = _E_ne_Tensor_out.entry_function(input, other, out=out)
         return _r
     raise TypeError('ne(): received an invalid combination of arguments; expected one of: ne.Scalar(Tensor self, Scalar other) -> Tensor; ne.Tensor(Tensor self, Tensor other) -> Tensor')
 
 
 def neg(input, *, out=None):
     if out is None:
-        _r = _F_neg(input)
+        _r = _E_neg.entry_function(input)
     else:
-        _r = _F_neg_out(input, out=out)
+        _r = _E_neg_out.entry_function(input, out=out)
     return _r
 
 
 def neg_(input):
-    _r = _F_neg_(input)
+    _r = _E_neg_.entry_function(input)
     return _r
 
 
 def nll_loss(input, target, weight=_NO, reduction=_NO, ignore_index=_NO, *, out=None):
     if out is None:
         if weight is _NO and reduction is _NO and ignore_index is _NO:
-            _r = _F_nll_loss(input, target)
+            _r = _E_nll_loss.entry_function(input, target)
         else:
             _kw = {}
             if weight is not _NO: _kw['weight'] = weight
             if reduction is not _NO: _kw['reduction'] = reduction
             if ignore_index is not _NO: _kw['ignore_index'] = ignore_index
-            _r = _F_nll_loss(input, target, **_kw)
+            _r = _E_nll_loss.entry_function(input, target, **_kw)
     else:
         if weight is _NO and reduction is _NO and ignore_index is _NO:
-            _r = _F_nll_loss_out(input, target, out=out)
+            _r = _E_nll_loss_out.entry_function(input, target, out=out)
         else:
             _kw = {}
             if weight is not _NO: _kw['weight'] = weight
             if reduction is not _NO: _kw['reduction'] = reduction
             if ignore_index is not _NO: _kw['ignore_index'] = ignore_index
-            _r = _F_nll_loss_out(input, target, out=out, **_kw)
+            _r = _E_nll_loss_out.entry_function(input, target, out=out, **_kw)
     return _r
 
 
 def nll_loss2d(input, target, weight=_NO, reduction=_NO, ignore_index=_NO, *, out=None):
     if out is None:
         if weight is _NO and reduction is _NO and ignore_index is _NO:
-            _r = _F_nll_loss2d(input, target)
+            _r = _E_nll_loss2d.entry_function(input, target)
         else:
             _kw = {}
             if weight is not _NO: _kw['weight'] = weight
             if reduction is not _NO: _kw['reduction'] = reduction
             if ignore_index is not _NO: _kw['ignore_index'] = ignore_index
-            _r = _F_nll_loss2d(input, target, **_kw)
+            _r = _E_nll_loss2d.entry_function(input, target, **_kw)
     else:
         if weight is _NO and reduction is _NO and ignore_index is _NO:
-            _r = _F_nll_loss2d_out(input, target, out=out)
+            _r = _E_nll_loss2d_out.entry_function(input, target, out=out)
         else:
             _kw = {}
             if weight is not _NO: _kw['weight'] = weight
             if reduction is not _NO: _kw['reduction'] = reduction
             if ignore_index is not _NO: _kw['ignore_index'] = ignore_index
-            _r = _F_nll_loss2d_out(input, target, out=out, **_kw)
+            _r = _E_nll_loss2d_out.entry_function(input, target, out=out, **_kw)
     return _r
 
 
 def nll_loss2d_forward(input, target, weight, reduction, ignore_index, *, out=None):
     if out is None:
-        _r = _F_nll_loss2d_forward(input, target, weight, reduction, ignore_index)
+        _r = _E_nll_loss2d_forward.entry_function(input, target, weight, reduction, ignore_index)
     else:
-        _r = _F_nll_loss2d_forward_output(input, target, weight, reduction, ignore_index, output=out[0], total_weight=out[1])
+        _r = _E_nll_loss2d_forward_output.entry_function(input, target, weight, reduction, ignore_index, output=out[0], total_weight=out[1])
     return _r
 
 
 def nll_loss_forward(input, target, weight, reduction, ignore_index, *, out=None):
     if out is None:
-        _r = _F_nll_loss_forward(input, target, weight, reduction, ignore_index)
+        _r = _E_nll_loss_forward.entry_function(input, target, weight, reduction, ignore_index)
     else:
-        _r = _F_nll_loss_forward_output(input, target, weight, reduction, ignore_index, output=out[0], total_weight=out[1])
+        _r = _E_nll_loss_forward_output.entry_function(input, target, weight, reduction, ignore_index, output=out[0], total_weight=out[1])
     return _r
 
 
 def nll_loss_nd(input, target, weight=_NO, reduction=_NO, ignore_index=_NO):
     if weight is _NO and reduction is _NO and ignore_index is _NO:
-        _r = _F_nll_loss_nd(input, target)
+        _r = _E_nll_loss_nd.entry_function(input, target)
     else:
         _kw = {}
         if weight is not _NO: _kw['weight'] = weight
         if reduction is not _NO: _kw['reduction'] = reduction
         if ignore_index is not _NO: _kw['ignore_index'] = ignore_index
-        _r = _F_nll_loss_nd(input, target, **_kw)
+        _r = _E_nll_loss_nd.entry_function(input, target, **_kw)
     return _r
 
 
 def one_hot(input, num_classes=_NO):
     if num_classes is _NO:
-        _r = _F_one_hot(input)
+        _r = _E_one_hot.entry_function(input)
     else:
         _kw = {}
         if num_classes is not _NO: _kw['num_classes'] = num_classes
-        _r = _F_one_hot(input, **_kw)
+        _r = _E_one_hot.entry_function(input, **_kw)
     return _r
 
 
@@ -1950,31 +1950,31 @@ def ones(*_td_args, size=_NO, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO,
         raise TypeError("ones() got multiple values for argument 'size'")
     if out is None:
         if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
-            _r = _F_ones(size)
+            _r = _E_ones.entry_function(size)
         else:
             _kw = {}
             if dtype is not _NO: _kw['dtype'] = dtype
             if layout is not _NO: _kw['layout'] = layout
             if device is not _NO: _kw['device'] = device
             if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
-            _r = _F_ones(size, **_kw)
+            _r = _E_ones.entry_function(size, **_kw)
     else:
         if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
-            _r = _F_ones_out(size, out=out)
+            _r = _E_ones_out.entry_function(size, out=out)
         else:
             _kw = {}
             if dtype is not _NO: _kw['dtype'] = dtype
             if layout is not _NO: _kw['layout'] = layout
             if device is not _NO: _kw['device'] = device
             if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
-            _r = _F_ones_out(size, out=out, **_kw)
+            _r = _E_ones_out.entry_function(size, out=out, **_kw)
     if requires_grad: _r.requires_grad_(True)
     return _r
 
 
 def ones_like(input, *, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, memory_format=_NO, requires_grad=False):
     if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO and memory_format is _NO:
-        _r = _F_ones_like(input)
+        _r = _E_ones_like.entry_function(input)
     else:
         _kw = {}
         if dtype is not _NO: _kw['dtype'] = dtype
@@ -1982,50 +1982,50 @@ def ones_like(input, *, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, memor
         if device is not _NO: _kw['device'] = device
         if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
         if memory_format is not _NO: _kw['memory_format'] = memory_format
-        _r = _F_ones_like(input, **_kw)
+        _r = _E_ones_like.entry_function(input, **_kw)
     if requires_grad: _r.requires_grad_(True)
     return _r
 
 
 def outer(input, vec2, *, out=None):
     if out is None:
-        _r = _F_outer(input, vec2)
+        _r = _E_outer.entry_function(input, vec2)
     else:
-        _r = _F_outer_out(input, vec2, out=out)
+        _r = _E_outer_out.entry_function(input, vec2, out=out)
     return _r
 
 
 def permute(input, dims):
-    _r = _F_permute(input, dims)
+    _r = _E_permute.entry_function(input, dims)
     return _r
 
 
 def permute_copy(input, dims, *, out=None):
     if out is None:
-        _r = _F_permute_copy(input, dims)
+        _r = _E_permute_copy.entry_function(input, dims)
     else:
-        _r = _F_permute_copy_out(input, dims, out=out)
+        _r = _E_permute_copy_out.entry_function(input, dims, out=out)
     return _r
 
 
 def pow(input, exponent, *, out=None):
     if isinstance(input, _Tensor) and isinstance(exponent, _Tensor):
         if out is None:
-            _r = _F_pow_Tensor_Tensor(input, exponent)
+            _r = _E_pow_Tensor_Tensor.entry_function(input, exponent)
         else:
-            _r = _F_pow_Tensor_Tensor_out(input, exponent, out=out)
+            _r = _E_pow_Tensor_Tensor_out.entry_function(input, exponent, out=out)
         return _r
     if not isinstance(input, _Tensor) and isinstance(exponent, _Tensor):
         if out is None:
-            _r = _F_pow_Scalar(input, exponent)
+            _r = _E_pow_Scalar.entry_function(input, exponent)
         else:
-            _r = _F_pow_Scalar_out(input, exponent, out=out)
+            _r = _E_pow_Scalar_out.entry_function(input, exponent, out=out)
         return _r
     if not isinstance(exponent, _Tensor) and isinstance(input, _Tensor):
         if out is None:
-            _r = _F_pow_Tensor_Scalar(input, exponent)
+            _r = _E_pow_Tensor_Scalar.entry_function(input, exponent)
         else:
-            _r = _F_pow_Tensor_Scalar_out(input, exponent, out=out)
+            _r = _E_pow_Tensor_Scalar_out.entry_function(input, exponent, out=out)
         return _r
     raise TypeError('pow(): received an invalid combination of arguments; expected one of: pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor; pow.Scalar(Scalar self, Tensor exponent) -> Tensor; pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor')
 
@@ -2034,35 +2034,35 @@ def prod(input, dim=_NO, keepdim=_NO, *, dtype=_NO, out=None):
     if dim is not _NO:
         if out is None:
             if keepdim is _NO and dtype is _NO:
-                _r = _F_prod_dim_int(input, dim)
+                _r = _E_prod_dim_int.entry_function(input, dim)
             else:
                 _kw = {}
                 if keepdim is not _NO: _kw['keepdim'] = keepdim
                 if dtype is not _NO: _kw['dtype'] = dtype
-                _r = _F_prod_dim_int(input, dim, **_kw)
+                _r = _E_prod_dim_int.entry_function(input, dim, **_kw)
         else:
             if keepdim is _NO and dtype is _NO:
-                _r = _F_prod_int_out(input, dim, out=out)
+                _r = _E_prod_int_out.entry_function(input, dim, out=out)
             else:
                 _kw = {}
                 if keepdim is not _NO: _kw['keepdim'] = keepdim
                 if dtype is not _NO: _kw['dtype'] = dtype
-                _r = _F_prod_int_out(input, dim, out=out, **_kw)
+                _r = _E_prod_int_out.entry_function(input, dim, out=out, **_kw)
         return _r
     if dim is _NO and keepdim is _NO and out is None:
         if dtype is _NO:
-            _r = _F_prod(input)
+            _r = _E_prod.entry_function(input)
         else:
             _kw = {}
             if dtype is not _NO: _kw['dtype'] = dtype
-            _r = _F_prod(input, **_kw)
+            _r = _E_prod.entry_function(input, **_kw)
         return _r
     raise TypeError('prod(): received an invalid combination of arguments; expected one of: prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor; prod(Tensor self, *, ScalarType? dtype=None) -> Tensor')
 
 
 def rand_like(input, *, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, memory_format=_NO, requires_grad=False):
     if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO and memory_format is _NO:
-        _r = _F_rand_like(input)
+        _r = _E_rand_like.entry_function(input)
     else:
         _kw = {}
         if dtype is not _NO: _kw['dtype'] = dtype
@@ -2070,14 +2070,14 @@ def rand_like(input, *, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, memor
         if device is not _NO: _kw['device'] = device
         if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
         if memory_format is not _NO: _kw['memory_format'] = memory_format
-        _r = _F_rand_like(input, **_kw)
+        _r = _E_rand_like.entry_function(input, **_kw)
     if requires_grad: _r.requires_grad_(True)
     return _r
 
 
 def randn_like(input, *, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, memory_format=_NO, requires_grad=False):
     if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO and memory_format is _NO:
-        _r = _F_randn_like(input)
+        _r = _E_randn_like.entry_function(input)
     else:
         _kw = {}
         if dtype is not _NO: _kw['dtype'] = dtype
@@ -2085,42 +2085,42 @@ def randn_like(input, *, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, memo
         if device is not _NO: _kw['device'] = device
         if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
         if memory_format is not _NO: _kw['memory_format'] = memory_format
-        _r = _F_randn_like(input, **_kw)
+        _r = _E_randn_like.entry_function(input, **_kw)
     if requires_grad: _r.requires_grad_(True)
     return _r
 
 
 def relu(input):
-    _r = _F_relu(input)
+    _r = _E_relu.entry_function(input)
     return _r
 
 
 def relu_(input):
-    _r = _F_relu_(input)
+    _r = _E_relu_.entry_function(input)
     return _r
 
 
 def remainder(input, other, *, out=None):
     if not isinstance(other, _Tensor) and isinstance(input, _Tensor):
         if out is None:
-            _r = _F_remainder_Scalar(input, other)
+            _r = _E_remainder_Scalar.entry_function(input, other)
         else:
-            _r = _F_remainder_Scalar_out(input, other, out=out)
+            _r = _E_remainder_Scalar_out.entry_function(input, other, out=out)
         return _r
     if isinstance(other, _Tensor) and isinstance(input, _Tensor):
         if out is None:
-            _r = _F_remainder_Tensor(input, other)
+            _r = _E_remainder_Tensor.entry_function(input, other)
         else:
-            _r = _F_remainder_Tensor_out(input, other, out=out)
+            _r = _E_remainder_Tensor_out.entry_function(input, other, out=out)
         return _r
     if not isinstance(input, _Tensor) and isinstance(other, _Tensor) and out is None:
-        _r = _F_remainder_Scalar_Tensor(input, other)
+        _r = _E_remainder_Scalar_Tensor.entry_function(input, other)
         return _r
     raise TypeError('remainder(): received an invalid combination of arguments; expected one of: remainder.Scalar(Tensor self, Scalar other) -> Tensor; remainder.Tensor(Tensor self, Tensor other) -> Tensor; remainder.Scalar_Tensor(Scalar self, Tensor other) -> Tensor')
 
 
 def reshape(input, shape):
-    _r = _F_reshape(input, shape)
+    _r = _E_reshape.entry_function(input, shape)
     return _r
 
 
@@ -2128,180 +2128,180 @@ def roll(input, shifts, dims=_NO):
     if type(shifts) is int: shifts = [shifts]
     if type(dims) is int: dims = [dims]
     if dims is _NO:
-        _r = _F_roll(input, shifts)
+        _r = _E_roll.entry_function(input, shifts)
     else:
         _kw = {}
         if dims is not _NO: _kw['dims'] = dims
-        _r = _F_roll(input, shifts, **_kw)
+        _r = _E_roll.entry_function(input, shifts, **_kw)
     return _r
 
 
 def round(input, *, decimals=_NO, out=None):
     if decimals is not _NO:
         if out is None:
-            _r = _F_round_decimals(input, decimals=decimals)
+            _r = _E_round_decimals.entry_function(input, decimals=decimals)
         else:
-            _r = _F_round_decimals_out(input, decimals=decimals, out=out)
+            _r = _E_round_decimals_out.entry_function(input, decimals=decimals, out=out)
         return _r
     if decimals is _NO:
         if out is None:
-            _r = _F_round(input)
+            _r = _E_round.entry_function(input)
         else:
-            _r = _F_round_out(input, out=out)
+            _r = _E_round_out.entry_function(input, out=out)
         return _r
     raise TypeError('round(): received an invalid combination of arguments; expected one of: round.decimals(Tensor self, *, int decimals) -> Tensor; round(Tensor self) -> Tensor')
 
 
 def round_(input, *, decimals=_NO):
     if decimals is not _NO:
-        _r = _F_round__decimals(input, decimals=decimals)
+        _r = _E_round__decimals.entry_function(input, decimals=decimals)
         return _r
     if decimals is _NO:
-        _r = _F_round_(input)
+        _r = _E_round_.entry_function(input)
         return _r
     raise TypeError('round_(): received an invalid combination of arguments; expected one of: round_.decimals(Tensor(a!) self, *, int decimals) -> Tensor(a!); round_(Tensor(a!) self) -> Tensor(a!)')
 
 
 def rsqrt(input, *, out=None):
     if out is None:
-        _r = _F_rsqrt(input)
+        _r = _E_rsqrt.entry_function(input)
     else:
-        _r = _F_rsqrt_out(input, out=out)
+        _r = _E_rsqrt_out.entry_function(input, out=out)
     return _r
 
 
 def rsqrt_(input):
-    _r = _F_rsqrt_(input)
+    _r = _E_rsqrt_.entry_function(input)
     return _r
 
 
 def rsub(input, other, alpha=_NO):
     if isinstance(other, _Tensor):
         if alpha is _NO:
-            _r = _F_rsub_Tensor(input, other)
+            _r = _E_rsub_Tensor.entry_function(input, other)
         else:
             _kw = {}
             if alpha is not _NO: _kw['alpha'] = alpha
-            _r = _F_rsub_Tensor(input, other, **_kw)
+            _r = _E_rsub_Tensor.entry_function(input, other, **_kw)
         return _r
     if not isinstance(other, _Tensor):
         if alpha is _NO:
-            _r = _F_rsub_Scalar(input, other)
+            _r = _E_rsub_Scalar.entry_function(input, other)
         else:
             _kw = {}
             if alpha is not _NO: _kw['alpha'] = alpha
-            _r = _F_rsub_Scalar(input, other, **_kw)
+            _r = _E_rsub_Scalar.entry_function(input, other, **_kw)
         return _r
     raise TypeError('rsub(): received an invalid combination of arguments; expected one of: rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor; rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor')
 
 
 def scatter_add(input, dim, index, src, *, out=None):
     if out is None:
-        _r = _F_scatter_add(input, dim, index, src)
+        _r = _E_scatter_add.entry_function(input, dim, index, src)
     else:
-        _r = _F_scatter_add_out(input, dim, index, src, out=out)
+        _r = _E_scatter_add_out.entry_function(input, dim, index, src, out=out)
     return _r
 
 
 def select(input, dim, index):
-    _r = _F_select_int(input, dim, index)
+    _r = _E_select_int.entry_function(input, dim, index)
     return _r
 
 
 def select_copy(input, dim, index, *, out=None):
     if out is None:
-        _r = _F_select_copy_int(input, dim, index)
+        _r = _E_select_copy_int.entry_function(input, dim, index)
     else:
-        _r = _F_select_copy_int_out(input, dim, index, out=out)
+        _r = _E_select_copy_int_out.entry_function(input, dim, index, out=out)
     return _r
 
 
 def sigmoid(input, *, out=None):
     if out is None:
-        _r = _F_sigmoid(input)
+        _r = _E_sigmoid.entry_function(input)
     else:
-        _r = _F_sigmoid_out(input, out=out)
+        _r = _E_sigmoid_out.entry_function(input, out=out)
     return _r
 
 
 def sigmoid_(input):
-    _r = _F_sigmoid_(input)
+    _r = _E_sigmoid_.entry_function(input)
     return _r
 
 
 def sign(input, *, out=None):
     if out is None:
-        _r = _F_sign(input)
+        _r = _E_sign.entry_function(input)
     else:
-        _r = _F_sign_out(input, out=out)
+        _r = _E_sign_out.entry_function(input, out=out)
     return _r
 
 
 def silu(input, *, out=None):
     if out is None:
-        _r = _F_silu(input)
+        _r = _E_silu.entry_function(input)
     else:
-        _r = _F_silu_out(input, out=out)
+        _r = _E_silu_out.entry_function(input, out=out)
     return _r
 
 
 def silu_(input):
-    _r = _F_silu_(input)
+    _r = _E_silu_.entry_function(input)
     return _r
 
 
 def sin(input, *, out=None):
     if out is None:
-        _r = _F_sin(input)
+        _r = _E_sin.entry_function(input)
     else:
-        _r = _F_sin_out(input, out=out)
+        _r = _E_sin_out.entry_function(input, out=out)
     return _r
 
 
 def sin_(input):
-    _r = _F_sin_(input)
+    _r = _E_sin_.entry_function(input)
     return _r
 
 
 def slice_copy(input, dim=_NO, start=_NO, end=_NO, step=_NO, *, out=None):
     if out is None:
         if dim is _NO and start is _NO and end is _NO and step is _NO:
-            _r = _F_slice_copy_Tensor(input)
+            _r = _E_slice_copy_Tensor.entry_function(input)
         else:
             _kw = {}
             if dim is not _NO: _kw['dim'] = dim
             if start is not _NO: _kw['start'] = start
             if end is not _NO: _kw['end'] = end
             if step is not _NO: _kw['step'] = step
-            _r = _F_slice_copy_Tensor(input, **_kw)
+            _r = _E_slice_copy_Tensor.entry_function(input, **_kw)
     else:
         if dim is _NO and start is _NO and end is _NO and step is _NO:
-            _r = _F_slice_copy_Tensor_out(input, out=out)
+            _r = _E_slice_copy_Tensor_out.entry_function(input, out=out)
         else:
             _kw = {}
             if dim is not _NO: _kw['dim'] = dim
             if start is not _NO: _kw['start'] = start
             if end is not _NO: _kw['end'] = end
             if step is not _NO: _kw['step'] = step
-            _r = _F_slice_copy_Tensor_out(input, out=out, **_kw)
+            _r = _E_slice_copy_Tensor_out.entry_function(input, out=out, **_kw)
     return _r
 
 
 def softmax(input, dim, dtype=_NO, *, out=None):
     if out is None:
         if dtype is _NO:
-            _r = _F_softmax_int(input, dim)
+            _r = _E_softmax_int.entry_function(input, dim)
         else:
             _kw = {}
             if dtype is not _NO: _kw['dtype'] = dtype
-            _r = _F_softmax_int(input, dim, **_kw)
+            _r = _E_softmax_int.entry_function(input, dim, **_kw)
     else:
         if dtype is _NO:
-            _r = _F_softmax_int_out(input, dim, out=out)
+            _r = _E_softmax_int_out.entry_function(input, dim, out=out)
         else:
             _kw = {}
             if dtype is not _NO: _kw['dtype'] = dtype
-            _r = _F_softmax_int_out(input, dim, out=out, **_kw)
+            _r = _E_softmax_int_out.entry_function(input, dim, out=out, **_kw)
     return _r
 
 
@@ -2309,38 +2309,38 @@ def sort(input, dim=_NO, descending=_NO, *, stable=_NO, out=None):
     if stable is not _NO:
         if out is None:
             if dim is _NO and descending is _NO:
-                _r = _F_sort_stable(input, stable=stable)
+                _r = _E_sort_stable.entry_function(input, stable=stable)
             else:
                 _kw = {}
                 if dim is not _NO: _kw['dim'] = dim
                 if descending is not _NO: _kw['descending'] = descending
-                _r = _F_sort_stable(input, stable=stable, **_kw)
+                _r = _E_sort_stable.entry_function(input, stable=stable, **_kw)
         else:
             if dim is _NO and descending is _NO:
-                _r = _F_sort_values_stable(input, stable=stable, values=out[0], indices=out[1])
+                _r = _E_sort_values_stable.entry_function(input, stable=stable, values=out[0], indices=out[1])
             else:
                 _kw = {}
                 if dim is not _NO: _kw['dim'] = dim
                 if descending is not _NO: _kw['descending'] = descending
-                _r = _F_sort_values_stable(input, stable=stable, values=out[0], indices=out[1], **_kw)
+                _r = _E_sort_values_stable.entry_function(input, stable=stable, values=out[0], indices=out[1], **_kw)
         return _r
     if stable is _NO:
         if out is None:
             if dim is _NO and descending is _NO:
-                _r = _F_sort(input)
+                _r = _E_sort.entry_function(input)
             else:
                 _kw = {}
                 if dim is not _NO: _kw['dim'] = dim
                 if descending is not _NO: _kw['descending'] = descending
-                _r = _F_sort(input, **_kw)
+                _r = _E_sort.entry_function(input, **_kw)
         else:
             if dim is _NO and descending is _NO:
-                _r = _F_sort_values(input, values=out[0], indices=out[1])
+                _r = _E_sort_values.entry_function(input, values=out[0], indices=out[1])
             else:
                 _kw = {}
                 if dim is not _NO: _kw['dim'] = dim
                 if descending is not _NO: _kw['descending'] = descending
-                _r = _F_sort_values(input, values=out[0], indices=out[1], **_kw)
+                _r = _E_sort_values.entry_function(input, values=out[0], indices=out[1], **_kw)
         return _r
     raise TypeError('sort(): received an invalid combination of arguments; expected one of: sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices); sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)')
 
@@ -2348,90 +2348,90 @@ def sort(input, dim=_NO, descending=_NO, *, stable=_NO, out=None):
 def split_copy(input, split_size, dim=_NO, *, out=None):
     if out is None:
         if dim is _NO:
-            _r = _F_split_copy_Tensor(input, split_size)
+            _r = _E_split_copy_Tensor.entry_function(input, split_size)
         else:
             _kw = {}
             if dim is not _NO: _kw['dim'] = dim
-            _r = _F_split_copy_Tensor(input, split_size, **_kw)
+            _r = _E_split_copy_Tensor.entry_function(input, split_size, **_kw)
     else:
         if dim is _NO:
-            _r = _F_split_copy_Tensor_out(input, split_size, out=out)
+            _r = _E_split_copy_Tensor_out.entry_function(input, split_size, out=out)
         else:
             _kw = {}
             if dim is not _NO: _kw['dim'] = dim
-            _r = _F_split_copy_Tensor_out(input, split_size, out=out, **_kw)
+            _r = _E_split_copy_Tensor_out.entry_function(input, split_size, out=out, **_kw)
     return tuple(_r)
 
 
 def split_with_sizes(input, split_sizes, dim=_NO):
     if dim is _NO:
-        _r = _F_split_with_sizes(input, split_sizes)
+        _r = _E_split_with_sizes.entry_function(input, split_sizes)
     else:
         _kw = {}
         if dim is not _NO: _kw['dim'] = dim
-        _r = _F_split_with_sizes(input, split_sizes, **_kw)
+        _r = _E_split_with_sizes.entry_function(input, split_sizes, **_kw)
     return tuple(_r)
 
 
 def split_with_sizes_copy(input, split_sizes, dim=_NO, *, out=None):
     if out is None:
         if dim is _NO:
-            _r = _F_split_with_sizes_copy(input, split_sizes)
+            _r = _E_split_with_sizes_copy.entry_function(input, split_sizes)
         else:
             _kw = {}
             if dim is not _NO: _kw['dim'] = dim
-            _r = _F_split_with_sizes_copy(input, split_sizes, **_kw)
+            _r = _E_split_with_sizes_copy.entry_function(input, split_sizes, **_kw)
     else:
         if dim is _NO:
-            _r = _F_split_with_sizes_copy_out(input, split_sizes, out=out)
+            _r = _E_split_with_sizes_copy_out.entry_function(input, split_sizes, out=out)
         else:
             _kw = {}
             if dim is not _NO: _kw['dim'] = dim
-            _r = _F_split_with_sizes_copy_out(input, split_sizes, out=out, **_kw)
+            _r = _E_split_with_sizes_copy_out.entry_function(input, split_sizes, out=out, **_kw)
     return tuple(_r)
 
 
 def sqrt(input, *, out=None):
     if out is None:
-        _r = _F_sqrt(input)
+        _r = _E_sqrt.entry_function(input)
     else:
-        _r = _F_sqrt_out(input, out=out)
+        _r = _E_sqrt_out.entry_function(input, out=out)
     return _r
 
 
 def sqrt_(input):
-    _r = _F_sqrt_(input)
+    _r = _E_sqrt_.entry_function(input)
     return _r
 
 
 def squeeze(input, dim):
-    _r = _F_squeeze_dim(input, dim)
+    _r = _E_squeeze_dim.entry_function(input, dim)
     return _r
 
 
 def squeeze_copy(input, dim, *, out=None):
     if out is None:
-        _r = _F_squeeze_copy_dim(input, dim)
+        _r = _E_squeeze_copy_dim.entry_function(input, dim)
     else:
-        _r = _F_squeeze_copy_dim_out(input, dim, out=out)
+        _r = _E_squeeze_copy_dim_out.entry_function(input, dim, out=out)
     return _r
 
 
 def stack(tensors, dim=_NO, *, out=None):
     if out is None:
         if dim is _NO:
-            _r = _F_stack(tensors)
+            _r = _E_stack.entry_function(tensors)
         else:
             _kw = {}
             if dim is not _NO: _kw['dim'] = dim
-            _r = _F_stack(tensors, **_kw)
+            _r = _E_stack.entry_function(tensors, **_kw)
     else:
         if dim is _NO:
-            _r = _F_stack_out(tensors, out=out)
+            _r = _E_stack_out.entry_function(tensors, out=out)
         else:
             _kw = {}
             if dim is not _NO: _kw['dim'] = dim
-            _r = _F_stack_out(tensors, out=out, **_kw)
+            _r = _E_stack_out.entry_function(tensors, out=out, **_kw)
     return _r
 
 
@@ -2439,18 +2439,18 @@ def sub(input, other, *, alpha=_NO, out=None):
     if not isinstance(other, _Tensor): other = _wrap_number(other)
     if out is None:
         if alpha is _NO:
-            _r = _F_sub_Tensor(input, other)
+            _r = _E_sub_Tensor.entry_function(input, other)
         else:
             _kw = {}
             if alpha is not _NO: _kw['alpha'] = alpha
-            _r = _F_sub_Tensor(input, other, **_kw)
+            _r = _E_sub_Tensor.entry_function(input, other, **_kw)
     else:
         if alpha is _NO:
-            _r = _F_sub_out(input, other, out=out)
+            _r = _E_sub_out.entry_function(input, other, out=out)
         else:
             _kw = {}
             if alpha is not _NO: _kw['alpha'] = alpha
-            _r = _F_sub_out(input, other, out=out, **_kw)
+            _r = _E_sub_out.entry_function(input, other, out=out, **_kw)
     return _r
 
 
@@ -2459,222 +2459,222 @@ def sum(input, dim=_NO, keepdim=_NO, *, dtype=_NO, out=None):
     if dim is not _NO:
         if out is None:
             if keepdim is _NO and dtype is _NO:
-                _r = _F_sum_dim_IntList(input, dim)
+                _r = _E_sum_dim_IntList.entry_function(input, dim)
             else:
                 _kw = {}
                 if keepdim is not _NO: _kw['keepdim'] = keepdim
                 if dtype is not _NO: _kw['dtype'] = dtype
-                _r = _F_sum_dim_IntList(input, dim, **_kw)
+                _r = _E_sum_dim_IntList.entry_function(input, dim, **_kw)
         else:
             if keepdim is _NO and dtype is _NO:
-                _r = _F_sum_IntList_out(input, dim, out=out)
+                _r = _E_sum_IntList_out.entry_function(input, dim, out=out)
             else:
                 _kw = {}
                 if keepdim is not _NO: _kw['keepdim'] = keepdim
                 if dtype is not _NO: _kw['dtype'] = dtype
-                _r = _F_sum_IntList_out(input, dim, out=out, **_kw)
+                _r = _E_sum_IntList_out.entry_function(input, dim, out=out, **_kw)
         return _r
     if dim is _NO and keepdim is _NO and out is None:
         if dtype is _NO:
-            _r = _F_sum(input)
+            _r = _E_sum.entry_function(input)
         else:
             _kw = {}
             if dtype is not _NO: _kw['dtype'] = dtype
-            _r = _F_sum(input, **_kw)
+            _r = _E_sum.entry_function(input, **_kw)
         return _r
     raise TypeError('sum(): received an invalid combination of arguments; expected one of: sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor; sum(Tensor self, *, ScalarType? dtype=None) -> Tensor')
 
 
 def t(input):
-    _r = _F_t(input)
+    _r = _E_t.entry_function(input)
     return _r
 
 
 def t_copy(input, *, out=None):
     if out is None:
-        _r = _F_t_copy(input)
+        _r = _E_t_copy.entry_function(input)
     else:
-        _r = _F_t_copy_out(input, out=out)
+        _r = _E_t_copy_out.entry_function(input, out=out)
     return _r
 
 
 def tan(input, *, out=None):
     if out is None:
-        _r = _F_tan(input)
+        _r = _E_tan.entry_function(input)
     else:
-        _r = _F_tan_out(input, out=out)
+        _r = _E_tan_out.entry_function(input, out=out)
     return _r
 
 
 def tan_(input):
-    _r = _F_tan_(input)
+    _r = _E_tan_.entry_function(input)
     return _r
 
 
 def tanh(input, *, out=None):
     if out is None:
-        _r = _F_tanh(input)
+        _r = _E_tanh.entry_function(input)
     else:
-        _r = _F_tanh_out(input, out=out)
+        _r = _E_tanh_out.entry_function(input, out=out)
     return _r
 
 
 def tanh_(input):
-    _r = _F_tanh_(input)
+    _r = _E_tanh_.entry_function(input)
     return _r
 
 
 def topk(input, k, dim=_NO, largest=_NO, sorted=_NO, *, out=None):
     if out is None:
         if dim is _NO and largest is _NO and sorted is _NO:
-            _r = _F_topk(input, k)
+            _r = _E_topk.entry_function(input, k)
         else:
             _kw = {}
             if dim is not _NO: _kw['dim'] = dim
             if largest is not _NO: _kw['largest'] = largest
             if sorted is not _NO: _kw['sorted'] = sorted
-            _r = _F_topk(input, k, **_kw)
+            _r = _E_topk.entry_function(input, k, **_kw)
     else:
         if dim is _NO and largest is _NO and sorted is _NO:
-            _r = _F_topk_values(input, k, values=out[0], indices=out[1])
+            _r = _E_topk_values.entry_function(input, k, values=out[0], indices=out[1])
         else:
             _kw = {}
             if dim is not _NO: _kw['dim'] = dim
             if largest is not _NO: _kw['largest'] = largest
             if sorted is not _NO: _kw['sorted'] = sorted
-            _r = _F_topk_values(input, k, values=out[0], indices=out[1], **_kw)
+            _r = _E_topk_values.entry_function(input, k, values=out[0], indices=out[1], **_kw)
     return _r
 
 
 def transpose(input, dim0, dim1):
-    _r = _F_transpose_int(input, dim0, dim1)
+    _r = _E_transpose_int.entry_function(input, dim0, dim1)
     return _r
 
 
 def transpose_copy(input, dim0, dim1, *, out=None):
     if out is None:
-        _r = _F_transpose_copy_int(input, dim0, dim1)
+        _r = _E_transpose_copy_int.entry_function(input, dim0, dim1)
     else:
-        _r = _F_transpose_copy_int_out(input, dim0, dim1, out=out)
+        _r = _E_transpose_copy_int_out.entry_function(input, dim0, dim1, out=out)
     return _r
 
 
 def tril(input, diagonal=_NO, *, out=None):
     if out is None:
         if diagonal is _NO:
-            _r = _F_tril(input)
+            _r = _E_tril.entry_function(input)
         else:
             _kw = {}
             if diagonal is not _NO: _kw['diagonal'] = diagonal
-            _r = _F_tril(input, **_kw)
+            _r = _E_tril.entry_function(input, **_kw)
     else:
         if diagonal is _NO:
-            _r = _F_tril_out(input, out=out)
+            _r = _E_tril_out.entry_function(input, out=out)
         else:
             _kw = {}
             if diagonal is not _NO: _kw['diagonal'] = diagonal
-            _r = _F_tril_out(input, out=out, **_kw)
+            _r = _E_tril_out.entry_function(input, out=out, **_kw)
     return _r
 
 
 def triu(input, diagonal=_NO, *, out=None):
     if out is None:
         if diagonal is _NO:
-            _r = _F_triu(input)
+            _r = _E_triu.entry_function(input)
         else:
             _kw = {}
             if diagonal is not _NO: _kw['diagonal'] = diagonal
-            _r = _F_triu(input, **_kw)
+            _r = _E_triu.entry_function(input, **_kw)
     else:
         if diagonal is _NO:
-            _r = _F_triu_out(input, out=out)
+            _r = _E_triu_out.entry_function(input, out=out)
         else:
             _kw = {}
             if diagonal is not _NO: _kw['diagonal'] = diagonal
-            _r = _F_triu_out(input, out=out, **_kw)
+            _r = _E_triu_out.entry_function(input, out=out, **_kw)
     return _r
 
 
 def unbind(input, dim=_NO):
     if dim is _NO:
-        _r = _F_unbind_int(input)
+        _r = _E_unbind_int.entry_function(input)
     else:
         _kw = {}
         if dim is not _NO: _kw['dim'] = dim
-        _r = _F_unbind_int(input, **_kw)
+        _r = _E_unbind_int.entry_function(input, **_kw)
     return tuple(_r)
 
 
 def unbind_copy(input, dim=_NO, *, out=None):
     if out is None:
         if dim is _NO:
-            _r = _F_unbind_copy_int(input)
+            _r = _E_unbind_copy_int.entry_function(input)
         else:
             _kw = {}
             if dim is not _NO: _kw['dim'] = dim
-            _r = _F_unbind_copy_int(input, **_kw)
+            _r = _E_unbind_copy_int.entry_function(input, **_kw)
     else:
         if dim is _NO:
-            _r = _F_unbind_copy_int_out(input, out=out)
+            _r = _E_unbind_copy_int_out.entry_function(input, out=out)
         else:
             _kw = {}
             if dim is not _NO: _kw['dim'] = dim
-            _r = _F_unbind_copy_int_out(input, out=out, **_kw)
+            _r = _E_unbind_copy_int_out.entry_function(input, out=out, **_kw)
     return tuple(_r)
 
 
 def unfold_copy(input, dimension, size, step, *, out=None):
     if out is None:
-        _r = _F_unfold_copy(input, dimension, size, step)
+        _r = _E_unfold_copy.entry_function(input, dimension, size, step)
     else:
-        _r = _F_unfold_copy_out(input, dimension, size, step, out=out)
+        _r = _E_unfold_copy_out.entry_function(input, dimension, size, step, out=out)
     return _r
 
 
 def unsqueeze(input, dim):
-    _r = _F_unsqueeze(input, dim)
+    _r = _E_unsqueeze.entry_function(input, dim)
     return _r
 
 
 def unsqueeze_copy(input, dim, *, out=None):
     if out is None:
-        _r = _F_unsqueeze_copy(input, dim)
+        _r = _E_unsqueeze_copy.entry_function(input, dim)
     else:
-        _r = _F_unsqueeze_copy_out(input, dim, out=out)
+        _r = _E_unsqueeze_copy_out.entry_function(input, dim, out=out)
     return _r
 
 
 def view_as_complex(input):
-    _r = _F_view_as_complex(input)
+    _r = _E_view_as_complex.entry_function(input)
     return _r
 
 
 def view_as_complex_copy(input, *, out=None):
     if out is None:
-        _r = _F_view_as_complex_copy(input)
+        _r = _E_view_as_complex_copy.entry_function(input)
     else:
-        _r = _F_view_as_complex_copy_out(input, out=out)
+        _r = _E_view_as_complex_copy_out.entry_function(input, out=out)
     return _r
 
 
 def view_as_real(input):
-    _r = _F_view_as_real(input)
+    _r = _E_view_as_real.entry_function(input)
     return _r
 
 
 def view_as_real_copy(input, *, out=None):
     if out is None:
-        _r = _F_view_as_real_copy(input)
+        _r = _E_view_as_real_copy.entry_function(input)
     else:
-        _r = _F_view_as_real_copy_out(input, out=out)
+        _r = _E_view_as_real_copy_out.entry_function(input, out=out)
     return _r
 
 
 def view_copy(input, size, *, out=None):
     if out is None:
-        _r = _F_view_copy(input, size)
+        _r = _E_view_copy.entry_function(input, size)
     else:
-        _r = _F_view_copy_out(input, size, out=out)
+        _r = _E_view_copy_out.entry_function(input, size, out=out)
     return _r
 
 
@@ -2687,31 +2687,31 @@ def zeros(*_td_args, size=_NO, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO
         raise TypeError("zeros() got multiple values for argument 'size'")
     if out is None:
         if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
-            _r = _F_zeros(size)
+            _r = _E_zeros.entry_function(size)
         else:
             _kw = {}
             if dtype is not _NO: _kw['dtype'] = dtype
             if layout is not _NO: _kw['layout'] = layout
             if device is not _NO: _kw['device'] = device
             if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
-            _r = _F_zeros(size, **_kw)
+            _r = _E_zeros.entry_function(size, **_kw)
     else:
         if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
-            _r = _F_zeros_out(size, out=out)
+            _r = _E_zeros_out.entry_function(size, out=out)
         else:
             _kw = {}
             if dtype is not _NO: _kw['dtype'] = dtype
             if layout is not _NO: _kw['layout'] = layout
             if device is not _NO: _kw['device'] = device
             if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
-            _r = _F_zeros_out(size, out=out, **_kw)
+            _r = _E_zeros_out.entry_function(size, out=out, **_kw)
     if requires_grad: _r.requires_grad_(True)
     return _r
 
 
 def zeros_like(input, *, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, memory_format=_NO, requires_grad=False):
     if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO and memory_format is _NO:
-        _r = _F_zeros_like(input)
+        _r = _E_zeros_like.entry_function(input)
     else:
         _kw = {}
         if dtype is not _NO: _kw['dtype'] = dtype
@@ -2719,6 +2719,6 @@ def zeros_like(input, *, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, memo
         if device is not _NO: _kw['device'] = device
         if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
         if memory_format is not _NO: _kw['memory_format'] = memory_format
-        _r = _F_zeros_like(input, **_kw)
+        _r = _E_zeros_like.entry_function(input, **_kw)
     if requires_grad: _r.requires_grad_(True)
     return _r

@@ -17,214 +17,214 @@ from tensordispatch.generated import functions as _functions
 
 from tensordispatch.backends.aten import op as _op
 
-_F_abs = _op('abs')
-_F_abs_ = _op('abs_')
-_F_add_Tensor = _op('add.Tensor')
-_F_add__Tensor = _op('add_.Tensor')
-_F_addbmm = _op('addbmm')
-_F_addbmm_ = _op('addbmm_')
-_F_addcdiv = _op('addcdiv')
-_F_addcdiv_ = _op('addcdiv_')
-_F_addcmul = _op('addcmul')
-_F_addcmul_ = _op('addcmul_')
-_F_addmm = _op('addmm')
-_F_addmm_ = _op('addmm_')
-_F_addmv = _op('addmv')
-_F_addmv_ = _op('addmv_')
-_F_alias = _op('alias')
-_F_amax = _op('amax')
-_F_amin = _op('amin')
-_F_aminmax = _op('aminmax')
-_F_argmax = _op('argmax')
-_F_argmin = _op('argmin')
-_F_as_strided = _op('as_strided')
-_F_baddbmm = _op('baddbmm')
-_F_baddbmm_ = _op('baddbmm_')
-_F_bitwise_and_Scalar = _op('bitwise_and.Scalar')
-_F_bitwise_and_Tensor = _op('bitwise_and.Tensor')
-_F_bitwise_and__Scalar = _op('bitwise_and_.Scalar')
-_F_bitwise_and__Tensor = _op('bitwise_and_.Tensor')
-_F_bitwise_not = _op('bitwise_not')
-_F_bitwise_not_ = _op('bitwise_not_')
-_F_bitwise_or_Scalar = _op('bitwise_or.Scalar')
-_F_bitwise_or_Tensor = _op('bitwise_or.Tensor')
-_F_bitwise_or__Scalar = _op('bitwise_or_.Scalar')
-_F_bitwise_or__Tensor = _op('bitwise_or_.Tensor')
-_F_bitwise_xor_Scalar = _op('bitwise_xor.Scalar')
-_F_bitwise_xor_Tensor = _op('bitwise_xor.Tensor')
-_F_bitwise_xor__Scalar = _op('bitwise_xor_.Scalar')
-_F_bitwise_xor__Tensor = _op('bitwise_xor_.Tensor')
-_F_bmm = _op('bmm')
-_F_ceil = _op('ceil')
-_F_ceil_ = _op('ceil_')
-_F_chunk = _op('chunk')
-_F_clamp_max = _op('clamp_max')
-_F_clamp_max_ = _op('clamp_max_')
-_F_clamp_max_Tensor = _op('clamp_max.Tensor')
-_F_clamp_max__Tensor = _op('clamp_max_.Tensor')
-_F_clamp_min = _op('clamp_min')
-_F_clamp_min_ = _op('clamp_min_')
-_F_clamp_min_Tensor = _op('clamp_min.Tensor')
-_F_clamp_min__Tensor = _op('clamp_min_.Tensor')
-_F_clone = _op('clone')
-_F_contiguous = _op('contiguous')
-_F_copy_ = _op('copy_')
-_F_cos = _op('cos')
-_F_cos_ = _op('cos_')
-_F_cumsum = _op('cumsum')
-_F_cumsum_ = _op('cumsum_')
-_F_detach = _op('detach')
-_F_diagonal = _op('diagonal')
-_F_div_Tensor = _op('div.Tensor')
-_F_div_Tensor_mode = _op('div.Tensor_mode')
-_F_div__Tensor = _op('div_.Tensor')
-_F_div__Tensor_mode = _op('div_.Tensor_mode')
-_F_dot = _op('dot')
-_F_eq_Scalar = _op('eq.Scalar')
-_F_eq_Tensor = _op('eq.Tensor')
-_F_eq__Scalar = _op('eq_.Scalar')
-_F_eq__Tensor = _op('eq_.Tensor')
-_F_erf = _op('erf')
-_F_erf_ = _op('erf_')
-_F_exp = _op('exp')
-_F_exp_ = _op('exp_')
-_F_expand = _op('expand')
-_F_expm1 = _op('expm1')
-_F_expm1_ = _op('expm1_')
-_F_fill__Scalar = _op('fill_.Scalar')
-_F_flatten_using_ints = _op('flatten.using_ints')
-_F_flip = _op('flip')
-_F_floor = _op('floor')
-_F_floor_ = _op('floor_')
-_F_floor_divide = _op('floor_divide')
-_F_floor_divide_Scalar = _op('floor_divide.Scalar')
-_F_floor_divide__Scalar = _op('floor_divide_.Scalar')
-_F_floor_divide__Tensor = _op('floor_divide_.Tensor')
-_F_gather = _op('gather')
-_F_ge_Scalar = _op('ge.Scalar')
-_F_ge_Tensor = _op('ge.Tensor')
-_F_ge__Scalar = _op('ge_.Scalar')
-_F_ge__Tensor = _op('ge_.Tensor')
-_F_gt_Scalar = _op('gt.Scalar')
-_F_gt_Tensor = _op('gt.Tensor')
-_F_gt__Scalar = _op('gt_.Scalar')
-_F_gt__Tensor = _op('gt_.Tensor')
-_F_index_Tensor = _op('index.Tensor')
-_F_index_put = _op('index_put')
-_F_index_put_ = _op('index_put_')
-_F_index_select = _op('index_select')
-_F_le_Scalar = _op('le.Scalar')
-_F_le_Tensor = _op('le.Tensor')
-_F_le__Scalar = _op('le_.Scalar')
-_F_le__Tensor = _op('le_.Tensor')
-_F_lerp_Scalar = _op('lerp.Scalar')
-_F_lerp_Tensor = _op('lerp.Tensor')
-_F_lerp__Scalar = _op('lerp_.Scalar')
-_F_lerp__Tensor = _op('lerp_.Tensor')
-_F_log = _op('log')
-_F_log1p = _op('log1p')
-_F_log1p_ = _op('log1p_')
-_F_log_ = _op('log_')
-_F_log_softmax_int = _op('log_softmax.int')
-_F_logical_and = _op('logical_and')
-_F_logical_and_ = _op('logical_and_')
-_F_logical_not = _op('logical_not')
-_F_logical_not_ = _op('logical_not_')
-_F_logical_or = _op('logical_or')
-_F_logical_or_ = _op('logical_or_')
-_F_logical_xor = _op('logical_xor')
-_F_logical_xor_ = _op('logical_xor_')
-_F_logsumexp = _op('logsumexp')
-_F_lt_Scalar = _op('lt.Scalar')
-_F_lt_Tensor = _op('lt.Tensor')
-_F_lt__Scalar = _op('lt_.Scalar')
-_F_lt__Tensor = _op('lt_.Tensor')
-_F_masked_fill_Scalar = _op('masked_fill.Scalar')
-_F_masked_fill_Tensor = _op('masked_fill.Tensor')
-_F_masked_fill__Scalar = _op('masked_fill_.Scalar')
-_F_masked_fill__Tensor = _op('masked_fill_.Tensor')
-_F_masked_select = _op('masked_select')
-_F_matmul = _op('matmul')
-_F_max = _op('max')
-_F_max_dim = _op('max.dim')
-_F_maximum = _op('maximum')
-_F_mean = _op('mean')
-_F_mean_dim = _op('mean.dim')
-_F_min = _op('min')
-_F_min_dim = _op('min.dim')
-_F_minimum = _op('minimum')
-_F_mm = _op('mm')
-_F_mul_Tensor = _op('mul.Tensor')
-_F_mul__Tensor = _op('mul_.Tensor')
-_F_mv = _op('mv')
-_F_narrow = _op('narrow')
-_F_narrow_Tensor = _op('narrow.Tensor')
-_F_narrow_copy = _op('narrow_copy')
-_F_ne_Scalar = _op('ne.Scalar')
-_F_ne_Tensor = _op('ne.Tensor')
-_F_ne__Scalar = _op('ne_.Scalar')
-_F_ne__Tensor = _op('ne_.Tensor')
-_F_neg = _op('neg')
-_F_neg_ = _op('neg_')
-_F_normal_ = _op('normal_')
-_F_outer = _op('outer')
-_F_permute = _op('permute')
-_F_pow_Tensor_Scalar = _op('pow.Tensor_Scalar')
-_F_pow_Tensor_Tensor = _op('pow.Tensor_Tensor')
-_F_pow__Scalar = _op('pow_.Scalar')
-_F_pow__Tensor = _op('pow_.Tensor')
-_F_prod = _op('prod')
-_F_prod_dim_int = _op('prod.dim_int')
-_F_relu = _op('relu')
-_F_relu_ = _op('relu_')
-_F_remainder_Scalar = _op('remainder.Scalar')
-_F_remainder_Tensor = _op('remainder.Tensor')
-_F_remainder__Scalar = _op('remainder_.Scalar')
-_F_remainder__Tensor = _op('remainder_.Tensor')
-_F_repeat = _op('repeat')
-_F_reshape = _op('reshape')
-_F_roll = _op('roll')
-_F_round = _op('round')
-_F_round_ = _op('round_')
-_F_round__decimals = _op('round_.decimals')
-_F_round_decimals = _op('round.decimals')
-_F_rsqrt = _op('rsqrt')
-_F_rsqrt_ = _op('rsqrt_')
-_F_scatter_add = _op('scatter_add')
-_F_scatter_add_ = _op('scatter_add_')
-_F_select_int = _op('select.int')
-_F_sigmoid = _op('sigmoid')
-_F_sigmoid_ = _op('sigmoid_')
-_F_sign = _op('sign')
-_F_sign_ = _op('sign_')
-_F_sin = _op('sin')
-_F_sin_ = _op('sin_')
-_F_softmax_int = _op('softmax.int')
-_F_sort = _op('sort')
-_F_sort_stable = _op('sort.stable')
-_F_split_with_sizes = _op('split_with_sizes')
-_F_sqrt = _op('sqrt')
-_F_sqrt_ = _op('sqrt_')
-_F_squeeze_dim = _op('squeeze.dim')
-_F_sub_Tensor = _op('sub.Tensor')
-_F_sub__Tensor = _op('sub_.Tensor')
-_F_sum = _op('sum')
-_F_sum_dim_IntList = _op('sum.dim_IntList')
-_F_t = _op('t')
-_F_tan = _op('tan')
-_F_tan_ = _op('tan_')
-_F_tanh = _op('tanh')
-_F_tanh_ = _op('tanh_')
-_F_topk = _op('topk')
-_F_transpose_int = _op('transpose.int')
-_F_tril = _op('tril')
-_F_tril_ = _op('tril_')
-_F_triu = _op('triu')
-_F_triu_ = _op('triu_')
-_F_unbind_int = _op('unbind.int')
-_F_unfold = _op('unfold')
-_F_unsqueeze = _op('unsqueeze')
-_F_view = _op('view')
+_E_abs = _op('abs')._entry
+_E_abs_ = _op('abs_')._entry
+_E_add_Tensor = _op('add.Tensor')._entry
+_E_add__Tensor = _op('add_.Tensor')._entry
+_E_addbmm = _op('addbmm')._entry
+_E_addbmm_ = _op('addbmm_')._entry
+_E_addcdiv = _op('addcdiv')._entry
+_E_addcdiv_ = _op('addcdiv_')._entry
+_E_addcmul = _op('addcmul')._entry
+_E_addcmul_ = _op('addcmul_')._entry
+_E_addmm = _op('addmm')._entry
+_E_addmm_ = _op('addmm_')._entry
+_E_addmv = _op('addmv')._entry
+_E_addmv_ = _op('addmv_')._entry
+_E_alias = _op('alias')._entry
+_E_amax = _op('amax')._entry
+_E_amin = _op('amin')._entry
+_E_aminmax = _op('aminmax')._entry
+_E_argmax = _op('argmax')._entry
+_E_argmin = _op('argmin')._entry
+_E_as_strided = _op('as_strided')._entry
+_E_baddbmm = _op('baddbmm')._entry
+_E_baddbmm_ = _op('baddbmm_')._entry
+_E_bitwise_and_Scalar = _op('bitwise_and.Scalar')._entry
+_E_bitwise_and_Tensor = _op('bitwise_and.Tensor')._entry
+_E_bitwise_and__Scalar = _op('bitwise_and_.Scalar')._entry
+_E_bitwise_and__Tensor = _op('bitwise_and_.Tensor')._entry
+_E_bitwise_not = _op('bitwise_not')._entry
+_E_bitwise_not_ = _op('bitwise_not_')._entry
+_E_bitwise_or_Scalar = _op('bitwise_or.Scalar')._entry
+_E_bitwise_or_Tensor = _op('bitwise_or.Tensor')._entry
+_E_bitwise_or__Scalar = _op('bitwise_or_.Scalar')._entry
+_E_bitwise_or__Tensor = _op('bitwise_or_.Tensor')._entry
+_E_bitwise_xor_Scalar = _op('bitwise_xor.Scalar')._entry
+_E_bitwise_xor_Tensor = _op('bitwise_xor.Tensor')._entry
+_E_bitwise_xor__Scalar = _op('bitwise_xor_.Scalar')._entry
+_E_bitwise_xor__Tensor = _op('bitwise_xor_.Tensor')._entry
+_E_bmm = _op('bmm')._entry
+_E_ceil = _op('ceil')._entry
+_E_ceil_ = _op('ceil_')._entry
+_E_chunk = _op('chunk')._entry
+_E_clamp_max = _op('clamp_max')._entry
+_E_clamp_max_ = _op('clamp_max_')._entry
+_E_clamp_max_Tensor = _op('clamp_max.Tensor')._entry
+_E_clamp_max__Tensor = _op('clamp_max_.Tensor')._entry
+_E_clamp_min = _op('clamp_min')._entry
+_E_clamp_min_ = _op('clamp_min_')._entry
+_E_clamp_min_Tensor = _op('clamp_min.Tensor')._entry
+_E_clamp_min__Tensor = _op('clamp_min_.Tensor')._entry
+_E_clone = _op('clone')._entry
+_E_contiguous = _op('contiguous')._entry
+_E_copy_ = _op('copy_')._entry
+_E_cos = _op('cos')._entry
+_E_cos_ = _op('cos_')._entry
+_E_cumsum = _op('cumsum')._entry
+_E_cumsum_ = _op('cumsum_')._entry
+_E_detach = _op('detach')._entry
+_E_diagonal = _op('diagonal')._entry
+_E_div_Tensor = _op('div.Tensor')._entry
+_E_div_Tensor_mode = _op('div.Tensor_mode')._entry
+_E_div__Tensor = _op('div_.Tensor')._entry
+_E_div__Tensor_mode = _op('div_.Tensor_mode')._entry
+_E_dot = _op('dot')._entry
+_E_eq_Scalar = _op('eq.Scalar')._entry
+_E_eq_Tensor = _op('eq.Tensor')._entry
+_E_eq__Scalar = _op('eq_.Scalar')._entry
+_E_eq__Tensor = _op('eq_.Tensor')._entry
+_E_erf = _op('erf')._entry
+_E_erf_ = _op('erf_')._entry
+_E_exp = _op('exp')._entry
+_E_exp_ = _op('exp_')._entry
+_E_expand = _op('expand')._entry
+_E_expm1 = _op('expm1')._entry
+_E_expm1_ = _op('expm1_')._entry
+_E_fill__Scalar = _op('fill_.Scalar')._entry
+_E_flatten_using_ints = _op('flatten.using_ints')._entry
+_E_flip = _op('flip')._entry
+_E_floor = _op('floor')._entry
+_E_floor_ = _op('floor_')._entry
+_E_floor_divide = _op('floor_divide')._entry
+_E_floor_divide_Scalar = _op('floor_divide.Scalar')._entry
+_E_floor_divide__Scalar = _op('floor_divide_.Scalar')._entry
+_E_floor_divide__Tensor = _op('floor_divide_.Tensor')._entry
+_E_gather = _op('gather')._entry
+_E_ge_Scalar = _op('ge.Scalar')._entry
+_E_ge_Tensor = _op('ge.Tensor')._entry
+_E_ge__Scalar = _op('ge_.Scalar')._entry
+_E_ge__Tensor = _op('ge_.Tensor')._entry
+_E_gt_Scalar = _op('gt.Scalar')._entry
+_E_gt_Tensor = _op('gt.Tensor')._entry
+_E_gt__Scalar = _op('gt_.Scalar')._entry
+_E_gt__Tensor = _op('gt_.Tensor')._entry
+_E_index_Tensor = _op('index.Tensor')._entry
+_E_index_put = _op('index_put')._entry
+_E_index_put_ = _op('index_put_')._entry
+_E_index_select = _op('index_select')._entry
+_E_le_Scalar = _op('le.Scalar')._entry
+_E_le_Tensor = _op('le.Tensor')._entry
+_E_le__Scalar = _op('le_.Scalar')._entry
+_E_le__Tensor = _op('le_.Tensor')._entry
+_E_lerp_Scalar = _op('lerp.Scalar')._entry
+_E_lerp_Tensor = _op('lerp.Tensor')._entry
+_E_lerp__Scalar = _op('lerp_.Scalar')._entry
+_E_lerp__Tensor = _op('lerp_.Tensor')._entry
+_E_log = _op('log')._entry
+_E_log1p = _op('log1p')._entry
+_E_log1p_ = _op('log1p_')._entry
+_E_log_ = _op('log_')._entry
+_E_log_softmax_int = _op('log_softmax.int')._entry
+_E_logical_and = _op('logical_and')._entry
+_E_logical_and_ = _op('logical_and_')._entry
+_E_logical_not = _op('logical_not')._entry
+_E_logical_not_ = _op('logical_not_')._entry
+_E_logical_or = _op('logical_or')._entry
+_E_logical_or_ = _op('logical_or_')._entry
+_E_logical_xor = _op('logical_xor')._entry
+_E_logical_xor_ = _op('logical_xor_')._entry
+_E_logsumexp = _op('logsumexp')._entry
+_E_lt_Scalar = _op('lt.Scalar')._entry
+_E_lt_Tensor = _op('lt.Tensor')._entry
+_E_lt__Scalar = _op('lt_.Scalar')._entry
+_E_lt__Tensor = _op('lt_.Tensor')._entry
+_E_masked_fill_Scalar = _op('masked_fill.Scalar')._entry
+_E_masked_fill_Tensor = _op('masked_fill.Tensor')._entry
+_E_masked_fill__Scalar = _op('masked_fill_.Scalar')._entry
+_E_masked_fill__Tensor = _op('masked_fill_.Tensor')._entry
+_E_masked_select = _op('masked_select')._entry
+_E_matmul = _op('matmul')._entry
+_E_max = _op('max')._entry
+_E_max_dim = _op('max.dim')._entry
+_E_maximum = _op('maximum')._entry
+_E_mean = _op('mean')._entry
+_E_mean_dim = _op('mean.dim')._entry
+_E_min = _op('min')._entry
+_E_min_dim = _op('min.dim')._entry
+_E_minimum = _op('minimum')._entry
+_E_mm = _op('mm')._entry
+_E_mul_Tensor = _op('mul.Tensor')._entry
+_E_mul__Tensor = _op('mul_.Tensor')._entry
+_E_mv = _op('mv')._entry
+_E_narrow = _op('narrow')._entry
+_E_narrow_Tensor = _op('narrow.Tensor')._entry
+_E_narrow_copy = _op('narrow_copy')._entry
+_E_ne_Scalar = _op('ne.Scalar')._entry
+_E_ne_Tensor = _op('ne.Tensor')._entry
+_E_ne__Scalar = _op('ne_.Scalar')._entry
+_E_ne__Tensor = _op('ne_.Tensor')._entry
+_E_neg = _op('neg')._entry
+_E_neg_ = _op('neg_')._entry
+_E_normal_ = _op('normal_')._entry
+_E_outer = _op('outer')._entry
+_E_permute = _op('permute')._entry
+_E_pow_Tensor_Scalar = _op('pow.Tensor_Scalar')._entry
+_E_pow_Tensor_Tensor = _op('pow.Tensor_Tensor')._entry
+_E_pow__Scalar = _op('pow_.Scalar')._entry
+_E_pow__Tensor = _op('pow_.Tensor')._entry
+_E_prod = _op('prod')._entry
+_E_prod_dim_int = _op('prod.dim_int')._entry
+_E_relu = _op('relu')._entry
+_E_relu_ = _op('relu_')._entry
+_E_remainder_Scalar = _op('remainder.Scalar')._entry
+_E_remainder_Tensor = _op('remainder.Tensor')._entry
+_E_remainder__Scalar = _op('remainder_.Scalar')._entry
+_E_remainder__Tensor = _op('remainder_.Tensor')._entry
+_E_repeat = _op('repeat')._entry
+_E_reshape = _op('reshape')._entry
+_E_roll = _op('roll')._entry
+_E_round = _op('round')._entry
+_E_round_ = _op('round_')._entry
+_E_round__decimals = _op('round_.decimals')._entry
+_E_round_decimals = _op('round.decimals')._entry
+_E_rsqrt = _op('rsqrt')._entry
+_E_rsqrt_ = _op('rsqrt_')._entry
+_E_scatter_add = _op('scatter_add')._entry
+_E_scatter_add_ = _op('scatter_add_')._entry
+_E_select_int = _op('select.int')._entry
+_E_sigmoid = _op('sigmoid')._entry
+_E_sigmoid_ = _op('sigmoid_')._entry
+_E_sign = _op('sign')._entry
+_E_sign_ = _op('sign_')._entry
+_E_sin = _op('sin')._entry
+_E_sin_ = _op('sin_')._entry
+_E_softmax_int = _op('softmax.int')._entry
+_E_sort = _op('sort')._entry
+_E_sort_stable = _op('sort.stable')._entry
+_E_split_with_sizes = _op('split_with_sizes')._entry
+_E_sqrt = _op('sqrt')._entry
+_E_sqrt_ = _op('sqrt_')._entry
+_E_squeeze_dim = _op('squeeze.dim')._entry
+_E_sub_Tensor = _op('sub.Tensor')._entry
+_E_sub__Tensor = _op('sub_.Tensor')._entry
+_E_sum = _op('sum')._entry
+_E_sum_dim_IntList = _op('sum.dim_IntList')._entry
+_E_t = _op('t')._entry
+_E_tan = _op('tan')._entry
+_E_tan_ = _op('tan_')._entry
+_E_tanh = _op('tanh')._entry
+_E_tanh_ = _op('tanh_')._entry
+_E_topk = _op('topk')._entry
+_E_transpose_int = _op('transpose.int')._entry
+_E_tril = _op('tril')._entry
+_E_tril_ = _op('tril_')._entry
+_E_triu = _op('triu')._entry
+_E_triu_ = _op('triu_')._entry
+_E_unbind_int = _op('unbind.int')._entry
+_E_unfold = _op('unfold')._entry
+_E_unsqueeze = _op('unsqueeze')._entry
+_E_view = _op('view')._entry
 from tensordispatch.ops.indexing import getitem as _m___getitem__
 from tensordispatch.ops.bindings_pointwise import invert as _m___invert__
 from tensordispatch.ops.indexing import setitem as _m___setitem__
@@ -246,456 +246,456 @@ from tensordispatch.ops.bindings_pointwise import method_where as _m_where
 
 
 def _m_abs(self):
-    _r = _F_abs(self)
+    _r = _E_abs.entry_function(self)
     return _r
 
 
 def _m_abs_(self):
-    _r = _F_abs_(self)
+    _r = _E_abs_.entry_function(self)
     return _r
 
 
 def _m_add(self, other, *, alpha=_NO):
     if not isinstance(other, _Tensor): other = _wrap_number(other)
     if alpha is _NO:
-        _r = _F_add_Tensor(self, other)
+        _r = _E_add_Tensor.entry_function(self, other)
     else:
         _kw = {}
         if alpha is not _NO: _kw['alpha'] = alpha
-        _r = _F_add_Tensor(self, other, **_kw)
+        _r = _E_add_Tensor.entry_function(self, other, **_kw)
     return _r
 
 
 def _m_add_(self, other, *, alpha=_NO):
     if not isinstance(other, _Tensor): other = _wrap_number(other)
     if alpha is _NO:
-        _r = _F_add__Tensor(self, other)
+        _r = _E_add__Tensor.entry_function(self, other)
     else:
         _kw = {}
         if alpha is not _NO: _kw['alpha'] = alpha
-        _r = _F_add__Tensor(self, other, **_kw)
+        _r = _E_add__Tensor.entry_function(self, other, **_kw)
     return _r
 
 
 def _m_addbmm(self, batch1, batch2, *, beta=_NO, alpha=_NO):
     if beta is _NO and alpha is _NO:
-        _r = _F_addbmm(self, batch1, batch2)
+        _r = _E_addbmm.entry_function(self, batch1, batch2)
     else:
         _kw = {}
         if beta is not _NO: _kw['beta'] = beta
         if alpha is not _NO: _kw['alpha'] = alpha
-        _r = _F_addbmm(self, batch1, batch2, **_kw)
+        _r = _E_addbmm.entry_function(self, batch1, batch2, **_kw)
     return _r
 
 
 def _m_addbmm_(self, batch1, batch2, *, beta=_NO, alpha=_NO):
     if beta is _NO and alpha is _NO:
-        _r = _F_addbmm_(self, batch1, batch2)
+        _r = _E_addbmm_.entry_function(self, batch1, batch2)
     else:
         _kw = {}
         if beta is not _NO: _kw['beta'] = beta
         if alpha is not _NO: _kw['alpha'] = alpha
-        _r = _F_addbmm_(self, batch1, batch2, **_kw)
+        _r = _E_addbmm_.entry_function(self, batch1, batch2, **_kw)
     return _r
 
 
 def _m_addcdiv(self, tensor1, tensor2, *, value=_NO):
     if value is _NO:
-        _r = _F_addcdiv(self, tensor1, tensor2)
+        _r = _E_addcdiv.entry_function(self, tensor1, tensor2)
     else:
         _kw = {}
         if value is not _NO: _kw['value'] = value
-        _r = _F_addcdiv(self, tensor1, tensor2, **_kw)
+        _r = _E_addcdiv.entry_function(self, tensor1, tensor2, **_kw)
     return _r
 
 
 def _m_addcdiv_(self, tensor1, tensor2, *, value=_NO):
     if value is _NO:
-        _r = _F_addcdiv_(self, tensor1, tensor2)
+        _r = _E_addcdiv_.entry_function(self, tensor1, tensor2)
     else:
         _kw = {}
         if value is not _NO: _kw['value'] = value
-        _r = _F_addcdiv_(self, tensor1, tensor2, **_kw)
+        _r = _E_addcdiv_.entry_function(self, tensor1, tensor2, **_kw)
     return _r
 
 
 def _m_addcmul(self, tensor1, tensor2, *, value=_NO):
     if value is _NO:
-        _r = _F_addcmul(self, tensor1, tensor2)
+        _r = _E_addcmul.entry_function(self, tensor1, tensor2)
     else:
         _kw = {}
         if value is not _NO: _kw['value'] = value
-        _r = _F_addcmul(self, tensor1, tensor2, **_kw)
+        _r = _E_addcmul.entry_function(self, tensor1, tensor2, **_kw)
     return _r
 
 
 def _m_addcmul_(self, tensor1, tensor2, *, value=_NO):
     if value is _NO:
-        _r = _F_addcmul_(self, tensor1, tensor2)
+        _r = _E_addcmul_.entry_function(self, tensor1, tensor2)
     else:
         _kw = {}
         if value is not _NO: _kw['value'] = value
-        _r = _F_addcmul_(self, tensor1, tensor2, **_kw)
+        _r = _E_addcmul_.entry_function(self, tensor1, tensor2, **_kw)
     return _r
 
 
 def _m_addmm(self, mat1, mat2, *, beta=_NO, alpha=_NO):
     if beta is _NO and alpha is _NO:
-        _r = _F_addmm(self, mat1, mat2)
+        _r = _E_addmm.entry_function(self, mat1, mat2)
     else:
         _kw = {}
         if beta is not _NO: _kw['beta'] = beta
         if alpha is not _NO: _kw['alpha'] = alpha
-        _r = _F_addmm(self, mat1, mat2, **_kw)
+        _r = _E_addmm.entry_function(self, mat1, mat2, **_kw)
     return _r
 
 
 def _m_addmm_(self, mat1, mat2, *, beta=_NO, alpha=_NO):
     if beta is _NO and alpha is _NO:
-        _r = _F_addmm_(self, mat1, mat2)
+        _r = _E_addmm_.entry_function(self, mat1, mat2)
     else:
         _kw = {}
         if beta is not _NO: _kw['beta'] = beta
         if alpha is not _NO: _kw['alpha'] = alpha
-        _r = _F_addmm_(self, mat1, mat2, **_kw)
+        _r = _E_addmm_.entry_function(self, mat1, mat2, **_kw)
     return _r
 
 
 def _m_addmv(self, mat, vec, *, beta=_NO, alpha=_NO):
     if beta is _NO and alpha is _NO:
-        _r = _F_addmv(self, mat, vec)
+        _r = _E_addmv.entry_function(self, mat, vec)
     else:
         _kw = {}
         if beta is not _NO: _kw['beta'] = beta
         if alpha is not _NO: _kw['alpha'] = alpha
-        _r = _F_addmv(self, mat, vec, **_kw)
+        _r = _E_addmv.entry_function(self, mat, vec, **_kw)
     return _r
 
 
 def _m_addmv_(self, mat, vec, *, beta=_NO, alpha=_NO):
     if beta is _NO and alpha is _NO:
-        _r = _F_addmv_(self, mat, vec)
+        _r = _E_addmv_.entry_function(self, mat, vec)
     else:
         _kw = {}
         if beta is not _NO: _kw['beta'] = beta
         if alpha is not _NO: _kw['alpha'] = alpha
-        _r = _F_addmv_(self, mat, vec, **_kw)
+        _r = _E_addmv_.entry_function(self, mat, vec, **_kw)
     return _r
 
 
 def _m_alias(self):
-    _r = _F_alias(self)
+    _r = _E_alias.entry_function(self)
     return _r
 
 
 def _m_amax(self, dim=_NO, keepdim=_NO):
     if type(dim) is int: dim = [dim]
     if dim is _NO and keepdim is _NO:
-        _r = _F_amax(self)
+        _r = _E_amax.entry_function(self)
     else:
         _kw = {}
         if dim is not _NO: _kw['dim'] = dim
         if keepdim is not _NO: _kw['keepdim'] = keepdim
-        _r = _F_amax(self, **_kw)
+        _r = _E_amax.entry_function(self, **_kw)
     return _r
 
 
 def _m_amin(self, dim=_NO, keepdim=_NO):
     if type(dim) is int: dim = [dim]
     if dim is _NO and keepdim is _NO:
-        _r = _F_amin(self)
+        _r = _E_amin.entry_function(self)
     else:
         _kw = {}
         if dim is not _NO: _kw['dim'] = dim
         if keepdim is not _NO: _kw['keepdim'] = keepdim
-        _r = _F_amin(self, **_kw)
+        _r = _E_amin.entry_function(self, **_kw)
     return _r
 
 
 def _m_aminmax(self, *, dim=_NO, keepdim=_NO):
     if dim is _NO and keepdim is _NO:
-        _r = _F_aminmax(self)
+        _r = _E_aminmax.entry_function(self)
     else:
         _kw = {}
         if dim is not _NO: _kw['dim'] = dim
         if keepdim is not _NO: _kw['keepdim'] = keepdim
-        _r = _F_aminmax(self, **_kw)
+        _r = _E_aminmax.entry_function(self, **_kw)
     return _r
 
 
 def _m_argmax(self, dim=_NO, keepdim=_NO):
     if dim is _NO and keepdim is _NO:
-        _r = _F_argmax(self)
+        _r = _E_argmax.entry_function(self)
     else:
         _kw = {}
         if dim is not _NO: _kw['dim'] = dim
         if keepdim is not _NO: _kw['keepdim'] = keepdim
-        _r = _F_argmax(self, **_kw)
+        _r = _E_argmax.entry_function(self, **_kw)
     return _r
 
 
 def _m_argmin(self, dim=_NO, keepdim=_NO):
     if dim is _NO and keepdim is _NO:
-        _r = _F_argmin(self)
+        _r = _E_argmin.entry_function(self)
     else:
         _kw = {}
         if dim is not _NO: _kw['dim'] = dim
         if keepdim is not _NO: _kw['keepdim'] = keepdim
-        _r = _F_argmin(self, **_kw)
+        _r = _E_argmin.entry_function(self, **_kw)
     return _r
 
 
 def _m_as_strided(self, size, stride, storage_offset=_NO):
     if storage_offset is _NO:
-        _r = _F_as_strided(self, size, stride)
+        _r = _E_as_strided.entry_function(self, size, stride)
     else:
         _kw = {}
         if storage_offset is not _NO: _kw['storage_offset'] = storage_offset
-        _r = _F_as_strided(self, size, stride, **_kw)
+        _r = _E_as_strided.entry_function(self, size, stride, **_kw)
     return _r
 
 
 def _m_baddbmm(self, batch1, batch2, *, beta=_NO, alpha=_NO):
     if beta is _NO and alpha is _NO:
-        _r = _F_baddbmm(self, batch1, batch2)
+        _r = _E_baddbmm.entry_function(self, batch1, batch2)
     else:
         _kw = {}
         if beta is not _NO: _kw['beta'] = beta
         if alpha is not _NO: _kw['alpha'] = alpha
-        _r = _F_baddbmm(self, batch1, batch2, **_kw)
+        _r = _E_baddbmm.entry_function(self, batch1, batch2, **_kw)
     return _r
 
 
 def _m_baddbmm_(self, batch1, batch2, *, beta=_NO, alpha=_NO):
     if beta is _NO and alpha is _NO:
-        _r = _F_baddbmm_(self, batch1, batch2)
+        _r = _E_baddbmm_.entry_function(self, batch1, batch2)
     else:
         _kw = {}
         if beta is not _NO: _kw['beta'] = beta
         if alpha is not _NO: _kw['alpha'] = alpha
-        _r = _F_baddbmm_(self, batch1, batch2, **_kw)
+        _r = _E_baddbmm_.entry_function(self, batch1, batch2, **_kw)
     return _r
 
 
 def _m_bitwise_and(self, other):
     if not isinstance(other, _Tensor):
-        _r = _F_bitwise_and_Scalar(self, other)
+        _r = _E_bitwise_and_Scalar.entry_function(self, other)
         return _r
     if isinstance(other, _Tensor):
-        _r = _F_bitwise_and_Tensor(self, other)
+        _r = _E_bitwise_and_Tensor.entry_function(self, other)
         return _r
     raise TypeError('bitwise_and(): received an invalid combination of arguments; expected one of: bitwise_and.Scalar(Tensor self, Scalar other) -> Tensor; bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor')
 
 
 def _m_bitwise_and_(self, other):
     if not isinstance(other, _Tensor):
-        _r = _F_bitwise_and__Scalar(self, other)
+        _r = _E_bitwise_and__Scalar.entry_function(self, other)
         return _r
     if isinstance(other, _Tensor):
-        _r = _F_bitwise_and__Tensor(self, other)
+        _r = _E_bitwise_and__Tensor.entry_function(self, other)
         return _r
     raise TypeError('bitwise_and_(): received an invalid combination of arguments; expected one of: bitwise_and_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!); bitwise_and_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)')
 
 
 def _m_bitwise_not(self):
-    _r = _F_bitwise_not(self)
+    _r = _E_bitwise_not.entry_function(self)
     return _r
 
 
 def _m_bitwise_not_(self):
-    _r = _F_bitwise_not_(self)
+    _r = _E_bitwise_not_.entry_function(self)
     return _r
 
 
 def _m_bitwise_or(self, other):
     if not isinstance(other, _Tensor):
-        _r = _F_bitwise_or_Scalar(self, other)
+        _r = _E_bitwise_or_Scalar.entry_function(self, other)
         return _r
     if isinstance(other, _Tensor):
-        _r = _F_bitwise_or_Tensor(self, other)
+        _r = _E_bitwise_or_Tensor.entry_function(self, other)
         return _r
     raise TypeError('bitwise_or(): received an invalid combination of arguments; expected one of: bitwise_or.Scalar(Tensor self, Scalar other) -> Tensor; bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor')
 
 
 def _m_bitwise_or_(self, other):
     if not isinstance(other, _Tensor):
-        _r = _F_bitwise_or__Scalar(self, other)
+        _r = _E_bitwise_or__Scalar.entry_function(self, other)
         return _r
     if isinstance(other, _Tensor):
-        _r = _F_bitwise_or__Tensor(self, other)
+        _r = _E_bitwise_or__Tensor.entry_function(self, other)
         return _r
     raise TypeError('bitwise_or_(): received an invalid combination of arguments; expected one of: bitwise_or_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!); bitwise_or_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)')
 
 
 def _m_bitwise_xor(self, other):
     if not isinstance(other, _Tensor):
-        _r = _F_bitwise_xor_Scalar(self, other)
+        _r = _E_bitwise_xor_Scalar.entry_function(self, other)
         return _r
     if isinstance(other, _Tensor):
-        _r = _F_bitwise_xor_Tensor(self, other)
+        _r = _E_bitwise_xor_Tensor.entry_function(self, other)
         return _r
     raise TypeError('bitwise_xor(): received an invalid combination of arguments; expected one of: bitwise_xor.Scalar(Tensor self, Scalar other) -> Tensor; bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor')
 
 
 def _m_bitwise_xor_(self, other):
     if not isinstance(other, _Tensor):
-        _r = _F_bitwise_xor__Scalar(self, other)
+        _r = _E_bitwise_xor__Scalar.entry_function(self, other)
         return _r
     if isinstance(other, _Tensor):
-        _r = _F_bitwise_xor__Tensor(self, other)
+        _r = _E_bitwise_xor__Tensor.entry_function(self, other)
         return _r
     raise TypeError('bitwise_xor_(): received an invalid combination of arguments; expected one of: bitwise_xor_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!); bitwise_xor_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)')
 
 
 def _m_bmm(self, mat2):
-    _r = _F_bmm(self, mat2)
+    _r = _E_bmm.entry_function(self, mat2)
     return _r
 
 
 def _m_ceil(self):
-    _r = _F_ceil(self)
+    _r = _E_ceil.entry_function(self)
     return _r
 
 
 def _m_ceil_(self):
-    _r = _F_ceil_(self)
+    _r = _E_ceil_.entry_function(self)
     return _r
 
 
 def _m_chunk(self, chunks, dim=_NO):
     if dim is _NO:
-        _r = _F_chunk(self, chunks)
+        _r = _E_chunk.entry_function(self, chunks)
     else:
         _kw = {}
         if dim is not _NO: _kw['dim'] = dim
-        _r = _F_chunk(self, chunks, **_kw)
+        _r = _E_chunk.entry_function(self, chunks, **_kw)
     return tuple(_r)
 
 
 def _m_clamp_max(self, max):
     if not isinstance(max, _Tensor):
-        _r = _F_clamp_max(self, max)
+        _r = _E_clamp_max.entry_function(self, max)
         return _r
     if isinstance(max, _Tensor):
-        _r = _F_clamp_max_Tensor(self, max)
+        _r = _E_clamp_max_Tensor.entry_function(self, max)
         return _r
     raise TypeError('clamp_max(): received an invalid combination of arguments; expected one of: clamp_max(Tensor self, Scalar max) -> Tensor; clamp_max.Tensor(Tensor self, Tensor max) -> Tensor')
 
 
 def _m_clamp_max_(self, max):
     if not isinstance(max, _Tensor):
-        _r = _F_clamp_max_(self, max)
+        _r = _E_clamp_max_.entry_function(self, max)
         return _r
     if isinstance(max, _Tensor):
-        _r = _F_clamp_max__Tensor(self, max)
+        _r = _E_clamp_max__Tensor.entry_function(self, max)
         return _r
     raise TypeError('clamp_max_(): received an invalid combination of arguments; expected one of: clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!); clamp_max_.Tensor(Tensor(a!) self, Tensor max) -> Tensor(a!)')
 
 
 def _m_clamp_min(self, min):
     if not isinstance(min, _Tensor):
-        _r = _F_clamp_min(self, min)
+        _r = _E_clamp_min.entry_function(self, min)
         return _r
     if isinstance(min, _Tensor):
-        _r = _F_clamp_min_Tensor(self, min)
+        _r = _E_clamp_min_Tensor.entry_function(self, min)
         return _r
     raise TypeError('clamp_min(): received an invalid combination of arguments; expected one of: clamp_min(Tensor self, Scalar min) -> Tensor; clamp_min.Tensor(Tensor self, Tensor min) -> Tensor')
 
 
 def _m_clamp_min_(self, min):
     if not isinstance(min, _Tensor):
-        _r = _F_clamp_min_(self, min)
+        _r = _E_clamp_min_.entry_function(self, min)
         return _r
     if isinstance(min, _Tensor):
-        _r = _F_clamp_min__Tensor(self, min)
+        _r = _E_clamp_min__Tensor.entry_function(self, min)
         return _r
     raise TypeError('clamp_min_(): received an invalid combination of arguments; expected one of: clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!); clamp_min_.Tensor(Tensor(a!) self, Tensor min) -> Tensor(a!)')
 
 
 def _m_clone(self, *, memory_format=_NO):
     if memory_format is _NO:
-        _r = _F_clone(self)
+        _r = _E_clone.entry_function(self)
     else:
         _kw = {}
         if memory_format is not _NO: _kw['memory_format'] = memory_format
-        _r = _F_clone(self, **_kw)
+        _r = _E_clone.entry_function(self, **_kw)
     return _r
 
 
 def _m_contiguous(self, *, memory_format=_NO):
     if memory_format is _NO:
-        _r = _F_contiguous(self)
+        _r = _E_contiguous.entry_function(self)
     else:
         _kw = {}
         if memory_format is not _NO: _kw['memory_format'] = memory_format
-        _r = _F_contiguous(self, **_kw)
+        _r = _E_contiguous.entry_function(self, **_kw)
     return _r
 
 
 def _m_copy_(self, src, non_blocking=_NO):
     if non_blocking is _NO:
-        _r = _F_copy_(self, src)
+        _r = _E_copy_.entry_function(self, src)
     else:
         _kw = {}
         if non_blocking is not _NO: _kw['non_blocking'] = non_blocking
-        _r = _F_copy_(self, src, **_kw)
+        _r = _E_copy_.entry_function(self, src, **_kw)
     return _r
 
 
 def _m_cos(self):
-    _r = _F_cos(self)
+    _r = _E_cos.entry_function(self)
     return _r
 
 
 def _m_cos_(self):
-    _r = _F_cos_(self)
+    _r = _E_cos_.entry_function(self)
     return _r
 
 
 def _m_cumsum(self, dim, *, dtype=_NO):
     if dtype is _NO:
-        _r = _F_cumsum(self, dim)
+        _r = _E_cumsum.entry_function(self, dim)
     else:
         _kw = {}
         if dtype is not _NO: _kw['dtype'] = dtype
-        _r = _F_cumsum(self, dim, **_kw)
+        _r = _E_cumsum.entry_function(self, dim, **_kw)
     return _r
 
 
 def _m_cumsum_(self, dim, *, dtype=_NO):
     if dtype is _NO:
-        _r = _F_cumsum_(self, dim)
+        _r = _E_cumsum_.entry_function(self, dim)
     else:
         _kw = {}
         if dtype is not _NO: _kw['dtype'] = dtype
-        _r = _F_cumsum_(self, dim, **_kw)
+        _r = _E_cumsum_.entry_function(self, dim, **_kw)
     return _r
 
 
 def _m_detach(self):
-    _r = _F_detach(self)
+    _r = _E_detach.entry_function(self)
     return _r
 
 
 def _m_diagonal(self, offset=_NO, dim1=_NO, dim2=_NO):
     if offset is _NO and dim1 is _NO and dim2 is _NO:
-        _r = _F_diagonal(self)
+        _r = _E_diagonal.entry_function(self)
     else:
         _kw = {}
         if offset is not _NO: _kw['offset'] = offset
         if dim1 is not _NO: _kw['dim1'] = dim1
         if dim2 is not _NO: _kw['dim2'] = dim2
-        _r = _F_diagonal(self, **_kw)
+        _r = _E_diagonal.entry_function(self, **_kw)
     return _r
 
 
 def _m_div(self, other, *, rounding_mode=_NO):
     if not isinstance(other, _Tensor): other = _wrap_number(other)
     if rounding_mode is not _NO:
-        _r = _F_div_Tensor_mode(self, other, rounding_mode=rounding_mode)
+        _r = _E_div_Tensor_mode.entry_function(self, other, rounding_mode=rounding_mode)
         return _r
     if rounding_mode is _NO:
-        _r = _F_div_Tensor(self, other)
+        _r = _E_div_Tensor.entry_function(self, other)
         return _r
     raise TypeError('div(): received an invalid combination of arguments; expected one of: div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor; div.Tensor(Tensor self, Tensor other) -> Tensor')
 
@@ -703,56 +703,56 @@ def _m_div(self, other, *, rounding_mode=_NO):
 def _m_div_(self, other, *, rounding_mode=_NO):
     if not isinstance(other, _Tensor): other = _wrap_number(other)
     if rounding_mode is not _NO:
-        _r = _F_div__Tensor_mode(self, other, rounding_mode=rounding_mode)
+        _r = _E_div__Tensor_mode.entry_function(self, other, rounding_mode=rounding_mode)
         return _r
     if rounding_mode is _NO:
-        _r = _F_div__Tensor(self, other)
+        _r = _E_div__Tensor.entry_function(self, other)
         return _r
     raise TypeError('div_(): received an invalid combination of arguments; expected one of: div_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!); div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)')
 
 
 def _m_dot(self, tensor):
-    _r = _F_dot(self, tensor)
+    _r = _E_dot.entry_function(self, tensor)
     return _r
 
 
 def _m_eq(self, other):
     if not isinstance(other, _Tensor):
-        _r = _F_eq_Scalar(self, other)
+        _r = _E_eq_Scalar.entry_function(self, other)
         return _r
     if isinstance(other, _Tensor):
-        _r = _F_eq_Tensor(self, other)
+        _r = _E_eq_Tensor.entry_function(self, other)
         return _r
     raise TypeError('eq(): received an invalid combination of arguments; expected one of: eq.Scalar(Tensor self, Scalar other) -> Tensor; eq.Tensor(Tensor self, Tensor other) -> Tensor')
 
 
 def _m_eq_(self, other):
     if not isinstance(other, _Tensor):
-        _r = _F_eq__Scalar(self, other)
+        _r = _E_eq__Scalar.entry_function(self, other)
         return _r
     if isinstance(other, _Tensor):
-        _r = _F_eq__Tensor(self, other)
+        _r = _E_eq__Tensor.entry_function(self, other)
         return _r
     raise TypeError('eq_(): received an invalid combination of arguments; expected one of: eq_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!); eq_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)')
 
 
 def _m_erf(self):
-    _r = _F_erf(self)
+    _r = _E_erf.entry_function(self)
     return _r
 
 
 def _m_erf_(self):
-    _r = _F_erf_(self)
+    _r = _E_erf_.entry_function(self)
     return _r
 
 
 def _m_exp(self):
-    _r = _F_exp(self)
+    _r = _E_exp.entry_function(self)
     return _r
 
 
 def _m_exp_(self):
-    _r = _F_exp_(self)
+    _r = _E_exp_.entry_function(self)
     return _r
 
 
@@ -764,37 +764,37 @@ def _m_expand(self, *_td_args, size=_NO, implicit=_NO):
     elif _td_args:
         raise TypeError("expand() got multiple values for argument 'size'")
     if implicit is _NO:
-        _r = _F_expand(self, size)
+        _r = _E_expand.entry_function(self, size)
     else:
         _kw = {}
         if implicit is not _NO: _kw['implicit'] = implicit
-        _r = _F_expand(self, size, **_kw)
+        _r = _E_expand.entry_function(self, size, **_kw)
     return _r
 
 
 def _m_expm1(self):
-    _r = _F_expm1(self)
+    _r = _E_expm1.entry_function(self)
     return _r
 
 
 def _m_expm1_(self):
-    _r = _F_expm1_(self)
+    _r = _E_expm1_.entry_function(self)
     return _r
 
 
 def _m_fill_(self, value):
-    _r = _F_fill__Scalar(self, value)
+    _r = _E_fill__Scalar.entry_function(self, value)
     return _r
 
 
 def _m_flatten(self, start_dim=_NO, end_dim=_NO):
     if start_dim is _NO and end_dim is _NO:
-        _r = _F_flatten_using_ints(self)
+        _r = _E_flatten_using_ints.entry_function(self)
     else:
         _kw = {}
         if start_dim is not _NO: _kw['start_dim'] = start_dim
         if end_dim is not _NO: _kw['end_dim'] = end_dim
-        _r = _F_flatten_using_ints(self, **_kw)
+        _r = _E_flatten_using_ints.entry_function(self, **_kw)
     return _r
 
 
@@ -805,308 +805,308 @@ def _m_flip(self, *_td_args, dims=_NO):
         dims = list(_td_args)
     elif _td_args:
         raise TypeError("flip() got multiple values for argument 'dims'")
-    _r = _F_flip(self, dims)
+    _r = _E_flip.entry_function(self, dims)
     return _r
 
 
 def _m_floor(self):
-    _r = _F_floor(self)
+    _r = _E_floor.entry_function(self)
     return _r
 
 
 def _m_floor_(self):
-    _r = _F_floor_(self)
+    _r = _E_floor_.entry_function(self)
     return _r
 
 
 def _m_floor_divide(self, other):
     if isinstance(other, _Tensor):
-        _r = _F_floor_divide(self, other)
+        _r = _E_floor_divide.entry_function(self, other)
         return _r
     if not isinstance(other, _Tensor):
-        _r = _F_floor_divide_Scalar(self, other)
+        _r = _E_floor_divide_Scalar.entry_function(self, other)
         return _r
     raise TypeError('floor_divide(): received an invalid combination of arguments; expected one of: floor_divide(Tensor self, Tensor other) -> Tensor; floor_divide.Scalar(Tensor self, Scalar other) -> Tensor')
 
 
 def _m_floor_divide_(self, other):
     if isinstance(other, _Tensor):
-        _r = _F_floor_divide__Tensor(self, other)
+        _r = _E_floor_divide__Tensor.entry_function(self, other)
         return _r
     if not isinstance(other, _Tensor):
-        _r = _F_floor_divide__Scalar(self, other)
+        _r = _E_floor_divide__Scalar.entry_function(self, other)
         return _r
     raise TypeError('floor_divide_(): received an invalid combination of arguments; expected one of: floor_divide_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!); floor_divide_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)')
 
 
 def _m_gather(self, dim, index, *, sparse_grad=_NO):
     if sparse_grad is _NO:
-        _r = _F_gather(self, dim, index)
+        _r = _E_gather.entry_function(self, dim, index)
     else:
         _kw = {}
         if sparse_grad is not _NO: _kw['sparse_grad'] = sparse_grad
-        _r = _F_gather(self, dim, index, **_kw)
+        _r = _E_gather.entry_function(self, dim, index, **_kw)
     return _r
 
 
 def _m_ge(self, other):
     if not isinstance(other, _Tensor):
-        _r = _F_ge_Scalar(self, other)
+        _r = _E_ge_Scalar.entry_function(self, other)
         return _r
     if isinstance(other, _Tensor):
-        _r = _F_ge_Tensor(self, other)
+        _r = _E_ge_Tensor.entry_function(self, other)
         return _r
     raise TypeError('ge(): received an invalid combination of arguments; expected one of: ge.Scalar(Tensor self, Scalar other) -> Tensor; ge.Tensor(Tensor self, Tensor other) -> Tensor')
 
 
 def _m_ge_(self, other):
     if not isinstance(other, _Tensor):
-        _r = _F_ge__Scalar(self, other)
+        _r = _E_ge__Scalar.entry_function(self, other)
         return _r
     if isinstance(other, _Tensor):
-        _r = _F_ge__Tensor(self, other)
+        _r = _E_ge__Tensor.entry_function(self, other)
         return _r
     raise TypeError('ge_(): received an invalid combination of arguments; expected one of: ge_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!); ge_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)')
 
 
 def _m_gt(self, other):
     if not isinstance(other, _Tensor):
-        _r = _F_gt_Scalar(self, other)
+        _r = _E_gt_Scalar.entry_function(self, other)
         return _r
     if isinstance(other, _Tensor):
-        _r = _F_gt_Tensor(self, other)
+        _r = _E_gt_Tensor.entry_function(self, other)
         return _r
     raise TypeError('gt(): received an invalid combination of arguments; expected one of: gt.Scalar(Tensor self, Scalar other) -> Tensor; gt.Tensor(Tensor self, Tensor other) -> Tensor')
 
 
 def _m_gt_(self, other):
     if not isinstance(other, _Tensor):
-        _r = _F_gt__Scalar(self, other)
+        _r = _E_gt__Scalar.entry_function(self, other)
         return _r
     if isinstance(other, _Tensor):
-        _r = _F_gt__Tensor(self, other)
+        _r = _E_gt__Tensor.entry_function(self, other)
         return _r
     raise TypeError('gt_(): received an invalid combination of arguments; expected one of: gt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!); gt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)')
 
 
 def _m_index(self, indices):
-    _r = _F_index_Tensor(self, indices)
+    _r = _E_index_Tensor.entry_function(self, indices)
     return _r
 
 
 def _m_index_put(self, indices, values, accumulate=_NO):
     if accumulate is _NO:
-        _r = _F_index_put(self, indices, values)
+        _r = _E_index_put.entry_function(self, indices, values)
     else:
         _kw = {}
         if accumulate is not _NO: _kw['accumulate'] = accumulate
-        _r = _F_index_put(self, indices, values, **_kw)
+        _r = _E_index_put.entry_function(self, indices, values, **_kw)
     return _r
 
 
 def _m_index_put_(self, indices, values, accumulate=_NO):
     if accumulate is _NO:
-        _r = _F_index_put_(self, indices, values)
+        _r = _E_index_put_.entry_function(self, indices, values)
     else:
         _kw = {}
         if accumulate is not _NO: _kw['accumulate'] = accumulate
-        _r = _F_index_put_(self, indices, values, **_kw)
+        _r = _E_index_put_.entry_function(self, indices, values, **_kw)
     return _r
 
 
 def _m_index_select(self, dim, index):
-    _r = _F_index_select(self, dim, index)
+    _r = _E_index_select.entry_function(self, dim, index)
     return _r
 
 
 def _m_le(self, other):
     if not isinstance(other, _Tensor):
-        _r = _F_le_Scalar(self, other)
+        _r = _E_le_Scalar.entry_function(self, other)
         return _r
     if isinstance(other, _Tensor):
-        _r = _F_le_Tensor(self, other)
+        _r = _E_le_Tensor.entry_function(self, other)
         return _r
     raise TypeError('le(): received an invalid combination of arguments; expected one of: le.Scalar(Tensor self, Scalar other) -> Tensor; le.Tensor(Tensor self, Tensor other) -> Tensor')
 
 
 def _m_le_(self, other):
     if not isinstance(other, _Tensor):
-        _r = _F_le__Scalar(self, other)
+        _r = _E_le__Scalar.entry_function(self, other)
         return _r
     if isinstance(other, _Tensor):
-        _r = _F_le__Tensor(self, other)
+        _r = _E_le__Tensor.entry_function(self, other)
         return _r
     raise TypeError('le_(): received an invalid combination of arguments; expected one of: le_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!); le_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)')
 
 
 def _m_lerp(self, end, weight):
     if not isinstance(weight, _Tensor):
-        _r = _F_lerp_Scalar(self, end, weight)
+        _r = _E_lerp_Scalar.entry_function(self, end, weight)
         return _r
     if isinstance(weight, _Tensor):
-        _r = _F_lerp_Tensor(self, end, weight)
+        _r = _E_lerp_Tensor.entry_function(self, end, weight)
         return _r
     raise TypeError('lerp(): received an invalid combination of arguments; expected one of: lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor; lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor')
 
 
 def _m_lerp_(self, end, weight):
     if not isinstance(weight, _Tensor):
-        _r = _F_lerp__Scalar(self, end, weight)
+        _r = _E_lerp__Scalar.entry_function(self, end, weight)
         return _r
     if isinstance(weight, _Tensor):
-        _r = _F_lerp__Tensor(self, end, weight)
+        _r = _E_lerp__Tensor.entry_function(self, end, weight)
         return _r
     raise TypeError('lerp_(): received an invalid combination of arguments; expected one of: lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!); lerp_.Tensor(Tensor(a!) self, Tensor end, Tensor weight) -> Tensor(a!)')
 
 
 def _m_log(self):
-    _r = _F_log(self)
+    _r = _E_log.entry_function(self)
     return _r
 
 
 def _m_log1p(self):
-    _r = _F_log1p(self)
+    _r = _E_log1p.entry_function(self)
     return _r
 
 
 def _m_log1p_(self):
-    _r = _F_log1p_(self)
+    _r = _E_log1p_.entry_function(self)
     return _r
 
 
 def _m_log_(self):
-    _r = _F_log_(self)
+    _r = _E_log_.entry_function(self)
     return _r
 
 
 def _m_log_softmax(self, dim, dtype=_NO):
     if dtype is _NO:
-        _r = _F_log_softmax_int(self, dim)
+        _r = _E_log_softmax_int.entry_function(self, dim)
     else:
         _kw = {}
         if dtype is not _NO: _kw['dtype'] = dtype
-        _r = _F_log_softmax_int(self, dim, **_kw)
+        _r = _E_log_softmax_int.entry_function(self, dim, **_kw)
     return _r
 
 
 def _m_logical_and(self, other):
-    _r = _F_logical_and(self, other)
+    _r = _E_logical_and.entry_function(self, other)
     return _r
 
 
 def _m_logical_and_(self, other):
-    _r = _F_logical_and_(self, other)
+    _r = _E_logical_and_.entry_function(self, other)
     return _r
 
 
 def _m_logical_not(self):
-    _r = _F_logical_not(self)
+    _r = _E_logical_not.entry_function(self)
     return _r
 
 
 def _m_logical_not_(self):
-    _r = _F_logical_not_(self)
+    _r = _E_logical_not_.entry_function(self)
     return _r
 
 
 def _m_logical_or(self, other):
-    _r = _F_logical_or(self, other)
+    _r = _E_logical_or.entry_function(self, other)
     return _r
 
 
 def _m_logical_or_(self, other):
-    _r = _F_logical_or_(self, other)
+    _r = _E_logical_or_.entry_function(self, other)
     return _r
 
 
 def _m_logical_xor(self, other):
-    _r = _F_logical_xor(self, other)
+    _r = _E_logical_xor.entry_function(self, other)
     return _r
 
 
 def _m_logical_xor_(self, other):
-    _r = _F_logical_xor_(self, other)
+    _r = _E_logical_xor_.entry_function(self, other)
     return _r
 
 
 def _m_logsumexp(self, dim, keepdim=_NO):
     if type(dim) is int: dim = [dim]
     if keepdim is _NO:
-        _r = _F_logsumexp(self, dim)
+        _r = _E_logsumexp.entry_function(self, dim)
     else:
         _kw = {}
         if keepdim is not _NO: _kw['keepdim'] = keepdim
-        _r = _F_logsumexp(self, dim, **_kw)
+        _r = _E_logsumexp.entry_function(self, dim, **_kw)
     return _r
 
 
 def _m_lt(self, other):
     if not isinstance(other, _Tensor):
-        _r = _F_lt_Scalar(self, other)
+        _r = _E_lt_Scalar.entry_function(self, other)
         return _r
     if isinstance(other, _Tensor):
-        _r = _F_lt_Tensor(self, other)
+        _r = _E_lt_Tensor.entry_function(self, other)
         return _r
     raise TypeError('lt(): received an invalid combination of arguments; expected one of: lt.Scalar(Tensor self, Scalar other) -> Tensor; lt.Tensor(Tensor self, Tensor other) -> Tensor')
 
 
 def _m_lt_(self, other):
     if not isinstance(other, _Tensor):
-        _r = _F_lt__Scalar(self, other)
+        _r = _E_lt__Scalar.entry_function(self, other)
         return _r
     if isinstance(other, _Tensor):
-        _r = _F_lt__Tensor(self, other)
+        _r = _E_lt__Tensor.entry_function(self, other)
         return _r
     raise TypeError('lt_(): received an invalid combination of arguments; expected one of: lt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!); lt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)')
 
 
 def _m_masked_fill(self, mask, value):
     if not isinstance(value, _Tensor):
-        _r = _F_masked_fill_Scalar(self, mask, value)
+        _r = _E_masked_fill_Scalar.entry_function(self, mask, value)
         return _r
     if isinstance(value, _Tensor):
-        _r = _F_masked_fill_Tensor(self, mask, value)
+        _r = _E_masked_fill_Tensor.entry_function(self, mask, value)
         return _r
     raise TypeError('masked_fill(): received an invalid combination of arguments; expected one of: masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor; masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor')
 
 
 def _m_masked_fill_(self, mask, value):
     if not isinstance(value, _Tensor):
-        _r = _F_masked_fill__Scalar(self, mask, value)
+        _r = _E_masked_fill__Scalar.entry_function(self, mask, value)
         return _r
     if isinstance(value, _Tensor):
-        _r = _F_masked_fill__Tensor(self, mask, value)
+        _r = _E_masked_fill__Tensor.entry_function(self, mask, value)
         return _r
     raise TypeError('masked_fill_(): received an invalid combination of arguments; expected one of: masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!); masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)')
 
 
 def _m_masked_select(self, mask):
-    _r = _F_masked_select(self, mask)
+    _r = _E_masked_select.entry_function(self, mask)
     return _r
 
 
 def _m_matmul(self, other):
-    _r = _F_matmul(self, other)
+    _r = _E_matmul.entry_function(self, other)
     return _r
 
 
 def _m_max(self, dim=_NO, keepdim=_NO):
     if dim is not _NO:
         if keepdim is _NO:
-            _r = _F_max_dim(self, dim)
+            _r = _E_max_dim.entry_function(self, dim)
         else:
             _kw = {}
             if keepdim is not _NO: _kw['keepdim'] = keepdim
-            _r = _F_max_dim(self, dim, **_kw)
+            _r = _E_max_dim.entry_function(self, dim, **_kw)
         return _r
     if dim is _NO and keepdim is _NO:
-        _r = _F_max(self)
+        _r = _E_max.entry_function(self)
         return _r
     raise TypeError('max(): received an invalid combination of arguments; expected one of: max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices); max(Tensor self) -> Tensor')
 
 
 def _m_maximum(self, other):
-    _r = _F_maximum(self, other)
+    _r = _E_maximum.entry_function(self, other)
     return _r
 
 
@@ -1114,20 +1114,20 @@ def _m_mean(self, dim=_NO, keepdim=_NO, *, dtype=_NO):
     if type(dim) is int: dim = [dim]
     if dim is not _NO:
         if keepdim is _NO and dtype is _NO:
-            _r = _F_mean_dim(self, dim)
+            _r = _E_mean_dim.entry_function(self, dim)
         else:
             _kw = {}
             if keepdim is not _NO: _kw['keepdim'] = keepdim
             if dtype is not _NO: _kw['dtype'] = dtype
-            _r = _F_mean_dim(self, dim, **_kw)
+            _r = _E_mean_dim.entry_function(self, dim, **_kw)
         return _r
     if dim is _NO and keepdim is _NO:
         if dtype is _NO:
-            _r = _F_mean(self)
+            _r = _E_mean.entry_function(self)
         else:
             _kw = {}
             if dtype is not _NO: _kw['dtype'] = dtype
-            _r = _F_mean(self, **_kw)
+            _r = _E_mean.entry_function(self, **_kw)
         return _r
     raise TypeError('mean(): received an invalid combination of arguments; expected one of: mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor; mean(Tensor self, *, ScalarType? dtype=None) -> Tensor')
 
@@ -1135,104 +1135,104 @@ def _m_mean(self, dim=_NO, keepdim=_NO, *, dtype=_NO):
 def _m_min(self, dim=_NO, keepdim=_NO):
     if dim is not _NO:
         if keepdim is _NO:
-            _r = _F_min_dim(self, dim)
+            _r = _E_min_dim.entry_function(self, dim)
         else:
             _kw = {}
             if keepdim is not _NO: _kw['keepdim'] = keepdim
-            _r = _F_min_dim(self, dim, **_kw)
+            _r = _E_min_dim.entry_function(self, dim, **_kw)
         return _r
     if dim is _NO and keepdim is _NO:
-        _r = _F_min(self)
+        _r = _E_min.entry_function(self)
         return _r
     raise TypeError('min(): received an invalid combination of arguments; expected one of: min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices); min(Tensor self) -> Tensor')
 
 
 def _m_minimum(self, other):
-    _r = _F_minimum(self, other)
+    _r = _E_minimum.entry_function(self, other)
     return _r
 
 
 def _m_mm(self, mat2):
-    _r = _F_mm(self, mat2)
+    _r = _E_mm.entry_function(self, mat2)
     return _r
 
 
 def _m_mul(self, other):
     if not isinstance(other, _Tensor): other = _wrap_number(other)
-    _r = _F_mul_Tensor(self, other)
+    _r = _E_mul_Tensor.entry_function(self, other)
     return _r
 
 
 def _m_mul_(self, other):
     if not isinstance(other, _Tensor): other = _wrap_number(other)
-    _r = _F_mul__Tensor(self, other)
+    _r = _E_mul__Tensor.entry_function(self, other)
     return _r
 
 
 def _m_mv(self, vec):
-    _r = _F_mv(self, vec)
+    _r = _E_mv.entry_function(self, vec)
     return _r
 
 
 def _m_narrow(self, dim, start, length):
     if not isinstance(start, _Tensor):
-        _r = _F_narrow(self, dim, start, length)
+        _r = _E_narrow.entry_function(self, dim, start, length)
         return _r
     if isinstance(start, _Tensor):
-        _r = _F_narrow_Tensor(self, dim, start, length)
+        _r = _E_narrow_Tensor.entry_function(self, dim, start, length)
         return _r
     raise TypeError('narrow(): received an invalid combination of arguments; expected one of: narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a); narrow.Tensor(Tensor(a) self, int dim, Tensor start, SymInt length) -> Tensor(a)')
 
 
 def _m_narrow_copy(self, dim, start, length):
-    _r = _F_narrow_copy(self, dim, start, length)
+    _r = _E_narrow_copy.entry_function(self, dim, start, length)
     return _r
 
 
 def _m_ne(self, other):
     if not isinstance(other, _Tensor):
-        _r = _F_ne_Scalar(self, other)
+        _r = _E_ne_Scalar.entry_function(self, other)
         return _r
     if isinstance(other, _Tensor):
-        _r = _F_ne_Tensor(self, other)
+        _r = _E_ne_Tensor.entry_function(self, other)
         return _r
     raise TypeError('ne(): received an invalid combination of arguments; expected one of: ne.Scalar(Tensor self, Scalar other) -> Tensor; ne.Tensor(Tensor self, Tensor other) -> Tensor')
 
 
 def _m_ne_(self, other):
     if not isinstance(other, _Tensor):
-        _r = _F_ne__Scalar(self, other)
+        _r = _E_ne__Scalar.entry_function(self, other)
         return _r
     if isinstance(other, _Tensor):
-        _r = _F_ne__Tensor(self, other)
+        _r = _E_ne__Tensor.entry_function(self, other)
         return _r
     raise TypeError('ne_(): received an invalid combination of arguments; expected one of: ne_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!); ne_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)')
 
 
 def _m_neg(self):
-    _r = _F_neg(self)
+    _r = _E_neg.entry_function(self)
     return _r
 
 
 def _m_neg_(self):
-    _r = _F_neg_(self)
+    _r = _E_neg_.entry_function(self)
     return _r
 
 
 def _m_normal_(self, mean=_NO, std=_NO, *, generator=_NO):
     if mean is _NO and std is _NO and generator is _NO:
-        _r = _F_normal_(self)
+        _r = _E_normal_.entry_function(self)
     else:
         _kw = {}
         if mean is not _NO: _kw['mean'] = mean
         if std is not _NO: _kw['std'] = std
         if generator is not _NO: _kw['generator'] = generator
-        _r = _F_normal_(self, **_kw)
+        _r = _E_normal_.entry_function(self, **_kw)
     return _r
 
 
 def _m_outer(self, vec2):
-    _r = _F_outer(self, vec2)
+    _r = _E_outer.entry_function(self, vec2)
     return _r
 
 
@@ -1243,26 +1243,26 @@ def _m_permute(self, *_td_args, dims=_NO):
         dims = list(_td_args)
     elif _td_args:
         raise TypeError("permute() got multiple values for argument 'dims'")
-    _r = _F_permute(self, dims)
+    _r = _E_permute.entry_function(self, dims)
     return _r
 
 
 def _m_pow(self, exponent):
     if isinstance(exponent, _Tensor):
-        _r = _F_pow_Tensor_Tensor(self, exponent)
+        _r = _E_pow_Tensor_Tensor.entry_function(self, exponent)
         return _r
     if not isinstance(exponent, _Tensor):
-        _r = _F_pow_Tensor_Scalar(self, exponent)
+        _r = _E_pow_Tensor_Scalar.entry_function(self, exponent)
         return _r
     raise TypeError('pow(): received an invalid combination of arguments; expected one of: pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor; pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor')
 
 
 def _m_pow_(self, exponent):
     if not isinstance(exponent, _Tensor):
-        _r = _F_pow__Scalar(self, exponent)
+        _r = _E_pow__Scalar.entry_function(self, exponent)
         return _r
     if isinstance(exponent, _Tensor):
-        _r = _F_pow__Tensor(self, exponent)
+        _r = _E_pow__Tensor.entry_function(self, exponent)
         return _r
     raise TypeError('pow_(): received an invalid combination of arguments; expected one of: pow_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!); pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)')
 
@@ -1270,50 +1270,50 @@ def _m_pow_(self, exponent):
 def _m_prod(self, dim=_NO, keepdim=_NO, *, dtype=_NO):
     if dim is not _NO:
         if keepdim is _NO and dtype is _NO:
-            _r = _F_prod_dim_int(self, dim)
+            _r = _E_prod_dim_int.entry_function(self, dim)
         else:
             _kw = {}
             if keepdim is not _NO: _kw['keepdim'] = keepdim
             if dtype is not _NO: _kw['dtype'] = dtype
-            _r = _F_prod_dim_int(self, dim, **_kw)
+            _r = _E_prod_dim_int.entry_function(self, dim, **_kw)
         return _r
     if dim is _NO and keepdim is _NO:
         if dtype is _NO:
-            _r = _F_prod(self)
+            _r = _E_prod.entry_function(self)
         else:
             _kw = {}
             if dtype is not _NO: _kw['dtype'] = dtype
-            _r = _F_prod(self, **_kw)
+            _r = _E_prod.entry_function(self, **_kw)
         return _r
     raise TypeError('prod(): received an invalid combination of arguments; expected one of: prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor; prod(Tensor self, *, ScalarType? dtype=None) -> Tensor')
 
 
 def _m_relu(self):
-    _r = _F_relu(self)
+    _r = _E_relu.entry_function(self)
     return _r
 
 
 def _m_relu_(self):
-    _r = _F_relu_(self)
+    _r = _E_relu_.entry_function(self)
     return _r
 
 
 def _m_remainder(self, other):
     if not isinstance(other, _Tensor):
-        _r = _F_remainder_Scalar(self, other)
+        _r = _E_remainder_Scalar.entry_function(self, other)
         return _r
     if isinstance(other, _Tensor):
-        _r = _F_remainder_Tensor(self, other)
+        _r = _E_remainder_Tensor.entry_function(self, other)
         return _r
     raise TypeError('remainder(): received an invalid combination of arguments; expected one of: remainder.Scalar(Tensor self, Scalar other) -> Tensor; remainder.Tensor(Tensor self, Tensor other) -> Tensor')
 
 
 def _m_remainder_(self, other):
     if not isinstance(other, _Tensor):
-        _r = _F_remainder__Scalar(self, other)
+        _r = _E_remainder__Scalar.entry_function(self, other)
         return _r
     if isinstance(other, _Tensor):
-        _r = _F_remainder__Tensor(self, other)
+        _r = _E_remainder__Tensor.entry_function(self, other)
         return _r
     raise TypeError('remainder_(): received an invalid combination of arguments; expected one of: remainder_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!); remainder_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)')
 
@@ -1325,7 +1325,7 @@ def _m_repeat(self, *_td_args, repeats=_NO):
         repeats = list(_td_args)
     elif _td_args:
         raise TypeError("repeat() got multiple values for argument 'repeats'")
-    _r = _F_repeat(self, repeats)
+    _r = _E_repeat.entry_function(self, repeats)
     return _r
 
 
@@ -1336,7 +1336,7 @@ def _m_reshape(self, *_td_args, shape=_NO):
         shape = list(_td_args)
     elif _td_args:
         raise TypeError("reshape() got multiple values for argument 'shape'")
-    _r = _F_reshape(self, shape)
+    _r = _E_reshape.entry_function(self, shape)
     return _r
 
 
@@ -1344,165 +1344,165 @@ def _m_roll(self, shifts, dims=_NO):
     if type(shifts) is int: shifts = [shifts]
     if type(dims) is int: dims = [dims]
     if dims is _NO:
-        _r = _F_roll(self, shifts)
+        _r = _E_roll.entry_function(self, shifts)
     else:
         _kw = {}
         if dims is not _NO: _kw['dims'] = dims
-        _r = _F_roll(self, shifts, **_kw)
+        _r = _E_roll.entry_function(self, shifts, **_kw)
     return _r
 
 
 def _m_round(self, *, decimals=_NO):
     if decimals is not _NO:
-        _r = _F_round_decimals(self, decimals=decimals)
+        _r = _E_round_decimals.entry_function(self, decimals=decimals)
         return _r
     if decimals is _NO:
-        _r = _F_round(self)
+        _r = _E_round.entry_function(self)
         return _r
     raise TypeError('round(): received an invalid combination of arguments; expected one of: round.decimals(Tensor self, *, int decimals) -> Tensor; round(Tensor self) -> Tensor')
 
 
 def _m_round_(self, *, decimals=_NO):
     if decimals is not _NO:
-        _r = _F_round__decimals(self, decimals=decimals)
+        _r = _E_round__decimals.entry_function(self, decimals=decimals)
         return _r
     if decimals is _NO:
-        _r = _F_round_(self)
+        _r = _E_round_.entry_function(self)
         return _r
     raise TypeError('round_(): received an invalid combination of arguments; expected one of: round_.decimals(Tensor(a!) self, *, int decimals) -> Tensor(a!); round_(Tensor(a!) self) -> Tensor(a!)')
 
 
 def _m_rsqrt(self):
-    _r = _F_rsqrt(self)
+    _r = _E_rsqrt.entry_function(self)
     return _r
 
 
 def _m_rsqrt_(self):
-    _r = _F_rsqrt_(self)
+    _r = _E_rsqrt_.entry_function(self)
     return _r
 
 
 def _m_scatter_add(self, dim, index, src):
-    _r = _F_scatter_add(self, dim, index, src)
+    _r = _E_scatter_add.entry_function(self, dim, index, src)
     return _r
 
 
 def _m_scatter_add_(self, dim, index, src):
-    _r = _F_scatter_add_(self, dim, index, src)
+    _r = _E_scatter_add_.entry_function(self, dim, index, src)
     return _r
 
 
 def _m_select(self, dim, index):
-    _r = _F_select_int(self, dim, index)
+    _r = _E_select_int.entry_function(self, dim, index)
     return _r
 
 
 def _m_sigmoid(self):
-    _r = _F_sigmoid(self)
+    _r = _E_sigmoid.entry_function(self)
     return _r
 
 
 def _m_sigmoid_(self):
-    _r = _F_sigmoid_(self)
+    _r = _E_sigmoid_.entry_function(self)
     return _r
 
 
 def _m_sign(self):
-    _r = _F_sign(self)
+    _r = _E_sign.entry_function(self)
     return _r
 
 
 def _m_sign_(self):
-    _r = _F_sign_(self)
+    _r = _E_sign_.entry_function(self)
     return _r
 
 
 def _m_sin(self):
-    _r = _F_sin(self)
+    _r = _E_sin.entry_function(self)
     return _r
 
 
 def _m_sin_(self):
-    _r = _F_sin_(self)
+    _r = _E_sin_.entry_function(self)
     return _r
 
 
 def _m_softmax(self, dim, dtype=_NO):
     if dtype is _NO:
-        _r = _F_softmax_int(self, dim)
+        _r = _E_softmax_int.entry_function(self, dim)
     else:
         _kw = {}
         if dtype is not _NO: _kw['dtype'] = dtype
-        _r = _F_softmax_int(self, dim, **_kw)
+        _r = _E_softmax_int.entry_function(self, dim, **_kw)
     return _r
 
 
 def _m_sort(self, dim=_NO, descending=_NO, *, stable=_NO):
     if stable is not _NO:
         if dim is _NO and descending is _NO:
-            _r = _F_sort_stable(self, stable=stable)
+            _r = _E_sort_stable.entry_function(self, stable=stable)
         else:
             _kw = {}
             if dim is not _NO: _kw['dim'] = dim
             if descending is not _NO: _kw['descending'] = descending
-            _r = _F_sort_stable(self, stable=stable, **_kw)
+            _r = _E_sort_stable.entry_function(self, stable=stable, **_kw)
         return _r
     if stable is _NO:
         if dim is _NO and descending is _NO:
-            _r = _F_sort(self)
+            _r = _E_sort.entry_function(self)
         else:
             _kw = {}
             if dim is not _NO: _kw['dim'] = dim
             if descending is not _NO: _kw['descending'] = descending
-            _r = _F_sort(self, **_kw)
+            _r = _E_sort.entry_function(self, **_kw)
         return _r
     raise TypeError('sort(): received an invalid combination of arguments; expected one of: sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices); sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)')
 
 
 def _m_split_with_sizes(self, split_sizes, dim=_NO):
     if dim is _NO:
-        _r = _F_split_with_sizes(self, split_sizes)
+        _r = _E_split_with_sizes.entry_function(self, split_sizes)
     else:
         _kw = {}
         if dim is not _NO: _kw['dim'] = dim
-        _r = _F_split_with_sizes(self, split_sizes, **_kw)
+        _r = _E_split_with_sizes.entry_function(self, split_sizes, **_kw)
     return tuple(_r)
 
 
 def _m_sqrt(self):
-    _r = _F_sqrt(self)
+    _r = _E_sqrt.entry_function(self)
     return _r
 
 
 def _m_sqrt_(self):
-    _r = _F_sqrt_(self)
+    _r = _E_sqrt_.entry_function(self)
     return _r
 
 
 def _m_squeeze(self, dim):
-    _r = _F_squeeze_dim(self, dim)
+    _r = _E_squeeze_dim.entry_function(self, dim)
     return _r
 
 
 def _m_sub(self, other, *, alpha=_NO):
     if not isinstance(other, _Tensor): other = _wrap_number(other)
     if alpha is _NO:
-        _r = _F_sub_Tensor(self, other)
+        _r = _E_sub_Tensor.entry_function(self, other)
     else:
         _kw = {}
         if alpha is not _NO: _kw['alpha'] = alpha
-        _r = _F_sub_Tensor(self, other, **_kw)
+        _r = _E_sub_Tensor.entry_function(self, other, **_kw)
     return _r
 
 
 def _m_sub_(self, other, *, alpha=_NO):
     if not isinstance(other, _Tensor): other = _wrap_number(other)
     if alpha is _NO:
-        _r = _F_sub__Tensor(self, other)
+        _r = _E_sub__Tensor.entry_function(self, other)
     else:
         _kw = {}
         if alpha is not _NO: _kw['alpha'] = alpha
-        _r = _F_sub__Tensor(self, other, **_kw)
+        _r = _E_sub__Tensor.entry_function(self, other, **_kw)
     return _r
 
 
@@ -1510,123 +1510,123 @@ def _m_sum(self, dim=_NO, keepdim=_NO, *, dtype=_NO):
     if type(dim) is int: dim = [dim]
     if dim is not _NO:
         if keepdim is _NO and dtype is _NO:
-            _r = _F_sum_dim_IntList(self, dim)
+            _r = _E_sum_dim_IntList.entry_function(self, dim)
         else:
             _kw = {}
             if keepdim is not _NO: _kw['keepdim'] = keepdim
             if dtype is not _NO: _kw['dtype'] = dtype
-            _r = _F_sum_dim_IntList(self, dim, **_kw)
+            _r = _E_sum_dim_IntList.entry_function(self, dim, **_kw)
         return _r
     if dim is _NO and keepdim is _NO:
         if dtype is _NO:
-            _r = _F_sum(self)
+            _r = _E_sum.entry_function(self)
         else:
             _kw = {}
             if dtype is not _NO: _kw['dtype'] = dtype
-            _r = _F_sum(self, **_kw)
+            _r = _E_sum.entry_function(self, **_kw)
         return _r
     raise TypeError('sum(): received an invalid combination of arguments; expected one of: sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor; sum(Tensor self, *, ScalarType? dtype=None) -> Tensor')
 
 
 def _m_t(self):
-    _r = _F_t(self)
+    _r = _E_t.entry_function(self)
     return _r
 
 
 def _m_tan(self):
-    _r = _F_tan(self)
+    _r = _E_tan.entry_function(self)
     return _r
 
 
 def _m_tan_(self):
-    _r = _F_tan_(self)
+    _r = _E_tan_.entry_function(self)
     return _r
 
 
 def _m_tanh(self):
-    _r = _F_tanh(self)
+    _r = _E_tanh.entry_function(self)
     return _r
 
 
 def _m_tanh_(self):
-    _r = _F_tanh_(self)
+    _r = _E_tanh_.entry_function(self)
     return _r
 
 
 def _m_topk(self, k, dim=_NO, largest=_NO, sorted=_NO):
     if dim is _NO and largest is _NO and sorted is _NO:
-        _r = _F_topk(self, k)
+        _r = _E_topk.entry_function(self, k)
     else:
         _kw = {}
         if dim is not _NO: _kw['dim'] = dim
         if largest is not _NO: _kw['largest'] = largest
         if sorted is not _NO: _kw['sorted'] = sorted
-        _r = _F_topk(self, k, **_kw)
+        _r = _E_topk.entry_function(self, k, **_kw)
     return _r
 
 
 def _m_transpose(self, dim0, dim1):
-    _r = _F_transpose_int(self, dim0, dim1)
+    _r = _E_transpose_int.entry_function(self, dim0, dim1)
     return _r
 
 
 def _m_tril(self, diagonal=_NO):
     if diagonal is _NO:
-        _r = _F_tril(self)
+        _r = _E_tril.entry_function(self)
     else:
         _kw = {}
         if diagonal is not _NO: _kw['diagonal'] = diagonal
-        _r = _F_tril(self, **_kw)
+        _r = _E_tril.entry_function(self, **_kw)
     return _r
 
 
 def _m_tril_(self, diagonal=_NO):
     if diagonal is _NO:
-        _r = _F_tril_(self)
+        _r = _E_tril_.entry_function(self)
     else:
         _kw = {}
         if diagonal is not _NO: _kw['diagonal'] = diagonal
-        _r = _F_tril_(self, **_kw)
+        _r = _E_tril_.entry_function(self, **_kw)
     return _r
 
 
 def _m_triu(self, diagonal=_NO):
     if diagonal is _NO:
-        _r = _F_triu(self)
+        _r = _E_triu.entry_function(self)
     else:
         _kw = {}
         if diagonal is not _NO: _kw['diagonal'] = diagonal
-        _r = _F_triu(self, **_kw)
+        _r = _E_triu.entry_function(self, **_kw)
     return _r
 
 
 def _m_triu_(self, diagonal=_NO):
     if diagonal is _NO:
-        _r = _F_triu_(self)
+        _r = _E_triu_.entry_function(self)
     else:
         _kw = {}
         if diagonal is not _NO: _kw['diagonal'] = diagonal
-        _r = _F_triu_(self, **_kw)
+        _r = _E_triu_.entry_function(self, **_kw)
     return _r
 
 
 def _m_unbind(self, dim=_NO):
     if dim is _NO:
-        _r = _F_unbind_int(self)
+        _r = _E_unbind_int.entry_function(self)
     else:
         _kw = {}
         if dim is not _NO: _kw['dim'] = dim
-        _r = _F_unbind_int(self, **_kw)
+        _r = _E_unbind_int.entry_function(self, **_kw)
     return tuple(_r)
 
 
 def _m_unfold(self, dimension, size, step):
-    _r = _F_unfold(self, dimension, size, step)
+    _r = _E_unfold.entry_function(self, dimension, size, step)
     return _r
 
 
 def _m_unsqueeze(self, dim):
-    _r = _F_unsqueeze(self, dim)
+    _r = _E_unsqueeze.entry_function(self, dim)
     return _r
 
 
@@ -1637,7 +1637,7 @@ def _m_view(self, *_td_args, size=_NO):
         size = list(_td_args)
     elif _td_args:
         raise TypeError("view() got multiple values for argument 'size'")
-    _r = _F_view(self, size)
+    _r = _E_view.entry_function(self, size)
     return _r
 
 
