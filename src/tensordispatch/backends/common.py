@@ -21,6 +21,8 @@ __all__ = [
     "contiguous_format",
     "expand_check",
     "preserve_format",
+    "reduction_dims",
+    "reduction_shape",
     "scalar_type_name",
     "shape_text",
     "strided",
@@ -177,3 +179,37 @@ def is_integral(d: dtype, include_bool: bool) -> bool:
 def scalar_kind_error(value: Any) -> TypeError:
     """The TypeError for a value where a Python number was expected."""
     return TypeError(f"expected a number (bool, int, float, complex), got {type(value).__name__}")
+
+
+def reduction_dims(dim: Any, ndim: int) -> tuple[int, ...]:
+    """The wrapped, de-duplicated-checked dims of a reduction (None or [] = every dim).
+
+    >>> reduction_dims([-1], 3), reduction_dims(None, 2)
+    ((2,), (0, 1))
+    """
+    if dim is None:
+        return tuple(range(ndim))
+    if isinstance(dim, int):
+        dim = [dim]
+    if len(dim) == 0:
+        return tuple(range(ndim))
+    seen: list[int] = []
+    for d in dim:
+        w = wrap_dim(d, ndim)
+        if w in seen:
+            raise RuntimeError(f"dim {w} appears multiple times in the list of dims")
+        seen.append(w)
+    return tuple(seen)
+
+
+def reduction_shape(
+    shape: tuple[int, ...], dims: tuple[int, ...], keepdim: bool
+) -> tuple[int, ...]:
+    """The shape after reducing ``dims`` (kept as size 1 with ``keepdim``).
+
+    >>> reduction_shape((2, 3), (1,), True), reduction_shape((2, 3), (1,), False)
+    ((2, 1), (2,))
+    """
+    if keepdim:
+        return tuple(1 if i in dims else s for i, s in enumerate(shape))
+    return tuple(s for i, s in enumerate(shape) if i not in dims)

@@ -149,12 +149,12 @@ from tensordispatch.backends.meta.reductions import REDUCTION_META_KERNELS
 
 META_KERNELS.update(REDUCTION_META_KERNELS)
 
-from tensordispatch.backends.meta.pointwise import POINTWISE_META_KERNELS  # noqa: E402
+from tensordispatch.backends.meta.pointwise import POINTWISE_META_KERNELS
 
 META_KERNELS.update(POINTWISE_META_KERNELS)
 
-from tensordispatch.backends.meta.layout import META_KERNELS_LAYOUT  # noqa: E402
-from tensordispatch.backends.view_ops import VIEW_CPU_META_KERNELS  # noqa: E402
+from tensordispatch.backends.meta.layout import META_KERNELS_LAYOUT
+from tensordispatch.backends.view_ops import VIEW_CPU_META_KERNELS
 
 META_KERNELS.update(META_KERNELS_LAYOUT, **VIEW_CPU_META_KERNELS)
 

@@ -15,6 +15,8 @@ from typing import Any
 from tensordispatch.backends.common import (
     expand_check,
     is_integral,
+    reduction_dims,
+    reduction_shape,
     scalar_type_name,
     shape_text,
     type_meta_name,
@@ -38,41 +40,6 @@ MetaResult = tuple[tuple[Spec, ...], Any]
 
 
 # -- shared rules ------------------------------------------------------------------------------
-
-
-def reduction_dims(dim: Any, ndim: int) -> tuple[int, ...]:
-    """Wrapped reduction dims; None or [] mean every dim (meta/structured.py's rule, kept
-    here because that module imports this one).
-
-    >>> reduction_dims([-1, 0], 3), reduction_dims([], 2)
-    ((2, 0), (0, 1))
-    """
-    if dim is None:
-        return tuple(range(ndim))
-    if isinstance(dim, int):
-        dim = [dim]
-    if len(dim) == 0:
-        return tuple(range(ndim))
-    seen: list[int] = []
-    for d in dim:
-        w = wrap_dim(d, ndim)
-        if w in seen:
-            raise RuntimeError(f"dim {w} appears multiple times in the list of dims")
-        seen.append(w)
-    return tuple(seen)
-
-
-def reduction_shape(
-    shape: tuple[int, ...], dims: tuple[int, ...], keepdim: bool
-) -> tuple[int, ...]:
-    """The shape after reducing ``dims`` (size 1 with ``keepdim``).
-
-    >>> reduction_shape((2, 3), (1,), True)
-    (2, 1)
-    """
-    if keepdim:
-        return tuple(1 if i in dims else s for i, s in enumerate(shape))
-    return tuple(s for i, s in enumerate(shape) if i not in dims)
 
 
 def promoted_int64(self: Any, dtype: Any) -> Any:

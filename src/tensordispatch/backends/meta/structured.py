@@ -19,6 +19,8 @@ from tensordispatch.backends.aten import wrap_number
 from tensordispatch.backends.common import (
     expand_check,
     is_integral,
+    reduction_dims,
+    reduction_shape,
     scalar_type_name,
     shape_text,
     type_meta_name,
@@ -127,40 +129,6 @@ def comparison(outs: Any, self: Any, other: Any) -> MetaResult:
 
 
 # -- reductions --------------------------------------------------------------------------------
-
-
-def reduction_dims(dim: Any, ndim: int) -> tuple[int, ...]:
-    """The wrapped, de-duplicated-checked dims of a reduction (None or [] = every dim).
-
-    >>> reduction_dims([-1], 3), reduction_dims(None, 2)
-    ((2,), (0, 1))
-    """
-    if dim is None:
-        return tuple(range(ndim))
-    if isinstance(dim, int):
-        dim = [dim]
-    if len(dim) == 0:
-        return tuple(range(ndim))
-    seen: list[int] = []
-    for d in dim:
-        w = wrap_dim(d, ndim)
-        if w in seen:
-            raise RuntimeError(f"dim {w} appears multiple times in the list of dims")
-        seen.append(w)
-    return tuple(seen)
-
-
-def reduction_shape(
-    shape: tuple[int, ...], dims: tuple[int, ...], keepdim: bool
-) -> tuple[int, ...]:
-    """The shape after reducing ``dims`` (kept as size 1 with ``keepdim``).
-
-    >>> reduction_shape((2, 3), (1,), True), reduction_shape((2, 3), (1,), False)
-    ((2, 1), (2,))
-    """
-    if keepdim:
-        return tuple(1 if i in dims else s for i, s in enumerate(shape))
-    return tuple(s for i, s in enumerate(shape) if i not in dims)
 
 
 def _reduce(outs: Any, self: Any, dim: Any, keepdim: bool, out_dtype: Any) -> MetaResult:
@@ -314,11 +282,11 @@ from tensordispatch.backends.meta.reductions import REDUCTION_META_FUNCTIONS
 
 META_FUNCTIONS.update(REDUCTION_META_FUNCTIONS)
 
-from tensordispatch.backends.meta.pointwise import POINTWISE_META_FUNCTIONS  # noqa: E402
+from tensordispatch.backends.meta.pointwise import POINTWISE_META_FUNCTIONS
 
 META_FUNCTIONS.update(POINTWISE_META_FUNCTIONS)
 
-from tensordispatch.backends.meta.layout import META_FUNCTIONS_LAYOUT  # noqa: E402
+from tensordispatch.backends.meta.layout import META_FUNCTIONS_LAYOUT
 
 META_FUNCTIONS.update(META_FUNCTIONS_LAYOUT)
 
