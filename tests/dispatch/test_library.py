@@ -31,7 +31,7 @@ from tensordispatch.dispatch import (
     kernel_for_dispatch_key_is_fallthrough,
 )
 from tensordispatch.dispatch.kernel import KernelFunction, KernelKind
-from tensordispatch.dispatch.operator import (
+from tensordispatch.dispatch.table import (
     compute_reference_table,
     compute_table_and_fallthroughs,
 )

@@ -13,7 +13,7 @@ from tensordispatch.dispatch import (
     dump_table,
     has_computed_kernel_for_dispatch_key,
 )
-from tensordispatch.dispatch.operator import fallthrough_masks
+from tensordispatch.dispatch.table import fallthrough_masks
 
 SCHEMA = "f(Tensor x) -> Tensor"
 CIA = "CompositeImplicitAutograd"

@@ -2,8 +2,8 @@
 
 Modules: keys.py / keyset.py (the key model), tls.py (thread-local include/exclude),
 kernel.py (kernel kinds and calling conventions), calling.py (generated per-operator entry
-code), operator.py (OperatorEntry: registrations -> table -> published caches),
-dispatcher.py (the registry, its lock, handles), library.py (torch.library's API),
+code), operator.py (OperatorEntry: registrations -> published table and caches),
+table.py (the table computed from registrations), dispatcher.py (the registry, its lock, handles), library.py (torch.library's API),
 fallbacks.py (global fallbacks installed at import), op_overload.py (OpOverload,
 OpOverloadPacket, ``ops.<ns>``), introspection.py (dumps, queries, ``explain``), trace.py
 (``dispatch_trace``), modes.py (``DispatchMode``, the Python-key fallbacks), errors.py.
