@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import tensordispatch as td
+from tensordispatch.backends import fallback_plan
 from tensordispatch.dispatch.kernel import fallthrough_kernel
 from tensordispatch.dispatch.keys import BackendComponent
 from tensordispatch.library import Library
@@ -227,9 +228,11 @@ def test_counters_and_logging_hook(hooks: Hooks, fbdev: Any) -> None:
 
 def test_plan_is_computed_once_per_operator(hooks: Hooks, fbdev: Any, monkeypatch: Any) -> None:
     computed: list[str] = []
-    original = cf._compute_plan
-    monkeypatch.setattr(cf, "_compute_plan", lambda op: computed.append(op.name()) or original(op))
-    cf._PLANS.pop(td.ops.aten.sub.Tensor._entry, None)
+    original = fallback_plan.compute_plan
+    monkeypatch.setattr(
+        fallback_plan, "compute_plan", lambda op: computed.append(op.name()) or original(op)
+    )
+    fallback_plan.PLANS.pop(td.ops.aten.sub.Tensor._entry, None)
     x = dev([1.0], fbdev)
     for _ in range(5):
         td.sub(x, x)

@@ -22,9 +22,9 @@ on CPU are left alone (``device.type == "cpu"``; the ``is CPU`` test first is th
 Note [Fallback plans]
 Which stack positions hold tensors, lists or devices, which arguments are written, which
 return aliases which written argument, and whether the operator is a view: all of it is
-derived from the schema once per operator (``FallbackPlan``, cached by operator entry and
-checked against the entry's current schema by identity), never per call ("quadratic
-police", seed 001). The cache holds one small object per operator that ever fell back.
+derived from the schema once per operator (``FallbackPlan`` in fallback_plan.py, cached
+by operator entry and checked against the entry's current schema by identity), never per
+call ("quadratic police", seed 001). The cache holds one small object per operator that ever fell back.
 
 Note [Written arguments keep their identity]
 For ``Tensor(a!)`` arguments (in-place and out= operators) the CPU result is copied back
@@ -57,12 +57,22 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from tensordispatch.backends.fallback_plan import (
+    ARG_LIST,
+    ARG_TENSOR,
+    PLANS,
+    RET_ALIAS,
+    RET_LIST,
+    RET_TENSOR,
+    FallbackPlan,
+    call_on_cpu,
+    fallback_plan,
+)
 from tensordispatch.dispatch.dispatcher import DISPATCHER, RegistrationHandle
 from tensordispatch.dispatch.keys import BackendComponent, DispatchKey, parse_dispatch_key
 from tensordispatch.dispatch.keyset import DispatchKeySet
 from tensordispatch.dispatch.library import Library
 from tensordispatch.dispatch.op_overload import OpOverload
-from tensordispatch.schema.types import ListType
 from tensordispatch.tensor.device import CPU, device
 from tensordispatch.tensor.tensor import Tensor
 
@@ -82,7 +92,6 @@ __all__ = [
     "strict_fallback",
 ]
 
-_CPU_RAW = DispatchKeySet(DispatchKey.CPU).raw
 _COMPOSITE_KEYS = (
     DispatchKey.CompositeExplicitAutograd,
     DispatchKey.CompositeExplicitAutogradNonFunctional,
@@ -118,105 +127,6 @@ class FallbackBackend:
     copy_from_cpu: Callable[[Tensor, Tensor], Any]
     log: Callable[[OpOverload, list[Tensor]], Any] | None = None
     strict: bool = False
-
-
-# -- per-operator plans (Note [Fallback plans]) ------------------------------------------------
-
-_T, _LIST, _DEVICE = 0, 1, 2  # argument kinds in a plan
-_RET_OTHER, _RET_TENSOR, _RET_LIST, _RET_ALIAS = 0, 1, 2, 3
-
-
-@dataclass(frozen=True, slots=True)
-class FallbackPlan:
-    """Everything the fallback derives from one schema, computed once per operator.
-
-    >>> import tensordispatch as td
-    >>> p = fallback_plan(td.ops.aten.add_.Tensor)
-    >>> p.args, p.mutable, p.returns, p.is_view
-    (((0, 0), (1, 0)), (0,), ((3, 0),), False)
-    """
-
-    name: str
-    schema: Any = field(repr=False)  # the FunctionSchema it was computed from (identity)
-    args: tuple[tuple[int, int], ...]  # (stack position, kind): tensors, lists, devices
-    mutable: tuple[int, ...]  # written argument positions
-    returns: tuple[tuple[int, int], ...]  # (return kind, aliased argument or -1)
-    is_view: bool
-    num_returns: int
-    # Fast path (only Tensor / Tensor? arguments, no Device ones): their positions.
-    plain: tuple[int, ...] | None = None
-    # How the CPU call is made: positional count, then (position, name, default) of the
-    # keyword-only arguments (defaults left out, as the dispatcher forwards them).
-    num_positional: int = 0
-    keywords: tuple[tuple[int, str, Any], ...] = ()
-
-
-def _compute_plan(op: OpOverload) -> FallbackPlan:
-    schema = op._schema
-    info = schema.boxing_info
-    args: list[tuple[int, int]] = []
-    for i, a in enumerate(schema.arguments):
-        if a.type.is_tensor_like():
-            args.append((i, _LIST if isinstance(a.type, ListType) else _T))
-        elif str(a.type) in ("Device", "Device?"):
-            args.append((i, _DEVICE))
-    aliased = {j: i for i, j in info.alias_pairs}
-    returns = []
-    for j, r in enumerate(schema.returns):
-        if j in aliased:
-            returns.append((_RET_ALIAS, aliased[j]))
-        elif r.type.is_tensor_like():
-            returns.append((_RET_LIST if isinstance(r.type, ListType) else _RET_TENSOR, -1))
-        else:
-            returns.append((_RET_OTHER, -1))
-    plain = tuple(i for i, kind in args if kind == _T)
-    positional = [a for a in schema.arguments if not a.kwarg_only]
-    keywords = tuple(
-        (i, a.name, _NO_DEFAULT if a.default is None else a.default_value)
-        for i, a in enumerate(schema.arguments)
-        if a.kwarg_only
-    )
-    return FallbackPlan(
-        name=op.name(),
-        schema=schema,
-        args=tuple(args),
-        mutable=info.mutable_arg_indices,
-        returns=tuple(returns),
-        is_view=bool(info.view_pairs),
-        num_returns=len(schema.returns),
-        plain=plain if len(plain) == len(args) else None,
-        num_positional=len(positional),
-        keywords=keywords,
-    )
-
-
-_NO_DEFAULT = object()
-_SIMPLE = (int, float, bool, str, type(None))
-
-
-def _call_on_cpu(op: OpOverload, plan: FallbackPlan, stack: list[Any]) -> Any:
-    """Redispatch ``op`` to the CPU key with ``stack`` (keyword arguments equal to their
-    default are left out, as a caller who omitted them)."""
-    kwargs = {}
-    for i, name, default in plan.keywords:
-        v = stack[i]
-        if v is default or (type(v) is type(default) and type(v) in _SIMPLE and v == default):
-            continue
-        kwargs[name] = v
-    return op.redispatch(_CPU_RAW, *stack[: plan.num_positional], **kwargs)
-
-
-_PLANS: dict[Any, FallbackPlan] = {}
-
-
-def fallback_plan(op: OpOverload) -> FallbackPlan:
-    """The cached plan of ``op`` (Note [Fallback plans]); recomputed only if the operator's
-    schema object changed (re-def'd)."""
-    entry = op._entry
-    plan = _PLANS.get(entry)
-    if plan is None or plan.schema is not entry.schema:
-        plan = _PLANS[entry] = _compute_plan(op)
-    return plan
 
 
 # -- backends, counters, strict mode -----------------------------------------------------------
@@ -320,7 +230,7 @@ def strict_fallback(enabled: bool = True) -> Iterator[None]:
 def _device_text(stack: list[Any], plan: FallbackPlan, backend: FallbackBackend) -> str:
     for i, kind in plan.args:
         v = stack[i]
-        items = v if kind == _LIST else [v]
+        items = v if kind == ARG_LIST else [v]
         for t in items:
             if isinstance(t, Tensor) and t.device.type != "cpu":
                 return str(t.device)
@@ -380,7 +290,7 @@ def cpu_fallback(op: OpOverload, keyset: DispatchKeySet | int, stack: list[Any])
     >>> reg.remove(); autograd._destroy(); dev_type.remove(); reset_fallback_counts()
     """
     raw = keyset if type(keyset) is int else keyset.raw  # type: ignore[union-attr]
-    plan = _PLANS.get(op._entry)
+    plan = PLANS.get(op._entry)
     if plan is None or plan.schema is not op._entry.schema:
         plan = fallback_plan(op)
     backend = _BY_RAW.get(raw) or _backend_for(op, raw)
@@ -401,10 +311,10 @@ def cpu_fallback(op: OpOverload, keyset: DispatchKeySet | int, stack: list[Any])
     cpu_stack = list(stack)
     for i, kind in plan.args:
         v = stack[i]
-        if kind == _T:
+        if kind == ARG_TENSOR:
             if v is not None and v.device is not CPU and v.device.type != "cpu":
                 moved.append(v)
-        elif kind == _LIST:
+        elif kind == ARG_LIST:
             cpu_stack[i] = list(v)
             for t in v:
                 if t is not None and t.device is not CPU and t.device.type != "cpu":
@@ -421,7 +331,7 @@ def cpu_fallback(op: OpOverload, keyset: DispatchKeySet | int, stack: list[Any])
         cpus = backend.to_cpu(moved)
         _substitute(plan, stack, cpu_stack, cpus)
 
-    result = _call_on_cpu(op, plan, cpu_stack)
+    result = call_on_cpu(op, plan, cpu_stack)
 
     # Written arguments: copy back into the caller's tensors (Note [Written arguments ...]).
     for i in plan.mutable:
@@ -455,15 +365,15 @@ def _run_plain(
     if backend.log is not None:
         backend.log(op, moved)
     if not moved:
-        return _outputs(plan, backend, stack, _call_on_cpu(op, plan, cpu_stack), None)
+        return _outputs(plan, backend, stack, call_on_cpu(op, plan, cpu_stack), None)
     cpus = backend.to_cpu(moved)
     if len(cpus) != len(moved):
         raise _count_error(plan, len(cpus), len(moved))
     for i, t in zip(where, cpus):
         cpu_stack[i] = t
-    result = _call_on_cpu(op, plan, cpu_stack)
+    result = call_on_cpu(op, plan, cpu_stack)
     kind = plan.returns[0][0]
-    if kind == _RET_TENSOR and result is not None:
+    if kind == RET_TENSOR and result is not None:
         return backend.from_cpu([result], moved[0].device)[0]
     return _outputs(plan, backend, stack, result, moved[0].device)
 
@@ -482,11 +392,11 @@ def _substitute(
     it = iter(cpus)
     try:
         for i, kind in plan.args:
-            if kind == _T:
+            if kind == ARG_TENSOR:
                 v = stack[i]
                 if v is not None and v.device is not CPU and v.device.type != "cpu":
                     cpu_stack[i] = next(it)
-            elif kind == _LIST:
+            elif kind == ARG_LIST:
                 items = cpu_stack[i]
                 for n, t in enumerate(items):
                     if t is not None and t.device is not CPU and t.device.type != "cpu":
@@ -500,7 +410,7 @@ def _substitute(
 def _count_moved(plan: FallbackPlan, stack: list[Any]) -> int:
     n = 0
     for i, kind in plan.args:
-        items = stack[i] if kind == _LIST else [stack[i]] if kind == _T else []
+        items = stack[i] if kind == ARG_LIST else [stack[i]] if kind == ARG_TENSOR else []
         n += sum(1 for t in items if t is not None and t.device.type != "cpu")
     return n
 
@@ -519,9 +429,9 @@ def _outputs(
     values = (result,) if n == 1 else tuple(result)
     pending: list[Tensor] = []
     for (kind, _), v in zip(plan.returns, values, strict=True):
-        if kind == _RET_TENSOR and v is not None:
+        if kind == RET_TENSOR and v is not None:
             pending.append(v)
-        elif kind == _RET_LIST:
+        elif kind == RET_LIST:
             pending.extend(t for t in v if t is not None)
     if target is None or not pending:
         moved_back: Sequence[Tensor] = pending
@@ -530,12 +440,12 @@ def _outputs(
     k = 0
     out: list[Any] = []
     for (kind, alias), v in zip(plan.returns, values, strict=True):
-        if kind == _RET_ALIAS:
+        if kind == RET_ALIAS:
             out.append(stack[alias])
-        elif kind == _RET_TENSOR and v is not None:
+        elif kind == RET_TENSOR and v is not None:
             out.append(moved_back[k])
             k += 1
-        elif kind == _RET_LIST:
+        elif kind == RET_LIST:
             items: list[Tensor | None] = []
             for t in v:
                 if t is None:
