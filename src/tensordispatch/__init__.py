@@ -78,6 +78,29 @@ from tensordispatch.tensor import (
 
 __version__ = "0.1.0"
 
+# Imported on first use (PEP 562): the transforms and the lazy backend are upper layers that
+# a program using only eager tensors should not pay for at import.
+_LAZY_ATTRIBUTES: dict[str, tuple[str, str | None]] = {
+    "func": ("tensordispatch.func", None),
+    "lazy": ("tensordispatch.lazy", None),
+    "vmap": ("tensordispatch.transforms.vmap", "vmap"),
+}
+
+
+def __getattr__(name: str) -> object:
+    import importlib
+
+    try:
+        module, attribute = _LAZY_ATTRIBUTES[name]
+    except KeyError:
+        raise AttributeError(f"module 'tensordispatch' has no attribute {name!r}") from None
+    value: object = importlib.import_module(module)
+    if attribute is not None:
+        value = getattr(value, attribute)
+    globals()[name] = value
+    return value
+
+
 __all__ = [
     *_api_all,
     "set_grad_enabled",
@@ -113,6 +136,7 @@ __all__ = [
     "float64",
     "from_dlpack",
     "from_numpy",
+    "func",
     "get_default_dtype",
     "get_printoptions",
     "half",
@@ -121,6 +145,7 @@ __all__ = [
     "int16",
     "int32",
     "int64",
+    "lazy",
     "library",
     "long",
     "ops",
@@ -132,4 +157,5 @@ __all__ = [
     "short",
     "tensor",
     "uint8",
+    "vmap",
 ]
