@@ -9,7 +9,7 @@ only when it changed. Reads schema/ only; the generated code imports the kernel 
 
 >>> sources = generate_sources()
 >>> sorted(sources)
-['__init__.py', 'functions.py', 'methods.py', 'registrations.py']
+['__init__.py', 'functions.py', 'methods.py', 'nn_functions.py', 'registrations.py', 'return_types.py']
 """
 
 from __future__ import annotations
@@ -17,9 +17,14 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from tensordispatch.codegen.gen_python import emit_functions, emit_methods
+from tensordispatch.codegen.gen_python import (
+    emit_functions,
+    emit_methods,
+    emit_module_functions,
+    emit_return_types,
+)
 from tensordispatch.codegen.gen_registrations import emit_registrations
-from tensordispatch.codegen.model import CodegenError
+from tensordispatch.codegen.model import PYTHON_MODULES, CodegenError
 from tensordispatch.schema.native import load_native_functions
 
 __all__ = ["GENERATED_DIR", "CodegenError", "generate_sources", "write_sources"]
@@ -34,7 +39,8 @@ Do not edit: run `tensordispatch codegen`. Importing this package defines the at
 operators, registers their kernels and installs the Tensor methods.
 """
 
-from tensordispatch.generated import registrations, functions, methods
+from tensordispatch.generated import registrations, return_types, functions, nn_functions
+from tensordispatch.generated import methods
 from tensordispatch.tensor.tensor import Tensor as _Tensor
 
 methods.install(_Tensor)
@@ -46,12 +52,16 @@ def generate_sources(path: str | os.PathLike[str] | None = None) -> dict[str, st
     package's own)."""
     parsed = load_native_functions(path)
     source = "ops/native_functions.yaml" if path is None else Path(path).name
-    return {
+    sources = {
         "__init__.py": _INIT,
         "functions.py": emit_functions(parsed, source),
         "methods.py": emit_methods(parsed, source),
         "registrations.py": emit_registrations(parsed, source),
+        "return_types.py": emit_return_types(parsed, source),
     }
+    for module, file in PYTHON_MODULES.items():
+        sources[file] = emit_module_functions(parsed, source, module)
+    return sources
 
 
 def write_sources(

@@ -35,6 +35,8 @@ from tensordispatch.codegen.model import (
     NUMBERS_AS_TENSORS,
     PYTHON_FUNCTIONS,
     PYTHON_METHODS,
+    PYTHON_MODULES,
+    SKIPPED_PYTHON_BINDINGS,
     CodegenError,
     ident,
     int_list,
@@ -45,7 +47,7 @@ from tensordispatch.schema.model import Argument
 from tensordispatch.schema.native import ParsedNativeFunctions
 from tensordispatch.schema.native_model import NativeFunction, Variant
 
-__all__ = ["emit_functions", "emit_methods"]
+__all__ = ["emit_functions", "emit_methods", "emit_module_functions", "emit_return_types"]
 
 _OPTIONS = ("dtype", "layout", "device", "pin_memory")
 
@@ -82,7 +84,20 @@ def _pyname(name: str, method: bool) -> str:
     return "input" if name == "self" and not method else name
 
 
-def _collect(parsed: ParsedNativeFunctions, method: bool) -> dict[str, list[_Overload]]:
+def _return_type(f: NativeFunction) -> str | None:
+    """The torch.return_types name of ``f``'s result (``max``, ``max_out``), or None when its
+    returns are not all named (Note [Named tuples like torch's structseq])."""
+    names = [r.name for r in f.func.returns]
+    if not names or any(n is None for n in names):
+        return None
+    return f.func.name.name.base + ("_out" if f.func.kind().name == "out" else "")
+
+
+def _collect(
+    parsed: ParsedNativeFunctions, method: bool, module: str | None = None
+) -> dict[str, list[_Overload]]:
+    """Python name -> overloads it binds: methods, or the functions of one python_module
+    (None: the top level)."""
     outs: dict[str, NativeFunction] = {}
     for g in parsed.groups:
         outs[str(g.functional.func.name)] = g.out
@@ -91,6 +106,10 @@ def _collect(parsed: ParsedNativeFunctions, method: bool) -> dict[str, list[_Ove
     for f in parsed.native_functions:
         name = str(f.func.name)
         if variant not in f.variants or name in HIDDEN_FROM_PYTHON or f.namespace != "aten":
+            continue
+        if not method and f.python_module != module:
+            continue
+        if any(p.match(f.func.name.name.base) for p in SKIPPED_PYTHON_BINDINGS):
             continue
         if f.func.kind().name == "out" or f.func.name.name.base.startswith("_"):
             continue
@@ -215,6 +234,18 @@ def _conversions(name: str, positional: list[Argument], kwonly: list[Argument], 
     return lines
 
 
+def _return(f: NativeFunction, indent: str, factory: bool) -> list[str]:
+    lines = [f"{indent}if requires_grad: _r.requires_grad_(True)"] if factory else []
+    named = _return_type(f)
+    if named is not None:
+        lines.append(f"{indent}return _RT.{named}(_r)")
+    elif [str(r.type) for r in f.func.returns] == ["Tensor[]"]:
+        lines.append(f"{indent}return tuple(_r)")  # torch's binding gives a tuple
+    else:
+        lines.append(f"{indent}return _r")
+    return lines
+
+
 def _function(name: str, overloads: list[_Overload], method: bool) -> str:
     params, positional, kwonly, has_out, varargs = _signature(name, overloads, method)
     fname = f"_m_{name}" if method else name
@@ -255,16 +286,13 @@ def _function(name: str, overloads: list[_Overload], method: bool) -> str:
         if o.out is not None:
             lines.append(f"{indent}if out is None:")
             lines += _call(o, target, method, indent + "    ", False)
+            lines += _return(o.f, indent + "    ", o.factory)
             lines.append(f"{indent}else:")
             lines += _call(o, f"_E_{ident(o.out)}.entry_function", method, indent + "    ", True)
+            lines += _return(o.out, indent + "    ", o.factory)
         else:
             lines += _call(o, target, method, indent, False)
-        if o.factory:
-            lines.append(f"{indent}if requires_grad: _r.requires_grad_(True)")
-        if [str(r.type) for r in o.f.func.returns] == ["Tensor[]"]:
-            lines.append(f"{indent}return tuple(_r)")  # torch's binding gives a tuple
-        else:
-            lines.append(f"{indent}return _r")
+            lines += _return(o.f, indent, o.factory)
     if len(overloads) > 1:
         sigs = "; ".join(str(o.f.func) for o in overloads)
         lines.append(
@@ -287,6 +315,7 @@ from __future__ import annotations
 from tensordispatch.backends.aten import wrap_number as _wrap_number
 from tensordispatch.dispatch.calling import NOT_GIVEN as _NO
 from tensordispatch.generated import registrations as _registrations
+from tensordispatch.generated import return_types as _RT
 from tensordispatch.tensor.tensor import Tensor as _Tensor
 '''
 
@@ -320,18 +349,61 @@ def _handwritten(table: dict[str, str], prefix: str) -> list[str]:
 
 def emit_functions(parsed: ParsedNativeFunctions, source: str) -> str:
     """The text of generated/functions.py."""
-    overloads = _collect(parsed, method=False)
-    parts = [
-        _HEADER.format(what="The operator functions (torch.add, torch.zeros, ...).", source=source)
-    ]
-    parts.append(f"__all__ = {sorted([*overloads, *PYTHON_FUNCTIONS])!r}")
+    return emit_module_functions(parsed, source, None)
+
+
+def emit_module_functions(parsed: ParsedNativeFunctions, source: str, module: str | None) -> str:
+    """The text of the functions of one yaml ``python_module`` (None: generated/functions.py,
+    the top level; "nn": generated/nn_functions.py, torch._C._nn's counterpart)."""
+    overloads = _collect(parsed, method=False, module=module)
+    handwritten = PYTHON_FUNCTIONS if module is None else {}
+    what = (
+        "The operator functions (torch.add, torch.zeros, ...)."
+        if module is None
+        else f"The functions of python_module: {module} (torch._C._{module}'s)."
+    )
+    parts = [_HEADER.format(what=what, source=source)]
+    parts.append(f"__all__ = {sorted([*overloads, *handwritten])!r}")
     parts.append("")
     parts += _bindings(overloads)
-    parts += _handwritten(PYTHON_FUNCTIONS, "")
+    parts += _handwritten(handwritten, "")
     for name, os in overloads.items():
         parts += ["", "", _function(name, os, method=False)]
     parts.append("")
     return "\n".join(parts)
+
+
+def emit_return_types(parsed: ParsedNativeFunctions, source: str) -> str:
+    """The text of generated/return_types.py: one named-tuple type per Python-visible
+    operator whose returns are all named (torch.return_types)."""
+    fields: dict[str, tuple[str, ...]] = {}
+    bound = [_collect(parsed, method=True)] + [
+        _collect(parsed, method=False, module=m) for m in (None, *PYTHON_MODULES)
+    ]
+    for overloads in bound:
+        for os in overloads.values():
+            for o in os:
+                for f in [o.f] + ([o.out] if o.out is not None else []):
+                    name = _return_type(f)
+                    if name is not None:
+                        fields[name] = tuple(str(r.name) for r in f.func.returns)
+    lines = [
+        '"""Named-tuple result types (torch.return_types), one per operator name.',
+        "",
+        "@generated by tensordispatch.codegen (src/tensordispatch/codegen/gen_python.py)",
+        f"from {source}. Do not edit: run `tensordispatch codegen`.",
+        '"""',
+        "",
+        "# ruff: noqa",
+        "from tensordispatch.tensor.return_types import structseq as _structseq",
+        "",
+        f"__all__ = {sorted(fields)!r}",
+        "",
+    ]
+    for name, names in sorted(fields.items()):
+        lines.append(f"{name} = _structseq({name!r}, {names!r}, __name__)")
+    lines.append("")
+    return "\n".join(lines)
 
 
 def emit_methods(parsed: ParsedNativeFunctions, source: str) -> str:

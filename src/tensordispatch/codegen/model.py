@@ -8,6 +8,7 @@ Tensor) and small pure helpers (identifiers, literals, parameter lists). Reads s
 from __future__ import annotations
 
 import keyword
+import re
 from dataclasses import dataclass
 
 from tensordispatch.schema.model import Argument, FunctionSchema
@@ -18,9 +19,11 @@ __all__ = [
     "DUNDER_METHODS",
     "HIDDEN_FROM_PYTHON",
     "KERNEL_TABLES",
+    "NUMBERS_AS_TENSORS",
     "PYTHON_FUNCTIONS",
     "PYTHON_METHODS",
-    "NUMBERS_AS_TENSORS",
+    "PYTHON_MODULES",
+    "SKIPPED_PYTHON_BINDINGS",
     "STRUCTURED_KEYS",
     "CodegenError",
     "arg_ident",
@@ -62,6 +65,22 @@ HIDDEN_FROM_PYTHON: frozenset[str] = frozenset(
         "normal_functional",
     }
 )  # fmt: skip
+
+# Operators with no Python binding at all, by name (the out variant's name gains "_out"),
+# as torch's binding generator skips them: internals reached through other functions
+# (``alias``, ``index`` behind ``__getitem__``) and the forward/backward halves of nn ops.
+SKIPPED_PYTHON_BINDINGS: tuple[re.Pattern[str], ...] = tuple(
+    re.compile(f"^{p}$")
+    for p in (
+        "alias", "index", "index_out", "item", "slice", "tensor",
+        ".*_forward", ".*_forward_out", ".*_backward", ".*_backward_(out|input|weight|bias)",
+        ".*_jvp",
+    )
+)  # fmt: skip
+
+# yaml ``python_module`` -> the generated module holding those functions instead of the top
+# level (torch: ``nn`` -> torch._C._nn, which torch.nn.functional re-exports).
+PYTHON_MODULES: dict[str, str] = {"nn": "nn_functions.py"}
 
 # Python names bound to hand-written functions ("module:attribute") instead of generated ones:
 # names whose overloads the generator cannot choose between (Note [Overload choice by

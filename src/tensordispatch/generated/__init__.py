@@ -5,7 +5,8 @@ Do not edit: run `tensordispatch codegen`. Importing this package defines the at
 operators, registers their kernels and installs the Tensor methods.
 """
 
-from tensordispatch.generated import registrations, functions, methods
+from tensordispatch.generated import registrations, return_types, functions, nn_functions
+from tensordispatch.generated import methods
 from tensordispatch.tensor.tensor import Tensor as _Tensor
 
 methods.install(_Tensor)

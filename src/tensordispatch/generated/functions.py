@@ -11,9 +11,10 @@ from __future__ import annotations
 from tensordispatch.backends.aten import wrap_number as _wrap_number
 from tensordispatch.dispatch.calling import NOT_GIVEN as _NO
 from tensordispatch.generated import registrations as _registrations
+from tensordispatch.generated import return_types as _RT
 from tensordispatch.tensor.tensor import Tensor as _Tensor
 
-__all__ = ['abs', 'abs_', 'add', 'addbmm', 'addcdiv', 'addcmul', 'addmm', 'addmv', 'addmv_', 'alias', 'alias_copy', 'all', 'amax', 'amin', 'aminmax', 'any', 'arange', 'argmax', 'argmin', 'as_strided', 'as_strided_copy', 'baddbmm', 'bitwise_and', 'bitwise_not', 'bitwise_or', 'bitwise_xor', 'bmm', 'cat', 'ceil', 'ceil_', 'chunk', 'clamp', 'clamp_', 'clamp_max', 'clamp_max_', 'clamp_min', 'clamp_min_', 'clone', 'conv2d', 'convolution', 'cos', 'cos_', 'cross_entropy_loss', 'cumsum', 'detach', 'detach_copy', 'diagonal', 'diagonal_copy', 'div', 'dot', 'dropout', 'dropout_', 'embedding', 'empty', 'empty_like', 'empty_strided', 'eq', 'erf', 'erf_', 'exp', 'exp_', 'expand_copy', 'expm1', 'expm1_', 'eye', 'fill', 'fill_', 'flatten', 'flip', 'floor', 'floor_', 'floor_divide', 'full', 'full_like', 'gather', 'ge', 'gelu', 'gelu_', 'gt', 'index', 'index_put', 'index_put_', 'index_select', 'layer_norm', 'le', 'lerp', 'linear', 'linspace', 'log', 'log1p', 'log1p_', 'log_', 'log_softmax', 'logical_and', 'logical_not', 'logical_or', 'logical_xor', 'logsumexp', 'lt', 'masked_fill', 'masked_select', 'matmul', 'max', 'maximum', 'mean', 'min', 'minimum', 'mm', 'mul', 'mv', 'narrow', 'narrow_copy', 'native_dropout', 'native_layer_norm', 'ne', 'neg', 'neg_', 'nll_loss', 'nll_loss2d', 'nll_loss2d_forward', 'nll_loss_forward', 'nll_loss_nd', 'nonzero', 'norm', 'one_hot', 'ones', 'ones_like', 'outer', 'permute', 'permute_copy', 'pow', 'prod', 'rand', 'rand_like', 'randint', 'randn', 'randn_like', 'relu', 'relu_', 'remainder', 'reshape', 'roll', 'round', 'round_', 'rsqrt', 'rsqrt_', 'rsub', 'scatter', 'scatter_add', 'select', 'select_copy', 'sigmoid', 'sigmoid_', 'sign', 'silu', 'silu_', 'sin', 'sin_', 'slice_copy', 'softmax', 'sort', 'split', 'split_copy', 'split_with_sizes', 'split_with_sizes_copy', 'sqrt', 'sqrt_', 'squeeze', 'squeeze_copy', 'stack', 'std', 'sub', 'sum', 't', 't_copy', 'tan', 'tan_', 'tanh', 'tanh_', 'topk', 'transpose', 'transpose_copy', 'tril', 'triu', 'unbind', 'unbind_copy', 'unfold_copy', 'unsqueeze', 'unsqueeze_copy', 'var', 'view_as_complex', 'view_as_complex_copy', 'view_as_real', 'view_as_real_copy', 'view_copy', 'where', 'zeros', 'zeros_like']
+__all__ = ['abs', 'abs_', 'add', 'addbmm', 'addcdiv', 'addcmul', 'addmm', 'addmv', 'addmv_', 'alias_copy', 'all', 'amax', 'amin', 'aminmax', 'any', 'arange', 'argmax', 'argmin', 'as_strided', 'as_strided_copy', 'baddbmm', 'bitwise_and', 'bitwise_not', 'bitwise_or', 'bitwise_xor', 'bmm', 'cat', 'ceil', 'ceil_', 'chunk', 'clamp', 'clamp_', 'clamp_max', 'clamp_max_', 'clamp_min', 'clamp_min_', 'clone', 'conv2d', 'convolution', 'cos', 'cos_', 'cumsum', 'detach', 'detach_copy', 'diagonal', 'diagonal_copy', 'div', 'dot', 'dropout', 'dropout_', 'embedding', 'empty', 'empty_like', 'empty_strided', 'eq', 'erf', 'erf_', 'exp', 'exp_', 'expand_copy', 'expm1', 'expm1_', 'eye', 'fill', 'fill_', 'flatten', 'flip', 'floor', 'floor_', 'floor_divide', 'full', 'full_like', 'gather', 'ge', 'gt', 'index_put', 'index_put_', 'index_select', 'layer_norm', 'le', 'lerp', 'linspace', 'log', 'log1p', 'log1p_', 'log_', 'log_softmax', 'logical_and', 'logical_not', 'logical_or', 'logical_xor', 'logsumexp', 'lt', 'masked_fill', 'masked_select', 'matmul', 'max', 'maximum', 'mean', 'min', 'minimum', 'mm', 'mul', 'mv', 'narrow', 'narrow_copy', 'native_dropout', 'native_layer_norm', 'ne', 'neg', 'neg_', 'nonzero', 'norm', 'ones', 'ones_like', 'outer', 'permute', 'permute_copy', 'pow', 'prod', 'rand', 'rand_like', 'randint', 'randn', 'randn_like', 'relu', 'relu_', 'remainder', 'reshape', 'roll', 'round', 'round_', 'rsqrt', 'rsqrt_', 'rsub', 'scatter', 'scatter_add', 'select', 'select_copy', 'sigmoid', 'sigmoid_', 'sign', 'sin', 'sin_', 'slice_copy', 'softmax', 'sort', 'split', 'split_copy', 'split_with_sizes', 'split_with_sizes_copy', 'sqrt', 'sqrt_', 'squeeze', 'squeeze_copy', 'stack', 'std', 'sub', 'sum', 't', 't_copy', 'tan', 'tan_', 'tanh', 'tanh_', 'topk', 'transpose', 'transpose_copy', 'tril', 'triu', 'unbind', 'unbind_copy', 'unfold_copy', 'unsqueeze', 'unsqueeze_copy', 'var', 'view_as_complex', 'view_as_complex_copy', 'view_as_real', 'view_as_real_copy', 'view_copy', 'where', 'zeros', 'zeros_like']
 
 from tensordispatch.backends.aten import op as _op
 
@@ -33,7 +34,6 @@ _E_addmm_out = _op('addmm.out')._entry
 _E_addmv = _op('addmv')._entry
 _E_addmv_ = _op('addmv_')._entry
 _E_addmv_out = _op('addmv.out')._entry
-_E_alias = _op('alias')._entry
 _E_alias_copy = _op('alias_copy')._entry
 _E_alias_copy_out = _op('alias_copy.out')._entry
 _E_amax = _op('amax')._entry
@@ -91,7 +91,6 @@ _E_convolution = _op('convolution')._entry
 _E_cos = _op('cos')._entry
 _E_cos_ = _op('cos_')._entry
 _E_cos_out = _op('cos.out')._entry
-_E_cross_entropy_loss = _op('cross_entropy_loss')._entry
 _E_cumsum = _op('cumsum')._entry
 _E_cumsum_out = _op('cumsum.out')._entry
 _E_detach = _op('detach')._entry
@@ -150,15 +149,10 @@ _E_ge_Scalar = _op('ge.Scalar')._entry
 _E_ge_Scalar_out = _op('ge.Scalar_out')._entry
 _E_ge_Tensor = _op('ge.Tensor')._entry
 _E_ge_Tensor_out = _op('ge.Tensor_out')._entry
-_E_gelu = _op('gelu')._entry
-_E_gelu_ = _op('gelu_')._entry
-_E_gelu_out = _op('gelu.out')._entry
 _E_gt_Scalar = _op('gt.Scalar')._entry
 _E_gt_Scalar_out = _op('gt.Scalar_out')._entry
 _E_gt_Tensor = _op('gt.Tensor')._entry
 _E_gt_Tensor_out = _op('gt.Tensor_out')._entry
-_E_index_Tensor = _op('index.Tensor')._entry
-_E_index_Tensor_out = _op('index.Tensor_out')._entry
 _E_index_put = _op('index_put')._entry
 _E_index_put_ = _op('index_put_')._entry
 _E_index_select = _op('index_select')._entry
@@ -172,8 +166,6 @@ _E_lerp_Scalar = _op('lerp.Scalar')._entry
 _E_lerp_Scalar_out = _op('lerp.Scalar_out')._entry
 _E_lerp_Tensor = _op('lerp.Tensor')._entry
 _E_lerp_Tensor_out = _op('lerp.Tensor_out')._entry
-_E_linear = _op('linear')._entry
-_E_linear_out = _op('linear.out')._entry
 _E_linspace = _op('linspace')._entry
 _E_linspace_Scalar_Tensor = _op('linspace.Scalar_Tensor')._entry
 _E_linspace_Scalar_Tensor_out = _op('linspace.Scalar_Tensor_out')._entry
@@ -245,16 +237,6 @@ _E_ne_Tensor_out = _op('ne.Tensor_out')._entry
 _E_neg = _op('neg')._entry
 _E_neg_ = _op('neg_')._entry
 _E_neg_out = _op('neg.out')._entry
-_E_nll_loss = _op('nll_loss')._entry
-_E_nll_loss2d = _op('nll_loss2d')._entry
-_E_nll_loss2d_forward = _op('nll_loss2d_forward')._entry
-_E_nll_loss2d_forward_output = _op('nll_loss2d_forward.output')._entry
-_E_nll_loss2d_out = _op('nll_loss2d.out')._entry
-_E_nll_loss_forward = _op('nll_loss_forward')._entry
-_E_nll_loss_forward_output = _op('nll_loss_forward.output')._entry
-_E_nll_loss_nd = _op('nll_loss_nd')._entry
-_E_nll_loss_out = _op('nll_loss.out')._entry
-_E_one_hot = _op('one_hot')._entry
 _E_ones = _op('ones')._entry
 _E_ones_like = _op('ones_like')._entry
 _E_ones_out = _op('ones.out')._entry
@@ -304,9 +286,6 @@ _E_sigmoid_ = _op('sigmoid_')._entry
 _E_sigmoid_out = _op('sigmoid.out')._entry
 _E_sign = _op('sign')._entry
 _E_sign_out = _op('sign.out')._entry
-_E_silu = _op('silu')._entry
-_E_silu_ = _op('silu_')._entry
-_E_silu_out = _op('silu.out')._entry
 _E_sin = _op('sin')._entry
 _E_sin_ = _op('sin_')._entry
 _E_sin_out = _op('sin.out')._entry
@@ -395,9 +374,10 @@ from tensordispatch.ops.bindings_pointwise import where as where
 def abs(input, *, out=None):
     if out is None:
         _r = _E_abs.entry_function(input)
+        return _r
     else:
         _r = _E_abs_out.entry_function(input, out=out)
-    return _r
+        return _r
 
 
 def abs_(input):
@@ -414,6 +394,7 @@ def add(input, other, *, alpha=_NO, out=None):
             _kw = {}
             if alpha is not _NO: _kw['alpha'] = alpha
             _r = _E_add_Tensor.entry_function(input, other, **_kw)
+        return _r
     else:
         if alpha is _NO:
             _r = _E_add_out.entry_function(input, other, out=out)
@@ -421,7 +402,7 @@ def add(input, other, *, alpha=_NO, out=None):
             _kw = {}
             if alpha is not _NO: _kw['alpha'] = alpha
             _r = _E_add_out.entry_function(input, other, out=out, **_kw)
-    return _r
+        return _r
 
 
 def addbmm(input, batch1, batch2, *, beta=_NO, alpha=_NO, out=None):
@@ -433,6 +414,7 @@ def addbmm(input, batch1, batch2, *, beta=_NO, alpha=_NO, out=None):
             if beta is not _NO: _kw['beta'] = beta
             if alpha is not _NO: _kw['alpha'] = alpha
             _r = _E_addbmm.entry_function(input, batch1, batch2, **_kw)
+        return _r
     else:
         if beta is _NO and alpha is _NO:
             _r = _E_addbmm_out.entry_function(input, batch1, batch2, out=out)
@@ -441,7 +423,7 @@ def addbmm(input, batch1, batch2, *, beta=_NO, alpha=_NO, out=None):
             if beta is not _NO: _kw['beta'] = beta
             if alpha is not _NO: _kw['alpha'] = alpha
             _r = _E_addbmm_out.entry_function(input, batch1, batch2, out=out, **_kw)
-    return _r
+        return _r
 
 
 def addcdiv(input, tensor1, tensor2, *, value=_NO, out=None):
@@ -452,6 +434,7 @@ def addcdiv(input, tensor1, tensor2, *, value=_NO, out=None):
             _kw = {}
             if value is not _NO: _kw['value'] = value
             _r = _E_addcdiv.entry_function(input, tensor1, tensor2, **_kw)
+        return _r
     else:
         if value is _NO:
             _r = _E_addcdiv_out.entry_function(input, tensor1, tensor2, out=out)
@@ -459,7 +442,7 @@ def addcdiv(input, tensor1, tensor2, *, value=_NO, out=None):
             _kw = {}
             if value is not _NO: _kw['value'] = value
             _r = _E_addcdiv_out.entry_function(input, tensor1, tensor2, out=out, **_kw)
-    return _r
+        return _r
 
 
 def addcmul(input, tensor1, tensor2, *, value=_NO, out=None):
@@ -470,6 +453,7 @@ def addcmul(input, tensor1, tensor2, *, value=_NO, out=None):
             _kw = {}
             if value is not _NO: _kw['value'] = value
             _r = _E_addcmul.entry_function(input, tensor1, tensor2, **_kw)
+        return _r
     else:
         if value is _NO:
             _r = _E_addcmul_out.entry_function(input, tensor1, tensor2, out=out)
@@ -477,7 +461,7 @@ def addcmul(input, tensor1, tensor2, *, value=_NO, out=None):
             _kw = {}
             if value is not _NO: _kw['value'] = value
             _r = _E_addcmul_out.entry_function(input, tensor1, tensor2, out=out, **_kw)
-    return _r
+        return _r
 
 
 def addmm(input, mat1, mat2, *, beta=_NO, alpha=_NO, out=None):
@@ -489,6 +473,7 @@ def addmm(input, mat1, mat2, *, beta=_NO, alpha=_NO, out=None):
             if beta is not _NO: _kw['beta'] = beta
             if alpha is not _NO: _kw['alpha'] = alpha
             _r = _E_addmm.entry_function(input, mat1, mat2, **_kw)
+        return _r
     else:
         if beta is _NO and alpha is _NO:
             _r = _E_addmm_out.entry_function(input, mat1, mat2, out=out)
@@ -497,7 +482,7 @@ def addmm(input, mat1, mat2, *, beta=_NO, alpha=_NO, out=None):
             if beta is not _NO: _kw['beta'] = beta
             if alpha is not _NO: _kw['alpha'] = alpha
             _r = _E_addmm_out.entry_function(input, mat1, mat2, out=out, **_kw)
-    return _r
+        return _r
 
 
 def addmv(input, mat, vec, *, beta=_NO, alpha=_NO, out=None):
@@ -509,6 +494,7 @@ def addmv(input, mat, vec, *, beta=_NO, alpha=_NO, out=None):
             if beta is not _NO: _kw['beta'] = beta
             if alpha is not _NO: _kw['alpha'] = alpha
             _r = _E_addmv.entry_function(input, mat, vec, **_kw)
+        return _r
     else:
         if beta is _NO and alpha is _NO:
             _r = _E_addmv_out.entry_function(input, mat, vec, out=out)
@@ -517,7 +503,7 @@ def addmv(input, mat, vec, *, beta=_NO, alpha=_NO, out=None):
             if beta is not _NO: _kw['beta'] = beta
             if alpha is not _NO: _kw['alpha'] = alpha
             _r = _E_addmv_out.entry_function(input, mat, vec, out=out, **_kw)
-    return _r
+        return _r
 
 
 def addmv_(input, mat, vec, *, beta=_NO, alpha=_NO):
@@ -531,17 +517,13 @@ def addmv_(input, mat, vec, *, beta=_NO, alpha=_NO):
     return _r
 
 
-def alias(input):
-    _r = _E_alias.entry_function(input)
-    return _r
-
-
 def alias_copy(input, *, out=None):
     if out is None:
         _r = _E_alias_copy.entry_function(input)
+        return _r
     else:
         _r = _E_alias_copy_out.entry_function(input, out=out)
-    return _r
+        return _r
 
 
 def amax(input, dim=_NO, keepdim=_NO, *, out=None):
@@ -554,6 +536,7 @@ def amax(input, dim=_NO, keepdim=_NO, *, out=None):
             if dim is not _NO: _kw['dim'] = dim
             if keepdim is not _NO: _kw['keepdim'] = keepdim
             _r = _E_amax.entry_function(input, **_kw)
+        return _r
     else:
         if dim is _NO and keepdim is _NO:
             _r = _E_amax_out.entry_function(input, out=out)
@@ -562,7 +545,7 @@ def amax(input, dim=_NO, keepdim=_NO, *, out=None):
             if dim is not _NO: _kw['dim'] = dim
             if keepdim is not _NO: _kw['keepdim'] = keepdim
             _r = _E_amax_out.entry_function(input, out=out, **_kw)
-    return _r
+        return _r
 
 
 def amin(input, dim=_NO, keepdim=_NO, *, out=None):
@@ -575,6 +558,7 @@ def amin(input, dim=_NO, keepdim=_NO, *, out=None):
             if dim is not _NO: _kw['dim'] = dim
             if keepdim is not _NO: _kw['keepdim'] = keepdim
             _r = _E_amin.entry_function(input, **_kw)
+        return _r
     else:
         if dim is _NO and keepdim is _NO:
             _r = _E_amin_out.entry_function(input, out=out)
@@ -583,7 +567,7 @@ def amin(input, dim=_NO, keepdim=_NO, *, out=None):
             if dim is not _NO: _kw['dim'] = dim
             if keepdim is not _NO: _kw['keepdim'] = keepdim
             _r = _E_amin_out.entry_function(input, out=out, **_kw)
-    return _r
+        return _r
 
 
 def aminmax(input, *, dim=_NO, keepdim=_NO, out=None):
@@ -595,6 +579,7 @@ def aminmax(input, *, dim=_NO, keepdim=_NO, out=None):
             if dim is not _NO: _kw['dim'] = dim
             if keepdim is not _NO: _kw['keepdim'] = keepdim
             _r = _E_aminmax.entry_function(input, **_kw)
+        return _RT.aminmax(_r)
     else:
         if dim is _NO and keepdim is _NO:
             _r = _E_aminmax_out.entry_function(input, min=out[0], max=out[1])
@@ -603,7 +588,7 @@ def aminmax(input, *, dim=_NO, keepdim=_NO, out=None):
             if dim is not _NO: _kw['dim'] = dim
             if keepdim is not _NO: _kw['keepdim'] = keepdim
             _r = _E_aminmax_out.entry_function(input, min=out[0], max=out[1], **_kw)
-    return _r
+        return _RT.aminmax_out(_r)
 
 
 def argmax(input, dim=_NO, keepdim=_NO, *, out=None):
@@ -615,6 +600,7 @@ def argmax(input, dim=_NO, keepdim=_NO, *, out=None):
             if dim is not _NO: _kw['dim'] = dim
             if keepdim is not _NO: _kw['keepdim'] = keepdim
             _r = _E_argmax.entry_function(input, **_kw)
+        return _r
     else:
         if dim is _NO and keepdim is _NO:
             _r = _E_argmax_out.entry_function(input, out=out)
@@ -623,7 +609,7 @@ def argmax(input, dim=_NO, keepdim=_NO, *, out=None):
             if dim is not _NO: _kw['dim'] = dim
             if keepdim is not _NO: _kw['keepdim'] = keepdim
             _r = _E_argmax_out.entry_function(input, out=out, **_kw)
-    return _r
+        return _r
 
 
 def argmin(input, dim=_NO, keepdim=_NO, *, out=None):
@@ -635,6 +621,7 @@ def argmin(input, dim=_NO, keepdim=_NO, *, out=None):
             if dim is not _NO: _kw['dim'] = dim
             if keepdim is not _NO: _kw['keepdim'] = keepdim
             _r = _E_argmin.entry_function(input, **_kw)
+        return _r
     else:
         if dim is _NO and keepdim is _NO:
             _r = _E_argmin_out.entry_function(input, out=out)
@@ -643,7 +630,7 @@ def argmin(input, dim=_NO, keepdim=_NO, *, out=None):
             if dim is not _NO: _kw['dim'] = dim
             if keepdim is not _NO: _kw['keepdim'] = keepdim
             _r = _E_argmin_out.entry_function(input, out=out, **_kw)
-    return _r
+        return _r
 
 
 def as_strided(input, size, stride, storage_offset=_NO):
@@ -664,6 +651,7 @@ def as_strided_copy(input, size, stride, storage_offset=_NO, *, out=None):
             _kw = {}
             if storage_offset is not _NO: _kw['storage_offset'] = storage_offset
             _r = _E_as_strided_copy.entry_function(input, size, stride, **_kw)
+        return _r
     else:
         if storage_offset is _NO:
             _r = _E_as_strided_copy_out.entry_function(input, size, stride, out=out)
@@ -671,7 +659,7 @@ def as_strided_copy(input, size, stride, storage_offset=_NO, *, out=None):
             _kw = {}
             if storage_offset is not _NO: _kw['storage_offset'] = storage_offset
             _r = _E_as_strided_copy_out.entry_function(input, size, stride, out=out, **_kw)
-    return _r
+        return _r
 
 
 def baddbmm(input, batch1, batch2, *, beta=_NO, alpha=_NO, out=None):
@@ -683,6 +671,7 @@ def baddbmm(input, batch1, batch2, *, beta=_NO, alpha=_NO, out=None):
             if beta is not _NO: _kw['beta'] = beta
             if alpha is not _NO: _kw['alpha'] = alpha
             _r = _E_baddbmm.entry_function(input, batch1, batch2, **_kw)
+        return _r
     else:
         if beta is _NO and alpha is _NO:
             _r = _E_baddbmm_out.entry_function(input, batch1, batch2, out=out)
@@ -691,52 +680,57 @@ def baddbmm(input, batch1, batch2, *, beta=_NO, alpha=_NO, out=None):
             if beta is not _NO: _kw['beta'] = beta
             if alpha is not _NO: _kw['alpha'] = alpha
             _r = _E_baddbmm_out.entry_function(input, batch1, batch2, out=out, **_kw)
-    return _r
+        return _r
 
 
 def bitwise_and(input, other, *, out=None):
     if isinstance(input, _Tensor) and not isinstance(other, _Tensor):
         if out is None:
             _r = _E_bitwise_and_Scalar.entry_function(input, other)
+            return _r
         else:
             _r = _E_bitwise_and_Scalar_out.entry_function(input, other, out=out)
-        return _r
+            return _r
     if not isinstance(input, _Tensor) and isinstance(other, _Tensor) and out is None:
         _r = _E_bitwise_and_Scalar_Tensor.entry_function(input, other)
         return _r
     if isinstance(other, _Tensor) and isinstance(input, _Tensor):
         if out is None:
             _r = _E_bitwise_and_Tensor.entry_function(input, other)
+            return _r
         else:
             _r = _E_bitwise_and_Tensor_out.entry_function(input, other, out=out)
-        return _r
+            return _r
     raise TypeError('bitwise_and(): received an invalid combination of arguments; expected one of: bitwise_and.Scalar(Tensor self, Scalar other) -> Tensor; bitwise_and.Scalar_Tensor(Scalar self, Tensor other) -> Tensor; bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor')
 
 
 def bitwise_not(input, *, out=None):
     if out is None:
         _r = _E_bitwise_not.entry_function(input)
+        return _r
     else:
         _r = _E_bitwise_not_out.entry_function(input, out=out)
-    return _r
+        return _r
 
 
 def bitwise_or(input, other, *, out=None):
     if isinstance(input, _Tensor) and not isinstance(other, _Tensor):
         if out is None:
             _r = _E_bitwise_or_Scalar.entry_function(input, other)
+            return _r
         else:
             _r = _E_bitwise_or_Scalar_out.entry_function(input, other, out=out)
-        return _r
+            return _r
     if not isinstance(input, _Tensor) and isinstance(other, _Tensor) and out is None:
         _r = _E_bitwise_or_Scalar_Tensor.entry_function(input, other)
         return _r
     if isinstance(other, _Tensor) and isinstance(input, _Tensor):
         if out is None:
             _r = _E_bitwise_or_Tensor.entry_function(input, other)
+            return _r
         else:
             _r = _E_bitwise_or_Tensor_out.entry_function(input, other, out=out)
-        return _r
+            return _r
     raise TypeError('bitwise_or(): received an invalid combination of arguments; expected one of: bitwise_or.Scalar(Tensor self, Scalar other) -> Tensor; bitwise_or.Scalar_Tensor(Scalar self, Tensor other) -> Tensor; bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor')
 
 
@@ -744,35 +738,39 @@ def bitwise_xor(input, other, *, out=None):
     if isinstance(input, _Tensor) and not isinstance(other, _Tensor):
         if out is None:
             _r = _E_bitwise_xor_Scalar.entry_function(input, other)
+            return _r
         else:
             _r = _E_bitwise_xor_Scalar_out.entry_function(input, other, out=out)
-        return _r
+            return _r
     if not isinstance(input, _Tensor) and isinstance(other, _Tensor) and out is None:
         _r = _E_bitwise_xor_Scalar_Tensor.entry_function(input, other)
         return _r
     if isinstance(other, _Tensor) and isinstance(input, _Tensor):
         if out is None:
             _r = _E_bitwise_xor_Tensor.entry_function(input, other)
+            return _r
         else:
             _r = _E_bitwise_xor_Tensor_out.entry_function(input, other, out=out)
-        return _r
+            return _r
     raise TypeError('bitwise_xor(): received an invalid combination of arguments; expected one of: bitwise_xor.Scalar(Tensor self, Scalar other) -> Tensor; bitwise_xor.Scalar_Tensor(Scalar self, Tensor other) -> Tensor; bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor')
 
 
 def bmm(input, mat2, *, out=None):
     if out is None:
         _r = _E_bmm.entry_function(input, mat2)
+        return _r
     else:
         _r = _E_bmm_out.entry_function(input, mat2, out=out)
-    return _r
+        return _r
 
 
 def ceil(input, *, out=None):
     if out is None:
         _r = _E_ceil.entry_function(input)
+        return _r
     else:
         _r = _E_ceil_out.entry_function(input, out=out)
-    return _r
+        return _r
 
 
 def ceil_(input):
@@ -794,15 +792,17 @@ def clamp_max(input, max, *, out=None):
     if not isinstance(max, _Tensor):
         if out is None:
             _r = _E_clamp_max.entry_function(input, max)
+            return _r
         else:
             _r = _E_clamp_max_out.entry_function(input, max, out=out)
-        return _r
+            return _r
     if isinstance(max, _Tensor):
         if out is None:
             _r = _E_clamp_max_Tensor.entry_function(input, max)
+            return _r
         else:
             _r = _E_clamp_max_Tensor_out.entry_function(input, max, out=out)
-        return _r
+            return _r
     raise TypeError('clamp_max(): received an invalid combination of arguments; expected one of: clamp_max(Tensor self, Scalar max) -> Tensor; clamp_max.Tensor(Tensor self, Tensor max) -> Tensor')
 
 
@@ -820,15 +820,17 @@ def clamp_min(input, min, *, out=None):
     if not isinstance(min, _Tensor):
         if out is None:
             _r = _E_clamp_min.entry_function(input, min)
+            return _r
         else:
             _r = _E_clamp_min_out.entry_function(input, min, out=out)
-        return _r
+            return _r
     if isinstance(min, _Tensor):
         if out is None:
             _r = _E_clamp_min_Tensor.entry_function(input, min)
+            return _r
         else:
             _r = _E_clamp_min_Tensor_out.entry_function(input, min, out=out)
-        return _r
+            return _r
     raise TypeError('clamp_min(): received an invalid combination of arguments; expected one of: clamp_min(Tensor self, Scalar min) -> Tensor; clamp_min.Tensor(Tensor self, Tensor min) -> Tensor')
 
 
@@ -860,26 +862,14 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
 def cos(input, *, out=None):
     if out is None:
         _r = _E_cos.entry_function(input)
+        return _r
     else:
         _r = _E_cos_out.entry_function(input, out=out)
-    return _r
+        return _r
 
 
 def cos_(input):
     _r = _E_cos_.entry_function(input)
-    return _r
-
-
-def cross_entropy_loss(input, target, weight=_NO, reduction=_NO, ignore_index=_NO, label_smoothing=_NO):
-    if weight is _NO and reduction is _NO and ignore_index is _NO and label_smoothing is _NO:
-        _r = _E_cross_entropy_loss.entry_function(input, target)
-    else:
-        _kw = {}
-        if weight is not _NO: _kw['weight'] = weight
-        if reduction is not _NO: _kw['reduction'] = reduction
-        if ignore_index is not _NO: _kw['ignore_index'] = ignore_index
-        if label_smoothing is not _NO: _kw['label_smoothing'] = label_smoothing
-        _r = _E_cross_entropy_loss.entry_function(input, target, **_kw)
     return _r
 
 
@@ -891,6 +881,7 @@ def cumsum(input, dim, *, dtype=_NO, out=None):
             _kw = {}
             if dtype is not _NO: _kw['dtype'] = dtype
             _r = _E_cumsum.entry_function(input, dim, **_kw)
+        return _r
     else:
         if dtype is _NO:
             _r = _E_cumsum_out.entry_function(input, dim, out=out)
@@ -898,7 +889,7 @@ def cumsum(input, dim, *, dtype=_NO, out=None):
             _kw = {}
             if dtype is not _NO: _kw['dtype'] = dtype
             _r = _E_cumsum_out.entry_function(input, dim, out=out, **_kw)
-    return _r
+        return _r
 
 
 def detach(input):
@@ -909,9 +900,10 @@ def detach(input):
 def detach_copy(input, *, out=None):
     if out is None:
         _r = _E_detach_copy.entry_function(input)
+        return _r
     else:
         _r = _E_detach_copy_out.entry_function(input, out=out)
-    return _r
+        return _r
 
 
 def diagonal(input, offset=_NO, dim1=_NO, dim2=_NO):
@@ -936,6 +928,7 @@ def diagonal_copy(input, offset=_NO, dim1=_NO, dim2=_NO, *, out=None):
             if dim1 is not _NO: _kw['dim1'] = dim1
             if dim2 is not _NO: _kw['dim2'] = dim2
             _r = _E_diagonal_copy.entry_function(input, **_kw)
+        return _r
     else:
         if offset is _NO and dim1 is _NO and dim2 is _NO:
             _r = _E_diagonal_copy_out.entry_function(input, out=out)
@@ -945,7 +938,7 @@ def diagonal_copy(input, offset=_NO, dim1=_NO, dim2=_NO, *, out=None):
             if dim1 is not _NO: _kw['dim1'] = dim1
             if dim2 is not _NO: _kw['dim2'] = dim2
             _r = _E_diagonal_copy_out.entry_function(input, out=out, **_kw)
-    return _r
+        return _r
 
 
 def div(input, other, *, rounding_mode=_NO, out=None):
@@ -953,24 +946,27 @@ def div(input, other, *, rounding_mode=_NO, out=None):
     if rounding_mode is not _NO:
         if out is None:
             _r = _E_div_Tensor_mode.entry_function(input, other, rounding_mode=rounding_mode)
+            return _r
         else:
             _r = _E_div_out_mode.entry_function(input, other, rounding_mode=rounding_mode, out=out)
-        return _r
+            return _r
     if rounding_mode is _NO:
         if out is None:
             _r = _E_div_Tensor.entry_function(input, other)
+            return _r
         else:
             _r = _E_div_out.entry_function(input, other, out=out)
-        return _r
+            return _r
     raise TypeError('div(): received an invalid combination of arguments; expected one of: div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor; div.Tensor(Tensor self, Tensor other) -> Tensor')
 
 
 def dot(input, tensor, *, out=None):
     if out is None:
         _r = _E_dot.entry_function(input, tensor)
+        return _r
     else:
         _r = _E_dot_out.entry_function(input, tensor, out=out)
-    return _r
+        return _r
 
 
 def dropout(input, p, train):
@@ -1049,24 +1045,27 @@ def eq(input, other, *, out=None):
     if not isinstance(other, _Tensor):
         if out is None:
             _r = _E_eq_Scalar.entry_function(input, other)
+            return _r
         else:
             _r = _E_eq_Scalar_out.entry_function(input, other, out=out)
-        return _r
+            return _r
     if isinstance(other, _Tensor):
         if out is None:
             _r = _E_eq_Tensor.entry_function(input, other)
+            return _r
         else:
             _r = _E_eq_Tensor_out.entry_function(input, other, out=out)
-        return _r
+            return _r
     raise TypeError('eq(): received an invalid combination of arguments; expected one of: eq.Scalar(Tensor self, Scalar other) -> Tensor; eq.Tensor(Tensor self, Tensor other) -> Tensor')
 
 
 def erf(input, *, out=None):
     if out is None:
         _r = _E_erf.entry_function(input)
+        return _r
     else:
         _r = _E_erf_out.entry_function(input, out=out)
-    return _r
+        return _r
 
 
 def erf_(input):
@@ -1077,9 +1076,10 @@ def erf_(input):
 def exp(input, *, out=None):
     if out is None:
         _r = _E_exp.entry_function(input)
+        return _r
     else:
         _r = _E_exp_out.entry_function(input, out=out)
-    return _r
+        return _r
 
 
 def exp_(input):
@@ -1095,6 +1095,7 @@ def expand_copy(input, size, *, implicit=_NO, out=None):
             _kw = {}
             if implicit is not _NO: _kw['implicit'] = implicit
             _r = _E_expand_copy.entry_function(input, size, **_kw)
+        return _r
     else:
         if implicit is _NO:
             _r = _E_expand_copy_out.entry_function(input, size, out=out)
@@ -1102,15 +1103,16 @@ def expand_copy(input, size, *, implicit=_NO, out=None):
             _kw = {}
             if implicit is not _NO: _kw['implicit'] = implicit
             _r = _E_expand_copy_out.entry_function(input, size, out=out, **_kw)
-    return _r
+        return _r
 
 
 def expm1(input, *, out=None):
     if out is None:
         _r = _E_expm1.entry_function(input)
+        return _r
     else:
         _r = _E_expm1_out.entry_function(input, out=out)
-    return _r
+        return _r
 
 
 def expm1_(input):
@@ -1130,6 +1132,8 @@ def eye(n, m=_NO, *, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, out=None
                 if device is not _NO: _kw['device'] = device
                 if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
                 _r = _E_eye_m.entry_function(n, m, **_kw)
+            if requires_grad: _r.requires_grad_(True)
+            return _r
         else:
             if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
                 _r = _E_eye_m_out.entry_function(n, m, out=out)
@@ -1140,8 +1144,8 @@ def eye(n, m=_NO, *, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, out=None
                 if device is not _NO: _kw['device'] = device
                 if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
                 _r = _E_eye_m_out.entry_function(n, m, out=out, **_kw)
-        if requires_grad: _r.requires_grad_(True)
-        return _r
+            if requires_grad: _r.requires_grad_(True)
+            return _r
     if m is _NO:
         if out is None:
             if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
@@ -1153,6 +1157,8 @@ def eye(n, m=_NO, *, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, out=None
                 if device is not _NO: _kw['device'] = device
                 if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
                 _r = _E_eye.entry_function(n, **_kw)
+            if requires_grad: _r.requires_grad_(True)
+            return _r
         else:
             if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
                 _r = _E_eye_out.entry_function(n, out=out)
@@ -1163,8 +1169,8 @@ def eye(n, m=_NO, *, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, out=None
                 if device is not _NO: _kw['device'] = device
                 if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
                 _r = _E_eye_out.entry_function(n, out=out, **_kw)
-        if requires_grad: _r.requires_grad_(True)
-        return _r
+            if requires_grad: _r.requires_grad_(True)
+            return _r
     raise TypeError('eye(): received an invalid combination of arguments; expected one of: eye.m(SymInt n, SymInt m, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor; eye(SymInt n, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor')
 
 
@@ -1197,9 +1203,10 @@ def flip(input, dims):
 def floor(input, *, out=None):
     if out is None:
         _r = _E_floor.entry_function(input)
+        return _r
     else:
         _r = _E_floor_out.entry_function(input, out=out)
-    return _r
+        return _r
 
 
 def floor_(input):
@@ -1211,9 +1218,10 @@ def floor_divide(input, other, *, out=None):
     if isinstance(other, _Tensor):
         if out is None:
             _r = _E_floor_divide.entry_function(input, other)
+            return _r
         else:
             _r = _E_floor_divide_out.entry_function(input, other, out=out)
-        return _r
+            return _r
     if not isinstance(other, _Tensor) and out is None:
         _r = _E_floor_divide_Scalar.entry_function(input, other)
         return _r
@@ -1231,6 +1239,8 @@ def full(size, fill_value, *, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO,
             if device is not _NO: _kw['device'] = device
             if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
             _r = _E_full.entry_function(size, fill_value, **_kw)
+        if requires_grad: _r.requires_grad_(True)
+        return _r
     else:
         if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
             _r = _E_full_out.entry_function(size, fill_value, out=out)
@@ -1241,8 +1251,8 @@ def full(size, fill_value, *, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO,
             if device is not _NO: _kw['device'] = device
             if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
             _r = _E_full_out.entry_function(size, fill_value, out=out, **_kw)
-    if requires_grad: _r.requires_grad_(True)
-    return _r
+        if requires_grad: _r.requires_grad_(True)
+        return _r
 
 
 def full_like(input, fill_value, *, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, memory_format=_NO, requires_grad=False):
@@ -1268,6 +1278,7 @@ def gather(input, dim, index, *, sparse_grad=_NO, out=None):
             _kw = {}
             if sparse_grad is not _NO: _kw['sparse_grad'] = sparse_grad
             _r = _E_gather.entry_function(input, dim, index, **_kw)
+        return _r
     else:
         if sparse_grad is _NO:
             _r = _E_gather_out.entry_function(input, dim, index, out=out)
@@ -1275,75 +1286,43 @@ def gather(input, dim, index, *, sparse_grad=_NO, out=None):
             _kw = {}
             if sparse_grad is not _NO: _kw['sparse_grad'] = sparse_grad
             _r = _E_gather_out.entry_function(input, dim, index, out=out, **_kw)
-    return _r
+        return _r
 
 
 def ge(input, other, *, out=None):
     if not isinstance(other, _Tensor):
         if out is None:
             _r = _E_ge_Scalar.entry_function(input, other)
+            return _r
         else:
             _r = _E_ge_Scalar_out.entry_function(input, other, out=out)
-        return _r
+            return _r
     if isinstance(other, _Tensor):
         if out is None:
             _r = _E_ge_Tensor.entry_function(input, other)
+            return _r
         else:
             _r = _E_ge_Tensor_out.entry_function(input, other, out=out)
-        return _r
+            return _r
     raise TypeError('ge(): received an invalid combination of arguments; expected one of: ge.Scalar(Tensor self, Scalar other) -> Tensor; ge.Tensor(Tensor self, Tensor other) -> Tensor')
-
-
-def gelu(input, *, approximate=_NO, out=None):
-    if out is None:
-        if approximate is _NO:
-            _r = _E_gelu.entry_function(input)
-        else:
-            _kw = {}
-            if approximate is not _NO: _kw['approximate'] = approximate
-            _r = _E_gelu.entry_function(input, **_kw)
-    else:
-        if approximate is _NO:
-            _r = _E_gelu_out.entry_function(input, out=out)
-        else:
-            _kw = {}
-            if approximate is not _NO: _kw['approximate'] = approximate
-            _r = _E_gelu_out.entry_function(input, out=out, **_kw)
-    return _r
-
-
-def gelu_(input, *, approximate=_NO):
-    if approximate is _NO:
-        _r = _E_gelu_.entry_function(input)
-    else:
-        _kw = {}
-        if approximate is not _NO: _kw['approximate'] = approximate
-        _r = _E_gelu_.entry_function(input, **_kw)
-    return _r
 
 
 def gt(input, other, *, out=None):
     if not isinstance(other, _Tensor):
         if out is None:
             _r = _E_gt_Scalar.entry_function(input, other)
+            return _r
         else:
             _r = _E_gt_Scalar_out.entry_function(input, other, out=out)
-        return _r
+            return _r
     if isinstance(other, _Tensor):
         if out is None:
             _r = _E_gt_Tensor.entry_function(input, other)
+            return _r
         else:
             _r = _E_gt_Tensor_out.entry_function(input, other, out=out)
-        return _r
+            return _r
     raise TypeError('gt(): received an invalid combination of arguments; expected one of: gt.Scalar(Tensor self, Scalar other) -> Tensor; gt.Tensor(Tensor self, Tensor other) -> Tensor')
-
-
-def index(input, indices, *, out=None):
-    if out is None:
-        _r = _E_index_Tensor.entry_function(input, indices)
-    else:
-        _r = _E_index_Tensor_out.entry_function(input, indices, out=out)
-    return _r
 
 
 def index_put(input, indices, values, accumulate=_NO):
@@ -1369,9 +1348,10 @@ def index_put_(input, indices, values, accumulate=_NO):
 def index_select(input, dim, index, *, out=None):
     if out is None:
         _r = _E_index_select.entry_function(input, dim, index)
+        return _r
     else:
         _r = _E_index_select_out.entry_function(input, dim, index, out=out)
-    return _r
+        return _r
 
 
 def layer_norm(input, normalized_shape, weight=_NO, bias=_NO, eps=_NO, cudnn_enable=_NO):
@@ -1391,15 +1371,17 @@ def le(input, other, *, out=None):
     if not isinstance(other, _Tensor):
         if out is None:
             _r = _E_le_Scalar.entry_function(input, other)
+            return _r
         else:
             _r = _E_le_Scalar_out.entry_function(input, other, out=out)
-        return _r
+            return _r
     if isinstance(other, _Tensor):
         if out is None:
             _r = _E_le_Tensor.entry_function(input, other)
+            return _r
         else:
             _r = _E_le_Tensor_out.entry_function(input, other, out=out)
-        return _r
+            return _r
     raise TypeError('le(): received an invalid combination of arguments; expected one of: le.Scalar(Tensor self, Scalar other) -> Tensor; le.Tensor(Tensor self, Tensor other) -> Tensor')
 
 
@@ -1407,34 +1389,18 @@ def lerp(input, end, weight, *, out=None):
     if not isinstance(weight, _Tensor):
         if out is None:
             _r = _E_lerp_Scalar.entry_function(input, end, weight)
+            return _r
         else:
             _r = _E_lerp_Scalar_out.entry_function(input, end, weight, out=out)
-        return _r
+            return _r
     if isinstance(weight, _Tensor):
         if out is None:
             _r = _E_lerp_Tensor.entry_function(input, end, weight)
+            return _r
         else:
             _r = _E_lerp_Tensor_out.entry_function(input, end, weight, out=out)
-        return _r
+            return _r
     raise TypeError('lerp(): received an invalid combination of arguments; expected one of: lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor; lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor')
-
-
-def linear(input, weight, bias=_NO, *, out=None):
-    if out is None:
-        if bias is _NO:
-            _r = _E_linear.entry_function(input, weight)
-        else:
-            _kw = {}
-            if bias is not _NO: _kw['bias'] = bias
-            _r = _E_linear.entry_function(input, weight, **_kw)
-    else:
-        if bias is _NO:
-            _r = _E_linear_out.entry_function(input, weight, out=out)
-        else:
-            _kw = {}
-            if bias is not _NO: _kw['bias'] = bias
-            _r = _E_linear_out.entry_function(input, weight, out=out, **_kw)
-    return _r
 
 
 def linspace(start, end, steps, *, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, out=None, requires_grad=False):
@@ -1449,6 +1415,8 @@ def linspace(start, end, steps, *, dtype=_NO, layout=_NO, device=_NO, pin_memory
                 if device is not _NO: _kw['device'] = device
                 if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
                 _r = _E_linspace.entry_function(start, end, steps, **_kw)
+            if requires_grad: _r.requires_grad_(True)
+            return _r
         else:
             if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
                 _r = _E_linspace_out.entry_function(start, end, steps, out=out)
@@ -1459,8 +1427,8 @@ def linspace(start, end, steps, *, dtype=_NO, layout=_NO, device=_NO, pin_memory
                 if device is not _NO: _kw['device'] = device
                 if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
                 _r = _E_linspace_out.entry_function(start, end, steps, out=out, **_kw)
-        if requires_grad: _r.requires_grad_(True)
-        return _r
+            if requires_grad: _r.requires_grad_(True)
+            return _r
     if isinstance(start, _Tensor) and isinstance(end, _Tensor):
         if out is None:
             if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
@@ -1472,6 +1440,8 @@ def linspace(start, end, steps, *, dtype=_NO, layout=_NO, device=_NO, pin_memory
                 if device is not _NO: _kw['device'] = device
                 if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
                 _r = _E_linspace_Tensor_Tensor.entry_function(start, end, steps, **_kw)
+            if requires_grad: _r.requires_grad_(True)
+            return _r
         else:
             if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
                 _r = _E_linspace_Tensor_Tensor_out.entry_function(start, end, steps, out=out)
@@ -1482,8 +1452,8 @@ def linspace(start, end, steps, *, dtype=_NO, layout=_NO, device=_NO, pin_memory
                 if device is not _NO: _kw['device'] = device
                 if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
                 _r = _E_linspace_Tensor_Tensor_out.entry_function(start, end, steps, out=out, **_kw)
-        if requires_grad: _r.requires_grad_(True)
-        return _r
+            if requires_grad: _r.requires_grad_(True)
+            return _r
     if isinstance(start, _Tensor) and not isinstance(end, _Tensor):
         if out is None:
             if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
@@ -1495,6 +1465,8 @@ def linspace(start, end, steps, *, dtype=_NO, layout=_NO, device=_NO, pin_memory
                 if device is not _NO: _kw['device'] = device
                 if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
                 _r = _E_linspace_Tensor_Scalar.entry_function(start, end, steps, **_kw)
+            if requires_grad: _r.requires_grad_(True)
+            return _r
         else:
             if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
                 _r = _E_linspace_Tensor_Scalar_out.entry_function(start, end, steps, out=out)
@@ -1505,8 +1477,8 @@ def linspace(start, end, steps, *, dtype=_NO, layout=_NO, device=_NO, pin_memory
                 if device is not _NO: _kw['device'] = device
                 if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
                 _r = _E_linspace_Tensor_Scalar_out.entry_function(start, end, steps, out=out, **_kw)
-        if requires_grad: _r.requires_grad_(True)
-        return _r
+            if requires_grad: _r.requires_grad_(True)
+            return _r
     if isinstance(end, _Tensor) and not isinstance(start, _Tensor):
         if out is None:
             if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
@@ -1518,6 +1490,8 @@ def linspace(start, end, steps, *, dtype=_NO, layout=_NO, device=_NO, pin_memory
                 if device is not _NO: _kw['device'] = device
                 if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
                 _r = _E_linspace_Scalar_Tensor.entry_function(start, end, steps, **_kw)
+            if requires_grad: _r.requires_grad_(True)
+            return _r
         else:
             if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
                 _r = _E_linspace_Scalar_Tensor_out.entry_function(start, end, steps, out=out)
@@ -1528,25 +1502,27 @@ def linspace(start, end, steps, *, dtype=_NO, layout=_NO, device=_NO, pin_memory
                 if device is not _NO: _kw['device'] = device
                 if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
                 _r = _E_linspace_Scalar_Tensor_out.entry_function(start, end, steps, out=out, **_kw)
-        if requires_grad: _r.requires_grad_(True)
-        return _r
+            if requires_grad: _r.requires_grad_(True)
+            return _r
     raise TypeError('linspace(): received an invalid combination of arguments; expected one of: linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor; linspace.Tensor_Tensor(Tensor start, Tensor end, int steps, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor; linspace.Tensor_Scalar(Tensor start, Scalar end, int steps, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor; linspace.Scalar_Tensor(Scalar start, Tensor end, int steps, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor')
 
 
 def log(input, *, out=None):
     if out is None:
         _r = _E_log.entry_function(input)
+        return _r
     else:
         _r = _E_log_out.entry_function(input, out=out)
-    return _r
+        return _r
 
 
 def log1p(input, *, out=None):
     if out is None:
         _r = _E_log1p.entry_function(input)
+        return _r
     else:
         _r = _E_log1p_out.entry_function(input, out=out)
-    return _r
+        return _r
 
 
 def log1p_(input):
@@ -1567,6 +1543,7 @@ def log_softmax(input, dim, dtype=_NO, *, out=None):
             _kw = {}
             if dtype is not _NO: _kw['dtype'] = dtype
             _r = _E_log_softmax_int.entry_function(input, dim, **_kw)
+        return _r
     else:
         if dtype is _NO:
             _r = _E_log_softmax_int_out.entry_function(input, dim, out=out)
@@ -1574,39 +1551,43 @@ def log_softmax(input, dim, dtype=_NO, *, out=None):
             _kw = {}
             if dtype is not _NO: _kw['dtype'] = dtype
             _r = _E_log_softmax_int_out.entry_function(input, dim, out=out, **_kw)
-    return _r
+        return _r
 
 
 def logical_and(input, other, *, out=None):
     if out is None:
         _r = _E_logical_and.entry_function(input, other)
+        return _r
     else:
         _r = _E_logical_and_out.entry_function(input, other, out=out)
-    return _r
+        return _r
 
 
 def logical_not(input, *, out=None):
     if out is None:
         _r = _E_logical_not.entry_function(input)
+        return _r
     else:
         _r = _E_logical_not_out.entry_function(input, out=out)
-    return _r
+        return _r
 
 
 def logical_or(input, other, *, out=None):
     if out is None:
         _r = _E_logical_or.entry_function(input, other)
+        return _r
     else:
         _r = _E_logical_or_out.entry_function(input, other, out=out)
-    return _r
+        return _r
 
 
 def logical_xor(input, other, *, out=None):
     if out is None:
         _r = _E_logical_xor.entry_function(input, other)
+        return _r
     else:
         _r = _E_logical_xor_out.entry_function(input, other, out=out)
-    return _r
+        return _r
 
 
 def logsumexp(input, dim, keepdim=_NO, *, out=None):
@@ -1618,6 +1599,7 @@ def logsumexp(input, dim, keepdim=_NO, *, out=None):
             _kw = {}
             if keepdim is not _NO: _kw['keepdim'] = keepdim
             _r = _E_logsumexp.entry_function(input, dim, **_kw)
+        return _r
     else:
         if keepdim is _NO:
             _r = _E_logsumexp_out.entry_function(input, dim, out=out)
@@ -1625,22 +1607,24 @@ def logsumexp(input, dim, keepdim=_NO, *, out=None):
             _kw = {}
             if keepdim is not _NO: _kw['keepdim'] = keepdim
             _r = _E_logsumexp_out.entry_function(input, dim, out=out, **_kw)
-    return _r
+        return _r
 
 
 def lt(input, other, *, out=None):
     if not isinstance(other, _Tensor):
         if out is None:
             _r = _E_lt_Scalar.entry_function(input, other)
+            return _r
         else:
             _r = _E_lt_Scalar_out.entry_function(input, other, out=out)
-        return _r
+            return _r
     if isinstance(other, _Tensor):
         if out is None:
             _r = _E_lt_Tensor.entry_function(input, other)
+            return _r
         else:
             _r = _E_lt_Tensor_out.entry_function(input, other, out=out)
-        return _r
+            return _r
     raise TypeError('lt(): received an invalid combination of arguments; expected one of: lt.Scalar(Tensor self, Scalar other) -> Tensor; lt.Tensor(Tensor self, Tensor other) -> Tensor')
 
 
@@ -1657,17 +1641,19 @@ def masked_fill(input, mask, value):
 def masked_select(input, mask, *, out=None):
     if out is None:
         _r = _E_masked_select.entry_function(input, mask)
+        return _r
     else:
         _r = _E_masked_select_out.entry_function(input, mask, out=out)
-    return _r
+        return _r
 
 
 def matmul(input, other, *, out=None):
     if out is None:
         _r = _E_matmul.entry_function(input, other)
+        return _r
     else:
         _r = _E_matmul_out.entry_function(input, other, out=out)
-    return _r
+        return _r
 
 
 def max(input, dim=_NO, keepdim=_NO, *, out=None):
@@ -1679,6 +1665,7 @@ def max(input, dim=_NO, keepdim=_NO, *, out=None):
                 _kw = {}
                 if keepdim is not _NO: _kw['keepdim'] = keepdim
                 _r = _E_max_dim.entry_function(input, dim, **_kw)
+            return _RT.max(_r)
         else:
             if keepdim is _NO:
                 _r = _E_max_dim_max.entry_function(input, dim, max=out[0], max_values=out[1])
@@ -1686,22 +1673,24 @@ def max(input, dim=_NO, keepdim=_NO, *, out=None):
                 _kw = {}
                 if keepdim is not _NO: _kw['keepdim'] = keepdim
                 _r = _E_max_dim_max.entry_function(input, dim, max=out[0], max_values=out[1], **_kw)
-        return _r
+            return _RT.max_out(_r)
     if dim is _NO and keepdim is _NO:
         if out is None:
             _r = _E_max.entry_function(input)
+            return _r
         else:
             _r = _E_max_unary_out.entry_function(input, out=out)
-        return _r
+            return _r
     raise TypeError('max(): received an invalid combination of arguments; expected one of: max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices); max(Tensor self) -> Tensor')
 
 
 def maximum(input, other, *, out=None):
     if out is None:
         _r = _E_maximum.entry_function(input, other)
+        return _r
     else:
         _r = _E_maximum_out.entry_function(input, other, out=out)
-    return _r
+        return _r
 
 
 def mean(input, dim=_NO, keepdim=_NO, *, dtype=_NO, out=None):
@@ -1715,6 +1704,7 @@ def mean(input, dim=_NO, keepdim=_NO, *, dtype=_NO, out=None):
                 if keepdim is not _NO: _kw['keepdim'] = keepdim
                 if dtype is not _NO: _kw['dtype'] = dtype
                 _r = _E_mean_dim.entry_function(input, dim, **_kw)
+            return _r
         else:
             if keepdim is _NO and dtype is _NO:
                 _r = _E_mean_out.entry_function(input, dim, out=out)
@@ -1723,7 +1713,7 @@ def mean(input, dim=_NO, keepdim=_NO, *, dtype=_NO, out=None):
                 if keepdim is not _NO: _kw['keepdim'] = keepdim
                 if dtype is not _NO: _kw['dtype'] = dtype
                 _r = _E_mean_out.entry_function(input, dim, out=out, **_kw)
-        return _r
+            return _r
     if dim is _NO and keepdim is _NO:
         if out is None:
             if dtype is _NO:
@@ -1732,6 +1722,7 @@ def mean(input, dim=_NO, keepdim=_NO, *, dtype=_NO, out=None):
                 _kw = {}
                 if dtype is not _NO: _kw['dtype'] = dtype
                 _r = _E_mean.entry_function(input, **_kw)
+            return _r
         else:
             if dtype is _NO:
                 _r = _E_mean_dtype_out.entry_function(input, out=out)
@@ -1739,7 +1730,7 @@ def mean(input, dim=_NO, keepdim=_NO, *, dtype=_NO, out=None):
                 _kw = {}
                 if dtype is not _NO: _kw['dtype'] = dtype
                 _r = _E_mean_dtype_out.entry_function(input, out=out, **_kw)
-        return _r
+            return _r
     raise TypeError('mean(): received an invalid combination of arguments; expected one of: mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor; mean(Tensor self, *, ScalarType? dtype=None) -> Tensor')
 
 
@@ -1752,6 +1743,7 @@ def min(input, dim=_NO, keepdim=_NO, *, out=None):
                 _kw = {}
                 if keepdim is not _NO: _kw['keepdim'] = keepdim
                 _r = _E_min_dim.entry_function(input, dim, **_kw)
+            return _RT.min(_r)
         else:
             if keepdim is _NO:
                 _r = _E_min_dim_min.entry_function(input, dim, min=out[0], min_indices=out[1])
@@ -1759,47 +1751,52 @@ def min(input, dim=_NO, keepdim=_NO, *, out=None):
                 _kw = {}
                 if keepdim is not _NO: _kw['keepdim'] = keepdim
                 _r = _E_min_dim_min.entry_function(input, dim, min=out[0], min_indices=out[1], **_kw)
-        return _r
+            return _RT.min_out(_r)
     if dim is _NO and keepdim is _NO:
         if out is None:
             _r = _E_min.entry_function(input)
+            return _r
         else:
             _r = _E_min_unary_out.entry_function(input, out=out)
-        return _r
+            return _r
     raise TypeError('min(): received an invalid combination of arguments; expected one of: min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices); min(Tensor self) -> Tensor')
 
 
 def minimum(input, other, *, out=None):
     if out is None:
         _r = _E_minimum.entry_function(input, other)
+        return _r
     else:
         _r = _E_minimum_out.entry_function(input, other, out=out)
-    return _r
+        return _r
 
 
 def mm(input, mat2, *, out=None):
     if out is None:
         _r = _E_mm.entry_function(input, mat2)
+        return _r
     else:
         _r = _E_mm_out.entry_function(input, mat2, out=out)
-    return _r
+        return _r
 
 
 def mul(input, other, *, out=None):
     if not isinstance(other, _Tensor): other = _wrap_number(other)
     if out is None:
         _r = _E_mul_Tensor.entry_function(input, other)
+        return _r
     else:
         _r = _E_mul_out.entry_function(input, other, out=out)
-    return _r
+        return _r
 
 
 def mv(input, vec, *, out=None):
     if out is None:
         _r = _E_mv.entry_function(input, vec)
+        return _r
     else:
         _r = _E_mv_out.entry_function(input, vec, out=out)
-    return _r
+        return _r
 
 
 def narrow(input, dim, start, length):
@@ -1815,9 +1812,10 @@ def narrow(input, dim, start, length):
 def narrow_copy(input, dim, start, length, *, out=None):
     if out is None:
         _r = _E_narrow_copy.entry_function(input, dim, start, length)
+        return _r
     else:
         _r = _E_narrow_copy_out.entry_function(input, dim, start, length, out=out)
-    return _r
+        return _r
 
 
 def native_dropout(input, p, train):
@@ -1834,110 +1832,31 @@ def ne(input, other, *, out=None):
     if not isinstance(other, _Tensor):
         if out is None:
             _r = _E_ne_Scalar.entry_function(input, other)
+            return _r
         else:
             _r = _E_ne_Scalar_out.entry_function(input, other, out=out)
-        return _r
+            return _r
     if isinstance(other, _Tensor):
         if out is None:
             _r = _E_ne_Tensor.entry_function(input, other)
+            return _r
         else:
             _r = _E_ne_Tensor_out.entry_function(input, other, out=out)
-        return _r
+            return _r
     raise TypeError('ne(): received an invalid combination of arguments; expected one of: ne.Scalar(Tensor self, Scalar other) -> Tensor; ne.Tensor(Tensor self, Tensor other) -> Tensor')
 
 
 def neg(input, *, out=None):
     if out is None:
         _r = _E_neg.entry_function(input)
+        return _r
     else:
         _r = _E_neg_out.entry_function(input, out=out)
-    return _r
+        return _r
 
 
 def neg_(input):
     _r = _E_neg_.entry_function(input)
-    return _r
-
-
-def nll_loss(input, target, weight=_NO, reduction=_NO, ignore_index=_NO, *, out=None):
-    if out is None:
-        if weight is _NO and reduction is _NO and ignore_index is _NO:
-            _r = _E_nll_loss.entry_function(input, target)
-        else:
-            _kw = {}
-            if weight is not _NO: _kw['weight'] = weight
-            if reduction is not _NO: _kw['reduction'] = reduction
-            if ignore_index is not _NO: _kw['ignore_index'] = ignore_index
-            _r = _E_nll_loss.entry_function(input, target, **_kw)
-    else:
-        if weight is _NO and reduction is _NO and ignore_index is _NO:
-            _r = _E_nll_loss_out.entry_function(input, target, out=out)
-        else:
-            _kw = {}
-            if weight is not _NO: _kw['weight'] = weight
-            if reduction is not _NO: _kw['reduction'] = reduction
-            if ignore_index is not _NO: _kw['ignore_index'] = ignore_index
-            _r = _E_nll_loss_out.entry_function(input, target, out=out, **_kw)
-    return _r
-
-
-def nll_loss2d(input, target, weight=_NO, reduction=_NO, ignore_index=_NO, *, out=None):
-    if out is None:
-        if weight is _NO and reduction is _NO and ignore_index is _NO:
-            _r = _E_nll_loss2d.entry_function(input, target)
-        else:
-            _kw = {}
-            if weight is not _NO: _kw['weight'] = weight
-            if reduction is not _NO: _kw['reduction'] = reduction
-            if ignore_index is not _NO: _kw['ignore_index'] = ignore_index
-            _r = _E_nll_loss2d.entry_function(input, target, **_kw)
-    else:
-        if weight is _NO and reduction is _NO and ignore_index is _NO:
-            _r = _E_nll_loss2d_out.entry_function(input, target, out=out)
-        else:
-            _kw = {}
-            if weight is not _NO: _kw['weight'] = weight
-            if reduction is not _NO: _kw['reduction'] = reduction
-            if ignore_index is not _NO: _kw['ignore_index'] = ignore_index
-            _r = _E_nll_loss2d_out.entry_function(input, target, out=out, **_kw)
-    return _r
-
-
-def nll_loss2d_forward(input, target, weight, reduction, ignore_index, *, out=None):
-    if out is None:
-        _r = _E_nll_loss2d_forward.entry_function(input, target, weight, reduction, ignore_index)
-    else:
-        _r = _E_nll_loss2d_forward_output.entry_function(input, target, weight, reduction, ignore_index, output=out[0], total_weight=out[1])
-    return _r
-
-
-def nll_loss_forward(input, target, weight, reduction, ignore_index, *, out=None):
-    if out is None:
-        _r = _E_nll_loss_forward.entry_function(input, target, weight, reduction, ignore_index)
-    else:
-        _r = _E_nll_loss_forward_output.entry_function(input, target, weight, reduction, ignore_index, output=out[0], total_weight=out[1])
-    return _r
-
-
-def nll_loss_nd(input, target, weight=_NO, reduction=_NO, ignore_index=_NO):
-    if weight is _NO and reduction is _NO and ignore_index is _NO:
-        _r = _E_nll_loss_nd.entry_function(input, target)
-    else:
-        _kw = {}
-        if weight is not _NO: _kw['weight'] = weight
-        if reduction is not _NO: _kw['reduction'] = reduction
-        if ignore_index is not _NO: _kw['ignore_index'] = ignore_index
-        _r = _E_nll_loss_nd.entry_function(input, target, **_kw)
-    return _r
-
-
-def one_hot(input, num_classes=_NO):
-    if num_classes is _NO:
-        _r = _E_one_hot.entry_function(input)
-    else:
-        _kw = {}
-        if num_classes is not _NO: _kw['num_classes'] = num_classes
-        _r = _E_one_hot.entry_function(input, **_kw)
     return _r
 
 
@@ -1958,6 +1877,8 @@ def ones(*_td_args, size=_NO, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO,
             if device is not _NO: _kw['device'] = device
             if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
             _r = _E_ones.entry_function(size, **_kw)
+        if requires_grad: _r.requires_grad_(True)
+        return _r
     else:
         if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
             _r = _E_ones_out.entry_function(size, out=out)
@@ -1968,8 +1889,8 @@ def ones(*_td_args, size=_NO, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO,
             if device is not _NO: _kw['device'] = device
             if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
             _r = _E_ones_out.entry_function(size, out=out, **_kw)
-    if requires_grad: _r.requires_grad_(True)
-    return _r
+        if requires_grad: _r.requires_grad_(True)
+        return _r
 
 
 def ones_like(input, *, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, memory_format=_NO, requires_grad=False):
@@ -1990,9 +1911,10 @@ def ones_like(input, *, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, memor
 def outer(input, vec2, *, out=None):
     if out is None:
         _r = _E_outer.entry_function(input, vec2)
+        return _r
     else:
         _r = _E_outer_out.entry_function(input, vec2, out=out)
-    return _r
+        return _r
 
 
 def permute(input, dims):
@@ -2003,30 +1925,34 @@ def permute(input, dims):
 def permute_copy(input, dims, *, out=None):
     if out is None:
         _r = _E_permute_copy.entry_function(input, dims)
+        return _r
     else:
         _r = _E_permute_copy_out.entry_function(input, dims, out=out)
-    return _r
+        return _r
 
 
 def pow(input, exponent, *, out=None):
     if isinstance(input, _Tensor) and isinstance(exponent, _Tensor):
         if out is None:
             _r = _E_pow_Tensor_Tensor.entry_function(input, exponent)
+            return _r
         else:
             _r = _E_pow_Tensor_Tensor_out.entry_function(input, exponent, out=out)
-        return _r
+            return _r
     if not isinstance(input, _Tensor) and isinstance(exponent, _Tensor):
         if out is None:
             _r = _E_pow_Scalar.entry_function(input, exponent)
+            return _r
         else:
             _r = _E_pow_Scalar_out.entry_function(input, exponent, out=out)
-        return _r
+            return _r
     if not isinstance(exponent, _Tensor) and isinstance(input, _Tensor):
         if out is None:
             _r = _E_pow_Tensor_Scalar.entry_function(input, exponent)
+            return _r
         else:
             _r = _E_pow_Tensor_Scalar_out.entry_function(input, exponent, out=out)
-        return _r
+            return _r
     raise TypeError('pow(): received an invalid combination of arguments; expected one of: pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor; pow.Scalar(Scalar self, Tensor exponent) -> Tensor; pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor')
 
 
@@ -2040,6 +1966,7 @@ def prod(input, dim=_NO, keepdim=_NO, *, dtype=_NO, out=None):
                 if keepdim is not _NO: _kw['keepdim'] = keepdim
                 if dtype is not _NO: _kw['dtype'] = dtype
                 _r = _E_prod_dim_int.entry_function(input, dim, **_kw)
+            return _r
         else:
             if keepdim is _NO and dtype is _NO:
                 _r = _E_prod_int_out.entry_function(input, dim, out=out)
@@ -2048,7 +1975,7 @@ def prod(input, dim=_NO, keepdim=_NO, *, dtype=_NO, out=None):
                 if keepdim is not _NO: _kw['keepdim'] = keepdim
                 if dtype is not _NO: _kw['dtype'] = dtype
                 _r = _E_prod_int_out.entry_function(input, dim, out=out, **_kw)
-        return _r
+            return _r
     if dim is _NO and keepdim is _NO and out is None:
         if dtype is _NO:
             _r = _E_prod.entry_function(input)
@@ -2104,15 +2031,17 @@ def remainder(input, other, *, out=None):
     if not isinstance(other, _Tensor) and isinstance(input, _Tensor):
         if out is None:
             _r = _E_remainder_Scalar.entry_function(input, other)
+            return _r
         else:
             _r = _E_remainder_Scalar_out.entry_function(input, other, out=out)
-        return _r
+            return _r
     if isinstance(other, _Tensor) and isinstance(input, _Tensor):
         if out is None:
             _r = _E_remainder_Tensor.entry_function(input, other)
+            return _r
         else:
             _r = _E_remainder_Tensor_out.entry_function(input, other, out=out)
-        return _r
+            return _r
     if not isinstance(input, _Tensor) and isinstance(other, _Tensor) and out is None:
         _r = _E_remainder_Scalar_Tensor.entry_function(input, other)
         return _r
@@ -2140,15 +2069,17 @@ def round(input, *, decimals=_NO, out=None):
     if decimals is not _NO:
         if out is None:
             _r = _E_round_decimals.entry_function(input, decimals=decimals)
+            return _r
         else:
             _r = _E_round_decimals_out.entry_function(input, decimals=decimals, out=out)
-        return _r
+            return _r
     if decimals is _NO:
         if out is None:
             _r = _E_round.entry_function(input)
+            return _r
         else:
             _r = _E_round_out.entry_function(input, out=out)
-        return _r
+            return _r
     raise TypeError('round(): received an invalid combination of arguments; expected one of: round.decimals(Tensor self, *, int decimals) -> Tensor; round(Tensor self) -> Tensor')
 
 
@@ -2165,9 +2096,10 @@ def round_(input, *, decimals=_NO):
 def rsqrt(input, *, out=None):
     if out is None:
         _r = _E_rsqrt.entry_function(input)
+        return _r
     else:
         _r = _E_rsqrt_out.entry_function(input, out=out)
-    return _r
+        return _r
 
 
 def rsqrt_(input):
@@ -2198,9 +2130,10 @@ def rsub(input, other, alpha=_NO):
 def scatter_add(input, dim, index, src, *, out=None):
     if out is None:
         _r = _E_scatter_add.entry_function(input, dim, index, src)
+        return _r
     else:
         _r = _E_scatter_add_out.entry_function(input, dim, index, src, out=out)
-    return _r
+        return _r
 
 
 def select(input, dim, index):
@@ -2211,17 +2144,19 @@ def select(input, dim, index):
 def select_copy(input, dim, index, *, out=None):
     if out is None:
         _r = _E_select_copy_int.entry_function(input, dim, index)
+        return _r
     else:
         _r = _E_select_copy_int_out.entry_function(input, dim, index, out=out)
-    return _r
+        return _r
 
 
 def sigmoid(input, *, out=None):
     if out is None:
         _r = _E_sigmoid.entry_function(input)
+        return _r
     else:
         _r = _E_sigmoid_out.entry_function(input, out=out)
-    return _r
+        return _r
 
 
 def sigmoid_(input):
@@ -2232,30 +2167,19 @@ def sigmoid_(input):
 def sign(input, *, out=None):
     if out is None:
         _r = _E_sign.entry_function(input)
+        return _r
     else:
         _r = _E_sign_out.entry_function(input, out=out)
-    return _r
-
-
-def silu(input, *, out=None):
-    if out is None:
-        _r = _E_silu.entry_function(input)
-    else:
-        _r = _E_silu_out.entry_function(input, out=out)
-    return _r
-
-
-def silu_(input):
-    _r = _E_silu_.entry_function(input)
-    return _r
+        return _r
 
 
 def sin(input, *, out=None):
     if out is None:
         _r = _E_sin.entry_function(input)
+        return _r
     else:
         _r = _E_sin_out.entry_function(input, out=out)
-    return _r
+        return _r
 
 
 def sin_(input):
@@ -2274,6 +2198,7 @@ def slice_copy(input, dim=_NO, start=_NO, end=_NO, step=_NO, *, out=None):
             if end is not _NO: _kw['end'] = end
             if step is not _NO: _kw['step'] = step
             _r = _E_slice_copy_Tensor.entry_function(input, **_kw)
+        return _r
     else:
         if dim is _NO and start is _NO and end is _NO and step is _NO:
             _r = _E_slice_copy_Tensor_out.entry_function(input, out=out)
@@ -2284,7 +2209,7 @@ def slice_copy(input, dim=_NO, start=_NO, end=_NO, step=_NO, *, out=None):
             if end is not _NO: _kw['end'] = end
             if step is not _NO: _kw['step'] = step
             _r = _E_slice_copy_Tensor_out.entry_function(input, out=out, **_kw)
-    return _r
+        return _r
 
 
 def softmax(input, dim, dtype=_NO, *, out=None):
@@ -2295,6 +2220,7 @@ def softmax(input, dim, dtype=_NO, *, out=None):
             _kw = {}
             if dtype is not _NO: _kw['dtype'] = dtype
             _r = _E_softmax_int.entry_function(input, dim, **_kw)
+        return _r
     else:
         if dtype is _NO:
             _r = _E_softmax_int_out.entry_function(input, dim, out=out)
@@ -2302,7 +2228,7 @@ def softmax(input, dim, dtype=_NO, *, out=None):
             _kw = {}
             if dtype is not _NO: _kw['dtype'] = dtype
             _r = _E_softmax_int_out.entry_function(input, dim, out=out, **_kw)
-    return _r
+        return _r
 
 
 def sort(input, dim=_NO, descending=_NO, *, stable=_NO, out=None):
@@ -2315,6 +2241,7 @@ def sort(input, dim=_NO, descending=_NO, *, stable=_NO, out=None):
                 if dim is not _NO: _kw['dim'] = dim
                 if descending is not _NO: _kw['descending'] = descending
                 _r = _E_sort_stable.entry_function(input, stable=stable, **_kw)
+            return _RT.sort(_r)
         else:
             if dim is _NO and descending is _NO:
                 _r = _E_sort_values_stable.entry_function(input, stable=stable, values=out[0], indices=out[1])
@@ -2323,7 +2250,7 @@ def sort(input, dim=_NO, descending=_NO, *, stable=_NO, out=None):
                 if dim is not _NO: _kw['dim'] = dim
                 if descending is not _NO: _kw['descending'] = descending
                 _r = _E_sort_values_stable.entry_function(input, stable=stable, values=out[0], indices=out[1], **_kw)
-        return _r
+            return _RT.sort_out(_r)
     if stable is _NO:
         if out is None:
             if dim is _NO and descending is _NO:
@@ -2333,6 +2260,7 @@ def sort(input, dim=_NO, descending=_NO, *, stable=_NO, out=None):
                 if dim is not _NO: _kw['dim'] = dim
                 if descending is not _NO: _kw['descending'] = descending
                 _r = _E_sort.entry_function(input, **_kw)
+            return _RT.sort(_r)
         else:
             if dim is _NO and descending is _NO:
                 _r = _E_sort_values.entry_function(input, values=out[0], indices=out[1])
@@ -2341,7 +2269,7 @@ def sort(input, dim=_NO, descending=_NO, *, stable=_NO, out=None):
                 if dim is not _NO: _kw['dim'] = dim
                 if descending is not _NO: _kw['descending'] = descending
                 _r = _E_sort_values.entry_function(input, values=out[0], indices=out[1], **_kw)
-        return _r
+            return _RT.sort_out(_r)
     raise TypeError('sort(): received an invalid combination of arguments; expected one of: sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices); sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)')
 
 
@@ -2353,6 +2281,7 @@ def split_copy(input, split_size, dim=_NO, *, out=None):
             _kw = {}
             if dim is not _NO: _kw['dim'] = dim
             _r = _E_split_copy_Tensor.entry_function(input, split_size, **_kw)
+        return tuple(_r)
     else:
         if dim is _NO:
             _r = _E_split_copy_Tensor_out.entry_function(input, split_size, out=out)
@@ -2360,7 +2289,7 @@ def split_copy(input, split_size, dim=_NO, *, out=None):
             _kw = {}
             if dim is not _NO: _kw['dim'] = dim
             _r = _E_split_copy_Tensor_out.entry_function(input, split_size, out=out, **_kw)
-    return tuple(_r)
+        return _r
 
 
 def split_with_sizes(input, split_sizes, dim=_NO):
@@ -2381,6 +2310,7 @@ def split_with_sizes_copy(input, split_sizes, dim=_NO, *, out=None):
             _kw = {}
             if dim is not _NO: _kw['dim'] = dim
             _r = _E_split_with_sizes_copy.entry_function(input, split_sizes, **_kw)
+        return tuple(_r)
     else:
         if dim is _NO:
             _r = _E_split_with_sizes_copy_out.entry_function(input, split_sizes, out=out)
@@ -2388,15 +2318,16 @@ def split_with_sizes_copy(input, split_sizes, dim=_NO, *, out=None):
             _kw = {}
             if dim is not _NO: _kw['dim'] = dim
             _r = _E_split_with_sizes_copy_out.entry_function(input, split_sizes, out=out, **_kw)
-    return tuple(_r)
+        return _r
 
 
 def sqrt(input, *, out=None):
     if out is None:
         _r = _E_sqrt.entry_function(input)
+        return _r
     else:
         _r = _E_sqrt_out.entry_function(input, out=out)
-    return _r
+        return _r
 
 
 def sqrt_(input):
@@ -2412,9 +2343,10 @@ def squeeze(input, dim):
 def squeeze_copy(input, dim, *, out=None):
     if out is None:
         _r = _E_squeeze_copy_dim.entry_function(input, dim)
+        return _r
     else:
         _r = _E_squeeze_copy_dim_out.entry_function(input, dim, out=out)
-    return _r
+        return _r
 
 
 def stack(tensors, dim=_NO, *, out=None):
@@ -2425,6 +2357,7 @@ def stack(tensors, dim=_NO, *, out=None):
             _kw = {}
             if dim is not _NO: _kw['dim'] = dim
             _r = _E_stack.entry_function(tensors, **_kw)
+        return _r
     else:
         if dim is _NO:
             _r = _E_stack_out.entry_function(tensors, out=out)
@@ -2432,7 +2365,7 @@ def stack(tensors, dim=_NO, *, out=None):
             _kw = {}
             if dim is not _NO: _kw['dim'] = dim
             _r = _E_stack_out.entry_function(tensors, out=out, **_kw)
-    return _r
+        return _r
 
 
 def sub(input, other, *, alpha=_NO, out=None):
@@ -2444,6 +2377,7 @@ def sub(input, other, *, alpha=_NO, out=None):
             _kw = {}
             if alpha is not _NO: _kw['alpha'] = alpha
             _r = _E_sub_Tensor.entry_function(input, other, **_kw)
+        return _r
     else:
         if alpha is _NO:
             _r = _E_sub_out.entry_function(input, other, out=out)
@@ -2451,7 +2385,7 @@ def sub(input, other, *, alpha=_NO, out=None):
             _kw = {}
             if alpha is not _NO: _kw['alpha'] = alpha
             _r = _E_sub_out.entry_function(input, other, out=out, **_kw)
-    return _r
+        return _r
 
 
 def sum(input, dim=_NO, keepdim=_NO, *, dtype=_NO, out=None):
@@ -2465,6 +2399,7 @@ def sum(input, dim=_NO, keepdim=_NO, *, dtype=_NO, out=None):
                 if keepdim is not _NO: _kw['keepdim'] = keepdim
                 if dtype is not _NO: _kw['dtype'] = dtype
                 _r = _E_sum_dim_IntList.entry_function(input, dim, **_kw)
+            return _r
         else:
             if keepdim is _NO and dtype is _NO:
                 _r = _E_sum_IntList_out.entry_function(input, dim, out=out)
@@ -2473,7 +2408,7 @@ def sum(input, dim=_NO, keepdim=_NO, *, dtype=_NO, out=None):
                 if keepdim is not _NO: _kw['keepdim'] = keepdim
                 if dtype is not _NO: _kw['dtype'] = dtype
                 _r = _E_sum_IntList_out.entry_function(input, dim, out=out, **_kw)
-        return _r
+            return _r
     if dim is _NO and keepdim is _NO and out is None:
         if dtype is _NO:
             _r = _E_sum.entry_function(input)
@@ -2493,17 +2428,19 @@ def t(input):
 def t_copy(input, *, out=None):
     if out is None:
         _r = _E_t_copy.entry_function(input)
+        return _r
     else:
         _r = _E_t_copy_out.entry_function(input, out=out)
-    return _r
+        return _r
 
 
 def tan(input, *, out=None):
     if out is None:
         _r = _E_tan.entry_function(input)
+        return _r
     else:
         _r = _E_tan_out.entry_function(input, out=out)
-    return _r
+        return _r
 
 
 def tan_(input):
@@ -2514,9 +2451,10 @@ def tan_(input):
 def tanh(input, *, out=None):
     if out is None:
         _r = _E_tanh.entry_function(input)
+        return _r
     else:
         _r = _E_tanh_out.entry_function(input, out=out)
-    return _r
+        return _r
 
 
 def tanh_(input):
@@ -2534,6 +2472,7 @@ def topk(input, k, dim=_NO, largest=_NO, sorted=_NO, *, out=None):
             if largest is not _NO: _kw['largest'] = largest
             if sorted is not _NO: _kw['sorted'] = sorted
             _r = _E_topk.entry_function(input, k, **_kw)
+        return _RT.topk(_r)
     else:
         if dim is _NO and largest is _NO and sorted is _NO:
             _r = _E_topk_values.entry_function(input, k, values=out[0], indices=out[1])
@@ -2543,7 +2482,7 @@ def topk(input, k, dim=_NO, largest=_NO, sorted=_NO, *, out=None):
             if largest is not _NO: _kw['largest'] = largest
             if sorted is not _NO: _kw['sorted'] = sorted
             _r = _E_topk_values.entry_function(input, k, values=out[0], indices=out[1], **_kw)
-    return _r
+        return _RT.topk_out(_r)
 
 
 def transpose(input, dim0, dim1):
@@ -2554,9 +2493,10 @@ def transpose(input, dim0, dim1):
 def transpose_copy(input, dim0, dim1, *, out=None):
     if out is None:
         _r = _E_transpose_copy_int.entry_function(input, dim0, dim1)
+        return _r
     else:
         _r = _E_transpose_copy_int_out.entry_function(input, dim0, dim1, out=out)
-    return _r
+        return _r
 
 
 def tril(input, diagonal=_NO, *, out=None):
@@ -2567,6 +2507,7 @@ def tril(input, diagonal=_NO, *, out=None):
             _kw = {}
             if diagonal is not _NO: _kw['diagonal'] = diagonal
             _r = _E_tril.entry_function(input, **_kw)
+        return _r
     else:
         if diagonal is _NO:
             _r = _E_tril_out.entry_function(input, out=out)
@@ -2574,7 +2515,7 @@ def tril(input, diagonal=_NO, *, out=None):
             _kw = {}
             if diagonal is not _NO: _kw['diagonal'] = diagonal
             _r = _E_tril_out.entry_function(input, out=out, **_kw)
-    return _r
+        return _r
 
 
 def triu(input, diagonal=_NO, *, out=None):
@@ -2585,6 +2526,7 @@ def triu(input, diagonal=_NO, *, out=None):
             _kw = {}
             if diagonal is not _NO: _kw['diagonal'] = diagonal
             _r = _E_triu.entry_function(input, **_kw)
+        return _r
     else:
         if diagonal is _NO:
             _r = _E_triu_out.entry_function(input, out=out)
@@ -2592,7 +2534,7 @@ def triu(input, diagonal=_NO, *, out=None):
             _kw = {}
             if diagonal is not _NO: _kw['diagonal'] = diagonal
             _r = _E_triu_out.entry_function(input, out=out, **_kw)
-    return _r
+        return _r
 
 
 def unbind(input, dim=_NO):
@@ -2613,6 +2555,7 @@ def unbind_copy(input, dim=_NO, *, out=None):
             _kw = {}
             if dim is not _NO: _kw['dim'] = dim
             _r = _E_unbind_copy_int.entry_function(input, **_kw)
+        return tuple(_r)
     else:
         if dim is _NO:
             _r = _E_unbind_copy_int_out.entry_function(input, out=out)
@@ -2620,15 +2563,16 @@ def unbind_copy(input, dim=_NO, *, out=None):
             _kw = {}
             if dim is not _NO: _kw['dim'] = dim
             _r = _E_unbind_copy_int_out.entry_function(input, out=out, **_kw)
-    return tuple(_r)
+        return _r
 
 
 def unfold_copy(input, dimension, size, step, *, out=None):
     if out is None:
         _r = _E_unfold_copy.entry_function(input, dimension, size, step)
+        return _r
     else:
         _r = _E_unfold_copy_out.entry_function(input, dimension, size, step, out=out)
-    return _r
+        return _r
 
 
 def unsqueeze(input, dim):
@@ -2639,9 +2583,10 @@ def unsqueeze(input, dim):
 def unsqueeze_copy(input, dim, *, out=None):
     if out is None:
         _r = _E_unsqueeze_copy.entry_function(input, dim)
+        return _r
     else:
         _r = _E_unsqueeze_copy_out.entry_function(input, dim, out=out)
-    return _r
+        return _r
 
 
 def view_as_complex(input):
@@ -2652,9 +2597,10 @@ def view_as_complex(input):
 def view_as_complex_copy(input, *, out=None):
     if out is None:
         _r = _E_view_as_complex_copy.entry_function(input)
+        return _r
     else:
         _r = _E_view_as_complex_copy_out.entry_function(input, out=out)
-    return _r
+        return _r
 
 
 def view_as_real(input):
@@ -2665,17 +2611,19 @@ def view_as_real(input):
 def view_as_real_copy(input, *, out=None):
     if out is None:
         _r = _E_view_as_real_copy.entry_function(input)
+        return _r
     else:
         _r = _E_view_as_real_copy_out.entry_function(input, out=out)
-    return _r
+        return _r
 
 
 def view_copy(input, size, *, out=None):
     if out is None:
         _r = _E_view_copy.entry_function(input, size)
+        return _r
     else:
         _r = _E_view_copy_out.entry_function(input, size, out=out)
-    return _r
+        return _r
 
 
 def zeros(*_td_args, size=_NO, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, out=None, requires_grad=False):
@@ -2695,6 +2643,8 @@ def zeros(*_td_args, size=_NO, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO
             if device is not _NO: _kw['device'] = device
             if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
             _r = _E_zeros.entry_function(size, **_kw)
+        if requires_grad: _r.requires_grad_(True)
+        return _r
     else:
         if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
             _r = _E_zeros_out.entry_function(size, out=out)
@@ -2705,8 +2655,8 @@ def zeros(*_td_args, size=_NO, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO
             if device is not _NO: _kw['device'] = device
             if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
             _r = _E_zeros_out.entry_function(size, out=out, **_kw)
-    if requires_grad: _r.requires_grad_(True)
-    return _r
+        if requires_grad: _r.requires_grad_(True)
+        return _r
 
 
 def zeros_like(input, *, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, memory_format=_NO, requires_grad=False):

@@ -11,6 +11,7 @@ from __future__ import annotations
 from tensordispatch.backends.aten import wrap_number as _wrap_number
 from tensordispatch.dispatch.calling import NOT_GIVEN as _NO
 from tensordispatch.generated import registrations as _registrations
+from tensordispatch.generated import return_types as _RT
 from tensordispatch.tensor.tensor import Tensor as _Tensor
 
 from tensordispatch.generated import functions as _functions
@@ -31,7 +32,6 @@ _E_addmm = _op('addmm')._entry
 _E_addmm_ = _op('addmm_')._entry
 _E_addmv = _op('addmv')._entry
 _E_addmv_ = _op('addmv_')._entry
-_E_alias = _op('alias')._entry
 _E_amax = _op('amax')._entry
 _E_amin = _op('amin')._entry
 _E_aminmax = _op('aminmax')._entry
@@ -109,7 +109,6 @@ _E_gt_Scalar = _op('gt.Scalar')._entry
 _E_gt_Tensor = _op('gt.Tensor')._entry
 _E_gt__Scalar = _op('gt_.Scalar')._entry
 _E_gt__Tensor = _op('gt_.Tensor')._entry
-_E_index_Tensor = _op('index.Tensor')._entry
 _E_index_put = _op('index_put')._entry
 _E_index_put_ = _op('index_put_')._entry
 _E_index_select = _op('index_select')._entry
@@ -383,11 +382,6 @@ def _m_addmv_(self, mat, vec, *, beta=_NO, alpha=_NO):
     return _r
 
 
-def _m_alias(self):
-    _r = _E_alias.entry_function(self)
-    return _r
-
-
 def _m_amax(self, dim=_NO, keepdim=_NO):
     if type(dim) is int: dim = [dim]
     if dim is _NO and keepdim is _NO:
@@ -420,7 +414,7 @@ def _m_aminmax(self, *, dim=_NO, keepdim=_NO):
         if dim is not _NO: _kw['dim'] = dim
         if keepdim is not _NO: _kw['keepdim'] = keepdim
         _r = _E_aminmax.entry_function(self, **_kw)
-    return _r
+    return _RT.aminmax(_r)
 
 
 def _m_argmax(self, dim=_NO, keepdim=_NO):
@@ -889,11 +883,6 @@ def _m_gt_(self, other):
     raise TypeError('gt_(): received an invalid combination of arguments; expected one of: gt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!); gt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)')
 
 
-def _m_index(self, indices):
-    _r = _E_index_Tensor.entry_function(self, indices)
-    return _r
-
-
 def _m_index_put(self, indices, values, accumulate=_NO):
     if accumulate is _NO:
         _r = _E_index_put.entry_function(self, indices, values)
@@ -1098,7 +1087,7 @@ def _m_max(self, dim=_NO, keepdim=_NO):
             _kw = {}
             if keepdim is not _NO: _kw['keepdim'] = keepdim
             _r = _E_max_dim.entry_function(self, dim, **_kw)
-        return _r
+        return _RT.max(_r)
     if dim is _NO and keepdim is _NO:
         _r = _E_max.entry_function(self)
         return _r
@@ -1140,7 +1129,7 @@ def _m_min(self, dim=_NO, keepdim=_NO):
             _kw = {}
             if keepdim is not _NO: _kw['keepdim'] = keepdim
             _r = _E_min_dim.entry_function(self, dim, **_kw)
-        return _r
+        return _RT.min(_r)
     if dim is _NO and keepdim is _NO:
         _r = _E_min.entry_function(self)
         return _r
@@ -1446,7 +1435,7 @@ def _m_sort(self, dim=_NO, descending=_NO, *, stable=_NO):
             if dim is not _NO: _kw['dim'] = dim
             if descending is not _NO: _kw['descending'] = descending
             _r = _E_sort_stable.entry_function(self, stable=stable, **_kw)
-        return _r
+        return _RT.sort(_r)
     if stable is _NO:
         if dim is _NO and descending is _NO:
             _r = _E_sort.entry_function(self)
@@ -1455,7 +1444,7 @@ def _m_sort(self, dim=_NO, descending=_NO, *, stable=_NO):
             if dim is not _NO: _kw['dim'] = dim
             if descending is not _NO: _kw['descending'] = descending
             _r = _E_sort.entry_function(self, **_kw)
-        return _r
+        return _RT.sort(_r)
     raise TypeError('sort(): received an invalid combination of arguments; expected one of: sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices); sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)')
 
 
@@ -1562,7 +1551,7 @@ def _m_topk(self, k, dim=_NO, largest=_NO, sorted=_NO):
         if largest is not _NO: _kw['largest'] = largest
         if sorted is not _NO: _kw['sorted'] = sorted
         _r = _E_topk.entry_function(self, k, **_kw)
-    return _r
+    return _RT.topk(_r)
 
 
 def _m_transpose(self, dim0, dim1):
@@ -1679,7 +1668,6 @@ METHODS = {
     'addmm_': _m_addmm_,
     'addmv': _m_addmv,
     'addmv_': _m_addmv_,
-    'alias': _m_alias,
     'all': _m_all,
     'amax': _m_amax,
     'amin': _m_amin,
@@ -1741,7 +1729,6 @@ METHODS = {
     'ge_': _m_ge_,
     'gt': _m_gt,
     'gt_': _m_gt_,
-    'index': _m_index,
     'index_put': _m_index_put,
     'index_put_': _m_index_put_,
     'index_select': _m_index_select,
