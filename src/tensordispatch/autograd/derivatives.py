@@ -2,6 +2,15 @@
 
 Owns reading the YAML, checking each entry against the operator's schema, compiling its
 formulas (formulas.py) and deciding what a node saves. Must not register kernels.
+
+Note [Entry keys]
+As in torch's file, a key of an entry is ``name``, ``dispatch`` (its ``Default`` formulas
+are read), ``output_differentiability``, ``node_name`` (ours), a formula for one or more
+differentiable inputs (``self``, ``input, weight, bias``: the formula then returns one
+gradient per name, and may read ``grad_input_mask``), or a forward-mode formula (``result``,
+an output's name): data only. ``non_differentiable`` marks an input without gradient.
+A formula reads ``grad`` (the first output's gradient), ``grads`` (all of them), or
+``grad_<output>``; ``result`` (the single output), ``result0`` ... or the outputs' names.
 """
 
 from __future__ import annotations
@@ -21,18 +30,32 @@ __all__ = ["DERIVATIVES_YAML", "DifferentiabilityInfo", "Formula", "load_derivat
 
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 DERIVATIVES_YAML = Path(__file__).resolve().parent.parent / "ops" / "derivatives.yaml"
-_ATTRS = ("sym_sizes", "sym_numel", "sym_strides", "scalar_type", "layout")
+ATTRS = (
+    "sym_sizes",
+    "sym_numel",
+    "sym_strides",
+    "scalar_type",
+    "layout",
+    "options",
+    "geometry",
+    "args_sizes",
+    "args_scalartypes",
+)
 
 
 @dataclass(frozen=True, slots=True)
 class Formula:
-    """The backward formula of one differentiable input."""
+    """The backward formula of one differentiable input (or of several, as a tuple)."""
 
-    input_name: str
+    input_names: tuple[str, ...]
     text: str  # torch's text, as in the YAML
     python: str  # after translation (Note [Formula translation] in formulas.py)
     names: tuple[str, ...]  # the formula's parameters, in call order
     fn: Callable[..., Any]
+
+    @property
+    def input_name(self) -> str:
+        return ", ".join(self.input_names)
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,44 +65,111 @@ class DifferentiabilityInfo:
     >>> info = load_derivatives()["mul.Tensor"]
     >>> info.node_name, [f.input_name for f in info.formulas], info.saved
     ('MulBackward0', ['self', 'other'], ('other', 'self_scalar_type', 'other_scalar_type', 'self'))
+    >>> load_derivatives()["max.dim"].outputs
+    ('values', 'indices')
     """
 
     name: str  # "mul.Tensor"
     schema: FunctionSchema
     node_name: str
     formulas: tuple[Formula, ...]
-    saved: tuple[str, ...]  # every name some formula reads except grad
+    saved: tuple[str, ...]  # every name some formula reads except the gradients
+    inputs: tuple[str, ...]  # the differentiable inputs, in schema order (one edge each)
+    outputs: tuple[str, ...]  # the names formulas give the outputs (result, result0, values)
+    output_differentiability: tuple[bool, ...]
+    differentiable_if: Callable[..., Any] | None  # torch's conditional output_differentiability
+    returns_list: bool  # Tensor[] output (split, unbind): one gradient per element
 
     @property
     def uses_result(self) -> bool:
-        return "result" in self.saved
+        return any(n in self.outputs for n in self.saved)
+
+    @property
+    def simple(self) -> bool:
+        """One Tensor output and one plain Tensor per formula (the fast recording path)."""
+        return (
+            len(self.outputs) == 1
+            and not self.returns_list
+            and all(len(f.input_names) == 1 for f in self.formulas)
+            and all(
+                str(a.type) == "Tensor" for a in self.schema.arguments if a.name in self.inputs
+            )
+            and self.differentiable_if is None
+        )
+
+
+def _output_names(schema: FunctionSchema) -> tuple[str, ...]:
+    rets = schema.returns
+    if len(rets) == 1:
+        return ("result",)
+    return tuple(r.name or f"result{i}" for i, r in enumerate(rets))
+
+
+def _formulas(
+    entry: dict[str, Any], schema: FunctionSchema, outputs: tuple[str, ...], where: str
+) -> list[Formula]:
+    args = [a.name for a in schema.arguments]
+    tensor_args = {a.name for a in schema.arguments if a.type.is_tensor_like()}
+    attrs = {f"{a}_{k}" for a in tensor_args for k in ATTRS}
+    grads = {"grad", "grads"} | {f"grad_{o}" for o in outputs}
+    candidates = set(args) | attrs | grads | set(outputs) | {"grad_input_mask"}
+    formulas = []
+    for key, text in entry.items():
+        if key in ("name", "result", "node_name", "output_differentiability", "dispatch"):
+            continue
+        names = tuple(k.strip() for k in key.split(","))
+        if key in outputs:
+            continue  # a forward-mode formula (Note [Entry keys])
+        bad = [k for k in names if k not in tensor_args]
+        if bad:
+            raise ValueError(
+                f"{where}: derivatives.yaml gives a formula for {key!r}, which is not a Tensor "
+                f"argument of {schema}; name one of {sorted(tensor_args)}"
+            )
+        if str(text) == "non_differentiable":
+            continue
+        python = translate(str(text))
+        reads = tuple(saved_names(python, candidates))
+        fn = compile_formula(python, list(reads), f"{where} ({schema.name}, {key})")
+        formulas.append(Formula(names, str(text), python, reads, fn))
+    formulas.sort(key=lambda f: args.index(f.input_names[0]))
+    return formulas
 
 
 def _entry_info(entry: dict[str, Any], where: str) -> DifferentiabilityInfo:
     schema = parse_schema(entry["name"])
     name = str(schema.name)
-    args = [a.name for a in schema.arguments]
-    tensor_args = {a.name for a in schema.arguments if a.type.is_tensor_like()}
-    attrs = {f"{a}_{k}" for a in tensor_args for k in _ATTRS}
-    candidates = set(args) | attrs | {"grad", "result", "grad_input_mask"}
-    formulas = []
-    for key, text in entry.items():
-        if key in ("name", "result", "node_name", "output_differentiability"):
-            continue
-        if key not in tensor_args:
-            raise ValueError(
-                f"{where}: derivatives.yaml gives a formula for {key!r}, which is not a Tensor "
-                f"argument of {schema}; name one of {sorted(tensor_args)}"
-            )
-        python = translate(str(text))
-        names = tuple(saved_names(python, candidates))
-        fn = compile_formula(python, list(names), f"{where} ({name}, {key})")
-        formulas.append(Formula(key, str(text), python, names, fn))
-    formulas.sort(key=lambda f: args.index(f.input_name))
+    outputs = _output_names(schema)
+    entry = dict(entry)
+    entry.update(entry.get("dispatch", {}).get("Default", {}))
+    formulas = _formulas(entry, schema, outputs, where)
     seen: list[str] = []
     for f in formulas:
-        seen += [n for n in f.names if n != "grad" and n not in seen]
-    return DifferentiabilityInfo(name, schema, entry["node_name"], tuple(formulas), tuple(seen))
+        seen += [n for n in f.names if n not in seen and not n.startswith("grad")]
+    inputs = {n for f in formulas for n in f.input_names}
+    ordered = tuple(a.name for a in schema.arguments if a.name in inputs)
+    diff = entry.get("output_differentiability")
+    differentiable_if = None
+    if diff is not None and any(isinstance(d, str) for d in diff):
+        cond = translate(str(diff[0]))
+        arg_names = [a.name for a in schema.arguments]
+        reads = saved_names(cond, set(arg_names))
+        differentiable_if = compile_formula(cond, reads, f"{where} ({name}, differentiability)")
+        diff = [True] * len(outputs)
+    flags = tuple(bool(d) for d in diff) if diff is not None else (True,) * len(outputs)
+    returns_list = len(schema.returns) == 1 and schema.returns[0].type.is_list_like() is not None
+    return DifferentiabilityInfo(
+        name,
+        schema,
+        entry["node_name"],
+        tuple(formulas),
+        tuple(seen),
+        ordered,
+        outputs,
+        flags,
+        differentiable_if,
+        returns_list,
+    )
 
 
 def load_derivatives(path: Path = DERIVATIVES_YAML) -> dict[str, DifferentiabilityInfo]:

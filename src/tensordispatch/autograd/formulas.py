@@ -32,15 +32,111 @@ from tensordispatch.tensor import Tensor
 
 __all__ = ["HELPERS", "REWRITES", "compile_formula", "saved_names", "sum_to", "translate"]
 
-_ATTRS = ("sym_sizes", "sym_numel", "sym_strides", "scalar_type", "layout")
+_ATTRS = ("sym_sizes", "sym_numel", "sym_strides", "scalar_type", "layout", "options")
 REWRITES: tuple[tuple[str, str], ...] = (
+    (r"/\*(\w+)=\*/", r"\1="),
     (r"\bat::", ""),
+    (r"\bGradMode::is_enabled\(\)", "is_grad_enabled()"),
+    (r"\[\]\(c10::SymInt (\w+)\)\{return ([^;]*);\}", r"lambda \1: \2"),
+    (r"std::tuple<[^>]*>\(\)", "None"),
     (r"_symint\(", "("),
+    (r"->", "."),
+    (r"\bgrad\.scalar_type\(\)", "grad.dtype"),
+    (r"\bgrad\.options\(\)", "options(grad)"),
     (r"\b(\w+)\.(" + "|".join(_ATTRS) + r")\(\)", r"\1_\2"),
+    (r"\b(\w+)\.sym_size\((-?\d+)\)", r"\1_sym_sizes[\2]"),
+    (r"\bTensorGeometry\((\w+)\)", r"\1_geometry"),
+    (r"\bto_args_sizes\((\w+)\)", r"\1_args_sizes"),
+    (r"\bto_args_scalartypes\((\w+)\)", r"\1_args_scalartypes"),
     (r"\.conj\(\)", ""),
+    (r"\.resolve_conj\(\)", ""),
     (r"\b(\w+)\.sgn\(\)", r"sgn(\1)"),
     (r"\b(\w+)\.ger\(", r"ger(\1, "),
+    (r"\b(\w+)\.(new_zeros)\(", r"\2(\1, "),
+    (r"\b(\w+)\.isComplex\(\)", r"isinstance(\1, complex)"),
+    (r"\b(\w+)\.toDouble\(\)", r"float(\1)"),
+    (r"\b(\w+)\.toComplexDouble\(\)", r"complex(\1)"),
+    (r"\b(\w+)\.has_value\(\)", r"(\1 is not None)"),
+    (r"\b(\w+)\.value\(\)", r"\1"),
+    (r"\b(\w+)\.defined\(\)", r"(\1 is not None)"),
+    (r"\|\|", " or "),
+    (r"&&", " and "),
+    (r"!(?!=)", " not "),
+    (r"\*(\w+)\b(?=\))", r"\1"),
+    (r"\btrue\b", "True"),
+    (r"\bfalse\b", "False"),
 )
+_OPEN = {"(": ")", "[": "]", "{": "}"}
+_KEYWORDS = frozenset({"if", "else", "not", "and", "or", "lambda", "is", "in"})
+
+
+def _close(s: str, i: int) -> int:
+    """The index of the bracket closing the one at ``s[i]`` (strings skipped)."""
+    depth = 0
+    j = i
+    while j < len(s):
+        c = s[j]
+        if c in "\"'":
+            j = s.index(c, j + 1)
+        elif c in _OPEN:
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+            if depth == 0:
+                return j
+        j += 1
+    raise ValueError(f"unbalanced brackets in {s!r}")
+
+
+def _top_level(s: str, chars: str) -> list[int]:
+    """Positions of ``chars`` in ``s`` outside brackets and strings."""
+    out, j = [], 0
+    while j < len(s):
+        c = s[j]
+        if c in "\"'":
+            j = s.index(c, j + 1)
+        elif c in _OPEN:
+            j = _close(s, j)
+        elif c in chars:
+            out.append(j)
+        j += 1
+    return out
+
+
+def _ternary(s: str) -> str:
+    """C++ ``c ? a : b`` -> Python ``(a) if (c) else (b)``, at every nesting level; a braced
+    list ``{ a, b }`` becomes ``[a, b]``."""
+    out, j = [], 0
+    while j < len(s):
+        c = s[j]
+        if c in _OPEN:
+            k = _close(s, j)
+            inner = s[j + 1 : k]
+            cuts = [-1, *_top_level(inner, ","), len(inner)]
+            parts = [_ternary(inner[a + 1 : b]) for a, b in zip(cuts, cuts[1:], strict=False)]
+            opener, closer = ("[", "]") if c == "{" else (c, _OPEN[c])
+            out.append(opener + ",".join(parts) + closer)
+            j = k + 1
+        elif c in "\"'":
+            k = s.index(c, j + 1)
+            out.append(s[j : k + 1])
+            j = k + 1
+        else:
+            out.append(c)
+            j += 1
+    flat = "".join(out)
+    marks = _top_level(flat, "?:")
+    if not marks or flat[marks[0]] != "?":
+        return flat
+    depth = 0
+    for m in marks:
+        depth += 1 if flat[m] == "?" else -1
+        if depth == 0:
+            q = marks[0]
+            cond, then, other = flat[:q], flat[q + 1 : m], flat[m + 1 :]
+            return f"({then.strip()}) if ({cond.strip()}) else ({_ternary(other).strip()})"
+    raise ValueError(f"a '?' without its ':' in {s!r}")
+
 
 _zeros = op("zeros")
 _zeros_like = op("zeros_like")
@@ -67,7 +163,7 @@ def translate(formula: str) -> str:
     """
     for pattern, repl in REWRITES:
         formula = re.sub(pattern, repl, formula)
-    return formula
+    return _ternary(formula).strip()
 
 
 def saved_names(python_formula: str, candidates: set[str]) -> list[str]:
@@ -95,7 +191,7 @@ def compile_formula(python_formula: str, names: list[str], where: str) -> Callab
     unknown = sorted(
         w
         for w in set(re.findall(r"(?<![.\w])([A-Za-z_]\w*)\s*\(", python_formula))
-        if w not in ns and w not in names and w not in dir(builtins)
+        if w not in ns and w not in names and w not in dir(builtins) and w not in _KEYWORDS
     )
     if unknown:
         raise ValueError(
@@ -284,10 +380,19 @@ def _softmax_backward_data(grad: Tensor, output: Tensor, dim: int, dtype: Any) -
     return output * (grad - _sum_dim(grad * output, [dim], True))
 
 
-HELPERS: dict[str, Any] = {
-    name: fn
-    for name, fn in globals().items()
-    if callable(fn)
-    and (not name.startswith("_") or name.endswith("_backward_data"))
-    and name not in {"compile_formula", "saved_names", "translate", "op", "Tensor"}
-}
+def _helpers(namespace: dict[str, Any]) -> dict[str, Any]:
+    return {
+        name: fn
+        for name, fn in namespace.items()
+        if (callable(fn) or name == "M_PI")
+        and (not name.startswith("_") or name.endswith(("_backward_data", "_to_copy_backward")))
+        and name not in {"compile_formula", "saved_names", "translate", "op", "Tensor", "Options"}
+        and not isinstance(fn, type)
+    }
+
+
+HELPERS: dict[str, Any] = _helpers(globals())
+
+from tensordispatch.autograd import functions_manual  # noqa: E402 - it imports this module
+
+HELPERS.update(_helpers(vars(functions_manual)))

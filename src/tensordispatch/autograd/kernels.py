@@ -24,6 +24,7 @@ from collections.abc import Callable
 from typing import Any
 
 from tensordispatch.autograd.derivatives import DifferentiabilityInfo, load_derivatives
+from tensordispatch.autograd.functions_manual import Options
 from tensordispatch.autograd.graph import (
     Node,
     SavedTensor,
@@ -64,36 +65,87 @@ LEAF_VIEW_INPLACE = (
 class FormulaNode(Node):
     """A node whose backward is the formulas of one DifferentiabilityInfo."""
 
-    __slots__ = ("_needed", "_saved")
+    __slots__ = ("_layout", "_needed", "_saved")
     info: DifferentiabilityInfo
     _needed: tuple[bool, ...]
     _saved: dict[str, Any]
+    # Per formula: its edges, as (first edge, count or -1 for a single tensor) per input name;
+    # None while every formula has one plain tensor input (edge i = formula i).
+    _layout: tuple[tuple[tuple[int, int], ...], ...] | None
 
     def apply(self, grads: list[Tensor | None]) -> tuple[Tensor | None, ...]:
         grad = grads[0]
         formulas = self.info.formulas
         if grad is None:
             return tuple(None for _ in formulas)
-        saved = self._saved
-        env: dict[str, Any] = {"grad": grad}
-        for name, value in saved.items():
-            env[name] = value.unpack(self) if type(value) is SavedTensor else value
-        if self._released:
-            from tensordispatch.autograd.graph import FREED_MESSAGE
-
-            raise RuntimeError(FREED_MESSAGE)
+        env = self._env()
+        env["grad"] = grad
         out: list[Tensor | None] = []
         for f, needed in zip(formulas, self._needed, strict=True):
             out.append(f.fn(*[env[n] for n in f.names]) if needed else None)
         return tuple(out)
+
+    def _env(self) -> dict[str, Any]:
+        env: dict[str, Any] = {}
+        for name, value in self._saved.items():
+            if type(value) is SavedTensor:
+                env[name] = value.unpack(self)
+            elif type(value) is list and value and type(value[0]) is SavedTensor:
+                env[name] = [v.unpack(self) for v in value]
+            else:
+                env[name] = value
+        if self._released:
+            from tensordispatch.autograd.graph import FREED_MESSAGE
+
+            raise RuntimeError(FREED_MESSAGE)
+        return env
 
     def release(self) -> None:
         self._released = True
         self._saved = {}
 
 
+class GeneralFormulaNode(FormulaNode):
+    """A node of an operator with several outputs, Tensor[] or Tensor? inputs, or formulas
+    for several inputs (Note [Entry keys] in derivatives.py)."""
+
+    __slots__ = ()
+
+    def apply(self, grads: list[Tensor | None]) -> tuple[Tensor | None, ...]:
+        needed = self._needed
+        out: list[Tensor | None] = [None] * len(needed)
+        if all(g is None for g in grads):
+            return tuple(out)
+        info = self.info
+        n_out = len(grads) if info.returns_list else len(info.outputs)
+        padded = list(grads) + [None] * (n_out - len(grads))
+        env = self._env()
+        env["grad"] = padded[0] if padded else None
+        env["grads"] = padded
+        for name, g in zip(info.outputs, padded, strict=False):
+            env[f"grad_{name}"] = g
+        for f, slots in zip(info.formulas, self._layout or (), strict=True):
+            masks = [any(needed[a : a + max(n, 1)]) if n != 0 else False for a, n in slots]
+            if not any(masks):
+                continue
+            env["grad_input_mask"] = masks
+            value = f.fn(*[env[n] for n in f.names])
+            values = value if len(slots) > 1 else (value,)
+            for (start, count), v, m in zip(slots, values or (None,) * len(slots), masks):
+                if not m or v is None:
+                    continue
+                if count < 0:
+                    out[start] = v
+                else:
+                    for i, item in enumerate(v):
+                        if needed[start + i]:
+                            out[start + i] = item
+        return tuple(out)
+
+
 def _node_class(info: DifferentiabilityInfo, name: str) -> type[FormulaNode]:
-    return type(name, (FormulaNode,), {"__slots__": (), "info": info, "__module__": __name__})
+    base = FormulaNode if info.simple else GeneralFormulaNode
+    return type(name, (base,), {"__slots__": (), "info": info, "__module__": __name__})
 
 
 _Getter = Callable[[tuple[Any, ...], dict[str, Any]], Any]
@@ -103,6 +155,10 @@ _ATTR_OF: dict[str, Callable[[Any], Any]] = {
     "sym_strides": lambda t: t._strides,
     "scalar_type": lambda t: t.dtype,
     "layout": lambda t: None,  # strided only
+    "options": lambda t: Options(t.dtype, t.device),
+    "geometry": lambda t: (tuple(t._shape), tuple(t._strides), t._offset),
+    "args_sizes": lambda ts: [tuple(t._shape) for t in ts],
+    "args_scalartypes": lambda ts: [t.dtype for t in ts],
 }
 
 
@@ -119,14 +175,23 @@ def _arg_getter(schema: FunctionSchema, name: str) -> _Getter:
         kind = name[len(base) + 1 :]
         if name.startswith(base + "_") and kind in _ATTR_OF:
             get, attr = _arg_getter(schema, base), _ATTR_OF[kind]
-            return lambda args, kw: attr(get(args, kw))
+
+            def read(args: tuple[Any, ...], kw: dict[str, Any]) -> Any:
+                value = get(args, kw)
+                return None if value is None else attr(value)
+
+            return read
     raise KeyError(f"{schema.name}: a formula reads {name!r}, which is no argument of it")
 
 
 def _save_plan(info: DifferentiabilityInfo) -> tuple[tuple[tuple[str, _Getter], ...], ...]:
-    """Per formula, the (name, getter) of each value it reads except grad and result."""
+    """Per formula, the (name, getter) of each value it reads except gradients and outputs."""
     return tuple(
-        tuple((n, _arg_getter(info.schema, n)) for n in f.names if n not in ("grad", "result"))
+        tuple(
+            (n, _arg_getter(info.schema, n))
+            for n in f.names
+            if not n.startswith("grad") and n not in info.outputs
+        )
         for f in info.formulas
     )
 
@@ -141,7 +206,12 @@ def _save(
     saved: dict[str, Any] = {}
     for n, get in _flat_plan(plan, needed):
         v = get(args, kwargs)
-        saved[n] = SavedTensor(v, False) if isinstance(v, Tensor) else v
+        if isinstance(v, Tensor):
+            saved[n] = SavedTensor(v, False)
+        elif type(v) in (list, tuple) and v and all(isinstance(t, Tensor) for t in v):
+            saved[n] = [SavedTensor(t, False) for t in v]
+        else:
+            saved[n] = v
     return saved
 
 
@@ -379,6 +449,18 @@ def _differentiable_positions(info: DifferentiabilityInfo) -> tuple[int, ...]:
     return tuple(args.index(f.input_name) for f in info.formulas)
 
 
+def _make_kernel(
+    info: DifferentiabilityInfo, cls: type[FormulaNode], inplace: bool
+) -> Callable[..., Any]:
+    if not info.simple:
+        from tensordispatch.autograd.kernels_general import make_general_kernel
+
+        return make_general_kernel(info, cls, inplace)
+    positions = _differentiable_positions(info)
+    make = _make_inplace_kernel if inplace else _make_functional_kernel
+    return make(info, cls, positions)
+
+
 def unregister_all() -> None:
     """Remove every kernel register_all added (benchmarks compare with and without)."""
     while HANDLES:
@@ -399,12 +481,12 @@ def register_all() -> None:
         defined = DISPATCHER.find(f"aten::{qualified}", overload)
         if defined is None or defined.schema is None:
             continue  # the yaml may name an operator the library does not define (yet)
+        if not info.formulas:
+            continue  # no differentiable output (comparisons): the Autograd fallback
         cls = _node_class(info, info.node_name)
         NODE_CLASSES[info.node_name] = cls
-        positions = _differentiable_positions(info)
         base, _, overload = name.partition(".")
-        make = _make_inplace_kernel if base.endswith("_") else _make_functional_kernel
-        _register(name, DispatchKey.Autograd, make(info, cls, positions))
+        _register(name, DispatchKey.Autograd, _make_kernel(info, cls, base.endswith("_")))
         inplace = f"{base}_.{overload}" if overload else f"{base}_"
         entry = DISPATCHER.find(f"aten::{base}_", overload)
         if (
@@ -413,7 +495,7 @@ def register_all() -> None:
             and not base.endswith("_")
             and inplace not in INFOS
         ):
-            _register(inplace, DispatchKey.Autograd, _make_inplace_kernel(info, cls, positions))
+            _register(inplace, DispatchKey.Autograd, _make_kernel(info, cls, True))
     for entry in list(DISPATCHER.live_entries()):
         schema = entry.schema
         if schema is None or entry.qualified_name.split("::")[0] != "aten":
