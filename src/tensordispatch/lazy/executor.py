@@ -1,0 +1,193 @@
+"""The graph executor: cutting graphs, hashing them, compiling or fetching, running (3.3-3.4).
+
+Owns `sync_tensors` (materialise given lazy values in one graph), `mark_step` (sync every
+live lazy value with pending IR, then drop that IR), the `Graph` handed to a lowering, the
+graph hash and the compile cache. Must not know how a graph is lowered: that is the
+backend's `compile(graph) -> callable` (lowering.py).
+
+Note [Graph hash]
+One sync's graph hash combines, in order, the hash of each root value (Note [Node hashes])
+and the parameter sequence: walking the post-order, every device-data node gets the index of
+its buffer among the graph's distinct buffers (deduplicated by buffer identity). So the same
+program on new data hashes equal, ``a+a`` and ``a+b`` differ, and root order matters, as in
+LTC. A tensor that still carries IR and the same tensor materialised give different graphs.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from tensordispatch.lazy import metrics
+from tensordispatch.lazy.ir import BackendData, Node, Value
+from tensordispatch.lazy.tensor import LIVE, LazyData
+
+__all__ = [
+    "Graph",
+    "compile_cache_size",
+    "graph_of",
+    "mark_step",
+    "set_backend",
+    "sync_tensors",
+    "wait_device_ops",
+]
+
+_COMPILE_CACHE_SIZE = 1024
+_CACHE: OrderedDict[int, Callable[..., Sequence[Any]]] = OrderedDict()
+_LOCK = threading.RLock()
+
+
+@dataclass(frozen=True, slots=True)
+class Graph:
+    """What a lowering compiles: ``nodes`` in post-order (operands before users),
+    ``parameters`` the distinct device buffers read (the compiled callable's arguments, in
+    order), ``param_index`` the parameter index of each device-data node (by node id), and
+    ``outputs`` the values to return, in order. ``hash`` is Note [Graph hash]'s."""
+
+    nodes: tuple[Node, ...]
+    parameters: tuple[BackendData, ...]
+    param_index: dict[int, int]
+    outputs: tuple[Value, ...]
+    hash: int
+
+
+def graph_of(outputs: Sequence[Value]) -> Graph:
+    """The graph computing ``outputs``: post-order, parameters and hash."""
+    order: list[Node] = []
+    seen: set[int] = set()
+    params: list[BackendData] = []
+    param_of_buffer: dict[int, int] = {}
+    param_index: dict[int, int] = {}
+    sequence: list[int] = []
+    for root, _ in outputs:
+        if id(root) in seen:
+            continue
+        stack: list[tuple[Node, int]] = [(root, 0)]
+        while stack:
+            node, i = stack.pop()
+            if i < len(node.operands):
+                stack.append((node, i + 1))
+                child = node.operands[i][0]
+                if id(child) not in seen:
+                    stack.append((child, 0))
+                continue
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            order.append(node)
+            data = node.data
+            if data is not None:
+                index = param_of_buffer.get(id(data))
+                if index is None:
+                    index = param_of_buffer[id(data)] = len(params)
+                    params.append(data)
+                param_index[id(node)] = index
+                sequence.append(index)
+    h = hash((tuple([(n.hash, i) for n, i in outputs]), tuple(sequence)))
+    return Graph(tuple(order), tuple(params), param_index, tuple(outputs), h)
+
+
+# -- the backend and the compile cache --------------------------------------------------------
+
+_BACKEND: list[Any] = []
+
+
+def set_backend(backend: Any) -> Any:
+    """Use ``backend`` (anything with ``compile(graph) -> callable``) for later compiles;
+    clears the compile cache. Returns the previous backend."""
+    with _LOCK:
+        previous = get_backend()
+        _BACKEND[:] = [backend]
+        _CACHE.clear()
+        return previous
+
+
+def get_backend() -> Any:
+    """The lowering backend in use (default: the NumPy source generator)."""
+    if not _BACKEND:
+        from tensordispatch.lazy.lowering import NumpyBackend
+
+        _BACKEND.append(NumpyBackend())
+    return _BACKEND[0]
+
+
+def compile_cache_size() -> int:
+    """How many compiled graphs the cache holds."""
+    return len(_CACHE)
+
+
+def clear_compile_cache() -> None:
+    """Forget every compiled graph (the next sync of each graph is an UncachedCompile)."""
+    with _LOCK:
+        _CACHE.clear()
+
+
+def _compiled(graph: Graph) -> Callable[..., Sequence[Any]]:
+    fn = _CACHE.get(graph.hash)
+    if fn is not None:
+        metrics.bump("CachedCompile")
+        _CACHE.move_to_end(graph.hash)
+        return fn
+    metrics.bump("UncachedCompile")
+    fn = get_backend().compile(graph)
+    metrics.record("TensorsGraphSize", len(graph.nodes))
+    _CACHE[graph.hash] = fn
+    if len(_CACHE) > _COMPILE_CACHE_SIZE:
+        _CACHE.popitem(last=False)
+    return fn
+
+
+# -- syncing ----------------------------------------------------------------------------------
+
+
+def sync_tensors(datas: Sequence[LazyData], *, mark_step: bool = False) -> int:
+    """Materialise ``datas`` (deduplicated, those already holding data skipped) with one
+    graph; with ``mark_step`` their IR is dropped afterwards (the graph is cut). Returns
+    how many values were synced."""
+    with _LOCK:
+        roots: list[LazyData] = []
+        seen: set[int] = set()
+        for d in datas:
+            if d.id in seen or d.handle is not None or d.ir is None:
+                continue
+            seen.add(d.id)
+            roots.append(d)
+        if not roots:
+            return 0
+        metrics.bump("SyncedTensorsWithIR", len(roots))
+        graph = graph_of([d.ir for d in roots])  # type: ignore[misc]
+        fn = _compiled(graph)
+        results = fn(*[p.value for p in graph.parameters])
+        for d, array in zip(roots, results, strict=True):
+            d.handle = BackendData(array, d.shape)
+            if mark_step:
+                d.ir = None
+        return len(roots)
+
+
+def mark_step(device: str = "") -> None:
+    """Sync every live lazy tensor with pending IR in one graph (compiled once per distinct
+    graph, then fetched from the cache), replace that IR by device data, and count a step
+    (torch._lazy.mark_step).
+
+    >>> import tensordispatch as td, tensordispatch.lazy as lazy
+    >>> x = td.tensor([1.0, 2.0]).to("lazy")
+    >>> y = x * 2 + 1
+    >>> lazy.mark_step(); y.cpu().tolist()
+    [3.0, 5.0]
+    """
+    with _LOCK:
+        datas = list(LIVE.values())
+        pending = [d for d in datas if d.handle is None and d.ir is not None]
+        sync_tensors(pending, mark_step=True)
+        for d in datas:  # values synced earlier by .cpu() keep IR until the step cuts it
+            if d.handle is not None and d.ir is not None and d.ir[0].data is None:
+                d.ir = None
+        metrics.bump("MarkStep")
+
+
+def wait_device_ops(devices: Sequence[str] = ()) -> None:
+    """Wait for pending device work: graphs run synchronously here, so nothing to wait for."""

@@ -1,0 +1,194 @@
+"""The lazy IR: shapes, nodes, values, device data, and the structural hash (spec 3.1, 3.3).
+
+Owns what a traced operator call leaves behind: a `Node` holding the operator, its operands
+(producer values, held strongly), its non-tensor arguments by value, one `Shape` per output
+(from the meta functions, shape.py) and a structural hash. Must not run anything: executing
+a graph is executor.py's and lowering.py's job.
+
+Note [Node hashes]
+A node's hash combines the operator's name, its non-tensor arguments (with `Operand`
+markers where operands go), the hashes of its operands in order and its output shapes. A
+`device_data` node hashes its op and shape only, never the data, so a graph is reusable for
+new input values; which device buffers a graph reads is added by the graph hash
+(executor.py: the parameter sequence), as LTC does.
+
+Note [Scalars are device data]
+Python numbers passed to operators (Scalar arguments such as ``alpha`` and wrapped numbers
+such as the ``2`` of ``x * 2``) become `device_data` nodes over a cached `BackendData`
+(keyed by dtype and value, `DeviceDataCacheMiss` on a new one), so ``a*2+3`` and ``a*3+5``
+trace to the same graph. Equal scalars share one buffer and parameters are deduplicated by
+buffer, so ``a*2+1`` (the 1 equals alpha=1) differs from ``a*3+5``: measured on torch 2.13.
+
+Nodes are plain `__slots__` classes rather than frozen dataclasses: one is built per traced
+operator call and dataclass construction costs several times more. They are never mutated
+after construction.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from tensordispatch.lazy import metrics
+from tensordispatch.tensor import dtypes as _dt
+
+__all__ = [
+    "DEVICE_DATA",
+    "BackendData",
+    "Node",
+    "Operand",
+    "Shape",
+    "Value",
+    "device_data_node",
+    "scalar_node",
+    "type_name",
+]
+
+DEVICE_DATA = "lazy_tensors::device_data"
+
+_TYPE_NAMES = {
+    "float16": "Half", "float32": "Float", "float64": "Double", "int64": "Long",
+    "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
+    "complex64": "ComplexFloat", "complex128": "ComplexDouble", "bfloat16": "BFloat16",
+}  # fmt: skip
+
+
+def type_name(dtype: Any) -> str:
+    """torch's ScalarType name of a dtype (``Float`` for float32).
+
+    >>> type_name(_dt.int64)
+    'Long'
+    """
+    return _TYPE_NAMES.get(dtype.name, dtype.name)
+
+
+@dataclass(frozen=True, slots=True)
+class Shape:
+    """An output's dtype and sizes (no strides: lazy tensors are always contiguous).
+
+    >>> str(Shape(_dt.float32, (2, 3)))
+    'Float[2,3]'
+    """
+
+    dtype: Any
+    sizes: tuple[int, ...]
+
+    def __str__(self) -> str:
+        return f"{type_name(self.dtype)}[{','.join(map(str, self.sizes))}]"
+
+
+@dataclass(frozen=True, slots=True)
+class Operand:
+    """Marks, inside a node's argument tuple, where operand ``index`` goes. ``kind`` says
+    how the lowering passes it: ``"tensor"``, ``"wrapped"`` (a wrapped Python number, which
+    type promotion treats as a number) or ``"scalar"`` (a Scalar argument, passed as a
+    Python number)."""
+
+    index: int
+    kind: str = "tensor"
+
+
+class BackendData:
+    """A device buffer: a NumPy array, or a Python number for scalar device data."""
+
+    __slots__ = ("__weakref__", "shape", "value")
+
+    def __init__(self, value: Any, shape: Shape) -> None:
+        self.value = value
+        self.shape = shape
+
+    def __repr__(self) -> str:
+        return f"BackendData({self.shape})"
+
+
+class Node:
+    """One operator call in the IR (immutable after construction, Note [Node hashes]).
+
+    ``op`` is the qualified name (``aten::add.Tensor``), ``overload`` the OpOverload to run
+    for lowerings that call a kernel (None for device data), ``operands`` a tuple of
+    `Value`s, ``args`` the boxed argument list with `Operand` markers, ``shapes`` one Shape
+    per output, ``returns`` how the outputs are returned (``"one"``, ``"tuple"``,
+    ``"list"``), ``data`` the BackendData of a device-data node.
+    """
+
+    __slots__ = ("args", "data", "hash", "op", "operands", "overload", "returns", "shapes")
+
+    op: str
+    overload: Any
+    operands: tuple[Value, ...]
+    args: tuple[Any, ...]
+    shapes: tuple[Shape, ...]
+    returns: str
+    data: BackendData | None
+    hash: int
+
+    def __init__(
+        self,
+        op: str,
+        overload: Any,
+        operands: tuple[Value, ...],
+        args: tuple[Any, ...],
+        shapes: tuple[Shape, ...],
+        returns: str = "one",
+        data: BackendData | None = None,
+    ) -> None:
+        self.op = op
+        self.overload = overload
+        self.operands = operands
+        self.args = args
+        self.shapes = shapes
+        self.returns = returns
+        self.data = data
+        if data is not None:
+            self.hash = hash((op, shapes))
+        else:
+            self.hash = hash((op, args, tuple([(n.hash, i) for n, i in operands]), shapes))
+
+    @property
+    def is_device_data(self) -> bool:
+        return self.data is not None
+
+    def __repr__(self) -> str:
+        return f"Node({self.op}, {', '.join(map(str, self.shapes))})"
+
+
+#: A node output: (producer node, output index).
+Value = tuple[Node, int]
+
+
+def device_data_node(data: BackendData) -> Node:
+    """A ``device_data`` node reading ``data`` (a graph parameter)."""
+    return Node(DEVICE_DATA, None, (), (), (data.shape,), data=data)
+
+
+_SCALAR_CACHE: dict[tuple[Any, ...], Node] = {}
+_SCALAR_CACHE_SIZE = 128
+_SCALAR_DTYPES = {bool: _dt.bool, int: _dt.int64, float: _dt.float64, complex: _dt.complex128}
+
+
+def scalar_node(value: Any, dtype: Any = None) -> Node:
+    """The cached device-data node of a Python number (Note [Scalars are device data]).
+
+    The dtype is the number's own (int -> Long, float -> Double) unless given.
+
+    >>> scalar_node(2).shapes[0].dtype, scalar_node(2) is scalar_node(2)
+    (tensordispatch.int64, True)
+    """
+    kind = type(value)
+    if dtype is None:
+        dtype = _SCALAR_DTYPES.get(kind)
+        if dtype is None:  # a NumPy scalar: its Python value
+            value = value.item()
+            kind = type(value)
+            dtype = _SCALAR_DTYPES[kind]
+    key: tuple[Any, ...] = (dtype, kind, value)
+    if kind is float and (value == 0.0 or math.isnan(value)):
+        key = (dtype, kind, repr(value))  # -0.0 differs from 0.0; nan equals itself here
+    node = _SCALAR_CACHE.get(key)
+    if node is None:
+        metrics.bump("DeviceDataCacheMiss")
+        if len(_SCALAR_CACHE) >= _SCALAR_CACHE_SIZE:
+            del _SCALAR_CACHE[next(iter(_SCALAR_CACHE))]
+        node = _SCALAR_CACHE[key] = device_data_node(BackendData(value, Shape(dtype, ())))
+    return node

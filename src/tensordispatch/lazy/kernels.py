@@ -1,0 +1,330 @@
+"""The Lazy key's kernels: tracing operators into IR nodes (spec 3.2).
+
+Owns the one boxed tracing kernel every ``full_codegen`` operator of backend.yaml shares
+(rules as data: what differs per operator is derived once from its schema into an
+`OpPlan`), the in-place and out= kernels derived from those functional ones, and the
+hand-written ``supported`` kernels (factories, copies, transfers). Must not execute graphs
+other than through `LazyData.materialize` (a sync).
+
+Note [Derived in-place and out= kernels]
+For an in-place or out= overload whose functional sibling is traced (same `signature()`),
+the kernel traces the functional operator and then gives the written tensor the new value
+(cast back to its dtype if the result's differs, as LTC's in-place kernels do). This only
+serves lazy tensors used without functionalization (e.g. the composite kernels of factories:
+``empty`` then ``fill_``); with functionalization above, the Lazy key never sees in-place,
+out= or view operators.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from tensordispatch.dispatch.op_overload import OpOverload
+from tensordispatch.lazy import metrics
+from tensordispatch.lazy.ir import BackendData, Node, Operand, Shape, Value, scalar_node
+from tensordispatch.lazy.shape import flatten_result, infer_shapes
+from tensordispatch.lazy.tensor import LAZY, LazyData, LazyTensor, from_array, from_value
+from tensordispatch.schema.model import SchemaKind
+from tensordispatch.tensor.device import device as Device
+from tensordispatch.tensor.tensor import Tensor
+
+__all__ = ["OpPlan", "op_plan", "trace", "trace_inplace", "trace_out"]
+
+_COUNTERS = metrics.COUNTERS
+T_TENSOR, T_LIST, T_SCALAR = 0, 1, 2
+
+
+@dataclass(frozen=True, slots=True)
+class OpPlan:
+    """What tracing one operator needs from its schema, computed once (Note in header)."""
+
+    op: OpOverload
+    name: str
+    counter: str
+    inputs: tuple[tuple[int, int], ...]  # (stack position, T_TENSOR / T_LIST / T_SCALAR)
+    lists: tuple[int, ...]  # positions of non-tensor list arguments (made tuples)
+    returns: str  # "one", "tuple", "list"
+    num_args: int  # arguments of the functional form (out= arguments excluded)
+
+
+_PLANS: dict[Any, OpPlan] = {}
+
+
+def op_plan(op: OpOverload) -> OpPlan:
+    """The OpPlan of ``op`` (cached by operator entry)."""
+    plan = _PLANS.get(op._entry)
+    if plan is not None:
+        return plan
+    schema = op._schema
+    inputs: list[tuple[int, int]] = []
+    lists: list[int] = []
+    args = [a for a in schema.arguments if not (a.alias_info and a.alias_info.is_write)]
+    if schema.kind() == SchemaKind.out:
+        args = list(schema.arguments[: len(schema.arguments) - len(schema.out)])
+    for i, a in enumerate(args):
+        text = str(a.type)
+        if text in ("Tensor", "Tensor?"):
+            inputs.append((i, T_TENSOR))
+        elif text in ("Tensor[]", "Tensor?[]"):
+            inputs.append((i, T_LIST))
+        elif text in ("Scalar", "Scalar?"):
+            inputs.append((i, T_SCALAR))
+        elif text.endswith("]") or text.endswith("]?"):
+            lists.append(i)
+    rets = [str(r.type) for r in schema.returns]
+    returns = "list" if rets == ["Tensor[]"] else ("one" if len(rets) == 1 else "tuple")
+    suffix = "_symint" if schema.has_symint() else ""
+    plan = OpPlan(
+        op, op.name(), f"lazy::{op._opname}{suffix}", tuple(inputs), tuple(lists), returns,
+        len(args),
+    )  # fmt: skip
+    _PLANS[op._entry] = plan
+    return plan
+
+
+def _operand(v: Any, operands: list[Value], kinds: list[tuple[Shape, str, Any]]) -> Operand:
+    if isinstance(v, LazyTensor):
+        value = v._data.ir_value()
+        kind = "tensor"
+    elif isinstance(v, Tensor) and v._data is not None and not v._shape:
+        # wrapped numbers and 0-dim CPU tensors join lazy ones as scalar device data
+        kind = "wrapped" if v._wrapped_number else "tensor"
+        value = (scalar_node(v.item(), v.dtype), 0)
+    else:
+        where = getattr(v, "device", type(v).__name__)
+        raise RuntimeError(
+            f"lazy: expected all tensors to be on the lazy device, but found one on {where}; "
+            "move it with .to('lazy') first (only 0-dim CPU tensors may join lazy ones)"
+        )
+    node, index = value
+    operands.append(value)
+    kinds.append((node.shapes[index], kind, None))
+    return Operand(len(operands) - 1, kind)
+
+
+def build_node(plan: OpPlan, stack: list[Any]) -> Node:
+    """The IR node of one call of ``plan.op`` with boxed arguments ``stack``."""
+    operands: list[Value] = []
+    kinds: list[tuple[Shape, str, Any]] = []
+    args = stack[: plan.num_args]
+    for pos, kind in plan.inputs:
+        v = args[pos]
+        if v is None:
+            continue
+        if kind == T_TENSOR:
+            args[pos] = _operand(v, operands, kinds)
+        elif kind == T_LIST:
+            args[pos] = tuple([None if t is None else _operand(t, operands, kinds) for t in v])
+        else:
+            node = scalar_node(v)
+            operands.append((node, 0))
+            kinds.append((node.shapes[0], "scalar", v))
+            args[pos] = Operand(len(operands) - 1, "scalar")
+    for pos in plan.lists:
+        if args[pos] is not None:
+            args[pos] = tuple(args[pos])
+    frozen = tuple(args)
+    shapes = infer_shapes(plan.op, frozen, kinds)
+    return Node(plan.name, plan.op, tuple(operands), frozen, shapes, plan.returns)
+
+
+def _wrap(node: Node) -> Any:
+    if node.returns == "one":
+        return from_value((node, 0))
+    outs = [from_value((node, i)) for i in range(len(node.shapes))]
+    return outs if node.returns == "list" else tuple(outs)
+
+
+def trace(op: OpOverload, keyset: Any, stack: list[Any]) -> Any:
+    """The boxed Lazy kernel of every traced operator: record one node, return lazy
+    tensors for its outputs (spec 3.2)."""
+    plan = _PLANS.get(op._entry) or op_plan(op)
+    _COUNTERS[plan.counter] = _COUNTERS.get(plan.counter, 0) + 1
+    return _wrap(build_node(plan, list(stack)))
+
+
+_CAST = "aten::_to_copy"
+
+
+def cast_value(value: Value, dtype: Any) -> Value:
+    """``value`` converted to ``dtype`` (a ``_to_copy`` node), or itself if it has it."""
+    node, index = value
+    shape = node.shapes[index]
+    if shape.dtype is dtype:
+        return value
+    from tensordispatch.ops import aten
+
+    op = aten._to_copy.default
+    cast = Node(
+        _CAST, op, (value,), (Operand(0), dtype, None, None, None, False, None),
+        (Shape(dtype, shape.sizes),),
+    )  # fmt: skip
+    return (cast, 0)
+
+
+def _set_value(t: Any, value: Value, op: OpOverload) -> None:
+    if not isinstance(t, LazyTensor):
+        raise RuntimeError(f"{op.name()}: the written tensor must be a lazy tensor")
+    value = cast_value(value, t.dtype)
+    shape = value[0].shapes[value[1]]
+    if shape.sizes != t._shape:
+        if t._base is not None:
+            raise RuntimeError(f"{op.name()}: cannot resize a view of a lazy tensor")
+        from tensordispatch.tensor.geometry import contiguous_strides
+
+        t._shape = shape.sizes
+        t._strides = contiguous_strides(shape.sizes)
+    t._data.set_ir(value)
+    t._bump_version()
+
+
+def derived_kernel(op: OpOverload, functional: OpOverload) -> Any:
+    """The in-place or out= kernel of ``op`` traced through ``functional``
+    (Note [Derived in-place and out= kernels])."""
+    plan = op_plan(op)
+    fplan = op_plan(functional)
+    inplace = op._schema.kind() == SchemaKind.inplace
+
+    def kernel(op_: OpOverload, keyset: Any, stack: list[Any]) -> Any:
+        _COUNTERS[plan.counter] = _COUNTERS.get(plan.counter, 0) + 1
+        node = build_node(fplan, list(stack[: fplan.num_args]))
+        if inplace:
+            _set_value(stack[0], (node, 0), op)
+            return stack[0]
+        outs = stack[fplan.num_args :]
+        for i, t in enumerate(outs):
+            _set_value(t, (node, i), op)
+        return outs[0] if len(outs) == 1 else tuple(outs)
+
+    return kernel
+
+
+trace_inplace = trace_out = derived_kernel
+
+
+# -- hand-written kernels (backend.yaml `supported`) ------------------------------------------
+
+
+def _count(name: str) -> None:
+    _COUNTERS[name] = _COUNTERS.get(name, 0) + 1
+
+
+def _default_dtype(dtype: Any) -> Any:
+    if dtype is not None:
+        return dtype
+    from tensordispatch.tensor.dtypes import get_default_dtype
+
+    return get_default_dtype()
+
+
+def _device(device: Any) -> Device:
+    if device is None:
+        return LAZY
+    dev = device if isinstance(device, Device) else Device(device)
+    return LAZY if dev.type == "lazy" and dev.index in (None, 0) else dev
+
+
+def empty_memory_format(
+    size: Any, *, dtype: Any = None, layout: Any = None, device: Any = None,
+    pin_memory: Any = None, memory_format: Any = None,
+) -> LazyTensor:  # fmt: skip
+    _count("lazy::empty_symint")
+    dt = _default_dtype(dtype)
+    return from_array(np.zeros(tuple(size), dt._numpy), dt, _device(device))
+
+
+def empty_strided(
+    size: Any, stride: Any, *, dtype: Any = None, layout: Any = None, device: Any = None,
+    pin_memory: Any = None,
+) -> LazyTensor:  # fmt: skip
+    _count("lazy::empty_strided_symint")
+    dt = _default_dtype(dtype)
+    return from_array(np.zeros(tuple(size), dt._numpy), dt, _device(device))
+
+
+def clone(self: LazyTensor, *, memory_format: Any = None) -> LazyTensor:
+    """LTC's clone shares the IR value (values are immutable)."""
+    _count("lazy::clone")
+    data = self._data
+    return from_value(data.ir_value(), self.device)
+
+
+def _cpu_array(t: Tensor) -> np.ndarray[Any, Any]:
+    return np.array(t._data, copy=True)
+
+
+def to_cpu_tensor(t: LazyTensor, dtype: Any = None) -> Tensor:
+    """A new CPU tensor with ``t``'s values (syncs its graph)."""
+    from tensordispatch.tensor.tensor import new_cpu_tensor
+    from tensordispatch.tensor.geometry import contiguous_strides
+
+    dt = dtype if dtype is not None else t.dtype
+    array = np.array(t._data.materialize(), dtype=dt._numpy, copy=True, order="C")
+    array = array.reshape(t._shape)
+    return new_cpu_tensor(array, t._shape, contiguous_strides(t._shape), dt)
+
+
+def _to_copy(
+    self: Tensor, *, dtype: Any = None, layout: Any = None, device: Any = None,
+    pin_memory: Any = None, non_blocking: bool = False, memory_format: Any = None,
+) -> Tensor:  # fmt: skip
+    _count("lazy::_to_copy")
+    target = self.device if device is None else _device(device)
+    if target.type == "cpu":
+        return to_cpu_tensor(self, dtype)  # type: ignore[arg-type]
+    if target.type != "lazy":
+        raise RuntimeError(f"_to_copy: cannot copy a lazy tensor to device {target}")
+    if not isinstance(self, LazyTensor):
+        dt = dtype if dtype is not None else self.dtype
+        return from_array(np.asarray(_cpu_array(self), dtype=dt._numpy), dt, target)
+    value = self._data.ir_value()
+    return from_value(cast_value(value, dtype if dtype is not None else self.dtype), target)
+
+
+def copy_(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
+    """Either side may be on CPU: this is also the transfer between CPU and lazy."""
+    _count("lazy::copy_")
+    if isinstance(self, LazyTensor):
+        if isinstance(src, LazyTensor):
+            value = src._data.ir_value()
+            if src._shape != self._shape:
+                from tensordispatch.ops import aten
+
+                op = aten.expand_copy.default
+                value = (build_node(op_plan(op), [src, list(self._shape), False]), 0)
+            _set_value(self, value, aten_copy())
+            return self
+        _count("lazy::_to_copy")
+        array = np.broadcast_to(np.asarray(src._data, dtype=self.dtype._numpy), self._shape)
+        shape = Shape(self.dtype, self._shape)
+        self._data.set_handle(BackendData(np.array(array, copy=True), shape))
+        self._bump_version()
+        return self
+    _count("lazy::_to_copy")
+    np.copyto(self._data, src._data.materialize(), casting="unsafe")  # type: ignore[union-attr]
+    self._bump_version()
+    return self
+
+
+def aten_copy() -> OpOverload:
+    from tensordispatch.ops import aten
+
+    return aten.copy_.default  # type: ignore[no-any-return]
+
+
+HANDWRITTEN: dict[str, Any] = {
+    "empty.memory_format": empty_memory_format,
+    "empty_strided": empty_strided,
+    "clone": clone,
+    "_to_copy": _to_copy,
+    "copy_": copy_,
+}
+
+
+def lazy_data_of(result: Any) -> list[LazyData]:
+    """The LazyData of every lazy tensor in an operator's result."""
+    tensors, _ = flatten_result(result)
+    return [t._data for t in tensors if isinstance(t, LazyTensor)]

@@ -1,0 +1,313 @@
+"""Lowering a lazy graph: the backend interface and the default NumPy source generator.
+
+Owns `LoweringBackend` (anything with ``compile(graph) -> callable``; the callable takes the
+graph's parameter values and returns one array per output) and `NumpyBackend`, which writes
+ONE Python function per graph over NumPy and compiles it once (LTC's TorchScript backend
+analogue). Must not cut, hash or cache graphs (executor.py).
+
+Note [NumPy lowering rules]
+`NUMPY_RULES` maps an operator to a rule that returns a NumPy expression for the node, or
+None to decline (then the node calls the operator's CPU kernel from inside the generated
+function: every traced operator lowers, the rules only make common ones cheaper). A rule
+sees operand expressions and, when its `Rule.writes_into` says so, the name of a dead buffer
+to write into (``out=``). Elementwise rules only accept floating outputs whose tensor operands
+all have the output's dtype (Python numbers are NumPy "weak" scalars, as torch's wrapped
+numbers are), so NumPy's promotion never differs from torch's.
+
+Note [Buffer reuse]
+While emitting the post-order, the generator knows each value's last use. A buffer that a
+rule allocated ("fresh"), that no view aliases, that is not a graph output or parameter, is
+returned to a pool after its last use; a later rule that can write into a buffer of the same
+shape and dtype takes it from the pool (``out=``), and an elementwise rule may also take an
+operand that dies at that very node. A chain ``y = y + 0.5; y = y * 0.999; ...`` thus runs in
+one buffer, without an allocation per operator.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+
+from tensordispatch.backends.cpu.fpstate import quiet_fp
+from tensordispatch.dispatch.keys import DispatchKey
+from tensordispatch.dispatch.keyset import DispatchKeySet
+from tensordispatch.lazy.executor import Graph
+from tensordispatch.lazy.ir import Node, Operand
+from tensordispatch.lazy.shape import fill_arguments, flatten_result
+from tensordispatch.tensor.tensor import Tensor, new_cpu_tensor
+
+__all__ = ["NUMPY_RULES", "LoweringBackend", "NumpyBackend", "Rule", "run_cpu_kernel"]
+
+
+class LoweringBackend(Protocol):
+    """A lowering: turns a Graph into a callable over its parameter values."""
+
+    def compile(self, graph: Graph) -> Callable[..., Sequence[Any]]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """A NumPy lowering (Note [NumPy lowering rules]): ``emit(node, ins, out)`` -> expression
+    or None. ``writes_into``: the rule can write into a given buffer; ``elementwise``: that
+    buffer may be one of its operands; ``view``: the result aliases its first operand."""
+
+    emit: Callable[[Node, list[str], str | None], str | None]
+    writes_into: bool = True
+    elementwise: bool = True
+    view: bool = False
+
+
+def _same_float(node: Node) -> bool:
+    out = node.shapes[0].dtype
+    if not out.is_floating_point or out.itemsize < 4:
+        return False
+    for marker in _markers(node):
+        if marker.kind == "tensor":
+            n, i = node.operands[marker.index]
+            if n.shapes[i].dtype is not out:
+                return False
+    return True
+
+
+def _markers(node: Node) -> list[Operand]:
+    found: list[Operand] = []
+    for a in node.args:
+        if type(a) is Operand:
+            found.append(a)
+        elif type(a) is tuple:
+            found.extend(x for x in a if type(x) is Operand)
+    return found
+
+
+def _arg(node: Node, ins: list[str], position: int) -> str:
+    a = node.args[position]
+    return ins[a.index] if type(a) is Operand else repr(a)
+
+
+def _out(out: str | None) -> str:
+    return f", out={out}" if out else ""
+
+
+def _binary(ufunc: str, with_alpha: bool) -> Rule:
+    def emit(node: Node, ins: list[str], out: str | None) -> str | None:
+        if not _same_float(node):
+            return None
+        a, b = _arg(node, ins, 0), _arg(node, ins, 1)
+        if with_alpha:
+            alpha = _arg(node, ins, 2)
+            b = f"({b} if {alpha} == 1 else np.multiply({b}, {alpha}))"
+        return f"np.{ufunc}({a}, {b}{_out(out)})"
+
+    return Rule(emit)
+
+
+def _unary(ufunc: str) -> Rule:
+    def emit(node: Node, ins: list[str], out: str | None) -> str | None:
+        if not _same_float(node):
+            return None
+        return f"np.{ufunc}({_arg(node, ins, 0)}{_out(out)})"
+
+    return Rule(emit)
+
+
+def _relu(node: Node, ins: list[str], out: str | None) -> str | None:
+    if not _same_float(node):
+        return None
+    return f"np.maximum({_arg(node, ins, 0)}, 0.0{_out(out)})"
+
+
+def _mm(node: Node, ins: list[str], out: str | None) -> str | None:
+    if not _same_float(node):
+        return None
+    return f"np.matmul({_arg(node, ins, 0)}, {_arg(node, ins, 1)}{_out(out)})"
+
+
+def _view(node: Node, ins: list[str], out: str | None) -> str | None:
+    return f"np.reshape({_arg(node, ins, 0)}, {node.shapes[0].sizes!r})"
+
+
+def _permute(node: Node, ins: list[str], out: str | None) -> str | None:
+    dims = node.args[1]
+    return f"np.transpose({_arg(node, ins, 0)}, {tuple(dims)!r})"
+
+
+def _t(node: Node, ins: list[str], out: str | None) -> str | None:
+    return f"np.transpose({_arg(node, ins, 0)})"
+
+
+def _expand(node: Node, ins: list[str], out: str | None) -> str | None:
+    return f"np.broadcast_to({_arg(node, ins, 0)}, {node.shapes[0].sizes!r})"
+
+
+def _cast(node: Node, ins: list[str], out: str | None) -> str | None:
+    if node.args[1] is None:
+        return None
+    dtype = node.shapes[0].dtype
+    return f"np.asarray({_arg(node, ins, 0)}).astype(np.{dtype._numpy.__name__})"
+
+
+NUMPY_RULES: dict[str, Rule] = {
+    "aten::add.Tensor": _binary("add", True),
+    "aten::sub.Tensor": _binary("subtract", True),
+    "aten::mul.Tensor": _binary("multiply", False),
+    "aten::div.Tensor": _binary("true_divide", False),
+    "aten::maximum": _binary("maximum", False),
+    "aten::minimum": _binary("minimum", False),
+    "aten::neg": _unary("negative"),
+    "aten::exp": _unary("exp"),
+    "aten::log": _unary("log"),
+    "aten::sin": _unary("sin"),
+    "aten::cos": _unary("cos"),
+    "aten::tanh": _unary("tanh"),
+    "aten::sqrt": _unary("sqrt"),
+    "aten::abs": _unary("abs"),
+    "aten::relu": Rule(_relu),
+    "aten::mm": Rule(_mm, elementwise=False),
+    "aten::view_copy": Rule(_view, writes_into=False, view=True),
+    "aten::permute_copy": Rule(_permute, writes_into=False, view=True),
+    "aten::t_copy": Rule(_t, writes_into=False, view=True),
+    "aten::expand_copy": Rule(_expand, writes_into=False, view=True),
+    "aten::_to_copy": Rule(_cast, writes_into=False),
+}
+
+# -- the generic lowering: the operator's CPU kernel, from inside the generated function --------
+
+_CPU = DispatchKeySet(DispatchKey.CPU)
+
+
+def _cpu_value(value: Any, kind: str, dtype: Any) -> Any:
+    if kind == "scalar":
+        return value
+    array = value if isinstance(value, np.ndarray) else np.asarray(value, dtype._numpy)
+    if array.dtype != dtype._numpy:
+        array = array.astype(dtype._numpy)
+    t = Tensor._wrap_numpy(array, dtype)
+    if kind == "wrapped":
+        t._wrapped_number = True
+    return t
+
+
+def run_cpu_kernel(node: Node, *values: Any) -> list[Any]:
+    """Run ``node``'s operator on CPU for operand values ``values``; its output arrays."""
+    inputs: list[Any] = [None] * len(node.operands)
+    for marker in _markers(node):
+        n, i = node.operands[marker.index]
+        inputs[marker.index] = _cpu_value(values[marker.index], marker.kind, n.shapes[i].dtype)
+    result = node.overload._redispatch_boxed(_CPU, fill_arguments(node.args, inputs))
+    tensors, _ = flatten_result(result)
+    arrays = []
+    for t, shape in zip(tensors, node.shapes, strict=True):
+        array = t._data
+        if array.dtype != shape.dtype._numpy:
+            array = array.astype(shape.dtype._numpy)
+        arrays.append(array)
+    return arrays
+
+
+# -- the generator ------------------------------------------------------------------------------
+
+
+class _Emitter:
+    """Writes the source of one graph's function (Note [Buffer reuse])."""
+
+    def __init__(self, graph: Graph) -> None:
+        self.graph = graph
+        self.lines: list[str] = []
+        self.names: dict[tuple[int, int], str] = {}
+        self.constants: dict[str, Any] = {"np": np, "_run": run_cpu_kernel}
+        self.last_use: dict[tuple[int, int], int] = {}
+        self.keep: set[tuple[int, int]] = {(id(n), i) for n, i in graph.outputs}
+        self.fresh: set[tuple[int, int]] = set()
+        self.pool: dict[tuple[Any, tuple[int, ...]], list[str]] = {}
+        for position, node in enumerate(graph.nodes):
+            for n, i in node.operands:
+                self.last_use[(id(n), i)] = position
+
+    def emit(self) -> str:
+        params = ", ".join(f"p{i}" for i in range(len(self.graph.parameters)))
+        for position, node in enumerate(self.graph.nodes):
+            self._node(position, node)
+        outs = "".join(f"{self.names[(id(n), i)]}, " for n, i in self.graph.outputs)
+        body = "\n".join(f"    {line}" for line in self.lines)
+        return f"def graph_fn({params}):\n{body}\n    return ({outs})\n"
+
+    def _node(self, position: int, node: Node) -> None:
+        if node.data is not None:
+            self.names[(id(node), 0)] = f"p{self.graph.param_index[id(node)]}"
+            return
+        ins = [self.names[(id(n), i)] for n, i in node.operands]
+        rule = NUMPY_RULES.get(node.op) if len(node.shapes) == 1 else None
+        if rule is not None and self._lower(position, node, rule, ins):
+            return
+        name = f"k{position}"
+        self.constants[name] = node
+        outs = [f"v{position}_{i}" for i in range(len(node.shapes))]
+        self.lines.append(f"{', '.join(outs)}, = _run({name}, {', '.join(ins)})")
+        for i, out in enumerate(outs):
+            self.names[(id(node), i)] = out
+        self._release(position, node)
+
+    def _lower(self, position: int, node: Node, rule: Rule, ins: list[str]) -> bool:
+        shape = node.shapes[0]
+        key = (shape.dtype, shape.sizes)
+        if rule.writes_into and rule.elementwise:
+            self._release(position, node)
+        buffer = None
+        if rule.writes_into and shape.sizes and self.pool.get(key):
+            buffer = self.pool[key].pop()
+        expr = rule.emit(node, ins, buffer)
+        if expr is None:
+            if buffer is not None:
+                self.pool[key].append(buffer)
+            return False
+        name = buffer or f"v{position}"
+        self.lines.append(f"{name} = {expr}")
+        self.names[(id(node), 0)] = name
+        if rule.view:
+            for n, i in node.operands:
+                self.fresh.discard((id(n), i))
+                self.keep.add((id(n), i))
+        elif rule.writes_into and shape.sizes:
+            self.fresh.add((id(node), 0))
+        if not (rule.writes_into and rule.elementwise):
+            self._release(position, node)
+        return True
+
+    def _release(self, position: int, node: Node) -> None:
+        for n, i in node.operands:
+            value = (id(n), i)
+            if self.last_use.get(value) != position or value in self.keep:
+                continue
+            if value in self.fresh:
+                self.fresh.discard(value)
+                shape = n.shapes[i]
+                self.pool.setdefault((shape.dtype, shape.sizes), []).append(self.names[value])
+
+
+class NumpyBackend:
+    """The default lowering: one generated Python function over NumPy per graph.
+
+    ``compile(graph)`` returns a callable over the parameter values; its source is kept in
+    ``last_source`` (and on the callable as ``__lazy_source__``) for debugging.
+    """
+
+    def __init__(self) -> None:
+        self.last_source = ""
+
+    def compile(self, graph: Graph) -> Callable[..., Sequence[Any]]:
+        emitter = _Emitter(graph)
+        source = emitter.emit()
+        namespace = dict(emitter.constants)
+        exec(compile(source, f"<lazy graph {graph.hash & 0xFFFFFFFF:08x}>", "exec"), namespace)
+        fn = namespace["graph_fn"]
+        self.last_source = source
+
+        def run(*params: Any) -> Sequence[Any]:
+            with quiet_fp():
+                return fn(*params)  # type: ignore[no-any-return]
+
+        run.__lazy_source__ = source  # type: ignore[attr-defined]
+        return run

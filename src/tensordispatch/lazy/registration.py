@@ -1,0 +1,108 @@
+"""Registering the lazy backend's kernels from backend.yaml (rules as data).
+
+Owns reading ``backend.yaml`` (gen-backend-stubs format: ``backend: Lazy``, ``full_codegen``,
+``supported``) and turning it into registrations under the Lazy key: the shared tracing
+kernel for every ``full_codegen`` operator, derived kernels for their in-place and out=
+siblings (same `signature()`), the hand-written ``supported`` kernels, and the eager CPU
+fallback for every other operator. `install()` / `uninstall()` do and undo all of it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from tensordispatch.dispatch.dispatcher import DISPATCHER
+from tensordispatch.dispatch.library import Library
+from tensordispatch.schema.model import SchemaKind
+
+__all__ = ["BACKEND_YAML", "LazyBackendYaml", "install", "installed", "read_backend_yaml", "uninstall"]
+
+BACKEND_YAML = Path(__file__).with_name("backend.yaml")
+
+
+@dataclass(frozen=True, slots=True)
+class LazyBackendYaml:
+    """The parts of backend.yaml the lazy backend reads."""
+
+    backend: str
+    full_codegen: tuple[str, ...]
+    supported: tuple[str, ...]
+
+
+def read_backend_yaml(path: Path = BACKEND_YAML) -> LazyBackendYaml:
+    """Read the lazy backend's yaml (tests check it with gen-backend-stubs' own rules).
+
+    >>> y = read_backend_yaml(); y.backend, "add.Tensor" in y.full_codegen
+    ('Lazy', True)
+    """
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    return LazyBackendYaml(
+        data["backend"], tuple(data.get("full_codegen") or ()), tuple(data.get("supported") or ())
+    )
+
+
+def _entry(name: str) -> Any:
+    base, _, overload = name.partition(".")
+    entry = DISPATCHER.find(f"aten::{base}", overload)
+    if entry is None or entry.schema is None:
+        raise LookupError(
+            f"lazy backend.yaml: aten::{name} is not an operator of the library; remove it "
+            f"from {BACKEND_YAML.name} or add the operator first"
+        )
+    return entry
+
+
+_STATE: list[Any] = []
+
+
+def installed() -> bool:
+    """Whether the lazy backend's kernels are registered."""
+    return bool(_STATE)
+
+
+def install() -> None:
+    """Register the Lazy kernels and the fallback (idempotent; done when
+    ``tensordispatch.lazy`` is imported)."""
+    if _STATE:
+        return
+    from tensordispatch.lazy.fallback import register_lazy_fallback
+    from tensordispatch.lazy.kernels import HANDWRITTEN, derived_kernel, trace
+
+    spec = read_backend_yaml()
+    lib = Library("aten", "IMPL")
+    traced: dict[str, Any] = {}
+    with DISPATCHER.batch():
+        for name in spec.full_codegen:
+            entry = _entry(name)
+            lib.impl(name, trace, "Lazy", boxed=True, debug="lazy tracing kernel")
+            traced[str(entry.schema.signature())] = entry.overload_object
+        for name in spec.supported:
+            _entry(name)
+            lib.impl(name, HANDWRITTEN[name], "Lazy", debug="lazy hand-written kernel")
+        for entry in list(DISPATCHER.live_entries()):
+            schema = entry.schema
+            if schema is None or not entry.qualified_name.startswith("aten::"):
+                continue
+            if schema.kind() not in (SchemaKind.inplace, SchemaKind.out):
+                continue
+            functional = traced.get(str(schema.signature()))
+            name = entry.qualified_overload_name.split("::", 1)[1]
+            if functional is None or name in spec.supported:
+                continue
+            kernel = derived_kernel(entry.overload_object, functional)
+            lib.impl(name, kernel, "Lazy", boxed=True, debug="lazy derived in-place/out kernel")
+    _STATE.extend([lib, register_lazy_fallback()])
+
+
+def uninstall() -> None:
+    """Undo `install()` exactly."""
+    if not _STATE:
+        return
+    lib, fallback = _STATE
+    fallback.remove()
+    lib._destroy()
+    _STATE.clear()

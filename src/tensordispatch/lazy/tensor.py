@@ -1,0 +1,188 @@
+"""LazyTensor: a Tensor on device 'lazy' whose payload is a `LazyData` (spec 3.1).
+
+Owns the per-value state (pending IR value and/or device buffer), the table of live lazy
+values that `mark_step` syncs, and the conversions between CPU tensors and lazy values.
+Must not trace operators (kernels.py) nor run graphs (executor.py; reached through
+`LazyData.materialize`).
+
+Note [LazyData]
+A lazy tensor's value is either pending (``ir``: a graph output not yet computed), or held
+(``handle``: a BackendData whose NumPy array is the value), or both after a single-tensor
+sync (``.cpu()`` keeps the IR, as LTC does, so later ops keep extending the same graph).
+Using a held value as an operand wraps its handle in a device-data node once and keeps that
+node as its IR. Device buffers are never written after they are made: in-place operators on
+a lazy tensor give it a new IR value or a new handle, so handles may share arrays freely.
+
+Note [Live tensors]
+Every LazyData registers itself in `LIVE` (id -> weak reference, insertion-ordered) when made
+(`CreateLtcTensor`) and leaves it when freed (`DestroyLtcTensor`). "Live" means referenced
+by anything: Python objects, functional wrappers, autograd's saved tensors. IR-only
+intermediates die with their tensors and are not synced as roots.
+"""
+
+from __future__ import annotations
+
+import itertools
+import weakref
+from typing import Any
+
+import numpy as np
+
+from tensordispatch.lazy import metrics
+from tensordispatch.lazy.ir import BackendData, Node, Shape, Value, device_data_node
+from tensordispatch.tensor.device import device as Device
+from tensordispatch.tensor.geometry import contiguous_strides
+from tensordispatch.tensor.tensor import Tensor
+
+__all__ = ["LAZY", "LIVE", "LazyData", "LazyTensor", "live_data", "make_lazy"]
+
+LAZY = Device("lazy", 0)
+_IDS = itertools.count(1)
+LIVE: weakref.WeakValueDictionary[int, LazyData] = weakref.WeakValueDictionary()
+_COUNTERS = metrics.COUNTERS
+
+
+class LazyData:
+    """The value of one lazy tensor (Note [LazyData])."""
+
+    __slots__ = ("__weakref__", "handle", "id", "ir", "shape")
+
+    def __init__(self, shape: Shape, ir: Value | None, handle: BackendData | None) -> None:
+        self.shape = shape
+        self.ir = ir
+        self.handle = handle
+        self.id = next(_IDS)
+        LIVE[self.id] = self
+        _COUNTERS["CreateLtcTensor"] = _COUNTERS.get("CreateLtcTensor", 0) + 1
+
+    def __del__(self) -> None:
+        _COUNTERS["DestroyLtcTensor"] = _COUNTERS.get("DestroyLtcTensor", 0) + 1
+
+    def ir_value(self) -> Value:
+        """This value as an operand: its pending IR, else its handle as device data."""
+        ir = self.ir
+        if ir is None:
+            if self.handle is None:
+                raise RuntimeError(f"lazy tensor {self.id}: no IR and no data")
+            ir = self.ir = (device_data_node(self.handle), 0)
+        return ir
+
+    def set_ir(self, value: Value) -> None:
+        """Give this tensor a new pending value (in-place operators); drops the handle."""
+        self.ir = value
+        self.handle = None
+        self.shape = value[0].shapes[value[1]]
+
+    def set_handle(self, handle: BackendData) -> None:
+        """Give this tensor computed data (fallback results); drops the IR."""
+        self.handle = handle
+        self.ir = None
+        self.shape = handle.shape
+
+    def materialize(self) -> np.ndarray[Any, Any]:
+        """The value as a NumPy array, running this tensor's pending graph if needed."""
+        if self.handle is None:
+            from tensordispatch.lazy.executor import sync_tensors
+
+            sync_tensors([self], mark_step=False)
+        assert self.handle is not None  # set by sync_tensors
+        value = self.handle.value
+        if not isinstance(value, np.ndarray):
+            value = np.asarray(value, dtype=self.shape.dtype._numpy)
+        return value
+
+    def __repr__(self) -> str:
+        state = "ir" if self.ir is not None else ""
+        state += "+data" if self.handle is not None else ""
+        return f"LazyData(id={self.id}, {self.shape}, {state})"
+
+
+class LazyTensor(Tensor):
+    """A tensor on device 'lazy'. Its payload ``_data`` is a LazyData."""
+
+    __slots__ = ()
+
+    def _view_array(
+        self, shape: tuple[int, ...], strides: tuple[int, ...], offset: int, dtype: Any
+    ) -> Any:
+        raise RuntimeError(
+            "lazy tensors: a view of a lazy tensor without functionalization is not "
+            "supported (lazy device buffers are immutable); create lazy tensors with "
+            "x.to('lazy') or a factory with device='lazy', which wrap them in a functional "
+            "tensor that handles views"
+        )
+
+    def _values_for_print(self) -> np.ndarray[Any, Any] | None:
+        return self._data.materialize()
+
+    def numpy(self, *, force: bool = False) -> np.ndarray[Any, Any]:
+        """The values as a new NumPy array (syncs this tensor's graph)."""
+        if self.requires_grad and not force:
+            raise RuntimeError(
+                "numpy(): can't call numpy() on a Tensor that requires grad; "
+                "use tensor.detach().numpy() instead"
+            )
+        return np.array(self._data.materialize(), copy=True)
+
+    def cpu(self, memory_format: Any = None) -> Tensor:
+        """A CPU copy of the values (syncs this tensor's graph); same as ``to('cpu')``."""
+        return self.to("cpu")  # type: ignore[no-any-return]
+
+    def tolist(self) -> Any:
+        return self._data.materialize().tolist()
+
+    def item(self) -> Any:
+        if self.numel() != 1:
+            raise RuntimeError(
+                f"item(): a Tensor with {self.numel()} elements cannot be converted to Scalar"
+            )
+        return self._data.materialize().reshape(()).item()
+
+
+_STRIDES: dict[tuple[int, ...], tuple[int, ...]] = {}
+_new = object.__new__
+_LAZY_KEY_SET = LAZY._key_set
+
+
+def make_lazy(data: LazyData, device: Device = LAZY) -> LazyTensor:
+    """A new root LazyTensor over ``data`` (contiguous strides, fresh version counter)."""
+    sizes = data.shape.sizes
+    strides = _STRIDES.get(sizes)
+    if strides is None:
+        strides = _STRIDES[sizes] = contiguous_strides(sizes)
+    t = _new(LazyTensor)
+    t._key_set = device._key_set
+    t._shape = sizes
+    t._strides = strides
+    t._offset = 0
+    t.dtype = data.shape.dtype
+    t.device = device
+    t._data = data
+    t._storage = None
+    t._vc = None
+    t._base = None
+    t._wrapped_number = False
+    t._autograd_meta = None
+    return t
+
+
+def from_array(array: np.ndarray[Any, Any], dtype: Any, device: Device = LAZY) -> LazyTensor:
+    """A lazy tensor holding ``array`` as its device data (no copy: arrays are immutable)."""
+    shape = Shape(dtype, tuple(array.shape))
+    return make_lazy(LazyData(shape, None, BackendData(array, shape)), device)
+
+
+def from_value(value: Value, device: Device = LAZY) -> LazyTensor:
+    """A lazy tensor whose value is the pending IR ``value``."""
+    node, index = value
+    return make_lazy(LazyData(node.shapes[index], value, None), device)
+
+
+def live_data() -> list[LazyData]:
+    """The live lazy values, oldest first."""
+    return list(LIVE.values())
+
+
+def node_of(t: LazyTensor) -> Node:
+    """The IR node producing ``t`` (a device-data node if it holds data)."""
+    return t._data.ir_value()[0]  # type: ignore[no-any-return]
