@@ -1,0 +1,380 @@
+"""The Functionalize key's kernels, generated from the operator YAML model (spec 1.3).
+
+* every mutating operator of a group (``add_``, ``add.out``, ``copy_``, ``normal_`` ...):
+  sync and unwrap all tensor arguments, run the group's functional operator below
+  functionalization, then ``replace_`` + ``commit_update`` + ``sync`` each written wrapper;
+* every view operator with a rule in view_metas.VIEW_RULES: run the view (remove='mutations')
+  or its ``*_copy`` (remove='mutations_and_views') on the inner tensor, record a ViewMeta;
+* in-place view operators that exist (``transpose_`` ...): append a ViewMeta to the wrapper;
+* special kernels: ``_to_copy``, ``lift``, ``lift_fresh``, ``lift_fresh_copy``;
+* everything else: the boxed-style global fallback (sync + unwrap, call below, wrap).
+
+Owns the registrations (one Library, ``install()`` / ``uninstall()``). They are made lazily,
+on the first ``to_functional`` / ``functionalize`` call (Note [Lazy registration]), not at
+import. Must not implement what operators compute.
+
+Note [Lazy registration]
+Registering ~300 kernels republishes ~300 dispatch tables and reads the YAML model: tens of
+milliseconds nobody should pay at ``import tensordispatch``. No tensor carries the
+Functionalize key before the first wrapper exists, so installing the kernels when the first
+wrapper is made is unobservable, and ``install()`` is idempotent.
+
+Note [Inplace errors without a meta run]
+torch first runs an in-place operator on meta copies of its arguments, so that errors only
+the in-place form raises (a broadcast that would grow ``self``, a result dtype that cannot
+be cast into ``self``) still fire. That meta run costs a whole operator call per mutation;
+we instead compare the functional result's shape and dtype with ``self`` after the call and
+run the meta check only when they disagree, which raises the same error in the cases that
+matter and costs nothing otherwise.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from tensordispatch.backends.aten import op
+from tensordispatch.dispatch.dispatcher import DISPATCHER
+from tensordispatch.dispatch.fallbacks import global_fallback_handle, restore_global_fallback
+from tensordispatch.dispatch.keys import DispatchKey
+from tensordispatch.dispatch.library import Library
+from tensordispatch.tensor.dtypes import can_cast
+from tensordispatch.tensor.tensor import Tensor
+from tensordispatch.transforms.functionalize.view_metas import INPLACE_VIEWS, VIEW_RULES
+from tensordispatch.transforms.functionalize.wrapper import (
+    FUNCTIONALIZE_BIT,
+    FunctionalStorage,
+    FunctionalTensor,
+    ViewMeta,
+    _make_wrapper,
+    _ST,
+    below,
+    commit_update,
+    replace_,
+    sync,
+    wrap_view,
+)
+
+__all__ = ["FUNCTIONAL_VARIANTS", "install", "installed", "uninstall"]
+
+_LOCK = threading.Lock()
+_LIBS: list[Library] = []
+# mutating overload name -> functional overload name (filled by install from the YAML model)
+FUNCTIONAL_VARIANTS: dict[str, str] = {}
+_FT = FunctionalTensor
+
+
+def _wrap(t: Tensor) -> FunctionalTensor:
+    return _make_wrapper(t, FunctionalStorage(t), (), 0)
+
+
+def _wrap_outputs(result: Any) -> Any:
+    if isinstance(result, Tensor):
+        return result if result._wrapped_number else _wrap(result)
+    if isinstance(result, tuple | list):
+        return type(result)(_wrap_outputs(r) for r in result)
+    return result
+
+
+def _unwrap_value(v: Any) -> tuple[Any, bool]:
+    """(v with every wrapper synced and unwrapped, whether any was a wrapper)."""
+    if v.__class__ is _FT:
+        sync(v)
+        return v._data, True
+    if v.__class__ is list or v.__class__ is tuple:
+        found = False
+        items = []
+        for x in v:
+            if x.__class__ is _FT:
+                sync(x)
+                items.append(x._data)
+                found = True
+            else:
+                items.append(x)
+        return (type(v)(items) if found else v), found
+    return v, False
+
+
+# -- the fallback: non-view, non-mutating operators ----------------------------------------------
+
+_ALIASING: dict[Any, bool] = {}
+
+
+def _has_alias_info(o: Any) -> bool:
+    found = _ALIASING.get(o._entry)
+    if found is None:
+        schema = o._schema
+        found = any(a.alias_info is not None for a in schema.arguments) or any(
+            r.alias_info is not None for r in schema.returns
+        )
+        _ALIASING[o._entry] = found
+    return found
+
+
+def _alias_error(o: Any) -> RuntimeError:
+    return RuntimeError(
+        f"Found a custom (non-ATen) operator whose output has alias annotations: {o._schema}. "
+        "We only support functionalizing operators whose outputs do not have alias "
+        "annotations (e.g. 'Tensor(a)' is a Tensor with an alias annotation whereas 'Tensor' "
+        "is a Tensor without. The '(a)' is the alias annotation). The alias annotation "
+        "specifies that the output Tensor shares storage with an input that has the same "
+        "annotation. Please check if (1) the output needs to be an output (if not, don't "
+        "return it), (2) if the output doesn't share storage with any inputs, then delete "
+        "the alias annotation. (3) if the output indeed shares storage with an input, then "
+        "add a .clone() before returning it to prevent storage sharing and then delete the "
+        "alias annotation. Otherwise, please file an issue on GitHub."
+    )
+
+
+def functionalize_fallback(o: Any, *args: Any, **kwargs: Any) -> Any:
+    """Functionalize's global fallback: sync and unwrap every wrapper argument, call the
+    operator below functionalization, wrap the tensor outputs if any input was a wrapper or
+    there were no tensor inputs (factories)."""
+    if _has_alias_info(o):
+        raise _alias_error(o)
+    any_tensor = False
+    any_functional = False
+    new_args = list(args)
+    for i, a in enumerate(args):
+        if isinstance(a, Tensor):
+            any_tensor = True
+            if a.__class__ is _FT:
+                sync(a)
+                new_args[i] = a._data
+                any_functional = True
+        elif a.__class__ is list or a.__class__ is tuple:
+            v, found = _unwrap_value(a)
+            if found:
+                new_args[i] = v
+                any_functional = True
+            any_tensor = any_tensor or any(isinstance(x, Tensor) for x in a)
+    if kwargs:
+        for k, a in list(kwargs.items()):
+            if isinstance(a, Tensor) or a.__class__ is list or a.__class__ is tuple:
+                v, found = _unwrap_value(a)
+                if found:
+                    kwargs[k] = v
+                    any_functional = True
+                any_tensor = any_tensor or isinstance(a, Tensor)
+    result = below(o, *new_args, **kwargs)
+    if any_functional or not any_tensor:
+        return _wrap_outputs(result)
+    return result
+
+
+# -- mutating operators ---------------------------------------------------------------------------
+
+
+def _to_meta(v: Any) -> Any:
+    if isinstance(v, Tensor):
+        if v._wrapped_number:
+            return v
+        return Tensor._make_meta(v._shape, v._strides, v.dtype)
+    if v.__class__ is list or v.__class__ is tuple:
+        return type(v)(_to_meta(x) for x in v)
+    return v
+
+
+def _inplace_check(mut: Any, args: tuple[Any, ...], kwargs: dict[str, Any], new: Tensor, self_: Tensor) -> None:
+    """Note [Inplace errors without a meta run]."""
+    if new._shape == self_._shape and (
+        new.dtype is self_.dtype or can_cast(new.dtype, self_.dtype)
+    ):
+        return
+    meta_args = [_to_meta(a) for a in args]
+    meta_kwargs = {k: _to_meta(v) for k, v in kwargs.items()}
+    below(mut, *meta_args, **meta_kwargs)  # raises the in-place form's own error
+
+
+def _make_mutation_kernel(mut: Any, functional: Any) -> Callable[..., Any]:
+    schema = mut._schema
+    written = [(i, a.name) for i, a in enumerate(schema.arguments) if a.is_write]
+    outs = set(schema.boxing_info.out_arg_indices) if schema.is_out_fn() else set()
+    out_names = {schema.arguments[i].name for i in outs}
+    inplace = not outs
+    single = len(schema.returns) == 1
+
+    def kernel(*args: Any, **kwargs: Any) -> Any:
+        nargs = len(args)
+        mutated = [args[i] if i < nargs else kwargs.get(name) for i, name in written]
+        unwrapped = list(args)
+        any_functional_read = False
+        for i, a in enumerate(args):
+            v, found = _unwrap_value(a)
+            if found:
+                unwrapped[i] = v
+                if i not in outs:
+                    any_functional_read = True
+        ukwargs = dict(kwargs)
+        for k, a in kwargs.items():
+            v, found = _unwrap_value(a)
+            if found:
+                ukwargs[k] = v
+                if k not in out_names:
+                    any_functional_read = True
+        if not all(m.__class__ is _FT for m in mutated if m is not None):
+            if any_functional_read:
+                raise RuntimeError(
+                    f"{mut}: mutating a non-functional tensor with a functional tensor is not "
+                    "allowed. Please ensure that all of your inputs are wrapped inside of a "
+                    "functionalize() call."
+                )
+            return below(mut, *args, **kwargs)
+        if outs:
+            fargs = [a for i, a in enumerate(unwrapped) if i not in outs]
+            fkwargs = {k: v for k, v in ukwargs.items() if k not in out_names}
+        else:
+            fargs, fkwargs = unwrapped, ukwargs
+        result = below(functional, *fargs, **fkwargs)
+        news = [result] if isinstance(result, Tensor) else list(result)
+        extra = len(news) - len(mutated)
+        for m, new in zip(mutated, news[extra:], strict=True):
+            if inplace:
+                _inplace_check(mut, tuple(unwrapped), ukwargs, new, m._data)
+            replace_(m, new)
+            commit_update(m)
+            sync(m)
+        if single:
+            return mutated[0] if not extra else _wrap_outputs(news[0])
+        return (*(_wrap_outputs(x) for x in news[:extra]), *mutated)
+
+    return kernel
+
+
+# -- view operators -------------------------------------------------------------------------------
+
+
+def _make_view_kernel(rule: Any) -> Callable[..., Any]:
+    view_op = op(rule.view_op)
+    copy_op = op(rule.copy_op) if rule.copy_op is not None else view_op
+    multi = rule.multi_output
+
+    def kernel(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if self.__class__ is not _FT:
+            return below(view_op, self, *args, **kwargs)
+        reapply = _ST.functionalize_reapply_views
+        tmp = below(view_op if reapply else copy_op, self._data, *args, **kwargs)
+        if multi:
+            return [
+                wrap_view(t, self, ViewMeta(rule, args, kwargs, reapply, i))
+                for i, t in enumerate(tmp)
+            ]
+        return wrap_view(tmp, self, ViewMeta(rule, args, kwargs, reapply, 0))
+
+    return kernel
+
+
+def _make_inplace_view_kernel(mut: Any, rule: Any) -> Callable[..., Any]:
+    def kernel(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if self.__class__ is not _FT:
+            return below(mut, self, *args, **kwargs)
+        meta = ViewMeta(rule, args, kwargs, _ST.functionalize_reapply_views, 0)
+        self._view_metas = (*self._view_metas, meta)
+        self._has_metadata_mutation = True
+        replace_(self, meta.forward(self._data), from_regenerate=True)
+        return self
+
+    return kernel
+
+
+# -- special kernels ------------------------------------------------------------------------------
+
+
+def _to_copy_kernel(self: Any, **kwargs: Any) -> Any:
+    """Sync + unwrap; the result stays functional unless functionalization is not
+    TLS-included and the target is neither lazy nor XLA: how ``lazy.cpu()`` leaves it."""
+    inner = self
+    if self.__class__ is _FT:
+        sync(self)
+        inner = self._data
+    result = below(op("_to_copy"), inner, **kwargs)
+    if self.__class__ is not _FT:
+        return result
+    target = result.device.type
+    if _ST.included & FUNCTIONALIZE_BIT or target in ("lazy", "xla"):
+        return _wrap(result)
+    return result
+
+
+def _make_lift_kernel(o: Any) -> Callable[..., Any]:
+    def kernel(self: Any) -> Any:
+        if self.__class__ is _FT:
+            sync(self)
+            return _wrap(below(o, self._data))
+        return _wrap(below(o, self))
+
+    return kernel
+
+
+# -- registration ---------------------------------------------------------------------------------
+
+
+def _defined(name: str) -> Any:
+    base, _, overload = name.partition(".")
+    if DISPATCHER.find(f"aten::{base}", overload) is None:
+        return None
+    return op(name)
+
+
+def _mutation_table() -> dict[str, str]:
+    from tensordispatch.schema import load_native_functions
+
+    parsed = load_native_functions()
+    table: dict[str, str] = {}
+    for g in parsed.groups:
+        functional = str(g.functional.func.name)
+        for f in (g.inplace, g.out, g.mutable):
+            if f is not None:
+                table[str(f.func.name)] = functional
+    return table
+
+
+def installed() -> bool:
+    """Whether the Functionalize kernels are registered."""
+    return bool(_LIBS)
+
+
+def install() -> None:
+    """Register every Functionalize kernel (idempotent; Note [Lazy registration])."""
+    if _LIBS:
+        return
+    with _LOCK:
+        if _LIBS:
+            return
+        table = _mutation_table()
+        lib = Library("aten", "IMPL", "Functionalize")
+        fallback_lib = Library("_", "IMPL")
+        with DISPATCHER.batch():
+            global_fallback_handle(DispatchKey.Functionalize).remove()
+            fallback_lib.fallback(functionalize_fallback, "Functionalize")
+            for mut_name, functional_name in sorted(table.items()):
+                mut, functional = _defined(mut_name), _defined(functional_name)
+                if mut is not None and functional is not None:
+                    lib.impl(mut_name, _make_mutation_kernel(mut, functional))
+            FUNCTIONAL_VARIANTS.update(table)
+            for name, rule in VIEW_RULES.items():
+                if _defined(name) is not None and (
+                    rule.copy_op is None or _defined(rule.copy_op) is not None
+                ):
+                    lib.impl(name, _make_view_kernel(rule))
+            for name, view in INPLACE_VIEWS.items():
+                mut = _defined(name)
+                if mut is not None and view in VIEW_RULES:
+                    lib.impl(name, _make_inplace_view_kernel(mut, VIEW_RULES[view]))
+            if _defined("_to_copy") is not None:
+                lib.impl("_to_copy", _to_copy_kernel)
+            for name in ("lift", "lift_fresh", "lift_fresh_copy"):
+                o = _defined(name)
+                if o is not None:
+                    lib.impl(name, _make_lift_kernel(o))
+        _LIBS.extend([lib, fallback_lib])
+
+
+def uninstall() -> None:
+    """Remove every Functionalize kernel and restore the import-time fallback."""
+    with _LOCK:
+        while _LIBS:
+            _LIBS.pop()._destroy()
+        restore_global_fallback(DispatchKey.Functionalize)
+        FUNCTIONAL_VARIANTS.clear()

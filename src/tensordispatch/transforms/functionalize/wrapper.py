@@ -1,0 +1,428 @@
+"""FunctionalTensor, FunctionalStorage and the five operations every Functionalize kernel
+is built from (wrap, replace_, commit_update, apply_updates, sync).
+
+Owns the data model of functionalization (reference spec 1.1-1.2): a wrapper tensor over an
+inner tensor of ANY backend (CPU, Meta, Lazy, ...), one shared storage object per alias
+group, and the chain of ViewMetas from the storage's base to each wrapper. Must not
+register kernels (kernels.py) nor know which operators exist (view_metas.py holds the view
+rules).
+
+Note [Functional storage and generations]
+All views of one base share one FunctionalStorage: the base value (a tensor one layer below,
+never a wrapper), a FIFO of pending updates ``(new_value, view_metas)`` and a generation
+counter bumped by every queued update. A wrapper is up to date when its own generation
+equals its storage's. A mutation through any alias queues one update (``commit_update``)
+and leaves every other alias stale; a stale wrapper is brought up to date lazily
+(``sync``), by applying the queued updates to the base (replay each update's chain forward
+to get the intermediate bases, then fold its inverse "scatter" functions backwards) and
+replaying the wrapper's own chain forward from the new base. Overlapping views are handled
+for free because every regeneration starts from the single updated base. As in torch,
+``commit_update`` does not advance the mutated wrapper's generation, so the mutating kernel
+syncs it right after (a scatter to the base, then a replay of its chain).
+
+Note [Calling below functionalization]
+Every call a wrapper makes on inner tensors runs with Functionalize in the thread-local
+exclude set (torch's AutoDispatchSkipFunctionalize), as a fresh call through the whole
+dispatcher, so Python dispatch modes (the tracer) see exactly the operators that reach the
+layers below. ``below(op, *args)`` is that call; the exclude word is swapped inline rather
+than through a guard object because it runs several times per functionalized operator.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from tensordispatch.dispatch.keys import DispatchKey
+from tensordispatch.dispatch.keyset import PYTHON_KS_RAW, keyset_raw
+from tensordispatch.dispatch.tls import local_state, register_field
+from tensordispatch.tensor.tensor import Tensor
+
+__all__ = [
+    "FUNCTIONALIZE_BIT",
+    "FunctionalStorage",
+    "FunctionalTensor",
+    "ViewMeta",
+    "apply_updates",
+    "below",
+    "commit_update",
+    "from_functional",
+    "is_functional",
+    "regenerate",
+    "replace_",
+    "storage_of",
+    "sync",
+    "to_functional",
+]
+
+FUNCTIONALIZE_BIT: int = keyset_raw(DispatchKey.Functionalize)
+# Keys a wrapper does not inherit from its inner tensor (torch drops functorch and Python keys).
+_DROPPED = PYTHON_KS_RAW | FUNCTIONALIZE_BIT
+for _k in (
+    DispatchKey.FuncTorchDynamicLayerBackMode,
+    DispatchKey.FuncTorchDynamicLayerFrontMode,
+    DispatchKey.FuncTorchBatched,
+    DispatchKey.FuncTorchGradWrapper,
+):
+    _DROPPED |= keyset_raw(_k)
+_KEEP = ~_DROPPED
+
+_ST = local_state()
+# Whether views taken now are replayed as views (remove='mutations') or as *_copy operators
+# (remove='mutations_and_views', the default for wrappers made outside functionalize(),
+# e.g. by the lazy backend): torch's FunctionalizationReapplyViews TLS.
+register_field("functionalize_reapply_views", False)
+
+
+def below(op: Any, *args: Any, **kwargs: Any) -> Any:
+    """Call ``op`` with Functionalize excluded (Note [Calling below functionalization])."""
+    st = _ST
+    saved = st.excluded
+    st.excluded = saved | FUNCTIONALIZE_BIT
+    try:
+        return op(*args, **kwargs)
+    finally:
+        st.excluded = saved
+
+
+# -- ViewMeta ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class ViewMeta:
+    """One step of a view chain: how to replay a view from its base and how to undo it.
+
+    ``rule`` is the view operator's entry in ``view_metas.VIEW_RULES``; ``args``/``kwargs``
+    are the view call's non-self arguments as the caller gave them; ``reapply_views`` was
+    captured when the view was taken (view op vs its ``*_copy``); ``out_index`` picks one
+    output of a multi-output view (split, unbind).
+    """
+
+    rule: Any  # view_metas.ViewRule (kept untyped to avoid an import cycle)
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any] = field(default_factory=dict)
+    reapply_views: bool = False
+    out_index: int = 0
+
+    @property
+    def name(self) -> str:
+        return str(self.rule.name)
+
+    @property
+    def is_as_strided(self) -> bool:
+        return bool(self.rule.is_as_strided)
+
+    @property
+    def is_multi_output(self) -> bool:
+        return bool(self.rule.multi_output)
+
+    def forward(self, base: Tensor) -> Tensor:
+        """Replay the view on ``base`` (a tensor below functionalization)."""
+        return self.rule.forward(base, self)  # type: ignore[no-any-return]
+
+    def reverse(self, base: Tensor, mutated_view: Tensor) -> Tensor:
+        """The new base after ``mutated_view`` (a value of this view of ``base``) was written."""
+        return self.rule.reverse(base, mutated_view, self)  # type: ignore[no-any-return]
+
+
+# -- storage -------------------------------------------------------------------------------------
+
+
+class FunctionalStorage:
+    """The shared state of one alias group (Note [Functional storage and generations]).
+
+    >>> import tensordispatch as td
+    >>> w = to_functional(td.zeros(2))
+    >>> s = storage_of(w); s.generation, len(s.updates), s.base is from_functional(w)
+    (0, 0, True)
+    """
+
+    __slots__ = ("__weakref__", "base", "frozen", "generation", "mutations", "updates")
+
+    def __init__(self, base: Tensor) -> None:
+        self.base = base
+        self.updates: list[tuple[Tensor, tuple[ViewMeta, ...]]] = []
+        self.generation = 0
+        self.frozen = False
+        self.mutations = 0
+
+    def __repr__(self) -> str:
+        return (
+            f"FunctionalStorage(generation={self.generation}, pending={len(self.updates)}, "
+            f"base_shape={list(self.base._shape)})"
+        )
+
+
+class FunctionalTensor(Tensor):
+    """A tensor whose operators are functionalized: the Functionalize key over an inner
+    tensor of any backend (the payload ``_data``), sharing one FunctionalStorage with its
+    aliases and carrying the ViewMeta chain from that storage's base.
+
+    Sizes, strides, offset, dtype and device read through to the inner value. Make them
+    with ``to_functional`` (or ``tensordispatch.func.functionalize``).
+
+    >>> import tensordispatch as td
+    >>> x = to_functional(td.arange(4.0))
+    >>> v = x.view(2, 2); _ = v.add_(1)
+    >>> from_functional(x).tolist()
+    [1.0, 2.0, 3.0, 4.0]
+    """
+
+    __slots__ = ("_fstorage", "_generation", "_has_metadata_mutation", "_view_metas")
+
+    _fstorage: FunctionalStorage
+    _view_metas: tuple[ViewMeta, ...]
+    _generation: int
+    _has_metadata_mutation: bool
+
+    # -- reading values: sync first, then read the inner tensor -----------------------------
+
+    def _inner_synced(self) -> Tensor:
+        sync(self)
+        inner: Tensor = self._data
+        while isinstance(inner, FunctionalTensor):
+            sync(inner)
+            inner = inner._data
+        return inner
+
+    def item(self) -> Any:
+        return self._inner_synced().item()
+
+    def tolist(self) -> Any:
+        return self._inner_synced().tolist()
+
+    def numpy(self, *, force: bool = False) -> Any:
+        raise TypeError(
+            "numpy(): cannot convert a functional tensor to NumPy (its memory is not shared "
+            "with the aliases it stands for); use tensordispatch.transforms.functionalize."
+            "from_functional(t).numpy() after sync(t)"
+        )
+
+    def _values_for_print(self) -> Any:
+        return self._inner_synced()._values_for_print()
+
+    def __bool__(self) -> bool:
+        return bool(self._inner_synced())
+
+    def __float__(self) -> float:
+        return float(self._inner_synced())
+
+    def __int__(self) -> int:
+        return int(self._inner_synced())
+
+    def __repr__(self) -> str:
+        return f"FunctionalTensor({self._inner_synced()!r})"
+
+    __str__ = __repr__
+
+
+_new = object.__new__
+
+
+def _make_wrapper(
+    value: Tensor, storage: FunctionalStorage, metas: tuple[ViewMeta, ...], generation: int
+) -> FunctionalTensor:
+    t: FunctionalTensor = _new(FunctionalTensor)
+    t._key_set = (value._key_set & _KEEP) | FUNCTIONALIZE_BIT
+    t._shape = value._shape
+    t._strides = value._strides
+    t._offset = value._offset
+    t.dtype = value.dtype
+    t.device = value.device
+    t._data = value
+    t._storage = None
+    t._vc = None
+    t._base = None
+    t._wrapped_number = False
+    t._autograd_meta = None
+    t._fstorage = storage
+    t._view_metas = metas
+    t._generation = generation
+    t._has_metadata_mutation = False
+    return t
+
+
+def to_functional(t: Tensor) -> FunctionalTensor:
+    """Wrap ``t`` (spec 1.2 ``wrap``): a new wrapper with a new storage whose base is ``t``.
+
+    ``t`` must not already be functional; wrapped Python numbers are refused too (kernels
+    pass them through unwrapped).
+
+    >>> import tensordispatch as td
+    >>> w = to_functional(td.ones(3)); is_functional(w), w.shape, w.device
+    (True, tensordispatch.Size([3]), device(type='cpu'))
+    """
+    if isinstance(t, FunctionalTensor):
+        raise RuntimeError(
+            "to_functional: the tensor is already a functional tensor; wrap each tensor once "
+            "(unwrap it with from_functional first)"
+        )
+    if not isinstance(t, Tensor):
+        raise TypeError(f"to_functional: expected a Tensor, got {type(t).__name__}")
+    if not _INSTALLED:
+        _install()
+    return _make_wrapper(t, FunctionalStorage(t), (), 0)
+
+
+_INSTALLED: list[bool] = []
+
+
+def _install() -> None:
+    from tensordispatch.transforms.functionalize.kernels import install
+
+    install()
+    _INSTALLED.append(True)
+
+
+def wrap_view(value: Tensor, base: FunctionalTensor, meta: ViewMeta) -> FunctionalTensor:
+    """A wrapper around ``value`` that shares ``base``'s storage, one view step further down
+    (generation 0: a view taken after a mutation starts stale, as in torch)."""
+    t = _make_wrapper(value, base._fstorage, (*base._view_metas, meta), 0)
+    t._has_metadata_mutation = base._has_metadata_mutation
+    return t
+
+
+def is_functional(t: object) -> bool:
+    """Whether ``t`` is a FunctionalTensor (torch's ``_is_functional_tensor``)."""
+    return isinstance(t, FunctionalTensor)
+
+
+def from_functional(t: Tensor) -> Tensor:
+    """The current inner value of a wrapper, WITHOUT syncing (torch's
+    ``_from_functional_tensor``); call ``sync(t)`` first to see pending mutations."""
+    if not isinstance(t, FunctionalTensor):
+        raise RuntimeError(
+            f"from_functional: expected a functional tensor, got a plain {type(t).__name__} "
+            f"on device '{t.device}'; only tensors made by to_functional can be unwrapped"
+            if isinstance(t, Tensor)
+            else f"from_functional: expected a functional tensor, got {type(t).__name__}"
+        )
+    inner: Tensor = t._data
+    return inner
+
+
+def storage_of(t: FunctionalTensor) -> FunctionalStorage:
+    """The alias group's shared FunctionalStorage of a wrapper."""
+    return t._fstorage
+
+
+# -- the five operations (spec 1.2) ---------------------------------------------------------------
+
+
+def replace_(w: FunctionalTensor, new: Tensor, from_regenerate: bool = False) -> None:
+    """Make ``new`` the wrapper's value (sizes, strides and offset follow); a value of
+    another dtype is cast back to the wrapper's with ``_to_copy`` (spec 1.8.6)."""
+    if new.dtype is not w.dtype:
+        from tensordispatch.backends.aten import op
+
+        new = below(op("_to_copy"), new, dtype=w.dtype)
+    w._data = new
+    w._shape = new._shape
+    w._strides = new._strides
+    w._offset = new._offset
+    if not from_regenerate:
+        w._fstorage.mutations += 1
+
+
+def commit_update(w: FunctionalTensor) -> None:
+    """Queue the wrapper's value as an update of its alias group; bump the generation."""
+    storage = w._fstorage
+    if storage.frozen:
+        raise RuntimeError(
+            "functionalize: cannot mutate tensors with frozen storage (the tensor's storage "
+            "was replaced by set_); mutate the tensor that now owns it instead"
+        )
+    metas = w._view_metas
+    if len(metas) > 1:
+        for m in metas[1:]:
+            if m.rule.is_as_strided:
+                raise RuntimeError(
+                    "functionalize: mutating a tensor that is a view of a view through "
+                    "as_strided() is not supported: as_strided() is non-compositional, so "
+                    "functionalization cannot replay it on an updated base. Call "
+                    "as_strided() on the base tensor directly (first in the view chain)"
+                )
+    storage.updates.append((w._data, metas))
+    storage.generation += 1
+
+
+def _apply_update(update: tuple[Tensor, tuple[ViewMeta, ...]], base: Tensor) -> Tensor:
+    new_value, metas = update
+    if not metas:
+        return new_value
+    bases = [base]
+    for m in metas[:-1]:
+        bases.append(m.forward(bases[-1]))
+    t = new_value
+    for i in range(len(metas) - 1, -1, -1):
+        t = metas[i].reverse(bases[i], t)
+    return t
+
+
+def apply_updates(storage: FunctionalStorage) -> bool:
+    """Fold every queued update into the base, in order; whether anything was applied."""
+    updates = storage.updates
+    if not updates:
+        return False
+    st = _ST
+    saved = st.excluded
+    st.excluded = saved | FUNCTIONALIZE_BIT
+    try:
+        base = storage.base
+        for update in updates:
+            base = _apply_update(update, base)
+        storage.base = base
+        updates.clear()
+    finally:
+        st.excluded = saved
+    return True
+
+
+def regenerate(w: FunctionalTensor) -> None:
+    """Replay the wrapper's view chain from its storage's base; the wrapper is up to date."""
+    storage = w._fstorage
+    st = _ST
+    saved = st.excluded
+    st.excluded = saved | FUNCTIONALIZE_BIT
+    try:
+        t = storage.base
+        for m in w._view_metas:
+            t = m.forward(t)
+    finally:
+        st.excluded = saved
+    replace_(w, t, from_regenerate=True)
+    w._generation = storage.generation
+
+
+def sync(t: object) -> None:
+    """Bring a wrapper up to date with its alias group (no-op for anything else).
+
+    >>> import tensordispatch as td
+    >>> x = to_functional(td.zeros(3)); y = x.view(3)
+    >>> _ = y.add_(1); x._generation == storage_of(x).generation
+    False
+    >>> sync(x); from_functional(x).tolist()
+    [1.0, 1.0, 1.0]
+    """
+    if t.__class__ is not FunctionalTensor:
+        return
+    w: FunctionalTensor = t  # type: ignore[assignment]
+    storage = w._fstorage
+    if w._generation == storage.generation:
+        return
+    apply_updates(storage)
+    regenerate(w)
+
+
+def sync_all(tensors: Sequence[object]) -> None:
+    """``sync`` each of ``tensors`` (lists of tensors included)."""
+    for t in tensors:
+        if isinstance(t, list | tuple):
+            for x in t:
+                sync(x)
+        else:
+            sync(t)
+
+
+Unary = Callable[[Tensor], Tensor]
