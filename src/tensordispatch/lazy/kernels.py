@@ -227,22 +227,34 @@ def _device(device: Any) -> Device:
     return LAZY if dev.type == "lazy" and dev.index in (None, 0) else dev
 
 
+def _functional(t: LazyTensor) -> Tensor:
+    """Wrap a new lazy tensor for functionalization (spec 3.7), unless Functionalize is
+    excluded (then the caller, functionalization itself, wraps it)."""
+    from tensordispatch.dispatch.tls import local_state
+    from tensordispatch.transforms.functionalize import to_functional
+    from tensordispatch.transforms.functionalize.wrapper import FUNCTIONALIZE_BIT
+
+    if local_state().excluded & FUNCTIONALIZE_BIT:
+        return t
+    return to_functional(t)
+
+
 def empty_memory_format(
     size: Any, *, dtype: Any = None, layout: Any = None, device: Any = None,
     pin_memory: Any = None, memory_format: Any = None,
-) -> LazyTensor:  # fmt: skip
+) -> Tensor:  # fmt: skip
     _count("lazy::empty_symint")
     dt = _default_dtype(dtype)
-    return from_array(np.zeros(tuple(size), dt._numpy), dt, _device(device))
+    return _functional(from_array(np.zeros(tuple(size), dt._numpy), dt, _device(device)))
 
 
 def empty_strided(
     size: Any, stride: Any, *, dtype: Any = None, layout: Any = None, device: Any = None,
     pin_memory: Any = None,
-) -> LazyTensor:  # fmt: skip
+) -> Tensor:  # fmt: skip
     _count("lazy::empty_strided_symint")
     dt = _default_dtype(dtype)
-    return from_array(np.zeros(tuple(size), dt._numpy), dt, _device(device))
+    return _functional(from_array(np.zeros(tuple(size), dt._numpy), dt, _device(device)))
 
 
 def clone(self: LazyTensor, *, memory_format: Any = None) -> LazyTensor:
@@ -279,7 +291,7 @@ def _to_copy(
         raise RuntimeError(f"_to_copy: cannot copy a lazy tensor to device {target}")
     if not isinstance(self, LazyTensor):
         dt = dtype if dtype is not None else self.dtype
-        return from_array(np.asarray(_cpu_array(self), dtype=dt._numpy), dt, target)
+        return _functional(from_array(np.asarray(_cpu_array(self), dtype=dt._numpy), dt, target))
     value = self._data.ir_value()
     return from_value(cast_value(value, dtype if dtype is not None else self.dtype), target)
 
