@@ -63,8 +63,8 @@ BACKEND = FallbackBackend(
 
 
 def torchdev_fallback(op: Any, keyset: Any, stack: list[Any]) -> Any:
-    """torchdev's boxed fallback: its own hook point (logging is in BACKEND.log), then the
-    CPU fallback. Kernels call it for cases they do not handle via ``call_fallback``."""
+    """torchdev's boxed fallback (the CPU fallback; logging is in BACKEND.log). Kernels call
+    it for the cases they do not handle via ``call_fallback``."""
     return cpu_fallback(op, keyset, stack)
 
 
@@ -79,9 +79,9 @@ def install() -> None:
     # The first install owns the registration runtime made at import (DEVICE needs it).
     device_handle = runtime.take_device_handle() or runtime.register_device()
     kernel_registration = _generated.register(kernels.TorchDevNativeFunctions)
-    fallback: CPUFallbackRegistration = register_cpu_fallback(
-        BACKEND, _generated.BACKEND_KEY, fallback_fn=torchdev_fallback
-    )
+    # No fallback_fn: the default registration is the unboxed fast path (logging goes
+    # through BACKEND.log); torchdev_fallback stays available for call_fallback.
+    fallback: CPUFallbackRegistration = register_cpu_fallback(BACKEND, _generated.BACKEND_KEY)
     _INSTALLED.extend([device_handle, kernel_registration, fallback])
 
 

@@ -54,10 +54,13 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from functools import partial
+from types import CodeType, FunctionType
 from dataclasses import dataclass, field
 from typing import Any
 
 from tensordispatch.backends.fallback_plan import (
+    _CPU_RAW,
     ARG_LIST,
     ARG_TENSOR,
     PLANS,
@@ -66,7 +69,10 @@ from tensordispatch.backends.fallback_plan import (
     RET_TENSOR,
     FallbackPlan,
     call_on_cpu,
+    count_error,
     fallback_plan,
+    outputs,
+    substitute,
 )
 from tensordispatch.dispatch.dispatcher import DISPATCHER, RegistrationHandle
 from tensordispatch.dispatch.keys import BackendComponent, DispatchKey, parse_dispatch_key
@@ -90,6 +96,7 @@ __all__ = [
     "register_fallback_backend",
     "reset_fallback_counts",
     "strict_fallback",
+    "unboxed_cpu_fallback",
 ]
 
 _COMPOSITE_KEYS = (
@@ -134,6 +141,9 @@ class FallbackBackend:
 _BACKENDS: dict[BackendComponent, FallbackBackend] = {}
 _BY_RAW: dict[int, FallbackBackend] = {}
 _COUNTS: dict[str, dict[str, int]] = {}
+# Fast-path counters live in each unboxed runner's globals (``_n``): backend name ->
+# [(operator name, runner globals)]; fallback_counts adds them up.
+_RUNNER_COUNTS: dict[str, list[tuple[str, dict[str, Any]]]] = {}
 _LOCK = threading.Lock()
 
 
@@ -193,22 +203,25 @@ def fallback_counts(backend: str | None = None) -> dict[str, int]:
     {}
     """
     with _LOCK:
-        if backend is not None:
-            return dict(_COUNTS.get(backend, {}))
-        total: dict[str, int] = {}
-        for counts in _COUNTS.values():
-            for name, n in list(counts.items()):
-                total[name] = total.get(name, 0) + n
-        return total
+        rows = [(n, op, k) for n, counts in _COUNTS.items() for op, k in counts.items()]
+        rows += [(n, op, sc["_n"]) for n, scopes in _RUNNER_COUNTS.items() for op, sc in scopes]
+    total: dict[str, int] = {}
+    for name, op, k in rows:
+        if k and (backend is None or name == backend):
+            total[op] = total.get(op, 0) + k
+    return total
 
 
 def reset_fallback_counts(backend: str | None = None) -> None:
     """Zero the counters of one backend (or of all)."""
     with _LOCK:
-        if backend is None:
-            _COUNTS.clear()
-        else:
-            _COUNTS.pop(backend, None)
+        for name in list(_COUNTS):
+            if backend is None or name == backend:
+                del _COUNTS[name]
+        for name, scopes in _RUNNER_COUNTS.items():
+            if backend is None or name == backend:
+                for _, scope in scopes:
+                    scope["_n"] = 0
 
 
 @contextmanager
@@ -294,6 +307,11 @@ def cpu_fallback(op: OpOverload, keyset: DispatchKeySet | int, stack: list[Any])
     if plan is None or plan.schema is not op._entry.schema:
         plan = fallback_plan(op)
     backend = _BY_RAW.get(raw) or _backend_for(op, raw)
+    return _run_boxed(op, plan, backend, stack)
+
+
+def _run_boxed(op: OpOverload, plan: FallbackPlan, backend: FallbackBackend, stack: list[Any]) -> Any:
+    """The fallback on a full stack, every case (the unboxed fast path's general fallback)."""
     if plan.is_view or backend.strict or _STRICT.depth:
         _refuse(op, plan, backend, stack)
     counts = _COUNTS.get(backend.name)
@@ -329,7 +347,7 @@ def cpu_fallback(op: OpOverload, keyset: DispatchKeySet | int, stack: list[Any])
     if moved:
         target = moved[0].device
         cpus = backend.to_cpu(moved)
-        _substitute(plan, stack, cpu_stack, cpus)
+        substitute(plan, stack, cpu_stack, cpus)
 
     result = call_on_cpu(op, plan, cpu_stack)
 
@@ -343,7 +361,7 @@ def cpu_fallback(op: OpOverload, keyset: DispatchKeySet | int, stack: list[Any])
             for src, d in zip(cpu_stack[i], dst, strict=True):
                 if d is not None and d.device is not CPU and d.device.type != "cpu":
                     backend.copy_from_cpu(src, d)
-    return _outputs(plan, backend, stack, result, target)
+    return outputs(plan, backend, stack, result, target)
 
 
 def _run_plain(
@@ -365,98 +383,158 @@ def _run_plain(
     if backend.log is not None:
         backend.log(op, moved)
     if not moved:
-        return _outputs(plan, backend, stack, call_on_cpu(op, plan, cpu_stack), None)
+        return outputs(plan, backend, stack, call_on_cpu(op, plan, cpu_stack), None)
     cpus = backend.to_cpu(moved)
     if len(cpus) != len(moved):
-        raise _count_error(plan, len(cpus), len(moved))
+        raise count_error(plan, len(cpus), len(moved))
     for i, t in zip(where, cpus):
         cpu_stack[i] = t
     result = call_on_cpu(op, plan, cpu_stack)
     kind = plan.returns[0][0]
     if kind == RET_TENSOR and result is not None:
         return backend.from_cpu([result], moved[0].device)[0]
-    return _outputs(plan, backend, stack, result, moved[0].device)
+    return outputs(plan, backend, stack, result, moved[0].device)
 
 
-def _count_error(plan: FallbackPlan, got: int, expected: int) -> RuntimeError:
-    return RuntimeError(
-        f"{plan.name}: the backend's to_cpu hook returned {got} tensor(s) for "
-        f"{expected} device tensor(s); it must return one CPU tensor per input, in order"
-    )
+def unboxed_cpu_fallback(backend: FallbackBackend) -> Callable[..., Any]:
+    """``backend``'s CPU fallback in the dispatcher's unboxed fallback convention
+    ``fn(op, *args, **kwargs)`` (Note [The unboxed fallback]); what ``register_cpu_fallback``
+    registers when no ``fallback_fn`` is given. Same rules and results as ``cpu_fallback``.
+
+    >>> callable(unboxed_cpu_fallback(FallbackBackend("x", BackendComponent.PrivateUse3Bit,
+    ...     list, lambda ts, d: ts, lambda s, d: None)))
+    True
+    """
+    # By operator entry: OpOverload hashes by name (slow); entries hash by identity.
+    runners: dict[Any, Callable[[tuple[Any, ...], dict[str, Any]], Any]] = {}
+
+    def fallback(op: OpOverload, *args: Any, **kwargs: Any) -> Any:
+        run = runners.get(op._entry)
+        if run is None:
+            run = runners[op._entry] = _runner(op, backend, runners)
+        return run(args, kwargs)
+
+    return fallback
 
 
-def _substitute(
-    plan: FallbackPlan, stack: list[Any], cpu_stack: list[Any], cpus: Sequence[Tensor]
-) -> None:
-    """Put the CPU copies into ``cpu_stack`` in the order they were gathered."""
-    it = iter(cpus)
+def _runner(
+    op: OpOverload, backend: FallbackBackend, runners: dict[Any, Any]
+) -> Callable[[tuple[Any, ...], dict[str, Any]], Any]:
+    """One operator's unboxed fallback for one backend: everything looked up once."""
+    entry = op._entry
+    plan = fallback_plan(op)
+    schema = plan.schema
+    fast = plan.fast
+    need = plan.need
+    name = plan.name
+    to_cpu, from_cpu, log = backend.to_cpu, backend.from_cpu, backend.log
+    strict = _STRICT
+
+    def general(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        if entry.schema is not schema:  # re-def'd: plan again
+            runners.pop(entry, None)
+            return runners.setdefault(entry, _runner(op, backend, runners))(args, kwargs)
+        facts = entry.facts
+        return _run_boxed(op, plan, backend, facts.stack_of(facts.bind(args, kwargs)))
+
+    if fast is None or backend.strict:
+        return general
+
+    def mixed(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """Some tensor arguments are None or on CPU: move only the others."""
+        moved = []
+        where = []
+        for i in fast:
+            v = args[i]
+            if v is not None and v.device.type != "cpu":
+                moved.append(v)
+                where.append(i)
+        if log is not None:
+            log(op, moved)
+        cpu_kernel = _cpu_kernel(entry)
+        if not moved:
+            return cpu_kernel(*args, **kwargs)
+        cpus = to_cpu(moved)
+        if len(cpus) != len(moved):
+            raise count_error(plan, len(cpus), len(moved))
+        cpu_args = list(args)
+        for i, t in zip(where, cpus, strict=True):
+            cpu_args[i] = t
+        result = cpu_kernel(*cpu_args, **kwargs)
+        return None if result is None else from_cpu([result], moved[0].device)[0]
+
+    scope = {
+        "_general": general,
+        "_mixed": mixed,
+        "_strict": _STRICT,
+        "_entry": entry,
+        "_schema": schema,
+        "_n": 0,
+        "_op": op,
+        "_log": log,
+        "_to_cpu": to_cpu,
+        "_from_cpu": from_cpu,
+        "_CPU_RAW": _CPU_RAW,
+        "_count_error": count_error,
+        "_plan": plan,
+    }
+    with _LOCK:
+        _RUNNER_COUNTS.setdefault(backend.name, []).append((name, scope))
+    return FunctionType(_runner_code(fast, plan.need, log is not None), scope, f"fallback_{name}")
+
+
+def _cpu_kernel(entry: Any) -> Callable[..., Any]:
+    """The operator's current CPU kernel (what ``op.redispatch(CPU, ...)`` would call)."""
+    state = entry.state
     try:
-        for i, kind in plan.args:
-            if kind == ARG_TENSOR:
-                v = stack[i]
-                if v is not None and v.device is not CPU and v.device.type != "cpu":
-                    cpu_stack[i] = next(it)
-            elif kind == ARG_LIST:
-                items = cpu_stack[i]
-                for n, t in enumerate(items):
-                    if t is not None and t.device is not CPU and t.device.type != "cpu":
-                        items[n] = next(it)
-    except StopIteration:
-        raise _count_error(plan, len(cpus), _count_moved(plan, stack)) from None
-    if next(it, None) is not None:
-        raise _count_error(plan, len(cpus), _count_moved(plan, stack))
+        return state.redispatch_cache[_CPU_RAW]  # type: ignore[no-any-return]
+    except KeyError:
+        return state.redispatch_miss(_CPU_RAW)  # type: ignore[no-any-return]
 
 
-def _count_moved(plan: FallbackPlan, stack: list[Any]) -> int:
-    n = 0
-    for i, kind in plan.args:
-        items = stack[i] if kind == ARG_LIST else [stack[i]] if kind == ARG_TENSOR else []
-        n += sum(1 for t in items if t is not None and t.device.type != "cpu")
-    return n
+_RUNNER_CODE: dict[tuple[tuple[int, ...], int, bool], CodeType] = {}
 
 
-def _outputs(
-    plan: FallbackPlan,
-    backend: FallbackBackend,
-    stack: list[Any],
-    result: Any,
-    target: device | None,
-) -> Any:
-    """The operator's result with CPU outputs moved to ``target`` (one from_cpu call)."""
-    n = plan.num_returns
-    if n == 0:
-        return result
-    values = (result,) if n == 1 else tuple(result)
-    pending: list[Tensor] = []
-    for (kind, _), v in zip(plan.returns, values, strict=True):
-        if kind == RET_TENSOR and v is not None:
-            pending.append(v)
-        elif kind == RET_LIST:
-            pending.extend(t for t in v if t is not None)
-    if target is None or not pending:
-        moved_back: Sequence[Tensor] = pending
-    else:
-        moved_back = backend.from_cpu(pending, target)
-    k = 0
-    out: list[Any] = []
-    for (kind, alias), v in zip(plan.returns, values, strict=True):
-        if kind == RET_ALIAS:
-            out.append(stack[alias])
-        elif kind == RET_TENSOR and v is not None:
-            out.append(moved_back[k])
-            k += 1
-        elif kind == RET_LIST:
-            items: list[Tensor | None] = []
-            for t in v:
-                if t is None:
-                    items.append(None)
-                else:
-                    items.append(moved_back[k])
-                    k += 1
-            out.append(items)
-        else:
-            out.append(v)
-    return out[0] if n == 1 else tuple(out)
+def _runner_code(fast: tuple[int, ...], need: int, logs: bool) -> CodeType:
+    """Compiled body of the unboxed fast path for one shape of operator (tensor positions,
+    positional count needed, whether the backend logs), shared by every operator of that
+    shape (Note [The unboxed fallback])."""
+    key = (fast, need, logs)
+    code = _RUNNER_CODE.get(key)
+    if code is not None:
+        return code
+    names = [f"_a{i}" for i in fast]
+    on_cpu = " or ".join(f"{n} is None or {n}.device.type == 'cpu'" for n in names)
+    cpu_args = ", ".join(f"_c[{fast.index(p)}]" if p in fast else f"args[{p}]" for p in range(need))
+    lines = [
+        "def run(args, kwargs):",
+        f"    if len(args) < {need} or _strict.depth or _entry.schema is not _schema:",
+        "        return _general(args, kwargs)",
+        "    global _n",
+        "    _n += 1",
+        *(f"    {n} = args[{i}]" for n, i in zip(names, fast, strict=True)),
+        f"    if {on_cpu}:",
+        "        return _mixed(args, kwargs)",
+        f"    _m = [{', '.join(names)}]",
+        *(["    _log(_op, _m)"] if logs else []),
+        "    _s = _entry.state",
+        "    try:",
+        "        _k = _s.redispatch_cache[_CPU_RAW]",
+        "    except KeyError:",
+        "        _k = _s.redispatch_miss(_CPU_RAW)",
+        "    _c = _to_cpu(_m)",
+        f"    if len(_c) != {len(fast)}:",
+        f"        raise _count_error(_plan, len(_c), {len(fast)})",
+        f"    if kwargs or len(args) != {need}:",
+        f"        _r = _k({cpu_args}, *args[{need}:], **kwargs)",
+        "    else:",
+        f"        _r = _k({cpu_args})",
+        f"    return None if _r is None else _from_cpu([_r], {names[0]}.device)[0]",
+    ]
+    namespace: dict[str, Any] = {}
+    exec(compile("\n".join(lines) + "\n", "<tensordispatch cpu fallback>", "exec"), namespace)
+    code = _RUNNER_CODE[key] = namespace["run"].__code__
+    return code
 
 
 def call_fallback(
@@ -501,6 +579,9 @@ class CPUFallbackRegistration:
     handles: list[RegistrationHandle] = field(default_factory=list)
     libraries: list[Library] = field(default_factory=list)
     composite_overrides: list[str] = field(default_factory=list)
+    #: the registered kernel: ``fallback_fn`` (boxed) or ``unboxed_cpu_fallback(backend)``
+    kernel: Callable[..., Any] = cpu_fallback
+    boxed: bool = True
 
     def remove(self) -> None:
         """Unregister the kernels and the hooks, newest first."""
@@ -526,24 +607,25 @@ def register_cpu_fallback(
     kernels (Note [Fallback before composite kernels]). Returns a registration whose
     ``remove()`` undoes everything.
     """
-    fn = cpu_fallback if fallback_fn is None else fallback_fn
     reg = CPUFallbackRegistration(backend, dispatch_key)
+    boxed = fallback_fn is not None
+    reg.kernel = fallback_fn if fallback_fn is not None else unboxed_cpu_fallback(backend)
+    reg.boxed = boxed
     reg.handles.append(register_fallback_backend(backend))
     try:
         lib = Library("_", "IMPL")
         reg.libraries.append(lib)
-        lib.fallback(fn, dispatch_key, boxed=True, debug=f"CPU fallback of {backend.name}")
+        debug = f"CPU fallback of {backend.name}"
+        lib.fallback(reg.kernel, dispatch_key, boxed=boxed, debug=debug)
         if before_composite:
-            _register_before_composite(reg, fn)
+            _register_before_composite(reg)
     except BaseException:
         reg.remove()
         raise
     return reg
 
 
-def _register_before_composite(
-    reg: CPUFallbackRegistration, fn: Callable[[OpOverload, DispatchKeySet, list[Any]], Any]
-) -> None:
+def _register_before_composite(reg: CPUFallbackRegistration) -> None:
     key = parse_dispatch_key(reg.dispatch_key)
     libraries: dict[str, Library] = {}
     for entry in sorted(DISPATCHER.live_entries(), key=lambda e: e.qualified_overload_name):
@@ -558,5 +640,7 @@ def _register_before_composite(
             lib = libraries[ns] = Library(ns, "IMPL")
             reg.libraries.append(lib)
         op_name = f"{name}.{entry.overload}" if entry.overload else name
-        lib.impl(op_name, fn, reg.dispatch_key, boxed=True, debug="CPU fallback before composite")
+        fn = reg.kernel if reg.boxed else partial(reg.kernel, entry.overload_object)
+        debug = "CPU fallback before composite"
+        lib.impl(op_name, fn, reg.dispatch_key, boxed=reg.boxed, debug=debug)
         reg.composite_overrides.append(entry.qualified_overload_name)

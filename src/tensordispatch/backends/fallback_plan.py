@@ -7,6 +7,7 @@ how to call it again on CPU. Computed once per operator and cached, never per ca
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -14,6 +15,8 @@ from tensordispatch.dispatch.keys import DispatchKey
 from tensordispatch.dispatch.keyset import DispatchKeySet
 from tensordispatch.dispatch.op_overload import OpOverload
 from tensordispatch.schema.types import ListType
+from tensordispatch.tensor.device import CPU, device
+from tensordispatch.tensor.tensor import Tensor
 
 __all__ = [
     "ARG_DEVICE",
@@ -26,6 +29,10 @@ __all__ = [
     "RET_TENSOR",
     "FallbackPlan",
     "call_on_cpu",
+    "count_error",
+    "count_moved",
+    "outputs",
+    "substitute",
     "fallback_plan",
 ]
 
@@ -60,6 +67,11 @@ class FallbackPlan:
     # keyword-only arguments (defaults left out, as the dispatcher forwards them).
     num_positional: int = 0
     keywords: tuple[tuple[int, str, Any], ...] = ()
+    # Unboxed fast path (Note [The unboxed fallback]): tensor positions when every tensor
+    # argument is a positional Tensor / Tensor?, nothing is written and the one return is a
+    # fresh tensor; ``need`` = how many positional arguments a call must pass to use it.
+    fast: tuple[int, ...] | None = None
+    need: int = 0
 
 
 def compute_plan(op: OpOverload) -> FallbackPlan:
@@ -87,6 +99,16 @@ def compute_plan(op: OpOverload) -> FallbackPlan:
         for i, a in enumerate(schema.arguments)
         if a.kwarg_only
     )
+    is_plain = len(plain) == len(args)
+    fast = None
+    if (
+        is_plain
+        and not info.mutable_arg_indices
+        and not info.view_pairs
+        and [k for k, _ in returns] == [RET_TENSOR]
+        and all(i < len(positional) for i in plain)
+    ):
+        fast = plain
     return FallbackPlan(
         name=op.name(),
         schema=schema,
@@ -95,9 +117,11 @@ def compute_plan(op: OpOverload) -> FallbackPlan:
         returns=tuple(returns),
         is_view=bool(info.view_pairs),
         num_returns=len(schema.returns),
-        plain=plain if len(plain) == len(args) else None,
+        plain=plain if is_plain else None,
         num_positional=len(positional),
         keywords=keywords,
+        fast=fast,
+        need=max(fast, default=-1) + 1 if fast is not None else 0,
     )
 
 
@@ -128,3 +152,87 @@ def fallback_plan(op: OpOverload) -> FallbackPlan:
     if plan is None or plan.schema is not entry.schema:
         plan = PLANS[entry] = compute_plan(op)
     return plan
+
+
+# -- helpers of the general path (boxed_fallback.cpu_fallback) --------------------------------
+
+
+def count_error(plan: FallbackPlan, got: int, expected: int) -> RuntimeError:
+    return RuntimeError(
+        f"{plan.name}: the backend's to_cpu hook returned {got} tensor(s) for "
+        f"{expected} device tensor(s); it must return one CPU tensor per input, in order"
+    )
+
+
+def substitute(
+    plan: FallbackPlan, stack: list[Any], cpu_stack: list[Any], cpus: Sequence[Tensor]
+) -> None:
+    """Put the CPU copies into ``cpu_stack`` in the order they were gathered."""
+    it = iter(cpus)
+    try:
+        for i, kind in plan.args:
+            if kind == ARG_TENSOR:
+                v = stack[i]
+                if v is not None and v.device is not CPU and v.device.type != "cpu":
+                    cpu_stack[i] = next(it)
+            elif kind == ARG_LIST:
+                items = cpu_stack[i]
+                for n, t in enumerate(items):
+                    if t is not None and t.device is not CPU and t.device.type != "cpu":
+                        items[n] = next(it)
+    except StopIteration:
+        raise count_error(plan, len(cpus), count_moved(plan, stack)) from None
+    if next(it, None) is not None:
+        raise count_error(plan, len(cpus), count_moved(plan, stack))
+
+
+def count_moved(plan: FallbackPlan, stack: list[Any]) -> int:
+    n = 0
+    for i, kind in plan.args:
+        items = stack[i] if kind == ARG_LIST else [stack[i]] if kind == ARG_TENSOR else []
+        n += sum(1 for t in items if t is not None and t.device.type != "cpu")
+    return n
+
+
+def outputs(
+    plan: FallbackPlan,
+    backend: Any,
+    stack: list[Any],
+    result: Any,
+    target: device | None,
+) -> Any:
+    """The operator's result with CPU outputs moved to ``target`` (one from_cpu call)."""
+    n = plan.num_returns
+    if n == 0:
+        return result
+    values = (result,) if n == 1 else tuple(result)
+    pending: list[Tensor] = []
+    for (kind, _), v in zip(plan.returns, values, strict=True):
+        if kind == RET_TENSOR and v is not None:
+            pending.append(v)
+        elif kind == RET_LIST:
+            pending.extend(t for t in v if t is not None)
+    if target is None or not pending:
+        moved_back: Sequence[Tensor] = pending
+    else:
+        moved_back = backend.from_cpu(pending, target)
+    k = 0
+    out: list[Any] = []
+    for (kind, alias), v in zip(plan.returns, values, strict=True):
+        if kind == RET_ALIAS:
+            out.append(stack[alias])
+        elif kind == RET_TENSOR and v is not None:
+            out.append(moved_back[k])
+            k += 1
+        elif kind == RET_LIST:
+            items: list[Tensor | None] = []
+            for t in v:
+                if t is None:
+                    items.append(None)
+                else:
+                    items.append(moved_back[k])
+                    k += 1
+            out.append(items)
+        else:
+            out.append(v)
+    return out[0] if n == 1 else tuple(out)
