@@ -1,0 +1,3 @@
+"""placeholder"""
+def grad(*a, **k): raise NotImplementedError
+grad_and_value = vjp = jacrev = grad

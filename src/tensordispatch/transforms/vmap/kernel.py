@@ -1,0 +1,209 @@
+"""The FuncTorchBatched kernel and the FuncTorchVmapMode random-operator kernels.
+
+Owns registration (``install`` / ``uninstall``) and the one boxed kernel every operator
+reaches when an argument is a BatchedTensor: find the highest level among the arguments,
+look the operator up in ``RULES``, and run the rule; without a rule, a CompositeImplicit
+operator decomposes (its composite kernel runs on the BatchedTensors), anything else loops
+(fallback.py).
+
+Note [One kernel, a table of rules]
+torch registers each batching rule as the operator's FuncTorchBatched kernel. We register
+one boxed global fallback for FuncTorchBatched that consults ``RULES`` keyed by operator
+name: the same dispatch outcome (``dump_table`` shows the fallback in the FuncTorchBatched
+slot instead of per-operator kernels), one registration instead of hundreds at first use,
+and the rule table stays plain data that tests and docs can list.
+
+Note [Lazy registration]
+Nothing is registered on import: the first ``vmap`` call installs the kernels (the
+dispatcher's own tables stay torch's until a program uses vmap). ``uninstall`` restores the
+import-time fallbacks.
+
+Note [Randomness]
+While vmap runs, FuncTorchVmapMode is in the thread's include set, so random operators
+(tag ``nondeterministic_seeded``) reach ``random_kernel`` even without batched arguments
+(``torch.rand(3)`` inside vmap), as in torch. The innermost vmap's mode decides: 'error'
+raises torch's error; 'same' draws one sample's worth and lets it broadcast over the batch;
+'different' draws for the whole batch at once (the batch size prepended to ``size``, batched
+arguments unwrapped, unbatched ones expanded).
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from tensordispatch.dispatch import (
+    DISPATCHER,
+    DispatchKey,
+    ExcludeDispatchKeyGuard,
+    global_fallback_handle,
+    restore_global_fallback,
+)
+from tensordispatch.dispatch.keyset import full_after_raw
+from tensordispatch.dispatch.library import Library
+from tensordispatch.transforms.vmap.batched import BatchedTensor, VmapLevel, current_levels, wrap
+from tensordispatch.transforms.vmap.fallback import loop_fallback
+from tensordispatch.transforms.vmap.plan import OpPlan, plan_of
+from tensordispatch.transforms.vmap.rules import DECLINE, RULES, inplace_error, wrap_result
+
+__all__ = ["batched_kernel", "install", "installed", "random_kernel", "uninstall"]
+
+_AFTER_BATCHED = full_after_raw(DispatchKey.FuncTorchBatched)
+_AFTER_VMAP_MODE = full_after_raw(DispatchKey.FuncTorchVmapMode)
+_LIBS: list[Library] = []
+_LOCK = threading.Lock()
+
+
+def _level_of(plan: OpPlan, stack: list[Any]) -> int:
+    level = 0
+    for i in plan.tensors:
+        v = stack[i]
+        if type(v) is BatchedTensor and v._level > level:
+            level = v._level
+    for i in plan.lists:
+        for v in stack[i] or ():
+            if type(v) is BatchedTensor and v._level > level:
+                level = v._level
+    return level
+
+
+def batched_kernel(op: Any, keyset: Any, stack: list[Any]) -> Any:
+    """The FuncTorchBatched kernel (Note [One kernel, a table of rules])."""
+    plan = plan_of(op)
+    level = _level_of(plan, stack)
+    if level == 0:
+        raw = keyset if type(keyset) is int else keyset.raw
+        return op._redispatch_boxed(raw & _AFTER_BATCHED, stack)
+    rule = RULES.get(plan.name)
+    if rule is not None:
+        result = rule(op, plan, stack, level)
+        if result is not DECLINE:
+            return result
+    elif DispatchKey.CompositeImplicitAutograd in op._entry.kernels:
+        raw = keyset if type(keyset) is int else keyset.raw
+        return op._redispatch_boxed(raw & _AFTER_BATCHED, stack)
+    return loop_fallback(op, plan, stack, level)
+
+
+# -- randomness (Note [Randomness]) ------------------------------------------------------------
+
+
+def _innermost_vmap() -> VmapLevel | None:
+    for lvl in reversed(current_levels()):
+        if type(lvl) is VmapLevel:
+            return lvl
+    return None
+
+
+def random_kernel(op: Any, keyset: Any, stack: list[Any]) -> Any:
+    """FuncTorchVmapMode kernel of the random operators."""
+    lvl = _innermost_vmap()
+    raw = keyset if type(keyset) is int else keyset.raw
+    if lvl is None:
+        return op._redispatch_boxed(raw & _AFTER_VMAP_MODE, stack)
+    if lvl.randomness == "error":
+        raise RuntimeError(
+            "vmap: called random operation while in randomness error mode. Please either use "
+            "the 'same' or 'different' randomness flags on vmap or perform the randomness "
+            "operation out of vmap"
+        )
+    plan = plan_of(op)
+    with ExcludeDispatchKeyGuard(DispatchKey.FuncTorchVmapMode):
+        if lvl.randomness == "same":
+            return _same(op, plan, stack, lvl)
+        return _different(op, plan, stack, lvl)
+
+
+def _same(op: Any, plan: OpPlan, stack: list[Any], lvl: VmapLevel) -> Any:
+    level = lvl.level
+    s = list(stack)
+    for i in plan.tensors:
+        v = stack[i]
+        if type(v) is BatchedTensor and v._level == level:
+            s[i] = v._data.select(0, 0)
+    if plan.name in ("aten::dropout", "aten::dropout_"):
+        from tensordispatch import ones_like
+
+        s[0] = ones_like(s[0])
+        mask = op._call_boxed(s) if plan.name == "aten::dropout" else op._call_boxed([s[0].clone(), *s[1:]])
+        out = stack[0] * mask
+        if plan.mutable:
+            stack[0].copy_(out)
+            return stack[0]
+        return out
+    if plan.mutable:
+        target = stack[plan.mutable[0]]
+        s[plan.mutable[0]] = s[plan.mutable[0]].clone()
+        target.copy_(op._call_boxed(s))
+        return target
+    return op._call_boxed(s)
+
+
+def _different(op: Any, plan: OpPlan, stack: list[Any], lvl: VmapLevel) -> Any:
+    level, size = lvl.level, lvl.batch_size
+    s = list(stack)
+    for i in plan.mutable:
+        v = stack[i]
+        if not (type(v) is BatchedTensor and v._level == level):
+            raise RuntimeError(
+                "vmap: Cannot ask for different inplace randomness on an unbatched tensor. This "
+                "will appear like same randomness. If this is necessary for your usage, please "
+                "file an issue with functorch."
+            )
+    for i in plan.tensors:
+        v = stack[i]
+        if type(v) is BatchedTensor and v._level == level:
+            s[i] = v._data
+        elif v is not None:
+            s[i] = v.expand([size, *v._shape])
+    k = plan.index("size")
+    if k >= 0 and not plan.tensors:
+        s[k] = [size, *s[k]]
+    result = op._call_boxed(s)
+    if plan.mutable:
+        return stack[plan.mutable[0]]
+    return wrap_result(result, level)
+
+
+# -- registration (Note [Lazy registration]) ---------------------------------------------------
+
+
+def installed() -> bool:
+    """Whether the vmap kernels are registered."""
+    return bool(_LIBS)
+
+
+def install() -> None:
+    """Register the FuncTorchBatched fallback and the random kernels (idempotent)."""
+    if _LIBS:
+        return
+    with _LOCK:
+        if _LIBS:
+            return
+        from tensordispatch.transforms.vmap.rules import install_part1
+        from tensordispatch.transforms.vmap.rules_linalg import install_part2
+
+        install_part1()
+        install_part2()
+        fallback_lib = Library("_", "IMPL")
+        lib = Library("aten", "IMPL", "FuncTorchVmapMode")
+        with DISPATCHER.batch():
+            global_fallback_handle(DispatchKey.FuncTorchBatched).remove()
+            fallback_lib.fallback(batched_kernel, "FuncTorchBatched", boxed=True)
+            for entry in list(DISPATCHER.live_entries()):
+                if entry.qualified_name.startswith("aten::") and (
+                    "nondeterministic_seeded" in entry.tags
+                ):
+                    lib.impl(entry.qualified_overload_name.split("::")[1], random_kernel, boxed=True)
+        _LIBS.extend([fallback_lib, lib])
+
+
+def uninstall() -> None:
+    """Remove the vmap kernels and restore the import-time FuncTorchBatched fallback."""
+    with _LOCK:
+        while _LIBS:
+            _LIBS.pop()._destroy()
+        restore_global_fallback(DispatchKey.FuncTorchBatched)
+
+
+__all__ += ["inplace_error"]

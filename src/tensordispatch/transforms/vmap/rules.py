@@ -1,0 +1,413 @@
+"""Batching rules, part 1: the table, pointwise ops, dim-taking ops (reductions, softmax,
+views) and ops that act on trailing dims only.
+
+A rule is ``rule(op, plan, stack, level) -> result``: ``stack`` is the boxed call (every
+argument, defaults filled in), ``level`` the vmap level being removed; arguments batched at
+that level have their batch dim first in their inner tensor (Note [Batch dim at the front]
+in batched.py). A rule calls operators on inner tensors through the dispatcher (so lower
+levels and autograd see ordinary calls) and wraps the results at ``level``.
+
+``RULES`` maps ``ns::name.overload`` to a rule: the "table keyed by operator" of the issue.
+Operators without a rule go to the for-loop fallback (fallback.py), except
+CompositeImplicitAutograd ones, which decompose (kernel.py).
+
+Note [Logical dims]
+Dim arguments are the user's logical dims: they are wrapped against the logical rank (the
+error says so with torch's IndexError text) and shifted by one past the batch dim. A
+logical 0-dim tensor is treated as shape [1] for ops that accept dim 0 / -1 on scalars
+(reductions, softmax, ...), and the size-1 dim is squeezed off the result again.
+
+Note [Promotion with batched scalars]
+A logical 0-dim tensor batched at a level is 1-dim physically, and type promotion treats
+dimensioned tensors differently from 0-dim ones (``float32[3] + float64[]`` is float32).
+The pointwise rule therefore computes the result type on the logical arguments and casts a
+batched 0-dim argument to it when it differs (torch's binary pointwise rules do the same).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from tensordispatch.tensor.dtypes import _result_type_of
+from tensordispatch.transforms.vmap.batched import BatchedTensor, wrap
+from tensordispatch.transforms.vmap.plan import OpPlan
+
+__all__ = ["DECLINE", "RULES", "Rule", "broadcast_error", "wrap_dim", "wrap_result"]
+
+Rule = Callable[[Any, OpPlan, list[Any], int], Any]
+RULES: dict[str, Rule] = {}
+#: What a rule returns to decline a call it cannot batch (the kernel then loops).
+DECLINE: Any = object()
+
+
+def wrap_dim(dim: int, rank: int, scalar_ok: bool = True) -> int:
+    """``dim`` wrapped into [0, rank) with torch's IndexError (Note [Logical dims])."""
+    n = rank if rank or not scalar_ok else 1
+    if -n <= dim < n:
+        return dim + n if dim < 0 else dim
+    raise IndexError(
+        f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})"
+    )
+
+
+def wrap_result(res: Any, level: int) -> Any:
+    """Wrap every tensor of an operator's result at ``level``."""
+    if isinstance(res, tuple):
+        return tuple(wrap_result(r, level) for r in res)
+    if isinstance(res, list):
+        return [wrap_result(r, level) for r in res]
+    if res is None or not hasattr(res, "_key_set"):
+        return res
+    return wrap(res, level)
+
+
+def _unsqueeze_after_batch(p: Any, count: int) -> Any:
+    for _ in range(count):
+        p = p.unsqueeze(1)
+    return p
+
+
+def _broadcast(shapes: list[tuple[int, ...]]) -> tuple[int, ...] | None:
+    rank = max(len(s) for s in shapes)
+    out = []
+    for k in range(rank):
+        size = 1
+        for s in shapes:
+            d = s[k - rank + len(s)] if k - rank + len(s) >= 0 else 1
+            if d != 1:
+                if size not in (1, d):
+                    return None
+                size = d
+        out.append(size)
+    return tuple(out)
+
+
+def broadcast_error(self_shape: tuple[int, ...], shapes: list[tuple[int, ...]]) -> RuntimeError:
+    """torch's error for an in-place op whose arguments broadcast past ``self``."""
+    b = _broadcast([self_shape, *shapes])
+    return RuntimeError(
+        f"output with shape {list(self_shape)} doesn't match the broadcast shape "
+        f"{list(b if b is not None else ())}"
+    )
+
+
+def inplace_error() -> RuntimeError:
+    """Note [In-place on an unbatched tensor] (fallback.py), the rules' wording (torch's)."""
+    return RuntimeError(
+        "vmap: inplace arithmetic(self, *extra_args) is not possible because there exists a "
+        "Tensor `other` in extra_args that has more elements than `self`. This happened due "
+        "to `other` being vmapped over but `self` not being vmapped over in a vmap. Please "
+        "try to use out-of-place operators instead of inplace arithmetic. If said operator is "
+        "being called inside the PyTorch framework, please file a bug report instead."
+    )
+
+
+_NOT_PROMOTED = ("condition", "mask")
+
+
+def pointwise_rule(op: Any, plan: OpPlan, stack: list[Any], level: int) -> Any:
+    """Broadcasting elementwise ops: align ranks after the batch dim, call, wrap."""
+    rank = 0
+    batched = []
+    zero_dim = False
+    for i in plan.tensors:
+        v = stack[i]
+        if v is None:
+            continue
+        r = len(v._shape)
+        if r > rank:
+            rank = r
+        if type(v) is BatchedTensor and v._level == level:
+            batched.append(i)
+            zero_dim = zero_dim or r == 0
+    s = list(stack)
+    if plan.mutable:
+        _check_inplace(plan, stack, level, rank)
+    if zero_dim:
+        _promote_batched_scalars(plan, stack, s, batched)
+    for i in batched:
+        v = s[i]
+        p = v._data
+        r = len(v._shape)
+        s[i] = _unsqueeze_after_batch(p, rank - r) if r < rank else p
+    res = op._call_boxed(s)
+    if plan.mutable:
+        return stack[plan.returns[0][1]]
+    return wrap(res, level)
+
+
+def _check_inplace(plan: OpPlan, stack: list[Any], level: int, rank: int) -> None:
+    for i in plan.mutable:
+        v = stack[i]
+        if not (type(v) is BatchedTensor and v._level == level):
+            raise inplace_error()
+        if len(v._shape) < rank:
+            others = [stack[j]._shape for j in plan.tensors if j != i and stack[j] is not None]
+            raise broadcast_error(v._shape, others)
+
+
+def _promote_batched_scalars(
+    plan: OpPlan, stack: list[Any], s: list[Any], batched: list[int]
+) -> None:
+    """Note [Promotion with batched scalars]."""
+    operands = [
+        stack[i]
+        for i in range(len(stack))
+        if plan.names[i] not in _NOT_PROMOTED
+        and (i in plan.tensors or isinstance(stack[i], bool | int | float | complex))
+        and stack[i] is not None
+        and (i in plan.tensors or plan.names[i] in ("other", "self", "exponent", "value"))
+    ]
+    if plan.mutable:
+        target = stack[plan.mutable[0]].dtype
+    else:
+        try:
+            target = _result_type_of(tuple(operands))
+        except TypeError:
+            return
+    for i in batched:
+        v = stack[i]
+        if len(v._shape) == 0 and v.dtype != target and plan.names[i] not in _NOT_PROMOTED:
+            s[i] = wrap(v._data.to(target), v._level)
+
+
+# -- ops acting on trailing dims only (the batch dim rides along) -----------------------------
+
+
+def direct_rule(op: Any, plan: OpPlan, stack: list[Any], level: int) -> Any:
+    """Ops whose only tensor is ``self`` and that act elementwise or on trailing dims."""
+    s = list(stack)
+    for i in plan.tensors:
+        v = stack[i]
+        if type(v) is BatchedTensor and v._level == level:
+            s[i] = v._data
+        elif v is not None:
+            return DECLINE  # another tensor argument: not this rule's business
+    res = op._call_boxed(s)
+    if plan.mutable:
+        return stack[plan.mutable[0]]
+    return wrap_result(res, level)
+
+
+# -- dim-taking ops (Note [Logical dims]) ------------------------------------------------------
+
+# kinds: "dim" an int; "dim?" an int or None (None: every dim, via flattening);
+# "dims" a list, empty or None meaning every dim (reductions); "dimlist" a list (empty: none);
+# "newdim" an int wrapped against rank + 1 (unsqueeze).
+DimSpec = tuple[tuple[str, str], ...]
+
+
+def _shift(value: Any, kind: str, rank: int) -> Any:
+    if kind in ("dim", "dim?"):
+        return wrap_dim(value, rank) + 1
+    if kind == "newdim":
+        return wrap_dim(value, rank + 1, scalar_ok=False) + 1
+    dims = [value] if isinstance(value, int) else list(value or [])
+    if kind == "dims" and not dims:
+        return list(range(1, max(rank, 1) + 1))
+    return [wrap_dim(d, rank) + 1 for d in dims]
+
+
+def dims_rule(spec: DimSpec, scalar_ok: bool = True) -> Rule:
+    """A rule for an op whose tensor is ``self`` and whose dim arguments are ``spec``."""
+
+    def rule(op: Any, plan: OpPlan, stack: list[Any], level: int) -> Any:
+        i0 = plan.tensors[0]
+        x = stack[i0]
+        for j in plan.tensors[1:]:
+            if stack[j] is not None and type(stack[j]) is BatchedTensor:
+                if stack[j]._level == level:
+                    return DECLINE
+        rank = len(x._shape)
+        p = x._data
+        scalar = rank == 0 and not any(k == "newdim" for _, k in spec)
+        if scalar and not scalar_ok:
+            return DECLINE  # let the loop run the op on 0-dim slices (torch's own error)
+        if scalar:
+            p = p.unsqueeze(1)
+        s = list(stack)
+        s[i0] = p
+        for name, kind in spec:
+            k = plan.index(name)
+            value = stack[k]
+            if kind == "dim?" and value is None:
+                return _flattened(op, plan, s, i0, k, rank, level)
+            s[k] = _shift(value, kind, 1 if scalar else rank)
+        res = op._call_boxed(s)
+        if scalar:
+            res = _squeeze_scalar(res)
+        return wrap_result(res, level)
+
+    return rule
+
+
+def _squeeze_scalar(res: Any) -> Any:
+    if isinstance(res, tuple | list):
+        return type(res)(_squeeze_scalar(r) for r in res)
+    return res.squeeze(1) if res is not None and res.dim() > 1 else res
+
+
+def _flattened(
+    op: Any, plan: OpPlan, s: list[Any], i0: int, k: int, rank: int, level: int
+) -> Any:
+    """``dim=None`` (argmax, aminmax): reduce the flattened sample, keep keepdim's shape."""
+    p = s[i0]
+    size = p.shape[0]
+    s[i0] = p.reshape([size, -1])
+    s[k] = 1
+    keep = plan.index("keepdim")
+    keepdim = keep >= 0 and bool(s[keep])
+    if keep >= 0:
+        s[keep] = False
+    res = op._call_boxed(s)
+    if keepdim:
+        shape = [size] + [1] * rank
+        res = tuple(r.reshape(shape) for r in res) if isinstance(res, tuple) else res.reshape(shape)
+    return wrap_result(res, level)
+
+
+def _register_dims() -> None:
+    d, dq, ds, dl, nd = "dim", "dim?", "dims", "dimlist", "newdim"
+    table: dict[tuple[str, ...], DimSpec] = {
+        ("sum.dim_IntList", "mean.dim", "amax", "amin", "var.correction", "std.correction",
+         "var.dim", "std.dim", "norm.ScalarOpt_dim", "norm.ScalarOpt_dim_dtype", "logsumexp",
+         "all.dims", "any.dims"): (("dim", ds),),
+        ("max.dim", "min.dim", "prod.dim_int", "all.dim", "any.dim", "cumsum", "softmax.int",
+         "log_softmax.int", "_softmax", "_log_softmax", "sort", "sort.stable", "topk",
+         "squeeze.dim", "squeeze_copy.dim"): (("dim", d),),
+        ("argmax", "argmin", "aminmax"): (("dim", dq),),
+        ("transpose.int", "transpose_copy.int"): (("dim0", d), ("dim1", d)),
+        ("diagonal", "diagonal_copy"): (("dim1", d), ("dim2", d)),
+        ("flatten.using_ints",): (("start_dim", d), ("end_dim", d)),
+        ("unsqueeze", "unsqueeze_copy"): (("dim", nd),),
+        ("flip",): (("dims", dl),),
+    }
+    loose: dict[tuple[str, ...], DimSpec] = {  # ops torch refuses on 0-dim tensors
+        ("select.int", "select_copy.int", "slice.Tensor", "slice_copy.Tensor", "narrow",
+         "narrow_copy", "narrow.Tensor", "split.Tensor", "split.sizes", "split_with_sizes",
+         "split_copy.Tensor", "split_with_sizes_copy", "chunk", "unbind.int",
+         "unbind_copy.int", "cumsum_"): (("dim", d),),
+        ("unfold", "unfold_copy"): (("dimension", d),),
+    }
+    for group, scalar_ok in ((table, True), (loose, False)):
+        for names, spec in group.items():
+            for name in names:
+                RULES[f"aten::{name}"] = dims_rule(spec, scalar_ok)
+    RULES["aten::cumsum_"] = _inplace_dims(("dim", d))
+
+
+def _inplace_dims(spec: tuple[str, str]) -> Rule:
+    inner = dims_rule((spec,), scalar_ok=True)
+
+    def rule(op: Any, plan: OpPlan, stack: list[Any], level: int) -> Any:
+        x = stack[plan.mutable[0]]
+        if not (type(x) is BatchedTensor and x._level == level):
+            raise inplace_error()
+        inner(op, plan, stack, level)
+        return x
+
+    return rule
+
+
+# -- views and shape ops with sizes -----------------------------------------------------------
+
+
+def _size_rule(arg: str, expand: bool = False) -> Rule:
+    """view / reshape / expand: prepend the batch size to the size list."""
+
+    def rule(op: Any, plan: OpPlan, stack: list[Any], level: int) -> Any:
+        x = stack[0]
+        p = x._data
+        k = plan.index(arg)
+        size = list(stack[k])
+        if expand and len(size) > len(x._shape):
+            p = _unsqueeze_after_batch(p, len(size) - len(x._shape))
+        s = list(stack)
+        s[0] = p
+        s[k] = [p.shape[0], *size]
+        return wrap(op._call_boxed(s), level)
+
+    return rule
+
+
+def permute_rule(op: Any, plan: OpPlan, stack: list[Any], level: int) -> Any:
+    x = stack[0]
+    rank = len(x._shape)
+    dims = [wrap_dim(d, rank, scalar_ok=False) + 1 for d in stack[1]]
+    s = [x._data, [0, *dims]]
+    return wrap(op._call_boxed(s), level)
+
+
+def t_rule(op: Any, plan: OpPlan, stack: list[Any], level: int) -> Any:
+    x = stack[0]
+    if len(x._shape) < 2:
+        p = x._data
+        return wrap(p.alias() if op.name() == "aten::t" else p.clone(), level)
+    name = "transpose" if op.name() == "aten::t" else "transpose_copy"
+    from tensordispatch import ops
+
+    transpose = getattr(ops.aten, name).int
+    return wrap(transpose(x._data, 1, 2), level)
+
+
+def repeat_rule(op: Any, plan: OpPlan, stack: list[Any], level: int) -> Any:
+    x = stack[0]
+    reps = list(stack[1])
+    p = x._data
+    if len(reps) > len(x._shape):
+        p = _unsqueeze_after_batch(p, len(reps) - len(x._shape))
+    return wrap(op._call_boxed([p, [1, *reps]]), level)
+
+
+def roll_rule(op: Any, plan: OpPlan, stack: list[Any], level: int) -> Any:
+    x = stack[0]
+    p = x._data
+    dims = stack[2]
+    dims = [dims] if isinstance(dims, int) else list(dims)
+    if dims:
+        return wrap(op._call_boxed([p, stack[1], [wrap_dim(d, len(x._shape)) + 1 for d in dims]]), level)
+    size = p.shape[0]
+    flat = p.reshape([size, -1])
+    rolled = op._call_boxed([flat, stack[1], [1]])
+    return wrap(rolled.reshape(list(p.shape)), level)
+
+
+def _register_views() -> None:
+    for name in ("view", "view_copy"):
+        RULES[f"aten::{name}"] = _size_rule("size")
+    RULES["aten::reshape"] = _size_rule("shape")
+    for name in ("expand", "expand_copy"):
+        RULES[f"aten::{name}"] = _size_rule("size", expand=True)
+    for name in ("permute", "permute_copy"):
+        RULES[f"aten::{name}"] = permute_rule
+    for name in ("t", "t_copy"):
+        RULES[f"aten::{name}"] = t_rule
+    RULES["aten::repeat"] = repeat_rule
+    RULES["aten::roll"] = roll_rule
+
+
+_DIRECT = (
+    "clone", "contiguous", "alias", "alias_copy", "detach", "detach_copy", "_to_copy",
+    "to.dtype", "to.dtype_layout", "to.device", "tril", "triu", "tril_", "triu_",
+    "fill_.Scalar", "fill.Scalar", "zeros_like", "ones_like", "empty_like", "full_like",
+    "view_as_real", "view_as_real_copy", "view_as_complex", "view_as_complex_copy",
+)
+
+
+def install_part1() -> None:
+    """Fill RULES with this module's rules."""
+    from tensordispatch.dispatch import DISPATCHER
+
+    for entry in DISPATCHER.live_entries():
+        if not entry.qualified_name.startswith("aten::") or "pointwise" not in entry.tags:
+            continue
+        if entry.schema is not None and entry.schema.is_out_fn():
+            continue  # out= variants loop (their outputs are resized per sample)
+        RULES[entry.qualified_overload_name] = pointwise_rule
+    for name in ("copy_", "masked_fill_.Scalar", "masked_fill.Scalar"):
+        RULES[f"aten::{name}"] = pointwise_rule
+    for name in _DIRECT:
+        RULES[f"aten::{name}"] = direct_rule
+    _register_dims()
+    _register_views()

@@ -1,0 +1,254 @@
+"""Batching rules, part 2: the matmul family, cat/stack, index_select/gather, masked_fill,
+full reductions (no dim argument), embedding.
+
+Same rule convention as rules.py. Several rules are decompositions at the logical level:
+they call other operators on the BatchedTensors themselves (``addmm = self*beta +
+alpha*mm(...)``), which re-enter the batching kernel and use those operators' rules (torch's
+FuncTorchBatchedDecomposition does the same for its composite operators).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tensordispatch.transforms.vmap.batched import BatchedTensor, wrap
+from tensordispatch.transforms.vmap.plan import OpPlan
+from tensordispatch.transforms.vmap.rules import DECLINE, RULES, inplace_error, wrap_dim
+
+__all__ = ["install_part2"]
+
+
+def _unwrap(x: Any, level: int) -> tuple[Any, bool]:
+    if type(x) is BatchedTensor and x._level == level:
+        return x._data, True
+    return x, False
+
+
+def _matmul_physical(a: Any, ab: bool, b: Any, bb: bool) -> Any:
+    """Batched matrix product of inner tensors; an unbatched side broadcasts over the batch."""
+    return a.matmul(b)
+
+
+def mm_rule(op: Any, plan: OpPlan, stack: list[Any], level: int) -> Any:
+    a, b = stack[0], stack[1]
+    if len(a._shape) != 2:
+        raise RuntimeError("self must be a matrix")
+    if len(b._shape) != 2:
+        raise RuntimeError("mat2 must be a matrix")
+    pa, ab = _unwrap(a, level)
+    pb, bb = _unwrap(b, level)
+    return wrap(_matmul_physical(pa, ab, pb, bb), level)
+
+
+def bmm_rule(op: Any, plan: OpPlan, stack: list[Any], level: int) -> Any:
+    a, b = stack[0], stack[1]
+    if len(a._shape) != 3:
+        raise RuntimeError("batch1 must be a 3D tensor")
+    if len(b._shape) != 3:
+        raise RuntimeError("batch2 must be a 3D tensor")
+    pa, ab = _unwrap(a, level)
+    pb, bb = _unwrap(b, level)
+    return wrap(_matmul_physical(pa, ab, pb, bb), level)
+
+
+def mv_rule(op: Any, plan: OpPlan, stack: list[Any], level: int) -> Any:
+    a, v = stack[0], stack[1]
+    if len(a._shape) != 2 or len(v._shape) != 1:
+        return DECLINE  # the loop raises torch's own message
+    pa, ab = _unwrap(a, level)
+    pv, vb = _unwrap(v, level)
+    if vb:
+        out = pa.matmul(pv.unsqueeze(-1)).squeeze(-1)  # [B,n,m]@[B,m,1] or [n,m]@[B,m,1]
+    else:
+        out = pa.matmul(pv)
+    return wrap(out, level)
+
+
+def dot_rule(op: Any, plan: OpPlan, stack: list[Any], level: int) -> Any:
+    a, b = stack[0], stack[1]
+    if len(a._shape) != 1 or len(b._shape) != 1 or a.dtype != b.dtype:
+        return DECLINE
+    pa, _ = _unwrap(a, level)
+    pb, _ = _unwrap(b, level)
+    if pa.dim() == 1:
+        pa, pb = pb, pa
+    out = pa.unsqueeze(-2).matmul(pb.unsqueeze(-1)).squeeze(-1).squeeze(-1)
+    return wrap(out, level)
+
+
+def _addmm_like(mul_name: str) -> Any:
+    def rule(op: Any, plan: OpPlan, stack: list[Any], level: int) -> Any:
+        import tensordispatch as td
+
+        self, m1, m2, beta, alpha = stack
+        if plan.mutable and not (type(self) is BatchedTensor and self._level == level):
+            raise inplace_error()
+        prod = getattr(td, mul_name)(m1, m2)
+        if mul_name == "bmm" and op.name().startswith("aten::addbmm"):
+            prod = prod.sum(0)
+        if alpha != 1:
+            prod = prod * alpha
+        if beta == 0:
+            out = td.add(prod, td.zeros_like(self))  # beta=0 ignores self's values
+        elif beta == 1:
+            out = td.add(self, prod)
+        else:
+            out = td.add(self * beta, prod)
+        if plan.mutable:
+            self.copy_(out)
+            return self
+        return out
+
+    return rule
+
+
+def cat_rule(op: Any, plan: OpPlan, stack: list[Any], level: int) -> Any:
+    tensors, dim = stack[0], stack[1]
+    size = next(t._data._shape[0] for t in tensors if type(t) is BatchedTensor and t._level == level)
+    # torch skips legacy empty 1-D tensors ([0]) when the others have another rank
+    ranks = {len(t._shape) for t in tensors if t._shape != (0,)}
+    rank = ranks.pop() if len(ranks) == 1 else (len(tensors[0]._shape))
+    phys = []
+    for t in tensors:
+        if t._shape == (0,) and rank != 1:
+            continue
+        p, b = _unwrap(t, level)
+        phys.append(p if b else p.expand([size, *t._shape]))
+    if not phys:
+        return DECLINE
+    return wrap(op._call_boxed([phys, wrap_dim(dim, rank) + 1]), level)
+
+
+def stack_rule(op: Any, plan: OpPlan, stack: list[Any], level: int) -> Any:
+    tensors, dim = stack[0], stack[1]
+    size = next(t._data._shape[0] for t in tensors if type(t) is BatchedTensor and t._level == level)
+    rank = len(tensors[0]._shape)
+    phys = []
+    for t in tensors:
+        p, b = _unwrap(t, level)
+        phys.append(p if b else p.expand([size, *t._shape]))
+    return wrap(op._call_boxed([phys, wrap_dim(dim, rank + 1, scalar_ok=False) + 1]), level)
+
+
+def index_select_rule(op: Any, plan: OpPlan, stack: list[Any], level: int) -> Any:
+    x, dim, index = stack
+    rank = len(x._shape)
+    if rank == 0 or len(index._shape) > 1:
+        return DECLINE
+    d = wrap_dim(dim, rank) + 1
+    px, xb = _unwrap(x, level)
+    pi, ib = _unwrap(index, level)
+    if not ib:
+        return wrap(op._call_boxed([px, d, pi]), level)
+    size = pi._shape[0]
+    if not xb:
+        px = px.expand([size, *x._shape])
+    # result[b] = x[b].index_select(d, index[b]): a gather along d with the index spread
+    k = pi._shape[1] if len(pi._shape) > 1 else 1
+    shape = [size] + [1] * rank
+    shape[d] = k
+    idx = pi.reshape(shape)
+    target = list(px.shape)
+    target[d] = k
+    return wrap(px.gather(d, idx.expand(target)), level)
+
+
+def gather_rule(op: Any, plan: OpPlan, stack: list[Any], level: int) -> Any:
+    x, dim, index, sparse_grad = stack
+    rank = len(x._shape)
+    if rank != len(index._shape):
+        return DECLINE
+    px, xb = _unwrap(x, level)
+    pi, ib = _unwrap(index, level)
+    size = (px if xb else pi)._shape[0]
+    if not xb:
+        px = px.expand([size, *x._shape])
+    if not ib:
+        pi = pi.expand([size, *index._shape])
+    if rank == 0:
+        wrap_dim(dim, 0)
+        out = op._call_boxed([px.unsqueeze(1), 1, pi.unsqueeze(1), sparse_grad]).squeeze(1)
+        return wrap(out, level)
+    return wrap(op._call_boxed([px, wrap_dim(dim, rank) + 1, pi, sparse_grad]), level)
+
+
+def masked_fill_tensor_rule(op: Any, plan: OpPlan, stack: list[Any], level: int) -> Any:
+    import tensordispatch as td
+
+    x, mask, value = stack
+    if not (type(value) is BatchedTensor and value._level == level):
+        from tensordispatch.transforms.vmap.rules import pointwise_rule
+
+        return pointwise_rule(op, plan, stack, level)
+    if value.dim() != 0:
+        return DECLINE
+    out = td.where(mask, value.to(x.dtype), x)
+    if plan.mutable:
+        if not (type(x) is BatchedTensor and x._level == level):
+            raise inplace_error()
+        x.copy_(out)
+        return x
+    return out
+
+
+def _full_reduction(dim_op: str, build: Any) -> Any:
+    """Ops that reduce every dim: reduce the flattened sample with the dim overload."""
+
+    def rule(op: Any, plan: OpPlan, stack: list[Any], level: int) -> Any:
+        from tensordispatch import ops
+
+        x = stack[0]
+        p = x._data
+        flat = p.reshape([p.shape[0], -1])
+        name, overload = dim_op.split(".")
+        target = getattr(getattr(ops.aten, name), overload)
+        args, kwargs = build(flat, stack)
+        return wrap(target(*args, **kwargs), level)
+
+    return rule
+
+
+def embedding_rule(op: Any, plan: OpPlan, stack: list[Any], level: int) -> Any:
+    weight, indices = stack[0], stack[1]
+    if type(weight) is BatchedTensor and weight._level == level:
+        return DECLINE
+    s = list(stack)
+    s[1] = indices._data
+    return wrap(op._call_boxed(s), level)
+
+
+def install_part2() -> None:
+    """Fill RULES with this module's rules."""
+    RULES["aten::mm"] = mm_rule
+    RULES["aten::bmm"] = bmm_rule
+    RULES["aten::mv"] = mv_rule
+    RULES["aten::dot"] = dot_rule
+    RULES["aten::addmm"] = _addmm_like("mm")
+    RULES["aten::addmm_"] = _addmm_like("mm")
+    RULES["aten::addmv"] = _addmm_like("mv")
+    RULES["aten::addmv_"] = _addmm_like("mv")
+    RULES["aten::baddbmm"] = _addmm_like("bmm")
+    RULES["aten::baddbmm_"] = _addmm_like("bmm")
+    RULES["aten::addbmm"] = _addmm_like("bmm")
+    RULES["aten::addbmm_"] = _addmm_like("bmm")
+    RULES["aten::cat"] = cat_rule
+    RULES["aten::stack"] = stack_rule
+    RULES["aten::index_select"] = index_select_rule
+    RULES["aten::gather"] = gather_rule
+    RULES["aten::masked_fill.Tensor"] = masked_fill_tensor_rule
+    RULES["aten::masked_fill_.Tensor"] = masked_fill_tensor_rule
+    RULES["aten::embedding"] = embedding_rule
+    full = {
+        "sum": ("sum.dim_IntList", lambda f, s: ((f, [1]), {"dtype": s[1]})),
+        "mean": ("mean.dim", lambda f, s: ((f, [1]), {"dtype": s[1]})),
+        "prod": ("prod.dim_int", lambda f, s: ((f, 1), {"dtype": s[1]})),
+        "max": ("amax.default", lambda f, s: ((f, [1]), {})),
+        "min": ("amin.default", lambda f, s: ((f, [1]), {})),
+        "all": ("all.dim", lambda f, s: ((f, 1), {})),
+        "any": ("any.dim", lambda f, s: ((f, 1), {})),
+        "var": ("var.correction", lambda f, s: ((f, [1]), {"correction": 1 if s[1] else 0})),
+        "std": ("std.correction", lambda f, s: ((f, [1]), {"correction": 1 if s[1] else 0})),
+        "norm.Scalar": ("norm.ScalarOpt_dim", lambda f, s: ((f, s[1], [1]), {})),
+    }
+    for name, (dim_op, build) in full.items():
+        RULES[f"aten::{name}"] = _full_reduction(dim_op, build)
