@@ -32,11 +32,17 @@ __all__ = ["CPU_KERNELS"]
 # -- structured impls: pointwise ---------------------------------------------------------------
 
 
+def _scale(b: Any, alpha: Any, cd: Any) -> Any:
+    # alpha converted to the computation dtype first, wrapping as a C cast does (uint8 and
+    # alpha=-3 multiply by 253), as torch's kernels do; NumPy refuses out-of-range ints.
+    return np.multiply(b, np.array(alpha).astype(cd), dtype=cd, casting="unsafe")
+
+
 def add_out(pre: Any, self: Tensor, other: Tensor, alpha: Any, out: Tensor) -> None:
     cd = pre._numpy
     b = other._data
     if alpha != 1 or type(alpha) is bool:
-        b = np.multiply(b, alpha, dtype=cd, casting="unsafe")
+        b = _scale(b, alpha, cd)
     np.add(self._data, b, out=out._data, dtype=cd, casting="unsafe")
 
 
@@ -44,7 +50,7 @@ def sub_out(pre: Any, self: Tensor, other: Tensor, alpha: Any, out: Tensor) -> N
     cd = pre._numpy
     b = other._data
     if alpha != 1:
-        b = np.multiply(b, alpha, dtype=cd, casting="unsafe")
+        b = _scale(b, alpha, cd)
     np.subtract(self._data, b, out=out._data, dtype=cd, casting="unsafe")
 
 

@@ -218,7 +218,13 @@ def div_out_mode(
         _store(out, result)
         return
     with quiet_fp():
-        _store(out, _floor_divide_float(a, b) if mode == "floor" else np.trunc(a / b))
+        if mode == "floor":
+            _store(out, _floor_divide_float(a, b))
+        else:
+            # float16: the quotient is rounded to half before trunc, as torch's vectorized
+            # loop does (its scalar tail loop truncates the float quotient; they disagree
+            # when the quotient rounds up to an integer: 64.99 -> 65 vs 64).
+            _store(out, np.trunc((a / b).astype(common._numpy)))
 
 
 def _floor_divide_float(a: Array, b: Array) -> Array:
