@@ -1,0 +1,38 @@
+"""Shared fixtures of the lazy tests: torch._lazy (TorchScript backend) as the oracle, and a
+clean metrics/compile-cache state per test."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+import torch
+import torch._lazy
+import torch._lazy.metrics
+import torch._lazy.ts_backend
+
+import tensordispatch.lazy as lazy
+
+try:
+    torch._lazy.ts_backend.init()
+except RuntimeError:  # already initialised by another import of this module
+    pass
+
+
+@pytest.fixture(autouse=True)
+def _fresh_lazy_state() -> Iterator[None]:
+    lazy.mark_step()
+    lazy.clear_compile_cache()
+    lazy.metrics.reset_metrics()
+    torch._lazy.mark_step()
+    torch._lazy.metrics.reset()
+    yield
+    lazy.mark_step()
+
+
+def td_counters(*names: str) -> dict[str, int | None]:
+    return {n: lazy.metrics.counter_value(n) for n in names}
+
+
+def torch_counters(*names: str) -> dict[str, int | None]:
+    return {n: torch._lazy.metrics.counter_value(n) for n in names}

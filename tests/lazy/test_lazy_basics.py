@@ -1,0 +1,126 @@
+"""Device 'lazy': transfers, factories, syncing, printing, mark_step and counters vs torch._lazy."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+import torch._lazy
+
+import tensordispatch as td
+import tensordispatch.lazy as lazy
+from tensordispatch.lazy.tensor import LazyTensor
+from tensordispatch.transforms.functionalize import from_functional, is_functional
+from tests.lazy.conftest import td_counters, torch_counters
+
+COUNTERS = ("MarkStep", "UncachedCompile", "CachedCompile", "SyncedTensorsWithIR")
+
+
+def test_to_lazy_gives_a_functional_wrapper_over_a_lazy_tensor() -> None:
+    x = td.tensor([1.0, 2.0]).to("lazy")
+    assert is_functional(x)  # torch._is_functional_tensor(x.to('lazy')) is True
+    assert isinstance(from_functional(x), LazyTensor)
+    assert str(x.device) == "lazy:0"
+
+
+def test_round_trip_values_and_dtype() -> None:
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    x = td.from_numpy(a).to("lazy")
+    back = x.to("cpu")
+    assert back.device.type == "cpu" and back.dtype == td.float32
+    assert back.tolist() == a.tolist()
+
+
+def test_factories_on_lazy_device() -> None:
+    z = td.zeros(2, 3, device="lazy")
+    o = td.ones(3, device="lazy", dtype=td.int64)
+    assert z.to("cpu").tolist() == [[0.0] * 3] * 2
+    assert o.to("cpu").tolist() == [1, 1, 1] and o.dtype == td.int64
+    assert str(z.device) == "lazy:0"
+
+
+def test_strides_are_contiguous_like_ltc() -> None:
+    x = td.zeros(2, 3).to("lazy")
+    t = torch.zeros(2, 3).to("lazy")
+    assert x.t().stride() == t.t().stride() == (2, 1)
+
+
+def test_item_and_printing_sync() -> None:
+    x = td.tensor([1.5, 2.5]).to("lazy")
+    assert (x.sum() * 2).item() == 8.0
+    assert "3., 5." in repr(x * 2)
+
+
+def test_mark_step_counters_match_torch_for_a_repeated_step() -> None:
+    def run(mod, x):  # type: ignore[no-untyped-def]
+        y = (x * 2 + 1).exp()
+        mod()
+        return y
+
+    x = td.tensor([1.0, 2.0, 3.0]).to("lazy")
+    t = torch.tensor([1.0, 2.0, 3.0]).to("lazy")
+    lazy.mark_step(); torch._lazy.mark_step()  # fmt: skip
+    lazy.metrics.reset_metrics(); torch._lazy.metrics.reset()  # fmt: skip
+    for _ in range(3):
+        run(lazy.mark_step, x)
+        run(torch._lazy.mark_step, t)
+    assert td_counters(*COUNTERS) == torch_counters(*COUNTERS)
+    assert td_counters("UncachedCompile", "CachedCompile") == {
+        "UncachedCompile": 1, "CachedCompile": 2,
+    }  # fmt: skip
+
+
+def test_synced_roots_are_live_tensors_only() -> None:
+    # spec 3.4: p = a+10; q = p*3; r = q-1; del q; mark_step() syncs p and r
+    for mod, a in ((td, td.ones(4).to("lazy")), (torch, torch.ones(4).to("lazy"))):
+        (lazy.mark_step if mod is td else torch._lazy.mark_step)()
+        (lazy.metrics.reset_metrics if mod is td else torch._lazy.metrics.reset)()
+        p = a + 10
+        q = p * 3
+        r = q - 1
+        del q
+        (lazy.mark_step if mod is td else torch._lazy.mark_step)()
+        assert r.to("cpu").tolist() == [32.0] * 4 and p.to("cpu").tolist() == [11.0] * 4
+    assert td_counters("SyncedTensorsWithIR") == torch_counters("SyncedTensorsWithIR") == {
+        "SyncedTensorsWithIR": 2
+    }
+
+
+def test_cpu_sync_keeps_other_tensors_pending_and_hits_the_cache_later() -> None:
+    x = td.tensor([1.0, 2.0]).to("lazy")
+    y = x * 3
+    z = x + 1
+    assert y.to("cpu").tolist() == [3.0, 6.0]
+    assert from_functional(z)._data.handle is None  # still pending
+    lazy.mark_step()  # syncs z (y already has data)
+    y2 = x * 3
+    y2.to("cpu")
+    assert td_counters("UncachedCompile", "CachedCompile") == {
+        "UncachedCompile": 2, "CachedCompile": 1,
+    }  # fmt: skip
+
+
+def test_counter_api_like_torch() -> None:
+    assert lazy.metrics.counter_names() == []
+    assert lazy.metrics.counter_value("MarkStep") is None
+    lazy.mark_step()
+    assert lazy.metrics.counter_value("MarkStep") == 1
+    assert "Counter: MarkStep\n  Value: 1" in lazy.metrics.metrics_report()
+    lazy.metrics.reset_metrics()
+    assert lazy.metrics.counter_names() == []
+
+
+def test_per_op_counters_match_torch() -> None:
+    names = ("lazy::add", "lazy::mul", "lazy::exp", "lazy::t_copy", "lazy::sum")
+    for mod in (td, torch):
+        x = mod.ones(2, 3).to("lazy")
+        y = (x + 1) * 2
+        y.t().exp().sum()
+    assert td_counters(*names) == torch_counters(*names)
+
+
+def test_numpy_on_a_lazy_tensor_raises_like_torch() -> None:
+    with pytest.raises(TypeError):
+        td.ones(2).to("lazy").numpy()
+    with pytest.raises(TypeError):
+        torch.ones(2).to("lazy").numpy()

@@ -1,0 +1,123 @@
+"""Graph hashes (vs torch._lazy.computation.get_graph_hash), dump_ir, generated source."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+import torch
+import torch._lazy
+import torch._lazy.computation
+
+import tensordispatch as td
+import tensordispatch.lazy as lazy
+from tensordispatch.lazy.debug import dump_ir, graph_hash
+
+
+def _pair(lib: Any, fa: Callable[..., Any], fb: Callable[..., Any], make: Callable[..., Any]) -> bool:
+    a, b = make(lib, 0), make(lib, 1)
+    (lazy.mark_step if lib is td else torch._lazy.mark_step)()
+    if lib is td:
+        return graph_hash(fa(a, b)) == graph_hash(fb(a, b))
+    get = torch._lazy.computation.get_graph_hash
+    return bool(get(fa(a, b)) == get(fb(a, b)))
+
+
+def _fresh(lib: Any, seed: int) -> Any:
+    return lib.tensor([1.0 + seed, 2.0, 3.0]).to("lazy")
+
+
+CASES = {
+    "same program, other data": (lambda a, b: [a * 2 + 3], lambda a, b: [b * 2 + 3], True),
+    "other scalars, same dedup": (lambda a, b: [a * 2 + 3], lambda a, b: [a * 3 + 5], True),
+    "scalar equal to alpha": (lambda a, b: [a * 2 + 1], lambda a, b: [a * 3 + 5], False),
+    "int vs float scalar": (lambda a, b: [a * 2], lambda a, b: [a * 2.0], False),
+    "a+a vs a+b": (lambda a, b: [a + a], lambda a, b: [a + b], False),
+    "root order": (lambda a, b: [a + 1, a * 2], lambda a, b: [a * 2, a + 1], False),
+    "other op": (lambda a, b: [a + b], lambda a, b: [a - b], False),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_graph_hash_relations_match_torch(case: str) -> None:
+    fa, fb, expected = CASES[case]
+    assert _pair(torch, fa, fb, _fresh) is expected
+    assert _pair(td, fa, fb, _fresh) is expected
+
+
+def test_graph_hash_depends_on_shape_and_dtype() -> None:
+    a, b = td.ones(3).to("lazy"), td.ones(4).to("lazy")
+    c = td.ones(3, dtype=td.float64).to("lazy")
+    lazy.mark_step()
+    assert graph_hash([a + 1]) != graph_hash([b + 1])
+    assert graph_hash([a + 1]) != graph_hash([c + 1])
+
+
+def test_dump_ir_text() -> None:
+    x = td.ones(2, 3).to("lazy")
+    lazy.mark_step()
+    y = (x.t() * 2).sum()
+    assert dump_ir([y]) == "\n".join([
+        "IR {",
+        "  %0 = Float[2,3] lazy_tensors::device_data()",
+        "  %1 = Float[3,2] aten::t_copy(%0)",
+        "  %2 = Long[] lazy_tensors::device_data()",
+        "  %3 = Float[3,2] aten::mul.Tensor(%1, %2)",
+        "  %4 = Float[] aten::sum(%3, None), ROOT=0",
+        "}",
+    ])  # fmt: skip
+
+
+def test_dump_ir_dot() -> None:
+    x = td.ones(2).to("lazy")
+    lazy.mark_step()
+    assert dump_ir([x.neg()], "dot") == "\n".join([
+        "digraph G {",
+        '  node0 [label="lazy_tensors::device_data\\nFloat[2]"]',
+        '  node1 [label="aten::neg\\nFloat[2]\\nROOT=0"]',
+        '  node0 -> node1 [label="i=0"]',
+        "}",
+    ])  # fmt: skip
+
+
+def test_dump_ir_rejects_cpu_tensors() -> None:
+    with pytest.raises(TypeError) as info:
+        dump_ir([td.ones(2)])
+    assert str(info.value) == "dump_ir: expected lazy tensors, got a Tensor on device 'cpu'"
+
+
+def test_generated_source_reuses_one_buffer_for_a_chain() -> None:
+    x = td.ones(8).to("lazy")
+    lazy.mark_step()
+    y = x
+    for i in range(4):
+        y = y + 0.5 if i % 2 == 0 else y * 0.999
+    lazy.mark_step()
+    assert lazy.get_backend().last_source == "\n".join([
+        "def graph_fn(p0, p1, p2, p3):",
+        "    v3 = np.add(p0, (p1 if p2 == 1 else np.multiply(p1, p2)))",
+        "    v3 = np.multiply(v3, p3, out=v3)",
+        "    v3 = np.add(v3, (p1 if p2 == 1 else np.multiply(p1, p2)), out=v3)",
+        "    v3 = np.multiply(v3, p3, out=v3)",
+        "    return (v3, )",
+        "",
+    ])  # fmt: skip
+    assert y.to("cpu").tolist() == pytest.approx([((1.5 * 0.999) + 0.5) * 0.999] * 8)
+
+
+def test_a_second_lowering_can_be_plugged_in() -> None:
+    compiled = []
+
+    class Recording(lazy.NumpyBackend):
+        def compile(self, graph: lazy.Graph) -> Any:
+            compiled.append(len(graph.nodes))
+            return super().compile(graph)
+
+    previous = lazy.set_backend(Recording())
+    try:
+        x = td.ones(2).to("lazy")
+        (x + 1).to("cpu")
+        assert compiled and lazy.metrics.counter_value("UncachedCompile") == 1
+    finally:
+        lazy.set_backend(previous)
