@@ -3,7 +3,7 @@
 ``vmap`` wraps inputs as BatchedTensors (batched.py) carrying the FuncTorchBatched key; one
 boxed kernel on that key (kernel.py) runs the operator's batching rule from ``RULES``
 (rules.py, rules_linalg.py) or the boxed for-loop fallback (fallback.py). ``grad``,
-``grad_and_value``, ``vjp`` and ``jacrev`` (grad.py) run the autograd engine on the tensors
+``grad_and_value``, ``vjp`` and ``jacrev`` (autodiff.py) run the autograd engine on the tensors
 under the BatchedTensors, with levels so that they nest with vmap. See docs/VMAP.md.
 
 >>> import tensordispatch as td
@@ -23,7 +23,7 @@ from tensordispatch.transforms.vmap.fallback import (
     strict_vmap_fallback,
     vmap_fallback_counts,
 )
-from tensordispatch.transforms.vmap.grad import grad, grad_and_value, jacrev, vjp
+from tensordispatch.transforms.vmap.autodiff import grad, grad_and_value, jacrev, vjp
 from tensordispatch.transforms.vmap.rules import RULES
 
 __all__ = [

@@ -139,6 +139,24 @@ class BatchedTensor(Tensor):
     def grad_fn(self) -> Any:  # type: ignore[override]
         return self._data.grad_fn
 
+    @property
+    def is_leaf(self) -> bool:
+        inner: Tensor = self._data
+        return bool(inner.is_leaf)
+
+    def detach(self) -> BatchedTensor:
+        """The same batch outside the autograd graph (detaches the inner tensor)."""
+        inner: Tensor = self._data
+        return wrap(inner.detach(), self._level)
+
+    def detach_(self) -> BatchedTensor:
+        self._data.detach_()
+        return self
+
+    def requires_grad_(self, requires_grad: bool = True) -> BatchedTensor:
+        self._data.requires_grad_(requires_grad)
+        return self
+
     def _is_view(self) -> bool:
         inner: Tensor = self._data
         return inner._is_view()
