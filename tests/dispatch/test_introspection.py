@@ -15,6 +15,7 @@ from tensordispatch.dispatch import (
     BackendComponent,
     DispatchKey,
     backend_tensor_keyset,
+    check_invariants,
     dispatch_trace,
     explain,
 )
@@ -113,3 +114,10 @@ def test_explain_of_a_missing_slot(lib: Library) -> None:
     text: Any = explain(f"{lib.ns}::f", DispatchKey.XLA)
     assert text.splitlines()[0] == f"{lib.ns}::f at XLA (slot 4): missing"
     assert text.splitlines()[-1] == "  9. backend fallback: none registered"
+
+
+def test_check_invariants_holds_for_an_operator_with_checked_arguments(lib: Library) -> None:
+    # facts recomputed from the schema carry fresh converter closures; they still compare equal
+    lib.define("g(Tensor x, int n, float[] f, ScalarType? t=None) -> Tensor")
+    lib.impl("g", lambda x, n, f, t=None: x, "CPU")
+    check_invariants(f"{lib.ns}::g")

@@ -190,7 +190,7 @@ def test_catch_all_registers_under_cia(lib: Library) -> None:
     assert "CompositeImplicitAutograd[alias]: ca2" in dump(f"{lib.ns}::g")
 
 
-def test_override_warning_once_with_both_debug_strings(lib: Library) -> None:
+def test_override_warning_once_with_torch_text(lib: Library) -> None:
     lib.define("f(Tensor x) -> Tensor")
     DISPATCHER.override_warned = False
     lib.impl("f", lambda x: x, "CUDA", debug="old")
@@ -211,8 +211,19 @@ def test_override_warning_once_with_both_debug_strings(lib: Library) -> None:
             f"  operator: {lib.ns}::f(Tensor x) -> Tensor",
             "    registered at SITE",
             "  dispatch key: CUDA",
-            "  previous kernel: old",
+            "  previous kernel: no debug info",
             "       new kernel: new",
+        ]
+    )
+
+
+def test_default_overload_name_is_rejected_with_torch_text(lib: Library) -> None:
+    with pytest.raises(RuntimeError) as e:
+        lib.define("q.default(Tensor x) -> Tensor")
+    assert str(e.value) == " ".join(
+        [
+            "default is not a legal overload name for aten operators.",
+            "Drop '.default' from 'q.default': the default overload is the one without a name",
         ]
     )
 

@@ -447,3 +447,46 @@ def test_trace_under_a_mode_shows_the_python_hops(lib: Library) -> None:
         ops.test_modes.f(_T(), _T())
     lines = [f"{'  ' * h.depth}{h.key.name}" for h in trace.hops]
     assert lines == ["PythonTLSSnapshot", "  AutogradCPU", "    Python", "      CPU"]
+
+
+def test_handler_arguments_are_normalized_like_torch() -> None:
+    """The handler sees the positional arguments up to the last non-default one and the
+    non-default kwarg-only ones, however the caller spelled the call (torch's boxing)."""
+    schema = "norm(Tensor a, Tensor b, int n=1, *, int k=2, float s=1.5) -> Tensor"
+    calls: list[tuple[tuple[Any, ...], dict[str, Any]]] = [
+        ((), {"a": 0, "b": 1}),
+        ((0, 1, 1), {}),
+        ((0, 1, 3), {}),
+        ((0, 1), {"k": 2}),
+        ((0, 1), {"k": 5, "n": 1}),
+        ((0,), {"b": 1, "n": 4, "s": 1.5}),
+        ((0, 1), {"s": 2.5}),
+    ]
+
+    def run(base: type, lib_: Any, library: Any, tensor: Any) -> list[Any]:
+        seen: list[Any] = []
+
+        class M(base):  # type: ignore[misc, valid-type]
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
+                shown = tuple("T" if i < 2 else a for i, a in enumerate(args))
+                seen.append((shown, dict(kwargs or {})))
+                return func(*args, **(kwargs or {}))
+
+        L = library("td_mode_norm", "FRAGMENT")
+        L.define(schema)
+        L.impl("norm", lambda a, b, n=1, *, k=2, s=1.5: a, "CPU")
+        op = lib_.ops.td_mode_norm.norm.default
+        ts = [tensor([1.0]), tensor([2.0])]
+        try:
+            with M():
+                for args, kwargs in calls:
+                    pos = [ts[a] if i < 2 else a for i, a in enumerate(args)]
+                    op(*pos, **{n: ts[v] if n in ("a", "b") else v for n, v in kwargs.items()})
+        finally:
+            L._destroy()
+        return seen
+
+    ours = run(DispatchMode, td, Library, td.tensor)
+    theirs = run(torch_pd.TorchDispatchMode, torch, torch.library.Library, torch.tensor)
+    assert ours == theirs
+    assert ours[0] == (("T", "T"), {}) and ours[2] == (("T", "T", 3), {})

@@ -58,7 +58,14 @@ from tensordispatch.dispatch.tls import local_state
 from tensordispatch.schema.model import Argument, FunctionSchema
 from tensordispatch.schema.types import ListType, OptionalType
 
-__all__ = ["NOT_GIVEN", "NO_DEFAULT", "CallingFacts", "dispatch_form", "generate_calling_code"]
+__all__ = [
+    "NOT_GIVEN",
+    "NO_DEFAULT",
+    "CallingFacts",
+    "dispatch_form",
+    "entry_parameters",
+    "generate_calling_code",
+]
 
 
 class _NotGiven:
@@ -273,8 +280,9 @@ else:  # pragma: no cover - depends on tls.py's representation
     _STATE_EXPR, _EXCLUDED, _INCLUDED = "_td_st", ".excluded", ".included"
 
 
-def _params(facts: CallingFacts) -> tuple[str, list[str], list[str]]:
-    """(parameter list, optional names, required-after-optional names)."""
+def entry_parameters(facts: CallingFacts) -> tuple[str, list[str], list[str]]:
+    """The generated entry's parameter list, the names that get the ``_NO`` default and,
+    among them, the required ones placed after an optional one."""
     parts: list[str] = []
     optional: list[str] = []
     late_required: list[str] = []
@@ -394,7 +402,7 @@ def _check_lines(facts: CallingFacts, names: list[str], indent: str, given: bool
 
 
 def _entry_source(facts: CallingFacts, fname: str) -> str:
-    params, optional, late_required = _params(facts)
+    params, optional, late_required = entry_parameters(facts)
     lines = [f"def {fname}({params}):"]
     for name in late_required:
         message = repr(f"{fname}() missing required argument: {name!r}")
@@ -431,7 +439,7 @@ def _entry_source(facts: CallingFacts, fname: str) -> str:
 
 
 def _boxer_source(facts: CallingFacts, fname: str) -> str:
-    params, _, _ = _params(facts)
+    params, _, _ = entry_parameters(facts)
     items = []
     for i, name in enumerate(facts.names):
         d = facts.defaults[i]

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from tensordispatch.dispatch.errors import ArgumentTypeError
@@ -176,7 +176,8 @@ class ArgumentCheck:
 
     index: int
     test: str
-    convert: Callable[[Any], Any]
+    # a fresh closure per computation: facts computed twice from one schema stay equal
+    convert: Callable[[Any], Any] = field(compare=False)
     item_fails: str = ""  # lists: when an item (``{v}``) is not already of the right type
 
 

@@ -479,7 +479,7 @@ class Dispatcher:
             entry = self._entry(qualified, overload)
             stack = entry.kernels.setdefault(key, [])
             if stack:
-                self._warn_override(entry, key, stack[0], kernel)
+                self._warn_override(entry, key, kernel)
             stack.insert(0, kernel)
             self._refresh(entry)
 
@@ -493,9 +493,7 @@ class Dispatcher:
 
         return RegistrationHandle(undo, f"impl {entry.qualified_overload_name} {key_name(key)}")
 
-    def _warn_override(
-        self, entry: OperatorEntry, key: DispatchKey, old: KernelFunction, new: KernelFunction
-    ) -> None:
+    def _warn_override(self, entry: OperatorEntry, key: DispatchKey, new: KernelFunction) -> None:
         if self.override_warned or key in (DispatchKey.Meta, DispatchKey.MTIA):
             return
         self.override_warned = True
@@ -516,7 +514,9 @@ class Dispatcher:
                     f"  operator: {op}",
                     f"    {debug}",
                     f"  dispatch key: {key_name(key)}",
-                    f"  previous kernel: {old.debug}",
+                    # torch names the kernel that fixed the operator's C++ signature,
+                    # which a Python kernel never does (spec 6.8): always this text.
+                    "  previous kernel: no debug info",
                     f"       new kernel: {new.debug}",
                 ]
             ),

@@ -51,6 +51,7 @@ from tensordispatch.dispatch.kernel import KernelFunction, KernelKind, fallthrou
 from tensordispatch.dispatch.keys import DispatchKey
 from tensordispatch.dispatch.keyset import AFTER_AUTOGRAD_RAW, full_after_raw
 from tensordispatch.dispatch.library import Library
+from tensordispatch.dispatch.mode_entry import mode_entry
 from tensordispatch.dispatch.modes import python_fallback_kernel, python_tls_snapshot_fallback
 
 __all__ = [
@@ -149,7 +150,7 @@ def _install_all() -> None:
         _install(key, KernelFunction(fn, KernelKind.RAW_KEYSET, _debug(fn), AFTER_AUTOGRAD_RAW))
     _install(_K.Meta, KernelFunction(_meta_fallback, KernelKind.FALLBACK, _debug(_meta_fallback)))
     fn = python_fallback_kernel
-    _install(_K.Python, KernelFunction(fn, KernelKind.RAW_KEYSET, _debug(fn)))
+    _install(_K.Python, KernelFunction(fn, KernelKind.RAW_KEYSET, _debug(fn), None, mode_entry))
     fn = python_tls_snapshot_fallback
     mask = full_after_raw(_K.PythonTLSSnapshot)
     _install(_K.PythonTLSSnapshot, KernelFunction(fn, KernelKind.RAW_KEYSET, _debug(fn), mask))

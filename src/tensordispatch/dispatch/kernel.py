@@ -96,6 +96,10 @@ class KernelFunction:
     # the dispatcher may then skip them when it builds a cached entry
     # (Note [Collapsing transparent fallbacks] in operator.py).
     redispatch_mask: int | None = None
+    # Set on kernels that can build a faster per-operator callable than the generic
+    # convention: ``specializer(op, raw)`` returns it, or None to use the generic one
+    # (Python's fallback: mode_entry.py, Note [Generated mode entries]).
+    specializer: Callable[[Any, int], Callable[..., Any] | None] | None = None
 
     @property
     def is_fallthrough(self) -> bool:
@@ -135,6 +139,10 @@ def make_entry(
     """
     kind = kernel.kind
     fn = kernel.fn
+    if kernel.specializer is not None:
+        special = kernel.specializer(op, raw)
+        if special is not None:
+            return special
     if kind is KernelKind.UNBOXED:
         return fn
     if kind is KernelKind.UNBOXED_WITH_KEYSET:

@@ -189,11 +189,13 @@ class Library:
                 )
             )
         if parsed.overload_name == "default":
+            # torch 2.13's wording, 'aten' whatever the namespace; our hint follows it.
             raise LibraryError(
                 " ".join(
                     [
-                        f"default is not a legal overload name for {self.ns} operators (the",
-                        "default overload is the one without a name)",
+                        "default is not a legal overload name for aten operators.",
+                        f"Drop '.default' from {schema.split('(')[0].strip()!r}: the default",
+                        "overload is the one without a name",
                     ]
                 )
             )

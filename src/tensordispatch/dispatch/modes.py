@@ -54,6 +54,10 @@ from tensordispatch.dispatch.keyset import BACKEND_MASK_RAW, FULL_RAW, full_afte
 from tensordispatch.dispatch.tls import local_state
 
 __all__ = [
+    "ABOVE_PYTHON_RAW",
+    "NOT_MODE_WORD_RAW",
+    "PYTHON_AFTER_RAW",
+    "PYTHON_BIT_RAW",
     "DispatchMode",
     "_disable_current_modes",
     "_get_current_dispatch_mode",
@@ -62,18 +66,23 @@ __all__ = [
     "_pop_mode",
     "_pop_mode_temporarily",
     "_push_mode",
+    "not_implemented_message",
     "python_fallback_kernel",
     "python_tls_snapshot_fallback",
+    "python_types",
 ]
 
 _STATE = local_state()
 
-_PYTHON_BIT = keyset_raw(DispatchKey.Python)
+_PYTHON_BIT = PYTHON_BIT_RAW = keyset_raw(DispatchKey.Python)
 _MODE_WORD = _PYTHON_BIT | keyset_raw(DispatchKey.PythonTLSSnapshot)
 # Every functionality strictly above Python (PythonDispatcher stays: FULL_AFTER keeps it).
-_ABOVE_PYTHON = FULL_RAW & ~full_after_raw(DispatchKey.Python) & ~_PYTHON_BIT & ~BACKEND_MASK_RAW
-_NOT_MODE_WORD = ~_MODE_WORD
-_PYTHON_AFTER = full_after_raw(DispatchKey.Python)
+_ABOVE_PYTHON = ABOVE_PYTHON_RAW = (
+    FULL_RAW & ~full_after_raw(DispatchKey.Python) & ~_PYTHON_BIT & ~BACKEND_MASK_RAW
+)
+# Positive (bits 0-61): ``&`` with a negative int is slower in CPython.
+_NOT_MODE_WORD = NOT_MODE_WORD_RAW = FULL_RAW & ~_MODE_WORD
+_PYTHON_AFTER = PYTHON_AFTER_RAW = full_after_raw(DispatchKey.Python)
 _SNAPSHOT_AFTER = full_after_raw(DispatchKey.PythonTLSSnapshot)
 
 
@@ -247,8 +256,13 @@ def _disable_current_modes() -> Iterator[list[DispatchMode]]:
             _push_mode(mode)
 
 
-def _python_types(values: tuple[Any, ...]) -> tuple[type, ...]:
-    """Types of the tensor arguments carrying the Python key, in order, without repeats."""
+def python_types(values: tuple[Any, ...]) -> tuple[type, ...]:
+    """Types of the tensor arguments carrying the Python key, in order, without repeats
+    (the ``types`` of ``__torch_dispatch__``).
+
+    >>> python_types((1, [2.0]))
+    ()
+    """
     found: list[type] = []
     for value in values:
         for x in value if value.__class__ in _SEQUENCES else (value,):
@@ -292,7 +306,7 @@ def python_fallback_kernel(raw: int, op: Any, *args: Any, **kwargs: Any) -> Any:
             for y in x:
                 if y is not None:
                     bits |= y._key_set
-    types = _python_types((*args, *kwargs.values())) if bits & _PYTHON_BIT else ()
+    types = python_types((*args, *kwargs.values())) if bits & _PYTHON_BIT else ()
     included = d["included"]
     excluded = d["excluded"]
     mode = modes.pop()
@@ -306,11 +320,12 @@ def python_fallback_kernel(raw: int, op: Any, *args: Any, **kwargs: Any) -> Any:
         d["included"] = included
         d["excluded"] = excluded
     if result is NotImplemented:
-        raise TypeError(_not_implemented_message(op, mode))
+        raise TypeError(not_implemented_message(op, mode))
     return result
 
 
-def _not_implemented_message(op: Any, mode: DispatchMode) -> str:
+def not_implemented_message(op: Any, mode: DispatchMode) -> str:
+    """The error of a handler that returned NotImplemented."""
     return "\n".join(
         [
             f"Multiple dispatch failed for 'tensordispatch.ops.{op}';"

@@ -14,22 +14,9 @@ import pytest
 
 TABLE: dict[str, str] = {}
 CALLS: dict[str, str] = {}
-OTHER_LIBRARY: dict[str, str] = {
-    "define_default_overload": (
-        "wording: torch 2.13 says 'default is not a legal overload name for aten operators' "
-        "(hard-coded 'aten' whatever the namespace); ours names the namespace and adds '(the "
-        "default overload is the one without a name)' - probably a deliberate improvement"
-    ),
-}
+OTHER_LIBRARY: dict[str, str] = {}
 PACKET: dict[str, str] = {}
-OTHER: dict[str, str] = {
-    "override_warning_text": (
-        "override warning, 'previous kernel:' line: torch 2.13 prints the debug of the kernel "
-        "that first fixed the operator's C++ signature, i.e. 'no debug info' whenever only "
-        "Python kernels were registered (spec 6.8); ours prints the debug of the kernel being "
-        "replaced ('registered at CUDA_first:0')"
-    ),
-}
+OTHER: dict[str, str] = {}
 
 
 def params(cases: list[Any], known: dict[str, str]) -> list[Any]:
