@@ -21,6 +21,7 @@ from tensordispatch import library as library
 from tensordispatch import nn as nn
 from tensordispatch import ops as ops
 from tensordispatch import optim as optim
+from tensordispatch.generated import return_types as return_types
 from tensordispatch._api import *  # noqa: F403 - the generated operator functions
 from tensordispatch._api import __all__ as _api_all
 from tensordispatch.autograd import (
@@ -152,6 +153,7 @@ __all__ = [
     "printoptions",
     "promote_types",
     "result_type",
+    "return_types",
     "set_default_dtype",
     "set_printoptions",
     "short",
