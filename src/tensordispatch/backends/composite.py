@@ -284,3 +284,7 @@ COMPOSITE_KERNELS.update(POINTWISE_COMPOSITE)
 from tensordispatch.backends.composite_layout import COMPOSITE_LAYOUT  # noqa: E402
 
 COMPOSITE_KERNELS.update(COMPOSITE_LAYOUT)
+
+from tensordispatch.backends.composite_functionalization import FUNCTIONALIZATION_COMPOSITE  # noqa: E402
+
+COMPOSITE_KERNELS.update(FUNCTIONALIZATION_COMPOSITE)

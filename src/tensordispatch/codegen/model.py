@@ -74,7 +74,8 @@ SKIPPED_PYTHON_BINDINGS: tuple[re.Pattern[str], ...] = tuple(
     for p in (
         "alias", "index", "index_out", "item", "slice", "tensor",
         ".*_forward", ".*_forward_out", ".*_backward", ".*_backward_(out|input|weight|bias)",
-        ".*_jvp",
+        ".*_jvp", "lift", "lift_out", "lift_fresh", "lift_fresh_copy", "lift_fresh_copy_out",
+        "zero", "zero_out",
     )
 )  # fmt: skip
 
@@ -106,6 +107,9 @@ PYTHON_FUNCTIONS: dict[str, str] = {
     "where": "tensordispatch.ops.bindings_pointwise:where",
     "clamp": "tensordispatch.ops.bindings_pointwise:clamp",
     "clamp_": "tensordispatch.ops.bindings_pointwise:clamp_",
+    "squeeze": "tensordispatch.ops.bindings_functionalization:squeeze",
+    "squeeze_copy": "tensordispatch.ops.bindings_functionalization:squeeze_copy",
+    "zero_": "tensordispatch.ops.bindings_functionalization:zero_",
 }
 PYTHON_METHODS: dict[str, str] = {
     "__getitem__": "tensordispatch.ops.indexing:getitem",
@@ -126,6 +130,8 @@ PYTHON_METHODS: dict[str, str] = {
     "clamp": "tensordispatch.ops.bindings_pointwise:method_clamp",
     "clamp_": "tensordispatch.ops.bindings_pointwise:method_clamp_",
     "__invert__": "tensordispatch.ops.bindings_pointwise:invert",
+    "squeeze": "tensordispatch.ops.bindings_functionalization:squeeze",
+    "zero_": "tensordispatch.ops.bindings_functionalization:zero_",
 }
 
 # Python names whose Tensor parameters accept a Python number (wrapped as a 0-dim tensor).

@@ -14,7 +14,7 @@ from tensordispatch.generated import registrations as _registrations
 from tensordispatch.generated import return_types as _RT
 from tensordispatch.tensor.tensor import Tensor as _Tensor
 
-__all__ = ['abs', 'abs_', 'add', 'addbmm', 'addcdiv', 'addcmul', 'addmm', 'addmv', 'addmv_', 'alias_copy', 'all', 'amax', 'amin', 'aminmax', 'any', 'arange', 'argmax', 'argmin', 'as_strided', 'as_strided_copy', 'baddbmm', 'bitwise_and', 'bitwise_not', 'bitwise_or', 'bitwise_xor', 'bmm', 'cat', 'ceil', 'ceil_', 'chunk', 'clamp', 'clamp_', 'clamp_max', 'clamp_max_', 'clamp_min', 'clamp_min_', 'clone', 'conv2d', 'convolution', 'cos', 'cos_', 'cumsum', 'detach', 'detach_copy', 'diagonal', 'diagonal_copy', 'div', 'dot', 'dropout', 'dropout_', 'embedding', 'empty', 'empty_like', 'empty_strided', 'eq', 'erf', 'erf_', 'exp', 'exp_', 'expand_copy', 'expm1', 'expm1_', 'eye', 'fill', 'fill_', 'flatten', 'flip', 'floor', 'floor_', 'floor_divide', 'full', 'full_like', 'gather', 'ge', 'gt', 'index_put', 'index_put_', 'index_select', 'layer_norm', 'le', 'lerp', 'linspace', 'log', 'log1p', 'log1p_', 'log_', 'log_softmax', 'logical_and', 'logical_not', 'logical_or', 'logical_xor', 'logsumexp', 'lt', 'masked_fill', 'masked_select', 'matmul', 'max', 'maximum', 'mean', 'min', 'minimum', 'mm', 'mul', 'mv', 'narrow', 'narrow_copy', 'native_dropout', 'native_layer_norm', 'ne', 'neg', 'neg_', 'nonzero', 'norm', 'ones', 'ones_like', 'outer', 'permute', 'permute_copy', 'pow', 'prod', 'rand', 'rand_like', 'randint', 'randn', 'randn_like', 'relu', 'relu_', 'remainder', 'reshape', 'roll', 'round', 'round_', 'rsqrt', 'rsqrt_', 'rsub', 'scatter', 'scatter_add', 'select', 'select_copy', 'sigmoid', 'sigmoid_', 'sign', 'sin', 'sin_', 'slice_copy', 'softmax', 'sort', 'split', 'split_copy', 'split_with_sizes', 'split_with_sizes_copy', 'sqrt', 'sqrt_', 'squeeze', 'squeeze_copy', 'stack', 'std', 'sub', 'sum', 't', 't_copy', 'tan', 'tan_', 'tanh', 'tanh_', 'topk', 'transpose', 'transpose_copy', 'tril', 'triu', 'unbind', 'unbind_copy', 'unfold_copy', 'unsqueeze', 'unsqueeze_copy', 'var', 'view_as_complex', 'view_as_complex_copy', 'view_as_real', 'view_as_real_copy', 'view_copy', 'where', 'zeros', 'zeros_like']
+__all__ = ['abs', 'abs_', 'add', 'addbmm', 'addcdiv', 'addcmul', 'addmm', 'addmv', 'addmv_', 'alias_copy', 'all', 'amax', 'amin', 'aminmax', 'any', 'arange', 'argmax', 'argmin', 'as_strided', 'as_strided_', 'as_strided_copy', 'as_strided_scatter', 'baddbmm', 'bitwise_and', 'bitwise_not', 'bitwise_or', 'bitwise_xor', 'bmm', 'cat', 'ceil', 'ceil_', 'chunk', 'clamp', 'clamp_', 'clamp_max', 'clamp_max_', 'clamp_min', 'clamp_min_', 'clone', 'conv2d', 'convolution', 'cos', 'cos_', 'cumsum', 'detach', 'detach_copy', 'diagonal', 'diagonal_copy', 'diagonal_scatter', 'div', 'dot', 'dropout', 'dropout_', 'embedding', 'empty', 'empty_like', 'empty_strided', 'eq', 'erf', 'erf_', 'exp', 'exp_', 'expand_copy', 'expm1', 'expm1_', 'eye', 'fill', 'fill_', 'flatten', 'flip', 'floor', 'floor_', 'floor_divide', 'full', 'full_like', 'gather', 'ge', 'gt', 'index_put', 'index_put_', 'index_select', 'layer_norm', 'le', 'lerp', 'linspace', 'log', 'log1p', 'log1p_', 'log_', 'log_softmax', 'logical_and', 'logical_not', 'logical_or', 'logical_xor', 'logsumexp', 'lt', 'masked_fill', 'masked_select', 'matmul', 'max', 'maximum', 'mean', 'min', 'minimum', 'mm', 'mul', 'mv', 'narrow', 'narrow_copy', 'native_dropout', 'native_layer_norm', 'ne', 'neg', 'neg_', 'nonzero', 'norm', 'ones', 'ones_like', 'outer', 'permute', 'permute_copy', 'pow', 'prod', 'rand', 'rand_like', 'randint', 'randn', 'randn_like', 'relu', 'relu_', 'remainder', 'reshape', 'roll', 'round', 'round_', 'rsqrt', 'rsqrt_', 'rsub', 'scatter', 'scatter_add', 'select', 'select_copy', 'select_scatter', 'sigmoid', 'sigmoid_', 'sign', 'sin', 'sin_', 'slice_copy', 'softmax', 'sort', 'split', 'split_copy', 'split_with_sizes', 'split_with_sizes_copy', 'sqrt', 'sqrt_', 'squeeze', 'squeeze_copy', 'stack', 'std', 'sub', 'sum', 't', 't_copy', 'tan', 'tan_', 'tanh', 'tanh_', 'topk', 'transpose', 'transpose_copy', 'tril', 'triu', 'unbind', 'unbind_copy', 'unfold_copy', 'unsqueeze', 'unsqueeze_copy', 'var', 'view_as_complex', 'view_as_complex_copy', 'view_as_real', 'view_as_real_copy', 'view_copy', 'where', 'zero_', 'zeros', 'zeros_like']
 
 from tensordispatch.backends.aten import op as _op
 
@@ -47,8 +47,10 @@ _E_argmax_out = _op('argmax.out')._entry
 _E_argmin = _op('argmin')._entry
 _E_argmin_out = _op('argmin.out')._entry
 _E_as_strided = _op('as_strided')._entry
+_E_as_strided_ = _op('as_strided_')._entry
 _E_as_strided_copy = _op('as_strided_copy')._entry
 _E_as_strided_copy_out = _op('as_strided_copy.out')._entry
+_E_as_strided_scatter = _op('as_strided_scatter')._entry
 _E_baddbmm = _op('baddbmm')._entry
 _E_baddbmm_out = _op('baddbmm.out')._entry
 _E_bitwise_and_Scalar = _op('bitwise_and.Scalar')._entry
@@ -99,6 +101,7 @@ _E_detach_copy_out = _op('detach_copy.out')._entry
 _E_diagonal = _op('diagonal')._entry
 _E_diagonal_copy = _op('diagonal_copy')._entry
 _E_diagonal_copy_out = _op('diagonal_copy.out')._entry
+_E_diagonal_scatter = _op('diagonal_scatter')._entry
 _E_div_Tensor = _op('div.Tensor')._entry
 _E_div_Tensor_mode = _op('div.Tensor_mode')._entry
 _E_div_out = _op('div.out')._entry
@@ -281,6 +284,7 @@ _E_scatter_add_out = _op('scatter_add.out')._entry
 _E_select_copy_int = _op('select_copy.int')._entry
 _E_select_copy_int_out = _op('select_copy.int_out')._entry
 _E_select_int = _op('select.int')._entry
+_E_select_scatter = _op('select_scatter')._entry
 _E_sigmoid = _op('sigmoid')._entry
 _E_sigmoid_ = _op('sigmoid_')._entry
 _E_sigmoid_out = _op('sigmoid.out')._entry
@@ -305,9 +309,6 @@ _E_split_with_sizes_copy_out = _op('split_with_sizes_copy.out')._entry
 _E_sqrt = _op('sqrt')._entry
 _E_sqrt_ = _op('sqrt_')._entry
 _E_sqrt_out = _op('sqrt.out')._entry
-_E_squeeze_copy_dim = _op('squeeze_copy.dim')._entry
-_E_squeeze_copy_dim_out = _op('squeeze_copy.dim_out')._entry
-_E_squeeze_dim = _op('squeeze.dim')._entry
 _E_stack = _op('stack')._entry
 _E_stack_out = _op('stack.out')._entry
 _E_sub_Tensor = _op('sub.Tensor')._entry
@@ -366,9 +367,12 @@ from tensordispatch.ops.bindings import randint as randint
 from tensordispatch.ops.bindings import randn as randn
 from tensordispatch.ops.bindings import scatter as scatter
 from tensordispatch.ops.bindings import split as split
+from tensordispatch.ops.bindings_functionalization import squeeze as squeeze
+from tensordispatch.ops.bindings_functionalization import squeeze_copy as squeeze_copy
 from tensordispatch.ops.bindings_reductions import std as std
 from tensordispatch.ops.bindings_reductions import var as var
 from tensordispatch.ops.bindings_pointwise import where as where
+from tensordispatch.ops.bindings_functionalization import zero_ as zero_
 
 
 def abs(input, *, out=None):
@@ -643,6 +647,16 @@ def as_strided(input, size, stride, storage_offset=_NO):
     return _r
 
 
+def as_strided_(input, size, stride, storage_offset=_NO):
+    if storage_offset is _NO:
+        _r = _E_as_strided_.entry_function(input, size, stride)
+    else:
+        _kw = {}
+        if storage_offset is not _NO: _kw['storage_offset'] = storage_offset
+        _r = _E_as_strided_.entry_function(input, size, stride, **_kw)
+    return _r
+
+
 def as_strided_copy(input, size, stride, storage_offset=_NO, *, out=None):
     if out is None:
         if storage_offset is _NO:
@@ -660,6 +674,16 @@ def as_strided_copy(input, size, stride, storage_offset=_NO, *, out=None):
             if storage_offset is not _NO: _kw['storage_offset'] = storage_offset
             _r = _E_as_strided_copy_out.entry_function(input, size, stride, out=out, **_kw)
         return _r
+
+
+def as_strided_scatter(input, src, size, stride, storage_offset=_NO):
+    if storage_offset is _NO:
+        _r = _E_as_strided_scatter.entry_function(input, src, size, stride)
+    else:
+        _kw = {}
+        if storage_offset is not _NO: _kw['storage_offset'] = storage_offset
+        _r = _E_as_strided_scatter.entry_function(input, src, size, stride, **_kw)
+    return _r
 
 
 def baddbmm(input, batch1, batch2, *, beta=_NO, alpha=_NO, out=None):
@@ -939,6 +963,18 @@ def diagonal_copy(input, offset=_NO, dim1=_NO, dim2=_NO, *, out=None):
             if dim2 is not _NO: _kw['dim2'] = dim2
             _r = _E_diagonal_copy_out.entry_function(input, out=out, **_kw)
         return _r
+
+
+def diagonal_scatter(input, src, offset=_NO, dim1=_NO, dim2=_NO):
+    if offset is _NO and dim1 is _NO and dim2 is _NO:
+        _r = _E_diagonal_scatter.entry_function(input, src)
+    else:
+        _kw = {}
+        if offset is not _NO: _kw['offset'] = offset
+        if dim1 is not _NO: _kw['dim1'] = dim1
+        if dim2 is not _NO: _kw['dim2'] = dim2
+        _r = _E_diagonal_scatter.entry_function(input, src, **_kw)
+    return _r
 
 
 def div(input, other, *, rounding_mode=_NO, out=None):
@@ -2150,6 +2186,11 @@ def select_copy(input, dim, index, *, out=None):
         return _r
 
 
+def select_scatter(input, src, dim, index):
+    _r = _E_select_scatter.entry_function(input, src, dim, index)
+    return _r
+
+
 def sigmoid(input, *, out=None):
     if out is None:
         _r = _E_sigmoid.entry_function(input)
@@ -2333,20 +2374,6 @@ def sqrt(input, *, out=None):
 def sqrt_(input):
     _r = _E_sqrt_.entry_function(input)
     return _r
-
-
-def squeeze(input, dim):
-    _r = _E_squeeze_dim.entry_function(input, dim)
-    return _r
-
-
-def squeeze_copy(input, dim, *, out=None):
-    if out is None:
-        _r = _E_squeeze_copy_dim.entry_function(input, dim)
-        return _r
-    else:
-        _r = _E_squeeze_copy_dim_out.entry_function(input, dim, out=out)
-        return _r
 
 
 def stack(tensors, dim=_NO, *, out=None):

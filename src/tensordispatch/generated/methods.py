@@ -38,6 +38,8 @@ _E_aminmax = _op('aminmax')._entry
 _E_argmax = _op('argmax')._entry
 _E_argmin = _op('argmin')._entry
 _E_as_strided = _op('as_strided')._entry
+_E_as_strided_ = _op('as_strided_')._entry
+_E_as_strided_scatter = _op('as_strided_scatter')._entry
 _E_baddbmm = _op('baddbmm')._entry
 _E_baddbmm_ = _op('baddbmm_')._entry
 _E_bitwise_and_Scalar = _op('bitwise_and.Scalar')._entry
@@ -75,6 +77,7 @@ _E_cumsum = _op('cumsum')._entry
 _E_cumsum_ = _op('cumsum_')._entry
 _E_detach = _op('detach')._entry
 _E_diagonal = _op('diagonal')._entry
+_E_diagonal_scatter = _op('diagonal_scatter')._entry
 _E_div_Tensor = _op('div.Tensor')._entry
 _E_div_Tensor_mode = _op('div.Tensor_mode')._entry
 _E_div__Tensor = _op('div_.Tensor')._entry
@@ -192,6 +195,7 @@ _E_rsqrt_ = _op('rsqrt_')._entry
 _E_scatter_add = _op('scatter_add')._entry
 _E_scatter_add_ = _op('scatter_add_')._entry
 _E_select_int = _op('select.int')._entry
+_E_select_scatter = _op('select_scatter')._entry
 _E_sigmoid = _op('sigmoid')._entry
 _E_sigmoid_ = _op('sigmoid_')._entry
 _E_sign = _op('sign')._entry
@@ -204,17 +208,20 @@ _E_sort_stable = _op('sort.stable')._entry
 _E_split_with_sizes = _op('split_with_sizes')._entry
 _E_sqrt = _op('sqrt')._entry
 _E_sqrt_ = _op('sqrt_')._entry
-_E_squeeze_dim = _op('squeeze.dim')._entry
+_E_squeeze_ = _op('squeeze_')._entry
+_E_squeeze__dim = _op('squeeze_.dim')._entry
 _E_sub_Tensor = _op('sub.Tensor')._entry
 _E_sub__Tensor = _op('sub_.Tensor')._entry
 _E_sum = _op('sum')._entry
 _E_sum_dim_IntList = _op('sum.dim_IntList')._entry
 _E_t = _op('t')._entry
+_E_t_ = _op('t_')._entry
 _E_tan = _op('tan')._entry
 _E_tan_ = _op('tan_')._entry
 _E_tanh = _op('tanh')._entry
 _E_tanh_ = _op('tanh_')._entry
 _E_topk = _op('topk')._entry
+_E_transpose_ = _op('transpose_')._entry
 _E_transpose_int = _op('transpose.int')._entry
 _E_tril = _op('tril')._entry
 _E_tril_ = _op('tril_')._entry
@@ -223,6 +230,7 @@ _E_triu_ = _op('triu_')._entry
 _E_unbind_int = _op('unbind.int')._entry
 _E_unfold = _op('unfold')._entry
 _E_unsqueeze = _op('unsqueeze')._entry
+_E_unsqueeze_ = _op('unsqueeze_')._entry
 _E_view = _op('view')._entry
 from tensordispatch.ops.indexing import getitem as _m___getitem__
 from tensordispatch.ops.bindings_pointwise import invert as _m___invert__
@@ -237,11 +245,13 @@ from tensordispatch.ops.bindings import random_ as _m_random_
 from tensordispatch.ops.bindings import scatter as _m_scatter
 from tensordispatch.ops.bindings import scatter_ as _m_scatter_
 from tensordispatch.ops.bindings import split as _m_split
+from tensordispatch.ops.bindings_functionalization import squeeze as _m_squeeze
 from tensordispatch.ops.bindings_reductions import std as _m_std
 from tensordispatch.ops.bindings import to as _m_to
 from tensordispatch.ops.bindings import uniform_ as _m_uniform_
 from tensordispatch.ops.bindings_reductions import var as _m_var
 from tensordispatch.ops.bindings_pointwise import method_where as _m_where
+from tensordispatch.ops.bindings_functionalization import zero_ as _m_zero_
 
 
 def _m_abs(self):
@@ -446,6 +456,26 @@ def _m_as_strided(self, size, stride, storage_offset=_NO):
         _kw = {}
         if storage_offset is not _NO: _kw['storage_offset'] = storage_offset
         _r = _E_as_strided.entry_function(self, size, stride, **_kw)
+    return _r
+
+
+def _m_as_strided_(self, size, stride, storage_offset=_NO):
+    if storage_offset is _NO:
+        _r = _E_as_strided_.entry_function(self, size, stride)
+    else:
+        _kw = {}
+        if storage_offset is not _NO: _kw['storage_offset'] = storage_offset
+        _r = _E_as_strided_.entry_function(self, size, stride, **_kw)
+    return _r
+
+
+def _m_as_strided_scatter(self, src, size, stride, storage_offset=_NO):
+    if storage_offset is _NO:
+        _r = _E_as_strided_scatter.entry_function(self, src, size, stride)
+    else:
+        _kw = {}
+        if storage_offset is not _NO: _kw['storage_offset'] = storage_offset
+        _r = _E_as_strided_scatter.entry_function(self, src, size, stride, **_kw)
     return _r
 
 
@@ -680,6 +710,18 @@ def _m_diagonal(self, offset=_NO, dim1=_NO, dim2=_NO):
         if dim1 is not _NO: _kw['dim1'] = dim1
         if dim2 is not _NO: _kw['dim2'] = dim2
         _r = _E_diagonal.entry_function(self, **_kw)
+    return _r
+
+
+def _m_diagonal_scatter(self, src, offset=_NO, dim1=_NO, dim2=_NO):
+    if offset is _NO and dim1 is _NO and dim2 is _NO:
+        _r = _E_diagonal_scatter.entry_function(self, src)
+    else:
+        _kw = {}
+        if offset is not _NO: _kw['offset'] = offset
+        if dim1 is not _NO: _kw['dim1'] = dim1
+        if dim2 is not _NO: _kw['dim2'] = dim2
+        _r = _E_diagonal_scatter.entry_function(self, src, **_kw)
     return _r
 
 
@@ -1386,6 +1428,11 @@ def _m_select(self, dim, index):
     return _r
 
 
+def _m_select_scatter(self, src, dim, index):
+    _r = _E_select_scatter.entry_function(self, src, dim, index)
+    return _r
+
+
 def _m_sigmoid(self):
     _r = _E_sigmoid.entry_function(self)
     return _r
@@ -1468,9 +1515,14 @@ def _m_sqrt_(self):
     return _r
 
 
-def _m_squeeze(self, dim):
-    _r = _E_squeeze_dim.entry_function(self, dim)
-    return _r
+def _m_squeeze_(self, dim=_NO):
+    if dim is not _NO:
+        _r = _E_squeeze__dim.entry_function(self, dim)
+        return _r
+    if dim is _NO:
+        _r = _E_squeeze_.entry_function(self)
+        return _r
+    raise TypeError('squeeze_(): received an invalid combination of arguments; expected one of: squeeze_.dim(Tensor(a!) self, int dim) -> Tensor(a!); squeeze_(Tensor(a!) self) -> Tensor(a!)')
 
 
 def _m_sub(self, other, *, alpha=_NO):
@@ -1522,6 +1574,11 @@ def _m_t(self):
     return _r
 
 
+def _m_t_(self):
+    _r = _E_t_.entry_function(self)
+    return _r
+
+
 def _m_tan(self):
     _r = _E_tan.entry_function(self)
     return _r
@@ -1556,6 +1613,11 @@ def _m_topk(self, k, dim=_NO, largest=_NO, sorted=_NO):
 
 def _m_transpose(self, dim0, dim1):
     _r = _E_transpose_int.entry_function(self, dim0, dim1)
+    return _r
+
+
+def _m_transpose_(self, dim0, dim1):
+    _r = _E_transpose_.entry_function(self, dim0, dim1)
     return _r
 
 
@@ -1619,6 +1681,11 @@ def _m_unsqueeze(self, dim):
     return _r
 
 
+def _m_unsqueeze_(self, dim):
+    _r = _E_unsqueeze_.entry_function(self, dim)
+    return _r
+
+
 def _m_view(self, *_td_args, size=_NO):
     if size is _NO:
         if len(_td_args) == 1 and not isinstance(_td_args[0], int):
@@ -1676,6 +1743,8 @@ METHODS = {
     'argmax': _m_argmax,
     'argmin': _m_argmin,
     'as_strided': _m_as_strided,
+    'as_strided_': _m_as_strided_,
+    'as_strided_scatter': _m_as_strided_scatter,
     'baddbmm': _m_baddbmm,
     'baddbmm_': _m_baddbmm_,
     'bitwise_and': _m_bitwise_and,
@@ -1705,6 +1774,7 @@ METHODS = {
     'cumsum_': _m_cumsum_,
     'detach': _m_detach,
     'diagonal': _m_diagonal,
+    'diagonal_scatter': _m_diagonal_scatter,
     'div': _m_div,
     'div_': _m_div_,
     'dot': _m_dot,
@@ -1796,6 +1866,7 @@ METHODS = {
     'scatter_add': _m_scatter_add,
     'scatter_add_': _m_scatter_add_,
     'select': _m_select,
+    'select_scatter': _m_select_scatter,
     'sigmoid': _m_sigmoid,
     'sigmoid_': _m_sigmoid_,
     'sign': _m_sign,
@@ -1809,11 +1880,13 @@ METHODS = {
     'sqrt': _m_sqrt,
     'sqrt_': _m_sqrt_,
     'squeeze': _m_squeeze,
+    'squeeze_': _m_squeeze_,
     'std': _m_std,
     'sub': _m_sub,
     'sub_': _m_sub_,
     'sum': _m_sum,
     't': _m_t,
+    't_': _m_t_,
     'tan': _m_tan,
     'tan_': _m_tan_,
     'tanh': _m_tanh,
@@ -1821,6 +1894,7 @@ METHODS = {
     'to': _m_to,
     'topk': _m_topk,
     'transpose': _m_transpose,
+    'transpose_': _m_transpose_,
     'tril': _m_tril,
     'tril_': _m_tril_,
     'triu': _m_triu,
@@ -1829,9 +1903,11 @@ METHODS = {
     'unfold': _m_unfold,
     'uniform_': _m_uniform_,
     'unsqueeze': _m_unsqueeze,
+    'unsqueeze_': _m_unsqueeze_,
     'var': _m_var,
     'view': _m_view,
     'where': _m_where,
+    'zero_': _m_zero_,
 }
 
 OPERATORS = {

@@ -3642,6 +3642,13 @@ def generated__to_copy_out(self, *, non_blocking=False, memory_format=None, out)
     return out
 
 
+def generated__unsafe_view_out(self, size, *, out):
+    _r = _op('_unsafe_view')(self, size)
+    _resize_output(out, _r._shape)
+    _copy_arg(out, _r)
+    return out
+
+
 def generated_add_Scalar_out(self, other, alpha=1, *, out):
     _r = _op('add.Scalar')(self, other, alpha)
     _resize_output(out, _r._shape)
@@ -3683,6 +3690,13 @@ def generated_as_strided_copy(self, size, stride, storage_offset=None):
 
 def generated_as_strided_copy_out(self, size, stride, storage_offset=None, *, out):
     _r = _op('as_strided_copy')(self, size, stride, storage_offset)
+    _resize_output(out, _r._shape)
+    _copy_arg(out, _r)
+    return out
+
+
+def generated_as_strided_scatter_out(self, src, size, stride, storage_offset=None, *, out):
+    _r = _op('as_strided_scatter')(self, src, size, stride, storage_offset)
     _resize_output(out, _r._shape)
     _copy_arg(out, _r)
     return out
@@ -3749,6 +3763,13 @@ def generated_diagonal_copy(self, offset=0, dim1=0, dim2=1):
 
 def generated_diagonal_copy_out(self, offset=0, dim1=0, dim2=1, *, out):
     _r = _op('diagonal_copy')(self, offset, dim1, dim2)
+    _resize_output(out, _r._shape)
+    _copy_arg(out, _r)
+    return out
+
+
+def generated_diagonal_scatter_out(self, src, offset=0, dim1=0, dim2=1, *, out):
+    _r = _op('diagonal_scatter')(self, src, offset, dim1, dim2)
     _resize_output(out, _r._shape)
     _copy_arg(out, _r)
     return out
@@ -3856,6 +3877,25 @@ def generated_full_like_out(self, fill_value, *, memory_format=None, out):
 
 def generated_index_put_out(self, indices, values, accumulate=False, *, out):
     _r = _op('index_put')(self, indices, values, accumulate)
+    _resize_output(out, _r._shape)
+    _copy_arg(out, _r)
+    return out
+
+
+def generated_lift_out(self, *, out):
+    _r = _op('lift')(self)
+    _resize_output(out, _r._shape)
+    _copy_arg(out, _r)
+    return out
+
+
+def generated_lift_fresh_copy(self):
+    _v = _op('lift_fresh')(self)
+    return _op('clone')(_v, memory_format=_contiguous_format)
+
+
+def generated_lift_fresh_copy_out(self, *, out):
+    _r = _op('lift_fresh_copy')(self)
     _resize_output(out, _r._shape)
     _copy_arg(out, _r)
     return out
@@ -4113,6 +4153,13 @@ def generated_select_copy_int_out(self, dim, index, *, out):
     return out
 
 
+def generated_select_scatter_out(self, src, dim, index, *, out):
+    _r = _op('select_scatter')(self, src, dim, index)
+    _resize_output(out, _r._shape)
+    _copy_arg(out, _r)
+    return out
+
+
 def generated_slice_copy_Tensor(self, dim=0, start=None, end=None, step=1):
     _v = _op('slice.Tensor')(self, dim, start, end, step)
     return _op('clone')(_v, memory_format=_contiguous_format)
@@ -4135,6 +4182,11 @@ def generated_split_with_sizes_copy(self, split_sizes, dim=0):
     return [_op('clone')(_t, memory_format=_contiguous_format) for _t in _v]
 
 
+def generated_squeeze_copy(self):
+    _v = _op('squeeze')(self)
+    return _op('clone')(_v, memory_format=_contiguous_format)
+
+
 def generated_squeeze_copy_dim(self, dim):
     _v = _op('squeeze.dim')(self, dim)
     return _op('clone')(_v, memory_format=_contiguous_format)
@@ -4142,6 +4194,25 @@ def generated_squeeze_copy_dim(self, dim):
 
 def generated_squeeze_copy_dim_out(self, dim, *, out):
     _r = _op('squeeze_copy.dim')(self, dim)
+    _resize_output(out, _r._shape)
+    _copy_arg(out, _r)
+    return out
+
+
+def generated_squeeze_copy_dims(self, dim):
+    _v = _op('squeeze.dims')(self, dim)
+    return _op('clone')(_v, memory_format=_contiguous_format)
+
+
+def generated_squeeze_copy_dims_out(self, dim, *, out):
+    _r = _op('squeeze_copy.dims')(self, dim)
+    _resize_output(out, _r._shape)
+    _copy_arg(out, _r)
+    return out
+
+
+def generated_squeeze_copy_out(self, *, out):
+    _r = _op('squeeze_copy')(self)
     _resize_output(out, _r._shape)
     _copy_arg(out, _r)
     return out
@@ -4268,6 +4339,19 @@ def generated_view_copy_out(self, size, *, out):
     return out
 
 
+def generated_zero(self):
+    _c = _op('clone')(self)
+    _op('zero_')(_c)
+    return _c
+
+
+def generated_zero_out(self, *, out):
+    _r = _op('zero')(self)
+    _resize_output(out, _r._shape)
+    _copy_arg(out, _r)
+    return out
+
+
 def backend_select_zeros(size, *, dtype=None, layout=None, device=None, pin_memory=None):
     _ks = _bs_keyset(dtype, layout, device)
     return _op('zeros').redispatch(_ks, size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
@@ -4291,6 +4375,8 @@ def _register():
     _def['aten'].define('_softmax.out(Tensor self, int dim, bool half_to_float, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
     _def['aten'].define('_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor', tags=('core', 'pt2_compliant_tag',))
     _def['aten'].define('_to_copy.out(Tensor self, *, bool non_blocking=False, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
+    _def['aten'].define('_unsafe_view(Tensor self, SymInt[] size) -> Tensor', tags=('pt2_compliant_tag',))
+    _def['aten'].define('_unsafe_view.out(Tensor self, SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
     _def['aten'].define('abs(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('abs.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('abs_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
@@ -4346,8 +4432,11 @@ def _register():
     _def['aten'].define('argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor', tags=('core', 'pt2_compliant_tag', 'reduction',))
     _def['aten'].define('argmin.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag', 'reduction',))
     _def['aten'].define('as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)', tags=('core', 'pt2_compliant_tag',))
+    _def['aten'].define('as_strided_(Tensor(a!) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a!)', tags=('inplace', 'inplace_view', 'pt2_compliant_tag',))
     _def['aten'].define('as_strided_copy(Tensor self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor', tags=('pt2_compliant_tag', 'view_copy',))
     _def['aten'].define('as_strided_copy.out(Tensor self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag', 'view_copy',))
+    _def['aten'].define('as_strided_scatter(Tensor self, Tensor src, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor', tags=('pt2_compliant_tag',))
+    _def['aten'].define('as_strided_scatter.out(Tensor self, Tensor src, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
     _def['aten'].define('baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('baddbmm.out(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
     _def['aten'].define('baddbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
@@ -4427,6 +4516,8 @@ def _register():
     _def['aten'].define('diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)', tags=('core', 'pt2_compliant_tag',))
     _def['aten'].define('diagonal_copy(Tensor self, int offset=0, int dim1=0, int dim2=1) -> Tensor', tags=('pt2_compliant_tag', 'view_copy',))
     _def['aten'].define('diagonal_copy.out(Tensor self, int offset=0, int dim1=0, int dim2=1, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag', 'view_copy',))
+    _def['aten'].define('diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor', tags=('pt2_compliant_tag',))
+    _def['aten'].define('diagonal_scatter.out(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
     _def['aten'].define('div.Scalar(Tensor self, Scalar other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('div.Scalar_mode_out(Tensor self, Scalar other, *, str? rounding_mode, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
@@ -4528,6 +4619,11 @@ def _register():
     _def['aten'].define('lerp.Tensor_out(Tensor self, Tensor end, Tensor weight, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('lerp_.Tensor(Tensor(a!) self, Tensor end, Tensor weight) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('lift(Tensor self) -> Tensor', tags=('pt2_compliant_tag',))
+    _def['aten'].define('lift.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
+    _def['aten'].define('lift_fresh(Tensor(a) self) -> Tensor(a)', tags=('pt2_compliant_tag',))
+    _def['aten'].define('lift_fresh_copy(Tensor self) -> Tensor', tags=('pt2_compliant_tag', 'view_copy',))
+    _def['aten'].define('lift_fresh_copy.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag', 'view_copy',))
     _def['aten'].define('linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('linear.out(Tensor input, Tensor weight, Tensor? bias=None, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
     _def['aten'].define('linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', tags=('pt2_compliant_tag',))
@@ -4732,6 +4828,8 @@ def _register():
     _def['aten'].define('select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)', tags=('core', 'pt2_compliant_tag',))
     _def['aten'].define('select_copy.int(Tensor self, int dim, SymInt index) -> Tensor', tags=('pt2_compliant_tag', 'view_copy',))
     _def['aten'].define('select_copy.int_out(Tensor self, int dim, SymInt index, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag', 'view_copy',))
+    _def['aten'].define('select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor', tags=('core', 'pt2_compliant_tag',))
+    _def['aten'].define('select_scatter.out(Tensor self, Tensor src, int dim, SymInt index, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
     _def['aten'].define('sigmoid(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('sigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('sigmoid_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
@@ -4763,9 +4861,17 @@ def _register():
     _def['aten'].define('sqrt(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('sqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('sqrt_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
+    _def['aten'].define('squeeze(Tensor(a) self) -> Tensor(a)', tags=('pt2_compliant_tag',))
     _def['aten'].define('squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)', tags=('core', 'pt2_compliant_tag',))
+    _def['aten'].define('squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)', tags=('core', 'pt2_compliant_tag',))
+    _def['aten'].define('squeeze_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'inplace_view', 'pt2_compliant_tag',))
+    _def['aten'].define('squeeze_.dim(Tensor(a!) self, int dim) -> Tensor(a!)', tags=('inplace', 'inplace_view', 'pt2_compliant_tag',))
+    _def['aten'].define('squeeze_copy(Tensor self) -> Tensor', tags=('pt2_compliant_tag', 'view_copy',))
     _def['aten'].define('squeeze_copy.dim(Tensor self, int dim) -> Tensor', tags=('pt2_compliant_tag', 'view_copy',))
     _def['aten'].define('squeeze_copy.dim_out(Tensor self, int dim, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag', 'view_copy',))
+    _def['aten'].define('squeeze_copy.dims(Tensor self, int[] dim) -> Tensor', tags=('pt2_compliant_tag', 'view_copy',))
+    _def['aten'].define('squeeze_copy.dims_out(Tensor self, int[] dim, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag', 'view_copy',))
+    _def['aten'].define('squeeze_copy.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag', 'view_copy',))
     _def['aten'].define('stack(Tensor[] tensors, int dim=0) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('stack.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
     _def['aten'].define('std(Tensor self, bool unbiased=True) -> Tensor', tags=('pt2_compliant_tag', 'reduction',))
@@ -4784,6 +4890,7 @@ def _register():
     _def['aten'].define('sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor', tags=('core', 'pt2_compliant_tag', 'reduction',))
     _def['aten'].define('sum.out(Tensor self, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
     _def['aten'].define('t(Tensor(a) self) -> Tensor(a)', tags=('pt2_compliant_tag',))
+    _def['aten'].define('t_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'inplace_view', 'pt2_compliant_tag',))
     _def['aten'].define('t_copy(Tensor self) -> Tensor', tags=('pt2_compliant_tag', 'view_copy',))
     _def['aten'].define('t_copy.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag', 'view_copy',))
     _def['aten'].define('tan(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
@@ -4799,6 +4906,7 @@ def _register():
     _def['aten'].define('topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)', tags=('core', 'pt2_compliant_tag',))
     _def['aten'].define('topk.values(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True, *, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)', tags=('out', 'pt2_compliant_tag',))
     _def['aten'].define('transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)', tags=('pt2_compliant_tag',))
+    _def['aten'].define('transpose_(Tensor(a!) self, int dim0, int dim1) -> Tensor(a!)', tags=('inplace', 'inplace_view', 'pt2_compliant_tag',))
     _def['aten'].define('transpose_copy.int(Tensor self, int dim0, int dim1) -> Tensor', tags=('pt2_compliant_tag', 'view_copy',))
     _def['aten'].define('transpose_copy.int_out(Tensor self, int dim0, int dim1, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag', 'view_copy',))
     _def['aten'].define('tril(Tensor self, SymInt diagonal=0) -> Tensor', tags=('pt2_compliant_tag',))
@@ -4817,6 +4925,7 @@ def _register():
     _def['aten'].define('uniform.out(Tensor self, float from=0, float to=1, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'nondeterministic_seeded', 'out', 'pt2_compliant_tag',))
     _def['aten'].define('uniform_(Tensor(a!) self, float from=0, float to=1, *, Generator? generator=None) -> Tensor(a!)', tags=('inplace', 'nondeterministic_seeded', 'pt2_compliant_tag',))
     _def['aten'].define('unsqueeze(Tensor(a) self, int dim) -> Tensor(a)', tags=('core', 'pt2_compliant_tag',))
+    _def['aten'].define('unsqueeze_(Tensor(a!) self, int dim) -> Tensor(a!)', tags=('inplace', 'inplace_view', 'pt2_compliant_tag',))
     _def['aten'].define('unsqueeze_copy(Tensor self, int dim) -> Tensor', tags=('pt2_compliant_tag', 'view_copy',))
     _def['aten'].define('unsqueeze_copy.out(Tensor self, int dim, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag', 'view_copy',))
     _def['aten'].define('var(Tensor self, bool unbiased=True) -> Tensor', tags=('pt2_compliant_tag', 'reduction',))
@@ -4839,6 +4948,9 @@ def _register():
     _def['aten'].define('where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('where.self(Tensor condition, Tensor self, Tensor other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('where.self_out(Tensor condition, Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
+    _def['aten'].define('zero(Tensor self) -> Tensor', tags=('generated', 'pt2_compliant_tag',))
+    _def['aten'].define('zero.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
+    _def['aten'].define('zero_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
     _def['aten'].define('zeros(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('zeros.out(SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
     _def['aten'].define('zeros_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor', tags=('pt2_compliant_tag',))
@@ -5188,6 +5300,8 @@ def _register():
     _lib['aten:CompositeExplicitAutograd'].impl('_index_put_impl.out', generated__index_put_impl_out)
     _lib['aten:CompositeExplicitAutograd'].impl('_to_copy', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', '_to_copy', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1624'))
     _lib['aten:CompositeExplicitAutograd'].impl('_to_copy.out', generated__to_copy_out)
+    _lib['aten:CompositeExplicitAutograd'].impl('_unsafe_view', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', '_unsafe_view', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3123'))
+    _lib['aten:CompositeExplicitAutograd'].impl('_unsafe_view.out', generated__unsafe_view_out)
     _lib['aten:CompositeExplicitAutograd'].impl('abs', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'abs', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:273'))
     _lib['aten:CompositeExplicitAutograd'].impl('abs_', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'abs_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:280'))
     _lib['aten:CompositeExplicitAutograd'].impl('add.Scalar', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'add_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:102'))
@@ -5203,6 +5317,7 @@ def _register():
     _lib['aten:CompositeExplicitAutograd'].impl('arange.start', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'arange_start', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1941'))
     _lib['aten:CompositeExplicitAutograd'].impl('arange.start_step', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'arange_start_step', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1945'))
     _lib['aten:CompositeExplicitAutograd'].impl('as_strided_copy.out', generated_as_strided_copy_out)
+    _lib['aten:CompositeExplicitAutograd'].impl('as_strided_scatter.out', generated_as_strided_scatter_out)
     _lib['aten:CompositeExplicitAutograd'].impl('bitwise_and.Scalar', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_and_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2847'))
     _lib['aten:CompositeExplicitAutograd'].impl('bitwise_and.Scalar_Tensor', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_and_Scalar_Tensor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2854'))
     _lib['aten:CompositeExplicitAutograd'].impl('bitwise_and.Scalar_Tensor_out', generated_bitwise_and_Scalar_Tensor_out)
@@ -5226,6 +5341,7 @@ def _register():
     _lib['aten:CompositeExplicitAutograd'].impl('detach_copy.out', generated_detach_copy_out)
     _lib['aten:CompositeExplicitAutograd'].impl('diagonal', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'diagonal', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1477'))
     _lib['aten:CompositeExplicitAutograd'].impl('diagonal_copy.out', generated_diagonal_copy_out)
+    _lib['aten:CompositeExplicitAutograd'].impl('diagonal_scatter.out', generated_diagonal_scatter_out)
     _lib['aten:CompositeExplicitAutograd'].impl('div.Scalar', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'div_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:243'))
     _lib['aten:CompositeExplicitAutograd'].impl('div.Scalar_mode', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'div_Scalar_mode', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:258'))
     _lib['aten:CompositeExplicitAutograd'].impl('div.Scalar_mode_out', generated_div_Scalar_mode_out)
@@ -5258,6 +5374,10 @@ def _register():
     _lib['aten:CompositeExplicitAutograd'].impl('index_put', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'index_put', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1838'))
     _lib['aten:CompositeExplicitAutograd'].impl('index_put.out', generated_index_put_out)
     _lib['aten:CompositeExplicitAutograd'].impl('index_put_', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'index_put_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1831'))
+    _lib['aten:CompositeExplicitAutograd'].impl('lift', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'lift', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3108'))
+    _lib['aten:CompositeExplicitAutograd'].impl('lift.out', generated_lift_out)
+    _lib['aten:CompositeExplicitAutograd'].impl('lift_fresh', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'lift_fresh', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3113'))
+    _lib['aten:CompositeExplicitAutograd'].impl('lift_fresh_copy.out', generated_lift_fresh_copy_out)
     _lib['aten:CompositeExplicitAutograd'].impl('linear.out', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linear_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1330'))
     _lib['aten:CompositeExplicitAutograd'].impl('linspace', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1960'))
     _lib['aten:CompositeExplicitAutograd'].impl('linspace.Scalar_Tensor', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1978'))
@@ -5339,6 +5459,7 @@ def _register():
     _lib['aten:CompositeExplicitAutograd'].impl('rsub.Tensor_out', generated_rsub_Tensor_out)
     _lib['aten:CompositeExplicitAutograd'].impl('select.int', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'select', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:728'))
     _lib['aten:CompositeExplicitAutograd'].impl('select_copy.int_out', generated_select_copy_int_out)
+    _lib['aten:CompositeExplicitAutograd'].impl('select_scatter.out', generated_select_scatter_out)
     _lib['aten:CompositeExplicitAutograd'].impl('slice.Tensor', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'slice', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:743'))
     _lib['aten:CompositeExplicitAutograd'].impl('slice_copy.Tensor_out', generated_slice_copy_Tensor_out)
     _lib['aten:CompositeExplicitAutograd'].impl('softmax.int_out', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'softmax_int_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1150'))
@@ -5348,8 +5469,14 @@ def _register():
     _lib['aten:CompositeExplicitAutograd'].impl('split_copy.Tensor_out', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'split_copy_Tensor_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1517'))
     _lib['aten:CompositeExplicitAutograd'].impl('split_with_sizes', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'split_with_sizes', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1526'))
     _lib['aten:CompositeExplicitAutograd'].impl('split_with_sizes_copy.out', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'split_with_sizes_copy_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1540'))
+    _lib['aten:CompositeExplicitAutograd'].impl('squeeze', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'squeeze', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3135'))
     _lib['aten:CompositeExplicitAutograd'].impl('squeeze.dim', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'squeeze_dim', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:713'))
+    _lib['aten:CompositeExplicitAutograd'].impl('squeeze.dims', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'squeeze', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3142'))
+    _lib['aten:CompositeExplicitAutograd'].impl('squeeze_', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'squeeze_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3188'))
+    _lib['aten:CompositeExplicitAutograd'].impl('squeeze_.dim', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'squeeze_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3196'))
     _lib['aten:CompositeExplicitAutograd'].impl('squeeze_copy.dim_out', generated_squeeze_copy_dim_out)
+    _lib['aten:CompositeExplicitAutograd'].impl('squeeze_copy.dims_out', generated_squeeze_copy_dims_out)
+    _lib['aten:CompositeExplicitAutograd'].impl('squeeze_copy.out', generated_squeeze_copy_out)
     _lib['aten:CompositeExplicitAutograd'].impl('stack', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'stack', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1663'))
     _lib['aten:CompositeExplicitAutograd'].impl('stack.out', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'stack_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1667'))
     _lib['aten:CompositeExplicitAutograd'].impl('sub.Scalar', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'sub_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:137'))
@@ -5358,8 +5485,10 @@ def _register():
     _lib['aten:CompositeExplicitAutograd'].impl('sum', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'sum', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:775'))
     _lib['aten:CompositeExplicitAutograd'].impl('sum.out', generated_sum_out)
     _lib['aten:CompositeExplicitAutograd'].impl('t', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 't', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:684'))
+    _lib['aten:CompositeExplicitAutograd'].impl('t_', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 't_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3172'))
     _lib['aten:CompositeExplicitAutograd'].impl('t_copy.out', generated_t_copy_out)
     _lib['aten:CompositeExplicitAutograd'].impl('transpose.int', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'transpose', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:670'))
+    _lib['aten:CompositeExplicitAutograd'].impl('transpose_', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'transpose_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3164'))
     _lib['aten:CompositeExplicitAutograd'].impl('transpose_copy.int_out', generated_transpose_copy_int_out)
     _lib['aten:CompositeExplicitAutograd'].impl('unbind.int', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'unbind', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1550'))
     _lib['aten:CompositeExplicitAutograd'].impl('unbind_copy.int_out', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'unbind_copy_int_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1561'))
@@ -5367,27 +5496,38 @@ def _register():
     _lib['aten:CompositeExplicitAutograd'].impl('uniform', generated_uniform)
     _lib['aten:CompositeExplicitAutograd'].impl('uniform.out', generated_uniform_out)
     _lib['aten:CompositeExplicitAutograd'].impl('unsqueeze', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'unsqueeze', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:698'))
+    _lib['aten:CompositeExplicitAutograd'].impl('unsqueeze_', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'unsqueeze_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3180'))
     _lib['aten:CompositeExplicitAutograd'].impl('unsqueeze_copy.out', generated_unsqueeze_copy_out)
     _lib['aten:CompositeExplicitAutograd'].impl('view_as_complex_copy.out', generated_view_as_complex_copy_out)
     _lib['aten:CompositeExplicitAutograd'].impl('view_as_real_copy.out', generated_view_as_real_copy_out)
     _lib['aten:CompositeExplicitAutograd'].impl('view_copy.out', generated_view_copy_out)
+    _lib['aten:CompositeExplicitAutograd'].impl('zero', generated_zero)
+    _lib['aten:CompositeExplicitAutograd'].impl('zero.out', generated_zero_out)
+    _lib['aten:CompositeExplicitAutograd'].impl('zero_', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'zero_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3128'))
     _lib['aten:CompositeExplicitAutograd'].impl('zeros', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'zeros', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:24'))
     _lib['aten:CompositeExplicitAutograd'].impl('zeros.out', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'zeros_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:28'))
     _lib['aten:CompositeExplicitAutograd'].impl('zeros_like', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'zeros_like', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:56'))
     _lib['aten:CompositeExplicitAutograd'].impl('zeros_like.out', generated_zeros_like_out)
     _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('alias_copy', generated_alias_copy)
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('as_strided_', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'as_strided__symint', 'CompositeExplicitAutogradNonFunctional', 'ops/native_functions.yaml:3204'))
     _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('as_strided_copy', generated_as_strided_copy)
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('as_strided_scatter', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'as_strided_scatter_symint', 'CompositeExplicitAutogradNonFunctional', 'ops/native_functions.yaml:3100'))
     _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('copy', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'copy', 'CompositeExplicitAutogradNonFunctional', 'ops/native_functions.yaml:632'))
     _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('detach_copy', generated_detach_copy)
     _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('diagonal_copy', generated_diagonal_copy)
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('diagonal_scatter', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'diagonal_scatter', 'CompositeExplicitAutogradNonFunctional', 'ops/native_functions.yaml:3092'))
     _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('expand_copy', generated_expand_copy)
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('lift_fresh_copy', generated_lift_fresh_copy)
     _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('narrow_copy', generated_narrow_copy)
     _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('permute_copy', generated_permute_copy)
     _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('select_copy.int', generated_select_copy_int)
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('select_scatter', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'select_scatter_symint', 'CompositeExplicitAutogradNonFunctional', 'ops/native_functions.yaml:3083'))
     _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('slice_copy.Tensor', generated_slice_copy_Tensor)
     _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('split_copy.Tensor', generated_split_copy_Tensor)
     _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('split_with_sizes_copy', generated_split_with_sizes_copy)
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('squeeze_copy', generated_squeeze_copy)
     _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('squeeze_copy.dim', generated_squeeze_copy_dim)
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('squeeze_copy.dims', generated_squeeze_copy_dims)
     _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('t_copy', generated_t_copy)
     _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('transpose_copy.int', generated_transpose_copy_int)
     _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('unbind_copy.int', generated_unbind_copy_int)

@@ -1,0 +1,173 @@
+"""Composite kernels of the operators functionalization needs (helper A, issue 8).
+
+The inverse view functions (``select_scatter``, ``slice_scatter``, ``diagonal_scatter``,
+``as_strided_scatter``: CompositeExplicitAutogradNonFunctional, as in ATen: they clone and
+write through a view internally), ``lift`` / ``lift_fresh`` / ``lift_fresh_copy``,
+``_unsafe_view``, ``zero_``, the remaining ``squeeze`` overloads, and the in-place view
+operators (``transpose_``, ``t_``, ``unsqueeze_``, ``squeeze_``, ``as_strided_``), which
+change a tensor's own sizes, strides and offset. Device-generic: everything goes through
+other operators or tensor metadata. Merged into COMPOSITE_KERNELS by backends/composite.py.
+
+Where we differ from ATen: ``zero_`` is one composite kernel (``fill_(self, 0)``) instead
+of per-backend CPU/Meta kernels, so its dispatch table lists CompositeExplicitAutograd.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tensordispatch.backends.aten import op
+from tensordispatch.backends.common import shape_text, wrap_dim
+from tensordispatch.tensor.geometry import extent
+from tensordispatch.tensor.tensor import Tensor
+
+__all__ = ["FUNCTIONALIZATION_COMPOSITE"]
+
+
+def _check_src(src: Tensor, view: Tensor) -> None:
+    if src._shape != view._shape:
+        raise RuntimeError(
+            "expected src to have a size equal to the slice of self. src size = "
+            f"{shape_text(src._shape)}, slice size = {shape_text(view._shape)}"
+        )
+
+
+def _scatter(self: Tensor, src: Tensor, view_of: Any) -> Tensor:
+    output = op("clone")(self)
+    view = view_of(output)
+    _check_src(src, view)
+    op("copy_")(view, src)
+    return output
+
+
+def select_scatter_symint(self: Tensor, src: Tensor, dim: int, index: int) -> Tensor:
+    """A copy of ``self`` whose ``select(dim, index)`` is ``src`` (select's inverse).
+
+    >>> import tensordispatch as td
+    >>> td.select_scatter(td.zeros(2, 2), td.ones(2), 0, 1).tolist()
+    [[0.0, 0.0], [1.0, 1.0]]
+    """
+    return _scatter(self, src, lambda o: op("select.int")(o, dim, index))
+
+
+def slice_scatter(
+    self: Tensor,
+    src: Tensor,
+    dim: int = 0,
+    start: int | None = None,
+    end: int | None = None,
+    step: int = 1,
+) -> Tensor:
+    """A copy of ``self`` whose ``slice(dim, start, end, step)`` is ``src``."""
+    return _scatter(self, src, lambda o: op("slice.Tensor")(o, dim, start, end, step))
+
+
+def diagonal_scatter(
+    self: Tensor, src: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1
+) -> Tensor:
+    """A copy of ``self`` whose ``diagonal(offset, dim1, dim2)`` is ``src``."""
+    return _scatter(self, src, lambda o: op("diagonal")(o, offset, dim1, dim2))
+
+
+def _clone_preserve_strides(self: Tensor) -> Tensor:
+    """A copy with the same sizes, strides AND storage offset (in a fresh storage)."""
+    span = self._offset + extent(self._shape, self._strides)
+    buffer = op("empty.memory_format")([span], dtype=self.dtype, device=self.device)
+    out = op("as_strided")(buffer, list(self._shape), list(self._strides), self._offset)
+    op("copy_")(out, self)
+    return out  # type: ignore[no-any-return]
+
+
+def as_strided_scatter_symint(
+    self: Tensor, src: Tensor, size: Any, stride: Any, storage_offset: int | None = None
+) -> Tensor:
+    """A copy of ``self`` (same layout) whose ``as_strided(size, stride, offset)`` is ``src``."""
+    output = _clone_preserve_strides(self)
+    view = op("as_strided")(output, size, stride, storage_offset)
+    _check_src(src, view)
+    op("copy_")(view, src)
+    return output
+
+
+def lift(self: Tensor) -> Tensor:
+    return self
+
+
+def lift_fresh(self: Tensor) -> Tensor:
+    return self
+
+
+def _unsafe_view(self: Tensor, size: Any) -> Tensor:
+    """``view`` whose result autograd does not treat as a view (we return the view: our
+    views only differ by ``_base``, Note [Views share the root])."""
+    return op("view")(self, size)  # type: ignore[no-any-return]
+
+
+def zero_(self: Tensor) -> Tensor:
+    return op("fill_.Scalar")(self, 0)  # type: ignore[no-any-return]
+
+
+def _squeezed(self: Tensor, dims: list[int]) -> Tensor:
+    keep = [d for d in range(len(self._shape)) if d not in dims or self._shape[d] != 1]
+    return self._make_view(
+        tuple(self._shape[d] for d in keep), tuple(self._strides[d] for d in keep), self._offset
+    )
+
+
+def squeeze(self: Tensor, dim: Any = None) -> Tensor:
+    """``squeeze()`` (every size-1 dim) and ``squeeze.dims`` (those of ``dim``)."""
+    ndim = len(self._shape)
+    if dim is None:
+        return _squeezed(self, list(range(ndim)))
+    dims = [wrap_dim(d, ndim) if ndim else 0 for d in dim]
+    return _squeezed(self, dims)
+
+
+def _set_geometry(self: Tensor, view: Tensor) -> Tensor:
+    """Give ``self`` the sizes, strides, offset (and CPU array) of ``view``, a view of it."""
+    self._shape = view._shape
+    self._strides = view._strides
+    self._offset = view._offset
+    self._data = view._data
+    return self
+
+
+def transpose_(self: Tensor, dim0: int, dim1: int) -> Tensor:
+    return _set_geometry(self, op("transpose.int")(self, dim0, dim1))
+
+
+def t_(self: Tensor) -> Tensor:
+    return _set_geometry(self, op("t")(self))
+
+
+def unsqueeze_(self: Tensor, dim: int) -> Tensor:
+    return _set_geometry(self, op("unsqueeze")(self, dim))
+
+
+def squeeze_(self: Tensor, dim: Any = None) -> Tensor:
+    view = op("squeeze")(self) if dim is None else op("squeeze.dim")(self, dim)
+    return _set_geometry(self, view)
+
+
+def as_strided__symint(
+    self: Tensor, size: Any, stride: Any, storage_offset: int | None = None
+) -> Tensor:
+    return _set_geometry(self, op("as_strided")(self, size, stride, storage_offset))
+
+
+FUNCTIONALIZATION_COMPOSITE: dict[str, Any] = {
+    "select_scatter_symint": select_scatter_symint,
+    "slice_scatter": slice_scatter,
+    "diagonal_scatter": diagonal_scatter,
+    "as_strided_scatter_symint": as_strided_scatter_symint,
+    "lift": lift,
+    "lift_fresh": lift_fresh,
+    "_unsafe_view": _unsafe_view,
+    "zero_": zero_,
+    "squeeze": squeeze,
+    "transpose_": transpose_,
+    "t_": t_,
+    "unsqueeze_": unsqueeze_,
+    "squeeze_": squeeze_,
+    "as_strided__symint": as_strided__symint,
+}

@@ -1,0 +1,54 @@
+"""Hand-written Python bindings of operators added for functionalization (helper A).
+
+``squeeze`` / ``squeeze_copy``: their overloads differ by ``int`` vs ``int[]`` in one
+argument, which the generated binding cannot choose between (Note [Overload choice by
+presence] in codegen/gen_python.py). ``zero_``: torch binds ``zero_`` but not its autogen
+functional ``zero``, and the generator's skip list matches base names, so ``zero_`` is bound
+here.
+
+torch's argument parser picks ``squeeze()`` without ``dim``, ``squeeze.dim`` for an int and
+``squeeze.dims`` for a list or tuple; so do these.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tensordispatch.backends.aten import op
+from tensordispatch.tensor.tensor import Tensor
+
+__all__ = ["squeeze", "squeeze_copy", "zero_"]
+
+
+def _pick(base: str, self: Tensor, dim: Any) -> Any:
+    if dim is None:
+        return op(base)(self)
+    if isinstance(dim, list | tuple):
+        return op(f"{base}.dims")(self, list(dim))
+    return op(f"{base}.dim")(self, dim)
+
+
+def squeeze(input: Tensor, dim: Any = None) -> Any:
+    """``input`` without size-1 dims (all, one ``dim``, or a list of dims), as a view.
+
+    >>> import tensordispatch as td
+    >>> x = td.zeros(2, 1, 1)
+    >>> x.squeeze().shape, td.squeeze(x, 1).shape, x.squeeze((1, 2)).shape
+    (tensordispatch.Size([2]), tensordispatch.Size([2, 1]), tensordispatch.Size([2]))
+    """
+    return _pick("squeeze", input, dim)
+
+
+def squeeze_copy(input: Tensor, dim: Any = None) -> Any:
+    """``squeeze`` as a copy (the view_copy variant)."""
+    return _pick("squeeze_copy", input, dim)
+
+
+def zero_(input: Tensor) -> Any:
+    """Fill ``input`` with zeros in place and return it.
+
+    >>> import tensordispatch as td
+    >>> td.ones(2).zero_().tolist()
+    [0.0, 0.0]
+    """
+    return op("zero_")(input)
