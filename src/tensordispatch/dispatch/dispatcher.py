@@ -35,6 +35,14 @@ at its end; ``check_invariants`` and ``dump_table`` of a dirty operator are stal
 meanwhile. Registrations by other threads during a batch are not deferred. A global
 fallback change inside a batch marks every live operator dirty.
 
+Note [Registration listeners]
+``add_registration_listener(fn)`` (torch's ``Dispatcher::addRegistrationListener``): after
+a def or an impl on an entry is published, ``fn(entry)`` runs in the registering thread,
+outside the registration lock, so a listener may itself register (and is then called again
+for its own registration: a listener must be idempotent). Inside a batch, each entry a def
+or an impl touched is announced once, after the batch has published it. An exception from
+a listener propagates to the registration that triggered it; the registration stays made.
+
 Note [Atomic registration]
 Every check runs before the first mutation, so a rejected registration leaves the
 dispatcher exactly as it was (spec 6.7): the entry of a rejected first impl is created
@@ -44,16 +52,14 @@ its schema, an alias-key fallback checks every slot before filling any.
 
 from __future__ import annotations
 
-import inspect
 import threading
-import types
 import warnings
 import weakref
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from tensordispatch.dispatch.calling import NO_DEFAULT, CallingFacts
+from tensordispatch.dispatch.calling import CallingFacts
 from tensordispatch.dispatch.errors import (
     DuplicateRegistrationError,
     KernelSignatureError,
@@ -72,6 +78,7 @@ from tensordispatch.dispatch.keys import (
 from tensordispatch.dispatch.keyset import alias_runtime_keys, keyset_raw, table_index
 from tensordispatch.dispatch.op_overload import OpOverloadPacket, make_packet, refresh_packet
 from tensordispatch.dispatch.operator import OperatorEntry
+from tensordispatch.dispatch.signature import kernel_site, signature_problem
 from tensordispatch.schema.model import FunctionSchema
 
 __all__ = ["DISPATCHER", "Dispatcher", "RegistrationHandle", "kernel_site"]
@@ -120,75 +127,6 @@ class RegistrationHandle:
     def __repr__(self) -> str:
         state = "removed" if self.removed else "live"
         return f"<RegistrationHandle {self.description} ({state})>"
-
-
-def kernel_site(fn: Callable[..., Any]) -> str:
-    """``name at file:line`` of a Python function (for signature errors)."""
-    code = getattr(fn, "__code__", None)
-    name = getattr(fn, "__qualname__", None) or repr(fn)
-    if code is None:
-        return name
-    return f"{name} at {code.co_filename}:{code.co_firstlineno}"
-
-
-def _binds(fn: Callable[..., Any], npos: int, keywords: Sequence[str]) -> bool:
-    """Fast yes for a plain function that takes ``npos`` positional arguments and the given
-    keywords (False means "ask inspect", which also words the error)."""
-    if type(fn) is not types.FunctionType:
-        return False
-    code = fn.__code__
-    varargs, varkw = code.co_flags & inspect.CO_VARARGS, code.co_flags & inspect.CO_VARKEYWORDS
-    nparams = code.co_argcount
-    names = code.co_varnames
-    kwonly = names[nparams : nparams + code.co_kwonlyargcount]
-    if npos > nparams and not varargs:
-        return False
-    filled = set(names[: min(npos, nparams)])
-    for k in keywords:
-        if k in filled or k in names[: code.co_posonlyargcount]:
-            return False
-        if k not in names[:nparams] and k not in kwonly and not varkw:
-            return False
-        filled.add(k)
-    first_default = nparams - len(fn.__defaults__ or ())
-    kwdefaults = fn.__kwdefaults__ or {}
-    missing = [n for i, n in enumerate(names[:nparams]) if n not in filled and i < first_default]
-    return not missing and all(n in filled or n in kwdefaults for n in kwonly)
-
-
-def _signature_problem(
-    fn: Callable[..., Any], facts: CallingFacts, with_keyset: bool
-) -> str | None:
-    """Why ``fn`` cannot take the schema's arguments (None if it can, or if uninspectable)."""
-    nlead = 1 if with_keyset else 0
-    npos = facts.num_positional
-    kws = facts.names[npos:]
-    req_pos = sum(1 for d in facts.defaults[:npos] if d is NO_DEFAULT)
-    req_kw = [n for n, d in zip(kws, facts.defaults[npos:], strict=True) if d is NO_DEFAULT]
-    if _binds(fn, nlead + npos, kws) and _binds(fn, nlead + req_pos, req_kw):
-        return None
-    try:
-        sig = inspect.signature(fn)
-    except (TypeError, ValueError):
-        return None
-    lead = ["keyset"] if with_keyset else []
-    pos = list(facts.names[: facts.num_positional])
-    kw = list(facts.names[facts.num_positional :])
-    required = [n for i, n in enumerate(facts.names) if facts.defaults[i] is NO_DEFAULT]
-    for label, p, k in (
-        ("all arguments", pos, kw),
-        (
-            "only the arguments without defaults",
-            [n for n in pos if n in required],
-            [n for n in kw if n in required],
-        ),
-    ):
-        try:
-            sig.bind(*(lead + p), **{n: None for n in k})
-        except TypeError as e:
-            shown = ", ".join(lead + p + [f"{n}={n}" for n in k])
-            return f"it cannot be called with {label}, as ({shown}): {e}"
-    return None
 
 
 class _RegistryLock:
@@ -243,6 +181,9 @@ class Dispatcher:
         self._batch_owner: int | None = None
         self._batch_depth = 0
         self._dirty: dict[OperatorEntry, None] = {}
+        # Note [Registration listeners]: replaced as a whole (calls read it without the lock)
+        self._listeners: tuple[Callable[[OperatorEntry], None], ...] = ()
+        self._to_announce: dict[OperatorEntry, None] = {}
 
     @contextmanager
     def batch(self) -> Iterator[None]:
@@ -266,6 +207,7 @@ class Dispatcher:
             if owner:
                 self._batch_owner = me
                 self._batch_depth += 1
+        announce: dict[OperatorEntry, None] = {}
         try:
             yield
         finally:
@@ -277,6 +219,46 @@ class Dispatcher:
                         dirty, self._dirty = self._dirty, {}
                         for entry in dirty:
                             entry.refresh(self.fallbacks, self.tracer)
+                        announce, self._to_announce = self._to_announce, {}
+        for entry in announce:
+            self._announce(entry)
+
+    def add_registration_listener(
+        self, fn: Callable[[OperatorEntry], None], *, replay_existing: bool = False
+    ) -> RegistrationHandle:
+        """Call ``fn(entry)`` after every def or impl published from now on (Note
+        [Registration listeners]); with ``replay_existing``, first for every live entry
+        that has a schema, as torch does. The handle's ``remove()`` stops the calls.
+
+        >>> seen = []
+        >>> h = DISPATCHER.add_registration_listener(lambda e: seen.append(e.qualified_name))
+        >>> from tensordispatch.library import Library
+        >>> lib = Library("doc_listen", "DEF"); _ = lib.define("f(Tensor x) -> Tensor")
+        >>> _ = lib.impl("f", lambda x: x, "CPU"); h.remove(); lib._destroy(); seen
+        ['doc_listen::f', 'doc_listen::f']
+        """
+        with self.lock:
+            self._listeners = (*self._listeners, fn)
+            existing = [e for e in self.live_entries() if e.schema is not None]
+
+        def undo() -> None:
+            self._listeners = tuple(f for f in self._listeners if f is not fn)
+
+        handle = RegistrationHandle(undo, f"registration listener {kernel_site(fn)}")
+        if replay_existing:
+            for entry in existing:
+                fn(entry)
+        return handle
+
+    def _announce(self, entry: OperatorEntry) -> None:
+        """Tell the listeners about a published def or impl (called without the lock)."""
+        if not self._listeners:
+            return
+        if self._batch_owner is not None and self._batch_owner == threading.get_ident():
+            self._to_announce[entry] = None
+            return
+        for fn in self._listeners:
+            fn(entry)
 
     def _refresh(self, entry: OperatorEntry) -> None:
         """Recompute and publish ``entry`` now, or at the end of this thread's batch."""
@@ -419,6 +401,7 @@ class Dispatcher:
             self._by_name.setdefault(qualified, []).append(entry)
             self._refresh(entry)
             self.refresh_packet(qualified)
+        self._announce(entry)
 
         def undo() -> None:
             entry.clear_schema()
@@ -437,7 +420,7 @@ class Dispatcher:
     ) -> None:
         if k.kind not in (KernelKind.UNBOXED, KernelKind.UNBOXED_WITH_KEYSET):
             return
-        problem = _signature_problem(k.fn, facts, k.kind is KernelKind.UNBOXED_WITH_KEYSET)
+        problem = signature_problem(k.fn, facts, k.kind is KernelKind.UNBOXED_WITH_KEYSET)
         if problem is None:
             return
         raise KernelSignatureError(
@@ -482,6 +465,7 @@ class Dispatcher:
                 self._warn_override(entry, key, kernel)
             stack.insert(0, kernel)
             self._refresh(entry)
+        self._announce(entry)
 
         def undo() -> None:
             lst = entry.kernels[key]
