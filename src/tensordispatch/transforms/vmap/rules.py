@@ -313,8 +313,9 @@ def _inplace_dims(spec: tuple[str, str]) -> Rule:
 # -- views and shape ops with sizes -----------------------------------------------------------
 
 
-def _size_rule(arg: str, expand: bool = False) -> Rule:
-    """view / reshape / expand: prepend the batch size to the size list."""
+def _size_rule(arg: str, expand: bool = False, copy: bool = False) -> Rule:
+    """view / reshape / expand: prepend the batch size to the size list (``copy``: the
+    ``_copy`` variant, which may make the inner tensor contiguous first)."""
 
     def rule(op: Any, plan: OpPlan, stack: list[Any], level: int) -> Any:
         x = stack[0]
@@ -323,6 +324,8 @@ def _size_rule(arg: str, expand: bool = False) -> Rule:
         size = list(stack[k])
         if expand and len(size) > len(x._shape):
             p = _unsqueeze_after_batch(p, len(size) - len(x._shape))
+        if copy:
+            p = p.contiguous()
         s = list(stack)
         s[0] = p
         s[k] = [p.shape[0], *size]
@@ -341,12 +344,12 @@ def permute_rule(op: Any, plan: OpPlan, stack: list[Any], level: int) -> Any:
 
 def t_rule(op: Any, plan: OpPlan, stack: list[Any], level: int) -> Any:
     x = stack[0]
-    if len(x._shape) < 2:
-        p = x._data
-        return wrap(p.alias() if op.name() == "aten::t" else p.clone(), level)
-    name = "transpose" if op.name() == "aten::t" else "transpose_copy"
     from tensordispatch import ops
 
+    if len(x._shape) < 2:
+        p = x._data
+        return wrap(ops.aten.alias.default(p) if op.name() == "aten::t" else p.clone(), level)
+    name = "transpose" if op.name() == "aten::t" else "transpose_copy"
     transpose = getattr(ops.aten, name).int
     return wrap(transpose(x._data, 1, 2), level)
 
@@ -374,8 +377,8 @@ def roll_rule(op: Any, plan: OpPlan, stack: list[Any], level: int) -> Any:
 
 
 def _register_views() -> None:
-    for name in ("view", "view_copy"):
-        RULES[f"aten::{name}"] = _size_rule("size")
+    RULES["aten::view"] = _size_rule("size")
+    RULES["aten::view_copy"] = _size_rule("size", copy=True)
     RULES["aten::reshape"] = _size_rule("shape")
     for name in ("expand", "expand_copy"):
         RULES[f"aten::{name}"] = _size_rule("size", expand=True)

@@ -1,0 +1,234 @@
+"""vmap of every operator with torch OpInfo samples, for every placement of the batch dim on
+every tensor argument (JAX's all_bdims), against a Python loop over the batch and against
+torch.func.vmap on the same inputs.
+
+For each operator of the library that has an OpInfo, the first samples (float32, or the
+first dtype of ours it supports) are turned into batches of three different entries (each
+entry a permutation of the sample's values, so index arguments stay valid); each tensor
+argument gets in_dim None or any dim position. vmap's result must equal the loop's
+(values, shape, dtype); when the loop raises, vmap must raise too; torch.func.vmap on the
+same batch must give the same result when it succeeds.
+"""
+
+from __future__ import annotations
+
+import itertools
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+from torch.testing._internal.common_methods_invocations import op_db
+
+import tensordispatch as td
+from tensordispatch.transforms.vmap import vmap
+
+BATCH = 3
+SAMPLES_PER_OP = 2
+MAX_PLACEMENTS = 10
+
+# Not vmappable by design (random, no tensor input, data-dependent shape, raw storage).
+SKIP = {
+    "arange", "empty", "empty_like", "empty_strided", "eye", "full", "linspace", "ones",
+    "zeros", "randint", "randn", "rand_like", "randn_like", "nonzero", "masked_select",
+    "item", "as_strided", "as_strided_copy", "as_strided_scatter", "diagonal_scatter",
+    "select_scatter", "__getitem__", "index_put", "to", "bool", "cdouble", "cfloat",
+    "double", "float", "half", "int", "long", "short", "view_as_complex", "zero_",
+}
+
+
+def _ours(name: str) -> Callable[..., Any] | None:
+    fn = getattr(td, name, None)
+    if fn is not None:
+        return fn  # type: ignore[no-any-return]
+    if hasattr(td.Tensor, name):
+        return lambda x, *a, **k: getattr(x, name)(*a, **k)
+    return None
+
+
+def _theirs(name: str) -> Callable[..., Any]:
+    fn = getattr(torch, name, None)
+    if fn is not None:
+        return fn  # type: ignore[no-any-return]
+    return lambda x, *a, **k: getattr(x, name)(*a, **k)
+
+
+def _pick_dtype(op: Any) -> torch.dtype | None:
+    supported = op.supported_dtypes("cpu")
+    for d in (torch.float32, torch.int64, torch.bool):
+        if d in supported:
+            return d
+    return None
+
+
+def _cases() -> list[tuple[str, Any]]:
+    cases = []
+    for op in op_db:
+        if "." in op.name or op.name in SKIP or _ours(op.name) is None:
+            continue
+        dtype = _pick_dtype(op)
+        if dtype is None:
+            continue
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            samples = list(itertools.islice(op.sample_inputs("cpu", dtype), SAMPLES_PER_OP))
+        for i, s in enumerate(samples):
+            label = f"{op.name}{'-' + op.variant_test_name if op.variant_test_name else ''}-{i}"
+            cases.append((label, (op.name, s)))
+    return cases
+
+
+CASES = _cases()
+
+
+def _to_td(x: Any) -> Any:
+    if isinstance(x, torch.Tensor):
+        return td.from_numpy(x.detach().numpy().copy()) if x.dim() else td.tensor(
+            x.item(), dtype=getattr(td, str(x.dtype).split(".")[-1])
+        )
+    if isinstance(x, tuple | list):
+        return type(x)(_to_td(v) for v in x)
+    if isinstance(x, torch.dtype):
+        return getattr(td, str(x).split(".")[-1])
+    return x
+
+
+def _variant(t: torch.Tensor, k: int) -> torch.Tensor:
+    if t.numel() == 0:
+        return t.clone()
+    v = t.flatten().roll(k).reshape(t.shape).clone()
+    if t.is_floating_point():
+        v = v * (1.0 + 0.25 * k)
+    return v
+
+
+def _leaves(args: tuple[Any, ...]) -> list[tuple[tuple[int, ...], torch.Tensor]]:
+    """(path, tensor) of every tensor in the positional args (one level of lists)."""
+    out = []
+    for i, a in enumerate(args):
+        if isinstance(a, torch.Tensor):
+            out.append(((i,), a))
+        elif isinstance(a, list | tuple):
+            out.extend(((i, j), t) for j, t in enumerate(a) if isinstance(t, torch.Tensor))
+    return out
+
+
+def _placements(leaves: list[tuple[tuple[int, ...], torch.Tensor]]) -> list[tuple[Any, ...]]:
+    choices = [[None, *range(t.dim() + 1)] for _, t in leaves]
+    combos = [c for c in itertools.product(*choices) if any(d is not None for d in c)]
+    if len(combos) <= MAX_PLACEMENTS:
+        return combos
+    step = len(combos) / MAX_PLACEMENTS
+    return [combos[int(i * step)] for i in range(MAX_PLACEMENTS)]
+
+
+def _replace(args: tuple[Any, ...], paths: list[tuple[int, ...]], values: list[Any]) -> tuple[Any, ...]:
+    out = [list(a) if isinstance(a, list | tuple) else a for a in args]
+    for path, v in zip(paths, values, strict=True):
+        if len(path) == 1:
+            out[path[0]] = v
+        else:
+            out[path[0]][path[1]] = v
+    return tuple(type(a)(o) if isinstance(a, tuple) else o for a, o in zip(args, out, strict=True))
+
+
+def _in_dims(args: tuple[Any, ...], paths: list[tuple[int, ...]], dims: tuple[Any, ...]) -> Any:
+    tree: list[Any] = [
+        [None] * len(a) if isinstance(a, list) else (None,) * len(a) if isinstance(a, tuple)
+        else None
+        for a in args
+    ]
+    for path, d in zip(paths, dims, strict=True):
+        if len(path) == 1:
+            tree[path[0]] = d
+        else:
+            node = list(tree[path[0]])
+            node[path[1]] = d
+            tree[path[0]] = type(args[path[0]])(node)
+    return tuple(tree)
+
+
+def _same(ours: Any, ref: Any, where: str) -> None:
+    if isinstance(ref, torch.Tensor):
+        assert isinstance(ours, td.Tensor), f"{where}: got {type(ours)}"
+        assert tuple(ours.shape) == tuple(ref.shape), f"{where}: shape {ours.shape} != {ref.shape}"
+        assert ours.dtype.name == str(ref.dtype).split(".")[-1], f"{where}: dtype {ours.dtype}"
+        np.testing.assert_allclose(
+            np.asarray(ours.numpy()), ref.detach().numpy(), rtol=1e-4, atol=1e-5, equal_nan=True,
+            err_msg=where,
+        )
+    elif isinstance(ref, tuple | list):
+        assert len(ours) == len(ref), where
+        for o, r in zip(ours, ref, strict=True):
+            _same(o, r, where)
+    else:
+        assert ours == ref, where
+
+
+def _to_torch(x: Any) -> Any:
+    if isinstance(x, td.Tensor):
+        return torch.from_numpy(np.array(x.numpy()))
+    if isinstance(x, tuple | list):
+        return type(x)(_to_torch(v) for v in x)
+    return x
+
+
+def _stack_results(results: list[Any]) -> Any:
+    first = results[0]
+    if isinstance(first, tuple | list):
+        return type(first)(_stack_results([r[j] for r in results]) for j in range(len(first)))
+    return td.stack(results, 0)
+
+
+@pytest.mark.parametrize("case", [c for _, c in CASES], ids=[label for label, _ in CASES])
+def test_vmap_matches_loop_and_torch(case: tuple[str, Any]) -> None:
+    name, sample = case
+    ours, theirs = _ours(name), _theirs(name)
+    assert ours is not None
+    args_t = (sample.input, *sample.args)
+    kwargs_t = dict(sample.kwargs)
+    kwargs_td = {k: _to_td(v) for k, v in kwargs_t.items()}
+    leaves = _leaves(args_t)
+    if not leaves:
+        pytest.skip("no tensor argument to map over")
+    paths = [p for p, _ in leaves]
+    for dims in _placements(leaves):
+        where = f"{name} in_dims={dims}"
+        variants = [[_variant(t, k) for k in range(BATCH)] for _, t in leaves]
+        batched_t = [
+            t if d is None else torch.stack(vs, d) for (_, t), vs, d in zip(leaves, variants, dims)
+        ]
+        in_dims = _in_dims(args_t, paths, dims)
+        # the Python loop over the batch, in tensordispatch
+        try:
+            per_entry = []
+            for k in range(BATCH):
+                entry = [t if d is None else vs[k] for (_, t), vs, d in zip(leaves, variants, dims)]
+                per_entry.append(ours(*_to_td(_replace(args_t, paths, entry)), **kwargs_td))
+            expected: Any = _stack_results(per_entry)
+        except Exception as e:  # noqa: BLE001 - the loop's exception is the expected result
+            expected = e
+        batched_args = _to_td(_replace(args_t, paths, batched_t))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            if isinstance(expected, Exception):
+                with pytest.raises(Exception):  # noqa: B017 - any error, as the loop
+                    vmap(lambda *a: ours(*a, **kwargs_td), in_dims=in_dims)(*batched_args)
+                continue
+            try:
+                ref = torch.func.vmap(lambda *a: theirs(*a, **kwargs_t), in_dims=in_dims)(
+                    *_replace(args_t, paths, batched_t)
+                )
+            except Exception as e:  # noqa: BLE001 - torch declines some placements
+                ref = e
+            try:
+                got = vmap(lambda *a: ours(*a, **kwargs_td), in_dims=in_dims)(*batched_args)
+            except Exception:
+                if isinstance(ref, Exception):
+                    continue  # torch.func.vmap refuses the same placement (e.g. view)
+                raise
+            _same(got, _to_torch(expected), f"{where} vs loop")
+            if not isinstance(ref, Exception):
+                _same(got, ref, f"{where} vs torch.func.vmap")
