@@ -23,6 +23,10 @@ NAMES = {
     "stack", "flip", "roll", "repeat", "tril", "triu", "index_select", "gather", "scatter",
     "scatter_add", "masked_fill", "masked_select", "nonzero", "sort", "topk", "index_put",
     "narrow_copy", "permute_copy", "unbind_copy", "split_copy", "alias_copy", "detach",
+    "expand", "view", "reshape", "squeeze", "unsqueeze", "transpose", "t", "select", "clone",
+    "as_strided_copy", "diagonal_copy", "expand_copy", "squeeze_copy", "t_copy",
+    "transpose_copy", "unfold_copy", "unsqueeze_copy", "view_copy", "split_with_sizes_copy",
+    "__getitem__", "to",
 }  # fmt: skip
 DTYPES = (torch.float32, torch.int64)
 OPINFOS = [o for o in op_db if o.name in NAMES]
@@ -39,8 +43,12 @@ def _to_td(x: Any) -> Any:
         return result
     if isinstance(x, (list, tuple)):
         return type(x)(_to_td(v) for v in x)
-    if isinstance(x, torch.dtype):
+    if isinstance(x, (torch.dtype, torch.memory_format)):
         return getattr(td, str(x).split(".")[-1])
+    if isinstance(x, torch.device):
+        return td.device(str(x))
+    if isinstance(x, dict):
+        return {k: _to_td(v) for k, v in x.items()}
     return x
 
 
@@ -50,7 +58,8 @@ def _cases(dtypes: tuple[Any, ...] = DTYPES) -> list[Any]:
         for dtype in dtypes:
             if dtype not in info.dtypes:
                 continue
-            samples = list(info.sample_inputs("cpu", dtype))
+            # the generator itself: OpInfo.sample_inputs inspects the call stack per call
+            samples = list(info.sample_inputs_func(info, "cpu", dtype, False))
             for i, s in enumerate(samples):
                 label = (
                     f"{info.name}{'.' + info.variant_test_name if info.variant_test_name else ''}"
