@@ -245,7 +245,7 @@ VIEW_RULES: dict[str, ViewRule] = {
         _rule("split_with_sizes", "split_with_sizes_copy", _split_sizes_rev, multi=True),
         _rule("unbind.int", "unbind_copy.int", _unbind_rev, multi=True),
         _rule("alias", "alias_copy", _alias_rev),
-        _rule("detach", "detach_copy", _alias_rev),
+        _rule("detach", "detach_copy", _identity_rev),
         _rule("view_as_real", "view_as_real_copy", _view_as_real_rev),
         _rule("view_as_complex", "view_as_complex_copy", _view_as_complex_rev),
         _rule("unfold", "unfold_copy", _unfold_rev),

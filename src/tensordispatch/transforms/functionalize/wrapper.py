@@ -211,6 +211,13 @@ class FunctionalTensor(Tensor):
     def __int__(self) -> int:
         return int(self._inner_synced())
 
+    def detach(self) -> Tensor:
+        """``aten::detach`` through the dispatcher: a view, so mutations of the result reach
+        this tensor (spec 1.3; the plain Tensor method makes a shallow copy instead)."""
+        from tensordispatch.backends.aten import op
+
+        return op("detach")(self)  # type: ignore[no-any-return]
+
     def __repr__(self) -> str:
         return f"FunctionalTensor({self._inner_synced()!r})"
 
