@@ -60,13 +60,14 @@ OPS: dict[str, Callable[..., Any]] = {
     "nn.functional.linear": A.linear, "nn.functional.layer_norm": _layer_norm,
     "nn.functional.nll_loss": _nll_loss, "nn.functional.cross_entropy": _cross_entropy,
     "nn.functional.embedding": _embedding, "nn.functional.one_hot": A.one_hot,
-    "nn.functional.conv2d": td.conv2d, "norm": td.norm,
+    "nn.functional.conv2d": td.conv2d, "norm": td.norm, "aminmax": td.aminmax,
+    "addmm": td.addmm, "native_layer_norm": td.native_layer_norm,
 }  # fmt: skip
 VARIANTS = {"": None, "reduction_with_dim": None, "reduction_no_dim": None, "unbiased": None,
             "with_dtype": None, "fro": None, "inf": None}  # fmt: skip
 DTYPES = (torch.float32, torch.int64)
 # int64 samples only where integer rules differ (promotion to int64, bool/uint8 results)
-INT_OPS = {"sum", "prod", "cumsum", "all", "any", "argmax", "max", "mean"}
+INT_OPS = {"sum", "prod", "cumsum", "all", "any", "argmax", "max", "mean", "aminmax", "addmm"}
 
 # torch.nn.functional.embedding samples with max_norm renormalise the weight in place.
 UNSUPPORTED = {"nn.functional.embedding": NotImplementedError}
@@ -100,7 +101,8 @@ def _samples() -> list[Any]:
                 continue
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                samples = list(info.sample_inputs("cpu", dtype))
+                # the generator itself: OpInfo.sample_inputs inspects the stack per call
+                samples = list(info.sample_inputs_func(info, "cpu", dtype, False))
             for i, s in enumerate(samples):
                 label = f"{info.name}.{info.variant_test_name or 'default'}-{dtype}-{i}"
                 params.append(pytest.param(info, s, id=label))
