@@ -147,6 +147,15 @@ REGISTRATIONS: tuple[tuple[str, str, str, str | Callable[[Any], Callable[..., An
 )
 
 
+DIRECT_NAME = "privateuse1"
+# operator -> (argument kinds, schema) of the kernels served as ops.<DIRECT_NAME>
+DIRECT: dict[str, tuple[str, str]] = {
+    "abs": ("T", "abs(Tensor self) -> Tensor"),
+    "abs.out": ("TT", "abs.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)"),
+    "abs_": ("T", "abs_(Tensor(a!) self) -> Tensor(a!)"),
+}
+
+
 def register(
     kernels: Any = None, *, library_factory: Callable[..., Any] | None = None
 ) -> BackendRegistration:
@@ -166,6 +175,7 @@ def register(
     check_kernels(k, KERNELS, CLASS_NAME)
     registration = BackendRegistration()
     libraries: dict[str, Any] = {}
+    direct: dict[str, dict[str, Any]] = {}
     try:
         for namespace, op, key, kernel in REGISTRATIONS:
             lib = libraries.get(namespace)
@@ -174,6 +184,13 @@ def register(
                 registration.libraries.append(lib)
             fn = getattr(k, kernel) if isinstance(kernel, str) else kernel(k)
             lib.impl(op, fn, key)
+            if key == BACKEND_KEY and op in DIRECT:
+                name, _, overload = op.partition(".")
+                direct.setdefault(name, {})[overload or "default"] = (fn, *DIRECT[op])
+        if direct:
+            from tensordispatch.ops.direct import register_direct
+
+            registration.extra.append(register_direct(DIRECT_NAME, BACKEND_KEY, direct))
     except BaseException:
         registration.remove()
         raise

@@ -44,8 +44,10 @@ def test_every_generated_file_names_its_generator() -> None:
 def test_write_sources_writes_only_what_changed(tmp_path: pathlib.Path) -> None:
     first = write_sources(tmp_path)
     assert first == [
-        "__init__.py", "functions.py", "methods.py", "nn_functions.py", "registrations.py",
-        "return_types.py",
+        "__init__.py", "direct_compositeexplicitautograd.py",
+        "direct_compositeexplicitautogradnonfunctional.py", "direct_compositeimplicitautograd.py",
+        "direct_cpu.py", "direct_meta.py", "functions.py", "methods.py", "nn_functions.py",
+        "registrations.py", "return_types.py",
     ]  # fmt: skip
     stamp = (tmp_path / "functions.py").stat().st_mtime_ns
     (tmp_path / "methods.py").write_text("stale\n", encoding="utf-8")

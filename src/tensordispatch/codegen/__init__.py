@@ -8,7 +8,7 @@ torch's Python signatures). Output is deterministic (sorted by operator name) an
 only when it changed. Reads schema/ only; the generated code imports the kernel tables.
 
 >>> sources = generate_sources()
->>> sorted(sources)
+>>> sorted(n for n in sources if not n.startswith("direct_"))
 ['__init__.py', 'functions.py', 'methods.py', 'nn_functions.py', 'registrations.py', 'return_types.py']
 """
 
@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from tensordispatch.codegen.gen_direct import emit_direct
 from tensordispatch.codegen.gen_python import (
     emit_functions,
     emit_methods,
@@ -61,6 +62,7 @@ def generate_sources(path: str | os.PathLike[str] | None = None) -> dict[str, st
     }
     for module, file in PYTHON_MODULES.items():
         sources[file] = emit_module_functions(parsed, source, module)
+    sources.update(emit_direct(parsed, source))  # direct_<key>.py, imported on first use
     return sources
 
 

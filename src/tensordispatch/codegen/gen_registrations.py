@@ -50,7 +50,7 @@ def source_location(f: NativeFunction) -> str:
     return f"{path.name}:{f.loc.line}"
 
 
-__all__ = ["emit_registrations"]
+__all__ = ["collect", "emit_registrations"]
 
 _HEADER = '''\
 """Operator definitions and kernel registrations for namespace aten.
@@ -255,6 +255,9 @@ class _Emitter:
                 self.groups[str(member.func.name)] = g
         self.defs: list[str] = []
         self.impls: dict[str, list[str]] = {}
+        # key -> [(function, kernel expression)] in registration order: what
+        # gen_direct turns into per-key direct entry points.
+        self.kernels: dict[str, list[tuple[NativeFunction, str]]] = {}
         self.tables: list[str] = []
 
     def keys_of(self, g: NativeFunctionsGroup) -> list[str]:
@@ -266,6 +269,7 @@ class _Emitter:
         ]
 
     def add(self, key: str, f: NativeFunction, kernel_expr: str) -> None:
+        self.kernels.setdefault(key, []).append((f, kernel_expr))
         self.impls.setdefault(f"{f.namespace}:{key}", []).append(
             f"    _lib[{f.namespace + ':' + key!r}].impl({str(f.func.name)!r}, {kernel_expr})"
         )
@@ -352,11 +356,17 @@ class _Emitter:
         return out
 
 
-def emit_registrations(parsed: ParsedNativeFunctions, source: str) -> str:
-    """The text of generated/registrations.py for a parsed yaml."""
+def collect(parsed: ParsedNativeFunctions) -> _Emitter:
+    """Walk every function once: the emitter holding definitions, impls and kernels."""
     emitter = _Emitter(parsed)
     for f in emitter.functions:
         emitter.function(f)
+    return emitter
+
+
+def emit_registrations(parsed: ParsedNativeFunctions, source: str) -> str:
+    """The text of generated/registrations.py for a parsed yaml."""
+    emitter = collect(parsed)
     bodies = emitter.bodies()
     out = [_HEADER.format(source=source, imports=_imports()), "", "# -- kernel tables " + "-" * 62]
     out += emitter.tables

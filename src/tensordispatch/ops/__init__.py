@@ -3,7 +3,10 @@
 ``tensordispatch.ops.<ns>.<op>.<overload>`` is an OpOverload and ``ops.<ns>.<op>`` an
 OpOverloadPacket, as in torch.ops; any attribute that is not a module of this package
 names a namespace (resolved through module ``__getattr__``, so data files and submodules
-stay ordinary attributes).
+stay ordinary attributes). Except: ``ops.cpu``, ``ops.meta``, ``ops.compositeexplicitautograd``,
+``ops.compositeexplicitautogradnonfunctional``, ``ops.compositeimplicitautograd`` and the
+names external backends register are per-dispatch-key direct entry points (torch's
+``at::cpu::``; see ops/direct.py), not operator namespaces.
 
 >>> from tensordispatch.library import Library
 >>> import tensordispatch.ops as ops
@@ -16,13 +19,19 @@ stay ordinary attributes).
 from __future__ import annotations
 
 from tensordispatch.dispatch.op_overload import OpNamespace, ops_namespace
+from tensordispatch.ops.direct import DIRECT_KEYS, DirectNamespace, direct_namespace, is_direct
 
 # Attribute names tools probe modules for (pytest's plugin and fixture hooks, dunders):
 # never operator namespaces.
 _NOT_NAMESPACES = ("_", "pytest", "setup", "teardown", "setUp", "tearDown")
 
 
-def __getattr__(name: str) -> OpNamespace:
+def __getattr__(name: str) -> OpNamespace | DirectNamespace:
     if name.startswith(_NOT_NAMESPACES):
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    if is_direct(name):
+        ns = direct_namespace(name)
+        if name in DIRECT_KEYS:  # generated, permanent: later lookups skip __getattr__
+            globals()[name] = ns
+        return ns
     return ops_namespace(name)

@@ -488,6 +488,41 @@ REGISTRATIONS: tuple[tuple[str, str, str, str | Callable[[Any], Callable[..., An
 )
 
 
+DIRECT_NAME = "privateuse1"
+# operator -> (argument kinds, schema) of the kernels served as ops.<DIRECT_NAME>
+DIRECT: dict[str, tuple[str, str]] = {
+    "add.Tensor": ("TTN", "add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"),
+    "add.out": ("TTNT", "add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)"),
+    "add_.Tensor": ("TTN", "add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)"),
+    "clone": ("TN", "clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor"),
+    "clone.out": ("TNT", "clone.out(Tensor self, *, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)"),
+    "copy_": ("TTN", "copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)"),
+    "div.Tensor": ("TT", "div.Tensor(Tensor self, Tensor other) -> Tensor"),
+    "div.out": ("TTT", "div.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)"),
+    "div_.Tensor": ("TT", "div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"),
+    "empty.memory_format": ("NNNNNN", "empty.memory_format(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor"),
+    "empty_strided": ("NNNNNN", "empty_strided(SymInt[] size, SymInt[] stride, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"),
+    "empty_strided.out": ("NNT", "empty_strided.out(SymInt[] size, SymInt[] stride, *, Tensor(a!) out) -> Tensor(a!)"),
+    "exp": ("T", "exp(Tensor self) -> Tensor"),
+    "exp.out": ("TT", "exp.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)"),
+    "exp_": ("T", "exp_(Tensor(a!) self) -> Tensor(a!)"),
+    "mm": ("TT", "mm(Tensor self, Tensor mat2) -> Tensor"),
+    "mm.out": ("TTT", "mm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)"),
+    "mul.Tensor": ("TT", "mul.Tensor(Tensor self, Tensor other) -> Tensor"),
+    "mul.out": ("TTT", "mul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)"),
+    "mul_.Tensor": ("TT", "mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"),
+    "neg": ("T", "neg(Tensor self) -> Tensor"),
+    "neg.out": ("TT", "neg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)"),
+    "neg_": ("T", "neg_(Tensor(a!) self) -> Tensor(a!)"),
+    "sub.Tensor": ("TTN", "sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"),
+    "sub.out": ("TTNT", "sub.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)"),
+    "sub_.Tensor": ("TTN", "sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)"),
+    "sum": ("TN", "sum(Tensor self, *, ScalarType? dtype=None) -> Tensor"),
+    "sum.out": ("TNT", "sum.out(Tensor self, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)"),
+    "view": ("TN", "view(Tensor(a) self, SymInt[] size) -> Tensor(a)"),
+}
+
+
 def register(
     kernels: Any = None, *, library_factory: Callable[..., Any] | None = None
 ) -> BackendRegistration:
@@ -507,6 +542,7 @@ def register(
     check_kernels(k, KERNELS, CLASS_NAME)
     registration = BackendRegistration()
     libraries: dict[str, Any] = {}
+    direct: dict[str, dict[str, Any]] = {}
     try:
         for namespace, op, key, kernel in REGISTRATIONS:
             lib = libraries.get(namespace)
@@ -515,6 +551,13 @@ def register(
                 registration.libraries.append(lib)
             fn = getattr(k, kernel) if isinstance(kernel, str) else kernel(k)
             lib.impl(op, fn, key)
+            if key == BACKEND_KEY and op in DIRECT:
+                name, _, overload = op.partition(".")
+                direct.setdefault(name, {})[overload or "default"] = (fn, *DIRECT[op])
+        if direct:
+            from tensordispatch.ops.direct import register_direct
+
+            registration.extra.append(register_direct(DIRECT_NAME, BACKEND_KEY, direct))
     except BaseException:
         registration.remove()
         raise

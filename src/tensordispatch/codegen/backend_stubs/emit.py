@@ -15,6 +15,7 @@ import json
 from tensordispatch.codegen.backend_stubs.model import ExternalBackend, SynthesizedKernel
 from tensordispatch.codegen.backend_stubs.parse import TENSOR_OPTIONS as _TENSOR_OPTIONS
 from tensordispatch.codegen.backend_stubs.signature import KernelSignature
+from tensordispatch.codegen.gen_direct import arg_kinds as _arg_kinds
 from tensordispatch.schema.model import Argument
 from tensordispatch.schema.parse import parse_schema
 
@@ -264,7 +265,21 @@ def _registrations(b: ExternalBackend) -> list[str]:
         "REGISTRATIONS: tuple[tuple[str, str, str, str | Callable[[Any], Callable[..., Any]]], ...] = (",
     ]
     lines += [f"    ({_q(ns)}, {_q(op)}, {_q(key)}, {kernel})," for ns, op, key, kernel in rows]
-    return [*lines, ")"]
+    lines += [")", "", ""]
+    # ops.<backend> direct entry points (ops/direct.py): the backend key's aten kernels
+    direct = sorted(
+        (str(k.f.func.name), _arg_kinds(k.f), str(k.f.func))
+        for k in [*b.kernels, *b.synthesized]
+        if k.dispatch_key == b.backend_key and k.f.namespace == "aten"
+    )
+    lines += [
+        f"DIRECT_NAME = {_q((b.backend_key or '').lower())}",
+        "# operator -> (argument kinds, schema) of the kernels served as ops.<DIRECT_NAME>",
+        "DIRECT: dict[str, tuple[str, str]] = {",
+        *(f"    {_q(op)}: ({_q(kinds)}, {_q(schema)})," for op, kinds, schema in direct),
+        "}",
+    ]
+    return lines
 
 
 _REGISTER = '''
@@ -288,6 +303,7 @@ def register(
     check_kernels(k, KERNELS, CLASS_NAME)
     registration = BackendRegistration()
     libraries: dict[str, Any] = {}
+    direct: dict[str, dict[str, Any]] = {}
     try:
         for namespace, op, key, kernel in REGISTRATIONS:
             lib = libraries.get(namespace)
@@ -296,6 +312,13 @@ def register(
                 registration.libraries.append(lib)
             fn = getattr(k, kernel) if isinstance(kernel, str) else kernel(k)
             lib.impl(op, fn, key)
+            if key == BACKEND_KEY and op in DIRECT:
+                name, _, overload = op.partition(".")
+                direct.setdefault(name, {})[overload or "default"] = (fn, *DIRECT[op])
+        if direct:
+            from tensordispatch.ops.direct import register_direct
+
+            registration.extra.append(register_direct(DIRECT_NAME, BACKEND_KEY, direct))
     except BaseException:
         registration.remove()
         raise

@@ -87,6 +87,8 @@ class BackendRegistration:
     """The registrations one `register()` call made; `remove()` undoes exactly them."""
 
     libraries: list[Any] = field(default_factory=list)
+    #: other handles (the ``ops.<backend>`` direct entry points), removed first
+    extra: list[Any] = field(default_factory=list)
 
     @property
     def handles(self) -> list[Any]:
@@ -94,6 +96,9 @@ class BackendRegistration:
 
     def remove(self) -> None:
         """Undo every registration (newest first); calling it again does nothing."""
+        for handle in reversed(self.extra):
+            handle.remove()
+        self.extra.clear()
         for lib in reversed(self.libraries):
             lib._destroy()
         self.libraries.clear()

@@ -1,0 +1,68 @@
+"""Direct per-key entry points (ops.cpu.add.Tensor, torch's at::cpu::add) vs dispatched calls.
+
+Run: python benchmarks/bench_direct.py
+
+Per tensor size, in one run, best of 5 interleaved rounds (microseconds per call):
+
+* dispatched   td.add(a, b): binding, key set, table lookup, autograd kernel, CPU kernel;
+* aten         td.ops.aten.add.Tensor(a, b): the OpOverload (no binding layer);
+* direct       td.ops.cpu.add.Tensor(a, b): the CPU kernel itself (no dispatch, no autograd);
+* packet       td.ops.cpu.add(a, b): the same after resolving the overload per call;
+* torch        torch.add on torch CPU tensors, for scale.
+
+Printed ratios: direct/dispatched (what skipping the dispatcher saves) and packet/direct.
+"""
+
+from __future__ import annotations
+
+import timeit
+from typing import Any
+
+import numpy as np
+
+import tensordispatch as td
+
+SIZES = (3, 10_000, 1_000_000)
+
+
+def per_call_us(fn: Any, budget: float = 0.1) -> float:
+    """Per-call time in microseconds of one adaptively sized loop."""
+    n = 1
+    while True:
+        t = timeit.timeit(fn, number=n)
+        if t > budget or n > 1_000_000:
+            return t / n * 1e6
+        n *= 4
+
+
+def main() -> None:
+    import torch
+
+    torch.set_num_threads(1)
+    print("add(a, b), float32, microseconds per call (best of 5 interleaved rounds)")
+    print(
+        f"{'n':>9} {'dispatched':>11} {'aten':>8} {'direct':>8} {'packet':>8} {'torch':>8}"
+        "   direct/dispatched  packet/direct"
+    )
+    direct, packet, aten_op, add = td.ops.cpu.add.Tensor, td.ops.cpu.add, td.ops.aten.add.Tensor, td.add
+    for n in SIZES:
+        a = td.from_numpy(np.linspace(0, 1, n, dtype=np.float32))
+        b = td.from_numpy(np.linspace(1, 2, n, dtype=np.float32))
+        ta, tb = torch.from_numpy(a.numpy()), torch.from_numpy(b.numpy())
+        fns = [
+            lambda: add(a, b),
+            lambda: aten_op(a, b),
+            lambda: direct(a, b),
+            lambda: packet(a, b),
+            lambda: torch.add(ta, tb),
+        ]
+        best = [min(col) for col in zip(*[[per_call_us(f) for f in fns] for _ in range(5)])]
+        d, at, dr, pk, tt = best
+        print(
+            f"{n:>9} {d:11.2f} {at:8.2f} {dr:8.2f} {pk:8.2f} {tt:8.2f}"
+            f"   {dr / d:16.2f}x {pk / dr:13.2f}x"
+        )
+
+
+if __name__ == "__main__":
+    main()
