@@ -174,10 +174,11 @@ def _generated_body(
     """The body of a kernel the codegen owns (autogen variants and view_copy operators)."""
     name = f"generated_{ident(f)}"
     head = f"def {name}({kernel_params(f.func)}):"
-    if "view_copy" in f.tags and "generated" not in f.tags:
-        view = next(
-            vg.view for vg in parsed.view_groups if vg.view_copy is not None and vg.view_copy is f
-        )
+    view = next(
+        (vg.view for vg in parsed.view_groups if vg.view_copy is not None and vg.view_copy is f),
+        None,
+    )
+    if view is not None and "generated" not in f.tags:
         clone = "_op('clone')({}, memory_format=_contiguous_format)"
         returns_list = str(f.func.returns[0].type) == "Tensor[]"
         return "\n".join(
@@ -253,6 +254,9 @@ class _Emitter:
         for g in parsed.groups:
             for member in g.functions():
                 self.groups[str(member.func.name)] = g
+        # The ``_copy`` members of view groups: their kernels are generated (clone of the
+        # view). The ``view_copy`` tag alone is not enough: ATen tags slice_scatter with it.
+        self.view_copies = {id(vg.view_copy) for vg in parsed.view_groups if vg.view_copy}
         self.defs: list[str] = []
         self.impls: dict[str, list[str]] = {}
         # key -> [(function, kernel expression)] in registration order: what
@@ -299,7 +303,7 @@ class _Emitter:
                 self.table_lookups(g)
             for key in self.keys_of(g):
                 self.add(key, f, f"wrapper_{key}_{ident(f)}")
-        elif "generated" in f.tags or "view_copy" in f.tags:
+        elif "generated" in f.tags or id(f) in self.view_copies:
             key = next(
                 k
                 for k, idx in sorted(self.parsed.backend_indices.items())
@@ -332,7 +336,7 @@ class _Emitter:
                 for key in self.keys_of(g):
                     bodies += [src for _, _, src in _structured(g, key)]
         for f in self.functions:
-            if "generated" in f.tags or "view_copy" in f.tags:
+            if "generated" in f.tags or id(f) in self.view_copies:
                 bodies.append(_generated_body(f, self.parsed, self.groups))
             if is_factory(f):
                 bodies.append(_backend_select(f)[1])
