@@ -330,3 +330,69 @@ def test_to_cpu_hook_must_return_one_tensor_per_input(fbdev: Any) -> None:
         )
     finally:
         reg.remove()
+
+
+def test_before_composite_covers_operators_defined_later(fbdev: Any) -> None:
+    reg = cf.register_cpu_fallback(_backend(Hooks()), KEY, before_composite=True)
+    lib = Library("fb_later", "DEF")
+    try:
+        lib.define("twice(Tensor x) -> Tensor")
+        lib.impl("twice", lambda x: td.add(x, x), "CompositeExplicitAutograd")
+        lib.impl("twice", lambda x: td.add(x, x), "CPU")
+        cf.reset_fallback_counts()
+        out = td.ops.fb_later.twice(dev([1.0, 2.0], fbdev))
+        assert out.device == fbdev and out._data.tolist() == [2.0, 4.0]
+        assert "fb_later::twice" in reg.composite_overrides
+        assert cf.fallback_counts() == {"fb_later::twice": 1}  # not add.Tensor: no extra hop
+    finally:
+        reg.remove()
+        lib._destroy()
+        cf.reset_fallback_counts()
+
+
+def test_removed_before_composite_registration_stops_overriding(fbdev: Any) -> None:
+    reg = cf.register_cpu_fallback(_backend(Hooks()), KEY, before_composite=True)
+    reg.remove()
+    lib = Library("fb_after", "DEF")
+    try:
+        lib.define("f(Tensor x) -> Tensor")
+        lib.impl("f", lambda x: x, "CompositeExplicitAutograd")
+        entry = td.ops.fb_after.f.default._entry
+        assert [k.name for k in entry.kernels] == ["CompositeExplicitAutograd"]
+    finally:
+        lib._destroy()
+
+
+def test_unboxed_fast_path_moves_only_device_tensors(hooks: Hooks, fbdev: Any) -> None:
+    x = dev([1.0, 2.0], fbdev)
+    out = td.ops.aten.add.Tensor(x, td.tensor([10.0, 20.0]), alpha=2)  # one CPU argument
+    assert out.device == fbdev and out._data.tolist() == [21.0, 42.0]
+    assert [len(c) for c in hooks.to_cpu_calls] == [1]
+    assert cf.fallback_counts() == {"aten::add.Tensor": 1}
+
+
+def test_unboxed_fast_path_handles_keyword_tensor_arguments(hooks: Hooks, fbdev: Any) -> None:
+    x = dev([1.0, 2.0], fbdev)
+    out = td.ops.aten.sub.Tensor(self=x, other=x)  # tensors by name: the general path
+    assert out.device == fbdev and out._data.tolist() == [0.0, 0.0]
+    assert [len(c) for c in hooks.to_cpu_calls] == [2]
+
+
+def test_unboxed_fast_path_respects_strict_mode(hooks: Hooks, fbdev: Any) -> None:
+    x = dev([1.0], fbdev)
+    td.mul(x, x)  # the fast runner exists now
+    with cf.strict_fallback(), pytest.raises(cf.FallbackStrictError):
+        td.mul(x, x)
+    assert cf.fallback_counts() == {"aten::mul.Tensor": 1}
+
+
+def test_unboxed_fast_path_runs_the_current_cpu_kernel(hooks: Hooks, fbdev: Any) -> None:
+    x = dev([3.0], fbdev)
+    assert td.mul(x, x)._data.tolist() == [9.0]
+    lib = Library("aten", "IMPL")
+    with pytest.warns(UserWarning):
+        lib.impl("mul.Tensor", lambda a, b: td.ops.aten.add.Tensor(a, b), "CPU")
+    try:
+        assert td.mul(x, x)._data.tolist() == [6.0]
+    finally:
+        lib._destroy()

@@ -45,8 +45,9 @@ calls ``empty`` and ``fill_`` on the device: an extra hop, an allocation and a s
 fallback (seed 001's list). ``register_cpu_fallback(..., before_composite=True)`` registers
 the fallback as a direct kernel of the backend key for every operator defined at that time
 that has such a composite kernel, no kernel of its own for the backend and is not a view
-(direct kernels beat composite ones). Operators defined later are not covered: register
-again after defining them.
+(direct kernels beat composite ones), and keeps doing so for operators defined (or given
+such a composite kernel) later, through a dispatcher registration listener (torch's
+addRegistrationListener); ``remove()`` stops the listener first, then unregisters.
 """
 
 from __future__ import annotations
@@ -582,9 +583,15 @@ class CPUFallbackRegistration:
     #: the registered kernel: ``fallback_fn`` (boxed) or ``unboxed_cpu_fallback(backend)``
     kernel: Callable[..., Any] = cpu_fallback
     boxed: bool = True
+    #: the registration listener of ``before_composite`` (operators defined later)
+    listener: RegistrationHandle | None = None
 
     def remove(self) -> None:
-        """Unregister the kernels and the hooks, newest first."""
+        """Unregister the kernels and the hooks, newest first (the before-composite listener
+        first, so removing the kernels does not make it register them again)."""
+        if self.listener is not None:
+            self.listener.remove()
+            self.listener = None
         for lib in reversed(self.libraries):
             lib._destroy()
         self.libraries.clear()
@@ -626,14 +633,18 @@ def register_cpu_fallback(
 
 
 def _register_before_composite(reg: CPUFallbackRegistration) -> None:
+    """Override composite kernels now, and for operators defined or given a composite kernel
+    later (a registration listener, Note [Fallback before composite kernels])."""
     key = parse_dispatch_key(reg.dispatch_key)
     libraries: dict[str, Library] = {}
-    for entry in sorted(DISPATCHER.live_entries(), key=lambda e: e.qualified_overload_name):
+    done: set[Any] = set()
+
+    def override(entry: Any) -> None:
         schema = entry.schema
         if schema is None or key in entry.kernels or schema.boxing_info.view_pairs:
-            continue
+            return
         if not any(k in entry.kernels for k in _COMPOSITE_KEYS):
-            continue
+            return
         ns, name = entry.qualified_name.split("::")
         lib = libraries.get(ns)
         if lib is None:
@@ -643,4 +654,10 @@ def _register_before_composite(reg: CPUFallbackRegistration) -> None:
         fn = reg.kernel if reg.boxed else partial(reg.kernel, entry.overload_object)
         debug = "CPU fallback before composite"
         lib.impl(op_name, fn, reg.dispatch_key, boxed=reg.boxed, debug=debug)
-        reg.composite_overrides.append(entry.qualified_overload_name)
+        if entry.qualified_overload_name not in done:
+            done.add(entry.qualified_overload_name)
+            reg.composite_overrides.append(entry.qualified_overload_name)
+
+    for entry in sorted(DISPATCHER.live_entries(), key=lambda e: e.qualified_overload_name):
+        override(entry)
+    reg.listener = DISPATCHER.add_registration_listener(override)
