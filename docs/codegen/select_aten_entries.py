@@ -389,6 +389,7 @@ SPEC = [
  ("# A: functionalization (inverse views, lift, in-place views, squeeze overloads)", None),
  ("select_scatter", {"CompositeExplicitAutogradNonFunctional": "select_scatter_symint"}),
  ("diagonal_scatter", {"CompositeExplicitAutogradNonFunctional": "diagonal_scatter"}),
+ ("slice_scatter", {"CompositeExplicitAutogradNonFunctional": "slice_scatter"}),
  ("as_strided_scatter", {"CompositeExplicitAutogradNonFunctional": "as_strided_scatter_symint"}),
  ("lift", {"CompositeExplicitAutograd": "lift"}),
  ("lift_fresh", {"CompositeExplicitAutograd": "lift_fresh"}),

@@ -8,6 +8,13 @@ operators (``transpose_``, ``t_``, ``unsqueeze_``, ``squeeze_``, ``as_strided_``
 change a tensor's own sizes, strides and offset. Device-generic: everything goes through
 other operators or tensor metadata. Merged into COMPOSITE_KERNELS by backends/composite.py.
 
+Note [Scatter kernels on NumPy]
+Functionalization runs a scatter for every mutation through a view, so their cost matters
+(benchmarks/bench_functionalize.py). For CPU tensors the composite's clone + copy_ (two
+dispatched operators and an allocation through empty_like) is replaced by one NumPy copy and
+one ``np.copyto`` into the view; the view itself is still taken by the view operator, so
+the checks and the result (values, dtype, strides of a preserve-format clone) are the same.
+
 Where we differ from ATen: ``zero_`` is one composite kernel (``fill_(self, 0)``) instead
 of per-backend CPU/Meta kernels, so its dispatch table lists CompositeExplicitAutograd.
 """
@@ -15,6 +22,8 @@ of per-backend CPU/Meta kernels, so its dispatch table lists CompositeExplicitAu
 from __future__ import annotations
 
 from typing import Any
+
+import numpy as np
 
 from tensordispatch.backends.aten import op
 from tensordispatch.backends.common import shape_text, wrap_dim
@@ -33,6 +42,13 @@ def _check_src(src: Tensor, view: Tensor) -> None:
 
 
 def _scatter(self: Tensor, src: Tensor, view_of: Any) -> Tensor:
+    data, source = self._data, src._data
+    if data.__class__ is np.ndarray and source.__class__ is np.ndarray:  # Note [Scatter ...]
+        output = Tensor._wrap_numpy(data.copy(order="K"), self.dtype)
+        view = view_of(output)
+        _check_src(src, view)
+        np.copyto(view._data, source, casting="unsafe")
+        return output
     output = op("clone")(self)
     view = view_of(output)
     _check_src(src, view)

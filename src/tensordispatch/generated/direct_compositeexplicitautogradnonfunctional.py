@@ -16,7 +16,7 @@ KEY = 'CompositeExplicitAutogradNonFunctional'
 
 alias_copy = _r.generated_alias_copy
 
-_k1 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'as_strided__symint', 'CompositeExplicitAutogradNonFunctional', 'ops/native_functions.yaml:3204')
+_k1 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'as_strided__symint', 'CompositeExplicitAutogradNonFunctional', 'ops/native_functions.yaml:3213')
 
 
 def as_strided_(self, size, stride, storage_offset=None):
@@ -25,7 +25,7 @@ def as_strided_(self, size, stride, storage_offset=None):
 
 as_strided_copy = _r.generated_as_strided_copy
 
-_k3 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'as_strided_scatter_symint', 'CompositeExplicitAutogradNonFunctional', 'ops/native_functions.yaml:3100')
+_k3 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'as_strided_scatter_symint', 'CompositeExplicitAutogradNonFunctional', 'ops/native_functions.yaml:3109')
 
 
 def as_strided_scatter(self, src, size, stride, storage_offset=None):
@@ -64,6 +64,14 @@ def select_scatter(self, src, dim, index):
 
 
 slice_copy_Tensor = _r.generated_slice_copy_Tensor
+
+_k15 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'slice_scatter', 'CompositeExplicitAutogradNonFunctional', 'ops/native_functions.yaml:3100')
+
+
+def slice_scatter(self, src, dim=0, start=None, end=None, step=1):
+    return _k15(self, src, dim, start, end, step)
+
+
 split_copy_Tensor = _r.generated_split_copy_Tensor
 split_with_sizes_copy = _r.generated_split_with_sizes_copy
 squeeze_copy = _r.generated_squeeze_copy
@@ -125,6 +133,9 @@ OVERLOADS = {
     },
     'slice_copy': {
         'Tensor': (slice_copy_Tensor, 'TNNNN', 'slice_copy.Tensor(Tensor self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor'),
+    },
+    'slice_scatter': {
+        'default': (slice_scatter, 'TTNNNN', 'slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor'),
     },
     'split_copy': {
         'Tensor': (split_copy_Tensor, 'TNN', 'split_copy.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]'),

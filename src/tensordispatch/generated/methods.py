@@ -202,6 +202,7 @@ _E_sign = _op('sign')._entry
 _E_sign_ = _op('sign_')._entry
 _E_sin = _op('sin')._entry
 _E_sin_ = _op('sin_')._entry
+_E_slice_scatter = _op('slice_scatter')._entry
 _E_softmax_int = _op('softmax.int')._entry
 _E_sort = _op('sort')._entry
 _E_sort_stable = _op('sort.stable')._entry
@@ -1463,6 +1464,19 @@ def _m_sin_(self):
     return _r
 
 
+def _m_slice_scatter(self, src, dim=_NO, start=_NO, end=_NO, step=_NO):
+    if dim is _NO and start is _NO and end is _NO and step is _NO:
+        _r = _E_slice_scatter.entry_function(self, src)
+    else:
+        _kw = {}
+        if dim is not _NO: _kw['dim'] = dim
+        if start is not _NO: _kw['start'] = start
+        if end is not _NO: _kw['end'] = end
+        if step is not _NO: _kw['step'] = step
+        _r = _E_slice_scatter.entry_function(self, src, **_kw)
+    return _r
+
+
 def _m_softmax(self, dim, dtype=_NO):
     if dtype is _NO:
         _r = _E_softmax_int.entry_function(self, dim)
@@ -1873,6 +1887,7 @@ METHODS = {
     'sign_': _m_sign_,
     'sin': _m_sin,
     'sin_': _m_sin_,
+    'slice_scatter': _m_slice_scatter,
     'softmax': _m_softmax,
     'sort': _m_sort,
     'split': _m_split,
