@@ -213,7 +213,7 @@ def p_setitem_scalar(T: Any, x: Any) -> Any:
 
 
 def p_setitem_tensor(T: Any, x: Any, y: Any) -> Any:
-    x[:, 1] = y
+    x[1] = y
     return x
 
 
@@ -277,7 +277,7 @@ def p_masked_fill_view(T: Any, x: Any) -> Any:
 
 
 def p_clamp_slice(T: Any, x: Any) -> Any:
-    x[:, 1:].clamp_(2, 6)
+    x[1:].clamp_(2, 6)
     return x
 
 
@@ -373,7 +373,7 @@ PROGRAMS: list[Program] = [
         torch_fix=_scalar_setitem_is_fill,
         why=INTENTIONAL_DIFFERENCES["setitem_scalar"],
     ),
-    Program("setitem_tensor", p_setitem_tensor, (((2, 3), F), ((2,), F))),
+    Program("setitem_tensor", p_setitem_tensor, (((2, 3), F), ((3,), F))),
     Program("copy_broadcast", p_copy_broadcast, (((2, 3), F), ((3,), F))),
     Program("reshape_contiguous_mutate", p_reshape_contiguous_mutate, (((2, 3), F),)),
     Program(
