@@ -51,7 +51,7 @@ from dataclasses import dataclass
 from types import FunctionType
 from typing import Any
 
-from tensordispatch.dispatch.convert import ArgumentCheck, argument_check
+from tensordispatch.dispatch.convert import ArgumentCheck, argument_check, value_type_globals
 from tensordispatch.dispatch.errors import ArgumentTypeError
 from tensordispatch.dispatch.keyset import DEFAULT_EXCLUDED_RAW
 from tensordispatch.dispatch.tls import local_state
@@ -538,6 +538,7 @@ def generate_calling_code(
     ns["_td_nl"] = (NOT_GIVEN,)  # iterated instead of a non-list: its item is never right
     for check in facts.checks:
         ns[f"_td_cv{check.index}"] = check.convert
+    ns.update(value_type_globals())
     if not facts.identifiers_ok or not fname.isidentifier() or keyword.iskeyword(fname):
         return _generic(facts, ns)
     for i, d in enumerate(facts.defaults):

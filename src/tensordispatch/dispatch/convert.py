@@ -1,14 +1,15 @@
 """Checking and converting the non-tensor arguments of a call, as torch's Python binding does.
 
-Owns the per-type acceptance rules for ``int``/``SymInt``, ``float``, ``bool``, ``str``,
-their lists (``int[]``, ``int[N]``, ``float[]``, ``bool[]``, ``int?[]``) and optionals,
+Owns the argument checks of ``int``/``SymInt``, ``float``, ``bool``, ``str``, ``Scalar``,
+``ScalarType``, ``Layout``, ``MemoryFormat``, ``Device``, their lists (``int[]``,
+``int[N]``, ``float[]``, ``bool[]``, ``int?[]``) and optionals,
 and torch's error text for a value that cannot be taken. Must not know about dispatch:
 calling.py weaves the checks into the generated entries, op_overload.py uses them to
 resolve packets.
 
 Note [Argument conversion]
-torch 2.13, calling an OpOverload from Python (measured, scalars shown; one-element
-tensors also convert, which needs the tensor layer and is not modelled here):
+torch 2.13, calling an OpOverload from Python (measured, scalars shown; the tensor layer's
+types and one-element tensors: Note [Value types] in value_types.py):
 
 =========  ==============================================  ===============================
 type       converts                                        rejects (RuntimeError)
@@ -25,85 +26,67 @@ float[]    int/bool items -> float                         a scalar, str items
 Each checked argument gets a *fast test* (``type(v) is int``: the common, already-correct
 case, a few ns inline in the generated entry) and a *converter* called only when the fast
 test fails, which converts or raises ``ArgumentTypeError`` with torch's text. Lists have no
-inline test: their items must be looked at, so the converter always runs. Types whose
-values belong to the tensor layer (Scalar, ScalarType, Device, Layout, MemoryFormat,
-Generator, ...) are not checked here.
+inline test: their items must be looked at, so the converter always runs. Generator,
+Stream, Storage, Dimname and the like are not checked.
 """
 
 from __future__ import annotations
 
-import numbers
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from tensordispatch.dispatch.errors import ArgumentTypeError
+from tensordispatch.dispatch.value_types import (
+    Reject,
+    UnknownCode,
+    registered_class,
+    value_converter,
+    value_type_name,
+)
 from tensordispatch.schema.model import Argument
 from tensordispatch.schema.types import BaseType, ListType, OptionalType, Type
 
-__all__ = ["ArgumentCheck", "argument_check", "python_type_name"]
+__all__ = [
+    "VALUE_KINDS",
+    "ArgumentCheck",
+    "argument_check",
+    "python_type_name",
+    "value_type_globals",
+]
 
 
-class _Reject(Exception):
-    """Internal: the value cannot be converted."""
-
-
-def _int(v: Any) -> int:
-    if type(v) is int:
-        return v
-    if isinstance(v, bool):
-        return int(v)
-    if isinstance(v, (float, complex, str)) or getattr(type(v), "__index__", None) is None:
-        raise _Reject
-    try:
-        return int(v.__index__())
-    except (TypeError, ValueError) as e:
-        raise _Reject from e
-
-
-def _float(v: Any) -> float:
-    if type(v) is float:
-        return v
-    if isinstance(v, numbers.Real):
-        return float(v)
-    if isinstance(v, (str, complex)) or getattr(type(v), "__float__", None) is None:
-        raise _Reject
-    try:
-        return float(v)
-    except (TypeError, ValueError) as e:
-        raise _Reject from e
-
-
-def _bool(v: Any) -> bool:
-    if v is None:
-        return False
-    if isinstance(v, numbers.Number):
-        return bool(v)
-    cls = type(v)
-    if isinstance(v, (str, list, tuple, dict)) or (
-        getattr(cls, "__index__", None) is None and getattr(cls, "__float__", None) is None
-    ):
-        raise _Reject
-    try:
-        return bool(v)
-    except (TypeError, ValueError, RuntimeError) as e:
-        raise _Reject from e
-
-
-def _str(v: Any) -> str:
-    if isinstance(v, str):
-        return v
-    raise _Reject
-
+_Reject = Reject
 
 _SCALARS: dict[str, tuple[str, Callable[[Any], Any], str]] = {
-    # schema type -> (inline fast test on ``{v}``, converter, torch's Python type name)
-    "int": ("type({v}) is int", _int, "int"),
-    "SymInt": ("type({v}) is int", _int, "int"),
-    "float": ("type({v}) is float", _float, "float"),
-    "bool": ("type({v}) is bool", _bool, "bool"),
-    "str": ("type({v}) is str", _str, "str"),
+    # schema type -> (inline fast test on ``{v}``, converter, torch's Python type name);
+    # ``_td_vt_<kind>`` is the class the tensor layer registered (Note [Value types])
+    "int": ("type({v}) is int", value_converter("int"), "int"),
+    "SymInt": ("type({v}) is int", value_converter("SymInt"), "int"),
+    "float": ("type({v}) is float", value_converter("float"), "float"),
+    "bool": ("type({v}) is bool", value_converter("bool"), "bool"),
+    "str": ("type({v}) is str", value_converter("str"), "str"),
+    "Scalar": ("type({v}) is float or type({v}) is int", value_converter("Scalar"), "number"),
+    "ScalarType": ("type({v}) is _td_vt_ScalarType", value_converter("ScalarType"), "int"),
+    "Layout": ("type({v}) is _td_vt_Layout", value_converter("Layout"), "int"),
+    "MemoryFormat": ("type({v}) is _td_vt_MemoryFormat", value_converter("MemoryFormat"), "int"),
+    "Device": ("type({v}) is _td_vt_Device", value_converter("Device"), "Device"),
 }
+VALUE_KINDS = ("ScalarType", "Layout", "MemoryFormat", "Device")
+
+
+class _NeverPassed:
+    """Stands for a value class nobody registered: the inline test fails, the converter
+    decides (Note [Value types])."""
+
+
+def value_type_globals() -> dict[str, type]:
+    """The ``_td_vt_<kind>`` globals the generated entries' inline tests read.
+
+    >>> sorted(value_type_globals())
+    ['_td_vt_Device', '_td_vt_Layout', '_td_vt_MemoryFormat', '_td_vt_ScalarType']
+    """
+    return {f"_td_vt_{k}": registered_class(k) or _NeverPassed for k in VALUE_KINDS}
 
 
 def python_type_name(t: Type) -> str:
@@ -208,6 +191,22 @@ def argument_check(schema: Any, index: int) -> ArgumentCheck | None:
     def convert(value: Any) -> Any:
         try:
             return conv(value)
+        except UnknownCode as e:
+            raise ArgumentTypeError(
+                "\n".join(
+                    [
+                        " ".join(
+                            [
+                                f"{op_name}(): {e.code} for argument '{arg.name}' is torch's",
+                                f"{e.kind} code of {e.torch_name or 'nothing'}, which",
+                                f"tensordispatch does not have; pass one of its {e.kind} values",
+                            ]
+                        ),
+                        f"Position: {index}",
+                        f"Declaration: {declaration}",
+                    ]
+                )
+            ) from None
         except _Reject:
             raise ArgumentTypeError(
                 "\n".join(
@@ -216,7 +215,7 @@ def argument_check(schema: Any, index: int) -> ArgumentCheck | None:
                             [
                                 f"{op_name}() Expected a value of type '{want}' for argument",
                                 f"'{arg.name}' but instead found type",
-                                f"'{type(value).__name__}'.",
+                                f"'{value_type_name(value)}'.",
                             ]
                         ),
                         f"Position: {index}",
