@@ -24,7 +24,15 @@ import numpy as np
 
 from tensordispatch.dispatch.op_overload import OpOverload
 from tensordispatch.lazy import metrics
-from tensordispatch.lazy.ir import BackendData, Node, Operand, Shape, Value, scalar_node
+from tensordispatch.lazy.ir import (
+    BackendData,
+    Node,
+    Operand,
+    Shape,
+    Value,
+    device_data_node,
+    scalar_node,
+)
 from tensordispatch.lazy.shape import flatten_result, infer_shapes
 from tensordispatch.lazy.tensor import LAZY, LazyData, LazyTensor, from_array, from_value
 from tensordispatch.schema.model import SchemaKind
@@ -85,7 +93,9 @@ def op_plan(op: OpOverload) -> OpPlan:
     return plan
 
 
-def _operand(v: Any, operands: list[Value], kinds: list[tuple[Shape, str, Any]]) -> Operand:
+def _operand(
+    v: Any, operands: list[Value], kinds: list[tuple[Shape, str, Any]], upload: bool = False
+) -> Operand:
     if isinstance(v, LazyTensor):
         value = v._data.ir_value()
         kind = "tensor"
@@ -93,11 +103,16 @@ def _operand(v: Any, operands: list[Value], kinds: list[tuple[Shape, str, Any]])
         # wrapped numbers and 0-dim CPU tensors join lazy ones as scalar device data
         kind = "wrapped" if v._wrapped_number else "tensor"
         value = (scalar_node(v.item(), v.dtype), 0)
+    elif upload and isinstance(v, Tensor) and isinstance(v._data, np.ndarray):
+        # index lists may hold CPU tensors on any device (torch's index kernels allow it)
+        shape = Shape(v.dtype, tuple(v._shape))
+        kind = "tensor"
+        value = (device_data_node(BackendData(np.array(v._data, copy=True), shape)), 0)
     else:
-        where = getattr(v, "device", type(v).__name__)
+        where = f"a {type(v).__name__} on device '{getattr(v, 'device', '?')}'"
         raise RuntimeError(
-            f"lazy: expected all tensors to be on the lazy device, but found one on {where}; "
-            "move it with .to('lazy') first (only 0-dim CPU tensors may join lazy ones)"
+            f"lazy: every tensor argument must be a lazy tensor, but found {where}; move it "
+            "with .to('lazy') first (only 0-dim CPU tensors may join lazy ones)"
         )
     node, index = value
     operands.append(value)
@@ -117,7 +132,9 @@ def build_node(plan: OpPlan, stack: list[Any]) -> Node:
         if kind == T_TENSOR:
             args[pos] = _operand(v, operands, kinds)
         elif kind == T_LIST:
-            args[pos] = tuple([None if t is None else _operand(t, operands, kinds) for t in v])
+            args[pos] = tuple(
+                [None if t is None else _operand(t, operands, kinds, True) for t in v]
+            )
         else:
             node = scalar_node(v)
             operands.append((node, 0))

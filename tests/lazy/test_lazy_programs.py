@@ -1,0 +1,128 @@
+"""Programs mixing views, in-place operators, mark_step, fallbacks and autograd on 'lazy' give
+the eager results; functionalization above lazy keeps views and in-place operators away from
+the Lazy key; torch's test_view_mark_step_preserved case (spec 5)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import torch
+import torch._lazy
+
+import tensordispatch as td
+import tensordispatch.lazy as lazy
+from tests.lazy.conftest import td_counters, torch_counters
+
+VIEW_OPS = {
+    "view", "t", "transpose", "select", "slice", "expand", "permute", "diagonal", "unsqueeze",
+    "squeeze", "as_strided", "alias", "unfold", "split", "split_with_sizes", "unbind", "detach",
+    "narrow", "view_as_real", "view_as_complex", "_unsafe_view",
+}  # fmt: skip
+
+
+def _lazy_kernels_seen() -> list[str]:
+    return [n[len("lazy::"):] for n in lazy.metrics.counter_names() if n.startswith("lazy::")]
+
+
+def _view_step(lib: Any, x: Any, step: Callable[[], None] | None) -> Any:
+    y = x.view(2, 2)
+    y.add_(1)
+    z = x + x  # noqa: F841 - unused, as in torch's test
+    if step is not None:
+        step()
+    y.add_(1)
+    return x
+
+
+def test_view_mark_step_preserved_values_and_counters_match_torch() -> None:
+    data = np.random.default_rng(0).standard_normal(4).astype(np.float32)
+    expected = _view_step(td, td.from_numpy(data.copy()), None).tolist()
+    got = _view_step(td, td.from_numpy(data.copy()).to("lazy"), lazy.mark_step)
+    t = _view_step(torch, torch.from_numpy(data.copy()).to("lazy"), torch._lazy.mark_step)
+    names = ("MarkStep", "SyncedTensorsWithIR", "UncachedCompile", "lazy::add",
+             "lazy::view_copy_symint")  # fmt: skip
+    assert td_counters(*names) == torch_counters(*names) == {
+        "MarkStep": 1, "SyncedTensorsWithIR": 3, "UncachedCompile": 1, "lazy::add": 3,
+        "lazy::view_copy_symint": 5,
+    }  # fmt: skip
+    assert np.allclose(got.to("cpu").tolist(), expected)
+    assert np.allclose(t.cpu().tolist(), expected)
+    names = ("SyncedTensorsWithIR", "UncachedCompile")
+    assert td_counters(*names) == torch_counters(*names) == {
+        "SyncedTensorsWithIR": 4, "UncachedCompile": 2,
+    }  # fmt: skip
+
+
+def _program(lib: Any, x: Any, step: Callable[[], None]) -> list[Any]:
+    b = x.clone()
+    v = b.view(4, 4).transpose(0, 1)[1]
+    v.mul_(2)
+    b[2:5].add_(1)
+    step()
+    w = b.view(2, 8)
+    w.select(0, 1).neg_()
+    s = (b * b).sum(0, keepdim=True)
+    nz = (b > 3).nonzero()  # no lowering: eager fallback
+    step()
+    b.sub_(s)
+    return [b, s, w, nz, v]
+
+
+def test_mixed_program_matches_eager_and_the_backend_sees_only_functional_ops() -> None:
+    data = np.arange(16, dtype=np.float32) / 3
+    eager = [r.tolist() for r in _program(td, td.from_numpy(data.copy()), lambda: None)]
+    ref = [r.tolist() for r in _program(torch, torch.from_numpy(data.copy()), lambda: None)]
+    got = _program(td, td.from_numpy(data.copy()).to("lazy"), lazy.mark_step)
+    for e, r, g in zip(eager, ref, got, strict=True):
+        assert np.allclose(g.to("cpu").tolist(), e) and np.allclose(e, r)
+    seen = _lazy_kernels_seen()
+    assert "mul" in seen and "transpose_copy" in seen and "select_copy_symint" in seen
+    in_place = [n for n in seen if n.endswith("_") and n not in ("copy_",)]
+    views = [n for n in seen if n.removesuffix("_symint") in VIEW_OPS]
+    assert in_place == [] and views == []
+    assert lazy.metrics.counter_value("aten::nonzero") == 1
+
+
+def test_fallback_counters_match_torch() -> None:
+    for lib in (td, torch):
+        a = lib.tensor([0.0, 1.0, 2.0, 0.0]).to("lazy")
+        (a * 2).nonzero().to("cpu")
+    names = ("aten::nonzero", "UncachedCompile")
+    assert td_counters(*names) == torch_counters(*names) == {
+        "aten::nonzero": 1, "UncachedCompile": 1,
+    }  # fmt: skip
+
+
+def test_fallback_result_is_lazy_and_feeds_later_ops() -> None:
+    a = td.tensor([3.0, 0.0, 5.0]).to("lazy")
+    idx = a.nonzero()
+    assert str(idx.device) == "lazy:0"
+    assert (idx * 10).to("cpu").tolist() == [[0], [20]]
+
+
+def test_autograd_on_lazy_tensors_matches_cpu() -> None:
+    data = np.array([[1.0, -2.0, 3.0], [0.5, 4.0, -1.0]], dtype=np.float32)
+    grads = []
+    for device in ("cpu", "lazy"):
+        x = td.from_numpy(data.copy()).to(device).requires_grad_()
+        w = td.from_numpy(data.T.copy()).to(device).requires_grad_()
+        loss = (x.mm(w).tanh() * 3).sum()
+        loss.backward()
+        grads.append((x.grad.to("cpu").tolist(), w.grad.to("cpu").tolist()))
+    assert np.allclose(grads[0][0], grads[1][0], atol=1e-5)
+    assert np.allclose(grads[0][1], grads[1][1], atol=1e-5)
+
+
+def test_repeated_training_step_compiles_once() -> None:
+    w = td.ones(3, 3).to("lazy")
+    x = td.tensor([[1.0, 2.0, 3.0]]).to("lazy")
+    lazy.mark_step()
+    lazy.metrics.reset_metrics()
+    for _ in range(4):
+        w = w - 0.01 * (x.t().mm(x.mm(w)))
+        lazy.mark_step()
+    assert td_counters("UncachedCompile", "CachedCompile", "MarkStep") == {
+        "UncachedCompile": 1, "CachedCompile": 3, "MarkStep": 4,
+    }  # fmt: skip
