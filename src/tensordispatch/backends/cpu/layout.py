@@ -15,12 +15,13 @@ import numpy as np
 from tensordispatch.backends.common import broadcast_shapes, shape_text, type_meta_name
 from tensordispatch.backends.generator import resolve
 from tensordispatch.backends.meta.layout import (
-    arange_size,
+    arange_length,
     eye_check,
     flip_meta,
     index_put_check,
     index_select_check,
     index_shape,
+    integral_bounds,
     linspace_check,
     masked_fill_check,
     preserve_strides,
@@ -349,7 +350,8 @@ def nonzero_out(self: Tensor, *, out: Tensor) -> Tensor:
 def arange_start_out(start: Any, end: Any, step: Any = 1, *, out: Tensor) -> Tensor:
     if out.dtype.is_complex or out.dtype is _dt.bool:
         raise NotImplementedError(f"\"arange_cpu\" not implemented for '{_scalar(out.dtype)}'")
-    n = arange_size(start, end, step)
+    n = arange_length(start, end, step, out.dtype)
+    start, step = integral_bounds(out.dtype, start, step)
     if out._shape != (n,):
         set_sizes_strides(out, (n,), (1,))
     values: np.ndarray[Any, Any]
@@ -364,6 +366,7 @@ def arange_start_out(start: Any, end: Any, step: Any = 1, *, out: Tensor) -> Ten
 def linspace_out(start: Any, end: Any, steps: int, *, out: Tensor) -> Tensor:
     linspace_check(steps)
     resize_output(out, (steps,))
+    start, end = integral_bounds(out.dtype, start, end)
     complex_ = isinstance(start, complex) or isinstance(end, complex) or out.dtype.is_complex
     values = np.linspace(start, end, steps, dtype=np.complex128 if complex_ else np.float64)
     if steps > 1 and not complex_:

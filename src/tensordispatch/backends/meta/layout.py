@@ -501,8 +501,30 @@ def arange_size(start: Any, end: Any, step: Any) -> int:
     return max(math.ceil((end - start) / step), 0)
 
 
+def integral_bounds(dtype: Any, *values: Any) -> tuple[Any, ...]:
+    """Range bounds as an integral dtype's kernels use them: each cast to int64 first
+    (truncation toward zero: linspace(-1.5, 3.5, 3, dtype=int32) is [-1, 1, 3]); floating
+    and complex dtypes keep the values."""
+    if dtype.is_floating_point or dtype.is_complex:
+        return values
+    return tuple(v if isinstance(v, int) else int(v.real if isinstance(v, complex) else v)
+                 for v in values)  # fmt: skip
+
+
+def arange_length(start: Any, end: Any, step: Any, dtype: Any) -> int:
+    """arange's length for an output of ``dtype``: torch computes it in double, except for
+    int64, whose bounds are truncated first (arange(0, -8.000001, -4.0) has 2 int64
+    elements, 3 int32 ones; a 0.5 step is "step must be nonzero" for int64 only)."""
+    for v in (start, end):
+        if isinstance(v, float) and not math.isfinite(v):
+            raise RuntimeError(f"unsupported range: {start} -> {end}")
+    if dtype is _dt.int64:
+        start, end, step = integral_bounds(dtype, start, end, step)
+    return arange_size(start, end, step)
+
+
 def arange_start_out_meta(start: Any, end: Any, step: Any = 1, *, out: Tensor) -> Tensor:
-    n = arange_size(start, end, step)
+    n = arange_length(start, end, step, out.dtype)
     if out._shape != (n,):
         prepare_out(out, ((n,), None, out.dtype))
     return out
