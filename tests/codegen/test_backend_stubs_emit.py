@@ -147,6 +147,12 @@ REGISTRATIONS: tuple[tuple[str, str, str, str | Callable[[Any], Callable[..., An
 )
 
 
+# operator -> (wrapper name, checked arguments, guarded argument, factory): the device
+# check and device guard around the kernel (tensordispatch.backends.device_guard)
+GUARDS: dict[str, tuple[str, tuple[tuple[str, int, bool], ...], tuple[str, int, bool] | None, bool]] = {
+}
+
+
 DIRECT_NAME = "privateuse1"
 # operator -> (argument kinds, schema) of the kernels served as ops.<DIRECT_NAME>
 DIRECT: dict[str, tuple[str, str]] = {
@@ -183,7 +189,12 @@ def register(
                 lib = libraries[namespace] = factory(namespace, "IMPL")
                 registration.libraries.append(lib)
             fn = getattr(k, kernel) if isinstance(kernel, str) else kernel(k)
-            lib.impl(op, fn, key)
+            if op in GUARDS:
+                from tensordispatch.backends.device_guard import guarded_kernel
+
+                lib.impl(op, guarded_kernel(fn, *GUARDS[op]), key)
+            else:
+                lib.impl(op, fn, key)
             if key == BACKEND_KEY and op in DIRECT:
                 name, _, overload = op.partition(".")
                 direct.setdefault(name, {})[overload or "default"] = (fn, *DIRECT[op])

@@ -8,9 +8,11 @@ Importing it (once per process):
    ``tensordispatch gen-backend-stubs`` generated from it (generated/), which checks every
    kernel's presence and signature first and adds the synthesized out=/inplace kernels;
 3. registers tensordispatch's boxed CPU fallback for PrivateUse1 with torchdev's batched
-   transfer hooks, so every other operator runs on CPU.
+   transfer hooks, so every other operator runs on CPU;
+4. registers torchdev's current device (a per-thread index) with the device-guard runtime,
+   so the generated kernel wrappers run each kernel with its arguments' device current.
 
-``uninstall()`` undoes all three exactly; ``install()`` does them again.
+``uninstall()`` undoes all four exactly; ``install()`` does them again.
 
 >>> import tensordispatch as td, torchdev
 >>> x = torchdev.to_device(td.tensor([1.0, 2.0]))
@@ -28,6 +30,7 @@ from tensordispatch.backends.boxed_fallback import (
     cpu_fallback,
     register_cpu_fallback,
 )
+from tensordispatch.backends.device_guard import register_device_guard
 from tensordispatch.dispatch.keys import BackendComponent
 from torchdev import kernels, runtime
 from torchdev.generated import privateuse1_native_functions as _generated
@@ -68,7 +71,8 @@ def torchdev_fallback(op: Any, keyset: Any, stack: list[Any]) -> Any:
     return cpu_fallback(op, keyset, stack)
 
 
-_INSTALLED: list[Any] = []  # [device handle or None, kernel registration, fallback registration]
+# [device handle or None, kernel registration, fallback registration, device guard handle]
+_INSTALLED: list[Any] = []
 
 
 def install() -> None:
@@ -82,14 +86,18 @@ def install() -> None:
     # No fallback_fn: the default registration is the unboxed fast path (logging goes
     # through BACKEND.log); torchdev_fallback stays available for call_fallback.
     fallback: CPUFallbackRegistration = register_cpu_fallback(BACKEND, _generated.BACKEND_KEY)
-    _INSTALLED.extend([device_handle, kernel_registration, fallback])
+    # torchdev has a current device: the generated kernel wrappers guard it (backend.yaml
+    # device_guard: true; tensordispatch.backends.device_guard).
+    guard = register_device_guard(DEVICE_TYPE, runtime.get_device_index, runtime.set_device_index)
+    _INSTALLED.extend([device_handle, kernel_registration, fallback, guard])
 
 
 def uninstall() -> None:
     """Undo ``install()`` exactly (tests use it to leave the dispatcher as they found it)."""
     if not _INSTALLED:
         return
-    device_handle, kernel_registration, fallback = _INSTALLED
+    device_handle, kernel_registration, fallback, guard = _INSTALLED
+    guard.remove()
     fallback.remove()
     kernel_registration.remove()
     if device_handle is not None:

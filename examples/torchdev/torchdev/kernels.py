@@ -22,6 +22,7 @@ from torchdev.runtime import (
     DEVICE,
     TorchDevTensor,
     as_torch,
+    current_device,
     from_payload,
     resize_to,
     to_td_dtype,
@@ -41,7 +42,9 @@ def _operand(x: Any) -> Any:
 
 
 def _new(pt: torch.Tensor) -> TorchDevTensor:
-    return from_payload(pt)
+    # On the current device: the generated device guard (backend.yaml device_guard: true)
+    # makes the arguments' device (or a factory's device=) current around every kernel.
+    return from_payload(pt, current_device())
 
 
 class TorchDevNativeFunctions:

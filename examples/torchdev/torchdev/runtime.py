@@ -8,6 +8,7 @@ as on a real device. Transfers to and from tensordispatch's CPU backend (NumPy) 
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -31,6 +32,36 @@ def register_device() -> DeviceTypeHandle | None:
 
 _DEVICE_HANDLE = [register_device()]
 DEVICE = td.device(DEVICE_TYPE, 0)
+
+
+class _Current(threading.local):
+    """torchdev's current device index, per thread (what device guards switch)."""
+
+    def __init__(self) -> None:
+        self.index = 0
+
+
+_CURRENT = _Current()
+_DEVICES: dict[int, Any] = {}
+
+
+def get_device_index() -> int:
+    """The current torchdev device index (torch.cuda.current_device's counterpart)."""
+    return _CURRENT.index
+
+
+def set_device_index(index: int) -> None:
+    """Make torchdev:<index> the current device of this thread."""
+    _CURRENT.index = index
+
+
+def current_device() -> Any:
+    """The current torchdev device: where kernels put their results."""
+    index = _CURRENT.index
+    dev = _DEVICES.get(index)
+    if dev is None:
+        dev = _DEVICES[index] = td.device(DEVICE_TYPE, index)
+    return dev
 
 
 def take_device_handle() -> DeviceTypeHandle | None:
@@ -161,6 +192,9 @@ __all__ = [
     "batched_from_cpu",
     "batched_to_cpu",
     "copy_from_cpu",
+    "current_device",
+    "get_device_index",
+    "set_device_index",
     "from_payload",
     "register_device",
     "reset_stats",

@@ -6,6 +6,7 @@ Do not edit: change the backend yaml and regenerate.
 Backend key: PrivateUse1 (14 kernels).
 Kernels: static methods of class TorchDevNativeFunctions in module torchdev.kernels (or its functions).
 Generated out=/inplace kernels (on the functional kernels): add.out, clone.out, div.out, div_.Tensor, empty_strided.out, exp.out, exp_, mm.out, mul.out, mul_.Tensor, neg.out, neg_, sub.out, sub_.Tensor, sum.out.
+device_guard: True: kernels get their entry's device check and device guard (GUARDS).
 """
 
 from __future__ import annotations
@@ -488,6 +489,36 @@ REGISTRATIONS: tuple[tuple[str, str, str, str | Callable[[Any], Callable[..., An
 )
 
 
+# operator -> (wrapper name, checked arguments, guarded argument, factory): the device
+# check and device guard around the kernel (tensordispatch.backends.device_guard)
+GUARDS: dict[str, tuple[str, tuple[tuple[str, int, bool], ...], tuple[str, int, bool] | None, bool]] = {
+    "add.Tensor": ('wrapper_PrivateUse1_add_Tensor', (), ('self', 0, False), False),
+    "add.out": ('wrapper_PrivateUse1_add_out', (), ('self', 0, False), False),
+    "add_.Tensor": ('wrapper_PrivateUse1_add__Tensor', (), ('self', 0, False), False),
+    "clone": ('wrapper_PrivateUse1_clone', (('self', 0, False),), ('self', 0, False), False),
+    "div.Tensor": ('wrapper_PrivateUse1_div_Tensor', (), ('self', 0, False), False),
+    "div.out": ('wrapper_PrivateUse1_div_out', (), ('self', 0, False), False),
+    "div_.Tensor": ('wrapper_PrivateUse1_div__Tensor', (), ('self', 0, False), False),
+    "empty.memory_format": ('wrapper_PrivateUse1_empty_memory_format', (), None, True),
+    "empty_strided": ('wrapper_PrivateUse1_empty_strided', (), None, True),
+    "exp": ('wrapper_PrivateUse1_exp', (), ('self', 0, False), False),
+    "exp.out": ('wrapper_PrivateUse1_exp_out', (), ('self', 0, False), False),
+    "exp_": ('wrapper_PrivateUse1_exp_', (), ('self', 0, False), False),
+    "mm": ('wrapper_PrivateUse1_mm', (('self', 0, False), ('mat2', 1, False)), ('self', 0, False), False),
+    "mm.out": ('wrapper_PrivateUse1_mm_out', (('out', -1, False), ('self', 0, False), ('mat2', 1, False)), ('self', 0, False), False),
+    "mul.Tensor": ('wrapper_PrivateUse1_mul_Tensor', (), ('self', 0, False), False),
+    "mul.out": ('wrapper_PrivateUse1_mul_out', (), ('self', 0, False), False),
+    "mul_.Tensor": ('wrapper_PrivateUse1_mul__Tensor', (), ('self', 0, False), False),
+    "neg": ('wrapper_PrivateUse1_neg', (), ('self', 0, False), False),
+    "neg.out": ('wrapper_PrivateUse1_neg_out', (), ('self', 0, False), False),
+    "neg_": ('wrapper_PrivateUse1_neg_', (), ('self', 0, False), False),
+    "sub.Tensor": ('wrapper_PrivateUse1_sub_Tensor', (), ('self', 0, False), False),
+    "sub.out": ('wrapper_PrivateUse1_sub_out', (), ('self', 0, False), False),
+    "sub_.Tensor": ('wrapper_PrivateUse1_sub__Tensor', (), ('self', 0, False), False),
+    "sum": ('wrapper_PrivateUse1_sum', (), ('self', 0, False), False),
+}
+
+
 DIRECT_NAME = "privateuse1"
 # operator -> (argument kinds, schema) of the kernels served as ops.<DIRECT_NAME>
 DIRECT: dict[str, tuple[str, str]] = {
@@ -550,7 +581,12 @@ def register(
                 lib = libraries[namespace] = factory(namespace, "IMPL")
                 registration.libraries.append(lib)
             fn = getattr(k, kernel) if isinstance(kernel, str) else kernel(k)
-            lib.impl(op, fn, key)
+            if op in GUARDS:
+                from tensordispatch.backends.device_guard import guarded_kernel
+
+                lib.impl(op, guarded_kernel(fn, *GUARDS[op]), key)
+            else:
+                lib.impl(op, fn, key)
             if key == BACKEND_KEY and op in DIRECT:
                 name, _, overload = op.partition(".")
                 direct.setdefault(name, {})[overload or "default"] = (fn, *DIRECT[op])

@@ -17,6 +17,7 @@ from tensordispatch.codegen.backend_stubs.parse import TENSOR_OPTIONS as _TENSOR
 from tensordispatch.codegen.backend_stubs.signature import KernelSignature
 from tensordispatch.codegen.gen_direct import arg_kinds as _arg_kinds
 from tensordispatch.schema.model import Argument
+from tensordispatch.schema.native_model import NativeFunction
 from tensordispatch.schema.parse import parse_schema
 
 __all__ = ["COPY_HOOKS", "copy_hooks", "emit_module", "module_file_name"]
@@ -81,7 +82,7 @@ def _header(b: ExternalBackend, source: str) -> list[str]:
         lines.append("use_out_as_primary: True, so no out=/inplace kernels are generated.")
     if y.device_guard:
         lines.append(
-            "device_guard: True is recorded; tensordispatch has no device guards, so it has no effect."
+            "device_guard: True: kernels get their entry's device check and device guard (GUARDS)."
         )
     if y.lazy_lists:
         lines.append(
@@ -272,6 +273,7 @@ def _registrations(b: ExternalBackend) -> list[str]:
         for k in [*b.kernels, *b.synthesized]
         if k.dispatch_key == b.backend_key and k.f.namespace == "aten"
     )
+    lines += _guards(b)
     lines += [
         f"DIRECT_NAME = {_q((b.backend_key or '').lower())}",
         "# operator -> (argument kinds, schema) of the kernels served as ops.<DIRECT_NAME>",
@@ -280,6 +282,56 @@ def _registrations(b: ExternalBackend) -> list[str]:
         "}",
     ]
     return lines
+
+
+def _guards(b: ExternalBackend) -> list[str]:
+    """GUARDS: per operator, the device check and device guard of torch's generated wrapper
+    (backends/device_guard.py), when the backend yaml says ``device_guard: true``."""
+    rows = []
+    if b.yaml.device_guard:
+        for k in sorted([*b.kernels, *b.synthesized], key=lambda k: str(k.f.func.name)):
+            spec = _guard_spec(k.f, k.dispatch_key)
+            if spec is not None:
+                rows.append(f"    {_q(str(k.f.func.name))}: {spec},")
+    return [
+        "# operator -> (wrapper name, checked arguments, guarded argument, factory): the device",
+        "# check and device guard around the kernel (tensordispatch.backends.device_guard)",
+        "GUARDS: dict[str, tuple[str, tuple[tuple[str, int, bool], ...], tuple[str, int, bool] | None, bool]] = {",
+        *rows,
+        "}",
+        "",
+        "",
+    ]
+
+
+def _guard_spec(f: NativeFunction, key: str) -> str | None:
+    """Torch's rules (register_dispatch_key.py): check the out= then the positional tensor
+    arguments unless ``device_check: NoCheck``; guard on ``device=`` for factories, else on
+    the first tensor among self, out=, positional."""
+    positional = [a for a in f.func.arguments if not a.kwarg_only]
+    outs = list(f.func.out)
+
+    def ref(a: Argument) -> tuple[str, int, bool]:
+        pos = positional.index(a) if a in positional else -1
+        return (a.name, pos, a.type.is_tensor_like() and str(a.type).endswith("[]"))
+
+    flat = [a for a in positional if a not in outs]
+    checks = ()
+    if f.device_check.name != "NoCheck":
+        checks = tuple(ref(a) for a in [*outs, *flat] if a.type.is_tensor_like())
+    guard = None
+    options = False
+    if f.device_guard:
+        if f.func.tensor_options is not None:
+            options = True
+        else:
+            selfs = [a for a in positional if a.name == "self"]
+            first = next((a for a in [*selfs, *outs, *flat] if a.type.is_tensor_like()), None)
+            guard = None if first is None else ref(first)
+    if not checks and guard is None and not options:
+        return None
+    method = f"wrapper_{key}_{f.func.name.unambiguous_name()}"
+    return repr((method, checks, guard, options))
 
 
 _REGISTER = '''
@@ -311,7 +363,12 @@ def register(
                 lib = libraries[namespace] = factory(namespace, "IMPL")
                 registration.libraries.append(lib)
             fn = getattr(k, kernel) if isinstance(kernel, str) else kernel(k)
-            lib.impl(op, fn, key)
+            if op in GUARDS:
+                from tensordispatch.backends.device_guard import guarded_kernel
+
+                lib.impl(op, guarded_kernel(fn, *GUARDS[op]), key)
+            else:
+                lib.impl(op, fn, key)
             if key == BACKEND_KEY and op in DIRECT:
                 name, _, overload = op.partition(".")
                 direct.setdefault(name, {})[overload or "default"] = (fn, *DIRECT[op])
