@@ -27,7 +27,7 @@ after construction.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from tensordispatch.lazy import metrics
@@ -41,6 +41,7 @@ __all__ = [
     "Shape",
     "Value",
     "device_data_node",
+    "operand",
     "scalar_node",
     "type_name",
 ]
@@ -73,6 +74,13 @@ class Shape:
 
     dtype: Any
     sizes: tuple[int, ...]
+    _hash: int = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_hash", hash((self.dtype, self.sizes)))
+
+    def __hash__(self) -> int:  # computed once: shapes are hashed on every traced call
+        return self._hash
 
     def __str__(self) -> str:
         return f"{type_name(self.dtype)}[{','.join(map(str, self.sizes))}]"
@@ -87,6 +95,24 @@ class Operand:
 
     index: int
     kind: str = "tensor"
+    _hash: int = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_hash", hash((self.index, self.kind)))
+
+    def __hash__(self) -> int:
+        return self._hash
+
+
+_OPERANDS: dict[tuple[int, str], Operand] = {}
+
+
+def operand(index: int, kind: str = "tensor") -> Operand:
+    """The (shared) Operand marker for ``index`` and ``kind``."""
+    marker = _OPERANDS.get((index, kind))
+    if marker is None:
+        marker = _OPERANDS[(index, kind)] = Operand(index, kind)
+    return marker
 
 
 class BackendData:

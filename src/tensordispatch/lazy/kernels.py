@@ -31,6 +31,7 @@ from tensordispatch.lazy.ir import (
     Shape,
     Value,
     device_data_node,
+    operand,
     scalar_node,
 )
 from tensordispatch.lazy.shape import flatten_result, infer_shapes
@@ -117,7 +118,7 @@ def _operand(
     node, index = value
     operands.append(value)
     kinds.append((node.shapes[index], kind, None))
-    return Operand(len(operands) - 1, kind)
+    return operand(len(operands) - 1, kind)
 
 
 def build_node(plan: OpPlan, stack: list[Any]) -> Node:
@@ -139,7 +140,7 @@ def build_node(plan: OpPlan, stack: list[Any]) -> Node:
             node = scalar_node(v)
             operands.append((node, 0))
             kinds.append((node.shapes[0], "scalar", v))
-            args[pos] = Operand(len(operands) - 1, "scalar")
+            args[pos] = operand(len(operands) - 1, "scalar")
     for pos in plan.lists:
         if args[pos] is not None:
             args[pos] = tuple(args[pos])
@@ -176,7 +177,7 @@ def cast_value(value: Value, dtype: Any) -> Value:
 
     op = aten._to_copy.default
     cast = Node(
-        _CAST, op, (value,), (Operand(0), dtype, None, None, None, False, None),
+        _CAST, op, (value,), (operand(0), dtype, None, None, None, False, None),
         (Shape(dtype, shape.sizes),),
     )  # fmt: skip
     return (cast, 0)

@@ -1,0 +1,138 @@
+"""Lazy tensors: tensordispatch.lazy side by side with torch._lazy (TorchScript backend).
+
+Run: python benchmarks/bench_lazy.py [--quick]   (needs torch)
+
+Program (issue 9): N alternating ``y = y + 0.5`` / ``y = y * 0.999`` on a 1024-element
+float32 vector, N = 10, 100, 1000; medians over trials, both libraries in the same run:
+
+* trace       tracing the N ops (no execution), per op;
+* uncached    the first mark_step of a graph never seen (a fresh vector size per trial);
+* steady      a cached step: trace + mark_step, median of repeated identical steps;
+* eager       the same program eagerly on CPU (torch and tensordispatch).
+
+Printed ratios (targets from issue 9): trace per op vs torch._lazy (<= 0.25x), uncached
+mark_step vs torch._lazy (<= 0.25x), our steady step vs torch eager (<= 1.0x), and on a
+4M-element vector with N = 100 our compiled step vs our eager program (>= 1.5x faster).
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import torch
+import torch._lazy
+import torch._lazy.metrics
+import torch._lazy.ts_backend
+
+import tensordispatch as td
+import tensordispatch.lazy as lazy
+
+torch._lazy.ts_backend.init()
+QUICK = "--quick" in sys.argv
+TRIALS = 3 if QUICK else 5
+STEADY = 5 if QUICK else 20
+med = statistics.median
+
+
+def chain(y: Any, n: int) -> Any:
+    for i in range(n):
+        y = y + 0.5 if i % 2 == 0 else y * 0.999
+    return y
+
+
+def _lib_step(lib: Any) -> Callable[[], None]:
+    if lib is td:
+        return lazy.mark_step
+
+    def step() -> None:
+        torch._lazy.mark_step()
+        torch._lazy.wait_device_ops()
+
+    return step
+
+
+def measure(lib: Any, n: int, numel: int = 1024) -> dict[str, float]:
+    step = _lib_step(lib)
+    trace, uncached, steady = [], [], []
+    for trial in range(TRIALS):
+        data = np.random.default_rng(trial).standard_normal(numel + trial + 7 * n)
+        x = lib.from_numpy(data.astype(np.float32)).to("lazy")
+        step()
+        t0 = time.perf_counter()
+        y = chain(x, n)
+        t1 = time.perf_counter()
+        step()
+        t2 = time.perf_counter()
+        trace.append(t1 - t0)
+        uncached.append(t2 - t1)
+        del y
+        y = chain(x, n)  # first cached step (TorchScript profiles on it)
+        step()
+        del y
+        for _ in range(STEADY):
+            t3 = time.perf_counter()
+            y = chain(x, n)
+            step()
+            steady.append(time.perf_counter() - t3)
+            del y
+    return {"trace": med(trace), "uncached": med(uncached), "steady": med(steady)}
+
+
+def eager(lib: Any, n: int, numel: int = 1024, reps: int = 20) -> float:
+    x = lib.from_numpy(np.random.default_rng(0).standard_normal(numel).astype(np.float32))
+    times = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        chain(x, n)
+        times.append(time.perf_counter() - t0)
+    return med(times)
+
+
+def big_vector(n: int = 100, numel: int = 4 * 1024 * 1024, reps: int = 7) -> tuple[float, float]:
+    """Our compiled cached step vs our eager program on a 4M-element vector."""
+    data = np.random.default_rng(1).standard_normal(numel).astype(np.float32)
+    x = td.from_numpy(data).to("lazy")
+    lazy.mark_step()
+    y = chain(x, n)
+    lazy.mark_step()  # compile
+    compiled = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        y = chain(x, n)
+        lazy.mark_step()
+        compiled.append(time.perf_counter() - t0)
+    del y
+    return med(compiled), eager(td, n, numel, reps)
+
+
+def main() -> None:
+    print("tensordispatch.lazy vs torch._lazy (TorchScript backend); 1024 float32, ms unless noted")
+    header = (
+        "N | trace us/op td / torch (ratio) | uncached ms td / torch (ratio) | "
+        "steady ms td | eager ms torch / td | steady td / eager torch"
+    )
+    print(header)
+    for n in (10, 100) if QUICK else (10, 100, 1000):
+        ours, theirs = measure(td, n), measure(torch, n)
+        e_torch, e_td = eager(torch, n), eager(td, n)
+        print(
+            f"{n} | {ours['trace'] / n * 1e6:.2f} / {theirs['trace'] / n * 1e6:.2f} "
+            f"({ours['trace'] / theirs['trace']:.2f}x) | "
+            f"{ours['uncached'] * 1e3:.2f} / {theirs['uncached'] * 1e3:.2f} "
+            f"({ours['uncached'] / theirs['uncached']:.2f}x) | {ours['steady'] * 1e3:.3f} | "
+            f"{e_torch * 1e3:.3f} / {e_td * 1e3:.3f} | {ours['steady'] / e_torch:.2f}x"
+        )
+    compiled, eager_td = big_vector()
+    print(
+        f"4M float32, N=100: compiled step {compiled * 1e3:.1f} ms, tensordispatch eager "
+        f"{eager_td * 1e3:.1f} ms: compiled is {eager_td / compiled:.2f}x faster"
+    )
+
+
+if __name__ == "__main__":
+    main()
