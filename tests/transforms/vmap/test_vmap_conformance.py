@@ -39,6 +39,11 @@ SKIP = {
 }
 
 
+# td.max(a, b) / td.min(a, b) have no binary overload in the library yet (they reach
+# max.dim / min.dim): a difference of the operator library, not of vmap.
+SKIP_VARIANTS = {("max", "binary"), ("min", "binary")}
+
+
 def _ours(name: str) -> Callable[..., Any] | None:
     fn = getattr(td, name, None)
     if fn is not None:
@@ -67,6 +72,8 @@ def _cases() -> list[tuple[str, Any]]:
     cases = []
     for op in op_db:
         if "." in op.name or op.name in SKIP or _ours(op.name) is None:
+            continue
+        if (op.name, op.variant_test_name) in SKIP_VARIANTS:
             continue
         dtype = _pick_dtype(op)
         if dtype is None:

@@ -60,18 +60,26 @@ def _rewrap(p: Any, levels: list[int]) -> Any:
     return p
 
 
-def _lift(t: Tensor) -> tuple[Tensor, list[int]]:
-    """``t``'s plain tensor expanded so that it is batched at every active vmap level."""
+def _lift(t: Tensor) -> tuple[Tensor, list[int], bool]:
+    """``t``'s plain tensor expanded so that it is batched at every active vmap level, its
+    levels, and whether a fresh view outside any graph was made for it."""
     phys, levels = _layers(t)
+    fresh = False
     active = [(lvl.level, lvl.batch_size) for lvl in current_levels() if type(lvl) is VmapLevel]
     for pos, (level, size) in enumerate(active):
         if level not in levels:
-            phys = phys.unsqueeze(pos)
-            shape = list(phys.shape)
-            shape[pos] = size
-            phys = phys.expand(shape)
+            if phys.requires_grad:
+                phys = phys.unsqueeze(pos)
+                shape = list(phys.shape)
+                shape[pos] = size
+                phys = phys.expand(shape)
+            else:  # outside any graph: the stride-0 view directly, no dispatch
+                shape = (*phys._shape[:pos], size, *phys._shape[pos:])
+                strides = (*phys._strides[:pos], 0, *phys._strides[pos:])
+                phys = phys._make_view(shape, strides, phys._offset)
+                fresh = True
             levels.insert(pos, level)
-    return phys, levels
+    return phys, levels, fresh
 
 
 def _outer_tracking() -> bool:
@@ -86,10 +94,12 @@ class _Prepared:
     def __init__(self, t: Any) -> None:
         if not isinstance(t, Tensor):
             raise ValueError(f"Thing passed to transform API must be Tensor, got {type(t)}")
-        phys, self.levels = _lift(t)
+        phys, self.levels, fresh = _lift(t)
         self.tracked = phys.requires_grad
         if self.tracked:
             self.leaf = phys.view(list(phys.shape))
+        elif fresh:
+            self.leaf = phys.requires_grad_()  # the expanded view _lift made for us
         else:
             self.leaf = phys.detach().requires_grad_()
         self.wrapped = _rewrap(self.leaf, self.levels)

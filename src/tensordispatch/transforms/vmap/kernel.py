@@ -44,7 +44,13 @@ from tensordispatch.dispatch.library import Library
 from tensordispatch.transforms.vmap.batched import BatchedTensor, VmapLevel, current_levels, wrap
 from tensordispatch.transforms.vmap.fallback import loop_fallback
 from tensordispatch.transforms.vmap.plan import OpPlan, plan_of
-from tensordispatch.transforms.vmap.rules import DECLINE, RULES, inplace_error, wrap_result
+from tensordispatch.transforms.vmap.rules import (
+    DECLINE,
+    RULES,
+    pointwise_rule,
+    pointwise_unboxed,
+    wrap_result,
+)
 
 __all__ = ["batched_kernel", "install", "installed", "random_kernel", "uninstall"]
 
@@ -67,22 +73,31 @@ def _level_of(plan: OpPlan, stack: list[Any]) -> int:
     return level
 
 
-def batched_kernel(op: Any, keyset: Any, stack: list[Any]) -> Any:
+def batched_kernel(keyset: Any, op: Any, *args: Any, **kwargs: Any) -> Any:
     """The FuncTorchBatched kernel (Note [One kernel, a table of rules])."""
-    plan = plan_of(op)
+    plan = _BY_OP.get(op)
+    if plan is None or plan.schema is not op._entry.schema:
+        plan = _BY_OP[op] = plan_of(op)
+    rule = RULES.get(plan.name)
+    if plan.fast and rule is pointwise_rule:
+        result = pointwise_unboxed(op, args, kwargs)
+        if result is not DECLINE:
+            return result
+    facts = op._entry.facts
+    stack = facts.stack_of(facts.bind(args, kwargs))
     level = _level_of(plan, stack)
     if level == 0:
-        raw = keyset if type(keyset) is int else keyset.raw
-        return op._redispatch_boxed(raw & _AFTER_BATCHED, stack)
-    rule = RULES.get(plan.name)
+        return op._redispatch_boxed(keyset.raw & _AFTER_BATCHED, stack)
     if rule is not None:
         result = rule(op, plan, stack, level)
         if result is not DECLINE:
             return result
     elif DispatchKey.CompositeImplicitAutograd in op._entry.kernels:
-        raw = keyset if type(keyset) is int else keyset.raw
-        return op._redispatch_boxed(raw & _AFTER_BATCHED, stack)
+        return op._redispatch_boxed(keyset.raw & _AFTER_BATCHED, stack)
     return loop_fallback(op, plan, stack, level)
+
+
+_BY_OP: dict[Any, OpPlan] = {}
 
 
 # -- randomness (Note [Randomness]) ------------------------------------------------------------
@@ -189,7 +204,7 @@ def install() -> None:
         lib = Library("aten", "IMPL", "FuncTorchVmapMode")
         with DISPATCHER.batch():
             global_fallback_handle(DispatchKey.FuncTorchBatched).remove()
-            fallback_lib.fallback(batched_kernel, "FuncTorchBatched", boxed=True)
+            fallback_lib.fallback(batched_kernel, "FuncTorchBatched", with_keyset=True)
             for entry in list(DISPATCHER.live_entries()):
                 if entry.qualified_name.startswith("aten::") and (
                     "nondeterministic_seeded" in entry.tags
@@ -205,5 +220,3 @@ def uninstall() -> None:
             _LIBS.pop()._destroy()
         restore_global_fallback(DispatchKey.FuncTorchBatched)
 
-
-__all__ += ["inplace_error"]

@@ -33,6 +33,8 @@ class OpPlan:
     returns: tuple[tuple[str, int], ...]  # (kind, aliased written argument or -1)
     names: tuple[str, ...]  # argument names in stack order
     tags: tuple[str, ...]
+    # pointwise, out-of-place, no tensor list and no tensor keyword: the unboxed fast path
+    fast: bool = False
 
     @property
     def num_returns(self) -> int:
@@ -67,6 +69,15 @@ def _compute(op: Any) -> OpPlan:
             returns.append(("list" if isinstance(r.type, ListType) else "tensor", -1))
         else:
             returns.append(("other", -1))
+    kwarg_tensors = any(a.kwarg_only and a.type.is_tensor_like() for a in schema.arguments)
+    tags = tuple(str(t) for t in op._entry.tags)
+    fast = (
+        "pointwise" in tags
+        and not info.mutable_arg_indices
+        and not lists
+        and not kwarg_tensors
+        and op._entry.qualified_name.startswith("aten::")
+    )
     return OpPlan(
         name=op.name(),
         schema=schema,
@@ -75,7 +86,8 @@ def _compute(op: Any) -> OpPlan:
         mutable=tuple(info.mutable_arg_indices),
         returns=tuple(returns),
         names=tuple(a.name for a in schema.arguments),
-        tags=tuple(str(t) for t in op._entry.tags),
+        tags=tags,
+        fast=fast,
     )
 
 

@@ -30,6 +30,7 @@ from collections.abc import Callable
 from typing import Any
 
 from tensordispatch.tensor.dtypes import _result_type_of
+from tensordispatch.tensor.tensor import Tensor
 from tensordispatch.transforms.vmap.batched import BatchedTensor, wrap
 from tensordispatch.transforms.vmap.plan import OpPlan
 
@@ -170,6 +171,30 @@ def _promote_batched_scalars(
         v = stack[i]
         if len(v._shape) == 0 and v.dtype != target and plan.names[i] not in _NOT_PROMOTED:
             s[i] = wrap(v._data.to(target), v._level)
+
+
+def pointwise_unboxed(op: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """The common case of ``pointwise_rule`` without boxing: out-of-place, tensors passed
+    positionally, no batched 0-dim tensor. Declines anything else."""
+    level = 0
+    rank = 0
+    for a in args:
+        if isinstance(a, Tensor):
+            r = len(a._shape)
+            if r > rank:
+                rank = r
+            if type(a) is BatchedTensor and a._level > level:
+                level = a._level
+    if level == 0:
+        return DECLINE
+    new = list(args)
+    for i, a in enumerate(args):
+        if type(a) is BatchedTensor and a._level == level:
+            r = len(a._shape)
+            if r == 0:
+                return DECLINE  # Note [Promotion with batched scalars]
+            new[i] = _unsqueeze_after_batch(a._data, rank - r) if r < rank else a._data
+    return wrap(op(*new, **kwargs), level)
 
 
 # -- ops acting on trailing dims only (the batch dim rides along) -----------------------------

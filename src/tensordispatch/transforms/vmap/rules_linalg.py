@@ -102,6 +102,40 @@ def _addmm_like(mul_name: str) -> Any:
     return rule
 
 
+def matmul_rule(op: Any, plan: OpPlan, stack: list[Any], level: int) -> Any:
+    """torch.matmul on inner tensors: 1-D batched operands become matrices, the batched
+    operands are padded so their batch dim stays in front of the broadcast batch dims."""
+    a, b = stack[0], stack[1]
+    ra, rb = len(a._shape), len(b._shape)
+    if ra == 0 or rb == 0:
+        return DECLINE  # the loop raises matmul's own error
+    pa, ab = _unwrap(a, level)
+    pb, bb = _unwrap(b, level)
+    squeeze = []
+    if ra == 1 and ab:
+        pa, ra = pa.unsqueeze(-2), 2
+        squeeze.append(-2 if rb > 1 else -1)
+    if rb == 1 and bb:
+        pb, rb = pb.unsqueeze(-1), 2
+        squeeze.append(-1)
+    if ra >= 2 and rb >= 2:
+        rank = max(ra, rb)
+        if ab and ra < rank:
+            pa = _pad(pa, rank - ra)
+        if bb and rb < rank:
+            pb = _pad(pb, rank - rb)
+    out = pa.matmul(pb)
+    for d in squeeze:
+        out = out.squeeze(d)
+    return wrap(out, level)
+
+
+def _pad(p: Any, count: int) -> Any:
+    for _ in range(count):
+        p = p.unsqueeze(1)
+    return p
+
+
 def cat_rule(op: Any, plan: OpPlan, stack: list[Any], level: int) -> Any:
     tensors, dim = stack[0], stack[1]
     size = next(t._data._shape[0] for t in tensors if type(t) is BatchedTensor and t._level == level)
@@ -219,6 +253,7 @@ def embedding_rule(op: Any, plan: OpPlan, stack: list[Any], level: int) -> Any:
 
 def install_part2() -> None:
     """Fill RULES with this module's rules."""
+    RULES["aten::matmul"] = matmul_rule
     RULES["aten::mm"] = mm_rule
     RULES["aten::bmm"] = bmm_rule
     RULES["aten::mv"] = mv_rule
