@@ -10,7 +10,7 @@ tensor's graph; other operators fall back to eager CPU. See docs/LAZY.md.
 >>> import tensordispatch as td, tensordispatch.lazy as lazy
 >>> x = td.tensor([1.0, 2.0, 3.0]).to("lazy")
 >>> y = (x * 2).exp().log()
->>> lazy.mark_step(); y.cpu().tolist()
+>>> lazy.mark_step(); y.to("cpu").tolist()
 [2.0, 4.0, 6.0]
 """
 

@@ -176,7 +176,7 @@ def mark_step(device: str = "") -> None:
     >>> import tensordispatch as td, tensordispatch.lazy as lazy
     >>> x = td.tensor([1.0, 2.0]).to("lazy")
     >>> y = x * 2 + 1
-    >>> lazy.mark_step(); y.cpu().tolist()
+    >>> lazy.mark_step(); y.to("cpu").tolist()
     [3.0, 5.0]
     """
     with _LOCK:
