@@ -76,6 +76,7 @@ from tensordispatch.backends.fallback_plan import (
     substitute,
 )
 from tensordispatch.dispatch.dispatcher import DISPATCHER, RegistrationHandle
+from tensordispatch.dispatch.kernel import KernelFunction, KernelKind
 from tensordispatch.dispatch.keys import BackendComponent, DispatchKey, parse_dispatch_key
 from tensordispatch.dispatch.keyset import DispatchKeySet
 from tensordispatch.dispatch.library import Library
@@ -407,20 +408,29 @@ def unboxed_cpu_fallback(backend: FallbackBackend) -> Callable[..., Any]:
     True
     """
     # By operator entry: OpOverload hashes by name (slow); entries hash by identity.
-    runners: dict[Any, Callable[[tuple[Any, ...], dict[str, Any]], Any]] = {}
+    runners: dict[Any, Callable[..., Any]] = {}
+
+    def specialize(op: OpOverload, raw: int = 0) -> Callable[..., Any]:
+        """The operator's runner, called with the operator's arguments: what the dispatcher
+        caches for this fallback's slot (KernelFunction.specializer), skipping one hop."""
+        entry = op._entry
+        run = runners.get(entry)
+        # A re-def republishes the operator's table, so the dispatcher asks again: the only
+        # place the runner's schema needs checking.
+        if run is None or run.__globals__.get("_schema", entry.schema) is not entry.schema:
+            run = runners[entry] = _runner(op, backend, runners)
+        return run
 
     def fallback(op: OpOverload, *args: Any, **kwargs: Any) -> Any:
-        run = runners.get(op._entry)
-        if run is None:
-            run = runners[op._entry] = _runner(op, backend, runners)
-        return run(args, kwargs)
+        return specialize(op)(*args, **kwargs)
 
+    fallback.specializer = specialize  # type: ignore[attr-defined]
     return fallback
 
 
 def _runner(
     op: OpOverload, backend: FallbackBackend, runners: dict[Any, Any]
-) -> Callable[[tuple[Any, ...], dict[str, Any]], Any]:
+) -> Callable[..., Any]:
     """One operator's unboxed fallback for one backend: everything looked up once."""
     entry = op._entry
     plan = fallback_plan(op)
@@ -431,17 +441,17 @@ def _runner(
     to_cpu, from_cpu, log = backend.to_cpu, backend.from_cpu, backend.log
     strict = _STRICT
 
-    def general(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    def general(*args: Any, **kwargs: Any) -> Any:
         if entry.schema is not schema:  # re-def'd: plan again
             runners.pop(entry, None)
-            return runners.setdefault(entry, _runner(op, backend, runners))(args, kwargs)
+            return runners.setdefault(entry, _runner(op, backend, runners))(*args, **kwargs)
         facts = entry.facts
         return _run_boxed(op, plan, backend, facts.stack_of(facts.bind(args, kwargs)))
 
     if fast is None or backend.strict:
         return general
 
-    def mixed(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    def mixed(*args: Any, **kwargs: Any) -> Any:
         """Some tensor arguments are None or on CPU: move only the others."""
         moved = []
         where = []
@@ -506,16 +516,17 @@ def _runner_code(fast: tuple[int, ...], need: int, logs: bool) -> CodeType:
         return code
     names = [f"_a{i}" for i in fast]
     on_cpu = " or ".join(f"{n} is None or {n}.device.type == 'cpu'" for n in names)
-    cpu_args = ", ".join(f"_c[{fast.index(p)}]" if p in fast else f"args[{p}]" for p in range(need))
+    c_names = [f"_c{i}" for i in fast]
+    cpu_args = ", ".join(f"_c{p}" if p in fast else f"args[{p}]" for p in range(need))
     lines = [
-        "def run(args, kwargs):",
-        f"    if len(args) < {need} or _strict.depth or _entry.schema is not _schema:",
-        "        return _general(args, kwargs)",
+        "def run(*args, **kwargs):",
+        f"    if len(args) < {need} or _strict.depth:",
+        "        return _general(*args, **kwargs)",
         "    global _n",
         "    _n += 1",
         *(f"    {n} = args[{i}]" for n, i in zip(names, fast, strict=True)),
         f"    if {on_cpu}:",
-        "        return _mixed(args, kwargs)",
+        "        return _mixed(*args, **kwargs)",
         f"    _m = [{', '.join(names)}]",
         *(["    _log(_op, _m)"] if logs else []),
         "    _s = _entry.state",
@@ -524,8 +535,10 @@ def _runner_code(fast: tuple[int, ...], need: int, logs: bool) -> CodeType:
         "    except KeyError:",
         "        _k = _s.redispatch_miss(_CPU_RAW)",
         "    _c = _to_cpu(_m)",
-        f"    if len(_c) != {len(fast)}:",
-        f"        raise _count_error(_plan, len(_c), {len(fast)})",
+        "    try:",
+        f"        {', '.join(c_names)}, = _c",
+        "    except ValueError:",
+        f"        raise _count_error(_plan, len(_c), {len(fast)}) from None",
         f"    if kwargs or len(args) != {need}:",
         f"        _r = _k({cpu_args}, *args[{need}:], **kwargs)",
         "    else:",
@@ -623,7 +636,17 @@ def register_cpu_fallback(
         lib = Library("_", "IMPL")
         reg.libraries.append(lib)
         debug = f"CPU fallback of {backend.name}"
-        lib.fallback(reg.kernel, dispatch_key, boxed=boxed, debug=debug)
+        if boxed:
+            lib.fallback(reg.kernel, dispatch_key, boxed=True, debug=debug)
+        else:
+            # Through the dispatcher, to pass the per-operator specializer (no Library
+            # parameter for it); the handle is removed with the others.
+            kernel = KernelFunction(
+                reg.kernel, KernelKind.FALLBACK, debug, specializer=reg.kernel.specializer
+            )
+            reg.handles.append(
+                DISPATCHER.register_fallback(parse_dispatch_key(dispatch_key), kernel)
+            )
         if before_composite:
             _register_before_composite(reg)
     except BaseException:
