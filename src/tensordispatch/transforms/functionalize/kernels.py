@@ -317,7 +317,16 @@ def _defined(name: str) -> Any:
     return op(name)
 
 
-def _mutation_table() -> dict[str, str]:
+# Mutating members of groups torch 2.13 registers no Functionalize kernel for (checked
+# against torch by tests/transforms/functionalize: they reach the fallback, as in torch).
+_NOT_FUNCTIONALIZED = frozenset({"lift.out", "randn.out"})
+
+
+def _tables() -> tuple[dict[str, str], list[str]]:
+    """(mutating op -> its group's functional op, CompositeImplicitAutograd view ops) from
+    the YAML model. Mutating ops with a CIA kernel decompose before reaching Functionalize
+    and get no kernel; CIA view ops get their own decomposition registered for Functionalize
+    (torch's Note [Composite view ops in the functionalization pass])."""
     from tensordispatch.schema import load_native_functions
 
     parsed = load_native_functions()
@@ -325,9 +334,24 @@ def _mutation_table() -> dict[str, str]:
     for g in parsed.groups:
         functional = str(g.functional.func.name)
         for f in (g.inplace, g.out, g.mutable):
-            if f is not None:
-                table[str(f.func.name)] = functional
-    return table
+            name = "" if f is None else str(f.func.name)
+            if f is not None and not f.has_composite_implicit_autograd_kernel:
+                if name not in _NOT_FUNCTIONALIZED:
+                    table[name] = functional
+    composite_views = [
+        str(f.func.name)
+        for vg in parsed.view_groups
+        if vg.composite
+        for f in vg.functions(include_copy=False)
+    ]
+    return table, composite_views
+
+
+def _cia_kernel(name: str) -> Any:
+    base, _, overload = name.partition(".")
+    entry = DISPATCHER.find(f"aten::{base}", overload)
+    kernels = None if entry is None else entry.kernels.get(DispatchKey.CompositeImplicitAutograd)
+    return kernels[-1].fn if kernels else None
 
 
 def installed() -> bool:
@@ -342,7 +366,7 @@ def install() -> None:
     with _LOCK:
         if _LIBS:
             return
-        table = _mutation_table()
+        table, composite_views = _tables()
         lib = Library("aten", "IMPL", "Functionalize")
         fallback_lib = Library("_", "IMPL")
         with DISPATCHER.batch():
@@ -362,6 +386,10 @@ def install() -> None:
                 mut = _defined(name)
                 if mut is not None and view in VIEW_RULES:
                     lib.impl(name, _make_inplace_view_kernel(mut, VIEW_RULES[view]))
+            for name in composite_views:
+                fn = _cia_kernel(name)
+                if fn is not None:
+                    lib.impl(name, fn)
             if _defined("_to_copy") is not None:
                 lib.impl("_to_copy", _to_copy_kernel)
             for name in ("lift", "lift_fresh", "lift_fresh_copy"):
@@ -378,3 +406,6 @@ def uninstall() -> None:
             _LIBS.pop()._destroy()
         restore_global_fallback(DispatchKey.Functionalize)
         FUNCTIONAL_VARIANTS.clear()
+        from tensordispatch.transforms.functionalize import wrapper
+
+        wrapper._INSTALLED.clear()

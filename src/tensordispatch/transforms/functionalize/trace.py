@@ -15,6 +15,8 @@ identity; the graph keeps every named tensor alive while tracing so identities s
 
 from __future__ import annotations
 
+import builtins
+import keyword
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -23,6 +25,8 @@ from tensordispatch.dispatch.modes import DispatchMode
 from tensordispatch.tensor.tensor import Tensor
 
 __all__ = ["Graph", "Node", "TracingMode", "make_fx"]
+
+_RESERVED = frozenset(dir(builtins)) | frozenset(keyword.kwlist)
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,7 +55,8 @@ class Graph:
         self._counts: dict[str, int] = {}
 
     def _fresh(self, base: str) -> str:
-        n = self._counts.get(base, 0)
+        # like torch.fx: a name that would shadow a builtin or keyword starts at "_1"
+        n = self._counts.get(base, 1 if base in _RESERVED else 0)
         self._counts[base] = n + 1
         return base if n == 0 else f"{base}_{n}"
 

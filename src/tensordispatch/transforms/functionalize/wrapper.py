@@ -342,13 +342,14 @@ def commit_update(w: FunctionalTensor) -> None:
         )
     metas = w._view_metas
     if len(metas) > 1:
-        for m in metas[1:]:
+        for i, m in enumerate(metas[1:], 1):
             if m.rule.is_as_strided:
                 raise RuntimeError(
-                    "functionalize: mutating a tensor that is a view of a view through "
-                    "as_strided() is not supported: as_strided() is non-compositional, so "
-                    "functionalization cannot replay it on an updated base. Call "
-                    "as_strided() on the base tensor directly (first in the view chain)"
+                    f"functionalize: encountered a mutation on a view chain of length "
+                    f"{len(metas)}, where view {i} was an as_strided() call. as_strided() is "
+                    "non-compositional, so the mutation cannot be replayed on an updated "
+                    "base. Call as_strided() on the base tensor (first in the chain), or "
+                    "clone the view before mutating it"
                 )
     storage.updates.append((w._data, metas))
     storage.generation += 1
