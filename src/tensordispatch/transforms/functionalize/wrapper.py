@@ -165,8 +165,8 @@ class FunctionalTensor(Tensor):
     >>> import tensordispatch as td
     >>> x = to_functional(td.arange(4.0))
     >>> v = x.view(2, 2); _ = v.add_(1)
-    >>> from_functional(x).tolist()
-    [1.0, 2.0, 3.0, 4.0]
+    >>> from_functional(x).tolist(), x.tolist()  # reading x syncs it first
+    ([0.0, 1.0, 2.0, 3.0], [1.0, 2.0, 3.0, 4.0])
     """
 
     __slots__ = ("_fstorage", "_generation", "_has_metadata_mutation", "_view_metas")
