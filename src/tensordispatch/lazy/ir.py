@@ -86,22 +86,16 @@ class Shape:
         return f"{type_name(self.dtype)}[{','.join(map(str, self.sizes))}]"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class Operand:
     """Marks, inside a node's argument tuple, where operand ``index`` goes. ``kind`` says
     how the lowering passes it: ``"tensor"``, ``"wrapped"`` (a wrapped Python number, which
     type promotion treats as a number) or ``"scalar"`` (a Scalar argument, passed as a
-    Python number)."""
+    Python number). Markers are shared (`operand()`), so identity is equality and hashing
+    is the builtin identity hash: they are hashed on every traced call."""
 
     index: int
     kind: str = "tensor"
-    _hash: int = field(init=False, repr=False, compare=False)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "_hash", hash((self.index, self.kind)))
-
-    def __hash__(self) -> int:
-        return self._hash
 
 
 _OPERANDS: dict[tuple[int, str], Operand] = {}

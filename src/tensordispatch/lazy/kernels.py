@@ -34,7 +34,7 @@ from tensordispatch.lazy.ir import (
     operand,
     scalar_node,
 )
-from tensordispatch.lazy.shape import flatten_result, infer_shapes
+from tensordispatch.lazy.shape import SHAPE_CACHE, flatten_result, infer_shapes
 from tensordispatch.lazy.tensor import LAZY, LazyData, LazyTensor, from_array, from_value
 from tensordispatch.schema.model import SchemaKind
 from tensordispatch.tensor.device import device as Device
@@ -57,6 +57,7 @@ class OpPlan:
     lists: tuple[int, ...]  # positions of non-tensor list arguments (made tuples)
     returns: str  # "one", "tuple", "list"
     num_args: int  # arguments of the functional form (out= arguments excluded)
+    key: Any  # the operator entry (hashes by identity; the shape cache's key)
 
 
 _PLANS: dict[Any, OpPlan] = {}
@@ -88,22 +89,23 @@ def op_plan(op: OpOverload) -> OpPlan:
     suffix = "_symint" if schema.has_symint() else ""
     plan = OpPlan(
         op, op.name(), f"lazy::{op._opname}{suffix}", tuple(inputs), tuple(lists), returns,
-        len(args),
+        len(args), op._entry,
     )  # fmt: skip
     _PLANS[op._entry] = plan
     return plan
 
 
 def _operand(
-    v: Any, operands: list[Value], kinds: list[tuple[Shape, str, Any]], upload: bool = False
+    v: Any, operands: list[Value], sig: list[tuple[Shape, str]], upload: bool = False
 ) -> Operand:
     if isinstance(v, LazyTensor):
-        value = v._data.ir_value()
+        data = v._data
+        value = data.ir or data.ir_value()
         kind = "tensor"
     elif isinstance(v, Tensor) and v._data is not None and not v._shape:
         # wrapped numbers and 0-dim CPU tensors join lazy ones as scalar device data
         kind = "wrapped" if v._wrapped_number else "tensor"
-        value = (scalar_node(v.item(), v.dtype), 0)
+        value = (scalar_node(v._data.item(), v.dtype), 0)
     elif upload and isinstance(v, Tensor) and isinstance(v._data, np.ndarray):
         # index lists may hold CPU tensors on any device (torch's index kernels allow it)
         shape = Shape(v.dtype, tuple(v._shape))
@@ -117,35 +119,48 @@ def _operand(
         )
     node, index = value
     operands.append(value)
-    kinds.append((node.shapes[index], kind, None))
+    sig.append((node.shapes[index], kind))
     return operand(len(operands) - 1, kind)
 
 
 def build_node(plan: OpPlan, stack: list[Any]) -> Node:
     """The IR node of one call of ``plan.op`` with boxed arguments ``stack``."""
     operands: list[Value] = []
-    kinds: list[tuple[Shape, str, Any]] = []
+    sig: list[tuple[Shape, str]] = []
+    scalars: dict[int, Any] = {}
     args = stack[: plan.num_args]
     for pos, kind in plan.inputs:
         v = args[pos]
         if v is None:
             continue
         if kind == T_TENSOR:
-            args[pos] = _operand(v, operands, kinds)
+            if v.__class__ is LazyTensor:  # the common case, inline
+                data = v._data
+                value = data.ir or data.ir_value()
+                operands.append(value)
+                sig.append((value[0].shapes[value[1]], "tensor"))
+                args[pos] = operand(len(operands) - 1)
+            else:
+                args[pos] = _operand(v, operands, sig)
         elif kind == T_LIST:
-            args[pos] = tuple(
-                [None if t is None else _operand(t, operands, kinds, True) for t in v]
-            )
+            args[pos] = tuple([None if t is None else _operand(t, operands, sig, True) for t in v])
         else:
             node = scalar_node(v)
+            scalars[len(operands)] = v
             operands.append((node, 0))
-            kinds.append((node.shapes[0], "scalar", v))
+            sig.append((node.shapes[0], "scalar"))
             args[pos] = operand(len(operands) - 1, "scalar")
     for pos in plan.lists:
         if args[pos] is not None:
             args[pos] = tuple(args[pos])
     frozen = tuple(args)
-    shapes = infer_shapes(plan.op, frozen, kinds)
+    key = (plan.key, frozen, tuple(sig))
+    try:
+        shapes = SHAPE_CACHE.get(key)
+    except TypeError:  # an unhashable argument: infer without caching
+        key, shapes = None, None
+    if shapes is None:
+        shapes = infer_shapes(plan.op, frozen, sig, scalars, key)
     return Node(plan.name, plan.op, tuple(operands), frozen, shapes, plan.returns)
 
 

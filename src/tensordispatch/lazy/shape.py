@@ -16,10 +16,10 @@ from tensordispatch.dispatch.keyset import DispatchKeySet
 from tensordispatch.lazy.ir import Operand, Shape
 from tensordispatch.tensor.tensor import Tensor
 
-__all__ = ["fill_arguments", "infer_shapes"]
+__all__ = ["SHAPE_CACHE", "fill_arguments", "flatten_result", "infer_shapes"]
 
 _META = DispatchKeySet(DispatchKey.Meta)
-_CACHE: dict[Any, tuple[Shape, ...]] = {}
+SHAPE_CACHE: dict[Any, tuple[Shape, ...]] = {}
 _CACHE_SIZE = 4096
 
 
@@ -34,9 +34,7 @@ def fill_arguments(args: tuple[Any, ...], values: list[Any]) -> list[Any]:
     return stack
 
 
-def _meta_operand(shape: Shape, kind: str, data: Any) -> Any:
-    if kind == "scalar":
-        return data
+def _meta_operand(shape: Shape, kind: str) -> Any:
     t = Tensor._make_meta(shape.sizes, None, shape.dtype)
     if kind == "wrapped":
         t._wrapped_number = True
@@ -53,23 +51,24 @@ def flatten_result(result: Any) -> tuple[list[Tensor], str]:
 
 
 def infer_shapes(
-    op: Any, args: tuple[Any, ...], operands: list[tuple[Shape, str, Any]]
+    op: Any,
+    args: tuple[Any, ...],
+    sig: list[tuple[Shape, str]],
+    scalars: dict[int, Any],
+    key: Any = None,
 ) -> tuple[Shape, ...]:
-    """Output shapes of ``op`` for boxed ``args`` whose `Operand` markers stand for
-    ``operands`` (shape, kind, scalar value). Raises what the meta function raises."""
-    key = (op, args, tuple([(s, k) for s, k, _ in operands]))
-    try:
-        cached = _CACHE.get(key)
-    except TypeError:  # an unhashable argument: do not cache
-        key, cached = None, None
-    if cached is not None:
-        return cached
-    values = [_meta_operand(s, k, d) for s, k, d in operands]
+    """Output shapes of ``op`` for boxed ``args`` whose `Operand` markers stand for operands
+    of shapes and kinds ``sig`` (``scalars``: the values of the Scalar ones), stored in
+    SHAPE_CACHE under ``key`` (None: not cached). Raises what the meta function raises."""
+    values = [
+        scalars.get(i) if kind == "scalar" else _meta_operand(shape, kind)
+        for i, (shape, kind) in enumerate(sig)
+    ]
     result = op._redispatch_boxed(_META, fill_arguments(args, values))
     tensors, _ = flatten_result(result)
     shapes = tuple([Shape(t.dtype, tuple(t._shape)) for t in tensors])
     if key is not None:
-        if len(_CACHE) >= _CACHE_SIZE:
-            _CACHE.clear()
-        _CACHE[key] = shapes
+        if len(SHAPE_CACHE) >= _CACHE_SIZE:
+            SHAPE_CACHE.clear()
+        SHAPE_CACHE[key] = shapes
     return shapes
