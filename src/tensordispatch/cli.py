@@ -20,6 +20,7 @@ _COMMANDS: tuple[str, ...] = (
     "tensordispatch.schema.cli:add_parser",
     "tensordispatch.codegen.cli:add_parser",
     "tensordispatch.codegen.backend_stubs.cli:add_parser",
+    "tensordispatch.transforms.functionalize.cli:add_parser",
 )
 
 

@@ -97,6 +97,11 @@ def run_tour(out: TextIO = sys.stdout) -> int:
 
     _section(out, "7. The result")
     out.write(f"z = td.add(x, y, alpha=10)\n{z}\n")
+
+    from tensordispatch.transforms.functionalize.cli import show as show_functionalize
+
+    _section(out, "Functionalization: the operators a backend sees (td.func.functionalize)")
+    show_functionalize(out, ("mutations_and_views",))
     return 0
 
 
