@@ -401,7 +401,25 @@ def roll_rule(op: Any, plan: OpPlan, stack: list[Any], level: int) -> Any:
     return wrap(rolled.reshape(list(p.shape)), level)
 
 
+def squeeze_rule(op: Any, plan: OpPlan, stack: list[Any], level: int) -> Any:
+    """squeeze() / squeeze(dims): the logical size-1 dims named (all of them by default)."""
+    x = stack[0]
+    rank = len(x._shape)
+    if len(stack) > 1:
+        given = stack[1]
+        dims = [wrap_dim(d, rank) for d in ([given] if isinstance(given, int) else given)]
+    else:
+        dims = list(range(rank))
+    dims = [d + 1 for d in dims if rank and x._shape[d] == 1]
+    from tensordispatch import ops
+
+    target = ops.aten.squeeze_copy.dims if "copy" in plan.name else ops.aten.squeeze.dims
+    return wrap(target(x._data, dims), level)
+
+
 def _register_views() -> None:
+    for name in ("squeeze", "squeeze.dims", "squeeze_copy", "squeeze_copy.dims"):
+        RULES[f"aten::{name}"] = squeeze_rule
     RULES["aten::view"] = _size_rule("size")
     RULES["aten::view_copy"] = _size_rule("size", copy=True)
     RULES["aten::reshape"] = _size_rule("shape")
@@ -420,6 +438,7 @@ _DIRECT = (
     "to.dtype", "to.dtype_layout", "to.device", "tril", "triu", "tril_", "triu_",
     "fill_.Scalar", "fill.Scalar", "zeros_like", "ones_like", "empty_like", "full_like",
     "view_as_real", "view_as_real_copy", "view_as_complex", "view_as_complex_copy",
+    "zero", "zero_",
 )
 
 
@@ -433,7 +452,17 @@ def install_part1() -> None:
         if entry.schema is not None and entry.schema.is_out_fn():
             continue  # out= variants loop (their outputs are resized per sample)
         RULES[entry.qualified_overload_name] = pointwise_rule
-    for name in ("copy_", "masked_fill_.Scalar", "masked_fill.Scalar"):
+    pointwise = {e.qualified_name for e in DISPATCHER.live_entries() if "pointwise" in e.tags}
+    for entry in DISPATCHER.live_entries():
+        name = entry.qualified_name
+        schema = entry.schema
+        if schema is None or not name.endswith("_") or schema.is_out_fn():
+            continue
+        if name[:-1] in pointwise:  # add_ of pointwise add, eq_ of eq, ...
+            RULES[entry.qualified_overload_name] = pointwise_rule
+    for name in ("copy_", "copy", "masked_fill_.Scalar", "masked_fill.Scalar", "floor_divide",
+                 "floor_divide.Scalar", "floor_divide_.Tensor", "floor_divide_.Scalar",
+                 "rsub.Tensor"):
         RULES[f"aten::{name}"] = pointwise_rule
     for name in _DIRECT:
         RULES[f"aten::{name}"] = direct_rule

@@ -206,6 +206,43 @@ def gather_rule(op: Any, plan: OpPlan, stack: list[Any], level: int) -> Any:
     return wrap(op._call_boxed([px, wrap_dim(dim, rank) + 1, pi, sparse_grad]), level)
 
 
+def scatter_rule(op: Any, plan: OpPlan, stack: list[Any], level: int) -> Any:
+    """scatter / scatter_add (and in-place): every tensor made batched, dim shifted by one."""
+    x = stack[0]
+    rank = len(x._shape)
+    if rank == 0:
+        return DECLINE
+    if plan.mutable and not (type(x) is BatchedTensor and x._level == level):
+        from tensordispatch.transforms.vmap.rules import inplace_error
+
+        raise inplace_error()
+    size = next(
+        stack[i]._data._shape[0]
+        for i in plan.tensors
+        if type(stack[i]) is BatchedTensor and stack[i]._level == level
+    )
+    s = list(stack)
+    for i in plan.tensors:
+        p, b = _unwrap(stack[i], level)
+        s[i] = p if b else p.expand([size, *stack[i]._shape])
+    s[1] = wrap_dim(stack[1], rank) + 1
+    out = op._call_boxed(s)
+    return x if plan.mutable else wrap(out, level)
+
+
+def index_rule(op: Any, plan: OpPlan, stack: list[Any], level: int) -> Any:
+    """x[indices] with unbatched, adjacent index tensors: a leading full slice for the batch."""
+    x, indices = stack[0], stack[1]
+    if not (type(x) is BatchedTensor and x._level == level):
+        return DECLINE
+    given = [i for i, t in enumerate(indices) if t is not None]
+    if any(type(indices[i]) is BatchedTensor and indices[i]._level == level for i in given):
+        return DECLINE
+    if given and given[-1] - given[0] + 1 != len(given):
+        return DECLINE  # separated advanced indices move their dims to the front
+    return wrap(op._call_boxed([x._data, [None, *indices]]), level)
+
+
 def masked_fill_tensor_rule(op: Any, plan: OpPlan, stack: list[Any], level: int) -> Any:
     import tensordispatch as td
 
@@ -273,6 +310,11 @@ def install_part2() -> None:
     RULES["aten::masked_fill.Tensor"] = masked_fill_tensor_rule
     RULES["aten::masked_fill_.Tensor"] = masked_fill_tensor_rule
     RULES["aten::embedding"] = embedding_rule
+    RULES["aten::index.Tensor"] = index_rule
+    for name in ("scatter.src", "scatter.value", "scatter.reduce", "scatter.value_reduce",
+                 "scatter_add", "scatter_.src", "scatter_.value", "scatter_.reduce",
+                 "scatter_.value_reduce", "scatter_add_"):
+        RULES[f"aten::{name}"] = scatter_rule
     full = {
         "sum": ("sum.dim_IntList", lambda f, s: ((f, [1]), {"dtype": s[1]})),
         "mean": ("mean.dim", lambda f, s: ((f, [1]), {"dtype": s[1]})),
