@@ -44,17 +44,18 @@ def main() -> None:
         f"{'n':>9} {'dispatched':>11} {'aten':>8} {'direct':>8} {'packet':>8} {'torch':>8}"
         "   direct/dispatched  packet/direct"
     )
-    direct, packet, aten_op, add = td.ops.cpu.add.Tensor, td.ops.cpu.add, td.ops.aten.add.Tensor, td.add
+    direct, packet = td.ops.cpu.add.Tensor, td.ops.cpu.add
+    aten_op, add = td.ops.aten.add.Tensor, td.add
     for n in SIZES:
         a = td.from_numpy(np.linspace(0, 1, n, dtype=np.float32))
         b = td.from_numpy(np.linspace(1, 2, n, dtype=np.float32))
         ta, tb = torch.from_numpy(a.numpy()), torch.from_numpy(b.numpy())
         fns = [
-            lambda: add(a, b),
-            lambda: aten_op(a, b),
-            lambda: direct(a, b),
-            lambda: packet(a, b),
-            lambda: torch.add(ta, tb),
+            lambda a=a, b=b: add(a, b),
+            lambda a=a, b=b: aten_op(a, b),
+            lambda a=a, b=b: direct(a, b),
+            lambda a=a, b=b: packet(a, b),
+            lambda ta=ta, tb=tb: torch.add(ta, tb),
         ]
         best = [min(col) for col in zip(*[[per_call_us(f) for f in fns] for _ in range(5)])]
         d, at, dr, pk, tt = best

@@ -31,9 +31,9 @@ __all__ = [
     "call_on_cpu",
     "count_error",
     "count_moved",
+    "fallback_plan",
     "outputs",
     "substitute",
-    "fallback_plan",
 ]
 
 _CPU_RAW = DispatchKeySet(DispatchKey.CPU).raw

@@ -93,11 +93,14 @@ class DirectPacket:
             if problem is None:
                 return fn(*args, **kwargs)
             reasons.append(f"  {schema}: {problem}")
+        head = (
+            f"ops.{self._attr}.{self._name}: no {self._key} overload accepts the given "
+            "arguments; each overload and why it declined:"
+        )
         raise TypeError(
             "\n".join(
                 [
-                    f"ops.{self._attr}.{self._name}: no {self._key} overload accepts the "
-                    "given arguments; each overload and why it declined:",
+                    head,
                     *reasons,
                     f"Call an overload directly (ops.{self._attr}.{self._name}.<overload>).",
                 ]
@@ -117,7 +120,7 @@ class _CallSpec:
     """What overload resolution needs from one direct function, computed once: positional
     and keyword-only names, required names, argument kinds by name."""
 
-    __slots__ = ("kind", "keyword", "positional", "required")
+    __slots__ = ("keyword", "kind", "positional", "required")
 
     def __init__(self, fn: Any, kinds: str) -> None:
         params = list(inspect.signature(fn).parameters.values())
