@@ -19,7 +19,7 @@ import tensordispatch as td
 import tensordispatch.lazy as lazy
 from tests.ops.conftest import TD
 
-SAMPLES_PER_OP = 3
+SAMPLES_PER_OP = 2
 UNINITIALIZED = {"empty_like", "new_empty", "empty", "empty_strided", "new_empty_strided"}
 
 

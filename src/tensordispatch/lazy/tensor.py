@@ -124,6 +124,19 @@ class LazyTensor(Tensor):
             )
         return np.array(self._data.materialize(), copy=True)
 
+    def __repr__(self) -> str:
+        # torch prints lazy tensors as `tensor(..., device='lazy:0')`: print a plain Tensor
+        # over the synced values with this tensor's metadata
+        array = self._data.materialize()
+        shown = Tensor._make(
+            np.asarray(array).reshape(self._shape), self._shape,
+            contiguous_strides(self._shape), 0, self.dtype, self.device,
+        )  # fmt: skip
+        shown._autograd_meta = self._autograd_meta
+        return repr(shown)
+
+    __str__ = __repr__
+
     def cpu(self, memory_format: Any = None) -> Tensor:
         """A CPU copy of the values (syncs this tensor's graph); same as ``to('cpu')``."""
         return self.to("cpu")  # type: ignore[no-any-return]
