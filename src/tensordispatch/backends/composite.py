@@ -10,12 +10,20 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from tensordispatch.backends.aten import op, wrap_number
-from tensordispatch.backends.common import preserve_format
-from tensordispatch.backends.structured import resize_output
+from tensordispatch.backends.common import contiguous_format, preserve_format
+from tensordispatch.backends.structured import empty_strided_cpu_array, resize_output
 from tensordispatch.backends.views import VIEW_KERNELS
 from tensordispatch.tensor import dtypes as _dt
-from tensordispatch.tensor.tensor import Tensor, dense_strides_like, is_non_overlapping_and_dense
+from tensordispatch.tensor.tensor import (
+    Tensor,
+    contiguous_strides,
+    dense_strides_like,
+    is_non_overlapping_and_dense,
+    new_cpu_tensor,
+)
 
 __all__ = ["COMPOSITE_KERNELS"]
 
@@ -198,8 +206,36 @@ def abs_(self: Tensor) -> Tensor:
 
 
 def clone(self: Tensor, *, memory_format: Any = None) -> Tensor:
+    """empty_like + copy_; a NumPy-backed tensor is copied directly (Note [clone of a
+    NumPy-backed tensor])."""
+    data = self._data
+    if type(data) is np.ndarray and (
+        memory_format is None or memory_format is preserve_format
+        or memory_format is contiguous_format
+    ):  # fmt: skip
+        return _clone_numpy(self, data, memory_format is contiguous_format)
     result = empty_like(self, memory_format=memory_format)
     op("copy_")(result, self)
+    return result
+
+
+# Note [clone of a NumPy-backed tensor]
+# clone is empty_like + copy_, two more trips through the dispatcher (BackendSelect for the
+# allocation, autograd and ADInplaceOrView for copy_), ~10x a view; every generated
+# *_copy operator is a clone, and functionalization sends many of them. For a CPU tensor the
+# result is a fresh array with empty_like's strides (the input's when non-overlapping and
+# dense, else dense ones in the input's dimension order; contiguous_format: C order) and the
+# values copied by NumPy. Same result, no inner dispatch; other formats and devices take the
+# generic path.
+def _clone_numpy(self: Tensor, data: Any, contiguous: bool) -> Tensor:
+    shape, strides = self._shape, self._strides
+    if not contiguous and not is_non_overlapping_and_dense(shape, strides):
+        strides = dense_strides_like(shape, strides)
+    dense = contiguous_strides(shape)
+    if contiguous or strides == dense:  # NumPy's strides of empty arrays are not torch's
+        return new_cpu_tensor(np.array(data, order="C", copy=True), shape, dense, self.dtype)
+    result = empty_strided_cpu_array(shape, strides, self.dtype)
+    np.copyto(result._data, data)
     return result
 
 
@@ -277,14 +313,14 @@ from tensordispatch.backends.composite_reductions import REDUCTION_COMPOSITE_KER
 
 COMPOSITE_KERNELS.update(REDUCTION_COMPOSITE_KERNELS)
 
-from tensordispatch.backends.composite_pointwise import POINTWISE_COMPOSITE  # noqa: E402
+from tensordispatch.backends.composite_pointwise import POINTWISE_COMPOSITE
 
 COMPOSITE_KERNELS.update(POINTWISE_COMPOSITE)
 
-from tensordispatch.backends.composite_layout import COMPOSITE_LAYOUT  # noqa: E402
+from tensordispatch.backends.composite_layout import COMPOSITE_LAYOUT
 
 COMPOSITE_KERNELS.update(COMPOSITE_LAYOUT)
 
-from tensordispatch.backends.composite_functionalization import FUNCTIONALIZATION_COMPOSITE  # noqa: E402
+from tensordispatch.backends.composite_functionalization import FUNCTIONALIZATION_COMPOSITE
 
 COMPOSITE_KERNELS.update(FUNCTIONALIZATION_COMPOSITE)

@@ -9,7 +9,10 @@ dim removed), a slice slices (``slice.Tensor``, any positive step), None inserts
 one-element mask on a new dim. Those give a view of the same storage. Tensor (and list)
 indices are collected at the dims they stand for and applied last by ``index.Tensor``
 (a copy); assignment to such an index goes through ``index_put_``. So ``x[0, :, [1, 2]]``
-has shape (3, 2) for x of shape (2, 3, 4), where NumPy gives (2, 3).
+has shape (3, 2) for x of shape (2, 3, 4), where NumPy gives (2, 3). In a tuple key, a
+slice covering its whole dim (``:``, ``0:``, ``::1``, ``0:big``) is skipped, so ``x[:, 1]`` is
+one ``select.int``; a lone slice (``x[:]``) always slices; a key that leaves ``self`` as it is
+(``x[...]``, ``x[:, :]``) gives ``alias``: the same operators torch's indexing emits.
 """
 
 from __future__ import annotations
@@ -82,6 +85,17 @@ def _slice(result: Tensor, dim: int, item: slice) -> Tensor:
     return op("slice.Tensor")(result, dim, start, stop, step)  # type: ignore[no-any-return]
 
 
+def _covers(item: slice, size: int) -> bool:
+    """Whether a slice of a tuple key is skipped as torch skips it: start 0 (or None), step 1
+    (or None), stop None or at least the size; ``-size:`` is not normalised, so it slices."""
+    start, stop, step = item.start, item.stop, item.step
+    return (
+        (start is None or (type(start) is int and start == 0))
+        and (step is None or (type(step) is int and step == 1))
+        and (stop is None or (type(stop) is int and stop >= size))
+    )
+
+
 def _apply(self: Tensor, key: Any) -> tuple[Tensor, list[Tensor | None]]:
     """The view after the basic indices and the tensor indices left to apply
     (Note [Indexing: basic then advanced])."""
@@ -90,6 +104,7 @@ def _apply(self: Tensor, key: Any) -> tuple[Tensor, list[Tensor | None]]:
     if named > self.dim():
         raise IndexError(f"too many indices for tensor of dimension {self.dim()}")
     result, dim = self, 0
+    tuple_key = isinstance(key, tuple)  # a lone slice is always sliced, as in torch
     indices: list[Tensor | None] = []
     seen_ellipsis = False
     for item in items:
@@ -106,7 +121,8 @@ def _apply(self: Tensor, key: Any) -> tuple[Tensor, list[Tensor | None]]:
         elif isinstance(item, int):
             result = _select(result, dim, item)
         elif isinstance(item, slice):
-            result = _slice(result, dim, item)
+            if not (tuple_key and _covers(item, result._shape[dim])):
+                result = _slice(result, dim, item)
             indices.append(None)
             dim += 1
         elif item is None:
