@@ -30,7 +30,7 @@ import torch._lazy.metrics
 import torch._lazy.ts_backend
 
 import tensordispatch as td
-import tensordispatch.lazy as lazy
+from tensordispatch import lazy
 
 torch._lazy.ts_backend.init()
 QUICK = "--quick" in sys.argv

@@ -11,7 +11,7 @@ import torch._lazy
 import torch._lazy.metrics
 import torch._lazy.ts_backend
 
-import tensordispatch.lazy as lazy
+from tensordispatch import lazy
 
 try:
     torch._lazy.ts_backend.init()

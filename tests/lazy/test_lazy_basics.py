@@ -8,7 +8,7 @@ import torch
 import torch._lazy
 
 import tensordispatch as td
-import tensordispatch.lazy as lazy
+from tensordispatch import lazy
 from tensordispatch.lazy.tensor import LazyTensor
 from tensordispatch.transforms.functionalize import from_functional, is_functional
 from tests.lazy.conftest import td_counters, torch_counters
@@ -81,9 +81,11 @@ def test_synced_roots_are_live_tensors_only() -> None:
         del q
         (lazy.mark_step if mod is td else torch._lazy.mark_step)()
         assert r.to("cpu").tolist() == [32.0] * 4 and p.to("cpu").tolist() == [11.0] * 4
-    assert td_counters("SyncedTensorsWithIR") == torch_counters("SyncedTensorsWithIR") == {
-        "SyncedTensorsWithIR": 2
-    }
+    assert (
+        td_counters("SyncedTensorsWithIR")
+        == torch_counters("SyncedTensorsWithIR")
+        == {"SyncedTensorsWithIR": 2}
+    )
 
 
 def test_cpu_sync_keeps_other_tensors_pending_and_hits_the_cache_later() -> None:

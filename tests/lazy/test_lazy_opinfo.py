@@ -16,7 +16,7 @@ import torch
 from torch.testing._internal.common_methods_invocations import op_db
 
 import tensordispatch as td
-import tensordispatch.lazy as lazy
+from tensordispatch import lazy
 from tests.ops.conftest import TD
 
 SAMPLES_PER_OP = 2

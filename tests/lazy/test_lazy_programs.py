@@ -12,7 +12,7 @@ import torch
 import torch._lazy
 
 import tensordispatch as td
-import tensordispatch.lazy as lazy
+from tensordispatch import lazy
 from tests.lazy.conftest import td_counters, torch_counters
 
 VIEW_OPS = {
@@ -23,7 +23,7 @@ VIEW_OPS = {
 
 
 def _lazy_kernels_seen() -> list[str]:
-    return [n[len("lazy::"):] for n in lazy.metrics.counter_names() if n.startswith("lazy::")]
+    return [n[len("lazy::") :] for n in lazy.metrics.counter_names() if n.startswith("lazy::")]
 
 
 def _view_step(lib: Any, x: Any, step: Callable[[], None] | None) -> Any:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import tensordispatch as td
-import tensordispatch.lazy as lazy
+from tensordispatch import lazy
 from tensordispatch.codegen.backend_stubs import build_external_backend, read_backend_yaml
 from tensordispatch.dispatch.dispatcher import DISPATCHER
 from tensordispatch.dispatch.keys import DispatchKey

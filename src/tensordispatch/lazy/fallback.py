@@ -49,7 +49,7 @@ def _from_cpu(tensors: list[Tensor], device: Device) -> list[Tensor]:
 def _copy_from_cpu(src: Tensor, dst: Tensor) -> None:
     metrics.bump("lazy::_copy_from_and_resize")
     if not isinstance(dst, LazyTensor):
-        raise RuntimeError("lazy fallback: a written argument is not a lazy tensor")
+        raise TypeError("lazy fallback: a written argument is not a lazy tensor")
     array = np.array(src._data, dtype=dst.dtype._numpy, copy=True)
     if tuple(array.shape) != dst._shape:
         if dst._base is not None:

@@ -82,7 +82,7 @@ def op_plan(op: OpOverload) -> OpPlan:
             inputs.append((i, T_LIST))
         elif text in ("Scalar", "Scalar?"):
             inputs.append((i, T_SCALAR))
-        elif text.endswith("]") or text.endswith("]?"):
+        elif text.endswith(("]", "]?")):
             lists.append(i)
     rets = [str(r.type) for r in schema.returns]
     returns = "list" if rets == ["Tensor[]"] else ("one" if len(rets) == 1 else "tuple")
@@ -200,7 +200,7 @@ def cast_value(value: Value, dtype: Any) -> Value:
 
 def _set_value(t: Any, value: Value, op: OpOverload) -> None:
     if not isinstance(t, LazyTensor):
-        raise RuntimeError(f"{op.name()}: the written tensor must be a lazy tensor")
+        raise TypeError(f"{op.name()}: the written tensor must be a lazy tensor")
     value = cast_value(value, t.dtype)
     shape = value[0].shapes[value[1]]
     if shape.sizes != t._shape:
@@ -303,8 +303,8 @@ def _cpu_array(t: Tensor) -> np.ndarray[Any, Any]:
 
 def to_cpu_tensor(t: LazyTensor, dtype: Any = None) -> Tensor:
     """A new CPU tensor with ``t``'s values (syncs its graph)."""
-    from tensordispatch.tensor.tensor import new_cpu_tensor
     from tensordispatch.tensor.geometry import contiguous_strides
+    from tensordispatch.tensor.tensor import new_cpu_tensor
 
     dt = dtype if dtype is not None else t.dtype
     array = np.array(t._data.materialize(), dtype=dt._numpy, copy=True, order="C")

@@ -37,7 +37,7 @@ from tensordispatch.dispatch.keyset import DispatchKeySet
 from tensordispatch.lazy.executor import Graph
 from tensordispatch.lazy.ir import Node, Operand
 from tensordispatch.lazy.shape import fill_arguments, flatten_result
-from tensordispatch.tensor.tensor import Tensor, new_cpu_tensor
+from tensordispatch.tensor.tensor import Tensor
 
 __all__ = ["NUMPY_RULES", "LoweringBackend", "NumpyBackend", "Rule", "run_cpu_kernel"]
 
@@ -48,13 +48,18 @@ class LoweringBackend(Protocol):
     def compile(self, graph: Graph) -> Callable[..., Sequence[Any]]: ...
 
 
+Hoist = Callable[[str], str]
+
+
 @dataclass(frozen=True, slots=True)
 class Rule:
-    """A NumPy lowering (Note [NumPy lowering rules]): ``emit(node, ins, out)`` -> expression
-    or None. ``writes_into``: the rule can write into a given buffer; ``elementwise``: that
-    buffer may be one of its operands; ``view``: the result aliases its first operand."""
+    """A NumPy lowering (Note [NumPy lowering rules]): ``emit(node, ins, out, hoist)`` ->
+    expression or None; ``hoist(expr)`` moves an expression over parameters only to the top
+    of the function and returns the name holding it. ``writes_into``: the rule can write
+    into a given buffer; ``elementwise``: that buffer may be one of its operands; ``view``:
+    the result aliases its first operand."""
 
-    emit: Callable[[Node, list[str], str | None], str | None]
+    emit: Callable[[Node, list[str], str | None, Hoist], str | None]
     writes_into: bool = True
     elementwise: bool = True
     view: bool = False
@@ -92,61 +97,62 @@ def _out(out: str | None) -> str:
 
 
 def _binary(ufunc: str, with_alpha: bool) -> Rule:
-    def emit(node: Node, ins: list[str], out: str | None) -> str | None:
+    def emit(node: Node, ins: list[str], out: str | None, hoist: Hoist) -> str | None:
         if not _same_float(node):
             return None
         a, b = _arg(node, ins, 0), _arg(node, ins, 1)
         if with_alpha:
             alpha = _arg(node, ins, 2)
-            b = f"({b} if {alpha} == 1 else np.multiply({b}, {alpha}))"
-        return f"np.{ufunc}({a}, {b}{_out(out)})"
+            scaled = f"({b} if {alpha} == 1 else np_multiply({b}, {alpha}))"
+            b = hoist(scaled) if node.args[1].kind != "tensor" else scaled
+        return f"np_{ufunc}({a}, {b}{_out(out)})"
 
     return Rule(emit)
 
 
 def _unary(ufunc: str) -> Rule:
-    def emit(node: Node, ins: list[str], out: str | None) -> str | None:
+    def emit(node: Node, ins: list[str], out: str | None, hoist: Hoist) -> str | None:
         if not _same_float(node):
             return None
-        return f"np.{ufunc}({_arg(node, ins, 0)}{_out(out)})"
+        return f"np_{ufunc}({_arg(node, ins, 0)}{_out(out)})"
 
     return Rule(emit)
 
 
-def _relu(node: Node, ins: list[str], out: str | None) -> str | None:
+def _relu(node: Node, ins: list[str], out: str | None, hoist: Hoist) -> str | None:
     if not _same_float(node):
         return None
-    return f"np.maximum({_arg(node, ins, 0)}, 0.0{_out(out)})"
+    return f"np_maximum({_arg(node, ins, 0)}, 0.0{_out(out)})"
 
 
-def _mm(node: Node, ins: list[str], out: str | None) -> str | None:
+def _mm(node: Node, ins: list[str], out: str | None, hoist: Hoist) -> str | None:
     if not _same_float(node):
         return None
-    return f"np.matmul({_arg(node, ins, 0)}, {_arg(node, ins, 1)}{_out(out)})"
+    return f"np_matmul({_arg(node, ins, 0)}, {_arg(node, ins, 1)}{_out(out)})"
 
 
-def _view(node: Node, ins: list[str], out: str | None) -> str | None:
-    return f"np.reshape({_arg(node, ins, 0)}, {node.shapes[0].sizes!r})"
+def _view(node: Node, ins: list[str], out: str | None, hoist: Hoist) -> str | None:
+    return f"np_reshape({_arg(node, ins, 0)}, {node.shapes[0].sizes!r})"
 
 
-def _permute(node: Node, ins: list[str], out: str | None) -> str | None:
+def _permute(node: Node, ins: list[str], out: str | None, hoist: Hoist) -> str | None:
     dims = node.args[1]
-    return f"np.transpose({_arg(node, ins, 0)}, {tuple(dims)!r})"
+    return f"np_transpose({_arg(node, ins, 0)}, {tuple(dims)!r})"
 
 
-def _t(node: Node, ins: list[str], out: str | None) -> str | None:
-    return f"np.transpose({_arg(node, ins, 0)})"
+def _t(node: Node, ins: list[str], out: str | None, hoist: Hoist) -> str | None:
+    return f"np_transpose({_arg(node, ins, 0)})"
 
 
-def _expand(node: Node, ins: list[str], out: str | None) -> str | None:
-    return f"np.broadcast_to({_arg(node, ins, 0)}, {node.shapes[0].sizes!r})"
+def _expand(node: Node, ins: list[str], out: str | None, hoist: Hoist) -> str | None:
+    return f"np_broadcast_to({_arg(node, ins, 0)}, {node.shapes[0].sizes!r})"
 
 
-def _cast(node: Node, ins: list[str], out: str | None) -> str | None:
+def _cast(node: Node, ins: list[str], out: str | None, hoist: Hoist) -> str | None:
     if node.args[1] is None:
         return None
     dtype = node.shapes[0].dtype
-    return f"np.asarray({_arg(node, ins, 0)}).astype(np.{dtype._numpy.__name__})"
+    return f"np_asarray({_arg(node, ins, 0)}).astype(np.{dtype._numpy.__name__})"
 
 
 NUMPY_RULES: dict[str, Rule] = {
@@ -172,6 +178,17 @@ NUMPY_RULES: dict[str, Rule] = {
     "aten::expand_copy": Rule(_expand, writes_into=False, view=True),
     "aten::_to_copy": Rule(_cast, writes_into=False),
 }
+
+# NumPy functions the rules call, bound as globals of the generated code (`np_add`): a name
+# is cheaper than an attribute, to compile and to run
+_NUMPY_NAMES = {
+    f"np_{name}": getattr(np, name)
+    for name in (
+        "add", "subtract", "multiply", "true_divide", "maximum", "minimum", "negative", "exp",
+        "log", "sin", "cos", "tanh", "sqrt", "abs", "matmul", "reshape", "transpose",
+        "broadcast_to", "asarray",
+    )
+}  # fmt: skip
 
 # -- the generic lowering: the operator's CPU kernel, from inside the generated function --------
 
@@ -216,8 +233,9 @@ class _Emitter:
     def __init__(self, graph: Graph) -> None:
         self.graph = graph
         self.lines: list[str] = []
+        self.prelude: dict[str, str] = {}  # hoisted expression -> name
         self.names: dict[tuple[int, int], str] = {}
-        self.constants: dict[str, Any] = {"np": np, "_run": run_cpu_kernel}
+        self.constants: dict[str, Any] = {"np": np, "_run": run_cpu_kernel, **_NUMPY_NAMES}
         self.last_use: dict[tuple[int, int], int] = {}
         self.keep: set[tuple[int, int]] = {(id(n), i) for n, i in graph.outputs}
         self.fresh: set[tuple[int, int]] = set()
@@ -231,7 +249,8 @@ class _Emitter:
         for position, node in enumerate(self.graph.nodes):
             self._node(position, node)
         outs = "".join(f"{self.names[(id(n), i)]}, " for n, i in self.graph.outputs)
-        body = "\n".join(f"    {line}" for line in self.lines)
+        hoisted = [f"{name} = {expr}" for expr, name in self.prelude.items()]
+        body = "\n".join(f"    {line}" for line in hoisted + self.lines)
         return f"def graph_fn({params}):\n{body}\n    return ({outs})\n"
 
     def _node(self, position: int, node: Node) -> None:
@@ -258,7 +277,7 @@ class _Emitter:
         buffer = None
         if rule.writes_into and shape.sizes and self.pool.get(key):
             buffer = self.pool[key].pop()
-        expr = rule.emit(node, ins, buffer)
+        expr = rule.emit(node, ins, buffer, self._hoist)
         if expr is None:
             if buffer is not None:
                 self.pool[key].append(buffer)
@@ -275,6 +294,12 @@ class _Emitter:
         if not (rule.writes_into and rule.elementwise):
             self._release(position, node)
         return True
+
+    def _hoist(self, expr: str) -> str:
+        name = self.prelude.get(expr)
+        if name is None:
+            name = self.prelude[expr] = f"s{len(self.prelude)}"
+        return name
 
     def _release(self, position: int, node: Node) -> None:
         for n, i in node.operands:
@@ -301,7 +326,8 @@ class NumpyBackend:
         emitter = _Emitter(graph)
         source = emitter.emit()
         namespace = dict(emitter.constants)
-        exec(compile(source, f"<lazy graph {graph.hash & 0xFFFFFFFF:08x}>", "exec"), namespace)
+        code = compile(source, f"<lazy graph {graph.hash & 0xFFFFFFFF:08x}>", "exec")
+        exec(code, namespace)  # noqa: S102 - our own generated source
         fn = namespace["graph_fn"]
         self.last_source = source
 

@@ -19,7 +19,14 @@ from tensordispatch.dispatch.dispatcher import DISPATCHER
 from tensordispatch.dispatch.library import Library
 from tensordispatch.schema.model import SchemaKind
 
-__all__ = ["BACKEND_YAML", "LazyBackendYaml", "install", "installed", "read_backend_yaml", "uninstall"]
+__all__ = [
+    "BACKEND_YAML",
+    "LazyBackendYaml",
+    "install",
+    "installed",
+    "read_backend_yaml",
+    "uninstall",
+]
 
 BACKEND_YAML = Path(__file__).with_name("backend.yaml")
 
