@@ -1,7 +1,8 @@
 """Registration order independence: every ctor x dtor permutation of small registration sets.
 
 See ``conformance/permute.py`` for the harness. Sets of up to four registrations run
-exhaustively (576 paths for four); five-registration sets run a seeded sample. Each
+exhaustively (576 paths for four); five-registration sets run every registration order and
+every deregistration order (120 paths) plus a seeded sample of pairs. Each
 reachable set of active registrations is also compared with torch 2.13's state.
 """
 
@@ -94,7 +95,7 @@ def _commute(name: str) -> Commute:
     if name not in _RESULTS:
         regs = SETS[name]
         with_fallbacks = any(isinstance(r, (Fallback, FallthroughFallback)) for r in regs)
-        _RESULTS[name] = commute(regs, samples=100 if with_fallbacks else 300, seed=len(name))
+        _RESULTS[name] = commute(regs, samples=0 if with_fallbacks else 100, seed=len(name))
     return _RESULTS[name]
 
 
@@ -111,8 +112,8 @@ def _params() -> list[Any]:
 def test_state_depends_only_on_the_set_of_active_registrations(name: str) -> None:
     regs = SETS[name]
     result = _commute(name)
-    if len(regs) <= 4 and not result.errors:
-        # exhaustive: every subset is a prefix of some ctor order, so all were checked
+    if len(regs) <= 5 and not result.errors:
+        # every ctor order ran, and every subset is a prefix of some ctor order
         assert len(result.states) == 2 ** len(regs)
     assert frozenset() in result.states
     # each reachable set was also compared with torch's state for that set
