@@ -124,3 +124,16 @@ def test_a_second_lowering_can_be_plugged_in() -> None:
         assert compiled and lazy.metrics.counter_value("UncachedCompile") == 1
     finally:
         lazy.set_backend(previous)
+
+
+def test_graphs_differing_only_in_sizes_share_compiled_code() -> None:
+    backend = lazy.get_backend()
+    backend.clear_code_cache()
+    results = []
+    for n in (3, 5):
+        x = td.ones(n).to("lazy")
+        lazy.mark_step()
+        results.append((x * 2 + 1).to("cpu").tolist())
+    assert lazy.metrics.counter_value("UncachedCompile") == 2  # two graph hashes
+    assert len(backend._codes) == 1  # one source, one code object
+    assert results == [[3.0] * 3, [3.0] * 5]

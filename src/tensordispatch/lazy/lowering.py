@@ -316,17 +316,31 @@ class NumpyBackend:
     """The default lowering: one generated Python function over NumPy per graph.
 
     ``compile(graph)`` returns a callable over the parameter values; its source is kept in
-    ``last_source`` (and on the callable as ``__lazy_source__``) for debugging.
+    ``last_source`` (and on the callable as ``__lazy_source__``) for debugging. Python's
+    ``compile`` is most of a first compile's cost, so code objects are cached by source text
+    (``code_cache_size`` entries): graphs that differ only where the source does not show it
+    (the sizes of elementwise operators) share one code object, with their own constants.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, code_cache_size: int = 256) -> None:
         self.last_source = ""
+        self.code_cache_size = code_cache_size
+        self._codes: dict[str, Any] = {}
+
+    def clear_code_cache(self) -> None:
+        """Forget the compiled code objects (the next compile of every source is cold)."""
+        self._codes.clear()
 
     def compile(self, graph: Graph) -> Callable[..., Sequence[Any]]:
         emitter = _Emitter(graph)
         source = emitter.emit()
         namespace = dict(emitter.constants)
-        code = compile(source, f"<lazy graph {graph.hash & 0xFFFFFFFF:08x}>", "exec")
+        code = self._codes.get(source)
+        if code is None:
+            code = compile(source, f"<lazy graph {graph.hash & 0xFFFFFFFF:08x}>", "exec")
+            if len(self._codes) >= self.code_cache_size:
+                self._codes.clear()
+            self._codes[source] = code
         exec(code, namespace)  # noqa: S102 - our own generated source
         fn = namespace["graph_fn"]
         self.last_source = source
