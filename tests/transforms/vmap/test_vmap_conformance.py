@@ -83,8 +83,35 @@ def _cases() -> list[tuple[str, Any]]:
             samples = list(itertools.islice(op.sample_inputs("cpu", dtype), SAMPLES_PER_OP))
         for i, s in enumerate(samples):
             label = f"{op.name}{'-' + op.variant_test_name if op.variant_test_name else ''}-{i}"
-            cases.append((label, (op.name, s)))
-    return cases
+            cases.append((label, (_ours(op.name), _theirs(op.name), s.input, s.args, s.kwargs)))
+    return cases + _extra_cases()
+
+
+def _extra_cases() -> list[tuple[str, Any]]:
+    """Library operators torch's op_db has no OpInfo for under the same name."""
+    import torch.nn.functional as F
+
+    g = torch.Generator().manual_seed(0)
+
+    def r(*shape: int) -> torch.Tensor:
+        return torch.randn(*shape, generator=g)
+
+    idx = torch.tensor([[0, 2], [1, 1]])
+    rows: list[tuple[str, Any, Any, torch.Tensor, tuple[Any, ...], dict[str, Any]]] = [
+        ("linear", td.nn.functional.linear, F.linear, r(3, 4), (r(5, 4), r(5)), {}),
+        ("layer_norm", td.layer_norm, F.layer_norm, r(3, 4), ([4], r(4), r(4)), {}),
+        ("embedding", td.embedding, torch.embedding, r(5, 3), (idx,), {}),
+        ("conv2d", td.conv2d, torch.conv2d, r(1, 2, 5, 5), (r(3, 2, 3, 3),), {}),
+        ("cross_entropy", td.ops.aten.cross_entropy_loss.default, F.cross_entropy, r(4, 3),
+         (torch.tensor([0, 2, 1, 1]),), {}),
+        ("dropout-eval", td.dropout, torch.dropout, r(3, 4), (0.5, False), {}),
+        ("squeeze-all", lambda x: x.squeeze(), lambda x: x.squeeze(), r(3, 1, 4, 1), (), {}),
+        ("index", lambda x, i: x[i], lambda x, i: x[i], r(4, 3), (torch.tensor([3, 0, 0]),), {}),
+        ("softmax-last", td.softmax, torch.softmax, r(2, 5), (-1,), {}),
+        ("scatter-add", td.scatter_add, torch.scatter_add, r(3, 4), (1, idx.repeat(1, 2)[:, :3],
+         r(2, 3)), {}),
+    ]
+    return [(label, (ours, theirs, x, args, kw)) for label, ours, theirs, x, args, kw in rows]
 
 
 CASES = _cases()
@@ -190,12 +217,12 @@ def _stack_results(results: list[Any]) -> Any:
 
 
 @pytest.mark.parametrize("case", [c for _, c in CASES], ids=[label for label, _ in CASES])
-def test_vmap_matches_loop_and_torch(case: tuple[str, Any]) -> None:
-    name, sample = case
-    ours, theirs = _ours(name), _theirs(name)
+def test_vmap_matches_loop_and_torch(case: tuple[Any, ...]) -> None:
+    ours, theirs, first, rest, kwargs = case
+    name = getattr(ours, "__name__", "op")
     assert ours is not None
-    args_t = (sample.input, *sample.args)
-    kwargs_t = dict(sample.kwargs)
+    args_t = (first, *rest)
+    kwargs_t = dict(kwargs)
     kwargs_td = {k: _to_td(v) for k, v in kwargs_t.items()}
     leaves = _leaves(args_t)
     if not leaves:

@@ -124,8 +124,7 @@ def test_inplace_on_unbatched_self_in_fallback() -> None:
         "Tensor `other` in extra_args that has more elements than `self`. This happened due to "
         "`other` being vmapped over but `self` not being vmapped over at level 1. Please try to "
         "use out-of-place operators instead of aten::index_put_. If said operator is being "
-        "called "
-        "inside the PyTorch framework, please file a bug report instead."
+        "called inside the PyTorch framework, please file a bug report instead."
     )
 
 

@@ -114,7 +114,9 @@ def random_kernel(op: Any, keyset: Any, stack: list[Any]) -> Any:
     """FuncTorchVmapMode kernel of the random operators."""
     lvl = _innermost_vmap()
     raw = keyset if type(keyset) is int else keyset.raw
-    if lvl is None:
+    plan = plan_of(op)
+    train = plan.index("train")
+    if lvl is None or (train >= 0 and stack[train] is False):  # dropout in eval mode
         return op._redispatch_boxed(raw & _AFTER_VMAP_MODE, stack)
     if lvl.randomness == "error":
         raise RuntimeError(
@@ -122,7 +124,6 @@ def random_kernel(op: Any, keyset: Any, stack: list[Any]) -> Any:
             "the 'same' or 'different' randomness flags on vmap or perform the randomness "
             "operation out of vmap"
         )
-    plan = plan_of(op)
     with ExcludeDispatchKeyGuard(DispatchKey.FuncTorchVmapMode):
         if lvl.randomness == "same":
             return _same(op, plan, stack, lvl)
