@@ -23,7 +23,7 @@ from typing import Any
 
 from tensordispatch.lazy import metrics
 from tensordispatch.lazy.ir import BackendData, Node, Value
-from tensordispatch.lazy.tensor import LIVE, LazyData
+from tensordispatch.lazy.tensor import LazyData, live_data
 
 __all__ = [
     "Graph",
@@ -180,7 +180,7 @@ def mark_step(device: str = "") -> None:
     [3.0, 5.0]
     """
     with _LOCK:
-        datas = list(LIVE.values())
+        datas = live_data()
         pending = [d for d in datas if d.handle is None and d.ir is not None]
         sync_tensors(pending, mark_step=True)
         for d in datas:  # values synced earlier by .cpu() keep IR until the step cuts it

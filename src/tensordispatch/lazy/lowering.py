@@ -19,8 +19,9 @@ While emitting the post-order, the generator knows each value's last use. A buff
 rule allocated ("fresh"), that no view aliases, that is not a graph output or parameter, is
 returned to a pool after its last use; a later rule that can write into a buffer of the same
 shape and dtype takes it from the pool (``out=``), and an elementwise rule may also take an
-operand that dies at that very node. A chain ``y = y + 0.5; y = y * 0.999; ...`` thus runs in
-one buffer, without an allocation per operator.
+operand that dies at that very node. Operands of views and of nodes lowered to a CPU kernel
+call are never reused (their results may alias them). A chain ``y = y + 0.5; y = y * 0.999;
+...`` thus runs in one buffer, without an allocation per operator.
 """
 
 from __future__ import annotations
@@ -267,7 +268,9 @@ class _Emitter:
         self.lines.append(f"{', '.join(outs)}, = _run({name}, {', '.join(ins)})")
         for i, out in enumerate(outs):
             self.names[(id(node), i)] = out
-        self._release(position, node)
+        for n, i in node.operands:  # a kernel's result may alias its inputs: never reuse them
+            self.fresh.discard((id(n), i))
+            self.keep.add((id(n), i))
 
     def _lower(self, position: int, node: Node, rule: Rule, ins: list[str]) -> bool:
         shape = node.shapes[0]

@@ -38,7 +38,8 @@ __all__ = ["LAZY", "LIVE", "LazyData", "LazyTensor", "live_data", "make_lazy"]
 
 LAZY = Device("lazy", 0)
 _IDS = itertools.count(1)
-LIVE: weakref.WeakValueDictionary[int, LazyData] = weakref.WeakValueDictionary()
+LIVE: dict[int, weakref.ref[LazyData]] = {}
+_ref = weakref.ref
 _COUNTERS = metrics.COUNTERS
 
 
@@ -52,10 +53,11 @@ class LazyData:
         self.ir = ir
         self.handle = handle
         self.id = next(_IDS)
-        LIVE[self.id] = self
+        LIVE[self.id] = _ref(self)  # a plain weak reference: __del__ removes it
         _COUNTERS["CreateLtcTensor"] = _COUNTERS.get("CreateLtcTensor", 0) + 1
 
     def __del__(self) -> None:
+        LIVE.pop(self.id, None)
         _COUNTERS["DestroyLtcTensor"] = _COUNTERS.get("DestroyLtcTensor", 0) + 1
 
     def ir_value(self) -> Value:
@@ -193,7 +195,8 @@ def from_value(value: Value, device: Device = LAZY) -> LazyTensor:
 
 def live_data() -> list[LazyData]:
     """The live lazy values, oldest first."""
-    return list(LIVE.values())
+    found = [r() for r in list(LIVE.values())]
+    return [d for d in found if d is not None]
 
 
 def node_of(t: LazyTensor) -> Node:
