@@ -406,6 +406,7 @@ SPEC = [
  ("squeeze_", {"CompositeExplicitAutograd": "squeeze_"}),
  ("squeeze_.dim", {"CompositeExplicitAutograd": "squeeze_"}),
  ("as_strided_", {"CompositeExplicitAutogradNonFunctional": "as_strided__symint"}),
+ ("resize_", {"CompositeExplicitAutograd": "resize_"}),
 ]
 
 out = ["# The operators tensordispatch implements, in the native_functions.yaml format of torch 2.13.",

@@ -3,7 +3,7 @@
 The inverse view functions (``select_scatter``, ``slice_scatter``, ``diagonal_scatter``,
 ``as_strided_scatter``: CompositeExplicitAutogradNonFunctional, as in ATen: they clone and
 write through a view internally), ``lift`` / ``lift_fresh`` / ``lift_fresh_copy``,
-``_unsafe_view``, ``zero_``, the remaining ``squeeze`` overloads, and the in-place view
+``_unsafe_view``, ``zero_``, ``resize_``, the remaining ``squeeze`` overloads, and the in-place view
 operators (``transpose_``, ``t_``, ``unsqueeze_``, ``squeeze_``, ``as_strided_``), which
 change a tensor's own sizes, strides and offset. Device-generic: everything goes through
 other operators or tensor metadata. Merged into COMPOSITE_KERNELS by backends/composite.py.
@@ -15,8 +15,9 @@ dispatched operators and an allocation through empty_like) is replaced by one Nu
 one ``np.copyto`` into the view; the view itself is still taken by the view operator, so
 the checks and the result (values, dtype, strides of a preserve-format clone) are the same.
 
-Where we differ from ATen: ``zero_`` is one composite kernel (``fill_(self, 0)``) instead
-of per-backend CPU/Meta kernels, so its dispatch table lists CompositeExplicitAutograd.
+Where we differ from ATen: ``zero_`` and ``resize_`` are composite kernels (device-generic)
+instead of per-backend CPU/Meta kernels, so their dispatch tables list
+CompositeExplicitAutograd (a backend such as lazy registers its own kernel over it).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ import numpy as np
 
 from tensordispatch.backends.aten import op
 from tensordispatch.backends.common import shape_text, wrap_dim
-from tensordispatch.tensor.geometry import extent
+from tensordispatch.tensor.geometry import contiguous_strides, extent
 from tensordispatch.tensor.tensor import Tensor
 
 __all__ = ["FUNCTIONALIZATION_COMPOSITE"]
@@ -139,6 +140,36 @@ def squeeze(self: Tensor, dim: Any = None) -> Tensor:
     return _squeezed(self, dims)
 
 
+def resize_(self: Tensor, size: Any, *, memory_format: Any = None) -> Tensor:
+    """Give ``self`` contiguous sizes ``size``, growing its storage if it is too small (new
+    bytes are zero; torch leaves them uninitialized). Device-generic: a CPU storage is
+    reallocated, other devices only change metadata. Views made before a growing resize keep
+    the old buffer (torch's views see the resized storage)."""
+    shape = tuple(int(s) for s in size)
+    if any(s < 0 for s in shape):
+        raise RuntimeError(
+            f"Trying to create tensor with negative dimension {min(shape)}: {list(shape)}"
+        )
+    strides = contiguous_strides(shape)
+    numel = 1
+    for s in shape:
+        numel *= s
+    if isinstance(self._data, np.ndarray):
+        itemsize = self.dtype.itemsize
+        needed = (self._offset + numel) * itemsize if numel else 0
+        current = self._storage_nbytes()
+        root = self if self._base is None else self._base
+        if needed > current:
+            grown = np.zeros(needed, np.uint8)
+            grown[:current] = root._storage_bytes()
+            root._storage = grown
+        self._shape, self._strides = shape, strides
+        self._data = root._view_array(shape, strides, self._offset, self.dtype)
+        return self
+    self._shape, self._strides = shape, strides
+    return self
+
+
 def _set_geometry(self: Tensor, view: Tensor) -> Tensor:
     """Give ``self`` the sizes, strides, offset (and CPU array) of ``view``, a view of it."""
     self._shape = view._shape
@@ -186,4 +217,5 @@ FUNCTIONALIZATION_COMPOSITE: dict[str, Any] = {
     "unsqueeze_": unsqueeze_,
     "squeeze_": squeeze_,
     "as_strided__symint": as_strided__symint,
+    "resize_": resize_,
 }

@@ -912,253 +912,263 @@ def repeat(self, repeats):
 
 
 repeat_out = _r.generated_repeat_out
+resize = _r.generated_resize
+resize_out = _r.generated_resize_out
+
+_k158 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'resize_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3222')
+
+
+def resize_(self, size, *, memory_format=None):
+    return _k158(self, size, memory_format=memory_format)
+
+
 roll_out = _r.generated_roll_out
 
-_k157 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rsub_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:159')
+_k160 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rsub_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:159')
 
 
 def rsub_Scalar(self, other, alpha=1):
-    return _k157(self, other, alpha)
+    return _k160(self, other, alpha)
 
 
 rsub_Scalar_out = _r.generated_rsub_Scalar_out
 
-_k159 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rsub_Tensor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:152')
+_k162 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rsub_Tensor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:152')
 
 
 def rsub_Tensor(self, other, *, alpha=1):
-    return _k159(self, other, alpha=alpha)
+    return _k162(self, other, alpha=alpha)
 
 
 rsub_Tensor_out = _r.generated_rsub_Tensor_out
 
-_k161 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'select', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:728')
+_k164 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'select', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:728')
 
 
 def select_int(self, dim, index):
-    return _k161(self, dim, index)
+    return _k164(self, dim, index)
 
 
 select_copy_int_out = _r.generated_select_copy_int_out
 select_scatter_out = _r.generated_select_scatter_out
 
-_k164 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'slice', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:743')
+_k167 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'slice', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:743')
 
 
 def slice_Tensor(self, dim=0, start=None, end=None, step=1):
-    return _k164(self, dim, start, end, step)
+    return _k167(self, dim, start, end, step)
 
 
 slice_copy_Tensor_out = _r.generated_slice_copy_Tensor_out
 slice_scatter_out = _r.generated_slice_scatter_out
 
-_k167 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'softmax_int_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1150')
+_k170 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'softmax_int_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1150')
 
 
 def softmax_int_out(self, dim, dtype=None, *, out):
-    return _k167(self, dim, dtype, out=out)
+    return _k170(self, dim, dtype, out=out)
 
 
 
-_k168 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'sort', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1904')
+_k171 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'sort', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1904')
 
 
 def sort(self, dim=-1, descending=False):
-    return _k168(self, dim, descending)
+    return _k171(self, dim, descending)
 
 
 
-_k169 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'sort_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1911')
+_k172 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'sort_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1911')
 
 
 def sort_values(self, dim=-1, descending=False, *, values, indices):
-    return _k169(self, dim, descending, values=values, indices=indices)
+    return _k172(self, dim, descending, values=values, indices=indices)
 
 
 
-_k170 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'split', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1504')
+_k173 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'split', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1504')
 
 
 def split_Tensor(self, split_size, dim=0):
-    return _k170(self, split_size, dim)
+    return _k173(self, split_size, dim)
 
 
 
-_k171 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'split_copy_Tensor_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1517')
+_k174 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'split_copy_Tensor_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1517')
 
 
 def split_copy_Tensor_out(self, split_size, dim=0, *, out):
-    return _k171(self, split_size, dim, out=out)
+    return _k174(self, split_size, dim, out=out)
 
 
 
-_k172 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'split_with_sizes', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1526')
+_k175 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'split_with_sizes', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1526')
 
 
 def split_with_sizes(self, split_sizes, dim=0):
-    return _k172(self, split_sizes, dim)
+    return _k175(self, split_sizes, dim)
 
 
 
-_k173 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'split_with_sizes_copy_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1540')
+_k176 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'split_with_sizes_copy_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1540')
 
 
 def split_with_sizes_copy_out(self, split_sizes, dim=0, *, out):
-    return _k173(self, split_sizes, dim, out=out)
+    return _k176(self, split_sizes, dim, out=out)
 
 
 
-_k174 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'squeeze', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3144')
+_k177 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'squeeze', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3144')
 
 
 def squeeze(self):
-    return _k174(self)
-
-
-
-_k175 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'squeeze_dim', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:713')
-
-
-def squeeze_dim(self, dim):
-    return _k175(self, dim)
-
-
-
-_k176 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'squeeze', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3151')
-
-
-def squeeze_dims(self, dim):
-    return _k176(self, dim)
-
-
-
-_k177 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'squeeze_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3197')
-
-
-def squeeze_(self):
     return _k177(self)
 
 
 
-_k178 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'squeeze_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3205')
+_k178 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'squeeze_dim', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:713')
+
+
+def squeeze_dim(self, dim):
+    return _k178(self, dim)
+
+
+
+_k179 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'squeeze', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3151')
+
+
+def squeeze_dims(self, dim):
+    return _k179(self, dim)
+
+
+
+_k180 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'squeeze_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3197')
+
+
+def squeeze_(self):
+    return _k180(self)
+
+
+
+_k181 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'squeeze_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3205')
 
 
 def squeeze__dim(self, dim):
-    return _k178(self, dim)
+    return _k181(self, dim)
 
 
 squeeze_copy_dim_out = _r.generated_squeeze_copy_dim_out
 squeeze_copy_dims_out = _r.generated_squeeze_copy_dims_out
 squeeze_copy_out = _r.generated_squeeze_copy_out
 
-_k182 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'stack', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1663')
+_k185 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'stack', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1663')
 
 
 def stack(tensors, dim=0):
-    return _k182(tensors, dim)
+    return _k185(tensors, dim)
 
 
 
-_k183 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'stack_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1667')
+_k186 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'stack_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1667')
 
 
 def stack_out(tensors, dim=0, *, out):
-    return _k183(tensors, dim, out=out)
+    return _k186(tensors, dim, out=out)
 
 
 
-_k184 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'sub_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:137')
+_k187 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'sub_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:137')
 
 
 def sub_Scalar(self, other, alpha=1):
-    return _k184(self, other, alpha)
+    return _k187(self, other, alpha)
 
 
 sub_Scalar_out = _r.generated_sub_Scalar_out
 
-_k186 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'sub__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:144')
+_k189 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'sub__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:144')
 
 
 def sub__Scalar(self, other, alpha=1):
-    return _k186(self, other, alpha)
+    return _k189(self, other, alpha)
 
 
 
-_k187 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'sum', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:775')
+_k190 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'sum', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:775')
 
 
 def sum(self, *, dtype=None):
-    return _k187(self, dtype=dtype)
+    return _k190(self, dtype=dtype)
 
 
 sum_out = _r.generated_sum_out
 
-_k189 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 't', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:684')
+_k192 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 't', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:684')
 
 
 def t(self):
-    return _k189(self)
+    return _k192(self)
 
 
 
-_k190 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 't_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3181')
+_k193 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 't_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3181')
 
 
 def t_(self):
-    return _k190(self)
+    return _k193(self)
 
 
 t_copy_out = _r.generated_t_copy_out
 
-_k192 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'transpose', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:670')
+_k195 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'transpose', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:670')
 
 
 def transpose_int(self, dim0, dim1):
-    return _k192(self, dim0, dim1)
+    return _k195(self, dim0, dim1)
 
 
 
-_k193 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'transpose_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3173')
+_k196 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'transpose_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3173')
 
 
 def transpose_(self, dim0, dim1):
-    return _k193(self, dim0, dim1)
+    return _k196(self, dim0, dim1)
 
 
 transpose_copy_int_out = _r.generated_transpose_copy_int_out
 
-_k195 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'unbind', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1550')
+_k198 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'unbind', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1550')
 
 
 def unbind_int(self, dim=0):
-    return _k195(self, dim)
+    return _k198(self, dim)
 
 
 
-_k196 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'unbind_copy_int_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1561')
+_k199 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'unbind_copy_int_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1561')
 
 
 def unbind_copy_int_out(self, dim=0, *, out):
-    return _k196(self, dim, out=out)
+    return _k199(self, dim, out=out)
 
 
 unfold_copy_out = _r.generated_unfold_copy_out
 uniform = _r.generated_uniform
 uniform_out = _r.generated_uniform_out
 
-_k200 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'unsqueeze', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:698')
+_k203 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'unsqueeze', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:698')
 
 
 def unsqueeze(self, dim):
-    return _k200(self, dim)
+    return _k203(self, dim)
 
 
 
-_k201 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'unsqueeze_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3189')
+_k204 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'unsqueeze_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3189')
 
 
 def unsqueeze_(self, dim):
-    return _k201(self, dim)
+    return _k204(self, dim)
 
 
 unsqueeze_copy_out = _r.generated_unsqueeze_copy_out
@@ -1168,35 +1178,35 @@ view_copy_out = _r.generated_view_copy_out
 zero = _r.generated_zero
 zero_out = _r.generated_zero_out
 
-_k208 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'zero_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3137')
+_k211 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'zero_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3137')
 
 
 def zero_(self):
-    return _k208(self)
+    return _k211(self)
 
 
 
-_k209 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'zeros', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:24')
+_k212 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'zeros', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:24')
 
 
 def zeros(size, *, dtype=None, layout=None, device=None, pin_memory=None):
-    return _k209(size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k212(size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 
-_k210 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'zeros_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:28')
+_k213 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'zeros_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:28')
 
 
 def zeros_out(size, *, out):
-    return _k210(size, out=out)
+    return _k213(size, out=out)
 
 
 
-_k211 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'zeros_like', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:56')
+_k214 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'zeros_like', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:56')
 
 
 def zeros_like(self, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
-    return _k211(self, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format)
+    return _k214(self, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format)
 
 
 zeros_like_out = _r.generated_zeros_like_out
@@ -1531,6 +1541,13 @@ OVERLOADS = {
     'repeat': {
         'default': (repeat, 'TN', 'repeat(Tensor self, SymInt[] repeats) -> Tensor'),
         'out': (repeat_out, 'TNT', 'repeat.out(Tensor self, SymInt[] repeats, *, Tensor(a!) out) -> Tensor(a!)'),
+    },
+    'resize': {
+        'default': (resize, 'TNN', 'resize(Tensor self, SymInt[] size, *, MemoryFormat? memory_format=None) -> Tensor'),
+        'out': (resize_out, 'TNNT', 'resize.out(Tensor self, SymInt[] size, *, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)'),
+    },
+    'resize_': {
+        'default': (resize_, 'TNN', 'resize_(Tensor(a!) self, SymInt[] size, *, MemoryFormat? memory_format=None) -> Tensor(a!)'),
     },
     'roll': {
         'out': (roll_out, 'TNNT', 'roll.out(Tensor self, SymInt[1] shifts, int[1] dims=[], *, Tensor(a!) out) -> Tensor(a!)'),

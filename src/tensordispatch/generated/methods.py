@@ -185,6 +185,7 @@ _E_remainder__Scalar = _op('remainder_.Scalar')._entry
 _E_remainder__Tensor = _op('remainder_.Tensor')._entry
 _E_repeat = _op('repeat')._entry
 _E_reshape = _op('reshape')._entry
+_E_resize_ = _op('resize_')._entry
 _E_roll = _op('roll')._entry
 _E_round = _op('round')._entry
 _E_round_ = _op('round_')._entry
@@ -1372,6 +1373,22 @@ def _m_reshape(self, *_td_args, shape=_NO):
     return _r
 
 
+def _m_resize_(self, *_td_args, size=_NO, memory_format=_NO):
+    if size is _NO:
+        if len(_td_args) == 1 and not isinstance(_td_args[0], int):
+            _td_args = _td_args[0]
+        size = list(_td_args)
+    elif _td_args:
+        raise TypeError("resize_() got multiple values for argument 'size'")
+    if memory_format is _NO:
+        _r = _E_resize_.entry_function(self, size)
+    else:
+        _kw = {}
+        if memory_format is not _NO: _kw['memory_format'] = memory_format
+        _r = _E_resize_.entry_function(self, size, **_kw)
+    return _r
+
+
 def _m_roll(self, shifts, dims=_NO):
     if type(shifts) is int: shifts = [shifts]
     if type(dims) is int: dims = [dims]
@@ -1870,6 +1887,7 @@ METHODS = {
     'remainder_': _m_remainder_,
     'repeat': _m_repeat,
     'reshape': _m_reshape,
+    'resize_': _m_resize_,
     'roll': _m_roll,
     'round': _m_round,
     'round_': _m_round_,

@@ -4120,6 +4120,19 @@ def generated_repeat_out(self, repeats, *, out):
     return out
 
 
+def generated_resize(self, size, *, memory_format=None):
+    _c = _op('clone')(self)
+    _op('resize_')(_c, size, memory_format=memory_format)
+    return _c
+
+
+def generated_resize_out(self, size, *, memory_format=None, out):
+    _r = _op('resize')(self, size, memory_format=memory_format)
+    _resize_output(out, _r._shape)
+    _copy_arg(out, _r)
+    return out
+
+
 def generated_roll_out(self, shifts, dims=(), *, out):
     _r = _op('roll')(self, shifts, dims)
     _resize_output(out, _r._shape)
@@ -4802,6 +4815,9 @@ def _register():
     _def['aten'].define('repeat(Tensor self, SymInt[] repeats) -> Tensor', tags=('core', 'pt2_compliant_tag',))
     _def['aten'].define('repeat.out(Tensor self, SymInt[] repeats, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
     _def['aten'].define('reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)', tags=('pt2_compliant_tag',))
+    _def['aten'].define('resize(Tensor self, SymInt[] size, *, MemoryFormat? memory_format=None) -> Tensor', tags=('generated', 'pt2_compliant_tag',))
+    _def['aten'].define('resize.out(Tensor self, SymInt[] size, *, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
+    _def['aten'].define('resize_(Tensor(a!) self, SymInt[] size, *, MemoryFormat? memory_format=None) -> Tensor(a!)', tags=('core', 'inplace', 'inplace_view', 'pt2_compliant_tag',))
     _def['aten'].define('roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('roll.out(Tensor self, SymInt[1] shifts, int[1] dims=[], *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
     _def['aten'].define('round(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
@@ -5461,6 +5477,9 @@ def _register():
     _lib['aten:CompositeExplicitAutograd'].impl('remainder_.Scalar', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'remainder__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2142'))
     _lib['aten:CompositeExplicitAutograd'].impl('repeat', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'repeat', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1686'))
     _lib['aten:CompositeExplicitAutograd'].impl('repeat.out', generated_repeat_out)
+    _lib['aten:CompositeExplicitAutograd'].impl('resize', generated_resize)
+    _lib['aten:CompositeExplicitAutograd'].impl('resize.out', generated_resize_out)
+    _lib['aten:CompositeExplicitAutograd'].impl('resize_', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'resize_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3222'))
     _lib['aten:CompositeExplicitAutograd'].impl('roll.out', generated_roll_out)
     _lib['aten:CompositeExplicitAutograd'].impl('rsub.Scalar', _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rsub_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:159'))
     _lib['aten:CompositeExplicitAutograd'].impl('rsub.Scalar_out', generated_rsub_Scalar_out)

@@ -339,6 +339,23 @@ def p_sub_out_of_place_then_inplace_views(T: Any, x: Any, y: Any) -> Any:
     return z
 
 
+def p_out_into_empty_input(T: Any, x: Any, y: Any) -> Any:
+    T.add(x, 1, out=y)
+    return y * 2
+
+
+def p_resize_shrinks_input(T: Any, x: Any) -> Any:
+    x.resize_(2)
+    x.add_(1)
+    return x
+
+
+def p_resize_grows_fresh_tensor(T: Any, x: Any) -> Any:
+    y = x.clone()
+    y.resize_(6)
+    return y[:4] * 1
+
+
 PROGRAMS: list[Program] = [
     Program("view_mul", p_view_mul, (((2, 2), F),)),
     Program("transpose_select", p_transpose_select, (((2, 3), F),)),
@@ -400,6 +417,9 @@ PROGRAMS: list[Program] = [
     Program("cumsum_inplace_view", p_cumsum_inplace_view, (((2, 3), F),)),
     Program("return_views", p_return_views, (((2, 3), F),)),
     Program("squeeze_dims", p_squeeze_dims, (((2, 1, 3), F),)),
+    Program("out_into_empty_input", p_out_into_empty_input, (((3,), F), ((0,), F))),
+    Program("resize_shrinks_input", p_resize_shrinks_input, (((4,), F),)),
+    Program("resize_grows_fresh_tensor", p_resize_grows_fresh_tensor, (((4,), F),)),
     Program("view_dtype_stays_float64", p_view_dtype_stays_float64, (((4,), "float64"),)),
     Program(
         "sub_out_of_place_then_inplace_views",

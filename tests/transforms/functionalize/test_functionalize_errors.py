@@ -184,3 +184,18 @@ def test_scatter_size_mismatch_matches_torch() -> None:
         "expected src to have a size equal to the slice of self. src size = [3], slice size "
         "= [4]"
     )
+
+
+def test_growing_a_view_with_resize() -> None:
+    def f(a: td.Tensor) -> td.Tensor:
+        a.view(4)[:2].resize_(6)
+        return a
+
+    with pytest.raises(RuntimeError) as theirs:
+        torch.func.functionalize(f)(torch.ones(4))
+    kind, text = _message(functionalize(f), td.ones(4))
+    assert kind is RuntimeError and text == str(theirs.value)
+    assert text == (
+        "Attempted to resize a view tensor to a larger size. This is not allowed in the "
+        "functionalization pass"
+    )

@@ -78,10 +78,9 @@ def _propagate_input_mutation(original: Tensor, wrapped: FunctionalTensor) -> No
     inner = wrapped._data
     if inner is original:
         return
+    if inner.numel() != original.numel():  # the byte size changed (same dtype)
+        op("resize_")(original, list(inner._shape))
     if inner._shape != original._shape:
-        needed = inner.numel() * inner.dtype.itemsize
-        if needed > original._storage_nbytes():
-            op("resize_")(original, list(inner._shape))
         op("as_strided_")(original, list(inner._shape), list(inner._strides))
     op("copy_")(original, inner)
 

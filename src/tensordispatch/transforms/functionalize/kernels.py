@@ -6,7 +6,7 @@
 * every view operator with a rule in view_metas.VIEW_RULES: run the view (remove='mutations')
   or its ``*_copy`` (remove='mutations_and_views') on the inner tensor, record a ViewMeta;
 * in-place view operators that exist (``transpose_`` ...): append a ViewMeta to the wrapper;
-* special kernels: ``_to_copy``, ``lift``, ``lift_fresh``, ``lift_fresh_copy``;
+* special kernels: ``resize_``, ``_to_copy``, ``lift``, ``lift_fresh``, ``lift_fresh_copy``;
 * everything else: the boxed-style global fallback (sync + unwrap, call below, wrap).
 
 Owns the registrations (one Library, ``install()`` / ``uninstall()``). They are made lazily,
@@ -297,6 +297,37 @@ def _to_copy_kernel(self: Any, **kwargs: Any) -> Any:
     return result
 
 
+def _resize_kernel(self: Any, size: Any, **kwargs: Any) -> Any:
+    """resize_ (spec 1.3): growing the storage gives a non-view wrapper a brand-new storage
+    (views may not grow); shrinking is an in-place ``as_strided`` view (inverse
+    ``as_strided_scatter``). The functional ``resize`` runs below either way, as torch."""
+    if self.__class__ is not _FT:
+        return below(op("resize_"), self, size, **kwargs)
+    sync(self)
+    inner = self._data
+    tmp = below(op("resize"), inner, size, **kwargs)
+    numel = 1
+    for s in tmp._shape:
+        numel *= s
+    needed = (self._offset + numel) * self.dtype.itemsize if numel else 0
+    if needed > inner._storage_nbytes():
+        if self._view_metas:
+            raise RuntimeError(
+                "Attempted to resize a view tensor to a larger size. This is not allowed in "
+                "the functionalization pass"
+            )
+        self._fstorage = FunctionalStorage(tmp)
+        self._generation = 0
+        replace_(self, tmp, from_regenerate=True)
+        return self
+    rule = VIEW_RULES["as_strided"]
+    meta = ViewMeta(rule, (list(tmp._shape), list(tmp._strides)), {}, _ST.functionalize_reapply_views)
+    self._view_metas = (*self._view_metas, meta)
+    self._has_metadata_mutation = True
+    replace_(self, meta.forward(inner), from_regenerate=True)
+    return self
+
+
 def _make_lift_kernel(o: Any) -> Callable[..., Any]:
     def kernel(self: Any) -> Any:
         if self.__class__ is _FT:
@@ -309,6 +340,9 @@ def _make_lift_kernel(o: Any) -> Callable[..., Any]:
 
 # -- registration ---------------------------------------------------------------------------------
 
+# Mutating operators with a hand-written kernel instead of the generated one (spec 1.3).
+_SPECIAL: dict[str, Callable[..., Any]] = {"resize_": _resize_kernel}
+
 
 def _defined(name: str) -> Any:
     base, _, overload = name.partition(".")
@@ -319,7 +353,7 @@ def _defined(name: str) -> Any:
 
 # Mutating members of groups torch 2.13 registers no Functionalize kernel for (checked
 # against torch by tests/transforms/functionalize: they reach the fallback, as in torch).
-_NOT_FUNCTIONALIZED = frozenset({"lift.out", "randn.out"})
+_NOT_FUNCTIONALIZED = frozenset({"lift.out", "randn.out", "resize.out"})
 
 
 def _tables() -> tuple[dict[str, str], list[str]]:
@@ -374,7 +408,9 @@ def install() -> None:
             fallback_lib.fallback(functionalize_fallback, "Functionalize")
             for mut_name, functional_name in sorted(table.items()):
                 mut, functional = _defined(mut_name), _defined(functional_name)
-                if mut is not None and functional is not None:
+                if mut_name in _SPECIAL:
+                    lib.impl(mut_name, _SPECIAL[mut_name])
+                elif mut is not None and functional is not None:
                     lib.impl(mut_name, _make_mutation_kernel(mut, functional))
             FUNCTIONAL_VARIANTS.update(table)
             for name, rule in VIEW_RULES.items():
