@@ -29,13 +29,15 @@ BATCH = 3
 SAMPLES_PER_OP = 2
 MAX_PLACEMENTS = 10
 
-# Not vmappable by design (random, no tensor input, data-dependent shape, raw storage).
+# Not vmappable by design (random, no tensor input, data-dependent shape, raw storage,
+# dtype conversions covered by _to_copy's rule).
 SKIP = {
     "arange", "empty", "empty_like", "empty_strided", "eye", "full", "linspace", "ones",
     "zeros", "randint", "randn", "rand_like", "randn_like", "nonzero", "masked_select",
     "item", "as_strided", "as_strided_copy", "as_strided_scatter", "diagonal_scatter",
     "select_scatter", "__getitem__", "index_put", "to", "bool", "cdouble", "cfloat",
     "double", "float", "half", "int", "long", "short", "view_as_complex", "zero_",
+    "resize_", "resize_as_",  # change a tensor's own metadata in place: not batchable
 }
 
 
