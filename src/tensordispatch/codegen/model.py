@@ -75,7 +75,7 @@ SKIPPED_PYTHON_BINDINGS: tuple[re.Pattern[str], ...] = tuple(
         "alias", "index", "index_out", "item", "slice", "tensor",
         ".*_forward", ".*_forward_out", ".*_backward", ".*_backward_(out|input|weight|bias)",
         ".*_jvp", "lift", "lift_out", "lift_fresh", "lift_fresh_copy", "lift_fresh_copy_out",
-        "zero", "zero_out",
+        "zero", "zero_out", "resize", "resize_out",
     )
 )  # fmt: skip
 
@@ -132,6 +132,7 @@ PYTHON_METHODS: dict[str, str] = {
     "__invert__": "tensordispatch.ops.bindings_pointwise:invert",
     "squeeze": "tensordispatch.ops.bindings_functionalization:squeeze",
     "zero_": "tensordispatch.ops.bindings_functionalization:zero_",
+    "resize_": "tensordispatch.ops.bindings_functionalization:resize_",
 }
 
 # Python names whose Tensor parameters accept a Python number (wrapped as a 0-dim tensor).

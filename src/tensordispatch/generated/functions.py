@@ -14,7 +14,7 @@ from tensordispatch.generated import registrations as _registrations
 from tensordispatch.generated import return_types as _RT
 from tensordispatch.tensor.tensor import Tensor as _Tensor
 
-__all__ = ['abs', 'abs_', 'add', 'addbmm', 'addcdiv', 'addcmul', 'addmm', 'addmv', 'addmv_', 'alias_copy', 'all', 'amax', 'amin', 'aminmax', 'any', 'arange', 'argmax', 'argmin', 'as_strided', 'as_strided_', 'as_strided_copy', 'as_strided_scatter', 'baddbmm', 'bitwise_and', 'bitwise_not', 'bitwise_or', 'bitwise_xor', 'bmm', 'cat', 'ceil', 'ceil_', 'chunk', 'clamp', 'clamp_', 'clamp_max', 'clamp_max_', 'clamp_min', 'clamp_min_', 'clone', 'conv2d', 'convolution', 'cos', 'cos_', 'cumsum', 'detach', 'detach_copy', 'diagonal', 'diagonal_copy', 'diagonal_scatter', 'div', 'dot', 'dropout', 'dropout_', 'embedding', 'empty', 'empty_like', 'empty_strided', 'eq', 'erf', 'erf_', 'exp', 'exp_', 'expand_copy', 'expm1', 'expm1_', 'eye', 'fill', 'fill_', 'flatten', 'flip', 'floor', 'floor_', 'floor_divide', 'full', 'full_like', 'gather', 'ge', 'gt', 'index_put', 'index_put_', 'index_select', 'layer_norm', 'le', 'lerp', 'linspace', 'log', 'log1p', 'log1p_', 'log_', 'log_softmax', 'logical_and', 'logical_not', 'logical_or', 'logical_xor', 'logsumexp', 'lt', 'masked_fill', 'masked_select', 'matmul', 'max', 'maximum', 'mean', 'min', 'minimum', 'mm', 'mul', 'mv', 'narrow', 'narrow_copy', 'native_dropout', 'native_layer_norm', 'ne', 'neg', 'neg_', 'nonzero', 'norm', 'ones', 'ones_like', 'outer', 'permute', 'permute_copy', 'pow', 'prod', 'rand', 'rand_like', 'randint', 'randn', 'randn_like', 'relu', 'relu_', 'remainder', 'reshape', 'resize', 'roll', 'round', 'round_', 'rsqrt', 'rsqrt_', 'rsub', 'scatter', 'scatter_add', 'select', 'select_copy', 'select_scatter', 'sigmoid', 'sigmoid_', 'sign', 'sin', 'sin_', 'slice_copy', 'slice_scatter', 'softmax', 'sort', 'split', 'split_copy', 'split_with_sizes', 'split_with_sizes_copy', 'sqrt', 'sqrt_', 'squeeze', 'squeeze_copy', 'stack', 'std', 'sub', 'sum', 't', 't_copy', 'tan', 'tan_', 'tanh', 'tanh_', 'topk', 'transpose', 'transpose_copy', 'tril', 'triu', 'unbind', 'unbind_copy', 'unfold_copy', 'unsqueeze', 'unsqueeze_copy', 'var', 'view_as_complex', 'view_as_complex_copy', 'view_as_real', 'view_as_real_copy', 'view_copy', 'where', 'zero_', 'zeros', 'zeros_like']
+__all__ = ['abs', 'abs_', 'add', 'addbmm', 'addcdiv', 'addcmul', 'addmm', 'addmv', 'addmv_', 'alias_copy', 'all', 'amax', 'amin', 'aminmax', 'any', 'arange', 'argmax', 'argmin', 'as_strided', 'as_strided_', 'as_strided_copy', 'as_strided_scatter', 'baddbmm', 'bitwise_and', 'bitwise_not', 'bitwise_or', 'bitwise_xor', 'bmm', 'cat', 'ceil', 'ceil_', 'chunk', 'clamp', 'clamp_', 'clamp_max', 'clamp_max_', 'clamp_min', 'clamp_min_', 'clone', 'conv2d', 'convolution', 'cos', 'cos_', 'cumsum', 'detach', 'detach_copy', 'diagonal', 'diagonal_copy', 'diagonal_scatter', 'div', 'dot', 'dropout', 'dropout_', 'embedding', 'empty', 'empty_like', 'empty_strided', 'eq', 'erf', 'erf_', 'exp', 'exp_', 'expand_copy', 'expm1', 'expm1_', 'eye', 'fill', 'fill_', 'flatten', 'flip', 'floor', 'floor_', 'floor_divide', 'full', 'full_like', 'gather', 'ge', 'gt', 'index_put', 'index_put_', 'index_select', 'layer_norm', 'le', 'lerp', 'linspace', 'log', 'log1p', 'log1p_', 'log_', 'log_softmax', 'logical_and', 'logical_not', 'logical_or', 'logical_xor', 'logsumexp', 'lt', 'masked_fill', 'masked_select', 'matmul', 'max', 'maximum', 'mean', 'min', 'minimum', 'mm', 'mul', 'mv', 'narrow', 'narrow_copy', 'native_dropout', 'native_layer_norm', 'ne', 'neg', 'neg_', 'nonzero', 'norm', 'ones', 'ones_like', 'outer', 'permute', 'permute_copy', 'pow', 'prod', 'rand', 'rand_like', 'randint', 'randn', 'randn_like', 'relu', 'relu_', 'remainder', 'reshape', 'roll', 'round', 'round_', 'rsqrt', 'rsqrt_', 'rsub', 'scatter', 'scatter_add', 'select', 'select_copy', 'select_scatter', 'sigmoid', 'sigmoid_', 'sign', 'sin', 'sin_', 'slice_copy', 'slice_scatter', 'softmax', 'sort', 'split', 'split_copy', 'split_with_sizes', 'split_with_sizes_copy', 'sqrt', 'sqrt_', 'squeeze', 'squeeze_copy', 'stack', 'std', 'sub', 'sum', 't', 't_copy', 'tan', 'tan_', 'tanh', 'tanh_', 'topk', 'transpose', 'transpose_copy', 'tril', 'triu', 'unbind', 'unbind_copy', 'unfold_copy', 'unsqueeze', 'unsqueeze_copy', 'var', 'view_as_complex', 'view_as_complex_copy', 'view_as_real', 'view_as_real_copy', 'view_copy', 'where', 'zero_', 'zeros', 'zeros_like']
 
 from tensordispatch.backends.aten import op as _op
 
@@ -267,7 +267,6 @@ _E_remainder_Scalar_out = _op('remainder.Scalar_out')._entry
 _E_remainder_Tensor = _op('remainder.Tensor')._entry
 _E_remainder_Tensor_out = _op('remainder.Tensor_out')._entry
 _E_reshape = _op('reshape')._entry
-_E_resize = _op('resize')._entry
 _E_roll = _op('roll')._entry
 _E_round = _op('round')._entry
 _E_round_ = _op('round_')._entry
@@ -2089,16 +2088,6 @@ def remainder(input, other, *, out=None):
 
 def reshape(input, shape):
     _r = _E_reshape.entry_function(input, shape)
-    return _r
-
-
-def resize(input, size, *, memory_format=_NO):
-    if memory_format is _NO:
-        _r = _E_resize.entry_function(input, size)
-    else:
-        _kw = {}
-        if memory_format is not _NO: _kw['memory_format'] = memory_format
-        _r = _E_resize.entry_function(input, size, **_kw)
     return _r
 
 

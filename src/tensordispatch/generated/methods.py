@@ -185,7 +185,6 @@ _E_remainder__Scalar = _op('remainder_.Scalar')._entry
 _E_remainder__Tensor = _op('remainder_.Tensor')._entry
 _E_repeat = _op('repeat')._entry
 _E_reshape = _op('reshape')._entry
-_E_resize_ = _op('resize_')._entry
 _E_roll = _op('roll')._entry
 _E_round = _op('round')._entry
 _E_round_ = _op('round_')._entry
@@ -244,6 +243,7 @@ from tensordispatch.ops.bindings_pointwise import method_clamp_ as _m_clamp_
 from tensordispatch.ops.bindings import nonzero as _m_nonzero
 from tensordispatch.ops.bindings_reductions import norm as _m_norm
 from tensordispatch.ops.bindings import random_ as _m_random_
+from tensordispatch.ops.bindings_functionalization import resize_ as _m_resize_
 from tensordispatch.ops.bindings import scatter as _m_scatter
 from tensordispatch.ops.bindings import scatter_ as _m_scatter_
 from tensordispatch.ops.bindings import split as _m_split
@@ -1370,22 +1370,6 @@ def _m_reshape(self, *_td_args, shape=_NO):
     elif _td_args:
         raise TypeError("reshape() got multiple values for argument 'shape'")
     _r = _E_reshape.entry_function(self, shape)
-    return _r
-
-
-def _m_resize_(self, *_td_args, size=_NO, memory_format=_NO):
-    if size is _NO:
-        if len(_td_args) == 1 and not isinstance(_td_args[0], int):
-            _td_args = _td_args[0]
-        size = list(_td_args)
-    elif _td_args:
-        raise TypeError("resize_() got multiple values for argument 'size'")
-    if memory_format is _NO:
-        _r = _E_resize_.entry_function(self, size)
-    else:
-        _kw = {}
-        if memory_format is not _NO: _kw['memory_format'] = memory_format
-        _r = _E_resize_.entry_function(self, size, **_kw)
     return _r
 
 

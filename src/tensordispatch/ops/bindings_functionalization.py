@@ -4,7 +4,7 @@
 argument, which the generated binding cannot choose between (Note [Overload choice by
 presence] in codegen/gen_python.py). ``zero_``: torch binds ``zero_`` but not its autogen
 functional ``zero``, and the generator's skip list matches base names, so ``zero_`` is bound
-here.
+here; the same for the method ``resize_`` (torch has no ``torch.resize``).
 
 torch's argument parser picks ``squeeze()`` without ``dim``, ``squeeze.dim`` for an int and
 ``squeeze.dims`` for a list or tuple; so do these.
@@ -17,7 +17,7 @@ from typing import Any
 from tensordispatch.backends.aten import op
 from tensordispatch.tensor.tensor import Tensor
 
-__all__ = ["squeeze", "squeeze_copy", "zero_"]
+__all__ = ["resize_", "squeeze", "squeeze_copy", "zero_"]
 
 
 def _pick(base: str, self: Tensor, dim: Any) -> Any:
@@ -52,3 +52,16 @@ def zero_(input: Tensor) -> Any:
     [0.0, 0.0]
     """
     return op("zero_")(input)
+
+
+def resize_(self: Tensor, *size: Any, memory_format: Any = None) -> Any:
+    """Resize in place to contiguous ``size`` (varargs or one sequence), growing storage.
+
+    >>> import tensordispatch as td
+    >>> td.ones(2).resize_(3).shape, td.ones(4).resize_((2, 1)).shape
+    (tensordispatch.Size([3]), tensordispatch.Size([2, 1]))
+    """
+    if len(size) == 1 and isinstance(size[0], list | tuple):
+        size = tuple(size[0])
+    kwargs = {} if memory_format is None else {"memory_format": memory_format}
+    return op("resize_")(self, list(size), **kwargs)
