@@ -55,9 +55,10 @@ def _check_alpha(common: Any, alpha: Any) -> None:
 
 
 def add_Tensor(outs: Any, self: Any, other: Any, alpha: Any = 1) -> MetaResult:
-    specs, common = pointwise(outs, (self, other))
-    _check_alpha(common, alpha)
-    return specs, common
+    result = pointwise(outs, (self, other))
+    if type(alpha) is not int:
+        _check_alpha(result[1], alpha)
+    return result
 
 
 def sub_Tensor(outs: Any, self: Any, other: Any, alpha: Any = 1) -> MetaResult:
