@@ -61,6 +61,9 @@ class OpPlan:
 
 
 _PLANS: dict[Any, OpPlan] = {}
+#: Operators listed under `symint:` in backend.yaml: LTC's kernel (and counter) names for
+#: them end in ``_symint`` (``lazy::view_copy_symint``); set by registration.install().
+SYMINT: set[str] = set()
 
 
 def op_plan(op: OpOverload) -> OpPlan:
@@ -86,7 +89,7 @@ def op_plan(op: OpOverload) -> OpPlan:
             lists.append(i)
     rets = [str(r.type) for r in schema.returns]
     returns = "list" if rets == ["Tensor[]"] else ("one" if len(rets) == 1 else "tuple")
-    suffix = "_symint" if schema.has_symint() else ""
+    suffix = "_symint" if op.name().removeprefix("aten::") in SYMINT else ""
     plan = OpPlan(
         op, op.name(), f"lazy::{op._opname}{suffix}", tuple(inputs), tuple(lists), returns,
         len(args), op._entry,
@@ -276,7 +279,6 @@ def empty_memory_format(
     size: Any, *, dtype: Any = None, layout: Any = None, device: Any = None,
     pin_memory: Any = None, memory_format: Any = None,
 ) -> Tensor:  # fmt: skip
-    _count("lazy::empty_symint")
     dt = _default_dtype(dtype)
     return _functional(from_array(np.zeros(tuple(size), dt._numpy), dt, _device(device)))
 
@@ -285,14 +287,12 @@ def empty_strided(
     size: Any, stride: Any, *, dtype: Any = None, layout: Any = None, device: Any = None,
     pin_memory: Any = None,
 ) -> Tensor:  # fmt: skip
-    _count("lazy::empty_strided_symint")
     dt = _default_dtype(dtype)
     return _functional(from_array(np.zeros(tuple(size), dt._numpy), dt, _device(device)))
 
 
 def clone(self: LazyTensor, *, memory_format: Any = None) -> LazyTensor:
-    """LTC's clone shares the IR value (values are immutable)."""
-    _count("lazy::clone")
+    """LTC's clone shares the IR value (values are immutable); like LTC's, not counted."""
     data = self._data
     return from_value(data.ir_value(), self.device)
 

@@ -38,6 +38,7 @@ class LazyBackendYaml:
     backend: str
     full_codegen: tuple[str, ...]
     supported: tuple[str, ...]
+    symint: tuple[str, ...] = ()
 
 
 def read_backend_yaml(path: Path = BACKEND_YAML) -> LazyBackendYaml:
@@ -48,7 +49,10 @@ def read_backend_yaml(path: Path = BACKEND_YAML) -> LazyBackendYaml:
     """
     data = yaml.safe_load(path.read_text(encoding="utf-8"))
     return LazyBackendYaml(
-        data["backend"], tuple(data.get("full_codegen") or ()), tuple(data.get("supported") or ())
+        data["backend"],
+        tuple(data.get("full_codegen") or ()),
+        tuple(data.get("supported") or ()),
+        tuple(data.get("symint") or ()),
     )
 
 
@@ -77,9 +81,11 @@ def install() -> None:
     if _STATE:
         return
     from tensordispatch.lazy.fallback import register_lazy_fallback
-    from tensordispatch.lazy.kernels import HANDWRITTEN, derived_kernel, trace
+    from tensordispatch.lazy.kernels import HANDWRITTEN, SYMINT, derived_kernel, trace
 
     spec = read_backend_yaml()
+    SYMINT.clear()
+    SYMINT.update(spec.symint)
     lib = Library("aten", "IMPL")
     traced: dict[str, Any] = {}
     with DISPATCHER.batch():
