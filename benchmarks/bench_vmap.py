@@ -44,7 +44,10 @@ def side_by_side(
 
 
 def report(label: str, theirs: float, ours: float, what: str = "torch") -> None:
-    print(f"{label:<44} {what} {theirs:9.1f} us  ours {ours:9.1f} us  ours/{what} {ours / theirs:6.2f}x")
+    print(
+        f"{label:<44} {what} {theirs:9.1f} us  ours {ours:9.1f} us  "
+        f"ours/{what} {ours / theirs:6.2f}x"
+    )
 
 
 def pointwise_reduction(lib: Any) -> Callable[[Any], Any]:

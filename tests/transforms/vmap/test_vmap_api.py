@@ -48,14 +48,14 @@ def test_negative_in_dim() -> None:
 
 def test_dict_input_with_nested_in_dims() -> None:
     x, tx = x_pair()
-    f = lambda d: d["a"] + d["b"]  # noqa: E731
+    f = lambda d: d["a"] + d["b"]
     ours = vmap(f, in_dims=({"a": 0, "b": 1},))({"a": x, "b": x.t()})
     same(ours, tf.vmap(f, in_dims=({"a": 0, "b": 1},))({"a": tx, "b": tx.t()}))
 
 
 def test_tuple_output_with_out_dims() -> None:
     x, tx = x_pair()
-    f = lambda r: (r.sin(), r.sum())  # noqa: E731
+    f = lambda r: (r.sin(), r.sum())
     ours = vmap(f, out_dims=(1, 0))(x)
     ref = tf.vmap(f, out_dims=(1, 0))(tx)
     same(ours[0], ref[0]), same(ours[1], ref[1])
@@ -79,10 +79,12 @@ def test_keyword_arguments_are_not_mapped() -> None:
 
 def test_nested_vmap() -> None:
     x, tx = x_pair()
-    f = lambda a, b: a * b  # noqa: E731
+    f = lambda a, b: a * b
     v, tv = td.tensor([1.0, 2.0, 3.0, 4.0]), torch.tensor([1.0, 2.0, 3.0, 4.0])
-    same(vmap(vmap(f, in_dims=(0, None)), in_dims=(None, 0))(v, x.t()),
-         tf.vmap(tf.vmap(f, in_dims=(0, None)), in_dims=(None, 0))(tv, tx.t()))
+    same(
+        vmap(vmap(f, in_dims=(0, None)), in_dims=(None, 0))(v, x.t()),
+        tf.vmap(tf.vmap(f, in_dims=(0, None)), in_dims=(None, 0))(tv, tx.t()),
+    )
 
 
 def test_nested_levels_are_seen_by_the_function() -> None:
@@ -138,7 +140,9 @@ def test_randomness_like_op_and_inplace() -> None:
 
 def test_error_random_in_error_mode() -> None:
     x, tx = x_pair()
-    msg = both_raise(lambda: vmap(lambda r: td.rand(2))(x), lambda: tf.vmap(lambda r: torch.rand(2))(tx))
+    msg = both_raise(
+        lambda: vmap(lambda r: td.rand(2))(x), lambda: tf.vmap(lambda r: torch.rand(2))(tx)
+    )
     assert msg == (
         "vmap: called random operation while in randomness error mode. Please either use the "
         "'same' or 'different' randomness flags on vmap or perform the randomness operation "
@@ -169,7 +173,9 @@ def test_error_in_dims_structure() -> None:
 
 def test_error_in_dims_type() -> None:
     x, tx = x_pair()
-    msg = both_raise(lambda: vmap(td.sin, in_dims=[0])(x), lambda: tf.vmap(torch.sin, in_dims=[0])(tx))
+    msg = both_raise(
+        lambda: vmap(td.sin, in_dims=[0])(x), lambda: tf.vmap(torch.sin, in_dims=[0])(tx)
+    )
     assert msg == (
         "vmap(sin, in_dims=[0], ...)(<inputs>): expected `in_dims` to be int or a (potentially "
         "nested) tuple matching the structure of inputs, got: <class 'list'>."
@@ -179,7 +185,8 @@ def test_error_in_dims_type() -> None:
 def test_error_in_dim_leaf_type() -> None:
     x, tx = x_pair()
     msg = both_raise(
-        lambda: vmap(lambda r: r, in_dims=(0.5,))(x), lambda: tf.vmap(lambda r: r, in_dims=(0.5,))(tx)
+        lambda: vmap(lambda r: r, in_dims=(0.5,))(x),
+        lambda: tf.vmap(lambda r: r, in_dims=(0.5,))(tx),
     )
     assert msg == (
         "vmap(<lambda>, in_dims=(0.5,), ...)(<inputs>): Got in_dim=0.5 for an input but in_dim "
@@ -237,7 +244,9 @@ def test_error_batched_output_with_out_dim_none() -> None:
     msg = both_raise(
         lambda: vmap(lambda r: r, out_dims=None)(x), lambda: tf.vmap(lambda r: r, out_dims=None)(tx)
     )
-    assert msg == "vmap(<lambda>, ...): `<lambda>` can not return a BatchedTensor when out_dim is None"
+    assert (
+        msg == "vmap(<lambda>, ...): `<lambda>` can not return a BatchedTensor when out_dim is None"
+    )
 
 
 def test_error_out_dims_structure() -> None:
@@ -254,7 +263,9 @@ def test_error_out_dims_structure() -> None:
 
 def test_error_out_dim_out_of_range() -> None:
     x, tx = x_pair()
-    msg = both_raise(lambda: vmap(td.sin, out_dims=2)(x), lambda: tf.vmap(torch.sin, out_dims=2)(tx))
+    msg = both_raise(
+        lambda: vmap(td.sin, out_dims=2)(x), lambda: tf.vmap(torch.sin, out_dims=2)(tx)
+    )
     assert msg == "Dimension out of range (expected to be in range of [-2, 1], but got 2)"
 
 
@@ -270,5 +281,7 @@ def test_error_chunk_size() -> None:
 
 
 def test_error_randomness_value() -> None:
-    msg = both_raise(lambda: vmap(td.sin, randomness="foo"), lambda: tf.vmap(torch.sin, randomness="foo"))
+    msg = both_raise(
+        lambda: vmap(td.sin, randomness="foo"), lambda: tf.vmap(torch.sin, randomness="foo")
+    )
     assert msg == "Only allowed values for randomness are 'error', 'different', or 'same'. Got foo"

@@ -32,12 +32,43 @@ MAX_PLACEMENTS = 10
 # Not vmappable by design (random, no tensor input, data-dependent shape, raw storage,
 # dtype conversions covered by _to_copy's rule).
 SKIP = {
-    "arange", "empty", "empty_like", "empty_strided", "eye", "full", "linspace", "ones",
-    "zeros", "randint", "randn", "rand_like", "randn_like", "nonzero", "masked_select",
-    "item", "as_strided", "as_strided_copy", "as_strided_scatter", "diagonal_scatter",
-    "select_scatter", "__getitem__", "index_put", "to", "bool", "cdouble", "cfloat",
-    "double", "float", "half", "int", "long", "short", "view_as_complex", "zero_",
-    "resize_", "resize_as_",  # change a tensor's own metadata in place: not batchable
+    "arange",
+    "empty",
+    "empty_like",
+    "empty_strided",
+    "eye",
+    "full",
+    "linspace",
+    "ones",
+    "zeros",
+    "randint",
+    "randn",
+    "rand_like",
+    "randn_like",
+    "nonzero",
+    "masked_select",
+    "item",
+    "as_strided",
+    "as_strided_copy",
+    "as_strided_scatter",
+    "diagonal_scatter",
+    "select_scatter",
+    "__getitem__",
+    "index_put",
+    "to",
+    "bool",
+    "cdouble",
+    "cfloat",
+    "double",
+    "float",
+    "half",
+    "int",
+    "long",
+    "short",
+    "view_as_complex",
+    "zero_",
+    "resize_",
+    "resize_as_",  # change a tensor's own metadata in place: not batchable
 }
 
 
@@ -104,14 +135,26 @@ def _extra_cases() -> list[tuple[str, Any]]:
         ("layer_norm", td.layer_norm, F.layer_norm, r(3, 4), ([4], r(4), r(4)), {}),
         ("embedding", td.embedding, torch.embedding, r(5, 3), (idx,), {}),
         ("conv2d", td.conv2d, torch.conv2d, r(1, 2, 5, 5), (r(3, 2, 3, 3),), {}),
-        ("cross_entropy", td.ops.aten.cross_entropy_loss.default, F.cross_entropy, r(4, 3),
-         (torch.tensor([0, 2, 1, 1]),), {}),
+        (
+            "cross_entropy",
+            td.ops.aten.cross_entropy_loss.default,
+            F.cross_entropy,
+            r(4, 3),
+            (torch.tensor([0, 2, 1, 1]),),
+            {},
+        ),
         ("dropout-eval", td.dropout, torch.dropout, r(3, 4), (0.5, False), {}),
         ("squeeze-all", lambda x: x.squeeze(), lambda x: x.squeeze(), r(3, 1, 4, 1), (), {}),
         ("index", lambda x, i: x[i], lambda x, i: x[i], r(4, 3), (torch.tensor([3, 0, 0]),), {}),
         ("softmax-last", td.softmax, torch.softmax, r(2, 5), (-1,), {}),
-        ("scatter-add", td.scatter_add, torch.scatter_add, r(3, 4), (1, idx.repeat(1, 2)[:, :3],
-         r(2, 3)), {}),
+        (
+            "scatter-add",
+            td.scatter_add,
+            torch.scatter_add,
+            r(3, 4),
+            (1, idx.repeat(1, 2)[:, :3], r(2, 3)),
+            {},
+        ),
     ]
     return [(label, (ours, theirs, x, args, kw)) for label, ours, theirs, x, args, kw in rows]
 
@@ -121,8 +164,10 @@ CASES = _cases()
 
 def _to_td(x: Any) -> Any:
     if isinstance(x, torch.Tensor):
-        return td.from_numpy(x.detach().numpy().copy()) if x.dim() else td.tensor(
-            x.item(), dtype=getattr(td, str(x.dtype).split(".")[-1])
+        return (
+            td.from_numpy(x.detach().numpy().copy())
+            if x.dim()
+            else td.tensor(x.item(), dtype=getattr(td, str(x.dtype).split(".")[-1]))
         )
     if isinstance(x, tuple | list):
         return type(x)(_to_td(v) for v in x)
@@ -160,7 +205,9 @@ def _placements(leaves: list[tuple[tuple[int, ...], torch.Tensor]]) -> list[tupl
     return [combos[int(i * step)] for i in range(MAX_PLACEMENTS)]
 
 
-def _replace(args: tuple[Any, ...], paths: list[tuple[int, ...]], values: list[Any]) -> tuple[Any, ...]:
+def _replace(
+    args: tuple[Any, ...], paths: list[tuple[int, ...]], values: list[Any]
+) -> tuple[Any, ...]:
     out = [list(a) if isinstance(a, list | tuple) else a for a in args]
     for path, v in zip(paths, values, strict=True):
         if len(path) == 1:
@@ -172,7 +219,10 @@ def _replace(args: tuple[Any, ...], paths: list[tuple[int, ...]], values: list[A
 
 def _in_dims(args: tuple[Any, ...], paths: list[tuple[int, ...]], dims: tuple[Any, ...]) -> Any:
     tree: list[Any] = [
-        [None] * len(a) if isinstance(a, list) else (None,) * len(a) if isinstance(a, tuple)
+        [None] * len(a)
+        if isinstance(a, list)
+        else (None,) * len(a)
+        if isinstance(a, tuple)
         else None
         for a in args
     ]
@@ -192,7 +242,11 @@ def _same(ours: Any, ref: Any, where: str) -> None:
         assert tuple(ours.shape) == tuple(ref.shape), f"{where}: shape {ours.shape} != {ref.shape}"
         assert ours.dtype.name == str(ref.dtype).split(".")[-1], f"{where}: dtype {ours.dtype}"
         np.testing.assert_allclose(
-            np.asarray(ours.numpy()), ref.detach().numpy(), rtol=1e-4, atol=1e-5, equal_nan=True,
+            np.asarray(ours.numpy()),
+            ref.detach().numpy(),
+            rtol=1e-4,
+            atol=1e-5,
+            equal_nan=True,
             err_msg=where,
         )
     elif isinstance(ref, tuple | list):

@@ -35,9 +35,19 @@ def no_rule(a: td.Tensor) -> td.Tensor:  # an operator with no batching rule
 
 def test_rule_table_covers_the_issue_families() -> None:
     vmap(td.sin)(td.ones(2))  # installs the table
-    for name in ("aten::add.Tensor", "aten::sum.dim_IntList", "aten::view", "aten::mm",
-                 "aten::cat", "aten::index_select", "aten::gather", "aten::_softmax",
-                 "aten::mul_.Tensor", "aten::diagonal", "aten::unsqueeze"):
+    for name in (
+        "aten::add.Tensor",
+        "aten::sum.dim_IntList",
+        "aten::view",
+        "aten::mm",
+        "aten::cat",
+        "aten::index_select",
+        "aten::gather",
+        "aten::_softmax",
+        "aten::mul_.Tensor",
+        "aten::diagonal",
+        "aten::unsqueeze",
+    ):
         assert name in RULES, name
 
 
@@ -70,11 +80,12 @@ def test_fallback_warns_once_per_operator() -> None:
         vmap(no_rule)(td.ones(5, 2, 4))
         vmap(no_rule)(td.ones(5, 2, 4))
     messages = [str(w.message) for w in caught]
-    assert messages == [
+    expected = (
         "There is a performance drop because we have not yet implemented the batching rule for "
         "aten::native_layer_norm. The operator runs once per batch entry (the vmap for-loop "
         "fallback); this warning is given once per operator."
-    ]
+    )
+    assert messages == [expected]
 
 
 def test_fallback_with_several_returns() -> None:
@@ -93,7 +104,8 @@ def test_strict_mode_refuses_the_fallback() -> None:
     with strict_vmap_fallback(), pytest.raises(VmapFallbackStrictError) as info:
         vmap(no_rule)(td.ones(5, 2, 4))
     assert str(info.value) == (
-        "aten::native_layer_norm: there is no batching rule for this operator and the vmap for-loop "
+        "aten::native_layer_norm: there is no batching rule for this operator and the vmap "
+        "for-loop "
         "fallback is in strict mode, so it was not run once per batch entry. Add a batching "
         "rule (tensordispatch.transforms.vmap.rules) or leave strict_vmap_fallback()."
     )

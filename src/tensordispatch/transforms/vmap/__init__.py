@@ -16,6 +16,7 @@ tensor([[2., 4.],
 from __future__ import annotations
 
 from tensordispatch.transforms.vmap.api import vmap
+from tensordispatch.transforms.vmap.autodiff import grad, grad_and_value, jacrev, vjp
 from tensordispatch.transforms.vmap.batched import BatchedTensor
 from tensordispatch.transforms.vmap.fallback import (
     VmapFallbackStrictError,
@@ -23,7 +24,6 @@ from tensordispatch.transforms.vmap.fallback import (
     strict_vmap_fallback,
     vmap_fallback_counts,
 )
-from tensordispatch.transforms.vmap.autodiff import grad, grad_and_value, jacrev, vjp
 from tensordispatch.transforms.vmap.rules import RULES
 
 __all__ = [

@@ -76,8 +76,9 @@ def vmap(
         size = _batch_size(flat_args, flat_dims)
         if chunk_size is None or chunk_size >= size:
             return _run(func, flat_args, flat_dims, spec, kwargs, size, out_dims, randomness)
-        return _chunked(func, flat_args, flat_dims, spec, kwargs, size, out_dims, randomness,
-                        chunk_size)
+        return _chunked(
+            func, flat_args, flat_dims, spec, kwargs, size, out_dims, randomness, chunk_size
+        )
 
     return wrapped
 
@@ -87,7 +88,7 @@ def _check_in_dims(
 ) -> list[Any]:
     name = _name(func)
     if not isinstance(in_dims, int | tuple):
-        raise ValueError(
+        raise ValueError(  # noqa: TRY004 - torch raises ValueError here
             f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): expected `in_dims` to be int or a "
             "(potentially nested) tuple matching the structure of inputs, got: "
             f"{type(in_dims)}."
@@ -108,12 +109,12 @@ def _check_in_dims(
         if d is None:
             continue
         if not isinstance(d, int) or isinstance(d, bool):
-            raise ValueError(
+            raise ValueError(  # noqa: TRY004 - torch raises ValueError here
                 f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): Got in_dim={d} for an input "
                 "but in_dim must be either an integer dimension or None."
             )
         if not isinstance(arg, Tensor):
-            raise ValueError(
+            raise ValueError(  # noqa: TRY004 - torch raises ValueError here
                 f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): Got in_dim={d} for an input "
                 f"but the input is of type {type(arg)}. We cannot vmap over non-Tensor "
                 "arguments, please use None as the respective in_dim"
@@ -169,7 +170,7 @@ def _unwrap_outputs(func: Any, outputs: Any, out_dims: Any, level: int, size: in
     if not isinstance(out_dims, int | tuple | list | dict | type(None)) or isinstance(
         out_dims, bool
     ):
-        raise ValueError(
+        raise ValueError(  # noqa: TRY004 - torch raises ValueError here
             f"vmap({name}, ..., out_dims={out_dims}): `out_dims` must be an int, None or a "
             "python collection of ints representing where in the outputs the vmapped "
             "dimension should appear."
@@ -204,7 +205,7 @@ def _remove_batch_dim(name: str, out: Any, out_dim: Any, level: int, size: int) 
             )
         return out
     if not isinstance(out, Tensor):
-        raise ValueError(
+        raise ValueError(  # noqa: TRY004 - torch raises ValueError here
             f"vmap({name}, ...): `{name}` must only return Tensors, got type {type(out)}. Did "
             "you mean to set out_dims= to None for output?"
         )
@@ -234,7 +235,10 @@ def _chunked(
     pieces = []
     for start in range(0, size, chunk_size):
         n = min(chunk_size, size - start)
-        chunk = [a if d is None else a.narrow(d, start, n) for a, d in zip(flat_args, flat_dims, strict=True)]
+        chunk = [
+            a if d is None else a.narrow(d, start, n)
+            for a, d in zip(flat_args, flat_dims, strict=True)
+        ]
         pieces.append(_run(func, chunk, flat_dims, spec, kwargs, n, out_dims, randomness))
     flat0, out_spec = tree_flatten(pieces[0])
     dims = broadcast_prefix(out_dims, out_spec) or [out_dims] * len(flat0)

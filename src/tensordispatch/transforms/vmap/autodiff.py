@@ -89,11 +89,12 @@ def _outer_tracking() -> bool:
 class _Prepared:
     """One differentiated input: the leaf the engine differentiates and its wrapped form."""
 
-    __slots__ = ("leaf", "levels", "wrapped", "tracked")
+    __slots__ = ("leaf", "levels", "tracked", "wrapped")
 
     def __init__(self, t: Any) -> None:
         if not isinstance(t, Tensor):
-            raise ValueError(f"Thing passed to transform API must be Tensor, got {type(t)}")
+            what = f"Thing passed to transform API must be Tensor, got {type(t)}"
+            raise ValueError(what)  # noqa: TRY004 - torch raises ValueError here
         phys, self.levels, fresh = _lift(t)
         self.tracked = phys.requires_grad
         if self.tracked:
@@ -105,13 +106,16 @@ class _Prepared:
         self.wrapped = _rewrap(self.leaf, self.levels)
 
 
-def _prepare_args(args: tuple[Any, ...], argnums: Any, name: str) -> tuple[list[Any], list[_Prepared], Any]:
+def _prepare_args(
+    args: tuple[Any, ...], argnums: Any, name: str
+) -> tuple[list[Any], list[_Prepared], Any]:
     nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
     if isinstance(argnums, tuple) and not argnums:
         raise RuntimeError("argnums must be non-empty")
     for n in nums:
         if not isinstance(n, int):
-            raise RuntimeError(f"argnums must be int or Tuple[int, ...], got: {type(argnums)}")
+            what = f"argnums must be int or Tuple[int, ...], got: {type(argnums)}"
+            raise RuntimeError(what)  # noqa: TRY004 - torch raises RuntimeError here
         if not -len(args) <= n < len(args):
             raise RuntimeError(f"Got argnum={n}, but only {len(args)} positional inputs")
     new_args = list(args)
@@ -157,7 +161,11 @@ def _backward(
     leaves = [p.leaf for p in prepared]
     if roots:
         grads = autograd_grad(
-            roots, leaves, seeds, retain_graph=retain or create, create_graph=create,
+            roots,
+            leaves,
+            seeds,
+            retain_graph=retain or create,
+            create_graph=create,
             allow_unused=True,
         )
     else:
@@ -216,7 +224,7 @@ def grad_and_value(
                     output, aux = output
                     _check_aux(aux)
                 if not isinstance(output, Tensor):
-                    raise RuntimeError(
+                    raise RuntimeError(  # noqa: TRY004 - torch raises RuntimeError here
                         "grad_and_value(f)(*args): Expected f(*args) to return a Tensor, got "
                         f"{type(output)}"
                     )
@@ -241,7 +249,8 @@ def grad_and_value(
 def _check_aux(aux: Any) -> None:
     for leaf in tree_flatten(aux)[0]:
         if not isinstance(leaf, Tensor):
-            raise RuntimeError(f"Expected tensors, got unsupported type {type(leaf)}")
+            what = f"Expected tensors, got unsupported type {type(leaf)}"
+            raise RuntimeError(what)  # noqa: TRY004 - torch raises RuntimeError here
 
 
 def grad(
@@ -290,7 +299,8 @@ def vjp(func: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
             flat_out, out_spec = tree_flatten(output)
             for o in flat_out:
                 if not isinstance(o, Tensor):
-                    raise RuntimeError(f"Expected tensors, got unsupported type {type(o)}")
+                    what = f"Expected tensors, got unsupported type {type(o)}"
+                    raise RuntimeError(what)  # noqa: TRY004 - torch raises RuntimeError here
         outer = _outer_tracking()
     finally:
         pop_level(lvl)
@@ -350,9 +360,10 @@ def jacrev(
                 return fn(tree_unflatten(cts, out_spec))
 
             rows = vmap(row)(basis)
-            per_arg = []
-            for r, n_ in zip(rows, nums, strict=True):
-                per_arg.append(tree_map(lambda g: g.reshape([*o.shape, *g.shape[1:]]), r))
+            out_shape = list(o.shape)
+            per_arg = [
+                tree_map(lambda g, s=out_shape: g.reshape([*s, *g.shape[1:]]), r) for r in rows
+            ]
             jacs.append(per_arg[0] if isinstance(argnums, int) else tuple(per_arg))
         result = tree_unflatten(jacs, out_spec)
         return (result, res[2]) if has_aux else result

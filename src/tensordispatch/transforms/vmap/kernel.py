@@ -41,7 +41,7 @@ from tensordispatch.dispatch import (
 )
 from tensordispatch.dispatch.keyset import full_after_raw
 from tensordispatch.dispatch.library import Library
-from tensordispatch.transforms.vmap.batched import BatchedTensor, VmapLevel, current_levels, wrap
+from tensordispatch.transforms.vmap.batched import BatchedTensor, VmapLevel, current_levels
 from tensordispatch.transforms.vmap.fallback import loop_fallback
 from tensordispatch.transforms.vmap.plan import OpPlan, plan_of
 from tensordispatch.transforms.vmap.rules import (
@@ -141,7 +141,11 @@ def _same(op: Any, plan: OpPlan, stack: list[Any], lvl: VmapLevel) -> Any:
         from tensordispatch import ones_like
 
         s[0] = ones_like(s[0])
-        mask = op._call_boxed(s) if plan.name == "aten::dropout" else op._call_boxed([s[0].clone(), *s[1:]])
+        mask = (
+            op._call_boxed(s)
+            if plan.name == "aten::dropout"
+            else op._call_boxed([s[0].clone(), *s[1:]])
+        )
         out = stack[0] * mask
         if plan.mutable:
             stack[0].copy_(out)
@@ -210,7 +214,9 @@ def install() -> None:
                 if entry.qualified_name.startswith("aten::") and (
                     "nondeterministic_seeded" in entry.tags
                 ):
-                    lib.impl(entry.qualified_overload_name.split("::")[1], random_kernel, boxed=True)
+                    lib.impl(
+                        entry.qualified_overload_name.split("::")[1], random_kernel, boxed=True
+                    )
         _LIBS.extend([fallback_lib, lib])
 
 
@@ -220,4 +226,3 @@ def uninstall() -> None:
         while _LIBS:
             _LIBS.pop()._destroy()
         restore_global_fallback(DispatchKey.FuncTorchBatched)
-

@@ -117,8 +117,7 @@ def pointwise_rule(op: Any, plan: OpPlan, stack: list[Any], level: int) -> Any:
         if v is None:
             continue
         r = len(v._shape)
-        if r > rank:
-            rank = r
+        rank = max(rank, r)
         if type(v) is BatchedTensor and v._level == level:
             batched.append(i)
             zero_dim = zero_dim or r == 0
@@ -181,8 +180,7 @@ def pointwise_unboxed(op: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) ->
     for a in args:
         if isinstance(a, Tensor):
             r = len(a._shape)
-            if r > rank:
-                rank = r
+            rank = max(rank, r)
             if type(a) is BatchedTensor and a._level > level:
                 level = a._level
     if level == 0:
@@ -241,9 +239,8 @@ def dims_rule(spec: DimSpec, scalar_ok: bool = True) -> Rule:
         i0 = plan.tensors[0]
         x = stack[i0]
         for j in plan.tensors[1:]:
-            if stack[j] is not None and type(stack[j]) is BatchedTensor:
-                if stack[j]._level == level:
-                    return DECLINE
+            if type(stack[j]) is BatchedTensor and stack[j]._level == level:
+                return DECLINE
         rank = len(x._shape)
         p = x._data
         scalar = rank == 0 and not any(k == "newdim" for _, k in spec)
@@ -273,9 +270,7 @@ def _squeeze_scalar(res: Any) -> Any:
     return res.squeeze(1) if res is not None and res.dim() > 1 else res
 
 
-def _flattened(
-    op: Any, plan: OpPlan, s: list[Any], i0: int, k: int, rank: int, level: int
-) -> Any:
+def _flattened(op: Any, plan: OpPlan, s: list[Any], i0: int, k: int, rank: int, level: int) -> Any:
     """``dim=None`` (argmax, aminmax): reduce the flattened sample, keep keepdim's shape."""
     p = s[i0]
     size = p.shape[0]
@@ -295,12 +290,38 @@ def _flattened(
 def _register_dims() -> None:
     d, dq, ds, dl, nd = "dim", "dim?", "dims", "dimlist", "newdim"
     table: dict[tuple[str, ...], DimSpec] = {
-        ("sum.dim_IntList", "mean.dim", "amax", "amin", "var.correction", "std.correction",
-         "var.dim", "std.dim", "norm.ScalarOpt_dim", "norm.ScalarOpt_dim_dtype", "logsumexp",
-         "all.dims", "any.dims"): (("dim", ds),),
-        ("max.dim", "min.dim", "prod.dim_int", "all.dim", "any.dim", "cumsum", "softmax.int",
-         "log_softmax.int", "_softmax", "_log_softmax", "sort", "sort.stable", "topk",
-         "squeeze.dim", "squeeze_copy.dim"): (("dim", d),),
+        (
+            "sum.dim_IntList",
+            "mean.dim",
+            "amax",
+            "amin",
+            "var.correction",
+            "std.correction",
+            "var.dim",
+            "std.dim",
+            "norm.ScalarOpt_dim",
+            "norm.ScalarOpt_dim_dtype",
+            "logsumexp",
+            "all.dims",
+            "any.dims",
+        ): (("dim", ds),),
+        (
+            "max.dim",
+            "min.dim",
+            "prod.dim_int",
+            "all.dim",
+            "any.dim",
+            "cumsum",
+            "softmax.int",
+            "log_softmax.int",
+            "_softmax",
+            "_log_softmax",
+            "sort",
+            "sort.stable",
+            "topk",
+            "squeeze.dim",
+            "squeeze_copy.dim",
+        ): (("dim", d),),
         ("argmax", "argmin", "aminmax"): (("dim", dq),),
         ("transpose.int", "transpose_copy.int"): (("dim0", d), ("dim1", d)),
         ("diagonal", "diagonal_copy"): (("dim1", d), ("dim2", d)),
@@ -309,10 +330,24 @@ def _register_dims() -> None:
         ("flip",): (("dims", dl),),
     }
     loose: dict[tuple[str, ...], DimSpec] = {  # ops torch refuses on 0-dim tensors
-        ("select.int", "select_copy.int", "slice.Tensor", "slice_copy.Tensor", "narrow",
-         "narrow_copy", "narrow.Tensor", "split.Tensor", "split.sizes", "split_with_sizes",
-         "split_copy.Tensor", "split_with_sizes_copy", "chunk", "unbind.int",
-         "unbind_copy.int", "cumsum_"): (("dim", d),),
+        (
+            "select.int",
+            "select_copy.int",
+            "slice.Tensor",
+            "slice_copy.Tensor",
+            "narrow",
+            "narrow_copy",
+            "narrow.Tensor",
+            "split.Tensor",
+            "split.sizes",
+            "split_with_sizes",
+            "split_copy.Tensor",
+            "split_with_sizes_copy",
+            "chunk",
+            "unbind.int",
+            "unbind_copy.int",
+            "cumsum_",
+        ): (("dim", d),),
         ("unfold", "unfold_copy"): (("dimension", d),),
     }
     for group, scalar_ok in ((table, True), (loose, False)):
@@ -394,7 +429,9 @@ def roll_rule(op: Any, plan: OpPlan, stack: list[Any], level: int) -> Any:
     dims = stack[2]
     dims = [dims] if isinstance(dims, int) else list(dims)
     if dims:
-        return wrap(op._call_boxed([p, stack[1], [wrap_dim(d, len(x._shape)) + 1 for d in dims]]), level)
+        return wrap(
+            op._call_boxed([p, stack[1], [wrap_dim(d, len(x._shape)) + 1 for d in dims]]), level
+        )
     size = p.shape[0]
     flat = p.reshape([size, -1])
     rolled = op._call_boxed([flat, stack[1], [1]])
@@ -434,11 +471,32 @@ def _register_views() -> None:
 
 
 _DIRECT = (
-    "clone", "contiguous", "alias", "alias_copy", "detach", "detach_copy", "_to_copy",
-    "to.dtype", "to.dtype_layout", "to.device", "tril", "triu", "tril_", "triu_",
-    "fill_.Scalar", "fill.Scalar", "zeros_like", "ones_like", "empty_like", "full_like",
-    "view_as_real", "view_as_real_copy", "view_as_complex", "view_as_complex_copy",
-    "zero", "zero_",
+    "clone",
+    "contiguous",
+    "alias",
+    "alias_copy",
+    "detach",
+    "detach_copy",
+    "_to_copy",
+    "to.dtype",
+    "to.dtype_layout",
+    "to.device",
+    "tril",
+    "triu",
+    "tril_",
+    "triu_",
+    "fill_.Scalar",
+    "fill.Scalar",
+    "zeros_like",
+    "ones_like",
+    "empty_like",
+    "full_like",
+    "view_as_real",
+    "view_as_real_copy",
+    "view_as_complex",
+    "view_as_complex_copy",
+    "zero",
+    "zero_",
 )
 
 
@@ -460,9 +518,17 @@ def install_part1() -> None:
             continue
         if name[:-1] in pointwise:  # add_ of pointwise add, eq_ of eq, ...
             RULES[entry.qualified_overload_name] = pointwise_rule
-    for name in ("copy_", "copy", "masked_fill_.Scalar", "masked_fill.Scalar", "floor_divide",
-                 "floor_divide.Scalar", "floor_divide_.Tensor", "floor_divide_.Scalar",
-                 "rsub.Tensor"):
+    for name in (
+        "copy_",
+        "copy",
+        "masked_fill_.Scalar",
+        "masked_fill.Scalar",
+        "floor_divide",
+        "floor_divide.Scalar",
+        "floor_divide_.Tensor",
+        "floor_divide_.Scalar",
+        "rsub.Tensor",
+    ):
         RULES[f"aten::{name}"] = pointwise_rule
     for name in _DIRECT:
         RULES[f"aten::{name}"] = direct_rule

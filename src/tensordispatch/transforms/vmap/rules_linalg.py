@@ -55,7 +55,7 @@ def mv_rule(op: Any, plan: OpPlan, stack: list[Any], level: int) -> Any:
     a, v = stack[0], stack[1]
     if len(a._shape) != 2 or len(v._shape) != 1:
         return DECLINE  # the loop raises torch's own message
-    pa, ab = _unwrap(a, level)
+    pa, _ = _unwrap(a, level)
     pv, vb = _unwrap(v, level)
     if vb:
         out = pa.matmul(pv.unsqueeze(-1)).squeeze(-1)  # [B,n,m]@[B,m,1] or [n,m]@[B,m,1]
@@ -138,7 +138,9 @@ def _pad(p: Any, count: int) -> Any:
 
 def cat_rule(op: Any, plan: OpPlan, stack: list[Any], level: int) -> Any:
     tensors, dim = stack[0], stack[1]
-    size = next(t._data._shape[0] for t in tensors if type(t) is BatchedTensor and t._level == level)
+    size = next(
+        t._data._shape[0] for t in tensors if type(t) is BatchedTensor and t._level == level
+    )
     # torch skips legacy empty 1-D tensors ([0]) when the others have another rank
     ranks = {len(t._shape) for t in tensors if t._shape != (0,)}
     rank = ranks.pop() if len(ranks) == 1 else (len(tensors[0]._shape))
@@ -155,7 +157,9 @@ def cat_rule(op: Any, plan: OpPlan, stack: list[Any], level: int) -> Any:
 
 def stack_rule(op: Any, plan: OpPlan, stack: list[Any], level: int) -> Any:
     tensors, dim = stack[0], stack[1]
-    size = next(t._data._shape[0] for t in tensors if type(t) is BatchedTensor and t._level == level)
+    size = next(
+        t._data._shape[0] for t in tensors if type(t) is BatchedTensor and t._level == level
+    )
     rank = len(tensors[0]._shape)
     phys = []
     for t in tensors:
@@ -311,9 +315,18 @@ def install_part2() -> None:
     RULES["aten::masked_fill_.Tensor"] = masked_fill_tensor_rule
     RULES["aten::embedding"] = embedding_rule
     RULES["aten::index.Tensor"] = index_rule
-    for name in ("scatter.src", "scatter.value", "scatter.reduce", "scatter.value_reduce",
-                 "scatter_add", "scatter_.src", "scatter_.value", "scatter_.reduce",
-                 "scatter_.value_reduce", "scatter_add_"):
+    for name in (
+        "scatter.src",
+        "scatter.value",
+        "scatter.reduce",
+        "scatter.value_reduce",
+        "scatter_add",
+        "scatter_.src",
+        "scatter_.value",
+        "scatter_.reduce",
+        "scatter_.value_reduce",
+        "scatter_add_",
+    ):
         RULES[f"aten::{name}"] = scatter_rule
     full = {
         "sum": ("sum.dim_IntList", lambda f, s: ((f, [1]), {"dtype": s[1]})),
