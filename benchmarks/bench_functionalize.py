@@ -34,7 +34,9 @@ def prog(t: Any) -> Any:
     return b.sum() + w[0, 0]
 
 
-def best_of_rounds(fns: dict[str, Callable[[], object]], number: int, rounds: int) -> dict[str, float]:
+def best_of_rounds(
+    fns: dict[str, Callable[[], object]], number: int, rounds: int
+) -> dict[str, float]:
     """Best microseconds per call of each function, over alternating rounds."""
     times: dict[str, list[float]] = {k: [] for k in fns}
     for _ in range(rounds):

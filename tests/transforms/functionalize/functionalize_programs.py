@@ -142,7 +142,7 @@ def p_dtype_changing_inplace(T: Any, x: Any, y: Any) -> Any:
 
 
 def p_split_mutate_chunk(T: Any, x: Any) -> Any:
-    a, b, c = x.split(2)
+    _, b, _ = x.split(2)
     b.mul_(10)
     return x
 
@@ -287,7 +287,7 @@ def p_out_is_view_of_input(T: Any, x: Any, y: Any) -> Any:
 
 
 def p_chunk_mutate(T: Any, x: Any) -> Any:
-    a, b = x.chunk(2)
+    _, b = x.chunk(2)
     b.add_(1)
     return x
 

@@ -152,7 +152,9 @@ def test_functionalize_aten_op_refuses_out_ops() -> None:
 
 
 def test_functionalize_aten_op_needs_a_composite_kernel() -> None:
-    kind, text = _message(functionalize_aten_op, td.ops.aten.mm.default, td.ones(1, 1), td.ones(1, 1))
+    kind, text = _message(
+        functionalize_aten_op, td.ops.aten.mm.default, td.ones(1, 1), td.ones(1, 1)
+    )
     assert kind is RuntimeError
     assert text == (
         "functionalize_aten_op: aten.mm.default has no CompositeExplicitAutograd(NonFunctional) "
@@ -181,8 +183,7 @@ def test_scatter_size_mismatch_matches_torch() -> None:
     kind, text = _message(td.select_scatter, td.zeros(3, 4), td.ones(3), 0, 0)
     assert kind is RuntimeError and text == str(theirs.value)
     assert text == (
-        "expected src to have a size equal to the slice of self. src size = [3], slice size "
-        "= [4]"
+        "expected src to have a size equal to the slice of self. src size = [3], slice size = [4]"
     )
 
 

@@ -46,15 +46,14 @@ def test_traced_program_prints_as_python() -> None:
         return x.sum()
 
     graph = make_fx(functionalize(f, remove="mutations_and_views"))(td.ones(2, 2))
-    assert graph.code == "\n".join(
+    assert graph.code.splitlines() == (
         [
             "def forward(self, x_1):",
             "    transpose_copy = tensordispatch.ops.aten.transpose_copy.int(x_1, 0, 1)",
             "    select_copy = tensordispatch.ops.aten.select_copy.int(transpose_copy, 0, 0)",
             "    mul = tensordispatch.ops.aten.mul.Tensor(select_copy, 2)",
             "    transpose_copy_1 = tensordispatch.ops.aten.transpose_copy.int(x_1, 0, 1)",
-            "    select_scatter = tensordispatch.ops.aten.select_scatter.default("
-            "transpose_copy_1, mul, 0, 0)",
+            "    select_scatter = tensordispatch.ops.aten.select_scatter.default(transpose_copy_1, mul, 0, 0)",
             "    transpose_copy_2 = tensordispatch.ops.aten.transpose_copy.int(select_scatter, 0, 1)",
             "    transpose_copy_3 = tensordispatch.ops.aten.transpose_copy.int(transpose_copy_2, 0, 1)",
             "    select_copy_1 = tensordispatch.ops.aten.select_copy.int(transpose_copy_3, 0, 0)",
@@ -163,3 +162,15 @@ def test_zero_lift_and_unsafe_view() -> None:
     c = td.ops.aten.lift_fresh_copy.default(y)
     assert c is not y and c.tolist() == y.tolist()
     assert td.ops.aten._unsafe_view.default(td.arange(6.0), [2, 3]).shape == (2, 3)
+
+
+def test_composite_explicit_nonfunctional_skips_functional_backends() -> None:
+    """CEANF kernels (view copies, scatters) serve CPU and Meta but not Lazy/XLA (spec 1.7):
+    those backends must lower them or get them through functionalize_aten_op."""
+    from tensordispatch.dispatch import DispatchKey, alias_runtime_keys
+
+    keys = alias_runtime_keys(DispatchKey.CompositeExplicitAutogradNonFunctional)
+    assert DispatchKey.CPU in keys and DispatchKey.Meta in keys
+    assert DispatchKey.Lazy not in keys and DispatchKey.XLA not in keys
+    cea = alias_runtime_keys(DispatchKey.CompositeExplicitAutograd)
+    assert DispatchKey.Lazy in cea

@@ -21,9 +21,9 @@ from tensordispatch.transforms.functionalize import (
 def test_wrapper_key_set_is_inner_keys_plus_functionalize() -> None:
     inner = td.ones(2, 3)
     w = to_functional(inner)
-    assert DispatchKeySet.from_raw(w._key_set) == DispatchKeySet.from_raw(
-        inner._key_set
-    ).add(DispatchKey.Functionalize)
+    assert DispatchKeySet.from_raw(w._key_set) == DispatchKeySet.from_raw(inner._key_set).add(
+        DispatchKey.Functionalize
+    )
 
 
 def test_wrapper_reads_metadata_through() -> None:

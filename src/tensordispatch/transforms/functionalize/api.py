@@ -85,17 +85,24 @@ def _propagate_input_mutation(original: Tensor, wrapped: FunctionalTensor) -> No
     op("copy_")(original, inner)
 
 
-_REMOVE_ERROR = "\n".join(
-    [
-        "functionalize(f, remove='mutations'): received invalid argument for remove={}. Valid "
-        "options are:",
-        "     remove='mutations': all inplace and out= operators will be removed from the "
-        "program, and replaced with their out-of-place equivalents.",
-        "     remove='mutations_and_views': In addition to the above, all aliasing operators "
-        "{{view}} will be replaced with their non-aliasing counterparts, {{view}}_copy.",
-        "",
-    ]
+# torch's message, one line per entry (joined with newlines, trailing newline included)
+_REMOVE_ERROR_LINES = (
+    (
+        "functionalize(f, remove='mutations'): received invalid argument for "
+        "remove={}. Valid options are:"
+    ),
+    (
+        "     remove='mutations': all inplace and out= operators will be removed from "
+        "the program, and replaced with their out-of-place equivalents."
+    ),
+    (
+        "     remove='mutations_and_views': In addition to the above, all aliasing "
+        "operators {{view}} will be replaced with their non-aliasing counterparts, "
+        "{{view}}_copy."
+    ),
+    "",
 )
+_REMOVE_ERROR = "\n".join(_REMOVE_ERROR_LINES)
 
 
 def functionalize(func: Callable[..., Any], *, remove: str = "mutations") -> Callable[..., Any]:

@@ -25,7 +25,9 @@ def _example() -> Any:
     return namespace["f"]
 
 
-def show(out: TextIO = sys.stdout, modes: tuple[str, ...] = ("mutations", "mutations_and_views")) -> int:
+def show(
+    out: TextIO = sys.stdout, modes: tuple[str, ...] = ("mutations", "mutations_and_views")
+) -> int:
     """Print the example program, eager and functionalized results, and the traced graphs.
 
     >>> import io

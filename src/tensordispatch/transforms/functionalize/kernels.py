@@ -43,12 +43,12 @@ from tensordispatch.tensor.dtypes import can_cast
 from tensordispatch.tensor.tensor import Tensor
 from tensordispatch.transforms.functionalize.view_metas import INPLACE_VIEWS, VIEW_RULES
 from tensordispatch.transforms.functionalize.wrapper import (
+    _ST,
     FUNCTIONALIZE_BIT,
     FunctionalStorage,
     FunctionalTensor,
     ViewMeta,
     _make_wrapper,
-    _ST,
     below,
     commit_update,
     replace_,
@@ -176,7 +176,9 @@ def _to_meta(v: Any) -> Any:
     return v
 
 
-def _inplace_check(mut: Any, args: tuple[Any, ...], kwargs: dict[str, Any], new: Tensor, self_: Tensor) -> None:
+def _inplace_check(
+    mut: Any, args: tuple[Any, ...], kwargs: dict[str, Any], new: Tensor, self_: Tensor
+) -> None:
     """Note [Inplace errors without a meta run]."""
     if new._shape == self_._shape and (
         new.dtype is self_.dtype or can_cast(new.dtype, self_.dtype)
@@ -321,7 +323,9 @@ def _resize_kernel(self: Any, size: Any, **kwargs: Any) -> Any:
         replace_(self, tmp, from_regenerate=True)
         return self
     rule = VIEW_RULES["as_strided"]
-    meta = ViewMeta(rule, (list(tmp._shape), list(tmp._strides)), {}, _ST.functionalize_reapply_views)
+    meta = ViewMeta(
+        rule, (list(tmp._shape), list(tmp._strides)), {}, _ST.functionalize_reapply_views
+    )
     self._view_metas = (*self._view_metas, meta)
     self._has_metadata_mutation = True
     replace_(self, meta.forward(inner), from_regenerate=True)
@@ -368,10 +372,10 @@ def _tables() -> tuple[dict[str, str], list[str]]:
     for g in parsed.groups:
         functional = str(g.functional.func.name)
         for f in (g.inplace, g.out, g.mutable):
-            name = "" if f is None else str(f.func.name)
-            if f is not None and not f.has_composite_implicit_autograd_kernel:
-                if name not in _NOT_FUNCTIONALIZED:
-                    table[name] = functional
+            if f is None or f.has_composite_implicit_autograd_kernel:
+                continue
+            if str(f.func.name) not in _NOT_FUNCTIONALIZED:
+                table[str(f.func.name)] = functional
     composite_views = [
         str(f.func.name)
         for vg in parsed.view_groups

@@ -77,7 +77,9 @@ class Graph:
         if isinstance(v, list | tuple):
             return "[" + ", ".join(self.fmt(x) for x in v) + "]"
         if hasattr(v, "is_floating_point") and hasattr(v, "itemsize"):  # a dtype
-            return f"tensordispatch.{v}".replace("tensordispatch.tensordispatch.", "tensordispatch.")
+            return f"tensordispatch.{v}".replace(
+                "tensordispatch.tensordispatch.", "tensordispatch."
+            )
         return repr(v)
 
     @property
@@ -115,7 +117,9 @@ class TracingMode(DispatchMode):
         out = func(*args, **kwargs)
         base = func._opname if func._opname.isidentifier() else "t"
         if isinstance(out, Tensor):
-            names: tuple[str, ...] = (g.name_of(out, base) if id(out) not in g._names else g._fresh(base),)
+            names: tuple[str, ...] = (
+                g.name_of(out, base) if id(out) not in g._names else g._fresh(base),
+            )
         elif isinstance(out, list | tuple):
             names = tuple(g.name_of(o, f"{base}") for o in out if isinstance(o, Tensor))
         else:
@@ -162,7 +166,9 @@ def make_fx(fn: Callable[..., Any]) -> Callable[..., Graph]:
             out = fn(*args)
         outs = out if isinstance(out, list | tuple) else [out]
         printed = [graph.fmt(o) for o in outs]
-        graph.outputs = printed[0] if not isinstance(out, list | tuple) else "[" + ", ".join(printed) + "]"
+        graph.outputs = (
+            printed[0] if not isinstance(out, list | tuple) else "[" + ", ".join(printed) + "]"
+        )
         return graph
 
     return traced

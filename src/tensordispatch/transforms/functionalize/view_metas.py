@@ -169,7 +169,9 @@ def _expand_rev(
     return sum_to(m, base._shape, not reapply)
 
 
-def _split_rev(base: Tensor, m: Tensor, reapply: bool, i: int, split_size: int, dim: int = 0) -> Tensor:
+def _split_rev(
+    base: Tensor, m: Tensor, reapply: bool, i: int, split_size: int, dim: int = 0
+) -> Tensor:
     n = len(base._shape)
     d = dim % n
     start = i * split_size

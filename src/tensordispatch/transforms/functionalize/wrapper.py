@@ -261,7 +261,7 @@ def to_functional(t: Tensor) -> FunctionalTensor:
     (True, tensordispatch.Size([3]), device(type='cpu'))
     """
     if isinstance(t, FunctionalTensor):
-        raise RuntimeError(
+        raise RuntimeError(  # noqa: TRY004 - a state error (already wrapped), as torch's assert
             "to_functional: the tensor is already a functional tensor; wrap each tensor once "
             "(unwrap it with from_functional first)"
         )
@@ -299,7 +299,7 @@ def from_functional(t: Tensor) -> Tensor:
     """The current inner value of a wrapper, WITHOUT syncing (torch's
     ``_from_functional_tensor``); call ``sync(t)`` first to see pending mutations."""
     if not isinstance(t, FunctionalTensor):
-        raise RuntimeError(
+        raise RuntimeError(  # noqa: TRY004 - torch raises RuntimeError here too
             f"from_functional: expected a functional tensor, got a plain {type(t).__name__} "
             f"on device '{t.device}'; only tensors made by to_functional can be unwrapped"
             if isinstance(t, Tensor)
