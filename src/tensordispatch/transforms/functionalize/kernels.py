@@ -231,7 +231,8 @@ def _make_mutation_kernel(mut: Any, functional: Any) -> Callable[..., Any]:
         result = below(functional, *fargs, **fkwargs)
         news = [result] if isinstance(result, Tensor) else list(result)
         extra = len(news) - len(mutated)
-        for m, new in zip(mutated, news[extra:], strict=True):
+        m: FunctionalTensor
+        for m, new in zip(mutated, news[extra:], strict=True):  # type: ignore[assignment]
             if inplace:
                 _inplace_check(mut, tuple(unwrapped), ukwargs, new, m._data)
             replace_(m, new)

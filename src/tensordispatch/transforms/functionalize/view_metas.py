@@ -158,9 +158,12 @@ def sum_to(t: Tensor, shape: tuple[int, ...], always_return_non_view: bool) -> T
             reduce.append(d)
     if reduce:
         t = op("sum.dim_IntList")(t, reduce, True)
+    result: Tensor
     if always_return_non_view:
-        return op("view_copy")(t, list(shape)) if leading > 0 else op("clone")(t)  # type: ignore[no-any-return]
-    return op("view")(t, list(shape)) if leading > 0 else t  # type: ignore[no-any-return]
+        result = op("view_copy")(t, list(shape)) if leading > 0 else op("clone")(t)
+    else:
+        result = op("view")(t, list(shape)) if leading > 0 else t
+    return result
 
 
 def _expand_rev(

@@ -415,7 +415,7 @@ def sync(t: object) -> None:
     """
     if t.__class__ is not FunctionalTensor:
         return
-    w: FunctionalTensor = t  # type: ignore[assignment]
+    w: FunctionalTensor = t  # type: ignore[assignment,unused-ignore]
     storage = w._fstorage
     if w._generation == storage.generation:
         return
