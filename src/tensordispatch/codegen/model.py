@@ -17,6 +17,8 @@ from tensordispatch.schema.types import BaseType, ListType, OptionalType
 
 __all__ = [
     "DUNDER_METHODS",
+    "FRESH_IMPLS",
+    "FRESH_TABLE",
     "HIDDEN_FROM_PYTHON",
     "KERNEL_TABLES",
     "NUMBERS_AS_TENSORS",
@@ -54,6 +56,15 @@ META_FUNCTIONS = ("_META_FN", "tensordispatch.backends.meta:META_FUNCTIONS")
 # Keys whose kernels for a structured group are generated from meta + impl (spec 3.2), and
 # the allocator each uses for functional outputs.
 STRUCTURED_KEYS: dict[str, str] = {"CPU": "_alloc_cpu"}
+
+# CPU out impls (yaml CPU: kernel names) that also have a fresh-result functional kernel in
+# backends/cpu/fresh.py CPU_FRESH_KERNELS (Note [Fresh results]): the functional wrapper of
+# their group may call ``fresh(pre, specs[0], *args)`` instead of allocate + impl.
+FRESH_IMPLS: frozenset[str] = frozenset(
+    {"add_out", "sub_out", "mul_out", "div_out", "neg_out", "exp_out", "sin_out", "cos_out",
+     "sqrt_out"}
+)  # fmt: skip
+FRESH_TABLE = ("_CPU_FRESH", "tensordispatch.backends.cpu.fresh:CPU_FRESH_KERNELS")
 
 # Overloads torch's Python binding does not expose: numbers go through the Tensor overload
 # as wrapped numbers instead (torch's tools/autograd skip list).
