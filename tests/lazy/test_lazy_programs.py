@@ -155,3 +155,24 @@ def test_every_counter_of_a_program_matches_torch() -> None:
     names = (set(lazy.metrics.counter_names()) | set(torch._lazy.metrics.counter_names())) - differ
     assert len(names) == 15
     assert td_counters(*sorted(names)) == torch_counters(*sorted(names))
+
+
+def test_forced_fallback_counters_match_torch() -> None:
+    # spec 3.6: forcing aten::sub on (a*2) - b
+    import torch._lazy.config
+
+    names = ("aten::sub.Tensor", "lazy::_to_copy", "UncachedCompile", "lazy::mul", "lazy::sub")
+    for lib in (td, torch):
+        a, b = lib.ones(3).to("lazy"), lib.ones(3).to("lazy")
+        (lazy.mark_step if lib is td else torch._lazy.mark_step)()
+        (lazy.metrics.reset_metrics if lib is td else torch._lazy.metrics.reset)()
+        config = lazy.config if lib is td else torch._lazy.config
+        config.set_force_fallback("aten::sub")
+        try:
+            assert ((a * 2) - b).to("cpu").tolist() == [1.0, 1.0, 1.0]
+        finally:
+            config.set_force_fallback("")
+    assert td_counters(*names) == torch_counters(*names) == {
+        "aten::sub.Tensor": 1, "lazy::_to_copy": 4, "UncachedCompile": 1, "lazy::mul": 1,
+        "lazy::sub": None,
+    }  # fmt: skip

@@ -16,7 +16,7 @@ tensor's graph; other operators fall back to eager CPU. See docs/LAZY.md.
 
 from __future__ import annotations
 
-from tensordispatch.lazy import debug, metrics
+from tensordispatch.lazy import config, debug, metrics
 from tensordispatch.lazy.executor import (
     Graph,
     clear_compile_cache,
@@ -38,6 +38,7 @@ __all__ = [
     "LazyTensor",
     "NumpyBackend",
     "clear_compile_cache",
+    "config",
     "debug",
     "get_backend",
     "install",

@@ -23,6 +23,8 @@ from typing import Any
 import numpy as np
 
 from tensordispatch.dispatch.op_overload import OpOverload
+from tensordispatch.dispatch.tls import local_state
+from tensordispatch.lazy import config as _config  # noqa: F401 - registers the TLS field
 from tensordispatch.lazy import metrics
 from tensordispatch.lazy.ir import (
     BackendData,
@@ -43,6 +45,7 @@ from tensordispatch.tensor.tensor import Tensor
 __all__ = ["OpPlan", "op_plan", "trace", "trace_inplace", "trace_out"]
 
 _COUNTERS = metrics.COUNTERS
+_ST = local_state()
 T_TENSOR, T_LIST, T_SCALAR = 0, 1, 2
 
 
@@ -178,8 +181,20 @@ def trace(op: OpOverload, keyset: Any, stack: list[Any]) -> Any:
     """The boxed Lazy kernel of every traced operator: record one node, return lazy
     tensors for its outputs (spec 3.2)."""
     plan = _PLANS.get(op._entry) or op_plan(op)
+    if _ST.lazy_force_fallback and _forced(plan):
+        return _fallback(op, keyset, stack)
     _COUNTERS[plan.counter] = _COUNTERS.get(plan.counter, 0) + 1
     return _wrap(build_node(plan, list(stack)))
+
+
+def _forced(plan: OpPlan) -> bool:
+    return bool(plan.name.partition(".")[0] == _ST.lazy_force_fallback)
+
+
+def _fallback(op: OpOverload, keyset: Any, stack: list[Any]) -> Any:
+    from tensordispatch.lazy.fallback import lazy_fallback
+
+    return lazy_fallback(op, keyset, stack)
 
 
 _CAST = "aten::_to_copy"
@@ -225,6 +240,8 @@ def derived_kernel(op: OpOverload, functional: OpOverload) -> Any:
     inplace = op._schema.kind() == SchemaKind.inplace
 
     def kernel(op_: OpOverload, keyset: Any, stack: list[Any]) -> Any:
+        if _ST.lazy_force_fallback and (_forced(plan) or _forced(fplan)):
+            return _fallback(op_, keyset, stack)
         _COUNTERS[plan.counter] = _COUNTERS.get(plan.counter, 0) + 1
         node = build_node(fplan, list(stack[: fplan.num_args]))
         if inplace:
