@@ -356,6 +356,17 @@ def p_resize_grows_fresh_tensor(T: Any, x: Any) -> Any:
     return y[:4] * 1
 
 
+def p_multi_output_out(T: Any, x: Any, v: Any, i: Any) -> Any:
+    T.max(x, 1, out=(v, i))
+    return v + 1
+
+
+def p_input_transposed_in_place(T: Any, x: Any) -> Any:
+    x.t_()
+    x.mul_(2)
+    return x
+
+
 PROGRAMS: list[Program] = [
     Program("view_mul", p_view_mul, (((2, 2), F),)),
     Program("transpose_select", p_transpose_select, (((2, 3), F),)),
@@ -420,6 +431,8 @@ PROGRAMS: list[Program] = [
     Program("out_into_empty_input", p_out_into_empty_input, (((3,), F), ((0,), F))),
     Program("resize_shrinks_input", p_resize_shrinks_input, (((4,), F),)),
     Program("resize_grows_fresh_tensor", p_resize_grows_fresh_tensor, (((4,), F),)),
+    Program("multi_output_out", p_multi_output_out, (((2, 3), F), ((2,), F), ((2,), "int64"))),
+    Program("input_transposed_in_place", p_input_transposed_in_place, (((2, 3), F),)),
     Program("view_dtype_stays_float64", p_view_dtype_stays_float64, (((4,), "float64"),)),
     Program(
         "sub_out_of_place_then_inplace_views",

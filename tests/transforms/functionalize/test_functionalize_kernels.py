@@ -174,3 +174,25 @@ def test_composite_explicit_nonfunctional_skips_functional_backends() -> None:
     assert DispatchKey.Lazy not in keys and DispatchKey.XLA not in keys
     cea = alias_runtime_keys(DispatchKey.CompositeExplicitAutograd)
     assert DispatchKey.Lazy in cea
+
+
+@pytest.mark.parametrize("mode", ["mutations", "mutations_and_views"])
+def test_random_inplace_on_a_view_uses_the_functional_variant(mode: str) -> None:
+    def program(x: object) -> object:
+        x[0].uniform_()  # type: ignore[index]
+        x.normal_()  # type: ignore[attr-defined]
+        return x
+
+    def names(graph: object) -> list[str]:
+        return [
+            str(n.target).split(".")[1]
+            for n in graph.graph.nodes  # type: ignore[attr-defined]
+            if n.op == "call_function" and isinstance(n.target, torch._ops.OpOverload)
+        ]
+
+    from torch.fx.experimental.proxy_tensor import make_fx as torch_make_fx
+
+    theirs = names(torch_make_fx(torch.func.functionalize(program, remove=mode))(torch.ones(2, 3)))
+    ours = make_fx(functionalize(program, remove=mode))(td.ones(2, 3)).op_names
+    assert ours == theirs
+    assert "uniform" in ours and "normal_functional" in ours
