@@ -111,7 +111,8 @@ def test_values_are_read_after_sync() -> None:
     x[0].fill_(3)
     assert x.tolist() == [[3.0, 3.0], [0.0, 0.0]]
     assert x.sum().item() == 6.0
-    assert repr(x) == "FunctionalTensor(tensor([[3., 3.],\n        [0., 0.]]))"
+    assert repr(x) == "_to_functional_tensor(tensor([[3., 3.],\n        [0., 0.]]))"
+    assert repr(x) == repr(torch._to_functional_tensor(torch.tensor([[3.0, 3.0], [0.0, 0.0]])))
 
 
 def test_cia_view_decomposes_at_functionalize_below_autograd() -> None:

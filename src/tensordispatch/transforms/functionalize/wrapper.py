@@ -219,7 +219,12 @@ class FunctionalTensor(Tensor):
         return op("detach")(self)  # type: ignore[no-any-return]
 
     def __repr__(self) -> str:
-        return f"FunctionalTensor({self._inner_synced()!r})"
+        """As torch: a wrapper over a lazy/XLA tensor prints as that tensor (functional
+        wrappers are invisible there); any other prints as ``_to_functional_tensor(...)``."""
+        inner = self._inner_synced()
+        if inner.device.type in ("lazy", "xla"):
+            return repr(inner)
+        return f"_to_functional_tensor({inner!r})"
 
     __str__ = __repr__
 
