@@ -83,8 +83,11 @@ def batched_kernel(keyset: Any, op: Any, *args: Any, **kwargs: Any) -> Any:
         result = pointwise_unboxed(op, args, kwargs)
         if result is not DECLINE:
             return result
-    facts = op._entry.facts
-    stack = facts.stack_of(facts.bind(args, kwargs))
+    if not kwargs and len(args) >= plan.required:
+        stack = [*args, *plan.defaults[len(args) :]]
+    else:
+        facts = op._entry.facts
+        stack = facts.stack_of(facts.bind(args, kwargs))
     level = _level_of(plan, stack)
     if level == 0:
         return op._redispatch_boxed(keyset.raw & _AFTER_BATCHED, stack)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from tensordispatch.dispatch.calling import NO_DEFAULT
 from tensordispatch.schema.types import ListType
 
 __all__ = ["OpPlan", "plan_of"]
@@ -35,6 +36,10 @@ class OpPlan:
     tags: tuple[str, ...]
     # pointwise, out-of-place, no tensor list and no tensor keyword: the unboxed fast path
     fast: bool = False
+    # arguments without a default come first: a positional call with at least ``required``
+    # arguments is boxed as ``[*args, *defaults[len(args):]]``
+    required: int = 0
+    defaults: tuple[Any, ...] = field(default=(), repr=False)
 
     @property
     def num_returns(self) -> int:
@@ -78,6 +83,8 @@ def _compute(op: Any) -> OpPlan:
         and not kwarg_tensors
         and op._entry.qualified_name.startswith("aten::")
     )
+    facts = op._entry.facts
+    required = max((i + 1 for i, d in enumerate(facts.defaults) if d is NO_DEFAULT), default=0)
     return OpPlan(
         name=op.name(),
         schema=schema,
@@ -88,6 +95,8 @@ def _compute(op: Any) -> OpPlan:
         names=tuple(a.name for a in schema.arguments),
         tags=tags,
         fast=fast,
+        required=required,
+        defaults=facts.defaults,
     )
 
 

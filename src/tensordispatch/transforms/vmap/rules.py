@@ -178,9 +178,11 @@ def pointwise_unboxed(op: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) ->
     level = 0
     rank = 0
     for a in args:
-        if isinstance(a, Tensor):
-            r = len(a._shape)
-            rank = max(rank, r)
+        shape = getattr(a, "_shape", None)
+        if shape is not None:
+            r = len(shape)
+            if r > rank:
+                rank = r
             if type(a) is BatchedTensor and a._level > level:
                 level = a._level
     if level == 0:
@@ -189,9 +191,12 @@ def pointwise_unboxed(op: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) ->
     for i, a in enumerate(args):
         if type(a) is BatchedTensor and a._level == level:
             r = len(a._shape)
-            if r == 0:
+            if r == rank:
+                new[i] = a._data
+            elif r == 0:
                 return DECLINE  # Note [Promotion with batched scalars]
-            new[i] = _unsqueeze_after_batch(a._data, rank - r) if r < rank else a._data
+            else:
+                new[i] = _unsqueeze_after_batch(a._data, rank - r)
     return wrap(op(*new, **kwargs), level)
 
 
