@@ -30,7 +30,6 @@ from collections.abc import Callable
 from typing import Any
 
 from tensordispatch.tensor.dtypes import _result_type_of
-from tensordispatch.tensor.tensor import Tensor
 from tensordispatch.transforms.vmap.batched import BatchedTensor, wrap
 from tensordispatch.transforms.vmap.plan import OpPlan
 
@@ -181,8 +180,7 @@ def pointwise_unboxed(op: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) ->
         shape = getattr(a, "_shape", None)
         if shape is not None:
             r = len(shape)
-            if r > rank:
-                rank = r
+            rank = max(rank, r)
             if type(a) is BatchedTensor and a._level > level:
                 level = a._level
     if level == 0:
