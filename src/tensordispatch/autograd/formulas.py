@@ -52,7 +52,8 @@ REWRITES: tuple[tuple[str, str], ...] = (
     (r"\.resolve_conj\(\)", ""),
     (r"\b(\w+)\.sgn\(\)", r"sgn(\1)"),
     (r"\b(\w+)\.ger\(", r"ger(\1, "),
-    (r"\b(\w+)\.(new_zeros)\(", r"\2(\1, "),
+    (r"\b(\w+)\.(new_zeros|index)\(", r"\2(\1, "),
+    (r"\b(\w+)\.slice\(", r"slice_tensor(\1, "),
     (r"\b(\w+)\.isComplex\(\)", r"isinstance(\1, complex)"),
     (r"\b(\w+)\.toDouble\(\)", r"float(\1)"),
     (r"\b(\w+)\.toComplexDouble\(\)", r"complex(\1)"),
@@ -269,7 +270,7 @@ def sum_backward(grad: Tensor, sizes: Any, dims: Any, keepdim: bool) -> Tensor:
 def mean_backward(grad: Tensor, sizes: Any, dims: Any, numel: int, keepdim: bool) -> Tensor:
     sizes = list(sizes)
     n = numel
-    if dims is not None and not (isinstance(dims, (list, tuple)) and len(dims) == 0):
+    if sizes and dims is not None and not (isinstance(dims, (list, tuple)) and len(dims) == 0):
         n = 1
         for d in _dims(dims, len(sizes)):
             n *= sizes[d]
@@ -306,12 +307,19 @@ def slice_backward_wrapper(
     return out
 
 
-def unsqueeze_to(grad: Tensor, dim: int, sizes: Any) -> Tensor:
+def unsqueeze_to(grad: Tensor, dim: Any, sizes: Any = None) -> Tensor:
+    """``grad`` with the dims squeezed away restored: all size-1 dims of ``sizes``, or
+    those of ``dim`` (an int or a list) that had size 1."""
+    if sizes is None:  # unsqueeze_to(grad, sizes): every size-1 dim
+        return grad.reshape(list(dim))
     sizes = list(sizes)
     if not sizes:
         return grad
-    d = dim % len(sizes)
-    return grad.unsqueeze(d) if sizes[d] == 1 else grad
+    dims = [dim] if isinstance(dim, int) else list(dim)
+    for d in sorted(x % len(sizes) for x in dims):
+        if sizes[d] == 1:
+            grad = grad.unsqueeze(d)
+    return grad
 
 
 def sgn(t: Tensor) -> Tensor:

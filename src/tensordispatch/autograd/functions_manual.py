@@ -194,7 +194,7 @@ def norm_backward(
         grad = _keep(grad, dim, self.dim(), keepdim)
         norm = _keep(norm, dim, self.dim(), keepdim)
     if p == 0.0:
-        return _zeros_like(self)
+        return None  # type: ignore[return-value]  # torch: an undefined gradient
     if p == 1.0:
         from tensordispatch.autograd.formulas import sgn
 
@@ -276,6 +276,8 @@ def index_select_backward(grad: Tensor, sizes: Any, dim: int, index: Tensor) -> 
 def gather_backward(
     grad: Tensor, self: Tensor, dim: int, index: Tensor, sparse_grad: bool
 ) -> Tensor:
+    if index.numel() == 0 and index.dtype != grad.dtype:  # torch takes any dtype when empty
+        index = _index(np.zeros(index._shape))
     out: Tensor = _scatter_add(new_zeros(grad, self._shape), dim, index, grad)
     return out
 
@@ -296,8 +298,9 @@ def masked_fill_backward(grad: Tensor, mask: Tensor) -> Tensor:
 
 def masked_select_backward(grad: Tensor, input: Tensor, mask: Tensor) -> Tensor:
     shape = np.broadcast_shapes(tuple(input._shape), tuple(mask._shape))
-    zeros = new_zeros(grad, shape)
-    return index_put(zeros, [mask.expand(list(shape))], grad, False)
+    where_true = np.flatnonzero(np.broadcast_to(np.asarray(mask._data), shape))
+    flat = new_zeros(grad, [math.prod(shape)])
+    return index_put(flat, [_index(where_true)], grad, False).reshape(list(shape))
 
 
 def diagonal_backward(grad: Tensor, sizes: Any, offset: int, dim1: int, dim2: int) -> Tensor:
@@ -326,7 +329,7 @@ def as_strided_backward(
     flat = new_zeros(grad, [length])
     flat = index_put(flat, [_index(out_pos)], grad.reshape([-1]), True)
     count = np.bincount(in_pos, minlength=length)[in_pos]  # an overlapping input shares
-    picked = flat.index([_index(in_pos)]) / _const(np.maximum(count, 1), grad)
+    picked = index(flat, [_index(in_pos)]) / _const(np.maximum(count, 1), grad)
     return picked.reshape(list(in_sizes))
 
 
@@ -352,6 +355,8 @@ def _movedim(t: Tensor, dim: int) -> Tensor:
 
 def repeat_backward(grad: Tensor, repeats: Any, input_shape: Any) -> Tensor:
     repeats = list(repeats)
+    if 0 in repeats:  # torch: no gradient flows through an empty repeat
+        return new_zeros(grad, input_shape)
     shape = [1] * (len(repeats) - len(input_shape)) + list(input_shape)
     interleaved: list[int] = []
     for r, s in zip(repeats, shape, strict=True):
@@ -368,7 +373,7 @@ def cat_tensors_backward(grad: Tensor, sizes: Any, dtypes: Any, dim: int) -> lis
     start = 0
     for s, dt in zip(sizes, dtypes, strict=True):
         if list(s) == [0]:  # torch's legacy empty input takes no slice
-            out.append(None)
+            out.append(_zeros([0], dtype=dt, device=grad.device))
             continue
         piece = _narrow(grad, dim, start, s[dim])
         out.append(piece.to(dt) if piece.dtype != dt else piece)
@@ -603,29 +608,30 @@ def _conv_input_grad(
 ) -> Tensor:  # fmt: skip
     k = input.dim() - 2
     n, o = grad._shape[0], grad._shape[1]
-    up_shape = [n, o] + [(grad._shape[2 + i] - 1) * stride[i] + 1 for i in range(k)]
+    kernel = weight._shape[2:]
+    extra = [  # input rows after the last window's reach (read by no window) or inside it
+        input._shape[2 + i] + 2 * padding[i] - dilation[i] * (kernel[i] - 1) - 1
+        - (grad._shape[2 + i] - 1) * stride[i]
+        for i in range(k)
+    ]  # fmt: skip
+    up_shape = [n, o] + [(grad._shape[2 + i] - 1) * stride[i] + 1 + extra[i] for i in range(k)]
     up = new_zeros(grad, up_shape)
     view = up
     for i in range(k):
-        view = _slice(view, 2 + i, 0, None, stride[i])
+        view = _slice(view, 2 + i, 0, (grad._shape[2 + i] - 1) * stride[i] + 1, stride[i])
     _copy_(view, grad)
     c_g, o_g = weight._shape[1], o // groups
-    w = weight.reshape([groups, o_g, c_g, *weight._shape[2:]]).transpose(1, 2)
-    w = _flip(w.reshape([groups * c_g, o_g, *weight._shape[2:]]), list(range(2, 2 + k)))
-    pads = [dilation[i] * (weight._shape[2 + i] - 1) - padding[i] for i in range(k)]
+    w = weight.reshape([groups, o_g, c_g, *kernel]).transpose(1, 2)
+    w = _flip(w.reshape([groups * c_g, o_g, *kernel]), list(range(2, 2 + k)))
+    pads = [dilation[i] * (kernel[i] - 1) - padding[i] for i in range(k)]
     x = up
     for i in range(k):  # a negative pad crops instead
         if pads[i] < 0:
             x = _narrow(x, 2 + i, -pads[i], x._shape[2 + i] + 2 * pads[i])
-    gi = _conv(x, w, None, [1] * k, [max(p, 0) for p in pads], list(dilation), False, [0] * k, groups)
-    if tuple(gi._shape) != tuple(input._shape):  # rows the strided forward never read
-        full = new_zeros(grad, input._shape)
-        view = full
-        for i in range(k):
-            view = _narrow(view, 2 + i, 0, gi._shape[2 + i])
-        _copy_(view, gi)
-        gi = full
-    return gi
+    zero = [0] * k
+    pos = [max(p, 0) for p in pads]
+    out: Tensor = _conv(x, w, None, [1] * k, pos, list(dilation), False, zero, groups)
+    return out
 
 
 def _conv_weight_grad(
@@ -653,4 +659,41 @@ def view_as_complex(t: Tensor) -> Tensor:
 
 def view_as_real(t: Tensor) -> Tensor:
     out: Tensor = op("view_as_real")(t)
+    return out
+
+
+def slice_tensor(t: Tensor, dim: int, start: Any, end: Any, step: int) -> Tensor:
+    out: Tensor = _slice(t, dim, start, end, step)
+    return out
+
+
+def slice_scatter(
+    t: Tensor, src: Tensor, dim: int, start: Any, end: Any, step: int
+) -> Tensor:
+    out: Tensor = op("slice_scatter")(t, src, dim, start, end, step)
+    return out
+
+
+def select_scatter(t: Tensor, src: Tensor, dim: int, index: int) -> Tensor:
+    out: Tensor = op("select_scatter")(t, src, dim, index)
+    return out
+
+
+def diagonal_scatter(t: Tensor, src: Tensor, offset: int, dim1: int, dim2: int) -> Tensor:
+    out: Tensor = op("diagonal_scatter")(t, src, offset, dim1, dim2)
+    return out
+
+
+def index(t: Tensor, indices: Any) -> Tensor:
+    out: Tensor = op("index.Tensor")(t, list(indices))
+    return out
+
+
+def as_strided_scatter_backward(
+    grad: Tensor, input_geometry: Any, src_geometry: Any, size: Any, stride: Any,
+    storage_offset: Any,
+) -> Tensor:  # fmt: skip
+    """The input's gradient: ``grad`` with the positions the scatter overwrote zeroed."""
+    zeros = new_zeros(grad, size)
+    out: Tensor = op("as_strided_scatter")(grad.contiguous(), zeros, size, stride, storage_offset)
     return out

@@ -40,8 +40,9 @@ def _numerical(fn: Callable[..., Any], inputs: list[Any], i: int, eps: float) ->
         minus = [o._data.copy() for o in _outputs(fn, inputs)]
         data[idx] = orig
         cols.append([((p - m) / (2 * eps)).reshape(-1) for p, m in zip(plus, minus, strict=True)])
-    n_out = len(cols[0]) if cols else 0
-    return [np.stack([c[k] for c in cols], axis=0) if cols else None for k in range(n_out)]
+    if not cols:  # an empty input: empty Jacobians
+        return [np.zeros((0, o.numel())) for o in _outputs(fn, inputs)]
+    return [np.stack([c[k] for c in cols], axis=0) for k in range(len(cols[0]))]
 
 
 def _analytical(fn: Callable[..., Any], inputs: list[Any], i: int) -> list[Any]:

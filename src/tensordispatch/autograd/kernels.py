@@ -109,7 +109,8 @@ class GeneralFormulaNode(FormulaNode):
     """A node of an operator with several outputs, Tensor[] or Tensor? inputs, or formulas
     for several inputs (Note [Entry keys] in derivatives.py)."""
 
-    __slots__ = ()
+    __slots__ = ("_n_outputs",)
+    _n_outputs: int
 
     def apply(self, grads: list[Tensor | None]) -> tuple[Tensor | None, ...]:
         needed = self._needed
@@ -117,8 +118,7 @@ class GeneralFormulaNode(FormulaNode):
         if all(g is None for g in grads):
             return tuple(out)
         info = self.info
-        n_out = len(grads) if info.returns_list else len(info.outputs)
-        padded = list(grads) + [None] * (n_out - len(grads))
+        padded = list(grads) + [None] * (self._n_outputs - len(grads))
         env = self._env()
         env["grad"] = padded[0] if padded else None
         env["grads"] = padded

@@ -104,6 +104,7 @@ def make_general_kernel(
             outs = list(result) if (info.returns_list or len(info.outputs) > 1) else [result]
             if diff_if is None or diff_if(args, kwargs):
                 _link(info, node, outs)
+        node._n_outputs = len(outs)
         for name, i in saved_outputs:
             node._saved[name] = SavedTensor(outs[i], True)
         return result

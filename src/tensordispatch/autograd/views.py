@@ -9,9 +9,10 @@ torch records a view function per view (or falls back to as_strided). Our views 
 share the root's storage and carry absolute sizes, strides and offset
 (Note [Views share the root] in tensor.py), so a view of a root is fully described by its
 geometry: CopySlices and AsStridedBackward0 rebuild "the view's elements of a
-root-shaped gradient" from it, for views of views too. These two nodes compute with
-NumPy-backed operations outside the graph, so double backward through an in-place write
-on a view is not supported (torch supports it).
+root-shaped gradient" from it, for views of views too. When the graph records
+(create_graph) and the root is contiguous, they compute with ``as_strided`` /
+``as_strided_scatter`` on a clone of the root-shaped gradient, so double backward goes
+through them; otherwise they compute outside the graph.
 """
 
 from __future__ import annotations
@@ -26,6 +27,29 @@ __all__ = ["AsStridedBackward0", "CopySlices", "rebase_history"]
 
 _empty_strided = op("empty_strided")
 _zeros = op("zeros")
+_as_strided = op("as_strided")
+_as_strided_scatter = op("as_strided_scatter")
+
+
+def _contiguous_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
+    strides, acc = [], 1
+    for n in reversed(shape):
+        strides.append(acc)
+        acc *= max(n, 1)
+    return tuple(reversed(strides))
+
+
+def _recording(base_meta: tuple[Any, ...]) -> bool:
+    """Whether to compute in the graph (Note [Views replay as strided])."""
+    from tensordispatch.autograd.grad_mode import is_grad_enabled
+
+    shape, strides, _, _ = base_meta
+    return is_grad_enabled() and tuple(strides) == _contiguous_strides(tuple(shape))
+
+
+def _relative(geometry: tuple[Any, ...], base_meta: tuple[Any, ...]) -> tuple[Any, ...]:
+    shape, strides, offset = geometry
+    return list(shape), list(strides), offset - base_meta[2]
 
 
 def _root_shaped(base: Tensor, grad: Tensor | None) -> Tensor:
@@ -63,6 +87,8 @@ class CopySlices(Node):
     def apply(self, grads: list[Tensor | None]) -> tuple[Tensor | None, ...]:
         from tensordispatch.autograd.grad_mode import no_grad
 
+        if grads[0] is not None and _recording(self._base_meta):
+            return self._apply_recorded(grads[0])
         shape, strides, offset, dtype = self._base_meta
         proto = Tensor._make_meta(shape, strides, dtype)
         proto._offset = offset
@@ -75,6 +101,13 @@ class CopySlices(Node):
             else:
                 grad_slice.copy_(res[0])
         return (result, *res[1:])
+
+    def _apply_recorded(self, grad: Tensor) -> tuple[Tensor | None, ...]:
+        size, stride, offset = _relative(self.geometry, self._base_meta)
+        root = grad.reshape(list(self._base_meta[0])).clone()
+        res = self.fn.apply([_as_strided(root, size, stride, offset)])
+        src = res[0] if res[0] is not None else _zeros(size, dtype=grad.dtype)
+        return (_as_strided_scatter(root, src, size, stride, offset), *res[1:])
 
     def release(self) -> None:
         self._released = True
@@ -97,6 +130,10 @@ class AsStridedBackward0(Node):
         from tensordispatch.autograd.grad_mode import no_grad
 
         shape, strides, offset, dtype = self._base_meta
+        if grads[0] is not None and _recording(self._base_meta):
+            size, stride, rel = _relative(self.geometry, self._base_meta)
+            zeros = _zeros(list(shape), dtype=grads[0].dtype)
+            return (_as_strided_scatter(zeros, grads[0], size, stride, rel),)
         proto = Tensor._make_meta(shape, strides, dtype)
         proto._offset = offset
         result = _root_shaped(proto, None)
