@@ -18,7 +18,7 @@ For ``ns::f(Tensor x, Tensor y, int a=1, *, Tensor? z=None) -> Tensor`` we exec:
         _td_s = _td_st.__dict__  # Note [Reading the thread-local state]
         _td_x = _td_s["excluded"]
         try:
-            _td_e = (_td_c0 if _td_x is _td_dx else _td_c[_td_x])[_td_k | _td_s["included"]]
+            _td_e = (_td_c0 if _td_x is _td_dx else ...)[_td_k | _td_s["included"]]
         except KeyError:
             _td_e = _td_m(_td_x, _td_k | _td_s["included"])
         if a is _NO and z is _NO:
@@ -29,7 +29,8 @@ Arguments the caller did not pass are not forwarded, so a kernel sees what torch
 kernels see: trailing defaults left out (torch also drops explicit values equal to the
 default; we forward those). ``_td_c`` / ``_td_c0`` / ``_td_m`` are the operator's published
 cache (excluded word -> include-adjusted key-set word -> entry callable), its level for the
-default excluded word ``_td_dx`` (found by identity: the common case) and its miss handler
+default excluded word ``_td_dx`` (found by identity: the common case; ``_td_c1`` is a mode
+handler's level, Note [Canonical mode words] in modes.py) and its miss handler
 (operator.py, Note [Published dispatch state]). Plain dicts with ``try``/``except KeyError``
 are the fastest lookup CPython has; a dict subclass with ``__missing__`` is not
 specialized by the interpreter. A schema whose argument names are not Python identifiers
@@ -54,6 +55,7 @@ from typing import Any
 from tensordispatch.dispatch.convert import ArgumentCheck, argument_check, value_type_globals
 from tensordispatch.dispatch.errors import ArgumentTypeError
 from tensordispatch.dispatch.keyset import DEFAULT_EXCLUDED_RAW
+from tensordispatch.dispatch.modes import HANDLER_EXCLUDED_RAW
 from tensordispatch.dispatch.tls import local_state
 from tensordispatch.schema.model import Argument, FunctionSchema
 from tensordispatch.schema.types import ListType, OptionalType
@@ -280,6 +282,11 @@ else:  # pragma: no cover - depends on tls.py's representation
     _STATE_EXPR, _EXCLUDED, _INCLUDED = "_td_st", ".excluded", ".included"
 
 
+# The cache level of the call's excluded word: the default one and a mode handler's one by
+# identity (Note [Canonical mode words] in modes.py), any other by a dict lookup.
+_LEVEL = "(_td_c0 if _td_x is _td_dx else _td_c1 if _td_x is _td_hx else _td_c[_td_x])"
+
+
 def entry_parameters(facts: CallingFacts) -> tuple[str, list[str], list[str]]:
     """The generated entry's parameter list, the names that get the ``_NO`` default and,
     among them, the required ones placed after an optional one."""
@@ -419,7 +426,7 @@ def _entry_source(facts: CallingFacts, fname: str) -> str:
             f"    _td_s = {_STATE_EXPR}",
             f"    _td_x = _td_s{_EXCLUDED}",
             "    try:",
-            f"        _td_e = (_td_c0 if _td_x is _td_dx else _td_c[_td_x])[{word}]",
+            f"        _td_e = {_LEVEL}[{word}]",
             "    except KeyError:",
             f"        _td_e = _td_m(_td_x, {word})",
             "    except (AttributeError, TypeError):",
@@ -430,7 +437,7 @@ def _entry_source(facts: CallingFacts, fname: str) -> str:
         f"    _td_s = {_STATE_EXPR}",
         f"    _td_x = _td_s{_EXCLUDED}",
         "    try:",
-        f"        _td_e = (_td_c0 if _td_x is _td_dx else _td_c[_td_x])[_td_k | _td_s{_INCLUDED}]",
+        f"        _td_e = {_LEVEL}[_td_k | _td_s{_INCLUDED}]",
         "    except KeyError:",
         f"        _td_e = _td_m(_td_x, _td_k | _td_s{_INCLUDED})",
     ]
@@ -534,6 +541,7 @@ def generate_calling_code(
     """
     ns["_NO"] = NOT_GIVEN
     ns["_td_dx"] = DEFAULT_EXCLUDED_RAW
+    ns["_td_hx"] = HANDLER_EXCLUDED_RAW
     ns["_td_bad"] = facts.bad_argument
     ns["_td_nl"] = (NOT_GIVEN,)  # iterated instead of a non-list: its item is never right
     for check in facts.checks:

@@ -40,8 +40,11 @@ from types import FunctionType
 from typing import Any
 
 from tensordispatch.dispatch.calling import NO_DEFAULT, NOT_GIVEN, CallingFacts, entry_parameters
+from tensordispatch.dispatch.keyset import DEFAULT_EXCLUDED_RAW, DEFAULT_INCLUDED_RAW
 from tensordispatch.dispatch.modes import (
     ABOVE_PYTHON_RAW,
+    HANDLER_EXCLUDED_RAW,
+    INCLUDED_WITH_MODES_RAW,
     NOT_MODE_WORD_RAW,
     PYTHON_AFTER_RAW,
     PYTHON_BIT_RAW,
@@ -120,8 +123,8 @@ _RUN = """\
     _td_x = _td_d["excluded"]
     _td_m = _td_ms.pop()
     if not _td_ms:
-        _td_d["included"] = _td_i & _td_nm
-    _td_d["excluded"] = _td_x | _td_ap
+        _td_d["included"] = _td_di if _td_i is _td_mi else _td_i & _td_nm
+    _td_d["excluded"] = _td_hx if _td_x is _td_dx else _td_x | _td_ap
     try:
         _td_r = _td_m.__torch_dispatch__(_td_op, _td_ty, _td_a, _td_kw)
     finally:
@@ -171,6 +174,11 @@ def _compile(facts: CallingFacts, fname: str) -> tuple[Any, dict[str, Any], Any,
         "_td_pa": PYTHON_AFTER_RAW,
         "_td_nm": NOT_MODE_WORD_RAW,
         "_td_ap": ABOVE_PYTHON_RAW,
+        # Note [Canonical mode words] in modes.py
+        "_td_di": DEFAULT_INCLUDED_RAW,
+        "_td_mi": INCLUDED_WITH_MODES_RAW,
+        "_td_dx": DEFAULT_EXCLUDED_RAW,
+        "_td_hx": HANDLER_EXCLUDED_RAW,
         "_td_ni": not_implemented_message,
         "_td_op": None,
         "_td_raw": 0,

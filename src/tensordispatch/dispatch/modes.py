@@ -36,6 +36,14 @@ Cost (benchmarks/bench_dispatch.py): with no mode, nothing; a call under a trivi
 ~0.27x torch's TorchDispatchMode on the same machine (the issue's target is 0.2x; the
 remaining cost is interpreter work per bytecode: the TLS swap and the ``types`` scan).
 
+Note [Canonical mode words]
+Under one mode with default thread-local state, the included word is always
+``INCLUDED_WITH_MODES_RAW`` and, inside the handler, the excluded word is always
+``HANDLER_EXCLUDED_RAW``: pushing and popping modes and the generated mode entries
+(mode_entry.py) store these very objects rather than fresh ints of equal value. The mode
+entry then swaps words without integer arithmetic, and the handler's own calls find their
+cache level by identity, as plain calls find the default one (calling.py).
+
 Where we differ from torch: a handler returning NotImplemented raises the TypeError
 immediately (torch would go on to try tensor subclasses' ``__torch_dispatch__``; our
 tensors have no Python-key subclasses yet). A Python-key call with no mode active
@@ -50,11 +58,20 @@ from types import TracebackType
 from typing import Any
 
 from tensordispatch.dispatch.keys import DispatchKey
-from tensordispatch.dispatch.keyset import BACKEND_MASK_RAW, FULL_RAW, full_after_raw, keyset_raw
+from tensordispatch.dispatch.keyset import (
+    BACKEND_MASK_RAW,
+    DEFAULT_EXCLUDED_RAW,
+    DEFAULT_INCLUDED_RAW,
+    FULL_RAW,
+    full_after_raw,
+    keyset_raw,
+)
 from tensordispatch.dispatch.tls import local_state
 
 __all__ = [
     "ABOVE_PYTHON_RAW",
+    "HANDLER_EXCLUDED_RAW",
+    "INCLUDED_WITH_MODES_RAW",
     "NOT_MODE_WORD_RAW",
     "PYTHON_AFTER_RAW",
     "PYTHON_BIT_RAW",
@@ -83,6 +100,10 @@ _ABOVE_PYTHON = ABOVE_PYTHON_RAW = (
 # Positive (bits 0-61): ``&`` with a negative int is slower in CPython.
 _NOT_MODE_WORD = NOT_MODE_WORD_RAW = FULL_RAW & ~_MODE_WORD
 _PYTHON_AFTER = PYTHON_AFTER_RAW = full_after_raw(DispatchKey.Python)
+# Note [Canonical mode words]: the common thread-local words under a mode and inside its
+# handler, as single int objects, so the hot paths can recognize them by identity.
+INCLUDED_WITH_MODES_RAW = DEFAULT_INCLUDED_RAW | _MODE_WORD
+HANDLER_EXCLUDED_RAW = DEFAULT_EXCLUDED_RAW | _ABOVE_PYTHON
 _SNAPSHOT_AFTER = full_after_raw(DispatchKey.PythonTLSSnapshot)
 
 
@@ -164,7 +185,9 @@ def _push_mode(mode: DispatchMode) -> None:
     """
     st = _STATE
     if not st.modes:
-        st.included |= _MODE_WORD
+        included = st.included | _MODE_WORD
+        # the canonical object when it is the common word (Note [Canonical mode words])
+        st.included = INCLUDED_WITH_MODES_RAW if included == INCLUDED_WITH_MODES_RAW else included
     st.modes.append(mode)
 
 
@@ -191,7 +214,8 @@ def _pop_mode() -> DispatchMode:
         )
     mode: DispatchMode = modes.pop()
     if not modes:
-        st.included &= ~_MODE_WORD
+        included = st.included & _NOT_MODE_WORD
+        st.included = DEFAULT_INCLUDED_RAW if included == DEFAULT_INCLUDED_RAW else included
     return mode
 
 

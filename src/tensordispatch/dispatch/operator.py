@@ -74,6 +74,7 @@ from tensordispatch.dispatch.keyset import (
     highest_priority_key_raw,
     table_index,
 )
+from tensordispatch.dispatch.modes import HANDLER_EXCLUDED_RAW
 from tensordispatch.dispatch.op_overload import make_overload_class
 from tensordispatch.dispatch.table import (
     SLOT_NAMES,
@@ -104,6 +105,7 @@ class _TableState:
         "by_excluded",
         "default_cache",
         "entry",
+        "handler_cache",
         "mask",
         "op",
         "per_backend",
@@ -127,8 +129,10 @@ class _TableState:
         self.op = entry.overload_object
         self.boxer = entry.boxer
         self.default_cache: dict[int, Callable[..., Any]] = {}
+        self.handler_cache: dict[int, Callable[..., Any]] = {}
         self.by_excluded: dict[int, dict[int, Callable[..., Any]]] = {
-            DEFAULT_EXCLUDED_RAW: self.default_cache
+            DEFAULT_EXCLUDED_RAW: self.default_cache,
+            HANDLER_EXCLUDED_RAW: self.handler_cache,
         }
         self.redispatch_cache: dict[int, Callable[..., Any]] = {}
 
@@ -313,6 +317,7 @@ class OperatorEntry:
         ns["_td_m"] = state.call_miss
         ns["_td_c"] = state.by_excluded
         ns["_td_c0"] = state.default_cache
+        ns["_td_c1"] = state.handler_cache
         self.state = state
 
     # ----- errors --------------------------------------------------------------------------
