@@ -31,10 +31,13 @@ Everything is restored in ``finally``, also when the handler raises. ``types`` h
 types of the tensor arguments whose key set carries Python (tensor subclasses with a
 ``__torch_dispatch__``); it is ``()`` for plain tensors, as in torch.
 
-Cost (benchmarks/bench_dispatch.py): with no mode, nothing; a call under a trivial mode is
-~4.5 plain calls (outer entry, this fallback's bookkeeping, the handler, the inner call),
-~0.27x torch's TorchDispatchMode on the same machine (the issue's target is 0.2x; the
-remaining cost is interpreter work per bytecode: the TLS swap and the ``types`` scan).
+Cost (benchmarks/bench_dispatch.py): with no mode, nothing. For an operator with a schema,
+Python's slot does not run ``python_fallback_kernel`` but a kernel generated for the
+operator (mode_entry.py, Note [Generated mode entries]) with the same behaviour and no loop
+over the arguments. A call under a trivial mode is then ~3.5 plain calls (outer entry, the
+generated entry's bookkeeping, the handler, the inner call), ~0.21x torch's
+TorchDispatchMode on the same machine (the issue's target is 0.2x; what remains is
+interpreter work per bytecode, mostly the thread-local swap torch's semantics require).
 
 Note [Canonical mode words]
 Under one mode with default thread-local state, the included word is always
