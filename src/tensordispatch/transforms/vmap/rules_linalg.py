@@ -124,7 +124,10 @@ def matmul_rule(op: Any, plan: OpPlan, stack: list[Any], level: int) -> Any:
             pa = _pad(pa, rank - ra)
         if bb and rb < rank:
             pb = _pad(pb, rank - rb)
-    out = pa.matmul(pb)
+    if pa.dim() == 3 and pb.dim() == 3 and pa.shape[0] == pb.shape[0]:
+        out = pa.bmm(pb)  # matmul's own decomposition would reshape to exactly this
+    else:
+        out = pa.matmul(pb)
     for d in squeeze:
         out = out.squeeze(d)
     return wrap(out, level)
