@@ -28,7 +28,7 @@ NAMES = {
     "transpose_copy", "unfold_copy", "unsqueeze_copy", "view_copy", "split_with_sizes_copy",
     "__getitem__", "to",
 }  # fmt: skip
-DTYPES = (torch.float32, torch.int64)
+DTYPES = (torch.float32, torch.int64, torch.complex64)
 OPINFOS = [o for o in op_db if o.name in NAMES]
 
 

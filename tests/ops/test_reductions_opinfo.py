@@ -65,8 +65,12 @@ OPS: dict[str, Callable[..., Any]] = {
 }  # fmt: skip
 VARIANTS = {"": None, "reduction_with_dim": None, "reduction_no_dim": None, "unbiased": None,
             "with_dtype": None, "fro": None, "inf": None}  # fmt: skip
-DTYPES = (torch.float32, torch.int64)
+DTYPES = (torch.float32, torch.int64, torch.complex64)
 # int64 samples only where integer rules differ (promotion to int64, bool/uint8 results)
+# complex64 samples for the ops whose complex rules differ (sums, products, matrix products)
+COMPLEX_OPS = {"sum", "mean", "prod", "cumsum", "mm", "bmm", "matmul", "dot", "mv", "outer",
+               "addmm", "addmv", "baddbmm", "addbmm", "var", "std", "norm", "logsumexp",
+               "softmax", "log_softmax", "all", "any", "nn.functional.linear"}  # fmt: skip
 INT_OPS = {"sum", "prod", "cumsum", "all", "any", "argmax", "max", "mean", "aminmax", "addmm"}
 
 # torch.nn.functional.embedding samples with max_norm renormalise the weight in place.
@@ -78,7 +82,8 @@ def _convert(x: Any, device: str) -> Any:
         dtype = getattr(td, str(x.dtype).split(".")[-1])
         out = td.empty_strided(list(x.shape), list(x.stride()), dtype=dtype, device=device)
         if device == "cpu":
-            out.copy_(td.from_numpy(np.array(x.detach().numpy(), order="C")))
+            values = x.detach().resolve_conj().resolve_neg()  # OpInfo samples conj views
+            out.copy_(td.from_numpy(np.array(values.numpy(), order="C")))
         return out
     if isinstance(x, torch.dtype):
         return getattr(td, str(x).split(".")[-1])
@@ -99,6 +104,8 @@ def _samples() -> list[Any]:
             if dtype not in info.supported_dtypes("cpu"):
                 continue
             if dtype is torch.int64 and info.name not in INT_OPS:
+                continue
+            if dtype is torch.complex64 and info.name not in COMPLEX_OPS:
                 continue
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
@@ -159,9 +166,11 @@ def _assert_close(expected: Any, got: Any, label: str) -> None:
     if not isinstance(expected, torch.Tensor):
         return
     exact = not (expected.dtype.is_floating_point or expected.dtype.is_complex)
-    tol = 0 if exact else 1e-4 if expected.dtype == torch.float32 else 1e-7
+    single = expected.dtype in (torch.float32, torch.complex64)
+    tol = 0 if exact else 1e-4 if single else 1e-7
     np.testing.assert_allclose(
-        got.numpy(), expected.numpy(), rtol=tol, atol=tol, equal_nan=True, err_msg=label
+        got.numpy(), expected.resolve_conj().numpy(), rtol=tol, atol=tol, equal_nan=True,
+        err_msg=label,
     )
 
 

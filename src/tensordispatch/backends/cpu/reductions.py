@@ -247,7 +247,10 @@ def _logsumexp(self: Tensor, dims: Any, keepdim: bool, dt: Any) -> Any:
     data = self._data.astype(dt._numpy, copy=False)
     axis = _axis(self, dims)
     with quiet_fp():
-        m = np.amax(data, axis=axis, keepdims=True, initial=-np.inf)
+        # complex: the max of the real parts, as torch (the imaginary part of the result
+        # then stays the principal log's, in (-pi, pi])
+        real = data.real if np.iscomplexobj(data) else data
+        m = np.amax(real, axis=axis, keepdims=True, initial=-np.inf)
         m = np.where(np.isfinite(m), m, 0)
         result = np.log(np.sum(np.exp(data - m), axis=axis, keepdims=True)) + m
     if not keepdim:
