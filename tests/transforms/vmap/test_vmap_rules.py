@@ -166,3 +166,22 @@ def test_composite_operator_decomposes_without_fallback() -> None:
     a, b = td.ones(3, 2, 4), td.ones(4, 5)
     got = vmap(td.matmul, in_dims=(0, None))(a, b)
     assert tuple(got.shape) == (3, 2, 5) and vmap_fallback_counts() == {}
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda r: r.unsqueeze_(0) * 1,
+        lambda r: r.transpose_(0, 1) + 0,
+        lambda r: r.t_() + 0,
+        lambda r: r[:1].squeeze_(0) + 0,
+    ],
+    ids=["unsqueeze_", "transpose_", "t_", "squeeze_"],
+)
+def test_inplace_view_changes_the_batched_tensor(fn: object) -> None:
+    a = np.arange(24.0).reshape(2, 3, 4)
+    got = vmap(fn)(td.from_numpy(a.copy()))
+    ref = tf.vmap(fn)(torch.from_numpy(a.copy()))
+    assert tuple(got.shape) == tuple(ref.shape)
+    np.testing.assert_array_equal(got.numpy(), ref.numpy())
+    assert vmap_fallback_counts() == {}

@@ -457,7 +457,35 @@ def squeeze_rule(op: Any, plan: OpPlan, stack: list[Any], level: int) -> Any:
     return wrap(target(x._data, dims), level)
 
 
+def _inplace_view(functional: str) -> Rule:
+    """``x.transpose_(...)`` and friends: the functional view's rule, then ``x`` takes the
+    view's inner tensor and logical geometry (an in-place view changes the tensor itself)."""
+
+    def rule(op: Any, plan: OpPlan, stack: list[Any], level: int) -> Any:
+        from tensordispatch import ops
+
+        x = stack[0]
+        if not (type(x) is BatchedTensor and x._level == level):
+            return DECLINE
+        name, _, overload = functional.partition(".")
+        view_op = getattr(getattr(ops.aten, name), overload or "default")
+        view = view_op(*stack)
+        x._data, x._shape, x._strides, x._offset = view._data, view._shape, view._strides, 0
+        return x
+
+    return rule
+
+
 def _register_views() -> None:
+    for inplace, functional in (
+        ("unsqueeze_", "unsqueeze"),
+        ("squeeze_", "squeeze"),
+        ("squeeze_.dim", "squeeze.dim"),
+        ("squeeze_.dims", "squeeze.dims"),
+        ("transpose_", "transpose.int"),
+        ("t_", "t"),
+    ):
+        RULES[f"aten::{inplace}"] = _inplace_view(functional)
     for name in ("squeeze", "squeeze.dims", "squeeze_copy", "squeeze_copy.dims"):
         RULES[f"aten::{name}"] = squeeze_rule
     RULES["aten::view"] = _size_rule("size")
