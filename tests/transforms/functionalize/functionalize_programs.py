@@ -367,6 +367,12 @@ def p_input_transposed_in_place(T: Any, x: Any) -> Any:
     return x
 
 
+def p_unsafe_view_mutate(T: Any, x: Any) -> Any:
+    y = T.ops.aten._unsafe_view.default(x, [3, 2])
+    y.add_(1)
+    return x
+
+
 PROGRAMS: list[Program] = [
     Program("view_mul", p_view_mul, (((2, 2), F),)),
     Program("transpose_select", p_transpose_select, (((2, 3), F),)),
@@ -433,6 +439,7 @@ PROGRAMS: list[Program] = [
     Program("resize_grows_fresh_tensor", p_resize_grows_fresh_tensor, (((4,), F),)),
     Program("multi_output_out", p_multi_output_out, (((2, 3), F), ((2,), F), ((2,), "int64"))),
     Program("input_transposed_in_place", p_input_transposed_in_place, (((2, 3), F),)),
+    Program("unsafe_view_mutate", p_unsafe_view_mutate, (((2, 3), F),)),
     Program("view_dtype_stays_float64", p_view_dtype_stays_float64, (((4,), "float64"),)),
     Program(
         "sub_out_of_place_then_inplace_views",

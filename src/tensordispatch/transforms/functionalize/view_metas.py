@@ -70,6 +70,11 @@ def _view_rev(base: Tensor, m: Tensor, reapply: bool, i: int, size: Any) -> Tens
     return _pick(reapply, "view", "view_copy")(m, list(base._shape))  # type: ignore[no-any-return]
 
 
+def _unsafe_view_rev(base: Tensor, m: Tensor, reapply: bool, i: int, size: Any) -> Tensor:
+    # no *_copy twin: _unsafe_view does not alias, so torch replays and undoes it as itself
+    return op("_unsafe_view")(m, list(base._shape))  # type: ignore[no-any-return]
+
+
 def _transpose_rev(base: Tensor, m: Tensor, reapply: bool, i: int, dim0: int, dim1: int) -> Tensor:
     return _pick(reapply, "transpose.int", "transpose_copy.int")(m, dim0, dim1)  # type: ignore[no-any-return]
 
@@ -233,7 +238,7 @@ VIEW_RULES: dict[str, ViewRule] = {
     r.name: r
     for r in (
         _rule("view", "view_copy", _view_rev),
-        _rule("_unsafe_view", "view_copy", _view_rev),
+        _rule("_unsafe_view", None, _unsafe_view_rev),
         _rule("transpose.int", "transpose_copy.int", _transpose_rev),
         _rule("t", "t_copy", _t_rev),
         _rule("permute", "permute_copy", _permute_rev),
