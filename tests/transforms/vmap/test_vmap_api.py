@@ -285,3 +285,37 @@ def test_error_randomness_value() -> None:
         lambda: vmap(td.sin, randomness="foo"), lambda: tf.vmap(torch.sin, randomness="foo")
     )
     assert msg == "Only allowed values for randomness are 'error', 'different', or 'same'. Got foo"
+
+
+def test_error_data_dependent_control_flow() -> None:
+    x, tx = x_pair()
+    msg = both_raise(
+        lambda: vmap(lambda r: bool(r.sum()))(x), lambda: tf.vmap(lambda r: bool(r.sum()))(tx)
+    )
+    assert msg == (
+        "vmap: It looks like you're attempting to use a Tensor in some data-dependent control "
+        "flow. We don't support that yet, please file an issue at "
+        "https://github.com/pytorch/pytorch/issues ."
+    )
+
+
+def test_float_of_batched_tensor_is_the_item_error() -> None:
+    x, tx = x_pair()
+    msg = both_raise(
+        lambda: vmap(lambda r: float(r.sum()))(x), lambda: tf.vmap(lambda r: float(r.sum()))(tx)
+    )
+    assert msg.startswith("vmap: It looks like you're calling .item() on a Tensor.")
+
+
+def test_numpy_of_batched_tensor_is_refused() -> None:
+    with pytest.raises(RuntimeError, match="numpy\\(\\) is not supported on a BatchedTensor"):
+        vmap(lambda r: r.numpy())(td.ones(2, 3))
+
+
+def test_dropout_randomness_same_and_different() -> None:
+    x = td.ones(6, 50)
+    same_rows = vmap(lambda r: td.dropout(r, 0.5, True), randomness="same")(x)
+    diff_rows = vmap(lambda r: td.dropout(r, 0.5, True), randomness="different")(x)
+    assert np.array_equal(same_rows.numpy(), np.tile(same_rows.numpy()[0], (6, 1)))
+    assert not np.array_equal(diff_rows.numpy(), np.tile(diff_rows.numpy()[0], (6, 1)))
+    assert set(np.unique(diff_rows.numpy())) <= {0.0, 2.0}

@@ -172,6 +172,16 @@ class BatchedTensor(Tensor):
     def _one_element(self, kind: str, error: type[Exception]) -> Any:
         return self.item()
 
+    def __bool__(self) -> bool:
+        raise RuntimeError(
+            "vmap: It looks like you're attempting to use a Tensor in some data-dependent "
+            "control flow. We don't support that yet, please file an issue at "
+            "https://github.com/pytorch/pytorch/issues ."
+        )
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> Any:
+        return self.numpy()
+
     def tolist(self) -> Any:
         raise RuntimeError(
             "vmap: tolist() is not supported on a BatchedTensor (its values differ per batch "
