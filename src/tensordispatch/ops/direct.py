@@ -58,7 +58,7 @@ class DirectPacket:
     function; calling the packet picks the first overload (definition order) whose
     signature accepts the arguments with tensors exactly where the schema has them."""
 
-    __slots__ = ("_attr", "_key", "_name", "_overloads", "_specs")
+    __slots__ = ("_attr", "_key", "_name", "_overloads", "_resolved", "_specs")
 
     def __init__(self, attr: str, key: str, name: str, overloads: Mapping[str, Overload]):
         self._attr = attr
@@ -66,6 +66,7 @@ class DirectPacket:
         self._name = name
         self._overloads = dict(overloads)
         self._specs: dict[str, _CallSpec] = {}
+        self._resolved: dict[Any, Callable[..., Any]] = {}
 
     def __getattr__(self, overload: str) -> Callable[..., Any]:
         try:
@@ -85,13 +86,25 @@ class DirectPacket:
         return f"<DirectPacket ops.{self._attr}.{self._name} ({', '.join(self._overloads)})>"
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        # Resolution depends only on the argument count, the keyword names and the
+        # arguments' types (Tensor or not, None or not), so it is memoized by those.
+        if kwargs:
+            key: Any = (*map(type, args), *kwargs, *map(type, kwargs.values()), len(args))
+        else:
+            key = tuple(map(type, args))
+        fn = self._resolved.get(key)
+        if fn is None:
+            fn = self._resolved[key] = self._resolve(args, kwargs)
+        return fn(*args, **kwargs)
+
+    def _resolve(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Callable[..., Any]:
         if len(self._overloads) == 1:
-            return next(iter(self._overloads.values()))[0](*args, **kwargs)
+            return next(iter(self._overloads.values()))[0]
         reasons = []
         for overload, (fn, kinds, schema) in self._overloads.items():
             problem = self._declines(overload, fn, kinds, args, kwargs)
             if problem is None:
-                return fn(*args, **kwargs)
+                return fn
             reasons.append(f"  {schema}: {problem}")
         head = (
             f"ops.{self._attr}.{self._name}: no {self._key} overload accepts the given "
