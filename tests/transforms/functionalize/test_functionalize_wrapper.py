@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 import torch
 
@@ -216,3 +218,28 @@ def test_kwargs_inputs_are_wrapped_and_written_back() -> None:
     b = td.zeros(2)
     out = td.func.functionalize(f)(td.ones(2), b=b)
     assert b.tolist() == [1.0, 1.0] and out.tolist() == [1.0, 1.0]
+
+
+def test_gradients_flow_through_the_functional_program() -> None:
+    def f(x: Any) -> Any:
+        y = x.clone()
+        y.view(2, 2)[0].mul_(3)
+        y[1:3].add_(y[0:2])
+        return (y * y).sum()
+
+    t = torch.arange(4.0).requires_grad_()
+    torch.func.functionalize(f)(t).backward()
+    for mode in ("mutations", "mutations_and_views"):
+        x = td.arange(4.0).requires_grad_()
+        out = td.func.functionalize(f, remove=mode)(x)
+        out.backward()
+        assert x.grad is not None and x.grad.tolist() == t.grad.tolist()  # type: ignore[union-attr]
+
+
+def test_no_grad_still_holds_inside_functionalize() -> None:
+    def f(x: Any) -> Any:
+        return x * 2
+
+    with td.no_grad():
+        out = td.func.functionalize(f)(td.ones(2).requires_grad_())
+    assert not out.requires_grad

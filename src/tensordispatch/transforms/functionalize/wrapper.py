@@ -26,6 +26,11 @@ exclude set (torch's AutoDispatchSkipFunctionalize), as a fresh call through the
 dispatcher, so Python dispatch modes (the tracer) see exactly the operators that reach the
 layers below. ``below(op, *args)`` is that call; the exclude word is swapped inline rather
 than through a guard object because it runs several times per functionalized operator.
+The call also re-enables the autograd keys (unless inference mode excluded them): the
+wrapper's own autograd kernel excluded them for its redispatch, but inner tensors are a new
+layer whose operations must be recorded when they require grad, as across functorch's layer
+boundary (``functionalize(f)(x)`` with ``x.requires_grad`` differentiates through the
+functional program). Grad mode itself is not a key (no_grad still holds below).
 """
 
 from __future__ import annotations
@@ -34,7 +39,11 @@ from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 from tensordispatch.dispatch.keys import DispatchKey
-from tensordispatch.dispatch.keyset import PYTHON_KS_RAW, keyset_raw
+from tensordispatch.dispatch.keyset import (
+    AUTOGRAD_DISPATCH_KEYSET_WITH_AD_INPLACE_OR_VIEW_RAW,
+    PYTHON_KS_RAW,
+    keyset_raw,
+)
 from tensordispatch.dispatch.tls import local_state, register_field
 from tensordispatch.tensor.tensor import Tensor
 
@@ -74,11 +83,21 @@ _ST = local_state()
 register_field("functionalize_reapply_views", False)
 
 
+_AUTOGRAD_RAW = AUTOGRAD_DISPATCH_KEYSET_WITH_AD_INPLACE_OR_VIEW_RAW
+
+
+def _inner_excluded(saved: int) -> int:
+    """The exclude word for calls on inner tensors (Note [Calling below functionalization])."""
+    if getattr(_ST, "autograd_inference_mode", False):
+        return saved | FUNCTIONALIZE_BIT
+    return (saved | FUNCTIONALIZE_BIT) & ~_AUTOGRAD_RAW
+
+
 def below(op: Any, *args: Any, **kwargs: Any) -> Any:
-    """Call ``op`` with Functionalize excluded (Note [Calling below functionalization])."""
+    """Call ``op`` on inner tensors (Note [Calling below functionalization])."""
     st = _ST
     saved = st.excluded
-    st.excluded = saved | FUNCTIONALIZE_BIT
+    st.excluded = _inner_excluded(saved)
     try:
         return op(*args, **kwargs)
     finally:
@@ -379,7 +398,7 @@ def apply_updates(storage: FunctionalStorage) -> bool:
         return False
     st = _ST
     saved = st.excluded
-    st.excluded = saved | FUNCTIONALIZE_BIT
+    st.excluded = _inner_excluded(saved)
     try:
         base = storage.base
         for update in updates:
@@ -396,7 +415,7 @@ def regenerate(w: FunctionalTensor) -> None:
     storage = w._fstorage
     st = _ST
     saved = st.excluded
-    st.excluded = saved | FUNCTIONALIZE_BIT
+    st.excluded = _inner_excluded(saved)
     try:
         t = storage.base
         for m in w._view_metas:
