@@ -266,11 +266,31 @@ def _shallow_alias(t: Tensor) -> Tensor:
         root._vc = VersionCounter()
         if t is not root:
             t._vc = root._vc
+    if type(t) is not Tensor:  # a subclass (a functional or lazy wrapper) keeps its class
+        return _subclass_alias(t, root._vc)
     alias = Tensor._make(
         t._data, t._shape, t._strides, t._offset, t.dtype, t.device, t._storage, root._vc
     )
     alias._key_set = t._key_set
     alias._base = t._base
+    return alias
+
+
+def _subclass_alias(t: Tensor, vc: Any) -> Tensor:
+    """A copy of ``t``'s slots (every class of its MRO) without autograd metadata."""
+    alias = object.__new__(type(t))
+    for cls in type(t).__mro__:
+        for name in getattr(cls, "__slots__", ()):
+            if name in ("__weakref__", "__dict__"):
+                continue
+            try:
+                object.__setattr__(alias, name, object.__getattribute__(t, name))
+            except AttributeError:
+                pass
+    if hasattr(t, "__dict__"):
+        alias.__dict__.update(t.__dict__)
+    alias._autograd_meta = None
+    alias._vc = vc
     return alias
 
 

@@ -16,6 +16,14 @@ share their functional entry's formulas and node name, check torch's leaf rule, 
 clone of ``self`` when a formula reads the pre-update ``self``, and rebase ``self``'s
 history; on a view they rebase the view's root through CopySlices (views.py). out=
 variants raise torch's error when an input requires grad.
+
+Note [Fresh outputs at version 0]
+torch runs every autograd kernel's redispatch below ADInplaceOrView, so the in-place steps
+of a composite kernel (``zeros_like`` = ``empty_like`` + ``fill_``) do not bump the version
+of the tensor it is building: a new tensor comes out at version 0. Our no-grad path skips
+that guard (it is the hot path); instead, a functional non-view operator's output whose
+version counter moved (and that is not one of its inputs) is reset to version 0, which is
+what torch's users observe. The recording path runs below ADInplaceOrView, as torch.
 """
 
 from __future__ import annotations
@@ -42,6 +50,7 @@ from tensordispatch.dispatch.keyset import (
 from tensordispatch.dispatch.tls import local_state
 from tensordispatch.schema.model import FunctionSchema
 from tensordispatch.tensor import Tensor
+from tensordispatch.tensor.tensor import VersionCounter
 
 __all__ = [
     "HANDLES",
@@ -282,10 +291,25 @@ def _make_functional_kernel(
             node._saved["result"] = SavedTensor(result, True)
         return result
 
-    return _fast_path(positions, record)
+    return _fast_path(positions, record, not _aliases(info.schema))
 
 
-def _fast_path(positions: tuple[int, ...], record: Callable[..., Any]) -> Callable[..., Any]:
+def _aliases(schema: FunctionSchema) -> bool:
+    return any(r.alias_info is not None for r in schema.returns)
+
+
+def fresh_version(result: Tensor, args: tuple[Any, ...]) -> None:
+    """A new tensor leaves an operator at version 0 (Note [Fresh outputs at version 0])."""
+    if result._base is None and type(result._vc) is VersionCounter:
+        for a in args:
+            if a is result:
+                return
+        result._vc.version = 0
+
+
+def _fast_path(
+    positions: tuple[int, ...], record: Callable[..., Any], fresh: bool = False
+) -> Callable[..., Any]:
     """The kernel: redispatch unless grad mode is on and an input requires grad.
 
     The no-grad branch is the hot path of every call (Note [The autograd kernel]): it reads
@@ -305,7 +329,10 @@ def _fast_path(positions: tuple[int, ...], record: Callable[..., Any]) -> Callab
                     e = state.redispatch_cache[raw & _AFTER]
                 except KeyError:
                     e = state.redispatch_miss(raw & _AFTER)
-                return e(a, *args, **kwargs)
+                r = e(a, *args, **kwargs)
+                if fresh and r._vc is not None:
+                    fresh_version(r, (a, *args))
+                return r
             return record(raw, op, (a, *args), kwargs)
 
         return kernel1
@@ -326,7 +353,10 @@ def _fast_path(positions: tuple[int, ...], record: Callable[..., Any]) -> Callab
                     e = state.redispatch_cache[raw & _AFTER]
                 except KeyError:
                     e = state.redispatch_miss(raw & _AFTER)
-                return e(a, b, *args, **kwargs)
+                r = e(a, b, *args, **kwargs)
+                if fresh and r._vc is not None:
+                    fresh_version(r, (a, b, *args))
+                return r
             return record(raw, op, (a, b, *args), kwargs)
 
         return kernel2
@@ -336,7 +366,10 @@ def _fast_path(positions: tuple[int, ...], record: Callable[..., Any]) -> Callab
             for i in positions:
                 if _requires_grad(args[i]):
                     return record(raw, op, args, kwargs)
-        return op.redispatch(raw & _AFTER, *args, **kwargs)
+        r = op.redispatch(raw & _AFTER, *args, **kwargs)
+        if fresh and r._vc is not None:
+            fresh_version(r, args)
+        return r
 
     return kernel
 
@@ -505,4 +538,29 @@ def register_all() -> None:
             _register(name, DispatchKey.ADInplaceOrView, _make_ad_inplace_kernel(schema))
             if schema.is_out_fn() and name not in INFOS:
                 _register(name, DispatchKey.Autograd, _out_kernel)
+    for name in FRESH_FACTORIES:
+        qualified, _, overload = name.partition(".")
+        if DISPATCHER.find(f"aten::{qualified}", overload) is not None:
+            _register(name, DispatchKey.Autograd, _fresh_factory_kernel)
     register_manual(_register)
+
+
+# Factories with a tensor argument (no derivative): torch's autograd kernel runs them below
+# ADInplaceOrView, so the new tensor is at version 0 (Note [Fresh outputs at version 0]).
+FRESH_FACTORIES = (
+    "zeros_like",
+    "ones_like",
+    "full_like",
+    "empty_like",
+    "rand_like",
+    "randn_like",
+    "randint_like",
+    "randint_like.low_dtype",
+)
+
+
+def _fresh_factory_kernel(raw: int, op: Any, *args: Any, **kwargs: Any) -> Any:
+    r = op.redispatch(raw & _AFTER, *args, **kwargs)
+    if r._vc is not None:
+        fresh_version(r, args)
+    return r

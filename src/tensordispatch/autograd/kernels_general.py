@@ -109,13 +109,20 @@ def make_general_kernel(
             node._saved[name] = SavedTensor(outs[i], True)
         return result
 
+    fresh = not inplace and not k._aliases(info.schema)
+
     def kernel(raw: int, op: Any, *args: Any, **kwargs: Any) -> Any:
         if k._ST.grad_enabled:
             for _, get, is_list in binds:
                 v = get(args, kwargs)
                 if any(k._requires_grad(t) for t in v) if is_list else k._requires_grad(v):
                     return record(raw, op, args, kwargs)
-        return op.redispatch(raw & k._AFTER, *args, **kwargs)
+        r = op.redispatch(raw & k._AFTER, *args, **kwargs)
+        if fresh:
+            for t in r if type(r) in (tuple, list) else (r,):
+                if isinstance(t, Tensor) and t._vc is not None:
+                    k.fresh_version(t, args)
+        return r
 
     return kernel
 
