@@ -81,7 +81,8 @@ def install() -> None:
     if _STATE:
         return
     from tensordispatch.lazy.fallback import register_lazy_fallback
-    from tensordispatch.lazy.kernels import HANDWRITTEN, SYMINT, derived_kernel, trace
+    from tensordispatch.lazy.kernels import HANDWRITTEN, SYMINT, derived_kernel, op_plan, trace
+    from tensordispatch.lazy.tracegen import make_tracer
 
     spec = read_backend_yaml()
     SYMINT.clear()
@@ -91,7 +92,8 @@ def install() -> None:
     with DISPATCHER.batch():
         for name in spec.full_codegen:
             entry = _entry(name)
-            lib.impl(name, trace, "Lazy", boxed=True, debug="lazy tracing kernel")
+            kernel = make_tracer(op_plan(entry.overload_object)) or trace
+            lib.impl(name, kernel, "Lazy", boxed=True, debug="lazy tracing kernel")
             traced[str(entry.schema.signature())] = entry.overload_object
         for name in spec.supported:
             _entry(name)

@@ -114,6 +114,13 @@ class LazyTensor(Tensor):
             "tensor that handles views"
         )
 
+    def _storage_nbytes(self) -> int:
+        # a lazy value is its own contiguous storage
+        return self.numel() * self.dtype.itemsize
+
+    def data_ptr(self) -> int:
+        return 0  # device buffers have no address the caller may use
+
     def _values_for_print(self) -> np.ndarray[Any, Any] | None:
         return self._data.materialize()
 
