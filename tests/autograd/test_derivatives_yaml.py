@@ -25,7 +25,8 @@ def _torch_entries() -> dict[str, tuple[dict[str, Any], str]]:
         index = counts.get(base, 0)
         counts[base] = index + 1
         camel = "".join(p.title() for p in base.split("_"))  # torchgen: log1p -> Log1P
-        out[e["name"]] = (e, f"{camel}Backward{index}")
+        node = f"{camel}Backward".replace("ForwardBackward", "Backward")  # torchgen's rule
+        out[e["name"]] = (e, f"{node}{index}")
     return out
 
 

@@ -2,12 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-import numpy as np
-
 import tensordispatch.autograd  # noqa: F401 - autograd kernels
-from tensordispatch.autograd.function import Function
 from tensordispatch.backends.aten import op
 from tensordispatch.tensor import Tensor
 
@@ -16,6 +11,7 @@ __all__ = ["cross_entropy", "linear", "relu"]
 _addmm = op("addmm")
 _matmul = op("matmul")
 _relu = op("relu")
+_cross_entropy_loss = op("cross_entropy_loss")
 
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
@@ -43,37 +39,27 @@ def relu(input: Tensor) -> Tensor:
     return result
 
 
-class _CrossEntropy(Function):
-    """Mean of -log_softmax(input)[target] over the batch (class-index targets)."""
-
-    @staticmethod
-    def forward(ctx: Any, x: Tensor, target: Tensor) -> Tensor:
-        logits = np.asarray(x._data)
-        shifted = logits - logits.max(axis=1, keepdims=True)
-        lse = np.log(np.exp(shifted).sum(axis=1, keepdims=True))
-        log_probs = shifted - lse
-        idx = np.asarray(target._data).astype(np.int64)
-        n = logits.shape[0]
-        loss = -log_probs[np.arange(n), idx].sum(dtype=logits.dtype) / logits.dtype.type(n)
-        ctx.log_probs, ctx.idx = log_probs, idx
-        return Tensor._wrap_numpy(np.asarray(loss, dtype=logits.dtype), x.dtype)
-
-    @staticmethod
-    def backward(ctx: Any, grad: Tensor) -> tuple[Tensor, None]:
-        probs = np.exp(ctx.log_probs)
-        n = probs.shape[0]
-        probs[np.arange(n), ctx.idx] -= 1
-        g = probs / probs.dtype.type(n)
-        gx = Tensor._wrap_numpy(g.astype(probs.dtype), grad.dtype)
-        return gx * grad, None
+_REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
 
 
-def cross_entropy(input: Tensor, target: Tensor) -> Tensor:
-    """Cross entropy of logits ``input`` (N, C) and class indices ``target`` (N), mean over N.
+def cross_entropy(
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    ignore_index: int = -100,
+    reduction: str = "mean",
+    label_smoothing: float = 0.0,
+) -> Tensor:
+    """Cross entropy of logits ``input`` (N, C) and class indices ``target`` (N): torch's
+    ``cross_entropy_loss`` (log_softmax, then nll_loss; grad_fn NllLossBackward0).
 
     >>> import tensordispatch as td
     >>> cross_entropy(td.tensor([[0.0, 0.0]]), td.tensor([1]))
     tensor(0.6931)
     """
-    result: Tensor = _CrossEntropy.apply(input, target)
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    result: Tensor = _cross_entropy_loss(
+        input, target, weight, _REDUCTIONS[reduction], ignore_index, label_smoothing
+    )
     return result
