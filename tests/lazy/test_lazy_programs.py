@@ -176,3 +176,38 @@ def test_forced_fallback_counters_match_torch() -> None:
         "aten::sub.Tensor": 1, "lazy::_to_copy": 4, "UncachedCompile": 1, "lazy::mul": 1,
         "lazy::sub": None,
     }  # fmt: skip
+
+
+def test_autograd_through_views_and_a_step_matches_cpu() -> None:
+    data = np.arange(6, dtype=np.float32) / 5
+    grads = []
+    for device in ("cpu", "lazy"):
+        leaf = td.from_numpy(data.copy()).requires_grad_()
+        x = leaf.to(device)
+        y = x.view(2, 3).t() * 3
+        if device == "lazy":
+            lazy.mark_step()
+        loss = (y.exp() * y).sum() + y[1].sum()
+        loss.backward()
+        grads.append(leaf.grad.tolist())
+    assert np.allclose(grads[0], grads[1], atol=1e-5)
+
+
+def test_training_loop_on_lazy_matches_cpu() -> None:
+    rng = np.random.default_rng(1)
+    xs = rng.standard_normal((8, 3)).astype(np.float32)
+    w0 = rng.standard_normal((3, 1)).astype(np.float32)
+    finals = []
+    for device in ("cpu", "lazy"):
+        w = td.from_numpy(w0.copy()).to(device).requires_grad_()
+        x = td.from_numpy(xs.copy()).to(device)
+        for _ in range(3):
+            loss = (x.mm(w) - 1).pow(2).mean()
+            loss.backward()
+            with td.no_grad():
+                w.sub_(w.grad * 0.1)
+            w.grad = None
+            if device == "lazy":
+                lazy.mark_step()
+        finals.append(w.detach().to("cpu").tolist())
+    assert np.allclose(finals[0], finals[1], atol=1e-5)
