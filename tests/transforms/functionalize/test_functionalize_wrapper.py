@@ -243,3 +243,32 @@ def test_no_grad_still_holds_inside_functionalize() -> None:
     with td.no_grad():
         out = td.func.functionalize(f)(td.ones(2).requires_grad_())
     assert not out.requires_grad
+
+
+def test_threads_functionalize_independently() -> None:
+    """The Functionalize include bit and the reapply flag are thread-local."""
+    import threading
+
+    barrier = threading.Barrier(2)
+    results: dict[str, Any] = {}
+
+    def f(x: Any) -> Any:
+        barrier.wait(timeout=10)
+        x.view(2, 2)[0].add_(1)
+        barrier.wait(timeout=10)
+        return x * 1
+
+    def run(mode: str) -> None:
+        x = td.zeros(4)
+        out = td.func.functionalize(f, remove=mode)(x)
+        results[mode] = (out.tolist(), x.tolist(), type(out))
+
+    threads = [
+        threading.Thread(target=run, args=(m,)) for m in ("mutations", "mutations_and_views")
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for mode in ("mutations", "mutations_and_views"):
+        assert results[mode] == ([1.0, 1.0, 0.0, 0.0], [1.0, 1.0, 0.0, 0.0], td.Tensor)
