@@ -501,9 +501,8 @@ def register_cpu_fallback(
         else:
             # Through the dispatcher, to pass the per-operator specializer (no Library
             # parameter for it); the handle is removed with the others.
-            kernel = KernelFunction(
-                reg.kernel, KernelKind.FALLBACK, debug, specializer=reg.kernel.specializer
-            )
+            specializer = getattr(reg.kernel, "specializer", None)
+            kernel = KernelFunction(reg.kernel, KernelKind.FALLBACK, debug, specializer=specializer)
             reg.handles.append(
                 DISPATCHER.register_fallback(parse_dispatch_key(dispatch_key), kernel)
             )

@@ -101,15 +101,16 @@ def device_guard(dev: Device | None) -> Iterator[None]:
     >>> with device_guard(None):
     ...     pass
     """
-    impl = None if dev is None or dev.index is None else _IMPLS.get(dev.type)
-    if impl is None:
+    index = None if dev is None else dev.index
+    impl = None if dev is None or index is None else _IMPLS.get(dev.type)
+    if impl is None or index is None:
         yield
         return
     previous = impl.get_device()
-    if previous == dev.index:  # type: ignore[union-attr]
+    if previous == index:
         yield
         return
-    impl.set_device(dev.index)  # type: ignore[union-attr]
+    impl.set_device(index)
     try:
         yield
     finally:
@@ -177,13 +178,14 @@ def guarded_kernel(
             dev = getattr(t, "device", None)
         else:
             dev = None
-        impl = None if dev is None or dev.index is None else _IMPLS.get(dev.type)
-        if impl is None:
+        index = None if dev is None else dev.index
+        impl = None if dev is None or index is None else _IMPLS.get(dev.type)
+        if impl is None or index is None:
             return fn(*args, **kwargs)
         previous = impl.get_device()
-        if previous == dev.index:
+        if previous == index:
             return fn(*args, **kwargs)
-        impl.set_device(dev.index)
+        impl.set_device(index)
         try:
             return fn(*args, **kwargs)
         finally:

@@ -82,6 +82,7 @@ def _runner(
             runners.pop(entry, None)
             return runners.setdefault(entry, _runner(op, backend, runners, ctx))(*args, **kwargs)
         facts = entry.facts
+        assert facts is not None  # an operator that reached a kernel has a schema
         return ctx.run_boxed(op, plan, backend, facts.stack_of(facts.bind(args, kwargs)))
 
     if fast is None or backend.strict:
@@ -183,5 +184,6 @@ def _runner_code(fast: tuple[int, ...], need: int, logs: bool) -> CodeType:
     ]
     namespace: dict[str, Any] = {}
     exec(compile("\n".join(lines) + "\n", "<tensordispatch cpu fallback>", "exec"), namespace)
-    code = _RUNNER_CODE[key] = namespace["run"].__code__
-    return code
+    compiled: CodeType = namespace["run"].__code__
+    _RUNNER_CODE[key] = compiled
+    return compiled

@@ -12,7 +12,11 @@ from __future__ import annotations
 
 import json
 
-from tensordispatch.codegen.backend_stubs.model import ExternalBackend, SynthesizedKernel
+from tensordispatch.codegen.backend_stubs.model import (
+    ExternalBackend,
+    ExternalKernel,
+    SynthesizedKernel,
+)
 from tensordispatch.codegen.backend_stubs.parse import TENSOR_OPTIONS as _TENSOR_OPTIONS
 from tensordispatch.codegen.backend_stubs.signature import KernelSignature
 from tensordispatch.codegen.gen_direct import arg_kinds as _arg_kinds
@@ -268,9 +272,10 @@ def _registrations(b: ExternalBackend) -> list[str]:
     lines += [f"    ({_q(ns)}, {_q(op)}, {_q(key)}, {kernel})," for ns, op, key, kernel in rows]
     lines += [")", "", ""]
     # ops.<backend> direct entry points (ops/direct.py): the backend key's aten kernels
+    members: list[ExternalKernel | SynthesizedKernel] = [*b.kernels, *b.synthesized]
     direct = sorted(
         (str(k.f.func.name), _arg_kinds(k.f), str(k.f.func))
-        for k in [*b.kernels, *b.synthesized]
+        for k in members
         if k.dispatch_key == b.backend_key and k.f.namespace == "aten"
     )
     lines += _guards(b)
@@ -288,8 +293,9 @@ def _guards(b: ExternalBackend) -> list[str]:
     """GUARDS: per operator, the device check and device guard of torch's generated wrapper
     (backends/device_guard.py), when the backend yaml says ``device_guard: true``."""
     rows = []
+    members: list[ExternalKernel | SynthesizedKernel] = [*b.kernels, *b.synthesized]
     if b.yaml.device_guard:
-        for k in sorted([*b.kernels, *b.synthesized], key=lambda k: str(k.f.func.name)):
+        for k in sorted(members, key=lambda k: str(k.f.func.name)):
             spec = _guard_spec(k.f, k.dispatch_key)
             if spec is not None:
                 rows.append(f"    {_q(str(k.f.func.name))}: {spec},")
@@ -316,7 +322,7 @@ def _guard_spec(f: NativeFunction, key: str) -> str | None:
         return (a.name, pos, a.type.is_tensor_like() and str(a.type).endswith("[]"))
 
     flat = [a for a in positional if a not in outs]
-    checks = ()
+    checks: tuple[tuple[str, int, bool], ...] = ()
     if f.device_check.name != "NoCheck":
         checks = tuple(ref(a) for a in [*outs, *flat] if a.type.is_tensor_like())
     guard = None
