@@ -212,9 +212,16 @@ def test_copy_from_meta_into_cpu_names_the_device() -> None:
 
 
 def test_unsupported_layout_and_memory_format_are_rejected() -> None:
+    # a str is not a Layout: refused by the argument check, as torch's OpOverload refuses it
     with pytest.raises(RuntimeError) as info:
         td.empty(2, layout="sparse")
-    assert str(info.value) == "only strided tensors are supported here, got layout sparse"
+    assert str(info.value) == (
+        "aten::empty() Expected a value of type 'Optional[int]' for argument 'layout' but "
+        "instead found type 'str'.\nPosition: 2\nValue: 'sparse'\nDeclaration: "
+        "aten::empty.memory_format(SymInt[] size, *, ScalarType? dtype=None, Layout? "
+        "layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? "
+        "memory_format=None) -> Tensor"
+    )
     with pytest.raises(RuntimeError) as info:
         td.empty(2, 3, memory_format=td.channels_last)
     assert str(info.value) == "required rank 4 tensor to use channels_last format"

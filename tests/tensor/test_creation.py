@@ -195,12 +195,25 @@ def test_one_element_tensors_inside_a_list_like_torch() -> None:
 
 
 def test_device_without_a_backend_error() -> None:
+    # built on the CPU and moved, as torch: the missing kernel is the move's allocation
     with pytest.raises(NotImplementedError) as info:
-        tdt.tensor([1.0], device="lazy")
-    assert str(info.value) == (
-        "tensor(): no backend for device 'lazy' can construct tensors yet; use device='cpu' "
-        "or device='meta'"
+        tdt.tensor([1.0], device="xla")
+    assert str(info.value).startswith(
+        "Could not run 'aten::empty_strided' with arguments from the 'XLA' backend."
     )
+
+
+def test_cpu_of_a_cpu_tensor_is_itself() -> None:
+    t = tdt.tensor([1.0, 2.0])
+    assert t.cpu() is t and torch.tensor([1.0]).cpu() is not None
+
+
+def test_cpu_of_a_meta_tensor_is_refused_like_torch() -> None:
+    with pytest.raises(NotImplementedError) as ours:
+        tdt.tensor([1.0], device="meta").cpu()
+    with pytest.raises(NotImplementedError) as theirs:
+        torch.tensor([1.0], device="meta").cpu()
+    assert str(ours.value) == str(theirs.value)
 
 
 # -- from_numpy --------------------------------------------------------------------------------

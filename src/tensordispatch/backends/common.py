@@ -213,3 +213,21 @@ def reduction_shape(
     if keepdim:
         return tuple(1 if i in dims else s for i, s in enumerate(shape))
     return tuple(s for i, s in enumerate(shape) if i not in dims)
+
+
+def _register_value_types() -> None:
+    """Declare dtypes, layouts, memory formats and the device class to the dispatcher, which
+    checks and converts such arguments of direct calls as torch does (dispatch/value_types.py,
+    Note [Value types]); the dispatcher cannot import this layer itself."""
+    from tensordispatch.dispatch.value_types import register_value_types
+    from tensordispatch.tensor.device import device
+
+    register_value_types(
+        dtypes=_dt.ALL_DTYPES,
+        layouts=[strided],
+        memory_formats=[contiguous_format, preserve_format, channels_last],
+        device=device,
+    )
+
+
+_register_value_types()

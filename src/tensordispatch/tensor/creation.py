@@ -313,11 +313,8 @@ def tensor(
     elif dev.type == "cpu":
         array = _copy_of(values, dt)
         result = Tensor._wrap_numpy(array, dt)
-    else:
-        raise NotImplementedError(
-            f"tensor(): no backend for device '{dev}' can construct tensors yet; "
-            "use device='cpu' or device='meta'"
-        )
+    else:  # as torch: built on the CPU, then moved by the device's own kernels
+        result = Tensor._wrap_numpy(_copy_of(values, dt), dt).to(dev)  # type: ignore[attr-defined]
     if requires_grad:
         result.requires_grad = True
     return result

@@ -277,7 +277,12 @@ class Tensor(TensorValues):
                 raise RuntimeError("Tensor._storage_bytes: an offset root needs its storage")
             span = extent(root._shape, root._strides)
             itemsize = root.dtype.itemsize
-            flat = as_strided(array, (span,), (itemsize,)) if array.ndim else array.reshape(1)
+            if array.ndim == 0:
+                flat = array.reshape(1)
+            elif span == array.size and array.flags.c_contiguous:
+                flat = array.reshape(-1)  # a view: ~1 us where as_strided costs ~7 us
+            else:
+                flat = as_strided(array, (span,), (itemsize,))
             storage = flat.view(np.uint8)
             root._storage = storage
         return storage
@@ -384,6 +389,19 @@ class Tensor(TensorValues):
                     return False
                 expected *= size
         return True
+
+    def cpu(self, memory_format: Any = None) -> Tensor:
+        """This tensor on the CPU: itself when it is there already, as in torch.
+
+        >>> from tensordispatch.tensor import tensor
+        >>> t = tensor([1.0]); t.cpu() is t
+        True
+        """
+        if self.device.type == "cpu":
+            return self
+        if memory_format is None:
+            return self.to("cpu")  # type: ignore[attr-defined, no-any-return]
+        return self.to("cpu", memory_format=memory_format)  # type: ignore[attr-defined, no-any-return]
 
     def is_floating_point(self) -> bool:
         return self.dtype.is_floating_point
