@@ -100,9 +100,9 @@ def test_generated_source_reuses_one_buffer_for_a_chain() -> None:
         "def graph_fn(p0, p1, p2, p3):",
         "    s0 = (p1 if p2 == 1 else np_multiply(p1, p2))",
         "    v3 = np_add(p0, s0)",
-        "    v3 = np_multiply(v3, p3, out=v3)",
-        "    v3 = np_add(v3, s0, out=v3)",
-        "    v3 = np_multiply(v3, p3, out=v3)",
+        "    np_multiply(v3, p3, v3)",
+        "    np_add(v3, s0, v3)",
+        "    np_multiply(v3, p3, v3)",
         "    return (v3, )",
         "",
     ])  # fmt: skip

@@ -94,7 +94,8 @@ def _arg(node: Node, ins: list[str], position: int) -> str:
 
 
 def _out(out: str | None) -> str:
-    return f", out={out}" if out else ""
+    # ufuncs take the output positionally after their inputs (a shorter line to compile)
+    return f", {out}" if out else ""
 
 
 def _binary(ufunc: str, with_alpha: bool) -> Rule:
@@ -286,7 +287,8 @@ class _Emitter:
                 self.pool[key].append(buffer)
             return False
         name = buffer or f"v{position}"
-        self.lines.append(f"{name} = {expr}")
+        # writing into a buffer needs no assignment: the buffer keeps its name
+        self.lines.append(expr if buffer else f"{name} = {expr}")
         self.names[(id(node), 0)] = name
         if rule.view:
             for n, i in node.operands:
