@@ -45,7 +45,11 @@ def _check_src(src: Tensor, view: Tensor) -> None:
 def _scatter(self: Tensor, src: Tensor, view_of: Any) -> Tensor:
     data, source = self._data, src._data
     if data.__class__ is np.ndarray and source.__class__ is np.ndarray:  # Note [Scatter ...]
-        output = Tensor._wrap_numpy(data.copy(order="K"), self.dtype)
+        copied = data.copy(order="K")
+        output = Tensor._wrap_numpy(copied, self.dtype)
+        if copied.flags.c_contiguous and copied.ndim:
+            # hand the view below its storage bytes (deriving them costs more than the copy)
+            output._storage = copied.reshape(-1).view(np.uint8)
         view = view_of(output)
         _check_src(src, view)
         np.copyto(view._data, source, casting="unsafe")
