@@ -47,7 +47,7 @@ PROGRAMS: list[tuple[str, list[tuple[int, ...]], Any]] = [
 ]
 
 
-PROGRAMS = [p if not isinstance(p, tuple) else pytest.param(*p, id=p[0]) for p in PROGRAMS]
+PROGRAMS = [pytest.param(*p, id=p[0]) if type(p) is tuple else p for p in PROGRAMS]
 
 
 def _run(program: Any, shapes: list[tuple[int, ...]]) -> tuple[Any, ...]:
