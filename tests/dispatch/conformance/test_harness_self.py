@@ -95,3 +95,23 @@ def test_harness_reports_a_call_difference(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setattr(harness, "TdSide", _WrongCall)
     report = run_both(_case("cia_with_cpu_kernel"), "py", calls=True)  # type: ignore[arg-type]
     assert any("call on cpu: torch ran cpu, ours ran nobody" in p for p in report.problems)
+
+
+def test_an_extra_torch_global_fallback_is_reported_clearly() -> None:
+    import torch
+
+    from . import torch_side
+
+    lib = torch.library.Library("_", "IMPL")
+    lib.fallback(lambda op, *args, **kwargs: None, "XLA")
+    saved = list(torch_side._PRISTINE)
+    torch_side._PRISTINE.clear()
+    try:
+        with pytest.raises(AssertionError) as e:
+            torch_side.check_torch_fallbacks_are_pristine()
+    finally:
+        lib._destroy()
+        torch_side._PRISTINE[:] = saved
+    assert str(e.value).startswith(
+        "torch has global fallbacks beyond its built-in ones for ['XLA'] in this test process"
+    )
