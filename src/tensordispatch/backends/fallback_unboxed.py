@@ -34,11 +34,13 @@ __all__ = ["UnboxedContext", "make_unboxed"]
 
 @dataclass(frozen=True, slots=True)
 class UnboxedContext:
-    """What runners need from boxed_fallback.py: the general path, strict mode (thread-local
-    ``depth``), the counters' lock and ``backend name -> [(op name, runner globals)]``."""
+    """What runners need from boxed_fallback.py: the general path, the open strict-mode
+    blocks over all threads (``[n]``: when nonzero, runners take the general path, which reads
+    the thread-local state), the counters' lock and ``backend name -> [(op name, runner
+    globals)]``."""
 
     run_boxed: Callable[..., Any]
-    strict: Any
+    strict_blocks: list[int]
     lock: Any
     counts: dict[str, list[tuple[str, dict[str, Any]]]]
 
@@ -114,7 +116,7 @@ def _runner(
     scope = {
         "_general": general,
         "_mixed": mixed,
-        "_strict": ctx.strict,
+        "_strict_blocks": ctx.strict_blocks,
         "_entry": entry,
         "_schema": schema,
         "_n": 0,
@@ -157,11 +159,14 @@ def _runner_code(fast: tuple[int, ...], need: int, logs: bool) -> CodeType:
     cpu_args = ", ".join(f"_c{p}" if p in fast else f"args[{p}]" for p in range(need))
     lines = [
         "def run(*args, **kwargs):",
-        f"    if len(args) < {need} or _strict.depth:",
+        "    if _strict_blocks[0]:",
+        "        return _general(*args, **kwargs)",
+        "    try:",
+        *(f"        {n} = args[{i}]" for n, i in zip(names, fast, strict=True)),
+        "    except IndexError:  # tensors passed by keyword",
         "        return _general(*args, **kwargs)",
         "    global _n",
         "    _n += 1",
-        *(f"    {n} = args[{i}]" for n, i in zip(names, fast, strict=True)),
         f"    if {on_cpu}:",
         "        return _mixed(*args, **kwargs)",
         f"    _m = [{', '.join(names)}]",
