@@ -25,6 +25,8 @@ from torch.testing._internal.common_methods_invocations import op_db
 import tensordispatch as td
 from tensordispatch.transforms.vmap import vmap
 
+pytestmark = pytest.mark.filterwarnings("ignore:There is a performance drop")
+
 BATCH = 3
 SAMPLES_PER_OP = 2
 MAX_PLACEMENTS = 10
@@ -322,3 +324,115 @@ def test_vmap_matches_loop_and_torch(case: tuple[Any, ...]) -> None:
             _same(got, _to_torch(expected), f"{where} vs loop")
             if not isinstance(ref, Exception):
                 _same(got, ref, f"{where} vs torch.func.vmap")
+
+
+# -- in-place variants: self batched (any dim), other tensors in every placement --------------
+
+
+def _inplace_cases() -> list[tuple[str, Any]]:
+    out = []
+    for label, case in CASES:
+        _, _, first, rest, kwargs = case
+        name = label.rsplit("-", 1)[0].split("-")[0]
+        if not isinstance(first, torch.Tensor) or not first.is_floating_point():
+            continue
+        if not hasattr(td.Tensor, name + "_") or not hasattr(torch.Tensor, name + "_"):
+            continue
+        out.append((label, (name + "_", first, rest, kwargs)))
+    return out
+
+
+INPLACE = _inplace_cases()
+INPLACE_VIEWS = {"squeeze_", "unsqueeze_", "transpose_", "t_"}
+
+
+@pytest.mark.parametrize("case", [c for _, c in INPLACE], ids=[label for label, _ in INPLACE])
+def test_inplace_variant_matches_loop_and_torch(case: tuple[Any, ...]) -> None:
+    name, first, rest, kwargs = case
+    kwargs_td = {k: _to_td(v) for k, v in kwargs.items()}
+    args_t = (first, *rest)
+    leaves = _leaves(args_t)
+    paths = [p for p, _ in leaves]
+    plain = _to_td(args_t)
+    try:
+        getattr(plain[0], name)(*plain[1:], **kwargs_td)
+    except Exception:  # noqa: BLE001 - the library itself lacks this sample's variant
+        pytest.skip("the operator library does not run this sample in place")
+    for dims in _placements(leaves):
+        variants = [[_variant(t, k) for k in range(BATCH)] for _, t in leaves]
+        batched_t = [
+            t if d is None else torch.stack(vs, d)
+            for (_, t), vs, d in zip(leaves, variants, dims, strict=True)
+        ]
+        in_dims = _in_dims(args_t, paths, dims)
+
+        def ours(x: Any, *a: Any) -> Any:
+            return getattr(x, name)(*a, **kwargs_td)
+
+        def theirs(x: Any, *a: Any) -> Any:
+            return getattr(x, name)(*a, **kwargs)
+
+        batched_td = _to_td(_replace(args_t, paths, batched_t))  # copies, before torch writes
+        try:
+            ref = torch.func.vmap(theirs, in_dims=in_dims)(*_replace(args_t, paths, batched_t))
+        except Exception as e:  # noqa: BLE001 - torch's refusal is compared below
+            ref = e
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                got = vmap(ours, in_dims=in_dims)(*batched_td)
+            except Exception as e:  # noqa: BLE001
+                got = e
+        where = f"{name} in_dims={dims}"
+        if isinstance(ref, Exception):
+            assert isinstance(got, Exception), f"{where}: torch raised {ref!r}, we returned"
+            continue
+        assert not isinstance(got, Exception), f"{where}: torch returned, we raised {got!r}"
+        _same(got, ref, f"{where} vs torch.func.vmap")
+        # the written argument is the caller's tensor; an in-place *view* op changes the
+        # caller's tensor's geometry only when the batch dim is dim 0 (docs/VMAP.md)
+        if dims[0] == 0 or (dims[0] is not None and name not in INPLACE_VIEWS):
+            _same(batched_td[0], batched_t[0], f"{where}: the batched self was written")
+
+
+# -- nested vmap: every tensor argument mapped at two levels -----------------------------------
+
+
+NESTED = [(label, case) for label, case in CASES if label.endswith("-0")]
+
+
+@pytest.mark.parametrize("case", [c for _, c in NESTED], ids=[label for label, _ in NESTED])
+def test_nested_vmap_matches_torch(case: tuple[Any, ...]) -> None:
+    ours, theirs, first, rest, kwargs = case
+    kwargs_td = {k: _to_td(v) for k, v in kwargs.items()}
+    args_t = (first, *rest)
+    leaves = _leaves(args_t)
+    if not leaves:
+        pytest.skip("no tensor argument to map over")
+    paths = [p for p, _ in leaves]
+    try:
+        ours(*_to_td(args_t), **kwargs_td)
+    except Exception:  # noqa: BLE001 - the library itself lacks this sample's variant
+        pytest.skip("the operator library does not run this sample")
+    # outer level maps dim 0 of every tensor, inner level the last dim of the first only
+    inner = tuple(-1 if i == 0 else None for i in range(len(leaves)))
+    outer = tuple(0 for _ in leaves)
+    batched_t = []
+    for i, (_, t) in enumerate(leaves):
+        entries = [_variant(t, k) for k in range(2)]
+        if i == 0:
+            entries = [torch.stack([_variant(e, k) for k in range(BATCH)], -1) for e in entries]
+        batched_t.append(torch.stack(entries, 0))
+    in_inner, in_outer = _in_dims(args_t, paths, inner), _in_dims(args_t, paths, outer)
+    try:
+        ref = torch.func.vmap(
+            torch.func.vmap(lambda *a: theirs(*a, **kwargs), in_dims=in_inner), in_dims=in_outer
+        )(*_replace(args_t, paths, batched_t))
+    except Exception:  # noqa: BLE001 - only placements torch accepts are compared
+        pytest.skip("torch.func.vmap refuses this nesting")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = vmap(vmap(lambda *a: ours(*a, **kwargs_td), in_dims=in_inner), in_dims=in_outer)(
+            *_to_td(_replace(args_t, paths, batched_t))
+        )
+    _same(got, ref, "nested vmap vs torch.func.vmap")

@@ -457,35 +457,36 @@ def squeeze_rule(op: Any, plan: OpPlan, stack: list[Any], level: int) -> Any:
     return wrap(target(x._data, dims), level)
 
 
-def _inplace_view(functional: str) -> Rule:
-    """``x.transpose_(...)`` and friends: the functional view's rule, then ``x`` takes the
-    view's inner tensor and logical geometry (an in-place view changes the tensor itself)."""
-
-    def rule(op: Any, plan: OpPlan, stack: list[Any], level: int) -> Any:
-        from tensordispatch import ops
-
-        x = stack[0]
-        if not (type(x) is BatchedTensor and x._level == level):
-            return DECLINE
-        name, _, overload = functional.partition(".")
-        view_op = getattr(getattr(ops.aten, name), overload or "default")
-        view = view_op(*stack)
-        x._data, x._shape, x._strides, x._offset = view._data, view._shape, view._strides, 0
-        return x
-
-    return rule
+def inplace_view_rule(op: Any, plan: OpPlan, stack: list[Any], level: int) -> Any:
+    """``x.transpose_(...)`` and friends: the same in-place view on the inner tensor (so the
+    caller's tensor changes too, as in torch), then ``x`` takes the new logical geometry."""
+    x = stack[0]
+    if not (type(x) is BatchedTensor and x._level == level):
+        return DECLINE
+    p = x._data
+    rank = len(x._shape)
+    name = plan.name
+    if name == "aten::unsqueeze_":
+        p.unsqueeze_(wrap_dim(stack[1], rank + 1, scalar_ok=False) + 1)
+    elif name == "aten::transpose_":
+        p.transpose_(wrap_dim(stack[1], rank) + 1, wrap_dim(stack[2], rank) + 1)
+    elif name == "aten::t_":
+        if rank == 2:
+            p.transpose_(1, 2)
+    else:  # squeeze_, squeeze_.dim, squeeze_.dims
+        given = stack[1] if len(stack) > 1 else list(range(rank))
+        given = [given] if isinstance(given, int) else given
+        dims = {wrap_dim(d, rank) for d in given}
+        for d in sorted(dims, reverse=True):  # last first: earlier dims keep their index
+            if x._shape[d] == 1:
+                p.squeeze_(d + 1)
+    x._shape, x._strides, x._offset = p._shape[1:], p._strides[1:], p._offset
+    return x
 
 
 def _register_views() -> None:
-    for inplace, functional in (
-        ("unsqueeze_", "unsqueeze"),
-        ("squeeze_", "squeeze"),
-        ("squeeze_.dim", "squeeze.dim"),
-        ("squeeze_.dims", "squeeze.dims"),
-        ("transpose_", "transpose.int"),
-        ("t_", "t"),
-    ):
-        RULES[f"aten::{inplace}"] = _inplace_view(functional)
+    for name in ("unsqueeze_", "squeeze_", "squeeze_.dim", "squeeze_.dims", "transpose_", "t_"):
+        RULES[f"aten::{name}"] = inplace_view_rule
     for name in ("squeeze", "squeeze.dims", "squeeze_copy", "squeeze_copy.dims"):
         RULES[f"aten::{name}"] = squeeze_rule
     RULES["aten::view"] = _size_rule("size")
