@@ -396,3 +396,31 @@ def test_unboxed_fast_path_runs_the_current_cpu_kernel(hooks: Hooks, fbdev: Any)
         assert td.mul(x, x)._data.tolist() == [6.0]
     finally:
         lib._destroy()
+
+
+def test_strict_mode_in_one_thread_does_not_affect_another(hooks: Hooks, fbdev: Any) -> None:
+    import threading
+
+    x = dev([2.0], fbdev)
+    td.mul(x, x)  # the fast runner exists now
+    inside, release = threading.Event(), threading.Event()
+    seen: list[str] = []
+
+    def strict_thread() -> None:
+        with cf.strict_fallback():
+            inside.set()
+            release.wait(10)
+            try:
+                td.mul(x, x)
+            except cf.FallbackStrictError:
+                seen.append("refused")
+
+    thread = threading.Thread(target=strict_thread)
+    thread.start()
+    inside.wait(10)
+    try:
+        assert td.mul(x, x)._data.tolist() == [4.0]  # this thread is not strict
+    finally:
+        release.set()
+        thread.join(10)
+    assert seen == ["refused"]
