@@ -319,3 +319,19 @@ def test_dropout_randomness_same_and_different() -> None:
     assert np.array_equal(same_rows.numpy(), np.tile(same_rows.numpy()[0], (6, 1)))
     assert not np.array_equal(diff_rows.numpy(), np.tile(diff_rows.numpy()[0], (6, 1)))
     assert set(np.unique(diff_rows.numpy())) <= {0.0, 2.0}
+
+
+def test_nested_randomness_levels() -> None:
+    x = td.zeros(3, 4)
+    inner = vmap(lambda a: a + td.rand(()), randomness="different")
+    both = vmap(inner, randomness="different")(x).numpy()
+    outer_same = vmap(inner, randomness="same")(x).numpy()
+    assert len(np.unique(both)) == 12
+    assert np.array_equal(outer_same, np.tile(outer_same[0], (3, 1)))
+    assert len(np.unique(outer_same[0])) == 4
+
+
+def test_nested_randomness_error_at_any_level() -> None:
+    inner = vmap(lambda a: a + td.rand(()), randomness="different")
+    with pytest.raises(RuntimeError, match="randomness error mode"):
+        vmap(inner)(td.zeros(3, 4))

@@ -41,7 +41,7 @@ from tensordispatch.dispatch import (
 )
 from tensordispatch.dispatch.keyset import full_after_raw
 from tensordispatch.dispatch.library import Library
-from tensordispatch.transforms.vmap.batched import BatchedTensor, VmapLevel, current_levels
+from tensordispatch.transforms.vmap.batched import BatchedTensor, VmapLevel, current_levels, wrap
 from tensordispatch.transforms.vmap.fallback import loop_fallback
 from tensordispatch.transforms.vmap.plan import OpPlan, plan_of
 from tensordispatch.transforms.vmap.rules import (
@@ -121,16 +121,32 @@ def random_kernel(op: Any, keyset: Any, stack: list[Any]) -> Any:
     train = plan.index("train")
     if lvl is None or (train >= 0 and stack[train] is False):  # dropout in eval mode
         return op._redispatch_boxed(raw & _AFTER_VMAP_MODE, stack)
-    if lvl.randomness == "error":
+    levels = [v for v in current_levels() if type(v) is VmapLevel]
+    if any(v.randomness == "error" for v in levels):
         raise RuntimeError(
             "vmap: called random operation while in randomness error mode. Please either use "
             "the 'same' or 'different' randomness flags on vmap or perform the randomness "
             "operation out of vmap"
         )
     with ExcludeDispatchKeyGuard(DispatchKey.FuncTorchVmapMode):
+        if not plan.tensors and not plan.lists:
+            return _factory(op, plan, stack, levels)
         if lvl.randomness == "same":
             return _same(op, plan, stack, lvl)
         return _different(op, plan, stack, lvl)
+
+
+def _factory(op: Any, plan: OpPlan, stack: list[Any], levels: list[VmapLevel]) -> Any:
+    """``rand(size)`` and friends: one draw per entry of every 'different' level (outermost
+    first in the shape), broadcast over the 'same' ones."""
+    different = [v for v in levels if v.randomness == "different"]
+    s = list(stack)
+    k = plan.index("size")
+    s[k] = [*(v.batch_size for v in different), *s[k]]
+    result = op._call_boxed(s)
+    for v in different:
+        result = wrap(result, v.level)
+    return result
 
 
 def _same(op: Any, plan: OpPlan, stack: list[Any], lvl: VmapLevel) -> Any:
@@ -179,9 +195,6 @@ def _different(op: Any, plan: OpPlan, stack: list[Any], lvl: VmapLevel) -> Any:
             s[i] = v._data
         elif v is not None:
             s[i] = v.expand([size, *v._shape])
-    k = plan.index("size")
-    if k >= 0 and not plan.tensors:
-        s[k] = [size, *s[k]]
     result = op._call_boxed(s)
     if plan.mutable:
         return stack[plan.mutable[0]]
