@@ -14,9 +14,30 @@ from tensordispatch.tensor import dtypes as _dt
 from tensordispatch.tensor.device import CPU
 from tensordispatch.tensor.tensor import Tensor
 
-__all__ = ["op", "wrap_number"]
+__all__ = ["below_ad_inplace_or_view", "op", "wrap_number"]
 
 _CACHE: dict[str, Any] = {}
+
+
+def below_ad_inplace_or_view(fn: Any, *args: Any, **kwargs: Any) -> Any:
+    """``fn(*args, **kwargs)`` with the autograd and ADInplaceOrView keys excluded, as torch's
+    factory functions (``torch::zeros``, what ``torch.zeros`` calls) hold
+    AutoDispatchBelowADInplaceOrView: the fill of a fresh tensor is not a user's in-place
+    write, so the result keeps version 0.
+
+    >>> op("zeros")([2])._version, below_ad_inplace_or_view(op("zeros"), [2])._version
+    (1, 0)
+    """
+    from tensordispatch.dispatch.keyset import AUTOGRAD_DISPATCH_KEYSET_WITH_AD_INPLACE_OR_VIEW_RAW
+    from tensordispatch.dispatch.tls import local_state
+
+    state = local_state()
+    saved = state.excluded
+    state.excluded = saved | AUTOGRAD_DISPATCH_KEYSET_WITH_AD_INPLACE_OR_VIEW_RAW
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        state.excluded = saved
 
 
 def op(name: str) -> Any:

@@ -17,6 +17,15 @@ entry object is the one the OpOverload holds, and ``OperatorEntry._install_entry
 ``entry_function`` together with the class's ``__call__`` (lazy generation, def, drop), so
 a binding always reaches the current entry, the same function the OpOverload would call.
 
+Note [Factories run below ADInplaceOrView]
+torch's Python factories (``torch.zeros``, ``torch.full``, ...) call the C++ factory functions,
+which exclude the autograd and ADInplaceOrView keys around the operator call: their composite
+kernels fill a fresh tensor in place, and that fill must not count as a user's in-place write
+(the result has version 0; ``torch.ops.aten.zeros`` directly gives version 1, in torch too).
+The generated function does the same with the thread-local excluded set, on the functional
+branch only (an out= call is a real write and bumps its out's version); hand-written
+factories use ``backends.aten.below_ad_inplace_or_view``.
+
 Note [Overload choice by presence]
 torch's Python arg parser tries each signature in order. Ours is decided at codegen time:
 overloads are merged into one parameter list (their positional names must be prefixes of
@@ -234,6 +243,33 @@ def _conversions(name: str, positional: list[Argument], kwonly: list[Argument], 
     return lines
 
 
+def _below_ad_inplace_or_view(o: _Overload) -> bool:
+    """A factory function (TensorOptions, no Tensor argument, one Tensor result): torch's
+    binding runs it below autograd and ADInplaceOrView (Note [Factories run below
+    ADInplaceOrView])."""
+    f = o.f.func
+    return (
+        o.factory
+        and not o.method
+        and not any("Tensor" in str(a.type) for a in f.arguments)
+        and [str(r.type) for r in f.returns] == ["Tensor"]
+    )
+
+
+def _guarded(o: _Overload, lines: list[str]) -> list[str]:
+    if not _below_ad_inplace_or_view(o):
+        return lines
+    indent = lines[0][: len(lines[0]) - len(lines[0].lstrip())]
+    return [
+        f"{indent}_st = _local_state(); _sv = _st.excluded",
+        f"{indent}_st.excluded = _sv | _BELOW_AD",
+        f"{indent}try:",
+        *["    " + line for line in lines],
+        f"{indent}finally:",
+        f"{indent}    _st.excluded = _sv",
+    ]
+
+
 def _return(f: NativeFunction, indent: str, factory: bool) -> list[str]:
     lines = [f"{indent}if requires_grad: _r.requires_grad_(True)"] if factory else []
     named = _return_type(f)
@@ -285,13 +321,13 @@ def _function(name: str, overloads: list[_Overload], method: bool) -> str:
         target = f"_E_{ident(o.f)}.entry_function"  # Note [Bindings call the entry]
         if o.out is not None:
             lines.append(f"{indent}if out is None:")
-            lines += _call(o, target, method, indent + "    ", False)
+            lines += _guarded(o, _call(o, target, method, indent + "    ", False))
             lines += _return(o.f, indent + "    ", o.factory)
             lines.append(f"{indent}else:")
             lines += _call(o, f"_E_{ident(o.out)}.entry_function", method, indent + "    ", True)
             lines += _return(o.out, indent + "    ", o.factory)
         else:
-            lines += _call(o, target, method, indent, False)
+            lines += _guarded(o, _call(o, target, method, indent, False))
             lines += _return(o.f, indent, o.factory)
     if len(overloads) > 1:
         sigs = "; ".join(str(o.f.func) for o in overloads)
@@ -314,6 +350,8 @@ from __future__ import annotations
 
 from tensordispatch.backends.aten import wrap_number as _wrap_number
 from tensordispatch.dispatch.calling import NOT_GIVEN as _NO
+from tensordispatch.dispatch.keyset import AUTOGRAD_DISPATCH_KEYSET_WITH_AD_INPLACE_OR_VIEW_RAW as _BELOW_AD
+from tensordispatch.dispatch.tls import local_state as _local_state
 from tensordispatch.generated import registrations as _registrations
 from tensordispatch.generated import return_types as _RT
 from tensordispatch.tensor.tensor import Tensor as _Tensor

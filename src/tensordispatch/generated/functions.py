@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from tensordispatch.backends.aten import wrap_number as _wrap_number
 from tensordispatch.dispatch.calling import NOT_GIVEN as _NO
+from tensordispatch.dispatch.keyset import AUTOGRAD_DISPATCH_KEYSET_WITH_AD_INPLACE_OR_VIEW_RAW as _BELOW_AD
+from tensordispatch.dispatch.tls import local_state as _local_state
 from tensordispatch.generated import registrations as _registrations
 from tensordispatch.generated import return_types as _RT
 from tensordispatch.tensor.tensor import Tensor as _Tensor
@@ -1036,16 +1038,21 @@ def empty(*_td_args, size=_NO, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO
         size = list(_td_args)
     elif _td_args:
         raise TypeError("empty() got multiple values for argument 'size'")
-    if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO and memory_format is _NO:
-        _r = _E_empty_memory_format.entry_function(size)
-    else:
-        _kw = {}
-        if dtype is not _NO: _kw['dtype'] = dtype
-        if layout is not _NO: _kw['layout'] = layout
-        if device is not _NO: _kw['device'] = device
-        if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
-        if memory_format is not _NO: _kw['memory_format'] = memory_format
-        _r = _E_empty_memory_format.entry_function(size, **_kw)
+    _st = _local_state(); _sv = _st.excluded
+    _st.excluded = _sv | _BELOW_AD
+    try:
+        if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO and memory_format is _NO:
+            _r = _E_empty_memory_format.entry_function(size)
+        else:
+            _kw = {}
+            if dtype is not _NO: _kw['dtype'] = dtype
+            if layout is not _NO: _kw['layout'] = layout
+            if device is not _NO: _kw['device'] = device
+            if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
+            if memory_format is not _NO: _kw['memory_format'] = memory_format
+            _r = _E_empty_memory_format.entry_function(size, **_kw)
+    finally:
+        _st.excluded = _sv
     if requires_grad: _r.requires_grad_(True)
     return _r
 
@@ -1066,15 +1073,20 @@ def empty_like(input, *, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, memo
 
 
 def empty_strided(size, stride, *, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, requires_grad=False):
-    if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
-        _r = _E_empty_strided.entry_function(size, stride)
-    else:
-        _kw = {}
-        if dtype is not _NO: _kw['dtype'] = dtype
-        if layout is not _NO: _kw['layout'] = layout
-        if device is not _NO: _kw['device'] = device
-        if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
-        _r = _E_empty_strided.entry_function(size, stride, **_kw)
+    _st = _local_state(); _sv = _st.excluded
+    _st.excluded = _sv | _BELOW_AD
+    try:
+        if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
+            _r = _E_empty_strided.entry_function(size, stride)
+        else:
+            _kw = {}
+            if dtype is not _NO: _kw['dtype'] = dtype
+            if layout is not _NO: _kw['layout'] = layout
+            if device is not _NO: _kw['device'] = device
+            if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
+            _r = _E_empty_strided.entry_function(size, stride, **_kw)
+    finally:
+        _st.excluded = _sv
     if requires_grad: _r.requires_grad_(True)
     return _r
 
@@ -1161,15 +1173,20 @@ def expm1_(input):
 def eye(n, m=_NO, *, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, out=None, requires_grad=False):
     if m is not _NO:
         if out is None:
-            if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
-                _r = _E_eye_m.entry_function(n, m)
-            else:
-                _kw = {}
-                if dtype is not _NO: _kw['dtype'] = dtype
-                if layout is not _NO: _kw['layout'] = layout
-                if device is not _NO: _kw['device'] = device
-                if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
-                _r = _E_eye_m.entry_function(n, m, **_kw)
+            _st = _local_state(); _sv = _st.excluded
+            _st.excluded = _sv | _BELOW_AD
+            try:
+                if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
+                    _r = _E_eye_m.entry_function(n, m)
+                else:
+                    _kw = {}
+                    if dtype is not _NO: _kw['dtype'] = dtype
+                    if layout is not _NO: _kw['layout'] = layout
+                    if device is not _NO: _kw['device'] = device
+                    if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
+                    _r = _E_eye_m.entry_function(n, m, **_kw)
+            finally:
+                _st.excluded = _sv
             if requires_grad: _r.requires_grad_(True)
             return _r
         else:
@@ -1186,15 +1203,20 @@ def eye(n, m=_NO, *, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, out=None
             return _r
     if m is _NO:
         if out is None:
-            if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
-                _r = _E_eye.entry_function(n)
-            else:
-                _kw = {}
-                if dtype is not _NO: _kw['dtype'] = dtype
-                if layout is not _NO: _kw['layout'] = layout
-                if device is not _NO: _kw['device'] = device
-                if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
-                _r = _E_eye.entry_function(n, **_kw)
+            _st = _local_state(); _sv = _st.excluded
+            _st.excluded = _sv | _BELOW_AD
+            try:
+                if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
+                    _r = _E_eye.entry_function(n)
+                else:
+                    _kw = {}
+                    if dtype is not _NO: _kw['dtype'] = dtype
+                    if layout is not _NO: _kw['layout'] = layout
+                    if device is not _NO: _kw['device'] = device
+                    if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
+                    _r = _E_eye.entry_function(n, **_kw)
+            finally:
+                _st.excluded = _sv
             if requires_grad: _r.requires_grad_(True)
             return _r
         else:
@@ -1268,15 +1290,20 @@ def floor_divide(input, other, *, out=None):
 
 def full(size, fill_value, *, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, out=None, requires_grad=False):
     if out is None:
-        if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
-            _r = _E_full.entry_function(size, fill_value)
-        else:
-            _kw = {}
-            if dtype is not _NO: _kw['dtype'] = dtype
-            if layout is not _NO: _kw['layout'] = layout
-            if device is not _NO: _kw['device'] = device
-            if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
-            _r = _E_full.entry_function(size, fill_value, **_kw)
+        _st = _local_state(); _sv = _st.excluded
+        _st.excluded = _sv | _BELOW_AD
+        try:
+            if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
+                _r = _E_full.entry_function(size, fill_value)
+            else:
+                _kw = {}
+                if dtype is not _NO: _kw['dtype'] = dtype
+                if layout is not _NO: _kw['layout'] = layout
+                if device is not _NO: _kw['device'] = device
+                if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
+                _r = _E_full.entry_function(size, fill_value, **_kw)
+        finally:
+            _st.excluded = _sv
         if requires_grad: _r.requires_grad_(True)
         return _r
     else:
@@ -1444,15 +1471,20 @@ def lerp(input, end, weight, *, out=None):
 def linspace(start, end, steps, *, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, out=None, requires_grad=False):
     if not isinstance(start, _Tensor) and not isinstance(end, _Tensor):
         if out is None:
-            if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
-                _r = _E_linspace.entry_function(start, end, steps)
-            else:
-                _kw = {}
-                if dtype is not _NO: _kw['dtype'] = dtype
-                if layout is not _NO: _kw['layout'] = layout
-                if device is not _NO: _kw['device'] = device
-                if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
-                _r = _E_linspace.entry_function(start, end, steps, **_kw)
+            _st = _local_state(); _sv = _st.excluded
+            _st.excluded = _sv | _BELOW_AD
+            try:
+                if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
+                    _r = _E_linspace.entry_function(start, end, steps)
+                else:
+                    _kw = {}
+                    if dtype is not _NO: _kw['dtype'] = dtype
+                    if layout is not _NO: _kw['layout'] = layout
+                    if device is not _NO: _kw['device'] = device
+                    if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
+                    _r = _E_linspace.entry_function(start, end, steps, **_kw)
+            finally:
+                _st.excluded = _sv
             if requires_grad: _r.requires_grad_(True)
             return _r
         else:
@@ -1906,15 +1938,20 @@ def ones(*_td_args, size=_NO, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO,
     elif _td_args:
         raise TypeError("ones() got multiple values for argument 'size'")
     if out is None:
-        if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
-            _r = _E_ones.entry_function(size)
-        else:
-            _kw = {}
-            if dtype is not _NO: _kw['dtype'] = dtype
-            if layout is not _NO: _kw['layout'] = layout
-            if device is not _NO: _kw['device'] = device
-            if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
-            _r = _E_ones.entry_function(size, **_kw)
+        _st = _local_state(); _sv = _st.excluded
+        _st.excluded = _sv | _BELOW_AD
+        try:
+            if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
+                _r = _E_ones.entry_function(size)
+            else:
+                _kw = {}
+                if dtype is not _NO: _kw['dtype'] = dtype
+                if layout is not _NO: _kw['layout'] = layout
+                if device is not _NO: _kw['device'] = device
+                if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
+                _r = _E_ones.entry_function(size, **_kw)
+        finally:
+            _st.excluded = _sv
         if requires_grad: _r.requires_grad_(True)
         return _r
     else:
@@ -2688,15 +2725,20 @@ def zeros(*_td_args, size=_NO, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO
     elif _td_args:
         raise TypeError("zeros() got multiple values for argument 'size'")
     if out is None:
-        if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
-            _r = _E_zeros.entry_function(size)
-        else:
-            _kw = {}
-            if dtype is not _NO: _kw['dtype'] = dtype
-            if layout is not _NO: _kw['layout'] = layout
-            if device is not _NO: _kw['device'] = device
-            if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
-            _r = _E_zeros.entry_function(size, **_kw)
+        _st = _local_state(); _sv = _st.excluded
+        _st.excluded = _sv | _BELOW_AD
+        try:
+            if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
+                _r = _E_zeros.entry_function(size)
+            else:
+                _kw = {}
+                if dtype is not _NO: _kw['dtype'] = dtype
+                if layout is not _NO: _kw['layout'] = layout
+                if device is not _NO: _kw['device'] = device
+                if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
+                _r = _E_zeros.entry_function(size, **_kw)
+        finally:
+            _st.excluded = _sv
         if requires_grad: _r.requires_grad_(True)
         return _r
     else:

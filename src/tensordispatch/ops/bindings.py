@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tensordispatch.backends.aten import below_ad_inplace_or_view as _below
 from tensordispatch.backends.aten import op
 from tensordispatch.backends.structured import resize_output
 from tensordispatch.dispatch.calling import NOT_GIVEN as _NO
@@ -73,7 +74,7 @@ def arange(
         return op("arange.start_out")(*values, out=out)  # type: ignore[no-any-return]
     opts = _options(dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
     name = "arange.start" if len(values) == 2 else "arange.start_step"
-    return _finish(op(name)(*values, **opts), requires_grad)
+    return _finish(_below(op(name), *values, **opts), requires_grad)
 
 
 def cat(tensors: Any, dim: int = 0, *, out: Tensor | None = None) -> Tensor:
@@ -132,8 +133,9 @@ def _random_factory(name: str, fill: str) -> Any:
             return op(fill)(out, 0.0, 1.0, generator=generator)  # type: ignore[no-any-return]
         opts = _options(dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
         if generator is None:
-            return _finish(op(name)(shape, **opts), requires_grad)
-        return _finish(op(f"{name}.generator")(shape, generator=generator, **opts), requires_grad)
+            return _finish(_below(op(name), shape, **opts), requires_grad)
+        result = _below(op(f"{name}.generator"), shape, generator=generator, **opts)
+        return _finish(result, requires_grad)
 
     factory.__name__ = factory.__qualname__ = name
     factory.__doc__ = f"torch.{name}(*size, generator=None, out=None, dtype=None, ...)"
@@ -175,8 +177,8 @@ def randint(
         return op("random_.from")(out, low, high, generator=generator)  # type: ignore[no-any-return]
     opts = _options(dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
     if generator is None:
-        return _finish(op("randint.low")(low, high, shape, **opts), requires_grad)
-    result = op("randint.low_generator")(low, high, shape, generator=generator, **opts)
+        return _finish(_below(op("randint.low"), low, high, shape, **opts), requires_grad)
+    result = _below(op("randint.low_generator"), low, high, shape, generator=generator, **opts)
     return _finish(result, requires_grad)
 
 

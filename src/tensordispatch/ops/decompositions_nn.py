@@ -222,20 +222,13 @@ def _check_layer_norm(input: Tensor, shape: tuple[int, ...], weight: Any, bias: 
 
 def layer_norm(input: Tensor, normalized_shape: Any, weight: Any = None, bias: Any = None,
                eps: float = 1e-05, cudnn_enable: bool = True) -> Tensor:  # fmt: skip
-    """(x - mean) / sqrt(var + eps) over the trailing normalized dims, then * weight + bias."""
-    shape = tuple(int(s) for s in normalized_shape)
-    _check_layer_norm(input, shape, weight, bias)
-    input = op("contiguous")(input)
-    dims = list(range(input.dim() - len(shape), input.dim()))
-    mean = op("mean.dim")(input, dims, True)
-    var = op("var.correction")(input, dims, correction=0, keepdim=True)
-    std = op("sqrt")(op("add.Tensor")(var, wrap_number(eps)))
-    out = op("div.Tensor")(op("sub.Tensor")(input, mean), std)
-    if weight is not None:
-        out = op("mul.Tensor")(out, weight)
-    if bias is not None:
-        out = op("add.Tensor")(out, bias)
-    return out
+    """(x - mean) / sqrt(var + eps) over the trailing normalized dims, then * weight + bias:
+    the first output of native_layer_norm on the contiguous input, as torch's decomposition
+    (so autograd records one NativeLayerNormBackward0 node)."""
+    shape = [int(s) for s in normalized_shape]
+    _check_layer_norm(input, tuple(shape), weight, bias)
+    result: Tensor = op("native_layer_norm")(op("contiguous")(input), shape, weight, bias, eps)[0]
+    return result
 
 
 def one_hot(self: Tensor, num_classes: int = -1) -> Tensor:
