@@ -18,6 +18,8 @@ from __future__ import annotations
 import pathlib
 
 from tensordispatch.codegen.model import (
+    FRESH_IMPLS,
+    FRESH_TABLE,
     KERNEL_TABLES,
     META_FUNCTIONS,
     STRUCTURED_KEYS,
@@ -109,7 +111,7 @@ def _copy_arg(dst, src):
 
 def _imports() -> str:
     lines = set()
-    for alias, spec in [*KERNEL_TABLES.values(), META_FUNCTIONS]:
+    for alias, spec in [*KERNEL_TABLES.values(), META_FUNCTIONS, FRESH_TABLE]:
         module, _, attr = spec.partition(":")
         lines.add(f"from {module} import {attr} as {alias}")
     return "\n".join(sorted(lines))
@@ -132,8 +134,14 @@ def _call_args(f: NativeFunction) -> str:
     return ", ".join(parts)
 
 
-def _structured(g: NativeFunctionsGroup, key: str) -> list[tuple[NativeFunction, str, str]]:
-    """(function, kernel name, source) of one structured group's wrappers for ``key``."""
+def _structured(
+    g: NativeFunctionsGroup, key: str, fresh: bool = False
+) -> list[tuple[NativeFunction, str, str]]:
+    """(function, kernel name, source) of one structured group's wrappers for ``key``.
+
+    With ``fresh`` (a single-output group whose impl has a fresh-result kernel, FRESH_IMPLS)
+    the functional wrapper returns that kernel's result instead of allocating and calling
+    the out impl (Note [Fresh results] in backends/cpu/fresh.py)."""
     meta = f"_meta_{ident(g.functional)}"
     nonout = ", ".join(_nonout(g.functional))
     impl = ""
@@ -149,6 +157,11 @@ def _structured(g: NativeFunctionsGroup, key: str) -> list[tuple[NativeFunction,
     for f, kind in variants:
         name = f"wrapper_{key}_{ident(f)}"
         body = [f"def {name}({kernel_params(f.func)}):"]
+        if kind == "functional" and fresh and impl:
+            body.append(f"    specs, pre = {meta}(None, {nonout})")
+            body.append(f"    return _fresh_{key}_{ident(g.out)}(pre, specs[0], {nonout})")
+            result.append((f, name, "\n".join(body)))
+            continue
         if kind == "functional":
             body.append(f"    specs, pre = {meta}(None, {nonout})")
             names = [f"_o{i}" for i in range(len(outs))]
@@ -272,6 +285,13 @@ class _Emitter:
             "Meta",
         ]
 
+    def fresh(self, g: NativeFunctionsGroup, key: str) -> bool:
+        """Whether ``g``'s functional ``key`` wrapper uses a fresh-result kernel."""
+        if key != "CPU" or len(g.out.func.out) != 1:
+            return False
+        meta = self.parsed.backend_index(key).index.get(g.out.func.name)
+        return meta is not None and meta.kernel in FRESH_IMPLS
+
     def add(self, key: str, f: NativeFunction, kernel_expr: str) -> None:
         self.kernels.setdefault(key, []).append((f, kernel_expr))
         self.impls.setdefault(f"{f.namespace}:{key}", []).append(
@@ -291,6 +311,11 @@ class _Emitter:
                 f"_impl_{key}_{ident(g.out)} = _kernel({alias}, {spec!r}, {meta.kernel!r}, "
                 f"{key!r}, {where})"
             )
+            if self.fresh(g, key):
+                self.tables.append(
+                    f"_fresh_{key}_{ident(g.out)} = _kernel({FRESH_TABLE[0]}, "
+                    f"{FRESH_TABLE[1]!r}, {meta.kernel!r}, {key!r}, {where})"
+                )
 
     def function(self, f: NativeFunction) -> None:
         tags = ", ".join(repr(t) for t in sorted(f.tags))
@@ -334,7 +359,7 @@ class _Emitter:
         for g in sorted(self.parsed.groups, key=lambda g: str(g.functional.func.name)):
             if g.structured:
                 for key in self.keys_of(g):
-                    bodies += [src for _, _, src in _structured(g, key)]
+                    bodies += [src for _, _, src in _structured(g, key, self.fresh(g, key))]
         for f in self.functions:
             if "generated" in f.tags or id(f) in self.view_copies:
                 bodies.append(_generated_body(f, self.parsed, self.groups))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from tensordispatch.backends.composite import COMPOSITE_KERNELS as _CEA
 from tensordispatch.backends.cpu import CPU_KERNELS as _CPU
+from tensordispatch.backends.cpu.fresh import CPU_FRESH_KERNELS as _CPU_FRESH
 from tensordispatch.backends.meta import META_FUNCTIONS as _META_FN
 from tensordispatch.backends.meta import META_KERNELS as _META
 from tensordispatch.ops.decompositions import DECOMPOSITIONS as _CIA
@@ -62,6 +63,7 @@ _meta__softmax = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS'
 _impl_CPU__softmax_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'softmax_cpu_out', 'CPU', 'ops/native_functions.yaml:1159')
 _meta_add_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'add.Tensor', 'structured meta', 'ops/native_functions.yaml:94')
 _impl_CPU_add_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'add_out', 'CPU', 'ops/native_functions.yaml:94')
+_fresh_CPU_add_out = _kernel(_CPU_FRESH, 'tensordispatch.backends.cpu.fresh:CPU_FRESH_KERNELS', 'add_out', 'CPU', 'ops/native_functions.yaml:94')
 _meta_addcdiv = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'addcdiv', 'structured meta', 'ops/native_functions.yaml:3061')
 _impl_CPU_addcdiv_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'addcdiv_out', 'CPU', 'ops/native_functions.yaml:3061')
 _meta_addcmul = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'addcmul', 'structured meta', 'ops/native_functions.yaml:3041')
@@ -122,10 +124,12 @@ _meta_clamp_min = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS
 _impl_CPU_clamp_min_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'clamp_min_out', 'CPU', 'ops/native_functions.yaml:2676')
 _meta_cos = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'cos', 'structured meta', 'ops/native_functions.yaml:365')
 _impl_CPU_cos_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'cos_out', 'CPU', 'ops/native_functions.yaml:365')
+_fresh_CPU_cos_out = _kernel(_CPU_FRESH, 'tensordispatch.backends.cpu.fresh:CPU_FRESH_KERNELS', 'cos_out', 'CPU', 'ops/native_functions.yaml:365')
 _meta_cumsum = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'cumsum', 'structured meta', 'ops/native_functions.yaml:1191')
 _impl_CPU_cumsum_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'cumsum_out', 'CPU', 'ops/native_functions.yaml:1191')
 _meta_div_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'div.Tensor', 'structured meta', 'ops/native_functions.yaml:215')
 _impl_CPU_div_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'div_out', 'CPU', 'ops/native_functions.yaml:215')
+_fresh_CPU_div_out = _kernel(_CPU_FRESH, 'tensordispatch.backends.cpu.fresh:CPU_FRESH_KERNELS', 'div_out', 'CPU', 'ops/native_functions.yaml:215')
 _meta_div_Tensor_mode = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'div.Tensor_mode', 'structured meta', 'ops/native_functions.yaml:235')
 _impl_CPU_div_out_mode = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'div_out_mode', 'CPU', 'ops/native_functions.yaml:235')
 _meta_eq_Scalar = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'eq.Scalar', 'structured meta', 'ops/native_functions.yaml:395')
@@ -136,6 +140,7 @@ _meta_erf = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'er
 _impl_CPU_erf_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'erf_out', 'CPU', 'ops/native_functions.yaml:2415')
 _meta_exp = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'exp', 'structured meta', 'ops/native_functions.yaml:325')
 _impl_CPU_exp_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'exp_out', 'CPU', 'ops/native_functions.yaml:325')
+_fresh_CPU_exp_out = _kernel(_CPU_FRESH, 'tensordispatch.backends.cpu.fresh:CPU_FRESH_KERNELS', 'exp_out', 'CPU', 'ops/native_functions.yaml:325')
 _meta_expm1 = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'expm1', 'structured meta', 'ops/native_functions.yaml:2315')
 _impl_CPU_expm1_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'expm1_out', 'CPU', 'ops/native_functions.yaml:2315')
 _meta_floor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'floor', 'structured meta', 'ops/native_functions.yaml:2453')
@@ -184,12 +189,14 @@ _meta_mm = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'mm'
 _impl_CPU_mm_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'mm_out', 'CPU', 'ops/native_functions.yaml:836')
 _meta_mul_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'mul.Tensor', 'structured meta', 'ops/native_functions.yaml:180')
 _impl_CPU_mul_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'mul_out', 'CPU', 'ops/native_functions.yaml:180')
+_fresh_CPU_mul_out = _kernel(_CPU_FRESH, 'tensordispatch.backends.cpu.fresh:CPU_FRESH_KERNELS', 'mul_out', 'CPU', 'ops/native_functions.yaml:180')
 _meta_ne_Scalar = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'ne.Scalar', 'structured meta', 'ops/native_functions.yaml:433')
 _impl_CPU_ne_Scalar_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'ne_Scalar_out', 'CPU', 'ops/native_functions.yaml:433')
 _meta_ne_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'ne.Tensor', 'structured meta', 'ops/native_functions.yaml:447')
 _impl_CPU_ne_Tensor_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'ne_Tensor_out', 'CPU', 'ops/native_functions.yaml:447')
 _meta_neg = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'neg', 'structured meta', 'ops/native_functions.yaml:305')
 _impl_CPU_neg_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'neg_out', 'CPU', 'ops/native_functions.yaml:305')
+_fresh_CPU_neg_out = _kernel(_CPU_FRESH, 'tensordispatch.backends.cpu.fresh:CPU_FRESH_KERNELS', 'neg_out', 'CPU', 'ops/native_functions.yaml:305')
 _meta_nll_loss_forward = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'nll_loss_forward', 'structured meta', 'ops/native_functions.yaml:1369')
 _impl_CPU_nll_loss_forward_output = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nll_loss_forward_out_cpu', 'CPU', 'ops/native_functions.yaml:1369')
 _meta_norm_ScalarOpt_dim_dtype = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'norm.ScalarOpt_dim_dtype', 'structured meta', 'ops/native_functions.yaml:1125')
@@ -230,12 +237,15 @@ _meta_silu = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 's
 _impl_CPU_silu_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'silu_out', 'CPU', 'ops/native_functions.yaml:2433')
 _meta_sin = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'sin', 'structured meta', 'ops/native_functions.yaml:345')
 _impl_CPU_sin_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'sin_out', 'CPU', 'ops/native_functions.yaml:345')
+_fresh_CPU_sin_out = _kernel(_CPU_FRESH, 'tensordispatch.backends.cpu.fresh:CPU_FRESH_KERNELS', 'sin_out', 'CPU', 'ops/native_functions.yaml:345')
 _meta_sort_stable = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'sort.stable', 'structured meta', 'ops/native_functions.yaml:1920')
 _impl_CPU_sort_values_stable = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'sort_stable_out', 'CPU', 'ops/native_functions.yaml:1920')
 _meta_sqrt = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'sqrt', 'structured meta', 'ops/native_functions.yaml:385')
 _impl_CPU_sqrt_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'sqrt_out', 'CPU', 'ops/native_functions.yaml:385')
+_fresh_CPU_sqrt_out = _kernel(_CPU_FRESH, 'tensordispatch.backends.cpu.fresh:CPU_FRESH_KERNELS', 'sqrt_out', 'CPU', 'ops/native_functions.yaml:385')
 _meta_sub_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'sub.Tensor', 'structured meta', 'ops/native_functions.yaml:129')
 _impl_CPU_sub_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'sub_out', 'CPU', 'ops/native_functions.yaml:129')
+_fresh_CPU_sub_out = _kernel(_CPU_FRESH, 'tensordispatch.backends.cpu.fresh:CPU_FRESH_KERNELS', 'sub_out', 'CPU', 'ops/native_functions.yaml:129')
 _meta_sum_dim_IntList = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'sum.dim_IntList', 'structured meta', 'ops/native_functions.yaml:789')
 _impl_CPU_sum_IntList_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'sum_out', 'CPU', 'ops/native_functions.yaml:789')
 _meta_tan = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'tan', 'structured meta', 'ops/native_functions.yaml:2355')
@@ -306,9 +316,7 @@ def wrapper_Meta__softmax_out(self, dim, half_to_float, *, out):
 
 def wrapper_CPU_add_Tensor(self, other, *, alpha=1):
     specs, pre = _meta_add_Tensor(None, self, other, alpha)
-    _o0 = _alloc_cpu(specs[0])
-    _impl_CPU_add_out(pre, self, other, alpha, _o0)
-    return _o0
+    return _fresh_CPU_add_out(pre, specs[0], self, other, alpha)
 
 
 def wrapper_CPU_add_out(self, other, *, alpha=1, out):
@@ -1311,9 +1319,7 @@ def wrapper_Meta_clamp_min__Tensor(self, min):
 
 def wrapper_CPU_cos(self):
     specs, pre = _meta_cos(None, self)
-    _o0 = _alloc_cpu(specs[0])
-    _impl_CPU_cos_out(pre, self, _o0)
-    return _o0
+    return _fresh_CPU_cos_out(pre, specs[0], self)
 
 
 def wrapper_CPU_cos_out(self, *, out):
@@ -1389,9 +1395,7 @@ def wrapper_Meta_cumsum_(self, dim, *, dtype=None):
 
 def wrapper_CPU_div_Tensor(self, other):
     specs, pre = _meta_div_Tensor(None, self, other)
-    _o0 = _alloc_cpu(specs[0])
-    _impl_CPU_div_out(pre, self, other, _o0)
-    return _o0
+    return _fresh_CPU_div_out(pre, specs[0], self, other)
 
 
 def wrapper_CPU_div_out(self, other, *, out):
@@ -1584,9 +1588,7 @@ def wrapper_Meta_erf_(self):
 
 def wrapper_CPU_exp(self):
     specs, pre = _meta_exp(None, self)
-    _o0 = _alloc_cpu(specs[0])
-    _impl_CPU_exp_out(pre, self, _o0)
-    return _o0
+    return _fresh_CPU_exp_out(pre, specs[0], self)
 
 
 def wrapper_CPU_exp_out(self, *, out):
@@ -2424,9 +2426,7 @@ def wrapper_Meta_mm_out(self, mat2, *, out):
 
 def wrapper_CPU_mul_Tensor(self, other):
     specs, pre = _meta_mul_Tensor(None, self, other)
-    _o0 = _alloc_cpu(specs[0])
-    _impl_CPU_mul_out(pre, self, other, _o0)
-    return _o0
+    return _fresh_CPU_mul_out(pre, specs[0], self, other)
 
 
 def wrapper_CPU_mul_out(self, other, *, out):
@@ -2541,9 +2541,7 @@ def wrapper_Meta_ne__Tensor(self, other):
 
 def wrapper_CPU_neg(self):
     specs, pre = _meta_neg(None, self)
-    _o0 = _alloc_cpu(specs[0])
-    _impl_CPU_neg_out(pre, self, _o0)
-    return _o0
+    return _fresh_CPU_neg_out(pre, specs[0], self)
 
 
 def wrapper_CPU_neg_out(self, *, out):
@@ -3260,9 +3258,7 @@ def wrapper_Meta_silu_(self):
 
 def wrapper_CPU_sin(self):
     specs, pre = _meta_sin(None, self)
-    _o0 = _alloc_cpu(specs[0])
-    _impl_CPU_sin_out(pre, self, _o0)
-    return _o0
+    return _fresh_CPU_sin_out(pre, specs[0], self)
 
 
 def wrapper_CPU_sin_out(self, *, out):
@@ -3329,9 +3325,7 @@ def wrapper_Meta_sort_values_stable(self, *, stable, dim=-1, descending=False, v
 
 def wrapper_CPU_sqrt(self):
     specs, pre = _meta_sqrt(None, self)
-    _o0 = _alloc_cpu(specs[0])
-    _impl_CPU_sqrt_out(pre, self, _o0)
-    return _o0
+    return _fresh_CPU_sqrt_out(pre, specs[0], self)
 
 
 def wrapper_CPU_sqrt_out(self, *, out):
@@ -3368,9 +3362,7 @@ def wrapper_Meta_sqrt_(self):
 
 def wrapper_CPU_sub_Tensor(self, other, *, alpha=1):
     specs, pre = _meta_sub_Tensor(None, self, other, alpha)
-    _o0 = _alloc_cpu(specs[0])
-    _impl_CPU_sub_out(pre, self, other, alpha, _o0)
-    return _o0
+    return _fresh_CPU_sub_out(pre, specs[0], self, other, alpha)
 
 
 def wrapper_CPU_sub_out(self, other, *, alpha=1, out):
