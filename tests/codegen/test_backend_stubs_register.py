@@ -39,6 +39,10 @@ autograd:
 
 KERNELS = """\
 class Box:
+    # A stand-in for a backend tensor: the dispatcher reads only its key set; the autograd
+    # kernel also looks at a result's version counter (None: not a fresh view result).
+    _vc = None
+
     def __init__(self, value):
         self.value = value
         self._key_set = KEY_SET
