@@ -60,8 +60,6 @@ def test_gradients_match_torch(name: str, shapes: Any, program: Any) -> None:
 
 @pytest.mark.parametrize(("name", "shapes", "program"), PROGRAMS)
 def test_node_names_and_output_numbers_match_torch(name: str, shapes: Any, program: Any) -> None:
-    if name == "layer_norm-no-affine":
-        pytest.xfail("layer_norm decomposes without native_layer_norm (REQUESTS.md, to E)")
     t_outs, d_outs, _, _ = _run(program, shapes)
     for t, d in zip(t_outs, d_outs, strict=True):
         assert d.grad_fn.name() == type(t.grad_fn).__name__

@@ -56,10 +56,15 @@ def test_an_output_that_is_its_input_keeps_its_version() -> None:
     assert x.to(td.float64)._version == 1
 
 
-@pytest.mark.xfail(reason="needs the factory bindings below ADInplaceOrView (REQUESTS.md, E)")
 @pytest.mark.parametrize("name", list(FACTORIES))
 def test_factory_bindings_create_version_0(name: str) -> None:
     assert FACTORIES[name](td)._version == FACTORIES[name](torch)._version == 0
+
+
+def test_detach_of_a_parameter_is_a_tensor() -> None:
+    p = td.nn.Parameter(td.ones([2]))
+    assert type(p.detach()) is td.Tensor
+    assert type(torch.nn.Parameter(torch.ones(2)).detach()) is torch.Tensor
 
 
 def test_detach_keeps_a_subclass() -> None:

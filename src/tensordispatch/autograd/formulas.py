@@ -16,6 +16,13 @@ docs/AUTOGRAD.md); ``x.sgn()`` -> ``sgn(x)``, ``x.ger(y)`` -> ``ger(x, y)``. The
 compiled once into ``def formula(<names>): return <expr>``. The names a formula reads
 decide what the node saves. A formula whose translation does not compile, or calls a helper
 that does not exist, fails at import with the YAML entry named.
+
+Note [NumPy fast paths]
+The helpers of the hottest formulas (matrix products, sum_to, threshold and log_softmax
+backward) compute on the NumPy arrays directly when nothing would observe the aten calls:
+grad mode off (no create_graph), no dispatch mode or extra included key, plain CPU tensors
+(``_data`` a NumPy array, so no functional, lazy or batched wrapper) of one dtype. The
+arithmetic is the CPU kernels' own (np.matmul, np.sum), so results are the same.
 """
 
 from __future__ import annotations
@@ -28,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from tensordispatch.backends.aten import op
+from tensordispatch.dispatch.tls import local_state
 from tensordispatch.tensor import Tensor
 
 __all__ = ["HELPERS", "REWRITES", "compile_formula", "saved_names", "sum_to", "translate"]
@@ -154,6 +162,25 @@ _pow = op("pow.Tensor_Scalar")
 _where = op("where.self")
 
 
+_ST = local_state()
+_PLAIN_INCLUDED = _ST.included
+
+
+def numpy_ok(*ts: Any) -> bool:
+    """Whether a helper may compute on the NumPy arrays directly (Note [NumPy fast paths])."""
+    st = _ST
+    if st.grad_enabled or st.modes or st.included != _PLAIN_INCLUDED:
+        return False
+    for t in ts:
+        if type(getattr(t, "_data", None)) is not np.ndarray:
+            return False
+    return True
+
+
+def _wrap(array: Any, like: Tensor) -> Tensor:
+    return Tensor._wrap_numpy(np.asarray(array, dtype=like._data.dtype), like.dtype)
+
+
 def translate(formula: str) -> str:
     """The Python text of a torch formula (Note [Formula translation]).
 
@@ -241,12 +268,16 @@ def div_tensor_other_backward(
 def mm_mat1_backward(
     grad: Tensor, mat2: Tensor, sizes: Any, strides: Any, layout: Any, alpha: Any
 ) -> Tensor:
+    if alpha == 1 and grad.dtype == mat2.dtype and numpy_ok(grad, mat2):
+        return _wrap(np.matmul(grad._data, mat2._data.T), grad)
     return maybe_multiply(grad.mm(mat2.t()), alpha)
 
 
 def mm_mat2_backward(
     grad: Tensor, mat1: Tensor, sizes: Any, strides: Any, layout: Any, alpha: Any
 ) -> Tensor:
+    if alpha == 1 and grad.dtype == mat1.dtype and numpy_ok(grad, mat1):
+        return _wrap(np.matmul(mat1._data.T, grad._data), grad)
     return maybe_multiply(mat1.t().mm(grad), alpha)
 
 
@@ -286,6 +317,9 @@ def sum_to(grad: Tensor, sizes: Any) -> Tensor:
     lead = len(shape) - len(sizes)
     dims = list(range(lead))
     dims += [lead + i for i, s in enumerate(sizes) if s == 1 and shape[lead + i] != 1]
+    if numpy_ok(grad):
+        data = grad._data.sum(axis=tuple(dims), keepdims=True) if dims else grad._data
+        return _wrap(data.reshape(sizes), grad)
     if dims:
         grad = _sum_dim(grad, dims, True)
     if lead:
@@ -377,10 +411,15 @@ def where(condition: Tensor, a: Any, b: Any) -> Tensor:
 
 
 def threshold_backward(grad: Tensor, self: Tensor, threshold: Any) -> Tensor:
-    return where(self > threshold, grad, 0)
+    if grad.dtype == self.dtype and numpy_ok(grad, self):
+        return _wrap(np.where(self._data <= threshold, 0, grad._data), grad)
+    return where(self <= threshold, 0, grad)
 
 
 def _log_softmax_backward_data(grad: Tensor, output: Tensor, dim: int, dtype: Any) -> Tensor:
+    if grad.dtype == output.dtype and numpy_ok(grad, output):
+        g = grad._data
+        return _wrap(g - np.exp(output._data) * g.sum(axis=dim, keepdims=True), grad)
     return grad - output.exp() * _sum_dim(grad, [dim], True)
 
 
@@ -392,9 +431,10 @@ def _helpers(namespace: dict[str, Any]) -> dict[str, Any]:
     return {
         name: fn
         for name, fn in namespace.items()
-        if (callable(fn) or name == "M_PI")
+        if (name == "M_PI" or getattr(fn, "__module__", "").startswith("tensordispatch.autograd"))
         and (not name.startswith("_") or name.endswith(("_backward_data", "_to_copy_backward")))
-        and name not in {"compile_formula", "saved_names", "translate", "op", "Tensor", "Options"}
+        and name not in {"compile_formula", "saved_names", "translate", "op", "Tensor", "Options",
+                         "numpy_ok", "local_state"}
         and not isinstance(fn, type)
     }
 

@@ -36,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from tensordispatch.dispatch.tls import local_state
 from tensordispatch.tensor import Tensor
 from tensordispatch.tensor.tensor import AutogradMeta, VersionCounter
 
@@ -51,6 +52,7 @@ __all__ = [
 ]
 
 _SEQUENCE = itertools.count()
+_ST = local_state()
 FREED_MESSAGE = (
     "Trying to backward through the graph a second time (or directly access saved tensors "
     "after they have already been freed). Saved intermediate values of the graph are freed "
@@ -172,8 +174,6 @@ class AccumulateGrad(Node):
         self._sequence_nr = 1 << 62  # runs as soon as ready, as in torch (UINT64_MAX)
 
     def apply(self, grads: list[Tensor | None]) -> tuple[Tensor | None, ...]:
-        from tensordispatch.autograd.grad_mode import is_grad_enabled
-
         g = grads[0]
         if g is None:
             return ()
@@ -183,7 +183,7 @@ class AccumulateGrad(Node):
             out = hook(g)
             if out is not None:
                 g = out
-        recording = is_grad_enabled()
+        recording = _ST.grad_enabled
         old = m.grad
         if old is None:
             # torch steals the incoming buffer when nothing else references it; we copy
@@ -266,7 +266,8 @@ def _shallow_alias(t: Tensor) -> Tensor:
         root._vc = VersionCounter()
         if t is not root:
             t._vc = root._vc
-    if type(t) is not Tensor:  # a subclass (a functional or lazy wrapper) keeps its class
+    if type(t) is not Tensor and not isinstance(t._data, np.ndarray):
+        # a wrapper subclass (functional, lazy) keeps its class; a Parameter does not
         return _subclass_alias(t, root._vc)
     alias = Tensor._make(
         t._data, t._shape, t._strides, t._offset, t.dtype, t.device, t._storage, root._vc

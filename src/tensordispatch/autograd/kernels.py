@@ -271,6 +271,7 @@ def _make_functional_kernel(
     info: DifferentiabilityInfo, node_cls: type[FormulaNode], positions: tuple[int, ...]
 ) -> Callable[..., Any]:
     plan = _save_plan(info)
+    uses_result = info.uses_result
 
     def record(raw: int, op: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         inputs = [args[i] for i in positions]
@@ -287,7 +288,7 @@ def _make_functional_kernel(
         m.output_nr = 0
         if result._base is not None:
             m.view_version = result._version
-        if info.uses_result:
+        if uses_result:
             node._saved["result"] = SavedTensor(result, True)
         return result
 
@@ -330,7 +331,7 @@ def _fast_path(
                 except KeyError:
                     e = state.redispatch_miss(raw & _AFTER)
                 r = e(a, *args, **kwargs)
-                if fresh and r._vc is not None:
+                if fresh and getattr(r, "_vc", None) is not None:
                     fresh_version(r, (a, *args))
                 return r
             return record(raw, op, (a, *args), kwargs)
@@ -354,7 +355,7 @@ def _fast_path(
                 except KeyError:
                     e = state.redispatch_miss(raw & _AFTER)
                 r = e(a, b, *args, **kwargs)
-                if fresh and r._vc is not None:
+                if fresh and getattr(r, "_vc", None) is not None:
                     fresh_version(r, (a, b, *args))
                 return r
             return record(raw, op, (a, b, *args), kwargs)
@@ -367,7 +368,7 @@ def _fast_path(
                 if _requires_grad(args[i]):
                     return record(raw, op, args, kwargs)
         r = op.redispatch(raw & _AFTER, *args, **kwargs)
-        if fresh and r._vc is not None:
+        if fresh and getattr(r, "_vc", None) is not None:
             fresh_version(r, args)
         return r
 
@@ -381,6 +382,7 @@ def _make_inplace_kernel(
 
     plan = _save_plan(info)
     reads_self = any("self" in f.names for f in info.formulas)
+    uses_result = info.uses_result
 
     def record(raw: int, op: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         self = args[0]
@@ -396,7 +398,7 @@ def _make_inplace_kernel(
         node._saved = _save(plan, save_args, kwargs, needed)
         result = _below_ad_inplace_or_view(op, raw & _AFTER, args, kwargs)
         rebase_history(self, node)
-        if info.uses_result:
+        if uses_result:
             node._saved["result"] = SavedTensor(self, True)
         return result
 
@@ -561,6 +563,6 @@ FRESH_FACTORIES = (
 
 def _fresh_factory_kernel(raw: int, op: Any, *args: Any, **kwargs: Any) -> Any:
     r = op.redispatch(raw & _AFTER, *args, **kwargs)
-    if r._vc is not None:
+    if getattr(r, "_vc", None) is not None:
         fresh_version(r, args)
     return r

@@ -6,6 +6,8 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
+import numpy as np
+
 from tensordispatch.autograd.grad_mode import no_grad
 from tensordispatch.tensor import Tensor
 
@@ -74,7 +76,26 @@ class SGD(Optimizer):
                     else:
                         buf.mul_(g["momentum"]).add_(d_p, alpha=1 - g["dampening"])
                     d_p = d_p.add(buf, alpha=g["momentum"]) if g["nesterov"] else buf
-                p.add_(d_p, alpha=-g["lr"])
+                if not _add_scaled_numpy(p, d_p, -g["lr"]):
+                    p.add_(d_p, alpha=-g["lr"])
+
+
+def _add_scaled_numpy(p: Any, d_p: Any, alpha: float) -> bool:
+    """``p.add_(d_p, alpha=alpha)`` on the NumPy arrays of two plain CPU tensors of one
+    shape and dtype (the CPU add kernel's arithmetic); False when the op must run."""
+    a, b = p._data, d_p._data
+    if (
+        type(a) is not np.ndarray
+        or type(b) is not np.ndarray
+        or p._base is not None
+        or p._shape != d_p._shape
+        or p.dtype != d_p.dtype
+        or not a.flags.writeable
+    ):
+        return False
+    np.add(a, np.multiply(b, np.array(alpha).astype(a.dtype)), out=a)
+    p._bump_version()
+    return True
 
 
 class Adam(Optimizer):
