@@ -157,3 +157,25 @@ def test_register_hook_on_tensor_not_requiring_grad() -> None:
 def test_retain_grad_on_tensor_not_requiring_grad() -> None:
     message = _same_error(lambda m: m.ones(2).retain_grad())
     assert message == "can't retain_grad on Tensor that has requires_grad=False"
+
+
+def test_inplace_on_an_output_of_split_is_refused_like_torch() -> None:
+    x = td.ones([4]).requires_grad_()
+    a, _ = (x * 1).split(2)
+    with pytest.raises(RuntimeError) as info:
+        a.mul_(2)
+    assert str(info.value) == (
+        "Output 0 of Split is a view and is being modified inplace. This view is the output "
+        "of a function that returns multiple views. Such functions do not allow the output "
+        "views to be modified inplace. You should replace the inplace operation by an "
+        "out-of-place one."
+    )
+    u = (x * 1).unbind(0)
+    with pytest.raises(RuntimeError, match="^Output 1 of Unbind is a view"):
+        u[1].add_(1)
+
+
+def test_inplace_on_a_split_output_without_grad_is_allowed() -> None:
+    a, b = td.ones([4]).split(2)
+    a.mul_(2)
+    assert a.tolist() == [2.0, 2.0]

@@ -65,11 +65,21 @@ FREED_MESSAGE = (
 class TensorMeta(AutogradMeta):
     """AutogradMeta plus the fields the autograd layer needs (torch's AutogradMeta)."""
 
-    __slots__ = ("grad_accumulator", "hooks", "output_nr", "retains_grad", "view_version")
+    __slots__ = (
+        "grad_accumulator",
+        "hooks",
+        "multi_output_of",
+        "output_nr",
+        "retains_grad",
+        "view_version",
+    )
 
     def __init__(self) -> None:
         super().__init__()
         self.output_nr = 0
+        # For a view output of a multi-view op (split, unbind): the op's name ("Split"),
+        # which forbids in-place writes on it (torch's CreationMeta::MULTI_OUTPUT_NODE).
+        self.multi_output_of: str | None = None
         # For a view: the storage version when its grad_fn was set (Note [Stale view history]).
         self.view_version: int | None = None
         self.grad_accumulator: weakref.ref[AccumulateGrad] | None = None

@@ -36,6 +36,7 @@ from tensordispatch.autograd.functions_manual import Options
 from tensordispatch.autograd.graph import (
     Node,
     SavedTensor,
+    TensorMeta,
     collect_next_edges,
     meta_of,
 )
@@ -406,8 +407,16 @@ def _make_inplace_kernel(
 
 
 def check_inplace(self: Tensor) -> None:
-    """torch's rule: no in-place op on a leaf that requires grad, or on a view of one."""
+    """torch's rule: no in-place op on a leaf that requires grad, or on a view of one, or on
+    an output of a function returning several views."""
     m = self._autograd_meta
+    if type(m) is TensorMeta and m.multi_output_of is not None and m.requires_grad:
+        raise RuntimeError(
+            f"Output {m.output_nr} of {m.multi_output_of} is a view and is being modified "
+            "inplace. This view is the output of a function that returns multiple views. Such "
+            "functions do not allow the output views to be modified inplace. You should "
+            "replace the inplace operation by an out-of-place one."
+        )
     if m is not None and m.requires_grad and m.grad_fn is None and self._base is None:
         raise RuntimeError(LEAF_INPLACE)
     base = self._base

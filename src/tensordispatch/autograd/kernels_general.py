@@ -10,6 +10,7 @@ output number. Must not run graphs.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -140,3 +141,5 @@ def _link(info: DifferentiabilityInfo, node: Any, outs: list[Any]) -> None:
         m.output_nr = i
         if out._base is not None:
             m.view_version = out._version
+            if info.returns_list:
+                m.multi_output_of = re.sub(r"Backward\d+$", "", info.node_name)
