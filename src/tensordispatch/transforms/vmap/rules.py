@@ -290,74 +290,34 @@ def _flattened(op: Any, plan: OpPlan, s: list[Any], i0: int, k: int, rank: int, 
     return wrap_result(res, level)
 
 
+# operators (space-separated names) -> their dim arguments (Note [Logical dims])
+DIM_ARGS: dict[str, DimSpec] = {
+    "sum.dim_IntList mean.dim amax amin var.correction std.correction var.dim std.dim "
+    "norm.ScalarOpt_dim norm.ScalarOpt_dim_dtype logsumexp all.dims any.dims": (("dim", "dims"),),
+    "max.dim min.dim prod.dim_int all.dim any.dim cumsum softmax.int log_softmax.int _softmax "
+    "_log_softmax sort sort.stable topk squeeze.dim squeeze_copy.dim": (("dim", "dim"),),
+    "argmax argmin aminmax": (("dim", "dim?"),),
+    "transpose.int transpose_copy.int": (("dim0", "dim"), ("dim1", "dim")),
+    "diagonal diagonal_copy": (("dim1", "dim"), ("dim2", "dim")),
+    "flatten.using_ints": (("start_dim", "dim"), ("end_dim", "dim")),
+    "unsqueeze unsqueeze_copy": (("dim", "newdim"),),
+    "flip": (("dims", "dimlist"),),
+}
+# the same for operators torch refuses on 0-dim tensors (the loop then raises its error)
+DIM_ARGS_NO_SCALAR: dict[str, DimSpec] = {
+    "select.int select_copy.int slice.Tensor slice_copy.Tensor narrow narrow_copy narrow.Tensor "
+    "split.Tensor split.sizes split_with_sizes split_copy.Tensor split_with_sizes_copy chunk "
+    "unbind.int unbind_copy.int": (("dim", "dim"),),
+    "unfold unfold_copy": (("dimension", "dim"),),
+}
+
+
 def _register_dims() -> None:
-    d, dq, ds, dl, nd = "dim", "dim?", "dims", "dimlist", "newdim"
-    table: dict[tuple[str, ...], DimSpec] = {
-        (
-            "sum.dim_IntList",
-            "mean.dim",
-            "amax",
-            "amin",
-            "var.correction",
-            "std.correction",
-            "var.dim",
-            "std.dim",
-            "norm.ScalarOpt_dim",
-            "norm.ScalarOpt_dim_dtype",
-            "logsumexp",
-            "all.dims",
-            "any.dims",
-        ): (("dim", ds),),
-        (
-            "max.dim",
-            "min.dim",
-            "prod.dim_int",
-            "all.dim",
-            "any.dim",
-            "cumsum",
-            "softmax.int",
-            "log_softmax.int",
-            "_softmax",
-            "_log_softmax",
-            "sort",
-            "sort.stable",
-            "topk",
-            "squeeze.dim",
-            "squeeze_copy.dim",
-        ): (("dim", d),),
-        ("argmax", "argmin", "aminmax"): (("dim", dq),),
-        ("transpose.int", "transpose_copy.int"): (("dim0", d), ("dim1", d)),
-        ("diagonal", "diagonal_copy"): (("dim1", d), ("dim2", d)),
-        ("flatten.using_ints",): (("start_dim", d), ("end_dim", d)),
-        ("unsqueeze", "unsqueeze_copy"): (("dim", nd),),
-        ("flip",): (("dims", dl),),
-    }
-    loose: dict[tuple[str, ...], DimSpec] = {  # ops torch refuses on 0-dim tensors
-        (
-            "select.int",
-            "select_copy.int",
-            "slice.Tensor",
-            "slice_copy.Tensor",
-            "narrow",
-            "narrow_copy",
-            "narrow.Tensor",
-            "split.Tensor",
-            "split.sizes",
-            "split_with_sizes",
-            "split_copy.Tensor",
-            "split_with_sizes_copy",
-            "chunk",
-            "unbind.int",
-            "unbind_copy.int",
-            "cumsum_",
-        ): (("dim", d),),
-        ("unfold", "unfold_copy"): (("dimension", d),),
-    }
-    for group, scalar_ok in ((table, True), (loose, False)):
+    for group, scalar_ok in ((DIM_ARGS, True), (DIM_ARGS_NO_SCALAR, False)):
         for names, spec in group.items():
-            for name in names:
+            for name in names.split():
                 RULES[f"aten::{name}"] = dims_rule(spec, scalar_ok)
-    RULES["aten::cumsum_"] = _inplace_dims(("dim", d))
+    RULES["aten::cumsum_"] = _inplace_dims(("dim", "dim"))
 
 
 def _inplace_dims(spec: tuple[str, str]) -> Rule:
