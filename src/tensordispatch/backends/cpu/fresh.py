@@ -75,6 +75,8 @@ def _binary(ufunc: Any, quiet: bool) -> Callable[..., Tensor]:
         finally:
             if token is not None:
                 FP_STATE.reset(token)
+        if type(r) is _ndarray and r.ndim == 1 and spec[1] is None and spec[2] is pre:
+            return new_cpu_tensor(r, spec[0], _ONE, pre)  # as_result, inline
         return as_result(r, spec)
 
     fresh.__name__ = f"{ufunc.__name__}_fresh"
@@ -83,12 +85,15 @@ def _binary(ufunc: Any, quiet: bool) -> Callable[..., Tensor]:
 
 def _with_alpha(ufunc: Any) -> Callable[..., Tensor]:
     def fresh(pre: Any, spec: Any, self: Tensor, other: Tensor, alpha: Any = 1) -> Tensor:
+        if alpha == 1 and type(alpha) is int and self.dtype is pre and other.dtype is pre:
+            r = ufunc(self._data, other._data)
+            if type(r) is _ndarray and r.ndim == 1 and spec[1] is None and spec[2] is pre:
+                return new_cpu_tensor(r, spec[0], _ONE, pre)
+            return as_result(r, spec)
         cd = pre._numpy
         b = other._data
         if alpha != 1 or type(alpha) is bool:
             b = np.multiply(b, np.array(alpha).astype(cd), dtype=cd, casting="unsafe")
-        elif self.dtype is pre and other.dtype is pre:
-            return as_result(ufunc(self._data, b), spec)
         return as_result(ufunc(self._data, b, dtype=cd, casting="unsafe"), spec)
 
     fresh.__name__ = f"{ufunc.__name__}_fresh"
@@ -115,6 +120,8 @@ def _unary(ufunc: Any) -> Callable[..., Tensor]:
                 r = ufunc(self._data, dtype=pre._numpy, casting="unsafe")
         finally:
             FP_STATE.reset(token)
+        if type(r) is _ndarray and r.ndim == 1 and spec[1] is None and spec[2] is pre:
+            return new_cpu_tensor(r, spec[0], _ONE, pre)  # as_result, inline
         return as_result(r, spec)
 
     fresh.__name__ = f"{ufunc.__name__}_fresh"
