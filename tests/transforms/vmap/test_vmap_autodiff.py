@@ -157,3 +157,30 @@ def test_error_aux_not_tensor() -> None:
     ours = _message(lambda: grad(lambda x: (x.sum(), 1), has_aux=True)(x))
     assert ours == _message(lambda: tf.grad(lambda x: (x.sum(), 1), has_aux=True)(tx))
     assert ours[1] == "Expected tensors, got unsupported type <class 'int'>"
+
+
+def test_per_sample_classifier_gradients_with_layer_norm_and_cross_entropy() -> None:
+    from tensordispatch.transforms.vmap import reset_vmap_fallback_counts, vmap_fallback_counts
+
+    (w1, tw1), (w2, tw2) = pair(5, 6), pair(6, 3)
+    (x, tx) = pair(8, 2, 5)
+    labels = np.array([[0, 2], [1, 1], [2, 0], [0, 0], [1, 2], [2, 2], [0, 1], [1, 0]])
+    y, ty = td.from_numpy(labels.copy()), torch.from_numpy(labels.copy())
+
+    def loss(lib: Any, ce: Any) -> Any:
+        def f(w1: Any, w2: Any, x: Any, y: Any) -> Any:
+            h = lib.layer_norm((x @ w1).relu(), [6])
+            return ce(h @ w2, y)
+
+        return f
+
+    reset_vmap_fallback_counts()
+    dims = (None, None, 0, 0)
+    ours = vmap(grad(loss(td, td.ops.aten.cross_entropy_loss.default), (0, 1)), in_dims=dims)(
+        w1, w2, x, y
+    )
+    f = torch.nn.functional
+    ref = tf.vmap(tf.grad(loss(f, f.cross_entropy), (0, 1)), in_dims=dims)(tw1, tw2, tx, ty)
+    for o, r in zip(ours, ref, strict=True):
+        close(o, r, tol=1e-4)
+    assert vmap_fallback_counts() == {}

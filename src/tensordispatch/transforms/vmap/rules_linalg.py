@@ -13,7 +13,13 @@ from typing import Any
 
 from tensordispatch.transforms.vmap.batched import BatchedTensor, wrap
 from tensordispatch.transforms.vmap.plan import OpPlan
-from tensordispatch.transforms.vmap.rules import DECLINE, RULES, inplace_error, wrap_dim
+from tensordispatch.transforms.vmap.rules import (
+    DECLINE,
+    RULES,
+    inplace_error,
+    wrap_dim,
+    wrap_result,
+)
 
 __all__ = ["install_part2"]
 
@@ -295,6 +301,57 @@ def embedding_rule(op: Any, plan: OpPlan, stack: list[Any], level: int) -> Any:
     return wrap(op._call_boxed(s), level)
 
 
+def native_layer_norm_rule(op: Any, plan: OpPlan, stack: list[Any], level: int) -> Any:
+    """Normalizes trailing dims, so the batch dim rides along; batched weight/bias are
+    applied afterwards at the logical level."""
+    x, shape, weight, bias, eps = stack
+    if not (type(x) is BatchedTensor and x._level == level):
+        return DECLINE
+    affine_batched = any(type(t) is BatchedTensor and t._level == level for t in (weight, bias))
+    if not affine_batched:
+        return wrap_result(op(x._data, shape, weight, bias, eps), level)
+    out, mean, rstd = wrap_result(op(x._data, shape, None, None, eps), level)
+    if weight is not None:
+        out = out * weight
+    if bias is not None:
+        out = out + bias
+    return out, mean, rstd
+
+
+_NONE, _MEAN, _SUM = 0, 1, 2  # at::Reduction
+
+
+def nll_loss_forward_rule(op: Any, plan: OpPlan, stack: list[Any], level: int) -> Any:
+    """nll_loss over a batch of (N, C) or (C,) inputs: one unreduced call on the flattened
+    batch, then each sample's own reduction and total weight."""
+    x, target, weight, reduction, ignore_index = stack
+    if len(x._shape) not in (1, 2) or type(weight) is BatchedTensor:
+        return DECLINE
+    px, xb = _unwrap(x, level)
+    pt, tb = _unwrap(target, level)
+    size = (px if xb else pt)._shape[0]
+    if not xb:
+        px = px.expand([size, *x._shape])
+    if not tb:
+        pt = pt.expand([size, *target._shape])
+    classes = x._shape[-1]
+    n = 1 if len(x._shape) == 1 else x._shape[0]
+    flat_t = pt.reshape([size * n])
+    losses = op(px.reshape([size * n, classes]), flat_t, weight, _NONE, ignore_index)[0]
+    losses = losses.reshape([size, n])
+    valid = (flat_t != ignore_index).to(x.dtype)
+    if weight is not None:
+        valid = valid * weight.index_select(0, flat_t.clamp(0, classes - 1))
+    total = valid.reshape([size, n]).sum(1)
+    if reduction == _NONE:
+        out = losses.reshape([size, *target._shape])
+    elif reduction == _SUM:
+        out = losses.sum(1)
+    else:
+        out = losses.sum(1) / total
+    return wrap(out, level), wrap(total, level)
+
+
 def install_part2() -> None:
     """Fill RULES with this module's rules."""
     RULES["aten::matmul"] = matmul_rule
@@ -318,6 +375,8 @@ def install_part2() -> None:
     RULES["aten::masked_fill_.Tensor"] = masked_fill_tensor_rule
     RULES["aten::embedding"] = embedding_rule
     RULES["aten::index.Tensor"] = index_rule
+    RULES["aten::native_layer_norm"] = native_layer_norm_rule
+    RULES["aten::nll_loss_forward"] = nll_loss_forward_rule
     for name in (
         "scatter.src",
         "scatter.value",
