@@ -493,6 +493,26 @@ def _differentiable_positions(info: DifferentiabilityInfo) -> tuple[int, ...]:
     return tuple(args.index(f.input_name) for f in info.formulas)
 
 
+def _signature(schema: FunctionSchema) -> tuple[tuple[str, str], ...]:
+    return tuple((str(a.type), a.name) for a in schema.arguments)
+
+
+def _inplace_variants() -> dict[tuple[str, tuple[tuple[str, str], ...]], str]:
+    """(functional base name, argument signature) -> the in-place operator's name: torch pairs
+    them by signature (``pow_.Tensor`` is the in-place ``pow.Tensor_Tensor``)."""
+    out = {}
+    for entry in DISPATCHER.live_entries():
+        schema = entry.schema
+        if schema is None or not entry.qualified_name.startswith("aten::"):
+            continue
+        name = entry.qualified_overload_name.split("::")[1]
+        base = name.partition(".")[0]
+        if base.endswith("_") and not base.endswith("__") and schema.arguments:
+            if schema.arguments[0].is_write:
+                out[(base[:-1], _signature(schema))] = name
+    return out
+
+
 def _make_kernel(
     info: DifferentiabilityInfo, cls: type[FormulaNode], inplace: bool
 ) -> Callable[..., Any]:
@@ -520,6 +540,7 @@ def register_all() -> None:
     from tensordispatch.autograd.manual import register_manual
 
     INFOS.update(load_derivatives())
+    inplace_of = _inplace_variants()
     for name, info in INFOS.items():
         qualified, _, overload = name.partition(".")
         defined = DISPATCHER.find(f"aten::{qualified}", overload)
@@ -531,14 +552,8 @@ def register_all() -> None:
         NODE_CLASSES[info.node_name] = cls
         base, _, overload = name.partition(".")
         _register(name, DispatchKey.Autograd, _make_kernel(info, cls, base.endswith("_")))
-        inplace = f"{base}_.{overload}" if overload else f"{base}_"
-        entry = DISPATCHER.find(f"aten::{base}_", overload)
-        if (
-            entry is not None
-            and entry.schema is not None
-            and not base.endswith("_")
-            and inplace not in INFOS
-        ):
+        inplace = inplace_of.get((base, _signature(info.schema)))
+        if inplace is not None and not base.endswith("_") and inplace not in INFOS:
             _register(inplace, DispatchKey.Autograd, _make_kernel(info, cls, True))
     for entry in list(DISPATCHER.live_entries()):
         schema = entry.schema
