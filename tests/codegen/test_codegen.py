@@ -96,7 +96,7 @@ def test_structured_group_gets_three_wrappers_per_key() -> None:
     for key in ("CPU", "Meta"):
         for name in ("sin", "sin_", "sin_out"):
             assert f"\ndef wrapper_{key}_{name}(" in text
-    assert "_lib['aten:Meta'].impl('sin_', wrapper_Meta_sin_)" in text
+    assert "_lib['aten:Meta'].impl('sin_', wrapper_Meta_sin_, debug=_SITE + '" in text
     assert "\ndef wrapper_CPU_mm_out(self, mat2, *, out):" in text
 
 

@@ -21,11 +21,12 @@ def test_view_copy_tag_without_view_group_uses_the_yaml_kernel(tmp_path: pathlib
     path = tmp_path / "vc.yaml"
     path.write_text(SLICE_SCATTER)
     text = emit_registrations(load_native_functions(path), "vc.yaml")
-    impls = [line.strip() for line in text.splitlines() if ".impl('slice_scatter'" in line]
-    assert impls == [
+    lines = text.splitlines()
+    at = [n for n, line in enumerate(lines, 1) if ".impl('slice_scatter'" in line]
+    assert [lines[n - 1].strip() for n in at] == [
         "_lib['aten:CompositeExplicitAutogradNonFunctional'].impl('slice_scatter', "
         "_kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'slice_scatter', "
-        "'CompositeExplicitAutogradNonFunctional', 'vc.yaml:1'))"
+        f"'CompositeExplicitAutogradNonFunctional', 'vc.yaml:1'), debug=_SITE + '{at[0]}')"
     ]
     assert "def generated_slice_scatter" not in text
 
