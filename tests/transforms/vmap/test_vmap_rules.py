@@ -30,7 +30,7 @@ def _fresh_counts() -> Iterator[None]:
 
 
 def no_rule(a: td.Tensor) -> td.Tensor:  # an operator with no batching rule
-    return td.ops.aten.native_layer_norm(a, [4], None, None, 1e-5)[0]
+    return td.ops.aten.index_put.default(a, [td.tensor([0])], td.tensor(5.0))
 
 
 def test_rule_table_covers_the_issue_families() -> None:
@@ -62,7 +62,7 @@ def test_fallback_counts_calls_per_operator() -> None:
         warnings.simplefilter("ignore")
         vmap(no_rule)(td.ones(5, 2, 4))
         vmap(no_rule)(td.ones(5, 2, 4))
-    assert vmap_fallback_counts() == {"aten::native_layer_norm": 2}
+    assert vmap_fallback_counts() == {"aten::index_put": 2}
 
 
 def test_fallback_result_equals_loop() -> None:
@@ -82,21 +82,25 @@ def test_fallback_warns_once_per_operator() -> None:
     messages = [str(w.message) for w in caught]
     expected = (
         "There is a performance drop because we have not yet implemented the batching rule for "
-        "aten::native_layer_norm. The operator runs once per batch entry (the vmap for-loop "
+        "aten::index_put. The operator runs once per batch entry (the vmap for-loop "
         "fallback); this warning is given once per operator."
     )
     assert messages == [expected]
 
 
 def test_fallback_with_several_returns() -> None:
-    x = td.from_numpy(np.arange(12, dtype=np.float32).reshape(3, 4))
+    a = np.random.default_rng(3).standard_normal((4, 1, 3, 2, 2)).astype(np.float32)
+    target = np.array([[[0, 2], [1, 1]]])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        out, mean, rstd = vmap(lambda r: td.ops.aten.native_layer_norm(r, [4], None, None, 1e-5))(x)
-    ref = tf.vmap(lambda r: torch.ops.aten.native_layer_norm(r, [4], None, None, 1e-5))(
-        torch.from_numpy(x.numpy().copy())
-    )
-    for o, r in zip((out, mean, rstd), ref, strict=True):
+        out, total = vmap(
+            lambda r: td.ops.aten.nll_loss2d_forward(r, td.from_numpy(target), None, 1, -100)
+        )(td.from_numpy(a.copy()))
+        ref = tf.vmap(
+            lambda r: torch.ops.aten.nll_loss2d_forward(r, torch.from_numpy(target), None, 1, -100)
+        )(torch.from_numpy(a))
+    assert vmap_fallback_counts() == {"aten::nll_loss2d_forward": 1}
+    for o, r in zip((out, total), ref, strict=True):
         np.testing.assert_allclose(o.numpy(), r.numpy(), rtol=1e-5, atol=1e-6)
 
 
@@ -104,7 +108,7 @@ def test_strict_mode_refuses_the_fallback() -> None:
     with strict_vmap_fallback(), pytest.raises(VmapFallbackStrictError) as info:
         vmap(no_rule)(td.ones(5, 2, 4))
     assert str(info.value) == (
-        "aten::native_layer_norm: there is no batching rule for this operator and the vmap "
+        "aten::index_put: there is no batching rule for this operator and the vmap "
         "for-loop "
         "fallback is in strict mode, so it was not run once per batch entry. Add a batching "
         "rule (tensordispatch.transforms.vmap.rules) or leave strict_vmap_fallback()."
