@@ -70,3 +70,13 @@ def test_relu_and_cross_entropy_gradients_match_torch() -> None:
     torch.nn.functional.cross_entropy(torch.relu(tx) * tx, torch.from_numpy(y)).backward()
     nn.cross_entropy(nn.relu(dx) * dx, td.from_numpy(y)).backward()
     np.testing.assert_allclose(dx.grad._data, tx.grad.numpy(), rtol=1e-6, atol=1e-7)
+
+
+def test_functional_names_match_torch() -> None:
+    x = np.linspace(-2, 2, 6).reshape(2, 3)
+    tx, dx = torch.tensor(x, requires_grad=True), td.tensor(x).requires_grad_()
+    for name, args in (("gelu", ()), ("silu", ()), ("relu", ()), ("layer_norm", ([3],))):
+        t_out = getattr(torch.nn.functional, name)(tx, *args)
+        d_out = getattr(nn.functional, name)(dx, *args)
+        np.testing.assert_allclose(np.asarray(d_out.detach()._data), t_out.detach().numpy())
+        assert d_out.grad_fn.name() == type(t_out.grad_fn).__name__

@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import tensordispatch.autograd  # noqa: F401 - autograd kernels
 from tensordispatch.backends.aten import op
+from tensordispatch.generated.nn_functions import gelu, one_hot
 from tensordispatch.tensor import Tensor
 
-__all__ = ["cross_entropy", "linear", "relu"]
+__all__ = ["cross_entropy", "gelu", "layer_norm", "linear", "one_hot", "relu", "silu"]
 
 _addmm = op("addmm")
 _matmul = op("matmul")
 _relu = op("relu")
+_silu = op("silu")
+_silu_ = op("silu_")
+_layer_norm = op("layer_norm")
 _cross_entropy_loss = op("cross_entropy_loss")
 
 
@@ -62,4 +68,32 @@ def cross_entropy(
     result: Tensor = _cross_entropy_loss(
         input, target, weight, _REDUCTIONS[reduction], ignore_index, label_smoothing
     )
+    return result
+
+
+def silu(input: Tensor, inplace: bool = False) -> Tensor:
+    """x * sigmoid(x) (torch.nn.functional.silu, over silu / silu_).
+
+    >>> import tensordispatch as td
+    >>> silu(td.tensor([0.0, 1.0]))
+    tensor([0.0000, 0.7311])
+    """
+    result: Tensor = _silu_(input) if inplace else _silu(input)
+    return result
+
+
+def layer_norm(
+    input: Tensor,
+    normalized_shape: Any,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    eps: float = 1e-5,
+) -> Tensor:
+    """Normalize over the trailing ``normalized_shape`` dims (aten layer_norm).
+
+    >>> import tensordispatch as td
+    >>> layer_norm(td.tensor([[1.0, 3.0]]), [2])
+    tensor([[-1.0000,  1.0000]])
+    """
+    result: Tensor = _layer_norm(input, list(normalized_shape), weight, bias, eps)
     return result
