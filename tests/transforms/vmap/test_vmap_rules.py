@@ -189,3 +189,9 @@ def test_inplace_view_changes_the_batched_tensor(fn: object) -> None:
     assert tuple(got.shape) == tuple(ref.shape)
     np.testing.assert_array_equal(got.numpy(), ref.numpy())
     assert vmap_fallback_counts() == {}
+
+
+def test_flatten_of_a_scalar_sample_is_one_dim() -> None:
+    got = vmap(lambda r: r.sum().flatten())(td.ones(3, 2))
+    ref = tf.vmap(lambda r: r.sum().flatten())(torch.ones(3, 2))
+    assert tuple(got.shape) == tuple(ref.shape) == (3, 1)

@@ -299,7 +299,6 @@ DIM_ARGS: dict[str, DimSpec] = {
     "argmax argmin aminmax": (("dim", "dim?"),),
     "transpose.int transpose_copy.int": (("dim0", "dim"), ("dim1", "dim")),
     "diagonal diagonal_copy": (("dim1", "dim"), ("dim2", "dim")),
-    "flatten.using_ints": (("start_dim", "dim"), ("end_dim", "dim")),
     "unsqueeze unsqueeze_copy": (("dim", "newdim"),),
     "flip": (("dims", "dimlist"),),
 }
@@ -312,11 +311,25 @@ DIM_ARGS_NO_SCALAR: dict[str, DimSpec] = {
 }
 
 
+def flatten_rule(op: Any, plan: OpPlan, stack: list[Any], level: int) -> Any:
+    """flatten of a 0-dim tensor is 1-dim (the scalar trick would squeeze it back)."""
+    x = stack[0]
+    if len(x._shape) == 0:
+        wrap_dim(stack[1], 0), wrap_dim(stack[2], 0)  # torch's errors for bad dims
+        p = x._data
+        return wrap(p.reshape([p._shape[0], 1]), level)
+    return _FLATTEN_DIMS(op, plan, stack, level)
+
+
+_FLATTEN_DIMS = dims_rule((("start_dim", "dim"), ("end_dim", "dim")))
+
+
 def _register_dims() -> None:
     for group, scalar_ok in ((DIM_ARGS, True), (DIM_ARGS_NO_SCALAR, False)):
         for names, spec in group.items():
             for name in names.split():
                 RULES[f"aten::{name}"] = dims_rule(spec, scalar_ok)
+    RULES["aten::flatten.using_ints"] = flatten_rule
     RULES["aten::cumsum_"] = _inplace_dims(("dim", "dim"))
 
 
