@@ -45,6 +45,13 @@ def test_strides_are_contiguous_like_ltc() -> None:
     assert x.t().stride() == t.t().stride() == (2, 1)
 
 
+def test_cpu_method_syncs_and_returns_a_cpu_tensor() -> None:
+    x = td.tensor([1.0, 2.0]).to("lazy")
+    y = (x * 3).cpu()
+    assert y.device.type == "cpu" and y.tolist() == [3.0, 6.0]
+    assert lazy.metrics.counter_value("UncachedCompile") == 1
+
+
 def test_item_and_printing_sync() -> None:
     x = td.tensor([1.5, 2.5]).to("lazy")
     assert (x.sum() * 2).item() == 8.0

@@ -146,10 +146,6 @@ class LazyTensor(Tensor):
 
     __str__ = __repr__
 
-    def cpu(self, memory_format: Any = None) -> Tensor:
-        """A CPU copy of the values (syncs this tensor's graph); same as ``to('cpu')``."""
-        return self.to("cpu")  # type: ignore[no-any-return]
-
     def tolist(self) -> Any:
         return self._data.materialize().tolist()
 
