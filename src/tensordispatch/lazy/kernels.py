@@ -183,7 +183,7 @@ def trace(op: OpOverload, keyset: Any, stack: list[Any]) -> Any:
     plan = _PLANS.get(op._entry) or op_plan(op)
     if _ST.lazy_force_fallback and _forced(plan):
         return _fallback(op, keyset, stack)
-    _COUNTERS[plan.counter] = _COUNTERS.get(plan.counter, 0) + 1
+    _COUNTERS[plan.counter] += 1
     return _wrap(build_node(plan, list(stack)))
 
 
@@ -242,7 +242,7 @@ def derived_kernel(op: OpOverload, functional: OpOverload) -> Any:
     def kernel(op_: OpOverload, keyset: Any, stack: list[Any]) -> Any:
         if _ST.lazy_force_fallback and (_forced(plan) or _forced(fplan)):
             return _fallback(op_, keyset, stack)
-        _COUNTERS[plan.counter] = _COUNTERS.get(plan.counter, 0) + 1
+        _COUNTERS[plan.counter] += 1
         node = build_node(fplan, list(stack[: fplan.num_args]))
         if inplace:
             _set_value(stack[0], (node, 0), op)
@@ -262,7 +262,7 @@ trace_inplace = trace_out = derived_kernel
 
 
 def _count(name: str) -> None:
-    _COUNTERS[name] = _COUNTERS.get(name, 0) + 1
+    _COUNTERS[name] += 1
 
 
 def _default_dtype(dtype: Any) -> Any:

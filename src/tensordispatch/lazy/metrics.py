@@ -13,6 +13,7 @@ Counters (spec 3.5): ``CreateLtcTensor`` / ``DestroyLtcTensor``, ``DeviceDataCac
 from __future__ import annotations
 
 import threading
+from collections import defaultdict
 
 __all__ = [
     "counter_names",
@@ -24,14 +25,15 @@ __all__ = [
     "reset_metrics",
 ]
 
-COUNTERS: dict[str, int] = {}
+# a defaultdict: the tracing hot path bumps counters with one `COUNTERS[name] += 1`
+COUNTERS: defaultdict[str, int] = defaultdict(int)
 _VALUES: dict[str, list[float]] = {}
 _LOCK = threading.Lock()
 
 
 def bump(name: str, n: int = 1) -> None:
     """Add ``n`` to counter ``name`` (created at 0 on first use)."""
-    COUNTERS[name] = COUNTERS.get(name, 0) + n
+    COUNTERS[name] += n
 
 
 def record(name: str, value: float) -> None:

@@ -54,11 +54,11 @@ class LazyData:
         self.handle = handle
         self.id = next(_IDS)
         LIVE[self.id] = _ref(self)  # a plain weak reference: __del__ removes it
-        _COUNTERS["CreateLtcTensor"] = _COUNTERS.get("CreateLtcTensor", 0) + 1
+        _COUNTERS["CreateLtcTensor"] += 1
 
     def __del__(self) -> None:
         LIVE.pop(self.id, None)
-        _COUNTERS["DestroyLtcTensor"] = _COUNTERS.get("DestroyLtcTensor", 0) + 1
+        _COUNTERS["DestroyLtcTensor"] += 1
 
     def ir_value(self) -> Value:
         """This value as an operand: its pending IR, else its handle as device data."""

@@ -23,6 +23,7 @@ from typing import Any
 from tensordispatch.lazy import metrics
 from tensordispatch.lazy.ir import Node, operand, scalar_node
 from tensordispatch.lazy.shape import SHAPE_CACHE, infer_shapes
+from tensordispatch.tensor.tensor import Tensor
 
 __all__ = ["make_tracer"]
 
@@ -36,7 +37,7 @@ def _source(plan: Any) -> str | None:
         "def tracer(op, keyset, stack):",
         "    if ST.lazy_force_fallback and forced(PLAN):",
         "        return fallback(op, keyset, stack)",
-        "    C[COUNTER] = C.get(COUNTER, 0) + 1",
+        "    C[COUNTER] += 1",
         f"    args = list(stack[:{plan.num_args}])",
         "    operands = []",
         "    sig = []",
@@ -53,6 +54,11 @@ def _source(plan: Any) -> str | None:
                 "            operands.append(value)",
                 "            sig.append((value[0].shapes[value[1]], 'tensor'))",
                 f"            args[{pos}] = MARKERS[len(operands) - 1]",
+                "        elif a.__class__ is Tensor and a._wrapped_number:",
+                "            value = (scalar_node(a._data.item(), a.dtype), 0)",
+                "            operands.append(value)",
+                "            sig.append((value[0].shapes[0], 'wrapped'))",
+                f"            args[{pos}] = WRAPPED[len(operands) - 1]",
                 "        else:",
                 f"            args[{pos}] = slow_operand(a, operands, sig)",
             ]
@@ -77,6 +83,7 @@ def _source(plan: Any) -> str | None:
 
 
 _MARKERS = [operand(i) for i in range(64)]
+_WRAPPED = [operand(i, "wrapped") for i in range(64)]
 
 
 def make_tracer(plan: Any) -> Callable[..., Any] | None:
@@ -109,6 +116,8 @@ def make_tracer(plan: Any) -> Callable[..., Any] | None:
         "COUNTER": plan.counter,
         "LazyTensor": kernels.LazyTensor,
         "MARKERS": _MARKERS,
+        "WRAPPED": _WRAPPED,
+        "Tensor": Tensor,
         "slow_operand": kernels._operand,
         "scalar_node": scalar_node,
         "operand": operand,
