@@ -149,6 +149,11 @@ def pointwise(
             and (common.is_floating_point or not int_to_float)
         ):
             return ((shape, None, common),), common
+    elif outs is None and len(inputs) == 1:  # a unary op on a 0-d or 1-d tensor
+        only = inputs[0]
+        shape, common = only._shape, only.dtype
+        if len(shape) <= 1 and (common.is_floating_point or not int_to_float):
+            return ((shape, None, common),), common
     if len(inputs) == 1:
         only = inputs[0]
         shape = only._shape
