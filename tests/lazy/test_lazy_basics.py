@@ -133,3 +133,19 @@ def test_numpy_on_a_lazy_tensor_raises_like_torch() -> None:
         td.ones(2).to("lazy").numpy()
     with pytest.raises(TypeError):
         torch.ones(2).to("lazy").numpy()
+
+
+def test_printing_matches_torch() -> None:
+    x = td.tensor([1.0, 2.5]).to("lazy")
+    t = torch.tensor([1.0, 2.5]).to("lazy")
+    assert repr(x) == repr(t) == "tensor([1.0000, 2.5000], device='lazy:0')"
+
+
+def test_tensor_ctr_on_lazy_is_functional_and_views_work() -> None:
+    # torch's test_tensor_ctr: a lazy torch.tensor(...) is lifted so a later view works
+    for lib in (td, torch):
+        x = lib.tensor([[1.0, 2.0], [3.0, 4.0]], device="lazy")
+        y = x.view(4)
+        y.add_(1)
+        assert x.to("cpu").tolist() == [[2.0, 3.0], [4.0, 5.0]]
+    assert is_functional(td.tensor([1.0], device="lazy"))
