@@ -56,7 +56,7 @@ def _copy_from_cpu(src: Tensor, dst: Tensor) -> None:
             raise RuntimeError("lazy fallback: cannot resize a view of a lazy tensor")
         dst._shape = tuple(array.shape)
         dst._strides = contiguous_strides(dst._shape)
-    dst._data.set_handle(BackendData(array, Shape(dst.dtype, dst._shape)))
+    dst._data.set_handle(BackendData(array, Shape.of(dst.dtype, dst._shape)))
     dst._bump_version()
 
 

@@ -82,8 +82,28 @@ class Shape:
     def __hash__(self) -> int:  # computed once: shapes are hashed on every traced call
         return self._hash
 
+    @staticmethod
+    def of(dtype: Any, sizes: tuple[int, ...]) -> Shape:
+        """The shared Shape of ``dtype`` and ``sizes``: equal shapes are one object, so the
+        dict lookups of tracing compare them by identity. (Equality stays by value.)
+
+        >>> Shape.of(_dt.float32, (2,)) is Shape.of(_dt.float32, (2,))
+        True
+        """
+        key = (dtype, sizes)
+        shape = _SHAPES.get(key)
+        if shape is None:
+            if len(_SHAPES) >= _SHAPES_SIZE:
+                _SHAPES.clear()
+            shape = _SHAPES[key] = Shape(dtype, sizes)
+        return shape
+
     def __str__(self) -> str:
         return f"{type_name(self.dtype)}[{','.join(map(str, self.sizes))}]"
+
+
+_SHAPES: dict[tuple[Any, tuple[int, ...]], Shape] = {}
+_SHAPES_SIZE = 65536
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -210,5 +230,5 @@ def scalar_node(value: Any, dtype: Any = None) -> Node:
         metrics.bump("DeviceDataCacheMiss")
         if len(_SCALAR_CACHE) >= _SCALAR_CACHE_SIZE:
             del _SCALAR_CACHE[next(iter(_SCALAR_CACHE))]
-        node = _SCALAR_CACHE[key] = device_data_node(BackendData(value, Shape(dtype, ())))
+        node = _SCALAR_CACHE[key] = device_data_node(BackendData(value, Shape.of(dtype, ())))
     return node

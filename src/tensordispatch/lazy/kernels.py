@@ -114,7 +114,7 @@ def _operand(
         value = (scalar_node(v._data.item(), v.dtype), 0)
     elif upload and isinstance(v, Tensor) and isinstance(v._data, np.ndarray):
         # index lists may hold CPU tensors on any device (torch's index kernels allow it)
-        shape = Shape(v.dtype, tuple(v._shape))
+        shape = Shape.of(v.dtype, tuple(v._shape))
         kind = "tensor"
         value = (device_data_node(BackendData(np.array(v._data, copy=True), shape)), 0)
     else:
@@ -211,7 +211,7 @@ def cast_value(value: Value, dtype: Any) -> Value:
     op = aten._to_copy.default
     cast = Node(
         _CAST, op, (value,), (operand(0), dtype, None, None, None, False, None),
-        (Shape(dtype, shape.sizes),),
+        (Shape.of(dtype, shape.sizes),),
     )  # fmt: skip
     return (cast, 0)
 
@@ -361,7 +361,7 @@ def copy_(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
             return self
         _count("lazy::_to_copy")
         array = np.broadcast_to(np.asarray(src._data, dtype=self.dtype._numpy), self._shape)
-        shape = Shape(self.dtype, self._shape)
+        shape = Shape.of(self.dtype, self._shape)
         self._data.set_handle(BackendData(np.array(array, copy=True), shape))
         self._bump_version()
         return self

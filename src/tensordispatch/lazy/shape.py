@@ -66,7 +66,7 @@ def infer_shapes(
     ]
     result = op._redispatch_boxed(_META, fill_arguments(args, values))
     tensors, _ = flatten_result(result)
-    shapes = tuple([Shape(t.dtype, tuple(t._shape)) for t in tensors])
+    shapes = tuple([Shape.of(t.dtype, tuple(t._shape)) for t in tensors])
     if key is not None:
         if len(SHAPE_CACHE) >= _CACHE_SIZE:
             SHAPE_CACHE.clear()

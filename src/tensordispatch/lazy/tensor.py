@@ -186,7 +186,7 @@ def make_lazy(data: LazyData, device: Device = LAZY) -> LazyTensor:
 
 def from_array(array: np.ndarray[Any, Any], dtype: Any, device: Device = LAZY) -> LazyTensor:
     """A lazy tensor holding ``array`` as its device data (no copy: arrays are immutable)."""
-    shape = Shape(dtype, tuple(array.shape))
+    shape = Shape.of(dtype, tuple(array.shape))
     return make_lazy(LazyData(shape, None, BackendData(array, shape)), device)
 
 
