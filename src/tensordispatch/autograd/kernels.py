@@ -218,7 +218,7 @@ def _save(
         v = get(args, kwargs)
         if isinstance(v, Tensor):
             saved[n] = SavedTensor(v, False)
-        elif type(v) in (list, tuple) and v and all(isinstance(t, Tensor) for t in v):
+        elif type(v) in (list, tuple) and v and isinstance(v[0], Tensor):  # a Tensor[]
             saved[n] = [SavedTensor(t, False) for t in v]
         else:
             saved[n] = v
