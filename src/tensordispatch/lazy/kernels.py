@@ -160,7 +160,7 @@ def build_node(plan: OpPlan, stack: list[Any]) -> Node:
         if args[pos] is not None:
             args[pos] = tuple(args[pos])
     frozen = tuple(args)
-    key = (plan.key, frozen, tuple(sig))
+    key: Any = (plan.key, frozen, tuple(sig))
     try:
         shapes = SHAPE_CACHE.get(key)
     except TypeError:  # an unhashable argument: infer without caching
@@ -355,8 +355,8 @@ def copy_(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
             if src._shape != self._shape:
                 from tensordispatch.ops import aten
 
-                op = aten.expand_copy.default
-                value = (build_node(op_plan(op), [src, list(self._shape), False]), 0)
+                expand: OpOverload = aten.expand_copy.default  # type: ignore[assignment]
+                value = (build_node(op_plan(expand), [src, list(self._shape), False]), 0)
             _set_value(self, value, aten_copy())
             return self
         _count("lazy::_to_copy")
@@ -374,7 +374,8 @@ def copy_(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
 def aten_copy() -> OpOverload:
     from tensordispatch.ops import aten
 
-    return aten.copy_.default  # type: ignore[no-any-return]
+    copy: OpOverload = aten.copy_.default  # type: ignore[assignment]
+    return copy
 
 
 HANDWRITTEN: dict[str, Any] = {

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
+import yaml  # type: ignore[import-untyped,unused-ignore]
 
 from tensordispatch.dispatch.dispatcher import DISPATCHER
 from tensordispatch.dispatch.library import Library
