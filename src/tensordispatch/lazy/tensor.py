@@ -198,7 +198,13 @@ def from_value(value: Value, device: Device = LAZY) -> LazyTensor:
 
 def live_data() -> list[LazyData]:
     """The live lazy values, oldest first."""
-    found = [r() for r in list(LIVE.values())]
+    while True:
+        try:  # a LazyData freed by the GC while copying removes itself: copy again
+            refs = list(LIVE.values())
+            break
+        except RuntimeError:
+            continue
+    found = [r() for r in refs]
     return [d for d in found if d is not None]
 
 
