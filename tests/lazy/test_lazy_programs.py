@@ -211,3 +211,15 @@ def test_training_loop_on_lazy_matches_cpu() -> None:
                 lazy.mark_step()
         finals.append(w.detach().to("cpu").tolist())
     assert np.allclose(finals[0], finals[1], atol=1e-5)
+
+
+def test_long_graphs_are_trimmed(monkeypatch: Any) -> None:
+    from tensordispatch.lazy import tensor as lazy_tensor
+
+    monkeypatch.setattr(lazy_tensor, "TRIM_EVERY", 10)
+    monkeypatch.setattr(lazy_tensor, "TRIM_NODES", 15)
+    y = td.zeros(3).to("lazy")
+    for _ in range(40):
+        y = y + 1
+    assert lazy.metrics.counter_value("TrimIrGraph") >= 1
+    assert y.to("cpu").tolist() == [40.0] * 3

@@ -190,10 +190,32 @@ def from_array(array: np.ndarray[Any, Any], dtype: Any, device: Device = LAZY) -
     return make_lazy(LazyData(shape, None, BackendData(array, shape)), device)
 
 
+#: Note [Trimming the graph]: every TRIM_EVERY-th pending value made, if the graph under it
+#: has more than TRIM_NODES nodes, it is computed on its own and its IR cut (LTC's
+#: TrimIrGraph, 5000 and 100000 there too), so a loop without mark_step cannot grow a graph
+#: without bound.
+TRIM_EVERY = 5000
+TRIM_NODES = 100000
+_MADE = [0]
+
+
 def from_value(value: Value, device: Device = LAZY) -> LazyTensor:
     """A lazy tensor whose value is the pending IR ``value``."""
     node, index = value
-    return make_lazy(LazyData(node.shapes[index], value, None), device)
+    data = LazyData(node.shapes[index], value, None)
+    _MADE[0] += 1
+    if _MADE[0] >= TRIM_EVERY:
+        _MADE[0] = 0
+        _maybe_trim(data)
+    return make_lazy(data, device)
+
+
+def _maybe_trim(data: LazyData) -> None:
+    from tensordispatch.lazy.executor import graph_of, sync_tensors
+
+    if data.ir is not None and len(graph_of([data.ir]).nodes) > TRIM_NODES:
+        metrics.bump("TrimIrGraph")
+        sync_tensors([data], mark_step=True)
 
 
 def live_data() -> list[LazyData]:
