@@ -110,3 +110,14 @@ def test_error_unknown_operator_in_backend_yaml(tmp_path: pytest.TempPathFactory
         "lazy backend.yaml: aten::not_an_op is not an operator of the library; remove it "
         "from backend.yaml or add the operator first"
     )
+
+
+def test_error_item_of_a_many_element_lazy_tensor() -> None:
+    with pytest.raises(RuntimeError) as info:
+        td.ones(2).to("lazy").item()
+    assert str(info.value) == "item(): a Tensor with 2 elements cannot be converted to Scalar"
+
+
+def test_to_meta_from_lazy_gives_a_meta_tensor_like_torch() -> None:
+    m = td.ones(2).to("lazy").to("meta")
+    assert m.device.type == "meta" and tuple(m.shape) == (2,)

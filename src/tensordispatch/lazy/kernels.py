@@ -338,7 +338,10 @@ def _to_copy(
     if target.type == "cpu":
         return to_cpu_tensor(self, dtype)  # type: ignore[arg-type]
     if target.type != "lazy":
-        raise RuntimeError(f"_to_copy: cannot copy a lazy tensor to device {target}")
+        raise RuntimeError(
+            f"_to_copy: a lazy tensor can be copied to 'cpu' or 'lazy', not to device "
+            f"'{target}'; copy it to 'cpu' first"
+        )
     if not isinstance(self, LazyTensor):
         dt = dtype if dtype is not None else self.dtype
         return _functional(from_array(np.asarray(_cpu_array(self), dtype=dt._numpy), dt, target))
