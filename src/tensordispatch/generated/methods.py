@@ -235,16 +235,23 @@ _E_unfold = _op('unfold')._entry
 _E_unsqueeze = _op('unsqueeze')._entry
 _E_unsqueeze_ = _op('unsqueeze_')._entry
 _E_view = _op('view')._entry
+from tensordispatch.ops.bindings_tensor import H as _m_H
+from tensordispatch.ops.bindings_tensor import T as _m_T
 from tensordispatch.ops.indexing import getitem as _m___getitem__
 from tensordispatch.ops.bindings_pointwise import invert as _m___invert__
+from tensordispatch.ops.bindings_tensor import pos as _m___pos__
 from tensordispatch.ops.indexing import setitem as _m___setitem__
 from tensordispatch.ops.bindings_reductions import all as _m_all
 from tensordispatch.ops.bindings_reductions import any as _m_any
 from tensordispatch.ops.bindings_pointwise import method_clamp as _m_clamp
 from tensordispatch.ops.bindings_pointwise import method_clamp_ as _m_clamp_
+from tensordispatch.ops.bindings_tensor import data as _m_data
+from tensordispatch.ops.bindings_tensor import imag as _m_imag
+from tensordispatch.ops.bindings_tensor import mT as _m_mT
 from tensordispatch.ops.bindings import nonzero as _m_nonzero
 from tensordispatch.ops.bindings_reductions import norm as _m_norm
 from tensordispatch.ops.bindings import random_ as _m_random_
+from tensordispatch.ops.bindings_tensor import real as _m_real
 from tensordispatch.ops.bindings_functionalization import resize_ as _m_resize_
 from tensordispatch.ops.bindings import scatter as _m_scatter
 from tensordispatch.ops.bindings import scatter_ as _m_scatter_
@@ -1735,8 +1742,11 @@ def _d__rfloordiv__(self, other):
 
 
 METHODS = {
+    'H': _m_H,
+    'T': _m_T,
     '__getitem__': _m___getitem__,
     '__invert__': _m___invert__,
+    '__pos__': _m___pos__,
     '__setitem__': _m___setitem__,
     'abs': _m_abs,
     'abs_': _m_abs_,
@@ -1789,6 +1799,7 @@ METHODS = {
     'cos_': _m_cos_,
     'cumsum': _m_cumsum,
     'cumsum_': _m_cumsum_,
+    'data': _m_data,
     'detach': _m_detach,
     'diagonal': _m_diagonal,
     'diagonal_scatter': _m_diagonal_scatter,
@@ -1816,6 +1827,7 @@ METHODS = {
     'ge_': _m_ge_,
     'gt': _m_gt,
     'gt_': _m_gt_,
+    'imag': _m_imag,
     'index_put': _m_index_put,
     'index_put_': _m_index_put_,
     'index_select': _m_index_select,
@@ -1839,6 +1851,7 @@ METHODS = {
     'logsumexp': _m_logsumexp,
     'lt': _m_lt,
     'lt_': _m_lt_,
+    'mT': _m_mT,
     'masked_fill': _m_masked_fill,
     'masked_fill_': _m_masked_fill_,
     'masked_select': _m_masked_select,
@@ -1867,6 +1880,7 @@ METHODS = {
     'pow_': _m_pow_,
     'prod': _m_prod,
     'random_': _m_random_,
+    'real': _m_real,
     'relu': _m_relu,
     'relu_': _m_relu_,
     'remainder': _m_remainder,

@@ -1,0 +1,138 @@
+"""Tensor attributes torch defines in Python over operators: ``T``, ``mT``, ``H``, ``real``,
+``imag``, ``data`` and unary ``+`` (installed by generated/methods.py from model.py's
+PYTHON_METHODS, like the other hand-written bindings).
+
+They are properties whose getters call operators through the dispatcher (so autograd and
+every other key see the views). Differences from torch: there is no conjugate bit, so
+``H`` of a complex tensor (a lazily conjugated view in torch) is refused; ``data`` is
+``detach()`` (torch's shares the storage but not the version counter); the deprecation
+warnings of ``T`` and ``mT`` go through Python's warnings filters each time, where torch
+warns once per process.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+from tensordispatch.backends.aten import op
+from tensordispatch.tensor.tensor import Tensor
+
+__all__ = ["H", "T", "data", "imag", "mT", "pos", "real"]
+
+
+class _Attribute(property):
+    """A property that carries attributes (methods.install marks what it installed)."""
+
+
+def _reversed(self: Tensor) -> Tensor:
+    return op("permute")(self, list(range(self.dim() - 1, -1, -1)))  # type: ignore[no-any-return]
+
+
+def _t(self: Tensor) -> Tensor:
+    """``x.T``: the dims reversed (``t()`` for a matrix); other ranks warn as torch does.
+
+    >>> import tensordispatch as td
+    >>> td.ones(2, 3).T.shape
+    tensordispatch.Size([3, 2])
+    """
+    if self.dim() != 2:
+        warnings.warn(
+            "The use of `x.T` on tensors of dimension other than 2 to reverse their shape is "
+            "deprecated and it will throw an error in a future release. Consider `x.mT` to "
+            "transpose batches of matrices or `x.permute(*torch.arange(x.ndim - 1, -1, -1))` "
+            "to reverse the dimensions of a tensor.",
+            UserWarning,
+            stacklevel=2,
+        )
+    return _reversed(self)
+
+
+def _mt(self: Tensor) -> Tensor:
+    """``x.mT``: the last two dims swapped.
+
+    >>> import tensordispatch as td
+    >>> td.ones(4, 2, 3).mT.shape
+    tensordispatch.Size([4, 3, 2])
+    """
+    if self.dim() == 0:
+        warnings.warn(
+            "Tensor.mT is deprecated on 0-D tensors. This function is the identity in these cases.",
+            UserWarning,
+            stacklevel=2,
+        )
+        return op("alias")(self)  # type: ignore[no-any-return]
+    if self.dim() < 2:
+        raise RuntimeError(
+            "tensor.mT is only supported on matrices or batches of matrices. Got "
+            f"{self.dim()}-D tensor."
+        )
+    return op("transpose.int")(self, -2, -1)  # type: ignore[no-any-return]
+
+
+def _h(self: Tensor) -> Tensor:
+    """``x.H``: the conjugate transpose of a matrix (the transpose for a real dtype).
+
+    >>> import tensordispatch as td
+    >>> td.ones(2, 3).H.shape
+    tensordispatch.Size([3, 2])
+    """
+    if self.dim() != 2:
+        raise RuntimeError(
+            f"tensor.H is only supported on matrices (2-D tensors). Got {self.dim()}-D tensor."
+        )
+    if self.dtype.is_complex:
+        raise NotImplementedError(
+            "Tensor.H of a complex tensor: tensordispatch has no conjugate views (torch's "
+            "conj bit); use x.mT on view_as_real(x) with the imaginary part negated instead"
+        )
+    return op("transpose.int")(self, 0, 1)  # type: ignore[no-any-return]
+
+
+def _real(self: Tensor) -> Tensor:
+    """``x.real``: a view of the real parts of a complex tensor; ``x`` itself otherwise.
+
+    >>> import tensordispatch as td
+    >>> td.tensor([1 + 2j, 3j]).real
+    tensor([1., 0.])
+    """
+    if not self.dtype.is_complex:
+        return self
+    return op("select.int")(op("view_as_real")(self), -1, 0)  # type: ignore[no-any-return]
+
+
+def _imag(self: Tensor) -> Tensor:
+    """``x.imag``: a view of the imaginary parts of a complex tensor.
+
+    >>> import tensordispatch as td
+    >>> td.tensor([1 + 2j, 3j]).imag
+    tensor([2., 3.])
+    """
+    if not self.dtype.is_complex:
+        raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+    return op("select.int")(op("view_as_real")(self), -1, 1)  # type: ignore[no-any-return]
+
+
+def _data(self: Tensor) -> Tensor:
+    """``x.data``: the same values without autograd history (here ``detach()``)."""
+    return op("detach")(self)  # type: ignore[no-any-return]
+
+
+def pos(self: Tensor) -> Tensor:
+    """``+x``: ``x`` itself, refused for bool as torch.
+
+    >>> import tensordispatch as td
+    >>> t = td.ones(2); (+t) is t
+    True
+    """
+    if self.dtype.name == "bool":
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+    return self
+
+
+T: Any = _Attribute(_t)
+mT: Any = _Attribute(_mt)
+H: Any = _Attribute(_h)
+real: Any = _Attribute(_real)
+imag: Any = _Attribute(_imag)
+data: Any = _Attribute(_data)
