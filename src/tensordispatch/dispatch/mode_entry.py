@@ -93,8 +93,37 @@ def _fast_lines(facts: CallingFacts, required: list[str]) -> list[str] | None:
         return None
     kw = ", ".join(f"{n!r}: {n}" for n in names[npos:] if n in required)
     tup = f"({positional[0]},)" if len(positional) == 1 else f"({', '.join(positional)})"
-    bits = " | ".join(f"{names[i]}._key_set" for i, _ in facts.dispatch) or "0"
-    return [f"_td_a = {tup}", f"_td_kw = {{{kw}}}", f"_td_b = {bits}"]
+    tensors = [names[i] for i, _ in facts.dispatch]
+    if not tensors:
+        return [f"_td_a = {tup}", f"_td_kw = {{{kw}}}", "_td_ty = ()"]
+    same = " and ".join(f"{n}._key_set is _td_nk" for n in tensors)
+    bits = " | ".join(f"{n}._key_set" for n in tensors)
+    # Note [Types by identity]
+    return [
+        f"_td_a = {tup}",
+        f"_td_kw = {{{kw}}}",
+        f"if {same}:",
+        "    _td_ty = ()",
+        "else:",
+        f"    _td_ty, _td_nk = _td_tyk(_td_a, _td_kw, {bits}, {tensors[0]}._key_set, _td_nk)",
+    ]
+
+
+# Note [Types by identity]
+# ``types`` needs to know whether a tensor argument carries the Python key: two int ORs and
+# an AND per call. Tensors of one device share one key-set int object (the tensor layer
+# copies its device's), so each generated entry remembers, in its own global ``_td_nk``,
+# the last key-set object it saw without the Python key: when every tensor argument has
+# exactly that object, ``types`` is ``()`` after a few identity tests. Anything else takes
+# the full test (and may update the memo; threads race harmlessly, any value is correct).
+
+
+def _types_and_memo(
+    args: tuple[Any, ...], kwargs: dict[str, Any], bits: int, first: Any, memo: Any
+) -> tuple[tuple[type, ...], Any]:
+    if bits & PYTHON_BIT_RAW:
+        return python_types((*args, *kwargs.values())), memo
+    return (), first
 
 
 def _general_lines(facts: CallingFacts) -> list[str]:
@@ -110,11 +139,11 @@ def _general_lines(facts: CallingFacts) -> list[str]:
         f"_td_s = [{', '.join(items)}]",
         "_td_b = _td_bits(_td_s)",
         "_td_a, _td_kw = _td_unbox(_td_s)",
+        "_td_ty = _td_types((*_td_a, *_td_kw.values())) if _td_b & _td_py else ()",
     ]
 
 
 _RUN = """\
-    _td_ty = _td_types((*_td_a, *_td_kw.values())) if _td_b & _td_py else ()
     _td_d = _td_st.__dict__
     _td_ms = _td_d["modes"]
     if not _td_ms:
@@ -143,14 +172,21 @@ def mode_entry_source(facts: CallingFacts, fname: str) -> str:
 
     >>> from tensordispatch.schema import parse_schema
     >>> facts = CallingFacts.of(parse_schema("f(Tensor a, Tensor b) -> Tensor"))
-    >>> print(mode_entry_source(facts, "f").splitlines()[:4])
-    ['def f(a, b):', '    _td_a = (a, b)', '    _td_kw = {}', '    _td_b = a._key_set | b._key_set']
+    >>> print("\\n".join(mode_entry_source(facts, "f").splitlines()[:6]))
+    def f(a, b):
+        global _td_nk
+        _td_a = (a, b)
+        _td_kw = {}
+        if a._key_set is _td_nk and b._key_set is _td_nk:
+            _td_ty = ()
     """
     params, optional, late_required = entry_parameters(facts)
     truly_optional = [n for n in optional if n not in late_required]
     required = [n for n in facts.names if n not in truly_optional]
     fast = _fast_lines(facts, required) if not late_required else None
     lines = [f"def {fname}({params}):"]
+    if fast is not None:
+        lines.append("    global _td_nk")
     if fast is not None and not truly_optional:
         lines += [f"    {line}" for line in fast]
     elif fast is not None:
@@ -169,6 +205,8 @@ def _compile(facts: CallingFacts, fname: str) -> tuple[Any, dict[str, Any], Any,
         "_td_bits": _bits_of(facts),
         "_td_unbox": facts.unbox,
         "_td_types": python_types,
+        "_td_tyk": _types_and_memo,
+        "_td_nk": None,
         "_td_st": local_state(),
         "_td_py": PYTHON_BIT_RAW,
         "_td_pa": PYTHON_AFTER_RAW,
