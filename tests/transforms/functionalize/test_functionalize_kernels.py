@@ -10,6 +10,7 @@ import tensordispatch as td
 from tensordispatch.dispatch import DISPATCHER, has_kernel_for_dispatch_key
 from tensordispatch.transforms.functionalize import (
     FunctionalTensor,
+    from_functional,
     functionalize,
     functionalize_aten_op,
     install,
@@ -196,3 +197,19 @@ def test_random_inplace_on_a_view_uses_the_functional_variant(mode: str) -> None
     ours = make_fx(functionalize(program, remove=mode))(td.ones(2, 3)).op_names
     assert ours == theirs
     assert "uniform" in ours and "normal_functional" in ours
+
+
+def test_factory_out_variant_keeps_the_out_tensors_dtype_and_device() -> None:
+    """arange.start_out's functional takes TensorOptions: the out's dtype/device are passed
+    (torch passes out.options()), so the value is not recomputed as the default dtype."""
+    seen = []
+
+    def f(x: td.Tensor) -> td.Tensor:
+        o = td.empty(0, dtype=td.float64)
+        td.arange(3.0, out=o)
+        seen.append((o.dtype, from_functional(o).dtype, from_functional(o).device.type))
+        return o + x
+
+    out = functionalize(f)(td.ones(3))
+    assert seen == [(td.float64, td.float64, "cpu")]
+    assert out.dtype == td.float64 and out.tolist() == [1.0, 2.0, 3.0]

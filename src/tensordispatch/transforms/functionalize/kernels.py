@@ -196,6 +196,15 @@ def _make_mutation_kernel(mut: Any, functional: Any) -> Callable[..., Any]:
     out_names = {schema.arguments[i].name for i in outs}
     inplace = not outs
     single = len(schema.returns) == 1
+    # A factory's out= variant has no TensorOptions; its functional does: pass the out
+    # tensor's dtype and device, as torch's generated kernel passes out.options() (else a
+    # lazy out would be computed on CPU).
+    own = {a.name for a in schema.arguments}
+    options = [
+        a.name
+        for a in functional._schema.arguments
+        if a.name in ("dtype", "device") and a.name not in own
+    ]
 
     def kernel(*args: Any, **kwargs: Any) -> Any:
         nargs = len(args)
@@ -226,6 +235,9 @@ def _make_mutation_kernel(mut: Any, functional: Any) -> Callable[..., Any]:
         if outs:
             fargs = [a for i, a in enumerate(unwrapped) if i not in outs]
             fkwargs = {k: v for k, v in ukwargs.items() if k not in out_names}
+            if options:
+                first = mutated[0]._data
+                fkwargs.update({name: getattr(first, name) for name in options})
         else:
             fargs, fkwargs = unwrapped, ukwargs
         result = below(functional, *fargs, **fkwargs)
