@@ -236,7 +236,7 @@ def _make_mutation_kernel(mut: Any, functional: Any) -> Callable[..., Any]:
             fargs = [a for i, a in enumerate(unwrapped) if i not in outs]
             fkwargs = {k: v for k, v in ukwargs.items() if k not in out_names}
             if options:
-                first = mutated[0]._data
+                first = mutated[0]._data  # type: ignore[union-attr]
                 fkwargs.update({name: getattr(first, name) for name in options})
         else:
             fargs, fkwargs = unwrapped, ukwargs
