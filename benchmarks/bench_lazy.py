@@ -34,6 +34,7 @@ import tensordispatch as td
 from tensordispatch import lazy
 
 torch._lazy.ts_backend.init()
+lazy.init()
 QUICK = "--quick" in sys.argv
 TRIALS = 3 if QUICK else 5
 STEADY = 5 if QUICK else 20

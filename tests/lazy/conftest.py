@@ -19,8 +19,17 @@ except RuntimeError:  # already initialised by another import of this module
     pass
 
 
+@pytest.fixture(scope="package", autouse=True)
+def _lazy_backend() -> Iterator[None]:
+    """The lazy backend is registered for this folder only (tests elsewhere see the
+    dispatcher without it, whatever the order)."""
+    handle = lazy.init()
+    yield
+    handle.remove()
+
+
 @pytest.fixture(autouse=True)
-def _fresh_lazy_state() -> Iterator[None]:
+def _fresh_lazy_state(_lazy_backend: None) -> Iterator[None]:
     lazy.mark_step()
     lazy.clear_compile_cache()
     lazy.metrics.reset_metrics()

@@ -1,17 +1,20 @@
 """Lazy tensors: record operators into an IR graph, compile it once, run it on mark_step.
 
-Importing this package registers the lazy backend (device 'lazy', dispatch keys Lazy and
-AutogradLazy): tensors made with ``x.to('lazy')`` or a factory with ``device='lazy'`` trace
+``init()`` registers the lazy backend (device 'lazy', dispatch keys Lazy and AutogradLazy;
+importing this package registers nothing, as torch needs torch._lazy.ts_backend.init()):
+tensors made with ``x.to('lazy')`` or a factory with ``device='lazy'`` trace
 the operators listed in backend.yaml into IR nodes; ``mark_step()`` syncs every live lazy
 tensor with one graph per step, compiled by the lowering backend (default: generated NumPy
 source) and cached by graph hash; ``.cpu()``, ``.numpy()``, ``.item()`` and printing sync one
 tensor's graph; other operators fall back to eager CPU. See docs/LAZY.md.
 
 >>> import tensordispatch as td, tensordispatch.lazy as lazy
+>>> handle = lazy.init()
 >>> x = td.tensor([1.0, 2.0, 3.0]).to("lazy")
 >>> y = (x * 2).exp().log()
->>> lazy.mark_step(); y.to("cpu").tolist()
+>>> lazy.mark_step(); y.cpu().tolist()
 [2.0, 4.0, 6.0]
+>>> handle.remove()
 """
 
 from __future__ import annotations
@@ -27,20 +30,20 @@ from tensordispatch.lazy.executor import (
     wait_device_ops,
 )
 from tensordispatch.lazy.lowering import NumpyBackend
-from tensordispatch.lazy.registration import install, installed, uninstall
+from tensordispatch.lazy.registration import LazyInit, init, install, installed, uninstall
 from tensordispatch.lazy.tensor import LAZY, LazyTensor
-
-install()
 
 __all__ = [
     "LAZY",
     "Graph",
+    "LazyInit",
     "LazyTensor",
     "NumpyBackend",
     "clear_compile_cache",
     "config",
     "debug",
     "get_backend",
+    "init",
     "install",
     "installed",
     "mark_step",

@@ -43,6 +43,7 @@ def dump_ir(tensors: Sequence[Any], ir_format: str = "text") -> str:
     ``"text"`` (one line per node, post-order) or ``"dot"`` (Graphviz).
 
     >>> import tensordispatch as td, tensordispatch.lazy as lazy
+    >>> handle = lazy.init()
     >>> x = td.tensor([1.0, 2.0]).to("lazy"); lazy.mark_step()
     >>> print(dump_ir([x * 2]))
     IR {
@@ -50,6 +51,7 @@ def dump_ir(tensors: Sequence[Any], ir_format: str = "text") -> str:
       %1 = Long[] lazy_tensors::device_data()
       %2 = Float[2] aten::mul.Tensor(%0, %1), ROOT=0
     }
+    >>> handle.remove()
     """
     if ir_format not in ("text", "dot"):
         raise ValueError(f"dump_ir: ir_format must be 'text' or 'dot' (given {ir_format!r})")
@@ -97,9 +99,11 @@ def graph_hash(tensors: Sequence[Any]) -> int:
     (torch._lazy.computation.get_graph_hash; Note [Graph hash]).
 
     >>> import tensordispatch as td, tensordispatch.lazy as lazy
+    >>> handle = lazy.init()
     >>> a, b = td.ones(3).to("lazy"), td.zeros(3).to("lazy")
     >>> lazy.mark_step()
     >>> graph_hash([a * 2 + 3]) == graph_hash([b * 3 + 5])
     True
+    >>> handle.remove()
     """
     return graph_of([_lazy_data(t).ir_value() for t in tensors]).hash

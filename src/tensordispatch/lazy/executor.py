@@ -174,10 +174,12 @@ def mark_step(device: str = "") -> None:
     (torch._lazy.mark_step).
 
     >>> import tensordispatch as td, tensordispatch.lazy as lazy
+    >>> handle = lazy.init()
     >>> x = td.tensor([1.0, 2.0]).to("lazy")
     >>> y = x * 2 + 1
-    >>> lazy.mark_step(); y.to("cpu").tolist()
+    >>> lazy.mark_step(); y.cpu().tolist()
     [3.0, 5.0]
+    >>> handle.remove()
     """
     with _LOCK:
         datas = live_data()

@@ -22,6 +22,8 @@ from tensordispatch.schema.model import SchemaKind
 __all__ = [
     "BACKEND_YAML",
     "LazyBackendYaml",
+    "LazyInit",
+    "init",
     "install",
     "installed",
     "read_backend_yaml",
@@ -76,8 +78,7 @@ def installed() -> bool:
 
 
 def install() -> None:
-    """Register the Lazy kernels and the fallback (idempotent; done when
-    ``tensordispatch.lazy`` is imported)."""
+    """Register the Lazy kernels and the fallback (idempotent; `init()` calls it)."""
     if _STATE:
         return
     from tensordispatch.lazy.fallback import register_lazy_fallback
@@ -111,6 +112,39 @@ def install() -> None:
             kernel = derived_kernel(entry.overload_object, functional)
             lib.impl(name, kernel, "Lazy", boxed=True, debug="lazy derived in-place/out kernel")
     _STATE.extend([lib, register_lazy_fallback()])
+
+
+class LazyInit:
+    """What `init()` returns: ``remove()`` undoes the registration if that call made it."""
+
+    __slots__ = ("installed_here",)
+
+    def __init__(self, installed_here: bool) -> None:
+        self.installed_here = installed_here
+
+    def remove(self) -> None:
+        if self.installed_here:
+            self.installed_here = False
+            uninstall()
+
+    def __repr__(self) -> str:
+        return f"LazyInit(installed_here={self.installed_here})"
+
+
+def init() -> LazyInit:
+    """Register the lazy backend (torch._lazy.ts_backend.init()): importing
+    ``tensordispatch.lazy`` registers nothing, so the dispatcher's tables only change for
+    programs that use lazy tensors. Idempotent; the result's ``remove()`` undoes it if this
+    call did it.
+
+    >>> handle = init(); installed()
+    True
+    >>> handle.remove()
+    """
+    if _STATE:
+        return LazyInit(False)
+    install()
+    return LazyInit(True)
 
 
 def uninstall() -> None:
