@@ -83,25 +83,28 @@ _ST = local_state()
 register_field("functionalize_reapply_views", False)
 
 
-_AUTOGRAD_RAW = AUTOGRAD_DISPATCH_KEYSET_WITH_AD_INPLACE_OR_VIEW_RAW
+_NOT_AUTOGRAD = ~AUTOGRAD_DISPATCH_KEYSET_WITH_AD_INPLACE_OR_VIEW_RAW
 
 
 def _inner_excluded(saved: int) -> int:
     """The exclude word for calls on inner tensors (Note [Calling below functionalization])."""
-    if getattr(_ST, "autograd_inference_mode", False):
+    if _ST.__dict__.get("autograd_inference_mode", False):  # plain dict read: hot path
         return saved | FUNCTIONALIZE_BIT
-    return (saved | FUNCTIONALIZE_BIT) & ~_AUTOGRAD_RAW
+    return (saved | FUNCTIONALIZE_BIT) & _NOT_AUTOGRAD
 
 
 def below(op: Any, *args: Any, **kwargs: Any) -> Any:
     """Call ``op`` on inner tensors (Note [Calling below functionalization])."""
-    st = _ST
-    saved = st.excluded
-    st.excluded = _inner_excluded(saved)
+    d = _ST.__dict__  # the thread's own dict (Note [Reading the thread-local state])
+    saved = d["excluded"]
+    if d.get("autograd_inference_mode", False):
+        d["excluded"] = saved | FUNCTIONALIZE_BIT
+    else:
+        d["excluded"] = (saved | FUNCTIONALIZE_BIT) & _NOT_AUTOGRAD
     try:
         return op(*args, **kwargs)
     finally:
-        st.excluded = saved
+        d["excluded"] = saved
 
 
 # -- ViewMeta ------------------------------------------------------------------------------------
