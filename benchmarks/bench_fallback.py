@@ -2,7 +2,8 @@
 
 Run: python benchmarks/bench_fallback.py   (needs torch, for examples/torchdev)
 
-Per tensor size, in one run, best of 3 interleaved rounds of 5 repeats (us per call):
+Per tensor size, in one run, the best of 40 rounds of ~2 ms loops (shorter than a scheduler time slice), the columns' loops
+interleaved round by round (us per call):
 
 * cpu        td.add on tensordispatch CPU tensors (the direct call);
 * native     td.add on torchdev tensors: torchdev's add.Tensor kernel (torch computes);
@@ -48,15 +49,24 @@ cf = importlib.import_module("tensordispatch.backends.boxed_fallback")
 SIZES = (3, 10_000, 1_000_000)
 
 
-def best_us(fn: Any, budget: float = 0.2) -> float:
-    """Best per-call time in microseconds over 5 repeats of an adaptively sized loop."""
+def calibrate(fn: Any, budget: float) -> int:
+    """A loop count for which one timeit loop of ``fn`` takes about ``budget`` seconds."""
     n = 1
-    while True:
-        t = timeit.timeit(fn, number=n)
-        if t > budget / 5 or n > 1_000_000:
-            break
-        n *= 4
-    return min(timeit.repeat(fn, number=n, repeat=5)) / n * 1e6
+    while timeit.timeit(fn, number=n) < budget and n < 1_000_000:
+        n *= 2
+    return n
+
+
+def interleaved(fns: dict[str, Any], rounds: int = 40, budget: float = 0.002) -> dict[str, float]:
+    """Best per-call microseconds of each function over ``rounds`` rounds, the functions'
+    short loops interleaved round by round: load on a shared machine then hits every column
+    alike, and the best loop of each is one that ran unpreempted."""
+    numbers = {k: calibrate(fn, budget) for k, fn in fns.items()}
+    best = dict.fromkeys(fns, float("inf"))
+    for _ in range(rounds):
+        for k, fn in fns.items():
+            best[k] = min(best[k], timeit.timeit(fn, number=numbers[k]) / numbers[k] * 1e6)
+    return best
 
 
 def null_backend() -> tuple[Any, list[Any], Any]:
@@ -91,8 +101,20 @@ def measure(n: int, to_null: Any, null_hooks: Any) -> tuple[float, ...]:
     an, bn = to_null(a_cpu), to_null(b_cpu)
     add = td.add
     add_op = td.ops.aten.add.Tensor
-    cpu = best_us(lambda: add(a_cpu, b_cpu))
-    native = best_us(lambda: add(a, b))
+    r = add(a_cpu, b_cpu)
+    rn = to_null(r)
+    runtime = torchdev.runtime
+    t = interleaved(
+        {
+            "cpu": lambda: add(a_cpu, b_cpu),
+            "native": lambda: add(a, b),
+            "to_cpu": lambda: runtime.batched_to_cpu([a, b]),
+            "from_cpu": lambda: runtime.batched_from_cpu([r], torchdev.DEVICE),
+            "null": lambda: add(an, bn),
+            "null_to_cpu": lambda: null_hooks[0]([an, bn]),
+            "null_from_cpu": lambda: null_hooks[1]([r], rn.device),
+        }
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the override warning
         over = Library("aten", "IMPL")
@@ -100,20 +122,13 @@ def measure(n: int, to_null: Any, null_hooks: Any) -> tuple[float, ...]:
         registration = torchdev._INSTALLED[2]
         over.impl("add.Tensor", partial(registration.kernel, add_op), "PrivateUse1")
     try:
-        fallback = best_us(lambda: add(a, b))
+        fb = interleaved({"fallback": lambda: add(a, b), "cpu": lambda: add(a_cpu, b_cpu)})
     finally:
         over._destroy()
-    r = add(a_cpu, b_cpu)
-    runtime = torchdev.runtime
-    copies = best_us(lambda: runtime.batched_to_cpu([a, b])) + best_us(
-        lambda: runtime.batched_from_cpu([r], torchdev.DEVICE)
-    )
-    null = best_us(lambda: add(an, bn))
-    rn = to_null(r)
-    null_copies = best_us(lambda: null_hooks[0]([an, bn])) + best_us(
-        lambda: null_hooks[1]([r], rn.device)
-    )
-    return (n, cpu, native, fallback, copies, null, null_copies)
+    cpu = min(t["cpu"], fb["cpu"])
+    copies = t["to_cpu"] + t["from_cpu"]
+    null_copies = t["null_to_cpu"] + t["null_from_cpu"]
+    return (n, cpu, t["native"], fb["fallback"], copies, t["null"], null_copies)
 
 
 def main() -> None:
@@ -122,15 +137,11 @@ def main() -> None:
     # One thread, like our NumPy kernels; a busy machine makes torch's thread pool spin.
     torch.set_num_threads(1)
     to_null, handles, null_hooks = null_backend()
-    # Three interleaved rounds, best per column: a busy machine slows rounds, not columns.
-    rows = []
-    for n in SIZES:
-        rounds = [measure(n, to_null, null_hooks) for _ in range(3)]
-        rows.append(tuple(min(col) for col in zip(*rounds, strict=True)))
+    rows = [measure(n, to_null, null_hooks) for n in SIZES]
     for h in reversed(handles):
         h._destroy() if isinstance(h, Library) else h.remove()
 
-    print("add(a, b), float32, microseconds per call (best of 5)")
+    print("add(a, b), float32, microseconds per call (best of 40 interleaved 2 ms loops)")
     head = f"{'n':>9} {'cpu':>8} {'native':>8} {'fallback':>9} {'copies':>8} {'null':>8} {'ncopies':>8}"
     print(head + "   fb/native  fb/cpu  (fb-copies)/cpu  (null-ncopies)/cpu")
     for n, cpu, native, fallback, copies, null, ncopies in rows:

@@ -27,6 +27,7 @@ from types import CodeType, FunctionType
 from typing import Any
 
 from tensordispatch.backends.fallback_plan import _CPU_RAW, count_error, fallback_plan
+from tensordispatch.dispatch.keyset import DispatchKeySet
 from tensordispatch.dispatch.op_overload import OpOverload
 
 __all__ = ["UnboxedContext", "make_unboxed"]
@@ -125,6 +126,7 @@ def _runner(
         "_to_cpu": to_cpu,
         "_from_cpu": from_cpu,
         "_CPU_RAW": _CPU_RAW,
+        "_bit": DispatchKeySet(backend.component).raw,
         "_count_error": count_error,
         "_plan": plan,
     }
@@ -154,7 +156,9 @@ def _runner_code(fast: tuple[int, ...], need: int, logs: bool) -> CodeType:
     if code is not None:
         return code
     names = [f"_a{i}" for i in fast]
-    on_cpu = " or ".join(f"{n} is None or {n}.device.type == 'cpu'" for n in names)
+    # Fast only when every tensor carries the backend's own bit (one int test each); any
+    # other mix (None, CPU scalars, other devices) takes _mixed, which looks at devices.
+    on_cpu = " or ".join(f"{n} is None or not {n}._key_set & _bit" for n in names)
     c_names = [f"_c{i}" for i in fast]
     cpu_args = ", ".join(f"_c{p}" if p in fast else f"args[{p}]" for p in range(need))
     lines = [
