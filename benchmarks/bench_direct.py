@@ -2,7 +2,8 @@
 
 Run: python benchmarks/bench_direct.py
 
-Per tensor size, in one run, best of 5 interleaved rounds (microseconds per call):
+Per tensor size, in one run, the best of 40 rounds of ~2 ms loops, the columns interleaved
+round by round (microseconds per call):
 
 * dispatched   td.add(a, b): binding, key set, table lookup, autograd kernel, CPU kernel;
 * aten         td.ops.aten.add.Tensor(a, b): the OpOverload (no binding layer);
@@ -25,21 +26,30 @@ import tensordispatch as td
 SIZES = (3, 10_000, 1_000_000)
 
 
-def per_call_us(fn: Any, budget: float = 0.1) -> float:
-    """Per-call time in microseconds of one adaptively sized loop."""
+def calibrate(fn: Any, budget: float) -> int:
+    """A loop count for which one timeit loop of ``fn`` takes about ``budget`` seconds."""
     n = 1
-    while True:
-        t = timeit.timeit(fn, number=n)
-        if t > budget or n > 1_000_000:
-            return t / n * 1e6
-        n *= 4
+    while timeit.timeit(fn, number=n) < budget and n < 1_000_000:
+        n *= 2
+    return n
+
+
+def interleaved(fns: list[Any], rounds: int = 40, budget: float = 0.002) -> list[float]:
+    """Best per-call microseconds of each function over ``rounds`` rounds of ~2 ms loops
+    (shorter than a scheduler time slice), interleaved round by round."""
+    numbers = [calibrate(fn, budget) for fn in fns]
+    best = [float("inf")] * len(fns)
+    for _ in range(rounds):
+        for i, (fn, number) in enumerate(zip(fns, numbers, strict=True)):
+            best[i] = min(best[i], timeit.timeit(fn, number=number) / number * 1e6)
+    return best
 
 
 def main() -> None:
     import torch
 
     torch.set_num_threads(1)
-    print("add(a, b), float32, microseconds per call (best of 5 interleaved rounds)")
+    print("add(a, b), float32, microseconds per call (best of 40 interleaved 2 ms loops)")
     print(
         f"{'n':>9} {'dispatched':>11} {'aten':>8} {'direct':>8} {'packet':>8} {'torch':>8}"
         "   direct/dispatched  packet/direct"
@@ -57,8 +67,7 @@ def main() -> None:
             lambda a=a, b=b: packet(a, b),
             lambda ta=ta, tb=tb: torch.add(ta, tb),
         ]
-        best = [min(col) for col in zip(*[[per_call_us(f) for f in fns] for _ in range(5)])]
-        d, at, dr, pk, tt = best
+        d, at, dr, pk, tt = interleaved(fns)
         print(
             f"{n:>9} {d:11.2f} {at:8.2f} {dr:8.2f} {pk:8.2f} {tt:8.2f}"
             f"   {dr / d:16.2f}x {pk / dr:13.2f}x"

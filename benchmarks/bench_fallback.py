@@ -2,8 +2,8 @@
 
 Run: python benchmarks/bench_fallback.py   (needs torch, for examples/torchdev)
 
-Per tensor size, in one run, the best of 40 rounds of ~2 ms loops (shorter than a scheduler time slice), the columns' loops
-interleaved round by round (us per call):
+Per tensor size, in one run, the best of 40 rounds of ~2 ms loops (shorter than a scheduler
+time slice), the columns' loops interleaved round by round (us per call):
 
 * cpu        td.add on tensordispatch CPU tensors (the direct call);
 * native     td.add on torchdev tensors: torchdev's add.Tensor kernel (torch computes);
@@ -142,7 +142,8 @@ def main() -> None:
         h._destroy() if isinstance(h, Library) else h.remove()
 
     print("add(a, b), float32, microseconds per call (best of 40 interleaved 2 ms loops)")
-    head = f"{'n':>9} {'cpu':>8} {'native':>8} {'fallback':>9} {'copies':>8} {'null':>8} {'ncopies':>8}"
+    head = f"{'n':>9} {'cpu':>8} {'native':>8} {'fallback':>9} {'copies':>8} {'null':>8}"
+    head += f" {'ncopies':>8}"
     print(head + "   fb/native  fb/cpu  (fb-copies)/cpu  (null-ncopies)/cpu")
     for n, cpu, native, fallback, copies, null, ncopies in rows:
         print(
