@@ -95,6 +95,20 @@ def test_synced_roots_are_live_tensors_only() -> None:
     )
 
 
+def test_fresh_transfers_count_like_torch() -> None:
+    # a tensor fresh from CPU is uploaded when first used (then synced with its IR) or, if
+    # unused, at the step (SyncTensorsToData)
+    names = ("SyncedTensorsWithIR", "SyncTensorsToData")
+    for lib in (td, torch):
+        a, b = lib.ones(4).to("lazy"), lib.zeros(2).to("lazy")  # noqa: F841 - b unused
+        p = a + 10
+        (lazy.mark_step if lib is td else torch._lazy.mark_step)()
+        assert p.to("cpu").tolist() == [11.0] * 4
+    assert td_counters(*names) == torch_counters(*names) == {
+        "SyncedTensorsWithIR": 2, "SyncTensorsToData": 1,
+    }  # fmt: skip
+
+
 def test_cpu_sync_keeps_other_tensors_pending_and_hits_the_cache_later() -> None:
     x = td.tensor([1.0, 2.0]).to("lazy")
     y = x * 3

@@ -185,6 +185,11 @@ def mark_step(device: str = "") -> None:
         datas = live_data()
         pending = [d for d in datas if d.handle is None and d.ir is not None]
         sync_tensors(pending, mark_step=True)
+        uploads = [d for d in datas if d.tensor_data is not None and d.handle is None]
+        for d in uploads:
+            d.upload()
+        if uploads:
+            metrics.bump("SyncTensorsToData", len(uploads))
         for d in datas:  # values synced earlier by .cpu() keep IR until the step cuts it
             if d.handle is not None and d.ir is not None and d.ir[0].data is None:
                 d.ir = None

@@ -10,7 +10,10 @@ A lazy tensor's value is either pending (``ir``: a graph output not yet computed
 (``handle``: a BackendData whose NumPy array is the value), or both after a single-tensor
 sync (``.cpu()`` keeps the IR, as LTC does, so later ops keep extending the same graph).
 Using a held value as an operand wraps its handle in a device-data node once and keeps that
-node as its IR. Device buffers are never written after they are made: in-place operators on
+node as its IR. A value fresh from CPU (transfers, factories, fallback results) starts as
+``tensor_data``, not yet uploaded: used as an operand it becomes a device-data IR without a
+handle (so the next step syncs it, `SyncedTensorsWithIR`), and a step uploads the unused
+ones (`SyncTensorsToData`), as LTC's LazyTensor::Data does. Device buffers are never written after they are made: in-place operators on
 a lazy tensor give it a new IR value or a new handle, so handles may share arrays freely.
 
 Note [Live tensors]
@@ -46,12 +49,19 @@ _COUNTERS = metrics.COUNTERS
 class LazyData:
     """The value of one lazy tensor (Note [LazyData])."""
 
-    __slots__ = ("__weakref__", "handle", "id", "ir", "shape")
+    __slots__ = ("__weakref__", "handle", "id", "ir", "shape", "tensor_data")
 
-    def __init__(self, shape: Shape, ir: Value | None, handle: BackendData | None) -> None:
+    def __init__(
+        self,
+        shape: Shape,
+        ir: Value | None,
+        handle: BackendData | None,
+        tensor_data: np.ndarray[Any, Any] | None = None,
+    ) -> None:
         self.shape = shape
         self.ir = ir
         self.handle = handle
+        self.tensor_data = tensor_data
         self.id = next(_IDS)
         LIVE[self.id] = _ref(self)  # a plain weak reference: __del__ removes it
         _COUNTERS["CreateLtcTensor"] += 1
@@ -61,28 +71,44 @@ class LazyData:
         _COUNTERS["DestroyLtcTensor"] += 1
 
     def ir_value(self) -> Value:
-        """This value as an operand: its pending IR, else its handle as device data."""
+        """This value as an operand: its pending IR, else its handle as device data, else its
+        CPU data uploaded as device data (which leaves it IR without a handle, as LTC's
+        GetIrValue does: the next step syncs it)."""
         ir = self.ir
         if ir is None:
-            if self.handle is None:
-                raise RuntimeError(f"lazy tensor {self.id}: no IR and no data")
-            ir = self.ir = (device_data_node(self.handle), 0)
+            handle = self.handle
+            if handle is None:
+                if self.tensor_data is None:
+                    raise RuntimeError(f"lazy tensor {self.id}: no IR and no data")
+                handle = BackendData(self.tensor_data, self.shape)
+                self.tensor_data = None
+            ir = self.ir = (device_data_node(handle), 0)
         return ir
+
+    def upload(self) -> None:
+        """Turn CPU data not yet used into a device buffer (`SyncTensorsToData`)."""
+        if self.tensor_data is not None and self.handle is None and self.ir is None:
+            self.handle = BackendData(self.tensor_data, self.shape)
+            self.tensor_data = None
 
     def set_ir(self, value: Value) -> None:
         """Give this tensor a new pending value (in-place operators); drops the handle."""
         self.ir = value
         self.handle = None
+        self.tensor_data = None
         self.shape = value[0].shapes[value[1]]
 
     def set_handle(self, handle: BackendData) -> None:
         """Give this tensor computed data (fallback results); drops the IR."""
         self.handle = handle
         self.ir = None
+        self.tensor_data = None
         self.shape = handle.shape
 
     def materialize(self) -> np.ndarray[Any, Any]:
         """The value as a NumPy array, running this tensor's pending graph if needed."""
+        if self.handle is None and self.ir is None and self.tensor_data is not None:
+            return self.tensor_data
         if self.handle is None:
             from tensordispatch.lazy.executor import sync_tensors
 
@@ -96,6 +122,7 @@ class LazyData:
     def __repr__(self) -> str:
         state = "ir" if self.ir is not None else ""
         state += "+data" if self.handle is not None else ""
+        state += "cpu data" if self.tensor_data is not None else ""
         return f"LazyData(id={self.id}, {self.shape}, {state})"
 
 
@@ -185,9 +212,10 @@ def make_lazy(data: LazyData, device: Device = LAZY) -> LazyTensor:
 
 
 def from_array(array: np.ndarray[Any, Any], dtype: Any, device: Device = LAZY) -> LazyTensor:
-    """A lazy tensor holding ``array`` as its device data (no copy: arrays are immutable)."""
+    """A lazy tensor holding ``array`` as CPU data not yet uploaded (no copy: arrays are
+    immutable); used as an operand it becomes device data, at a step it is uploaded."""
     shape = Shape.of(dtype, tuple(array.shape))
-    return make_lazy(LazyData(shape, None, BackendData(array, shape)), device)
+    return make_lazy(LazyData(shape, None, None, array), device)
 
 
 #: Note [Trimming the graph]: every TRIM_EVERY-th pending value made, if the graph under it
