@@ -17,6 +17,17 @@ ALLOWED: dict[str, set[str]] = {
     "dispatch": {"schema"},
     "codegen": {"schema"},
     "tensor": {"dispatch", "schema"},
+    # The upper layers stack in DESIGN.md's order: a backend never reaches up into autograd,
+    # the transforms or lazy; the transforms never into lazy.
+    "backends": {"schema", "dispatch", "tensor", "library", "ops", "generated"},
+    "autograd": {"schema", "dispatch", "tensor", "library", "ops", "generated", "backends"},
+    "transforms": {
+        "schema", "dispatch", "tensor", "library", "ops", "generated", "backends", "autograd"
+    },
+    "lazy": {
+        "schema", "dispatch", "tensor", "library", "ops", "generated", "backends", "autograd",
+        "transforms",
+    },
 }
 
 
