@@ -8,10 +8,11 @@ operator decomposes (its composite kernel runs on the BatchedTensors), anything 
 
 Note [One kernel, a table of rules]
 torch registers each batching rule as the operator's FuncTorchBatched kernel. We register
-one boxed global fallback for FuncTorchBatched that consults ``RULES`` keyed by operator
-name: the same dispatch outcome (``dump_table`` shows the fallback in the FuncTorchBatched
-slot instead of per-operator kernels), one registration instead of hundreds at first use,
-and the rule table stays plain data that tests and docs can list.
+one global fallback for FuncTorchBatched that consults ``RULES`` keyed by operator name:
+the same dispatch outcome, and the rule table stays plain data that tests and docs can
+list. Pointwise operators (the hottest rules) also get a direct FuncTorchBatched kernel
+that runs the unboxed pointwise rule without the fallback's lookups; it still consults
+``RULES`` first, so editing the table changes what runs.
 
 Note [Lazy registration]
 Nothing is registered on import: the first ``vmap`` call installs the kernels (the
@@ -101,6 +102,22 @@ def batched_kernel(keyset: Any, op: Any, *args: Any, **kwargs: Any) -> Any:
 
 
 _BY_OP: dict[Any, OpPlan] = {}
+
+
+def _pointwise_kernel(op: Any) -> Any:
+    """The FuncTorchBatched kernel of one pointwise operator (Note [One kernel, a table of
+    rules]): the unboxed pointwise rule without the fallback's lookups."""
+    name = op.name()
+
+    def kernel(keyset: Any, *args: Any, **kwargs: Any) -> Any:
+        if RULES.get(name) is pointwise_rule:
+            result = pointwise_unboxed(op, args, kwargs)
+            if result is not DECLINE:
+                return result
+        return batched_kernel(keyset, op, *args, **kwargs)
+
+    kernel.__qualname__ = f"batched_{name.replace('::', '_').replace('.', '_')}"
+    return kernel
 
 
 # -- randomness (Note [Randomness]) ------------------------------------------------------------
@@ -223,9 +240,18 @@ def install() -> None:
         install_part2()
         fallback_lib = Library("_", "IMPL")
         lib = Library("aten", "IMPL", "FuncTorchVmapMode")
+        pointwise_lib = Library("aten", "IMPL", "FuncTorchBatched")
         with DISPATCHER.batch():
             global_fallback_handle(DispatchKey.FuncTorchBatched).remove()
             fallback_lib.fallback(batched_kernel, "FuncTorchBatched", with_keyset=True)
+            for entry in list(DISPATCHER.live_entries()):
+                if entry.schema is not None and RULES.get(entry.qualified_overload_name) is (
+                    pointwise_rule
+                ):
+                    op = entry.overload_object
+                    if plan_of(op).fast:
+                        name = entry.qualified_overload_name.split("::")[1]
+                        pointwise_lib.impl(name, _pointwise_kernel(op), with_keyset=True)
             for entry in list(DISPATCHER.live_entries()):
                 if entry.qualified_name.startswith("aten::") and (
                     "nondeterministic_seeded" in entry.tags
@@ -233,7 +259,7 @@ def install() -> None:
                     lib.impl(
                         entry.qualified_overload_name.split("::")[1], random_kernel, boxed=True
                     )
-        _LIBS.extend([fallback_lib, lib])
+        _LIBS.extend([fallback_lib, lib, pointwise_lib])
 
 
 def uninstall() -> None:
