@@ -332,8 +332,12 @@ def _fast_path(
                 except KeyError:
                     e = state.redispatch_miss(raw & _AFTER)
                 r = e(a, *args, **kwargs)
-                if fresh and getattr(r, "_vc", None) is not None:
-                    fresh_version(r, (a, *args))
+                if fresh:
+                    try:
+                        if r._vc is not None:
+                            fresh_version(r, (a, *args))
+                    except AttributeError:  # a backend's box
+                        pass
                 return r
             return record(raw, op, (a, *args), kwargs)
 
@@ -356,8 +360,12 @@ def _fast_path(
                 except KeyError:
                     e = state.redispatch_miss(raw & _AFTER)
                 r = e(a, b, *args, **kwargs)
-                if fresh and getattr(r, "_vc", None) is not None:
-                    fresh_version(r, (a, b, *args))
+                if fresh:
+                    try:
+                        if r._vc is not None:
+                            fresh_version(r, (a, b, *args))
+                    except AttributeError:  # a backend's box
+                        pass
                 return r
             return record(raw, op, (a, b, *args), kwargs)
 
