@@ -68,6 +68,8 @@ NAMES = [
     "bitwise_or",
     "bitwise_xor",
     "bitwise_not",
+    "bitwise_left_shift",
+    "bitwise_right_shift",
     "lerp",
     "addcmul",
     "addcdiv",

@@ -51,7 +51,13 @@ def op(name: str) -> Any:
         from tensordispatch import ops
 
         base, _, overload = name.partition(".")
-        found = getattr(getattr(ops.aten, base), overload or "default")
+        if base.startswith("__"):  # ops.aten.<dunder> is refused by the namespace
+            from tensordispatch.dispatch.dispatcher import DISPATCHER
+
+            packet: Any = DISPATCHER.packet(f"aten::{base}")
+        else:
+            packet = getattr(ops.aten, base)
+        found = getattr(packet, overload or "default")
         _CACHE[name] = found
     return found
 

@@ -102,7 +102,52 @@ def relu_(self: Tensor) -> Tensor:
     return op("clamp_min_")(self, 0)
 
 
+def _shift_dunders(name: str, base: str) -> dict[str, Callable[..., Tensor]]:
+    """ATen's ``__lshift__`` / ``__ilshift__`` (and right): the shift with a number wrapped
+    (registered under CPU and Meta, as ATen lists backend kernels for them)."""
+
+    def functional(self: Tensor, other: Any) -> Tensor:
+        if not isinstance(other, Tensor):
+            other = wrap_number(other)
+        return op(f"{base}.Tensor")(self, other)  # type: ignore[no-any-return]
+
+    def in_place(self: Tensor, other: Any) -> Tensor:
+        if not isinstance(other, Tensor):
+            other = wrap_number(other)
+        return op(f"{base}_.Tensor")(self, other)  # type: ignore[no-any-return]
+
+    return {f"__{name}__": functional, f"__i{name}__": in_place}
+
+
+# Backend kernels of __lshift__ / __rshift__ and their in-place forms (CPU and Meta tables).
+SHIFT_DUNDER_KERNELS: dict[str, Callable[..., Tensor]] = {
+    **_shift_dunders("lshift", "bitwise_left_shift"),
+    **_shift_dunders("rshift", "bitwise_right_shift"),
+}
+
+
+def _shift_overloads(base: str) -> dict[str, Callable[..., Tensor]]:
+    """The number overloads of ``bitwise_<left|right>_shift`` (ATen names one kernel for
+    Tensor_Scalar and Scalar_Tensor: whichever argument is a number is wrapped)."""
+    tensor, inplace, out_op = f"{base}.Tensor", f"{base}_.Tensor", f"{base}.Tensor_out"
+
+    def functional(self: Any, other: Any) -> Tensor:
+        if not isinstance(self, Tensor):
+            return op(tensor)(wrap_number(self), other)  # type: ignore[no-any-return]
+        return op(tensor)(self, wrap_number(other))  # type: ignore[no-any-return]
+
+    def in_place(self: Tensor, other: Any) -> Tensor:
+        return op(inplace)(self, wrap_number(other))  # type: ignore[no-any-return]
+
+    def out_variant(self: Tensor, other: Any, *, out: Tensor) -> Tensor:
+        return op(out_op)(self, wrap_number(other), out=out)  # type: ignore[no-any-return]
+
+    return {base: functional, f"{base}_": in_place, f"{base}_out": out_variant}
+
+
 POINTWISE_COMPOSITE: dict[str, Callable[..., Tensor]] = {
+    **_shift_overloads("bitwise_left_shift"),
+    **_shift_overloads("bitwise_right_shift"),
     **_number_overloads("remainder"),
     **_number_overloads("bitwise_and"),
     **_number_overloads("bitwise_or"),

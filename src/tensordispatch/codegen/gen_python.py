@@ -122,6 +122,8 @@ def _collect(
             continue
         if f.func.kind().name == "out" or f.func.name.name.base.startswith("_"):
             continue
+        if f.func.name.name.dunder_method:
+            continue  # __lshift__ & co: Python operators, bound in model.PYTHON_METHODS
         base = f.func.name.name.base + ("_" if f.func.name.name.inplace else "")
         if base in (PYTHON_METHODS if method else PYTHON_FUNCTIONS):
             continue  # bound by hand (_handwritten)

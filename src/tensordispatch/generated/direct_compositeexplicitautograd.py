@@ -14,838 +14,908 @@ from tensordispatch.generated import registrations as _r
 KEY = 'CompositeExplicitAutograd'
 
 
+__lshift___Scalar_out = _r.generated___lshift___Scalar_out
+__lshift___Tensor_out = _r.generated___lshift___Tensor_out
+__rshift___Scalar_out = _r.generated___rshift___Scalar_out
+__rshift___Tensor_out = _r.generated___rshift___Tensor_out
 _index_put_impl = _r.generated__index_put_impl
 _index_put_impl_out = _r.generated__index_put_impl_out
 
-_k2 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', '_to_copy', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1624')
+_k6 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', '_to_copy', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1624')
 
 
 def _to_copy(self, *, dtype=None, layout=None, device=None, pin_memory=None, non_blocking=False, memory_format=None):
-    return _k2(self, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, non_blocking=non_blocking, memory_format=memory_format)
+    return _k6(self, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, non_blocking=non_blocking, memory_format=memory_format)
 
 
 _to_copy_out = _r.generated__to_copy_out
 
-_k4 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', '_unsafe_view', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3132')
+_k8 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', '_unsafe_view', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3296')
 
 
 def _unsafe_view(self, size):
-    return _k4(self, size)
+    return _k8(self, size)
 
 
 _unsafe_view_out = _r.generated__unsafe_view_out
 
-_k6 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'abs', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:273')
+_k10 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'abs', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:273')
 
 
 def abs(self):
-    return _k6(self)
+    return _k10(self)
 
 
 
-_k7 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'abs_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:280')
+_k11 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'abs_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:280')
 
 
 def abs_(self):
-    return _k7(self)
+    return _k11(self)
 
 
 
-_k8 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'add_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:102')
+_k12 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'add_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:102')
 
 
 def add_Scalar(self, other, alpha=1):
-    return _k8(self, other, alpha)
+    return _k12(self, other, alpha)
 
 
 add_Scalar_out = _r.generated_add_Scalar_out
 
-_k10 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'add__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:109')
+_k14 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'add__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:109')
 
 
 def add__Scalar(self, other, alpha=1):
-    return _k10(self, other, alpha)
+    return _k14(self, other, alpha)
 
 
 
-_k11 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'addbmm_composite', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1313')
+_k15 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'addbmm_composite', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1313')
 
 
 def addbmm(self, batch1, batch2, *, beta=1, alpha=1):
-    return _k11(self, batch1, batch2, beta=beta, alpha=alpha)
+    return _k15(self, batch1, batch2, beta=beta, alpha=alpha)
 
 
 
-_k12 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'addbmm_out_composite', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1323')
+_k16 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'addbmm_out_composite', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1323')
 
 
 def addbmm_out(self, batch1, batch2, *, beta=1, alpha=1, out):
-    return _k12(self, batch1, batch2, beta=beta, alpha=alpha, out=out)
+    return _k16(self, batch1, batch2, beta=beta, alpha=alpha, out=out)
 
 
 
-_k13 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'addbmm__composite', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1318')
+_k17 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'addbmm__composite', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1318')
 
 
 def addbmm_(self, batch1, batch2, *, beta=1, alpha=1):
-    return _k13(self, batch1, batch2, beta=beta, alpha=alpha)
+    return _k17(self, batch1, batch2, beta=beta, alpha=alpha)
 
 
 
-_k14 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'alias', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1566')
+_k18 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'alias', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1566')
 
 
 def alias(self):
-    return _k14(self)
+    return _k18(self)
 
 
 alias_copy_out = _r.generated_alias_copy_out
 
-_k16 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'arange', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1937')
+_k20 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'arange', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1937')
 
 
 def arange(end, *, dtype=None, layout=None, device=None, pin_memory=None):
-    return _k16(end, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k20(end, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 
-_k17 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'arange_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1951')
+_k21 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'arange_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1951')
 
 
 def arange_out(end, *, out):
-    return _k17(end, out=out)
+    return _k21(end, out=out)
 
 
 
-_k18 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'arange_start', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1941')
+_k22 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'arange_start', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1941')
 
 
 def arange_start(start, end, *, dtype=None, layout=None, device=None, pin_memory=None):
-    return _k18(start, end, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k22(start, end, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 
-_k19 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'arange_start_step', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1945')
+_k23 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'arange_start_step', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1945')
 
 
 def arange_start_step(start, end, step=1, *, dtype=None, layout=None, device=None, pin_memory=None):
-    return _k19(start, end, step, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k23(start, end, step, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 as_strided_copy_out = _r.generated_as_strided_copy_out
 as_strided_scatter_out = _r.generated_as_strided_scatter_out
 
-_k22 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_and_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2847')
+_k26 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_and_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2847')
 
 
 def bitwise_and_Scalar(self, other):
-    return _k22(self, other)
-
-
-
-_k23 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_and_Scalar_Tensor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2854')
-
-
-def bitwise_and_Scalar_Tensor(self, other):
-    return _k23(self, other)
-
-
-bitwise_and_Scalar_Tensor_out = _r.generated_bitwise_and_Scalar_Tensor_out
-
-_k25 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_and_Scalar_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2840')
-
-
-def bitwise_and_Scalar_out(self, other, *, out):
-    return _k25(self, other, out=out)
-
-
-
-_k26 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_and__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2868')
-
-
-def bitwise_and__Scalar(self, other):
     return _k26(self, other)
 
 
 
-_k27 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_or_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2897')
+_k27 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_and_Scalar_Tensor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2854')
 
 
-def bitwise_or_Scalar(self, other):
+def bitwise_and_Scalar_Tensor(self, other):
     return _k27(self, other)
 
 
+bitwise_and_Scalar_Tensor_out = _r.generated_bitwise_and_Scalar_Tensor_out
 
-_k28 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_or_Scalar_Tensor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2904')
-
-
-def bitwise_or_Scalar_Tensor(self, other):
-    return _k28(self, other)
+_k29 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_and_Scalar_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2840')
 
 
-bitwise_or_Scalar_Tensor_out = _r.generated_bitwise_or_Scalar_Tensor_out
-
-_k30 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_or_Scalar_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2890')
-
-
-def bitwise_or_Scalar_out(self, other, *, out):
-    return _k30(self, other, out=out)
+def bitwise_and_Scalar_out(self, other, *, out):
+    return _k29(self, other, out=out)
 
 
 
-_k31 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_or__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2918')
+_k30 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_and__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2868')
 
 
-def bitwise_or__Scalar(self, other):
+def bitwise_and__Scalar(self, other):
+    return _k30(self, other)
+
+
+
+_k31 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_left_shift', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3076')
+
+
+def bitwise_left_shift_Scalar_Tensor(self, other):
     return _k31(self, other)
 
 
+bitwise_left_shift_Scalar_Tensor_out = _r.generated_bitwise_left_shift_Scalar_Tensor_out
 
-_k32 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_xor_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2947')
-
-
-def bitwise_xor_Scalar(self, other):
-    return _k32(self, other)
+_k33 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_left_shift', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3055')
 
 
-
-_k33 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_xor_Scalar_Tensor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2954')
-
-
-def bitwise_xor_Scalar_Tensor(self, other):
+def bitwise_left_shift_Tensor_Scalar(self, other):
     return _k33(self, other)
 
 
-bitwise_xor_Scalar_Tensor_out = _r.generated_bitwise_xor_Scalar_Tensor_out
 
-_k35 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_xor_Scalar_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2940')
-
-
-def bitwise_xor_Scalar_out(self, other, *, out):
-    return _k35(self, other, out=out)
+_k34 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_left_shift_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3069')
 
 
+def bitwise_left_shift_Tensor_Scalar_out(self, other, *, out):
+    return _k34(self, other, out=out)
 
-_k36 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_xor__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2968')
 
 
-def bitwise_xor__Scalar(self, other):
+_k35 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_left_shift_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3062')
+
+
+def bitwise_left_shift__Tensor_Scalar(self, other):
+    return _k35(self, other)
+
+
+
+_k36 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_or_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2897')
+
+
+def bitwise_or_Scalar(self, other):
     return _k36(self, other)
 
 
 
-_k37 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'clone', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:625')
+_k37 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_or_Scalar_Tensor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2904')
+
+
+def bitwise_or_Scalar_Tensor(self, other):
+    return _k37(self, other)
+
+
+bitwise_or_Scalar_Tensor_out = _r.generated_bitwise_or_Scalar_Tensor_out
+
+_k39 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_or_Scalar_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2890')
+
+
+def bitwise_or_Scalar_out(self, other, *, out):
+    return _k39(self, other, out=out)
+
+
+
+_k40 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_or__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2918')
+
+
+def bitwise_or__Scalar(self, other):
+    return _k40(self, other)
+
+
+
+_k41 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_right_shift', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3157')
+
+
+def bitwise_right_shift_Scalar_Tensor(self, other):
+    return _k41(self, other)
+
+
+bitwise_right_shift_Scalar_Tensor_out = _r.generated_bitwise_right_shift_Scalar_Tensor_out
+
+_k43 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_right_shift', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3136')
+
+
+def bitwise_right_shift_Tensor_Scalar(self, other):
+    return _k43(self, other)
+
+
+
+_k44 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_right_shift_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3150')
+
+
+def bitwise_right_shift_Tensor_Scalar_out(self, other, *, out):
+    return _k44(self, other, out=out)
+
+
+
+_k45 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_right_shift_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3143')
+
+
+def bitwise_right_shift__Tensor_Scalar(self, other):
+    return _k45(self, other)
+
+
+
+_k46 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_xor_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2947')
+
+
+def bitwise_xor_Scalar(self, other):
+    return _k46(self, other)
+
+
+
+_k47 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_xor_Scalar_Tensor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2954')
+
+
+def bitwise_xor_Scalar_Tensor(self, other):
+    return _k47(self, other)
+
+
+bitwise_xor_Scalar_Tensor_out = _r.generated_bitwise_xor_Scalar_Tensor_out
+
+_k49 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_xor_Scalar_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2940')
+
+
+def bitwise_xor_Scalar_out(self, other, *, out):
+    return _k49(self, other, out=out)
+
+
+
+_k50 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_xor__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2968')
+
+
+def bitwise_xor__Scalar(self, other):
+    return _k50(self, other)
+
+
+
+_k51 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'clone', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:625')
 
 
 def clone(self, *, memory_format=None):
-    return _k37(self, memory_format=memory_format)
+    return _k51(self, memory_format=memory_format)
 
 
 clone_out = _r.generated_clone_out
 convolution_out = _r.generated_convolution_out
 copy_out = _r.generated_copy_out
 
-_k41 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'detach', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1579')
+_k55 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'detach', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1579')
 
 
 def detach(self):
-    return _k41(self)
+    return _k55(self)
 
 
 detach_copy_out = _r.generated_detach_copy_out
 
-_k43 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'diagonal', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1477')
+_k57 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'diagonal', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1477')
 
 
 def diagonal(self, offset=0, dim1=0, dim2=1):
-    return _k43(self, offset, dim1, dim2)
+    return _k57(self, offset, dim1, dim2)
 
 
 diagonal_copy_out = _r.generated_diagonal_copy_out
 diagonal_scatter_out = _r.generated_diagonal_scatter_out
 
-_k46 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'div_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:243')
+_k60 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'div_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:243')
 
 
 def div_Scalar(self, other):
-    return _k46(self, other)
+    return _k60(self, other)
 
 
 
-_k47 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'div_Scalar_mode', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:258')
+_k61 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'div_Scalar_mode', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:258')
 
 
 def div_Scalar_mode(self, other, *, rounding_mode):
-    return _k47(self, other, rounding_mode=rounding_mode)
+    return _k61(self, other, rounding_mode=rounding_mode)
 
 
 div_Scalar_mode_out = _r.generated_div_Scalar_mode_out
 div_Scalar_out = _r.generated_div_Scalar_out
 
-_k50 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'div__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:250')
+_k64 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'div__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:250')
 
 
 def div__Scalar(self, other):
-    return _k50(self, other)
+    return _k64(self, other)
 
 
 
-_k51 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'div__Scalar_mode', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:264')
+_k65 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'div__Scalar_mode', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:264')
 
 
 def div__Scalar_mode(self, other, *, rounding_mode):
-    return _k51(self, other, rounding_mode=rounding_mode)
+    return _k65(self, other, rounding_mode=rounding_mode)
 
 
 
-_k52 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'dot_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:872')
+_k66 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'dot_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:872')
 
 
 def dot_out(self, tensor, *, out):
-    return _k52(self, tensor, out=out)
+    return _k66(self, tensor, out=out)
 
 
 
-_k53 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'embedding', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1400')
+_k67 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'embedding', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1400')
 
 
 def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
-    return _k53(weight, indices, padding_idx, scale_grad_by_freq, sparse)
+    return _k67(weight, indices, padding_idx, scale_grad_by_freq, sparse)
 
 
 embedding_out = _r.generated_embedding_out
 
-_k55 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'empty_like', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:49')
+_k69 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'empty_like', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:49')
 
 
 def empty_like(self, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
-    return _k55(self, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format)
+    return _k69(self, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format)
 
 
 empty_like_out = _r.generated_empty_like_out
 empty_strided_out = _r.generated_empty_strided_out
 
-_k58 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'expand', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:758')
+_k72 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'expand', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:758')
 
 
 def expand(self, size, *, implicit=False):
-    return _k58(self, size, implicit=implicit)
+    return _k72(self, size, implicit=implicit)
 
 
 expand_copy_out = _r.generated_expand_copy_out
 
-_k60 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'eye', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1998')
+_k74 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'eye', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1998')
 
 
 def eye(n, *, dtype=None, layout=None, device=None, pin_memory=None):
-    return _k60(n, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k74(n, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 
-_k61 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'eye_m', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2002')
+_k75 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'eye_m', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2002')
 
 
 def eye_m(n, m, *, dtype=None, layout=None, device=None, pin_memory=None):
-    return _k61(n, m, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k75(n, m, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 
-_k62 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'fill_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:66')
+_k76 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'fill_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:66')
 
 
 def fill_Scalar(self, value):
-    return _k62(self, value)
+    return _k76(self, value)
 
 
 fill_Scalar_out = _r.generated_fill_Scalar_out
 flip_out = _r.generated_flip_out
 
-_k65 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'floor_divide', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2233')
+_k79 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'floor_divide', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2233')
 
 
 def floor_divide(self, other):
-    return _k65(self, other)
+    return _k79(self, other)
 
 
 
-_k66 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'floor_divide_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2250')
+_k80 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'floor_divide_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2250')
 
 
 def floor_divide_Scalar(self, other):
-    return _k66(self, other)
+    return _k80(self, other)
 
 
 floor_divide_Scalar_out = _r.generated_floor_divide_Scalar_out
 
-_k68 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'floor_divide_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2245')
+_k82 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'floor_divide_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2245')
 
 
 def floor_divide_out(self, other, *, out):
-    return _k68(self, other, out=out)
+    return _k82(self, other, out=out)
 
 
 
-_k69 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'floor_divide__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2256')
+_k83 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'floor_divide__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2256')
 
 
 def floor_divide__Scalar(self, other):
-    return _k69(self, other)
+    return _k83(self, other)
 
 
 
-_k70 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'floor_divide_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2239')
+_k84 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'floor_divide_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2239')
 
 
 def floor_divide__Tensor(self, other):
-    return _k70(self, other)
+    return _k84(self, other)
 
 
 
-_k71 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'full', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:40')
+_k85 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'full', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:40')
 
 
 def full(size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None):
-    return _k71(size, fill_value, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k85(size, fill_value, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 
-_k72 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'full_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:45')
+_k86 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'full_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:45')
 
 
 def full_out(size, fill_value, *, out):
-    return _k72(size, fill_value, out=out)
+    return _k86(size, fill_value, out=out)
 
 
 
-_k73 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'full_like', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2014')
+_k87 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'full_like', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2014')
 
 
 def full_like(self, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
-    return _k73(self, fill_value, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format)
+    return _k87(self, fill_value, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format)
 
 
 full_like_out = _r.generated_full_like_out
 
-_k75 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'index_put', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1838')
+_k89 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'index_put', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1838')
 
 
 def index_put(self, indices, values, accumulate=False):
-    return _k75(self, indices, values, accumulate)
+    return _k89(self, indices, values, accumulate)
 
 
 index_put_out = _r.generated_index_put_out
 
-_k77 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'index_put_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1831')
+_k91 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'index_put_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1831')
 
 
 def index_put_(self, indices, values, accumulate=False):
-    return _k77(self, indices, values, accumulate)
+    return _k91(self, indices, values, accumulate)
 
 
 
-_k78 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'lift', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3117')
+_k92 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'lift', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3281')
 
 
 def lift(self):
-    return _k78(self)
+    return _k92(self)
 
 
 lift_out = _r.generated_lift_out
 
-_k80 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'lift_fresh', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3122')
+_k94 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'lift_fresh', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3286')
 
 
 def lift_fresh(self):
-    return _k80(self)
+    return _k94(self)
 
 
 lift_fresh_copy_out = _r.generated_lift_fresh_copy_out
 
-_k82 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linear_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1330')
+_k96 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linear_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1330')
 
 
 def linear_out(input, weight, bias=None, *, out):
-    return _k82(input, weight, bias, out=out)
+    return _k96(input, weight, bias, out=out)
 
 
 
-_k83 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1960')
+_k97 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1960')
 
 
 def linspace(start, end, steps, *, dtype=None, layout=None, device=None, pin_memory=None):
-    return _k83(start, end, steps, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k97(start, end, steps, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 
-_k84 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1978')
+_k98 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1978')
 
 
 def linspace_Scalar_Tensor(start, end, steps, *, dtype=None, layout=None, device=None, pin_memory=None):
-    return _k84(start, end, steps, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k98(start, end, steps, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 
-_k85 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1993')
+_k99 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1993')
 
 
 def linspace_Scalar_Tensor_out(start, end, steps, *, out):
-    return _k85(start, end, steps, out=out)
+    return _k99(start, end, steps, out=out)
 
 
 
-_k86 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1973')
+_k100 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1973')
 
 
 def linspace_Tensor_Scalar(start, end, steps, *, dtype=None, layout=None, device=None, pin_memory=None):
-    return _k86(start, end, steps, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k100(start, end, steps, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 
-_k87 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1988')
+_k101 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1988')
 
 
 def linspace_Tensor_Scalar_out(start, end, steps, *, out):
-    return _k87(start, end, steps, out=out)
+    return _k101(start, end, steps, out=out)
 
 
 
-_k88 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1968')
+_k102 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1968')
 
 
 def linspace_Tensor_Tensor(start, end, steps, *, dtype=None, layout=None, device=None, pin_memory=None):
-    return _k88(start, end, steps, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k102(start, end, steps, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 
-_k89 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1983')
+_k103 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1983')
 
 
 def linspace_Tensor_Tensor_out(start, end, steps, *, out):
-    return _k89(start, end, steps, out=out)
+    return _k103(start, end, steps, out=out)
 
 
 
-_k90 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'log_softmax_int_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1167')
+_k104 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'log_softmax_int_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1167')
 
 
 def log_softmax_int_out(self, dim, dtype=None, *, out):
-    return _k90(self, dim, dtype, out=out)
+    return _k104(self, dim, dtype, out=out)
 
 
 
-_k91 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_and', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2789')
+_k105 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_and', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2789')
 
 
 def logical_and(self, other):
-    return _k91(self, other)
+    return _k105(self, other)
 
 
 
-_k92 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_and_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2796')
+_k106 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_and_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2796')
 
 
 def logical_and_(self, other):
-    return _k92(self, other)
+    return _k106(self, other)
 
 
 
-_k93 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_not', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2747')
+_k107 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_not', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2747')
 
 
 def logical_not(self):
-    return _k93(self)
+    return _k107(self)
 
 
 
-_k94 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_not_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2754')
+_k108 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_not_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2754')
 
 
 def logical_not_(self):
-    return _k94(self)
+    return _k108(self)
 
 
 
-_k95 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_or', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2810')
+_k109 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_or', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2810')
 
 
 def logical_or(self, other):
-    return _k95(self, other)
+    return _k109(self, other)
 
 
 
-_k96 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_or_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2817')
+_k110 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_or_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2817')
 
 
 def logical_or_(self, other):
-    return _k96(self, other)
+    return _k110(self, other)
 
 
 
-_k97 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_xor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2768')
+_k111 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_xor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2768')
 
 
 def logical_xor(self, other):
-    return _k97(self, other)
+    return _k111(self, other)
 
 
 
-_k98 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_xor_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2775')
+_k112 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_xor_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2775')
 
 
 def logical_xor_(self, other):
-    return _k98(self, other)
+    return _k112(self, other)
 
 
 
-_k99 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'masked_fill_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1861')
+_k113 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'masked_fill_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1861')
 
 
 def masked_fill_Scalar(self, mask, value):
-    return _k99(self, mask, value)
+    return _k113(self, mask, value)
 
 
 masked_fill_Scalar_out = _r.generated_masked_fill_Scalar_out
 
-_k101 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'masked_fill_Tensor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1876')
+_k115 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'masked_fill_Tensor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1876')
 
 
 def masked_fill_Tensor(self, mask, value):
-    return _k101(self, mask, value)
+    return _k115(self, mask, value)
 
 
 masked_fill_Tensor_out = _r.generated_masked_fill_Tensor_out
 
-_k103 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mean', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:796')
+_k117 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mean', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:796')
 
 
 def mean(self, *, dtype=None):
-    return _k103(self, dtype=dtype)
+    return _k117(self, dtype=dtype)
 
 
 
-_k104 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mean_dtype_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:892')
+_k118 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mean_dtype_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:892')
 
 
 def mean_dtype_out(self, *, dtype=None, out):
-    return _k104(self, dtype=dtype, out=out)
+    return _k118(self, dtype=dtype, out=out)
 
 
 
-_k105 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mul_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:188')
+_k119 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mul_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:188')
 
 
 def mul_Scalar(self, other):
-    return _k105(self, other)
+    return _k119(self, other)
 
 
 mul_Scalar_out = _r.generated_mul_Scalar_out
 
-_k107 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mul__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:195')
+_k121 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mul__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:195')
 
 
 def mul__Scalar(self, other):
-    return _k107(self, other)
+    return _k121(self, other)
 
 
 
-_k108 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mv', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:876')
+_k122 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mv', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:876')
 
 
 def mv(self, vec):
-    return _k108(self, vec)
+    return _k122(self, vec)
 
 
 
-_k109 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mv_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:881')
+_k123 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mv_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:881')
 
 
 def mv_out(self, vec, *, out):
-    return _k109(self, vec, out=out)
+    return _k123(self, vec, out=out)
 
 
 
-_k110 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'narrow_copy_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1473')
+_k124 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'narrow_copy_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1473')
 
 
 def narrow_copy_out(self, dim, start, length, *, out):
-    return _k110(self, dim, start, length, out=out)
+    return _k124(self, dim, start, length, out=out)
 
 
 native_dropout_out = _r.generated_native_dropout_out
 native_layer_norm_out = _r.generated_native_layer_norm_out
 
-_k113 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'norm_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1090')
+_k127 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'norm_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1090')
 
 
 def norm_Scalar(self, p=2):
-    return _k113(self, p)
+    return _k127(self, p)
 
 
 
-_k114 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'norm_ScalarOpt_dtype', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1098')
+_k128 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'norm_ScalarOpt_dtype', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1098')
 
 
 def norm_ScalarOpt_dtype(self, p, *, dtype):
-    return _k114(self, p, dtype=dtype)
+    return _k128(self, p, dtype=dtype)
 
 
 norm_ScalarOpt_dtype_out = _r.generated_norm_ScalarOpt_dtype_out
 norm_Scalar_out = _r.generated_norm_Scalar_out
 normal_out = _r.generated_normal_out
 
-_k118 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'normal_functional', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2038')
+_k132 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'normal_functional', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2038')
 
 
 def normal_functional(self, mean=0.0, std=1.0, *, generator=None):
-    return _k118(self, mean, std, generator=generator)
+    return _k132(self, mean, std, generator=generator)
 
 
 
-_k119 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'ones', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:32')
+_k133 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'ones', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:32')
 
 
 def ones(size, *, dtype=None, layout=None, device=None, pin_memory=None):
-    return _k119(size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k133(size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 
-_k120 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'ones_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:36')
+_k134 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'ones_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:36')
 
 
 def ones_out(size, *, out):
-    return _k120(size, out=out)
+    return _k134(size, out=out)
 
 
 
-_k121 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'ones_like', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:61')
+_k135 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'ones_like', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:61')
 
 
 def ones_like(self, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
-    return _k121(self, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format)
+    return _k135(self, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format)
 
 
 ones_like_out = _r.generated_ones_like_out
 
-_k123 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'permute', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1444')
+_k137 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'permute', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1444')
 
 
 def permute(self, dims):
-    return _k123(self, dims)
+    return _k137(self, dims)
 
 
 permute_copy_out = _r.generated_permute_copy_out
 prod_out = _r.generated_prod_out
 
-_k126 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rand', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2062')
+_k140 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rand', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2062')
 
 
 def rand(size, *, dtype=None, layout=None, device=None, pin_memory=None):
-    return _k126(size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k140(size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 
-_k127 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rand_generator', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2067')
+_k141 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rand_generator', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2067')
 
 
 def rand_generator(size, *, generator, dtype=None, layout=None, device=None, pin_memory=None):
-    return _k127(size, generator=generator, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k141(size, generator=generator, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 
-_k128 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rand_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2072')
+_k142 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rand_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2072')
 
 
 def rand_out(size, *, out):
-    return _k128(size, out=out)
+    return _k142(size, out=out)
 
 
 
-_k129 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rand_like', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2122')
+_k143 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rand_like', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2122')
 
 
 def rand_like(self, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
-    return _k129(self, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format)
+    return _k143(self, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format)
 
 
 rand_like_out = _r.generated_rand_like_out
 
-_k131 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randint', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2092')
+_k145 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randint', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2092')
 
 
 def randint(high, size, *, dtype=4, layout=None, device=None, pin_memory=None):
-    return _k131(high, size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k145(high, size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 
-_k132 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randint_generator', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2097')
+_k146 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randint_generator', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2097')
 
 
 def randint_generator(high, size, *, generator, dtype=4, layout=None, device=None, pin_memory=None):
-    return _k132(high, size, generator=generator, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k146(high, size, generator=generator, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 
-_k133 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randint_low', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2102')
+_k147 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randint_low', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2102')
 
 
 def randint_low(low, high, size, *, dtype=4, layout=None, device=None, pin_memory=None):
-    return _k133(low, high, size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k147(low, high, size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 
-_k134 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randint_low_generator', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2107')
+_k148 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randint_low_generator', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2107')
 
 
 def randint_low_generator(low, high, size, *, generator, dtype=4, layout=None, device=None, pin_memory=None):
-    return _k134(low, high, size, generator=generator, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k148(low, high, size, generator=generator, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 
-_k135 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randint_low_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2117')
+_k149 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randint_low_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2117')
 
 
 def randint_low_out(low, high, size, *, out):
-    return _k135(low, high, size, out=out)
+    return _k149(low, high, size, out=out)
 
 
 
-_k136 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randint_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2112')
+_k150 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randint_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2112')
 
 
 def randint_out(high, size, *, out):
-    return _k136(high, size, out=out)
+    return _k150(high, size, out=out)
 
 
 
-_k137 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randn', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2077')
+_k151 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randn', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2077')
 
 
 def randn(size, *, dtype=None, layout=None, device=None, pin_memory=None):
-    return _k137(size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k151(size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 
-_k138 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randn_generator', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2082')
+_k152 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randn_generator', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2082')
 
 
 def randn_generator(size, *, generator, dtype=None, layout=None, device=None, pin_memory=None):
-    return _k138(size, generator=generator, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k152(size, generator=generator, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 
-_k139 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randn_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2087')
+_k153 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randn_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2087')
 
 
 def randn_out(size, *, out):
-    return _k139(size, out=out)
+    return _k153(size, out=out)
 
 
 
-_k140 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randn_like', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2128')
+_k154 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randn_like', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2128')
 
 
 def randn_like(self, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
-    return _k140(self, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format)
+    return _k154(self, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format)
 
 
 randn_like_out = _r.generated_randn_like_out
@@ -854,321 +924,321 @@ random_from_out = _r.generated_random_from_out
 random_to = _r.generated_random_to
 random_to_out = _r.generated_random_to_out
 
-_k146 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'relu', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2560')
+_k160 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'relu', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2560')
 
 
 def relu(self):
-    return _k146(self)
+    return _k160(self)
 
 
 relu_out = _r.generated_relu_out
 
-_k148 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'relu_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2567')
+_k162 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'relu_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2567')
 
 
 def relu_(self):
-    return _k148(self)
+    return _k162(self)
 
 
 
-_k149 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'remainder_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2136')
+_k163 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'remainder_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2136')
 
 
 def remainder_Scalar(self, other):
-    return _k149(self, other)
+    return _k163(self, other)
 
 
 
-_k150 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'remainder_Scalar_Tensor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2173')
+_k164 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'remainder_Scalar_Tensor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2173')
 
 
 def remainder_Scalar_Tensor(self, other):
-    return _k150(self, other)
+    return _k164(self, other)
 
 
 remainder_Scalar_Tensor_out = _r.generated_remainder_Scalar_Tensor_out
 
-_k152 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'remainder_Scalar_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2148')
+_k166 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'remainder_Scalar_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2148')
 
 
 def remainder_Scalar_out(self, other, *, out):
-    return _k152(self, other, out=out)
+    return _k166(self, other, out=out)
 
 
 
-_k153 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'remainder__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2142')
+_k167 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'remainder__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2142')
 
 
 def remainder__Scalar(self, other):
-    return _k153(self, other)
+    return _k167(self, other)
 
 
 
-_k154 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'repeat', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1686')
+_k168 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'repeat', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1686')
 
 
 def repeat(self, repeats):
-    return _k154(self, repeats)
+    return _k168(self, repeats)
 
 
 repeat_out = _r.generated_repeat_out
 resize = _r.generated_resize
 resize_out = _r.generated_resize_out
 
-_k158 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'resize_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3222')
+_k172 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'resize_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3386')
 
 
 def resize_(self, size, *, memory_format=None):
-    return _k158(self, size, memory_format=memory_format)
+    return _k172(self, size, memory_format=memory_format)
 
 
 roll_out = _r.generated_roll_out
 
-_k160 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rsub_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:159')
+_k174 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rsub_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:159')
 
 
 def rsub_Scalar(self, other, alpha=1):
-    return _k160(self, other, alpha)
+    return _k174(self, other, alpha)
 
 
 rsub_Scalar_out = _r.generated_rsub_Scalar_out
 
-_k162 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rsub_Tensor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:152')
+_k176 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rsub_Tensor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:152')
 
 
 def rsub_Tensor(self, other, *, alpha=1):
-    return _k162(self, other, alpha=alpha)
+    return _k176(self, other, alpha=alpha)
 
 
 rsub_Tensor_out = _r.generated_rsub_Tensor_out
 
-_k164 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'select', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:728')
+_k178 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'select', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:728')
 
 
 def select_int(self, dim, index):
-    return _k164(self, dim, index)
+    return _k178(self, dim, index)
 
 
 select_copy_int_out = _r.generated_select_copy_int_out
 select_scatter_out = _r.generated_select_scatter_out
 
-_k167 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'slice', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:743')
+_k181 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'slice', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:743')
 
 
 def slice_Tensor(self, dim=0, start=None, end=None, step=1):
-    return _k167(self, dim, start, end, step)
+    return _k181(self, dim, start, end, step)
 
 
 slice_copy_Tensor_out = _r.generated_slice_copy_Tensor_out
 slice_scatter_out = _r.generated_slice_scatter_out
 
-_k170 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'softmax_int_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1150')
+_k184 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'softmax_int_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1150')
 
 
 def softmax_int_out(self, dim, dtype=None, *, out):
-    return _k170(self, dim, dtype, out=out)
+    return _k184(self, dim, dtype, out=out)
 
 
 
-_k171 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'sort', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1904')
+_k185 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'sort', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1904')
 
 
 def sort(self, dim=-1, descending=False):
-    return _k171(self, dim, descending)
+    return _k185(self, dim, descending)
 
 
 
-_k172 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'sort_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1911')
+_k186 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'sort_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1911')
 
 
 def sort_values(self, dim=-1, descending=False, *, values, indices):
-    return _k172(self, dim, descending, values=values, indices=indices)
+    return _k186(self, dim, descending, values=values, indices=indices)
 
 
 
-_k173 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'split', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1504')
+_k187 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'split', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1504')
 
 
 def split_Tensor(self, split_size, dim=0):
-    return _k173(self, split_size, dim)
+    return _k187(self, split_size, dim)
 
 
 
-_k174 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'split_copy_Tensor_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1517')
+_k188 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'split_copy_Tensor_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1517')
 
 
 def split_copy_Tensor_out(self, split_size, dim=0, *, out):
-    return _k174(self, split_size, dim, out=out)
+    return _k188(self, split_size, dim, out=out)
 
 
 
-_k175 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'split_with_sizes', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1526')
+_k189 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'split_with_sizes', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1526')
 
 
 def split_with_sizes(self, split_sizes, dim=0):
-    return _k175(self, split_sizes, dim)
+    return _k189(self, split_sizes, dim)
 
 
 
-_k176 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'split_with_sizes_copy_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1540')
+_k190 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'split_with_sizes_copy_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1540')
 
 
 def split_with_sizes_copy_out(self, split_sizes, dim=0, *, out):
-    return _k176(self, split_sizes, dim, out=out)
+    return _k190(self, split_sizes, dim, out=out)
 
 
 
-_k177 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'squeeze', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3144')
+_k191 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'squeeze', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3308')
 
 
 def squeeze(self):
-    return _k177(self)
+    return _k191(self)
 
 
 
-_k178 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'squeeze_dim', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:713')
+_k192 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'squeeze_dim', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:713')
 
 
 def squeeze_dim(self, dim):
-    return _k178(self, dim)
+    return _k192(self, dim)
 
 
 
-_k179 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'squeeze', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3151')
+_k193 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'squeeze', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3315')
 
 
 def squeeze_dims(self, dim):
-    return _k179(self, dim)
+    return _k193(self, dim)
 
 
 
-_k180 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'squeeze_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3197')
+_k194 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'squeeze_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3361')
 
 
 def squeeze_(self):
-    return _k180(self)
+    return _k194(self)
 
 
 
-_k181 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'squeeze_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3205')
+_k195 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'squeeze_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3369')
 
 
 def squeeze__dim(self, dim):
-    return _k181(self, dim)
+    return _k195(self, dim)
 
 
 squeeze_copy_dim_out = _r.generated_squeeze_copy_dim_out
 squeeze_copy_dims_out = _r.generated_squeeze_copy_dims_out
 squeeze_copy_out = _r.generated_squeeze_copy_out
 
-_k185 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'stack', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1663')
+_k199 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'stack', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1663')
 
 
 def stack(tensors, dim=0):
-    return _k185(tensors, dim)
+    return _k199(tensors, dim)
 
 
 
-_k186 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'stack_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1667')
+_k200 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'stack_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1667')
 
 
 def stack_out(tensors, dim=0, *, out):
-    return _k186(tensors, dim, out=out)
+    return _k200(tensors, dim, out=out)
 
 
 
-_k187 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'sub_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:137')
+_k201 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'sub_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:137')
 
 
 def sub_Scalar(self, other, alpha=1):
-    return _k187(self, other, alpha)
+    return _k201(self, other, alpha)
 
 
 sub_Scalar_out = _r.generated_sub_Scalar_out
 
-_k189 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'sub__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:144')
+_k203 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'sub__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:144')
 
 
 def sub__Scalar(self, other, alpha=1):
-    return _k189(self, other, alpha)
+    return _k203(self, other, alpha)
 
 
 
-_k190 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'sum', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:775')
+_k204 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'sum', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:775')
 
 
 def sum(self, *, dtype=None):
-    return _k190(self, dtype=dtype)
+    return _k204(self, dtype=dtype)
 
 
 sum_out = _r.generated_sum_out
 
-_k192 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 't', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:684')
+_k206 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 't', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:684')
 
 
 def t(self):
-    return _k192(self)
+    return _k206(self)
 
 
 
-_k193 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 't_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3181')
+_k207 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 't_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3345')
 
 
 def t_(self):
-    return _k193(self)
+    return _k207(self)
 
 
 t_copy_out = _r.generated_t_copy_out
 
-_k195 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'transpose', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:670')
+_k209 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'transpose', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:670')
 
 
 def transpose_int(self, dim0, dim1):
-    return _k195(self, dim0, dim1)
+    return _k209(self, dim0, dim1)
 
 
 
-_k196 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'transpose_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3173')
+_k210 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'transpose_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3337')
 
 
 def transpose_(self, dim0, dim1):
-    return _k196(self, dim0, dim1)
+    return _k210(self, dim0, dim1)
 
 
 transpose_copy_int_out = _r.generated_transpose_copy_int_out
 
-_k198 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'unbind', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1550')
+_k212 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'unbind', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1550')
 
 
 def unbind_int(self, dim=0):
-    return _k198(self, dim)
+    return _k212(self, dim)
 
 
 
-_k199 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'unbind_copy_int_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1561')
+_k213 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'unbind_copy_int_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1561')
 
 
 def unbind_copy_int_out(self, dim=0, *, out):
-    return _k199(self, dim, out=out)
+    return _k213(self, dim, out=out)
 
 
 unfold_copy_out = _r.generated_unfold_copy_out
 uniform = _r.generated_uniform
 uniform_out = _r.generated_uniform_out
 
-_k203 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'unsqueeze', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:698')
+_k217 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'unsqueeze', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:698')
 
 
 def unsqueeze(self, dim):
-    return _k203(self, dim)
+    return _k217(self, dim)
 
 
 
-_k204 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'unsqueeze_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3189')
+_k218 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'unsqueeze_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3353')
 
 
 def unsqueeze_(self, dim):
-    return _k204(self, dim)
+    return _k218(self, dim)
 
 
 unsqueeze_copy_out = _r.generated_unsqueeze_copy_out
@@ -1178,35 +1248,35 @@ view_copy_out = _r.generated_view_copy_out
 zero = _r.generated_zero
 zero_out = _r.generated_zero_out
 
-_k211 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'zero_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3137')
+_k225 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'zero_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3301')
 
 
 def zero_(self):
-    return _k211(self)
+    return _k225(self)
 
 
 
-_k212 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'zeros', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:24')
+_k226 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'zeros', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:24')
 
 
 def zeros(size, *, dtype=None, layout=None, device=None, pin_memory=None):
-    return _k212(size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k226(size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 
-_k213 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'zeros_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:28')
+_k227 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'zeros_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:28')
 
 
 def zeros_out(size, *, out):
-    return _k213(size, out=out)
+    return _k227(size, out=out)
 
 
 
-_k214 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'zeros_like', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:56')
+_k228 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'zeros_like', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:56')
 
 
 def zeros_like(self, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
-    return _k214(self, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format)
+    return _k228(self, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format)
 
 
 zeros_like_out = _r.generated_zeros_like_out
@@ -1214,6 +1284,14 @@ zeros_like_out = _r.generated_zeros_like_out
 
 # name -> overload -> (function, argument kinds, schema)
 OVERLOADS = {
+    '__lshift__': {
+        'Scalar_out': (__lshift___Scalar_out, 'TNT', '__lshift__.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)'),
+        'Tensor_out': (__lshift___Tensor_out, 'TTT', '__lshift__.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'),
+    },
+    '__rshift__': {
+        'Scalar_out': (__rshift___Scalar_out, 'TNT', '__rshift__.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)'),
+        'Tensor_out': (__rshift___Tensor_out, 'TTT', '__rshift__.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'),
+    },
     '_index_put_impl': {
         'default': (_index_put_impl, 'TLTNN', '_index_put_impl(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False) -> Tensor'),
         'out': (_index_put_impl_out, 'TLTNNT', '_index_put_impl.out(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False, *, Tensor(a!) out) -> Tensor(a!)'),
@@ -1273,6 +1351,15 @@ OVERLOADS = {
     'bitwise_and_': {
         'Scalar': (bitwise_and__Scalar, 'TN', 'bitwise_and_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)'),
     },
+    'bitwise_left_shift': {
+        'Scalar_Tensor': (bitwise_left_shift_Scalar_Tensor, 'NT', 'bitwise_left_shift.Scalar_Tensor(Scalar self, Tensor other) -> Tensor'),
+        'Scalar_Tensor_out': (bitwise_left_shift_Scalar_Tensor_out, 'NTT', 'bitwise_left_shift.Scalar_Tensor_out(Scalar self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'),
+        'Tensor_Scalar': (bitwise_left_shift_Tensor_Scalar, 'TN', 'bitwise_left_shift.Tensor_Scalar(Tensor self, Scalar other) -> Tensor'),
+        'Tensor_Scalar_out': (bitwise_left_shift_Tensor_Scalar_out, 'TNT', 'bitwise_left_shift.Tensor_Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)'),
+    },
+    'bitwise_left_shift_': {
+        'Tensor_Scalar': (bitwise_left_shift__Tensor_Scalar, 'TN', 'bitwise_left_shift_.Tensor_Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)'),
+    },
     'bitwise_or': {
         'Scalar': (bitwise_or_Scalar, 'TN', 'bitwise_or.Scalar(Tensor self, Scalar other) -> Tensor'),
         'Scalar_Tensor': (bitwise_or_Scalar_Tensor, 'NT', 'bitwise_or.Scalar_Tensor(Scalar self, Tensor other) -> Tensor'),
@@ -1281,6 +1368,15 @@ OVERLOADS = {
     },
     'bitwise_or_': {
         'Scalar': (bitwise_or__Scalar, 'TN', 'bitwise_or_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)'),
+    },
+    'bitwise_right_shift': {
+        'Scalar_Tensor': (bitwise_right_shift_Scalar_Tensor, 'NT', 'bitwise_right_shift.Scalar_Tensor(Scalar self, Tensor other) -> Tensor'),
+        'Scalar_Tensor_out': (bitwise_right_shift_Scalar_Tensor_out, 'NTT', 'bitwise_right_shift.Scalar_Tensor_out(Scalar self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'),
+        'Tensor_Scalar': (bitwise_right_shift_Tensor_Scalar, 'TN', 'bitwise_right_shift.Tensor_Scalar(Tensor self, Scalar other) -> Tensor'),
+        'Tensor_Scalar_out': (bitwise_right_shift_Tensor_Scalar_out, 'TNT', 'bitwise_right_shift.Tensor_Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)'),
+    },
+    'bitwise_right_shift_': {
+        'Tensor_Scalar': (bitwise_right_shift__Tensor_Scalar, 'TN', 'bitwise_right_shift_.Tensor_Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)'),
     },
     'bitwise_xor': {
         'Scalar': (bitwise_xor_Scalar, 'TN', 'bitwise_xor.Scalar(Tensor self, Scalar other) -> Tensor'),

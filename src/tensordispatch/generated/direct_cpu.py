@@ -15,11 +15,75 @@ KEY = 'CPU'
 
 
 
-_k0 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'index_put_impl_', 'CPU', 'ops/native_functions.yaml:1845')
+_k0 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', '__ilshift__', 'CPU', 'ops/native_functions.yaml:3017')
+
+
+def __ilshift___Scalar(self, other):
+    return _k0(self, other)
+
+
+
+_k1 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', '__ilshift__', 'CPU', 'ops/native_functions.yaml:3026')
+
+
+def __ilshift___Tensor(self, other):
+    return _k1(self, other)
+
+
+
+_k2 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', '__irshift__', 'CPU', 'ops/native_functions.yaml:3100')
+
+
+def __irshift___Scalar(self, other):
+    return _k2(self, other)
+
+
+
+_k3 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', '__irshift__', 'CPU', 'ops/native_functions.yaml:3108')
+
+
+def __irshift___Tensor(self, other):
+    return _k3(self, other)
+
+
+
+_k4 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', '__lshift__', 'CPU', 'ops/native_functions.yaml:3001')
+
+
+def __lshift___Scalar(self, other):
+    return _k4(self, other)
+
+
+
+_k5 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', '__lshift__', 'CPU', 'ops/native_functions.yaml:3009')
+
+
+def __lshift___Tensor(self, other):
+    return _k5(self, other)
+
+
+
+_k6 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', '__rshift__', 'CPU', 'ops/native_functions.yaml:3084')
+
+
+def __rshift___Scalar(self, other):
+    return _k6(self, other)
+
+
+
+_k7 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', '__rshift__', 'CPU', 'ops/native_functions.yaml:3092')
+
+
+def __rshift___Tensor(self, other):
+    return _k7(self, other)
+
+
+
+_k8 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'index_put_impl_', 'CPU', 'ops/native_functions.yaml:1845')
 
 
 def _index_put_impl_(self, indices, values, accumulate=False, unsafe=False):
-    return _k0(self, indices, values, accumulate, unsafe)
+    return _k8(self, indices, values, accumulate, unsafe)
 
 
 _log_softmax = _r.wrapper_CPU__log_softmax
@@ -27,11 +91,11 @@ _log_softmax_out = _r.wrapper_CPU__log_softmax_out
 _softmax = _r.wrapper_CPU__softmax
 _softmax_out = _r.wrapper_CPU__softmax_out
 
-_k5 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'abs_out', 'CPU', 'ops/native_functions.yaml:286')
+_k13 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'abs_out', 'CPU', 'ops/native_functions.yaml:286')
 
 
 def abs_out(self, *, out):
-    return _k5(self, out=out)
+    return _k13(self, out=out)
 
 
 add_Tensor = _r.wrapper_CPU_add_Tensor
@@ -68,11 +132,11 @@ any_dims = _r.wrapper_CPU_any_dims
 any_dims_out = _r.wrapper_CPU_any_dims_out
 any_out = _r.wrapper_CPU_any_out
 
-_k39 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'arange_start_out', 'CPU', 'ops/native_functions.yaml:1955')
+_k47 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'arange_start_out', 'CPU', 'ops/native_functions.yaml:1955')
 
 
 def arange_start_out(start, end, step=1, *, out):
-    return _k39(start, end, step, out=out)
+    return _k47(start, end, step, out=out)
 
 
 argmax = _r.wrapper_CPU_argmax
@@ -80,11 +144,11 @@ argmax_out = _r.wrapper_CPU_argmax_out
 argmin = _r.wrapper_CPU_argmin
 argmin_out = _r.wrapper_CPU_argmin_out
 
-_k44 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'as_strided', 'CPU', 'ops/native_functions.yaml:1429')
+_k52 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'as_strided', 'CPU', 'ops/native_functions.yaml:1429')
 
 
 def as_strided(self, size, stride, storage_offset=None):
-    return _k44(self, size, stride, storage_offset)
+    return _k52(self, size, stride, storage_offset)
 
 
 baddbmm = _r.wrapper_CPU_baddbmm
@@ -93,12 +157,18 @@ baddbmm_ = _r.wrapper_CPU_baddbmm_
 bitwise_and_Tensor = _r.wrapper_CPU_bitwise_and_Tensor
 bitwise_and_Tensor_out = _r.wrapper_CPU_bitwise_and_Tensor_out
 bitwise_and__Tensor = _r.wrapper_CPU_bitwise_and__Tensor
+bitwise_left_shift_Tensor = _r.wrapper_CPU_bitwise_left_shift_Tensor
+bitwise_left_shift_Tensor_out = _r.wrapper_CPU_bitwise_left_shift_Tensor_out
+bitwise_left_shift__Tensor = _r.wrapper_CPU_bitwise_left_shift__Tensor
 bitwise_not = _r.wrapper_CPU_bitwise_not
 bitwise_not_out = _r.wrapper_CPU_bitwise_not_out
 bitwise_not_ = _r.wrapper_CPU_bitwise_not_
 bitwise_or_Tensor = _r.wrapper_CPU_bitwise_or_Tensor
 bitwise_or_Tensor_out = _r.wrapper_CPU_bitwise_or_Tensor_out
 bitwise_or__Tensor = _r.wrapper_CPU_bitwise_or__Tensor
+bitwise_right_shift_Tensor = _r.wrapper_CPU_bitwise_right_shift_Tensor
+bitwise_right_shift_Tensor_out = _r.wrapper_CPU_bitwise_right_shift_Tensor_out
+bitwise_right_shift__Tensor = _r.wrapper_CPU_bitwise_right_shift__Tensor
 bitwise_xor_Tensor = _r.wrapper_CPU_bitwise_xor_Tensor
 bitwise_xor_Tensor_out = _r.wrapper_CPU_bitwise_xor_Tensor_out
 bitwise_xor__Tensor = _r.wrapper_CPU_bitwise_xor__Tensor
@@ -128,19 +198,19 @@ clamp_min_out = _r.wrapper_CPU_clamp_min_out
 clamp_min_ = _r.wrapper_CPU_clamp_min_
 clamp_min__Tensor = _r.wrapper_CPU_clamp_min__Tensor
 
-_k85 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'convolution_cpu', 'CPU', 'ops/native_functions.yaml:1411')
+_k99 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'convolution_cpu', 'CPU', 'ops/native_functions.yaml:1411')
 
 
 def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
-    return _k85(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
+    return _k99(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
 
 
 
-_k86 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'copy_', 'CPU', 'ops/native_functions.yaml:639')
+_k100 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'copy_', 'CPU', 'ops/native_functions.yaml:639')
 
 
 def copy_(self, src, non_blocking=False):
-    return _k86(self, src, non_blocking)
+    return _k100(self, src, non_blocking)
 
 
 cos = _r.wrapper_CPU_cos
@@ -156,27 +226,27 @@ div_out_mode = _r.wrapper_CPU_div_out_mode
 div__Tensor = _r.wrapper_CPU_div__Tensor
 div__Tensor_mode = _r.wrapper_CPU_div__Tensor_mode
 
-_k99 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'dot', 'CPU', 'ops/native_functions.yaml:866')
+_k113 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'dot', 'CPU', 'ops/native_functions.yaml:866')
 
 
 def dot(self, tensor):
-    return _k99(self, tensor)
+    return _k113(self, tensor)
 
 
 
-_k100 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'empty_cpu', 'CPU', 'ops/native_functions.yaml:11')
+_k114 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'empty_cpu', 'CPU', 'ops/native_functions.yaml:11')
 
 
 def empty_memory_format(size, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
-    return _k100(size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format)
+    return _k114(size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format)
 
 
 
-_k101 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'empty_strided_cpu', 'CPU', 'ops/native_functions.yaml:17')
+_k115 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'empty_strided_cpu', 'CPU', 'ops/native_functions.yaml:17')
 
 
 def empty_strided(size, stride, *, dtype=None, layout=None, device=None, pin_memory=None):
-    return _k101(size, stride, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k115(size, stride, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 eq_Scalar = _r.wrapper_CPU_eq_Scalar
@@ -195,35 +265,35 @@ expm1 = _r.wrapper_CPU_expm1
 expm1_out = _r.wrapper_CPU_expm1_out
 expm1_ = _r.wrapper_CPU_expm1_
 
-_k117 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'eye_m_out', 'CPU', 'ops/native_functions.yaml:2010')
+_k131 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'eye_m_out', 'CPU', 'ops/native_functions.yaml:2010')
 
 
 def eye_m_out(n, m, *, out):
-    return _k117(n, m, out=out)
+    return _k131(n, m, out=out)
 
 
 
-_k118 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'eye_out', 'CPU', 'ops/native_functions.yaml:2006')
+_k132 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'eye_out', 'CPU', 'ops/native_functions.yaml:2006')
 
 
 def eye_out(n, *, out):
-    return _k118(n, out=out)
+    return _k132(n, out=out)
 
 
 
-_k119 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'fill_', 'CPU', 'ops/native_functions.yaml:72')
+_k133 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'fill_', 'CPU', 'ops/native_functions.yaml:72')
 
 
 def fill__Scalar(self, value):
-    return _k119(self, value)
+    return _k133(self, value)
 
 
 
-_k120 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'flip', 'CPU', 'ops/native_functions.yaml:1671')
+_k134 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'flip', 'CPU', 'ops/native_functions.yaml:1671')
 
 
 def flip(self, dims):
-    return _k120(self, dims)
+    return _k134(self, dims)
 
 
 floor = _r.wrapper_CPU_floor
@@ -249,19 +319,19 @@ gt__Tensor = _r.wrapper_CPU_gt__Tensor
 index_Tensor = _r.wrapper_CPU_index_Tensor
 index_Tensor_out = _r.wrapper_CPU_index_Tensor_out
 
-_k143 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'index_select', 'CPU', 'ops/native_functions.yaml:1721')
+_k157 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'index_select', 'CPU', 'ops/native_functions.yaml:1721')
 
 
 def index_select(self, dim, index):
-    return _k143(self, dim, index)
+    return _k157(self, dim, index)
 
 
 
-_k144 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'index_select_out', 'CPU', 'ops/native_functions.yaml:1728')
+_k158 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'index_select_out', 'CPU', 'ops/native_functions.yaml:1728')
 
 
 def index_select_out(self, dim, index, *, out):
-    return _k144(self, dim, index, out=out)
+    return _k158(self, dim, index, out=out)
 
 
 le_Scalar = _r.wrapper_CPU_le_Scalar
@@ -277,11 +347,11 @@ lerp_Tensor_out = _r.wrapper_CPU_lerp_Tensor_out
 lerp__Scalar = _r.wrapper_CPU_lerp__Scalar
 lerp__Tensor = _r.wrapper_CPU_lerp__Tensor
 
-_k157 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'linspace_out', 'CPU', 'ops/native_functions.yaml:1964')
+_k171 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'linspace_out', 'CPU', 'ops/native_functions.yaml:1964')
 
 
 def linspace_out(start, end, steps, *, out):
-    return _k157(start, end, steps, out=out)
+    return _k171(start, end, steps, out=out)
 
 
 log = _r.wrapper_CPU_log
@@ -291,51 +361,51 @@ log1p_out = _r.wrapper_CPU_log1p_out
 log1p_ = _r.wrapper_CPU_log1p_
 log_ = _r.wrapper_CPU_log_
 
-_k164 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logical_and_out', 'CPU', 'ops/native_functions.yaml:2803')
+_k178 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logical_and_out', 'CPU', 'ops/native_functions.yaml:2803')
 
 
 def logical_and_out(self, other, *, out):
-    return _k164(self, other, out=out)
+    return _k178(self, other, out=out)
 
 
 
-_k165 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logical_not_out', 'CPU', 'ops/native_functions.yaml:2761')
+_k179 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logical_not_out', 'CPU', 'ops/native_functions.yaml:2761')
 
 
 def logical_not_out(self, *, out):
-    return _k165(self, out=out)
+    return _k179(self, out=out)
 
 
 
-_k166 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logical_or_out', 'CPU', 'ops/native_functions.yaml:2824')
+_k180 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logical_or_out', 'CPU', 'ops/native_functions.yaml:2824')
 
 
 def logical_or_out(self, other, *, out):
-    return _k166(self, other, out=out)
+    return _k180(self, other, out=out)
 
 
 
-_k167 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logical_xor_out', 'CPU', 'ops/native_functions.yaml:2782')
+_k181 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logical_xor_out', 'CPU', 'ops/native_functions.yaml:2782')
 
 
 def logical_xor_out(self, other, *, out):
-    return _k167(self, other, out=out)
+    return _k181(self, other, out=out)
 
 
 
-_k168 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logsumexp_cpu', 'CPU', 'ops/native_functions.yaml:1132')
+_k182 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logsumexp_cpu', 'CPU', 'ops/native_functions.yaml:1132')
 
 
 def logsumexp(self, dim, keepdim=False):
-    return _k168(self, dim, keepdim)
+    return _k182(self, dim, keepdim)
 
 
 
-_k169 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logsumexp_out_cpu', 'CPU', 'ops/native_functions.yaml:1140')
+_k183 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logsumexp_out_cpu', 'CPU', 'ops/native_functions.yaml:1140')
 
 
 def logsumexp_out(self, dim, keepdim=False, *, out):
-    return _k169(self, dim, keepdim, out=out)
+    return _k183(self, dim, keepdim, out=out)
 
 
 lt_Scalar = _r.wrapper_CPU_lt_Scalar
@@ -345,53 +415,53 @@ lt_Tensor_out = _r.wrapper_CPU_lt_Tensor_out
 lt__Scalar = _r.wrapper_CPU_lt__Scalar
 lt__Tensor = _r.wrapper_CPU_lt__Tensor
 
-_k176 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'masked_fill__Scalar', 'CPU', 'ops/native_functions.yaml:1853')
+_k190 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'masked_fill__Scalar', 'CPU', 'ops/native_functions.yaml:1853')
 
 
 def masked_fill__Scalar(self, mask, value):
-    return _k176(self, mask, value)
+    return _k190(self, mask, value)
 
 
 
-_k177 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'masked_fill__Tensor', 'CPU', 'ops/native_functions.yaml:1868')
+_k191 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'masked_fill__Tensor', 'CPU', 'ops/native_functions.yaml:1868')
 
 
 def masked_fill__Tensor(self, mask, value):
-    return _k177(self, mask, value)
+    return _k191(self, mask, value)
 
 
 
-_k178 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'masked_select', 'CPU', 'ops/native_functions.yaml:1882')
+_k192 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'masked_select', 'CPU', 'ops/native_functions.yaml:1882')
 
 
 def masked_select(self, mask):
-    return _k178(self, mask)
+    return _k192(self, mask)
 
 
 
-_k179 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'masked_select_out', 'CPU', 'ops/native_functions.yaml:1888')
+_k193 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'masked_select_out', 'CPU', 'ops/native_functions.yaml:1888')
 
 
 def masked_select_out(self, mask, *, out):
-    return _k179(self, mask, out=out)
+    return _k193(self, mask, out=out)
 
 
 
-_k180 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'max_all_cpu', 'CPU', 'ops/native_functions.yaml:972')
+_k194 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'max_all_cpu', 'CPU', 'ops/native_functions.yaml:972')
 
 
 def max(self):
-    return _k180(self)
+    return _k194(self)
 
 
 max_dim = _r.wrapper_CPU_max_dim
 max_dim_max = _r.wrapper_CPU_max_dim_max
 
-_k183 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'max_unary_out', 'CPU', 'ops/native_functions.yaml:980')
+_k197 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'max_unary_out', 'CPU', 'ops/native_functions.yaml:980')
 
 
 def max_unary_out(self, *, out):
-    return _k183(self, out=out)
+    return _k197(self, out=out)
 
 
 maximum = _r.wrapper_CPU_maximum
@@ -399,21 +469,21 @@ maximum_out = _r.wrapper_CPU_maximum_out
 mean_dim = _r.wrapper_CPU_mean_dim
 mean_out = _r.wrapper_CPU_mean_out
 
-_k188 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'min_all_cpu', 'CPU', 'ops/native_functions.yaml:987')
+_k202 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'min_all_cpu', 'CPU', 'ops/native_functions.yaml:987')
 
 
 def min(self):
-    return _k188(self)
+    return _k202(self)
 
 
 min_dim = _r.wrapper_CPU_min_dim
 min_dim_min = _r.wrapper_CPU_min_dim_min
 
-_k191 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'min_unary_out', 'CPU', 'ops/native_functions.yaml:995')
+_k205 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'min_unary_out', 'CPU', 'ops/native_functions.yaml:995')
 
 
 def min_unary_out(self, *, out):
-    return _k191(self, out=out)
+    return _k205(self, out=out)
 
 
 minimum = _r.wrapper_CPU_minimum
@@ -424,19 +494,19 @@ mul_Tensor = _r.wrapper_CPU_mul_Tensor
 mul_out = _r.wrapper_CPU_mul_out
 mul__Tensor = _r.wrapper_CPU_mul__Tensor
 
-_k199 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'native_dropout_cpu', 'CPU', 'ops/native_functions.yaml:1345')
+_k213 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'native_dropout_cpu', 'CPU', 'ops/native_functions.yaml:1345')
 
 
 def native_dropout(input, p, train):
-    return _k199(input, p, train)
+    return _k213(input, p, train)
 
 
 
-_k200 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'native_layer_norm_cpu', 'CPU', 'ops/native_functions.yaml:1353')
+_k214 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'native_layer_norm_cpu', 'CPU', 'ops/native_functions.yaml:1353')
 
 
 def native_layer_norm(input, normalized_shape, weight, bias, eps):
-    return _k200(input, normalized_shape, weight, bias, eps)
+    return _k214(input, normalized_shape, weight, bias, eps)
 
 
 ne_Scalar = _r.wrapper_CPU_ne_Scalar
@@ -449,37 +519,37 @@ neg = _r.wrapper_CPU_neg
 neg_out = _r.wrapper_CPU_neg_out
 neg_ = _r.wrapper_CPU_neg_
 
-_k210 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nll_loss2d_forward_cpu', 'CPU', 'ops/native_functions.yaml:1391')
+_k224 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nll_loss2d_forward_cpu', 'CPU', 'ops/native_functions.yaml:1391')
 
 
 def nll_loss2d_forward(self, target, weight, reduction, ignore_index):
-    return _k210(self, target, weight, reduction, ignore_index)
+    return _k224(self, target, weight, reduction, ignore_index)
 
 
 
-_k211 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nll_loss2d_forward_out_cpu', 'CPU', 'ops/native_functions.yaml:1385')
+_k225 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nll_loss2d_forward_out_cpu', 'CPU', 'ops/native_functions.yaml:1385')
 
 
 def nll_loss2d_forward_output(self, target, weight, reduction, ignore_index, *, output, total_weight):
-    return _k211(self, target, weight, reduction, ignore_index, output=output, total_weight=total_weight)
+    return _k225(self, target, weight, reduction, ignore_index, output=output, total_weight=total_weight)
 
 
 nll_loss_forward = _r.wrapper_CPU_nll_loss_forward
 nll_loss_forward_output = _r.wrapper_CPU_nll_loss_forward_output
 
-_k214 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nonzero', 'CPU', 'ops/native_functions.yaml:1893')
+_k228 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nonzero', 'CPU', 'ops/native_functions.yaml:1893')
 
 
 def nonzero(self):
-    return _k214(self)
+    return _k228(self)
 
 
 
-_k215 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nonzero_out', 'CPU', 'ops/native_functions.yaml:1899')
+_k229 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nonzero_out', 'CPU', 'ops/native_functions.yaml:1899')
 
 
 def nonzero_out(self, *, out):
-    return _k215(self, out=out)
+    return _k229(self, out=out)
 
 
 norm_ScalarOpt_dim = _r.wrapper_CPU_norm_ScalarOpt_dim
@@ -487,11 +557,11 @@ norm_ScalarOpt_dim_dtype = _r.wrapper_CPU_norm_ScalarOpt_dim_dtype
 norm_dtype_out = _r.wrapper_CPU_norm_dtype_out
 norm_out = _r.wrapper_CPU_norm_out
 
-_k220 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'normal_', 'CPU', 'ops/native_functions.yaml:2029')
+_k234 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'normal_', 'CPU', 'ops/native_functions.yaml:2029')
 
 
 def normal_(self, mean=0.0, std=1.0, *, generator=None):
-    return _k220(self, mean, std, generator=generator)
+    return _k234(self, mean, std, generator=generator)
 
 
 pow_Scalar = _r.wrapper_CPU_pow_Scalar
@@ -503,40 +573,40 @@ pow_Tensor_Tensor_out = _r.wrapper_CPU_pow_Tensor_Tensor_out
 pow__Scalar = _r.wrapper_CPU_pow__Scalar
 pow__Tensor = _r.wrapper_CPU_pow__Tensor
 
-_k229 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'prod_cpu', 'CPU', 'ops/native_functions.yaml:898')
+_k243 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'prod_cpu', 'CPU', 'ops/native_functions.yaml:898')
 
 
 def prod(self, *, dtype=None):
-    return _k229(self, dtype=dtype)
+    return _k243(self, dtype=dtype)
 
 
 prod_dim_int = _r.wrapper_CPU_prod_dim_int
 prod_int_out = _r.wrapper_CPU_prod_int_out
 
-_k232 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'random__from', 'CPU', 'ops/native_functions.yaml:2044')
+_k246 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'random__from', 'CPU', 'ops/native_functions.yaml:2044')
 
 
 def random__from(self, from_, to, *, generator=None):
-    return _k232(self, from_, to, generator=generator)
+    return _k246(self, from_, to, generator=generator)
 
 
 
-_k233 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'random__to', 'CPU', 'ops/native_functions.yaml:2053')
+_k247 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'random__to', 'CPU', 'ops/native_functions.yaml:2053')
 
 
 def random__to(self, to, *, generator=None):
-    return _k233(self, to, generator=generator)
+    return _k247(self, to, generator=generator)
 
 
 remainder_Tensor = _r.wrapper_CPU_remainder_Tensor
 remainder_Tensor_out = _r.wrapper_CPU_remainder_Tensor_out
 remainder__Tensor = _r.wrapper_CPU_remainder__Tensor
 
-_k237 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'roll', 'CPU', 'ops/native_functions.yaml:1679')
+_k251 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'roll', 'CPU', 'ops/native_functions.yaml:1679')
 
 
 def roll(self, shifts, dims=()):
-    return _k237(self, shifts, dims)
+    return _k251(self, shifts, dims)
 
 
 round = _r.wrapper_CPU_round
@@ -581,19 +651,19 @@ sqrt = _r.wrapper_CPU_sqrt
 sqrt_out = _r.wrapper_CPU_sqrt_out
 sqrt_ = _r.wrapper_CPU_sqrt_
 
-_k279 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'std_correction_cpu', 'CPU', 'ops/native_functions.yaml:1075')
+_k293 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'std_correction_cpu', 'CPU', 'ops/native_functions.yaml:1075')
 
 
 def std_correction(self, dim=None, *, correction=None, keepdim=False):
-    return _k279(self, dim, correction=correction, keepdim=keepdim)
+    return _k293(self, dim, correction=correction, keepdim=keepdim)
 
 
 
-_k280 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'std_correction_out_cpu', 'CPU', 'ops/native_functions.yaml:1083')
+_k294 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'std_correction_out_cpu', 'CPU', 'ops/native_functions.yaml:1083')
 
 
 def std_correction_out(self, dim=None, *, correction=None, keepdim=False, out):
-    return _k280(self, dim, correction=correction, keepdim=keepdim, out=out)
+    return _k294(self, dim, correction=correction, keepdim=keepdim, out=out)
 
 
 sub_Tensor = _r.wrapper_CPU_sub_Tensor
@@ -616,81 +686,97 @@ triu = _r.wrapper_CPU_triu
 triu_out = _r.wrapper_CPU_triu_out
 triu_ = _r.wrapper_CPU_triu_
 
-_k300 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'unfold', 'CPU', 'ops/native_functions.yaml:1490')
+_k314 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'unfold', 'CPU', 'ops/native_functions.yaml:1490')
 
 
 def unfold(self, dimension, size, step):
-    return _k300(self, dimension, size, step)
+    return _k314(self, dimension, size, step)
 
 
 
-_k301 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'uniform_', 'CPU', 'ops/native_functions.yaml:2020')
+_k315 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'uniform_', 'CPU', 'ops/native_functions.yaml:2020')
 
 
 def uniform_(self, from_=0.0, to=1.0, *, generator=None):
-    return _k301(self, from_, to, generator=generator)
+    return _k315(self, from_, to, generator=generator)
 
 
 
-_k302 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'var_correction_cpu', 'CPU', 'ops/native_functions.yaml:1043')
+_k316 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'var_correction_cpu', 'CPU', 'ops/native_functions.yaml:1043')
 
 
 def var_correction(self, dim=None, *, correction=None, keepdim=False):
-    return _k302(self, dim, correction=correction, keepdim=keepdim)
+    return _k316(self, dim, correction=correction, keepdim=keepdim)
 
 
 
-_k303 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'var_correction_out_cpu', 'CPU', 'ops/native_functions.yaml:1051')
+_k317 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'var_correction_out_cpu', 'CPU', 'ops/native_functions.yaml:1051')
 
 
 def var_correction_out(self, dim=None, *, correction=None, keepdim=False, out):
-    return _k303(self, dim, correction=correction, keepdim=keepdim, out=out)
+    return _k317(self, dim, correction=correction, keepdim=keepdim, out=out)
 
 
 
-_k304 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'view', 'CPU', 'ops/native_functions.yaml:650')
+_k318 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'view', 'CPU', 'ops/native_functions.yaml:650')
 
 
 def view(self, size):
-    return _k304(self, size)
+    return _k318(self, size)
 
 
 
-_k305 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'view_as_complex', 'CPU', 'ops/native_functions.yaml:1606')
+_k319 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'view_as_complex', 'CPU', 'ops/native_functions.yaml:1606')
 
 
 def view_as_complex(self):
-    return _k305(self)
+    return _k319(self)
 
 
 
-_k306 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'view_as_real', 'CPU', 'ops/native_functions.yaml:1594')
+_k320 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'view_as_real', 'CPU', 'ops/native_functions.yaml:1594')
 
 
 def view_as_real(self):
-    return _k306(self)
+    return _k320(self)
 
 
 
-_k307 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'where', 'CPU', 'ops/native_functions.yaml:2692')
+_k321 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'where', 'CPU', 'ops/native_functions.yaml:2692')
 
 
 def where_self(condition, self, other):
-    return _k307(condition, self, other)
+    return _k321(condition, self, other)
 
 
 
-_k308 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'where_self_out', 'CPU', 'ops/native_functions.yaml:2700')
+_k322 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'where_self_out', 'CPU', 'ops/native_functions.yaml:2700')
 
 
 def where_self_out(condition, self, other, *, out):
-    return _k308(condition, self, other, out=out)
+    return _k322(condition, self, other, out=out)
 
 
 
 
 # name -> overload -> (function, argument kinds, schema)
 OVERLOADS = {
+    '__ilshift__': {
+        'Scalar': (__ilshift___Scalar, 'TN', '__ilshift__.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)'),
+        'Tensor': (__ilshift___Tensor, 'TT', '__ilshift__.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)'),
+    },
+    '__irshift__': {
+        'Scalar': (__irshift___Scalar, 'TN', '__irshift__.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)'),
+        'Tensor': (__irshift___Tensor, 'TT', '__irshift__.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)'),
+    },
+    '__lshift__': {
+        'Scalar': (__lshift___Scalar, 'TN', '__lshift__.Scalar(Tensor self, Scalar other) -> Tensor'),
+        'Tensor': (__lshift___Tensor, 'TT', '__lshift__.Tensor(Tensor self, Tensor other) -> Tensor'),
+    },
+    '__rshift__': {
+        'Scalar': (__rshift___Scalar, 'TN', '__rshift__.Scalar(Tensor self, Scalar other) -> Tensor'),
+        'Tensor': (__rshift___Tensor, 'TT', '__rshift__.Tensor(Tensor self, Tensor other) -> Tensor'),
+    },
     '_index_put_impl_': {
         'default': (_index_put_impl_, 'TLTNN', '_index_put_impl_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False) -> Tensor(a!)'),
     },
@@ -796,6 +882,13 @@ OVERLOADS = {
     'bitwise_and_': {
         'Tensor': (bitwise_and__Tensor, 'TT', 'bitwise_and_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)'),
     },
+    'bitwise_left_shift': {
+        'Tensor': (bitwise_left_shift_Tensor, 'TT', 'bitwise_left_shift.Tensor(Tensor self, Tensor other) -> Tensor'),
+        'Tensor_out': (bitwise_left_shift_Tensor_out, 'TTT', 'bitwise_left_shift.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'),
+    },
+    'bitwise_left_shift_': {
+        'Tensor': (bitwise_left_shift__Tensor, 'TT', 'bitwise_left_shift_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)'),
+    },
     'bitwise_not': {
         'default': (bitwise_not, 'T', 'bitwise_not(Tensor self) -> Tensor'),
         'out': (bitwise_not_out, 'TT', 'bitwise_not.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'),
@@ -809,6 +902,13 @@ OVERLOADS = {
     },
     'bitwise_or_': {
         'Tensor': (bitwise_or__Tensor, 'TT', 'bitwise_or_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)'),
+    },
+    'bitwise_right_shift': {
+        'Tensor': (bitwise_right_shift_Tensor, 'TT', 'bitwise_right_shift.Tensor(Tensor self, Tensor other) -> Tensor'),
+        'Tensor_out': (bitwise_right_shift_Tensor_out, 'TTT', 'bitwise_right_shift.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'),
+    },
+    'bitwise_right_shift_': {
+        'Tensor': (bitwise_right_shift__Tensor, 'TT', 'bitwise_right_shift_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)'),
     },
     'bitwise_xor': {
         'Tensor': (bitwise_xor_Tensor, 'TT', 'bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor'),

@@ -15,11 +15,75 @@ KEY = 'Meta'
 
 
 
-_k0 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'index_put_impl_meta_', 'Meta', 'ops/native_functions.yaml:1845')
+_k0 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', '__ilshift__', 'Meta', 'ops/native_functions.yaml:3017')
+
+
+def __ilshift___Scalar(self, other):
+    return _k0(self, other)
+
+
+
+_k1 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', '__ilshift__', 'Meta', 'ops/native_functions.yaml:3026')
+
+
+def __ilshift___Tensor(self, other):
+    return _k1(self, other)
+
+
+
+_k2 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', '__irshift__', 'Meta', 'ops/native_functions.yaml:3100')
+
+
+def __irshift___Scalar(self, other):
+    return _k2(self, other)
+
+
+
+_k3 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', '__irshift__', 'Meta', 'ops/native_functions.yaml:3108')
+
+
+def __irshift___Tensor(self, other):
+    return _k3(self, other)
+
+
+
+_k4 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', '__lshift__', 'Meta', 'ops/native_functions.yaml:3001')
+
+
+def __lshift___Scalar(self, other):
+    return _k4(self, other)
+
+
+
+_k5 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', '__lshift__', 'Meta', 'ops/native_functions.yaml:3009')
+
+
+def __lshift___Tensor(self, other):
+    return _k5(self, other)
+
+
+
+_k6 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', '__rshift__', 'Meta', 'ops/native_functions.yaml:3084')
+
+
+def __rshift___Scalar(self, other):
+    return _k6(self, other)
+
+
+
+_k7 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', '__rshift__', 'Meta', 'ops/native_functions.yaml:3092')
+
+
+def __rshift___Tensor(self, other):
+    return _k7(self, other)
+
+
+
+_k8 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'index_put_impl_meta_', 'Meta', 'ops/native_functions.yaml:1845')
 
 
 def _index_put_impl_(self, indices, values, accumulate=False, unsafe=False):
-    return _k0(self, indices, values, accumulate, unsafe)
+    return _k8(self, indices, values, accumulate, unsafe)
 
 
 _log_softmax = _r.wrapper_Meta__log_softmax
@@ -27,11 +91,11 @@ _log_softmax_out = _r.wrapper_Meta__log_softmax_out
 _softmax = _r.wrapper_Meta__softmax
 _softmax_out = _r.wrapper_Meta__softmax_out
 
-_k5 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'abs_out_meta', 'Meta', 'ops/native_functions.yaml:286')
+_k13 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'abs_out_meta', 'Meta', 'ops/native_functions.yaml:286')
 
 
 def abs_out(self, *, out):
-    return _k5(self, out=out)
+    return _k13(self, out=out)
 
 
 add_Tensor = _r.wrapper_Meta_add_Tensor
@@ -68,11 +132,11 @@ any_dims = _r.wrapper_Meta_any_dims
 any_dims_out = _r.wrapper_Meta_any_dims_out
 any_out = _r.wrapper_Meta_any_out
 
-_k39 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'arange_start_out', 'Meta', 'ops/native_functions.yaml:1955')
+_k47 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'arange_start_out', 'Meta', 'ops/native_functions.yaml:1955')
 
 
 def arange_start_out(start, end, step=1, *, out):
-    return _k39(start, end, step, out=out)
+    return _k47(start, end, step, out=out)
 
 
 argmax = _r.wrapper_Meta_argmax
@@ -80,11 +144,11 @@ argmax_out = _r.wrapper_Meta_argmax_out
 argmin = _r.wrapper_Meta_argmin
 argmin_out = _r.wrapper_Meta_argmin_out
 
-_k44 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'as_strided', 'Meta', 'ops/native_functions.yaml:1429')
+_k52 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'as_strided', 'Meta', 'ops/native_functions.yaml:1429')
 
 
 def as_strided(self, size, stride, storage_offset=None):
-    return _k44(self, size, stride, storage_offset)
+    return _k52(self, size, stride, storage_offset)
 
 
 baddbmm = _r.wrapper_Meta_baddbmm
@@ -93,12 +157,18 @@ baddbmm_ = _r.wrapper_Meta_baddbmm_
 bitwise_and_Tensor = _r.wrapper_Meta_bitwise_and_Tensor
 bitwise_and_Tensor_out = _r.wrapper_Meta_bitwise_and_Tensor_out
 bitwise_and__Tensor = _r.wrapper_Meta_bitwise_and__Tensor
+bitwise_left_shift_Tensor = _r.wrapper_Meta_bitwise_left_shift_Tensor
+bitwise_left_shift_Tensor_out = _r.wrapper_Meta_bitwise_left_shift_Tensor_out
+bitwise_left_shift__Tensor = _r.wrapper_Meta_bitwise_left_shift__Tensor
 bitwise_not = _r.wrapper_Meta_bitwise_not
 bitwise_not_out = _r.wrapper_Meta_bitwise_not_out
 bitwise_not_ = _r.wrapper_Meta_bitwise_not_
 bitwise_or_Tensor = _r.wrapper_Meta_bitwise_or_Tensor
 bitwise_or_Tensor_out = _r.wrapper_Meta_bitwise_or_Tensor_out
 bitwise_or__Tensor = _r.wrapper_Meta_bitwise_or__Tensor
+bitwise_right_shift_Tensor = _r.wrapper_Meta_bitwise_right_shift_Tensor
+bitwise_right_shift_Tensor_out = _r.wrapper_Meta_bitwise_right_shift_Tensor_out
+bitwise_right_shift__Tensor = _r.wrapper_Meta_bitwise_right_shift__Tensor
 bitwise_xor_Tensor = _r.wrapper_Meta_bitwise_xor_Tensor
 bitwise_xor_Tensor_out = _r.wrapper_Meta_bitwise_xor_Tensor_out
 bitwise_xor__Tensor = _r.wrapper_Meta_bitwise_xor__Tensor
@@ -128,27 +198,27 @@ clamp_min_out = _r.wrapper_Meta_clamp_min_out
 clamp_min_ = _r.wrapper_Meta_clamp_min_
 clamp_min__Tensor = _r.wrapper_Meta_clamp_min__Tensor
 
-_k85 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'convolution_meta', 'Meta', 'ops/native_functions.yaml:1411')
+_k99 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'convolution_meta', 'Meta', 'ops/native_functions.yaml:1411')
 
 
 def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
-    return _k85(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
+    return _k99(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
 
 
 
-_k86 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'copy_meta', 'Meta', 'ops/native_functions.yaml:632')
+_k100 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'copy_meta', 'Meta', 'ops/native_functions.yaml:632')
 
 
 def copy(self, src, non_blocking=False):
-    return _k86(self, src, non_blocking)
+    return _k100(self, src, non_blocking)
 
 
 
-_k87 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'copy_meta_', 'Meta', 'ops/native_functions.yaml:639')
+_k101 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'copy_meta_', 'Meta', 'ops/native_functions.yaml:639')
 
 
 def copy_(self, src, non_blocking=False):
-    return _k87(self, src, non_blocking)
+    return _k101(self, src, non_blocking)
 
 
 cos = _r.wrapper_Meta_cos
@@ -164,27 +234,27 @@ div_out_mode = _r.wrapper_Meta_div_out_mode
 div__Tensor = _r.wrapper_Meta_div__Tensor
 div__Tensor_mode = _r.wrapper_Meta_div__Tensor_mode
 
-_k100 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'dot_meta', 'Meta', 'ops/native_functions.yaml:866')
+_k114 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'dot_meta', 'Meta', 'ops/native_functions.yaml:866')
 
 
 def dot(self, tensor):
-    return _k100(self, tensor)
+    return _k114(self, tensor)
 
 
 
-_k101 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'empty_meta', 'Meta', 'ops/native_functions.yaml:11')
+_k115 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'empty_meta', 'Meta', 'ops/native_functions.yaml:11')
 
 
 def empty_memory_format(size, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
-    return _k101(size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format)
+    return _k115(size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format)
 
 
 
-_k102 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'empty_strided_meta', 'Meta', 'ops/native_functions.yaml:17')
+_k116 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'empty_strided_meta', 'Meta', 'ops/native_functions.yaml:17')
 
 
 def empty_strided(size, stride, *, dtype=None, layout=None, device=None, pin_memory=None):
-    return _k102(size, stride, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k116(size, stride, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 eq_Scalar = _r.wrapper_Meta_eq_Scalar
@@ -203,35 +273,35 @@ expm1 = _r.wrapper_Meta_expm1
 expm1_out = _r.wrapper_Meta_expm1_out
 expm1_ = _r.wrapper_Meta_expm1_
 
-_k118 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'eye_m_out', 'Meta', 'ops/native_functions.yaml:2010')
+_k132 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'eye_m_out', 'Meta', 'ops/native_functions.yaml:2010')
 
 
 def eye_m_out(n, m, *, out):
-    return _k118(n, m, out=out)
+    return _k132(n, m, out=out)
 
 
 
-_k119 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'eye_out', 'Meta', 'ops/native_functions.yaml:2006')
+_k133 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'eye_out', 'Meta', 'ops/native_functions.yaml:2006')
 
 
 def eye_out(n, *, out):
-    return _k119(n, out=out)
+    return _k133(n, out=out)
 
 
 
-_k120 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'fill_meta_', 'Meta', 'ops/native_functions.yaml:72')
+_k134 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'fill_meta_', 'Meta', 'ops/native_functions.yaml:72')
 
 
 def fill__Scalar(self, value):
-    return _k120(self, value)
+    return _k134(self, value)
 
 
 
-_k121 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'flip_meta', 'Meta', 'ops/native_functions.yaml:1671')
+_k135 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'flip_meta', 'Meta', 'ops/native_functions.yaml:1671')
 
 
 def flip(self, dims):
-    return _k121(self, dims)
+    return _k135(self, dims)
 
 
 floor = _r.wrapper_Meta_floor
@@ -257,19 +327,19 @@ gt__Tensor = _r.wrapper_Meta_gt__Tensor
 index_Tensor = _r.wrapper_Meta_index_Tensor
 index_Tensor_out = _r.wrapper_Meta_index_Tensor_out
 
-_k144 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'index_select_meta', 'Meta', 'ops/native_functions.yaml:1721')
+_k158 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'index_select_meta', 'Meta', 'ops/native_functions.yaml:1721')
 
 
 def index_select(self, dim, index):
-    return _k144(self, dim, index)
+    return _k158(self, dim, index)
 
 
 
-_k145 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'index_select_out_meta', 'Meta', 'ops/native_functions.yaml:1728')
+_k159 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'index_select_out_meta', 'Meta', 'ops/native_functions.yaml:1728')
 
 
 def index_select_out(self, dim, index, *, out):
-    return _k145(self, dim, index, out=out)
+    return _k159(self, dim, index, out=out)
 
 
 le_Scalar = _r.wrapper_Meta_le_Scalar
@@ -285,11 +355,11 @@ lerp_Tensor_out = _r.wrapper_Meta_lerp_Tensor_out
 lerp__Scalar = _r.wrapper_Meta_lerp__Scalar
 lerp__Tensor = _r.wrapper_Meta_lerp__Tensor
 
-_k158 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'linspace_out', 'Meta', 'ops/native_functions.yaml:1964')
+_k172 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'linspace_out', 'Meta', 'ops/native_functions.yaml:1964')
 
 
 def linspace_out(start, end, steps, *, out):
-    return _k158(start, end, steps, out=out)
+    return _k172(start, end, steps, out=out)
 
 
 log = _r.wrapper_Meta_log
@@ -299,51 +369,51 @@ log1p_out = _r.wrapper_Meta_log1p_out
 log1p_ = _r.wrapper_Meta_log1p_
 log_ = _r.wrapper_Meta_log_
 
-_k165 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logical_and_out_meta', 'Meta', 'ops/native_functions.yaml:2803')
+_k179 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logical_and_out_meta', 'Meta', 'ops/native_functions.yaml:2803')
 
 
 def logical_and_out(self, other, *, out):
-    return _k165(self, other, out=out)
+    return _k179(self, other, out=out)
 
 
 
-_k166 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logical_not_out_meta', 'Meta', 'ops/native_functions.yaml:2761')
+_k180 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logical_not_out_meta', 'Meta', 'ops/native_functions.yaml:2761')
 
 
 def logical_not_out(self, *, out):
-    return _k166(self, out=out)
+    return _k180(self, out=out)
 
 
 
-_k167 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logical_or_out_meta', 'Meta', 'ops/native_functions.yaml:2824')
+_k181 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logical_or_out_meta', 'Meta', 'ops/native_functions.yaml:2824')
 
 
 def logical_or_out(self, other, *, out):
-    return _k167(self, other, out=out)
+    return _k181(self, other, out=out)
 
 
 
-_k168 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logical_xor_out_meta', 'Meta', 'ops/native_functions.yaml:2782')
+_k182 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logical_xor_out_meta', 'Meta', 'ops/native_functions.yaml:2782')
 
 
 def logical_xor_out(self, other, *, out):
-    return _k168(self, other, out=out)
+    return _k182(self, other, out=out)
 
 
 
-_k169 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logsumexp_meta', 'Meta', 'ops/native_functions.yaml:1132')
+_k183 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logsumexp_meta', 'Meta', 'ops/native_functions.yaml:1132')
 
 
 def logsumexp(self, dim, keepdim=False):
-    return _k169(self, dim, keepdim)
+    return _k183(self, dim, keepdim)
 
 
 
-_k170 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logsumexp_out_meta', 'Meta', 'ops/native_functions.yaml:1140')
+_k184 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logsumexp_out_meta', 'Meta', 'ops/native_functions.yaml:1140')
 
 
 def logsumexp_out(self, dim, keepdim=False, *, out):
-    return _k170(self, dim, keepdim, out=out)
+    return _k184(self, dim, keepdim, out=out)
 
 
 lt_Scalar = _r.wrapper_Meta_lt_Scalar
@@ -353,37 +423,37 @@ lt_Tensor_out = _r.wrapper_Meta_lt_Tensor_out
 lt__Scalar = _r.wrapper_Meta_lt__Scalar
 lt__Tensor = _r.wrapper_Meta_lt__Tensor
 
-_k177 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'masked_fill_meta_', 'Meta', 'ops/native_functions.yaml:1853')
+_k191 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'masked_fill_meta_', 'Meta', 'ops/native_functions.yaml:1853')
 
 
 def masked_fill__Scalar(self, mask, value):
-    return _k177(self, mask, value)
+    return _k191(self, mask, value)
 
 
 
-_k178 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'masked_fill_meta_', 'Meta', 'ops/native_functions.yaml:1868')
+_k192 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'masked_fill_meta_', 'Meta', 'ops/native_functions.yaml:1868')
 
 
 def masked_fill__Tensor(self, mask, value):
-    return _k178(self, mask, value)
+    return _k192(self, mask, value)
 
 
 
-_k179 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'max_all_meta', 'Meta', 'ops/native_functions.yaml:972')
+_k193 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'max_all_meta', 'Meta', 'ops/native_functions.yaml:972')
 
 
 def max(self):
-    return _k179(self)
+    return _k193(self)
 
 
 max_dim = _r.wrapper_Meta_max_dim
 max_dim_max = _r.wrapper_Meta_max_dim_max
 
-_k182 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'max_unary_out_meta', 'Meta', 'ops/native_functions.yaml:980')
+_k196 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'max_unary_out_meta', 'Meta', 'ops/native_functions.yaml:980')
 
 
 def max_unary_out(self, *, out):
-    return _k182(self, out=out)
+    return _k196(self, out=out)
 
 
 maximum = _r.wrapper_Meta_maximum
@@ -391,21 +461,21 @@ maximum_out = _r.wrapper_Meta_maximum_out
 mean_dim = _r.wrapper_Meta_mean_dim
 mean_out = _r.wrapper_Meta_mean_out
 
-_k187 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'min_all_meta', 'Meta', 'ops/native_functions.yaml:987')
+_k201 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'min_all_meta', 'Meta', 'ops/native_functions.yaml:987')
 
 
 def min(self):
-    return _k187(self)
+    return _k201(self)
 
 
 min_dim = _r.wrapper_Meta_min_dim
 min_dim_min = _r.wrapper_Meta_min_dim_min
 
-_k190 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'min_unary_out_meta', 'Meta', 'ops/native_functions.yaml:995')
+_k204 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'min_unary_out_meta', 'Meta', 'ops/native_functions.yaml:995')
 
 
 def min_unary_out(self, *, out):
-    return _k190(self, out=out)
+    return _k204(self, out=out)
 
 
 minimum = _r.wrapper_Meta_minimum
@@ -416,19 +486,19 @@ mul_Tensor = _r.wrapper_Meta_mul_Tensor
 mul_out = _r.wrapper_Meta_mul_out
 mul__Tensor = _r.wrapper_Meta_mul__Tensor
 
-_k198 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'native_dropout_meta', 'Meta', 'ops/native_functions.yaml:1345')
+_k212 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'native_dropout_meta', 'Meta', 'ops/native_functions.yaml:1345')
 
 
 def native_dropout(input, p, train):
-    return _k198(input, p, train)
+    return _k212(input, p, train)
 
 
 
-_k199 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'native_layer_norm_meta', 'Meta', 'ops/native_functions.yaml:1353')
+_k213 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'native_layer_norm_meta', 'Meta', 'ops/native_functions.yaml:1353')
 
 
 def native_layer_norm(input, normalized_shape, weight, bias, eps):
-    return _k199(input, normalized_shape, weight, bias, eps)
+    return _k213(input, normalized_shape, weight, bias, eps)
 
 
 ne_Scalar = _r.wrapper_Meta_ne_Scalar
@@ -441,19 +511,19 @@ neg = _r.wrapper_Meta_neg
 neg_out = _r.wrapper_Meta_neg_out
 neg_ = _r.wrapper_Meta_neg_
 
-_k209 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'nll_loss2d_forward_meta', 'Meta', 'ops/native_functions.yaml:1391')
+_k223 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'nll_loss2d_forward_meta', 'Meta', 'ops/native_functions.yaml:1391')
 
 
 def nll_loss2d_forward(self, target, weight, reduction, ignore_index):
-    return _k209(self, target, weight, reduction, ignore_index)
+    return _k223(self, target, weight, reduction, ignore_index)
 
 
 
-_k210 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'nll_loss2d_forward_out_meta', 'Meta', 'ops/native_functions.yaml:1385')
+_k224 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'nll_loss2d_forward_out_meta', 'Meta', 'ops/native_functions.yaml:1385')
 
 
 def nll_loss2d_forward_output(self, target, weight, reduction, ignore_index, *, output, total_weight):
-    return _k210(self, target, weight, reduction, ignore_index, output=output, total_weight=total_weight)
+    return _k224(self, target, weight, reduction, ignore_index, output=output, total_weight=total_weight)
 
 
 nll_loss_forward = _r.wrapper_Meta_nll_loss_forward
@@ -463,11 +533,11 @@ norm_ScalarOpt_dim_dtype = _r.wrapper_Meta_norm_ScalarOpt_dim_dtype
 norm_dtype_out = _r.wrapper_Meta_norm_dtype_out
 norm_out = _r.wrapper_Meta_norm_out
 
-_k217 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:2029')
+_k231 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:2029')
 
 
 def normal_(self, mean=0.0, std=1.0, *, generator=None):
-    return _k217(self, mean, std, generator=generator)
+    return _k231(self, mean, std, generator=generator)
 
 
 pow_Scalar = _r.wrapper_Meta_pow_Scalar
@@ -479,40 +549,40 @@ pow_Tensor_Tensor_out = _r.wrapper_Meta_pow_Tensor_Tensor_out
 pow__Scalar = _r.wrapper_Meta_pow__Scalar
 pow__Tensor = _r.wrapper_Meta_pow__Tensor
 
-_k226 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'prod_meta', 'Meta', 'ops/native_functions.yaml:898')
+_k240 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'prod_meta', 'Meta', 'ops/native_functions.yaml:898')
 
 
 def prod(self, *, dtype=None):
-    return _k226(self, dtype=dtype)
+    return _k240(self, dtype=dtype)
 
 
 prod_dim_int = _r.wrapper_Meta_prod_dim_int
 prod_int_out = _r.wrapper_Meta_prod_int_out
 
-_k229 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:2044')
+_k243 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:2044')
 
 
 def random__from(self, from_, to, *, generator=None):
-    return _k229(self, from_, to, generator=generator)
+    return _k243(self, from_, to, generator=generator)
 
 
 
-_k230 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:2053')
+_k244 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:2053')
 
 
 def random__to(self, to, *, generator=None):
-    return _k230(self, to, generator=generator)
+    return _k244(self, to, generator=generator)
 
 
 remainder_Tensor = _r.wrapper_Meta_remainder_Tensor
 remainder_Tensor_out = _r.wrapper_Meta_remainder_Tensor_out
 remainder__Tensor = _r.wrapper_Meta_remainder__Tensor
 
-_k234 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'roll_meta', 'Meta', 'ops/native_functions.yaml:1679')
+_k248 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'roll_meta', 'Meta', 'ops/native_functions.yaml:1679')
 
 
 def roll(self, shifts, dims=()):
-    return _k234(self, shifts, dims)
+    return _k248(self, shifts, dims)
 
 
 round = _r.wrapper_Meta_round
@@ -557,19 +627,19 @@ sqrt = _r.wrapper_Meta_sqrt
 sqrt_out = _r.wrapper_Meta_sqrt_out
 sqrt_ = _r.wrapper_Meta_sqrt_
 
-_k276 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'std_correction_meta', 'Meta', 'ops/native_functions.yaml:1075')
+_k290 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'std_correction_meta', 'Meta', 'ops/native_functions.yaml:1075')
 
 
 def std_correction(self, dim=None, *, correction=None, keepdim=False):
-    return _k276(self, dim, correction=correction, keepdim=keepdim)
+    return _k290(self, dim, correction=correction, keepdim=keepdim)
 
 
 
-_k277 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'std_correction_out_meta', 'Meta', 'ops/native_functions.yaml:1083')
+_k291 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'std_correction_out_meta', 'Meta', 'ops/native_functions.yaml:1083')
 
 
 def std_correction_out(self, dim=None, *, correction=None, keepdim=False, out):
-    return _k277(self, dim, correction=correction, keepdim=keepdim, out=out)
+    return _k291(self, dim, correction=correction, keepdim=keepdim, out=out)
 
 
 sub_Tensor = _r.wrapper_Meta_sub_Tensor
@@ -592,81 +662,97 @@ triu = _r.wrapper_Meta_triu
 triu_out = _r.wrapper_Meta_triu_out
 triu_ = _r.wrapper_Meta_triu_
 
-_k297 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'unfold', 'Meta', 'ops/native_functions.yaml:1490')
+_k311 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'unfold', 'Meta', 'ops/native_functions.yaml:1490')
 
 
 def unfold(self, dimension, size, step):
-    return _k297(self, dimension, size, step)
+    return _k311(self, dimension, size, step)
 
 
 
-_k298 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:2020')
+_k312 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:2020')
 
 
 def uniform_(self, from_=0.0, to=1.0, *, generator=None):
-    return _k298(self, from_, to, generator=generator)
+    return _k312(self, from_, to, generator=generator)
 
 
 
-_k299 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'var_correction_meta', 'Meta', 'ops/native_functions.yaml:1043')
+_k313 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'var_correction_meta', 'Meta', 'ops/native_functions.yaml:1043')
 
 
 def var_correction(self, dim=None, *, correction=None, keepdim=False):
-    return _k299(self, dim, correction=correction, keepdim=keepdim)
+    return _k313(self, dim, correction=correction, keepdim=keepdim)
 
 
 
-_k300 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'var_correction_out_meta', 'Meta', 'ops/native_functions.yaml:1051')
+_k314 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'var_correction_out_meta', 'Meta', 'ops/native_functions.yaml:1051')
 
 
 def var_correction_out(self, dim=None, *, correction=None, keepdim=False, out):
-    return _k300(self, dim, correction=correction, keepdim=keepdim, out=out)
+    return _k314(self, dim, correction=correction, keepdim=keepdim, out=out)
 
 
 
-_k301 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'view', 'Meta', 'ops/native_functions.yaml:650')
+_k315 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'view', 'Meta', 'ops/native_functions.yaml:650')
 
 
 def view(self, size):
-    return _k301(self, size)
+    return _k315(self, size)
 
 
 
-_k302 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'view_as_complex', 'Meta', 'ops/native_functions.yaml:1606')
+_k316 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'view_as_complex', 'Meta', 'ops/native_functions.yaml:1606')
 
 
 def view_as_complex(self):
-    return _k302(self)
+    return _k316(self)
 
 
 
-_k303 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'view_as_real', 'Meta', 'ops/native_functions.yaml:1594')
+_k317 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'view_as_real', 'Meta', 'ops/native_functions.yaml:1594')
 
 
 def view_as_real(self):
-    return _k303(self)
+    return _k317(self)
 
 
 
-_k304 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'where_meta', 'Meta', 'ops/native_functions.yaml:2692')
+_k318 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'where_meta', 'Meta', 'ops/native_functions.yaml:2692')
 
 
 def where_self(condition, self, other):
-    return _k304(condition, self, other)
+    return _k318(condition, self, other)
 
 
 
-_k305 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'where_self_out_meta', 'Meta', 'ops/native_functions.yaml:2700')
+_k319 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'where_self_out_meta', 'Meta', 'ops/native_functions.yaml:2700')
 
 
 def where_self_out(condition, self, other, *, out):
-    return _k305(condition, self, other, out=out)
+    return _k319(condition, self, other, out=out)
 
 
 
 
 # name -> overload -> (function, argument kinds, schema)
 OVERLOADS = {
+    '__ilshift__': {
+        'Scalar': (__ilshift___Scalar, 'TN', '__ilshift__.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)'),
+        'Tensor': (__ilshift___Tensor, 'TT', '__ilshift__.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)'),
+    },
+    '__irshift__': {
+        'Scalar': (__irshift___Scalar, 'TN', '__irshift__.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)'),
+        'Tensor': (__irshift___Tensor, 'TT', '__irshift__.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)'),
+    },
+    '__lshift__': {
+        'Scalar': (__lshift___Scalar, 'TN', '__lshift__.Scalar(Tensor self, Scalar other) -> Tensor'),
+        'Tensor': (__lshift___Tensor, 'TT', '__lshift__.Tensor(Tensor self, Tensor other) -> Tensor'),
+    },
+    '__rshift__': {
+        'Scalar': (__rshift___Scalar, 'TN', '__rshift__.Scalar(Tensor self, Scalar other) -> Tensor'),
+        'Tensor': (__rshift___Tensor, 'TT', '__rshift__.Tensor(Tensor self, Tensor other) -> Tensor'),
+    },
     '_index_put_impl_': {
         'default': (_index_put_impl_, 'TLTNN', '_index_put_impl_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False) -> Tensor(a!)'),
     },
@@ -772,6 +858,13 @@ OVERLOADS = {
     'bitwise_and_': {
         'Tensor': (bitwise_and__Tensor, 'TT', 'bitwise_and_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)'),
     },
+    'bitwise_left_shift': {
+        'Tensor': (bitwise_left_shift_Tensor, 'TT', 'bitwise_left_shift.Tensor(Tensor self, Tensor other) -> Tensor'),
+        'Tensor_out': (bitwise_left_shift_Tensor_out, 'TTT', 'bitwise_left_shift.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'),
+    },
+    'bitwise_left_shift_': {
+        'Tensor': (bitwise_left_shift__Tensor, 'TT', 'bitwise_left_shift_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)'),
+    },
     'bitwise_not': {
         'default': (bitwise_not, 'T', 'bitwise_not(Tensor self) -> Tensor'),
         'out': (bitwise_not_out, 'TT', 'bitwise_not.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'),
@@ -785,6 +878,13 @@ OVERLOADS = {
     },
     'bitwise_or_': {
         'Tensor': (bitwise_or__Tensor, 'TT', 'bitwise_or_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)'),
+    },
+    'bitwise_right_shift': {
+        'Tensor': (bitwise_right_shift_Tensor, 'TT', 'bitwise_right_shift.Tensor(Tensor self, Tensor other) -> Tensor'),
+        'Tensor_out': (bitwise_right_shift_Tensor_out, 'TTT', 'bitwise_right_shift.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'),
+    },
+    'bitwise_right_shift_': {
+        'Tensor': (bitwise_right_shift__Tensor, 'TT', 'bitwise_right_shift_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)'),
     },
     'bitwise_xor': {
         'Tensor': (bitwise_xor_Tensor, 'TT', 'bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor'),

@@ -16,7 +16,7 @@ from tensordispatch.generated import registrations as _registrations
 from tensordispatch.generated import return_types as _RT
 from tensordispatch.tensor.tensor import Tensor as _Tensor
 
-__all__ = ['abs', 'abs_', 'add', 'addbmm', 'addcdiv', 'addcmul', 'addmm', 'addmv', 'addmv_', 'alias_copy', 'all', 'amax', 'amin', 'aminmax', 'any', 'arange', 'argmax', 'argmin', 'as_strided', 'as_strided_', 'as_strided_copy', 'as_strided_scatter', 'baddbmm', 'bitwise_and', 'bitwise_not', 'bitwise_or', 'bitwise_xor', 'bmm', 'cat', 'ceil', 'ceil_', 'chunk', 'clamp', 'clamp_', 'clamp_max', 'clamp_max_', 'clamp_min', 'clamp_min_', 'clone', 'conv2d', 'convolution', 'cos', 'cos_', 'cumsum', 'detach', 'detach_copy', 'diagonal', 'diagonal_copy', 'diagonal_scatter', 'div', 'dot', 'dropout', 'dropout_', 'embedding', 'empty', 'empty_like', 'empty_strided', 'eq', 'erf', 'erf_', 'exp', 'exp_', 'expand_copy', 'expm1', 'expm1_', 'eye', 'fill', 'fill_', 'flatten', 'flip', 'floor', 'floor_', 'floor_divide', 'full', 'full_like', 'gather', 'ge', 'gt', 'index_put', 'index_put_', 'index_select', 'layer_norm', 'le', 'lerp', 'linspace', 'log', 'log1p', 'log1p_', 'log_', 'log_softmax', 'logical_and', 'logical_not', 'logical_or', 'logical_xor', 'logsumexp', 'lt', 'masked_fill', 'masked_select', 'matmul', 'max', 'maximum', 'mean', 'min', 'minimum', 'mm', 'mul', 'mv', 'narrow', 'narrow_copy', 'native_dropout', 'native_layer_norm', 'ne', 'neg', 'neg_', 'nonzero', 'norm', 'ones', 'ones_like', 'outer', 'permute', 'permute_copy', 'pow', 'prod', 'rand', 'rand_like', 'randint', 'randn', 'randn_like', 'relu', 'relu_', 'remainder', 'reshape', 'roll', 'round', 'round_', 'rsqrt', 'rsqrt_', 'rsub', 'scatter', 'scatter_add', 'select', 'select_copy', 'select_scatter', 'sigmoid', 'sigmoid_', 'sign', 'sin', 'sin_', 'slice_copy', 'slice_scatter', 'softmax', 'sort', 'split', 'split_copy', 'split_with_sizes', 'split_with_sizes_copy', 'sqrt', 'sqrt_', 'squeeze', 'squeeze_copy', 'stack', 'std', 'sub', 'sum', 't', 't_copy', 'tan', 'tan_', 'tanh', 'tanh_', 'topk', 'transpose', 'transpose_copy', 'tril', 'triu', 'unbind', 'unbind_copy', 'unfold_copy', 'unsqueeze', 'unsqueeze_copy', 'var', 'view_as_complex', 'view_as_complex_copy', 'view_as_real', 'view_as_real_copy', 'view_copy', 'where', 'zero_', 'zeros', 'zeros_like']
+__all__ = ['abs', 'abs_', 'add', 'addbmm', 'addcdiv', 'addcmul', 'addmm', 'addmv', 'addmv_', 'alias_copy', 'all', 'amax', 'amin', 'aminmax', 'any', 'arange', 'argmax', 'argmin', 'as_strided', 'as_strided_', 'as_strided_copy', 'as_strided_scatter', 'baddbmm', 'bitwise_and', 'bitwise_left_shift', 'bitwise_not', 'bitwise_or', 'bitwise_right_shift', 'bitwise_xor', 'bmm', 'cat', 'ceil', 'ceil_', 'chunk', 'clamp', 'clamp_', 'clamp_max', 'clamp_max_', 'clamp_min', 'clamp_min_', 'clone', 'conv2d', 'convolution', 'cos', 'cos_', 'cumsum', 'detach', 'detach_copy', 'diagonal', 'diagonal_copy', 'diagonal_scatter', 'div', 'dot', 'dropout', 'dropout_', 'embedding', 'empty', 'empty_like', 'empty_strided', 'eq', 'erf', 'erf_', 'exp', 'exp_', 'expand_copy', 'expm1', 'expm1_', 'eye', 'fill', 'fill_', 'flatten', 'flip', 'floor', 'floor_', 'floor_divide', 'full', 'full_like', 'gather', 'ge', 'gt', 'index_put', 'index_put_', 'index_select', 'layer_norm', 'le', 'lerp', 'linspace', 'log', 'log1p', 'log1p_', 'log_', 'log_softmax', 'logical_and', 'logical_not', 'logical_or', 'logical_xor', 'logsumexp', 'lt', 'masked_fill', 'masked_select', 'matmul', 'max', 'maximum', 'mean', 'min', 'minimum', 'mm', 'mul', 'mv', 'narrow', 'narrow_copy', 'native_dropout', 'native_layer_norm', 'ne', 'neg', 'neg_', 'nonzero', 'norm', 'ones', 'ones_like', 'outer', 'permute', 'permute_copy', 'pow', 'prod', 'rand', 'rand_like', 'randint', 'randn', 'randn_like', 'relu', 'relu_', 'remainder', 'reshape', 'roll', 'round', 'round_', 'rsqrt', 'rsqrt_', 'rsub', 'scatter', 'scatter_add', 'select', 'select_copy', 'select_scatter', 'sigmoid', 'sigmoid_', 'sign', 'sin', 'sin_', 'slice_copy', 'slice_scatter', 'softmax', 'sort', 'split', 'split_copy', 'split_with_sizes', 'split_with_sizes_copy', 'sqrt', 'sqrt_', 'squeeze', 'squeeze_copy', 'stack', 'std', 'sub', 'sum', 't', 't_copy', 'tan', 'tan_', 'tanh', 'tanh_', 'topk', 'transpose', 'transpose_copy', 'tril', 'triu', 'unbind', 'unbind_copy', 'unfold_copy', 'unsqueeze', 'unsqueeze_copy', 'var', 'view_as_complex', 'view_as_complex_copy', 'view_as_real', 'view_as_real_copy', 'view_copy', 'where', 'zero_', 'zeros', 'zeros_like']
 
 from tensordispatch.backends.aten import op as _op
 
@@ -60,6 +60,11 @@ _E_bitwise_and_Scalar_Tensor = _op('bitwise_and.Scalar_Tensor')._entry
 _E_bitwise_and_Scalar_out = _op('bitwise_and.Scalar_out')._entry
 _E_bitwise_and_Tensor = _op('bitwise_and.Tensor')._entry
 _E_bitwise_and_Tensor_out = _op('bitwise_and.Tensor_out')._entry
+_E_bitwise_left_shift_Scalar_Tensor = _op('bitwise_left_shift.Scalar_Tensor')._entry
+_E_bitwise_left_shift_Tensor = _op('bitwise_left_shift.Tensor')._entry
+_E_bitwise_left_shift_Tensor_Scalar = _op('bitwise_left_shift.Tensor_Scalar')._entry
+_E_bitwise_left_shift_Tensor_Scalar_out = _op('bitwise_left_shift.Tensor_Scalar_out')._entry
+_E_bitwise_left_shift_Tensor_out = _op('bitwise_left_shift.Tensor_out')._entry
 _E_bitwise_not = _op('bitwise_not')._entry
 _E_bitwise_not_out = _op('bitwise_not.out')._entry
 _E_bitwise_or_Scalar = _op('bitwise_or.Scalar')._entry
@@ -67,6 +72,11 @@ _E_bitwise_or_Scalar_Tensor = _op('bitwise_or.Scalar_Tensor')._entry
 _E_bitwise_or_Scalar_out = _op('bitwise_or.Scalar_out')._entry
 _E_bitwise_or_Tensor = _op('bitwise_or.Tensor')._entry
 _E_bitwise_or_Tensor_out = _op('bitwise_or.Tensor_out')._entry
+_E_bitwise_right_shift_Scalar_Tensor = _op('bitwise_right_shift.Scalar_Tensor')._entry
+_E_bitwise_right_shift_Tensor = _op('bitwise_right_shift.Tensor')._entry
+_E_bitwise_right_shift_Tensor_Scalar = _op('bitwise_right_shift.Tensor_Scalar')._entry
+_E_bitwise_right_shift_Tensor_Scalar_out = _op('bitwise_right_shift.Tensor_Scalar_out')._entry
+_E_bitwise_right_shift_Tensor_out = _op('bitwise_right_shift.Tensor_out')._entry
 _E_bitwise_xor_Scalar = _op('bitwise_xor.Scalar')._entry
 _E_bitwise_xor_Scalar_Tensor = _op('bitwise_xor.Scalar_Tensor')._entry
 _E_bitwise_xor_Scalar_out = _op('bitwise_xor.Scalar_out')._entry
@@ -732,6 +742,27 @@ def bitwise_and(input, other, *, out=None):
     raise TypeError('bitwise_and(): received an invalid combination of arguments; expected one of: bitwise_and.Scalar(Tensor self, Scalar other) -> Tensor; bitwise_and.Scalar_Tensor(Scalar self, Tensor other) -> Tensor; bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor')
 
 
+def bitwise_left_shift(input, other, *, out=None):
+    if isinstance(other, _Tensor) and isinstance(input, _Tensor):
+        if out is None:
+            _r = _E_bitwise_left_shift_Tensor.entry_function(input, other)
+            return _r
+        else:
+            _r = _E_bitwise_left_shift_Tensor_out.entry_function(input, other, out=out)
+            return _r
+    if not isinstance(other, _Tensor) and isinstance(input, _Tensor):
+        if out is None:
+            _r = _E_bitwise_left_shift_Tensor_Scalar.entry_function(input, other)
+            return _r
+        else:
+            _r = _E_bitwise_left_shift_Tensor_Scalar_out.entry_function(input, other, out=out)
+            return _r
+    if not isinstance(input, _Tensor) and isinstance(other, _Tensor) and out is None:
+        _r = _E_bitwise_left_shift_Scalar_Tensor.entry_function(input, other)
+        return _r
+    raise TypeError('bitwise_left_shift(): received an invalid combination of arguments; expected one of: bitwise_left_shift.Tensor(Tensor self, Tensor other) -> Tensor; bitwise_left_shift.Tensor_Scalar(Tensor self, Scalar other) -> Tensor; bitwise_left_shift.Scalar_Tensor(Scalar self, Tensor other) -> Tensor')
+
+
 def bitwise_not(input, *, out=None):
     if out is None:
         _r = _E_bitwise_not.entry_function(input)
@@ -760,6 +791,27 @@ def bitwise_or(input, other, *, out=None):
             _r = _E_bitwise_or_Tensor_out.entry_function(input, other, out=out)
             return _r
     raise TypeError('bitwise_or(): received an invalid combination of arguments; expected one of: bitwise_or.Scalar(Tensor self, Scalar other) -> Tensor; bitwise_or.Scalar_Tensor(Scalar self, Tensor other) -> Tensor; bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor')
+
+
+def bitwise_right_shift(input, other, *, out=None):
+    if isinstance(other, _Tensor) and isinstance(input, _Tensor):
+        if out is None:
+            _r = _E_bitwise_right_shift_Tensor.entry_function(input, other)
+            return _r
+        else:
+            _r = _E_bitwise_right_shift_Tensor_out.entry_function(input, other, out=out)
+            return _r
+    if not isinstance(other, _Tensor) and isinstance(input, _Tensor):
+        if out is None:
+            _r = _E_bitwise_right_shift_Tensor_Scalar.entry_function(input, other)
+            return _r
+        else:
+            _r = _E_bitwise_right_shift_Tensor_Scalar_out.entry_function(input, other, out=out)
+            return _r
+    if not isinstance(input, _Tensor) and isinstance(other, _Tensor) and out is None:
+        _r = _E_bitwise_right_shift_Scalar_Tensor.entry_function(input, other)
+        return _r
+    raise TypeError('bitwise_right_shift(): received an invalid combination of arguments; expected one of: bitwise_right_shift.Tensor(Tensor self, Tensor other) -> Tensor; bitwise_right_shift.Tensor_Scalar(Tensor self, Scalar other) -> Tensor; bitwise_right_shift.Scalar_Tensor(Scalar self, Tensor other) -> Tensor')
 
 
 def bitwise_xor(input, other, *, out=None):

@@ -48,12 +48,20 @@ _E_bitwise_and_Scalar = _op('bitwise_and.Scalar')._entry
 _E_bitwise_and_Tensor = _op('bitwise_and.Tensor')._entry
 _E_bitwise_and__Scalar = _op('bitwise_and_.Scalar')._entry
 _E_bitwise_and__Tensor = _op('bitwise_and_.Tensor')._entry
+_E_bitwise_left_shift_Tensor = _op('bitwise_left_shift.Tensor')._entry
+_E_bitwise_left_shift_Tensor_Scalar = _op('bitwise_left_shift.Tensor_Scalar')._entry
+_E_bitwise_left_shift__Tensor = _op('bitwise_left_shift_.Tensor')._entry
+_E_bitwise_left_shift__Tensor_Scalar = _op('bitwise_left_shift_.Tensor_Scalar')._entry
 _E_bitwise_not = _op('bitwise_not')._entry
 _E_bitwise_not_ = _op('bitwise_not_')._entry
 _E_bitwise_or_Scalar = _op('bitwise_or.Scalar')._entry
 _E_bitwise_or_Tensor = _op('bitwise_or.Tensor')._entry
 _E_bitwise_or__Scalar = _op('bitwise_or_.Scalar')._entry
 _E_bitwise_or__Tensor = _op('bitwise_or_.Tensor')._entry
+_E_bitwise_right_shift_Tensor = _op('bitwise_right_shift.Tensor')._entry
+_E_bitwise_right_shift_Tensor_Scalar = _op('bitwise_right_shift.Tensor_Scalar')._entry
+_E_bitwise_right_shift__Tensor = _op('bitwise_right_shift_.Tensor')._entry
+_E_bitwise_right_shift__Tensor_Scalar = _op('bitwise_right_shift_.Tensor_Scalar')._entry
 _E_bitwise_xor_Scalar = _op('bitwise_xor.Scalar')._entry
 _E_bitwise_xor_Tensor = _op('bitwise_xor.Tensor')._entry
 _E_bitwise_xor__Scalar = _op('bitwise_xor_.Scalar')._entry
@@ -238,8 +246,14 @@ _E_view = _op('view')._entry
 from tensordispatch.ops.bindings_tensor import H as _m_H
 from tensordispatch.ops.bindings_tensor import T as _m_T
 from tensordispatch.ops.indexing import getitem as _m___getitem__
+from tensordispatch.ops.bindings_tensor import ilshift as _m___ilshift__
 from tensordispatch.ops.bindings_pointwise import invert as _m___invert__
+from tensordispatch.ops.bindings_tensor import irshift as _m___irshift__
+from tensordispatch.ops.bindings_tensor import lshift as _m___lshift__
 from tensordispatch.ops.bindings_tensor import pos as _m___pos__
+from tensordispatch.ops.bindings_tensor import rlshift as _m___rlshift__
+from tensordispatch.ops.bindings_tensor import rrshift as _m___rrshift__
+from tensordispatch.ops.bindings_tensor import rshift as _m___rshift__
 from tensordispatch.ops.indexing import setitem as _m___setitem__
 from tensordispatch.ops.bindings_reductions import all as _m_all
 from tensordispatch.ops.bindings_reductions import any as _m_any
@@ -532,6 +546,26 @@ def _m_bitwise_and_(self, other):
     raise TypeError('bitwise_and_(): received an invalid combination of arguments; expected one of: bitwise_and_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!); bitwise_and_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)')
 
 
+def _m_bitwise_left_shift(self, other):
+    if isinstance(other, _Tensor):
+        _r = _E_bitwise_left_shift_Tensor.entry_function(self, other)
+        return _r
+    if not isinstance(other, _Tensor):
+        _r = _E_bitwise_left_shift_Tensor_Scalar.entry_function(self, other)
+        return _r
+    raise TypeError('bitwise_left_shift(): received an invalid combination of arguments; expected one of: bitwise_left_shift.Tensor(Tensor self, Tensor other) -> Tensor; bitwise_left_shift.Tensor_Scalar(Tensor self, Scalar other) -> Tensor')
+
+
+def _m_bitwise_left_shift_(self, other):
+    if isinstance(other, _Tensor):
+        _r = _E_bitwise_left_shift__Tensor.entry_function(self, other)
+        return _r
+    if not isinstance(other, _Tensor):
+        _r = _E_bitwise_left_shift__Tensor_Scalar.entry_function(self, other)
+        return _r
+    raise TypeError('bitwise_left_shift_(): received an invalid combination of arguments; expected one of: bitwise_left_shift_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!); bitwise_left_shift_.Tensor_Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)')
+
+
 def _m_bitwise_not(self):
     _r = _E_bitwise_not.entry_function(self)
     return _r
@@ -560,6 +594,26 @@ def _m_bitwise_or_(self, other):
         _r = _E_bitwise_or__Tensor.entry_function(self, other)
         return _r
     raise TypeError('bitwise_or_(): received an invalid combination of arguments; expected one of: bitwise_or_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!); bitwise_or_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)')
+
+
+def _m_bitwise_right_shift(self, other):
+    if isinstance(other, _Tensor):
+        _r = _E_bitwise_right_shift_Tensor.entry_function(self, other)
+        return _r
+    if not isinstance(other, _Tensor):
+        _r = _E_bitwise_right_shift_Tensor_Scalar.entry_function(self, other)
+        return _r
+    raise TypeError('bitwise_right_shift(): received an invalid combination of arguments; expected one of: bitwise_right_shift.Tensor(Tensor self, Tensor other) -> Tensor; bitwise_right_shift.Tensor_Scalar(Tensor self, Scalar other) -> Tensor')
+
+
+def _m_bitwise_right_shift_(self, other):
+    if isinstance(other, _Tensor):
+        _r = _E_bitwise_right_shift__Tensor.entry_function(self, other)
+        return _r
+    if not isinstance(other, _Tensor):
+        _r = _E_bitwise_right_shift__Tensor_Scalar.entry_function(self, other)
+        return _r
+    raise TypeError('bitwise_right_shift_(): received an invalid combination of arguments; expected one of: bitwise_right_shift_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!); bitwise_right_shift_.Tensor_Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)')
 
 
 def _m_bitwise_xor(self, other):
@@ -1745,8 +1799,14 @@ METHODS = {
     'H': _m_H,
     'T': _m_T,
     '__getitem__': _m___getitem__,
+    '__ilshift__': _m___ilshift__,
     '__invert__': _m___invert__,
+    '__irshift__': _m___irshift__,
+    '__lshift__': _m___lshift__,
     '__pos__': _m___pos__,
+    '__rlshift__': _m___rlshift__,
+    '__rrshift__': _m___rrshift__,
+    '__rshift__': _m___rshift__,
     '__setitem__': _m___setitem__,
     'abs': _m_abs,
     'abs_': _m_abs_,
@@ -1776,10 +1836,14 @@ METHODS = {
     'baddbmm_': _m_baddbmm_,
     'bitwise_and': _m_bitwise_and,
     'bitwise_and_': _m_bitwise_and_,
+    'bitwise_left_shift': _m_bitwise_left_shift,
+    'bitwise_left_shift_': _m_bitwise_left_shift_,
     'bitwise_not': _m_bitwise_not,
     'bitwise_not_': _m_bitwise_not_,
     'bitwise_or': _m_bitwise_or,
     'bitwise_or_': _m_bitwise_or_,
+    'bitwise_right_shift': _m_bitwise_right_shift,
+    'bitwise_right_shift_': _m_bitwise_right_shift_,
     'bitwise_xor': _m_bitwise_xor,
     'bitwise_xor_': _m_bitwise_xor_,
     'bmm': _m_bmm,

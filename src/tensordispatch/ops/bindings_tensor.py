@@ -18,7 +18,10 @@ from typing import Any
 from tensordispatch.backends.aten import op
 from tensordispatch.tensor.tensor import Tensor
 
-__all__ = ["H", "T", "data", "imag", "mT", "pos", "real"]
+__all__ = [
+    "H", "T", "data", "ilshift", "imag", "irshift", "lshift", "mT", "pos", "real", "rlshift",
+    "rrshift", "rshift",
+]  # fmt: skip
 
 
 class _Attribute(property):
@@ -129,6 +132,27 @@ def pos(self: Tensor) -> Tensor:
         raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
     return self
 
+
+def _shift_operators(name: str, base: str) -> tuple[Any, Any, Any]:
+    """``x << y`` calls aten::__lshift__ (Tensor or Scalar overload by ``y``), ``y << x`` the
+    function ``bitwise_left_shift(y, x)``, ``x <<= y`` aten::__ilshift__, as torch's Tensor."""
+
+    def forward(self: Tensor, other: Any) -> Any:
+        overload = "Tensor" if isinstance(other, Tensor) else "Scalar"
+        return op(f"__{name}__.{overload}")(self, other)
+
+    def reflected(self: Tensor, other: Any) -> Any:
+        return op(f"{base}.Scalar_Tensor")(other, self)
+
+    def in_place(self: Tensor, other: Any) -> Any:
+        overload = "Tensor" if isinstance(other, Tensor) else "Scalar"
+        return op(f"__i{name}__.{overload}")(self, other)
+
+    return forward, reflected, in_place
+
+
+lshift, rlshift, ilshift = _shift_operators("lshift", "bitwise_left_shift")
+rshift, rrshift, irshift = _shift_operators("rshift", "bitwise_right_shift")
 
 T: Any = _Attribute(_t)
 mT: Any = _Attribute(_mt)

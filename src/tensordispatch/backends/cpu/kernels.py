@@ -337,12 +337,16 @@ from tensordispatch.backends.cpu.reductions import REDUCTION_CPU_KERNELS
 
 CPU_KERNELS.update(REDUCTION_CPU_KERNELS)
 
-from tensordispatch.backends.cpu.pointwise import POINTWISE_CPU  # noqa: E402
+from tensordispatch.backends.cpu.pointwise import POINTWISE_CPU
 
 CPU_KERNELS.update(POINTWISE_CPU)
 
-from tensordispatch.backends.cpu.layout import CPU_LAYOUT  # noqa: E402
-from tensordispatch.backends.view_ops import VIEW_CPU_META_KERNELS  # noqa: E402
+from tensordispatch.backends.composite_pointwise import SHIFT_DUNDER_KERNELS
+
+CPU_KERNELS.update(SHIFT_DUNDER_KERNELS)
+
+from tensordispatch.backends.cpu.layout import CPU_LAYOUT
+from tensordispatch.backends.view_ops import VIEW_CPU_META_KERNELS
 
 CPU_KERNELS.update(CPU_LAYOUT, **VIEW_CPU_META_KERNELS)
 

@@ -189,6 +189,29 @@ def _bitwise(ufunc: Any, name: str) -> Callable[..., None]:
     return impl
 
 
+def _shift(left: bool) -> Callable[..., None]:
+    """torch's shifts on integers: a count below 0 or at least the bit width gives 0 (left),
+    or the sign fill (right: -1 for negative signed values, else 0)."""
+    name = "lshift" if left else "rshift"
+
+    def impl(pre: Any, self: Tensor, other: Tensor, out: Tensor) -> None:
+        if _is_float(pre) or pre is _dt.bool:
+            raise not_implemented(f"{name}_cpu", pre)
+        a, b = _arg(self, pre), _arg(other, pre)
+        bits = np.dtype(a.dtype).itemsize * 8
+        outside = (b < 0) | (b >= bits)
+        count = np.where(outside, 0, b)
+        if left:
+            result = np.where(outside, 0, np.left_shift(a, count))
+        else:
+            fill = np.right_shift(a, bits - 1) if np.issubdtype(a.dtype, np.signedinteger) else 0
+            result = np.where(outside, fill, np.right_shift(a, count))
+        _store(out, result)
+
+    impl.__name__ = f"bitwise_{'left' if left else 'right'}_shift_out"
+    return impl
+
+
 def bitwise_not_out(pre: Any, self: Tensor, out: Tensor) -> None:
     if _is_float(pre):
         raise not_implemented("bitwise_not_cpu", pre)
@@ -490,6 +513,8 @@ POINTWISE_CPU: dict[str, Any] = {
     "bitwise_or_out": _bitwise(np.bitwise_or, "bitwise_or"),
     "bitwise_xor_out": _bitwise(np.bitwise_xor, "bitwise_xor"),
     "bitwise_not_out": bitwise_not_out,
+    "bitwise_left_shift_out": _shift(left=True),
+    "bitwise_right_shift_out": _shift(left=False),
     "lerp_Scalar": lerp_Scalar,
     "lerp_Tensor": lerp_Tensor,
     "addcmul_out": addcmul_out,

@@ -284,6 +284,7 @@ POINTWISE_META_FUNCTIONS: dict[str, Callable[..., MetaResult]] = {
     "maximum": _binary,
     "minimum": _binary,
     **{f"bitwise_{n}.Tensor": _binary for n in ("and", "or", "xor")},
+    **{f"bitwise_{n}_shift.Tensor": _binary for n in ("left", "right")},
     "lerp.Scalar": lerp_Scalar,
     "lerp.Tensor": lerp_Tensor,
     "addcmul": addcmul,
