@@ -218,7 +218,7 @@ def test_a_torch_code_without_a_tensordispatch_object_is_named() -> None:
 
 
 def test_values_pass_unchecked_until_the_tensor_layer_registers() -> None:
-    value_types._reset_for_tests()
+    value_types._swap_registry(None)  # the fixture puts the real registry back
     lib = Library(fresh("vtu"), "DEF")
     try:
         lib.define("f(Tensor x, ScalarType t, Device d) -> Tensor")

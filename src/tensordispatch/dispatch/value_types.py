@@ -112,10 +112,11 @@ def register_value_types(
 
     >>> class Layout:
     ...     def __init__(self, name): self.name = name
+    >>> saved = _swap_registry(None)  # start empty; put the real one back below
     >>> register_value_types(layouts=[Layout("strided")])
     >>> value_converter("Layout")(0).name
     'strided'
-    >>> _reset_for_tests()
+    >>> _ = _swap_registry(saved)
     """
     global _REGISTRY
     fresh = _Registry()
@@ -136,9 +137,11 @@ def register_value_types(
     _REGISTRY = fresh
 
 
-def _reset_for_tests() -> None:
+def _swap_registry(registry: _Registry | None) -> _Registry:
+    """Install ``registry`` (None: an empty one) and return the previous one (tests)."""
     global _REGISTRY
-    _REGISTRY = _Registry()
+    previous, _REGISTRY = _REGISTRY, registry if registry is not None else _Registry()
+    return previous
 
 
 def registered_class(kind: str) -> type | None:
