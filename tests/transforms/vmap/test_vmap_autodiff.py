@@ -184,3 +184,11 @@ def test_per_sample_classifier_gradients_with_layer_norm_and_cross_entropy() -> 
     for o, r in zip(ours, ref, strict=True):
         close(o, r, tol=1e-4)
     assert vmap_fallback_counts() == {}
+
+
+def test_backward_through_a_vmapped_function() -> None:
+    (w, tw), (x, tx) = pair(3), pair(4, 3)
+    w.requires_grad_(), tw.requires_grad_()
+    vmap(lambda r: (w * r).sin().sum())(x).sum().backward()
+    tf.vmap(lambda r: (tw * r).sin().sum())(tx).sum().backward()
+    close(w.grad, tw.grad)
