@@ -98,3 +98,15 @@ def test_cross_entropy_is_nll_loss_of_log_softmax_like_torch() -> None:
     dl.backward()
     assert_close(dl, tl)
     assert_close(dx.grad, tx.grad)
+
+
+def test_index_put_with_a_none_index_matches_torch() -> None:
+    def program(m: Any, x: Any, v: Any) -> Any:
+        idx = [m.tensor([0, 2]), None]
+        return [_aten(m).index_put(x * 1, idx, v.sum() * m.ones(2, 3, dtype=x.dtype), True)]
+
+    t_outs, d_outs, ts, ds = _run(program, [(3, 3), (3,)])
+    tg = torch.autograd.grad(t_outs[0].sin().sum(), ts)
+    dg = grad(d_outs[0].sin().sum(), ds)
+    for ours, theirs in zip(dg, tg, strict=True):
+        assert_close(ours, theirs)

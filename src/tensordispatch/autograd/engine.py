@@ -130,15 +130,17 @@ def run_backward(
     buffers: dict[Node, list[Tensor | None]] = {}
     ready: list[tuple[int, int, Node]] = [(0, 0, root)]
     tick = 1
+    filtering = targets is not None or not accumulate
+    pop, take = heapq.heappop, buffers.pop
     with set_grad_enabled(create_graph):
         while ready:
-            node = heapq.heappop(ready)[2]
-            grads_in = buffers.pop(node, _EMPTY)
+            node = pop(ready)[2]
+            grads_in = take(node, _EMPTY)
             if node._pre_hooks:
                 grads_in = _run_pre_hooks(node, grads_in)
             if capture:
                 _capture(node, grads_in, capture, captured, inputs)
-            if (targets is not None or not accumulate) and (
+            if filtering and (
                 isinstance(node, AccumulateGrad)
                 or (targets is not None and not any(n in needed for n, _ in node.next_functions))
             ):

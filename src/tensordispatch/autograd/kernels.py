@@ -218,7 +218,12 @@ def _save(
         v = get(args, kwargs)
         if isinstance(v, Tensor):
             saved[n] = SavedTensor(v, False)
-        elif type(v) in (list, tuple) and v and isinstance(v[0], Tensor):  # a Tensor[]
+        elif (
+            type(v) in (list, tuple)
+            and v
+            and isinstance(v[0], Tensor)
+            and all(isinstance(t, Tensor) for t in v)
+        ):  # a Tensor[] (a Tensor?[] with holes is kept as it is)
             saved[n] = [SavedTensor(t, False) for t in v]
         else:
             saved[n] = v
