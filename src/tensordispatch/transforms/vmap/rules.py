@@ -174,6 +174,25 @@ def _promote_batched_scalars(
 def pointwise_unboxed(op: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     """The common case of ``pointwise_rule`` without boxing: out-of-place, tensors passed
     positionally, no batched 0-dim tensor. Declines anything else."""
+    # the common shapes of a call first: f(x) and f(x, other) with one level involved
+    n = len(args)
+    if n == 1:
+        a = args[0]
+        if type(a) is BatchedTensor:
+            return wrap(op(a._data, **kwargs), a._level)
+    elif n == 2:
+        a, c = args
+        if type(a) is BatchedTensor:
+            ra = len(a._shape)
+            if type(c) is BatchedTensor:
+                if c._level == a._level and len(c._shape) == ra:
+                    return wrap(op(a._data, c._data, **kwargs), a._level)
+            elif ra and ra >= len(getattr(c, "_shape", ())):
+                return wrap(op(a._data, c, **kwargs), a._level)
+        elif type(c) is BatchedTensor:
+            rc = len(c._shape)
+            if rc and rc >= len(getattr(a, "_shape", ())):
+                return wrap(op(a, c._data, **kwargs), c._level)
     level = 0
     rank = 0
     for a in args:
