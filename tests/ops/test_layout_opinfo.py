@@ -26,7 +26,8 @@ NAMES = {
     "expand", "view", "reshape", "squeeze", "unsqueeze", "transpose", "t", "select", "clone",
     "as_strided_copy", "diagonal_copy", "expand_copy", "squeeze_copy", "t_copy",
     "transpose_copy", "unfold_copy", "unsqueeze_copy", "view_copy", "split_with_sizes_copy",
-    "__getitem__", "to",
+    "__getitem__", "to", "T", "H", "mT", "real", "imag", "as_strided_scatter",
+    "diagonal_scatter", "select_scatter", "slice_scatter", "resize_", "zero_",
 }  # fmt: skip
 DTYPES = (torch.float32, torch.int64, torch.complex64)
 OPINFOS = [o for o in op_db if o.name in NAMES]
@@ -69,6 +70,11 @@ def _cases(dtypes: tuple[Any, ...] = DTYPES) -> list[Any]:
     return cases
 
 
+def _skip_unsupported(info: Any, sample: Any) -> None:
+    if info.name == "H" and sample.input.dtype.is_complex:
+        pytest.xfail("no conjugate views in tensordispatch: complex Tensor.H is refused")
+
+
 def _call(info: Any, lib: Any, sample: Any, convert: Any) -> Any:
     inp = convert(sample.input)
     args = convert(tuple(sample.args))
@@ -77,11 +83,15 @@ def _call(info: Any, lib: Any, sample: Any, convert: Any) -> Any:
         return info.op(inp, *args, **kwargs)
     if hasattr(td, info.name) and info.op is getattr(torch, info.name, None):
         return getattr(td, info.name)(inp, *args, **kwargs)
-    return getattr(inp, info.name)(*args, **kwargs)
+    attribute = getattr(inp, info.name)
+    if isinstance(attribute, td.Tensor):  # a property (x.T, x.real, ...)
+        return attribute
+    return attribute(*args, **kwargs)
 
 
 @pytest.mark.parametrize(("info", "sample"), _cases())
 def test_opinfo_sample_matches_torch(info: Any, sample: Any, coverage: Any) -> None:
+    _skip_unsupported(info, sample)
     label = f"opinfo:{info.name}"
     coverage[label][1] += 1
     try:
@@ -117,6 +127,7 @@ def _meta(convert: Any) -> Any:
 
 @pytest.mark.parametrize(("info", "sample"), _cases((torch.float32,)))
 def test_opinfo_sample_on_meta_matches_torch(info: Any, sample: Any, coverage: Any) -> None:
+    _skip_unsupported(info, sample)
     label = f"opinfo:{info.name}[meta]"
     coverage[label][1] += 1
     try:
