@@ -205,6 +205,26 @@ def _make_mutation_kernel(mut: Any, functional: Any) -> Callable[..., Any]:
         for a in functional._schema.arguments
         if a.name in ("dtype", "device") and a.name not in own
     ]
+    kernel_general = _make_mutation_kernel_general(
+        mut, functional, written, outs, out_names, options
+    )
+
+    if inplace and single and [i for i, _ in written] == [0]:
+        return _make_inplace_kernel(mut, functional, kernel_general)
+
+    return kernel_general
+
+
+def _make_mutation_kernel_general(
+    mut: Any,
+    functional: Any,
+    written: list[tuple[int, str]],
+    outs: set[int],
+    out_names: set[str],
+    options: list[str],
+) -> Callable[..., Any]:
+    inplace = not outs
+    single = len(mut._schema.returns) == 1
 
     def kernel(*args: Any, **kwargs: Any) -> Any:
         nargs = len(args)
@@ -253,6 +273,45 @@ def _make_mutation_kernel(mut: Any, functional: Any) -> Callable[..., Any]:
         if single:
             return mutated[0] if not extra else _wrap_outputs(news[0])
         return (*(_wrap_outputs(x) for x in news[:extra]), *mutated)
+
+    return kernel
+
+
+def _make_inplace_kernel(
+    mut: Any, functional: Any, general: Callable[..., Any]
+) -> Callable[..., Any]:
+    """The kernel of an in-place operator that writes only ``self`` (``add_``, ``mul_``,
+    ``zero_`` ...), the common case: the general kernel's steps without its bookkeeping
+    for several written or out= arguments. Calls it does not handle go to ``general``."""
+
+    def kernel(*args: Any, **kwargs: Any) -> Any:
+        self_ = args[0] if args else None
+        if self_.__class__ is not _FT:
+            return general(*args, **kwargs)
+        if self_._generation != self_._fstorage.generation:
+            sync(self_)
+        unwrapped = [self_._data]
+        for a in args[1:]:
+            if a.__class__ is _FT:
+                if a._generation != a._fstorage.generation:
+                    sync(a)
+                unwrapped.append(a._data)
+            elif a.__class__ is list or a.__class__ is tuple:
+                unwrapped.append(_unwrap_value(a)[0])
+            else:
+                unwrapped.append(a)
+        if kwargs:
+            kwargs = {k: _unwrap_value(v)[0] for k, v in kwargs.items()}
+        new = below(functional, *unwrapped, **kwargs)
+        old = unwrapped[0]
+        if new._shape != old._shape or (
+            new.dtype is not old.dtype and not can_cast(new.dtype, old.dtype)
+        ):
+            _inplace_check(mut, tuple(unwrapped), kwargs, new, old)
+        replace_(self_, new)
+        commit_update(self_)
+        sync(self_)
+        return self_
 
     return kernel
 

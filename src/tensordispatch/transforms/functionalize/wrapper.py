@@ -83,14 +83,34 @@ _ST = local_state()
 register_field("functionalize_reapply_views", False)
 
 
-_NOT_AUTOGRAD = ~AUTOGRAD_DISPATCH_KEYSET_WITH_AD_INPLACE_OR_VIEW_RAW
+_AUTOGRAD = AUTOGRAD_DISPATCH_KEYSET_WITH_AD_INPLACE_OR_VIEW_RAW
+_NOT_AUTOGRAD = ~_AUTOGRAD
 
 
-def _inner_excluded(saved: int) -> int:
-    """The exclude word for calls on inner tensors (Note [Calling below functionalization])."""
+def _requires_grad(values: Any) -> bool:
+    """Whether a tensor among ``values`` (lists of tensors included) requires grad."""
+    for a in values:
+        if isinstance(a, Tensor):
+            m = a._autograd_meta
+            if m is not None and m.requires_grad:
+                return True
+        elif a.__class__ is list or a.__class__ is tuple:
+            for x in a:
+                if isinstance(x, Tensor):
+                    m = x._autograd_meta
+                    if m is not None and m.requires_grad:
+                        return True
+    return False
+
+
+def _inner_excluded(saved: int, grad: bool = True) -> int:
+    """The exclude word for calls on inner tensors (Note [Calling below functionalization]);
+    ``grad``: whether a tensor of the call requires grad."""
     if _ST.__dict__.get("autograd_inference_mode", False):  # plain dict read: hot path
         return saved | FUNCTIONALIZE_BIT
-    return (saved | FUNCTIONALIZE_BIT) & _NOT_AUTOGRAD
+    if grad:
+        return (saved | FUNCTIONALIZE_BIT) & _NOT_AUTOGRAD
+    return saved | FUNCTIONALIZE_BIT | _AUTOGRAD
 
 
 def below(op: Any, *args: Any, **kwargs: Any) -> Any:
@@ -99,8 +119,10 @@ def below(op: Any, *args: Any, **kwargs: Any) -> Any:
     saved = d["excluded"]
     if d.get("autograd_inference_mode", False):
         d["excluded"] = saved | FUNCTIONALIZE_BIT
-    else:
+    elif _requires_grad(args) or (kwargs and _requires_grad(kwargs.values())):
         d["excluded"] = (saved | FUNCTIONALIZE_BIT) & _NOT_AUTOGRAD
+    else:  # nothing to record: skip the autograd hops (Note [Calling below ...])
+        d["excluded"] = saved | FUNCTIONALIZE_BIT | _AUTOGRAD
     try:
         return op(*args, **kwargs)
     finally:
@@ -401,9 +423,10 @@ def apply_updates(storage: FunctionalStorage) -> bool:
         return False
     st = _ST
     saved = st.excluded
-    st.excluded = _inner_excluded(saved)
+    base = storage.base
+    grad = _requires_grad((base, *(u[0] for u in updates)))
+    st.excluded = _inner_excluded(saved, grad)
     try:
-        base = storage.base
         for update in updates:
             base = _apply_update(update, base)
         storage.base = base
@@ -418,9 +441,9 @@ def regenerate(w: FunctionalTensor) -> None:
     storage = w._fstorage
     st = _ST
     saved = st.excluded
-    st.excluded = _inner_excluded(saved)
+    t = storage.base
+    st.excluded = _inner_excluded(saved, _requires_grad((t,)))
     try:
-        t = storage.base
         for m in w._view_metas:
             t = m.forward(t)
     finally:
