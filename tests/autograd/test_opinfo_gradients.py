@@ -103,7 +103,8 @@ matmul t transpose unsqueeze squeeze select expand view clone rsub narrow reshap
 # offsets mean something else).
 EXCLUDED = {("nn.functional.silu", "complex"), ("norm", "nuc"), ("bmm", "triton_optimized"),
             ("max", "binary"), ("min", "binary"), ("as_strided", "partial_views")}  # fmt: skip
-PER_OP = 5  # samples per operator (keeps the file well under a minute)
+PER_OP = 3  # samples per operator (keeps the file near a minute on a loaded machine)
+GRADGRAD_MAX = 12  # gradgradcheck only on samples with at most this many input elements
 
 
 def _ours(info: Any) -> Callable[..., Any]:
@@ -270,7 +271,7 @@ def test_gradcheck(info: Any, s: Any, i: int) -> None:
         return
     outputs_of = _replay(info, s, leaves)
     assert gradcheck(outputs_of, leaves.ours)
-    if info.supports_gradgrad:
+    if info.supports_gradgrad and _size(s) <= GRADGRAD_MAX:
         assert gradgradcheck(outputs_of, leaves.ours)
 
 
