@@ -160,7 +160,7 @@ def loop_fallback(op: Any, plan: OpPlan, stack: list[Any], level: int) -> Any:
     if plan.mutable:
         check_inplace(plan, stack, level, plan.base_name)
     size = batch_size_at(plan, stack, level)
-    results = [op._call_boxed(_slice(plan, stack, level, b)) for b in range(size)]
+    results = [plan.call(op, _slice(plan, stack, level, b)) for b in range(size)]
     return _combine(plan, stack, results, level)
 
 

@@ -160,7 +160,7 @@ def _factory(op: Any, plan: OpPlan, stack: list[Any], levels: list[VmapLevel]) -
     s = list(stack)
     k = plan.index("size")
     s[k] = [*(v.batch_size for v in different), *s[k]]
-    result = op._call_boxed(s)
+    result = plan.call(op, s)
     for v in different:
         result = wrap(result, v.level)
     return result
@@ -178,9 +178,9 @@ def _same(op: Any, plan: OpPlan, stack: list[Any], lvl: VmapLevel) -> Any:
 
         s[0] = ones_like(s[0])
         mask = (
-            op._call_boxed(s)
+            plan.call(op, s)
             if plan.name == "aten::dropout"
-            else op._call_boxed([s[0].clone(), *s[1:]])
+            else plan.call(op, [s[0].clone(), *s[1:]])
         )
         out = stack[0] * mask
         if plan.mutable:
@@ -190,9 +190,9 @@ def _same(op: Any, plan: OpPlan, stack: list[Any], lvl: VmapLevel) -> Any:
     if plan.mutable:
         target = stack[plan.mutable[0]]
         s[plan.mutable[0]] = s[plan.mutable[0]].clone()
-        target.copy_(op._call_boxed(s))
+        target.copy_(plan.call(op, s))
         return target
-    return op._call_boxed(s)
+    return plan.call(op, s)
 
 
 def _different(op: Any, plan: OpPlan, stack: list[Any], lvl: VmapLevel) -> Any:
@@ -212,7 +212,7 @@ def _different(op: Any, plan: OpPlan, stack: list[Any], lvl: VmapLevel) -> Any:
             s[i] = v._data
         elif v is not None:
             s[i] = v.expand([size, *v._shape])
-    result = op._call_boxed(s)
+    result = plan.call(op, s)
     if plan.mutable:
         return stack[plan.mutable[0]]
     return wrap_result(result, level)

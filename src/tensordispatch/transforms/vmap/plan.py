@@ -40,6 +40,15 @@ class OpPlan:
     # arguments is boxed as ``[*args, *defaults[len(args):]]``
     required: int = 0
     defaults: tuple[Any, ...] = field(default=(), repr=False)
+    num_positional: int = 0
+    keyword_only: tuple[tuple[int, str], ...] = ()
+
+    def call(self, op: Any, stack: list[Any]) -> Any:
+        """Call ``op`` (through the dispatcher) with a full stack: positional arguments by
+        position, keyword-only ones by name (defaults passed explicitly)."""
+        if not self.keyword_only:
+            return op(*stack)
+        return op(*stack[: self.num_positional], **{n: stack[i] for i, n in self.keyword_only})
 
     @property
     def num_returns(self) -> int:
@@ -97,6 +106,8 @@ def _compute(op: Any) -> OpPlan:
         fast=fast,
         required=required,
         defaults=facts.defaults,
+        num_positional=facts.num_positional,
+        keyword_only=tuple((i, a.name) for i, a in enumerate(schema.arguments) if a.kwarg_only),
     )
 
 

@@ -130,7 +130,7 @@ def pointwise_rule(op: Any, plan: OpPlan, stack: list[Any], level: int) -> Any:
         p = v._data
         r = len(v._shape)
         s[i] = _unsqueeze_after_batch(p, rank - r) if r < rank else p
-    res = op._call_boxed(s)
+    res = plan.call(op, s)
     if plan.mutable:
         return stack[plan.returns[0][1]]
     return wrap(res, level)
@@ -229,7 +229,7 @@ def direct_rule(op: Any, plan: OpPlan, stack: list[Any], level: int) -> Any:
             s[i] = v._data
         elif v is not None:
             return DECLINE  # another tensor argument: not this rule's business
-    res = op._call_boxed(s)
+    res = plan.call(op, s)
     if plan.mutable:
         return stack[plan.mutable[0]]
     return wrap_result(res, level)
@@ -278,7 +278,7 @@ def dims_rule(spec: DimSpec, scalar_ok: bool = True) -> Rule:
             if kind == "dim?" and value is None:
                 return _flattened(op, plan, s, i0, k, rank, level)
             s[k] = _shift(value, kind, 1 if scalar else rank)
-        res = op._call_boxed(s)
+        res = plan.call(op, s)
         if scalar:
             res = _squeeze_scalar(res)
         return wrap_result(res, level)
@@ -302,7 +302,7 @@ def _flattened(op: Any, plan: OpPlan, s: list[Any], i0: int, k: int, rank: int, 
     keepdim = keep >= 0 and bool(s[keep])
     if keep >= 0:
         s[keep] = False
-    res = op._call_boxed(s)
+    res = plan.call(op, s)
     if keepdim:
         shape = [size] + [1] * rank
         res = tuple(r.reshape(shape) for r in res) if isinstance(res, tuple) else res.reshape(shape)
@@ -384,7 +384,7 @@ def _size_rule(arg: str, expand: bool = False, copy: bool = False) -> Rule:
         s = list(stack)
         s[0] = p
         s[k] = [p.shape[0], *size]
-        return wrap(op._call_boxed(s), level)
+        return wrap(plan.call(op, s), level)
 
     return rule
 
@@ -394,7 +394,7 @@ def permute_rule(op: Any, plan: OpPlan, stack: list[Any], level: int) -> Any:
     rank = len(x._shape)
     dims = [wrap_dim(d, rank, scalar_ok=False) + 1 for d in stack[1]]
     s = [x._data, [0, *dims]]
-    return wrap(op._call_boxed(s), level)
+    return wrap(plan.call(op, s), level)
 
 
 def t_rule(op: Any, plan: OpPlan, stack: list[Any], level: int) -> Any:
@@ -415,7 +415,7 @@ def repeat_rule(op: Any, plan: OpPlan, stack: list[Any], level: int) -> Any:
     p = x._data
     if len(reps) > len(x._shape):
         p = _unsqueeze_after_batch(p, len(reps) - len(x._shape))
-    return wrap(op._call_boxed([p, [1, *reps]]), level)
+    return wrap(plan.call(op, [p, [1, *reps]]), level)
 
 
 def roll_rule(op: Any, plan: OpPlan, stack: list[Any], level: int) -> Any:
@@ -425,11 +425,11 @@ def roll_rule(op: Any, plan: OpPlan, stack: list[Any], level: int) -> Any:
     dims = [dims] if isinstance(dims, int) else list(dims)
     if dims:
         return wrap(
-            op._call_boxed([p, stack[1], [wrap_dim(d, len(x._shape)) + 1 for d in dims]]), level
+            plan.call(op, [p, stack[1], [wrap_dim(d, len(x._shape)) + 1 for d in dims]]), level
         )
     size = p.shape[0]
     flat = p.reshape([size, -1])
-    rolled = op._call_boxed([flat, stack[1], [1]])
+    rolled = plan.call(op, [flat, stack[1], [1]])
     return wrap(rolled.reshape(list(p.shape)), level)
 
 

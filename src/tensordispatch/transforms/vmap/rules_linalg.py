@@ -161,7 +161,7 @@ def cat_rule(op: Any, plan: OpPlan, stack: list[Any], level: int) -> Any:
         phys.append(p if b else p.expand([size, *t._shape]))
     if not phys:
         return DECLINE
-    return wrap(op._call_boxed([phys, wrap_dim(dim, rank) + 1]), level)
+    return wrap(plan.call(op, [phys, wrap_dim(dim, rank) + 1]), level)
 
 
 def stack_rule(op: Any, plan: OpPlan, stack: list[Any], level: int) -> Any:
@@ -174,7 +174,7 @@ def stack_rule(op: Any, plan: OpPlan, stack: list[Any], level: int) -> Any:
     for t in tensors:
         p, b = _unwrap(t, level)
         phys.append(p if b else p.expand([size, *t._shape]))
-    return wrap(op._call_boxed([phys, wrap_dim(dim, rank + 1, scalar_ok=False) + 1]), level)
+    return wrap(plan.call(op, [phys, wrap_dim(dim, rank + 1, scalar_ok=False) + 1]), level)
 
 
 def index_select_rule(op: Any, plan: OpPlan, stack: list[Any], level: int) -> Any:
@@ -186,7 +186,7 @@ def index_select_rule(op: Any, plan: OpPlan, stack: list[Any], level: int) -> An
     px, xb = _unwrap(x, level)
     pi, ib = _unwrap(index, level)
     if not ib:
-        return wrap(op._call_boxed([px, d, pi]), level)
+        return wrap(plan.call(op, [px, d, pi]), level)
     size = pi._shape[0]
     if not xb:
         px = px.expand([size, *x._shape])
@@ -214,9 +214,9 @@ def gather_rule(op: Any, plan: OpPlan, stack: list[Any], level: int) -> Any:
         pi = pi.expand([size, *index._shape])
     if rank == 0:
         wrap_dim(dim, 0)
-        out = op._call_boxed([px.unsqueeze(1), 1, pi.unsqueeze(1), sparse_grad]).squeeze(1)
+        out = plan.call(op, [px.unsqueeze(1), 1, pi.unsqueeze(1), sparse_grad]).squeeze(1)
         return wrap(out, level)
-    return wrap(op._call_boxed([px, wrap_dim(dim, rank) + 1, pi, sparse_grad]), level)
+    return wrap(plan.call(op, [px, wrap_dim(dim, rank) + 1, pi, sparse_grad]), level)
 
 
 def scatter_rule(op: Any, plan: OpPlan, stack: list[Any], level: int) -> Any:
@@ -239,7 +239,7 @@ def scatter_rule(op: Any, plan: OpPlan, stack: list[Any], level: int) -> Any:
         p, b = _unwrap(stack[i], level)
         s[i] = p if b else p.expand([size, *stack[i]._shape])
     s[1] = wrap_dim(stack[1], rank) + 1
-    out = op._call_boxed(s)
+    out = plan.call(op, s)
     return x if plan.mutable else wrap(out, level)
 
 
@@ -253,7 +253,7 @@ def index_rule(op: Any, plan: OpPlan, stack: list[Any], level: int) -> Any:
         return DECLINE
     if given and given[-1] - given[0] + 1 != len(given):
         return DECLINE  # separated advanced indices move their dims to the front
-    return wrap(op._call_boxed([x._data, [None, *indices]]), level)
+    return wrap(plan.call(op, [x._data, [None, *indices]]), level)
 
 
 def masked_fill_tensor_rule(op: Any, plan: OpPlan, stack: list[Any], level: int) -> Any:
@@ -298,7 +298,7 @@ def embedding_rule(op: Any, plan: OpPlan, stack: list[Any], level: int) -> Any:
         return DECLINE
     s = list(stack)
     s[1] = indices._data
-    return wrap(op._call_boxed(s), level)
+    return wrap(plan.call(op, s), level)
 
 
 def native_layer_norm_rule(op: Any, plan: OpPlan, stack: list[Any], level: int) -> Any:
