@@ -22,10 +22,16 @@ except RuntimeError:  # already initialised by another import of this module
 @pytest.fixture(scope="package", autouse=True)
 def _lazy_backend() -> Iterator[None]:
     """The lazy backend is registered for this folder only (tests elsewhere see the
-    dispatcher without it, whatever the order)."""
+    dispatcher without it, whatever the order); so are the Functionalize kernels that lazy
+    tensors install on first use, unless something had installed them before."""
+    from tensordispatch.transforms import functionalize
+
+    functionalize_was_installed = functionalize.installed()
     handle = lazy.init()
     yield
     handle.remove()
+    if not functionalize_was_installed:
+        functionalize.uninstall()
 
 
 @pytest.fixture(autouse=True)
