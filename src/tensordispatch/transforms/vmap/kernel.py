@@ -1,10 +1,10 @@
 """The FuncTorchBatched kernel and the FuncTorchVmapMode random-operator kernels.
 
-Owns registration (``install`` / ``uninstall``) and the one boxed kernel every operator
-reaches when an argument is a BatchedTensor: find the highest level among the arguments,
-look the operator up in ``RULES``, and run the rule; without a rule, a CompositeImplicit
-operator decomposes (its composite kernel runs on the BatchedTensors), anything else loops
-(fallback.py).
+Owns registration (``install`` / ``uninstall``) and the kernel every operator reaches when
+an argument is a BatchedTensor: box the call (every argument in schema order, defaults
+filled in), find the highest level among the arguments, look the operator up in ``RULES``
+and run the rule; without a rule, a CompositeImplicit operator decomposes (its composite
+kernel runs on the BatchedTensors), anything else loops (fallback.py).
 
 Note [One kernel, a table of rules]
 torch registers each batching rule as the operator's FuncTorchBatched kernel. We register
@@ -22,10 +22,12 @@ import-time fallbacks.
 Note [Randomness]
 While vmap runs, FuncTorchVmapMode is in the thread's include set, so random operators
 (tag ``nondeterministic_seeded``) reach ``random_kernel`` even without batched arguments
-(``torch.rand(3)`` inside vmap), as in torch. The innermost vmap's mode decides: 'error'
-raises torch's error; 'same' draws one sample's worth and lets it broadcast over the batch;
-'different' draws for the whole batch at once (the batch size prepended to ``size``, batched
-arguments unwrapped, unbatched ones expanded).
+(``torch.rand(3)`` inside vmap), as in torch. 'error' at any enclosing level raises
+torch's error. Factories draw one value per entry of every 'different' level (their batch
+sizes prepended to ``size``) and broadcast over 'same' levels. Operators with tensor
+arguments follow the innermost level: 'same' draws one sample's worth that broadcasts over
+the batch; 'different' draws for the whole batch at once (batched arguments unwrapped,
+unbatched ones expanded).
 """
 
 from __future__ import annotations
