@@ -9,7 +9,7 @@
 3. per-sample gradients of an MLP 16-32-4 over a batch of 64 (vmap(grad(loss))) vs
    torch.func (target: <= 1.0x).
 
-Times are the best of alternating rounds (the machine's load drifts); ratios are printed.
+Times are the best of 15 alternating rounds (the machine's load drifts); ratios are printed.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ def best(fn: Callable[[], object], number: int) -> float:
 
 
 def side_by_side(
-    theirs: Callable[[], object], ours: Callable[[], object], number: int, rounds: int = 7
+    theirs: Callable[[], object], ours: Callable[[], object], number: int, rounds: int = 15
 ) -> tuple[float, float]:
     t, d = [], []
     for _ in range(rounds):
