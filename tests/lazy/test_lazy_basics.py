@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 import torch
@@ -163,3 +165,22 @@ def test_tensor_ctr_on_lazy_is_functional_and_views_work() -> None:
         y.add_(1)
         assert x.to("cpu").tolist() == [[2.0, 3.0], [4.0, 5.0]]
     assert is_functional(td.tensor([1.0], device="lazy"))
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda dev: td.eye(2, 3, device=dev),
+        lambda dev: td.arange(1.0, 4.0, device=dev),
+        lambda dev: td.full((2,), 3.5, device=dev),
+        lambda dev: td.linspace(0, 1, 5, device=dev),
+        lambda dev: td.zeros_like(td.ones(2, 2).to(dev)),
+        lambda dev: td.ones(3, dtype=td.int32, device=dev),
+    ],
+    ids=["eye", "arange", "full", "linspace", "zeros_like", "ones_int32"],
+)
+def test_factories_on_lazy_match_cpu(make: Any) -> None:
+    lz, cpu = make("lazy"), make("cpu")
+    assert isinstance(from_functional(lz), LazyTensor)
+    back = lz.cpu()
+    assert back.dtype == cpu.dtype and back.tolist() == cpu.tolist()
