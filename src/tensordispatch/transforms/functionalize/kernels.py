@@ -40,6 +40,7 @@ from tensordispatch.dispatch.fallbacks import global_fallback_handle, restore_gl
 from tensordispatch.dispatch.keys import DispatchKey
 from tensordispatch.dispatch.library import Library
 from tensordispatch.tensor.dtypes import can_cast
+from tensordispatch.tensor.geometry import contiguous_strides
 from tensordispatch.tensor.tensor import Tensor
 from tensordispatch.transforms.functionalize.view_metas import INPLACE_VIEWS, VIEW_RULES
 from tensordispatch.transforms.functionalize.wrapper import (
@@ -49,10 +50,12 @@ from tensordispatch.transforms.functionalize.wrapper import (
     FunctionalTensor,
     ViewMeta,
     _make_wrapper,
+    apply_updates,
     below,
     commit_update,
     replace_,
     sync,
+    unobserved,
     wrap_view,
 )
 
@@ -310,10 +313,26 @@ def _make_inplace_kernel(
             _inplace_check(mut, tuple(unwrapped), kwargs, new, old)
         replace_(self_, new)
         commit_update(self_)
-        sync(self_)
+        if _replay_unneeded(self_):  # Note [Skipping unobserved replays]
+            apply_updates(self_._fstorage)
+            self_._generation = self_._fstorage.generation
+        else:
+            sync(self_)
         return self_
 
     return kernel
+
+
+def _replay_unneeded(w: FunctionalTensor) -> bool:
+    """Whether replaying ``w``'s chain after its mutation would give back its value, and no
+    one observes the replay (Note [Skipping unobserved replays])."""
+    value = w._data
+    if not unobserved(value):
+        return False
+    for m in w._view_metas:
+        if m.reapply_views or not m.rule.exact:
+            return False
+    return value._strides == contiguous_strides(value._shape)
 
 
 # -- view operators -------------------------------------------------------------------------------
@@ -328,13 +347,18 @@ def _make_view_kernel(rule: Any) -> Callable[..., Any]:
         if self.__class__ is not _FT:
             return below(view_op, self, *args, **kwargs)
         reapply = _ST.functionalize_reapply_views
+        generation = 0
+        if unobserved(self._data):  # Note [Skipping unobserved replays]
+            if self._generation != self._fstorage.generation:
+                sync(self)
+            generation = self._generation
         tmp = below(view_op if reapply else copy_op, self._data, *args, **kwargs)
         if multi:
             return [
-                wrap_view(t, self, ViewMeta(rule, args, kwargs, reapply, i))
+                wrap_view(t, self, ViewMeta(rule, args, kwargs, reapply, i), generation)
                 for i, t in enumerate(tmp)
             ]
-        return wrap_view(tmp, self, ViewMeta(rule, args, kwargs, reapply, 0))
+        return wrap_view(tmp, self, ViewMeta(rule, args, kwargs, reapply, 0), generation)
 
     return kernel
 

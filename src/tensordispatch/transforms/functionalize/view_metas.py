@@ -44,6 +44,8 @@ class ViewRule:
     reverse_fn: Reverse
     is_as_strided: bool = False
     multi_output: bool = False
+    exact: bool = True  # its *_copy replay of a scattered value gives the value back
+
 
     def forward(self, base: Tensor, meta: ViewMeta) -> Tensor:
         name = self.view_op if meta.reapply_views or self.copy_op is None else self.copy_op
@@ -231,7 +233,8 @@ def _rule(
     as_strided: bool = False,
     multi: bool = False,
 ) -> ViewRule:
-    return ViewRule(name, name, copy, rev, as_strided, multi)
+    exact = copy is not None and not as_strided and name not in ("expand", "unfold")
+    return ViewRule(name, name, copy, rev, as_strided, multi, exact)
 
 
 VIEW_RULES: dict[str, ViewRule] = {

@@ -31,6 +31,19 @@ wrapper's own autograd kernel excluded them for its redispatch, but inner tensor
 layer whose operations must be recorded when they require grad, as across functorch's layer
 boundary (``functionalize(f)(x)`` with ``x.requires_grad`` differentiates through the
 functional program). Grad mode itself is not a key (no_grad still holds below).
+Note [Skipping unobserved replays]
+Two steps of torch's algorithm compute values nobody needs: a view of a stale wrapper is
+computed from the stale value and replayed again on first use (views start at generation 0),
+and a mutated view is regenerated from the base it was just scattered into, which gives back
+the value it already holds. Both are observable only as operators reaching the layers below,
+so they are skipped when nothing observes those: no Python dispatch mode is active and the
+inner tensor is a plain CPU tensor (``unobserved``). A tracer or another backend (lazy,
+whose counters are compared with torch's) sees torch's exact sequence. Then a view of a
+stale wrapper syncs its parent first and starts up to date, and a mutated wrapper whose
+chain replays as exact ``*_copy`` operators (no ``expand``/``as_strided``/``unfold``, whose
+replays may differ from the written value) and whose value is contiguous, as such a replay
+would be, is marked up to date without the replay. Values, sizes and strides are the same
+either way.
 """
 
 from __future__ import annotations
@@ -62,6 +75,7 @@ __all__ = [
     "storage_of",
     "sync",
     "to_functional",
+    "unobserved",
 ]
 
 FUNCTIONALIZE_BIT: int = keyset_raw(DispatchKey.Functionalize)
@@ -324,16 +338,31 @@ _INSTALLED: list[bool] = []
 
 
 def _install() -> None:
+    from tensordispatch.backends.aten import op
     from tensordispatch.transforms.functionalize.kernels import install
 
     install()
+    if not _PLAIN_CPU_KS:
+        _PLAIN_CPU_KS.append(below(op("zeros"), [1])._key_set)
     _INSTALLED.append(True)
 
 
-def wrap_view(value: Tensor, base: FunctionalTensor, meta: ViewMeta) -> FunctionalTensor:
+# the key set of a plain CPU tensor (set by _install; Note [Skipping unobserved replays])
+_PLAIN_CPU_KS: list[int] = []
+
+
+def unobserved(inner: Tensor) -> bool:
+    """Whether operators run on ``inner`` are unobservable (Note [Skipping unobserved
+    replays]): no dispatch mode is active and ``inner`` is a plain CPU tensor."""
+    return not _ST.modes and bool(_PLAIN_CPU_KS) and inner._key_set == _PLAIN_CPU_KS[0]
+
+
+def wrap_view(
+    value: Tensor, base: FunctionalTensor, meta: ViewMeta, generation: int = 0
+) -> FunctionalTensor:
     """A wrapper around ``value`` that shares ``base``'s storage, one view step further down
-    (generation 0: a view taken after a mutation starts stale, as in torch)."""
-    t = _make_wrapper(value, base._fstorage, (*base._view_metas, meta), 0)
+    (generation 0 unless given: a view taken after a mutation starts stale, as in torch)."""
+    t = _make_wrapper(value, base._fstorage, (*base._view_metas, meta), generation)
     t._has_metadata_mutation = base._has_metadata_mutation
     return t
 
