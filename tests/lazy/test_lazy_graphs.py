@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 import pytest
 import torch
 import torch._lazy
@@ -137,3 +138,22 @@ def test_graphs_differing_only_in_sizes_share_compiled_code() -> None:
     assert lazy.metrics.counter_value("UncachedCompile") == 2  # two graph hashes
     assert len(backend._codes) == 1  # one source, one code object
     assert results == [[3.0] * 3, [3.0] * 5]
+
+
+def test_long_in_place_chains_fold_into_one_loop() -> None:
+    x = td.ones(8).to("lazy")
+    lazy.mark_step()
+    y = x
+    for i in range(40):
+        y = y + 0.5 if i % 2 == 0 else y * 0.999
+    lazy.mark_step()
+    assert lazy.get_backend().last_source.splitlines()[2:6] == [
+        "    c_ = (p0, p1, p2, p3, s0,)",
+        "    v3 = np_add(p0, s0)",
+        "    for f_, i_ in r21:",
+        "        f_(v3, c_[i_], v3)",
+    ]
+    expected = np.ones(8, np.float32)
+    for i in range(40):
+        expected = expected + np.float32(0.5) if i % 2 == 0 else expected * np.float32(0.999)
+    assert np.array_equal(y.cpu().numpy(), expected)

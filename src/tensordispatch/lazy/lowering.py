@@ -22,10 +22,19 @@ shape and dtype takes it from the pool (``out=``), and an elementwise rule may a
 operand that dies at that very node. Operands of views and of nodes lowered to a CPU kernel
 call are never reused (their results may alias them). A chain ``y = y + 0.5; y = y * 0.999;
 ...`` thus runs in one buffer, without an allocation per operator.
+
+Note [Folded runs]
+Python's ``compile`` costs about as much per generated line as the line's first run, so a
+first step of a 1000-operator chain was mostly compile time. A run of RUN_MIN or more
+consecutive in-place binary calls on one buffer whose other operand is a parameter or a
+hoisted constant (what such chains lower to) is emitted as one loop over a constant table of
+(ufunc, index into ``c_``), ``c_`` holding the parameters and hoisted names: the same calls
+in the same order, compiled in constant time.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -229,6 +238,11 @@ def run_cpu_kernel(node: Node, *values: Any) -> list[Any]:
 # -- the generator ------------------------------------------------------------------------------
 
 
+# an in-place binary ufunc call on one buffer with a parameter or hoisted second operand
+_INPLACE = re.compile(r"^np_(\w+)\((v\d+), ([ps]\d+), \2\)$")
+RUN_MIN = 16
+
+
 class _Emitter:
     """Writes the source of one graph's function (Note [Buffer reuse])."""
 
@@ -236,6 +250,7 @@ class _Emitter:
         self.graph = graph
         self.lines: list[str] = []
         self.prelude: dict[str, str] = {}  # hoisted expression -> name
+        self.folded = False
         self.names: dict[tuple[int, int], str] = {}
         self.constants: dict[str, Any] = {"np": np, "_run": run_cpu_kernel, **_NUMPY_NAMES}
         self.last_use: dict[tuple[int, int], int] = {}
@@ -252,8 +267,50 @@ class _Emitter:
             self._node(position, node)
         outs = "".join(f"{self.names[(id(n), i)]}, " for n, i in self.graph.outputs)
         hoisted = [f"{name} = {expr}" for expr, name in self.prelude.items()]
-        body = "\n".join(f"    {line}" for line in hoisted + self.lines)
+        lines = self._fold_runs(self.lines)
+        if self.folded:  # the constants the folded runs index into
+            constants = [f"p{i}" for i in range(len(self.graph.parameters))]
+            constants += list(self.prelude.values())
+            hoisted.append(f"c_ = ({', '.join(constants)},)")
+        body = "\n".join(f"    {line}" for line in hoisted + lines)
         return f"def graph_fn({params}):\n{body}\n    return ({outs})\n"
+
+    def _constant_index(self, name: str) -> int:
+        # index in `c_`: the parameters p0.., then the hoisted names s0..
+        if name.startswith("p"):
+            return int(name[1:])
+        return len(self.graph.parameters) + int(name[1:])
+
+    def _fold_runs(self, lines: list[str]) -> list[str]:
+        """Note [Folded runs]: RUN_MIN or more consecutive in-place binary calls on one
+        buffer with a constant second operand (a parameter or a hoisted name) become one
+        loop over a constant table, so a long elementwise chain compiles in O(1)."""
+        folded: list[str] = []
+        i = 0
+        while i < len(lines):
+            match = _INPLACE.match(lines[i])
+            j = i
+            while match and j < len(lines):
+                m = _INPLACE.match(lines[j])
+                if not m or m.group(2) != match.group(2):
+                    break
+                j += 1
+            if j - i < RUN_MIN:
+                folded.append(lines[i])
+                i += 1
+                continue
+            steps = [m for m in (_INPLACE.match(line) for line in lines[i:j]) if m]
+            table = f"r{len(self.constants)}"
+            self.constants[table] = tuple(
+                (self.constants[f"np_{m.group(1)}"], self._constant_index(m.group(3)))
+                for m in steps
+            )
+            buffer = steps[0].group(2)
+            folded.append(f"for f_, i_ in {table}:")
+            folded.append(f"    f_({buffer}, c_[i_], {buffer})")
+            self.folded = True
+            i = j
+        return folded
 
     def _node(self, position: int, node: Node) -> None:
         if node.data is not None:
