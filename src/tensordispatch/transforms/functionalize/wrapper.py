@@ -72,6 +72,7 @@ __all__ = [
     "is_functional",
     "regenerate",
     "replace_",
+    "set_replay_skipping",
     "storage_of",
     "sync",
     "to_functional",
@@ -351,10 +352,31 @@ def _install() -> None:
 _PLAIN_CPU_KS: list[int] = []
 
 
+_SKIPPING: list[bool] = [True]
+
+
 def unobserved(inner: Tensor) -> bool:
     """Whether operators run on ``inner`` are unobservable (Note [Skipping unobserved
     replays]): no dispatch mode is active and ``inner`` is a plain CPU tensor."""
-    return not _ST.modes and bool(_PLAIN_CPU_KS) and inner._key_set == _PLAIN_CPU_KS[0]
+    return (
+        not _ST.modes
+        and bool(_PLAIN_CPU_KS)
+        and inner._key_set == _PLAIN_CPU_KS[0]
+        and _SKIPPING[0]
+    )
+
+
+def set_replay_skipping(enabled: bool) -> bool:
+    """Turn Note [Skipping unobserved replays] on or off (on by default); returns the
+    previous setting. Off, every call runs torch's exact sequence of operators (used by
+    benchmarks/bench_functionalize.py to show both).
+
+    >>> previous = set_replay_skipping(False); set_replay_skipping(previous)
+    False
+    """
+    previous = _SKIPPING[0]
+    _SKIPPING[0] = bool(enabled)
+    return previous
 
 
 def wrap_view(
