@@ -97,7 +97,7 @@ clamp_min maximum minimum lerp addcmul addcdiv cat stack sort topk aminmax split
 split_with_sizes unbind chunk sum mean add sub mul div abs neg exp sin cos sqrt log log1p
 expm1 rsqrt tan tanh sigmoid floor sign permute where softmax log_softmax mm bmm addmm dot mv
 matmul t transpose unsqueeze squeeze select expand view clone rsub narrow reshape fill
-""".split() + list(OURS)
+slice_scatter select_scatter diagonal_scatter as_strided_scatter""".split() + list(OURS)
 # (name, variant) pairs left out: complex inputs, operators outside the library, and
 # as_strided of views of a larger storage (the rebuilt input is a fresh tensor, so storage
 # offsets mean something else).
@@ -262,10 +262,17 @@ def _smallest() -> list[Any]:
 
 
 FIRST = _smallest()
+# Operators whose torch formula itself fails torch.autograd.gradcheck (we match torch).
+TORCH_FAILS_GRADCHECK = {
+    "as_strided_scatter": "torch's as_strided_scatter_backward keeps the scattered slice "
+    "(torch.autograd.gradcheck fails the same way)",
+}
 
 
 @pytest.mark.parametrize(("info", "s", "i"), FIRST)
 def test_gradcheck(info: Any, s: Any, i: int) -> None:
+    if info.name in TORCH_FAILS_GRADCHECK:
+        pytest.xfail(TORCH_FAILS_GRADCHECK[info.name])
     _, got, leaves = _run(info, s)
     if not leaves.ours or not any(getattr(g, "requires_grad", False) for g in _flat(got)):
         return

@@ -693,7 +693,11 @@ def as_strided_scatter_backward(
     grad: Tensor, input_geometry: Any, src_geometry: Any, size: Any, stride: Any,
     storage_offset: Any,
 ) -> Tensor:  # fmt: skip
-    """The input's gradient: ``grad`` with the positions the scatter overwrote zeroed."""
-    zeros = new_zeros(grad, size)
-    out: Tensor = op("as_strided_scatter")(grad.contiguous(), zeros, size, stride, storage_offset)
+    """torch's helper, as it is: zeros of the input's shape holding ``grad``'s elements at
+    the scattered positions (torch assumes a contiguous input and, as written, passes the
+    scattered slice itself, not its complement; we match the oracle)."""
+    g = grad.contiguous()
+    picked = g.as_strided(list(size), list(stride), storage_offset)
+    zeros = new_zeros(grad, input_geometry[0])
+    out: Tensor = op("as_strided_scatter")(zeros, picked, size, stride, storage_offset)
     return out
