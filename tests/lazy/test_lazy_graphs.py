@@ -99,7 +99,7 @@ def test_generated_source_reuses_one_buffer_for_a_chain() -> None:
     lazy.mark_step()
     assert lazy.get_backend().last_source == "\n".join([  # noqa: FLY002
         "def graph_fn(p0, p1, p2, p3):",
-        "    s0 = (p1 if p2 == 1 else np_multiply(p1, p2))",
+        "    s0 = (p1 if p2 == 1 else p1 * p2)",
         "    v3 = np_add(p0, s0)",
         "    np_multiply(v3, p3, v3)",
         "    np_add(v3, s0, v3)",
@@ -157,3 +157,15 @@ def test_long_in_place_chains_fold_into_one_loop() -> None:
     for i in range(40):
         expected = expected + np.float32(0.5) if i % 2 == 0 else expected * np.float32(0.999)
     assert np.array_equal(y.cpu().numpy(), expected)
+
+
+def test_scalar_alpha_keeps_the_tensor_dtype() -> None:
+    # other * alpha for two Python numbers must stay a weak scalar (float32 result)
+    x = td.tensor([1.0, 2.0]).to("lazy")
+    t = torch.tensor([1.0, 2.0])
+    y = td.add(x, 0.1, alpha=3)
+    lazy.mark_step()
+    from tensordispatch.transforms.functionalize import from_functional
+
+    assert from_functional(y)._data.materialize().dtype == np.float32
+    assert y.cpu().tolist() == torch.add(t, 0.1, alpha=3).tolist()

@@ -114,8 +114,10 @@ def _binary(ufunc: str, with_alpha: bool) -> Rule:
         a, b = _arg(node, ins, 0), _arg(node, ins, 1)
         if with_alpha:
             alpha = _arg(node, ins, 2)
-            scaled = f"({b} if {alpha} == 1 else np_multiply({b}, {alpha}))"
-            b = hoist(scaled) if node.args[1].kind != "tensor" else scaled
+            if node.args[1].kind == "tensor":
+                b = f"({b} if {alpha} == 1 else np_multiply({b}, {alpha}))"
+            else:  # two Python numbers: their product stays a (weak) Python number
+                b = hoist(f"({b} if {alpha} == 1 else {b} * {alpha})")
         return f"np_{ufunc}({a}, {b}{_out(out)})"
 
     return Rule(emit)
