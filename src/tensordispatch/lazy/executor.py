@@ -21,6 +21,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from tensordispatch.lazy import metrics
 from tensordispatch.lazy.ir import BackendData, Node, Value
 from tensordispatch.lazy.tensor import LazyData, live_data
@@ -162,6 +164,9 @@ def sync_tensors(datas: Sequence[LazyData], *, mark_step: bool = False) -> int:
         fn = _compiled(graph)
         results = fn(*[p.value for p in graph.parameters])
         for d, array in zip(roots, results, strict=True):
+            expected = d.shape.dtype._numpy
+            if getattr(array, "dtype", expected) != expected:  # a lowering's promotion slip
+                array = np.asarray(array).astype(expected)
             d.handle = BackendData(array, d.shape)
             if mark_step:
                 d.ir = None
