@@ -69,13 +69,13 @@ def _bench_program(t: Any) -> Any:
 @pytest.mark.parametrize("mode", MODES)
 def test_unobserved_replays_are_skipped(mode: str, monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[Any] = []
-    real = view_metas.below
+    real = view_metas.ViewRule.replay
 
-    def counting(o: Any, *args: Any, **kwargs: Any) -> Any:
-        calls.append(o)
-        return real(o, *args, **kwargs)
+    def counting(rule: Any, *args: Any) -> Any:
+        calls.append(rule)
+        return real(rule, *args)
 
-    monkeypatch.setattr(view_metas, "below", counting)
+    monkeypatch.setattr(view_metas.ViewRule, "replay", counting)
     x = td.arange(64.0)
     value = functionalize(_bench_program, remove=mode)(x).item()
     skipping = len(calls)

@@ -48,8 +48,13 @@ class ViewRule:
 
 
     def forward(self, base: Tensor, meta: ViewMeta) -> Tensor:
+        """Replay the view on ``base``, a call below functionalization."""
+        return below(self.replay, base, meta)  # type: ignore[no-any-return]
+
+    def replay(self, base: Tensor, meta: ViewMeta) -> Tensor:
+        """``forward`` for callers that already excluded Functionalize (regeneration)."""
         name = self.view_op if meta.reapply_views or self.copy_op is None else self.copy_op
-        out = below(op(name), base, *meta.args, **meta.kwargs)
+        out = op(name)(base, *meta.args, **meta.kwargs)
         if self.multi_output:
             result: Tensor = out[meta.out_index]
             return result

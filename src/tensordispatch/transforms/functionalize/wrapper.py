@@ -109,7 +109,7 @@ def _requires_grad(values: Any) -> bool:
             m = a._autograd_meta
             if m is not None and m.requires_grad:
                 return True
-        elif a.__class__ is list or a.__class__ is tuple:
+        elif (a.__class__ is list or a.__class__ is tuple) and a and a[0].__class__ is not int:
             for x in a:
                 if isinstance(x, Tensor):
                     m = x._autograd_meta
@@ -178,6 +178,10 @@ class ViewMeta(NamedTuple):
     def forward(self, base: Tensor) -> Tensor:
         """Replay the view on ``base`` (a tensor below functionalization)."""
         return self.rule.forward(base, self)  # type: ignore[no-any-return]
+
+    def replay(self, base: Tensor) -> Tensor:
+        """``forward`` with Functionalize already excluded by the caller."""
+        return self.rule.replay(base, self)  # type: ignore[no-any-return]
 
     def reverse(self, base: Tensor, mutated_view: Tensor) -> Tensor:
         """The new base after ``mutated_view`` (a value of this view of ``base``) was written."""
@@ -460,7 +464,7 @@ def _apply_update(update: tuple[Tensor, tuple[ViewMeta, ...]], base: Tensor) -> 
         return new_value
     bases = [base]
     for m in metas[:-1]:
-        bases.append(m.forward(bases[-1]))
+        bases.append(m.replay(bases[-1]))
     t = new_value
     for i in range(len(metas) - 1, -1, -1):
         t = metas[i].reverse(bases[i], t)
@@ -496,7 +500,7 @@ def regenerate(w: FunctionalTensor) -> None:
     st.excluded = _inner_excluded(saved, _requires_grad((t,)))
     try:
         for m in w._view_metas:
-            t = m.forward(t)
+            t = m.replay(t)
     finally:
         st.excluded = saved
     replace_(w, t, from_regenerate=True)
