@@ -116,11 +116,41 @@ _BACKEND_LIST = re.compile(
 )
 
 
+_SCRATCH: list[str] = []
+
+
+def extra_global_keys() -> frozenset[str]:
+    """Keys at which torch or tensordispatch has a global fallback right now that torch 2.13
+    does not have built in (rewrite 6: a backend initialised elsewhere in the process)."""
+    import torch
+
+    from tensordispatch.dispatch.dispatcher import DISPATCHER
+    from tensordispatch.dispatch.keys import key_name, key_of_slot
+
+    if not _SCRATCH:  # one operator without kernels, kept for the process
+        lib = torch._C._dispatch_library("FRAGMENT", "tdnormscratch", "", "/dev/null", 0)
+        lib.def_("f(Tensor x) -> Tensor")
+        _SCRATCH.append("tdnormscratch::f")
+        _KEEP.append(lib)
+    rows = torch._C._dispatch_dump_table(_SCRATCH[0]).splitlines()
+    theirs = {r.split(":")[0] for r in rows if r.endswith(FALLBACK_LABEL)}
+    ours = {key_name(key_of_slot(i)) for i, k in enumerate(DISPATCHER.fallbacks) if k}
+    return frozenset((theirs | ours) - builtin_global_keys())
+
+
+_KEEP: list[object] = []
+
+
 def missing_kernel_summary(message: str, namespace: str) -> str:
     """A missing-kernel error reduced to what both sides must agree on: the first sentence
     (which names the operator and the key) and the list of keys the operator has kernels
-    for (torch's text around them is partly ours to word differently)."""
+    for (torch's text around them is partly ours to word differently), without the keys of
+    rewrite 6."""
     text = message.replace(namespace, "test")
     first = text.split(". ")[0].split(".  ")[0]
     found = _BACKEND_LIST.search(text)
-    return f"{first} | {found.group(1)}" if found else first
+    if not found:
+        return first
+    extra = extra_global_keys()
+    keys = [k for k in found.group(1)[1:-1].split(", ") if k and k not in extra]
+    return f"{first} | [{', '.join(keys)}]"
