@@ -32,6 +32,8 @@ from tensordispatch.dispatch.op_overload import OpOverload
 
 __all__ = ["UnboxedContext", "make_unboxed"]
 
+_NO: Any = object()  # a runner parameter the caller did not pass positionally
+
 
 @dataclass(frozen=True, slots=True)
 class UnboxedContext:
@@ -60,6 +62,12 @@ def make_unboxed(backend: Any, ctx: UnboxedContext) -> Callable[..., Any]:
         # place the runner's schema needs checking.
         if run is None or run.__globals__.get("_schema", entry.schema) is not entry.schema:
             run = runners[entry] = _runner(op, backend, runners, ctx)
+        scope = run.__globals__
+        if "_k" in scope:
+            # The dispatcher asks again after any registration that could change the CPU
+            # kernel (the operator's table or a global fallback republishes), so the runner
+            # can hold the kernel instead of looking it up per call.
+            scope["_k"] = _cpu_kernel(entry)
         return run
 
     def fallback(op: OpOverload, *args: Any, **kwargs: Any) -> Any:
@@ -126,13 +134,16 @@ def _runner(
         "_to_cpu": to_cpu,
         "_from_cpu": from_cpu,
         "_CPU_RAW": _CPU_RAW,
+        "_k": None,  # the CPU kernel, set by specialize
+        "_NO": _NO,
         "_bit": DispatchKeySet(backend.component).raw,
         "_count_error": count_error,
         "_plan": plan,
     }
     with ctx.lock:
         ctx.counts.setdefault(backend.name, []).append((name, scope))
-    return FunctionType(_runner_code(fast, plan.need, log is not None), scope, f"fallback_{name}")
+    code = _runner_code(fast, plan.need, log is not None)
+    return FunctionType(code, scope, f"fallback_{name}", (_NO,) * plan.need)
 
 
 def _cpu_kernel(entry: Any) -> Callable[..., Any]:
@@ -155,43 +166,44 @@ def _runner_code(fast: tuple[int, ...], need: int, logs: bool) -> CodeType:
     code = _RUNNER_CODE.get(key)
     if code is not None:
         return code
-    names = [f"_a{i}" for i in fast]
-    # Fast only when every tensor carries the backend's own bit (one int test each); any
-    # other mix (None, CPU scalars, other devices) takes _mixed, which looks at devices.
-    on_cpu = " or ".join(f"{n} is None or not {n}._key_set & _bit" for n in names)
+    # Positional parameters up to the last tensor (generic names, default _NO): positional
+    # binding instead of packing and indexing a tuple. Keyword-passed tensors land in
+    # **kwargs, leave a _NO behind and take the general path.
+    params = [f"_td_p{i}" for i in range(need)]
+    names = [params[i] for i in fast]
+    # Fast only when every tensor carries the backend's own bit (one AND over all key sets;
+    # a None has no key set); any other mix (None, CPU scalars, other devices) takes _mixed,
+    # which looks at devices.
+    all_bits = " & ".join(f"{n}._key_set" for n in names)
+    given = ", ".join(params)
     c_names = [f"_c{i}" for i in fast]
-    cpu_args = ", ".join(f"_c{p}" if p in fast else f"args[{p}]" for p in range(need))
+    cpu_args = ", ".join(f"_c{p}" if p in fast else params[p] for p in range(need))
     lines = [
-        "def run(*args, **kwargs):",
-        "    if _strict_blocks[0]:",
-        "        return _general(*args, **kwargs)",
-        "    try:",
-        *(f"        {n} = args[{i}]" for n, i in zip(names, fast, strict=True)),
-        "    except IndexError:  # tensors passed by keyword",
-        "        return _general(*args, **kwargs)",
+        f"def run({', '.join(p + '=_NO' for p in params)}, *args, **kwargs):",
+        f"    if _strict_blocks[0] or {params[-1]} is _NO:",
+        f"        return _general(*[_p for _p in ({given},) if _p is not _NO], *args, **kwargs)",
         "    global _n",
         "    _n += 1",
-        f"    if {on_cpu}:",
-        "        return _mixed(*args, **kwargs)",
+        "    try:",
+        f"        _ok = {all_bits} & _bit",
+        "    except AttributeError:  # a None optional tensor",
+        "        _ok = 0",
+        "    if not _ok:",
+        f"        return _mixed({given}, *args, **kwargs)",
         f"    _m = [{', '.join(names)}]",
         *(["    _log(_op, _m)"] if logs else []),
-        "    _s = _entry.state",
-        "    try:",
-        "        _k = _s.redispatch_cache[_CPU_RAW]",
-        "    except KeyError:",
-        "        _k = _s.redispatch_miss(_CPU_RAW)",
         "    _c = _to_cpu(_m)",
         "    try:",
         f"        {', '.join(c_names)}, = _c",
         "    except ValueError:",
         f"        raise _count_error(_plan, len(_c), {len(fast)}) from None",
-        f"    if kwargs or len(args) != {need}:",
-        f"        _r = _k({cpu_args}, *args[{need}:], **kwargs)",
+        "    if args or kwargs:",
+        f"        _r = _k({cpu_args}, *args, **kwargs)",
         "    else:",
         f"        _r = _k({cpu_args})",
         f"    return None if _r is None else _from_cpu([_r], {names[0]}.device)[0]",
     ]
-    namespace: dict[str, Any] = {}
+    namespace: dict[str, Any] = {"_NO": _NO}
     exec(compile("\n".join(lines) + "\n", "<tensordispatch cpu fallback>", "exec"), namespace)
     compiled: CodeType = namespace["run"].__code__
     _RUNNER_CODE[key] = compiled
