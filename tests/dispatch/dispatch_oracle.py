@@ -112,18 +112,21 @@ def td_table(schema: str, regs: Sequence[Reg]) -> dict[str, str]:
 
 @contextmanager
 def only_builtin_fallbacks() -> Iterator[None]:
-    """Hide, for the block, the global fallbacks that layers above the dispatcher registered
-    in this process (our lazy layer's Lazy fallback, ...), so golden texts that list every
-    key with a kernel see the dispatcher's built-in state whatever was imported before."""
+    """Put, for the block, the dispatcher's import-time global fallbacks back in place of
+    whatever layers above registered in this process (our lazy layer's Lazy and
+    AutogradLazy fallbacks, ...), so golden texts that list every key with a kernel see the
+    built-in state whatever was imported before."""
     from tensordispatch.dispatch.dispatcher import DISPATCHER
     from tensordispatch.dispatch.fallbacks import _KERNELS
+    from tensordispatch.dispatch.keys import key_of_slot
 
-    builtin = {id(k) for k in _KERNELS.values()}
     with DISPATCHER.lock:
         saved = list(DISPATCHER.fallbacks)
-        slots = [i for i, k in enumerate(saved) if k is not None and id(k) not in builtin]
+        # each slot back to its import-time kernel (a layer may have replaced one) or empty
+        wanted = [_KERNELS.get(key_of_slot(i)) for i in range(len(saved))]
+        slots = [i for i, k in enumerate(saved) if k is not wanted[i]]
         for i in slots:
-            DISPATCHER.fallbacks[i] = None
+            DISPATCHER.fallbacks[i] = wanted[i]
         DISPATCHER._refresh_slots(slots)
     try:
         yield
