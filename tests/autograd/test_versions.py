@@ -68,10 +68,14 @@ def test_detach_of_a_parameter_is_a_tensor() -> None:
 
 
 def test_detach_keeps_a_subclass() -> None:
-    import tensordispatch.lazy  # noqa: F401 - registers the lazy device
+    import tensordispatch.lazy as lazy
 
-    a = td.ones(4, device="lazy")
-    assert type(a.detach()) is type(a)
-    a.requires_grad_()
-    (a * a).sum().backward()
-    assert a.grad.cpu().tolist() == [2.0, 2.0, 2.0, 2.0]
+    handle = lazy.init()  # registers the lazy backend (torch._lazy.ts_backend.init())
+    try:
+        a = td.ones(4, device="lazy")
+        assert type(a.detach()) is type(a)
+        a.requires_grad_()
+        (a * a).sum().backward()
+        assert a.grad.cpu().tolist() == [2.0, 2.0, 2.0, 2.0]
+    finally:
+        handle.remove()

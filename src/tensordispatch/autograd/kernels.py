@@ -440,17 +440,12 @@ def check_inplace(self: Tensor) -> None:
 
 
 def _clone_below(t: Tensor) -> Tensor:
+    """torch's ``original_self``: a recorded clone of ``self`` before the write, so the
+    formulas reading it are differentiable (double backward through an in-place op)."""
     from tensordispatch.backends.aten import op
 
-    with _below_autograd():
-        c: Tensor = op("clone")(t)
+    c: Tensor = op("clone")(t)
     return c
-
-
-def _below_autograd() -> Any:
-    from tensordispatch.autograd.grad_mode import no_grad
-
-    return no_grad()
 
 
 def _out_kernel(raw: int, op: Any, *args: Any, **kwargs: Any) -> Any:

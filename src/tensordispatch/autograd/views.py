@@ -107,7 +107,16 @@ class CopySlices(Node):
         root = grad.reshape(list(self._base_meta[0])).clone()
         res = self.fn.apply([_as_strided(root, size, stride, offset)])
         src = res[0] if res[0] is not None else _zeros(size, dtype=grad.dtype)
-        return (_as_strided_scatter(root, src, size, stride, offset), *res[1:])
+        # root outside the view + src inside it, written so that the derivative never goes
+        # through as_strided_scatter's self formula (torch's keeps the slice)
+        from tensordispatch.autograd.grad_mode import no_grad
+
+        with no_grad():
+            zeros = _zeros(list(self._base_meta[0]), dtype=grad.dtype)
+            outside = _as_strided_scatter(zeros + 1, _zeros(size, dtype=grad.dtype), size,
+                                          stride, offset)  # fmt: skip
+        inside = _as_strided_scatter(zeros, src, size, stride, offset)
+        return (root * outside + inside, *res[1:])
 
     def release(self) -> None:
         self._released = True
