@@ -423,6 +423,7 @@ SPEC = [
  ("squeeze_.dim", {"CompositeExplicitAutograd": "squeeze_"}),
  ("as_strided_", {"CompositeExplicitAutogradNonFunctional": "as_strided__symint"}),
  ("resize_", {"CompositeExplicitAutograd": "resize_"}),
+ ("unfold_backward", {"CompositeExplicitAutograd": "unfold_backward"}),
 ]
 
 out = ["# The operators tensordispatch implements, in the native_functions.yaml format of torch 2.13.",

@@ -206,6 +206,28 @@ def as_strided__symint(
     return _set_geometry(self, op("as_strided")(self, size, stride, storage_offset))
 
 
+def unfold_backward(
+    grad_in: Tensor, input_sizes: Any, dim: int, size: int, step: int
+) -> Tensor:
+    """The inverse of ``unfold`` (functionalization's and autograd's): a zero tensor of
+    ``input_sizes`` with every window of ``grad_in`` added at its place, so positions that
+    no window covers are zero and overlapping windows sum (as ATen's CPU kernel)."""
+    sizes = list(input_sizes)
+    result = op("zeros")(sizes, dtype=grad_in.dtype, device=grad_in.device)
+    if not sizes:  # a 0-dim input unfolds to its only element
+        return op("add.Tensor")(result, op("view")(grad_in, []))
+    d = wrap_dim(dim, len(sizes))
+    if step >= size:  # windows do not overlap: one strided copy
+        op("copy_")(op("unfold")(result, d, size, step), grad_in)
+        return result
+    n = len(sizes)
+    order = [*range(d), n - 1, *range(d, n - 1)]  # the window dim back to d
+    for i in range(grad_in._shape[d]):
+        window = op("permute")(op("select.int")(grad_in, d, i), order)
+        op("add_.Tensor")(op("narrow")(result, d, i * step, size), window)
+    return result
+
+
 FUNCTIONALIZATION_COMPOSITE: dict[str, Any] = {
     "select_scatter_symint": select_scatter_symint,
     "slice_scatter": slice_scatter,
@@ -222,4 +244,5 @@ FUNCTIONALIZATION_COMPOSITE: dict[str, Any] = {
     "squeeze_": squeeze_,
     "as_strided__symint": as_strided__symint,
     "resize_": resize_,
+    "unfold_backward": unfold_backward,
 }

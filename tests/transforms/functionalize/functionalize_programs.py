@@ -373,6 +373,17 @@ def p_unsafe_view_mutate(T: Any, x: Any) -> Any:
     return x
 
 
+def p_unfold_mutate(T: Any, x: Any) -> Any:
+    x.unfold(1, 2, 2).mul_(10)
+    return x.sum(0)
+
+
+def p_unfold_uncovered(T: Any, x: Any) -> Any:
+    w = x.unfold(0, 2, 2)  # the last element is in no window
+    w.add_(1)
+    return x * 2
+
+
 PROGRAMS: list[Program] = [
     Program("view_mul", p_view_mul, (((2, 2), F),)),
     Program("transpose_select", p_transpose_select, (((2, 3), F),)),
@@ -437,6 +448,14 @@ PROGRAMS: list[Program] = [
     Program("out_into_empty_input", p_out_into_empty_input, (((3,), F), ((0,), F))),
     Program("resize_shrinks_input", p_resize_shrinks_input, (((4,), F),)),
     Program("resize_grows_fresh_tensor", p_resize_grows_fresh_tensor, (((4,), F),)),
+    Program("unfold_mutate", p_unfold_mutate, (((2, 4), F),)),
+    Program(
+        "unfold_uncovered",
+        p_unfold_uncovered,
+        (((5,), F),),
+        # unfold's inverse (unfold_backward) zeroes what no window covers, in torch too
+        eager_differs=("mutations", "mutations_and_views"),
+    ),
     Program("multi_output_out", p_multi_output_out, (((2, 3), F), ((2,), F), ((2,), "int64"))),
     Program("input_transposed_in_place", p_input_transposed_in_place, (((2, 3), F),)),
     Program("unsafe_view_mutate", p_unsafe_view_mutate, (((2, 3), F),)),

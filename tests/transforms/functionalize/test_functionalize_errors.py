@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from functools import partial
+from typing import Any
+
 import pytest
 import torch
 
@@ -163,17 +166,20 @@ def test_functionalize_aten_op_needs_a_composite_kernel() -> None:
     )
 
 
-def test_mutation_through_unfold_is_refused() -> None:
-    def f(a: td.Tensor) -> td.Tensor:
+def test_mutation_through_overlapping_unfold_matches_torch() -> None:
+    def f(lib: Any, a: Any) -> Any:
         a.unfold(0, 2, 1).mul_(2)
         return a
 
-    kind, text = _message(functionalize(f), td.ones(4))
-    assert kind is NotImplementedError
+    with pytest.raises(RuntimeError) as theirs:
+        torch.func.functionalize(partial(f, torch))(torch.ones(4))
+    kind, text = _message(functionalize(partial(f, td)), td.ones(4))
+    assert kind is RuntimeError and text == str(theirs.value)
     assert text == (
-        "functionalize: a mutation through an unfold() view cannot be written back: its "
-        "inverse, unfold_backward, is not implemented in tensordispatch; clone the unfolded "
-        "tensor before mutating it"
+        "While executing unfold, functionalization encountered a tensor being mutated that has "
+        "internal overlap. When using torch.compile (or running functionalization directly), "
+        "this is banned as the behavior is not well defined. Consider cloning the tensor "
+        "before mutating it, or removing the mutation from your model."
     )
 
 

@@ -3,6 +3,9 @@ functionalize_aten_op, and the operators added for functionalization (vs torch).
 
 from __future__ import annotations
 
+from functools import partial
+from typing import Any
+
 import pytest
 import torch
 
@@ -213,3 +216,30 @@ def test_factory_out_variant_keeps_the_out_tensors_dtype_and_device() -> None:
     out = functionalize(f)(td.ones(3))
     assert seen == [(td.float64, td.float64, "cpu")]
     assert out.dtype == td.float64 and out.tolist() == [1.0, 2.0, 3.0]
+
+
+@pytest.mark.parametrize(
+    ("shape", "dim", "size", "step"),
+    [((5,), 0, 2, 2), ((5,), 0, 3, 1), ((3, 7), 1, 2, 3), ((4, 3), -2, 3, 1), ((), 0, 1, 1)],
+)
+def test_unfold_backward_matches_torch(shape: Any, dim: int, size: int, step: int) -> None:
+    grad = torch.randn(torch.zeros(shape).unfold(dim, size, step).shape, dtype=torch.float64)
+    theirs = torch.ops.aten.unfold_backward(grad, list(shape), dim, size, step)
+    ours = td.ops.aten.unfold_backward.default(
+        td.tensor(grad.tolist()), list(shape), dim, size, step
+    )
+    assert list(ours.shape) == list(theirs.shape)
+    assert torch.allclose(torch.tensor(ours.tolist(), dtype=torch.float64), theirs)
+
+
+def test_overlapping_unfold_mutation_without_views_sums_as_torch() -> None:
+    def f(lib: Any, x: Any) -> Any:
+        x.unfold(0, 3, 1).mul_(10)
+        return x + 0
+
+    theirs_in = torch.arange(5.0)
+    theirs = torch.func.functionalize(partial(f, torch), remove="mutations_and_views")(theirs_in)
+    ours_in = td.arange(5.0)
+    ours = functionalize(partial(f, td), remove="mutations_and_views")(ours_in)
+    assert ours.tolist() == theirs.tolist() == [0.0, 20.0, 60.0, 60.0, 40.0]
+    assert ours_in.tolist() == theirs_in.tolist()

@@ -222,12 +222,20 @@ def _view_as_complex_rev(base: Tensor, m: Tensor, reapply: bool, i: int) -> Tens
     return _pick(reapply, "view_as_real", "view_as_real_copy")(m)  # type: ignore[no-any-return]
 
 
-def _unfold_rev(base: Tensor, m: Tensor, reapply: bool, i: int, *args: Any) -> Tensor:
-    raise NotImplementedError(
-        "functionalize: a mutation through an unfold() view cannot be written back: its "
-        "inverse, unfold_backward, is not implemented in tensordispatch; clone the unfolded "
-        "tensor before mutating it"
-    )
+def _unfold_rev(
+    base: Tensor, m: Tensor, reapply: bool, i: int, dimension: int, size: int, step: int
+) -> Tensor:
+    # torch refuses overlapping windows when views are kept (remove='mutations'); without
+    # views, overlapping windows sum and positions no window covers become zero (as torch)
+    if reapply and size > step:
+        raise RuntimeError(
+            "While executing unfold, functionalization encountered a tensor being mutated "
+            "that has internal overlap. When using torch.compile (or running "
+            "functionalization directly), this is banned as the behavior is not well "
+            "defined. Consider cloning the tensor before mutating it, or removing the "
+            "mutation from your model."
+        )
+    return op("unfold_backward")(m, list(base._shape), dimension, size, step)  # type: ignore[no-any-return]
 
 
 def _rule(
