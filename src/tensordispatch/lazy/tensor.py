@@ -228,14 +228,40 @@ _MADE = [0]
 
 
 def from_value(value: Value, device: Device = LAZY) -> LazyTensor:
-    """A lazy tensor whose value is the pending IR ``value``."""
+    """A lazy tensor whose value is the pending IR ``value`` (the hot path of tracing: the
+    LazyData and the tensor are built inline, as `LazyData()` and `make_lazy` build them)."""
     node, index = value
-    data = LazyData(node.shapes[index], value, None)
+    shape = node.shapes[index]
+    data = _new(LazyData)
+    data.shape = shape
+    data.ir = value
+    data.handle = None
+    data.tensor_data = None
+    data.id = i = next(_IDS)
+    LIVE[i] = _ref(data)
+    _COUNTERS["CreateLtcTensor"] += 1
     _MADE[0] += 1
     if _MADE[0] >= TRIM_EVERY:
         _MADE[0] = 0
         _maybe_trim(data)
-    return make_lazy(data, device)
+    sizes = shape.sizes
+    strides = _STRIDES.get(sizes)
+    if strides is None:
+        strides = _STRIDES[sizes] = contiguous_strides(sizes)
+    t = _new(LazyTensor)
+    t._key_set = device._key_set
+    t._shape = sizes
+    t._strides = strides
+    t._offset = 0
+    t.dtype = shape.dtype
+    t.device = device
+    t._data = data
+    t._storage = None
+    t._vc = None
+    t._base = None
+    t._wrapped_number = False
+    t._autograd_meta = None
+    return t
 
 
 def _maybe_trim(data: LazyData) -> None:

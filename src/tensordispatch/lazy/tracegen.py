@@ -28,7 +28,83 @@ from tensordispatch.tensor.tensor import Tensor
 __all__ = ["make_tracer"]
 
 
-def _source(plan: Any) -> str | None:
+def _static_source(plan: Any) -> str | None:
+    """Note [Static tracers]: every input of ``plan`` is a required Tensor or Scalar, so each
+    operand's index, marker and signature slot is known when generating; the argument tuple,
+    signature, node and its hash are built from locals, without lists or a second walk."""
+    from tensordispatch.lazy.kernels import T_SCALAR, T_TENSOR
+
+    arguments = plan.op._schema.arguments
+    kinds = dict(plan.inputs)
+    if plan.lists or any(kind not in (T_TENSOR, T_SCALAR) for kind in kinds.values()):
+        return None
+    if any(str(arguments[pos].type).endswith("?") for pos in kinds) or len(kinds) > 64:
+        return None
+    lines = [
+        "def tracer(op, keyset, stack):",
+        "    if ST.lazy_force_fallback and forced(PLAN):",
+        "        return fallback(op, keyset, stack)",
+        "    C[COUNTER] += 1",
+    ]
+    marks: list[str] = []
+    scalars: list[str] = []
+    for pos in range(plan.num_args):
+        kind = kinds.get(pos)
+        if kind is None:
+            marks.append(f"stack[{pos}]")
+            continue
+        k = sum(1 for p in kinds if p < pos)  # this operand's index
+        marks.append(f"m{k}")
+        lines.append(f"    a = stack[{pos}]")
+        if kind == T_SCALAR:
+            scalars.append(f"{k}: a{k}")
+            lines += [
+                f"    a{k} = a",
+                f"    v{k} = (scalar_node(a), 0)",
+                f"    g{k} = (v{k}[0].shapes[0], 'scalar')",
+                f"    m{k} = SCALAR_MARKERS[{k}]",
+            ]
+            continue
+        lines += [
+            "    if a.__class__ is LazyTensor:",
+            "        d = a._data",
+            f"        v{k} = d.ir or d.ir_value()",
+            f"        g{k} = (v{k}[0].shapes[v{k}[1]], 'tensor')",
+            f"        m{k} = MARKERS[{k}]",
+            "    elif a.__class__ is Tensor and a._wrapped_number:",
+            f"        v{k} = (scalar_node(a._data.item(), a.dtype), 0)",
+            f"        g{k} = (v{k}[0].shapes[0], 'wrapped')",
+            f"        m{k} = WRAPPED[{k}]",
+            "    else:",
+            "        one, sig1 = [], []",
+            f"        m{k} = operand({k}, slow_operand(a, one, sig1).kind)",
+            f"        v{k}, g{k} = one[0], sig1[0]",
+        ]
+    n = len(kinds)
+    values = "".join(f"v{k}, " for k in range(n))
+    hashes = "".join(f"(v{k}[0].hash, v{k}[1]), " for k in range(n))
+    lines += [
+        f"    frozen = ({''.join(m + ', ' for m in marks)})",
+        f"    sig = ({''.join(f'g{k}, ' for k in range(n))})",
+        "    key = (KEY, frozen, sig)",
+        "    shapes = CACHE.get(key)",
+        "    if shapes is None:",
+        f"        shapes = infer_shapes(OP, frozen, list(sig), {{{', '.join(scalars)}}}, key)",
+        "    node = new(Node)",
+        "    node.op = NAME",
+        "    node.overload = OP",
+        f"    node.operands = ({values})",
+        "    node.args = frozen",
+        "    node.shapes = shapes",
+        "    node.returns = RETURNS",
+        "    node.data = None",
+        f"    node.hash = hash((NAME, frozen, ({hashes}), shapes))",
+        "    return from_value((node, 0))" if plan.returns == "one" else "    return wrap(node)",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _dynamic_source(plan: Any) -> str | None:
     from tensordispatch.lazy.kernels import T_SCALAR, T_TENSOR
 
     if any(kind not in (T_TENSOR, T_SCALAR) for _, kind in plan.inputs) or plan.lists:
@@ -84,6 +160,7 @@ def _source(plan: Any) -> str | None:
 
 _MARKERS = [operand(i) for i in range(64)]
 _WRAPPED = [operand(i, "wrapped") for i in range(64)]
+_SCALAR_MARKERS = [operand(i, "scalar") for i in range(64)]
 
 
 def make_tracer(plan: Any) -> Callable[..., Any] | None:
@@ -102,7 +179,7 @@ def make_tracer(plan: Any) -> Callable[..., Any] | None:
     >>> fast._data.ir[0].hash == slow._data.ir[0].hash
     True
     """
-    source = _source(plan)
+    source = _static_source(plan) or _dynamic_source(plan)
     if source is None:
         return None
     from tensordispatch.lazy import kernels
@@ -117,6 +194,8 @@ def make_tracer(plan: Any) -> Callable[..., Any] | None:
         "LazyTensor": kernels.LazyTensor,
         "MARKERS": _MARKERS,
         "WRAPPED": _WRAPPED,
+        "SCALAR_MARKERS": _SCALAR_MARKERS,
+        "new": object.__new__,
         "Tensor": Tensor,
         "slow_operand": kernels._operand,
         "scalar_node": scalar_node,
