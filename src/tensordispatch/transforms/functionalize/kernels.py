@@ -40,7 +40,7 @@ from tensordispatch.dispatch.fallbacks import global_fallback_handle, restore_gl
 from tensordispatch.dispatch.keys import DispatchKey
 from tensordispatch.dispatch.library import Library
 from tensordispatch.tensor.dtypes import can_cast
-from tensordispatch.tensor.geometry import contiguous_strides
+from tensordispatch.tensor.geometry import contiguous_strides, is_non_overlapping_and_dense
 from tensordispatch.tensor.tensor import Tensor
 from tensordispatch.transforms.functionalize.view_metas import INPLACE_VIEWS, VIEW_RULES
 from tensordispatch.transforms.functionalize.wrapper import (
@@ -50,6 +50,7 @@ from tensordispatch.transforms.functionalize.wrapper import (
     FunctionalTensor,
     ViewMeta,
     _make_wrapper,
+    _requires_grad,
     apply_updates,
     below,
     commit_update,
@@ -316,11 +317,43 @@ def _make_inplace_kernel(
         if _replay_unneeded(self_):  # Note [Skipping unobserved replays]
             apply_updates(self_._fstorage)
             self_._generation = self_._fstorage.generation
-        else:
+        elif not _write_back_strided(self_, old):
             sync(self_)
         return self_
 
     return kernel
+
+
+def _write_back_strided(w: FunctionalTensor, old: Tensor) -> bool:
+    """Note [Skipping unobserved replays], views kept: when ``w``'s value before the mutation
+    (``old``) was a real view of the storage's dense base through a chain of at least two
+    exact views, write the new value back with one ``as_strided_scatter`` and take the view
+    again with one ``as_strided`` (the geometry the chain gives), instead of replaying the
+    chain forward, scattering it backwards and replaying it again. Whether it did."""
+    metas = w._view_metas
+    storage = w._fstorage
+    if len(metas) < 2 or len(storage.updates) != 1 or not unobserved(old):
+        return False
+    for m in metas:
+        if not m.reapply_views or not m.rule.exact:
+            return False
+    base = storage.base
+    value = w._data
+    if (
+        base._storage_bytes() is not old._storage_bytes()
+        or not is_non_overlapping_and_dense(base._shape, base._strides)
+        or _requires_grad((base, value))
+    ):
+        return False
+    size, stride, offset = list(old._shape), list(old._strides), old._offset - base._offset
+    new_base = below(op("as_strided_scatter"), base, value, size, stride, offset)
+    if new_base._strides != base._strides:
+        return False  # the update stays queued; the caller's sync replays it exactly
+    storage.base = new_base
+    storage.updates.clear()
+    replace_(w, below(op("as_strided"), new_base, size, stride, offset), from_regenerate=True)
+    w._generation = storage.generation
+    return True
 
 
 def _replay_unneeded(w: FunctionalTensor) -> bool:
