@@ -13,10 +13,16 @@ import torch._lazy.ts_backend
 
 from tensordispatch import lazy
 
-try:
-    torch._lazy.ts_backend.init()
-except RuntimeError:  # already initialised by another import of this module
-    pass
+
+def _init_torch_lazy() -> None:
+    """torch._lazy's TorchScript backend, initialised when the first lazy test runs (not when
+    this folder is collected), so tests that run before tests/lazy see torch without its Lazy
+    kernels. torch cannot undo it: later tests in the process see torch's Lazy fallback
+    (tests/dispatch/conformance leaves such process-initialised keys out of its comparisons)."""
+    try:
+        torch._lazy.ts_backend.init()
+    except RuntimeError:  # already initialised in this process
+        pass
 
 
 @pytest.fixture(scope="package", autouse=True)
@@ -26,6 +32,7 @@ def _lazy_backend() -> Iterator[None]:
     tensors install on first use, unless something had installed them before."""
     from tensordispatch.transforms import functionalize
 
+    _init_torch_lazy()
     functionalize_was_installed = functionalize.installed()
     handle = lazy.init()
     yield
