@@ -103,6 +103,14 @@ def as_strided_scatter_symint(
     self: Tensor, src: Tensor, size: Any, stride: Any, storage_offset: int | None = None
 ) -> Tensor:
     """A copy of ``self`` (same layout) whose ``as_strided(size, stride, offset)`` is ``src``."""
+    data = self._data
+    if (
+        self._offset == 0
+        and data.__class__ is np.ndarray
+        and data.flags.c_contiguous
+        and self._strides == contiguous_strides(self._shape)
+    ):  # Note [Scatter kernels on NumPy]: the plain copy has the same layout
+        return _scatter(self, src, lambda o: op("as_strided")(o, size, stride, storage_offset))
     output = _clone_preserve_strides(self)
     view = op("as_strided")(output, size, stride, storage_offset)
     _check_src(src, view)
