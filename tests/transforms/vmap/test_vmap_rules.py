@@ -191,6 +191,35 @@ def test_inplace_view_changes_the_batched_tensor(fn: object) -> None:
     assert vmap_fallback_counts() == {}
 
 
+@pytest.mark.parametrize("in_dim", [1, 2, -1])
+@pytest.mark.parametrize(
+    ("label", "shape", "fn"),
+    [
+        ("unsqueeze_(0)", (2, 3, 4), lambda r: r.unsqueeze_(0)),
+        ("unsqueeze_(1)", (2, 3, 4), lambda r: r.unsqueeze_(1)),
+        ("unsqueeze_(-1)", (2, 3, 4), lambda r: r.unsqueeze_(-1)),
+        ("transpose_(0, 1)", (2, 3, 4), lambda r: r.transpose_(0, 1)),
+        ("t_()", (2, 3, 4), lambda r: r.t_()),
+        ("squeeze_(-1)", (2, 1, 3, 1), lambda r: r.squeeze_(-1)),
+        ("squeeze_(0)", (1, 2, 3, 4), lambda r: r.squeeze_(0)),
+    ],
+)
+def test_inplace_view_with_in_dim_changes_the_callers_tensor_as_torch(
+    label: str, shape: tuple[int, ...], fn: object, in_dim: int
+) -> None:
+    a = np.arange(float(np.prod(shape))).reshape(shape)
+    if a.shape[in_dim] == 1:  # a batch of one: torch's squeeze_() quirks are not the point
+        a = np.concatenate([a, a + 100], axis=in_dim)
+    ours, theirs = td.from_numpy(a.copy()), torch.from_numpy(a.copy())
+    got = vmap(fn, in_dims=in_dim)(ours)
+    ref = tf.vmap(fn, in_dims=in_dim)(theirs)
+    assert tuple(got.shape) == tuple(ref.shape), label
+    np.testing.assert_array_equal(got.numpy(), ref.numpy())
+    assert tuple(ours.shape) == tuple(theirs.shape), f"{label}: the caller's tensor"
+    assert ours.stride() == theirs.stride(), f"{label}: the caller's tensor"
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
 def test_flatten_of_a_scalar_sample_is_one_dim() -> None:
     got = vmap(lambda r: r.sum().flatten())(td.ones(3, 2))
     ref = tf.vmap(lambda r: r.sum().flatten())(torch.ones(3, 2))

@@ -158,6 +158,9 @@ def _run(
                 a if d is None else wrap(move_to_front(a, d + a.dim() if d < 0 else d), lvl.level)
                 for a, d in zip(flat_args, flat_dims, strict=True)
             ]
+            for b, a, d in zip(batched, flat_args, flat_dims, strict=True):
+                if d is not None and d != 0 and d != -a.dim():
+                    lvl.sources[id(b)] = (b, a, d + a.dim() if d < 0 else d)
             outputs = func(*tree_unflatten(batched, spec), **kwargs)
         return _unwrap_outputs(func, outputs, out_dims, lvl.level, size)
     finally:

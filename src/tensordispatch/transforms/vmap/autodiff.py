@@ -27,6 +27,8 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from tensordispatch.tensor.tensor import Tensor
 from tensordispatch.transforms.vmap.batched import (
     BatchedTensor,
@@ -134,6 +136,10 @@ def _physical_cotangent(out: Tensor, ct: Any) -> tuple[Tensor, Any]:
     """The physical output and the cotangent the engine should start from."""
     phys, levels = _layers(out)
     if ct is None:
+        if type(phys) is Tensor and phys.device.type == "cpu":  # a fresh array, no dispatch
+            return phys, Tensor._wrap_numpy(
+                np.ones(phys._shape, phys.dtype.numpy_dtype), phys.dtype
+            )
         from tensordispatch import ones_like
 
         return phys, ones_like(phys)
@@ -174,7 +180,7 @@ def _backward(
     for p, g in zip(prepared, grads, strict=True):
         if g is None:
             g = zeros_like(p.leaf)
-        elif not create:
+        elif not create and g.requires_grad:
             g = g.detach()
         result.append(_rewrap(g, p.levels))
     return result
@@ -191,6 +197,8 @@ def _regroup(grads: list[Any], specs: Any, argnums: Any) -> Any:
 def _maybe_detach(tree: Any) -> Any:
     if _outer_tracking():
         return tree
+    if type(tree) is Tensor:
+        return tree.detach() if tree.requires_grad else tree
     return tree_map(lambda t: t.detach() if isinstance(t, Tensor) else t, tree)
 
 

@@ -25,7 +25,7 @@ ordinary (unbatched) value at that level, even a BatchedTensor of a lower level.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from tensordispatch.dispatch.keys import DispatchKey
@@ -55,11 +55,17 @@ _new_object = object.__new__
 
 @dataclass(frozen=True, slots=True)
 class VmapLevel:
-    """One active vmap: its level number, batch size and randomness mode."""
+    """One active vmap: its level number, batch size and randomness mode.
+
+    ``sources`` maps ``id(batched)`` to ``(batched, caller's tensor, in_dim)`` for the inputs
+    mapped along a dim other than 0: an in-place view op acts on the caller's tensor
+    there, as in torch (Note [In-place views keep the caller's batch dim] in rules.py).
+    """
 
     level: int
     batch_size: int
     randomness: str
+    sources: dict[int, tuple[Any, Tensor, int]] = field(default_factory=dict, compare=False)
 
 
 @dataclass(frozen=True, slots=True)

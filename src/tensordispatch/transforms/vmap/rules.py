@@ -450,30 +450,76 @@ def squeeze_rule(op: Any, plan: OpPlan, stack: list[Any], level: int) -> Any:
 
 
 def inplace_view_rule(op: Any, plan: OpPlan, stack: list[Any], level: int) -> Any:
-    """``x.transpose_(...)`` and friends: the same in-place view on the inner tensor (so the
-    caller's tensor changes too, as in torch), then ``x`` takes the new logical geometry."""
+    """``x.transpose_(...)`` and friends: the same in-place view on the caller's tensor (its
+    batch dim where it was mapped), then ``x`` takes the new logical geometry."""
     x = stack[0]
     if not (type(x) is BatchedTensor and x._level == level):
         return DECLINE
-    p = x._data
-    rank = len(x._shape)
-    name = plan.name
-    if name == "aten::unsqueeze_":
-        p.unsqueeze_(wrap_dim(stack[1], rank + 1, scalar_ok=False) + 1)
-    elif name == "aten::transpose_":
-        p.transpose_(wrap_dim(stack[1], rank) + 1, wrap_dim(stack[2], rank) + 1)
-    elif name == "aten::t_":
-        if rank == 2:
-            p.transpose_(1, 2)
-    else:  # squeeze_, squeeze_.dim, squeeze_.dims
-        given = stack[1] if len(stack) > 1 else list(range(rank))
-        given = [given] if isinstance(given, int) else given
-        dims = {wrap_dim(d, rank) for d in given}
-        for d in sorted(dims, reverse=True):  # last first: earlier dims keep their index
-            if x._shape[d] == 1:
-                p.squeeze_(d + 1)
+    sources = _sources_of(level)
+    source = sources.get(id(x))
+    if source is None or source[0] is not x:
+        source = None
+        p, bd = x._data, 0
+    else:
+        p, bd = source[1], source[2]
+    new_bd = _apply_inplace_view(plan.name, p, bd, x._shape, stack)
+    if source is not None:
+        from tensordispatch.transforms.vmap.batched import move_to_front
+
+        x._data = move_to_front(p, new_bd)
+        sources[id(x)] = (x, p, new_bd)
+        p = x._data
     x._shape, x._strides, x._offset = p._shape[1:], p._strides[1:], p._offset
     return x
+
+
+# Note [In-place views keep the caller's batch dim]
+# torch applies x.unsqueeze_(d) / squeeze_ / transpose_ / t_ to the physical tensor, whose
+# batch dim stays where the caller mapped it (a logical dim k is physical k below the batch
+# dim, k + 1 from it on), so the caller's tensor changes shape even with in_dims != 0. Our
+# inner tensor is a permuted view with the batch dim in front; vmap records the caller's
+# tensor and in_dim on the level (VmapLevel.sources), and this rule acts on that tensor,
+# then re-derives the inner view.
+
+
+def _sources_of(level: int) -> dict[int, tuple[Any, Any, int]]:
+    from tensordispatch.transforms.vmap.batched import VmapLevel, current_levels
+
+    for lvl in current_levels():
+        if type(lvl) is VmapLevel and lvl.level == level:
+            return lvl.sources
+    return {}
+
+
+def _apply_inplace_view(name: str, p: Any, bd: int, shape: Any, stack: list[Any]) -> int:
+    """Apply the in-place view op to ``p`` (batch dim ``bd``); the new batch dim."""
+    rank = len(shape)
+
+    def phys(d: int) -> int:
+        return d if d < bd else d + 1
+
+    if name == "aten::unsqueeze_":
+        at = phys(wrap_dim(stack[1], rank + 1, scalar_ok=False))
+        p.unsqueeze_(at)
+        return bd + 1 if at <= bd else bd
+    if name == "aten::transpose_":
+        p.transpose_(phys(wrap_dim(stack[1], rank)), phys(wrap_dim(stack[2], rank)))
+        return bd
+    if name == "aten::t_":
+        if rank == 2:
+            p.transpose_(phys(0), phys(1))
+        return bd
+    # squeeze_, squeeze_.dim, squeeze_.dims
+    given = stack[1] if len(stack) > 1 else list(range(rank))
+    given = [given] if isinstance(given, int) else given
+    dims = {wrap_dim(d, rank) for d in given}
+    for d in sorted(dims, reverse=True):  # last first: earlier dims keep their index
+        if shape[d] == 1:
+            at = phys(d)
+            p.squeeze_(at)
+            if at < bd:
+                bd -= 1
+    return bd
 
 
 def _register_views() -> None:

@@ -278,14 +278,18 @@ def masked_fill_tensor_rule(op: Any, plan: OpPlan, stack: list[Any], level: int)
 def _full_reduction(dim_op: str, build: Any) -> Any:
     """Ops that reduce every dim: reduce the flattened sample with the dim overload."""
 
-    def rule(op: Any, plan: OpPlan, stack: list[Any], level: int) -> Any:
-        from tensordispatch import ops
+    targets: list[Any] = []  # the dim overload, resolved on first use
 
-        x = stack[0]
-        p = x._data
-        flat = p.reshape([p.shape[0], -1])
-        name, overload = dim_op.split(".")
-        target = getattr(getattr(ops.aten, name), overload)
+    def rule(op: Any, plan: OpPlan, stack: list[Any], level: int) -> Any:
+        if not targets:
+            from tensordispatch import ops
+
+            name, overload = dim_op.split(".")
+            targets.append(getattr(getattr(ops.aten, name), overload))
+        target = targets[0]
+        p = stack[0]._data
+        # already [batch, n]: no reshape, so no extra node in an autograd graph
+        flat = p if len(p._shape) == 2 else p.reshape([p._shape[0], -1])
         args, kwargs = build(flat, stack)
         return wrap(target(*args, **kwargs), level)
 
