@@ -83,18 +83,24 @@ def install() -> None:
         return
     from tensordispatch.lazy.fallback import register_lazy_fallback
     from tensordispatch.lazy.kernels import HANDWRITTEN, SYMINT, derived_kernel, op_plan, trace
+    from tensordispatch.lazy.shortcut import eligible, shortcut_kernel
     from tensordispatch.lazy.tracegen import make_tracer
 
     spec = read_backend_yaml()
     SYMINT.clear()
     SYMINT.update(spec.symint)
     lib = Library("aten", "IMPL")
+    shortcuts = Library("aten", "IMPL")
     traced: dict[str, Any] = {}
     with DISPATCHER.batch():
         for name in spec.full_codegen:
             entry = _entry(name)
-            kernel = make_tracer(op_plan(entry.overload_object)) or trace
+            plan = op_plan(entry.overload_object)
+            kernel = make_tracer(plan) or trace
             lib.impl(name, kernel, "Lazy", boxed=True, debug="lazy tracing kernel")
+            if eligible(plan) and kernel is not trace:  # Note [Functionalize shortcut]
+                shortcut = shortcut_kernel(plan, kernel)
+                shortcuts.impl(name, shortcut, "Functionalize", debug="lazy shortcut")
             traced[str(entry.schema.signature())] = entry.overload_object
         for name in spec.supported:
             _entry(name)
@@ -111,7 +117,7 @@ def install() -> None:
                 continue
             kernel = derived_kernel(entry.overload_object, functional)
             lib.impl(name, kernel, "Lazy", boxed=True, debug="lazy derived in-place/out kernel")
-    _STATE.extend([lib, register_lazy_fallback()])
+    _STATE.extend([lib, shortcuts, register_lazy_fallback()])
 
 
 class LazyInit:
@@ -151,7 +157,8 @@ def uninstall() -> None:
     """Undo `install()` exactly."""
     if not _STATE:
         return
-    lib, fallback = _STATE
+    lib, shortcuts, fallback = _STATE
     fallback.remove()
+    shortcuts._destroy()
     lib._destroy()
     _STATE.clear()
