@@ -120,3 +120,23 @@ def test_removed_with_the_backend() -> None:
     finally:
         install()
     assert len(_functionalize_row()) == 1
+
+
+def test_dispatch_mode_sees_the_call_below_functionalization(paths: list[str]) -> None:
+    from tensordispatch.dispatch.modes import DispatchMode
+
+    seen: list[tuple[str, list[str]]] = []
+
+    class Log(DispatchMode):
+        def __torch_dispatch__(
+            self, func: Any, types: Any, args: Any = (), kwargs: Any = None
+        ) -> Any:
+            seen.append((str(func), [type(a).__name__ for a in args]))
+            return func(*args, **(kwargs or {}))
+
+    x = td.ones(2).to("lazy")
+    with Log():
+        y = x + 0.5
+    assert paths == ["fallback"]
+    assert seen == [("aten.add.Tensor", ["LazyTensor", "Tensor"])]
+    assert y.cpu().tolist() == [1.5, 1.5]
