@@ -381,11 +381,15 @@ def _make_view_kernel(rule: Any) -> Callable[..., Any]:
             return below(view_op, self, *args, **kwargs)
         reapply = _ST.functionalize_reapply_views
         generation = 0
-        if unobserved(self._data):  # Note [Skipping unobserved replays]
+        fast = unobserved(self._data)
+        if fast:  # Note [Skipping unobserved replays]
             if self._generation != self._fstorage.generation:
                 sync(self)
             generation = self._generation
-        tmp = below(view_op if reapply else copy_op, self._data, *args, **kwargs)
+        if fast and not reapply:
+            tmp = below(rule.run, self._data, args, kwargs, False)
+        else:
+            tmp = below(view_op if reapply else copy_op, self._data, *args, **kwargs)
         if multi:
             return [
                 wrap_view(t, self, ViewMeta(rule, args, kwargs, reapply, i), generation)

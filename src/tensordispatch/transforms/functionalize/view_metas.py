@@ -18,9 +18,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from tensordispatch.backends.aten import op
-from tensordispatch.tensor.tensor import Tensor
-from tensordispatch.transforms.functionalize.wrapper import ViewMeta, below
+from tensordispatch.tensor.geometry import contiguous_strides
+from tensordispatch.tensor.tensor import Tensor, new_cpu_tensor
+from tensordispatch.transforms.functionalize.wrapper import ViewMeta, below, unobserved
 
 __all__ = ["VIEW_RULES", "ViewRule", "sum_to"]
 
@@ -53,17 +56,38 @@ class ViewRule:
 
     def replay(self, base: Tensor, meta: ViewMeta) -> Tensor:
         """``forward`` for callers that already excluded Functionalize (regeneration)."""
-        name = self.view_op if meta.reapply_views or self.copy_op is None else self.copy_op
-        out = op(name)(base, *meta.args, **meta.kwargs)
+        out = self.run(base, meta.args, meta.kwargs, meta.reapply_views)
         if self.multi_output:
             result: Tensor = out[meta.out_index]
             return result
         return out  # type: ignore[no-any-return]
 
+    def run(self, base: Tensor, args: Any, kwargs: Any, reapply: bool) -> Any:
+        """The view (``reapply``) or its ``*_copy`` of ``base``, all outputs; Functionalize
+        already excluded. Unobserved, a ``*_copy`` is the view plus a NumPy copy (Note
+        [Skipping unobserved replays]: the same tensor without the clone's dispatch)."""
+        if reapply or self.copy_op is None:
+            return op(self.view_op)(base, *args, **kwargs)
+        if not unobserved(base) or base._autograd_meta is not None:
+            return op(self.copy_op)(base, *args, **kwargs)
+        out = op(self.view_op)(base, *args, **kwargs)
+        if self.multi_output:
+            return [_dense_copy(t) for t in out]
+        return _dense_copy(out)
+
     def reverse(self, base: Tensor, mutated: Tensor, meta: ViewMeta) -> Tensor:
         return self.reverse_fn(
             base, mutated, meta.reapply_views, meta.out_index, *meta.args, **meta.kwargs
         )
+
+
+def _dense_copy(t: Tensor) -> Tensor:
+    """A contiguous copy of a NumPy-backed CPU tensor (what ``clone`` with
+    contiguous_format returns for it, without dispatching)."""
+    shape = t._shape
+    return new_cpu_tensor(
+        np.array(t._data, order="C", copy=True), shape, contiguous_strides(shape), t.dtype
+    )
 
 
 def _pick(reapply: bool, view: str, copy: str) -> Any:
