@@ -214,12 +214,15 @@ def as_strided__symint(
     return _set_geometry(self, op("as_strided")(self, size, stride, storage_offset))
 
 
-def unfold_backward(
-    grad_in: Tensor, input_sizes: Any, dim: int, size: int, step: int
-) -> Tensor:
+def unfold_backward(grad_in: Tensor, input_sizes: Any, dim: int, size: int, step: int) -> Tensor:
     """The inverse of ``unfold`` (functionalization's and autograd's): a zero tensor of
     ``input_sizes`` with every window of ``grad_in`` added at its place, so positions that
-    no window covers are zero and overlapping windows sum (as ATen's CPU kernel)."""
+    no window covers are zero and overlapping windows sum (as ATen's CPU kernel).
+
+    >>> import tensordispatch as td
+    >>> td.ops.aten.unfold_backward.default(td.ones(2, 2), [5], 0, 2, 2).tolist()
+    [1.0, 1.0, 1.0, 1.0, 0.0]
+    """
     sizes = list(input_sizes)
     result = op("zeros")(sizes, dtype=grad_in.dtype, device=grad_in.device)
     if not sizes:  # a 0-dim input unfolds to its only element

@@ -49,7 +49,6 @@ class ViewRule:
     multi_output: bool = False
     exact: bool = True  # its *_copy replay of a scattered value gives the value back
 
-
     def forward(self, base: Tensor, meta: ViewMeta) -> Tensor:
         """Replay the view on ``base``, a call below functionalization."""
         return below(self.replay, base, meta)  # type: ignore[no-any-return]
