@@ -90,7 +90,17 @@ def _dense_copy(t: Tensor) -> Tensor:
 
 
 def _pick(reapply: bool, view: str, copy: str) -> Any:
-    return op(view if reapply else copy)
+    """The view operator (``reapply``) or a call of its ``*_copy`` (unobserved: the view plus
+    a NumPy copy, as ``ViewRule.run``)."""
+    if reapply:
+        return op(view)
+
+    def call(m: Tensor, *args: Any) -> Tensor:
+        if unobserved(m) and m._autograd_meta is None:
+            return _dense_copy(op(view)(m, *args))
+        return op(copy)(m, *args)  # type: ignore[no-any-return]
+
+    return call
 
 
 # -- reverse functions (torch's FunctionalInverses, one per view) -------------------------------
