@@ -141,11 +141,22 @@ def functionalize(func: Callable[..., Any], *, remove: str = "mutations") -> Cal
         st.included = saved_included | FUNCTIONALIZE_BIT
         st.functionalize_reapply_views = reapply_views
         try:
-            func_args = _map(_wrap_input, args)
-            func_kwargs = _map(_wrap_input, kwargs)
-            outputs = _map(_unwrap_output, func(*func_args, **func_kwargs))
-            originals = _leaves(args, []) + _leaves(kwargs, [])
-            wrappers = _leaves(func_args, []) + _leaves(func_kwargs, [])
+            if not kwargs and all(a.__class__ is Tensor for a in args):  # the common call
+                func_args = tuple([to_functional(a) for a in args])
+                out = func(*func_args)
+                outputs = (
+                    _unwrap_output(out)
+                    if out.__class__ is FunctionalTensor
+                    else _map(_unwrap_output, out)
+                )
+                originals: list[Any] = list(args)
+                wrappers: list[Any] = list(func_args)
+            else:
+                func_args = _map(_wrap_input, args)
+                func_kwargs = _map(_wrap_input, kwargs)
+                outputs = _map(_unwrap_output, func(*func_args, **func_kwargs))
+                originals = _leaves(args, []) + _leaves(kwargs, [])
+                wrappers = _leaves(func_args, []) + _leaves(func_kwargs, [])
             for w in wrappers:
                 sync(w)
             for original, w in zip(originals, wrappers, strict=True):
