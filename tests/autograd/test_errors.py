@@ -176,6 +176,6 @@ def test_inplace_on_an_output_of_split_is_refused_like_torch() -> None:
 
 
 def test_inplace_on_a_split_output_without_grad_is_allowed() -> None:
-    a, b = td.ones([4]).split(2)
+    a, _ = td.ones([4]).split(2)
     a.mul_(2)
     assert a.tolist() == [2.0, 2.0]

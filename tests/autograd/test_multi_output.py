@@ -12,6 +12,7 @@ import tensordispatch as td
 from tensordispatch.autograd import grad
 from tests.autograd.oracle import assert_close, leaves, make_inputs
 
+
 def _aten(m: Any) -> Any:
     return m.ops.aten
 
@@ -91,8 +92,12 @@ def test_cross_entropy_is_nll_loss_of_log_softmax_like_torch() -> None:
     tx = torch.tensor(x, requires_grad=True)
     dx = td.tensor(x).requires_grad_()
     w = [0.5, 1.0, 2.0]
-    tl = torch.nn.functional.cross_entropy(tx, torch.tensor(target), torch.tensor(w, dtype=tx.dtype), ignore_index=1)
-    dl = td.nn.functional.cross_entropy(dx, td.tensor(target), td.tensor(w, dtype=dx.dtype), ignore_index=1)
+    tl = torch.nn.functional.cross_entropy(
+        tx, torch.tensor(target), torch.tensor(w, dtype=tx.dtype), ignore_index=1
+    )
+    dl = td.nn.functional.cross_entropy(
+        dx, td.tensor(target), td.tensor(w, dtype=dx.dtype), ignore_index=1
+    )
     assert dl.grad_fn.name() == type(tl.grad_fn).__name__ == "NllLossBackward0"
     tl.backward()
     dl.backward()

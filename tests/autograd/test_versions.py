@@ -68,7 +68,7 @@ def test_detach_of_a_parameter_is_a_tensor() -> None:
 
 
 def test_detach_keeps_a_subclass() -> None:
-    import tensordispatch.lazy as lazy
+    from tensordispatch import lazy
 
     handle = lazy.init()  # registers the lazy backend (torch._lazy.ts_backend.init())
     try:

@@ -91,9 +91,7 @@ class DifferentiabilityInfo:
             len(self.outputs) == 1
             and not self.returns_list
             and all(len(f.input_names) == 1 for f in self.formulas)
-            and all(
-                str(a.type) == "Tensor" for a in self.schema.arguments if a.name in self.inputs
-            )
+            and all(str(a.type) == "Tensor" for a in self.schema.arguments if a.name in self.inputs)
             and self.differentiable_if is None
         )
 

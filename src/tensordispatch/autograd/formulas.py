@@ -28,6 +28,7 @@ arithmetic is the CPU kernels' own (np.matmul, np.sum), so results are the same.
 from __future__ import annotations
 
 import builtins
+import itertools
 import re
 from collections.abc import Callable
 from typing import Any
@@ -122,7 +123,7 @@ def _ternary(s: str) -> str:
             k = _close(s, j)
             inner = s[j + 1 : k]
             cuts = [-1, *_top_level(inner, ","), len(inner)]
-            parts = [_ternary(inner[a + 1 : b]) for a, b in zip(cuts, cuts[1:], strict=False)]
+            parts = [_ternary(inner[a + 1 : b]) for a, b in itertools.pairwise(cuts)]
             opener, closer = ("[", "]") if c == "{" else (c, _OPEN[c])
             out.append(opener + ",".join(parts) + closer)
             j = k + 1
@@ -433,14 +434,25 @@ def _helpers(namespace: dict[str, Any]) -> dict[str, Any]:
         for name, fn in namespace.items()
         if (name == "M_PI" or getattr(fn, "__module__", "").startswith("tensordispatch.autograd"))
         and (not name.startswith("_") or name.endswith(("_backward_data", "_to_copy_backward")))
-        and name not in {"compile_formula", "saved_names", "translate", "op", "Tensor", "Options",
-                         "numpy_ok", "local_state"}
+        and name
+        not in {
+            "compile_formula",
+            "saved_names",
+            "translate",
+            "op",
+            "Tensor",
+            "Options",
+            "numpy_ok",
+            "local_state",
+        }
         and not isinstance(fn, type)
     }
 
 
 HELPERS: dict[str, Any] = _helpers(globals())
 
-from tensordispatch.autograd import functions_manual  # noqa: E402 - it imports this module
+# functions_manual and functions_nn import this module: they come last
+from tensordispatch.autograd import functions_manual, functions_nn
 
 HELPERS.update(_helpers(vars(functions_manual)))
+HELPERS.update(_helpers(vars(functions_nn)))

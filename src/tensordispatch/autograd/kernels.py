@@ -186,12 +186,16 @@ def _arg_getter(schema: FunctionSchema, name: str) -> _Getter:
         if name.startswith(base + "_") and kind in _ATTR_OF:
             get, attr = _arg_getter(schema, base), _ATTR_OF[kind]
 
-            def read(args: tuple[Any, ...], kw: dict[str, Any]) -> Any:
-                value = get(args, kw)
-                return None if value is None else attr(value)
-
-            return read
+            return _attr_reader(get, attr)
     raise KeyError(f"{schema.name}: a formula reads {name!r}, which is no argument of it")
+
+
+def _attr_reader(get: _Getter, attr: Callable[[Any], Any]) -> _Getter:
+    def read(args: tuple[Any, ...], kw: dict[str, Any]) -> Any:
+        value = get(args, kw)
+        return None if value is None else attr(value)
+
+    return read
 
 
 def _save_plan(info: DifferentiabilityInfo) -> tuple[tuple[tuple[str, _Getter], ...], ...]:
@@ -515,9 +519,9 @@ def _inplace_variants() -> dict[tuple[str, tuple[tuple[str, str], ...]], str]:
             continue
         name = entry.qualified_overload_name.split("::")[1]
         base = name.partition(".")[0]
-        if base.endswith("_") and not base.endswith("__") and schema.arguments:
-            if schema.arguments[0].is_write:
-                out[(base[:-1], _signature(schema))] = name
+        written = bool(schema.arguments) and schema.arguments[0].is_write
+        if base.endswith("_") and not base.endswith("__") and written:
+            out[(base[:-1], _signature(schema))] = name
     return out
 
 

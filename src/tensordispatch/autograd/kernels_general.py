@@ -85,8 +85,7 @@ def make_general_kernel(
             tuple(slots[n] for n in f.input_names) for f in info.formulas
         )
         per_formula = tuple(
-            any(any(needed[a : a + max(n, 1)]) if n != 0 else False for a, n in fs)
-            for fs in layout
+            any(any(needed[a : a + max(n, 1)]) if n != 0 else False for a, n in fs) for fs in layout
         )
         node = node_cls()
         node.next_functions = collect_next_edges(tuple(flat))
