@@ -141,13 +141,15 @@ def functionalize_fallback(o: Any, *args: Any, **kwargs: Any) -> Any:
     any_functional = False
     new_args = list(args)
     for i, a in enumerate(args):
-        if isinstance(a, Tensor):
-            any_tensor = True
-            if a.__class__ is _FT:
+        cls = a.__class__
+        if cls is _FT:
+            if a._generation != a._fstorage.generation:
                 sync(a)
-                new_args[i] = a._data
-                any_functional = True
-        elif a.__class__ is list or a.__class__ is tuple:
+            new_args[i] = a._data
+            any_functional = any_tensor = True
+        elif isinstance(a, Tensor):
+            any_tensor = True
+        elif cls is list or cls is tuple:
             v, found = _unwrap_value(a)
             if found:
                 new_args[i] = v

@@ -494,6 +494,10 @@ def apply_updates(storage: FunctionalStorage) -> bool:
 def regenerate(w: FunctionalTensor) -> None:
     """Replay the wrapper's view chain from its storage's base; the wrapper is up to date."""
     storage = w._fstorage
+    if not w._view_metas:  # the base itself: nothing to replay
+        replace_(w, storage.base, from_regenerate=True)
+        w._generation = storage.generation
+        return
     st = _ST
     saved = st.excluded
     t = storage.base
