@@ -30,7 +30,7 @@ def _fresh_counts() -> Iterator[None]:
 
 
 def no_rule(a: td.Tensor) -> td.Tensor:  # an operator with no batching rule
-    return td.ops.aten.index_put.default(a, [td.tensor([0])], td.tensor(5.0))
+    return td.ops.aten._index_put_impl.default(a, [td.tensor([0])], td.tensor(5.0))
 
 
 def test_rule_table_covers_the_issue_families() -> None:
@@ -62,7 +62,7 @@ def test_fallback_counts_calls_per_operator() -> None:
         warnings.simplefilter("ignore")
         vmap(no_rule)(td.ones(5, 2, 4))
         vmap(no_rule)(td.ones(5, 2, 4))
-    assert vmap_fallback_counts() == {"aten::index_put": 2}
+    assert vmap_fallback_counts() == {"aten::_index_put_impl": 2}
 
 
 def test_fallback_result_equals_loop() -> None:
@@ -82,7 +82,7 @@ def test_fallback_warns_once_per_operator() -> None:
     messages = [str(w.message) for w in caught]
     expected = (
         "There is a performance drop because we have not yet implemented the batching rule for "
-        "aten::index_put. The operator runs once per batch entry (the vmap for-loop "
+        "aten::_index_put_impl. The operator runs once per batch entry (the vmap for-loop "
         "fallback); this warning is given once per operator."
     )
     assert messages == [expected]
@@ -108,7 +108,7 @@ def test_strict_mode_refuses_the_fallback() -> None:
     with strict_vmap_fallback(), pytest.raises(VmapFallbackStrictError) as info:
         vmap(no_rule)(td.ones(5, 2, 4))
     assert str(info.value) == (
-        "aten::index_put: there is no batching rule for this operator and the vmap "
+        "aten::_index_put_impl: there is no batching rule for this operator and the vmap "
         "for-loop "
         "fallback is in strict mode, so it was not run once per batch entry. Add a batching "
         "rule (tensordispatch.transforms.vmap.rules) or leave strict_vmap_fallback()."
@@ -132,14 +132,14 @@ def test_inplace_on_unbatched_self_in_fallback() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         with pytest.raises(RuntimeError) as info:
-            vmap(lambda a, b: a.index_put_([index], b), in_dims=(None, 0))(
-                td.ones(2, 4), td.ones(3, 2, 4)
-            )
+            vmap(
+                lambda a, b: td.ops.aten._index_put_impl_.default(a, [index], b), in_dims=(None, 0)
+            )(td.ones(2, 4), td.ones(3, 2, 4))
     assert str(info.value) == (
-        "vmap: aten::index_put_(self, *extra_args) is not possible because there exists a "
+        "vmap: aten::_index_put_impl_(self, *extra_args) is not possible because there exists a "
         "Tensor `other` in extra_args that has more elements than `self`. This happened due to "
         "`other` being vmapped over but `self` not being vmapped over at level 1. Please try to "
-        "use out-of-place operators instead of aten::index_put_. If said operator is being "
+        "use out-of-place operators instead of aten::_index_put_impl_. If said operator is being "
         "called inside the PyTorch framework, please file a bug report instead."
     )
 

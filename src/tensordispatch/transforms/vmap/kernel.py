@@ -236,10 +236,12 @@ def install() -> None:
         if _LIBS:
             return
         from tensordispatch.transforms.vmap.rules import install_part1
+        from tensordispatch.transforms.vmap.rules_index import install_part3
         from tensordispatch.transforms.vmap.rules_linalg import install_part2
 
         install_part1()
         install_part2()
+        install_part3()
         fallback_lib = Library("_", "IMPL")
         lib = Library("aten", "IMPL", "FuncTorchVmapMode")
         pointwise_lib = Library("aten", "IMPL", "FuncTorchBatched")

@@ -1,0 +1,152 @@
+"""Batching rules for as_strided and index_put (torch's semantics, our physical layout).
+
+Note [as_strided under vmap]
+Per sample, ``x.as_strided(size, stride, offset)`` reads the sample's own memory: torch
+takes ``offset`` as the storage offset of sample 0 and moves it by the batch stride for
+each further sample, so the physical call is ``p.as_strided([B, *size], [batch_stride,
+*stride], offset)``. A result that would reach memory outside sample 0's own tensor is
+refused with torch's error (the samples would read each other's values).
+
+Note [index_put as one advanced index]
+``x.index_put(indices, values)`` per sample becomes one physical index_put in which every
+indexed dim gets an index tensor: an ``arange(B)`` for the batch dim, an ``arange(S_j)``
+for a ``None`` (full slice) among the indices, the given index tensors (batched ones keep
+their batch dim in front). All index tensors are shaped so that they broadcast to
+``[B, *layout]``, where ``layout`` is the per-sample indexed shape by torch's rule (the
+broadcast index shape in place of the indexed dims when the given indices are adjacent,
+in front otherwise), so ``values`` lines up after its batch dim. Boolean masks decline
+(the loop runs them) when they are
+not batched; a batched mask is refused with torch's error (data-dependent shapes).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tensordispatch.transforms.vmap.batched import BatchedTensor, wrap
+from tensordispatch.transforms.vmap.plan import OpPlan
+from tensordispatch.transforms.vmap.rules import DECLINE, RULES, inplace_error
+
+__all__ = ["install_part3"]
+
+
+def _extent(shape: Any, strides: Any, offset: int) -> tuple[int, int]:
+    """[first, last + 1) storage range an element of the geometry can reach."""
+    return offset, offset + sum((s - 1) * st for s, st in zip(shape, strides, strict=True)) + 1
+
+
+def as_strided_rule(op: Any, plan: OpPlan, stack: list[Any], level: int) -> Any:
+    """Note [as_strided under vmap]."""
+    x, size, stride, offset = stack[0], list(stack[1]), list(stack[2]), stack[3]
+    if not (type(x) is BatchedTensor and x._level == level) or len(size) != len(stride):
+        return DECLINE  # the loop raises as_strided's own error
+    p = x._data
+    off = p._offset if offset is None else offset
+    if 0 not in size and 0 not in x._shape:
+        lo, hi = _extent(size, stride, off)
+        own_lo, own_hi = _extent(x._shape, x._strides, p._offset)
+        if lo < own_lo or hi > own_hi:
+            raise RuntimeError(
+                f"result = tensor.as_strided({size}, {stride}, {off}) can access memory "
+                "outside of `tensor`. `result` can access some memory in range "
+                f"[{lo}, {hi}], but `tensor` can only access some memory in range "
+                f"[{own_lo}, {own_hi}]. This is not supported inside of vmap, please try to "
+                "rewrite the `as_strided` call as a sequence of PyTorch view operations"
+            )
+    physical = [p, [p._shape[0], *size], [p._strides[0], *stride], off]
+    return wrap(plan.call(op, physical), level)
+
+
+def _layout(x: Any, indices: list[Any]) -> tuple[list[int], dict[int, int], int, int] | None:
+    """Note [index_put as one advanced index]: the per-sample indexed sizes, the layout
+    position of each ``None``, where the broadcast index block starts and its rank; None
+    for boolean or floating index tensors, or no index tensor at all."""
+    given = [j for j, t in enumerate(indices) if t is not None]
+    if not given:
+        return None
+    for j in given:
+        dt = indices[j].dtype
+        if dt.is_floating_point or dt.name in ("bool", "uint8"):
+            return None
+    rank = max(len(indices[j]._shape) for j in given)
+    bshape = [1] * rank
+    for j in given:
+        shape = indices[j]._shape
+        for k, size in enumerate(shape):
+            if size != 1:
+                bshape[rank - len(shape) + k] = size
+    adjacent = given == list(range(given[0], given[-1] + 1))
+    sizes: list[int] = [] if adjacent else list(bshape)
+    block, nones = 0, {}
+    for j, t in enumerate(indices):
+        if t is None:
+            nones[j] = len(sizes)
+            sizes.append(x._shape[j])
+        elif adjacent and j == given[0]:
+            block = len(sizes)
+            sizes.extend(bshape)
+    return sizes, nones, block, rank
+
+
+def _index_tensors(x: Any, indices: list[Any], level: int, size: int) -> Any:
+    from tensordispatch import arange, int64
+
+    layout = _layout(x, indices)
+    if layout is None:
+        return None, 0
+    sizes, nones, block, rank = layout
+    n = len(sizes)
+    out = [arange(size, dtype=int64, device=x.device).reshape([size, *[1] * n])]
+    for j, t in enumerate(indices):
+        if t is None:
+            pos = nones[j]
+            shape = [1, *[1] * pos, x._shape[j], *[1] * (n - pos - 1)]
+            out.append(arange(x._shape[j], dtype=int64, device=x.device).reshape(shape))
+            continue
+        batched = type(t) is BatchedTensor and t._level == level
+        inner = t._data if batched else t
+        own = list(t._shape)
+        lead = block + rank - len(own)
+        out.append(
+            inner.reshape([size if batched else 1, *[1] * lead, *own, *[1] * (n - lead - len(own))])
+        )
+    return out, n + len(x._shape) - len(indices)
+
+
+def index_put_rule(op: Any, plan: OpPlan, stack: list[Any], level: int) -> Any:
+    """Note [index_put as one advanced index] (index_put and index_put_)."""
+    x, indices, values, accumulate = stack[0], list(stack[1]), stack[2], stack[3]
+    x_batched = type(x) is BatchedTensor and x._level == level
+    size = next(
+        t._data._shape[0]
+        for t in (x, values, *indices)
+        if type(t) is BatchedTensor and t._level == level
+    )
+    for t in indices:
+        if type(t) is BatchedTensor and t._level == level and t.dtype.name in ("bool", "uint8"):
+            raise RuntimeError(
+                "vmap: We do not support batching operators that can support dynamic shape. "
+                "Attempting to batch over indexing with a boolean mask."
+            )
+    idx, total = _index_tensors(x, indices, level, size)
+    if idx is None:
+        return DECLINE
+    if type(values) is BatchedTensor and values._level == level:
+        own = list(values._shape)
+        if len(own) > total:
+            return DECLINE  # the loop raises index_put's own error
+        values = values._data.reshape([size, *[1] * (total - len(own)), *own])
+    if plan.mutable:
+        if not x_batched:
+            raise inplace_error()
+        plan.call(op, [x._data, idx, values, accumulate])
+        return x
+    p = x._data if x_batched else x.expand([size, *x._shape]).contiguous()
+    return wrap(plan.call(op, [p, idx, values, accumulate]), level)
+
+
+def install_part3() -> None:
+    """Fill RULES with this module's rules."""
+    RULES["aten::as_strided"] = as_strided_rule
+    RULES["aten::index_put"] = index_put_rule
+    RULES["aten::index_put_"] = index_put_rule
