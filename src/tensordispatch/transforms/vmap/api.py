@@ -71,6 +71,9 @@ def vmap(
         from tensordispatch.transforms.vmap.kernel import install
 
         install()
+        fast = _fast_inputs(args, in_dims) if chunk_size is None else None
+        if fast is not None:  # tensors mapped along one int dim: no pytree work
+            return _run(func, list(args), fast[0], None, kwargs, fast[1], out_dims, randomness)
         flat_args, spec = tree_flatten(args)
         flat_dims = _check_in_dims(func, in_dims, args, flat_args, spec)
         size = _batch_size(flat_args, flat_dims)
@@ -81,6 +84,27 @@ def vmap(
         )
 
     return wrapped
+
+
+def _fast_inputs(args: tuple[Any, ...], in_dims: Any) -> tuple[list[int], int] | None:
+    """``(flat_dims, batch size)`` when every argument is a Tensor mapped along the same
+    valid int dim and the sizes agree; None sends the call down the general path (which
+    also raises the errors)."""
+    if type(in_dims) is not int or not args:
+        return None
+    size = -1
+    for a in args:
+        if not isinstance(a, Tensor):
+            return None
+        n = len(a._shape)
+        if not -n <= in_dims < n:
+            return None
+        s = a._shape[in_dims]
+        if size != s:
+            if size != -1:
+                return None
+            size = s
+    return [in_dims] * len(args), size
 
 
 def _check_in_dims(
@@ -161,7 +185,9 @@ def _run(
             for b, a, d in zip(batched, flat_args, flat_dims, strict=True):
                 if d is not None and d != 0 and d != -a.dim():
                     lvl.sources[id(b)] = (b, a, d + a.dim() if d < 0 else d)
-            outputs = func(*tree_unflatten(batched, spec), **kwargs)
+            outputs = func(*(batched if spec is None else tree_unflatten(batched, spec)), **kwargs)
+        if type(out_dims) is int and isinstance(outputs, Tensor):
+            return _remove_batch_dim(_name(func), outputs, out_dims, lvl.level, size)
         return _unwrap_outputs(func, outputs, out_dims, lvl.level, size)
     finally:
         pop_level(lvl)

@@ -155,7 +155,7 @@ def _backward(
     outs: list[Tensor], cts: list[Any], prepared: list[_Prepared], retain: bool
 ) -> list[Any]:
     from tensordispatch import zeros_like
-    from tensordispatch.autograd import grad as autograd_grad
+    from tensordispatch.autograd.engine import run_backward
 
     create = _outer_tracking() or any(p.tracked for p in prepared)
     roots, seeds = [], []
@@ -166,14 +166,9 @@ def _backward(
             seeds.append(seed)
     leaves = [p.leaf for p in prepared]
     if roots:
-        grads = autograd_grad(
-            roots,
-            leaves,
-            seeds,
-            retain_graph=retain or create,
-            create_graph=create,
-            allow_unused=True,
-        )
+        # the engine directly: roots require grad, seeds have their shapes, unused inputs
+        # are allowed (autograd.grad's checks would all pass)
+        grads = run_backward(roots, seeds, retain or create, create, leaves, accumulate=False)
     else:
         grads = (None,) * len(leaves)
     result = []

@@ -48,7 +48,12 @@ class OpPlan:
         position, keyword-only ones by name (defaults passed explicitly)."""
         if not self.keyword_only:
             return op(*stack)
-        return op(*stack[: self.num_positional], **{n: stack[i] for i, n in self.keyword_only})
+        defaults = self.defaults
+        # keyword-only arguments still at their default are left to the entry to fill in
+        extra = {n: stack[i] for i, n in self.keyword_only if stack[i] is not defaults[i]}
+        if extra:
+            return op(*stack[: self.num_positional], **extra)
+        return op(*stack[: self.num_positional])
 
     @property
     def num_returns(self) -> int:

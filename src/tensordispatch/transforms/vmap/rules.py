@@ -30,6 +30,7 @@ from collections.abc import Callable
 from typing import Any
 
 from tensordispatch.tensor.dtypes import _result_type_of
+from tensordispatch.tensor.tensor import Tensor
 from tensordispatch.transforms.vmap.batched import BatchedTensor, wrap
 from tensordispatch.transforms.vmap.plan import OpPlan
 
@@ -53,6 +54,8 @@ def wrap_dim(dim: int, rank: int, scalar_ok: bool = True) -> int:
 
 def wrap_result(res: Any, level: int) -> Any:
     """Wrap every tensor of an operator's result at ``level``."""
+    if isinstance(res, Tensor):
+        return wrap(res, level)
     if isinstance(res, tuple):
         return tuple(wrap_result(r, level) for r in res)
     if isinstance(res, list):
