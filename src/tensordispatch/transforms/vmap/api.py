@@ -86,25 +86,35 @@ def vmap(
     return wrapped
 
 
-def _fast_inputs(args: tuple[Any, ...], in_dims: Any) -> tuple[list[int], int] | None:
-    """``(flat_dims, batch size)`` when every argument is a Tensor mapped along the same
-    valid int dim and the sizes agree; None sends the call down the general path (which
-    also raises the errors)."""
-    if type(in_dims) is not int or not args:
+def _fast_inputs(args: tuple[Any, ...], in_dims: Any) -> tuple[list[Any], int] | None:
+    """``(flat_dims, batch size)`` when every argument is a Tensor and ``in_dims`` is one int
+    or a flat tuple of ints/None, all valid, with agreeing sizes; None sends the call down
+    the general path (which also raises the errors)."""
+    if not args:
+        return None
+    if type(in_dims) is int:
+        dims: list[Any] = [in_dims] * len(args)
+    elif type(in_dims) is tuple and len(in_dims) == len(args):
+        dims = list(in_dims)
+    else:
         return None
     size = -1
-    for a in args:
+    for a, d in zip(args, dims, strict=True):
         if not isinstance(a, Tensor):
             return None
-        n = len(a._shape)
-        if not -n <= in_dims < n:
+        if d is None:
+            continue
+        if type(d) is not int:
             return None
-        s = a._shape[in_dims]
+        n = len(a._shape)
+        if not -n <= d < n:
+            return None
+        s = a._shape[d]
         if size != s:
             if size != -1:
                 return None
             size = s
-    return [in_dims] * len(args), size
+    return (dims, size) if size != -1 else None
 
 
 def _check_in_dims(
