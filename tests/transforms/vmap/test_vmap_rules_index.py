@@ -172,3 +172,33 @@ def test_index_put_with_a_batched_mask_is_refused_as_torch() -> None:
             "Attempting to batch over indexing with a boolean mask."
         )
     )
+
+
+@pytest.mark.parametrize("reduction", [0, 1, 2], ids=["none", "mean", "sum"])
+@pytest.mark.parametrize("dims", [(0, 0, None), (0, None, None), (None, 0, None), (1, 0, None)])
+def test_nll_loss2d_forward_matches_torch_func_without_fallback(
+    reduction: int, dims: tuple[Any, ...]
+) -> None:
+    batch = 3
+    x = _f32(2, 3, 4, 2, 2) if dims[0] == 1 else _f32(batch, 2, 4, 2, 2)
+    if dims[0] is None:
+        x = x[0]
+    t = RNG.integers(0, 4, (batch, 2, 2, 2))
+    t[0, 0, 0, 0] = -100  # one ignored position
+    if dims[1] is None:
+        t = t[0]
+    w = np.abs(_f32(4)) + 0.5  # an unbatched class weight
+
+    def call(lib: Any, a: Any, b: Any, c: Any) -> Any:
+        return lib.ops.aten.nll_loss2d_forward(a, b, c, reduction, -100)
+
+    got = vmap(lambda a, b, c: call(td, a, b, c), in_dims=dims)(
+        *[td.from_numpy(np.array(v)) for v in (x, t, w)]
+    )
+    ref = tf.vmap(lambda a, b, c: call(torch, a, b, c), in_dims=dims)(
+        *[torch.from_numpy(np.array(v)) for v in (x, t, w)]
+    )
+    for o, r in zip(got, ref, strict=True):
+        assert tuple(o.shape) == tuple(r.shape)
+        np.testing.assert_allclose(o.numpy(), r.numpy(), rtol=1e-5, atol=1e-6)
+    assert vmap_fallback_counts() == {}

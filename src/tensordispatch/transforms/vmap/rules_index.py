@@ -1,4 +1,5 @@
-"""Batching rules for as_strided and index_put (torch's semantics, our physical layout).
+"""Batching rules for as_strided, index_put and nll_loss2d (torch's semantics, our
+physical layout).
 
 Note [as_strided under vmap]
 Per sample, ``x.as_strided(size, stride, offset)`` reads the sample's own memory: torch
@@ -145,8 +146,41 @@ def index_put_rule(op: Any, plan: OpPlan, stack: list[Any], level: int) -> Any:
     return wrap(plan.call(op, [p, idx, values, accumulate]), level)
 
 
+def nll_loss2d_forward_rule(op: Any, plan: OpPlan, stack: list[Any], level: int) -> Any:
+    """nll_loss2d over a batch of (N, C, H, W) inputs: the batch folds into N for one
+    unreduced call, then each sample's own reduction and total weight (as nll_loss)."""
+    x, target, weight, reduction, ignore_index = stack
+    if len(x._shape) != 4 or len(target._shape) != 3 or type(weight) is BatchedTensor:
+        return DECLINE  # the loop raises the operator's own error
+    xb = type(x) is BatchedTensor and x._level == level
+    tb = type(target) is BatchedTensor and target._level == level
+    px, pt = (x._data if xb else x), (target._data if tb else target)
+    size = (px if xb else pt)._shape[0]
+    if not xb:
+        px = px.expand([size, *x._shape])
+    if not tb:
+        pt = pt.expand([size, *target._shape])
+    n, classes, h, w = x._shape
+    flat_t = pt.reshape([size * n, h, w])
+    losses = op(px.reshape([size * n, classes, h, w]), flat_t, weight, 0, ignore_index)[0]
+    losses = losses.reshape([size, n * h * w])
+    flat = flat_t.reshape([size * n * h * w])
+    valid = (flat != ignore_index).to(x.dtype)
+    if weight is not None:
+        valid = valid * weight.index_select(0, flat.clamp(0, classes - 1))
+    total = valid.reshape([size, n * h * w]).sum(1)
+    if reduction == 0:  # none: torch reports a total weight of 0
+        out, total = losses.reshape([size, *target._shape]), total * 0
+    elif reduction == 2:  # sum
+        out = losses.sum(1)
+    else:
+        out = losses.sum(1) / total
+    return wrap(out, level), wrap(total, level)
+
+
 def install_part3() -> None:
     """Fill RULES with this module's rules."""
+    RULES["aten::nll_loss2d_forward"] = nll_loss2d_forward_rule
     RULES["aten::as_strided"] = as_strided_rule
     RULES["aten::index_put"] = index_put_rule
     RULES["aten::index_put_"] = index_put_rule
