@@ -59,7 +59,7 @@ class VmapLevel:
 
     ``sources`` maps ``id(batched)`` to ``(batched, caller's tensor, in_dim)`` for the inputs
     mapped along a dim other than 0: an in-place view op acts on the caller's tensor
-    there, as in torch (Note [In-place views keep the caller's batch dim] in rules.py).
+    there, as in torch (Note [In-place views keep the caller's batch dim] in rules_index.py).
     """
 
     level: int

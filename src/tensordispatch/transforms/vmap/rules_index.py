@@ -1,5 +1,5 @@
-"""Batching rules for as_strided, index_put and nll_loss2d (torch's semantics, our
-physical layout).
+"""Batching rules for as_strided, index_put, nll_loss2d and the in-place view ops (torch's
+semantics, our physical layout).
 
 Note [as_strided under vmap]
 Per sample, ``x.as_strided(size, stride, offset)`` reads the sample's own memory: torch
@@ -26,7 +26,7 @@ from typing import Any
 
 from tensordispatch.transforms.vmap.batched import BatchedTensor, wrap
 from tensordispatch.transforms.vmap.plan import OpPlan
-from tensordispatch.transforms.vmap.rules import DECLINE, RULES, inplace_error
+from tensordispatch.transforms.vmap.rules import DECLINE, RULES, inplace_error, wrap_dim
 
 __all__ = ["install_part3"]
 
@@ -178,9 +178,84 @@ def nll_loss2d_forward_rule(op: Any, plan: OpPlan, stack: list[Any], level: int)
     return wrap(out, level), wrap(total, level)
 
 
+def inplace_view_rule(op: Any, plan: OpPlan, stack: list[Any], level: int) -> Any:
+    """``x.transpose_(...)`` and friends: the same in-place view on the caller's tensor (its
+    batch dim where it was mapped), then ``x`` takes the new logical geometry."""
+    x = stack[0]
+    if not (type(x) is BatchedTensor and x._level == level):
+        return DECLINE
+    sources = _sources_of(level)
+    source = sources.get(id(x))
+    if source is None or source[0] is not x:
+        source = None
+        p, bd = x._data, 0
+    else:
+        p, bd = source[1], source[2]
+    new_bd = _apply_inplace_view(plan.name, p, bd, x._shape, stack)
+    if source is not None:
+        from tensordispatch.transforms.vmap.batched import move_to_front
+
+        x._data = move_to_front(p, new_bd)
+        sources[id(x)] = (x, p, new_bd)
+        p = x._data
+    x._shape, x._strides, x._offset = p._shape[1:], p._strides[1:], p._offset
+    return x
+
+
+# Note [In-place views keep the caller's batch dim]
+# torch applies x.unsqueeze_(d) / squeeze_ / transpose_ / t_ to the physical tensor, whose
+# batch dim stays where the caller mapped it (a logical dim k is physical k below the batch
+# dim, k + 1 from it on), so the caller's tensor changes shape even with in_dims != 0. Our
+# inner tensor is a permuted view with the batch dim in front; vmap records the caller's
+# tensor and in_dim on the level (VmapLevel.sources), and this rule acts on that tensor,
+# then re-derives the inner view.
+
+
+def _sources_of(level: int) -> dict[int, tuple[Any, Any, int]]:
+    from tensordispatch.transforms.vmap.batched import VmapLevel, current_levels
+
+    for lvl in current_levels():
+        if type(lvl) is VmapLevel and lvl.level == level:
+            return lvl.sources
+    return {}
+
+
+def _apply_inplace_view(name: str, p: Any, bd: int, shape: Any, stack: list[Any]) -> int:
+    """Apply the in-place view op to ``p`` (batch dim ``bd``); the new batch dim."""
+    rank = len(shape)
+
+    def phys(d: int) -> int:
+        return d if d < bd else d + 1
+
+    if name == "aten::unsqueeze_":
+        at = phys(wrap_dim(stack[1], rank + 1, scalar_ok=False))
+        p.unsqueeze_(at)
+        return bd + 1 if at <= bd else bd
+    if name == "aten::transpose_":
+        p.transpose_(phys(wrap_dim(stack[1], rank)), phys(wrap_dim(stack[2], rank)))
+        return bd
+    if name == "aten::t_":
+        if rank == 2:
+            p.transpose_(phys(0), phys(1))
+        return bd
+    # squeeze_, squeeze_.dim, squeeze_.dims
+    given = stack[1] if len(stack) > 1 else list(range(rank))
+    given = [given] if isinstance(given, int) else given
+    dims = {wrap_dim(d, rank) for d in given}
+    for d in sorted(dims, reverse=True):  # last first: earlier dims keep their index
+        if shape[d] == 1:
+            at = phys(d)
+            p.squeeze_(at)
+            if at < bd:
+                bd -= 1
+    return bd
+
+
 def install_part3() -> None:
     """Fill RULES with this module's rules."""
     RULES["aten::nll_loss2d_forward"] = nll_loss2d_forward_rule
+    for name in ("unsqueeze_", "squeeze_", "squeeze_.dim", "squeeze_.dims", "transpose_", "t_"):
+        RULES[f"aten::{name}"] = inplace_view_rule
     RULES["aten::as_strided"] = as_strided_rule
     RULES["aten::index_put"] = index_put_rule
     RULES["aten::index_put_"] = index_put_rule
