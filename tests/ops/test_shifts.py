@@ -42,11 +42,18 @@ SAMPLES: dict[str, Callable[[Any, str], Any]] = {
 
 @pytest.mark.parametrize("device", ["cpu", "meta"])
 @pytest.mark.parametrize("name", SAMPLES)
-def test_shift_matches_torch(name: str, device: str, coverage: Any) -> None:
+def test_shift_matches_torch(
+    name: str, device: str, coverage: Any, request: pytest.FixtureRequest
+) -> None:
     if device == "meta" and ("refused" in name or name == "bool and number"):
         # torch's meta path checks dtypes differently from its CPU kernel (it refuses a bool
-        # input the CPU promotes); one meta function serves both here (docs/CODEGEN.md)
-        pytest.skip("torch's meta path and CPU kernel disagree on this input")
+        # input the CPU promotes, and its CPU kernel refuses floats the meta function lets
+        # through); our one meta function follows neither exactly yet: a known gap
+        request.applymarker(
+            pytest.mark.xfail(
+                strict=True, reason="meta shift dtype checks differ from torch's (known gap)"
+            )
+        )
     check_sample("shifts", SAMPLES[name], device, device == "cpu", coverage)
 
 
