@@ -21,39 +21,13 @@ from torch.testing._internal.common_methods_invocations import op_db
 import tensordispatch as td
 from tensordispatch.autograd import grad
 from tensordispatch.autograd.gradcheck import gradcheck, gradgradcheck
+from tests.ops import nn_adapters
 
 A = td.ops.aten
-_REDUCTION = {"none": 0, "mean": 1, "sum": 2}
 
 
 def _method(name: str) -> Callable[..., Any]:
     return lambda x, *a, **k: getattr(x, name)(*a, **k)
-
-
-def _nll_loss(input: Any, target: Any, weight: Any = None, ignore_index: int = -100,
-              reduction: str = "mean") -> Any:  # fmt: skip
-    return A.nll_loss_nd(input, target, weight, _REDUCTION[reduction], ignore_index)
-
-
-def _cross_entropy(input: Any, target: Any, weight: Any = None, ignore_index: int = -100,
-                   reduction: str = "mean", label_smoothing: float = 0.0) -> Any:  # fmt: skip
-    return A.cross_entropy_loss(
-        input, target, weight, _REDUCTION[reduction], ignore_index, label_smoothing
-    )
-
-
-def _layer_norm(input: Any, normalized_shape: Any, weight: Any = None, bias: Any = None,
-                eps: float = 1e-5) -> Any:  # fmt: skip
-    return A.layer_norm(input, list(normalized_shape), weight, bias, eps)
-
-
-def _embedding(weight: Any, input: Any, padding_idx: Any = None, max_norm: Any = None,
-               norm_type: float = 2.0, scale_grad_by_freq: bool = False,
-               sparse: bool = False) -> Any:  # fmt: skip
-    if max_norm is not None:
-        raise NotImplementedError("embedding_renorm_ is not implemented")
-    return A.embedding(weight, input, -1 if padding_idx is None else padding_idx,
-                       scale_grad_by_freq)  # fmt: skip
 
 
 def _conv(k: int) -> Callable[..., Any]:
@@ -76,10 +50,10 @@ def _gelu(x: Any, approximate: str = "none") -> Any:
 
 
 OURS: dict[str, Callable[..., Any]] = {
-    "nn.functional.nll_loss": _nll_loss,
-    "nn.functional.cross_entropy": _cross_entropy,
-    "nn.functional.layer_norm": _layer_norm,
-    "nn.functional.embedding": _embedding,
+    "nn.functional.nll_loss": nn_adapters.nll_loss,
+    "nn.functional.cross_entropy": nn_adapters.cross_entropy,
+    "nn.functional.layer_norm": nn_adapters.layer_norm,
+    "nn.functional.embedding": nn_adapters.embedding,
     "nn.functional.gelu": _gelu,
     "nn.functional.silu": lambda x, inplace=False: A.silu(x),
     "nn.functional.relu": lambda x, inplace=False: A.relu(x),

@@ -18,36 +18,10 @@ import torch
 from torch.testing._internal.common_methods_invocations import op_db
 
 import tensordispatch as td
+from tests.ops import nn_adapters
 from tests.ops.conftest import assert_same_result
 
-_REDUCTION = {"none": 0, "mean": 1, "sum": 2}
 A = td.ops.aten
-
-
-def _nll_loss(input: Any, target: Any, weight: Any = None, ignore_index: int = -100,
-              reduction: str = "mean") -> Any:  # fmt: skip
-    return A.nll_loss_nd(input, target, weight, _REDUCTION[reduction], ignore_index)
-
-
-def _cross_entropy(input: Any, target: Any, weight: Any = None, ignore_index: int = -100,
-                   reduction: str = "mean", label_smoothing: float = 0.0) -> Any:  # fmt: skip
-    return A.cross_entropy_loss(
-        input, target, weight, _REDUCTION[reduction], ignore_index, label_smoothing
-    )
-
-
-def _layer_norm(input: Any, normalized_shape: Any, weight: Any = None, bias: Any = None,
-                eps: float = 1e-5) -> Any:  # fmt: skip
-    return A.layer_norm(input, list(normalized_shape), weight, bias, eps)
-
-
-def _embedding(weight: Any, input: Any, padding_idx: Any = None, max_norm: Any = None,
-               norm_type: float = 2.0, scale_grad_by_freq: bool = False,
-               sparse: bool = False) -> Any:  # fmt: skip
-    # the OpInfo's op is (weight, indices) -> F.embedding(indices, weight)
-    if max_norm is not None:
-        raise NotImplementedError("embedding_renorm_ is not implemented")
-    return A.embedding(weight, input, -1 if padding_idx is None else padding_idx)
 
 
 OPS: dict[str, Callable[..., Any]] = {
@@ -57,9 +31,10 @@ OPS: dict[str, Callable[..., Any]] = {
     "log_softmax": td.log_softmax, "cumsum": td.cumsum, "all": td.all, "any": td.any,
     "outer": td.outer, "baddbmm": td.baddbmm, "addmv": td.addmv, "addbmm": td.addbmm,
     "mm": td.mm, "bmm": td.bmm, "matmul": td.matmul, "dot": td.dot, "mv": td.mv,
-    "nn.functional.linear": A.linear, "nn.functional.layer_norm": _layer_norm,
-    "nn.functional.nll_loss": _nll_loss, "nn.functional.cross_entropy": _cross_entropy,
-    "nn.functional.embedding": _embedding, "nn.functional.one_hot": A.one_hot,
+    "nn.functional.linear": A.linear, "nn.functional.layer_norm": nn_adapters.layer_norm,
+    "nn.functional.nll_loss": nn_adapters.nll_loss,
+    "nn.functional.cross_entropy": nn_adapters.cross_entropy,
+    "nn.functional.embedding": nn_adapters.embedding, "nn.functional.one_hot": A.one_hot,
     "nn.functional.conv2d": td.conv2d, "norm": td.norm, "aminmax": td.aminmax,
     "addmm": td.addmm, "native_layer_norm": td.native_layer_norm,
 }  # fmt: skip
@@ -169,7 +144,11 @@ def _assert_close(expected: Any, got: Any, label: str) -> None:
     single = expected.dtype in (torch.float32, torch.complex64)
     tol = 0 if exact else 1e-4 if single else 1e-7
     np.testing.assert_allclose(
-        got.numpy(), expected.resolve_conj().numpy(), rtol=tol, atol=tol, equal_nan=True,
+        got.numpy(),
+        expected.resolve_conj().numpy(),
+        rtol=tol,
+        atol=tol,
+        equal_nan=True,
         err_msg=label,
     )
 
