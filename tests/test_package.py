@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import fnmatch
 import pathlib
 import subprocess
 import sys
@@ -105,3 +106,20 @@ def test_cli_help_runs() -> None:
     )
     assert out.returncode == 0
     assert "tensordispatch" in out.stdout
+
+
+def test_every_data_file_of_the_package_ships_in_the_wheel() -> None:
+    # A non-editable install carries only the package-data patterns of pyproject.toml; a data
+    # file they miss (a yaml a layer reads at run time) would be absent from `pip install .`.
+    text = (SRC.parents[1] / "pyproject.toml").read_text()
+    section = text.split("[tool.setuptools.package-data]", 1)[1]
+    line = next(x for x in section.splitlines() if x.startswith("tensordispatch ="))
+    patterns = ast.literal_eval(line.split("=", 1)[1].strip())
+    data_files = [
+        p.relative_to(SRC).as_posix()
+        for p in SRC.rglob("*")
+        if p.is_file() and p.suffix not in {".py", ".pyc"} and "__pycache__" not in p.parts
+    ]
+    assert data_files, "expected the operator yaml files at least"
+    missing = [f for f in data_files if not any(fnmatch.fnmatch(f, pat) for pat in patterns)]
+    assert missing == [], f"not in [tool.setuptools.package-data]: {missing}"
