@@ -12,6 +12,9 @@ from typing import Any
 
 import numpy as np
 
+from tensordispatch.dispatch.keys import DispatchKey
+from tensordispatch.dispatch.keyset import keyset_raw
+from tensordispatch.dispatch.tls import local_state
 from tensordispatch.tensor import dtypes
 from tensordispatch.tensor.device import CPU, device
 from tensordispatch.tensor.dtypes import dtype, from_numpy_dtype, promote_types
@@ -287,6 +290,9 @@ def _copy_of(values: Any, dt: dtype) -> np.ndarray[Any, Any]:
     return out
 
 
+_FUNCTIONALIZE_RAW: int = keyset_raw(DispatchKey.Functionalize)
+
+
 def tensor(
     data: Any,
     dtype: dtype | None = None,
@@ -315,6 +321,20 @@ def tensor(
         result = Tensor._wrap_numpy(array, dt)
     else:  # as torch: built on the CPU, then moved by the device's own kernels
         result = Tensor._wrap_numpy(_copy_of(values, dt), dt).to(dev)  # type: ignore[attr-defined]
+    if local_state().included & _FUNCTIONALIZE_RAW:
+        # As torch's torch.tensor: inside a functionalized region (Functionalize TLS-included)
+        # the fresh tensor is lifted, so its Functionalize kernel makes it a functional wrapper.
+        result = _lift_fresh(result)
     if requires_grad:
         result.requires_grad = True
     return result
+
+
+def _lift_fresh(t: Tensor) -> Tensor:
+    from tensordispatch.dispatch.dispatcher import DISPATCHER
+
+    entry = DISPATCHER.find("aten::lift_fresh")
+    if entry is None or entry.schema is None:  # a registry without the operator library
+        return t
+    lifted: Tensor = entry.overload_object(t)
+    return lifted
