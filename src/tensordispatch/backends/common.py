@@ -18,6 +18,7 @@ __all__ = [
     "MemoryFormat",
     "broadcast_shapes",
     "channels_last",
+    "check_batch_pair",
     "contiguous_format",
     "expand_check",
     "preserve_format",
@@ -107,6 +108,21 @@ def shape_text(shape: Sequence[int]) -> str:
     '[2, 3]'
     """
     return "[" + ", ".join(str(s) for s in shape) + "]"
+
+
+def check_batch_pair(batch1: Any, batch2: Any) -> tuple[int, int, int]:
+    """torch's shape checks of a batched matrix product (bmm, baddbmm): ``(b, n, m)``."""
+    if batch1.dim() != 3:
+        raise RuntimeError("batch1 must be a 3D tensor")
+    if batch2.dim() != 3:
+        raise RuntimeError("batch2 must be a 3D tensor")
+    bs, n, m = batch1._shape
+    if batch2._shape[0] != bs or batch2._shape[1] != m:
+        raise RuntimeError(
+            "Expected size for first two dimensions of batch2 tensor to be: "
+            f"{shape_text((bs, m))} but got: {shape_text(batch2._shape[:2])}."
+        )
+    return bs, n, m
 
 
 def wrap_dim(dim: int, ndim: int, wrap_scalar: bool = True) -> int:

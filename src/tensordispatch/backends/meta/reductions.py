@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from tensordispatch.backends.common import (
+    check_batch_pair,
     expand_check,
     is_integral,
     reduction_dims,
@@ -236,16 +237,7 @@ def _all_any(name: str, kind: str) -> Callable[..., MetaResult]:
 def baddbmm(
     outs: Any, self: Any, batch1: Any, batch2: Any, beta: Any = 1, alpha: Any = 1
 ) -> MetaResult:
-    if batch1.dim() != 3:
-        raise RuntimeError("batch1 must be a 3D tensor")
-    if batch2.dim() != 3:
-        raise RuntimeError("batch2 must be a 3D tensor")
-    bs, n, m = batch1._shape
-    if batch2._shape[0] != bs or batch2._shape[1] != m:
-        raise RuntimeError(
-            "Expected size for first two dimensions of batch2 tensor to be: "
-            f"{shape_text((bs, m))} but got: {shape_text(batch2._shape[:2])}."
-        )
+    bs, n, _ = check_batch_pair(batch1, batch2)
     if not (self.dtype is batch1.dtype is batch2.dtype):
         raise RuntimeError(
             f"Input dtypes must be the same, got: input {type_meta_name(self.dtype)}, "

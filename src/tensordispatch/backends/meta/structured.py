@@ -17,6 +17,7 @@ from typing import Any
 
 from tensordispatch.backends.aten import wrap_number
 from tensordispatch.backends.common import (
+    check_batch_pair,
     expand_check,
     is_integral,
     reduction_dims,
@@ -230,16 +231,7 @@ def addmm(outs: Any, self: Any, mat1: Any, mat2: Any, beta: Any = 1, alpha: Any 
 
 
 def bmm(outs: Any, self: Any, mat2: Any) -> MetaResult:
-    if self.dim() != 3:
-        raise RuntimeError("batch1 must be a 3D tensor")
-    if mat2.dim() != 3:
-        raise RuntimeError("batch2 must be a 3D tensor")
-    bs, n, m = self._shape
-    if mat2._shape[0] != bs or mat2._shape[1] != m:
-        raise RuntimeError(
-            "Expected size for first two dimensions of batch2 tensor to be: "
-            f"{shape_text((bs, m))} but got: {shape_text(mat2._shape[:2])}."
-        )
+    bs, n, _ = check_batch_pair(self, mat2)
     if self.dtype is not mat2.dtype:
         raise RuntimeError(
             "expected scalar type "
