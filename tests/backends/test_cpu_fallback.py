@@ -386,7 +386,13 @@ def test_unboxed_fast_path_respects_strict_mode(hooks: Hooks, fbdev: Any) -> Non
     assert cf.fallback_counts() == {"aten::mul.Tensor": 1}
 
 
-def test_unboxed_fast_path_runs_the_current_cpu_kernel(hooks: Hooks, fbdev: Any) -> None:
+def test_unboxed_fast_path_runs_the_current_cpu_kernel(
+    hooks: Hooks, fbdev: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tensordispatch.dispatch.dispatcher import DISPATCHER
+
+    # the override warning is once per process: an earlier test may have spent it
+    monkeypatch.setattr(DISPATCHER, "override_warned", False)
     x = dev([3.0], fbdev)
     assert td.mul(x, x)._data.tolist() == [9.0]
     lib = Library("aten", "IMPL")
