@@ -171,5 +171,6 @@ def main() -> None:
             f"{(fallback - copies) / cpu:14.2f}x {(null - ncopies) / cpu:16.2f}x"
         )
 
+
 if __name__ == "__main__":
     main()

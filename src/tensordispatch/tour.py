@@ -19,8 +19,17 @@ __all__ = ["add_parser", "run_tour"]
 
 _OP = "aten::add.Tensor"
 # The rows of the computed table that the calls below can reach, in table order.
-_TABLE_KEYS = ("Undefined", "CPU", "Meta", "BackendSelect", "Python", "ADInplaceOrView",
-               "AutogradCPU", "AutogradMeta", "AutocastCPU")
+_TABLE_KEYS = (
+    "Undefined",
+    "CPU",
+    "Meta",
+    "BackendSelect",
+    "Python",
+    "ADInplaceOrView",
+    "AutogradCPU",
+    "AutogradMeta",
+    "AutocastCPU",
+)
 
 
 def _section(out: TextIO, title: str) -> None:

@@ -47,43 +47,71 @@ D = Define()
 SETS: dict[str, tuple[Registration, ...]] = {
     # torch's test_def / test_computed_table shape, five registrations (sampled)
     "def_cpu_autograd_autogradcpu_cia": (
-        D, Impl("CPU", "cpu"), Impl("Autograd", "ag"), Impl("AutogradCPU", "agc"),
+        D,
+        Impl("CPU", "cpu"),
+        Impl("Autograd", "ag"),
+        Impl("AutogradCPU", "agc"),
         Impl(CIA, "cia"),
     ),
     # torch's stored table goes stale in 10800/14400 of these orders (spec 5.6); ours may not
     "cpu_autograd_cia_cea": (
-        D, Impl("CPU", "cpu"), Impl("Autograd", "ag"), Impl(CIA, "cia"), Impl(CEA, "cea"),
+        D,
+        Impl("CPU", "cpu"),
+        Impl("Autograd", "ag"),
+        Impl(CIA, "cia"),
+        Impl(CEA, "cea"),
     ),
     "ambiguity_autogradother_quantized_cia": (
-        D, Impl(CIA, "cia"), Impl("QuantizedCPU", "q"), Impl("AutogradOther", "ao"),
+        D,
+        Impl(CIA, "cia"),
+        Impl("QuantizedCPU", "q"),
+        Impl("AutogradOther", "ao"),
     ),
     "nested_ceanf_ciant": (
-        D, Impl(CEANF, "nf"), Impl(CIANT, "nt"), Impl("NestedTensorCPU", "ntc"),
+        D,
+        Impl(CEANF, "nf"),
+        Impl(CIANT, "nt"),
+        Impl("NestedTensorCPU", "ntc"),
     ),
     "fallbacks_and_fallthroughs": (
-        D, Impl("CPU", "cpu"), Fallback("XLA", "fbx"), FallthroughFallback("AutogradPrivateUse2",
-        "ftp"), FallthroughImpl("AutogradCPU", "ft"),
+        D,
+        Impl("CPU", "cpu"),
+        Fallback("XLA", "fbx"),
+        FallthroughFallback("AutogradPrivateUse2", "ftp"),
+        FallthroughImpl("AutogradCPU", "ft"),
     ),
     # a fallthrough CIA kernel that CEA must block, plus a backend kernel
     "fallthrough_cia_with_cea_and_cpu": (
-        D, FallthroughImpl(CIA, "ftc"), Impl(CEA, "cea"), Impl("CPU", "cpu"),
+        D,
+        FallthroughImpl(CIA, "ftc"),
+        Impl(CEA, "cea"),
+        Impl("CPU", "cpu"),
     ),
     "alias_fallthrough_sparse_cia": (
-        D, FallthroughImpl("Autograd", "ft"), Impl(CIA, "cia"), Impl("SparseCPU", "sp"),
+        D,
+        FallthroughImpl("Autograd", "ft"),
+        Impl(CIA, "cia"),
+        Impl("SparseCPU", "sp"),
     ),
     "impl_only_catchall_cpu_autograd": (
-        Impl("", "ca"), Impl("CPU", "cpu"), Impl("Autograd", "ag"),
+        Impl("", "ca"),
+        Impl("CPU", "cpu"),
+        Impl("Autograd", "ag"),
     ),
     # global fallbacks refresh every operator in the process (hundreds of ATen ones), so
     # the sets with fallbacks are kept small
     "alias_fallback_ciant_with_nested_kernels": (
-        Fallback(CIANT, "fbnt"), Impl("NestedTensorCPU", "ntc"), Impl(CIA, "cia"),
+        Fallback(CIANT, "fbnt"),
+        Impl("NestedTensorCPU", "ntc"),
+        Impl(CIA, "cia"),
     ),
     # failing registrations: which one fails depends on the order, the state must not
     "duplicate_fallback_xla": (Fallback("XLA", "fb1"), Fallback("XLA", "fb2"), Impl("XLA", "xla")),
     "duplicate_def": (D, Impl("CPU", "cpu"), Define()),
     "fallback_on_key_torch_already_has": (
-        D, Impl("XLA", "xla"), Fallback("AutogradXLA", "fbagx"),
+        D,
+        Impl("XLA", "xla"),
+        Fallback("AutogradXLA", "fbagx"),
     ),
 }
 

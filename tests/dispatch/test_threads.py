@@ -229,9 +229,7 @@ def test_every_call_sees_a_consistent_table(op: Op) -> None:
 
         return run
 
-    errors = _run_threads(
-        [dispatcher] * dispatchers + [reader] + [registrar(t) for t in TOGGLES]
-    )
+    errors = _run_threads([dispatcher] * dispatchers + [reader] + [registrar(t) for t in TOGGLES])
     assert errors == []
     assert bad == []
     # the threads really interleaved: calls saw registrations made by other threads

@@ -558,4 +558,6 @@ def test_meta_matches_torch(op: str, fn: Any, flags: str, coverage: Any) -> None
     # "meta-differs": torch's meta path (Python meta registrations) checks differently from
     # its CPU kernels; ours runs one meta function on both devices, so torch on CPU is the
     # oracle there (docs/CODEGEN.md, "Differences from torch").
-    check_sample(op + "[meta]", fn, "meta", False, coverage, "cpu" if "meta-differs" in flags else None)
+    check_sample(
+        op + "[meta]", fn, "meta", False, coverage, "cpu" if "meta-differs" in flags else None
+    )

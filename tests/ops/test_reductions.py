@@ -374,4 +374,6 @@ def test_cpu_matches_torch(op: str, fn: Any, flags: str, coverage: Any) -> None:
 
 @pytest.mark.parametrize(("op", "fn", "flags"), SAMPLES, ids=sample_ids(SAMPLES))
 def test_meta_matches_torch(op: str, fn: Any, flags: str, coverage: Any) -> None:
-    check_sample(op + "[meta]", fn, "meta", False, coverage, "cpu" if "meta-differs" in flags else None)
+    check_sample(
+        op + "[meta]", fn, "meta", False, coverage, "cpu" if "meta-differs" in flags else None
+    )

@@ -316,7 +316,9 @@ def cpu_fallback(op: OpOverload, keyset: DispatchKeySet | int, stack: list[Any])
     return _run_boxed(op, plan, backend, stack)
 
 
-def _run_boxed(op: OpOverload, plan: FallbackPlan, backend: FallbackBackend, stack: list[Any]) -> Any:
+def _run_boxed(
+    op: OpOverload, plan: FallbackPlan, backend: FallbackBackend, stack: list[Any]
+) -> Any:
     """The fallback on a full stack, every case (the unboxed fast path's general fallback)."""
     if plan.is_view or backend.strict or _STRICT.depth:
         _refuse(op, plan, backend, stack)

@@ -128,7 +128,9 @@ def _value(ref: ArgRef, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     return kwargs.get(name)
 
 
-def _check(method: str, checks: tuple[ArgRef, ...], args: tuple[Any, ...], kw: dict[str, Any]) -> Any:
+def _check(
+    method: str, checks: tuple[ArgRef, ...], args: tuple[Any, ...], kw: dict[str, Any]
+) -> Any:
     """Torch's check_and_update_common_device over the checked arguments; the common device."""
     common = None
     for ref in checks:

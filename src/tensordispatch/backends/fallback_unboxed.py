@@ -204,7 +204,8 @@ def _runner_code(fast: tuple[int, ...], need: int, logs: bool) -> CodeType:
         f"    return None if _r is None else _from_cpu([_r], {names[0]}.device)[0]",
     ]
     namespace: dict[str, Any] = {"_NO": _NO}
-    exec(compile("\n".join(lines) + "\n", "<tensordispatch cpu fallback>", "exec"), namespace)
+    source = "\n".join(lines) + "\n"
+    exec(compile(source, "<tensordispatch cpu fallback>", "exec"), namespace)  # noqa: S102 - ours
     compiled: CodeType = namespace["run"].__code__
     _RUNNER_CODE[key] = compiled
     return compiled

@@ -49,7 +49,6 @@ class Commute:
                 self.torch_states[active] = (t.dump(), tuple(t.table(self.regs).items()))
         return self.torch_states[active]
 
-
     def torch_error(self, regs: frozenset[int]) -> str:
         """First clause of the error torch raises applying ``regs`` in index order."""
         if regs not in self.torch_errors:
@@ -147,7 +146,10 @@ def orders(n: int, samples: int, seed: int) -> list[tuple[tuple[int, ...], tuple
 
 
 def commute(
-    regs: tuple[Registration, ...], *, compare_torch: bool = True, samples: int = 120,
+    regs: tuple[Registration, ...],
+    *,
+    compare_torch: bool = True,
+    samples: int = 120,
     seed: int = 0,
 ) -> Commute:
     """Run every (or a sample of) ctor x dtor order; undo alternates destroy / handle."""

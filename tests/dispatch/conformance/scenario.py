@@ -112,6 +112,4 @@ def debug_of(step: Registration, flavour: Flavour) -> str:
 
 def kernel_debugs(steps: tuple[Step, ...], flavour: Flavour) -> frozenset[str]:
     """Debug strings of every kernel a scenario registers (to tell them from built-ins)."""
-    return frozenset(
-        debug_of(s, flavour) for s in steps if not isinstance(s, (Define, Destroy))
-    )
+    return frozenset(debug_of(s, flavour) for s in steps if not isinstance(s, (Define, Destroy)))

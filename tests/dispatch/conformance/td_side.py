@@ -131,16 +131,12 @@ class TdSide:
             kernel = self._kernel(step.name, step.with_keyset)
             if step.bad_signature:
                 kernel = self._bad_kernel()
-            return lib.impl(
-                OP_NAME, kernel, step.key, with_keyset=step.with_keyset, debug=debug
-            )
+            return lib.impl(OP_NAME, kernel, step.key, with_keyset=step.with_keyset, debug=debug)
         if isinstance(step, FallthroughImpl):
             return lib.impl(OP_NAME, fallthrough, step.key, debug=debug)
         if isinstance(step, Fallback):
             fallback = self._fallback(step.name, step.with_keyset)
-            return lib.fallback(
-                fallback, step.key, with_keyset=step.with_keyset, debug=debug
-            )
+            return lib.fallback(fallback, step.key, with_keyset=step.with_keyset, debug=debug)
         if isinstance(step, FallthroughFallback):
             return lib.fallback(fallthrough, step.key, debug=debug)
         raise TypeError(f"unknown step {step!r}")

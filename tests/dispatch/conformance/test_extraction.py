@@ -25,8 +25,11 @@ CEA = "CompositeExplicitAutograd"
 CASES: dict[str, tuple[str, dict[str, tuple[tuple[Any, ...], dict[str, Any]]]]] = {
     "two_tensors": (
         "f(Tensor a, Tensor b) -> Tensor",
-        {"cpu_cpu": (("cpu", "cpu"), {}), "cpu_meta": (("cpu", "meta"), {}),
-         "meta_cpu": (("meta", "cpu"), {})},
+        {
+            "cpu_cpu": (("cpu", "cpu"), {}),
+            "cpu_meta": (("cpu", "meta"), {}),
+            "meta_cpu": (("meta", "cpu"), {}),
+        },
     ),
     "optional_tensor": (
         "f(Tensor a, Tensor? b=None) -> Tensor",
