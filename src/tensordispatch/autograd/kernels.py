@@ -576,29 +576,4 @@ def register_all() -> None:
             _register(name, DispatchKey.ADInplaceOrView, _make_ad_inplace_kernel(schema))
             if schema.is_out_fn() and name not in INFOS:
                 _register(name, DispatchKey.Autograd, _out_kernel)
-    for name in FRESH_FACTORIES:
-        qualified, _, overload = name.partition(".")
-        if DISPATCHER.find(f"aten::{qualified}", overload) is not None:
-            _register(name, DispatchKey.Autograd, _fresh_factory_kernel)
     register_manual(_register)
-
-
-# Factories with a tensor argument (no derivative): torch's autograd kernel runs them below
-# ADInplaceOrView, so the new tensor is at version 0 (Note [Fresh outputs at version 0]).
-FRESH_FACTORIES = (
-    "zeros_like",
-    "ones_like",
-    "full_like",
-    "empty_like",
-    "rand_like",
-    "randn_like",
-    "randint_like",
-    "randint_like.low_dtype",
-)
-
-
-def _fresh_factory_kernel(raw: int, op: Any, *args: Any, **kwargs: Any) -> Any:
-    r = op.redispatch(raw & _AFTER, *args, **kwargs)
-    if getattr(r, "_vc", None) is not None:
-        fresh_version(r, args)
-    return r

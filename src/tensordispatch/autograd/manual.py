@@ -1,4 +1,5 @@
-"""Autograd kernels written by hand (torch's VariableTypeManual): ``copy_``.
+"""Autograd kernels written by hand (torch's VariableTypeManual): ``copy_``, and the
+factories with a tensor argument (``zeros_like``, ...), which have no formula.
 
 Owns the operators whose backward is not a derivatives.yaml formula in torch either.
 """
@@ -9,6 +10,8 @@ from collections.abc import Callable
 from typing import Any
 
 from tensordispatch.autograd.graph import Node, collect_next_edges
+from tensordispatch.autograd.kernels import fresh_version
+from tensordispatch.dispatch.dispatcher import DISPATCHER
 from tensordispatch.dispatch.keys import DispatchKey
 from tensordispatch.dispatch.keyset import AFTER_AUTOGRAD_RAW
 from tensordispatch.dispatch.tls import _AutoDispatchBelowADInplaceOrView, local_state
@@ -56,3 +59,28 @@ def _copy_kernel(raw: int, op: Any, self: Tensor, src: Tensor, *args: Any, **kw:
 def register_manual(register: Callable[[str, DispatchKey, Callable[..., Any]], None]) -> None:
     """Register the hand-written kernels through ``register(name, key, fn)``."""
     register("copy_", DispatchKey.Autograd, _copy_kernel)
+    for name in FRESH_FACTORIES:
+        qualified, _, overload = name.partition(".")
+        if DISPATCHER.find(f"aten::{qualified}", overload) is not None:
+            register(name, DispatchKey.Autograd, _fresh_factory_kernel)
+
+
+# Factories with a tensor argument (no derivative): torch's autograd kernel runs them below
+# ADInplaceOrView, so the new tensor is at version 0 (Note [Fresh outputs at version 0]).
+FRESH_FACTORIES = (
+    "zeros_like",
+    "ones_like",
+    "full_like",
+    "empty_like",
+    "rand_like",
+    "randn_like",
+    "randint_like",
+    "randint_like.low_dtype",
+)
+
+
+def _fresh_factory_kernel(raw: int, op: Any, *args: Any, **kwargs: Any) -> Any:
+    r = op.redispatch(raw & AFTER_AUTOGRAD_RAW, *args, **kwargs)
+    if getattr(r, "_vc", None) is not None:
+        fresh_version(r, args)
+    return r
