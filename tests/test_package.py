@@ -123,3 +123,31 @@ def test_every_data_file_of_the_package_ships_in_the_wheel() -> None:
     assert data_files, "expected the operator yaml files at least"
     missing = [f for f in data_files if not any(fnmatch.fnmatch(f, pat) for pat in patterns)]
     assert missing == [], f"not in [tool.setuptools.package-data]: {missing}"
+
+
+def test_the_test_extra_installs_the_example_backend() -> None:
+    # Issue 6: examples/torchdev is installed by the `test` extra (setup.py states it as a
+    # direct reference to this checkout), so it imports from the environment, with no
+    # sys.path help from the test suite's conftest.
+    import importlib.metadata
+
+    requires = importlib.metadata.requires("tensordispatch") or []
+    extra = [r for r in requires if r.startswith("torchdev") and 'extra == "test"' in r]
+    assert len(extra) == 1, requires
+    assert (SRC.parents[1] / "examples" / "torchdev").as_uri() in extra[0]
+    assert importlib.metadata.version("torchdev") == "0.1.0"
+    code = (
+        "import torchdev, tensordispatch as td\n"
+        "x = td.ones(3).to('torchdev')\n"
+        "print((x + x).cpu().tolist())\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        check=False,
+        capture_output=True,
+        text=True,
+        cwd=SRC.parents[1] / "src",
+        env={k: v for k, v in __import__("os").environ.items() if k != "PYTHONPATH"},
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[2.0, 2.0, 2.0]"
