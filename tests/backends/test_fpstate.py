@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from typing import Any
 
 import numpy as np
 import pytest
@@ -83,3 +84,71 @@ def test_div_by_zero_warns_nothing_like_torch() -> None:
         warnings.simplefilter("error")
         got = td.div(td.tensor(a), td.tensor(b))
     np.testing.assert_array_equal(got.numpy(), expected.numpy())
+
+
+# -- quiet_call: the quiet context (Note [Quiet context]) ---------------------------------------
+
+
+def test_quiet_call_silences_and_leaves_the_callers_state() -> None:
+    with np.errstate(all="raise"):
+        got = fpstate.quiet_call(np.log, np.zeros(2))
+        assert np.geterr()["divide"] == "raise"
+        with pytest.raises(FloatingPointError):
+            np.log(np.zeros(2))
+    assert got.tolist() == [float("-inf")] * 2
+
+
+def test_quiet_call_passes_keywords() -> None:
+    out = np.empty(2, np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fpstate.quiet_call(np.divide, np.ones(2), np.zeros(2), out=out, casting="unsafe")
+    assert out.tolist() == [float("inf")] * 2
+
+
+def test_quiet_call_inside_the_entered_context_takes_the_slow_path() -> None:
+    # The inner call finds the context entered (RuntimeError before calling) and sets and
+    # resets the state instead.
+    def inner() -> Any:
+        return fpstate.quiet_call(np.log, np.zeros(1))
+
+    with np.errstate(all="raise"):
+        got = fpstate.quiet_call(inner)
+    assert got.tolist() == [float("-inf")]
+
+
+def test_quiet_call_reraises_the_functions_own_runtime_error() -> None:
+    calls = []
+
+    def fails() -> None:
+        calls.append(1)
+        raise RuntimeError("from the function")
+
+    with pytest.raises(RuntimeError, match="from the function"):
+        fpstate.quiet_call(fails)
+    assert len(calls) == 2  # once in the context, once on the slow path
+
+
+def test_quiet_call_from_many_threads_at_once() -> None:
+    import threading
+
+    errors: list[BaseException] = []
+    barrier = threading.Barrier(4)
+
+    def work() -> None:
+        barrier.wait()
+        try:
+            for _ in range(2000):
+                r = fpstate.quiet_call(np.divide, np.ones(3), np.zeros(3))
+                assert r.tolist() == [float("inf")] * 3
+        except BaseException as e:  # noqa: BLE001 - reported to the main thread
+            errors.append(e)
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    with warnings.catch_warnings():  # a warning in any thread raises there
+        warnings.simplefilter("error")
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    assert errors == []

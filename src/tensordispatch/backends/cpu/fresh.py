@@ -21,16 +21,17 @@ from typing import Any
 
 import numpy as np
 
-from tensordispatch.backends.cpu.fpstate import FP_QUIET, FP_STATE
+from tensordispatch.backends.cpu.fpstate import QUIET_RUN, quiet_call, quiet_call_slow
 from tensordispatch.backends.structured import alloc_cpu
 from tensordispatch.tensor import dtypes as _dt
-from tensordispatch.tensor.tensor import Tensor, contiguous_strides, new_cpu_tensor
+from tensordispatch.tensor.device import CPU
+from tensordispatch.tensor.tensor import _CPU_KEY_SET, Tensor, contiguous_strides, new_cpu_tensor
 
-__all__ = ["CPU_FRESH_KERNELS", "as_result"]
+__all__ = ["CPU_FRESH_KERNELS", "CPU_FUNCTIONAL_KERNELS", "as_result"]
 
 _ndarray = np.ndarray
 _CONTIGUOUS: dict[tuple[int, ...], tuple[int, ...]] = {}
-_ONE = (1,)
+_ONE: tuple[int, ...] = (1,)
 
 
 def as_result(r: Any, spec: Any) -> Tensor:
@@ -61,20 +62,20 @@ def as_result(r: Any, spec: Any) -> Tensor:
 
 
 # When the operands already have the computation dtype, NumPy's own loop for them is the
-# one dtype= would pick: calling without keywords saves ~100 ns of argument parsing.
+# one dtype= would pick: calling without keywords saves ~100 ns of argument parsing. Every
+# ufunc runs with NumPy's floating-point reports off (torch never warns about overflow,
+# division by zero or invalid results): QUIET_RUN inline (Note [Quiet context]).
 
 
-def _binary(ufunc: Any, quiet: bool) -> Callable[..., Tensor]:
+def _binary(ufunc: Any) -> Callable[..., Tensor]:
     def fresh(pre: Any, spec: Any, self: Tensor, other: Tensor) -> Tensor:
-        token = FP_STATE.set(FP_QUIET) if quiet else None
         try:
             if self.dtype is pre and other.dtype is pre:
-                r = ufunc(self._data, other._data)
+                r = QUIET_RUN(ufunc, self._data, other._data)
             else:
-                r = ufunc(self._data, other._data, dtype=pre._numpy, casting="unsafe")
-        finally:
-            if token is not None:
-                FP_STATE.reset(token)
+                r = QUIET_RUN(ufunc, self._data, other._data, dtype=pre._numpy, casting="unsafe")
+        except RuntimeError:  # Note [Quiet context] in fpstate.py
+            r = quiet_call_slow(ufunc, self._data, other._data, dtype=pre._numpy, casting="unsafe")
         if type(r) is _ndarray and r.ndim == 1 and spec[1] is None and spec[2] is pre:
             return new_cpu_tensor(r, spec[0], _ONE, pre)  # as_result, inline
         return as_result(r, spec)
@@ -86,15 +87,15 @@ def _binary(ufunc: Any, quiet: bool) -> Callable[..., Tensor]:
 def _with_alpha(ufunc: Any) -> Callable[..., Tensor]:
     def fresh(pre: Any, spec: Any, self: Tensor, other: Tensor, alpha: Any = 1) -> Tensor:
         if alpha == 1 and type(alpha) is int and self.dtype is pre and other.dtype is pre:
-            r = ufunc(self._data, other._data)
+            r = quiet_call(ufunc, self._data, other._data)
             if type(r) is _ndarray and r.ndim == 1 and spec[1] is None and spec[2] is pre:
                 return new_cpu_tensor(r, spec[0], _ONE, pre)
             return as_result(r, spec)
         cd = pre._numpy
         b = other._data
         if alpha != 1 or type(alpha) is bool:
-            b = np.multiply(b, np.array(alpha).astype(cd), dtype=cd, casting="unsafe")
-        return as_result(ufunc(self._data, b, dtype=cd, casting="unsafe"), spec)
+            b = quiet_call(np.multiply, b, np.array(alpha).astype(cd), dtype=cd, casting="unsafe")
+        return as_result(quiet_call(ufunc, self._data, b, dtype=cd, casting="unsafe"), spec)
 
     fresh.__name__ = f"{ufunc.__name__}_fresh"
     return fresh
@@ -104,22 +105,21 @@ def _mul(pre: Any, spec: Any, self: Tensor, other: Tensor) -> Tensor:
     if pre is _dt.bool:
         r = np.logical_and(self._data, other._data)
     elif self.dtype is pre and other.dtype is pre:
-        r = np.multiply(self._data, other._data)
+        r = quiet_call(np.multiply, self._data, other._data)
     else:
-        r = np.multiply(self._data, other._data, dtype=pre._numpy, casting="unsafe")
+        r = quiet_call(np.multiply, self._data, other._data, dtype=pre._numpy, casting="unsafe")
     return as_result(r, spec)
 
 
 def _unary(ufunc: Any) -> Callable[..., Tensor]:
     def fresh(pre: Any, spec: Any, self: Tensor) -> Tensor:
-        token = FP_STATE.set(FP_QUIET)  # np.errstate(all="ignore"), cheaply (fpstate.py)
         try:
             if self.dtype is pre:
-                r = ufunc(self._data)
+                r = QUIET_RUN(ufunc, self._data)
             else:
-                r = ufunc(self._data, dtype=pre._numpy, casting="unsafe")
-        finally:
-            FP_STATE.reset(token)
+                r = QUIET_RUN(ufunc, self._data, dtype=pre._numpy, casting="unsafe")
+        except RuntimeError:  # Note [Quiet context] in fpstate.py
+            r = quiet_call_slow(ufunc, self._data, dtype=pre._numpy, casting="unsafe")
         if type(r) is _ndarray and r.ndim == 1 and spec[1] is None and spec[2] is pre:
             return new_cpu_tensor(r, spec[0], _ONE, pre)  # as_result, inline
         return as_result(r, spec)
@@ -133,10 +133,203 @@ CPU_FRESH_KERNELS: dict[str, Callable[..., Tensor]] = {
     "add_out": _with_alpha(np.add),
     "sub_out": _with_alpha(np.subtract),
     "mul_out": _mul,
-    "div_out": _binary(np.true_divide, quiet=True),
+    "div_out": _binary(np.true_divide),
     "neg_out": _unary(np.negative),
     "exp_out": _unary(np.exp),
     "sin_out": _unary(np.sin),
     "cos_out": _unary(np.cos),
     "sqrt_out": _unary(np.sqrt),
+}
+
+
+# Note [Fused functional kernels]
+# The generated functional wrapper of a FRESH group calls the meta function, unpacks its
+# answer and calls the fresh kernel: three Python frames and two tuples before NumPy runs,
+# about 450 ns of a 1.1 us ``add``. A kernel of CPU_FUNCTIONAL_KERNELS is the whole functional
+# CPU kernel in one frame. Its fast path covers operands the meta function would answer
+# without any promotion or layout work: same dtype, same shape, same device, no wrapped
+# number, and either 1-d (any stride: NumPy's fresh 1-d result is contiguous, as the spec) or
+# n-d with both operands exactly contiguous (NumPy keeps C order). There it calls the ufunc
+# as the fresh kernel would and builds the result Tensor inline. Any other call (0-d, other
+# layouts, mixed dtypes, alpha != 1, dtypes the meta function refuses or promotes) runs the
+# meta function and the fresh kernel, exactly the generated wrapper's body, so results and
+# errors are the same by construction. The codegen registers these in place of the
+# wrappers of the groups listed in codegen/model.py.
+
+_new = object.__new__
+_FLOATING = 2  # dtypes.py's category ranks: bool 0, integral 1, floating 2, complex 3
+
+
+def _contiguous_of(shape: tuple[int, ...]) -> tuple[int, ...]:
+    """torch's contiguous strides of ``shape``, cached per shape (bounded)."""
+    strides = _CONTIGUOUS.get(shape)
+    if strides is None:
+        strides = contiguous_strides(shape)
+        if len(_CONTIGUOUS) < 4096:
+            _CONTIGUOUS[shape] = strides
+    return strides
+
+
+def _pair_strides(self: Tensor, other: Tensor, shape: tuple[int, ...]) -> tuple[int, ...] | None:
+    """The result strides of the fused fast path for two same-shape n-d operands (n != 1:
+    the kernels handle 1-d inline), or None when
+    it does not apply (0-d, or not both exactly contiguous)."""
+    if not shape:
+        return None
+    strides = _contiguous_of(shape)
+    if self._strides == strides and other._strides == strides:
+        return strides
+    return None
+
+
+def _fused_binary(ufunc: Any, op: str, fresh_name: str, min_category: int) -> Callable[..., Tensor]:
+    """A fused functional kernel ``(self, other)`` (Note [Fused functional kernels])."""
+    from tensordispatch.backends.meta import META_FUNCTIONS
+
+    meta, fresh = META_FUNCTIONS[op], CPU_FRESH_KERNELS[fresh_name]
+
+    def kernel(self: Tensor, other: Tensor) -> Tensor:
+        dt = self.dtype
+        shape = self._shape
+        if (
+            dt is other.dtype
+            and dt._category >= min_category
+            and shape == other._shape
+            and self.device is other.device
+            and not (self._wrapped_number or other._wrapped_number)
+        ):
+            strides = _ONE if len(shape) == 1 else _pair_strides(self, other, shape)
+            if strides is not None:
+                try:
+                    r = QUIET_RUN(ufunc, self._data, other._data)
+                except RuntimeError:  # Note [Quiet context] in fpstate.py
+                    r = quiet_call_slow(ufunc, self._data, other._data)
+                t = _new(Tensor)  # new_cpu_tensor(r, shape, strides, dt), inline
+                t._key_set = _CPU_KEY_SET
+                t._shape = shape
+                t._strides = strides
+                t._offset = 0
+                t.dtype = dt
+                t.device = CPU
+                t._data = r
+                t._storage = None
+                t._vc = None
+                t._base = None
+                t._wrapped_number = False
+                t._autograd_meta = None
+                return t
+        specs, pre = meta(None, self, other)
+        return fresh(pre, specs[0], self, other)
+
+    kernel.__name__ = kernel.__qualname__ = f"{ufunc.__name__}_functional"
+    return kernel
+
+
+def _fused_alpha(ufunc: Any, op: str, fresh_name: str) -> Callable[..., Tensor]:
+    """A fused functional kernel ``(self, other, *, alpha=1)`` (add, sub); the fast path
+    needs alpha == 1 (an int) and a non-bool dtype (sub refuses bool, add of bools is or)."""
+    from tensordispatch.backends.meta import META_FUNCTIONS
+
+    meta, fresh = META_FUNCTIONS[op], CPU_FRESH_KERNELS[fresh_name]
+
+    def kernel(self: Tensor, other: Tensor, *, alpha: Any = 1) -> Tensor:
+        dt = self.dtype
+        shape = self._shape
+        if (
+            type(alpha) is int
+            and alpha == 1
+            and dt is other.dtype
+            and dt._category
+            and shape == other._shape
+            and self.device is other.device
+            and not (self._wrapped_number or other._wrapped_number)
+        ):
+            strides = _ONE if len(shape) == 1 else _pair_strides(self, other, shape)
+            if strides is not None:
+                try:
+                    r = QUIET_RUN(ufunc, self._data, other._data)
+                except RuntimeError:  # Note [Quiet context] in fpstate.py
+                    r = quiet_call_slow(ufunc, self._data, other._data)
+                t = _new(Tensor)  # new_cpu_tensor(r, shape, strides, dt), inline
+                t._key_set = _CPU_KEY_SET
+                t._shape = shape
+                t._strides = strides
+                t._offset = 0
+                t.dtype = dt
+                t.device = CPU
+                t._data = r
+                t._storage = None
+                t._vc = None
+                t._base = None
+                t._wrapped_number = False
+                t._autograd_meta = None
+                return t
+        specs, pre = meta(None, self, other, alpha)
+        return fresh(pre, specs[0], self, other, alpha)
+
+    kernel.__name__ = kernel.__qualname__ = f"{ufunc.__name__}_functional"
+    return kernel
+
+
+def _fused_unary(
+    ufunc: Any, op: str, fresh_name: str, min_category: int, quiet: bool
+) -> Callable[..., Tensor]:
+    """A fused functional kernel ``(self)``; ``quiet``: NumPy's FP error reports off (every
+    unary op here but neg, whose sign flip raises no FP flag)."""
+    from tensordispatch.backends.meta import META_FUNCTIONS
+
+    meta, fresh = META_FUNCTIONS[op], CPU_FRESH_KERNELS[fresh_name]
+
+    def kernel(self: Tensor) -> Tensor:
+        dt = self.dtype
+        if dt._category >= min_category and not self._wrapped_number:
+            shape = self._shape
+            strides: tuple[int, ...] | None
+            if len(shape) == 1:
+                strides = _ONE
+            elif shape and self._strides == _contiguous_of(shape):
+                strides = self._strides
+            else:
+                strides = None
+            if strides is not None:
+                if quiet:
+                    try:
+                        r = QUIET_RUN(ufunc, self._data)
+                    except RuntimeError:  # Note [Quiet context] in fpstate.py
+                        r = quiet_call_slow(ufunc, self._data)
+                else:
+                    r = ufunc(self._data)
+                t = _new(Tensor)  # new_cpu_tensor(r, shape, strides, dt), inline
+                t._key_set = _CPU_KEY_SET
+                t._shape = shape
+                t._strides = strides
+                t._offset = 0
+                t.dtype = dt
+                t.device = CPU
+                t._data = r
+                t._storage = None
+                t._vc = None
+                t._base = None
+                t._wrapped_number = False
+                t._autograd_meta = None
+                return t
+        specs, pre = meta(None, self)
+        return fresh(pre, specs[0], self)
+
+    kernel.__name__ = kernel.__qualname__ = f"{ufunc.__name__}_functional"
+    return kernel
+
+
+# Keyed by the functional overload's name (the META_FUNCTIONS key); every kernel has the
+# generated functional wrapper's Python signature.
+CPU_FUNCTIONAL_KERNELS: dict[str, Callable[..., Tensor]] = {
+    "add.Tensor": _fused_alpha(np.add, "add.Tensor", "add_out"),
+    "sub.Tensor": _fused_alpha(np.subtract, "sub.Tensor", "sub_out"),
+    "mul.Tensor": _fused_binary(np.multiply, "mul.Tensor", "mul_out", 1),
+    "div.Tensor": _fused_binary(np.true_divide, "div.Tensor", "div_out", _FLOATING),
+    "neg": _fused_unary(np.negative, "neg", "neg_out", 1, quiet=False),
+    "exp": _fused_unary(np.exp, "exp", "exp_out", _FLOATING, quiet=True),
+    "sin": _fused_unary(np.sin, "sin", "sin_out", _FLOATING, quiet=True),
+    "cos": _fused_unary(np.cos, "cos", "cos_out", _FLOATING, quiet=True),
+    "sqrt": _fused_unary(np.sqrt, "sqrt", "sqrt_out", _FLOATING, quiet=True),
 }
