@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from tensordispatch.lazy import metrics
 from tensordispatch.tensor import dtypes as _dt
@@ -36,10 +36,12 @@ from tensordispatch.tensor import dtypes as _dt
 __all__ = [
     "DEVICE_DATA",
     "BackendData",
+    "IrNode",
     "Node",
     "Operand",
     "Shape",
     "Value",
+    "argument_property",
     "device_data_node",
     "operand",
     "scalar_node",
@@ -195,6 +197,61 @@ class Node:
 
 #: A node output: (producer node, output index).
 Value = tuple[Node, int]
+
+
+def _resolve(node: Node, value: Any) -> Any:
+    if type(value) is Operand:
+        return node.operands[value.index]
+    if type(value) is tuple and any(type(v) is Operand for v in value):
+        return tuple([node.operands[v.index] if type(v) is Operand else v for v in value])
+    return value
+
+
+class IrNode(Node):
+    """Base of the generated node classes (irgen.py: one per ``full_codegen`` / ``ir_gen``
+    operator of a lazy backend yaml, torchgen's LazyIr.h). A subclass names its operator
+    (``OP_NAME``, ``SCHEMA``) and its arguments (``ARGUMENTS``: name, kind); each argument
+    is readable by name (`argument`, or the generated property of the same name): an operand
+    gives its `Value` (a tensor list a tuple of them), an attribute the value stored in the
+    node. Attributes are stored by value (tracegen Note [Attributes by value]). Same slots
+    and hash as `Node`: lowerings read ``op``, ``args`` and ``operands`` as before.
+    """
+
+    __slots__ = ()
+    OP_NAME: ClassVar[str] = ""
+    SCHEMA: ClassVar[str] = ""
+    #: (argument name, "tensor" / "tensor_list" / "scalar" / "attribute"), schema order
+    ARGUMENTS: ClassVar[tuple[tuple[str, str], ...]] = ()
+
+    def argument(self, name: str) -> Any:
+        """The argument ``name`` of this call: an operand's Value or an attribute's value."""
+        for i, (arg, _) in enumerate(self.ARGUMENTS):
+            if arg == name:
+                return _resolve(self, self.args[i])
+        known = ", ".join(a for a, _ in self.ARGUMENTS)
+        raise AttributeError(
+            f"{type(self).__name__}: {self.OP_NAME} has no argument {name!r} (its arguments: "
+            f"{known})"
+        )
+
+    def attributes(self) -> dict[str, Any]:
+        """The non-tensor arguments by name (what LTC's node ToString lists)."""
+        return {a: self.args[i] for i, (a, kind) in enumerate(self.ARGUMENTS)
+                if kind == "attribute"}  # fmt: skip
+
+    def __repr__(self) -> str:
+        attrs = "".join(f", {k}={v!r}" for k, v in self.attributes().items())
+        return f"{type(self).__name__}({', '.join(map(str, self.shapes))}{attrs})"
+
+
+def argument_property(index: int, name: str) -> property:
+    """A generated node class's read-only property for argument ``index`` (named ``name``)."""
+
+    def get(node: Node) -> Any:
+        return _resolve(node, node.args[index])
+
+    get.__name__ = name
+    return property(get, doc=f"argument {name!r} of the call")
 
 
 def device_data_node(data: BackendData) -> Node:

@@ -1,10 +1,13 @@
 """Registering the lazy backend's kernels from backend.yaml (rules as data).
 
 Owns reading ``backend.yaml`` (gen-backend-stubs format: ``backend: Lazy``, ``full_codegen``,
-``supported``) and turning it into registrations under the Lazy key: the shared tracing
-kernel for every ``full_codegen`` operator, derived kernels for their in-place and out=
+``ir_gen``, ``supported``, ``symint``) and turning it into registrations under the Lazy key:
+the generated kernel of every ``full_codegen`` operator (from the generated IR module,
+lazy_ir.py, irgen.py's Note [Checked-in IR]), derived kernels for their in-place and out=
 siblings (same `signature()`), the hand-written ``supported`` kernels, and the eager CPU
-fallback for every other operator. `install()` / `uninstall()` do and undo all of it.
+fallback for every other operator. Before registering anything it checks that every
+``full_codegen`` / ``ir_gen`` operator has a shape function (a Meta or composite kernel) and
+reports all missing ones at once. `install()` / `uninstall()` do and undo all of it.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from typing import Any
 import yaml  # type: ignore[import-untyped,unused-ignore]
 
 from tensordispatch.dispatch.dispatcher import DISPATCHER
+from tensordispatch.dispatch.keys import DispatchKey
 from tensordispatch.dispatch.library import Library
 from tensordispatch.schema.model import SchemaKind
 
@@ -26,6 +30,7 @@ __all__ = [
     "init",
     "install",
     "installed",
+    "ir_module",
     "read_backend_yaml",
     "uninstall",
 ]
@@ -41,6 +46,7 @@ class LazyBackendYaml:
     full_codegen: tuple[str, ...]
     supported: tuple[str, ...]
     symint: tuple[str, ...] = ()
+    ir_gen: tuple[str, ...] = ()
 
 
 def read_backend_yaml(path: Path = BACKEND_YAML) -> LazyBackendYaml:
@@ -55,6 +61,7 @@ def read_backend_yaml(path: Path = BACKEND_YAML) -> LazyBackendYaml:
         tuple(data.get("full_codegen") or ()),
         tuple(data.get("supported") or ()),
         tuple(data.get("symint") or ()),
+        tuple(data.get("ir_gen") or ()),
     )
 
 
@@ -77,18 +84,49 @@ def installed() -> bool:
     return bool(_STATE)
 
 
-def install() -> None:
-    """Register the Lazy kernels and the fallback (idempotent; `init()` calls it)."""
+# the kernels a call redispatched to Meta can reach: a shape function (spec 3.2 step 5)
+_SHAPE_KEYS = (
+    DispatchKey.Meta, DispatchKey.CompositeExplicitAutograd,
+    DispatchKey.CompositeExplicitAutogradNonFunctional, DispatchKey.CompositeImplicitAutograd,
+)  # fmt: skip
+
+
+def _shape_function(entry: Any) -> bool:
+    return any(k in entry.kernels for k in _SHAPE_KEYS)
+
+
+def ir_module(spec: LazyBackendYaml, path: Path = BACKEND_YAML) -> Any:
+    """The generated IR module for ``spec`` (irgen Note [Checked-in IR]), after checking
+    that every listed operator can be generated (all problems of a kind at once)."""
+    from tensordispatch.lazy import irgen
+
+    entries = {name: _entry(name) for name in (*spec.full_codegen, *spec.ir_gen)}
+    ops = [
+        irgen.IrOp(name, entries[name].schema, name in spec.full_codegen,
+                   _shape_function(entries[name]))
+        for name in (*spec.full_codegen, *spec.ir_gen)
+    ]  # fmt: skip
+    irgen.check_ir_ops(ops, path.name)
+    checked_in = "tensordispatch.lazy.lazy_ir" if spec.backend == "Lazy" else None
+    return irgen.load_ir_module(
+        ops, spec.full_codegen, spec.ir_gen, checked_in, backend=spec.backend, source=path.name
+    )
+
+
+def install(path: Path | None = None) -> None:
+    """Register the Lazy kernels and the fallback (idempotent; `init()` calls it).
+    ``path``: another backend yaml (default: the package's backend.yaml)."""
     if _STATE:
         return
     from tensordispatch.lazy.fallback import register_lazy_fallback
-    from tensordispatch.lazy.kernels import HANDWRITTEN, SYMINT, derived_kernel, op_plan, trace
+    from tensordispatch.lazy.kernels import HANDWRITTEN, SYMINT, derived_kernel, op_plan
     from tensordispatch.lazy.shortcut import eligible, shortcut_kernel
-    from tensordispatch.lazy.tracegen import make_tracer
 
-    spec = read_backend_yaml()
+    path = BACKEND_YAML if path is None else path
+    spec = read_backend_yaml(path)
     SYMINT.clear()
     SYMINT.update(spec.symint)
+    module = ir_module(spec, path)
     lib = Library("aten", "IMPL")
     shortcuts = Library("aten", "IMPL")
     traced: dict[str, Any] = {}
@@ -96,9 +134,10 @@ def install() -> None:
         for name in spec.full_codegen:
             entry = _entry(name)
             plan = op_plan(entry.overload_object)
-            kernel = make_tracer(plan) or trace
-            lib.impl(name, kernel, "Lazy", boxed=True, debug="lazy tracing kernel")
-            if eligible(plan) and kernel is not trace:  # Note [Functionalize shortcut]
+            node_class, factory = module.NODES[name]
+            kernel = factory(plan, node_class)
+            lib.impl(name, kernel, "Lazy", boxed=True, debug="lazy generated kernel")
+            if eligible(plan):  # Note [Functionalize shortcut]
                 shortcut = shortcut_kernel(plan, kernel)
                 shortcuts.impl(name, shortcut, "Functionalize", debug="lazy shortcut")
             traced[str(entry.schema.signature())] = entry.overload_object
