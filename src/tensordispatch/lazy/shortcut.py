@@ -18,21 +18,32 @@ fallback unchanged, so behaviour is the fallback's.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
+from tensordispatch.dispatch.keys import DispatchKey
+from tensordispatch.dispatch.keyset import AFTER_AUTOGRAD_RAW
 from tensordispatch.dispatch.tls import DEFAULT_EXCLUDED_RAW, DEFAULT_INCLUDED_RAW, local_state
 from tensordispatch.tensor.tensor import Tensor
 from tensordispatch.transforms.functionalize.kernels import functionalize_fallback
 from tensordispatch.transforms.functionalize.wrapper import (
+    FunctionalStorage,
     FunctionalTensor,
+    _make_wrapper,
     sync,
-    to_functional,
 )
 
-__all__ = ["eligible", "shortcut_kernel"]
+__all__ = ["MethodsHandle", "eligible", "install_methods", "shortcut_kernel"]
 
 _ST = local_state()
+
+
+def wrap_result(t: Tensor) -> FunctionalTensor:
+    """A new functional wrapper (own storage) over the traced result ``t``: what
+    ``to_functional`` makes, without its argument checks (``t`` is a fresh LazyTensor)."""
+    return _make_wrapper(t, FunctionalStorage(t), (), 0)
 
 
 def eligible(plan: Any) -> bool:
@@ -117,7 +128,182 @@ def shortcut_kernel(plan: Any, tracer: Callable[..., Any]) -> Callable[..., Any]
                 return functionalize_fallback(op, *args, **kwargs)
         if not found:
             return functionalize_fallback(op, *args, **kwargs)
-        return to_functional(tracer(op, None, stack))
+        return wrap_result(tracer(op, None, stack))
 
     kernel.__name__ = f"lazy_functionalize_{plan.name.replace('::', '_').replace('.', '_')}"
+    _BUILT[plan.name] = (plan, tracer, kernel, tuple(defaults))
     return kernel
+
+
+_BUILT: dict[str, tuple[Any, Callable[..., Any], Callable[..., Any], tuple[Any, ...]]] = {}
+
+
+# -- fast operator methods on the wrapper --------------------------------------------------------
+
+#: Note [Fast operator methods]
+#: ``y + 0.5`` on a wrapper over a lazy tensor runs Tensor.__add__ (wrap the number), the
+#: operator's entry (key set, cache lookup), the Autograd kernel (nothing requires grad:
+#: redispatch below autograd) and the shortcut kernel above. While the backend is installed,
+#: FunctionalTensor gets its own ``__add__``/``__sub__``/``__mul__``/``__truediv__`` that do
+#: the shortcut's work directly when every skipped step is known to be a pass-through:
+#: default dispatch state (as the shortcut), no keyword argument, the other operand a Python
+#: int/float or a wrapper over a lazy tensor, neither requiring grad nor stale, and, checked
+#: once per published dispatch state of the operator and operand key sets (`_validated`),
+#: the dispatcher would call exactly the operator's Autograd kernel, whose redispatch reaches
+#: exactly our shortcut kernel. Anything else calls the Tensor method, unchanged. Reflected
+#: methods (``__radd__``) are not overridden: a subclass's reflected method would be tried
+#: before a Tensor's own forward method and change the argument order.
+
+FAST_METHODS = {
+    "__add__": "aten::add.Tensor",
+    "__sub__": "aten::sub.Tensor",
+    "__mul__": "aten::mul.Tensor",
+    "__truediv__": "aten::div.Tensor",
+}
+_NUMBERS: dict[tuple[type, Any], Tensor] = {}
+
+
+def _wrapped(kind: type, value: Any) -> Tensor | None:
+    """A shared wrapped-number tensor for ``value`` (the tracer only reads it); None for
+    zeros and NaN, whose cache keys would be ambiguous (-0.0 == 0.0, nan != nan)."""
+    from tensordispatch.backends.aten import wrap_number
+
+    if not value or (kind is float and math.isnan(value)):
+        return None
+    if len(_NUMBERS) >= 256:
+        _NUMBERS.clear()
+    t = _NUMBERS[(kind, value)] = wrap_number(value)
+    return t
+
+
+def _validated(entry: Any, raw: int, kernel: Callable[..., Any]) -> bool:
+    """Whether a call of ``entry``'s operator with arguments' key set ``raw`` under the
+    default dispatch state runs the standard Autograd kernel (generic, or the entry its
+    specializer generates) and then, below autograd, ``kernel`` (Note [Fast operator
+    methods])."""
+    state = entry.state
+    pre = raw | DEFAULT_INCLUDED_RAW
+    call = state.default_cache.get(pre) or state.call_miss(DEFAULT_EXCLUDED_RAW, pre)
+    autograd = entry.kernels.get(DispatchKey.Autograd)
+    if not autograd or getattr(autograd[0].fn, "__module__", "") != _AUTOGRAD_MODULE:
+        return False
+    if isinstance(call, partial):  # the generic RAW_KEYSET convention: (raw, op, *args)
+        if call.func is not autograd[0].fn:
+            return False
+        below = call.args[0] & AFTER_AUTOGRAD_RAW
+        target = state.redispatch_cache.get(below) or state.redispatch_miss(below)
+        return target is kernel
+    scope = getattr(call, "__globals__", None)  # an entry made by the kernel's specializer
+    specializer = autograd[0].specializer
+    if scope is None or specializer is None or scope.get("_td_below") is not kernel:
+        return False
+    twin = specializer(entry.overload_object, scope.get("_td_raw"))
+    return twin is not None and twin.__code__ is call.__code__
+
+
+_AUTOGRAD_MODULE = "tensordispatch.autograd.kernels"
+
+
+def fast_method(name: str, slow: Callable[..., Any]) -> Callable[..., Any] | None:
+    """The fast ``FunctionalTensor`` method for operator ``name`` (None if its shortcut
+    kernel was not built); ``slow`` is the Tensor method it stands in for."""
+    from tensordispatch.lazy.tensor import LazyTensor
+
+    built = _BUILT.get(name)
+    if built is None:
+        return None
+    plan, tracer, kernel, defaults = built
+    op = plan.op
+    entry = op._entry
+    tail = list(defaults[2:])
+    valid: dict[int, Any] = {}
+    numbers = _NUMBERS
+    ft = FunctionalTensor
+
+    def method(self: Any, other: Any, **kwargs: Any) -> Any:
+        inner = self._data
+        if kwargs or inner.__class__ is not LazyTensor or self.__class__ is not ft:
+            return slow(self, other, **kwargs)
+        d = _ST.__dict__
+        if (
+            d["included"] != DEFAULT_INCLUDED_RAW
+            or d["excluded"] != DEFAULT_EXCLUDED_RAW
+            or d["modes"]
+            or d["transform_stack"]
+            or d.get("autograd_inference_mode", False)
+            or d.get("lazy_force_fallback")
+            or self._generation != self._fstorage.generation
+            or (self._autograd_meta is not None and self._autograd_meta.requires_grad)
+            or inner._autograd_meta is not None
+        ):
+            return slow(self, other)
+        kind = other.__class__
+        if kind is float or kind is int:
+            b = numbers.get((kind, other))
+            if b is None:
+                b = _wrapped(kind, other)
+                if b is None:
+                    return slow(self, other)
+        elif kind is ft:
+            b = other._data
+            if (
+                b.__class__ is not LazyTensor
+                or other._generation != other._fstorage.generation
+                or (other._autograd_meta is not None and other._autograd_meta.requires_grad)
+                or b._autograd_meta is not None
+            ):
+                return slow(self, other)
+        else:
+            return slow(self, other)
+        raw = self._key_set | (b._key_set if kind is not ft else other._key_set)
+        if valid.get(raw) is not entry.state:
+            if not _validated(entry, raw, kernel):
+                return slow(self, other)
+            valid[raw] = entry.state
+        return _fast_wrap(tracer(op, None, [inner, b, *tail]))
+
+    method.__name__ = method.__qualname__ = f"lazy_fast_{name.split('::')[-1].split('.')[0]}"
+    return method
+
+
+def _fast_wrap(t: Tensor) -> FunctionalTensor:
+    return _make_wrapper(t, FunctionalStorage(t), (), 0)
+
+
+class MethodsHandle:
+    """What `install_methods` returns: ``remove()`` restores the methods it replaced."""
+
+    __slots__ = ("saved",)
+
+    def __init__(self, saved: dict[str, Any]) -> None:
+        self.saved = saved
+
+    def remove(self) -> None:
+        for dunder, previous in self.saved.items():
+            if previous is None:
+                delattr(FunctionalTensor, dunder)
+            else:
+                setattr(FunctionalTensor, dunder, previous)
+        self.saved = {}
+
+
+def install_methods() -> MethodsHandle:
+    """Set FunctionalTensor's fast operator methods (Note [Fast operator methods]) for the
+    shortcut kernels built so far; the handle's ``remove()`` undoes it.
+
+    >>> import tensordispatch as td, tensordispatch.lazy as lazy
+    >>> handle = lazy.init(); methods = install_methods()
+    >>> x = td.ones(2).to("lazy")
+    >>> type(x).__add__.__name__, (x + 2.0).tolist()
+    ('lazy_fast_add', [3.0, 3.0])
+    >>> methods.remove(); handle.remove(); type(x).__add__ is td.Tensor.__add__
+    True
+    """
+    saved: dict[str, Any] = {}
+    for dunder, name in FAST_METHODS.items():
+        slow = getattr(Tensor, dunder)
+        method = fast_method(name, slow)
+        if method is not None:
+            saved[dunder] = FunctionalTensor.__dict__.get(dunder)
+            setattr(FunctionalTensor, dunder, method)
+    return MethodsHandle(saved)
