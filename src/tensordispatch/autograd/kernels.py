@@ -32,6 +32,7 @@ from collections.abc import Callable
 from typing import Any
 
 from tensordispatch.autograd.derivatives import DifferentiabilityInfo, load_derivatives
+from tensordispatch.autograd.entries import autograd_entry
 from tensordispatch.autograd.functions_manual import Options
 from tensordispatch.autograd.graph import (
     Node,
@@ -323,62 +324,10 @@ def _fast_path(
 ) -> Callable[..., Any]:
     """The kernel: redispatch unless grad mode is on and an input requires grad.
 
-    The no-grad branch is the hot path of every call (Note [The autograd kernel]): it reads
-    the operator's published redispatch cache directly instead of calling
-    ``OpOverload.redispatch`` (same lookup, one Python call less).
+    The generic kernel (``op.redispatch`` callers, boxed calls) looks the redispatch up per
+    call; the dispatcher's cached entry is the specialized one (``_specializer``), which
+    holds the backend's entry for its key set (Note [The no-grad path]).
     """
-    if positions == (0,):
-
-        def kernel1(raw: int, op: Any, a: Any, *args: Any, **kwargs: Any) -> Any:
-            try:
-                m = a._autograd_meta
-            except AttributeError:  # a non-Tensor carrying a key set (a backend's box)
-                m = None
-            if m is None or not m.requires_grad or not _ST.grad_enabled:
-                state = op._entry.state
-                try:
-                    e = state.redispatch_cache[raw & _AFTER]
-                except KeyError:
-                    e = state.redispatch_miss(raw & _AFTER)
-                r = e(a, *args, **kwargs)
-                if fresh:
-                    try:
-                        if r._vc is not None:
-                            fresh_version(r, (a, *args))
-                    except AttributeError:  # a backend's box
-                        pass
-                return r
-            return record(raw, op, (a, *args), kwargs)
-
-        return kernel1
-    if positions == (0, 1):
-
-        def kernel2(raw: int, op: Any, a: Any, b: Any, *args: Any, **kwargs: Any) -> Any:
-            try:
-                m = a._autograd_meta
-                m2 = b._autograd_meta
-            except AttributeError:  # a non-Tensor carrying a key set (a backend's box)
-                m = getattr(a, "_autograd_meta", None)
-                m2 = getattr(b, "_autograd_meta", None)
-            if (
-                (m is None or not m.requires_grad) and (m2 is None or not m2.requires_grad)
-            ) or not _ST.grad_enabled:
-                state = op._entry.state
-                try:
-                    e = state.redispatch_cache[raw & _AFTER]
-                except KeyError:
-                    e = state.redispatch_miss(raw & _AFTER)
-                r = e(a, b, *args, **kwargs)
-                if fresh:
-                    try:
-                        if r._vc is not None:
-                            fresh_version(r, (a, b, *args))
-                    except AttributeError:  # a backend's box
-                        pass
-                return r
-            return record(raw, op, (a, b, *args), kwargs)
-
-        return kernel2
 
     def kernel(raw: int, op: Any, *args: Any, **kwargs: Any) -> Any:
         if _ST.grad_enabled:
@@ -390,7 +339,17 @@ def _fast_path(
             fresh_version(r, args)
         return r
 
+    kernel._td_specialize = _specializer(positions, record, fresh)  # type: ignore[attr-defined]
     return kernel
+
+
+def _specializer(
+    positions: tuple[int, ...], record: Callable[..., Any], fresh: bool
+) -> Callable[[Any, int], Callable[..., Any] | None]:
+    """``specializer(op, raw)`` for the dispatcher (kernel.py): the generated entry of ``op``
+    for key set ``raw`` (entries.py, Note [The no-grad path])."""
+    reset = fresh_version if fresh else None
+    return lambda op, raw: autograd_entry(op, raw, positions, record, reset)
 
 
 def _make_inplace_kernel(
@@ -496,7 +455,8 @@ HANDLES: list[RegistrationHandle] = []
 def _register(name: str, key: DispatchKey, fn: Callable[..., Any]) -> None:
     qualified, _, overload = name.partition(".")
     debug = f"registered at tensordispatch/autograd/kernels.py:{fn.__code__.co_firstlineno}"
-    kernel = KernelFunction(fn, KernelKind.RAW_KEYSET, debug)
+    special = getattr(fn, "_td_specialize", None)
+    kernel = KernelFunction(fn, KernelKind.RAW_KEYSET, debug, None, special)
     HANDLES.append(DISPATCHER.register_impl(f"aten::{qualified}", overload, key, kernel))
 
 

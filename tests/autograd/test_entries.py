@@ -1,0 +1,127 @@
+"""The generated autograd entries (autograd/entries.py, Note [The no-grad path])."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import torch
+
+import tensordispatch as td
+from tensordispatch.autograd import kernels
+from tensordispatch.dispatch.dispatcher import DISPATCHER
+from tensordispatch.dispatch.kernel import KernelFunction, KernelKind
+from tensordispatch.dispatch.keys import DispatchKey
+from tensordispatch.dispatch.keyset import AFTER_AUTOGRAD_RAW
+from tensordispatch.library import Library
+
+
+def _cached_entries(op: Any) -> list[Any]:
+    return list(op._entry.state.default_cache.values())
+
+
+def test_cached_entry_of_add_calls_the_cpu_entry_directly() -> None:
+    a, b = td.tensor([1.0, 2.0]), td.tensor([3.0, 4.0])
+    td.add(a, b)
+    op = td.ops.aten.add.Tensor
+    (entry,) = [e for e in _cached_entries(op) if e.__name__ == "add"]
+    raw = entry.__globals__["_td_raw"]
+    below = op._entry.state.redispatch_cache[raw & AFTER_AUTOGRAD_RAW]
+    assert entry.__globals__["_td_below"] is below
+    assert below.__name__ == "wrapper_CPU_add_Tensor"
+
+
+@pytest.mark.parametrize(
+    ("name", "kwargs"),
+    [("add", {"alpha": 2}), ("sub", {"alpha": -3}), ("clamp", {"min": 0.5}), ("clamp", {})],
+)
+def test_given_optional_arguments_reach_the_kernel(name: str, kwargs: dict[str, Any]) -> None:
+    x = [[0.25, 1.5], [-2.0, 3.0]]
+    if name == "clamp":
+        kwargs = kwargs or {"max": 1.0}
+        got, want = td.clamp(td.tensor(x), **kwargs), torch.clamp(torch.tensor(x), **kwargs)
+    else:
+        got = getattr(td, name)(td.tensor(x), td.tensor(x[::-1]), **kwargs)
+        want = getattr(torch, name)(torch.tensor(x), torch.tensor(x[::-1]), **kwargs)
+    assert got.tolist() == want.tolist()
+
+
+def test_records_through_the_generated_entry_with_optional_arguments() -> None:
+    a = td.tensor([1.0, 2.0]).requires_grad_()
+    b = td.tensor([3.0, 4.0]).requires_grad_()
+    out = td.add(a, b, alpha=3)
+    out.sum().backward()
+    assert out.grad_fn.name() == "AddBackward0"
+    assert (a.grad.tolist(), b.grad.tolist()) == ([1.0, 1.0], [3.0, 3.0])
+
+
+def test_no_grad_mode_skips_recording_for_inputs_that_require_grad() -> None:
+    a = td.tensor([1.0, 2.0]).requires_grad_()
+    with td.autograd.no_grad():
+        out = td.mul(a, a)
+    assert out.grad_fn is None and not out.requires_grad
+
+
+def test_fresh_output_keeps_version_zero_through_the_generated_entry() -> None:
+    x = td.tensor([1.0, 2.0])
+    assert td.zeros_like(x)._version == torch.zeros_like(torch.tensor([1.0, 2.0]))._version
+
+
+@pytest.fixture
+def custom_op() -> Iterator[tuple[Any, list[Any]]]:
+    """``tdg_entries::f`` with a CPU kernel and a fast-path autograd kernel whose recording
+    branch only logs its arguments."""
+    lib = Library("tdg_entries", "DEF")
+    lib.define("f(Tensor x, Tensor y, *, int n=1) -> Tensor")
+    cpu = DISPATCHER.register_impl(
+        "tdg_entries::f",
+        "",
+        DispatchKey.CPU,
+        KernelFunction(lambda x, y, n=1: td.mul(x, n), KernelKind.UNBOXED, "test"),
+    )
+    log: list[Any] = []
+
+    def record(raw: int, op: Any, args: tuple[Any, ...], kw: dict[str, Any]) -> Any:
+        log.append((args, kw))
+        return args[0]
+
+    kernel = kernels._fast_path((0, 1), record)
+    special = kernel._td_specialize  # type: ignore[attr-defined]
+    handle = DISPATCHER.register_impl(
+        "tdg_entries::f",
+        "",
+        DispatchKey.Autograd,
+        KernelFunction(kernel, KernelKind.RAW_KEYSET, "test", None, special),
+    )
+    yield cpu, log
+    handle.remove()
+    cpu.remove()  # a second removal does nothing
+    lib._destroy()
+
+
+def test_entry_follows_a_kernel_registered_after_it_was_cached(
+    custom_op: tuple[Any, list[Any]],
+) -> None:
+    cpu, _ = custom_op
+    f = td.ops.tdg_entries.f.default
+    x = td.tensor([1.0, 2.0])
+    assert f(x, x, n=3).tolist() == [3.0, 6.0]
+    cpu.remove()
+    kernel = KernelFunction(lambda x, y, n=1: td.add(x, y), KernelKind.UNBOXED, "test")
+    second = DISPATCHER.register_impl("tdg_entries::f", "", DispatchKey.CPU, kernel)
+    assert f(x, x, n=3).tolist() == [2.0, 4.0]
+    assert f(x, td.tensor([5.0, 5.0])).tolist() == [6.0, 7.0]
+    second.remove()
+
+
+def test_recording_branch_gets_the_given_arguments(
+    custom_op: tuple[Any, list[Any]],
+) -> None:
+    _, log = custom_op
+    f = td.ops.tdg_entries.f.default
+    x, y = td.tensor([1.0]), td.tensor([2.0]).requires_grad_()
+    f(x, y)
+    f(x, y, n=4)
+    assert [(len(args), kw) for args, kw in log] == [(2, {}), (2, {"n": 4})]
+    assert log[0][0][1] is y
