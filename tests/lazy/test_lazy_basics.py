@@ -184,3 +184,35 @@ def test_factories_on_lazy_match_cpu(make: Any) -> None:
     assert isinstance(from_functional(lz), LazyTensor)
     back = lz.cpu()
     assert back.dtype == cpu.dtype and back.tolist() == cpu.tolist()
+
+
+def test_freed_values_are_counted_when_counters_are_read() -> None:
+    # Note [Live tensors]: no __del__; reading a counter purges the freed values first
+    x = td.ones(3).to("lazy")
+    lazy.mark_step()
+    names = ("CreateLtcTensor", "DestroyLtcTensor")
+    before = {n: lazy.metrics.counter_value(n) or 0 for n in names}
+    ys = [x + float(i + 1) for i in range(5)]
+    assert lazy.metrics.counter_value("CreateLtcTensor") == before["CreateLtcTensor"] + 5
+    assert (lazy.metrics.counter_value("DestroyLtcTensor") or 0) == before["DestroyLtcTensor"]
+    ys.clear()
+    assert lazy.metrics.counter_value("DestroyLtcTensor") == before["DestroyLtcTensor"] + 5
+
+
+def test_live_table_stays_proportional_to_live_values(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tensordispatch.lazy import tensor as lazy_tensor
+
+    monkeypatch.setattr(lazy_tensor, "TRIM_EVERY", 10)
+    x = td.ones(3).to("lazy")
+    lazy.mark_step()
+    lazy_tensor.purge()
+    kept = []
+    for i in range(200):  # every value but one in ten is freed at once
+        y = x + 1.0
+        if i % 10 == 0:
+            kept.append(y)
+    entries = len(lazy_tensor.LIVE)  # live values plus freed ones not purged yet
+    live = len(lazy_tensor.live_data())
+    assert 20 <= live <= 25
+    assert entries <= 2 * live + 2 * 10
+    assert len(lazy_tensor.LIVE) == live  # live_data purged the rest

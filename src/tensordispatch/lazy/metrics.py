@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import threading
 from collections import defaultdict
+from collections.abc import Callable
 
 __all__ = [
     "counter_names",
@@ -29,6 +30,14 @@ __all__ = [
 COUNTERS: defaultdict[str, int] = defaultdict(int)
 _VALUES: dict[str, list[float]] = {}
 _LOCK = threading.Lock()
+#: Called before counters are read or reset: counters kept lazily elsewhere bring themselves
+#: up to date (tensor.py counts DestroyLtcTensor when it purges freed values).
+SETTLE: list[Callable[[], object]] = []
+
+
+def _settle() -> None:
+    for fn in SETTLE:
+        fn()
 
 
 def bump(name: str, n: int = 1) -> None:
@@ -48,6 +57,7 @@ def counter_names() -> list[str]:
     >>> reset_metrics(); bump("MarkStep"); counter_names()
     ['MarkStep']
     """
+    _settle()
     return [name for name, value in COUNTERS.items() if value]
 
 
@@ -57,6 +67,7 @@ def counter_value(name: str) -> int | None:
     >>> reset_metrics(); counter_value("MarkStep") is None
     True
     """
+    _settle()
     value = COUNTERS.get(name)
     return value if value else None
 
@@ -74,6 +85,7 @@ def metric_values(name: str) -> list[float]:
 
 def reset_metrics() -> None:
     """Forget every counter and value metric (torch._lazy.metrics.reset)."""
+    _settle()  # values freed before the reset are not counted after it
     with _LOCK:
         COUNTERS.clear()
         _VALUES.clear()
@@ -90,6 +102,7 @@ def metrics_report() -> str:
       Value: 2
     """
     lines: list[str] = []
+    _settle()
     with _LOCK:
         values = {k: list(v) for k, v in _VALUES.items()}
     for name, samples in values.items():

@@ -18,9 +18,13 @@ a lazy tensor give it a new IR value or a new handle, so handles may share array
 
 Note [Live tensors]
 Every LazyData registers itself in `LIVE` (id -> weak reference, insertion-ordered) when made
-(`CreateLtcTensor`) and leaves it when freed (`DestroyLtcTensor`). "Live" means referenced
-by anything: Python objects, functional wrappers, autograd's saved tensors. IR-only
-intermediates die with their tensors and are not synced as roots.
+(`CreateLtcTensor`). "Live" means referenced by anything: Python objects, functional
+wrappers, autograd's saved tensors. IR-only intermediates die with their tensors and are not
+synced as roots. A freed value's entry is not removed when it dies (a Python ``__del__``
+costs about as much as the rest of making the value): `purge` drops dead entries and counts
+them (`DestroyLtcTensor`) when `live_data` walks the table, when a metric is read, and
+whenever the table has doubled since the last purge, so it stays proportional to the live
+values.
 """
 
 from __future__ import annotations
@@ -50,6 +54,7 @@ class LazyData:
     """The value of one lazy tensor (Note [LazyData])."""
 
     __slots__ = ("__weakref__", "handle", "id", "ir", "shape", "tensor_data")
+    # no __del__: a freed value's LIVE entry is dropped by `purge` (Note [Live tensors])
 
     def __init__(
         self,
@@ -63,12 +68,8 @@ class LazyData:
         self.handle = handle
         self.tensor_data = tensor_data
         self.id = next(_IDS)
-        LIVE[self.id] = _ref(self)  # a plain weak reference: __del__ removes it
+        LIVE[self.id] = _ref(self)  # a plain weak reference: `purge` removes it
         _COUNTERS["CreateLtcTensor"] += 1
-
-    def __del__(self) -> None:
-        LIVE.pop(self.id, None)
-        _COUNTERS["DestroyLtcTensor"] += 1
 
     def ir_value(self) -> Value:
         """This value as an operand: its pending IR, else its handle as device data, else its
@@ -221,10 +222,11 @@ def from_array(array: np.ndarray[Any, Any], dtype: Any, device: Device = LAZY) -
 #: Note [Trimming the graph]: every TRIM_EVERY-th pending value made, if the graph under it
 #: has more than TRIM_NODES nodes, it is computed on its own and its IR cut (LTC's
 #: TrimIrGraph, 5000 and 100000 there too), so a loop without mark_step cannot grow a graph
-#: without bound.
+#: without bound. The same check purges LIVE once it has doubled (Note [Live tensors]).
 TRIM_EVERY = 5000
 TRIM_NODES = 100000
 _MADE = [0]
+_PURGE_AT = [TRIM_EVERY]
 
 
 def from_value(value: Value, device: Device = LAZY) -> LazyTensor:
@@ -243,6 +245,8 @@ def from_value(value: Value, device: Device = LAZY) -> LazyTensor:
     _MADE[0] += 1
     if _MADE[0] >= TRIM_EVERY:
         _MADE[0] = 0
+        if len(LIVE) >= _PURGE_AT[0]:
+            purge()
         _maybe_trim(data)
     sizes = shape.sizes
     strides = _STRIDES.get(sizes)
@@ -272,16 +276,44 @@ def _maybe_trim(data: LazyData) -> None:
         sync_tensors([data], mark_step=True)
 
 
-def live_data() -> list[LazyData]:
-    """The live lazy values, oldest first."""
+def _entries() -> list[tuple[int, weakref.ref[LazyData]]]:
     while True:
-        try:  # a LazyData freed by the GC while copying removes itself: copy again
-            refs = list(LIVE.values())
-            break
+        try:  # another thread adding a value while copying: copy again
+            return list(LIVE.items())
         except RuntimeError:
             continue
-    found = [r() for r in refs]
-    return [d for d in found if d is not None]
+
+
+def purge() -> int:
+    """Drop the entries of freed values from LIVE and count them (`DestroyLtcTensor`);
+    returns how many live values remain (Note [Live tensors])."""
+    dead = [i for i, r in _entries() if r() is None]
+    for i in dead:
+        del LIVE[i]
+    if dead:
+        _COUNTERS["DestroyLtcTensor"] += len(dead)
+    _PURGE_AT[0] = max(2 * len(LIVE), TRIM_EVERY)
+    return len(LIVE)
+
+
+metrics.SETTLE.append(purge)
+
+
+def live_data() -> list[LazyData]:
+    """The live lazy values, oldest first (freed ones are purged on the way)."""
+    found = []
+    dead = []
+    for i, r in _entries():
+        d = r()
+        if d is None:
+            dead.append(i)
+        else:
+            found.append(d)
+    for i in dead:
+        del LIVE[i]
+    if dead:
+        _COUNTERS["DestroyLtcTensor"] += len(dead)
+    return found
 
 
 def node_of(t: LazyTensor) -> Node:
