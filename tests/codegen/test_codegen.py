@@ -94,10 +94,27 @@ def test_missing_kernel_names_the_yaml_line_and_the_table() -> None:
 def test_structured_group_gets_three_wrappers_per_key() -> None:
     text = generate_sources()["registrations.py"]
     for key in ("CPU", "Meta"):
-        for name in ("sin", "sin_", "sin_out"):
+        for name in ("tan", "tan_", "tan_out"):
             assert f"\ndef wrapper_{key}_{name}(" in text
-    assert "_lib['aten:Meta'].impl('sin_', wrapper_Meta_sin_, debug=_SITE + '" in text
+    assert "_lib['aten:Meta'].impl('tan_', wrapper_Meta_tan_, debug=_SITE + '" in text
     assert "\ndef wrapper_CPU_mm_out(self, mat2, *, out):" in text
+
+
+def test_functional_fast_groups_register_the_fused_table_kernel() -> None:
+    from tensordispatch.backends.cpu.fresh import CPU_FUNCTIONAL_KERNELS
+    from tensordispatch.codegen.model import FUNCTIONAL_FAST
+    from tensordispatch.dispatch.dispatcher import DISPATCHER
+    from tensordispatch.dispatch.keys import DispatchKey
+
+    assert set(CPU_FUNCTIONAL_KERNELS) == FUNCTIONAL_FAST
+    text = generate_sources()["registrations.py"]
+    assert "\ndef wrapper_CPU_sin(" not in text
+    assert "\ndef wrapper_CPU_sin_(" in text and "\ndef wrapper_Meta_sin(" in text
+    for name in FUNCTIONAL_FAST:
+        qualified, _, overload = name.partition(".")
+        entry = DISPATCHER.find(f"aten::{qualified}", overload)
+        assert entry is not None
+        assert entry.kernels[DispatchKey.CPU][0].fn is CPU_FUNCTIONAL_KERNELS[name], name
 
 
 def test_factories_get_backend_select_kernels_and_likes_do_not() -> None:

@@ -26,6 +26,8 @@ import pathlib
 from tensordispatch.codegen.model import (
     FRESH_IMPLS,
     FRESH_TABLE,
+    FUNCTIONAL_FAST,
+    FUNCTIONAL_TABLE,
     KERNEL_TABLES,
     META_FUNCTIONS,
     STRUCTURED_KEYS,
@@ -121,7 +123,7 @@ def _copy_arg(dst, src):
 
 def _imports() -> str:
     lines = set()
-    for alias, spec in [*KERNEL_TABLES.values(), META_FUNCTIONS, FRESH_TABLE]:
+    for alias, spec in [*KERNEL_TABLES.values(), META_FUNCTIONS, FRESH_TABLE, FUNCTIONAL_TABLE]:
         module, _, attr = spec.partition(":")
         lines.add(f"from {module} import {attr} as {alias}")
     return "\n".join(sorted(lines))
@@ -166,6 +168,8 @@ def _structured(
         variants.append((g.inplace, "inplace"))
     for f, kind in variants:
         name = f"wrapper_{key}_{ident(f)}"
+        if kind == "functional" and key == "CPU" and str(f.func.name) in FUNCTIONAL_FAST:
+            continue  # a hand-fused kernel (model.FUNCTIONAL_FAST), looked up in table_lookups
         body = [f"def {name}({kernel_params(f.func)}):"]
         if kind == "functional" and fresh and impl:
             body.append(f"    specs, pre = {meta}(None, {nonout})")
@@ -302,10 +306,13 @@ class _Emitter:
         meta = self.parsed.backend_index(key).index.get(g.out.func.name)
         return meta is not None and meta.kernel in FRESH_IMPLS
 
-    def add(self, key: str, f: NativeFunction, kernel_expr: str) -> None:
+    def add(self, key: str, f: NativeFunction, kernel_expr: str, ref: str = "") -> None:
+        """Register ``kernel_expr`` for ``f`` under ``key``; the impl line names ``ref`` (a
+        module-level name bound to the expression) when given."""
         self.kernels.setdefault(key, []).append((f, kernel_expr))
-        self.impls.setdefault(f"{f.namespace}:{key}", []).append(
-            f"    _lib[{f.namespace + ':' + key!r}].impl({str(f.func.name)!r}, {kernel_expr}, "
+        lib = f"{f.namespace}:{key}"
+        self.impls.setdefault(lib, []).append(
+            f"    _lib[{lib!r}].impl({str(f.func.name)!r}, {ref or kernel_expr}, "
             f"debug=_SITE + {_LINE!r})"
         )
 
@@ -327,6 +334,12 @@ class _Emitter:
                     f"_fresh_{key}_{ident(g.out)} = _kernel({FRESH_TABLE[0]}, "
                     f"{FRESH_TABLE[1]!r}, {meta.kernel!r}, {key!r}, {where})"
                 )
+            functional = str(g.functional.func.name)
+            if key == "CPU" and functional in FUNCTIONAL_FAST:
+                self.tables.append(
+                    f"wrapper_{key}_{ident(g.functional)} = _kernel({FUNCTIONAL_TABLE[0]}, "
+                    f"{FUNCTIONAL_TABLE[1]!r}, {functional!r}, {key!r}, {where})"
+                )
 
     def function(self, f: NativeFunction) -> None:
         tags = ", ".join(repr(t) for t in sorted(f.tags))
@@ -338,7 +351,16 @@ class _Emitter:
             if f is g.out:
                 self.table_lookups(g)
             for key in self.keys_of(g):
-                self.add(key, f, f"wrapper_{key}_{ident(f)}")
+                name = f"wrapper_{key}_{ident(f)}"
+                if key == "CPU" and f is g.functional and str(f.func.name) in FUNCTIONAL_FAST:
+                    # the direct entry point (gen_direct) wraps the table kernel with the
+                    # schema's signature, as for any table kernel
+                    where = repr(source_location(g.out))
+                    table, spec = FUNCTIONAL_TABLE
+                    expr = f"_kernel({table}, {spec!r}, {str(f.func.name)!r}, 'CPU', {where})"
+                    self.add(key, f, expr, name)
+                else:
+                    self.add(key, f, name)
         elif "generated" in f.tags or id(f) in self.view_copies:
             key = next(
                 k

@@ -19,6 +19,8 @@ __all__ = [
     "DUNDER_METHODS",
     "FRESH_IMPLS",
     "FRESH_TABLE",
+    "FUNCTIONAL_FAST",
+    "FUNCTIONAL_TABLE",
     "HIDDEN_FROM_PYTHON",
     "KERNEL_TABLES",
     "NUMBERS_AS_TENSORS",
@@ -65,6 +67,18 @@ FRESH_IMPLS: frozenset[str] = frozenset(
      "sqrt_out"}
 )  # fmt: skip
 FRESH_TABLE = ("_CPU_FRESH", "tensordispatch.backends.cpu.fresh:CPU_FRESH_KERNELS")
+
+# Structured groups (by functional overload name) whose functional CPU kernel is a complete
+# hand-fused kernel of backends/cpu/fresh.py CPU_FUNCTIONAL_KERNELS (fast-path checks + one
+# NumPy call, falling back to the meta function + fresh kernel itself): registered instead of
+# a generated wrapper, with the wrapper's name and Python signature (~450 ns less per call).
+FUNCTIONAL_FAST: frozenset[str] = frozenset(
+    {"add.Tensor", "sub.Tensor", "mul.Tensor", "div.Tensor", "neg", "exp", "sin", "cos", "sqrt"}
+)
+FUNCTIONAL_TABLE = (
+    "_CPU_FUNCTIONAL",
+    "tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS",
+)
 
 # Overloads torch's Python binding does not expose: numbers go through the Tensor overload
 # as wrapped numbers instead (torch's tools/autograd skip list).

@@ -98,7 +98,14 @@ def abs_out(self, *, out):
     return _k13(self, out=out)
 
 
-add_Tensor = _r.wrapper_CPU_add_Tensor
+
+_k14 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'add.Tensor', 'CPU', 'ops/native_functions.yaml:94')
+
+
+def add_Tensor(self, other, *, alpha=1):
+    return _k14(self, other, alpha=alpha)
+
+
 add_out = _r.wrapper_CPU_add_out
 add__Tensor = _r.wrapper_CPU_add__Tensor
 addcdiv = _r.wrapper_CPU_addcdiv
@@ -213,13 +220,27 @@ def copy_(self, src, non_blocking=False):
     return _k100(self, src, non_blocking)
 
 
-cos = _r.wrapper_CPU_cos
+
+_k101 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'cos', 'CPU', 'ops/native_functions.yaml:365')
+
+
+def cos(self):
+    return _k101(self)
+
+
 cos_out = _r.wrapper_CPU_cos_out
 cos_ = _r.wrapper_CPU_cos_
 cumsum = _r.wrapper_CPU_cumsum
 cumsum_out = _r.wrapper_CPU_cumsum_out
 cumsum_ = _r.wrapper_CPU_cumsum_
-div_Tensor = _r.wrapper_CPU_div_Tensor
+
+_k107 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'div.Tensor', 'CPU', 'ops/native_functions.yaml:215')
+
+
+def div_Tensor(self, other):
+    return _k107(self, other)
+
+
 div_Tensor_mode = _r.wrapper_CPU_div_Tensor_mode
 div_out = _r.wrapper_CPU_div_out
 div_out_mode = _r.wrapper_CPU_div_out_mode
@@ -258,7 +279,14 @@ eq__Tensor = _r.wrapper_CPU_eq__Tensor
 erf = _r.wrapper_CPU_erf
 erf_out = _r.wrapper_CPU_erf_out
 erf_ = _r.wrapper_CPU_erf_
-exp = _r.wrapper_CPU_exp
+
+_k125 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'exp', 'CPU', 'ops/native_functions.yaml:325')
+
+
+def exp(self):
+    return _k125(self)
+
+
 exp_out = _r.wrapper_CPU_exp_out
 exp_ = _r.wrapper_CPU_exp_
 expm1 = _r.wrapper_CPU_expm1
@@ -490,7 +518,14 @@ minimum = _r.wrapper_CPU_minimum
 minimum_out = _r.wrapper_CPU_minimum_out
 mm = _r.wrapper_CPU_mm
 mm_out = _r.wrapper_CPU_mm_out
-mul_Tensor = _r.wrapper_CPU_mul_Tensor
+
+_k210 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'mul.Tensor', 'CPU', 'ops/native_functions.yaml:180')
+
+
+def mul_Tensor(self, other):
+    return _k210(self, other)
+
+
 mul_out = _r.wrapper_CPU_mul_out
 mul__Tensor = _r.wrapper_CPU_mul__Tensor
 
@@ -515,7 +550,14 @@ ne_Tensor = _r.wrapper_CPU_ne_Tensor
 ne_Tensor_out = _r.wrapper_CPU_ne_Tensor_out
 ne__Scalar = _r.wrapper_CPU_ne__Scalar
 ne__Tensor = _r.wrapper_CPU_ne__Tensor
-neg = _r.wrapper_CPU_neg
+
+_k221 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'neg', 'CPU', 'ops/native_functions.yaml:305')
+
+
+def neg(self):
+    return _k221(self)
+
+
 neg_out = _r.wrapper_CPU_neg_out
 neg_ = _r.wrapper_CPU_neg_
 
@@ -642,12 +684,26 @@ sign_ = _r.wrapper_CPU_sign_
 silu = _r.wrapper_CPU_silu
 silu_out = _r.wrapper_CPU_silu_out
 silu_ = _r.wrapper_CPU_silu_
-sin = _r.wrapper_CPU_sin
+
+_k285 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'sin', 'CPU', 'ops/native_functions.yaml:345')
+
+
+def sin(self):
+    return _k285(self)
+
+
 sin_out = _r.wrapper_CPU_sin_out
 sin_ = _r.wrapper_CPU_sin_
 sort_stable = _r.wrapper_CPU_sort_stable
 sort_values_stable = _r.wrapper_CPU_sort_values_stable
-sqrt = _r.wrapper_CPU_sqrt
+
+_k290 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'sqrt', 'CPU', 'ops/native_functions.yaml:385')
+
+
+def sqrt(self):
+    return _k290(self)
+
+
 sqrt_out = _r.wrapper_CPU_sqrt_out
 sqrt_ = _r.wrapper_CPU_sqrt_
 
@@ -666,7 +722,14 @@ def std_correction_out(self, dim=None, *, correction=None, keepdim=False, out):
     return _k294(self, dim, correction=correction, keepdim=keepdim, out=out)
 
 
-sub_Tensor = _r.wrapper_CPU_sub_Tensor
+
+_k295 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'sub.Tensor', 'CPU', 'ops/native_functions.yaml:129')
+
+
+def sub_Tensor(self, other, *, alpha=1):
+    return _k295(self, other, alpha=alpha)
+
+
 sub_out = _r.wrapper_CPU_sub_out
 sub__Tensor = _r.wrapper_CPU_sub__Tensor
 sum_IntList_out = _r.wrapper_CPU_sum_IntList_out
