@@ -19,7 +19,7 @@ from __future__ import annotations
 import contextlib
 import numbers
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -81,14 +81,14 @@ class dtype:
     is_signed: _builtin_bool
     _index: _builtin_int
     _numpy: np.dtype[Any]
+    # Plain slots set once from the category (read on every operator call; a property costs
+    # ~30 ns more per read). Read-only like the other fields (frozen).
+    is_floating_point: _builtin_bool = field(init=False)
+    is_complex: _builtin_bool = field(init=False)
 
-    @property
-    def is_floating_point(self) -> _builtin_bool:
-        return self._category == _FLOATING
-
-    @property
-    def is_complex(self) -> _builtin_bool:
-        return self._category == _COMPLEX
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "is_floating_point", self._category == _FLOATING)
+        object.__setattr__(self, "is_complex", self._category == _COMPLEX)
 
     def to_real(self) -> dtype:
         """The real counterpart of a complex dtype (other dtypes map to themselves)."""

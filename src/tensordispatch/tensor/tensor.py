@@ -58,6 +58,8 @@ __all__ = [
     "new_cpu_tensor",
 ]
 
+_ndarray = np.ndarray
+
 
 class VersionCounter:
     """A mutable int shared by a tensor and all its views; bumped by in-place ops."""
@@ -300,19 +302,41 @@ class Tensor(TensorValues):
     ) -> np.ndarray[Any, Any]:
         """A NumPy view of the storage bytes with the given geometry, bounds-checked."""
         itemsize = dtype.itemsize
-        buffer = self._storage_bytes()
+        root = self if self._base is None else self._base
+        buffer = root._storage
+        if buffer is None:
+            buffer = root._storage_bytes()
         available = buffer.shape[0]
-        span = 1
-        byte_strides = []
-        for size, stride in zip(shape, strides, strict=True):
-            if size == 0:
-                span = 0
-            elif span:
-                span += (size - 1) * stride
-            if stride < 0:
+        # Spelled out for 1 and 2 dims: a zip loop or a comprehension costs ~250 ns in
+        # CPython 3.11, as much as the NumPy view itself.
+        n = len(shape)
+        if n != len(strides):
+            raise ValueError(f"_view_array: {n} sizes but {len(strides)} strides")
+        byte_strides: tuple[int, ...]
+        if n == 1:
+            size, stride = shape[0], strides[0]
+            span = -1 if stride < 0 else (1 + (size - 1) * stride if size else 0)
+            byte_strides = (stride * itemsize,)
+        elif n == 2:
+            s0, s1 = shape
+            t0, t1 = strides
+            if t0 < 0 or t1 < 0:
                 span = -1
-                break
-            byte_strides.append(stride * itemsize)
+            else:
+                span = 1 + (s0 - 1) * t0 + (s1 - 1) * t1 if s0 and s1 else 0
+            byte_strides = (t0 * itemsize, t1 * itemsize)
+        elif n == 0:
+            span, byte_strides = 1, ()
+        else:
+            if min(strides) < 0:
+                span = -1
+            elif 0 in shape:
+                span = 0
+            else:
+                span = 1
+                for size, stride in zip(shape, strides):
+                    span += (size - 1) * stride
+            byte_strides = tuple([stride * itemsize for stride in strides])
         needed = (span + offset) * itemsize if span > 0 else 0
         if span < 0 or offset < 0 or needed > available:
             raise RuntimeError(
@@ -322,8 +346,8 @@ class Tensor(TensorValues):
                 "pick a view that fits in the storage"
             )
         byte_offset = offset * itemsize if span else 0  # an empty view may start past the end
-        view: np.ndarray[Any, Any] = np.ndarray(
-            shape, dtype._numpy, buffer, byte_offset, tuple(byte_strides)
+        view: np.ndarray[Any, Any] = _ndarray(
+            shape, dtype._numpy, buffer, byte_offset, byte_strides
         )
         return view
 

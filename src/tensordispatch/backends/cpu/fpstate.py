@@ -153,5 +153,7 @@ def quiet_call(fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
     """
     try:
         return QUIET_RUN(fn, *args, **kwargs)
-    except RuntimeError:  # the context is entered by another thread
+    except RuntimeError as e:  # the context is entered (another thread, or a nested call)
+        if not str(e).startswith("cannot enter context"):
+            raise  # fn's own error: fn is not run twice (it may have written an out=)
         return quiet_call_slow(fn, *args, **kwargs)
