@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from tensordispatch.backends.cpu.fpstate import QUIET_RUN, quiet_call, quiet_call_slow
+from tensordispatch.backends.cpu.fpstate import QUIET_RUN, quiet_retry
 from tensordispatch.backends.structured import alloc_cpu
 from tensordispatch.tensor import dtypes as _dt
 from tensordispatch.tensor.device import CPU
@@ -74,8 +74,8 @@ def _binary(ufunc: Any) -> Callable[..., Tensor]:
                 r = QUIET_RUN(ufunc, self._data, other._data)
             else:
                 r = QUIET_RUN(ufunc, self._data, other._data, dtype=pre._numpy, casting="unsafe")
-        except RuntimeError:  # Note [Quiet context] in fpstate.py
-            r = quiet_call_slow(ufunc, self._data, other._data, dtype=pre._numpy, casting="unsafe")
+        except RuntimeError as e:  # Note [Quiet context] in fpstate.py
+            r = quiet_retry(e, ufunc, self._data, other._data, dtype=pre._numpy, casting="unsafe")
         if type(r) is _ndarray and r.ndim == 1 and spec[1] is None and spec[2] is pre:
             return new_cpu_tensor(r, spec[0], _ONE, pre)  # as_result, inline
         return as_result(r, spec)
@@ -87,15 +87,26 @@ def _binary(ufunc: Any) -> Callable[..., Tensor]:
 def _with_alpha(ufunc: Any) -> Callable[..., Tensor]:
     def fresh(pre: Any, spec: Any, self: Tensor, other: Tensor, alpha: Any = 1) -> Tensor:
         if alpha == 1 and type(alpha) is int and self.dtype is pre and other.dtype is pre:
-            r = quiet_call(ufunc, self._data, other._data)
+            try:
+                r = QUIET_RUN(ufunc, self._data, other._data)
+            except RuntimeError as e:
+                r = quiet_retry(e, ufunc, self._data, other._data)
             if type(r) is _ndarray and r.ndim == 1 and spec[1] is None and spec[2] is pre:
                 return new_cpu_tensor(r, spec[0], _ONE, pre)
             return as_result(r, spec)
         cd = pre._numpy
         b = other._data
         if alpha != 1 or type(alpha) is bool:
-            b = quiet_call(np.multiply, b, np.array(alpha).astype(cd), dtype=cd, casting="unsafe")
-        return as_result(quiet_call(ufunc, self._data, b, dtype=cd, casting="unsafe"), spec)
+            a = np.array(alpha).astype(cd)
+            try:
+                b = QUIET_RUN(np.multiply, b, a, dtype=cd, casting="unsafe")
+            except RuntimeError as e:
+                b = quiet_retry(e, np.multiply, b, a, dtype=cd, casting="unsafe")
+        try:
+            r = QUIET_RUN(ufunc, self._data, b, dtype=cd, casting="unsafe")
+        except RuntimeError as e:
+            r = quiet_retry(e, ufunc, self._data, b, dtype=cd, casting="unsafe")
+        return as_result(r, spec)
 
     fresh.__name__ = f"{ufunc.__name__}_fresh"
     return fresh
@@ -104,10 +115,18 @@ def _with_alpha(ufunc: Any) -> Callable[..., Tensor]:
 def _mul(pre: Any, spec: Any, self: Tensor, other: Tensor) -> Tensor:
     if pre is _dt.bool:
         r = np.logical_and(self._data, other._data)
-    elif self.dtype is pre and other.dtype is pre:
-        r = quiet_call(np.multiply, self._data, other._data)
     else:
-        r = quiet_call(np.multiply, self._data, other._data, dtype=pre._numpy, casting="unsafe")
+        try:
+            if self.dtype is pre and other.dtype is pre:
+                r = QUIET_RUN(np.multiply, self._data, other._data)
+            else:
+                r = QUIET_RUN(
+                    np.multiply, self._data, other._data, dtype=pre._numpy, casting="unsafe"
+                )
+        except RuntimeError as e:  # Note [Quiet context] in fpstate.py
+            r = quiet_retry(
+                e, np.multiply, self._data, other._data, dtype=pre._numpy, casting="unsafe"
+            )
     return as_result(r, spec)
 
 
@@ -118,8 +137,8 @@ def _unary(ufunc: Any) -> Callable[..., Tensor]:
                 r = QUIET_RUN(ufunc, self._data)
             else:
                 r = QUIET_RUN(ufunc, self._data, dtype=pre._numpy, casting="unsafe")
-        except RuntimeError:  # Note [Quiet context] in fpstate.py
-            r = quiet_call_slow(ufunc, self._data, dtype=pre._numpy, casting="unsafe")
+        except RuntimeError as e:  # Note [Quiet context] in fpstate.py
+            r = quiet_retry(e, ufunc, self._data, dtype=pre._numpy, casting="unsafe")
         if type(r) is _ndarray and r.ndim == 1 and spec[1] is None and spec[2] is pre:
             return new_cpu_tensor(r, spec[0], _ONE, pre)  # as_result, inline
         return as_result(r, spec)
@@ -202,8 +221,8 @@ def _fused_binary(ufunc: Any, op: str, fresh_name: str, min_category: int) -> Ca
             if strides is not None:
                 try:
                     r = QUIET_RUN(ufunc, self._data, other._data)
-                except RuntimeError:  # Note [Quiet context] in fpstate.py
-                    r = quiet_call_slow(ufunc, self._data, other._data)
+                except RuntimeError as e:  # Note [Quiet context] in fpstate.py
+                    r = quiet_retry(e, ufunc, self._data, other._data)
                 t = _new(Tensor)  # new_cpu_tensor(r, shape, strides, dt), inline
                 t._key_set = _CPU_KEY_SET
                 t._shape = shape
@@ -248,8 +267,8 @@ def _fused_alpha(ufunc: Any, op: str, fresh_name: str) -> Callable[..., Tensor]:
             if strides is not None:
                 try:
                     r = QUIET_RUN(ufunc, self._data, other._data)
-                except RuntimeError:  # Note [Quiet context] in fpstate.py
-                    r = quiet_call_slow(ufunc, self._data, other._data)
+                except RuntimeError as e:  # Note [Quiet context] in fpstate.py
+                    r = quiet_retry(e, ufunc, self._data, other._data)
                 t = _new(Tensor)  # new_cpu_tensor(r, shape, strides, dt), inline
                 t._key_set = _CPU_KEY_SET
                 t._shape = shape
@@ -295,8 +314,8 @@ def _fused_unary(
                 if quiet:
                     try:
                         r = QUIET_RUN(ufunc, self._data)
-                    except RuntimeError:  # Note [Quiet context] in fpstate.py
-                        r = quiet_call_slow(ufunc, self._data)
+                    except RuntimeError as e:  # Note [Quiet context] in fpstate.py
+                        r = quiet_retry(e, ufunc, self._data)
                 else:
                     r = ufunc(self._data)
                 t = _new(Tensor)  # new_cpu_tensor(r, shape, strides, dt), inline

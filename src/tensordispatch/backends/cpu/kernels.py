@@ -20,7 +20,7 @@ from tensordispatch.backends.common import (
     shape_text,
     strided,
 )
-from tensordispatch.backends.cpu.fpstate import FP_QUIET, FP_STATE, quiet_call, quiet_fp
+from tensordispatch.backends.cpu.fpstate import FP_QUIET, FP_STATE, QUIET_RUN, quiet_fp, quiet_retry
 from tensordispatch.backends.structured import alloc_cpu, empty_strided_cpu_array
 from tensordispatch.backends.views import view
 from tensordispatch.tensor import dtypes as _dt
@@ -39,7 +39,11 @@ __all__ = ["CPU_KERNELS"]
 def _scale(b: Any, alpha: Any, cd: Any) -> Any:
     # alpha converted to the computation dtype first, wrapping as a C cast does (uint8 and
     # alpha=-3 multiply by 253), as torch's kernels do; NumPy refuses out-of-range ints.
-    return quiet_call(np.multiply, b, np.array(alpha).astype(cd), dtype=cd, casting="unsafe")
+    a = np.array(alpha).astype(cd)
+    try:
+        return QUIET_RUN(np.multiply, b, a, dtype=cd, casting="unsafe")
+    except RuntimeError as e:  # Note [Quiet context] in fpstate.py
+        return quiet_retry(e, np.multiply, b, a, dtype=cd, casting="unsafe")
 
 
 def add_out(pre: Any, self: Tensor, other: Tensor, alpha: Any, out: Tensor) -> None:
@@ -47,7 +51,10 @@ def add_out(pre: Any, self: Tensor, other: Tensor, alpha: Any, out: Tensor) -> N
     b = other._data
     if alpha != 1 or type(alpha) is bool:
         b = _scale(b, alpha, cd)
-    quiet_call(np.add, self._data, b, out=out._data, dtype=cd, casting="unsafe")
+    try:  # NumPy's FP reports off, inline (Note [Quiet context] in fpstate.py)
+        QUIET_RUN(np.add, self._data, b, out=out._data, dtype=cd, casting="unsafe")
+    except RuntimeError as e:
+        quiet_retry(e, np.add, self._data, b, out=out._data, dtype=cd, casting="unsafe")
 
 
 def sub_out(pre: Any, self: Tensor, other: Tensor, alpha: Any, out: Tensor) -> None:
@@ -55,7 +62,10 @@ def sub_out(pre: Any, self: Tensor, other: Tensor, alpha: Any, out: Tensor) -> N
     b = other._data
     if alpha != 1:
         b = _scale(b, alpha, cd)
-    quiet_call(np.subtract, self._data, b, out=out._data, dtype=cd, casting="unsafe")
+    try:
+        QUIET_RUN(np.subtract, self._data, b, out=out._data, dtype=cd, casting="unsafe")
+    except RuntimeError as e:
+        quiet_retry(e, np.subtract, self._data, b, out=out._data, dtype=cd, casting="unsafe")
 
 
 def mul_out(pre: Any, self: Tensor, other: Tensor, out: Tensor) -> None:
@@ -63,13 +73,19 @@ def mul_out(pre: Any, self: Tensor, other: Tensor, out: Tensor) -> None:
     if pre is _dt.bool:
         np.logical_and(self._data, other._data, out=out._data, casting="unsafe")
         return
-    quiet_call(np.multiply, self._data, other._data, out=out._data, dtype=cd, casting="unsafe")
+    a, b, o = self._data, other._data, out._data
+    try:
+        QUIET_RUN(np.multiply, a, b, out=o, dtype=cd, casting="unsafe")
+    except RuntimeError as e:
+        quiet_retry(e, np.multiply, a, b, out=o, dtype=cd, casting="unsafe")
 
 
 def div_out(pre: Any, self: Tensor, other: Tensor, out: Tensor) -> None:
-    quiet_call(
-        np.true_divide, self._data, other._data, out=out._data, dtype=pre._numpy, casting="unsafe"
-    )
+    a, b, o, cd = self._data, other._data, out._data, pre._numpy
+    try:
+        QUIET_RUN(np.true_divide, a, b, out=o, dtype=cd, casting="unsafe")
+    except RuntimeError as e:
+        quiet_retry(e, np.true_divide, a, b, out=o, dtype=cd, casting="unsafe")
 
 
 def div_out_mode(
