@@ -40,8 +40,15 @@ from tensordispatch.dispatch.fallbacks import global_fallback_handle, restore_gl
 from tensordispatch.dispatch.keys import DispatchKey
 from tensordispatch.dispatch.library import Library
 from tensordispatch.tensor.dtypes import can_cast
-from tensordispatch.tensor.geometry import contiguous_strides, is_non_overlapping_and_dense
+from tensordispatch.tensor.geometry import contiguous_strides
 from tensordispatch.tensor.tensor import Tensor
+from tensordispatch.transforms.functionalize.shadow import (
+    dense_copy,
+    same_view,
+    shadow_of,
+    view_shadows,
+    write_back,
+)
 from tensordispatch.transforms.functionalize.view_metas import INPLACE_VIEWS, VIEW_RULES
 from tensordispatch.transforms.functionalize.wrapper import (
     _ST,
@@ -53,6 +60,7 @@ from tensordispatch.transforms.functionalize.wrapper import (
     _requires_grad,
     apply_updates,
     below,
+    below_no_grad,
     commit_update,
     replace_,
     sync,
@@ -316,46 +324,16 @@ def _make_inplace_kernel(
             _inplace_check(mut, tuple(unwrapped), kwargs, new, old)
         replace_(self_, new)
         commit_update(self_)
+        if unobserved(old) and write_back(self_):  # Note [Shadow views]
+            return self_
         if _replay_unneeded(self_):  # Note [Skipping unobserved replays]
             apply_updates(self_._fstorage)
             self_._generation = self_._fstorage.generation
-        elif not _write_back_strided(self_, old):
+        else:
             sync(self_)
         return self_
 
     return kernel
-
-
-def _write_back_strided(w: FunctionalTensor, old: Tensor) -> bool:
-    """Note [Skipping unobserved replays], views kept: when ``w``'s value before the mutation
-    (``old``) was a real view of the storage's dense base through a chain of at least two
-    exact views, write the new value back with one ``as_strided_scatter`` and take the view
-    again with one ``as_strided`` (the geometry the chain gives), instead of replaying the
-    chain forward, scattering it backwards and replaying it again. Whether it did."""
-    metas = w._view_metas
-    storage = w._fstorage
-    if len(metas) < 2 or len(storage.updates) != 1 or not unobserved(old):
-        return False
-    for m in metas:
-        if not m.reapply_views or not m.rule.exact:
-            return False
-    base = storage.base
-    value = w._data
-    if (
-        base._storage_bytes() is not old._storage_bytes()
-        or not is_non_overlapping_and_dense(base._shape, base._strides)
-        or _requires_grad((base, value))
-    ):
-        return False
-    size, stride, offset = list(old._shape), list(old._strides), old._offset - base._offset
-    new_base = below(op("as_strided_scatter"), base, value, size, stride, offset)
-    if new_base._strides != base._strides:
-        return False  # the update stays queued; the caller's sync replays it exactly
-    storage.base = new_base
-    storage.updates.clear()
-    replace_(w, below(op("as_strided"), new_base, size, stride, offset), from_regenerate=True)
-    w._generation = storage.generation
-    return True
 
 
 def _replay_unneeded(w: FunctionalTensor) -> bool:
@@ -377,6 +355,7 @@ def _make_view_kernel(rule: Any) -> Callable[..., Any]:
     view_op = op(rule.view_op)
     copy_op = op(rule.copy_op) if rule.copy_op is not None else view_op
     multi = rule.multi_output
+    exact = rule.exact
 
     def kernel(self: Any, *args: Any, **kwargs: Any) -> Any:
         if self.__class__ is not _FT:
@@ -388,6 +367,12 @@ def _make_view_kernel(rule: Any) -> Callable[..., Any]:
             if self._generation != self._fstorage.generation:
                 sync(self)
             generation = self._generation
+            if exact and self._data._autograd_meta is None:  # Note [Shadow views]
+                parent = shadow_of(self)
+                if parent is not None and (not reapply or same_view(parent, self._data)):
+                    shadows = below_no_grad(view_shadows, view_op, parent, args, kwargs)
+                    if shadows is not None:
+                        return _wrap_shadowed(self, shadows, rule, args, kwargs, reapply)
         if fast and not reapply:
             tmp = below(rule.run, self._data, args, kwargs, False)
         else:
@@ -402,6 +387,34 @@ def _make_view_kernel(rule: Any) -> Callable[..., Any]:
     return kernel
 
 
+def _wrap_shadowed(
+    self: FunctionalTensor, shadows: Any, rule: Any, args: Any, kwargs: Any, reapply: bool
+) -> Any:
+    """The view wrapper(s) of ``self`` from the view's shadow(s) (Note [Shadow views]): the
+    shadow itself under remove='mutations', else a dense copy of it (the ``*_copy``)."""
+    generation = self._generation
+    if rule.multi_output:
+        out = []
+        for i, s in enumerate(shadows):
+            t = wrap_view(
+                s if reapply else dense_copy(s),
+                self,
+                ViewMeta(rule, args, kwargs, reapply, i),
+                generation,
+            )
+            t._shadow = s
+            out.append(t)
+        return out
+    t = wrap_view(
+        shadows if reapply else dense_copy(shadows),
+        self,
+        ViewMeta(rule, args, kwargs, reapply, 0),
+        generation,
+    )
+    t._shadow = shadows
+    return t
+
+
 def _make_inplace_view_kernel(mut: Any, rule: Any) -> Callable[..., Any]:
     def kernel(self: Any, *args: Any, **kwargs: Any) -> Any:
         if self.__class__ is not _FT:
@@ -409,6 +422,7 @@ def _make_inplace_view_kernel(mut: Any, rule: Any) -> Callable[..., Any]:
         meta = ViewMeta(rule, args, kwargs, _ST.functionalize_reapply_views, 0)
         self._view_metas = (*self._view_metas, meta)
         self._has_metadata_mutation = True
+        self._shadow = None
         replace_(self, meta.forward(self._data), from_regenerate=True)
         return self
 
@@ -463,6 +477,7 @@ def _resize_kernel(self: Any, size: Any, **kwargs: Any) -> Any:
     )
     self._view_metas = (*self._view_metas, meta)
     self._has_metadata_mutation = True
+    self._shadow = None
     replace_(self, meta.forward(inner), from_regenerate=True)
     return self
 

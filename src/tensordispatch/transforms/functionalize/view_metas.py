@@ -18,11 +18,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from tensordispatch.backends.aten import op
-from tensordispatch.tensor.geometry import contiguous_strides
-from tensordispatch.tensor.tensor import Tensor, new_cpu_tensor
+from tensordispatch.tensor.tensor import Tensor
+from tensordispatch.transforms.functionalize.shadow import dense_copy
 from tensordispatch.transforms.functionalize.wrapper import ViewMeta, below, unobserved
 
 __all__ = ["VIEW_RULES", "ViewRule", "sum_to"]
@@ -71,22 +69,13 @@ class ViewRule:
             return op(self.copy_op)(base, *args, **kwargs)
         out = op(self.view_op)(base, *args, **kwargs)
         if self.multi_output:
-            return [_dense_copy(t) for t in out]
-        return _dense_copy(out)
+            return [dense_copy(t) for t in out]
+        return dense_copy(out)
 
     def reverse(self, base: Tensor, mutated: Tensor, meta: ViewMeta) -> Tensor:
         return self.reverse_fn(
             base, mutated, meta.reapply_views, meta.out_index, *meta.args, **meta.kwargs
         )
-
-
-def _dense_copy(t: Tensor) -> Tensor:
-    """A contiguous copy of a NumPy-backed CPU tensor (what ``clone`` with
-    contiguous_format returns for it, without dispatching)."""
-    shape = t._shape
-    return new_cpu_tensor(
-        np.array(t._data, order="C", copy=True), shape, contiguous_strides(shape), t.dtype
-    )
 
 
 def _pick(reapply: bool, view: str, copy: str) -> Any:
@@ -97,7 +86,7 @@ def _pick(reapply: bool, view: str, copy: str) -> Any:
 
     def call(m: Tensor, *args: Any) -> Tensor:
         if unobserved(m) and m._autograd_meta is None:
-            return _dense_copy(op(view)(m, *args))
+            return dense_copy(op(view)(m, *args))
         return op(copy)(m, *args)  # type: ignore[no-any-return]
 
     return call

@@ -59,6 +59,7 @@ from tensordispatch.dispatch.keyset import (
 )
 from tensordispatch.dispatch.tls import local_state, register_field
 from tensordispatch.tensor.tensor import Tensor
+from tensordispatch.transforms.functionalize.shadow import regenerate_from_shadow
 
 __all__ = [
     "FUNCTIONALIZE_BIT",
@@ -67,6 +68,7 @@ __all__ = [
     "ViewMeta",
     "apply_updates",
     "below",
+    "below_no_grad",
     "commit_update",
     "from_functional",
     "is_functional",
@@ -144,6 +146,21 @@ def below(op: Any, *args: Any, **kwargs: Any) -> Any:
         d["excluded"] = saved
 
 
+_BELOW_NO_GRAD = FUNCTIONALIZE_BIT | _AUTOGRAD
+
+
+def below_no_grad(fn: Any, *args: Any) -> Any:
+    """``below(fn, *args)`` for a call whose tensors are known not to require grad (no
+    scan of the arguments; in inference mode the autograd keys are excluded already)."""
+    d = _ST.__dict__
+    saved = d["excluded"]
+    d["excluded"] = saved | _BELOW_NO_GRAD
+    try:
+        return fn(*args)
+    finally:
+        d["excluded"] = saved
+
+
 # -- ViewMeta ------------------------------------------------------------------------------------
 
 
@@ -200,10 +217,11 @@ class FunctionalStorage:
     (0, 0, True)
     """
 
-    __slots__ = ("__weakref__", "base", "frozen", "generation", "mutations", "updates")
+    __slots__ = ("__weakref__", "base", "dense", "frozen", "generation", "mutations", "updates")
 
     def __init__(self, base: Tensor) -> None:
         self.base = base
+        self.dense: Tensor | None = None  # a base found dense (Note [Shadow views])
         self.updates: list[tuple[Tensor, tuple[ViewMeta, ...]]] = []
         self.generation = 0
         self.frozen = False
@@ -231,12 +249,13 @@ class FunctionalTensor(Tensor):
     ([0.0, 1.0, 2.0, 3.0], [1.0, 2.0, 3.0, 4.0])
     """
 
-    __slots__ = ("_fstorage", "_generation", "_has_metadata_mutation", "_view_metas")
+    __slots__ = ("_fstorage", "_generation", "_has_metadata_mutation", "_shadow", "_view_metas")
 
     _fstorage: FunctionalStorage
     _view_metas: tuple[ViewMeta, ...]
     _generation: int
     _has_metadata_mutation: bool
+    _shadow: Tensor | None  # Note [Shadow views]
 
     # -- reading values: sync first, then read the inner tensor -----------------------------
 
@@ -314,6 +333,7 @@ def _make_wrapper(
     t._view_metas = metas
     t._generation = generation
     t._has_metadata_mutation = False
+    t._shadow = None
     return t
 
 
@@ -498,6 +518,8 @@ def regenerate(w: FunctionalTensor) -> None:
         replace_(w, storage.base, from_regenerate=True)
         w._generation = storage.generation
         return
+    if w._shadow is not None and unobserved(storage.base) and regenerate_from_shadow(w):
+        return  # Note [Shadow views] (shadow.py)
     st = _ST
     saved = st.excluded
     t = storage.base

@@ -1,0 +1,220 @@
+"""Shadow views: where each wrapper's elements sit inside its storage's base, so that an
+unobserved mutation is written back with one NumPy copy instead of a chain of scatters.
+
+Owns the fast paths of Note [Skipping unobserved replays] (wrapper.py) for plain CPU inner
+tensors: ``shadow_of`` (a wrapper's real view of the base), ``write_back`` (a mutated
+wrapper's new value into a new base), ``regenerate_from_shadow`` (a stale wrapper's value
+from the new base) and ``dense_copy``. Must not dispatch operators: callers decide that
+nobody observes the calls skipped here (``wrapper.unobserved``), and fall back to torch's
+algorithm whenever a function here returns None / False.
+
+Note [Shadow views]
+A wrapper's view chain (only exact views: view, transpose, select, slice, diagonal, ...)
+picks a fixed set of the base's elements. On a base of C-contiguous layout at storage offset
+0 that set is one strided view of the base (sizes, strides, offset), the same whatever the
+base's values, so it stays valid when a mutation replaces the base by a new tensor of the
+same layout. The view kernel records it as ``w._shadow``: a real view of the base it was
+taken from, computed by running the view operator on the parent's shadow (under
+remove='mutations' the shadow IS the wrapper's value; without views the value is a dense
+copy of the shadow: ``view_copy`` and friends return contiguous results). Chains with a view
+that cannot be one strided view of the base (``view`` of a transposed shadow, ``expand``,
+``as_strided``, ``unfold``, dtype-changing views, in-place views) get no shadow and take the
+general path. With a shadow:
+* a mutation of the wrapper copies the base (same layout) with NumPy, writes the new value
+  through the shadow's geometry and makes that the new base: what the scatter chain (or
+  one ``as_strided_scatter``) would return, without the forward replay, the scatters and
+  the replay of the mutated wrapper (``write_back``);
+* a stale wrapper's value is the shadow over the new base (remove='mutations': what the
+  replay of its views returns) or a dense copy of it (its ``*_copy`` replay),
+  ``regenerate_from_shadow``.
+Values, sizes, strides and offsets are those of torch's algorithm; only the operators
+reaching the layers below differ, which is why this only runs unobserved (plain CPU inner
+tensors, no dispatch mode, nothing requiring grad).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from tensordispatch.tensor.geometry import contiguous_strides
+from tensordispatch.tensor.tensor import Tensor, new_cpu_tensor
+
+if TYPE_CHECKING:
+    from tensordispatch.transforms.functionalize.wrapper import FunctionalTensor
+
+__all__ = [
+    "dense_copy",
+    "regenerate_from_shadow",
+    "same_view",
+    "shadow_of",
+    "view_shadows",
+    "write_back",
+]
+
+_ndarray = np.ndarray
+
+
+def dense_copy(t: Tensor) -> Tensor:
+    """A contiguous copy of a NumPy-backed CPU tensor (what ``clone`` with
+    contiguous_format returns for it, without dispatching).
+
+    >>> import tensordispatch as td
+    >>> c = dense_copy(td.arange(6.0).view(2, 3).t()); c.stride(), c.tolist()
+    ((2, 1), [[0.0, 3.0], [1.0, 4.0], [2.0, 5.0]])
+    """
+    shape = t._shape
+    return new_cpu_tensor(
+        np.array(t._data, order="C", copy=True), shape, contiguous_strides(shape), t.dtype
+    )
+
+
+def same_view(a: Tensor, b: Tensor) -> bool:
+    """Whether ``a`` and ``b`` are the same elements of the same storage, same geometry."""
+    return a is b or (
+        a._base is not None
+        and a._base is b._base
+        and a._offset == b._offset
+        and a._shape == b._shape
+        and a._strides == b._strides
+        and a.dtype is b.dtype
+    )
+
+
+def _dense_base(base: Tensor) -> bool:
+    """Whether ``base`` has the layout shadows are recorded against (Note [Shadow views])."""
+    shape = base._shape
+    strides = _CONTIGUOUS.get(shape)
+    if strides is None:
+        if len(_CONTIGUOUS) > 4096:
+            _CONTIGUOUS.clear()
+        strides = _CONTIGUOUS[shape] = contiguous_strides(shape)
+    return base._offset == 0 and base._data.__class__ is _ndarray and base._strides == strides
+
+
+_CONTIGUOUS: dict[tuple[int, ...], tuple[int, ...]] = {}
+
+
+def shadow_of(w: FunctionalTensor) -> Tensor | None:
+    """``w``'s real view of its storage's current base (Note [Shadow views]), or None.
+
+    >>> import tensordispatch as td
+    >>> from tensordispatch.transforms.functionalize import to_functional
+    >>> x = to_functional(td.arange(6.0))
+    >>> s = shadow_of(x.view(2, 3).t()); s.shape, s.stride(), s._base is x._data
+    (tensordispatch.Size([3, 2]), (1, 3), True)
+    """
+    storage = w._fstorage
+    base = storage.base
+    if storage.dense is not base:
+        if not _dense_base(base):
+            return None
+        storage.dense = base
+    if base._autograd_meta is not None:
+        return None
+    if not w._view_metas:
+        return base
+    s = w._shadow
+    if s is None:
+        return None
+    root = base if base._base is None else base._base
+    if s._base is not root:  # recorded against an earlier base of the same layout
+        shape, strides, offset = s._shape, s._strides, s._offset
+        if 0 in shape:
+            s = base._make_view(shape, strides, offset)
+        else:  # in bounds: the same geometry fitted the earlier base
+            item = base.dtype.itemsize
+            data = _ndarray(
+                shape, s._data.dtype, base._storage_bytes(), offset * item,
+                _byte_strides(strides, item),
+            )
+            s = base._make_view(shape, strides, offset, data)
+        w._shadow = s
+    return s
+
+
+def _byte_strides(strides: tuple[int, ...], itemsize: int) -> tuple[int, ...]:
+    return tuple([s * itemsize for s in strides])
+
+
+def write_back(w: FunctionalTensor) -> bool:
+    """Note [Shadow views]: after ``w``'s value was replaced by its mutated value and queued
+    as its storage's only pending update, make a new base with that value written in and
+    bring ``w`` up to date. Whether it did (False: nothing changed, the caller runs the
+    general algorithm)."""
+    storage = w._fstorage
+    metas = w._view_metas
+    if len(storage.updates) != 1 or not metas:
+        return False
+    reapply = metas[0].reapply_views
+    for m in metas:
+        if m.reapply_views is not reapply:
+            return False
+    base = storage.base
+    value = w._data
+    s = shadow_of(w)
+    if s is None or 0 in s._shape or value._data.__class__ is not _ndarray:
+        return False
+    if value._autograd_meta is not None:
+        return False
+    array = base._data.copy()
+    item = array.itemsize
+    target = _ndarray(s._shape, array.dtype, array, s._offset * item, _byte_strides(s._strides, item))
+    np.copyto(target, value._data, casting="unsafe")
+    new_base = Tensor._wrap_numpy(array, base.dtype)
+    new_base._storage = array.reshape(-1).view(np.uint8)
+    shadow = new_base._make_view(s._shape, s._strides, s._offset, target)
+    storage.base = storage.dense = new_base
+    storage.updates.clear()
+    w._shadow = shadow
+    if reapply:
+        new = shadow
+    elif value._strides == contiguous_strides(value._shape):
+        new = value
+    else:
+        new = dense_copy(value)
+    _set_value(w, new)
+    w._generation = storage.generation
+    return True
+
+
+def _set_value(w: FunctionalTensor, new: Tensor) -> None:
+    """``replace_(w, new, from_regenerate=True)`` for a value of ``w``'s dtype."""
+    w._data = new
+    w._shape = new._shape
+    w._strides = new._strides
+    w._offset = new._offset
+
+
+def regenerate_from_shadow(w: FunctionalTensor) -> bool:
+    """Note [Shadow views]: bring a stale ``w`` (no pending updates) up to date from its
+    shadow over the current base. Whether it did."""
+    metas = w._view_metas
+    reapply = metas[0].reapply_views
+    for m in metas:
+        if m.reapply_views is not reapply:
+            return False
+    s = shadow_of(w)
+    if s is None or s._autograd_meta is not None or s.dtype is not w.dtype:
+        return False
+    _set_value(w, s if reapply else dense_copy(s))
+    w._generation = w._fstorage.generation
+    return True
+
+
+def view_shadows(view_op: Any, parent: Tensor, args: Any, kwargs: Any) -> Any:
+    """The view operator's result(s) on ``parent``'s shadow, None when one is not a shadow
+    (an error, or a dtype-changing view). Functionalize is already excluded."""
+    try:
+        out = view_op(parent, *args, **kwargs)
+    except RuntimeError:
+        return None
+    if out.__class__ is list or out.__class__ is tuple:
+        for t in out:
+            if t.dtype is not parent.dtype:
+                return None
+        return out
+    if out.dtype is not parent.dtype:
+        return None
+    return out
