@@ -37,23 +37,57 @@ registration republishes the state, and the entries are rebuilt (operator.py, No
 [Published dispatch state]). Like the dispatcher's boxing adapters and mode entries, the
 code depends only on the schema and is compiled once; each (operator, key set) gets a
 function over it with its own globals.
+
+Note [Inline recording]
+For a one-output functional operator whose differentiable inputs are required plain
+tensors, the recording branch is generated into the same function (torch's VariableType
+does the same in C++): the arguments are locals, so what the formulas of the inputs that
+require grad read is saved by direct expressions (``_td_s['other'] = _td_ST(other,
+False)``, ``self.dtype`` for ``self.scalar_type()``) instead of a loop of getters over an
+argument tuple; the node is built, the backend entry called under torch's
+AutoDispatchBelowADInplaceOrView (the autograd keys and ADInplaceOrView excluded for
+nested calls) and the output linked, in the order kernels.py's ``record`` does it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from types import FunctionType
 from typing import Any
 
+from tensordispatch.autograd.graph import SavedTensor, TensorMeta, gradient_edge, meta_of
 from tensordispatch.dispatch.calling import NO_DEFAULT, NOT_GIVEN, CallingFacts, entry_parameters
-from tensordispatch.dispatch.keyset import AFTER_AUTOGRAD_RAW
+from tensordispatch.dispatch.keyset import (
+    AFTER_AUTOGRAD_RAW,
+    AUTOGRAD_DISPATCH_KEYSET_WITH_AD_INPLACE_OR_VIEW_RAW,
+)
 from tensordispatch.dispatch.tls import local_state
+from tensordispatch.tensor import Tensor
 
-__all__ = ["autograd_entry", "autograd_entry_source"]
+__all__ = ["InlineRecord", "autograd_entry", "autograd_entry_source"]
+
+
+@dataclass(frozen=True, slots=True)
+class InlineRecord:
+    """What the recording branch of a one-output functional operator does, for generating it
+    inline (Note [Inline recording]): the node class, and per saved value its name, the
+    argument it is read from, the attribute read (``sym_sizes``, ``scalar_type``, ... or
+    None for the value itself) and the formulas (by index) that read it."""
+
+    node_class: type
+    saves: tuple[tuple[str, str, str | None, tuple[int, ...]], ...]
+    uses_result: bool
+    attributes: dict[str, Callable[[Any], Any]]
+
 
 _Compiled = tuple[Any, tuple[Any, ...] | None, dict[str, Any] | None]
-_COMPILED: dict[tuple[str, tuple[int, ...], bool], _Compiled] = {}
+_CompileKey = tuple[str, tuple[int, ...], bool, Any]
+_COMPILED: dict[_CompileKey, _Compiled] = {}
 _ST = local_state()
+_BELOW_ADIOV = AUTOGRAD_DISPATCH_KEYSET_WITH_AD_INPLACE_OR_VIEW_RAW
+# attributes read inline from a required plain Tensor argument
+_INLINE_ATTRS = {"sym_sizes": "._shape", "scalar_type": ".dtype", "sym_strides": "._strides"}
 
 
 def _build_lines(facts: CallingFacts, optional: list[str], indent: str) -> list[str]:
@@ -80,10 +114,91 @@ def _build_lines(facts: CallingFacts, optional: list[str], indent: str) -> list[
     return lines
 
 
+def _forward_lines(facts: CallingFacts, optional: list[str], indent: str, target: str) -> list[str]:
+    """Lines calling the backend entry with exactly the given arguments; ``target`` is
+    ``return`` or an assignment (``_td_r =``)."""
+    npos = facts.num_positional
+    pos_required = [n for n in facts.names[:npos] if n not in optional]
+    kw_required = [n for n in facts.names[npos:] if n not in optional]
+    fast = ", ".join(pos_required + [f"{n}={n}" for n in kw_required])
+    if not optional:
+        return [f"{indent}{target} _td_below({fast})"]
+    return [
+        f"{indent}if {' and '.join(f'{n} is _NO' for n in optional)}:",
+        f"{indent}    {target} _td_below({fast})",
+        f"{indent}else:",
+        *_build_lines(facts, optional, indent + "    "),
+        f"{indent}    {target} _td_below(*_td_a, **_td_kw)",
+    ]
+
+
+def _plain(facts: CallingFacts, i: int) -> bool:
+    """Whether argument ``i`` is a required plain Tensor."""
+    return facts.defaults[i] is NO_DEFAULT and dict(facts.dispatch).get(i) == "t"
+
+
+def _save_expression(facts: CallingFacts, optional: list[str], arg: str, attr: str | None) -> str:
+    i = facts.names.index(arg)
+    value = f"(_td_d{i} if {arg} is _NO else {arg})" if arg in optional else arg
+    if _plain(facts, i):
+        if attr is None:
+            return f"_td_ST({arg}, False)"
+        if attr in _INLINE_ATTRS:
+            return f"{arg}{_INLINE_ATTRS[attr]}"
+    if attr is None:
+        return f"_td_save({value})"
+    return f"_td_readattr(_td_A_{attr}, {value})"
+
+
+def _record_lines(
+    facts: CallingFacts, positions: tuple[int, ...], optional: list[str], inline: InlineRecord
+) -> list[str]:
+    """The recording branch (Note [Inline recording])."""
+    names = facts.names
+    diff = [names[i] for i in positions]
+    lines = [f"    _n{k} = _m{k} is not None and _m{k}.requires_grad" for k in range(len(diff))]
+    lines += [
+        "    _td_node = _td_cls()",
+        f"    _td_node.next_functions = ({''.join(f'_td_edge({n}), ' for n in diff)})",
+        f"    _td_node._input_meta = ({''.join(f'({n}._shape, {n}.dtype), ' for n in diff)})",
+        f"    _td_node._needed = ({''.join(f'_n{k}, ' for k in range(len(diff)))})",
+        "    _td_s = {}",
+    ]
+    for name, arg, attr, formulas in inline.saves:
+        cond = " or ".join(f"_n{k}" for k in formulas)
+        expr = _save_expression(facts, optional, arg, attr)
+        lines.append(f"    if {cond}: _td_s[{name!r}] = {expr}")
+    lines += [
+        "    _td_node._saved = _td_s",
+        "    _td_x = _td_st.excluded",
+        "    _td_st.excluded = _td_x | _td_BELOW",
+        "    try:",
+        *_forward_lines(facts, optional, "        ", "_td_r ="),
+        "    finally:",
+        "        _td_st.excluded = _td_x",
+        "    _td_m = _td_r._autograd_meta",
+        "    if type(_td_m) is not _td_TM:",
+        "        _td_m = _td_meta_of(_td_r)",
+        "    _td_m.requires_grad = True",
+        "    _td_m.grad_fn = _td_node",
+        "    _td_m.output_nr = 0",
+        "    if _td_r._base is not None:",
+        "        _td_m.view_version = _td_r._version",
+    ]
+    if inline.uses_result:
+        lines.append("    _td_s['result'] = _td_ST(_td_r, True)")
+    lines.append("    return _td_r")
+    return lines
+
+
 def autograd_entry_source(
-    facts: CallingFacts, fname: str, positions: tuple[int, ...], fresh: bool
+    facts: CallingFacts,
+    fname: str,
+    positions: tuple[int, ...],
+    fresh: bool,
+    inline: InlineRecord | None = None,
 ) -> str:
-    """The source of the generated entry (Note [The no-grad path]).
+    """The source of the generated entry (Notes [The no-grad path], [Inline recording]).
 
     >>> from tensordispatch.schema import parse_schema
     >>> f = CallingFacts.of(parse_schema("neg(Tensor self) -> Tensor"))
@@ -99,7 +214,6 @@ def autograd_entry_source(
     """
     params, optional, _ = entry_parameters(facts)
     names = facts.names
-    npos = facts.num_positional
     diff = [names[i] for i in positions]
     lines = [f"def {fname}({params}):", "    try:"]
     lines += [f"        _m{k} = {n}._autograd_meta" for k, n in enumerate(diff)]
@@ -107,34 +221,13 @@ def autograd_entry_source(
     lines += [f'        _m{k} = getattr({n}, "_autograd_meta", None)' for k, n in enumerate(diff)]
     quiet = " and ".join(f"(_m{k} is None or not _m{k}.requires_grad)" for k in range(len(diff)))
     lines.append(f"    if ({quiet}) or not _td_st.grad_enabled:")
-    pos_required = [n for n in names[:npos] if n not in optional]
-    kw_required = [n for n in names[npos:] if n not in optional]
-    fast = ", ".join(pos_required + [f"{n}={n}" for n in kw_required])
-    build = _build_lines(facts, optional, "        ")
     if not fresh:
-        if optional:
-            lines += [
-                f"        if {' and '.join(f'{n} is _NO' for n in optional)}:",
-                f"            return _td_below({fast})",
-                *build,
-                "        return _td_below(*_td_a, **_td_kw)",
-            ]
-        else:
-            lines.append(f"        return _td_below({fast})")
+        lines += _forward_lines(facts, optional, "        ", "return")
     else:
-        if optional:
-            lines += [
-                f"        if {' and '.join(f'{n} is _NO' for n in optional)}:",
-                f"            _td_r = _td_below({fast})",
-                "        else:",
-                *("    " + line for line in build),
-                "            _td_r = _td_below(*_td_a, **_td_kw)",
-            ]
-        else:
-            lines.append(f"        _td_r = _td_below({fast})")
         every = ", ".join(n for n in names if n not in optional)
         given = "".join(f", {n}" for n in optional)
         lines += [
+            *_forward_lines(facts, optional, "        ", "_td_r ="),
             "        try:",
             "            if _td_r._vc is not None:",
             f"                _td_fresh(_td_r, ({every}{given},))",
@@ -142,20 +235,44 @@ def autograd_entry_source(
             "            pass",
             "        return _td_r",
         ]
-    if optional:
+    if inline is not None:
+        lines += _record_lines(facts, positions, optional, inline)
+    elif optional:
         lines += _build_lines(facts, optional, "    ")
         lines.append("    return _td_record(_td_raw, _td_op, tuple(_td_a), _td_kw)")
     else:
+        npos = facts.num_positional
+        pos_required = [n for n in names[:npos] if n not in optional]
+        kw_required = [n for n in names[npos:] if n not in optional]
         args = ", ".join(pos_required) + ("," if len(pos_required) == 1 else "")
         kws = ", ".join(f"{n!r}: {n}" for n in kw_required)
         lines.append(f"    return _td_record(_td_raw, _td_op, ({args}), {{{kws}}})")
     return "\n".join(lines) + "\n"
 
 
-def _compile(facts: CallingFacts, fname: str, positions: tuple[int, ...], fresh: bool) -> _Compiled:
+def _save_any(v: Any) -> Any:
+    """A saved value of an argument whose type is not a plain Tensor (kernels.py's rule)."""
+    if isinstance(v, Tensor):
+        return SavedTensor(v, False)
+    if type(v) in (list, tuple) and v and all(isinstance(t, Tensor) for t in v):
+        return [SavedTensor(t, False) for t in v]
+    return v
+
+
+def _read_attribute(fn: Callable[[Any], Any], v: Any) -> Any:
+    return None if v is None else fn(v)
+
+
+def _compile(
+    facts: CallingFacts,
+    fname: str,
+    positions: tuple[int, ...],
+    fresh: bool,
+    inline: InlineRecord | None,
+) -> _Compiled:
     scratch: dict[str, Any] = {"_NO": NOT_GIVEN}
     where = f"<tensordispatch autograd entry {facts.declaration}>"
-    source = autograd_entry_source(facts, fname, positions, fresh)
+    source = autograd_entry_source(facts, fname, positions, fresh, inline)
     # Generated code by design (Note [The no-grad path]); built from a parsed schema's
     # identifiers only.
     exec(compile(source, where, "exec"), scratch)  # noqa: S102
@@ -181,12 +298,14 @@ def autograd_entry(
     positions: tuple[int, ...],
     record: Callable[..., Any],
     fresh_version: Callable[..., Any] | None,
+    inline: InlineRecord | None = None,
 ) -> Callable[..., Any] | None:
     """The autograd entry of ``op`` for final key set ``raw`` (a kernel's specializer), or
     None when the generic kernel must run (Note [The no-grad path]).
 
     ``record(raw, op, args, kwargs)`` is the recording branch; ``fresh_version(result,
-    args)``, when given, resets a fresh output's version (Note [Fresh outputs at version 0]).
+    args)``, when given, resets a fresh output's version (Note [Fresh outputs at version 0]);
+    ``inline``, when given, replaces ``record`` by generated code (Note [Inline recording]).
     """
     entry = op._entry
     facts = entry.facts
@@ -198,10 +317,11 @@ def autograd_entry(
         below = entry.state.redispatch_miss(raw & AFTER_AUTOGRAD_RAW)
     except Exception:  # noqa: BLE001 - the generic kernel raises it at the call, in order
         return None
-    key = (facts.declaration, positions, fresh_version is not None)
+    shape = None if inline is None else (inline.saves, inline.uses_result)
+    key = (facts.declaration, positions, fresh_version is not None, shape)
     compiled = _COMPILED.get(key)
     if compiled is None:
-        compiled = _COMPILED[key] = _compile(facts, fname, positions, key[2])
+        compiled = _COMPILED[key] = _compile(facts, fname, positions, key[2], inline)
     code, defaults, kwdefaults = compiled
     scope = {
         "_NO": NOT_GIVEN,
@@ -211,7 +331,21 @@ def autograd_entry(
         "_td_raw": raw,
         "_td_op": op,
         "_td_fresh": fresh_version,
+        "_td_ST": SavedTensor,
+        "_td_TM": TensorMeta,
+        "_td_edge": gradient_edge,
+        "_td_meta_of": meta_of,
+        "_td_save": _save_any,
+        "_td_readattr": _read_attribute,
+        "_td_BELOW": _BELOW_ADIOV,
     }
+    for i, d in enumerate(facts.defaults):
+        if d is not NO_DEFAULT:
+            scope[f"_td_d{i}"] = d
+    if inline is not None:
+        scope["_td_cls"] = inline.node_class
+        for attr, fn_of in inline.attributes.items():
+            scope[f"_td_A_{attr}"] = fn_of
     fn = FunctionType(code, scope, fname, defaults)
     fn.__kwdefaults__ = kwdefaults
     return fn

@@ -32,7 +32,7 @@ from collections.abc import Callable
 from typing import Any
 
 from tensordispatch.autograd.derivatives import DifferentiabilityInfo, load_derivatives
-from tensordispatch.autograd.entries import autograd_entry
+from tensordispatch.autograd.entries import InlineRecord, autograd_entry
 from tensordispatch.autograd.functions_manual import Options
 from tensordispatch.autograd.graph import (
     Node,
@@ -303,7 +303,30 @@ def _make_functional_kernel(
             node._saved["result"] = SavedTensor(result, True)
         return result
 
-    return _fast_path(positions, record, not _aliases(info.schema))
+    inline = InlineRecord(node_cls, _inline_saves(info), uses_result, _ATTR_OF)
+    return _fast_path(positions, record, not _aliases(info.schema), inline)
+
+
+def _inline_saves(
+    info: DifferentiabilityInfo,
+) -> tuple[tuple[str, str, str | None, tuple[int, ...]], ...]:
+    """The saved values of ``info`` for generated recording (entries.py, Note [Inline
+    recording]): (name, argument, attribute or None, formulas reading it), in the order
+    ``_save`` stores them."""
+    arguments = [a.name for a in info.schema.arguments]
+    readers: dict[str, list[int]] = {}
+    for k, f in enumerate(info.formulas):
+        for n in f.names:
+            if not n.startswith("grad") and n not in info.outputs:
+                readers.setdefault(n, []).append(k)
+    saves = []
+    for n, ks in readers.items():
+        if n in arguments:
+            saves.append((n, n, None, tuple(ks)))
+            continue
+        base = next(b for b in arguments if n.startswith(b + "_") and n[len(b) + 1 :] in _ATTR_OF)
+        saves.append((n, base, n[len(base) + 1 :], tuple(ks)))
+    return tuple(saves)
 
 
 def _aliases(schema: FunctionSchema) -> bool:
@@ -320,7 +343,10 @@ def fresh_version(result: Tensor, args: tuple[Any, ...]) -> None:
 
 
 def _fast_path(
-    positions: tuple[int, ...], record: Callable[..., Any], fresh: bool = False
+    positions: tuple[int, ...],
+    record: Callable[..., Any],
+    fresh: bool = False,
+    inline: InlineRecord | None = None,
 ) -> Callable[..., Any]:
     """The kernel: redispatch unless grad mode is on and an input requires grad.
 
@@ -339,17 +365,21 @@ def _fast_path(
             fresh_version(r, args)
         return r
 
-    kernel._td_specialize = _specializer(positions, record, fresh)  # type: ignore[attr-defined]
+    special = _specializer(positions, record, fresh, inline)
+    kernel._td_specialize = special  # type: ignore[attr-defined]
     return kernel
 
 
 def _specializer(
-    positions: tuple[int, ...], record: Callable[..., Any], fresh: bool
+    positions: tuple[int, ...],
+    record: Callable[..., Any],
+    fresh: bool,
+    inline: InlineRecord | None,
 ) -> Callable[[Any, int], Callable[..., Any] | None]:
     """``specializer(op, raw)`` for the dispatcher (kernel.py): the generated entry of ``op``
-    for key set ``raw`` (entries.py, Note [The no-grad path])."""
+    for key set ``raw`` (entries.py, Notes [The no-grad path], [Inline recording])."""
     reset = fresh_version if fresh else None
-    return lambda op, raw: autograd_entry(op, raw, positions, record, reset)
+    return lambda op, raw: autograd_entry(op, raw, positions, record, reset, inline)
 
 
 def _make_inplace_kernel(
