@@ -99,11 +99,16 @@ def test_generated_source_reuses_one_buffer_for_a_chain() -> None:
     lazy.mark_step()
     assert lazy.get_backend().last_source == "\n".join([  # noqa: FLY002
         "def graph_fn(p0, p1, p2, p3):",
-        "    s0 = (p1 if p2 == 1 else p1 * p2)",
-        "    v3 = np_add(p0, s0)",
-        "    np_multiply(v3, p3, v3)",
-        "    np_add(v3, s0, v3)",
-        "    np_multiply(v3, p3, v3)",
+        (
+            "    s0 = (p1 if p2 == 1 else np_multiply(np_asarray(p1), "
+            "np_asarray(p2).astype(np.float32), dtype=np.float32, casting='unsafe'))"
+        ),
+        "    s1 = np_asarray(s0, np.float32)",
+        "    s2 = np_asarray(p3, np.float32)",
+        "    v3 = np_add(p0, s1)",
+        "    np_multiply(v3, s2, v3)",
+        "    np_add(v3, s1, v3)",
+        "    np_multiply(v3, s2, v3)",
         "    return (v3, )",
         "",
     ])  # fmt: skip
@@ -147,9 +152,9 @@ def test_long_in_place_chains_fold_into_one_loop() -> None:
     for i in range(40):
         y = y + 0.5 if i % 2 == 0 else y * 0.999
     lazy.mark_step()
-    assert lazy.get_backend().last_source.splitlines()[2:6] == [
-        "    c_ = (p0, p1, p2, p3, s0,)",
-        "    v3 = np_add(p0, s0)",
+    assert lazy.get_backend().last_source.splitlines()[4:8] == [
+        "    c_ = (p0, p1, p2, p3, s0, s1, s2,)",
+        "    v3 = np_add(p0, s1)",
         "    for f_, i_ in r21:",
         "        f_(v3, c_[i_], v3)",
     ]
@@ -169,3 +174,29 @@ def test_scalar_alpha_keeps_the_tensor_dtype() -> None:
 
     assert from_functional(y)._data.materialize().dtype == np.float32
     assert y.cpu().tolist() == torch.add(t, 0.1, alpha=3).tolist()
+
+
+_SCALARS = [0.5, 0.999, 0.1, 1 / 3, 1e-45, 3.5e38, 1e39, -1e300, -0.0, float("nan"), 7, 2**40 + 1]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_number_operands_give_the_cpu_kernels_bits(dtype: str) -> None:
+    # Note [Numbers as 0-d arrays]: numbers become 0-d arrays of the output dtype
+    rng = np.random.default_rng(0)
+    data = rng.standard_normal(16) * 10.0 ** rng.integers(-30, 30, 16)
+    data = np.concatenate([data, [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-40]]).astype(dtype)
+    ops: list[Callable[[Any, Any], Any]] = [
+        lambda t, s: t + s, lambda t, s: t - s, lambda t, s: t * s, lambda t, s: t / s,
+        lambda t, s: td.add(t, s, alpha=3), lambda t, s: s - t, lambda t, s: s / t,
+        lambda t, s: td.maximum(t, td.tensor(s, dtype=t.dtype)),
+    ]  # fmt: skip
+    x = td.from_numpy(data.copy()).to("lazy")
+    lazy.mark_step()
+    lazy_results = [f(x, s) for s in _SCALARS for f in ops]
+    lazy.mark_step()
+    cpu = td.from_numpy(data.copy())
+    for got, (s, f) in zip(lazy_results, [(s, f) for s in _SCALARS for f in ops], strict=True):
+        expected = f(cpu, s).numpy()
+        result = got.cpu().numpy()
+        assert result.dtype == expected.dtype
+        assert result.view(np.uint8).tobytes() == expected.view(np.uint8).tobytes(), s

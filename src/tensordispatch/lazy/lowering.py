@@ -23,6 +23,14 @@ operand that dies at that very node. Operands of views and of nodes lowered to a
 call are never reused (their results may alias them). A chain ``y = y + 0.5; y = y * 0.999;
 ...`` thus runs in one buffer, without an allocation per operator.
 
+Note [Numbers as 0-d arrays]
+A ufunc call with a Python number operand spends most of its time on the number for small
+arrays (~3x the call with a 0-d array at 1024 elements). An elementwise rule's output dtype
+is its tensor operands' (`_same_float`), and NumPy converts a weak Python number to exactly
+that dtype, so the generated function converts each number operand once per run (hoisted:
+``s1 = np_asarray(p2, np.float32)``) and the ufuncs get 0-d arrays of the output dtype: the
+same loop on the same values, bit for bit (checked in tests against the CPU kernels).
+
 Note [Folded runs]
 Python's ``compile`` costs about as much per generated line as the line's first run, so a
 first step of a 1000-operator chain was mostly compile time. A run of RUN_MIN or more
@@ -112,12 +120,22 @@ def _binary(ufunc: str, with_alpha: bool) -> Rule:
         if not _same_float(node):
             return None
         a, b = _arg(node, ins, 0), _arg(node, ins, 1)
+        dtype = f"np.{np.dtype(node.shapes[0].dtype._numpy).name}"
         if with_alpha:
             alpha = _arg(node, ins, 2)
             if node.args[1].kind == "tensor":
                 b = f"({b} if {alpha} == 1 else np_multiply({b}, {alpha}))"
-            else:  # two Python numbers: their product stays a (weak) Python number
-                b = hoist(f"({b} if {alpha} == 1 else {b} * {alpha})")
+            else:  # two numbers: multiplied in the output dtype, as the CPU kernel does
+                b = hoist(
+                    f"({b} if {alpha} == 1 else np_multiply(np_asarray({b}), "
+                    f"np_asarray({alpha}).astype({dtype}), dtype={dtype}, casting='unsafe'))"
+                )
+        kinds = (node.args[0].kind, node.args[1].kind)
+        if "tensor" in kinds:  # Note [Numbers as 0-d arrays]
+            if kinds[0] != "tensor":
+                a = hoist(f"np_asarray({a}, {dtype})")
+            if kinds[1] != "tensor":
+                b = hoist(f"np_asarray({b}, {dtype})")
         return f"np_{ufunc}({a}, {b}{_out(out)})"
 
     return Rule(emit)
@@ -165,7 +183,7 @@ def _cast(node: Node, ins: list[str], out: str | None, hoist: Hoist) -> str | No
     if node.args[1] is None:
         return None
     dtype = node.shapes[0].dtype
-    return f"np_asarray({_arg(node, ins, 0)}).astype(np.{dtype._numpy.__name__})"
+    return f"np_asarray({_arg(node, ins, 0)}).astype(np.{np.dtype(dtype._numpy).name})"
 
 
 NUMPY_RULES: dict[str, Rule] = {
@@ -284,7 +302,15 @@ class _Emitter:
         return len(self.graph.parameters) + int(name[1:])
 
     def _fold_runs(self, lines: list[str]) -> list[str]:
-        """Note [Folded runs]: RUN_MIN or more consecutive in-place binary calls on one
+        """Note [Numbers as 0-d arrays]
+A ufunc call with a Python number operand spends most of its time on the number for small
+arrays (~3x the call with a 0-d array at 1024 elements). An elementwise rule's output dtype
+is its tensor operands' (`_same_float`), and NumPy converts a weak Python number to exactly
+that dtype, so the generated function converts each number operand once per run (hoisted:
+``s1 = np_asarray(p2, np.float32)``) and the ufuncs get 0-d arrays of the output dtype: the
+same loop on the same values, bit for bit (checked in tests against the CPU kernels).
+
+Note [Folded runs]: RUN_MIN or more consecutive in-place binary calls on one
         buffer with a constant second operand (a parameter or a hoisted name) become one
         loop over a constant table, so a long elementwise chain compiles in O(1)."""
         folded: list[str] = []
