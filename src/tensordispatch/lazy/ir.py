@@ -208,12 +208,12 @@ def _resolve(node: Node, value: Any) -> Any:
 
 
 class IrNode(Node):
-    """Base of the generated node classes (irgen.py: one per ``full_codegen`` / ``ir_gen``
-    operator of a lazy backend yaml, torchgen's LazyIr.h). A subclass names its operator
+    """Base of the generated node classes (codegen/backend_stubs/gen_lazy.py: one per
+    ``full_codegen`` / ``ir_gen`` operator of a lazy backend yaml, torchgen's LazyIr.h). A subclass names its operator
     (``OP_NAME``, ``SCHEMA``) and its arguments (``ARGUMENTS``: name, kind); each argument
     is readable by name (`argument`, or the generated property of the same name): an operand
     gives its `Value` (a tensor list a tuple of them), an attribute the value stored in the
-    node. Attributes are stored by value (tracegen Note [Attributes by value]). Same slots
+    node. Attributes are stored by value (lazy_kernels.py Note [Attributes by value]). Same slots
     and hash as `Node`: lowerings read ``op``, ``args`` and ``operands`` as before.
     """
 

@@ -3,11 +3,10 @@
 Owns reading ``backend.yaml`` (gen-backend-stubs format: ``backend: Lazy``, ``full_codegen``,
 ``ir_gen``, ``supported``, ``symint``) and turning it into registrations under the Lazy key:
 the generated kernel of every ``full_codegen`` operator (from the generated IR module,
-lazy_ir.py, irgen.py's Note [Checked-in IR]), derived kernels for their in-place and out=
+lazy_ir.py, gen_lazy.py's Note [Checked-in IR]), derived kernels for their in-place and out=
 siblings (same `signature()`), the hand-written ``supported`` kernels, and the eager CPU
-fallback for every other operator. Before registering anything it checks that every
-``full_codegen`` / ``ir_gen`` operator has a shape function (a Meta or composite kernel) and
-reports all missing ones at once. `install()` / `uninstall()` do and undo all of it.
+fallback for every other operator. Before registering anything it checks that the generated
+module matches the yaml (`ir_module`). `install()` / `uninstall()` do and undo all of it.
 """
 
 from __future__ import annotations
@@ -19,7 +18,6 @@ from typing import Any
 import yaml  # type: ignore[import-untyped,unused-ignore]
 
 from tensordispatch.dispatch.dispatcher import DISPATCHER
-from tensordispatch.dispatch.keys import DispatchKey
 from tensordispatch.dispatch.library import Library
 from tensordispatch.schema.model import SchemaKind
 
@@ -32,6 +30,7 @@ __all__ = [
     "installed",
     "ir_module",
     "read_backend_yaml",
+    "register_generated",
     "uninstall",
 ]
 
@@ -84,78 +83,129 @@ def installed() -> bool:
     return bool(_STATE)
 
 
-# the kernels a call redispatched to Meta can reach: a shape function (spec 3.2 step 5)
-_SHAPE_KEYS = (
-    DispatchKey.Meta, DispatchKey.CompositeExplicitAutograd,
-    DispatchKey.CompositeExplicitAutogradNonFunctional, DispatchKey.CompositeImplicitAutograd,
-)  # fmt: skip
+class StaleIrModuleError(RuntimeError):
+    """The generated IR module does not match the backend yaml (regenerate it)."""
 
 
-def _shape_function(entry: Any) -> bool:
-    return any(k in entry.kernels for k in _SHAPE_KEYS)
+def _names(names: Any) -> str:
+    return ", ".join(sorted(names))
 
 
-def ir_module(spec: LazyBackendYaml, path: Path = BACKEND_YAML) -> Any:
-    """The generated IR module for ``spec`` (irgen Note [Checked-in IR]), after checking
-    that every listed operator can be generated (all problems of a kind at once)."""
-    from tensordispatch.lazy import irgen
+def ir_module(spec: LazyBackendYaml, path: Path = BACKEND_YAML, module: Any = None) -> Any:
+    """The generated IR module of ``spec`` (default: the checked-in lazy/lazy_ir.py,
+    gen_lazy's Note [Checked-in IR]); raises StaleIrModuleError, naming every difference
+    and the command that regenerates it, unless its ``full_codegen`` / ``ir_gen`` lists are
+    the yaml's.
 
-    entries = {name: _entry(name) for name in (*spec.full_codegen, *spec.ir_gen)}
-    ops = [
-        irgen.IrOp(name, entries[name].schema, name in spec.full_codegen,
-                   _shape_function(entries[name]))
-        for name in (*spec.full_codegen, *spec.ir_gen)
-    ]  # fmt: skip
-    irgen.check_ir_ops(ops, path.name)
-    checked_in = "tensordispatch.lazy.lazy_ir" if spec.backend == "Lazy" else None
-    return irgen.load_ir_module(
-        ops, spec.full_codegen, spec.ir_gen, checked_in, backend=spec.backend, source=path.name
-    )
+    >>> ir_module(read_backend_yaml()).NODES["add.Tensor"][0].__name__
+    'AddTensor'
+    """
+    if module is None:
+        from tensordispatch.lazy import lazy_ir as module
+    problems = []
+    for key, listed, have in (
+        ("full_codegen", spec.full_codegen, module.FULL_CODEGEN),
+        ("ir_gen", spec.ir_gen, module.IR_GEN),
+    ):
+        new, old = set(listed) - set(have), set(have) - set(listed)
+        if new:
+            problems.append(f'{path.name} lists {_names(new)} under "{key}", which it lacks')
+        if old:
+            problems.append(
+                f'it has {_names(old)} under "{key}", which {path.name} no longer lists'
+            )
+    if problems:
+        where = getattr(module, "__file__", None) or module.__name__
+        raise StaleIrModuleError(
+            f"lazy: the generated IR module {Path(where).name} does not match {path.name}: "
+            f"{'; '.join(problems)}. Regenerate it: tensordispatch gen-backend-stubs --ir-only "
+            f"-s {path} -o {Path(where).parent}"
+        )
+    return module
 
 
-def install(path: Path | None = None) -> None:
+def load_ir_file(path: Path) -> Any:
+    """Import a generated IR module from its file (e.g. one gen-backend-stubs wrote for
+    another yaml) under a name of its own; the same file is imported once."""
+    import importlib.util
+    import sys
+
+    name = f"tensordispatch_lazy_ir_{abs(hash(str(Path(path).resolve()))):x}"
+    module = sys.modules.get(name)
+    if module is not None:
+        return module
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"lazy: cannot import the generated IR module {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[name]
+        raise
+    return module
+
+
+def register_generated(
+    nodes: dict[str, Any], lib: Any, key: str = "Lazy", *, skip: Any = (),
+    shortcuts: Any = None,
+) -> None:  # fmt: skip
+    """Register the generated kernels of an IR module's ``NODES`` (``full_codegen``
+    operators) under ``key`` through Library ``lib``, then a derived kernel for every
+    in-place and out= sibling (Note [Derived in-place and out= kernels]) not in ``skip``.
+    With ``shortcuts`` (a Library), eligible operators also get the Functionalize shortcut.
+    Used by `install` and by the modules gen-backend-stubs writes for lazy-style backends."""
+    from tensordispatch.lazy.kernels import derived_kernel, op_plan
+    from tensordispatch.lazy.shortcut import eligible, shortcut_kernel
+
+    traced: dict[str, Any] = {}
+    for name, (node_class, factory) in nodes.items():
+        if factory is None:  # ir_gen: the node class only
+            continue
+        entry = _entry(name)
+        plan = op_plan(entry.overload_object)
+        kernel = factory(plan, node_class)
+        lib.impl(name, kernel, key, boxed=True, debug="lazy generated kernel")
+        if shortcuts is not None and eligible(plan):  # Note [Functionalize shortcut]
+            shortcut = shortcut_kernel(plan, kernel)
+            shortcuts.impl(name, shortcut, "Functionalize", debug="lazy shortcut")
+        traced[str(entry.schema.signature())] = entry.overload_object
+    for entry in list(DISPATCHER.live_entries()):
+        schema = entry.schema
+        if schema is None or not entry.qualified_name.startswith("aten::"):
+            continue
+        if schema.kind() not in (SchemaKind.inplace, SchemaKind.out):
+            continue
+        functional = traced.get(str(schema.signature()))
+        name = entry.qualified_overload_name.split("::", 1)[1]
+        if functional is None or name in skip:
+            continue
+        kernel = derived_kernel(entry.overload_object, functional)
+        lib.impl(name, kernel, key, boxed=True, debug="lazy derived in-place/out kernel")
+
+
+def install(path: Path | None = None, module: Any = None) -> None:
     """Register the Lazy kernels and the fallback (idempotent; `init()` calls it).
-    ``path``: another backend yaml (default: the package's backend.yaml)."""
+    ``path``: another backend yaml (default: the package's backend.yaml) and ``module`` its
+    generated IR module (default: lazy/lazy_ir.py)."""
     if _STATE:
         return
     from tensordispatch.lazy.fallback import register_lazy_fallback
-    from tensordispatch.lazy.kernels import HANDWRITTEN, SYMINT, derived_kernel, op_plan
-    from tensordispatch.lazy.shortcut import eligible, shortcut_kernel
+    from tensordispatch.lazy.kernels import HANDWRITTEN, SYMINT
 
     path = BACKEND_YAML if path is None else path
     spec = read_backend_yaml(path)
     SYMINT.clear()
     SYMINT.update(spec.symint)
-    module = ir_module(spec, path)
+    module = ir_module(spec, path, module)
     lib = Library("aten", "IMPL")
     shortcuts = Library("aten", "IMPL")
-    traced: dict[str, Any] = {}
     with DISPATCHER.batch():
-        for name in spec.full_codegen:
-            entry = _entry(name)
-            plan = op_plan(entry.overload_object)
-            node_class, factory = module.NODES[name]
-            kernel = factory(plan, node_class)
-            lib.impl(name, kernel, "Lazy", boxed=True, debug="lazy generated kernel")
-            if eligible(plan):  # Note [Functionalize shortcut]
-                shortcut = shortcut_kernel(plan, kernel)
-                shortcuts.impl(name, shortcut, "Functionalize", debug="lazy shortcut")
-            traced[str(entry.schema.signature())] = entry.overload_object
         for name in spec.supported:
             _entry(name)
             lib.impl(name, HANDWRITTEN[name], "Lazy", debug="lazy hand-written kernel")
-        for entry in list(DISPATCHER.live_entries()):
-            schema = entry.schema
-            if schema is None or not entry.qualified_name.startswith("aten::"):
-                continue
-            if schema.kind() not in (SchemaKind.inplace, SchemaKind.out):
-                continue
-            functional = traced.get(str(schema.signature()))
-            name = entry.qualified_overload_name.split("::", 1)[1]
-            if functional is None or name in spec.supported:
-                continue
-            kernel = derived_kernel(entry.overload_object, functional)
-            lib.impl(name, kernel, "Lazy", boxed=True, debug="lazy derived in-place/out kernel")
+        register_generated(module.NODES, lib, skip=spec.supported, shortcuts=shortcuts)
     _STATE.extend([lib, shortcuts, register_lazy_fallback()])
 
 

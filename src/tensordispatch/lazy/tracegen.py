@@ -1,283 +1,52 @@
-"""Per-operator tracing kernels, generated from the operator's schema (the hot path of tracing).
+"""The generated tracing kernels of the lazy backend, by operator (the hot path of tracing).
 
-Owns the source templates of the lazy kernels that torchgen's LTC codegen writes in C++ per
-``full_codegen`` operator: `kernel_source(layout, name)` is the text of one kernel factory
-(``make_<name>(PLAN, NODE)`` returning the boxed Lazy kernel), unrolled over the operator's
-tensor, tensor-list, Scalar and list arguments, as laid out by `layout_of(schema)`. The
-generated IR module (irgen.py, lazy/lazy_ir.py) is these factories plus the node classes;
-`make_tracer(plan)` compiles one factory on its own (tests, tools). Every kernel builds
-exactly the node the generic `kernels.trace` builds (same arguments, markers, shape-cache key
-and hash), with the common case inline: an operand that is a LazyTensor. Anything else
-(wrapped numbers, 0-dim CPU tensors, errors) goes through the generic `_operand`.
-
-Note [Generated tracers]
-The generic kernel walks the plan's argument list per call; at 10-20 operators per
-microsecond of Python that walk costs as much as the rest of the trace. Generating the walk
-once per operator (what torchgen's LTC codegen does in C++ for each IR node class) leaves one
-attribute read and one dict lookup per operand on the hot path. Per-operator constants (the
-OpOverload, the plan's counter, the node class) are closure cells of the factory; the shared
-runtime (counters, markers, shape cache) is module globals (irgen_runtime.py).
-
-Note [Attributes by value]
-A node keeps its non-tensor arguments by value: list arguments (``int[]``, ``float[]?``, ...)
-are copied into tuples when the node is built, so a caller mutating its list afterwards
-cannot change a traced node, its hash or a cached graph (LTC's nodes copy their arguments for
-the same reason: storing a ``c10::string_view`` of a caller's string was a use-after-free).
-Every other non-tensor argument type of the schema language is immutable in Python.
+Owns looking up the kernel gen-backend-stubs generated for an operator (lazy/lazy_ir.py,
+written by codegen/backend_stubs/gen_lazy.py from backend.yaml; the templates and
+Note [Generated tracers], Note [Attributes by value] are in
+codegen/backend_stubs/lazy_kernels.py) and binding it to the operator's `OpPlan`. Every
+generated kernel builds exactly the node the generic `kernels.trace` builds (same arguments,
+markers, shape-cache key and hash), recorded as the operator's generated node class.
 """
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
-from tensordispatch.schema.model import FunctionSchema, SchemaKind
-
-__all__ = ["T_LIST", "T_SCALAR", "T_TENSOR", "TraceLayout", "kernel_source", "layout_of",
-           "make_tracer"]  # fmt: skip
-
-# argument kinds of a traced call (same values as kernels.T_TENSOR / T_LIST / T_SCALAR)
-T_TENSOR, T_LIST, T_SCALAR = 0, 1, 2
+__all__ = ["generated", "make_tracer"]
 
 
-@dataclass(frozen=True, slots=True)
-class TraceLayout:
-    """Where a traced operator's arguments go, from its schema (kernels.OpPlan's rules).
+def generated(plan: Any) -> tuple[type, Callable[..., Any] | None] | None:
+    """(node class, kernel factory) of ``plan``'s operator in lazy/lazy_ir.py, or None if the
+    operator is not generated (the factory is None for ``ir_gen`` operators).
 
-    ``inputs``: (stack position, T_TENSOR / T_LIST / T_SCALAR) of the operands;
-    ``optional``: those positions whose type is optional; ``lists``: positions of non-tensor
-    list arguments (copied into tuples, Note [Attributes by value]); ``returns``: ``"one"``,
-    ``"tuple"`` or ``"list"``; ``num_args``: arguments of the functional form.
+    >>> import tensordispatch as td
+    >>> from tensordispatch.lazy.kernels import op_plan
+    >>> generated(op_plan(td.ops.aten.add.Tensor))[0].__name__
+    'AddTensor'
     """
+    from tensordispatch.lazy import lazy_ir
 
-    inputs: tuple[tuple[int, int], ...]
-    optional: frozenset[int]
-    lists: tuple[int, ...]
-    returns: str
-    num_args: int
-
-    @property
-    def static(self) -> bool:
-        """Note [Static tracers]: every operand is a required Tensor or Scalar, so each
-        operand's index, marker and signature slot is known when generating."""
-        return (
-            all(kind != T_LIST for _, kind in self.inputs)
-            and not any(pos in self.optional for pos, _ in self.inputs)
-            and len(self.inputs) <= 64
-        )
-
-
-def layout_of(schema: FunctionSchema) -> TraceLayout:
-    """The TraceLayout of an operator schema.
-
-    >>> from tensordispatch.schema.parse import parse_schema
-    >>> layout_of(parse_schema("flip(Tensor self, int[] dims) -> Tensor"))
-    TraceLayout(inputs=((0, 0),), optional=frozenset(), lists=(1,), returns='one', num_args=2)
-    """
-    inputs: list[tuple[int, int]] = []
-    optional: set[int] = set()
-    lists: list[int] = []
-    args = [a for a in schema.arguments if not (a.alias_info and a.alias_info.is_write)]
-    if schema.kind() == SchemaKind.out:
-        args = list(schema.arguments[: len(schema.arguments) - len(schema.out)])
-    for i, a in enumerate(args):
-        text = str(a.type)
-        if text in ("Tensor", "Tensor?"):
-            inputs.append((i, T_TENSOR))
-        elif text in ("Tensor[]", "Tensor?[]"):
-            inputs.append((i, T_LIST))
-        elif text in ("Scalar", "Scalar?"):
-            inputs.append((i, T_SCALAR))
-        elif text.endswith(("]", "]?")):
-            lists.append(i)
-        if text.endswith("?"):
-            optional.add(i)
-    rets = [str(r.type) for r in schema.returns]
-    returns = "list" if rets == ["Tensor[]"] else ("one" if len(rets) == 1 else "tuple")
-    return TraceLayout(tuple(inputs), frozenset(optional), tuple(lists), returns, len(args))
-
-
-def _frozen_list(pos: int, optional: bool, source: str) -> list[str]:
-    """Lines copying list argument ``pos`` into a tuple (Note [Attributes by value])."""
-    if optional:
-        return [f"    l{pos} = {source}", f"    if l{pos} is not None:",
-                f"        l{pos} = tuple(l{pos})"]  # fmt: skip
-    return [f"    l{pos} = tuple({source})"]
-
-
-def _static_body(layout: TraceLayout, name: str) -> list[str]:
-    kinds = dict(layout.inputs)
-    lines = [
-        f"def {name}(op, keyset, stack):",
-        "    if ST.lazy_force_fallback and forced(PLAN):",
-        "        return fallback(op, keyset, stack)",
-        "    C[COUNTER] += 1",
-    ]
-    marks: list[str] = []
-    scalars: list[str] = []
-    for pos in range(layout.num_args):
-        kind = kinds.get(pos)
-        if kind is None:
-            if pos in layout.lists:
-                lines += _frozen_list(pos, pos in layout.optional, f"stack[{pos}]")
-                marks.append(f"l{pos}")
-            else:
-                marks.append(f"stack[{pos}]")
-            continue
-        k = sum(1 for p in kinds if p < pos)  # this operand's index
-        marks.append(f"m{k}")
-        lines.append(f"    a = stack[{pos}]")
-        if kind == T_SCALAR:
-            scalars.append(f"{k}: a{k}")
-            lines += [
-                f"    a{k} = a",
-                f"    v{k} = (scalar_node(a), 0)",
-                f"    g{k} = (v{k}[0].shapes[0], 'scalar')",
-                f"    m{k} = SCALAR_MARKERS[{k}]",
-            ]
-            continue
-        lines += [
-            "    if a.__class__ is LazyTensor:",
-            "        d = a._data",
-            f"        v{k} = d.ir or d.ir_value()",
-            f"        g{k} = (v{k}[0].shapes[v{k}[1]], 'tensor')",
-            f"        m{k} = MARKERS[{k}]",
-            "    elif a.__class__ is Tensor and a._wrapped_number:",
-            f"        v{k} = (scalar_node(a._data.item(), a.dtype), 0)",
-            f"        g{k} = (v{k}[0].shapes[0], 'wrapped')",
-            f"        m{k} = WRAPPED[{k}]",
-            "    else:",
-            "        one, sig1 = [], []",
-            f"        m{k} = operand({k}, slow_operand(a, one, sig1).kind)",
-            f"        v{k}, g{k} = one[0], sig1[0]",
-        ]
-    n = len(kinds)
-    values = "".join(f"v{k}, " for k in range(n))
-    hashes = "".join(f"(v{k}[0].hash, v{k}[1]), " for k in range(n))
-    lines += [
-        f"    frozen = ({''.join(m + ', ' for m in marks)})",
-        f"    sig = ({''.join(f'g{k}, ' for k in range(n))})",
-        "    key = (KEY, frozen, sig)",
-        "    shapes = CACHE.get(key)",
-        "    if shapes is None:",
-        f"        shapes = infer_shapes(OP, frozen, list(sig), {{{', '.join(scalars)}}}, key)",
-        "    node = new(NODE)",
-        "    node.op = NAME",
-        "    node.overload = OP",
-        f"    node.operands = ({values})",
-        "    node.args = frozen",
-        "    node.shapes = shapes",
-        "    node.returns = RETURNS",
-        "    node.data = None",
-        f"    node.hash = hash((NAME, frozen, ({hashes}), shapes))",
-        "    return from_value((node, 0))" if layout.returns == "one" else "    return wrap(node)",
-    ]
-    return lines
-
-
-_TENSOR_OPERAND = [
-    "        if a.__class__ is LazyTensor:",
-    "            d = a._data",
-    "            value = d.ir or d.ir_value()",
-    "            operands.append(value)",
-    "            sig.append((value[0].shapes[value[1]], 'tensor'))",
-    "            args[{pos}] = MARKERS[len(operands) - 1]",
-    "        elif a.__class__ is Tensor and a._wrapped_number:",
-    "            value = (scalar_node(a._data.item(), a.dtype), 0)",
-    "            operands.append(value)",
-    "            sig.append((value[0].shapes[0], 'wrapped'))",
-    "            args[{pos}] = WRAPPED[len(operands) - 1]",
-    "        else:",
-    "            args[{pos}] = slow_operand(a, operands, sig)",
-]
-_SCALAR_OPERAND = [
-    "        n = scalar_node(a)",
-    "        scalars[len(operands)] = a",
-    "        operands.append((n, 0))",
-    "        sig.append((n.shapes[0], 'scalar'))",
-    "        args[{pos}] = operand(len(operands) - 1, 'scalar')",
-]
-_LIST_OPERAND = [
-    (
-        "        args[{pos}] = tuple([None if t is None else slow_operand(t, operands, sig, True)"
-        " for t in a])"
-    ),
-]
-
-
-def _dynamic_body(layout: TraceLayout, name: str) -> list[str]:
-    lines = [
-        f"def {name}(op, keyset, stack):",
-        "    if ST.lazy_force_fallback and forced(PLAN):",
-        "        return fallback(op, keyset, stack)",
-        "    C[COUNTER] += 1",
-        f"    args = list(stack[:{layout.num_args}])",
-        "    operands = []",
-        "    sig = []",
-        "    scalars = {}",
-    ]
-    templates = {T_TENSOR: _TENSOR_OPERAND, T_SCALAR: _SCALAR_OPERAND, T_LIST: _LIST_OPERAND}
-    for pos, kind in layout.inputs:
-        lines += [f"    a = args[{pos}]", "    if a is not None:"]
-        lines += [line.format(pos=pos) for line in templates[kind]]
-    for pos in layout.lists:
-        lines += [f"    if args[{pos}] is not None:", f"        args[{pos}] = tuple(args[{pos}])"]
-    lines += [
-        "    frozen = tuple(args)",
-        "    key = (KEY, frozen, tuple(sig))",
-        "    try:",
-        "        shapes = CACHE.get(key)",
-        "    except TypeError:  # an unhashable argument: infer without caching",
-        "        key = shapes = None",
-        "    if shapes is None:",
-        "        shapes = infer_shapes(OP, frozen, sig, scalars, key)",
-        "    node = NODE(NAME, OP, tuple(operands), frozen, shapes, RETURNS)",
-        "    return from_value((node, 0))" if layout.returns == "one" else "    return wrap(node)",
-    ]
-    return lines
-
-
-def kernel_source(layout: TraceLayout, name: str) -> str:
-    """Source of ``make_<name>(PLAN, NODE)``: the factory of one operator's boxed Lazy kernel
-    ``<name>(op, keyset, stack)``, which records a ``NODE`` (the operator's node class).
-    ``PLAN`` is the operator's `kernels.OpPlan`; the module it runs in provides the names of
-    `irgen_runtime`.
-
-    >>> from tensordispatch.schema.parse import parse_schema
-    >>> src = kernel_source(layout_of(parse_schema("neg(Tensor self) -> Tensor")), "lazy_neg")
-    >>> src.splitlines()[0]
-    'def make_lazy_neg(PLAN, NODE):'
-    """
-    body = _static_body(layout, name) if layout.static else _dynamic_body(layout, name)
-    lines = [
-        f"def make_{name}(PLAN, NODE):",
-        "    OP = PLAN.op",
-        "    KEY = PLAN.key",
-        "    NAME = PLAN.name",
-        "    COUNTER = PLAN.counter",
-        "    RETURNS = PLAN.returns",
-        "",
-        *(f"    {line}" if line else "" for line in body),
-        "",
-        f"    return {name}",
-    ]
-    return "\n".join(lines) + "\n"
+    found: tuple[type, Callable[..., Any] | None] | None
+    found = lazy_ir.NODES.get(plan.name.removeprefix("aten::"))
+    return found
 
 
 def _static_source(plan: Any) -> str | None:
-    """The kernel factory's source if ``plan``'s operator gets a static tracer
-    (Note [Static tracers] in `TraceLayout.static`), else None."""
-    layout = layout_of(plan.op._schema)
-    return kernel_source(layout, "tracer") if layout.static else None
+    """The source of ``plan``'s generated kernel factory if it is a static tracer (every
+    operand a required Tensor or Scalar: slots known when generating), else None."""
+    found = generated(plan)
+    if found is None or found[1] is None or found[0].TRACER != "static":  # type: ignore[attr-defined]
+        return None
+    return inspect.getsource(found[1])
 
 
-def make_tracer(plan: Any, node_class: type | None = None) -> Callable[..., Any]:
-    """The generated boxed kernel of ``plan.op`` (compiled on its own; the lazy backend's
-    kernels come from the generated IR module, lazy_ir.py). ``node_class``: the nodes it
-    records (default: plain `ir.Node`).
+def make_tracer(plan: Any) -> Callable[..., Any] | None:
+    """The generated boxed Lazy kernel of ``plan.op`` bound to ``plan`` (None: the operator
+    has no generated kernel; the generic `kernels.trace` serves it).
 
-    The generated kernel must build the same node as the generic one:
+    The generated kernel builds the same node as the generic one:
 
     >>> import tensordispatch as td, tensordispatch.lazy as lazy
     >>> from tensordispatch.lazy.kernels import op_plan, trace
@@ -287,16 +56,12 @@ def make_tracer(plan: Any, node_class: type | None = None) -> Callable[..., Any]
     >>> op = td.ops.aten.mul.Tensor
     >>> fast = make_tracer(op_plan(op))(op, None, [x, x])
     >>> slow = trace(op, None, [x, x])
-    >>> fast._data.ir[0].hash == slow._data.ir[0].hash
-    True
+    >>> fast._data.ir[0].hash == slow._data.ir[0].hash, type(fast._data.ir[0]).__name__
+    (True, 'MulTensor')
     """
-    from tensordispatch.lazy import irgen_runtime
-    from tensordispatch.lazy.ir import Node
-
-    source = kernel_source(layout_of(plan.op._schema), "tracer")
-    namespace: dict[str, Any] = dict(irgen_runtime.namespace())
-    code = compile(source, f"<lazy tracer {plan.name}>", "exec")
-    exec(code, namespace)  # noqa: S102 - our own generated source
-    tracer: Callable[..., Any] = namespace["make_tracer"](plan, node_class or Node)
-    tracer.__lazy_source__ = source  # type: ignore[attr-defined]
-    return tracer
+    found = generated(plan)
+    if found is None or found[1] is None:
+        return None
+    node_class, factory = found
+    kernel: Callable[..., Any] = factory(plan, node_class)
+    return kernel

@@ -19,13 +19,16 @@ import os
 from pathlib import Path
 
 from tensordispatch.codegen.backend_stubs.emit import emit_module, module_file_name
+from tensordispatch.codegen.backend_stubs.gen_lazy import generate_ir_module, ir_module_file_name
 from tensordispatch.codegen.backend_stubs.missing import check_impl_source
 from tensordispatch.codegen.backend_stubs.model import (
     BackendStubsError,
     BackendYaml,
     ExternalBackend,
     ExternalKernel,
+    LazyIrError,
     MissingKernelsError,
+    MissingShapeFunctionsError,
     NonNativeOp,
     SynthesizedKernel,
 )
@@ -43,7 +46,9 @@ __all__ = [
     "BackendYaml",
     "ExternalBackend",
     "ExternalKernel",
+    "LazyIrError",
     "MissingKernelsError",
+    "MissingShapeFunctionsError",
     "NonNativeOp",
     "SynthesizedKernel",
     "build_external_backend",
@@ -102,7 +107,7 @@ def kernel_specs(backend: ExternalBackend) -> list[KernelSpec]:
             k.signature.text(),
             k.signature.generic,
         )
-        for k in backend.kernels
+        for k in backend.handwritten
     ]
     specs += [
         KernelSpec(h.name, f"aten::{h.name}", backend.backend_key or "", h.spec(), h.text())
@@ -118,8 +123,11 @@ def generate_backend_stubs(
     impl_path: str | None = None,
     synthesize: bool = True,
     source_name: str = "<string>",
+    ir_only: bool = False,
 ) -> dict[str, str]:
-    """File name -> text of the generated module(s) ({} when `supported` is empty).
+    """File name -> text of the generated module(s) ({} when `supported` is empty): the
+    kernel module, and for a yaml with ``full_codegen`` / ``ir_gen`` the lazy IR module
+    (gen_lazy.py; ``ir_only``: that one only).
 
     `source` is backend yaml text or an ExternalBackend. With `impl_path` (the backend's
     kernel module, a .py path or dotted name), its source is checked first and every missing
@@ -137,12 +145,21 @@ def generate_backend_stubs(
     return _generate(backend, shown, impl_path)
 
 
-def _generate(backend: ExternalBackend, shown: str, impl_path: str | None) -> dict[str, str]:
+def _generate(
+    backend: ExternalBackend, shown: str, impl_path: str | None, ir_only: bool = False
+) -> dict[str, str]:
     if backend.backend_key is None:
         return {}
+    files = {}
+    if backend.lazy_ops:
+        text = generate_ir_module(backend.lazy_ops, backend=backend.yaml.backend, source=shown)
+        files[ir_module_file_name(backend.yaml.backend)] = text
+    if ir_only:
+        return files
     if impl_path is not None:
         check_impl_source(impl_path, backend.class_name, kernel_specs(backend))
-    return {module_file_name(backend.backend_key): emit_module(backend, shown)}
+    files[module_file_name(backend.backend_key)] = emit_module(backend, shown)
+    return files
 
 
 def run(
@@ -153,13 +170,16 @@ def run(
     impl_path: str | None = None,
     native_functions: _Native = None,
     synthesize: bool = True,
+    ir_only: bool = False,
 ) -> list[str]:
-    """gen_backend_stubs' run(): validate, check kernels, write the module(s) that changed.
+    """gen_backend_stubs' run(): validate, check kernels, write the module(s) that changed
+    (``ir_only``: only the lazy IR module, for backends that register their kernels
+    themselves, as tensordispatch's own lazy backend does).
 
     Returns the names of the files written (or, with `dry_run`, that would be).
     """
     backend = load_backend_yaml(source_yaml, native_functions, synthesize=synthesize)
-    sources = _generate(backend, Path(str(source_yaml)).name, impl_path)
+    sources = _generate(backend, Path(str(source_yaml)).name, impl_path, ir_only)
     changed = []
     directory = Path(output_dir)
     for name, text in sorted(sources.items()):

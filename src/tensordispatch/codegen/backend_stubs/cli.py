@@ -36,6 +36,8 @@ def add_parser(sub: Any) -> None:
                         help="validate and report, write nothing")  # fmt: skip
     parser.add_argument("--check", action="store_true",
                         help="write nothing; exit 1 if the generated module is missing or stale (for CI)")  # fmt: skip
+    parser.add_argument("--ir-only", action="store_true",
+                        help="write only the lazy IR module (<backend>_ir.py: node classes and kernels of full_codegen/ir_gen operators), e.g. for tensordispatch's own lazy backend")  # fmt: skip
     parser.add_argument("--no-out-inplace", action="store_true",
                         help="do not generate out=/inplace kernels from functional ones")  # fmt: skip
     parser.set_defaults(run=run_command)
@@ -49,7 +51,7 @@ def run_command(args: argparse.Namespace) -> int:
     try:
         changed = run(args.source_yaml, args.output_dir, dry_run=args.dry_run or args.check,
                       impl_path=args.impl_path, native_functions=args.native_functions,
-                      synthesize=not args.no_out_inplace)  # fmt: skip
+                      synthesize=not args.no_out_inplace, ir_only=args.ir_only)  # fmt: skip
     except BackendStubsError as err:
         print(f"{args.source_yaml}: error: {err}", file=sys.stderr)
         return 1

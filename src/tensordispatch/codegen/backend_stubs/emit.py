@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 
+from tensordispatch.codegen.backend_stubs.gen_lazy import ir_module_file_name
 from tensordispatch.codegen.backend_stubs.model import (
     ExternalBackend,
     ExternalKernel,
@@ -44,11 +45,11 @@ def module_file_name(backend_key: str) -> str:
 
 def copy_hooks(backend: ExternalBackend) -> list[KernelSignature]:
     """The copy kernels the synthesized wrappers need, not already listed by the backend."""
-    listed = {k.name for k in backend.kernels}
+    listed = {k.name for k in backend.handwritten}
     needed = []
-    if any(s.is_inplace for s in backend.synthesized):
+    if any(s.is_inplace for s in backend.wrapped):
         needed.append("_copy_from")
-    if any(not s.is_inplace for s in backend.synthesized):
+    if any(not s.is_inplace for s in backend.wrapped):
         needed.append("_copy_from_and_resize")
     return [
         KernelSignature.from_schema(parse_schema(COPY_HOOKS[n])) for n in needed if n not in listed
@@ -56,7 +57,7 @@ def copy_hooks(backend: ExternalBackend) -> list[KernelSignature]:
 
 
 def _kernels(b: ExternalBackend, key: str | None) -> str:
-    n = sum(k.dispatch_key == key for k in b.kernels)
+    n = sum(k.dispatch_key == key for k in b.handwritten)
     return f"{n} kernel{'s' if n != 1 else ''}"
 
 
@@ -79,8 +80,8 @@ def _header(b: ExternalBackend, source: str) -> list[str]:
         " ".join(counts),
         f"Kernels: static methods of class {y.class_name} in module {y.cpp_namespace} (or its functions).",
     ]
-    if b.synthesized:
-        names = ", ".join(str(s.f.func.name) for s in b.synthesized)
+    if b.wrapped:
+        names = ", ".join(str(s.f.func.name) for s in b.wrapped)
         lines.append(f"Generated out=/inplace kernels (on the functional kernels): {names}.")
     elif y.use_out_as_primary:
         lines.append("use_out_as_primary: True, so no out=/inplace kernels are generated.")
@@ -88,11 +89,15 @@ def _header(b: ExternalBackend, source: str) -> list[str]:
         lines.append(
             "device_guard: True: kernels get their entry's device check and device guard (GUARDS)."
         )
-    if y.lazy_lists:
+    if y.full_codegen or y.ir_gen:
         lines.append(
-            "Lazy IR generation (full_codegen, ir_gen, non_native) is not done yet: those lists "
-            "were validated only, and full_codegen kernels must be written by hand for now."
+            f"Lazy IR: {ir_module_file_name(b.yaml.backend)} holds the generated node classes "
+            f"({len(b.lazy_ops)}) and the kernels of the {len(y.full_codegen)} full_codegen "
+            "operators; register() registers those kernels and their derived in-place/out= "
+            "kernels (tensordispatch.lazy)."
         )
+    if y.non_native:
+        lines.append("non_native entries are validated only (no IR class is generated for them).")
     return [*lines, '"""']
 
 
@@ -129,7 +134,9 @@ def _protocol(b: ExternalBackend) -> list[str]:
         f"class {b.class_name}(Protocol):",
         f'    """The kernels the {b.yaml.backend} backend provides (static methods or module functions)."""',
     ]
-    entries = [(k.signature, f"{k.operator} [{k.dispatch_key}]", str(k.f.func)) for k in b.kernels]
+    entries = [
+        (k.signature, f"{k.operator} [{k.dispatch_key}]", str(k.f.func)) for k in b.handwritten
+    ]
     entries += [
         (h, "copy hook for the generated kernels", f"aten::{COPY_HOOKS[h.name]}")
         for h in copy_hooks(b)
@@ -147,7 +154,7 @@ def _protocol(b: ExternalBackend) -> list[str]:
 
 def _specs(b: ExternalBackend) -> list[str]:
     lines = ["KERNELS: tuple[KernelSpec, ...] = ("]
-    entries = [(k.signature, k.operator, k.dispatch_key) for k in b.kernels]
+    entries = [(k.signature, k.operator, k.dispatch_key) for k in b.handwritten]
     entries += [(h, f"aten::{h.name}", b.backend_key or "") for h in copy_hooks(b)]
     for sig, op, key in entries:
         lines += [
@@ -255,7 +262,7 @@ def _copy_back(s: SynthesizedKernel, dests: list[str]) -> list[str]:
 
 
 def _registrations(b: ExternalBackend) -> list[str]:
-    rows = [(k.f.namespace, str(k.f.func.name), k.dispatch_key, _q(k.name)) for k in b.kernels]
+    rows = [(k.f.namespace, str(k.f.func.name), k.dispatch_key, _q(k.name)) for k in b.handwritten]
     rows += [
         (
             s.f.namespace,
@@ -263,7 +270,7 @@ def _registrations(b: ExternalBackend) -> list[str]:
             s.dispatch_key,
             f"_make_{s.f.func.name.unambiguous_name()}",
         )
-        for s in b.synthesized
+        for s in b.wrapped
     ]
     lines = [
         "# (namespace, operator, dispatch key, kernel name or builder of a generated kernel)",
@@ -272,7 +279,7 @@ def _registrations(b: ExternalBackend) -> list[str]:
     lines += [f"    ({_q(ns)}, {_q(op)}, {_q(key)}, {kernel})," for ns, op, key, kernel in rows]
     lines += [")", "", ""]
     # ops.<backend> direct entry points (ops/direct.py): the backend key's aten kernels
-    members: list[ExternalKernel | SynthesizedKernel] = [*b.kernels, *b.synthesized]
+    members: list[ExternalKernel | SynthesizedKernel] = [*b.handwritten, *b.wrapped]
     direct = sorted(
         (str(k.f.func.name), _arg_kinds(k.f), str(k.f.func))
         for k in members
@@ -293,7 +300,7 @@ def _guards(b: ExternalBackend) -> list[str]:
     """GUARDS: per operator, the device check and device guard of torch's generated wrapper
     (backends/device_guard.py), when the backend yaml says ``device_guard: true``."""
     rows = []
-    members: list[ExternalKernel | SynthesizedKernel] = [*b.kernels, *b.synthesized]
+    members: list[ExternalKernel | SynthesizedKernel] = [*b.handwritten, *b.wrapped]
     if b.yaml.device_guard:
         for k in sorted(members, key=lambda k: str(k.f.func.name)):
             spec = _guard_spec(k.f, k.dispatch_key)
@@ -378,6 +385,16 @@ def register(
             if key == BACKEND_KEY and op in DIRECT:
                 name, _, overload = op.partition(".")
                 direct.setdefault(name, {})[overload or "default"] = (fn, *DIRECT[op])
+        if LAZY_IR is not None:  # the generated lazy kernels and their in-place/out= siblings
+            from pathlib import Path
+
+            from tensordispatch.lazy.registration import load_ir_file, register_generated
+
+            ir = load_ir_file(Path(__file__).with_name(LAZY_IR))
+            lib = factory("aten", "IMPL")
+            registration.libraries.append(lib)
+            written = {op for _, op, _, _ in REGISTRATIONS}
+            register_generated(ir.NODES, lib, BACKEND_KEY, skip=written)
         if direct:
             from tensordispatch.ops.direct import register_direct
 
@@ -399,12 +416,13 @@ def emit_module(b: ExternalBackend, source: str) -> str:
         f"AUTOGRAD_KEY: str | None = {_q(b.autograd_key) if b.autograd_key else None}",
         f"KERNEL_MODULE = {_q(y.cpp_namespace)}",
         f"CLASS_NAME = {_q(y.class_name)}",
+        f"LAZY_IR: str | None = {_q(ir_module_file_name(y.backend)) if y.full_codegen else None}",
         "",
         "",
     ]
     lines += _protocol(b)
     lines += ["", ""] + _specs(b)
-    for s in b.synthesized:
+    for s in b.wrapped:
         lines += ["", ""] + _wrapper(s)
     lines += ["", ""] + _registrations(b)
     lines.append(_REGISTER)

@@ -8,6 +8,7 @@ needs on top: each kernel's Python signature and the out=/inplace wrappers to sy
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from tensordispatch.codegen.backend_stubs.signature import KernelSignature
 from tensordispatch.schema.model import OperatorName
@@ -18,7 +19,9 @@ __all__ = [
     "BackendYaml",
     "ExternalBackend",
     "ExternalKernel",
+    "LazyIrError",
     "MissingKernelsError",
+    "MissingShapeFunctionsError",
     "NonNativeOp",
     "SynthesizedKernel",
 ]
@@ -30,6 +33,14 @@ class BackendStubsError(ValueError):
 
 class MissingKernelsError(BackendStubsError):
     """Kernels the backend yaml lists are missing or have parameters that do not fit."""
+
+
+class LazyIrError(BackendStubsError):
+    """A ``full_codegen`` / ``ir_gen`` list asks for something lazy codegen cannot generate."""
+
+
+class MissingShapeFunctionsError(LazyIrError):
+    """Operators listed for lazy codegen have no shape function (all of them in one error)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,7 +79,7 @@ class BackendYaml:
 
     @property
     def lazy_lists(self) -> bool:
-        """Whether the yaml asks for lazy IR generation (not done yet: validated only)."""
+        """Whether the yaml asks for lazy IR generation (``non_native`` is validated only)."""
         return bool(self.full_codegen or self.ir_gen or self.non_native)
 
 
@@ -121,14 +132,27 @@ class ExternalBackend:
     autograd_index: BackendIndex | None
     kernels: tuple[ExternalKernel, ...]
     synthesized: tuple[SynthesizedKernel, ...]
+    #: gen_lazy.IrOp of every full_codegen / ir_gen operator (checked; empty if none)
+    lazy_ops: tuple[Any, ...] = ()
 
     @property
     def class_name(self) -> str:
         return self.yaml.class_name
 
     @property
+    def handwritten(self) -> tuple[ExternalKernel, ...]:
+        """The kernels the backend writes (``full_codegen`` ones are generated)."""
+        return tuple(k for k in self.kernels if not k.full_codegen)
+
+    @property
+    def wrapped(self) -> tuple[SynthesizedKernel, ...]:
+        """The synthesized out=/inplace kernels this module emits: those over a generated
+        kernel are derived by the lazy runtime instead."""
+        return tuple(s for s in self.synthesized if not s.functional.full_codegen)
+
+    @property
     def needs_copy_hooks(self) -> bool:
-        return bool(self.synthesized)
+        return bool(self.wrapped)
 
     def kernel_for(self, op: OperatorName, dispatch_key: str) -> ExternalKernel | None:
         for k in self.kernels:

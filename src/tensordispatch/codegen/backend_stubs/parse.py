@@ -23,6 +23,7 @@ from typing import Any
 
 import yaml  # type: ignore[import-untyped,unused-ignore]
 
+from tensordispatch.codegen.backend_stubs.gen_lazy import check_ir_ops, ir_ops_from_native
 from tensordispatch.codegen.backend_stubs.model import (
     BackendStubsError,
     BackendYaml,
@@ -309,9 +310,12 @@ def build_external_backend(
         autograd_ops = _lookup(y, "autograd", y.autograd, by_name, native.path)
         if autograd_key in indices:
             raise _fail(f"Duplicate autograd key: {autograd_key}")
-    # ir_gen ops are only recorded for now (lazy IR generation comes later), but they must
-    # exist: lazy codegen builds IR classes from their schemas.
+    # lazy codegen builds node classes from the schemas of full_codegen and ir_gen ops
     _lookup(y, "ir_gen", y.ir_gen, by_name, native.path)
+    lazy_ops: tuple[Any, ...] = ()
+    if y.full_codegen or y.ir_gen:
+        lazy_ops = tuple(ir_ops_from_native(y.full_codegen, y.ir_gen, native, y.path))
+        check_ir_ops(lazy_ops, y.path)
     backend_index = None if supported_ops is None else _index(y, y.backend, supported_ops)
     autograd_index = (
         None if autograd_ops is None else _index(y, f"Autograd{y.backend}", autograd_ops)
@@ -331,7 +335,7 @@ def build_external_backend(
         synthesized = _synthesized(native, kernels)
     return ExternalBackend(
         y, backend_key, autograd_key, backend_index, autograd_index, tuple(kernels),
-        tuple(synthesized),
+        tuple(synthesized), lazy_ops,
     )  # fmt: skip
 
 

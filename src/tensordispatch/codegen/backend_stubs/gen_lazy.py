@@ -1,40 +1,44 @@
 """Lazy IR codegen: a lazy backend yaml -> one Python module of node classes and kernels.
 
-Owns torchgen's gen_lazy_tensor for Python (spec: codegen-spec section 5 and the lazy
-sections of functionalization-lazy-spec): for every ``full_codegen`` operator of a backend
-yaml, a generated IR node class (`ir.IrNode` subclass named like LTC's, ``add.Tensor`` ->
-``AddTensor``: operator, argument names and kinds, one property per argument) and a generated
-lazy kernel (tracegen.py's factory: operands, attributes by value, shapes from the meta
-functions); for every ``ir_gen`` operator the node class only (its kernel is hand-written,
-under ``supported``, and records its node with `irgen_runtime.make_node`). Also the checks
-torchgen makes before generating, with all problems of one kind reported at once:
-`check_ir_ops` (functional operators only; views listed as their ``_copy`` variants; every
-operator has a shape function, i.e. a Meta kernel, a structured meta function or a
-composite kernel). `generate_ir_module` is pure (schemas in, text out; no dispatcher).
-`load_ir_module` gives the lazy backend its module: the checked-in lazy/lazy_ir.py when it
-matches the yaml, else the same text generated and compiled in memory (Note [Checked-in IR]).
+Owns torchgen's gen_lazy_tensor for Python (codegen-spec section 5; the lazy sections of
+functionalization-lazy-spec): for every ``full_codegen`` operator of a backend yaml, a
+generated IR node class (a ``tensordispatch.lazy.ir.IrNode`` subclass named like LTC's,
+``add.Tensor`` -> ``AddTensor``: operator, argument names and kinds, one property per
+argument) and a generated lazy kernel (lazy_kernels.py: operands, attributes by value, shapes
+from the meta functions); for every ``ir_gen`` operator the node class only (its kernel is
+hand-written, listed under ``supported``, and records its node with
+``tensordispatch.lazy.irgen_runtime.make_node``). Before generating, `check_ir_ops` makes the
+checks torchgen makes, each reporting every offending operator at once: functional operators
+only, views listed as their ``_copy`` variants (functionalization runs above the lazy key),
+a shape function for every ``full_codegen`` operator (a Meta kernel, a structured meta
+function or a composite kernel: what a call redispatched to Meta reaches), distinct class
+names. Pure: schemas in, text out.
 
 Note [Checked-in IR]
-lazy/lazy_ir.py is generated from lazy/backend.yaml by ``tensordispatch gen-backend-stubs
--s src/tensordispatch/lazy/backend.yaml -o src/tensordispatch/lazy`` and checked in, like the
-other generated modules (a test runs the ``--check`` mode). Editing the yaml alone works at
-once: `load_ir_module` sees that the module's ``FULL_CODEGEN`` / ``IR_GEN`` differ from the
-yaml's and compiles the generated text in memory instead; the staleness test then asks for
-the regeneration. Adding an operator to lazy is one yaml line (plus, if wanted, a NumPy
-lowering rule: without one the compiled graph calls the operator's CPU kernel).
+tensordispatch's own lazy backend: lazy/lazy_ir.py is generated from lazy/backend.yaml by
+``tensordispatch gen-backend-stubs --ir-only -s src/tensordispatch/lazy/backend.yaml -o
+src/tensordispatch/lazy`` and checked in like the other generated modules (a test runs the
+``--check`` mode). ``lazy.init()`` imports it and refuses, naming the operators and the
+command, when it no longer matches the yaml. Adding an operator to lazy is one yaml line and
+that command (plus, if wanted, a NumPy lowering rule: without one the compiled graph calls
+the operator's CPU kernel).
 """
 
 from __future__ import annotations
 
 import keyword
-import sys
-import types
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from tensordispatch.codegen.backend_stubs.model import BackendStubsError
-from tensordispatch.lazy.tracegen import T_LIST, T_SCALAR, T_TENSOR, kernel_source, layout_of
+from tensordispatch.codegen.backend_stubs.lazy_kernels import (
+    T_LIST,
+    T_SCALAR,
+    T_TENSOR,
+    kernel_source,
+    layout_of,
+)
+from tensordispatch.codegen.backend_stubs.model import LazyIrError, MissingShapeFunctionsError
 from tensordispatch.schema.model import FunctionSchema, SchemaKind
 
 __all__ = [
@@ -44,18 +48,10 @@ __all__ = [
     "check_ir_ops",
     "generate_ir_module",
     "ir_module_file_name",
+    "ir_ops_from_native",
     "kernel_name",
-    "load_ir_module",
     "node_class_name",
 ]
-
-
-class LazyIrError(BackendStubsError):
-    """A ``full_codegen`` / ``ir_gen`` list asks for something lazy codegen cannot generate."""
-
-
-class MissingShapeFunctionsError(LazyIrError):
-    """Operators listed for lazy codegen have no shape function (all of them in one error)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,7 +113,7 @@ def check_ir_ops(ops: Sequence[IrOp], path: str = "<backend yaml>") -> None:
     ...                    has_shape_function=False)], "x.yaml")
     Traceback (most recent call last):
     ...
-    tensordispatch.lazy.irgen.MissingShapeFunctionsError: x.yaml: 1 operator listed for lazy codegen has no shape function, so its output shapes cannot be inferred:
+    tensordispatch.codegen.backend_stubs.model.MissingShapeFunctionsError: x.yaml: 1 operator listed for lazy codegen has no shape function, so its output shapes cannot be inferred:
       nonzero(Tensor self) -> Tensor
       Give each a Meta kernel (dispatch: Meta in native_functions.yaml, a structured meta function, or a composite kernel), or list it under "supported" with a hand-written kernel.
     """
@@ -138,7 +134,7 @@ def check_ir_ops(ops: Sequence[IrOp], path: str = "<backend yaml>") -> None:
         raise LazyIrError(
             "\n  ".join([f"{path}: lazy codegen generates functional operators only:", *problems])
         )
-    missing = [op for op in ops if not op.has_shape_function]
+    missing = [op for op in ops if op.kernel and not op.has_shape_function]
     if missing:
         n = len(missing)
         many = n != 1
@@ -187,6 +183,7 @@ def _node_class(op: IrOp) -> list[str]:
         f"({n!r}, {_KINDS.get(kinds.get(i, -1), 'attribute')!r}), " for i, n in enumerate(names)
     )
     what = "generated kernel" if op.kernel else "hand-written kernel (ir_gen)"
+    tracer = None if not op.kernel else ("static" if layout.static else "dynamic")
     lines = [
         f"class {node_class_name(op.name)}(IrNode):",
         f'    """``aten::{op.schema}`` ({what})."""',
@@ -195,6 +192,7 @@ def _node_class(op: IrOp) -> list[str]:
         f"    OP_NAME = {('aten::' + op.name)!r}",
         f"    SCHEMA = {str(op.schema)!r}",
         f"    ARGUMENTS = ({arguments.rstrip()})",
+        f"    TRACER = {tracer!r}",
     ]
     lines += [
         f"    {_property_name(n)} = argument_property({i}, {n!r})" for i, n in enumerate(names)
@@ -214,7 +212,7 @@ def generate_ir_module(ops: Sequence[IrOp], *, backend: str, source: str) -> str
     ops = sorted(ops, key=lambda op: op.name)
     full = [op.name for op in ops if op.kernel]
     ir_only = [op.name for op in ops if not op.kernel]
-    generator = "tensordispatch.lazy.irgen (tensordispatch gen-backend-stubs)"
+    generator = "tensordispatch.codegen.backend_stubs.gen_lazy (tensordispatch gen-backend-stubs)"
     counts = (
         f"{len(full)} operators with a generated node class and kernel (full_codegen), "
         f"{len(ir_only)} with a generated node class only (ir_gen)."
@@ -262,35 +260,6 @@ def generate_ir_module(ops: Sequence[IrOp], *, backend: str, source: str) -> str
         "}",
     ]
     return "\n".join(lines) + "\n"
-
-
-def load_ir_module(
-    ops: Sequence[IrOp] | None, full_codegen: Sequence[str], ir_gen: Sequence[str],
-    checked_in: str | None, *, backend: str = "Lazy", source: str = "backend.yaml",
-) -> types.ModuleType:  # fmt: skip
-    """The IR module for a yaml whose lists are ``full_codegen`` / ``ir_gen``: the
-    checked-in module ``checked_in`` (a dotted name) if its lists are the same, else the
-    text of `generate_ir_module(ops)` compiled in memory (Note [Checked-in IR]); ``ops`` is
-    only needed then (None: compare only, raise LookupError when stale)."""
-    if checked_in is not None:
-        import importlib
-
-        module = importlib.import_module(checked_in)
-        if sorted(module.FULL_CODEGEN) == sorted(full_codegen) and sorted(module.IR_GEN) == sorted(
-            ir_gen
-        ):
-            return module
-    if ops is None:
-        raise LookupError(f"{checked_in} does not match the yaml's full_codegen / ir_gen lists")
-    text = generate_ir_module(ops, backend=backend, source=source)
-    name = f"tensordispatch.lazy._ir_in_memory_{backend.lower()}"
-    module = types.ModuleType(name)
-    module.__file__ = f"<generated {ir_module_file_name(backend)} from {source}>"
-    code = compile(text, module.__file__, "exec")
-    exec(code, module.__dict__)  # noqa: S102 - our own generated source
-    module.__lazy_source__ = text  # type: ignore[attr-defined]
-    sys.modules.setdefault(name, module)
-    return module
 
 
 def ir_ops_from_native(
