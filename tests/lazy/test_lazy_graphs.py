@@ -200,3 +200,43 @@ def test_number_operands_give_the_cpu_kernels_bits(dtype: str) -> None:
         result = got.cpu().numpy()
         assert result.dtype == expected.dtype
         assert result.view(np.uint8).tobytes() == expected.view(np.uint8).tobytes(), s
+
+
+def _reference_post_order(outputs: list[Any]) -> list[Any]:
+    # the definition: recursive depth-first post-order, operands in order, each node once
+    order: list[Any] = []
+    seen: set[int] = set()
+
+    def visit(node: Any) -> None:
+        if id(node) in seen:
+            return
+        for child, _ in node.operands:
+            visit(child)
+        seen.add(id(node))
+        order.append(node)
+
+    for root, _ in outputs:
+        visit(root)
+    return order
+
+
+def test_graph_of_is_the_depth_first_post_order() -> None:
+    from tensordispatch.lazy.executor import graph_of
+    from tensordispatch.transforms.functionalize import from_functional
+
+    x = td.tensor([1.0, 2.0]).to("lazy")
+    y = td.tensor([3.0, 4.0]).to("lazy")
+    lazy.mark_step()
+    a = x + y
+    b = a * x
+    c = (b - a) / y
+    d = c * 2.0 + b
+    outputs = [from_functional(t)._data.ir for t in (d, a, c)]
+    graph = graph_of(outputs)
+    expected = _reference_post_order(outputs)
+    assert [id(n) for n in graph.nodes] == [id(n) for n in expected]
+    leaves = [n for n in expected if n.data is not None]
+    assert list(graph.parameters) == list(dict.fromkeys(n.data for n in leaves))
+    assert [graph.param_index[id(n)] for n in leaves] == [
+        graph.parameters.index(n.data) for n in leaves
+    ]

@@ -57,37 +57,53 @@ class Graph:
 
 
 def graph_of(outputs: Sequence[Value]) -> Graph:
-    """The graph computing ``outputs``: post-order, parameters and hash."""
+    """The graph computing ``outputs``: post-order, parameters and hash.
+
+    A depth-first walk, operands in order: a node's operands come before it, leaves
+    (device data) are emitted where they are first met without being pushed, and a node
+    pushed again rescans its operands past the ones already emitted (the stack is one path
+    of the DAG, so no node is on it twice)."""
     order: list[Node] = []
     seen: set[int] = set()
+    add_seen = seen.add
+    emit = order.append
     params: list[BackendData] = []
     param_of_buffer: dict[int, int] = {}
     param_index: dict[int, int] = {}
     sequence: list[int] = []
+
+    def parameter(node: Node, data: BackendData) -> None:
+        index = param_of_buffer.get(id(data))
+        if index is None:
+            index = param_of_buffer[id(data)] = len(params)
+            params.append(data)
+        param_index[id(node)] = index
+        sequence.append(index)
+
     for root, _ in outputs:
         if id(root) in seen:
             continue
-        stack: list[tuple[Node, int]] = [(root, 0)]
+        stack: list[Node] = [root]
+        push = stack.append
         while stack:
-            node, i = stack.pop()
-            if i < len(node.operands):
-                stack.append((node, i + 1))
-                child = node.operands[i][0]
-                if id(child) not in seen:
-                    stack.append((child, 0))
-                continue
-            if id(node) in seen:
-                continue
-            seen.add(id(node))
-            order.append(node)
-            data = node.data
-            if data is not None:
-                index = param_of_buffer.get(id(data))
-                if index is None:
-                    index = param_of_buffer[id(data)] = len(params)
-                    params.append(data)
-                param_index[id(node)] = index
-                sequence.append(index)
+            node = stack[-1]
+            for child, _ in node.operands:
+                cid = id(child)
+                if cid in seen:
+                    continue
+                if child.operands:
+                    push(child)
+                    break
+                add_seen(cid)
+                emit(child)
+                if child.data is not None:
+                    parameter(child, child.data)
+            else:
+                stack.pop()
+                add_seen(id(node))
+                emit(node)
+                if node.data is not None:
+                    parameter(node, node.data)
     h = hash((tuple([(n.hash, i) for n, i in outputs]), tuple(sequence)))
     return Graph(tuple(order), tuple(params), param_index, tuple(outputs), h)
 
