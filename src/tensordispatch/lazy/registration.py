@@ -206,7 +206,9 @@ def install(path: Path | None = None, module: Any = None) -> None:
             _entry(name)
             lib.impl(name, HANDWRITTEN[name], "Lazy", debug="lazy hand-written kernel")
         register_generated(module.NODES, lib, skip=spec.supported, shortcuts=shortcuts)
-    _STATE.extend([lib, shortcuts, register_lazy_fallback()])
+    from tensordispatch.lazy.shortcut import install_methods
+
+    _STATE.extend([lib, shortcuts, register_lazy_fallback(), install_methods()])
 
 
 class LazyInit:
@@ -246,7 +248,8 @@ def uninstall() -> None:
     """Undo `install()` exactly."""
     if not _STATE:
         return
-    lib, shortcuts, fallback = _STATE
+    lib, shortcuts, fallback, methods = _STATE
+    methods.remove()
     fallback.remove()
     shortcuts._destroy()
     lib._destroy()
