@@ -25,7 +25,6 @@ from typing import Any
 import numpy as np
 
 from tensordispatch.autograd.formulas import sum_to
-from tensordispatch.autograd.grad_mode import set_grad_enabled
 from tensordispatch.autograd.graph import (
     AccumulateGrad,
     GraphRoot,
@@ -34,11 +33,13 @@ from tensordispatch.autograd.graph import (
     gradient_edge,
 )
 from tensordispatch.backends.aten import op
+from tensordispatch.dispatch.tls import local_state
 from tensordispatch.tensor import Size, Tensor
 
 __all__ = ["backward", "grad", "run_backward"]
 
 _ones_like = op("ones_like")
+_ST = local_state()
 _Edge = tuple[Node, int]
 
 
@@ -107,6 +108,67 @@ def run_backward(
 ) -> list[Tensor | None]:
     """Run the graph from ``roots`` with initial ``grads``; returns captured input grads."""
     root = GraphRoot([gradient_edge(t) for t in roots], list(grads))
+    st = _ST
+    previous = st.grad_enabled
+    st.grad_enabled = create_graph  # set_grad_enabled(create_graph), inlined
+    try:
+        if inputs is None and accumulate:
+            _run_all(root, keep_graph)
+            return []
+        return _run_selected(root, keep_graph, inputs, accumulate)
+    finally:
+        st.grad_enabled = previous
+
+
+def _run_all(root: Node, keep_graph: bool) -> None:
+    """Every reachable node runs (``backward()`` without ``inputs``): the engine loop with
+    nothing to filter or capture (Note [Deterministic order])."""
+    deps = _dependencies(root)
+    buffers: dict[Node, list[Tensor | None]] = {}
+    ready: list[tuple[int, int, Node]] = [(0, 0, root)]
+    tick = 1
+    pop, push, take = heapq.heappop, heapq.heappush, buffers.pop
+    while ready:
+        node = pop(ready)[2]
+        grads_in = take(node, _EMPTY)
+        if node._pre_hooks:
+            grads_in = _run_pre_hooks(node, grads_in)
+        outputs = node.apply(grads_in)
+        if node._post_hooks:
+            for hook in node._post_hooks:
+                hook(outputs, grads_in)
+        if not keep_graph:
+            node.release()
+        for (nxt, nr), g, meta in zip(node.next_functions, outputs, node._input_meta):
+            if nxt is None:
+                continue
+            if g is not None:
+                if meta is not None and (g._shape != meta[0] or g.dtype != meta[1]):
+                    g = _validate(g, meta)
+                buf = buffers.get(nxt)
+                if buf is None:
+                    if nr == 0:
+                        buffers[nxt] = [g]
+                    else:
+                        buf = buffers[nxt] = [None] * (nr + 1)
+                        buf[nr] = g
+                else:
+                    if len(buf) <= nr:
+                        buf.extend([None] * (nr + 1 - len(buf)))
+                    old = buf[nr]
+                    buf[nr] = g if old is None else old + g
+            count = deps[nxt] - 1
+            deps[nxt] = count
+            if count == 0:
+                push(ready, (-nxt._sequence_nr, tick, nxt))
+                tick += 1
+
+
+def _run_selected(
+    root: Node, keep_graph: bool, inputs: Sequence[Tensor] | None, accumulate: bool
+) -> list[Tensor | None]:
+    """The engine loop with capture of ``inputs``' gradients and only the needed nodes
+    (Note [Only what is needed])."""
     capture: dict[_Edge, int] = {}
     targets: set[Node] | None = None
     if inputs is not None:
@@ -130,28 +192,25 @@ def run_backward(
     buffers: dict[Node, list[Tensor | None]] = {}
     ready: list[tuple[int, int, Node]] = [(0, 0, root)]
     tick = 1
-    filtering = targets is not None or not accumulate
     pop, take = heapq.heappop, buffers.pop
-    with set_grad_enabled(create_graph):
-        while ready:
-            node = pop(ready)[2]
-            grads_in = take(node, _EMPTY)
-            if node._pre_hooks:
-                grads_in = _run_pre_hooks(node, grads_in)
-            if capture:
-                _capture(node, grads_in, capture, captured, inputs)
-            if filtering and (
-                isinstance(node, AccumulateGrad)
-                or (targets is not None and not any(n in needed for n, _ in node.next_functions))
-            ):
-                continue  # a target only: captured, not run
-            outputs = node.apply(grads_in)
-            if node._post_hooks:
-                for hook in node._post_hooks:
-                    hook(outputs, grads_in)
-            if not keep_graph:
-                node.release()
-            tick = _propagate(node, outputs, needed, deps, buffers, ready, tick)
+    while ready:
+        node = pop(ready)[2]
+        grads_in = take(node, _EMPTY)
+        if node._pre_hooks:
+            grads_in = _run_pre_hooks(node, grads_in)
+        if capture:
+            _capture(node, grads_in, capture, captured, inputs)
+        if isinstance(node, AccumulateGrad) or (
+            targets is not None and not any(n in needed for n, _ in node.next_functions)
+        ):
+            continue  # a target only: captured, not run
+        outputs = node.apply(grads_in)
+        if node._post_hooks:
+            for hook in node._post_hooks:
+                hook(outputs, grads_in)
+        if not keep_graph:
+            node.release()
+        tick = _propagate(node, outputs, needed, deps, buffers, ready, tick)
     return captured
 
 

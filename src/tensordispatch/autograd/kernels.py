@@ -41,6 +41,7 @@ from tensordispatch.autograd.graph import (
     collect_next_edges,
     meta_of,
 )
+from tensordispatch.autograd.node_apply import make_apply
 from tensordispatch.dispatch.dispatcher import DISPATCHER, RegistrationHandle
 from tensordispatch.dispatch.kernel import KernelFunction, KernelKind
 from tensordispatch.dispatch.keys import DispatchKey
@@ -156,7 +157,24 @@ class GeneralFormulaNode(FormulaNode):
 
 def _node_class(info: DifferentiabilityInfo, name: str) -> type[FormulaNode]:
     base = FormulaNode if info.simple else GeneralFormulaNode
-    return type(name, (base,), {"__slots__": (), "info": info, "__module__": __name__})
+    body: dict[str, Any] = {"__slots__": (), "info": info, "__module__": __name__}
+    if info.simple:
+        apply = _generated_apply(info)
+        if apply is not None:
+            body["apply"] = apply
+    return type(name, (base,), body)
+
+
+def _generated_apply(info: DifferentiabilityInfo) -> Callable[..., Any] | None:
+    """The node's apply generated from its formulas (node_apply.py, Note [Generated apply])."""
+    plain = {a.name for a in info.schema.arguments if str(a.type) == "Tensor" and a.default is None}
+    saves = tuple(
+        (name, attr is None and arg in plain, readers)
+        for name, arg, attr, readers in _inline_saves(info)
+    )
+    result = info.outputs[0] if info.uses_result else None
+    formulas = tuple(f.names for f in info.formulas)
+    return make_apply(saves, formulas, tuple(f.fn for f in info.formulas), result)
 
 
 _Getter = Callable[[tuple[Any, ...], dict[str, Any]], Any]

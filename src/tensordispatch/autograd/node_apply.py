@@ -1,0 +1,126 @@
+"""Generated ``apply`` of the nodes of one-output operators (torch's generated Node::apply).
+
+Owns the code generated once per node class whose DifferentiabilityInfo is simple (one
+output, one plain Tensor per formula). Must not record graphs (kernels.py, entries.py) nor
+run them (engine.py).
+
+Note [Generated apply]
+The generic ``FormulaNode.apply`` unpacks every saved value into a dict, then builds each
+formula's argument list from it by name. For ``MulBackward0`` we exec instead::
+
+    def apply(_td_node, grads):
+        grad = grads[0]
+        if grad is None:
+            return _td_nones
+        if _td_node._released:
+            raise RuntimeError(_td_freed)
+        _td_s = _td_node._saved
+        _n0, _n1 = _td_node._needed
+        if _n0: v_other = _td_s['other'].unpack(_td_node)
+        if _n0: v_self_scalar_type = _td_s['self_scalar_type']
+        if _n1: v_self = _td_s['self'].unpack(_td_node)
+        if _n1: v_other_scalar_type = _td_s['other_scalar_type']
+        return (
+            _td_f0(grad, v_other, v_self_scalar_type) if _n0 else None,
+            _td_f1(grad, v_self, v_other_scalar_type) if _n1 else None,
+        )
+
+Saved values are unpacked in the order they were saved, all before any formula runs (torch
+unpacks every saved variable at the top of apply), so the version-counter error names the
+same tensor as the generic path; a freed graph raises torch's error first.
+"""
+
+from __future__ import annotations
+
+import keyword
+from collections.abc import Callable
+from typing import Any
+
+from tensordispatch.autograd.graph import FREED_MESSAGE, SavedTensor
+
+__all__ = ["apply_source", "make_apply"]
+
+# (saved name, argument or output, is a plain Tensor (a SavedTensor), formulas reading it)
+_Save = tuple[str, bool, tuple[int, ...]]
+
+
+def _unpack_any(value: Any, node: Any) -> Any:
+    """A saved value whose kind is known only at run time (kernels.py's ``_save`` rule)."""
+    if type(value) is SavedTensor:
+        return value.unpack(node)
+    if type(value) is list and value and type(value[0]) is SavedTensor:
+        return [v.unpack(node) for v in value]
+    return value
+
+
+def apply_source(
+    saves: tuple[_Save, ...], formulas: tuple[tuple[str, ...], ...], result: str | None
+) -> str:
+    """The source of a generated apply (Note [Generated apply]); ``formulas`` holds each
+    formula's parameter names, ``result`` the output's name when a formula reads it.
+
+    >>> print(apply_source((("self", True, (0,)),), (("grad", "self"),), None), end="")
+    def apply(_td_node, grads):
+        grad = grads[0]
+        if grad is None:
+            return _td_nones
+        if _td_node._released:
+            raise RuntimeError(_td_freed)
+        _td_s = _td_node._saved
+        _n0, = _td_node._needed
+        if _n0: v_self = _td_s['self'].unpack(_td_node)
+        return (
+            _td_f0(grad, v_self) if _n0 else None,
+        )
+    """
+    lines = [
+        "def apply(_td_node, grads):",
+        "    grad = grads[0]",
+        "    if grad is None:",
+        "        return _td_nones",
+        "    if _td_node._released:",
+        "        raise RuntimeError(_td_freed)",
+        "    _td_s = _td_node._saved",
+        f"    {''.join(f'_n{k}, ' for k in range(len(formulas))).rstrip()} = _td_node._needed",
+    ]
+    for name, plain, readers in saves:
+        cond = " or ".join(f"_n{k}" for k in readers)
+        value = (
+            f"_td_s[{name!r}].unpack(_td_node)" if plain else f"_td_u(_td_s[{name!r}], _td_node)"
+        )
+        lines.append(f"    if {cond}: v_{name} = {value}")
+    if result is not None:
+        lines.append(f"    v_{result} = _td_s['result'].unpack(_td_node)")
+    lines.append("    return (")
+    for k, names in enumerate(formulas):
+        args = ", ".join("grad" if n == "grad" else f"v_{n}" for n in names)
+        lines.append(f"        _td_f{k}({args}) if _n{k} else None,")
+    lines.append("    )")
+    return "\n".join(lines) + "\n"
+
+
+def make_apply(
+    saves: tuple[_Save, ...],
+    formulas: tuple[tuple[str, ...], ...],
+    functions: tuple[Callable[..., Any], ...],
+    result: str | None,
+) -> Callable[..., Any] | None:
+    """The generated apply, or None when a name cannot be a Python identifier or a formula
+    reads gradients other than ``grad`` (the generic apply handles those)."""
+    for names in formulas:
+        for n in names:
+            if not n.isidentifier() or keyword.iskeyword(n):
+                return None
+            if n.startswith("grad") and n != "grad":
+                return None
+    scope: dict[str, Any] = {
+        "_td_nones": (None,) * len(formulas),
+        "_td_freed": FREED_MESSAGE,
+        "_td_u": _unpack_any,
+    }
+    for k, fn in enumerate(functions):
+        scope[f"_td_f{k}"] = fn
+    # Generated code by design (Note [Generated apply]); built from schema identifiers.
+    exec(compile(apply_source(saves, formulas, result), "<autograd apply>", "exec"), scope)  # noqa: S102
+    apply: Callable[..., Any] = scope["apply"]
+    return apply
