@@ -10,31 +10,55 @@ Note [Generated entry functions]
 For ``ns::f(Tensor x, Tensor y, int a=1, *, Tensor? z=None) -> Tensor`` we exec::
 
     def f(x, y, a=_NO, *, z=_NO):
-        try:
-            _td_k = x._key_set | y._key_set
-            if z is not _NO and z is not None: _td_k |= z._key_set
-        except (AttributeError, TypeError):
-            _td_bad({'x': x, 'y': y, 'z': z})
         _td_s = _td_st.__dict__  # Note [Reading the thread-local state]
-        _td_x = _td_s["excluded"]
-        try:
-            _td_e = (_td_c0 if _td_x is _td_dx else ...)[_td_k | _td_s["included"]]
-        except KeyError:
-            _td_e = _td_m(_td_x, _td_k | _td_s["included"])
+        if _td_s["included"] is _td_di and _td_s["excluded"] is _td_dx:
+            try:
+                _td_k = x._key_set  # Note [Key sets by identity]
+                if y._key_set is not _td_k: _td_k = _td_k | y._key_set
+                if z is not _NO and z is not None and ...: _td_k = _td_k | z._key_set
+                _td_e = _td_c0[_td_k]
+            except KeyError:
+                _td_e = _td_m(_td_dx, _td_di, _td_k)
+            except (AttributeError, TypeError):
+                _td_bad({'x': x, 'y': y, 'z': z})
+        else:
+            ... the same with the other cache levels ...
         if a is _NO and z is _NO:
             return _td_e(x, y)
         ... (slow path: forward only the arguments the caller gave)
 
 Arguments the caller did not pass are not forwarded, so a kernel sees what torch's Python
 kernels see: trailing defaults left out (torch also drops explicit values equal to the
-default; we forward those). ``_td_c`` / ``_td_c0`` / ``_td_m`` are the operator's published
-cache (excluded word -> include-adjusted key-set word -> entry callable), its level for the
-default excluded word ``_td_dx`` (found by identity: the common case; ``_td_c1`` is a mode
-handler's level, Note [Canonical mode words] in modes.py) and its miss handler
-(operator.py, Note [Published dispatch state]). Plain dicts with ``try``/``except KeyError``
-are the fastest lookup CPython has; a dict subclass with ``__missing__`` is not
-specialized by the interpreter. A schema whose argument names are not Python identifiers
-(``from``) gets a generic ``*args, **kwargs`` entry instead, which binds by name per call.
+default; we forward those). The published cache (operator.py, Note [Published dispatch
+state]) has one level per pair of thread-local words: the default pair (``_td_c0``), a
+mode handler's and an outer call's under one mode (``_td_c1``, ``_td_cm``, Note
+[Canonical mode words] in modes.py), all recognised by identity and keyed by the
+arguments' word alone; any other pair goes through ``_td_c`` (excluded word -> arguments |
+included -> entry). ``_td_m`` is the miss handler (it returns None for a key-set word that
+is not an int, and the entry then reports the bad argument). Plain dicts with
+``try``/``except KeyError`` are the fastest lookup CPython has; a dict subclass with
+``__missing__`` is not specialized by the interpreter. A schema whose argument names are
+not Python identifiers (``from``) gets a generic ``*args, **kwargs`` entry instead, which
+binds by name per call.
+
+Note [Key sets by identity]
+Key-set words are ints above 2**30, so every ``|`` allocates a new int (~12 ns). Tensors of
+one device share one key-set int object (the tensor layer copies its device's), and the
+default thread-local words are single objects too, so the entry ORs a tensor's word in
+only when it is not the very object already collected, and the default level is keyed by
+the arguments' word alone: a call on tensors of one device does no int arithmetic.
+
+Note [Boxed-first entries]
+A boxed kernel reached through the plain entry costs a second frame (the boxing adapter,
+Note [Boxing adapters]). While every call of an operator under the default thread-local
+words has reached a boxed kernel (a backend served by a boxed fallback, an operator with a
+boxed kernel), operator.py installs the operator's boxed-first twin: the same entry with,
+in front of the lookup, a probe of ``_td_b0`` (arguments' word -> (boxed kernel, key set))
+that builds the stack in place and calls the kernel, one frame in all. Anything the probe
+does not find falls through to the ordinary lookup, so both entries are correct for every
+call and installing one or the other (done without waiting for the registration lock) is
+only a matter of speed; the first default-words call that reaches a non-boxed kernel puts
+the plain entry back for the rest of that table, and every new table starts plain.
 
 Non-tensor arguments are checked and converted as torch's binding does (Note [Argument
 conversion] in convert.py): a required one by an inline test of the right type
@@ -54,8 +78,8 @@ from typing import Any
 
 from tensordispatch.dispatch.convert import ArgumentCheck, argument_check, value_type_globals
 from tensordispatch.dispatch.errors import ArgumentTypeError
-from tensordispatch.dispatch.keyset import DEFAULT_EXCLUDED_RAW
-from tensordispatch.dispatch.modes import HANDLER_EXCLUDED_RAW
+from tensordispatch.dispatch.keyset import DEFAULT_EXCLUDED_RAW, DEFAULT_INCLUDED_RAW
+from tensordispatch.dispatch.modes import HANDLER_EXCLUDED_RAW, INCLUDED_WITH_MODES_RAW
 from tensordispatch.dispatch.tls import local_state
 from tensordispatch.schema.model import Argument, FunctionSchema
 from tensordispatch.schema.types import ListType, OptionalType
@@ -66,6 +90,7 @@ __all__ = [
     "CallingFacts",
     "dispatch_form",
     "entry_parameters",
+    "generate_boxed_first_entry",
     "generate_calling_code",
 ]
 
@@ -282,11 +307,6 @@ else:  # pragma: no cover - depends on tls.py's representation
     _STATE_EXPR, _EXCLUDED, _INCLUDED = "_td_st", ".excluded", ".included"
 
 
-# The cache level of the call's excluded word: the default one and a mode handler's one by
-# identity (Note [Canonical mode words] in modes.py), any other by a dict lookup.
-_LEVEL = "(_td_c0 if _td_x is _td_dx else _td_c1 if _td_x is _td_hx else _td_c[_td_x])"
-
-
 def entry_parameters(facts: CallingFacts) -> tuple[str, list[str], list[str]]:
     """The generated entry's parameter list, the names that get the ``_NO`` default and,
     among them, the required ones placed after an optional one."""
@@ -315,25 +335,98 @@ def entry_parameters(facts: CallingFacts) -> tuple[str, list[str], list[str]]:
     return ", ".join(parts), optional, late_required
 
 
-def _extract_lines(facts: CallingFacts) -> list[str]:
+def _key_lines(facts: CallingFacts, indent: str) -> list[str]:
+    """Lines computing ``_td_k``, the OR of the dispatch arguments' key sets. Tensors of
+    one device share one key-set object (Note [Key sets by identity]), so a required
+    tensor whose key set is the very object already collected adds nothing to OR."""
     names = facts.names
     plain = [names[i] for i, f in facts.dispatch if f == "t" and facts.defaults[i] is NO_DEFAULT]
-    lines = ["    try:", f"        _td_k = {' | '.join(f'{n}._key_set' for n in plain) or '0'}"]
+    if not plain:
+        lines = [f"{indent}_td_k = 0"]
+    else:
+        lines = [f"{indent}_td_k = {plain[0]}._key_set"]
+        for n in plain[1:]:
+            lines.append(f"{indent}if {n}._key_set is not _td_k: _td_k = _td_k | {n}._key_set")
     for i, form in facts.dispatch:
         n = names[i]
         if form == "t" and n in plain:
             continue
         guard = f"{n} is not _NO and " if facts.defaults[i] is not NO_DEFAULT else ""
         if form in ("t", "t?"):
-            lines.append(f"        if {guard}{n} is not None: _td_k |= {n}._key_set")
+            test = f"{guard}{n} is not None and {n}._key_set is not _td_k"
+            lines.append(f"{indent}if {test}: _td_k = _td_k | {n}._key_set")
         else:
-            inner = "if _td_x is not None: " if form == "l?" else ""
-            lines.append(f"        if {guard}True:")
-            lines.append(f"            for _td_x in {n}:")
-            lines.append(f"                {inner}_td_k |= _td_x._key_set")
-    values = ", ".join(f"{names[i]!r}: {names[i]}" for i, _ in facts.dispatch)
-    lines += ["    except (AttributeError, TypeError):", f"        _td_bad({{{values}}})"]
+            inner = "_td_y is not None and " if form == "l?" else ""
+            lines.append(f"{indent}if {guard}True:")
+            lines.append(f"{indent}    for _td_y in {n}:")
+            lines.append(
+                f"{indent}        if {inner}_td_y._key_set is not _td_k: _td_k = _td_k | _td_y._key_set"
+            )
     return lines
+
+
+def _bad_call(facts: CallingFacts) -> str:
+    values = ", ".join(f"{facts.names[i]!r}: {facts.names[i]}" for i, _ in facts.dispatch)
+    return f"_td_bad({{{values}}})"
+
+
+# The cache level of other thread-local words: a mode handler's and an outer call's under
+# one mode by identity (Note [Canonical mode words] in modes.py), keyed by the arguments'
+# word alone like the default level; any other words by a dict lookup.
+_LEVEL_LINES = [
+    "if _td_i is _td_di and _td_x is _td_hx: _td_e = _td_c1[_td_k]",
+    "elif _td_i is _td_mi and _td_x is _td_dx: _td_e = _td_cm[_td_k]",
+    "else: _td_e = _td_c[_td_x][_td_k | _td_i]",
+]
+
+
+def _lookup_lines(facts: CallingFacts, indent: str) -> list[str]:
+    """Lines binding ``_td_e``, the callable of this call (Note [Generated entry
+    functions]): the default thread-local words first, then the other levels; the miss
+    handler on a miss."""
+    inner = indent + "    "
+    keys = _key_lines(facts, inner + "    ")
+    bad = _bad_call(facts)
+    return [
+        f"{indent}_td_s = {_STATE_EXPR}",
+        f"{indent}if _td_s{_INCLUDED} is _td_di and _td_s{_EXCLUDED} is _td_dx:",
+        f"{inner}try:",
+        *keys,
+        f"{inner}    _td_e = _td_c0[_td_k]",
+        f"{inner}except KeyError:",
+        f"{inner}    _td_e = _td_m(_td_dx, _td_di, _td_k)",
+        f"{inner}    if _td_e is None: {bad}",
+        f"{inner}except (AttributeError, TypeError):",
+        f"{inner}    {bad}",
+        f"{indent}else:",
+        f"{inner}_td_x = _td_s{_EXCLUDED}",
+        f"{inner}_td_i = _td_s{_INCLUDED}",
+        f"{inner}try:",
+        *keys,
+        *(f"{inner}    {line}" for line in _LEVEL_LINES),
+        f"{inner}except KeyError:",
+        f"{inner}    _td_e = _td_m(_td_x, _td_i, _td_k)",
+        f"{inner}    if _td_e is None: {bad}",
+        f"{inner}except (AttributeError, TypeError):",
+        f"{inner}    {bad}",
+    ]
+
+
+def _boxed_first_lines(facts: CallingFacts, indent: str) -> list[str]:
+    """Lines of the boxed-first entry that call a boxed kernel found in ``_td_b0`` (under
+    the default thread-local words) with the stack built right here (Note [Boxed-first
+    entries]); anything else falls through to the ordinary lookup."""
+    return [
+        f"{indent}_td_s = {_STATE_EXPR}",
+        f"{indent}if _td_s{_INCLUDED} is _td_di and _td_s{_EXCLUDED} is _td_dx:",
+        f"{indent}    try:",
+        *_key_lines(facts, indent + "        "),
+        f"{indent}        _td_e = _td_b0[_td_k]",
+        f"{indent}    except (KeyError, AttributeError, TypeError):",
+        f"{indent}        pass",
+        f"{indent}    else:",
+        f"{indent}        return _td_e[0](_td_bo, _td_e[1], {_stack_items(facts)})",
+    ]
 
 
 def _forward_lines(
@@ -394,8 +487,8 @@ def _check_lines(facts: CallingFacts, names: list[str], indent: str, given: bool
             if given:
                 lines.append(f"{indent}if {name} is not _NO:")
             lines += [
-                f"{inner}for _td_i in ({name} if type({name}) is list else _td_nl):",
-                f"{inner}    if {check.item_fails.format(v='_td_i')}:",
+                f"{inner}for _td_j in ({name} if type({name}) is list else _td_nl):",
+                f"{inner}    if {check.item_fails.format(v='_td_j')}:",
                 f"{inner}        {name} = _td_cv{check.index}({name})",
                 f"{inner}        break",
             ]
@@ -408,45 +501,8 @@ def _check_lines(facts: CallingFacts, names: list[str], indent: str, given: bool
     return lines
 
 
-def _entry_source(facts: CallingFacts, fname: str) -> str:
-    params, optional, late_required = entry_parameters(facts)
-    lines = [f"def {fname}({params}):"]
-    for name in late_required:
-        message = repr(f"{fname}() missing required argument: {name!r}")
-        lines.append(f"    if {name} is _NO: raise TypeError({message})")
-    required = [n for n in facts.names if n not in optional]
-    lines += _check_lines(facts, required, "    ", given=False)
-    simple = [facts.names[i] for i, f in facts.dispatch if f == "t"]
-    if simple and all(f == "t" and facts.defaults[i] is NO_DEFAULT for i, f in facts.dispatch):
-        # Only required plain tensors: one expression, one try (Note [Generated entry
-        # functions], the common case).
-        word = " | ".join(f"{n}._key_set" for n in simple) + f" | _td_s{_INCLUDED}"
-        values = ", ".join(f"{n!r}: {n}" for n in simple)
-        lookup = [
-            f"    _td_s = {_STATE_EXPR}",
-            f"    _td_x = _td_s{_EXCLUDED}",
-            "    try:",
-            f"        _td_e = {_LEVEL}[{word}]",
-            "    except KeyError:",
-            f"        _td_e = _td_m(_td_x, {word})",
-            "    except (AttributeError, TypeError):",
-            f"        _td_bad({{{values}}})",
-        ]
-        return "\n".join(lines + _forward_lines(facts, optional, "    ", lookup)) + "\n"
-    lookup = _extract_lines(facts) + [
-        f"    _td_s = {_STATE_EXPR}",
-        f"    _td_x = _td_s{_EXCLUDED}",
-        "    try:",
-        f"        _td_e = {_LEVEL}[_td_k | _td_s{_INCLUDED}]",
-        "    except KeyError:",
-        f"        _td_e = _td_m(_td_x, _td_k | _td_s{_INCLUDED})",
-    ]
-    lines += _forward_lines(facts, optional, "    ", lookup)
-    return "\n".join(lines) + "\n"
-
-
-def _boxer_source(facts: CallingFacts, fname: str) -> str:
-    params, _, _ = entry_parameters(facts)
+def _stack_items(facts: CallingFacts) -> str:
+    """The list display of a boxed call's stack: every argument, defaults filled in."""
     items = []
     for i, name in enumerate(facts.names):
         d = facts.defaults[i]
@@ -455,7 +511,27 @@ def _boxer_source(facts: CallingFacts, fname: str) -> str:
         else:
             dv = f"list(_td_d{i})" if isinstance(d, list) else f"_td_d{i}"
             items.append(f"({dv} if {name} is _NO else {name})")
-    return f"def {fname}({params}):\n    return _td_fn(_td_op, _td_ks, [{', '.join(items)}])\n"
+    return f"[{', '.join(items)}]"
+
+
+def _entry_source(facts: CallingFacts, fname: str, boxed_first: bool = False) -> str:
+    params, optional, late_required = entry_parameters(facts)
+    lines = [f"def {fname}({params}):"]
+    for name in late_required:
+        message = repr(f"{fname}() missing required argument: {name!r}")
+        lines.append(f"    if {name} is _NO: raise TypeError({message})")
+    required = [n for n in facts.names if n not in optional]
+    lines += _check_lines(facts, required, "    ", given=False)
+    lookup = _lookup_lines(facts, "    ")
+    if boxed_first:
+        lookup = _boxed_first_lines(facts, "    ") + lookup
+    lines += _forward_lines(facts, optional, "    ", lookup)
+    return "\n".join(lines) + "\n"
+
+
+def _boxer_source(facts: CallingFacts, fname: str) -> str:
+    params, _, _ = entry_parameters(facts)
+    return f"def {fname}({params}):\n    return _td_fn(_td_op, _td_ks, {_stack_items(facts)})\n"
 
 
 def _boxer_factory(
@@ -482,8 +558,9 @@ def _boxer_factory(
 # that builds the stack in one list display (no loop) and calls ``fn(op, keyset, stack)``.
 # The adapter's code is compiled once per operator; each (kernel, key set) gets a function
 # over that code with its own globals holding fn, op and keyset: global loads of a small
-# dict are cheaper than closure cells in CPython 3.11 (~13 ns a call measured), which keeps
-# the boxed path within 1.15x of the unboxed one (benchmarks/bench_dispatch.py).
+# dict are cheaper than closure cells in CPython 3.11 (~13 ns a call measured). Operators
+# whose default-words calls all reach boxed kernels skip the adapter (Note [Boxed-first
+# entries]); the adapter serves redispatches and every other mix.
 
 
 def _converted(
@@ -513,12 +590,9 @@ def _generic(
             k = facts.key_set_of(bound)
         except (AttributeError, TypeError):
             facts.bad_argument(bound)
-        x = st.excluded
-        pre = k | st.included
-        try:
-            e = ns["_td_c"][x][pre]
-        except KeyError:
-            e = ns["_td_m"](x, pre)
+        e = ns["_td_m"](st.excluded, st.included, k)
+        if e is None:
+            facts.bad_argument(bound)
         return e(*args, **kwargs)
 
     def boxer(fn: Callable[..., Any], op: Any, ks: Any) -> Callable[..., Any]:
@@ -542,6 +616,8 @@ def generate_calling_code(
     ns["_NO"] = NOT_GIVEN
     ns["_td_dx"] = DEFAULT_EXCLUDED_RAW
     ns["_td_hx"] = HANDLER_EXCLUDED_RAW
+    ns["_td_di"] = DEFAULT_INCLUDED_RAW
+    ns["_td_mi"] = INCLUDED_WITH_MODES_RAW
     ns["_td_bad"] = facts.bad_argument
     ns["_td_nl"] = (NOT_GIVEN,)  # iterated instead of a non-list: its item is never right
     for check in facts.checks:
@@ -563,3 +639,23 @@ def generate_calling_code(
     where = f"<tensordispatch boxer {facts.declaration}>"
     exec(compile(code, where, "exec"), scratch)  # noqa: S102
     return ns[fname], _boxer_factory(scratch[fname], base)
+
+
+def generate_boxed_first_entry(
+    facts: CallingFacts, fname: str, ns: dict[str, Any]
+) -> Callable[..., Any] | None:
+    """The boxed-first twin of an entry made by ``generate_calling_code`` over the same
+    ``ns`` (Note [Boxed-first entries]), or None for a schema that got the generic entry.
+    ``ns`` must also hold ``_td_b0`` (arguments' word -> (boxed kernel, key set)) and
+    ``_td_bo`` (the OpOverload)."""
+    if not facts.identifiers_ok or not fname.isidentifier() or keyword.iskeyword(fname):
+        return None
+    scratch = dict(ns)
+    code = _entry_source(facts, fname, boxed_first=True)
+    where = f"<tensordispatch boxed-first entry {facts.declaration}>"
+    # Generated code by design (Note [Generated entry functions]).
+    exec(compile(code, where, "exec"), scratch)  # noqa: S102
+    proto = scratch[fname]
+    fn = FunctionType(proto.__code__, ns, fname, proto.__defaults__)
+    fn.__kwdefaults__ = proto.__kwdefaults__
+    return fn

@@ -16,14 +16,18 @@ so the stored table always equals ``compute()`` and ``dump_table``, calls and
 the rest of torch's invariants and that the published caches belong to the current table.
 
 Note [Published dispatch state]
-A refresh builds a new immutable ``_TableState`` (table, masks) and two caches over it, then
-publishes them with single reference assignments: the call cache into the generated entry's
-namespace (``_td_c``), the redispatch cache on the entry. A concurrent call holds either the
-old state or the new one, never a mix; calls take no lock. The call cache is two dict
-levels, excluded word -> (included | arguments' word) -> entry callable, because dict
-lookups of small ints are cheaper in CPython than the three big-int operations of the
-functionality-only difference. A miss computes spec 4.5 in full (difference, fallthrough
-mask, table index, Note [Kernel calling conventions]) and memoizes the result.
+A refresh builds a new immutable ``_TableState`` (table, masks) and its caches, then
+publishes them with single reference assignments: the call caches into the generated
+entry's namespace (``_td_c0``, ``_td_c1``, ``_td_cm``, ``_td_c``, ``_td_b0``), the
+redispatch cache on the entry. A concurrent call holds either the old state or the new
+one (a call that read one cache of the old state and one of the new runs a kernel of one
+of the two tables, as any call racing a registration may); calls take no lock. The call
+caches are dicts keyed by the arguments' word, one per canonical pair of thread-local words
+(Note [Generated entry functions] in calling.py), plus excluded word -> (included |
+arguments' word) -> entry for any other pair, because dict lookups are cheaper in CPython
+than the big-int operations of the functionality-only difference. A miss (``lookup``)
+computes spec 4.5 in full (difference, fallthrough mask, table index, Note [Kernel calling
+conventions]) and memoizes the result.
 
 Note [Lazy entry generation]
 Generating and compiling an operator's entry function costs ~0.2 ms, too much to pay at
@@ -48,7 +52,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, NoReturn
 
-from tensordispatch.dispatch.calling import CallingFacts, generate_calling_code
+from tensordispatch.dispatch.calling import (
+    CallingFacts,
+    generate_boxed_first_entry,
+    generate_calling_code,
+)
 from tensordispatch.dispatch.errors import (
     MissingKernelError,
     NoTensorArgumentsError,
@@ -71,10 +79,12 @@ from tensordispatch.dispatch.keys import (
 from tensordispatch.dispatch.keyset import (
     BACKEND_MASK_RAW,
     DEFAULT_EXCLUDED_RAW,
+    DEFAULT_INCLUDED_RAW,
+    DispatchKeySet,
     highest_priority_key_raw,
     table_index,
 )
-from tensordispatch.dispatch.modes import HANDLER_EXCLUDED_RAW
+from tensordispatch.dispatch.modes import HANDLER_EXCLUDED_RAW, INCLUDED_WITH_MODES_RAW
 from tensordispatch.dispatch.op_overload import make_overload_class
 from tensordispatch.dispatch.table import (
     SLOT_NAMES,
@@ -101,12 +111,15 @@ class _TableState:
     are pure functions of this table."""
 
     __slots__ = (
+        "boxed_cache",
         "boxer",
         "by_excluded",
         "default_cache",
         "entry",
         "handler_cache",
         "mask",
+        "mixed",
+        "mode_cache",
         "op",
         "per_backend",
         "per_backend_mode",
@@ -128,30 +141,43 @@ class _TableState:
         self.mask, self.per_backend, self.per_backend_mode = masks_of_fallthroughs(ft)
         self.op = entry.overload_object
         self.boxer = entry.boxer
+        # arguments' word -> entry, for the canonical thread-local words (default, inside
+        # a mode's handler, under one mode); by_excluded: excluded -> (arguments | included)
+        # -> entry for any other words (Note [Published dispatch state]).
         self.default_cache: dict[int, Callable[..., Any]] = {}
         self.handler_cache: dict[int, Callable[..., Any]] = {}
-        self.by_excluded: dict[int, dict[int, Callable[..., Any]]] = {
-            DEFAULT_EXCLUDED_RAW: self.default_cache,
-            HANDLER_EXCLUDED_RAW: self.handler_cache,
-        }
+        self.mode_cache: dict[int, Callable[..., Any]] = {}
+        self.by_excluded: dict[int, dict[int, Callable[..., Any]]] = {}
         self.redispatch_cache: dict[int, Callable[..., Any]] = {}
+        # Note [Boxed-first entries]: arguments' word -> (boxed kernel, key set) for the
+        # default words, and whether a default-words call reached a non-boxed kernel.
+        self.boxed_cache: dict[int, tuple[Callable[..., Any], DispatchKeySet]] = {}
+        self.mixed = False
 
-    def entry_for(self, raw: int) -> Callable[..., Any]:
-        """The callable for the stored slot of ``raw``, collapsing transparent fallbacks
-        (Note [Collapsing transparent fallbacks]); raises the missing-kernel errors."""
+    def resolve(self, raw: int) -> tuple[KernelFunction, int]:
+        """The kernel of the stored slot of ``raw`` and the key set it receives, after
+        collapsing transparent fallbacks (Note [Collapsing transparent fallbacks]; none
+        under a tracer); raises the missing-kernel errors."""
         table = self.table
         while True:
             slot = table[table_index(raw)]
             if slot is None:
                 self.entry.raise_missing(raw, table)
             kernel = slot[0]
-            if self.tracer is not None:  # every hop visible: no collapsing
-                fn = make_entry(kernel, self.op, raw, self.boxer)
-                name = self.entry.qualified_overload_name
-                return self.tracer.wrap(name, raw, slot, fn)  # type: ignore[no-any-return]
-            if kernel.redispatch_mask is None:
-                return make_entry(kernel, self.op, raw, self.boxer)
+            if self.tracer is not None or kernel.redispatch_mask is None:
+                return kernel, raw
             raw &= kernel.redispatch_mask
+
+    def entry_for(self, raw: int) -> Callable[..., Any]:
+        """The callable for the stored slot of ``raw``, collapsing transparent fallbacks
+        (Note [Collapsing transparent fallbacks]); raises the missing-kernel errors."""
+        kernel, raw = self.resolve(raw)
+        fn = make_entry(kernel, self.op, raw, self.boxer)
+        if self.tracer is not None:  # every hop visible
+            slot = self.table[table_index(raw)]
+            name = self.entry.qualified_overload_name
+            return self.tracer.wrap(name, raw, slot, fn)  # type: ignore[no-any-return]
+        return fn
 
     def final_keyset(self, excluded: int, pre: int) -> int:
         """Spec 4.5 from (arguments | included) and excluded: difference, then masks."""
@@ -161,7 +187,8 @@ class _TableState:
         return raw & self.mask
 
     def call_miss(self, excluded: int, pre: int) -> Callable[..., Any]:
-        """Compute and memoize the entry of a call (the generated entry's ``_td_m``)."""
+        """Compute and memoize the entry of a call with thread-local words that have no
+        canonical cache (``pre`` = arguments | included)."""
         entry = self.entry_for(self.final_keyset(excluded, pre))
         cache = self.by_excluded.get(excluded)
         if cache is None and len(self.by_excluded) < _CACHE_LIMIT:
@@ -169,6 +196,53 @@ class _TableState:
         if cache is not None and len(cache) < _CACHE_LIMIT:
             cache[pre] = entry
         return entry
+
+    def lookup(self, excluded: int, included: int, raw: int) -> Callable[..., Any] | None:
+        """The entry of a call: arguments' word ``raw`` under the thread-local words, from
+        the caches or computed and memoized (the generated entry's ``_td_m``, called on a
+        miss); None if ``raw`` is not a key-set word (the entry then reports the bad
+        argument)."""
+        if not isinstance(raw, int):
+            return None
+        if included is DEFAULT_INCLUDED_RAW:
+            cache = (
+                self.default_cache
+                if excluded is DEFAULT_EXCLUDED_RAW
+                else self.handler_cache
+                if excluded is HANDLER_EXCLUDED_RAW
+                else None
+            )
+        elif included is INCLUDED_WITH_MODES_RAW and excluded is DEFAULT_EXCLUDED_RAW:
+            cache = self.mode_cache
+        else:
+            cache = None
+        if cache is None:
+            pre = raw | included
+            found = self.by_excluded.get(excluded, _EMPTY).get(pre)
+            return found if found is not None else self.call_miss(excluded, pre)
+        found = cache.get(raw)
+        if found is None:
+            final = self.final_keyset(excluded, raw | included)
+            found = self.entry_for(final)
+            if len(cache) < _CACHE_LIMIT:
+                cache[raw] = found
+            if cache is self.default_cache and self.tracer is None:
+                self._note_default(raw, final)
+        return found
+
+    def _note_default(self, raw: int, final: int) -> None:
+        """Keep the operator on its boxed-first entry while every default-words call
+        reaches a boxed kernel, on its plain entry otherwise (Note [Boxed-first entries])."""
+        kernel, at = self.resolve(final)
+        if kernel.kind is KernelKind.BOXED and kernel.specializer is None and not self.mixed:
+            if len(self.boxed_cache) < _CACHE_LIMIT:
+                self.boxed_cache[raw] = (kernel.fn, DispatchKeySet.from_raw(at))
+                self.entry.choose_entry(self, boxed_first=True)
+            return
+        if not self.mixed:
+            self.mixed = True
+            if self.boxed_cache:
+                self.entry.choose_entry(self, boxed_first=False)
 
     def redispatch_miss(self, raw: int) -> Callable[..., Any]:
         """Compute and memoize the entry of a redispatch (no TLS, no masks: spec 10.2)."""
@@ -179,6 +253,7 @@ class _TableState:
 
 
 _CACHE_LIMIT = 1024
+_EMPTY: dict[int, Callable[..., Any]] = {}
 
 
 def _no_schema_entry(name: str) -> Callable[..., Any]:
@@ -215,10 +290,15 @@ class OperatorEntry:
         self.kernels: dict[DispatchKey, list[KernelFunction]] = {}
         self.facts: CallingFacts | None = None
         self._generated: tuple[CallingFacts, Callable[..., Any], Any] | None = None
+        # the boxed-first twin of the generated entry, made on first need, and whether it
+        # is the installed one (Note [Boxed-first entries])
+        self._boxed_first: tuple[CallingFacts, Callable[..., Any] | None] | None = None
+        self._boxed_first_on = False
         self.table: tuple[Slot | None, ...] = (None,) * NUM_RUNTIME_ENTRIES
         self.ns: dict[str, Any] = {"_td_c": None, "_td_st": local_state()}
         self.op_class = make_overload_class(self)
         self.overload_object = self.op_class(self)
+        self.ns["_td_bo"] = self.overload_object
         self.boxer: Callable[..., Callable[..., Any]] = _no_schema_boxer(self)
         self._install_entry(_no_schema_entry(f"{self.qualified_name}.{self.overload}"))
         self.refresh([None] * NUM_RUNTIME_ENTRIES)  # the dispatcher refreshes with fallbacks
@@ -248,6 +328,7 @@ class OperatorEntry:
         self.schema, self.schema_debug = schema, debug
         self.alias_analysis, self.tags, self.facts = alias_analysis, tags, facts
         self.boxer = self._lazy_boxer
+        self._boxed_first_on = False
         self._install_entry(self._lazy_entry)
 
     def _generate(self) -> tuple[Callable[..., Any], Callable[..., Callable[..., Any]]]:
@@ -274,6 +355,38 @@ class OperatorEntry:
                 DISPATCHER.lock.release()
         return entry, boxer
 
+    def choose_entry(self, state: _TableState, boxed_first: bool) -> None:
+        """Install the boxed-first or the plain generated entry if ``state`` is still the
+        published one and the registration lock is free (Note [Boxed-first entries]); both
+        are correct at all times, so skipping is only slower."""
+        done = self._generated
+        if done is None or done[0] is not self.facts or self.state is not state:
+            return
+        if boxed_first == self._boxed_first_on:
+            return
+        want: Callable[..., Any] | None = done[1]
+        if boxed_first:
+            made = self._boxed_first
+            if made is None or made[0] is not done[0]:
+                fname = self.qualified_name.split("::")[-1]
+                made = self._boxed_first = (
+                    done[0],
+                    generate_boxed_first_entry(done[0], fname, self.ns),
+                )
+            want = made[1]
+        if want is None:
+            return
+        from tensordispatch.dispatch.dispatcher import DISPATCHER
+
+        if DISPATCHER.lock.try_enter():
+            try:
+                if self._generated is done and self.state is state:
+                    self._install_entry(want)
+                    self._boxed_first_on = boxed_first
+                    DISPATCHER.refresh_packet(self.qualified_name)
+            finally:
+                DISPATCHER.lock.release()
+
     def _lazy_entry(self, *args: Any, **kwargs: Any) -> Any:
         return self._generate()[0](*args, **kwargs)
 
@@ -285,6 +398,7 @@ class OperatorEntry:
         self.schema, self.schema_debug, self.alias_analysis, self.tags = None, "", "", ()
         self.facts = None
         self._generated = None
+        self._boxed_first_on = False
         self.boxer = _no_schema_boxer(self)
         self._install_entry(_no_schema_entry(f"{self.qualified_name}.{self.overload}"))
 
@@ -314,11 +428,20 @@ class OperatorEntry:
 
     def _publish(self, state: _TableState) -> None:
         ns = self.ns
-        ns["_td_m"] = state.call_miss
+        ns["_td_m"] = state.lookup
         ns["_td_c"] = state.by_excluded
         ns["_td_c0"] = state.default_cache
         ns["_td_c1"] = state.handler_cache
+        ns["_td_cm"] = state.mode_cache
+        ns["_td_b0"] = state.boxed_cache
         self.state = state
+        if self._boxed_first_on and self._generated is not None:
+            # a new table starts on the plain entry (under the registration lock)
+            from tensordispatch.dispatch.dispatcher import DISPATCHER
+
+            self._install_entry(self._generated[1])
+            self._boxed_first_on = False
+            DISPATCHER.refresh_packet(self.qualified_name)
 
     # ----- errors --------------------------------------------------------------------------
 
