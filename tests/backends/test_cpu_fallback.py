@@ -350,6 +350,29 @@ def test_before_composite_covers_operators_defined_later(fbdev: Any) -> None:
         cf.reset_fallback_counts()
 
 
+def test_before_composite_kernels_run_the_cached_runner(
+    fbdev: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tensordispatch.backends import fallback_unboxed
+
+    reg = cf.register_cpu_fallback(_backend(Hooks()), KEY, before_composite=True)
+    try:
+        x = dev([1.0, -2.0], fbdev)
+        td.zeros_like(x)  # the dispatcher has cached the runner now
+        made: list[Any] = []
+        original = fallback_unboxed._cpu_kernel
+        monkeypatch.setattr(  # looked up when a runner is specialized or runs its slow branch
+            fallback_unboxed, "_cpu_kernel", lambda e: made.append(e) or original(e)
+        )
+        for _ in range(3):
+            assert td.zeros_like(x)._data.tolist() == [0.0, 0.0]
+        assert made == []
+        assert cf.fallback_counts() == {"aten::zeros_like": 4}
+    finally:
+        reg.remove()
+        cf.reset_fallback_counts()
+
+
 def test_removed_before_composite_registration_stops_overriding(fbdev: Any) -> None:
     reg = cf.register_cpu_fallback(_backend(Hooks()), KEY, before_composite=True)
     reg.remove()
@@ -372,10 +395,84 @@ def test_unboxed_fast_path_moves_only_device_tensors(hooks: Hooks, fbdev: Any) -
 
 
 def test_unboxed_fast_path_handles_keyword_tensor_arguments(hooks: Hooks, fbdev: Any) -> None:
-    x = dev([1.0, 2.0], fbdev)
-    out = td.ops.aten.sub.Tensor(self=x, other=x)  # tensors by name: the general path
-    assert out.device == fbdev and out._data.tolist() == [0.0, 0.0]
-    assert [len(c) for c in hooks.to_cpu_calls] == [2]
+    x, y = dev([1.0, 2.0], fbdev), dev([5.0, 7.0], fbdev)
+    out = td.ops.aten.sub.Tensor(other=y, self=x)  # tensors by name bind to the runner's
+    assert out.device == fbdev and out._data.tolist() == [-4.0, -5.0]
+    assert [[t._data.tolist() for t in c] for c in hooks.to_cpu_calls] == [[[1.0, 2.0], [5.0, 7.0]]]
+    assert cf.fallback_counts() == {"aten::sub.Tensor": 1}
+
+
+def test_unboxed_fast_path_passes_keyword_only_arguments(hooks: Hooks, fbdev: Any) -> None:
+    x, y = dev([1.0, 2.0], fbdev), dev([10.0, 20.0], fbdev)
+    out = td.ops.aten.sub.Tensor(x, y, alpha=0.5)
+    assert (
+        out._data.tolist()
+        == td.sub(td.tensor([1.0, 2.0]), td.tensor([10.0, 20.0]), alpha=0.5).tolist()
+    )
+    assert [len(c) for c in hooks.to_cpu_calls] == [2] and len(hooks.from_cpu_calls) == 1
+
+
+@pytest.fixture
+def optlib() -> Iterator[Library]:
+    """An operator with an optional tensor and a keyword-only argument (CPU kernel only)."""
+    lib = Library("fbopt", "DEF")
+    lib.define("scaled(Tensor x, Tensor? w=None, *, float scale=1.0) -> Tensor")
+
+    def scaled(x: Tensor, w: Tensor | None = None, *, scale: float = 1.0) -> Tensor:
+        assert x.device.type == "cpu" and (w is None or w.device.type == "cpu")
+        return td.mul(x if w is None else td.mul(x, w), scale)
+
+    lib.impl("scaled", scaled, "CPU")
+    yield lib
+    lib._destroy()
+
+
+@pytest.mark.parametrize(
+    ("call", "expected", "moved"),
+    [
+        (lambda x, w: td.ops.fbopt.scaled(x), [1.0, 2.0], [1]),
+        (lambda x, w: td.ops.fbopt.scaled(x, None), [1.0, 2.0], [1]),
+        (lambda x, w: td.ops.fbopt.scaled(x, w), [3.0, 8.0], [2]),
+        (lambda x, w: td.ops.fbopt.scaled(x, w=w, scale=2.0), [6.0, 16.0], [2]),
+        (lambda x, w: td.ops.fbopt.scaled(x, scale=3.0), [3.0, 6.0], [1]),
+        (lambda x, w: td.ops.fbopt.scaled(x, td.tensor([3.0, 4.0])), [3.0, 8.0], [1]),
+    ],
+    ids=["omitted", "none", "given", "keywords", "scale-only", "cpu-weight"],
+)
+def test_optional_tensor_and_keyword_arguments_on_the_fast_runner(
+    hooks: Hooks, fbdev: Any, optlib: Library, call: Any, expected: list[float], moved: list[int]
+) -> None:
+    x, w = dev([1.0, 2.0], fbdev), dev([3.0, 4.0], fbdev)
+    out = call(x, w)
+    assert out.device == fbdev and out._data.tolist() == expected
+    assert [len(c) for c in hooks.to_cpu_calls] == moved
+    assert cf.fallback_counts() == {"fbopt::scaled": 1}
+
+
+def test_tensors_on_separately_made_device_objects_take_the_fast_branch(
+    hooks: Hooks, fbdev: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tensordispatch.backends import fallback_unboxed
+
+    x = dev([1.0], td.device("fbdev", 0))
+    y = dev([2.0], td.device("fbdev:0"))
+    td.mul(x, y)  # the runner exists now
+    looked_up: list[Any] = []
+    original = fallback_unboxed._cpu_kernel
+    monkeypatch.setattr(  # the slow branch looks the kernel up per call, the fast one never
+        fallback_unboxed, "_cpu_kernel", lambda e: looked_up.append(e) or original(e)
+    )
+    assert td.mul(x, y)._data.tolist() == [2.0]
+    assert looked_up == []
+
+
+def test_strict_mode_covers_runners_made_inside_the_block(hooks: Hooks, fbdev: Any) -> None:
+    x = dev([1.0], fbdev)
+    with cf.strict_fallback(), pytest.raises(cf.FallbackStrictError):
+        td.maximum(x, x)  # first call of this operator: its runner is made strict
+    assert cf.fallback_counts() == {}
+    assert td.maximum(x, x)._data.tolist() == [1.0]
+    assert cf.fallback_counts() == {"aten::maximum": 1}
 
 
 def test_unboxed_fast_path_respects_strict_mode(hooks: Hooks, fbdev: Any) -> None:

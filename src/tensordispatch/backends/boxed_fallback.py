@@ -56,7 +56,6 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from functools import partial
 from typing import Any
 
 from tensordispatch.backends.fallback_plan import (
@@ -71,7 +70,7 @@ from tensordispatch.backends.fallback_plan import (
     outputs,
     substitute,
 )
-from tensordispatch.backends.fallback_unboxed import UnboxedContext, make_unboxed
+from tensordispatch.backends.fallback_unboxed import UnboxedContext, make_unboxed, set_strict_hint
 from tensordispatch.dispatch.dispatcher import DISPATCHER, RegistrationHandle
 from tensordispatch.dispatch.kernel import KernelFunction, KernelKind
 from tensordispatch.dispatch.keys import BackendComponent, DispatchKey, parse_dispatch_key
@@ -140,7 +139,7 @@ class FallbackBackend:
 _BACKENDS: dict[BackendComponent, FallbackBackend] = {}
 _BY_RAW: dict[int, FallbackBackend] = {}
 _COUNTS: dict[str, dict[str, int]] = {}
-# Fast-path counters live in each unboxed runner's globals (``_n``): backend name ->
+# Fast-path counters: a cell in each unboxed runner's globals (``_fb_count``): backend name ->
 # [(operator name, runner globals)]; fallback_counts adds them up.
 _RUNNER_COUNTS: dict[str, list[tuple[str, dict[str, Any]]]] = {}
 _LOCK = threading.Lock()
@@ -152,8 +151,8 @@ class _StrictState(threading.local):
 
 
 _STRICT = _StrictState()
-# Open strict_fallback blocks over all threads: a hint that lets the unboxed runners skip the
-# thread-local read (~0.1 us) when no thread is strict; the thread-local depth decides.
+# Open strict_fallback blocks over all threads: while nonzero, the unboxed runners leave their
+# fast branch (set_strict_hint) and the thread-local depth decides; none open costs them nothing.
 _STRICT_BLOCKS = [0]
 
 
@@ -206,7 +205,11 @@ def fallback_counts(backend: str | None = None) -> dict[str, int]:
     """
     with _LOCK:
         rows = [(n, op, k) for n, counts in _COUNTS.items() for op, k in counts.items()]
-        rows += [(n, op, sc["_n"]) for n, scopes in _RUNNER_COUNTS.items() for op, sc in scopes]
+        rows += [
+            (n, op, sc["_fb_count"].cell_contents)
+            for n, scopes in _RUNNER_COUNTS.items()
+            for op, sc in scopes
+        ]
     total: dict[str, int] = {}
     for name, op, k in rows:
         if k and (backend is None or name == backend):
@@ -223,7 +226,7 @@ def reset_fallback_counts(backend: str | None = None) -> None:
         for name, scopes in _RUNNER_COUNTS.items():
             if backend is None or name == backend:
                 for _, scope in scopes:
-                    scope["_n"] = 0
+                    scope["_fb_count"].cell_contents = 0
 
 
 @contextmanager
@@ -238,12 +241,16 @@ def strict_fallback(enabled: bool = True) -> Iterator[None]:
     _STRICT.depth = previous + 1 if enabled else 0
     with _LOCK:
         _STRICT_BLOCKS[0] += 1
+        if _STRICT_BLOCKS[0] == 1:
+            set_strict_hint(_CONTEXT, True)
     try:
         yield
     finally:
         _STRICT.depth = previous
         with _LOCK:
             _STRICT_BLOCKS[0] -= 1
+            if not _STRICT_BLOCKS[0]:
+                set_strict_hint(_CONTEXT, False)
 
 
 def _device_text(stack: list[Any], plan: FallbackPlan, backend: FallbackBackend) -> str:
@@ -527,6 +534,7 @@ def _register_before_composite(reg: CPUFallbackRegistration) -> None:
     """Override composite kernels now, and for operators defined or given a composite kernel
     later (a registration listener, Note [Fallback before composite kernels])."""
     key = parse_dispatch_key(reg.dispatch_key)
+    special = getattr(reg.kernel, "specializer", None)
     libraries: dict[str, Library] = {}
     done: set[Any] = set()
 
@@ -536,15 +544,21 @@ def _register_before_composite(reg: CPUFallbackRegistration) -> None:
             return
         if not any(k in entry.kernels for k in _COMPOSITE_KEYS):
             return
-        ns, name = entry.qualified_name.split("::")
-        lib = libraries.get(ns)
-        if lib is None:
-            lib = libraries[ns] = Library(ns, "IMPL")
-            reg.libraries.append(lib)
-        op_name = f"{name}.{entry.overload}" if entry.overload else name
-        fn = reg.kernel if reg.boxed else partial(reg.kernel, entry.overload_object)
         debug = "CPU fallback before composite"
-        lib.impl(op_name, fn, reg.dispatch_key, boxed=reg.boxed, debug=debug)
+        if reg.boxed:
+            ns, name = entry.qualified_name.split("::")
+            lib = libraries.get(ns)
+            if lib is None:
+                lib = libraries[ns] = Library(ns, "IMPL")
+                reg.libraries.append(lib)
+            op_name = f"{name}.{entry.overload}" if entry.overload else name
+            lib.impl(op_name, reg.kernel, reg.dispatch_key, boxed=True, debug=debug)
+        else:
+            # The fallback's own convention and specializer, so the dispatcher caches the
+            # operator's runner here too (a plain impl would re-specialize on every call).
+            kernel = KernelFunction(reg.kernel, KernelKind.FALLBACK, debug, specializer=special)
+            handle = DISPATCHER.register_impl(entry.qualified_name, entry.overload, key, kernel)
+            reg.handles.append(handle)
         if entry.qualified_overload_name not in done:
             done.add(entry.qualified_overload_name)
             reg.composite_overrides.append(entry.qualified_overload_name)

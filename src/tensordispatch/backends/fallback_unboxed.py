@@ -5,15 +5,24 @@ Note [The unboxed fallback]
 filled in) and the fallback unboxes it again for the CPU call. ``register_cpu_fallback``
 registers this module's unboxed variant instead, in the dispatcher's fallback convention
 ``fn(op, *args, **kwargs)`` with a specializer, so the dispatcher caches, per operator, a
-*runner* built once from the operator's FallbackPlan: for the common shape (positional
-Tensor / Tensor? arguments, nothing written, one fresh tensor returned) a function compiled
-once per shape (tensor positions, positional count, logging on or off) that reads the
-tensors by position, makes one ``to_cpu`` call, calls the operator's current CPU kernel with
-the caller's own arguments (no stack, no keyword filtering) and one ``from_cpu`` call.
-Counters live in the runner's globals (``_n``), summed by ``fallback_counts``. Everything
-else (strict mode, views, written arguments, lists, devices, tensors passed by keyword)
-takes the general path, the same code as ``cpu_fallback``. The rules of the boxed notes in
-boxed_fallback.py hold for both.
+*runner* built once from the operator's FallbackPlan. For the common shape (Tensor /
+Tensor? arguments that can be passed positionally, nothing written, one fresh tensor
+returned) the runner is a function compiled with the operator's own parameter list (the
+dispatcher's entry parameters, ``_NO`` for an omitted optional argument), so the caller's
+arguments bind by position or by name with no ``*args`` / ``**kwargs`` packing. Its fast
+branch runs when every tensor argument has the backend's plain key set (one comparison per
+tensor): one ``to_cpu`` call, the operator's CPU
+kernel (held by the runner, refreshed whenever the dispatcher asks again) called with the
+caller's own arguments, one ``from_cpu`` call. Each runner counts its calls in a closure
+cell (``_fb_count`` in its globals), summed by ``fallback_counts``.
+
+Everything else leaves the fast branch through that same test: a None or omitted optional
+tensor, a CPU tensor (a wrapped number), another device or layout, and strict mode, which
+swaps every runner's key set for a sentinel equal to nothing while any thread has a strict
+block open (so the fast branch pays nothing for it). The slow branch moves only the device tensors,
+and hands strict mode, omitted required arguments and anything unexpected to the general
+path, the same code as ``cpu_fallback``. The rules of the boxed notes in boxed_fallback.py
+hold for both.
 
 boxed_fallback.py owns the state (strict mode, counters, locks) and hands it in through an
 ``UnboxedContext``, so this module imports nothing from it.
@@ -21,18 +30,24 @@ boxed_fallback.py owns the state (strict mode, counters, locks) and hands it in 
 
 from __future__ import annotations
 
+import keyword
 from collections.abc import Callable
 from dataclasses import dataclass
-from types import CodeType, FunctionType
+from types import CellType, CodeType, FunctionType
 from typing import Any
 
 from tensordispatch.backends.fallback_plan import _CPU_RAW, count_error, fallback_plan
-from tensordispatch.dispatch.keyset import DispatchKeySet
+from tensordispatch.dispatch.calling import NO_DEFAULT, NOT_GIVEN, entry_parameters
+from tensordispatch.dispatch.keyset import backend_tensor_keyset
 from tensordispatch.dispatch.op_overload import OpOverload
+from tensordispatch.tensor.tensor import Tensor
 
-__all__ = ["UnboxedContext", "make_unboxed"]
+__all__ = ["STRICT_KEY_SET", "UnboxedContext", "make_unboxed", "set_strict_hint"]
 
-_NO: Any = object()  # a runner parameter the caller did not pass positionally
+_NO: Any = NOT_GIVEN  # an optional argument the caller omitted (the dispatcher's marker)
+
+#: What runners compare key sets with while a strict block is open: equal to no key set.
+STRICT_KEY_SET: Any = object()
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +63,15 @@ class UnboxedContext:
     counts: dict[str, list[tuple[str, dict[str, Any]]]]
 
 
+def set_strict_hint(ctx: UnboxedContext, on: bool) -> None:
+    """Send every runner's fast branch to the slow one (``on``) or let it run again; the
+    caller holds ``ctx.lock`` (Note [The unboxed fallback])."""
+    for scopes in ctx.counts.values():
+        for _, scope in scopes:
+            if "_fb_ks_on" in scope:
+                scope["_fb_ks"] = STRICT_KEY_SET if on else scope["_fb_ks_on"]
+
+
 def make_unboxed(backend: Any, ctx: UnboxedContext) -> Callable[..., Any]:
     """``fallback(op, *args, **kwargs)`` for ``backend`` with ``fallback.specializer``."""
     # By operator entry: OpOverload hashes by name (slow); entries hash by identity.
@@ -60,14 +84,14 @@ def make_unboxed(backend: Any, ctx: UnboxedContext) -> Callable[..., Any]:
         run = runners.get(entry)
         # A re-def republishes the operator's table, so the dispatcher asks again: the only
         # place the runner's schema needs checking.
-        if run is None or run.__globals__.get("_schema", entry.schema) is not entry.schema:
+        if run is None or run.__globals__.get("_fb_schema", entry.schema) is not entry.schema:
             run = runners[entry] = _runner(op, backend, runners, ctx)
         scope = run.__globals__
-        if "_k" in scope:
+        if "_fb_k" in scope:
             # The dispatcher asks again after any registration that could change the CPU
             # kernel (the operator's table or a global fallback republishes), so the runner
             # can hold the kernel instead of looking it up per call.
-            scope["_k"] = _cpu_kernel(entry)
+            scope["_fb_k"] = _cpu_kernel(entry)
         return run
 
     def fallback(op: OpOverload, *args: Any, **kwargs: Any) -> Any:
@@ -85,8 +109,7 @@ def _runner(
     plan = fallback_plan(op)
     schema = plan.schema
     fast = plan.fast
-    name = plan.name
-    to_cpu, from_cpu, log = backend.to_cpu, backend.from_cpu, backend.log
+    facts = entry.facts
 
     def general(*args: Any, **kwargs: Any) -> Any:
         if entry.schema is not schema:  # re-def'd: plan again
@@ -96,54 +119,102 @@ def _runner(
         assert facts is not None  # an operator that reached a kernel has a schema
         return ctx.run_boxed(op, plan, backend, facts.stack_of(facts.bind(args, kwargs)))
 
-    if fast is None or backend.strict:
+    if fast is None or backend.strict or facts is None or not _names_ok(facts):
         return general
+    names = facts.names
+    npos = facts.num_positional
 
-    def mixed(*args: Any, **kwargs: Any) -> Any:
-        """Some tensor arguments are None or on CPU: move only the others."""
+    def split(values: tuple[Any, ...]) -> tuple[list[Any], dict[str, Any]]:
+        """The call the dispatcher's entry makes with these parameter values: positional
+        up to the first omitted one, the rest by name."""
+        args: list[Any] = []
+        kwargs: dict[str, Any] = {}
+        for i, v in enumerate(values):
+            if v is _NO:
+                continue
+            if i < npos and len(args) == i:
+                args.append(v)
+            else:
+                kwargs[names[i]] = v
+        return args, kwargs
+
+    def call(kernel: Callable[..., Any], values: tuple[Any, ...]) -> Any:
+        args, kwargs = split(values)
+        return kernel(*args, **kwargs)
+
+    def slow(values: tuple[Any, ...]) -> Any:
+        """Not every tensor on the backend, or strict mode: move only the device tensors."""
+        if ctx.strict_blocks[0]:
+            args, kwargs = split(values)
+            return general(*args, **kwargs)
         moved = []
         where = []
         for i in fast:
-            v = args[i]
-            if v is not None and v.device.type != "cpu":
+            v = values[i]
+            if v is None or (v is _NO and facts.defaults[i] is not NO_DEFAULT):
+                continue
+            if not isinstance(v, Tensor):  # a missing argument or a wrong type: its error
+                args, kwargs = split(values)
+                return general(*args, **kwargs)
+            if v.device.type != "cpu":
                 moved.append(v)
                 where.append(i)
+        counter.cell_contents += 1
         if log is not None:
             log(op, moved)
         cpu_kernel = _cpu_kernel(entry)
         if not moved:
-            return cpu_kernel(*args, **kwargs)
+            return call(cpu_kernel, values)
         cpus = to_cpu(moved)
         if len(cpus) != len(moved):
             raise count_error(plan, len(cpus), len(moved))
-        cpu_args = list(args)
+        cpu_values = list(values)
         for i, t in zip(where, cpus, strict=True):
-            cpu_args[i] = t
-        result = cpu_kernel(*cpu_args, **kwargs)
+            cpu_values[i] = t
+        result = call(cpu_kernel, tuple(cpu_values))
         return None if result is None else from_cpu([result], moved[0].device)[0]
 
+    def first_call(*args: Any, **kwargs: Any) -> Any:
+        # The CPU kernel until the dispatcher's specialization sets it (a runner made by the
+        # general path after a re-def is called once before that).
+        return _cpu_kernel(entry)(*args, **kwargs)
+
+    to_cpu, from_cpu, log = backend.to_cpu, backend.from_cpu, backend.log
+    ks = backend_tensor_keyset(backend.component).raw
     scope = {
-        "_general": general,
-        "_mixed": mixed,
-        "_strict_blocks": ctx.strict_blocks,
-        "_entry": entry,
-        "_schema": schema,
-        "_n": 0,
-        "_op": op,
-        "_log": log,
-        "_to_cpu": to_cpu,
-        "_from_cpu": from_cpu,
-        "_CPU_RAW": _CPU_RAW,
-        "_k": None,  # the CPU kernel, set by specialize
         "_NO": _NO,
-        "_bit": DispatchKeySet(backend.component).raw,
-        "_count_error": count_error,
-        "_plan": plan,
+        "_fb_slow": slow,
+        "_fb_call": call,
+        "_fb_schema": schema,
+        "_fb_op": op,
+        "_fb_log": log,
+        "_fb_to_cpu": to_cpu,
+        "_fb_from_cpu": from_cpu,
+        "_fb_k": first_call,  # the CPU kernel, set by specialize
+        "_fb_ks": ks,
+        "_fb_ks_on": ks,
+        "_fb_count_error": count_error,
+        "_fb_plan": plan,
     }
+    optional_return = str(schema.returns[0].type) != "Tensor"
+    code, defaults, kwdefaults = _runner_code(facts, fast, log is not None, optional_return)
+    counter = CellType(0)
+    scope["_fb_count"] = counter
     with ctx.lock:
-        ctx.counts.setdefault(backend.name, []).append((name, scope))
-    code = _runner_code(fast, plan.need, log is not None)
-    return FunctionType(code, scope, f"fallback_{name}", (_NO,) * plan.need)
+        if ctx.strict_blocks[0]:
+            scope["_fb_ks"] = STRICT_KEY_SET
+        ctx.counts.setdefault(backend.name, []).append((plan.name, scope))
+    name = entry.qualified_name.split("::")[-1]
+    run = FunctionType(code, scope, name, defaults, (counter,))
+    run.__kwdefaults__ = kwdefaults
+    return run
+
+
+def _names_ok(facts: Any) -> bool:
+    """Whether the schema's names can be the runner's parameters."""
+    return bool(facts.identifiers_ok) and not any(
+        keyword.iskeyword(n) or n.startswith("_fb_") or n == "_NO" for n in facts.names
+    )
 
 
 def _cpu_kernel(entry: Any) -> Callable[..., Any]:
@@ -155,57 +226,81 @@ def _cpu_kernel(entry: Any) -> Callable[..., Any]:
         return state.redispatch_miss(_CPU_RAW)  # type: ignore[no-any-return]
 
 
-_RUNNER_CODE: dict[tuple[tuple[int, ...], int, bool], CodeType] = {}
+_Compiled = tuple[CodeType, "tuple[Any, ...] | None", "dict[str, Any] | None"]
+_RUNNER_CODE: dict[tuple[str, tuple[int, ...], bool, bool], _Compiled] = {}
 
 
-def _runner_code(fast: tuple[int, ...], need: int, logs: bool) -> CodeType:
-    """Compiled body of the unboxed fast path for one shape of operator (tensor positions,
-    positional count needed, whether the backend logs), shared by every operator of that
-    shape (Note [The unboxed fallback])."""
-    key = (fast, need, logs)
-    code = _RUNNER_CODE.get(key)
-    if code is not None:
-        return code
-    # Positional parameters up to the last tensor (generic names, default _NO): positional
-    # binding instead of packing and indexing a tuple. Keyword-passed tensors land in
-    # **kwargs, leave a _NO behind and take the general path.
-    params = [f"_td_p{i}" for i in range(need)]
-    names = [params[i] for i in fast]
-    # Fast only when every tensor carries the backend's own bit (one AND over all key sets;
-    # a None has no key set); any other mix (None, CPU scalars, other devices) takes _mixed,
-    # which looks at devices.
-    all_bits = " & ".join(f"{n}._key_set" for n in names)
-    given = ", ".join(params)
-    c_names = [f"_c{i}" for i in fast]
-    cpu_args = ", ".join(f"_c{p}" if p in fast else params[p] for p in range(need))
+def _parameters(facts: Any) -> tuple[str, list[str]]:
+    """The runner's parameter list and the names that default to ``_NO``: the dispatcher
+    entry's, except that keyword-only arguments with defaults become ordinary ones (a call
+    filling keyword-only defaults costs more; callers pass them by name either way)."""
+    params, optional, _ = entry_parameters(facts)
+    kw_only = facts.names[facts.num_positional :]
+    if not kw_only or not all(n in optional for n in kw_only):
+        return params, optional
+    head, _, _ = params.partition("*")
+    parts = [p.strip() for p in head.split(",") if p.strip()]
+    return ", ".join(parts + [f"{n}=_NO" for n in kw_only]), optional
+
+
+def _runner_code(facts: Any, fast: tuple[int, ...], logs: bool, optional: bool) -> _Compiled:
+    """Compiled body of the unboxed fast path for one operator signature (parameter list,
+    tensor positions, whether the backend logs, whether the return may be None), shared by
+    every operator with that signature, with its defaults (Note [The unboxed fallback]).
+    The counter is the code's one free variable (a cell per runner: cheaper to bump than
+    a global)."""
+    params, omitted = _parameters(facts)
+    key = (params, fast, logs, optional)
+    done = _RUNNER_CODE.get(key)
+    if done is not None:
+        return done
+    names = facts.names
+    tensors = [names[i] for i in fast]
+    every = ", ".join(names)
+    c_names = {i: f"_fb_c{i}" for i in fast}
+    cpu_values = [c_names.get(i, n) for i, n in enumerate(names)]
+    test = " or ".join(f"{n}._key_set != _fb_ks" for n in tensors)
+    moved = f"[{', '.join(tensors)}]"
     lines = [
-        f"def run({', '.join(p + '=_NO' for p in params)}, *args, **kwargs):",
-        f"    if _strict_blocks[0] or {params[-1]} is _NO:",
-        f"        return _general(*[_p for _p in ({given},) if _p is not _NO], *args, **kwargs)",
-        "    global _n",
-        "    _n += 1",
+        f"def run({params}):",
+        "    nonlocal _fb_n",
         "    try:",
-        f"        _ok = {all_bits} & _bit",
-        "    except AttributeError:  # a None optional tensor",
-        "        _ok = 0",
-        "    if not _ok:",
-        f"        return _mixed({given}, *args, **kwargs)",
-        f"    _m = [{', '.join(names)}]",
-        *(["    _log(_op, _m)"] if logs else []),
-        "    _c = _to_cpu(_m)",
+        f"        if {test}:",
+        f"            return _fb_slow(({every},))",
+        "    except AttributeError:  # None, or an omitted optional tensor",
+        f"        return _fb_slow(({every},))",
+        "    _fb_n += 1",
+        *([f"    _fb_m = {moved}", "    _fb_log(_fb_op, _fb_m)"] if logs else []),
+        f"    _fb_c = _fb_to_cpu({'_fb_m' if logs else moved})",
         "    try:",
-        f"        {', '.join(c_names)}, = _c",
+        f"        {', '.join(c_names.values())}, = _fb_c",
         "    except ValueError:",
-        f"        raise _count_error(_plan, len(_c), {len(fast)}) from None",
-        "    if args or kwargs:",
-        f"        _r = _k({cpu_args}, *args, **kwargs)",
-        "    else:",
-        f"        _r = _k({cpu_args})",
-        f"    return None if _r is None else _from_cpu([_r], {names[0]}.device)[0]",
+        f"        raise _fb_count_error(_fb_plan, len(_fb_c), {len(fast)}) from None",
     ]
+    required = [
+        (f"{n}={cpu_values[i]}" if i >= facts.num_positional else cpu_values[i])
+        for i, n in enumerate(names)
+        if n not in omitted
+    ]
+    direct = f"_fb_k({', '.join(required)})"
+    if omitted:
+        lines += [
+            f"    if {' and '.join(f'{n} is _NO' for n in omitted)}:",
+            f"        _fb_r = {direct}",
+            "    else:",
+            f"        _fb_r = _fb_call(_fb_k, ({', '.join(cpu_values)},))",
+        ]
+    else:
+        lines.append(f"    _fb_r = {direct}")
+    result = f"_fb_from_cpu([_fb_r], {tensors[0]}.device)[0]"
+    lines.append(
+        f"    return None if _fb_r is None else {result}" if optional else f"    return {result}"
+    )
+    # Nested in a maker so that _fb_n is a free variable of run's code.
+    source = "def make():\n    _fb_n = 0\n" + "".join(f"    {line}\n" for line in lines)
+    source += "    return run\n"
     namespace: dict[str, Any] = {"_NO": _NO}
-    source = "\n".join(lines) + "\n"
     exec(compile(source, "<tensordispatch cpu fallback>", "exec"), namespace)  # noqa: S102 - ours
-    compiled: CodeType = namespace["run"].__code__
-    _RUNNER_CODE[key] = compiled
-    return compiled
+    proto = namespace["make"]()
+    done = _RUNNER_CODE[key] = (proto.__code__, proto.__defaults__, proto.__kwdefaults__)
+    return done
