@@ -110,6 +110,18 @@ def _arg(node: Node, ins: list[str], position: int) -> str:
     return ins[a.index] if type(a) is Operand else repr(a)
 
 
+_NP_NAMES: dict[Any, str] = {}
+
+
+def _np_name(dtype: Any) -> str:
+    """``np.float32`` for float32: the generated code's spelling of a dtype (cached: NumPy's
+    ``dtype.name`` is a Python property costing microseconds)."""
+    name = _NP_NAMES.get(dtype)
+    if name is None:
+        name = _NP_NAMES[dtype] = f"np.{np.dtype(dtype._numpy).name}"
+    return name
+
+
 def _out(out: str | None) -> str:
     # ufuncs take the output positionally after their inputs (a shorter line to compile)
     return f", {out}" if out else ""
@@ -120,7 +132,7 @@ def _binary(ufunc: str, with_alpha: bool) -> Rule:
         if not _same_float(node):
             return None
         a, b = _arg(node, ins, 0), _arg(node, ins, 1)
-        dtype = f"np.{np.dtype(node.shapes[0].dtype._numpy).name}"
+        dtype = _np_name(node.shapes[0].dtype)
         if with_alpha:
             alpha = _arg(node, ins, 2)
             if node.args[1].kind == "tensor":
@@ -183,7 +195,7 @@ def _cast(node: Node, ins: list[str], out: str | None, hoist: Hoist) -> str | No
     if node.args[1] is None:
         return None
     dtype = node.shapes[0].dtype
-    return f"np_asarray({_arg(node, ins, 0)}).astype(np.{np.dtype(dtype._numpy).name})"
+    return f"np_asarray({_arg(node, ins, 0)}).astype({_np_name(dtype)})"
 
 
 NUMPY_RULES: dict[str, Rule] = {
