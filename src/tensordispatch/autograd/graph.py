@@ -31,7 +31,7 @@ from __future__ import annotations
 import itertools
 import re
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -83,8 +83,16 @@ class TensorMeta(AutogradMeta):
         # For a view: the storage version when its grad_fn was set (Note [Stale view history]).
         self.view_version: int | None = None
         self.grad_accumulator: weakref.ref[AccumulateGrad] | None = None
-        self.hooks: list[Callable[[Tensor], Tensor | None]] = []
+        # A shared empty tuple until the first hook (hooks_list): most tensors have none.
+        self.hooks: Sequence[Callable[[Tensor], Tensor | None]] = ()
         self.retains_grad = False
+
+    def hooks_list(self) -> list[Callable[[Tensor], Tensor | None]]:
+        """The tensor's hooks as a list that registration may append to."""
+        hooks = self.hooks
+        if type(hooks) is not list:
+            hooks = self.hooks = list(hooks)
+        return hooks
 
 
 def meta_of(t: Tensor) -> TensorMeta:
@@ -117,8 +125,19 @@ class Node:
         self._input_meta: tuple[tuple[tuple[int, ...], Any] | None, ...] = ()
         self._sequence_nr = next(_SEQUENCE)
         self._released = False
-        self._pre_hooks: list[Callable[..., Any]] = []
-        self._post_hooks: list[Callable[..., Any]] = []
+        # Shared empty tuples until the first hook (hook_list): most nodes have none.
+        self._pre_hooks: Sequence[Callable[..., Any]] = ()
+        self._post_hooks: Sequence[Callable[..., Any]] = ()
+
+    def hook_list(self, pre: bool) -> list[Callable[..., Any]]:
+        """The node's pre-hooks (or post-hooks) as a list that registration may append to."""
+        if pre:
+            if type(self._pre_hooks) is not list:
+                self._pre_hooks = list(self._pre_hooks)
+            return self._pre_hooks  # type: ignore[return-value]
+        if type(self._post_hooks) is not list:
+            self._post_hooks = list(self._post_hooks)
+        return self._post_hooks  # type: ignore[return-value]
 
     def name(self) -> str:
         """The node's class name, e.g. ``MulBackward0``."""
@@ -134,13 +153,15 @@ class Node:
 
     def register_hook(self, fn: Callable[..., Any]) -> Any:
         """``fn(grad_inputs, grad_outputs)`` after the node runs (torch's Node.register_hook)."""
-        self._post_hooks.append(fn)
-        return _RemovableHandle(self._post_hooks, fn)
+        hooks = self.hook_list(False)
+        hooks.append(fn)
+        return _RemovableHandle(hooks, fn)
 
     def register_prehook(self, fn: Callable[..., Any]) -> Any:
         """``fn(grad_outputs)`` before the node runs; may return replacement gradients."""
-        self._pre_hooks.append(fn)
-        return _RemovableHandle(self._pre_hooks, fn)
+        hooks = self.hook_list(True)
+        hooks.append(fn)
+        return _RemovableHandle(hooks, fn)
 
     def __repr__(self) -> str:
         return f"<{self.name()} object at {hex(id(self))}>"
@@ -178,8 +199,12 @@ class AccumulateGrad(Node):
 
     __slots__ = ("variable",)
 
-    def __init__(self, variable: Tensor) -> None:
-        super().__init__()
+    def __init__(self, variable: Tensor) -> None:  # Node.__init__'s fields, set directly
+        self.next_functions = ()
+        self._input_meta = ()
+        self._released = False
+        self._pre_hooks = ()
+        self._post_hooks = ()
         self.variable = variable
         self._sequence_nr = 1 << 62  # runs as soon as ready, as in torch (UINT64_MAX)
 

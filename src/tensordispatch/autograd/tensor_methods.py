@@ -93,12 +93,14 @@ def register_hook(self: Tensor, hook: Callable[[Tensor], Tensor | None]) -> _Han
     meta = meta_of(self)
     fn: Node | None = meta.grad_fn
     if fn is None:
-        meta.hooks.append(hook)
-        return _Handle(meta.hooks, hook)
+        hooks = meta.hooks_list()
+        hooks.append(hook)
+        return _Handle(hooks, hook)
     wrapped = _output_hook(meta.output_nr, hook)
     # torch runs retains_grad after the other hooks: insert before it when present.
-    fn._pre_hooks.insert(len(fn._pre_hooks) - (1 if meta.retains_grad else 0), wrapped)
-    return _Handle(fn._pre_hooks, wrapped)
+    pre = fn.hook_list(True)
+    pre.insert(len(pre) - (1 if meta.retains_grad else 0), wrapped)
+    return _Handle(pre, wrapped)
 
 
 def retain_grad(self: Tensor) -> None:
@@ -117,7 +119,7 @@ def retain_grad(self: Tensor) -> None:
         else:
             meta.grad = meta.grad + g
 
-    meta.grad_fn._pre_hooks.append(_output_hook(meta.output_nr, store))
+    meta.grad_fn.hook_list(True).append(_output_hook(meta.output_nr, store))
 
 
 def retains_grad(self: Tensor) -> bool:
