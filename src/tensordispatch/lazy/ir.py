@@ -209,12 +209,14 @@ def _resolve(node: Node, value: Any) -> Any:
 
 class IrNode(Node):
     """Base of the generated node classes (codegen/backend_stubs/gen_lazy.py: one per
-    ``full_codegen`` / ``ir_gen`` operator of a lazy backend yaml, torchgen's LazyIr.h). A subclass names its operator
-    (``OP_NAME``, ``SCHEMA``) and its arguments (``ARGUMENTS``: name, kind); each argument
-    is readable by name (`argument`, or the generated property of the same name): an operand
-    gives its `Value` (a tensor list a tuple of them), an attribute the value stored in the
-    node. Attributes are stored by value (lazy_kernels.py Note [Attributes by value]). Same slots
-    and hash as `Node`: lowerings read ``op``, ``args`` and ``operands`` as before.
+    ``full_codegen`` / ``ir_gen`` operator of a lazy backend yaml, torchgen's LazyIr.h).
+
+    A subclass names its operator (``OP_NAME``, ``SCHEMA``), its arguments (``ARGUMENTS``:
+    name, kind) and its kernel kind (``TRACER``); each argument is readable by name
+    (`argument`, or the generated property of the same name): an operand gives its `Value`
+    (a tensor list a tuple of them), an attribute the value stored in the node, by value
+    (lazy_kernels.py Note [Attributes by value]). Same slots and hash as `Node`: lowerings
+    read ``op``, ``args`` and ``operands`` as before.
     """
 
     __slots__ = ()
@@ -222,6 +224,8 @@ class IrNode(Node):
     SCHEMA: ClassVar[str] = ""
     #: (argument name, "tensor" / "tensor_list" / "scalar" / "attribute"), schema order
     ARGUMENTS: ClassVar[tuple[tuple[str, str], ...]] = ()
+    #: "static" / "dynamic": the generated kernel's kind; None: hand-written (ir_gen)
+    TRACER: ClassVar[str | None] = None
 
     def argument(self, name: str) -> Any:
         """The argument ``name`` of this call: an operand's Value or an attribute's value."""

@@ -1,4 +1,4 @@
-"""What generated lazy IR modules (irgen.py's output, e.g. lazy/lazy_ir.py) run on.
+"""What generated lazy IR modules (gen_lazy.py's output, e.g. lazy/lazy_ir.py) run on.
 
 Owns the names the generated node classes and kernel factories use, in one place, so the
 generated text imports one module and the runtime can move without regenerating: the shared
@@ -49,7 +49,6 @@ __all__ = [
     "from_value",
     "infer_shapes",
     "make_node",
-    "namespace",
     "new",
     "operand",
     "scalar_node",
@@ -80,8 +79,3 @@ def make_node(node_class: type[Node], op: Any, stack: list[Any]) -> Node:
     return node_class(
         plain.op, plain.overload, plain.operands, plain.args, plain.shapes, plain.returns
     )
-
-
-def namespace() -> dict[str, Any]:
-    """The runtime names, as a dict (for compiling generated source with ``exec``)."""
-    return {name: globals()[name] for name in __all__ if name != "namespace"}

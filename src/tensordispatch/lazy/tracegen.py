@@ -37,9 +37,10 @@ def _static_source(plan: Any) -> str | None:
     """The source of ``plan``'s generated kernel factory if it is a static tracer (every
     operand a required Tensor or Scalar: slots known when generating), else None."""
     found = generated(plan)
-    if found is None or found[1] is None or found[0].TRACER != "static":  # type: ignore[attr-defined]
+    if found is None or found[1] is None:
         return None
-    return inspect.getsource(found[1])
+    node_class, factory = found
+    return inspect.getsource(factory) if getattr(node_class, "TRACER", None) == "static" else None
 
 
 def make_tracer(plan: Any) -> Callable[..., Any] | None:
