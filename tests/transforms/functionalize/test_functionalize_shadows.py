@@ -58,6 +58,8 @@ def _view_step(rng: random.Random, i: int, t: torch.Tensor) -> Step | None:
 
 
 def _input(T: Any, layout: str) -> Any:
+    if layout == "prefix":  # a dense base inside a larger storage
+        return T.arange(30.0)[:24].view(2, 3, 4)
     x = T.arange(24.0).reshape(2, 3, 4)
     if layout == "transposed":  # a base without the dense layout: no shadows
         x = x.transpose(0, 2).contiguous().transpose(0, 2)
@@ -128,7 +130,7 @@ def _ours(steps: list[Step], mode: str, layout: str, skipping: bool) -> list[Any
     return [_facts(t) for t in [*out, x]]
 
 
-@pytest.mark.parametrize("layout", ["dense", "transposed"])
+@pytest.mark.parametrize("layout", ["dense", "prefix", "transposed"])
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("seed", range(30))
 def test_random_program_matches_eager_and_exact_sequence(seed: int, mode: str, layout: str) -> None:

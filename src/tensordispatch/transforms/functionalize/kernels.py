@@ -324,7 +324,7 @@ def _make_inplace_kernel(
             _inplace_check(mut, tuple(unwrapped), kwargs, new, old)
         replace_(self_, new)
         commit_update(self_)
-        if unobserved(old) and write_back(self_):  # Note [Shadow views]
+        if self_._shadow is not None and unobserved(old) and write_back(self_):  # Note [Shadow views]
             return self_
         if _replay_unneeded(self_):  # Note [Skipping unobserved replays]
             apply_updates(self_._fstorage)
@@ -367,7 +367,12 @@ def _make_view_kernel(rule: Any) -> Callable[..., Any]:
             if self._generation != self._fstorage.generation:
                 sync(self)
             generation = self._generation
-            if exact and self._data._autograd_meta is None:  # Note [Shadow views]
+            metas = self._view_metas
+            if (  # Note [Shadow views]: only chains of exact views taken in one mode
+                exact
+                and self._data._autograd_meta is None
+                and (not metas or (self._shadow is not None and metas[0].reapply_views is reapply))
+            ):
                 parent = shadow_of(self)
                 if parent is not None and (not reapply or same_view(parent, self._data)):
                     shadows = below_no_grad(view_shadows, view_op, parent, args, kwargs)

@@ -66,7 +66,7 @@ def dense_copy(t: Tensor) -> Tensor:
     """
     shape = t._shape
     return new_cpu_tensor(
-        np.array(t._data, order="C", copy=True), shape, contiguous_strides(shape), t.dtype
+        np.array(t._data, order="C", copy=True), shape, _contiguous(shape), t.dtype
     )
 
 
@@ -84,13 +84,11 @@ def same_view(a: Tensor, b: Tensor) -> bool:
 
 def _dense_base(base: Tensor) -> bool:
     """Whether ``base`` has the layout shadows are recorded against (Note [Shadow views])."""
-    shape = base._shape
-    strides = _CONTIGUOUS.get(shape)
-    if strides is None:
-        if len(_CONTIGUOUS) > 4096:
-            _CONTIGUOUS.clear()
-        strides = _CONTIGUOUS[shape] = contiguous_strides(shape)
-    return base._offset == 0 and base._data.__class__ is _ndarray and base._strides == strides
+    return (
+        base._offset == 0
+        and base._data.__class__ is _ndarray
+        and base._strides == _contiguous(base._shape)
+    )
 
 
 _CONTIGUOUS: dict[tuple[int, ...], tuple[int, ...]] = {}
@@ -124,57 +122,57 @@ def shadow_of(w: FunctionalTensor) -> Tensor | None:
         if 0 in shape:
             s = base._make_view(shape, strides, offset)
         else:  # in bounds: the same geometry fitted the earlier base
-            item = base.dtype.itemsize
-            data = _ndarray(
-                shape, s._data.dtype, base._storage_bytes(), offset * item,
-                _byte_strides(strides, item),
-            )
+            array = base._data
+            if base._base is not None or not array.flags.c_contiguous:
+                array = base._storage_bytes()
+            old = s._data
+            data = _ndarray(shape, old.dtype, array, offset * old.itemsize, old.strides)
             s = base._make_view(shape, strides, offset, data)
         w._shadow = s
     return s
 
 
-def _byte_strides(strides: tuple[int, ...], itemsize: int) -> tuple[int, ...]:
-    return tuple([s * itemsize for s in strides])
+def _contiguous(shape: tuple[int, ...]) -> tuple[int, ...]:
+    strides = _CONTIGUOUS.get(shape)
+    if strides is None:
+        if len(_CONTIGUOUS) > 4096:
+            _CONTIGUOUS.clear()
+        strides = _CONTIGUOUS[shape] = contiguous_strides(shape)
+    return strides
 
 
 def write_back(w: FunctionalTensor) -> bool:
     """Note [Shadow views]: after ``w``'s value was replaced by its mutated value and queued
     as its storage's only pending update, make a new base with that value written in and
     bring ``w`` up to date. Whether it did (False: nothing changed, the caller runs the
-    general algorithm)."""
+    general algorithm). Only wrappers with a shadow qualify: their chains are exact and
+    taken in one mode (all views or all ``*_copy``)."""
     storage = w._fstorage
-    metas = w._view_metas
-    if len(storage.updates) != 1 or not metas:
+    if w._shadow is None or len(storage.updates) != 1:
         return False
-    reapply = metas[0].reapply_views
-    for m in metas:
-        if m.reapply_views is not reapply:
-            return False
-    base = storage.base
-    value = w._data
     s = shadow_of(w)
-    if s is None or 0 in s._shape or value._data.__class__ is not _ndarray:
+    value = w._data
+    data = value._data
+    if (
+        s is None
+        or data.__class__ is not _ndarray
+        or value._autograd_meta is not None
+        or 0 in s._shape
+    ):
         return False
-    if value._autograd_meta is not None:
-        return False
+    base = storage.base
     array = base._data.copy()
-    item = array.itemsize
-    target = _ndarray(s._shape, array.dtype, array, s._offset * item, _byte_strides(s._strides, item))
-    np.copyto(target, value._data, casting="unsafe")
-    new_base = Tensor._wrap_numpy(array, base.dtype)
-    new_base._storage = array.reshape(-1).view(np.uint8)
+    target = _ndarray(s._shape, array.dtype, array, s._offset * array.itemsize, s._data.strides)
+    target[...] = data
+    new_base = new_cpu_tensor(array, base._shape, base._strides, base.dtype)
     shadow = new_base._make_view(s._shape, s._strides, s._offset, target)
     storage.base = storage.dense = new_base
     storage.updates.clear()
     w._shadow = shadow
-    if reapply:
-        new = shadow
-    elif value._strides == contiguous_strides(value._shape):
-        new = value
-    else:
-        new = dense_copy(value)
-    _set_value(w, new)
+    if w._view_metas[0].reapply_views:
+        _set_value(w, shadow)
+    elif value._strides != _contiguous(value._shape):
+        _set_value(w, dense_copy(value))
     w._generation = storage.generation
     return True
 
@@ -190,15 +188,10 @@ def _set_value(w: FunctionalTensor, new: Tensor) -> None:
 def regenerate_from_shadow(w: FunctionalTensor) -> bool:
     """Note [Shadow views]: bring a stale ``w`` (no pending updates) up to date from its
     shadow over the current base. Whether it did."""
-    metas = w._view_metas
-    reapply = metas[0].reapply_views
-    for m in metas:
-        if m.reapply_views is not reapply:
-            return False
     s = shadow_of(w)
     if s is None or s._autograd_meta is not None or s.dtype is not w.dtype:
         return False
-    _set_value(w, s if reapply else dense_copy(s))
+    _set_value(w, s if w._view_metas[0].reapply_views else dense_copy(s))
     w._generation = w._fstorage.generation
     return True
 
