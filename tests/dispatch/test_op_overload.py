@@ -129,3 +129,28 @@ def test_impl_accepts_an_opoverload(lib: Library) -> None:
     with pytest.raises(LibraryError, match="does not match namespace of enclosing"):
         other.impl(op, lambda x: x, "CPU")
     other._destroy()
+
+
+def test_dunder_operator_names_resolve_as_in_torch(lib: Library) -> None:
+    lib.define("__shl__.Scalar(Tensor self, Scalar other) -> Tensor")
+    lib.impl("__shl__.Scalar", lambda x, y: "shl", "CPU")
+    tlib = torch.library.Library(lib.ns, "DEF")
+    tlib.define("__shl__.Scalar(Tensor self, Scalar other) -> Tensor")
+    try:
+        ours = getattr(ops, lib.ns).__shl__
+        theirs = getattr(torch.ops, lib.ns).__shl__
+        assert ours.overloads() == theirs.overloads() == ["Scalar"]
+        assert str(ours.Scalar) == str(theirs.Scalar)
+        assert ours.Scalar(T(), 1) == "shl"
+    finally:
+        tlib._destroy()
+
+
+def test_unknown_dunder_names_fail_fast_with_attribute_error(lib: Library) -> None:
+    import copy
+
+    namespace = getattr(ops, lib.ns)
+    with pytest.raises(AttributeError):
+        _ = namespace.__deepcopy__
+    assert not hasattr(namespace, "__getstate_x__")
+    assert copy.copy(namespace) is not None

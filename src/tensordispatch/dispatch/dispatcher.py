@@ -313,6 +313,18 @@ class Dispatcher:
                     refresh_packet(packet, entries)
         return packet
 
+    def defines(self, qualified: str) -> bool:
+        """Whether the operator name has an overload (no lock: one dict read).
+
+        >>> from tensordispatch.library import Library
+        >>> lib = Library("doc_defines", "DEF"); _ = lib.define("__f__(Tensor x) -> Tensor")
+        >>> DISPATCHER.defines("doc_defines::__f__"), DISPATCHER.defines("doc_defines::g")
+        (True, False)
+        >>> lib._destroy(); DISPATCHER.defines("doc_defines::__f__")
+        False
+        """
+        return bool(self._by_name.get(qualified))
+
     def refresh_packet(self, qualified: str) -> None:
         """Re-point a cached packet at its overloads' current entries (lock held)."""
         packet = self._packets.get(qualified)

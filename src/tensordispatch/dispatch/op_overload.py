@@ -375,9 +375,15 @@ class OpNamespace:
         self.name = name
 
     def __getattr__(self, op: str) -> OpOverloadPacket:
-        if op.startswith("__"):
+        if op == "name":  # the slot is unset (a half-built copy): never recurse
             raise AttributeError(op)
-        packet = _registry().packet(f"{self.name}::{op}")
+        registry = _registry()
+        qualified = f"{self.name}::{op}"
+        if op.startswith("__") and not registry.defines(qualified):
+            # protocol probes (copy, pickle, ...) fail fast; dunder operators such as
+            # aten::__lshift__ resolve as in torch
+            raise AttributeError(op)
+        packet = registry.packet(qualified)
         if packet is None:
             raise AttributeError(f"'_OpNamespace' '{self.name}' object has no attribute '{op}'")
         return packet
