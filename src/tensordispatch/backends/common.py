@@ -143,6 +143,10 @@ def wrap_dim(dim: int, ndim: int, wrap_scalar: bool = True) -> int:
     return dim + ndim if dim < 0 else dim
 
 
+# Broadcasts of shape pairs seen (the first 4096): a pure function of the two tuples.
+_BROADCAST: dict[tuple[tuple[int, ...], tuple[int, ...]], tuple[int, ...]] = {}
+
+
 def broadcast_shapes(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
     """The broadcast of two shapes, with torch's error naming tensors a and b.
 
@@ -151,6 +155,11 @@ def broadcast_shapes(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
     """
     if a == b:
         return a
+    cacheable = type(a) is tuple and type(b) is tuple
+    if cacheable:
+        known = _BROADCAST.get((a, b))
+        if known is not None:
+            return known
     n = max(len(a), len(b))
     out = [0] * n
     for i in range(-1, -n - 1, -1):
@@ -165,7 +174,10 @@ def broadcast_shapes(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
                 f"The size of tensor a ({sa}) must match the size of tensor b ({sb}) "
                 f"at non-singleton dimension {n + i}"
             )
-    return tuple(out)
+    result = tuple(out)
+    if cacheable and len(_BROADCAST) < 4096:
+        _BROADCAST[(a, b)] = result
+    return result
 
 
 def expand_check(t: Any, target: tuple[int, ...]) -> None:

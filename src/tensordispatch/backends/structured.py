@@ -26,6 +26,7 @@ import numpy as np
 
 from tensordispatch.backends.common import shape_text, type_meta_name
 from tensordispatch.tensor.device import CPU
+from tensordispatch.tensor.geometry import contiguous_of
 from tensordispatch.tensor.tensor import Tensor, contiguous_strides, new_cpu_tensor
 
 __all__ = [
@@ -67,6 +68,8 @@ def alloc_cpu(spec: Any) -> Tensor:
 
 def empty_strided_cpu_array(shape: tuple[int, ...], strides: tuple[int, ...], dt: Any) -> Tensor:
     """A fresh CPU tensor with exactly ``strides`` (elements) over a new buffer."""
+    if type(shape) is tuple and strides == contiguous_of(shape):  # NumPy's C order: the same
+        return new_cpu_tensor(np.empty(shape, dt._numpy), shape, strides, dt)
     span = 0 if 0 in shape else 1 + sum((n - 1) * s for n, s in zip(shape, strides))
     buffer = np.empty(max(span, 0) * dt.itemsize, np.uint8)
     array: np.ndarray[Any, Any] = np.ndarray(

@@ -47,9 +47,12 @@ def infer_size(shape: Any, numel: int) -> tuple[int, ...]:
     >>> infer_size([-1, 3], 6)
     (2, 3)
     """
-    res = list(map(int, shape))
-    if -1 not in res and (not res or min(res) >= 0) and prod(res) == numel:
-        return tuple(res)  # the common case, without the loop below
+    given = tuple(shape)
+    if -1 not in given:  # the common case, without the conversions and the loop below
+        total = prod(given)  # an int only when every size is one (else fall through)
+        if total == numel and type(total) is int and (not given or min(given) >= 0):
+            return given
+    res = [int(s) for s in shape]
     newsize, infer = 1, None
     for i, s in enumerate(res):
         if s == -1:

@@ -11,6 +11,7 @@ from typing import Any, SupportsIndex
 
 __all__ = [
     "Size",
+    "contiguous_of",
     "contiguous_strides",
     "dense_strides_like",
     "extent",
@@ -69,6 +70,24 @@ def contiguous_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(strides)
 
 
+_CONTIGUOUS: dict[tuple[int, ...], tuple[int, ...]] = {}
+
+
+def contiguous_of(shape: tuple[int, ...]) -> tuple[int, ...]:
+    """``contiguous_strides(shape)`` for a tuple ``shape``, cached per shape (the first 4096
+    shapes seen): the hot paths compare a tensor's strides with it.
+
+    >>> contiguous_of((2, 3)), contiguous_of((2, 3)) is contiguous_of((2, 3))
+    ((3, 1), True)
+    """
+    strides = _CONTIGUOUS.get(shape)
+    if strides is None:
+        strides = contiguous_strides(shape)
+        if len(_CONTIGUOUS) < 4096:
+            _CONTIGUOUS[shape] = strides
+    return strides
+
+
 def is_non_overlapping_and_dense(shape: tuple[int, ...], strides: tuple[int, ...]) -> bool:
     """Whether the elements fill a block of memory exactly once in some dim order (torch's
     definition; dims of size 0 or 1 impose nothing).
@@ -80,6 +99,8 @@ def is_non_overlapping_and_dense(shape: tuple[int, ...], strides: tuple[int, ...
         return True  # an empty tensor counts as contiguous, whatever its strides
     if len(shape) == 1:
         return shape[0] < 2 or strides[0] == 1
+    if strides == contiguous_of(shape):
+        return True
     dims = sorted((d for d in range(len(shape)) if shape[d] >= 2), key=lambda d: strides[d])
     expected = 1
     for d in dims:

@@ -9,6 +9,7 @@ Plain kernels have the operator's own signature and return its result.
 
 from __future__ import annotations
 
+from math import prod
 from typing import Any
 
 import numpy as np
@@ -238,7 +239,11 @@ def _dtype_device(dtype: Any, layout: Any, device: Any) -> Any:
 
 def check_size(size: Any, what: str = "") -> tuple[int, ...]:
     """A shape from a size argument, with torch's negative-dimension error."""
-    shape = tuple(int(s) for s in size)
+    shape = tuple(size)
+    total = prod(shape)  # an int only when every size is one: then no conversion is needed
+    if type(total) is int and (not shape or min(shape) >= 0):
+        return shape
+    shape = tuple([int(s) for s in size])
     for s in shape:
         if s < 0:
             raise RuntimeError(
@@ -287,7 +292,10 @@ def empty_strided_cpu(
     pin_memory: Any = None,
 ) -> Tensor:
     dt = _dtype_device(dtype, layout, device)
-    return empty_strided_cpu_array(check_size(size), tuple(int(s) for s in stride), dt)
+    strides = tuple(stride)
+    if type(sum(strides)) is not int:  # not all ints (sum of ints is an int)
+        strides = tuple([int(s) for s in stride])
+    return empty_strided_cpu_array(check_size(size), strides, dt)
 
 
 def fill_(self: Tensor, value: Any) -> Tensor:
