@@ -117,3 +117,21 @@ def test_view_of_a_contiguous_tensor_has_compute_strides_answer(numel: int) -> N
         for new in shapes:
             got = compute_stride(old, contiguous_strides(old), new)
             assert got == contiguous_strides(new), (old, new)
+
+
+class _Payload(np.ndarray):
+    """Stands for another backend's payload: not exactly an ndarray."""
+
+
+@pytest.mark.parametrize(
+    "view", ["transpose", "transpose same", "view flat", "select 0", "slice 0"]
+)
+def test_other_payloads_are_not_reused_as_view_data(view: str) -> None:
+    # Only a plain NumPy array is reshaped/indexed; any other payload leaves the view to the
+    # backend's own construction (Tensor._view_array here), as lazy tensors need.
+    x = td.arange(12.0).reshape(3, 4)
+    x._storage_bytes()
+    x._data = x._data.view(_Payload)
+    got = VIEWS[view](x)
+    assert type(got._data) is np.ndarray
+    np.testing.assert_array_equal(got.numpy(), VIEWS[view](torch.arange(12.0).reshape(3, 4)))

@@ -141,13 +141,16 @@ def view(self: Tensor, size: Any) -> Tensor:
 def transpose(self: Tensor, dim0: int, dim1: int) -> Tensor:
     ndim = len(self._shape)
     d0, d1 = wrap_dim(dim0, ndim), wrap_dim(dim1, ndim)
+    data = self._data
+    if type(data) is not _ndarray:  # other payloads (lazy, meta): the backend's own view
+        data = None
     if not ndim or d0 == d1:
-        return self._make_view(self._shape, self._strides, self._offset, self._data)
+        return self._make_view(self._shape, self._strides, self._offset, data)
     shape, strides = list(self._shape), list(self._strides)
     shape[d0], shape[d1] = shape[d1], shape[d0]
     strides[d0], strides[d1] = strides[d1], strides[d0]
-    data = self._data
-    data = data.swapaxes(d0, d1) if type(data) is _ndarray else None
+    if data is not None:  # Note [NumPy-derived view data]
+        data = data.swapaxes(d0, d1)
     return self._make_view(tuple(shape), tuple(strides), self._offset, data)
 
 
