@@ -527,3 +527,30 @@ def test_strict_mode_in_one_thread_does_not_affect_another(hooks: Hooks, fbdev: 
         release.set()
         thread.join(10)
     assert seen == ["refused"]
+
+
+def test_forwarder_passes_optional_arguments_as_the_dispatcher_does() -> None:
+    from tensordispatch.backends.fallback_unboxed import _NO, forwarder
+
+    forward = forwarder(td.ops.aten.clamp.default._entry.facts)  # (self, min=None, max=None)
+
+    def seen(*args: Any, **kwargs: Any) -> Any:
+        return args, kwargs
+
+    assert forward(seen, "x", _NO, _NO) == (("x",), {})
+    assert forward(seen, "x", 0, _NO) == (("x", 0), {})
+    assert forward(seen, "x", _NO, 1) == (("x",), {"max": 1})  # after a gap: by name
+    assert forward(seen, "x", 0, 1) == (("x", 0, 1), {})
+
+
+@pytest.mark.parametrize(
+    "kwargs", [{"max": 1.5}, {"min": 1.5}, {"min": 0.5, "max": 1.5}], ids=["max", "min", "both"]
+)
+def test_optional_scalars_reach_the_cpu_kernel(
+    hooks: Hooks, fbdev: Any, kwargs: dict[str, float]
+) -> None:
+    values = [0.0, 1.0, 2.0]
+    out = td.clamp(dev(values, fbdev), **kwargs)
+    assert out.device == fbdev
+    assert out._data.tolist() == td.clamp(td.tensor(values), **kwargs).tolist()
+    assert cf.fallback_counts() == {"aten::clamp": 1}

@@ -42,7 +42,7 @@ from tensordispatch.dispatch.keyset import backend_tensor_keyset
 from tensordispatch.dispatch.op_overload import OpOverload
 from tensordispatch.tensor.tensor import Tensor
 
-__all__ = ["STRICT_KEY_SET", "UnboxedContext", "make_unboxed", "set_strict_hint"]
+__all__ = ["STRICT_KEY_SET", "UnboxedContext", "forwarder", "make_unboxed", "set_strict_hint"]
 
 _NO: Any = NOT_GIVEN  # an optional argument the caller omitted (the dispatcher's marker)
 
@@ -107,9 +107,55 @@ def _runner(
     """One operator's unboxed fallback for one backend: everything looked up once."""
     entry = op._entry
     plan = fallback_plan(op)
-    schema = plan.schema
-    fast = plan.fast
     facts = entry.facts
+    general = _general_path(op, plan, backend, runners, ctx)
+    if plan.fast is None or backend.strict or facts is None or not _names_ok(facts):
+        return general
+    forward = forwarder(facts)
+    counter = CellType(0)
+
+    def first_call(*args: Any, **kwargs: Any) -> Any:
+        # The CPU kernel until the dispatcher's specialization sets it (a runner made by the
+        # general path after a re-def is called once before that).
+        return _cpu_kernel(entry)(*args, **kwargs)
+
+    ks = backend_tensor_keyset(backend.component).raw
+    scope = {
+        "_NO": _NO,
+        "_fb_slow": _slow_path(op, plan, backend, ctx, general, forward, counter),
+        "_fb_forward": forward,
+        "_fb_schema": plan.schema,
+        "_fb_op": op,
+        "_fb_log": backend.log,
+        "_fb_to_cpu": backend.to_cpu,
+        "_fb_from_cpu": backend.from_cpu,
+        "_fb_k": first_call,  # the CPU kernel, set by specialize
+        "_fb_ks": ks,
+        "_fb_ks_on": ks,
+        "_fb_count": counter,
+        "_fb_count_error": count_error,
+        "_fb_plan": plan,
+    }
+    optional_return = str(plan.schema.returns[0].type) != "Tensor"
+    code, defaults, kwdefaults = _runner_code(
+        facts, plan.fast, backend.log is not None, optional_return
+    )
+    with ctx.lock:
+        if ctx.strict_blocks[0]:
+            scope["_fb_ks"] = STRICT_KEY_SET
+        ctx.counts.setdefault(backend.name, []).append((plan.name, scope))
+    run = FunctionType(code, scope, entry.qualified_name.split("::")[-1], defaults, (counter,))
+    run.__kwdefaults__ = kwdefaults
+    return run
+
+
+def _general_path(
+    op: OpOverload, plan: Any, backend: Any, runners: dict[Any, Any], ctx: UnboxedContext
+) -> Callable[..., Any]:
+    """The boxed fallback with the caller's arguments (every case; a re-def'd operator gets
+    a new runner)."""
+    entry = op._entry
+    schema = plan.schema
 
     def general(*args: Any, **kwargs: Any) -> Any:
         if entry.schema is not schema:  # re-def'd: plan again
@@ -119,42 +165,51 @@ def _runner(
         assert facts is not None  # an operator that reached a kernel has a schema
         return ctx.run_boxed(op, plan, backend, facts.stack_of(facts.bind(args, kwargs)))
 
-    if fast is None or backend.strict or facts is None or not _names_ok(facts):
-        return general
-    names = facts.names
-    npos = facts.num_positional
+    return general
 
-    def split(values: tuple[Any, ...]) -> tuple[list[Any], dict[str, Any]]:
-        """The call the dispatcher's entry makes with these parameter values: positional
-        up to the first omitted one, the rest by name."""
-        args: list[Any] = []
-        kwargs: dict[str, Any] = {}
-        for i, v in enumerate(values):
-            if v is _NO:
-                continue
-            if i < npos and len(args) == i:
-                args.append(v)
-            else:
-                kwargs[names[i]] = v
-        return args, kwargs
 
-    def call(kernel: Callable[..., Any], values: tuple[Any, ...]) -> Any:
-        args, kwargs = split(values)
-        return kernel(*args, **kwargs)
+def _split(facts: Any, values: tuple[Any, ...]) -> tuple[list[Any], dict[str, Any]]:
+    """The call the dispatcher's entry makes with these parameter values: positional up to
+    the first omitted one, the rest by name."""
+    args: list[Any] = []
+    kwargs: dict[str, Any] = {}
+    for i, v in enumerate(values):
+        if v is _NO:
+            continue
+        if i < facts.num_positional and len(args) == i:
+            args.append(v)
+        else:
+            kwargs[facts.names[i]] = v
+    return args, kwargs
+
+
+def _slow_path(
+    op: OpOverload,
+    plan: Any,
+    backend: Any,
+    ctx: UnboxedContext,
+    general: Callable[..., Any],
+    forward: Callable[..., Any],
+    counter: CellType,
+) -> Callable[[tuple[Any, ...]], Any]:
+    """The runner's slow branch, given its parameter values in schema order: not every
+    tensor on the backend (move only the device ones), or strict mode (the general path)."""
+    entry = op._entry
+    facts: Any = entry.facts
+    to_cpu, from_cpu, log = backend.to_cpu, backend.from_cpu, backend.log
 
     def slow(values: tuple[Any, ...]) -> Any:
-        """Not every tensor on the backend, or strict mode: move only the device tensors."""
         if ctx.strict_blocks[0]:
-            args, kwargs = split(values)
+            args, kwargs = _split(facts, values)
             return general(*args, **kwargs)
         moved = []
         where = []
-        for i in fast:
+        for i in plan.fast:
             v = values[i]
             if v is None or (v is _NO and facts.defaults[i] is not NO_DEFAULT):
                 continue
             if not isinstance(v, Tensor):  # a missing argument or a wrong type: its error
-                args, kwargs = split(values)
+                args, kwargs = _split(facts, values)
                 return general(*args, **kwargs)
             if v.device.type != "cpu":
                 moved.append(v)
@@ -164,50 +219,17 @@ def _runner(
             log(op, moved)
         cpu_kernel = _cpu_kernel(entry)
         if not moved:
-            return call(cpu_kernel, values)
+            return forward(cpu_kernel, *values)
         cpus = to_cpu(moved)
         if len(cpus) != len(moved):
             raise count_error(plan, len(cpus), len(moved))
         cpu_values = list(values)
         for i, t in zip(where, cpus, strict=True):
             cpu_values[i] = t
-        result = call(cpu_kernel, tuple(cpu_values))
+        result = forward(cpu_kernel, *cpu_values)
         return None if result is None else from_cpu([result], moved[0].device)[0]
 
-    def first_call(*args: Any, **kwargs: Any) -> Any:
-        # The CPU kernel until the dispatcher's specialization sets it (a runner made by the
-        # general path after a re-def is called once before that).
-        return _cpu_kernel(entry)(*args, **kwargs)
-
-    to_cpu, from_cpu, log = backend.to_cpu, backend.from_cpu, backend.log
-    ks = backend_tensor_keyset(backend.component).raw
-    scope = {
-        "_NO": _NO,
-        "_fb_slow": slow,
-        "_fb_call": call,
-        "_fb_schema": schema,
-        "_fb_op": op,
-        "_fb_log": log,
-        "_fb_to_cpu": to_cpu,
-        "_fb_from_cpu": from_cpu,
-        "_fb_k": first_call,  # the CPU kernel, set by specialize
-        "_fb_ks": ks,
-        "_fb_ks_on": ks,
-        "_fb_count_error": count_error,
-        "_fb_plan": plan,
-    }
-    optional_return = str(schema.returns[0].type) != "Tensor"
-    code, defaults, kwdefaults = _runner_code(facts, fast, log is not None, optional_return)
-    counter = CellType(0)
-    scope["_fb_count"] = counter
-    with ctx.lock:
-        if ctx.strict_blocks[0]:
-            scope["_fb_ks"] = STRICT_KEY_SET
-        ctx.counts.setdefault(backend.name, []).append((plan.name, scope))
-    name = entry.qualified_name.split("::")[-1]
-    run = FunctionType(code, scope, name, defaults, (counter,))
-    run.__kwdefaults__ = kwdefaults
-    return run
+    return slow
 
 
 def _names_ok(facts: Any) -> bool:
@@ -288,7 +310,7 @@ def _runner_code(facts: Any, fast: tuple[int, ...], logs: bool, optional: bool) 
             f"    if {' and '.join(f'{n} is _NO' for n in omitted)}:",
             f"        _fb_r = {direct}",
             "    else:",
-            f"        _fb_r = _fb_call(_fb_k, ({', '.join(cpu_values)},))",
+            f"        _fb_r = _fb_forward(_fb_k, {', '.join(cpu_values)})",
         ]
     else:
         lines.append(f"    _fb_r = {direct}")
@@ -303,4 +325,56 @@ def _runner_code(facts: Any, fast: tuple[int, ...], logs: bool, optional: bool) 
     exec(compile(source, "<tensordispatch cpu fallback>", "exec"), namespace)  # noqa: S102 - ours
     proto = namespace["make"]()
     done = _RUNNER_CODE[key] = (proto.__code__, proto.__defaults__, proto.__kwdefaults__)
+    return done
+
+
+_FORWARDERS: dict[tuple[str, ...], Callable[..., Any]] = {}
+
+
+def forwarder(facts: Any) -> Callable[..., Any]:
+    """``forward(kernel, *values)``: call ``kernel`` as the dispatcher's entry calls the next
+    kernel, from the operator's parameter values in schema order (``_NO`` = omitted): the
+    required ones, then each given optional one positionally while the positions line up,
+    by name after. Compiled once per signature.
+
+    >>> import tensordispatch as td
+    >>> forward = forwarder(td.ops.aten.add.Tensor._entry.facts)
+    >>> forward(lambda *a, **kw: (a, kw), 1, 2, _NO), forward(lambda *a, **kw: (a, kw), 1, 2, 3)
+    (((1, 2), {}), ((1, 2), {'alpha': 3}))
+    """
+    params, omitted, _ = entry_parameters(facts)
+    key = (params, *facts.names)
+    done = _FORWARDERS.get(key)
+    if done is not None:
+        return done
+    names, npos = facts.names, facts.num_positional
+    args = [n for n in names[:npos] if n not in omitted]
+    kw = [n for n in names[npos:] if n not in omitted]
+    given = ", ".join(args + [f"{n}={n}" for n in kw])
+    lines = [f"def forward(_fb_k, {', '.join(names)}):"]
+    if omitted:
+        lines += [
+            f"    if {' and '.join(f'{n} is _NO' for n in omitted)}:",
+            f"        return _fb_k({given})",
+            f"    _fb_a = [{', '.join(args)}]",
+            f"    _fb_kw = {{{', '.join(f'{n!r}: {n}' for n in kw)}}}",
+        ]
+        for i, n in enumerate(names):
+            if n not in omitted:
+                continue
+            if i < npos:
+                lines += [
+                    f"    if {n} is not _NO:",
+                    f"        if len(_fb_a) == {i}: _fb_a.append({n})",
+                    f"        else: _fb_kw[{n!r}] = {n}",
+                ]
+            else:
+                lines.append(f"    if {n} is not _NO: _fb_kw[{n!r}] = {n}")
+        lines.append("    return _fb_k(*_fb_a, **_fb_kw)")
+    else:
+        lines.append(f"    return _fb_k({given})")
+    namespace: dict[str, Any] = {"_NO": _NO}
+    source = "\n".join(lines) + "\n"
+    exec(compile(source, "<tensordispatch cpu fallback>", "exec"), namespace)  # noqa: S102 - ours
+    done = _FORWARDERS[key] = namespace["forward"]
     return done
