@@ -18,9 +18,7 @@ from __future__ import annotations
 
 from tensordispatch import autograd as autograd
 from tensordispatch import library as library
-from tensordispatch import nn as nn
 from tensordispatch import ops as ops
-from tensordispatch import optim as optim
 from tensordispatch.generated import return_types as return_types
 from tensordispatch._api import *  # noqa: F403 - the generated operator functions
 from tensordispatch._api import __all__ as _api_all
@@ -80,11 +78,20 @@ from tensordispatch.tensor import (
 __version__ = "0.1.0"
 
 # Imported on first use (PEP 562): the transforms and the lazy backend are upper layers that
-# a program using only eager tensors should not pay for at import.
+# a program using only eager tensors should not pay for at import; nn and optim likewise, and
+# the random-number API (NumPy's random module alone is ~8 ms). Issue 4: `import
+# tensordispatch` <= 0.1x `import torch` (Note [Operators defined on first lookup]).
 _LAZY_ATTRIBUTES: dict[str, tuple[str, str | None]] = {
     "func": ("tensordispatch.func", None),
     "lazy": ("tensordispatch.lazy", None),
     "vmap": ("tensordispatch.transforms.vmap", "vmap"),
+    "nn": ("tensordispatch.nn", None),
+    "optim": ("tensordispatch.optim", None),
+    "Generator": ("tensordispatch.backends.generator", "Generator"),
+    "default_generator": ("tensordispatch.backends.generator", "default_generator"),
+    "initial_seed": ("tensordispatch.backends.generator", "initial_seed"),
+    "manual_seed": ("tensordispatch.backends.generator", "manual_seed"),
+    "seed": ("tensordispatch.backends.generator", "seed"),
 }
 
 
@@ -104,6 +111,11 @@ def __getattr__(name: str) -> object:
 
 __all__ = [
     *_api_all,
+    "Generator",
+    "default_generator",
+    "initial_seed",
+    "manual_seed",
+    "seed",
     "set_grad_enabled",
     "optim",
     "no_grad",
