@@ -74,8 +74,10 @@ class TensorMeta(AutogradMeta):
         "view_version",
     )
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self) -> None:  # AutogradMeta's fields set here too (one call less)
+        self.requires_grad = False
+        self.grad: Tensor | None = None
+        self.grad_fn: Any = None
         self.output_nr = 0
         # For a view output of a multi-view op (split, unbind): the op's name ("Split"),
         # which forbids in-place writes on it (torch's CreationMeta::MULTI_OUTPUT_NODE).
@@ -264,19 +266,20 @@ class SavedTensor:
 
     Note [Saved tensors and versions])."""
 
-    __slots__ = ("_data", "_grad_fn", "_is_output", "_output_nr", "_requires_grad", "_version")
+    __slots__ = ("_data", "_is_output", "_output_nr", "_requires_grad", "_version")
 
     def __init__(self, t: Tensor, is_output: bool) -> None:
-        self._version = t._version
+        vc = t._vc
+        self._version = 0 if vc is None else vc.version
         self._is_output = is_output
-        m = t._autograd_meta
-        self._requires_grad = m is not None and m.requires_grad
-        self._output_nr = m.output_nr if isinstance(m, TensorMeta) else 0
-        if is_output:
-            self._grad_fn: Node | None = None
+        if is_output:  # the fields that re-link an output when it is unpacked
+            m = t._autograd_meta
+            self._requires_grad = m is not None and m.requires_grad
+            self._output_nr = m.output_nr if isinstance(m, TensorMeta) else 0
             self._data = _shallow_alias(t)
         else:
-            self._grad_fn = None
+            self._requires_grad = False
+            self._output_nr = 0
             self._data = t
 
     def unpack(self, node: Node) -> Tensor:
@@ -413,9 +416,14 @@ def gradient_edge(t: Tensor) -> tuple[Node | None, int]:
             fn = view_grad_fn(t)
         return (fn, m.output_nr)  # type: ignore[union-attr]
     if m.requires_grad:
-        ref = m.grad_accumulator if mine else None  # type: ignore[union-attr]
+        if not mine:
+            return (grad_accumulator(t), 0)
+        ref = m.grad_accumulator  # type: ignore[union-attr]
         acc = ref() if ref is not None else None
-        return (acc if acc is not None else grad_accumulator(t), 0)
+        if acc is None:  # grad_accumulator(t), inlined: the common case per new graph
+            acc = AccumulateGrad(t)
+            m.grad_accumulator = weakref.ref(acc)  # type: ignore[union-attr]
+        return (acc, 0)
     return _NO_EDGE
 
 

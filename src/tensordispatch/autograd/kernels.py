@@ -174,7 +174,8 @@ def _generated_apply(info: DifferentiabilityInfo) -> Callable[..., Any] | None:
     )
     result = info.outputs[0] if info.uses_result else None
     formulas = tuple(f.names for f in info.formulas)
-    return make_apply(saves, formulas, tuple(f.fn for f in info.formulas), result)
+    functions = tuple(f.fn for f in info.formulas)
+    return make_apply(saves, formulas, functions, result, info.node_name)
 
 
 _Getter = Callable[[tuple[Any, ...], dict[str, Any]], Any]

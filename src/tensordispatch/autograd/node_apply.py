@@ -104,6 +104,7 @@ def make_apply(
     formulas: tuple[tuple[str, ...], ...],
     functions: tuple[Callable[..., Any], ...],
     result: str | None,
+    where: str = "",
 ) -> Callable[..., Any] | None:
     """The generated apply, or None when a name cannot be a Python identifier or a formula
     reads gradients other than ``grad`` (the generic apply handles those)."""
@@ -121,6 +122,6 @@ def make_apply(
     for k, fn in enumerate(functions):
         scope[f"_td_f{k}"] = fn
     # Generated code by design (Note [Generated apply]); built from schema identifiers.
-    exec(compile(apply_source(saves, formulas, result), "<autograd apply>", "exec"), scope)  # noqa: S102
+    exec(compile(apply_source(saves, formulas, result), f"<autograd apply {where}>", "exec"), scope)  # noqa: S102
     apply: Callable[..., Any] = scope["apply"]
     return apply
