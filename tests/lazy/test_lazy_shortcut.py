@@ -3,7 +3,7 @@ when nothing could observe the skipped steps, and the same results as the fallba
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -98,6 +98,30 @@ def test_plain_pointwise_calls_take_the_shortcut(paths: list[str]) -> None:
     y = (x + 0.5) * x
     assert paths == ["short", "short"]
     assert y.cpu().tolist() == [1.5, 1.5, 1.5]
+
+
+@pytest.mark.parametrize(
+    ("call", "path"),
+    [
+        (lambda lib, t: lib.exp(t), "short"),
+        (lambda lib, t: lib.ops.aten.add.Scalar(t, 2.5), "short"),
+        (lambda lib, t: lib.ops.aten.bitwise_and.Scalar_Tensor(3, (t * 4).to(lib.int64)), "short"),
+        (lambda lib, t: lib.ops.aten.add.Tensor(t, t, alpha=-2), "fallback"),
+    ],
+    ids=["unary", "scalar_argument", "scalar_first", "keyword"],
+)
+def test_unrolled_and_generic_kernels_match_eager_and_torch(
+    paths: list[str], call: Callable[[Any, Any], Any], path: str
+) -> None:
+    data = np.array([0.25, 1.5, -2.0], dtype=np.float32)
+    got = call(td, td.from_numpy(data.copy()).to("lazy")).cpu()
+    eager = call(td, td.from_numpy(data.copy()))
+    expected = call(torch, torch.from_numpy(data.copy()))
+    assert paths[-1] == path
+    assert got.dtype == eager.dtype
+    assert str(got.dtype).split(".")[-1] == str(expected.dtype).split(".")[-1]
+    np.testing.assert_array_equal(got.numpy(), eager.numpy())  # our CPU kernels, bit for bit
+    np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=1e-6)  # torch: ulps (exp)
 
 
 def test_keyword_argument_takes_the_fallback(paths: list[str]) -> None:

@@ -130,8 +130,71 @@ def shortcut_kernel(plan: Any, tracer: Callable[..., Any]) -> Callable[..., Any]
             return functionalize_fallback(op, *args, **kwargs)
         return wrap_result(tracer(op, None, stack))
 
+    kernel = _unrolled(plan, tracer, required, defaults, tensors, kernel)
     kernel.__name__ = f"lazy_functionalize_{plan.name.replace('::', '_').replace('.', '_')}"
     _BUILT[plan.name] = (plan, tracer, kernel, tuple(defaults))
+    return kernel
+
+
+def _unrolled(
+    plan: Any,
+    tracer: Callable[..., Any],
+    required: int,
+    defaults: list[Any],
+    tensors: tuple[int, ...],
+    generic: Callable[..., Any],
+) -> Callable[..., Any]:
+    """The shortcut kernel unrolled for a call with exactly the ``required`` positional
+    arguments (how the operator's entry forwards a call without optional arguments): the
+    same checks and stack as ``generic``, without its loop and list building. Other calls,
+    and wrappers needing a sync, go to ``generic``. Module globals are read through ``M``
+    at call time (tests replace the fallback and the wrapping)."""
+    import sys
+
+    from tensordispatch.lazy.tensor import LazyTensor
+
+    names = [f"a{i}" for i in range(required)]
+    lines = [
+        "def kernel(*args, **kwargs):",
+        f"    if kwargs or len(args) != {required}:",
+        "        return generic(*args, **kwargs)",
+        "    d = ST.__dict__",
+        '    if (d["included"] != DI or d["excluded"] != DX or d["modes"]',
+        '            or d["transform_stack"] or d.get("autograd_inference_mode", False)',
+        '            or d.get("lazy_force_fallback")):',
+        "        return M.functionalize_fallback(OP, *args)",
+        f"    {', '.join(names)}, = args",
+        "    found = False",
+    ]
+    for pos in tensors:
+        if pos >= required:
+            return generic
+        a = names[pos]
+        lines += [
+            f"    if {a}.__class__ is FT:",
+            f"        if {a}._generation != {a}._fstorage.generation:",
+            "            return generic(*args)",
+            f"        {a} = {a}._data",
+            f"        if {a}.__class__ is not LT or ({a}._autograd_meta is not None",
+            f"                and {a}._autograd_meta.requires_grad):",
+            "            return M.functionalize_fallback(OP, *args)",
+            "        found = True",
+            f"    elif not ({a}.__class__ is T and {a}._wrapped_number):",
+            "        return M.functionalize_fallback(OP, *args)",
+        ]
+    stack = names + [f"TAIL[{i}]" for i in range(len(defaults) - required)]
+    lines += [
+        "    if not found:",
+        "        return M.functionalize_fallback(OP, *args)",
+        f"    return M.wrap_result(tracer(OP, None, [{', '.join(stack)}]))",
+    ]
+    namespace: dict[str, Any] = {
+        "generic": generic, "ST": _ST, "DI": DEFAULT_INCLUDED_RAW, "DX": DEFAULT_EXCLUDED_RAW,
+        "M": sys.modules[__name__], "OP": plan.op, "FT": FunctionalTensor, "LT": LazyTensor,
+        "T": Tensor, "TAIL": tuple(defaults[required:]), "tracer": tracer,
+    }  # fmt: skip
+    exec(compile("\n".join(lines) + "\n", f"<lazy shortcut {plan.name}>", "exec"), namespace)  # noqa: S102
+    kernel: Callable[..., Any] = namespace["kernel"]
     return kernel
 
 
