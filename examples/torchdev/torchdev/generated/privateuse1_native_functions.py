@@ -38,6 +38,7 @@ BACKEND_KEY = "PrivateUse1"
 AUTOGRAD_KEY: str | None = None
 KERNEL_MODULE = "torchdev.kernels"
 CLASS_NAME = "TorchDevNativeFunctions"
+LAZY_IR: str | None = None
 
 
 class TorchDevNativeFunctions(Protocol):
@@ -590,6 +591,16 @@ def register(
             if key == BACKEND_KEY and op in DIRECT:
                 name, _, overload = op.partition(".")
                 direct.setdefault(name, {})[overload or "default"] = (fn, *DIRECT[op])
+        if LAZY_IR is not None:  # the generated lazy kernels and their in-place/out= siblings
+            from pathlib import Path
+
+            from tensordispatch.lazy.registration import load_ir_file, register_generated
+
+            ir = load_ir_file(Path(__file__).with_name(LAZY_IR))
+            lib = factory("aten", "IMPL")
+            registration.libraries.append(lib)
+            written = {op for _, op, _, _ in REGISTRATIONS}
+            register_generated(ir.NODES, lib, BACKEND_KEY, skip=written)
         if direct:
             from tensordispatch.ops.direct import register_direct
 
