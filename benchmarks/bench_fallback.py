@@ -29,22 +29,29 @@ direct CPU call), two ways for each backend:
 
 * (fallback - copies) / cpu and (null - ncopies) / cpu: the copies timed alone;
 * in situ: (fallback - pipe + kernel) / cpu and (null - npipe + kernel) / cpu: the copies
-  timed in the same sequence as inside the fallback. fallback - pipe is what the dispatcher
-  and the fallback's runner add to that sequence; adding kernel (the CPU work) and dividing
-  by cpu (dispatcher + the same CPU work) gives the ratio. Its denominator and numerator
-  both carry one Python call from the timing loop, like every column.
+  timed in the sequence they run in inside the fallback. fallback - pipe is what the
+  dispatcher and the fallback's runner add to that sequence; adding kernel (the CPU work)
+  and dividing by cpu (dispatcher + the same CPU work) gives the ratio. Every column carries
+  one call from the timing loop; the pipe function's own call (~0.03 us) counts as copies.
 
-Why the two ways differ, most for torchdev (measured while writing this, n = 3): code timed
-alone in a tight loop runs with warm caches and predictors; inside the fallback the same
-hooks run between the dispatcher, the kernel and the other hook, and everything runs slower.
-For the null backend that costs ~0.2 us a call (pipe minus the parts timed alone). torchdev's
-transfers run ~9 us of torch and NumPy conversion code a call, and the Python code around
-them slows down with it: the three-line generated wrapper ``td.add`` took 0.75 us a call
-around torchdev's fallback and 0.16 us around the same fallback with torchdev's hooks swapped
-for trivial ones (0.12 us around the CPU kernel); the dispatcher entry down to the runner
-0.48 vs 0.36 us. torchdev's logging hook (appending ``op.name()`` to a list) adds ~0.2 us.
-So (fallback - copies) / cpu measures torchdev's transfers and hook as much as the fallback:
-the null backend's figures are the fallback's own, and the in-situ figure is the fairer one.
+Why the two ways differ (measured while writing this, n = 3, thread CPU time): code timed
+alone in a tight loop runs with warm caches and predictors and recycles the same few
+objects; inside the fallback the same hooks run between the dispatcher, the kernel and each
+other, and every part runs slower. For the null backend, npipe exceeds nto_cpu + nfrom_cpu +
+kernel by ~0.24 us (the kernel on the fresh CPU tensors of to_cpu alone ~0.15 us more than
+on the same tensors over and over), while the runner itself adds ~0.11 us to npipe (its key
+set tests, the counter, the optional-argument test). So (null - ncopies) / cpu charges the
+fallback ~0.2 us that any fallback calling these hooks pays; at n = 3 that is ~0.2x of a
+~1.2 us direct call. torchdev's transfers run ~9 us of torch and NumPy conversion code a
+call, and the Python code around them slows down much more: td.add down to the fallback's
+runner took 0.9-1.2 us a call around torchdev's fallback, ~0.5 us around the same fallback
+with torchdev's hooks swapped for trivial ones and ~0.45 us in the direct CPU call; its
+logging hook (appending ``op.name()`` to a list) adds ~0.2 us more. (fallback - copies) /
+cpu therefore measures torchdev's transfers and hook as much as the fallback: the null
+backend's figures are the fallback's own, the in-situ ones the fairer estimate. At 1e6
+elements the fallback's fixed cost (~1 us) is lost in the 4 MB buffers' allocation and page
+faults, which differ between the runner and the pipe function by tens of us either way: the
+ratios there are ~1 by construction and the in-situ torchdev figure is noise.
 """
 
 from __future__ import annotations
