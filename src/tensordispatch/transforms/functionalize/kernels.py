@@ -42,13 +42,7 @@ from tensordispatch.dispatch.library import Library
 from tensordispatch.tensor.dtypes import can_cast
 from tensordispatch.tensor.geometry import contiguous_strides
 from tensordispatch.tensor.tensor import Tensor
-from tensordispatch.transforms.functionalize.shadow import (
-    dense_copy,
-    same_view,
-    shadow_of,
-    view_shadows,
-    write_back,
-)
+from tensordispatch.transforms.functionalize.shadow import dense_copy, parent_shadow, write_in
 from tensordispatch.transforms.functionalize.view_metas import INPLACE_VIEWS, VIEW_RULES
 from tensordispatch.transforms.functionalize.wrapper import (
     _ST,
@@ -59,8 +53,8 @@ from tensordispatch.transforms.functionalize.wrapper import (
     _make_wrapper,
     _requires_grad,
     apply_updates,
+    BELOW_NO_GRAD,
     below,
-    below_no_grad,
     commit_update,
     replace_,
     sync,
@@ -173,6 +167,8 @@ def functionalize_fallback(o: Any, *args: Any, **kwargs: Any) -> Any:
                 any_tensor = any_tensor or isinstance(a, Tensor)
     result = below(o, *new_args, **kwargs)
     if any_functional or not any_tensor:
+        if result.__class__ is Tensor and not result._wrapped_number:  # the common case
+            return _make_wrapper(result, FunctionalStorage(result), (), 0)
         return _wrap_outputs(result)
     return result
 
@@ -322,10 +318,10 @@ def _make_inplace_kernel(
             new.dtype is not old.dtype and not can_cast(new.dtype, old.dtype)
         ):
             _inplace_check(mut, tuple(unwrapped), kwargs, new, old)
+        if unobserved(old) and write_in(self_, new):  # Note [Shadow views]
+            return self_
         replace_(self_, new)
         commit_update(self_)
-        if self_._shadow is not None and unobserved(old) and write_back(self_):  # Note [Shadow views]
-            return self_
         if _replay_unneeded(self_):  # Note [Skipping unobserved replays]
             apply_updates(self_._fstorage)
             self_._generation = self_._fstorage.generation
@@ -355,7 +351,8 @@ def _make_view_kernel(rule: Any) -> Callable[..., Any]:
     view_op = op(rule.view_op)
     copy_op = op(rule.copy_op) if rule.copy_op is not None else view_op
     multi = rule.multi_output
-    exact = rule.exact
+    # Note [Shadow views]: exact views that keep the dtype
+    shadowed = rule.exact and rule.name not in ("view_as_real", "view_as_complex")
 
     def kernel(self: Any, *args: Any, **kwargs: Any) -> Any:
         if self.__class__ is not _FT:
@@ -367,17 +364,11 @@ def _make_view_kernel(rule: Any) -> Callable[..., Any]:
             if self._generation != self._fstorage.generation:
                 sync(self)
             generation = self._generation
-            metas = self._view_metas
-            if (  # Note [Shadow views]: only chains of exact views taken in one mode
-                exact
-                and self._data._autograd_meta is None
-                and (not metas or (self._shadow is not None and metas[0].reapply_views is reapply))
-            ):
-                parent = shadow_of(self)
-                if parent is not None and (not reapply or same_view(parent, self._data)):
-                    shadows = below_no_grad(view_shadows, view_op, parent, args, kwargs)
-                    if shadows is not None:
-                        return _wrap_shadowed(self, shadows, rule, args, kwargs, reapply)
+            parent = parent_shadow(self, reapply) if shadowed else None
+            if parent is not None:
+                out = _view_below(view_op, parent, args, kwargs)
+                if out is not None:
+                    return _wrap_shadowed(self, out, rule, args, kwargs, reapply)
         if fast and not reapply:
             tmp = below(rule.run, self._data, args, kwargs, False)
         else:
@@ -392,32 +383,46 @@ def _make_view_kernel(rule: Any) -> Callable[..., Any]:
     return kernel
 
 
+def _view_below(view_op: Any, parent: Tensor, args: Any, kwargs: Any) -> Any:
+    """The view of a shadow (no grad: shadows never require it), None if the view op
+    refuses it (e.g. ``view`` of a transposed shadow: no shadow; the general path then
+    takes the view of the wrapper's own value, or raises the operator's error)."""
+    d = _ST.__dict__
+    saved = d["excluded"]
+    d["excluded"] = saved | BELOW_NO_GRAD
+    try:
+        return view_op(parent, *args, **kwargs)
+    except RuntimeError:
+        return None
+    finally:
+        d["excluded"] = saved
+
+
 def _wrap_shadowed(
-    self: FunctionalTensor, shadows: Any, rule: Any, args: Any, kwargs: Any, reapply: bool
+    self: FunctionalTensor, out: Any, rule: Any, args: Any, kwargs: Any, reapply: bool
 ) -> Any:
-    """The view wrapper(s) of ``self`` from the view's shadow(s) (Note [Shadow views]): the
-    shadow itself under remove='mutations', else a dense copy of it (the ``*_copy``)."""
-    generation = self._generation
-    if rule.multi_output:
-        out = []
-        for i, s in enumerate(shadows):
-            t = wrap_view(
-                s if reapply else dense_copy(s),
-                self,
-                ViewMeta(rule, args, kwargs, reapply, i),
-                generation,
-            )
-            t._shadow = s
-            out.append(t)
-        return out
-    t = wrap_view(
-        shadows if reapply else dense_copy(shadows),
-        self,
-        ViewMeta(rule, args, kwargs, reapply, 0),
-        generation,
-    )
-    t._shadow = shadows
-    return t
+    """The view wrapper(s) of ``self`` from the view's shadow(s) ``out`` (Note [Shadow
+    views]): the shadow itself under remove='mutations', else a dense copy (the
+    ``*_copy``)."""
+    storage = self._fstorage
+    chain = self._view_metas
+    if not rule.multi_output:
+        t = _make_wrapper(
+            out if reapply else dense_copy(out),
+            storage,
+            (*chain, ViewMeta(rule, args, kwargs, reapply, 0)),
+            self._generation,
+        )
+        t._has_metadata_mutation = self._has_metadata_mutation
+        t._shadow = out
+        return t
+    views = []
+    for i, s in enumerate(out):
+        meta = ViewMeta(rule, args, kwargs, reapply, i)
+        t = wrap_view(s if reapply else dense_copy(s), self, meta, self._generation)
+        t._shadow = s
+        views.append(t)
+    return views
 
 
 def _make_inplace_view_kernel(mut: Any, rule: Any) -> Callable[..., Any]:

@@ -49,8 +49,8 @@ __all__ = [
     "regenerate_from_shadow",
     "same_view",
     "shadow_of",
-    "view_shadows",
-    "write_back",
+    "parent_shadow",
+    "write_in",
 ]
 
 _ndarray = np.ndarray
@@ -94,6 +94,35 @@ def _dense_base(base: Tensor) -> bool:
 _CONTIGUOUS: dict[tuple[int, ...], tuple[int, ...]] = {}
 
 
+def _usable_base(storage: Any) -> Tensor | None:
+    """The storage's base when shadows apply to it (dense, not requiring grad), else None."""
+    base: Tensor = storage.base
+    if storage.dense is not base:
+        if not _dense_base(base):
+            return None
+        storage.dense = base
+    return None if base._autograd_meta is not None else base
+
+
+def _current(w: FunctionalTensor, s: Tensor, base: Tensor) -> Tensor:
+    """``w``'s shadow ``s`` over ``base``: rebuilt (and kept) if recorded against an earlier
+    base of the same layout."""
+    if s._base is (base if base._base is None else base._base):
+        return s
+    shape, strides, offset = s._shape, s._strides, s._offset
+    if 0 in shape:
+        s = base._make_view(shape, strides, offset)
+    else:  # in bounds: the same geometry fitted the earlier base
+        array = base._data
+        if base._base is not None or not array.flags.c_contiguous:
+            array = base._storage_bytes()
+        old = s._data
+        data = _ndarray(shape, old.dtype, array, offset * old.itemsize, old.strides)
+        s = base._make_view(shape, strides, offset, data)
+    w._shadow = s
+    return s
+
+
 def shadow_of(w: FunctionalTensor) -> Tensor | None:
     """``w``'s real view of its storage's current base (Note [Shadow views]), or None.
 
@@ -103,32 +132,30 @@ def shadow_of(w: FunctionalTensor) -> Tensor | None:
     >>> s = shadow_of(x.view(2, 3).t()); s.shape, s.stride(), s._base is x._data
     (tensordispatch.Size([3, 2]), (1, 3), True)
     """
-    storage = w._fstorage
-    base = storage.base
-    if storage.dense is not base:
-        if not _dense_base(base):
-            return None
-        storage.dense = base
-    if base._autograd_meta is not None:
-        return None
-    if not w._view_metas:
+    base = _usable_base(w._fstorage)
+    if base is None or not w._view_metas:
         return base
     s = w._shadow
-    if s is None:
+    return None if s is None else _current(w, s, base)
+
+
+def parent_shadow(w: FunctionalTensor, reapply: bool) -> Tensor | None:
+    """The shadow a view of an up-to-date ``w`` is taken from, in mode ``reapply``, or None
+    (the view kernel's general path). Under remove='mutations' it is ``w``'s value itself,
+    so the view equals the one the general path takes."""
+    base = _usable_base(w._fstorage)
+    data = w._data
+    if base is None or data._autograd_meta is not None:
         return None
-    root = base if base._base is None else base._base
-    if s._base is not root:  # recorded against an earlier base of the same layout
-        shape, strides, offset = s._shape, s._strides, s._offset
-        if 0 in shape:
-            s = base._make_view(shape, strides, offset)
-        else:  # in bounds: the same geometry fitted the earlier base
-            array = base._data
-            if base._base is not None or not array.flags.c_contiguous:
-                array = base._storage_bytes()
-            old = s._data
-            data = _ndarray(shape, old.dtype, array, offset * old.itemsize, old.strides)
-            s = base._make_view(shape, strides, offset, data)
-        w._shadow = s
+    metas = w._view_metas
+    if not metas:
+        return base if not reapply or data is base else None
+    s = w._shadow
+    if s is None or metas[0].reapply_views is not reapply:
+        return None
+    s = _current(w, s, base)
+    if reapply and s is not data and not same_view(s, data):
+        return None
     return s
 
 
@@ -141,38 +168,48 @@ def _contiguous(shape: tuple[int, ...]) -> tuple[int, ...]:
     return strides
 
 
-def write_back(w: FunctionalTensor) -> bool:
-    """Note [Shadow views]: after ``w``'s value was replaced by its mutated value and queued
-    as its storage's only pending update, make a new base with that value written in and
-    bring ``w`` up to date. Whether it did (False: nothing changed, the caller runs the
-    general algorithm). Only wrappers with a shadow qualify: their chains are exact and
-    taken in one mode (all views or all ``*_copy``)."""
+def write_in(w: FunctionalTensor, new: Tensor) -> bool:
+    """Note [Shadow views]: the end of an in-place operator on an up-to-date ``w`` whose
+    functional result is ``new`` (``replace_`` + ``commit_update`` + ``sync``): a new base
+    with ``new`` written through ``w``'s shadow (or ``new`` itself when ``w`` is the base),
+    ``w`` up to date, every alias stale. Whether it did (False: nothing changed, the caller
+    runs the general algorithm). Only wrappers with a shadow qualify: their chains are
+    exact and taken in one mode (all views or all ``*_copy``)."""
     storage = w._fstorage
-    if w._shadow is None or len(storage.updates) != 1:
-        return False
-    s = shadow_of(w)
-    value = w._data
-    data = value._data
     if (
-        s is None
-        or data.__class__ is not _ndarray
-        or value._autograd_meta is not None
-        or 0 in s._shape
+        storage.updates
+        or storage.frozen
+        or new.dtype is not w.dtype
+        or new._autograd_meta is not None
+        or new._data.__class__ is not _ndarray
     ):
         return False
-    base = storage.base
-    array = base._data.copy()
-    target = _ndarray(s._shape, array.dtype, array, s._offset * array.itemsize, s._data.strides)
-    target[...] = data
-    new_base = new_cpu_tensor(array, base._shape, base._strides, base.dtype)
-    shadow = new_base._make_view(s._shape, s._strides, s._offset, target)
-    storage.base = storage.dense = new_base
-    storage.updates.clear()
-    w._shadow = shadow
-    if w._view_metas[0].reapply_views:
-        _set_value(w, shadow)
-    elif value._strides != _contiguous(value._shape):
-        _set_value(w, dense_copy(value))
+    metas = w._view_metas
+    if not metas:  # the update replaces the base; w is the base
+        storage.base = new
+        value = new
+    else:
+        s = None if w._shadow is None else shadow_of(w)
+        if s is None or 0 in s._shape:
+            return False
+        base = storage.base
+        array = base._data.copy()
+        old = s._data
+        target = _ndarray(s._shape, old.dtype, array, s._offset * old.itemsize, old.strides)
+        target[...] = new._data
+        new_base = new_cpu_tensor(array, base._shape, base._strides, base.dtype)
+        shadow = new_base._make_view(s._shape, s._strides, s._offset, target)
+        storage.base = storage.dense = new_base
+        w._shadow = shadow
+        if metas[0].reapply_views:
+            value = shadow
+        elif new._strides == _contiguous(new._shape):
+            value = new
+        else:
+            value = dense_copy(new)
+    storage.mutations += 1
+    storage.generation += 1
+    _set_value(w, value)
     w._generation = storage.generation
     return True
 
@@ -194,20 +231,3 @@ def regenerate_from_shadow(w: FunctionalTensor) -> bool:
     _set_value(w, s if w._view_metas[0].reapply_views else dense_copy(s))
     w._generation = w._fstorage.generation
     return True
-
-
-def view_shadows(view_op: Any, parent: Tensor, args: Any, kwargs: Any) -> Any:
-    """The view operator's result(s) on ``parent``'s shadow, None when one is not a shadow
-    (an error, or a dtype-changing view). Functionalize is already excluded."""
-    try:
-        out = view_op(parent, *args, **kwargs)
-    except RuntimeError:
-        return None
-    if out.__class__ is list or out.__class__ is tuple:
-        for t in out:
-            if t.dtype is not parent.dtype:
-                return None
-        return out
-    if out.dtype is not parent.dtype:
-        return None
-    return out

@@ -67,8 +67,8 @@ __all__ = [
     "FunctionalTensor",
     "ViewMeta",
     "apply_updates",
+    "BELOW_NO_GRAD",
     "below",
-    "below_no_grad",
     "commit_update",
     "from_functional",
     "is_functional",
@@ -146,19 +146,9 @@ def below(op: Any, *args: Any, **kwargs: Any) -> Any:
         d["excluded"] = saved
 
 
-_BELOW_NO_GRAD = FUNCTIONALIZE_BIT | _AUTOGRAD
-
-
-def below_no_grad(fn: Any, *args: Any) -> Any:
-    """``below(fn, *args)`` for a call whose tensors are known not to require grad (no
-    scan of the arguments; in inference mode the autograd keys are excluded already)."""
-    d = _ST.__dict__
-    saved = d["excluded"]
-    d["excluded"] = saved | _BELOW_NO_GRAD
-    try:
-        return fn(*args)
-    finally:
-        d["excluded"] = saved
+# the exclude word's bits for a call below whose tensors do not require grad (in inference
+# mode the autograd bits are set already)
+BELOW_NO_GRAD = FUNCTIONALIZE_BIT | _AUTOGRAD
 
 
 # -- ViewMeta ------------------------------------------------------------------------------------
