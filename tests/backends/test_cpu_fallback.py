@@ -396,7 +396,7 @@ def test_unboxed_fast_path_moves_only_device_tensors(hooks: Hooks, fbdev: Any) -
 
 def test_unboxed_fast_path_handles_keyword_tensor_arguments(hooks: Hooks, fbdev: Any) -> None:
     x, y = dev([1.0, 2.0], fbdev), dev([5.0, 7.0], fbdev)
-    out = td.ops.aten.sub.Tensor(other=y, self=x)  # tensors by name bind to the runner's
+    out = td.ops.aten.sub.Tensor(other=y, self=x)  # by name, in another order
     assert out.device == fbdev and out._data.tolist() == [-4.0, -5.0]
     assert [[t._data.tolist() for t in c] for c in hooks.to_cpu_calls] == [[[1.0, 2.0], [5.0, 7.0]]]
     assert cf.fallback_counts() == {"aten::sub.Tensor": 1}
@@ -554,3 +554,17 @@ def test_optional_scalars_reach_the_cpu_kernel(
     assert out.device == fbdev
     assert out._data.tolist() == td.clamp(td.tensor(values), **kwargs).tolist()
     assert cf.fallback_counts() == {"aten::clamp": 1}
+
+
+def test_runner_binds_tensors_passed_by_name(fbdev: Any) -> None:
+    h = Hooks()
+    reg = cf.register_cpu_fallback(_backend(h), KEY)
+    try:
+        run = reg.kernel.specializer(td.ops.aten.sub.Tensor, 0)  # what the dispatcher caches
+        x, y = dev([1.0, 2.0], fbdev), dev([5.0, 7.0], fbdev)
+        out = run(other=y, self=x, alpha=2)
+        assert out.device == fbdev and out._data.tolist() == [-9.0, -12.0]
+        assert [[t._data.tolist() for t in c] for c in h.to_cpu_calls] == [[[1.0, 2.0], [5.0, 7.0]]]
+    finally:
+        reg.remove()
+        cf.reset_fallback_counts()
