@@ -1,8 +1,9 @@
 """Reverse-mode automatic differentiation as dispatch keys (torch.autograd's shape).
 
 Importing this package registers, for the aten operators, the Autograd kernels generated
-from ops/derivatives.yaml and the ADInplaceOrView kernels (kernels.py), and installs the
-autograd Tensor methods (tensor_methods.py). See docs/AUTOGRAD.md.
+from ops/derivatives.yaml and the ADInplaceOrView kernels (kernels.py; each operator's when
+it is defined: registration.py), and installs the autograd Tensor methods
+(tensor_methods.py). See docs/AUTOGRAD.md.
 
 >>> import tensordispatch as td
 >>> import tensordispatch.autograd
@@ -33,7 +34,7 @@ from tensordispatch.autograd.grad_mode import (
 )
 from tensordispatch.autograd.gradcheck import GradcheckError, gradcheck, gradgradcheck
 from tensordispatch.autograd.graph import Node
-from tensordispatch.autograd.kernels import register_all as _register_all
+from tensordispatch.autograd.registration import install as _install_kernels
 
 __all__ = [
     "Function",
@@ -54,5 +55,5 @@ __all__ = [
     "set_grad_enabled",
 ]
 
-_register_all()
+_install_kernels()  # per operator, when it is defined (Note [Autograd kernels on definition])
 _tensor_methods.install()
