@@ -12,7 +12,7 @@ import numpy as np
 
 from tensordispatch.tensor import dtypes as _dt
 from tensordispatch.tensor.device import CPU
-from tensordispatch.tensor.tensor import Tensor
+from tensordispatch.tensor.tensor import Tensor, new_cpu_tensor
 
 __all__ = ["below_ad_inplace_or_view", "op", "wrap_number"]
 
@@ -83,9 +83,12 @@ def wrap_number(value: Any) -> Tensor:
             f"expected a Tensor or a Python number (bool, int, float, complex), got "
             f"{type(value).__name__}"
         )
-    t = Tensor._make(np.array(value, dt._numpy), (), (), 0, dt, CPU)
+    t = new_cpu_tensor(_array(value, dt._numpy), (), (), dt)
     t._wrapped_number = True
     return t
+
+
+_array = np.array
 
 
 def _after_backend_select() -> int:

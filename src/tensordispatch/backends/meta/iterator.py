@@ -180,6 +180,10 @@ def pointwise(
         shape = a._shape if a._shape == b._shape else broadcast_shapes(a._shape, b._shape)
         if a.dtype is b.dtype and not (a._wrapped_number or b._wrapped_number):
             common = a.dtype  # promotion of equal dtypes, whatever their tiers
+        elif b._wrapped_number and not a._wrapped_number and b.dtype._category <= a.dtype._category:
+            common = a.dtype  # a wrapped number ranks last: it only lifts the category
+        elif a._wrapped_number and not b._wrapped_number and a.dtype._category <= b.dtype._category:
+            common = b.dtype
         else:
             common = _result_type_of((a, b))
     else:
