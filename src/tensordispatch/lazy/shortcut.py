@@ -223,19 +223,21 @@ FAST_METHODS = {
     "__mul__": "aten::mul.Tensor",
     "__truediv__": "aten::div.Tensor",
 }
-_NUMBERS: dict[tuple[type, Any], Tensor] = {}
+_NUMBERS: dict[type, dict[Any, Tensor]] = {float: {}, int: {}}
 
 
 def _wrapped(kind: type, value: Any) -> Tensor | None:
-    """A shared wrapped-number tensor for ``value`` (the tracer only reads it); None for
-    zeros and NaN, whose cache keys would be ambiguous (-0.0 == 0.0, nan != nan)."""
+    """A shared wrapped-number tensor for ``value`` (the tracer only reads it), cached per
+    type; None for zeros and NaN, whose cache keys would be ambiguous (-0.0 == 0.0,
+    nan != nan)."""
     from tensordispatch.backends.aten import wrap_number
 
     if not value or (kind is float and math.isnan(value)):
         return None
-    if len(_NUMBERS) >= 256:
-        _NUMBERS.clear()
-    t = _NUMBERS[(kind, value)] = wrap_number(value)
+    cache = _NUMBERS[kind]
+    if len(cache) >= 256:
+        cache.clear()
+    t = cache[value] = wrap_number(value)
     return t
 
 
@@ -279,8 +281,8 @@ def fast_method(name: str, slow: Callable[..., Any]) -> Callable[..., Any] | Non
     op = plan.op
     entry = op._entry
     tail = list(defaults[2:])
-    valid: dict[int, Any] = {}
-    numbers = _NUMBERS
+    checked: list[Any] = [None, None, None]  # the dispatch state and key sets last validated
+    floats, ints = _NUMBERS[float], _NUMBERS[int]
     ft = FunctionalTensor
 
     def method(self: Any, other: Any, **kwargs: Any) -> Any:
@@ -301,12 +303,10 @@ def fast_method(name: str, slow: Callable[..., Any]) -> Callable[..., Any] | Non
         ):
             return slow(self, other)
         kind = other.__class__
-        if kind is float or kind is int:
-            b = numbers.get((kind, other))
-            if b is None:
-                b = _wrapped(kind, other)
-                if b is None:
-                    return slow(self, other)
+        if kind is float:
+            b = floats.get(other)
+        elif kind is int:
+            b = ints.get(other)
         elif kind is ft:
             b = other._data
             if (
@@ -318,11 +318,16 @@ def fast_method(name: str, slow: Callable[..., Any]) -> Callable[..., Any] | Non
                 return slow(self, other)
         else:
             return slow(self, other)
-        raw = self._key_set | (b._key_set if kind is not ft else other._key_set)
-        if valid.get(raw) is not entry.state:
-            if not _validated(entry, raw, kernel):
+        if b is None:
+            b = _wrapped(kind, other)
+            if b is None:
                 return slow(self, other)
-            valid[raw] = entry.state
+        other_keys = other._key_set if kind is ft else b._key_set
+        state = entry.state
+        if state is not checked[0] or self._key_set != checked[1] or other_keys != checked[2]:
+            if not _validated(entry, self._key_set | other_keys, kernel):
+                return slow(self, other)
+            checked[:] = [state, self._key_set, other_keys]
         return _fast_wrap(tracer(op, None, [inner, b, *tail]))
 
     method.__name__ = method.__qualname__ = f"lazy_fast_{name.split('::')[-1].split('.')[0]}"
