@@ -238,9 +238,11 @@ def reduction_shape(
     >>> reduction_shape((2, 3), (1,), True), reduction_shape((2, 3), (1,), False)
     ((2, 1), (2,))
     """
+    if len(dims) == len(shape):  # every dim (dims are distinct): the common full reduction
+        return (1,) * len(shape) if keepdim else ()
     if keepdim:
-        return tuple(1 if i in dims else s for i, s in enumerate(shape))
-    return tuple(s for i, s in enumerate(shape) if i not in dims)
+        return tuple([1 if i in dims else s for i, s in enumerate(shape)])
+    return tuple([s for i, s in enumerate(shape) if i not in dims])
 
 
 def _register_value_types() -> None:

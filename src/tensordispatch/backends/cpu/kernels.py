@@ -148,8 +148,17 @@ _COMPARISONS = {
 
 
 def sum_out(pre: Any, self: Tensor, dim: Any, keepdim: bool, dtype: Any, out: Tensor) -> None:
-    axis = pre if self.dim() else None  # a 0-dim tensor reduces over its dim 0 as a whole
-    np.sum(self._data, axis=axis, dtype=out.dtype._numpy, keepdims=keepdim, out=out._data)
+    axis = pre if self._shape else None  # a 0-dim tensor reduces over its dim 0 as a whole
+    # np.add.reduce is what np.sum calls for an ndarray, without its Python wrappers (~300 ns);
+    # NumPy's FP reports off as torch never warns (Note [Quiet context] in fpstate.py).
+    data, cd, o = self._data, out.dtype._numpy, out._data
+    try:
+        QUIET_RUN(_add_reduce, data, axis=axis, dtype=cd, keepdims=keepdim, out=o)
+    except RuntimeError as e:
+        quiet_retry(e, _add_reduce, data, axis=axis, dtype=cd, keepdims=keepdim, out=o)
+
+
+_add_reduce = np.add.reduce
 
 
 def mean_out(pre: Any, self: Tensor, dim: Any, keepdim: bool, dtype: Any, out: Tensor) -> None:
