@@ -7,22 +7,25 @@ registers this module's unboxed variant instead, in the dispatcher's fallback co
 ``fn(op, *args, **kwargs)`` with a specializer, so the dispatcher caches, per operator, a
 *runner* built once from the operator's FallbackPlan. For the common shape (Tensor /
 Tensor? arguments that can be passed positionally, nothing written, one fresh tensor
-returned) the runner is a function compiled with the operator's own parameter list (the
-dispatcher's entry parameters, ``_NO`` for an omitted optional argument), so the caller's
-arguments bind by position or by name with no ``*args`` / ``**kwargs`` packing. Its fast
-branch runs when every tensor argument has the backend's plain key set (one comparison per
-tensor): one ``to_cpu`` call, the operator's CPU
-kernel (held by the runner, refreshed whenever the dispatcher asks again) called with the
-caller's own arguments, one ``from_cpu`` call. Each runner counts its calls in a closure
-cell (``_fb_count`` in its globals), summed by ``fallback_counts``.
+returned) the runner is a function compiled per operator signature with the operator's own
+parameters (the dispatcher entry's, ``_NO`` for an omitted optional argument; keyword-only
+ones with defaults become ordinary parameters, which binds cheaper), so the caller's
+arguments bind by position or by name with no ``*args`` / ``**kwargs`` packing.
+
+Its fast branch runs when every tensor argument has the backend's plain key set (one
+comparison per tensor): one ``to_cpu`` call, the operator's CPU kernel (held by the runner,
+refreshed whenever the dispatcher asks again) called as the dispatcher's entry would call it
+(given optional arguments through a generated per-signature ``forwarder``), one ``from_cpu``
+call. Each runner counts its calls in a closure cell (``_fb_count`` in its globals), summed
+by ``fallback_counts``.
 
 Everything else leaves the fast branch through that same test: a None or omitted optional
 tensor, a CPU tensor (a wrapped number), another device or layout, and strict mode, which
 swaps every runner's key set for a sentinel equal to nothing while any thread has a strict
-block open (so the fast branch pays nothing for it). The slow branch moves only the device tensors,
-and hands strict mode, omitted required arguments and anything unexpected to the general
-path, the same code as ``cpu_fallback``. The rules of the boxed notes in boxed_fallback.py
-hold for both.
+block open (so the fast branch pays nothing for it). The slow branch moves only the device
+tensors, and hands strict mode, omitted required arguments and anything unexpected to the
+general path, the same code as ``cpu_fallback``. The rules of the boxed notes in
+boxed_fallback.py hold for both.
 
 boxed_fallback.py owns the state (strict mode, counters, locks) and hands it in through an
 ``UnboxedContext``, so this module imports nothing from it.
