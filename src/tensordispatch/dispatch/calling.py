@@ -11,7 +11,8 @@ For ``ns::f(Tensor x, Tensor y, int a=1, *, Tensor? z=None) -> Tensor`` we exec:
 
     def f(x, y, a=_NO, *, z=_NO):
         _td_s = _td_st.__dict__  # Note [Reading the thread-local state]
-        if _td_s["included"] is _td_di and _td_s["excluded"] is _td_dx:
+        _td_x = _td_s["excluded"]
+        if _td_x is _td_dx and _td_s["included"] is _td_di:
             try:
                 _td_k = x._key_set  # Note [Key sets by identity]
                 if y._key_set is not _td_k: _td_k = _td_k | y._key_set
@@ -21,8 +22,10 @@ For ``ns::f(Tensor x, Tensor y, int a=1, *, Tensor? z=None) -> Tensor`` we exec:
                 _td_e = _td_m(_td_dx, _td_di, _td_k)
             except (AttributeError, TypeError):
                 _td_bad({'x': x, 'y': y, 'z': z})
+        elif _td_x is _td_hx and _td_s["included"] is _td_di:
+            ... the same with a mode handler's level ...
         else:
-            ... the same with the other cache levels ...
+            ... an outer call under one mode, or any other words ...
         if a is _NO and z is _NO:
             return _td_e(x, y)
         ... (slow path: forward only the arguments the caller gave)
@@ -370,45 +373,42 @@ def _bad_call(facts: CallingFacts) -> str:
     return f"_td_bad({{{values}}})"
 
 
-# The cache level of other thread-local words: a mode handler's and an outer call's under
-# one mode by identity (Note [Canonical mode words] in modes.py), keyed by the arguments'
-# word alone like the default level; any other words by a dict lookup.
-_LEVEL_LINES = [
-    "if _td_i is _td_di and _td_x is _td_hx: _td_e = _td_c1[_td_k]",
-    "elif _td_i is _td_mi and _td_x is _td_dx: _td_e = _td_cm[_td_k]",
-    "else: _td_e = _td_c[_td_x][_td_k | _td_i]",
-]
-
-
 def _lookup_lines(facts: CallingFacts, indent: str) -> list[str]:
     """Lines binding ``_td_e``, the callable of this call (Note [Generated entry
-    functions]): the default thread-local words first, then the other levels; the miss
-    handler on a miss."""
+    functions]): the default thread-local words first, then a mode handler's, then the
+    other levels; the miss handler on a miss."""
     inner = indent + "    "
     keys = _key_lines(facts, inner + "    ")
     bad = _bad_call(facts)
+
+    def level(cache: str, miss: str, extra: list[str]) -> list[str]:
+        return [
+            *extra,
+            f"{inner}try:",
+            *keys,
+            *cache.format(inner=inner + "    ").splitlines(),
+            f"{inner}except KeyError:",
+            f"{inner}    _td_e = _td_m({miss}, _td_k)",
+            f"{inner}    if _td_e is None: {bad}",
+            f"{inner}except (AttributeError, TypeError):",
+            f"{inner}    {bad}",
+        ]
+
+    # Other words: an outer call under one mode (Note [Canonical mode words] in modes.py),
+    # keyed by the arguments' word alone like the two above; anything else by a dict lookup.
+    other = (
+        "{inner}if _td_i is _td_mi and _td_x is _td_dx: _td_e = _td_cm[_td_k]\n"
+        "{inner}else: _td_e = _td_c[_td_x][_td_k | _td_i]"
+    )
     return [
         f"{indent}_td_s = {_STATE_EXPR}",
-        f"{indent}if _td_s{_INCLUDED} is _td_di and _td_s{_EXCLUDED} is _td_dx:",
-        f"{inner}try:",
-        *keys,
-        f"{inner}    _td_e = _td_c0[_td_k]",
-        f"{inner}except KeyError:",
-        f"{inner}    _td_e = _td_m(_td_dx, _td_di, _td_k)",
-        f"{inner}    if _td_e is None: {bad}",
-        f"{inner}except (AttributeError, TypeError):",
-        f"{inner}    {bad}",
+        f"{indent}_td_x = _td_s{_EXCLUDED}",
+        f"{indent}if _td_x is _td_dx and _td_s{_INCLUDED} is _td_di:",
+        *level("{inner}_td_e = _td_c0[_td_k]", "_td_dx, _td_di", []),
+        f"{indent}elif _td_x is _td_hx and _td_s{_INCLUDED} is _td_di:",
+        *level("{inner}_td_e = _td_c1[_td_k]", "_td_hx, _td_di", []),
         f"{indent}else:",
-        f"{inner}_td_x = _td_s{_EXCLUDED}",
-        f"{inner}_td_i = _td_s{_INCLUDED}",
-        f"{inner}try:",
-        *keys,
-        *(f"{inner}    {line}" for line in _LEVEL_LINES),
-        f"{inner}except KeyError:",
-        f"{inner}    _td_e = _td_m(_td_x, _td_i, _td_k)",
-        f"{inner}    if _td_e is None: {bad}",
-        f"{inner}except (AttributeError, TypeError):",
-        f"{inner}    {bad}",
+        *level(other, "_td_x, _td_i", [f"{inner}_td_i = _td_s{_INCLUDED}"]),
     ]
 
 
