@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -60,9 +60,9 @@ def graph_of(outputs: Sequence[Value]) -> Graph:
     """The graph computing ``outputs``: post-order, parameters and hash.
 
     A depth-first walk, operands in order: a node's operands come before it, leaves
-    (device data) are emitted where they are first met without being pushed, and a node
-    pushed again rescans its operands past the ones already emitted (the stack is one path
-    of the DAG, so no node is on it twice)."""
+    (device data) are emitted where they are first met without being pushed, and each
+    stacked node keeps an iterator over its operands, so returning to it resumes there
+    (the stack is one path of the DAG, so no node is on it twice)."""
     order: list[Node] = []
     seen: set[int] = set()
     add_seen = seen.add
@@ -83,18 +83,17 @@ def graph_of(outputs: Sequence[Value]) -> Graph:
     for root, _ in outputs:
         if id(root) in seen:
             continue
-        stack: list[Node] = [root]
+        stack: list[tuple[Node, Iterator[Value]]] = [(root, iter(root.operands))]
         push = stack.append
         while stack:
-            node = stack[-1]
-            for child, _ in node.operands:
-                cid = id(child)
-                if cid in seen:
+            node, operands = stack[-1]
+            for child, _ in operands:  # resumes where the last visit of `node` stopped
+                if id(child) in seen:
                     continue
                 if child.operands:
-                    push(child)
+                    push((child, iter(child.operands)))
                     break
-                add_seen(cid)
+                add_seen(id(child))
                 emit(child)
                 if child.data is not None:
                     parameter(child, child.data)
