@@ -379,5 +379,6 @@ def forwarder(facts: Any) -> Callable[..., Any]:
     namespace: dict[str, Any] = {"_NO": _NO}
     source = "\n".join(lines) + "\n"
     exec(compile(source, "<tensordispatch cpu fallback>", "exec"), namespace)  # noqa: S102 - ours
-    done = _FORWARDERS[key] = namespace["forward"]
-    return done
+    forward: Callable[..., Any] = namespace["forward"]
+    _FORWARDERS[key] = forward
+    return forward
