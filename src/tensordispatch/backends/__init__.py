@@ -7,16 +7,10 @@ aten.py (calling operators from kernels), common.py (dims, broadcasting, dtype n
 formats). Which table serves which dispatch key is the codegen's data
 (codegen/model.py ``KERNEL_TABLES``); the generated registrations fail at import, naming the
 yaml line, when a table lacks a kernel the yaml names.
-"""
 
-from tensordispatch.backends.boxed_fallback import (
-    call_fallback,
-    cpu_fallback,
-    fallback_counts,
-    register_cpu_fallback,
-    reset_fallback_counts,
-    strict_fallback,
-)
+The CPU fallback's names (boxed_fallback.py) are re-exported here on first use (PEP 562), so
+importing any backend module does not import the fallback (issue 4: import time).
+"""
 
 # The module is boxed_fallback.py, not cpu_fallback.py: binding the function name
 # `cpu_fallback` here would otherwise shadow a submodule of the same name.
@@ -28,3 +22,13 @@ __all__ = [
     "reset_fallback_counts",
     "strict_fallback",
 ]
+
+
+def __getattr__(name: str) -> object:
+    if name in __all__:
+        from tensordispatch.backends import boxed_fallback
+
+        value = getattr(boxed_fallback, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
