@@ -59,6 +59,7 @@ REWRITES: tuple[tuple[str, str], ...] = (
     (r"\bto_args_scalartypes\((\w+)\)", r"\1_args_scalartypes"),
     (r"\.conj\(\)", ""),
     (r"\.resolve_conj\(\)", ""),
+    (r"\bgrad\.expand\(", "expand_grad(grad, "),
     (r"\b(\w+)\.sgn\(\)", r"sgn(\1)"),
     (r"\b(\w+)\.ger\(", r"ger(\1, "),
     (r"\b(\w+)\.(new_zeros|index)\(", r"\2(\1, "),
@@ -247,7 +248,21 @@ def maybe_multiply(t: Tensor, s: Any) -> Tensor:
 
 
 def mul_tensor_backward(grad: Tensor, other: Any, self_st: Any) -> Tensor:
+    if type(other) is Tensor and grad.dtype == other.dtype and numpy_ok(grad, other):
+        return _wrap(np.multiply(grad._data, other._data), grad)
     return grad * other
+
+
+def expand_grad(grad: Tensor, sizes: Any) -> Tensor:
+    """``grad.expand(sizes)`` (sum's and mean's backward); on the NumPy fast path a read-only
+    broadcast of the gradient's array, as torch's expand is a stride-0 view."""
+    if numpy_ok(grad):
+        shape = tuple(sizes)
+        if shape == grad._shape:
+            return grad
+        return Tensor._wrap_numpy(np.broadcast_to(grad._data, shape), grad.dtype)
+    result: Tensor = grad.expand(sizes)
+    return result
 
 
 def div_tensor_self_backward(
@@ -293,6 +308,13 @@ def _dims(dims: Any, ndim: int) -> list[int]:
 def sum_backward(grad: Tensor, sizes: Any, dims: Any, keepdim: bool) -> Tensor:
     """Expand a reduced gradient back to ``sizes``."""
     sizes = list(sizes)
+    if numpy_ok(grad):
+        kept = list(grad._shape)
+        if not keepdim and len(sizes) > 0:
+            for d in _dims(dims, len(sizes)):
+                kept.insert(d, 1)
+        data = grad._data.reshape(kept)
+        return Tensor._wrap_numpy(np.broadcast_to(data, tuple(sizes)), grad.dtype)
     if not keepdim and len(sizes) > 0:
         for d in _dims(dims, len(sizes)):
             grad = grad.unsqueeze(d)

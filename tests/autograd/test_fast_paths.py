@@ -1,0 +1,50 @@
+"""The NumPy fast paths of backward helpers (formulas.py, Note [NumPy fast paths]) give
+torch's values and leave leaves' ``.grad`` as ordinary writable tensors."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import torch
+
+import tensordispatch as td
+
+
+def _sum_program(lib: Any, dims: Any, keepdim: bool) -> list[Any]:
+    a = lib.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True)
+    b = lib.tensor([[0.5, -1.0, 2.0], [3.0, 0.25, -2.0]], requires_grad=True)
+    c = lib.tensor([1.0, 1.0, 1.0], requires_grad=True)
+    y = a * b + c
+    s = y.sum() if dims is None else y.sum(dims, keepdim=keepdim)
+    (s * s).sum().backward()
+    return [t.grad.tolist() for t in (a, b, c)]
+
+
+@pytest.mark.parametrize(
+    ("dims", "keepdim"), [(None, False), (0, False), (1, True), ([0, 1], False)]
+)
+def test_sum_and_mul_backward_match_torch(dims: Any, keepdim: bool) -> None:
+    assert _sum_program(td, dims, keepdim) == _sum_program(torch, dims, keepdim)
+
+
+def test_leaf_grad_from_an_expanded_gradient_is_writable() -> None:
+    c = td.tensor([1.0, 2.0, 3.0]).requires_grad_()
+    (c * 1).sum().backward()
+    c.grad.mul_(2)  # the broadcast gradient was copied into .grad
+    tc = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    (tc * 1).sum().backward()
+    tc.grad.mul_(2)
+    assert c.grad.tolist() == tc.grad.tolist()
+    assert list(c.grad.stride()) == list(tc.grad.stride())
+
+
+def test_second_order_through_sum_and_mul_stays_recorded() -> None:
+    x = td.tensor([1.0, 2.0, 3.0]).requires_grad_()
+    (g,) = td.autograd.grad((x * x).sum(), x, create_graph=True)
+    (gg,) = td.autograd.grad(g.sum(), x)
+    tx = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    (tg,) = torch.autograd.grad((tx * tx).sum(), tx, create_graph=True)
+    (tgg,) = torch.autograd.grad(tg.sum(), tx)
+    assert (g.tolist(), gg.tolist()) == (tg.tolist(), tgg.tolist())
+    assert g.grad_fn is not None
