@@ -334,3 +334,18 @@ def test_remove_restores_the_tensor_methods(no_fast_methods: None) -> None:
     handle.remove()
     assert "__add__" not in FunctionalTensor.__dict__
     assert FunctionalTensor.__add__ is td.Tensor.__add__
+
+
+def test_fast_methods_come_and_go_with_the_backend() -> None:
+    from tensordispatch.lazy.registration import install, uninstall
+
+    names = sorted(shortcut.FAST_METHODS)
+    assert [FunctionalTensor.__dict__[n].__name__ for n in names] == [
+        "lazy_fast_add", "lazy_fast_mul", "lazy_fast_sub", "lazy_fast_div"
+    ]  # fmt: skip
+    uninstall()
+    try:
+        assert [n for n in names if n in FunctionalTensor.__dict__] == []
+    finally:
+        install()
+    assert FunctionalTensor.__add__.__name__ == "lazy_fast_add"
