@@ -10,7 +10,10 @@ A node's hash combines the operator's name, its non-tensor arguments (with `Oper
 markers where operands go), the hashes of its operands in order and its output shapes. A
 `device_data` node hashes its op and shape only, never the data, so a graph is reusable for
 new input values; which device buffers a graph reads is added by the graph hash
-(executor.py: the parameter sequence), as LTC does.
+(executor.py: the parameter sequence), as LTC does. The hashed tuple is flat: (op, args,
+hash and index of each operand in order, shapes); the markers in ``args`` say how many
+operands there are, so nothing is ambiguous, and the generated kernels build it without a
+tuple per operand.
 
 Note [Scalars are device data]
 Python numbers passed to operators (Scalar arguments such as ``alpha`` and wrapped numbers
@@ -185,7 +188,11 @@ class Node:
         if data is not None:
             self.hash = hash((op, shapes))
         else:
-            self.hash = hash((op, args, tuple([(n.hash, i) for n, i in operands]), shapes))
+            flat: list[Any] = [op, args]
+            for n, i in operands:
+                flat += (n.hash, i)
+            flat.append(shapes)
+            self.hash = hash(tuple(flat))
 
     @property
     def is_device_data(self) -> bool:

@@ -303,22 +303,21 @@ def make_lazy__log_softmax(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         frozen = (m0, stack[1], stack[2], )
-        sig = (g0, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, stack[1], stack[2], s0, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -327,7 +326,7 @@ def make_lazy__log_softmax(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes))
         return from_value((node, 0))
 
     return lazy__log_softmax
@@ -361,22 +360,21 @@ def make_lazy__softmax(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         frozen = (m0, stack[1], stack[2], )
-        sig = (g0, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, stack[1], stack[2], s0, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -385,7 +383,7 @@ def make_lazy__softmax(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes))
         return from_value((node, 0))
 
     return lazy__softmax
@@ -418,23 +416,22 @@ def make_lazy__unsafe_view(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         l1 = tuple(stack[1])
         frozen = (m0, l1, )
-        sig = (g0, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, l1, s0, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -443,7 +440,7 @@ def make_lazy__unsafe_view(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes))
         return from_value((node, 0))
 
     return lazy__unsafe_view
@@ -475,22 +472,21 @@ def make_lazy_abs(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         frozen = (m0, )
-        sig = (g0, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, s0, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -499,7 +495,7 @@ def make_lazy_abs(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes))
         return from_value((node, 0))
 
     return lazy_abs
@@ -533,32 +529,31 @@ def make_lazy_add_Scalar(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         a1 = a
         v1 = (scalar_node(a), 0)
-        g1 = (v1[0].shapes[0], 'scalar')
+        s1 = v1[0].shapes[0]
         m1 = SCALAR_MARKERS[1]
         a = stack[2]
         a2 = a
         v2 = (scalar_node(a), 0)
-        g2 = (v2[0].shapes[0], 'scalar')
+        s2 = v2[0].shapes[0]
         m2 = SCALAR_MARKERS[2]
         frozen = (m0, m1, m2, )
-        sig = (g0, g1, g2, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, m1, m2, s0, s1, s2, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {1: a1, 2: a2}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind), (s2, m2.kind)], {1: a1, 2: a2}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -567,7 +562,7 @@ def make_lazy_add_Scalar(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), (v1[0].hash, v1[1]), (v2[0].hash, v2[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], v2[0].hash, v2[1], shapes))
         return from_value((node, 0))
 
     return lazy_add_Scalar
@@ -601,41 +596,40 @@ def make_lazy_add_Tensor(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            g1 = (v1[0].shapes[v1[1]], 'tensor')
+            s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             v1 = (scalar_node(a._data.item(), a.dtype), 0)
-            g1 = (v1[0].shapes[0], 'wrapped')
+            s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
             m1 = operand(1, slow_operand(a, one, sig1).kind)
-            v1, g1 = one[0], sig1[0]
+            v1, s1 = one[0], sig1[0][0]
         a = stack[2]
         a2 = a
         v2 = (scalar_node(a), 0)
-        g2 = (v2[0].shapes[0], 'scalar')
+        s2 = v2[0].shapes[0]
         m2 = SCALAR_MARKERS[2]
         frozen = (m0, m1, m2, )
-        sig = (g0, g1, g2, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, m1, m2, s0, s1, s2, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {2: a2}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind), (s2, m2.kind)], {2: a2}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -644,7 +638,7 @@ def make_lazy_add_Tensor(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), (v1[0].hash, v1[1]), (v2[0].hash, v2[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], v2[0].hash, v2[1], shapes))
         return from_value((node, 0))
 
     return lazy_add_Tensor
@@ -680,60 +674,59 @@ def make_lazy_addbmm(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            g1 = (v1[0].shapes[v1[1]], 'tensor')
+            s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             v1 = (scalar_node(a._data.item(), a.dtype), 0)
-            g1 = (v1[0].shapes[0], 'wrapped')
+            s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
             m1 = operand(1, slow_operand(a, one, sig1).kind)
-            v1, g1 = one[0], sig1[0]
+            v1, s1 = one[0], sig1[0][0]
         a = stack[2]
         if a.__class__ is LazyTensor:
             d = a._data
             v2 = d.ir or d.ir_value()
-            g2 = (v2[0].shapes[v2[1]], 'tensor')
+            s2 = v2[0].shapes[v2[1]]
             m2 = MARKERS[2]
         elif a.__class__ is Tensor and a._wrapped_number:
             v2 = (scalar_node(a._data.item(), a.dtype), 0)
-            g2 = (v2[0].shapes[0], 'wrapped')
+            s2 = v2[0].shapes[0]
             m2 = WRAPPED[2]
         else:
             one, sig1 = [], []
             m2 = operand(2, slow_operand(a, one, sig1).kind)
-            v2, g2 = one[0], sig1[0]
+            v2, s2 = one[0], sig1[0][0]
         a = stack[3]
         a3 = a
         v3 = (scalar_node(a), 0)
-        g3 = (v3[0].shapes[0], 'scalar')
+        s3 = v3[0].shapes[0]
         m3 = SCALAR_MARKERS[3]
         a = stack[4]
         a4 = a
         v4 = (scalar_node(a), 0)
-        g4 = (v4[0].shapes[0], 'scalar')
+        s4 = v4[0].shapes[0]
         m4 = SCALAR_MARKERS[4]
         frozen = (m0, m1, m2, m3, m4, )
-        sig = (g0, g1, g2, g3, g4, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, m1, m2, m3, m4, s0, s1, s2, s3, s4, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {3: a3, 4: a4}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind), (s2, m2.kind), (s3, m3.kind), (s4, m4.kind)], {3: a3, 4: a4}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -742,7 +735,7 @@ def make_lazy_addbmm(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), (v1[0].hash, v1[1]), (v2[0].hash, v2[1]), (v3[0].hash, v3[1]), (v4[0].hash, v4[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], v2[0].hash, v2[1], v3[0].hash, v3[1], v4[0].hash, v4[1], shapes))
         return from_value((node, 0))
 
     return lazy_addbmm
@@ -777,55 +770,54 @@ def make_lazy_addcdiv(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            g1 = (v1[0].shapes[v1[1]], 'tensor')
+            s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             v1 = (scalar_node(a._data.item(), a.dtype), 0)
-            g1 = (v1[0].shapes[0], 'wrapped')
+            s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
             m1 = operand(1, slow_operand(a, one, sig1).kind)
-            v1, g1 = one[0], sig1[0]
+            v1, s1 = one[0], sig1[0][0]
         a = stack[2]
         if a.__class__ is LazyTensor:
             d = a._data
             v2 = d.ir or d.ir_value()
-            g2 = (v2[0].shapes[v2[1]], 'tensor')
+            s2 = v2[0].shapes[v2[1]]
             m2 = MARKERS[2]
         elif a.__class__ is Tensor and a._wrapped_number:
             v2 = (scalar_node(a._data.item(), a.dtype), 0)
-            g2 = (v2[0].shapes[0], 'wrapped')
+            s2 = v2[0].shapes[0]
             m2 = WRAPPED[2]
         else:
             one, sig1 = [], []
             m2 = operand(2, slow_operand(a, one, sig1).kind)
-            v2, g2 = one[0], sig1[0]
+            v2, s2 = one[0], sig1[0][0]
         a = stack[3]
         a3 = a
         v3 = (scalar_node(a), 0)
-        g3 = (v3[0].shapes[0], 'scalar')
+        s3 = v3[0].shapes[0]
         m3 = SCALAR_MARKERS[3]
         frozen = (m0, m1, m2, m3, )
-        sig = (g0, g1, g2, g3, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, m1, m2, m3, s0, s1, s2, s3, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {3: a3}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind), (s2, m2.kind), (s3, m3.kind)], {3: a3}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -834,7 +826,7 @@ def make_lazy_addcdiv(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), (v1[0].hash, v1[1]), (v2[0].hash, v2[1]), (v3[0].hash, v3[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], v2[0].hash, v2[1], v3[0].hash, v3[1], shapes))
         return from_value((node, 0))
 
     return lazy_addcdiv
@@ -869,55 +861,54 @@ def make_lazy_addcmul(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            g1 = (v1[0].shapes[v1[1]], 'tensor')
+            s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             v1 = (scalar_node(a._data.item(), a.dtype), 0)
-            g1 = (v1[0].shapes[0], 'wrapped')
+            s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
             m1 = operand(1, slow_operand(a, one, sig1).kind)
-            v1, g1 = one[0], sig1[0]
+            v1, s1 = one[0], sig1[0][0]
         a = stack[2]
         if a.__class__ is LazyTensor:
             d = a._data
             v2 = d.ir or d.ir_value()
-            g2 = (v2[0].shapes[v2[1]], 'tensor')
+            s2 = v2[0].shapes[v2[1]]
             m2 = MARKERS[2]
         elif a.__class__ is Tensor and a._wrapped_number:
             v2 = (scalar_node(a._data.item(), a.dtype), 0)
-            g2 = (v2[0].shapes[0], 'wrapped')
+            s2 = v2[0].shapes[0]
             m2 = WRAPPED[2]
         else:
             one, sig1 = [], []
             m2 = operand(2, slow_operand(a, one, sig1).kind)
-            v2, g2 = one[0], sig1[0]
+            v2, s2 = one[0], sig1[0][0]
         a = stack[3]
         a3 = a
         v3 = (scalar_node(a), 0)
-        g3 = (v3[0].shapes[0], 'scalar')
+        s3 = v3[0].shapes[0]
         m3 = SCALAR_MARKERS[3]
         frozen = (m0, m1, m2, m3, )
-        sig = (g0, g1, g2, g3, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, m1, m2, m3, s0, s1, s2, s3, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {3: a3}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind), (s2, m2.kind), (s3, m3.kind)], {3: a3}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -926,7 +917,7 @@ def make_lazy_addcmul(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), (v1[0].hash, v1[1]), (v2[0].hash, v2[1]), (v3[0].hash, v3[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], v2[0].hash, v2[1], v3[0].hash, v3[1], shapes))
         return from_value((node, 0))
 
     return lazy_addcmul
@@ -962,60 +953,59 @@ def make_lazy_addmm(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            g1 = (v1[0].shapes[v1[1]], 'tensor')
+            s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             v1 = (scalar_node(a._data.item(), a.dtype), 0)
-            g1 = (v1[0].shapes[0], 'wrapped')
+            s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
             m1 = operand(1, slow_operand(a, one, sig1).kind)
-            v1, g1 = one[0], sig1[0]
+            v1, s1 = one[0], sig1[0][0]
         a = stack[2]
         if a.__class__ is LazyTensor:
             d = a._data
             v2 = d.ir or d.ir_value()
-            g2 = (v2[0].shapes[v2[1]], 'tensor')
+            s2 = v2[0].shapes[v2[1]]
             m2 = MARKERS[2]
         elif a.__class__ is Tensor and a._wrapped_number:
             v2 = (scalar_node(a._data.item(), a.dtype), 0)
-            g2 = (v2[0].shapes[0], 'wrapped')
+            s2 = v2[0].shapes[0]
             m2 = WRAPPED[2]
         else:
             one, sig1 = [], []
             m2 = operand(2, slow_operand(a, one, sig1).kind)
-            v2, g2 = one[0], sig1[0]
+            v2, s2 = one[0], sig1[0][0]
         a = stack[3]
         a3 = a
         v3 = (scalar_node(a), 0)
-        g3 = (v3[0].shapes[0], 'scalar')
+        s3 = v3[0].shapes[0]
         m3 = SCALAR_MARKERS[3]
         a = stack[4]
         a4 = a
         v4 = (scalar_node(a), 0)
-        g4 = (v4[0].shapes[0], 'scalar')
+        s4 = v4[0].shapes[0]
         m4 = SCALAR_MARKERS[4]
         frozen = (m0, m1, m2, m3, m4, )
-        sig = (g0, g1, g2, g3, g4, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, m1, m2, m3, m4, s0, s1, s2, s3, s4, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {3: a3, 4: a4}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind), (s2, m2.kind), (s3, m3.kind), (s4, m4.kind)], {3: a3, 4: a4}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -1024,7 +1014,7 @@ def make_lazy_addmm(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), (v1[0].hash, v1[1]), (v2[0].hash, v2[1]), (v3[0].hash, v3[1]), (v4[0].hash, v4[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], v2[0].hash, v2[1], v3[0].hash, v3[1], v4[0].hash, v4[1], shapes))
         return from_value((node, 0))
 
     return lazy_addmm
@@ -1060,60 +1050,59 @@ def make_lazy_addmv(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            g1 = (v1[0].shapes[v1[1]], 'tensor')
+            s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             v1 = (scalar_node(a._data.item(), a.dtype), 0)
-            g1 = (v1[0].shapes[0], 'wrapped')
+            s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
             m1 = operand(1, slow_operand(a, one, sig1).kind)
-            v1, g1 = one[0], sig1[0]
+            v1, s1 = one[0], sig1[0][0]
         a = stack[2]
         if a.__class__ is LazyTensor:
             d = a._data
             v2 = d.ir or d.ir_value()
-            g2 = (v2[0].shapes[v2[1]], 'tensor')
+            s2 = v2[0].shapes[v2[1]]
             m2 = MARKERS[2]
         elif a.__class__ is Tensor and a._wrapped_number:
             v2 = (scalar_node(a._data.item(), a.dtype), 0)
-            g2 = (v2[0].shapes[0], 'wrapped')
+            s2 = v2[0].shapes[0]
             m2 = WRAPPED[2]
         else:
             one, sig1 = [], []
             m2 = operand(2, slow_operand(a, one, sig1).kind)
-            v2, g2 = one[0], sig1[0]
+            v2, s2 = one[0], sig1[0][0]
         a = stack[3]
         a3 = a
         v3 = (scalar_node(a), 0)
-        g3 = (v3[0].shapes[0], 'scalar')
+        s3 = v3[0].shapes[0]
         m3 = SCALAR_MARKERS[3]
         a = stack[4]
         a4 = a
         v4 = (scalar_node(a), 0)
-        g4 = (v4[0].shapes[0], 'scalar')
+        s4 = v4[0].shapes[0]
         m4 = SCALAR_MARKERS[4]
         frozen = (m0, m1, m2, m3, m4, )
-        sig = (g0, g1, g2, g3, g4, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, m1, m2, m3, m4, s0, s1, s2, s3, s4, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {3: a3, 4: a4}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind), (s2, m2.kind), (s3, m3.kind), (s4, m4.kind)], {3: a3, 4: a4}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -1122,7 +1111,7 @@ def make_lazy_addmv(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), (v1[0].hash, v1[1]), (v2[0].hash, v2[1]), (v3[0].hash, v3[1]), (v4[0].hash, v4[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], v2[0].hash, v2[1], v3[0].hash, v3[1], v4[0].hash, v4[1], shapes))
         return from_value((node, 0))
 
     return lazy_addmv
@@ -1154,22 +1143,21 @@ def make_lazy_alias_copy(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         frozen = (m0, )
-        sig = (g0, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, s0, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -1178,7 +1166,7 @@ def make_lazy_alias_copy(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes))
         return from_value((node, 0))
 
     return lazy_alias_copy
@@ -1210,22 +1198,21 @@ def make_lazy_all(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         frozen = (m0, )
-        sig = (g0, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, s0, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -1234,7 +1221,7 @@ def make_lazy_all(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes))
         return from_value((node, 0))
 
     return lazy_all
@@ -1268,22 +1255,21 @@ def make_lazy_all_dim(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         frozen = (m0, stack[1], stack[2], )
-        sig = (g0, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, stack[1], stack[2], s0, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -1292,7 +1278,7 @@ def make_lazy_all_dim(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes))
         return from_value((node, 0))
 
     return lazy_all_dim
@@ -1326,25 +1312,24 @@ def make_lazy_all_dims(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         l1 = stack[1]
         if l1 is not None:
             l1 = tuple(l1)
         frozen = (m0, l1, stack[2], )
-        sig = (g0, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, l1, stack[2], s0, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -1353,7 +1338,7 @@ def make_lazy_all_dims(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes))
         return from_value((node, 0))
 
     return lazy_all_dims
@@ -1387,23 +1372,22 @@ def make_lazy_amax(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         l1 = tuple(stack[1])
         frozen = (m0, l1, stack[2], )
-        sig = (g0, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, l1, stack[2], s0, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -1412,7 +1396,7 @@ def make_lazy_amax(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes))
         return from_value((node, 0))
 
     return lazy_amax
@@ -1446,23 +1430,22 @@ def make_lazy_amin(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         l1 = tuple(stack[1])
         frozen = (m0, l1, stack[2], )
-        sig = (g0, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, l1, stack[2], s0, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -1471,7 +1454,7 @@ def make_lazy_amin(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes))
         return from_value((node, 0))
 
     return lazy_amin
@@ -1505,22 +1488,21 @@ def make_lazy_aminmax(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         frozen = (m0, stack[1], stack[2], )
-        sig = (g0, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, stack[1], stack[2], s0, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -1529,7 +1511,7 @@ def make_lazy_aminmax(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes))
         return wrap(node)
 
     return lazy_aminmax
@@ -1561,22 +1543,21 @@ def make_lazy_any(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         frozen = (m0, )
-        sig = (g0, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, s0, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -1585,7 +1566,7 @@ def make_lazy_any(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes))
         return from_value((node, 0))
 
     return lazy_any
@@ -1619,22 +1600,21 @@ def make_lazy_any_dim(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         frozen = (m0, stack[1], stack[2], )
-        sig = (g0, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, stack[1], stack[2], s0, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -1643,7 +1623,7 @@ def make_lazy_any_dim(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes))
         return from_value((node, 0))
 
     return lazy_any_dim
@@ -1677,25 +1657,24 @@ def make_lazy_any_dims(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         l1 = stack[1]
         if l1 is not None:
             l1 = tuple(l1)
         frozen = (m0, l1, stack[2], )
-        sig = (g0, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, l1, stack[2], s0, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -1704,7 +1683,7 @@ def make_lazy_any_dims(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes))
         return from_value((node, 0))
 
     return lazy_any_dims
@@ -1738,22 +1717,21 @@ def make_lazy_argmax(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         frozen = (m0, stack[1], stack[2], )
-        sig = (g0, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, stack[1], stack[2], s0, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -1762,7 +1740,7 @@ def make_lazy_argmax(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes))
         return from_value((node, 0))
 
     return lazy_argmax
@@ -1796,22 +1774,21 @@ def make_lazy_argmin(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         frozen = (m0, stack[1], stack[2], )
-        sig = (g0, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, stack[1], stack[2], s0, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -1820,7 +1797,7 @@ def make_lazy_argmin(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes))
         return from_value((node, 0))
 
     return lazy_argmin
@@ -1855,24 +1832,23 @@ def make_lazy_as_strided_copy(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         l1 = tuple(stack[1])
         l2 = tuple(stack[2])
         frozen = (m0, l1, l2, stack[3], )
-        sig = (g0, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, l1, l2, stack[3], s0, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -1881,7 +1857,7 @@ def make_lazy_as_strided_copy(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes))
         return from_value((node, 0))
 
     return lazy_as_strided_copy
@@ -1917,38 +1893,37 @@ def make_lazy_as_strided_scatter(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            g1 = (v1[0].shapes[v1[1]], 'tensor')
+            s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             v1 = (scalar_node(a._data.item(), a.dtype), 0)
-            g1 = (v1[0].shapes[0], 'wrapped')
+            s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
             m1 = operand(1, slow_operand(a, one, sig1).kind)
-            v1, g1 = one[0], sig1[0]
+            v1, s1 = one[0], sig1[0][0]
         l2 = tuple(stack[2])
         l3 = tuple(stack[3])
         frozen = (m0, m1, l2, l3, stack[4], )
-        sig = (g0, g1, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, m1, l2, l3, stack[4], s0, s1, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -1957,7 +1932,7 @@ def make_lazy_as_strided_scatter(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), (v1[0].hash, v1[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes))
         return from_value((node, 0))
 
     return lazy_as_strided_scatter
@@ -1993,60 +1968,59 @@ def make_lazy_baddbmm(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            g1 = (v1[0].shapes[v1[1]], 'tensor')
+            s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             v1 = (scalar_node(a._data.item(), a.dtype), 0)
-            g1 = (v1[0].shapes[0], 'wrapped')
+            s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
             m1 = operand(1, slow_operand(a, one, sig1).kind)
-            v1, g1 = one[0], sig1[0]
+            v1, s1 = one[0], sig1[0][0]
         a = stack[2]
         if a.__class__ is LazyTensor:
             d = a._data
             v2 = d.ir or d.ir_value()
-            g2 = (v2[0].shapes[v2[1]], 'tensor')
+            s2 = v2[0].shapes[v2[1]]
             m2 = MARKERS[2]
         elif a.__class__ is Tensor and a._wrapped_number:
             v2 = (scalar_node(a._data.item(), a.dtype), 0)
-            g2 = (v2[0].shapes[0], 'wrapped')
+            s2 = v2[0].shapes[0]
             m2 = WRAPPED[2]
         else:
             one, sig1 = [], []
             m2 = operand(2, slow_operand(a, one, sig1).kind)
-            v2, g2 = one[0], sig1[0]
+            v2, s2 = one[0], sig1[0][0]
         a = stack[3]
         a3 = a
         v3 = (scalar_node(a), 0)
-        g3 = (v3[0].shapes[0], 'scalar')
+        s3 = v3[0].shapes[0]
         m3 = SCALAR_MARKERS[3]
         a = stack[4]
         a4 = a
         v4 = (scalar_node(a), 0)
-        g4 = (v4[0].shapes[0], 'scalar')
+        s4 = v4[0].shapes[0]
         m4 = SCALAR_MARKERS[4]
         frozen = (m0, m1, m2, m3, m4, )
-        sig = (g0, g1, g2, g3, g4, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, m1, m2, m3, m4, s0, s1, s2, s3, s4, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {3: a3, 4: a4}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind), (s2, m2.kind), (s3, m3.kind), (s4, m4.kind)], {3: a3, 4: a4}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -2055,7 +2029,7 @@ def make_lazy_baddbmm(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), (v1[0].hash, v1[1]), (v2[0].hash, v2[1]), (v3[0].hash, v3[1]), (v4[0].hash, v4[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], v2[0].hash, v2[1], v3[0].hash, v3[1], v4[0].hash, v4[1], shapes))
         return from_value((node, 0))
 
     return lazy_baddbmm
@@ -2088,27 +2062,26 @@ def make_lazy_bitwise_and_Scalar(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         a1 = a
         v1 = (scalar_node(a), 0)
-        g1 = (v1[0].shapes[0], 'scalar')
+        s1 = v1[0].shapes[0]
         m1 = SCALAR_MARKERS[1]
         frozen = (m0, m1, )
-        sig = (g0, g1, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, m1, s0, s1, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {1: a1}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {1: a1}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -2117,7 +2090,7 @@ def make_lazy_bitwise_and_Scalar(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), (v1[0].hash, v1[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes))
         return from_value((node, 0))
 
     return lazy_bitwise_and_Scalar
@@ -2149,28 +2122,27 @@ def make_lazy_bitwise_and_Scalar_Tensor(PLAN, NODE):
         a = stack[0]
         a0 = a
         v0 = (scalar_node(a), 0)
-        g0 = (v0[0].shapes[0], 'scalar')
+        s0 = v0[0].shapes[0]
         m0 = SCALAR_MARKERS[0]
         a = stack[1]
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            g1 = (v1[0].shapes[v1[1]], 'tensor')
+            s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             v1 = (scalar_node(a._data.item(), a.dtype), 0)
-            g1 = (v1[0].shapes[0], 'wrapped')
+            s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
             m1 = operand(1, slow_operand(a, one, sig1).kind)
-            v1, g1 = one[0], sig1[0]
+            v1, s1 = one[0], sig1[0][0]
         frozen = (m0, m1, )
-        sig = (g0, g1, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, m1, s0, s1, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {0: a0}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {0: a0}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -2179,7 +2151,7 @@ def make_lazy_bitwise_and_Scalar_Tensor(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), (v1[0].hash, v1[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes))
         return from_value((node, 0))
 
     return lazy_bitwise_and_Scalar_Tensor
@@ -2212,36 +2184,35 @@ def make_lazy_bitwise_and_Tensor(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            g1 = (v1[0].shapes[v1[1]], 'tensor')
+            s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             v1 = (scalar_node(a._data.item(), a.dtype), 0)
-            g1 = (v1[0].shapes[0], 'wrapped')
+            s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
             m1 = operand(1, slow_operand(a, one, sig1).kind)
-            v1, g1 = one[0], sig1[0]
+            v1, s1 = one[0], sig1[0][0]
         frozen = (m0, m1, )
-        sig = (g0, g1, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, m1, s0, s1, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -2250,7 +2221,7 @@ def make_lazy_bitwise_and_Tensor(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), (v1[0].hash, v1[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes))
         return from_value((node, 0))
 
     return lazy_bitwise_and_Tensor
@@ -2282,22 +2253,21 @@ def make_lazy_bitwise_not(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         frozen = (m0, )
-        sig = (g0, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, s0, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -2306,7 +2276,7 @@ def make_lazy_bitwise_not(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes))
         return from_value((node, 0))
 
     return lazy_bitwise_not
@@ -2339,27 +2309,26 @@ def make_lazy_bitwise_or_Scalar(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         a1 = a
         v1 = (scalar_node(a), 0)
-        g1 = (v1[0].shapes[0], 'scalar')
+        s1 = v1[0].shapes[0]
         m1 = SCALAR_MARKERS[1]
         frozen = (m0, m1, )
-        sig = (g0, g1, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, m1, s0, s1, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {1: a1}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {1: a1}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -2368,7 +2337,7 @@ def make_lazy_bitwise_or_Scalar(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), (v1[0].hash, v1[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes))
         return from_value((node, 0))
 
     return lazy_bitwise_or_Scalar
@@ -2400,28 +2369,27 @@ def make_lazy_bitwise_or_Scalar_Tensor(PLAN, NODE):
         a = stack[0]
         a0 = a
         v0 = (scalar_node(a), 0)
-        g0 = (v0[0].shapes[0], 'scalar')
+        s0 = v0[0].shapes[0]
         m0 = SCALAR_MARKERS[0]
         a = stack[1]
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            g1 = (v1[0].shapes[v1[1]], 'tensor')
+            s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             v1 = (scalar_node(a._data.item(), a.dtype), 0)
-            g1 = (v1[0].shapes[0], 'wrapped')
+            s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
             m1 = operand(1, slow_operand(a, one, sig1).kind)
-            v1, g1 = one[0], sig1[0]
+            v1, s1 = one[0], sig1[0][0]
         frozen = (m0, m1, )
-        sig = (g0, g1, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, m1, s0, s1, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {0: a0}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {0: a0}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -2430,7 +2398,7 @@ def make_lazy_bitwise_or_Scalar_Tensor(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), (v1[0].hash, v1[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes))
         return from_value((node, 0))
 
     return lazy_bitwise_or_Scalar_Tensor
@@ -2463,36 +2431,35 @@ def make_lazy_bitwise_or_Tensor(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            g1 = (v1[0].shapes[v1[1]], 'tensor')
+            s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             v1 = (scalar_node(a._data.item(), a.dtype), 0)
-            g1 = (v1[0].shapes[0], 'wrapped')
+            s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
             m1 = operand(1, slow_operand(a, one, sig1).kind)
-            v1, g1 = one[0], sig1[0]
+            v1, s1 = one[0], sig1[0][0]
         frozen = (m0, m1, )
-        sig = (g0, g1, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, m1, s0, s1, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -2501,7 +2468,7 @@ def make_lazy_bitwise_or_Tensor(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), (v1[0].hash, v1[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes))
         return from_value((node, 0))
 
     return lazy_bitwise_or_Tensor
@@ -2534,27 +2501,26 @@ def make_lazy_bitwise_xor_Scalar(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         a1 = a
         v1 = (scalar_node(a), 0)
-        g1 = (v1[0].shapes[0], 'scalar')
+        s1 = v1[0].shapes[0]
         m1 = SCALAR_MARKERS[1]
         frozen = (m0, m1, )
-        sig = (g0, g1, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, m1, s0, s1, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {1: a1}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {1: a1}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -2563,7 +2529,7 @@ def make_lazy_bitwise_xor_Scalar(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), (v1[0].hash, v1[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes))
         return from_value((node, 0))
 
     return lazy_bitwise_xor_Scalar
@@ -2595,28 +2561,27 @@ def make_lazy_bitwise_xor_Scalar_Tensor(PLAN, NODE):
         a = stack[0]
         a0 = a
         v0 = (scalar_node(a), 0)
-        g0 = (v0[0].shapes[0], 'scalar')
+        s0 = v0[0].shapes[0]
         m0 = SCALAR_MARKERS[0]
         a = stack[1]
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            g1 = (v1[0].shapes[v1[1]], 'tensor')
+            s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             v1 = (scalar_node(a._data.item(), a.dtype), 0)
-            g1 = (v1[0].shapes[0], 'wrapped')
+            s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
             m1 = operand(1, slow_operand(a, one, sig1).kind)
-            v1, g1 = one[0], sig1[0]
+            v1, s1 = one[0], sig1[0][0]
         frozen = (m0, m1, )
-        sig = (g0, g1, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, m1, s0, s1, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {0: a0}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {0: a0}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -2625,7 +2590,7 @@ def make_lazy_bitwise_xor_Scalar_Tensor(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), (v1[0].hash, v1[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes))
         return from_value((node, 0))
 
     return lazy_bitwise_xor_Scalar_Tensor
@@ -2658,36 +2623,35 @@ def make_lazy_bitwise_xor_Tensor(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            g1 = (v1[0].shapes[v1[1]], 'tensor')
+            s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             v1 = (scalar_node(a._data.item(), a.dtype), 0)
-            g1 = (v1[0].shapes[0], 'wrapped')
+            s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
             m1 = operand(1, slow_operand(a, one, sig1).kind)
-            v1, g1 = one[0], sig1[0]
+            v1, s1 = one[0], sig1[0][0]
         frozen = (m0, m1, )
-        sig = (g0, g1, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, m1, s0, s1, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -2696,7 +2660,7 @@ def make_lazy_bitwise_xor_Tensor(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), (v1[0].hash, v1[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes))
         return from_value((node, 0))
 
     return lazy_bitwise_xor_Tensor
@@ -2729,36 +2693,35 @@ def make_lazy_bmm(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            g1 = (v1[0].shapes[v1[1]], 'tensor')
+            s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             v1 = (scalar_node(a._data.item(), a.dtype), 0)
-            g1 = (v1[0].shapes[0], 'wrapped')
+            s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
             m1 = operand(1, slow_operand(a, one, sig1).kind)
-            v1, g1 = one[0], sig1[0]
+            v1, s1 = one[0], sig1[0][0]
         frozen = (m0, m1, )
-        sig = (g0, g1, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, m1, s0, s1, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -2767,7 +2730,7 @@ def make_lazy_bmm(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), (v1[0].hash, v1[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes))
         return from_value((node, 0))
 
     return lazy_bmm
@@ -2843,22 +2806,21 @@ def make_lazy_ceil(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         frozen = (m0, )
-        sig = (g0, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, s0, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -2867,7 +2829,7 @@ def make_lazy_ceil(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes))
         return from_value((node, 0))
 
     return lazy_ceil
@@ -3058,27 +3020,26 @@ def make_lazy_clamp_max(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         a1 = a
         v1 = (scalar_node(a), 0)
-        g1 = (v1[0].shapes[0], 'scalar')
+        s1 = v1[0].shapes[0]
         m1 = SCALAR_MARKERS[1]
         frozen = (m0, m1, )
-        sig = (g0, g1, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, m1, s0, s1, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {1: a1}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {1: a1}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -3087,7 +3048,7 @@ def make_lazy_clamp_max(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), (v1[0].hash, v1[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes))
         return from_value((node, 0))
 
     return lazy_clamp_max
@@ -3120,36 +3081,35 @@ def make_lazy_clamp_max_Tensor(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            g1 = (v1[0].shapes[v1[1]], 'tensor')
+            s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             v1 = (scalar_node(a._data.item(), a.dtype), 0)
-            g1 = (v1[0].shapes[0], 'wrapped')
+            s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
             m1 = operand(1, slow_operand(a, one, sig1).kind)
-            v1, g1 = one[0], sig1[0]
+            v1, s1 = one[0], sig1[0][0]
         frozen = (m0, m1, )
-        sig = (g0, g1, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, m1, s0, s1, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -3158,7 +3118,7 @@ def make_lazy_clamp_max_Tensor(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), (v1[0].hash, v1[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes))
         return from_value((node, 0))
 
     return lazy_clamp_max_Tensor
@@ -3191,27 +3151,26 @@ def make_lazy_clamp_min(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         a1 = a
         v1 = (scalar_node(a), 0)
-        g1 = (v1[0].shapes[0], 'scalar')
+        s1 = v1[0].shapes[0]
         m1 = SCALAR_MARKERS[1]
         frozen = (m0, m1, )
-        sig = (g0, g1, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, m1, s0, s1, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {1: a1}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {1: a1}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -3220,7 +3179,7 @@ def make_lazy_clamp_min(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), (v1[0].hash, v1[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes))
         return from_value((node, 0))
 
     return lazy_clamp_min
@@ -3253,36 +3212,35 @@ def make_lazy_clamp_min_Tensor(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            g1 = (v1[0].shapes[v1[1]], 'tensor')
+            s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             v1 = (scalar_node(a._data.item(), a.dtype), 0)
-            g1 = (v1[0].shapes[0], 'wrapped')
+            s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
             m1 = operand(1, slow_operand(a, one, sig1).kind)
-            v1, g1 = one[0], sig1[0]
+            v1, s1 = one[0], sig1[0][0]
         frozen = (m0, m1, )
-        sig = (g0, g1, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, m1, s0, s1, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -3291,7 +3249,7 @@ def make_lazy_clamp_min_Tensor(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), (v1[0].hash, v1[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes))
         return from_value((node, 0))
 
     return lazy_clamp_min_Tensor
@@ -3424,22 +3382,21 @@ def make_lazy_cos(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         frozen = (m0, )
-        sig = (g0, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, s0, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -3448,7 +3405,7 @@ def make_lazy_cos(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes))
         return from_value((node, 0))
 
     return lazy_cos
@@ -3482,22 +3439,21 @@ def make_lazy_cumsum(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         frozen = (m0, stack[1], stack[2], )
-        sig = (g0, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, stack[1], stack[2], s0, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -3506,7 +3462,7 @@ def make_lazy_cumsum(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes))
         return from_value((node, 0))
 
     return lazy_cumsum
@@ -3538,22 +3494,21 @@ def make_lazy_detach_copy(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         frozen = (m0, )
-        sig = (g0, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, s0, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -3562,7 +3517,7 @@ def make_lazy_detach_copy(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes))
         return from_value((node, 0))
 
     return lazy_detach_copy
@@ -3597,22 +3552,21 @@ def make_lazy_diagonal_copy(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         frozen = (m0, stack[1], stack[2], stack[3], )
-        sig = (g0, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, stack[1], stack[2], stack[3], s0, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -3621,7 +3575,7 @@ def make_lazy_diagonal_copy(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes))
         return from_value((node, 0))
 
     return lazy_diagonal_copy
@@ -3657,36 +3611,35 @@ def make_lazy_diagonal_scatter(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            g1 = (v1[0].shapes[v1[1]], 'tensor')
+            s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             v1 = (scalar_node(a._data.item(), a.dtype), 0)
-            g1 = (v1[0].shapes[0], 'wrapped')
+            s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
             m1 = operand(1, slow_operand(a, one, sig1).kind)
-            v1, g1 = one[0], sig1[0]
+            v1, s1 = one[0], sig1[0][0]
         frozen = (m0, m1, stack[2], stack[3], stack[4], )
-        sig = (g0, g1, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, m1, stack[2], stack[3], stack[4], s0, s1, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -3695,7 +3648,7 @@ def make_lazy_diagonal_scatter(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), (v1[0].hash, v1[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes))
         return from_value((node, 0))
 
     return lazy_diagonal_scatter
@@ -3728,27 +3681,26 @@ def make_lazy_div_Scalar(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         a1 = a
         v1 = (scalar_node(a), 0)
-        g1 = (v1[0].shapes[0], 'scalar')
+        s1 = v1[0].shapes[0]
         m1 = SCALAR_MARKERS[1]
         frozen = (m0, m1, )
-        sig = (g0, g1, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, m1, s0, s1, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {1: a1}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {1: a1}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -3757,7 +3709,7 @@ def make_lazy_div_Scalar(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), (v1[0].hash, v1[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes))
         return from_value((node, 0))
 
     return lazy_div_Scalar
@@ -3791,27 +3743,26 @@ def make_lazy_div_Scalar_mode(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         a1 = a
         v1 = (scalar_node(a), 0)
-        g1 = (v1[0].shapes[0], 'scalar')
+        s1 = v1[0].shapes[0]
         m1 = SCALAR_MARKERS[1]
         frozen = (m0, m1, stack[2], )
-        sig = (g0, g1, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, m1, stack[2], s0, s1, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {1: a1}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {1: a1}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -3820,7 +3771,7 @@ def make_lazy_div_Scalar_mode(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), (v1[0].hash, v1[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes))
         return from_value((node, 0))
 
     return lazy_div_Scalar_mode
@@ -3853,36 +3804,35 @@ def make_lazy_div_Tensor(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            g1 = (v1[0].shapes[v1[1]], 'tensor')
+            s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             v1 = (scalar_node(a._data.item(), a.dtype), 0)
-            g1 = (v1[0].shapes[0], 'wrapped')
+            s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
             m1 = operand(1, slow_operand(a, one, sig1).kind)
-            v1, g1 = one[0], sig1[0]
+            v1, s1 = one[0], sig1[0][0]
         frozen = (m0, m1, )
-        sig = (g0, g1, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, m1, s0, s1, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -3891,7 +3841,7 @@ def make_lazy_div_Tensor(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), (v1[0].hash, v1[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes))
         return from_value((node, 0))
 
     return lazy_div_Tensor
@@ -3925,36 +3875,35 @@ def make_lazy_div_Tensor_mode(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            g1 = (v1[0].shapes[v1[1]], 'tensor')
+            s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             v1 = (scalar_node(a._data.item(), a.dtype), 0)
-            g1 = (v1[0].shapes[0], 'wrapped')
+            s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
             m1 = operand(1, slow_operand(a, one, sig1).kind)
-            v1, g1 = one[0], sig1[0]
+            v1, s1 = one[0], sig1[0][0]
         frozen = (m0, m1, stack[2], )
-        sig = (g0, g1, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, m1, stack[2], s0, s1, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -3963,7 +3912,7 @@ def make_lazy_div_Tensor_mode(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), (v1[0].hash, v1[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes))
         return from_value((node, 0))
 
     return lazy_div_Tensor_mode
@@ -3996,36 +3945,35 @@ def make_lazy_dot(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            g1 = (v1[0].shapes[v1[1]], 'tensor')
+            s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             v1 = (scalar_node(a._data.item(), a.dtype), 0)
-            g1 = (v1[0].shapes[0], 'wrapped')
+            s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
             m1 = operand(1, slow_operand(a, one, sig1).kind)
-            v1, g1 = one[0], sig1[0]
+            v1, s1 = one[0], sig1[0][0]
         frozen = (m0, m1, )
-        sig = (g0, g1, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, m1, s0, s1, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -4034,7 +3982,7 @@ def make_lazy_dot(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), (v1[0].hash, v1[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes))
         return from_value((node, 0))
 
     return lazy_dot
@@ -4070,36 +4018,35 @@ def make_lazy_embedding(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            g1 = (v1[0].shapes[v1[1]], 'tensor')
+            s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             v1 = (scalar_node(a._data.item(), a.dtype), 0)
-            g1 = (v1[0].shapes[0], 'wrapped')
+            s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
             m1 = operand(1, slow_operand(a, one, sig1).kind)
-            v1, g1 = one[0], sig1[0]
+            v1, s1 = one[0], sig1[0][0]
         frozen = (m0, m1, stack[2], stack[3], stack[4], )
-        sig = (g0, g1, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, m1, stack[2], stack[3], stack[4], s0, s1, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -4108,7 +4055,7 @@ def make_lazy_embedding(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), (v1[0].hash, v1[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes))
         return from_value((node, 0))
 
     return lazy_embedding
@@ -4141,27 +4088,26 @@ def make_lazy_eq_Scalar(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         a1 = a
         v1 = (scalar_node(a), 0)
-        g1 = (v1[0].shapes[0], 'scalar')
+        s1 = v1[0].shapes[0]
         m1 = SCALAR_MARKERS[1]
         frozen = (m0, m1, )
-        sig = (g0, g1, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, m1, s0, s1, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {1: a1}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {1: a1}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -4170,7 +4116,7 @@ def make_lazy_eq_Scalar(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), (v1[0].hash, v1[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes))
         return from_value((node, 0))
 
     return lazy_eq_Scalar
@@ -4203,36 +4149,35 @@ def make_lazy_eq_Tensor(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            g1 = (v1[0].shapes[v1[1]], 'tensor')
+            s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             v1 = (scalar_node(a._data.item(), a.dtype), 0)
-            g1 = (v1[0].shapes[0], 'wrapped')
+            s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
             m1 = operand(1, slow_operand(a, one, sig1).kind)
-            v1, g1 = one[0], sig1[0]
+            v1, s1 = one[0], sig1[0][0]
         frozen = (m0, m1, )
-        sig = (g0, g1, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, m1, s0, s1, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -4241,7 +4186,7 @@ def make_lazy_eq_Tensor(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), (v1[0].hash, v1[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes))
         return from_value((node, 0))
 
     return lazy_eq_Tensor
@@ -4273,22 +4218,21 @@ def make_lazy_erf(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         frozen = (m0, )
-        sig = (g0, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, s0, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -4297,7 +4241,7 @@ def make_lazy_erf(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes))
         return from_value((node, 0))
 
     return lazy_erf
@@ -4329,22 +4273,21 @@ def make_lazy_exp(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         frozen = (m0, )
-        sig = (g0, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, s0, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -4353,7 +4296,7 @@ def make_lazy_exp(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes))
         return from_value((node, 0))
 
     return lazy_exp
@@ -4387,23 +4330,22 @@ def make_lazy_expand_copy(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         l1 = tuple(stack[1])
         frozen = (m0, l1, stack[2], )
-        sig = (g0, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, l1, stack[2], s0, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -4412,7 +4354,7 @@ def make_lazy_expand_copy(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes))
         return from_value((node, 0))
 
     return lazy_expand_copy
@@ -4444,22 +4386,21 @@ def make_lazy_expm1(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         frozen = (m0, )
-        sig = (g0, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, s0, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -4468,7 +4409,7 @@ def make_lazy_expm1(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes))
         return from_value((node, 0))
 
     return lazy_expm1
@@ -4501,27 +4442,26 @@ def make_lazy_fill_Scalar(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         a1 = a
         v1 = (scalar_node(a), 0)
-        g1 = (v1[0].shapes[0], 'scalar')
+        s1 = v1[0].shapes[0]
         m1 = SCALAR_MARKERS[1]
         frozen = (m0, m1, )
-        sig = (g0, g1, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, m1, s0, s1, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {1: a1}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {1: a1}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -4530,7 +4470,7 @@ def make_lazy_fill_Scalar(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), (v1[0].hash, v1[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes))
         return from_value((node, 0))
 
     return lazy_fill_Scalar
@@ -4563,23 +4503,22 @@ def make_lazy_flip(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         l1 = tuple(stack[1])
         frozen = (m0, l1, )
-        sig = (g0, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, l1, s0, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -4588,7 +4527,7 @@ def make_lazy_flip(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes))
         return from_value((node, 0))
 
     return lazy_flip
@@ -4620,22 +4559,21 @@ def make_lazy_floor(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         frozen = (m0, )
-        sig = (g0, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, s0, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -4644,7 +4582,7 @@ def make_lazy_floor(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes))
         return from_value((node, 0))
 
     return lazy_floor
@@ -4677,36 +4615,35 @@ def make_lazy_floor_divide(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            g1 = (v1[0].shapes[v1[1]], 'tensor')
+            s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             v1 = (scalar_node(a._data.item(), a.dtype), 0)
-            g1 = (v1[0].shapes[0], 'wrapped')
+            s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
             m1 = operand(1, slow_operand(a, one, sig1).kind)
-            v1, g1 = one[0], sig1[0]
+            v1, s1 = one[0], sig1[0][0]
         frozen = (m0, m1, )
-        sig = (g0, g1, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, m1, s0, s1, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -4715,7 +4652,7 @@ def make_lazy_floor_divide(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), (v1[0].hash, v1[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes))
         return from_value((node, 0))
 
     return lazy_floor_divide
@@ -4748,27 +4685,26 @@ def make_lazy_floor_divide_Scalar(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         a1 = a
         v1 = (scalar_node(a), 0)
-        g1 = (v1[0].shapes[0], 'scalar')
+        s1 = v1[0].shapes[0]
         m1 = SCALAR_MARKERS[1]
         frozen = (m0, m1, )
-        sig = (g0, g1, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, m1, s0, s1, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {1: a1}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {1: a1}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -4777,7 +4713,7 @@ def make_lazy_floor_divide_Scalar(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), (v1[0].hash, v1[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes))
         return from_value((node, 0))
 
     return lazy_floor_divide_Scalar
@@ -4812,36 +4748,35 @@ def make_lazy_gather(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         a = stack[2]
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            g1 = (v1[0].shapes[v1[1]], 'tensor')
+            s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             v1 = (scalar_node(a._data.item(), a.dtype), 0)
-            g1 = (v1[0].shapes[0], 'wrapped')
+            s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
             m1 = operand(1, slow_operand(a, one, sig1).kind)
-            v1, g1 = one[0], sig1[0]
+            v1, s1 = one[0], sig1[0][0]
         frozen = (m0, stack[1], m1, stack[3], )
-        sig = (g0, g1, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, stack[1], m1, stack[3], s0, s1, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -4850,7 +4785,7 @@ def make_lazy_gather(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), (v1[0].hash, v1[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes))
         return from_value((node, 0))
 
     return lazy_gather
@@ -4883,27 +4818,26 @@ def make_lazy_ge_Scalar(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         a1 = a
         v1 = (scalar_node(a), 0)
-        g1 = (v1[0].shapes[0], 'scalar')
+        s1 = v1[0].shapes[0]
         m1 = SCALAR_MARKERS[1]
         frozen = (m0, m1, )
-        sig = (g0, g1, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, m1, s0, s1, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {1: a1}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {1: a1}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -4912,7 +4846,7 @@ def make_lazy_ge_Scalar(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), (v1[0].hash, v1[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes))
         return from_value((node, 0))
 
     return lazy_ge_Scalar
@@ -4945,36 +4879,35 @@ def make_lazy_ge_Tensor(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            g1 = (v1[0].shapes[v1[1]], 'tensor')
+            s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             v1 = (scalar_node(a._data.item(), a.dtype), 0)
-            g1 = (v1[0].shapes[0], 'wrapped')
+            s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
             m1 = operand(1, slow_operand(a, one, sig1).kind)
-            v1, g1 = one[0], sig1[0]
+            v1, s1 = one[0], sig1[0][0]
         frozen = (m0, m1, )
-        sig = (g0, g1, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, m1, s0, s1, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -4983,7 +4916,7 @@ def make_lazy_ge_Tensor(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), (v1[0].hash, v1[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes))
         return from_value((node, 0))
 
     return lazy_ge_Tensor
@@ -5016,22 +4949,21 @@ def make_lazy_gelu(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         frozen = (m0, stack[1], )
-        sig = (g0, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, stack[1], s0, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -5040,7 +4972,7 @@ def make_lazy_gelu(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes))
         return from_value((node, 0))
 
     return lazy_gelu
@@ -5073,27 +5005,26 @@ def make_lazy_gt_Scalar(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         a1 = a
         v1 = (scalar_node(a), 0)
-        g1 = (v1[0].shapes[0], 'scalar')
+        s1 = v1[0].shapes[0]
         m1 = SCALAR_MARKERS[1]
         frozen = (m0, m1, )
-        sig = (g0, g1, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, m1, s0, s1, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {1: a1}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {1: a1}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -5102,7 +5033,7 @@ def make_lazy_gt_Scalar(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), (v1[0].hash, v1[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes))
         return from_value((node, 0))
 
     return lazy_gt_Scalar
@@ -5135,36 +5066,35 @@ def make_lazy_gt_Tensor(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            g1 = (v1[0].shapes[v1[1]], 'tensor')
+            s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             v1 = (scalar_node(a._data.item(), a.dtype), 0)
-            g1 = (v1[0].shapes[0], 'wrapped')
+            s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
             m1 = operand(1, slow_operand(a, one, sig1).kind)
-            v1, g1 = one[0], sig1[0]
+            v1, s1 = one[0], sig1[0][0]
         frozen = (m0, m1, )
-        sig = (g0, g1, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, m1, s0, s1, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -5173,7 +5103,7 @@ def make_lazy_gt_Tensor(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), (v1[0].hash, v1[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes))
         return from_value((node, 0))
 
     return lazy_gt_Tensor
@@ -5342,36 +5272,35 @@ def make_lazy_index_select(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         a = stack[2]
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            g1 = (v1[0].shapes[v1[1]], 'tensor')
+            s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             v1 = (scalar_node(a._data.item(), a.dtype), 0)
-            g1 = (v1[0].shapes[0], 'wrapped')
+            s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
             m1 = operand(1, slow_operand(a, one, sig1).kind)
-            v1, g1 = one[0], sig1[0]
+            v1, s1 = one[0], sig1[0][0]
         frozen = (m0, stack[1], m1, )
-        sig = (g0, g1, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, stack[1], m1, s0, s1, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -5380,7 +5309,7 @@ def make_lazy_index_select(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), (v1[0].hash, v1[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes))
         return from_value((node, 0))
 
     return lazy_index_select
@@ -5413,27 +5342,26 @@ def make_lazy_le_Scalar(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         a1 = a
         v1 = (scalar_node(a), 0)
-        g1 = (v1[0].shapes[0], 'scalar')
+        s1 = v1[0].shapes[0]
         m1 = SCALAR_MARKERS[1]
         frozen = (m0, m1, )
-        sig = (g0, g1, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, m1, s0, s1, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {1: a1}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {1: a1}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -5442,7 +5370,7 @@ def make_lazy_le_Scalar(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), (v1[0].hash, v1[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes))
         return from_value((node, 0))
 
     return lazy_le_Scalar
@@ -5475,36 +5403,35 @@ def make_lazy_le_Tensor(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            g1 = (v1[0].shapes[v1[1]], 'tensor')
+            s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             v1 = (scalar_node(a._data.item(), a.dtype), 0)
-            g1 = (v1[0].shapes[0], 'wrapped')
+            s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
             m1 = operand(1, slow_operand(a, one, sig1).kind)
-            v1, g1 = one[0], sig1[0]
+            v1, s1 = one[0], sig1[0][0]
         frozen = (m0, m1, )
-        sig = (g0, g1, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, m1, s0, s1, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -5513,7 +5440,7 @@ def make_lazy_le_Tensor(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), (v1[0].hash, v1[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes))
         return from_value((node, 0))
 
     return lazy_le_Tensor
@@ -5547,41 +5474,40 @@ def make_lazy_lerp_Scalar(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            g1 = (v1[0].shapes[v1[1]], 'tensor')
+            s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             v1 = (scalar_node(a._data.item(), a.dtype), 0)
-            g1 = (v1[0].shapes[0], 'wrapped')
+            s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
             m1 = operand(1, slow_operand(a, one, sig1).kind)
-            v1, g1 = one[0], sig1[0]
+            v1, s1 = one[0], sig1[0][0]
         a = stack[2]
         a2 = a
         v2 = (scalar_node(a), 0)
-        g2 = (v2[0].shapes[0], 'scalar')
+        s2 = v2[0].shapes[0]
         m2 = SCALAR_MARKERS[2]
         frozen = (m0, m1, m2, )
-        sig = (g0, g1, g2, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, m1, m2, s0, s1, s2, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {2: a2}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind), (s2, m2.kind)], {2: a2}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -5590,7 +5516,7 @@ def make_lazy_lerp_Scalar(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), (v1[0].hash, v1[1]), (v2[0].hash, v2[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], v2[0].hash, v2[1], shapes))
         return from_value((node, 0))
 
     return lazy_lerp_Scalar
@@ -5624,50 +5550,49 @@ def make_lazy_lerp_Tensor(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            g1 = (v1[0].shapes[v1[1]], 'tensor')
+            s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             v1 = (scalar_node(a._data.item(), a.dtype), 0)
-            g1 = (v1[0].shapes[0], 'wrapped')
+            s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
             m1 = operand(1, slow_operand(a, one, sig1).kind)
-            v1, g1 = one[0], sig1[0]
+            v1, s1 = one[0], sig1[0][0]
         a = stack[2]
         if a.__class__ is LazyTensor:
             d = a._data
             v2 = d.ir or d.ir_value()
-            g2 = (v2[0].shapes[v2[1]], 'tensor')
+            s2 = v2[0].shapes[v2[1]]
             m2 = MARKERS[2]
         elif a.__class__ is Tensor and a._wrapped_number:
             v2 = (scalar_node(a._data.item(), a.dtype), 0)
-            g2 = (v2[0].shapes[0], 'wrapped')
+            s2 = v2[0].shapes[0]
             m2 = WRAPPED[2]
         else:
             one, sig1 = [], []
             m2 = operand(2, slow_operand(a, one, sig1).kind)
-            v2, g2 = one[0], sig1[0]
+            v2, s2 = one[0], sig1[0][0]
         frozen = (m0, m1, m2, )
-        sig = (g0, g1, g2, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, m1, m2, s0, s1, s2, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind), (s2, m2.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -5676,7 +5601,7 @@ def make_lazy_lerp_Tensor(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), (v1[0].hash, v1[1]), (v2[0].hash, v2[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], v2[0].hash, v2[1], shapes))
         return from_value((node, 0))
 
     return lazy_lerp_Tensor
@@ -5708,22 +5633,21 @@ def make_lazy_log(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         frozen = (m0, )
-        sig = (g0, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, s0, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -5732,7 +5656,7 @@ def make_lazy_log(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes))
         return from_value((node, 0))
 
     return lazy_log
@@ -5764,22 +5688,21 @@ def make_lazy_log1p(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         frozen = (m0, )
-        sig = (g0, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, s0, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -5788,7 +5711,7 @@ def make_lazy_log1p(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes))
         return from_value((node, 0))
 
     return lazy_log1p
@@ -5821,36 +5744,35 @@ def make_lazy_logical_and(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            g1 = (v1[0].shapes[v1[1]], 'tensor')
+            s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             v1 = (scalar_node(a._data.item(), a.dtype), 0)
-            g1 = (v1[0].shapes[0], 'wrapped')
+            s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
             m1 = operand(1, slow_operand(a, one, sig1).kind)
-            v1, g1 = one[0], sig1[0]
+            v1, s1 = one[0], sig1[0][0]
         frozen = (m0, m1, )
-        sig = (g0, g1, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, m1, s0, s1, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -5859,7 +5781,7 @@ def make_lazy_logical_and(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), (v1[0].hash, v1[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes))
         return from_value((node, 0))
 
     return lazy_logical_and
@@ -5891,22 +5813,21 @@ def make_lazy_logical_not(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         frozen = (m0, )
-        sig = (g0, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, s0, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -5915,7 +5836,7 @@ def make_lazy_logical_not(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes))
         return from_value((node, 0))
 
     return lazy_logical_not
@@ -5948,36 +5869,35 @@ def make_lazy_logical_or(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            g1 = (v1[0].shapes[v1[1]], 'tensor')
+            s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             v1 = (scalar_node(a._data.item(), a.dtype), 0)
-            g1 = (v1[0].shapes[0], 'wrapped')
+            s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
             m1 = operand(1, slow_operand(a, one, sig1).kind)
-            v1, g1 = one[0], sig1[0]
+            v1, s1 = one[0], sig1[0][0]
         frozen = (m0, m1, )
-        sig = (g0, g1, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, m1, s0, s1, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -5986,7 +5906,7 @@ def make_lazy_logical_or(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), (v1[0].hash, v1[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes))
         return from_value((node, 0))
 
     return lazy_logical_or
@@ -6019,36 +5939,35 @@ def make_lazy_logical_xor(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            g1 = (v1[0].shapes[v1[1]], 'tensor')
+            s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             v1 = (scalar_node(a._data.item(), a.dtype), 0)
-            g1 = (v1[0].shapes[0], 'wrapped')
+            s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
             m1 = operand(1, slow_operand(a, one, sig1).kind)
-            v1, g1 = one[0], sig1[0]
+            v1, s1 = one[0], sig1[0][0]
         frozen = (m0, m1, )
-        sig = (g0, g1, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, m1, s0, s1, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -6057,7 +5976,7 @@ def make_lazy_logical_xor(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), (v1[0].hash, v1[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes))
         return from_value((node, 0))
 
     return lazy_logical_xor
@@ -6091,23 +6010,22 @@ def make_lazy_logsumexp(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         l1 = tuple(stack[1])
         frozen = (m0, l1, stack[2], )
-        sig = (g0, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, l1, stack[2], s0, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -6116,7 +6034,7 @@ def make_lazy_logsumexp(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes))
         return from_value((node, 0))
 
     return lazy_logsumexp
@@ -6149,27 +6067,26 @@ def make_lazy_lt_Scalar(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         a1 = a
         v1 = (scalar_node(a), 0)
-        g1 = (v1[0].shapes[0], 'scalar')
+        s1 = v1[0].shapes[0]
         m1 = SCALAR_MARKERS[1]
         frozen = (m0, m1, )
-        sig = (g0, g1, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, m1, s0, s1, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {1: a1}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {1: a1}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -6178,7 +6095,7 @@ def make_lazy_lt_Scalar(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), (v1[0].hash, v1[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes))
         return from_value((node, 0))
 
     return lazy_lt_Scalar
@@ -6211,36 +6128,35 @@ def make_lazy_lt_Tensor(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            g1 = (v1[0].shapes[v1[1]], 'tensor')
+            s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             v1 = (scalar_node(a._data.item(), a.dtype), 0)
-            g1 = (v1[0].shapes[0], 'wrapped')
+            s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
             m1 = operand(1, slow_operand(a, one, sig1).kind)
-            v1, g1 = one[0], sig1[0]
+            v1, s1 = one[0], sig1[0][0]
         frozen = (m0, m1, )
-        sig = (g0, g1, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, m1, s0, s1, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -6249,7 +6165,7 @@ def make_lazy_lt_Tensor(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), (v1[0].hash, v1[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes))
         return from_value((node, 0))
 
     return lazy_lt_Tensor
@@ -6283,41 +6199,40 @@ def make_lazy_masked_fill_Scalar(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            g1 = (v1[0].shapes[v1[1]], 'tensor')
+            s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             v1 = (scalar_node(a._data.item(), a.dtype), 0)
-            g1 = (v1[0].shapes[0], 'wrapped')
+            s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
             m1 = operand(1, slow_operand(a, one, sig1).kind)
-            v1, g1 = one[0], sig1[0]
+            v1, s1 = one[0], sig1[0][0]
         a = stack[2]
         a2 = a
         v2 = (scalar_node(a), 0)
-        g2 = (v2[0].shapes[0], 'scalar')
+        s2 = v2[0].shapes[0]
         m2 = SCALAR_MARKERS[2]
         frozen = (m0, m1, m2, )
-        sig = (g0, g1, g2, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, m1, m2, s0, s1, s2, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {2: a2}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind), (s2, m2.kind)], {2: a2}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -6326,7 +6241,7 @@ def make_lazy_masked_fill_Scalar(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), (v1[0].hash, v1[1]), (v2[0].hash, v2[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], v2[0].hash, v2[1], shapes))
         return from_value((node, 0))
 
     return lazy_masked_fill_Scalar
@@ -6360,50 +6275,49 @@ def make_lazy_masked_fill_Tensor(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            g1 = (v1[0].shapes[v1[1]], 'tensor')
+            s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             v1 = (scalar_node(a._data.item(), a.dtype), 0)
-            g1 = (v1[0].shapes[0], 'wrapped')
+            s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
             m1 = operand(1, slow_operand(a, one, sig1).kind)
-            v1, g1 = one[0], sig1[0]
+            v1, s1 = one[0], sig1[0][0]
         a = stack[2]
         if a.__class__ is LazyTensor:
             d = a._data
             v2 = d.ir or d.ir_value()
-            g2 = (v2[0].shapes[v2[1]], 'tensor')
+            s2 = v2[0].shapes[v2[1]]
             m2 = MARKERS[2]
         elif a.__class__ is Tensor and a._wrapped_number:
             v2 = (scalar_node(a._data.item(), a.dtype), 0)
-            g2 = (v2[0].shapes[0], 'wrapped')
+            s2 = v2[0].shapes[0]
             m2 = WRAPPED[2]
         else:
             one, sig1 = [], []
             m2 = operand(2, slow_operand(a, one, sig1).kind)
-            v2, g2 = one[0], sig1[0]
+            v2, s2 = one[0], sig1[0][0]
         frozen = (m0, m1, m2, )
-        sig = (g0, g1, g2, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, m1, m2, s0, s1, s2, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind), (s2, m2.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -6412,7 +6326,7 @@ def make_lazy_masked_fill_Tensor(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), (v1[0].hash, v1[1]), (v2[0].hash, v2[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], v2[0].hash, v2[1], shapes))
         return from_value((node, 0))
 
     return lazy_masked_fill_Tensor
@@ -6444,22 +6358,21 @@ def make_lazy_max(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         frozen = (m0, )
-        sig = (g0, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, s0, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -6468,7 +6381,7 @@ def make_lazy_max(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes))
         return from_value((node, 0))
 
     return lazy_max
@@ -6502,22 +6415,21 @@ def make_lazy_max_dim(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         frozen = (m0, stack[1], stack[2], )
-        sig = (g0, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, stack[1], stack[2], s0, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -6526,7 +6438,7 @@ def make_lazy_max_dim(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes))
         return wrap(node)
 
     return lazy_max_dim
@@ -6559,36 +6471,35 @@ def make_lazy_maximum(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            g1 = (v1[0].shapes[v1[1]], 'tensor')
+            s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             v1 = (scalar_node(a._data.item(), a.dtype), 0)
-            g1 = (v1[0].shapes[0], 'wrapped')
+            s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
             m1 = operand(1, slow_operand(a, one, sig1).kind)
-            v1, g1 = one[0], sig1[0]
+            v1, s1 = one[0], sig1[0][0]
         frozen = (m0, m1, )
-        sig = (g0, g1, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, m1, s0, s1, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -6597,7 +6508,7 @@ def make_lazy_maximum(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), (v1[0].hash, v1[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes))
         return from_value((node, 0))
 
     return lazy_maximum
@@ -6630,22 +6541,21 @@ def make_lazy_mean(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         frozen = (m0, stack[1], )
-        sig = (g0, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, stack[1], s0, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -6654,7 +6564,7 @@ def make_lazy_mean(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes))
         return from_value((node, 0))
 
     return lazy_mean
@@ -6689,25 +6599,24 @@ def make_lazy_mean_dim(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         l1 = stack[1]
         if l1 is not None:
             l1 = tuple(l1)
         frozen = (m0, l1, stack[2], stack[3], )
-        sig = (g0, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, l1, stack[2], stack[3], s0, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -6716,7 +6625,7 @@ def make_lazy_mean_dim(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes))
         return from_value((node, 0))
 
     return lazy_mean_dim
@@ -6748,22 +6657,21 @@ def make_lazy_min(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         frozen = (m0, )
-        sig = (g0, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, s0, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -6772,7 +6680,7 @@ def make_lazy_min(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes))
         return from_value((node, 0))
 
     return lazy_min
@@ -6806,22 +6714,21 @@ def make_lazy_min_dim(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         frozen = (m0, stack[1], stack[2], )
-        sig = (g0, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, stack[1], stack[2], s0, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -6830,7 +6737,7 @@ def make_lazy_min_dim(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes))
         return wrap(node)
 
     return lazy_min_dim
@@ -6863,36 +6770,35 @@ def make_lazy_minimum(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            g1 = (v1[0].shapes[v1[1]], 'tensor')
+            s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             v1 = (scalar_node(a._data.item(), a.dtype), 0)
-            g1 = (v1[0].shapes[0], 'wrapped')
+            s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
             m1 = operand(1, slow_operand(a, one, sig1).kind)
-            v1, g1 = one[0], sig1[0]
+            v1, s1 = one[0], sig1[0][0]
         frozen = (m0, m1, )
-        sig = (g0, g1, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, m1, s0, s1, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -6901,7 +6807,7 @@ def make_lazy_minimum(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), (v1[0].hash, v1[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes))
         return from_value((node, 0))
 
     return lazy_minimum
@@ -6934,36 +6840,35 @@ def make_lazy_mm(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            g1 = (v1[0].shapes[v1[1]], 'tensor')
+            s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             v1 = (scalar_node(a._data.item(), a.dtype), 0)
-            g1 = (v1[0].shapes[0], 'wrapped')
+            s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
             m1 = operand(1, slow_operand(a, one, sig1).kind)
-            v1, g1 = one[0], sig1[0]
+            v1, s1 = one[0], sig1[0][0]
         frozen = (m0, m1, )
-        sig = (g0, g1, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, m1, s0, s1, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -6972,7 +6877,7 @@ def make_lazy_mm(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), (v1[0].hash, v1[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes))
         return from_value((node, 0))
 
     return lazy_mm
@@ -7005,27 +6910,26 @@ def make_lazy_mul_Scalar(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         a1 = a
         v1 = (scalar_node(a), 0)
-        g1 = (v1[0].shapes[0], 'scalar')
+        s1 = v1[0].shapes[0]
         m1 = SCALAR_MARKERS[1]
         frozen = (m0, m1, )
-        sig = (g0, g1, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, m1, s0, s1, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {1: a1}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {1: a1}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -7034,7 +6938,7 @@ def make_lazy_mul_Scalar(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), (v1[0].hash, v1[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes))
         return from_value((node, 0))
 
     return lazy_mul_Scalar
@@ -7067,36 +6971,35 @@ def make_lazy_mul_Tensor(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            g1 = (v1[0].shapes[v1[1]], 'tensor')
+            s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             v1 = (scalar_node(a._data.item(), a.dtype), 0)
-            g1 = (v1[0].shapes[0], 'wrapped')
+            s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
             m1 = operand(1, slow_operand(a, one, sig1).kind)
-            v1, g1 = one[0], sig1[0]
+            v1, s1 = one[0], sig1[0][0]
         frozen = (m0, m1, )
-        sig = (g0, g1, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, m1, s0, s1, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -7105,7 +7008,7 @@ def make_lazy_mul_Tensor(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), (v1[0].hash, v1[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes))
         return from_value((node, 0))
 
     return lazy_mul_Tensor
@@ -7138,36 +7041,35 @@ def make_lazy_mv(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            g1 = (v1[0].shapes[v1[1]], 'tensor')
+            s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             v1 = (scalar_node(a._data.item(), a.dtype), 0)
-            g1 = (v1[0].shapes[0], 'wrapped')
+            s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
             m1 = operand(1, slow_operand(a, one, sig1).kind)
-            v1, g1 = one[0], sig1[0]
+            v1, s1 = one[0], sig1[0][0]
         frozen = (m0, m1, )
-        sig = (g0, g1, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, m1, s0, s1, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -7176,7 +7078,7 @@ def make_lazy_mv(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), (v1[0].hash, v1[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes))
         return from_value((node, 0))
 
     return lazy_mv
@@ -7211,22 +7113,21 @@ def make_lazy_narrow_copy(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         frozen = (m0, stack[1], stack[2], stack[3], )
-        sig = (g0, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, stack[1], stack[2], stack[3], s0, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -7235,7 +7136,7 @@ def make_lazy_narrow_copy(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes))
         return from_value((node, 0))
 
     return lazy_narrow_copy
@@ -7359,27 +7260,26 @@ def make_lazy_ne_Scalar(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         a1 = a
         v1 = (scalar_node(a), 0)
-        g1 = (v1[0].shapes[0], 'scalar')
+        s1 = v1[0].shapes[0]
         m1 = SCALAR_MARKERS[1]
         frozen = (m0, m1, )
-        sig = (g0, g1, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, m1, s0, s1, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {1: a1}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {1: a1}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -7388,7 +7288,7 @@ def make_lazy_ne_Scalar(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), (v1[0].hash, v1[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes))
         return from_value((node, 0))
 
     return lazy_ne_Scalar
@@ -7421,36 +7321,35 @@ def make_lazy_ne_Tensor(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            g1 = (v1[0].shapes[v1[1]], 'tensor')
+            s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             v1 = (scalar_node(a._data.item(), a.dtype), 0)
-            g1 = (v1[0].shapes[0], 'wrapped')
+            s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
             m1 = operand(1, slow_operand(a, one, sig1).kind)
-            v1, g1 = one[0], sig1[0]
+            v1, s1 = one[0], sig1[0][0]
         frozen = (m0, m1, )
-        sig = (g0, g1, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, m1, s0, s1, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -7459,7 +7358,7 @@ def make_lazy_ne_Tensor(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), (v1[0].hash, v1[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes))
         return from_value((node, 0))
 
     return lazy_ne_Tensor
@@ -7491,22 +7390,21 @@ def make_lazy_neg(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         frozen = (m0, )
-        sig = (g0, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, s0, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -7515,7 +7413,7 @@ def make_lazy_neg(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes))
         return from_value((node, 0))
 
     return lazy_neg
@@ -7726,27 +7624,26 @@ def make_lazy_norm_Scalar(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         a1 = a
         v1 = (scalar_node(a), 0)
-        g1 = (v1[0].shapes[0], 'scalar')
+        s1 = v1[0].shapes[0]
         m1 = SCALAR_MARKERS[1]
         frozen = (m0, m1, )
-        sig = (g0, g1, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, m1, s0, s1, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {1: a1}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {1: a1}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -7755,7 +7652,7 @@ def make_lazy_norm_Scalar(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), (v1[0].hash, v1[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes))
         return from_value((node, 0))
 
     return lazy_norm_Scalar
@@ -7987,23 +7884,22 @@ def make_lazy_permute_copy(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         l1 = tuple(stack[1])
         frozen = (m0, l1, )
-        sig = (g0, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, l1, s0, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -8012,7 +7908,7 @@ def make_lazy_permute_copy(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes))
         return from_value((node, 0))
 
     return lazy_permute_copy
@@ -8044,28 +7940,27 @@ def make_lazy_pow_Scalar(PLAN, NODE):
         a = stack[0]
         a0 = a
         v0 = (scalar_node(a), 0)
-        g0 = (v0[0].shapes[0], 'scalar')
+        s0 = v0[0].shapes[0]
         m0 = SCALAR_MARKERS[0]
         a = stack[1]
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            g1 = (v1[0].shapes[v1[1]], 'tensor')
+            s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             v1 = (scalar_node(a._data.item(), a.dtype), 0)
-            g1 = (v1[0].shapes[0], 'wrapped')
+            s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
             m1 = operand(1, slow_operand(a, one, sig1).kind)
-            v1, g1 = one[0], sig1[0]
+            v1, s1 = one[0], sig1[0][0]
         frozen = (m0, m1, )
-        sig = (g0, g1, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, m1, s0, s1, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {0: a0}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {0: a0}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -8074,7 +7969,7 @@ def make_lazy_pow_Scalar(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), (v1[0].hash, v1[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes))
         return from_value((node, 0))
 
     return lazy_pow_Scalar
@@ -8107,27 +8002,26 @@ def make_lazy_pow_Tensor_Scalar(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         a1 = a
         v1 = (scalar_node(a), 0)
-        g1 = (v1[0].shapes[0], 'scalar')
+        s1 = v1[0].shapes[0]
         m1 = SCALAR_MARKERS[1]
         frozen = (m0, m1, )
-        sig = (g0, g1, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, m1, s0, s1, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {1: a1}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {1: a1}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -8136,7 +8030,7 @@ def make_lazy_pow_Tensor_Scalar(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), (v1[0].hash, v1[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes))
         return from_value((node, 0))
 
     return lazy_pow_Tensor_Scalar
@@ -8169,36 +8063,35 @@ def make_lazy_pow_Tensor_Tensor(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            g1 = (v1[0].shapes[v1[1]], 'tensor')
+            s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             v1 = (scalar_node(a._data.item(), a.dtype), 0)
-            g1 = (v1[0].shapes[0], 'wrapped')
+            s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
             m1 = operand(1, slow_operand(a, one, sig1).kind)
-            v1, g1 = one[0], sig1[0]
+            v1, s1 = one[0], sig1[0][0]
         frozen = (m0, m1, )
-        sig = (g0, g1, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, m1, s0, s1, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -8207,7 +8100,7 @@ def make_lazy_pow_Tensor_Tensor(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), (v1[0].hash, v1[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes))
         return from_value((node, 0))
 
     return lazy_pow_Tensor_Tensor
@@ -8240,22 +8133,21 @@ def make_lazy_prod(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         frozen = (m0, stack[1], )
-        sig = (g0, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, stack[1], s0, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -8264,7 +8156,7 @@ def make_lazy_prod(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes))
         return from_value((node, 0))
 
     return lazy_prod
@@ -8299,22 +8191,21 @@ def make_lazy_prod_dim_int(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         frozen = (m0, stack[1], stack[2], stack[3], )
-        sig = (g0, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, stack[1], stack[2], stack[3], s0, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -8323,7 +8214,7 @@ def make_lazy_prod_dim_int(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes))
         return from_value((node, 0))
 
     return lazy_prod_dim_int
@@ -8355,22 +8246,21 @@ def make_lazy_relu(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         frozen = (m0, )
-        sig = (g0, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, s0, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -8379,7 +8269,7 @@ def make_lazy_relu(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes))
         return from_value((node, 0))
 
     return lazy_relu
@@ -8412,27 +8302,26 @@ def make_lazy_remainder_Scalar(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         a1 = a
         v1 = (scalar_node(a), 0)
-        g1 = (v1[0].shapes[0], 'scalar')
+        s1 = v1[0].shapes[0]
         m1 = SCALAR_MARKERS[1]
         frozen = (m0, m1, )
-        sig = (g0, g1, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, m1, s0, s1, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {1: a1}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {1: a1}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -8441,7 +8330,7 @@ def make_lazy_remainder_Scalar(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), (v1[0].hash, v1[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes))
         return from_value((node, 0))
 
     return lazy_remainder_Scalar
@@ -8473,28 +8362,27 @@ def make_lazy_remainder_Scalar_Tensor(PLAN, NODE):
         a = stack[0]
         a0 = a
         v0 = (scalar_node(a), 0)
-        g0 = (v0[0].shapes[0], 'scalar')
+        s0 = v0[0].shapes[0]
         m0 = SCALAR_MARKERS[0]
         a = stack[1]
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            g1 = (v1[0].shapes[v1[1]], 'tensor')
+            s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             v1 = (scalar_node(a._data.item(), a.dtype), 0)
-            g1 = (v1[0].shapes[0], 'wrapped')
+            s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
             m1 = operand(1, slow_operand(a, one, sig1).kind)
-            v1, g1 = one[0], sig1[0]
+            v1, s1 = one[0], sig1[0][0]
         frozen = (m0, m1, )
-        sig = (g0, g1, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, m1, s0, s1, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {0: a0}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {0: a0}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -8503,7 +8391,7 @@ def make_lazy_remainder_Scalar_Tensor(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), (v1[0].hash, v1[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes))
         return from_value((node, 0))
 
     return lazy_remainder_Scalar_Tensor
@@ -8536,36 +8424,35 @@ def make_lazy_remainder_Tensor(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            g1 = (v1[0].shapes[v1[1]], 'tensor')
+            s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             v1 = (scalar_node(a._data.item(), a.dtype), 0)
-            g1 = (v1[0].shapes[0], 'wrapped')
+            s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
             m1 = operand(1, slow_operand(a, one, sig1).kind)
-            v1, g1 = one[0], sig1[0]
+            v1, s1 = one[0], sig1[0][0]
         frozen = (m0, m1, )
-        sig = (g0, g1, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, m1, s0, s1, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -8574,7 +8461,7 @@ def make_lazy_remainder_Tensor(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), (v1[0].hash, v1[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes))
         return from_value((node, 0))
 
     return lazy_remainder_Tensor
@@ -8607,23 +8494,22 @@ def make_lazy_repeat(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         l1 = tuple(stack[1])
         frozen = (m0, l1, )
-        sig = (g0, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, l1, s0, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -8632,7 +8518,7 @@ def make_lazy_repeat(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes))
         return from_value((node, 0))
 
     return lazy_repeat
@@ -8666,24 +8552,23 @@ def make_lazy_roll(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         l1 = tuple(stack[1])
         l2 = tuple(stack[2])
         frozen = (m0, l1, l2, )
-        sig = (g0, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, l1, l2, s0, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -8692,7 +8577,7 @@ def make_lazy_roll(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes))
         return from_value((node, 0))
 
     return lazy_roll
@@ -8724,22 +8609,21 @@ def make_lazy_round(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         frozen = (m0, )
-        sig = (g0, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, s0, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -8748,7 +8632,7 @@ def make_lazy_round(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes))
         return from_value((node, 0))
 
     return lazy_round
@@ -8781,22 +8665,21 @@ def make_lazy_round_decimals(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         frozen = (m0, stack[1], )
-        sig = (g0, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, stack[1], s0, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -8805,7 +8688,7 @@ def make_lazy_round_decimals(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes))
         return from_value((node, 0))
 
     return lazy_round_decimals
@@ -8837,22 +8720,21 @@ def make_lazy_rsqrt(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         frozen = (m0, )
-        sig = (g0, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, s0, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -8861,7 +8743,7 @@ def make_lazy_rsqrt(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes))
         return from_value((node, 0))
 
     return lazy_rsqrt
@@ -8895,32 +8777,31 @@ def make_lazy_rsub_Scalar(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         a1 = a
         v1 = (scalar_node(a), 0)
-        g1 = (v1[0].shapes[0], 'scalar')
+        s1 = v1[0].shapes[0]
         m1 = SCALAR_MARKERS[1]
         a = stack[2]
         a2 = a
         v2 = (scalar_node(a), 0)
-        g2 = (v2[0].shapes[0], 'scalar')
+        s2 = v2[0].shapes[0]
         m2 = SCALAR_MARKERS[2]
         frozen = (m0, m1, m2, )
-        sig = (g0, g1, g2, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, m1, m2, s0, s1, s2, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {1: a1, 2: a2}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind), (s2, m2.kind)], {1: a1, 2: a2}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -8929,7 +8810,7 @@ def make_lazy_rsub_Scalar(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), (v1[0].hash, v1[1]), (v2[0].hash, v2[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], v2[0].hash, v2[1], shapes))
         return from_value((node, 0))
 
     return lazy_rsub_Scalar
@@ -8963,41 +8844,40 @@ def make_lazy_rsub_Tensor(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            g1 = (v1[0].shapes[v1[1]], 'tensor')
+            s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             v1 = (scalar_node(a._data.item(), a.dtype), 0)
-            g1 = (v1[0].shapes[0], 'wrapped')
+            s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
             m1 = operand(1, slow_operand(a, one, sig1).kind)
-            v1, g1 = one[0], sig1[0]
+            v1, s1 = one[0], sig1[0][0]
         a = stack[2]
         a2 = a
         v2 = (scalar_node(a), 0)
-        g2 = (v2[0].shapes[0], 'scalar')
+        s2 = v2[0].shapes[0]
         m2 = SCALAR_MARKERS[2]
         frozen = (m0, m1, m2, )
-        sig = (g0, g1, g2, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, m1, m2, s0, s1, s2, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {2: a2}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind), (s2, m2.kind)], {2: a2}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -9006,7 +8886,7 @@ def make_lazy_rsub_Tensor(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), (v1[0].hash, v1[1]), (v2[0].hash, v2[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], v2[0].hash, v2[1], shapes))
         return from_value((node, 0))
 
     return lazy_rsub_Tensor
@@ -9042,50 +8922,49 @@ def make_lazy_scatter_reduce(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         a = stack[2]
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            g1 = (v1[0].shapes[v1[1]], 'tensor')
+            s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             v1 = (scalar_node(a._data.item(), a.dtype), 0)
-            g1 = (v1[0].shapes[0], 'wrapped')
+            s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
             m1 = operand(1, slow_operand(a, one, sig1).kind)
-            v1, g1 = one[0], sig1[0]
+            v1, s1 = one[0], sig1[0][0]
         a = stack[3]
         if a.__class__ is LazyTensor:
             d = a._data
             v2 = d.ir or d.ir_value()
-            g2 = (v2[0].shapes[v2[1]], 'tensor')
+            s2 = v2[0].shapes[v2[1]]
             m2 = MARKERS[2]
         elif a.__class__ is Tensor and a._wrapped_number:
             v2 = (scalar_node(a._data.item(), a.dtype), 0)
-            g2 = (v2[0].shapes[0], 'wrapped')
+            s2 = v2[0].shapes[0]
             m2 = WRAPPED[2]
         else:
             one, sig1 = [], []
             m2 = operand(2, slow_operand(a, one, sig1).kind)
-            v2, g2 = one[0], sig1[0]
+            v2, s2 = one[0], sig1[0][0]
         frozen = (m0, stack[1], m1, m2, stack[4], )
-        sig = (g0, g1, g2, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, stack[1], m1, m2, stack[4], s0, s1, s2, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind), (s2, m2.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -9094,7 +8973,7 @@ def make_lazy_scatter_reduce(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), (v1[0].hash, v1[1]), (v2[0].hash, v2[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], v2[0].hash, v2[1], shapes))
         return from_value((node, 0))
 
     return lazy_scatter_reduce
@@ -9129,50 +9008,49 @@ def make_lazy_scatter_src(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         a = stack[2]
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            g1 = (v1[0].shapes[v1[1]], 'tensor')
+            s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             v1 = (scalar_node(a._data.item(), a.dtype), 0)
-            g1 = (v1[0].shapes[0], 'wrapped')
+            s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
             m1 = operand(1, slow_operand(a, one, sig1).kind)
-            v1, g1 = one[0], sig1[0]
+            v1, s1 = one[0], sig1[0][0]
         a = stack[3]
         if a.__class__ is LazyTensor:
             d = a._data
             v2 = d.ir or d.ir_value()
-            g2 = (v2[0].shapes[v2[1]], 'tensor')
+            s2 = v2[0].shapes[v2[1]]
             m2 = MARKERS[2]
         elif a.__class__ is Tensor and a._wrapped_number:
             v2 = (scalar_node(a._data.item(), a.dtype), 0)
-            g2 = (v2[0].shapes[0], 'wrapped')
+            s2 = v2[0].shapes[0]
             m2 = WRAPPED[2]
         else:
             one, sig1 = [], []
             m2 = operand(2, slow_operand(a, one, sig1).kind)
-            v2, g2 = one[0], sig1[0]
+            v2, s2 = one[0], sig1[0][0]
         frozen = (m0, stack[1], m1, m2, )
-        sig = (g0, g1, g2, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, stack[1], m1, m2, s0, s1, s2, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind), (s2, m2.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -9181,7 +9059,7 @@ def make_lazy_scatter_src(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), (v1[0].hash, v1[1]), (v2[0].hash, v2[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], v2[0].hash, v2[1], shapes))
         return from_value((node, 0))
 
     return lazy_scatter_src
@@ -9216,41 +9094,40 @@ def make_lazy_scatter_value(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         a = stack[2]
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            g1 = (v1[0].shapes[v1[1]], 'tensor')
+            s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             v1 = (scalar_node(a._data.item(), a.dtype), 0)
-            g1 = (v1[0].shapes[0], 'wrapped')
+            s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
             m1 = operand(1, slow_operand(a, one, sig1).kind)
-            v1, g1 = one[0], sig1[0]
+            v1, s1 = one[0], sig1[0][0]
         a = stack[3]
         a2 = a
         v2 = (scalar_node(a), 0)
-        g2 = (v2[0].shapes[0], 'scalar')
+        s2 = v2[0].shapes[0]
         m2 = SCALAR_MARKERS[2]
         frozen = (m0, stack[1], m1, m2, )
-        sig = (g0, g1, g2, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, stack[1], m1, m2, s0, s1, s2, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {2: a2}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind), (s2, m2.kind)], {2: a2}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -9259,7 +9136,7 @@ def make_lazy_scatter_value(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), (v1[0].hash, v1[1]), (v2[0].hash, v2[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], v2[0].hash, v2[1], shapes))
         return from_value((node, 0))
 
     return lazy_scatter_value
@@ -9295,41 +9172,40 @@ def make_lazy_scatter_value_reduce(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         a = stack[2]
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            g1 = (v1[0].shapes[v1[1]], 'tensor')
+            s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             v1 = (scalar_node(a._data.item(), a.dtype), 0)
-            g1 = (v1[0].shapes[0], 'wrapped')
+            s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
             m1 = operand(1, slow_operand(a, one, sig1).kind)
-            v1, g1 = one[0], sig1[0]
+            v1, s1 = one[0], sig1[0][0]
         a = stack[3]
         a2 = a
         v2 = (scalar_node(a), 0)
-        g2 = (v2[0].shapes[0], 'scalar')
+        s2 = v2[0].shapes[0]
         m2 = SCALAR_MARKERS[2]
         frozen = (m0, stack[1], m1, m2, stack[4], )
-        sig = (g0, g1, g2, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, stack[1], m1, m2, stack[4], s0, s1, s2, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {2: a2}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind), (s2, m2.kind)], {2: a2}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -9338,7 +9214,7 @@ def make_lazy_scatter_value_reduce(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), (v1[0].hash, v1[1]), (v2[0].hash, v2[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], v2[0].hash, v2[1], shapes))
         return from_value((node, 0))
 
     return lazy_scatter_value_reduce
@@ -9373,50 +9249,49 @@ def make_lazy_scatter_add(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         a = stack[2]
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            g1 = (v1[0].shapes[v1[1]], 'tensor')
+            s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             v1 = (scalar_node(a._data.item(), a.dtype), 0)
-            g1 = (v1[0].shapes[0], 'wrapped')
+            s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
             m1 = operand(1, slow_operand(a, one, sig1).kind)
-            v1, g1 = one[0], sig1[0]
+            v1, s1 = one[0], sig1[0][0]
         a = stack[3]
         if a.__class__ is LazyTensor:
             d = a._data
             v2 = d.ir or d.ir_value()
-            g2 = (v2[0].shapes[v2[1]], 'tensor')
+            s2 = v2[0].shapes[v2[1]]
             m2 = MARKERS[2]
         elif a.__class__ is Tensor and a._wrapped_number:
             v2 = (scalar_node(a._data.item(), a.dtype), 0)
-            g2 = (v2[0].shapes[0], 'wrapped')
+            s2 = v2[0].shapes[0]
             m2 = WRAPPED[2]
         else:
             one, sig1 = [], []
             m2 = operand(2, slow_operand(a, one, sig1).kind)
-            v2, g2 = one[0], sig1[0]
+            v2, s2 = one[0], sig1[0][0]
         frozen = (m0, stack[1], m1, m2, )
-        sig = (g0, g1, g2, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, stack[1], m1, m2, s0, s1, s2, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind), (s2, m2.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -9425,7 +9300,7 @@ def make_lazy_scatter_add(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), (v1[0].hash, v1[1]), (v2[0].hash, v2[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], v2[0].hash, v2[1], shapes))
         return from_value((node, 0))
 
     return lazy_scatter_add
@@ -9459,22 +9334,21 @@ def make_lazy_select_copy_int(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         frozen = (m0, stack[1], stack[2], )
-        sig = (g0, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, stack[1], stack[2], s0, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -9483,7 +9357,7 @@ def make_lazy_select_copy_int(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes))
         return from_value((node, 0))
 
     return lazy_select_copy_int
@@ -9518,36 +9392,35 @@ def make_lazy_select_scatter(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            g1 = (v1[0].shapes[v1[1]], 'tensor')
+            s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             v1 = (scalar_node(a._data.item(), a.dtype), 0)
-            g1 = (v1[0].shapes[0], 'wrapped')
+            s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
             m1 = operand(1, slow_operand(a, one, sig1).kind)
-            v1, g1 = one[0], sig1[0]
+            v1, s1 = one[0], sig1[0][0]
         frozen = (m0, m1, stack[2], stack[3], )
-        sig = (g0, g1, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, m1, stack[2], stack[3], s0, s1, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -9556,7 +9429,7 @@ def make_lazy_select_scatter(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), (v1[0].hash, v1[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes))
         return from_value((node, 0))
 
     return lazy_select_scatter
@@ -9588,22 +9461,21 @@ def make_lazy_sigmoid(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         frozen = (m0, )
-        sig = (g0, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, s0, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -9612,7 +9484,7 @@ def make_lazy_sigmoid(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes))
         return from_value((node, 0))
 
     return lazy_sigmoid
@@ -9644,22 +9516,21 @@ def make_lazy_sign(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         frozen = (m0, )
-        sig = (g0, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, s0, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -9668,7 +9539,7 @@ def make_lazy_sign(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes))
         return from_value((node, 0))
 
     return lazy_sign
@@ -9700,22 +9571,21 @@ def make_lazy_silu(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         frozen = (m0, )
-        sig = (g0, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, s0, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -9724,7 +9594,7 @@ def make_lazy_silu(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes))
         return from_value((node, 0))
 
     return lazy_silu
@@ -9756,22 +9626,21 @@ def make_lazy_sin(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         frozen = (m0, )
-        sig = (g0, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, s0, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -9780,7 +9649,7 @@ def make_lazy_sin(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes))
         return from_value((node, 0))
 
     return lazy_sin
@@ -9816,22 +9685,21 @@ def make_lazy_slice_copy_Tensor(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         frozen = (m0, stack[1], stack[2], stack[3], stack[4], )
-        sig = (g0, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, stack[1], stack[2], stack[3], stack[4], s0, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -9840,7 +9708,7 @@ def make_lazy_slice_copy_Tensor(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes))
         return from_value((node, 0))
 
     return lazy_slice_copy_Tensor
@@ -9877,36 +9745,35 @@ def make_lazy_slice_scatter(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            g1 = (v1[0].shapes[v1[1]], 'tensor')
+            s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             v1 = (scalar_node(a._data.item(), a.dtype), 0)
-            g1 = (v1[0].shapes[0], 'wrapped')
+            s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
             m1 = operand(1, slow_operand(a, one, sig1).kind)
-            v1, g1 = one[0], sig1[0]
+            v1, s1 = one[0], sig1[0][0]
         frozen = (m0, m1, stack[2], stack[3], stack[4], stack[5], )
-        sig = (g0, g1, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, m1, stack[2], stack[3], stack[4], stack[5], s0, s1, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -9915,7 +9782,7 @@ def make_lazy_slice_scatter(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), (v1[0].hash, v1[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes))
         return from_value((node, 0))
 
     return lazy_slice_scatter
@@ -9949,22 +9816,21 @@ def make_lazy_sort(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         frozen = (m0, stack[1], stack[2], )
-        sig = (g0, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, stack[1], stack[2], s0, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -9973,7 +9839,7 @@ def make_lazy_sort(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes))
         return wrap(node)
 
     return lazy_sort
@@ -10008,22 +9874,21 @@ def make_lazy_sort_stable(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         frozen = (m0, stack[1], stack[2], stack[3], )
-        sig = (g0, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, stack[1], stack[2], stack[3], s0, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -10032,7 +9897,7 @@ def make_lazy_sort_stable(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes))
         return wrap(node)
 
     return lazy_sort_stable
@@ -10066,22 +9931,21 @@ def make_lazy_split_copy_Tensor(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         frozen = (m0, stack[1], stack[2], )
-        sig = (g0, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, stack[1], stack[2], s0, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -10090,7 +9954,7 @@ def make_lazy_split_copy_Tensor(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes))
         return wrap(node)
 
     return lazy_split_copy_Tensor
@@ -10124,23 +9988,22 @@ def make_lazy_split_with_sizes_copy(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         l1 = tuple(stack[1])
         frozen = (m0, l1, stack[2], )
-        sig = (g0, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, l1, stack[2], s0, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -10149,7 +10012,7 @@ def make_lazy_split_with_sizes_copy(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes))
         return wrap(node)
 
     return lazy_split_with_sizes_copy
@@ -10181,22 +10044,21 @@ def make_lazy_sqrt(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         frozen = (m0, )
-        sig = (g0, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, s0, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -10205,7 +10067,7 @@ def make_lazy_sqrt(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes))
         return from_value((node, 0))
 
     return lazy_sqrt
@@ -10237,22 +10099,21 @@ def make_lazy_squeeze_copy(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         frozen = (m0, )
-        sig = (g0, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, s0, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -10261,7 +10122,7 @@ def make_lazy_squeeze_copy(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes))
         return from_value((node, 0))
 
     return lazy_squeeze_copy
@@ -10294,22 +10155,21 @@ def make_lazy_squeeze_copy_dim(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         frozen = (m0, stack[1], )
-        sig = (g0, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, stack[1], s0, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -10318,7 +10178,7 @@ def make_lazy_squeeze_copy_dim(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes))
         return from_value((node, 0))
 
     return lazy_squeeze_copy_dim
@@ -10351,23 +10211,22 @@ def make_lazy_squeeze_copy_dims(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         l1 = tuple(stack[1])
         frozen = (m0, l1, )
-        sig = (g0, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, l1, s0, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -10376,7 +10235,7 @@ def make_lazy_squeeze_copy_dims(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes))
         return from_value((node, 0))
 
     return lazy_squeeze_copy_dims
@@ -10521,32 +10380,31 @@ def make_lazy_sub_Scalar(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         a1 = a
         v1 = (scalar_node(a), 0)
-        g1 = (v1[0].shapes[0], 'scalar')
+        s1 = v1[0].shapes[0]
         m1 = SCALAR_MARKERS[1]
         a = stack[2]
         a2 = a
         v2 = (scalar_node(a), 0)
-        g2 = (v2[0].shapes[0], 'scalar')
+        s2 = v2[0].shapes[0]
         m2 = SCALAR_MARKERS[2]
         frozen = (m0, m1, m2, )
-        sig = (g0, g1, g2, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, m1, m2, s0, s1, s2, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {1: a1, 2: a2}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind), (s2, m2.kind)], {1: a1, 2: a2}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -10555,7 +10413,7 @@ def make_lazy_sub_Scalar(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), (v1[0].hash, v1[1]), (v2[0].hash, v2[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], v2[0].hash, v2[1], shapes))
         return from_value((node, 0))
 
     return lazy_sub_Scalar
@@ -10589,41 +10447,40 @@ def make_lazy_sub_Tensor(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            g1 = (v1[0].shapes[v1[1]], 'tensor')
+            s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             v1 = (scalar_node(a._data.item(), a.dtype), 0)
-            g1 = (v1[0].shapes[0], 'wrapped')
+            s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
             m1 = operand(1, slow_operand(a, one, sig1).kind)
-            v1, g1 = one[0], sig1[0]
+            v1, s1 = one[0], sig1[0][0]
         a = stack[2]
         a2 = a
         v2 = (scalar_node(a), 0)
-        g2 = (v2[0].shapes[0], 'scalar')
+        s2 = v2[0].shapes[0]
         m2 = SCALAR_MARKERS[2]
         frozen = (m0, m1, m2, )
-        sig = (g0, g1, g2, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, m1, m2, s0, s1, s2, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {2: a2}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind), (s2, m2.kind)], {2: a2}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -10632,7 +10489,7 @@ def make_lazy_sub_Tensor(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), (v1[0].hash, v1[1]), (v2[0].hash, v2[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], v2[0].hash, v2[1], shapes))
         return from_value((node, 0))
 
     return lazy_sub_Tensor
@@ -10665,22 +10522,21 @@ def make_lazy_sum(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         frozen = (m0, stack[1], )
-        sig = (g0, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, stack[1], s0, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -10689,7 +10545,7 @@ def make_lazy_sum(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes))
         return from_value((node, 0))
 
     return lazy_sum
@@ -10724,25 +10580,24 @@ def make_lazy_sum_dim_IntList(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         l1 = stack[1]
         if l1 is not None:
             l1 = tuple(l1)
         frozen = (m0, l1, stack[2], stack[3], )
-        sig = (g0, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, l1, stack[2], stack[3], s0, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -10751,7 +10606,7 @@ def make_lazy_sum_dim_IntList(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes))
         return from_value((node, 0))
 
     return lazy_sum_dim_IntList
@@ -10783,22 +10638,21 @@ def make_lazy_t_copy(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         frozen = (m0, )
-        sig = (g0, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, s0, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -10807,7 +10661,7 @@ def make_lazy_t_copy(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes))
         return from_value((node, 0))
 
     return lazy_t_copy
@@ -10839,22 +10693,21 @@ def make_lazy_tan(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         frozen = (m0, )
-        sig = (g0, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, s0, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -10863,7 +10716,7 @@ def make_lazy_tan(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes))
         return from_value((node, 0))
 
     return lazy_tan
@@ -10895,22 +10748,21 @@ def make_lazy_tanh(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         frozen = (m0, )
-        sig = (g0, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, s0, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -10919,7 +10771,7 @@ def make_lazy_tanh(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes))
         return from_value((node, 0))
 
     return lazy_tanh
@@ -10955,22 +10807,21 @@ def make_lazy_topk(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         frozen = (m0, stack[1], stack[2], stack[3], stack[4], )
-        sig = (g0, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, stack[1], stack[2], stack[3], stack[4], s0, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -10979,7 +10830,7 @@ def make_lazy_topk(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes))
         return wrap(node)
 
     return lazy_topk
@@ -11013,22 +10864,21 @@ def make_lazy_transpose_copy_int(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         frozen = (m0, stack[1], stack[2], )
-        sig = (g0, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, stack[1], stack[2], s0, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -11037,7 +10887,7 @@ def make_lazy_transpose_copy_int(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes))
         return from_value((node, 0))
 
     return lazy_transpose_copy_int
@@ -11070,22 +10920,21 @@ def make_lazy_tril(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         frozen = (m0, stack[1], )
-        sig = (g0, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, stack[1], s0, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -11094,7 +10943,7 @@ def make_lazy_tril(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes))
         return from_value((node, 0))
 
     return lazy_tril
@@ -11127,22 +10976,21 @@ def make_lazy_triu(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         frozen = (m0, stack[1], )
-        sig = (g0, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, stack[1], s0, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -11151,7 +10999,7 @@ def make_lazy_triu(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes))
         return from_value((node, 0))
 
     return lazy_triu
@@ -11184,22 +11032,21 @@ def make_lazy_unbind_copy_int(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         frozen = (m0, stack[1], )
-        sig = (g0, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, stack[1], s0, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -11208,7 +11055,7 @@ def make_lazy_unbind_copy_int(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes))
         return wrap(node)
 
     return lazy_unbind_copy_int
@@ -11243,22 +11090,21 @@ def make_lazy_unfold_copy(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         frozen = (m0, stack[1], stack[2], stack[3], )
-        sig = (g0, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, stack[1], stack[2], stack[3], s0, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -11267,7 +11113,7 @@ def make_lazy_unfold_copy(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes))
         return from_value((node, 0))
 
     return lazy_unfold_copy
@@ -11300,22 +11146,21 @@ def make_lazy_unsqueeze_copy(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         frozen = (m0, stack[1], )
-        sig = (g0, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, stack[1], s0, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -11324,7 +11169,7 @@ def make_lazy_unsqueeze_copy(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes))
         return from_value((node, 0))
 
     return lazy_unsqueeze_copy
@@ -11423,22 +11268,21 @@ def make_lazy_view_as_complex_copy(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         frozen = (m0, )
-        sig = (g0, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, s0, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -11447,7 +11291,7 @@ def make_lazy_view_as_complex_copy(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes))
         return from_value((node, 0))
 
     return lazy_view_as_complex_copy
@@ -11479,22 +11323,21 @@ def make_lazy_view_as_real_copy(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         frozen = (m0, )
-        sig = (g0, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, s0, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -11503,7 +11346,7 @@ def make_lazy_view_as_real_copy(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes))
         return from_value((node, 0))
 
     return lazy_view_as_real_copy
@@ -11536,23 +11379,22 @@ def make_lazy_view_copy(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         l1 = tuple(stack[1])
         frozen = (m0, l1, )
-        sig = (g0, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, l1, s0, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -11561,7 +11403,7 @@ def make_lazy_view_copy(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes))
         return from_value((node, 0))
 
     return lazy_view_copy
@@ -11595,50 +11437,49 @@ def make_lazy_where_self(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            g1 = (v1[0].shapes[v1[1]], 'tensor')
+            s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             v1 = (scalar_node(a._data.item(), a.dtype), 0)
-            g1 = (v1[0].shapes[0], 'wrapped')
+            s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
             m1 = operand(1, slow_operand(a, one, sig1).kind)
-            v1, g1 = one[0], sig1[0]
+            v1, s1 = one[0], sig1[0][0]
         a = stack[2]
         if a.__class__ is LazyTensor:
             d = a._data
             v2 = d.ir or d.ir_value()
-            g2 = (v2[0].shapes[v2[1]], 'tensor')
+            s2 = v2[0].shapes[v2[1]]
             m2 = MARKERS[2]
         elif a.__class__ is Tensor and a._wrapped_number:
             v2 = (scalar_node(a._data.item(), a.dtype), 0)
-            g2 = (v2[0].shapes[0], 'wrapped')
+            s2 = v2[0].shapes[0]
             m2 = WRAPPED[2]
         else:
             one, sig1 = [], []
             m2 = operand(2, slow_operand(a, one, sig1).kind)
-            v2, g2 = one[0], sig1[0]
+            v2, s2 = one[0], sig1[0][0]
         frozen = (m0, m1, m2, )
-        sig = (g0, g1, g2, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, m1, m2, s0, s1, s2, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind), (s2, m2.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -11647,7 +11488,7 @@ def make_lazy_where_self(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), (v1[0].hash, v1[1]), (v2[0].hash, v2[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], v2[0].hash, v2[1], shapes))
         return from_value((node, 0))
 
     return lazy_where_self
@@ -11679,22 +11520,21 @@ def make_lazy_zero(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            g0 = (v0[0].shapes[v0[1]], 'tensor')
+            s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             v0 = (scalar_node(a._data.item(), a.dtype), 0)
-            g0 = (v0[0].shapes[0], 'wrapped')
+            s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
             m0 = operand(0, slow_operand(a, one, sig1).kind)
-            v0, g0 = one[0], sig1[0]
+            v0, s0 = one[0], sig1[0][0]
         frozen = (m0, )
-        sig = (g0, )
-        key = (KEY, frozen, sig)
+        key = (KEY, m0, s0, )
         shapes = CACHE.get(key)
         if shapes is None:
-            shapes = infer_shapes(OP, frozen, list(sig), {}, key)
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = new(NODE)
         node.op = NAME
         node.overload = OP
@@ -11703,7 +11543,7 @@ def make_lazy_zero(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, ((v0[0].hash, v0[1]), ), shapes))
+        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes))
         return from_value((node, 0))
 
     return lazy_zero

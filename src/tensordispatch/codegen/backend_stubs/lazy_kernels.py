@@ -19,6 +19,15 @@ attribute read and one dict lookup per operand on the hot path. Per-operator con
 OpOverload, the plan's counter, the node class) are closure cells of the factory; the shared
 runtime (counters, markers, shape cache) is module globals (irgen_runtime.py).
 
+Note [Flat shape-cache keys]
+A static kernel's shape-cache key is one flat tuple: the operator entry, the items of the
+argument tuple (markers and attributes) and each operand's Shape. The kinds the generic key
+``(entry, args, ((shape, kind), ...))`` spells out are implied by the markers (tensor,
+wrapped and scalar markers are distinct shared objects), and the number of items is fixed
+per operator, so the key is unambiguous; building and hashing no nested tuples halves the
+lookup (718 -> 392 ns measured by L2). The generic kernels keep their nested keys (separate
+entries of the same cache).
+
 Note [Attributes by value]
 A node keeps its non-tensor arguments by value: list arguments (``int[]``, ``float[]?``, ...)
 are copied into tuples when the node is built, so a caller mutating its list afterwards
@@ -131,7 +140,7 @@ def _static_body(layout: TraceLayout, name: str) -> list[str]:
             lines += [
                 f"    a{k} = a",
                 f"    v{k} = (scalar_node(a), 0)",
-                f"    g{k} = (v{k}[0].shapes[0], 'scalar')",
+                f"    s{k} = v{k}[0].shapes[0]",
                 f"    m{k} = SCALAR_MARKERS[{k}]",
             ]
             continue
@@ -139,27 +148,27 @@ def _static_body(layout: TraceLayout, name: str) -> list[str]:
             "    if a.__class__ is LazyTensor:",
             "        d = a._data",
             f"        v{k} = d.ir or d.ir_value()",
-            f"        g{k} = (v{k}[0].shapes[v{k}[1]], 'tensor')",
+            f"        s{k} = v{k}[0].shapes[v{k}[1]]",
             f"        m{k} = MARKERS[{k}]",
             "    elif a.__class__ is Tensor and a._wrapped_number:",
             f"        v{k} = (scalar_node(a._data.item(), a.dtype), 0)",
-            f"        g{k} = (v{k}[0].shapes[0], 'wrapped')",
+            f"        s{k} = v{k}[0].shapes[0]",
             f"        m{k} = WRAPPED[{k}]",
             "    else:",
             "        one, sig1 = [], []",
             f"        m{k} = operand({k}, slow_operand(a, one, sig1).kind)",
-            f"        v{k}, g{k} = one[0], sig1[0]",
+            f"        v{k}, s{k} = one[0], sig1[0][0]",
         ]
     n = len(kinds)
     values = "".join(f"v{k}, " for k in range(n))
-    hashes = "".join(f"(v{k}[0].hash, v{k}[1]), " for k in range(n))
+    hashes = "".join(f"v{k}[0].hash, v{k}[1], " for k in range(n))
+    sig = ", ".join(f"(s{k}, m{k}.kind)" for k in range(n))
     lines += [
         f"    frozen = ({''.join(m + ', ' for m in marks)})",
-        f"    sig = ({''.join(f'g{k}, ' for k in range(n))})",
-        "    key = (KEY, frozen, sig)",
+        f"    key = (KEY, {''.join(m + ', ' for m in marks)}{''.join(f's{k}, ' for k in range(n))})",
         "    shapes = CACHE.get(key)",
         "    if shapes is None:",
-        f"        shapes = infer_shapes(OP, frozen, list(sig), {{{', '.join(scalars)}}}, key)",
+        f"        shapes = infer_shapes(OP, frozen, [{sig}], {{{', '.join(scalars)}}}, key)",
         "    node = new(NODE)",
         "    node.op = NAME",
         "    node.overload = OP",
@@ -168,7 +177,7 @@ def _static_body(layout: TraceLayout, name: str) -> list[str]:
         "    node.shapes = shapes",
         "    node.returns = RETURNS",
         "    node.data = None",
-        f"    node.hash = hash((NAME, frozen, ({hashes}), shapes))",
+        f"    node.hash = hash((NAME, frozen, {hashes}shapes))",
         "    return from_value((node, 0))" if layout.returns == "one" else "    return wrap(node)",
     ]
     return lines
