@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from tensordispatch.backends.common import scalar_type_name
-from tensordispatch.backends.cpu.fpstate import quiet_fp
+from tensordispatch.backends.cpu.fpstate import QUIET_RUN, quiet_fp, quiet_retry
 from tensordispatch.backends.meta.pointwise import logical_spec, where_spec
 from tensordispatch.backends.structured import alloc_cpu, prepare_out
 from tensordispatch.tensor import dtypes as _dt
@@ -53,6 +53,8 @@ def _arg(x: Any, dt: Any) -> Array:
     dtype first (TensorIterator's common dtype), a scalar argument goes straight to the
     arithmetic type (torch's opmath scalar)."""
     if isinstance(x, Tensor):
+        if x.dtype is dt and dt is not _dt.float16:  # already the arithmetic dtype: as it is
+            return x._data  # type: ignore[no-any-return]
         return x._data.astype(dt._numpy, copy=False).astype(_work(dt), copy=False)
     return np.asarray(x).astype(_work(dt), copy=False)
 
@@ -96,8 +98,19 @@ def check_scalar(value: Any, dt: Any, opmath: bool = False) -> None:
 
 
 def _store(out: Tensor, result: Any) -> None:
-    with quiet_fp():  # float16 outputs overflow to inf, as torch's do
-        np.copyto(out._data, result, casting="unsafe")
+    o = out._data  # float16 outputs overflow to inf, as torch's do: NumPy's FP reports off
+    try:
+        QUIET_RUN(_copyto, o, result, casting="unsafe")
+    except RuntimeError as e:  # Note [Quiet context] in fpstate.py
+        quiet_retry(e, _copyto, o, result, casting="unsafe")
+
+
+_copyto = np.copyto
+
+
+def _apply_store(fn: Callable[[Array], Array], x: Array, o: Array) -> None:
+    """``o[...] = fn(x)``: run whole in the quiet context by the unary impls."""
+    _copyto(o, fn(x), casting="unsafe")
 
 
 # -- binary arithmetic -------------------------------------------------------------------------
@@ -284,8 +297,11 @@ def _unary(fn: Callable[[Array], Array], name: str, real_only: str = "") -> Call
     def impl(pre: Any, self: Tensor, out: Tensor) -> None:
         if real_only and pre.is_complex:
             raise not_implemented(real_only, pre)
-        with quiet_fp():
-            _store(out, fn(_arg(self, pre)))
+        x, o = _arg(self, pre), out._data
+        try:  # fn and the store with NumPy's FP reports off (Note [Quiet context])
+            QUIET_RUN(_apply_store, fn, x, o)
+        except RuntimeError as e:
+            quiet_retry(e, _apply_store, fn, x, o)
 
     impl.__name__ = f"{name}_out"
     return impl
@@ -295,8 +311,11 @@ def _float_only(fn: Callable[[Array], Array], kernel: str, complex_ok: bool) -> 
     def impl(pre: Any, self: Tensor, out: Tensor) -> None:
         if not (pre.is_floating_point or (complex_ok and pre.is_complex)):
             raise not_implemented(kernel, pre)
-        with quiet_fp():
-            _store(out, fn(_arg(self, pre)))
+        x, o = _arg(self, pre), out._data
+        try:  # fn and the store with NumPy's FP reports off (Note [Quiet context])
+            QUIET_RUN(_apply_store, fn, x, o)
+        except RuntimeError as e:
+            quiet_retry(e, _apply_store, fn, x, o)
 
     impl.__name__ = f"{kernel}_out"
     return impl
