@@ -76,13 +76,18 @@ def _program(seed: int, layout: str) -> list[Step]:
         roll = rng.random()
         if roll < 0.5:
             step = _view_step(rng, i, live[i])
-        elif roll < 0.85:
+        elif roll < 0.7:
             kind = rng.choice(["add_", "mul_", "zero_", "fill_", "copy_"])
             step = (kind, i, rng.choice([1.5, -2.0, 3.0]))
+        elif roll < 0.85:  # another live tensor (maybe an alias) as the source
+            step = (rng.choice(["add_t", "copy_t"]), i, rng.randrange(len(live)))
         else:
             step = ("read", i, ())
         if step is not None:
-            _run_step(torch, live, [], step)
+            try:
+                _run_step(torch, live, [], step)
+            except RuntimeError:  # eager refuses it (broadcast, overlap): not a program
+                continue
             steps.append(step)
     return steps
 
@@ -98,6 +103,8 @@ def _run_step(T: Any, live: list[Any], outs: list[Any], step: Step) -> None:
         t.zero_()
     elif kind == "copy_":
         t.copy_(T.full(tuple(t.shape), arg))
+    elif kind in ("add_t", "copy_t"):
+        getattr(t, kind[:-1])(live[arg])
     elif kind == "slice":
         d, start, end, step_ = arg
         live.append(t[(slice(None),) * d + (slice(start, end, step_),)])
@@ -210,3 +217,38 @@ def test_no_shadow_for_a_base_requiring_grad() -> None:
     x = td.arange(4.0).requires_grad_()
     w = to_functional(x)
     assert shadow_of(w.view(2, 2)) is None
+
+
+def _alias_sources(T: Any, t: Any) -> Any:
+    b = t.clone()
+    top, bottom = b[:2], b[2:]
+    top.add_(bottom)  # the source is a live alias of the written base
+    bottom.t().copy_(top.t() * 2)
+    b.view(-1)[::5].mul_(b.view(-1)[1::5])
+    return b
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_sources_aliasing_the_written_base_read_their_old_values(mode: str) -> None:
+    x = td.arange(12.0).reshape(4, 3)
+    out = functionalize(partial(_alias_sources, td), remove=mode)(x)
+    expected = _alias_sources(torch, torch.arange(12.0).reshape(4, 3))
+    assert (out.tolist(), out.stride()) == (expected.tolist(), expected.stride())
+
+
+def _refused_write(T: Any, t: Any) -> Any:
+    b = t.clone()
+    v = b.view(2, 3)[1]
+    try:
+        v.add_(T.ones(2, 3))  # would grow v: the in-place form's error, nothing written
+    except RuntimeError as e:
+        error = str(e)
+    return b * 1, v * 1, error
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_refused_write_changes_nothing(mode: str) -> None:
+    b, v, error = functionalize(partial(_refused_write, td), remove=mode)(td.arange(6.0))
+    tb, tv, terror = _refused_write(torch, torch.arange(6.0))
+    assert (b.tolist(), v.tolist()) == (tb.tolist(), tv.tolist())
+    assert error == terror

@@ -42,7 +42,12 @@ from tensordispatch.dispatch.library import Library
 from tensordispatch.tensor.dtypes import can_cast
 from tensordispatch.tensor.geometry import contiguous_strides
 from tensordispatch.tensor.tensor import Tensor
-from tensordispatch.transforms.functionalize.shadow import dense_copy, parent_shadow, write_in
+from tensordispatch.transforms.functionalize.shadow import (
+    commit_write,
+    dense_copy,
+    parent_shadow,
+    write_target,
+)
 from tensordispatch.transforms.functionalize.view_metas import INPLACE_VIEWS, VIEW_RULES
 from tensordispatch.transforms.functionalize.wrapper import (
     _ST,
@@ -294,6 +299,10 @@ def _make_inplace_kernel(
     ``zero_`` ...), the common case: the general kernel's steps without its bookkeeping
     for several written or out= arguments. Calls it does not handle go to ``general``."""
 
+    # Note [Shadow views]: written through a copy of the base unless the op draws random
+    # numbers (their order over a strided target is not promised to be the functional's)
+    through = "nondeterministic_seeded" not in mut.tags
+
     def kernel(*args: Any, **kwargs: Any) -> Any:
         self_ = args[0] if args else None
         if self_.__class__ is not _FT:
@@ -312,14 +321,24 @@ def _make_inplace_kernel(
                 unwrapped.append(a)
         if kwargs:
             kwargs = {k: _unwrap_value(v)[0] for k, v in kwargs.items()}
-        new = below(functional, *unwrapped, **kwargs)
         old = unwrapped[0]
+        if (
+            through
+            and unobserved(old)
+            and not _requires_grad(unwrapped)
+            and not (kwargs and _requires_grad(kwargs.values()))
+        ):
+            prepared = write_target(self_)
+            if prepared is not None:
+                unwrapped[0] = prepared[0]
+                _call_no_grad(mut, unwrapped, kwargs)  # raises the in-place form's errors
+                commit_write(self_, *prepared)
+                return self_
+        new = below(functional, *unwrapped, **kwargs)
         if new._shape != old._shape or (
             new.dtype is not old.dtype and not can_cast(new.dtype, old.dtype)
         ):
             _inplace_check(mut, tuple(unwrapped), kwargs, new, old)
-        if unobserved(old) and write_in(self_, new):  # Note [Shadow views]
-            return self_
         replace_(self_, new)
         commit_update(self_)
         if _replay_unneeded(self_):  # Note [Skipping unobserved replays]
@@ -330,6 +349,17 @@ def _make_inplace_kernel(
         return self_
 
     return kernel
+
+
+def _call_no_grad(fn: Any, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """``fn(*args, **kwargs)`` below functionalization, for tensors not requiring grad."""
+    d = _ST.__dict__
+    saved = d["excluded"]
+    d["excluded"] = saved | BELOW_NO_GRAD
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        d["excluded"] = saved
 
 
 def _replay_unneeded(w: FunctionalTensor) -> bool:

@@ -45,12 +45,13 @@ if TYPE_CHECKING:
     from tensordispatch.transforms.functionalize.wrapper import FunctionalTensor
 
 __all__ = [
+    "commit_write",
     "dense_copy",
+    "parent_shadow",
     "regenerate_from_shadow",
     "same_view",
     "shadow_of",
-    "parent_shadow",
-    "write_in",
+    "write_target",
 ]
 
 _ndarray = np.ndarray
@@ -168,50 +169,48 @@ def _contiguous(shape: tuple[int, ...]) -> tuple[int, ...]:
     return strides
 
 
-def write_in(w: FunctionalTensor, new: Tensor) -> bool:
-    """Note [Shadow views]: the end of an in-place operator on an up-to-date ``w`` whose
-    functional result is ``new`` (``replace_`` + ``commit_update`` + ``sync``): a new base
-    with ``new`` written through ``w``'s shadow (or ``new`` itself when ``w`` is the base),
-    ``w`` up to date, every alias stale. Whether it did (False: nothing changed, the caller
-    runs the general algorithm). Only wrappers with a shadow qualify: their chains are
-    exact and taken in one mode (all views or all ``*_copy``)."""
+def write_target(w: FunctionalTensor) -> tuple[Tensor, Tensor] | None:
+    """Note [Shadow views], writing through: for an in-place operator on an up-to-date ``w``,
+    ``(target, new_base)``: a copy of the base (same layout) and ``target``, the view of it
+    at ``w``'s shadow (the copy itself when ``w`` is the base). Running the in-place
+    operator on ``target`` makes ``new_base`` what torch's scatters would return, and
+    ``target`` holds ``w``'s new value; ``commit_write`` then publishes it. None when this
+    does not apply (the caller runs the general algorithm); nothing is changed either way.
+    Nothing can alias the fresh copy, so the operator reads every argument as it was."""
     storage = w._fstorage
-    if (
-        storage.updates
-        or storage.frozen
-        or new.dtype is not w.dtype
-        or new._autograd_meta is not None
-        or new._data.__class__ is not _ndarray
-    ):
-        return False
+    if storage.updates or storage.frozen:
+        return None
     metas = w._view_metas
-    if not metas:  # the update replaces the base; w is the base
-        storage.base = new
-        value = new
-    else:
-        s = None if w._shadow is None else shadow_of(w)
-        if s is None or 0 in s._shape:
-            return False
-        base = storage.base
-        array = base._data.copy()
-        old = s._data
-        target = _ndarray(s._shape, old.dtype, array, s._offset * old.itemsize, old.strides)
-        target[...] = new._data
-        new_base = new_cpu_tensor(array, base._shape, base._strides, base.dtype)
-        shadow = new_base._make_view(s._shape, s._strides, s._offset, target)
-        storage.base = storage.dense = new_base
-        w._shadow = shadow
-        if metas[0].reapply_views:
-            value = shadow
-        elif new._strides == _contiguous(new._shape):
-            value = new
-        else:
-            value = dense_copy(new)
+    if metas and w._shadow is None:
+        return None
+    s = shadow_of(w)
+    if s is None or 0 in s._shape:
+        return None
+    base = storage.base
+    array = base._data.copy()
+    new_base = new_cpu_tensor(array, base._shape, base._strides, base.dtype)
+    if not metas:
+        return new_base, new_base
+    old = s._data
+    target = _ndarray(s._shape, old.dtype, array, s._offset * old.itemsize, old.strides)
+    return new_base._make_view(s._shape, s._strides, s._offset, target), new_base
+
+
+def commit_write(w: FunctionalTensor, target: Tensor, new_base: Tensor) -> None:
+    """Publish a write made through ``write_target``: ``new_base`` becomes the storage's
+    base, ``w`` is up to date (its value the shadow under remove='mutations', a dense copy
+    of it without views: ``*_copy`` replays are contiguous), every alias is stale."""
+    storage = w._fstorage
+    storage.base = storage.dense = new_base
     storage.mutations += 1
     storage.generation += 1
-    _set_value(w, value)
+    metas = w._view_metas
+    if metas:
+        w._shadow = target
+        _set_value(w, target if metas[0].reapply_views else dense_copy(target))
+    else:
+        _set_value(w, new_base)
     w._generation = storage.generation
-    return True
 
 
 def _set_value(w: FunctionalTensor, new: Tensor) -> None:
