@@ -216,3 +216,19 @@ def test_live_table_stays_proportional_to_live_values(monkeypatch: pytest.Monkey
     assert 20 <= live <= 25
     assert entries <= 2 * live + 2 * 10
     assert len(lazy_tensor.LIVE) == live  # live_data purged the rest
+
+
+def test_trim_check_counts_the_graphs_nodes_exactly() -> None:
+    from tensordispatch.lazy.executor import graph_of
+    from tensordispatch.lazy.tensor import _more_nodes_than
+    from tensordispatch.transforms.functionalize import from_functional
+
+    x = td.ones(3).to("lazy")
+    y = x
+    for i in range(12):
+        y = y + x if i % 3 == 0 else y * 0.5
+    value = from_functional(y)._data.ir
+    size = len(graph_of([value]).nodes)  # the reference count
+    assert size > 12
+    assert _more_nodes_than(value[0], size - 1)
+    assert not _more_nodes_than(value[0], size)

@@ -269,11 +269,26 @@ def from_value(value: Value, device: Device = LAZY) -> LazyTensor:
 
 
 def _maybe_trim(data: LazyData) -> None:
-    from tensordispatch.lazy.executor import graph_of, sync_tensors
+    from tensordispatch.lazy.executor import sync_tensors
 
-    if data.ir is not None and len(graph_of([data.ir]).nodes) > TRIM_NODES:
+    if data.ir is not None and _more_nodes_than(data.ir[0], TRIM_NODES):
         metrics.bump("TrimIrGraph")
         sync_tensors([data], mark_step=True)
+
+
+def _more_nodes_than(root: Node, limit: int) -> bool:
+    """Whether the graph under ``root`` has more than ``limit`` nodes: a plain walk that
+    stops as soon as it knows (no order, parameters or hash, as a graph needs)."""
+    seen = {id(root)}
+    stack = [root]
+    while stack:
+        for child, _ in stack.pop().operands:
+            if id(child) not in seen:
+                seen.add(id(child))
+                stack.append(child)
+        if len(seen) > limit:
+            return True
+    return False
 
 
 def _entries() -> list[tuple[int, weakref.ref[LazyData]]]:
