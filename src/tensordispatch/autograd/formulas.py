@@ -253,6 +253,19 @@ def mul_tensor_backward(grad: Tensor, other: Any, self_st: Any) -> Tensor:
     return grad * other
 
 
+def _broadcast_view(data: Any, shape: tuple[int, ...]) -> Any:
+    """A read-only stride-0 view of ``data`` (same rank, size-1 dims widened) with the
+    shape ``shape``: ``np.broadcast_to``'s result without its Python-level overhead."""
+    if not data.flags.c_contiguous:
+        return np.broadcast_to(data, shape)
+    strides = tuple(
+        0 if n == 1 and m != 1 else st for n, m, st in zip(data.shape, shape, data.strides)
+    )
+    view = np.ndarray(shape, data.dtype, data, 0, strides)
+    view.flags.writeable = False
+    return view
+
+
 def expand_grad(grad: Tensor, sizes: Any) -> Tensor:
     """``grad.expand(sizes)`` (sum's and mean's backward); on the NumPy fast path a read-only
     broadcast of the gradient's array, as torch's expand is a stride-0 view."""
@@ -260,7 +273,10 @@ def expand_grad(grad: Tensor, sizes: Any) -> Tensor:
         shape = tuple(sizes)
         if shape == grad._shape:
             return grad
-        return Tensor._wrap_numpy(np.broadcast_to(grad._data, shape), grad.dtype)
+        data = grad._data
+        if data.ndim != len(shape):  # leading dims (expand's rule): as size-1 dims
+            data = data.reshape((1,) * (len(shape) - data.ndim) + data.shape)
+        return Tensor._wrap_numpy(_broadcast_view(data, shape), grad.dtype)
     result: Tensor = grad.expand(sizes)
     return result
 
@@ -314,7 +330,7 @@ def sum_backward(grad: Tensor, sizes: Any, dims: Any, keepdim: bool) -> Tensor:
             for d in _dims(dims, len(sizes)):
                 kept.insert(d, 1)
         data = grad._data.reshape(kept)
-        return Tensor._wrap_numpy(np.broadcast_to(data, tuple(sizes)), grad.dtype)
+        return Tensor._wrap_numpy(_broadcast_view(data, tuple(sizes)), grad.dtype)
     if not keepdim and len(sizes) > 0:
         for d in _dims(dims, len(sizes)):
             grad = grad.unsqueeze(d)

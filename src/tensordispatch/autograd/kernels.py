@@ -169,7 +169,11 @@ def _generated_apply(info: DifferentiabilityInfo) -> Callable[..., Any] | None:
     """The node's apply generated from its formulas (node_apply.py, Note [Generated apply])."""
     plain = {a.name for a in info.schema.arguments if str(a.type) == "Tensor" and a.default is None}
     saves = tuple(
-        (name, attr is None and arg in plain, readers)
+        (
+            name,
+            "any" if attr is None and arg not in plain else "tensor" if attr is None else "value",
+            readers,
+        )
         for name, arg, attr, readers in _inline_saves(info)
     )
     result = info.outputs[0] if info.uses_result else None

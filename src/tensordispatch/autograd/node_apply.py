@@ -40,8 +40,9 @@ from tensordispatch.autograd.graph import FREED_MESSAGE, SavedTensor
 
 __all__ = ["apply_source", "make_apply"]
 
-# (saved name, argument or output, is a plain Tensor (a SavedTensor), formulas reading it)
-_Save = tuple[str, bool, tuple[int, ...]]
+# (saved name, kind, formulas reading it); kind "tensor" (a SavedTensor), "value" (an
+# attribute such as sizes or dtype, stored as it is) or "any" (decided at run time)
+_Save = tuple[str, str, tuple[int, ...]]
 
 
 def _unpack_any(value: Any, node: Any) -> Any:
@@ -59,7 +60,7 @@ def apply_source(
     """The source of a generated apply (Note [Generated apply]); ``formulas`` holds each
     formula's parameter names, ``result`` the output's name when a formula reads it.
 
-    >>> print(apply_source((("self", True, (0,)),), (("grad", "self"),), None), end="")
+    >>> print(apply_source((("self", "tensor", (0,)),), (("grad", "self"),), None), end="")
     def apply(_td_node, grads):
         grad = grads[0]
         if grad is None:
@@ -83,11 +84,13 @@ def apply_source(
         "    _td_s = _td_node._saved",
         f"    {''.join(f'_n{k}, ' for k in range(len(formulas))).rstrip()} = _td_node._needed",
     ]
-    for name, plain, readers in saves:
+    for name, kind, readers in saves:
         cond = " or ".join(f"_n{k}" for k in readers)
-        value = (
-            f"_td_s[{name!r}].unpack(_td_node)" if plain else f"_td_u(_td_s[{name!r}], _td_node)"
-        )
+        value = {
+            "tensor": f"_td_s[{name!r}].unpack(_td_node)",
+            "value": f"_td_s[{name!r}]",
+            "any": f"_td_u(_td_s[{name!r}], _td_node)",
+        }[kind]
         lines.append(f"    if {cond}: v_{name} = {value}")
     if result is not None:
         lines.append(f"    v_{result} = _td_s['result'].unpack(_td_node)")
