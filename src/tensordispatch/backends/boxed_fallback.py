@@ -16,15 +16,17 @@ Every tensor argument (plain, optional, and the elements of Tensor[] / Tensor?[]
 stack order) is gathered into one list and handed to ``to_cpu`` once: an XLA-style backend
 materializes a shared graph once for all of them (review of seed 001). ``None`` (an
 undefined optional tensor or list element) is not sent and stays None. Arguments already
-on CPU are left alone (``device.type == "cpu"``; the ``is CPU`` test first is the fast path). A call without device tensors (a factory with ``device=``) makes no
-``to_cpu`` call. Outputs are moved back with one ``from_cpu`` call as well.
+on CPU are left alone (``device.type == "cpu"``; the ``is CPU`` test first is the fast
+path). A call without device tensors (a factory with ``device=``) makes no ``to_cpu`` call.
+Outputs are moved back with one ``from_cpu`` call as well.
 
 Note [Fallback plans]
 Which stack positions hold tensors, lists or devices, which arguments are written, which
 return aliases which written argument, and whether the operator is a view: all of it is
 derived from the schema once per operator (``FallbackPlan`` in fallback_plan.py, cached
 by operator entry and checked against the entry's current schema by identity), never per
-call ("quadratic police", seed 001). The cache holds one small object per operator that ever fell back.
+call ("quadratic police", seed 001). The cache holds one small object per operator that
+ever fell back.
 
 Note [Written arguments keep their identity]
 For ``Tensor(a!)`` arguments (in-place and out= operators) the CPU result is copied back

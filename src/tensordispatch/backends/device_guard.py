@@ -161,7 +161,8 @@ def guarded_kernel(
     of argument ``guard`` (or of the ``device=`` argument when ``options``: a factory).
     ``method`` names the wrapper in the check's error, as torch's ``wrapper_<key>_...``.
 
-    >>> k = guarded_kernel(lambda a, b: "ran", "wrapper_doc", (("a", 0, False), ("b", 1, False)), None)
+    >>> k = guarded_kernel(
+    ...     lambda a, b: "ran", "wrapper_doc", (("a", 0, False), ("b", 1, False)), None)
     >>> import tensordispatch as td
     >>> k(td.tensor(1.0), td.tensor(2.0))
     'ran'

@@ -68,10 +68,13 @@ class FallbackPlan:
     num_positional: int = 0
     keywords: tuple[tuple[int, str, Any], ...] = ()
     # Unboxed fast path (Note [The unboxed fallback]): tensor positions when every tensor
-    # argument is a positional Tensor / Tensor?, nothing is written and the one return is a
-    # fresh tensor; ``need`` = how many positional arguments a call must pass to use it.
+    # argument is a positional Tensor / Tensor? and either nothing is written and the one
+    # return is a fresh tensor, or (``inplace`` >= 0) one plain Tensor argument is written
+    # and returned (an in-place operator); ``need`` = how many positional arguments a call
+    # must pass to use it.
     fast: tuple[int, ...] | None = None
     need: int = 0
+    inplace: int = -1
 
 
 def compute_plan(op: OpOverload) -> FallbackPlan:
@@ -100,15 +103,19 @@ def compute_plan(op: OpOverload) -> FallbackPlan:
         if a.kwarg_only
     )
     is_plain = len(plain) == len(args)
+    eligible = is_plain and not info.view_pairs and all(i < len(positional) for i in plain)
+    written = info.mutable_arg_indices
     fast = None
-    if (
-        is_plain
-        and not info.mutable_arg_indices
-        and not info.view_pairs
-        and [k for k, _ in returns] == [RET_TENSOR]
-        and all(i < len(positional) for i in plain)
-    ):
+    inplace = -1
+    if eligible and not written and [k for k, _ in returns] == [RET_TENSOR]:
         fast = plain
+    elif (
+        eligible
+        and len(written) == 1
+        and returns == [(RET_ALIAS, written[0])]
+        and str(schema.arguments[written[0]].type) == "Tensor"
+    ):
+        fast, inplace = plain, written[0]
     return FallbackPlan(
         name=op.name(),
         schema=schema,
@@ -122,6 +129,7 @@ def compute_plan(op: OpOverload) -> FallbackPlan:
         keywords=keywords,
         fast=fast,
         need=max(fast, default=-1) + 1 if fast is not None else 0,
+        inplace=inplace,
     )
 
 

@@ -16,16 +16,19 @@ Its fast branch runs when every tensor argument has the backend's plain key set 
 comparison per tensor): one ``to_cpu`` call, the operator's CPU kernel (held by the runner,
 refreshed whenever the dispatcher asks again) called as the dispatcher's entry would call it
 (given optional arguments through a generated per-signature ``forwarder``), one ``from_cpu``
-call. Each runner counts its calls in a closure cell (``_fb_count`` in its globals), summed
-by ``fallback_counts``.
+call. In-place operators of that shape (one plain ``Tensor(a!)`` argument, written and
+returned) get the same runner ending the boxed way: ``copy_from_cpu`` of the CPU copy into
+the caller's tensor, which is returned (Note [Written arguments keep their identity]).
+Each runner counts its calls in a closure cell (``_fb_count`` in its globals), summed by
+``fallback_counts``.
 
 Everything else leaves the fast branch through that same test: a None or omitted optional
 tensor, a CPU tensor (a wrapped number), another device or layout, and strict mode, which
 swaps every runner's key set for a sentinel equal to nothing while any thread has a strict
 block open (so the fast branch pays nothing for it). The slow branch moves only the device
-tensors, and hands strict mode, omitted required arguments and anything unexpected to the
-general path, the same code as ``cpu_fallback``. The rules of the boxed notes in
-boxed_fallback.py hold for both.
+tensors, and hands strict mode, in-place operators, omitted required arguments and anything
+unexpected to the general path, the same code as ``cpu_fallback``. The rules of the boxed
+notes in boxed_fallback.py hold for both.
 
 boxed_fallback.py owns the state (strict mode, counters, locks) and hands it in through an
 ``UnboxedContext``, so this module imports nothing from it.
@@ -132,6 +135,7 @@ def _runner(
         "_fb_log": backend.log,
         "_fb_to_cpu": backend.to_cpu,
         "_fb_from_cpu": backend.from_cpu,
+        "_fb_copy_back": backend.copy_from_cpu,
         "_fb_k": first_call,  # the CPU kernel, set by specialize
         "_fb_ks": ks,
         "_fb_ks_on": ks,
@@ -141,7 +145,7 @@ def _runner(
     }
     optional_return = str(plan.schema.returns[0].type) != "Tensor"
     code, defaults, kwdefaults = _runner_code(
-        facts, plan.fast, backend.log is not None, optional_return
+        facts, plan.fast, backend.log is not None, optional_return, plan.inplace
     )
     with ctx.lock:
         if ctx.strict_blocks[0]:
@@ -196,13 +200,14 @@ def _slow_path(
     counter: CellType,
 ) -> Callable[[tuple[Any, ...]], Any]:
     """The runner's slow branch, given its parameter values in schema order: not every
-    tensor on the backend (move only the device ones), or strict mode (the general path)."""
+    tensor on the backend (move only the device ones), or strict mode or an in-place
+    operator (the general path)."""
     entry = op._entry
     facts: Any = entry.facts
     to_cpu, from_cpu, log = backend.to_cpu, backend.from_cpu, backend.log
 
     def slow(values: tuple[Any, ...]) -> Any:
-        if ctx.strict_blocks[0]:
+        if ctx.strict_blocks[0] or plan.inplace >= 0:
             args, kwargs = _split(facts, values)
             return general(*args, **kwargs)
         moved = []
@@ -252,7 +257,7 @@ def _cpu_kernel(entry: Any) -> Callable[..., Any]:
 
 
 _Compiled = tuple[CodeType, "tuple[Any, ...] | None", "dict[str, Any] | None"]
-_RUNNER_CODE: dict[tuple[str, tuple[int, ...], bool, bool], _Compiled] = {}
+_RUNNER_CODE: dict[tuple[str, tuple[int, ...], bool, bool, int], _Compiled] = {}
 
 
 def _parameters(facts: Any) -> tuple[str, list[str]]:
@@ -268,14 +273,17 @@ def _parameters(facts: Any) -> tuple[str, list[str]]:
     return ", ".join(parts + [f"{n}=_NO" for n in kw_only]), optional
 
 
-def _runner_code(facts: Any, fast: tuple[int, ...], logs: bool, optional: bool) -> _Compiled:
+def _runner_code(
+    facts: Any, fast: tuple[int, ...], logs: bool, optional: bool, inplace: int
+) -> _Compiled:
     """Compiled body of the unboxed fast path for one operator signature (parameter list,
-    tensor positions, whether the backend logs, whether the return may be None), shared by
-    every operator with that signature, with its defaults (Note [The unboxed fallback]).
+    tensor positions, whether the backend logs, whether the return may be None, the written
+    and returned argument of an in-place operator or -1), shared by every operator with that
+    signature, with its defaults (Note [The unboxed fallback]).
     The counter is the code's one free variable (a cell per runner: cheaper to bump than
     a global)."""
     params, omitted = _parameters(facts)
-    key = (params, fast, logs, optional)
+    key = (params, fast, logs, optional, inplace)
     done = _RUNNER_CODE.get(key)
     if done is not None:
         return done
@@ -317,10 +325,18 @@ def _runner_code(facts: Any, fast: tuple[int, ...], logs: bool, optional: bool) 
         ]
     else:
         lines.append(f"    _fb_r = {direct}")
-    result = f"_fb_from_cpu([_fb_r], {tensors[0]}.device)[0]"
-    lines.append(
-        f"    return None if _fb_r is None else {result}" if optional else f"    return {result}"
-    )
+    if inplace >= 0:  # Note [Written arguments keep their identity] in boxed_fallback.py
+        lines += [
+            f"    _fb_copy_back(_fb_c{inplace}, {names[inplace]})",
+            f"    return {names[inplace]}",
+        ]
+    else:
+        result = f"_fb_from_cpu([_fb_r], {tensors[0]}.device)[0]"
+        lines.append(
+            f"    return None if _fb_r is None else {result}"
+            if optional
+            else f"    return {result}"
+        )
     # Nested in a maker so that _fb_n is a free variable of run's code.
     source = "def make():\n    _fb_n = 0\n" + "".join(f"    {line}\n" for line in lines)
     source += "    return run\n"
