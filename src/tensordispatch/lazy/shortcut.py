@@ -213,7 +213,10 @@ _BUILT: dict[str, tuple[Any, Callable[..., Any], Callable[..., Any], tuple[Any, 
 #: int/float or a wrapper over a lazy tensor, neither requiring grad nor stale, and, checked
 #: once per published dispatch state of the operator and operand key sets (`_validated`),
 #: the dispatcher would call exactly the operator's Autograd kernel, whose redispatch reaches
-#: exactly our shortcut kernel. Anything else calls the Tensor method, unchanged. Reflected
+#: exactly our shortcut kernel. ("Not stale": the wrapper's generation equals its storage's,
+#: when ``wrapper.sync`` has nothing to do.) Numbers are passed as wrapped-number tensors
+#: cached per value (the tracer only reads them). Anything else calls the Tensor method,
+#: unchanged. Reflected
 #: methods (``__radd__``) are not overridden: a subclass's reflected method would be tried
 #: before a Tensor's own forward method and change the argument order.
 
