@@ -74,6 +74,7 @@ _LIBS: list[Library] = []
 # mutating overload name -> functional overload name (filled by install from the YAML model)
 FUNCTIONAL_VARIANTS: dict[str, str] = {}
 _FT = FunctionalTensor
+_new_tuple = tuple.__new__  # ViewMeta(...) without the NamedTuple's Python-level __new__
 
 
 def _wrap(t: Tensor) -> FunctionalTensor:
@@ -142,7 +143,8 @@ def functionalize_fallback(o: Any, *args: Any, **kwargs: Any) -> Any:
     """Functionalize's global fallback: sync and unwrap every wrapper argument, call the
     operator below functionalization, wrap the tensor outputs if any input was a wrapper or
     there were no tensor inputs (factories)."""
-    if _has_alias_info(o):
+    aliasing = _ALIASING.get(o._entry)
+    if aliasing or (aliasing is None and _has_alias_info(o)):
         raise _alias_error(o)
     any_tensor = False
     any_functional = False
@@ -408,7 +410,8 @@ def _make_view_kernel(rule: Any) -> Callable[..., Any]:
                 wrap_view(t, self, ViewMeta(rule, args, kwargs, reapply, i), generation)
                 for i, t in enumerate(tmp)
             ]
-        return wrap_view(tmp, self, ViewMeta(rule, args, kwargs, reapply, 0), generation)
+        meta = _new_tuple(ViewMeta, (rule, args, kwargs, reapply, 0))
+        return wrap_view(tmp, self, meta, generation)
 
     return kernel
 
@@ -440,7 +443,7 @@ def _wrap_shadowed(
         t = _make_wrapper(
             out if reapply else dense_copy(out),
             storage,
-            (*chain, ViewMeta(rule, args, kwargs, reapply, 0)),
+            (*chain, _new_tuple(ViewMeta, (rule, args, kwargs, reapply, 0))),
             self._generation,
         )
         t._has_metadata_mutation = self._has_metadata_mutation

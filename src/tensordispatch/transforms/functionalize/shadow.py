@@ -144,9 +144,12 @@ def parent_shadow(w: FunctionalTensor, reapply: bool) -> Tensor | None:
     """The shadow a view of an up-to-date ``w`` is taken from, in mode ``reapply``, or None
     (the view kernel's general path). Under remove='mutations' it is ``w``'s value itself,
     so the view equals the one the general path takes."""
-    base = _usable_base(w._fstorage)
+    storage = w._fstorage
+    base = storage.base
+    if storage.dense is not base and _usable_base(storage) is None:
+        return None
     data = w._data
-    if base is None or data._autograd_meta is not None:
+    if base._autograd_meta is not None or data._autograd_meta is not None:
         return None
     metas = w._view_metas
     if not metas:
@@ -154,7 +157,8 @@ def parent_shadow(w: FunctionalTensor, reapply: bool) -> Tensor | None:
     s = w._shadow
     if s is None or metas[0].reapply_views is not reapply:
         return None
-    s = _current(w, s, base)
+    if s._base is not (base if base._base is None else base._base):
+        s = _current(w, s, base)
     if reapply and s is not data and not same_view(s, data):
         return None
     return s

@@ -53,7 +53,12 @@ class ViewRule:
 
     def replay(self, base: Tensor, meta: ViewMeta) -> Tensor:
         """``forward`` for callers that already excluded Functionalize (regeneration)."""
-        out = self.run(base, meta.args, meta.kwargs, meta.reapply_views)
+        if meta.reapply_views or self.copy_op is None:
+            out = op(self.view_op)(base, *meta.args, **meta.kwargs)
+        elif base._autograd_meta is not None or not unobserved(base):
+            out = op(self.copy_op)(base, *meta.args, **meta.kwargs)
+        else:
+            out = self.run(base, meta.args, meta.kwargs, False)
         if self.multi_output:
             result: Tensor = out[meta.out_index]
             return result
@@ -78,25 +83,21 @@ class ViewRule:
         )
 
 
-def _pick(reapply: bool, view: str, copy: str) -> Any:
-    """The view operator (``reapply``) or a call of its ``*_copy`` (unobserved: the view plus
-    a NumPy copy, as ``ViewRule.run``)."""
+def _inverse(reapply: bool, view: str, copy: str, m: Tensor, *args: Any) -> Tensor:
+    """The view operator ``view`` (``reapply``) or its ``*_copy`` ``copy`` applied to ``m``
+    (unobserved: the view plus a NumPy copy, as ``ViewRule.run``)."""
     if reapply:
-        return op(view)
-
-    def call(m: Tensor, *args: Any) -> Tensor:
-        if unobserved(m) and m._autograd_meta is None:
-            return dense_copy(op(view)(m, *args))
-        return op(copy)(m, *args)  # type: ignore[no-any-return]
-
-    return call
+        return op(view)(m, *args)  # type: ignore[no-any-return]
+    if m._autograd_meta is None and unobserved(m):
+        return dense_copy(op(view)(m, *args))
+    return op(copy)(m, *args)  # type: ignore[no-any-return]
 
 
 # -- reverse functions (torch's FunctionalInverses, one per view) -------------------------------
 
 
 def _view_rev(base: Tensor, m: Tensor, reapply: bool, i: int, size: Any) -> Tensor:
-    return _pick(reapply, "view", "view_copy")(m, list(base._shape))  # type: ignore[no-any-return]
+    return _inverse(reapply, "view", "view_copy", m, list(base._shape))
 
 
 def _unsafe_view_rev(base: Tensor, m: Tensor, reapply: bool, i: int, size: Any) -> Tensor:
@@ -105,11 +106,11 @@ def _unsafe_view_rev(base: Tensor, m: Tensor, reapply: bool, i: int, size: Any) 
 
 
 def _transpose_rev(base: Tensor, m: Tensor, reapply: bool, i: int, dim0: int, dim1: int) -> Tensor:
-    return _pick(reapply, "transpose.int", "transpose_copy.int")(m, dim0, dim1)  # type: ignore[no-any-return]
+    return _inverse(reapply, "transpose.int", "transpose_copy.int", m, dim0, dim1)
 
 
 def _t_rev(base: Tensor, m: Tensor, reapply: bool, i: int) -> Tensor:
-    return _pick(reapply, "t", "t_copy")(m)  # type: ignore[no-any-return]
+    return _inverse(reapply, "t", "t_copy", m)
 
 
 def _permute_rev(base: Tensor, m: Tensor, reapply: bool, i: int, dims: Any) -> Tensor:
@@ -117,11 +118,11 @@ def _permute_rev(base: Tensor, m: Tensor, reapply: bool, i: int, dims: Any) -> T
     inverse = [0] * n
     for pos, d in enumerate(dims):
         inverse[d % n if n else 0] = pos
-    return _pick(reapply, "permute", "permute_copy")(m, inverse)  # type: ignore[no-any-return]
+    return _inverse(reapply, "permute", "permute_copy", m, inverse)
 
 
 def _unsqueeze_rev(base: Tensor, m: Tensor, reapply: bool, i: int, dim: int) -> Tensor:
-    return _pick(reapply, "squeeze.dim", "squeeze_copy.dim")(m, dim)  # type: ignore[no-any-return]
+    return _inverse(reapply, "squeeze.dim", "squeeze_copy.dim", m, dim)
 
 
 def _unsqueeze_to(base: Tensor, m: Tensor, reapply: bool, dims: list[int]) -> Tensor:
@@ -129,7 +130,7 @@ def _unsqueeze_to(base: Tensor, m: Tensor, reapply: bool, dims: list[int]) -> Te
     wrapped = sorted({d % n for d in dims} if n else set())
     for d in wrapped:
         if base._shape[d] == 1:
-            m = _pick(reapply, "unsqueeze", "unsqueeze_copy")(m, d)
+            m = _inverse(reapply, "unsqueeze", "unsqueeze_copy", m, d)
     return m
 
 
@@ -229,7 +230,7 @@ def _unbind_rev(base: Tensor, m: Tensor, reapply: bool, i: int, dim: int = 0) ->
 
 
 def _alias_rev(base: Tensor, m: Tensor, reapply: bool, i: int) -> Tensor:
-    return _pick(reapply, "alias", "alias_copy")(m)  # type: ignore[no-any-return]
+    return _inverse(reapply, "alias", "alias_copy", m)
 
 
 def _identity_rev(base: Tensor, m: Tensor, reapply: bool, i: int) -> Tensor:
@@ -237,11 +238,11 @@ def _identity_rev(base: Tensor, m: Tensor, reapply: bool, i: int) -> Tensor:
 
 
 def _view_as_real_rev(base: Tensor, m: Tensor, reapply: bool, i: int) -> Tensor:
-    return _pick(reapply, "view_as_complex", "view_as_complex_copy")(m)  # type: ignore[no-any-return]
+    return _inverse(reapply, "view_as_complex", "view_as_complex_copy", m)
 
 
 def _view_as_complex_rev(base: Tensor, m: Tensor, reapply: bool, i: int) -> Tensor:
-    return _pick(reapply, "view_as_real", "view_as_real_copy")(m)  # type: ignore[no-any-return]
+    return _inverse(reapply, "view_as_real", "view_as_real_copy", m)
 
 
 def _unfold_rev(

@@ -474,10 +474,11 @@ def _apply_update(update: tuple[Tensor, tuple[ViewMeta, ...]], base: Tensor) -> 
         return new_value
     bases = [base]
     for m in metas[:-1]:
-        bases.append(m.replay(bases[-1]))
+        bases.append(m.rule.replay(bases[-1], m))
     t = new_value
     for i in range(len(metas) - 1, -1, -1):
-        t = metas[i].reverse(bases[i], t)
+        m = metas[i]
+        t = m.rule.reverse_fn(bases[i], t, m.reapply_views, m.out_index, *m.args, **m.kwargs)
     return t
 
 
@@ -510,15 +511,16 @@ def regenerate(w: FunctionalTensor) -> None:
         return
     if w._shadow is not None and unobserved(storage.base) and regenerate_from_shadow(w):
         return  # Note [Shadow views] (shadow.py)
-    st = _ST
-    saved = st.excluded
+    d = _ST.__dict__
+    saved = d["excluded"]
     t = storage.base
-    st.excluded = _inner_excluded(saved, _requires_grad((t,)))
+    grad = t._autograd_meta is not None and t._autograd_meta.requires_grad
+    d["excluded"] = _inner_excluded(saved, grad)
     try:
         for m in w._view_metas:
-            t = m.replay(t)
+            t = m.rule.replay(t, m)
     finally:
-        st.excluded = saved
+        d["excluded"] = saved
     replace_(w, t, from_regenerate=True)
     w._generation = storage.generation
 
@@ -539,7 +541,8 @@ def sync(t: object) -> None:
     storage = w._fstorage
     if w._generation == storage.generation:
         return
-    apply_updates(storage)
+    if storage.updates:
+        apply_updates(storage)
     regenerate(w)
 
 
