@@ -11,10 +11,15 @@ machinery around the kernel, not the kernel:
   tensors (target <= 0.2x torch);
 * the same call under a trivial DispatchMode vs a trivial TorchDispatchMode, each handler
   just ``return func(*args, **kwargs)`` (target <= 0.2x torch);
-* a boxed kernel ``fn(op, keyset, stack)`` vs the unboxed kernel on the same operator
-  (target <= 1.15x): the whole calls (which include the boxed kernel's own dearer call,
-  three arguments and a list index) and the dispatch overheads alone (each call minus
-  calling its kernel directly);
+* a boxed kernel ``fn(op, keyset, stack)`` vs an unboxed kernel (target <= 1.15x), on two
+  operators with the same schema and tensors, one per kind: the whole calls (which include
+  the boxed kernel's own dearer call, three arguments and a list index, ~27 ns more than
+  the unboxed kernel's when both are called directly) and the dispatch overheads alone
+  (each call minus calling its kernel directly). An operator whose default calls all reach
+  boxed kernels runs its boxed-first entry (calling.py, Note [Boxed-first entries]);
+* the same comparison on ONE operator whose calls reach both kinds (an unboxed CPU kernel
+  and a boxed Meta kernel, called on stand-in tensors with those key sets): its boxed calls
+  pay the boxing adapter's frame (Note [Boxing adapters]);
 * the dispatch overhead in ns: call through the operator minus calling the kernel itself.
 
 Times are the best of R timeit loops of N calls (ns per call), the rows interleaved loop by
@@ -33,6 +38,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 import tensordispatch as td
 import tensordispatch.ops as td_ops
+from tensordispatch.dispatch import BackendComponent, backend_tensor_keyset
 from tensordispatch.dispatch.modes import DispatchMode
 from tensordispatch.library import Library
 
@@ -53,6 +59,15 @@ class TdMode(DispatchMode):
 class TorchMode(TorchDispatchMode):
     def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
         return func(*args, **(kwargs or {}))
+
+
+class StandIn:
+    """A stand-in tensor of a given backend: the dispatcher only reads ``_key_set``."""
+
+    __slots__ = ("_key_set",)
+
+    def __init__(self, backend: BackendComponent) -> None:
+        self._key_set = backend_tensor_keyset(backend).raw
 
 
 def best_ns(fns: dict[str, Callable[[], Any]], number: int, rounds: int) -> dict[str, float]:
@@ -78,6 +93,9 @@ def main() -> None:
     td_lib.define("g(Tensor a, Tensor b) -> Tensor")
     td_lib.impl("f", kernel, "CPU")
     td_lib.impl("g", boxed_kernel, "CPU", boxed=True)
+    td_lib.define("h(Tensor a, Tensor b) -> Tensor")
+    td_lib.impl("h", kernel, "CPU")
+    td_lib.impl("h", boxed_kernel, "Meta", boxed=True)
     torch_lib = torch.library.Library("bench_dispatch", "DEF")
     torch_lib.define("f(Tensor a, Tensor b) -> Tensor")
     torch_lib.impl("f", kernel, "CPU")
@@ -87,15 +105,19 @@ def main() -> None:
     td_f, td_g = td_ops.bench_dispatch.f.default, td_ops.bench_dispatch.g.default
     torch_f = torch.ops.bench_dispatch.f.default
     assert td_f(ta, tb) is ta and td_g(ta, tb) is ta and torch_f(pa, pb) is pa
-    stack = [ta, tb]
+    td_h = td_ops.bench_dispatch.h.default
+    cpu, meta = StandIn(BackendComponent.CPUBit), StandIn(BackendComponent.MetaBit)
+    assert td_h(cpu, cpu) is cpu and td_h(meta, meta) is meta
     keyset = td.DispatchKeySet(td.DispatchKey.CPU)
 
     rows = best_ns(
         {
             "kernel called directly": lambda: kernel(ta, tb),
-            "boxed kernel called directly": lambda: boxed_kernel(td_f, keyset, [ta, tb]),
+            "boxed kernel called directly": lambda: boxed_kernel(td_g, keyset, [ta, tb]),
             "td call, unboxed kernel": lambda: td_f(ta, tb),
             "td call, boxed kernel": lambda: td_g(ta, tb),
+            "one op, unboxed kernel (CPU)": lambda: td_h(cpu, cpu),
+            "one op, boxed kernel (Meta)": lambda: td_h(meta, meta),
             "torch call, Python kernel": lambda: torch_f(pa, pb),
         },
         n,
@@ -107,7 +129,6 @@ def main() -> None:
     with TorchMode():
         assert torch_f(pa, pb) is pa
         rows |= best_ns({"torch call under trivial mode": lambda: torch_f(pa, pb)}, n, r)
-    del stack
     td_lib._destroy()
     torch_lib._destroy()
 
@@ -135,6 +156,14 @@ def main() -> None:
             1.15,
         ),
     ]
+    ratios.append(
+        (
+            "one op with both kinds",
+            rows["one op, boxed kernel (Meta)"],
+            rows["one op, unboxed kernel (CPU)"],
+            1.15,
+        )
+    )
     overhead = rows["td call, unboxed kernel"] - rows["kernel called directly"]
     boxed_overhead = rows["td call, boxed kernel"] - rows["boxed kernel called directly"]
     ratios.append(("boxed / unboxed, overhead only", boxed_overhead, overhead, 1.15))

@@ -192,17 +192,20 @@ def test_boxed_first_stacks_fill_defaults_with_fresh_lists(lib: Library) -> None
     ]
 
 
-def test_a_call_reaching_an_unboxed_kernel_puts_the_plain_entry_back(lib: Library) -> None:
-    lib.define("f(Tensor x) -> Tensor")
-    lib.impl("f", _stack_recorder([]), "CPU", boxed=True)
-    lib.impl("f", lambda x: "meta", "Meta")
+def test_an_operator_reaching_both_kinds_keeps_the_boxed_first_entry(lib: Library) -> None:
+    lib.define("f(Tensor x, *, int n=1) -> Tensor")
+    seen: list[Any] = []
+    lib.impl("f", _stack_recorder(seen), "CPU", boxed=True)
+    lib.impl("f", lambda x, **kw: ("meta", kw), "Meta")
     f = _op(lib, "f")
-    assert f(T(CPU)) == "boxed"
+    assert f(T(META)) == ("meta", {})
+    assert not _boxed_first(f), "no boxed kernel reached yet"
+    assert f(T(CPU, "a")) == "boxed"
     assert _boxed_first(f)
-    assert f(T(META)) == "meta"
-    assert not _boxed_first(f)
-    assert f(T(CPU)) == "boxed"
-    assert not _boxed_first(f), "a mixed table stays on the plain entry"
+    assert f(T(META)) == ("meta", {})
+    assert f(T(META), n=3) == ("meta", {"n": 3})
+    assert f(T(CPU, "b"), n=4) == "boxed"
+    assert seen == [("DispatchKeySet(CPU)", ["a", 1]), ("DispatchKeySet(CPU)", ["b", 4])]
 
 
 def test_a_new_table_starts_on_the_plain_entry(lib: Library) -> None:

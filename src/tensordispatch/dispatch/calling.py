@@ -53,15 +53,17 @@ the arguments' word alone: a call on tensors of one device does no int arithmeti
 
 Note [Boxed-first entries]
 A boxed kernel reached through the plain entry costs a second frame (the boxing adapter,
-Note [Boxing adapters]). While every call of an operator under the default thread-local
-words has reached a boxed kernel (a backend served by a boxed fallback, an operator with a
-boxed kernel), operator.py installs the operator's boxed-first twin: the same entry with,
-in front of the lookup, a probe of ``_td_b0`` (arguments' word -> (boxed kernel, key set))
-that builds the stack in place and calls the kernel, one frame in all. Anything the probe
-does not find falls through to the ordinary lookup, so both entries are correct for every
-call and installing one or the other (done without waiting for the registration lock) is
-only a matter of speed; the first default-words call that reaches a non-boxed kernel puts
-the plain entry back for the rest of that table, and every new table starts plain.
+Note [Boxing adapters]), ~45 ns where the kernel's own convention (a list, three
+arguments) costs ~27. Once a call of an operator under the default thread-local words
+reaches a boxed kernel, operator.py installs the operator's boxed-first twin: the same
+entry with, in front of the lookup, a probe of ``_td_b0``, which mirrors the default-words
+cache as (boxed kernel, key set) or (entry, None) pairs. A boxed kernel found there is
+called with the stack built in place, one frame in all; an unboxed entry found there is
+called as usual (~10 ns dearer than the plain entry: the pair); anything not found falls
+through to the ordinary lookup. Both entries are therefore correct for every call, and
+installing the twin (done without waiting for the registration lock) is only a matter of
+speed; every new table starts on the plain entry, so operators that never reach a boxed
+kernel never pay for the probe.
 
 Non-tensor arguments are checked and converted as torch's binding does (Note [Argument
 conversion] in convert.py): a required one by an inline test of the right type
@@ -412,47 +414,66 @@ def _lookup_lines(facts: CallingFacts, indent: str) -> list[str]:
     ]
 
 
-def _boxed_first_lines(facts: CallingFacts, indent: str) -> list[str]:
-    """Lines of the boxed-first entry that call a boxed kernel found in ``_td_b0`` (under
-    the default thread-local words) with the stack built right here (Note [Boxed-first
-    entries]); anything else falls through to the ordinary lookup."""
-    return [
+def _boxed_first_lines(facts: CallingFacts, indent: str, direct: str | None) -> list[str]:
+    """Lines of the boxed-first entry: probe ``_td_b0`` (under the default thread-local
+    words) and call a boxed kernel found there with the stack built right here, or the
+    unboxed callable found there with ``direct`` (or bind it to ``_td_e`` when ``direct`` is
+    None); the ordinary lookup runs only when the probe finds nothing (Note [Boxed-first
+    entries])."""
+    found = (
+        [f"{indent}        return _td_b[0]({direct})"]
+        if direct is not None
+        else [f"{indent}        _td_e = _td_b[0]"]
+    )
+    lines = [] if direct is not None else [f"{indent}_td_e = None"]
+    lines += [
         f"{indent}_td_s = {_STATE_EXPR}",
-        f"{indent}if _td_s{_INCLUDED} is _td_di and _td_s{_EXCLUDED} is _td_dx:",
+        f"{indent}if _td_s{_EXCLUDED} is _td_dx and _td_s{_INCLUDED} is _td_di:",
         f"{indent}    try:",
         *_key_lines(facts, indent + "        "),
-        f"{indent}        _td_e = _td_b0[_td_k]",
+        f"{indent}        _td_b = _td_b0[_td_k]",
         f"{indent}    except (KeyError, AttributeError, TypeError):",
         f"{indent}        pass",
         f"{indent}    else:",
-        f"{indent}        return _td_e[0](_td_bo, _td_e[1], {_stack_items(facts)})",
+        f"{indent}        if _td_b[1] is not None:",
+        f"{indent}            return _td_b[0](_td_bo, _td_b[1], {_stack_items(facts)})",
+        *found,
     ]
+    if direct is not None:
+        return lines + _lookup_lines(facts, indent)
+    return [*lines, f"{indent}if _td_e is None:", *_lookup_lines(facts, indent + "    ")]
 
 
 def _forward_lines(
-    facts: CallingFacts, optional: list[str], indent: str, lookup: list[str]
+    facts: CallingFacts,
+    optional: list[str],
+    indent: str,
+    lookup_for: Callable[[str | None], list[str]],
+    split: bool = False,
 ) -> list[str]:
-    """Lines finding ``_td_e`` (``lookup``) and calling it with exactly the arguments the
-    caller gave. Optional arguments that need checking are checked before the lookup, as
-    torch converts before dispatching, but only on the branch where one was given: the
-    lookup is emitted on both branches so the all-defaults call pays nothing for them."""
+    """Lines finding ``_td_e`` (``lookup_for(call)``, where ``call`` is the argument text of
+    a call that gave no optional argument, or None) and calling it with exactly the
+    arguments the caller gave. Optional arguments that need checking are checked before
+    the lookup, as torch converts before dispatching, but only on the branch where one was
+    given: the lookup is emitted on both branches (always with ``split``) so the
+    all-defaults call pays nothing for them."""
     pos_required = [n for n in facts.names[: facts.num_positional] if n not in optional]
     kw_required = [n for n in facts.names[facts.num_positional :] if n not in optional]
     kw_text = ", ".join(f"{n}={n}" for n in kw_required)
     fast = ", ".join(pos_required + ([kw_text] if kw_text else []))
     if not optional:
-        return [*lookup, f"{indent}return _td_e({fast})"]
+        return [*lookup_for(fast), f"{indent}return _td_e({fast})"]
     all_absent = f"{indent}if {' and '.join(f'{n} is _NO' for n in optional)}:"
     checks = _check_lines(facts, optional, indent, given=True)
-    if checks:
+    if checks or split:
         head = [
             all_absent,
-            *("    " + line for line in lookup),
+            *("    " + line for line in lookup_for(fast)),
             f"{indent}    return _td_e({fast})",
         ]
-        head += checks + lookup
+        head += checks + lookup_for(None)
     else:
-        head = [*lookup, all_absent, f"{indent}    return _td_e({fast})"]
+        head = [*lookup_for(None), all_absent, f"{indent}    return _td_e({fast})"]
     lines = [
         *head,
         f"{indent}_td_a = [{', '.join(pos_required)}]",
@@ -522,10 +543,13 @@ def _entry_source(facts: CallingFacts, fname: str, boxed_first: bool = False) ->
         lines.append(f"    if {name} is _NO: raise TypeError({message})")
     required = [n for n in facts.names if n not in optional]
     lines += _check_lines(facts, required, "    ", given=False)
-    lookup = _lookup_lines(facts, "    ")
     if boxed_first:
-        lookup = _boxed_first_lines(facts, "    ") + lookup
-    lines += _forward_lines(facts, optional, "    ", lookup)
+        lines += _forward_lines(
+            facts, optional, "    ", lambda d: _boxed_first_lines(facts, "    ", d), split=True
+        )
+    else:
+        lookup = _lookup_lines(facts, "    ")
+        lines += _forward_lines(facts, optional, "    ", lambda d: lookup)
     return "\n".join(lines) + "\n"
 
 

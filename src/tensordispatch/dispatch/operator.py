@@ -118,7 +118,6 @@ class _TableState:
         "entry",
         "handler_cache",
         "mask",
-        "mixed",
         "mode_cache",
         "op",
         "per_backend",
@@ -149,10 +148,9 @@ class _TableState:
         self.mode_cache: dict[int, Callable[..., Any]] = {}
         self.by_excluded: dict[int, dict[int, Callable[..., Any]]] = {}
         self.redispatch_cache: dict[int, Callable[..., Any]] = {}
-        # Note [Boxed-first entries]: arguments' word -> (boxed kernel, key set) for the
-        # default words, and whether a default-words call reached a non-boxed kernel.
-        self.boxed_cache: dict[int, tuple[Callable[..., Any], DispatchKeySet]] = {}
-        self.mixed = False
+        # Note [Boxed-first entries]: arguments' word -> (boxed kernel, key set), or
+        # (entry, None) for any other kernel, for the default words.
+        self.boxed_cache: dict[int, tuple[Callable[..., Any], DispatchKeySet | None]] = {}
 
     def resolve(self, raw: int) -> tuple[KernelFunction, int]:
         """The kernel of the stored slot of ``raw`` and the key set it receives, after
@@ -227,22 +225,20 @@ class _TableState:
             if len(cache) < _CACHE_LIMIT:
                 cache[raw] = found
             if cache is self.default_cache and self.tracer is None:
-                self._note_default(raw, final)
+                self._note_default(raw, final, found)
         return found
 
-    def _note_default(self, raw: int, final: int) -> None:
-        """Keep the operator on its boxed-first entry while every default-words call
-        reaches a boxed kernel, on its plain entry otherwise (Note [Boxed-first entries])."""
+    def _note_default(self, raw: int, final: int, found: Callable[..., Any]) -> None:
+        """Mirror a default-words cache entry into the boxed-first probe and install the
+        boxed-first entry once a boxed kernel is reached (Note [Boxed-first entries])."""
         kernel, at = self.resolve(final)
-        if kernel.kind is KernelKind.BOXED and kernel.specializer is None and not self.mixed:
-            if len(self.boxed_cache) < _CACHE_LIMIT:
-                self.boxed_cache[raw] = (kernel.fn, DispatchKeySet.from_raw(at))
-                self.entry.choose_entry(self, boxed_first=True)
+        if len(self.boxed_cache) >= _CACHE_LIMIT:
             return
-        if not self.mixed:
-            self.mixed = True
-            if self.boxed_cache:
-                self.entry.choose_entry(self, boxed_first=False)
+        if kernel.kind is KernelKind.BOXED and kernel.specializer is None:
+            self.boxed_cache[raw] = (kernel.fn, DispatchKeySet.from_raw(at))
+            self.entry.choose_entry(self)
+        else:
+            self.boxed_cache[raw] = (found, None)
 
     def redispatch_miss(self, raw: int) -> Callable[..., Any]:
         """Compute and memoize the entry of a redispatch (no TLS, no masks: spec 10.2)."""
@@ -355,34 +351,29 @@ class OperatorEntry:
                 DISPATCHER.lock.release()
         return entry, boxer
 
-    def choose_entry(self, state: _TableState, boxed_first: bool) -> None:
-        """Install the boxed-first or the plain generated entry if ``state`` is still the
+    def choose_entry(self, state: _TableState) -> None:
+        """Install the boxed-first twin of the generated entry if ``state`` is still the
         published one and the registration lock is free (Note [Boxed-first entries]); both
-        are correct at all times, so skipping is only slower."""
+        entries are correct at all times, so skipping is only slower."""
         done = self._generated
-        if done is None or done[0] is not self.facts or self.state is not state:
+        if self._boxed_first_on or done is None or done[0] is not self.facts:
             return
-        if boxed_first == self._boxed_first_on:
+        if self.state is not state:
             return
-        want: Callable[..., Any] | None = done[1]
-        if boxed_first:
-            made = self._boxed_first
-            if made is None or made[0] is not done[0]:
-                fname = self.qualified_name.split("::")[-1]
-                made = self._boxed_first = (
-                    done[0],
-                    generate_boxed_first_entry(done[0], fname, self.ns),
-                )
-            want = made[1]
-        if want is None:
+        made = self._boxed_first
+        if made is None or made[0] is not done[0]:
+            fname = self.qualified_name.split("::")[-1]
+            twin = generate_boxed_first_entry(done[0], fname, self.ns)
+            made = self._boxed_first = (done[0], twin)
+        if made[1] is None:
             return
         from tensordispatch.dispatch.dispatcher import DISPATCHER
 
         if DISPATCHER.lock.try_enter():
             try:
                 if self._generated is done and self.state is state:
-                    self._install_entry(want)
-                    self._boxed_first_on = boxed_first
+                    self._install_entry(made[1])
+                    self._boxed_first_on = True
                     DISPATCHER.refresh_packet(self.qualified_name)
             finally:
                 DISPATCHER.lock.release()
