@@ -240,3 +240,24 @@ def test_graph_of_is_the_depth_first_post_order() -> None:
     assert [graph.param_index[id(n)] for n in leaves] == [
         graph.parameters.index(n.data) for n in leaves
     ]
+
+
+@pytest.mark.parametrize(("ops", "folded"), [(16, False), (17, True)])
+def test_runs_fold_from_run_min_in_place_calls(ops: int, folded: bool) -> None:
+    from tensordispatch.lazy.lowering import RUN_MIN
+
+    assert RUN_MIN == 16  # ops - 1 in-place calls follow the first (fresh) one
+    x = td.ones(8).to("lazy")
+    lazy.mark_step()
+    y = x
+    for i in range(ops):
+        y = y + 0.5 if i % 2 == 0 else y * 0.999
+    lazy.mark_step()
+    lines = lazy.get_backend().last_source.splitlines()
+    in_place = [line for line in lines if line.startswith("    np_") and line.endswith("v3)")]
+    assert ("    for f_, i_ in r21:" in lines) is folded
+    assert len(in_place) == (0 if folded else ops - 1)
+    expected = np.ones(8, np.float32)
+    for i in range(ops):
+        expected = expected + np.float32(0.5) if i % 2 == 0 else expected * np.float32(0.999)
+    assert np.array_equal(y.cpu().numpy(), expected)

@@ -314,15 +314,7 @@ class _Emitter:
         return len(self.graph.parameters) + int(name[1:])
 
     def _fold_runs(self, lines: list[str]) -> list[str]:
-        """Note [Numbers as 0-d arrays]
-A ufunc call with a Python number operand spends most of its time on the number for small
-arrays (~3x the call with a 0-d array at 1024 elements). An elementwise rule's output dtype
-is its tensor operands' (`_same_float`), and NumPy converts a weak Python number to exactly
-that dtype, so the generated function converts each number operand once per run (hoisted:
-``s1 = np_asarray(p2, np.float32)``) and the ufuncs get 0-d arrays of the output dtype: the
-same loop on the same values, bit for bit (checked in tests against the CPU kernels).
-
-Note [Folded runs]: RUN_MIN or more consecutive in-place binary calls on one
+        """Note [Folded runs]: RUN_MIN or more consecutive in-place binary calls on one
         buffer with a constant second operand (a parameter or a hoisted name) become one
         loop over a constant table, so a long elementwise chain compiles in O(1)."""
         folded: list[str] = []
@@ -335,9 +327,9 @@ Note [Folded runs]: RUN_MIN or more consecutive in-place binary calls on one
                 if not m or m.group(2) != match.group(2):
                     break
                 j += 1
-            if j - i < RUN_MIN:
-                folded.append(lines[i])
-                i += 1
+            if j - i < RUN_MIN:  # too short (and so is every run inside it): keep the lines
+                folded.extend(lines[i : max(j, i + 1)])
+                i = max(j, i + 1)
                 continue
             steps = [m for m in (_INPLACE.match(line) for line in lines[i:j]) if m]
             table = f"r{len(self.constants)}"
