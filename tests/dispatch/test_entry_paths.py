@@ -18,6 +18,7 @@ from tensordispatch.dispatch import (
     DispatchKeySet,
     ExcludeDispatchKeyGuard,
     backend_tensor_keyset,
+    check_invariants,
 )
 from tensordispatch.dispatch.errors import ArgumentTypeError
 from tensordispatch.dispatch.modes import DispatchMode
@@ -206,6 +207,7 @@ def test_an_operator_reaching_both_kinds_keeps_the_boxed_first_entry(lib: Librar
     assert f(T(META), n=3) == ("meta", {"n": 3})
     assert f(T(CPU, "b"), n=4) == "boxed"
     assert seen == [("DispatchKeySet(CPU)", ["a", 1]), ("DispatchKeySet(CPU)", ["b", 4])]
+    check_invariants(f"{lib.ns}::f")
 
 
 def test_a_new_table_starts_on_the_plain_entry(lib: Library) -> None:

@@ -224,8 +224,8 @@ class _TableState:
             found = self.entry_for(final)
             if len(cache) < _CACHE_LIMIT:
                 cache[raw] = found
-            if cache is self.default_cache and self.tracer is None:
-                self._note_default(raw, final, found)
+                if cache is self.default_cache and self.tracer is None:
+                    self._note_default(raw, final, found)
         return found
 
     def _note_default(self, raw: int, final: int, found: Callable[..., Any]) -> None:
@@ -512,8 +512,12 @@ class OperatorEntry:
             if fresh[slot] != self.table[slot]:
                 problems.append(f"stored slot {key_name(key_of_slot(slot))} != compute()")
         state = self.state
-        if state.table is not self.table or self.ns["_td_c"] is not state.by_excluded:
+        published = (self.ns["_td_c"], self.ns["_td_c0"], self.ns["_td_b0"])
+        current = (state.by_excluded, state.default_cache, state.boxed_cache)
+        if state.table is not self.table or any(a is not b for a, b in zip(published, current)):
             problems.append("the published call cache belongs to an older table")
+        if any(k not in state.default_cache for k in state.boxed_cache):
+            problems.append("the boxed-first probe holds a key set the call cache lacks")
         masks = (state.mask, state.per_backend, state.per_backend_mode)
         if masks != fallthrough_masks(self.table):
             problems.append("the fallthrough masks differ from the table's fallthrough slots")
