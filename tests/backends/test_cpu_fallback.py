@@ -571,19 +571,22 @@ def test_runner_binds_tensors_passed_by_name(fbdev: Any) -> None:
 
 
 def _inplace_program(fbdev: Any) -> list[Any]:
-    """In-place calls on device tensors (the fast in-place runner's shape), and what the
-    caller sees after each: identity of the result, the values of the base tensor."""
+    """In-place and out= calls on device tensors (the fast in-place runner's shape), and what
+    the caller sees after each: identity of the result, the values of the base tensor."""
     x = dev([[1.0, 2.0], [3.0, 4.0]], fbdev)
     row = x.select(0, 1)  # a view (composite kernel, no fallback)
     y = dev([0.5, -0.5], fbdev)
+    out = dev([], fbdev)  # resized by the out= call
     steps = [
+        lambda: td.add(row, dev([1.0, 1.0], fbdev), alpha=3, out=out) is out,
         lambda: row.mul_(dev([10.0, 100.0], fbdev)) is row,
         lambda: x.add_(dev([[1.0, 1.0], [1.0, 1.0]], fbdev), alpha=2) is x,
         lambda: x.clamp_(max=40.0) is x,
         lambda: x.sub_(x) is x,  # the same tensor twice
         lambda: td.ops.aten.clamp_.default(y, -0.25) is y,
     ]
-    return [(step(), x._data.tolist()) for step in steps] + [row._data.tolist(), y._data.tolist()]
+    seen = [(step(), x._data.tolist()) for step in steps]
+    return [*seen, row._data.tolist(), y._data.tolist(), out._data.tolist()]
 
 
 def test_inplace_runner_matches_the_boxed_fallback(fbdev: Any) -> None:
@@ -602,6 +605,7 @@ def test_inplace_runner_matches_the_boxed_fallback(fbdev: Any) -> None:
     program, counts, _ = results[0]
     zeros = [[0.0, 0.0], [0.0, 0.0]]
     assert program == [
+        (True, [[1.0, 2.0], [3.0, 4.0]]),
         (True, [[1.0, 2.0], [30.0, 400.0]]),
         (True, [[3.0, 4.0], [32.0, 402.0]]),
         (True, [[3.0, 4.0], [32.0, 40.0]]),
@@ -609,8 +613,10 @@ def test_inplace_runner_matches_the_boxed_fallback(fbdev: Any) -> None:
         (True, zeros),
         [0.0, 0.0],
         [0.5, -0.25],
+        [6.0, 7.0],
     ]
     assert counts == {
+        "aten::add.out": 1,
         "aten::mul_.Tensor": 1,
         "aten::add_.Tensor": 1,
         "aten::clamp_": 2,
@@ -618,12 +624,14 @@ def test_inplace_runner_matches_the_boxed_fallback(fbdev: Any) -> None:
     }
 
 
-def test_inplace_runner_moves_once_and_writes_back_into_the_view(hooks: Hooks, fbdev: Any) -> None:
+def test_inplace_and_out_runners_move_once_and_write_back(hooks: Hooks, fbdev: Any) -> None:
     x = dev([[1.0, 2.0], [3.0, 4.0]], fbdev)
     row = x.select(0, 0)
     assert row.mul_(dev([3.0, 3.0], fbdev)) is row
     assert row.mul_(dev([2.0, 0.5], fbdev)) is row
     assert x._data.tolist() == [[6.0, 3.0], [3.0, 4.0]]
-    assert [len(c) for c in hooks.to_cpu_calls] == [2, 2] and hooks.from_cpu_calls == []
-    assert cf.fallback_counts() == {"aten::mul_.Tensor": 2}
-    assert "aten::mul_.Tensor" not in cf._COUNTS.get("fbdev", {})  # not the general path
+    out = dev([], fbdev)
+    assert td.add(row, row, out=out) is out and out._data.tolist() == [12.0, 6.0]
+    assert [len(c) for c in hooks.to_cpu_calls] == [2, 2, 3] and hooks.from_cpu_calls == []
+    assert cf.fallback_counts() == {"aten::mul_.Tensor": 2, "aten::add.out": 1}
+    assert cf._COUNTS.get("fbdev", {}) == {}  # none took the general path

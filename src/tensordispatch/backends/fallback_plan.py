@@ -68,10 +68,9 @@ class FallbackPlan:
     num_positional: int = 0
     keywords: tuple[tuple[int, str, Any], ...] = ()
     # Unboxed fast path (Note [The unboxed fallback]): tensor positions when every tensor
-    # argument is a positional Tensor / Tensor? and either nothing is written and the one
-    # return is a fresh tensor, or (``inplace`` >= 0) one plain Tensor argument is written
-    # and returned (an in-place operator); ``need`` = how many positional arguments a call
-    # must pass to use it.
+    # argument is a Tensor / Tensor? and either nothing is written and the one return is a
+    # fresh tensor, or (``inplace`` >= 0) one plain Tensor argument is written and returned
+    # (an in-place or out= operator); ``need`` = one past the last tensor position.
     fast: tuple[int, ...] | None = None
     need: int = 0
     inplace: int = -1
@@ -103,7 +102,7 @@ def compute_plan(op: OpOverload) -> FallbackPlan:
         if a.kwarg_only
     )
     is_plain = len(plain) == len(args)
-    eligible = is_plain and not info.view_pairs and all(i < len(positional) for i in plain)
+    eligible = is_plain and not info.view_pairs
     written = info.mutable_arg_indices
     fast = None
     inplace = -1

@@ -5,20 +5,20 @@ Note [The unboxed fallback]
 filled in) and the fallback unboxes it again for the CPU call. ``register_cpu_fallback``
 registers this module's unboxed variant instead, in the dispatcher's fallback convention
 ``fn(op, *args, **kwargs)`` with a specializer, so the dispatcher caches, per operator, a
-*runner* built once from the operator's FallbackPlan. For the common shape (Tensor /
-Tensor? arguments that can be passed positionally, nothing written, one fresh tensor
-returned) the runner is a function compiled per operator signature with the operator's own
-parameters (the dispatcher entry's, ``_NO`` for an omitted optional argument; keyword-only
-ones with defaults become ordinary parameters, which binds cheaper), so the caller's
-arguments bind by position or by name with no ``*args`` / ``**kwargs`` packing.
+*runner* built once from the operator's FallbackPlan. For the common shape (Tensor / Tensor?
+arguments, no lists or devices, nothing written, one fresh tensor returned) the runner is a
+function compiled per operator signature with the operator's own parameters (the dispatcher
+entry's, ``_NO`` for an omitted optional argument; keyword-only ones with defaults become
+ordinary parameters, which binds cheaper), so the caller's arguments bind by position or by
+name with no ``*args`` / ``**kwargs`` packing.
 
 Its fast branch runs when every tensor argument has the backend's plain key set (one
 comparison per tensor): one ``to_cpu`` call, the operator's CPU kernel (held by the runner,
 refreshed whenever the dispatcher asks again) called as the dispatcher's entry would call it
 (given optional arguments through a generated per-signature ``forwarder``), one ``from_cpu``
-call. In-place operators of that shape (one plain ``Tensor(a!)`` argument, written and
-returned) get the same runner ending the boxed way: ``copy_from_cpu`` of the CPU copy into
-the caller's tensor, which is returned (Note [Written arguments keep their identity]).
+call. In-place and out= operators of that shape (one plain ``Tensor(a!)`` argument, written
+and returned) get the same runner ending the boxed way: ``copy_from_cpu`` of the CPU copy
+into the caller's tensor, which is returned (Note [Written arguments keep their identity]).
 Each runner counts its calls in a closure cell (``_fb_count`` in its globals), summed by
 ``fallback_counts``.
 
@@ -26,9 +26,9 @@ Everything else leaves the fast branch through that same test: a None or omitted
 tensor, a CPU tensor (a wrapped number), another device or layout, and strict mode, which
 swaps every runner's key set for a sentinel equal to nothing while any thread has a strict
 block open (so the fast branch pays nothing for it). The slow branch moves only the device
-tensors, and hands strict mode, in-place operators, omitted required arguments and anything
-unexpected to the general path, the same code as ``cpu_fallback``. The rules of the boxed
-notes in boxed_fallback.py hold for both.
+tensors, and hands strict mode, in-place and out= operators, omitted required arguments and
+anything unexpected to the general path, the same code as ``cpu_fallback``. The rules of the
+boxed notes in boxed_fallback.py hold for both.
 
 boxed_fallback.py owns the state (strict mode, counters, locks) and hands it in through an
 ``UnboxedContext``, so this module imports nothing from it.
@@ -200,8 +200,8 @@ def _slow_path(
     counter: CellType,
 ) -> Callable[[tuple[Any, ...]], Any]:
     """The runner's slow branch, given its parameter values in schema order: not every
-    tensor on the backend (move only the device ones), or strict mode or an in-place
-    operator (the general path)."""
+    tensor on the backend (move only the device ones), or strict mode or an in-place or
+    out= operator (the general path)."""
     entry = op._entry
     facts: Any = entry.facts
     to_cpu, from_cpu, log = backend.to_cpu, backend.from_cpu, backend.log
