@@ -161,3 +161,24 @@ def test_inline_recording_saves_the_default_of_an_argument_left_out() -> None:
     ty = torch.tensor([3.0, 5.0], requires_grad=True)
     torch.sub(tx, ty).sum().backward()
     assert (x.grad.tolist(), y.grad.tolist()) == (tx.grad.tolist(), ty.grad.tolist())
+
+
+def _slots(cls: type) -> set[str]:
+    return {n for c in cls.__mro__ for n in getattr(c, "__slots__", ()) if n != "__weakref__"}
+
+
+def test_inline_node_and_saved_tensor_have_every_field_the_constructors_set() -> None:
+    from tensordispatch.autograd.graph import Node, SavedTensor
+
+    a = td.tensor([1.0, 2.0]).requires_grad_()
+    b = td.tensor([3.0, 4.0]).requires_grad_()
+    node = (a * b).grad_fn
+    reference = type(node)()
+    for name in _slots(Node):
+        assert hasattr(node, name) and hasattr(reference, name), name
+    assert (node._released, node._pre_hooks, node._post_hooks) == (False, (), ())
+    assert reference._sequence_nr == node._sequence_nr + 1  # one counter for both ways
+    saved = node._saved["other"]
+    assert type(saved) is SavedTensor
+    assert all(hasattr(saved, n) for n in _slots(SavedTensor))
+    assert saved.unpack(node) is b

@@ -56,7 +56,13 @@ from dataclasses import dataclass
 from types import FunctionType
 from typing import Any
 
-from tensordispatch.autograd.graph import SavedTensor, TensorMeta, gradient_edge, meta_of
+from tensordispatch.autograd.graph import (
+    NODE_SEQUENCE,
+    SavedTensor,
+    TensorMeta,
+    gradient_edge,
+    meta_of,
+)
 from tensordispatch.dispatch.calling import NO_DEFAULT, NOT_GIVEN, CallingFacts, entry_parameters
 from tensordispatch.dispatch.keyset import (
     AFTER_AUTOGRAD_RAW,
@@ -87,6 +93,7 @@ _COMPILED: dict[_CompileKey, _Compiled] = {}
 _ST = local_state()
 _BELOW_ADIOV = AUTOGRAD_DISPATCH_KEYSET_WITH_AD_INPLACE_OR_VIEW_RAW
 # attributes read inline from a required plain Tensor argument
+_NOT_VIEW = "_m{}.view_version is None"
 _INLINE_ATTRS = {"sym_sizes": "._shape", "scalar_type": ".dtype", "sym_strides": "._strides"}
 
 
@@ -157,15 +164,42 @@ def _record_lines(
     names = facts.names
     diff = [names[i] for i in positions]
     lines = [f"    _n{k} = _m{k} is not None and _m{k}.requires_grad" for k in range(len(diff))]
-    lines += [
-        "    _td_node = _td_cls()",
-        f"    _td_node.next_functions = ({''.join(f'_td_edge({n}), ' for n in diff)})",
+    for k, n in enumerate(diff):  # gradient_edge, inlined for a non-leaf that is no view
+        lines += [
+            f"    if _m{k} is None:",
+            f"        _e{k} = _td_noedge",
+            f"    elif type(_m{k}) is _td_TM and _m{k}.grad_fn is not None and {_NOT_VIEW.format(k)}:",
+            f"        _e{k} = (_m{k}.grad_fn, _m{k}.output_nr)",
+            "    else:",
+            f"        _e{k} = _td_edge({n})",
+        ]
+    lines += [  # Node.__init__'s fields, set directly (tests/autograd/test_entries.py)
+        "    _td_node = _td_new(_td_cls)",
+        "    _td_node._sequence_nr = _td_seq()",
+        "    _td_node._released = False",
+        "    _td_node._pre_hooks = ()",
+        "    _td_node._post_hooks = ()",
+        f"    _td_node.next_functions = ({''.join(f'_e{k}, ' for k in range(len(diff)))})",
         f"    _td_node._input_meta = ({''.join(f'({n}._shape, {n}.dtype), ' for n in diff)})",
         f"    _td_node._needed = ({''.join(f'_n{k}, ' for k in range(len(diff)))})",
         "    _td_s = {}",
     ]
     for name, arg, attr, formulas in inline.saves:
         cond = " or ".join(f"_n{k}" for k in formulas)
+        i = facts.names.index(arg)
+        if attr is None and _plain(facts, i):  # SavedTensor(arg, False), inlined
+            lines += [
+                f"    if {cond}:",
+                "        _td_v = _td_new(_td_ST)",
+                f"        _td_vc = {arg}._vc",
+                "        _td_v._version = 0 if _td_vc is None else _td_vc.version",
+                "        _td_v._is_output = False",
+                "        _td_v._requires_grad = False",
+                "        _td_v._output_nr = 0",
+                f"        _td_v._data = {arg}",
+                f"        _td_s[{name!r}] = _td_v",
+            ]
+            continue
         expr = _save_expression(facts, optional, arg, attr)
         lines.append(f"    if {cond}: _td_s[{name!r}] = {expr}")
     lines += [
@@ -338,6 +372,9 @@ def autograd_entry(
         "_td_save": _save_any,
         "_td_readattr": _read_attribute,
         "_td_BELOW": _BELOW_ADIOV,
+        "_td_new": object.__new__,
+        "_td_seq": NODE_SEQUENCE.__next__,
+        "_td_noedge": (None, 0),
     }
     for i, d in enumerate(facts.defaults):
         if d is not NO_DEFAULT:

@@ -51,7 +51,7 @@ __all__ = [
     "meta_of",
 ]
 
-_SEQUENCE = itertools.count()
+NODE_SEQUENCE = itertools.count()  # torch's sequence_nr: creation order of nodes
 _ST = local_state()
 FREED_MESSAGE = (
     "Trying to backward through the graph a second time (or directly access saved tensors "
@@ -125,7 +125,7 @@ class Node:
     def __init__(self) -> None:
         self.next_functions: tuple[tuple[Node | None, int], ...] = ()
         self._input_meta: tuple[tuple[tuple[int, ...], Any] | None, ...] = ()
-        self._sequence_nr = next(_SEQUENCE)
+        self._sequence_nr = next(NODE_SEQUENCE)
         self._released = False
         # Shared empty tuples until the first hook (hook_list): most nodes have none.
         self._pre_hooks: Sequence[Callable[..., Any]] = ()
