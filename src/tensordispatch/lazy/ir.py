@@ -11,9 +11,9 @@ markers where operands go), the hashes of its operands in order and its output s
 `device_data` node hashes its op and shape only, never the data, so a graph is reusable for
 new input values; which device buffers a graph reads is added by the graph hash
 (executor.py: the parameter sequence), as LTC does. The hashed tuple is flat: (op, args,
-hash and index of each operand in order, shapes); the markers in ``args`` say how many
-operands there are, so nothing is ambiguous, and the generated kernels build it without a
-tuple per operand.
+hash and index of each operand in order, each output Shape's precomputed hash); the markers
+in ``args`` say how many operands there are, so nothing is ambiguous, and the generated
+kernels build it without a tuple per operand or a Python-level Shape hash.
 
 Note [Scalars are device data]
 Python numbers passed to operators (Scalar arguments such as ``alpha`` and wrapped numbers
@@ -191,7 +191,7 @@ class Node:
             flat: list[Any] = [op, args]
             for n, i in operands:
                 flat += (n.hash, i)
-            flat.append(shapes)
+            flat += [s._hash for s in shapes]
             self.hash = hash(tuple(flat))
 
     @property
