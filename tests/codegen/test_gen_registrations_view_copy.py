@@ -23,11 +23,17 @@ def test_view_copy_tag_without_view_group_uses_the_yaml_kernel(tmp_path: pathlib
     text = emit_registrations(load_native_functions(path), "vc.yaml")
     lines = text.splitlines()
     at = [n for n, line in enumerate(lines, 1) if ".impl('slice_scatter'" in line]
+    kernel = "_k_CompositeExplicitAutogradNonFunctional_slice_scatter"
     assert [lines[n - 1].strip() for n in at] == [
-        "_lib['aten:CompositeExplicitAutogradNonFunctional'].impl('slice_scatter', "
-        "_kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'slice_scatter', "
-        f"'CompositeExplicitAutogradNonFunctional', 'vc.yaml:1'), debug=_SITE + '{at[0]}')"
+        (
+            f"_lib['aten:CompositeExplicitAutogradNonFunctional'].impl('slice_scatter', {kernel}, "
+            f"debug=_SITE + '{at[0]}')"
+        )
     ]
+    assert (
+        f"\n{kernel} = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', "
+        "'slice_scatter', 'CompositeExplicitAutogradNonFunctional', 'vc.yaml:1')\n"
+    ) in text
     assert "def generated_slice_scatter" not in text
 
 

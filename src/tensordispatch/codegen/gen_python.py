@@ -354,7 +354,6 @@ from tensordispatch.backends.aten import wrap_number as _wrap_number
 from tensordispatch.dispatch.calling import NOT_GIVEN as _NO
 from tensordispatch.dispatch.keyset import AUTOGRAD_DISPATCH_KEYSET_WITH_AD_INPLACE_OR_VIEW_RAW as _BELOW_AD
 from tensordispatch.dispatch.tls import local_state as _local_state
-from tensordispatch.generated import registrations as _registrations
 from tensordispatch.generated import return_types as _RT
 from tensordispatch.tensor.tensor import Tensor as _Tensor
 '''
@@ -371,9 +370,15 @@ def _bindings(overloads_by_name: dict[str, list[_Overload]]) -> list[str]:
         for o in os
         for f in ([o.f] + ([o.out] if o.out is not None else []))
     }
-    lines = ["from tensordispatch.backends.aten import op as _op", ""]
+    # Note [Deferred entries] in ops/deferred.py: each global becomes the operator's entry at
+    # the first call, so importing this module defines no operator.
+    lines = [
+        "from tensordispatch.ops.deferred import deferred_entry as _deferred",
+        "",
+        "_G = globals()",
+    ]
     for n in names:
-        lines.append(f"_E_{n} = _op({str(by_ident[n].func.name)!r})._entry")
+        lines.append(f"_E_{n} = _deferred(_G, '_E_{n}', {str(by_ident[n].func.name)!r})")
     return lines
 
 

@@ -17,6 +17,22 @@ A registration's debug string is its call site (``registered at <file>:<line>``)
 ``Library.impl`` finds by walking the stack (~20 us a call, ~1,700 impls at import). The
 generated impl calls pass the same string instead: ``_SITE`` (this module's code file name) plus
 the impl line's own number, written in by ``_number_sites`` after the text is assembled.
+
+Note [Operators defined on first lookup]
+Defining all ~600 aten operators and registering their ~1,800 kernels at import took most of
+``import tensordispatch`` (issue 4: parsing schemas, building entries and tables, importing
+every kernel table). So importing the package runs only generated/names.py: it claims the
+namespace with its DEF library (as TORCH_LIBRARY does at load time) and hands the dispatcher
+the operator NAMES with a callback (``DISPATCHER.add_lazy_operators``). The first lookup of a
+name (``find``, ``packet``, ``ops.aten.add``, an impl or def on it, the first call of a
+generated binding: Note [Deferred entries] in ops/deferred.py) imports registrations.py once
+(which checks every kernel-table name, so a missing kernel still fails for all operators at
+once) and runs that operator's materialiser: its defs, then its impls in library-key order,
+in one batch. Anything that enumerates operators (``live_entries``, dumps, listeners that
+replay, conformance tables) makes the dispatcher materialise every pending name first, so it
+sees exactly the state an eager import had. Registration order never matters (spec: tables
+are recomputed from the registrations), so defining an operator later changes nothing
+observable except the debug strings' line numbers, which name the materialiser's lines.
 """
 
 from __future__ import annotations
@@ -60,7 +76,7 @@ def source_location(f: NativeFunction) -> str:
     return f"{path.name}:{f.loc.line}"
 
 
-__all__ = ["collect", "emit_registrations"]
+__all__ = ["collect", "emit_names", "emit_registrations"]
 
 _HEADER = '''\
 """Operator definitions and kernel registrations for namespace aten.
@@ -87,9 +103,10 @@ from tensordispatch.backends.structured import (
     resize_output as _resize_output,
 )
 from tensordispatch.dispatch.dispatcher import DISPATCHER as _DISPATCHER
+from tensordispatch.generated.names import DEF_LIBRARIES as _DEF
 from tensordispatch.library import Library
 
-__all__ = ["LIBRARIES"]
+__all__ = ["LIBRARIES", "OPERATORS", "materialise"]
 
 # Each impl's debug string, as registration_site() would compute it (without walking the
 # stack at import): "registered at <this code's file name>:<line of the impl call>".
@@ -284,8 +301,10 @@ class _Emitter:
         # The ``_copy`` members of view groups: their kernels are generated (clone of the
         # view). The ``view_copy`` tag alone is not enough: ATen tags slice_scatter with it.
         self.view_copies = {id(vg.view_copy) for vg in parsed.view_groups if vg.view_copy}
-        self.defs: list[str] = []
-        self.impls: dict[str, list[str]] = {}
+        # qualified operator name ("aten::add_") -> its define lines, and -> library key
+        # ("aten:CPU") -> its impl lines: one materialiser function per operator name.
+        self.defs: dict[str, list[str]] = {}
+        self.impls: dict[str, dict[str, list[str]]] = {}
         # key -> [(function, kernel expression)] in registration order: what
         # gen_direct turns into per-key direct entry points.
         self.kernels: dict[str, list[tuple[NativeFunction, str]]] = {}
@@ -311,7 +330,7 @@ class _Emitter:
         module-level name bound to the expression) when given."""
         self.kernels.setdefault(key, []).append((f, kernel_expr))
         lib = f"{f.namespace}:{key}"
-        self.impls.setdefault(lib, []).append(
+        self.impls.setdefault(_qualified(f), {}).setdefault(lib, []).append(
             f"    _lib[{lib!r}].impl({str(f.func.name)!r}, {ref or kernel_expr}, "
             f"debug=_SITE + {_LINE!r})"
         )
@@ -343,7 +362,7 @@ class _Emitter:
 
     def function(self, f: NativeFunction) -> None:
         tags = ", ".join(repr(t) for t in sorted(f.tags))
-        self.defs.append(
+        self.defs.setdefault(_qualified(f), []).append(
             f"    _def[{f.namespace!r}].define({str(f.func)!r}, tags=({tags}{',' if tags else ''}))"
         )
         g = self.groups.get(str(f.func.name))
@@ -385,7 +404,12 @@ class _Emitter:
                 )
             alias, spec = KERNEL_TABLES[key]
             where = repr(source_location(f))
-            self.add(key, f, f"_kernel({alias}, {spec!r}, {meta.kernel!r}, {key!r}, {where})")
+            expr = f"_kernel({alias}, {spec!r}, {meta.kernel!r}, {key!r}, {where})"
+            # looked up when the module is imported, so a missing kernel fails at once for
+            # every operator, not at the first use of the one that names it
+            ref = f"_k_{key}_{ident(f)}"
+            self.tables.append(f"{ref} = {expr}")
+            self.add(key, f, expr, ref)
 
     def bodies(self) -> list[str]:
         bodies: list[str] = []
@@ -400,22 +424,42 @@ class _Emitter:
                 bodies.append(_backend_select(f)[1])
         return bodies
 
-    def register_function(self) -> list[str]:
-        namespaces = sorted({f.namespace for f in self.functions})
-        out = ["def _register():"]
-        out.append(
-            "    _def = {" + ", ".join(f"{ns!r}: Library({ns!r}, 'DEF')" for ns in namespaces) + "}"
-        )
-        out += self.defs
-        out.append("    _lib = {")
-        for k in sorted(self.impls):
+    def materialisers(self) -> list[str]:
+        """One function per operator name defining its overloads and registering their
+        kernels (library keys sorted), and ``OPERATORS``: qualified name -> function."""
+        out: list[str] = []
+        table: list[str] = []
+        for n, qualified in enumerate(sorted(self.defs.keys() | self.impls.keys())):
+            name = f"_op{n}"
+            out += ["", "", f"def {name}(_def, _lib):  # {qualified}"]
+            out += self.defs.get(qualified, [])
+            for lib, lines in sorted(self.impls.get(qualified, {}).items()):
+                out += lines
+            table.append(f"    {qualified!r}: {name},")
+        return [*out, "", "", "OPERATORS = {", *table, "}"]
+
+    def libraries(self) -> list[str]:
+        """The IMPL libraries, one per (namespace, key), created when the module is imported."""
+        keys = sorted({lib for by_lib in self.impls.values() for lib in by_lib})
+        out = ["_LIB = {"]
+        for k in keys:
             ns, key = k.split(":")
-            out.append(f"        {k!r}: Library({ns!r}, 'IMPL', {key!r}),")
-        out.append("    }")
-        for k in sorted(self.impls):
-            out += self.impls[k]
-        out.append("    return [*_def.values(), *_lib.values()]")
+            out.append(f"    {k!r}: Library({ns!r}, 'IMPL', {key!r}),")
+        out += ["}", "LIBRARIES = [*_DEF.values(), *_LIB.values()]"]
         return out
+
+    def names(self) -> dict[str, list[str]]:
+        """Namespace -> operator names (without the namespace), sorted."""
+        by_ns: dict[str, list[str]] = {}
+        for qualified in sorted(self.defs.keys() | self.impls.keys()):
+            ns, _, name = qualified.partition("::")
+            by_ns.setdefault(ns, []).append(name)
+        return by_ns
+
+
+def _qualified(f: NativeFunction) -> str:
+    """The dispatcher's operator name of ``f``, without the overload (``aten::add_``)."""
+    return f"{f.namespace}::{str(f.func.name).partition('.')[0]}"
 
 
 def collect(parsed: ParsedNativeFunctions) -> _Emitter:
@@ -435,17 +479,22 @@ def emit_registrations(parsed: ParsedNativeFunctions, source: str) -> str:
     out += ["", "", "# -- generated kernels " + "-" * 58, ""]
     out.append("\n\n\n".join(bodies))
     out += ["", ""]
-    out += emitter.register_function()
-    out += [
-        "",
-        "",
-        "# One table publication per operator, not one per registration",
-        "# (Note [Batched registration] in tensordispatch/dispatch/dispatcher.py).",
-        "with _DISPATCHER.batch():",
-        "    LIBRARIES = _register()",
-        "",
-    ]
+    out += emitter.libraries()
+    out += emitter.materialisers()
+    out += ["", "", _MATERIALISE]
     return _number_sites("\n".join(out))
+
+
+_MATERIALISE = '''\
+def materialise(qualified):
+    """Define the overloads of ``qualified`` ("aten::add") and register their kernels: the
+    dispatcher calls this the first time the name is looked up (Note [Operators defined
+    on first lookup] in tensordispatch/codegen/gen_registrations.py). One table publication
+    per operator, not one per registration (Note [Batched registration] in
+    dispatch/dispatcher.py)."""
+    with _DISPATCHER.batch():
+        OPERATORS[qualified](_DEF, _LIB)
+'''
 
 
 _LINE = "@line@"
@@ -460,3 +509,48 @@ def _number_sites(text: str) -> str:
         if marker in line:
             lines[n - 1] = line.replace(marker, repr(str(n)))
     return "\n".join(lines)
+
+
+_NAMES_HEADER = '''\
+"""Operator names of the generated registrations: defined on first lookup, not at import.
+
+@generated by tensordispatch.codegen (src/tensordispatch/codegen/gen_registrations.py)
+from {source}. Do not edit: run `tensordispatch codegen`. See Note [Operators
+defined on first lookup] in tensordispatch/codegen/gen_registrations.py.
+"""
+
+# ruff: noqa
+# mypy: ignore-errors
+from __future__ import annotations
+
+from tensordispatch.dispatch.dispatcher import DISPATCHER as _DISPATCHER
+from tensordispatch.library import Library
+
+__all__ = ["DEF_LIBRARIES", "HANDLES", "NAMES"]
+'''
+
+_NAMES_FOOTER = """
+
+def _materialise(qualified):
+    from tensordispatch.generated.registrations import materialise
+
+    materialise(qualified)
+
+
+HANDLES = [_DISPATCHER.add_lazy_operators(ns, names, _materialise) for ns, names in NAMES.items()]
+"""
+
+
+def emit_names(parsed: ParsedNativeFunctions, source: str) -> str:
+    """The text of generated/names.py: each namespace's DEF library (claimed at import) and
+    operator names, handed to the dispatcher to define on first lookup."""
+    by_ns = collect(parsed).names()
+    out = [_NAMES_HEADER.format(source=source), "NAMES = {"]
+    for ns, names in by_ns.items():
+        out.append(f"    {ns!r}: (")
+        out += [f"        {n!r}," for n in names]
+        out.append("    ),")
+    out += ["}", "", "# Claimed at import, as TORCH_LIBRARY claims its namespace when loaded."]
+    libs = ", ".join(f"{ns!r}: Library({ns!r}, 'DEF')" for ns in by_ns)
+    out.append(f"DEF_LIBRARIES = {{{libs}}}")
+    return "\n".join(out) + "\n" + _NAMES_FOOTER

@@ -53,9 +53,10 @@ its schema, an alias-key fallback checks every slot before filling any.
 from __future__ import annotations
 
 import threading
+import time
 import warnings
 import weakref
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -184,6 +185,11 @@ class Dispatcher:
         # Note [Registration listeners]: replaced as a whole (calls read it without the lock)
         self._listeners: tuple[Callable[[OperatorEntry], None], ...] = ()
         self._to_announce: dict[OperatorEntry, None] = {}
+        # Note [Operators defined on first lookup] (codegen/gen_registrations.py): qualified
+        # name -> the callback that defines it; a name leaves the dict once defined.
+        self._lazy: dict[str, Callable[[str], None]] = {}
+        self._lazy_lock = threading.RLock()
+        self._materialising: set[str] = set()
 
     @contextmanager
     def batch(self) -> Iterator[None]:
@@ -237,9 +243,11 @@ class Dispatcher:
         >>> _ = lib.impl("f", lambda x: x, "CPU"); h.remove(); lib._destroy(); seen
         ['doc_listen::f', 'doc_listen::f']
         """
+        if replay_existing:
+            self.materialise_all()
         with self.lock:
             self._listeners = (*self._listeners, fn)
-            existing = [e for e in self.live_entries() if e.schema is not None]
+            existing = [e for e in self.entries.values() if e.is_live and e.schema is not None]
 
         def undo() -> None:
             self._listeners = tuple(f for f in self._listeners if f is not fn)
@@ -272,11 +280,110 @@ class Dispatcher:
         while self.pending_removals:
             self.pending_removals.pop()._remove_locked()
 
+    # ----- operators defined on first lookup ------------------------------------------------
+
+    def add_lazy_operators(
+        self, ns: str, names: Iterable[str], materialise: Callable[[str], None]
+    ) -> RegistrationHandle:
+        """Have ``materialise("ns::name")`` define (and register kernels for) each operator
+        name of ``ns`` the first time it is looked up or registered to; anything that
+        enumerates operators materialises every pending name first (Note [Operators defined
+        on first lookup] in codegen/gen_registrations.py). The handle drops the names still
+        pending.
+
+        >>> from tensordispatch.library import Library
+        >>> lib = Library("doc_lazy", "DEF")
+        >>> define = lambda qualified: lib.define("f(Tensor x) -> Tensor")
+        >>> h = DISPATCHER.add_lazy_operators("doc_lazy", ["f"], define)
+        >>> DISPATCHER.pending_operators("doc_lazy")
+        ['doc_lazy::f']
+        >>> DISPATCHER.find("doc_lazy::f").qualified_overload_name
+        'doc_lazy::f'
+        >>> DISPATCHER.pending_operators("doc_lazy")
+        []
+        >>> h.remove(); lib._destroy()
+        """
+        qualified = [f"{ns}::{name}" for name in names]
+        with self.lock:
+            for q in qualified:
+                self._lazy[q] = materialise
+
+        def undo() -> None:
+            for q in qualified:
+                if self._lazy.get(q) is materialise:
+                    del self._lazy[q]
+
+        return RegistrationHandle(undo, f"lazy operators of {ns} ({len(qualified)})")
+
+    def pending_operators(self, ns: str | None = None) -> list[str]:
+        """Qualified names registered lazily and not defined yet (sorted)."""
+        prefix = "" if ns is None else f"{ns}::"
+        return sorted(q for q in self._lazy if q.startswith(prefix))
+
+    def materialise(self, qualified: str) -> None:
+        """Define ``qualified`` now if it is pending (never call it holding ``self.lock``:
+        the callback registers). Other threads wait until it is defined; a lookup of the
+        same name from inside the callback returns at once."""
+        if qualified not in self._lazy:
+            return
+        with self._lazy_lock:
+            fn = self._lazy.get(qualified)
+            if fn is None or qualified in self._materialising:
+                return
+            self._materialising.add(qualified)
+            outer = self._suspend_batch()
+            try:
+                fn(qualified)
+            finally:
+                self._resume_batch(outer)
+                self._materialising.discard(qualified)
+                if self._lazy.get(qualified) is fn:
+                    del self._lazy[qualified]
+
+    def _suspend_batch(self) -> tuple[Any, ...] | None:
+        """Set this thread's open batch aside, so an operator defined inside it is published
+        (and announced) at once, as if it had been defined at import, before the batch."""
+        with self.lock:
+            if self._batch_owner != threading.get_ident():
+                return None
+            outer = (self._batch_depth, self._dirty, self._to_announce)
+            self._batch_owner, self._batch_depth, self._dirty, self._to_announce = None, 0, {}, {}
+            return outer
+
+    def _resume_batch(self, outer: tuple[Any, ...] | None) -> None:
+        if outer is None:
+            return
+        while True:  # another thread may have opened a batch meanwhile: let it finish
+            self.lock.__enter__()
+            if self._batch_owner is None:
+                break
+            self.lock.__exit__()
+            time.sleep(0.001)
+        try:
+            self._batch_owner = threading.get_ident()
+            self._batch_depth, dirty, announce = outer
+            self._dirty = {**dirty, **self._dirty}
+            self._to_announce = {**announce, **self._to_announce}
+        finally:
+            self.lock.__exit__()
+
+    def materialise_all(self) -> None:
+        """Define every pending operator (before anything enumerates operators)."""
+        while self._lazy:
+            before = len(self._lazy)
+            for qualified in list(self._lazy):
+                self.materialise(qualified)
+            if len(self._lazy) >= before:  # only names being materialised by this thread
+                return
+
     # ----- lookup ---------------------------------------------------------------------------
 
     def find(self, qualified: str, overload: str = "") -> OperatorEntry | None:
         """The live entry of ``ns::name`` / overload, or None."""
         entry = self.entries.get((qualified, overload))
+        if entry is None and qualified in self._lazy:
+            self.materialise(qualified)
+            entry = self.entries.get((qualified, overload))
         return entry if entry is not None and entry.is_live else None
 
     def find_schema_or_throw(self, qualified: str, overload: str = "") -> OperatorEntry:
@@ -297,12 +404,16 @@ class Dispatcher:
 
     def overloads_of(self, qualified: str) -> list[OperatorEntry]:
         """Def'd overloads of one operator name, in definition order."""
+        if qualified in self._lazy:
+            self.materialise(qualified)
         return list(self._by_name.get(qualified, ()))
 
     def packet(self, qualified: str) -> OpOverloadPacket | None:
         """The (cached) packet of a def'd operator name, or None if it has no overload."""
         packet = self._packets.get(qualified)
         if packet is None:
+            if qualified in self._lazy:
+                self.materialise(qualified)
             with self.lock:
                 entries = self._by_name.get(qualified)
                 if not entries:
@@ -332,7 +443,9 @@ class Dispatcher:
             refresh_packet(packet, self._by_name.get(qualified, []))
 
     def live_entries(self) -> list[OperatorEntry]:
-        """Every live entry."""
+        """Every live entry (every pending operator is defined first)."""
+        if self._lazy:
+            self.materialise_all()
         return [e for e in self.entries.values() if e.is_live]
 
     def _entry(self, qualified: str, overload: str) -> OperatorEntry:
@@ -389,6 +502,8 @@ class Dispatcher:
     ) -> RegistrationHandle:
         """Store a schema (spec 6.2): duplicate check, then every kernel's signature."""
         qualified, overload = schema.qualified_name, schema.overload_name
+        if qualified in self._lazy:
+            self.materialise(qualified)
         with self.lock:
             existing = self.entries.get((qualified, overload))
             if existing is not None and existing.schema is not None:
@@ -464,6 +579,8 @@ class Dispatcher:
         self, qualified: str, overload: str, key: DispatchKey, kernel: KernelFunction
     ) -> RegistrationHandle:
         """Add a kernel under ``key`` (spec 6.3): newest wins, older become inactive."""
+        if qualified in self._lazy:
+            self.materialise(qualified)
         with self.lock:
             existing = self.entries.get((qualified, overload))
             if existing is not None and existing.schema is not None:

@@ -12,29 +12,29 @@ from tensordispatch.backends.aten import wrap_number as _wrap_number
 from tensordispatch.dispatch.calling import NOT_GIVEN as _NO
 from tensordispatch.dispatch.keyset import AUTOGRAD_DISPATCH_KEYSET_WITH_AD_INPLACE_OR_VIEW_RAW as _BELOW_AD
 from tensordispatch.dispatch.tls import local_state as _local_state
-from tensordispatch.generated import registrations as _registrations
 from tensordispatch.generated import return_types as _RT
 from tensordispatch.tensor.tensor import Tensor as _Tensor
 
 __all__ = ['cross_entropy_loss', 'gelu', 'gelu_', 'linear', 'nll_loss', 'nll_loss2d', 'nll_loss_nd', 'one_hot', 'silu', 'silu_']
 
-from tensordispatch.backends.aten import op as _op
+from tensordispatch.ops.deferred import deferred_entry as _deferred
 
-_E_cross_entropy_loss = _op('cross_entropy_loss')._entry
-_E_gelu = _op('gelu')._entry
-_E_gelu_ = _op('gelu_')._entry
-_E_gelu_out = _op('gelu.out')._entry
-_E_linear = _op('linear')._entry
-_E_linear_out = _op('linear.out')._entry
-_E_nll_loss = _op('nll_loss')._entry
-_E_nll_loss2d = _op('nll_loss2d')._entry
-_E_nll_loss2d_out = _op('nll_loss2d.out')._entry
-_E_nll_loss_nd = _op('nll_loss_nd')._entry
-_E_nll_loss_out = _op('nll_loss.out')._entry
-_E_one_hot = _op('one_hot')._entry
-_E_silu = _op('silu')._entry
-_E_silu_ = _op('silu_')._entry
-_E_silu_out = _op('silu.out')._entry
+_G = globals()
+_E_cross_entropy_loss = _deferred(_G, '_E_cross_entropy_loss', 'cross_entropy_loss')
+_E_gelu = _deferred(_G, '_E_gelu', 'gelu')
+_E_gelu_ = _deferred(_G, '_E_gelu_', 'gelu_')
+_E_gelu_out = _deferred(_G, '_E_gelu_out', 'gelu.out')
+_E_linear = _deferred(_G, '_E_linear', 'linear')
+_E_linear_out = _deferred(_G, '_E_linear_out', 'linear.out')
+_E_nll_loss = _deferred(_G, '_E_nll_loss', 'nll_loss')
+_E_nll_loss2d = _deferred(_G, '_E_nll_loss2d', 'nll_loss2d')
+_E_nll_loss2d_out = _deferred(_G, '_E_nll_loss2d_out', 'nll_loss2d.out')
+_E_nll_loss_nd = _deferred(_G, '_E_nll_loss_nd', 'nll_loss_nd')
+_E_nll_loss_out = _deferred(_G, '_E_nll_loss_out', 'nll_loss.out')
+_E_one_hot = _deferred(_G, '_E_one_hot', 'one_hot')
+_E_silu = _deferred(_G, '_E_silu', 'silu')
+_E_silu_ = _deferred(_G, '_E_silu_', 'silu_')
+_E_silu_out = _deferred(_G, '_E_silu_out', 'silu.out')
 
 
 def cross_entropy_loss(input, target, weight=_NO, reduction=_NO, ignore_index=_NO, label_smoothing=_NO):

@@ -1,0 +1,156 @@
+"""What `import tensordispatch` does and does not do (issue 4: import time).
+
+Note [Operators defined on first lookup] (codegen/gen_registrations.py): importing the package
+defines no aten operator; the first lookup of a name defines it, and anything that enumerates
+operators defines them all first. Each test runs a fresh interpreter, since this process has
+long imported everything. The speed itself is measured only in benchmarks/bench_ops.py.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+
+
+def _run(code: str) -> str:
+    out = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert out.returncode == 0, out.stderr
+    return out.stdout
+
+
+_AFTER_IMPORT = """
+    import json, sys
+    import tensordispatch as td
+    from tensordispatch.dispatch.dispatcher import DISPATCHER
+    from tensordispatch.generated.names import NAMES
+    print(json.dumps({
+        "pending": DISPATCHER.pending_operators("aten"),
+        "names": ["aten::" + n for n in NAMES["aten"]],
+        "aten_entries": sorted(
+            e.qualified_overload_name for e in DISPATCHER.entries.values()
+            if e.qualified_name.startswith("aten::")
+        ),
+        "modules": sorted(sys.modules),
+    }))
+"""
+
+
+def test_first_call_defines_only_what_it_uses() -> None:
+    state = json.loads(
+        _run(
+            """
+            import json
+            import tensordispatch as td
+            from tensordispatch.dispatch.dispatcher import DISPATCHER
+            x = td.tensor([1.0, 2.0])
+            y = x + x
+            print(json.dumps({"pending": DISPATCHER.pending_operators("aten"),
+                              "y": y.tolist()}))
+            """
+        )
+    )
+    assert state["y"] == [2.0, 4.0]
+    assert "aten::add" not in state["pending"]
+    assert "aten::mm" in state["pending"] and "aten::conv2d" in state["pending"]
+
+
+def test_lookup_by_name_and_ops_namespace_define_the_operator() -> None:
+    out = _run(
+        """
+        import tensordispatch as td
+        from tensordispatch.dispatch.dispatcher import DISPATCHER
+        print(DISPATCHER.find("aten::mm") is not None, "aten::mm" in DISPATCHER.pending_operators())
+        print(td.ops.aten.bmm.default, "aten::bmm" in DISPATCHER.pending_operators())
+        print(td.dump("aten::sin").splitlines()[0])
+        """
+    )
+    assert out == "True False\naten.bmm.default False\nname: aten::sin\n"
+
+
+def test_enumeration_sees_every_operator() -> None:
+    state = json.loads(
+        _run(
+            """
+            import json
+            import tensordispatch as td
+            from tensordispatch.dispatch.dispatcher import DISPATCHER
+            from tensordispatch.generated.names import NAMES
+            live = {e.qualified_name for e in DISPATCHER.live_entries()}
+            print(json.dumps({"pending": DISPATCHER.pending_operators(),
+                              "missing": sorted({"aten::" + n for n in NAMES["aten"]} - live)}))
+            """
+        )
+    )
+    assert state == {"pending": [], "missing": []}
+
+
+_DUMP_ALL = """
+    import tensordispatch as td
+    from tensordispatch.dispatch.dispatcher import DISPATCHER
+    for e in sorted(DISPATCHER.live_entries(), key=lambda e: e.qualified_overload_name):
+        print(e.dump())
+        print(e.dump_table())
+"""
+
+
+def test_state_does_not_depend_on_which_operators_were_used_first() -> None:
+    # Registration order never matters (STYLE.md): defining add/mul/sum/zeros (and their
+    # autograd kernels) first, by using them, ends in exactly the state of defining all at once.
+    at_once = _run("import tensordispatch as td\n" + textwrap.dedent(_DUMP_ALL))
+    used_first = _run(
+        textwrap.dedent(
+            """
+            import tensordispatch as td
+            x = td.ones(3, requires_grad=True)
+            (x * x + td.zeros(3)).sum().backward()
+            td.ops.aten.mm.default
+            """
+        )
+        + textwrap.dedent(_DUMP_ALL)
+    )
+    assert len(at_once.splitlines()) > 10_000
+    assert used_first == at_once
+
+
+def test_operator_first_used_inside_a_batch_is_published_at_once() -> None:
+    # Inside DISPATCHER.batch() tables publish at the batch's end; an aten operator defined on
+    # first use there must work at once, as it did when it was defined at import.
+    out = _run(
+        """
+        import tensordispatch as td
+        from tensordispatch.dispatch.dispatcher import DISPATCHER
+        with DISPATCHER.batch():
+            x = td.ones(2, requires_grad=True)
+            y = (x * 3).sum()
+        y.backward()
+        print(x.grad.tolist(), type(y.grad_fn).__name__)
+        """
+    )
+    assert out == "[3.0, 3.0] SumBackward0\n"
+
+
+def test_threads_racing_on_a_first_use_all_get_the_operator() -> None:
+    out = _run(
+        """
+        import threading
+        import tensordispatch as td
+        barrier = threading.Barrier(8)
+        results = []
+        def work():
+            a = td.ones(2, 2)
+            barrier.wait()
+            results.append(td.mm(a, a).tolist())
+        threads = [threading.Thread(target=work) for _ in range(8)]
+        for t in threads: t.start()
+        for t in threads: t.join()
+        print(len(results), all(r == [[2.0, 2.0], [2.0, 2.0]] for r in results))
+        """
+    )
+    assert out == "8 True\n"
