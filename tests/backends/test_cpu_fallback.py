@@ -449,21 +449,22 @@ def test_optional_tensor_and_keyword_arguments_on_the_fast_runner(
     assert cf.fallback_counts() == {"fbopt::scaled": 1}
 
 
-def test_tensors_on_separately_made_device_objects_take_the_fast_branch(
-    hooks: Hooks, fbdev: Any, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from tensordispatch.backends import fallback_unboxed
-
-    x = dev([1.0], td.device("fbdev", 0))
-    y = dev([2.0], td.device("fbdev:0"))
-    td.mul(x, y)  # the runner exists now
-    looked_up: list[Any] = []
-    original = fallback_unboxed._cpu_kernel
-    monkeypatch.setattr(  # the slow branch looks the kernel up per call, the fast one never
-        fallback_unboxed, "_cpu_kernel", lambda e: looked_up.append(e) or original(e)
-    )
-    assert td.mul(x, y)._data.tolist() == [2.0]
-    assert looked_up == []
+def test_tensors_on_separately_made_device_objects_take_the_fast_branch(fbdev: Any) -> None:
+    h = Hooks()
+    reg = cf.register_cpu_fallback(_backend(h), KEY)
+    try:
+        run = reg.kernel.specializer(td.ops.aten.mul.Tensor, 0)  # what the dispatcher caches
+        slow_calls: list[Any] = []
+        slow = run.__globals__["_fb_slow"]
+        run.__globals__["_fb_slow"] = lambda values: slow_calls.append(values) or slow(values)
+        x = dev([3.0], td.device("fbdev", 0))
+        y = dev([2.0], td.device("fbdev:0"))
+        assert x.device is not y.device
+        assert run(x, y)._data.tolist() == [6.0] and slow_calls == []
+        assert run(x, td.tensor(2.0))._data.tolist() == [6.0] and len(slow_calls) == 1
+    finally:
+        reg.remove()
+        cf.reset_fallback_counts()
 
 
 def test_strict_mode_covers_runners_made_inside_the_block(hooks: Hooks, fbdev: Any) -> None:

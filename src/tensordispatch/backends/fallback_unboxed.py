@@ -46,6 +46,7 @@ from tensordispatch.backends.fallback_plan import _CPU_RAW, count_error, fallbac
 from tensordispatch.dispatch.calling import NO_DEFAULT, NOT_GIVEN, entry_parameters
 from tensordispatch.dispatch.keyset import backend_tensor_keyset
 from tensordispatch.dispatch.op_overload import OpOverload
+from tensordispatch.tensor.device import CPU
 from tensordispatch.tensor.tensor import Tensor
 
 __all__ = ["STRICT_KEY_SET", "UnboxedContext", "forwarder", "make_unboxed", "set_strict_hint"]
@@ -128,7 +129,6 @@ def _runner(
     ks = backend_tensor_keyset(backend.component).raw
     scope = {
         "_NO": _NO,
-        "_fb_slow": _slow_path(op, plan, backend, ctx, general, forward, counter),
         "_fb_forward": forward,
         "_fb_schema": plan.schema,
         "_fb_op": op,
@@ -143,6 +143,7 @@ def _runner(
         "_fb_count_error": count_error,
         "_fb_plan": plan,
     }
+    scope["_fb_slow"] = _slow_path(op, plan, backend, ctx, general, scope)
     optional_return = str(plan.schema.returns[0].type) != "Tensor"
     code, defaults, kwdefaults = _runner_code(
         facts, plan.fast, backend.log is not None, optional_return, plan.inplace
@@ -196,15 +197,15 @@ def _slow_path(
     backend: Any,
     ctx: UnboxedContext,
     general: Callable[..., Any],
-    forward: Callable[..., Any],
-    counter: CellType,
+    scope: dict[str, Any],
 ) -> Callable[[tuple[Any, ...]], Any]:
-    """The runner's slow branch, given its parameter values in schema order: not every
-    tensor on the backend (move only the device ones), or strict mode or an in-place or
-    out= operator (the general path)."""
-    entry = op._entry
-    facts: Any = entry.facts
+    """The slow branch of the runner with globals ``scope``, given its parameter values in
+    schema order: not every tensor on the backend (move only the device ones), or strict
+    mode or an in-place or out= operator (the general path)."""
+    facts: Any = op._entry.facts
+    defaults = facts.defaults
     to_cpu, from_cpu, log = backend.to_cpu, backend.from_cpu, backend.log
+    forward, counter = scope["_fb_forward"], scope["_fb_count"]
 
     def slow(values: tuple[Any, ...]) -> Any:
         if ctx.strict_blocks[0] or plan.inplace >= 0:
@@ -214,27 +215,28 @@ def _slow_path(
         where = []
         for i in plan.fast:
             v = values[i]
-            if v is None or (v is _NO and facts.defaults[i] is not NO_DEFAULT):
+            if v is None or (v is _NO and defaults[i] is not NO_DEFAULT):
                 continue
             if not isinstance(v, Tensor):  # a missing argument or a wrong type: its error
                 args, kwargs = _split(facts, values)
                 return general(*args, **kwargs)
-            if v.device.type != "cpu":
+            dev = v.device
+            if dev is not CPU and dev.type != "cpu":
                 moved.append(v)
                 where.append(i)
         counter.cell_contents += 1
         if log is not None:
             log(op, moved)
-        cpu_kernel = _cpu_kernel(entry)
+        kernel = scope["_fb_k"]
         if not moved:
-            return forward(cpu_kernel, *values)
+            return forward(kernel, *values)
         cpus = to_cpu(moved)
         if len(cpus) != len(moved):
             raise count_error(plan, len(cpus), len(moved))
         cpu_values = list(values)
-        for i, t in zip(where, cpus, strict=True):
-            cpu_values[i] = t
-        result = forward(cpu_kernel, *cpu_values)
+        for n, i in enumerate(where):
+            cpu_values[i] = cpus[n]
+        result = forward(kernel, *cpu_values)
         return None if result is None else from_cpu([result], moved[0].device)[0]
 
     return slow
