@@ -42,7 +42,12 @@ _ST = local_state()
 
 def wrap_result(t: Tensor) -> FunctionalTensor:
     """A new functional wrapper (own storage) over the traced result ``t``: what
-    ``to_functional`` makes, without its argument checks (``t`` is a fresh LazyTensor)."""
+    ``to_functional`` makes, without its argument checks (``t`` is a fresh LazyTensor).
+
+    >>> import tensordispatch as td
+    >>> w = wrap_result(td.ones(2)); type(w).__name__, w._data.tolist()
+    ('FunctionalTensor', [1.0, 1.0])
+    """
     return _make_wrapper(t, FunctionalStorage(t), (), 0)
 
 
@@ -272,7 +277,7 @@ def _validated(entry: Any, raw: int, kernel: Callable[..., Any]) -> bool:
 _AUTOGRAD_MODULE = "tensordispatch.autograd.kernels"
 
 
-def fast_method(name: str, slow: Callable[..., Any]) -> Callable[..., Any] | None:
+def _fast_method(name: str, slow: Callable[..., Any]) -> Callable[..., Any] | None:
     """The fast ``FunctionalTensor`` method for operator ``name`` (None if its shortcut
     kernel was not built); ``slow`` is the Tensor method it stands in for."""
     from tensordispatch.lazy.tensor import LazyTensor
@@ -373,7 +378,7 @@ def install_methods() -> MethodsHandle:
     saved: dict[str, Any] = {}
     for dunder, name in FAST_METHODS.items():
         slow = getattr(Tensor, dunder)
-        method = fast_method(name, slow)
+        method = _fast_method(name, slow)
         if method is not None:
             saved[dunder] = FunctionalTensor.__dict__.get(dunder)
             setattr(FunctionalTensor, dunder, method)

@@ -301,7 +301,15 @@ def _entries() -> list[tuple[int, weakref.ref[LazyData]]]:
 
 def purge() -> int:
     """Drop the entries of freed values from LIVE and count them (`DestroyLtcTensor`);
-    returns how many live values remain (Note [Live tensors])."""
+    returns how many live values remain (Note [Live tensors]).
+
+    >>> import numpy as np, tensordispatch as td
+    >>> before = purge(); t = from_array(np.ones(2, np.float32), td.float32)
+    >>> purge() == before + 1, len(LIVE) == before + 1
+    (True, True)
+    >>> del t; purge() == before
+    True
+    """
     dead = [i for i, r in _entries() if r() is None]
     for i in dead:
         del LIVE[i]
