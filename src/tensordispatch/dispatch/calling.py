@@ -421,9 +421,9 @@ def _boxed_first_lines(facts: CallingFacts, indent: str, direct: str | None) -> 
     None); the ordinary lookup runs only when the probe finds nothing (Note [Boxed-first
     entries])."""
     found = (
-        [f"{indent}        return _td_b[0]({direct})"]
+        [f"{indent}        return _td_f({direct})"]
         if direct is not None
-        else [f"{indent}        _td_e = _td_b[0]"]
+        else [f"{indent}        _td_e = _td_f"]
     )
     lines = [] if direct is not None else [f"{indent}_td_e = None"]
     lines += [
@@ -431,12 +431,12 @@ def _boxed_first_lines(facts: CallingFacts, indent: str, direct: str | None) -> 
         f"{indent}if _td_s{_EXCLUDED} is _td_dx and _td_s{_INCLUDED} is _td_di:",
         f"{indent}    try:",
         *_key_lines(facts, indent + "        "),
-        f"{indent}        _td_b = _td_b0[_td_k]",
+        f"{indent}        _td_f, _td_ks = _td_b0[_td_k]",
         f"{indent}    except (KeyError, AttributeError, TypeError):",
         f"{indent}        pass",
         f"{indent}    else:",
-        f"{indent}        if _td_b[1] is not None:",
-        f"{indent}            return _td_b[0](_td_bo, _td_b[1], {_stack_items(facts)})",
+        f"{indent}        if _td_ks is not None:",
+        f"{indent}            return _td_f(_td_bo, _td_ks, {_stack_items(facts)})",
         *found,
     ]
     if direct is not None:
