@@ -173,3 +173,77 @@ def test_table_covers_every_fresh_group() -> None:
     assert {f"{k.split('_')[0]}" for k in CPU_FRESH_KERNELS} == {
         k.split(".")[0] for k in CPU_FUNCTIONAL_KERNELS
     }
+
+
+# -- in-place (Note [Fused in-place kernels]) --------------------------------------------------
+
+INPLACE: dict[str, str] = {
+    "add_.Tensor": "add_",
+    "sub_.Tensor": "sub_",
+    "mul_.Tensor": "mul_",
+    "div_.Tensor": "div_",
+}
+INPLACE_INPUTS: dict[str, Callable[[Any], tuple[Any, Any]]] = {
+    "same 1-d": lambda m: (m.tensor([1.0, 2.0, 3.0]), m.tensor([0.5, -1.0, 4.0])),
+    "same 2-d transposed self": lambda m: (m.arange(6.0).reshape(2, 3).t(), m.ones(3, 2)),
+    "strided self": lambda m: (m.arange(8.0)[::2], m.tensor([1.0, 2.0, 3.0, 4.0])),
+    "broadcast other": lambda m: (m.arange(6.0).reshape(2, 3), m.tensor([1.0, 2.0, 4.0])),
+    "wrapped int": lambda m: (m.tensor([1.0, 2.0]), 3),
+    "wrapped float on int": lambda m: (m.tensor([1, 2]), 2.5),
+    "wrapped int on int": lambda m: (m.tensor([7, -3], dtype=m.int16), 2),
+    "wrapped bool": lambda m: (m.tensor([1.0, 2.0]), True),
+    "wrapped complex on float": lambda m: (m.tensor([1.0, 2.0]), 1j),
+    "f64 other on f32": lambda m: (m.tensor([1.0, 2.0]), m.tensor([0.5, 0.25], dtype=m.float64)),
+    "f32 other on f64": lambda m: (m.tensor([1.0, 2.0], dtype=m.float64), m.tensor([0.5, 0.25])),
+    "int self, int other": lambda m: (m.tensor([6, 9]), m.tensor([2, 3])),
+    "bool self": lambda m: (m.tensor([True, False]), m.tensor([True, True])),
+    "0-d self": lambda m: (m.tensor(2.0), m.tensor(4.0)),
+    "shape mismatch": lambda m: (m.tensor([1.0, 2.0]), m.ones(3, 2)),
+}  # fmt: skip
+
+
+def _inplace_cases() -> list[Any]:
+    return [pytest.param(k, i, id=f"{k}-{i}") for k in INPLACE for i in INPLACE_INPUTS]
+
+
+@pytest.mark.parametrize(("op", "inputs"), _inplace_cases())
+def test_fused_inplace_kernel_matches_torch(op: str, inputs: str) -> None:
+    from tensordispatch.backends.cpu.fresh import CPU_INPLACE_KERNELS
+
+    self_t, other_t = INPLACE_INPUTS[inputs](torch)
+    self_d, other_d = INPLACE_INPUTS[inputs](td)
+    if not isinstance(other_d, td.Tensor):
+        other_d = wrap_number(other_d)
+    try:
+        getattr(self_t, INPLACE[op])(other_t)
+    except RuntimeError as e:
+        with pytest.raises(RuntimeError) as info:
+            CPU_INPLACE_KERNELS[op](self_d, other_d)
+        assert str(info.value) == str(e)
+        return
+    data_before = self_d._data
+    got = CPU_INPLACE_KERNELS[op](self_d, other_d)
+    assert got is self_d and got._data is data_before
+    _check_same(got, self_t)
+
+
+@pytest.mark.parametrize("alpha", [2, -1, 1.5, 0])
+@pytest.mark.parametrize("op", ["add_.Tensor", "sub_.Tensor"])
+def test_fused_inplace_alpha_other_than_one(op: str, alpha: Any) -> None:
+    from tensordispatch.backends.cpu.fresh import CPU_INPLACE_KERNELS
+
+    self_t, other_t = torch.tensor([1.0, 2.0, 3.0]), torch.tensor([0.5, -1.0, 4.0])
+    self_d, other_d = td.tensor([1.0, 2.0, 3.0]), td.tensor([0.5, -1.0, 4.0])
+    getattr(self_t, INPLACE[op])(other_t, alpha=alpha)
+    _check_same(CPU_INPLACE_KERNELS[op](self_d, other_d, alpha=alpha), self_t)
+
+
+def test_fused_inplace_overflow_warns_nothing() -> None:
+    from tensordispatch.backends.cpu.fresh import CPU_INPLACE_KERNELS
+
+    x = td.tensor([3e38, 1.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        CPU_INPLACE_KERNELS["mul_.Tensor"](x, td.tensor([10.0, 1.0]))
+        CPU_INPLACE_KERNELS["div_.Tensor"](x, td.tensor([0.0, 0.0]))
+    assert x.tolist() == [float("inf"), float("inf")]
