@@ -181,3 +181,24 @@ def test_error_generated_module_out_of_date(tmp_path: Path) -> None:
         'lists bitwise_left_shift.Tensor under "full_codegen", which it lacks. Regenerate it: '
         f"tensordispatch gen-backend-stubs --ir-only -s {path} -o {LAZY_DIR}"
     )
+
+
+SCALARS = [0.0, -0.0, float("nan"), 1, 7, 2.5, np.float64(3.0), 1.0]
+
+
+@pytest.mark.parametrize("value", range(len(SCALARS)))
+def test_inline_scalar_cache_gives_scalar_nodes_node(value: int) -> None:
+    from tensordispatch.backends.aten import wrap_number
+    from tensordispatch.lazy.ir import scalar_node
+    from tensordispatch.lazy.kernels import trace
+
+    v = SCALARS[value]
+    for op, stack in (
+        (td.ops.aten.add.Tensor, [_raw(1, 2), _raw(3, 4), v]),
+        (td.ops.aten.mul.Tensor, [_raw(1, 2), wrap_number(v)]),
+    ):
+        fast = _node(make_tracer(op_plan(op))(op, None, list(stack)))  # type: ignore[misc]
+        slow = _node(trace(op, None, list(stack)))
+        assert fast.hash == slow.hash and fast.operands[-1] == slow.operands[-1]
+    plain = v.item() if isinstance(v, np.generic) else v
+    assert fast.operands[-1][0] is scalar_node(plain, wrap_number(v).dtype)

@@ -38,6 +38,8 @@ from tensordispatch.tensor import dtypes as _dt
 
 __all__ = [
     "DEVICE_DATA",
+    "NUMBER_DTYPES",
+    "SCALAR_CACHE",
     "BackendData",
     "IrNode",
     "Node",
@@ -273,6 +275,10 @@ def device_data_node(data: BackendData) -> Node:
 _SCALAR_CACHE: dict[tuple[Any, ...], Node] = {}
 _SCALAR_CACHE_SIZE = 128
 _SCALAR_DTYPES = {bool: _dt.bool, int: _dt.int64, float: _dt.float64, complex: _dt.complex128}
+#: For generated kernels (lazy_kernels.py Note [Inline scalar cache]): the scalar cache,
+#: keyed (dtype, type, value), and the dtype of each Python number type.
+SCALAR_CACHE = _SCALAR_CACHE
+NUMBER_DTYPES = _SCALAR_DTYPES
 
 
 def scalar_node(value: Any, dtype: Any = None) -> Node:

@@ -11,7 +11,15 @@ from __future__ import annotations
 from typing import Any
 
 from tensordispatch.lazy import metrics
-from tensordispatch.lazy.ir import IrNode, Node, argument_property, operand, scalar_node
+from tensordispatch.lazy.ir import (
+    NUMBER_DTYPES,
+    IrNode,
+    Node,
+    argument_property,
+    operand,
+    scalar_node,
+)
+from tensordispatch.lazy.ir import SCALAR_CACHE as SCALARS
 from tensordispatch.lazy.kernels import (
     _ST as ST,
 )
@@ -36,6 +44,8 @@ from tensordispatch.tensor.tensor import Tensor
 __all__ = [
     "CACHE",
     "MARKERS",
+    "NUMBER_DTYPES",
+    "SCALARS",
     "SCALAR_MARKERS",
     "ST",
     "WRAPPED",

@@ -306,7 +306,8 @@ def make_lazy__log_softmax(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -363,7 +364,8 @@ def make_lazy__softmax(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -419,7 +421,8 @@ def make_lazy__unsafe_view(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -475,7 +478,8 @@ def make_lazy_abs(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -532,7 +536,8 @@ def make_lazy_add_Scalar(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -541,12 +546,14 @@ def make_lazy_add_Scalar(PLAN, NODE):
             v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         a1 = a
-        v1 = (scalar_node(a), 0)
+        n = SCALARS.get((NUMBER_DTYPES.get(a.__class__), a.__class__, a))
+        v1 = (n or scalar_node(a), 0)
         s1 = v1[0].shapes[0]
         m1 = SCALAR_MARKERS[1]
         a = stack[2]
         a2 = a
-        v2 = (scalar_node(a), 0)
+        n = SCALARS.get((NUMBER_DTYPES.get(a.__class__), a.__class__, a))
+        v2 = (n or scalar_node(a), 0)
         s2 = v2[0].shapes[0]
         m2 = SCALAR_MARKERS[2]
         frozen = (m0, m1, m2, )
@@ -599,7 +606,8 @@ def make_lazy_add_Tensor(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -613,7 +621,8 @@ def make_lazy_add_Tensor(PLAN, NODE):
             s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v1 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
@@ -622,7 +631,8 @@ def make_lazy_add_Tensor(PLAN, NODE):
             v1, s1 = one[0], sig1[0][0]
         a = stack[2]
         a2 = a
-        v2 = (scalar_node(a), 0)
+        n = SCALARS.get((NUMBER_DTYPES.get(a.__class__), a.__class__, a))
+        v2 = (n or scalar_node(a), 0)
         s2 = v2[0].shapes[0]
         m2 = SCALAR_MARKERS[2]
         frozen = (m0, m1, m2, )
@@ -677,7 +687,8 @@ def make_lazy_addbmm(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -691,7 +702,8 @@ def make_lazy_addbmm(PLAN, NODE):
             s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v1 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
@@ -705,7 +717,8 @@ def make_lazy_addbmm(PLAN, NODE):
             s2 = v2[0].shapes[v2[1]]
             m2 = MARKERS[2]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v2 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v2 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s2 = v2[0].shapes[0]
             m2 = WRAPPED[2]
         else:
@@ -714,12 +727,14 @@ def make_lazy_addbmm(PLAN, NODE):
             v2, s2 = one[0], sig1[0][0]
         a = stack[3]
         a3 = a
-        v3 = (scalar_node(a), 0)
+        n = SCALARS.get((NUMBER_DTYPES.get(a.__class__), a.__class__, a))
+        v3 = (n or scalar_node(a), 0)
         s3 = v3[0].shapes[0]
         m3 = SCALAR_MARKERS[3]
         a = stack[4]
         a4 = a
-        v4 = (scalar_node(a), 0)
+        n = SCALARS.get((NUMBER_DTYPES.get(a.__class__), a.__class__, a))
+        v4 = (n or scalar_node(a), 0)
         s4 = v4[0].shapes[0]
         m4 = SCALAR_MARKERS[4]
         frozen = (m0, m1, m2, m3, m4, )
@@ -773,7 +788,8 @@ def make_lazy_addcdiv(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -787,7 +803,8 @@ def make_lazy_addcdiv(PLAN, NODE):
             s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v1 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
@@ -801,7 +818,8 @@ def make_lazy_addcdiv(PLAN, NODE):
             s2 = v2[0].shapes[v2[1]]
             m2 = MARKERS[2]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v2 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v2 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s2 = v2[0].shapes[0]
             m2 = WRAPPED[2]
         else:
@@ -810,7 +828,8 @@ def make_lazy_addcdiv(PLAN, NODE):
             v2, s2 = one[0], sig1[0][0]
         a = stack[3]
         a3 = a
-        v3 = (scalar_node(a), 0)
+        n = SCALARS.get((NUMBER_DTYPES.get(a.__class__), a.__class__, a))
+        v3 = (n or scalar_node(a), 0)
         s3 = v3[0].shapes[0]
         m3 = SCALAR_MARKERS[3]
         frozen = (m0, m1, m2, m3, )
@@ -864,7 +883,8 @@ def make_lazy_addcmul(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -878,7 +898,8 @@ def make_lazy_addcmul(PLAN, NODE):
             s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v1 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
@@ -892,7 +913,8 @@ def make_lazy_addcmul(PLAN, NODE):
             s2 = v2[0].shapes[v2[1]]
             m2 = MARKERS[2]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v2 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v2 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s2 = v2[0].shapes[0]
             m2 = WRAPPED[2]
         else:
@@ -901,7 +923,8 @@ def make_lazy_addcmul(PLAN, NODE):
             v2, s2 = one[0], sig1[0][0]
         a = stack[3]
         a3 = a
-        v3 = (scalar_node(a), 0)
+        n = SCALARS.get((NUMBER_DTYPES.get(a.__class__), a.__class__, a))
+        v3 = (n or scalar_node(a), 0)
         s3 = v3[0].shapes[0]
         m3 = SCALAR_MARKERS[3]
         frozen = (m0, m1, m2, m3, )
@@ -956,7 +979,8 @@ def make_lazy_addmm(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -970,7 +994,8 @@ def make_lazy_addmm(PLAN, NODE):
             s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v1 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
@@ -984,7 +1009,8 @@ def make_lazy_addmm(PLAN, NODE):
             s2 = v2[0].shapes[v2[1]]
             m2 = MARKERS[2]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v2 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v2 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s2 = v2[0].shapes[0]
             m2 = WRAPPED[2]
         else:
@@ -993,12 +1019,14 @@ def make_lazy_addmm(PLAN, NODE):
             v2, s2 = one[0], sig1[0][0]
         a = stack[3]
         a3 = a
-        v3 = (scalar_node(a), 0)
+        n = SCALARS.get((NUMBER_DTYPES.get(a.__class__), a.__class__, a))
+        v3 = (n or scalar_node(a), 0)
         s3 = v3[0].shapes[0]
         m3 = SCALAR_MARKERS[3]
         a = stack[4]
         a4 = a
-        v4 = (scalar_node(a), 0)
+        n = SCALARS.get((NUMBER_DTYPES.get(a.__class__), a.__class__, a))
+        v4 = (n or scalar_node(a), 0)
         s4 = v4[0].shapes[0]
         m4 = SCALAR_MARKERS[4]
         frozen = (m0, m1, m2, m3, m4, )
@@ -1053,7 +1081,8 @@ def make_lazy_addmv(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -1067,7 +1096,8 @@ def make_lazy_addmv(PLAN, NODE):
             s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v1 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
@@ -1081,7 +1111,8 @@ def make_lazy_addmv(PLAN, NODE):
             s2 = v2[0].shapes[v2[1]]
             m2 = MARKERS[2]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v2 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v2 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s2 = v2[0].shapes[0]
             m2 = WRAPPED[2]
         else:
@@ -1090,12 +1121,14 @@ def make_lazy_addmv(PLAN, NODE):
             v2, s2 = one[0], sig1[0][0]
         a = stack[3]
         a3 = a
-        v3 = (scalar_node(a), 0)
+        n = SCALARS.get((NUMBER_DTYPES.get(a.__class__), a.__class__, a))
+        v3 = (n or scalar_node(a), 0)
         s3 = v3[0].shapes[0]
         m3 = SCALAR_MARKERS[3]
         a = stack[4]
         a4 = a
-        v4 = (scalar_node(a), 0)
+        n = SCALARS.get((NUMBER_DTYPES.get(a.__class__), a.__class__, a))
+        v4 = (n or scalar_node(a), 0)
         s4 = v4[0].shapes[0]
         m4 = SCALAR_MARKERS[4]
         frozen = (m0, m1, m2, m3, m4, )
@@ -1146,7 +1179,8 @@ def make_lazy_alias_copy(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -1201,7 +1235,8 @@ def make_lazy_all(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -1258,7 +1293,8 @@ def make_lazy_all_dim(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -1315,7 +1351,8 @@ def make_lazy_all_dims(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -1375,7 +1412,8 @@ def make_lazy_amax(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -1433,7 +1471,8 @@ def make_lazy_amin(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -1491,7 +1530,8 @@ def make_lazy_aminmax(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -1546,7 +1586,8 @@ def make_lazy_any(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -1603,7 +1644,8 @@ def make_lazy_any_dim(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -1660,7 +1702,8 @@ def make_lazy_any_dims(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -1720,7 +1763,8 @@ def make_lazy_argmax(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -1777,7 +1821,8 @@ def make_lazy_argmin(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -1835,7 +1880,8 @@ def make_lazy_as_strided_copy(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -1896,7 +1942,8 @@ def make_lazy_as_strided_scatter(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -1910,7 +1957,8 @@ def make_lazy_as_strided_scatter(PLAN, NODE):
             s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v1 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
@@ -1971,7 +2019,8 @@ def make_lazy_baddbmm(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -1985,7 +2034,8 @@ def make_lazy_baddbmm(PLAN, NODE):
             s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v1 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
@@ -1999,7 +2049,8 @@ def make_lazy_baddbmm(PLAN, NODE):
             s2 = v2[0].shapes[v2[1]]
             m2 = MARKERS[2]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v2 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v2 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s2 = v2[0].shapes[0]
             m2 = WRAPPED[2]
         else:
@@ -2008,12 +2059,14 @@ def make_lazy_baddbmm(PLAN, NODE):
             v2, s2 = one[0], sig1[0][0]
         a = stack[3]
         a3 = a
-        v3 = (scalar_node(a), 0)
+        n = SCALARS.get((NUMBER_DTYPES.get(a.__class__), a.__class__, a))
+        v3 = (n or scalar_node(a), 0)
         s3 = v3[0].shapes[0]
         m3 = SCALAR_MARKERS[3]
         a = stack[4]
         a4 = a
-        v4 = (scalar_node(a), 0)
+        n = SCALARS.get((NUMBER_DTYPES.get(a.__class__), a.__class__, a))
+        v4 = (n or scalar_node(a), 0)
         s4 = v4[0].shapes[0]
         m4 = SCALAR_MARKERS[4]
         frozen = (m0, m1, m2, m3, m4, )
@@ -2065,7 +2118,8 @@ def make_lazy_bitwise_and_Scalar(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -2074,7 +2128,8 @@ def make_lazy_bitwise_and_Scalar(PLAN, NODE):
             v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         a1 = a
-        v1 = (scalar_node(a), 0)
+        n = SCALARS.get((NUMBER_DTYPES.get(a.__class__), a.__class__, a))
+        v1 = (n or scalar_node(a), 0)
         s1 = v1[0].shapes[0]
         m1 = SCALAR_MARKERS[1]
         frozen = (m0, m1, )
@@ -2121,7 +2176,8 @@ def make_lazy_bitwise_and_Scalar_Tensor(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         a0 = a
-        v0 = (scalar_node(a), 0)
+        n = SCALARS.get((NUMBER_DTYPES.get(a.__class__), a.__class__, a))
+        v0 = (n or scalar_node(a), 0)
         s0 = v0[0].shapes[0]
         m0 = SCALAR_MARKERS[0]
         a = stack[1]
@@ -2131,7 +2187,8 @@ def make_lazy_bitwise_and_Scalar_Tensor(PLAN, NODE):
             s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v1 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
@@ -2187,7 +2244,8 @@ def make_lazy_bitwise_and_Tensor(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -2201,7 +2259,8 @@ def make_lazy_bitwise_and_Tensor(PLAN, NODE):
             s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v1 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
@@ -2256,7 +2315,8 @@ def make_lazy_bitwise_not(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -2312,7 +2372,8 @@ def make_lazy_bitwise_or_Scalar(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -2321,7 +2382,8 @@ def make_lazy_bitwise_or_Scalar(PLAN, NODE):
             v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         a1 = a
-        v1 = (scalar_node(a), 0)
+        n = SCALARS.get((NUMBER_DTYPES.get(a.__class__), a.__class__, a))
+        v1 = (n or scalar_node(a), 0)
         s1 = v1[0].shapes[0]
         m1 = SCALAR_MARKERS[1]
         frozen = (m0, m1, )
@@ -2368,7 +2430,8 @@ def make_lazy_bitwise_or_Scalar_Tensor(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         a0 = a
-        v0 = (scalar_node(a), 0)
+        n = SCALARS.get((NUMBER_DTYPES.get(a.__class__), a.__class__, a))
+        v0 = (n or scalar_node(a), 0)
         s0 = v0[0].shapes[0]
         m0 = SCALAR_MARKERS[0]
         a = stack[1]
@@ -2378,7 +2441,8 @@ def make_lazy_bitwise_or_Scalar_Tensor(PLAN, NODE):
             s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v1 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
@@ -2434,7 +2498,8 @@ def make_lazy_bitwise_or_Tensor(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -2448,7 +2513,8 @@ def make_lazy_bitwise_or_Tensor(PLAN, NODE):
             s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v1 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
@@ -2504,7 +2570,8 @@ def make_lazy_bitwise_xor_Scalar(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -2513,7 +2580,8 @@ def make_lazy_bitwise_xor_Scalar(PLAN, NODE):
             v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         a1 = a
-        v1 = (scalar_node(a), 0)
+        n = SCALARS.get((NUMBER_DTYPES.get(a.__class__), a.__class__, a))
+        v1 = (n or scalar_node(a), 0)
         s1 = v1[0].shapes[0]
         m1 = SCALAR_MARKERS[1]
         frozen = (m0, m1, )
@@ -2560,7 +2628,8 @@ def make_lazy_bitwise_xor_Scalar_Tensor(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         a0 = a
-        v0 = (scalar_node(a), 0)
+        n = SCALARS.get((NUMBER_DTYPES.get(a.__class__), a.__class__, a))
+        v0 = (n or scalar_node(a), 0)
         s0 = v0[0].shapes[0]
         m0 = SCALAR_MARKERS[0]
         a = stack[1]
@@ -2570,7 +2639,8 @@ def make_lazy_bitwise_xor_Scalar_Tensor(PLAN, NODE):
             s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v1 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
@@ -2626,7 +2696,8 @@ def make_lazy_bitwise_xor_Tensor(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -2640,7 +2711,8 @@ def make_lazy_bitwise_xor_Tensor(PLAN, NODE):
             s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v1 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
@@ -2696,7 +2768,8 @@ def make_lazy_bmm(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -2710,7 +2783,8 @@ def make_lazy_bmm(PLAN, NODE):
             s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v1 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
@@ -2809,7 +2883,8 @@ def make_lazy_ceil(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -3023,7 +3098,8 @@ def make_lazy_clamp_max(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -3032,7 +3108,8 @@ def make_lazy_clamp_max(PLAN, NODE):
             v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         a1 = a
-        v1 = (scalar_node(a), 0)
+        n = SCALARS.get((NUMBER_DTYPES.get(a.__class__), a.__class__, a))
+        v1 = (n or scalar_node(a), 0)
         s1 = v1[0].shapes[0]
         m1 = SCALAR_MARKERS[1]
         frozen = (m0, m1, )
@@ -3084,7 +3161,8 @@ def make_lazy_clamp_max_Tensor(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -3098,7 +3176,8 @@ def make_lazy_clamp_max_Tensor(PLAN, NODE):
             s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v1 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
@@ -3154,7 +3233,8 @@ def make_lazy_clamp_min(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -3163,7 +3243,8 @@ def make_lazy_clamp_min(PLAN, NODE):
             v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         a1 = a
-        v1 = (scalar_node(a), 0)
+        n = SCALARS.get((NUMBER_DTYPES.get(a.__class__), a.__class__, a))
+        v1 = (n or scalar_node(a), 0)
         s1 = v1[0].shapes[0]
         m1 = SCALAR_MARKERS[1]
         frozen = (m0, m1, )
@@ -3215,7 +3296,8 @@ def make_lazy_clamp_min_Tensor(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -3229,7 +3311,8 @@ def make_lazy_clamp_min_Tensor(PLAN, NODE):
             s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v1 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
@@ -3385,7 +3468,8 @@ def make_lazy_cos(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -3442,7 +3526,8 @@ def make_lazy_cumsum(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -3497,7 +3582,8 @@ def make_lazy_detach_copy(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -3555,7 +3641,8 @@ def make_lazy_diagonal_copy(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -3614,7 +3701,8 @@ def make_lazy_diagonal_scatter(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -3628,7 +3716,8 @@ def make_lazy_diagonal_scatter(PLAN, NODE):
             s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v1 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
@@ -3684,7 +3773,8 @@ def make_lazy_div_Scalar(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -3693,7 +3783,8 @@ def make_lazy_div_Scalar(PLAN, NODE):
             v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         a1 = a
-        v1 = (scalar_node(a), 0)
+        n = SCALARS.get((NUMBER_DTYPES.get(a.__class__), a.__class__, a))
+        v1 = (n or scalar_node(a), 0)
         s1 = v1[0].shapes[0]
         m1 = SCALAR_MARKERS[1]
         frozen = (m0, m1, )
@@ -3746,7 +3837,8 @@ def make_lazy_div_Scalar_mode(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -3755,7 +3847,8 @@ def make_lazy_div_Scalar_mode(PLAN, NODE):
             v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         a1 = a
-        v1 = (scalar_node(a), 0)
+        n = SCALARS.get((NUMBER_DTYPES.get(a.__class__), a.__class__, a))
+        v1 = (n or scalar_node(a), 0)
         s1 = v1[0].shapes[0]
         m1 = SCALAR_MARKERS[1]
         frozen = (m0, m1, stack[2], )
@@ -3807,7 +3900,8 @@ def make_lazy_div_Tensor(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -3821,7 +3915,8 @@ def make_lazy_div_Tensor(PLAN, NODE):
             s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v1 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
@@ -3878,7 +3973,8 @@ def make_lazy_div_Tensor_mode(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -3892,7 +3988,8 @@ def make_lazy_div_Tensor_mode(PLAN, NODE):
             s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v1 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
@@ -3948,7 +4045,8 @@ def make_lazy_dot(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -3962,7 +4060,8 @@ def make_lazy_dot(PLAN, NODE):
             s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v1 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
@@ -4021,7 +4120,8 @@ def make_lazy_embedding(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -4035,7 +4135,8 @@ def make_lazy_embedding(PLAN, NODE):
             s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v1 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
@@ -4091,7 +4192,8 @@ def make_lazy_eq_Scalar(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -4100,7 +4202,8 @@ def make_lazy_eq_Scalar(PLAN, NODE):
             v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         a1 = a
-        v1 = (scalar_node(a), 0)
+        n = SCALARS.get((NUMBER_DTYPES.get(a.__class__), a.__class__, a))
+        v1 = (n or scalar_node(a), 0)
         s1 = v1[0].shapes[0]
         m1 = SCALAR_MARKERS[1]
         frozen = (m0, m1, )
@@ -4152,7 +4255,8 @@ def make_lazy_eq_Tensor(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -4166,7 +4270,8 @@ def make_lazy_eq_Tensor(PLAN, NODE):
             s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v1 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
@@ -4221,7 +4326,8 @@ def make_lazy_erf(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -4276,7 +4382,8 @@ def make_lazy_exp(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -4333,7 +4440,8 @@ def make_lazy_expand_copy(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -4389,7 +4497,8 @@ def make_lazy_expm1(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -4445,7 +4554,8 @@ def make_lazy_fill_Scalar(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -4454,7 +4564,8 @@ def make_lazy_fill_Scalar(PLAN, NODE):
             v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         a1 = a
-        v1 = (scalar_node(a), 0)
+        n = SCALARS.get((NUMBER_DTYPES.get(a.__class__), a.__class__, a))
+        v1 = (n or scalar_node(a), 0)
         s1 = v1[0].shapes[0]
         m1 = SCALAR_MARKERS[1]
         frozen = (m0, m1, )
@@ -4506,7 +4617,8 @@ def make_lazy_flip(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -4562,7 +4674,8 @@ def make_lazy_floor(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -4618,7 +4731,8 @@ def make_lazy_floor_divide(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -4632,7 +4746,8 @@ def make_lazy_floor_divide(PLAN, NODE):
             s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v1 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
@@ -4688,7 +4803,8 @@ def make_lazy_floor_divide_Scalar(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -4697,7 +4813,8 @@ def make_lazy_floor_divide_Scalar(PLAN, NODE):
             v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         a1 = a
-        v1 = (scalar_node(a), 0)
+        n = SCALARS.get((NUMBER_DTYPES.get(a.__class__), a.__class__, a))
+        v1 = (n or scalar_node(a), 0)
         s1 = v1[0].shapes[0]
         m1 = SCALAR_MARKERS[1]
         frozen = (m0, m1, )
@@ -4751,7 +4868,8 @@ def make_lazy_gather(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -4765,7 +4883,8 @@ def make_lazy_gather(PLAN, NODE):
             s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v1 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
@@ -4821,7 +4940,8 @@ def make_lazy_ge_Scalar(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -4830,7 +4950,8 @@ def make_lazy_ge_Scalar(PLAN, NODE):
             v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         a1 = a
-        v1 = (scalar_node(a), 0)
+        n = SCALARS.get((NUMBER_DTYPES.get(a.__class__), a.__class__, a))
+        v1 = (n or scalar_node(a), 0)
         s1 = v1[0].shapes[0]
         m1 = SCALAR_MARKERS[1]
         frozen = (m0, m1, )
@@ -4882,7 +5003,8 @@ def make_lazy_ge_Tensor(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -4896,7 +5018,8 @@ def make_lazy_ge_Tensor(PLAN, NODE):
             s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v1 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
@@ -4952,7 +5075,8 @@ def make_lazy_gelu(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -5008,7 +5132,8 @@ def make_lazy_gt_Scalar(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -5017,7 +5142,8 @@ def make_lazy_gt_Scalar(PLAN, NODE):
             v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         a1 = a
-        v1 = (scalar_node(a), 0)
+        n = SCALARS.get((NUMBER_DTYPES.get(a.__class__), a.__class__, a))
+        v1 = (n or scalar_node(a), 0)
         s1 = v1[0].shapes[0]
         m1 = SCALAR_MARKERS[1]
         frozen = (m0, m1, )
@@ -5069,7 +5195,8 @@ def make_lazy_gt_Tensor(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -5083,7 +5210,8 @@ def make_lazy_gt_Tensor(PLAN, NODE):
             s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v1 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
@@ -5275,7 +5403,8 @@ def make_lazy_index_select(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -5289,7 +5418,8 @@ def make_lazy_index_select(PLAN, NODE):
             s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v1 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
@@ -5345,7 +5475,8 @@ def make_lazy_le_Scalar(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -5354,7 +5485,8 @@ def make_lazy_le_Scalar(PLAN, NODE):
             v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         a1 = a
-        v1 = (scalar_node(a), 0)
+        n = SCALARS.get((NUMBER_DTYPES.get(a.__class__), a.__class__, a))
+        v1 = (n or scalar_node(a), 0)
         s1 = v1[0].shapes[0]
         m1 = SCALAR_MARKERS[1]
         frozen = (m0, m1, )
@@ -5406,7 +5538,8 @@ def make_lazy_le_Tensor(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -5420,7 +5553,8 @@ def make_lazy_le_Tensor(PLAN, NODE):
             s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v1 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
@@ -5477,7 +5611,8 @@ def make_lazy_lerp_Scalar(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -5491,7 +5626,8 @@ def make_lazy_lerp_Scalar(PLAN, NODE):
             s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v1 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
@@ -5500,7 +5636,8 @@ def make_lazy_lerp_Scalar(PLAN, NODE):
             v1, s1 = one[0], sig1[0][0]
         a = stack[2]
         a2 = a
-        v2 = (scalar_node(a), 0)
+        n = SCALARS.get((NUMBER_DTYPES.get(a.__class__), a.__class__, a))
+        v2 = (n or scalar_node(a), 0)
         s2 = v2[0].shapes[0]
         m2 = SCALAR_MARKERS[2]
         frozen = (m0, m1, m2, )
@@ -5553,7 +5690,8 @@ def make_lazy_lerp_Tensor(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -5567,7 +5705,8 @@ def make_lazy_lerp_Tensor(PLAN, NODE):
             s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v1 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
@@ -5581,7 +5720,8 @@ def make_lazy_lerp_Tensor(PLAN, NODE):
             s2 = v2[0].shapes[v2[1]]
             m2 = MARKERS[2]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v2 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v2 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s2 = v2[0].shapes[0]
             m2 = WRAPPED[2]
         else:
@@ -5636,7 +5776,8 @@ def make_lazy_log(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -5691,7 +5832,8 @@ def make_lazy_log1p(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -5747,7 +5889,8 @@ def make_lazy_logical_and(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -5761,7 +5904,8 @@ def make_lazy_logical_and(PLAN, NODE):
             s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v1 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
@@ -5816,7 +5960,8 @@ def make_lazy_logical_not(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -5872,7 +6017,8 @@ def make_lazy_logical_or(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -5886,7 +6032,8 @@ def make_lazy_logical_or(PLAN, NODE):
             s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v1 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
@@ -5942,7 +6089,8 @@ def make_lazy_logical_xor(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -5956,7 +6104,8 @@ def make_lazy_logical_xor(PLAN, NODE):
             s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v1 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
@@ -6013,7 +6162,8 @@ def make_lazy_logsumexp(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -6070,7 +6220,8 @@ def make_lazy_lt_Scalar(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -6079,7 +6230,8 @@ def make_lazy_lt_Scalar(PLAN, NODE):
             v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         a1 = a
-        v1 = (scalar_node(a), 0)
+        n = SCALARS.get((NUMBER_DTYPES.get(a.__class__), a.__class__, a))
+        v1 = (n or scalar_node(a), 0)
         s1 = v1[0].shapes[0]
         m1 = SCALAR_MARKERS[1]
         frozen = (m0, m1, )
@@ -6131,7 +6283,8 @@ def make_lazy_lt_Tensor(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -6145,7 +6298,8 @@ def make_lazy_lt_Tensor(PLAN, NODE):
             s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v1 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
@@ -6202,7 +6356,8 @@ def make_lazy_masked_fill_Scalar(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -6216,7 +6371,8 @@ def make_lazy_masked_fill_Scalar(PLAN, NODE):
             s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v1 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
@@ -6225,7 +6381,8 @@ def make_lazy_masked_fill_Scalar(PLAN, NODE):
             v1, s1 = one[0], sig1[0][0]
         a = stack[2]
         a2 = a
-        v2 = (scalar_node(a), 0)
+        n = SCALARS.get((NUMBER_DTYPES.get(a.__class__), a.__class__, a))
+        v2 = (n or scalar_node(a), 0)
         s2 = v2[0].shapes[0]
         m2 = SCALAR_MARKERS[2]
         frozen = (m0, m1, m2, )
@@ -6278,7 +6435,8 @@ def make_lazy_masked_fill_Tensor(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -6292,7 +6450,8 @@ def make_lazy_masked_fill_Tensor(PLAN, NODE):
             s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v1 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
@@ -6306,7 +6465,8 @@ def make_lazy_masked_fill_Tensor(PLAN, NODE):
             s2 = v2[0].shapes[v2[1]]
             m2 = MARKERS[2]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v2 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v2 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s2 = v2[0].shapes[0]
             m2 = WRAPPED[2]
         else:
@@ -6361,7 +6521,8 @@ def make_lazy_max(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -6418,7 +6579,8 @@ def make_lazy_max_dim(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -6474,7 +6636,8 @@ def make_lazy_maximum(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -6488,7 +6651,8 @@ def make_lazy_maximum(PLAN, NODE):
             s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v1 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
@@ -6544,7 +6708,8 @@ def make_lazy_mean(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -6602,7 +6767,8 @@ def make_lazy_mean_dim(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -6660,7 +6826,8 @@ def make_lazy_min(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -6717,7 +6884,8 @@ def make_lazy_min_dim(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -6773,7 +6941,8 @@ def make_lazy_minimum(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -6787,7 +6956,8 @@ def make_lazy_minimum(PLAN, NODE):
             s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v1 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
@@ -6843,7 +7013,8 @@ def make_lazy_mm(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -6857,7 +7028,8 @@ def make_lazy_mm(PLAN, NODE):
             s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v1 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
@@ -6913,7 +7085,8 @@ def make_lazy_mul_Scalar(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -6922,7 +7095,8 @@ def make_lazy_mul_Scalar(PLAN, NODE):
             v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         a1 = a
-        v1 = (scalar_node(a), 0)
+        n = SCALARS.get((NUMBER_DTYPES.get(a.__class__), a.__class__, a))
+        v1 = (n or scalar_node(a), 0)
         s1 = v1[0].shapes[0]
         m1 = SCALAR_MARKERS[1]
         frozen = (m0, m1, )
@@ -6974,7 +7148,8 @@ def make_lazy_mul_Tensor(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -6988,7 +7163,8 @@ def make_lazy_mul_Tensor(PLAN, NODE):
             s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v1 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
@@ -7044,7 +7220,8 @@ def make_lazy_mv(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -7058,7 +7235,8 @@ def make_lazy_mv(PLAN, NODE):
             s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v1 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
@@ -7116,7 +7294,8 @@ def make_lazy_narrow_copy(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -7263,7 +7442,8 @@ def make_lazy_ne_Scalar(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -7272,7 +7452,8 @@ def make_lazy_ne_Scalar(PLAN, NODE):
             v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         a1 = a
-        v1 = (scalar_node(a), 0)
+        n = SCALARS.get((NUMBER_DTYPES.get(a.__class__), a.__class__, a))
+        v1 = (n or scalar_node(a), 0)
         s1 = v1[0].shapes[0]
         m1 = SCALAR_MARKERS[1]
         frozen = (m0, m1, )
@@ -7324,7 +7505,8 @@ def make_lazy_ne_Tensor(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -7338,7 +7520,8 @@ def make_lazy_ne_Tensor(PLAN, NODE):
             s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v1 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
@@ -7393,7 +7576,8 @@ def make_lazy_neg(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -7627,7 +7811,8 @@ def make_lazy_norm_Scalar(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -7636,7 +7821,8 @@ def make_lazy_norm_Scalar(PLAN, NODE):
             v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         a1 = a
-        v1 = (scalar_node(a), 0)
+        n = SCALARS.get((NUMBER_DTYPES.get(a.__class__), a.__class__, a))
+        v1 = (n or scalar_node(a), 0)
         s1 = v1[0].shapes[0]
         m1 = SCALAR_MARKERS[1]
         frozen = (m0, m1, )
@@ -7887,7 +8073,8 @@ def make_lazy_permute_copy(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -7939,7 +8126,8 @@ def make_lazy_pow_Scalar(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         a0 = a
-        v0 = (scalar_node(a), 0)
+        n = SCALARS.get((NUMBER_DTYPES.get(a.__class__), a.__class__, a))
+        v0 = (n or scalar_node(a), 0)
         s0 = v0[0].shapes[0]
         m0 = SCALAR_MARKERS[0]
         a = stack[1]
@@ -7949,7 +8137,8 @@ def make_lazy_pow_Scalar(PLAN, NODE):
             s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v1 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
@@ -8005,7 +8194,8 @@ def make_lazy_pow_Tensor_Scalar(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -8014,7 +8204,8 @@ def make_lazy_pow_Tensor_Scalar(PLAN, NODE):
             v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         a1 = a
-        v1 = (scalar_node(a), 0)
+        n = SCALARS.get((NUMBER_DTYPES.get(a.__class__), a.__class__, a))
+        v1 = (n or scalar_node(a), 0)
         s1 = v1[0].shapes[0]
         m1 = SCALAR_MARKERS[1]
         frozen = (m0, m1, )
@@ -8066,7 +8257,8 @@ def make_lazy_pow_Tensor_Tensor(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -8080,7 +8272,8 @@ def make_lazy_pow_Tensor_Tensor(PLAN, NODE):
             s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v1 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
@@ -8136,7 +8329,8 @@ def make_lazy_prod(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -8194,7 +8388,8 @@ def make_lazy_prod_dim_int(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -8249,7 +8444,8 @@ def make_lazy_relu(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -8305,7 +8501,8 @@ def make_lazy_remainder_Scalar(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -8314,7 +8511,8 @@ def make_lazy_remainder_Scalar(PLAN, NODE):
             v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         a1 = a
-        v1 = (scalar_node(a), 0)
+        n = SCALARS.get((NUMBER_DTYPES.get(a.__class__), a.__class__, a))
+        v1 = (n or scalar_node(a), 0)
         s1 = v1[0].shapes[0]
         m1 = SCALAR_MARKERS[1]
         frozen = (m0, m1, )
@@ -8361,7 +8559,8 @@ def make_lazy_remainder_Scalar_Tensor(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         a0 = a
-        v0 = (scalar_node(a), 0)
+        n = SCALARS.get((NUMBER_DTYPES.get(a.__class__), a.__class__, a))
+        v0 = (n or scalar_node(a), 0)
         s0 = v0[0].shapes[0]
         m0 = SCALAR_MARKERS[0]
         a = stack[1]
@@ -8371,7 +8570,8 @@ def make_lazy_remainder_Scalar_Tensor(PLAN, NODE):
             s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v1 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
@@ -8427,7 +8627,8 @@ def make_lazy_remainder_Tensor(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -8441,7 +8642,8 @@ def make_lazy_remainder_Tensor(PLAN, NODE):
             s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v1 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
@@ -8497,7 +8699,8 @@ def make_lazy_repeat(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -8555,7 +8758,8 @@ def make_lazy_roll(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -8612,7 +8816,8 @@ def make_lazy_round(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -8668,7 +8873,8 @@ def make_lazy_round_decimals(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -8723,7 +8929,8 @@ def make_lazy_rsqrt(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -8780,7 +8987,8 @@ def make_lazy_rsub_Scalar(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -8789,12 +8997,14 @@ def make_lazy_rsub_Scalar(PLAN, NODE):
             v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         a1 = a
-        v1 = (scalar_node(a), 0)
+        n = SCALARS.get((NUMBER_DTYPES.get(a.__class__), a.__class__, a))
+        v1 = (n or scalar_node(a), 0)
         s1 = v1[0].shapes[0]
         m1 = SCALAR_MARKERS[1]
         a = stack[2]
         a2 = a
-        v2 = (scalar_node(a), 0)
+        n = SCALARS.get((NUMBER_DTYPES.get(a.__class__), a.__class__, a))
+        v2 = (n or scalar_node(a), 0)
         s2 = v2[0].shapes[0]
         m2 = SCALAR_MARKERS[2]
         frozen = (m0, m1, m2, )
@@ -8847,7 +9057,8 @@ def make_lazy_rsub_Tensor(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -8861,7 +9072,8 @@ def make_lazy_rsub_Tensor(PLAN, NODE):
             s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v1 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
@@ -8870,7 +9082,8 @@ def make_lazy_rsub_Tensor(PLAN, NODE):
             v1, s1 = one[0], sig1[0][0]
         a = stack[2]
         a2 = a
-        v2 = (scalar_node(a), 0)
+        n = SCALARS.get((NUMBER_DTYPES.get(a.__class__), a.__class__, a))
+        v2 = (n or scalar_node(a), 0)
         s2 = v2[0].shapes[0]
         m2 = SCALAR_MARKERS[2]
         frozen = (m0, m1, m2, )
@@ -8925,7 +9138,8 @@ def make_lazy_scatter_reduce(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -8939,7 +9153,8 @@ def make_lazy_scatter_reduce(PLAN, NODE):
             s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v1 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
@@ -8953,7 +9168,8 @@ def make_lazy_scatter_reduce(PLAN, NODE):
             s2 = v2[0].shapes[v2[1]]
             m2 = MARKERS[2]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v2 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v2 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s2 = v2[0].shapes[0]
             m2 = WRAPPED[2]
         else:
@@ -9011,7 +9227,8 @@ def make_lazy_scatter_src(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -9025,7 +9242,8 @@ def make_lazy_scatter_src(PLAN, NODE):
             s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v1 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
@@ -9039,7 +9257,8 @@ def make_lazy_scatter_src(PLAN, NODE):
             s2 = v2[0].shapes[v2[1]]
             m2 = MARKERS[2]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v2 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v2 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s2 = v2[0].shapes[0]
             m2 = WRAPPED[2]
         else:
@@ -9097,7 +9316,8 @@ def make_lazy_scatter_value(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -9111,7 +9331,8 @@ def make_lazy_scatter_value(PLAN, NODE):
             s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v1 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
@@ -9120,7 +9341,8 @@ def make_lazy_scatter_value(PLAN, NODE):
             v1, s1 = one[0], sig1[0][0]
         a = stack[3]
         a2 = a
-        v2 = (scalar_node(a), 0)
+        n = SCALARS.get((NUMBER_DTYPES.get(a.__class__), a.__class__, a))
+        v2 = (n or scalar_node(a), 0)
         s2 = v2[0].shapes[0]
         m2 = SCALAR_MARKERS[2]
         frozen = (m0, stack[1], m1, m2, )
@@ -9175,7 +9397,8 @@ def make_lazy_scatter_value_reduce(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -9189,7 +9412,8 @@ def make_lazy_scatter_value_reduce(PLAN, NODE):
             s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v1 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
@@ -9198,7 +9422,8 @@ def make_lazy_scatter_value_reduce(PLAN, NODE):
             v1, s1 = one[0], sig1[0][0]
         a = stack[3]
         a2 = a
-        v2 = (scalar_node(a), 0)
+        n = SCALARS.get((NUMBER_DTYPES.get(a.__class__), a.__class__, a))
+        v2 = (n or scalar_node(a), 0)
         s2 = v2[0].shapes[0]
         m2 = SCALAR_MARKERS[2]
         frozen = (m0, stack[1], m1, m2, stack[4], )
@@ -9252,7 +9477,8 @@ def make_lazy_scatter_add(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -9266,7 +9492,8 @@ def make_lazy_scatter_add(PLAN, NODE):
             s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v1 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
@@ -9280,7 +9507,8 @@ def make_lazy_scatter_add(PLAN, NODE):
             s2 = v2[0].shapes[v2[1]]
             m2 = MARKERS[2]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v2 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v2 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s2 = v2[0].shapes[0]
             m2 = WRAPPED[2]
         else:
@@ -9337,7 +9565,8 @@ def make_lazy_select_copy_int(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -9395,7 +9624,8 @@ def make_lazy_select_scatter(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -9409,7 +9639,8 @@ def make_lazy_select_scatter(PLAN, NODE):
             s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v1 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
@@ -9464,7 +9695,8 @@ def make_lazy_sigmoid(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -9519,7 +9751,8 @@ def make_lazy_sign(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -9574,7 +9807,8 @@ def make_lazy_silu(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -9629,7 +9863,8 @@ def make_lazy_sin(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -9688,7 +9923,8 @@ def make_lazy_slice_copy_Tensor(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -9748,7 +9984,8 @@ def make_lazy_slice_scatter(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -9762,7 +9999,8 @@ def make_lazy_slice_scatter(PLAN, NODE):
             s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v1 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
@@ -9819,7 +10057,8 @@ def make_lazy_sort(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -9877,7 +10116,8 @@ def make_lazy_sort_stable(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -9934,7 +10174,8 @@ def make_lazy_split_copy_Tensor(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -9991,7 +10232,8 @@ def make_lazy_split_with_sizes_copy(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -10047,7 +10289,8 @@ def make_lazy_sqrt(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -10102,7 +10345,8 @@ def make_lazy_squeeze_copy(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -10158,7 +10402,8 @@ def make_lazy_squeeze_copy_dim(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -10214,7 +10459,8 @@ def make_lazy_squeeze_copy_dims(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -10383,7 +10629,8 @@ def make_lazy_sub_Scalar(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -10392,12 +10639,14 @@ def make_lazy_sub_Scalar(PLAN, NODE):
             v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         a1 = a
-        v1 = (scalar_node(a), 0)
+        n = SCALARS.get((NUMBER_DTYPES.get(a.__class__), a.__class__, a))
+        v1 = (n or scalar_node(a), 0)
         s1 = v1[0].shapes[0]
         m1 = SCALAR_MARKERS[1]
         a = stack[2]
         a2 = a
-        v2 = (scalar_node(a), 0)
+        n = SCALARS.get((NUMBER_DTYPES.get(a.__class__), a.__class__, a))
+        v2 = (n or scalar_node(a), 0)
         s2 = v2[0].shapes[0]
         m2 = SCALAR_MARKERS[2]
         frozen = (m0, m1, m2, )
@@ -10450,7 +10699,8 @@ def make_lazy_sub_Tensor(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -10464,7 +10714,8 @@ def make_lazy_sub_Tensor(PLAN, NODE):
             s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v1 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
@@ -10473,7 +10724,8 @@ def make_lazy_sub_Tensor(PLAN, NODE):
             v1, s1 = one[0], sig1[0][0]
         a = stack[2]
         a2 = a
-        v2 = (scalar_node(a), 0)
+        n = SCALARS.get((NUMBER_DTYPES.get(a.__class__), a.__class__, a))
+        v2 = (n or scalar_node(a), 0)
         s2 = v2[0].shapes[0]
         m2 = SCALAR_MARKERS[2]
         frozen = (m0, m1, m2, )
@@ -10525,7 +10777,8 @@ def make_lazy_sum(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -10583,7 +10836,8 @@ def make_lazy_sum_dim_IntList(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -10641,7 +10895,8 @@ def make_lazy_t_copy(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -10696,7 +10951,8 @@ def make_lazy_tan(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -10751,7 +11007,8 @@ def make_lazy_tanh(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -10810,7 +11067,8 @@ def make_lazy_topk(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -10867,7 +11125,8 @@ def make_lazy_transpose_copy_int(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -10923,7 +11182,8 @@ def make_lazy_tril(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -10979,7 +11239,8 @@ def make_lazy_triu(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -11035,7 +11296,8 @@ def make_lazy_unbind_copy_int(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -11093,7 +11355,8 @@ def make_lazy_unfold_copy(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -11149,7 +11412,8 @@ def make_lazy_unsqueeze_copy(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -11271,7 +11535,8 @@ def make_lazy_view_as_complex_copy(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -11326,7 +11591,8 @@ def make_lazy_view_as_real_copy(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -11382,7 +11648,8 @@ def make_lazy_view_copy(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -11440,7 +11707,8 @@ def make_lazy_where_self(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:
@@ -11454,7 +11722,8 @@ def make_lazy_where_self(PLAN, NODE):
             s1 = v1[0].shapes[v1[1]]
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v1 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s1 = v1[0].shapes[0]
             m1 = WRAPPED[1]
         else:
@@ -11468,7 +11737,8 @@ def make_lazy_where_self(PLAN, NODE):
             s2 = v2[0].shapes[v2[1]]
             m2 = MARKERS[2]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v2 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v2 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s2 = v2[0].shapes[0]
             m2 = WRAPPED[2]
         else:
@@ -11523,7 +11793,8 @@ def make_lazy_zero(PLAN, NODE):
             s0 = v0[0].shapes[v0[1]]
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
-            v0 = (scalar_node(a._data.item(), a.dtype), 0)
+            n = a._data.item()
+            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
             s0 = v0[0].shapes[0]
             m0 = WRAPPED[0]
         else:

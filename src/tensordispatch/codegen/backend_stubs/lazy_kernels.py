@@ -30,6 +30,13 @@ each). The node hash likewise takes the outputs' precomputed ``Shape._hash`` int
 (ir.Node.__init__ does the same). The generic kernels keep their nested keys (separate
 entries of the same cache).
 
+Note [Inline scalar cache]
+Static kernels look a Python number up in the scalar device-data cache themselves
+(``SCALARS.get((dtype, type, value))``, the key ir.scalar_node uses) and call scalar_node only
+on a miss. The keys scalar_node stores for 0.0, -0.0 and nan differ (their repr), so those
+always miss here and take scalar_node's path: the same node, the same DeviceDataCacheMiss
+counts, one Python call less per number operand.
+
 Note [Attributes by value]
 A node keeps its non-tensor arguments by value: list arguments (``int[]``, ``float[]?``, ...)
 are copied into tuples when the node is built, so a caller mutating its list afterwards
@@ -141,7 +148,8 @@ def _static_body(layout: TraceLayout, name: str) -> list[str]:
             scalars.append(f"{k}: a{k}")
             lines += [
                 f"    a{k} = a",
-                f"    v{k} = (scalar_node(a), 0)",
+                "    n = SCALARS.get((NUMBER_DTYPES.get(a.__class__), a.__class__, a))",
+                f"    v{k} = (n or scalar_node(a), 0)",
                 f"    s{k} = v{k}[0].shapes[0]",
                 f"    m{k} = SCALAR_MARKERS[{k}]",
             ]
@@ -153,7 +161,8 @@ def _static_body(layout: TraceLayout, name: str) -> list[str]:
             f"        s{k} = v{k}[0].shapes[v{k}[1]]",
             f"        m{k} = MARKERS[{k}]",
             "    elif a.__class__ is Tensor and a._wrapped_number:",
-            f"        v{k} = (scalar_node(a._data.item(), a.dtype), 0)",
+            "        n = a._data.item()",
+            f"        v{k} = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)",
             f"        s{k} = v{k}[0].shapes[0]",
             f"        m{k} = WRAPPED[{k}]",
             "    else:",
