@@ -182,3 +182,24 @@ def test_inline_node_and_saved_tensor_have_every_field_the_constructors_set() ->
     assert type(saved) is SavedTensor
     assert all(hasattr(saved, n) for n in _slots(SavedTensor))
     assert saved.unpack(node) is b
+
+
+def test_several_output_operator_gets_a_generated_entry_with_fresh_outputs() -> None:
+    x = [[1.0, 5.0, 2.0], [7.0, 0.0, 3.0]]
+    values, indices = td.max(td.tensor(x), 1)
+    tv, ti = torch.max(torch.tensor(x), 1)
+    assert (values.tolist(), indices.tolist()) == (tv.tolist(), ti.tolist())
+    assert (values._version, indices._version) == (tv._version, ti._version)
+    entries = _cached_entries(td.ops.aten.max.dim)
+    assert any("_td_below" in getattr(e, "__globals__", {}) for e in entries)
+
+
+def test_optional_tensor_input_records_through_the_generated_entry() -> None:
+    def run(lib: Any) -> list[Any]:
+        x = lib.tensor([0.5, 2.0, -1.0], requires_grad=True)
+        lo = lib.tensor([0.0, 0.0, 0.0], requires_grad=True)
+        lib.clamp(x, min=lo).sum().backward()
+        plain = lib.clamp(lib.tensor([0.5, 2.0, -1.0]), min=lib.tensor([1.0, 1.0, 1.0]))
+        return [x.grad.tolist(), lo.grad.tolist(), plain.tolist()]
+
+    assert run(td) == run(torch)

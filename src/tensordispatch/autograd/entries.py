@@ -88,7 +88,7 @@ class InlineRecord:
 
 
 _Compiled = tuple[Any, tuple[Any, ...] | None, dict[str, Any] | None]
-_CompileKey = tuple[str, tuple[int, ...], bool, Any]
+_CompileKey = tuple[str, tuple[int, ...], bool, Any, bool]
 _COMPILED: dict[_CompileKey, _Compiled] = {}
 _ST = local_state()
 _BELOW_ADIOV = AUTOGRAD_DISPATCH_KEYSET_WITH_AD_INPLACE_OR_VIEW_RAW
@@ -231,6 +231,7 @@ def autograd_entry_source(
     positions: tuple[int, ...],
     fresh: bool,
     inline: InlineRecord | None = None,
+    many: bool = False,
 ) -> str:
     """The source of the generated entry (Notes [The no-grad path], [Inline recording]).
 
@@ -249,14 +250,31 @@ def autograd_entry_source(
     params, optional, _ = entry_parameters(facts)
     names = facts.names
     diff = [names[i] for i in positions]
-    lines = [f"def {fname}({params}):", "    try:"]
-    lines += [f"        _m{k} = {n}._autograd_meta" for k, n in enumerate(diff)]
-    lines.append("    except AttributeError:")
-    lines += [f'        _m{k} = getattr({n}, "_autograd_meta", None)' for k, n in enumerate(diff)]
+    plain = [(k, n) for k, n in enumerate(diff) if n not in optional]
+    lines = [f"def {fname}({params}):"]
+    if plain:
+        lines.append("    try:")
+        lines += [f"        _m{k} = {n}._autograd_meta" for k, n in plain]
+        lines.append("    except AttributeError:")
+        lines += [f'        _m{k} = getattr({n}, "_autograd_meta", None)' for k, n in plain]
+    # an optional tensor (None, or not given) has no metadata
+    lines += [
+        f'    _m{k} = getattr({n}, "_autograd_meta", None)'
+        for k, n in enumerate(diff)
+        if n in optional
+    ]
     quiet = " and ".join(f"(_m{k} is None or not _m{k}.requires_grad)" for k in range(len(diff)))
     lines.append(f"    if ({quiet}) or not _td_st.grad_enabled:")
     if not fresh:
         lines += _forward_lines(facts, optional, "        ", "return")
+    elif many:  # several outputs: the reset walks them (kernels_general.py)
+        every = ", ".join(n for n in names if n not in optional)
+        given = "".join(f", {n}" for n in optional)
+        lines += [
+            *_forward_lines(facts, optional, "        ", "_td_r ="),
+            f"        _td_fresh(_td_r, ({every}{given},))",
+            "        return _td_r",
+        ]
     else:
         every = ", ".join(n for n in names if n not in optional)
         given = "".join(f", {n}" for n in optional)
@@ -303,10 +321,11 @@ def _compile(
     positions: tuple[int, ...],
     fresh: bool,
     inline: InlineRecord | None,
+    many: bool,
 ) -> _Compiled:
     scratch: dict[str, Any] = {"_NO": NOT_GIVEN}
     where = f"<tensordispatch autograd entry {facts.declaration}>"
-    source = autograd_entry_source(facts, fname, positions, fresh, inline)
+    source = autograd_entry_source(facts, fname, positions, fresh, inline, many)
     # Generated code by design (Note [The no-grad path]); built from a parsed schema's
     # identifiers only.
     exec(compile(source, where, "exec"), scratch)  # noqa: S102
@@ -314,16 +333,21 @@ def _compile(
     return proto.__code__, proto.__defaults__, proto.__kwdefaults__
 
 
-def _eligible(facts: CallingFacts | None, fname: str, positions: tuple[int, ...]) -> bool:
-    """Whether the generated form applies: identifier names, and every differentiable
-    input a required plain Tensor (the generic kernel handles the rest)."""
+def _eligible(
+    facts: CallingFacts | None, fname: str, positions: tuple[int, ...], inline: bool
+) -> bool:
+    """Whether the generated form applies: identifier names, every differentiable input a
+    Tensor or Tensor? (no lists: the generic kernel handles those), and with ``inline`` each
+    a required plain Tensor."""
     if facts is None or not facts.identifiers_ok or not fname.isidentifier():
         return False
     forms = dict(facts.dispatch)
-    return all(
-        i < facts.num_positional and facts.defaults[i] is NO_DEFAULT and forms.get(i) == "t"
-        for i in positions
-    )
+    if inline:
+        return all(
+            i < facts.num_positional and facts.defaults[i] is NO_DEFAULT and forms.get(i) == "t"
+            for i in positions
+        )
+    return all(forms.get(i) in ("t", "t?") for i in positions)
 
 
 def autograd_entry(
@@ -333,18 +357,20 @@ def autograd_entry(
     record: Callable[..., Any],
     fresh_version: Callable[..., Any] | None,
     inline: InlineRecord | None = None,
+    many: bool = False,
 ) -> Callable[..., Any] | None:
     """The autograd entry of ``op`` for final key set ``raw`` (a kernel's specializer), or
     None when the generic kernel must run (Note [The no-grad path]).
 
     ``record(raw, op, args, kwargs)`` is the recording branch; ``fresh_version(result,
     args)``, when given, resets a fresh output's version (Note [Fresh outputs at version 0]);
-    ``inline``, when given, replaces ``record`` by generated code (Note [Inline recording]).
+    ``inline``, when given, replaces ``record`` by generated code (Note [Inline recording]);
+    ``many``: the operator may return several tensors (``fresh_version`` walks them).
     """
     entry = op._entry
     facts = entry.facts
     fname = entry.qualified_name.split("::")[-1]
-    if not _eligible(facts, fname, positions):
+    if not _eligible(facts, fname, positions, inline is not None):
         return None
     assert facts is not None
     try:
@@ -352,10 +378,10 @@ def autograd_entry(
     except Exception:  # noqa: BLE001 - the generic kernel raises it at the call, in order
         return None
     shape = None if inline is None else (inline.saves, inline.uses_result)
-    key = (facts.declaration, positions, fresh_version is not None, shape)
+    key = (facts.declaration, positions, fresh_version is not None, shape, many)
     compiled = _COMPILED.get(key)
     if compiled is None:
-        compiled = _COMPILED[key] = _compile(facts, fname, positions, key[2], inline)
+        compiled = _COMPILED[key] = _compile(facts, fname, positions, key[2], inline, many)
     code, defaults, kwdefaults = compiled
     scope = {
         "_NO": NOT_GIVEN,

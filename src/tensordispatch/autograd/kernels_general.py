@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from tensordispatch.autograd.derivatives import DifferentiabilityInfo
+from tensordispatch.autograd.entries import autograd_entry
 from tensordispatch.autograd.graph import SavedTensor, collect_next_edges, meta_of
 from tensordispatch.tensor import Tensor
 
@@ -110,6 +111,8 @@ def make_general_kernel(
         return result
 
     fresh = not inplace and not k._aliases(info.schema)
+    positions = tuple(i for i, a in enumerate(info.schema.arguments) if a.name in info.inputs)
+    reset = _fresh_all if fresh else None
 
     def kernel(raw: int, op: Any, *args: Any, **kwargs: Any) -> Any:
         if k._ST.grad_enabled:
@@ -124,7 +127,21 @@ def make_general_kernel(
                     k.fresh_version(t, args)
         return r
 
+    if not any(is_list for _, _, is_list in binds):  # generated entry (entries.py)
+        kernel._td_specialize = lambda op, raw: autograd_entry(  # type: ignore[attr-defined]
+            op, raw, positions, record, reset, None, True
+        )
     return kernel
+
+
+def _fresh_all(result: Any, args: tuple[Any, ...]) -> None:
+    """Version 0 for each fresh tensor an operator returns (Note [Fresh outputs at version
+    0] in kernels.py), for the generated entries of several-output operators."""
+    from tensordispatch.autograd.kernels import fresh_version
+
+    for t in result if type(result) in (tuple, list) else (result,):
+        if isinstance(t, Tensor) and t._vc is not None:
+            fresh_version(t, args)
 
 
 def _link(info: DifferentiabilityInfo, node: Any, outs: list[Any]) -> None:
