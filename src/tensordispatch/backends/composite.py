@@ -17,9 +17,9 @@ from tensordispatch.backends.common import contiguous_format, preserve_format
 from tensordispatch.backends.structured import empty_strided_cpu_array, resize_output
 from tensordispatch.backends.views import VIEW_KERNELS
 from tensordispatch.tensor import dtypes as _dt
+from tensordispatch.tensor.geometry import contiguous_of
 from tensordispatch.tensor.tensor import (
     Tensor,
-    contiguous_strides,
     dense_strides_like,
     is_non_overlapping_and_dense,
     new_cpu_tensor,
@@ -231,7 +231,7 @@ def _clone_numpy(self: Tensor, data: Any, contiguous: bool) -> Tensor:
     shape, strides = self._shape, self._strides
     if not contiguous and not is_non_overlapping_and_dense(shape, strides):
         strides = dense_strides_like(shape, strides)
-    dense = contiguous_strides(shape)
+    dense = contiguous_of(shape)
     if contiguous or strides == dense:  # NumPy's strides of empty arrays are not torch's
         return new_cpu_tensor(np.array(data, order="C", copy=True), shape, dense, self.dtype)
     result = empty_strided_cpu_array(shape, strides, self.dtype)
