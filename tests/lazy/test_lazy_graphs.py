@@ -261,3 +261,14 @@ def test_runs_fold_from_run_min_in_place_calls(ops: int, folded: bool) -> None:
     for i in range(ops):
         expected = expected + np.float32(0.5) if i % 2 == 0 else expected * np.float32(0.999)
     assert np.array_equal(y.cpu().numpy(), expected)
+
+
+def test_nodes_hash_and_compare_by_identity() -> None:
+    # executor.graph_of keeps nodes in a set: structural __eq__/__hash__ would merge nodes
+    from tensordispatch.lazy import lazy_ir
+    from tensordispatch.lazy.ir import Node
+
+    classes = [Node, *(cls for cls, _ in lazy_ir.NODES.values())]
+    assert len(classes) > 100
+    for cls in classes:
+        assert cls.__eq__ is object.__eq__ and cls.__hash__ is object.__hash__, cls
