@@ -38,9 +38,9 @@ Why the two ways differ (measured while writing this, n = 3, thread CPU time): c
 alone in a tight loop runs with warm caches and predictors and recycles the same few
 objects; inside the fallback the same hooks run between the dispatcher, the kernel and each
 other, and every part runs slower. For the null backend, npipe exceeds nto_cpu + nfrom_cpu +
-kernel by ~0.24 us (the kernel on the fresh CPU tensors of to_cpu alone ~0.15 us more than
-on the same tensors over and over), while the runner itself adds ~0.11 us to npipe (its key
-set tests, the counter, the optional-argument test). So (null - ncopies) / cpu charges the
+kernel by ~0.24 us (to_cpu then the kernel costs ~0.1 us more than the two timed alone,
+whether the kernel runs on to_cpu's tensors or on others), while the runner itself adds
+~0.11 us to npipe (its key set tests, the counter, the optional-argument test). So (null - ncopies) / cpu charges the
 fallback ~0.2 us that any fallback calling these hooks pays; at n = 3 that is ~0.2x of a
 ~1.2 us direct call. torchdev's transfers run ~9 us of torch and NumPy conversion code a
 call, and the Python code around them slows down much more: td.add down to the fallback's
