@@ -636,3 +636,17 @@ def test_inplace_and_out_runners_move_once_and_write_back(hooks: Hooks, fbdev: A
     assert [len(c) for c in hooks.to_cpu_calls] == [2, 2, 3] and hooks.from_cpu_calls == []
     assert cf.fallback_counts() == {"aten::mul_.Tensor": 2, "aten::add.out": 1}
     assert cf._COUNTS.get("fbdev", {}) == {}  # none took the general path
+
+
+def test_operators_whose_names_clash_with_the_runner_take_the_general_path(
+    hooks: Hooks, fbdev: Any
+) -> None:
+    lib = Library("fbnames", "DEF")
+    lib.define("f(Tensor len, Tensor _fb_k) -> Tensor")
+    lib.impl("f", lambda a, b: td.sub(a, b), "CPU")
+    try:
+        out = td.ops.fbnames.f(dev([5.0], fbdev), dev([2.0], fbdev))
+        assert out.device == fbdev and out._data.tolist() == [3.0]
+        assert cf._COUNTS["fbdev"] == {"fbnames::f": 1}  # counted by the general path
+    finally:
+        lib._destroy()

@@ -242,10 +242,14 @@ def _slow_path(
     return slow
 
 
+# Names the generated code reads besides its parameters and ``_fb_*`` globals.
+_RESERVED = frozenset({"_NO", "len", "AttributeError", "ValueError"})
+
+
 def _names_ok(facts: Any) -> bool:
     """Whether the schema's names can be the runner's parameters."""
     return bool(facts.identifiers_ok) and not any(
-        keyword.iskeyword(n) or n.startswith("_fb_") or n == "_NO" for n in facts.names
+        keyword.iskeyword(n) or n.startswith("_fb_") or n in _RESERVED for n in facts.names
     )
 
 
