@@ -68,7 +68,7 @@ def _unwrap_output(t: Any) -> Any:
     if t.__class__ is not FunctionalTensor:
         return t
     sync(t)
-    if apply_updates(t._fstorage):
+    if t._fstorage.updates and apply_updates(t._fstorage):
         regenerate(t)
     return t._data
 
@@ -141,7 +141,21 @@ def functionalize(func: Callable[..., Any], *, remove: str = "mutations") -> Cal
         st.included = saved_included | FUNCTIONALIZE_BIT
         st.functionalize_reapply_views = reapply_views
         try:
-            if not kwargs and all(a.__class__ is Tensor for a in args):  # the common call
+            if not kwargs and len(args) == 1 and args[0].__class__ is Tensor:  # the common call
+                x = args[0]
+                w = to_functional(x)
+                out = func(w)
+                outputs = (
+                    _unwrap_output(out)
+                    if out.__class__ is FunctionalTensor
+                    else _map(_unwrap_output, out)
+                )
+                if w._generation != w._fstorage.generation:
+                    sync(w)
+                if w._data is not x:
+                    _propagate_input_mutation(x, w)
+                return outputs
+            if not kwargs and all(a.__class__ is Tensor for a in args):
                 func_args = tuple([to_functional(a) for a in args])
                 out = func(*func_args)
                 outputs = (

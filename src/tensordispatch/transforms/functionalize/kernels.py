@@ -55,6 +55,7 @@ from tensordispatch.transforms.functionalize.wrapper import (
     FunctionalStorage,
     FunctionalTensor,
     ViewMeta,
+    _inner_excluded,
     _make_wrapper,
     _requires_grad,
     apply_updates,
@@ -146,24 +147,30 @@ def functionalize_fallback(o: Any, *args: Any, **kwargs: Any) -> Any:
     aliasing = _ALIASING.get(o._entry)
     if aliasing or (aliasing is None and _has_alias_info(o)):
         raise _alias_error(o)
-    any_tensor = False
-    any_functional = False
+    any_tensor = any_functional = grad = False
     new_args = list(args)
     for i, a in enumerate(args):
         cls = a.__class__
         if cls is _FT:
             if a._generation != a._fstorage.generation:
                 sync(a)
-            new_args[i] = a._data
+            a = new_args[i] = a._data
             any_functional = any_tensor = True
-        elif isinstance(a, Tensor):
-            any_tensor = True
         elif cls is list or cls is tuple:
             v, found = _unwrap_value(a)
             if found:
                 new_args[i] = v
                 any_functional = True
             any_tensor = any_tensor or any(isinstance(x, Tensor) for x in a)
+            grad = grad or _requires_grad(v)
+            continue
+        elif isinstance(a, Tensor):
+            any_tensor = True
+        else:
+            continue
+        m = a._autograd_meta
+        if m is not None and m.requires_grad:
+            grad = True
     if kwargs:
         for k, a in list(kwargs.items()):
             if isinstance(a, Tensor) or a.__class__ is list or a.__class__ is tuple:
@@ -172,7 +179,14 @@ def functionalize_fallback(o: Any, *args: Any, **kwargs: Any) -> Any:
                     kwargs[k] = v
                     any_functional = True
                 any_tensor = any_tensor or isinstance(a, Tensor)
-    result = below(o, *new_args, **kwargs)
+        grad = grad or _requires_grad(kwargs.values())
+    d = _ST.__dict__  # below(o, ...) with the grad scan done above
+    saved = d["excluded"]
+    d["excluded"] = _inner_excluded(saved, grad)
+    try:
+        result = o(*new_args, **kwargs)
+    finally:
+        d["excluded"] = saved
     if any_functional or not any_tensor:
         if result.__class__ is Tensor and not result._wrapped_number:  # the common case
             return _make_wrapper(result, FunctionalStorage(result), (), 0)
@@ -398,7 +412,15 @@ def _make_view_kernel(rule: Any) -> Callable[..., Any]:
             generation = self._generation
             parent = parent_shadow(self, reapply) if shadowed else None
             if parent is not None:
-                out = _view_below(view_op, parent, args, kwargs)
+                d = _ST.__dict__  # the view of the shadow, below, without grad
+                saved = d["excluded"]
+                d["excluded"] = saved | BELOW_NO_GRAD
+                try:
+                    out = view_op(parent, *args, **kwargs)
+                except RuntimeError:  # e.g. view of a transposed shadow: no shadow
+                    out = None
+                finally:
+                    d["excluded"] = saved
                 if out is not None:
                     return _wrap_shadowed(self, out, rule, args, kwargs, reapply)
         if fast and not reapply:
@@ -414,21 +436,6 @@ def _make_view_kernel(rule: Any) -> Callable[..., Any]:
         return wrap_view(tmp, self, meta, generation)
 
     return kernel
-
-
-def _view_below(view_op: Any, parent: Tensor, args: Any, kwargs: Any) -> Any:
-    """The view of a shadow (no grad: shadows never require it), None if the view op
-    refuses it (e.g. ``view`` of a transposed shadow: no shadow; the general path then
-    takes the view of the wrapper's own value, or raises the operator's error)."""
-    d = _ST.__dict__
-    saved = d["excluded"]
-    d["excluded"] = saved | BELOW_NO_GRAD
-    try:
-        return view_op(parent, *args, **kwargs)
-    except RuntimeError:
-        return None
-    finally:
-        d["excluded"] = saved
 
 
 def _wrap_shadowed(
