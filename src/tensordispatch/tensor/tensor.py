@@ -39,6 +39,7 @@ from tensordispatch.tensor.device import device as Device
 from tensordispatch.tensor.dtypes import dtype as DType
 from tensordispatch.tensor.geometry import (
     Size,
+    contiguous_of,
     contiguous_strides,
     dense_strides_like,
     extent,
@@ -227,7 +228,7 @@ class Tensor(TensorValues):
     ) -> Tensor:
         """A new tensor without data (Meta): metadata only. Strides default to contiguous."""
         if strides is None:
-            strides = contiguous_strides(shape)
+            strides = contiguous_of(shape) if type(shape) is tuple else contiguous_strides(shape)
         return cls._make(None, shape, strides, 0, dtype, device)
 
     def _make_view(

@@ -25,11 +25,11 @@ from tensordispatch.backends.cpu.fpstate import FP_QUIET, FP_STATE, QUIET_RUN, q
 from tensordispatch.backends.structured import alloc_cpu, empty_strided_cpu_array
 from tensordispatch.backends.views import view
 from tensordispatch.tensor import dtypes as _dt
-from tensordispatch.tensor.device import CPU
+from tensordispatch.tensor.geometry import contiguous_of
 from tensordispatch.tensor.tensor import (
     Tensor,
-    contiguous_strides,
     is_non_overlapping_and_dense,
+    new_cpu_tensor,
 )
 
 __all__ = ["CPU_KERNELS"]
@@ -281,9 +281,7 @@ def empty_cpu(
     dt = _dtype_device(dtype, layout, device)
     shape = check_size(size)
     if memory_format is None or memory_format is contiguous_format:
-        return Tensor._make(
-            np.empty(shape, dt._numpy), shape, contiguous_strides(shape), 0, dt, CPU
-        )
+        return new_cpu_tensor(np.empty(shape, dt._numpy), shape, contiguous_of(shape), dt)
     if memory_format is channels_last:
         return empty_strided_cpu_array(shape, channels_last_strides(shape), dt)
     if memory_format is preserve_format:
