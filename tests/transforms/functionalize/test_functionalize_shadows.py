@@ -160,7 +160,9 @@ def _bench_program(t: Any) -> Any:
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_exact_chains_neither_replay_nor_scatter(mode: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_exact_chains_neither_replay_nor_scatter(
+    mode: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     calls: list[str] = []
     for name in ("replay", "reverse"):
         real = getattr(view_metas.ViewRule, name)

@@ -51,6 +51,7 @@ from tensordispatch.transforms.functionalize.shadow import (
 from tensordispatch.transforms.functionalize.view_metas import INPLACE_VIEWS, VIEW_RULES
 from tensordispatch.transforms.functionalize.wrapper import (
     _ST,
+    BELOW_NO_GRAD,
     FUNCTIONALIZE_BIT,
     FunctionalStorage,
     FunctionalTensor,
@@ -59,7 +60,6 @@ from tensordispatch.transforms.functionalize.wrapper import (
     _make_wrapper,
     _requires_grad,
     apply_updates,
-    BELOW_NO_GRAD,
     below,
     commit_update,
     replace_,

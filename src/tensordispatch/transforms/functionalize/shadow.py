@@ -1,12 +1,14 @@
 """Shadow views: where each wrapper's elements sit inside its storage's base, so that an
-unobserved mutation is written back with one NumPy copy instead of a chain of scatters.
+unobserved in-place operator writes straight into a copy of the base instead of running
+its functional variant and a chain of scatters and replays.
 
 Owns the fast paths of Note [Skipping unobserved replays] (wrapper.py) for plain CPU inner
-tensors: ``shadow_of`` (a wrapper's real view of the base), ``write_back`` (a mutated
-wrapper's new value into a new base), ``regenerate_from_shadow`` (a stale wrapper's value
-from the new base) and ``dense_copy``. Must not dispatch operators: callers decide that
-nobody observes the calls skipped here (``wrapper.unobserved``), and fall back to torch's
-algorithm whenever a function here returns None / False.
+tensors: ``shadow_of`` / ``parent_shadow`` (a wrapper's real view of the base),
+``write_target`` + ``commit_write`` (an in-place operator run on a copy of the base),
+``regenerate_from_shadow`` (a stale wrapper's value from the current base) and
+``dense_copy``. Must not choose operators: callers decide that nobody observes the calls
+skipped here (``wrapper.unobserved``) and fall back to torch's algorithm whenever a function
+here returns None / False.
 
 Note [Shadow views]
 A wrapper's view chain (only exact views: view, transpose, select, slice, diagonal, ...)
@@ -18,12 +20,17 @@ taken from, computed by running the view operator on the parent's shadow (under
 remove='mutations' the shadow IS the wrapper's value; without views the value is a dense
 copy of the shadow: ``view_copy`` and friends return contiguous results). Chains with a view
 that cannot be one strided view of the base (``view`` of a transposed shadow, ``expand``,
-``as_strided``, ``unfold``, dtype-changing views, in-place views) get no shadow and take the
-general path. With a shadow:
-* a mutation of the wrapper copies the base (same layout) with NumPy, writes the new value
-  through the shadow's geometry and makes that the new base: what the scatter chain (or
-  one ``as_strided_scatter``) would return, without the forward replay, the scatters and
-  the replay of the mutated wrapper (``write_back``);
+``as_strided``, ``unfold``, dtype-changing views, in-place views) or taken in both modes get
+no shadow and take the general path. With a shadow:
+* an in-place operator on the wrapper (``mul_``, ``copy_``, ``zero_`` ...) runs on the view
+  at the shadow's geometry of a fresh copy of the base (same layout), which then becomes
+  the base: what the functional variant followed by the scatter chain (or one
+  ``as_strided_scatter``) returns, without the functional result, the forward replay, the
+  scatters and the replay of the mutated wrapper. Nothing aliases the fresh copy, so every
+  argument (an alias of the written tensor included) is read as it was, as the functional
+  variant reads it; the operator's own checks (broadcast, dtype) raise before anything
+  changes. Operators drawing random numbers are left out (their order over a strided
+  target is not promised to be the functional variant's);
 * a stale wrapper's value is the shadow over the new base (remove='mutations': what the
   replay of its views returns) or a dense copy of it (its ``*_copy`` replay),
   ``regenerate_from_shadow``.

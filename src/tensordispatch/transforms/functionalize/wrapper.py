@@ -43,7 +43,10 @@ stale wrapper syncs its parent first and starts up to date, and a mutated wrappe
 chain replays as exact ``*_copy`` operators (no ``expand``/``as_strided``/``unfold``, whose
 replays may differ from the written value) and whose value is contiguous, as such a replay
 would be, is marked up to date without the replay. Values, sizes and strides are the same
-either way.
+either way. Most unobserved programs go further, through Note [Shadow views] (shadow.py):
+an in-place operator through a chain of exact views writes into a copy of the base, and a
+stale view is regenerated from its recorded place in the base, with no scatter and no
+replay at all. ``set_replay_skipping(False)`` turns every shortcut off.
 """
 
 from __future__ import annotations
@@ -62,12 +65,12 @@ from tensordispatch.tensor.tensor import Tensor
 from tensordispatch.transforms.functionalize.shadow import regenerate_from_shadow
 
 __all__ = [
+    "BELOW_NO_GRAD",
     "FUNCTIONALIZE_BIT",
     "FunctionalStorage",
     "FunctionalTensor",
     "ViewMeta",
     "apply_updates",
-    "BELOW_NO_GRAD",
     "below",
     "commit_update",
     "from_functional",
