@@ -154,3 +154,19 @@ def test_unknown_dunder_names_fail_fast_with_attribute_error(lib: Library) -> No
         _ = namespace.__deepcopy__
     assert not hasattr(namespace, "__getstate_x__")
     assert copy.copy(namespace) is not None
+
+
+def test_a_dunder_operator_defined_on_first_lookup_resolves(lib: Library) -> None:
+    from tensordispatch.dispatch.dispatcher import DISPATCHER
+
+    def materialise(qualified: str) -> None:
+        lib.define("__shr__(Tensor self) -> Tensor")
+        lib.impl("__shr__", lambda x: "shr", "CPU")
+
+    handle = DISPATCHER.add_lazy_operators(lib.ns, ["__shr__"], materialise)
+    try:
+        assert DISPATCHER.pending_operators(lib.ns) == [f"{lib.ns}::__shr__"]
+        assert getattr(ops, lib.ns).__shr__.default(T()) == "shr"
+        assert DISPATCHER.pending_operators(lib.ns) == []
+    finally:
+        handle.remove()

@@ -425,7 +425,8 @@ class Dispatcher:
         return packet
 
     def defines(self, qualified: str) -> bool:
-        """Whether the operator name has an overload (no lock: one dict read).
+        """Whether the operator name has an overload, or will have one when first looked up
+        (Note [Operators defined on first lookup]); no lock, nothing is defined.
 
         >>> from tensordispatch.library import Library
         >>> lib = Library("doc_defines", "DEF"); _ = lib.define("__f__(Tensor x) -> Tensor")
@@ -434,7 +435,7 @@ class Dispatcher:
         >>> lib._destroy(); DISPATCHER.defines("doc_defines::__f__")
         False
         """
-        return bool(self._by_name.get(qualified))
+        return bool(self._by_name.get(qualified)) or qualified in self._lazy
 
     def refresh_packet(self, qualified: str) -> None:
         """Re-point a cached packet at its overloads' current entries (lock held)."""
