@@ -204,17 +204,24 @@ def mark_step(device: str = "") -> None:
     >>> handle.remove()
     """
     with _LOCK:
-        datas = live_data()
-        pending = [d for d in datas if d.handle is None and d.ir is not None]
+        pending: list[LazyData] = []
+        uploads: list[LazyData] = []
+        cut: list[LazyData] = []
+        for d in live_data():  # one pass: CPU data is never pending (ir_value drops it)
+            if d.handle is None:
+                if d.ir is not None:
+                    pending.append(d)
+                elif d.tensor_data is not None:
+                    uploads.append(d)
+            elif d.ir is not None and d.ir[0].data is None:
+                cut.append(d)  # synced earlier by .cpu(): keeps its IR until the step cuts it
         sync_tensors(pending, mark_step=True)
-        uploads = [d for d in datas if d.tensor_data is not None and d.handle is None]
         for d in uploads:
             d.upload()
         if uploads:
             metrics.bump("SyncTensorsToData", len(uploads))
-        for d in datas:  # values synced earlier by .cpu() keep IR until the step cuts it
-            if d.handle is not None and d.ir is not None and d.ir[0].data is None:
-                d.ir = None
+        for d in cut:
+            d.ir = None
         metrics.bump("MarkStep")
 
 
