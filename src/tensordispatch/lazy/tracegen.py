@@ -37,10 +37,12 @@ def _static_source(plan: Any) -> str | None:
     """The source of ``plan``'s generated kernel factory if it is a static tracer (every
     operand a required Tensor or Scalar: slots known when generating), else None."""
     found = generated(plan)
-    if found is None or found[1] is None:
+    if found is None:
         return None
     node_class, factory = found
-    return inspect.getsource(factory) if getattr(node_class, "TRACER", None) == "static" else None
+    if factory is None or getattr(node_class, "TRACER", None) != "static":
+        return None
+    return inspect.getsource(factory)
 
 
 def make_tracer(plan: Any) -> Callable[..., Any] | None:
@@ -61,8 +63,10 @@ def make_tracer(plan: Any) -> Callable[..., Any] | None:
     (True, 'MulTensor')
     """
     found = generated(plan)
-    if found is None or found[1] is None:
+    if found is None:
         return None
     node_class, factory = found
+    if factory is None:
+        return None
     kernel: Callable[..., Any] = factory(plan, node_class)
     return kernel
