@@ -349,3 +349,23 @@ def test_fast_methods_come_and_go_with_the_backend() -> None:
     finally:
         install()
     assert FunctionalTensor.__add__.__name__ == "lazy_fast_add"
+
+
+def test_an_unexpected_dispatcher_state_means_the_normal_path(
+    fast: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tensordispatch.dispatch.library import Library
+
+    def broken(*args: Any) -> bool:
+        raise AttributeError("the dispatcher's published state changed layout")
+
+    monkeypatch.setattr(shortcut, "_runs_autograd_then", broken)
+    x = td.tensor([1.0, 2.0]).to("lazy")
+    lib = Library("aten", "IMPL")  # an unrelated kernel republishes add's dispatch state
+    lib.impl("add.Tensor", lambda self, other, *, alpha=1: self, "HPU")
+    try:
+        y = x + 3.0  # validated again for the new state: the check fails, not the call
+    finally:
+        lib._destroy()
+    assert "fast" not in fast
+    assert y.cpu().tolist() == [4.0, 5.0]

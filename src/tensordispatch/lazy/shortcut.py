@@ -253,7 +253,15 @@ def _validated(entry: Any, raw: int, kernel: Callable[..., Any]) -> bool:
     """Whether a call of ``entry``'s operator with arguments' key set ``raw`` under the
     default dispatch state runs the standard Autograd kernel (generic, or the entry its
     specializer generates) and then, below autograd, ``kernel`` (Note [Fast operator
-    methods])."""
+    methods]). Anything unexpected in the dispatcher's published state (its layout is the
+    dispatcher's business) means no: the caller takes the normal path."""
+    try:
+        return _runs_autograd_then(entry, raw, kernel)
+    except Exception:  # noqa: BLE001 - the normal path raises any real error, in order
+        return False
+
+
+def _runs_autograd_then(entry: Any, raw: int, kernel: Callable[..., Any]) -> bool:
     state = entry.state
     pre = raw | DEFAULT_INCLUDED_RAW
     call = state.default_cache.get(pre) or state.call_miss(DEFAULT_EXCLUDED_RAW, pre)
