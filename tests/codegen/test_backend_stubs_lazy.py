@@ -168,3 +168,18 @@ def test_generated_register_installs_the_generated_kernels(tmp_path: Path) -> No
     finally:
         handle.remove()
     assert [key in e.kernels for e in entries] == [False, False]
+
+
+def test_cli_reports_missing_shape_functions_on_stderr(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "x.yaml"
+    path.write_text(HEAD + "full_codegen:\n- nonzero\n")
+    assert main(["--ir-only", "-s", str(path), "-o", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    head = (
+        f"{path}: error: {path}: 1 operator listed for lazy codegen has no shape function, so "
+        "its output shapes cannot be inferred:"
+    )
+    assert err.splitlines()[:2] == [head, "  nonzero(Tensor self) -> Tensor"]
+    assert not (tmp_path / "xla_ir.py").exists()

@@ -122,6 +122,35 @@ def _frozen_list(pos: int, optional: bool, source: str) -> list[str]:
     return [f"    l{pos} = tuple({source})"]
 
 
+def _static_operand(k: int, kind: int) -> list[str]:
+    """Lines reading operand ``k`` (already in local ``a``) into ``v<k>`` (its Value),
+    ``s<k>`` (its Shape) and ``m<k>`` (its marker); a Scalar's value also stays in ``a<k>``."""
+    if kind == T_SCALAR:
+        return [
+            f"    a{k} = a",
+            "    n = SCALARS.get((NUMBER_DTYPES.get(a.__class__), a.__class__, a))",
+            f"    v{k} = (n or scalar_node(a), 0)",
+            f"    s{k} = v{k}[0].shapes[0]",
+            f"    m{k} = SCALAR_MARKERS[{k}]",
+        ]
+    return [
+        "    if a.__class__ is LazyTensor:",
+        "        d = a._data",
+        f"        v{k} = d.ir or d.ir_value()",
+        f"        s{k} = v{k}[0].shapes[v{k}[1]]",
+        f"        m{k} = MARKERS[{k}]",
+        "    elif a.__class__ is Tensor and a._wrapped_number:",
+        "        n = a._data.item()",
+        f"        v{k} = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)",
+        f"        s{k} = v{k}[0].shapes[0]",
+        f"        m{k} = WRAPPED[{k}]",
+        "    else:",
+        "        one, sig1 = [], []",
+        f"        m{k} = operand({k}, slow_operand(a, one, sig1).kind)",
+        f"        v{k}, s{k} = one[0], sig1[0][0]",
+    ]
+
+
 def _static_body(layout: TraceLayout, name: str) -> list[str]:
     kinds = dict(layout.inputs)
     lines = [
@@ -144,32 +173,9 @@ def _static_body(layout: TraceLayout, name: str) -> list[str]:
         k = sum(1 for p in kinds if p < pos)  # this operand's index
         marks.append(f"m{k}")
         lines.append(f"    a = stack[{pos}]")
+        lines += _static_operand(k, kind)
         if kind == T_SCALAR:
             scalars.append(f"{k}: a{k}")
-            lines += [
-                f"    a{k} = a",
-                "    n = SCALARS.get((NUMBER_DTYPES.get(a.__class__), a.__class__, a))",
-                f"    v{k} = (n or scalar_node(a), 0)",
-                f"    s{k} = v{k}[0].shapes[0]",
-                f"    m{k} = SCALAR_MARKERS[{k}]",
-            ]
-            continue
-        lines += [
-            "    if a.__class__ is LazyTensor:",
-            "        d = a._data",
-            f"        v{k} = d.ir or d.ir_value()",
-            f"        s{k} = v{k}[0].shapes[v{k}[1]]",
-            f"        m{k} = MARKERS[{k}]",
-            "    elif a.__class__ is Tensor and a._wrapped_number:",
-            "        n = a._data.item()",
-            f"        v{k} = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)",
-            f"        s{k} = v{k}[0].shapes[0]",
-            f"        m{k} = WRAPPED[{k}]",
-            "    else:",
-            "        one, sig1 = [], []",
-            f"        m{k} = operand({k}, slow_operand(a, one, sig1).kind)",
-            f"        v{k}, s{k} = one[0], sig1[0][0]",
-        ]
     n = len(kinds)
     values = "".join(f"v{k}, " for k in range(n))
     hashes = "".join(f"v{k}[0].hash, v{k}[1], " for k in range(n))
