@@ -46,7 +46,12 @@ _Edge = tuple[Node, int]
 def _dependencies(root: Node) -> dict[Node, int]:
     """For every node reachable from root, how many edges point at it (one iterative DFS)."""
     deps: dict[Node, int] = {}
-    stack = [root]
+    _count_from([root], deps)
+    return deps
+
+
+def _count_from(stack: list[Node], deps: dict[Node, int]) -> None:
+    """Add the edges reachable from the nodes on ``stack`` (already counted) to ``deps``."""
     while stack:
         node = stack.pop()
         for nxt, _ in node.next_functions:
@@ -57,7 +62,6 @@ def _dependencies(root: Node) -> dict[Node, int]:
                     stack.append(nxt)
                 else:
                     deps[nxt] = count + 1
-    return deps
 
 
 def _needed_nodes(root: Node, targets: set[Node]) -> set[Node]:
@@ -107,27 +111,54 @@ def run_backward(
     accumulate: bool = True,
 ) -> list[Tensor | None]:
     """Run the graph from ``roots`` with initial ``grads``; returns captured input grads."""
-    root = GraphRoot([gradient_edge(t) for t in roots], list(grads))
+    edges = [gradient_edge(t) for t in roots]
     st = _ST
     previous = st.grad_enabled
     st.grad_enabled = create_graph  # set_grad_enabled(create_graph), inlined
     try:
         if inputs is None and accumulate:
-            _run_all(root, keep_graph)
+            _run_all(edges, grads, keep_graph)
             return []
-        return _run_selected(root, keep_graph, inputs, accumulate)
+        return _run_selected(GraphRoot(edges, list(grads)), keep_graph, inputs, accumulate)
     finally:
         st.grad_enabled = previous
 
 
-def _run_all(root: Node, keep_graph: bool) -> None:
+def _run_all(
+    edges: list[tuple[Node | None, int]], grads: Sequence[Tensor], keep_graph: bool
+) -> None:
     """Every reachable node runs (``backward()`` without ``inputs``): the engine loop with
-    nothing to filter or capture (Note [Deterministic order])."""
-    deps = _dependencies(root)
+    nothing to filter or capture (Note [Deterministic order]). The roots' gradients are put
+    in their nodes' buffers directly (what GraphRoot's apply would hand on)."""
+    deps: dict[Node, int] = {}
+    stack = []
+    for fn, _ in edges:
+        if fn is not None:
+            if fn in deps:
+                deps[fn] += 1
+            else:
+                deps[fn] = 1
+                stack.append(fn)
+    _count_from(stack, deps)
     buffers: dict[Node, list[Tensor | None]] = {}
-    ready: list[tuple[int, int, Node]] = [(0, 0, root)]
-    tick = 1
+    ready: list[tuple[int, int, Node]] = []
+    tick = 0
     pop, push, take = heapq.heappop, heapq.heappush, buffers.pop
+    for (fn, nr), g in zip(edges, grads):
+        if fn is None:
+            continue
+        buf = buffers.get(fn)
+        if buf is None:
+            buf = buffers[fn] = [None] * (nr + 1)
+        elif len(buf) <= nr:
+            buf.extend([None] * (nr + 1 - len(buf)))
+        old = buf[nr]
+        buf[nr] = g if old is None else old + g
+        count = deps[fn] - 1
+        deps[fn] = count
+        if count == 0:
+            push(ready, (-fn._sequence_nr, tick, fn))
+            tick += 1
     while ready:
         node = pop(ready)[2]
         grads_in = take(node, _EMPTY)
