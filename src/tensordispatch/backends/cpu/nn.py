@@ -24,6 +24,10 @@ def _nll(
     x: Any, target: Tensor, weight: Any, reduction: int, ignore_index: int, class_axis: int
 ) -> tuple[Any, Any]:
     """(loss, total weight) of class scores ``x`` (classes on ``class_axis``) and targets."""
+    if weight is None and class_axis == 1 and x.ndim == 2 and x.dtype in _EXACT_COUNTS:
+        found = _nll_plain(x, target._data, reduction, ignore_index)
+        if found is not None:
+            return found
     t = target._data.astype(np.int64)
     n_classes = x.shape[class_axis]
     keep = t != ignore_index
@@ -40,6 +44,32 @@ def _nll(
     if reduction == 0:
         return losses, total if losses.ndim == 0 else np.zeros((), x.dtype)
     summed = losses.sum(dtype=x.dtype)
+    if reduction == 1:
+        with quiet_fp():
+            return np.true_divide(summed, total), total
+    return summed, total
+
+
+# Float dtypes whose sum of n ones is exactly n for any realistic batch (n < 2**24).
+_EXACT_COUNTS = (np.dtype(np.float32), np.dtype(np.float64))
+_UINT64 = np.dtype(np.uint64)
+
+
+def _nll_plain(x: Any, t: Any, reduction: int, ignore_index: int) -> tuple[Any, Any] | None:
+    """_nll of the common case, (N, C) scores without weights, in a few NumPy calls; None
+    when it does not apply (not int64 targets, a target that is out of range or may be
+    ignored, an empty batch). Same values as the general path: the weights are all 1, so
+    the losses are -picked and the total weight is N."""
+    n, c = x.shape
+    if t.dtype != np.int64 or t.ndim != 1 or not n or 0 <= ignore_index < c:
+        return None
+    if not (t.view(_UINT64) < c).all():  # negative targets turn huge as unsigned
+        return None
+    losses = np.negative(x[np.arange(n), t])
+    total = x.dtype.type(n)
+    if reduction == 0:
+        return losses, np.zeros((), x.dtype)
+    summed = np.add.reduce(losses, dtype=x.dtype)
     if reduction == 1:
         with quiet_fp():
             return np.true_divide(summed, total), total
