@@ -98,7 +98,6 @@ def shortcut_kernel(plan: Any, tracer: Callable[..., Any]) -> Callable[..., Any]
     defaults = [a.default_value if a.default is not None else None for a in arguments]
     tensors = tuple(pos for pos, kind in plan.inputs if kind == T_TENSOR)
     most = len(positional)
-    ft = FunctionalTensor
 
     def kernel(*args: Any, **kwargs: Any) -> Any:
         d = _ST.__dict__
@@ -119,13 +118,11 @@ def shortcut_kernel(plan: Any, tracer: Callable[..., Any]) -> Callable[..., Any]
         found = False
         for pos in tensors:
             a = stack[pos]
-            if a.__class__ is ft:
+            if a.__class__ is FunctionalTensor:
                 sync(a)
                 inner = a._data
-                if inner.__class__ is not LazyTensor:
-                    return functionalize_fallback(op, *args, **kwargs)
                 m = inner._autograd_meta
-                if m is not None and m.requires_grad:
+                if inner.__class__ is not LazyTensor or (m is not None and m.requires_grad):
                     return functionalize_fallback(op, *args, **kwargs)
                 stack[pos] = inner
                 found = True
@@ -286,16 +283,13 @@ _AUTOGRAD_MODULE = "tensordispatch.autograd.kernels"
 
 
 def _fast_method(name: str, slow: Callable[..., Any]) -> Callable[..., Any] | None:
-    """The fast ``FunctionalTensor`` method for operator ``name`` (None if its shortcut
-    kernel was not built); ``slow`` is the Tensor method it stands in for."""
+    """The fast FunctionalTensor method of operator ``name`` standing in for ``slow``."""
     from tensordispatch.lazy.tensor import LazyTensor
 
-    built = _BUILT.get(name)
-    if built is None:
+    if name not in _BUILT:  # no shortcut kernel for it
         return None
-    plan, tracer, kernel, defaults = built
-    op = plan.op
-    entry = op._entry
+    plan, tracer, kernel, defaults = _BUILT[name]
+    op, entry = plan.op, plan.op._entry
     tail = list(defaults[2:])
     checked: list[Any] = [None, None, None]  # the dispatch state and key sets last validated
     floats, ints = _NUMBERS[float], _NUMBERS[int]
