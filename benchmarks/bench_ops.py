@@ -24,7 +24,8 @@ The closing summary names every target with its measured ratio and "met" / "NOT 
 
 ``--breakdown`` instead times ``td.add(a, b)`` on 3-element float32 tensors layer by layer
 (each row calls one layer directly, cumulative from the NumPy call up to the Python binding;
-the difference to the row below is that layer's own cost), next to torch.add and np.add.
+the difference between two rows is one layer's own cost), next to torch.add and np.add: the
+add table of benchmarks/bench_op_layers.py, which has more ops and views.
 """
 
 from __future__ import annotations
@@ -207,99 +208,12 @@ def fmt(ns: float) -> str:
 
 
 def breakdown(rounds: int) -> None:
-    """ns per layer of ``td.add(a, b)`` on 3-element float32 tensors (cumulative rows)."""
-    from tensordispatch.backends.aten import op
-    from tensordispatch.backends.meta.iterator import output_strides, pointwise
-    from tensordispatch.backends.structured import alloc_cpu
-    from tensordispatch.generated import registrations as reg
-    from tensordispatch.tensor.tensor import Tensor
+    """ns per layer of ``td.add(a, b)`` on 3-element float32 tensors: the add table of
+    bench_op_layers.py (cumulative rows, thread CPU time, next to torch.add and np.add)."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from bench_op_layers import add_table
 
-    na = np.arange(3, dtype=np.float32)
-    nb = na + 1
-    a, b = td.from_numpy(na), td.from_numpy(nb)
-    ta, tb = torch.from_numpy(na), torch.from_numpy(nb)
-    overload = op("add.Tensor")
-    td.add(a, b)  # the first call generates the entry function (it is lazy)
-    entry = overload._entry.entry_function
-    wrapper, meta, impl = reg.wrapper_CPU_add_Tensor, reg._meta_add_Tensor, reg._impl_CPU_add_out
-    fresh = reg._fresh_CPU_add_out  # Note [Fresh results]: what the functional wrapper calls
-    specs, pre = meta(None, a, b, 1)
-    spec = specs[0]
-    out = alloc_cpu(spec)
-    shape, dt, dev, f32 = spec[0], spec[2], a.device, np.float32
-    contiguous = out._strides
-    new = object.__new__
-
-    def floor_sketch(x: Any, y: Any) -> Any:
-        """Not library code: the least a NumPy-backed add can do (one ufunc call, one
-        12-slot Tensor), to show how close the layers above can get."""
-        t = new(Tensor)
-        t._data = np.add(x._data, y._data)
-        t._key_set, t._shape, t._strides, t._offset = x._key_set, x._shape, x._strides, 0
-        t.dtype, t.device, t._storage, t._vc, t._base = x.dtype, x.device, None, None, None
-        t._wrapped_number, t._autograd_meta = False, None
-        return t
-
-    rows: dict[str, Callable[[], Any]] = {
-        "floor sketch: np.add + bare Tensor": lambda: floor_sketch(a, b),
-        "torch.add(ta, tb)": lambda: torch.add(ta, tb),
-        "np.add(na, nb)": lambda: np.add(na, nb),
-        "np.add(na, nb, out=o, dtype=, casting=)": lambda: np.add(
-            na, nb, out=out._data, dtype=f32, casting="unsafe"
-        ),
-        "np.empty((3,), float32)": lambda: np.empty(shape, f32),
-        "Tensor._make(np.empty(..), ..)": lambda: Tensor._make(
-            np.empty(shape, f32), shape, contiguous, 0, dt, dev
-        ),
-        "alloc_cpu(spec)": lambda: alloc_cpu(spec),
-        "output_strides(shape, (a, b))": lambda: output_strides(shape, (a, b)),
-        "pointwise(None, (a, b))": lambda: pointwise(None, (a, b)),
-        "meta add_Tensor(None, a, b, 1)": lambda: meta(None, a, b, 1),
-        "impl add_out(pre, a, b, 1, out)": lambda: impl(pre, a, b, 1, out),
-        "fresh add_out(pre, spec, a, b, 1)": lambda: fresh(pre, spec, a, b, 1),
-        "structured wrapper_CPU_add_Tensor(a, b)": lambda: wrapper(a, b),
-        "entry function (dispatcher) entry(a, b)": lambda: entry(a, b),
-        "OpOverload aten.add.Tensor(a, b)": lambda: overload(a, b),
-        "binding td.add(a, b)": lambda: td.add(a, b),
-        "empty lambda (timing floor)": lambda: None,
-    }
-    ns = best_ns(rows, number=100, rounds=rounds * 5)
-    floor = ns.pop("empty lambda (timing floor)")
-    print(f"td.add(a, b) on 3 x float32, layer by layer (ns per call, best of {rounds * 5} loops;")
-    print(f"the timing floor of a lambda call, {floor:.0f} ns, is subtracted from every row)")
-    for label, t in ns.items():
-        print(f"  {label:44} {t - floor:8.0f}")
-    layers = [
-        (
-            "binding (generated/functions.py add)",
-            "binding td.add(a, b)",
-            "OpOverload aten.add.Tensor(a, b)",
-        ),
-        (
-            "OpOverload __call__ (staticmethod)",
-            "OpOverload aten.add.Tensor(a, b)",
-            "entry function (dispatcher) entry(a, b)",
-        ),
-        (
-            "dispatcher entry (keyset, cache lookup)",
-            "entry function (dispatcher) entry(a, b)",
-            "structured wrapper_CPU_add_Tensor(a, b)",
-        ),
-    ]
-    inner = ns["meta add_Tensor(None, a, b, 1)"] + ns["fresh add_out(pre, spec, a, b, 1)"]
-    inner -= 2 * floor
-    print("  own cost per layer:")
-    for label, outer, below in layers:
-        print(f"    {label:42} {ns[outer] - ns[below]:8.0f}")
-    print(
-        f"    {'structured wrapper glue':42} "
-        f"{ns['structured wrapper_CPU_add_Tensor(a, b)'] - floor - inner:8.0f}"
-    )
-    for label in (
-        "meta add_Tensor(None, a, b, 1)",
-        "fresh add_out(pre, spec, a, b, 1)",
-    ):
-        print(f"    {label:42} {ns[label] - floor:8.0f}")
+    add_table(number=100, rounds=rounds)
 
 
 def main() -> None:
