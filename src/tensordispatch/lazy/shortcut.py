@@ -195,7 +195,19 @@ def _unrolled(
         "M": sys.modules[__name__], "OP": plan.op, "FT": FunctionalTensor, "LT": LazyTensor,
         "T": Tensor, "TAIL": tuple(defaults[required:]), "tracer": tracer,
     }  # fmt: skip
-    exec(compile("\n".join(lines) + "\n", f"<lazy shortcut {plan.name}>", "exec"), namespace)  # noqa: S102
+    return _function("\n".join(lines) + "\n", namespace)
+
+
+_UNROLLED_CODE: dict[str, Any] = {}
+
+
+def _function(source: str, namespace: dict[str, Any]) -> Callable[..., Any]:
+    """``kernel`` of ``source`` over ``namespace``; operators with one argument layout share
+    one source, compiled once."""
+    code = _UNROLLED_CODE.get(source)
+    if code is None:
+        code = _UNROLLED_CODE[source] = compile(source, "<lazy shortcut>", "exec")
+    exec(code, namespace)  # noqa: S102 - our own generated source
     kernel: Callable[..., Any] = namespace["kernel"]
     return kernel
 
