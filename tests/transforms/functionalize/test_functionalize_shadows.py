@@ -4,7 +4,9 @@ our own run of torch's exact operator sequence for sizes and strides)."""
 
 from __future__ import annotations
 
+import gc
 import random
+import weakref
 from functools import partial
 from typing import Any
 
@@ -15,6 +17,7 @@ import tensordispatch as td
 from tensordispatch.transforms.functionalize import (
     functionalize,
     storage_of,
+    sync,
     to_functional,
     view_metas,
 )
@@ -254,3 +257,16 @@ def test_a_refused_write_changes_nothing(mode: str) -> None:
     tb, tv, terror = _refused_write(torch, torch.arange(6.0))
     assert (b.tolist(), v.tolist()) == (tb.tolist(), tv.tolist())
     assert error == terror
+
+
+def test_a_stale_view_does_not_keep_an_old_base_alive() -> None:
+    # without views (the default outside functionalize) a wrapper's value is a copy; its
+    # place in the base is geometry only, so old bases go away as in torch
+    x = to_functional(td.arange(6.0))
+    v, w = x.view(2, 3), x.view(6)
+    old = weakref.ref(storage_of(x).base)
+    v.add_(1)  # a new base; w and x are stale
+    sync(x)  # x's own value moves to the new base
+    gc.collect()
+    assert old() is None
+    assert w.tolist() == [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]

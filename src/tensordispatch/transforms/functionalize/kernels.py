@@ -46,6 +46,7 @@ from tensordispatch.transforms.functionalize.shadow import (
     commit_write,
     dense_copy,
     parent_shadow,
+    place_of,
     write_target,
 )
 from tensordispatch.transforms.functionalize.view_metas import INPLACE_VIEWS, VIEW_RULES
@@ -454,13 +455,13 @@ def _wrap_shadowed(
             self._generation,
         )
         t._has_metadata_mutation = self._has_metadata_mutation
-        t._shadow = out
+        t._shadow = place_of(out)
         return t
     views = []
     for i, s in enumerate(out):
         meta = ViewMeta(rule, args, kwargs, reapply, i)
         t = wrap_view(s if reapply else dense_copy(s), self, meta, self._generation)
-        t._shadow = s
+        t._shadow = place_of(s)
         views.append(t)
     return views
 

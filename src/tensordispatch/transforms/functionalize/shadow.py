@@ -15,10 +15,11 @@ A wrapper's view chain (only exact views: view, transpose, select, slice, diagon
 picks a fixed set of the base's elements. On a base of C-contiguous layout at storage offset
 0 that set is one strided view of the base (sizes, strides, offset), the same whatever the
 base's values, so it stays valid when a mutation replaces the base by a new tensor of the
-same layout. The view kernel records it as ``w._shadow``: a real view of the base it was
-taken from, computed by running the view operator on the parent's shadow (under
-remove='mutations' the shadow IS the wrapper's value; without views the value is a dense
-copy of the shadow: ``view_copy`` and friends return contiguous results). Chains with a view
+same layout. The view kernel records it as ``w._shadow``, a ``Place`` (geometry only: no
+reference to any base, so old bases are freed as in torch), found by running the view
+operator on the parent's real view of the base, its shadow (under remove='mutations' the
+shadow IS the wrapper's value; without views the value is a dense copy of the shadow:
+``view_copy`` and friends return contiguous results). Chains with a view
 that cannot be one strided view of the base (``view`` of a transposed shadow, ``expand``,
 ``as_strided``, ``unfold``, dtype-changing views, in-place views) or taken in both modes get
 no shadow and take the general path. With a shadow:
@@ -52,11 +53,12 @@ if TYPE_CHECKING:
     from tensordispatch.transforms.functionalize.wrapper import FunctionalTensor
 
 __all__ = [
+    "Place",
     "commit_write",
     "dense_copy",
     "parent_shadow",
+    "place_of",
     "regenerate_from_shadow",
-    "same_view",
     "shadow_of",
     "write_target",
 ]
@@ -78,16 +80,14 @@ def dense_copy(t: Tensor) -> Tensor:
     )
 
 
-def same_view(a: Tensor, b: Tensor) -> bool:
-    """Whether ``a`` and ``b`` are the same elements of the same storage, same geometry."""
-    return a is b or (
-        a._base is not None
-        and a._base is b._base
-        and a._offset == b._offset
-        and a._shape == b._shape
-        and a._strides == b._strides
-        and a.dtype is b.dtype
-    )
+# Where a wrapper's elements sit in its base (Note [Shadow views]): sizes, strides and
+# storage offset in elements, and the NumPy byte strides of that view.
+Place = tuple[tuple[int, ...], tuple[int, ...], int, tuple[int, ...]]
+
+
+def place_of(view: Tensor) -> Place:
+    """The place of ``view``, a real CPU view of a dense base."""
+    return (view._shape, view._strides, view._offset, view._data.strides)
 
 
 def _dense_base(base: Tensor) -> bool:
@@ -112,27 +112,37 @@ def _usable_base(storage: Any) -> Tensor | None:
     return None if base._autograd_meta is not None else base
 
 
-def _current(w: FunctionalTensor, s: Tensor, base: Tensor) -> Tensor:
-    """``w``'s shadow ``s`` over ``base``: rebuilt (and kept) if recorded against an earlier
-    base of the same layout."""
-    if s._base is (base if base._base is None else base._base):
-        return s
-    shape, strides, offset = s._shape, s._strides, s._offset
+def _array_at(base: Tensor, place: Place) -> Any:
+    """The NumPy view of ``base``'s memory at ``place`` (a non-empty place recorded against
+    a base of the same layout, so it is in bounds)."""
+    array = base._data
+    if base._base is not None or not array.flags.c_contiguous:
+        array = base._storage_bytes()  # base starts at offset 0 of its root's storage
+    item = base._data.itemsize
+    return _ndarray(place[0], base._data.dtype, array, place[2] * item, place[3])
+
+
+def _view_at(base: Tensor, place: Place) -> Tensor:
+    """A real view of ``base`` at ``place``."""
+    shape, strides, offset, _ = place
     if 0 in shape:
-        s = base._make_view(shape, strides, offset)
-    else:  # in bounds: the same geometry fitted the earlier base
-        array = base._data
-        if base._base is not None or not array.flags.c_contiguous:
-            array = base._storage_bytes()
-        old = s._data
-        data = _ndarray(shape, old.dtype, array, offset * old.itemsize, old.strides)
-        s = base._make_view(shape, strides, offset, data)
-    w._shadow = s
-    return s
+        return base._make_view(shape, strides, offset)
+    return base._make_view(shape, strides, offset, _array_at(base, place))
+
+
+def _holds(data: Tensor, place: Place, base: Tensor) -> bool:
+    """Whether ``data`` is the real view of ``base`` at ``place``."""
+    return (
+        data._base is (base if base._base is None else base._base)
+        and data._offset == place[2]
+        and data._shape == place[0]
+        and data._strides == place[1]
+    )
 
 
 def shadow_of(w: FunctionalTensor) -> Tensor | None:
-    """``w``'s real view of its storage's current base (Note [Shadow views]), or None.
+    """A real view of ``w``'s storage's current base at ``w``'s place (Note [Shadow
+    views]), or None.
 
     >>> import tensordispatch as td
     >>> from tensordispatch.transforms.functionalize import to_functional
@@ -143,14 +153,17 @@ def shadow_of(w: FunctionalTensor) -> Tensor | None:
     base = _usable_base(w._fstorage)
     if base is None or not w._view_metas:
         return base
-    s = w._shadow
-    return None if s is None else _current(w, s, base)
+    place = w._shadow
+    if place is None:
+        return None
+    data = w._data
+    return data if _holds(data, place, base) else _view_at(base, place)
 
 
 def parent_shadow(w: FunctionalTensor, reapply: bool) -> Tensor | None:
-    """The shadow a view of an up-to-date ``w`` is taken from, in mode ``reapply``, or None
-    (the view kernel's general path). Under remove='mutations' it is ``w``'s value itself,
-    so the view equals the one the general path takes."""
+    """The real view of the base a view of an up-to-date ``w`` is taken from, in mode
+    ``reapply``, or None (the view kernel's general path). Under remove='mutations' it is
+    ``w``'s value itself, so the view equals the one the general path takes."""
     storage = w._fstorage
     base = storage.base
     if storage.dense is not base and _usable_base(storage) is None:
@@ -161,14 +174,12 @@ def parent_shadow(w: FunctionalTensor, reapply: bool) -> Tensor | None:
     metas = w._view_metas
     if not metas:
         return base if not reapply or data is base else None
-    s = w._shadow
-    if s is None or metas[0].reapply_views is not reapply:
+    place = w._shadow
+    if place is None or metas[0].reapply_views is not reapply:
         return None
-    if s._base is not (base if base._base is None else base._base):
-        s = _current(w, s, base)
-    if reapply and s is not data and not same_view(s, data):
-        return None
-    return s
+    if reapply:
+        return data if _holds(data, place, base) else None
+    return _view_at(base, place)
 
 
 def _contiguous(shape: tuple[int, ...]) -> tuple[int, ...]:
@@ -183,7 +194,7 @@ def _contiguous(shape: tuple[int, ...]) -> tuple[int, ...]:
 def write_target(w: FunctionalTensor) -> tuple[Tensor, Tensor] | None:
     """Note [Shadow views], writing through: for an in-place operator on an up-to-date ``w``,
     ``(target, new_base)``: a copy of the base (same layout) and ``target``, the view of it
-    at ``w``'s shadow (the copy itself when ``w`` is the base). Running the in-place
+    at ``w``'s place (the copy itself when ``w`` is the base). Running the in-place
     operator on ``target`` makes ``new_base`` what torch's scatters would return, and
     ``target`` holds ``w``'s new value; ``commit_write`` then publishes it. None when this
     does not apply (the caller runs the general algorithm); nothing is changed either way.
@@ -192,35 +203,37 @@ def write_target(w: FunctionalTensor) -> tuple[Tensor, Tensor] | None:
     if storage.updates or storage.frozen:
         return None
     metas = w._view_metas
-    if metas and w._shadow is None:
+    place = w._shadow
+    if metas and (place is None or 0 in place[0]):
         return None
-    s = shadow_of(w)
-    if s is None or 0 in s._shape:
+    base = _usable_base(storage)
+    if base is None:
         return None
-    base = storage.base
     array = base._data.copy()
     new_base = new_cpu_tensor(array, base._shape, base._strides, base.dtype)
     if not metas:
         return new_base, new_base
-    old = s._data
-    target = _ndarray(s._shape, old.dtype, array, s._offset * old.itemsize, old.strides)
-    return new_base._make_view(s._shape, s._strides, s._offset, target), new_base
+    shape, strides, offset, byte_strides = place  # type: ignore[misc]
+    target = _ndarray(shape, array.dtype, array, offset * array.itemsize, byte_strides)
+    return new_base._make_view(shape, strides, offset, target), new_base
 
 
 def commit_write(w: FunctionalTensor, target: Tensor, new_base: Tensor) -> None:
     """Publish a write made through ``write_target``: ``new_base`` becomes the storage's
-    base, ``w`` is up to date (its value the shadow under remove='mutations', a dense copy
-    of it without views: ``*_copy`` replays are contiguous), every alias is stale."""
+    base, ``w`` is up to date (its value the view at its place under remove='mutations', a
+    dense copy of it without views: ``*_copy`` replays are contiguous), every alias is
+    stale. ``w``'s place does not change."""
     storage = w._fstorage
     storage.base = storage.dense = new_base
     storage.mutations += 1
     storage.generation += 1
     metas = w._view_metas
-    if metas:
-        w._shadow = target
-        _set_value(w, target if metas[0].reapply_views else dense_copy(target))
-    else:
+    if not metas:
         _set_value(w, new_base)
+    elif metas[0].reapply_views:
+        _set_value(w, target)
+    else:
+        _set_value(w, dense_copy(target))
     w._generation = storage.generation
 
 
@@ -234,10 +247,16 @@ def _set_value(w: FunctionalTensor, new: Tensor) -> None:
 
 def regenerate_from_shadow(w: FunctionalTensor) -> bool:
     """Note [Shadow views]: bring a stale ``w`` (no pending updates) up to date from its
-    shadow over the current base. Whether it did."""
-    s = shadow_of(w)
-    if s is None or s._autograd_meta is not None or s.dtype is not w.dtype:
+    place in the current base. Whether it did."""
+    base = _usable_base(w._fstorage)
+    place = w._shadow
+    if base is None or place is None or base.dtype is not w.dtype or 0 in place[0]:
         return False
-    _set_value(w, s if w._view_metas[0].reapply_views else dense_copy(s))
+    if w._view_metas[0].reapply_views:
+        _set_value(w, _view_at(base, place))
+    else:
+        shape = place[0]
+        value = _array_at(base, place).copy()
+        _set_value(w, new_cpu_tensor(value, shape, _contiguous(shape), base.dtype))
     w._generation = w._fstorage.generation
     return True

@@ -248,7 +248,7 @@ class FunctionalTensor(Tensor):
     _view_metas: tuple[ViewMeta, ...]
     _generation: int
     _has_metadata_mutation: bool
-    _shadow: Tensor | None  # Note [Shadow views]
+    _shadow: Any  # its Place in the base, or None (Note [Shadow views], shadow.py)
 
     # -- reading values: sync first, then read the inner tensor -----------------------------
 
