@@ -21,7 +21,7 @@ import torch
 
 import tensordispatch as td
 import tensordispatch.autograd
-from tensordispatch.autograd import kernels
+from tensordispatch.autograd import registration
 
 torch.set_num_threads(1)
 
@@ -70,9 +70,9 @@ def no_grad_overhead() -> None:
     with_ag, without = [], []
     for _ in range(9):  # interleaved: the machine's load drifts
         with_ag.append(best(lambda: td.add(a, b), 20000, 3))
-        kernels.unregister_all()
+        registration.uninstall()
         without.append(best(lambda: td.add(a, b), 20000, 3))
-        kernels.register_all()
+        registration.install()
     w, wo = min(with_ag), min(without)
     ta, tb = torch.tensor([1.0, 2.0, 3.0]), torch.tensor([1.0, 2.0, 3.0])
     t = best(lambda: torch.add(ta, tb), 20000)

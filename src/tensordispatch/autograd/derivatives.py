@@ -20,15 +20,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from tensordispatch.autograd.formulas import compile_formula, saved_names, translate
 from tensordispatch.schema import parse_schema
 from tensordispatch.schema.model import FunctionSchema
 
 __all__ = ["DERIVATIVES_YAML", "DifferentiabilityInfo", "Formula", "load_derivatives"]
 
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 DERIVATIVES_YAML = Path(__file__).resolve().parent.parent / "ops" / "derivatives.yaml"
 ATTRS = (
     "sym_sizes",
@@ -172,8 +169,10 @@ def _entry_info(entry: dict[str, Any], where: str) -> DifferentiabilityInfo:
 
 def load_derivatives(path: Path = DERIVATIVES_YAML) -> dict[str, DifferentiabilityInfo]:
     """Every entry of derivatives.yaml, by operator name (``"add.Tensor"``)."""
+    import yaml  # on first use: ~10 ms of `import tensordispatch` otherwise
+
     text = path.read_text()
-    entries = yaml.load(text, Loader=_LOADER)
+    entries = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     lines = [i + 1 for i, line in enumerate(text.splitlines()) if line.startswith("- name:")]
     infos = {}
     for entry, line in zip(entries, lines, strict=True):

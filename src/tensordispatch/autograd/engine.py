@@ -32,13 +32,13 @@ from tensordispatch.autograd.graph import (
     TensorMeta,
     gradient_edge,
 )
-from tensordispatch.backends.aten import op
 from tensordispatch.dispatch.tls import local_state
+from tensordispatch.ops.deferred import deferred_op as _deferred_op
 from tensordispatch.tensor import Size, Tensor
 
 __all__ = ["backward", "grad", "run_backward"]
 
-_ones_like = op("ones_like")
+_ones_like = _deferred_op(globals(), "_ones_like", "ones_like")
 _ST = local_state()
 _Edge = tuple[Node, int]
 

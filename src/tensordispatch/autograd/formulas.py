@@ -35,8 +35,8 @@ from typing import Any
 
 import numpy as np
 
-from tensordispatch.backends.aten import op
 from tensordispatch.dispatch.tls import local_state
+from tensordispatch.ops.deferred import deferred_op as _deferred_op
 from tensordispatch.tensor import Tensor
 
 __all__ = ["HELPERS", "REWRITES", "compile_formula", "saved_names", "sum_to", "translate"]
@@ -149,19 +149,19 @@ def _ternary(s: str) -> str:
     raise ValueError(f"a '?' without its ':' in {s!r}")
 
 
-_zeros = op("zeros")
-_zeros_like = op("zeros_like")
-_mul = op("mul.Tensor")
-_mul_scalar = op("mul.Scalar")
-_div = op("div.Tensor")
-_neg = op("neg")
-_sum_dim = op("sum.dim_IntList")
-_select = op("select.int")
-_slice = op("slice.Tensor")
-_copy_ = op("copy_")
-_permute = op("permute")
-_pow = op("pow.Tensor_Scalar")
-_where = op("where.self")
+_zeros = _deferred_op(globals(), "_zeros", "zeros")
+_zeros_like = _deferred_op(globals(), "_zeros_like", "zeros_like")
+_mul = _deferred_op(globals(), "_mul", "mul.Tensor")
+_mul_scalar = _deferred_op(globals(), "_mul_scalar", "mul.Scalar")
+_div = _deferred_op(globals(), "_div", "div.Tensor")
+_neg = _deferred_op(globals(), "_neg", "neg")
+_sum_dim = _deferred_op(globals(), "_sum_dim", "sum.dim_IntList")
+_select = _deferred_op(globals(), "_select", "select.int")
+_slice = _deferred_op(globals(), "_slice", "slice.Tensor")
+_copy_ = _deferred_op(globals(), "_copy_", "copy_")
+_permute = _deferred_op(globals(), "_permute", "permute")
+_pow = _deferred_op(globals(), "_pow", "pow.Tensor_Scalar")
+_where = _deferred_op(globals(), "_where", "where.self")
 
 
 _ST = local_state()

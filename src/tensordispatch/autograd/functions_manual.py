@@ -20,27 +20,28 @@ import numpy as np
 
 from tensordispatch.autograd.formulas import _dims, where
 from tensordispatch.backends.aten import op
+from tensordispatch.ops.deferred import deferred_op as _deferred_op
 from tensordispatch.tensor import Tensor
 
 __all__ = ["Options", "options"]
 
 M_PI = math.pi
-_zeros = op("zeros")
-_zeros_like = op("zeros_like")
-_sum_dim = op("sum.dim_IntList")
-_index_put = op("index_put")
-_scatter_src = op("scatter.src")
-_scatter_add = op("scatter_add")
-_cat = op("cat")
-_stack = op("stack")
-_narrow = op("narrow")
-_flip = op("flip")
-_cumsum = op("cumsum")
-_erf = op("erf")
-_conv = op("convolution")
-_slice = op("slice.Tensor")
-_copy_ = op("copy_")
-_diagonal = op("diagonal")
+_zeros = _deferred_op(globals(), "_zeros", "zeros")
+_zeros_like = _deferred_op(globals(), "_zeros_like", "zeros_like")
+_sum_dim = _deferred_op(globals(), "_sum_dim", "sum.dim_IntList")
+_index_put = _deferred_op(globals(), "_index_put", "index_put")
+_scatter_src = _deferred_op(globals(), "_scatter_src", "scatter.src")
+_scatter_add = _deferred_op(globals(), "_scatter_add", "scatter_add")
+_cat = _deferred_op(globals(), "_cat", "cat")
+_stack = _deferred_op(globals(), "_stack", "stack")
+_narrow = _deferred_op(globals(), "_narrow", "narrow")
+_flip = _deferred_op(globals(), "_flip", "flip")
+_cumsum = _deferred_op(globals(), "_cumsum", "cumsum")
+_erf = _deferred_op(globals(), "_erf", "erf")
+_conv = _deferred_op(globals(), "_conv", "convolution")
+_slice = _deferred_op(globals(), "_slice", "slice.Tensor")
+_copy_ = _deferred_op(globals(), "_copy_", "copy_")
+_diagonal = _deferred_op(globals(), "_diagonal", "diagonal")
 
 
 @dataclass(frozen=True, slots=True)

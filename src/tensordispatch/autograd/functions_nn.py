@@ -15,18 +15,18 @@ from typing import Any
 import numpy as np
 
 from tensordispatch.autograd.functions_manual import _const, new_zeros
-from tensordispatch.backends.aten import op
+from tensordispatch.ops.deferred import deferred_op as _deferred_op
 from tensordispatch.tensor import Tensor
 
 __all__ = ["convolution_backward", "native_layer_norm_backward", "nll_loss_backward"]
 
-_sum_dim = op("sum.dim_IntList")
-_conv = op("convolution")
-_slice = op("slice.Tensor")
-_copy_ = op("copy_")
-_narrow = op("narrow")
-_flip = op("flip")
-_cat = op("cat")
+_sum_dim = _deferred_op(globals(), "_sum_dim", "sum.dim_IntList")
+_conv = _deferred_op(globals(), "_conv", "convolution")
+_slice = _deferred_op(globals(), "_slice", "slice.Tensor")
+_copy_ = _deferred_op(globals(), "_copy_", "copy_")
+_narrow = _deferred_op(globals(), "_narrow", "narrow")
+_flip = _deferred_op(globals(), "_flip", "flip")
+_cat = _deferred_op(globals(), "_cat", "cat")
 
 
 def native_layer_norm_backward(

@@ -20,15 +20,15 @@ from __future__ import annotations
 from typing import Any
 
 from tensordispatch.autograd.graph import Node, gradient_edge, meta_of
-from tensordispatch.backends.aten import op
+from tensordispatch.ops.deferred import deferred_op as _deferred_op
 from tensordispatch.tensor import Tensor
 
 __all__ = ["AsStridedBackward0", "CopySlices", "rebase_history"]
 
-_empty_strided = op("empty_strided")
-_zeros = op("zeros")
-_as_strided = op("as_strided")
-_as_strided_scatter = op("as_strided_scatter")
+_empty_strided = _deferred_op(globals(), "_empty_strided", "empty_strided")
+_zeros = _deferred_op(globals(), "_zeros", "zeros")
+_as_strided = _deferred_op(globals(), "_as_strided", "as_strided")
+_as_strided_scatter = _deferred_op(globals(), "_as_strided_scatter", "as_strided_scatter")
 
 
 def _contiguous_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
