@@ -237,7 +237,15 @@ class IrNode(Node):
     TRACER: ClassVar[str | None] = None
 
     def argument(self, name: str) -> Any:
-        """The argument ``name`` of this call: an operand's Value or an attribute's value."""
+        """The argument ``name`` of this call: an operand's Value or an attribute's value.
+
+        >>> x = device_data_node(BackendData(1.0, Shape.of(_dt.float32, ())))
+        >>> class Neg(IrNode):
+        ...     __slots__ = ()
+        ...     ARGUMENTS = (("self", "tensor"),)
+        >>> Neg("aten::neg", None, ((x, 0),), (operand(0),), x.shapes).argument("self") == (x, 0)
+        True
+        """
         for i, (arg, _) in enumerate(self.ARGUMENTS):
             if arg == name:
                 return _resolve(self, self.args[i])
@@ -258,7 +266,15 @@ class IrNode(Node):
 
 
 def argument_property(index: int, name: str) -> property:
-    """A generated node class's read-only property for argument ``index`` (named ``name``)."""
+    """A generated node class's read-only property for argument ``index`` (named ``name``).
+
+    >>> class Flip(IrNode):
+    ...     __slots__ = ()
+    ...     dims = argument_property(1, "dims")
+    >>> node = Flip("aten::flip", None, (), (operand(0), (0, 1)), ())
+    >>> node.dims
+    (0, 1)
+    """
 
     def get(node: Node) -> Any:
         return _resolve(node, node.args[index])

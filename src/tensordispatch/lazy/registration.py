@@ -128,7 +128,12 @@ def ir_module(spec: LazyBackendYaml, path: Path = BACKEND_YAML, module: Any = No
 
 def load_ir_file(path: Path) -> Any:
     """Import a generated IR module from its file (e.g. one gen-backend-stubs wrote for
-    another yaml) under a name of its own; the same file is imported once."""
+    another yaml) under a name of its own; the same file is imported once.
+
+    >>> m = load_ir_file(BACKEND_YAML.with_name("lazy_ir.py"))
+    >>> m.NODES["abs"][0].__name__, m is load_ir_file(BACKEND_YAML.with_name("lazy_ir.py"))
+    ('Abs', True)
+    """
     import importlib.util
     import sys
 
@@ -157,7 +162,16 @@ def register_generated(
     operators) under ``key`` through Library ``lib``, then a derived kernel for every
     in-place and out= sibling (Note [Derived in-place and out= kernels]) not in ``skip``.
     With ``shortcuts`` (a Library), eligible operators also get the Functionalize shortcut.
-    Used by `install` and by the modules gen-backend-stubs writes for lazy-style backends."""
+    Used by `install` and by the modules gen-backend-stubs writes for lazy-style backends.
+
+    >>> from tensordispatch.dispatch.keys import DispatchKey
+    >>> from tensordispatch.lazy import lazy_ir
+    >>> lib = Library("aten", "IMPL")
+    >>> register_generated({"abs": lazy_ir.NODES["abs"]}, lib, "PrivateUse1")
+    >>> DispatchKey.PrivateUse1 in DISPATCHER.find("aten::abs_", "").kernels  # derived
+    True
+    >>> lib._destroy()
+    """
     from tensordispatch.lazy.kernels import derived_kernel, op_plan
     from tensordispatch.lazy.shortcut import eligible, shortcut_kernel
 

@@ -264,7 +264,13 @@ def ir_ops_from_native(
 ) -> list[IrOp]:
     """IrOp of every listed operator, from a ParsedNativeFunctions (codegen time: a shape
     function is a Meta kernel, a structured meta function, the composite kernel of a view
-    copy or any composite kernel, as torchgen decides). Unknown names raise LazyIrError."""
+    copy or any composite kernel, as torchgen decides). Unknown names raise LazyIrError.
+
+    >>> from tensordispatch.schema.native import load_native_functions
+    >>> ops = ir_ops_from_native(["abs", "nonzero"], ["neg"], load_native_functions(), "x")
+    >>> [(op.name, op.kernel, op.has_shape_function) for op in ops]
+    [('abs', True, True), ('nonzero', True, False), ('neg', False, True)]
+    """
     from tensordispatch.schema.model import OperatorName
 
     by_name = {f.func.name: f for f in native.native_functions}
