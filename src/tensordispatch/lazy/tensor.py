@@ -310,13 +310,19 @@ def purge() -> int:
     >>> del t; purge() == before
     True
     """
-    dead = [i for i, r in _entries() if r() is None]
-    for i in dead:
-        del LIVE[i]
-    if dead:
-        _COUNTERS["DestroyLtcTensor"] += len(dead)
+    _drop([i for i, r in _entries() if r() is None])
     _PURGE_AT[0] = max(2 * len(LIVE), TRIM_EVERY)
     return len(LIVE)
+
+
+def _drop(dead: list[int]) -> None:
+    """Remove freed values' entries, counting each once (another thread may purge too)."""
+    removed = 0
+    for i in dead:
+        if LIVE.pop(i, None) is not None:
+            removed += 1
+    if removed:
+        _COUNTERS["DestroyLtcTensor"] += removed
 
 
 metrics.SETTLE.append(purge)
@@ -332,10 +338,8 @@ def live_data() -> list[LazyData]:
             dead.append(i)
         else:
             found.append(d)
-    for i in dead:
-        del LIVE[i]
     if dead:
-        _COUNTERS["DestroyLtcTensor"] += len(dead)
+        _drop(dead)
     return found
 
 
