@@ -422,8 +422,20 @@ def _make_view_kernel(rule: Any) -> Callable[..., Any]:
                     out = None
                 finally:
                     d["excluded"] = saved
-                if out is not None:
+                if out is None:
+                    pass
+                elif multi:
                     return _wrap_shadowed(self, out, rule, args, kwargs, reapply)
+                else:  # _wrap_shadowed's single-output case, inline (the common view)
+                    t = _make_wrapper(
+                        out if reapply else dense_copy(out),
+                        self._fstorage,
+                        (*self._view_metas, _new_tuple(ViewMeta, (rule, args, kwargs, reapply, 0))),
+                        generation,
+                    )
+                    t._has_metadata_mutation = self._has_metadata_mutation
+                    t._shadow = (out._shape, out._strides, out._offset, out._data.strides)
+                    return t
         if fast and not reapply:
             tmp = below(rule.run, self._data, args, kwargs, False)
         else:
