@@ -247,3 +247,34 @@ def test_fused_inplace_overflow_warns_nothing() -> None:
         CPU_INPLACE_KERNELS["mul_.Tensor"](x, td.tensor([10.0, 1.0]))
         CPU_INPLACE_KERNELS["div_.Tensor"](x, td.tensor([0.0, 0.0]))
     assert x.tolist() == [float("inf"), float("inf")]
+
+
+# -- functional kernels with a wrapped Python number -----------------------------------------
+
+SCALAR_DTYPES = ["bool", "int8", "int64", "float16", "float32", "float64", "complex64"]
+SCALAR_SHAPES: dict[str, Callable[[Any, Any], Any]] = {
+    "1-d": lambda m, dt: m.tensor([1, 2, 3]).to(dt),
+    "2-d": lambda m, dt: m.arange(6).reshape(2, 3).to(dt),
+    "2-d transposed": lambda m, dt: m.arange(6).reshape(2, 3).to(dt).t(),
+    "0-d": lambda m, dt: m.tensor(3).to(dt),
+}
+
+
+@pytest.mark.parametrize("shape", list(SCALAR_SHAPES))
+@pytest.mark.parametrize("name", SCALAR_DTYPES)
+@pytest.mark.parametrize("op", ["add.Tensor", "sub.Tensor", "mul.Tensor", "div.Tensor"])
+def test_fused_kernel_with_a_wrapped_number_matches_torch(op: str, name: str, shape: str) -> None:
+    torch_fn = OPS[op][0]
+    x_t = SCALAR_SHAPES[shape](torch, getattr(torch, name))
+    x_d = SCALAR_SHAPES[shape](td, getattr(td, name))
+    for s in [True, 3, 2.5, 1j, 1000]:
+        if torch.result_type(x_t, s) == torch.complex32:  # no complex32 here (NumPy has none)
+            continue
+        try:
+            expected = torch_fn(x_t, s)
+        except RuntimeError as e:
+            with pytest.raises(RuntimeError) as info:
+                CPU_FUNCTIONAL_KERNELS[op](x_d, wrap_number(s))
+            assert str(info.value) == str(e)
+            continue
+        _check_same(CPU_FUNCTIONAL_KERNELS[op](x_d, wrap_number(s)), expected)

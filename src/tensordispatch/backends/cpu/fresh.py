@@ -201,6 +201,26 @@ def _pair_strides(self: Tensor, other: Tensor, shape: tuple[int, ...]) -> tuple[
     return None
 
 
+def _scalar_operand(ufunc: Any, self: Tensor, other: Tensor, dt: Any) -> Tensor | None:
+    """``ufunc(self, wrapped number)`` computing in ``dt`` (self's dtype, which the meta
+    function picks for a number of no higher category) when self is 1-d or contiguous, as the
+    fresh kernel would; None when the layout needs the general path."""
+    shape = self._shape
+    n = len(shape)
+    if n == 1:
+        strides = _ONE
+    elif n and self._strides == _contiguous_of(shape):
+        strides = self._strides
+    else:
+        return None
+    a, b, cd = self._data, other._data, dt._numpy
+    try:
+        r = QUIET_RUN(ufunc, a, b, dtype=cd, casting="unsafe")
+    except RuntimeError as e:  # Note [Quiet context] in fpstate.py
+        r = quiet_retry(e, ufunc, a, b, dtype=cd, casting="unsafe")
+    return new_cpu_tensor(r, shape, strides, dt)
+
+
 def _fused_binary(ufunc: Any, op: str, fresh_name: str, min_category: int) -> Callable[..., Tensor]:
     """A fused functional kernel ``(self, other)`` (Note [Fused functional kernels])."""
     from tensordispatch.backends.meta import META_FUNCTIONS
@@ -237,6 +257,15 @@ def _fused_binary(ufunc: Any, op: str, fresh_name: str, min_category: int) -> Ca
                 t._wrapped_number = False
                 t._autograd_meta = None
                 return t
+        elif (
+            other._wrapped_number
+            and 1 <= other.dtype._category <= dt._category
+            and dt._category >= min_category
+            and not self._wrapped_number
+        ):
+            result = _scalar_operand(ufunc, self, other, dt)
+            if result is not None:
+                return result
         specs, pre = meta(None, self, other)
         return fresh(pre, specs[0], self, other)
 
@@ -283,6 +312,16 @@ def _fused_alpha(ufunc: Any, op: str, fresh_name: str) -> Callable[..., Tensor]:
                 t._wrapped_number = False
                 t._autograd_meta = None
                 return t
+        elif (
+            other._wrapped_number
+            and type(alpha) is int
+            and alpha == 1
+            and 1 <= other.dtype._category <= dt._category
+            and not self._wrapped_number
+        ):
+            result = _scalar_operand(ufunc, self, other, dt)
+            if result is not None:
+                return result
         specs, pre = meta(None, self, other, alpha)
         return fresh(pre, specs[0], self, other, alpha)
 
