@@ -270,3 +270,30 @@ def test_a_stale_view_does_not_keep_an_old_base_alive() -> None:
     gc.collect()
     assert old() is None
     assert w.tolist() == [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
+
+
+def _masked_fill_through_transpose(T: Any, t: Any) -> Any:
+    b = t.clone()
+    v = b.view(4, 4).t()
+    v.masked_fill_(T.eye(4, dtype=T.bool), 9.0)
+    return b
+
+
+def test_write_through_succeeds_where_torchs_inverse_view_fails() -> None:
+    # torch (and our exact path) undo `t` with a view of the contiguous masked_fill result,
+    # then cannot `view` it back to the base's shape; writing through the shadow needs no
+    # inverse, so the default path returns eager's values (docs/FUNCTIONALIZATION.md)
+    expected = "view size is not compatible with input tensor's size and stride"
+    with pytest.raises(RuntimeError, match=expected):
+        torch.func.functionalize(partial(_masked_fill_through_transpose, torch))(
+            torch.arange(16.0)
+        )
+    f = functionalize(partial(_masked_fill_through_transpose, td))
+    previous = set_replay_skipping(False)
+    try:
+        with pytest.raises(RuntimeError, match=expected):
+            f(td.arange(16.0))
+    finally:
+        set_replay_skipping(previous)
+    eager = _masked_fill_through_transpose(torch, torch.arange(16.0))
+    assert f(td.arange(16.0)).tolist() == eager.tolist()
