@@ -177,7 +177,7 @@ class Tensor(TensorValues):
         byte of its own storage, which is then derived on demand). `version_counter` None
         means a fresh one, created when first needed (Note [Lazy version counter]).
         """
-        t = cls.__new__(cls)
+        t = _new_object(cls)
         t._key_set = device._key_set
         t._shape = shape
         t._strides = strides
@@ -199,7 +199,7 @@ class Tensor(TensorValues):
         The array must start at the first byte of its memory and have non-negative strides
         that are multiples of its item size, as every freshly allocated array does.
         """
-        t = cls.__new__(cls)
+        t = _new_object(cls)
         t._key_set = _CPU_KEY_SET
         t._shape = array.shape
         key = (array.strides, dtype.itemsize)
@@ -255,7 +255,7 @@ class Tensor(TensorValues):
         if vc is None:
             vc = root._vc = VersionCounter()
         cls = self.__class__
-        t = cls.__new__(cls)
+        t = _new_object(cls)
         t._key_set = self._key_set
         t._shape = shape
         t._strides = strides
