@@ -154,3 +154,18 @@ def test_shared_subgraph_gradients_sum() -> None:
         (y * y + y.exp()).sum().backward()
         grads.append(x.grad.tolist())
     assert all(abs(a - b) < 1e-6 for a, b in zip(grads[0], grads[1], strict=True))
+
+
+def test_leaf_hooks_run_in_torchs_order_among_other_hooks() -> None:
+    orders = []
+    for m in (torch, td):
+        order: list[str] = []
+        x = m.tensor([1.0, 2.0], requires_grad=True)
+        w = m.tensor([3.0, 4.0], requires_grad=True)
+        y = x * w
+        z = y * x + w
+        for name, t in (("x", x), ("w", w), ("y", y), ("z", z)):
+            t.register_hook(lambda g, name=name, order=order: order.append(name))
+        z.sum().backward()
+        orders.append((order, x.grad.tolist(), w.grad.tolist()))
+    assert orders[0] == orders[1]

@@ -9,6 +9,8 @@ Both passes are iterative (explicit stacks, a heap), so a graph of any depth run
 recursion. Among ready nodes the one with the highest sequence number (created last) runs
 first, AccumulateGrad nodes before everything (torch gives them the maximum sequence
 number), so the order of node execution and hook calls is a pure function of the graph.
+Since an AccumulateGrad that becomes ready would be the next node popped (ties in the order
+they became ready), ``backward()`` runs one without node hooks at once instead of queueing it.
 
 Note [Only what is needed]
 With ``inputs`` (``autograd.grad`` or ``backward(inputs=...)``) a node runs only if some
@@ -191,6 +193,12 @@ def _run_all(
             count = deps[nxt] - 1
             deps[nxt] = count
             if count == 0:
+                if type(nxt) is AccumulateGrad and not (nxt._pre_hooks or nxt._post_hooks):
+                    # it would be popped next (Note [Deterministic order]): run it now
+                    nxt.apply(take(nxt, _EMPTY))
+                    if not keep_graph:
+                        nxt.release()
+                    continue
                 push(ready, (-nxt._sequence_nr, tick, nxt))
                 tick += 1
 

@@ -152,8 +152,8 @@ def _save_expression(facts: CallingFacts, optional: list[str], arg: str, attr: s
             return f"_td_ST({arg}, False)"
         if attr in _INLINE_ATTRS:
             return f"{arg}{_INLINE_ATTRS[attr]}"
-    if attr is None:
-        return f"_td_save({value})"
+    if attr is None:  # numbers (Scalar, int, float) are stored as they are
+        return f"({value} if type({value}) in _td_numbers else _td_save({value}))"
     return f"_td_readattr(_td_A_{attr}, {value})"
 
 
@@ -211,7 +211,9 @@ def _record_lines(
         "    finally:",
         "        _td_st.excluded = _td_x",
         "    _td_m = _td_r._autograd_meta",
-        "    if type(_td_m) is not _td_TM:",
+        "    if _td_m is None:",
+        "        _td_m = _td_r._autograd_meta = _td_TM()",
+        "    elif type(_td_m) is not _td_TM:",
         "        _td_m = _td_meta_of(_td_r)",
         "    _td_m.requires_grad = True",
         "    _td_m.grad_fn = _td_node",
@@ -401,6 +403,7 @@ def autograd_entry(
         "_td_new": object.__new__,
         "_td_seq": NODE_SEQUENCE.__next__,
         "_td_noedge": (None, 0),
+        "_td_numbers": (int, float, bool),
     }
     for i, d in enumerate(facts.defaults):
         if d is not NO_DEFAULT:

@@ -215,7 +215,9 @@ class AccumulateGrad(Node):
         if g is None:
             return ()
         var = self.variable
-        m = meta_of(var)
+        m = var._autograd_meta
+        if type(m) is not TensorMeta:
+            m = meta_of(var)
         for hook in m.hooks:
             out = hook(g)
             if out is not None:
