@@ -377,40 +377,27 @@ def _bad_call(facts: CallingFacts) -> str:
 
 def _lookup_lines(facts: CallingFacts, indent: str) -> list[str]:
     """Lines binding ``_td_e``, the callable of this call (Note [Generated entry
-    functions]): the default thread-local words first, then a mode handler's, then the
-    other levels; the miss handler on a miss."""
+    functions]): the key set, then the cache level of the thread-local words (the default
+    words first, then a mode handler's, then an outer call's under one mode, keyed by the
+    arguments' word alone; any other words by a dict lookup), the miss handler on a miss."""
     inner = indent + "    "
-    keys = _key_lines(facts, inner + "    ")
     bad = _bad_call(facts)
-
-    def level(cache: str, miss: str, extra: list[str]) -> list[str]:
-        return [
-            *extra,
-            f"{inner}try:",
-            *keys,
-            *cache.format(inner=inner + "    ").splitlines(),
-            f"{inner}except KeyError:",
-            f"{inner}    _td_e = _td_m({miss}, _td_k)",
-            f"{inner}    if _td_e is None: {bad}",
-            f"{inner}except (AttributeError, TypeError):",
-            f"{inner}    {bad}",
-        ]
-
-    # Other words: an outer call under one mode (Note [Canonical mode words] in modes.py),
-    # keyed by the arguments' word alone like the two above; anything else by a dict lookup.
-    other = (
-        "{inner}if _td_i is _td_mi and _td_x is _td_dx: _td_e = _td_cm[_td_k]\n"
-        "{inner}else: _td_e = _td_c[_td_x][_td_k | _td_i]"
-    )
     return [
         f"{indent}_td_s = {_STATE_EXPR}",
         f"{indent}_td_x = _td_s{_EXCLUDED}",
-        f"{indent}if _td_x is _td_dx and _td_s{_INCLUDED} is _td_di:",
-        *level("{inner}_td_e = _td_c0[_td_k]", "_td_dx, _td_di", []),
-        f"{indent}elif _td_x is _td_hx and _td_s{_INCLUDED} is _td_di:",
-        *level("{inner}_td_e = _td_c1[_td_k]", "_td_hx, _td_di", []),
-        f"{indent}else:",
-        *level(other, "_td_x, _td_i", [f"{inner}_td_i = _td_s{_INCLUDED}"]),
+        f"{indent}try:",
+        *_key_lines(facts, inner),
+        f"{inner}if _td_x is _td_dx and _td_s{_INCLUDED} is _td_di: _td_e = _td_c0[_td_k]",
+        f"{inner}elif _td_x is _td_hx and _td_s{_INCLUDED} is _td_di: _td_e = _td_c1[_td_k]",
+        f"{inner}else:",
+        f"{inner}    _td_i = _td_s{_INCLUDED}",
+        f"{inner}    if _td_i is _td_mi and _td_x is _td_dx: _td_e = _td_cm[_td_k]",
+        f"{inner}    else: _td_e = _td_c[_td_x][_td_k | _td_i]",
+        f"{indent}except KeyError:",
+        f"{inner}_td_e = _td_m(_td_x, _td_s{_INCLUDED}, _td_k)",
+        f"{inner}if _td_e is None: {bad}",
+        f"{indent}except (AttributeError, TypeError):",
+        f"{inner}{bad}",
     ]
 
 
