@@ -82,6 +82,7 @@ def test_fused_kernel_matches_torch(op: str, inputs: str) -> None:
         return
     got = CPU_FUNCTIONAL_KERNELS[op](*args_d)
     _check_same(got, expected)
+    assert type(got._data) is np.ndarray and got._data.shape == tuple(expected.shape)
     assert got._base is None and got._autograd_meta is None and got.device.type == "cpu"
     assert not any(got._data is a._data for a in args_d)
 
@@ -277,4 +278,6 @@ def test_fused_kernel_with_a_wrapped_number_matches_torch(op: str, name: str, sh
                 CPU_FUNCTIONAL_KERNELS[op](x_d, wrap_number(s))
             assert str(info.value) == str(e)
             continue
-        _check_same(CPU_FUNCTIONAL_KERNELS[op](x_d, wrap_number(s)), expected)
+        got = CPU_FUNCTIONAL_KERNELS[op](x_d, wrap_number(s))
+        _check_same(got, expected)
+        assert type(got._data) is np.ndarray  # a 0-d result is an array, not a NumPy scalar

@@ -30,6 +30,7 @@ from tensordispatch.tensor.tensor import _CPU_KEY_SET, Tensor, contiguous_stride
 __all__ = ["CPU_FRESH_KERNELS", "CPU_FUNCTIONAL_KERNELS", "CPU_INPLACE_KERNELS", "as_result"]
 
 _ndarray = np.ndarray
+_asarray = np.asarray
 _CONTIGUOUS: dict[tuple[int, ...], tuple[int, ...]] = {}
 _ONE: tuple[int, ...] = (1,)
 
@@ -191,10 +192,10 @@ def _contiguous_of(shape: tuple[int, ...]) -> tuple[int, ...]:
 
 def _pair_strides(self: Tensor, other: Tensor, shape: tuple[int, ...]) -> tuple[int, ...] | None:
     """The result strides of the fused fast path for two same-shape n-d operands (n != 1:
-    the kernels handle 1-d inline), or None when
-    it does not apply (0-d, or not both exactly contiguous)."""
+    the kernels handle 1-d inline): () for 0-d (the kernel then turns NumPy's scalar result
+    into a 0-d array), None when they are not both exactly contiguous."""
     if not shape:
-        return None
+        return shape
     strides = _contiguous_of(shape)
     if self._strides == strides and other._strides == strides:
         return strides
@@ -209,7 +210,9 @@ def _scalar_operand(ufunc: Any, self: Tensor, other: Tensor, dt: Any) -> Tensor 
     n = len(shape)
     if n == 1:
         strides = _ONE
-    elif n and self._strides == _contiguous_of(shape):
+    elif not n:
+        strides = shape
+    elif self._strides == _contiguous_of(shape):
         strides = self._strides
     else:
         return None
@@ -218,6 +221,8 @@ def _scalar_operand(ufunc: Any, self: Tensor, other: Tensor, dt: Any) -> Tensor 
         r = QUIET_RUN(ufunc, a, b, dtype=cd, casting="unsafe")
     except RuntimeError as e:  # Note [Quiet context] in fpstate.py
         r = quiet_retry(e, ufunc, a, b, dtype=cd, casting="unsafe")
+    if not n:  # a 0-d self: NumPy answers with a scalar
+        r = _asarray(r)
     return new_cpu_tensor(r, shape, strides, dt)
 
 
@@ -243,6 +248,8 @@ def _fused_binary(ufunc: Any, op: str, fresh_name: str, min_category: int) -> Ca
                     r = QUIET_RUN(ufunc, self._data, other._data)
                 except RuntimeError as e:  # Note [Quiet context] in fpstate.py
                     r = quiet_retry(e, ufunc, self._data, other._data)
+                if not strides:  # 0-d operands: NumPy answers with a scalar
+                    r = _asarray(r)
                 t = _new(Tensor)  # new_cpu_tensor(r, shape, strides, dt), inline
                 t._key_set = _CPU_KEY_SET
                 t._shape = shape
@@ -298,6 +305,8 @@ def _fused_alpha(ufunc: Any, op: str, fresh_name: str) -> Callable[..., Tensor]:
                     r = QUIET_RUN(ufunc, self._data, other._data)
                 except RuntimeError as e:  # Note [Quiet context] in fpstate.py
                     r = quiet_retry(e, ufunc, self._data, other._data)
+                if not strides:  # 0-d operands: NumPy answers with a scalar
+                    r = _asarray(r)
                 t = _new(Tensor)  # new_cpu_tensor(r, shape, strides, dt), inline
                 t._key_set = _CPU_KEY_SET
                 t._shape = shape
@@ -345,7 +354,9 @@ def _fused_unary(
             strides: tuple[int, ...] | None
             if len(shape) == 1:
                 strides = _ONE
-            elif shape and self._strides == _contiguous_of(shape):
+            elif not shape:
+                strides = shape  # 0-d: NumPy's scalar result is turned into a 0-d array
+            elif self._strides == _contiguous_of(shape):
                 strides = self._strides
             else:
                 strides = None
@@ -357,6 +368,8 @@ def _fused_unary(
                         r = quiet_retry(e, ufunc, self._data)
                 else:
                     r = ufunc(self._data)
+                if not strides:
+                    r = _asarray(r)
                 t = _new(Tensor)  # new_cpu_tensor(r, shape, strides, dt), inline
                 t._key_set = _CPU_KEY_SET
                 t._shape = shape
