@@ -12,20 +12,17 @@ For ``ns::f(Tensor x, Tensor y, int a=1, *, Tensor? z=None) -> Tensor`` we exec:
     def f(x, y, a=_NO, *, z=_NO):
         _td_s = _td_st.__dict__  # Note [Reading the thread-local state]
         _td_x = _td_s["excluded"]
-        if _td_x is _td_dx and _td_s["included"] is _td_di:
-            try:
-                _td_k = x._key_set  # Note [Key sets by identity]
-                if y._key_set is not _td_k: _td_k = _td_k | y._key_set
-                if z is not _NO and z is not None and ...: _td_k = _td_k | z._key_set
-                _td_e = _td_c0[_td_k]
-            except KeyError:
-                _td_e = _td_m(_td_dx, _td_di, _td_k)
-            except (AttributeError, TypeError):
-                _td_bad({'x': x, 'y': y, 'z': z})
-        elif _td_x is _td_hx and _td_s["included"] is _td_di:
-            ... the same with a mode handler's level ...
-        else:
-            ... an outer call under one mode, or any other words ...
+        try:
+            _td_k = x._key_set  # Note [Key sets by identity]
+            if y._key_set is not _td_k: _td_k = _td_k | y._key_set
+            if z is not _NO and z is not None and ...: _td_k = _td_k | z._key_set
+            if _td_x is _td_dx and _td_s["included"] is _td_di: _td_e = _td_c0[_td_k]
+            elif ... a mode handler's level (_td_c1), an outer call's under one mode
+                (_td_cm), any other words (_td_c) ...
+        except KeyError:
+            _td_e = _td_m(_td_x, _td_s["included"], _td_k)
+        except (AttributeError, TypeError):
+            _td_bad({'x': x, 'y': y, 'z': z})
         if a is _NO and z is _NO:
             return _td_e(x, y)
         ... (slow path: forward only the arguments the caller gave)
