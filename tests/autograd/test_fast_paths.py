@@ -48,3 +48,14 @@ def test_second_order_through_sum_and_mul_stays_recorded() -> None:
     (tgg,) = torch.autograd.grad(tg.sum(), tx)
     assert (g.tolist(), gg.tolist()) == (tg.tolist(), tgg.tolist())
     assert g.grad_fn is not None
+
+
+def test_zero_dim_mul_backward_gives_array_backed_grads() -> None:
+    a, b = td.tensor(2.0).requires_grad_(), td.tensor(3.0).requires_grad_()
+    (a * b * b).backward()
+    ta, tb = torch.tensor(2.0, requires_grad=True), torch.tensor(3.0, requires_grad=True)
+    (ta * tb * tb).backward()
+    assert (a.grad.item(), b.grad.item()) == (ta.grad.item(), tb.grad.item())
+    assert a.grad.shape == ta.grad.shape
+    a.grad.add_(1)  # a real (writable) tensor
+    assert a.grad.item() == ta.grad.item() + 1

@@ -374,10 +374,19 @@ def backward(
     >>> x.grad
     tensor([2., 4.])
     """
+    keep = create_graph if retain_graph is None else retain_graph
+    if grad_tensors is None and inputs is None and isinstance(tensors, Tensor):
+        # ``loss.backward()``: _check_roots and _make_grads for one scalar root, inlined
+        m = tensors._autograd_meta
+        if m is None or not m.requires_grad:
+            _check_roots([tensors])
+        if tensors.numel() != 1:
+            raise RuntimeError("grad can be implicitly created only for scalar outputs")
+        run_backward([tensors], [_ones(tensors)], keep, create_graph)
+        return
     outputs = _as_list(tensors)
     _check_roots(outputs)
     grads = _make_grads(outputs, _as_list(grad_tensors))
-    keep = create_graph if retain_graph is None else retain_graph
     ins = _as_list(inputs) if inputs is not None else None
     if ins is None:
         run_backward(outputs, grads, keep, create_graph)

@@ -249,7 +249,7 @@ def maybe_multiply(t: Tensor, s: Any) -> Tensor:
 
 def mul_tensor_backward(grad: Tensor, other: Any, self_st: Any) -> Tensor:
     if type(other) is Tensor and grad.dtype == other.dtype and numpy_ok(grad, other):
-        return _wrap(np.multiply(grad._data, other._data), grad)
+        return _wrap(np.multiply(grad._data, other._data), grad)  # asarray: 0-dim gives a scalar
     return grad * other
 
 
