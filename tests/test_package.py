@@ -134,7 +134,7 @@ def test_the_test_extra_installs_the_example_backend() -> None:
     requires = importlib.metadata.requires("tensordispatch") or []
     extra = [r for r in requires if r.startswith("torchdev") and 'extra == "test"' in r]
     assert len(extra) == 1, requires
-    assert (SRC.parents[1] / "examples" / "torchdev").as_uri() in extra[0]
+    assert "/examples/torchdev" in extra[0]  # a file:// URL into the checkout
     assert importlib.metadata.version("torchdev") == "0.1.0"
     code = (
         "import torchdev, tensordispatch as td\n"
