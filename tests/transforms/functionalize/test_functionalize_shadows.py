@@ -285,9 +285,7 @@ def test_write_through_succeeds_where_torchs_inverse_view_fails() -> None:
     # inverse, so the default path returns eager's values (docs/FUNCTIONALIZATION.md)
     expected = "view size is not compatible with input tensor's size and stride"
     with pytest.raises(RuntimeError, match=expected):
-        torch.func.functionalize(partial(_masked_fill_through_transpose, torch))(
-            torch.arange(16.0)
-        )
+        torch.func.functionalize(partial(_masked_fill_through_transpose, torch))(torch.arange(16.0))
     f = functionalize(partial(_masked_fill_through_transpose, td))
     previous = set_replay_skipping(False)
     try:

@@ -2,8 +2,10 @@
 backend while keeping torch's aliasing semantics (issue 8, reference spec section 1).
 
 Modules: wrapper.py (FunctionalTensor, FunctionalStorage, ViewMeta, the five core
-operations), view_metas.py (forward/reverse rule per view operator), kernels.py (the
-Functionalize kernels generated from the YAML model, registered on first use), api.py
+operations), view_metas.py (forward/reverse rule per view operator), shadow.py (where a
+view sits in its base: the unobserved write-through fast path), view_kernels.py (the view
+operators' kernels), kernels.py (the Functionalize kernels generated from the YAML model,
+registered on first use), api.py
 (``functionalize``, ``functionalize_aten_op``), trace.py (``make_fx``: the operators that
 reach the layers below, printed as Python). docs/FUNCTIONALIZATION.md has the overview.
 """

@@ -44,10 +44,11 @@ from tensordispatch.tensor.geometry import contiguous_strides
 from tensordispatch.tensor.tensor import Tensor
 from tensordispatch.transforms.functionalize.shadow import (
     commit_write,
-    dense_copy,
-    parent_shadow,
-    place_of,
     write_target,
+)
+from tensordispatch.transforms.functionalize.view_kernels import (
+    make_inplace_view_kernel,
+    make_view_kernel,
 )
 from tensordispatch.transforms.functionalize.view_metas import INPLACE_VIEWS, VIEW_RULES
 from tensordispatch.transforms.functionalize.wrapper import (
@@ -66,7 +67,6 @@ from tensordispatch.transforms.functionalize.wrapper import (
     replace_,
     sync,
     unobserved,
-    wrap_view,
 )
 
 __all__ = ["FUNCTIONAL_VARIANTS", "install", "installed", "uninstall"]
@@ -391,107 +391,6 @@ def _replay_unneeded(w: FunctionalTensor) -> bool:
     return value._strides == contiguous_strides(value._shape)
 
 
-# -- view operators -------------------------------------------------------------------------------
-
-
-def _make_view_kernel(rule: Any) -> Callable[..., Any]:
-    view_op = op(rule.view_op)
-    copy_op = op(rule.copy_op) if rule.copy_op is not None else view_op
-    multi = rule.multi_output
-    # Note [Shadow views]: exact views that keep the dtype
-    shadowed = rule.exact and rule.name not in ("view_as_real", "view_as_complex")
-
-    def kernel(self: Any, *args: Any, **kwargs: Any) -> Any:
-        if self.__class__ is not _FT:
-            return below(view_op, self, *args, **kwargs)
-        reapply = _ST.functionalize_reapply_views
-        generation = 0
-        fast = unobserved(self._data)
-        if fast:  # Note [Skipping unobserved replays]
-            if self._generation != self._fstorage.generation:
-                sync(self)
-            generation = self._generation
-            parent = parent_shadow(self, reapply) if shadowed else None
-            if parent is not None:
-                d = _ST.__dict__  # the view of the shadow, below, without grad
-                saved = d["excluded"]
-                d["excluded"] = saved | BELOW_NO_GRAD
-                try:
-                    out = view_op(parent, *args, **kwargs)
-                except RuntimeError:  # e.g. view of a transposed shadow: no shadow
-                    out = None
-                finally:
-                    d["excluded"] = saved
-                if out is None:
-                    pass
-                elif multi:
-                    return _wrap_shadowed(self, out, rule, args, kwargs, reapply)
-                else:  # _wrap_shadowed's single-output case, inline (the common view)
-                    t = _make_wrapper(
-                        out if reapply else dense_copy(out),
-                        self._fstorage,
-                        (*self._view_metas, _new_tuple(ViewMeta, (rule, args, kwargs, reapply, 0))),
-                        generation,
-                    )
-                    t._has_metadata_mutation = self._has_metadata_mutation
-                    t._shadow = (out._shape, out._strides, out._offset, out._data.strides)
-                    return t
-        if fast and not reapply:
-            tmp = below(rule.run, self._data, args, kwargs, False)
-        else:
-            tmp = below(view_op if reapply else copy_op, self._data, *args, **kwargs)
-        if multi:
-            return [
-                wrap_view(t, self, ViewMeta(rule, args, kwargs, reapply, i), generation)
-                for i, t in enumerate(tmp)
-            ]
-        meta = _new_tuple(ViewMeta, (rule, args, kwargs, reapply, 0))
-        return wrap_view(tmp, self, meta, generation)
-
-    return kernel
-
-
-def _wrap_shadowed(
-    self: FunctionalTensor, out: Any, rule: Any, args: Any, kwargs: Any, reapply: bool
-) -> Any:
-    """The view wrapper(s) of ``self`` from the view's shadow(s) ``out`` (Note [Shadow
-    views]): the shadow itself under remove='mutations', else a dense copy (the
-    ``*_copy``)."""
-    storage = self._fstorage
-    chain = self._view_metas
-    if not rule.multi_output:
-        t = _make_wrapper(
-            out if reapply else dense_copy(out),
-            storage,
-            (*chain, _new_tuple(ViewMeta, (rule, args, kwargs, reapply, 0))),
-            self._generation,
-        )
-        t._has_metadata_mutation = self._has_metadata_mutation
-        t._shadow = place_of(out)
-        return t
-    views = []
-    for i, s in enumerate(out):
-        meta = ViewMeta(rule, args, kwargs, reapply, i)
-        t = wrap_view(s if reapply else dense_copy(s), self, meta, self._generation)
-        t._shadow = place_of(s)
-        views.append(t)
-    return views
-
-
-def _make_inplace_view_kernel(mut: Any, rule: Any) -> Callable[..., Any]:
-    def kernel(self: Any, *args: Any, **kwargs: Any) -> Any:
-        if self.__class__ is not _FT:
-            return below(mut, self, *args, **kwargs)
-        meta = ViewMeta(rule, args, kwargs, _ST.functionalize_reapply_views, 0)
-        self._view_metas = (*self._view_metas, meta)
-        self._has_metadata_mutation = True
-        self._shadow = None
-        replace_(self, meta.forward(self._data), from_regenerate=True)
-        return self
-
-    return kernel
-
-
 # -- special kernels ------------------------------------------------------------------------------
 
 
@@ -634,11 +533,11 @@ def install() -> None:
                 if _defined(name) is not None and (
                     rule.copy_op is None or _defined(rule.copy_op) is not None
                 ):
-                    lib.impl(name, _make_view_kernel(rule))
+                    lib.impl(name, make_view_kernel(rule))
             for name, view in INPLACE_VIEWS.items():
                 mut = _defined(name)
                 if mut is not None and view in VIEW_RULES:
-                    lib.impl(name, _make_inplace_view_kernel(mut, VIEW_RULES[view]))
+                    lib.impl(name, make_inplace_view_kernel(mut, VIEW_RULES[view]))
             for name in composite_views:
                 fn = _cia_kernel(name)
                 if fn is not None:
