@@ -15,6 +15,7 @@ Importing it (once per process):
 ``uninstall()`` undoes all four exactly; ``install()`` does them again.
 
 >>> import tensordispatch as td, torchdev
+>>> torchdev.install()  # done on import; again after an uninstall() (a no-op otherwise)
 >>> x = torchdev.to_device(td.tensor([1.0, 2.0]))
 >>> (x + x).device, torchdev.to_cpu_tensor(x.sin()).tolist() == td.tensor([1.0, 2.0]).sin().tolist()
 (device(type='torchdev', index=0), True)
@@ -22,6 +23,7 @@ Importing it (once per process):
 
 from __future__ import annotations
 
+from collections import deque
 from typing import Any
 
 from tensordispatch.backends.boxed_fallback import (
@@ -47,8 +49,9 @@ from torchdev.runtime import (
     to_device,
 )
 
-#: Operators that fell back, in order (the per-backend logging hook appends to it).
-FALLBACK_LOG: list[str] = []
+#: The last operators that fell back, in order (the per-backend logging hook appends to it;
+#: bounded, so a long program does not grow it without end).
+FALLBACK_LOG: deque[str] = deque(maxlen=1000)
 
 
 def _log(op: Any, tensors: list[Any]) -> None:
