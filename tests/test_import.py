@@ -42,6 +42,31 @@ _AFTER_IMPORT = """
 """
 
 
+def test_import_defines_no_aten_operator() -> None:
+    state = json.loads(_run(_AFTER_IMPORT))
+    assert state["aten_entries"] == []
+    assert state["pending"] == state["names"]
+    assert len(state["names"]) > 250
+
+
+def test_import_leaves_heavy_modules_unimported() -> None:
+    modules = set(json.loads(_run(_AFTER_IMPORT))["modules"])
+    deferred = {
+        "tensordispatch.generated.registrations",  # ~6,000 lines, imports every kernel table
+        "tensordispatch.backends.cpu",
+        "tensordispatch.backends.meta",
+        "tensordispatch.backends.composite",
+        "tensordispatch.ops.decompositions",
+        "tensordispatch.backends.boxed_fallback",
+        "tensordispatch.transforms.vmap",
+        "tensordispatch.lazy",
+        "numpy.random",
+        "yaml",
+    }
+    assert deferred & modules == set()
+    assert "numpy" in modules and "tensordispatch.generated.functions" in modules
+
+
 def test_first_call_defines_only_what_it_uses() -> None:
     state = json.loads(
         _run(
