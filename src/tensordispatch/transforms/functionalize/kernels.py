@@ -52,6 +52,7 @@ from tensordispatch.transforms.functionalize.view_kernels import (
 )
 from tensordispatch.transforms.functionalize.view_metas import INPLACE_VIEWS, VIEW_RULES
 from tensordispatch.transforms.functionalize.wrapper import (
+    _PLAIN_CPU_KS,
     _ST,
     BELOW_NO_GRAD,
     FUNCTIONALIZE_BIT,
@@ -516,6 +517,8 @@ def install() -> None:
     with _LOCK:
         if _LIBS:
             return
+        if not _PLAIN_CPU_KS:  # first: the view kernels read it inline
+            _PLAIN_CPU_KS.append(below(op("zeros"), [1])._key_set)
         table, composite_views = _tables()
         lib = Library("aten", "IMPL", "Functionalize")
         fallback_lib = Library("_", "IMPL")

@@ -16,6 +16,8 @@ from typing import Any
 from tensordispatch.backends.aten import op
 from tensordispatch.transforms.functionalize.shadow import dense_copy, parent_shadow, place_of
 from tensordispatch.transforms.functionalize.wrapper import (
+    _PLAIN_CPU_KS,
+    _SKIPPING,
     _ST,
     BELOW_NO_GRAD,
     FunctionalTensor,
@@ -24,7 +26,6 @@ from tensordispatch.transforms.functionalize.wrapper import (
     below,
     replace_,
     sync,
-    unobserved,
     wrap_view,
 )
 
@@ -46,7 +47,8 @@ def make_view_kernel(rule: Any) -> Callable[..., Any]:
             return below(view_op, self, *args, **kwargs)
         reapply = _ST.functionalize_reapply_views
         generation = 0
-        fast = unobserved(self._data)
+        # unobserved(self._data), inline (set before any kernel is registered)
+        fast = _SKIPPING[0] and self._data._key_set == _PLAIN_CPU_KS[0] and not _ST.modes
         if fast:  # Note [Skipping unobserved replays]
             if self._generation != self._fstorage.generation:
                 sync(self)

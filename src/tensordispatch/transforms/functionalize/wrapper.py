@@ -356,16 +356,14 @@ _INSTALLED: list[bool] = []
 
 
 def _install() -> None:
-    from tensordispatch.backends.aten import op
     from tensordispatch.transforms.functionalize.kernels import install
 
     install()
-    if not _PLAIN_CPU_KS:
-        _PLAIN_CPU_KS.append(below(op("zeros"), [1])._key_set)
     _INSTALLED.append(True)
 
 
-# the key set of a plain CPU tensor (set by _install; Note [Skipping unobserved replays])
+# the key set of a plain CPU tensor (set by kernels.install before it registers anything;
+# Note [Skipping unobserved replays])
 _PLAIN_CPU_KS: list[int] = []
 
 
