@@ -295,3 +295,24 @@ def test_write_through_succeeds_where_torchs_inverse_view_fails() -> None:
         set_replay_skipping(previous)
     eager = _masked_fill_through_transpose(torch, torch.arange(16.0))
     assert f(td.arange(16.0)).tolist() == eager.tolist()
+
+
+def _writes_of_each_kind(T: Any, dtype: Any, t: Any) -> Any:
+    b = t.clone()
+    b.view(4, 4).t()[1].fill_(3)
+    b[2:5].zero_()
+    w = b.view(2, 8)
+    w.diagonal().copy_(T.ones(2, dtype=dtype))
+    return b, w[1]
+
+
+@pytest.mark.parametrize("dtype", ["float64", "int32", "bool", "float16", "complex64"])
+@pytest.mark.parametrize("mode", MODES)
+def test_write_through_keeps_every_dtype(dtype: str, mode: str) -> None:
+    tx = torch.arange(16).to(getattr(torch, dtype))
+    x = td.tensor(tx.tolist(), dtype=getattr(td, dtype))
+    ours = functionalize(partial(_writes_of_each_kind, td, getattr(td, dtype)), remove=mode)(x)
+    eager = _writes_of_each_kind(torch, getattr(torch, dtype), tx)
+    assert [(t.tolist(), str(t.dtype).split(".")[-1]) for t in ours] == [
+        (t.tolist(), dtype) for t in eager
+    ]
