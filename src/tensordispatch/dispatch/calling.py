@@ -654,8 +654,18 @@ def generate_boxed_first_entry(
 ) -> Callable[..., Any] | None:
     """The boxed-first twin of an entry made by ``generate_calling_code`` over the same
     ``ns`` (Note [Boxed-first entries]), or None for a schema that got the generic entry.
-    ``ns`` must also hold ``_td_b0`` (arguments' word -> (boxed kernel, key set)) and
-    ``_td_bo`` (the OpOverload)."""
+    ``ns`` must also hold ``_td_b0`` (arguments' word -> (boxed kernel, key set) or
+    (entry, None)) and ``_td_bo`` (the OpOverload).
+
+    >>> from tensordispatch.schema import parse_schema
+    >>> facts = CallingFacts.of(parse_schema("f(Tensor x, int n=2) -> Tensor"))
+    >>> class T: _key_set = 1
+    >>> ns = {"_td_c": None, "_td_st": local_state(), "_td_bo": "op"}
+    >>> _ = generate_calling_code(facts, "f", ns)
+    >>> ns["_td_b0"] = {1: (lambda op, ks, stack: (op, ks, stack[1:]), "ks")}
+    >>> generate_boxed_first_entry(facts, "f", ns)(T())
+    ('op', 'ks', [2])
+    """
     if not facts.identifiers_ok or not fname.isidentifier() or keyword.iskeyword(fname):
         return None
     scratch = dict(ns)
