@@ -33,6 +33,7 @@ from typing import Any
 
 from tensordispatch.autograd.derivatives import DifferentiabilityInfo, load_derivatives
 from tensordispatch.autograd.entries import InlineRecord, autograd_entry
+from tensordispatch.autograd.formulas import HELPERS
 from tensordispatch.autograd.functions_manual import Options
 from tensordispatch.autograd.graph import (
     Node,
@@ -179,7 +180,8 @@ def _generated_apply(info: DifferentiabilityInfo) -> Callable[..., Any] | None:
     result = info.outputs[0] if info.uses_result else None
     formulas = tuple(f.names for f in info.formulas)
     functions = tuple(f.fn for f in info.formulas)
-    return make_apply(saves, formulas, functions, result, info.node_name)
+    inline = (tuple(f.python for f in info.formulas), HELPERS)
+    return make_apply(saves, formulas, functions, result, info.node_name, inline)
 
 
 _Getter = Callable[[tuple[Any, ...], dict[str, Any]], Any]

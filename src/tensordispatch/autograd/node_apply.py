@@ -55,10 +55,15 @@ def _unpack_any(value: Any, node: Any) -> Any:
 
 
 def apply_source(
-    saves: tuple[_Save, ...], formulas: tuple[tuple[str, ...], ...], result: str | None
+    saves: tuple[_Save, ...],
+    formulas: tuple[tuple[str, ...], ...],
+    result: str | None,
+    expressions: tuple[str, ...] | None = None,
 ) -> str:
     """The source of a generated apply (Note [Generated apply]); ``formulas`` holds each
-    formula's parameter names, ``result`` the output's name when a formula reads it.
+    formula's parameter names, ``result`` the output's name when a formula reads it. With
+    ``expressions`` (each formula's Python text) the formulas are evaluated inline, the
+    saved values bound to the names they read, instead of called as ``_td_f<k>``.
 
     >>> print(apply_source((("self", "tensor", (0,)),), (("grad", "self"),), None), end="")
     def apply(_td_node, grads):
@@ -91,11 +96,16 @@ def apply_source(
             "value": f"_td_s[{name!r}]",
             "any": f"_td_u(_td_s[{name!r}], _td_node)",
         }[kind]
-        lines.append(f"    if {cond}: v_{name} = {value}")
+        local = name if expressions is not None else f"v_{name}"
+        lines.append(f"    if {cond}: {local} = {value}")
     if result is not None:
-        lines.append(f"    v_{result} = _td_s['result'].unpack(_td_node)")
+        local = result if expressions is not None else f"v_{result}"
+        lines.append(f"    {local} = _td_s['result'].unpack(_td_node)")
     lines.append("    return (")
     for k, names in enumerate(formulas):
+        if expressions is not None:
+            lines.append(f"        ({expressions[k]}) if _n{k} else None,")
+            continue
         args = ", ".join("grad" if n == "grad" else f"v_{n}" for n in names)
         lines.append(f"        _td_f{k}({args}) if _n{k} else None,")
     lines.append("    )")
@@ -108,9 +118,12 @@ def make_apply(
     functions: tuple[Callable[..., Any], ...],
     result: str | None,
     where: str = "",
+    inline: tuple[tuple[str, ...], dict[str, Any]] | None = None,
 ) -> Callable[..., Any] | None:
     """The generated apply, or None when a name cannot be a Python identifier or a formula
-    reads gradients other than ``grad`` (the generic apply handles those)."""
+    reads gradients other than ``grad`` (the generic apply handles those). ``inline``:
+    (each formula's Python text, the namespace formulas are compiled in) to evaluate the
+    formulas in the apply itself (one Python call less per gradient)."""
     for names in formulas:
         for n in names:
             if not n.isidentifier() or keyword.iskeyword(n):
@@ -124,7 +137,26 @@ def make_apply(
     }
     for k, fn in enumerate(functions):
         scope[f"_td_f{k}"] = fn
+    where = f"<autograd apply {where}>"
+    if inline is not None:
+        expressions, namespace = inline
+        names = {n for f in formulas for n in f} | {s[0] for s in saves}
+        if not names & {"_td_node", "_td_s", "grads"} and not any(
+            n.startswith("_n") for n in names
+        ):
+            inlined = dict(namespace)
+            inlined.update(scope)
+            source = apply_source(saves, formulas, result, expressions)
+            try:
+                # Generated code by design (Note [Generated apply]); formula text from our
+                # own derivatives.yaml, already compiled once by compile_formula.
+                exec(compile(source, where, "exec"), inlined)  # noqa: S102
+            except SyntaxError:
+                pass
+            else:
+                fast: Callable[..., Any] = inlined["apply"]
+                return fast
     # Generated code by design (Note [Generated apply]); built from schema identifiers.
-    exec(compile(apply_source(saves, formulas, result), f"<autograd apply {where}>", "exec"), scope)  # noqa: S102
+    exec(compile(apply_source(saves, formulas, result), where, "exec"), scope)  # noqa: S102
     apply: Callable[..., Any] = scope["apply"]
     return apply
