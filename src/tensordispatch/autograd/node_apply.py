@@ -16,14 +16,18 @@ formula's argument list from it by name. For ``MulBackward0`` we exec instead::
             raise RuntimeError(_td_freed)
         _td_s = _td_node._saved
         _n0, _n1 = _td_node._needed
-        if _n0: v_other = _td_s['other'].unpack(_td_node)
-        if _n0: v_self_scalar_type = _td_s['self_scalar_type']
-        if _n1: v_self = _td_s['self'].unpack(_td_node)
-        if _n1: v_other_scalar_type = _td_s['other_scalar_type']
+        if _n0: other = _td_s['other'].unpack(_td_node)
+        if _n0: self_scalar_type = _td_s['self_scalar_type']
+        if _n1: self = _td_s['self'].unpack(_td_node)
+        if _n1: other_scalar_type = _td_s['other_scalar_type']
         return (
-            _td_f0(grad, v_other, v_self_scalar_type) if _n0 else None,
-            _td_f1(grad, v_self, v_other_scalar_type) if _n1 else None,
+            (mul_tensor_backward(grad, other, self_scalar_type)) if _n0 else None,
+            (mul_tensor_backward(grad, self, other_scalar_type)) if _n1 else None,
         )
+
+The formulas' translated text is evaluated inline, in the namespace compile_formula uses
+(formulas.py's HELPERS), so a gradient costs no call of a per-formula function; when that
+text cannot be inlined, the compiled formulas are called (``_td_f0(grad, v_other, ...)``).
 
 Saved values are unpacked in the order they were saved, all before any formula runs (torch
 unpacks every saved variable at the top of apply), so the version-counter error names the
