@@ -316,3 +316,33 @@ def test_write_through_keeps_every_dtype(dtype: str, mode: str) -> None:
     assert [(t.tolist(), str(t.dtype).split(".")[-1]) for t in ours] == [
         (t.tolist(), dtype) for t in eager
     ]
+
+
+def _view_add(t: Any) -> Any:
+    t.view(2, 2).add_(1)
+    return t
+
+
+def test_first_functionalize_call_under_a_tracer_records_only_the_program() -> None:
+    # installing the kernels (first use in a process) must not run any operator a tracer
+    # active at that moment would record
+    from tensordispatch.transforms.functionalize import install, installed, uninstall
+    from tensordispatch.transforms.functionalize.trace import make_fx
+    from tensordispatch.transforms.functionalize.wrapper import _PLAIN_CPU_KS
+
+    was_installed, saved = installed(), list(_PLAIN_CPU_KS)
+    uninstall()
+    _PLAIN_CPU_KS.clear()
+    try:
+        names = make_fx(functionalize(_view_add))(td.zeros(4)).op_names
+    finally:
+        _PLAIN_CPU_KS[:] = saved or _PLAIN_CPU_KS
+        if not was_installed:
+            uninstall()
+        else:
+            install()
+    from torch.fx.experimental.proxy_tensor import make_fx as torch_make_fx
+
+    graph = torch_make_fx(torch.func.functionalize(_view_add))(torch.zeros(4)).graph
+    expected = [n.target.__name__.split(".")[0] for n in graph.nodes if n.op == "call_function"]
+    assert names == expected

@@ -39,6 +39,7 @@ from tensordispatch.dispatch.dispatcher import DISPATCHER
 from tensordispatch.dispatch.fallbacks import global_fallback_handle, restore_global_fallback
 from tensordispatch.dispatch.keys import DispatchKey
 from tensordispatch.dispatch.library import Library
+from tensordispatch.tensor.device import CPU
 from tensordispatch.tensor.dtypes import can_cast
 from tensordispatch.tensor.geometry import contiguous_strides
 from tensordispatch.tensor.tensor import Tensor
@@ -517,8 +518,9 @@ def install() -> None:
     with _LOCK:
         if _LIBS:
             return
-        if not _PLAIN_CPU_KS:  # first: the view kernels read it inline
-            _PLAIN_CPU_KS.append(below(op("zeros"), [1])._key_set)
+        if not _PLAIN_CPU_KS:  # first: the view kernels read it inline (no operator call:
+            # a tracer active during the first functionalize call would record it)
+            _PLAIN_CPU_KS.append(CPU._key_set)
         table, composite_views = _tables()
         lib = Library("aten", "IMPL", "Functionalize")
         fallback_lib = Library("_", "IMPL")
