@@ -64,3 +64,26 @@ def test_is_non_overlapping_and_dense_matches_torch(
     shape, strides, offset = geometry
     view = torch.as_strided(torch.zeros(storage_size(shape, strides, offset)), shape, strides)
     assert is_non_overlapping_and_dense(shape, strides) == theirs(view)
+
+
+def test_is_non_overlapping_and_dense_2d_shortcut_matches_the_definition() -> None:
+    # The 2-d case is spelled out in geometry.py; the definition: dims of size >= 2 sorted
+    # by stride must have strides 1, size, size * size, ... (torch's rule).
+    import itertools
+
+    from tensordispatch.tensor.geometry import is_non_overlapping_and_dense
+
+    def definition(shape: tuple[int, ...], strides: tuple[int, ...]) -> bool:
+        if 0 in shape:
+            return True
+        dims = sorted((d for d in range(len(shape)) if shape[d] >= 2), key=lambda d: strides[d])
+        expected = 1
+        for d in dims:
+            if strides[d] != expected:
+                return False
+            expected *= shape[d]
+        return True
+
+    for shape in itertools.product(range(5), repeat=2):
+        for strides in itertools.product(range(13), repeat=2):
+            assert is_non_overlapping_and_dense(shape, strides) == definition(shape, strides)

@@ -101,6 +101,12 @@ def is_non_overlapping_and_dense(shape: tuple[int, ...], strides: tuple[int, ...
         return shape[0] < 2 or strides[0] == 1
     if strides == contiguous_of(shape):
         return True
+    if len(shape) == 2:  # the sort below, spelled out (a transposed matrix, ~1 us less)
+        (s0, s1), (t0, t1) = shape, strides
+        if s0 < 2 or s1 < 2:
+            return (t1 if s0 < 2 else t0) == 1 or (s0 < 2 and s1 < 2)
+        inner, outer = (t0, t1) if t0 <= t1 else (t1, t0)
+        return inner == 1 and outer == (s0 if t0 <= t1 else s1)
     dims = sorted((d for d in range(len(shape)) if shape[d] >= 2), key=lambda d: strides[d])
     expected = 1
     for d in dims:

@@ -27,8 +27,12 @@ Spec = tuple[tuple[int, ...], "tuple[int, ...] | None", dtype]
 
 
 def _contiguous(shape: tuple[int, ...], strides: tuple[int, ...]) -> bool:
+    if strides == contiguous_of(shape):
+        return True
     if 0 in shape:
         return True
+    if 1 not in shape:  # no size-1 dim whose stride could differ: only the exact strides
+        return False
     expected = 1
     for size, stride in zip(reversed(shape), reversed(strides)):
         if size != 1:
@@ -92,12 +96,16 @@ def output_strides(shape: tuple[int, ...], operands: Sequence[Any]) -> tuple[int
             same = False
             break
     if same:  # fast setup
-        if all(_contiguous(t._shape, t._strides) for t in operands):
-            return None
         first = operands[0]._strides
-        if all(t._strides == first for t in operands) and is_non_overlapping_and_dense(
-            shape, first
-        ):
+        contiguous = equal = True
+        for t in operands:
+            if contiguous and not _contiguous(shape, t._strides):
+                contiguous = False
+            if t._strides != first:
+                equal = False
+        if contiguous:
+            return None
+        if equal and is_non_overlapping_and_dense(shape, first):
             return first
     strides = [_broadcast_strides(shape, t) for t in operands]
     perm = list(range(ndim - 1, -1, -1))  # perm[0] is the fastest-moving dim
