@@ -92,3 +92,26 @@ def test_codegen_list_names_exactly_the_fresh_kernels() -> None:
     from tensordispatch.codegen.model import FRESH_IMPLS
 
     assert set(CPU_FRESH_KERNELS) == FRESH_IMPLS
+
+
+def test_as_result_keeps_an_array_with_the_specs_strides() -> None:
+    r = np.ones((2, 3), np.float32, order="F")  # element strides (1, 2)
+    t = as_result(r, ((2, 3), (1, 2), float32))
+    assert t._data is r and t.stride() == (1, 2)
+
+
+def test_as_result_copies_into_the_specs_strides_when_they_differ() -> None:
+    r = np.arange(6, dtype=np.float32).reshape(2, 3)  # C order, spec wants (1, 2)
+    t = as_result(r, ((2, 3), (1, 2), float32))
+    assert t._data is not r and t.stride() == (1, 2) and t.tolist() == r.tolist()
+
+
+def test_as_result_narrowing_copy_warns_nothing() -> None:
+    import warnings
+
+    from tensordispatch.tensor import float16
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        t = as_result(np.array([1e6, 1.0], np.float32), ((2,), None, float16))
+    assert t.tolist() == [float("inf"), 1.0]
