@@ -35,9 +35,10 @@ def _kernels() -> ModuleType:
 
 def _infos() -> dict[str, Any]:
     k = _kernels()
-    if not k.INFOS:
-        k.INFOS.update(k.load_derivatives())
-    return k.INFOS
+    infos: dict[str, Any] = k.INFOS
+    if not infos:
+        infos.update(k.load_derivatives())
+    return infos
 
 
 def _functional_by_signature() -> dict[tuple[str, Any], Any]:
