@@ -12,15 +12,17 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from tensordispatch.dispatch import DispatchKey, IncludeDispatchKeyGuard
+from tensordispatch.dispatch import DispatchKey
+from tensordispatch.dispatch.keyset import DispatchKeySet
+from tensordispatch.dispatch.tls import local_state
 from tensordispatch.tensor.tensor import Tensor
+from tensordispatch.transforms.vmap import kernel as _kernel
 from tensordispatch.transforms.vmap.batched import (
     BatchedTensor,
     VmapLevel,
     move_from_front,
     move_to_front,
     pop_level,
-    push_level,
     wrap,
 )
 from tensordispatch.transforms.vmap.pytree import broadcast_prefix, tree_flatten, tree_unflatten
@@ -29,6 +31,7 @@ from tensordispatch.transforms.vmap.rules import wrap_dim
 __all__ = ["vmap"]
 
 _RANDOMNESS = ("error", "different", "same")
+_VMAP_MODE_RAW = DispatchKeySet(DispatchKey.FuncTorchVmapMode).raw
 
 
 def _name(func: Any) -> str:
@@ -68,9 +71,13 @@ def vmap(
 
     @functools.wraps(func)
     def wrapped(*args: Any, **kwargs: Any) -> Any:
-        from tensordispatch.transforms.vmap.kernel import install
-
-        install()
+        if not _kernel._LIBS:
+            _kernel.install()
+        if type(in_dims) is int and len(args) == 1 and chunk_size is None:  # f(x): the commonest
+            x = args[0]
+            if isinstance(x, Tensor) and -len(x._shape) <= in_dims < len(x._shape):
+                size = x._shape[in_dims]
+                return _run(func, [x], [in_dims], None, kwargs, size, out_dims, randomness)
         fast = _fast_inputs(args, in_dims) if chunk_size is None else None
         if fast is not None:  # tensors mapped along one int dim: no pytree work
             return _run(func, list(args), fast[0], None, kwargs, fast[1], out_dims, randomness)
@@ -185,22 +192,45 @@ def _run(
     out_dims: Any,
     randomness: str,
 ) -> Any:
-    lvl = push_level(VmapLevel, size, randomness)
+    # Note [The vmap frame]: the level push/pop and the FuncTorchVmapMode include are done
+    # inline on the thread-local state (what push_level/pop_level and an
+    # IncludeDispatchKeyGuard do, without their calls); the common exit (one Tensor batched
+    # at this level, out_dims=0) returns the inner tensor, whose batch dim is already at 0.
+    st = local_state()
+    stack = st.transform_stack
+    level = len(stack) + 1
+    lvl = VmapLevel(level, size, randomness)
+    stack.append(lvl)
     try:
-        with IncludeDispatchKeyGuard(DispatchKey.FuncTorchVmapMode):
-            batched = [
-                a if d is None else wrap(move_to_front(a, d + a.dim() if d < 0 else d), lvl.level)
-                for a, d in zip(flat_args, flat_dims, strict=True)
-            ]
-            for b, a, d in zip(batched, flat_args, flat_dims, strict=True):
-                if d is not None and d != 0 and d != -a.dim():
-                    lvl.sources[id(b)] = (b, a, d + a.dim() if d < 0 else d)
+        saved = st.included
+        st.included = saved | _VMAP_MODE_RAW
+        try:
+            batched = []
+            for a, d in zip(flat_args, flat_dims, strict=True):
+                if d is None:
+                    batched.append(a)
+                    continue
+                if d < 0:
+                    d += len(a._shape)
+                if d == 0:
+                    batched.append(wrap(a, level))
+                    continue
+                b = wrap(move_to_front(a, d), level)
+                lvl.sources[id(b)] = (b, a, d)
+                batched.append(b)
             outputs = func(*(batched if spec is None else tree_unflatten(batched, spec)), **kwargs)
+        finally:
+            st.included = saved
         if type(out_dims) is int and isinstance(outputs, Tensor):
-            return _remove_batch_dim(_name(func), outputs, out_dims, lvl.level, size)
-        return _unwrap_outputs(func, outputs, out_dims, lvl.level, size)
+            if out_dims == 0 and type(outputs) is BatchedTensor and outputs._level == level:
+                return outputs._data
+            return _remove_batch_dim(_name(func), outputs, out_dims, level, size)
+        return _unwrap_outputs(func, outputs, out_dims, level, size)
     finally:
-        pop_level(lvl)
+        if stack and stack[-1] is lvl:
+            stack.pop()
+        else:
+            pop_level(lvl)
 
 
 def _unwrap_outputs(func: Any, outputs: Any, out_dims: Any, level: int, size: int) -> Any:

@@ -49,9 +49,11 @@ from tensordispatch.transforms.vmap.fallback import loop_fallback
 from tensordispatch.transforms.vmap.plan import OpPlan, plan_of
 from tensordispatch.transforms.vmap.rules import (
     DECLINE,
+    DIM_ARGS,
     RULES,
     pointwise_rule,
     pointwise_unboxed,
+    wrap_dim,
     wrap_result,
 )
 
@@ -120,6 +122,57 @@ def _pointwise_kernel(op: Any) -> Any:
 
     kernel.__qualname__ = f"batched_{name.replace('::', '_').replace('.', '_')}"
     return kernel
+
+
+def _dims_kernel(op: Any, rule: Any, kind: str) -> Any:
+    """The FuncTorchBatched kernel of one reduction-like operator whose only tensor is
+    ``self`` and whose dim argument comes second (``sum(x, 0)``, ``x.mean([0, 1])``,
+    ``softmax(x, -1)``): the common call of its dims rule without boxing. Anything else
+    (a keyword dim, a 0-dim sample, every dim, a table edit) takes the general kernel."""
+    name = op.name()
+
+    def kernel(keyset: Any, *args: Any, **kwargs: Any) -> Any:
+        if len(args) > 1 and type(args[0]) is BatchedTensor and RULES.get(name) is rule:
+            x = args[0]
+            rank = len(x._shape)
+            dim = args[1]
+            if rank and type(dim) is int:
+                shifted: Any = wrap_dim(dim, rank) + 1
+                return wrap_result(op(x._data, shifted, *args[2:], **kwargs), x._level)
+            if rank and kind == "dims" and type(dim) in (list, tuple) and dim:
+                shifted = [wrap_dim(d, rank) + 1 for d in dim]
+                return wrap_result(op(x._data, shifted, *args[2:], **kwargs), x._level)
+        return batched_kernel(keyset, op, *args, **kwargs)
+
+    kernel.__qualname__ = f"batched_{name.replace('::', '_').replace('.', '_')}"
+    return kernel
+
+
+def _register_direct(lib: Library) -> None:
+    """Direct FuncTorchBatched kernels: every fast pointwise operator (Note [One kernel, a
+    table of rules]) and the reductions of ``DIM_ARGS`` with one dim argument after self."""
+    for entry in list(DISPATCHER.live_entries()):
+        if entry.schema is not None and RULES.get(entry.qualified_overload_name) is (
+            pointwise_rule
+        ):
+            op = entry.overload_object
+            if plan_of(op).fast:
+                name = entry.qualified_overload_name.split("::")[1]
+                lib.impl(name, _pointwise_kernel(op), with_keyset=True)
+    from tensordispatch import ops
+
+    for names, spec in DIM_ARGS.items():
+        if len(spec) != 1 or spec[0][0] != "dim" or spec[0][1] not in ("dim", "dims"):
+            continue
+        for name in names.split():
+            packet, _, overload = name.partition(".")
+            op = getattr(getattr(ops.aten, packet), overload or "default")
+            plan = plan_of(op)
+            if plan.tensors == (0,) and not plan.lists and not plan.mutable and (
+                plan.index("dim") == 1
+            ):
+                rule = RULES[f"aten::{name}"]
+                lib.impl(name, _dims_kernel(op, rule, spec[0][1]), with_keyset=True)
 
 
 # -- randomness (Note [Randomness]) ------------------------------------------------------------
@@ -248,14 +301,7 @@ def install() -> None:
         with DISPATCHER.batch():
             global_fallback_handle(DispatchKey.FuncTorchBatched).remove()
             fallback_lib.fallback(batched_kernel, "FuncTorchBatched", with_keyset=True)
-            for entry in list(DISPATCHER.live_entries()):
-                if entry.schema is not None and RULES.get(entry.qualified_overload_name) is (
-                    pointwise_rule
-                ):
-                    op = entry.overload_object
-                    if plan_of(op).fast:
-                        name = entry.qualified_overload_name.split("::")[1]
-                        pointwise_lib.impl(name, _pointwise_kernel(op), with_keyset=True)
+            _register_direct(pointwise_lib)
             for entry in list(DISPATCHER.live_entries()):
                 if entry.qualified_name.startswith("aten::") and (
                     "nondeterministic_seeded" in entry.tags
