@@ -77,17 +77,32 @@ def make_general_kernel(
     reads_self = inplace and any("self" in f.names for f in info.formulas)
     saved_outputs = [(n, info.outputs.index(n)) for n in info.saved if n in info.outputs]
 
+    # Without list inputs the edge layout is the same for every call: computed once.
+    static = not any(is_list for _, _, is_list in binds)
+    getters = [get for _, get, _ in binds]
+    fixed: tuple[_Slots, ...] = ()
+    edges_of: list[list[int]] = []
+    if static:
+        where = {name: i for i, (name, _, _) in enumerate(binds)}
+        fixed = tuple(tuple((where[n], -1) for n in f.input_names) for f in info.formulas)
+        edges_of = [[where[n] for n in f.input_names] for f in info.formulas]
+
     def record(raw: int, op: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         if inplace:
             k.check_inplace(args[0])
-        flat, slots = _flatten(binds, args, kwargs)
-        needed = tuple([t is not None and k._requires_grad(t) for t in flat])
-        layout: tuple[_Slots, ...] = tuple(
-            tuple(slots[n] for n in f.input_names) for f in info.formulas
-        )
-        per_formula = tuple(
-            any(any(needed[a : a + max(n, 1)]) if n != 0 else False for a, n in fs) for fs in layout
-        )
+        if static:
+            flat = [get(args, kwargs) for get in getters]
+            needed = tuple([t is not None and k._requires_grad(t) for t in flat])
+            layout = fixed
+            per_formula = tuple([any(map(needed.__getitem__, idx)) for idx in edges_of])
+        else:
+            flat, slots = _flatten(binds, args, kwargs)
+            needed = tuple([t is not None and k._requires_grad(t) for t in flat])
+            layout = tuple(tuple(slots[n] for n in f.input_names) for f in info.formulas)
+            per_formula = tuple(
+                any(any(needed[a : a + max(n, 1)]) if n != 0 else False for a, n in fs)
+                for fs in layout
+            )
         node = node_cls()
         node.next_functions = collect_next_edges(tuple(flat))
         node._input_meta = tuple([None if t is None else (t._shape, t.dtype) for t in flat])
