@@ -4,10 +4,10 @@
 Do not edit: run `tensordispatch codegen`. Importing this package hands the aten operator
 names to the dispatcher (each is defined, with its kernels, on first lookup: Note [Operators
 defined on first lookup] in tensordispatch/codegen/gen_registrations.py) and installs the
-Tensor methods.
+Tensor methods. nn_functions.py (torch._C._nn's) is imported by tensordispatch.nn.
 """
 
-from tensordispatch.generated import names, return_types, functions, nn_functions
+from tensordispatch.generated import names, return_types, functions
 from tensordispatch.generated import methods
 from tensordispatch.tensor.tensor import Tensor as _Tensor
 

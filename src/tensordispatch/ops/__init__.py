@@ -18,8 +18,12 @@ names external backends register are per-dispatch-key direct entry points (torch
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from tensordispatch.dispatch.op_overload import OpNamespace, ops_namespace
-from tensordispatch.ops.direct import DIRECT_KEYS, DirectNamespace, direct_namespace, is_direct
+
+if TYPE_CHECKING:
+    from tensordispatch.ops.direct import DirectNamespace
 
 # Attribute names tools probe modules for (pytest's plugin and fixture hooks, dunders):
 # never operator namespaces.
@@ -29,6 +33,9 @@ _NOT_NAMESPACES = ("_", "pytest", "setup", "teardown", "setUp", "tearDown")
 def __getattr__(name: str) -> OpNamespace | DirectNamespace:
     if name.startswith(_NOT_NAMESPACES):
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    # the direct namespaces' module is imported on first use (import time, issue 4)
+    from tensordispatch.ops.direct import DIRECT_KEYS, direct_namespace, is_direct
+
     if is_direct(name):
         ns = direct_namespace(name)
         if name in DIRECT_KEYS:  # generated, permanent: later lookups skip __getattr__
