@@ -9,7 +9,8 @@
 3. per-sample gradients of an MLP 16-32-4 over a batch of 64 (vmap(grad(loss))) vs
    torch.func (target: <= 1.0x).
 
-Times are the best of 15 alternating rounds (the machine's load drifts); ratios are printed.
+Times are the best of 40 short alternating rounds (the machine's load drifts; many short
+rounds give both sides the same chances of a quiet moment); ratios are printed.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ def best(fn: Callable[[], object], number: int) -> float:
 
 
 def side_by_side(
-    theirs: Callable[[], object], ours: Callable[[], object], number: int, rounds: int = 15
+    theirs: Callable[[], object], ours: Callable[[], object], number: int, rounds: int = 40
 ) -> tuple[float, float]:
     t, d = [], []
     for _ in range(rounds):
@@ -43,10 +44,9 @@ def side_by_side(
     return min(t), min(d)
 
 
-def report(label: str, theirs: float, ours: float, what: str = "torch") -> None:
+def report(label: str, theirs: float, ours: float) -> None:
     print(
-        f"{label:<44} {what} {theirs:9.1f} us  ours {ours:9.1f} us  "
-        f"ours/{what} {ours / theirs:6.2f}x"
+        f"{label:<44} torch {theirs:9.1f} us  ours {ours:9.1f} us  ours/torch {ours / theirs:6.2f}x"
     )
 
 
@@ -71,7 +71,7 @@ def bench_pointwise() -> None:
     tx, dx = torch.from_numpy(a.copy()), td.from_numpy(a.copy())
     tfn, dfn = tf.vmap(pointwise_reduction(torch)), vmap(pointwise_reduction(td))
     np.testing.assert_allclose(dfn(dx).numpy(), tfn(tx).numpy(), rtol=1e-5)
-    t, d = side_by_side(lambda: tfn(tx), lambda: dfn(dx), 50)
+    t, d = side_by_side(lambda: tfn(tx), lambda: dfn(dx), 20)
     report("vmap 10-op pointwise+reduction, batch 64", t, d)
 
 
@@ -117,7 +117,7 @@ def bench_per_sample_grads() -> None:
     dfn = vmap(grad(mlp_loss(td), argnums=(0, 1, 2, 3)), in_dims=dims)
     for o, r in zip(dfn(*dargs), tfn(*targs), strict=True):
         np.testing.assert_allclose(o.numpy(), r.numpy(), rtol=1e-4, atol=1e-5)
-    t, d = side_by_side(lambda: tfn(*targs), lambda: dfn(*dargs), 10)
+    t, d = side_by_side(lambda: tfn(*targs), lambda: dfn(*dargs), 5)
     report("per-sample grads MLP 16-32-4, batch 64", t, d)
 
 

@@ -221,10 +221,14 @@ def _run(
             outputs = func(*(batched if spec is None else tree_unflatten(batched, spec)), **kwargs)
         finally:
             st.included = saved
-        if type(out_dims) is int and isinstance(outputs, Tensor):
-            if out_dims == 0 and type(outputs) is BatchedTensor and outputs._level == level:
-                return outputs._data
-            return _remove_batch_dim(_name(func), outputs, out_dims, level, size)
+        if type(out_dims) is int:
+            if isinstance(outputs, Tensor):
+                if out_dims == 0 and type(outputs) is BatchedTensor and outputs._level == level:
+                    return outputs._data
+                return _remove_batch_dim(_name(func), outputs, out_dims, level, size)
+            if type(outputs) is tuple and all(isinstance(o, Tensor) for o in outputs):
+                name = _name(func)
+                return tuple(_remove_batch_dim(name, o, out_dims, level, size) for o in outputs)
         return _unwrap_outputs(func, outputs, out_dims, level, size)
     finally:
         if stack and stack[-1] is lvl:

@@ -39,7 +39,7 @@ from tensordispatch.transforms.vmap.batched import (
     push_level,
     wrap,
 )
-from tensordispatch.transforms.vmap.pytree import tree_flatten, tree_map, tree_unflatten
+from tensordispatch.transforms.vmap.pytree import LEAF, tree_flatten, tree_map, tree_unflatten
 
 __all__ = ["grad", "grad_and_value", "jacrev", "vjp"]
 
@@ -62,12 +62,16 @@ def _rewrap(p: Any, levels: list[int]) -> Any:
     return p
 
 
-def _lift(t: Tensor) -> tuple[Tensor, list[int], bool]:
-    """``t``'s plain tensor expanded so that it is batched at every active vmap level, its
-    levels, and whether a fresh view outside any graph was made for it."""
+def _active_vmaps() -> list[tuple[int, int]]:
+    """(level, batch size) of every active vmap, outermost first."""
+    return [(lvl.level, lvl.batch_size) for lvl in current_levels() if type(lvl) is VmapLevel]
+
+
+def _lift(t: Tensor, active: list[tuple[int, int]]) -> tuple[Tensor, list[int], bool]:
+    """``t``'s plain tensor expanded so that it is batched at every ``active`` vmap level,
+    its levels, and whether a fresh view outside any graph was made for it."""
     phys, levels = _layers(t)
     fresh = False
-    active = [(lvl.level, lvl.batch_size) for lvl in current_levels() if type(lvl) is VmapLevel]
     for pos, (level, size) in enumerate(active):
         if level not in levels:
             if phys.requires_grad:
@@ -93,11 +97,11 @@ class _Prepared:
 
     __slots__ = ("leaf", "levels", "tracked", "wrapped")
 
-    def __init__(self, t: Any) -> None:
+    def __init__(self, t: Any, active: list[tuple[int, int]]) -> None:
         if not isinstance(t, Tensor):
             what = f"Thing passed to transform API must be Tensor, got {type(t)}"
             raise ValueError(what)  # noqa: TRY004 - torch raises ValueError here
-        phys, self.levels, fresh = _lift(t)
+        phys, self.levels, fresh = _lift(t, active)
         self.tracked = phys.requires_grad
         if self.tracked:
             self.leaf = phys.view(list(phys.shape))
@@ -123,9 +127,16 @@ def _prepare_args(
     new_args = list(args)
     prepared: list[_Prepared] = []
     specs = []
+    active = _active_vmaps()
     for n in nums:
+        if isinstance(args[n], Tensor):  # a tensor argument: no pytree work
+            prep = _Prepared(args[n], active)
+            prepared.append(prep)
+            specs.append((n, LEAF, 1))
+            new_args[n] = prep.wrapped
+            continue
         leaves, spec = tree_flatten(args[n])
-        preps = [_Prepared(x) for x in leaves]
+        preps = [_Prepared(x, active) for x in leaves]
         prepared.extend(preps)
         specs.append((n, spec, len(preps)))
         new_args[n] = tree_unflatten([p.wrapped for p in preps], spec)
@@ -184,7 +195,7 @@ def _backward(
 def _regroup(grads: list[Any], specs: Any, argnums: Any) -> Any:
     out, k = [], 0
     for _, spec, count in specs:
-        out.append(tree_unflatten(grads[k : k + count], spec))
+        out.append(grads[k] if spec is LEAF else tree_unflatten(grads[k : k + count], spec))
         k += count
     return out[0] if isinstance(argnums, int) else tuple(out)
 
