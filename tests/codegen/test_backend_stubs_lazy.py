@@ -183,3 +183,28 @@ def test_cli_reports_missing_shape_functions_on_stderr(
     )
     assert err.splitlines()[:2] == [head, "  nonzero(Tensor self) -> Tensor"]
     assert not (tmp_path / "xla_ir.py").exists()
+
+
+def test_non_native_entries_get_ir_only_node_classes() -> None:
+    text = (
+        HEAD + "supported: [abs]\nnon_native:\n"
+        "- func: scalar(Scalar value, ScalarType type) -> Tensor\n"
+        "  opkind: at::prim::Constant\n"
+        "- func: expand(Tensor input, int[] size, bool is_scalar_expand) -> Tensor\n"
+    )
+    ir = _exec(generate_backend_stubs(text, ir_only=True)["xla_ir.py"])
+    assert ir.NON_NATIVE == ("expand", "scalar") and ir.IR_GEN == () and ir.FULL_CODEGEN == ()
+    assert (ir.Scalar.OP_NAME, ir.Expand.OP_NAME) == ("at::prim::Constant", "lazy::expand")
+    assert ir.NODES["expand"][1] is None
+    assert ir.Expand.ARGUMENTS == (
+        ("input", "tensor"), ("size", "attribute"), ("is_scalar_expand", "attribute"),
+    )  # fmt: skip
+    import tensordispatch as td
+    from tensordispatch.lazy.ir import BackendData, Shape, device_data_node, operand
+
+    x = device_data_node(BackendData(1.0, Shape.of(td.float32, ())))
+    node = ir.Expand(
+        ir.Expand.OP_NAME, None, ((x, 0),), (operand(0), (3,), True),
+        (Shape.of(td.float32, (3,)),),
+    )  # fmt: skip
+    assert (node.input, node.size, node.is_scalar_expand) == ((x, 0), (3,), True)

@@ -5,7 +5,8 @@ from backend.yaml. Do not edit: change the backend yaml and regenerate (docs/LAZ
 Codegen).
 
 176 operators with a generated node class and kernel (full_codegen),
-0 with a generated node class only (ir_gen).
+0 with a generated node class only (ir_gen),
+0 IR-only (non_native).
 """
 
 # ruff: noqa
@@ -196,10 +197,12 @@ FULL_CODEGEN = (
 )
 IR_GEN = (
 )
+NON_NATIVE = (
+)
 
 
 class IndexPutImpl(IrNode):
-    """``aten::_index_put_impl(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False) -> Tensor`` (generated kernel)."""
+    """``aten::_index_put_impl``: ``_index_put_impl(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::_index_put_impl'
@@ -276,7 +279,7 @@ def make_lazy__index_put_impl(PLAN, NODE):
 
 
 class LogSoftmax(IrNode):
-    """``aten::_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor`` (generated kernel)."""
+    """``aten::_log_softmax``: ``_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::_log_softmax'
@@ -334,7 +337,7 @@ def make_lazy__log_softmax(PLAN, NODE):
 
 
 class Softmax(IrNode):
-    """``aten::_softmax(Tensor self, int dim, bool half_to_float) -> Tensor`` (generated kernel)."""
+    """``aten::_softmax``: ``_softmax(Tensor self, int dim, bool half_to_float) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::_softmax'
@@ -392,7 +395,7 @@ def make_lazy__softmax(PLAN, NODE):
 
 
 class UnsafeView(IrNode):
-    """``aten::_unsafe_view(Tensor self, SymInt[] size) -> Tensor`` (generated kernel)."""
+    """``aten::_unsafe_view``: ``_unsafe_view(Tensor self, SymInt[] size) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::_unsafe_view'
@@ -450,7 +453,7 @@ def make_lazy__unsafe_view(PLAN, NODE):
 
 
 class Abs(IrNode):
-    """``aten::abs(Tensor self) -> Tensor`` (generated kernel)."""
+    """``aten::abs``: ``abs(Tensor self) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::abs'
@@ -506,7 +509,7 @@ def make_lazy_abs(PLAN, NODE):
 
 
 class AddScalar(IrNode):
-    """``aten::add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor`` (generated kernel)."""
+    """``aten::add.Scalar``: ``add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::add.Scalar'
@@ -576,7 +579,7 @@ def make_lazy_add_Scalar(PLAN, NODE):
 
 
 class AddTensor(IrNode):
-    """``aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor`` (generated kernel)."""
+    """``aten::add.Tensor``: ``add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::add.Tensor'
@@ -655,7 +658,7 @@ def make_lazy_add_Tensor(PLAN, NODE):
 
 
 class Addbmm(IrNode):
-    """``aten::addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor`` (generated kernel)."""
+    """``aten::addbmm``: ``addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::addbmm'
@@ -757,7 +760,7 @@ def make_lazy_addbmm(PLAN, NODE):
 
 
 class Addcdiv(IrNode):
-    """``aten::addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor`` (generated kernel)."""
+    """``aten::addcdiv``: ``addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::addcdiv'
@@ -852,7 +855,7 @@ def make_lazy_addcdiv(PLAN, NODE):
 
 
 class Addcmul(IrNode):
-    """``aten::addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor`` (generated kernel)."""
+    """``aten::addcmul``: ``addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::addcmul'
@@ -947,7 +950,7 @@ def make_lazy_addcmul(PLAN, NODE):
 
 
 class Addmm(IrNode):
-    """``aten::addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor`` (generated kernel)."""
+    """``aten::addmm``: ``addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::addmm'
@@ -1049,7 +1052,7 @@ def make_lazy_addmm(PLAN, NODE):
 
 
 class Addmv(IrNode):
-    """``aten::addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor`` (generated kernel)."""
+    """``aten::addmv``: ``addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::addmv'
@@ -1151,7 +1154,7 @@ def make_lazy_addmv(PLAN, NODE):
 
 
 class AliasCopy(IrNode):
-    """``aten::alias_copy(Tensor self) -> Tensor`` (generated kernel)."""
+    """``aten::alias_copy``: ``alias_copy(Tensor self) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::alias_copy'
@@ -1207,7 +1210,7 @@ def make_lazy_alias_copy(PLAN, NODE):
 
 
 class All(IrNode):
-    """``aten::all(Tensor self) -> Tensor`` (generated kernel)."""
+    """``aten::all``: ``all(Tensor self) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::all'
@@ -1263,7 +1266,7 @@ def make_lazy_all(PLAN, NODE):
 
 
 class AllDim(IrNode):
-    """``aten::all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor`` (generated kernel)."""
+    """``aten::all.dim``: ``all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::all.dim'
@@ -1321,7 +1324,7 @@ def make_lazy_all_dim(PLAN, NODE):
 
 
 class AllDims(IrNode):
-    """``aten::all.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor`` (generated kernel)."""
+    """``aten::all.dims``: ``all.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::all.dims'
@@ -1382,7 +1385,7 @@ def make_lazy_all_dims(PLAN, NODE):
 
 
 class Amax(IrNode):
-    """``aten::amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor`` (generated kernel)."""
+    """``aten::amax``: ``amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::amax'
@@ -1441,7 +1444,7 @@ def make_lazy_amax(PLAN, NODE):
 
 
 class Amin(IrNode):
-    """``aten::amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor`` (generated kernel)."""
+    """``aten::amin``: ``amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::amin'
@@ -1500,7 +1503,7 @@ def make_lazy_amin(PLAN, NODE):
 
 
 class Aminmax(IrNode):
-    """``aten::aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)`` (generated kernel)."""
+    """``aten::aminmax``: ``aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::aminmax'
@@ -1558,7 +1561,7 @@ def make_lazy_aminmax(PLAN, NODE):
 
 
 class Any(IrNode):
-    """``aten::any(Tensor self) -> Tensor`` (generated kernel)."""
+    """``aten::any``: ``any(Tensor self) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::any'
@@ -1614,7 +1617,7 @@ def make_lazy_any(PLAN, NODE):
 
 
 class AnyDim(IrNode):
-    """``aten::any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor`` (generated kernel)."""
+    """``aten::any.dim``: ``any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::any.dim'
@@ -1672,7 +1675,7 @@ def make_lazy_any_dim(PLAN, NODE):
 
 
 class AnyDims(IrNode):
-    """``aten::any.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor`` (generated kernel)."""
+    """``aten::any.dims``: ``any.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::any.dims'
@@ -1733,7 +1736,7 @@ def make_lazy_any_dims(PLAN, NODE):
 
 
 class Argmax(IrNode):
-    """``aten::argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor`` (generated kernel)."""
+    """``aten::argmax``: ``argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::argmax'
@@ -1791,7 +1794,7 @@ def make_lazy_argmax(PLAN, NODE):
 
 
 class Argmin(IrNode):
-    """``aten::argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor`` (generated kernel)."""
+    """``aten::argmin``: ``argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::argmin'
@@ -1849,7 +1852,7 @@ def make_lazy_argmin(PLAN, NODE):
 
 
 class AsStridedCopy(IrNode):
-    """``aten::as_strided_copy(Tensor self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor`` (generated kernel)."""
+    """``aten::as_strided_copy``: ``as_strided_copy(Tensor self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::as_strided_copy'
@@ -1910,7 +1913,7 @@ def make_lazy_as_strided_copy(PLAN, NODE):
 
 
 class AsStridedScatter(IrNode):
-    """``aten::as_strided_scatter(Tensor self, Tensor src, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor`` (generated kernel)."""
+    """``aten::as_strided_scatter``: ``as_strided_scatter(Tensor self, Tensor src, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::as_strided_scatter'
@@ -1987,7 +1990,7 @@ def make_lazy_as_strided_scatter(PLAN, NODE):
 
 
 class Baddbmm(IrNode):
-    """``aten::baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor`` (generated kernel)."""
+    """``aten::baddbmm``: ``baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::baddbmm'
@@ -2089,7 +2092,7 @@ def make_lazy_baddbmm(PLAN, NODE):
 
 
 class BitwiseAndScalar(IrNode):
-    """``aten::bitwise_and.Scalar(Tensor self, Scalar other) -> Tensor`` (generated kernel)."""
+    """``aten::bitwise_and.Scalar``: ``bitwise_and.Scalar(Tensor self, Scalar other) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::bitwise_and.Scalar'
@@ -2152,7 +2155,7 @@ def make_lazy_bitwise_and_Scalar(PLAN, NODE):
 
 
 class BitwiseAndScalarTensor(IrNode):
-    """``aten::bitwise_and.Scalar_Tensor(Scalar self, Tensor other) -> Tensor`` (generated kernel)."""
+    """``aten::bitwise_and.Scalar_Tensor``: ``bitwise_and.Scalar_Tensor(Scalar self, Tensor other) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::bitwise_and.Scalar_Tensor'
@@ -2215,7 +2218,7 @@ def make_lazy_bitwise_and_Scalar_Tensor(PLAN, NODE):
 
 
 class BitwiseAndTensor(IrNode):
-    """``aten::bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor`` (generated kernel)."""
+    """``aten::bitwise_and.Tensor``: ``bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::bitwise_and.Tensor'
@@ -2287,7 +2290,7 @@ def make_lazy_bitwise_and_Tensor(PLAN, NODE):
 
 
 class BitwiseNot(IrNode):
-    """``aten::bitwise_not(Tensor self) -> Tensor`` (generated kernel)."""
+    """``aten::bitwise_not``: ``bitwise_not(Tensor self) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::bitwise_not'
@@ -2343,7 +2346,7 @@ def make_lazy_bitwise_not(PLAN, NODE):
 
 
 class BitwiseOrScalar(IrNode):
-    """``aten::bitwise_or.Scalar(Tensor self, Scalar other) -> Tensor`` (generated kernel)."""
+    """``aten::bitwise_or.Scalar``: ``bitwise_or.Scalar(Tensor self, Scalar other) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::bitwise_or.Scalar'
@@ -2406,7 +2409,7 @@ def make_lazy_bitwise_or_Scalar(PLAN, NODE):
 
 
 class BitwiseOrScalarTensor(IrNode):
-    """``aten::bitwise_or.Scalar_Tensor(Scalar self, Tensor other) -> Tensor`` (generated kernel)."""
+    """``aten::bitwise_or.Scalar_Tensor``: ``bitwise_or.Scalar_Tensor(Scalar self, Tensor other) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::bitwise_or.Scalar_Tensor'
@@ -2469,7 +2472,7 @@ def make_lazy_bitwise_or_Scalar_Tensor(PLAN, NODE):
 
 
 class BitwiseOrTensor(IrNode):
-    """``aten::bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor`` (generated kernel)."""
+    """``aten::bitwise_or.Tensor``: ``bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::bitwise_or.Tensor'
@@ -2541,7 +2544,7 @@ def make_lazy_bitwise_or_Tensor(PLAN, NODE):
 
 
 class BitwiseXorScalar(IrNode):
-    """``aten::bitwise_xor.Scalar(Tensor self, Scalar other) -> Tensor`` (generated kernel)."""
+    """``aten::bitwise_xor.Scalar``: ``bitwise_xor.Scalar(Tensor self, Scalar other) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::bitwise_xor.Scalar'
@@ -2604,7 +2607,7 @@ def make_lazy_bitwise_xor_Scalar(PLAN, NODE):
 
 
 class BitwiseXorScalarTensor(IrNode):
-    """``aten::bitwise_xor.Scalar_Tensor(Scalar self, Tensor other) -> Tensor`` (generated kernel)."""
+    """``aten::bitwise_xor.Scalar_Tensor``: ``bitwise_xor.Scalar_Tensor(Scalar self, Tensor other) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::bitwise_xor.Scalar_Tensor'
@@ -2667,7 +2670,7 @@ def make_lazy_bitwise_xor_Scalar_Tensor(PLAN, NODE):
 
 
 class BitwiseXorTensor(IrNode):
-    """``aten::bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor`` (generated kernel)."""
+    """``aten::bitwise_xor.Tensor``: ``bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::bitwise_xor.Tensor'
@@ -2739,7 +2742,7 @@ def make_lazy_bitwise_xor_Tensor(PLAN, NODE):
 
 
 class Bmm(IrNode):
-    """``aten::bmm(Tensor self, Tensor mat2) -> Tensor`` (generated kernel)."""
+    """``aten::bmm``: ``bmm(Tensor self, Tensor mat2) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::bmm'
@@ -2811,7 +2814,7 @@ def make_lazy_bmm(PLAN, NODE):
 
 
 class Cat(IrNode):
-    """``aten::cat(Tensor[] tensors, int dim=0) -> Tensor`` (generated kernel)."""
+    """``aten::cat``: ``cat(Tensor[] tensors, int dim=0) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::cat'
@@ -2855,7 +2858,7 @@ def make_lazy_cat(PLAN, NODE):
 
 
 class Ceil(IrNode):
-    """``aten::ceil(Tensor self) -> Tensor`` (generated kernel)."""
+    """``aten::ceil``: ``ceil(Tensor self) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::ceil'
@@ -2911,7 +2914,7 @@ def make_lazy_ceil(PLAN, NODE):
 
 
 class Clamp(IrNode):
-    """``aten::clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor`` (generated kernel)."""
+    """``aten::clamp``: ``clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::clamp'
@@ -2982,7 +2985,7 @@ def make_lazy_clamp(PLAN, NODE):
 
 
 class ClampTensor(IrNode):
-    """``aten::clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor`` (generated kernel)."""
+    """``aten::clamp.Tensor``: ``clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::clamp.Tensor'
@@ -3069,7 +3072,7 @@ def make_lazy_clamp_Tensor(PLAN, NODE):
 
 
 class ClampMax(IrNode):
-    """``aten::clamp_max(Tensor self, Scalar max) -> Tensor`` (generated kernel)."""
+    """``aten::clamp_max``: ``clamp_max(Tensor self, Scalar max) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::clamp_max'
@@ -3132,7 +3135,7 @@ def make_lazy_clamp_max(PLAN, NODE):
 
 
 class ClampMaxTensor(IrNode):
-    """``aten::clamp_max.Tensor(Tensor self, Tensor max) -> Tensor`` (generated kernel)."""
+    """``aten::clamp_max.Tensor``: ``clamp_max.Tensor(Tensor self, Tensor max) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::clamp_max.Tensor'
@@ -3204,7 +3207,7 @@ def make_lazy_clamp_max_Tensor(PLAN, NODE):
 
 
 class ClampMin(IrNode):
-    """``aten::clamp_min(Tensor self, Scalar min) -> Tensor`` (generated kernel)."""
+    """``aten::clamp_min``: ``clamp_min(Tensor self, Scalar min) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::clamp_min'
@@ -3267,7 +3270,7 @@ def make_lazy_clamp_min(PLAN, NODE):
 
 
 class ClampMinTensor(IrNode):
-    """``aten::clamp_min.Tensor(Tensor self, Tensor min) -> Tensor`` (generated kernel)."""
+    """``aten::clamp_min.Tensor``: ``clamp_min.Tensor(Tensor self, Tensor min) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::clamp_min.Tensor'
@@ -3339,7 +3342,7 @@ def make_lazy_clamp_min_Tensor(PLAN, NODE):
 
 
 class Convolution(IrNode):
-    """``aten::convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor`` (generated kernel)."""
+    """``aten::convolution``: ``convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::convolution'
@@ -3440,7 +3443,7 @@ def make_lazy_convolution(PLAN, NODE):
 
 
 class Cos(IrNode):
-    """``aten::cos(Tensor self) -> Tensor`` (generated kernel)."""
+    """``aten::cos``: ``cos(Tensor self) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::cos'
@@ -3496,7 +3499,7 @@ def make_lazy_cos(PLAN, NODE):
 
 
 class Cumsum(IrNode):
-    """``aten::cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor`` (generated kernel)."""
+    """``aten::cumsum``: ``cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::cumsum'
@@ -3554,7 +3557,7 @@ def make_lazy_cumsum(PLAN, NODE):
 
 
 class DetachCopy(IrNode):
-    """``aten::detach_copy(Tensor self) -> Tensor`` (generated kernel)."""
+    """``aten::detach_copy``: ``detach_copy(Tensor self) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::detach_copy'
@@ -3610,7 +3613,7 @@ def make_lazy_detach_copy(PLAN, NODE):
 
 
 class DiagonalCopy(IrNode):
-    """``aten::diagonal_copy(Tensor self, int offset=0, int dim1=0, int dim2=1) -> Tensor`` (generated kernel)."""
+    """``aten::diagonal_copy``: ``diagonal_copy(Tensor self, int offset=0, int dim1=0, int dim2=1) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::diagonal_copy'
@@ -3669,7 +3672,7 @@ def make_lazy_diagonal_copy(PLAN, NODE):
 
 
 class DiagonalScatter(IrNode):
-    """``aten::diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor`` (generated kernel)."""
+    """``aten::diagonal_scatter``: ``diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::diagonal_scatter'
@@ -3744,7 +3747,7 @@ def make_lazy_diagonal_scatter(PLAN, NODE):
 
 
 class DivScalar(IrNode):
-    """``aten::div.Scalar(Tensor self, Scalar other) -> Tensor`` (generated kernel)."""
+    """``aten::div.Scalar``: ``div.Scalar(Tensor self, Scalar other) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::div.Scalar'
@@ -3807,7 +3810,7 @@ def make_lazy_div_Scalar(PLAN, NODE):
 
 
 class DivScalarMode(IrNode):
-    """``aten::div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor`` (generated kernel)."""
+    """``aten::div.Scalar_mode``: ``div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::div.Scalar_mode'
@@ -3871,7 +3874,7 @@ def make_lazy_div_Scalar_mode(PLAN, NODE):
 
 
 class DivTensor(IrNode):
-    """``aten::div.Tensor(Tensor self, Tensor other) -> Tensor`` (generated kernel)."""
+    """``aten::div.Tensor``: ``div.Tensor(Tensor self, Tensor other) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::div.Tensor'
@@ -3943,7 +3946,7 @@ def make_lazy_div_Tensor(PLAN, NODE):
 
 
 class DivTensorMode(IrNode):
-    """``aten::div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor`` (generated kernel)."""
+    """``aten::div.Tensor_mode``: ``div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::div.Tensor_mode'
@@ -4016,7 +4019,7 @@ def make_lazy_div_Tensor_mode(PLAN, NODE):
 
 
 class Dot(IrNode):
-    """``aten::dot(Tensor self, Tensor tensor) -> Tensor`` (generated kernel)."""
+    """``aten::dot``: ``dot(Tensor self, Tensor tensor) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::dot'
@@ -4088,7 +4091,7 @@ def make_lazy_dot(PLAN, NODE):
 
 
 class Embedding(IrNode):
-    """``aten::embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor`` (generated kernel)."""
+    """``aten::embedding``: ``embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::embedding'
@@ -4163,7 +4166,7 @@ def make_lazy_embedding(PLAN, NODE):
 
 
 class EqScalar(IrNode):
-    """``aten::eq.Scalar(Tensor self, Scalar other) -> Tensor`` (generated kernel)."""
+    """``aten::eq.Scalar``: ``eq.Scalar(Tensor self, Scalar other) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::eq.Scalar'
@@ -4226,7 +4229,7 @@ def make_lazy_eq_Scalar(PLAN, NODE):
 
 
 class EqTensor(IrNode):
-    """``aten::eq.Tensor(Tensor self, Tensor other) -> Tensor`` (generated kernel)."""
+    """``aten::eq.Tensor``: ``eq.Tensor(Tensor self, Tensor other) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::eq.Tensor'
@@ -4298,7 +4301,7 @@ def make_lazy_eq_Tensor(PLAN, NODE):
 
 
 class Erf(IrNode):
-    """``aten::erf(Tensor self) -> Tensor`` (generated kernel)."""
+    """``aten::erf``: ``erf(Tensor self) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::erf'
@@ -4354,7 +4357,7 @@ def make_lazy_erf(PLAN, NODE):
 
 
 class Exp(IrNode):
-    """``aten::exp(Tensor self) -> Tensor`` (generated kernel)."""
+    """``aten::exp``: ``exp(Tensor self) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::exp'
@@ -4410,7 +4413,7 @@ def make_lazy_exp(PLAN, NODE):
 
 
 class ExpandCopy(IrNode):
-    """``aten::expand_copy(Tensor self, SymInt[] size, *, bool implicit=False) -> Tensor`` (generated kernel)."""
+    """``aten::expand_copy``: ``expand_copy(Tensor self, SymInt[] size, *, bool implicit=False) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::expand_copy'
@@ -4469,7 +4472,7 @@ def make_lazy_expand_copy(PLAN, NODE):
 
 
 class Expm1(IrNode):
-    """``aten::expm1(Tensor self) -> Tensor`` (generated kernel)."""
+    """``aten::expm1``: ``expm1(Tensor self) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::expm1'
@@ -4525,7 +4528,7 @@ def make_lazy_expm1(PLAN, NODE):
 
 
 class FillScalar(IrNode):
-    """``aten::fill.Scalar(Tensor self, Scalar value) -> Tensor`` (generated kernel)."""
+    """``aten::fill.Scalar``: ``fill.Scalar(Tensor self, Scalar value) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::fill.Scalar'
@@ -4588,7 +4591,7 @@ def make_lazy_fill_Scalar(PLAN, NODE):
 
 
 class Flip(IrNode):
-    """``aten::flip(Tensor self, int[] dims) -> Tensor`` (generated kernel)."""
+    """``aten::flip``: ``flip(Tensor self, int[] dims) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::flip'
@@ -4646,7 +4649,7 @@ def make_lazy_flip(PLAN, NODE):
 
 
 class Floor(IrNode):
-    """``aten::floor(Tensor self) -> Tensor`` (generated kernel)."""
+    """``aten::floor``: ``floor(Tensor self) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::floor'
@@ -4702,7 +4705,7 @@ def make_lazy_floor(PLAN, NODE):
 
 
 class FloorDivide(IrNode):
-    """``aten::floor_divide(Tensor self, Tensor other) -> Tensor`` (generated kernel)."""
+    """``aten::floor_divide``: ``floor_divide(Tensor self, Tensor other) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::floor_divide'
@@ -4774,7 +4777,7 @@ def make_lazy_floor_divide(PLAN, NODE):
 
 
 class FloorDivideScalar(IrNode):
-    """``aten::floor_divide.Scalar(Tensor self, Scalar other) -> Tensor`` (generated kernel)."""
+    """``aten::floor_divide.Scalar``: ``floor_divide.Scalar(Tensor self, Scalar other) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::floor_divide.Scalar'
@@ -4837,7 +4840,7 @@ def make_lazy_floor_divide_Scalar(PLAN, NODE):
 
 
 class Gather(IrNode):
-    """``aten::gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor`` (generated kernel)."""
+    """``aten::gather``: ``gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::gather'
@@ -4911,7 +4914,7 @@ def make_lazy_gather(PLAN, NODE):
 
 
 class GeScalar(IrNode):
-    """``aten::ge.Scalar(Tensor self, Scalar other) -> Tensor`` (generated kernel)."""
+    """``aten::ge.Scalar``: ``ge.Scalar(Tensor self, Scalar other) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::ge.Scalar'
@@ -4974,7 +4977,7 @@ def make_lazy_ge_Scalar(PLAN, NODE):
 
 
 class GeTensor(IrNode):
-    """``aten::ge.Tensor(Tensor self, Tensor other) -> Tensor`` (generated kernel)."""
+    """``aten::ge.Tensor``: ``ge.Tensor(Tensor self, Tensor other) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::ge.Tensor'
@@ -5046,7 +5049,7 @@ def make_lazy_ge_Tensor(PLAN, NODE):
 
 
 class Gelu(IrNode):
-    """``aten::gelu(Tensor self, *, str approximate='none') -> Tensor`` (generated kernel)."""
+    """``aten::gelu``: ``gelu(Tensor self, *, str approximate='none') -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::gelu'
@@ -5103,7 +5106,7 @@ def make_lazy_gelu(PLAN, NODE):
 
 
 class GtScalar(IrNode):
-    """``aten::gt.Scalar(Tensor self, Scalar other) -> Tensor`` (generated kernel)."""
+    """``aten::gt.Scalar``: ``gt.Scalar(Tensor self, Scalar other) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::gt.Scalar'
@@ -5166,7 +5169,7 @@ def make_lazy_gt_Scalar(PLAN, NODE):
 
 
 class GtTensor(IrNode):
-    """``aten::gt.Tensor(Tensor self, Tensor other) -> Tensor`` (generated kernel)."""
+    """``aten::gt.Tensor``: ``gt.Tensor(Tensor self, Tensor other) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::gt.Tensor'
@@ -5238,7 +5241,7 @@ def make_lazy_gt_Tensor(PLAN, NODE):
 
 
 class IndexTensor(IrNode):
-    """``aten::index.Tensor(Tensor self, Tensor?[] indices) -> Tensor`` (generated kernel)."""
+    """``aten::index.Tensor``: ``index.Tensor(Tensor self, Tensor?[] indices) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::index.Tensor'
@@ -5297,7 +5300,7 @@ def make_lazy_index_Tensor(PLAN, NODE):
 
 
 class IndexPut(IrNode):
-    """``aten::index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor`` (generated kernel)."""
+    """``aten::index_put``: ``index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::index_put'
@@ -5373,7 +5376,7 @@ def make_lazy_index_put(PLAN, NODE):
 
 
 class IndexSelect(IrNode):
-    """``aten::index_select(Tensor self, int dim, Tensor index) -> Tensor`` (generated kernel)."""
+    """``aten::index_select``: ``index_select(Tensor self, int dim, Tensor index) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::index_select'
@@ -5446,7 +5449,7 @@ def make_lazy_index_select(PLAN, NODE):
 
 
 class LeScalar(IrNode):
-    """``aten::le.Scalar(Tensor self, Scalar other) -> Tensor`` (generated kernel)."""
+    """``aten::le.Scalar``: ``le.Scalar(Tensor self, Scalar other) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::le.Scalar'
@@ -5509,7 +5512,7 @@ def make_lazy_le_Scalar(PLAN, NODE):
 
 
 class LeTensor(IrNode):
-    """``aten::le.Tensor(Tensor self, Tensor other) -> Tensor`` (generated kernel)."""
+    """``aten::le.Tensor``: ``le.Tensor(Tensor self, Tensor other) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::le.Tensor'
@@ -5581,7 +5584,7 @@ def make_lazy_le_Tensor(PLAN, NODE):
 
 
 class LerpScalar(IrNode):
-    """``aten::lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor`` (generated kernel)."""
+    """``aten::lerp.Scalar``: ``lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::lerp.Scalar'
@@ -5660,7 +5663,7 @@ def make_lazy_lerp_Scalar(PLAN, NODE):
 
 
 class LerpTensor(IrNode):
-    """``aten::lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor`` (generated kernel)."""
+    """``aten::lerp.Tensor``: ``lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::lerp.Tensor'
@@ -5748,7 +5751,7 @@ def make_lazy_lerp_Tensor(PLAN, NODE):
 
 
 class Log(IrNode):
-    """``aten::log(Tensor self) -> Tensor`` (generated kernel)."""
+    """``aten::log``: ``log(Tensor self) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::log'
@@ -5804,7 +5807,7 @@ def make_lazy_log(PLAN, NODE):
 
 
 class Log1p(IrNode):
-    """``aten::log1p(Tensor self) -> Tensor`` (generated kernel)."""
+    """``aten::log1p``: ``log1p(Tensor self) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::log1p'
@@ -5860,7 +5863,7 @@ def make_lazy_log1p(PLAN, NODE):
 
 
 class LogicalAnd(IrNode):
-    """``aten::logical_and(Tensor self, Tensor other) -> Tensor`` (generated kernel)."""
+    """``aten::logical_and``: ``logical_and(Tensor self, Tensor other) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::logical_and'
@@ -5932,7 +5935,7 @@ def make_lazy_logical_and(PLAN, NODE):
 
 
 class LogicalNot(IrNode):
-    """``aten::logical_not(Tensor self) -> Tensor`` (generated kernel)."""
+    """``aten::logical_not``: ``logical_not(Tensor self) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::logical_not'
@@ -5988,7 +5991,7 @@ def make_lazy_logical_not(PLAN, NODE):
 
 
 class LogicalOr(IrNode):
-    """``aten::logical_or(Tensor self, Tensor other) -> Tensor`` (generated kernel)."""
+    """``aten::logical_or``: ``logical_or(Tensor self, Tensor other) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::logical_or'
@@ -6060,7 +6063,7 @@ def make_lazy_logical_or(PLAN, NODE):
 
 
 class LogicalXor(IrNode):
-    """``aten::logical_xor(Tensor self, Tensor other) -> Tensor`` (generated kernel)."""
+    """``aten::logical_xor``: ``logical_xor(Tensor self, Tensor other) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::logical_xor'
@@ -6132,7 +6135,7 @@ def make_lazy_logical_xor(PLAN, NODE):
 
 
 class Logsumexp(IrNode):
-    """``aten::logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor`` (generated kernel)."""
+    """``aten::logsumexp``: ``logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::logsumexp'
@@ -6191,7 +6194,7 @@ def make_lazy_logsumexp(PLAN, NODE):
 
 
 class LtScalar(IrNode):
-    """``aten::lt.Scalar(Tensor self, Scalar other) -> Tensor`` (generated kernel)."""
+    """``aten::lt.Scalar``: ``lt.Scalar(Tensor self, Scalar other) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::lt.Scalar'
@@ -6254,7 +6257,7 @@ def make_lazy_lt_Scalar(PLAN, NODE):
 
 
 class LtTensor(IrNode):
-    """``aten::lt.Tensor(Tensor self, Tensor other) -> Tensor`` (generated kernel)."""
+    """``aten::lt.Tensor``: ``lt.Tensor(Tensor self, Tensor other) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::lt.Tensor'
@@ -6326,7 +6329,7 @@ def make_lazy_lt_Tensor(PLAN, NODE):
 
 
 class MaskedFillScalar(IrNode):
-    """``aten::masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor`` (generated kernel)."""
+    """``aten::masked_fill.Scalar``: ``masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::masked_fill.Scalar'
@@ -6405,7 +6408,7 @@ def make_lazy_masked_fill_Scalar(PLAN, NODE):
 
 
 class MaskedFillTensor(IrNode):
-    """``aten::masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor`` (generated kernel)."""
+    """``aten::masked_fill.Tensor``: ``masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::masked_fill.Tensor'
@@ -6493,7 +6496,7 @@ def make_lazy_masked_fill_Tensor(PLAN, NODE):
 
 
 class Max(IrNode):
-    """``aten::max(Tensor self) -> Tensor`` (generated kernel)."""
+    """``aten::max``: ``max(Tensor self) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::max'
@@ -6549,7 +6552,7 @@ def make_lazy_max(PLAN, NODE):
 
 
 class MaxDim(IrNode):
-    """``aten::max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`` (generated kernel)."""
+    """``aten::max.dim``: ``max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::max.dim'
@@ -6607,7 +6610,7 @@ def make_lazy_max_dim(PLAN, NODE):
 
 
 class Maximum(IrNode):
-    """``aten::maximum(Tensor self, Tensor other) -> Tensor`` (generated kernel)."""
+    """``aten::maximum``: ``maximum(Tensor self, Tensor other) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::maximum'
@@ -6679,7 +6682,7 @@ def make_lazy_maximum(PLAN, NODE):
 
 
 class Mean(IrNode):
-    """``aten::mean(Tensor self, *, ScalarType? dtype=None) -> Tensor`` (generated kernel)."""
+    """``aten::mean``: ``mean(Tensor self, *, ScalarType? dtype=None) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::mean'
@@ -6736,7 +6739,7 @@ def make_lazy_mean(PLAN, NODE):
 
 
 class MeanDim(IrNode):
-    """``aten::mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`` (generated kernel)."""
+    """``aten::mean.dim``: ``mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::mean.dim'
@@ -6798,7 +6801,7 @@ def make_lazy_mean_dim(PLAN, NODE):
 
 
 class Min(IrNode):
-    """``aten::min(Tensor self) -> Tensor`` (generated kernel)."""
+    """``aten::min``: ``min(Tensor self) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::min'
@@ -6854,7 +6857,7 @@ def make_lazy_min(PLAN, NODE):
 
 
 class MinDim(IrNode):
-    """``aten::min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`` (generated kernel)."""
+    """``aten::min.dim``: ``min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::min.dim'
@@ -6912,7 +6915,7 @@ def make_lazy_min_dim(PLAN, NODE):
 
 
 class Minimum(IrNode):
-    """``aten::minimum(Tensor self, Tensor other) -> Tensor`` (generated kernel)."""
+    """``aten::minimum``: ``minimum(Tensor self, Tensor other) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::minimum'
@@ -6984,7 +6987,7 @@ def make_lazy_minimum(PLAN, NODE):
 
 
 class Mm(IrNode):
-    """``aten::mm(Tensor self, Tensor mat2) -> Tensor`` (generated kernel)."""
+    """``aten::mm``: ``mm(Tensor self, Tensor mat2) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::mm'
@@ -7056,7 +7059,7 @@ def make_lazy_mm(PLAN, NODE):
 
 
 class MulScalar(IrNode):
-    """``aten::mul.Scalar(Tensor self, Scalar other) -> Tensor`` (generated kernel)."""
+    """``aten::mul.Scalar``: ``mul.Scalar(Tensor self, Scalar other) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::mul.Scalar'
@@ -7119,7 +7122,7 @@ def make_lazy_mul_Scalar(PLAN, NODE):
 
 
 class MulTensor(IrNode):
-    """``aten::mul.Tensor(Tensor self, Tensor other) -> Tensor`` (generated kernel)."""
+    """``aten::mul.Tensor``: ``mul.Tensor(Tensor self, Tensor other) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::mul.Tensor'
@@ -7191,7 +7194,7 @@ def make_lazy_mul_Tensor(PLAN, NODE):
 
 
 class Mv(IrNode):
-    """``aten::mv(Tensor self, Tensor vec) -> Tensor`` (generated kernel)."""
+    """``aten::mv``: ``mv(Tensor self, Tensor vec) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::mv'
@@ -7263,7 +7266,7 @@ def make_lazy_mv(PLAN, NODE):
 
 
 class NarrowCopy(IrNode):
-    """``aten::narrow_copy(Tensor self, int dim, SymInt start, SymInt length) -> Tensor`` (generated kernel)."""
+    """``aten::narrow_copy``: ``narrow_copy(Tensor self, int dim, SymInt start, SymInt length) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::narrow_copy'
@@ -7322,7 +7325,7 @@ def make_lazy_narrow_copy(PLAN, NODE):
 
 
 class NativeLayerNorm(IrNode):
-    """``aten::native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)`` (generated kernel)."""
+    """``aten::native_layer_norm``: ``native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::native_layer_norm'
@@ -7413,7 +7416,7 @@ def make_lazy_native_layer_norm(PLAN, NODE):
 
 
 class NeScalar(IrNode):
-    """``aten::ne.Scalar(Tensor self, Scalar other) -> Tensor`` (generated kernel)."""
+    """``aten::ne.Scalar``: ``ne.Scalar(Tensor self, Scalar other) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::ne.Scalar'
@@ -7476,7 +7479,7 @@ def make_lazy_ne_Scalar(PLAN, NODE):
 
 
 class NeTensor(IrNode):
-    """``aten::ne.Tensor(Tensor self, Tensor other) -> Tensor`` (generated kernel)."""
+    """``aten::ne.Tensor``: ``ne.Tensor(Tensor self, Tensor other) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::ne.Tensor'
@@ -7548,7 +7551,7 @@ def make_lazy_ne_Tensor(PLAN, NODE):
 
 
 class Neg(IrNode):
-    """``aten::neg(Tensor self) -> Tensor`` (generated kernel)."""
+    """``aten::neg``: ``neg(Tensor self) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::neg'
@@ -7604,7 +7607,7 @@ def make_lazy_neg(PLAN, NODE):
 
 
 class NllLoss2dForward(IrNode):
-    """``aten::nll_loss2d_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)`` (generated kernel)."""
+    """``aten::nll_loss2d_forward``: ``nll_loss2d_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::nll_loss2d_forward'
@@ -7693,7 +7696,7 @@ def make_lazy_nll_loss2d_forward(PLAN, NODE):
 
 
 class NllLossForward(IrNode):
-    """``aten::nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)`` (generated kernel)."""
+    """``aten::nll_loss_forward``: ``nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::nll_loss_forward'
@@ -7782,7 +7785,7 @@ def make_lazy_nll_loss_forward(PLAN, NODE):
 
 
 class NormScalar(IrNode):
-    """``aten::norm.Scalar(Tensor self, Scalar p=2) -> Tensor`` (generated kernel)."""
+    """``aten::norm.Scalar``: ``norm.Scalar(Tensor self, Scalar p=2) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::norm.Scalar'
@@ -7845,7 +7848,7 @@ def make_lazy_norm_Scalar(PLAN, NODE):
 
 
 class NormScalarOptDim(IrNode):
-    """``aten::norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor`` (generated kernel)."""
+    """``aten::norm.ScalarOpt_dim``: ``norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::norm.ScalarOpt_dim'
@@ -7912,7 +7915,7 @@ def make_lazy_norm_ScalarOpt_dim(PLAN, NODE):
 
 
 class NormScalarOptDimDtype(IrNode):
-    """``aten::norm.ScalarOpt_dim_dtype(Tensor self, Scalar? p, int[1] dim, bool keepdim, *, ScalarType dtype) -> Tensor`` (generated kernel)."""
+    """``aten::norm.ScalarOpt_dim_dtype``: ``norm.ScalarOpt_dim_dtype(Tensor self, Scalar? p, int[1] dim, bool keepdim, *, ScalarType dtype) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::norm.ScalarOpt_dim_dtype'
@@ -7980,7 +7983,7 @@ def make_lazy_norm_ScalarOpt_dim_dtype(PLAN, NODE):
 
 
 class NormScalarOptDtype(IrNode):
-    """``aten::norm.ScalarOpt_dtype(Tensor self, Scalar? p, *, ScalarType dtype) -> Tensor`` (generated kernel)."""
+    """``aten::norm.ScalarOpt_dtype``: ``norm.ScalarOpt_dtype(Tensor self, Scalar? p, *, ScalarType dtype) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::norm.ScalarOpt_dtype'
@@ -8044,7 +8047,7 @@ def make_lazy_norm_ScalarOpt_dtype(PLAN, NODE):
 
 
 class PermuteCopy(IrNode):
-    """``aten::permute_copy(Tensor self, int[] dims) -> Tensor`` (generated kernel)."""
+    """``aten::permute_copy``: ``permute_copy(Tensor self, int[] dims) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::permute_copy'
@@ -8102,7 +8105,7 @@ def make_lazy_permute_copy(PLAN, NODE):
 
 
 class PowScalar(IrNode):
-    """``aten::pow.Scalar(Scalar self, Tensor exponent) -> Tensor`` (generated kernel)."""
+    """``aten::pow.Scalar``: ``pow.Scalar(Scalar self, Tensor exponent) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::pow.Scalar'
@@ -8165,7 +8168,7 @@ def make_lazy_pow_Scalar(PLAN, NODE):
 
 
 class PowTensorScalar(IrNode):
-    """``aten::pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor`` (generated kernel)."""
+    """``aten::pow.Tensor_Scalar``: ``pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::pow.Tensor_Scalar'
@@ -8228,7 +8231,7 @@ def make_lazy_pow_Tensor_Scalar(PLAN, NODE):
 
 
 class PowTensorTensor(IrNode):
-    """``aten::pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor`` (generated kernel)."""
+    """``aten::pow.Tensor_Tensor``: ``pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::pow.Tensor_Tensor'
@@ -8300,7 +8303,7 @@ def make_lazy_pow_Tensor_Tensor(PLAN, NODE):
 
 
 class Prod(IrNode):
-    """``aten::prod(Tensor self, *, ScalarType? dtype=None) -> Tensor`` (generated kernel)."""
+    """``aten::prod``: ``prod(Tensor self, *, ScalarType? dtype=None) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::prod'
@@ -8357,7 +8360,7 @@ def make_lazy_prod(PLAN, NODE):
 
 
 class ProdDimInt(IrNode):
-    """``aten::prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`` (generated kernel)."""
+    """``aten::prod.dim_int``: ``prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::prod.dim_int'
@@ -8416,7 +8419,7 @@ def make_lazy_prod_dim_int(PLAN, NODE):
 
 
 class Relu(IrNode):
-    """``aten::relu(Tensor self) -> Tensor`` (generated kernel)."""
+    """``aten::relu``: ``relu(Tensor self) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::relu'
@@ -8472,7 +8475,7 @@ def make_lazy_relu(PLAN, NODE):
 
 
 class RemainderScalar(IrNode):
-    """``aten::remainder.Scalar(Tensor self, Scalar other) -> Tensor`` (generated kernel)."""
+    """``aten::remainder.Scalar``: ``remainder.Scalar(Tensor self, Scalar other) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::remainder.Scalar'
@@ -8535,7 +8538,7 @@ def make_lazy_remainder_Scalar(PLAN, NODE):
 
 
 class RemainderScalarTensor(IrNode):
-    """``aten::remainder.Scalar_Tensor(Scalar self, Tensor other) -> Tensor`` (generated kernel)."""
+    """``aten::remainder.Scalar_Tensor``: ``remainder.Scalar_Tensor(Scalar self, Tensor other) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::remainder.Scalar_Tensor'
@@ -8598,7 +8601,7 @@ def make_lazy_remainder_Scalar_Tensor(PLAN, NODE):
 
 
 class RemainderTensor(IrNode):
-    """``aten::remainder.Tensor(Tensor self, Tensor other) -> Tensor`` (generated kernel)."""
+    """``aten::remainder.Tensor``: ``remainder.Tensor(Tensor self, Tensor other) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::remainder.Tensor'
@@ -8670,7 +8673,7 @@ def make_lazy_remainder_Tensor(PLAN, NODE):
 
 
 class Repeat(IrNode):
-    """``aten::repeat(Tensor self, SymInt[] repeats) -> Tensor`` (generated kernel)."""
+    """``aten::repeat``: ``repeat(Tensor self, SymInt[] repeats) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::repeat'
@@ -8728,7 +8731,7 @@ def make_lazy_repeat(PLAN, NODE):
 
 
 class Roll(IrNode):
-    """``aten::roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor`` (generated kernel)."""
+    """``aten::roll``: ``roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::roll'
@@ -8788,7 +8791,7 @@ def make_lazy_roll(PLAN, NODE):
 
 
 class Round(IrNode):
-    """``aten::round(Tensor self) -> Tensor`` (generated kernel)."""
+    """``aten::round``: ``round(Tensor self) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::round'
@@ -8844,7 +8847,7 @@ def make_lazy_round(PLAN, NODE):
 
 
 class RoundDecimals(IrNode):
-    """``aten::round.decimals(Tensor self, *, int decimals) -> Tensor`` (generated kernel)."""
+    """``aten::round.decimals``: ``round.decimals(Tensor self, *, int decimals) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::round.decimals'
@@ -8901,7 +8904,7 @@ def make_lazy_round_decimals(PLAN, NODE):
 
 
 class Rsqrt(IrNode):
-    """``aten::rsqrt(Tensor self) -> Tensor`` (generated kernel)."""
+    """``aten::rsqrt``: ``rsqrt(Tensor self) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::rsqrt'
@@ -8957,7 +8960,7 @@ def make_lazy_rsqrt(PLAN, NODE):
 
 
 class RsubScalar(IrNode):
-    """``aten::rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor`` (generated kernel)."""
+    """``aten::rsub.Scalar``: ``rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::rsub.Scalar'
@@ -9027,7 +9030,7 @@ def make_lazy_rsub_Scalar(PLAN, NODE):
 
 
 class RsubTensor(IrNode):
-    """``aten::rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor`` (generated kernel)."""
+    """``aten::rsub.Tensor``: ``rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::rsub.Tensor'
@@ -9106,7 +9109,7 @@ def make_lazy_rsub_Tensor(PLAN, NODE):
 
 
 class ScatterReduce(IrNode):
-    """``aten::scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor`` (generated kernel)."""
+    """``aten::scatter.reduce``: ``scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::scatter.reduce'
@@ -9196,7 +9199,7 @@ def make_lazy_scatter_reduce(PLAN, NODE):
 
 
 class ScatterSrc(IrNode):
-    """``aten::scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor`` (generated kernel)."""
+    """``aten::scatter.src``: ``scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::scatter.src'
@@ -9285,7 +9288,7 @@ def make_lazy_scatter_src(PLAN, NODE):
 
 
 class ScatterValue(IrNode):
-    """``aten::scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor`` (generated kernel)."""
+    """``aten::scatter.value``: ``scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::scatter.value'
@@ -9365,7 +9368,7 @@ def make_lazy_scatter_value(PLAN, NODE):
 
 
 class ScatterValueReduce(IrNode):
-    """``aten::scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor`` (generated kernel)."""
+    """``aten::scatter.value_reduce``: ``scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::scatter.value_reduce'
@@ -9446,7 +9449,7 @@ def make_lazy_scatter_value_reduce(PLAN, NODE):
 
 
 class ScatterAdd(IrNode):
-    """``aten::scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor`` (generated kernel)."""
+    """``aten::scatter_add``: ``scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::scatter_add'
@@ -9535,7 +9538,7 @@ def make_lazy_scatter_add(PLAN, NODE):
 
 
 class SelectCopyInt(IrNode):
-    """``aten::select_copy.int(Tensor self, int dim, SymInt index) -> Tensor`` (generated kernel)."""
+    """``aten::select_copy.int``: ``select_copy.int(Tensor self, int dim, SymInt index) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::select_copy.int'
@@ -9593,7 +9596,7 @@ def make_lazy_select_copy_int(PLAN, NODE):
 
 
 class SelectScatter(IrNode):
-    """``aten::select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor`` (generated kernel)."""
+    """``aten::select_scatter``: ``select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::select_scatter'
@@ -9667,7 +9670,7 @@ def make_lazy_select_scatter(PLAN, NODE):
 
 
 class Sigmoid(IrNode):
-    """``aten::sigmoid(Tensor self) -> Tensor`` (generated kernel)."""
+    """``aten::sigmoid``: ``sigmoid(Tensor self) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::sigmoid'
@@ -9723,7 +9726,7 @@ def make_lazy_sigmoid(PLAN, NODE):
 
 
 class Sign(IrNode):
-    """``aten::sign(Tensor self) -> Tensor`` (generated kernel)."""
+    """``aten::sign``: ``sign(Tensor self) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::sign'
@@ -9779,7 +9782,7 @@ def make_lazy_sign(PLAN, NODE):
 
 
 class Silu(IrNode):
-    """``aten::silu(Tensor self) -> Tensor`` (generated kernel)."""
+    """``aten::silu``: ``silu(Tensor self) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::silu'
@@ -9835,7 +9838,7 @@ def make_lazy_silu(PLAN, NODE):
 
 
 class Sin(IrNode):
-    """``aten::sin(Tensor self) -> Tensor`` (generated kernel)."""
+    """``aten::sin``: ``sin(Tensor self) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::sin'
@@ -9891,7 +9894,7 @@ def make_lazy_sin(PLAN, NODE):
 
 
 class SliceCopyTensor(IrNode):
-    """``aten::slice_copy.Tensor(Tensor self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor`` (generated kernel)."""
+    """``aten::slice_copy.Tensor``: ``slice_copy.Tensor(Tensor self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::slice_copy.Tensor'
@@ -9951,7 +9954,7 @@ def make_lazy_slice_copy_Tensor(PLAN, NODE):
 
 
 class SliceScatter(IrNode):
-    """``aten::slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor`` (generated kernel)."""
+    """``aten::slice_scatter``: ``slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::slice_scatter'
@@ -10027,7 +10030,7 @@ def make_lazy_slice_scatter(PLAN, NODE):
 
 
 class Sort(IrNode):
-    """``aten::sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)`` (generated kernel)."""
+    """``aten::sort``: ``sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::sort'
@@ -10085,7 +10088,7 @@ def make_lazy_sort(PLAN, NODE):
 
 
 class SortStable(IrNode):
-    """``aten::sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)`` (generated kernel)."""
+    """``aten::sort.stable``: ``sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::sort.stable'
@@ -10144,7 +10147,7 @@ def make_lazy_sort_stable(PLAN, NODE):
 
 
 class SplitCopyTensor(IrNode):
-    """``aten::split_copy.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]`` (generated kernel)."""
+    """``aten::split_copy.Tensor``: ``split_copy.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::split_copy.Tensor'
@@ -10202,7 +10205,7 @@ def make_lazy_split_copy_Tensor(PLAN, NODE):
 
 
 class SplitWithSizesCopy(IrNode):
-    """``aten::split_with_sizes_copy(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]`` (generated kernel)."""
+    """``aten::split_with_sizes_copy``: ``split_with_sizes_copy(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::split_with_sizes_copy'
@@ -10261,7 +10264,7 @@ def make_lazy_split_with_sizes_copy(PLAN, NODE):
 
 
 class Sqrt(IrNode):
-    """``aten::sqrt(Tensor self) -> Tensor`` (generated kernel)."""
+    """``aten::sqrt``: ``sqrt(Tensor self) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::sqrt'
@@ -10317,7 +10320,7 @@ def make_lazy_sqrt(PLAN, NODE):
 
 
 class SqueezeCopy(IrNode):
-    """``aten::squeeze_copy(Tensor self) -> Tensor`` (generated kernel)."""
+    """``aten::squeeze_copy``: ``squeeze_copy(Tensor self) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::squeeze_copy'
@@ -10373,7 +10376,7 @@ def make_lazy_squeeze_copy(PLAN, NODE):
 
 
 class SqueezeCopyDim(IrNode):
-    """``aten::squeeze_copy.dim(Tensor self, int dim) -> Tensor`` (generated kernel)."""
+    """``aten::squeeze_copy.dim``: ``squeeze_copy.dim(Tensor self, int dim) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::squeeze_copy.dim'
@@ -10430,7 +10433,7 @@ def make_lazy_squeeze_copy_dim(PLAN, NODE):
 
 
 class SqueezeCopyDims(IrNode):
-    """``aten::squeeze_copy.dims(Tensor self, int[] dim) -> Tensor`` (generated kernel)."""
+    """``aten::squeeze_copy.dims``: ``squeeze_copy.dims(Tensor self, int[] dim) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::squeeze_copy.dims'
@@ -10488,7 +10491,7 @@ def make_lazy_squeeze_copy_dims(PLAN, NODE):
 
 
 class Stack(IrNode):
-    """``aten::stack(Tensor[] tensors, int dim=0) -> Tensor`` (generated kernel)."""
+    """``aten::stack``: ``stack(Tensor[] tensors, int dim=0) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::stack'
@@ -10532,7 +10535,7 @@ def make_lazy_stack(PLAN, NODE):
 
 
 class StdCorrection(IrNode):
-    """``aten::std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor`` (generated kernel)."""
+    """``aten::std.correction``: ``std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::std.correction'
@@ -10599,7 +10602,7 @@ def make_lazy_std_correction(PLAN, NODE):
 
 
 class SubScalar(IrNode):
-    """``aten::sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor`` (generated kernel)."""
+    """``aten::sub.Scalar``: ``sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::sub.Scalar'
@@ -10669,7 +10672,7 @@ def make_lazy_sub_Scalar(PLAN, NODE):
 
 
 class SubTensor(IrNode):
-    """``aten::sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor`` (generated kernel)."""
+    """``aten::sub.Tensor``: ``sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::sub.Tensor'
@@ -10748,7 +10751,7 @@ def make_lazy_sub_Tensor(PLAN, NODE):
 
 
 class Sum(IrNode):
-    """``aten::sum(Tensor self, *, ScalarType? dtype=None) -> Tensor`` (generated kernel)."""
+    """``aten::sum``: ``sum(Tensor self, *, ScalarType? dtype=None) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::sum'
@@ -10805,7 +10808,7 @@ def make_lazy_sum(PLAN, NODE):
 
 
 class SumDimIntList(IrNode):
-    """``aten::sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`` (generated kernel)."""
+    """``aten::sum.dim_IntList``: ``sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::sum.dim_IntList'
@@ -10867,7 +10870,7 @@ def make_lazy_sum_dim_IntList(PLAN, NODE):
 
 
 class TCopy(IrNode):
-    """``aten::t_copy(Tensor self) -> Tensor`` (generated kernel)."""
+    """``aten::t_copy``: ``t_copy(Tensor self) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::t_copy'
@@ -10923,7 +10926,7 @@ def make_lazy_t_copy(PLAN, NODE):
 
 
 class Tan(IrNode):
-    """``aten::tan(Tensor self) -> Tensor`` (generated kernel)."""
+    """``aten::tan``: ``tan(Tensor self) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::tan'
@@ -10979,7 +10982,7 @@ def make_lazy_tan(PLAN, NODE):
 
 
 class Tanh(IrNode):
-    """``aten::tanh(Tensor self) -> Tensor`` (generated kernel)."""
+    """``aten::tanh``: ``tanh(Tensor self) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::tanh'
@@ -11035,7 +11038,7 @@ def make_lazy_tanh(PLAN, NODE):
 
 
 class Topk(IrNode):
-    """``aten::topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)`` (generated kernel)."""
+    """``aten::topk``: ``topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::topk'
@@ -11095,7 +11098,7 @@ def make_lazy_topk(PLAN, NODE):
 
 
 class TransposeCopyInt(IrNode):
-    """``aten::transpose_copy.int(Tensor self, int dim0, int dim1) -> Tensor`` (generated kernel)."""
+    """``aten::transpose_copy.int``: ``transpose_copy.int(Tensor self, int dim0, int dim1) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::transpose_copy.int'
@@ -11153,7 +11156,7 @@ def make_lazy_transpose_copy_int(PLAN, NODE):
 
 
 class Tril(IrNode):
-    """``aten::tril(Tensor self, SymInt diagonal=0) -> Tensor`` (generated kernel)."""
+    """``aten::tril``: ``tril(Tensor self, SymInt diagonal=0) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::tril'
@@ -11210,7 +11213,7 @@ def make_lazy_tril(PLAN, NODE):
 
 
 class Triu(IrNode):
-    """``aten::triu(Tensor self, SymInt diagonal=0) -> Tensor`` (generated kernel)."""
+    """``aten::triu``: ``triu(Tensor self, SymInt diagonal=0) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::triu'
@@ -11267,7 +11270,7 @@ def make_lazy_triu(PLAN, NODE):
 
 
 class UnbindCopyInt(IrNode):
-    """``aten::unbind_copy.int(Tensor self, int dim=0) -> Tensor[]`` (generated kernel)."""
+    """``aten::unbind_copy.int``: ``unbind_copy.int(Tensor self, int dim=0) -> Tensor[]`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::unbind_copy.int'
@@ -11324,7 +11327,7 @@ def make_lazy_unbind_copy_int(PLAN, NODE):
 
 
 class UnfoldCopy(IrNode):
-    """``aten::unfold_copy(Tensor self, int dimension, int size, int step) -> Tensor`` (generated kernel)."""
+    """``aten::unfold_copy``: ``unfold_copy(Tensor self, int dimension, int size, int step) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::unfold_copy'
@@ -11383,7 +11386,7 @@ def make_lazy_unfold_copy(PLAN, NODE):
 
 
 class UnsqueezeCopy(IrNode):
-    """``aten::unsqueeze_copy(Tensor self, int dim) -> Tensor`` (generated kernel)."""
+    """``aten::unsqueeze_copy``: ``unsqueeze_copy(Tensor self, int dim) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::unsqueeze_copy'
@@ -11440,7 +11443,7 @@ def make_lazy_unsqueeze_copy(PLAN, NODE):
 
 
 class VarCorrection(IrNode):
-    """``aten::var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor`` (generated kernel)."""
+    """``aten::var.correction``: ``var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::var.correction'
@@ -11507,7 +11510,7 @@ def make_lazy_var_correction(PLAN, NODE):
 
 
 class ViewAsComplexCopy(IrNode):
-    """``aten::view_as_complex_copy(Tensor self) -> Tensor`` (generated kernel)."""
+    """``aten::view_as_complex_copy``: ``view_as_complex_copy(Tensor self) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::view_as_complex_copy'
@@ -11563,7 +11566,7 @@ def make_lazy_view_as_complex_copy(PLAN, NODE):
 
 
 class ViewAsRealCopy(IrNode):
-    """``aten::view_as_real_copy(Tensor self) -> Tensor`` (generated kernel)."""
+    """``aten::view_as_real_copy``: ``view_as_real_copy(Tensor self) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::view_as_real_copy'
@@ -11619,7 +11622,7 @@ def make_lazy_view_as_real_copy(PLAN, NODE):
 
 
 class ViewCopy(IrNode):
-    """``aten::view_copy(Tensor self, SymInt[] size) -> Tensor`` (generated kernel)."""
+    """``aten::view_copy``: ``view_copy(Tensor self, SymInt[] size) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::view_copy'
@@ -11677,7 +11680,7 @@ def make_lazy_view_copy(PLAN, NODE):
 
 
 class WhereSelf(IrNode):
-    """``aten::where.self(Tensor condition, Tensor self, Tensor other) -> Tensor`` (generated kernel)."""
+    """``aten::where.self``: ``where.self(Tensor condition, Tensor self, Tensor other) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::where.self'
@@ -11765,7 +11768,7 @@ def make_lazy_where_self(PLAN, NODE):
 
 
 class Zero(IrNode):
-    """``aten::zero(Tensor self) -> Tensor`` (generated kernel)."""
+    """``aten::zero``: ``zero(Tensor self) -> Tensor`` (generated kernel)."""
 
     __slots__ = ()
     OP_NAME = 'aten::zero'

@@ -89,15 +89,14 @@ def _header(b: ExternalBackend, source: str) -> list[str]:
         lines.append(
             "device_guard: True: kernels get their entry's device check and device guard (GUARDS)."
         )
-    if y.full_codegen or y.ir_gen:
+    if y.full_codegen or y.ir_gen or y.non_native:
         lines.append(
             f"Lazy IR: {ir_module_file_name(b.yaml.backend)} holds the generated node classes "
             f"({len(b.lazy_ops)}) and the kernels of the {len(y.full_codegen)} full_codegen "
             "operators; register() registers those kernels and their derived in-place/out= "
             "kernels (tensordispatch.lazy)."
         )
-    if y.non_native:
-        lines.append("non_native entries are validated only (no IR class is generated for them).")
+
     return [*lines, '"""']
 
 

@@ -51,6 +51,7 @@ __all__ = [
     "ir_ops_from_native",
     "kernel_name",
     "node_class_name",
+    "non_native_ir_ops",
 ]
 
 
@@ -58,12 +59,15 @@ __all__ = [
 class IrOp:
     """One operator to generate: ``name`` as the yaml lists it (``add.Tensor``), its schema,
     whether it gets a generated kernel (``full_codegen``) or only a node class (``ir_gen``),
-    and whether it has a shape function (see `check_ir_ops`)."""
+    and whether it has a shape function (see `check_ir_ops`). ``opkind`` is set for a
+    ``non_native`` entry (an IR-only operator, not in native_functions.yaml): the node's
+    ``OP_NAME`` (the entry's ``opkind``, else ``lazy::<name>``); it gets a node class only."""
 
     name: str
     schema: FunctionSchema
     kernel: bool = True
     has_shape_function: bool = True
+    opkind: str | None = None
 
 
 def node_class_name(name: str) -> str:
@@ -119,6 +123,8 @@ def check_ir_ops(ops: Sequence[IrOp], path: str = "<backend yaml>") -> None:
     """
     problems = []
     for op in ops:
+        if op.opkind is not None:  # non_native: IR-internal, any schema
+            continue
         kind = op.schema.kind()
         if _is_view(op.schema):
             problems.append(
@@ -183,13 +189,16 @@ def _node_class(op: IrOp) -> list[str]:
         f"({n!r}, {_KINDS.get(kinds.get(i, -1), 'attribute')!r}), " for i, n in enumerate(names)
     )
     what = "generated kernel" if op.kernel else "hand-written kernel (ir_gen)"
+    if op.opkind is not None:
+        what = "non_native: IR only, built by the backend's own code"
+    op_name = op.opkind if op.opkind is not None else f"aten::{op.name}"
     tracer = None if not op.kernel else ("static" if layout.static else "dynamic")
     lines = [
         f"class {node_class_name(op.name)}(IrNode):",
-        f'    """``aten::{op.schema}`` ({what})."""',
+        f'    """``{op_name}``: ``{op.schema}`` ({what})."""',
         "",
         "    __slots__ = ()",
-        f"    OP_NAME = {('aten::' + op.name)!r}",
+        f"    OP_NAME = {op_name!r}",
         f"    SCHEMA = {str(op.schema)!r}",
         f"    ARGUMENTS = ({arguments.rstrip()})",
         f"    TRACER = {tracer!r}",
@@ -211,7 +220,8 @@ def generate_ir_module(ops: Sequence[IrOp], *, backend: str, source: str) -> str
     """
     ops = sorted(ops, key=lambda op: op.name)
     full = [op.name for op in ops if op.kernel]
-    ir_only = [op.name for op in ops if not op.kernel]
+    ir_only = [op.name for op in ops if not op.kernel and op.opkind is None]
+    non_native = [op.name for op in ops if op.opkind is not None]
     lines = [
         f'"""Lazy IR of the {backend} backend: node classes and lazy kernels.',
         "",
@@ -220,7 +230,8 @@ def generate_ir_module(ops: Sequence[IrOp], *, backend: str, source: str) -> str
         "Codegen).",
         "",
         f"{len(full)} operators with a generated node class and kernel (full_codegen),",
-        f"{len(ir_only)} with a generated node class only (ir_gen).",
+        f"{len(ir_only)} with a generated node class only (ir_gen),",
+        f"{len(non_native)} IR-only (non_native).",
         '"""',
         "",
         "# ruff: noqa",
@@ -236,6 +247,9 @@ def generate_ir_module(ops: Sequence[IrOp], *, backend: str, source: str) -> str
         ")",
         "IR_GEN = (",
         *(f"    {n!r}," for n in ir_only),
+        ")",
+        "NON_NATIVE = (",
+        *(f"    {n!r}," for n in non_native),
         ")",
     ]
     for op in ops:
@@ -290,4 +304,22 @@ def ir_ops_from_native(
                 or f.has_composite_implicit_autograd_kernel
             )
             ops.append(IrOp(name, f.func, kernel, shape))
+    return ops
+
+
+def non_native_ir_ops(entries: Sequence[Any]) -> list[IrOp]:
+    """IrOp of each ``non_native`` entry (parse.NonNativeOp: func, opkind, properties): a
+    node class only, named after the schema's name and overload, ``OP_NAME`` its opkind.
+
+    >>> from tensordispatch.codegen.backend_stubs.model import NonNativeOp
+    >>> (op,) = non_native_ir_ops([NonNativeOp("scalar(Scalar value, ScalarType type) -> Tensor",
+    ...                                        "at::prim::Constant", ())])
+    >>> op.name, op.opkind, op.kernel
+    ('scalar', 'at::prim::Constant', False)
+    """
+    ops = []
+    for entry in entries:
+        schema = FunctionSchema.parse(entry.func)
+        name = str(schema.name)
+        ops.append(IrOp(name, schema, False, True, entry.opkind or f"lazy::{name}"))
     return ops

@@ -23,7 +23,11 @@ from typing import Any
 
 import yaml  # type: ignore[import-untyped,unused-ignore]
 
-from tensordispatch.codegen.backend_stubs.gen_lazy import check_ir_ops, ir_ops_from_native
+from tensordispatch.codegen.backend_stubs.gen_lazy import (
+    check_ir_ops,
+    ir_ops_from_native,
+    non_native_ir_ops,
+)
 from tensordispatch.codegen.backend_stubs.model import (
     BackendStubsError,
     BackendYaml,
@@ -313,8 +317,9 @@ def build_external_backend(
     # lazy codegen builds node classes from the schemas of full_codegen and ir_gen ops
     _lookup(y, "ir_gen", y.ir_gen, by_name, native.path)
     lazy_ops: tuple[Any, ...] = ()
-    if y.full_codegen or y.ir_gen:
+    if y.full_codegen or y.ir_gen or y.non_native:
         lazy_ops = tuple(ir_ops_from_native(y.full_codegen, y.ir_gen, native, y.path))
+        lazy_ops += tuple(non_native_ir_ops(y.non_native))
         check_ir_ops(lazy_ops, y.path)
     backend_index = None if supported_ops is None else _index(y, y.backend, supported_ops)
     autograd_index = (
