@@ -79,7 +79,7 @@ class BackendYaml:
 
     @property
     def lazy_lists(self) -> bool:
-        """Whether the yaml asks for lazy IR generation (``non_native`` is validated only)."""
+        """Whether the yaml asks for lazy IR generation (full_codegen, ir_gen, non_native)."""
         return bool(self.full_codegen or self.ir_gen or self.non_native)
 
 
