@@ -117,6 +117,12 @@ def matmul_rule(op: Any, plan: OpPlan, stack: list[Any], level: int) -> Any:
         return DECLINE  # the loop raises matmul's own error
     pa, ab = _unwrap(a, level)
     pb, bb = _unwrap(b, level)
+    if ab and not bb and rb <= 2:
+        # an unbatched matrix or vector on the right: the batch dim is one more leading dim
+        # of the left operand (a batched vector is a matrix), so one mm / matmul does it
+        if len(pa._shape) == 2:
+            return wrap(pa.mm(pb) if rb == 2 else pa.mv(pb), level)
+        return wrap(pa.matmul(pb), level)
     squeeze = []
     if ra == 1 and ab:
         pa, ra = pa.unsqueeze(-2), 2
