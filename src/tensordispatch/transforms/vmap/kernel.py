@@ -10,9 +10,10 @@ Note [One kernel, a table of rules]
 torch registers each batching rule as the operator's FuncTorchBatched kernel. We register
 one global fallback for FuncTorchBatched that consults ``RULES`` keyed by operator name:
 the same dispatch outcome, and the rule table stays plain data that tests and docs can
-list. Pointwise operators (the hottest rules) also get a direct FuncTorchBatched kernel
-that runs the unboxed pointwise rule without the fallback's lookups; it still consults
-``RULES`` first, so editing the table changes what runs.
+list. Pointwise operators and the reductions whose dim follows ``self`` (the hottest
+rules) also get a direct FuncTorchBatched kernel that runs the rule's common case unboxed,
+without the fallback's lookups; it still consults ``RULES`` first, so editing the table
+changes what runs.
 
 Note [Lazy registration]
 Nothing is registered on import: the first ``vmap`` call installs the kernels (the
