@@ -176,6 +176,15 @@ def test_matmul_shape_mismatch_is_torchs_error() -> None:
     assert str(ours.value) == "mat1 and mat2 shapes cannot be multiplied (4x16 and 15x32)"
 
 
+def test_matmul_dtype_mismatch_is_torchs_error() -> None:
+    with pytest.raises(RuntimeError) as ours:
+        vmap(lambda r: r @ td.ones(16, 32, dtype=td.float64))(td.ones(4, 16))
+    with pytest.raises(RuntimeError) as theirs:
+        tf.vmap(lambda r: r @ torch.ones(16, 32, dtype=torch.float64))(torch.ones(4, 16))
+    assert str(ours.value) == str(theirs.value)
+    assert str(ours.value) == "expected m1 and m2 to have the same dtype, but got: float != double"
+
+
 def test_per_sample_grads_through_unbatched_matmul_match_torch_func() -> None:
     w, tw = _pair((4, 3))
     x, tx = _pair((6, 4), 1)
