@@ -327,7 +327,10 @@ def _ones(t: Tensor) -> Tensor:
     """The implicit seed gradient (ones_like), built directly for NumPy-backed tensors."""
     data = t._data
     if isinstance(data, np.ndarray):
-        return Tensor._wrap_numpy(np.ones(t._shape, data.dtype), t.dtype)
+        shape = t._shape
+        if not shape:  # a 0-dim loss: one C call instead of np.ones' Python wrapper
+            return Tensor._wrap_numpy(np.array(1, data.dtype), t.dtype)
+        return Tensor._wrap_numpy(np.ones(shape, data.dtype), t.dtype)
     result: Tensor = _ones_like(t)
     return result
 

@@ -37,9 +37,15 @@ def backward(
     inputs: Any = None,
 ) -> None:
     """Accumulate the gradient of this tensor into the graph's leaves."""
-    from tensordispatch.autograd.engine import backward as run
+    run = _ENGINE_BACKWARD
+    if not run:  # the engine imports this module's siblings: bound on first use
+        from tensordispatch.autograd.engine import backward as engine_backward
 
-    run(self, gradient, retain_graph, create_graph, inputs)
+        run.append(engine_backward)
+    run[0](self, gradient, retain_graph, create_graph, inputs)
+
+
+_ENGINE_BACKWARD: list[Any] = []
 
 
 def is_leaf(self: Tensor) -> bool:
