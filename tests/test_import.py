@@ -183,3 +183,26 @@ def test_threads_racing_on_a_first_use_all_get_the_operator() -> None:
         """
     )
     assert out == "8 True\n"
+
+
+def test_threads_first_using_operators_inside_their_own_batches_all_finish() -> None:
+    out = _run(
+        """
+        import threading
+        import tensordispatch as td
+        from tensordispatch.dispatch.dispatcher import DISPATCHER
+        barrier = threading.Barrier(4)
+        results = []
+        def work(i):
+            a = td.ones(2, 2)
+            barrier.wait()
+            with DISPATCHER.batch():
+                r = [td.mm(a, a), td.bmm(a[None], a[None])[0], td.tanh(a), td.exp(a)][i]
+            results.append(r.shape == (2, 2))
+        threads = [threading.Thread(target=work, args=(i,), daemon=True) for i in range(4)]
+        for t in threads: t.start()
+        for t in threads: t.join(60)
+        print(sum(results), any(t.is_alive() for t in threads))
+        """
+    )
+    assert out == "4 False\n"

@@ -53,7 +53,6 @@ its schema, an alias-key fallback checks every slot before filling any.
 from __future__ import annotations
 
 import threading
-import time
 import warnings
 import weakref
 from collections.abc import Callable, Iterable, Iterator
@@ -83,6 +82,8 @@ from tensordispatch.dispatch.signature import kernel_site, signature_problem
 from tensordispatch.schema.model import FunctionSchema
 
 __all__ = ["DISPATCHER", "Dispatcher", "RegistrationHandle", "kernel_site"]
+
+_Announce = dict[OperatorEntry, None]  # entries a batch announces to the listeners at its end
 
 
 class RegistrationHandle:
@@ -190,6 +191,9 @@ class Dispatcher:
         self._lazy: dict[str, Callable[[str], None]] = {}
         self._lazy_lock = threading.RLock()
         self._materialising: set[str] = set()
+        # the batching thread's batches set aside while it defines an operator
+        # (_suspend_batch): it keeps the ownership, so no other thread's batch interleaves
+        self._batch_frames: list[tuple[int, dict[OperatorEntry, None], _Announce]] = []
 
     @contextmanager
     def batch(self) -> Iterator[None]:
@@ -221,7 +225,8 @@ class Dispatcher:
                 with self.lock:
                     self._batch_depth -= 1
                     if self._batch_depth == 0:
-                        self._batch_owner = None
+                        if not self._batch_frames:
+                            self._batch_owner = None
                         dirty, self._dirty = self._dirty, {}
                         for entry in dirty:
                             entry.refresh(self.fallbacks, self.tracer)
@@ -262,15 +267,19 @@ class Dispatcher:
         """Tell the listeners about a published def or impl (called without the lock)."""
         if not self._listeners:
             return
-        if self._batch_owner is not None and self._batch_owner == threading.get_ident():
+        if self._deferring():
             self._to_announce[entry] = None
             return
         for fn in self._listeners:
             fn(entry)
 
+    def _deferring(self) -> bool:
+        """Whether this thread is inside a batch (not one set aside by _suspend_batch)."""
+        return self._batch_depth > 0 and self._batch_owner == threading.get_ident()
+
     def _refresh(self, entry: OperatorEntry) -> None:
         """Recompute and publish ``entry`` now, or at the end of this thread's batch."""
-        if self._batch_owner is not None and self._batch_owner == threading.get_ident():
+        if self._deferring():
             self._dirty[entry] = None
         else:
             entry.refresh(self.fallbacks, self.tracer)
@@ -331,41 +340,35 @@ class Dispatcher:
             if fn is None or qualified in self._materialising:
                 return
             self._materialising.add(qualified)
-            outer = self._suspend_batch()
+            suspended = self._suspend_batch()
             try:
                 fn(qualified)
             finally:
-                self._resume_batch(outer)
+                self._resume_batch(suspended)
                 self._materialising.discard(qualified)
                 if self._lazy.get(qualified) is fn:
                     del self._lazy[qualified]
 
-    def _suspend_batch(self) -> tuple[Any, ...] | None:
+    def _suspend_batch(self) -> bool:
         """Set this thread's open batch aside, so an operator defined inside it is published
-        (and announced) at once, as if it had been defined at import, before the batch."""
+        (and announced) at once, as if it had been defined at import, before the batch. The
+        thread stays the batch owner meanwhile (no other thread's batch can interleave)."""
         with self.lock:
             if self._batch_owner != threading.get_ident():
-                return None
-            outer = (self._batch_depth, self._dirty, self._to_announce)
-            self._batch_owner, self._batch_depth, self._dirty, self._to_announce = None, 0, {}, {}
-            return outer
+                return False
+            self._batch_frames.append((self._batch_depth, self._dirty, self._to_announce))
+            self._batch_depth, self._dirty, self._to_announce = 0, {}, {}
+            return True
 
-    def _resume_batch(self, outer: tuple[Any, ...] | None) -> None:
-        if outer is None:
+    def _resume_batch(self, suspended: bool) -> None:
+        if not suspended:
             return
-        while True:  # another thread may have opened a batch meanwhile: let it finish
-            self.lock.__enter__()
-            if self._batch_owner is None:
-                break
-            self.lock.__exit__()
-            time.sleep(0.001)
-        try:
+        with self.lock:
+            depth, dirty, announce = self._batch_frames.pop()
             self._batch_owner = threading.get_ident()
-            self._batch_depth, dirty, announce = outer
+            self._batch_depth = depth
             self._dirty = {**dirty, **self._dirty}
             self._to_announce = {**announce, **self._to_announce}
-        finally:
-            self.lock.__exit__()
 
     def materialise_all(self) -> None:
         """Define every pending operator (before anything enumerates operators)."""
@@ -688,7 +691,7 @@ class Dispatcher:
 
     def _refresh_slots(self, slots: list[int]) -> None:
         # A fallback only feeds rule 9 of its own slots (Note [The table is never stale]).
-        if self._batch_owner is not None and self._batch_owner == threading.get_ident():
+        if self._deferring():
             self._dirty.update(dict.fromkeys(self.entries.values()))
             return
         for entry in self.entries.values():
