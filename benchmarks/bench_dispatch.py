@@ -15,8 +15,10 @@ machinery around the kernel, not the kernel:
   operators with the same schema and tensors, one per kind: the whole calls (which include
   the boxed kernel's own dearer call, three arguments and a list index, ~27 ns more than
   the unboxed kernel's when both are called directly) and the dispatch overheads alone
-  (each call minus calling its kernel directly). An operator whose default calls all reach
-  boxed kernels runs its boxed-first entry (calling.py, Note [Boxed-first entries]);
+  (each call minus calling its kernel directly). An operator whose default calls reach a
+  boxed kernel runs its boxed-first entry (calling.py, Note [Boxed-first entries]). The
+  script prints the whole-call ratio a boxed path with no extra dispatch cost would have
+  (the floor set by the kernel's own convention);
 * the same comparison on ONE operator whose calls reach both kinds (an unboxed CPU kernel
   and a boxed Meta kernel, called on stand-in tensors with those key sets): its boxed calls
   pay the boxing adapter's frame (Note [Boxing adapters]);
@@ -174,6 +176,12 @@ def main() -> None:
             f"{name:<34}{value:>8.3f}{'<= ' + str(target):>9}  {'yes' if value <= target else 'NO'}"
         )
     print()
+    convention = rows["boxed kernel called directly"] - rows["kernel called directly"]
+    floor = (rows["td call, unboxed kernel"] + convention) / rows["td call, unboxed kernel"]
+    print(
+        f"the boxed convention itself costs {convention:.0f} ns (list, third argument, index):"
+        f" a boxed path with no extra dispatch cost would be {floor:.3f}x the unboxed call"
+    )
     torch_overhead = rows["torch call, Python kernel"] - rows["kernel called directly"]
     tail = f"(boxed kernel {boxed_overhead:.0f} ns), torch {torch_overhead:.0f} ns"
     print(f"dispatch overhead over calling the kernel: td {overhead:.0f} ns {tail}")
