@@ -202,3 +202,17 @@ def test_inline_scalar_cache_gives_scalar_nodes_node(value: int) -> None:
         assert fast.hash == slow.hash and fast.operands[-1] == slow.operands[-1]
     plain = v.item() if isinstance(v, np.generic) else v
     assert fast.operands[-1][0] is scalar_node(plain, wrap_number(v).dtype)
+
+
+def test_uninstall_drops_the_sessions_metrics_and_compiled_graphs() -> None:
+    x = td.ones(3).to("lazy")
+    (x + 1).to("cpu")
+    assert lazy.metrics.counter_value("UncachedCompile") == 1
+    lazy.uninstall()
+    try:
+        assert lazy.metrics.counter_names() == []
+    finally:
+        lazy.install()
+    y = td.ones(3).to("lazy")
+    (y + 1).to("cpu")  # the same graph compiles again: the cache went with the session
+    assert lazy.metrics.counter_value("UncachedCompile") == 1

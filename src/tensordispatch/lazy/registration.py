@@ -261,12 +261,18 @@ def init() -> LazyInit:
 
 
 def uninstall() -> None:
-    """Undo `install()` exactly."""
+    """Undo `install()` exactly; the metrics and the compile cache of that session are
+    dropped too, so a later `init()` starts from zero counters as a fresh process does."""
     if not _STATE:
         return
+    from tensordispatch.lazy import metrics
+    from tensordispatch.lazy.executor import clear_compile_cache
+
     lib, shortcuts, fallback, methods = _STATE
     methods.remove()
     fallback.remove()
     shortcuts._destroy()
     lib._destroy()
     _STATE.clear()
+    clear_compile_cache()
+    metrics.reset_metrics()
