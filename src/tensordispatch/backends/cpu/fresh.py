@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from tensordispatch.backends.cpu.fpstate import QUIET_RUN, quiet_retry
+from tensordispatch.backends.overlap import check_written
 from tensordispatch.backends.structured import alloc_cpu
 from tensordispatch.tensor import dtypes as _dt
 from tensordispatch.tensor.device import CPU
@@ -430,6 +431,8 @@ CPU_FUNCTIONAL_KERNELS: dict[str, Callable[..., Tensor]] = {
 # than self's (the meta function's computation dtype is then self's own), the ufunc writes
 # into self's array directly, as the out= impl would with that dtype. Anything else takes the
 # generated wrapper's three steps. Version bumps stay with the ADInplaceOrView kernel above.
+# Memory overlap (backends/overlap.py) is checked inline only as far as its cheap part: a
+# zero stride in self or an operand over self's storage calls check_written first.
 
 
 def _fused_inplace(
@@ -447,6 +450,13 @@ def _fused_inplace(
     def fast(self: Tensor, other: Tensor) -> bool:
         dt = self.dtype
         if dt._category >= min_category and self.device is other.device:
+            if (
+                self._base is not None
+                or other._base is not None
+                or self._storage is not None
+                or 0 in self._strides
+            ):  # not two plain roots: Note [Overlap checks cost nothing when storage ...]
+                check_written(self, (other,))
             od = other.dtype
             a, b = self._data, other._data
             if od is dt and other._shape == self._shape and not other._wrapped_number:

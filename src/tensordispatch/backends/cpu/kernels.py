@@ -22,13 +22,19 @@ from tensordispatch.backends.common import (
     strided,
 )
 from tensordispatch.backends.cpu.fpstate import FP_QUIET, FP_STATE, QUIET_RUN, quiet_fp, quiet_retry
+from tensordispatch.backends.overlap import (
+    INTERNAL_OVERLAP,
+    PARTIAL_OVERLAP,
+    check_written,
+    has_internal_overlap,
+    partial_overlap,
+)
 from tensordispatch.backends.structured import alloc_cpu, empty_strided_cpu_array
 from tensordispatch.backends.views import view
 from tensordispatch.tensor import dtypes as _dt
 from tensordispatch.tensor.geometry import contiguous_of
 from tensordispatch.tensor.tensor import (
     Tensor,
-    is_non_overlapping_and_dense,
     new_cpu_tensor,
 )
 
@@ -249,6 +255,7 @@ def addmm_out(
 
 
 def abs_out(self: Tensor, *, out: Tensor) -> Tensor:
+    check_written(out, (self,))
     if self.dtype is _dt.bool:
         raise NotImplementedError("\"abs_cpu\" not implemented for 'Bool'")
     from tensordispatch.backends.meta.kernels import abs_out_meta
@@ -344,16 +351,6 @@ def fill_(self: Tensor, value: Any) -> Tensor:
     return self
 
 
-_PARTIAL_OVERLAP = (
-    "unsupported operation: some elements of the input tensor and the written-to tensor refer "
-    "to a single memory location. Please clone() the tensor before performing the operation."
-)
-_INTERNAL_OVERLAP = (
-    "unsupported operation: more than one element of the written-to tensor refers to a single "
-    "memory location. Please clone() the tensor before performing the operation."
-)
-
-
 def _root(t: Tensor) -> Tensor:
     return t if t._base is None else t._base
 
@@ -370,30 +367,12 @@ def _same_data(a: Tensor, b: Tensor) -> bool:
 
 
 def check_no_overlap(out: Tensor, src: Tensor) -> None:
-    """torch's TensorIterator memory-overlap checks for one output and one input.
-
-    The output must not have two elements at one address (a stride 0 over a size > 1), and
-    the input must not share some but not all of the output's memory (torch's
-    get_overlap_status: PARTIAL raises; cases it finds too hard to decide - either side not
-    non-overlapping-and-dense - are let through, as torch does).
-    """
-    if not is_non_overlapping_and_dense(out._shape, out._strides):
-        if any(st == 0 and n > 1 for n, st in zip(out._shape, out._strides, strict=True)):
-            raise RuntimeError(_INTERNAL_OVERLAP)
-        return
-    if out is src or _root(out) is not _root(src) or not out.numel() or not src.numel():
-        return
-    if not is_non_overlapping_and_dense(src._shape, src._strides):
-        return
-    a_begin = out._offset * out.dtype.itemsize
-    a_end = a_begin + out.numel() * out.dtype.itemsize
-    b_begin = src._offset * src.dtype.itemsize
-    b_end = b_begin + src.numel() * src.dtype.itemsize
-    if a_begin == b_begin and a_end == b_end:
-        if out._strides != src._strides:
-            raise RuntimeError(_PARTIAL_OVERLAP)
-    elif a_begin < b_end and b_begin < a_end:
-        raise RuntimeError(_PARTIAL_OVERLAP)
+    """torch's TensorIterator memory-overlap checks for one output and one input
+    (backends/overlap.py: internal overlap of ``out``, then partial overlap with ``src``)."""
+    if has_internal_overlap(out):
+        raise RuntimeError(INTERNAL_OVERLAP)
+    if partial_overlap(out, src):
+        raise RuntimeError(PARTIAL_OVERLAP)
 
 
 def copy_(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:

@@ -20,6 +20,7 @@ import numpy as np
 from tensordispatch.backends.common import scalar_type_name
 from tensordispatch.backends.cpu.fpstate import QUIET_RUN, quiet_fp, quiet_retry
 from tensordispatch.backends.meta.pointwise import logical_spec, where_spec
+from tensordispatch.backends.overlap import check_written
 from tensordispatch.backends.structured import alloc_cpu, prepare_out
 from tensordispatch.tensor import dtypes as _dt
 from tensordispatch.tensor.tensor import Tensor
@@ -178,7 +179,8 @@ def pow_Tensor_Scalar_out(pre: Any, self: Tensor, exponent: Any, out: Tensor) ->
 def pow_Scalar_out(pre: Any, self: Any, exponent: Tensor, out: Tensor) -> None:
     if self == 1 and not isinstance(self, bool):  # ones, whatever the exponent's dtype
         out._data[...] = 1
-    else:
+    else:  # torch runs pow.Tensor_Tensor_out into the resized out: its overlap checks
+        check_written(out, (exponent,))
         _store(out, _power(pre, _arg(self, pre), _arg(exponent, pre)))
 
 
@@ -478,6 +480,7 @@ def where(condition: Tensor, self: Tensor, other: Tensor) -> Tensor:
 
 
 def where_self_out(condition: Tensor, self: Tensor, other: Tensor, *, out: Tensor) -> Tensor:
+    check_written(out, (condition, self, other))
     prepare_out(out, where_spec(condition, self, other, out))
     _store(out, np.where(condition._data.astype(bool), self._data, other._data))
     return out
@@ -485,6 +488,7 @@ def where_self_out(condition: Tensor, self: Tensor, other: Tensor, *, out: Tenso
 
 def _logical(ufunc: Any) -> Callable[..., Tensor]:
     def kernel(self: Tensor, other: Tensor, *, out: Tensor) -> Tensor:
+        check_written(out, (self, other))
         prepare_out(out, logical_spec(out, (self, other)))
         _store(out, ufunc(self._data != 0, other._data != 0))
         return out
@@ -494,6 +498,7 @@ def _logical(ufunc: Any) -> Callable[..., Tensor]:
 
 
 def logical_not_out(self: Tensor, *, out: Tensor) -> Tensor:
+    check_written(out, (self,))
     prepare_out(out, logical_spec(out, (self,)))
     _store(out, self._data == 0)
     return out

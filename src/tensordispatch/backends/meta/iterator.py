@@ -14,12 +14,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from tensordispatch.backends.common import broadcast_shapes, shape_text
+from tensordispatch.backends.overlap import check_written
 from tensordispatch.tensor import dtypes as _dt
 from tensordispatch.tensor.dtypes import _result_type_of, can_cast, dtype
 from tensordispatch.tensor.geometry import contiguous_of
 from tensordispatch.tensor.tensor import is_non_overlapping_and_dense
 
-__all__ = ["Spec", "output_strides", "pointwise"]
+__all__ = ["Spec", "check_can_cast", "output_strides", "pointwise"]
 
 # A structured meta function's answer for one output: (shape, strides or None, dtype).
 # None strides mean contiguous. Plain tuples: they are built on every call.
@@ -142,6 +143,24 @@ def _check_devices(inputs: Sequence[Any]) -> None:
             )
 
 
+def check_can_cast(common: dtype, out: Any) -> None:
+    """TensorIterator's check that the computation dtype can be cast to an existing output.
+
+    >>> from tensordispatch.tensor import tensor, float32
+    >>> check_can_cast(float32, tensor([1]))
+    Traceback (most recent call last):
+    ...
+    RuntimeError: result type Float can't be cast to the desired output type Long
+    """
+    if not can_cast(common, out.dtype):
+        from tensordispatch.backends.common import scalar_type_name
+
+        raise RuntimeError(
+            f"result type {scalar_type_name(common)} can't be cast to the desired output "
+            f"type {scalar_type_name(out.dtype)}"
+        )
+
+
 def pointwise(
     outs: tuple[Any, ...] | None,
     inputs: Sequence[Any],
@@ -177,6 +196,8 @@ def pointwise(
         shape, common = only._shape, only.dtype
         if len(shape) <= 1 and (common.is_floating_point or not int_to_float):
             return ((shape, None, common),), common
+    if outs is not None:  # TensorIterator checks memory overlap first (CPU data only)
+        check_written(outs[0], inputs)
     if len(inputs) == 1:
         only = inputs[0]
         shape = only._shape
@@ -205,13 +226,7 @@ def pointwise(
     if outs is None:
         return ((shape, output_strides(shape, inputs), common),), common
     out = outs[0]
-    if not can_cast(common, out.dtype):
-        from tensordispatch.backends.common import scalar_type_name
-
-        raise RuntimeError(
-            f"result type {scalar_type_name(common)} can't be cast to the desired output "
-            f"type {scalar_type_name(out.dtype)}"
-        )
+    check_can_cast(common, out)
     if out._shape == shape:
         return ((shape, out._strides, out.dtype),), common
     if any(out is t for t in inputs):

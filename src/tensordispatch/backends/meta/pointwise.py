@@ -22,7 +22,8 @@ from typing import Any
 
 from tensordispatch.backends.aten import wrap_number
 from tensordispatch.backends.common import scalar_type_name, shape_text, type_meta_name
-from tensordispatch.backends.meta.iterator import Spec, output_strides, pointwise
+from tensordispatch.backends.meta.iterator import Spec, check_can_cast, output_strides, pointwise
+from tensordispatch.backends.overlap import check_written
 from tensordispatch.backends.structured import alloc_meta, prepare_out
 from tensordispatch.tensor import dtypes as _dt
 from tensordispatch.tensor.dtypes import _result_type_of
@@ -63,6 +64,7 @@ def unary_same_dtype(outs: Any, self: Any, dtype: Any = None) -> MetaResult:
     if outs is None:
         return ((shape, output_strides(shape, (self,)), dt),), dt
     out = outs[0]
+    check_written(out, (self,))
     if out.dtype is not dt:
         raise RuntimeError(
             f"Found dtype {scalar_type_name(out.dtype)} but expected {scalar_type_name(dt)}"
@@ -108,8 +110,12 @@ def pow_Tensor_Scalar(outs: Any, self: Any, exponent: Any) -> MetaResult:
 
 
 def pow_Scalar(outs: Any, self: Any, exponent: Any) -> MetaResult:
-    """A number raised to a tensor: a contiguous output of the exponent's shape."""
-    _, common = pointwise(outs, (wrap_number(self), exponent))
+    """A number raised to a tensor: a contiguous output of the exponent's shape. torch's meta
+    function builds no TensorIterator: memory overlap is checked by the CPU impl, after the
+    out= tensor was resized (and not at all for a base of 1, which fills ones)."""
+    _, common = pointwise(None, (wrap_number(self), exponent))
+    if outs is not None:
+        check_can_cast(common, outs[0])
     dt = common if outs is None else outs[0].dtype
     return ((exponent._shape, None, dt),), common
 

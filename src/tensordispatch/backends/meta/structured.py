@@ -28,6 +28,7 @@ from tensordispatch.backends.common import (
     wrap_dim,
 )
 from tensordispatch.backends.meta.iterator import Spec, pointwise
+from tensordispatch.backends.overlap import check_written
 from tensordispatch.tensor import dtypes as _dt
 from tensordispatch.tensor.tensor import Tensor
 
@@ -114,6 +115,8 @@ def comparison(outs: Any, self: Any, other: Any) -> MetaResult:
     dtype, without a can-cast check: torch's comparison TensorIterator)."""
     if not isinstance(other, Tensor):
         other = wrap_number(other)
+    if outs is not None:
+        check_written(outs[0], (self, other))
     specs, common = pointwise(None, (self, other))
     if outs is None:
         shape, strides, _ = specs[0]

@@ -1,0 +1,147 @@
+"""torch's memory-overlap checks of written-to tensors (TensorIterator's compute_mem_overlaps).
+
+An in-place or out= call must not write through an output that has two elements at one
+address (a stride 0 over a size > 1: ``x.expand(3, 3).add_(1)``), and no input may share
+some but not all of an output's memory (``x[1:].add_(x[:-1])``): the result would depend on
+the order the elements are visited in. Exactly the same memory (``x.add_(x)``, the same
+elements with the same strides) is allowed, and so is any pair torch finds too hard to
+decide (either side not non-overlapping-and-dense: an expanded or strided input).
+
+Note [Overlap checks cost nothing when storage is not shared]
+The check runs on every in-place and out= call of the pointwise family, so its common case
+is a few attribute reads: a written-to tensor without a zero stride cannot overlap itself,
+and an input whose root tensor (the owner of the storage; ``_base`` of a view) is not the
+output's root cannot share its memory. Only inputs over the output's storage reach the
+address arithmetic. Like torch, only tensors with data are checked: torch's meta kernels do
+not check, so meta (and lazy) tensors, whose ``_data`` is None, pass.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from tensordispatch.tensor.geometry import is_non_overlapping_and_dense
+from tensordispatch.tensor.tensor import Tensor
+
+__all__ = [
+    "INTERNAL_OVERLAP",
+    "PARTIAL_OVERLAP",
+    "check_written",
+    "has_internal_overlap",
+    "partial_overlap",
+]
+
+PARTIAL_OVERLAP = (
+    "unsupported operation: some elements of the input tensor and the written-to tensor refer "
+    "to a single memory location. Please clone() the tensor before performing the operation."
+)
+INTERNAL_OVERLAP = (
+    "unsupported operation: more than one element of the written-to tensor refers to a single "
+    "memory location. Please clone() the tensor before performing the operation."
+)
+
+
+def has_internal_overlap(t: Tensor) -> bool:
+    """Whether ``t`` surely has two elements at one address (torch's has_internal_overlap
+    answering YES: a stride 0 over a size > 1; other overlaps are "too hard" and pass).
+
+    >>> import tensordispatch as td
+    >>> has_internal_overlap(td.zeros(1).expand(3)), has_internal_overlap(td.zeros(3))
+    (True, False)
+    """
+    strides = t._strides
+    if 0 not in strides:
+        return False
+    shape = t._shape
+    if 0 in shape:
+        return False
+    return any(st == 0 and n > 1 for n, st in zip(shape, strides, strict=True))
+
+
+def _shares_storage(a: Tensor, b: Tensor) -> bool:
+    ra = a if a._base is None else a._base
+    rb = b if b._base is None else b._base
+    if ra is rb:
+        return True
+    return ra._storage is not None and ra._storage is rb._storage
+
+
+def _numel(shape: tuple[int, ...]) -> int:
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
+def _partial(out: Tensor, src: Tensor) -> bool:
+    """partial_overlap for two distinct tensors over one storage (1-d views spelled out:
+    this runs on every in-place call between views of one tensor)."""
+    shape, strides = out._shape, out._strides
+    if len(shape) == 1:
+        n_out = shape[0]
+        dense = n_out < 2 or strides[0] == 1
+    else:
+        n_out = _numel(shape)
+        dense = is_non_overlapping_and_dense(shape, strides)
+    if not dense:
+        return False  # torch: too hard to decide, allowed
+    shape, strides = src._shape, src._strides
+    if len(shape) == 1:
+        n_src = shape[0]
+        dense = n_src < 2 or strides[0] == 1
+    else:
+        n_src = _numel(shape)
+        dense = is_non_overlapping_and_dense(shape, strides)
+    if not (dense and n_out and n_src):
+        return False
+    a_size, b_size = out.dtype.itemsize, src.dtype.itemsize
+    a_begin = out._offset * a_size
+    a_end = a_begin + n_out * a_size
+    b_begin = src._offset * b_size
+    b_end = b_begin + n_src * b_size
+    if a_begin == b_begin and a_end == b_end:
+        return out._strides != src._strides
+    return a_begin < b_end and b_begin < a_end
+
+
+def partial_overlap(out: Tensor, src: Tensor) -> bool:
+    """Whether ``src`` shares some but not all of ``out``'s memory (torch's
+    get_overlap_status answering PARTIAL). Same elements with other strides are partial.
+
+    >>> import tensordispatch as td
+    >>> x = td.arange(6.0)
+    >>> partial_overlap(x[1:4], x[0:3]), partial_overlap(x[0:3], x[0:3]), partial_overlap(x, x.t())
+    (True, False, False)
+    """
+    if out is src or not _shares_storage(out, src):
+        return False
+    return _partial(out, src)
+
+
+def check_written(out: Any, inputs: Iterable[Any]) -> None:
+    """Raise torch's overlap errors for one written-to tensor and the call's input tensors
+    (Note [Overlap checks cost nothing when storage is not shared]). Tensors without data
+    (meta, lazy) are not checked.
+
+    >>> import tensordispatch as td
+    >>> x = td.arange(5.0)
+    >>> check_written(x[1:], (x[:-1],))
+    Traceback (most recent call last):
+    ...
+    RuntimeError: unsupported operation: some elements of the input tensor and the written-to tensor refer to a single memory location. Please clone() the tensor before performing the operation.
+    """
+    if out._data is None:
+        return
+    if 0 in out._strides and has_internal_overlap(out):
+        raise RuntimeError(INTERNAL_OVERLAP)
+    base = out._base
+    root = out if base is None else base
+    storage = root._storage
+    for t in inputs:
+        b = t._base
+        other = t if b is None else b
+        if (other is root or (storage is not None and other._storage is storage)) and (
+            t is not out and _partial(out, t)
+        ):
+            raise RuntimeError(PARTIAL_OVERLAP)
