@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from tensordispatch.backends.aten import op, wrap_number
-from tensordispatch.backends.common import contiguous_format, preserve_format
+from tensordispatch.backends.common import contiguous_format, preserve_format, scalar_type_name
 from tensordispatch.backends.structured import empty_strided_cpu_array, resize_output
 from tensordispatch.backends.views import VIEW_KERNELS
 from tensordispatch.tensor import dtypes as _dt
@@ -262,8 +262,31 @@ def dot_out(self: Tensor, tensor: Tensor, *, out: Tensor) -> Tensor:
 
 
 def mv(self: Tensor, vec: Tensor) -> Tensor:
+    """torch's mv: the checks of addmv into a fresh result (its "input"), then ``mm``.
+
+    torch's CPU mv checks dims, sizes (against the result's length) and that the three
+    tensors share a dtype, naming the result's (``vec``'s) dtype first; its meta kernel
+    checks with shorter messages and no dtypes, the result's dtype promoted from both.
+    """
+    meta = self.device.type == "meta"
     if self.dim() != 2 or vec.dim() != 1:
+        if meta:
+            raise RuntimeError(f"matrix @ vector expected, got {self.dim()}, {vec.dim()}")
         raise RuntimeError(f"vector + matrix @ vector expected, got 1, {self.dim()}, {vec.dim()}")
+    (m, k), (n,) = self._shape, vec._shape
+    if k != n:
+        if meta:
+            raise RuntimeError(f"size mismatch, got input ({m}x{k}), vec ({n})")
+        raise RuntimeError(f"size mismatch, got input ({m}), mat ({m}x{k}), vec ({n})")
+    if self.dtype != vec.dtype and not meta:
+        names = [scalar_type_name(t) for t in (vec.dtype, self.dtype, vec.dtype)]
+        raise RuntimeError(
+            "addmv input tensors must have the same dtype, but got "
+            f"{names[0]}, {names[1]}, and {names[2]}"
+        )
+    if meta and self.dtype != vec.dtype:
+        common = _dt.promote_types(self.dtype, vec.dtype)
+        self, vec = op("_to_copy")(self, dtype=common), op("_to_copy")(vec, dtype=common)
     column = op("unsqueeze")(vec, 1)
     return op("squeeze.dim")(op("mm")(self, column), 1)
 
