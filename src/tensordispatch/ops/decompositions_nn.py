@@ -163,7 +163,12 @@ def cross_entropy_loss(self: Tensor, target: Tensor, weight: Any = None, reducti
             )
         return _label_smoothing(self, target, weight, reduction, ignore_index, label_smoothing)
     class_dim = 0 if self.dim() == 1 else 1
-    logp = op("log_softmax.int")(self, class_dim, self.dtype)
+    # ATen calls log_softmax.int(self, class_dim, self.dtype), whose decomposition is
+    # _log_softmax(self, class_dim, False) (the cast to its own dtype is the identity):
+    # called directly, one dispatcher entry less (same graph, LogSoftmaxBackward0).
+    logp = op("_log_softmax")(self, class_dim, False)
+    if self.dim() == 2 and self._shape[0] == target._shape[0]:  # nll_loss_nd's checks pass
+        return op("nll_loss_forward")(logp, target, weight, reduction, ignore_index)[0]
     return nll_loss_nd(logp, target, weight, reduction, ignore_index)
 
 

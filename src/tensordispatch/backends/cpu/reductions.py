@@ -15,6 +15,11 @@ import numpy as np
 
 from tensordispatch.backends.cpu.fpstate import QUIET_RUN, quiet_fp, quiet_retry
 from tensordispatch.backends.meta import reductions as _m
+from tensordispatch.backends.overlap import (
+    assert_no_internal_overlap,
+    check_bias_copy,
+    check_written,
+)
 from tensordispatch.backends.structured import alloc_cpu, prepare_out
 from tensordispatch.tensor import dtypes as _dt
 from tensordispatch.tensor.tensor import Tensor
@@ -119,7 +124,13 @@ def _softmax_into(out: Tensor, data: Any, axis: int, log: bool) -> None:
     shifted = data - m
     e = np.exp(shifted)
     s = _add_reduce(e, axis=axis, keepdims=True)
-    _store(out, shifted - np.log(s) if log else e / s)
+    target = out._data
+    if target.shape != data.shape or target.dtype != data.dtype:
+        _store(out, shifted - np.log(s) if log else e / s)
+    elif log:  # written in place: the same ufunc call as above, without the copy
+        np.subtract(shifted, np.log(s), out=target)
+    else:
+        np.divide(e, s, out=target)
 
 
 _max_reduce = np.maximum.reduce
@@ -128,6 +139,7 @@ _add_reduce = np.add.reduce
 
 def _softmax_impl(log: bool) -> Any:
     def impl(pre: Any, self: Tensor, dim: int, half_to_float: bool, out: Tensor) -> None:
+        assert_no_internal_overlap(out)  # torch: on the resized out, no input check
         if 0 in self._shape:
             return
         data = self._data if self._shape else self._data.reshape(1)
@@ -140,6 +152,7 @@ def _softmax_impl(log: bool) -> Any:
 
 
 def cumsum_out(pre: Any, self: Tensor, dim: int, dtype: Any, out: Tensor) -> None:
+    check_written(out, (self,))  # torch: on the resized out
     data = self._data if self.dim() else self._data.reshape(1)
     _store(out, np.cumsum(data, axis=pre, dtype=out.dtype._numpy))
 
@@ -173,6 +186,8 @@ def _scaled_sum(self: Tensor, product: Any, beta: Any, alpha: Any, out: Tensor) 
 def baddbmm_out(
     pre: Any, self: Tensor, b1: Tensor, b2: Tensor, beta: Any, alpha: Any, out: Tensor
 ) -> None:
+    if beta != 0 and out is not self:  # torch copies self into out first
+        check_bias_copy(out, self)
     if b1.dtype is _dt.bool:
         raise _not_implemented("baddbmm_cpu", b1)
     _scaled_sum(self, np.matmul(b1._data, b2._data), beta, alpha, out)
