@@ -27,7 +27,12 @@ from tensordispatch.tensor.tensor import Tensor
 __all__ = [
     "INTERNAL_OVERLAP",
     "PARTIAL_OVERLAP",
+    "assert_no_internal_overlap",
+    "assert_no_overlap",
+    "assert_no_partial_overlap",
+    "check_bias_copy",
     "check_written",
+    "check_written_no_overlap",
     "has_internal_overlap",
     "partial_overlap",
 ]
@@ -119,6 +124,63 @@ def partial_overlap(out: Tensor, src: Tensor) -> bool:
     return _partial(out, src)
 
 
+def _full(out: Tensor, src: Tensor) -> bool:
+    """Whether two distinct tensors over one storage are exactly the same elements (torch's
+    FULL: same byte range, same strides, both non-overlapping and dense)."""
+    shape, strides = out._shape, out._strides
+    if _numel(shape) == 0 or _numel(src._shape) == 0:
+        return False
+    if not (
+        is_non_overlapping_and_dense(shape, strides)
+        and is_non_overlapping_and_dense(src._shape, src._strides)
+    ):
+        return False
+    a_size, b_size = out.dtype.itemsize, src.dtype.itemsize
+    return (
+        out._offset * a_size == src._offset * b_size
+        and _numel(shape) * a_size == _numel(src._shape) * b_size
+        and strides == src._strides
+    )
+
+
+def assert_no_internal_overlap(t: Tensor) -> None:
+    """torch's assert_no_internal_overlap (any device: meta tensors are checked too).
+
+    >>> import tensordispatch as td
+    >>> assert_no_internal_overlap(td.zeros(1).expand(2))
+    Traceback (most recent call last):
+    ...
+    RuntimeError: unsupported operation: more than one element of the written-to tensor refers to a single memory location. Please clone() the tensor before performing the operation.
+    """
+    if 0 in t._strides and has_internal_overlap(t):
+        raise RuntimeError(INTERNAL_OVERLAP)
+
+
+def assert_no_partial_overlap(out: Tensor, src: Tensor) -> None:
+    """torch's assert_no_partial_overlap: exactly the same memory is allowed."""
+    if partial_overlap(out, src):
+        raise RuntimeError(PARTIAL_OVERLAP)
+
+
+def assert_no_overlap(out: Tensor, src: Tensor) -> None:
+    """torch's assert_no_overlap: neither partial nor full overlap (``out`` itself as an
+    input is refused too), with the partial-overlap message.
+
+    >>> import tensordispatch as td
+    >>> x = td.arange(4.0)
+    >>> assert_no_overlap(x[:2], x[2:]); assert_no_overlap(x, x)
+    Traceback (most recent call last):
+    ...
+    RuntimeError: unsupported operation: some elements of the input tensor and the written-to tensor refer to a single memory location. Please clone() the tensor before performing the operation.
+    """
+    if out is src:
+        if _numel(out._shape):
+            raise RuntimeError(PARTIAL_OVERLAP)
+        return
+    if _shares_storage(out, src) and (_partial(out, src) or _full(out, src)):
+        raise RuntimeError(PARTIAL_OVERLAP)
+
+
 def check_written(out: Any, inputs: Iterable[Any]) -> None:
     """Raise torch's overlap errors for one written-to tensor and the call's input tensors
     (Note [Overlap checks cost nothing when storage is not shared]). Tensors without data
@@ -138,6 +200,8 @@ def check_written(out: Any, inputs: Iterable[Any]) -> None:
     base = out._base
     root = out if base is None else base
     storage = root._storage
+    if base is None and storage is None and out._vc is None:
+        return  # a root never viewed (views create the version counter): nothing shares it
     for t in inputs:
         b = t._base
         other = t if b is None else b
@@ -145,3 +209,32 @@ def check_written(out: Any, inputs: Iterable[Any]) -> None:
             t is not out and _partial(out, t)
         ):
             raise RuntimeError(PARTIAL_OVERLAP)
+
+
+def check_written_no_overlap(out: Tensor, inputs: Iterable[Tensor]) -> None:
+    """assert_no_internal_overlap(out), then assert_no_overlap(out, t) for every input (cat,
+    index_select: even exactly the same memory is refused). A root never viewed is only
+    compared by identity (Note [Overlap checks cost nothing when storage is not shared])."""
+    assert_no_internal_overlap(out)
+    if out._base is None and out._storage is None and out._vc is None:
+        for t in inputs:
+            if t is out and _numel(out._shape):
+                raise RuntimeError(PARTIAL_OVERLAP)
+        return
+    for t in inputs:
+        assert_no_overlap(out, t)
+
+
+def check_bias_copy(out: Tensor, bias: Tensor) -> None:
+    """The checks of torch's copy of addmm's / baddbmm's ``self`` (broadcast to the result)
+    into an out= tensor before the product is added: internal overlap of ``out``, partial
+    overlap with the broadcast bias (an expanded bias is too hard to decide: allowed)."""
+    assert_no_internal_overlap(out)
+    if out is bias or not _shares_storage(out, bias):
+        return
+    if bias._shape != out._shape:
+        from tensordispatch.backends.aten import op
+
+        bias = op("expand")(bias, out._shape)
+    if _partial(out, bias):
+        raise RuntimeError(PARTIAL_OVERLAP)

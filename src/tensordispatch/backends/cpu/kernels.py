@@ -25,6 +25,8 @@ from tensordispatch.backends.cpu.fpstate import FP_QUIET, FP_STATE, QUIET_RUN, q
 from tensordispatch.backends.overlap import (
     INTERNAL_OVERLAP,
     PARTIAL_OVERLAP,
+    assert_no_internal_overlap,
+    check_bias_copy,
     check_written,
     has_internal_overlap,
     partial_overlap,
@@ -222,6 +224,7 @@ def _quiet_matmul(a: Any, b: Any, o: Any) -> None:
 
 
 def mm_out(pre: Any, self: Tensor, mat2: Tensor, out: Tensor) -> None:
+    assert_no_internal_overlap(out)  # torch: its copy back into a strided result
     _check_matmul_dtype("addmm_impl_cpu_", self)
     if not _outer_product(self, mat2, out):
         _quiet_matmul(self._data, mat2._data, out._data)
@@ -236,6 +239,9 @@ def bmm_out(pre: Any, self: Tensor, mat2: Tensor, out: Tensor) -> None:
 def addmm_out(
     pre: Any, self: Tensor, mat1: Tensor, mat2: Tensor, beta: Any, alpha: Any, out: Tensor
 ) -> None:
+    if beta != 0 and out is not self:  # torch copies self into out first
+        check_bias_copy(out, self)
+    assert_no_internal_overlap(out)
     _check_matmul_dtype("addmm_impl_cpu_", mat1)
     product = np.matmul(mat1._data, mat2._data)
     if alpha != 1:

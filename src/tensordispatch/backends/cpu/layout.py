@@ -16,6 +16,7 @@ from tensordispatch.backends.common import broadcast_shapes, shape_text, type_me
 from tensordispatch.backends.generator import resolve
 from tensordispatch.backends.meta.layout import (
     arange_length,
+    check_gather_out,
     eye_check,
     flip_meta,
     index_put_check,
@@ -27,6 +28,7 @@ from tensordispatch.backends.meta.layout import (
     preserve_strides,
     roll_check,
 )
+from tensordispatch.backends.overlap import check_written_no_overlap
 from tensordispatch.backends.structured import (
     alloc_cpu,
     empty_strided_cpu_array,
@@ -54,6 +56,7 @@ def _check_bounds(index: np.ndarray[Any, Any], size: int, dim: int) -> None:
 
 
 def cat_out(pre: Any, tensors: Any, dim: int, out: Tensor) -> None:
+    check_written_no_overlap(out, tensors)  # torch: on the resized out
     parts = [t._data for t in tensors if not (t.dim() == 1 and t._shape[0] == 0)]
     if parts and out.numel():
         np.copyto(out._data, np.concatenate(parts, axis=pre), casting="unsafe")
@@ -76,6 +79,7 @@ def _along(self_data: Any, d: int, index: Tensor, what: str) -> Any:
 def gather_out(
     pre: Any, self: Tensor, dim: int, index: Tensor, sparse_grad: bool, out: Tensor
 ) -> None:
+    check_gather_out(out, self, index)  # torch: on the resized out
     if index.numel() == 0:
         return
     data = self._data if self.dim() else self._data.reshape(1)
@@ -263,6 +267,7 @@ def index_select(self: Tensor, dim: int, index: Tensor) -> Tensor:
 
 def index_select_out(self: Tensor, dim: int, index: Tensor, *, out: Tensor) -> Tensor:
     values, shape = _index_select(self, dim, index)
+    check_written_no_overlap(out, (self, index))  # torch: before resizing out
     prepare_out(out, (shape, None, self.dtype))
     np.copyto(out._data, values, casting="unsafe")
     return out

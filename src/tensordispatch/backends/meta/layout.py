@@ -14,6 +14,11 @@ import warnings
 from typing import Any
 
 from tensordispatch.backends.common import broadcast_shapes, shape_text, wrap_dim
+from tensordispatch.backends.overlap import (
+    assert_no_internal_overlap,
+    assert_no_overlap,
+    assert_no_partial_overlap,
+)
 from tensordispatch.backends.structured import alloc_meta, prepare_out
 from tensordispatch.tensor import dtypes as _dt
 from tensordispatch.tensor.dtypes import can_cast, promote_types
@@ -145,8 +150,17 @@ def _gather_shape_check(self: Tensor, d: int, index: Tensor) -> None:
             )
 
 
+def check_gather_out(out: Tensor, self: Tensor, index: Tensor) -> None:
+    """torch's gather checks of the (resized) out tensor, on every device."""
+    assert_no_internal_overlap(out)
+    assert_no_overlap(out, self)
+    assert_no_partial_overlap(out, index)
+
+
 def gather(outs: Any, self: Tensor, dim: int, index: Tensor, sparse_grad: bool = False) -> Any:
     d = wrap_dim(dim, self.dim())
+    if outs is not None and outs[0]._data is None and outs[0]._shape == index._shape:
+        check_gather_out(outs[0], self, index)  # meta; CPU checks in its impl, after resizing
     if index.numel() != 0:  # torch checks an empty index for nothing, not even its dtype
         if index.dtype not in (_dt.int64, _dt.int32):
             raise RuntimeError("gather(): Expected dtype int32/int64 for index")
