@@ -29,16 +29,7 @@ from tensordispatch.autograd import (
     no_grad,
     set_grad_enabled,
 )
-from tensordispatch.dispatch import (
-    DispatchKey,
-    DispatchMode,
-    DispatchKeySet,
-    check_invariants,
-    dispatch_trace,
-    dump,
-    dump_table,
-    explain,
-)
+from tensordispatch.dispatch import DispatchKey, DispatchKeySet, DispatchMode
 from tensordispatch.tensor import (
     Size,
     Tensor,
@@ -58,7 +49,6 @@ from tensordispatch.tensor import (
     from_dlpack,
     from_numpy,
     get_default_dtype,
-    get_printoptions,
     half,
     int,
     int8,
@@ -66,11 +56,9 @@ from tensordispatch.tensor import (
     int32,
     int64,
     long,
-    printoptions,
     promote_types,
     result_type,
     set_default_dtype,
-    set_printoptions,
     short,
     uint8,
 )
@@ -79,7 +67,8 @@ __version__ = "0.1.0"
 
 # Imported on first use (PEP 562): the transforms and the lazy backend are upper layers that
 # a program using only eager tensors should not pay for at import; nn and optim likewise, and
-# the random-number API (NumPy's random module alone is ~8 ms). Issue 4: `import
+# the random-number API (NumPy's random module alone is ~8 ms), the dispatcher's debugging
+# views (dumps, explain, dispatch_trace) and the print options. Issue 4: `import
 # tensordispatch` <= 0.1x `import torch` (Note [Operators defined on first lookup]).
 _LAZY_ATTRIBUTES: dict[str, tuple[str, str | None]] = {
     "func": ("tensordispatch.func", None),
@@ -92,6 +81,14 @@ _LAZY_ATTRIBUTES: dict[str, tuple[str, str | None]] = {
     "initial_seed": ("tensordispatch.backends.generator", "initial_seed"),
     "manual_seed": ("tensordispatch.backends.generator", "manual_seed"),
     "seed": ("tensordispatch.backends.generator", "seed"),
+    "check_invariants": ("tensordispatch.dispatch.introspection", "check_invariants"),
+    "dump": ("tensordispatch.dispatch.introspection", "dump"),
+    "dump_table": ("tensordispatch.dispatch.introspection", "dump_table"),
+    "explain": ("tensordispatch.dispatch.introspection", "explain"),
+    "dispatch_trace": ("tensordispatch.dispatch.trace", "dispatch_trace"),
+    "get_printoptions": ("tensordispatch.tensor.printing", "get_printoptions"),
+    "printoptions": ("tensordispatch.tensor.printing", "printoptions"),
+    "set_printoptions": ("tensordispatch.tensor.printing", "set_printoptions"),
 }
 
 

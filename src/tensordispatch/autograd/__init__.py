@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import tensordispatch.generated  # noqa: F401 - the operators must exist first
 from tensordispatch.autograd import tensor_methods as _tensor_methods
-from tensordispatch.autograd.engine import backward, grad
 from tensordispatch.autograd.function import Function, FunctionCtx
 from tensordispatch.autograd.grad_mode import (
     enable_grad,
@@ -54,6 +53,30 @@ __all__ = [
     "set_detect_anomaly",
     "set_grad_enabled",
 ]
+
+# Imported on first use (PEP 562): the engine (with the derivative formulas it pulls in) runs
+# at the first backward; `import tensordispatch` should not pay for it (issue 4).
+# Tensor.backward and gradcheck import the engine themselves. (gradcheck stays eager: its
+# submodule of the same name would otherwise shadow the function once imported.)
+_LAZY_ATTRIBUTES: dict[str, str] = {
+    "backward": "tensordispatch.autograd.engine",
+    "grad": "tensordispatch.autograd.engine",
+}
+
+
+def __getattr__(name: str) -> object:
+    import importlib
+
+    try:
+        module = _LAZY_ATTRIBUTES[name]
+    except KeyError:
+        raise AttributeError(
+            f"module 'tensordispatch.autograd' has no attribute {name!r}"
+        ) from None
+    value: object = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
 
 _install_kernels()  # per operator, when it is defined (Note [Autograd kernels on definition])
 _tensor_methods.install()

@@ -12,7 +12,6 @@ from typing import Any
 
 import numpy as np
 
-from tensordispatch.autograd.engine import grad
 from tensordispatch.tensor import Tensor
 
 __all__ = ["GradcheckError", "gradcheck", "gradgradcheck"]
@@ -46,6 +45,8 @@ def _numerical(fn: Callable[..., Any], inputs: list[Any], i: int, eps: float) ->
 
 
 def _analytical(fn: Callable[..., Any], inputs: list[Any], i: int) -> list[Any]:
+    from tensordispatch.autograd.engine import grad  # the engine loads at first use (issue 4)
+
     outs = _outputs(fn, inputs)
     x = inputs[i]
     jac = []
@@ -129,6 +130,8 @@ def gradgradcheck(
     n_in = len(ins)
 
     def first_grads(*args: Any) -> tuple[Tensor, ...]:
+        from tensordispatch.autograd.engine import grad
+
         outs = _outputs(func, list(args[:n_in]))
         gs = grad(outs, diff_of(args), list(args[n_in:]), create_graph=True, allow_unused=True)
         return tuple(g for g in gs if g is not None)

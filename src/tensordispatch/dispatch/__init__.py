@@ -29,18 +29,6 @@ from tensordispatch.dispatch.errors import (
     SchemaNotFoundError,
 )
 from tensordispatch.dispatch.fallbacks import global_fallback_handle, restore_global_fallback
-from tensordispatch.dispatch.introspection import (
-    check_invariants,
-    dump,
-    dump_table,
-    explain,
-    find_dangling_impls,
-    has_backend_fallback,
-    has_computed_kernel_for_dispatch_key,
-    has_kernel,
-    has_kernel_for_dispatch_key,
-    kernel_for_dispatch_key_is_fallthrough,
-)
 from tensordispatch.dispatch.kernel import KernelFunction, KernelKind, fallthrough_kernel
 from tensordispatch.dispatch.keys import (
     ALIAS_KEYS,
@@ -102,7 +90,42 @@ from tensordispatch.dispatch.tls import (
     tls_local_exclude_set,
     tls_local_include_set,
 )
-from tensordispatch.dispatch.trace import DispatchTrace, Hop, dispatch_trace
+
+# Imported on first use (PEP 562): the dumps and queries of introspection.py and the tracer of
+# trace.py serve debugging, and `import tensordispatch` should not pay for them (issue 4).
+_LAZY_ATTRIBUTES: dict[str, str] = {
+    **dict.fromkeys(
+        (
+            "check_invariants",
+            "dump",
+            "dump_table",
+            "explain",
+            "find_dangling_impls",
+            "has_backend_fallback",
+            "has_computed_kernel_for_dispatch_key",
+            "has_kernel",
+            "has_kernel_for_dispatch_key",
+            "kernel_for_dispatch_key_is_fallthrough",
+        ),
+        "tensordispatch.dispatch.introspection",
+    ),
+    **dict.fromkeys(("DispatchTrace", "Hop", "dispatch_trace"), "tensordispatch.dispatch.trace"),
+}
+
+
+def __getattr__(name: str) -> object:
+    import importlib
+
+    try:
+        module = _LAZY_ATTRIBUTES[name]
+    except KeyError:
+        raise AttributeError(
+            f"module 'tensordispatch.dispatch' has no attribute {name!r}"
+        ) from None
+    value: object = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "AFTER_AD_INPLACE_OR_VIEW",

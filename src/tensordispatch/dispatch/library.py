@@ -28,7 +28,6 @@ from tensordispatch.dispatch.errors import LibraryError, LibraryKindError
 from tensordispatch.dispatch.kernel import KernelFunction, KernelKind, fallthrough_kernel
 from tensordispatch.dispatch.keys import DispatchKey, parse_dispatch_key
 from tensordispatch.dispatch.op_overload import OpOverload
-from tensordispatch.schema import parse_schema
 from tensordispatch.schema.model import OperatorName
 
 __all__ = ["Library", "define", "fallthrough_kernel", "impl", "registration_site"]
@@ -164,6 +163,8 @@ class Library:
                     ]
                 )
             )
+        from tensordispatch.schema.parse import parse_schema  # loads at first def (issue 4)
+
         parsed = parse_schema(schema)
         base = parsed.name.name
         if base.namespace is not None and base.namespace != self.ns:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from tensordispatch.schema.boxing import BoxingInfo, boxing_info
 from tensordispatch.schema.defaults import default_value
 from tensordispatch.schema.errors import SchemaError
 from tensordispatch.schema.invariants import SchemaKind
@@ -21,13 +20,6 @@ from tensordispatch.schema.model import (
     FunctionSchema,
     OperatorName,
     Return,
-)
-from tensordispatch.schema.parse import (
-    parse_alias_info,
-    parse_argument,
-    parse_operator_name,
-    parse_return,
-    parse_schema,
 )
 from tensordispatch.schema.types import (
     BaseTy,
@@ -70,7 +62,29 @@ __all__ = [
 _NATIVE_MODULES = ("native", "native_model", "native_yaml", "native_parse", "native_group")
 
 
+# The schema parser and the boxing facts are imported on first use too: `import tensordispatch`
+# parses no schema (operators are defined on first lookup), so it should not pay for them.
+_DEFERRED: dict[str, str] = {
+    **dict.fromkeys(("BoxingInfo", "boxing_info"), "boxing"),
+    **dict.fromkeys(
+        (
+            "parse_alias_info",
+            "parse_argument",
+            "parse_operator_name",
+            "parse_return",
+            "parse_schema",
+        ),
+        "parse",
+    ),
+}
+
+
 def __getattr__(name: str) -> Any:
+    deferred = _DEFERRED.get(name)
+    if deferred is not None:
+        value = getattr(importlib.import_module(f"tensordispatch.schema.{deferred}"), name)
+        globals()[name] = value
+        return value
     for module_name in _NATIVE_MODULES:
         try:
             module = importlib.import_module(f"tensordispatch.schema.{module_name}")

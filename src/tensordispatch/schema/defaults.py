@@ -56,10 +56,20 @@ _SCALAR_TYPE_WORDS: dict[str, int] = {
 _NUMBER = r"-?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
 _STRING = r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\""
 _LITERAL = rf"(?:{_NUMBER}|{_STRING}|[A-Za-z_][A-Za-z0-9_]*)"
-_DEFAULT_RE = re.compile(rf"{_LITERAL}|\[(?:{_LITERAL}(?:,{_LITERAL})*)?\]", re.DOTALL)
-_LITERAL_RE = re.compile(_LITERAL, re.DOTALL)
 _INT_RE = re.compile(r"-?[0-9]+")
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "0": "\0", "\\": "\\", "'": "'", '"': '"'}
+
+
+@functools.cache
+def _patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """(whole default, one literal), compiled on first use: compiling them costs ~1 ms, which
+    ``import tensordispatch`` (it parses no schema) should not pay (issue 4)."""
+    whole = re.compile(rf"{_LITERAL}|\[(?:{_LITERAL}(?:,{_LITERAL})*)?\]", re.DOTALL)
+    return whole, re.compile(_LITERAL, re.DOTALL)
+
+
+def _literals(text: str) -> list[str]:
+    return _patterns()[1].findall(text)
 
 
 def _is_scalar_type(t: Type) -> bool:
@@ -70,9 +80,9 @@ def _is_scalar_type(t: Type) -> bool:
 
 def check_default(text: str, t: Type) -> str | None:
     """Return None if ``text`` is an acceptable default for type ``t``, else the reason."""
-    if _DEFAULT_RE.fullmatch(text) is None:
+    if _patterns()[0].fullmatch(text) is None:
         return f"unrecognized default value {text} (expected None, True, False, a number, a quoted string, an enum word or a [list] without spaces)"
-    for word in _LITERAL_RE.findall(text):
+    for word in _literals(text):
         if word[0].isalpha() or word[0] == "_":
             if word in ("None", "True", "False", "true", "false") or word in _ENUM_WORDS:
                 continue
@@ -126,12 +136,12 @@ def _value(text: str, t: Type) -> object:
     if isinstance(inner, ListType):
         elem = inner.elem.elem if isinstance(inner.elem, OptionalType) else inner.elem
         if text.startswith("["):
-            return tuple(_scalar_value(w, elem) for w in _LITERAL_RE.findall(text))
+            return tuple(_scalar_value(w, elem) for w in _literals(text))
         return (_scalar_value(text, elem),) * (inner.size or 1)
     if text == "[]" and inner.is_tensor_like():
         return None  # torchgen's legacy spelling of an absent optional tensor
     if text.startswith("["):
-        return tuple(_scalar_value(w, inner) for w in _LITERAL_RE.findall(text))
+        return tuple(_scalar_value(w, inner) for w in _literals(text))
     return _scalar_value(text, inner)
 
 

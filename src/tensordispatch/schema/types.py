@@ -176,8 +176,8 @@ class CustomClassType(Type):
 
 
 _BASE_TYPES: dict[str, BaseType] = {t.value: BaseType(t) for t in BaseTy}
-_CUSTOM_CLASS_RE = re.compile(r"__torch__\.torch\.classes\.([a-zA-Z0-9_.]+)")
-_LIST_SIZE_RE = re.compile(r"[1-9][0-9]*")
+_CUSTOM_CLASS = r"__torch__\.torch\.classes\.([a-zA-Z0-9_.]+)"
+_LIST_SIZE = r"[1-9][0-9]*"
 
 TENSOR = _BASE_TYPES["Tensor"]
 
@@ -186,6 +186,8 @@ _MAX_TYPE_NESTING = 16
 _OPTIONAL = -1
 
 
+# The two patterns above go through re's own cache (compiled at first use, not at import:
+# only list sizes and custom classes need them, and type_piece is memoized anyway).
 @functools.lru_cache(maxsize=4096)
 def type_piece(text: str) -> Type:
     """Parse a type spelling; raise PieceError (offset inside ``text``) if it is invalid."""
@@ -205,7 +207,7 @@ def type_piece(text: str) -> Type:
             if size_text == "":
                 sizes.append(None)
             elif size_text.isdigit() and size_text.isascii():
-                if _LIST_SIZE_RE.fullmatch(size_text) is None:
+                if re.fullmatch(_LIST_SIZE, size_text) is None:
                     canonical = f"{rest[:open_at]}[{int(size_text) or ''}]"
                     raise PieceError(
                         f"non-canonical list size in {rest} (write {canonical})", open_at + 1
@@ -220,7 +222,7 @@ def type_piece(text: str) -> Type:
             raise PieceError(f"type {text} nests more than {_MAX_TYPE_NESTING} levels")
     result: Type | None = _BASE_TYPES.get(rest)
     if result is None:
-        match = _CUSTOM_CLASS_RE.fullmatch(rest)
+        match = re.fullmatch(_CUSTOM_CLASS, rest)
         if match is None:
             hint = ""
             if " " in rest or "," in rest:

@@ -57,7 +57,6 @@ from tensordispatch.tensor.dtypes import (
     short,
     uint8,
 )
-from tensordispatch.tensor.printing import get_printoptions, printoptions, set_printoptions
 from tensordispatch.tensor.tensor import Size, Tensor
 
 __all__ = [
@@ -101,6 +100,21 @@ __all__ = [
     "tensor",
     "uint8",
 ]
+
+
+# Imported on first use (PEP 562): printing.py is needed only by the first repr, and
+# `import tensordispatch` should not pay for it (issue 4).
+_PRINTING = ("get_printoptions", "printoptions", "set_printoptions")
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _PRINTING:
+        raise AttributeError(f"module 'tensordispatch.tensor' has no attribute {name!r}")
+    from tensordispatch.tensor import printing
+
+    value = getattr(printing, name)
+    globals()[name] = value
+    return value
 
 
 class _CallableTensorPackage(types.ModuleType):
