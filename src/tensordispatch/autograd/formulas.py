@@ -482,6 +482,7 @@ def _helpers(namespace: dict[str, Any]) -> dict[str, Any]:
             "Options",
             "numpy_ok",
             "local_state",
+            "register_helpers",
         }
         and not isinstance(fn, type)
     }
@@ -489,8 +490,13 @@ def _helpers(namespace: dict[str, Any]) -> dict[str, Any]:
 
 HELPERS: dict[str, Any] = _helpers(globals())
 
-# functions_manual and functions_nn import this module: they come last
-from tensordispatch.autograd import functions_manual, functions_nn
 
-HELPERS.update(_helpers(vars(functions_manual)))
-HELPERS.update(_helpers(vars(functions_nn)))
+def register_helpers(namespace: dict[str, Any]) -> None:
+    """Add a helper module's functions to HELPERS; functions_manual and functions_nn call it
+    on their last line, so HELPERS is complete whichever of the three is imported first."""
+    HELPERS.update(_helpers(namespace))
+
+
+# functions_manual and functions_nn import this module: they come last (each registers its
+# helpers when it finishes; when one of them is being imported, that import finishes it)
+from tensordispatch.autograd import functions_manual, functions_nn  # noqa: F401

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from tensordispatch.autograd.formulas import _dims, where
+from tensordispatch.autograd.formulas import _dims, register_helpers, where
 from tensordispatch.backends.aten import op
 from tensordispatch.ops.deferred import deferred_op as _deferred_op
 from tensordispatch.tensor import Tensor
@@ -555,3 +555,6 @@ def as_strided_scatter_backward(
     zeros = new_zeros(grad, input_geometry[0])
     out: Tensor = op("as_strided_scatter")(zeros, picked, size, stride, storage_offset)
     return out
+
+
+register_helpers(globals())  # last: HELPERS gets every helper above (formulas.py)

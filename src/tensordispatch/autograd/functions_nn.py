@@ -14,7 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from tensordispatch.autograd.functions_manual import _const, new_zeros
+# the module, not its names: when functions_manual is imported first, it is half-defined here
+from tensordispatch.autograd import functions_manual as _fm
+from tensordispatch.autograd.formulas import register_helpers
 from tensordispatch.ops.deferred import deferred_op as _deferred_op
 from tensordispatch.tensor import Tensor
 
@@ -48,7 +50,7 @@ def native_layer_norm_backward(
     mu = _sum_dim(input, norm_dims, True) / max(1, math.prod(normalized_shape))
     centered = input - mu
     var = _sum_dim(centered * centered, norm_dims, True) / max(1, math.prod(normalized_shape))
-    eps = _const(1.0 / (rstd._data**2) - var._data, input)
+    eps = _fm._const(1.0 / (rstd._data**2) - var._data, input)
     r = (var + eps).rsqrt()
     x_hat = centered * r
     gi = gw = gb = None
@@ -71,6 +73,9 @@ def _nll_coefficients(
 ) -> Tensor:  # fmt: skip
     """d(loss)/d(self) per element, before the incoming gradient: -w[t] at the target."""
     x = self._data
+    plain = _plain_coefficients(x, target._data, weight, reduction, ignore_index, total_weight)
+    if plain is not None:
+        return Tensor._wrap_numpy(plain, self.dtype)
     axis = 0 if x.ndim == 1 else 1
     t = target._data.astype(np.int64)
     keep = t != ignore_index
@@ -84,7 +89,29 @@ def _nll_coefficients(
         np.put_along_axis(coef, np.expand_dims(safe, axis), np.expand_dims(values, axis), axis)
     if reduction == 1:
         coef = coef / float(np.asarray(total_weight._data))
-    return _const(coef, self)
+    return _fm._const(coef, self)
+
+
+_UINT64 = np.dtype(np.uint64)
+
+
+def _plain_coefficients(
+    x: Any, t: Any, weight: Any, reduction: int, ignore_index: int, total_weight: Tensor
+) -> Any:
+    """_nll_coefficients of the common case, (N, C) scores without weights whose targets are
+    all in range and none ignored, in x's dtype: -1 (or -1 / total weight, computed in
+    float64 as the general path does) at the targets; None when it does not apply."""
+    if weight is not None or x.ndim != 2 or t.dtype != np.int64 or t.ndim != 1:
+        return None
+    n, c = x.shape
+    if 0 <= ignore_index < c or not (t.view(_UINT64) < c).all():
+        return None
+    value = -1.0
+    if reduction == 1:
+        value = value / float(np.asarray(total_weight._data))
+    coef = np.zeros(x.shape, x.dtype)
+    coef[np.arange(n), t] = value
+    return coef
 
 
 def nll_loss_backward(
@@ -135,7 +162,7 @@ def _conv_input_grad(
         for i in range(k)
     ]  # fmt: skip
     up_shape = [n, o] + [(grad._shape[2 + i] - 1) * stride[i] + 1 + extra[i] for i in range(k)]
-    up = new_zeros(grad, up_shape)
+    up = _fm.new_zeros(grad, up_shape)
     view = up
     for i in range(k):
         view = _slice(view, 2 + i, 0, (grad._shape[2 + i] - 1) * stride[i] + 1, stride[i])
@@ -170,3 +197,6 @@ def _conv_weight_grad(
         parts.append(w.transpose(0, 1))  # (O/g, C/g, K...)
     out: Tensor = _cat(parts, 0) if groups > 1 else parts[0]
     return out
+
+
+register_helpers(globals())  # last: HELPERS gets every helper above (formulas.py)
