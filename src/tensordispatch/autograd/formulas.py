@@ -313,6 +313,9 @@ def mm_mat2_backward(
     return maybe_multiply(mat1.t().mm(grad), alpha)
 
 
+_add_reduce = np.add.reduce
+
+
 def _dims(dims: Any, ndim: int) -> list[int]:
     if dims is None or (isinstance(dims, (list, tuple)) and len(dims) == 0):
         return list(range(ndim))
@@ -357,7 +360,8 @@ def sum_to(grad: Tensor, sizes: Any) -> Tensor:
     dims = list(range(lead))
     dims += [lead + i for i, s in enumerate(sizes) if s == 1 and shape[lead + i] != 1]
     if numpy_ok(grad):
-        data = grad._data.sum(axis=tuple(dims), keepdims=True) if dims else grad._data
+        # the ufunc's reduce: what ndarray.sum calls, without its Python wrapper
+        data = _add_reduce(grad._data, axis=tuple(dims), keepdims=True) if dims else grad._data
         return _wrap(data.reshape(sizes), grad)
     if dims:
         grad = _sum_dim(grad, dims, True)
@@ -458,7 +462,7 @@ def threshold_backward(grad: Tensor, self: Tensor, threshold: Any) -> Tensor:
 def _log_softmax_backward_data(grad: Tensor, output: Tensor, dim: int, dtype: Any) -> Tensor:
     if grad.dtype == output.dtype and numpy_ok(grad, output):
         g = grad._data
-        return _wrap(g - np.exp(output._data) * g.sum(axis=dim, keepdims=True), grad)
+        return _wrap(g - np.exp(output._data) * _add_reduce(g, axis=dim, keepdims=True), grad)
     return grad - output.exp() * _sum_dim(grad, [dim], True)
 
 
@@ -470,7 +474,10 @@ def _helpers(namespace: dict[str, Any]) -> dict[str, Any]:
     return {
         name: fn
         for name, fn in namespace.items()
-        if (name == "M_PI" or getattr(fn, "__module__", "").startswith("tensordispatch.autograd"))
+        if (
+            name == "M_PI"
+            or (getattr(fn, "__module__", None) or "").startswith("tensordispatch.autograd")
+        )
         and (not name.startswith("_") or name.endswith(("_backward_data", "_to_copy_backward")))
         and name
         not in {

@@ -246,7 +246,9 @@ def _save(
     saved: dict[str, Any] = {}
     for n, get in _flat_plan(plan, needed):
         v = get(args, kwargs)
-        if isinstance(v, Tensor):
+        if v is None or type(v) in _PLAIN_VALUES:  # most non-tensor arguments, one test
+            saved[n] = v
+        elif isinstance(v, Tensor):
             saved[n] = SavedTensor(v, False)
         elif (
             type(v) in (list, tuple)
@@ -260,6 +262,7 @@ def _save(
     return saved
 
 
+_PLAIN_VALUES = frozenset({int, float, bool, str})
 _FLAT: dict[tuple[int, tuple[bool, ...]], tuple[tuple[str, _Getter], ...]] = {}
 
 
