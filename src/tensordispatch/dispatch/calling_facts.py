@@ -12,12 +12,15 @@ from __future__ import annotations
 
 import keyword
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tensordispatch.dispatch.convert import ArgumentCheck, argument_check
 from tensordispatch.dispatch.errors import ArgumentTypeError
-from tensordispatch.schema.model import Argument, FunctionSchema
 from tensordispatch.schema.types import ListType, OptionalType
+
+if TYPE_CHECKING:
+    # annotations only: the schema model loads with the first operator def (issue 4)
+    from tensordispatch.schema.model import Argument, FunctionSchema
 
 __all__ = ["NOT_GIVEN", "NO_DEFAULT", "CallingFacts", "dispatch_form"]
 

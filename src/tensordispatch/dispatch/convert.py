@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tensordispatch.dispatch.errors import ArgumentTypeError
 from tensordispatch.dispatch.value_types import (
@@ -44,8 +44,11 @@ from tensordispatch.dispatch.value_types import (
     value_converter,
     value_type_name,
 )
-from tensordispatch.schema.model import Argument
 from tensordispatch.schema.types import BaseType, ListType, OptionalType, Type
+
+if TYPE_CHECKING:
+    # annotations only: the schema model loads with the first operator def (issue 4)
+    from tensordispatch.schema.model import Argument
 
 __all__ = [
     "VALUE_KINDS",

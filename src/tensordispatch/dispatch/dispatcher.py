@@ -57,7 +57,7 @@ import warnings
 import weakref
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tensordispatch.dispatch.calling import CallingFacts
 from tensordispatch.dispatch.errors import (
@@ -79,7 +79,10 @@ from tensordispatch.dispatch.keyset import alias_runtime_keys, keyset_raw, table
 from tensordispatch.dispatch.op_overload import OpOverloadPacket, make_packet, refresh_packet
 from tensordispatch.dispatch.operator import OperatorEntry
 from tensordispatch.dispatch.signature import kernel_site, signature_problem
-from tensordispatch.schema.model import FunctionSchema
+
+if TYPE_CHECKING:
+    # annotations only: the schema model loads with the first operator def (issue 4)
+    from tensordispatch.schema.model import FunctionSchema
 
 __all__ = ["DISPATCHER", "Dispatcher", "RegistrationHandle", "kernel_site"]
 

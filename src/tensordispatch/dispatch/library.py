@@ -28,7 +28,6 @@ from tensordispatch.dispatch.errors import LibraryError, LibraryKindError
 from tensordispatch.dispatch.kernel import KernelFunction, KernelKind, fallthrough_kernel
 from tensordispatch.dispatch.keys import DispatchKey, parse_dispatch_key
 from tensordispatch.dispatch.op_overload import OpOverload
-from tensordispatch.schema.model import OperatorName
 
 __all__ = ["Library", "define", "fallthrough_kernel", "impl", "registration_site"]
 
@@ -163,7 +162,8 @@ class Library:
                     ]
                 )
             )
-        from tensordispatch.schema.parse import parse_schema  # loads at first def (issue 4)
+        from tensordispatch.schema.model import OperatorName  # load at first def (issue 4)
+        from tensordispatch.schema.parse import parse_schema
 
         parsed = parse_schema(schema)
         base = parsed.name.name

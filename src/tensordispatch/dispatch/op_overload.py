@@ -21,12 +21,12 @@ from typing import TYPE_CHECKING, Any
 from tensordispatch.dispatch.convert import python_type_name
 from tensordispatch.dispatch.errors import ArgumentTypeError, NoMatchingOverloadError
 from tensordispatch.dispatch.keyset import DispatchKeySet
-from tensordispatch.schema.model import FunctionSchema
 from tensordispatch.schema.types import BaseType, ListType, OptionalType, Type
 
 if TYPE_CHECKING:
     from tensordispatch.dispatch.dispatcher import Dispatcher
     from tensordispatch.dispatch.operator import OperatorEntry
+    from tensordispatch.schema.model import FunctionSchema
 
 __all__ = [
     "OpNamespace",

@@ -50,7 +50,7 @@ a plain CPU-tensor call costs one hop instead of two.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from tensordispatch.dispatch.calling import (
     CallingFacts,
@@ -98,7 +98,10 @@ from tensordispatch.dispatch.table import (
     slot_facts,
 )
 from tensordispatch.dispatch.tls import local_state
-from tensordispatch.schema.model import FunctionSchema
+
+if TYPE_CHECKING:
+    # annotations only: the schema model loads with the first operator def (issue 4)
+    from tensordispatch.schema.model import FunctionSchema
 
 __all__ = ["OperatorEntry", "Slot", "compute_reference_table", "compute_table"]
 

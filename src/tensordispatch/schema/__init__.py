@@ -10,17 +10,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from tensordispatch.schema.defaults import default_value
 from tensordispatch.schema.errors import SchemaError
-from tensordispatch.schema.invariants import SchemaKind
-from tensordispatch.schema.model import (
-    AliasInfo,
-    Argument,
-    BaseOperatorName,
-    FunctionSchema,
-    OperatorName,
-    Return,
-)
 from tensordispatch.schema.types import (
     BaseTy,
     BaseType,
@@ -62,10 +52,17 @@ __all__ = [
 _NATIVE_MODULES = ("native", "native_model", "native_yaml", "native_parse", "native_group")
 
 
-# The schema parser and the boxing facts are imported on first use too: `import tensordispatch`
-# parses no schema (operators are defined on first lookup), so it should not pay for them.
+# The schema model, its parser and the boxing facts are imported on first use too: `import
+# tensordispatch` parses no schema (operators are defined on first lookup; the dispatcher
+# names the model in annotations only), so it should not pay for them (issue 4).
 _DEFERRED: dict[str, str] = {
     **dict.fromkeys(("BoxingInfo", "boxing_info"), "boxing"),
+    "default_value": "defaults",
+    "SchemaKind": "invariants",
+    **dict.fromkeys(
+        ("AliasInfo", "Argument", "BaseOperatorName", "FunctionSchema", "OperatorName", "Return"),
+        "model",
+    ),
     **dict.fromkeys(
         (
             "parse_alias_info",
@@ -79,12 +76,21 @@ _DEFERRED: dict[str, str] = {
 }
 
 
+# Submodules not imported yet: `from tensordispatch.schema import model` asks this module
+# first, and must get to the import system without loading the yaml model on the way.
+_SUBMODULES = frozenset(
+    ("boxing", "cli", "defaults", "errors", "invariants", "model", "parse", "signature", "types")
+)
+
+
 def __getattr__(name: str) -> Any:
     deferred = _DEFERRED.get(name)
     if deferred is not None:
         value = getattr(importlib.import_module(f"tensordispatch.schema.{deferred}"), name)
         globals()[name] = value
         return value
+    if name in _SUBMODULES:
+        raise AttributeError(f"module 'tensordispatch.schema' has no attribute '{name}'")
     for module_name in _NATIVE_MODULES:
         try:
             module = importlib.import_module(f"tensordispatch.schema.{module_name}")
