@@ -91,7 +91,7 @@ class Op:
         return lib, lib.impl("foo", fn, key, debug=name)
 
     def call(self, raw: int) -> str:
-        import tensordispatch.ops as ops
+        from tensordispatch import ops
 
         self.ran.name = None
         try:

@@ -13,7 +13,7 @@ import pytest
 import torch
 
 import tensordispatch as td
-import tensordispatch.ops as ops
+from tensordispatch import ops
 from tensordispatch.dispatch.dispatcher import DISPATCHER
 from tensordispatch.dispatch.keys import DispatchKey
 from tensordispatch.ops.direct import DIRECT_KEYS, register_direct

@@ -45,8 +45,7 @@ class TdSide:
     """One scenario run on tensordispatch: a scratch namespace and one library per step."""
 
     def __init__(self, flavour: Flavour, undo: Undo = "destroy") -> None:
-        import tensordispatch.dispatch as dispatch
-        import tensordispatch.library as library
+        from tensordispatch import dispatch, library
 
         self._library = library
         self._dispatch = dispatch
@@ -169,7 +168,7 @@ class TdSide:
             self._dispatch.check_invariants(self.qualified)
 
     def op(self) -> Any:
-        import tensordispatch.ops as ops
+        from tensordispatch import ops
 
         return getattr(getattr(ops, self.namespace), OP_NAME).default
 

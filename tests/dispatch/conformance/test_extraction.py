@@ -131,7 +131,7 @@ def _torch_value_kw(kwargs: dict[str, Any], tensors: dict[str, Any]) -> dict[str
 
 
 def _our_outcomes(schema: str, calls: dict[str, Any], with_cea: bool) -> dict[str, str]:
-    import tensordispatch.ops as ops
+    from tensordispatch import ops
     from tensordispatch.library import Library
 
     ns = f"tdextours{next(_ns)}x"

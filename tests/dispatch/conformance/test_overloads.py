@@ -123,7 +123,7 @@ def _torch(family: str) -> tuple[list[str], dict[str, tuple[str, dict[str, str]]
             lib = C._dispatch_library("FRAGMENT", ns, "", _overload(schema), 0)
             lib.impl(_overload(schema), "CPU", _recorder(ran, _overload(schema)), False)
             libs.append(lib)
-        packet = getattr(getattr(torch.ops, ns), "f")
+        packet = getattr(torch.ops, ns).f
         outcomes = [
             _run(lambda: packet(*_subst(a, _cpu), **_subst_kw(k, _cpu)), ran)
             for a, k in CALLS[family]
@@ -155,7 +155,7 @@ def _debugs(family: str) -> frozenset[str]:
 
 
 def _ours(family: str) -> tuple[list[str], dict[str, tuple[str, dict[str, str]]]]:
-    import tensordispatch.ops as ops
+    from tensordispatch import ops
     from tensordispatch.dispatch import dump, dump_table
     from tensordispatch.library import Library
 
@@ -168,7 +168,7 @@ def _ours(family: str) -> tuple[list[str], dict[str, tuple[str, dict[str, str]]]
             lib.define(schema)
             debug = f"registered at {_overload(schema)}:0"
             lib.impl(_overload(schema), _recorder(ran, _overload(schema)), "CPU", debug=debug)
-        packet = getattr(getattr(ops, ns), "f")
+        packet = getattr(ops, ns).f
         outcomes = [
             _run(
                 lambda: packet(
@@ -258,9 +258,9 @@ def _direct(side: str, table: dict[str, tuple[Any, ...]]) -> dict[str, str]:
             lib = C._dispatch_library("FRAGMENT", ns, "", "k", 0)
             lib.impl(_overload(schema), "CPU", _value_recorder(ran), False)
             libs.append(lib)
-        packet, tensor = getattr(getattr(torch.ops, ns), "g"), _cpu
+        packet, tensor = getattr(torch.ops, ns).g, _cpu
     else:
-        import tensordispatch.ops as ops
+        from tensordispatch import ops
         from tensordispatch.library import Library
 
         ns = f"tddirours{next(_ns)}x"
@@ -269,7 +269,7 @@ def _direct(side: str, table: dict[str, tuple[Any, ...]]) -> dict[str, str]:
             libs[0].define(schema)
             libs[0].impl(_overload(schema), _value_recorder(ran), "CPU", debug="k")
         raw = torch._C._dispatch_keys(torch.ones(2)).raw_repr()
-        packet, tensor = getattr(getattr(ops, ns), "g"), lambda: StandIn(raw)
+        packet, tensor = getattr(ops, ns).g, lambda: StandIn(raw)
     try:
         for schema, values in table.items():
             overload = getattr(packet, _overload(schema).split(".")[1])

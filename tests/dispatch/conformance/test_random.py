@@ -9,8 +9,8 @@ import pytest
 
 from .harness import run_both
 from .permute import commute
-from .scenario import Flavour
 from .random_scenarios import random_cases, random_registration_set
+from .scenario import Flavour
 
 # both dispatchers warn (once per process) when a second kernel lands on the same key
 pytestmark = pytest.mark.filterwarnings("ignore:Warning only once for all operators")
