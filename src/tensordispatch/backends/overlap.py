@@ -193,15 +193,22 @@ def check_written(out: Any, inputs: Iterable[Any]) -> None:
     ...
     RuntimeError: unsupported operation: some elements of the input tensor and the written-to tensor refer to a single memory location. Please clone() the tensor before performing the operation.
     """
+    base = out._base
+    if base is None and out._storage is None:
+        # A root whose storage bytes were never shared with another root: only its own
+        # views (``_base`` is out) can reach its memory.
+        if 0 in out._strides and out._data is not None and has_internal_overlap(out):
+            raise RuntimeError(INTERNAL_OVERLAP)
+        for t in inputs:
+            if t._base is out and out._data is not None and _partial(out, t):
+                raise RuntimeError(PARTIAL_OVERLAP)
+        return
     if out._data is None:
         return
     if 0 in out._strides and has_internal_overlap(out):
         raise RuntimeError(INTERNAL_OVERLAP)
-    base = out._base
     root = out if base is None else base
     storage = root._storage
-    if base is None and storage is None and out._vc is None:
-        return  # a root never viewed (views create the version counter): nothing shares it
     for t in inputs:
         b = t._base
         other = t if b is None else b
