@@ -282,3 +282,42 @@ def _meta_partial_out_ternary(lib: Any) -> Any:
 def test_meta_tensors_are_not_checked(call: Callable[[Any], Any]) -> None:
     """torch's meta kernels run no overlap check; ours neither (same shape, no error)."""
     assert tuple(call(td).shape) == tuple(call(torch).shape)
+
+
+@pytest.mark.parametrize("name", ["add_.Tensor", "sub_.Tensor", "mul_.Tensor", "div_.Tensor"])
+def test_fused_inplace_kernels_check_overlap(name: str) -> None:
+    """The fused CPU in-place kernels (cpu/fresh.py) run the same checks as the wrapper."""
+    from tensordispatch.backends.cpu.fresh import CPU_INPLACE_KERNELS
+
+    kernel = CPU_INPLACE_KERNELS[name]
+    x = td.arange(1.0, 7.0)
+    with pytest.raises(RuntimeError) as partial:
+        kernel(x[1:4], x[0:3])
+    with pytest.raises(RuntimeError) as internal:
+        kernel(td.ones(1).expand(3), td.ones(3))
+    assert (str(partial.value), str(internal.value)) == (PARTIAL, INTERNAL)
+    torch_x = torch.arange(1.0, 7.0)
+    getattr(torch_x[:3], name.split(".")[0])(torch_x[3:])
+    kernel(x[:3], x[3:])  # disjoint views of one base: allowed
+    assert x.tolist() == torch_x.tolist()
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda lib, x: x.detach()[1:4].add_(x[0:3]),
+        lambda lib, x: x.detach().add_(x[0:6]),
+        lambda lib, x: lib.neg(x[0:3], out=x.detach()[1:4]),
+    ],
+    ids=["detached_root_inplace", "detached_root_full", "detached_root_out"],
+)
+def test_roots_sharing_a_storage_are_checked(call: Callable[[Any, Any], Any]) -> None:
+    """detach() makes a new root over the same storage: overlap is still seen, as in torch."""
+
+    def outcome(lib: Any) -> Any:
+        try:
+            return call(lib, lib.arange(6.0)).tolist()
+        except RuntimeError as e:
+            return str(e)
+
+    assert outcome(td) == outcome(torch)
