@@ -147,3 +147,15 @@ def test_helper_modules_import_first_in_a_fresh_process() -> None:
         )
         expected = "[0.231224, -0.371468, 0.140244]\n"  # torch's gradient of that program
         assert (done.stderr, done.stdout) == ("", expected), module
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum"])
+def test_cross_entropy_of_an_empty_batch_matches_torch(reduction: str) -> None:
+    empty = np.zeros((0, 4), np.float32)
+    dx, dt, tx, tt = _both(empty, np.zeros(0, np.int64))
+    dl = td.nn.functional.cross_entropy(dx, dt, reduction=reduction)
+    tl = torch.nn.functional.cross_entropy(tx, tt, reduction=reduction)
+    np.testing.assert_array_equal(dl.detach().numpy(), tl.detach().numpy())
+    dl.backward()
+    tl.backward()
+    assert dx.grad.shape == tuple(tx.grad.shape) == (0, 4)

@@ -93,6 +93,7 @@ def _nll_coefficients(
 
 
 _UINT64 = np.dtype(np.uint64)
+_max_reduce = np.maximum.reduce
 
 
 def _plain_coefficients(
@@ -104,7 +105,7 @@ def _plain_coefficients(
     if weight is not None or x.ndim != 2 or t.dtype != np.int64 or t.ndim != 1:
         return None
     n, c = x.shape
-    if 0 <= ignore_index < c or not (t.view(_UINT64) < c).all():
+    if not n or 0 <= ignore_index < c or _max_reduce(t.view(_UINT64)) >= c:
         return None
     value = -1.0
     if reduction == 1:

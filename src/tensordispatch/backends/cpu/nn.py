@@ -53,6 +53,7 @@ def _nll(
 # Float dtypes whose sum of n ones is exactly n for any realistic batch (n < 2**24).
 _EXACT_COUNTS = (np.dtype(np.float32), np.dtype(np.float64))
 _UINT64 = np.dtype(np.uint64)
+_MAX_REDUCE = np.maximum.reduce  # the ufunc's own method: ndarray.max adds a Python wrapper
 
 
 def _nll_plain(x: Any, t: Any, reduction: int, ignore_index: int) -> tuple[Any, Any] | None:
@@ -63,7 +64,7 @@ def _nll_plain(x: Any, t: Any, reduction: int, ignore_index: int) -> tuple[Any, 
     n, c = x.shape
     if t.dtype != np.int64 or t.ndim != 1 or not n or 0 <= ignore_index < c:
         return None
-    if not (t.view(_UINT64) < c).all():  # negative targets turn huge as unsigned
+    if _MAX_REDUCE(t.view(_UINT64)) >= c:  # negative targets turn huge as unsigned
         return None
     losses = np.negative(x[np.arange(n), t])
     total = x.dtype.type(n)
@@ -82,7 +83,7 @@ def _reduced_plain(x: Any, t: Any, reduction: int, ignore_index: int) -> Any:
     n, c = x.shape
     if t.dtype != np.int64 or t.ndim != 1 or not n or 0 <= ignore_index < c:
         return None
-    if not (t.view(_UINT64) < c).all():
+    if _MAX_REDUCE(t.view(_UINT64)) >= c:
         return None
     summed = _ADD_REDUCE(np.negative(x[np.arange(n), t]), dtype=x.dtype)
     if reduction == 2:
