@@ -28,7 +28,11 @@ from tensordispatch.backends.meta.layout import (
     preserve_strides,
     roll_check,
 )
-from tensordispatch.backends.overlap import check_written_no_overlap
+from tensordispatch.backends.overlap import (
+    assert_no_internal_overlap,
+    check_written,
+    check_written_no_overlap,
+)
 from tensordispatch.backends.structured import (
     alloc_cpu,
     empty_strided_cpu_array,
@@ -201,6 +205,8 @@ def sort_stable_out(
     pre: Any, self: Tensor, stable: Any, dim: int, descending: bool, values: Tensor,
     indices: Tensor,
 ) -> None:  # fmt: skip
+    check_written(values, (self,))  # torch: on the resized outputs
+    assert_no_internal_overlap(indices)
     if self.dtype.is_complex:
         raise RuntimeError(" Sort does not support complex dtypes on CPU")  # torch's text
     data = self._data if self.dim() else self._data.reshape(1)
@@ -213,6 +219,8 @@ def topk_out(
     pre: Any, self: Tensor, k: int, dim: int, largest: bool, sorted: bool, values: Tensor,
     indices: Tensor,
 ) -> None:  # fmt: skip
+    check_written(values, (self,))  # torch: on the resized outputs
+    assert_no_internal_overlap(indices)
     data = self._data if self.dim() else self._data.reshape(1)
     order = np.take(_sort_indices(data, pre, largest), np.arange(k), axis=pre)
     np.copyto(values._data, np.take_along_axis(data, order, pre).reshape(values._shape))
@@ -320,6 +328,7 @@ def masked_select(self: Tensor, mask: Tensor) -> Tensor:
 
 def masked_select_out(self: Tensor, mask: Tensor, *, out: Tensor) -> Tensor:
     result = masked_select(self, mask)
+    check_written_no_overlap(out, (self, mask))  # torch: before resizing out
     prepare_out(out, (result._shape, None, self.dtype))
     np.copyto(out._data, result._data)
     return out
@@ -343,6 +352,7 @@ def nonzero_out(self: Tensor, *, out: Tensor) -> Tensor:
             f"nonzero: Expected out tensor to have scalar type Long but got scalar type"
             f"{_scalar(out.dtype)}"
         )
+    check_written_no_overlap(out, (self,))  # torch: before resizing out
     if out._shape != result._shape:
         set_sizes_strides(out, result._shape, result._strides)
     np.copyto(out._data, result._data)
