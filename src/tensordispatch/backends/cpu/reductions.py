@@ -8,6 +8,7 @@ same ``*_spec`` functions as their Meta twins, then compute.
 
 from __future__ import annotations
 
+import math
 import warnings
 from typing import Any
 
@@ -120,7 +121,8 @@ def _softmax_into(out: Tensor, data: Any, axis: int, log: bool) -> None:
     """out = (log_)softmax of ``data`` along ``axis``: the ufuncs' own reduce methods (np.amax
     and np.sum add ~1 us of Python wrappers each); run in the quiet context by the impl."""
     m = _max_reduce(data, axis=axis, keepdims=True, initial=-np.inf)
-    m = np.where(np.isfinite(m), m, 0)
+    if not math.isfinite(_add_reduce(m, axis=None)):  # finite sum: every max is finite
+        m = np.where(np.isfinite(m), m, 0)
     shifted = data - m
     e = np.exp(shifted)
     s = _add_reduce(e, axis=axis, keepdims=True)
