@@ -59,3 +59,27 @@ def test_zero_dim_mul_backward_gives_array_backed_grads() -> None:
     assert a.grad.shape == ta.grad.shape
     a.grad.add_(1)  # a real (writable) tensor
     assert a.grad.item() == ta.grad.item() + 1
+
+
+def _leaf_grad_strides(lib: Any, case: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    if case == "linear weight":
+        layer = lib.nn.Linear(4, 3)
+        layer(lib.ones(2, 4)).sum().backward()
+        return tuple(layer.weight.grad.stride()), tuple(layer.bias.grad.stride())
+    if case == "transposed leaf":
+        w = lib.ones(3, 4).t().detach().requires_grad_()
+        (w * lib.ones(4, 3)).sum().backward()
+    elif case == "gradient through t()":
+        w = lib.ones(4, 3).requires_grad_()
+        (w.t() * lib.ones(3, 4)).sum().backward()
+    else:  # a leaf that is a strided slice: not dense, the gradient is contiguous
+        w = lib.ones(4, 6)[:, ::2].detach().requires_grad_()
+        (w.t() * lib.ones(3, 4)).sum().backward()
+    return tuple(w.stride()), tuple(w.grad.stride())
+
+
+@pytest.mark.parametrize(
+    "case", ["linear weight", "transposed leaf", "gradient through t()", "strided slice"]
+)
+def test_accumulated_grad_is_laid_out_like_torchs(case: str) -> None:
+    assert _leaf_grad_strides(td, case) == _leaf_grad_strides(torch, case)

@@ -227,7 +227,7 @@ class AccumulateGrad(Node):
         if old is None:
             # torch steals the incoming buffer when nothing else references it; we copy
             # unless grad mode records (create_graph), where the graph must be kept.
-            m.grad = g if recording else _fresh_copy(g)
+            m.grad = g if recording else _fresh_copy(g, var)
         elif recording:
             m.grad = old + g
         elif not _add_numpy(old, g):
@@ -235,10 +235,23 @@ class AccumulateGrad(Node):
         return ()
 
 
-def _fresh_copy(g: Tensor) -> Tensor:
+def _fresh_copy(g: Tensor, var: Tensor) -> Tensor:
+    """A copy of ``g`` laid out like ``var`` when ``var`` is C- or F-contiguous, else
+    contiguous (torch's clone_obey_contract: a weight's gradient from ``x @ w.t()`` arrives
+    transposed and is stored with the weight's strides)."""
     data = g._data
-    if isinstance(data, np.ndarray):  # a fresh packed array keeps the layout (torch's clone)
-        return Tensor._wrap_numpy(data.copy(order="K"), g.dtype)
+    if isinstance(data, np.ndarray):
+        like = var._data
+        if (
+            isinstance(like, np.ndarray)
+            and like.shape == data.shape
+            and (like.flags.c_contiguous or like.flags.f_contiguous)
+        ):
+            out = np.empty_like(like, dtype=data.dtype)
+        else:
+            out = np.empty(data.shape, data.dtype)
+        np.copyto(out, data)
+        return Tensor._wrap_numpy(out, g.dtype)
     return g.detach().clone()
 
 
