@@ -242,11 +242,14 @@ def _fresh_copy(g: Tensor, var: Tensor) -> Tensor:
     data = g._data
     if isinstance(data, np.ndarray):
         like = var._data
+        flags = like.flags if isinstance(like, np.ndarray) else None
         if (
-            isinstance(like, np.ndarray)
+            flags is not None
             and like.shape == data.shape
-            and (like.flags.c_contiguous or like.flags.f_contiguous)
+            and (flags.c_contiguous or flags.f_contiguous)
         ):
+            if data.strides == like.strides:  # already laid out like the leaf
+                return Tensor._wrap_numpy(data.copy(order="K"), g.dtype)
             out = np.empty_like(like, dtype=data.dtype)
         else:
             out = np.empty(data.shape, data.dtype)
