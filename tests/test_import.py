@@ -74,7 +74,10 @@ def test_import_leaves_heavy_modules_unimported() -> None:
         "tensordispatch.autograd.formulas",
         "tensordispatch.autograd.functions_manual",
         "tensordispatch.autograd.functions_nn",
-        "tensordispatch.schema.model",  # the dispatcher names it in annotations only
+        # the whole schema package (the dispatcher names its types in annotations only):
+        "tensordispatch.schema",
+        "tensordispatch.schema.types",
+        "tensordispatch.schema.model",
         "tensordispatch.schema.defaults",
         "tensordispatch.schema.invariants",
         "tensordispatch.schema.parse",
@@ -127,6 +130,7 @@ def test_unknown_attribute_of_a_lazy_package_is_an_attribute_error() -> None:
     out = _run(
         """
         import tensordispatch as td
+        import tensordispatch.schema
         for m in (td, td.dispatch, td.autograd, td.tensor, td.schema):
             try:
                 m.no_such_name

@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING, Any
 
 from tensordispatch.dispatch.convert import ArgumentCheck, argument_check
 from tensordispatch.dispatch.errors import ArgumentTypeError
-from tensordispatch.schema.types import ListType, OptionalType
 
 if TYPE_CHECKING:
-    # annotations only: the schema model loads with the first operator def (issue 4)
+    # `import tensordispatch` loads no schema module (issue 4): types are named in
+    # annotations here, and the functions testing them import them (first def).
     from tensordispatch.schema.model import Argument, FunctionSchema
 
 __all__ = ["NOT_GIVEN", "NO_DEFAULT", "CallingFacts", "dispatch_form"]
@@ -48,6 +48,8 @@ def dispatch_form(arg: Argument) -> str | None:
     >>> [dispatch_form(Argument.parse(s)) for s in ("Tensor a", "Tensor?[] b", "int c")]
     ['t', 'l?', None]
     """
+    from tensordispatch.schema.types import ListType, OptionalType  # issue 4: lazy
+
     t = arg.type
     if not t.is_tensor_like():
         return None

@@ -44,11 +44,12 @@ from tensordispatch.dispatch.value_types import (
     value_converter,
     value_type_name,
 )
-from tensordispatch.schema.types import BaseType, ListType, OptionalType, Type
 
 if TYPE_CHECKING:
-    # annotations only: the schema model loads with the first operator def (issue 4)
+    # `import tensordispatch` loads no schema module (issue 4): types are named in
+    # annotations here, and the functions testing them import them (first def).
     from tensordispatch.schema.model import Argument
+    from tensordispatch.schema.types import Type
 
 __all__ = [
     "VALUE_KINDS",
@@ -99,6 +100,8 @@ def python_type_name(t: Type) -> str:
     >>> [python_type_name(Argument.parse(s).type) for s in ("SymInt[2] a", "float[]? b")]
     ['List[int]', 'Optional[List[float]]']
     """
+    from tensordispatch.schema.types import ListType, OptionalType  # issue 4: lazy
+
     if isinstance(t, OptionalType):
         return f"Optional[{python_type_name(t.elem)}]"
     if isinstance(t, ListType):
@@ -109,6 +112,8 @@ def python_type_name(t: Type) -> str:
 
 
 def _element(t: Type) -> Callable[[Any], Any] | None:
+    from tensordispatch.schema.types import BaseType, ListType, OptionalType  # issue 4: lazy
+
     if isinstance(t, OptionalType):
         inner = _element(t.elem)
         if inner is None or isinstance(t.elem, ListType):
@@ -121,6 +126,8 @@ def _element(t: Type) -> Callable[[Any], Any] | None:
 
 def _converter(t: Type) -> tuple[str, Callable[[Any], Any]] | None:
     """(inline fast test, converter) of a type, or None when it is not checked here."""
+    from tensordispatch.schema.types import BaseType, ListType, OptionalType  # issue 4: lazy
+
     if isinstance(t, OptionalType):
         inner = _converter(t.elem)
         if inner is None:
@@ -238,6 +245,8 @@ def argument_check(schema: Any, index: int) -> ArgumentCheck | None:
 
 def _list_item_class(t: Type) -> tuple[type, bool] | None:
     """(item class, None allowed) of a checked list type (or optional list), else None."""
+    from tensordispatch.schema.types import ListType, OptionalType  # issue 4: lazy
+
     if isinstance(t, OptionalType):
         t = t.elem
     if not isinstance(t, ListType):

@@ -21,12 +21,15 @@ from typing import TYPE_CHECKING, Any
 from tensordispatch.dispatch.convert import python_type_name
 from tensordispatch.dispatch.errors import ArgumentTypeError, NoMatchingOverloadError
 from tensordispatch.dispatch.keyset import DispatchKeySet
-from tensordispatch.schema.types import BaseType, ListType, OptionalType, Type
 
 if TYPE_CHECKING:
     from tensordispatch.dispatch.dispatcher import Dispatcher
     from tensordispatch.dispatch.operator import OperatorEntry
+
+    # `import tensordispatch` loads no schema module (issue 4): types are named in
+    # annotations here, and the functions testing them import them (first def).
     from tensordispatch.schema.model import FunctionSchema
+    from tensordispatch.schema.types import Type
 
 __all__ = [
     "OpNamespace",
@@ -188,16 +191,31 @@ def _registry() -> Dispatcher:
     return dispatcher.DISPATCHER
 
 
+# schema/types.py, bound at the first overload resolution (not imported here at module level:
+# `import tensordispatch` loads no schema module, issue 4; an import statement inside
+# _tensor_ok would cost ~1 us a call on the packet's call path).
+_types: Any = None
+
+
+def _schema_types() -> Any:
+    global _types
+    from tensordispatch.schema import types
+
+    _types = types
+    return types
+
+
 def _tensor_ok(t: Type, value: Any) -> bool:
     """Whether ``value`` can be passed for a tensor-bearing type or ``Scalar`` (the types
     convert.py leaves to the tensor layer are taken as they come)."""
-    if isinstance(t, OptionalType):
+    types = _types or _schema_types()
+    if isinstance(t, types.OptionalType):
         return value is None or _tensor_ok(t.elem, value)
-    if isinstance(t, ListType):
+    if isinstance(t, types.ListType):
         if not t.is_tensor_like():
             return True
         return isinstance(value, (list, tuple)) and all(_tensor_ok(t.elem, v) for v in value)
-    name = str(t) if isinstance(t, BaseType) else ""
+    name = str(t) if isinstance(t, types.BaseType) else ""
     if name == "Tensor":
         return isinstance(getattr(value, "_key_set", None), int)
     if name == "Scalar":
