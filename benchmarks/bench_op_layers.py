@@ -219,7 +219,9 @@ def other_table(number: int, rounds: int) -> None:
     xs[1] += 1
     dx, dy, dz = (td.from_numpy(v) for v in xs)
     tx, ty, tz = (torch.from_numpy(v) for v in xs)
+    acc_d, acc_t = td.from_numpy(n.copy()), torch.from_numpy(n.copy())  # in-place targets
     pairs: dict[str, tuple[Callable[[], Any], Callable[[], Any]]] = {
+        "add_ (3, 4) += (3, 4), in place": (lambda: acc_d.add_(a), lambda: acc_t.add_(t)),
         "add (3, 4) + (4,) broadcast": (lambda: td.add(a, ar), lambda: torch.add(t, tr)),
         "add of transposed (4, 3)": (lambda: td.add(a.t(), a.t()), lambda: torch.add(t.t(), t.t())),
         "mul (3, 4) * 2.0": (lambda: td.mul(a, 2.0), lambda: torch.mul(t, 2.0)),
