@@ -117,6 +117,23 @@ def test_functional_fast_groups_register_the_fused_table_kernel() -> None:
         assert entry.kernels[DispatchKey.CPU][0].fn is CPU_FUNCTIONAL_KERNELS[name], name
 
 
+def test_inplace_fast_groups_register_the_fused_inplace_kernel() -> None:
+    from tensordispatch.backends.cpu.fresh import CPU_INPLACE_KERNELS
+    from tensordispatch.codegen.model import INPLACE_FAST
+    from tensordispatch.dispatch.dispatcher import DISPATCHER
+    from tensordispatch.dispatch.keys import DispatchKey
+
+    assert set(CPU_INPLACE_KERNELS) == INPLACE_FAST
+    text = generate_sources()["registrations.py"]
+    assert "\ndef wrapper_CPU_add__Tensor(" not in text
+    assert "\ndef wrapper_Meta_add__Tensor(" in text and "\ndef wrapper_CPU_add_out(" in text
+    for name in INPLACE_FAST:
+        qualified, _, overload = name.partition(".")
+        entry = DISPATCHER.find(f"aten::{qualified}", overload)
+        assert entry is not None
+        assert entry.kernels[DispatchKey.CPU][0].fn is CPU_INPLACE_KERNELS[name], name
+
+
 def test_factories_get_backend_select_kernels_and_likes_do_not() -> None:
     text = generate_sources()["registrations.py"]
     assert "_lib['aten:BackendSelect'].impl('empty.memory_format', " in text

@@ -44,6 +44,8 @@ from tensordispatch.codegen.model import (
     FRESH_TABLE,
     FUNCTIONAL_FAST,
     FUNCTIONAL_TABLE,
+    INPLACE_FAST,
+    INPLACE_TABLE,
     KERNEL_TABLES,
     META_FUNCTIONS,
     STRUCTURED_KEYS,
@@ -140,7 +142,7 @@ def _copy_arg(dst, src):
 
 def _imports() -> str:
     lines = set()
-    for alias, spec in [*KERNEL_TABLES.values(), META_FUNCTIONS, FRESH_TABLE, FUNCTIONAL_TABLE]:
+    for alias, spec in [*KERNEL_TABLES.values(), META_FUNCTIONS, FRESH_TABLE, FUNCTIONAL_TABLE, INPLACE_TABLE]:
         module, _, attr = spec.partition(":")
         lines.add(f"from {module} import {attr} as {alias}")
     return "\n".join(sorted(lines))
@@ -187,6 +189,8 @@ def _structured(
         name = f"wrapper_{key}_{ident(f)}"
         if kind == "functional" and key == "CPU" and str(f.func.name) in FUNCTIONAL_FAST:
             continue  # a hand-fused kernel (model.FUNCTIONAL_FAST), looked up in table_lookups
+        if kind == "inplace" and key == "CPU" and str(f.func.name) in INPLACE_FAST:
+            continue  # a hand-fused kernel (model.INPLACE_FAST), looked up in table_lookups
         body = [f"def {name}({kernel_params(f.func)}):"]
         if kind == "functional" and fresh and impl:
             body.append(f"    specs, pre = {meta}(None, {nonout})")
@@ -359,6 +363,13 @@ class _Emitter:
                     f"wrapper_{key}_{ident(g.functional)} = _kernel({FUNCTIONAL_TABLE[0]}, "
                     f"{FUNCTIONAL_TABLE[1]!r}, {functional!r}, {key!r}, {where})"
                 )
+            inplace = str(g.inplace.func.name) if g.inplace is not None else None
+            if key == "CPU" and inplace in INPLACE_FAST:
+                assert g.inplace is not None
+                self.tables.append(
+                    f"wrapper_{key}_{ident(g.inplace)} = _kernel({INPLACE_TABLE[0]}, "
+                    f"{INPLACE_TABLE[1]!r}, {inplace!r}, {key!r}, {where})"
+                )
 
     def function(self, f: NativeFunction) -> None:
         tags = ", ".join(repr(t) for t in sorted(f.tags))
@@ -371,11 +382,14 @@ class _Emitter:
                 self.table_lookups(g)
             for key in self.keys_of(g):
                 name = f"wrapper_{key}_{ident(f)}"
-                if key == "CPU" and f is g.functional and str(f.func.name) in FUNCTIONAL_FAST:
+                fused = (f is g.functional and str(f.func.name) in FUNCTIONAL_FAST) or (
+                    f is g.inplace and str(f.func.name) in INPLACE_FAST
+                )
+                if key == "CPU" and fused:
                     # the direct entry point (gen_direct) wraps the table kernel with the
                     # schema's signature, as for any table kernel
                     where = repr(source_location(g.out))
-                    table, spec = FUNCTIONAL_TABLE
+                    table, spec = FUNCTIONAL_TABLE if f is g.functional else INPLACE_TABLE
                     expr = f"_kernel({table}, {spec!r}, {str(f.func.name)!r}, 'CPU', {where})"
                     self.add(key, f, expr, name)
                 else:

@@ -107,7 +107,14 @@ def add_Tensor(self, other, *, alpha=1):
 
 
 add_out = _r.wrapper_CPU_add_out
-add__Tensor = _r.wrapper_CPU_add__Tensor
+
+_k16 = _r._kernel(_r._CPU_INPLACE, 'tensordispatch.backends.cpu.fresh:CPU_INPLACE_KERNELS', 'add_.Tensor', 'CPU', 'ops/native_functions.yaml:94')
+
+
+def add__Tensor(self, other, *, alpha=1):
+    return _k16(self, other, alpha=alpha)
+
+
 addcdiv = _r.wrapper_CPU_addcdiv
 addcdiv_out = _r.wrapper_CPU_addcdiv_out
 addcdiv_ = _r.wrapper_CPU_addcdiv_
@@ -244,7 +251,14 @@ def div_Tensor(self, other):
 div_Tensor_mode = _r.wrapper_CPU_div_Tensor_mode
 div_out = _r.wrapper_CPU_div_out
 div_out_mode = _r.wrapper_CPU_div_out_mode
-div__Tensor = _r.wrapper_CPU_div__Tensor
+
+_k111 = _r._kernel(_r._CPU_INPLACE, 'tensordispatch.backends.cpu.fresh:CPU_INPLACE_KERNELS', 'div_.Tensor', 'CPU', 'ops/native_functions.yaml:215')
+
+
+def div__Tensor(self, other):
+    return _k111(self, other)
+
+
 div__Tensor_mode = _r.wrapper_CPU_div__Tensor_mode
 
 _k113 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'dot', 'CPU', 'ops/native_functions.yaml:866')
@@ -527,7 +541,14 @@ def mul_Tensor(self, other):
 
 
 mul_out = _r.wrapper_CPU_mul_out
-mul__Tensor = _r.wrapper_CPU_mul__Tensor
+
+_k212 = _r._kernel(_r._CPU_INPLACE, 'tensordispatch.backends.cpu.fresh:CPU_INPLACE_KERNELS', 'mul_.Tensor', 'CPU', 'ops/native_functions.yaml:180')
+
+
+def mul__Tensor(self, other):
+    return _k212(self, other)
+
+
 
 _k213 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'native_dropout_cpu', 'CPU', 'ops/native_functions.yaml:1345')
 
@@ -731,7 +752,14 @@ def sub_Tensor(self, other, *, alpha=1):
 
 
 sub_out = _r.wrapper_CPU_sub_out
-sub__Tensor = _r.wrapper_CPU_sub__Tensor
+
+_k297 = _r._kernel(_r._CPU_INPLACE, 'tensordispatch.backends.cpu.fresh:CPU_INPLACE_KERNELS', 'sub_.Tensor', 'CPU', 'ops/native_functions.yaml:129')
+
+
+def sub__Tensor(self, other, *, alpha=1):
+    return _k297(self, other, alpha=alpha)
+
+
 sum_IntList_out = _r.wrapper_CPU_sum_IntList_out
 sum_dim_IntList = _r.wrapper_CPU_sum_dim_IntList
 tan = _r.wrapper_CPU_tan
