@@ -159,3 +159,16 @@ def test_cross_entropy_of_an_empty_batch_matches_torch(reduction: str) -> None:
     dl.backward()
     tl.backward()
     assert dx.grad.shape == tuple(tx.grad.shape) == (0, 4)
+
+
+def test_log_softmax_and_softmax_of_infinite_and_nan_rows_match_torch() -> None:
+    inf, nan = np.inf, np.nan
+    rows = np.array(
+        [[inf, 1.0], [-inf, -inf], [nan, 1.0], [-inf, 1.0], [inf, inf], [inf, -inf], [1.0, 2.0]],
+        np.float32,
+    )
+    for name in ("log_softmax", "softmax"):
+        for dim in (0, 1):
+            ours = getattr(td, name)(td.from_numpy(rows), dim).numpy()
+            theirs = getattr(torch, name)(torch.from_numpy(rows), dim).numpy()
+            np.testing.assert_allclose(ours, theirs, rtol=1e-6, atol=0, equal_nan=True)

@@ -8,7 +8,6 @@ same ``*_spec`` functions as their Meta twins, then compute.
 
 from __future__ import annotations
 
-import math
 import warnings
 from typing import Any
 
@@ -120,9 +119,9 @@ def norm_out(pre: Any, self: Tensor, p: Any, dim: Any, keepdim: bool, out: Tenso
 def _softmax_into(out: Tensor, data: Any, axis: int, log: bool) -> None:
     """out = (log_)softmax of ``data`` along ``axis``: the ufuncs' own reduce methods (np.amax
     and np.sum add ~1 us of Python wrappers each); run in the quiet context by the impl."""
+    # A row whose max is inf or nan gives nan everywhere (data - m), as torch's kernel does;
+    # a row of -inf gives nan too. Rows are never empty here (the impl returns first).
     m = _max_reduce(data, axis=axis, keepdims=True, initial=-np.inf)
-    if not math.isfinite(_add_reduce(m, axis=None)):  # finite sum: every max is finite
-        m = np.where(np.isfinite(m), m, 0)
     shifted = data - m
     e = np.exp(shifted)
     s = _add_reduce(e, axis=axis, keepdims=True)
