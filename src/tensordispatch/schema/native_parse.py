@@ -130,6 +130,15 @@ def parse_precomputed(src: object) -> Precompute:
         if " " in arg:
             raise EntryError(f"illegal kernel param name '{arg}' in precomputed parameters")
         replace.append((arg, tuple(_parse_argument(n.strip()) for n in with_list.split(","))))
+    # torchgen keys the replacements by argument and reprints them: a repeated argument or a
+    # line not in the printed form (`arg -> TYPE name, TYPE name`) does not survive that
+    by_arg = dict(replace)
+    printed = [f"{arg} -> {', '.join(str(a) for a in args)}" for arg, args in by_arg.items()]
+    if printed != lines:
+        raise EntryError(
+            f"precomputed lines must name each argument once, in the form 'arg -> TYPE name, "
+            f"...': read {lines}, which prints as {printed}"
+        )
     for a in add + tuple(a for _, args in replace for a in args):
         if a.name.upper() == a.name:
             raise EntryError(f"precomputed argument name must not be all uppercase: {a.name}")
