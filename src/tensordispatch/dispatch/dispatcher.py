@@ -55,7 +55,7 @@ from __future__ import annotations
 import threading
 import warnings
 import weakref
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -66,6 +66,7 @@ from tensordispatch.dispatch.errors import (
     LibraryError,
     SchemaNotFoundError,
 )
+from tensordispatch.dispatch.handles import RegistrationHandle, RegistryLock
 from tensordispatch.dispatch.kernel import KernelFunction, KernelKind
 from tensordispatch.dispatch.keys import (
     NUM_RUNTIME_ENTRIES,
@@ -76,6 +77,7 @@ from tensordispatch.dispatch.keys import (
     slot_of,
 )
 from tensordispatch.dispatch.keyset import alias_runtime_keys, keyset_raw, table_index
+from tensordispatch.dispatch.lazy_operators import LazyOperators
 from tensordispatch.dispatch.op_overload import OpOverloadPacket, make_packet, refresh_packet
 from tensordispatch.dispatch.operator import OperatorEntry
 from tensordispatch.dispatch.signature import kernel_site, signature_problem
@@ -89,82 +91,11 @@ __all__ = ["DISPATCHER", "Dispatcher", "RegistrationHandle", "kernel_site"]
 _Announce = dict[OperatorEntry, None]  # entries a batch announces to the listeners at its end
 
 
-class RegistrationHandle:
-    """Undoes exactly one registration; ``remove()`` is idempotent and thread-safe.
-
-    >>> from tensordispatch.library import Library
-    >>> lib = Library("doc_handle", "DEF")
-    >>> lib.define("f(Tensor x) -> Tensor")
-    'f'
-    >>> h = lib.handles[-1]
-    >>> h.remove(); h.removed
-    True
-    >>> lib._destroy()
-    """
-
-    __slots__ = ("_undo", "description", "removed")
-
-    def __init__(self, undo: Callable[[], None], description: str) -> None:
-        self._undo = undo
-        self.removed = False
-        self.description = description
-
-    def remove(self) -> None:
-        """Undo the registration (a second call does nothing)."""
-        with DISPATCHER.lock:
-            self._remove_locked()
-
-    def _remove_locked(self) -> None:
-        if not self.removed:
-            self.removed = True
-            self._undo()
-
-    def _remove_from_finalizer(self) -> None:
-        """Removal requested by garbage collection (Note [Removal from finalizers])."""
-        if DISPATCHER.lock.try_enter():
-            try:
-                self._remove_locked()
-            finally:
-                DISPATCHER.lock.release()
-        else:
-            DISPATCHER.pending_removals.append(self)
-
-    def __repr__(self) -> str:
-        state = "removed" if self.removed else "live"
-        return f"<RegistrationHandle {self.description} ({state})>"
-
-
-class _RegistryLock:
-    """The registration lock; entering it first applies removals deferred by finalizers."""
-
-    def __init__(self, dispatcher: Dispatcher) -> None:
-        self._lock = threading.Lock()
-        self._dispatcher = dispatcher
-
-    def __enter__(self) -> None:
-        self._lock.acquire()
-        self._dispatcher.drain_pending_removals()
-
-    def __exit__(self, *exc: object) -> None:
-        self._lock.release()
-
-    def try_enter(self) -> bool:
-        """Acquire without blocking (False if anyone, this thread included, holds it)."""
-        if not self._lock.acquire(blocking=False):
-            return False
-        self._dispatcher.drain_pending_removals()
-        return True
-
-    def release(self) -> None:
-        """Release after ``try_enter``."""
-        self._lock.release()
-
-
-class Dispatcher:
+class Dispatcher(LazyOperators):
     """The registry (one instance, ``DISPATCHER``). See the module docstring."""
 
     def __init__(self) -> None:
-        self.lock = _RegistryLock(self)
+        self.lock = RegistryLock(self)
         self.pending_removals: list[RegistrationHandle] = []
         # Live entries; dead ones (no def, no kernel) wait in _dead while anything (an
         # OpOverload held by a user) still references them, so a re-registration revives
@@ -291,96 +222,6 @@ class Dispatcher:
         """Apply removals that finalizers could not do (called with the lock held)."""
         while self.pending_removals:
             self.pending_removals.pop()._remove_locked()
-
-    # ----- operators defined on first lookup ------------------------------------------------
-
-    def add_lazy_operators(
-        self, ns: str, names: Iterable[str], materialise: Callable[[str], None]
-    ) -> RegistrationHandle:
-        """Have ``materialise("ns::name")`` define (and register kernels for) each operator
-        name of ``ns`` the first time it is looked up or registered to; anything that
-        enumerates operators materialises every pending name first (Note [Operators defined
-        on first lookup] in codegen/gen_registrations.py). The handle drops the names still
-        pending.
-
-        >>> from tensordispatch.library import Library
-        >>> lib = Library("doc_lazy", "DEF")
-        >>> define = lambda qualified: lib.define("f(Tensor x) -> Tensor")
-        >>> h = DISPATCHER.add_lazy_operators("doc_lazy", ["f"], define)
-        >>> DISPATCHER.pending_operators("doc_lazy")
-        ['doc_lazy::f']
-        >>> DISPATCHER.find("doc_lazy::f").qualified_overload_name
-        'doc_lazy::f'
-        >>> DISPATCHER.pending_operators("doc_lazy")
-        []
-        >>> h.remove(); lib._destroy()
-        """
-        qualified = [f"{ns}::{name}" for name in names]
-        with self.lock:
-            for q in qualified:
-                self._lazy[q] = materialise
-
-        def undo() -> None:
-            for q in qualified:
-                if self._lazy.get(q) is materialise:
-                    del self._lazy[q]
-
-        return RegistrationHandle(undo, f"lazy operators of {ns} ({len(qualified)})")
-
-    def pending_operators(self, ns: str | None = None) -> list[str]:
-        """Qualified names registered lazily and not defined yet (sorted)."""
-        prefix = "" if ns is None else f"{ns}::"
-        return sorted(q for q in self._lazy if q.startswith(prefix))
-
-    def materialise(self, qualified: str) -> None:
-        """Define ``qualified`` now if it is pending (never call it holding ``self.lock``:
-        the callback registers). Other threads wait until it is defined; a lookup of the
-        same name from inside the callback returns at once."""
-        if qualified not in self._lazy:
-            return
-        with self._lazy_lock:
-            fn = self._lazy.get(qualified)
-            if fn is None or qualified in self._materialising:
-                return
-            self._materialising.add(qualified)
-            suspended = self._suspend_batch()
-            try:
-                fn(qualified)
-            finally:
-                self._resume_batch(suspended)
-                self._materialising.discard(qualified)
-                if self._lazy.get(qualified) is fn:
-                    del self._lazy[qualified]
-
-    def _suspend_batch(self) -> bool:
-        """Set this thread's open batch aside, so an operator defined inside it is published
-        (and announced) at once, as if it had been defined at import, before the batch. The
-        thread stays the batch owner meanwhile (no other thread's batch can interleave)."""
-        with self.lock:
-            if self._batch_owner != threading.get_ident():
-                return False
-            self._batch_frames.append((self._batch_depth, self._dirty, self._to_announce))
-            self._batch_depth, self._dirty, self._to_announce = 0, {}, {}
-            return True
-
-    def _resume_batch(self, suspended: bool) -> None:
-        if not suspended:
-            return
-        with self.lock:
-            depth, dirty, announce = self._batch_frames.pop()
-            self._batch_owner = threading.get_ident()
-            self._batch_depth = depth
-            self._dirty = {**dirty, **self._dirty}
-            self._to_announce = {**announce, **self._to_announce}
-
-    def materialise_all(self) -> None:
-        """Define every pending operator (before anything enumerates operators)."""
-        while self._lazy:
-            before = len(self._lazy)
-            for qualified in list(self._lazy):
-                self.materialise(qualified)
-            if len(self._lazy) >= before:  # only names being materialised by this thread
-                return
 
     # ----- lookup ---------------------------------------------------------------------------
 
