@@ -538,7 +538,9 @@ class Tensor(TensorValues):
         Like torch, a copy is a new root: views are not preserved as views."""
         values = None if self._data is None else np.array(self._data, order="K", copy=True)
         rebuild_args = (values, self._shape, self._strides, self.dtype, str(self.device))
-        return (_rebuild_tensor, (*rebuild_args, self.requires_grad))
+        from tensordispatch.tensor.serialization import rebuild_tensor
+
+        return (rebuild_tensor, (*rebuild_args, self.requires_grad))
 
     # -- printing -------------------------------------------------------------------------------
 
@@ -592,19 +594,3 @@ def new_cpu_tensor(
     t._autograd_meta = None
     return t
 
-
-def _rebuild_tensor(
-    values: np.ndarray[Any, Any] | None,
-    shape: tuple[int, ...],
-    strides: tuple[int, ...],
-    dtype: DType,
-    device: str,
-    requires_grad: bool,
-) -> Tensor:
-    if values is not None:
-        t = Tensor._wrap_numpy(values, dtype)
-    else:
-        t = Tensor._make_meta(shape, dense_strides_like(shape, strides), dtype, Device(device))
-    if requires_grad:
-        t.requires_grad = True
-    return t
