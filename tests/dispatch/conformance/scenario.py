@@ -113,3 +113,30 @@ def debug_of(step: Registration, flavour: Flavour) -> str:
 def kernel_debugs(steps: tuple[Step, ...], flavour: Flavour) -> frozenset[str]:
     """Debug strings of every kernel a scenario registers (to tell them from built-ins)."""
     return frozenset(debug_of(s, flavour) for s in steps if not isinstance(s, (Define, Destroy)))
+
+
+# -- the catalogue's vocabulary (scenarios.py, scenarios_alias.py) ------------------------------
+
+CIA = "CompositeImplicitAutograd"
+CEA = "CompositeExplicitAutograd"
+CEANF = "CompositeExplicitAutogradNonFunctional"
+CIANT = "CompositeImplicitAutogradNestedTensor"
+FTBD = "FuncTorchBatchedDecomposition"
+D = Define()
+MATH = "cia [math kernel]"
+GLOBAL_FB = "<global> [backend fallback]"
+
+
+@dataclass(frozen=True, slots=True)
+class Case:
+    """A scenario plus its spot checks ``{key: expected normalised entry}``."""
+
+    scenario: Scenario
+    expect: tuple[tuple[str, str], ...] = ()
+
+    def __str__(self) -> str:
+        return self.scenario.name
+
+
+def case(name: str, *steps: Step, failing: tuple[int, ...] = (), **expect: str) -> Case:
+    return Case(Scenario(name, tuple(steps), frozenset(failing)), tuple(expect.items()))
