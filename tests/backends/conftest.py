@@ -7,7 +7,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from fbdev_backend import KEY, Hooks, _backend, cf
 
 import tensordispatch as td
 from tensordispatch.dispatch.kernel import fallthrough_kernel
@@ -15,6 +14,8 @@ from tensordispatch.dispatch.keys import BackendComponent
 from tensordispatch.library import Library
 from tensordispatch.tensor import Tensor
 from tensordispatch.tensor.device import register_device_type
+
+from .fbdev_backend import KEY, Hooks, _backend, cf
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,14 @@ from typing import Any
 
 import numpy as np
 import pytest
-from fbdev_backend import (
+
+import tensordispatch as td
+from tensordispatch.backends import fallback_plan
+from tensordispatch.dispatch.keys import BackendComponent
+from tensordispatch.library import Library
+from tensordispatch.tensor import Tensor
+
+from .fbdev_backend import (
     KEY,
     Hooks,
     _backend,
@@ -17,12 +24,6 @@ from fbdev_backend import (
     cf,
     dev,
 )
-
-import tensordispatch as td
-from tensordispatch.backends import fallback_plan
-from tensordispatch.dispatch.keys import BackendComponent
-from tensordispatch.library import Library
-from tensordispatch.tensor import Tensor
 
 
 def test_add_runs_on_cpu_and_comes_back_on_the_device(hooks: Hooks, fbdev: Any) -> None:

@@ -8,17 +8,18 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from fbdev_backend import (
+
+import tensordispatch as td
+from tensordispatch.library import Library
+from tensordispatch.tensor import Tensor
+
+from .fbdev_backend import (
     KEY,
     Hooks,
     _backend,
     cf,
     dev,
 )
-
-import tensordispatch as td
-from tensordispatch.library import Library
-from tensordispatch.tensor import Tensor
 
 
 def test_unboxed_fast_path_moves_only_device_tensors(hooks: Hooks, fbdev: Any) -> None:
