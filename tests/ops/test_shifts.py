@@ -42,19 +42,47 @@ SAMPLES: dict[str, Callable[[Any, str], Any]] = {
 
 @pytest.mark.parametrize("device", ["cpu", "meta"])
 @pytest.mark.parametrize("name", SAMPLES)
-def test_shift_matches_torch(
-    name: str, device: str, coverage: Any, request: pytest.FixtureRequest
-) -> None:
-    if device == "meta" and ("refused" in name or name == "bool and number"):
-        # torch's meta path checks dtypes differently from its CPU kernel (it refuses a bool
-        # input the CPU promotes, and its CPU kernel refuses floats the meta function lets
-        # through); our one meta function follows neither exactly yet: a known gap
-        request.applymarker(
-            pytest.mark.xfail(
-                strict=True, reason="meta shift dtype checks differ from torch's (known gap)"
-            )
-        )
+def test_shift_matches_torch(name: str, device: str, coverage: Any) -> None:
     check_sample("shifts", SAMPLES[name], device, device == "cpu", coverage)
+
+
+META_REFUSALS: dict[str, Callable[[Any], Any]] = {
+    "bool self": lambda m: m.tensor([True], device="meta") << 1,
+    "float self, in place": lambda m: m.tensor([1.5], device="meta").__irshift__(1),
+    "float shift tensor": lambda m: m.tensor([1], device="meta") >> m.tensor([1.0], device="meta"),
+    "float shift number": lambda m: m.tensor([1], device="meta") << 1.5,
+}
+
+
+def _message(fn: Callable[[Any], Any], module: Any) -> str:
+    with pytest.raises(RuntimeError) as info:
+        fn(module)
+    return str(info.value).replace("torch.", "tensordispatch.")
+
+
+@pytest.mark.parametrize("name", META_REFUSALS)
+def test_meta_shift_refusal_message_is_torchs(name: str) -> None:
+    # torch's meta path (shift_dtype_check) words these; ours must read the same
+    assert _message(META_REFUSALS[name], td) == _message(META_REFUSALS[name], torch)
+
+
+def test_meta_shift_refusal_messages_golden() -> None:
+    got = [_message(fn, td) for fn in META_REFUSALS.values()]
+    assert got == [
+        "lshift: Expected input tensor to have an integral dtype. Got tensordispatch.bool",
+        "rshift: Expected input tensor to have an integral dtype. Got tensordispatch.float32",
+        "rshift: Expected shift value to have an integral dtype. Got tensordispatch.float32",
+        "lshift: Expected shift value to be an int. Got 1.5",
+    ]
+
+
+def test_meta_bitwise_shift_function_takes_bool() -> None:
+    # only the dunders carry the meta dtype check: bitwise_left_shift(bool, bool) passes
+    got = td.bitwise_left_shift(td.tensor([True], device="meta"), td.tensor([True], device="meta"))
+    expected = torch.bitwise_left_shift(
+        torch.tensor([True], device="meta"), torch.tensor([True], device="meta")
+    )
+    assert str(got.dtype).split(".")[1] == str(expected.dtype).split(".")[1] == "bool"
 
 
 def test_in_place_shift_is_the_same_tensor() -> None:

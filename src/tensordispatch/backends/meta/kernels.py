@@ -153,9 +153,9 @@ from tensordispatch.backends.meta.pointwise import POINTWISE_META_KERNELS
 
 META_KERNELS.update(POINTWISE_META_KERNELS)
 
-from tensordispatch.backends.composite_pointwise import SHIFT_DUNDER_KERNELS
+from tensordispatch.backends.meta.pointwise import SHIFT_DUNDER_META_KERNELS
 
-META_KERNELS.update(SHIFT_DUNDER_KERNELS)
+META_KERNELS.update(SHIFT_DUNDER_META_KERNELS)
 
 from tensordispatch.backends.meta.layout import META_KERNELS_LAYOUT
 from tensordispatch.backends.view_ops import VIEW_CPU_META_KERNELS

@@ -21,7 +21,13 @@ from collections.abc import Callable
 from typing import Any
 
 from tensordispatch.backends.aten import wrap_number
-from tensordispatch.backends.common import scalar_type_name, shape_text, type_meta_name
+from tensordispatch.backends.common import (
+    is_integral,
+    scalar_type_name,
+    shape_text,
+    type_meta_name,
+)
+from tensordispatch.backends.composite_pointwise import SHIFT_DUNDER_KERNELS
 from tensordispatch.backends.meta.iterator import Spec, check_can_cast, output_strides, pointwise
 from tensordispatch.backends.overlap import check_written
 from tensordispatch.backends.structured import alloc_meta, prepare_out
@@ -32,6 +38,7 @@ from tensordispatch.tensor.tensor import Tensor
 __all__ = [
     "POINTWISE_META_FUNCTIONS",
     "POINTWISE_META_KERNELS",
+    "SHIFT_DUNDER_META_KERNELS",
     "logical_spec",
     "unary_same_dtype",
     "where_spec",
@@ -305,4 +312,45 @@ POINTWISE_META_KERNELS: dict[str, Any] = {
     "logical_or_out_meta": _logical_out_meta,
     "logical_xor_out_meta": _logical_out_meta,
     "logical_not_out_meta": logical_not_out_meta,
+}
+
+
+def shift_dtype_check(name: str, self: Tensor, other: Any) -> None:
+    """The dtype checks torch's meta path makes for ``__lshift__`` / ``__rshift__`` (and the
+    in-place forms): an integer ``self`` (bool refused), an integer shift tensor or an int
+    number (a bool number passes, as it is an int).  Torch's CPU kernels check differently:
+    they promote a bool ``self`` and refuse floats only in the loop.
+
+    >>> import tensordispatch as td
+    >>> td.tensor([True], device="meta") << 1
+    Traceback (most recent call last):
+    ...
+    RuntimeError: lshift: Expected input tensor to have an integral dtype. Got tensordispatch.bool
+    """
+    if not is_integral(self.dtype, include_bool=False):
+        raise RuntimeError(
+            f"{name}: Expected input tensor to have an integral dtype. Got {self.dtype}"
+        )
+    if isinstance(other, Tensor):
+        if not is_integral(other.dtype, include_bool=False):
+            raise RuntimeError(
+                f"{name}: Expected shift value to have an integral dtype. Got {other.dtype}"
+            )
+    elif not isinstance(other, int):
+        raise RuntimeError(f"{name}: Expected shift value to be an int. Got {other}")  # noqa: TRY004
+
+
+def _checked_shift(name: str, kernel: Callable[..., Tensor]) -> Callable[..., Tensor]:
+    def checked(self: Tensor, other: Any) -> Tensor:
+        shift_dtype_check(name, self, other)
+        return kernel(self, other)
+
+    return checked
+
+
+# Meta kernels of __lshift__ / __rshift__ / __ilshift__ / __irshift__: the CPU kernels behind
+# torch's meta dtype checks (bitwise_*_shift itself has no such check on meta, as in torch).
+SHIFT_DUNDER_META_KERNELS: dict[str, Callable[..., Tensor]] = {
+    k: _checked_shift("lshift" if "lshift" in k else "rshift", fn)
+    for k, fn in SHIFT_DUNDER_KERNELS.items()
 }
