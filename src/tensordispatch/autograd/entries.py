@@ -88,7 +88,7 @@ class InlineRecord:
 
 
 _Compiled = tuple[Any, tuple[Any, ...] | None, dict[str, Any] | None]
-_CompileKey = tuple[str, tuple[int, ...], bool, Any, bool]
+_CompileKey = tuple[str, tuple[int, ...], bool, Any, bool, bool]
 _COMPILED: dict[_CompileKey, _Compiled] = {}
 _ST = local_state()
 _BELOW_ADIOV = AUTOGRAD_DISPATCH_KEYSET_WITH_AD_INPLACE_OR_VIEW_RAW
@@ -158,7 +158,11 @@ def _save_expression(facts: CallingFacts, optional: list[str], arg: str, attr: s
 
 
 def _record_lines(
-    facts: CallingFacts, positions: tuple[int, ...], optional: list[str], inline: InlineRecord
+    facts: CallingFacts,
+    positions: tuple[int, ...],
+    optional: list[str],
+    inline: InlineRecord,
+    view: bool = False,
 ) -> list[str]:
     """The recording branch (Note [Inline recording])."""
     names = facts.names
@@ -223,6 +227,8 @@ def _record_lines(
     ]
     if inline.uses_result:
         lines.append("    _td_s['result'] = _td_ST(_td_r, True)")
+    if view:  # a view of a marked view inherits its creation meta (views.py)
+        lines.append(f"    _td_view(_td_r, {diff[0]})")
     lines.append("    return _td_r")
     return lines
 
@@ -234,8 +240,11 @@ def autograd_entry_source(
     fresh: bool,
     inline: InlineRecord | None = None,
     many: bool = False,
+    view: bool = False,
 ) -> str:
-    """The source of the generated entry (Notes [The no-grad path], [Inline recording]).
+    """The source of the generated entry (Notes [The no-grad path], [Inline recording]);
+    ``view``: a view op, whose unrecorded outputs get their creation meta (views.py, Note
+    [View creation meta]).
 
     >>> from tensordispatch.schema import parse_schema
     >>> f = CallingFacts.of(parse_schema("neg(Tensor self) -> Tensor"))
@@ -267,7 +276,15 @@ def autograd_entry_source(
     ]
     quiet = " and ".join(f"(_m{k} is None or not _m{k}.requires_grad)" for k in range(len(diff)))
     lines.append(f"    if ({quiet}) or not _td_st.grad_enabled:")
-    if not fresh:
+    if view:
+        lines += _forward_lines(facts, optional, "        ", "_td_r =")
+        if many:
+            lines.append(f"        _td_view(_td_r, {diff[0]})")
+        else:
+            lines.append("        if not _td_st.grad_enabled:")
+            lines.append(f"            _td_view(_td_r, {diff[0]})")
+        lines.append("        return _td_r")
+    elif not fresh:
         lines += _forward_lines(facts, optional, "        ", "return")
     elif many:  # several outputs: the reset walks them (kernels_general.py)
         every = ", ".join(n for n in names if n not in optional)
@@ -290,7 +307,7 @@ def autograd_entry_source(
             "        return _td_r",
         ]
     if inline is not None:
-        lines += _record_lines(facts, positions, optional, inline)
+        lines += _record_lines(facts, positions, optional, inline, view)
     elif optional:
         lines += _build_lines(facts, optional, "    ")
         lines.append("    return _td_record(_td_raw, _td_op, tuple(_td_a), _td_kw)")
@@ -324,10 +341,11 @@ def _compile(
     fresh: bool,
     inline: InlineRecord | None,
     many: bool,
+    view: bool,
 ) -> _Compiled:
     scratch: dict[str, Any] = {"_NO": NOT_GIVEN}
     where = f"<tensordispatch autograd entry {facts.declaration}>"
-    source = autograd_entry_source(facts, fname, positions, fresh, inline, many)
+    source = autograd_entry_source(facts, fname, positions, fresh, inline, many, view)
     # Generated code by design (Note [The no-grad path]); built from a parsed schema's
     # identifiers only.
     exec(compile(source, where, "exec"), scratch)  # noqa: S102
@@ -360,6 +378,7 @@ def autograd_entry(
     fresh_version: Callable[..., Any] | None,
     inline: InlineRecord | None = None,
     many: bool = False,
+    view: Callable[..., Any] | None = None,
 ) -> Callable[..., Any] | None:
     """The autograd entry of ``op`` for final key set ``raw`` (a kernel's specializer), or
     None when the generic kernel must run (Note [The no-grad path]).
@@ -367,7 +386,8 @@ def autograd_entry(
     ``record(raw, op, args, kwargs)`` is the recording branch; ``fresh_version(result,
     args)``, when given, resets a fresh output's version (Note [Fresh outputs at version 0]);
     ``inline``, when given, replaces ``record`` by generated code (Note [Inline recording]);
-    ``many``: the operator may return several tensors (``fresh_version`` walks them).
+    ``many``: the operator may return several tensors (``fresh_version`` walks them);
+    ``view``, for a view op: ``mark_view`` of views.py (Note [View creation meta]).
     """
     entry = op._entry
     facts = entry.facts
@@ -380,10 +400,13 @@ def autograd_entry(
     except Exception:  # noqa: BLE001 - the generic kernel raises it at the call, in order
         return None
     shape = None if inline is None else (inline.saves, inline.uses_result)
-    key = (facts.declaration, positions, fresh_version is not None, shape, many)
+    fresh, is_view = fresh_version is not None, view is not None
+    key = (facts.declaration, positions, fresh, shape, many, is_view)
     compiled = _COMPILED.get(key)
     if compiled is None:
-        compiled = _COMPILED[key] = _compile(facts, fname, positions, key[2], inline, many)
+        compiled = _COMPILED[key] = _compile(
+            facts, fname, positions, key[2], inline, many, key[5]
+        )
     code, defaults, kwdefaults = compiled
     scope = {
         "_NO": NOT_GIVEN,
@@ -393,6 +416,7 @@ def autograd_entry(
         "_td_raw": raw,
         "_td_op": op,
         "_td_fresh": fresh_version,
+        "_td_view": view,
         "_td_ST": SavedTensor,
         "_td_TM": TensorMeta,
         "_td_edge": gradient_edge,

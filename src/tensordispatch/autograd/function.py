@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 
 from tensordispatch.autograd.grad_mode import is_grad_enabled, no_grad
 from tensordispatch.autograd.graph import Node, SavedTensor, collect_next_edges, meta_of
+from tensordispatch.autograd.views import IN_CUSTOM_FUNCTION
 from tensordispatch.tensor import Tensor
 
 __all__ = ["BackwardCFunction", "Function", "FunctionCtx"]
@@ -143,8 +144,43 @@ class Function:
         with no_grad():
             out = cls.forward(ctx, *args)
         if not record:
-            return out
+            return _mark_views(ctx, args, out)
         return _link(cls, ctx, args, positions, out)
+
+
+def _as_view(o: Tensor) -> Tensor:
+    """A new output object for an input returned as is: a view of it, as torch makes."""
+    from tensordispatch.autograd.graph import _shallow_alias
+
+    if type(o) is Tensor:
+        return o._make_view(o._shape, o._strides, o._offset)
+    return _shallow_alias(o)
+
+
+def _custom_view(o: Tensor) -> None:
+    """A view output of a custom Function may not be written in place (views.py, Note [View
+    creation meta]); its grad_fn is checked again after a write through its base."""
+    if o._base is not None:
+        m = meta_of(o)
+        m.creation_meta = IN_CUSTOM_FUNCTION
+        if m.grad_fn is not None:
+            m.view_version = o._version
+
+
+def _mark_views(ctx: FunctionCtx, args: tuple[Any, ...], out: Any) -> Any:
+    """The outputs of a call that records nothing: inputs returned as is become views, and
+    views are marked as made in a custom Function (torch does both without recording)."""
+    outs = out if isinstance(out, tuple) else (out,)
+    dirty = {id(t) for t in ctx._dirty}
+    inputs = {id(a) for a in args if isinstance(a, Tensor)}
+    results = []
+    for o in outs:
+        if isinstance(o, Tensor) and id(o) not in dirty:
+            if id(o) in inputs:
+                o = _as_view(o)
+            _custom_view(o)
+        results.append(o)
+    return tuple(results) if isinstance(out, tuple) else results[0]
 
 
 def _link(
@@ -154,7 +190,6 @@ def _link(
     positions: tuple[int, ...],
     out: Any,
 ) -> Any:
-    from tensordispatch.autograd.graph import _shallow_alias
     from tensordispatch.autograd.kernels import check_inplace
 
     outs = out if isinstance(out, tuple) else (out,)
@@ -175,12 +210,14 @@ def _link(
         if id(o) in dirty:
             check_inplace(o)
         elif id(o) in input_ids:
-            o = _shallow_alias(o)  # an input returned as is: a new output object
+            o = _as_view(o)  # an input returned as is: a new output object
         if id(o) not in non_diff:
             m = meta_of(o)
             m.requires_grad = True
             m.grad_fn = node
             m.output_nr = nr
+        if id(o) not in dirty:
+            _custom_view(o)
         results.append(o)
     node._outputs_meta = tuple(o for o in results)
     ctx._saved = [

@@ -66,6 +66,7 @@ class TensorMeta(AutogradMeta):
     """AutogradMeta plus the fields the autograd layer needs (torch's AutogradMeta)."""
 
     __slots__ = (
+        "creation_meta",
         "grad_accumulator",
         "hooks",
         "multi_output_of",
@@ -88,6 +89,8 @@ class TensorMeta(AutogradMeta):
         # A shared empty tuple until the first hook (hooks_list): most tensors have none.
         self.hooks: Sequence[Callable[[Tensor], Tensor | None]] = ()
         self.retains_grad = False
+        # ``creation_meta`` (views.py, Note [View creation meta]) is left unset: it is read
+        # with a default, and set only on the rare views that forbid in-place writes.
 
     def hooks_list(self) -> list[Callable[[Tensor], Tensor | None]]:
         """The tensor's hooks as a list that registration may append to."""
@@ -409,8 +412,9 @@ def view_grad_fn(t: Tensor) -> Any:
         if base is not None and t._version != m.view_version:
             bm = base._autograd_meta
             if bm is not None and bm.grad_fn is not None:
-                from tensordispatch.autograd.views import AsStridedBackward0
+                from tensordispatch.autograd.views import AsStridedBackward0, check_view_inplace
 
+                check_view_inplace(t, indirect=True)
                 fn = m.grad_fn = AsStridedBackward0(base, t)
                 m.output_nr = 0
             m.view_version = t._version

@@ -43,6 +43,7 @@ from tensordispatch.autograd.graph import (
     meta_of,
 )
 from tensordispatch.autograd.node_apply import make_apply
+from tensordispatch.autograd.views import check_view_inplace, mark_view
 from tensordispatch.dispatch.dispatcher import DISPATCHER, RegistrationHandle
 from tensordispatch.dispatch.kernel import KernelFunction, KernelKind
 from tensordispatch.dispatch.keys import DispatchKey
@@ -311,6 +312,7 @@ def _make_functional_kernel(
 ) -> Callable[..., Any]:
     plan = _save_plan(info)
     uses_result = info.uses_result
+    view = mark_view if _aliases(info.schema) else None
 
     def record(raw: int, op: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         inputs = [args[i] for i in positions]
@@ -329,10 +331,12 @@ def _make_functional_kernel(
             m.view_version = result._version
         if uses_result:
             node._saved["result"] = SavedTensor(result, True)
+        if view is not None:
+            view(result, inputs[0])
         return result
 
     inline = InlineRecord(node_cls, _inline_saves(info), uses_result, _ATTR_OF)
-    return _fast_path(positions, record, not _aliases(info.schema), inline)
+    return _fast_path(positions, record, view is None, inline, view)
 
 
 def _inline_saves(
@@ -375,8 +379,10 @@ def _fast_path(
     record: Callable[..., Any],
     fresh: bool = False,
     inline: InlineRecord | None = None,
+    view: Callable[..., Any] | None = None,
 ) -> Callable[..., Any]:
-    """The kernel: redispatch unless grad mode is on and an input requires grad.
+    """The kernel: redispatch unless grad mode is on and an input requires grad (``view``: a
+    view op's ``mark_view``, views.py).
 
     The generic kernel (``op.redispatch`` callers, boxed calls) looks the redispatch up per
     call; the dispatcher's cached entry is the specialized one (``_specializer``), which
@@ -391,9 +397,11 @@ def _fast_path(
         r = op.redispatch(raw & _AFTER, *args, **kwargs)
         if fresh and getattr(r, "_vc", None) is not None:
             fresh_version(r, args)
+        elif view is not None and not _ST.grad_enabled:
+            view(r, args[positions[0]])
         return r
 
-    special = _specializer(positions, record, fresh, inline)
+    special = _specializer(positions, record, fresh, inline, view)
     kernel._td_specialize = special  # type: ignore[attr-defined]
     return kernel
 
@@ -403,11 +411,12 @@ def _specializer(
     record: Callable[..., Any],
     fresh: bool,
     inline: InlineRecord | None,
+    view: Callable[..., Any] | None = None,
 ) -> Callable[[Any, int], Callable[..., Any] | None]:
     """``specializer(op, raw)`` for the dispatcher (kernel.py): the generated entry of ``op``
     for key set ``raw`` (entries.py, Notes [The no-grad path], [Inline recording])."""
     reset = fresh_version if fresh else None
-    return lambda op, raw: autograd_entry(op, raw, positions, record, reset, inline)
+    return lambda op, raw: autograd_entry(op, raw, positions, record, reset, inline, False, view)
 
 
 def _make_inplace_kernel(
@@ -443,6 +452,7 @@ def _make_inplace_kernel(
 def check_inplace(self: Tensor) -> None:
     """torch's rule: no in-place op on a leaf that requires grad, or on a view of one, or on
     an output of a function returning several views."""
+    check_view_inplace(self)  # views.py, Note [View creation meta]
     m = self._autograd_meta
     if type(m) is TensorMeta and m.multi_output_of is not None and m.requires_grad:
         raise RuntimeError(

@@ -69,7 +69,7 @@ def make_general_kernel(
 ) -> Callable[..., Any]:
     """The RAW_KEYSET autograd kernel of ``info``'s operator (or its in-place variant)."""
     from tensordispatch.autograd import kernels as k
-    from tensordispatch.autograd.views import rebase_history
+    from tensordispatch.autograd.views import mark_view, rebase_history
 
     plan = k._save_plan(info)
     binds = _binds(info)
@@ -128,6 +128,10 @@ def make_general_kernel(
     fresh = not inplace and not k._aliases(info.schema)
     positions = tuple(i for i, a in enumerate(info.schema.arguments) if a.name in info.inputs)
     reset = _fresh_all if fresh else None
+    view = None
+    if not inplace and not fresh:  # a view op: creation meta (views.py)
+        several = info.returns_list or len(info.outputs) > 1
+        view = lambda r, src: mark_view(r, src, several)  # noqa: E731
 
     def kernel(raw: int, op: Any, *args: Any, **kwargs: Any) -> Any:
         if k._ST.grad_enabled:
@@ -136,6 +140,8 @@ def make_general_kernel(
                 if any(k._requires_grad(t) for t in v) if is_list else k._requires_grad(v):
                     return record(raw, op, args, kwargs)
         r = op.redispatch(raw & k._AFTER, *args, **kwargs)
+        if view is not None:
+            view(r, args[positions[0]] if positions else None)
         if fresh:
             for t in r if type(r) in (tuple, list) else (r,):
                 if isinstance(t, Tensor) and t._vc is not None:
@@ -144,7 +150,7 @@ def make_general_kernel(
 
     if not any(is_list for _, _, is_list in binds):  # generated entry (entries.py)
         kernel._td_specialize = lambda op, raw: autograd_entry(  # type: ignore[attr-defined]
-            op, raw, positions, record, reset, None, True
+            op, raw, positions, record, reset, None, True, view
         )
     return kernel
 

@@ -13,17 +13,49 @@ root-shaped gradient" from it, for views of views too. When the graph records
 (create_graph) and the root is contiguous, they compute with ``as_strided`` /
 ``as_strided_scatter`` on a clone of the root-shaped gradient, so double backward goes
 through them; otherwise they compute outside the graph.
+
+Note [View creation meta]
+torch forbids an in-place write, with grad mode on and an operand requiring grad, to a view
+whose history autograd cannot rebase safely, and records why when the view is made (its
+CreationMeta): made in no_grad mode (NO_GRAD_MODE), one of several views returned by one op
+(split, unbind: MULTI_OUTPUT_NODE), returned by a custom Function (IN_CUSTOM_FUNCTION).
+A view of such a view inherits it (torch's propagate_creation_meta). We store it as
+``TensorMeta.creation_meta`` only when it is not DEFAULT: the autograd kernels of view ops
+call ``mark_view`` after computing a view without recording it, or after recording one from
+a marked view; recorded multi-output views carry ``multi_output_of`` instead (kernels_general).
+A view made in no_grad mode reports ``requires_grad`` of its root, as torch's views do (we
+take it when the view is made; torch reads the root's flag each time). ``check_view_inplace``
+raises torch's message at the write, or when a view's stale grad_fn is regenerated after a
+write through its root or another view (``indirect``). Views made inside
+``inference_mode`` are not marked: that mode excludes the autograd keys, so no autograd
+kernel sees them (docs/AUTOGRAD.md).
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-from tensordispatch.autograd.graph import Node, gradient_edge, meta_of
+from tensordispatch.autograd.graph import Node, TensorMeta, gradient_edge, meta_of
+from tensordispatch.dispatch.tls import local_state
 from tensordispatch.ops.deferred import deferred_op as _deferred_op
 from tensordispatch.tensor import Tensor
 
-__all__ = ["AsStridedBackward0", "CopySlices", "rebase_history"]
+__all__ = [
+    "DEFAULT",
+    "IN_CUSTOM_FUNCTION",
+    "MULTI_OUTPUT_NODE",
+    "NO_GRAD_MODE",
+    "AsStridedBackward0",
+    "CopySlices",
+    "check_view_inplace",
+    "mark_view",
+    "rebase_history",
+]
+
+# torch's CreationMeta values (Note [View creation meta]); INFERENCE_MODE is not produced
+DEFAULT, IN_CUSTOM_FUNCTION, MULTI_OUTPUT_NODE, NO_GRAD_MODE, INFERENCE_MODE = range(5)
+_ST = local_state()
 
 _empty_strided = _deferred_op(globals(), "_empty_strided", "empty_strided")
 _zeros = _deferred_op(globals(), "_zeros", "zeros")
@@ -171,3 +203,108 @@ def rebase_history(self: Tensor, node: Node) -> None:
     m.grad_fn = AsStridedBackward0(base, self)
     m.output_nr = 0
     m.view_version = self._version
+
+
+def _creation_meta(m: object) -> int:
+    if type(m) is not TensorMeta:
+        return DEFAULT
+    cm: int = getattr(m, "creation_meta", DEFAULT)
+    if cm == DEFAULT and m.multi_output_of is not None:
+        return MULTI_OUTPUT_NODE
+    return cm
+
+
+def mark_view(result: object, source: object, many: bool = False) -> None:
+    """The creation meta of a view op's output(s) ``result`` made from ``source`` (Note [View
+    creation meta]): NO_GRAD_MODE in no_grad mode, MULTI_OUTPUT_NODE for an unrecorded output
+    of a multi-view op (``many``), else what ``source`` carries.
+
+    >>> import tensordispatch as td
+    >>> x = td.ones(3).requires_grad_()
+    >>> with td.no_grad():
+    ...     v = x[:2]
+    >>> v.requires_grad, v.grad_fn, v._autograd_meta.creation_meta == NO_GRAD_MODE
+    (True, None, True)
+    """
+    if not _ST.grad_enabled:
+        new = NO_GRAD_MODE
+    elif many:
+        new = MULTI_OUTPUT_NODE
+    else:
+        new = DEFAULT
+    prev = _creation_meta(getattr(source, "_autograd_meta", None))
+    if new == DEFAULT or prev == INFERENCE_MODE:
+        new = prev
+    if new == DEFAULT:
+        return
+    outs = result if type(result) in (tuple, list) else (result,)
+    for r in outs:  # type: ignore[union-attr]
+        if not isinstance(r, Tensor) or r._base is None or r is source:
+            continue
+        m = meta_of(r)
+        m.creation_meta = new
+        if new == NO_GRAD_MODE and m.grad_fn is None:
+            root = r._base._autograd_meta
+            m.requires_grad = root is not None and root.requires_grad
+
+
+def _node_name(fn: Node) -> str:
+    return re.sub(r"Backward\d*$", "", fn.name())
+
+
+_SUFFIX = {
+    MULTI_OUTPUT_NODE: (
+        "This view is the output of a function that returns multiple views. Such functions "
+        "do not allow the output views to be modified inplace. You should replace the "
+        "inplace operation by an out-of-place one."
+    ),
+    NO_GRAD_MODE: (
+        "Given that this use case is ambiguous and error-prone, it is forbidden. You can "
+        "clarify your code by moving both the view and the inplace either both inside the "
+        "no_grad block (if you don't want the inplace to be tracked) or both outside (if you "
+        "want the inplace to be tracked)."
+    ),
+    IN_CUSTOM_FUNCTION: (
+        "This view was created inside a custom Function (or because an input was returned "
+        "as-is) and the autograd logic to handle view+inplace would override the custom "
+        "backward associated with the custom Function, leading to incorrect gradients. This "
+        "behavior is forbidden. You can fix this by cloning the output of the custom Function."
+    ),
+}
+
+
+def view_inplace_message(t: Tensor, indirect: bool = False) -> str | None:
+    """torch's message for an in-place write to ``t`` that its creation meta forbids, or None
+    (Note [View creation meta])."""
+    m = t._autograd_meta
+    cm = _creation_meta(m)
+    if cm == DEFAULT or t._base is None or type(m) is not TensorMeta:
+        return None
+    fn = m.grad_fn
+    what = "its base or another view of its base has been" if indirect else "is being"
+    if cm == NO_GRAD_MODE or fn is None:
+        prefix = "A view was created in"
+        if fn is not None:
+            name = _node_name(fn)
+            prefix = f"Output {m.output_nr} of {name} is a view of a view which was created in"
+        head = f"{prefix} no_grad mode and {what} modified inplace with grad mode enabled."
+    else:
+        head = f"Output {m.output_nr} of {_node_name(fn)} is a view and {what} modified inplace."
+    return f"{head} {_SUFFIX[cm]}"
+
+
+def check_view_inplace(t: Tensor, indirect: bool = False) -> None:
+    """Raise torch's error when ``t`` is a view whose creation meta forbids an in-place write
+    with grad mode on (Note [View creation meta]).
+
+    >>> import tensordispatch as td
+    >>> x = td.ones(3).requires_grad_()
+    >>> with td.no_grad():
+    ...     v = x[:2]
+    >>> check_view_inplace(v)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    RuntimeError: A view was created in no_grad mode and is being modified inplace with ...
+    """
+    msg = view_inplace_message(t, indirect)
+    if msg is not None:
+        raise RuntimeError(msg)
