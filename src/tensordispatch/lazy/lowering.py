@@ -49,11 +49,12 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from tensordispatch.backends.cpu.fpstate import quiet_fp
+from tensordispatch.backends.cpu.fpstate import FP_QUIET as _QUIET
+from tensordispatch.backends.cpu.fpstate import FP_STATE
 from tensordispatch.dispatch.keys import DispatchKey
 from tensordispatch.dispatch.keyset import DispatchKeySet
 from tensordispatch.lazy.executor import Graph
-from tensordispatch.lazy.ir import Node, Operand
+from tensordispatch.lazy.ir import Node, Operand, Value
 from tensordispatch.lazy.shape import fill_arguments, flatten_result
 from tensordispatch.tensor.tensor import Tensor
 
@@ -83,15 +84,29 @@ class Rule:
     view: bool = False
 
 
+_FLOAT_OUT: dict[Any, bool] = {}
+
+
 def _same_float(node: Node) -> bool:
     out = node.shapes[0].dtype
-    if not out.is_floating_point or out.itemsize < 4:
+    ok = _FLOAT_OUT.get(out)
+    if ok is None:
+        ok = _FLOAT_OUT[out] = bool(out.is_floating_point and out.itemsize >= 4)
+    if not ok:
         return False
-    for marker in _markers(node):
-        if marker.kind == "tensor":
-            n, i = node.operands[marker.index]
-            if n.shapes[i].dtype is not out:
-                return False
+    operands = node.operands
+    for a in node.args:
+        if type(a) is Operand:
+            if a.kind == "tensor":
+                n, i = operands[a.index]
+                if n.shapes[i].dtype is not out:
+                    return False
+        elif type(a) is tuple:
+            for x in a:
+                if type(x) is Operand and x.kind == "tensor":
+                    n, i = operands[x.index]
+                    if n.shapes[i].dtype is not out:
+                        return False
     return True
 
 
@@ -114,11 +129,13 @@ _NP_NAMES: dict[Any, str] = {}
 
 
 def _np_name(dtype: Any) -> str:
-    """``np.float32`` for float32: the generated code's spelling of a dtype (cached: NumPy's
-    ``dtype.name`` is a Python property costing microseconds)."""
+    """``np_float32`` for float32: the generated code's name for a dtype's NumPy type, bound
+    as a global of the generated code (cached: NumPy's ``dtype.name`` costs microseconds)."""
     name = _NP_NAMES.get(dtype)
     if name is None:
-        name = _NP_NAMES[dtype] = f"np.{np.dtype(dtype._numpy).name}"
+        np_dtype = np.dtype(dtype._numpy)
+        name = _NP_NAMES[dtype] = f"np_{np_dtype.name}"
+        _NUMPY_NAMES[name] = np_dtype.type
     return name
 
 
@@ -127,28 +144,75 @@ def _out(out: str | None) -> str:
     return f", {out}" if out else ""
 
 
+def _alpha_product(number: Any, alpha: Any, dtype: Any) -> Any:
+    """``number * alpha`` for two Python numbers, multiplied in the output dtype as the CPU
+    kernel does (``number`` itself when alpha is 1)."""
+    if alpha == 1:
+        return number
+    return np.multiply(
+        np.asarray(number), np.asarray(alpha).astype(dtype), dtype=dtype, casting="unsafe"
+    )
+
+
+def _times_alpha(number: Any, alpha: Any, dtype: Any) -> Any:
+    """`_alpha_product` as a 0-d array of ``dtype`` (Note [Numbers as 0-d arrays])."""
+    return np.asarray(_alpha_product(number, alpha, dtype), dtype)
+
+
+_FLOAT_NAMES: dict[Any, str | None] = {}
+
+
+def _float_name(dtype: Any) -> str | None:
+    """`_np_name` of a floating dtype of 4 bytes or more, else None (the dtypes an
+    elementwise rule accepts, Note [NumPy lowering rules])."""
+    try:
+        return _FLOAT_NAMES[dtype]
+    except KeyError:
+        ok = dtype.is_floating_point and dtype.itemsize >= 4
+        name = _FLOAT_NAMES[dtype] = _np_name(dtype) if ok else None
+        return name
+
+
 def _binary(ufunc: str, with_alpha: bool) -> Rule:
+    call = f"np_{ufunc}("
+
     def emit(node: Node, ins: list[str], out: str | None, hoist: Hoist) -> str | None:
-        if not _same_float(node):
-            return None
-        a, b = _arg(node, ins, 0), _arg(node, ins, 1)
-        dtype = _np_name(node.shapes[0].dtype)
+        # _same_float and _arg, unrolled for two operands (the commonest nodes)
+        out_dtype = node.shapes[0].dtype
+        dtype = _float_name(out_dtype)
+        args = node.args
+        a0, a1 = args[0], args[1]
+        if dtype is None or type(a0) is not Operand or type(a1) is not Operand:
+            return None  # (operands are always markers; anything else: the CPU kernel)
+        k0, k1 = a0.kind, a1.kind
+        if k0 == "tensor":
+            n, i = node.operands[a0.index]
+            if n.shapes[i].dtype is not out_dtype:
+                return None
+        if k1 == "tensor":
+            n, i = node.operands[a1.index]
+            if n.shapes[i].dtype is not out_dtype:
+                return None
+        a, b = ins[a0.index], ins[a1.index]
+        scaled = None
         if with_alpha:
             alpha = _arg(node, ins, 2)
-            if node.args[1].kind == "tensor":
+            if k1 == "tensor":
                 b = f"({b} if {alpha} == 1 else np_multiply({b}, {alpha}))"
             else:  # two numbers: multiplied in the output dtype, as the CPU kernel does
-                b = hoist(
-                    f"({b} if {alpha} == 1 else np_multiply(np_asarray({b}), "
-                    f"np_asarray({alpha}).astype({dtype}), dtype={dtype}, casting='unsafe'))"
-                )
-        kinds = (node.args[0].kind, node.args[1].kind)
-        if "tensor" in kinds:  # Note [Numbers as 0-d arrays]
-            if kinds[0] != "tensor":
+                scaled = alpha
+        if k0 == "tensor" or k1 == "tensor":  # Note [Numbers as 0-d arrays]
+            if k0 != "tensor":
                 a = hoist(f"np_asarray({a}, {dtype})")
-            if kinds[1] != "tensor":
+            if scaled is not None:
+                b = hoist(f"_times_alpha({b}, {scaled}, {dtype})")
+            elif k1 != "tensor":
                 b = hoist(f"np_asarray({b}, {dtype})")
-        return f"np_{ufunc}({a}, {b}{_out(out)})"
+        elif scaled is not None:
+            b = hoist(f"_alpha_product({b}, {scaled}, {dtype})")
+        if out:  # ufuncs take the output positionally after their inputs
+            return f"{call}{a}, {b}, {out})"
+        return f"{call}{a}, {b})"
 
     return Rule(emit)
 
@@ -232,6 +296,7 @@ _NUMPY_NAMES = {
         "broadcast_to", "asarray",
     )
 }  # fmt: skip
+_NUMPY_NAMES.update(np=np, _times_alpha=_times_alpha, _alpha_product=_alpha_product)
 
 # -- the generic lowering: the operator's CPU kernel, from inside the generated function --------
 
@@ -267,126 +332,159 @@ def run_cpu_kernel(node: Node, *values: Any) -> list[Any]:
     return arrays
 
 
+_NUMPY_NAMES["_run"] = run_cpu_kernel
+_set_fp, _reset_fp = FP_STATE.set, FP_STATE.reset
+
 # -- the generator ------------------------------------------------------------------------------
 
 
 # an in-place binary ufunc call on one buffer with a parameter or hoisted second operand
 _INPLACE = re.compile(r"^np_(\w+)\((v\d+), ([ps]\d+), \2\)$")
-RUN_MIN = 16
+RUN_MIN = 4
 
 
 class _Emitter:
-    """Writes the source of one graph's function (Note [Buffer reuse])."""
+    """Writes the source of one graph's function (Note [Buffer reuse]). Values are keyed by
+    the `Value` tuples themselves (nodes hash by identity)."""
 
     def __init__(self, graph: Graph) -> None:
         self.graph = graph
         self.lines: list[str] = []
+        # per line: (ufunc, buffer, constant) for an in-place call with a constant operand
+        self.steps: list[tuple[str, str, str] | None] = []
         self.prelude: dict[str, str] = {}  # hoisted expression -> name
         self.folded = False
-        self.names: dict[tuple[int, int], str] = {}
-        self.constants: dict[str, Any] = {"np": np, "_run": run_cpu_kernel, **_NUMPY_NAMES}
-        self.last_use: dict[tuple[int, int], int] = {}
-        self.keep: set[tuple[int, int]] = {(id(n), i) for n, i in graph.outputs}
-        self.fresh: set[tuple[int, int]] = set()
-        self.pool: dict[tuple[Any, tuple[int, ...]], list[str]] = {}
+        self.tables = 0
+        self.names: dict[Value, str] = {}
+        self.constants: dict[str, Any] = {}  # this graph's own globals (kernel nodes, tables)
+        last_use: dict[Value, int] = {}
         for position, node in enumerate(graph.nodes):
-            for n, i in node.operands:
-                self.last_use[(id(n), i)] = position
+            for value in node.operands:
+                last_use[value] = position
+        self.last_use = last_use
+        self.keep: set[Value] = set(graph.outputs)
+        self.fresh: set[Value] = set()
+        self.pool: dict[tuple[Any, tuple[int, ...]], list[str]] = {}
 
     def emit(self) -> str:
-        params = ", ".join(f"p{i}" for i in range(len(self.graph.parameters)))
-        for position, node in enumerate(self.graph.nodes):
-            self._node(position, node)
-        outs = "".join(f"{self.names[(id(n), i)]}, " for n, i in self.graph.outputs)
+        graph = self.graph
+        names = self.names
+        param_index = graph.param_index
+        rules = NUMPY_RULES
+        for position, node in enumerate(graph.nodes):
+            if node.data is not None:
+                names[(node, 0)] = f"p{param_index[id(node)]}"
+                continue
+            ins = list(map(names.__getitem__, node.operands))
+            rule = rules.get(node.op) if len(node.shapes) == 1 else None
+            if rule is None or not self._lower(position, node, rule, ins):
+                self._kernel_call(position, node, ins)
+        params = ", ".join([f"p{i}" for i in range(len(graph.parameters))])
+        outs = "".join([f"{names[value]}, " for value in graph.outputs])
         hoisted = [f"{name} = {expr}" for expr, name in self.prelude.items()]
-        lines = self._fold_runs(self.lines)
+        lines = self._fold_runs()
         if self.folded:  # the constants the folded runs index into
-            constants = [f"p{i}" for i in range(len(self.graph.parameters))]
-            constants += list(self.prelude.values())
+            constants = [f"p{i}" for i in range(len(graph.parameters))]
+            constants += self.prelude.values()
             hoisted.append(f"c_ = ({', '.join(constants)},)")
-        body = "\n".join(f"    {line}" for line in hoisted + lines)
-        return f"def graph_fn({params}):\n{body}\n    return ({outs})\n"
+        body = "\n    ".join(hoisted + lines)
+        return f"def graph_fn({params}):\n    {body}\n    return ({outs})\n"
 
-    def _constant_index(self, name: str) -> int:
-        # index in `c_`: the parameters p0.., then the hoisted names s0..
-        if name.startswith("p"):
-            return int(name[1:])
-        return len(self.graph.parameters) + int(name[1:])
+    def _table_entry(self, step: tuple[str, str, str]) -> tuple[Any, int]:
+        """A folded step's (ufunc, index in ``c_``): ``c_`` holds the parameters p0.., then
+        the hoisted names s0..."""
+        ufunc, _, constant = step
+        index = int(constant[1:])
+        if constant[0] == "s":
+            index += len(self.graph.parameters)
+        return _NUMPY_NAMES[f"np_{ufunc}"], index
 
-    def _fold_runs(self, lines: list[str]) -> list[str]:
+    def _fold_runs(self) -> list[str]:
         """Note [Folded runs]: RUN_MIN or more consecutive in-place binary calls on one
         buffer with a constant second operand (a parameter or a hoisted name) become one
         loop over a constant table, so a long elementwise chain compiles in O(1)."""
+        lines, steps = self.lines, self.steps
         folded: list[str] = []
-        i = 0
-        while i < len(lines):
-            match = _INPLACE.match(lines[i])
-            j = i
-            while match and j < len(lines):
-                m = _INPLACE.match(lines[j])
-                if not m or m.group(2) != match.group(2):
-                    break
-                j += 1
-            if j - i < RUN_MIN:  # too short (and so is every run inside it): keep the lines
-                folded.extend(lines[i : max(j, i + 1)])
-                i = max(j, i + 1)
+        i, end = 0, len(lines)
+        while i < end:
+            step = steps[i]
+            j = i + 1
+            if step is not None:
+                buffer = step[1]
+                while j < end and (later := steps[j]) is not None and later[1] == buffer:
+                    j += 1
+            if j - i < RUN_MIN:  # a short run, or not a run: keep the lines
+                folded.extend(lines[i:j])
+                i = j
                 continue
-            steps = [m for m in (_INPLACE.match(line) for line in lines[i:j]) if m]
-            table = f"r{len(self.constants)}"
-            self.constants[table] = tuple(
-                (self.constants[f"np_{m.group(1)}"], self._constant_index(m.group(3)))
-                for m in steps
-            )
-            buffer = steps[0].group(2)
+            table = f"r{self.tables}"
+            self.tables += 1
+            self.constants[table] = tuple(map(self._table_entry, steps[i:j]))
             folded.append(f"for f_, i_ in {table}:")
             folded.append(f"    f_({buffer}, c_[i_], {buffer})")
             self.folded = True
             i = j
         return folded
 
-    def _node(self, position: int, node: Node) -> None:
-        if node.data is not None:
-            self.names[(id(node), 0)] = f"p{self.graph.param_index[id(node)]}"
-            return
-        ins = [self.names[(id(n), i)] for n, i in node.operands]
-        rule = NUMPY_RULES.get(node.op) if len(node.shapes) == 1 else None
-        if rule is not None and self._lower(position, node, rule, ins):
-            return
+    def _kernel_call(self, position: int, node: Node, ins: list[str]) -> None:
         name = f"k{position}"
         self.constants[name] = node
         outs = [f"v{position}_{i}" for i in range(len(node.shapes))]
         self.lines.append(f"{', '.join(outs)}, = _run({name}, {', '.join(ins)})")
+        self.steps.append(None)
         for i, out in enumerate(outs):
-            self.names[(id(node), i)] = out
-        for n, i in node.operands:  # a kernel's result may alias its inputs: never reuse them
-            self.fresh.discard((id(n), i))
-            self.keep.add((id(n), i))
+            self.names[(node, i)] = out
+        for value in node.operands:  # a kernel's result may alias its inputs: never reuse them
+            self.fresh.discard(value)
+            self.keep.add(value)
 
     def _lower(self, position: int, node: Node, rule: Rule, ins: list[str]) -> bool:
+        """Emit ``node`` with ``rule``; False (nothing changed) if the rule declines."""
         shape = node.shapes[0]
-        key = (shape.dtype, shape.sizes)
-        if rule.writes_into and rule.elementwise:
-            self._release(position, node)
-        buffer = None
-        if rule.writes_into and shape.sizes and self.pool.get(key):
-            buffer = self.pool[key].pop()
+        dying: list[Value] = []  # operands whose buffers are free after this node
+        if self.fresh:
+            last_use, fresh, keep = self.last_use, self.fresh, self.keep
+            for value in node.operands:
+                if last_use[value] == position and value in fresh and value not in keep:
+                    if value not in dying:
+                        dying.append(value)
+        pool = self.pool.get((shape.dtype, shape.sizes))
+        buffer = consumed = None
+        if rule.writes_into and shape.sizes:
+            if rule.elementwise:  # an operand dying here first (the pool is LIFO)
+                for value in reversed(dying):
+                    if (s := value[0].shapes[value[1]]) is shape or s == shape:
+                        consumed = value
+                        buffer = self.names[value]
+                        break
+            if buffer is None and pool:
+                buffer = pool[-1]
         expr = rule.emit(node, ins, buffer, self._hoist)
         if expr is None:
-            if buffer is not None:
-                self.pool[key].append(buffer)
             return False
-        name = buffer or f"v{position}"
-        # writing into a buffer needs no assignment: the buffer keeps its name
-        self.lines.append(expr if buffer else f"{name} = {expr}")
-        self.names[(id(node), 0)] = name
+        step = None
+        if buffer is None:
+            self.lines.append(f"v{position} = {expr}")
+        else:
+            if consumed is None:
+                pool.pop()  # type: ignore[union-attr]
+            self.lines.append(expr)
+            if (m := _INPLACE.match(expr)) is not None:
+                step = m.groups()
+        self.steps.append(step)
+        self.names[(node, 0)] = buffer or f"v{position}"
         if rule.view:
-            for n, i in node.operands:
-                self.fresh.discard((id(n), i))
-                self.keep.add((id(n), i))
-        elif rule.writes_into and shape.sizes:
-            self.fresh.add((id(node), 0))
-        if not (rule.writes_into and rule.elementwise):
-            self._release(position, node)
+            for value in node.operands:
+                self.fresh.discard(value)
+                self.keep.add(value)
+            return True
+        for value in dying:
+            if value != consumed:
+                self.fresh.discard(value)
+                s = value[0].shapes[value[1]]
+                self.pool.setdefault((s.dtype, s.sizes), []).append(self.names[value])
+        if rule.writes_into and shape.sizes:
+            self.fresh.add((node, 0))
         return True
 
     def _hoist(self, expr: str) -> str:
@@ -394,16 +492,6 @@ class _Emitter:
         if name is None:
             name = self.prelude[expr] = f"s{len(self.prelude)}"
         return name
-
-    def _release(self, position: int, node: Node) -> None:
-        for n, i in node.operands:
-            value = (id(n), i)
-            if self.last_use.get(value) != position or value in self.keep:
-                continue
-            if value in self.fresh:
-                self.fresh.discard(value)
-                shape = n.shapes[i]
-                self.pool.setdefault((shape.dtype, shape.sizes), []).append(self.names[value])
 
 
 class NumpyBackend:
@@ -428,7 +516,7 @@ class NumpyBackend:
     def compile(self, graph: Graph) -> Callable[..., Sequence[Any]]:
         emitter = _Emitter(graph)
         source = emitter.emit()
-        namespace = dict(emitter.constants)
+        namespace = {**_NUMPY_NAMES, **emitter.constants}
         code = self._codes.get(source)
         if code is None:
             code = compile(source, f"<lazy graph {graph.hash & 0xFFFFFFFF:08x}>", "exec")
@@ -440,8 +528,11 @@ class NumpyBackend:
         self.last_source = source
 
         def run(*params: Any) -> Sequence[Any]:
-            with quiet_fp():
+            token = _set_fp(_QUIET)  # quiet_fp() inline: ~0.3 us less per step
+            try:
                 return fn(*params)  # type: ignore[no-any-return]
+            finally:
+                _reset_fp(token)
 
         run.__lazy_source__ = source  # type: ignore[attr-defined]
         return run
