@@ -10,9 +10,12 @@ share the root's storage and carry absolute sizes, strides and offset
 (Note [Views share the root] in tensor.py), so a view of a root is fully described by its
 geometry: CopySlices and AsStridedBackward0 rebuild "the view's elements of a
 root-shaped gradient" from it, for views of views too. When the graph records
-(create_graph) and the root is contiguous, they compute with ``as_strided`` /
-``as_strided_scatter`` on a clone of the root-shaped gradient, so double backward goes
-through them; otherwise they compute outside the graph.
+(create_graph), they compute with ``as_strided`` / ``as_strided_scatter`` on a fresh tensor
+laid out as the root's storage (``_to_storage``: the gradient permuted into the root's
+storage order and made contiguous, or for a root with gaps scattered into a flat span), so
+double backward goes through them; otherwise they compute outside the graph. Only a root
+that overlaps itself (a zero stride) computes outside the graph then; torch forbids
+writing such a tensor in place anyway.
 
 Note [View creation meta]
 torch forbids an in-place write, with grad mode on and an operand requiring grad, to a view
@@ -71,12 +74,61 @@ def _contiguous_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(reversed(strides))
 
 
-def _recording(base_meta: tuple[Any, ...]) -> bool:
-    """Whether to compute in the graph (Note [Views replay as strided])."""
+def _storage_order(shape: tuple[int, ...], strides: tuple[int, ...]) -> tuple[int, ...] | None:
+    """The dims of a dense root in storage order (outermost first): the root is then a
+    contiguous tensor of the shape in that order, permuted. None for a root with gaps or
+    overlaps. Dims of size 1 may have any stride."""
+    order = tuple(sorted(range(len(shape)), key=lambda d: (-strides[d], d)))
+    expected = _contiguous_strides(tuple(shape[d] for d in order))
+    for d, e in zip(order, expected, strict=True):
+        if shape[d] != 1 and strides[d] != e:
+            return None
+    return order
+
+
+def _recording(base_meta: tuple[Any, ...]) -> tuple[int, ...] | int | None:
+    """How to compute in the graph (Note [Views replay as strided]): the dense root's
+    storage order, or for a root with gaps the length of its storage span; None when grad
+    mode is off or the root overlaps itself."""
     from tensordispatch.autograd.grad_mode import is_grad_enabled
 
+    if not is_grad_enabled():
+        return None
     shape, strides, _, _ = base_meta
-    return is_grad_enabled() and tuple(strides) == _contiguous_strides(tuple(shape))
+    order = _storage_order(tuple(shape), tuple(strides))
+    if order is not None:
+        return order
+    if any(s == 0 and n > 1 for n, s in zip(shape, strides, strict=True)):
+        return None
+    return 1 + sum((n - 1) * s for n, s in zip(shape, strides, strict=True))
+
+
+def _to_storage(grad: Tensor, plan: tuple[int, ...] | int, base_meta: tuple[Any, ...]) -> Tensor:
+    """``grad`` (root-shaped) as a fresh tensor at storage offset 0 whose elements sit where
+    the root keeps them, so the view's geometry relative to the root indexes it directly."""
+    if isinstance(plan, int):  # a root with gaps: a flat storage span, zeros in the gaps
+        shape, strides = list(base_meta[0]), list(base_meta[1])
+        return _as_strided_scatter(_zeros([plan], dtype=grad.dtype), grad, shape, strides, 0)
+    if plan != tuple(range(len(plan))):
+        grad = grad.permute(list(plan))
+    from tensordispatch.backends.common import contiguous_format
+
+    return grad.clone(memory_format=contiguous_format)
+
+
+def _from_storage(t: Tensor, plan: tuple[int, ...] | int, base_meta: tuple[Any, ...]) -> Tensor:
+    """The root-shaped gradient held by ``t`` (the inverse of ``_to_storage``)."""
+    if isinstance(plan, int):
+        return _as_strided(t, list(base_meta[0]), list(base_meta[1]), 0)
+    if plan == tuple(range(len(plan))):
+        return t
+    return t.permute(sorted(range(len(plan)), key=plan.__getitem__))
+
+
+def _storage_zeros(plan: tuple[int, ...] | int, base_meta: tuple[Any, ...], dtype: Any) -> Tensor:
+    if isinstance(plan, int):
+        return _zeros([plan], dtype=dtype)
+    return _zeros([base_meta[0][d] for d in plan], dtype=dtype)
 
 
 def _relative(geometry: tuple[Any, ...], base_meta: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -119,8 +171,9 @@ class CopySlices(Node):
     def apply(self, grads: list[Tensor | None]) -> tuple[Tensor | None, ...]:
         from tensordispatch.autograd.grad_mode import no_grad
 
-        if grads[0] is not None and _recording(self._base_meta):
-            return self._apply_recorded(grads[0])
+        order = None if grads[0] is None else _recording(self._base_meta)
+        if order is not None:
+            return self._apply_recorded(grads[0], order)  # type: ignore[arg-type]
         shape, strides, offset, dtype = self._base_meta
         proto = Tensor._make_meta(shape, strides, dtype)
         proto._offset = offset
@@ -134,9 +187,12 @@ class CopySlices(Node):
                 grad_slice.copy_(res[0])
         return (result, *res[1:])
 
-    def _apply_recorded(self, grad: Tensor) -> tuple[Tensor | None, ...]:
-        size, stride, offset = _relative(self.geometry, self._base_meta)
-        root = grad.reshape(list(self._base_meta[0])).clone()
+    def _apply_recorded(
+        self, grad: Tensor, plan: tuple[int, ...] | int
+    ) -> tuple[Tensor | None, ...]:
+        meta = self._base_meta
+        size, stride, offset = _relative(self.geometry, meta)
+        root = _to_storage(grad.reshape(list(meta[0])), plan, meta)
         res = self.fn.apply([_as_strided(root, size, stride, offset)])
         src = res[0] if res[0] is not None else _zeros(size, dtype=grad.dtype)
         # root outside the view + src inside it, written so that the derivative never goes
@@ -144,11 +200,11 @@ class CopySlices(Node):
         from tensordispatch.autograd.grad_mode import no_grad
 
         with no_grad():
-            zeros = _zeros(list(self._base_meta[0]), dtype=grad.dtype)
+            zeros = _zeros(list(root._shape), dtype=grad.dtype)
             outside = _as_strided_scatter(zeros + 1, _zeros(size, dtype=grad.dtype), size,
                                           stride, offset)  # fmt: skip
         inside = _as_strided_scatter(zeros, src, size, stride, offset)
-        return (root * outside + inside, *res[1:])
+        return (_from_storage(root * outside + inside, plan, meta), *res[1:])
 
     def release(self) -> None:
         self._released = True
@@ -171,10 +227,12 @@ class AsStridedBackward0(Node):
         from tensordispatch.autograd.grad_mode import no_grad
 
         shape, strides, offset, dtype = self._base_meta
-        if grads[0] is not None and _recording(self._base_meta):
+        order = None if grads[0] is None else _recording(self._base_meta)
+        if order is not None:
             size, stride, rel = _relative(self.geometry, self._base_meta)
-            zeros = _zeros(list(shape), dtype=grads[0].dtype)
-            return (_as_strided_scatter(zeros, grads[0], size, stride, rel),)
+            zeros = _storage_zeros(order, self._base_meta, grads[0].dtype)  # type: ignore[union-attr]
+            scattered = _as_strided_scatter(zeros, grads[0], size, stride, rel)
+            return (_from_storage(scattered, order, self._base_meta),)
         proto = Tensor._make_meta(shape, strides, dtype)
         proto._offset = offset
         result = _root_shaped(proto, None)
