@@ -30,21 +30,6 @@ def _method(name: str) -> Callable[..., Any]:
     return lambda x, *a, **k: getattr(x, name)(*a, **k)
 
 
-def _conv(k: int) -> Callable[..., Any]:
-    def conv(input: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: Any = 0,
-             dilation: Any = 1, groups: int = 1) -> Any:  # fmt: skip
-        if isinstance(padding, str):
-            raise NotImplementedError(f"padding={padding!r}")
-
-        def many(v: Any) -> list[int]:
-            return list(v) if isinstance(v, (list, tuple)) else [v] * k
-
-        return A.convolution(input, weight, bias, many(stride), many(padding), many(dilation),
-                             False, [0] * k, groups)  # fmt: skip
-
-    return conv
-
-
 def _gelu(x: Any, approximate: str = "none") -> Any:
     return A.gelu(x, approximate=approximate)
 
@@ -58,8 +43,8 @@ OURS: dict[str, Callable[..., Any]] = {
     "nn.functional.silu": lambda x, inplace=False: A.silu(x),
     "nn.functional.relu": lambda x, inplace=False: A.relu(x),
     "nn.functional.linear": lambda x, w, b=None: A.linear(x, w, b),
-    "nn.functional.conv1d": _conv(1),
-    "nn.functional.conv2d": _conv(2),
+    "nn.functional.conv1d": td.conv1d,
+    "nn.functional.conv2d": td.conv2d,
     "__getitem__": lambda x, idx: x[idx],
     "where": lambda x, condition, y: td.where(condition, x, y),
     "to": _method("to"),

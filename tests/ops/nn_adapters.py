@@ -36,7 +36,8 @@ def embedding(weight: Any, input: Any, padding_idx: Any = None, max_norm: Any = 
               norm_type: float = 2.0, scale_grad_by_freq: bool = False,
               sparse: bool = False) -> Any:  # fmt: skip
     # the OpInfo's op is (weight, indices) -> F.embedding(indices, weight)
-    if max_norm is not None:
-        raise NotImplementedError("embedding_renorm_ is not implemented")
+    if max_norm is not None:  # torch renormalises the weight's rows in place, without grad
+        with td.no_grad():
+            A.embedding_renorm_(weight.detach(), input.contiguous(), max_norm, norm_type)
     return A.embedding(weight, input, -1 if padding_idx is None else padding_idx,
                        scale_grad_by_freq)  # fmt: skip

@@ -204,7 +204,12 @@ def unsqueeze_(self: Tensor, dim: int) -> Tensor:
 
 
 def squeeze_(self: Tensor, dim: Any = None) -> Tensor:
-    view = op("squeeze")(self) if dim is None else op("squeeze.dim")(self, dim)
+    if dim is None:
+        view = op("squeeze")(self)
+    elif isinstance(dim, int):
+        view = op("squeeze.dim")(self, dim)
+    else:  # squeeze_.dims
+        view = op("squeeze.dims")(self, dim)
     return _set_geometry(self, view)
 
 

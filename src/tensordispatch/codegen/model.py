@@ -111,7 +111,7 @@ SKIPPED_PYTHON_BINDINGS: tuple[re.Pattern[str], ...] = tuple(
         "alias", "index", "index_out", "item", "slice", "tensor",
         ".*_forward", ".*_forward_out", ".*_backward", ".*_backward_(out|input|weight|bias)",
         ".*_jvp", "lift", "lift_out", "lift_fresh", "lift_fresh_copy", "lift_fresh_copy_out",
-        "zero", "zero_out", "resize", "resize_out",
+        "zero", "zero_out", "resize", "resize_out", "embedding_renorm",
     )
 )  # fmt: skip
 
@@ -136,6 +136,8 @@ PYTHON_FUNCTIONS: dict[str, str] = {
     "split": "tensordispatch.ops.bindings:split",
     "all": "tensordispatch.ops.bindings_reductions:all",
     "any": "tensordispatch.ops.bindings_reductions:any",
+    "conv1d": "tensordispatch.ops.bindings_reductions:conv1d",
+    "embedding_renorm_": "tensordispatch.ops.bindings_reductions:embedding_renorm_",
     "conv2d": "tensordispatch.ops.bindings_reductions:conv2d",
     "norm": "tensordispatch.ops.bindings_reductions:norm",
     "std": "tensordispatch.ops.bindings_reductions:std",
@@ -180,6 +182,7 @@ PYTHON_METHODS: dict[str, str] = {
     "__rrshift__": "tensordispatch.ops.bindings_tensor:rrshift",
     "__irshift__": "tensordispatch.ops.bindings_tensor:irshift",
     "squeeze": "tensordispatch.ops.bindings_functionalization:squeeze",
+    "squeeze_": "tensordispatch.ops.bindings_functionalization:squeeze_",
     "zero_": "tensordispatch.ops.bindings_functionalization:zero_",
     "resize_": "tensordispatch.ops.bindings_functionalization:resize_",
 }

@@ -21,7 +21,7 @@ __rshift___Tensor_out = _r.generated___rshift___Tensor_out
 _index_put_impl = _r.generated__index_put_impl
 _index_put_impl_out = _r.generated__index_put_impl_out
 
-_k6 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', '_to_copy', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1624')
+_k6 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', '_to_copy', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1639')
 
 
 def _to_copy(self, *, dtype=None, layout=None, device=None, pin_memory=None, non_blocking=False, memory_format=None):
@@ -30,7 +30,7 @@ def _to_copy(self, *, dtype=None, layout=None, device=None, pin_memory=None, non
 
 _to_copy_out = _r.generated__to_copy_out
 
-_k8 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', '_unsafe_view', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3296')
+_k8 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', '_unsafe_view', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3311')
 
 
 def _unsafe_view(self, size):
@@ -96,7 +96,7 @@ def addbmm_(self, batch1, batch2, *, beta=1, alpha=1):
 
 
 
-_k18 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'alias', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1566')
+_k18 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'alias', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1581')
 
 
 def alias(self):
@@ -105,7 +105,7 @@ def alias(self):
 
 alias_copy_out = _r.generated_alias_copy_out
 
-_k20 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'arange', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1937')
+_k20 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'arange', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1952')
 
 
 def arange(end, *, dtype=None, layout=None, device=None, pin_memory=None):
@@ -113,7 +113,7 @@ def arange(end, *, dtype=None, layout=None, device=None, pin_memory=None):
 
 
 
-_k21 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'arange_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1951')
+_k21 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'arange_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1966')
 
 
 def arange_out(end, *, out):
@@ -121,7 +121,7 @@ def arange_out(end, *, out):
 
 
 
-_k22 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'arange_start', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1941')
+_k22 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'arange_start', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1956')
 
 
 def arange_start(start, end, *, dtype=None, layout=None, device=None, pin_memory=None):
@@ -129,7 +129,7 @@ def arange_start(start, end, *, dtype=None, layout=None, device=None, pin_memory
 
 
 
-_k23 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'arange_start_step', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1945')
+_k23 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'arange_start_step', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1960')
 
 
 def arange_start_step(start, end, step=1, *, dtype=None, layout=None, device=None, pin_memory=None):
@@ -139,7 +139,7 @@ def arange_start_step(start, end, step=1, *, dtype=None, layout=None, device=Non
 as_strided_copy_out = _r.generated_as_strided_copy_out
 as_strided_scatter_out = _r.generated_as_strided_scatter_out
 
-_k26 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_and_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2847')
+_k26 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_and_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2862')
 
 
 def bitwise_and_Scalar(self, other):
@@ -147,7 +147,7 @@ def bitwise_and_Scalar(self, other):
 
 
 
-_k27 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_and_Scalar_Tensor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2854')
+_k27 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_and_Scalar_Tensor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2869')
 
 
 def bitwise_and_Scalar_Tensor(self, other):
@@ -156,7 +156,7 @@ def bitwise_and_Scalar_Tensor(self, other):
 
 bitwise_and_Scalar_Tensor_out = _r.generated_bitwise_and_Scalar_Tensor_out
 
-_k29 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_and_Scalar_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2840')
+_k29 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_and_Scalar_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2855')
 
 
 def bitwise_and_Scalar_out(self, other, *, out):
@@ -164,7 +164,7 @@ def bitwise_and_Scalar_out(self, other, *, out):
 
 
 
-_k30 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_and__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2868')
+_k30 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_and__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2883')
 
 
 def bitwise_and__Scalar(self, other):
@@ -172,7 +172,7 @@ def bitwise_and__Scalar(self, other):
 
 
 
-_k31 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_left_shift', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3076')
+_k31 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_left_shift', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3091')
 
 
 def bitwise_left_shift_Scalar_Tensor(self, other):
@@ -181,7 +181,7 @@ def bitwise_left_shift_Scalar_Tensor(self, other):
 
 bitwise_left_shift_Scalar_Tensor_out = _r.generated_bitwise_left_shift_Scalar_Tensor_out
 
-_k33 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_left_shift', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3055')
+_k33 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_left_shift', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3070')
 
 
 def bitwise_left_shift_Tensor_Scalar(self, other):
@@ -189,7 +189,7 @@ def bitwise_left_shift_Tensor_Scalar(self, other):
 
 
 
-_k34 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_left_shift_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3069')
+_k34 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_left_shift_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3084')
 
 
 def bitwise_left_shift_Tensor_Scalar_out(self, other, *, out):
@@ -197,7 +197,7 @@ def bitwise_left_shift_Tensor_Scalar_out(self, other, *, out):
 
 
 
-_k35 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_left_shift_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3062')
+_k35 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_left_shift_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3077')
 
 
 def bitwise_left_shift__Tensor_Scalar(self, other):
@@ -205,7 +205,7 @@ def bitwise_left_shift__Tensor_Scalar(self, other):
 
 
 
-_k36 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_or_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2897')
+_k36 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_or_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2912')
 
 
 def bitwise_or_Scalar(self, other):
@@ -213,7 +213,7 @@ def bitwise_or_Scalar(self, other):
 
 
 
-_k37 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_or_Scalar_Tensor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2904')
+_k37 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_or_Scalar_Tensor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2919')
 
 
 def bitwise_or_Scalar_Tensor(self, other):
@@ -222,7 +222,7 @@ def bitwise_or_Scalar_Tensor(self, other):
 
 bitwise_or_Scalar_Tensor_out = _r.generated_bitwise_or_Scalar_Tensor_out
 
-_k39 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_or_Scalar_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2890')
+_k39 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_or_Scalar_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2905')
 
 
 def bitwise_or_Scalar_out(self, other, *, out):
@@ -230,7 +230,7 @@ def bitwise_or_Scalar_out(self, other, *, out):
 
 
 
-_k40 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_or__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2918')
+_k40 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_or__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2933')
 
 
 def bitwise_or__Scalar(self, other):
@@ -238,7 +238,7 @@ def bitwise_or__Scalar(self, other):
 
 
 
-_k41 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_right_shift', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3157')
+_k41 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_right_shift', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3172')
 
 
 def bitwise_right_shift_Scalar_Tensor(self, other):
@@ -247,7 +247,7 @@ def bitwise_right_shift_Scalar_Tensor(self, other):
 
 bitwise_right_shift_Scalar_Tensor_out = _r.generated_bitwise_right_shift_Scalar_Tensor_out
 
-_k43 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_right_shift', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3136')
+_k43 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_right_shift', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3151')
 
 
 def bitwise_right_shift_Tensor_Scalar(self, other):
@@ -255,7 +255,7 @@ def bitwise_right_shift_Tensor_Scalar(self, other):
 
 
 
-_k44 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_right_shift_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3150')
+_k44 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_right_shift_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3165')
 
 
 def bitwise_right_shift_Tensor_Scalar_out(self, other, *, out):
@@ -263,7 +263,7 @@ def bitwise_right_shift_Tensor_Scalar_out(self, other, *, out):
 
 
 
-_k45 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_right_shift_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3143')
+_k45 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_right_shift_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3158')
 
 
 def bitwise_right_shift__Tensor_Scalar(self, other):
@@ -271,7 +271,7 @@ def bitwise_right_shift__Tensor_Scalar(self, other):
 
 
 
-_k46 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_xor_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2947')
+_k46 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_xor_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2962')
 
 
 def bitwise_xor_Scalar(self, other):
@@ -279,7 +279,7 @@ def bitwise_xor_Scalar(self, other):
 
 
 
-_k47 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_xor_Scalar_Tensor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2954')
+_k47 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_xor_Scalar_Tensor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2969')
 
 
 def bitwise_xor_Scalar_Tensor(self, other):
@@ -288,7 +288,7 @@ def bitwise_xor_Scalar_Tensor(self, other):
 
 bitwise_xor_Scalar_Tensor_out = _r.generated_bitwise_xor_Scalar_Tensor_out
 
-_k49 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_xor_Scalar_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2940')
+_k49 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_xor_Scalar_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2955')
 
 
 def bitwise_xor_Scalar_out(self, other, *, out):
@@ -296,7 +296,7 @@ def bitwise_xor_Scalar_out(self, other, *, out):
 
 
 
-_k50 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_xor__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2968')
+_k50 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_xor__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2983')
 
 
 def bitwise_xor__Scalar(self, other):
@@ -315,7 +315,7 @@ clone_out = _r.generated_clone_out
 convolution_out = _r.generated_convolution_out
 copy_out = _r.generated_copy_out
 
-_k55 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'detach', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1579')
+_k55 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'detach', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1594')
 
 
 def detach(self):
@@ -324,7 +324,7 @@ def detach(self):
 
 detach_copy_out = _r.generated_detach_copy_out
 
-_k57 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'diagonal', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1477')
+_k57 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'diagonal', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1492')
 
 
 def diagonal(self, offset=0, dim1=0, dim2=1):
@@ -384,538 +384,540 @@ def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=
 
 
 embedding_out = _r.generated_embedding_out
+embedding_renorm = _r.generated_embedding_renorm
+embedding_renorm_out = _r.generated_embedding_renorm_out
 
-_k69 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'empty_like', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:49')
+_k71 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'empty_like', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:49')
 
 
 def empty_like(self, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
-    return _k69(self, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format)
+    return _k71(self, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format)
 
 
 empty_like_out = _r.generated_empty_like_out
 empty_strided_out = _r.generated_empty_strided_out
 
-_k72 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'expand', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:758')
+_k74 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'expand', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:758')
 
 
 def expand(self, size, *, implicit=False):
-    return _k72(self, size, implicit=implicit)
+    return _k74(self, size, implicit=implicit)
 
 
 expand_copy_out = _r.generated_expand_copy_out
 
-_k74 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'eye', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1998')
+_k76 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'eye', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2013')
 
 
 def eye(n, *, dtype=None, layout=None, device=None, pin_memory=None):
-    return _k74(n, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k76(n, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 
-_k75 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'eye_m', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2002')
+_k77 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'eye_m', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2017')
 
 
 def eye_m(n, m, *, dtype=None, layout=None, device=None, pin_memory=None):
-    return _k75(n, m, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k77(n, m, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 
-_k76 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'fill_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:66')
+_k78 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'fill_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:66')
 
 
 def fill_Scalar(self, value):
-    return _k76(self, value)
+    return _k78(self, value)
 
 
 fill_Scalar_out = _r.generated_fill_Scalar_out
 flip_out = _r.generated_flip_out
 
-_k79 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'floor_divide', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2233')
+_k81 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'floor_divide', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2248')
 
 
 def floor_divide(self, other):
-    return _k79(self, other)
+    return _k81(self, other)
 
 
 
-_k80 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'floor_divide_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2250')
+_k82 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'floor_divide_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2265')
 
 
 def floor_divide_Scalar(self, other):
-    return _k80(self, other)
+    return _k82(self, other)
 
 
 floor_divide_Scalar_out = _r.generated_floor_divide_Scalar_out
 
-_k82 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'floor_divide_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2245')
+_k84 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'floor_divide_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2260')
 
 
 def floor_divide_out(self, other, *, out):
-    return _k82(self, other, out=out)
+    return _k84(self, other, out=out)
 
 
 
-_k83 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'floor_divide__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2256')
+_k85 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'floor_divide__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2271')
 
 
 def floor_divide__Scalar(self, other):
-    return _k83(self, other)
+    return _k85(self, other)
 
 
 
-_k84 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'floor_divide_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2239')
+_k86 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'floor_divide_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2254')
 
 
 def floor_divide__Tensor(self, other):
-    return _k84(self, other)
+    return _k86(self, other)
 
 
 
-_k85 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'full', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:40')
+_k87 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'full', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:40')
 
 
 def full(size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None):
-    return _k85(size, fill_value, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k87(size, fill_value, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 
-_k86 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'full_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:45')
+_k88 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'full_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:45')
 
 
 def full_out(size, fill_value, *, out):
-    return _k86(size, fill_value, out=out)
+    return _k88(size, fill_value, out=out)
 
 
 
-_k87 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'full_like', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2014')
+_k89 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'full_like', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2029')
 
 
 def full_like(self, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
-    return _k87(self, fill_value, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format)
+    return _k89(self, fill_value, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format)
 
 
 full_like_out = _r.generated_full_like_out
 
-_k89 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'index_put', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1838')
+_k91 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'index_put', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1853')
 
 
 def index_put(self, indices, values, accumulate=False):
-    return _k89(self, indices, values, accumulate)
+    return _k91(self, indices, values, accumulate)
 
 
 index_put_out = _r.generated_index_put_out
 
-_k91 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'index_put_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1831')
+_k93 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'index_put_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1846')
 
 
 def index_put_(self, indices, values, accumulate=False):
-    return _k91(self, indices, values, accumulate)
+    return _k93(self, indices, values, accumulate)
 
 
 
-_k92 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'lift', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3281')
+_k94 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'lift', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3296')
 
 
 def lift(self):
-    return _k92(self)
+    return _k94(self)
 
 
 lift_out = _r.generated_lift_out
 
-_k94 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'lift_fresh', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3286')
+_k96 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'lift_fresh', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3301')
 
 
 def lift_fresh(self):
-    return _k94(self)
+    return _k96(self)
 
 
 lift_fresh_copy_out = _r.generated_lift_fresh_copy_out
 
-_k96 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linear_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1330')
+_k98 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linear_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1330')
 
 
 def linear_out(input, weight, bias=None, *, out):
-    return _k96(input, weight, bias, out=out)
+    return _k98(input, weight, bias, out=out)
 
 
 
-_k97 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1960')
+_k99 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1975')
 
 
 def linspace(start, end, steps, *, dtype=None, layout=None, device=None, pin_memory=None):
-    return _k97(start, end, steps, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k99(start, end, steps, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 
-_k98 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1978')
+_k100 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1993')
 
 
 def linspace_Scalar_Tensor(start, end, steps, *, dtype=None, layout=None, device=None, pin_memory=None):
-    return _k98(start, end, steps, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
-
-
-
-_k99 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1993')
-
-
-def linspace_Scalar_Tensor_out(start, end, steps, *, out):
-    return _k99(start, end, steps, out=out)
-
-
-
-_k100 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1973')
-
-
-def linspace_Tensor_Scalar(start, end, steps, *, dtype=None, layout=None, device=None, pin_memory=None):
     return _k100(start, end, steps, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 
-_k101 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1988')
+_k101 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2008')
 
 
-def linspace_Tensor_Scalar_out(start, end, steps, *, out):
+def linspace_Scalar_Tensor_out(start, end, steps, *, out):
     return _k101(start, end, steps, out=out)
 
 
 
-_k102 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1968')
+_k102 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1988')
 
 
-def linspace_Tensor_Tensor(start, end, steps, *, dtype=None, layout=None, device=None, pin_memory=None):
+def linspace_Tensor_Scalar(start, end, steps, *, dtype=None, layout=None, device=None, pin_memory=None):
     return _k102(start, end, steps, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 
-_k103 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1983')
+_k103 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2003')
 
 
-def linspace_Tensor_Tensor_out(start, end, steps, *, out):
+def linspace_Tensor_Scalar_out(start, end, steps, *, out):
     return _k103(start, end, steps, out=out)
 
 
 
-_k104 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'log_softmax_int_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1167')
+_k104 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1983')
+
+
+def linspace_Tensor_Tensor(start, end, steps, *, dtype=None, layout=None, device=None, pin_memory=None):
+    return _k104(start, end, steps, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+
+
+
+_k105 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1998')
+
+
+def linspace_Tensor_Tensor_out(start, end, steps, *, out):
+    return _k105(start, end, steps, out=out)
+
+
+
+_k106 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'log_softmax_int_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1167')
 
 
 def log_softmax_int_out(self, dim, dtype=None, *, out):
-    return _k104(self, dim, dtype, out=out)
+    return _k106(self, dim, dtype, out=out)
 
 
 
-_k105 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_and', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2789')
+_k107 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_and', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2804')
 
 
 def logical_and(self, other):
-    return _k105(self, other)
+    return _k107(self, other)
 
 
 
-_k106 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_and_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2796')
+_k108 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_and_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2811')
 
 
 def logical_and_(self, other):
-    return _k106(self, other)
+    return _k108(self, other)
 
 
 
-_k107 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_not', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2747')
+_k109 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_not', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2762')
 
 
 def logical_not(self):
-    return _k107(self)
+    return _k109(self)
 
 
 
-_k108 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_not_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2754')
+_k110 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_not_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2769')
 
 
 def logical_not_(self):
-    return _k108(self)
+    return _k110(self)
 
 
 
-_k109 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_or', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2810')
+_k111 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_or', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2825')
 
 
 def logical_or(self, other):
-    return _k109(self, other)
-
-
-
-_k110 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_or_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2817')
-
-
-def logical_or_(self, other):
-    return _k110(self, other)
-
-
-
-_k111 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_xor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2768')
-
-
-def logical_xor(self, other):
     return _k111(self, other)
 
 
 
-_k112 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_xor_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2775')
+_k112 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_or_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2832')
 
 
-def logical_xor_(self, other):
+def logical_or_(self, other):
     return _k112(self, other)
 
 
 
-_k113 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'masked_fill_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1861')
+_k113 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_xor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2783')
+
+
+def logical_xor(self, other):
+    return _k113(self, other)
+
+
+
+_k114 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_xor_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2790')
+
+
+def logical_xor_(self, other):
+    return _k114(self, other)
+
+
+
+_k115 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'masked_fill_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1876')
 
 
 def masked_fill_Scalar(self, mask, value):
-    return _k113(self, mask, value)
+    return _k115(self, mask, value)
 
 
 masked_fill_Scalar_out = _r.generated_masked_fill_Scalar_out
 
-_k115 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'masked_fill_Tensor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1876')
+_k117 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'masked_fill_Tensor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1891')
 
 
 def masked_fill_Tensor(self, mask, value):
-    return _k115(self, mask, value)
+    return _k117(self, mask, value)
 
 
 masked_fill_Tensor_out = _r.generated_masked_fill_Tensor_out
 
-_k117 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mean', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:796')
+_k119 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mean', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:796')
 
 
 def mean(self, *, dtype=None):
-    return _k117(self, dtype=dtype)
+    return _k119(self, dtype=dtype)
 
 
 
-_k118 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mean_dtype_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:892')
+_k120 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mean_dtype_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:892')
 
 
 def mean_dtype_out(self, *, dtype=None, out):
-    return _k118(self, dtype=dtype, out=out)
+    return _k120(self, dtype=dtype, out=out)
 
 
 
-_k119 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mul_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:188')
+_k121 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mul_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:188')
 
 
 def mul_Scalar(self, other):
-    return _k119(self, other)
+    return _k121(self, other)
 
 
 mul_Scalar_out = _r.generated_mul_Scalar_out
 
-_k121 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mul__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:195')
+_k123 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mul__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:195')
 
 
 def mul__Scalar(self, other):
-    return _k121(self, other)
+    return _k123(self, other)
 
 
 
-_k122 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mv', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:876')
+_k124 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mv', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:876')
 
 
 def mv(self, vec):
-    return _k122(self, vec)
+    return _k124(self, vec)
 
 
 
-_k123 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mv_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:881')
+_k125 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mv_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:881')
 
 
 def mv_out(self, vec, *, out):
-    return _k123(self, vec, out=out)
+    return _k125(self, vec, out=out)
 
 
 
-_k124 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'narrow_copy_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1473')
+_k126 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'narrow_copy_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1488')
 
 
 def narrow_copy_out(self, dim, start, length, *, out):
-    return _k124(self, dim, start, length, out=out)
+    return _k126(self, dim, start, length, out=out)
 
 
 native_dropout_out = _r.generated_native_dropout_out
 native_layer_norm_out = _r.generated_native_layer_norm_out
 
-_k127 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'norm_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1090')
+_k129 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'norm_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1090')
 
 
 def norm_Scalar(self, p=2):
-    return _k127(self, p)
+    return _k129(self, p)
 
 
 
-_k128 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'norm_ScalarOpt_dtype', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1098')
+_k130 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'norm_ScalarOpt_dtype', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1098')
 
 
 def norm_ScalarOpt_dtype(self, p, *, dtype):
-    return _k128(self, p, dtype=dtype)
+    return _k130(self, p, dtype=dtype)
 
 
 norm_ScalarOpt_dtype_out = _r.generated_norm_ScalarOpt_dtype_out
 norm_Scalar_out = _r.generated_norm_Scalar_out
 normal_out = _r.generated_normal_out
 
-_k132 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'normal_functional', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2038')
+_k134 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'normal_functional', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2053')
 
 
 def normal_functional(self, mean=0.0, std=1.0, *, generator=None):
-    return _k132(self, mean, std, generator=generator)
+    return _k134(self, mean, std, generator=generator)
 
 
 
-_k133 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'ones', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:32')
+_k135 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'ones', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:32')
 
 
 def ones(size, *, dtype=None, layout=None, device=None, pin_memory=None):
-    return _k133(size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k135(size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 
-_k134 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'ones_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:36')
+_k136 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'ones_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:36')
 
 
 def ones_out(size, *, out):
-    return _k134(size, out=out)
+    return _k136(size, out=out)
 
 
 
-_k135 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'ones_like', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:61')
+_k137 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'ones_like', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:61')
 
 
 def ones_like(self, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
-    return _k135(self, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format)
+    return _k137(self, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format)
 
 
 ones_like_out = _r.generated_ones_like_out
 
-_k137 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'permute', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1444')
+_k139 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'permute', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1459')
 
 
 def permute(self, dims):
-    return _k137(self, dims)
+    return _k139(self, dims)
 
 
 permute_copy_out = _r.generated_permute_copy_out
 prod_out = _r.generated_prod_out
 
-_k140 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rand', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2062')
+_k142 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rand', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2077')
 
 
 def rand(size, *, dtype=None, layout=None, device=None, pin_memory=None):
-    return _k140(size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k142(size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 
-_k141 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rand_generator', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2067')
+_k143 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rand_generator', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2082')
 
 
 def rand_generator(size, *, generator, dtype=None, layout=None, device=None, pin_memory=None):
-    return _k141(size, generator=generator, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k143(size, generator=generator, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 
-_k142 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rand_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2072')
+_k144 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rand_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2087')
 
 
 def rand_out(size, *, out):
-    return _k142(size, out=out)
+    return _k144(size, out=out)
 
 
 
-_k143 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rand_like', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2122')
+_k145 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rand_like', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2137')
 
 
 def rand_like(self, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
-    return _k143(self, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format)
+    return _k145(self, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format)
 
 
 rand_like_out = _r.generated_rand_like_out
 
-_k145 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randint', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2092')
+_k147 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randint', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2107')
 
 
 def randint(high, size, *, dtype=4, layout=None, device=None, pin_memory=None):
-    return _k145(high, size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k147(high, size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 
-_k146 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randint_generator', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2097')
+_k148 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randint_generator', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2112')
 
 
 def randint_generator(high, size, *, generator, dtype=4, layout=None, device=None, pin_memory=None):
-    return _k146(high, size, generator=generator, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k148(high, size, generator=generator, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 
-_k147 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randint_low', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2102')
+_k149 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randint_low', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2117')
 
 
 def randint_low(low, high, size, *, dtype=4, layout=None, device=None, pin_memory=None):
-    return _k147(low, high, size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k149(low, high, size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 
-_k148 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randint_low_generator', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2107')
+_k150 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randint_low_generator', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2122')
 
 
 def randint_low_generator(low, high, size, *, generator, dtype=4, layout=None, device=None, pin_memory=None):
-    return _k148(low, high, size, generator=generator, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k150(low, high, size, generator=generator, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 
-_k149 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randint_low_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2117')
+_k151 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randint_low_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2132')
 
 
 def randint_low_out(low, high, size, *, out):
-    return _k149(low, high, size, out=out)
+    return _k151(low, high, size, out=out)
 
 
 
-_k150 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randint_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2112')
+_k152 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randint_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2127')
 
 
 def randint_out(high, size, *, out):
-    return _k150(high, size, out=out)
+    return _k152(high, size, out=out)
 
 
 
-_k151 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randn', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2077')
+_k153 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randn', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2092')
 
 
 def randn(size, *, dtype=None, layout=None, device=None, pin_memory=None):
-    return _k151(size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k153(size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 
-_k152 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randn_generator', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2082')
+_k154 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randn_generator', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2097')
 
 
 def randn_generator(size, *, generator, dtype=None, layout=None, device=None, pin_memory=None):
-    return _k152(size, generator=generator, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k154(size, generator=generator, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 
-_k153 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randn_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2087')
+_k155 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randn_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2102')
 
 
 def randn_out(size, *, out):
-    return _k153(size, out=out)
+    return _k155(size, out=out)
 
 
 
-_k154 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randn_like', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2128')
+_k156 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randn_like', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2143')
 
 
 def randn_like(self, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
-    return _k154(self, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format)
+    return _k156(self, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format)
 
 
 randn_like_out = _r.generated_randn_like_out
@@ -924,310 +926,318 @@ random_from_out = _r.generated_random_from_out
 random_to = _r.generated_random_to
 random_to_out = _r.generated_random_to_out
 
-_k160 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'relu', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2560')
+_k162 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'relu', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2575')
 
 
 def relu(self):
-    return _k160(self)
+    return _k162(self)
 
 
 relu_out = _r.generated_relu_out
 
-_k162 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'relu_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2567')
+_k164 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'relu_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2582')
 
 
 def relu_(self):
-    return _k162(self)
+    return _k164(self)
 
 
 
-_k163 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'remainder_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2136')
+_k165 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'remainder_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2151')
 
 
 def remainder_Scalar(self, other):
-    return _k163(self, other)
+    return _k165(self, other)
 
 
 
-_k164 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'remainder_Scalar_Tensor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2173')
+_k166 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'remainder_Scalar_Tensor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2188')
 
 
 def remainder_Scalar_Tensor(self, other):
-    return _k164(self, other)
+    return _k166(self, other)
 
 
 remainder_Scalar_Tensor_out = _r.generated_remainder_Scalar_Tensor_out
 
-_k166 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'remainder_Scalar_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2148')
+_k168 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'remainder_Scalar_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2163')
 
 
 def remainder_Scalar_out(self, other, *, out):
-    return _k166(self, other, out=out)
+    return _k168(self, other, out=out)
 
 
 
-_k167 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'remainder__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2142')
+_k169 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'remainder__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2157')
 
 
 def remainder__Scalar(self, other):
-    return _k167(self, other)
+    return _k169(self, other)
 
 
 
-_k168 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'repeat', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1686')
+_k170 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'repeat', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1701')
 
 
 def repeat(self, repeats):
-    return _k168(self, repeats)
+    return _k170(self, repeats)
 
 
 repeat_out = _r.generated_repeat_out
 resize = _r.generated_resize
 resize_out = _r.generated_resize_out
 
-_k172 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'resize_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3386')
+_k174 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'resize_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3409')
 
 
 def resize_(self, size, *, memory_format=None):
-    return _k172(self, size, memory_format=memory_format)
+    return _k174(self, size, memory_format=memory_format)
 
 
 roll_out = _r.generated_roll_out
 
-_k174 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rsub_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:159')
+_k176 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rsub_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:159')
 
 
 def rsub_Scalar(self, other, alpha=1):
-    return _k174(self, other, alpha)
+    return _k176(self, other, alpha)
 
 
 rsub_Scalar_out = _r.generated_rsub_Scalar_out
 
-_k176 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rsub_Tensor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:152')
+_k178 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rsub_Tensor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:152')
 
 
 def rsub_Tensor(self, other, *, alpha=1):
-    return _k176(self, other, alpha=alpha)
+    return _k178(self, other, alpha=alpha)
 
 
 rsub_Tensor_out = _r.generated_rsub_Tensor_out
 
-_k178 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'select', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:728')
+_k180 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'select', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:728')
 
 
 def select_int(self, dim, index):
-    return _k178(self, dim, index)
+    return _k180(self, dim, index)
 
 
 select_copy_int_out = _r.generated_select_copy_int_out
 select_scatter_out = _r.generated_select_scatter_out
 
-_k181 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'slice', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:743')
+_k183 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'slice', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:743')
 
 
 def slice_Tensor(self, dim=0, start=None, end=None, step=1):
-    return _k181(self, dim, start, end, step)
+    return _k183(self, dim, start, end, step)
 
 
 slice_copy_Tensor_out = _r.generated_slice_copy_Tensor_out
 slice_scatter_out = _r.generated_slice_scatter_out
 
-_k184 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'softmax_int_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1150')
+_k186 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'softmax_int_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1150')
 
 
 def softmax_int_out(self, dim, dtype=None, *, out):
-    return _k184(self, dim, dtype, out=out)
+    return _k186(self, dim, dtype, out=out)
 
 
 
-_k185 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'sort', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1904')
+_k187 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'sort', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1919')
 
 
 def sort(self, dim=-1, descending=False):
-    return _k185(self, dim, descending)
+    return _k187(self, dim, descending)
 
 
 
-_k186 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'sort_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1911')
+_k188 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'sort_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1926')
 
 
 def sort_values(self, dim=-1, descending=False, *, values, indices):
-    return _k186(self, dim, descending, values=values, indices=indices)
+    return _k188(self, dim, descending, values=values, indices=indices)
 
 
 
-_k187 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'split', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1504')
+_k189 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'split', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1519')
 
 
 def split_Tensor(self, split_size, dim=0):
-    return _k187(self, split_size, dim)
+    return _k189(self, split_size, dim)
 
 
 
-_k188 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'split_copy_Tensor_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1517')
+_k190 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'split_copy_Tensor_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1532')
 
 
 def split_copy_Tensor_out(self, split_size, dim=0, *, out):
-    return _k188(self, split_size, dim, out=out)
+    return _k190(self, split_size, dim, out=out)
 
 
 
-_k189 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'split_with_sizes', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1526')
+_k191 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'split_with_sizes', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1541')
 
 
 def split_with_sizes(self, split_sizes, dim=0):
-    return _k189(self, split_sizes, dim)
+    return _k191(self, split_sizes, dim)
 
 
 
-_k190 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'split_with_sizes_copy_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1540')
+_k192 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'split_with_sizes_copy_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1555')
 
 
 def split_with_sizes_copy_out(self, split_sizes, dim=0, *, out):
-    return _k190(self, split_sizes, dim, out=out)
+    return _k192(self, split_sizes, dim, out=out)
 
 
 
-_k191 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'squeeze', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3308')
+_k193 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'squeeze', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3323')
 
 
 def squeeze(self):
-    return _k191(self)
+    return _k193(self)
 
 
 
-_k192 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'squeeze_dim', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:713')
+_k194 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'squeeze_dim', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:713')
 
 
 def squeeze_dim(self, dim):
-    return _k192(self, dim)
+    return _k194(self, dim)
 
 
 
-_k193 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'squeeze', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3315')
+_k195 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'squeeze', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3330')
 
 
 def squeeze_dims(self, dim):
-    return _k193(self, dim)
+    return _k195(self, dim)
 
 
 
-_k194 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'squeeze_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3361')
+_k196 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'squeeze_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3376')
 
 
 def squeeze_(self):
-    return _k194(self)
+    return _k196(self)
 
 
 
-_k195 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'squeeze_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3369')
+_k197 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'squeeze_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3384')
 
 
 def squeeze__dim(self, dim):
-    return _k195(self, dim)
+    return _k197(self, dim)
+
+
+
+_k198 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'squeeze_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3392')
+
+
+def squeeze__dims(self, dim):
+    return _k198(self, dim)
 
 
 squeeze_copy_dim_out = _r.generated_squeeze_copy_dim_out
 squeeze_copy_dims_out = _r.generated_squeeze_copy_dims_out
 squeeze_copy_out = _r.generated_squeeze_copy_out
 
-_k199 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'stack', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1663')
+_k202 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'stack', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1678')
 
 
 def stack(tensors, dim=0):
-    return _k199(tensors, dim)
+    return _k202(tensors, dim)
 
 
 
-_k200 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'stack_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1667')
+_k203 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'stack_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1682')
 
 
 def stack_out(tensors, dim=0, *, out):
-    return _k200(tensors, dim, out=out)
+    return _k203(tensors, dim, out=out)
 
 
 
-_k201 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'sub_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:137')
+_k204 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'sub_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:137')
 
 
 def sub_Scalar(self, other, alpha=1):
-    return _k201(self, other, alpha)
+    return _k204(self, other, alpha)
 
 
 sub_Scalar_out = _r.generated_sub_Scalar_out
 
-_k203 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'sub__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:144')
+_k206 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'sub__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:144')
 
 
 def sub__Scalar(self, other, alpha=1):
-    return _k203(self, other, alpha)
+    return _k206(self, other, alpha)
 
 
 
-_k204 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'sum', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:775')
+_k207 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'sum', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:775')
 
 
 def sum(self, *, dtype=None):
-    return _k204(self, dtype=dtype)
+    return _k207(self, dtype=dtype)
 
 
 sum_out = _r.generated_sum_out
 
-_k206 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 't', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:684')
+_k209 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 't', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:684')
 
 
 def t(self):
-    return _k206(self)
+    return _k209(self)
 
 
 
-_k207 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 't_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3345')
+_k210 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 't_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3360')
 
 
 def t_(self):
-    return _k207(self)
+    return _k210(self)
 
 
 t_copy_out = _r.generated_t_copy_out
 
-_k209 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'transpose', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:670')
+_k212 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'transpose', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:670')
 
 
 def transpose_int(self, dim0, dim1):
-    return _k209(self, dim0, dim1)
+    return _k212(self, dim0, dim1)
 
 
 
-_k210 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'transpose_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3337')
+_k213 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'transpose_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3352')
 
 
 def transpose_(self, dim0, dim1):
-    return _k210(self, dim0, dim1)
+    return _k213(self, dim0, dim1)
 
 
 transpose_copy_int_out = _r.generated_transpose_copy_int_out
 
-_k212 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'unbind', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1550')
+_k215 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'unbind', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1565')
 
 
 def unbind_int(self, dim=0):
-    return _k212(self, dim)
+    return _k215(self, dim)
 
 
 
-_k213 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'unbind_copy_int_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1561')
+_k216 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'unbind_copy_int_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1576')
 
 
 def unbind_copy_int_out(self, dim=0, *, out):
-    return _k213(self, dim, out=out)
+    return _k216(self, dim, out=out)
 
 
 
-_k214 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'unfold_backward', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3396')
+_k217 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'unfold_backward', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3419')
 
 
 def unfold_backward(grad_in, input_sizes, dim, size, step):
-    return _k214(grad_in, input_sizes, dim, size, step)
+    return _k217(grad_in, input_sizes, dim, size, step)
 
 
 unfold_backward_out = _r.generated_unfold_backward_out
@@ -1235,19 +1245,19 @@ unfold_copy_out = _r.generated_unfold_copy_out
 uniform = _r.generated_uniform
 uniform_out = _r.generated_uniform_out
 
-_k219 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'unsqueeze', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:698')
+_k222 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'unsqueeze', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:698')
 
 
 def unsqueeze(self, dim):
-    return _k219(self, dim)
+    return _k222(self, dim)
 
 
 
-_k220 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'unsqueeze_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3353')
+_k223 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'unsqueeze_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3368')
 
 
 def unsqueeze_(self, dim):
-    return _k220(self, dim)
+    return _k223(self, dim)
 
 
 unsqueeze_copy_out = _r.generated_unsqueeze_copy_out
@@ -1257,35 +1267,35 @@ view_copy_out = _r.generated_view_copy_out
 zero = _r.generated_zero
 zero_out = _r.generated_zero_out
 
-_k227 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'zero_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3301')
+_k230 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'zero_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3316')
 
 
 def zero_(self):
-    return _k227(self)
+    return _k230(self)
 
 
 
-_k228 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'zeros', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:24')
+_k231 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'zeros', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:24')
 
 
 def zeros(size, *, dtype=None, layout=None, device=None, pin_memory=None):
-    return _k228(size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k231(size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 
-_k229 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'zeros_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:28')
+_k232 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'zeros_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:28')
 
 
 def zeros_out(size, *, out):
-    return _k229(size, out=out)
+    return _k232(size, out=out)
 
 
 
-_k230 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'zeros_like', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:56')
+_k233 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'zeros_like', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:56')
 
 
 def zeros_like(self, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
-    return _k230(self, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format)
+    return _k233(self, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format)
 
 
 zeros_like_out = _r.generated_zeros_like_out
@@ -1437,6 +1447,10 @@ OVERLOADS = {
     'embedding': {
         'default': (embedding, 'TTNNN', 'embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor'),
         'out': (embedding_out, 'TTNNNT', 'embedding.out(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False, *, Tensor(a!) out) -> Tensor(a!)'),
+    },
+    'embedding_renorm': {
+        'default': (embedding_renorm, 'TTNN', 'embedding_renorm(Tensor self, Tensor indices, float max_norm, float norm_type) -> Tensor'),
+        'out': (embedding_renorm_out, 'TTNNT', 'embedding_renorm.out(Tensor self, Tensor indices, float max_norm, float norm_type, *, Tensor(a!) out) -> Tensor(a!)'),
     },
     'empty_like': {
         'default': (empty_like, 'TNNNNN', 'empty_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor'),
@@ -1708,6 +1722,7 @@ OVERLOADS = {
     'squeeze_': {
         'default': (squeeze_, 'T', 'squeeze_(Tensor(a!) self) -> Tensor(a!)'),
         'dim': (squeeze__dim, 'TN', 'squeeze_.dim(Tensor(a!) self, int dim) -> Tensor(a!)'),
+        'dims': (squeeze__dims, 'TN', 'squeeze_.dims(Tensor(a!) self, int[] dim) -> Tensor(a!)'),
     },
     'squeeze_copy': {
         'dim_out': (squeeze_copy_dim_out, 'TNT', 'squeeze_copy.dim_out(Tensor self, int dim, *, Tensor(a!) out) -> Tensor(a!)'),

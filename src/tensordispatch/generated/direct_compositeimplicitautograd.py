@@ -15,7 +15,7 @@ KEY = 'CompositeImplicitAutograd'
 
 
 
-_k0 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'chunk', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1545')
+_k0 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'chunk', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1560')
 
 
 def chunk(self, chunks, dim=0):
@@ -23,7 +23,7 @@ def chunk(self, chunks, dim=0):
 
 
 
-_k1 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'contiguous', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1620')
+_k1 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'contiguous', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1635')
 
 
 def contiguous(self, *, memory_format=0):
@@ -31,307 +31,323 @@ def contiguous(self, *, memory_format=0):
 
 
 
-_k2 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'conv2d_symint', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1418')
+_k2 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'conv1d_symint', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1424')
 
 
-def conv2d(input, weight, bias=None, stride=(1, 1), padding=(0, 0), dilation=(1, 1), groups=1):
+def conv1d(input, weight, bias=None, stride=(1,), padding=(0,), dilation=(1,), groups=1):
     return _k2(input, weight, bias, stride, padding, dilation, groups)
 
 
 
-_k3 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'conv2d_padding_symint', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1422')
+_k3 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'conv1d_padding_symint', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1428')
 
 
-def conv2d_padding(input, weight, bias=None, stride=(1, 1), padding='valid', dilation=(1, 1), groups=1):
+def conv1d_padding(input, weight, bias=None, stride=(1,), padding='valid', dilation=(1,), groups=1):
     return _k3(input, weight, bias, stride, padding, dilation, groups)
 
 
 
-_k4 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'cross_entropy_loss', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1397')
+_k4 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'conv2d_symint', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1433')
+
+
+def conv2d(input, weight, bias=None, stride=(1, 1), padding=(0, 0), dilation=(1, 1), groups=1):
+    return _k4(input, weight, bias, stride, padding, dilation, groups)
+
+
+
+_k5 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'conv2d_padding_symint', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1437')
+
+
+def conv2d_padding(input, weight, bias=None, stride=(1, 1), padding='valid', dilation=(1, 1), groups=1):
+    return _k5(input, weight, bias, stride, padding, dilation, groups)
+
+
+
+_k6 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'cross_entropy_loss', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1397')
 
 
 def cross_entropy_loss(self, target, weight=None, reduction=1, ignore_index=-100, label_smoothing=0.0):
-    return _k4(self, target, weight, reduction, ignore_index, label_smoothing)
+    return _k6(self, target, weight, reduction, ignore_index, label_smoothing)
 
 
 
-_k5 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'dropout', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1337')
+_k7 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'dropout', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1337')
 
 
 def dropout(input, p, train):
-    return _k5(input, p, train)
+    return _k7(input, p, train)
 
 
 
-_k6 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'dropout_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1340')
+_k8 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'dropout_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1340')
 
 
 def dropout_(self, p, train):
-    return _k6(self, p, train)
+    return _k8(self, p, train)
 
 
 
-_k7 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'flatten', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1591')
+_k9 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'flatten', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1606')
 
 
 def flatten_using_ints(self, start_dim=0, end_dim=-1):
-    return _k7(self, start_dim, end_dim)
+    return _k9(self, start_dim, end_dim)
 
 
 
-_k8 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'layer_norm', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1343')
+_k10 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'layer_norm', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1343')
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05, cudnn_enable=True):
-    return _k8(input, normalized_shape, weight, bias, eps, cudnn_enable)
+    return _k10(input, normalized_shape, weight, bias, eps, cudnn_enable)
 
 
 
-_k9 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'linear', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1327')
+_k11 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'linear', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1327')
 
 
 def linear(input, weight, bias=None):
-    return _k9(input, weight, bias)
+    return _k11(input, weight, bias)
 
 
 
-_k10 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'log_softmax', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1164')
+_k12 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'log_softmax', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1164')
 
 
 def log_softmax_int(self, dim, dtype=None):
-    return _k10(self, dim, dtype)
+    return _k12(self, dim, dtype)
 
 
 
-_k11 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'matmul', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:885')
+_k13 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'matmul', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:885')
 
 
 def matmul(self, other):
-    return _k11(self, other)
+    return _k13(self, other)
 
 
 
-_k12 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'matmul_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:888')
+_k14 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'matmul_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:888')
 
 
 def matmul_out(self, other, *, out):
-    return _k12(self, other, out=out)
+    return _k14(self, other, out=out)
 
 
 
-_k13 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'narrow', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1457')
+_k15 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'narrow', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1472')
 
 
 def narrow(self, dim, start, length):
-    return _k13(self, dim, start, length)
+    return _k15(self, dim, start, length)
 
 
 
-_k14 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'narrow', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1462')
+_k16 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'narrow', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1477')
 
 
 def narrow_Tensor(self, dim, start, length):
-    return _k14(self, dim, start, length)
+    return _k16(self, dim, start, length)
 
 
 
-_k15 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'nll_loss', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1366')
+_k17 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'nll_loss', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1366')
 
 
 def nll_loss(self, target, weight=None, reduction=1, ignore_index=-100):
-    return _k15(self, target, weight, reduction, ignore_index)
-
-
-
-_k16 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'nll_loss_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1360')
-
-
-def nll_loss_out(self, target, weight=None, reduction=1, ignore_index=-100, *, out):
-    return _k16(self, target, weight, reduction, ignore_index, out=out)
-
-
-
-_k17 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'nll_loss2d', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1382')
-
-
-def nll_loss2d(self, target, weight=None, reduction=1, ignore_index=-100):
     return _k17(self, target, weight, reduction, ignore_index)
 
 
 
-_k18 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'nll_loss2d_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1379')
+_k18 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'nll_loss_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1360')
 
 
-def nll_loss2d_out(self, target, weight=None, reduction=1, ignore_index=-100, *, out):
+def nll_loss_out(self, target, weight=None, reduction=1, ignore_index=-100, *, out):
     return _k18(self, target, weight, reduction, ignore_index, out=out)
 
 
 
-_k19 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'nll_loss_nd', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1363')
+_k19 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'nll_loss2d', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1382')
 
 
-def nll_loss_nd(self, target, weight=None, reduction=1, ignore_index=-100):
+def nll_loss2d(self, target, weight=None, reduction=1, ignore_index=-100):
     return _k19(self, target, weight, reduction, ignore_index)
 
 
 
-_k20 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'one_hot', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1406')
+_k20 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'nll_loss2d_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1379')
+
+
+def nll_loss2d_out(self, target, weight=None, reduction=1, ignore_index=-100, *, out):
+    return _k20(self, target, weight, reduction, ignore_index, out=out)
+
+
+
+_k21 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'nll_loss_nd', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1363')
+
+
+def nll_loss_nd(self, target, weight=None, reduction=1, ignore_index=-100):
+    return _k21(self, target, weight, reduction, ignore_index)
+
+
+
+_k22 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'one_hot', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1412')
 
 
 def one_hot(self, num_classes=-1):
-    return _k20(self, num_classes)
+    return _k22(self, num_classes)
 
 
 
-_k21 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'outer', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1281')
+_k23 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'outer', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1281')
 
 
 def outer(self, vec2):
-    return _k21(self, vec2)
+    return _k23(self, vec2)
 
 
 
-_k22 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'outer_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1284')
+_k24 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'outer_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1284')
 
 
 def outer_out(self, vec2, *, out):
-    return _k22(self, vec2, out=out)
+    return _k24(self, vec2, out=out)
 
 
 
-_k23 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'reshape', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:665')
+_k25 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'reshape', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:665')
 
 
 def reshape(self, shape):
-    return _k23(self, shape)
+    return _k25(self, shape)
 
 
 
-_k24 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'softmax', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1147')
+_k26 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'softmax', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1147')
 
 
 def softmax_int(self, dim, dtype=None):
-    return _k24(self, dim, dtype)
+    return _k26(self, dim, dtype)
 
 
 
-_k25 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'split', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1522')
+_k27 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'split', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1537')
 
 
 def split_sizes(self, split_size, dim=0):
-    return _k25(self, split_size, dim)
+    return _k27(self, split_size, dim)
 
 
 
-_k26 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'std', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1058')
+_k28 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'std', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1058')
 
 
 def std(self, unbiased=True):
-    return _k26(self, unbiased)
+    return _k28(self, unbiased)
 
 
 
-_k27 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'std', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1064')
+_k29 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'std', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1064')
 
 
 def std_dim(self, dim, unbiased=True, keepdim=False):
-    return _k27(self, dim, unbiased, keepdim)
+    return _k29(self, dim, unbiased, keepdim)
 
 
 
-_k28 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'std_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1070')
+_k30 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'std_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1070')
 
 
 def std_out(self, dim, unbiased=True, keepdim=False, *, out):
-    return _k28(self, dim, unbiased, keepdim, out=out)
+    return _k30(self, dim, unbiased, keepdim, out=out)
 
 
 
-_k29 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'to', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1637')
+_k31 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'to', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1652')
 
 
 def to_device(self, device, dtype, non_blocking=False, copy=False, memory_format=None):
-    return _k29(self, device, dtype, non_blocking, copy, memory_format)
+    return _k31(self, device, dtype, non_blocking, copy, memory_format)
 
 
 
-_k30 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'to', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1642')
+_k32 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'to', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1657')
 
 
 def to_dtype(self, dtype, non_blocking=False, copy=False, memory_format=None):
-    return _k30(self, dtype, non_blocking, copy, memory_format)
+    return _k32(self, dtype, non_blocking, copy, memory_format)
 
 
 
-_k31 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'to', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1632')
+_k33 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'to', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1647')
 
 
 def to_dtype_layout(self, *, dtype=None, layout=None, device=None, pin_memory=None, non_blocking=False, copy=False, memory_format=None):
-    return _k31(self, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, non_blocking=non_blocking, copy=copy, memory_format=memory_format)
+    return _k33(self, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, non_blocking=non_blocking, copy=copy, memory_format=memory_format)
 
 
 
-_k32 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'to', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1647')
+_k34 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'to', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1662')
 
 
 def to_other(self, other, non_blocking=False, copy=False, memory_format=None):
-    return _k32(self, other, non_blocking, copy, memory_format)
+    return _k34(self, other, non_blocking, copy, memory_format)
 
 
 
-_k33 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'var', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1026')
+_k35 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'var', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1026')
 
 
 def var(self, unbiased=True):
-    return _k33(self, unbiased)
+    return _k35(self, unbiased)
 
 
 
-_k34 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'var', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1032')
+_k36 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'var', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1032')
 
 
 def var_dim(self, dim, unbiased=True, keepdim=False):
-    return _k34(self, dim, unbiased, keepdim)
+    return _k36(self, dim, unbiased, keepdim)
 
 
 
-_k35 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'var_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1038')
+_k37 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'var_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1038')
 
 
 def var_out(self, dim, unbiased=True, keepdim=False, *, out):
-    return _k35(self, dim, unbiased, keepdim, out=out)
+    return _k37(self, dim, unbiased, keepdim, out=out)
 
 
 
-_k36 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'where', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:2715')
+_k38 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'where', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:2730')
 
 
 def where(condition):
-    return _k36(condition)
+    return _k38(condition)
 
 
 
-_k37 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'where', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:2712')
+_k39 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'where', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:2727')
 
 
 def where_Scalar(condition, self, other):
-    return _k37(condition, self, other)
+    return _k39(condition, self, other)
 
 
 
-_k38 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'where', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:2709')
+_k40 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'where', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:2724')
 
 
 def where_ScalarOther(condition, self, other):
-    return _k38(condition, self, other)
+    return _k40(condition, self, other)
 
 
 
-_k39 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'where', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:2706')
+_k41 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'where', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:2721')
 
 
 def where_ScalarSelf(condition, self, other):
-    return _k39(condition, self, other)
+    return _k41(condition, self, other)
 
 
 
@@ -343,6 +359,10 @@ OVERLOADS = {
     },
     'contiguous': {
         'default': (contiguous, 'TN', 'contiguous(Tensor(a) self, *, MemoryFormat memory_format=contiguous_format) -> Tensor(a)'),
+    },
+    'conv1d': {
+        'default': (conv1d, 'TTtNNNN', 'conv1d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[1] stride=1, SymInt[1] padding=0, SymInt[1] dilation=1, SymInt groups=1) -> Tensor'),
+        'padding': (conv1d_padding, 'TTtNNNN', 'conv1d.padding(Tensor input, Tensor weight, Tensor? bias=None, SymInt[1] stride=1, str padding="valid", SymInt[1] dilation=1, SymInt groups=1) -> Tensor'),
     },
     'conv2d': {
         'default': (conv2d, 'TTtNNNN', 'conv2d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] dilation=1, SymInt groups=1) -> Tensor'),

@@ -15,7 +15,7 @@ KEY = 'Meta'
 
 
 
-_k0 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', '__ilshift__', 'Meta', 'ops/native_functions.yaml:3017')
+_k0 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', '__ilshift__', 'Meta', 'ops/native_functions.yaml:3032')
 
 
 def __ilshift___Scalar(self, other):
@@ -23,7 +23,7 @@ def __ilshift___Scalar(self, other):
 
 
 
-_k1 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', '__ilshift__', 'Meta', 'ops/native_functions.yaml:3026')
+_k1 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', '__ilshift__', 'Meta', 'ops/native_functions.yaml:3041')
 
 
 def __ilshift___Tensor(self, other):
@@ -31,7 +31,7 @@ def __ilshift___Tensor(self, other):
 
 
 
-_k2 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', '__irshift__', 'Meta', 'ops/native_functions.yaml:3100')
+_k2 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', '__irshift__', 'Meta', 'ops/native_functions.yaml:3115')
 
 
 def __irshift___Scalar(self, other):
@@ -39,7 +39,7 @@ def __irshift___Scalar(self, other):
 
 
 
-_k3 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', '__irshift__', 'Meta', 'ops/native_functions.yaml:3108')
+_k3 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', '__irshift__', 'Meta', 'ops/native_functions.yaml:3123')
 
 
 def __irshift___Tensor(self, other):
@@ -47,7 +47,7 @@ def __irshift___Tensor(self, other):
 
 
 
-_k4 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', '__lshift__', 'Meta', 'ops/native_functions.yaml:3001')
+_k4 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', '__lshift__', 'Meta', 'ops/native_functions.yaml:3016')
 
 
 def __lshift___Scalar(self, other):
@@ -55,7 +55,7 @@ def __lshift___Scalar(self, other):
 
 
 
-_k5 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', '__lshift__', 'Meta', 'ops/native_functions.yaml:3009')
+_k5 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', '__lshift__', 'Meta', 'ops/native_functions.yaml:3024')
 
 
 def __lshift___Tensor(self, other):
@@ -63,7 +63,7 @@ def __lshift___Tensor(self, other):
 
 
 
-_k6 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', '__rshift__', 'Meta', 'ops/native_functions.yaml:3084')
+_k6 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', '__rshift__', 'Meta', 'ops/native_functions.yaml:3099')
 
 
 def __rshift___Scalar(self, other):
@@ -71,7 +71,7 @@ def __rshift___Scalar(self, other):
 
 
 
-_k7 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', '__rshift__', 'Meta', 'ops/native_functions.yaml:3092')
+_k7 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', '__rshift__', 'Meta', 'ops/native_functions.yaml:3107')
 
 
 def __rshift___Tensor(self, other):
@@ -79,7 +79,7 @@ def __rshift___Tensor(self, other):
 
 
 
-_k8 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'index_put_impl_meta_', 'Meta', 'ops/native_functions.yaml:1845')
+_k8 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'index_put_impl_meta_', 'Meta', 'ops/native_functions.yaml:1860')
 
 
 def _index_put_impl_(self, indices, values, accumulate=False, unsafe=False):
@@ -132,7 +132,7 @@ any_dims = _r.wrapper_Meta_any_dims
 any_dims_out = _r.wrapper_Meta_any_dims_out
 any_out = _r.wrapper_Meta_any_out
 
-_k47 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'arange_start_out', 'Meta', 'ops/native_functions.yaml:1955')
+_k47 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'arange_start_out', 'Meta', 'ops/native_functions.yaml:1970')
 
 
 def arange_start_out(start, end, step=1, *, out):
@@ -144,7 +144,7 @@ argmax_out = _r.wrapper_Meta_argmax_out
 argmin = _r.wrapper_Meta_argmin
 argmin_out = _r.wrapper_Meta_argmin_out
 
-_k52 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'as_strided', 'Meta', 'ops/native_functions.yaml:1429')
+_k52 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'as_strided', 'Meta', 'ops/native_functions.yaml:1444')
 
 
 def as_strided(self, size, stride, storage_offset=None):
@@ -198,7 +198,7 @@ clamp_min_out = _r.wrapper_Meta_clamp_min_out
 clamp_min_ = _r.wrapper_Meta_clamp_min_
 clamp_min__Tensor = _r.wrapper_Meta_clamp_min__Tensor
 
-_k99 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'convolution_meta', 'Meta', 'ops/native_functions.yaml:1411')
+_k99 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'convolution_meta', 'Meta', 'ops/native_functions.yaml:1417')
 
 
 def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
@@ -242,19 +242,27 @@ def dot(self, tensor):
 
 
 
-_k115 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'empty_meta', 'Meta', 'ops/native_functions.yaml:11')
+_k115 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'embedding_renorm_meta_', 'Meta', 'ops/native_functions.yaml:1406')
+
+
+def embedding_renorm_(self, indices, max_norm, norm_type):
+    return _k115(self, indices, max_norm, norm_type)
+
+
+
+_k116 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'empty_meta', 'Meta', 'ops/native_functions.yaml:11')
 
 
 def empty_memory_format(size, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
-    return _k115(size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format)
+    return _k116(size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format)
 
 
 
-_k116 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'empty_strided_meta', 'Meta', 'ops/native_functions.yaml:17')
+_k117 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'empty_strided_meta', 'Meta', 'ops/native_functions.yaml:17')
 
 
 def empty_strided(size, stride, *, dtype=None, layout=None, device=None, pin_memory=None):
-    return _k116(size, stride, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k117(size, stride, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 eq_Scalar = _r.wrapper_Meta_eq_Scalar
@@ -273,35 +281,35 @@ expm1 = _r.wrapper_Meta_expm1
 expm1_out = _r.wrapper_Meta_expm1_out
 expm1_ = _r.wrapper_Meta_expm1_
 
-_k132 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'eye_m_out', 'Meta', 'ops/native_functions.yaml:2010')
+_k133 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'eye_m_out', 'Meta', 'ops/native_functions.yaml:2025')
 
 
 def eye_m_out(n, m, *, out):
-    return _k132(n, m, out=out)
+    return _k133(n, m, out=out)
 
 
 
-_k133 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'eye_out', 'Meta', 'ops/native_functions.yaml:2006')
+_k134 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'eye_out', 'Meta', 'ops/native_functions.yaml:2021')
 
 
 def eye_out(n, *, out):
-    return _k133(n, out=out)
+    return _k134(n, out=out)
 
 
 
-_k134 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'fill_meta_', 'Meta', 'ops/native_functions.yaml:72')
+_k135 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'fill_meta_', 'Meta', 'ops/native_functions.yaml:72')
 
 
 def fill__Scalar(self, value):
-    return _k134(self, value)
+    return _k135(self, value)
 
 
 
-_k135 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'flip_meta', 'Meta', 'ops/native_functions.yaml:1671')
+_k136 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'flip_meta', 'Meta', 'ops/native_functions.yaml:1686')
 
 
 def flip(self, dims):
-    return _k135(self, dims)
+    return _k136(self, dims)
 
 
 floor = _r.wrapper_Meta_floor
@@ -327,19 +335,19 @@ gt__Tensor = _r.wrapper_Meta_gt__Tensor
 index_Tensor = _r.wrapper_Meta_index_Tensor
 index_Tensor_out = _r.wrapper_Meta_index_Tensor_out
 
-_k158 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'index_select_meta', 'Meta', 'ops/native_functions.yaml:1721')
+_k159 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'index_select_meta', 'Meta', 'ops/native_functions.yaml:1736')
 
 
 def index_select(self, dim, index):
-    return _k158(self, dim, index)
+    return _k159(self, dim, index)
 
 
 
-_k159 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'index_select_out_meta', 'Meta', 'ops/native_functions.yaml:1728')
+_k160 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'index_select_out_meta', 'Meta', 'ops/native_functions.yaml:1743')
 
 
 def index_select_out(self, dim, index, *, out):
-    return _k159(self, dim, index, out=out)
+    return _k160(self, dim, index, out=out)
 
 
 le_Scalar = _r.wrapper_Meta_le_Scalar
@@ -355,11 +363,11 @@ lerp_Tensor_out = _r.wrapper_Meta_lerp_Tensor_out
 lerp__Scalar = _r.wrapper_Meta_lerp__Scalar
 lerp__Tensor = _r.wrapper_Meta_lerp__Tensor
 
-_k172 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'linspace_out', 'Meta', 'ops/native_functions.yaml:1964')
+_k173 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'linspace_out', 'Meta', 'ops/native_functions.yaml:1979')
 
 
 def linspace_out(start, end, steps, *, out):
-    return _k172(start, end, steps, out=out)
+    return _k173(start, end, steps, out=out)
 
 
 log = _r.wrapper_Meta_log
@@ -369,51 +377,51 @@ log1p_out = _r.wrapper_Meta_log1p_out
 log1p_ = _r.wrapper_Meta_log1p_
 log_ = _r.wrapper_Meta_log_
 
-_k179 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logical_and_out_meta', 'Meta', 'ops/native_functions.yaml:2803')
+_k180 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logical_and_out_meta', 'Meta', 'ops/native_functions.yaml:2818')
 
 
 def logical_and_out(self, other, *, out):
-    return _k179(self, other, out=out)
+    return _k180(self, other, out=out)
 
 
 
-_k180 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logical_not_out_meta', 'Meta', 'ops/native_functions.yaml:2761')
+_k181 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logical_not_out_meta', 'Meta', 'ops/native_functions.yaml:2776')
 
 
 def logical_not_out(self, *, out):
-    return _k180(self, out=out)
+    return _k181(self, out=out)
 
 
 
-_k181 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logical_or_out_meta', 'Meta', 'ops/native_functions.yaml:2824')
+_k182 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logical_or_out_meta', 'Meta', 'ops/native_functions.yaml:2839')
 
 
 def logical_or_out(self, other, *, out):
-    return _k181(self, other, out=out)
-
-
-
-_k182 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logical_xor_out_meta', 'Meta', 'ops/native_functions.yaml:2782')
-
-
-def logical_xor_out(self, other, *, out):
     return _k182(self, other, out=out)
 
 
 
-_k183 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logsumexp_meta', 'Meta', 'ops/native_functions.yaml:1132')
+_k183 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logical_xor_out_meta', 'Meta', 'ops/native_functions.yaml:2797')
+
+
+def logical_xor_out(self, other, *, out):
+    return _k183(self, other, out=out)
+
+
+
+_k184 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logsumexp_meta', 'Meta', 'ops/native_functions.yaml:1132')
 
 
 def logsumexp(self, dim, keepdim=False):
-    return _k183(self, dim, keepdim)
+    return _k184(self, dim, keepdim)
 
 
 
-_k184 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logsumexp_out_meta', 'Meta', 'ops/native_functions.yaml:1140')
+_k185 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logsumexp_out_meta', 'Meta', 'ops/native_functions.yaml:1140')
 
 
 def logsumexp_out(self, dim, keepdim=False, *, out):
-    return _k184(self, dim, keepdim, out=out)
+    return _k185(self, dim, keepdim, out=out)
 
 
 lt_Scalar = _r.wrapper_Meta_lt_Scalar
@@ -423,37 +431,37 @@ lt_Tensor_out = _r.wrapper_Meta_lt_Tensor_out
 lt__Scalar = _r.wrapper_Meta_lt__Scalar
 lt__Tensor = _r.wrapper_Meta_lt__Tensor
 
-_k191 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'masked_fill_meta_', 'Meta', 'ops/native_functions.yaml:1853')
-
-
-def masked_fill__Scalar(self, mask, value):
-    return _k191(self, mask, value)
-
-
-
 _k192 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'masked_fill_meta_', 'Meta', 'ops/native_functions.yaml:1868')
 
 
-def masked_fill__Tensor(self, mask, value):
+def masked_fill__Scalar(self, mask, value):
     return _k192(self, mask, value)
 
 
 
-_k193 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'max_all_meta', 'Meta', 'ops/native_functions.yaml:972')
+_k193 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'masked_fill_meta_', 'Meta', 'ops/native_functions.yaml:1883')
+
+
+def masked_fill__Tensor(self, mask, value):
+    return _k193(self, mask, value)
+
+
+
+_k194 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'max_all_meta', 'Meta', 'ops/native_functions.yaml:972')
 
 
 def max(self):
-    return _k193(self)
+    return _k194(self)
 
 
 max_dim = _r.wrapper_Meta_max_dim
 max_dim_max = _r.wrapper_Meta_max_dim_max
 
-_k196 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'max_unary_out_meta', 'Meta', 'ops/native_functions.yaml:980')
+_k197 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'max_unary_out_meta', 'Meta', 'ops/native_functions.yaml:980')
 
 
 def max_unary_out(self, *, out):
-    return _k196(self, out=out)
+    return _k197(self, out=out)
 
 
 maximum = _r.wrapper_Meta_maximum
@@ -461,21 +469,21 @@ maximum_out = _r.wrapper_Meta_maximum_out
 mean_dim = _r.wrapper_Meta_mean_dim
 mean_out = _r.wrapper_Meta_mean_out
 
-_k201 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'min_all_meta', 'Meta', 'ops/native_functions.yaml:987')
+_k202 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'min_all_meta', 'Meta', 'ops/native_functions.yaml:987')
 
 
 def min(self):
-    return _k201(self)
+    return _k202(self)
 
 
 min_dim = _r.wrapper_Meta_min_dim
 min_dim_min = _r.wrapper_Meta_min_dim_min
 
-_k204 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'min_unary_out_meta', 'Meta', 'ops/native_functions.yaml:995')
+_k205 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'min_unary_out_meta', 'Meta', 'ops/native_functions.yaml:995')
 
 
 def min_unary_out(self, *, out):
-    return _k204(self, out=out)
+    return _k205(self, out=out)
 
 
 minimum = _r.wrapper_Meta_minimum
@@ -486,19 +494,19 @@ mul_Tensor = _r.wrapper_Meta_mul_Tensor
 mul_out = _r.wrapper_Meta_mul_out
 mul__Tensor = _r.wrapper_Meta_mul__Tensor
 
-_k212 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'native_dropout_meta', 'Meta', 'ops/native_functions.yaml:1345')
+_k213 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'native_dropout_meta', 'Meta', 'ops/native_functions.yaml:1345')
 
 
 def native_dropout(input, p, train):
-    return _k212(input, p, train)
+    return _k213(input, p, train)
 
 
 
-_k213 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'native_layer_norm_meta', 'Meta', 'ops/native_functions.yaml:1353')
+_k214 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'native_layer_norm_meta', 'Meta', 'ops/native_functions.yaml:1353')
 
 
 def native_layer_norm(input, normalized_shape, weight, bias, eps):
-    return _k213(input, normalized_shape, weight, bias, eps)
+    return _k214(input, normalized_shape, weight, bias, eps)
 
 
 ne_Scalar = _r.wrapper_Meta_ne_Scalar
@@ -511,19 +519,19 @@ neg = _r.wrapper_Meta_neg
 neg_out = _r.wrapper_Meta_neg_out
 neg_ = _r.wrapper_Meta_neg_
 
-_k223 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'nll_loss2d_forward_meta', 'Meta', 'ops/native_functions.yaml:1391')
+_k224 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'nll_loss2d_forward_meta', 'Meta', 'ops/native_functions.yaml:1391')
 
 
 def nll_loss2d_forward(self, target, weight, reduction, ignore_index):
-    return _k223(self, target, weight, reduction, ignore_index)
+    return _k224(self, target, weight, reduction, ignore_index)
 
 
 
-_k224 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'nll_loss2d_forward_out_meta', 'Meta', 'ops/native_functions.yaml:1385')
+_k225 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'nll_loss2d_forward_out_meta', 'Meta', 'ops/native_functions.yaml:1385')
 
 
 def nll_loss2d_forward_output(self, target, weight, reduction, ignore_index, *, output, total_weight):
-    return _k224(self, target, weight, reduction, ignore_index, output=output, total_weight=total_weight)
+    return _k225(self, target, weight, reduction, ignore_index, output=output, total_weight=total_weight)
 
 
 nll_loss_forward = _r.wrapper_Meta_nll_loss_forward
@@ -533,11 +541,11 @@ norm_ScalarOpt_dim_dtype = _r.wrapper_Meta_norm_ScalarOpt_dim_dtype
 norm_dtype_out = _r.wrapper_Meta_norm_dtype_out
 norm_out = _r.wrapper_Meta_norm_out
 
-_k231 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:2029')
+_k232 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:2044')
 
 
 def normal_(self, mean=0.0, std=1.0, *, generator=None):
-    return _k231(self, mean, std, generator=generator)
+    return _k232(self, mean, std, generator=generator)
 
 
 pow_Scalar = _r.wrapper_Meta_pow_Scalar
@@ -549,40 +557,40 @@ pow_Tensor_Tensor_out = _r.wrapper_Meta_pow_Tensor_Tensor_out
 pow__Scalar = _r.wrapper_Meta_pow__Scalar
 pow__Tensor = _r.wrapper_Meta_pow__Tensor
 
-_k240 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'prod_meta', 'Meta', 'ops/native_functions.yaml:898')
+_k241 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'prod_meta', 'Meta', 'ops/native_functions.yaml:898')
 
 
 def prod(self, *, dtype=None):
-    return _k240(self, dtype=dtype)
+    return _k241(self, dtype=dtype)
 
 
 prod_dim_int = _r.wrapper_Meta_prod_dim_int
 prod_int_out = _r.wrapper_Meta_prod_int_out
 
-_k243 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:2044')
+_k244 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:2059')
 
 
 def random__from(self, from_, to, *, generator=None):
-    return _k243(self, from_, to, generator=generator)
+    return _k244(self, from_, to, generator=generator)
 
 
 
-_k244 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:2053')
+_k245 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:2068')
 
 
 def random__to(self, to, *, generator=None):
-    return _k244(self, to, generator=generator)
+    return _k245(self, to, generator=generator)
 
 
 remainder_Tensor = _r.wrapper_Meta_remainder_Tensor
 remainder_Tensor_out = _r.wrapper_Meta_remainder_Tensor_out
 remainder__Tensor = _r.wrapper_Meta_remainder__Tensor
 
-_k248 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'roll_meta', 'Meta', 'ops/native_functions.yaml:1679')
+_k249 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'roll_meta', 'Meta', 'ops/native_functions.yaml:1694')
 
 
 def roll(self, shifts, dims=()):
-    return _k248(self, shifts, dims)
+    return _k249(self, shifts, dims)
 
 
 round = _r.wrapper_Meta_round
@@ -627,19 +635,19 @@ sqrt = _r.wrapper_Meta_sqrt
 sqrt_out = _r.wrapper_Meta_sqrt_out
 sqrt_ = _r.wrapper_Meta_sqrt_
 
-_k290 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'std_correction_meta', 'Meta', 'ops/native_functions.yaml:1075')
+_k291 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'std_correction_meta', 'Meta', 'ops/native_functions.yaml:1075')
 
 
 def std_correction(self, dim=None, *, correction=None, keepdim=False):
-    return _k290(self, dim, correction=correction, keepdim=keepdim)
+    return _k291(self, dim, correction=correction, keepdim=keepdim)
 
 
 
-_k291 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'std_correction_out_meta', 'Meta', 'ops/native_functions.yaml:1083')
+_k292 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'std_correction_out_meta', 'Meta', 'ops/native_functions.yaml:1083')
 
 
 def std_correction_out(self, dim=None, *, correction=None, keepdim=False, out):
-    return _k291(self, dim, correction=correction, keepdim=keepdim, out=out)
+    return _k292(self, dim, correction=correction, keepdim=keepdim, out=out)
 
 
 sub_Tensor = _r.wrapper_Meta_sub_Tensor
@@ -662,75 +670,75 @@ triu = _r.wrapper_Meta_triu
 triu_out = _r.wrapper_Meta_triu_out
 triu_ = _r.wrapper_Meta_triu_
 
-_k311 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'unfold', 'Meta', 'ops/native_functions.yaml:1490')
+_k312 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'unfold', 'Meta', 'ops/native_functions.yaml:1505')
 
 
 def unfold(self, dimension, size, step):
-    return _k311(self, dimension, size, step)
+    return _k312(self, dimension, size, step)
 
 
 
-_k312 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:2020')
+_k313 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:2035')
 
 
 def uniform_(self, from_=0.0, to=1.0, *, generator=None):
-    return _k312(self, from_, to, generator=generator)
+    return _k313(self, from_, to, generator=generator)
 
 
 
-_k313 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'var_correction_meta', 'Meta', 'ops/native_functions.yaml:1043')
+_k314 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'var_correction_meta', 'Meta', 'ops/native_functions.yaml:1043')
 
 
 def var_correction(self, dim=None, *, correction=None, keepdim=False):
-    return _k313(self, dim, correction=correction, keepdim=keepdim)
+    return _k314(self, dim, correction=correction, keepdim=keepdim)
 
 
 
-_k314 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'var_correction_out_meta', 'Meta', 'ops/native_functions.yaml:1051')
+_k315 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'var_correction_out_meta', 'Meta', 'ops/native_functions.yaml:1051')
 
 
 def var_correction_out(self, dim=None, *, correction=None, keepdim=False, out):
-    return _k314(self, dim, correction=correction, keepdim=keepdim, out=out)
+    return _k315(self, dim, correction=correction, keepdim=keepdim, out=out)
 
 
 
-_k315 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'view', 'Meta', 'ops/native_functions.yaml:650')
+_k316 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'view', 'Meta', 'ops/native_functions.yaml:650')
 
 
 def view(self, size):
-    return _k315(self, size)
+    return _k316(self, size)
 
 
 
-_k316 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'view_as_complex', 'Meta', 'ops/native_functions.yaml:1606')
+_k317 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'view_as_complex', 'Meta', 'ops/native_functions.yaml:1621')
 
 
 def view_as_complex(self):
-    return _k316(self)
-
-
-
-_k317 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'view_as_real', 'Meta', 'ops/native_functions.yaml:1594')
-
-
-def view_as_real(self):
     return _k317(self)
 
 
 
-_k318 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'where_meta', 'Meta', 'ops/native_functions.yaml:2692')
+_k318 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'view_as_real', 'Meta', 'ops/native_functions.yaml:1609')
+
+
+def view_as_real(self):
+    return _k318(self)
+
+
+
+_k319 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'where_meta', 'Meta', 'ops/native_functions.yaml:2707')
 
 
 def where_self(condition, self, other):
-    return _k318(condition, self, other)
+    return _k319(condition, self, other)
 
 
 
-_k319 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'where_self_out_meta', 'Meta', 'ops/native_functions.yaml:2700')
+_k320 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'where_self_out_meta', 'Meta', 'ops/native_functions.yaml:2715')
 
 
 def where_self_out(condition, self, other, *, out):
-    return _k319(condition, self, other, out=out)
+    return _k320(condition, self, other, out=out)
 
 
 
@@ -973,6 +981,9 @@ OVERLOADS = {
     },
     'dot': {
         'default': (dot, 'TT', 'dot(Tensor self, Tensor tensor) -> Tensor'),
+    },
+    'embedding_renorm_': {
+        'default': (embedding_renorm_, 'TTNN', 'embedding_renorm_(Tensor(a!) self, Tensor indices, float max_norm, float norm_type) -> Tensor(a!)'),
     },
     'empty': {
         'memory_format': (empty_memory_format, 'NNNNNN', 'empty.memory_format(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor'),

@@ -219,8 +219,6 @@ _E_sort_stable = _deferred(_G, '_E_sort_stable', 'sort.stable')
 _E_split_with_sizes = _deferred(_G, '_E_split_with_sizes', 'split_with_sizes')
 _E_sqrt = _deferred(_G, '_E_sqrt', 'sqrt')
 _E_sqrt_ = _deferred(_G, '_E_sqrt_', 'sqrt_')
-_E_squeeze_ = _deferred(_G, '_E_squeeze_', 'squeeze_')
-_E_squeeze__dim = _deferred(_G, '_E_squeeze__dim', 'squeeze_.dim')
 _E_sub_Tensor = _deferred(_G, '_E_sub_Tensor', 'sub.Tensor')
 _E_sub__Tensor = _deferred(_G, '_E_sub__Tensor', 'sub_.Tensor')
 _E_sum = _deferred(_G, '_E_sum', 'sum')
@@ -271,6 +269,7 @@ from tensordispatch.ops.bindings import scatter as _m_scatter
 from tensordispatch.ops.bindings import scatter_ as _m_scatter_
 from tensordispatch.ops.bindings import split as _m_split
 from tensordispatch.ops.bindings_functionalization import squeeze as _m_squeeze
+from tensordispatch.ops.bindings_functionalization import squeeze_ as _m_squeeze_
 from tensordispatch.ops.bindings_reductions import std as _m_std
 from tensordispatch.ops.bindings import to as _m_to
 from tensordispatch.ops.bindings import uniform_ as _m_uniform_
@@ -1591,16 +1590,6 @@ def _m_sqrt(self):
 def _m_sqrt_(self):
     _r = _E_sqrt_.entry_function(self)
     return _r
-
-
-def _m_squeeze_(self, dim=_NO):
-    if dim is not _NO:
-        _r = _E_squeeze__dim.entry_function(self, dim)
-        return _r
-    if dim is _NO:
-        _r = _E_squeeze_.entry_function(self)
-        return _r
-    raise TypeError('squeeze_(): received an invalid combination of arguments; expected one of: squeeze_.dim(Tensor(a!) self, int dim) -> Tensor(a!); squeeze_(Tensor(a!) self) -> Tensor(a!)')
 
 
 def _m_sub(self, other, *, alpha=_NO):

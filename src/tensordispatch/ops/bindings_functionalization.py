@@ -1,6 +1,6 @@
 """Hand-written Python bindings of operators added for functionalization (helper A).
 
-``squeeze`` / ``squeeze_copy``: their overloads differ by ``int`` vs ``int[]`` in one
+``squeeze`` / ``squeeze_`` / ``squeeze_copy``: their overloads differ by ``int`` vs ``int[]`` in one
 argument, which the generated binding cannot choose between (Note [Overload choice by
 presence] in codegen/gen_python.py). ``zero_``: torch binds ``zero_`` but not its autogen
 functional ``zero``, and the generator's skip list matches base names, so ``zero_`` is bound
@@ -17,7 +17,7 @@ from typing import Any
 from tensordispatch.backends.aten import op
 from tensordispatch.tensor.tensor import Tensor
 
-__all__ = ["resize_", "squeeze", "squeeze_copy", "zero_"]
+__all__ = ["resize_", "squeeze", "squeeze_", "squeeze_copy", "zero_"]
 
 
 def _pick(base: str, self: Tensor, dim: Any) -> Any:
@@ -37,6 +37,16 @@ def squeeze(input: Tensor, dim: Any = None) -> Any:
     (tensordispatch.Size([2]), tensordispatch.Size([2, 1]), tensordispatch.Size([2]))
     """
     return _pick("squeeze", input, dim)
+
+
+def squeeze_(input: Tensor, dim: Any = None) -> Any:
+    """``squeeze`` in place (all size-1 dims, one ``dim``, or a list of dims).
+
+    >>> import tensordispatch as td
+    >>> td.zeros(2, 1, 1).squeeze_((1, 2)).shape
+    tensordispatch.Size([2])
+    """
+    return _pick("squeeze_", input, dim)
 
 
 def squeeze_copy(input: Tensor, dim: Any = None) -> Any:

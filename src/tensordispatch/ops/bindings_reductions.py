@@ -16,7 +16,7 @@ from typing import Any
 
 from tensordispatch.backends.aten import op
 
-__all__ = ["all", "any", "conv2d", "norm", "std", "var"]
+__all__ = ["all", "any", "conv1d", "conv2d", "embedding_renorm_", "norm", "std", "var"]
 
 
 def _variance(name: str, input: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -126,6 +126,32 @@ def norm(
     if not dims and not keepdim:
         return op("norm.Scalar")(input, p)
     return op("norm.ScalarOpt_dim")(input, p, dims, keepdim)
+
+
+def conv1d(
+    input: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: Any = 0,
+    dilation: Any = 1, groups: int = 1,
+) -> Any:  # fmt: skip
+    """torch.conv1d: a string ``padding`` ("valid", "same") selects conv1d.padding.
+
+    >>> import tensordispatch as td
+    >>> td.conv1d(td.ones(1, 1, 5), td.ones(1, 1, 2), padding="same").shape
+    tensordispatch.Size([1, 1, 5])
+    """
+    overload = "conv1d.padding" if isinstance(padding, str) else "conv1d"
+    return op(overload)(input, weight, bias, stride, padding, dilation, groups)
+
+
+def embedding_renorm_(input: Any, indices: Any, max_norm: float, norm_type: float) -> Any:
+    """torch.embedding_renorm_ (torch binds it but not its autogen functional form): rows of
+    ``input`` named in ``indices`` rescaled in place to at most ``max_norm``.
+
+    >>> import tensordispatch as td
+    >>> w = td.tensor([[3.0, 4.0], [0.3, 0.4]])
+    >>> [round(v, 4) for v in td.embedding_renorm_(w, td.tensor([0, 1]), 1.0, 2.0)[0].tolist()]
+    [0.6, 0.8]
+    """
+    return op("embedding_renorm_")(input, indices, max_norm, norm_type)
 
 
 def conv2d(

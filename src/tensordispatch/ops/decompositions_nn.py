@@ -257,28 +257,30 @@ def one_hot(self: Tensor, num_classes: int = -1) -> Tensor:
     return cast(op("eq.Tensor")(op("unsqueeze")(self, -1), classes), _dt.int64)
 
 
-# -- conv2d ------------------------------------------------------------------------------------
+# -- conv1d / conv2d ---------------------------------------------------------------------------
 
 
-def _pair(value: Any) -> list[int]:
+def _expand(value: Any, k: int) -> list[int]:
     if isinstance(value, int):
-        return [value, value]
+        return [value] * k
     value = [int(v) for v in value]
-    return value * 2 if len(value) == 1 else value
+    return value * k if len(value) == 1 else value
 
 
-def _batchify(input: Tensor, weight: Tensor, bias: Any) -> tuple[Tensor, bool]:
+def _batchify(input: Tensor, weight: Tensor, bias: Any, k: int = 2) -> tuple[Tensor, bool]:
+    """``input`` with a batch dim (added to a ``k``-D convolution's unbatched input) and
+    whether it had one, after torch's conv{k}d checks of the bias dtype and input rank."""
     if bias is not None and bias.dtype is not input.dtype:
         raise RuntimeError(
             f"Input type ({_c_name(input.dtype)}) "
             f"and bias type ({_c_name(bias.dtype)}) should be the same"
         )
-    if input.dim() not in (3, 4):
+    if input.dim() not in (k + 1, k + 2):
         raise RuntimeError(
-            "Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input of size: "
-            f"{shape_text(input._shape)}"
+            f"Expected {k + 1}D (unbatched) or {k + 2}D (batched) input to conv{k}d, but got "
+            f"input of size: {shape_text(input._shape)}"
         )
-    if input.dim() == 3:
+    if input.dim() == k + 1:
         return op("unsqueeze")(input, 0), False
     return input, True
 
@@ -289,46 +291,74 @@ def _c_name(d: Any) -> str:
     return type_meta_name(d).replace("c10::", "")
 
 
-def conv2d_symint(input: Tensor, weight: Tensor, bias: Any = None, stride: Any = 1,
-                  padding: Any = 0, dilation: Any = 1, groups: int = 1) -> Tensor:  # fmt: skip
-    batched, was = _batchify(input, weight, bias)
+def _conv_nd(k: int, input: Tensor, weight: Tensor, bias: Any, stride: Any, padding: Any,
+             dilation: Any, groups: int) -> Tensor:  # fmt: skip
+    batched, was = _batchify(input, weight, bias, k)
     out = op("convolution")(
-        batched, weight, bias, _pair(stride), _pair(padding), _pair(dilation), False, [0, 0],
-        groups,
+        batched, weight, bias, _expand(stride, k), _expand(padding, k), _expand(dilation, k),
+        False, [0] * k, groups,
     )  # fmt: skip
     return out if was else op("squeeze.dim")(out, 0)
+
+
+def conv1d_symint(input: Tensor, weight: Tensor, bias: Any = None, stride: Any = 1,
+                  padding: Any = 0, dilation: Any = 1, groups: int = 1) -> Tensor:  # fmt: skip
+    """aten::conv1d: ``convolution`` over (N, C, L) or unbatched (C, L) input.
+
+    >>> import tensordispatch as td
+    >>> td.conv1d(td.ones(2, 5), td.ones(3, 2, 2)).shape
+    tensordispatch.Size([3, 4])
+    """
+    return _conv_nd(1, input, weight, bias, stride, padding, dilation, groups)
+
+
+def conv2d_symint(input: Tensor, weight: Tensor, bias: Any = None, stride: Any = 1,
+                  padding: Any = 0, dilation: Any = 1, groups: int = 1) -> Tensor:  # fmt: skip
+    return _conv_nd(2, input, weight, bias, stride, padding, dilation, groups)
 
 
 _WARNED: list[bool] = []
 
 
-def conv2d_padding_symint(input: Tensor, weight: Tensor, bias: Any = None, stride: Any = 1,
-                          padding: str = "valid", dilation: Any = 1, groups: int = 1) -> Tensor:  # fmt: skip
+def _conv_padding(k: int, input: Tensor, weight: Tensor, bias: Any, stride: Any, padding: str,
+                  dilation: Any, groups: int) -> Tensor:  # fmt: skip
     """padding="valid" (none) or "same" (output size = input size, stride 1 only)."""
     if padding == "valid":
-        return conv2d_symint(input, weight, bias, stride, 0, dilation, groups)
+        return _conv_nd(k, input, weight, bias, stride, 0, dilation, groups)
     if padding != "same":
         raise RuntimeError(f"Invalid padding string: '{padding}'")
-    if any(s != 1 for s in _pair(stride)):
+    if any(s != 1 for s in _expand(stride, k)):
         raise RuntimeError("padding='same' is not supported for strided convolutions")
-    dil = _pair(dilation)
-    totals = [dil[i] * (weight._shape[2 + i] - 1) for i in range(2)]
+    dil = _expand(dilation, k)
+    totals = [dil[i] * (weight._shape[2 + i] - 1) for i in range(k)]
     if all(t % 2 == 0 for t in totals):
-        return conv2d_symint(input, weight, bias, 1, [t // 2 for t in totals], dilation, groups)
+        return _conv_nd(k, input, weight, bias, 1, [t // 2 for t in totals], dilation, groups)
     if not _WARNED:  # torch warns once per process (TORCH_WARN_ONCE)
         _WARNED.append(True)
         warnings.warn(
             "Using padding='same' with even kernel lengths and odd dilation may require a "
             "zero-padded copy of the input be created",
             UserWarning,
-            stacklevel=2,
+            stacklevel=3,
         )
     # Pad symmetrically by the larger half, then drop the extra leading output position.
-    out = conv2d_symint(input, weight, bias, 1, [(t + 1) // 2 for t in totals], dilation, groups)
+    out = _conv_nd(k, input, weight, bias, 1, [(t + 1) // 2 for t in totals], dilation, groups)
     for i, t in enumerate(totals):
         if t % 2:
-            out = op("slice.Tensor")(out, out.dim() - 2 + i, 1)
+            out = op("slice.Tensor")(out, out.dim() - k + i, 1)
     return op("clone")(out, memory_format=contiguous_format)
+
+
+def conv1d_padding_symint(input: Tensor, weight: Tensor, bias: Any = None, stride: Any = 1,
+                          padding: str = "valid", dilation: Any = 1, groups: int = 1) -> Tensor:  # fmt: skip
+    """padding="valid" (none) or "same" (output length = input length, stride 1 only)."""
+    return _conv_padding(1, input, weight, bias, stride, padding, dilation, groups)
+
+
+def conv2d_padding_symint(input: Tensor, weight: Tensor, bias: Any = None, stride: Any = 1,
+                          padding: str = "valid", dilation: Any = 1, groups: int = 1) -> Tensor:  # fmt: skip
+    """padding="valid" (none) or "same" (output size = input size, stride 1 only)."""
+    return _conv_padding(2, input, weight, bias, stride, padding, dilation, groups)
 
 
 NN_DECOMPOSITIONS: dict[str, Any] = {
@@ -342,6 +372,8 @@ NN_DECOMPOSITIONS: dict[str, Any] = {
     "dropout_": dropout_,
     "layer_norm": layer_norm,
     "one_hot": one_hot,
+    "conv1d_symint": conv1d_symint,
+    "conv1d_padding_symint": conv1d_padding_symint,
     "conv2d_symint": conv2d_symint,
     "conv2d_padding_symint": conv2d_padding_symint,
 }

@@ -92,8 +92,6 @@ PROPERTIES = {"T", "H", "mT", "mH", "real", "imag"}
 # fail loudly once the library grows the missing piece.
 XFAIL_INPLACE = {
     "addbmm-1": "library gap: addbmm_ on a self of size [1] (torch resizes it, with a warning)",
-    "squeeze-multiple-0": "library gap: no aten::squeeze_.dims (squeeze_ with a dim tuple)",
-    "squeeze-multiple-1": "library gap: no aten::squeeze_.dims (squeeze_ with a dim tuple)",
 }
 XFAIL_NESTED = {
     "norm-nuc-0": "library gap: norm with p='nuc' (matrix norms) is not implemented",

@@ -228,7 +228,32 @@ def native_dropout_cpu(input: Tensor, p: float, train: Any) -> tuple[Tensor, Ten
     return out, mask
 
 
+def embedding_renorm_cpu_(
+    self: Tensor, indices: Tensor, max_norm: float, norm_type: float
+) -> Tensor:
+    """Rescale in place each row of ``self`` named in ``indices`` (once per distinct index)
+    whose ``norm_type``-norm exceeds ``max_norm`` to norm ``max_norm`` (``max_norm / (norm +
+    1e-7)``, as ATen's CPU kernel), for ``F.embedding(max_norm=...)``.
+
+    >>> import tensordispatch as td
+    >>> w = td.tensor([[3.0, 4.0], [0.3, 0.4]])
+    >>> td.embedding_renorm_(w, td.tensor([0, 0, 1]), 1.0, 2.0).round(decimals=4).tolist()
+    [[0.6000000238418579, 0.800000011920929], [0.30000001192092896, 0.4000000059604645]]
+    """
+    from tensordispatch.backends.aten import op
+
+    _m.embedding_renorm_check(self, indices)
+    select, norm, mul_ = op("select.int"), op("norm.Scalar"), op("mul_.Scalar")
+    for index in sorted(set(indices._data.reshape(-1).tolist())):
+        row = select(self, 0, index)
+        found = norm(row, norm_type).item()
+        if found > max_norm:
+            mul_(row, max_norm / (found + 1e-7))
+    return self
+
+
 NN_CPU_KERNELS: dict[str, Any] = {
+    "embedding_renorm_cpu_": embedding_renorm_cpu_,
     "nll_loss_forward_out_cpu": nll_loss_forward_out,
     "nll_loss2d_forward_cpu": nll_loss2d_forward_cpu,
     "nll_loss2d_forward_out_cpu": nll_loss2d_forward_out_cpu,

@@ -239,7 +239,32 @@ NN_META_FUNCTIONS: dict[str, Callable[..., MetaResult]] = {
     "nll_loss_forward": nll_loss_forward,
 }
 
+
+def embedding_renorm_check(self: Tensor, indices: Tensor) -> None:
+    """ATen's argument checks of ``embedding_renorm_`` (its CPU kernel's; torch's meta path
+    makes none, so the Meta kernel below does not call this)."""
+    if self.dim() != 2:
+        raise RuntimeError(
+            f"Expected 2-dimensional tensor, but got {self.dim()}-dimensional tensor for "
+            "argument #1 'self' (while checking arguments for embedding_renorm_)"
+        )
+    if indices.dtype is not _dt.int64 and indices.dtype is not _dt.int32:
+        raise RuntimeError(
+            "Expected tensor for argument #2 'indices' to have one of the following scalar "
+            f"types: Long, Int; but got torch.{scalar_type_name(indices.dtype)}Tensor instead "
+            "(while checking arguments for embedding_renorm_)"
+        )
+
+
+def embedding_renorm_meta_(
+    self: Tensor, indices: Tensor, max_norm: float, norm_type: float
+) -> Tensor:
+    """``self`` unchanged: values are unknown on meta (torch's meta kernel checks nothing)."""
+    return self
+
+
 NN_META_KERNELS: dict[str, Any] = {
+    "embedding_renorm_meta_": embedding_renorm_meta_,
     "nll_loss2d_forward_meta": nll_loss2d_forward_meta,
     "nll_loss2d_forward_out_meta": nll_loss2d_forward_out_meta,
     "convolution_meta": convolution_meta,
