@@ -12,6 +12,7 @@ import numpy as np
 
 from tensordispatch.tensor import dtypes as _dt
 from tensordispatch.tensor.device import CPU
+from tensordispatch.tensor.device import device as _make_device
 from tensordispatch.tensor.tensor import Tensor, new_cpu_tensor
 
 __all__ = ["below_ad_inplace_or_view", "op", "wrap_number"]
@@ -110,12 +111,10 @@ def backend_select_keyset(dtype: Any, layout: Any, device: Any, *tensors: Any) -
     >>> DispatchKeySet.from_raw(backend_select_keyset(None, None, "meta"))
     DispatchKeySet(Meta)
     """
-    from tensordispatch.tensor.device import device as make_device
-
     if device is None:
         raw = CPU._key_set
     elif isinstance(device, str):
-        raw = make_device(device)._key_set
+        raw = _make_device(device)._key_set
     else:
         raw = device._key_set
     for t in tensors:

@@ -13,10 +13,21 @@ from typing import Any
 import numpy as np
 
 from tensordispatch.backends.aten import op, wrap_number
-from tensordispatch.backends.common import contiguous_format, preserve_format, scalar_type_name
+from tensordispatch.backends.common import (
+    contiguous_format,
+    preserve_format,
+    scalar_type_name,
+    strided,
+)
+from tensordispatch.backends.composite_direct import FILL_TOO, direct_cpu_kernels
+from tensordispatch.backends.cpu.kernels import empty_cpu as _cpu_empty
+from tensordispatch.backends.cpu.kernels import empty_strided_cpu as _cpu_empty_strided
+from tensordispatch.backends.cpu.kernels import fill_ as _cpu_fill
+from tensordispatch.backends.cpu.kernels import filled_cpu as _cpu_filled
 from tensordispatch.backends.structured import empty_strided_cpu_array, resize_output
 from tensordispatch.backends.views import VIEW_KERNELS
 from tensordispatch.tensor import dtypes as _dt
+from tensordispatch.tensor.device import CPU
 from tensordispatch.tensor.geometry import contiguous_of
 from tensordispatch.tensor.tensor import (
     Tensor,
@@ -27,14 +38,29 @@ from tensordispatch.tensor.tensor import (
 
 __all__ = ["COMPOSITE_KERNELS"]
 
+_CPU_WORD = CPU._key_set
+_np_empty = np.empty
+
 
 # -- factories ---------------------------------------------------------------------------------
 
 
 def _filled(size: Any, value: Any, dtype: Any, layout: Any, device: Any, pin_memory: Any) -> Tensor:
-    t = op("empty.memory_format")(
-        size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory
-    )
+    known = (
+        direct_cpu_kernels()
+        if (device is None or device is CPU)
+        and (layout is None or layout is strided)
+        and not pin_memory
+        else 0
+    )  # Note [Composite factories call known kernels directly]
+    if known == FILL_TOO:
+        return _cpu_filled(size, dtype, value)
+    if known:
+        t = _cpu_empty(size, dtype=dtype)
+    else:
+        t = op("empty.memory_format")(
+            size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory
+        )
     op("fill_.Scalar")(t, value)
     return t
 
@@ -42,7 +68,7 @@ def _filled(size: Any, value: Any, dtype: Any, layout: Any, device: Any, pin_mem
 def zeros(
     size: Any, *, dtype: Any = None, layout: Any = None, device: Any = None, pin_memory: Any = None
 ) -> Tensor:
-    if any(s < 0 for s in size):
+    if size and min(size) < 0:
         raise RuntimeError("zeros: Dimension size must be non-negative.")
     return _filled(size, 0, dtype, layout, device, pin_memory)
 
@@ -107,6 +133,13 @@ def empty_like(
     dtype = self.dtype if dtype is None else dtype
     device = self.device if device is None else device
     if memory_format is None or memory_format is preserve_format:
+        if (
+            device is CPU
+            and (layout is None or layout is strided)
+            and not pin_memory
+            and direct_cpu_kernels()
+        ):  # Note [Composite factories call known kernels directly]
+            return _cpu_empty_like(self, dtype)
         if is_non_overlapping_and_dense(self._shape, self._strides):
             return op("empty_strided")(
                 list(self._shape), list(self._strides), dtype=dtype, layout=layout,
@@ -122,8 +155,21 @@ def empty_like(
     )  # fmt: skip
 
 
+def _cpu_empty_like(self: Tensor, dtype: Any) -> Tensor:
+    """empty_like's result on CPU with ``self``'s layout (preserve_format) when our own
+    kernels are known to be what dispatch would run (direct_cpu_kernels())."""
+    shape, strides = self._shape, self._strides
+    if strides == contiguous_of(shape):
+        return new_cpu_tensor(_np_empty(shape, dtype._numpy), shape, strides, dtype)
+    if not is_non_overlapping_and_dense(shape, strides):
+        strides = dense_strides_like(shape, strides)
+    return _cpu_empty_strided(list(shape), list(strides), dtype=dtype)
+
+
 def _filled_like(self: Tensor, value: Any, **options: Any) -> Tensor:
     t = empty_like(self, **options)
+    if t._key_set is _CPU_WORD and direct_cpu_kernels() == FILL_TOO:
+        return _cpu_fill(t, value)  # Note [Composite factories call known kernels directly]
     op("fill_.Scalar")(t, value)
     return t
 

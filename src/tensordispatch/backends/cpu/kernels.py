@@ -309,6 +309,15 @@ def channels_last_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
     return (h * w * c, 1, w * c, c)
 
 
+# Note [Shapes seen by empty]
+# empty's size check (check_size: ints, none negative) and contiguous strides are the same
+# for every call with one shape, so the first 1024 valid shapes made of plain ints are kept
+# with their strides. A size that hashes like a kept one but is spelled otherwise (True for
+# 1, a NumPy integer) gets the kept plain-int tuple as its shape.
+_SHAPES: dict[tuple[int, ...], tuple[tuple[int, ...], tuple[int, ...]]] = {}
+_np_empty = np.empty
+
+
 def empty_cpu(
     size: Any,
     *,
@@ -318,15 +327,46 @@ def empty_cpu(
     pin_memory: Any = None,
     memory_format: Any = None,
 ) -> Tensor:
+    if memory_format is None and layout is None:  # Note [Shapes seen by empty]
+        plan = _SHAPES.get(tuple(size))
+        if plan is not None:
+            dt = _dt.get_default_dtype() if dtype is None else dtype
+            return new_cpu_tensor(_np_empty(plan[0], dt._numpy), plan[0], plan[1], dt)
     dt = _dtype_device(dtype, layout, device)
     shape = check_size(size)
     if memory_format is None or memory_format is contiguous_format:
-        return new_cpu_tensor(np.empty(shape, dt._numpy), shape, contiguous_of(shape), dt)
+        strides = contiguous_of(shape)
+        if len(_SHAPES) < 1024 and all(type(s) is int for s in shape):
+            _SHAPES[shape] = (shape, strides)
+        return new_cpu_tensor(np.empty(shape, dt._numpy), shape, strides, dt)
     if memory_format is channels_last:
         return empty_strided_cpu_array(shape, channels_last_strides(shape), dt)
     if memory_format is preserve_format:
         raise RuntimeError("preserve memory format is unsupported by the empty operator")
     raise RuntimeError(f"unsupported memory format {memory_format}")
+
+
+def filled_cpu(size: Any, dtype: Any, value: Any) -> Tensor:
+    """``fill_(empty_cpu(size, dtype=dtype), value)`` in one step, for callers that know
+    those two kernels are what dispatch would run (Note [Composite factories call known
+    kernels directly] in backends/composite_direct.py): zeros straight from ``np.zeros``.
+
+    >>> from tensordispatch.tensor import int8
+    >>> filled_cpu([2], int8, 3), filled_cpu([1, 2], None, 0)
+    (tensor([3, 3], dtype=tensordispatch.int8), tensor([[0., 0.]]))
+    """
+    plan = _SHAPES.get(tuple(size))
+    if plan is None:
+        return fill_(empty_cpu(size, dtype=dtype), value)
+    dt = _dt.get_default_dtype() if dtype is None else dtype
+    shape = plan[0]
+    if type(value) is int and value == 0:  # not -0.0: np.zeros has +0.0
+        return new_cpu_tensor(_np_zeros(shape, dt._numpy), shape, plan[1], dt)
+    t = new_cpu_tensor(_np_empty(shape, dt._numpy), shape, plan[1], dt)
+    return fill_(t, value)
+
+
+_np_zeros = np.zeros
 
 
 def empty_strided_cpu(
@@ -382,6 +422,26 @@ def check_no_overlap(out: Tensor, src: Tensor) -> None:
 
 
 def copy_(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
+    """copy_ on CPU. Note [copy_ of one dtype and shape]: the common call (same dtype, same
+    shape, no zero stride in ``self``, the two over different storage) can neither overlap
+    nor need a cast or a broadcast, so it is one NumPy assignment (``a[...] = b`` is ~3x
+    cheaper than ``np.copyto``); everything else takes the checked path.
+
+    >>> import tensordispatch as td
+    >>> a, b = td.zeros(2, 2), td.ones(2, 2)
+    >>> copy_(a, b) is a, a.tolist()
+    (True, [[1.0, 1.0], [1.0, 1.0]])
+    """
+    if self.dtype is src.dtype and self._shape == src._shape and 0 not in self._strides:
+        ra = self if self._base is None else self._base
+        rb = src if src._base is None else src._base
+        if ra is not rb and (ra._storage is None or ra._storage is not rb._storage):
+            self._data[...] = src._data
+            return self
+    return _copy_checked(self, src)
+
+
+def _copy_checked(self: Tensor, src: Tensor) -> Tensor:
     from tensordispatch.backends.meta.kernels import check_copy_shapes
 
     if _same_data(self, src):
