@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from tensordispatch.backends.aten import op
+from tensordispatch.ops.indexing_fast import assign, basic_view, plain_cpu
 from tensordispatch.tensor import dtypes as _dt
 from tensordispatch.tensor.tensor import Tensor
 
@@ -69,10 +70,16 @@ def _check_item(item: Any) -> Any:
     )
 
 
-def _select(result: Tensor, dim: int, index: int) -> Tensor:
-    size = result._shape[dim]
+def _select(result: Tensor, dim: int, index: int, position: int) -> Tensor:
+    """``select.int`` at ``dim``; torch's message names the item's ``position`` in the key
+    (``x[..., 5]`` on a 3-d x: "dimension 1"), not ``dim``."""
+    # after two Ellipses dim may pass the end, where torch reads sizes out of bounds
+    # (undefined); we report size 0
+    size = result._shape[dim] if dim < len(result._shape) else 0
     if not -size <= index < size:
-        raise IndexError(f"index {index} is out of bounds for dimension {dim} with size {size}")
+        raise IndexError(
+            f"index {index} is out of bounds for dimension {position} with size {size}"
+        )
     return op("select.int")(result, dim, index)  # type: ignore[no-any-return]
 
 
@@ -106,22 +113,20 @@ def _apply(self: Tensor, key: Any) -> tuple[Tensor, list[Tensor | None]]:
     result, dim = self, 0
     tuple_key = isinstance(key, tuple)  # a lone slice is always sliced, as in torch
     indices: list[Tensor | None] = []
-    seen_ellipsis = False
-    for item in items:
-        if item is Ellipsis:
-            if not seen_ellipsis:
-                skip = self.dim() - named
-                dim += skip
-                indices += [None] * skip
-            seen_ellipsis = True
+    for position, item in enumerate(items):
+        if item is Ellipsis:  # each one skips the dims the key does not name, as in torch
+            skip = self.dim() - named
+            dim += skip
+            indices += [None] * skip
         elif isinstance(item, bool):
             result = op("unsqueeze")(result, dim)
             indices.append(_to_tensor([item]))
             dim += 1
         elif isinstance(item, int):
-            result = _select(result, dim, item)
+            result = _select(result, dim, item, position)
         elif isinstance(item, slice):
-            if not (tuple_key and _covers(item, result._shape[dim])):
+            size = result._shape[dim] if dim < len(result._shape) else 0  # see _select
+            if not (tuple_key and _covers(item, size)):
                 result = _slice(result, dim, item)
             indices.append(None)
             dim += 1
@@ -162,6 +167,10 @@ def getitem(self: Tensor, key: Any) -> Tensor:
     >>> x[1], x[:, ::2]._base is x, x[None, ..., 1].shape, x[x > 3]
     (tensor([3, 4, 5]), True, tensordispatch.Size([1, 2]), tensor([4, 5]))
     """
+    if plain_cpu(self):  # Note [Basic indexing in one hop]
+        fast = basic_view(self, key)
+        if fast is not None:
+            return fast
     result, indices = _apply(self, key)
     if indices:
         return op("index.Tensor")(result, _pad_masks(indices))  # type: ignore[no-any-return]
@@ -178,11 +187,18 @@ def _value_tensor(self: Tensor, value: Any) -> Tensor:
     return tensor(value, dtype=self.dtype, device=self.device)
 
 
-def _strip_leading_ones(value: Tensor, ndim: int) -> Tensor:
-    """torch drops a value's leading size-1 dims beyond the target's rank."""
-    while value.dim() > ndim and value._shape[0] == 1:
-        value = op("squeeze.dim")(value, 0)
-    return value
+def _copy_value(result: Tensor, value: Tensor) -> None:
+    """torch's assignment of a tensor: ``view`` without its leading size-1 dims, ``expand``
+    to the target's shape if that differs (its message for a value that does not fit),
+    ``copy_``."""
+    sizes = value._shape
+    lead = 0
+    while lead < len(sizes) and sizes[lead] == 1:
+        lead += 1
+    value = op("view")(value, list(sizes[lead:]))
+    if value._shape != result._shape:
+        value = op("expand")(value, list(result._shape))
+    op("copy_")(result, value)
 
 
 def setitem(self: Tensor, key: Any, value: Any) -> None:
@@ -193,12 +209,14 @@ def setitem(self: Tensor, key: Any, value: Any) -> None:
     >>> x = td.zeros(2, 3); x[0, 1:] = 5; x[x == 0] = td.tensor(1.0); x.tolist()
     [[1.0, 5.0, 5.0], [1.0, 1.0, 1.0]]
     """
+    if plain_cpu(self) and assign(self, key, value):  # Note [Assignment in one hop]
+        return
     result, indices = _apply(self, key)
     if indices:
         values = _value_tensor(self, value)
         op("index_put_")(result, _pad_masks(indices), values)
         return
     if isinstance(value, Tensor):
-        op("copy_")(result, _strip_leading_ones(value, result.dim()))
+        _copy_value(result, value)
     else:
         op("fill_.Scalar")(result, value)

@@ -1,0 +1,471 @@
+"""The one-hop path of basic indexing (``x[1]``, ``x[1:3]``, ``x[:, 0]``, ``x[..., None]``).
+
+Used by ops/indexing.py before its general path; must not change what any key gives.
+
+Note [Basic indexing in one hop]
+torch's ``x[1:3]`` calls ``slice.Tensor`` through the dispatcher: for a plain CPU tensor
+that does not require grad, under the default thread-local words, that reaches the
+autograd kernel's no-grad branch (a plain redispatch) and then the view kernel of
+backends/views.py, once per index item. The result is fully determined by the geometry of
+``self`` (Note [Views share the root] in tensor.py), so here a whole key of ints, slices,
+None and Ellipsis is turned into one shape, strides and offset and one ``_make_view``, with
+NumPy's basic indexing of ``self``'s array giving the data (Note [NumPy-derived view data]
+in backends/views.py): about 4x fewer Python frames.
+
+It is only taken when nothing could observe the hops it skips: ``self`` is exactly a
+Tensor with the CPU key set whose autograd meta neither requires grad nor carries a view
+creation meta, grad mode is on (in no_grad the autograd kernels of view ops mark the
+views they make: autograd/views.py, Note [View creation meta]), the thread-local
+include/exclude words are the defaults (no Python mode, vmap level, functionalization or
+dispatch-key guard: those change them), and each operator it stands for (select.int,
+slice.Tensor, unsqueeze) still resolves, for that key set, to the autograd kernels'
+plain no-grad redispatch and then to the view kernel of backends/views.py. That last fact
+is checked once per published dispatch state of the operator (operator.py, Note
+[Published dispatch state]): a registration (a user kernel at CPU or Autograd, a fallback,
+an open dispatch trace) publishes a new state and the next call re-checks it. Anything
+else, and any key it does not handle in range (errors included), takes the general path,
+which raises torch's messages.
+
+Note [Assignment in one hop]
+``x[1:3] = b`` is the view of the key, then ``copy_`` (``fill_.Scalar`` for a number) on it:
+the autograd kernel (no grad: a plain redispatch), ADInplaceOrView (the CPU kernel with
+the autograd keys and ADInplaceOrView excluded, then a version bump of the written view),
+the CPU kernel. Under the conditions above, plus ``value`` being a Python number or a
+plain CPU tensor not requiring grad, ``assign`` does exactly those last two steps itself;
+``InplaceGuard`` checks the chain per published state as ``ViewGuard`` does.
+"""
+
+from __future__ import annotations
+
+import builtins
+from typing import Any
+
+import numpy as np
+
+from tensordispatch.dispatch.kernel import KernelKind
+from tensordispatch.dispatch.keyset import (
+    AFTER_AD_INPLACE_OR_VIEW_RAW,
+    AFTER_AUTOGRAD_RAW,
+    AUTOGRAD_DISPATCH_KEYSET_WITH_AD_INPLACE_OR_VIEW_RAW,
+    DEFAULT_EXCLUDED_RAW,
+    DEFAULT_INCLUDED_RAW,
+)
+from tensordispatch.dispatch.tls import local_state
+from tensordispatch.tensor.device import CPU
+from tensordispatch.tensor.tensor import Tensor
+
+__all__ = [
+    "COPY_",
+    "FILL_",
+    "SELECT",
+    "SLICE",
+    "UNSQUEEZE",
+    "InplaceGuard",
+    "ViewGuard",
+    "assign",
+    "basic_view",
+    "plain_cpu",
+]
+
+_INT64_MAX = 2**63 - 1
+_ndarray = np.ndarray
+_CPU_RAW: int = CPU._key_set
+_ST = local_state()
+_DX = DEFAULT_EXCLUDED_RAW
+_DI = DEFAULT_INCLUDED_RAW
+_EMPTY = builtins.slice(0, 0)
+_slice = builtins.slice
+_BELOW_ADIOV = AUTOGRAD_DISPATCH_KEYSET_WITH_AD_INPLACE_OR_VIEW_RAW
+_SCALARS = (int, float, bool)
+
+
+class _Unbound:
+    """Stands for an operator entry before the first check (its state never matches)."""
+
+    __slots__ = ("state",)
+
+    def __init__(self) -> None:
+        self.state = object()
+
+
+class ViewGuard:
+    """Whether one operator still reaches a view kernel of backends/ through the autograd
+    no-grad branch alone, re-checked only when its published state changes (Note [Basic
+    indexing in one hop]). Callers test ``g.entry.state is g.state or g.recheck()``.
+
+    >>> g = ViewGuard("select.int", "select")
+    >>> g.entry.state is g.state or g.recheck()
+    True
+    """
+
+    __slots__ = ("entry", "kernel", "known_bad", "name", "state")
+
+    def __init__(self, name: str, kernel: str) -> None:
+        self.name = name  # the operator
+        self.kernel = kernel  # its kernel's name in VIEW_KERNELS / VIEW_OP_KERNELS
+        self.entry: Any = _Unbound()
+        self.state: Any = None
+        self.known_bad: Any = None
+
+    def recheck(self) -> bool:
+        """Check the operator's current state; True when plain."""
+        from tensordispatch.backends import view_ops, views
+        from tensordispatch.backends.aten import op
+
+        self.entry = entry = op(self.name)._entry
+        state = entry.state
+        if state is self.known_bad:
+            return False
+        kernels = {**views.VIEW_KERNELS, **view_ops.VIEW_OP_KERNELS}
+        if _plain_chain(state, kernels[self.kernel]):
+            self.state = state
+            return True
+        self.state, self.known_bad = None, state
+        return False
+
+
+def _plain_chain(state: Any, kernel: Any) -> bool:
+    """Whether a CPU tensor's call under the default words reaches ``kernel`` through the
+    autograd kernels' fast-path kernel only (its no-grad branch is a plain redispatch)."""
+    if state.tracer is not None:
+        return False
+    final = state.final_keyset(_DX, _CPU_RAW | _DI)
+    try:
+        top, raw = state.resolve(final)
+        below, _ = state.resolve(raw & AFTER_AUTOGRAD_RAW)
+    except Exception:  # noqa: BLE001 - a missing kernel: the general path reports it
+        return False
+    fn = top.fn
+    return (
+        getattr(fn, "__module__", None) == "tensordispatch.autograd.kernels"
+        and getattr(fn, "__qualname__", None) == "_fast_path.<locals>.kernel"
+        and below.fn is kernel
+    )
+
+
+class InplaceGuard:
+    """Whether an in-place operator still reaches a backends/ CPU kernel through the
+    autograd kernel's no-grad redispatch and ADInplaceOrView's bump alone (Note [Assignment
+    in one hop]); ``kernel`` is that CPU kernel once checked. Callers test
+    ``g.entry.state is g.state or g.recheck()``.
+
+    >>> g = InplaceGuard("fill_.Scalar", "_fast_path.<locals>.kernel")
+    >>> (g.entry.state is g.state or g.recheck()), g.kernel.__name__
+    (True, 'fill_')
+    """
+
+    __slots__ = ("autograd", "entry", "kernel", "known_bad", "name", "state")
+
+    def __init__(self, name: str, autograd: str) -> None:
+        self.name = name
+        self.autograd = autograd  # the qualified name of its autograd kernel
+        self.entry: Any = _Unbound()
+        self.state: Any = None
+        self.known_bad: Any = None
+        self.kernel: Any = None
+
+    def recheck(self) -> bool:
+        """Check the operator's current state; True when plain."""
+        from tensordispatch.backends.aten import op
+
+        self.entry = entry = op(self.name)._entry
+        state = entry.state
+        if state is self.known_bad:
+            return False
+        kernel = _inplace_chain(state, self.autograd)
+        if kernel is not None:
+            self.state, self.kernel = state, kernel
+            return True
+        self.state, self.known_bad = None, state
+        return False
+
+
+def _inplace_chain(state: Any, autograd: str) -> Any:
+    """The CPU kernel an in-place call on CPU tensors reaches under the default words through
+    the autograd kernel named ``autograd`` and ADInplaceOrView's bump, or None."""
+    if state.tracer is not None:
+        return None
+    final = state.final_keyset(_DX, _CPU_RAW | _DI)
+    try:
+        top, raw = state.resolve(final)
+        middle, raw = state.resolve(raw & AFTER_AUTOGRAD_RAW)
+        below, _ = state.resolve(raw & AFTER_AD_INPLACE_OR_VIEW_RAW)
+    except Exception:  # noqa: BLE001 - a missing kernel: the general path reports it
+        return None
+    fn = below.fn
+    plain = (
+        getattr(top.fn, "__module__", "").startswith("tensordispatch.autograd.")
+        and getattr(top.fn, "__qualname__", None) == autograd
+        and getattr(middle.fn, "__module__", None) == "tensordispatch.autograd.kernels"
+        and getattr(middle.fn, "__qualname__", None) == "_make_ad_inplace_kernel.<locals>.kernel"
+        and below.kind is KernelKind.UNBOXED
+        and getattr(fn, "__module__", "").startswith("tensordispatch.backends.")
+    )
+    return fn if plain else None
+
+
+SELECT = ViewGuard("select.int", "select")
+SLICE = ViewGuard("slice.Tensor", "slice")
+UNSQUEEZE = ViewGuard("unsqueeze", "unsqueeze")
+COPY_ = InplaceGuard("copy_", "_copy_kernel")
+FILL_ = InplaceGuard("fill_.Scalar", "_fast_path.<locals>.kernel")
+
+
+def plain_cpu(t: Any) -> bool:
+    """Whether ``t`` is a plain CPU tensor not requiring grad, under the default
+    thread-local words (the first half of Note [Basic indexing in one hop]).
+
+    >>> import tensordispatch as td
+    >>> plain_cpu(td.zeros(2)), plain_cpu(td.zeros(2, requires_grad=True))
+    (True, False)
+    >>> with td.no_grad():
+    ...     plain_cpu(td.zeros(2))
+    False
+    """
+    if type(t) is not Tensor or t._key_set != _CPU_RAW:
+        return False
+    m = t._autograd_meta
+    if m is not None and (m.requires_grad or getattr(m, "creation_meta", 0)):
+        return False  # a view made in no_grad passes its creation meta on (autograd/views.py)
+    st = _ST
+    return (
+        st.excluded is _DX
+        and st.included is _DI
+        and st.grad_enabled  # in no_grad the view kernels mark views (Note [View creation meta])
+        and type(t._data) is _ndarray
+    )
+
+
+def _clamp(item: slice, size: int) -> tuple[int, int, int] | None:
+    """(start, length, step) of a slice as slice.Tensor clamps it, or None to decline."""
+    start, stop, step = item.start, item.stop, item.step
+    if step is None:
+        step = 1
+    elif type(step) is not int or step <= 0:
+        return None
+    if start is None:
+        lo = 0
+    elif type(start) is int:
+        lo = start + size if start < 0 else start
+        lo = 0 if lo < 0 else (size if lo > size else lo)  # noqa: FURB136 - no call
+    else:
+        return None
+    if stop is None:
+        hi = size
+    elif type(stop) is int:
+        hi = stop + size if stop < 0 else stop
+        hi = lo if hi < lo else (size if hi > size else hi)  # noqa: FURB136 - no call
+    else:
+        return None
+    return lo, (hi - lo + step - 1) // step, step
+
+
+def _one_int(self: Tensor, index: int) -> Tensor | None:
+    g = SELECT
+    shape = self._shape
+    if not shape or not (g.entry.state is g.state or g.recheck()):
+        return None
+    size = shape[0]
+    if index < 0:
+        index += size
+    if not 0 <= index < size:
+        return None
+    strides = self._strides
+    return self._make_view(
+        shape[1:], strides[1:], self._offset + index * strides[0], self._data[index, ...]
+    )
+
+
+def _one_slice(self: Tensor, item: slice) -> Tensor | None:
+    g = SLICE
+    shape = self._shape
+    if not shape or not (g.entry.state is g.state or g.recheck()):
+        return None
+    # _clamp inlined for the common steps (a call costs ~60 ns)
+    start, stop, step = item.start, item.stop, item.step
+    size = shape[0]
+    if step is None:
+        step = 1
+    elif type(step) is not int or step <= 0:
+        return None
+    if start is None:
+        lo = 0
+    elif type(start) is int:
+        lo = start + size if start < 0 else start
+        lo = 0 if lo < 0 else (size if lo > size else lo)  # noqa: FURB136 - no call
+    else:
+        return None
+    if stop is None:
+        hi = size
+    elif type(stop) is int:
+        hi = stop + size if stop < 0 else stop
+        hi = lo if hi < lo else (size if hi > size else hi)  # noqa: FURB136 - no call
+    else:
+        return None
+    strides = self._strides
+    offset = self._offset + lo * strides[0]
+    if step == 1:
+        length = hi - lo
+        return self._make_view(
+            (length,) + shape[1:], strides, offset, self._data[lo:hi] if length else self._data[0:0]
+        )
+    length = (hi - lo + step - 1) // step
+    part = builtins.slice(lo, lo + length * step, step) if length else _EMPTY
+    return self._make_view(
+        (length,) + shape[1:], (strides[0] * step,) + strides[1:], offset, self._data[part]
+    )
+
+
+def _tuple_view(self: Tensor, key: tuple[Any, ...]) -> Tensor | None:
+    """A tuple of ints, slices, None and at most one Ellipsis, applied left to right as
+    ops/indexing.py's general path does (Note [Indexing: basic then advanced]). NumPy's
+    basic indexing clamps slices and counts dims as torch does (positive steps, ints checked
+    in range first), so the key itself gives the data; an inserted dim (NumPy gives it
+    stride 0, torch unsqueeze's) is reshaped in and checked; an empty result gets its array
+    from the storage."""
+    sel, sl, un = SELECT, SLICE, UNSQUEEZE
+    if not (
+        (sel.entry.state is sel.state or sel.recheck())
+        and (sl.entry.state is sl.state or sl.recheck())
+        and (un.entry.state is un.state or un.recheck())
+    ):
+        return None
+    shape, strides = self._shape, self._strides
+    ndim = len(shape)
+    named = 0
+    ellipsis = False
+    for item in key:
+        t = type(item)
+        if t is int or t is _slice:
+            named += 1
+        elif item is Ellipsis and not ellipsis:
+            ellipsis = True
+        elif item is not None:
+            return None
+    if named > ndim:
+        return None
+    out_shape: list[int] = []
+    out_strides: list[int] = []
+    offset = self._offset
+    d = 0
+    changed = inserted = False
+    for item in key:
+        if type(item) is int:
+            size = shape[d]
+            index = item + size if item < 0 else item
+            if not 0 <= index < size:
+                return None
+            offset += index * strides[d]
+            d += 1
+            changed = True
+        elif type(item) is _slice:
+            if item.start is None and item.stop is None and item.step is None:
+                out_shape.append(shape[d])
+                out_strides.append(strides[d])
+                d += 1
+                continue
+            size, stride = shape[d], strides[d]
+            clamped = _clamp(item, size)
+            if clamped is None:
+                return None
+            lo, length, step = clamped
+            out_shape.append(length)
+            out_strides.append(stride * step)
+            offset += lo * stride
+            d += 1
+            changed = True
+        elif item is None:
+            # unsqueeze's stride: the next dim's extent, 1 at the end
+            out_shape.append(1)
+            out_strides.append(shape[d] * strides[d] if d < ndim else 1)
+            inserted = changed = True
+        else:
+            skip = ndim - named
+            out_shape += shape[d : d + skip]
+            out_strides += strides[d : d + skip]
+            d += skip
+    if not changed:
+        return None  # the general path gives alias
+    out_shape += shape[d:]
+    out_strides += strides[d:]
+    shape_t, strides_t = tuple(out_shape), tuple(out_strides)
+    if 0 in shape_t:
+        return self._make_view(shape_t, strides_t, offset)  # from the storage, in bounds
+    if not inserted:
+        data = self._data[key if ellipsis else (*key, Ellipsis)]
+        return self._make_view(shape_t, strides_t, offset, data)
+    # NumPy's newaxis has stride 0; its reshape inserting ones usually gives unsqueeze's
+    kept = tuple([k for k in key if k is not None])
+    data = self._data[kept if ellipsis else (*kept, Ellipsis)].reshape(shape_t)
+    itemsize = self.dtype.itemsize
+    if data.strides != tuple([s * itemsize for s in strides_t]):
+        data = None  # from the storage
+    return self._make_view(shape_t, strides_t, offset, data)
+
+
+def basic_view(self: Tensor, key: Any) -> Tensor | None:
+    """``self[key]`` for a plain CPU ``self`` (``plain_cpu``), or None when the general path
+    must decide (a key it does not handle, an index out of range, or an operator whose
+    dispatch is not plain: ``ViewGuard``).
+
+    >>> import tensordispatch as td
+    >>> x = td.arange(12.0).view(3, 4)
+    >>> y = basic_view(x, (slice(1, None), 2)); y.tolist(), y.stride(), y._base is x._base
+    ([6.0, 10.0], (4,), True)
+    """
+    t = type(key)
+    if t is int:
+        return _one_int(self, key)
+    if t is builtins.slice:
+        return _one_slice(self, key)
+    if t is tuple:
+        return _tuple_view(self, key)
+    if key is None:
+        return _tuple_view(self, (None,))
+    return None
+
+
+def _fits(value: tuple[int, ...], target: tuple[int, ...]) -> bool:
+    """Whether ``value`` expands to ``target`` with no leading dims to drop (then the view and
+    expand torch's assignment makes of it change nothing copy_ does not do itself)."""
+    n = len(value)
+    if n > len(target):
+        return False
+    return all(v == 1 or v == t for v, t in zip(value, target[len(target) - n :], strict=True))
+
+
+def assign(self: Tensor, key: Any, value: Any) -> bool:
+    """``self[key] = value`` for a plain CPU ``self`` (``plain_cpu``) when the key is basic
+    and ``value`` a Python number or a plain CPU tensor not requiring grad (Note [Assignment
+    in one hop]); False when the general path must do it.
+
+    >>> import tensordispatch as td
+    >>> x = td.zeros(2, 3)
+    >>> assign(x, (0, slice(1, None)), 5.0), assign(x, 1, td.ones(3)), x.tolist(), x._version
+    (True, True, [[0.0, 5.0, 5.0], [1.0, 1.0, 1.0]], 2)
+    """
+    if type(value) in _SCALARS:
+        g = FILL_
+    elif type(value) is Tensor and value._key_set == _CPU_RAW:
+        m = value._autograd_meta
+        if m is not None and m.requires_grad:
+            return False
+        g = COPY_
+    else:
+        return False
+    if not (g.entry.state is g.state or g.recheck()):
+        return False
+    view = basic_view(self, key)
+    if view is None:
+        return False
+    if g is COPY_ and value._shape != view._shape and not _fits(value._shape, view._shape):
+        return False  # the general path: leading ones to strip, or expand's error
+    st = _ST
+    saved = st.excluded
+    st.excluded = saved | _BELOW_ADIOV  # ADInplaceOrView's kernel runs the CPU one so
+    try:
+        g.kernel(view, value)
+    finally:
+        st.excluded = saved
+    view._bump_version()
+    return True
