@@ -40,6 +40,7 @@ __all__ = [
     "DEVICE_DATA",
     "NUMBER_DTYPES",
     "SCALAR_CACHE",
+    "SCALAR_DEPENDENTS",
     "BackendData",
     "IrNode",
     "Node",
@@ -295,6 +296,10 @@ _SCALAR_DTYPES = {bool: _dt.bool, int: _dt.int64, float: _dt.float64, complex: _
 #: keyed (dtype, type, value), and the dtype of each Python number type.
 SCALAR_CACHE = _SCALAR_CACHE
 NUMBER_DTYPES = _SCALAR_DTYPES
+#: Caches holding Values of scalar device-data nodes outside SCALAR_CACHE (the fast operator
+#: methods, shortcut.py): cleared whenever an entry leaves SCALAR_CACHE, so none of them
+#: outlives its cache entry and a number evicted here misses (DeviceDataCacheMiss) everywhere.
+SCALAR_DEPENDENTS: list[dict[Any, Any]] = []
 
 
 def scalar_node(value: Any, dtype: Any = None) -> Node:
@@ -320,5 +325,7 @@ def scalar_node(value: Any, dtype: Any = None) -> Node:
         metrics.bump("DeviceDataCacheMiss")
         if len(_SCALAR_CACHE) >= _SCALAR_CACHE_SIZE:
             del _SCALAR_CACHE[next(iter(_SCALAR_CACHE))]
+            for dependent in SCALAR_DEPENDENTS:
+                dependent.clear()
         node = _SCALAR_CACHE[key] = device_data_node(BackendData(value, Shape.of(dtype, ())))
     return node

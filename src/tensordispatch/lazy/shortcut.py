@@ -294,8 +294,11 @@ def _runs_autograd_then(entry: Any, raw: int, kernel: Callable[..., Any]) -> boo
 _AUTOGRAD_MODULE = "tensordispatch.autograd.kernels"
 
 
-def _fast_method(name: str, slow: Callable[..., Any]) -> Callable[..., Any] | None:
-    """The fast FunctionalTensor method of operator ``name`` standing in for ``slow``."""
+def _fast_method(
+    name: str, slow: Callable[..., Any], checked: list[Any]
+) -> Callable[..., Any] | None:
+    """The fast FunctionalTensor method of operator ``name`` standing in for ``slow``;
+    ``checked`` holds the dispatch state and key sets it last validated."""
     from tensordispatch.lazy.tensor import LazyTensor
 
     if name not in _BUILT:  # no shortcut kernel for it
@@ -303,7 +306,6 @@ def _fast_method(name: str, slow: Callable[..., Any]) -> Callable[..., Any] | No
     plan, tracer, kernel, defaults = _BUILT[name]
     op, entry = plan.op, plan.op._entry
     tail = list(defaults[2:])
-    checked: list[Any] = [None, None, None]  # the dispatch state and key sets last validated
     floats, ints = _NUMBERS[float], _NUMBERS[int]
     ft = FunctionalTensor
 
@@ -369,7 +371,10 @@ class MethodsHandle:
         self.saved = saved
 
     def remove(self) -> None:
+        from tensordispatch.lazy.inline_methods import forget
+
         for dunder, previous in self.saved.items():
+            forget(FunctionalTensor.__dict__.get(dunder))
             if previous is None:
                 delattr(FunctionalTensor, dunder)
             else:
@@ -389,11 +394,15 @@ def install_methods() -> MethodsHandle:
     >>> methods.remove(); handle.remove(); type(x).__add__ is td.Tensor.__add__
     True
     """
+    from tensordispatch.lazy.inline_methods import inline_method
+
     saved: dict[str, Any] = {}
     for dunder, name in FAST_METHODS.items():
         slow = getattr(Tensor, dunder)
-        method = _fast_method(name, slow)
+        checked: list[Any] = [None, None, None]
+        method = _fast_method(name, slow, checked)
         if method is not None:
+            method = inline_method(_BUILT[name], method, slow, checked)
             saved[dunder] = FunctionalTensor.__dict__.get(dunder)
             setattr(FunctionalTensor, dunder, method)
     return MethodsHandle(saved)

@@ -24,7 +24,8 @@ synced as roots. A freed value's entry is not removed when it dies (a Python ``_
 costs about as much as the rest of making the value): `purge` drops dead entries and counts
 them (`DestroyLtcTensor`) when `live_data` walks the table, when a metric is read, and
 whenever the table has doubled since the last purge, so it stays proportional to the live
-values.
+values. `CreateLtcTensor` is not bumped per value either: every value takes the next id, so
+`count_created` adds the ids issued since it last ran whenever counters are read or reset.
 """
 
 from __future__ import annotations
@@ -67,9 +68,8 @@ class LazyData:
         self.ir = ir
         self.handle = handle
         self.tensor_data = tensor_data
-        self.id = next(_IDS)
+        self.id = next(_IDS)  # counted as CreateLtcTensor by `count_created`
         LIVE[self.id] = _ref(self)  # a plain weak reference: `purge` removes it
-        _COUNTERS["CreateLtcTensor"] += 1
 
     def ir_value(self) -> Value:
         """This value as an operand: its pending IR, else its handle as device data, else its
@@ -219,13 +219,15 @@ def from_array(array: np.ndarray[Any, Any], dtype: Any, device: Device = LAZY) -
     return make_lazy(LazyData(shape, None, None, array), device)
 
 
-#: Note [Trimming the graph]: every TRIM_EVERY-th pending value made, if the graph under it
-#: has more than TRIM_NODES nodes, it is computed on its own and its IR cut (LTC's
-#: TrimIrGraph, 5000 and 100000 there too), so a loop without mark_step cannot grow a graph
-#: without bound. The same check purges LIVE once it has doubled (Note [Live tensors]).
+#: Note [Trimming the graph]: every TRIM_EVERY values made (counted by their ids, checked on
+#: pending values), if the graph under the value has more than TRIM_NODES nodes, it is
+#: computed on its own and its IR cut (LTC's TrimIrGraph, 5000 and 100000 there too), so a
+#: loop without mark_step cannot grow a graph without bound. The same check purges LIVE once
+#: it has doubled (Note [Live tensors]). ``TRIM_AT[0]``: the id from which the next check
+#: runs (set it to 0 to check at the next pending value, e.g. after changing TRIM_EVERY).
 TRIM_EVERY = 5000
 TRIM_NODES = 100000
-_MADE = [0]
+TRIM_AT = [TRIM_EVERY]
 _PURGE_AT = [TRIM_EVERY]
 
 
@@ -241,13 +243,8 @@ def from_value(value: Value, device: Device = LAZY) -> LazyTensor:
     data.tensor_data = None
     data.id = i = next(_IDS)
     LIVE[i] = _ref(data)
-    _COUNTERS["CreateLtcTensor"] += 1
-    _MADE[0] += 1
-    if _MADE[0] >= TRIM_EVERY:
-        _MADE[0] = 0
-        if len(LIVE) >= _PURGE_AT[0]:
-            purge()
-        _maybe_trim(data)
+    if i >= TRIM_AT[0]:
+        made_many(data)
     sizes = shape.sizes
     strides = _STRIDES.get(sizes)
     if strides is None:
@@ -266,6 +263,16 @@ def from_value(value: Value, device: Device = LAZY) -> LazyTensor:
     t._wrapped_number = False
     t._autograd_meta = None
     return t
+
+
+def made_many(data: LazyData) -> None:
+    """What a pending value whose id reached ``TRIM_AT[0]`` runs (Note [Trimming the
+    graph]): purge LIVE if it has doubled, trim ``data``'s graph if it is too big, and set
+    the next check TRIM_EVERY ids later."""
+    TRIM_AT[0] = data.id + TRIM_EVERY
+    if len(LIVE) >= _PURGE_AT[0]:
+        purge()
+    _maybe_trim(data)
 
 
 def _maybe_trim(data: LazyData) -> None:
@@ -326,6 +333,30 @@ def _drop(dead: list[int]) -> None:
 
 
 metrics.SETTLE.append(purge)
+
+_COUNTED = [0]  # the last id accounted for in CreateLtcTensor
+
+
+def count_created() -> None:
+    """Bring `CreateLtcTensor` up to date: every LazyData takes the next id from ``_IDS``
+    and nothing else does, so the values made since the last count are the ids issued since
+    then (this call takes one too). Runs before counters are read or reset, so making a
+    value costs no counter update (Note [Live tensors]).
+
+    >>> import numpy as np, tensordispatch as td
+    >>> before = metrics.counter_value("CreateLtcTensor") or 0
+    >>> t = from_array(np.ones(2, np.float32), td.float32)
+    >>> metrics.counter_value("CreateLtcTensor") - before
+    1
+    """
+    n = next(_IDS)
+    made = n - 1 - _COUNTED[0]
+    _COUNTED[0] = n
+    if made:
+        _COUNTERS["CreateLtcTensor"] += made
+
+
+metrics.SETTLE.append(count_created)
 
 
 def live_data() -> list[LazyData]:

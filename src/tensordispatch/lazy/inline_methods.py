@@ -1,0 +1,365 @@
+"""FunctionalTensor's ``+ - * /`` over lazy tensors with the whole traced call inlined.
+
+Owns `inline_method`: the method `shortcut.install_methods` installs for one operator. It
+does, in one generated function, what the shortcut's fast method (shortcut.py, Note [Fast
+operator methods]) does through the tracer, `from_value` and the wrapper constructors, for
+the calls that repeat in a traced loop. Everything else goes to that method.
+
+Note [Inlined operator methods]
+A call ``y + 0.5`` is inlined when, besides the fast method's conditions (default dispatch
+state, no keyword, a lazy wrapper up to date and not needing grad), everything the tracer
+would compute from the call is already known from an earlier call that went through it:
+
+* the dispatch state and operand key sets were validated by the fast method (its
+  ``checked`` cell) and the state is still the published one;
+* the left operand (and a wrapper right operand) already has pending IR (no upload);
+* the right operand's scalar Value (a Python float or int, not 0, -0.0 or NaN) and the
+  default Scalars' Values (``alpha=1``) were recorded from an earlier traced node and are
+  still the scalar cache's entries (ir.SCALAR_DEPENDENTS: the records are dropped whenever
+  the scalar cache evicts, so a number evicted there misses here too);
+* the output shapes for these operand Shapes were recorded from an earlier traced node
+  (keyed by the operand Shapes' identities, which the records keep alive).
+
+Then the method builds the node (same class, arguments, operands, shapes and hash as the
+tracer), the LazyData, the LazyTensor and a wrapper with its own storage inline, and bumps
+the same counters. Otherwise it calls the fast method, and when that traced the call, it
+records what the call taught (`_Records.learn`). tests/lazy/test_lazy_inline_methods.py
+compares the nodes, graphs and counters with the dispatcher path.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+from tensordispatch.backends.aten import wrap_number
+from tensordispatch.dispatch.tls import (
+    DEFAULT_EXCLUDED_RAW,
+    DEFAULT_INCLUDED_RAW,
+    LocalState,
+    local_state,
+)
+from tensordispatch.lazy import metrics
+from tensordispatch.lazy import tensor as lazy_tensor
+from tensordispatch.lazy.ir import NUMBER_DTYPES, SCALAR_CACHE, SCALAR_DEPENDENTS, operand
+from tensordispatch.lazy.tensor import LAZY, LIVE, LazyData, LazyTensor
+from tensordispatch.transforms.functionalize.wrapper import (
+    FUNCTIONALIZE_BIT,
+    FunctionalStorage,
+    FunctionalTensor,
+    _KEEP,
+)
+
+__all__ = ["forget", "inline_method"]
+
+
+class _Records:
+    """What earlier traced calls of one operator taught its inlined method: the scalar
+    Values of right-hand numbers (per type) and of the default Scalars, and output shapes
+    per operand Shapes (Note [Inlined operator methods])."""
+
+    __slots__ = ("calls", "counter", "floats", "ints", "number_shapes", "tail", "tensor_shapes")
+
+    def __init__(self, counter: str) -> None:
+        self.counter = counter  # the operator's lazy:: counter
+        self.calls = [0]  # inlined calls not yet added to it (`_flush`)
+        self.floats: dict[float, Any] = {}
+        self.ints: dict[int, Any] = {}
+        self.tail: dict[int, Any] = {}
+        # id(left Shape) -> (left Shape, None, shapes, hash, sizes, strides, dtype), per type
+        self.number_shapes: dict[type, dict[int, tuple[Any, ...]]] = {float: {}, int: {}}
+        self.tensor_shapes: dict[tuple[int, int], tuple[Any, ...]] = {}
+        SCALAR_DEPENDENTS.extend([self.floats, self.ints, self.tail])
+        _RECORDS.append(self)
+
+    def learn(self, self_: Any, other: Any, result: Any, node_class: type, tail: tuple) -> None:
+        """Record what the traced call ``self_ <op> other`` -> ``result`` shows, if it went
+        through the tracer with the expected argument layout (else nothing)."""
+        inner = getattr(result, "_data", None)
+        if result.__class__ is not FunctionalTensor or inner.__class__ is not LazyTensor:
+            return
+        data = inner._data
+        node = data.ir[0] if data.ir is not None else None
+        if node is None or node.__class__ is not node_class or len(node.operands) != 2 + len(tail):
+            return
+        left = self_._data._data
+        if node.operands[0] is not left.ir or node.shapes[0] is not data.shape:
+            return
+        for i, default in enumerate(tail):  # still the scalar cache's entries
+            value = node.operands[2 + i]
+            if SCALAR_CACHE.get(_scalar_key(default)) is not value[0]:
+                return
+            self.tail[i] = value
+        kind = other.__class__
+        entry = (left.shape, None, node.shapes, node.shapes[0]._hash, inner._shape,
+                 inner._strides, inner.dtype)  # fmt: skip
+        if kind is float or kind is int:
+            if not other or (kind is float and math.isnan(other)):
+                return
+            value = node.operands[1]
+            if SCALAR_CACHE.get(_scalar_key(other)) is not value[0]:
+                return
+            (self.floats if kind is float else self.ints)[other] = value
+            self.number_shapes[kind][id(left.shape)] = entry
+        elif kind is FunctionalTensor:
+            right = other._data._data
+            if node.operands[1] is not right.ir:
+                return
+            key = (id(left.shape), id(right.shape))
+            self.tensor_shapes[key] = (left.shape, right.shape, *entry[2:])
+
+
+_RECORDS: list[_Records] = []
+#: How many fields a thread's dispatch state holds before any layer sets its own (what a
+#: fresh state's ``__init__`` sets): while a thread has no more, inference mode and forced
+#: fallbacks are at their defaults (off).
+_BASE_FIELDS = len(LocalState().__dict__)
+
+
+def _flush() -> None:
+    """Add the inlined calls counted since the last flush to their ``lazy::`` counters
+    (metrics.SETTLE runs this before counters are read or reset)."""
+    for records in _RECORDS:
+        calls = records.calls[0]
+        if calls:
+            records.calls[0] = 0
+            metrics.COUNTERS[records.counter] += calls
+
+
+metrics.SETTLE.append(_flush)
+
+
+def _scalar_key(value: Any) -> tuple[Any, ...]:
+    """The scalar cache's key of a Python number (ir.scalar_node's, for the numbers kept)."""
+    return (NUMBER_DTYPES[value.__class__], value.__class__, value)
+
+
+_TEMPLATE = '''
+def method(self, other{signature}):
+{keywords}    inner = self._data
+    if (inner.__class__ is not LT or self.__class__ is not FT
+            or self._autograd_meta is not None or inner._autograd_meta is not None):
+        return fast(self, other)
+    d = ST.__dict__
+    if (d["included"] != DI or d["excluded"] != DX or d["modes"] or d["transform_stack"]
+            or (len(d) > BASE_FIELDS and (d.get("autograd_inference_mode", False)
+                                          or d.get("lazy_force_fallback")))
+            or self._generation != self._fstorage.generation):
+        return fast(self, other)
+    if ENTRY.state is not checked[0] or self._key_set != checked[1]:
+        return learn(self, other)  # validated there
+    left = inner._data
+    v0 = left.ir
+    if v0 is None:
+        return fast(self, other)
+    s0 = left.shape
+    kind = other.__class__
+    if kind is float:
+        v1 = FLOATS.get(other)
+        e = FSHAPES.get(id(s0))
+        if v1 is None or e is None or e[0] is not s0 or checked[2] != NUMKEYS:
+            return learn(self, other)
+        args = ARGS_NUMBER
+    elif kind is int:
+        v1 = INTS.get(other)
+        e = ISHAPES.get(id(s0))
+        if v1 is None or e is None or e[0] is not s0 or checked[2] != NUMKEYS:
+            return learn(self, other)
+        args = ARGS_NUMBER
+    elif kind is FT:
+        b = other._data
+        if (b.__class__ is not LT or other._autograd_meta is not None
+                or b._autograd_meta is not None
+                or other._generation != other._fstorage.generation):
+            return fast(self, other)
+        if other._key_set != checked[2]:
+            return learn(self, other)
+        right = b._data
+        v1 = right.ir
+        s1 = right.shape
+        e = TSHAPES.get((id(s0), id(s1)))
+        if v1 is None or e is None or e[0] is not s0 or e[1] is not s1:
+            return learn(self, other)
+        args = ARGS_TENSOR
+    else:
+        return fast(self, other)
+{tail_values}    CALLS[0] += 1
+    node = new(NODE)
+    node.op = NAME
+    node.overload = OP
+    node.operands = (v0, v1{tail_operands})
+    node.args = args
+    node.shapes = e[2]
+    node.returns = "one"
+    node.data = None
+    node.hash = hash((NAME, args, v0[0].hash, v0[1], v1[0].hash, v1[1]{tail_hash}, e[3]))
+    data = new(LD)
+    data.shape = e[2][0]
+    data.ir = (node, 0)
+    data.handle = None
+    data.tensor_data = None
+    data.id = i = next(IDS)
+    LIVE[i] = ref(data)
+    if i >= TRIM_AT[0]:
+        TM.made_many(data)
+    t = new(LT)
+    t._key_set = LAZY_KEYS
+    t._shape = sizes = e[4]
+    t._strides = strides = e[5]
+    t._offset = 0
+    t.dtype = dtype = e[6]
+    t.device = LAZY
+    t._data = data
+    t._storage = None
+    t._vc = None
+    t._base = None
+    t._wrapped_number = False
+    t._autograd_meta = None
+    storage = new(FS)
+    storage.base = t
+    storage.dense = None
+    storage.updates = []
+    storage.generation = 0
+    storage.frozen = False
+    storage.mutations = 0
+    w = new(FT)
+    w._key_set = WRAPPER_KEYS
+    w._shape = sizes
+    w._strides = strides
+    w._offset = 0
+    w.dtype = dtype
+    w.device = LAZY
+    w._data = t
+    w._storage = None
+    w._vc = None
+    w._base = None
+    w._wrapped_number = False
+    w._autograd_meta = None
+    w._fstorage = storage
+    w._view_metas = ()
+    w._generation = 0
+    w._has_metadata_mutation = False
+    w._shadow = None
+    return w
+'''
+
+
+def _source(tail: int, keywords: tuple[str, ...]) -> str:
+    """The inlined method's source for an operator with ``tail`` default Scalars after its
+    two Tensor operands (add's ``alpha``) whose Tensor method takes the keyword-only
+    arguments ``keywords`` (defaults ``K0``, ``K1``... in the namespace: "not given")."""
+    signature = "".join(f", {k}=K{i}" for i, k in enumerate(keywords))
+    if keywords:
+        signature = ", *" + signature
+        given = " or ".join(f"{k} is not K{i}" for i, k in enumerate(keywords))
+        passed = ", ".join(f"{k}={k}" for k in keywords)
+        checks = f"    if {given}:\n        return fast(self, other, {passed})\n"
+    else:
+        checks = ""
+    values = "".join(
+        f"    v{2 + i} = TAIL.get({i})\n    if v{2 + i} is None:\n"
+        "        return learn(self, other)\n"
+        for i in range(tail)
+    )
+    operands = "".join(f", v{2 + i}" for i in range(tail))
+    hashes = "".join(f", v{2 + i}[0].hash, v{2 + i}[1]" for i in range(tail))
+    return _TEMPLATE.format(
+        signature=signature, keywords=checks, tail_values=values, tail_operands=operands,
+        tail_hash=hashes,
+    )
+
+
+_CODE: dict[tuple[int, tuple[str, ...]], Any] = {}
+
+
+def _keywords(slow: Callable[..., Any]) -> tuple[tuple[str, ...], tuple[Any, ...]] | None:
+    """The keyword-only arguments of the Tensor method ``slow`` and their defaults, if its
+    signature is ``(self, other, *, keyword=default, ...)``; else None."""
+    try:
+        params = list(inspect.signature(slow).parameters.values())
+    except (TypeError, ValueError):
+        return None
+    plain = inspect.Parameter.POSITIONAL_OR_KEYWORD
+    if len(params) < 2 or any(p.kind is not plain for p in params[:2]):
+        return None
+    rest = params[2:]
+    if any(p.kind is not inspect.Parameter.KEYWORD_ONLY or p.default is p.empty for p in rest):
+        return None
+    return tuple(p.name for p in rest), tuple(p.default for p in rest)
+
+
+def inline_method(
+    built: tuple[Any, Callable[..., Any], Callable[..., Any], tuple[Any, ...]],
+    fast: Callable[..., Any],
+    slow: Callable[..., Any],
+    checked: list[Any],
+) -> Callable[..., Any]:
+    """The inlined method (Note [Inlined operator methods]) of the operator of ``built``
+    (shortcut's record: plan, tracer, kernel, defaults) in front of its fast method
+    ``fast``, which shares the validation cell ``checked``; ``slow`` is the Tensor method
+    (its signature is kept; one it cannot keep means ``fast`` itself is returned).
+
+    >>> import tensordispatch as td, tensordispatch.lazy as lazy
+    >>> handle = lazy.init()
+    >>> x = td.ones(2).to("lazy") + 1.0  # traced: pending IR
+    >>> y = x * 2.0; z = x * 2.0  # the first call teaches the second
+    >>> type(x).__mul__.__name__, z.tolist(), y._data._data.ir[0].hash == z._data._data.ir[0].hash
+    ('lazy_fast_mul', [4.0, 4.0], True)
+    >>> handle.remove()
+    """
+    from tensordispatch.lazy.tracegen import generated
+
+    plan, _, _, defaults = built
+    tail = tuple(defaults[2:])
+    found = generated(plan)
+    keywords = _keywords(slow)
+    if found is None or keywords is None:
+        return fast
+    node_class = found[0]
+    records = _Records(plan.counter)
+    shape = (len(tail), keywords[0])
+    code = _CODE.get(shape)
+    if code is None:
+        code = _CODE[shape] = compile(_source(*shape), "<lazy inline method>", "exec")
+
+    def learn(self: Any, other: Any) -> Any:
+        result = fast(self, other)
+        records.learn(self, other, result, node_class, tail)
+        return result
+
+    scalars = tuple(operand(2 + i, "scalar") for i in range(len(tail)))
+    namespace: dict[str, Any] = {
+        "fast": fast, "learn": learn, "ST": local_state(), "DI": DEFAULT_INCLUDED_RAW,
+        "DX": DEFAULT_EXCLUDED_RAW, "ENTRY": plan.op._entry, "checked": checked,
+        "LT": LazyTensor, "FT": FunctionalTensor, "LD": LazyData, "FS": FunctionalStorage,
+        "FLOATS": records.floats, "INTS": records.ints, "TAIL": records.tail,
+        "FSHAPES": records.number_shapes[float], "ISHAPES": records.number_shapes[int],
+        "TSHAPES": records.tensor_shapes, "NUMKEYS": wrap_number(1.0)._key_set,
+        "ARGS_NUMBER": (operand(0), operand(1, "wrapped"), *scalars),
+        "ARGS_TENSOR": (operand(0), operand(1), *scalars),
+        "CALLS": records.calls, "NODE": node_class, "NAME": plan.name, "OP": plan.op,
+        "new": object.__new__, "IDS": lazy_tensor._IDS, "LIVE": LIVE, "ref": weakref.ref,
+        "TRIM_AT": lazy_tensor.TRIM_AT, "TM": lazy_tensor, "LAZY": LAZY,
+        "BASE_FIELDS": _BASE_FIELDS,
+        "LAZY_KEYS": LAZY._key_set, "WRAPPER_KEYS": (LAZY._key_set & _KEEP) | FUNCTIONALIZE_BIT,
+    }  # fmt: skip
+    namespace.update({f"K{i}": default for i, default in enumerate(keywords[1])})
+    exec(code, namespace)  # noqa: S102 - our own generated source
+    method: Callable[..., Any] = namespace["method"]
+    method.__name__ = method.__qualname__ = fast.__name__
+    method.records = records  # type: ignore[attr-defined]
+    return method
+
+
+def forget(method: Callable[..., Any]) -> None:
+    """Stop keeping the scalar records of an inlined ``method`` that is being removed."""
+    records = getattr(method, "records", None)
+    if records is not None:
+        _flush()
+        _RECORDS[:] = [r for r in _RECORDS if r is not records]
+        for d in (records.floats, records.ints, records.tail):
+            if any(d is dependent for dependent in SCALAR_DEPENDENTS):
+                SCALAR_DEPENDENTS[:] = [x for x in SCALAR_DEPENDENTS if x is not d]

@@ -1,0 +1,220 @@
+"""FunctionalTensor's inlined ``+ - * /`` over lazy tensors (lazy/inline_methods.py, Note
+[Inlined operator methods]): taken once an earlier call taught them the operands' Values and
+shapes, and indistinguishable from the dispatcher path (nodes, graphs, counters, results)."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+
+import tensordispatch as td
+from tensordispatch import lazy
+from tensordispatch.lazy import inline_methods, shortcut
+from tensordispatch.lazy.ir import SCALAR_CACHE
+from tensordispatch.transforms.functionalize.wrapper import FunctionalTensor
+
+COUNTERS = ("lazy::add", "lazy::sub", "lazy::mul", "lazy::div", "CreateLtcTensor",
+            "DeviceDataCacheMiss")  # fmt: skip
+
+
+@pytest.fixture
+def methods() -> Iterator[None]:
+    """Fresh inlined methods (nothing learnt yet)."""
+    saved = {name: FunctionalTensor.__dict__.get(name) for name in shortcut.FAST_METHODS}
+    handle = shortcut.install_methods()
+    yield
+    handle.remove()
+    for name, method in saved.items():
+        if method is not None:
+            setattr(FunctionalTensor, name, method)
+
+
+@pytest.fixture
+def fast_calls(monkeypatch: pytest.MonkeyPatch, methods: None) -> list[int]:
+    """How many calls went through the fast method (not inlined): the list grows by one each."""
+    calls: list[int] = []
+    real = shortcut._fast_wrap
+
+    def counted(t: Any) -> Any:
+        calls.append(1)
+        return real(t)
+
+    monkeypatch.setattr(shortcut, "_fast_wrap", counted)
+    return calls
+
+
+def _without_methods(fn: Callable[[], Any]) -> Any:
+    """``fn()`` with FunctionalTensor's plain Tensor methods (the dispatcher path)."""
+    saved = {name: FunctionalTensor.__dict__.get(name) for name in shortcut.FAST_METHODS}
+    for name in saved:
+        setattr(FunctionalTensor, name, getattr(td.Tensor, name))
+    try:
+        return fn()
+    finally:
+        for name, method in saved.items():
+            if method is None:
+                delattr(FunctionalTensor, name)
+            else:
+                setattr(FunctionalTensor, name, method)
+
+
+def _node(t: Any) -> Any:
+    return t._data._data.ir[0]
+
+
+def _same_node(a: Any, b: Any) -> None:
+    na, nb = _node(a), _node(b)
+    assert type(na) is type(nb)
+    assert (na.op, na.overload, na.args, na.shapes, na.returns, na.data, na.hash) == (
+        nb.op, nb.overload, nb.args, nb.shapes, nb.returns, nb.data, nb.hash,
+    )  # fmt: skip
+    assert len(na.operands) == len(nb.operands)
+    for (pa, ia), (pb, ib) in zip(na.operands, nb.operands, strict=True):
+        assert ia == ib
+        assert pa is pb or (pa.hash == pb.hash and pa.op == pb.op)
+    for wa, wb in ((a, b), (a._data, b._data)):
+        assert type(wa) is type(wb)
+        assert (wa._key_set, wa._shape, wa._strides, wa._offset, wa.dtype, wa.device) == (
+            wb._key_set, wb._shape, wb._strides, wb._offset, wb.dtype, wb.device,
+        )  # fmt: skip
+
+
+_CALLS: dict[str, Callable[[Any, Any], Any]] = {
+    "add_float": lambda y, z: y + 0.5,
+    "sub_int": lambda y, z: y - 3,
+    "mul_float": lambda y, z: y * 0.999,
+    "div_int": lambda y, z: y / 7,
+    "add_tensor": lambda y, z: y + z,
+    "mul_broadcast": lambda y, z: y * z[0],
+    "div_tensor": lambda y, z: y / z,
+}
+
+
+@pytest.mark.parametrize("name", sorted(_CALLS))
+def test_second_call_is_inlined_and_builds_the_dispatchers_node(
+    fast_calls: list[int], name: str
+) -> None:
+    call = _CALLS[name]
+    y = td.tensor([[1.0, -2.0, 3.0], [0.5, 4.0, -1.0]]).to("lazy") * 1.0  # pending IR
+    z = td.tensor([[2.0, 4.0, -8.0], [1.0, 3.0, 5.0]]).to("lazy") * 1.0
+    first = call(y, z)
+    fast_calls.clear()
+    second = call(y, z)
+    assert fast_calls == []  # inlined
+    expected = _without_methods(lambda: call(y, z))
+    _same_node(first, expected)
+    _same_node(second, expected)
+    assert second.cpu().tolist() == expected.cpu().tolist()
+
+
+def test_counters_and_graph_match_the_dispatcher(methods: None) -> None:
+    x = td.from_numpy(np.linspace(-1, 1, 6, dtype=np.float32)).to("lazy")
+
+    def program() -> tuple[str, dict[str, int | None], list[float]]:
+        lazy.metrics.reset_metrics()
+        y = x * 1.0
+        for i in range(8):
+            y = y + 0.5 if i % 2 == 0 else y * 0.999
+        y = y - y / 3 * 2
+        counters = {n: lazy.metrics.counter_value(n) for n in COUNTERS[:5]}
+        return lazy.debug.dump_ir([y]), counters, y.cpu().tolist()
+
+    program()  # learn
+    inlined = program()
+    expected = _without_methods(program)
+    assert inlined == expected
+    assert inlined[1] == {
+        "lazy::add": 4, "lazy::sub": 1, "lazy::mul": 6, "lazy::div": 1, "CreateLtcTensor": 12
+    }  # fmt: skip
+
+
+def test_chain_matches_torch_lazy(methods: None) -> None:
+    data = np.linspace(-1, 1, 8, dtype=np.float32)
+    results = []
+    for lib in (td, torch):
+        y = lib.from_numpy(data.copy()).to("lazy")
+        for _ in range(3):
+            for i in range(6):
+                y = y + 0.5 if i % 2 == 0 else y * 0.999
+            y = y - y / 2
+        results.append(y.cpu().numpy())
+    np.testing.assert_array_equal(results[0], results[1])
+
+
+def test_an_evicted_scalar_misses_as_on_the_dispatcher_path(methods: None) -> None:
+    x = td.ones(3).to("lazy") * 1.0
+    x * 0.25  # learnt
+    for i in range(200):  # evicts 0.25 (and its record) from the scalar cache
+        x * (1000.5 + i)
+    lazy.metrics.reset_metrics()
+    y = x * 0.25
+    assert lazy.metrics.counter_value("DeviceDataCacheMiss") == 1
+    assert _node(y).operands[1][0] is SCALAR_CACHE[(td.float64, float, 0.25)]
+
+
+def test_keywords_keep_the_tensor_methods_signature(methods: None) -> None:
+    assert inspect.signature(FunctionalTensor.__add__) == inspect.signature(td.Tensor.__add__)
+    assert inspect.signature(FunctionalTensor.__mul__) == inspect.signature(td.Tensor.__mul__)
+    x = td.tensor([1.0, 2.0]).to("lazy") * 1.0
+    x.sub(x, alpha=2)
+    assert x.__sub__(x, alpha=2).cpu().tolist() == [-1.0, -2.0]
+    assert x.__truediv__(3, rounding_mode="floor").cpu().tolist() == [0.0, 0.0]
+
+
+def test_inference_mode_after_warm_up_takes_the_normal_path(
+    fast_calls: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fallbacks: list[str] = []
+    real = shortcut.functionalize_fallback
+
+    def fallback(op: Any, *args: Any, **kwargs: Any) -> Any:
+        fallbacks.append(str(op))
+        return real(op, *args, **kwargs)
+
+    x = td.ones(2).to("lazy") * 1.0
+    x + 1.0
+    x + 1.0
+    monkeypatch.setattr(shortcut, "functionalize_fallback", fallback)
+    with td.inference_mode():
+        y = x + 1.0
+    assert fallbacks == ["aten.add.Tensor"]  # the shortcut kernel saw inference mode
+    assert y.cpu().tolist() == [2.0, 2.0]
+
+    def forced() -> tuple[list[str], list[float]]:
+        lazy.clear_compile_cache()
+        x = td.ones(2).to("lazy") * 1.0
+        x + 1.0  # learnt, when the methods are installed
+        lazy.metrics.reset_metrics()
+        with lazy.config.force_fallback("aten::add"):
+            z = x + 1.0
+        return lazy.metrics.counter_names(), z.cpu().tolist()
+
+    assert forced() == _without_methods(forced)
+    assert "aten::add.Tensor" in forced()[0]
+
+
+def test_stale_or_grad_operands_take_the_normal_path(fast_calls: list[int]) -> None:
+    x = td.zeros(4).to("lazy") * 1.0
+    x * 2.0
+    x * 2.0
+    x.view(2, 2).add_(1)  # x is stale until synced
+    assert (x * 2.0).cpu().tolist() == [2.0] * 4
+    w = (td.ones(4).to("lazy") * 1.0).requires_grad_()
+    (w * 2.0).sum().backward()
+    assert w.grad.cpu().tolist() == [2.0] * 4
+
+
+def test_flushes_counts_when_removed() -> None:
+    handle = shortcut.install_methods()
+    x = td.ones(2).to("lazy") * 1.0
+    lazy.metrics.reset_metrics()
+    x * 3.0
+    x * 3.0
+    handle.remove()
+    assert lazy.metrics.counter_value("lazy::mul") == 2
+    assert not any(r.calls[0] for r in inline_methods._RECORDS)
