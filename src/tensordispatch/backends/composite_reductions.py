@@ -75,10 +75,30 @@ def addbmm(
     return op("addmm")(self, left, right, beta=beta, alpha=alpha)
 
 
+def _resize_to_expanded_self(self: Tensor, shape: list[int], beta: Any) -> None:
+    """ATen's addbmm_ on a ``self`` that only broadcasts to the result's ``shape``: ``self``
+    is resized (no warning, as ATen's ``resize_as_``) and, unless ``beta`` is 0, its old
+    values are copied back from the expanded view of the same storage, row after row as ATen's
+    copy reads it: a (3, 1) self [[1], [2], [3]] becomes all ones, as in torch.
+    """
+    expanded = op("expand")(self, shape)  # torch's expand error if it does not broadcast
+    strides, offset = list(expanded.stride()), expanded.storage_offset()
+    op("resize_")(self, shape)
+    if beta == 0:
+        return
+    source = op("as_strided")(self, shape, strides, offset)
+    select, copy_ = op("select.int"), op("copy_")
+    for i in range(shape[0]):
+        copy_(select(self, 0, i), select(source, 0, i))
+
+
 def addbmm_(
     self: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1
 ) -> Tensor:
     left, right = _addbmm_operands(batch1, batch2)
+    shape = [left._shape[0], right._shape[1]]
+    if list(self._shape) != shape:
+        _resize_to_expanded_self(self, shape, beta)
     return op("addmm_")(self, left, right, beta=beta, alpha=alpha)
 
 
@@ -86,6 +106,10 @@ def addbmm_out(
     self: Tensor, batch1: Tensor, batch2: Tensor, *, beta: Any = 1, alpha: Any = 1, out: Tensor
 ) -> Tensor:
     left, right = _addbmm_operands(batch1, batch2)
+    shape = [left._shape[0], right._shape[1]]
+    if list(out._shape) != shape:  # ATen resizes out with resize_as_: no warning
+        op("expand")(self, shape)  # torch's expand error first
+        op("resize_")(out, shape)
     return op("addmm.out")(self, left, right, beta=beta, alpha=alpha, out=out)
 
 

@@ -91,7 +91,6 @@ PROPERTIES = {"T", "H", "mT", "mH", "real", "imag"}
 # Real gaps of the operator library (not of vmap), reported to the lead; strict, so they
 # fail loudly once the library grows the missing piece.
 XFAIL_INPLACE = {
-    "addbmm-1": "library gap: addbmm_ on a self of size [1] (torch resizes it, with a warning)",
 }
 XFAIL_NESTED = {
     "norm-nuc-0": "library gap: norm with p='nuc' (matrix norms) is not implemented",
