@@ -53,6 +53,7 @@ from tensordispatch.backends.cpu.fpstate import FP_QUIET as _QUIET
 from tensordispatch.backends.cpu.fpstate import FP_STATE
 from tensordispatch.dispatch.keys import DispatchKey
 from tensordispatch.dispatch.keyset import DispatchKeySet
+from tensordispatch.lazy import first_run
 from tensordispatch.lazy.executor import Graph
 from tensordispatch.lazy.ir import Node, Operand, Value
 from tensordispatch.lazy.shape import fill_arguments, flatten_result
@@ -154,6 +155,11 @@ def _alpha_product(number: Any, alpha: Any, dtype: Any) -> Any:
     )
 
 
+def _scaled(tensor: Any, alpha: Any) -> Any:
+    """``other * alpha`` for a tensor ``other`` (``other`` itself when alpha is 1)."""
+    return tensor if alpha == 1 else np.multiply(tensor, alpha)
+
+
 def _times_alpha(number: Any, alpha: Any, dtype: Any) -> Any:
     """`_alpha_product` as a 0-d array of ``dtype`` (Note [Numbers as 0-d arrays])."""
     return np.asarray(_alpha_product(number, alpha, dtype), dtype)
@@ -198,7 +204,7 @@ def _binary(ufunc: str, with_alpha: bool) -> Rule:
         if with_alpha:
             alpha = _arg(node, ins, 2)
             if k1 == "tensor":
-                b = f"({b} if {alpha} == 1 else np_multiply({b}, {alpha}))"
+                b = f"_scaled({b}, {alpha})"
             else:  # two numbers: multiplied in the output dtype, as the CPU kernel does
                 scaled = alpha
         if k0 == "tensor" or k1 == "tensor":  # Note [Numbers as 0-d arrays]
@@ -296,7 +302,9 @@ _NUMPY_NAMES = {
         "broadcast_to", "asarray",
     )
 }  # fmt: skip
-_NUMPY_NAMES.update(np=np, _times_alpha=_times_alpha, _alpha_product=_alpha_product)
+_NUMPY_NAMES.update(
+    np=np, _times_alpha=_times_alpha, _alpha_product=_alpha_product, _scaled=_scaled
+)
 
 # -- the generic lowering: the operator's CPU kernel, from inside the generated function --------
 
@@ -379,16 +387,17 @@ class _Emitter:
             rule = rules.get(node.op) if len(node.shapes) == 1 else None
             if rule is None or not self._lower(position, node, rule, ins):
                 self._kernel_call(position, node, ins)
-        params = ", ".join([f"p{i}" for i in range(len(graph.parameters))])
-        outs = "".join([f"{names[value]}, " for value in graph.outputs])
+        self.params = [f"p{i}" for i in range(len(graph.parameters))]
+        self.outputs = [names[value] for value in graph.outputs]
         hoisted = [f"{name} = {expr}" for expr, name in self.prelude.items()]
         lines = self._fold_runs()
         if self.folded:  # the constants the folded runs index into
-            constants = [f"p{i}" for i in range(len(graph.parameters))]
-            constants += self.prelude.values()
+            constants = self.params + list(self.prelude.values())
             hoisted.append(f"c_ = ({', '.join(constants)},)")
-        body = "\n    ".join(hoisted + lines)
-        return f"def graph_fn({params}):\n    {body}\n    return ({outs})\n"
+        self.body = hoisted + lines
+        body = "\n    ".join(self.body)
+        outs = "".join([f"{name}, " for name in self.outputs])
+        return f"def graph_fn({', '.join(self.params)}):\n    {body}\n    return ({outs})\n"
 
     def _table_entry(self, step: tuple[str, str, str]) -> tuple[Any, int]:
         """A folded step's (ufunc, index in ``c_``): ``c_`` holds the parameters p0.., then
@@ -502,35 +511,58 @@ class NumpyBackend:
     ``compile`` is most of a first compile's cost, so code objects are cached by source text
     (``code_cache_size`` entries): graphs that differ only where the source does not show it
     (the sizes of elementwise operators) share one code object, with their own constants.
+    With ``interpret_first`` (the default), a graph whose source is not compiled yet runs
+    its statements through first_run.py on its first run and is compiled on its second
+    (Note [First run interpreted]).
     """
 
-    def __init__(self, code_cache_size: int = 256) -> None:
+    def __init__(self, code_cache_size: int = 256, *, interpret_first: bool = True) -> None:
         self.last_source = ""
         self.code_cache_size = code_cache_size
+        self.interpret_first = interpret_first
         self._codes: dict[str, Any] = {}
 
     def clear_code_cache(self) -> None:
         """Forget the compiled code objects (the next compile of every source is cold)."""
         self._codes.clear()
 
-    def compile(self, graph: Graph) -> Callable[..., Sequence[Any]]:
-        emitter = _Emitter(graph)
-        source = emitter.emit()
-        namespace = {**_NUMPY_NAMES, **emitter.constants}
+    def _function(self, source: str, namespace: dict[str, Any], label: int) -> Any:
         code = self._codes.get(source)
         if code is None:
-            code = compile(source, f"<lazy graph {graph.hash & 0xFFFFFFFF:08x}>", "exec")
+            code = compile(source, f"<lazy graph {label & 0xFFFFFFFF:08x}>", "exec")
             if len(self._codes) >= self.code_cache_size:
                 self._codes.clear()
             self._codes[source] = code
         exec(code, namespace)  # noqa: S102 - our own generated source
-        fn = namespace["graph_fn"]
+        return namespace["graph_fn"]
+
+    def compile(self, graph: Graph) -> Callable[..., Sequence[Any]]:
+        emitter = _Emitter(graph)
+        source = emitter.emit()
         self.last_source = source
+        namespace = {**_NUMPY_NAMES, **emitter.constants}
+        program = None
+        if self.interpret_first and source not in self._codes:
+            program = first_run.parse(emitter.body, emitter.params, emitter.outputs, namespace)
+        if program is None:
+            current = [self._function(source, namespace, graph.hash)]
+        else:
+            current = []
+
+            def first(*params: Any) -> Sequence[Any]:
+                current[0] = later
+                return program.run(namespace, params)
+
+            def later(*params: Any) -> Sequence[Any]:
+                fn = current[0] = self._function(source, namespace, graph.hash)
+                return fn(*params)  # type: ignore[no-any-return]
+
+            current.append(first)
 
         def run(*params: Any) -> Sequence[Any]:
             token = _set_fp(_QUIET)  # quiet_fp() inline: ~0.3 us less per step
             try:
-                return fn(*params)  # type: ignore[no-any-return]
+                return current[0](*params)  # type: ignore[no-any-return]
             finally:
                 _reset_fp(token)
 

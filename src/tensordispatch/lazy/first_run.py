@@ -1,0 +1,163 @@
+"""Running a generated graph function's statements without compiling them (lowering.py).
+
+Owns `parse` (the body of a generated function -> a `Program`, or None when a statement is
+not of the simple forms below) and `Program.run`. Must not generate source: lowering.py's
+`_Emitter` writes it, and `NumpyBackend` decides when a program is interpreted.
+
+Note [First run interpreted]
+Python's ``compile`` is most of the cost of a small graph's first step (~65 us for a
+ten-operator chain, ~7 us per generated line), while most generated statements are plain
+calls of bound functions on names (``v3 = np_add(p0, s0)``, ``np_multiply(v3, s1, v3)``,
+``s0 = _times_alpha(p1, p2, np_float32)``), a tuple of names (``c_ = (p0, s0,)``) or a
+folded run (Note [Folded runs]). A `Program` runs exactly those statements, in order, with
+the same functions and arguments, looking names up in a dict: the same calls on the same
+values, so the same bits. `NumpyBackend` runs a new graph's program on its first run and
+compiles the source when the graph runs again (as TorchScript's profiling executor
+optimises a graph on a later run), so a graph run once never pays for ``compile``; a
+statement of any other form (a kernel call, a conditional, a literal) makes `parse` return
+None and the source is compiled at once.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Container, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["Program", "parse"]
+
+# `name = <call>` or `<call>`
+_TARGET = re.compile(r"([A-Za-z_]\w*) = ")
+_NAME = re.compile(r"[A-Za-z_]\w*")
+# `c_ = (p0, s0,)`
+_TUPLE = re.compile(r"^(\w+) = \(((?:\w+, )*\w+),\)$")
+# a folded run's two lines
+_LOOP = re.compile(r"^for f_, i_ in (\w+):$")
+_LOOP_BODY = re.compile(r"^    f_\((\w+), c_\[i_\], \1\)$")
+
+_CALL_STEP, _TUPLE_STEP, _FOLD_STEP = 0, 1, 2
+
+#: An argument: a name, or a nested call (function name, arguments).
+Expr = Any
+
+
+def _value(expr: Expr, env: dict[str, Any]) -> Any:
+    if type(expr) is str:
+        return env[expr]
+    fn, args = expr
+    return env[fn](*[_value(a, env) for a in args])
+
+
+@dataclass(frozen=True, slots=True)
+class Program:
+    """A generated function's statements as data: ``params`` its parameter names,
+    ``steps`` one tuple per statement (kind, ...), ``outputs`` the names it returns."""
+
+    params: tuple[str, ...]
+    steps: tuple[tuple[Any, ...], ...]
+    outputs: tuple[str, ...]
+
+    def run(self, namespace: dict[str, Any], values: Sequence[Any]) -> tuple[Any, ...]:
+        """Run the statements with ``namespace`` as globals and ``values`` as parameters.
+
+        >>> import numpy as np
+        >>> known = {"np_add": np.add}
+        >>> program = parse(["v1 = np_add(p0, p0)", "np_add(v1, p0, v1)"], ["p0"], ["v1"], known)
+        >>> program.run(known, [np.ones(2)])[0].tolist()
+        [3.0, 3.0]
+        """
+        env = dict(namespace)
+        env.update(zip(self.params, values, strict=True))
+        for step in self.steps:
+            kind = step[0]
+            if kind == _CALL_STEP:
+                _, target, fn, args = step
+                result = env[fn](*[env[a] if type(a) is str else _value(a, env) for a in args])
+                if target is not None:
+                    env[target] = result
+            elif kind == _TUPLE_STEP:
+                env[step[1]] = tuple([env[a] for a in step[2]])
+            else:  # the loop of Note [Folded runs]
+                buffer, constants = env[step[2]], env["c_"]
+                for f, i in env[step[1]]:
+                    f(buffer, constants[i], buffer)
+        return tuple([env[name] for name in self.outputs])
+
+
+class _Declined(Exception):
+    """A statement of another form: the source is compiled instead."""
+
+
+def _call(text: str, pos: int, known: Callable[[str], bool]) -> tuple[Expr, int]:
+    """The name or call starting at ``pos`` of ``text`` (names must be ``known``)."""
+    m = _NAME.match(text, pos)
+    if m is None or not known(m.group()):
+        raise _Declined
+    name, pos = m.group(), m.end()
+    if not text.startswith("(", pos):
+        return name, pos
+    args: list[Expr] = []
+    pos += 1
+    while not text.startswith(")", pos):
+        arg, pos = _call(text, pos, known)
+        args.append(arg)
+        if text.startswith(", ", pos):
+            pos += 2
+        elif not text.startswith(")", pos):
+            raise _Declined
+    return (name, tuple(args)), pos + 1
+
+
+def parse(
+    body: Sequence[str], params: Sequence[str], outputs: Sequence[str], names: Container[str]
+) -> Program | None:
+    """The statements ``body`` (a generated function's lines, unindented) as a Program, or
+    None if one of them is not a call (arguments: names and calls), a tuple of names or a
+    folded run, or reads a name that is neither assigned before nor in ``names`` (the
+    globals it will run with).
+
+    >>> parse(["v1 = np_add(p0, 1.0)"], ["p0"], ["v1"], {"np_add"}) is None  # a literal
+    True
+    """
+    defined = set(params)
+
+    def known(name: str) -> bool:
+        return name in defined or name in names
+
+    steps: list[tuple[Any, ...]] = []
+    lines = iter(body)
+    try:
+        for line in lines:
+            steps.append(_statement(line, lines, known, defined))
+    except _Declined:
+        return None
+    if not all(map(known, outputs)):
+        return None
+    return Program(tuple(params), tuple(steps), tuple(outputs))
+
+
+def _statement(
+    line: str, lines: Iterator[str], known: Callable[[str], bool], defined: set[str]
+) -> tuple[Any, ...]:
+    if (m := _TUPLE.match(line)) is not None:
+        items = tuple(m.group(2).split(", "))
+        if not all(map(known, items)):
+            raise _Declined
+        defined.add(m.group(1))
+        return (_TUPLE_STEP, m.group(1), items)
+    if (m := _LOOP.match(line)) is not None:
+        inner = _LOOP_BODY.match(next(lines, ""))
+        if inner is None or not (known(m.group(1)) and known(inner.group(1)) and known("c_")):
+            raise _Declined
+        return (_FOLD_STEP, m.group(1), inner.group(1))
+    target = None
+    pos = 0
+    if (m := _TARGET.match(line)) is not None:
+        target, pos = m.group(1), m.end()
+    expr, pos = _call(line, pos, known)
+    if pos != len(line) or type(expr) is str:
+        raise _Declined
+    if target is not None:
+        defined.add(target)
+    return (_CALL_STEP, target, expr[0], expr[1])

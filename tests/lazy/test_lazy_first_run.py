@@ -1,0 +1,130 @@
+"""Note [First run interpreted]: a new graph's first run interprets the generated statements
+(lazy/first_run.py), the second compiles them; both give the CPU kernels' bits."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+
+import tensordispatch as td
+from tensordispatch import lazy
+from tensordispatch.lazy.first_run import parse
+from tensordispatch.lazy.lowering import NumpyBackend
+
+
+@pytest.fixture
+def backend() -> Iterator[NumpyBackend]:
+    fresh = NumpyBackend()
+    previous = lazy.set_backend(fresh)
+    yield fresh
+    lazy.set_backend(previous)
+
+
+def _bits(a: np.ndarray[Any, Any]) -> bytes:
+    return a.view(np.uint8).tobytes()
+
+
+_GLOBALS = {"_times_alpha", "_scaled", "np_add", "np_multiply", "np_maximum", "np_reshape",
+            "np_float32", "_run", "k1", "r0"}  # fmt: skip
+
+
+def test_parse_reads_calls_tuples_and_folded_runs() -> None:
+    body = [
+        "s0 = _times_alpha(p1, p2, np_float32)",
+        "c_ = (p0, p1, p2, s0,)",
+        "v3 = np_add(p0, s0)",
+        "for f_, i_ in r0:",
+        "    f_(v3, c_[i_], v3)",
+        "np_multiply(v3, s0, v3)",
+        "v4 = np_add(v3, _scaled(p0, p1))",
+    ]
+    program = parse(body, ["p0", "p1", "p2"], ["v3"], _GLOBALS)
+    assert program is not None
+    assert program.steps == (
+        (0, "s0", "_times_alpha", ("p1", "p2", "np_float32")),
+        (1, "c_", ("p0", "p1", "p2", "s0")),
+        (0, "v3", "np_add", ("p0", "s0")),
+        (2, "r0", "v3"),
+        (0, None, "np_multiply", ("v3", "s0", "v3")),
+        (0, "v4", "np_add", ("v3", ("_scaled", ("p0", "p1")))),
+    )
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "v1_0, = _run(k1, p0)",  # a kernel call: several targets
+        "v1 = np_maximum(p0, 0.0)",  # a literal
+        "v1 = np_reshape(p0, (2, 3))",
+        "v1 = np_add(p0, (p1 if p2 == 1 else np_multiply(p1, p2)))",
+        "v1 = np_add(p0, p9)",  # an unknown name
+        "v1 = np_add(p0, 1)",
+        "v1 = np_add(p0, None)",
+    ],
+)
+def test_parse_declines_other_statements(line: str) -> None:
+    assert parse([line], ["p0", "p1", "p2"], ["v1"], _GLOBALS) is None
+
+
+def test_a_folded_loop_needs_its_body() -> None:
+    assert parse(["for f_, i_ in r0:", "v1 = np_add(p0, p0)"], ["p0"], ["v1"], _GLOBALS) is None
+
+
+def test_first_run_interprets_and_second_run_compiles(backend: NumpyBackend) -> None:
+    x = td.ones(8).to("lazy")
+    lazy.mark_step()
+    results = []
+    for _ in range(3):
+        y = x
+        for i in range(10):
+            y = y + 0.5 if i % 2 == 0 else y * 0.999
+        lazy.mark_step()
+        results.append(_bits(y.cpu().numpy()))
+        if len(results) == 1:
+            assert backend._codes == {}  # nothing compiled for the first run
+    assert len(backend._codes) == 1
+    counters = ("UncachedCompile", "CachedCompile", "MarkStep")
+    assert [lazy.metrics.counter_value(n) for n in counters] == [1, 2, 4]
+    expected = np.ones(8, np.float32)
+    for i in range(10):
+        expected = expected + np.float32(0.5) if i % 2 == 0 else expected * np.float32(0.999)
+    assert results == [_bits(expected)] * 3
+
+
+def test_a_graph_with_a_kernel_call_compiles_at_once(backend: NumpyBackend) -> None:
+    x = td.tensor([[1.0, 2.0], [3.0, 4.0]]).to("lazy")
+    lazy.mark_step()
+    y = td.sum(x, 1) + 1.0  # sum has no NumPy rule: a kernel call in the source
+    lazy.mark_step()
+    assert "_run(" in backend.last_source
+    assert len(backend._codes) == 1
+    assert y.cpu().tolist() == torch.sum(torch.tensor([[1.0, 2.0], [3.0, 4.0]]), 1).add(1).tolist()
+
+
+_OPS: list[Callable[[Any, Any], Any]] = [
+    lambda t, s: t + s, lambda t, s: t - s, lambda t, s: t * s, lambda t, s: t / s,
+    lambda t, s: td.add(t, s, alpha=3), lambda t, s: td.sub(t, s, alpha=0.5),
+    lambda t, s: s / t, lambda t, s: (t * s).exp() - t, lambda t, s: t - (t * s),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_interpreted_and_compiled_runs_give_the_cpu_kernels_bits(
+    backend: NumpyBackend, dtype: str
+) -> None:
+    rng = np.random.default_rng(0)
+    data = (rng.standard_normal(32) * 10.0 ** rng.integers(-20, 20, 32)).astype(dtype)
+    scalars = [0.5, 0.999, 1 / 3, 7, -0.0, 1e39]
+    cpu = td.from_numpy(data.copy())
+    expected = [_bits(f(f(cpu, s), s).numpy()) for s in scalars for f in _OPS]
+    x = td.from_numpy(data.copy()).to("lazy")
+    lazy.mark_step()
+    for run in range(2):  # interpreted, then compiled
+        results = [f(f(x, s), s) for s in scalars for f in _OPS]
+        lazy.mark_step()
+        assert len(backend._codes) == run  # the first run was interpreted
+        assert [_bits(r.cpu().numpy()) for r in results] == expected, run
