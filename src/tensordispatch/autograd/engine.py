@@ -53,15 +53,17 @@ def _dependencies(root: Node) -> dict[Node, int]:
 
 
 def _count_from(stack: list[Node], deps: dict[Node, int]) -> None:
-    """Add the edges reachable from the nodes on ``stack`` (already counted) to ``deps``."""
+    """Add the edges reachable from the nodes on ``stack`` (already counted) to ``deps``.
+    A node without edges (a leaf's AccumulateGrad) is counted but never stacked."""
+    get = deps.get
     while stack:
-        node = stack.pop()
-        for nxt, _ in node.next_functions:
+        for nxt, _ in stack.pop().next_functions:
             if nxt is not None:
-                count = deps.get(nxt)
+                count = get(nxt)
                 if count is None:
                     deps[nxt] = 1
-                    stack.append(nxt)
+                    if nxt.next_functions:
+                        stack.append(nxt)
                 else:
                     deps[nxt] = count + 1
 
@@ -131,8 +133,83 @@ def _run_all(
 ) -> None:
     """Every reachable node runs (``backward()`` without ``inputs``): the engine loop with
     nothing to filter or capture (Note [Deterministic order]). The roots' gradients are put
-    in their nodes' buffers directly (what GraphRoot's apply would hand on)."""
+    in their nodes' buffers directly (what GraphRoot's apply would hand on). A node that
+    becomes ready while the queue is empty, alone, would be the next one popped: it runs
+    without going through the heap."""
     deps: dict[Node, int] = {}
+    buffers: dict[Node, list[Tensor | None]] = {}
+    ready = _seed(edges, grads, deps, buffers)
+    tick = len(ready)
+    pop, push, take = heapq.heappop, heapq.heappush, buffers.pop
+    node: Node | None = pop(ready)[2] if ready else None
+    while node is not None:
+        grads_in = take(node, _EMPTY)
+        if node._pre_hooks:
+            grads_in = _run_pre_hooks(node, grads_in)
+        outputs = node.apply(grads_in)
+        if node._post_hooks:
+            for hook in node._post_hooks:
+                hook(outputs, grads_in)
+        if not keep_graph:
+            node.release()
+        alone = None  # the one node made ready while the queue was empty
+        for (nxt, nr), g, meta in zip(node.next_functions, outputs, node._input_meta):
+            if nxt is None:
+                continue
+            count = deps[nxt] - 1
+            deps[nxt] = count
+            if g is not None:
+                if meta is not None and (g._shape != meta[0] or g.dtype != meta[1]):
+                    g = _validate(g, meta)
+                buf = buffers.get(nxt)
+                if buf is None:
+                    if count == 0 and nr == 0 and type(nxt) is AccumulateGrad:
+                        if not (nxt._pre_hooks or nxt._post_hooks):
+                            # it would be popped next (Note [Deterministic order]): run it now
+                            nxt.apply([g])
+                            if not keep_graph:
+                                nxt.release()
+                            continue
+                    _put(buffers, nxt, nr, g)
+                else:
+                    if len(buf) <= nr:
+                        buf.extend([None] * (nr + 1 - len(buf)))
+                    old = buf[nr]
+                    buf[nr] = g if old is None else old + g
+            if count == 0:
+                if type(nxt) is AccumulateGrad and not (nxt._pre_hooks or nxt._post_hooks):
+                    nxt.apply(take(nxt, _EMPTY))
+                    if not keep_graph:
+                        nxt.release()
+                elif alone is None and not ready:
+                    alone = nxt
+                else:
+                    if alone is not None:
+                        push(ready, (-alone._sequence_nr, tick, alone))
+                        tick += 1
+                        alone = None
+                    push(ready, (-nxt._sequence_nr, tick, nxt))
+                    tick += 1
+        node = alone if alone is not None else pop(ready)[2] if ready else None
+
+
+def _put(buffers: dict[Node, list[Tensor | None]], node: Node, nr: int, g: Tensor) -> None:
+    """The first gradient for input ``nr`` of ``node`` opens its buffer."""
+    if nr == 0:
+        buffers[node] = [g]
+    else:
+        buf = buffers[node] = [None] * (nr + 1)
+        buf[nr] = g
+
+
+def _seed(
+    edges: list[tuple[Node | None, int]],
+    grads: Sequence[Tensor],
+    deps: dict[Node, int],
+    buffers: dict[Node, list[Tensor | None]],
+) -> list[tuple[int, int, Node]]:
+    """Count the dependencies of the graph under ``edges``, put the roots' gradients in
+    their buffers, and return the ready queue of the roots that became ready."""
     stack = []
     for fn, _ in edges:
         if fn is not None:
@@ -142,10 +219,7 @@ def _run_all(
                 deps[fn] = 1
                 stack.append(fn)
     _count_from(stack, deps)
-    buffers: dict[Node, list[Tensor | None]] = {}
     ready: list[tuple[int, int, Node]] = []
-    tick = 0
-    pop, push, take = heapq.heappop, heapq.heappush, buffers.pop
     for (fn, nr), g in zip(edges, grads):
         if fn is None:
             continue
@@ -159,48 +233,8 @@ def _run_all(
         count = deps[fn] - 1
         deps[fn] = count
         if count == 0:
-            push(ready, (-fn._sequence_nr, tick, fn))
-            tick += 1
-    while ready:
-        node = pop(ready)[2]
-        grads_in = take(node, _EMPTY)
-        if node._pre_hooks:
-            grads_in = _run_pre_hooks(node, grads_in)
-        outputs = node.apply(grads_in)
-        if node._post_hooks:
-            for hook in node._post_hooks:
-                hook(outputs, grads_in)
-        if not keep_graph:
-            node.release()
-        for (nxt, nr), g, meta in zip(node.next_functions, outputs, node._input_meta):
-            if nxt is None:
-                continue
-            if g is not None:
-                if meta is not None and (g._shape != meta[0] or g.dtype != meta[1]):
-                    g = _validate(g, meta)
-                buf = buffers.get(nxt)
-                if buf is None:
-                    if nr == 0:
-                        buffers[nxt] = [g]
-                    else:
-                        buf = buffers[nxt] = [None] * (nr + 1)
-                        buf[nr] = g
-                else:
-                    if len(buf) <= nr:
-                        buf.extend([None] * (nr + 1 - len(buf)))
-                    old = buf[nr]
-                    buf[nr] = g if old is None else old + g
-            count = deps[nxt] - 1
-            deps[nxt] = count
-            if count == 0:
-                if type(nxt) is AccumulateGrad and not (nxt._pre_hooks or nxt._post_hooks):
-                    # it would be popped next (Note [Deterministic order]): run it now
-                    nxt.apply(take(nxt, _EMPTY))
-                    if not keep_graph:
-                        nxt.release()
-                    continue
-                push(ready, (-nxt._sequence_nr, tick, nxt))
-                tick += 1
+            heapq.heappush(ready, (-fn._sequence_nr, len(ready), fn))
+    return ready
 
 
 def _run_selected(
@@ -335,6 +369,11 @@ def _ones(t: Tensor) -> Tensor:
     return result
 
 
+def _real_only(out: Tensor) -> str:
+    """torch's message for ``backward()`` without a gradient on a complex output."""
+    return f"grad can be implicitly created only for real scalar outputs but got {out.dtype!r}"
+
+
 def _make_grads(outputs: list[Tensor], grads: list[Any]) -> list[Tensor]:
     result = []
     if not grads:
@@ -343,6 +382,8 @@ def _make_grads(outputs: list[Tensor], grads: list[Any]) -> list[Tensor]:
         if g is None:
             if out.numel() != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            if out.dtype.is_complex:
+                raise RuntimeError(_real_only(out))
             g = _ones(out)
         elif isinstance(g, Tensor) and g._shape != out._shape:
             raise RuntimeError(
@@ -385,6 +426,8 @@ def backward(
             _check_roots([tensors])
         if tensors.numel() != 1:
             raise RuntimeError("grad can be implicitly created only for scalar outputs")
+        if tensors.dtype.is_complex:
+            raise RuntimeError(_real_only(tensors))
         run_backward([tensors], [_ones(tensors)], keep, create_graph)
         return
     outputs = _as_list(tensors)

@@ -179,6 +179,12 @@ def numpy_ok(*ts: Any) -> bool:
     return True
 
 
+_ndarray = np.ndarray
+_multiply = np.multiply
+_asarray = np.asarray
+_wrap_numpy = Tensor._wrap_numpy
+
+
 def _wrap(array: Any, like: Tensor) -> Tensor:
     return Tensor._wrap_numpy(np.asarray(array, dtype=like._data.dtype), like.dtype)
 
@@ -248,8 +254,15 @@ def maybe_multiply(t: Tensor, s: Any) -> Tensor:
 
 
 def mul_tensor_backward(grad: Tensor, other: Any, self_st: Any) -> Tensor:
-    if type(other) is Tensor and grad.dtype == other.dtype and numpy_ok(grad, other):
-        return _wrap(np.multiply(grad._data, other._data), grad)  # asarray: 0-dim gives a scalar
+    if type(other) is Tensor and type(grad) is Tensor and grad.dtype is other.dtype:
+        a, b = grad._data, other._data
+        if type(a) is _ndarray and type(b) is _ndarray:
+            st = _ST  # numpy_ok, inlined (the hottest formula)
+            if not (st.grad_enabled or st.modes) and st.included == _PLAIN_INCLUDED:
+                r = _multiply(a, b)
+                if type(r) is not _ndarray:  # 0-dim operands give a NumPy scalar
+                    r = _asarray(r, dtype=a.dtype)
+                return _wrap_numpy(r, grad.dtype)
     return grad * other
 
 
@@ -266,14 +279,45 @@ def _broadcast_view(data: Any, shape: tuple[int, ...]) -> Any:
     return view
 
 
+_SCALAR_BROADCAST: dict[tuple[tuple[int, ...], int], tuple[int, ...]] = {}
+
+
+def _scalar_broadcast_strides(key: tuple[tuple[int, ...], int]) -> tuple[int, ...]:
+    """The byte strides of a 0-dim array reshaped to all-ones and broadcast to ``shape``
+    (``_broadcast_view``'s rule: 0 where a size-1 dim widens), cached per (shape, itemsize).
+
+    >>> _scalar_broadcast_strides(((3, 1), 4))
+    (0, 4)
+    """
+    shape, itemsize = key
+    strides = tuple([0 if m != 1 else itemsize for m in shape])
+    if len(_SCALAR_BROADCAST) < 1024:
+        _SCALAR_BROADCAST[key] = strides
+    return strides
+
+
 def expand_grad(grad: Tensor, sizes: Any) -> Tensor:
     """``grad.expand(sizes)`` (sum's and mean's backward); on the NumPy fast path a read-only
     broadcast of the gradient's array, as torch's expand is a stride-0 view."""
-    if numpy_ok(grad):
-        shape = tuple(sizes)
+    st = _ST
+    if (
+        type(grad) is Tensor
+        and type(grad._data) is _ndarray
+        and not (st.grad_enabled or st.modes)
+        and st.included == _PLAIN_INCLUDED
+    ):  # numpy_ok(grad), inlined
+        shape = sizes if type(sizes) is tuple else tuple(sizes)
         if shape == grad._shape:
             return grad
         data = grad._data
+        if not data.ndim:  # a full reduction's gradient: the strides _broadcast_view gives
+            key = (shape, data.itemsize)
+            strides = _SCALAR_BROADCAST.get(key)
+            if strides is None:
+                strides = _scalar_broadcast_strides(key)
+            view = _ndarray(shape, data.dtype, data, 0, strides)
+            view.flags.writeable = False
+            return _wrap_numpy(view, grad.dtype)
         if data.ndim != len(shape):  # leading dims (expand's rule): as size-1 dims
             data = data.reshape((1,) * (len(shape) - data.ndim) + data.shape)
         return Tensor._wrap_numpy(_broadcast_view(data, shape), grad.dtype)

@@ -221,10 +221,11 @@ class AccumulateGrad(Node):
         m = var._autograd_meta
         if type(m) is not TensorMeta:
             m = meta_of(var)
-        for hook in m.hooks:
-            out = hook(g)
-            if out is not None:
-                g = out
+        if m.hooks:
+            for hook in m.hooks:
+                out = hook(g)
+                if out is not None:
+                    g = out
         recording = _ST.grad_enabled
         old = m.grad
         if old is None:
@@ -233,9 +234,23 @@ class AccumulateGrad(Node):
             m.grad = g if recording else _fresh_copy(g, var)
         elif recording:
             m.grad = old + g
-        elif not _add_numpy(old, g):
-            old.add_(g)
+        else:  # _add_numpy, inlined (once per leaf per step)
+            a, b = old._data, g._data
+            if (
+                type(a) is _ndarray
+                and type(b) is _ndarray
+                and old._shape == g._shape
+                and old.dtype == g.dtype
+            ):
+                _np_add(a, b, out=a)
+                old._bump_version()
+            elif not _add_numpy(old, g):
+                old.add_(g)
         return ()
+
+
+_ndarray = np.ndarray
+_np_add = np.add
 
 
 def _fresh_copy(g: Tensor, var: Tensor) -> Tensor:
@@ -308,7 +323,8 @@ class SavedTensor:
         if node._released:
             raise RuntimeError(FREED_MESSAGE)
         t = self._data
-        if t._version != self._version:
+        vc = t._vc  # t._version, inlined
+        if (0 if vc is None else vc.version) != self._version:
             raise RuntimeError(modified_message(t, node, self))
         if self._is_output and self._requires_grad:
             m = meta_of(t)

@@ -16,7 +16,7 @@ formula's argument list from it by name. For ``MulBackward0`` we exec instead::
             raise RuntimeError(_td_freed)
         _td_s = _td_node._saved
         _n0, _n1 = _td_node._needed
-        if _n0: other = _td_s['other'].unpack(_td_node)
+        if _n0: other = _td_s['other'].unpack(_td_node)   # inlined: see below
         if _n0: self_scalar_type = _td_s['self_scalar_type']
         if _n1: self = _td_s['self'].unpack(_td_node)
         if _n1: other_scalar_type = _td_s['other_scalar_type']
@@ -29,7 +29,10 @@ The formulas' translated text is evaluated inline, in the namespace compile_form
 (formulas.py's HELPERS), so a gradient costs no call of a per-formula function; when that
 text cannot be inlined, the compiled formulas are called (``_td_f0(grad, v_other, ...)``).
 
-Saved values are unpacked in the order they were saved, all before any formula runs (torch
+A saved input tensor is unpacked inline (its ``_data`` when the storage is still at the
+saved version); ``SavedTensor.unpack`` runs only for a saved output (which re-links its
+grad_fn) or to raise the version-counter error. Saved values are unpacked in the order they
+were saved, all before any formula runs (torch
 unpacks every saved variable at the top of apply), so the version-counter error names the
 same tensor as the generic path; a freed graph raises torch's error first.
 """
@@ -78,7 +81,12 @@ def apply_source(
             raise RuntimeError(_td_freed)
         _td_s = _td_node._saved
         _n0, = _td_node._needed
-        if _n0: v_self = _td_s['self'].unpack(_td_node)
+        if _n0:
+            _td_v = _td_s['self']
+            v_self = _td_v._data
+            _td_c = v_self._vc
+            if _td_v._is_output or (0 if _td_c is None else _td_c.version) != _td_v._version:
+                v_self = _td_v.unpack(_td_node)
         return (
             _td_f0(grad, v_self) if _n0 else None,
         )
@@ -95,12 +103,22 @@ def apply_source(
     ]
     for name, kind, readers in saves:
         cond = " or ".join(f"_n{k}" for k in readers)
+        local = name if expressions is not None else f"v_{name}"
+        if kind == "tensor":  # SavedTensor.unpack inlined for an input at its saved version
+            lines += [
+                f"    if {cond}:",
+                f"        _td_v = _td_s[{name!r}]",
+                f"        {local} = _td_v._data",
+                f"        _td_c = {local}._vc",
+                f"        if _td_v._is_output or (0 if _td_c is None else _td_c.version) "
+                "!= _td_v._version:",
+                f"            {local} = _td_v.unpack(_td_node)",
+            ]
+            continue
         value = {
-            "tensor": f"_td_s[{name!r}].unpack(_td_node)",
             "value": f"_td_s[{name!r}]",
             "any": f"_td_u(_td_s[{name!r}], _td_node)",
         }[kind]
-        local = name if expressions is not None else f"v_{name}"
         lines.append(f"    if {cond}: {local} = {value}")
     if result is not None:
         local = result if expressions is not None else f"v_{result}"

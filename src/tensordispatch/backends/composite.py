@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from tensordispatch.backends.aten import op, wrap_number
+from tensordispatch.backends.cpu.reductions import sum_all_fast
 from tensordispatch.backends.common import (
     contiguous_format,
     preserve_format,
@@ -294,6 +295,10 @@ def copy(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
 
 
 def sum(self: Tensor, *, dtype: Any = None) -> Tensor:
+    if dtype is None:  # Note [Full sum without the second dispatch] (cpu/reductions.py)
+        result = sum_all_fast(self)
+        if result is not None:
+            return result
     return op("sum.dim_IntList")(self, [], dtype=dtype)
 
 
