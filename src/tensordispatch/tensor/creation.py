@@ -22,6 +22,8 @@ from tensordispatch.tensor.tensor import Tensor, contiguous_strides, dense_strid
 
 __all__ = ["from_dlpack", "from_numpy", "tensor"]
 
+_make_device = device  # the name `device` is tensor()'s parameter there
+
 _SUPPORTED = ", ".join(d.name for d in reversed(dtypes.ALL_DTYPES))
 
 
@@ -309,9 +311,16 @@ def tensor(
     >>> tensor([[1, 2]], device="meta")
     tensor(..., device='meta', size=(1, 2), dtype=tensordispatch.int64)
     """
-    from tensordispatch.tensor.device import device as make_device
-
-    dev = CPU if device is None else make_device(device)
+    if dtype is None and device is None and type(data) in _FLAT:
+        flat = _flat_numbers(data)  # Note [Flat lists of Python numbers]
+        if flat is not None:
+            result = Tensor._wrap_numpy(flat, _NUMPY_DTYPES[flat.dtype])
+            if local_state().included & _FUNCTIONALIZE_RAW:
+                result = _lift_fresh(result)
+            if requires_grad:
+                result.requires_grad = True
+            return result
+    dev = CPU if device is None else _make_device(device)
     values, shape, inferred = _values(data)
     dt = inferred if dtype is None else dtype
     if dev.type == "meta":
@@ -328,6 +337,50 @@ def tensor(
     if requires_grad:
         result.requires_grad = True
     return result
+
+
+# Note [Flat lists of Python numbers]
+# ``tensor([1., 2, 3])``: a flat list or tuple whose items are all exactly float, int or bool
+# (not subclasses such as NumPy scalars) needs none of the general walk (_scan, promotion,
+# _from_python's checks) beyond what NumPy's own conversion tells: it is the array
+# ``np.array(data)`` makes (float64, int64 or bool, the same array _from_python starts from),
+# cast to the default dtype when a float occurs. The cast to float32 is done only when every
+# value is within float32's range (Python's min/max of the items), so it cannot overflow and
+# needs no quiet FP state; anything else (huge values, ints beyond int64, nested or empty
+# data, a dtype or device given) takes the general path, so values and errors are the same.
+_FLAT = (list, tuple)
+_NUMBER_TYPES = frozenset((float, int, bool))
+_FLOAT32_SAFE = 3.4e38  # below float32's largest finite value (3.4028235e38)
+
+
+def _flat_numbers(data: Any) -> np.ndarray[Any, Any] | None:
+    """The fresh array of a flat sequence of Python numbers, or None (Note [Flat lists of
+    Python numbers]).
+
+    >>> _flat_numbers([1.0, 2, 3]), _flat_numbers([True, 2]), _flat_numbers([[1]])
+    (array([1., 2., 3.], dtype=float32), array([1, 2]), None)
+    """
+    kinds = set(map(type, data))
+    if not kinds or not kinds <= _NUMBER_TYPES:
+        return None
+    natural = np.array(data)
+    kind = natural.dtype.kind
+    if kind == "f":
+        default = dtypes.get_default_dtype()
+        if default is dtypes.float64:
+            return natural
+        if default is dtypes.float32 and -_FLOAT32_SAFE <= min(data) and max(data) <= _FLOAT32_SAFE:
+            return natural.astype(np.float32)
+        return None
+    return natural if natural.dtype in _NUMPY_DTYPES else None  # int64 or bool
+
+
+_NUMPY_DTYPES = {
+    np.dtype(np.float32): dtypes.float32,
+    np.dtype(np.float64): dtypes.float64,
+    np.dtype(np.int64): dtypes.int64,
+    np.dtype(np.bool_): dtypes.bool,
+}
 
 
 def _lift_fresh(t: Tensor) -> Tensor:
