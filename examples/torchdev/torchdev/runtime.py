@@ -8,6 +8,7 @@ as on a real device. Transfers to and from tensordispatch's CPU backend (NumPy) 
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Sequence
 from typing import Any
@@ -96,7 +97,11 @@ def to_td_dtype(dtype: torch.dtype) -> Any:
 class TorchDevTensor(Tensor):
     """A tensordispatch Tensor whose payload is a torch.Tensor (see the module docstring)."""
 
-    __slots__ = ()
+    # (payload, a NumPy array sharing its memory), set when first needed: what to_cpu copies
+    # from (torch's Tensor.numpy() costs more than the copy of a small tensor). Checked
+    # against ``_data`` by identity, so a new payload (resize_to) gets a new alias; torchdev
+    # changes payloads' values in place but never their shape or strides.
+    __slots__ = ("_host",)
 
     def _view_array(
         self, shape: tuple[int, ...], strides: tuple[int, ...], offset: int, dtype: Any
@@ -144,13 +149,49 @@ def resize_to(t: TorchDevTensor, shape: tuple[int, ...]) -> None:
 
 
 def to_device(t: Tensor, device: Any = DEVICE) -> TorchDevTensor:
-    """Copy a tensordispatch CPU tensor to torchdev."""
-    return from_payload(torch.from_numpy(np.array(t._data, copy=True, order="K")), device)
+    """Copy a tensordispatch CPU tensor to torchdev.
+
+    >>> to_device(td.tensor([1.0, 2.0]))._data
+    tensor([1., 2.])
+    """
+    # A fresh copy: torch's tensor over it starts at offset 0 and is nobody's view, so it is
+    # wrapped as is (from_payload's checks and torch's shape/dtype reads are not needed).
+    array = np.array(t._data, copy=True, order="K")
+    pt = torch.from_numpy(array)
+    moved = TorchDevTensor._make(pt, tuple(t._shape), pt.stride(), 0, t.dtype, device)
+    moved._host = (pt, array)  # type: ignore[attr-defined]
+    return moved
 
 
 def to_cpu_tensor(t: TorchDevTensor) -> Tensor:
-    """Copy a torchdev tensor to tensordispatch's CPU backend."""
-    return td.from_numpy(np.array(t._data.numpy(), copy=True, order="K"))
+    """Copy a torchdev tensor to tensordispatch's CPU backend.
+
+    >>> to_cpu_tensor(to_device(td.tensor([1.0, 2.0])))
+    tensor([1., 2.])
+    """
+    # A fresh NumPy copy (offset 0, non-negative strides): the CPU backend's own wrapper
+    # for kernel results takes it as is, with the tensor's dtype (the payload's).
+    return Tensor._wrap_numpy(np.array(host_array(t), copy=True, order="K"), t.dtype)
+
+
+def host_array(t: Any) -> np.ndarray[Any, Any]:
+    """A NumPy array sharing the memory of a torchdev tensor's payload (made once per
+    payload; see ``TorchDevTensor._host``).
+
+    >>> x = to_device(td.tensor([1.0, 2.0])); host_array(x) is host_array(x)
+    True
+    """
+    try:
+        pt, array = t._host
+        if pt is t._data:
+            return array  # type: ignore[no-any-return]
+    except AttributeError:  # not computed yet (or not a TorchDevTensor)
+        pass
+    pt = t._data
+    array = pt.numpy()
+    with contextlib.suppress(AttributeError):
+        t._host = (pt, array)
+    return array
 
 
 # -- CPU fallback hooks ------------------------------------------------------------------------
@@ -160,13 +201,30 @@ def batched_to_cpu(tensors: list[Tensor]) -> list[Tensor]:
     """The fallback's to_cpu hook: every device tensor of one call, in one batch."""
     STATS["to_cpu_calls"] += 1
     STATS["to_cpu_tensors"] += len(tensors)
-    return [to_cpu_tensor(t) for t in tensors]  # type: ignore[arg-type]
+    out = []
+    for t in tensors:  # to_cpu_tensor, inline
+        try:
+            pt, array = t._host
+            if pt is not t._data:
+                array = host_array(t)
+        except AttributeError:
+            array = host_array(t)
+        out.append(Tensor._wrap_numpy(np.array(array, copy=True, order="K"), t.dtype))
+    return out
 
 
 def batched_from_cpu(tensors: list[Tensor], device: Any) -> list[Tensor]:
     """The fallback's from_cpu hook: the CPU outputs of one call, in one batch."""
     STATS["from_cpu_calls"] += 1
-    return [to_device(t, device) for t in tensors]
+    out = []
+    make = TorchDevTensor._make
+    for t in tensors:  # to_device, inline
+        array = np.array(t._data, copy=True, order="K")
+        pt = torch.from_numpy(array)
+        moved = make(pt, tuple(t._shape), pt.stride(), 0, t.dtype, device)
+        moved._host = (pt, array)  # type: ignore[attr-defined]
+        out.append(moved)
+    return out
 
 
 def copy_from_cpu(src: Tensor, dst: Any) -> None:
@@ -194,6 +252,7 @@ __all__ = [
     "copy_from_cpu",
     "current_device",
     "from_payload",
+    "host_array",
     "get_device_index",
     "register_device",
     "reset_stats",
