@@ -10,6 +10,10 @@ from typing import Any
 
 import numpy as np
 
+from tensordispatch.dispatch.keyset import (
+    AUTOGRAD_DISPATCH_KEYSET_WITH_AD_INPLACE_OR_VIEW_RAW as _BELOW_AD,
+)
+from tensordispatch.dispatch.tls import local_state
 from tensordispatch.tensor import dtypes as _dt
 from tensordispatch.tensor.device import CPU
 from tensordispatch.tensor.device import device as _make_device
@@ -18,6 +22,7 @@ from tensordispatch.tensor.tensor import Tensor, new_cpu_tensor
 __all__ = ["below_ad_inplace_or_view", "op", "wrap_number"]
 
 _CACHE: dict[str, Any] = {}
+_STATE = local_state()  # one object for every thread (Note [Thread-local state] in tls.py)
 
 
 def below_ad_inplace_or_view(fn: Any, *args: Any, **kwargs: Any) -> Any:
@@ -29,12 +34,9 @@ def below_ad_inplace_or_view(fn: Any, *args: Any, **kwargs: Any) -> Any:
     >>> op("zeros")([2])._version, below_ad_inplace_or_view(op("zeros"), [2])._version
     (1, 0)
     """
-    from tensordispatch.dispatch.keyset import AUTOGRAD_DISPATCH_KEYSET_WITH_AD_INPLACE_OR_VIEW_RAW
-    from tensordispatch.dispatch.tls import local_state
-
-    state = local_state()
+    state = _STATE
     saved = state.excluded
-    state.excluded = saved | AUTOGRAD_DISPATCH_KEYSET_WITH_AD_INPLACE_OR_VIEW_RAW
+    state.excluded = saved | _BELOW_AD
     try:
         return fn(*args, **kwargs)
     finally:

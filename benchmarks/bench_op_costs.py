@@ -1,0 +1,226 @@
+"""Per-op cost of factories, copies, in-place and broadcast pointwise ops on CPU, side by side
+with torch (one thread) in one run, and where each td call's time goes, layer by layer.
+
+Run: python benchmarks/bench_op_costs.py [--rounds R] [--number N]
+
+Every row is the best of R timeit loops of N calls, all rows of a table interleaved loop by
+loop, in thread CPU time (time.thread_time: other processes on a shared machine distort
+little), minus an empty lambda. The first table is the goal table (4x4 float32 unless
+said; td/torch per row). The layer tables are cumulative: each row calls one layer
+directly, from the kernel up to the binding, so the difference between two rows is one
+layer's own cost:
+
+* zeros(4, 4): the composite kernel (the direct path to our empty/fill_ CPU kernels, Note
+  [Composite factories call known kernels directly]), its redispatch at CPU, the full
+  dispatch (entry, BackendSelect kernel) under the binding's thread-local words, the
+  binding;
+* a.copy_(b): the CPU kernel (Note [copy_ of one dtype and shape]), redispatch at CPU, at
+  ADInplaceOrView (version bump), the full dispatch (Autograd kernel), the method;
+* a.add_(b): the same layers for the fused in-place kernel;
+* a * c, c = b[0] (a (4,) row): NumPy's broadcasting multiply, the fused kernel (Note
+  [Broadcast operands in the fused kernels]), the binding; b[0] itself (indexing, P2's);
+* tensor([1., 2, 3]): NumPy's array of the list, the flat-list path (Note [Flat lists of
+  Python numbers]), the public call.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+import timeit
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import torch
+
+import tensordispatch as td
+from tensordispatch.backends.aten import below_ad_inplace_or_view, op
+from tensordispatch.backends.composite import COMPOSITE_KERNELS
+from tensordispatch.backends.cpu.fresh import CPU_FUNCTIONAL_KERNELS, CPU_INPLACE_KERNELS
+from tensordispatch.backends.cpu.kernels import copy_ as cpu_copy_
+from tensordispatch.dispatch.keys import DispatchKey
+from tensordispatch.dispatch.keyset import AFTER_AUTOGRAD_RAW, DispatchKeySet
+from tensordispatch.tensor import creation
+
+Fns = dict[str, Callable[[], Any]]
+CPU_RAW = DispatchKeySet(DispatchKey.CPU).raw
+
+
+def best_ns(fns: Fns, number: int, rounds: int) -> dict[str, float]:
+    """Thread-CPU ns per call of each function, best of ``rounds`` interleaved loops, minus
+    the cost of calling an empty lambda."""
+    fns = {**fns, "<empty lambda>": lambda: None}
+    timers = {k: timeit.Timer(f, timer=time.thread_time) for k, f in fns.items()}
+    best = dict.fromkeys(fns, float("inf"))
+    for _ in range(rounds):
+        for name, timer in timers.items():
+            best[name] = min(best[name], timer.timeit(number) / number * 1e9)
+    floor = best.pop("<empty lambda>")
+    return {k: v - floor for k, v in best.items()}
+
+
+def goal_table(number: int, rounds: int) -> None:
+    a, b, ta, tb = td.ones(4, 4), td.ones(4, 4), torch.ones(4, 4), torch.ones(4, 4)
+    c, tc = b[0], tb[0]
+    pairs: dict[str, tuple[Callable[[], Any], Callable[[], Any]]] = {
+        "zeros(4, 4)": (lambda: td.zeros(4, 4), lambda: torch.zeros(4, 4)),
+        "ones_like(a)": (lambda: td.ones_like(a), lambda: torch.ones_like(ta)),
+        "empty_strided((4, 4), (4, 1))": (
+            lambda: td.empty_strided((4, 4), (4, 1)),
+            lambda: torch.empty_strided((4, 4), (4, 1)),
+        ),
+        "empty_strided([4, 4], [4, 1]) (lists)": (
+            lambda: td.empty_strided([4, 4], [4, 1]),
+            lambda: torch.empty_strided([4, 4], [4, 1]),
+        ),
+        "a.copy_(b)": (lambda: a.copy_(b), lambda: ta.copy_(tb)),
+        "a.add_(b)": (lambda: a.add_(b), lambda: ta.add_(tb)),
+        "a * b[0] (broadcast, with indexing)": (lambda: a * b[0], lambda: ta * tb[0]),
+        "a * c (broadcast row, c = b[0])": (lambda: a * c, lambda: ta * tc),
+        "tensor([1., 2, 3])": (lambda: td.tensor([1.0, 2, 3]), lambda: torch.tensor([1.0, 2, 3])),
+        "a + 1 (reference)": (lambda: a + 1, lambda: ta + 1),
+        "a.clone() (reference)": (lambda: a.clone(), lambda: ta.clone()),
+    }
+    fns: Fns = {}
+    for label, (ours, theirs) in pairs.items():
+        fns[f"td {label}"], fns[f"torch {label}"] = ours, theirs
+    ns = best_ns(fns, number, rounds)
+    print("\nper-op cost, 4x4 float32: td vs torch (one thread)")
+    for label in pairs:
+        ours, theirs = ns[f"td {label}"], ns[f"torch {label}"]
+        print(f"  {label:40} td {ours:7.0f} ns  torch {theirs:7.0f} ns  {ours / theirs:5.2f}x")
+
+
+def layers(title: str, fns: Fns, number: int, rounds: int) -> None:
+    """Print a cumulative layer table: each row's time and its own cost over the row above."""
+    ns = best_ns(fns, number, rounds)
+    print(f"\n{title}")
+    previous = None
+    for label, t in ns.items():
+        own = (
+            "" if previous is None or label.startswith(("torch", "  ")) else f"{t - previous:+8.0f}"
+        )
+        print(f"  {label:52} {t:8.0f} ns {own}")
+        if not label.startswith(("torch", "  ")):
+            previous = t
+
+
+def zeros_layers(number: int, rounds: int) -> None:
+    zeros, entry = COMPOSITE_KERNELS["zeros"], op("zeros")
+    layers(
+        "td.zeros(4, 4), layer by layer (cumulative; own cost on the right)",
+        {
+            "np.zeros((4, 4), float32)": lambda: np.zeros((4, 4), np.float32),
+            "composite zeros (direct CPU kernels)": lambda: below_ad_inplace_or_view(zeros, [4, 4]),
+            "redispatch at CPU (-> composite)": lambda: below_ad_inplace_or_view(
+                entry.redispatch, CPU_RAW, [4, 4]
+            ),
+            "entry + BackendSelect kernel (binding's words)": lambda: below_ad_inplace_or_view(
+                entry, [4, 4]
+            ),
+            "binding td.zeros(4, 4)": lambda: td.zeros(4, 4),
+            "torch.zeros(4, 4)": lambda: torch.zeros(4, 4),
+        },
+        number,
+        rounds,
+    )
+
+
+def copy_layers(number: int, rounds: int) -> None:
+    a, b, ta, tb = td.ones(4, 4), td.ones(4, 4), torch.ones(4, 4), torch.ones(4, 4)
+    entry = op("copy_")
+    below_autograd = a._key_set & AFTER_AUTOGRAD_RAW
+    layers(
+        "a.copy_(b), layer by layer",
+        {
+            "a._data[...] = b._data": lambda: a._data.__setitem__(Ellipsis, b._data),
+            "CPU kernel copy_": lambda: cpu_copy_(a, b),
+            "redispatch at CPU": lambda: entry.redispatch(CPU_RAW, a, b),
+            "redispatch at ADInplaceOrView (version bump)": lambda: entry.redispatch(
+                below_autograd, a, b
+            ),
+            "entry (Autograd kernel, AG1's)": lambda: entry(a, b),
+            "method a.copy_(b)": lambda: a.copy_(b),
+            "torch ta.copy_(tb)": lambda: ta.copy_(tb),
+        },
+        number,
+        rounds,
+    )
+
+
+def add_layers(number: int, rounds: int) -> None:
+    a, b, ta, tb = td.ones(4, 4), td.ones(4, 4), torch.ones(4, 4), torch.ones(4, 4)
+    na, nb = a._data, b._data
+    entry, kernel = op("add_.Tensor"), CPU_INPLACE_KERNELS["add_.Tensor"]
+    below_autograd = a._key_set & AFTER_AUTOGRAD_RAW
+    layers(
+        "a.add_(b), layer by layer",
+        {
+            "np.add(na, nb, out=na)": lambda: np.add(na, nb, out=na),
+            "fused CPU kernel add_": lambda: kernel(a, b),
+            "redispatch at CPU": lambda: entry.redispatch(CPU_RAW, a, b),
+            "redispatch at ADInplaceOrView (version bump)": lambda: entry.redispatch(
+                below_autograd, a, b
+            ),
+            "entry (Autograd kernel, AG1's)": lambda: entry(a, b),
+            "method a.add_(b)": lambda: a.add_(b),
+            "torch ta.add_(tb)": lambda: ta.add_(tb),
+        },
+        number,
+        rounds,
+    )
+
+
+def broadcast_layers(number: int, rounds: int) -> None:
+    a, b, ta, tb = td.ones(4, 4), td.ones(4, 4), torch.ones(4, 4), torch.ones(4, 4)
+    c, tc = b[0], tb[0]
+    na, nc = a._data, c._data
+    fused = CPU_FUNCTIONAL_KERNELS["mul.Tensor"]
+    layers(
+        "a * c (4x4 times a (4,) row), layer by layer",
+        {
+            "np.multiply(na, nc) (NumPy broadcasts)": lambda: np.multiply(na, nc),
+            "fused CPU kernel mul (cached broadcast plan)": lambda: fused(a, c),
+            "binding a * c": lambda: a * c,
+            "torch ta * tc": lambda: ta * tc,
+            "  td b[0] (indexing, P2's)": lambda: b[0],
+            "torch tb[0]": lambda: tb[0],
+        },
+        number,
+        rounds,
+    )
+
+
+def tensor_layers(number: int, rounds: int) -> None:
+    data = [1.0, 2, 3]
+    layers(
+        "tensor([1., 2, 3]), layer by layer",
+        {
+            "np.array(data) (float64)": lambda: np.array(data),
+            "_flat_numbers(data) (float32 array)": lambda: creation._flat_numbers(data),
+            "td.tensor(data)": lambda: td.tensor(data),
+            "torch.tensor(data)": lambda: torch.tensor(data),
+        },
+        number,
+        rounds,
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=40, help="timing loops (best is kept)")
+    parser.add_argument("--number", type=int, default=200, help="calls per loop")
+    opts = parser.parse_args()
+    torch.set_num_threads(1)
+    print("thread CPU time per call, best of", opts.rounds, "loops of", opts.number, "calls")
+    goal_table(opts.number, opts.rounds)
+    zeros_layers(opts.number, opts.rounds)
+    copy_layers(opts.number, opts.rounds)
+    add_layers(opts.number, opts.rounds)
+    broadcast_layers(opts.number, opts.rounds)
+    tensor_layers(opts.number, opts.rounds)
+
+
+if __name__ == "__main__":
+    main()
