@@ -27,6 +27,8 @@ from typing import Any
 
 __all__ = ["Program", "parse"]
 
+# `name = fn(a, b)` or `fn(a, b, c)` with names only: most statements (no nested parse)
+_FLAT = re.compile(r"^(?:([A-Za-z_]\w*) = )?([A-Za-z_]\w*)\(((?:[A-Za-z_]\w*, )*[A-Za-z_]\w*)?\)$")
 # `name = <call>` or `<call>`
 _TARGET = re.compile(r"([A-Za-z_]\w*) = ")
 _NAME = re.compile(r"[A-Za-z_]\w*")
@@ -151,6 +153,14 @@ def _statement(
         if inner is None or not (known(m.group(1)) and known(inner.group(1)) and known("c_")):
             raise _Declined
         return (_FOLD_STEP, m.group(1), inner.group(1))
+    if (m := _FLAT.match(line)) is not None:
+        target, fn, text = m.groups()
+        args = tuple(text.split(", ")) if text else ()
+        if not (known(fn) and all(map(known, args))):
+            raise _Declined
+        if target is not None:
+            defined.add(target)
+        return (_CALL_STEP, target, fn, args)
     target = None
     pos = 0
     if (m := _TARGET.match(line)) is not None:

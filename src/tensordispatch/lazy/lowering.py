@@ -55,7 +55,7 @@ from tensordispatch.dispatch.keys import DispatchKey
 from tensordispatch.dispatch.keyset import DispatchKeySet
 from tensordispatch.lazy import first_run
 from tensordispatch.lazy.executor import Graph
-from tensordispatch.lazy.ir import Node, Operand, Value
+from tensordispatch.lazy.ir import Node, Operand, Shape, Value
 from tensordispatch.lazy.shape import fill_arguments, flatten_result
 from tensordispatch.tensor.tensor import Tensor
 
@@ -185,7 +185,9 @@ def _binary(ufunc: str, with_alpha: bool) -> Rule:
     def emit(node: Node, ins: list[str], out: str | None, hoist: Hoist) -> str | None:
         # _same_float and _arg, unrolled for two operands (the commonest nodes)
         out_dtype = node.shapes[0].dtype
-        dtype = _float_name(out_dtype)
+        dtype = _FLOAT_NAMES.get(out_dtype, "")
+        if dtype == "":
+            dtype = _float_name(out_dtype)
         args = node.args
         a0, a1 = args[0], args[1]
         if dtype is None or type(a0) is not Operand or type(a1) is not Operand:
@@ -202,7 +204,8 @@ def _binary(ufunc: str, with_alpha: bool) -> Rule:
         a, b = ins[a0.index], ins[a1.index]
         scaled = None
         if with_alpha:
-            alpha = _arg(node, ins, 2)
+            a2 = args[2]
+            alpha = ins[a2.index] if type(a2) is Operand else repr(a2)
             if k1 == "tensor":
                 b = f"_scaled({b}, {alpha})"
             else:  # two numbers: multiplied in the output dtype, as the CPU kernel does
@@ -372,7 +375,7 @@ class _Emitter:
         self.last_use = last_use
         self.keep: set[Value] = set(graph.outputs)
         self.fresh: set[Value] = set()
-        self.pool: dict[tuple[Any, tuple[int, ...]], list[str]] = {}
+        self.pool: dict[Shape, list[str]] = {}  # free buffers by shape (equal dtype and sizes)
 
     def emit(self) -> str:
         graph = self.graph
@@ -428,7 +431,11 @@ class _Emitter:
                 continue
             table = f"r{self.tables}"
             self.tables += 1
-            self.constants[table] = tuple(map(self._table_entry, steps[i:j]))
+            entries: dict[tuple[str, str, str], tuple[Any, int]] = {}
+            for step in steps[i:j]:
+                if step not in entries:
+                    entries[step] = self._table_entry(step)  # type: ignore[index]
+            self.constants[table] = tuple([entries[step] for step in steps[i:j]])  # type: ignore[index]
             folded.append(f"for f_, i_ in {table}:")
             folded.append(f"    f_({buffer}, c_[i_], {buffer})")
             self.folded = True
@@ -457,7 +464,7 @@ class _Emitter:
                 if last_use[value] == position and value in fresh and value not in keep:
                     if value not in dying:
                         dying.append(value)
-        pool = self.pool.get((shape.dtype, shape.sizes))
+        pool = self.pool.get(shape)
         buffer = consumed = None
         if rule.writes_into and shape.sizes:
             if rule.elementwise:  # an operand dying here first (the pool is LIFO)
@@ -490,8 +497,7 @@ class _Emitter:
         for value in dying:
             if value != consumed:
                 self.fresh.discard(value)
-                s = value[0].shapes[value[1]]
-                self.pool.setdefault((s.dtype, s.sizes), []).append(self.names[value])
+                self.pool.setdefault(value[0].shapes[value[1]], []).append(self.names[value])
         if rule.writes_into and shape.sizes:
             self.fresh.add((node, 0))
         return True
