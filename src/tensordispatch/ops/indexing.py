@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from tensordispatch.backends.aten import op
+from tensordispatch.ops.indexing_advanced import advanced_assign, advanced_index
 from tensordispatch.ops.indexing_fast import assign, basic_view, plain_cpu
 from tensordispatch.tensor import dtypes as _dt
 from tensordispatch.tensor.tensor import Tensor
@@ -167,8 +168,10 @@ def getitem(self: Tensor, key: Any) -> Tensor:
     >>> x[1], x[:, ::2]._base is x, x[None, ..., 1].shape, x[x > 3]
     (tensor([3, 4, 5]), True, tensordispatch.Size([1, 2]), tensor([4, 5]))
     """
-    if plain_cpu(self):  # Note [Basic indexing in one hop]
+    if plain_cpu(self):  # Notes [Basic indexing in one hop], [Advanced indexing in one hop]
         fast = basic_view(self, key)
+        if fast is None:
+            fast = advanced_index(self, key)
         if fast is not None:
             return fast
     result, indices = _apply(self, key)
@@ -187,15 +190,18 @@ def _value_tensor(self: Tensor, value: Any) -> Tensor:
     return tensor(value, dtype=self.dtype, device=self.device)
 
 
+def _leading_ones(sizes: tuple[int, ...]) -> int:
+    lead = 0
+    while lead < len(sizes) and sizes[lead] == 1:
+        lead += 1
+    return lead
+
+
 def _copy_value(result: Tensor, value: Tensor) -> None:
     """torch's assignment of a tensor: ``view`` without its leading size-1 dims, ``expand``
     to the target's shape if that differs (its message for a value that does not fit),
     ``copy_``."""
-    sizes = value._shape
-    lead = 0
-    while lead < len(sizes) and sizes[lead] == 1:
-        lead += 1
-    value = op("view")(value, list(sizes[lead:]))
+    value = op("view")(value, list(value._shape[_leading_ones(value._shape) :]))
     if value._shape != result._shape:
         value = op("expand")(value, list(result._shape))
     op("copy_")(result, value)
@@ -209,11 +215,14 @@ def setitem(self: Tensor, key: Any, value: Any) -> None:
     >>> x = td.zeros(2, 3); x[0, 1:] = 5; x[x == 0] = td.tensor(1.0); x.tolist()
     [[1.0, 5.0, 5.0], [1.0, 1.0, 1.0]]
     """
-    if plain_cpu(self) and assign(self, key, value):  # Note [Assignment in one hop]
-        return
+    if plain_cpu(self) and (assign(self, key, value) or advanced_assign(self, key, value)):
+        return  # Notes [Assignment in one hop], [Advanced indexing in one hop]
     result, indices = _apply(self, key)
     if indices:
         values = _value_tensor(self, value)
+        lead = _leading_ones(values._shape)
+        if lead:  # torch views the value without them, as for basic keys
+            values = op("view")(values, list(values._shape[lead:]))
         op("index_put_")(result, _pad_masks(indices), values)
         return
     if isinstance(value, Tensor):

@@ -60,10 +60,13 @@ __all__ = [
     "SELECT",
     "SLICE",
     "UNSQUEEZE",
+    "FunctionalGuard",
+    "Guard",
     "InplaceGuard",
     "ViewGuard",
     "assign",
     "basic_view",
+    "fits",
     "plain_cpu",
 ]
 
@@ -88,77 +91,17 @@ class _Unbound:
         self.state = object()
 
 
-class ViewGuard:
-    """Whether one operator still reaches a view kernel of backends/ through the autograd
-    no-grad branch alone, re-checked only when its published state changes (Note [Basic
-    indexing in one hop]). Callers test ``g.entry.state is g.state or g.recheck()``.
-
-    >>> g = ViewGuard("select.int", "select")
-    >>> g.entry.state is g.state or g.recheck()
-    True
+class Guard:
+    """Whether an operator's calls on plain CPU tensors still take the chain of kernels a
+    one-hop path stands for, re-checked only when its published state changes (Note [Basic
+    indexing in one hop]); ``kernel`` is the backend kernel at the end once checked.
+    Callers test ``g.entry.state is g.state or g.recheck()``. Subclasses say which chain.
     """
 
     __slots__ = ("entry", "kernel", "known_bad", "name", "state")
 
-    def __init__(self, name: str, kernel: str) -> None:
+    def __init__(self, name: str) -> None:
         self.name = name  # the operator
-        self.kernel = kernel  # its kernel's name in VIEW_KERNELS / VIEW_OP_KERNELS
-        self.entry: Any = _Unbound()
-        self.state: Any = None
-        self.known_bad: Any = None
-
-    def recheck(self) -> bool:
-        """Check the operator's current state; True when plain."""
-        from tensordispatch.backends import view_ops, views
-        from tensordispatch.backends.aten import op
-
-        self.entry = entry = op(self.name)._entry
-        state = entry.state
-        if state is self.known_bad:
-            return False
-        kernels = {**views.VIEW_KERNELS, **view_ops.VIEW_OP_KERNELS}
-        if _plain_chain(state, kernels[self.kernel]):
-            self.state = state
-            return True
-        self.state, self.known_bad = None, state
-        return False
-
-
-def _plain_chain(state: Any, kernel: Any) -> bool:
-    """Whether a CPU tensor's call under the default words reaches ``kernel`` through the
-    autograd kernels' fast-path kernel only (its no-grad branch is a plain redispatch)."""
-    if state.tracer is not None:
-        return False
-    final = state.final_keyset(_DX, _CPU_RAW | _DI)
-    try:
-        top, raw = state.resolve(final)
-        below, _ = state.resolve(raw & AFTER_AUTOGRAD_RAW)
-    except Exception:  # noqa: BLE001 - a missing kernel: the general path reports it
-        return False
-    fn = top.fn
-    return (
-        getattr(fn, "__module__", None) == "tensordispatch.autograd.kernels"
-        and getattr(fn, "__qualname__", None) == "_fast_path.<locals>.kernel"
-        and below.fn is kernel
-    )
-
-
-class InplaceGuard:
-    """Whether an in-place operator still reaches a backends/ CPU kernel through the
-    autograd kernel's no-grad redispatch and ADInplaceOrView's bump alone (Note [Assignment
-    in one hop]); ``kernel`` is that CPU kernel once checked. Callers test
-    ``g.entry.state is g.state or g.recheck()``.
-
-    >>> g = InplaceGuard("fill_.Scalar", "_fast_path.<locals>.kernel")
-    >>> (g.entry.state is g.state or g.recheck()), g.kernel.__name__
-    (True, 'fill_')
-    """
-
-    __slots__ = ("autograd", "entry", "kernel", "known_bad", "name", "state")
-
-    def __init__(self, name: str, autograd: str) -> None:
-        self.name = name
-        self.autograd = autograd  # the qualified name of its autograd kernel
         self.entry: Any = _Unbound()
         self.state: Any = None
         self.known_bad: Any = None
@@ -172,43 +115,131 @@ class InplaceGuard:
         state = entry.state
         if state is self.known_bad:
             return False
-        kernel = _inplace_chain(state, self.autograd)
+        kernel = None if state.tracer is not None else self.chain(state)
         if kernel is not None:
             self.state, self.kernel = state, kernel
             return True
         self.state, self.known_bad = None, state
         return False
 
+    def chain(self, state: Any) -> Any:
+        """The backend kernel ``state`` leads a plain CPU call to, or None."""
+        raise NotImplementedError
 
-def _inplace_chain(state: Any, autograd: str) -> Any:
-    """The CPU kernel an in-place call on CPU tensors reaches under the default words through
-    the autograd kernel named ``autograd`` and ADInplaceOrView's bump, or None."""
-    if state.tracer is not None:
+
+class ViewGuard(Guard):
+    """A view operator: the autograd kernels' fast-path kernel (its no-grad branch is a
+    plain redispatch), then the kernel named ``kernel`` of backends/views.py or view_ops.py.
+
+    >>> g = ViewGuard("select.int", "select")
+    >>> g.entry.state is g.state or g.recheck()
+    True
+    """
+
+    __slots__ = ("kernel_name",)
+
+    def __init__(self, name: str, kernel: str) -> None:
+        super().__init__(name)
+        self.kernel_name = kernel
+
+    def chain(self, state: Any) -> Any:
+        from tensordispatch.backends import view_ops, views
+
+        kernels = {**views.VIEW_KERNELS, **view_ops.VIEW_OP_KERNELS}
+        below = _below_autograd(state, _FAST_PATH)
+        return below if below is kernels[self.kernel_name] else None
+
+
+class FunctionalGuard(Guard):
+    """A functional operator: the autograd kernels' fast-path kernel, then the CPU kernel
+    whose ``__module__`` and ``__name__`` are given (a generated wrapper, say).
+
+    >>> g = FunctionalGuard("index.Tensor", "tensordispatch.generated.registrations",
+    ...                     "wrapper_CPU_index_Tensor")
+    >>> g.entry.state is g.state or g.recheck()
+    True
+    """
+
+    __slots__ = ("function", "module")
+
+    def __init__(self, name: str, module: str, function: str) -> None:
+        super().__init__(name)
+        self.module, self.function = module, function
+
+    def chain(self, state: Any) -> Any:
+        below = _below_autograd(state, _FAST_PATH)
+        if (
+            getattr(below, "__module__", None) == self.module
+            and getattr(below, "__name__", None) == self.function
+        ):
+            return below
         return None
+
+
+_FAST_PATH = "_fast_path.<locals>.kernel"
+_AD_INPLACE = "_make_ad_inplace_kernel.<locals>.kernel"
+
+
+def _below_autograd(state: Any, autograd: str) -> Any:
+    """The unboxed kernel a CPU call under the default words reaches right below the
+    autograd kernel named ``autograd`` (of autograd/), or None."""
     final = state.final_keyset(_DX, _CPU_RAW | _DI)
     try:
         top, raw = state.resolve(final)
-        middle, raw = state.resolve(raw & AFTER_AUTOGRAD_RAW)
-        below, _ = state.resolve(raw & AFTER_AD_INPLACE_OR_VIEW_RAW)
+        below, _ = state.resolve(raw & AFTER_AUTOGRAD_RAW)
     except Exception:  # noqa: BLE001 - a missing kernel: the general path reports it
         return None
-    fn = below.fn
-    plain = (
-        getattr(top.fn, "__module__", "").startswith("tensordispatch.autograd.")
-        and getattr(top.fn, "__qualname__", None) == autograd
-        and getattr(middle.fn, "__module__", None) == "tensordispatch.autograd.kernels"
-        and getattr(middle.fn, "__qualname__", None) == "_make_ad_inplace_kernel.<locals>.kernel"
+    fn = top.fn
+    if (
+        getattr(fn, "__module__", "").startswith("tensordispatch.autograd.")
+        and getattr(fn, "__qualname__", None) == autograd
         and below.kind is KernelKind.UNBOXED
-        and getattr(fn, "__module__", "").startswith("tensordispatch.backends.")
-    )
-    return fn if plain else None
+    ):
+        return below.fn
+    return None
+
+
+class InplaceGuard(Guard):
+    """An in-place operator: the autograd kernel named ``autograd`` (its no-grad branch a
+    plain redispatch), ADInplaceOrView's bump, then a CPU kernel of backends/ (Note
+    [Assignment in one hop]).
+
+    >>> g = InplaceGuard("fill_.Scalar", "_fast_path.<locals>.kernel")
+    >>> (g.entry.state is g.state or g.recheck()), g.kernel.__name__
+    (True, 'fill_')
+    """
+
+    __slots__ = ("autograd",)
+
+    def __init__(self, name: str, autograd: str) -> None:
+        super().__init__(name)
+        self.autograd = autograd  # the qualified name of its autograd kernel
+
+    def chain(self, state: Any) -> Any:
+        final = state.final_keyset(_DX, _CPU_RAW | _DI)
+        try:
+            top, raw = state.resolve(final)
+            middle, raw = state.resolve(raw & AFTER_AUTOGRAD_RAW)
+            below, _ = state.resolve(raw & AFTER_AD_INPLACE_OR_VIEW_RAW)
+        except Exception:  # noqa: BLE001 - a missing kernel: the general path reports it
+            return None
+        fn = below.fn
+        plain = (
+            getattr(top.fn, "__module__", "").startswith("tensordispatch.autograd.")
+            and getattr(top.fn, "__qualname__", None) == self.autograd
+            and getattr(middle.fn, "__module__", None) == "tensordispatch.autograd.kernels"
+            and getattr(middle.fn, "__qualname__", None) == _AD_INPLACE
+            and below.kind is KernelKind.UNBOXED
+            and getattr(fn, "__module__", "").startswith("tensordispatch.backends.")
+        )
+        return fn if plain else None
 
 
 SELECT = ViewGuard("select.int", "select")
 SLICE = ViewGuard("slice.Tensor", "slice")
 UNSQUEEZE = ViewGuard("unsqueeze", "unsqueeze")
 COPY_ = InplaceGuard("copy_", "_copy_kernel")
-FILL_ = InplaceGuard("fill_.Scalar", "_fast_path.<locals>.kernel")
+FILL_ = InplaceGuard("fill_.Scalar", _FAST_PATH)
 
 
 def plain_cpu(t: Any) -> bool:
@@ -425,9 +456,13 @@ def basic_view(self: Tensor, key: Any) -> Tensor | None:
     return None
 
 
-def _fits(value: tuple[int, ...], target: tuple[int, ...]) -> bool:
+def fits(value: tuple[int, ...], target: tuple[int, ...]) -> bool:
     """Whether ``value`` expands to ``target`` with no leading dims to drop (then the view and
-    expand torch's assignment makes of it change nothing copy_ does not do itself)."""
+    expand torch's assignment makes of it change nothing copy_ does not do itself).
+
+    >>> fits((1, 4), (3, 4)), fits((4,), (3, 4)), fits((1, 3, 4), (3, 4)), fits((2,), (3, 4))
+    (True, True, False, False)
+    """
     n = len(value)
     if n > len(target):
         return False
@@ -458,7 +493,7 @@ def assign(self: Tensor, key: Any, value: Any) -> bool:
     view = basic_view(self, key)
     if view is None:
         return False
-    if g is COPY_ and value._shape != view._shape and not _fits(value._shape, view._shape):
+    if g is COPY_ and value._shape != view._shape and not fits(value._shape, view._shape):
         return False  # the general path: leading ones to strip, or expand's error
     st = _ST
     saved = st.excluded

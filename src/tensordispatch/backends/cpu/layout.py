@@ -30,6 +30,7 @@ from tensordispatch.backends.meta.layout import (
 )
 from tensordispatch.backends.overlap import (
     assert_no_internal_overlap,
+    assert_no_overlap,
     check_written,
     check_written_no_overlap,
 )
@@ -51,8 +52,9 @@ def _like(self: Tensor) -> Tensor:
 
 
 def _check_bounds(index: np.ndarray[Any, Any], size: int, dim: int) -> None:
+    """torch's message names the first index out of range in the index's order."""
     if index.size and (index.max() >= size or index.min() < -size):
-        bad = index.max() if index.max() >= size else index.min()
+        bad = index[(index >= size) | (index < -size)].flat[0]
         raise IndexError(f"index {bad} is out of bounds for dimension {dim} with size {size}")
 
 
@@ -187,6 +189,8 @@ def _index_key(self: Tensor, expanded: list[Tensor | None]) -> tuple[Any, ...]:
 
 def index_out(pre: Any, self: Tensor, indices: Any, out: Tensor) -> None:
     expanded, _ = pre
+    if not out._data.size:
+        return  # torch checks index values as it reads elements: none here
     result = self._data[_index_key(self, expanded)]
     np.copyto(out._data, result, casting="unsafe")
 
@@ -281,10 +285,34 @@ def index_select_out(self: Tensor, dim: int, index: Tensor, *, out: Tensor) -> T
     return out
 
 
+def _masked_fill_case(self: Tensor, indices: Any, values: Tensor) -> bool:
+    """Whether torch's index_put_ hands this call to masked_fill_ (one-element value, one
+    bool mask matching the dims it covers), which has no overlap check."""
+    if _numel(values._shape) != 1:
+        return False
+    masks = [(i, t) for i, t in enumerate(indices) if t is not None]
+    if len(masks) != 1 or masks[0][1].dtype not in (_dt.bool, _dt.uint8):
+        return False
+    start, mask = masks[0]
+    return mask._shape == self._shape[start : start + len(mask._shape)]
+
+
+def _numel(shape: tuple[int, ...]) -> int:
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
 def index_put_impl_(
     self: Tensor, indices: Any, values: Tensor, accumulate: bool = False, unsafe: bool = False
 ) -> Tensor:
     index_put_check(self, indices, values)
+    if accumulate or not _masked_fill_case(self, indices, values):
+        assert_no_overlap(self, values)  # torch's index_put_ checks value and indices
+        for t in indices:
+            if t is not None:
+                assert_no_overlap(self, t)
     shape, expanded, _ = index_shape(self, list(indices))
     key = _index_key(self, expanded)
     try:
