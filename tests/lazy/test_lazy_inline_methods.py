@@ -218,3 +218,44 @@ def test_flushes_counts_when_removed() -> None:
     handle.remove()
     assert lazy.metrics.counter_value("lazy::mul") == 2
     assert not any(r.calls[0] for r in inline_methods._RECORDS)
+
+
+def test_fresh_values_and_new_shapes_are_inlined_like_the_dispatcher(
+    fast_calls: list[int],
+) -> None:
+    warm = td.ones(3).to("lazy") * 1.0
+    for _ in range(2):  # the numbers are learnt (twice: the first may evict from the cache)
+        (warm + 0.5) * 0.999
+    (warm + warm) * 1.0  # validated for two wrappers; shapes will come from the rule
+
+    def program(size: int) -> tuple[dict[str, int], list[float], list[float]]:
+        lazy.mark_step()
+        lazy.clear_compile_cache()
+        x = td.from_numpy(np.arange(size, dtype=np.float32)).to("lazy")  # CPU data, no IR
+        lazy.metrics.reset_metrics()
+        y = (x + 0.5) * 0.999
+        z = y + x
+        lazy.mark_step()
+        counters = {n: lazy.metrics.counter_value(n) or 0 for n in lazy.metrics.counter_names()}
+        return counters, y.cpu().tolist(), z.cpu().tolist()
+
+    fast_calls.clear()
+    got = program(7)
+    assert fast_calls == []  # all three inlined
+    assert got == _without_methods(lambda: program(7))
+    assert got[0]["SyncedTensorsWithIR"] >= 1
+
+
+@pytest.mark.parametrize("other", [2, 0.5], ids=["int", "float"])
+def test_integer_tensors_learn_their_shapes_per_number_type(
+    fast_calls: list[int], other: Any
+) -> None:
+    y = td.tensor([1, 2, 3]).to("lazy") * 1  # int64, pending IR
+    first = y + other
+    fast_calls.clear()
+    second = y + other
+    assert fast_calls == []
+    expected = _without_methods(lambda: y + other)
+    _same_node(first, expected)
+    _same_node(second, expected)
+    assert second.cpu().tolist() == expected.cpu().tolist()

@@ -61,7 +61,25 @@ def _record_paths(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     monkeypatch.setattr(shortcut, "functionalize_fallback", fallback)
     monkeypatch.setattr(shortcut, "wrap_result", wrap)
     monkeypatch.setattr(shortcut, "_fast_wrap", fast)
+    for name in shortcut.FAST_METHODS:  # calls inlined entirely (lazy/inline_methods.py)
+        method = FunctionalTensor.__dict__.get(name)
+        if method is not None:
+            monkeypatch.setattr(FunctionalTensor, name, _recording(method, taken))
     return taken
+
+
+def _recording(method: Callable[..., Any], taken: list[str]) -> Callable[..., Any]:
+    """``method``, recording "fast" for a call that took none of the recorded paths."""
+
+    def recorded(*args: Any, **kwargs: Any) -> Any:
+        before = len(taken)
+        result = method(*args, **kwargs)
+        if len(taken) == before:
+            taken.append("fast")
+        return result
+
+    recorded.__name__ = method.__name__
+    return recorded
 
 
 def _functionalize_row() -> list[str]:

@@ -45,7 +45,9 @@ from tensordispatch.dispatch.tls import (
 from tensordispatch.lazy import metrics
 from tensordispatch.lazy import tensor as lazy_tensor
 from tensordispatch.lazy.ir import NUMBER_DTYPES, SCALAR_CACHE, SCALAR_DEPENDENTS, operand
+from tensordispatch.lazy.shape import SAME_SHAPE_POINTWISE
 from tensordispatch.lazy.tensor import LAZY, LIVE, LazyData, LazyTensor
+from tensordispatch.tensor.geometry import contiguous_strides
 from tensordispatch.transforms.functionalize.wrapper import (
     FUNCTIONALIZE_BIT,
     FunctionalStorage,
@@ -61,11 +63,19 @@ class _Records:
     Values of right-hand numbers (per type) and of the default Scalars, and output shapes
     per operand Shapes (Note [Inlined operator methods])."""
 
-    __slots__ = ("calls", "counter", "floats", "ints", "number_shapes", "tail", "tensor_shapes")
+    __slots__ = (
+        "calls", "counter", "floats", "ints", "number_shapes", "same_shape", "tail",
+        "tensor_shapes", "valid",
+    )  # fmt: skip
 
-    def __init__(self, counter: str) -> None:
+    def __init__(self, counter: str, same_shape: bool) -> None:
         self.counter = counter  # the operator's lazy:: counter
+        # whether shape.py's same-shape pointwise rule gives this operator's shapes
+        self.same_shape = same_shape
         self.calls = [0]  # inlined calls not yet added to it (`_flush`)
+        # the operator's dispatch state last validated (by the fast method) for a wrapper
+        # over a lazy tensor with a Python number [0] or another such wrapper [1]
+        self.valid: list[Any] = [None, None]
         self.floats: dict[float, Any] = {}
         self.ints: dict[int, Any] = {}
         self.tail: dict[int, Any] = {}
@@ -112,6 +122,28 @@ class _Records:
             self.tensor_shapes[key] = (left.shape, right.shape, *entry[2:])
 
 
+    def rule(self, left: Any, right: Any) -> tuple[Any, ...] | None:
+        """The shapes entry for a floating left operand of Shape ``left`` and a right one of
+        Shape ``right`` that is the same Shape (or None: a Python number), from shape.py's
+        Note [Same-shape pointwise shapes] (recorded, so the next call finds it); None if
+        the rule does not say."""
+        if not self.same_shape or not left.dtype.is_floating_point:
+            return None
+        if right is not None and right is not left:
+            return None
+        sizes = left.sizes
+        strides = lazy_tensor._STRIDES.get(sizes)
+        if strides is None:
+            strides = lazy_tensor._STRIDES[sizes] = contiguous_strides(sizes)
+        entry = (left, right, (left,), left._hash, sizes, strides, left.dtype)
+        if right is None:
+            for shapes in self.number_shapes.values():
+                shapes[id(left)] = entry
+        else:
+            self.tensor_shapes[(id(left), id(right))] = entry
+        return entry
+
+
 _RECORDS: list[_Records] = []
 #: How many fields a thread's dispatch state holds before any layer sets its own (what a
 #: fresh state's ``__init__`` sets): while a thread has no more, inference mode and forced
@@ -149,25 +181,20 @@ def method(self, other{signature}):
                                           or d.get("lazy_force_fallback")))
             or self._generation != self._fstorage.generation):
         return fast(self, other)
-    if ENTRY.state is not checked[0] or self._key_set != checked[1]:
-        return learn(self, other)  # validated there
-    left = inner._data
-    v0 = left.ir
-    if v0 is None:
+    if self._key_set != WRAPPER_KEYS:
         return fast(self, other)
+    left = inner._data
     s0 = left.shape
     kind = other.__class__
-    if kind is float:
-        v1 = FLOATS.get(other)
-        e = FSHAPES.get(id(s0))
-        if v1 is None or e is None or e[0] is not s0 or checked[2] != NUMKEYS:
+    if kind is float or kind is int:
+        v1 = (FLOATS if kind is float else INTS).get(other)
+        if v1 is None or VALID[0] is not ENTRY.state:
             return learn(self, other)
-        args = ARGS_NUMBER
-    elif kind is int:
-        v1 = INTS.get(other)
-        e = ISHAPES.get(id(s0))
-        if v1 is None or e is None or e[0] is not s0 or checked[2] != NUMKEYS:
-            return learn(self, other)
+        e = (FSHAPES if kind is float else ISHAPES).get(id(s0))
+        if e is None or e[0] is not s0:
+            e = RULE(s0, None)
+            if e is None:
+                return learn(self, other)
         args = ARGS_NUMBER
     elif kind is FT:
         b = other._data
@@ -175,18 +202,24 @@ def method(self, other{signature}):
                 or b._autograd_meta is not None
                 or other._generation != other._fstorage.generation):
             return fast(self, other)
-        if other._key_set != checked[2]:
+        if other._key_set != WRAPPER_KEYS:
+            return fast(self, other)
+        if VALID[1] is not ENTRY.state:
             return learn(self, other)
         right = b._data
-        v1 = right.ir
         s1 = right.shape
         e = TSHAPES.get((id(s0), id(s1)))
-        if v1 is None or e is None or e[0] is not s0 or e[1] is not s1:
-            return learn(self, other)
+        if e is None or e[0] is not s0 or e[1] is not s1:
+            e = RULE(s0, s1)
+            if e is None:
+                return learn(self, other)
         args = ARGS_TENSOR
     else:
         return fast(self, other)
-{tail_values}    CALLS[0] += 1
+{tail_values}    v0 = left.ir or left.ir_value()
+    if kind is FT:
+        v1 = right.ir or right.ir_value()
+    CALLS[0] += 1
     node = new(NODE)
     node.op = NAME
     node.overload = OP
@@ -319,32 +352,44 @@ def inline_method(
     if found is None or keywords is None:
         return fast
     node_class = found[0]
-    records = _Records(plan.counter)
+    same_shape = plan.name in SAME_SHAPE_POINTWISE and all(
+        d.__class__ is int or d.__class__ is float for d in tail
+    )
+    records = _Records(plan.counter, same_shape)
     shape = (len(tail), keywords[0])
     code = _CODE.get(shape)
     if code is None:
         code = _CODE[shape] = compile(_source(*shape), "<lazy inline method>", "exec")
 
+    wrapper_keys = (LAZY._key_set & _KEEP) | FUNCTIONALIZE_BIT
+    number_keys = wrap_number(1.0)._key_set
+
     def learn(self: Any, other: Any) -> Any:
         result = fast(self, other)
+        state, self_keys, other_keys = checked  # what ``fast`` validated last
+        if state is plan.op._entry.state and self_keys == wrapper_keys:
+            if other_keys == number_keys:
+                records.valid[0] = state
+            elif other_keys == wrapper_keys:
+                records.valid[1] = state
         records.learn(self, other, result, node_class, tail)
         return result
 
     scalars = tuple(operand(2 + i, "scalar") for i in range(len(tail)))
     namespace: dict[str, Any] = {
         "fast": fast, "learn": learn, "ST": local_state(), "DI": DEFAULT_INCLUDED_RAW,
-        "DX": DEFAULT_EXCLUDED_RAW, "ENTRY": plan.op._entry, "checked": checked,
+        "DX": DEFAULT_EXCLUDED_RAW, "ENTRY": plan.op._entry, "VALID": records.valid,
         "LT": LazyTensor, "FT": FunctionalTensor, "LD": LazyData, "FS": FunctionalStorage,
         "FLOATS": records.floats, "INTS": records.ints, "TAIL": records.tail,
         "FSHAPES": records.number_shapes[float], "ISHAPES": records.number_shapes[int],
-        "TSHAPES": records.tensor_shapes, "NUMKEYS": wrap_number(1.0)._key_set,
+        "TSHAPES": records.tensor_shapes, "RULE": records.rule,
         "ARGS_NUMBER": (operand(0), operand(1, "wrapped"), *scalars),
         "ARGS_TENSOR": (operand(0), operand(1), *scalars),
         "CALLS": records.calls, "NODE": node_class, "NAME": plan.name, "OP": plan.op,
         "new": object.__new__, "IDS": lazy_tensor._IDS, "LIVE": LIVE, "ref": weakref.ref,
         "TRIM_AT": lazy_tensor.TRIM_AT, "TM": lazy_tensor, "LAZY": LAZY,
         "BASE_FIELDS": _BASE_FIELDS,
-        "LAZY_KEYS": LAZY._key_set, "WRAPPER_KEYS": (LAZY._key_set & _KEEP) | FUNCTIONALIZE_BIT,
+        "LAZY_KEYS": LAZY._key_set, "WRAPPER_KEYS": wrapper_keys,
     }  # fmt: skip
     namespace.update({f"K{i}": default for i, default in enumerate(keywords[1])})
     exec(code, namespace)  # noqa: S102 - our own generated source
