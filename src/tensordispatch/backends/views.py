@@ -21,6 +21,7 @@ __all__ = ["VIEW_KERNELS", "compute_stride", "infer_size"]
 _INT64_MAX = 2**63 - 1
 _ndarray = np.ndarray
 _ALL = builtins.slice(None)
+_EMPTY = builtins.slice(0, 0)
 _CONTIGUOUS: dict[tuple[int, ...], tuple[int, ...]] = {}
 
 # Note [NumPy-derived view data]
@@ -119,13 +120,23 @@ def compute_stride(
 
 def view(self: Tensor, size: Any) -> Tensor:
     old_shape = self._shape
-    shape = infer_size(size, prod(old_shape))
+    numel = prod(old_shape)
+    shape = size if type(size) is tuple else tuple(size)
+    total = prod(shape)
+    # the common case inline; infer_size for a -1, a negative size or a mismatch (its errors)
+    if total != numel or type(total) is not int or (shape and min(shape) < 0):
+        shape = infer_size(size, numel)
     data = self._data
     stride: tuple[int, ...] | None
-    if self._strides == _contiguous_of(old_shape):
+    contiguous = _CONTIGUOUS.get(old_shape)
+    if contiguous is None:
+        contiguous = _contiguous_of(old_shape)
+    if self._strides == contiguous:
         # computeStride of a contiguous tensor: contiguous strides (Note [NumPy-derived
         # view data]: NumPy's reshape of the C-contiguous array has the same)
-        stride = _contiguous_of(shape)
+        stride = _CONTIGUOUS.get(shape)
+        if stride is None:
+            stride = _contiguous_of(shape)
         data = data.reshape(shape) if type(data) is _ndarray else None
     else:
         stride = compute_stride(old_shape, self._strides, shape)
@@ -139,25 +150,36 @@ def view(self: Tensor, size: Any) -> Tensor:
 
 
 def transpose(self: Tensor, dim0: int, dim1: int) -> Tensor:
-    ndim = len(self._shape)
-    d0, d1 = wrap_dim(dim0, ndim), wrap_dim(dim1, ndim)
+    shape = self._shape
+    ndim = len(shape)
     data = self._data
     if type(data) is not _ndarray:  # other payloads (lazy, meta): the backend's own view
         data = None
+    if ndim == 2 and -2 <= dim0 < 2 and -2 <= dim1 < 2 and (dim0 - dim1) % 2:
+        # a matrix and its two dims (either spelling): no lists
+        strides = self._strides
+        return self._make_view(
+            (shape[1], shape[0]),
+            (strides[1], strides[0]),
+            self._offset,
+            None if data is None else data.T,
+        )
+    d0, d1 = wrap_dim(dim0, ndim), wrap_dim(dim1, ndim)
     if not ndim or d0 == d1:
-        return self._make_view(self._shape, self._strides, self._offset, data)
-    shape, strides = list(self._shape), list(self._strides)
-    shape[d0], shape[d1] = shape[d1], shape[d0]
+        return self._make_view(shape, self._strides, self._offset, data)
+    new_shape, strides = list(shape), list(self._strides)
+    new_shape[d0], new_shape[d1] = new_shape[d1], new_shape[d0]
     strides[d0], strides[d1] = strides[d1], strides[d0]
     if data is not None:  # Note [NumPy-derived view data]
         data = data.swapaxes(d0, d1)
-    return self._make_view(tuple(shape), tuple(strides), self._offset, data)
+    return self._make_view(tuple(new_shape), tuple(strides), self._offset, data)
 
 
 def t(self: Tensor) -> Tensor:
-    if self.dim() > 2:
-        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {self.dim()}D")
-    return transpose(self, 0, 0 if self.dim() < 2 else 1)
+    ndim = len(self._shape)
+    if ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {ndim}D")
+    return transpose(self, 0, 0 if ndim < 2 else 1)
 
 
 def unsqueeze(self: Tensor, dim: int) -> Tensor:
@@ -181,59 +203,65 @@ def squeeze_dim(self: Tensor, dim: int) -> Tensor:
 
 
 def select(self: Tensor, dim: int, index: int) -> Tensor:
-    ndim = len(self._shape)
+    shape = self._shape
+    ndim = len(shape)
     if ndim == 0:
         raise IndexError("select() cannot be applied to a 0-dim tensor.")
-    d = wrap_dim(dim, ndim)
-    size = self._shape[d]
+    d = dim if 0 <= dim < ndim else wrap_dim(dim, ndim)
+    size = shape[d]
     if not -size <= index < size:
         raise IndexError(
             f"select(): index {index} out of range for tensor of size "
-            f"{shape_text(self._shape)} at dimension {d}"
+            f"{shape_text(shape)} at dimension {d}"
         )
     if index < 0:
         index += size
+    strides = self._strides
     data = self._data
     if type(data) is _ndarray:  # Note [NumPy-derived view data]; `...` keeps 0-d arrays
         data = data[index, ...] if d == 0 else data[(_ALL,) * d + (index, ...)]
     else:
         data = None
     return self._make_view(
-        self._shape[:d] + self._shape[d + 1 :],
-        self._strides[:d] + self._strides[d + 1 :],
-        self._offset + index * self._strides[d],
+        shape[:d] + shape[d + 1 :],
+        strides[:d] + strides[d + 1 :],
+        self._offset + index * strides[d],
         data,
     )
 
 
 def slice(self: Tensor, dim: int = 0, start: Any = None, end: Any = None, step: int = 1) -> Tensor:
-    ndim = len(self._shape)
+    shape = self._shape
+    ndim = len(shape)
     if ndim == 0:
-        raise RuntimeError("slice() cannot be applied to a 0-dim tensor.")
+        raise IndexError("slice() cannot be applied to a 0-dim tensor.")
     if step <= 0:
         raise RuntimeError("slice step must be positive")
-    d = wrap_dim(dim, ndim)
-    size = self._shape[d]
+    d = dim if 0 <= dim < ndim else wrap_dim(dim, ndim)
+    size = shape[d]
     lo = 0 if start is None else start
     hi = _INT64_MAX if end is None else end
     if lo < 0:
         lo += size
     if hi < 0:
         hi += size
-    lo = 0 if lo < 0 else min(lo, size)
-    hi = lo if hi < lo else min(hi, size)
+    lo = 0 if lo < 0 else (size if lo > size else lo)  # noqa: FURB136 - min() is a call
+    hi = lo if hi < lo else (size if hi > size else hi)  # noqa: FURB136
     length = (hi - lo + step - 1) // step
-    shape = list(self._shape)
-    strides = list(self._strides)
-    shape[d] = length
-    strides[d] *= step
+    strides = self._strides
+    stride = strides[d]
     data = self._data
     if type(data) is _ndarray:  # Note [NumPy-derived view data]
-        part = builtins.slice(lo, lo + length * step, step) if length else builtins.slice(0, 0)
+        part = builtins.slice(lo, lo + length * step, step) if length else _EMPTY
         data = data[part] if d == 0 else data[(_ALL,) * d + (part,)]
     else:
         data = None
-    return self._make_view(tuple(shape), tuple(strides), self._offset + lo * self._strides[d], data)
+    return self._make_view(
+        shape[:d] + (length,) + shape[d + 1 :],
+        strides if step == 1 else strides[:d] + (stride * step,) + strides[d + 1 :],
+        self._offset + lo * stride,
+        data,
+    )
 
 
 def expand(self: Tensor, size: Any, *, implicit: bool = False) -> Tensor:
