@@ -47,7 +47,12 @@ def test_entry_is_torchs(entry: dict[str, Any]) -> None:
 
 
 def test_no_entry_is_a_placeholder() -> None:
-    assert not [e["name"] for e in OURS if "not_implemented(" in str(e)]
+    # only where torch's own entry is one (embedding_renorm_: its backward raises in torch too)
+    assert not [
+        e["name"]
+        for e in OURS
+        if "not_implemented(" in str(e) and "not_implemented(" not in str(THEIRS[e["name"]])
+    ]
 
 
 def test_every_entry_loads_and_compiles() -> None:

@@ -93,3 +93,13 @@ def test_refusal_messages_golden() -> None:
         "norm(): input dtype should be either floating point or complex. Got Long instead.",
         "select(): index 7 out of range for tensor of size [5, 3] at dimension 0",
     ]
+
+
+def test_autograd_records_torchs_node_whose_backward_raises() -> None:
+    w = td.ones(3, 2, requires_grad=True).clone()
+    r = td.embedding_renorm_(w, td.tensor([0]), 1.0, 2.0)
+    t = torch.ones(3, 2, requires_grad=True).clone()
+    torch.embedding_renorm_(t, torch.tensor([0]), 1.0, 2.0)
+    assert type(r.grad_fn).__name__ == type(t.grad_fn).__name__ == "EmbeddingRenormBackward0"
+    with pytest.raises(RuntimeError, match="the derivative for 'embedding_renorm' is not"):
+        r.sum().backward()

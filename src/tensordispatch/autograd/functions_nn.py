@@ -201,3 +201,7 @@ def _conv_weight_grad(
 
 
 register_helpers(globals())  # last: HELPERS gets every helper above (formulas.py)
+
+# the SVD's helper registers itself the same way (importing it here puts it in HELPERS before
+# derivatives.yaml is compiled)
+from tensordispatch.autograd import functions_linalg  # noqa: F401

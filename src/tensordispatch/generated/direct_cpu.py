@@ -15,7 +15,7 @@ KEY = 'CPU'
 
 
 
-_k0 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', '__ilshift__', 'CPU', 'ops/native_functions.yaml:3032')
+_k0 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', '__ilshift__', 'CPU', 'ops/native_functions.yaml:3053')
 
 
 def __ilshift___Scalar(self, other):
@@ -23,7 +23,7 @@ def __ilshift___Scalar(self, other):
 
 
 
-_k1 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', '__ilshift__', 'CPU', 'ops/native_functions.yaml:3041')
+_k1 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', '__ilshift__', 'CPU', 'ops/native_functions.yaml:3062')
 
 
 def __ilshift___Tensor(self, other):
@@ -31,7 +31,7 @@ def __ilshift___Tensor(self, other):
 
 
 
-_k2 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', '__irshift__', 'CPU', 'ops/native_functions.yaml:3115')
+_k2 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', '__irshift__', 'CPU', 'ops/native_functions.yaml:3136')
 
 
 def __irshift___Scalar(self, other):
@@ -39,7 +39,7 @@ def __irshift___Scalar(self, other):
 
 
 
-_k3 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', '__irshift__', 'CPU', 'ops/native_functions.yaml:3123')
+_k3 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', '__irshift__', 'CPU', 'ops/native_functions.yaml:3144')
 
 
 def __irshift___Tensor(self, other):
@@ -47,7 +47,7 @@ def __irshift___Tensor(self, other):
 
 
 
-_k4 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', '__lshift__', 'CPU', 'ops/native_functions.yaml:3016')
+_k4 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', '__lshift__', 'CPU', 'ops/native_functions.yaml:3037')
 
 
 def __lshift___Scalar(self, other):
@@ -55,7 +55,7 @@ def __lshift___Scalar(self, other):
 
 
 
-_k5 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', '__lshift__', 'CPU', 'ops/native_functions.yaml:3024')
+_k5 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', '__lshift__', 'CPU', 'ops/native_functions.yaml:3045')
 
 
 def __lshift___Tensor(self, other):
@@ -63,7 +63,7 @@ def __lshift___Tensor(self, other):
 
 
 
-_k6 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', '__rshift__', 'CPU', 'ops/native_functions.yaml:3099')
+_k6 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', '__rshift__', 'CPU', 'ops/native_functions.yaml:3120')
 
 
 def __rshift___Scalar(self, other):
@@ -71,7 +71,7 @@ def __rshift___Scalar(self, other):
 
 
 
-_k7 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', '__rshift__', 'CPU', 'ops/native_functions.yaml:3107')
+_k7 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', '__rshift__', 'CPU', 'ops/native_functions.yaml:3128')
 
 
 def __rshift___Tensor(self, other):
@@ -79,40 +79,42 @@ def __rshift___Tensor(self, other):
 
 
 
-_k8 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'index_put_impl_', 'CPU', 'ops/native_functions.yaml:1860')
+_k8 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'index_put_impl_', 'CPU', 'ops/native_functions.yaml:1881')
 
 
 def _index_put_impl_(self, indices, values, accumulate=False, unsafe=False):
     return _k8(self, indices, values, accumulate, unsafe)
 
 
+_linalg_svd = _r.wrapper_CPU__linalg_svd
+_linalg_svd_U = _r.wrapper_CPU__linalg_svd_U
 _log_softmax = _r.wrapper_CPU__log_softmax
 _log_softmax_out = _r.wrapper_CPU__log_softmax_out
 _softmax = _r.wrapper_CPU__softmax
 _softmax_out = _r.wrapper_CPU__softmax_out
 
-_k13 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'abs_out', 'CPU', 'ops/native_functions.yaml:286')
+_k15 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'abs_out', 'CPU', 'ops/native_functions.yaml:286')
 
 
 def abs_out(self, *, out):
-    return _k13(self, out=out)
+    return _k15(self, out=out)
 
 
 
-_k14 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'add.Tensor', 'CPU', 'ops/native_functions.yaml:94')
+_k16 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'add.Tensor', 'CPU', 'ops/native_functions.yaml:94')
 
 
 def add_Tensor(self, other, *, alpha=1):
-    return _k14(self, other, alpha=alpha)
+    return _k16(self, other, alpha=alpha)
 
 
 add_out = _r.wrapper_CPU_add_out
 
-_k16 = _r._kernel(_r._CPU_INPLACE, 'tensordispatch.backends.cpu.fresh:CPU_INPLACE_KERNELS', 'add_.Tensor', 'CPU', 'ops/native_functions.yaml:94')
+_k18 = _r._kernel(_r._CPU_INPLACE, 'tensordispatch.backends.cpu.fresh:CPU_INPLACE_KERNELS', 'add_.Tensor', 'CPU', 'ops/native_functions.yaml:94')
 
 
 def add__Tensor(self, other, *, alpha=1):
-    return _k16(self, other, alpha=alpha)
+    return _k18(self, other, alpha=alpha)
 
 
 addcdiv = _r.wrapper_CPU_addcdiv
@@ -146,11 +148,11 @@ any_dims = _r.wrapper_CPU_any_dims
 any_dims_out = _r.wrapper_CPU_any_dims_out
 any_out = _r.wrapper_CPU_any_out
 
-_k47 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'arange_start_out', 'CPU', 'ops/native_functions.yaml:1970')
+_k49 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'arange_start_out', 'CPU', 'ops/native_functions.yaml:1991')
 
 
 def arange_start_out(start, end, step=1, *, out):
-    return _k47(start, end, step, out=out)
+    return _k49(start, end, step, out=out)
 
 
 argmax = _r.wrapper_CPU_argmax
@@ -158,11 +160,11 @@ argmax_out = _r.wrapper_CPU_argmax_out
 argmin = _r.wrapper_CPU_argmin
 argmin_out = _r.wrapper_CPU_argmin_out
 
-_k52 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'as_strided', 'CPU', 'ops/native_functions.yaml:1444')
+_k54 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'as_strided', 'CPU', 'ops/native_functions.yaml:1465')
 
 
 def as_strided(self, size, stride, storage_offset=None):
-    return _k52(self, size, stride, storage_offset)
+    return _k54(self, size, stride, storage_offset)
 
 
 baddbmm = _r.wrapper_CPU_baddbmm
@@ -212,27 +214,27 @@ clamp_min_out = _r.wrapper_CPU_clamp_min_out
 clamp_min_ = _r.wrapper_CPU_clamp_min_
 clamp_min__Tensor = _r.wrapper_CPU_clamp_min__Tensor
 
-_k99 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'convolution_cpu', 'CPU', 'ops/native_functions.yaml:1417')
+_k101 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'convolution_cpu', 'CPU', 'ops/native_functions.yaml:1438')
 
 
 def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
-    return _k99(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
+    return _k101(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
 
 
 
-_k100 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'copy_', 'CPU', 'ops/native_functions.yaml:639')
+_k102 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'copy_', 'CPU', 'ops/native_functions.yaml:639')
 
 
 def copy_(self, src, non_blocking=False):
-    return _k100(self, src, non_blocking)
+    return _k102(self, src, non_blocking)
 
 
 
-_k101 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'cos', 'CPU', 'ops/native_functions.yaml:365')
+_k103 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'cos', 'CPU', 'ops/native_functions.yaml:365')
 
 
 def cos(self):
-    return _k101(self)
+    return _k103(self)
 
 
 cos_out = _r.wrapper_CPU_cos_out
@@ -241,55 +243,55 @@ cumsum = _r.wrapper_CPU_cumsum
 cumsum_out = _r.wrapper_CPU_cumsum_out
 cumsum_ = _r.wrapper_CPU_cumsum_
 
-_k107 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'div.Tensor', 'CPU', 'ops/native_functions.yaml:215')
+_k109 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'div.Tensor', 'CPU', 'ops/native_functions.yaml:215')
 
 
 def div_Tensor(self, other):
-    return _k107(self, other)
+    return _k109(self, other)
 
 
 div_Tensor_mode = _r.wrapper_CPU_div_Tensor_mode
 div_out = _r.wrapper_CPU_div_out
 div_out_mode = _r.wrapper_CPU_div_out_mode
 
-_k111 = _r._kernel(_r._CPU_INPLACE, 'tensordispatch.backends.cpu.fresh:CPU_INPLACE_KERNELS', 'div_.Tensor', 'CPU', 'ops/native_functions.yaml:215')
+_k113 = _r._kernel(_r._CPU_INPLACE, 'tensordispatch.backends.cpu.fresh:CPU_INPLACE_KERNELS', 'div_.Tensor', 'CPU', 'ops/native_functions.yaml:215')
 
 
 def div__Tensor(self, other):
-    return _k111(self, other)
+    return _k113(self, other)
 
 
 div__Tensor_mode = _r.wrapper_CPU_div__Tensor_mode
 
-_k113 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'dot', 'CPU', 'ops/native_functions.yaml:866')
+_k115 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'dot', 'CPU', 'ops/native_functions.yaml:866')
 
 
 def dot(self, tensor):
-    return _k113(self, tensor)
+    return _k115(self, tensor)
 
 
 
-_k114 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'embedding_renorm_cpu_', 'CPU', 'ops/native_functions.yaml:1406')
+_k116 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'embedding_renorm_cpu_', 'CPU', 'ops/native_functions.yaml:1427')
 
 
 def embedding_renorm_(self, indices, max_norm, norm_type):
-    return _k114(self, indices, max_norm, norm_type)
+    return _k116(self, indices, max_norm, norm_type)
 
 
 
-_k115 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'empty_cpu', 'CPU', 'ops/native_functions.yaml:11')
+_k117 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'empty_cpu', 'CPU', 'ops/native_functions.yaml:11')
 
 
 def empty_memory_format(size, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
-    return _k115(size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format)
+    return _k117(size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format)
 
 
 
-_k116 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'empty_strided_cpu', 'CPU', 'ops/native_functions.yaml:17')
+_k118 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'empty_strided_cpu', 'CPU', 'ops/native_functions.yaml:17')
 
 
 def empty_strided(size, stride, *, dtype=None, layout=None, device=None, pin_memory=None):
-    return _k116(size, stride, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k118(size, stride, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 eq_Scalar = _r.wrapper_CPU_eq_Scalar
@@ -302,11 +304,11 @@ erf = _r.wrapper_CPU_erf
 erf_out = _r.wrapper_CPU_erf_out
 erf_ = _r.wrapper_CPU_erf_
 
-_k126 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'exp', 'CPU', 'ops/native_functions.yaml:325')
+_k128 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'exp', 'CPU', 'ops/native_functions.yaml:325')
 
 
 def exp(self):
-    return _k126(self)
+    return _k128(self)
 
 
 exp_out = _r.wrapper_CPU_exp_out
@@ -315,35 +317,35 @@ expm1 = _r.wrapper_CPU_expm1
 expm1_out = _r.wrapper_CPU_expm1_out
 expm1_ = _r.wrapper_CPU_expm1_
 
-_k132 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'eye_m_out', 'CPU', 'ops/native_functions.yaml:2025')
+_k134 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'eye_m_out', 'CPU', 'ops/native_functions.yaml:2046')
 
 
 def eye_m_out(n, m, *, out):
-    return _k132(n, m, out=out)
+    return _k134(n, m, out=out)
 
 
 
-_k133 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'eye_out', 'CPU', 'ops/native_functions.yaml:2021')
+_k135 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'eye_out', 'CPU', 'ops/native_functions.yaml:2042')
 
 
 def eye_out(n, *, out):
-    return _k133(n, out=out)
+    return _k135(n, out=out)
 
 
 
-_k134 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'fill_', 'CPU', 'ops/native_functions.yaml:72')
+_k136 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'fill_', 'CPU', 'ops/native_functions.yaml:72')
 
 
 def fill__Scalar(self, value):
-    return _k134(self, value)
+    return _k136(self, value)
 
 
 
-_k135 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'flip', 'CPU', 'ops/native_functions.yaml:1686')
+_k137 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'flip', 'CPU', 'ops/native_functions.yaml:1707')
 
 
 def flip(self, dims):
-    return _k135(self, dims)
+    return _k137(self, dims)
 
 
 floor = _r.wrapper_CPU_floor
@@ -369,19 +371,19 @@ gt__Tensor = _r.wrapper_CPU_gt__Tensor
 index_Tensor = _r.wrapper_CPU_index_Tensor
 index_Tensor_out = _r.wrapper_CPU_index_Tensor_out
 
-_k158 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'index_select', 'CPU', 'ops/native_functions.yaml:1736')
+_k160 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'index_select', 'CPU', 'ops/native_functions.yaml:1757')
 
 
 def index_select(self, dim, index):
-    return _k158(self, dim, index)
+    return _k160(self, dim, index)
 
 
 
-_k159 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'index_select_out', 'CPU', 'ops/native_functions.yaml:1743')
+_k161 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'index_select_out', 'CPU', 'ops/native_functions.yaml:1764')
 
 
 def index_select_out(self, dim, index, *, out):
-    return _k159(self, dim, index, out=out)
+    return _k161(self, dim, index, out=out)
 
 
 le_Scalar = _r.wrapper_CPU_le_Scalar
@@ -397,11 +399,11 @@ lerp_Tensor_out = _r.wrapper_CPU_lerp_Tensor_out
 lerp__Scalar = _r.wrapper_CPU_lerp__Scalar
 lerp__Tensor = _r.wrapper_CPU_lerp__Tensor
 
-_k172 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'linspace_out', 'CPU', 'ops/native_functions.yaml:1979')
+_k174 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'linspace_out', 'CPU', 'ops/native_functions.yaml:2000')
 
 
 def linspace_out(start, end, steps, *, out):
-    return _k172(start, end, steps, out=out)
+    return _k174(start, end, steps, out=out)
 
 
 log = _r.wrapper_CPU_log
@@ -411,51 +413,51 @@ log1p_out = _r.wrapper_CPU_log1p_out
 log1p_ = _r.wrapper_CPU_log1p_
 log_ = _r.wrapper_CPU_log_
 
-_k179 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logical_and_out', 'CPU', 'ops/native_functions.yaml:2818')
+_k181 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logical_and_out', 'CPU', 'ops/native_functions.yaml:2839')
 
 
 def logical_and_out(self, other, *, out):
-    return _k179(self, other, out=out)
-
-
-
-_k180 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logical_not_out', 'CPU', 'ops/native_functions.yaml:2776')
-
-
-def logical_not_out(self, *, out):
-    return _k180(self, out=out)
-
-
-
-_k181 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logical_or_out', 'CPU', 'ops/native_functions.yaml:2839')
-
-
-def logical_or_out(self, other, *, out):
     return _k181(self, other, out=out)
 
 
 
-_k182 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logical_xor_out', 'CPU', 'ops/native_functions.yaml:2797')
+_k182 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logical_not_out', 'CPU', 'ops/native_functions.yaml:2797')
+
+
+def logical_not_out(self, *, out):
+    return _k182(self, out=out)
+
+
+
+_k183 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logical_or_out', 'CPU', 'ops/native_functions.yaml:2860')
+
+
+def logical_or_out(self, other, *, out):
+    return _k183(self, other, out=out)
+
+
+
+_k184 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logical_xor_out', 'CPU', 'ops/native_functions.yaml:2818')
 
 
 def logical_xor_out(self, other, *, out):
-    return _k182(self, other, out=out)
+    return _k184(self, other, out=out)
 
 
 
-_k183 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logsumexp_cpu', 'CPU', 'ops/native_functions.yaml:1132')
+_k185 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logsumexp_cpu', 'CPU', 'ops/native_functions.yaml:1132')
 
 
 def logsumexp(self, dim, keepdim=False):
-    return _k183(self, dim, keepdim)
+    return _k185(self, dim, keepdim)
 
 
 
-_k184 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logsumexp_out_cpu', 'CPU', 'ops/native_functions.yaml:1140')
+_k186 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logsumexp_out_cpu', 'CPU', 'ops/native_functions.yaml:1140')
 
 
 def logsumexp_out(self, dim, keepdim=False, *, out):
-    return _k184(self, dim, keepdim, out=out)
+    return _k186(self, dim, keepdim, out=out)
 
 
 lt_Scalar = _r.wrapper_CPU_lt_Scalar
@@ -465,53 +467,53 @@ lt_Tensor_out = _r.wrapper_CPU_lt_Tensor_out
 lt__Scalar = _r.wrapper_CPU_lt__Scalar
 lt__Tensor = _r.wrapper_CPU_lt__Tensor
 
-_k191 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'masked_fill__Scalar', 'CPU', 'ops/native_functions.yaml:1868')
+_k193 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'masked_fill__Scalar', 'CPU', 'ops/native_functions.yaml:1889')
 
 
 def masked_fill__Scalar(self, mask, value):
-    return _k191(self, mask, value)
+    return _k193(self, mask, value)
 
 
 
-_k192 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'masked_fill__Tensor', 'CPU', 'ops/native_functions.yaml:1883')
+_k194 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'masked_fill__Tensor', 'CPU', 'ops/native_functions.yaml:1904')
 
 
 def masked_fill__Tensor(self, mask, value):
-    return _k192(self, mask, value)
+    return _k194(self, mask, value)
 
 
 
-_k193 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'masked_select', 'CPU', 'ops/native_functions.yaml:1897')
+_k195 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'masked_select', 'CPU', 'ops/native_functions.yaml:1918')
 
 
 def masked_select(self, mask):
-    return _k193(self, mask)
+    return _k195(self, mask)
 
 
 
-_k194 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'masked_select_out', 'CPU', 'ops/native_functions.yaml:1903')
+_k196 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'masked_select_out', 'CPU', 'ops/native_functions.yaml:1924')
 
 
 def masked_select_out(self, mask, *, out):
-    return _k194(self, mask, out=out)
+    return _k196(self, mask, out=out)
 
 
 
-_k195 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'max_all_cpu', 'CPU', 'ops/native_functions.yaml:972')
+_k197 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'max_all_cpu', 'CPU', 'ops/native_functions.yaml:972')
 
 
 def max(self):
-    return _k195(self)
+    return _k197(self)
 
 
 max_dim = _r.wrapper_CPU_max_dim
 max_dim_max = _r.wrapper_CPU_max_dim_max
 
-_k198 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'max_unary_out', 'CPU', 'ops/native_functions.yaml:980')
+_k200 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'max_unary_out', 'CPU', 'ops/native_functions.yaml:980')
 
 
 def max_unary_out(self, *, out):
-    return _k198(self, out=out)
+    return _k200(self, out=out)
 
 
 maximum = _r.wrapper_CPU_maximum
@@ -519,21 +521,21 @@ maximum_out = _r.wrapper_CPU_maximum_out
 mean_dim = _r.wrapper_CPU_mean_dim
 mean_out = _r.wrapper_CPU_mean_out
 
-_k203 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'min_all_cpu', 'CPU', 'ops/native_functions.yaml:987')
+_k205 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'min_all_cpu', 'CPU', 'ops/native_functions.yaml:987')
 
 
 def min(self):
-    return _k203(self)
+    return _k205(self)
 
 
 min_dim = _r.wrapper_CPU_min_dim
 min_dim_min = _r.wrapper_CPU_min_dim_min
 
-_k206 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'min_unary_out', 'CPU', 'ops/native_functions.yaml:995')
+_k208 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'min_unary_out', 'CPU', 'ops/native_functions.yaml:995')
 
 
 def min_unary_out(self, *, out):
-    return _k206(self, out=out)
+    return _k208(self, out=out)
 
 
 minimum = _r.wrapper_CPU_minimum
@@ -541,36 +543,36 @@ minimum_out = _r.wrapper_CPU_minimum_out
 mm = _r.wrapper_CPU_mm
 mm_out = _r.wrapper_CPU_mm_out
 
-_k211 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'mul.Tensor', 'CPU', 'ops/native_functions.yaml:180')
+_k213 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'mul.Tensor', 'CPU', 'ops/native_functions.yaml:180')
 
 
 def mul_Tensor(self, other):
-    return _k211(self, other)
+    return _k213(self, other)
 
 
 mul_out = _r.wrapper_CPU_mul_out
 
-_k213 = _r._kernel(_r._CPU_INPLACE, 'tensordispatch.backends.cpu.fresh:CPU_INPLACE_KERNELS', 'mul_.Tensor', 'CPU', 'ops/native_functions.yaml:180')
+_k215 = _r._kernel(_r._CPU_INPLACE, 'tensordispatch.backends.cpu.fresh:CPU_INPLACE_KERNELS', 'mul_.Tensor', 'CPU', 'ops/native_functions.yaml:180')
 
 
 def mul__Tensor(self, other):
-    return _k213(self, other)
+    return _k215(self, other)
 
 
 
-_k214 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'native_dropout_cpu', 'CPU', 'ops/native_functions.yaml:1345')
+_k216 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'native_dropout_cpu', 'CPU', 'ops/native_functions.yaml:1366')
 
 
 def native_dropout(input, p, train):
-    return _k214(input, p, train)
+    return _k216(input, p, train)
 
 
 
-_k215 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'native_layer_norm_cpu', 'CPU', 'ops/native_functions.yaml:1353')
+_k217 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'native_layer_norm_cpu', 'CPU', 'ops/native_functions.yaml:1374')
 
 
 def native_layer_norm(input, normalized_shape, weight, bias, eps):
-    return _k215(input, normalized_shape, weight, bias, eps)
+    return _k217(input, normalized_shape, weight, bias, eps)
 
 
 ne_Scalar = _r.wrapper_CPU_ne_Scalar
@@ -580,47 +582,47 @@ ne_Tensor_out = _r.wrapper_CPU_ne_Tensor_out
 ne__Scalar = _r.wrapper_CPU_ne__Scalar
 ne__Tensor = _r.wrapper_CPU_ne__Tensor
 
-_k222 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'neg', 'CPU', 'ops/native_functions.yaml:305')
+_k224 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'neg', 'CPU', 'ops/native_functions.yaml:305')
 
 
 def neg(self):
-    return _k222(self)
+    return _k224(self)
 
 
 neg_out = _r.wrapper_CPU_neg_out
 neg_ = _r.wrapper_CPU_neg_
 
-_k225 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nll_loss2d_forward_cpu', 'CPU', 'ops/native_functions.yaml:1391')
+_k227 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nll_loss2d_forward_cpu', 'CPU', 'ops/native_functions.yaml:1412')
 
 
 def nll_loss2d_forward(self, target, weight, reduction, ignore_index):
-    return _k225(self, target, weight, reduction, ignore_index)
+    return _k227(self, target, weight, reduction, ignore_index)
 
 
 
-_k226 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nll_loss2d_forward_out_cpu', 'CPU', 'ops/native_functions.yaml:1385')
+_k228 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nll_loss2d_forward_out_cpu', 'CPU', 'ops/native_functions.yaml:1406')
 
 
 def nll_loss2d_forward_output(self, target, weight, reduction, ignore_index, *, output, total_weight):
-    return _k226(self, target, weight, reduction, ignore_index, output=output, total_weight=total_weight)
+    return _k228(self, target, weight, reduction, ignore_index, output=output, total_weight=total_weight)
 
 
 nll_loss_forward = _r.wrapper_CPU_nll_loss_forward
 nll_loss_forward_output = _r.wrapper_CPU_nll_loss_forward_output
 
-_k229 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nonzero', 'CPU', 'ops/native_functions.yaml:1908')
+_k231 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nonzero', 'CPU', 'ops/native_functions.yaml:1929')
 
 
 def nonzero(self):
-    return _k229(self)
+    return _k231(self)
 
 
 
-_k230 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nonzero_out', 'CPU', 'ops/native_functions.yaml:1914')
+_k232 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nonzero_out', 'CPU', 'ops/native_functions.yaml:1935')
 
 
 def nonzero_out(self, *, out):
-    return _k230(self, out=out)
+    return _k232(self, out=out)
 
 
 norm_ScalarOpt_dim = _r.wrapper_CPU_norm_ScalarOpt_dim
@@ -628,11 +630,11 @@ norm_ScalarOpt_dim_dtype = _r.wrapper_CPU_norm_ScalarOpt_dim_dtype
 norm_dtype_out = _r.wrapper_CPU_norm_dtype_out
 norm_out = _r.wrapper_CPU_norm_out
 
-_k235 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'normal_', 'CPU', 'ops/native_functions.yaml:2044')
+_k237 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'normal_', 'CPU', 'ops/native_functions.yaml:2065')
 
 
 def normal_(self, mean=0.0, std=1.0, *, generator=None):
-    return _k235(self, mean, std, generator=generator)
+    return _k237(self, mean, std, generator=generator)
 
 
 pow_Scalar = _r.wrapper_CPU_pow_Scalar
@@ -644,40 +646,40 @@ pow_Tensor_Tensor_out = _r.wrapper_CPU_pow_Tensor_Tensor_out
 pow__Scalar = _r.wrapper_CPU_pow__Scalar
 pow__Tensor = _r.wrapper_CPU_pow__Tensor
 
-_k244 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'prod_cpu', 'CPU', 'ops/native_functions.yaml:898')
+_k246 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'prod_cpu', 'CPU', 'ops/native_functions.yaml:898')
 
 
 def prod(self, *, dtype=None):
-    return _k244(self, dtype=dtype)
+    return _k246(self, dtype=dtype)
 
 
 prod_dim_int = _r.wrapper_CPU_prod_dim_int
 prod_int_out = _r.wrapper_CPU_prod_int_out
 
-_k247 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'random__from', 'CPU', 'ops/native_functions.yaml:2059')
+_k249 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'random__from', 'CPU', 'ops/native_functions.yaml:2080')
 
 
 def random__from(self, from_, to, *, generator=None):
-    return _k247(self, from_, to, generator=generator)
+    return _k249(self, from_, to, generator=generator)
 
 
 
-_k248 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'random__to', 'CPU', 'ops/native_functions.yaml:2068')
+_k250 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'random__to', 'CPU', 'ops/native_functions.yaml:2089')
 
 
 def random__to(self, to, *, generator=None):
-    return _k248(self, to, generator=generator)
+    return _k250(self, to, generator=generator)
 
 
 remainder_Tensor = _r.wrapper_CPU_remainder_Tensor
 remainder_Tensor_out = _r.wrapper_CPU_remainder_Tensor_out
 remainder__Tensor = _r.wrapper_CPU_remainder__Tensor
 
-_k252 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'roll', 'CPU', 'ops/native_functions.yaml:1694')
+_k254 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'roll', 'CPU', 'ops/native_functions.yaml:1715')
 
 
 def roll(self, shifts, dims=()):
-    return _k252(self, shifts, dims)
+    return _k254(self, shifts, dims)
 
 
 round = _r.wrapper_CPU_round
@@ -714,11 +716,11 @@ silu = _r.wrapper_CPU_silu
 silu_out = _r.wrapper_CPU_silu_out
 silu_ = _r.wrapper_CPU_silu_
 
-_k286 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'sin', 'CPU', 'ops/native_functions.yaml:345')
+_k288 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'sin', 'CPU', 'ops/native_functions.yaml:345')
 
 
 def sin(self):
-    return _k286(self)
+    return _k288(self)
 
 
 sin_out = _r.wrapper_CPU_sin_out
@@ -726,46 +728,46 @@ sin_ = _r.wrapper_CPU_sin_
 sort_stable = _r.wrapper_CPU_sort_stable
 sort_values_stable = _r.wrapper_CPU_sort_values_stable
 
-_k291 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'sqrt', 'CPU', 'ops/native_functions.yaml:385')
+_k293 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'sqrt', 'CPU', 'ops/native_functions.yaml:385')
 
 
 def sqrt(self):
-    return _k291(self)
+    return _k293(self)
 
 
 sqrt_out = _r.wrapper_CPU_sqrt_out
 sqrt_ = _r.wrapper_CPU_sqrt_
 
-_k294 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'std_correction_cpu', 'CPU', 'ops/native_functions.yaml:1075')
+_k296 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'std_correction_cpu', 'CPU', 'ops/native_functions.yaml:1075')
 
 
 def std_correction(self, dim=None, *, correction=None, keepdim=False):
-    return _k294(self, dim, correction=correction, keepdim=keepdim)
+    return _k296(self, dim, correction=correction, keepdim=keepdim)
 
 
 
-_k295 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'std_correction_out_cpu', 'CPU', 'ops/native_functions.yaml:1083')
+_k297 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'std_correction_out_cpu', 'CPU', 'ops/native_functions.yaml:1083')
 
 
 def std_correction_out(self, dim=None, *, correction=None, keepdim=False, out):
-    return _k295(self, dim, correction=correction, keepdim=keepdim, out=out)
+    return _k297(self, dim, correction=correction, keepdim=keepdim, out=out)
 
 
 
-_k296 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'sub.Tensor', 'CPU', 'ops/native_functions.yaml:129')
+_k298 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'sub.Tensor', 'CPU', 'ops/native_functions.yaml:129')
 
 
 def sub_Tensor(self, other, *, alpha=1):
-    return _k296(self, other, alpha=alpha)
+    return _k298(self, other, alpha=alpha)
 
 
 sub_out = _r.wrapper_CPU_sub_out
 
-_k298 = _r._kernel(_r._CPU_INPLACE, 'tensordispatch.backends.cpu.fresh:CPU_INPLACE_KERNELS', 'sub_.Tensor', 'CPU', 'ops/native_functions.yaml:129')
+_k300 = _r._kernel(_r._CPU_INPLACE, 'tensordispatch.backends.cpu.fresh:CPU_INPLACE_KERNELS', 'sub_.Tensor', 'CPU', 'ops/native_functions.yaml:129')
 
 
 def sub__Tensor(self, other, *, alpha=1):
-    return _k298(self, other, alpha=alpha)
+    return _k300(self, other, alpha=alpha)
 
 
 sum_IntList_out = _r.wrapper_CPU_sum_IntList_out
@@ -785,75 +787,75 @@ triu = _r.wrapper_CPU_triu
 triu_out = _r.wrapper_CPU_triu_out
 triu_ = _r.wrapper_CPU_triu_
 
-_k315 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'unfold', 'CPU', 'ops/native_functions.yaml:1505')
+_k317 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'unfold', 'CPU', 'ops/native_functions.yaml:1526')
 
 
 def unfold(self, dimension, size, step):
-    return _k315(self, dimension, size, step)
+    return _k317(self, dimension, size, step)
 
 
 
-_k316 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'uniform_', 'CPU', 'ops/native_functions.yaml:2035')
+_k318 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'uniform_', 'CPU', 'ops/native_functions.yaml:2056')
 
 
 def uniform_(self, from_=0.0, to=1.0, *, generator=None):
-    return _k316(self, from_, to, generator=generator)
+    return _k318(self, from_, to, generator=generator)
 
 
 
-_k317 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'var_correction_cpu', 'CPU', 'ops/native_functions.yaml:1043')
+_k319 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'var_correction_cpu', 'CPU', 'ops/native_functions.yaml:1043')
 
 
 def var_correction(self, dim=None, *, correction=None, keepdim=False):
-    return _k317(self, dim, correction=correction, keepdim=keepdim)
+    return _k319(self, dim, correction=correction, keepdim=keepdim)
 
 
 
-_k318 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'var_correction_out_cpu', 'CPU', 'ops/native_functions.yaml:1051')
+_k320 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'var_correction_out_cpu', 'CPU', 'ops/native_functions.yaml:1051')
 
 
 def var_correction_out(self, dim=None, *, correction=None, keepdim=False, out):
-    return _k318(self, dim, correction=correction, keepdim=keepdim, out=out)
+    return _k320(self, dim, correction=correction, keepdim=keepdim, out=out)
 
 
 
-_k319 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'view', 'CPU', 'ops/native_functions.yaml:650')
+_k321 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'view', 'CPU', 'ops/native_functions.yaml:650')
 
 
 def view(self, size):
-    return _k319(self, size)
+    return _k321(self, size)
 
 
 
-_k320 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'view_as_complex', 'CPU', 'ops/native_functions.yaml:1621')
+_k322 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'view_as_complex', 'CPU', 'ops/native_functions.yaml:1642')
 
 
 def view_as_complex(self):
-    return _k320(self)
+    return _k322(self)
 
 
 
-_k321 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'view_as_real', 'CPU', 'ops/native_functions.yaml:1609')
+_k323 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'view_as_real', 'CPU', 'ops/native_functions.yaml:1630')
 
 
 def view_as_real(self):
-    return _k321(self)
+    return _k323(self)
 
 
 
-_k322 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'where', 'CPU', 'ops/native_functions.yaml:2707')
+_k324 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'where', 'CPU', 'ops/native_functions.yaml:2728')
 
 
 def where_self(condition, self, other):
-    return _k322(condition, self, other)
+    return _k324(condition, self, other)
 
 
 
-_k323 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'where_self_out', 'CPU', 'ops/native_functions.yaml:2715')
+_k325 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'where_self_out', 'CPU', 'ops/native_functions.yaml:2736')
 
 
 def where_self_out(condition, self, other, *, out):
-    return _k323(condition, self, other, out=out)
+    return _k325(condition, self, other, out=out)
 
 
 
@@ -878,6 +880,10 @@ OVERLOADS = {
     },
     '_index_put_impl_': {
         'default': (_index_put_impl_, 'TLTNN', '_index_put_impl_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False) -> Tensor(a!)'),
+    },
+    '_linalg_svd': {
+        'default': (_linalg_svd, 'TNNN', '_linalg_svd(Tensor A, bool full_matrices=False, bool compute_uv=True, *, str? driver=None) -> (Tensor U, Tensor S, Tensor Vh)'),
+        'U': (_linalg_svd_U, 'TNNNTTT', '_linalg_svd.U(Tensor A, bool full_matrices=False, bool compute_uv=True, *, str? driver=None, Tensor(a!) U, Tensor(b!) S, Tensor(c!) Vh) -> (Tensor(a!) U, Tensor(b!) S, Tensor(c!) Vh)'),
     },
     '_log_softmax': {
         'default': (_log_softmax, 'TNN', '_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor'),

@@ -15,7 +15,7 @@ KEY = 'Meta'
 
 
 
-_k0 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', '__ilshift__', 'Meta', 'ops/native_functions.yaml:3032')
+_k0 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', '__ilshift__', 'Meta', 'ops/native_functions.yaml:3053')
 
 
 def __ilshift___Scalar(self, other):
@@ -23,7 +23,7 @@ def __ilshift___Scalar(self, other):
 
 
 
-_k1 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', '__ilshift__', 'Meta', 'ops/native_functions.yaml:3041')
+_k1 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', '__ilshift__', 'Meta', 'ops/native_functions.yaml:3062')
 
 
 def __ilshift___Tensor(self, other):
@@ -31,7 +31,7 @@ def __ilshift___Tensor(self, other):
 
 
 
-_k2 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', '__irshift__', 'Meta', 'ops/native_functions.yaml:3115')
+_k2 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', '__irshift__', 'Meta', 'ops/native_functions.yaml:3136')
 
 
 def __irshift___Scalar(self, other):
@@ -39,7 +39,7 @@ def __irshift___Scalar(self, other):
 
 
 
-_k3 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', '__irshift__', 'Meta', 'ops/native_functions.yaml:3123')
+_k3 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', '__irshift__', 'Meta', 'ops/native_functions.yaml:3144')
 
 
 def __irshift___Tensor(self, other):
@@ -47,7 +47,7 @@ def __irshift___Tensor(self, other):
 
 
 
-_k4 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', '__lshift__', 'Meta', 'ops/native_functions.yaml:3016')
+_k4 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', '__lshift__', 'Meta', 'ops/native_functions.yaml:3037')
 
 
 def __lshift___Scalar(self, other):
@@ -55,7 +55,7 @@ def __lshift___Scalar(self, other):
 
 
 
-_k5 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', '__lshift__', 'Meta', 'ops/native_functions.yaml:3024')
+_k5 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', '__lshift__', 'Meta', 'ops/native_functions.yaml:3045')
 
 
 def __lshift___Tensor(self, other):
@@ -63,7 +63,7 @@ def __lshift___Tensor(self, other):
 
 
 
-_k6 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', '__rshift__', 'Meta', 'ops/native_functions.yaml:3099')
+_k6 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', '__rshift__', 'Meta', 'ops/native_functions.yaml:3120')
 
 
 def __rshift___Scalar(self, other):
@@ -71,7 +71,7 @@ def __rshift___Scalar(self, other):
 
 
 
-_k7 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', '__rshift__', 'Meta', 'ops/native_functions.yaml:3107')
+_k7 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', '__rshift__', 'Meta', 'ops/native_functions.yaml:3128')
 
 
 def __rshift___Tensor(self, other):
@@ -79,23 +79,25 @@ def __rshift___Tensor(self, other):
 
 
 
-_k8 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'index_put_impl_meta_', 'Meta', 'ops/native_functions.yaml:1860')
+_k8 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'index_put_impl_meta_', 'Meta', 'ops/native_functions.yaml:1881')
 
 
 def _index_put_impl_(self, indices, values, accumulate=False, unsafe=False):
     return _k8(self, indices, values, accumulate, unsafe)
 
 
+_linalg_svd = _r.wrapper_Meta__linalg_svd
+_linalg_svd_U = _r.wrapper_Meta__linalg_svd_U
 _log_softmax = _r.wrapper_Meta__log_softmax
 _log_softmax_out = _r.wrapper_Meta__log_softmax_out
 _softmax = _r.wrapper_Meta__softmax
 _softmax_out = _r.wrapper_Meta__softmax_out
 
-_k13 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'abs_out_meta', 'Meta', 'ops/native_functions.yaml:286')
+_k15 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'abs_out_meta', 'Meta', 'ops/native_functions.yaml:286')
 
 
 def abs_out(self, *, out):
-    return _k13(self, out=out)
+    return _k15(self, out=out)
 
 
 add_Tensor = _r.wrapper_Meta_add_Tensor
@@ -132,11 +134,11 @@ any_dims = _r.wrapper_Meta_any_dims
 any_dims_out = _r.wrapper_Meta_any_dims_out
 any_out = _r.wrapper_Meta_any_out
 
-_k47 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'arange_start_out', 'Meta', 'ops/native_functions.yaml:1970')
+_k49 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'arange_start_out', 'Meta', 'ops/native_functions.yaml:1991')
 
 
 def arange_start_out(start, end, step=1, *, out):
-    return _k47(start, end, step, out=out)
+    return _k49(start, end, step, out=out)
 
 
 argmax = _r.wrapper_Meta_argmax
@@ -144,11 +146,11 @@ argmax_out = _r.wrapper_Meta_argmax_out
 argmin = _r.wrapper_Meta_argmin
 argmin_out = _r.wrapper_Meta_argmin_out
 
-_k52 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'as_strided', 'Meta', 'ops/native_functions.yaml:1444')
+_k54 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'as_strided', 'Meta', 'ops/native_functions.yaml:1465')
 
 
 def as_strided(self, size, stride, storage_offset=None):
-    return _k52(self, size, stride, storage_offset)
+    return _k54(self, size, stride, storage_offset)
 
 
 baddbmm = _r.wrapper_Meta_baddbmm
@@ -198,27 +200,27 @@ clamp_min_out = _r.wrapper_Meta_clamp_min_out
 clamp_min_ = _r.wrapper_Meta_clamp_min_
 clamp_min__Tensor = _r.wrapper_Meta_clamp_min__Tensor
 
-_k99 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'convolution_meta', 'Meta', 'ops/native_functions.yaml:1417')
+_k101 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'convolution_meta', 'Meta', 'ops/native_functions.yaml:1438')
 
 
 def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
-    return _k99(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
+    return _k101(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
 
 
 
-_k100 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'copy_meta', 'Meta', 'ops/native_functions.yaml:632')
+_k102 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'copy_meta', 'Meta', 'ops/native_functions.yaml:632')
 
 
 def copy(self, src, non_blocking=False):
-    return _k100(self, src, non_blocking)
+    return _k102(self, src, non_blocking)
 
 
 
-_k101 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'copy_meta_', 'Meta', 'ops/native_functions.yaml:639')
+_k103 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'copy_meta_', 'Meta', 'ops/native_functions.yaml:639')
 
 
 def copy_(self, src, non_blocking=False):
-    return _k101(self, src, non_blocking)
+    return _k103(self, src, non_blocking)
 
 
 cos = _r.wrapper_Meta_cos
@@ -234,35 +236,35 @@ div_out_mode = _r.wrapper_Meta_div_out_mode
 div__Tensor = _r.wrapper_Meta_div__Tensor
 div__Tensor_mode = _r.wrapper_Meta_div__Tensor_mode
 
-_k114 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'dot_meta', 'Meta', 'ops/native_functions.yaml:866')
+_k116 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'dot_meta', 'Meta', 'ops/native_functions.yaml:866')
 
 
 def dot(self, tensor):
-    return _k114(self, tensor)
+    return _k116(self, tensor)
 
 
 
-_k115 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'embedding_renorm_meta_', 'Meta', 'ops/native_functions.yaml:1406')
+_k117 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'embedding_renorm_meta_', 'Meta', 'ops/native_functions.yaml:1427')
 
 
 def embedding_renorm_(self, indices, max_norm, norm_type):
-    return _k115(self, indices, max_norm, norm_type)
+    return _k117(self, indices, max_norm, norm_type)
 
 
 
-_k116 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'empty_meta', 'Meta', 'ops/native_functions.yaml:11')
+_k118 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'empty_meta', 'Meta', 'ops/native_functions.yaml:11')
 
 
 def empty_memory_format(size, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
-    return _k116(size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format)
+    return _k118(size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format)
 
 
 
-_k117 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'empty_strided_meta', 'Meta', 'ops/native_functions.yaml:17')
+_k119 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'empty_strided_meta', 'Meta', 'ops/native_functions.yaml:17')
 
 
 def empty_strided(size, stride, *, dtype=None, layout=None, device=None, pin_memory=None):
-    return _k117(size, stride, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k119(size, stride, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 eq_Scalar = _r.wrapper_Meta_eq_Scalar
@@ -281,35 +283,35 @@ expm1 = _r.wrapper_Meta_expm1
 expm1_out = _r.wrapper_Meta_expm1_out
 expm1_ = _r.wrapper_Meta_expm1_
 
-_k133 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'eye_m_out', 'Meta', 'ops/native_functions.yaml:2025')
+_k135 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'eye_m_out', 'Meta', 'ops/native_functions.yaml:2046')
 
 
 def eye_m_out(n, m, *, out):
-    return _k133(n, m, out=out)
+    return _k135(n, m, out=out)
 
 
 
-_k134 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'eye_out', 'Meta', 'ops/native_functions.yaml:2021')
+_k136 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'eye_out', 'Meta', 'ops/native_functions.yaml:2042')
 
 
 def eye_out(n, *, out):
-    return _k134(n, out=out)
+    return _k136(n, out=out)
 
 
 
-_k135 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'fill_meta_', 'Meta', 'ops/native_functions.yaml:72')
+_k137 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'fill_meta_', 'Meta', 'ops/native_functions.yaml:72')
 
 
 def fill__Scalar(self, value):
-    return _k135(self, value)
+    return _k137(self, value)
 
 
 
-_k136 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'flip_meta', 'Meta', 'ops/native_functions.yaml:1686')
+_k138 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'flip_meta', 'Meta', 'ops/native_functions.yaml:1707')
 
 
 def flip(self, dims):
-    return _k136(self, dims)
+    return _k138(self, dims)
 
 
 floor = _r.wrapper_Meta_floor
@@ -335,19 +337,19 @@ gt__Tensor = _r.wrapper_Meta_gt__Tensor
 index_Tensor = _r.wrapper_Meta_index_Tensor
 index_Tensor_out = _r.wrapper_Meta_index_Tensor_out
 
-_k159 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'index_select_meta', 'Meta', 'ops/native_functions.yaml:1736')
+_k161 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'index_select_meta', 'Meta', 'ops/native_functions.yaml:1757')
 
 
 def index_select(self, dim, index):
-    return _k159(self, dim, index)
+    return _k161(self, dim, index)
 
 
 
-_k160 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'index_select_out_meta', 'Meta', 'ops/native_functions.yaml:1743')
+_k162 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'index_select_out_meta', 'Meta', 'ops/native_functions.yaml:1764')
 
 
 def index_select_out(self, dim, index, *, out):
-    return _k160(self, dim, index, out=out)
+    return _k162(self, dim, index, out=out)
 
 
 le_Scalar = _r.wrapper_Meta_le_Scalar
@@ -363,11 +365,11 @@ lerp_Tensor_out = _r.wrapper_Meta_lerp_Tensor_out
 lerp__Scalar = _r.wrapper_Meta_lerp__Scalar
 lerp__Tensor = _r.wrapper_Meta_lerp__Tensor
 
-_k173 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'linspace_out', 'Meta', 'ops/native_functions.yaml:1979')
+_k175 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'linspace_out', 'Meta', 'ops/native_functions.yaml:2000')
 
 
 def linspace_out(start, end, steps, *, out):
-    return _k173(start, end, steps, out=out)
+    return _k175(start, end, steps, out=out)
 
 
 log = _r.wrapper_Meta_log
@@ -377,51 +379,51 @@ log1p_out = _r.wrapper_Meta_log1p_out
 log1p_ = _r.wrapper_Meta_log1p_
 log_ = _r.wrapper_Meta_log_
 
-_k180 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logical_and_out_meta', 'Meta', 'ops/native_functions.yaml:2818')
+_k182 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logical_and_out_meta', 'Meta', 'ops/native_functions.yaml:2839')
 
 
 def logical_and_out(self, other, *, out):
-    return _k180(self, other, out=out)
-
-
-
-_k181 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logical_not_out_meta', 'Meta', 'ops/native_functions.yaml:2776')
-
-
-def logical_not_out(self, *, out):
-    return _k181(self, out=out)
-
-
-
-_k182 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logical_or_out_meta', 'Meta', 'ops/native_functions.yaml:2839')
-
-
-def logical_or_out(self, other, *, out):
     return _k182(self, other, out=out)
 
 
 
-_k183 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logical_xor_out_meta', 'Meta', 'ops/native_functions.yaml:2797')
+_k183 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logical_not_out_meta', 'Meta', 'ops/native_functions.yaml:2797')
+
+
+def logical_not_out(self, *, out):
+    return _k183(self, out=out)
+
+
+
+_k184 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logical_or_out_meta', 'Meta', 'ops/native_functions.yaml:2860')
+
+
+def logical_or_out(self, other, *, out):
+    return _k184(self, other, out=out)
+
+
+
+_k185 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logical_xor_out_meta', 'Meta', 'ops/native_functions.yaml:2818')
 
 
 def logical_xor_out(self, other, *, out):
-    return _k183(self, other, out=out)
+    return _k185(self, other, out=out)
 
 
 
-_k184 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logsumexp_meta', 'Meta', 'ops/native_functions.yaml:1132')
+_k186 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logsumexp_meta', 'Meta', 'ops/native_functions.yaml:1132')
 
 
 def logsumexp(self, dim, keepdim=False):
-    return _k184(self, dim, keepdim)
+    return _k186(self, dim, keepdim)
 
 
 
-_k185 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logsumexp_out_meta', 'Meta', 'ops/native_functions.yaml:1140')
+_k187 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logsumexp_out_meta', 'Meta', 'ops/native_functions.yaml:1140')
 
 
 def logsumexp_out(self, dim, keepdim=False, *, out):
-    return _k185(self, dim, keepdim, out=out)
+    return _k187(self, dim, keepdim, out=out)
 
 
 lt_Scalar = _r.wrapper_Meta_lt_Scalar
@@ -431,37 +433,37 @@ lt_Tensor_out = _r.wrapper_Meta_lt_Tensor_out
 lt__Scalar = _r.wrapper_Meta_lt__Scalar
 lt__Tensor = _r.wrapper_Meta_lt__Tensor
 
-_k192 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'masked_fill_meta_', 'Meta', 'ops/native_functions.yaml:1868')
+_k194 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'masked_fill_meta_', 'Meta', 'ops/native_functions.yaml:1889')
 
 
 def masked_fill__Scalar(self, mask, value):
-    return _k192(self, mask, value)
+    return _k194(self, mask, value)
 
 
 
-_k193 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'masked_fill_meta_', 'Meta', 'ops/native_functions.yaml:1883')
+_k195 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'masked_fill_meta_', 'Meta', 'ops/native_functions.yaml:1904')
 
 
 def masked_fill__Tensor(self, mask, value):
-    return _k193(self, mask, value)
+    return _k195(self, mask, value)
 
 
 
-_k194 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'max_all_meta', 'Meta', 'ops/native_functions.yaml:972')
+_k196 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'max_all_meta', 'Meta', 'ops/native_functions.yaml:972')
 
 
 def max(self):
-    return _k194(self)
+    return _k196(self)
 
 
 max_dim = _r.wrapper_Meta_max_dim
 max_dim_max = _r.wrapper_Meta_max_dim_max
 
-_k197 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'max_unary_out_meta', 'Meta', 'ops/native_functions.yaml:980')
+_k199 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'max_unary_out_meta', 'Meta', 'ops/native_functions.yaml:980')
 
 
 def max_unary_out(self, *, out):
-    return _k197(self, out=out)
+    return _k199(self, out=out)
 
 
 maximum = _r.wrapper_Meta_maximum
@@ -469,21 +471,21 @@ maximum_out = _r.wrapper_Meta_maximum_out
 mean_dim = _r.wrapper_Meta_mean_dim
 mean_out = _r.wrapper_Meta_mean_out
 
-_k202 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'min_all_meta', 'Meta', 'ops/native_functions.yaml:987')
+_k204 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'min_all_meta', 'Meta', 'ops/native_functions.yaml:987')
 
 
 def min(self):
-    return _k202(self)
+    return _k204(self)
 
 
 min_dim = _r.wrapper_Meta_min_dim
 min_dim_min = _r.wrapper_Meta_min_dim_min
 
-_k205 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'min_unary_out_meta', 'Meta', 'ops/native_functions.yaml:995')
+_k207 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'min_unary_out_meta', 'Meta', 'ops/native_functions.yaml:995')
 
 
 def min_unary_out(self, *, out):
-    return _k205(self, out=out)
+    return _k207(self, out=out)
 
 
 minimum = _r.wrapper_Meta_minimum
@@ -494,19 +496,19 @@ mul_Tensor = _r.wrapper_Meta_mul_Tensor
 mul_out = _r.wrapper_Meta_mul_out
 mul__Tensor = _r.wrapper_Meta_mul__Tensor
 
-_k213 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'native_dropout_meta', 'Meta', 'ops/native_functions.yaml:1345')
+_k215 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'native_dropout_meta', 'Meta', 'ops/native_functions.yaml:1366')
 
 
 def native_dropout(input, p, train):
-    return _k213(input, p, train)
+    return _k215(input, p, train)
 
 
 
-_k214 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'native_layer_norm_meta', 'Meta', 'ops/native_functions.yaml:1353')
+_k216 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'native_layer_norm_meta', 'Meta', 'ops/native_functions.yaml:1374')
 
 
 def native_layer_norm(input, normalized_shape, weight, bias, eps):
-    return _k214(input, normalized_shape, weight, bias, eps)
+    return _k216(input, normalized_shape, weight, bias, eps)
 
 
 ne_Scalar = _r.wrapper_Meta_ne_Scalar
@@ -519,19 +521,19 @@ neg = _r.wrapper_Meta_neg
 neg_out = _r.wrapper_Meta_neg_out
 neg_ = _r.wrapper_Meta_neg_
 
-_k224 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'nll_loss2d_forward_meta', 'Meta', 'ops/native_functions.yaml:1391')
+_k226 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'nll_loss2d_forward_meta', 'Meta', 'ops/native_functions.yaml:1412')
 
 
 def nll_loss2d_forward(self, target, weight, reduction, ignore_index):
-    return _k224(self, target, weight, reduction, ignore_index)
+    return _k226(self, target, weight, reduction, ignore_index)
 
 
 
-_k225 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'nll_loss2d_forward_out_meta', 'Meta', 'ops/native_functions.yaml:1385')
+_k227 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'nll_loss2d_forward_out_meta', 'Meta', 'ops/native_functions.yaml:1406')
 
 
 def nll_loss2d_forward_output(self, target, weight, reduction, ignore_index, *, output, total_weight):
-    return _k225(self, target, weight, reduction, ignore_index, output=output, total_weight=total_weight)
+    return _k227(self, target, weight, reduction, ignore_index, output=output, total_weight=total_weight)
 
 
 nll_loss_forward = _r.wrapper_Meta_nll_loss_forward
@@ -541,11 +543,11 @@ norm_ScalarOpt_dim_dtype = _r.wrapper_Meta_norm_ScalarOpt_dim_dtype
 norm_dtype_out = _r.wrapper_Meta_norm_dtype_out
 norm_out = _r.wrapper_Meta_norm_out
 
-_k232 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:2044')
+_k234 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:2065')
 
 
 def normal_(self, mean=0.0, std=1.0, *, generator=None):
-    return _k232(self, mean, std, generator=generator)
+    return _k234(self, mean, std, generator=generator)
 
 
 pow_Scalar = _r.wrapper_Meta_pow_Scalar
@@ -557,40 +559,40 @@ pow_Tensor_Tensor_out = _r.wrapper_Meta_pow_Tensor_Tensor_out
 pow__Scalar = _r.wrapper_Meta_pow__Scalar
 pow__Tensor = _r.wrapper_Meta_pow__Tensor
 
-_k241 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'prod_meta', 'Meta', 'ops/native_functions.yaml:898')
+_k243 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'prod_meta', 'Meta', 'ops/native_functions.yaml:898')
 
 
 def prod(self, *, dtype=None):
-    return _k241(self, dtype=dtype)
+    return _k243(self, dtype=dtype)
 
 
 prod_dim_int = _r.wrapper_Meta_prod_dim_int
 prod_int_out = _r.wrapper_Meta_prod_int_out
 
-_k244 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:2059')
+_k246 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:2080')
 
 
 def random__from(self, from_, to, *, generator=None):
-    return _k244(self, from_, to, generator=generator)
+    return _k246(self, from_, to, generator=generator)
 
 
 
-_k245 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:2068')
+_k247 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:2089')
 
 
 def random__to(self, to, *, generator=None):
-    return _k245(self, to, generator=generator)
+    return _k247(self, to, generator=generator)
 
 
 remainder_Tensor = _r.wrapper_Meta_remainder_Tensor
 remainder_Tensor_out = _r.wrapper_Meta_remainder_Tensor_out
 remainder__Tensor = _r.wrapper_Meta_remainder__Tensor
 
-_k249 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'roll_meta', 'Meta', 'ops/native_functions.yaml:1694')
+_k251 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'roll_meta', 'Meta', 'ops/native_functions.yaml:1715')
 
 
 def roll(self, shifts, dims=()):
-    return _k249(self, shifts, dims)
+    return _k251(self, shifts, dims)
 
 
 round = _r.wrapper_Meta_round
@@ -635,19 +637,19 @@ sqrt = _r.wrapper_Meta_sqrt
 sqrt_out = _r.wrapper_Meta_sqrt_out
 sqrt_ = _r.wrapper_Meta_sqrt_
 
-_k291 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'std_correction_meta', 'Meta', 'ops/native_functions.yaml:1075')
+_k293 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'std_correction_meta', 'Meta', 'ops/native_functions.yaml:1075')
 
 
 def std_correction(self, dim=None, *, correction=None, keepdim=False):
-    return _k291(self, dim, correction=correction, keepdim=keepdim)
+    return _k293(self, dim, correction=correction, keepdim=keepdim)
 
 
 
-_k292 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'std_correction_out_meta', 'Meta', 'ops/native_functions.yaml:1083')
+_k294 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'std_correction_out_meta', 'Meta', 'ops/native_functions.yaml:1083')
 
 
 def std_correction_out(self, dim=None, *, correction=None, keepdim=False, out):
-    return _k292(self, dim, correction=correction, keepdim=keepdim, out=out)
+    return _k294(self, dim, correction=correction, keepdim=keepdim, out=out)
 
 
 sub_Tensor = _r.wrapper_Meta_sub_Tensor
@@ -670,75 +672,75 @@ triu = _r.wrapper_Meta_triu
 triu_out = _r.wrapper_Meta_triu_out
 triu_ = _r.wrapper_Meta_triu_
 
-_k312 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'unfold', 'Meta', 'ops/native_functions.yaml:1505')
+_k314 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'unfold', 'Meta', 'ops/native_functions.yaml:1526')
 
 
 def unfold(self, dimension, size, step):
-    return _k312(self, dimension, size, step)
+    return _k314(self, dimension, size, step)
 
 
 
-_k313 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:2035')
+_k315 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:2056')
 
 
 def uniform_(self, from_=0.0, to=1.0, *, generator=None):
-    return _k313(self, from_, to, generator=generator)
+    return _k315(self, from_, to, generator=generator)
 
 
 
-_k314 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'var_correction_meta', 'Meta', 'ops/native_functions.yaml:1043')
+_k316 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'var_correction_meta', 'Meta', 'ops/native_functions.yaml:1043')
 
 
 def var_correction(self, dim=None, *, correction=None, keepdim=False):
-    return _k314(self, dim, correction=correction, keepdim=keepdim)
+    return _k316(self, dim, correction=correction, keepdim=keepdim)
 
 
 
-_k315 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'var_correction_out_meta', 'Meta', 'ops/native_functions.yaml:1051')
+_k317 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'var_correction_out_meta', 'Meta', 'ops/native_functions.yaml:1051')
 
 
 def var_correction_out(self, dim=None, *, correction=None, keepdim=False, out):
-    return _k315(self, dim, correction=correction, keepdim=keepdim, out=out)
+    return _k317(self, dim, correction=correction, keepdim=keepdim, out=out)
 
 
 
-_k316 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'view', 'Meta', 'ops/native_functions.yaml:650')
+_k318 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'view', 'Meta', 'ops/native_functions.yaml:650')
 
 
 def view(self, size):
-    return _k316(self, size)
+    return _k318(self, size)
 
 
 
-_k317 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'view_as_complex', 'Meta', 'ops/native_functions.yaml:1621')
+_k319 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'view_as_complex', 'Meta', 'ops/native_functions.yaml:1642')
 
 
 def view_as_complex(self):
-    return _k317(self)
+    return _k319(self)
 
 
 
-_k318 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'view_as_real', 'Meta', 'ops/native_functions.yaml:1609')
+_k320 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'view_as_real', 'Meta', 'ops/native_functions.yaml:1630')
 
 
 def view_as_real(self):
-    return _k318(self)
+    return _k320(self)
 
 
 
-_k319 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'where_meta', 'Meta', 'ops/native_functions.yaml:2707')
+_k321 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'where_meta', 'Meta', 'ops/native_functions.yaml:2728')
 
 
 def where_self(condition, self, other):
-    return _k319(condition, self, other)
+    return _k321(condition, self, other)
 
 
 
-_k320 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'where_self_out_meta', 'Meta', 'ops/native_functions.yaml:2715')
+_k322 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'where_self_out_meta', 'Meta', 'ops/native_functions.yaml:2736')
 
 
 def where_self_out(condition, self, other, *, out):
-    return _k320(condition, self, other, out=out)
+    return _k322(condition, self, other, out=out)
 
 
 
@@ -763,6 +765,10 @@ OVERLOADS = {
     },
     '_index_put_impl_': {
         'default': (_index_put_impl_, 'TLTNN', '_index_put_impl_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False) -> Tensor(a!)'),
+    },
+    '_linalg_svd': {
+        'default': (_linalg_svd, 'TNNN', '_linalg_svd(Tensor A, bool full_matrices=False, bool compute_uv=True, *, str? driver=None) -> (Tensor U, Tensor S, Tensor Vh)'),
+        'U': (_linalg_svd_U, 'TNNNTTT', '_linalg_svd.U(Tensor A, bool full_matrices=False, bool compute_uv=True, *, str? driver=None, Tensor(a!) U, Tensor(b!) S, Tensor(c!) Vh) -> (Tensor(a!) U, Tensor(b!) S, Tensor(c!) Vh)'),
     },
     '_log_softmax': {
         'default': (_log_softmax, 'TNN', '_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor'),

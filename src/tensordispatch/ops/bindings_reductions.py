@@ -106,15 +106,23 @@ def norm(
     input: Any, p: Any = "fro", dim: Any = None, keepdim: bool = False, out: Any = None,
     dtype: Any = None,
 ) -> Any:  # fmt: skip
-    """torch.norm for vector norms: ``p`` a number, inf, or "fro" (2); over ``dim`` or all.
+    """torch.norm: vector norms (``p`` a number or inf; "fro" over at most two dims is the
+    2-norm) and, as torch routes them, matrix norms through ``linalg.matrix_norm`` ("nuc", or
+    "fro" over more dims, which it refuses).
 
     >>> import tensordispatch as td
     >>> td.norm(td.tensor([3.0, 4.0])).item(), td.norm(td.tensor([3.0, -4.0]), 1).item()
     (5.0, 7.0)
+    >>> td.norm(td.tensor([[3.0, 0.0], [0.0, -4.0]]), "nuc").item()
+    7.0
     """
     if isinstance(p, str):
-        if p != "fro":
-            raise NotImplementedError(f"norm: p={p!r} (matrix norms) is not implemented")
+        if not (p == "fro" and (dim is None or isinstance(dim, int) or len(dim) <= 2)):
+            from tensordispatch.linalg import matrix_norm
+
+            dims = list(range(input.dim())) if dim is None else dim
+            dims = [dims] if isinstance(dims, int) else dims
+            return matrix_norm(input, p, dims, keepdim, dtype=dtype, out=out)
         p = 2
     dims = [] if dim is None else [dim] if isinstance(dim, int) else list(dim)
     if dtype is not None:

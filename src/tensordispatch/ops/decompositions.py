@@ -94,3 +94,7 @@ DECOMPOSITIONS.update(DECOMPOSITIONS_LAYOUT)
 from tensordispatch.ops.decompositions_nn import NN_DECOMPOSITIONS
 
 DECOMPOSITIONS.update(NN_DECOMPOSITIONS)
+
+from tensordispatch.ops.decompositions_linalg import LINALG_DECOMPOSITIONS
+
+DECOMPOSITIONS.update(LINALG_DECOMPOSITIONS)

@@ -513,3 +513,7 @@ CPU_KERNELS.update(CPU_LAYOUT, **VIEW_CPU_META_KERNELS)
 from tensordispatch.backends.cpu.nn import NN_CPU_KERNELS
 
 CPU_KERNELS.update(NN_CPU_KERNELS)
+
+from tensordispatch.backends.cpu.linalg import LINALG_CPU_KERNELS
+
+CPU_KERNELS.update(LINALG_CPU_KERNELS)

@@ -289,3 +289,7 @@ META_FUNCTIONS.update(META_FUNCTIONS_LAYOUT)
 from tensordispatch.backends.meta.nn import NN_META_FUNCTIONS
 
 META_FUNCTIONS.update(NN_META_FUNCTIONS)
+
+from tensordispatch.backends.meta.linalg import LINALG_META_FUNCTIONS
+
+META_FUNCTIONS.update(LINALG_META_FUNCTIONS)
