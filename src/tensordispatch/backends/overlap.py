@@ -21,6 +21,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+import numpy as np
+
 from tensordispatch.tensor.geometry import is_non_overlapping_and_dense
 from tensordispatch.tensor.tensor import Tensor
 
@@ -35,6 +37,7 @@ __all__ = [
     "check_written_no_overlap",
     "has_internal_overlap",
     "partial_overlap",
+    "torch_element_order",
 ]
 
 PARTIAL_OVERLAP = (
@@ -245,3 +248,129 @@ def check_bias_copy(out: Tensor, bias: Tensor) -> None:
         bias = op("expand")(bias, out._shape)
     if _partial(out, bias):
         raise RuntimeError(PARTIAL_OVERLAP)
+
+
+# Note [Overlaps torch allows but computes in its own order]
+# torch refuses a partial overlap only when it can decide it (both tensors non-overlapping
+# and dense). ``m[:, 1:].add_(m[:, :2])`` on a 2x3 ``m`` is "too hard" (neither view is
+# dense) and runs, reading elements that the same call already wrote: torch's CPU loop
+# gives [[0, 1, 3], [3, 7, 12]] for ``m = arange(6.).view(2, 3)``; NumPy sees the overlap and
+# buffers the input, which gives [[0, 1, 3], [3, 7, 9]] (every read before any write).
+# torch's answer follows TensorIterator's loop: dimensions ordered by the operands' strides
+# (output first; a stride 0 decides nothing; equal strides put the smaller size inside),
+# the innermost varying fastest, one element after another, EXCEPT in an inner loop over
+# unit-stride operands of at least 2 * Vectorized<T>::size() elements, which torch runs in
+# chunks of that many elements (all of a chunk read, then all written), and that size is 32
+# or 64 bytes per vector depending on the machine's SIMD (AVX2/default or AVX512). So
+# ``torch_element_order`` gives the order of torch's loop when the answer is the same on
+# every CPU (the inner loop is strided, or shorter than the smallest chunk, 64 bytes), and
+# None otherwise, or when the written and read elements do not meet (then any order gives
+# one answer). The fused in-place kernels of add_/sub_/mul_/div_ and copy_ of one dtype
+# and shape follow it element by element (a Python loop: only such calls pay); other
+# kernels and longer unit-stride rows keep NumPy's buffered answer, which is torch's on no
+# machine in general: torch's own answer there depends on the machine it runs on.
+
+_SMALLEST_CHUNK_BYTES = 64  # 2 * Vectorized<T>::size() elements of 32 bytes (AVX2, default)
+
+
+def torch_element_order(out: Tensor, src: Tensor) -> list[tuple[int, ...]] | None:
+    """The indices of ``out`` in the order torch's CPU loop computes an elementwise
+    ``out = f(out, src)`` of one shape, when the result depends on that order and the
+    order is the same on every machine; None otherwise (Note [Overlaps torch allows but
+    computes in its own order]).
+
+    >>> import tensordispatch as td
+    >>> m = td.arange(6.0).view(2, 3)
+    >>> torch_element_order(m[:, 1:], m[:, :2]), torch_element_order(m[0], m[1])
+    ([(0, 0), (0, 1), (1, 0), (1, 1)], None)
+    """
+    if out is src or out._data is None or not _shares_storage(out, src):
+        return None
+    if out._offset == src._offset and out._strides == src._strides:
+        return None  # each element reads only itself
+    if not _spans_meet(out, src) or not np.shares_memory(out._data, src._data, max_work=10_000):
+        return None
+    perm = _loop_dims(out._shape, (out._strides, src._strides))
+    if not perm:
+        return None
+    inner = _coalesced_inner(out._shape, (out._strides, src._strides), perm)
+    size, strides = inner
+    if all(st == 1 for st in strides) and size * out.dtype.itemsize >= _SMALLEST_CHUNK_BYTES:
+        return None  # chunked by torch's vector width: the answer depends on the machine
+    ranges = [range(out._shape[d]) for d in reversed(perm)]  # outermost first
+    order = []
+    for outer_first in _product(ranges):
+        index = [0] * len(perm)
+        for d, i in zip(reversed(perm), outer_first, strict=True):
+            index[d] = i
+        order.append(tuple(index))
+    return order
+
+
+def _spans_meet(a: Tensor, b: Tensor) -> bool:
+    """Whether the element ranges of two views of one storage intersect (a cheap first test
+    before NumPy's exact one); False when either is empty."""
+    a_lo = a_hi = a._offset
+    for n, st in zip(a._shape, a._strides, strict=True):
+        if st < 0:
+            a_lo += (n - 1) * st
+        else:
+            a_hi += (n - 1) * st
+    b_lo = b_hi = b._offset
+    for n, st in zip(b._shape, b._strides, strict=True):
+        if st < 0:
+            b_lo += (n - 1) * st
+        else:
+            b_hi += (n - 1) * st
+    return a_lo <= b_hi and b_lo <= a_hi and 0 not in a._shape and 0 not in b._shape
+
+
+def _product(ranges: list[range]) -> list[tuple[int, ...]]:
+    from itertools import product
+
+    return list(product(*ranges))
+
+
+def _loop_dims(shape: tuple[int, ...], strides: tuple[tuple[int, ...], ...]) -> list[int]:
+    """TensorIterator's reorder_dimensions: the dims, innermost first (size-1 dims
+    dropped: they do not move the loop)."""
+    dims = [d for d in range(len(shape) - 1, -1, -1) if shape[d] != 1]
+
+    def should_swap(d0: int, d1: int) -> int:
+        for st in strides:
+            s0, s1 = st[d0], st[d1]
+            if s0 == 0 or s1 == 0:
+                continue
+            if s0 < s1:
+                return -1
+            if s0 > s1:
+                return 1
+            if shape[d0] > shape[d1]:
+                return 1
+        return 0
+
+    for i in range(1, len(dims)):
+        j = i
+        for k in range(i - 1, -1, -1):
+            c = should_swap(dims[k], dims[j])
+            if c > 0:
+                dims[k], dims[j] = dims[j], dims[k]
+                j = k
+            elif c < 0:
+                break
+    return dims
+
+
+def _coalesced_inner(
+    shape: tuple[int, ...], strides: tuple[tuple[int, ...], ...], perm: list[int]
+) -> tuple[int, tuple[int, ...]]:
+    """The size of the innermost loop after TensorIterator's coalescing, with each
+    operand's stride in it."""
+    first = perm[0]
+    size = shape[first]
+    for d in perm[1:]:
+        if all(st[d] == st[first] * size for st in strides):
+            size *= shape[d]
+        else:
+            break
+    return size, tuple(st[first] for st in strides)
