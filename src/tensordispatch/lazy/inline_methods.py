@@ -21,7 +21,7 @@ would compute from the call is already known from an earlier call that went thro
   (keyed by the operand Shapes' identities, which the records keep alive).
 
 Then the method builds the node (same class, arguments, operands, shapes and hash as the
-tracer), the LazyData, the LazyTensor and a wrapper with its own storage inline, and bumps
+tracer), the LazyData, the LazyTensor and a wrapper (its storage made on first use) inline, and bumps
 the same counters. Otherwise it calls the fast method, and when that traced the call, it
 records what the call taught (`_Records.learn`). tests/lazy/test_lazy_inline_methods.py
 compares the nodes, graphs and counters with the dispatcher path.
@@ -49,10 +49,9 @@ from tensordispatch.lazy.shape import SAME_SHAPE_POINTWISE
 from tensordispatch.lazy.tensor import LAZY, LIVE, LazyData, LazyTensor
 from tensordispatch.tensor.geometry import contiguous_strides
 from tensordispatch.transforms.functionalize.wrapper import (
-    FUNCTIONALIZE_BIT,
-    FunctionalStorage,
-    FunctionalTensor,
     _KEEP,
+    FUNCTIONALIZE_BIT,
+    FunctionalTensor,
 )
 
 __all__ = ["forget", "inline_method"]
@@ -121,7 +120,6 @@ class _Records:
             key = (id(left.shape), id(right.shape))
             self.tensor_shapes[key] = (left.shape, right.shape, *entry[2:])
 
-
     def rule(self, left: Any, right: Any) -> tuple[Any, ...] | None:
         """The shapes entry for a floating left operand of Shape ``left`` and a right one of
         Shape ``right`` that is the same Shape (or None: a Python number), from shape.py's
@@ -169,7 +167,7 @@ def _scalar_key(value: Any) -> tuple[Any, ...]:
     return (NUMBER_DTYPES[value.__class__], value.__class__, value)
 
 
-_TEMPLATE = '''
+_TEMPLATE = """
 def method(self, other{signature}):
 {keywords}    inner = self._data
     if (inner.__class__ is not LT or self.__class__ is not FT
@@ -179,7 +177,7 @@ def method(self, other{signature}):
     if (d["included"] != DI or d["excluded"] != DX or d["modes"] or d["transform_stack"]
             or (len(d) > BASE_FIELDS and (d.get("autograd_inference_mode", False)
                                           or d.get("lazy_force_fallback")))
-            or self._generation != self._fstorage.generation):
+            or (self._fs is not None and self._generation != self._fs.generation)):
         return fast(self, other)
     if self._key_set != WRAPPER_KEYS:
         return fast(self, other)
@@ -200,7 +198,7 @@ def method(self, other{signature}):
         b = other._data
         if (b.__class__ is not LT or other._autograd_meta is not None
                 or b._autograd_meta is not None
-                or other._generation != other._fstorage.generation):
+                or (other._fs is not None and other._generation != other._fs.generation)):
             return fast(self, other)
         if other._key_set != WRAPPER_KEYS:
             return fast(self, other)
@@ -251,13 +249,6 @@ def method(self, other{signature}):
     t._base = None
     t._wrapped_number = False
     t._autograd_meta = None
-    storage = new(FS)
-    storage.base = t
-    storage.dense = None
-    storage.updates = []
-    storage.generation = 0
-    storage.frozen = False
-    storage.mutations = 0
     w = new(FT)
     w._key_set = WRAPPER_KEYS
     w._shape = sizes
@@ -271,13 +262,13 @@ def method(self, other{signature}):
     w._base = None
     w._wrapped_number = False
     w._autograd_meta = None
-    w._fstorage = storage
+    w._fs = None
     w._view_metas = ()
     w._generation = 0
     w._has_metadata_mutation = False
     w._shadow = None
     return w
-'''
+"""
 
 
 def _source(tail: int, keywords: tuple[str, ...]) -> str:
@@ -300,7 +291,10 @@ def _source(tail: int, keywords: tuple[str, ...]) -> str:
     operands = "".join(f", v{2 + i}" for i in range(tail))
     hashes = "".join(f", v{2 + i}[0].hash, v{2 + i}[1]" for i in range(tail))
     return _TEMPLATE.format(
-        signature=signature, keywords=checks, tail_values=values, tail_operands=operands,
+        signature=signature,
+        keywords=checks,
+        tail_values=values,
+        tail_operands=operands,
         tail_hash=hashes,
     )
 
@@ -379,7 +373,7 @@ def inline_method(
     namespace: dict[str, Any] = {
         "fast": fast, "learn": learn, "ST": local_state(), "DI": DEFAULT_INCLUDED_RAW,
         "DX": DEFAULT_EXCLUDED_RAW, "ENTRY": plan.op._entry, "VALID": records.valid,
-        "LT": LazyTensor, "FT": FunctionalTensor, "LD": LazyData, "FS": FunctionalStorage,
+        "LT": LazyTensor, "FT": FunctionalTensor, "LD": LazyData, 
         "FLOATS": records.floats, "INTS": records.ints, "TAIL": records.tail,
         "FSHAPES": records.number_shapes[float], "ISHAPES": records.number_shapes[int],
         "TSHAPES": records.tensor_shapes, "RULE": records.rule,

@@ -29,7 +29,6 @@ from tensordispatch.dispatch.tls import DEFAULT_EXCLUDED_RAW, DEFAULT_INCLUDED_R
 from tensordispatch.tensor.tensor import Tensor
 from tensordispatch.transforms.functionalize.kernels import functionalize_fallback
 from tensordispatch.transforms.functionalize.wrapper import (
-    FunctionalStorage,
     FunctionalTensor,
     _make_wrapper,
     sync,
@@ -41,14 +40,15 @@ _ST = local_state()
 
 
 def wrap_result(t: Tensor) -> FunctionalTensor:
-    """A new functional wrapper (own storage) over the traced result ``t``: what
-    ``to_functional`` makes, without its argument checks (``t`` is a fresh LazyTensor).
+    """A new functional wrapper (own storage, made on first use) over the traced result
+    ``t``: what ``to_functional`` makes, without its argument checks (``t`` is a fresh
+    LazyTensor that nothing else can see).
 
     >>> import tensordispatch as td
     >>> w = wrap_result(td.ones(2)); type(w).__name__, w._data.tolist()
     ('FunctionalTensor', [1.0, 1.0])
     """
-    return _make_wrapper(t, FunctionalStorage(t), (), 0)
+    return _make_wrapper(t, None, (), 0)  # its storage is made on first use
 
 
 def eligible(plan: Any) -> bool:
@@ -174,7 +174,7 @@ def _unrolled(
         a = names[pos]
         lines += [
             f"    if {a}.__class__ is FT:",
-            f"        if {a}._generation != {a}._fstorage.generation:",
+            f"        if {a}._fs is not None and {a}._generation != {a}._fs.generation:",
             "            return generic(*args)",
             f"        {a} = {a}._data",
             f"        if {a}.__class__ is not LT or ({a}._autograd_meta is not None",
@@ -321,7 +321,7 @@ def _fast_method(
             or d["transform_stack"]
             or d.get("autograd_inference_mode", False)
             or d.get("lazy_force_fallback")
-            or self._generation != self._fstorage.generation
+            or (self._fs is not None and self._generation != self._fs.generation)
             or (self._autograd_meta is not None and self._autograd_meta.requires_grad)
             or inner._autograd_meta is not None
         ):
@@ -335,7 +335,7 @@ def _fast_method(
             b = other._data
             if (
                 b.__class__ is not LazyTensor
-                or other._generation != other._fstorage.generation
+                or (other._fs is not None and other._generation != other._fs.generation)
                 or (other._autograd_meta is not None and other._autograd_meta.requires_grad)
                 or b._autograd_meta is not None
             ):
@@ -359,7 +359,7 @@ def _fast_method(
 
 
 def _fast_wrap(t: Tensor) -> FunctionalTensor:
-    return _make_wrapper(t, FunctionalStorage(t), (), 0)
+    return _make_wrapper(t, None, (), 0)
 
 
 class MethodsHandle:

@@ -272,3 +272,29 @@ def test_threads_functionalize_independently() -> None:
         t.join()
     for mode in ("mutations", "mutations_and_views"):
         assert results[mode] == ([1.0, 1.0, 0.0, 0.0], [1.0, 1.0, 0.0, 0.0], td.Tensor)
+
+
+def test_a_wrapper_made_without_storage_gets_its_own_on_first_use() -> None:
+    from tensordispatch.transforms.functionalize.wrapper import _make_wrapper
+
+    inner = td.arange(4.0)
+    w = _make_wrapper(inner, None, (), 0)  # what lazy's traced operators make
+    sync(w)  # up to date: nothing shares its value yet
+    assert w._fs is None
+    v = w.view(2, 2)  # a view shares the storage, made now with the current value as base
+    assert storage_of(v) is storage_of(w) and storage_of(w).base is inner
+    v.add_(1)
+    assert w.tolist() == [1.0, 2.0, 3.0, 4.0]
+
+
+def test_an_in_place_update_without_storage_acts_as_with_one() -> None:
+    from tensordispatch.transforms.functionalize.wrapper import _make_wrapper
+
+    states = []
+    for storage in (None, "made"):
+        inner = td.arange(3.0)
+        w = to_functional(inner) if storage else _make_wrapper(inner, None, (), 0)
+        w.mul_(2)  # replace_ makes the storage before the value changes
+        s = storage_of(w)
+        states.append((s.mutations, s.generation, len(s.updates), s.base.tolist(), w.tolist()))
+    assert states[0] == states[1] == (1, 1, 0, [0.0, 2.0, 4.0], [0.0, 2.0, 4.0])

@@ -150,7 +150,7 @@ def functionalize(func: Callable[..., Any], *, remove: str = "mutations") -> Cal
                     if out.__class__ is FunctionalTensor
                     else _map(_unwrap_output, out)
                 )
-                if w._generation != w._fstorage.generation:
+                if w._fs is not None and w._generation != w._fs.generation:
                     sync(w)
                 if w._data is not x:
                     _propagate_input_mutation(x, w)

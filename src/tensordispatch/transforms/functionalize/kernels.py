@@ -155,7 +155,7 @@ def functionalize_fallback(o: Any, *args: Any, **kwargs: Any) -> Any:
     for i, a in enumerate(args):
         cls = a.__class__
         if cls is _FT:
-            if a._generation != a._fstorage.generation:
+            if a._fs is not None and a._generation != a._fs.generation:
                 sync(a)
             a = new_args[i] = a._data
             any_functional = any_tensor = True
@@ -326,12 +326,12 @@ def _make_inplace_kernel(
         self_ = args[0] if args else None
         if self_.__class__ is not _FT:
             return general(*args, **kwargs)
-        if self_._generation != self_._fstorage.generation:
+        if self_._fs is not None and self_._generation != self_._fs.generation:
             sync(self_)
         unwrapped = [self_._data]
         for a in args[1:]:
             if a.__class__ is _FT:
-                if a._generation != a._fstorage.generation:
+                if a._fs is not None and a._generation != a._fs.generation:
                     sync(a)
                 unwrapped.append(a._data)
             elif a.__class__ is list or a.__class__ is tuple:

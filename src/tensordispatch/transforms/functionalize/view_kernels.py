@@ -50,7 +50,7 @@ def make_view_kernel(rule: Any) -> Callable[..., Any]:
         # unobserved(self._data), inline (set before any kernel is registered)
         fast = _SKIPPING[0] and self._data._key_set == _PLAIN_CPU_KS[0] and not _ST.modes
         if fast:  # Note [Skipping unobserved replays]
-            if self._generation != self._fstorage.generation:
+            if self._fs is not None and self._generation != self._fs.generation:
                 sync(self)
             generation = self._generation
             parent = parent_shadow(self, reapply) if shadowed else None

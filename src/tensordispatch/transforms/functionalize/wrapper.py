@@ -242,13 +242,28 @@ class FunctionalTensor(Tensor):
     ([0.0, 1.0, 2.0, 3.0], [1.0, 2.0, 3.0, 4.0])
     """
 
-    __slots__ = ("_fstorage", "_generation", "_has_metadata_mutation", "_shadow", "_view_metas")
+    __slots__ = ("_fs", "_generation", "_has_metadata_mutation", "_shadow", "_view_metas")
 
-    _fstorage: FunctionalStorage
+    _fs: FunctionalStorage | None  # None: its own storage, not made yet (`_fstorage`)
     _view_metas: tuple[ViewMeta, ...]
     _generation: int
     _has_metadata_mutation: bool
     _shadow: Any  # its Place in the base, or None (Note [Shadow views], shadow.py)
+
+    @property
+    def _fstorage(self) -> FunctionalStorage:
+        """The alias group's storage. A wrapper made over a fresh value by a kernel that
+        knows nobody else can see it yet (lazy's traced operators) starts without one: its
+        own storage, with its current value as the base, is made on first use (before the
+        value first changes: `replace_`). Until then the wrapper is up to date (`sync`)."""
+        storage = self._fs
+        if storage is None:
+            storage = self._fs = FunctionalStorage(self._data)
+        return storage
+
+    @_fstorage.setter
+    def _fstorage(self, storage: FunctionalStorage) -> None:
+        self._fs = storage
 
     # -- reading values: sync first, then read the inner tensor -----------------------------
 
@@ -307,7 +322,7 @@ _new = object.__new__
 
 
 def _make_wrapper(
-    value: Tensor, storage: FunctionalStorage, metas: tuple[ViewMeta, ...], generation: int
+    value: Tensor, storage: FunctionalStorage | None, metas: tuple[ViewMeta, ...], generation: int
 ) -> FunctionalTensor:
     t: FunctionalTensor = _new(FunctionalTensor)
     t._key_set = (value._key_set & _KEEP) | FUNCTIONALIZE_BIT
@@ -322,7 +337,7 @@ def _make_wrapper(
     t._base = None
     t._wrapped_number = False
     t._autograd_meta = None
-    t._fstorage = storage
+    t._fs = storage
     t._view_metas = metas
     t._generation = generation
     t._has_metadata_mutation = False
@@ -438,12 +453,13 @@ def replace_(w: FunctionalTensor, new: Tensor, from_regenerate: bool = False) ->
         from tensordispatch.backends.aten import op
 
         new = below(op("_to_copy"), new, dtype=w.dtype)
+    storage = None if from_regenerate else w._fstorage  # made while the old value is the base
     w._data = new
     w._shape = new._shape
     w._strides = new._strides
     w._offset = new._offset
-    if not from_regenerate:
-        w._fstorage.mutations += 1
+    if storage is not None:
+        storage.mutations += 1
 
 
 def commit_update(w: FunctionalTensor) -> None:
@@ -539,9 +555,9 @@ def sync(t: object) -> None:
     if t.__class__ is not FunctionalTensor:
         return
     w: FunctionalTensor = t  # type: ignore[assignment,unused-ignore]
-    storage = w._fstorage
-    if w._generation == storage.generation:
-        return
+    storage = w._fs
+    if storage is None or w._generation == storage.generation:
+        return  # no storage yet: nobody else shares its value
     if storage.updates:
         apply_updates(storage)
     regenerate(w)
