@@ -59,3 +59,29 @@ def test_full_slice_assignment_writes_through() -> None:
     x[:, 1] = 5.0
     x[0:10, 2] = td.tensor([1.0, 2.0])
     assert x.tolist() == [[0.0, 5.0, 1.0], [0.0, 5.0, 2.0]]
+
+
+SET_CASES = [
+    ("x[1] = v", (4,)), ("x[1:3] = v", (2, 4)), ("x[1:3] = v", (4,)), ("x[1] = v", (1, 1, 4)),
+    ("x[:, 1] = v", (3,)), ("x[[0, 2]] = v", (2, 4)), ("x[[0, 2]] = v", (1, 4)),
+    ("x[x > 5] = v", (1,)),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("code", "shape"), SET_CASES)
+def test_assignment_emits_torchs_operators(code: str, shape: tuple[int, ...]) -> None:
+    """torch's copy_to: copy_ for equal shapes, else view (leading ones dropped), expand if
+    still different, copy_; index_put_ views the value only when it has leading ones."""
+    theirs: list[str] = []
+    ours: list[str] = []
+    x, v = torch.arange(12.0).reshape(3, 4), torch.ones(shape)
+    with _TorchLog(theirs):
+        exec(code)  # noqa: S102 - the statements above
+    expected = x.tolist()
+    x, v = td.arange(12.0).reshape(3, 4), td.ones(shape)  # noqa: F841 - read by exec
+    with _OurLog(ours):
+        exec(code)  # noqa: S102
+    assert [o for o in ours if o != "lift_fresh.default"] == [
+        o for o in theirs if o != "lift_fresh.default"
+    ]
+    assert x.tolist() == expected

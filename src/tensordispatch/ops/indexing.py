@@ -174,6 +174,11 @@ def getitem(self: Tensor, key: Any) -> Tensor:
             fast = advanced_index(self, key)
         if fast is not None:
             return fast
+    if self._shape:  # a lone int or slice: the one operator, without _apply's bookkeeping
+        if type(key) is int:
+            return _select(self, 0, key, 0)
+        if type(key) is slice:
+            return _slice(self, 0, key)
     result, indices = _apply(self, key)
     if indices:
         return op("index.Tensor")(result, _pad_masks(indices))  # type: ignore[no-any-return]
@@ -198,12 +203,15 @@ def _leading_ones(sizes: tuple[int, ...]) -> int:
 
 
 def _copy_value(result: Tensor, value: Tensor) -> None:
-    """torch's assignment of a tensor: ``view`` without its leading size-1 dims, ``expand``
-    to the target's shape if that differs (its message for a value that does not fit),
+    """torch's assignment of a tensor (its copy_to): ``copy_`` when the shapes are equal;
+    a 0-dim CPU value is a fill (torch's ``fill_.Tensor``, which we do not have: ``copy_``
+    broadcasts it alike); else ``view`` without the value's leading size-1 dims, ``expand``
+    to the target's shape if that differs (its message for a value that does not fit) and
     ``copy_``."""
-    value = op("view")(value, list(value._shape[_leading_ones(value._shape) :]))
-    if value._shape != result._shape:
-        value = op("expand")(value, list(result._shape))
+    if value._shape != result._shape and (value._shape or value.device.type != "cpu"):
+        value = op("view")(value, list(value._shape[_leading_ones(value._shape) :]))
+        if value._shape != result._shape:
+            value = op("expand")(value, list(result._shape))
     op("copy_")(result, value)
 
 

@@ -17,7 +17,7 @@ in one hop] (ops/indexing_fast.py, which has the guards) plus: the index is a pl
 tensor or a list; for assignment ``x`` has no stride-0 dim (torch refuses writes through
 internal overlap), and the value is a Python number into a floating ``x`` or a plain CPU
 tensor of ``x``'s dtype, not requiring grad, over another storage, that broadcasts to the
-indexed shape without leading dims to drop. Anything else, an index out of range included,
+indexed shape with no leading size-1 dim (torch views those away first). Anything else, an index out of range included,
 takes the general path and its messages; NumPy checks every index before it writes.
 """
 
@@ -27,7 +27,6 @@ from typing import Any
 
 import numpy as np
 
-from tensordispatch.backends.cpu import layout as _layout
 from tensordispatch.dispatch.keyset import AUTOGRAD_DISPATCH_KEYSET_WITH_AD_INPLACE_OR_VIEW_RAW
 from tensordispatch.ops.indexing_fast import (
     _CPU_RAW,
@@ -58,6 +57,8 @@ class _ImplGuard(Guard):
     __slots__ = ()
 
     def chain(self, state: Any) -> Any:
+        from tensordispatch.backends.cpu import layout as _layout  # loads on first use
+
         final = state.final_keyset(_DX | _BELOW_ADIOV, _CPU_RAW | _DI)
         try:
             kernel, _ = state.resolve(final)
@@ -168,7 +169,10 @@ def _value_of(self: Tensor, idx: Any, value: Any) -> Any:
         return None  # the same storage: the general path (torch's overlap rules)
     rest = self._shape[idx.ndim :] if idx.dtype is _BOOL else self._shape[1:]
     count = (int(np.count_nonzero(idx)),) if idx.dtype is _BOOL else idx.shape
-    return value._data if fits(value._shape, count + rest) else None
+    target = count + rest
+    if value._shape == target or (value._shape[:1] != (1,) and fits(value._shape, target)):
+        return value._data
+    return None  # leading ones: torch views the value first (the general path)
 
 
 def advanced_assign(self: Tensor, key: Any, value: Any) -> bool:

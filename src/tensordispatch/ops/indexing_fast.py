@@ -31,7 +31,8 @@ Note [Assignment in one hop]
 the autograd kernel (no grad: a plain redispatch), ADInplaceOrView (the CPU kernel with
 the autograd keys and ADInplaceOrView excluded, then a version bump of the written view),
 the CPU kernel. Under the conditions above, plus ``value`` being a Python number or a
-plain CPU tensor not requiring grad, ``assign`` does exactly those last two steps itself;
+plain CPU tensor not requiring grad of the view's shape or 0-dim (torch views and expands
+any other first), ``assign`` does exactly those last two steps itself;
 ``InplaceGuard`` checks the chain per published state as ``ViewGuard`` does.
 """
 
@@ -457,8 +458,8 @@ def basic_view(self: Tensor, key: Any) -> Tensor | None:
 
 
 def fits(value: tuple[int, ...], target: tuple[int, ...]) -> bool:
-    """Whether ``value`` expands to ``target`` with no leading dims to drop (then the view and
-    expand torch's assignment makes of it change nothing copy_ does not do itself).
+    """Whether a value of shape ``value`` broadcasts to ``target`` with no dims to add in
+    front beyond ``target``'s (NumPy's assignment then writes what torch's index_put_ does).
 
     >>> fits((1, 4), (3, 4)), fits((4,), (3, 4)), fits((1, 3, 4), (3, 4)), fits((2,), (3, 4))
     (True, True, False, False)
@@ -493,8 +494,8 @@ def assign(self: Tensor, key: Any, value: Any) -> bool:
     view = basic_view(self, key)
     if view is None:
         return False
-    if g is COPY_ and value._shape != view._shape and not fits(value._shape, view._shape):
-        return False  # the general path: leading ones to strip, or expand's error
+    if g is COPY_ and value._shape != view._shape and value._shape:
+        return False  # torch views and expands the value first: the general path
     st = _ST
     saved = st.excluded
     st.excluded = saved | _BELOW_ADIOV  # ADInplaceOrView's kernel runs the CPU one so
