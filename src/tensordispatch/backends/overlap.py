@@ -36,6 +36,7 @@ __all__ = [
     "check_written",
     "check_written_no_overlap",
     "has_internal_overlap",
+    "in_order",
     "partial_overlap",
     "torch_element_order",
 ]
@@ -305,6 +306,22 @@ def torch_element_order(out: Tensor, src: Tensor) -> list[tuple[int, ...]] | Non
             index[d] = i
         order.append(tuple(index))
     return order
+
+
+def in_order(ufunc: Any, a: Any, b: Any, order: list[tuple[int, ...]]) -> None:
+    """``a = ufunc(a, b)`` on two arrays one element at a time in ``order``, each reading
+    what the previous ones wrote, as torch's loop does; NumPy's floating-point reports off,
+    as for every CPU kernel (Note [Quiet context] in cpu/fpstate.py).
+
+    >>> import numpy as np
+    >>> x = np.arange(4.0); in_order(np.add, x[1:], x[:-1], [(0,), (1,), (2,)]); x
+    array([0., 1., 3., 6.])
+    """
+    from tensordispatch.backends.cpu.fpstate import quiet_fp  # cpu/ imports this module
+
+    with quiet_fp():
+        for i in order:
+            a[i] = ufunc(a[i], b[i])
 
 
 def _spans_meet(a: Tensor, b: Tensor) -> bool:

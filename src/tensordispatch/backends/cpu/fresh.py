@@ -23,7 +23,7 @@ import numpy as np
 
 from tensordispatch.backends.common import broadcast_shapes
 from tensordispatch.backends.cpu.fpstate import QUIET_RUN, quiet_retry
-from tensordispatch.backends.overlap import check_written, torch_element_order
+from tensordispatch.backends.overlap import check_written, in_order, torch_element_order
 from tensordispatch.backends.structured import alloc_cpu
 from tensordispatch.tensor import dtypes as _dt
 from tensordispatch.tensor.device import CPU
@@ -510,17 +510,6 @@ CPU_FUNCTIONAL_KERNELS: dict[str, Callable[..., Tensor]] = {
 # zero stride in self or an operand over self's storage calls check_written first.
 
 
-def _in_order(ufunc: Any, a: Any, b: Any, order: list[tuple[int, ...]]) -> None:
-    """``a = ufunc(a, b)`` one element at a time in ``order``, each reading what the
-    previous ones wrote, as torch's loop does (Note [Overlaps torch allows but computes in
-    its own order] in backends/overlap.py)."""
-    for i in order:
-        try:
-            a[i] = QUIET_RUN(ufunc, a[i], b[i])
-        except RuntimeError as e:  # Note [Quiet context] in fpstate.py
-            a[i] = quiet_retry(e, ufunc, a[i], b[i])
-
-
 def _fused_inplace(
     ufunc: Any, op: str, impl_name: str, min_category: int, alpha: bool
 ) -> Callable[..., Tensor]:
@@ -550,7 +539,7 @@ def _fused_inplace(
                 if shared:  # Note [Overlaps torch allows but computes in its own order]
                     order = torch_element_order(self, other)
                     if order is not None:
-                        _in_order(ufunc, a, b, order)
+                        in_order(ufunc, a, b, order)
                         return True
                 try:
                     QUIET_RUN(ufunc, a, b, out=a)
