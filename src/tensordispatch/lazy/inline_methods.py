@@ -47,7 +47,6 @@ from tensordispatch.lazy import tensor as lazy_tensor
 from tensordispatch.lazy.ir import NUMBER_DTYPES, SCALAR_CACHE, SCALAR_DEPENDENTS, operand
 from tensordispatch.lazy.shape import SAME_SHAPE_POINTWISE
 from tensordispatch.lazy.tensor import LAZY, LIVE, LazyData, LazyTensor
-from tensordispatch.tensor.geometry import contiguous_strides
 from tensordispatch.transforms.functionalize.wrapper import (
     _KEEP,
     FUNCTIONALIZE_BIT,
@@ -63,14 +62,12 @@ class _Records:
     per operand Shapes (Note [Inlined operator methods])."""
 
     __slots__ = (
-        "calls", "counter", "floats", "ints", "number_shapes", "same_shape", "tail",
-        "tensor_shapes", "valid",
+        "calls", "counter", "floats", "ints", "number_shapes", "tail", "tensor_shapes",
+        "valid",
     )  # fmt: skip
 
-    def __init__(self, counter: str, same_shape: bool) -> None:
+    def __init__(self, counter: str) -> None:
         self.counter = counter  # the operator's lazy:: counter
-        # whether shape.py's same-shape pointwise rule gives this operator's shapes
-        self.same_shape = same_shape
         self.calls = [0]  # inlined calls not yet added to it (`_flush`)
         # the operator's dispatch state last validated (by the fast method) for a wrapper
         # over a lazy tensor with a Python number [0] or another such wrapper [1]
@@ -78,7 +75,8 @@ class _Records:
         self.floats: dict[float, Any] = {}
         self.ints: dict[int, Any] = {}
         self.tail: dict[int, Any] = {}
-        # id(left Shape) -> (left Shape, None, shapes, hash, sizes, strides, dtype), per type
+        # id(left Shape) -> (left Shape, None, entry), per number type, where an entry is
+        # (the node's shapes, its output's hash, sizes, strides, dtype), as `Shape.same`
         self.number_shapes: dict[type, dict[int, tuple[Any, ...]]] = {float: {}, int: {}}
         self.tensor_shapes: dict[tuple[int, int], tuple[Any, ...]] = {}
         SCALAR_DEPENDENTS.extend([self.floats, self.ints, self.tail])
@@ -103,8 +101,7 @@ class _Records:
                 return
             self.tail[i] = value
         kind = other.__class__
-        entry = (left.shape, None, node.shapes, node.shapes[0]._hash, inner._shape,
-                 inner._strides, inner.dtype)  # fmt: skip
+        entry = (node.shapes, node.shapes[0]._hash, inner._shape, inner._strides, inner.dtype)
         if kind is float or kind is int:
             if not other or (kind is float and math.isnan(other)):
                 return
@@ -112,34 +109,13 @@ class _Records:
             if SCALAR_CACHE.get(_scalar_key(other)) is not value[0]:
                 return
             (self.floats if kind is float else self.ints)[other] = value
-            self.number_shapes[kind][id(left.shape)] = entry
+            self.number_shapes[kind][id(left.shape)] = (left.shape, None, entry)
         elif kind is FunctionalTensor:
             right = other._data._data
             if node.operands[1] is not right.ir:
                 return
             key = (id(left.shape), id(right.shape))
-            self.tensor_shapes[key] = (left.shape, right.shape, *entry[2:])
-
-    def rule(self, left: Any, right: Any) -> tuple[Any, ...] | None:
-        """The shapes entry for a floating left operand of Shape ``left`` and a right one of
-        Shape ``right`` that is the same Shape (or None: a Python number), from shape.py's
-        Note [Same-shape pointwise shapes] (recorded, so the next call finds it); None if
-        the rule does not say."""
-        if not self.same_shape or not left.dtype.is_floating_point:
-            return None
-        if right is not None and right is not left:
-            return None
-        sizes = left.sizes
-        strides = lazy_tensor._STRIDES.get(sizes)
-        if strides is None:
-            strides = lazy_tensor._STRIDES[sizes] = contiguous_strides(sizes)
-        entry = (left, right, (left,), left._hash, sizes, strides, left.dtype)
-        if right is None:
-            for shapes in self.number_shapes.values():
-                shapes[id(left)] = entry
-        else:
-            self.tensor_shapes[(id(left), id(right))] = entry
-        return entry
+            self.tensor_shapes[key] = (left.shape, right.shape, entry)
 
 
 _RECORDS: list[_Records] = []
@@ -188,12 +164,7 @@ def method(self, other{signature}):
         v1 = (FLOATS if kind is float else INTS).get(other)
         if v1 is None or VALID[0] is not ENTRY.state:
             return learn(self, other)
-        e = (FSHAPES if kind is float else ISHAPES).get(id(s0))
-        if e is None or e[0] is not s0:
-            e = RULE(s0, None)
-            if e is None:
-                return learn(self, other)
-        args = ARGS_NUMBER
+{number_shapes}        args = ARGS_NUMBER
     elif kind is FT:
         b = other._data
         if (b.__class__ is not LT or other._autograd_meta is not None
@@ -206,12 +177,7 @@ def method(self, other{signature}):
             return learn(self, other)
         right = b._data
         s1 = right.shape
-        e = TSHAPES.get((id(s0), id(s1)))
-        if e is None or e[0] is not s0 or e[1] is not s1:
-            e = RULE(s0, s1)
-            if e is None:
-                return learn(self, other)
-        args = ARGS_TENSOR
+{tensor_shapes}        args = ARGS_TENSOR
     else:
         return fast(self, other)
 {tail_values}    v0 = left.ir or left.ir_value()
@@ -223,12 +189,12 @@ def method(self, other{signature}):
     node.overload = OP
     node.operands = (v0, v1{tail_operands})
     node.args = args
-    node.shapes = e[2]
+    node.shapes = e[0]
     node.returns = "one"
     node.data = None
-    node.hash = hash((NAME, args, v0[0].hash, v0[1], v1[0].hash, v1[1]{tail_hash}, e[3]))
+    node.hash = hash((NAME, args, v0[0].hash, v0[1], v1[0].hash, v1[1]{tail_hash}, e[1]))
     data = new(LD)
-    data.shape = e[2][0]
+    data.shape = e[0][0]
     data.ir = (node, 0)
     data.handle = None
     data.tensor_data = None
@@ -238,10 +204,10 @@ def method(self, other{signature}):
         TM.made_many(data)
     t = new(LT)
     t._key_set = LAZY_KEYS
-    t._shape = sizes = e[4]
-    t._strides = strides = e[5]
+    t._shape = sizes = e[2]
+    t._strides = strides = e[3]
     t._offset = 0
-    t.dtype = dtype = e[6]
+    t.dtype = dtype = e[4]
     t.device = LAZY
     t._data = data
     t._storage = None
@@ -271,7 +237,7 @@ def method(self, other{signature}):
 """
 
 
-def _source(tail: int, keywords: tuple[str, ...]) -> str:
+def _source(tail: int, keywords: tuple[str, ...], same_shape: bool) -> str:
     """The inlined method's source for an operator with ``tail`` default Scalars after its
     two Tensor operands (add's ``alpha``) whose Tensor method takes the keyword-only
     arguments ``keywords`` (defaults ``K0``, ``K1``... in the namespace: "not given")."""
@@ -288,6 +254,28 @@ def _source(tail: int, keywords: tuple[str, ...]) -> str:
         "        return learn(self, other)\n"
         for i in range(tail)
     )
+    learnt = (
+        "if e is None or e[0] is not s0{also}:\n{i}    return learn(self, other)\n{i}e = e[2]\n"
+    )
+    if same_shape:  # Note [Same-shape pointwise shapes]: the rule first, records else
+        number = (
+            "        e = s0.same\n        if e is None:\n"
+            "            e = (FSHAPES if kind is float else ISHAPES).get(id(s0))\n"
+            "            " + learnt.format(also="", i="            ")
+        )
+        tensor = (
+            "        e = s0.same if s1 is s0 else None\n        if e is None:\n"
+            "            e = TSHAPES.get((id(s0), id(s1)))\n"
+            "            " + learnt.format(also=" or e[1] is not s1", i="            ")
+        )
+    else:
+        number = (
+            "        e = (FSHAPES if kind is float else ISHAPES).get(id(s0))\n"
+            "        " + learnt.format(also="", i="        ")
+        )
+        tensor = "        e = TSHAPES.get((id(s0), id(s1)))\n        " + learnt.format(
+            also=" or e[1] is not s1", i="        "
+        )
     operands = "".join(f", v{2 + i}" for i in range(tail))
     hashes = "".join(f", v{2 + i}[0].hash, v{2 + i}[1]" for i in range(tail))
     return _TEMPLATE.format(
@@ -296,10 +284,12 @@ def _source(tail: int, keywords: tuple[str, ...]) -> str:
         tail_values=values,
         tail_operands=operands,
         tail_hash=hashes,
+        number_shapes=number,
+        tensor_shapes=tensor,
     )
 
 
-_CODE: dict[tuple[int, tuple[str, ...]], Any] = {}
+_CODE: dict[tuple[int, tuple[str, ...], bool], Any] = {}
 
 
 def _keywords(slow: Callable[..., Any]) -> tuple[tuple[str, ...], tuple[Any, ...]] | None:
@@ -349,8 +339,8 @@ def inline_method(
     same_shape = plan.name in SAME_SHAPE_POINTWISE and all(
         d.__class__ is int or d.__class__ is float for d in tail
     )
-    records = _Records(plan.counter, same_shape)
-    shape = (len(tail), keywords[0])
+    records = _Records(plan.counter)
+    shape = (len(tail), keywords[0], same_shape)
     code = _CODE.get(shape)
     if code is None:
         code = _CODE[shape] = compile(_source(*shape), "<lazy inline method>", "exec")
@@ -376,7 +366,7 @@ def inline_method(
         "LT": LazyTensor, "FT": FunctionalTensor, "LD": LazyData, 
         "FLOATS": records.floats, "INTS": records.ints, "TAIL": records.tail,
         "FSHAPES": records.number_shapes[float], "ISHAPES": records.number_shapes[int],
-        "TSHAPES": records.tensor_shapes, "RULE": records.rule,
+        "TSHAPES": records.tensor_shapes,
         "ARGS_NUMBER": (operand(0), operand(1, "wrapped"), *scalars),
         "ARGS_TENSOR": (operand(0), operand(1), *scalars),
         "CALLS": records.calls, "NODE": node_class, "NAME": plan.name, "OP": plan.op,

@@ -35,6 +35,7 @@ from typing import Any, ClassVar
 
 from tensordispatch.lazy import metrics
 from tensordispatch.tensor import dtypes as _dt
+from tensordispatch.tensor.geometry import contiguous_strides
 
 __all__ = [
     "DEVICE_DATA",
@@ -83,9 +84,18 @@ class Shape:
     dtype: Any
     sizes: tuple[int, ...]
     _hash: int = field(init=False, repr=False, compare=False)
+    #: For a floating dtype, what a same-shape pointwise operator's output of this Shape
+    #: needs (shape.py Note [Same-shape pointwise shapes]; read by inline_methods.py):
+    #: (the node's shapes ``(self,)``, this hash, sizes, contiguous strides, dtype); else None.
+    same: tuple[Any, ...] | None = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_hash", hash((self.dtype, self.sizes)))
+        same = None
+        if getattr(self.dtype, "is_floating_point", False):
+            strides = contiguous_strides(self.sizes)
+            same = ((self,), self._hash, self.sizes, strides, self.dtype)
+        object.__setattr__(self, "same", same)
 
     def __hash__(self) -> int:  # computed once: shapes are hashed on every traced call
         return self._hash
