@@ -11,8 +11,9 @@ torch's formulas are C++ expressions whose Python reading is almost the same tex
 rewrites, applied in order (``REWRITES``), are: drop ``at::`` and ``_symint``; read
 ``x.sym_sizes()`` / ``x.sym_numel()`` / ``x.sym_strides()`` / ``x.scalar_type()`` /
 ``x.layout()`` as saved attributes ``x_sym_sizes`` ... (so only the attribute is saved, not
-the tensor, as torch's codegen does); drop ``.conj()`` (real dtypes only, see
-docs/AUTOGRAD.md); ``x.sgn()`` -> ``sgn(x)``, ``x.ger(y)`` -> ``ger(x, y)``. The result is
+the tensor, as torch's codegen does); ``<receiver>.conj()`` -> ``conj(<receiver>)`` (a
+new tensor for complex dtypes: we have no conjugate views; Note [Complex gradients]), drop
+``.resolve_conj()``; ``x.sgn()`` -> ``sgn(x)``, ``x.ger(y)`` -> ``ger(x, y)``. The result is
 compiled once into ``def formula(<names>): return <expr>``. The names a formula reads
 decide what the node saves. A formula whose translation does not compile, or calls a helper
 that does not exist, fails at import with the YAML entry named.
@@ -23,6 +24,17 @@ backward) compute on the NumPy arrays directly when nothing would observe the at
 grad mode off (no create_graph), no dispatch mode or extra included key, plain CPU tensors
 (``_data`` a NumPy array, so no functional, lazy or batched wrapper) of one dtype. The
 arithmetic is the CPU kernels' own (np.matmul, np.sum), so results are the same.
+
+Note [Complex gradients]
+torch's convention: the gradient of a real loss L with respect to a complex z = a + ib is
+dL/da + i dL/db (the conjugate Wirtinger derivative, times 2), and a node maps an output
+gradient to input gradients with the conjugates of the holomorphic derivatives. Its
+formulas say so with ``.conj()`` (``grad * other.conj()``), and ``handle_r_to_c`` keeps the
+real part for a real input whose gradient came out complex. ``conj`` here is a function
+(identity on real tensors and numbers) that materializes the conjugate of a complex tensor,
+differentiably (view_as_real, a sign flip, view_as_complex), since the library has no
+conjugate views. The helpers below that multiply by a derivative (``mul_tensor_backward``,
+``mm_mat1_backward`` ...) conjugate it as torch's C++ helpers do.
 """
 
 from __future__ import annotations
@@ -57,7 +69,6 @@ REWRITES: tuple[tuple[str, str], ...] = (
     (r"\bTensorGeometry\((\w+)\)", r"\1_geometry"),
     (r"\bto_args_sizes\((\w+)\)", r"\1_args_sizes"),
     (r"\bto_args_scalartypes\((\w+)\)", r"\1_args_scalartypes"),
-    (r"\.conj\(\)", ""),
     (r"\.resolve_conj\(\)", ""),
     (r"\bgrad\.expand\(", "expand_grad(grad, "),
     (r"\b(\w+)\.sgn\(\)", r"sgn(\1)"),
@@ -67,6 +78,7 @@ REWRITES: tuple[tuple[str, str], ...] = (
     (r"\b(\w+)\.isComplex\(\)", r"isinstance(\1, complex)"),
     (r"\b(\w+)\.toDouble\(\)", r"float(\1)"),
     (r"\b(\w+)\.toComplexDouble\(\)", r"complex(\1)"),
+    (r"\bconj\((\w+)\)\.toComplexDouble\(\)", r"conj(complex(\1))"),
     (r"\b(\w+)\.has_value\(\)", r"(\1 is not None)"),
     (r"\b(\w+)\.value\(\)", r"\1"),
     (r"\b(\w+)\.defined\(\)", r"(\1 is not None)"),
@@ -162,6 +174,9 @@ _copy_ = _deferred_op(globals(), "_copy_", "copy_")
 _permute = _deferred_op(globals(), "_permute", "permute")
 _pow = _deferred_op(globals(), "_pow", "pow.Tensor_Scalar")
 _where = _deferred_op(globals(), "_where", "where.self")
+_view_as_real = _deferred_op(globals(), "_view_as_real", "view_as_real")
+_view_as_complex = _deferred_op(globals(), "_view_as_complex", "view_as_complex")
+_abs = _deferred_op(globals(), "_abs", "abs")
 
 
 _ST = local_state()
@@ -195,11 +210,60 @@ def translate(formula: str) -> str:
     >>> translate("mm_mat1_backward(grad, mat2, self.sym_sizes(), self.sym_strides(), self.layout(), 1)")
     'mm_mat1_backward(grad, mat2, self_sym_sizes, self_sym_strides, self_layout, 1)'
     >>> translate("grad * -self.sin().conj()")
-    'grad * -self.sin()'
+    'grad * -conj(self.sin())'
     """
+    formula = _conj_calls(formula)
     for pattern, repl in REWRITES:
         formula = re.sub(pattern, repl, formula)
     return _ternary(formula).strip()
+
+
+def _opening(s: str, j: int) -> int:
+    """The index of the bracket opening the one closing at ``s[j]``."""
+    depth = 0
+    for k in range(j, -1, -1):
+        if s[k] in ")]}":
+            depth += 1
+        elif s[k] in "([{":
+            depth -= 1
+            if depth == 0:
+                return k
+    raise ValueError(f"unbalanced brackets in {s!r}")
+
+
+def _receiver_start(s: str, end: int) -> int:
+    """Where the postfix expression ending at ``s[end - 1]`` starts (``a.b(c)[d]``)."""
+    j = end
+    while j > 0:
+        if s[j - 1] in ")]":
+            j = _opening(s, j - 1)
+            if j > 0 and (s[j - 1].isalnum() or s[j - 1] in "_)]"):
+                continue  # a call or an index: its callee or indexed value precedes
+        elif s[j - 1].isalnum() or s[j - 1] in "_:":
+            while j > 0 and (s[j - 1].isalnum() or s[j - 1] in "_:"):
+                j -= 1
+        else:
+            break
+        if j > 0 and s[j - 1] == ".":
+            j -= 1
+            continue
+        break
+    return j
+
+
+def _conj_calls(formula: str) -> str:
+    """``<receiver>.conj()`` -> ``conj(<receiver>)`` (Note [Complex gradients]).
+
+    >>> _conj_calls("grad * (value / tensor2).conj() + mat.t().conj().mv(grad)")
+    'grad * conj((value / tensor2)) + conj(mat.t()).mv(grad)'
+    """
+    marker = ".conj()"
+    while marker in formula:
+        end = formula.index(marker)
+        start = _receiver_start(formula, end)
+        receiver = formula[start:end]
+        formula = f"{formula[:start]}conj({receiver}){formula[end + len(marker):]}"
+    return formula
 
 
 def saved_names(python_formula: str, candidates: set[str]) -> list[str]:
@@ -242,8 +306,36 @@ def compile_formula(python_formula: str, names: list[str], where: str) -> Callab
 
 
 def handle_r_to_c(self_scalar_type: Any, grad: Tensor) -> Tensor:
-    """Real input, complex gradient: take the real part (no-op for real dtypes)."""
-    return grad
+    """Real input, complex gradient: take the real part (Note [Complex gradients])."""
+    if getattr(self_scalar_type, "is_complex", True) or not isinstance(grad, Tensor):
+        return grad
+    if not grad.dtype.is_complex:
+        return grad
+    if numpy_ok(grad):
+        return Tensor._wrap_numpy(np.ascontiguousarray(grad._data.real), grad.dtype.to_real())
+    real: Tensor = _select(_view_as_real(grad), -1, 0)
+    return real
+
+
+def conj(t: Any) -> Any:
+    """The complex conjugate, as a new tensor (Note [Complex gradients]); real tensors and
+    numbers are returned as they are.
+
+    >>> import tensordispatch as td
+    >>> conj(td.tensor([1 + 2j])), conj(2.0), conj(3j)
+    (tensor([1.-2.j]), 2.0, -3j)
+    """
+    if not isinstance(t, Tensor):
+        return t.conjugate() if isinstance(t, complex) else t
+    if not t.dtype.is_complex:
+        return t
+    if numpy_ok(t):
+        return Tensor._wrap_numpy(np.conj(t._data), t.dtype)
+    from tensordispatch.tensor import tensor
+
+    flip = tensor([1.0, -1.0], dtype=t.dtype.to_real())
+    result: Tensor = _view_as_complex(_view_as_real(t) * flip)
+    return result
 
 
 def maybe_multiply(t: Tensor, s: Any) -> Tensor:
@@ -259,11 +351,13 @@ def mul_tensor_backward(grad: Tensor, other: Any, self_st: Any) -> Tensor:
         if type(a) is _ndarray and type(b) is _ndarray:
             st = _ST  # numpy_ok, inlined (the hottest formula)
             if not (st.grad_enabled or st.modes) and st.included == _PLAIN_INCLUDED:
+                if b.dtype.kind == "c":  # complex: the general path (conj, handle_r_to_c)
+                    return handle_r_to_c(self_st, grad * conj(other))
                 r = _multiply(a, b)
                 if type(r) is not _ndarray:  # 0-dim operands give a NumPy scalar
                     r = _asarray(r, dtype=a.dtype)
                 return _wrap_numpy(r, grad.dtype)
-    return grad * other
+    return handle_r_to_c(self_st, grad * conj(other))
 
 
 def _broadcast_view(data: Any, shape: tuple[int, ...]) -> Any:
@@ -330,7 +424,7 @@ def div_tensor_self_backward(
 ) -> Tensor:
     if rounding_mode is not None:
         return _zeros_like(grad)
-    return grad / other
+    return handle_r_to_c(self_st, grad / conj(other))
 
 
 def div_tensor_other_backward(
@@ -338,23 +432,28 @@ def div_tensor_other_backward(
 ) -> Tensor:
     if rounding_mode is not None:
         return _zeros_like(grad)
-    return -grad * ((self / other) / other)
+    return handle_r_to_c(other.dtype, -grad * conj((self / other) / other))
 
 
 def mm_mat1_backward(
     grad: Tensor, mat2: Tensor, sizes: Any, strides: Any, layout: Any, alpha: Any
 ) -> Tensor:
     if alpha == 1 and grad.dtype == mat2.dtype and numpy_ok(grad, mat2):
-        return _wrap(np.matmul(grad._data, mat2._data.T), grad)
-    return maybe_multiply(grad.mm(mat2.t()), alpha)
+        return _wrap(np.matmul(grad._data, conj_array(mat2._data).T), grad)
+    return maybe_multiply(grad.mm(conj(mat2.t())), conj(alpha))
 
 
 def mm_mat2_backward(
     grad: Tensor, mat1: Tensor, sizes: Any, strides: Any, layout: Any, alpha: Any
 ) -> Tensor:
     if alpha == 1 and grad.dtype == mat1.dtype and numpy_ok(grad, mat1):
-        return _wrap(np.matmul(mat1._data.T, grad._data), grad)
-    return maybe_multiply(mat1.t().mm(grad), alpha)
+        return _wrap(np.matmul(conj_array(mat1._data).T, grad._data), grad)
+    return maybe_multiply(conj(mat1.t()).mm(grad), conj(alpha))
+
+
+def conj_array(a: Any) -> Any:
+    """``a``'s conjugate if it is a complex NumPy array, else ``a`` (for the fast paths)."""
+    return a.conj() if a.dtype.kind == "c" else a
 
 
 _add_reduce = np.add.reduce
@@ -444,8 +543,20 @@ def unsqueeze_to(grad: Tensor, dim: Any, sizes: Any = None) -> Tensor:
 
 
 def sgn(t: Tensor) -> Tensor:
-    """The sign of ``t`` as a constant (its derivative is zero almost everywhere)."""
-    return Tensor._wrap_numpy(np.sign(t._data), t.dtype)
+    """The sign of ``t``: for real dtypes a constant (its derivative is zero almost
+    everywhere); for complex ``t / |t|`` (0 at 0), differentiable.
+
+    >>> import tensordispatch as td
+    >>> sgn(td.tensor([3 + 4j, 0j]))
+    tensor([0.6000+0.8000j, 0.0000+0.0000j])
+    """
+    if not t.dtype.is_complex:
+        return Tensor._wrap_numpy(np.sign(t._data), t.dtype)
+    if numpy_ok(t):
+        a = np.abs(t._data)
+        return Tensor._wrap_numpy(t._data / np.where(a == 0, 1, a), t.dtype)
+    a = _abs(t)
+    return t / _where(a == 0, _zeros_like(a) + 1, a)
 
 
 def ger(a: Tensor, b: Tensor) -> Tensor:
@@ -462,7 +573,7 @@ def not_implemented(name: str) -> Tensor:
 
 
 def log1p_backward(grad: Tensor, self: Tensor) -> Tensor:
-    return grad / (self + 1)
+    return grad / conj(self + 1)
 
 
 def permute_backwards(grad: Tensor, dims: Any) -> Tensor:
@@ -477,15 +588,15 @@ def permute_backwards(grad: Tensor, dims: Any) -> Tensor:
 def pow_backward(grad: Tensor, self: Tensor, exponent: Any) -> Tensor:
     if exponent == 0:
         return _zeros_like(grad)
-    return grad * (exponent * _pow(self, exponent - 1))
+    return handle_r_to_c(self.dtype, grad * conj(exponent * _pow(self, exponent - 1)))
 
 
 def sigmoid_backward(grad: Tensor, result: Tensor) -> Tensor:
-    return grad * ((1 - result) * result)
+    return grad * conj((1 - result) * result)
 
 
 def tanh_backward(grad: Tensor, result: Tensor) -> Tensor:
-    return grad * (1 - result * result)
+    return grad * conj(1 - result * result)
 
 
 def where(condition: Tensor, a: Any, b: Any) -> Tensor:

@@ -11,6 +11,7 @@ through aten operators. Must not build graphs or know about the engine.
 
 from __future__ import annotations
 
+import cmath
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -18,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from tensordispatch.autograd.formulas import _dims, register_helpers, where
+from tensordispatch.autograd.formulas import _dims, conj, handle_r_to_c, register_helpers, where
 from tensordispatch.backends.aten import op
 from tensordispatch.ops.deferred import deferred_op as _deferred_op
 from tensordispatch.tensor import Tensor
@@ -153,7 +154,7 @@ def prod_backward(
         result = _keep(result, dim, input.dim(), keepdim)
     data = input._data
     if not (data == 0).any():
-        return grad * (result / input)
+        return grad * conj(result / input)
     # Products of the other elements, computed without dividing by zero (a constant).
     axis = None if dim is None else dim % input.dim()
     flat = data.reshape(-1) if axis is None else np.moveaxis(data, axis, -1)
@@ -162,7 +163,7 @@ def prod_backward(
     right = np.flip(np.cumprod(np.concatenate([ones, np.flip(flat, -1)[..., :-1]], -1), -1), -1)
     others = left * right
     others = others.reshape(data.shape) if axis is None else np.moveaxis(others, -1, axis)
-    return grad * _const(others, input)
+    return grad * _const(np.conj(others), input)
 
 
 def var_backward(grad: Tensor, self: Tensor, dim: Any, correction: Any, keepdim: bool) -> Tensor:
@@ -442,16 +443,24 @@ def embedding_backward(
 
 
 def pow_backward_self(grad: Tensor, self: Tensor, exponent: Tensor) -> Tensor:
-    return where(exponent == 0.0, 0, grad * (exponent * self.pow(exponent - 1)))
+    out = where(exponent == 0.0, 0, grad * conj(exponent * self.pow(exponent - 1)))
+    return handle_r_to_c(self.dtype, out)
 
 
 def pow_backward_exponent(grad: Tensor, self: Any, exponent: Tensor, result: Tensor) -> Tensor:
     if not isinstance(self, Tensor):
         if self == 0:
             return where(exponent >= 0, 0, grad * (result * -math.inf))
-        return grad * (result * math.log(self))
-    cond = (self == 0) & (exponent >= 0)
-    return where(cond, 0, grad * (result * self.log()))
+        log = cmath.log(self) if isinstance(self, complex) else math.log(self)
+        return handle_r_to_c(exponent.dtype, grad * conj(result * log))
+    if exponent.dtype.is_complex:  # torch: 0 ** z has no gradient only for real z >= 0
+        from tensordispatch.autograd.formulas import _view_as_real
+
+        parts = _view_as_real(exponent)
+        cond = (self == 0) & (parts.select(-1, 1) == 0) & (parts.select(-1, 0) >= 0)
+    else:
+        cond = (self == 0) & (exponent >= 0)
+    return handle_r_to_c(exponent.dtype, where(cond, 0, grad * conj(result * self.log())))
 
 
 def infinitely_differentiable_silu_backward(grad: Tensor, self: Tensor) -> Tensor:

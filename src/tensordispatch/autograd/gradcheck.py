@@ -3,6 +3,13 @@
 Owns the numerical check torch.autograd.gradcheck performs (float64 inputs, perturb each
 element by ``eps``, compare each Jacobian column with the one backward computes). Must not
 know operators or formulas.
+
+Note [Complex gradcheck]
+A complex number counts as the pair (real part, imaginary part): a complex input is
+perturbed along 1 and along i, a complex output is read as its two parts, and the
+analytical Jacobian seeds backward with 1 and with i per output element. Under torch's
+convention (formulas.py, Note [Complex gradients]) backward then returns d/da + i d/db of
+the seeded real part, so both Jacobians are the same real matrix.
 """
 
 from __future__ import annotations
@@ -26,21 +33,35 @@ def _outputs(fn: Callable[..., Any], inputs: Sequence[Any]) -> list[Tensor]:
     return [out] if isinstance(out, Tensor) else [o for o in out if isinstance(o, Tensor)]
 
 
+def _parts(t: Tensor) -> tuple[complex, ...]:
+    """The real directions of one element of ``t`` (Note [Complex gradcheck])."""
+    return (1, 1j) if t.dtype.is_complex else (1,)
+
+
+def _real_flat(a: Any) -> np.ndarray[Any, Any]:
+    """An array as real numbers, a complex element as (real, imaginary)."""
+    a = np.asarray(a)
+    if a.dtype.kind == "c":
+        return np.stack([a.real, a.imag], axis=-1).reshape(-1)
+    return a.reshape(-1).copy()  # a copy: an output may share the perturbed input's data
+
+
 def _numerical(fn: Callable[..., Any], inputs: list[Any], i: int, eps: float) -> list[Any]:
     """Jacobian columns d(outputs)/d(inputs[i]) by central differences, per output."""
     x = inputs[i]
     data = x._data
     cols: list[list[np.ndarray[Any, Any]]] = []
     for idx in np.ndindex(*x._shape):
-        orig = data[idx]
-        data[idx] = orig + eps
-        plus = [o._data.copy() for o in _outputs(fn, inputs)]
-        data[idx] = orig - eps
-        minus = [o._data.copy() for o in _outputs(fn, inputs)]
-        data[idx] = orig
-        cols.append([((p - m) / (2 * eps)).reshape(-1) for p, m in zip(plus, minus, strict=True)])
+        for part in _parts(x):
+            orig = data[idx]
+            data[idx] = orig + eps * part
+            plus = [_real_flat(o._data) for o in _outputs(fn, inputs)]
+            data[idx] = orig - eps * part
+            minus = [_real_flat(o._data) for o in _outputs(fn, inputs)]
+            data[idx] = orig
+            cols.append([(p - m) / (2 * eps) for p, m in zip(plus, minus, strict=True)])
     if not cols:  # an empty input: empty Jacobians
-        return [np.zeros((0, o.numel())) for o in _outputs(fn, inputs)]
+        return [np.zeros((0, o.numel() * len(_parts(o)))) for o in _outputs(fn, inputs)]
     return [np.stack([c[k] for c in cols], axis=0) for k in range(len(cols[0]))]
 
 
@@ -51,16 +72,18 @@ def _analytical(fn: Callable[..., Any], inputs: list[Any], i: int) -> list[Any]:
     x = inputs[i]
     jac = []
     for o in outs:
-        rows = np.zeros((x.numel(), o.numel()))
+        parts = _parts(o)
+        rows = np.zeros((x.numel() * len(_parts(x)), o.numel() * len(parts)))
         for j in range(o.numel()):
-            g = np.zeros(o.numel())
-            g[j] = 1.0
-            seed = Tensor._wrap_numpy(g.reshape(o._shape).astype(o._data.dtype), o.dtype)
-            if not o.requires_grad:
-                continue
-            (gx,) = grad(o, x, seed, retain_graph=True, allow_unused=True)
-            if gx is not None:
-                rows[:, j] = np.asarray(gx._data).reshape(-1)
+            for p, part in enumerate(parts):
+                if not o.requires_grad:
+                    continue
+                g = np.zeros(o.numel(), dtype=o._data.dtype)
+                g[j] = part
+                seed = Tensor._wrap_numpy(g.reshape(o._shape), o.dtype)
+                (gx,) = grad(o, x, seed, retain_graph=True, allow_unused=True)
+                if gx is not None:
+                    rows[:, j * len(parts) + p] = _real_flat(gx._data)
         jac.append(rows)
     return jac
 
@@ -81,6 +104,9 @@ def gradcheck(
     >>> x = td.tensor([0.5, 1.5], dtype=td.float64).requires_grad_()
     >>> gradcheck(lambda t: (t * t).sin(), (x,))
     True
+    >>> z = td.tensor([0.5 + 1j, -1.5j], dtype=td.complex128).requires_grad_()
+    >>> gradcheck(lambda t: (t * t).exp(), (z,))
+    True
     """
     ins = [inputs] if isinstance(inputs, Tensor) else list(inputs)
     for i, x in enumerate(ins):
@@ -97,6 +123,13 @@ def gradcheck(
                     f"numerical:{n}\nanalytical:{a}\n"
                 )
     return True
+
+
+def _random_like(o: Tensor, rng: np.random.Generator) -> Tensor:
+    data = rng.standard_normal(o._shape)
+    if o.dtype.is_complex:
+        data = data + 1j * rng.standard_normal(o._shape)
+    return Tensor._wrap_numpy(np.asarray(data, dtype=o._data.dtype), o.dtype)
 
 
 def gradgradcheck(
@@ -121,10 +154,7 @@ def gradgradcheck(
     outs = _outputs(func, ins)
     if grad_outputs is None:
         rng = np.random.default_rng(0)
-        grad_outputs = [
-            Tensor._wrap_numpy(rng.standard_normal(o._shape), o.dtype).requires_grad_()
-            for o in outs
-        ]
+        grad_outputs = [_random_like(o, rng).requires_grad_() for o in outs]
     gos = [grad_outputs] if isinstance(grad_outputs, Tensor) else list(grad_outputs)
     diff = [x for x in ins if isinstance(x, Tensor) and x.requires_grad]
     n_in = len(ins)

@@ -131,7 +131,7 @@ def make_general_kernel(
     view = None
     if not inplace and not fresh:  # a view op: creation meta (views.py)
         several = info.returns_list or len(info.outputs) > 1
-        view = lambda r, src: mark_view(r, src, several)  # noqa: E731
+        view = lambda r, src: mark_view(r, src, several)
 
     def kernel(raw: int, op: Any, *args: Any, **kwargs: Any) -> Any:
         if k._ST.grad_enabled:
@@ -170,7 +170,7 @@ def _link(info: DifferentiabilityInfo, node: Any, outs: list[Any]) -> None:
     flags = info.output_differentiability
     for i, out in enumerate(outs):
         flag = flags[0] if info.returns_list else flags[i]
-        if not flag or not isinstance(out, Tensor) or not out.dtype.is_floating_point:
+        if not flag or not isinstance(out, Tensor) or not _differentiable_dtype(out.dtype):
             continue
         m = meta_of(out)
         m.requires_grad = True
@@ -180,3 +180,8 @@ def _link(info: DifferentiabilityInfo, node: Any, outs: list[Any]) -> None:
             m.view_version = out._version
             if info.returns_list:
                 m.multi_output_of = re.sub(r"Backward\d+$", "", info.node_name)
+
+
+def _differentiable_dtype(dtype: Any) -> bool:
+    """Floating and complex outputs carry gradients (torch's isDifferentiableType)."""
+    return bool(dtype.is_floating_point or dtype.is_complex)
