@@ -1,6 +1,6 @@
 """Lazy tensors: tensordispatch.lazy side by side with torch._lazy (TorchScript backend).
 
-Run: python benchmarks/bench_lazy.py [--quick] [--best]   (needs torch)
+Run: python benchmarks/bench_lazy.py [--quick] [--best] [--cpu]   (needs torch)
 
 Program (issue 9): N alternating ``y = y + 0.5`` / ``y = y * 0.999`` on a 1024-element
 float32 vector, N = 10, 100, 1000; medians over trials, both libraries in the same run
@@ -9,13 +9,17 @@ of a few ms is often preempted once; both libraries are measured the same way):
 
 * trace       tracing the N ops (no execution), per op;
 * uncached    the first mark_step of a graph never seen (a fresh vector size per trial;
-              our code-object cache is cleared too, so Python's compile runs);
+              our code-object cache is cleared too, so nothing compiled before is reused);
+* second      the next step of that graph (trace + mark_step): our source is compiled on
+              it (Note [First run interpreted]), TorchScript profiles and optimises on it;
 * steady      a cached step: trace + mark_step, median of repeated identical steps;
 * eager       the same program eagerly on CPU (torch and tensordispatch).
 
 Printed ratios (targets from issue 9): trace per op vs torch._lazy (<= 0.25x), uncached
 mark_step vs torch._lazy (<= 0.25x), our steady step vs torch eager (<= 1.0x), and on a
 4M-element vector with N = 100 our compiled step vs our eager program (>= 1.5x faster).
+``--cpu`` times with the process's CPU time (all threads) instead of the wall clock: on a
+loaded machine preemption then does not count (use it with the load average printed).
 """
 
 from __future__ import annotations
@@ -42,6 +46,7 @@ QUICK = "--quick" in sys.argv
 TRIALS = 3 if QUICK else 5
 STEADY = 5 if QUICK else 20
 med = min if "--best" in sys.argv else statistics.median
+clock = time.process_time if "--cpu" in sys.argv else time.perf_counter
 
 
 def chain(y: Any, n: int) -> Any:
@@ -63,40 +68,45 @@ def _lib_step(lib: Any) -> Callable[[], None]:
 
 def measure(lib: Any, n: int, numel: int = 1024) -> dict[str, float]:
     step = _lib_step(lib)
-    trace, uncached, steady = [], [], []
+    trace, uncached, second, steady = [], [], [], []
     for trial in range(TRIALS):
         data = np.random.default_rng(trial).standard_normal(numel + trial + 7 * n)
         x = lib.from_numpy(data.astype(np.float32)).to("lazy")
         step()
         if lib is td:  # a cold compile: no code object cached for this source either
             lazy.get_backend().clear_code_cache()
-        t0 = time.perf_counter()
+        t0 = clock()
         y = chain(x, n)
-        t1 = time.perf_counter()
+        t1 = clock()
         step()
-        t2 = time.perf_counter()
+        t2 = clock()
         trace.append(t1 - t0)
         uncached.append(t2 - t1)
         del y
-        y = chain(x, n)  # first cached step (TorchScript profiles on it)
+        t3 = clock()
+        y = chain(x, n)  # the first cached step (compiles or optimises, see above)
         step()
+        second.append(clock() - t3)
         del y
         for _ in range(STEADY):
-            t3 = time.perf_counter()
+            t3 = clock()
             y = chain(x, n)
             step()
-            steady.append(time.perf_counter() - t3)
+            steady.append(clock() - t3)
             del y
-    return {"trace": med(trace), "uncached": med(uncached), "steady": med(steady)}
+    return {
+        "trace": med(trace), "uncached": med(uncached), "second": med(second),
+        "steady": med(steady),
+    }  # fmt: skip
 
 
 def eager(lib: Any, n: int, numel: int = 1024, reps: int = 20) -> float:
     x = lib.from_numpy(np.random.default_rng(0).standard_normal(numel).astype(np.float32))
     times = []
     for _ in range(reps):
-        t0 = time.perf_counter()
+        t0 = clock()
         chain(x, n)
-        times.append(time.perf_counter() - t0)
+        times.append(clock() - t0)
     return med(times)
 
 
@@ -109,10 +119,10 @@ def big_vector(n: int = 100, numel: int = 4 * 1024 * 1024, reps: int = 7) -> tup
     lazy.mark_step()  # compile
     compiled = []
     for _ in range(reps):
-        t0 = time.perf_counter()
+        t0 = clock()
         y = chain(x, n)
         lazy.mark_step()
-        compiled.append(time.perf_counter() - t0)
+        compiled.append(clock() - t0)
     del y
     return med(compiled), eager(td, n, numel, reps)
 
@@ -127,11 +137,13 @@ def main() -> None:
     load = os.getloadavg()[0]
     print(
         "tensordispatch.lazy vs torch._lazy (TorchScript backend); 1024 float32, ms unless "
-        f"noted; {'best' if med is min else 'median'} of trials; load average {load:.2f} at start"
+        f"noted; {'best' if med is min else 'median'} of trials; "
+        f"{'process CPU time' if clock is time.process_time else 'wall clock'}; "
+        f"load average {load:.2f} at start"
     )
     header = (
         "N | trace us/op td / torch (ratio) | uncached ms td / torch (ratio) | "
-        "steady ms td | eager ms torch / td | steady td / eager torch"
+        "second step ms td / torch | steady ms td | eager ms torch / td | steady td / eager torch"
     )
     print(header)
     for n in (10, 100) if QUICK else (10, 100, 1000):
@@ -142,6 +154,7 @@ def main() -> None:
             f"{_against(ours['trace'] / theirs['trace'], 0.25)} | "
             f"{ours['uncached'] * 1e3:.2f} / {theirs['uncached'] * 1e3:.2f} "
             f"{_against(ours['uncached'] / theirs['uncached'], 0.25)} | "
+            f"{ours['second'] * 1e3:.3f} / {theirs['second'] * 1e3:.3f} | "
             f"{ours['steady'] * 1e3:.3f} | {e_torch * 1e3:.3f} / {e_td * 1e3:.3f} | "
             f"{_against(ours['steady'] / e_torch, 1.0)}"
         )
