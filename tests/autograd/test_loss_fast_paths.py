@@ -172,3 +172,22 @@ def test_log_softmax_and_softmax_of_infinite_and_nan_rows_match_torch() -> None:
             ours = getattr(td, name)(td.from_numpy(rows), dim).numpy()
             theirs = getattr(torch, name)(torch.from_numpy(rows), dim).numpy()
             np.testing.assert_allclose(ours, theirs, rtol=1e-6, atol=0, equal_nan=True)
+
+
+@pytest.mark.parametrize("reduction", [1, 2])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_nll_loss_backward_numpy_path_is_bit_identical_to_the_dispatched_one(
+    reduction: int, dtype: Any
+) -> None:
+    from tensordispatch.autograd import enable_grad, no_grad
+    from tensordispatch.autograd.functions_nn import nll_loss_backward
+
+    x, t = td.from_numpy(_X32.astype(dtype)), td.from_numpy(_T.copy())
+    _, total = op("nll_loss_forward")(x, t, None, reduction, -100)
+    grad = td.from_numpy(np.array(-0.7, dtype))
+    with no_grad():  # the NumPy path
+        fast = nll_loss_backward(grad, x, t, None, reduction, -100, total)
+    with enable_grad():  # grad mode on: the aten calls (numpy_ok declines)
+        slow = nll_loss_backward(grad, x, t, None, reduction, -100, total)
+    assert fast.dtype == slow.dtype and fast.stride() == slow.stride()
+    assert fast.numpy().tobytes() == slow.detach().numpy().tobytes()

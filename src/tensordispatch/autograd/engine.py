@@ -210,6 +210,15 @@ def _seed(
 ) -> list[tuple[int, int, Node]]:
     """Count the dependencies of the graph under ``edges``, put the roots' gradients in
     their buffers, and return the ready queue of the roots that became ready."""
+    if len(edges) == 1:  # ``loss.backward()``: one root, ready at once (nothing reaches it)
+        fn, nr = edges[0]
+        if fn is None:
+            return []
+        deps[fn] = 0
+        _count_from([fn], deps)
+        buf = buffers[fn] = [None] * (nr + 1)
+        buf[nr] = grads[0]
+        return [(-fn._sequence_nr, 0, fn)]
     stack = []
     for fn, _ in edges:
         if fn is not None:

@@ -16,7 +16,7 @@ import numpy as np
 
 # the module, not its names: when functions_manual is imported first, it is half-defined here
 from tensordispatch.autograd import functions_manual as _fm
-from tensordispatch.autograd.formulas import register_helpers
+from tensordispatch.autograd.formulas import numpy_ok, register_helpers
 from tensordispatch.ops.deferred import deferred_op as _deferred_op
 from tensordispatch.tensor import Tensor
 
@@ -94,6 +94,8 @@ def _nll_coefficients(
 
 _UINT64 = np.dtype(np.uint64)
 _max_reduce = np.maximum.reduce
+# dtypes whose mul kernel computes in the dtype itself (float16 goes through float32)
+_EXACT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 def _plain_coefficients(
@@ -119,6 +121,14 @@ def nll_loss_backward(
     grad: Tensor, self: Tensor, target: Tensor, weight: Tensor | None, reduction: int,
     ignore_index: int, total_weight: Tensor,
 ) -> Tensor:  # fmt: skip
+    if reduction and grad.dtype is self.dtype and numpy_ok(grad, self, target):
+        x = self._data
+        if x.dtype in _EXACT_DTYPES:
+            plain = _plain_coefficients(x, target._data, weight, reduction, ignore_index,
+                                        total_weight)  # fmt: skip
+            if plain is not None:  # ``grad * coef`` below, the CPU kernel's NumPy call
+                r = np.multiply(grad._data, plain)
+                return Tensor._wrap_numpy(r if type(r) is np.ndarray else np.asarray(r), self.dtype)
     coef = _nll_coefficients(self, target, weight, reduction, ignore_index, total_weight)
     if reduction == 0 and self.dim() > 1:
         return grad.unsqueeze(1) * coef

@@ -243,7 +243,12 @@ class AccumulateGrad(Node):
                 and old.dtype == g.dtype
             ):
                 _np_add(a, b, out=a)
-                old._bump_version()
+                root = old if old._base is None else old._base
+                vc = root._vc  # old._bump_version(), inlined
+                if vc is None:
+                    old._bump_version()
+                else:
+                    vc.version += 1
             elif not _add_numpy(old, g):
                 old.add_(g)
         return ()

@@ -92,8 +92,23 @@ def _check_relu(self: Tensor) -> None:
         raise RuntimeError("Boolean inputs not supported for relu")
 
 
+_RELU_FAST: list[Callable[[Tensor], Tensor | None]] = []
+
+
+def _bind_relu_fast() -> list[Callable[[Tensor], Tensor | None]]:
+    """cpu/nn.py's relu_fast, bound on first use (the CPU kernels import this module)."""
+    from tensordispatch.backends.cpu.nn import relu_fast
+
+    _RELU_FAST.append(relu_fast)
+    return _RELU_FAST
+
+
 def relu(self: Tensor) -> Tensor:
     _check_relu(self)
+    fast = _RELU_FAST or _bind_relu_fast()
+    result = fast[0](self)  # the nested call done directly when unobserved (cpu/nn.py)
+    if result is not None:
+        return result
     return op("clamp_min")(self, 0)
 
 

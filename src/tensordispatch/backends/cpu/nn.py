@@ -12,12 +12,14 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from tensordispatch.backends.common import scalar_type_name
 from tensordispatch.backends.cpu.fpstate import QUIET_RUN, quiet_fp, quiet_retry
+from tensordispatch.backends.cpu.reductions import unobserved_cpu
 from tensordispatch.backends.meta import nn as _m
 from tensordispatch.backends.structured import alloc_cpu, prepare_out
 from tensordispatch.tensor import dtypes as _dt
-from tensordispatch.tensor.tensor import Tensor
+from tensordispatch.tensor.geometry import contiguous_of
+from tensordispatch.tensor.tensor import Tensor, new_cpu_tensor
 
-__all__ = ["NN_CPU_KERNELS"]
+__all__ = ["NN_CPU_KERNELS", "relu_fast"]
 
 
 def _nll(
@@ -250,6 +252,32 @@ def embedding_renorm_cpu_(
         if found > max_norm:
             mul_(row, max_norm / (found + 1e-7))
     return self
+
+
+# relu's kernel is CompositeExplicitAutograd here (clamp_min(self, 0)); torch's is a CPU
+# kernel. When the nested clamp_min could only reach its CPU kernel unobserved (reductions.py
+# ``unobserved_cpu``), relu_fast runs that kernel's NumPy call itself: np.maximum with a zero
+# of the arithmetic dtype (pointwise.py's ``_clamp``), for float32/float64 contiguous input,
+# whose result the structured kernel would copy as it is into a contiguous allocation.
+_RELU_ZERO = {np.dtype(d): np.asarray(0).astype(d) for d in (np.float32, np.float64)}
+
+
+def relu_fast(self: Tensor) -> Tensor | None:
+    """``clamp_min(self, 0)`` computed directly, or None when the dispatched call must run.
+
+    >>> import tensordispatch as td
+    >>> relu_fast(td.tensor([-1.0, 2.0])), relu_fast(td.tensor([-1, 2]))
+    (tensor([0., 2.]), None)
+    """
+    data = self._data
+    zero = _RELU_ZERO.get(getattr(data, "dtype", None))
+    if zero is None or not unobserved_cpu(self):
+        return None
+    shape = self._shape
+    strides = contiguous_of(shape)
+    if self._strides != strides or not data.flags.c_contiguous or not shape:
+        return None
+    return new_cpu_tensor(np.maximum(data, zero), shape, strides, self.dtype)
 
 
 NN_CPU_KERNELS: dict[str, Any] = {

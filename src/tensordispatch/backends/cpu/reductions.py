@@ -32,7 +32,7 @@ from tensordispatch.dispatch.tls import local_state
 from tensordispatch.tensor import dtypes as _dt
 from tensordispatch.tensor.tensor import _CPU_KEY_SET, Tensor, new_cpu_tensor
 
-__all__ = ["REDUCTION_CPU_KERNELS", "sum_all_fast"]
+__all__ = ["REDUCTION_CPU_KERNELS", "sum_all_fast", "unobserved_cpu"]
 
 
 def _axis(self: Tensor, dims: Any) -> Any:
@@ -76,6 +76,31 @@ _add_reduce = np.add.reduce
 _INT64 = _dt.int64
 
 
+def unobserved_cpu(self: Tensor) -> bool:
+    """Whether an aten call that a composite kernel makes on ``self`` would reach the CPU
+    kernel with nothing observing it in between (Note [Full sum without the second
+    dispatch]): a plain NumPy-backed CPU tensor, no TLS-included key, autograd excluded by
+    the recording kernel above or nothing to record, no dispatch trace open.
+
+    >>> import tensordispatch as td
+    >>> unobserved_cpu(td.tensor([1.0])), unobserved_cpu(td.tensor([1.0]).requires_grad_())
+    (True, False)
+    """
+    if self._key_set != _CPU_KEY_SET:
+        return False
+    st = _ST
+    if st.included != DEFAULT_INCLUDED_RAW:
+        return False
+    excluded = st.excluded
+    if excluded != _RECORDING_EXCLUDED:
+        if excluded != DEFAULT_EXCLUDED_RAW:
+            return False
+        m = self._autograd_meta
+        if m is not None and m.requires_grad and st.grad_enabled:
+            return False
+    return type(self._data) is np.ndarray and DISPATCHER.tracer is None  # a trace shows all
+
+
 def sum_all_fast(self: Tensor) -> Tensor | None:
     """``sum.dim_IntList(self, [])`` computed directly, or None when the dispatched call
     must run (Note [Full sum without the second dispatch]).
@@ -84,21 +109,9 @@ def sum_all_fast(self: Tensor) -> Tensor | None:
     >>> sum_all_fast(td.tensor([1.0, 2.0, 3.0])), sum_all_fast(td.tensor([True, True]))
     (tensor(6.), tensor(2))
     """
-    if self._key_set != _CPU_KEY_SET:
+    if not unobserved_cpu(self):
         return None
-    st = _ST
-    if st.included != DEFAULT_INCLUDED_RAW:
-        return None
-    excluded = st.excluded
-    if excluded != _RECORDING_EXCLUDED:
-        if excluded != DEFAULT_EXCLUDED_RAW:
-            return None
-        m = self._autograd_meta
-        if m is not None and m.requires_grad and st.grad_enabled:
-            return None
     data = self._data
-    if type(data) is not np.ndarray or DISPATCHER.tracer is not None:
-        return None  # a trace shows every hop
     dt = self.dtype
     out_dt = _SUM_DTYPE.get(dt)
     if out_dt is None:
