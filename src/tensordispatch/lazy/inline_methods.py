@@ -46,7 +46,7 @@ from tensordispatch.lazy import metrics
 from tensordispatch.lazy import tensor as lazy_tensor
 from tensordispatch.lazy.ir import NUMBER_DTYPES, SCALAR_CACHE, SCALAR_DEPENDENTS, operand
 from tensordispatch.lazy.shape import SAME_SHAPE_POINTWISE
-from tensordispatch.lazy.tensor import LAZY, LIVE, LazyData, LazyTensor
+from tensordispatch.lazy.tensor import LAZY, LazyData, LazyTensor
 from tensordispatch.transforms.functionalize.wrapper import (
     _KEEP,
     FUNCTIONALIZE_BIT,
@@ -199,7 +199,7 @@ def method(self, other{signature}):
     data.handle = None
     data.tensor_data = None
     data.id = i = next(IDS)
-    LIVE[i] = ref(data)
+    LIVE_APPEND(ref(data))
     if i >= TRIM_AT[0]:
         TM.made_many(data)
     t = new(LT)
@@ -370,7 +370,7 @@ def inline_method(
         "ARGS_NUMBER": (operand(0), operand(1, "wrapped"), *scalars),
         "ARGS_TENSOR": (operand(0), operand(1), *scalars),
         "CALLS": records.calls, "NODE": node_class, "NAME": plan.name, "OP": plan.op,
-        "new": object.__new__, "IDS": lazy_tensor._IDS, "LIVE": LIVE, "ref": weakref.ref,
+        "new": object.__new__, "IDS": lazy_tensor._IDS, "LIVE_APPEND": lazy_tensor._LIVE_APPEND, "ref": weakref.ref,
         "TRIM_AT": lazy_tensor.TRIM_AT, "TM": lazy_tensor, "LAZY": LAZY,
         "BASE_FIELDS": _BASE_FIELDS,
         "LAZY_KEYS": LAZY._key_set, "WRAPPER_KEYS": wrapper_keys,

@@ -17,7 +17,7 @@ ones (`SyncTensorsToData`), as LTC's LazyTensor::Data does. Device buffers are n
 a lazy tensor give it a new IR value or a new handle, so handles may share arrays freely.
 
 Note [Live tensors]
-Every LazyData registers itself in `LIVE` (id -> weak reference, insertion-ordered) when made
+Every LazyData appends a weak reference to itself to `LIVE` (a list, oldest first) when made
 (`CreateLtcTensor`). "Live" means referenced by anything: Python objects, functional
 wrappers, autograd's saved tensors. IR-only intermediates die with their tensors and are not
 synced as roots. A freed value's entry is not removed when it dies (a Python ``__del__``
@@ -31,6 +31,7 @@ values. `CreateLtcTensor` is not bumped per value either: every value takes the 
 from __future__ import annotations
 
 import itertools
+import threading
 import weakref
 from typing import Any
 
@@ -46,7 +47,9 @@ __all__ = ["LAZY", "LIVE", "LazyData", "LazyTensor", "live_data", "make_lazy"]
 
 LAZY = Device("lazy", 0)
 _IDS = itertools.count(1)
-LIVE: dict[int, weakref.ref[LazyData]] = {}
+LIVE: list[weakref.ref[LazyData]] = []
+_LIVE_APPEND = LIVE.append
+_SWEEPING = threading.Lock()  # one purge at a time (appends need no lock)
 _ref = weakref.ref
 _COUNTERS = metrics.COUNTERS
 
@@ -69,7 +72,7 @@ class LazyData:
         self.handle = handle
         self.tensor_data = tensor_data
         self.id = next(_IDS)  # counted as CreateLtcTensor by `count_created`
-        LIVE[self.id] = _ref(self)  # a plain weak reference: `purge` removes it
+        _LIVE_APPEND(_ref(self))  # a plain weak reference: `purge` removes it
 
     def ir_value(self) -> Value:
         """This value as an operand: its pending IR, else its handle as device data, else its
@@ -242,7 +245,7 @@ def from_value(value: Value, device: Device = LAZY) -> LazyTensor:
     data.handle = None
     data.tensor_data = None
     data.id = i = next(_IDS)
-    LIVE[i] = _ref(data)
+    _LIVE_APPEND(_ref(data))
     if i >= TRIM_AT[0]:
         made_many(data)
     sizes = shape.sizes
@@ -298,12 +301,23 @@ def _more_nodes_than(root: Node, limit: int) -> bool:
     return False
 
 
-def _entries() -> list[tuple[int, weakref.ref[LazyData]]]:
-    while True:
-        try:  # another thread adding a value while copying: copy again
-            return list(LIVE.items())
-        except RuntimeError:
-            continue
+def _sweep() -> list[LazyData]:
+    """Drop the entries of freed values from LIVE, counting them (`DestroyLtcTensor`); the
+    live values, oldest first. Values appended meanwhile (other threads) are kept as they
+    are: only the prefix read is replaced, in one slice assignment."""
+    with _SWEEPING:
+        n = len(LIVE)
+        kept: list[weakref.ref[LazyData]] = []
+        found: list[LazyData] = []
+        for r in LIVE[:n]:
+            d = r()
+            if d is not None:
+                kept.append(r)
+                found.append(d)
+        LIVE[:n] = kept
+    if n > len(kept):
+        _COUNTERS["DestroyLtcTensor"] += n - len(kept)
+    return found
 
 
 def purge() -> int:
@@ -317,19 +331,9 @@ def purge() -> int:
     >>> del t; purge() == before
     True
     """
-    _drop([i for i, r in _entries() if r() is None])
+    _sweep()
     _PURGE_AT[0] = max(2 * len(LIVE), TRIM_EVERY)
     return len(LIVE)
-
-
-def _drop(dead: list[int]) -> None:
-    """Remove freed values' entries, counting each once (another thread may purge too)."""
-    removed = 0
-    for i in dead:
-        if LIVE.pop(i, None) is not None:
-            removed += 1
-    if removed:
-        _COUNTERS["DestroyLtcTensor"] += removed
 
 
 metrics.SETTLE.append(purge)
@@ -361,17 +365,7 @@ metrics.SETTLE.append(count_created)
 
 def live_data() -> list[LazyData]:
     """The live lazy values, oldest first (freed ones are purged on the way)."""
-    found = []
-    dead = []
-    for i, r in _entries():
-        d = r()
-        if d is None:
-            dead.append(i)
-        else:
-            found.append(d)
-    if dead:
-        _drop(dead)
-    return found
+    return _sweep()
 
 
 def node_of(t: LazyTensor) -> Node:
