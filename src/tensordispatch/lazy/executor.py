@@ -69,6 +69,13 @@ def graph_of(outputs: Sequence[Value]) -> Graph:
     by a test), ~35% cheaper than a set of ids. Leaves are also collected on the way, in
     post-order, for the parameters (only device-data nodes have data, and they are leaves).
     """
+    order, leaves = _walk(outputs)
+    params, param_index, h = _parameters(outputs, leaves)
+    return Graph(tuple(order), tuple(params), param_index, tuple(outputs), h)
+
+
+def _walk(outputs: Sequence[Value]) -> tuple[list[Node], list[Node]]:
+    """`graph_of`'s walk: the nodes in post-order and the leaves among them."""
     order: list[Node] = []
     leaves: list[Node] = []
     seen: set[Node] = set()
@@ -102,6 +109,14 @@ def graph_of(outputs: Sequence[Value]) -> Graph:
                 node = pop_node()
                 add_seen(node)
                 emit(node)
+    return order, leaves
+
+
+def _parameters(
+    outputs: Sequence[Value], leaves: list[Node]
+) -> tuple[list[BackendData], dict[int, int], int]:
+    """The distinct buffers read (in post-order), each device-data node's parameter index
+    (by node id) and the graph hash (Note [Graph hash])."""
     params: list[BackendData] = []
     param_of_buffer: dict[int, int] = {}
     param_index: dict[int, int] = {}
@@ -117,7 +132,7 @@ def graph_of(outputs: Sequence[Value]) -> Graph:
         param_index[id(node)] = index
         sequence.append(index)
     h = hash((tuple([(n.hash, i) for n, i in outputs]), tuple(sequence)))
-    return Graph(tuple(order), tuple(params), param_index, tuple(outputs), h)
+    return params, param_index, h
 
 
 # -- the backend and the compile cache --------------------------------------------------------
@@ -155,20 +170,25 @@ def clear_compile_cache() -> None:
         _CACHE.clear()
 
 
-def _compiled(graph: Graph) -> Callable[..., Sequence[Any]]:
-    key = graph.hash
+def _compiled(
+    outputs: list[Value], order: list[Node], params: list[BackendData],
+    param_index: dict[int, int], key: int,
+) -> Callable[..., Sequence[Any]]:
+    """The compiled graph of hash ``key``: from the cache, else compiled now (the Graph is
+    built only then)."""
     fn = _CACHE.get(key)
     if fn is not None:
         _COUNTERS["CachedCompile"] += 1
         _CACHE.move_to_end(key)
         return fn
     _COUNTERS["UncachedCompile"] += 1
+    graph = Graph(tuple(order), tuple(params), param_index, tuple(outputs), key)
     fn = get_backend().compile(graph)
-    metrics.record("TensorsGraphSize", len(graph.nodes))
+    metrics.record("TensorsGraphSize", len(order))
     _CACHE[key] = fn
     if len(_CACHE) > _COMPILE_CACHE_SIZE:
         _CACHE.popitem(last=False)
-    return fn
+    return fn  # fmt: skip
 
 
 # -- syncing ----------------------------------------------------------------------------------
@@ -195,8 +215,11 @@ def _run(roots: list[LazyData], cut: bool) -> None:
     """Compute ``roots`` (distinct, pending, no handle) with one graph; ``cut``: drop their
     IR afterwards. The caller holds _LOCK."""
     _COUNTERS["SyncedTensorsWithIR"] += len(roots)
-    graph = graph_of([d.ir for d in roots])  # type: ignore[misc]
-    results = _compiled(graph)(*[p.value for p in graph.parameters])
+    outputs: list[Value] = [d.ir for d in roots]  # type: ignore[misc]
+    order, leaves = _walk(outputs)
+    params, param_index, key = _parameters(outputs, leaves)
+    fn = _compiled(outputs, order, params, param_index, key)
+    results = fn(*[p.value for p in params])
     for d, array in zip(roots, results, strict=True):
         shape = d.shape
         expected = shape.dtype._numpy
