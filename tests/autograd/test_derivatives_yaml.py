@@ -22,10 +22,11 @@ def _torch_entries() -> dict[str, tuple[dict[str, Any], str]]:
     for e in entries:
         name = e["name"].split("(")[0]
         base = name.split(".")[0].removesuffix("_")
-        index = counts.get(base, 0)
-        counts[base] = index + 1
         camel = "".join(p.title() for p in base.split("_"))  # torchgen: log1p -> Log1P
         node = f"{camel}Backward".replace("ForwardBackward", "Backward")  # torchgen's rule
+        # counted by node name: _conj_physical and conj_physical_ are ConjPhysicalBackward0, 1
+        index = counts.get(node, 0)
+        counts[node] = index + 1
         out[e["name"]] = (e, f"{node}{index}")
     return out
 

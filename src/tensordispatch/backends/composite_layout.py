@@ -293,8 +293,45 @@ def randn_like(self: Tensor, **options: Any) -> Tensor:
     return op("normal_")(empty_like(self, **options), 0.0, 1.0)
 
 
+# -- conjugation (no conjugate bit: every conjugate is materialized) -----------------------------
+
+
+def conj_physical_out(self: Tensor, *, out: Tensor) -> Tensor:
+    """``out`` = the complex conjugate of ``self`` (a copy for real dtypes); ``out`` must have
+    ``self``'s dtype (torch's unary-op check) and is resized as torch's out= are.
+
+    >>> import tensordispatch as td
+    >>> td.conj_physical(td.tensor([1 + 2j, -3j]))
+    tensor([1.-2.j, -0.+3.j])
+    """
+    from tensordispatch.backends.common import scalar_type_name
+
+    if out.dtype is not self.dtype:
+        raise RuntimeError(
+            f"Found dtype {scalar_type_name(out.dtype)} but expected {scalar_type_name(self.dtype)}"
+        )
+    resize_output(out, self._shape)
+    op("copy_")(out, self)
+    if self.dtype.is_complex:
+        op("neg_")(op("select.int")(op("view_as_real")(out), -1, 1))
+    return out
+
+
+def _conj_physical(self: Tensor) -> Tensor:
+    return conj_physical_out(self, out=empty_like(self))
+
+
+def conj_physical_(self: Tensor) -> Tensor:
+    if self.dtype.is_complex:
+        op("neg_")(op("select.int")(op("view_as_real")(self), -1, 1))
+    return self
+
+
 COMPOSITE_LAYOUT: dict[str, Any] = {
     **VIEW_OP_KERNELS,
+    "conj_physical_out": conj_physical_out,
+    "_conj_physical": _conj_physical,
+    "conj_physical_": conj_physical_,
     "_to_copy": _to_copy,
     "stack": stack,
     "stack_out": stack_out,

@@ -15,371 +15,420 @@ KEY = 'CompositeImplicitAutograd'
 
 
 
-_k0 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'chunk', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1581')
+_k0 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'adjoint', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1390')
+
+
+def adjoint(self):
+    return _k0(self)
+
+
+
+_k1 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'chunk', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1618')
 
 
 def chunk(self, chunks, dim=0):
-    return _k0(self, chunks, dim)
+    return _k1(self, chunks, dim)
 
 
 
-_k1 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'contiguous', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1656')
+_k2 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'conj', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1358')
+
+
+def conj(self):
+    return _k2(self)
+
+
+
+_k3 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'conj_physical', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1369')
+
+
+def conj_physical(self):
+    return _k3(self)
+
+
+
+_k4 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'contiguous', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1693')
 
 
 def contiguous(self, *, memory_format=0):
-    return _k1(self, memory_format=memory_format)
+    return _k4(self, memory_format=memory_format)
 
 
 
-_k2 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'conv1d_symint', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1445')
+_k5 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'conv1d_symint', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1482')
 
 
 def conv1d(input, weight, bias=None, stride=(1,), padding=(0,), dilation=(1,), groups=1):
-    return _k2(input, weight, bias, stride, padding, dilation, groups)
-
-
-
-_k3 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'conv1d_padding_symint', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1449')
-
-
-def conv1d_padding(input, weight, bias=None, stride=(1,), padding='valid', dilation=(1,), groups=1):
-    return _k3(input, weight, bias, stride, padding, dilation, groups)
-
-
-
-_k4 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'conv2d_symint', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1454')
-
-
-def conv2d(input, weight, bias=None, stride=(1, 1), padding=(0, 0), dilation=(1, 1), groups=1):
-    return _k4(input, weight, bias, stride, padding, dilation, groups)
-
-
-
-_k5 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'conv2d_padding_symint', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1458')
-
-
-def conv2d_padding(input, weight, bias=None, stride=(1, 1), padding='valid', dilation=(1, 1), groups=1):
     return _k5(input, weight, bias, stride, padding, dilation, groups)
 
 
 
-_k6 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'cross_entropy_loss', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1418')
+_k6 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'conv1d_padding_symint', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1486')
+
+
+def conv1d_padding(input, weight, bias=None, stride=(1,), padding='valid', dilation=(1,), groups=1):
+    return _k6(input, weight, bias, stride, padding, dilation, groups)
+
+
+
+_k7 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'conv2d_symint', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1491')
+
+
+def conv2d(input, weight, bias=None, stride=(1, 1), padding=(0, 0), dilation=(1, 1), groups=1):
+    return _k7(input, weight, bias, stride, padding, dilation, groups)
+
+
+
+_k8 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'conv2d_padding_symint', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1495')
+
+
+def conv2d_padding(input, weight, bias=None, stride=(1, 1), padding='valid', dilation=(1, 1), groups=1):
+    return _k8(input, weight, bias, stride, padding, dilation, groups)
+
+
+
+_k9 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'cross_entropy_loss', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1455')
 
 
 def cross_entropy_loss(self, target, weight=None, reduction=1, ignore_index=-100, label_smoothing=0.0):
-    return _k6(self, target, weight, reduction, ignore_index, label_smoothing)
+    return _k9(self, target, weight, reduction, ignore_index, label_smoothing)
 
 
 
-_k7 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'dropout', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1358')
+_k10 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'dropout', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1395')
 
 
 def dropout(input, p, train):
-    return _k7(input, p, train)
+    return _k10(input, p, train)
 
 
 
-_k8 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'dropout_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1361')
+_k11 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'dropout_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1398')
 
 
 def dropout_(self, p, train):
-    return _k8(self, p, train)
+    return _k11(self, p, train)
 
 
 
-_k9 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'flatten', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1627')
+_k12 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'flatten', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1664')
 
 
 def flatten_using_ints(self, start_dim=0, end_dim=-1):
-    return _k9(self, start_dim, end_dim)
+    return _k12(self, start_dim, end_dim)
 
 
 
-_k10 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'layer_norm', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1364')
+_k13 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'layer_norm', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1401')
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05, cudnn_enable=True):
-    return _k10(input, normalized_shape, weight, bias, eps, cudnn_enable)
+    return _k13(input, normalized_shape, weight, bias, eps, cudnn_enable)
 
 
 
-_k11 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'linalg_matrix_norm', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1350')
+_k14 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'linalg_matrix_norm', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1350')
 
 
 def linalg_matrix_norm(self, ord, dim=(-2, -1), keepdim=False, *, dtype=None):
-    return _k11(self, ord, dim, keepdim, dtype=dtype)
+    return _k14(self, ord, dim, keepdim, dtype=dtype)
 
 
 
-_k12 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'linalg_matrix_norm', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1353')
+_k15 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'linalg_matrix_norm', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1353')
 
 
 def linalg_matrix_norm_str_ord(self, ord='fro', dim=(-2, -1), keepdim=False, *, dtype=None):
-    return _k12(self, ord, dim, keepdim, dtype=dtype)
+    return _k15(self, ord, dim, keepdim, dtype=dtype)
 
 
 
-_k13 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'linalg_svdvals', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1346')
+_k16 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'linalg_svdvals', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1346')
 
 
 def linalg_svdvals(A, *, driver=None):
-    return _k13(A, driver=driver)
+    return _k16(A, driver=driver)
 
 
 
-_k14 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'linear', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1327')
+_k17 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'linear', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1327')
 
 
 def linear(input, weight, bias=None):
-    return _k14(input, weight, bias)
+    return _k17(input, weight, bias)
 
 
 
-_k15 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'log_softmax', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1164')
+_k18 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'log_softmax', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1164')
 
 
 def log_softmax_int(self, dim, dtype=None):
-    return _k15(self, dim, dtype)
+    return _k18(self, dim, dtype)
 
 
 
-_k16 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'matmul', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:885')
+_k19 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'matmul', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:885')
 
 
 def matmul(self, other):
-    return _k16(self, other)
+    return _k19(self, other)
 
 
 
-_k17 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'matmul_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:888')
+_k20 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'matmul_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:888')
 
 
 def matmul_out(self, other, *, out):
-    return _k17(self, other, out=out)
+    return _k20(self, other, out=out)
 
 
 
-_k18 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'narrow', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1493')
+_k21 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'narrow', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1530')
 
 
 def narrow(self, dim, start, length):
-    return _k18(self, dim, start, length)
+    return _k21(self, dim, start, length)
 
 
 
-_k19 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'narrow', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1498')
+_k22 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'narrow', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1535')
 
 
 def narrow_Tensor(self, dim, start, length):
-    return _k19(self, dim, start, length)
+    return _k22(self, dim, start, length)
 
 
 
-_k20 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'nll_loss', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1387')
+_k23 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'nll_loss', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1424')
 
 
 def nll_loss(self, target, weight=None, reduction=1, ignore_index=-100):
-    return _k20(self, target, weight, reduction, ignore_index)
+    return _k23(self, target, weight, reduction, ignore_index)
 
 
 
-_k21 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'nll_loss_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1381')
+_k24 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'nll_loss_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1418')
 
 
 def nll_loss_out(self, target, weight=None, reduction=1, ignore_index=-100, *, out):
-    return _k21(self, target, weight, reduction, ignore_index, out=out)
+    return _k24(self, target, weight, reduction, ignore_index, out=out)
 
 
 
-_k22 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'nll_loss2d', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1403')
+_k25 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'nll_loss2d', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1440')
 
 
 def nll_loss2d(self, target, weight=None, reduction=1, ignore_index=-100):
-    return _k22(self, target, weight, reduction, ignore_index)
+    return _k25(self, target, weight, reduction, ignore_index)
 
 
 
-_k23 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'nll_loss2d_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1400')
+_k26 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'nll_loss2d_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1437')
 
 
 def nll_loss2d_out(self, target, weight=None, reduction=1, ignore_index=-100, *, out):
-    return _k23(self, target, weight, reduction, ignore_index, out=out)
+    return _k26(self, target, weight, reduction, ignore_index, out=out)
 
 
 
-_k24 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'nll_loss_nd', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1384')
+_k27 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'nll_loss_nd', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1421')
 
 
 def nll_loss_nd(self, target, weight=None, reduction=1, ignore_index=-100):
-    return _k24(self, target, weight, reduction, ignore_index)
+    return _k27(self, target, weight, reduction, ignore_index)
 
 
 
-_k25 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'one_hot', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1433')
+_k28 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'one_hot', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1470')
 
 
 def one_hot(self, num_classes=-1):
-    return _k25(self, num_classes)
+    return _k28(self, num_classes)
 
 
 
-_k26 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'outer', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1281')
+_k29 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'outer', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1281')
 
 
 def outer(self, vec2):
-    return _k26(self, vec2)
+    return _k29(self, vec2)
 
 
 
-_k27 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'outer_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1284')
+_k30 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'outer_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1284')
 
 
 def outer_out(self, vec2, *, out):
-    return _k27(self, vec2, out=out)
+    return _k30(self, vec2, out=out)
 
 
 
-_k28 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'reshape', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:665')
+_k31 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'reshape', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:665')
 
 
 def reshape(self, shape):
-    return _k28(self, shape)
+    return _k31(self, shape)
 
 
 
-_k29 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'softmax', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1147')
+_k32 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'resolve_conj', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1384')
+
+
+def resolve_conj(self):
+    return _k32(self)
+
+
+
+_k33 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'resolve_neg', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1387')
+
+
+def resolve_neg(self):
+    return _k33(self)
+
+
+
+_k34 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'softmax', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1147')
 
 
 def softmax_int(self, dim, dtype=None):
-    return _k29(self, dim, dtype)
+    return _k34(self, dim, dtype)
 
 
 
-_k30 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'split', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1558')
+_k35 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'split', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1595')
 
 
 def split_sizes(self, split_size, dim=0):
-    return _k30(self, split_size, dim)
+    return _k35(self, split_size, dim)
 
 
 
-_k31 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'std', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1058')
+_k36 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'std', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1058')
 
 
 def std(self, unbiased=True):
-    return _k31(self, unbiased)
+    return _k36(self, unbiased)
 
 
 
-_k32 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'std', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1064')
+_k37 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'std', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1064')
 
 
 def std_dim(self, dim, unbiased=True, keepdim=False):
-    return _k32(self, dim, unbiased, keepdim)
+    return _k37(self, dim, unbiased, keepdim)
 
 
 
-_k33 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'std_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1070')
+_k38 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'std_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1070')
 
 
 def std_out(self, dim, unbiased=True, keepdim=False, *, out):
-    return _k33(self, dim, unbiased, keepdim, out=out)
+    return _k38(self, dim, unbiased, keepdim, out=out)
 
 
 
-_k34 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'to', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1673')
+_k39 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'to', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1710')
 
 
 def to_device(self, device, dtype, non_blocking=False, copy=False, memory_format=None):
-    return _k34(self, device, dtype, non_blocking, copy, memory_format)
+    return _k39(self, device, dtype, non_blocking, copy, memory_format)
 
 
 
-_k35 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'to', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1678')
+_k40 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'to', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1715')
 
 
 def to_dtype(self, dtype, non_blocking=False, copy=False, memory_format=None):
-    return _k35(self, dtype, non_blocking, copy, memory_format)
+    return _k40(self, dtype, non_blocking, copy, memory_format)
 
 
 
-_k36 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'to', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1668')
+_k41 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'to', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1705')
 
 
 def to_dtype_layout(self, *, dtype=None, layout=None, device=None, pin_memory=None, non_blocking=False, copy=False, memory_format=None):
-    return _k36(self, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, non_blocking=non_blocking, copy=copy, memory_format=memory_format)
+    return _k41(self, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, non_blocking=non_blocking, copy=copy, memory_format=memory_format)
 
 
 
-_k37 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'to', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1683')
+_k42 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'to', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1720')
 
 
 def to_other(self, other, non_blocking=False, copy=False, memory_format=None):
-    return _k37(self, other, non_blocking, copy, memory_format)
+    return _k42(self, other, non_blocking, copy, memory_format)
 
 
 
-_k38 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'var', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1026')
+_k43 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'var', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1026')
 
 
 def var(self, unbiased=True):
-    return _k38(self, unbiased)
+    return _k43(self, unbiased)
 
 
 
-_k39 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'var', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1032')
+_k44 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'var', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1032')
 
 
 def var_dim(self, dim, unbiased=True, keepdim=False):
-    return _k39(self, dim, unbiased, keepdim)
+    return _k44(self, dim, unbiased, keepdim)
 
 
 
-_k40 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'var_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1038')
+_k45 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'var_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1038')
 
 
 def var_out(self, dim, unbiased=True, keepdim=False, *, out):
-    return _k40(self, dim, unbiased, keepdim, out=out)
+    return _k45(self, dim, unbiased, keepdim, out=out)
 
 
 
-_k41 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'where', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:2751')
+_k46 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'where', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:2788')
 
 
 def where(condition):
-    return _k41(condition)
+    return _k46(condition)
 
 
 
-_k42 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'where', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:2748')
+_k47 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'where', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:2785')
 
 
 def where_Scalar(condition, self, other):
-    return _k42(condition, self, other)
+    return _k47(condition, self, other)
 
 
 
-_k43 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'where', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:2745')
+_k48 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'where', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:2782')
 
 
 def where_ScalarOther(condition, self, other):
-    return _k43(condition, self, other)
+    return _k48(condition, self, other)
 
 
 
-_k44 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'where', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:2742')
+_k49 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'where', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:2779')
 
 
 def where_ScalarSelf(condition, self, other):
-    return _k44(condition, self, other)
+    return _k49(condition, self, other)
 
 
 
 
 # name -> overload -> (function, argument kinds, schema)
 OVERLOADS = {
+    'adjoint': {
+        'default': (adjoint, 'T', 'adjoint(Tensor(a) self) -> Tensor(a)'),
+    },
     'chunk': {
         'default': (chunk, 'TNN', 'chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]'),
+    },
+    'conj': {
+        'default': (conj, 'T', 'conj(Tensor(a) self) -> Tensor(a)'),
+    },
+    'conj_physical': {
+        'default': (conj_physical, 'T', 'conj_physical(Tensor self) -> Tensor'),
     },
     'contiguous': {
         'default': (contiguous, 'TN', 'contiguous(Tensor(a) self, *, MemoryFormat memory_format=contiguous_format) -> Tensor(a)'),
@@ -448,6 +497,12 @@ OVERLOADS = {
     },
     'reshape': {
         'default': (reshape, 'TN', 'reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)'),
+    },
+    'resolve_conj': {
+        'default': (resolve_conj, 'T', 'resolve_conj(Tensor(a) self) -> Tensor(a)'),
+    },
+    'resolve_neg': {
+        'default': (resolve_neg, 'T', 'resolve_neg(Tensor(a) self) -> Tensor(a)'),
     },
     'softmax': {
         'int': (softmax_int, 'TNN', 'softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor'),

@@ -15,7 +15,7 @@ KEY = 'CPU'
 
 
 
-_k0 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', '__ilshift__', 'CPU', 'ops/native_functions.yaml:3053')
+_k0 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', '__ilshift__', 'CPU', 'ops/native_functions.yaml:3090')
 
 
 def __ilshift___Scalar(self, other):
@@ -23,7 +23,7 @@ def __ilshift___Scalar(self, other):
 
 
 
-_k1 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', '__ilshift__', 'CPU', 'ops/native_functions.yaml:3062')
+_k1 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', '__ilshift__', 'CPU', 'ops/native_functions.yaml:3099')
 
 
 def __ilshift___Tensor(self, other):
@@ -31,7 +31,7 @@ def __ilshift___Tensor(self, other):
 
 
 
-_k2 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', '__irshift__', 'CPU', 'ops/native_functions.yaml:3136')
+_k2 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', '__irshift__', 'CPU', 'ops/native_functions.yaml:3173')
 
 
 def __irshift___Scalar(self, other):
@@ -39,7 +39,7 @@ def __irshift___Scalar(self, other):
 
 
 
-_k3 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', '__irshift__', 'CPU', 'ops/native_functions.yaml:3144')
+_k3 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', '__irshift__', 'CPU', 'ops/native_functions.yaml:3181')
 
 
 def __irshift___Tensor(self, other):
@@ -47,7 +47,7 @@ def __irshift___Tensor(self, other):
 
 
 
-_k4 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', '__lshift__', 'CPU', 'ops/native_functions.yaml:3037')
+_k4 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', '__lshift__', 'CPU', 'ops/native_functions.yaml:3074')
 
 
 def __lshift___Scalar(self, other):
@@ -55,7 +55,7 @@ def __lshift___Scalar(self, other):
 
 
 
-_k5 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', '__lshift__', 'CPU', 'ops/native_functions.yaml:3045')
+_k5 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', '__lshift__', 'CPU', 'ops/native_functions.yaml:3082')
 
 
 def __lshift___Tensor(self, other):
@@ -63,7 +63,7 @@ def __lshift___Tensor(self, other):
 
 
 
-_k6 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', '__rshift__', 'CPU', 'ops/native_functions.yaml:3120')
+_k6 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', '__rshift__', 'CPU', 'ops/native_functions.yaml:3157')
 
 
 def __rshift___Scalar(self, other):
@@ -71,7 +71,7 @@ def __rshift___Scalar(self, other):
 
 
 
-_k7 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', '__rshift__', 'CPU', 'ops/native_functions.yaml:3128')
+_k7 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', '__rshift__', 'CPU', 'ops/native_functions.yaml:3165')
 
 
 def __rshift___Tensor(self, other):
@@ -79,7 +79,7 @@ def __rshift___Tensor(self, other):
 
 
 
-_k8 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'index_put_impl_', 'CPU', 'ops/native_functions.yaml:1881')
+_k8 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'index_put_impl_', 'CPU', 'ops/native_functions.yaml:1918')
 
 
 def _index_put_impl_(self, indices, values, accumulate=False, unsafe=False):
@@ -148,7 +148,7 @@ any_dims = _r.wrapper_CPU_any_dims
 any_dims_out = _r.wrapper_CPU_any_dims_out
 any_out = _r.wrapper_CPU_any_out
 
-_k49 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'arange_start_out', 'CPU', 'ops/native_functions.yaml:1991')
+_k49 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'arange_start_out', 'CPU', 'ops/native_functions.yaml:2028')
 
 
 def arange_start_out(start, end, step=1, *, out):
@@ -160,7 +160,7 @@ argmax_out = _r.wrapper_CPU_argmax_out
 argmin = _r.wrapper_CPU_argmin
 argmin_out = _r.wrapper_CPU_argmin_out
 
-_k54 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'as_strided', 'CPU', 'ops/native_functions.yaml:1465')
+_k54 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'as_strided', 'CPU', 'ops/native_functions.yaml:1502')
 
 
 def as_strided(self, size, stride, storage_offset=None):
@@ -214,7 +214,7 @@ clamp_min_out = _r.wrapper_CPU_clamp_min_out
 clamp_min_ = _r.wrapper_CPU_clamp_min_
 clamp_min__Tensor = _r.wrapper_CPU_clamp_min__Tensor
 
-_k101 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'convolution_cpu', 'CPU', 'ops/native_functions.yaml:1438')
+_k101 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'convolution_cpu', 'CPU', 'ops/native_functions.yaml:1475')
 
 
 def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
@@ -271,7 +271,7 @@ def dot(self, tensor):
 
 
 
-_k116 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'embedding_renorm_cpu_', 'CPU', 'ops/native_functions.yaml:1427')
+_k116 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'embedding_renorm_cpu_', 'CPU', 'ops/native_functions.yaml:1464')
 
 
 def embedding_renorm_(self, indices, max_norm, norm_type):
@@ -317,7 +317,7 @@ expm1 = _r.wrapper_CPU_expm1
 expm1_out = _r.wrapper_CPU_expm1_out
 expm1_ = _r.wrapper_CPU_expm1_
 
-_k134 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'eye_m_out', 'CPU', 'ops/native_functions.yaml:2046')
+_k134 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'eye_m_out', 'CPU', 'ops/native_functions.yaml:2083')
 
 
 def eye_m_out(n, m, *, out):
@@ -325,7 +325,7 @@ def eye_m_out(n, m, *, out):
 
 
 
-_k135 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'eye_out', 'CPU', 'ops/native_functions.yaml:2042')
+_k135 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'eye_out', 'CPU', 'ops/native_functions.yaml:2079')
 
 
 def eye_out(n, *, out):
@@ -341,7 +341,7 @@ def fill__Scalar(self, value):
 
 
 
-_k137 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'flip', 'CPU', 'ops/native_functions.yaml:1707')
+_k137 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'flip', 'CPU', 'ops/native_functions.yaml:1744')
 
 
 def flip(self, dims):
@@ -371,7 +371,7 @@ gt__Tensor = _r.wrapper_CPU_gt__Tensor
 index_Tensor = _r.wrapper_CPU_index_Tensor
 index_Tensor_out = _r.wrapper_CPU_index_Tensor_out
 
-_k160 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'index_select', 'CPU', 'ops/native_functions.yaml:1757')
+_k160 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'index_select', 'CPU', 'ops/native_functions.yaml:1794')
 
 
 def index_select(self, dim, index):
@@ -379,7 +379,7 @@ def index_select(self, dim, index):
 
 
 
-_k161 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'index_select_out', 'CPU', 'ops/native_functions.yaml:1764')
+_k161 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'index_select_out', 'CPU', 'ops/native_functions.yaml:1801')
 
 
 def index_select_out(self, dim, index, *, out):
@@ -399,7 +399,7 @@ lerp_Tensor_out = _r.wrapper_CPU_lerp_Tensor_out
 lerp__Scalar = _r.wrapper_CPU_lerp__Scalar
 lerp__Tensor = _r.wrapper_CPU_lerp__Tensor
 
-_k174 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'linspace_out', 'CPU', 'ops/native_functions.yaml:2000')
+_k174 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'linspace_out', 'CPU', 'ops/native_functions.yaml:2037')
 
 
 def linspace_out(start, end, steps, *, out):
@@ -413,7 +413,7 @@ log1p_out = _r.wrapper_CPU_log1p_out
 log1p_ = _r.wrapper_CPU_log1p_
 log_ = _r.wrapper_CPU_log_
 
-_k181 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logical_and_out', 'CPU', 'ops/native_functions.yaml:2839')
+_k181 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logical_and_out', 'CPU', 'ops/native_functions.yaml:2876')
 
 
 def logical_and_out(self, other, *, out):
@@ -421,7 +421,7 @@ def logical_and_out(self, other, *, out):
 
 
 
-_k182 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logical_not_out', 'CPU', 'ops/native_functions.yaml:2797')
+_k182 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logical_not_out', 'CPU', 'ops/native_functions.yaml:2834')
 
 
 def logical_not_out(self, *, out):
@@ -429,7 +429,7 @@ def logical_not_out(self, *, out):
 
 
 
-_k183 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logical_or_out', 'CPU', 'ops/native_functions.yaml:2860')
+_k183 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logical_or_out', 'CPU', 'ops/native_functions.yaml:2897')
 
 
 def logical_or_out(self, other, *, out):
@@ -437,7 +437,7 @@ def logical_or_out(self, other, *, out):
 
 
 
-_k184 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logical_xor_out', 'CPU', 'ops/native_functions.yaml:2818')
+_k184 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logical_xor_out', 'CPU', 'ops/native_functions.yaml:2855')
 
 
 def logical_xor_out(self, other, *, out):
@@ -467,7 +467,7 @@ lt_Tensor_out = _r.wrapper_CPU_lt_Tensor_out
 lt__Scalar = _r.wrapper_CPU_lt__Scalar
 lt__Tensor = _r.wrapper_CPU_lt__Tensor
 
-_k193 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'masked_fill__Scalar', 'CPU', 'ops/native_functions.yaml:1889')
+_k193 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'masked_fill__Scalar', 'CPU', 'ops/native_functions.yaml:1926')
 
 
 def masked_fill__Scalar(self, mask, value):
@@ -475,7 +475,7 @@ def masked_fill__Scalar(self, mask, value):
 
 
 
-_k194 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'masked_fill__Tensor', 'CPU', 'ops/native_functions.yaml:1904')
+_k194 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'masked_fill__Tensor', 'CPU', 'ops/native_functions.yaml:1941')
 
 
 def masked_fill__Tensor(self, mask, value):
@@ -483,7 +483,7 @@ def masked_fill__Tensor(self, mask, value):
 
 
 
-_k195 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'masked_select', 'CPU', 'ops/native_functions.yaml:1918')
+_k195 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'masked_select', 'CPU', 'ops/native_functions.yaml:1955')
 
 
 def masked_select(self, mask):
@@ -491,7 +491,7 @@ def masked_select(self, mask):
 
 
 
-_k196 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'masked_select_out', 'CPU', 'ops/native_functions.yaml:1924')
+_k196 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'masked_select_out', 'CPU', 'ops/native_functions.yaml:1961')
 
 
 def masked_select_out(self, mask, *, out):
@@ -560,7 +560,7 @@ def mul__Tensor(self, other):
 
 
 
-_k216 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'native_dropout_cpu', 'CPU', 'ops/native_functions.yaml:1366')
+_k216 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'native_dropout_cpu', 'CPU', 'ops/native_functions.yaml:1403')
 
 
 def native_dropout(input, p, train):
@@ -568,7 +568,7 @@ def native_dropout(input, p, train):
 
 
 
-_k217 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'native_layer_norm_cpu', 'CPU', 'ops/native_functions.yaml:1374')
+_k217 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'native_layer_norm_cpu', 'CPU', 'ops/native_functions.yaml:1411')
 
 
 def native_layer_norm(input, normalized_shape, weight, bias, eps):
@@ -592,7 +592,7 @@ def neg(self):
 neg_out = _r.wrapper_CPU_neg_out
 neg_ = _r.wrapper_CPU_neg_
 
-_k227 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nll_loss2d_forward_cpu', 'CPU', 'ops/native_functions.yaml:1412')
+_k227 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nll_loss2d_forward_cpu', 'CPU', 'ops/native_functions.yaml:1449')
 
 
 def nll_loss2d_forward(self, target, weight, reduction, ignore_index):
@@ -600,7 +600,7 @@ def nll_loss2d_forward(self, target, weight, reduction, ignore_index):
 
 
 
-_k228 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nll_loss2d_forward_out_cpu', 'CPU', 'ops/native_functions.yaml:1406')
+_k228 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nll_loss2d_forward_out_cpu', 'CPU', 'ops/native_functions.yaml:1443')
 
 
 def nll_loss2d_forward_output(self, target, weight, reduction, ignore_index, *, output, total_weight):
@@ -610,7 +610,7 @@ def nll_loss2d_forward_output(self, target, weight, reduction, ignore_index, *, 
 nll_loss_forward = _r.wrapper_CPU_nll_loss_forward
 nll_loss_forward_output = _r.wrapper_CPU_nll_loss_forward_output
 
-_k231 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nonzero', 'CPU', 'ops/native_functions.yaml:1929')
+_k231 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nonzero', 'CPU', 'ops/native_functions.yaml:1966')
 
 
 def nonzero(self):
@@ -618,7 +618,7 @@ def nonzero(self):
 
 
 
-_k232 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nonzero_out', 'CPU', 'ops/native_functions.yaml:1935')
+_k232 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nonzero_out', 'CPU', 'ops/native_functions.yaml:1972')
 
 
 def nonzero_out(self, *, out):
@@ -630,7 +630,7 @@ norm_ScalarOpt_dim_dtype = _r.wrapper_CPU_norm_ScalarOpt_dim_dtype
 norm_dtype_out = _r.wrapper_CPU_norm_dtype_out
 norm_out = _r.wrapper_CPU_norm_out
 
-_k237 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'normal_', 'CPU', 'ops/native_functions.yaml:2065')
+_k237 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'normal_', 'CPU', 'ops/native_functions.yaml:2102')
 
 
 def normal_(self, mean=0.0, std=1.0, *, generator=None):
@@ -656,7 +656,7 @@ def prod(self, *, dtype=None):
 prod_dim_int = _r.wrapper_CPU_prod_dim_int
 prod_int_out = _r.wrapper_CPU_prod_int_out
 
-_k249 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'random__from', 'CPU', 'ops/native_functions.yaml:2080')
+_k249 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'random__from', 'CPU', 'ops/native_functions.yaml:2117')
 
 
 def random__from(self, from_, to, *, generator=None):
@@ -664,7 +664,7 @@ def random__from(self, from_, to, *, generator=None):
 
 
 
-_k250 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'random__to', 'CPU', 'ops/native_functions.yaml:2089')
+_k250 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'random__to', 'CPU', 'ops/native_functions.yaml:2126')
 
 
 def random__to(self, to, *, generator=None):
@@ -675,7 +675,7 @@ remainder_Tensor = _r.wrapper_CPU_remainder_Tensor
 remainder_Tensor_out = _r.wrapper_CPU_remainder_Tensor_out
 remainder__Tensor = _r.wrapper_CPU_remainder__Tensor
 
-_k254 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'roll', 'CPU', 'ops/native_functions.yaml:1715')
+_k254 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'roll', 'CPU', 'ops/native_functions.yaml:1752')
 
 
 def roll(self, shifts, dims=()):
@@ -787,7 +787,7 @@ triu = _r.wrapper_CPU_triu
 triu_out = _r.wrapper_CPU_triu_out
 triu_ = _r.wrapper_CPU_triu_
 
-_k317 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'unfold', 'CPU', 'ops/native_functions.yaml:1526')
+_k317 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'unfold', 'CPU', 'ops/native_functions.yaml:1563')
 
 
 def unfold(self, dimension, size, step):
@@ -795,7 +795,7 @@ def unfold(self, dimension, size, step):
 
 
 
-_k318 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'uniform_', 'CPU', 'ops/native_functions.yaml:2056')
+_k318 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'uniform_', 'CPU', 'ops/native_functions.yaml:2093')
 
 
 def uniform_(self, from_=0.0, to=1.0, *, generator=None):
@@ -827,7 +827,7 @@ def view(self, size):
 
 
 
-_k322 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'view_as_complex', 'CPU', 'ops/native_functions.yaml:1642')
+_k322 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'view_as_complex', 'CPU', 'ops/native_functions.yaml:1679')
 
 
 def view_as_complex(self):
@@ -835,7 +835,7 @@ def view_as_complex(self):
 
 
 
-_k323 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'view_as_real', 'CPU', 'ops/native_functions.yaml:1630')
+_k323 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'view_as_real', 'CPU', 'ops/native_functions.yaml:1667')
 
 
 def view_as_real(self):
@@ -843,7 +843,7 @@ def view_as_real(self):
 
 
 
-_k324 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'where', 'CPU', 'ops/native_functions.yaml:2728')
+_k324 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'where', 'CPU', 'ops/native_functions.yaml:2765')
 
 
 def where_self(condition, self, other):
@@ -851,7 +851,7 @@ def where_self(condition, self, other):
 
 
 
-_k325 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'where_self_out', 'CPU', 'ops/native_functions.yaml:2736')
+_k325 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'where_self_out', 'CPU', 'ops/native_functions.yaml:2773')
 
 
 def where_self_out(condition, self, other, *, out):

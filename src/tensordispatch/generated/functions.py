@@ -15,7 +15,7 @@ from tensordispatch.dispatch.tls import local_state as _local_state
 from tensordispatch.generated import return_types as _RT
 from tensordispatch.tensor.tensor import Tensor as _Tensor
 
-__all__ = ['abs', 'abs_', 'add', 'addbmm', 'addcdiv', 'addcmul', 'addmm', 'addmv', 'addmv_', 'alias_copy', 'all', 'amax', 'amin', 'aminmax', 'any', 'arange', 'argmax', 'argmin', 'as_strided', 'as_strided_', 'as_strided_copy', 'as_strided_scatter', 'baddbmm', 'bitwise_and', 'bitwise_left_shift', 'bitwise_not', 'bitwise_or', 'bitwise_right_shift', 'bitwise_xor', 'bmm', 'cat', 'ceil', 'ceil_', 'chunk', 'clamp', 'clamp_', 'clamp_max', 'clamp_max_', 'clamp_min', 'clamp_min_', 'clone', 'conv1d', 'conv2d', 'convolution', 'cos', 'cos_', 'cumsum', 'detach', 'detach_copy', 'diagonal', 'diagonal_copy', 'diagonal_scatter', 'div', 'dot', 'dropout', 'dropout_', 'embedding', 'embedding_renorm_', 'empty', 'empty_like', 'empty_strided', 'eq', 'erf', 'erf_', 'exp', 'exp_', 'expand_copy', 'expm1', 'expm1_', 'eye', 'fill', 'fill_', 'flatten', 'flip', 'floor', 'floor_', 'floor_divide', 'full', 'full_like', 'gather', 'ge', 'gt', 'index_put', 'index_put_', 'index_select', 'layer_norm', 'le', 'lerp', 'linspace', 'log', 'log1p', 'log1p_', 'log_', 'log_softmax', 'logical_and', 'logical_not', 'logical_or', 'logical_xor', 'logsumexp', 'lt', 'masked_fill', 'masked_select', 'matmul', 'max', 'maximum', 'mean', 'min', 'minimum', 'mm', 'mul', 'mv', 'narrow', 'narrow_copy', 'native_dropout', 'native_layer_norm', 'ne', 'neg', 'neg_', 'nonzero', 'norm', 'ones', 'ones_like', 'outer', 'permute', 'permute_copy', 'pow', 'prod', 'rand', 'rand_like', 'randint', 'randn', 'randn_like', 'relu', 'relu_', 'remainder', 'reshape', 'roll', 'round', 'round_', 'rsqrt', 'rsqrt_', 'rsub', 'scatter', 'scatter_add', 'select', 'select_copy', 'select_scatter', 'sigmoid', 'sigmoid_', 'sign', 'sin', 'sin_', 'slice_copy', 'slice_scatter', 'softmax', 'sort', 'split', 'split_copy', 'split_with_sizes', 'split_with_sizes_copy', 'sqrt', 'sqrt_', 'squeeze', 'squeeze_copy', 'stack', 'std', 'sub', 'sum', 't', 't_copy', 'tan', 'tan_', 'tanh', 'tanh_', 'topk', 'transpose', 'transpose_copy', 'tril', 'triu', 'unbind', 'unbind_copy', 'unfold_copy', 'unsqueeze', 'unsqueeze_copy', 'var', 'view_as_complex', 'view_as_complex_copy', 'view_as_real', 'view_as_real_copy', 'view_copy', 'where', 'zero_', 'zeros', 'zeros_like']
+__all__ = ['abs', 'abs_', 'add', 'addbmm', 'addcdiv', 'addcmul', 'addmm', 'addmv', 'addmv_', 'adjoint', 'alias_copy', 'all', 'amax', 'amin', 'aminmax', 'any', 'arange', 'argmax', 'argmin', 'as_strided', 'as_strided_', 'as_strided_copy', 'as_strided_scatter', 'baddbmm', 'bitwise_and', 'bitwise_left_shift', 'bitwise_not', 'bitwise_or', 'bitwise_right_shift', 'bitwise_xor', 'bmm', 'cat', 'ceil', 'ceil_', 'chunk', 'clamp', 'clamp_', 'clamp_max', 'clamp_max_', 'clamp_min', 'clamp_min_', 'clone', 'conj', 'conj_physical', 'conj_physical_', 'conv1d', 'conv2d', 'convolution', 'cos', 'cos_', 'cumsum', 'detach', 'detach_copy', 'diagonal', 'diagonal_copy', 'diagonal_scatter', 'div', 'dot', 'dropout', 'dropout_', 'embedding', 'embedding_renorm_', 'empty', 'empty_like', 'empty_strided', 'eq', 'erf', 'erf_', 'exp', 'exp_', 'expand_copy', 'expm1', 'expm1_', 'eye', 'fill', 'fill_', 'flatten', 'flip', 'floor', 'floor_', 'floor_divide', 'full', 'full_like', 'gather', 'ge', 'gt', 'index_put', 'index_put_', 'index_select', 'is_conj', 'is_neg', 'layer_norm', 'le', 'lerp', 'linspace', 'log', 'log1p', 'log1p_', 'log_', 'log_softmax', 'logical_and', 'logical_not', 'logical_or', 'logical_xor', 'logsumexp', 'lt', 'masked_fill', 'masked_select', 'matmul', 'max', 'maximum', 'mean', 'min', 'minimum', 'mm', 'mul', 'mv', 'narrow', 'narrow_copy', 'native_dropout', 'native_layer_norm', 'ne', 'neg', 'neg_', 'nonzero', 'norm', 'ones', 'ones_like', 'outer', 'permute', 'permute_copy', 'pow', 'prod', 'rand', 'rand_like', 'randint', 'randn', 'randn_like', 'relu', 'relu_', 'remainder', 'reshape', 'resolve_conj', 'resolve_neg', 'roll', 'round', 'round_', 'rsqrt', 'rsqrt_', 'rsub', 'scatter', 'scatter_add', 'select', 'select_copy', 'select_scatter', 'sigmoid', 'sigmoid_', 'sign', 'sin', 'sin_', 'slice_copy', 'slice_scatter', 'softmax', 'sort', 'split', 'split_copy', 'split_with_sizes', 'split_with_sizes_copy', 'sqrt', 'sqrt_', 'squeeze', 'squeeze_copy', 'stack', 'std', 'sub', 'sum', 't', 't_copy', 'tan', 'tan_', 'tanh', 'tanh_', 'topk', 'transpose', 'transpose_copy', 'tril', 'triu', 'unbind', 'unbind_copy', 'unfold_copy', 'unsqueeze', 'unsqueeze_copy', 'var', 'view_as_complex', 'view_as_complex_copy', 'view_as_real', 'view_as_real_copy', 'view_copy', 'where', 'zero_', 'zeros', 'zeros_like']
 
 from tensordispatch.ops.deferred import deferred_entry as _deferred
 
@@ -36,6 +36,7 @@ _E_addmm_out = _deferred(_G, '_E_addmm_out', 'addmm.out')
 _E_addmv = _deferred(_G, '_E_addmv', 'addmv')
 _E_addmv_ = _deferred(_G, '_E_addmv_', 'addmv_')
 _E_addmv_out = _deferred(_G, '_E_addmv_out', 'addmv.out')
+_E_adjoint = _deferred(_G, '_E_adjoint', 'adjoint')
 _E_alias_copy = _deferred(_G, '_E_alias_copy', 'alias_copy')
 _E_alias_copy_out = _deferred(_G, '_E_alias_copy_out', 'alias_copy.out')
 _E_amax = _deferred(_G, '_E_amax', 'amax')
@@ -101,6 +102,10 @@ _E_clamp_min_Tensor_out = _deferred(_G, '_E_clamp_min_Tensor_out', 'clamp_min.Te
 _E_clamp_min__Tensor = _deferred(_G, '_E_clamp_min__Tensor', 'clamp_min_.Tensor')
 _E_clamp_min_out = _deferred(_G, '_E_clamp_min_out', 'clamp_min.out')
 _E_clone = _deferred(_G, '_E_clone', 'clone')
+_E_conj = _deferred(_G, '_E_conj', 'conj')
+_E_conj_physical = _deferred(_G, '_E_conj_physical', 'conj_physical')
+_E_conj_physical_ = _deferred(_G, '_E_conj_physical_', 'conj_physical_')
+_E_conj_physical_out = _deferred(_G, '_E_conj_physical_out', 'conj_physical.out')
 _E_convolution = _deferred(_G, '_E_convolution', 'convolution')
 _E_cos = _deferred(_G, '_E_cos', 'cos')
 _E_cos_ = _deferred(_G, '_E_cos_', 'cos_')
@@ -279,6 +284,8 @@ _E_remainder_Scalar_out = _deferred(_G, '_E_remainder_Scalar_out', 'remainder.Sc
 _E_remainder_Tensor = _deferred(_G, '_E_remainder_Tensor', 'remainder.Tensor')
 _E_remainder_Tensor_out = _deferred(_G, '_E_remainder_Tensor_out', 'remainder.Tensor_out')
 _E_reshape = _deferred(_G, '_E_reshape', 'reshape')
+_E_resolve_conj = _deferred(_G, '_E_resolve_conj', 'resolve_conj')
+_E_resolve_neg = _deferred(_G, '_E_resolve_neg', 'resolve_neg')
 _E_roll = _deferred(_G, '_E_roll', 'roll')
 _E_round = _deferred(_G, '_E_round', 'round')
 _E_round_ = _deferred(_G, '_E_round_', 'round_')
@@ -376,6 +383,8 @@ from tensordispatch.ops.bindings_pointwise import clamp_ as clamp_
 from tensordispatch.ops.bindings_reductions import conv1d as conv1d
 from tensordispatch.ops.bindings_reductions import conv2d as conv2d
 from tensordispatch.ops.bindings_reductions import embedding_renorm_ as embedding_renorm_
+from tensordispatch.ops.bindings_tensor import is_conj as is_conj
+from tensordispatch.ops.bindings_tensor import is_neg as is_neg
 from tensordispatch.ops.bindings import nonzero as nonzero
 from tensordispatch.ops.bindings_reductions import norm as norm
 from tensordispatch.ops.bindings import rand as rand
@@ -534,6 +543,11 @@ def addmv_(input, mat, vec, *, beta=_NO, alpha=_NO):
         if beta is not _NO: _kw['beta'] = beta
         if alpha is not _NO: _kw['alpha'] = alpha
         _r = _E_addmv_.entry_function(input, mat, vec, **_kw)
+    return _r
+
+
+def adjoint(input):
+    _r = _E_adjoint.entry_function(input)
     return _r
 
 
@@ -933,6 +947,25 @@ def clone(input, *, memory_format=_NO):
         _kw = {}
         if memory_format is not _NO: _kw['memory_format'] = memory_format
         _r = _E_clone.entry_function(input, **_kw)
+    return _r
+
+
+def conj(input):
+    _r = _E_conj.entry_function(input)
+    return _r
+
+
+def conj_physical(input, *, out=None):
+    if out is None:
+        _r = _E_conj_physical.entry_function(input)
+        return _r
+    else:
+        _r = _E_conj_physical_out.entry_function(input, out=out)
+        return _r
+
+
+def conj_physical_(input):
+    _r = _E_conj_physical_.entry_function(input)
     return _r
 
 
@@ -2179,6 +2212,16 @@ def remainder(input, other, *, out=None):
 
 def reshape(input, shape):
     _r = _E_reshape.entry_function(input, shape)
+    return _r
+
+
+def resolve_conj(input):
+    _r = _E_resolve_conj.entry_function(input)
+    return _r
+
+
+def resolve_neg(input):
+    _r = _E_resolve_neg.entry_function(input)
     return _r
 
 

@@ -34,6 +34,7 @@ _E_addmm = _deferred(_G, '_E_addmm', 'addmm')
 _E_addmm_ = _deferred(_G, '_E_addmm_', 'addmm_')
 _E_addmv = _deferred(_G, '_E_addmv', 'addmv')
 _E_addmv_ = _deferred(_G, '_E_addmv_', 'addmv_')
+_E_adjoint = _deferred(_G, '_E_adjoint', 'adjoint')
 _E_amax = _deferred(_G, '_E_amax', 'amax')
 _E_amin = _deferred(_G, '_E_amin', 'amin')
 _E_aminmax = _deferred(_G, '_E_aminmax', 'aminmax')
@@ -79,6 +80,9 @@ _E_clamp_min_ = _deferred(_G, '_E_clamp_min_', 'clamp_min_')
 _E_clamp_min_Tensor = _deferred(_G, '_E_clamp_min_Tensor', 'clamp_min.Tensor')
 _E_clamp_min__Tensor = _deferred(_G, '_E_clamp_min__Tensor', 'clamp_min_.Tensor')
 _E_clone = _deferred(_G, '_E_clone', 'clone')
+_E_conj = _deferred(_G, '_E_conj', 'conj')
+_E_conj_physical = _deferred(_G, '_E_conj_physical', 'conj_physical')
+_E_conj_physical_ = _deferred(_G, '_E_conj_physical_', 'conj_physical_')
 _E_contiguous = _deferred(_G, '_E_contiguous', 'contiguous')
 _E_copy_ = _deferred(_G, '_E_copy_', 'copy_')
 _E_cos = _deferred(_G, '_E_cos', 'cos')
@@ -195,6 +199,8 @@ _E_remainder__Scalar = _deferred(_G, '_E_remainder__Scalar', 'remainder_.Scalar'
 _E_remainder__Tensor = _deferred(_G, '_E_remainder__Tensor', 'remainder_.Tensor')
 _E_repeat = _deferred(_G, '_E_repeat', 'repeat')
 _E_reshape = _deferred(_G, '_E_reshape', 'reshape')
+_E_resolve_conj = _deferred(_G, '_E_resolve_conj', 'resolve_conj')
+_E_resolve_neg = _deferred(_G, '_E_resolve_neg', 'resolve_neg')
 _E_roll = _deferred(_G, '_E_roll', 'roll')
 _E_round = _deferred(_G, '_E_round', 'round')
 _E_round_ = _deferred(_G, '_E_round_', 'round_')
@@ -259,6 +265,9 @@ from tensordispatch.ops.bindings_pointwise import method_clamp as _m_clamp
 from tensordispatch.ops.bindings_pointwise import method_clamp_ as _m_clamp_
 from tensordispatch.ops.bindings_tensor import data as _m_data
 from tensordispatch.ops.bindings_tensor import imag as _m_imag
+from tensordispatch.ops.bindings_tensor import is_conj as _m_is_conj
+from tensordispatch.ops.bindings_tensor import is_neg as _m_is_neg
+from tensordispatch.ops.bindings_tensor import mH as _m_mH
 from tensordispatch.ops.bindings_tensor import mT as _m_mT
 from tensordispatch.ops.bindings import nonzero as _m_nonzero
 from tensordispatch.ops.bindings_reductions import norm as _m_norm
@@ -413,6 +422,11 @@ def _m_addmv_(self, mat, vec, *, beta=_NO, alpha=_NO):
         if beta is not _NO: _kw['beta'] = beta
         if alpha is not _NO: _kw['alpha'] = alpha
         _r = _E_addmv_.entry_function(self, mat, vec, **_kw)
+    return _r
+
+
+def _m_adjoint(self):
+    _r = _E_adjoint.entry_function(self)
     return _r
 
 
@@ -707,6 +721,21 @@ def _m_clone(self, *, memory_format=_NO):
         _kw = {}
         if memory_format is not _NO: _kw['memory_format'] = memory_format
         _r = _E_clone.entry_function(self, **_kw)
+    return _r
+
+
+def _m_conj(self):
+    _r = _E_conj.entry_function(self)
+    return _r
+
+
+def _m_conj_physical(self):
+    _r = _E_conj_physical.entry_function(self)
+    return _r
+
+
+def _m_conj_physical_(self):
+    _r = _E_conj_physical_.entry_function(self)
     return _r
 
 
@@ -1435,6 +1464,16 @@ def _m_reshape(self, *_td_args, shape=_NO):
     return _r
 
 
+def _m_resolve_conj(self):
+    _r = _E_resolve_conj.entry_function(self)
+    return _r
+
+
+def _m_resolve_neg(self):
+    _r = _E_resolve_neg.entry_function(self)
+    return _r
+
+
 def _m_roll(self, shifts, dims=_NO):
     if type(shifts) is int: shifts = [shifts]
     if type(dims) is int: dims = [dims]
@@ -1811,6 +1850,7 @@ METHODS = {
     'addmm_': _m_addmm_,
     'addmv': _m_addmv,
     'addmv_': _m_addmv_,
+    'adjoint': _m_adjoint,
     'all': _m_all,
     'amax': _m_amax,
     'amin': _m_amin,
@@ -1846,6 +1886,9 @@ METHODS = {
     'clamp_min': _m_clamp_min,
     'clamp_min_': _m_clamp_min_,
     'clone': _m_clone,
+    'conj': _m_conj,
+    'conj_physical': _m_conj_physical,
+    'conj_physical_': _m_conj_physical_,
     'contiguous': _m_contiguous,
     'copy_': _m_copy_,
     'cos': _m_cos,
@@ -1884,6 +1927,8 @@ METHODS = {
     'index_put': _m_index_put,
     'index_put_': _m_index_put_,
     'index_select': _m_index_select,
+    'is_conj': _m_is_conj,
+    'is_neg': _m_is_neg,
     'le': _m_le,
     'le_': _m_le_,
     'lerp': _m_lerp,
@@ -1904,6 +1949,7 @@ METHODS = {
     'logsumexp': _m_logsumexp,
     'lt': _m_lt,
     'lt_': _m_lt_,
+    'mH': _m_mH,
     'mT': _m_mT,
     'masked_fill': _m_masked_fill,
     'masked_fill_': _m_masked_fill_,
@@ -1941,6 +1987,8 @@ METHODS = {
     'repeat': _m_repeat,
     'reshape': _m_reshape,
     'resize_': _m_resize_,
+    'resolve_conj': _m_resolve_conj,
+    'resolve_neg': _m_resolve_neg,
     'roll': _m_roll,
     'round': _m_round,
     'round_': _m_round_,

@@ -4,7 +4,9 @@ PYTHON_METHODS, like the other hand-written bindings).
 
 They are properties whose getters call operators through the dispatcher (so autograd and
 every other key see the views). Differences from torch: there is no conjugate bit, so
-``H`` of a complex tensor (a lazily conjugated view in torch) is refused; ``data`` is
+``H`` / ``mH`` of a complex tensor (lazily conjugated views in torch) are materialized
+conjugates and ``is_conj()`` is always False (Note [No conjugate bit] in
+ops/decompositions_conj.py); ``data`` is
 ``detach()`` (torch's shares the storage but not the version counter); the deprecation
 warnings of ``T`` and ``mT`` go through Python's warnings filters each time, where torch
 warns once per process.
@@ -19,8 +21,8 @@ from tensordispatch.backends.aten import op
 from tensordispatch.tensor.tensor import Tensor
 
 __all__ = [
-    "H", "T", "data", "ilshift", "imag", "irshift", "lshift", "mT", "pos", "real", "rlshift",
-    "rrshift", "rshift",
+    "H", "T", "data", "ilshift", "imag", "irshift", "is_conj", "is_neg", "lshift", "mH", "mT",
+    "pos", "real", "rlshift", "rrshift", "rshift",
 ]  # fmt: skip
 
 
@@ -74,22 +76,56 @@ def _mt(self: Tensor) -> Tensor:
 
 
 def _h(self: Tensor) -> Tensor:
-    """``x.H``: the conjugate transpose of a matrix (the transpose for a real dtype).
+    """``x.H``: the conjugate transpose of a matrix (the transpose for a real dtype; the
+    conjugate, with torch's deprecation warning, for a 0-D tensor).
 
     >>> import tensordispatch as td
-    >>> td.ones(2, 3).H.shape
-    tensordispatch.Size([3, 2])
+    >>> td.ones(2, 3).H.shape, td.tensor([[1j, 2.0]]).H.tolist()
+    (tensordispatch.Size([3, 2]), [[-1j], [(2-0j)]])
     """
+    from tensordispatch.ops.decompositions_conj import conj
+
+    if self.dim() == 0:
+        warnings.warn(
+            "Tensor.H is deprecated on 0-D tensors. Consider using x.conj().",
+            UserWarning,
+            stacklevel=2,
+        )
+        return conj(self)
     if self.dim() != 2:
+        hint = " For batches of matrices, consider using tensor.mH" if self.dim() > 2 else ""
         raise RuntimeError(
             f"tensor.H is only supported on matrices (2-D tensors). Got {self.dim()}-D tensor."
+            f"{hint}"
         )
-    if self.dtype.is_complex:
-        raise NotImplementedError(
-            "Tensor.H of a complex tensor: tensordispatch has no conjugate views (torch's "
-            "conj bit); use x.mT on view_as_real(x) with the imaginary part negated instead"
-        )
-    return op("transpose.int")(self, 0, 1)  # type: ignore[no-any-return]
+    return conj(op("transpose.int")(self, 0, 1))
+
+
+def _mh(self: Tensor) -> Tensor:
+    """``x.mH``: the conjugate transpose of the last two dims.
+
+    >>> import tensordispatch as td
+    >>> td.ones(4, 2, 3).mH.shape
+    tensordispatch.Size([4, 3, 2])
+    """
+    from tensordispatch.ops.decompositions_conj import adjoint_of
+
+    return adjoint_of(self, "tensor.mH")
+
+
+def is_conj(self: Tensor) -> bool:
+    """Whether the conjugate bit is set: always False (Note [No conjugate bit]).
+
+    >>> import tensordispatch as td
+    >>> td.tensor([1j]).conj().is_conj()
+    False
+    """
+    return False
+
+
+def is_neg(self: Tensor) -> bool:
+    """Whether the negative bit is set: always False (no negative views either)."""
+    return False
 
 
 def _real(self: Tensor) -> Tensor:
@@ -157,6 +193,7 @@ rshift, rrshift, irshift = _shift_operators("rshift", "bitwise_right_shift")
 T: Any = _Attribute(_t)
 mT: Any = _Attribute(_mt)
 H: Any = _Attribute(_h)
+mH: Any = _Attribute(_mh)
 real: Any = _Attribute(_real)
 imag: Any = _Attribute(_imag)
 data: Any = _Attribute(_data)

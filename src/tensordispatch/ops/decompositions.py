@@ -98,3 +98,7 @@ DECOMPOSITIONS.update(NN_DECOMPOSITIONS)
 from tensordispatch.ops.decompositions_linalg import LINALG_DECOMPOSITIONS
 
 DECOMPOSITIONS.update(LINALG_DECOMPOSITIONS)
+
+from tensordispatch.ops.decompositions_conj import CONJ_DECOMPOSITIONS
+
+DECOMPOSITIONS.update(CONJ_DECOMPOSITIONS)
