@@ -433,7 +433,7 @@ def backward(
         m = tensors._autograd_meta
         if m is None or not m.requires_grad:
             _check_roots([tensors])
-        if tensors.numel() != 1:
+        if tensors._shape and tensors.numel() != 1:  # a 0-dim loss has one element
             raise RuntimeError("grad can be implicitly created only for scalar outputs")
         if tensors.dtype.is_complex:
             raise RuntimeError(_real_only(tensors))

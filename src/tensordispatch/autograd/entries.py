@@ -51,6 +51,7 @@ nested calls) and the output linked, in the order kernels.py's ``record`` does i
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from types import FunctionType
@@ -58,6 +59,7 @@ from typing import Any
 
 from tensordispatch.autograd.graph import (
     NODE_SEQUENCE,
+    AccumulateGrad,
     SavedTensor,
     TensorMeta,
     gradient_edge,
@@ -169,13 +171,23 @@ def _record_lines(
     diff = [names[i] for i in positions]
     lines = [f"    _n{k} = _m{k} is not None and _m{k}.requires_grad" for k in range(len(diff))]
     for k, n in enumerate(diff):  # gradient_edge, inlined for a non-leaf that is no view
-        lines += [
+        lines += [  # and for a leaf that requires grad (its AccumulateGrad, kept or new)
             f"    if _m{k} is None:",
             f"        _e{k} = _td_noedge",
-            f"    elif type(_m{k}) is _td_TM and _m{k}.grad_fn is not None and {_NOT_VIEW.format(k)}:",
-            f"        _e{k} = (_m{k}.grad_fn, _m{k}.output_nr)",
-            "    else:",
+            f"    elif type(_m{k}) is not _td_TM:",
             f"        _e{k} = _td_edge({n})",
+            f"    elif _m{k}.grad_fn is not None:",
+            f"        _e{k} = (_m{k}.grad_fn, _m{k}.output_nr) if {_NOT_VIEW.format(k)} "
+            f"else _td_edge({n})",
+            f"    elif _m{k}.requires_grad:",
+            f"        _td_g = _m{k}.grad_accumulator",
+            "        _td_g = None if _td_g is None else _td_g()",
+            "        if _td_g is None:",
+            f"            _td_g = _td_AG({n})",
+            f"            _m{k}.grad_accumulator = _td_weak(_td_g)",
+            f"        _e{k} = (_td_g, 0)",
+            "    else:",
+            f"        _e{k} = _td_noedge",
         ]
     lines += [  # Node.__init__'s fields, set directly (tests/autograd/test_entries.py)
         "    _td_node = _td_new(_td_cls)",
@@ -425,6 +437,8 @@ def autograd_entry(
         "_td_ST": SavedTensor,
         "_td_TM": TensorMeta,
         "_td_edge": gradient_edge,
+        "_td_AG": AccumulateGrad,
+        "_td_weak": weakref.ref,
         "_td_meta_of": meta_of,
         "_td_save": _save_any,
         "_td_readattr": _read_attribute,
