@@ -17,11 +17,15 @@ call:
             around the column's loops, so add reaches torchdev's PrivateUse1 fallback
             exactly as an operator torchdev does not implement: one to_cpu call for both
             arguments, add on CPU, one from_cpu call for the result;
+* ideal     td.add on torchdev tensors with an ideal fallback registered as add.Tensor's
+            PrivateUse1 kernel around the column's loops: a function with the schema's
+            parameters that only calls the hooks and the CPU kernel (log, to_cpu, kernel,
+            from_cpu), reached through the dispatcher as the fallback's runner is;
 * copies    torchdev's two transfers, each timed alone: to_cpu([a, b]) + from_cpu([r]);
-* pipe      torchdev's hooks and the CPU kernel called back to back in one plain function
-            (log, to_cpu, kernel, from_cpu): an ideal fallback that costs nothing itself;
-* null, ncopies, npipe
-            the same three on a backend whose transfers copy nothing (payloads are the CPU
+* log       torchdev's logging hook timed alone;
+* pipe      the ideal kernel's body as a plain function, called directly;
+* null, nideal, ncopies, npipe
+            the same four on a backend whose transfers copy nothing (payloads are the CPU
             arrays, transfers re-wrap them, no logging hook).
 
 Ratios. The fallback's own overhead excluding the two device copies (issue 6: <= 1.2x the
@@ -34,24 +38,29 @@ direct CPU call), two ways for each backend:
   and dividing by cpu (dispatcher + the same CPU work) gives the ratio. Every column carries
   one call from the timing loop; the pipe function's own call (~0.03 us) counts as copies.
 
-Why the two ways differ (measured while writing this, n = 3, thread CPU time): code timed
-alone in a tight loop runs with warm caches and predictors and recycles the same few
-objects; inside the fallback the same hooks run between the dispatcher, the kernel and each
-other, and every part runs slower. For the null backend, npipe exceeds nto_cpu + nfrom_cpu +
-kernel by ~0.24 us (to_cpu then the kernel costs ~0.1 us more than the two timed alone,
-whether the kernel runs on to_cpu's tensors or on others), while the runner itself adds
-~0.11 us to npipe (its key set tests, the counter, the optional-argument test). So (null - ncopies) / cpu charges the
-fallback ~0.2 us that any fallback calling these hooks pays; at n = 3 that is ~0.2x of a
-~1.2 us direct call. torchdev's transfers run ~9 us of torch and NumPy conversion code a
-call, and the Python code around them slows down much more: td.add down to the fallback's
-runner took 0.9-1.2 us a call around torchdev's fallback, ~0.5 us around the same fallback
-with torchdev's hooks swapped for trivial ones and ~0.45 us in the direct CPU call; its
-logging hook (appending ``op.name()`` to a list) adds ~0.2 us more. (fallback - copies) /
-cpu therefore measures torchdev's transfers and hook as much as the fallback: the null
-backend's figures are the fallback's own, the in-situ ones the fairer estimate. At 1e6
-elements the fallback's fixed cost (~1 us) is lost in the 4 MB buffers' allocation and page
-faults, which differ between the runner and the pipe function by tens of us either way: the
-ratios there are ~1 by construction and the in-situ torchdev figure is noise.
+and, to show what the first way charges to any fallback, the first way applied to the ideal
+kernel: (ideal - copies) / cpu, (nideal - ncopies) / cpu. The last table prints, in us, the
+fallback's own cost in situ (fallback - ideal: its key set tests, counter, optional-argument
+test) and how much more the hooks and the kernel cost run in sequence than timed alone
+(pipe - (copies + log + kernel)).
+
+Why the two ways differ. Code timed alone in a tight loop runs with its code and data in
+the first-level caches; run in sequence, the same code does not fit and runs slower.
+Measured on the null backend at n = 3 with callgrind (instruction counts and simulated
+caches, 5000 calls): to_cpu then the
+kernel executes the same instructions as the two run alone (20,490 vs 20,567 a call) but
+misses the simulated L1 instruction cache 648 times a call against 370 + 89 alone, and the
+L1 data cache 174 times against 60 + 35. Timed, to_cpu then the kernel costs ~0.14 us more
+than the two alone, and even allocating one object before a NumPy ufunc call costs ~0.05 us
+more than the two alone. So (null - ncopies) / cpu charges ~0.2 us at n = 3 (~0.2x of a
+~1.2 us direct call) to any fallback that calls these hooks: the ideal kernel scores
+~1.2x there too, and the fallback is ~0.1 us above it. torchdev's hooks call torch and NumPy,
+and their sequence penalty is larger (~0.4 us; 1.6 us before the hooks lost their
+td.from_numpy and Tensor.numpy() calls), and (fallback - copies) also charges its logging
+hook (~0.2 us) to the fallback. At 1e6 elements the fallback's fixed cost (~1 us) is lost in
+the 4 MB buffers' allocation and page faults, which differ between columns by tens of us
+either way: the ratios there are ~1 by construction and the in-situ torchdev figure is
+noise.
 """
 
 from __future__ import annotations
@@ -62,6 +71,7 @@ import pathlib
 import sys
 import time
 import timeit
+import warnings
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -200,6 +210,49 @@ def pipeline(backend: Any, kernel: Callable[..., Any]) -> Callable[[Tensor, Tens
     return run_logged
 
 
+def ideal_kernel(backend: Any, kernel: Callable[..., Any]) -> Callable[..., Tensor]:
+    """The pipe's body as add.Tensor's kernel of ``backend`` (the schema's parameters): an
+    ideal fallback, reached through the dispatcher as the real one is, that costs nothing
+    itself. ``alpha`` is never passed here."""
+    to_cpu, from_cpu, log = backend.to_cpu, backend.from_cpu, backend.log
+    op = td.ops.aten.add.Tensor
+    if log is None:
+
+        def ideal(self: Tensor, other: Tensor, *, alpha: Any = 1) -> Tensor:
+            cx, cy = to_cpu([self, other])
+            return from_cpu([kernel(cx, cy)], self.device)[0]
+
+        return ideal
+
+    def ideal_logged(self: Tensor, other: Tensor, *, alpha: Any = 1) -> Tensor:
+        moved = [self, other]
+        log(op, moved)
+        cx, cy = to_cpu(moved)
+        return from_cpu([kernel(cx, cy)], self.device)[0]
+
+    return ideal_logged
+
+
+class WithKernel:
+    """Context manager factory: ``fn`` registered as add.Tensor's kernel for ``key`` inside
+    (over torchdev's own kernel, which is back on exit)."""
+
+    def __init__(self, fn: Callable[..., Any], key: str) -> None:
+        self.fn, self.key = fn, key
+
+    @contextlib.contextmanager
+    def __call__(self) -> Iterator[None]:
+        lib = Library("aten", "IMPL")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # "overriding a previously registered kernel"
+            lib.impl("add.Tensor", self.fn, self.key)
+        try:
+            yield
+        finally:
+            lib._destroy()
+            torchdev.FALLBACK_LOG.clear()
+
+
 def measure(n: int, to_null: Any, null: Any, without_add: WithoutNativeAdd) -> dict[str, float]:
     """Every column for float32 tensors of n elements (us per call)."""
     a_cpu = td.from_numpy(np.linspace(0, 1, n, dtype=np.float32))
@@ -212,7 +265,10 @@ def measure(n: int, to_null: Any, null: Any, without_add: WithoutNativeAdd) -> d
     kernel = unboxed._cpu_kernel(td.ops.aten.add.Tensor._entry)
     backend = torchdev.BACKEND
     pipe, npipe = pipeline(backend, kernel), pipeline(null, kernel)
+    with_ideal = WithKernel(ideal_kernel(backend, kernel), "PrivateUse1")
+    with_nideal = WithKernel(ideal_kernel(null, kernel), "PrivateUse2")
     to_cpu, from_cpu, dev = backend.to_cpu, backend.from_cpu, torchdev.DEVICE
+    log, op = backend.log, td.ops.aten.add.Tensor
     nto_cpu, nfrom_cpu, ndev = null.to_cpu, null.from_cpu, rn.device
     t = interleaved(
         {
@@ -220,16 +276,25 @@ def measure(n: int, to_null: Any, null: Any, without_add: WithoutNativeAdd) -> d
             "kernel": lambda: kernel(a_cpu, b_cpu),
             "native": lambda: add(a, b),
             "fallback": lambda: add(a, b),
+            "ideal": lambda: add(a, b),
             "to_cpu": lambda: to_cpu([a, b]),
             "from_cpu": lambda: from_cpu([r], dev),
+            "log": lambda: log(op, [a, b]),
             "pipe": lambda: pipe(a, b),
             "null": lambda: add(an, bn),
+            "nideal": lambda: add(an, bn),
             "nto_cpu": lambda: nto_cpu([an, bn]),
             "nfrom_cpu": lambda: nfrom_cpu([r], ndev),
             "npipe": lambda: npipe(an, bn),
         },
-        around={"fallback": without_add, "pipe": without_add},
+        around={
+            "fallback": without_add,
+            "pipe": without_add,
+            "ideal": with_ideal,
+            "nideal": with_nideal,
+        },
     )
+    torchdev.FALLBACK_LOG.clear()
     t["copies"] = t.pop("to_cpu") + t.pop("from_cpu")
     t["ncopies"] = t.pop("nto_cpu") + t.pop("nfrom_cpu")
     return t
@@ -247,14 +312,21 @@ def main() -> None:
         h._destroy() if isinstance(h, Library) else h.remove()
 
     print("add(a, b), float32, us per call (thread CPU time, best of 40 interleaved ~2 ms loops)")
-    cols = ("cpu", "kernel", "native", "fallback", "copies", "pipe", "null", "ncopies", "npipe")
+    cols = (
+        "cpu", "kernel", "native", "fallback", "ideal", "copies", "log", "pipe",
+        "null", "nideal", "ncopies", "npipe",
+    )  # fmt: skip
     print(f"{'n':>9} " + " ".join(f"{c:>8}" for c in cols))
     for n, t in rows:
         print(f"{n:>9} " + " ".join(f"{t[c]:8.2f}" for c in cols))
     print()
     print("fallback's own overhead excluding the copies, / cpu (target <= 1.2x):")
-    print(f"{'n':>9} {'fb/native':>10} {'fb/cpu':>8}   copies timed alone:  in situ:")
-    print(f"{'':>9} {'':>10} {'':>8}   {'torchdev':>9} {'null':>6}   {'torchdev':>9} {'null':>6}")
+    print(
+        f"{'n':>9} {'fb/native':>10} {'fb/cpu':>8}   copies timed alone:  in situ:"
+        "            alone, ideal kernel:"
+    )
+    head = f"{'torchdev':>9} {'null':>6}   "
+    print(f"{'':>9} {'':>10} {'':>8}   {head}{head}{head}")
     for n, t in rows:
         cpu = t["cpu"]
         alone = ((t["fallback"] - t["copies"]) / cpu, (t["null"] - t["ncopies"]) / cpu)
@@ -262,10 +334,24 @@ def main() -> None:
             (t["fallback"] - t["pipe"] + t["kernel"]) / cpu,
             (t["null"] - t["npipe"] + t["kernel"]) / cpu,
         )
+        # The first measure applied to the ideal kernel: its floor for any fallback.
+        floor = ((t["ideal"] - t["copies"]) / cpu, (t["nideal"] - t["ncopies"]) / cpu)
         print(
             f"{n:>9} {t['fallback'] / t['native']:9.2f}x {t['fallback'] / cpu:7.2f}x   "
-            f"{alone[0]:8.2f}x {alone[1]:5.2f}x   {situ[0]:8.2f}x {situ[1]:5.2f}x"
+            f"{alone[0]:8.2f}x {alone[1]:5.2f}x   {situ[0]:8.2f}x {situ[1]:5.2f}x   "
+            f"{floor[0]:8.2f}x {floor[1]:5.2f}x"
         )
+    print()
+    print("us per call: the fallback's own cost, fallback - ideal; what the hooks and kernel")
+    print("cost in sequence beyond their times alone, pipe - (copies + log + kernel):")
+    print(f"{'n':>9}   own cost: {head}sequence: {head}")
+    for n, t in rows:
+        own = (t["fallback"] - t["ideal"], t["null"] - t["nideal"])
+        seq = (
+            t["pipe"] - t["copies"] - t["log"] - t["kernel"],
+            t["npipe"] - t["ncopies"] - t["kernel"],
+        )
+        print(f"{n:>9}   {'':>9} {own[0]:9.2f} {own[1]:6.2f}   {'':>9} {seq[0]:9.2f} {seq[1]:6.2f}")
 
 
 if __name__ == "__main__":

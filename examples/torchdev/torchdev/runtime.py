@@ -71,6 +71,7 @@ def take_device_handle() -> DeviceTypeHandle | None:
     _DEVICE_HANDLE[0] = None
     return handle
 
+
 #: Transfer statistics (the tests count to_cpu calls per fallback).
 STATS: dict[str, int] = {"to_cpu_calls": 0, "to_cpu_tensors": 0, "from_cpu_calls": 0}
 
@@ -252,8 +253,8 @@ __all__ = [
     "copy_from_cpu",
     "current_device",
     "from_payload",
-    "host_array",
     "get_device_index",
+    "host_array",
     "register_device",
     "reset_stats",
     "resize_to",
