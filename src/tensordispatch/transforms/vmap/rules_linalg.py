@@ -1,5 +1,5 @@
 """Batching rules, part 2: the matmul family, cat/stack, index_select/gather, masked_fill,
-full reductions (no dim argument), embedding.
+full reductions (no dim argument), embedding, the SVD.
 
 Same rule convention as rules.py. Several rules are decompositions at the logical level:
 they call other operators on the BatchedTensors themselves (``addmm = self*beta +
@@ -362,6 +362,20 @@ def nll_loss_forward_rule(op: Any, plan: OpPlan, stack: list[Any], level: int) -
     return wrap(out, level), wrap(total, level)
 
 
+def linalg_svd_rule(op: Any, plan: OpPlan, stack: list[Any], level: int) -> Any:
+    """_linalg_svd works on batches of matrices: the batch dim is one more batch dim. Without
+    ``compute_uv`` U and Vh are empty [0] tensors, returned unbatched (as torch's rule)."""
+    a = stack[0]
+    if len(a._shape) < 2:  # the physical tensor has one more dim: check the logical rank
+        raise RuntimeError("linalg.svd: The input tensor A must have at least 2 dimensions.")
+    s = list(stack)
+    s[0] = a._data
+    u, sv, vh = plan.call(op, s)
+    if not stack[2]:
+        return u, wrap(sv, level), vh
+    return wrap(u, level), wrap(sv, level), wrap(vh, level)
+
+
 def install_part2() -> None:
     """Fill RULES with this module's rules."""
     RULES["aten::matmul"] = matmul_rule
@@ -378,6 +392,7 @@ def install_part2() -> None:
     RULES["aten::addbmm"] = _addmm_like("bmm")
     RULES["aten::addbmm_"] = _addmm_like("bmm")
     RULES["aten::cat"] = cat_rule
+    RULES["aten::_linalg_svd"] = linalg_svd_rule
     RULES["aten::stack"] = stack_rule
     RULES["aten::index_select"] = index_select_rule
     RULES["aten::gather"] = gather_rule
