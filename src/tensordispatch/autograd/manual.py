@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from tensordispatch.autograd.graph import Node, collect_next_edges
-from tensordispatch.autograd.kernels import fresh_version
+from tensordispatch.autograd.kernels import _below_ad_inplace_or_view, fresh_version
 from tensordispatch.dispatch.dispatcher import DISPATCHER
 from tensordispatch.dispatch.keys import DispatchKey
 from tensordispatch.dispatch.keyset import AFTER_AUTOGRAD_RAW
@@ -37,15 +37,16 @@ class CopyBackwards(Node):
 
 
 def _copy_kernel(raw: int, op: Any, self: Tensor, src: Tensor, *args: Any, **kw: Any) -> Any:
-    from tensordispatch.autograd.kernels import check_inplace
-    from tensordispatch.autograd.views import rebase_history
-
     m = getattr(self, "_autograd_meta", None)
     m2 = getattr(src, "_autograd_meta", None)
     if not _ST.grad_enabled or not (
         (m is not None and m.requires_grad) or (m2 is not None and m2.requires_grad)
     ):
         return op.redispatch(raw & AFTER_AUTOGRAD_RAW, self, src, *args, **kw)
+    # imported here, past the no-grad return (an in-function import costs ~0.7 us a call)
+    from tensordispatch.autograd.kernels import check_inplace
+    from tensordispatch.autograd.views import rebase_history
+
     check_inplace(self)
     node = CopyBackwards()
     node.next_functions = collect_next_edges((self, src))
@@ -80,7 +81,9 @@ FRESH_FACTORIES = (
 
 
 def _fresh_factory_kernel(raw: int, op: Any, *args: Any, **kwargs: Any) -> Any:
-    r = op.redispatch(raw & AFTER_AUTOGRAD_RAW, *args, **kwargs)
+    # torch's kernel runs them under AutoDispatchBelowADInplaceOrView: the composite's own
+    # fill_ then bumps no version (and backends may call their kernels directly)
+    r = _below_ad_inplace_or_view(op, raw & AFTER_AUTOGRAD_RAW, args, kwargs)
     if getattr(r, "_vc", None) is not None:
         fresh_version(r, args)
     return r
