@@ -109,6 +109,8 @@ _OPS: list[Callable[[Any, Any], Any]] = [
     lambda t, s: t + s, lambda t, s: t - s, lambda t, s: t * s, lambda t, s: t / s,
     lambda t, s: td.add(t, s, alpha=3), lambda t, s: td.sub(t, s, alpha=0.5),
     lambda t, s: s / t, lambda t, s: (t * s).exp() - t, lambda t, s: t - (t * s),
+    lambda t, s: s - t, lambda t, s: td.rsub(t, s, alpha=3),
+    lambda t, s: td.rsub(t, t * s, alpha=2),
 ]  # fmt: skip
 
 

@@ -171,8 +171,11 @@ def clear_compile_cache() -> None:
 
 
 def _compiled(
-    outputs: list[Value], order: list[Node], params: list[BackendData],
-    param_index: dict[int, int], key: int,
+    outputs: list[Value],
+    order: list[Node],
+    params: list[BackendData],
+    param_index: dict[int, int],
+    key: int,
 ) -> Callable[..., Sequence[Any]]:
     """The compiled graph of hash ``key``: from the cache, else compiled now (the Graph is
     built only then)."""
@@ -188,7 +191,7 @@ def _compiled(
     _CACHE[key] = fn
     if len(_CACHE) > _COMPILE_CACHE_SIZE:
         _CACHE.popitem(last=False)
-    return fn  # fmt: skip
+    return fn
 
 
 # -- syncing ----------------------------------------------------------------------------------

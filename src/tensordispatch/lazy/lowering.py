@@ -179,8 +179,11 @@ def _float_name(dtype: Any) -> str | None:
         return name
 
 
-def _binary(ufunc: str, with_alpha: bool) -> Rule:
+def _binary(ufunc: str, with_alpha: bool, *, swap: bool = False) -> Rule:
+    """An elementwise binary ufunc over arguments 0 and 1 (1 and 0 with ``swap``: rsub
+    is ``sub(other, self, alpha)``), with ``alpha`` (argument 2) scaling the second."""
     call = f"np_{ufunc}("
+    first, second = (1, 0) if swap else (0, 1)
 
     def emit(node: Node, ins: list[str], out: str | None, hoist: Hoist) -> str | None:
         # _same_float and _arg, unrolled for two operands (the commonest nodes)
@@ -189,7 +192,7 @@ def _binary(ufunc: str, with_alpha: bool) -> Rule:
         if dtype == "":
             dtype = _float_name(out_dtype)
         args = node.args
-        a0, a1 = args[0], args[1]
+        a0, a1 = args[first], args[second]
         if dtype is None or type(a0) is not Operand or type(a1) is not Operand:
             return None  # (operands are always markers; anything else: the CPU kernel)
         k0, k1 = a0.kind, a1.kind
@@ -274,6 +277,8 @@ def _cast(node: Node, ins: list[str], out: str | None, hoist: Hoist) -> str | No
 NUMPY_RULES: dict[str, Rule] = {
     "aten::add.Tensor": _binary("add", True),
     "aten::sub.Tensor": _binary("subtract", True),
+    "aten::rsub.Tensor": _binary("subtract", True, swap=True),
+    "aten::rsub.Scalar": _binary("subtract", True, swap=True),
     "aten::mul.Tensor": _binary("multiply", False),
     "aten::div.Tensor": _binary("true_divide", False),
     "aten::maximum": _binary("maximum", False),
@@ -461,9 +466,13 @@ class _Emitter:
         if self.fresh:
             last_use, fresh, keep = self.last_use, self.fresh, self.keep
             for value in node.operands:
-                if last_use[value] == position and value in fresh and value not in keep:
-                    if value not in dying:
-                        dying.append(value)
+                if (
+                    last_use[value] == position
+                    and value in fresh
+                    and value not in keep
+                    and value not in dying
+                ):
+                    dying.append(value)
         pool = self.pool.get(shape)
         buffer = consumed = None
         if rule.writes_into and shape.sizes:
