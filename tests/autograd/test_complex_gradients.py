@@ -28,13 +28,20 @@ NAMES = [
     "t", "transpose", "permute", "unsqueeze", "squeeze", "select", "expand", "view", "reshape",
     "clone", "narrow", "flip", "roll", "repeat", "diagonal", "tril", "triu", "index_select",
     "gather", "masked_fill", "where", "cat", "stack", "split", "unbind", "chunk", "fill",
-    "log1p", "expm1",
+    "log1p", "expm1", "var", "std", "norm", "as_strided", "narrow_copy", "unfold", "scatter",
+    "scatter_add", "index_put", "masked_select", "slice_scatter", "select_scatter",
+    "diagonal_scatter", "split_with_sizes", "logsumexp", "sign", "maximum", "minimum",
 ]  # fmt: skip
 OURS: dict[str, Callable[..., Any]] = {
     "where": lambda x, condition, y: td.where(condition, x, y),
 }
-# torch's complex formula is itself not checkable here (we match torch's values).
-GRADCHECK_SKIP: dict[str, str] = {}
+# (name, variant) pairs left out: as_strided of views of a larger storage (the rebuilt input
+# is a fresh tensor, so storage offsets mean something else).
+EXCLUDED = {("as_strided", "partial_views")}
+NO_SECOND_DERIVATIVE = {
+    ("norm", "nuc"): "svd_backward of a complex matrix goes through the singular vectors, "
+    "which tensordispatch does not differentiate (NotImplementedError)",
+}
 PER_OP = 2
 GRADGRAD_MAX = 8
 
@@ -54,6 +61,8 @@ def _samples() -> list[Any]:
     params = []
     for info in op_db:
         if info.name not in NAMES or not info.supports_autograd:
+            continue
+        if (info.name, info.variant_test_name) in EXCLUDED:
             continue
         if torch.complex128 not in info.supported_backward_dtypes("cpu"):
             continue
@@ -167,6 +176,8 @@ def _real_loss(lib: Any, x: Any) -> Any:
 def test_complex_second_derivatives_match_torch(info: Any, s: Any, i: int) -> None:
     if not info.supports_gradgrad:
         pytest.xfail(f"torch has no second derivative for {info.name}")
+    if (info.name, info.variant_test_name) in NO_SECOND_DERIVATIVE:
+        pytest.xfail(NO_SECOND_DERIVATIVE[info.name, info.variant_test_name])
     if _size(s) == 0:
         return  # empty inputs: nothing to differentiate
     expected, got, leaves = _run(info, s)

@@ -327,7 +327,7 @@ def conj(t: Any) -> Any:
     """
     if not isinstance(t, Tensor):
         return t.conjugate() if isinstance(t, complex) else t
-    if not t.dtype.is_complex:
+    if not t.dtype.is_complex or t.numel() == 0:  # an empty gradient may be stride-0
         return t
     if numpy_ok(t):
         return Tensor._wrap_numpy(np.conj(t._data), t.dtype)

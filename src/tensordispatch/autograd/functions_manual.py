@@ -218,7 +218,7 @@ def logsumexp_backward(
 ) -> Tensor:
     grad = _keep(grad, dim, self.dim(), keepdim)
     result = _keep(result, dim, self.dim(), keepdim)
-    return grad * (self - result).exp()
+    return grad * conj((self - result).exp())
 
 
 def cumsum_backward(grad: Tensor, dim: int) -> Tensor:
