@@ -167,3 +167,25 @@ def test_index_requiring_grad_is_recorded() -> None:
     assert type(y.grad_fn).__name__ == "IndexBackward0"
     y.sum().backward()
     assert x.grad.tolist() == [2.0, 0.0, 0.0, 1.0]
+
+
+HAND_OFF = [
+    "x[m] = L.arange(1)", "x[m] = L.tensor(True)", "x[m] = L.arange(2)", "x[[1]] = L.tensor(2)",
+    "y[m] = L.tensor(2.7)", "y[[1]] = L.tensor(2.7)", "x[m] = L.tensor([[2.5]])",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("code", HAND_OFF)
+def test_masked_fill_hand_off_matches_torch(code: str) -> None:
+    """One bool mask and a one-element value: torch fills the value's item in (any dtype);
+    otherwise the shape is checked before the dtype."""
+    outcomes = []
+    for L in (torch, td):
+        x, y = L.arange(4.0), L.arange(4)
+        m = L.tensor([False, True, False, True])
+        try:
+            exec(code, {"x": x, "y": y, "m": m, "L": L})  # noqa: S102 - the statements above
+            outcomes.append((x.tolist(), y.tolist()))
+        except RuntimeError as e:
+            outcomes.append(str(e))
+    assert outcomes[1] == outcomes[0]

@@ -107,8 +107,16 @@ def _covers(item: slice, size: int) -> bool:
 def _apply(self: Tensor, key: Any) -> tuple[Tensor, list[Tensor | None]]:
     """The view after the basic indices and the tensor indices left to apply
     (Note [Indexing: basic then advanced])."""
-    items = [_check_item(k) for k in _as_tuple(key)]
-    named = sum(_consumed(k) for k in items)
+    items: list[Any] = []
+    named = 0
+    for k in _as_tuple(key):  # ints and slices (the common items) without calls
+        t = type(k)
+        if t is int or t is slice:
+            named += 1
+        elif k is not None and k is not Ellipsis:
+            k = _check_item(k)
+            named += _consumed(k)
+        items.append(k)
     if named > self.dim():
         raise IndexError(f"too many indices for tensor of dimension {self.dim()}")
     result, dim = self, 0

@@ -118,7 +118,8 @@ class Guard:
             return False
         kernel = None if state.tracer is not None else self.chain(state)
         if kernel is not None:
-            self.state, self.kernel = state, kernel
+            self.kernel = kernel  # before the state: a reader matching it sees this kernel
+            self.state = state
             return True
         self.state, self.known_bad = None, state
         return False

@@ -307,8 +307,10 @@ def _numel(shape: tuple[int, ...]) -> int:
 def index_put_impl_(
     self: Tensor, indices: Any, values: Tensor, accumulate: bool = False, unsafe: bool = False
 ) -> Tensor:
-    index_put_check(self, indices, values)
-    if accumulate or not _masked_fill_case(self, indices, values):
+    # torch's order: the masked_fill_ hand-off (one-element value, one bool mask: the value's
+    # item is filled in, whatever its dtype), else the overlap checks, the shape, the dtype
+    masked = not accumulate and _masked_fill_case(self, indices, values)
+    if not masked:
         assert_no_overlap(self, values)  # torch's index_put_ checks value and indices
         for t in indices:
             if t is not None:
@@ -322,6 +324,8 @@ def index_put_impl_(
             f"shape mismatch: value tensor of shape {shape_text(values._shape)} cannot be "
             f"broadcast to indexing result of shape {shape_text(shape)}"
         ) from None
+    if not masked:
+        index_put_check(self, indices, values)
     if accumulate:
         np.add.at(self._data, key, vals)
     else:
