@@ -114,6 +114,12 @@ _OPS: list[Callable[[Any, Any], Any]] = [
 ]  # fmt: skip
 
 
+def _program_results(x: Any, scalars: list[Any]) -> list[bytes]:
+    results = [f(f(x, s), s) for s in scalars for f in _OPS]
+    lazy.mark_step()
+    return [_bits(r.cpu().numpy()) for r in results]
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_interpreted_and_compiled_runs_give_the_cpu_kernels_bits(
     backend: NumpyBackend, dtype: str
@@ -126,7 +132,28 @@ def test_interpreted_and_compiled_runs_give_the_cpu_kernels_bits(
     x = td.from_numpy(data.copy()).to("lazy")
     lazy.mark_step()
     for run in range(2):  # interpreted, then compiled
-        results = [f(f(x, s), s) for s in scalars for f in _OPS]
-        lazy.mark_step()
+        results = _program_results(x, scalars)
         assert len(backend._codes) == run  # the first run was interpreted
-        assert [_bits(r.cpu().numpy()) for r in results] == expected, run
+        assert results == expected, run
+    backend.clear_code_cache()
+    lazy.clear_compile_cache()
+    with lazy.config.compile_on_first_run():  # the other tier: compiled before the first run
+        assert _program_results(x, scalars) == expected
+        assert len(backend._codes) == 1
+    assert not lazy.config.get_compile_on_first_run()
+
+
+def test_compile_on_first_run_compiles_a_new_graph_at_once(backend: NumpyBackend) -> None:
+    x = td.ones(8).to("lazy")
+    lazy.mark_step()
+    lazy.config.set_compile_on_first_run(True)
+    try:
+        y = x * 2.0 + 1.0
+        lazy.mark_step()
+        assert len(backend._codes) == 1
+    finally:
+        lazy.config.set_compile_on_first_run(False)
+    z = x * 3.0 - 1.0  # a new structure: interpreted again
+    lazy.mark_step()
+    assert len(backend._codes) == 1
+    assert y.cpu().tolist() == [3.0] * 8 and z.cpu().tolist() == [2.0] * 8

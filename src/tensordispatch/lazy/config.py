@@ -1,7 +1,11 @@
-"""Lazy backend settings (torch._lazy.config): forcing an operator onto the eager fallback.
+"""Lazy backend settings (torch._lazy.config): forcing an operator onto the eager fallback,
+and when the NumPy lowering compiles a new graph.
 
-Owns the per-thread force-fallback setting (a field of the dispatcher's thread-local state,
-as the house style keeps every mutable setting; torch's is process-wide). Must not trace.
+Owns the per-thread settings (fields of the dispatcher's thread-local state, as the house
+style keeps every mutable setting; torch's force-fallback is process-wide): the operator
+forced onto the fallback, and whether a new graph's first run compiles its source at once
+instead of interpreting it (lowering.py Note [First run interpreted]; read by the thread
+that syncs). Must not trace.
 """
 
 from __future__ import annotations
@@ -11,9 +15,17 @@ from contextlib import contextmanager
 
 from tensordispatch.dispatch.tls import local_state, register_field
 
-__all__ = ["force_fallback", "get_force_fallback", "set_force_fallback"]
+__all__ = [
+    "compile_on_first_run",
+    "force_fallback",
+    "get_compile_on_first_run",
+    "get_force_fallback",
+    "set_compile_on_first_run",
+    "set_force_fallback",
+]
 
 register_field("lazy_force_fallback", "")
+register_field("lazy_compile_on_first_run", False)
 _ST = local_state()
 
 
@@ -46,3 +58,40 @@ def force_fallback(configval: str) -> Iterator[None]:
         yield
     finally:
         set_force_fallback(previous)
+
+
+def set_compile_on_first_run(enabled: bool) -> None:
+    """With ``True``, the NumPy lowering compiles a new graph's source before its first run
+    instead of interpreting that run and compiling on the second (Note [First run
+    interpreted]); the results are the same bits either way. ``False`` (the default)
+    removes the thread's own value, so the thread-local state the tracing fast paths check
+    stays at its base size."""
+    if enabled:
+        _ST.lazy_compile_on_first_run = True
+    else:
+        _ST.__dict__.pop("lazy_compile_on_first_run", None)
+
+
+def get_compile_on_first_run() -> bool:
+    """Whether new graphs are compiled before their first run (default False).
+
+    >>> get_compile_on_first_run()
+    False
+    """
+    return bool(_ST.lazy_compile_on_first_run)
+
+
+@contextmanager
+def compile_on_first_run(enabled: bool = True) -> Iterator[None]:
+    """``set_compile_on_first_run`` for the duration of a block, restored afterwards.
+
+    >>> with compile_on_first_run():
+    ...     get_compile_on_first_run()
+    True
+    """
+    previous = get_compile_on_first_run()
+    set_compile_on_first_run(enabled)
+    try:
+        yield
+    finally:
+        set_compile_on_first_run(previous)

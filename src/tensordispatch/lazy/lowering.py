@@ -54,6 +54,7 @@ from tensordispatch.backends.cpu.fpstate import FP_STATE
 from tensordispatch.dispatch.keys import DispatchKey
 from tensordispatch.dispatch.keyset import DispatchKeySet
 from tensordispatch.lazy import first_run
+from tensordispatch.lazy.config import get_compile_on_first_run
 from tensordispatch.lazy.executor import Graph
 from tensordispatch.lazy.ir import Node, Operand, Shape, Value
 from tensordispatch.lazy.shape import fill_arguments, flatten_result
@@ -526,15 +527,14 @@ class NumpyBackend:
     ``compile`` is most of a first compile's cost, so code objects are cached by source text
     (``code_cache_size`` entries): graphs that differ only where the source does not show it
     (the sizes of elementwise operators) share one code object, with their own constants.
-    With ``interpret_first`` (the default), a graph whose source is not compiled yet runs
-    its statements through first_run.py on its first run and is compiled on its second
-    (Note [First run interpreted]).
+    A graph whose source is not compiled yet runs its statements through first_run.py on
+    its first run and is compiled on its second (Note [First run interpreted]), unless
+    ``lazy.config.set_compile_on_first_run(True)``.
     """
 
-    def __init__(self, code_cache_size: int = 256, *, interpret_first: bool = True) -> None:
+    def __init__(self, code_cache_size: int = 256) -> None:
         self.last_source = ""
         self.code_cache_size = code_cache_size
-        self.interpret_first = interpret_first
         self._codes: dict[str, Any] = {}
 
     def clear_code_cache(self) -> None:
@@ -557,7 +557,7 @@ class NumpyBackend:
         self.last_source = source
         namespace = {**_NUMPY_NAMES, **emitter.constants}
         program = None
-        if self.interpret_first and source not in self._codes:
+        if source not in self._codes and not get_compile_on_first_run():
             program = first_run.parse(emitter.body, emitter.params, emitter.outputs, namespace)
         if program is None:
             current = [self._function(source, namespace, graph.hash)]
