@@ -31,9 +31,18 @@ NAMES = [
     "log1p", "expm1", "var", "std", "norm", "as_strided", "narrow_copy", "unfold", "scatter",
     "scatter_add", "index_put", "masked_select", "slice_scatter", "select_scatter",
     "diagonal_scatter", "split_with_sizes", "logsumexp", "sign", "maximum", "minimum",
+    "to", "__getitem__", "view_as_real", "view_as_complex", "outer", "contiguous", "flatten",
 ]  # fmt: skip
+
+
+def _method(name: str) -> Callable[..., Any]:
+    return lambda x, *a, **k: getattr(x, name)(*a, **k)
+
+
 OURS: dict[str, Callable[..., Any]] = {
     "where": lambda x, condition, y: td.where(condition, x, y),
+    "__getitem__": lambda x, idx: x[idx],
+    "to": _method("to"),
 }
 # (name, variant) pairs left out: as_strided of views of a larger storage (the rebuilt input
 # is a fresh tensor, so storage offsets mean something else).
@@ -44,10 +53,6 @@ NO_SECOND_DERIVATIVE = {
 }
 PER_OP = 2
 GRADGRAD_MAX = 8
-
-
-def _method(name: str) -> Callable[..., Any]:
-    return lambda x, *a, **k: getattr(x, name)(*a, **k)
 
 
 def _ours(info: Any) -> Callable[..., Any]:
