@@ -67,6 +67,19 @@ def test_view_made_in_no_grad_reports_the_roots_requires_grad() -> None:
     assert _both(f) == ("ok", (True, True, True, False))
 
 
+@pytest.mark.parametrize("leaf_root", [True, False])
+def test_view_made_in_no_grad_accumulates_no_gradient(leaf_root: bool) -> None:
+    def f(lib: Any) -> Any:
+        a = lib.ones(4, requires_grad=True)
+        b = a if leaf_root else a.clone()
+        with lib.no_grad():
+            v = b.narrow(0, 0, 2)
+        (v * 2).sum().backward()
+        return v.grad, a.grad
+
+    assert _both(f) == ("ok", (None, None))
+
+
 def test_view_made_in_no_grad_written_in_place_with_grad_on() -> None:
     def f(lib: Any) -> Any:
         b = _nonleaf(lib)

@@ -303,7 +303,26 @@ def mark_view(result: object, source: object, many: bool = False) -> None:
         m.creation_meta = new
         if new == NO_GRAD_MODE and m.grad_fn is None:
             root = r._base._autograd_meta
-            m.requires_grad = root is not None and root.requires_grad
+            if root is not None and root.requires_grad:
+                m.requires_grad = True
+                m.grad_accumulator = _sink_ref()  # type: ignore[assignment]
+
+
+def _sink_ref() -> Any:
+    """A stand-in for the weak reference to a grad accumulator: it returns a new _Sink."""
+    sink = _Sink()
+    return lambda: sink
+
+
+class _Sink(Node):
+    """Where a gradient for a view made in no_grad mode goes: nowhere. torch reports such a
+    view's ``requires_grad`` from its root but gives it no grad accumulator (its own flag is
+    off), so ``.grad`` stays None; the view is still a distinct input of the nodes using it."""
+
+    __slots__ = ()
+
+    def apply(self, grads: list[Tensor | None]) -> tuple[Tensor | None, ...]:
+        return ()
 
 
 def _node_name(fn: Node) -> str:
