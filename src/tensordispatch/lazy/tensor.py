@@ -33,6 +33,7 @@ from __future__ import annotations
 import itertools
 import threading
 import weakref
+from itertools import compress as _compress
 from typing import Any
 
 import numpy as np
@@ -307,14 +308,11 @@ def _sweep() -> list[LazyData]:
     are: only the prefix read is replaced, in one slice assignment."""
     with _SWEEPING:
         n = len(LIVE)
-        kept: list[weakref.ref[LazyData]] = []
-        found: list[LazyData] = []
-        for r in LIVE[:n]:
-            d = r()
-            if d is not None:
-                kept.append(r)
-                found.append(d)
+        entries = LIVE[:n]
+        values = [r() for r in entries]  # the only Python-level loop: dead ones are None
+        kept = list(_compress(entries, values))
         LIVE[:n] = kept
+    found: list[LazyData] = list(filter(None, values))  # a LazyData is always true
     if n > len(kept):
         _COUNTERS["DestroyLtcTensor"] += n - len(kept)
     return found
