@@ -10,10 +10,16 @@ Every ratio is ours / the reference's time (lower is faster), as issue 5 words i
    call before issue 5): <= 1.1x;
 3. one training step (forward, backward, SGD update) of an MLP 64-128-10 on a batch of 32:
    ours / torch <= 1.0x.
+
+``--cpu`` times with the process's CPU time (time.process_time) instead of the wall clock: on
+a machine shared with other jobs, waiting for a CPU then counts for neither side (both run
+single-threaded here), so the ratios move less with the load.
 """
 
 from __future__ import annotations
 
+import sys
+import time
 import timeit
 from collections.abc import Callable
 
@@ -26,9 +32,12 @@ from tensordispatch.autograd import registration
 torch.set_num_threads(1)
 
 
+TIMER = time.process_time if "--cpu" in sys.argv else time.perf_counter
+
+
 def best(fn: Callable[[], object], number: int, repeat: int = 7) -> float:
     """Best time per call in microseconds."""
-    return min(timeit.repeat(fn, number=number, repeat=repeat)) / number * 1e6
+    return min(timeit.repeat(fn, number=number, repeat=repeat, timer=TIMER)) / number * 1e6
 
 
 def side_by_side(
@@ -118,7 +127,52 @@ def mlp_step() -> None:
     )
 
 
+def breakdown() -> None:
+    """Where fwd+bwd's time goes, per layer (``--breakdown``; torch alongside where it has
+    the same step): the plain forward, each op recorded, the engine's node applies run alone
+    on a retained graph, and backward() as a whole."""
+    from tensordispatch.autograd import engine, no_grad
+
+    da, db, dc = (td.tensor([1.0, 2.0, 3.0]).requires_grad_() for _ in range(3))
+    ta, tb, tc = (torch.tensor([1.0, 2.0, 3.0], requires_grad=True) for _ in range(3))
+    pa, pb, pc = (t.detach() for t in (da, db, dc))
+    qa, qb, qc = (t.detach() for t in (ta, tb, tc))
+    rows: list[tuple[str, Callable[[], object], Callable[[], object] | None]] = [
+        ("plain forward (a*b+c).sum()", lambda: (pa * pb + pc).sum(), lambda: (qa * qb + qc).sum()),
+        ("  a * b, plain", lambda: pa * pb, lambda: qa * qb),
+        ("  x.sum(), plain", lambda: pa.sum(), lambda: qa.sum()),
+        ("recorded forward", lambda: (da * db + dc).sum(), lambda: (ta * tb + tc).sum()),
+        ("  a * b, recorded", lambda: da * db, lambda: ta * tb),
+        ("  x.sum(), recorded", lambda: da.sum(), lambda: ta.sum()),
+        ("fwd + bwd", lambda: (da * db + dc).sum().backward(),
+         lambda: (ta * tb + tc).sum().backward()),
+    ]  # fmt: skip
+    loss = (da * db + dc).sum()
+    sum_node = loss.grad_fn
+    add_node = sum_node.next_functions[0][0]
+    mul_node, acc_c = (n for n, _ in add_node.next_functions)
+    seed = engine._ones(loss)
+    with no_grad():  # what the engine runs them under (create_graph=False)
+        g = sum_node.apply([seed])[0]
+        applies = [
+            ("  SumBackward0.apply", lambda: sum_node.apply([seed])),
+            ("  AddBackward0.apply", lambda: add_node.apply([g])),
+            ("  MulBackward0.apply", lambda: mul_node.apply([g])),
+            ("  AccumulateGrad.apply (+= into .grad)", lambda: acc_c.apply([g])),
+            ("  seed (ones)", lambda: engine._ones(loss)),
+        ]
+        timed = [(name, best(fn, 3000)) for name, fn in applies]
+    for name, ours, theirs in rows:
+        t = f"{best(theirs, 3000):7.2f}" if theirs is not None else "      -"
+        print(f"{name:40s} ours {best(ours, 3000):7.2f} us   torch {t} us")
+    for name, us in timed:
+        print(f"{name:40s} ours {us:7.2f} us")
+
+
 if __name__ == "__main__":
+    print(f"timer: {'CPU time (--cpu)' if TIMER is time.process_time else 'wall clock'}")
+    if "--breakdown" in sys.argv:
+        breakdown()
     fwd_bwd()
     no_grad_overhead()
     mlp_step()

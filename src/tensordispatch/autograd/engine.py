@@ -166,9 +166,8 @@ def _run_all(
                     if count == 0 and nr == 0 and type(nxt) is AccumulateGrad:
                         if not (nxt._pre_hooks or nxt._post_hooks):
                             # it would be popped next (Note [Deterministic order]): run it now
+                            # (an AccumulateGrad saves nothing: no release to do)
                             nxt.apply([g])
-                            if not keep_graph:
-                                nxt.release()
                             continue
                     _put(buffers, nxt, nr, g)
                 else:
@@ -179,8 +178,6 @@ def _run_all(
             if count == 0:
                 if type(nxt) is AccumulateGrad and not (nxt._pre_hooks or nxt._post_hooks):
                     nxt.apply(take(nxt, _EMPTY))
-                    if not keep_graph:
-                        nxt.release()
                 elif alone is None and not ready:
                     alone = nxt
                 else:
