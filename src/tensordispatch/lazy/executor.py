@@ -70,8 +70,8 @@ def graph_of(outputs: Sequence[Value]) -> Graph:
     post-order, for the parameters (only device-data nodes have data, and they are leaves).
     """
     order, leaves = _walk(outputs)
-    params, param_index, h = _parameters(outputs, leaves)
-    return Graph(tuple(order), tuple(params), param_index, tuple(outputs), h)
+    params, sequence, h = _parameters(outputs, leaves)
+    return Graph(tuple(order), tuple(params), _param_index(leaves, sequence), tuple(outputs), h)
 
 
 def _walk(outputs: Sequence[Value]) -> tuple[list[Node], list[Node]]:
@@ -114,25 +114,32 @@ def _walk(outputs: Sequence[Value]) -> tuple[list[Node], list[Node]]:
 
 def _parameters(
     outputs: Sequence[Value], leaves: list[Node]
-) -> tuple[list[BackendData], dict[int, int], int]:
-    """The distinct buffers read (in post-order), each device-data node's parameter index
-    (by node id) and the graph hash (Note [Graph hash])."""
+) -> tuple[list[BackendData], list[int], int]:
+    """The distinct buffers read (in post-order), the parameter index of each device-data
+    leaf (in post-order) and the graph hash (Note [Graph hash])."""
     params: list[BackendData] = []
-    param_of_buffer: dict[int, int] = {}
-    param_index: dict[int, int] = {}
+    index_of: dict[int, int] = {}
     sequence: list[int] = []
     for node in leaves:
         data = node.data
-        if data is None:
-            continue
-        index = param_of_buffer.get(id(data))
-        if index is None:
-            index = param_of_buffer[id(data)] = len(params)
-            params.append(data)
-        param_index[id(node)] = index
-        sequence.append(index)
-    h = hash((tuple([(n.hash, i) for n, i in outputs]), tuple(sequence)))
-    return params, param_index, h
+        if data is not None:
+            index = index_of.get(id(data))
+            if index is None:
+                index = index_of[id(data)] = len(params)
+                params.append(data)
+            sequence.append(index)
+    if len(outputs) == 1:
+        root, i = outputs[0]
+        roots: tuple[Any, ...] = ((root.hash, i),)
+    else:
+        roots = tuple([(n.hash, i) for n, i in outputs])
+    return params, sequence, hash((roots, tuple(sequence)))
+
+
+def _param_index(leaves: list[Node], sequence: list[int]) -> dict[int, int]:
+    """Graph.param_index: each device-data node's parameter index, by node id."""
+    data_leaves = [node for node in leaves if node.data is not None]
+    return {id(node): index for node, index in zip(data_leaves, sequence, strict=True)}
 
 
 # -- the backend and the compile cache --------------------------------------------------------
@@ -174,7 +181,8 @@ def _compiled(
     outputs: list[Value],
     order: list[Node],
     params: list[BackendData],
-    param_index: dict[int, int],
+    leaves: list[Node],
+    sequence: list[int],
     key: int,
 ) -> Callable[..., Sequence[Any]]:
     """The compiled graph of hash ``key``: from the cache, else compiled now (the Graph is
@@ -185,6 +193,7 @@ def _compiled(
         _CACHE.move_to_end(key)
         return fn
     _COUNTERS["UncachedCompile"] += 1
+    param_index = _param_index(leaves, sequence)
     graph = Graph(tuple(order), tuple(params), param_index, tuple(outputs), key)
     fn = get_backend().compile(graph)
     metrics.record("TensorsGraphSize", len(order))
@@ -220,8 +229,8 @@ def _run(roots: list[LazyData], cut: bool) -> None:
     _COUNTERS["SyncedTensorsWithIR"] += len(roots)
     outputs: list[Value] = [d.ir for d in roots]  # type: ignore[misc]
     order, leaves = _walk(outputs)
-    params, param_index, key = _parameters(outputs, leaves)
-    fn = _compiled(outputs, order, params, param_index, key)
+    params, sequence, key = _parameters(outputs, leaves)
+    fn = _compiled(outputs, order, params, leaves, sequence, key)
     results = fn(*[p.value for p in params])
     for d, array in zip(roots, results, strict=True):
         shape = d.shape
