@@ -163,12 +163,16 @@ def _run_all(
                     g = _validate(g, meta)
                 buf = buffers.get(nxt)
                 if buf is None:
-                    if count == 0 and nr == 0 and type(nxt) is AccumulateGrad:
-                        if not (nxt._pre_hooks or nxt._post_hooks):
-                            # it would be popped next (Note [Deterministic order]): run it now
-                            # (an AccumulateGrad saves nothing: no release to do)
-                            nxt.apply([g])
-                            continue
+                    if (
+                        count == 0
+                        and nr == 0
+                        and type(nxt) is AccumulateGrad
+                        and not (nxt._pre_hooks or nxt._post_hooks)
+                    ):
+                        # it would be popped next (Note [Deterministic order]): run it now
+                        # (an AccumulateGrad saves nothing: no release to do)
+                        nxt.apply([g])
+                        continue
                     _put(buffers, nxt, nr, g)
                 else:
                     if len(buf) <= nr:

@@ -177,8 +177,10 @@ def _record_lines(
             f"    elif type(_m{k}) is not _td_TM:",
             f"        _e{k} = _td_edge({n})",
             f"    elif _m{k}.grad_fn is not None:",
-            f"        _e{k} = (_m{k}.grad_fn, _m{k}.output_nr) if {_NOT_VIEW.format(k)} "
-            f"else _td_edge({n})",
+            (
+                f"        _e{k} = (_m{k}.grad_fn, _m{k}.output_nr) if {_NOT_VIEW.format(k)} "
+                f"else _td_edge({n})"
+            ),
             f"    elif _m{k}.requires_grad:",
             f"        _td_g = _m{k}.grad_accumulator",
             "        _td_g = None if _td_g is None else _td_g()",

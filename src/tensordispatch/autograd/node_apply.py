@@ -110,8 +110,10 @@ def apply_source(
                 f"        _td_v = _td_s[{name!r}]",
                 f"        {local} = _td_v._data",
                 f"        _td_c = {local}._vc",
-                f"        if _td_v._is_output or (0 if _td_c is None else _td_c.version) "
-                "!= _td_v._version:",
+                (
+                    "        if _td_v._is_output or (0 if _td_c is None else _td_c.version) "
+                    "!= _td_v._version:"
+                ),
                 f"            {local} = _td_v.unpack(_td_node)",
             ]
             continue

@@ -13,7 +13,6 @@ from typing import Any
 import numpy as np
 
 from tensordispatch.backends.aten import op, wrap_number
-from tensordispatch.backends.cpu.reductions import sum_all_fast
 from tensordispatch.backends.common import (
     contiguous_format,
     preserve_format,
@@ -25,6 +24,7 @@ from tensordispatch.backends.cpu.kernels import empty_cpu as _cpu_empty
 from tensordispatch.backends.cpu.kernels import empty_strided_cpu as _cpu_empty_strided
 from tensordispatch.backends.cpu.kernels import fill_ as _cpu_fill
 from tensordispatch.backends.cpu.kernels import filled_cpu as _cpu_filled
+from tensordispatch.backends.cpu.reductions import sum_all_fast
 from tensordispatch.backends.structured import empty_strided_cpu_array, resize_output
 from tensordispatch.backends.views import VIEW_KERNELS
 from tensordispatch.tensor import dtypes as _dt

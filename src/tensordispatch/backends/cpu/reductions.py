@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from tensordispatch.backends.common import is_integral
 from tensordispatch.backends.cpu.fpstate import QUIET_RUN, quiet_fp, quiet_retry
 from tensordispatch.backends.meta import reductions as _m
 from tensordispatch.backends.overlap import (
@@ -21,7 +22,6 @@ from tensordispatch.backends.overlap import (
     check_written,
 )
 from tensordispatch.backends.structured import alloc_cpu, prepare_out
-from tensordispatch.backends.common import is_integral
 from tensordispatch.dispatch.dispatcher import DISPATCHER
 from tensordispatch.dispatch.keyset import (
     AUTOGRAD_DISPATCH_KEYSET_WITH_AD_INPLACE_OR_VIEW_RAW,
