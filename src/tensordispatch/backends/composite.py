@@ -168,6 +168,9 @@ def _cpu_empty_like(self: Tensor, dtype: Any) -> Tensor:
 
 
 def _filled_like(self: Tensor, value: Any, **options: Any) -> Tensor:
+    if not options and self.device is CPU and direct_cpu_kernels() == FILL_TOO:
+        # Note [Composite factories call known kernels directly]
+        return _cpu_fill(_cpu_empty_like(self, self.dtype), value)
     t = empty_like(self, **options)
     if t._key_set is _CPU_WORD and direct_cpu_kernels() == FILL_TOO:
         return _cpu_fill(t, value)  # Note [Composite factories call known kernels directly]
