@@ -269,3 +269,29 @@ def test_nodes_hash_and_compare_by_identity() -> None:
     assert len(classes) > 100
     for cls in classes:
         assert cls.__eq__ is object.__eq__ and cls.__hash__ is object.__hash__, cls
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_graph_of_matches_the_recursive_post_order_on_random_dags(seed: int) -> None:
+    # random DAGs of plain nodes: shared operands, repeated operands, leaves as roots,
+    # roots inside other roots' graphs, shared and unshared device data
+    from tensordispatch.lazy.executor import graph_of
+    from tensordispatch.lazy.ir import BackendData, Node, Shape, device_data_node, operand
+
+    rng = np.random.default_rng(seed)
+    shape = Shape.of(td.float32, (2,))
+    buffers = [BackendData(np.zeros(2, np.float32), shape) for _ in range(3)]
+    nodes: list[Any] = [device_data_node(buffers[int(rng.integers(3))]) for _ in range(4)]
+    for _ in range(int(rng.integers(1, 30))):
+        count = int(rng.integers(0, 4))
+        picks = [nodes[int(rng.integers(len(nodes)))] for _ in range(count)]
+        operands = tuple((n, 0) for n in picks)
+        args = tuple(operand(i) for i in range(count))
+        nodes.append(Node("aten::add.Tensor", None, operands, args, (shape,)))
+    outputs = [(nodes[int(rng.integers(len(nodes)))], 0) for _ in range(int(rng.integers(1, 4)))]
+    graph = graph_of(outputs)
+    expected = _reference_post_order(outputs)
+    assert [id(n) for n in graph.nodes] == [id(n) for n in expected]
+    leaves = [n for n in expected if n.data is not None]
+    assert list(graph.parameters) == list(dict.fromkeys(n.data for n in leaves))
+    assert graph.param_index == {id(n): graph.parameters.index(n.data) for n in leaves}

@@ -90,25 +90,30 @@ def _walk(outputs: Sequence[Value]) -> tuple[list[Node], list[Node]]:
             emit(root)
             leaf(root)
             continue
-        nodes: list[Node] = [root]
-        iters: list[Iterator[Value]] = [iter(root.operands)]
+        # the node being visited and its operand iterator are locals; the stacks hold its
+        # ancestors (~10% cheaper than reading the top of the stacks on every visit)
+        nodes: list[Node] = []
+        iters: list[Iterator[Value]] = []
         push_node, push_iter, pop_node, pop_iter = nodes.append, iters.append, nodes.pop, iters.pop
-        while iters:
-            for child, _ in iters[-1]:  # resumes where the last visit of this node stopped
+        node, it = root, iter(root.operands)
+        while True:
+            for child, _ in it:  # resumes where the last visit of this node stopped
                 if child in seen:
                     continue
                 if child.operands:
-                    push_node(child)
-                    push_iter(iter(child.operands))
+                    push_node(node)
+                    push_iter(it)
+                    node, it = child, iter(child.operands)
                     break
                 add_seen(child)
                 emit(child)
                 leaf(child)
             else:
-                pop_iter()
-                node = pop_node()
                 add_seen(node)
                 emit(node)
+                if not nodes:
+                    break
+                node, it = pop_node(), pop_iter()
     return order, leaves
 
 
