@@ -350,6 +350,7 @@ def tensor(
 # data, a dtype or device given) takes the general path, so values and errors are the same.
 _FLAT = (list, tuple)
 _NUMBER_TYPES = frozenset((float, int, bool))
+_FLOATS = {float}
 _FLOAT32_SAFE = 3.4e38  # below float32's largest finite value (3.4028235e38)
 
 
@@ -361,7 +362,11 @@ def _flat_numbers(data: Any) -> np.ndarray[Any, Any] | None:
     (array([1., 2., 3.], dtype=float32), array([1, 2]), None)
     """
     kinds = set(map(type, data))
-    if not kinds or not kinds <= _NUMBER_TYPES:
+    if kinds == _FLOATS:  # each double rounds once to float32, as natural.astype would
+        default = dtypes.get_default_dtype()
+        if default is dtypes.float32 and -_FLOAT32_SAFE <= min(data) and max(data) <= _FLOAT32_SAFE:
+            return np.array(data, np.float32)
+    elif not kinds or not kinds <= _NUMBER_TYPES:
         return None
     natural = np.array(data)
     kind = natural.dtype.kind
