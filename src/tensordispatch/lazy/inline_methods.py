@@ -82,14 +82,16 @@ class _Records:
         SCALAR_DEPENDENTS.extend([self.floats, self.ints, self.tail])
         _RECORDS.append(self)
 
-    def learn(self, self_: Any, other: Any, result: Any, node_class: type, tail: tuple) -> None:
+    def learn(
+        self, self_: Any, other: Any, result: Any, node_class: Any, tail: tuple[Any, ...]
+    ) -> None:
         """Record what the traced call ``self_ <op> other`` -> ``result`` shows, if it went
         through the tracer with the expected argument layout (else nothing)."""
         inner = getattr(result, "_data", None)
         if result.__class__ is not FunctionalTensor or inner.__class__ is not LazyTensor:
             return
         data = inner._data
-        node = data.ir[0] if data.ir is not None else None
+        node: Any = data.ir[0] if data.ir is not None else None
         if node is None or node.__class__ is not node_class or len(node.operands) != 2 + len(tail):
             return
         left = self_._data._data
@@ -383,7 +385,7 @@ def inline_method(
     return method
 
 
-def forget(method: Callable[..., Any]) -> None:
+def forget(method: Callable[..., Any] | None) -> None:
     """Stop keeping the scalar records of an inlined ``method`` that is being removed."""
     records = getattr(method, "records", None)
     if records is not None:
