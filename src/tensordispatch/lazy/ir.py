@@ -198,8 +198,8 @@ class Node:
         self.shapes = shapes
         self.returns = returns
         self.data = data
-        if data is not None:
-            self.hash = hash((op, shapes))
+        if data is not None:  # the Shapes' precomputed hashes: no Python-level __hash__
+            self.hash = hash((op, *[s._hash for s in shapes]))
         else:
             flat: list[Any] = [op, args]
             for n, i in operands:
