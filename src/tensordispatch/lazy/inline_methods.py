@@ -8,23 +8,28 @@ the calls that repeat in a traced loop. Everything else goes to that method.
 Note [Inlined operator methods]
 A call ``y + 0.5`` is inlined when, besides the fast method's conditions (default dispatch
 state, no keyword, a lazy wrapper up to date and not needing grad), everything the tracer
-would compute from the call is already known from an earlier call that went through it:
+would compute from the call is known without tracing:
 
-* the dispatch state and operand key sets were validated by the fast method (its
-  ``checked`` cell) and the state is still the published one;
-* the left operand (and a wrapper right operand) already has pending IR (no upload);
+* the operator's published dispatch state was validated by the fast method for these
+  operand key sets (a wrapper over a lazy tensor with a Python number, or with another
+  such wrapper: ``_Records.valid``, taken from the fast method's ``checked`` cell);
 * the right operand's scalar Value (a Python float or int, not 0, -0.0 or NaN) and the
   default Scalars' Values (``alpha=1``) were recorded from an earlier traced node and are
   still the scalar cache's entries (ir.SCALAR_DEPENDENTS: the records are dropped whenever
   the scalar cache evicts, so a number evicted there misses here too);
-* the output shapes for these operand Shapes were recorded from an earlier traced node
-  (keyed by the operand Shapes' identities, which the records keep alive).
+* the output shapes: for floating operands of one Shape (or a Shape and Python numbers)
+  of an operator of shape.py's SAME_SHAPE_POINTWISE, that Shape (`Shape.same`, Note
+  [Same-shape pointwise shapes]); otherwise recorded from an earlier traced node, keyed
+  by the operand Shapes' identities (the records keep those Shapes alive).
 
-Then the method builds the node (same class, arguments, operands, shapes and hash as the
-tracer), the LazyData, the LazyTensor and a wrapper (its storage made on first use) inline, and bumps
-the same counters. Otherwise it calls the fast method, and when that traced the call, it
-records what the call taught (`_Records.learn`). tests/lazy/test_lazy_inline_methods.py
-compares the nodes, graphs and counters with the dispatcher path.
+Then the method takes each operand's IR as the tracer does (uploading a value that has
+none, after every check that could send the call elsewhere), builds the node (same class,
+arguments, operands, shapes and hash as the tracer), the LazyData, the LazyTensor and the
+wrapper (its FunctionalStorage made on first use) inline, and counts the call (the
+``lazy::`` counter is brought up to date when counters are read). Otherwise it calls the
+fast method, and when that traced the call, records what the call taught
+(`_Records.learn`). tests/lazy/test_lazy_inline_methods.py compares the nodes, graphs and
+counters with the dispatcher path.
 """
 
 from __future__ import annotations
