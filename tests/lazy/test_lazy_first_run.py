@@ -70,6 +70,35 @@ def test_parse_declines_other_statements(line: str) -> None:
     assert parse([line], ["p0", "p1", "p2"], ["v1"], _GLOBALS) is None
 
 
+def test_parse_reads_a_repeated_block() -> None:
+    body = [
+        "v3 = np_add(p0, p1)",
+        "for _ in range(3):",
+        "    np_multiply(v3, p1, v3)",
+        "    np_add(v3, p0, v3)",
+        "np_multiply(v3, p1, v3)",
+    ]
+    program = parse(body, ["p0", "p1"], ["v3"], _GLOBALS)
+    assert program is not None
+    assert program.steps[1:] == (
+        (
+            3,
+            3,
+            ((0, None, "np_multiply", ("v3", "p1", "v3")), (0, None, "np_add", ("v3", "p0", "v3"))),
+        ),
+        (0, None, "np_multiply", ("v3", "p1", "v3")),
+    )
+    result = program.run(
+        {"np_add": np.add, "np_multiply": np.multiply}, [np.ones(1), np.full(1, 2.0)]
+    )
+    assert result[0].tolist() == [(((3 * 2 + 1) * 2 + 1) * 2 + 1) * 2]
+
+
+@pytest.mark.parametrize("body", [["for _ in range(2):"], ["for _ in range(2):", "    c_ = (p0,)"]])
+def test_a_repeated_block_needs_calls(body: list[str]) -> None:
+    assert parse(body, ["p0"], ["p0"], _GLOBALS) is None
+
+
 def test_a_folded_loop_needs_its_body() -> None:
     assert parse(["for f_, i_ in r0:", "v1 = np_add(p0, p0)"], ["p0"], ["v1"], _GLOBALS) is None
 

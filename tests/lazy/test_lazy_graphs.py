@@ -142,22 +142,44 @@ def test_graphs_differing_only_in_sizes_share_compiled_code() -> None:
     assert results == [[3.0] * 3] * 2 + [[3.0] * 5] * 2
 
 
-def test_long_in_place_chains_fold_into_one_loop() -> None:
+def test_long_periodic_chains_fold_into_a_repeated_block() -> None:
     x = td.ones(8).to("lazy")
     lazy.mark_step()
     y = x
     for i in range(40):
         y = y + 0.5 if i % 2 == 0 else y * 0.999
     lazy.mark_step()
-    assert lazy.get_backend().last_source.splitlines()[3:7] == [
-        "    c_ = (p0, p1, p2, p3, s0, s1,)",
+    assert lazy.get_backend().last_source.splitlines()[3:] == [
         "    v3 = np_add(p0, s0)",
-        "    for f_, i_ in r0:",
-        "        f_(v3, c_[i_], v3)",
+        "    for _ in range(19):",  # 39 in-place calls: 19 periods, then the remainder
+        "        np_multiply(v3, s1, v3)",
+        "        np_add(v3, s0, v3)",
+        "    np_multiply(v3, s1, v3)",
+        "    return (v3, )",
     ]
     expected = np.ones(8, np.float32)
     for i in range(40):
         expected = expected + np.float32(0.5) if i % 2 == 0 else expected * np.float32(0.999)
+    assert np.array_equal(y.cpu().numpy(), expected)
+
+
+def test_long_aperiodic_chains_fold_into_a_table_loop() -> None:
+    x = td.ones(8).to("lazy")
+    lazy.mark_step()
+    y = x
+    for i in range(40):
+        y = y + (0.5 + i) if i % 3 else y * (1.0 + i / 64)
+    lazy.mark_step()
+    lines = lazy.get_backend().last_source.splitlines()
+    assert lines[-3:] == [
+        "    for f_, i_ in r0:",
+        "        f_(v2, c_[i_], v2)",
+        "    return (v2, )",
+    ]
+    assert len(lines) < 50 and any(line.startswith("    c_ = (") for line in lines)
+    expected = np.ones(8, np.float32)
+    for i in range(40):
+        expected = expected + np.float32(0.5 + i) if i % 3 else expected * np.float32(1.0 + i / 64)
     assert np.array_equal(y.cpu().numpy(), expected)
 
 
@@ -252,12 +274,24 @@ def test_runs_fold_from_run_min_in_place_calls(ops: int, folded: bool) -> None:
     lazy.mark_step()
     lines = lazy.get_backend().last_source.splitlines()
     in_place = [line for line in lines if line.startswith("    np_") and line.endswith("v3)")]
-    assert ("    for f_, i_ in r0:" in lines) is folded
+    assert ("    for _ in range(2):" in lines) is folded
     assert len(in_place) == (0 if folded else ops - 1)
     expected = np.ones(8, np.float32)
     for i in range(ops):
         expected = expected + np.float32(0.5) if i % 2 == 0 else expected * np.float32(0.999)
     assert np.array_equal(y.cpu().numpy(), expected)
+
+
+@pytest.mark.parametrize(
+    ("pattern", "period"),
+    [("aaaa", 1), ("abab", 2), ("ababa", 2), ("abcabcab", 3), ("abcd", None), ("abca", None),
+     ("abcdefghabcdefgh", 8), ("abcdefghiabcdefghi", None)],
+)  # fmt: skip
+def test_period_of_a_run(pattern: str, period: int | None) -> None:
+    from tensordispatch.lazy.lowering import _period
+
+    steps = [None, *pattern, None]
+    assert _period(steps, 1, 1 + len(pattern)) == period
 
 
 def test_nodes_hash_and_compare_by_identity() -> None:

@@ -11,7 +11,8 @@ calls of bound functions on names (``v3 = np_add(p0, s0)``, ``np_multiply(v3, s1
 ``s0 = _times_alpha(p1, p2, np_float32)``), a tuple of names (``c_ = (p0, s0,)``) or a
 folded run (Note [Folded runs]). A `Program` runs exactly those statements, in order, with
 the same functions and arguments, looking names up in a dict: the same calls on the same
-values, so the same bits. `NumpyBackend` runs a new graph's program on its first run and
+values, so the same bits. A folded run is either a table loop (two lines) or a repeated
+block (``for _ in range(k):`` and its indented calls). `NumpyBackend` runs a new graph's program on its first run and
 compiles the source when the graph runs again (as TorchScript's profiling executor
 optimises a graph on a later run), so a graph run once never pays for ``compile``; a
 statement of any other form (a kernel call, a conditional, a literal) makes `parse` return
@@ -21,7 +22,7 @@ None and the source is compiled at once.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Container, Iterator, Sequence
+from collections.abc import Callable, Container, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,11 +35,12 @@ _TARGET = re.compile(r"([A-Za-z_]\w*) = ")
 _NAME = re.compile(r"[A-Za-z_]\w*")
 # `c_ = (p0, s0,)`
 _TUPLE = re.compile(r"^(\w+) = \(((?:\w+, )*\w+),\)$")
-# a folded run's two lines
+# a folded run: a table loop's two lines, or a repeated block's header
 _LOOP = re.compile(r"^for f_, i_ in (\w+):$")
+_REPEAT = re.compile(r"^for _ in range\((\d+)\):$")
 _LOOP_BODY = re.compile(r"^    f_\((\w+), c_\[i_\], \1\)$")
 
-_CALL_STEP, _TUPLE_STEP, _FOLD_STEP = 0, 1, 2
+_CALL_STEP, _TUPLE_STEP, _FOLD_STEP, _REPEAT_STEP = 0, 1, 2, 3
 
 #: An argument: a name, or a nested call (function name, arguments).
 Expr = Any
@@ -71,20 +73,27 @@ class Program:
         """
         env = dict(namespace)
         env.update(zip(self.params, values, strict=True))
-        for step in self.steps:
-            kind = step[0]
-            if kind == _CALL_STEP:
-                _, target, fn, args = step
-                result = env[fn](*[env[a] if type(a) is str else _value(a, env) for a in args])
-                if target is not None:
-                    env[target] = result
-            elif kind == _TUPLE_STEP:
-                env[step[1]] = tuple([env[a] for a in step[2]])
-            else:  # the loop of Note [Folded runs]
-                buffer, constants = env[step[2]], env["c_"]
-                for f, i in env[step[1]]:
-                    f(buffer, constants[i], buffer)
+        _run_steps(self.steps, env)
         return tuple([env[name] for name in self.outputs])
+
+
+def _run_steps(steps: Sequence[tuple[Any, ...]], env: dict[str, Any]) -> None:
+    for step in steps:
+        kind = step[0]
+        if kind == _CALL_STEP:
+            _, target, fn, args = step
+            result = env[fn](*[env[a] if type(a) is str else _value(a, env) for a in args])
+            if target is not None:
+                env[target] = result
+        elif kind == _TUPLE_STEP:
+            env[step[1]] = tuple([env[a] for a in step[2]])
+        elif kind == _FOLD_STEP:  # the table loop of Note [Folded runs]
+            buffer, constants = env[step[2]], env["c_"]
+            for f, i in env[step[1]]:
+                f(buffer, constants[i], buffer)
+        else:  # a repeated block
+            for _ in range(step[1]):
+                _run_steps(step[2], env)
 
 
 class _Declined(Exception):
@@ -128,10 +137,30 @@ def parse(
         return name in defined or name in names
 
     steps: list[tuple[Any, ...]] = []
-    lines = iter(body)
+    i = 0
     try:
-        for line in lines:
-            steps.append(_statement(line, lines, known, defined))
+        while i < len(body):
+            line = body[i]
+            if (m := _REPEAT.match(line)) is not None:  # a repeated block of calls
+                j = i + 1
+                while j < len(body) and body[j].startswith("    "):
+                    j += 1
+                block = tuple(_statement(b[4:], known, defined) for b in body[i + 1 : j])
+                if not block or any(step[0] != _CALL_STEP for step in block):
+                    return None
+                steps.append((_REPEAT_STEP, int(m.group(1)), block))
+                i = j
+            elif (m := _LOOP.match(line)) is not None:  # a table loop: two lines
+                inner = _LOOP_BODY.match(body[i + 1]) if i + 1 < len(body) else None
+                if inner is None or not (known(m.group(1)) and known(inner.group(1))):
+                    return None
+                if not known("c_"):
+                    return None
+                steps.append((_FOLD_STEP, m.group(1), inner.group(1)))
+                i += 2
+            else:
+                steps.append(_statement(line, known, defined))
+                i += 1
     except _Declined:
         return None
     if not all(map(known, outputs)):
@@ -139,20 +168,14 @@ def parse(
     return Program(tuple(params), tuple(steps), tuple(outputs))
 
 
-def _statement(
-    line: str, lines: Iterator[str], known: Callable[[str], bool], defined: set[str]
-) -> tuple[Any, ...]:
+def _statement(line: str, known: Callable[[str], bool], defined: set[str]) -> tuple[Any, ...]:
+    """One statement: a tuple of names or a call."""
     if (m := _TUPLE.match(line)) is not None:
         items = tuple(m.group(2).split(", "))
         if not all(map(known, items)):
             raise _Declined
         defined.add(m.group(1))
         return (_TUPLE_STEP, m.group(1), items)
-    if (m := _LOOP.match(line)) is not None:
-        inner = _LOOP_BODY.match(next(lines, ""))
-        if inner is None or not (known(m.group(1)) and known(inner.group(1)) and known("c_")):
-            raise _Declined
-        return (_FOLD_STEP, m.group(1), inner.group(1))
     if (m := _FLAT.match(line)) is not None:
         target, fn, text = m.groups()
         args = tuple(text.split(", ")) if text else ()
