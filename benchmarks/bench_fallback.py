@@ -44,23 +44,32 @@ fallback's own cost in situ (fallback - ideal: its key set tests, counter, optio
 test) and how much more the hooks and the kernel cost run in sequence than timed alone
 (pipe - (copies + log + kernel)).
 
-Why the two ways differ. Code timed alone in a tight loop runs with its code and data in
-the first-level caches; run in sequence, the same code does not fit and runs slower.
-Measured on the null backend at n = 3 with callgrind (instruction counts and simulated
-caches, 5000 calls): to_cpu then the
-kernel executes the same instructions as the two run alone (20,490 vs 20,567 a call) but
-misses the simulated L1 instruction cache 648 times a call against 370 + 89 alone, and the
-L1 data cache 174 times against 60 + 35. Timed, to_cpu then the kernel costs ~0.14 us more
-than the two alone, and even allocating one object before a NumPy ufunc call costs ~0.05 us
-more than the two alone. So (null - ncopies) / cpu charges ~0.2 us at n = 3 (~0.2x of a
-~1.2 us direct call) to any fallback that calls these hooks: the ideal kernel scores
-~1.2x there too, and the fallback is ~0.1 us above it. torchdev's hooks call torch and NumPy,
-and their sequence penalty is larger (~0.4 us; 1.6 us before the hooks lost their
-td.from_numpy and Tensor.numpy() calls), and (fallback - copies) also charges its logging
-hook (~0.2 us) to the fallback. At 1e6 elements the fallback's fixed cost (~1 us) is lost in
-the 4 MB buffers' allocation and page faults, which differ between columns by tens of us
-either way: the ratios there are ~1 by construction and the in-situ torchdev figure is
-noise.
+Why the two ways differ. Code timed alone in a tight loop keeps its code and data in the
+first-level caches; run in sequence, the same code does not fit and runs slower. Counted on
+the null backend at n = 3 with callgrind (instructions and simulated caches, 5000 calls each,
+per call):
+
+* to_cpu then the kernel execute the same instructions as the two run alone (20,490 vs
+  20,567) but miss the L1 instruction cache 649 times against 370 + 89, the L1 data cache
+  210 times against 71 + 41; to_cpu then a bare ``np.add`` on the same arrays: 16,125
+  instructions against 12,379 + 3,742, 548 instruction-cache misses against 89 + 154;
+* the whole fallback call (null) against the direct call (cpu): (null - ncopies) / cpu is
+  1.12x counted in instructions, where it reads ~1.35x timed;
+* the runner executes ~850 instructions more than the same function without its checks
+  (2000 calls): its two key set tests ~400 (big-int comparisons), the counter ~260, the
+  omitted-alpha test ~130. Timed alone these are ~30, ~18 and ~5 ns; each is needed (the
+  fast branch's guard, ``fallback_counts``, the caller's alpha).
+
+Timed (thread CPU time), to_cpu then the kernel costs ~0.14 us more than the two alone, and
+even allocating one object before a NumPy ufunc call costs ~0.05 us more. So
+(null - ncopies) / cpu charges ~0.2 us at n = 3 (~0.2x of a ~1.2 us direct call) to any
+fallback calling these hooks: the ideal kernel reads ~1.25x there too, and the fallback is
+~0.1 us above it. torchdev's hooks call torch and NumPy and their sequence penalty is larger
+(~0.4 us; ~1.6 us before they lost their td.from_numpy and Tensor.numpy() calls), and
+(fallback - copies) also charges torchdev's logging hook (~0.2 us) to the fallback. At 1e6
+elements the fallback's fixed cost (~1 us) is lost in the 4 MB buffers' allocation and page
+faults, which differ between columns by tens of us either way: the ratios there are ~1 by
+construction and the in-situ torchdev figure is noise.
 """
 
 from __future__ import annotations
