@@ -141,7 +141,10 @@ def parse(
     try:
         while i < len(body):
             line = body[i]
-            if (m := _REPEAT.match(line)) is not None:  # a repeated block of calls
+            if not line.startswith("for "):
+                steps.append(_statement(line, known, defined))
+                i += 1
+            elif (m := _REPEAT.match(line)) is not None:  # a repeated block of calls
                 j = i + 1
                 while j < len(body) and body[j].startswith("    "):
                     j += 1
@@ -159,8 +162,7 @@ def parse(
                 steps.append((_FOLD_STEP, m.group(1), inner.group(1)))
                 i += 2
             else:
-                steps.append(_statement(line, known, defined))
-                i += 1
+                return None
     except _Declined:
         return None
     if not all(map(known, outputs)):
@@ -169,21 +171,24 @@ def parse(
 
 
 def _statement(line: str, known: Callable[[str], bool], defined: set[str]) -> tuple[Any, ...]:
-    """One statement: a tuple of names or a call."""
-    if (m := _TUPLE.match(line)) is not None:
+    """One statement: a call (most often flat: names only) or a tuple of names."""
+    if (m := _FLAT.match(line)) is not None:
+        target, fn, text = m.groups()
+        args = tuple(text.split(", ")) if text else ()
+        if not known(fn):
+            raise _Declined
+        for a in args:
+            if not known(a):
+                raise _Declined
+        if target is not None:
+            defined.add(target)
+        return (_CALL_STEP, target, fn, args)
+    if " = (" in line and (m := _TUPLE.match(line)) is not None:
         items = tuple(m.group(2).split(", "))
         if not all(map(known, items)):
             raise _Declined
         defined.add(m.group(1))
         return (_TUPLE_STEP, m.group(1), items)
-    if (m := _FLAT.match(line)) is not None:
-        target, fn, text = m.groups()
-        args = tuple(text.split(", ")) if text else ()
-        if not (known(fn) and all(map(known, args))):
-            raise _Declined
-        if target is not None:
-            defined.add(target)
-        return (_CALL_STEP, target, fn, args)
     target = None
     pos = 0
     if (m := _TARGET.match(line)) is not None:
