@@ -19,7 +19,13 @@ from tensordispatch.tensor.device import CPU
 from tensordispatch.tensor.device import device as _make_device
 from tensordispatch.tensor.tensor import Tensor, new_cpu_tensor
 
-__all__ = ["below_ad_inplace_or_view", "op", "wrap_number"]
+__all__ = [
+    "backend_select_entry",
+    "backend_select_keyset",
+    "below_ad_inplace_or_view",
+    "op",
+    "wrap_number",
+]
 
 _CACHE: dict[str, Any] = {}
 _STATE = local_state()  # one object for every thread (Note [Thread-local state] in tls.py)
@@ -102,6 +108,23 @@ def _after_backend_select() -> int:
 
 
 _AFTER_BACKEND_SELECT = _after_backend_select()
+
+
+def backend_select_entry(name: str, dtype: Any, layout: Any, device: Any, *tensors: Any) -> Any:
+    """What a factory's BackendSelect kernel calls: the redispatch entry of ``aten::<name>``
+    for ``backend_select_keyset(dtype, layout, device, *tensors)``, looked up as
+    ``OpOverload.redispatch`` does (the generated kernel then calls it with the arguments,
+    without packing them into a redispatch call).
+
+    >>> backend_select_entry("empty.memory_format", None, None, "meta")([2]).device
+    device(type='meta')
+    """
+    state = op(name)._entry.state
+    raw = backend_select_keyset(dtype, layout, device, *tensors)
+    try:
+        return state.redispatch_cache[raw]
+    except KeyError:
+        return state.redispatch_miss(raw)
 
 
 def backend_select_keyset(dtype: Any, layout: Any, device: Any, *tensors: Any) -> int:

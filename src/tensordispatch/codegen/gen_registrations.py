@@ -94,7 +94,7 @@ from __future__ import annotations
 
 {imports}
 from tensordispatch.backends.aten import op as _op
-from tensordispatch.backends.aten import backend_select_keyset as _bs_keyset
+from tensordispatch.backends.aten import backend_select_entry as _bs_entry
 from tensordispatch.backends.common import contiguous_format as _contiguous_format
 from tensordispatch.backends.common import type_meta_name as _type_meta_name
 from tensordispatch.backends.structured import (
@@ -282,13 +282,28 @@ def _generated_body(
 
 
 def _backend_select(f: NativeFunction) -> tuple[str, str]:
+    """The BackendSelect kernel: redispatch to the backend of the options and tensors
+    (backends.aten.backend_select_entry: the overload's redispatch entry, found as
+    ``OpOverload.redispatch`` finds it). When every argument whose default is None is None
+    they are not forwarded (the kernels below have the same defaults; torch's boxed calls
+    also leave defaults out), which saves packing them per call."""
     name = f"backend_select_{ident(f)}"
     tensors = [a.name for a in f.func.arguments if str(a.type) == "Tensor"]
+    optional = [a for a in f.func.arguments if a.default == "None"]
+    keys = "".join(", " + t for t in tensors)
     lines = [
         f"def {name}({kernel_params(f.func)}):",
-        f"    _ks = _bs_keyset(dtype, layout, device{''.join(', ' + t for t in tensors)})",
-        f"    return _op({str(f.func.name)!r}).redispatch(_ks, {_call_args(f)})",
+        f"    _e = _bs_entry({str(f.func.name)!r}, dtype, layout, device{keys})",
     ]
+    if optional:
+        given = " and ".join(f"{arg_ident(a.name)} is None" for a in optional)
+        rest = [
+            f"{a.name}={a.name}" if a.kwarg_only else arg_ident(a.name)
+            for a in f.func.arguments
+            if a not in optional
+        ]
+        lines += [f"    if {given}:", f"        return _e({', '.join(rest)})"]
+    lines.append(f"    return _e({_call_args(f)})")
     return name, "\n".join(lines)
 
 

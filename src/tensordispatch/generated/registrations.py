@@ -18,7 +18,7 @@ from tensordispatch.backends.meta import META_FUNCTIONS as _META_FN
 from tensordispatch.backends.meta import META_KERNELS as _META
 from tensordispatch.ops.decompositions import DECOMPOSITIONS as _CIA
 from tensordispatch.backends.aten import op as _op
-from tensordispatch.backends.aten import backend_select_keyset as _bs_keyset
+from tensordispatch.backends.aten import backend_select_entry as _bs_entry
 from tensordispatch.backends.common import contiguous_format as _contiguous_format
 from tensordispatch.backends.common import type_meta_name as _type_meta_name
 from tensordispatch.backends.structured import (
@@ -4051,8 +4051,10 @@ def generated__index_put_impl_out(self, indices, values, accumulate=False, unsaf
 
 
 def backend_select__to_copy(self, *, dtype=None, layout=None, device=None, pin_memory=None, non_blocking=False, memory_format=None):
-    _ks = _bs_keyset(dtype, layout, device, self)
-    return _op('_to_copy').redispatch(_ks, self, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, non_blocking=non_blocking, memory_format=memory_format)
+    _e = _bs_entry('_to_copy', dtype, layout, device, self)
+    if dtype is None and layout is None and device is None and pin_memory is None and memory_format is None:
+        return _e(self, non_blocking=non_blocking)
+    return _e(self, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, non_blocking=non_blocking, memory_format=memory_format)
 
 
 def generated__to_copy_out(self, *, non_blocking=False, memory_format=None, out):
@@ -4089,18 +4091,24 @@ def generated_alias_copy_out(self, *, out):
 
 
 def backend_select_arange(end, *, dtype=None, layout=None, device=None, pin_memory=None):
-    _ks = _bs_keyset(dtype, layout, device)
-    return _op('arange').redispatch(_ks, end, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    _e = _bs_entry('arange', dtype, layout, device)
+    if dtype is None and layout is None and device is None and pin_memory is None:
+        return _e(end)
+    return _e(end, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 def backend_select_arange_start(start, end, *, dtype=None, layout=None, device=None, pin_memory=None):
-    _ks = _bs_keyset(dtype, layout, device)
-    return _op('arange.start').redispatch(_ks, start, end, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    _e = _bs_entry('arange.start', dtype, layout, device)
+    if dtype is None and layout is None and device is None and pin_memory is None:
+        return _e(start, end)
+    return _e(start, end, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 def backend_select_arange_start_step(start, end, step=1, *, dtype=None, layout=None, device=None, pin_memory=None):
-    _ks = _bs_keyset(dtype, layout, device)
-    return _op('arange.start_step').redispatch(_ks, start, end, step, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    _e = _bs_entry('arange.start_step', dtype, layout, device)
+    if dtype is None and layout is None and device is None and pin_memory is None:
+        return _e(start, end, step)
+    return _e(start, end, step, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 def generated_as_strided_copy(self, size, stride, storage_offset=None):
@@ -4244,8 +4252,10 @@ def generated_embedding_renorm_out(self, indices, max_norm, norm_type, *, out):
 
 
 def backend_select_empty_memory_format(size, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
-    _ks = _bs_keyset(dtype, layout, device)
-    return _op('empty.memory_format').redispatch(_ks, size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format)
+    _e = _bs_entry('empty.memory_format', dtype, layout, device)
+    if dtype is None and layout is None and device is None and pin_memory is None and memory_format is None:
+        return _e(size)
+    return _e(size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format)
 
 
 def generated_empty_like_out(self, *, memory_format=None, out):
@@ -4256,8 +4266,10 @@ def generated_empty_like_out(self, *, memory_format=None, out):
 
 
 def backend_select_empty_strided(size, stride, *, dtype=None, layout=None, device=None, pin_memory=None):
-    _ks = _bs_keyset(dtype, layout, device)
-    return _op('empty_strided').redispatch(_ks, size, stride, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    _e = _bs_entry('empty_strided', dtype, layout, device)
+    if dtype is None and layout is None and device is None and pin_memory is None:
+        return _e(size, stride)
+    return _e(size, stride, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 def generated_empty_strided_out(size, stride, *, out):
@@ -4280,13 +4292,17 @@ def generated_expand_copy_out(self, size, *, implicit=False, out):
 
 
 def backend_select_eye(n, *, dtype=None, layout=None, device=None, pin_memory=None):
-    _ks = _bs_keyset(dtype, layout, device)
-    return _op('eye').redispatch(_ks, n, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    _e = _bs_entry('eye', dtype, layout, device)
+    if dtype is None and layout is None and device is None and pin_memory is None:
+        return _e(n)
+    return _e(n, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 def backend_select_eye_m(n, m, *, dtype=None, layout=None, device=None, pin_memory=None):
-    _ks = _bs_keyset(dtype, layout, device)
-    return _op('eye.m').redispatch(_ks, n, m, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    _e = _bs_entry('eye.m', dtype, layout, device)
+    if dtype is None and layout is None and device is None and pin_memory is None:
+        return _e(n, m)
+    return _e(n, m, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 def generated_fill_Scalar_out(self, value, *, out):
@@ -4311,8 +4327,10 @@ def generated_floor_divide_Scalar_out(self, other, *, out):
 
 
 def backend_select_full(size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None):
-    _ks = _bs_keyset(dtype, layout, device)
-    return _op('full').redispatch(_ks, size, fill_value, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    _e = _bs_entry('full', dtype, layout, device)
+    if dtype is None and layout is None and device is None and pin_memory is None:
+        return _e(size, fill_value)
+    return _e(size, fill_value, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 def generated_full_like_out(self, fill_value, *, memory_format=None, out):
@@ -4349,23 +4367,31 @@ def generated_lift_fresh_copy_out(self, *, out):
 
 
 def backend_select_linspace(start, end, steps, *, dtype=None, layout=None, device=None, pin_memory=None):
-    _ks = _bs_keyset(dtype, layout, device)
-    return _op('linspace').redispatch(_ks, start, end, steps, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    _e = _bs_entry('linspace', dtype, layout, device)
+    if dtype is None and layout is None and device is None and pin_memory is None:
+        return _e(start, end, steps)
+    return _e(start, end, steps, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 def backend_select_linspace_Scalar_Tensor(start, end, steps, *, dtype=None, layout=None, device=None, pin_memory=None):
-    _ks = _bs_keyset(dtype, layout, device, end)
-    return _op('linspace.Scalar_Tensor').redispatch(_ks, start, end, steps, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    _e = _bs_entry('linspace.Scalar_Tensor', dtype, layout, device, end)
+    if dtype is None and layout is None and device is None and pin_memory is None:
+        return _e(start, end, steps)
+    return _e(start, end, steps, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 def backend_select_linspace_Tensor_Scalar(start, end, steps, *, dtype=None, layout=None, device=None, pin_memory=None):
-    _ks = _bs_keyset(dtype, layout, device, start)
-    return _op('linspace.Tensor_Scalar').redispatch(_ks, start, end, steps, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    _e = _bs_entry('linspace.Tensor_Scalar', dtype, layout, device, start)
+    if dtype is None and layout is None and device is None and pin_memory is None:
+        return _e(start, end, steps)
+    return _e(start, end, steps, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 def backend_select_linspace_Tensor_Tensor(start, end, steps, *, dtype=None, layout=None, device=None, pin_memory=None):
-    _ks = _bs_keyset(dtype, layout, device, start, end)
-    return _op('linspace.Tensor_Tensor').redispatch(_ks, start, end, steps, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    _e = _bs_entry('linspace.Tensor_Tensor', dtype, layout, device, start, end)
+    if dtype is None and layout is None and device is None and pin_memory is None:
+        return _e(start, end, steps)
+    return _e(start, end, steps, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 def generated_masked_fill_Scalar_out(self, mask, value, *, out):
@@ -4436,8 +4462,10 @@ def generated_normal_out(self, mean=0.0, std=1.0, *, generator=None, out):
 
 
 def backend_select_ones(size, *, dtype=None, layout=None, device=None, pin_memory=None):
-    _ks = _bs_keyset(dtype, layout, device)
-    return _op('ones').redispatch(_ks, size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    _e = _bs_entry('ones', dtype, layout, device)
+    if dtype is None and layout is None and device is None and pin_memory is None:
+        return _e(size)
+    return _e(size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 def generated_ones_like_out(self, *, memory_format=None, out):
@@ -4467,13 +4495,17 @@ def generated_prod_out(self, *, dtype=None, out):
 
 
 def backend_select_rand(size, *, dtype=None, layout=None, device=None, pin_memory=None):
-    _ks = _bs_keyset(dtype, layout, device)
-    return _op('rand').redispatch(_ks, size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    _e = _bs_entry('rand', dtype, layout, device)
+    if dtype is None and layout is None and device is None and pin_memory is None:
+        return _e(size)
+    return _e(size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 def backend_select_rand_generator(size, *, generator, dtype=None, layout=None, device=None, pin_memory=None):
-    _ks = _bs_keyset(dtype, layout, device)
-    return _op('rand.generator').redispatch(_ks, size, generator=generator, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    _e = _bs_entry('rand.generator', dtype, layout, device)
+    if dtype is None and layout is None and device is None and pin_memory is None:
+        return _e(size, generator=generator)
+    return _e(size, generator=generator, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 def generated_rand_like_out(self, *, memory_format=None, out):
@@ -4484,33 +4516,45 @@ def generated_rand_like_out(self, *, memory_format=None, out):
 
 
 def backend_select_randint(high, size, *, dtype=4, layout=None, device=None, pin_memory=None):
-    _ks = _bs_keyset(dtype, layout, device)
-    return _op('randint').redispatch(_ks, high, size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    _e = _bs_entry('randint', dtype, layout, device)
+    if layout is None and device is None and pin_memory is None:
+        return _e(high, size, dtype=dtype)
+    return _e(high, size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 def backend_select_randint_generator(high, size, *, generator, dtype=4, layout=None, device=None, pin_memory=None):
-    _ks = _bs_keyset(dtype, layout, device)
-    return _op('randint.generator').redispatch(_ks, high, size, generator=generator, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    _e = _bs_entry('randint.generator', dtype, layout, device)
+    if layout is None and device is None and pin_memory is None:
+        return _e(high, size, generator=generator, dtype=dtype)
+    return _e(high, size, generator=generator, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 def backend_select_randint_low(low, high, size, *, dtype=4, layout=None, device=None, pin_memory=None):
-    _ks = _bs_keyset(dtype, layout, device)
-    return _op('randint.low').redispatch(_ks, low, high, size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    _e = _bs_entry('randint.low', dtype, layout, device)
+    if layout is None and device is None and pin_memory is None:
+        return _e(low, high, size, dtype=dtype)
+    return _e(low, high, size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 def backend_select_randint_low_generator(low, high, size, *, generator, dtype=4, layout=None, device=None, pin_memory=None):
-    _ks = _bs_keyset(dtype, layout, device)
-    return _op('randint.low_generator').redispatch(_ks, low, high, size, generator=generator, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    _e = _bs_entry('randint.low_generator', dtype, layout, device)
+    if layout is None and device is None and pin_memory is None:
+        return _e(low, high, size, generator=generator, dtype=dtype)
+    return _e(low, high, size, generator=generator, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 def backend_select_randn(size, *, dtype=None, layout=None, device=None, pin_memory=None):
-    _ks = _bs_keyset(dtype, layout, device)
-    return _op('randn').redispatch(_ks, size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    _e = _bs_entry('randn', dtype, layout, device)
+    if dtype is None and layout is None and device is None and pin_memory is None:
+        return _e(size)
+    return _e(size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 def backend_select_randn_generator(size, *, generator, dtype=None, layout=None, device=None, pin_memory=None):
-    _ks = _bs_keyset(dtype, layout, device)
-    return _op('randn.generator').redispatch(_ks, size, generator=generator, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    _e = _bs_entry('randn.generator', dtype, layout, device)
+    if dtype is None and layout is None and device is None and pin_memory is None:
+        return _e(size, generator=generator)
+    return _e(size, generator=generator, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 def generated_randn_like_out(self, *, memory_format=None, out):
@@ -4712,8 +4756,10 @@ def generated_t_copy_out(self, *, out):
 
 
 def backend_select_to_dtype_layout(self, *, dtype=None, layout=None, device=None, pin_memory=None, non_blocking=False, copy=False, memory_format=None):
-    _ks = _bs_keyset(dtype, layout, device, self)
-    return _op('to.dtype_layout').redispatch(_ks, self, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, non_blocking=non_blocking, copy=copy, memory_format=memory_format)
+    _e = _bs_entry('to.dtype_layout', dtype, layout, device, self)
+    if dtype is None and layout is None and device is None and pin_memory is None and memory_format is None:
+        return _e(self, non_blocking=non_blocking, copy=copy)
+    return _e(self, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, non_blocking=non_blocking, copy=copy, memory_format=memory_format)
 
 
 def generated_transpose_copy_int(self, dim0, dim1):
@@ -4827,8 +4873,10 @@ def generated_zero_out(self, *, out):
 
 
 def backend_select_zeros(size, *, dtype=None, layout=None, device=None, pin_memory=None):
-    _ks = _bs_keyset(dtype, layout, device)
-    return _op('zeros').redispatch(_ks, size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    _e = _bs_entry('zeros', dtype, layout, device)
+    if dtype is None and layout is None and device is None and pin_memory is None:
+        return _e(size)
+    return _e(size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 def generated_zeros_like_out(self, *, memory_format=None, out):
@@ -4852,19 +4900,19 @@ LIBRARIES = [*_DEF.values(), *_LIB.values()]
 def _op0(_def, _lib):  # aten::__ilshift__
     _def['aten'].define('__ilshift__.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('__ilshift__.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('__ilshift__.Scalar', _k_CPU___ilshift___Scalar, debug=_SITE + '4855')
-    _lib['aten:CPU'].impl('__ilshift__.Tensor', _k_CPU___ilshift___Tensor, debug=_SITE + '4856')
-    _lib['aten:Meta'].impl('__ilshift__.Scalar', _k_Meta___ilshift___Scalar, debug=_SITE + '4857')
-    _lib['aten:Meta'].impl('__ilshift__.Tensor', _k_Meta___ilshift___Tensor, debug=_SITE + '4858')
+    _lib['aten:CPU'].impl('__ilshift__.Scalar', _k_CPU___ilshift___Scalar, debug=_SITE + '4903')
+    _lib['aten:CPU'].impl('__ilshift__.Tensor', _k_CPU___ilshift___Tensor, debug=_SITE + '4904')
+    _lib['aten:Meta'].impl('__ilshift__.Scalar', _k_Meta___ilshift___Scalar, debug=_SITE + '4905')
+    _lib['aten:Meta'].impl('__ilshift__.Tensor', _k_Meta___ilshift___Tensor, debug=_SITE + '4906')
 
 
 def _op1(_def, _lib):  # aten::__irshift__
     _def['aten'].define('__irshift__.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
     _def['aten'].define('__irshift__.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('__irshift__.Scalar', _k_CPU___irshift___Scalar, debug=_SITE + '4864')
-    _lib['aten:CPU'].impl('__irshift__.Tensor', _k_CPU___irshift___Tensor, debug=_SITE + '4865')
-    _lib['aten:Meta'].impl('__irshift__.Scalar', _k_Meta___irshift___Scalar, debug=_SITE + '4866')
-    _lib['aten:Meta'].impl('__irshift__.Tensor', _k_Meta___irshift___Tensor, debug=_SITE + '4867')
+    _lib['aten:CPU'].impl('__irshift__.Scalar', _k_CPU___irshift___Scalar, debug=_SITE + '4912')
+    _lib['aten:CPU'].impl('__irshift__.Tensor', _k_CPU___irshift___Tensor, debug=_SITE + '4913')
+    _lib['aten:Meta'].impl('__irshift__.Scalar', _k_Meta___irshift___Scalar, debug=_SITE + '4914')
+    _lib['aten:Meta'].impl('__irshift__.Tensor', _k_Meta___irshift___Tensor, debug=_SITE + '4915')
 
 
 def _op2(_def, _lib):  # aten::__lshift__
@@ -4872,12 +4920,12 @@ def _op2(_def, _lib):  # aten::__lshift__
     _def['aten'].define('__lshift__.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
     _def['aten'].define('__lshift__.Tensor(Tensor self, Tensor other) -> Tensor', tags=('pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('__lshift__.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('__lshift__.Scalar', _k_CPU___lshift___Scalar, debug=_SITE + '4875')
-    _lib['aten:CPU'].impl('__lshift__.Tensor', _k_CPU___lshift___Tensor, debug=_SITE + '4876')
-    _lib['aten:CompositeExplicitAutograd'].impl('__lshift__.Scalar_out', generated___lshift___Scalar_out, debug=_SITE + '4877')
-    _lib['aten:CompositeExplicitAutograd'].impl('__lshift__.Tensor_out', generated___lshift___Tensor_out, debug=_SITE + '4878')
-    _lib['aten:Meta'].impl('__lshift__.Scalar', _k_Meta___lshift___Scalar, debug=_SITE + '4879')
-    _lib['aten:Meta'].impl('__lshift__.Tensor', _k_Meta___lshift___Tensor, debug=_SITE + '4880')
+    _lib['aten:CPU'].impl('__lshift__.Scalar', _k_CPU___lshift___Scalar, debug=_SITE + '4923')
+    _lib['aten:CPU'].impl('__lshift__.Tensor', _k_CPU___lshift___Tensor, debug=_SITE + '4924')
+    _lib['aten:CompositeExplicitAutograd'].impl('__lshift__.Scalar_out', generated___lshift___Scalar_out, debug=_SITE + '4925')
+    _lib['aten:CompositeExplicitAutograd'].impl('__lshift__.Tensor_out', generated___lshift___Tensor_out, debug=_SITE + '4926')
+    _lib['aten:Meta'].impl('__lshift__.Scalar', _k_Meta___lshift___Scalar, debug=_SITE + '4927')
+    _lib['aten:Meta'].impl('__lshift__.Tensor', _k_Meta___lshift___Tensor, debug=_SITE + '4928')
 
 
 def _op3(_def, _lib):  # aten::__rshift__
@@ -4885,87 +4933,87 @@ def _op3(_def, _lib):  # aten::__rshift__
     _def['aten'].define('__rshift__.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
     _def['aten'].define('__rshift__.Tensor(Tensor self, Tensor other) -> Tensor', tags=('pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('__rshift__.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('__rshift__.Scalar', _k_CPU___rshift___Scalar, debug=_SITE + '4888')
-    _lib['aten:CPU'].impl('__rshift__.Tensor', _k_CPU___rshift___Tensor, debug=_SITE + '4889')
-    _lib['aten:CompositeExplicitAutograd'].impl('__rshift__.Scalar_out', generated___rshift___Scalar_out, debug=_SITE + '4890')
-    _lib['aten:CompositeExplicitAutograd'].impl('__rshift__.Tensor_out', generated___rshift___Tensor_out, debug=_SITE + '4891')
-    _lib['aten:Meta'].impl('__rshift__.Scalar', _k_Meta___rshift___Scalar, debug=_SITE + '4892')
-    _lib['aten:Meta'].impl('__rshift__.Tensor', _k_Meta___rshift___Tensor, debug=_SITE + '4893')
+    _lib['aten:CPU'].impl('__rshift__.Scalar', _k_CPU___rshift___Scalar, debug=_SITE + '4936')
+    _lib['aten:CPU'].impl('__rshift__.Tensor', _k_CPU___rshift___Tensor, debug=_SITE + '4937')
+    _lib['aten:CompositeExplicitAutograd'].impl('__rshift__.Scalar_out', generated___rshift___Scalar_out, debug=_SITE + '4938')
+    _lib['aten:CompositeExplicitAutograd'].impl('__rshift__.Tensor_out', generated___rshift___Tensor_out, debug=_SITE + '4939')
+    _lib['aten:Meta'].impl('__rshift__.Scalar', _k_Meta___rshift___Scalar, debug=_SITE + '4940')
+    _lib['aten:Meta'].impl('__rshift__.Tensor', _k_Meta___rshift___Tensor, debug=_SITE + '4941')
 
 
 def _op4(_def, _lib):  # aten::_conj_physical
     _def['aten'].define('_conj_physical(Tensor self) -> Tensor', tags=('pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('_conj_physical.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('_conj_physical', _k_CompositeExplicitAutograd__conj_physical, debug=_SITE + '4899')
-    _lib['aten:CompositeExplicitAutograd'].impl('_conj_physical.out', generated__conj_physical_out, debug=_SITE + '4900')
+    _lib['aten:CompositeExplicitAutograd'].impl('_conj_physical', _k_CompositeExplicitAutograd__conj_physical, debug=_SITE + '4947')
+    _lib['aten:CompositeExplicitAutograd'].impl('_conj_physical.out', generated__conj_physical_out, debug=_SITE + '4948')
 
 
 def _op5(_def, _lib):  # aten::_index_put_impl
     _def['aten'].define('_index_put_impl(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False) -> Tensor', tags=('generated', 'pt2_compliant_tag',))
     _def['aten'].define('_index_put_impl.out(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('_index_put_impl', generated__index_put_impl, debug=_SITE + '4906')
-    _lib['aten:CompositeExplicitAutograd'].impl('_index_put_impl.out', generated__index_put_impl_out, debug=_SITE + '4907')
+    _lib['aten:CompositeExplicitAutograd'].impl('_index_put_impl', generated__index_put_impl, debug=_SITE + '4954')
+    _lib['aten:CompositeExplicitAutograd'].impl('_index_put_impl.out', generated__index_put_impl_out, debug=_SITE + '4955')
 
 
 def _op6(_def, _lib):  # aten::_index_put_impl_
     _def['aten'].define('_index_put_impl_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('_index_put_impl_', _k_CPU__index_put_impl_, debug=_SITE + '4912')
-    _lib['aten:Meta'].impl('_index_put_impl_', _k_Meta__index_put_impl_, debug=_SITE + '4913')
+    _lib['aten:CPU'].impl('_index_put_impl_', _k_CPU__index_put_impl_, debug=_SITE + '4960')
+    _lib['aten:Meta'].impl('_index_put_impl_', _k_Meta__index_put_impl_, debug=_SITE + '4961')
 
 
 def _op7(_def, _lib):  # aten::_linalg_svd
     _def['aten'].define('_linalg_svd(Tensor A, bool full_matrices=False, bool compute_uv=True, *, str? driver=None) -> (Tensor U, Tensor S, Tensor Vh)', tags=('pt2_compliant_tag',))
     _def['aten'].define('_linalg_svd.U(Tensor A, bool full_matrices=False, bool compute_uv=True, *, str? driver=None, Tensor(a!) U, Tensor(b!) S, Tensor(c!) Vh) -> (Tensor(a!) U, Tensor(b!) S, Tensor(c!) Vh)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('_linalg_svd', wrapper_CPU__linalg_svd, debug=_SITE + '4919')
-    _lib['aten:CPU'].impl('_linalg_svd.U', wrapper_CPU__linalg_svd_U, debug=_SITE + '4920')
-    _lib['aten:Meta'].impl('_linalg_svd', wrapper_Meta__linalg_svd, debug=_SITE + '4921')
-    _lib['aten:Meta'].impl('_linalg_svd.U', wrapper_Meta__linalg_svd_U, debug=_SITE + '4922')
+    _lib['aten:CPU'].impl('_linalg_svd', wrapper_CPU__linalg_svd, debug=_SITE + '4967')
+    _lib['aten:CPU'].impl('_linalg_svd.U', wrapper_CPU__linalg_svd_U, debug=_SITE + '4968')
+    _lib['aten:Meta'].impl('_linalg_svd', wrapper_Meta__linalg_svd, debug=_SITE + '4969')
+    _lib['aten:Meta'].impl('_linalg_svd.U', wrapper_Meta__linalg_svd_U, debug=_SITE + '4970')
 
 
 def _op8(_def, _lib):  # aten::_log_softmax
     _def['aten'].define('_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor', tags=('core', 'pt2_compliant_tag',))
     _def['aten'].define('_log_softmax.out(Tensor self, int dim, bool half_to_float, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('_log_softmax', wrapper_CPU__log_softmax, debug=_SITE + '4928')
-    _lib['aten:CPU'].impl('_log_softmax.out', wrapper_CPU__log_softmax_out, debug=_SITE + '4929')
-    _lib['aten:Meta'].impl('_log_softmax', wrapper_Meta__log_softmax, debug=_SITE + '4930')
-    _lib['aten:Meta'].impl('_log_softmax.out', wrapper_Meta__log_softmax_out, debug=_SITE + '4931')
+    _lib['aten:CPU'].impl('_log_softmax', wrapper_CPU__log_softmax, debug=_SITE + '4976')
+    _lib['aten:CPU'].impl('_log_softmax.out', wrapper_CPU__log_softmax_out, debug=_SITE + '4977')
+    _lib['aten:Meta'].impl('_log_softmax', wrapper_Meta__log_softmax, debug=_SITE + '4978')
+    _lib['aten:Meta'].impl('_log_softmax.out', wrapper_Meta__log_softmax_out, debug=_SITE + '4979')
 
 
 def _op9(_def, _lib):  # aten::_softmax
     _def['aten'].define('_softmax(Tensor self, int dim, bool half_to_float) -> Tensor', tags=('core', 'pt2_compliant_tag',))
     _def['aten'].define('_softmax.out(Tensor self, int dim, bool half_to_float, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('_softmax', wrapper_CPU__softmax, debug=_SITE + '4937')
-    _lib['aten:CPU'].impl('_softmax.out', wrapper_CPU__softmax_out, debug=_SITE + '4938')
-    _lib['aten:Meta'].impl('_softmax', wrapper_Meta__softmax, debug=_SITE + '4939')
-    _lib['aten:Meta'].impl('_softmax.out', wrapper_Meta__softmax_out, debug=_SITE + '4940')
+    _lib['aten:CPU'].impl('_softmax', wrapper_CPU__softmax, debug=_SITE + '4985')
+    _lib['aten:CPU'].impl('_softmax.out', wrapper_CPU__softmax_out, debug=_SITE + '4986')
+    _lib['aten:Meta'].impl('_softmax', wrapper_Meta__softmax, debug=_SITE + '4987')
+    _lib['aten:Meta'].impl('_softmax.out', wrapper_Meta__softmax_out, debug=_SITE + '4988')
 
 
 def _op10(_def, _lib):  # aten::_to_copy
     _def['aten'].define('_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor', tags=('core', 'pt2_compliant_tag',))
     _def['aten'].define('_to_copy.out(Tensor self, *, bool non_blocking=False, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:BackendSelect'].impl('_to_copy', backend_select__to_copy, debug=_SITE + '4946')
-    _lib['aten:CompositeExplicitAutograd'].impl('_to_copy', _k_CompositeExplicitAutograd__to_copy, debug=_SITE + '4947')
-    _lib['aten:CompositeExplicitAutograd'].impl('_to_copy.out', generated__to_copy_out, debug=_SITE + '4948')
+    _lib['aten:BackendSelect'].impl('_to_copy', backend_select__to_copy, debug=_SITE + '4994')
+    _lib['aten:CompositeExplicitAutograd'].impl('_to_copy', _k_CompositeExplicitAutograd__to_copy, debug=_SITE + '4995')
+    _lib['aten:CompositeExplicitAutograd'].impl('_to_copy.out', generated__to_copy_out, debug=_SITE + '4996')
 
 
 def _op11(_def, _lib):  # aten::_unsafe_view
     _def['aten'].define('_unsafe_view(Tensor self, SymInt[] size) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('_unsafe_view.out(Tensor self, SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('_unsafe_view', _k_CompositeExplicitAutograd__unsafe_view, debug=_SITE + '4954')
-    _lib['aten:CompositeExplicitAutograd'].impl('_unsafe_view.out', generated__unsafe_view_out, debug=_SITE + '4955')
+    _lib['aten:CompositeExplicitAutograd'].impl('_unsafe_view', _k_CompositeExplicitAutograd__unsafe_view, debug=_SITE + '5002')
+    _lib['aten:CompositeExplicitAutograd'].impl('_unsafe_view.out', generated__unsafe_view_out, debug=_SITE + '5003')
 
 
 def _op12(_def, _lib):  # aten::abs
     _def['aten'].define('abs(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('abs.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('abs.out', _k_CPU_abs_out, debug=_SITE + '4961')
-    _lib['aten:CompositeExplicitAutograd'].impl('abs', _k_CompositeExplicitAutograd_abs, debug=_SITE + '4962')
-    _lib['aten:Meta'].impl('abs.out', _k_Meta_abs_out, debug=_SITE + '4963')
+    _lib['aten:CPU'].impl('abs.out', _k_CPU_abs_out, debug=_SITE + '5009')
+    _lib['aten:CompositeExplicitAutograd'].impl('abs', _k_CompositeExplicitAutograd_abs, debug=_SITE + '5010')
+    _lib['aten:Meta'].impl('abs.out', _k_Meta_abs_out, debug=_SITE + '5011')
 
 
 def _op13(_def, _lib):  # aten::abs_
     _def['aten'].define('abs_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('abs_', _k_CompositeExplicitAutograd_abs_, debug=_SITE + '4968')
+    _lib['aten:CompositeExplicitAutograd'].impl('abs_', _k_CompositeExplicitAutograd_abs_, debug=_SITE + '5016')
 
 
 def _op14(_def, _lib):  # aten::add
@@ -4973,109 +5021,109 @@ def _op14(_def, _lib):  # aten::add
     _def['aten'].define('add.Scalar_out(Tensor self, Scalar other, Scalar alpha=1, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
     _def['aten'].define('add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('add.Tensor', wrapper_CPU_add_Tensor, debug=_SITE + '4976')
-    _lib['aten:CPU'].impl('add.out', wrapper_CPU_add_out, debug=_SITE + '4977')
-    _lib['aten:CompositeExplicitAutograd'].impl('add.Scalar', _k_CompositeExplicitAutograd_add_Scalar, debug=_SITE + '4978')
-    _lib['aten:CompositeExplicitAutograd'].impl('add.Scalar_out', generated_add_Scalar_out, debug=_SITE + '4979')
-    _lib['aten:Meta'].impl('add.Tensor', wrapper_Meta_add_Tensor, debug=_SITE + '4980')
-    _lib['aten:Meta'].impl('add.out', wrapper_Meta_add_out, debug=_SITE + '4981')
+    _lib['aten:CPU'].impl('add.Tensor', wrapper_CPU_add_Tensor, debug=_SITE + '5024')
+    _lib['aten:CPU'].impl('add.out', wrapper_CPU_add_out, debug=_SITE + '5025')
+    _lib['aten:CompositeExplicitAutograd'].impl('add.Scalar', _k_CompositeExplicitAutograd_add_Scalar, debug=_SITE + '5026')
+    _lib['aten:CompositeExplicitAutograd'].impl('add.Scalar_out', generated_add_Scalar_out, debug=_SITE + '5027')
+    _lib['aten:Meta'].impl('add.Tensor', wrapper_Meta_add_Tensor, debug=_SITE + '5028')
+    _lib['aten:Meta'].impl('add.out', wrapper_Meta_add_out, debug=_SITE + '5029')
 
 
 def _op15(_def, _lib):  # aten::add_
     _def['aten'].define('add_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('add_.Tensor', wrapper_CPU_add__Tensor, debug=_SITE + '4987')
-    _lib['aten:CompositeExplicitAutograd'].impl('add_.Scalar', _k_CompositeExplicitAutograd_add__Scalar, debug=_SITE + '4988')
-    _lib['aten:Meta'].impl('add_.Tensor', wrapper_Meta_add__Tensor, debug=_SITE + '4989')
+    _lib['aten:CPU'].impl('add_.Tensor', wrapper_CPU_add__Tensor, debug=_SITE + '5035')
+    _lib['aten:CompositeExplicitAutograd'].impl('add_.Scalar', _k_CompositeExplicitAutograd_add__Scalar, debug=_SITE + '5036')
+    _lib['aten:Meta'].impl('add_.Tensor', wrapper_Meta_add__Tensor, debug=_SITE + '5037')
 
 
 def _op16(_def, _lib):  # aten::addbmm
     _def['aten'].define('addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('addbmm.out(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('addbmm', _k_CompositeExplicitAutograd_addbmm, debug=_SITE + '4995')
-    _lib['aten:CompositeExplicitAutograd'].impl('addbmm.out', _k_CompositeExplicitAutograd_addbmm_out, debug=_SITE + '4996')
+    _lib['aten:CompositeExplicitAutograd'].impl('addbmm', _k_CompositeExplicitAutograd_addbmm, debug=_SITE + '5043')
+    _lib['aten:CompositeExplicitAutograd'].impl('addbmm.out', _k_CompositeExplicitAutograd_addbmm_out, debug=_SITE + '5044')
 
 
 def _op17(_def, _lib):  # aten::addbmm_
     _def['aten'].define('addbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('addbmm_', _k_CompositeExplicitAutograd_addbmm_, debug=_SITE + '5001')
+    _lib['aten:CompositeExplicitAutograd'].impl('addbmm_', _k_CompositeExplicitAutograd_addbmm_, debug=_SITE + '5049')
 
 
 def _op18(_def, _lib):  # aten::addcdiv
     _def['aten'].define('addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor', tags=('pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('addcdiv.out(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('addcdiv', wrapper_CPU_addcdiv, debug=_SITE + '5007')
-    _lib['aten:CPU'].impl('addcdiv.out', wrapper_CPU_addcdiv_out, debug=_SITE + '5008')
-    _lib['aten:Meta'].impl('addcdiv', wrapper_Meta_addcdiv, debug=_SITE + '5009')
-    _lib['aten:Meta'].impl('addcdiv.out', wrapper_Meta_addcdiv_out, debug=_SITE + '5010')
+    _lib['aten:CPU'].impl('addcdiv', wrapper_CPU_addcdiv, debug=_SITE + '5055')
+    _lib['aten:CPU'].impl('addcdiv.out', wrapper_CPU_addcdiv_out, debug=_SITE + '5056')
+    _lib['aten:Meta'].impl('addcdiv', wrapper_Meta_addcdiv, debug=_SITE + '5057')
+    _lib['aten:Meta'].impl('addcdiv.out', wrapper_Meta_addcdiv_out, debug=_SITE + '5058')
 
 
 def _op19(_def, _lib):  # aten::addcdiv_
     _def['aten'].define('addcdiv_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('addcdiv_', wrapper_CPU_addcdiv_, debug=_SITE + '5015')
-    _lib['aten:Meta'].impl('addcdiv_', wrapper_Meta_addcdiv_, debug=_SITE + '5016')
+    _lib['aten:CPU'].impl('addcdiv_', wrapper_CPU_addcdiv_, debug=_SITE + '5063')
+    _lib['aten:Meta'].impl('addcdiv_', wrapper_Meta_addcdiv_, debug=_SITE + '5064')
 
 
 def _op20(_def, _lib):  # aten::addcmul
     _def['aten'].define('addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor', tags=('pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('addcmul.out(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('addcmul', wrapper_CPU_addcmul, debug=_SITE + '5022')
-    _lib['aten:CPU'].impl('addcmul.out', wrapper_CPU_addcmul_out, debug=_SITE + '5023')
-    _lib['aten:Meta'].impl('addcmul', wrapper_Meta_addcmul, debug=_SITE + '5024')
-    _lib['aten:Meta'].impl('addcmul.out', wrapper_Meta_addcmul_out, debug=_SITE + '5025')
+    _lib['aten:CPU'].impl('addcmul', wrapper_CPU_addcmul, debug=_SITE + '5070')
+    _lib['aten:CPU'].impl('addcmul.out', wrapper_CPU_addcmul_out, debug=_SITE + '5071')
+    _lib['aten:Meta'].impl('addcmul', wrapper_Meta_addcmul, debug=_SITE + '5072')
+    _lib['aten:Meta'].impl('addcmul.out', wrapper_Meta_addcmul_out, debug=_SITE + '5073')
 
 
 def _op21(_def, _lib):  # aten::addcmul_
     _def['aten'].define('addcmul_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('addcmul_', wrapper_CPU_addcmul_, debug=_SITE + '5030')
-    _lib['aten:Meta'].impl('addcmul_', wrapper_Meta_addcmul_, debug=_SITE + '5031')
+    _lib['aten:CPU'].impl('addcmul_', wrapper_CPU_addcmul_, debug=_SITE + '5078')
+    _lib['aten:Meta'].impl('addcmul_', wrapper_Meta_addcmul_, debug=_SITE + '5079')
 
 
 def _op22(_def, _lib):  # aten::addmm
     _def['aten'].define('addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor', tags=('core', 'pt2_compliant_tag',))
     _def['aten'].define('addmm.out(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('addmm', wrapper_CPU_addmm, debug=_SITE + '5037')
-    _lib['aten:CPU'].impl('addmm.out', wrapper_CPU_addmm_out, debug=_SITE + '5038')
-    _lib['aten:Meta'].impl('addmm', wrapper_Meta_addmm, debug=_SITE + '5039')
-    _lib['aten:Meta'].impl('addmm.out', wrapper_Meta_addmm_out, debug=_SITE + '5040')
+    _lib['aten:CPU'].impl('addmm', wrapper_CPU_addmm, debug=_SITE + '5085')
+    _lib['aten:CPU'].impl('addmm.out', wrapper_CPU_addmm_out, debug=_SITE + '5086')
+    _lib['aten:Meta'].impl('addmm', wrapper_Meta_addmm, debug=_SITE + '5087')
+    _lib['aten:Meta'].impl('addmm.out', wrapper_Meta_addmm_out, debug=_SITE + '5088')
 
 
 def _op23(_def, _lib):  # aten::addmm_
     _def['aten'].define('addmm_(Tensor(a!) self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('addmm_', wrapper_CPU_addmm_, debug=_SITE + '5045')
-    _lib['aten:Meta'].impl('addmm_', wrapper_Meta_addmm_, debug=_SITE + '5046')
+    _lib['aten:CPU'].impl('addmm_', wrapper_CPU_addmm_, debug=_SITE + '5093')
+    _lib['aten:Meta'].impl('addmm_', wrapper_Meta_addmm_, debug=_SITE + '5094')
 
 
 def _op24(_def, _lib):  # aten::addmv
     _def['aten'].define('addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('addmv.out(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('addmv', wrapper_CPU_addmv, debug=_SITE + '5052')
-    _lib['aten:CPU'].impl('addmv.out', wrapper_CPU_addmv_out, debug=_SITE + '5053')
-    _lib['aten:Meta'].impl('addmv', wrapper_Meta_addmv, debug=_SITE + '5054')
-    _lib['aten:Meta'].impl('addmv.out', wrapper_Meta_addmv_out, debug=_SITE + '5055')
+    _lib['aten:CPU'].impl('addmv', wrapper_CPU_addmv, debug=_SITE + '5100')
+    _lib['aten:CPU'].impl('addmv.out', wrapper_CPU_addmv_out, debug=_SITE + '5101')
+    _lib['aten:Meta'].impl('addmv', wrapper_Meta_addmv, debug=_SITE + '5102')
+    _lib['aten:Meta'].impl('addmv.out', wrapper_Meta_addmv_out, debug=_SITE + '5103')
 
 
 def _op25(_def, _lib):  # aten::addmv_
     _def['aten'].define('addmv_(Tensor(a!) self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('addmv_', wrapper_CPU_addmv_, debug=_SITE + '5060')
-    _lib['aten:Meta'].impl('addmv_', wrapper_Meta_addmv_, debug=_SITE + '5061')
+    _lib['aten:CPU'].impl('addmv_', wrapper_CPU_addmv_, debug=_SITE + '5108')
+    _lib['aten:Meta'].impl('addmv_', wrapper_Meta_addmv_, debug=_SITE + '5109')
 
 
 def _op26(_def, _lib):  # aten::adjoint
     _def['aten'].define('adjoint(Tensor(a) self) -> Tensor(a)', tags=('pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('adjoint', _k_CompositeImplicitAutograd_adjoint, debug=_SITE + '5066')
+    _lib['aten:CompositeImplicitAutograd'].impl('adjoint', _k_CompositeImplicitAutograd_adjoint, debug=_SITE + '5114')
 
 
 def _op27(_def, _lib):  # aten::alias
     _def['aten'].define('alias(Tensor(a) self) -> Tensor(a)', tags=('core', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('alias', _k_CompositeExplicitAutograd_alias, debug=_SITE + '5071')
+    _lib['aten:CompositeExplicitAutograd'].impl('alias', _k_CompositeExplicitAutograd_alias, debug=_SITE + '5119')
 
 
 def _op28(_def, _lib):  # aten::alias_copy
     _def['aten'].define('alias_copy(Tensor self) -> Tensor', tags=('pt2_compliant_tag', 'view_copy',))
     _def['aten'].define('alias_copy.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag', 'view_copy',))
-    _lib['aten:CompositeExplicitAutograd'].impl('alias_copy.out', generated_alias_copy_out, debug=_SITE + '5077')
-    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('alias_copy', generated_alias_copy, debug=_SITE + '5078')
+    _lib['aten:CompositeExplicitAutograd'].impl('alias_copy.out', generated_alias_copy_out, debug=_SITE + '5125')
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('alias_copy', generated_alias_copy, debug=_SITE + '5126')
 
 
 def _op29(_def, _lib):  # aten::all
@@ -5085,45 +5133,45 @@ def _op29(_def, _lib):  # aten::all
     _def['aten'].define('all.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor', tags=('pt2_compliant_tag', 'reduction',))
     _def['aten'].define('all.dims_out(Tensor self, int[]? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag', 'reduction',))
     _def['aten'].define('all.out(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag', 'reduction',))
-    _lib['aten:CPU'].impl('all', wrapper_CPU_all, debug=_SITE + '5088')
-    _lib['aten:CPU'].impl('all.all_out', wrapper_CPU_all_all_out, debug=_SITE + '5089')
-    _lib['aten:CPU'].impl('all.dim', wrapper_CPU_all_dim, debug=_SITE + '5090')
-    _lib['aten:CPU'].impl('all.dims', wrapper_CPU_all_dims, debug=_SITE + '5091')
-    _lib['aten:CPU'].impl('all.dims_out', wrapper_CPU_all_dims_out, debug=_SITE + '5092')
-    _lib['aten:CPU'].impl('all.out', wrapper_CPU_all_out, debug=_SITE + '5093')
-    _lib['aten:Meta'].impl('all', wrapper_Meta_all, debug=_SITE + '5094')
-    _lib['aten:Meta'].impl('all.all_out', wrapper_Meta_all_all_out, debug=_SITE + '5095')
-    _lib['aten:Meta'].impl('all.dim', wrapper_Meta_all_dim, debug=_SITE + '5096')
-    _lib['aten:Meta'].impl('all.dims', wrapper_Meta_all_dims, debug=_SITE + '5097')
-    _lib['aten:Meta'].impl('all.dims_out', wrapper_Meta_all_dims_out, debug=_SITE + '5098')
-    _lib['aten:Meta'].impl('all.out', wrapper_Meta_all_out, debug=_SITE + '5099')
+    _lib['aten:CPU'].impl('all', wrapper_CPU_all, debug=_SITE + '5136')
+    _lib['aten:CPU'].impl('all.all_out', wrapper_CPU_all_all_out, debug=_SITE + '5137')
+    _lib['aten:CPU'].impl('all.dim', wrapper_CPU_all_dim, debug=_SITE + '5138')
+    _lib['aten:CPU'].impl('all.dims', wrapper_CPU_all_dims, debug=_SITE + '5139')
+    _lib['aten:CPU'].impl('all.dims_out', wrapper_CPU_all_dims_out, debug=_SITE + '5140')
+    _lib['aten:CPU'].impl('all.out', wrapper_CPU_all_out, debug=_SITE + '5141')
+    _lib['aten:Meta'].impl('all', wrapper_Meta_all, debug=_SITE + '5142')
+    _lib['aten:Meta'].impl('all.all_out', wrapper_Meta_all_all_out, debug=_SITE + '5143')
+    _lib['aten:Meta'].impl('all.dim', wrapper_Meta_all_dim, debug=_SITE + '5144')
+    _lib['aten:Meta'].impl('all.dims', wrapper_Meta_all_dims, debug=_SITE + '5145')
+    _lib['aten:Meta'].impl('all.dims_out', wrapper_Meta_all_dims_out, debug=_SITE + '5146')
+    _lib['aten:Meta'].impl('all.out', wrapper_Meta_all_out, debug=_SITE + '5147')
 
 
 def _op30(_def, _lib):  # aten::amax
     _def['aten'].define('amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor', tags=('core', 'pt2_compliant_tag', 'reduction',))
     _def['aten'].define('amax.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag', 'reduction',))
-    _lib['aten:CPU'].impl('amax', wrapper_CPU_amax, debug=_SITE + '5105')
-    _lib['aten:CPU'].impl('amax.out', wrapper_CPU_amax_out, debug=_SITE + '5106')
-    _lib['aten:Meta'].impl('amax', wrapper_Meta_amax, debug=_SITE + '5107')
-    _lib['aten:Meta'].impl('amax.out', wrapper_Meta_amax_out, debug=_SITE + '5108')
+    _lib['aten:CPU'].impl('amax', wrapper_CPU_amax, debug=_SITE + '5153')
+    _lib['aten:CPU'].impl('amax.out', wrapper_CPU_amax_out, debug=_SITE + '5154')
+    _lib['aten:Meta'].impl('amax', wrapper_Meta_amax, debug=_SITE + '5155')
+    _lib['aten:Meta'].impl('amax.out', wrapper_Meta_amax_out, debug=_SITE + '5156')
 
 
 def _op31(_def, _lib):  # aten::amin
     _def['aten'].define('amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor', tags=('core', 'pt2_compliant_tag', 'reduction',))
     _def['aten'].define('amin.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag', 'reduction',))
-    _lib['aten:CPU'].impl('amin', wrapper_CPU_amin, debug=_SITE + '5114')
-    _lib['aten:CPU'].impl('amin.out', wrapper_CPU_amin_out, debug=_SITE + '5115')
-    _lib['aten:Meta'].impl('amin', wrapper_Meta_amin, debug=_SITE + '5116')
-    _lib['aten:Meta'].impl('amin.out', wrapper_Meta_amin_out, debug=_SITE + '5117')
+    _lib['aten:CPU'].impl('amin', wrapper_CPU_amin, debug=_SITE + '5162')
+    _lib['aten:CPU'].impl('amin.out', wrapper_CPU_amin_out, debug=_SITE + '5163')
+    _lib['aten:Meta'].impl('amin', wrapper_Meta_amin, debug=_SITE + '5164')
+    _lib['aten:Meta'].impl('amin.out', wrapper_Meta_amin_out, debug=_SITE + '5165')
 
 
 def _op32(_def, _lib):  # aten::aminmax
     _def['aten'].define('aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)', tags=('pt2_compliant_tag', 'reduction',))
     _def['aten'].define('aminmax.out(Tensor self, *, int? dim=None, bool keepdim=False, Tensor(a!) min, Tensor(b!) max) -> (Tensor(a!) min, Tensor(b!) max)', tags=('out', 'pt2_compliant_tag', 'reduction',))
-    _lib['aten:CPU'].impl('aminmax', wrapper_CPU_aminmax, debug=_SITE + '5123')
-    _lib['aten:CPU'].impl('aminmax.out', wrapper_CPU_aminmax_out, debug=_SITE + '5124')
-    _lib['aten:Meta'].impl('aminmax', wrapper_Meta_aminmax, debug=_SITE + '5125')
-    _lib['aten:Meta'].impl('aminmax.out', wrapper_Meta_aminmax_out, debug=_SITE + '5126')
+    _lib['aten:CPU'].impl('aminmax', wrapper_CPU_aminmax, debug=_SITE + '5171')
+    _lib['aten:CPU'].impl('aminmax.out', wrapper_CPU_aminmax_out, debug=_SITE + '5172')
+    _lib['aten:Meta'].impl('aminmax', wrapper_Meta_aminmax, debug=_SITE + '5173')
+    _lib['aten:Meta'].impl('aminmax.out', wrapper_Meta_aminmax_out, debug=_SITE + '5174')
 
 
 def _op33(_def, _lib):  # aten::any
@@ -5133,18 +5181,18 @@ def _op33(_def, _lib):  # aten::any
     _def['aten'].define('any.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor', tags=('core', 'pt2_compliant_tag', 'reduction',))
     _def['aten'].define('any.dims_out(Tensor self, int[]? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag', 'reduction',))
     _def['aten'].define('any.out(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag', 'reduction',))
-    _lib['aten:CPU'].impl('any', wrapper_CPU_any, debug=_SITE + '5136')
-    _lib['aten:CPU'].impl('any.all_out', wrapper_CPU_any_all_out, debug=_SITE + '5137')
-    _lib['aten:CPU'].impl('any.dim', wrapper_CPU_any_dim, debug=_SITE + '5138')
-    _lib['aten:CPU'].impl('any.dims', wrapper_CPU_any_dims, debug=_SITE + '5139')
-    _lib['aten:CPU'].impl('any.dims_out', wrapper_CPU_any_dims_out, debug=_SITE + '5140')
-    _lib['aten:CPU'].impl('any.out', wrapper_CPU_any_out, debug=_SITE + '5141')
-    _lib['aten:Meta'].impl('any', wrapper_Meta_any, debug=_SITE + '5142')
-    _lib['aten:Meta'].impl('any.all_out', wrapper_Meta_any_all_out, debug=_SITE + '5143')
-    _lib['aten:Meta'].impl('any.dim', wrapper_Meta_any_dim, debug=_SITE + '5144')
-    _lib['aten:Meta'].impl('any.dims', wrapper_Meta_any_dims, debug=_SITE + '5145')
-    _lib['aten:Meta'].impl('any.dims_out', wrapper_Meta_any_dims_out, debug=_SITE + '5146')
-    _lib['aten:Meta'].impl('any.out', wrapper_Meta_any_out, debug=_SITE + '5147')
+    _lib['aten:CPU'].impl('any', wrapper_CPU_any, debug=_SITE + '5184')
+    _lib['aten:CPU'].impl('any.all_out', wrapper_CPU_any_all_out, debug=_SITE + '5185')
+    _lib['aten:CPU'].impl('any.dim', wrapper_CPU_any_dim, debug=_SITE + '5186')
+    _lib['aten:CPU'].impl('any.dims', wrapper_CPU_any_dims, debug=_SITE + '5187')
+    _lib['aten:CPU'].impl('any.dims_out', wrapper_CPU_any_dims_out, debug=_SITE + '5188')
+    _lib['aten:CPU'].impl('any.out', wrapper_CPU_any_out, debug=_SITE + '5189')
+    _lib['aten:Meta'].impl('any', wrapper_Meta_any, debug=_SITE + '5190')
+    _lib['aten:Meta'].impl('any.all_out', wrapper_Meta_any_all_out, debug=_SITE + '5191')
+    _lib['aten:Meta'].impl('any.dim', wrapper_Meta_any_dim, debug=_SITE + '5192')
+    _lib['aten:Meta'].impl('any.dims', wrapper_Meta_any_dims, debug=_SITE + '5193')
+    _lib['aten:Meta'].impl('any.dims_out', wrapper_Meta_any_dims_out, debug=_SITE + '5194')
+    _lib['aten:Meta'].impl('any.out', wrapper_Meta_any_out, debug=_SITE + '5195')
 
 
 def _op34(_def, _lib):  # aten::arange
@@ -5153,73 +5201,73 @@ def _op34(_def, _lib):  # aten::arange
     _def['aten'].define('arange.start(Scalar start, Scalar end, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('arange.start_out(Scalar start, Scalar end, Scalar step=1, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
     _def['aten'].define('arange.start_step(Scalar start, Scalar end, Scalar step=1, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', tags=('core', 'pt2_compliant_tag',))
-    _lib['aten:BackendSelect'].impl('arange', backend_select_arange, debug=_SITE + '5156')
-    _lib['aten:BackendSelect'].impl('arange.start', backend_select_arange_start, debug=_SITE + '5157')
-    _lib['aten:BackendSelect'].impl('arange.start_step', backend_select_arange_start_step, debug=_SITE + '5158')
-    _lib['aten:CPU'].impl('arange.start_out', _k_CPU_arange_start_out, debug=_SITE + '5159')
-    _lib['aten:CompositeExplicitAutograd'].impl('arange', _k_CompositeExplicitAutograd_arange, debug=_SITE + '5160')
-    _lib['aten:CompositeExplicitAutograd'].impl('arange.out', _k_CompositeExplicitAutograd_arange_out, debug=_SITE + '5161')
-    _lib['aten:CompositeExplicitAutograd'].impl('arange.start', _k_CompositeExplicitAutograd_arange_start, debug=_SITE + '5162')
-    _lib['aten:CompositeExplicitAutograd'].impl('arange.start_step', _k_CompositeExplicitAutograd_arange_start_step, debug=_SITE + '5163')
-    _lib['aten:Meta'].impl('arange.start_out', _k_Meta_arange_start_out, debug=_SITE + '5164')
+    _lib['aten:BackendSelect'].impl('arange', backend_select_arange, debug=_SITE + '5204')
+    _lib['aten:BackendSelect'].impl('arange.start', backend_select_arange_start, debug=_SITE + '5205')
+    _lib['aten:BackendSelect'].impl('arange.start_step', backend_select_arange_start_step, debug=_SITE + '5206')
+    _lib['aten:CPU'].impl('arange.start_out', _k_CPU_arange_start_out, debug=_SITE + '5207')
+    _lib['aten:CompositeExplicitAutograd'].impl('arange', _k_CompositeExplicitAutograd_arange, debug=_SITE + '5208')
+    _lib['aten:CompositeExplicitAutograd'].impl('arange.out', _k_CompositeExplicitAutograd_arange_out, debug=_SITE + '5209')
+    _lib['aten:CompositeExplicitAutograd'].impl('arange.start', _k_CompositeExplicitAutograd_arange_start, debug=_SITE + '5210')
+    _lib['aten:CompositeExplicitAutograd'].impl('arange.start_step', _k_CompositeExplicitAutograd_arange_start_step, debug=_SITE + '5211')
+    _lib['aten:Meta'].impl('arange.start_out', _k_Meta_arange_start_out, debug=_SITE + '5212')
 
 
 def _op35(_def, _lib):  # aten::argmax
     _def['aten'].define('argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor', tags=('core', 'pt2_compliant_tag', 'reduction',))
     _def['aten'].define('argmax.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag', 'reduction',))
-    _lib['aten:CPU'].impl('argmax', wrapper_CPU_argmax, debug=_SITE + '5170')
-    _lib['aten:CPU'].impl('argmax.out', wrapper_CPU_argmax_out, debug=_SITE + '5171')
-    _lib['aten:Meta'].impl('argmax', wrapper_Meta_argmax, debug=_SITE + '5172')
-    _lib['aten:Meta'].impl('argmax.out', wrapper_Meta_argmax_out, debug=_SITE + '5173')
+    _lib['aten:CPU'].impl('argmax', wrapper_CPU_argmax, debug=_SITE + '5218')
+    _lib['aten:CPU'].impl('argmax.out', wrapper_CPU_argmax_out, debug=_SITE + '5219')
+    _lib['aten:Meta'].impl('argmax', wrapper_Meta_argmax, debug=_SITE + '5220')
+    _lib['aten:Meta'].impl('argmax.out', wrapper_Meta_argmax_out, debug=_SITE + '5221')
 
 
 def _op36(_def, _lib):  # aten::argmin
     _def['aten'].define('argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor', tags=('core', 'pt2_compliant_tag', 'reduction',))
     _def['aten'].define('argmin.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag', 'reduction',))
-    _lib['aten:CPU'].impl('argmin', wrapper_CPU_argmin, debug=_SITE + '5179')
-    _lib['aten:CPU'].impl('argmin.out', wrapper_CPU_argmin_out, debug=_SITE + '5180')
-    _lib['aten:Meta'].impl('argmin', wrapper_Meta_argmin, debug=_SITE + '5181')
-    _lib['aten:Meta'].impl('argmin.out', wrapper_Meta_argmin_out, debug=_SITE + '5182')
+    _lib['aten:CPU'].impl('argmin', wrapper_CPU_argmin, debug=_SITE + '5227')
+    _lib['aten:CPU'].impl('argmin.out', wrapper_CPU_argmin_out, debug=_SITE + '5228')
+    _lib['aten:Meta'].impl('argmin', wrapper_Meta_argmin, debug=_SITE + '5229')
+    _lib['aten:Meta'].impl('argmin.out', wrapper_Meta_argmin_out, debug=_SITE + '5230')
 
 
 def _op37(_def, _lib):  # aten::as_strided
     _def['aten'].define('as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)', tags=('core', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('as_strided', _k_CPU_as_strided, debug=_SITE + '5187')
-    _lib['aten:Meta'].impl('as_strided', _k_Meta_as_strided, debug=_SITE + '5188')
+    _lib['aten:CPU'].impl('as_strided', _k_CPU_as_strided, debug=_SITE + '5235')
+    _lib['aten:Meta'].impl('as_strided', _k_Meta_as_strided, debug=_SITE + '5236')
 
 
 def _op38(_def, _lib):  # aten::as_strided_
     _def['aten'].define('as_strided_(Tensor(a!) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a!)', tags=('inplace', 'inplace_view', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('as_strided_', _k_CompositeExplicitAutogradNonFunctional_as_strided_, debug=_SITE + '5193')
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('as_strided_', _k_CompositeExplicitAutogradNonFunctional_as_strided_, debug=_SITE + '5241')
 
 
 def _op39(_def, _lib):  # aten::as_strided_copy
     _def['aten'].define('as_strided_copy(Tensor self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor', tags=('pt2_compliant_tag', 'view_copy',))
     _def['aten'].define('as_strided_copy.out(Tensor self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag', 'view_copy',))
-    _lib['aten:CompositeExplicitAutograd'].impl('as_strided_copy.out', generated_as_strided_copy_out, debug=_SITE + '5199')
-    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('as_strided_copy', generated_as_strided_copy, debug=_SITE + '5200')
+    _lib['aten:CompositeExplicitAutograd'].impl('as_strided_copy.out', generated_as_strided_copy_out, debug=_SITE + '5247')
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('as_strided_copy', generated_as_strided_copy, debug=_SITE + '5248')
 
 
 def _op40(_def, _lib):  # aten::as_strided_scatter
     _def['aten'].define('as_strided_scatter(Tensor self, Tensor src, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('as_strided_scatter.out(Tensor self, Tensor src, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('as_strided_scatter.out', generated_as_strided_scatter_out, debug=_SITE + '5206')
-    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('as_strided_scatter', _k_CompositeExplicitAutogradNonFunctional_as_strided_scatter, debug=_SITE + '5207')
+    _lib['aten:CompositeExplicitAutograd'].impl('as_strided_scatter.out', generated_as_strided_scatter_out, debug=_SITE + '5254')
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('as_strided_scatter', _k_CompositeExplicitAutogradNonFunctional_as_strided_scatter, debug=_SITE + '5255')
 
 
 def _op41(_def, _lib):  # aten::baddbmm
     _def['aten'].define('baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('baddbmm.out(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('baddbmm', wrapper_CPU_baddbmm, debug=_SITE + '5213')
-    _lib['aten:CPU'].impl('baddbmm.out', wrapper_CPU_baddbmm_out, debug=_SITE + '5214')
-    _lib['aten:Meta'].impl('baddbmm', wrapper_Meta_baddbmm, debug=_SITE + '5215')
-    _lib['aten:Meta'].impl('baddbmm.out', wrapper_Meta_baddbmm_out, debug=_SITE + '5216')
+    _lib['aten:CPU'].impl('baddbmm', wrapper_CPU_baddbmm, debug=_SITE + '5261')
+    _lib['aten:CPU'].impl('baddbmm.out', wrapper_CPU_baddbmm_out, debug=_SITE + '5262')
+    _lib['aten:Meta'].impl('baddbmm', wrapper_Meta_baddbmm, debug=_SITE + '5263')
+    _lib['aten:Meta'].impl('baddbmm.out', wrapper_Meta_baddbmm_out, debug=_SITE + '5264')
 
 
 def _op42(_def, _lib):  # aten::baddbmm_
     _def['aten'].define('baddbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('baddbmm_', wrapper_CPU_baddbmm_, debug=_SITE + '5221')
-    _lib['aten:Meta'].impl('baddbmm_', wrapper_Meta_baddbmm_, debug=_SITE + '5222')
+    _lib['aten:CPU'].impl('baddbmm_', wrapper_CPU_baddbmm_, debug=_SITE + '5269')
+    _lib['aten:Meta'].impl('baddbmm_', wrapper_Meta_baddbmm_, debug=_SITE + '5270')
 
 
 def _op43(_def, _lib):  # aten::bitwise_and
@@ -5229,22 +5277,22 @@ def _op43(_def, _lib):  # aten::bitwise_and
     _def['aten'].define('bitwise_and.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('bitwise_and.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('bitwise_and.Tensor', wrapper_CPU_bitwise_and_Tensor, debug=_SITE + '5232')
-    _lib['aten:CPU'].impl('bitwise_and.Tensor_out', wrapper_CPU_bitwise_and_Tensor_out, debug=_SITE + '5233')
-    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_and.Scalar', _k_CompositeExplicitAutograd_bitwise_and_Scalar, debug=_SITE + '5234')
-    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_and.Scalar_Tensor', _k_CompositeExplicitAutograd_bitwise_and_Scalar_Tensor, debug=_SITE + '5235')
-    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_and.Scalar_Tensor_out', generated_bitwise_and_Scalar_Tensor_out, debug=_SITE + '5236')
-    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_and.Scalar_out', _k_CompositeExplicitAutograd_bitwise_and_Scalar_out, debug=_SITE + '5237')
-    _lib['aten:Meta'].impl('bitwise_and.Tensor', wrapper_Meta_bitwise_and_Tensor, debug=_SITE + '5238')
-    _lib['aten:Meta'].impl('bitwise_and.Tensor_out', wrapper_Meta_bitwise_and_Tensor_out, debug=_SITE + '5239')
+    _lib['aten:CPU'].impl('bitwise_and.Tensor', wrapper_CPU_bitwise_and_Tensor, debug=_SITE + '5280')
+    _lib['aten:CPU'].impl('bitwise_and.Tensor_out', wrapper_CPU_bitwise_and_Tensor_out, debug=_SITE + '5281')
+    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_and.Scalar', _k_CompositeExplicitAutograd_bitwise_and_Scalar, debug=_SITE + '5282')
+    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_and.Scalar_Tensor', _k_CompositeExplicitAutograd_bitwise_and_Scalar_Tensor, debug=_SITE + '5283')
+    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_and.Scalar_Tensor_out', generated_bitwise_and_Scalar_Tensor_out, debug=_SITE + '5284')
+    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_and.Scalar_out', _k_CompositeExplicitAutograd_bitwise_and_Scalar_out, debug=_SITE + '5285')
+    _lib['aten:Meta'].impl('bitwise_and.Tensor', wrapper_Meta_bitwise_and_Tensor, debug=_SITE + '5286')
+    _lib['aten:Meta'].impl('bitwise_and.Tensor_out', wrapper_Meta_bitwise_and_Tensor_out, debug=_SITE + '5287')
 
 
 def _op44(_def, _lib):  # aten::bitwise_and_
     _def['aten'].define('bitwise_and_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('bitwise_and_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('bitwise_and_.Tensor', wrapper_CPU_bitwise_and__Tensor, debug=_SITE + '5245')
-    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_and_.Scalar', _k_CompositeExplicitAutograd_bitwise_and__Scalar, debug=_SITE + '5246')
-    _lib['aten:Meta'].impl('bitwise_and_.Tensor', wrapper_Meta_bitwise_and__Tensor, debug=_SITE + '5247')
+    _lib['aten:CPU'].impl('bitwise_and_.Tensor', wrapper_CPU_bitwise_and__Tensor, debug=_SITE + '5293')
+    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_and_.Scalar', _k_CompositeExplicitAutograd_bitwise_and__Scalar, debug=_SITE + '5294')
+    _lib['aten:Meta'].impl('bitwise_and_.Tensor', wrapper_Meta_bitwise_and__Tensor, debug=_SITE + '5295')
 
 
 def _op45(_def, _lib):  # aten::bitwise_left_shift
@@ -5254,37 +5302,37 @@ def _op45(_def, _lib):  # aten::bitwise_left_shift
     _def['aten'].define('bitwise_left_shift.Tensor_Scalar(Tensor self, Scalar other) -> Tensor', tags=('pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('bitwise_left_shift.Tensor_Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('bitwise_left_shift.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('bitwise_left_shift.Tensor', wrapper_CPU_bitwise_left_shift_Tensor, debug=_SITE + '5257')
-    _lib['aten:CPU'].impl('bitwise_left_shift.Tensor_out', wrapper_CPU_bitwise_left_shift_Tensor_out, debug=_SITE + '5258')
-    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_left_shift.Scalar_Tensor', _k_CompositeExplicitAutograd_bitwise_left_shift_Scalar_Tensor, debug=_SITE + '5259')
-    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_left_shift.Scalar_Tensor_out', generated_bitwise_left_shift_Scalar_Tensor_out, debug=_SITE + '5260')
-    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_left_shift.Tensor_Scalar', _k_CompositeExplicitAutograd_bitwise_left_shift_Tensor_Scalar, debug=_SITE + '5261')
-    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_left_shift.Tensor_Scalar_out', _k_CompositeExplicitAutograd_bitwise_left_shift_Tensor_Scalar_out, debug=_SITE + '5262')
-    _lib['aten:Meta'].impl('bitwise_left_shift.Tensor', wrapper_Meta_bitwise_left_shift_Tensor, debug=_SITE + '5263')
-    _lib['aten:Meta'].impl('bitwise_left_shift.Tensor_out', wrapper_Meta_bitwise_left_shift_Tensor_out, debug=_SITE + '5264')
+    _lib['aten:CPU'].impl('bitwise_left_shift.Tensor', wrapper_CPU_bitwise_left_shift_Tensor, debug=_SITE + '5305')
+    _lib['aten:CPU'].impl('bitwise_left_shift.Tensor_out', wrapper_CPU_bitwise_left_shift_Tensor_out, debug=_SITE + '5306')
+    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_left_shift.Scalar_Tensor', _k_CompositeExplicitAutograd_bitwise_left_shift_Scalar_Tensor, debug=_SITE + '5307')
+    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_left_shift.Scalar_Tensor_out', generated_bitwise_left_shift_Scalar_Tensor_out, debug=_SITE + '5308')
+    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_left_shift.Tensor_Scalar', _k_CompositeExplicitAutograd_bitwise_left_shift_Tensor_Scalar, debug=_SITE + '5309')
+    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_left_shift.Tensor_Scalar_out', _k_CompositeExplicitAutograd_bitwise_left_shift_Tensor_Scalar_out, debug=_SITE + '5310')
+    _lib['aten:Meta'].impl('bitwise_left_shift.Tensor', wrapper_Meta_bitwise_left_shift_Tensor, debug=_SITE + '5311')
+    _lib['aten:Meta'].impl('bitwise_left_shift.Tensor_out', wrapper_Meta_bitwise_left_shift_Tensor_out, debug=_SITE + '5312')
 
 
 def _op46(_def, _lib):  # aten::bitwise_left_shift_
     _def['aten'].define('bitwise_left_shift_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('bitwise_left_shift_.Tensor_Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('bitwise_left_shift_.Tensor', wrapper_CPU_bitwise_left_shift__Tensor, debug=_SITE + '5270')
-    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_left_shift_.Tensor_Scalar', _k_CompositeExplicitAutograd_bitwise_left_shift__Tensor_Scalar, debug=_SITE + '5271')
-    _lib['aten:Meta'].impl('bitwise_left_shift_.Tensor', wrapper_Meta_bitwise_left_shift__Tensor, debug=_SITE + '5272')
+    _lib['aten:CPU'].impl('bitwise_left_shift_.Tensor', wrapper_CPU_bitwise_left_shift__Tensor, debug=_SITE + '5318')
+    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_left_shift_.Tensor_Scalar', _k_CompositeExplicitAutograd_bitwise_left_shift__Tensor_Scalar, debug=_SITE + '5319')
+    _lib['aten:Meta'].impl('bitwise_left_shift_.Tensor', wrapper_Meta_bitwise_left_shift__Tensor, debug=_SITE + '5320')
 
 
 def _op47(_def, _lib):  # aten::bitwise_not
     _def['aten'].define('bitwise_not(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('bitwise_not.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('bitwise_not', wrapper_CPU_bitwise_not, debug=_SITE + '5278')
-    _lib['aten:CPU'].impl('bitwise_not.out', wrapper_CPU_bitwise_not_out, debug=_SITE + '5279')
-    _lib['aten:Meta'].impl('bitwise_not', wrapper_Meta_bitwise_not, debug=_SITE + '5280')
-    _lib['aten:Meta'].impl('bitwise_not.out', wrapper_Meta_bitwise_not_out, debug=_SITE + '5281')
+    _lib['aten:CPU'].impl('bitwise_not', wrapper_CPU_bitwise_not, debug=_SITE + '5326')
+    _lib['aten:CPU'].impl('bitwise_not.out', wrapper_CPU_bitwise_not_out, debug=_SITE + '5327')
+    _lib['aten:Meta'].impl('bitwise_not', wrapper_Meta_bitwise_not, debug=_SITE + '5328')
+    _lib['aten:Meta'].impl('bitwise_not.out', wrapper_Meta_bitwise_not_out, debug=_SITE + '5329')
 
 
 def _op48(_def, _lib):  # aten::bitwise_not_
     _def['aten'].define('bitwise_not_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('bitwise_not_', wrapper_CPU_bitwise_not_, debug=_SITE + '5286')
-    _lib['aten:Meta'].impl('bitwise_not_', wrapper_Meta_bitwise_not_, debug=_SITE + '5287')
+    _lib['aten:CPU'].impl('bitwise_not_', wrapper_CPU_bitwise_not_, debug=_SITE + '5334')
+    _lib['aten:Meta'].impl('bitwise_not_', wrapper_Meta_bitwise_not_, debug=_SITE + '5335')
 
 
 def _op49(_def, _lib):  # aten::bitwise_or
@@ -5294,22 +5342,22 @@ def _op49(_def, _lib):  # aten::bitwise_or
     _def['aten'].define('bitwise_or.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('bitwise_or.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('bitwise_or.Tensor', wrapper_CPU_bitwise_or_Tensor, debug=_SITE + '5297')
-    _lib['aten:CPU'].impl('bitwise_or.Tensor_out', wrapper_CPU_bitwise_or_Tensor_out, debug=_SITE + '5298')
-    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_or.Scalar', _k_CompositeExplicitAutograd_bitwise_or_Scalar, debug=_SITE + '5299')
-    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_or.Scalar_Tensor', _k_CompositeExplicitAutograd_bitwise_or_Scalar_Tensor, debug=_SITE + '5300')
-    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_or.Scalar_Tensor_out', generated_bitwise_or_Scalar_Tensor_out, debug=_SITE + '5301')
-    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_or.Scalar_out', _k_CompositeExplicitAutograd_bitwise_or_Scalar_out, debug=_SITE + '5302')
-    _lib['aten:Meta'].impl('bitwise_or.Tensor', wrapper_Meta_bitwise_or_Tensor, debug=_SITE + '5303')
-    _lib['aten:Meta'].impl('bitwise_or.Tensor_out', wrapper_Meta_bitwise_or_Tensor_out, debug=_SITE + '5304')
+    _lib['aten:CPU'].impl('bitwise_or.Tensor', wrapper_CPU_bitwise_or_Tensor, debug=_SITE + '5345')
+    _lib['aten:CPU'].impl('bitwise_or.Tensor_out', wrapper_CPU_bitwise_or_Tensor_out, debug=_SITE + '5346')
+    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_or.Scalar', _k_CompositeExplicitAutograd_bitwise_or_Scalar, debug=_SITE + '5347')
+    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_or.Scalar_Tensor', _k_CompositeExplicitAutograd_bitwise_or_Scalar_Tensor, debug=_SITE + '5348')
+    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_or.Scalar_Tensor_out', generated_bitwise_or_Scalar_Tensor_out, debug=_SITE + '5349')
+    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_or.Scalar_out', _k_CompositeExplicitAutograd_bitwise_or_Scalar_out, debug=_SITE + '5350')
+    _lib['aten:Meta'].impl('bitwise_or.Tensor', wrapper_Meta_bitwise_or_Tensor, debug=_SITE + '5351')
+    _lib['aten:Meta'].impl('bitwise_or.Tensor_out', wrapper_Meta_bitwise_or_Tensor_out, debug=_SITE + '5352')
 
 
 def _op50(_def, _lib):  # aten::bitwise_or_
     _def['aten'].define('bitwise_or_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('bitwise_or_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('bitwise_or_.Tensor', wrapper_CPU_bitwise_or__Tensor, debug=_SITE + '5310')
-    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_or_.Scalar', _k_CompositeExplicitAutograd_bitwise_or__Scalar, debug=_SITE + '5311')
-    _lib['aten:Meta'].impl('bitwise_or_.Tensor', wrapper_Meta_bitwise_or__Tensor, debug=_SITE + '5312')
+    _lib['aten:CPU'].impl('bitwise_or_.Tensor', wrapper_CPU_bitwise_or__Tensor, debug=_SITE + '5358')
+    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_or_.Scalar', _k_CompositeExplicitAutograd_bitwise_or__Scalar, debug=_SITE + '5359')
+    _lib['aten:Meta'].impl('bitwise_or_.Tensor', wrapper_Meta_bitwise_or__Tensor, debug=_SITE + '5360')
 
 
 def _op51(_def, _lib):  # aten::bitwise_right_shift
@@ -5319,22 +5367,22 @@ def _op51(_def, _lib):  # aten::bitwise_right_shift
     _def['aten'].define('bitwise_right_shift.Tensor_Scalar(Tensor self, Scalar other) -> Tensor', tags=('pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('bitwise_right_shift.Tensor_Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('bitwise_right_shift.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('bitwise_right_shift.Tensor', wrapper_CPU_bitwise_right_shift_Tensor, debug=_SITE + '5322')
-    _lib['aten:CPU'].impl('bitwise_right_shift.Tensor_out', wrapper_CPU_bitwise_right_shift_Tensor_out, debug=_SITE + '5323')
-    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_right_shift.Scalar_Tensor', _k_CompositeExplicitAutograd_bitwise_right_shift_Scalar_Tensor, debug=_SITE + '5324')
-    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_right_shift.Scalar_Tensor_out', generated_bitwise_right_shift_Scalar_Tensor_out, debug=_SITE + '5325')
-    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_right_shift.Tensor_Scalar', _k_CompositeExplicitAutograd_bitwise_right_shift_Tensor_Scalar, debug=_SITE + '5326')
-    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_right_shift.Tensor_Scalar_out', _k_CompositeExplicitAutograd_bitwise_right_shift_Tensor_Scalar_out, debug=_SITE + '5327')
-    _lib['aten:Meta'].impl('bitwise_right_shift.Tensor', wrapper_Meta_bitwise_right_shift_Tensor, debug=_SITE + '5328')
-    _lib['aten:Meta'].impl('bitwise_right_shift.Tensor_out', wrapper_Meta_bitwise_right_shift_Tensor_out, debug=_SITE + '5329')
+    _lib['aten:CPU'].impl('bitwise_right_shift.Tensor', wrapper_CPU_bitwise_right_shift_Tensor, debug=_SITE + '5370')
+    _lib['aten:CPU'].impl('bitwise_right_shift.Tensor_out', wrapper_CPU_bitwise_right_shift_Tensor_out, debug=_SITE + '5371')
+    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_right_shift.Scalar_Tensor', _k_CompositeExplicitAutograd_bitwise_right_shift_Scalar_Tensor, debug=_SITE + '5372')
+    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_right_shift.Scalar_Tensor_out', generated_bitwise_right_shift_Scalar_Tensor_out, debug=_SITE + '5373')
+    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_right_shift.Tensor_Scalar', _k_CompositeExplicitAutograd_bitwise_right_shift_Tensor_Scalar, debug=_SITE + '5374')
+    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_right_shift.Tensor_Scalar_out', _k_CompositeExplicitAutograd_bitwise_right_shift_Tensor_Scalar_out, debug=_SITE + '5375')
+    _lib['aten:Meta'].impl('bitwise_right_shift.Tensor', wrapper_Meta_bitwise_right_shift_Tensor, debug=_SITE + '5376')
+    _lib['aten:Meta'].impl('bitwise_right_shift.Tensor_out', wrapper_Meta_bitwise_right_shift_Tensor_out, debug=_SITE + '5377')
 
 
 def _op52(_def, _lib):  # aten::bitwise_right_shift_
     _def['aten'].define('bitwise_right_shift_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('bitwise_right_shift_.Tensor_Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('bitwise_right_shift_.Tensor', wrapper_CPU_bitwise_right_shift__Tensor, debug=_SITE + '5335')
-    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_right_shift_.Tensor_Scalar', _k_CompositeExplicitAutograd_bitwise_right_shift__Tensor_Scalar, debug=_SITE + '5336')
-    _lib['aten:Meta'].impl('bitwise_right_shift_.Tensor', wrapper_Meta_bitwise_right_shift__Tensor, debug=_SITE + '5337')
+    _lib['aten:CPU'].impl('bitwise_right_shift_.Tensor', wrapper_CPU_bitwise_right_shift__Tensor, debug=_SITE + '5383')
+    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_right_shift_.Tensor_Scalar', _k_CompositeExplicitAutograd_bitwise_right_shift__Tensor_Scalar, debug=_SITE + '5384')
+    _lib['aten:Meta'].impl('bitwise_right_shift_.Tensor', wrapper_Meta_bitwise_right_shift__Tensor, debug=_SITE + '5385')
 
 
 def _op53(_def, _lib):  # aten::bitwise_xor
@@ -5344,60 +5392,60 @@ def _op53(_def, _lib):  # aten::bitwise_xor
     _def['aten'].define('bitwise_xor.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('bitwise_xor.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('bitwise_xor.Tensor', wrapper_CPU_bitwise_xor_Tensor, debug=_SITE + '5347')
-    _lib['aten:CPU'].impl('bitwise_xor.Tensor_out', wrapper_CPU_bitwise_xor_Tensor_out, debug=_SITE + '5348')
-    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_xor.Scalar', _k_CompositeExplicitAutograd_bitwise_xor_Scalar, debug=_SITE + '5349')
-    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_xor.Scalar_Tensor', _k_CompositeExplicitAutograd_bitwise_xor_Scalar_Tensor, debug=_SITE + '5350')
-    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_xor.Scalar_Tensor_out', generated_bitwise_xor_Scalar_Tensor_out, debug=_SITE + '5351')
-    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_xor.Scalar_out', _k_CompositeExplicitAutograd_bitwise_xor_Scalar_out, debug=_SITE + '5352')
-    _lib['aten:Meta'].impl('bitwise_xor.Tensor', wrapper_Meta_bitwise_xor_Tensor, debug=_SITE + '5353')
-    _lib['aten:Meta'].impl('bitwise_xor.Tensor_out', wrapper_Meta_bitwise_xor_Tensor_out, debug=_SITE + '5354')
+    _lib['aten:CPU'].impl('bitwise_xor.Tensor', wrapper_CPU_bitwise_xor_Tensor, debug=_SITE + '5395')
+    _lib['aten:CPU'].impl('bitwise_xor.Tensor_out', wrapper_CPU_bitwise_xor_Tensor_out, debug=_SITE + '5396')
+    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_xor.Scalar', _k_CompositeExplicitAutograd_bitwise_xor_Scalar, debug=_SITE + '5397')
+    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_xor.Scalar_Tensor', _k_CompositeExplicitAutograd_bitwise_xor_Scalar_Tensor, debug=_SITE + '5398')
+    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_xor.Scalar_Tensor_out', generated_bitwise_xor_Scalar_Tensor_out, debug=_SITE + '5399')
+    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_xor.Scalar_out', _k_CompositeExplicitAutograd_bitwise_xor_Scalar_out, debug=_SITE + '5400')
+    _lib['aten:Meta'].impl('bitwise_xor.Tensor', wrapper_Meta_bitwise_xor_Tensor, debug=_SITE + '5401')
+    _lib['aten:Meta'].impl('bitwise_xor.Tensor_out', wrapper_Meta_bitwise_xor_Tensor_out, debug=_SITE + '5402')
 
 
 def _op54(_def, _lib):  # aten::bitwise_xor_
     _def['aten'].define('bitwise_xor_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('bitwise_xor_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('bitwise_xor_.Tensor', wrapper_CPU_bitwise_xor__Tensor, debug=_SITE + '5360')
-    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_xor_.Scalar', _k_CompositeExplicitAutograd_bitwise_xor__Scalar, debug=_SITE + '5361')
-    _lib['aten:Meta'].impl('bitwise_xor_.Tensor', wrapper_Meta_bitwise_xor__Tensor, debug=_SITE + '5362')
+    _lib['aten:CPU'].impl('bitwise_xor_.Tensor', wrapper_CPU_bitwise_xor__Tensor, debug=_SITE + '5408')
+    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_xor_.Scalar', _k_CompositeExplicitAutograd_bitwise_xor__Scalar, debug=_SITE + '5409')
+    _lib['aten:Meta'].impl('bitwise_xor_.Tensor', wrapper_Meta_bitwise_xor__Tensor, debug=_SITE + '5410')
 
 
 def _op55(_def, _lib):  # aten::bmm
     _def['aten'].define('bmm(Tensor self, Tensor mat2) -> Tensor', tags=('core', 'pt2_compliant_tag',))
     _def['aten'].define('bmm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('bmm', wrapper_CPU_bmm, debug=_SITE + '5368')
-    _lib['aten:CPU'].impl('bmm.out', wrapper_CPU_bmm_out, debug=_SITE + '5369')
-    _lib['aten:Meta'].impl('bmm', wrapper_Meta_bmm, debug=_SITE + '5370')
-    _lib['aten:Meta'].impl('bmm.out', wrapper_Meta_bmm_out, debug=_SITE + '5371')
+    _lib['aten:CPU'].impl('bmm', wrapper_CPU_bmm, debug=_SITE + '5416')
+    _lib['aten:CPU'].impl('bmm.out', wrapper_CPU_bmm_out, debug=_SITE + '5417')
+    _lib['aten:Meta'].impl('bmm', wrapper_Meta_bmm, debug=_SITE + '5418')
+    _lib['aten:Meta'].impl('bmm.out', wrapper_Meta_bmm_out, debug=_SITE + '5419')
 
 
 def _op56(_def, _lib):  # aten::cat
     _def['aten'].define('cat(Tensor[] tensors, int dim=0) -> Tensor', tags=('core', 'pt2_compliant_tag',))
     _def['aten'].define('cat.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('cat', wrapper_CPU_cat, debug=_SITE + '5377')
-    _lib['aten:CPU'].impl('cat.out', wrapper_CPU_cat_out, debug=_SITE + '5378')
-    _lib['aten:Meta'].impl('cat', wrapper_Meta_cat, debug=_SITE + '5379')
-    _lib['aten:Meta'].impl('cat.out', wrapper_Meta_cat_out, debug=_SITE + '5380')
+    _lib['aten:CPU'].impl('cat', wrapper_CPU_cat, debug=_SITE + '5425')
+    _lib['aten:CPU'].impl('cat.out', wrapper_CPU_cat_out, debug=_SITE + '5426')
+    _lib['aten:Meta'].impl('cat', wrapper_Meta_cat, debug=_SITE + '5427')
+    _lib['aten:Meta'].impl('cat.out', wrapper_Meta_cat_out, debug=_SITE + '5428')
 
 
 def _op57(_def, _lib):  # aten::ceil
     _def['aten'].define('ceil(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('ceil.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('ceil', wrapper_CPU_ceil, debug=_SITE + '5386')
-    _lib['aten:CPU'].impl('ceil.out', wrapper_CPU_ceil_out, debug=_SITE + '5387')
-    _lib['aten:Meta'].impl('ceil', wrapper_Meta_ceil, debug=_SITE + '5388')
-    _lib['aten:Meta'].impl('ceil.out', wrapper_Meta_ceil_out, debug=_SITE + '5389')
+    _lib['aten:CPU'].impl('ceil', wrapper_CPU_ceil, debug=_SITE + '5434')
+    _lib['aten:CPU'].impl('ceil.out', wrapper_CPU_ceil_out, debug=_SITE + '5435')
+    _lib['aten:Meta'].impl('ceil', wrapper_Meta_ceil, debug=_SITE + '5436')
+    _lib['aten:Meta'].impl('ceil.out', wrapper_Meta_ceil_out, debug=_SITE + '5437')
 
 
 def _op58(_def, _lib):  # aten::ceil_
     _def['aten'].define('ceil_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('ceil_', wrapper_CPU_ceil_, debug=_SITE + '5394')
-    _lib['aten:Meta'].impl('ceil_', wrapper_Meta_ceil_, debug=_SITE + '5395')
+    _lib['aten:CPU'].impl('ceil_', wrapper_CPU_ceil_, debug=_SITE + '5442')
+    _lib['aten:Meta'].impl('ceil_', wrapper_Meta_ceil_, debug=_SITE + '5443')
 
 
 def _op59(_def, _lib):  # aten::chunk
     _def['aten'].define('chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]', tags=('pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('chunk', _k_CompositeImplicitAutograd_chunk, debug=_SITE + '5400')
+    _lib['aten:CompositeImplicitAutograd'].impl('chunk', _k_CompositeImplicitAutograd_chunk, debug=_SITE + '5448')
 
 
 def _op60(_def, _lib):  # aten::clamp
@@ -5405,23 +5453,23 @@ def _op60(_def, _lib):  # aten::clamp
     _def['aten'].define('clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('clamp.Tensor_out(Tensor self, Tensor? min=None, Tensor? max=None, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('clamp.out(Tensor self, Scalar? min=None, Scalar? max=None, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('clamp', wrapper_CPU_clamp, debug=_SITE + '5408')
-    _lib['aten:CPU'].impl('clamp.Tensor', wrapper_CPU_clamp_Tensor, debug=_SITE + '5409')
-    _lib['aten:CPU'].impl('clamp.Tensor_out', wrapper_CPU_clamp_Tensor_out, debug=_SITE + '5410')
-    _lib['aten:CPU'].impl('clamp.out', wrapper_CPU_clamp_out, debug=_SITE + '5411')
-    _lib['aten:Meta'].impl('clamp', wrapper_Meta_clamp, debug=_SITE + '5412')
-    _lib['aten:Meta'].impl('clamp.Tensor', wrapper_Meta_clamp_Tensor, debug=_SITE + '5413')
-    _lib['aten:Meta'].impl('clamp.Tensor_out', wrapper_Meta_clamp_Tensor_out, debug=_SITE + '5414')
-    _lib['aten:Meta'].impl('clamp.out', wrapper_Meta_clamp_out, debug=_SITE + '5415')
+    _lib['aten:CPU'].impl('clamp', wrapper_CPU_clamp, debug=_SITE + '5456')
+    _lib['aten:CPU'].impl('clamp.Tensor', wrapper_CPU_clamp_Tensor, debug=_SITE + '5457')
+    _lib['aten:CPU'].impl('clamp.Tensor_out', wrapper_CPU_clamp_Tensor_out, debug=_SITE + '5458')
+    _lib['aten:CPU'].impl('clamp.out', wrapper_CPU_clamp_out, debug=_SITE + '5459')
+    _lib['aten:Meta'].impl('clamp', wrapper_Meta_clamp, debug=_SITE + '5460')
+    _lib['aten:Meta'].impl('clamp.Tensor', wrapper_Meta_clamp_Tensor, debug=_SITE + '5461')
+    _lib['aten:Meta'].impl('clamp.Tensor_out', wrapper_Meta_clamp_Tensor_out, debug=_SITE + '5462')
+    _lib['aten:Meta'].impl('clamp.out', wrapper_Meta_clamp_out, debug=_SITE + '5463')
 
 
 def _op61(_def, _lib):  # aten::clamp_
     _def['aten'].define('clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('clamp_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('clamp_', wrapper_CPU_clamp_, debug=_SITE + '5421')
-    _lib['aten:CPU'].impl('clamp_.Tensor', wrapper_CPU_clamp__Tensor, debug=_SITE + '5422')
-    _lib['aten:Meta'].impl('clamp_', wrapper_Meta_clamp_, debug=_SITE + '5423')
-    _lib['aten:Meta'].impl('clamp_.Tensor', wrapper_Meta_clamp__Tensor, debug=_SITE + '5424')
+    _lib['aten:CPU'].impl('clamp_', wrapper_CPU_clamp_, debug=_SITE + '5469')
+    _lib['aten:CPU'].impl('clamp_.Tensor', wrapper_CPU_clamp__Tensor, debug=_SITE + '5470')
+    _lib['aten:Meta'].impl('clamp_', wrapper_Meta_clamp_, debug=_SITE + '5471')
+    _lib['aten:Meta'].impl('clamp_.Tensor', wrapper_Meta_clamp__Tensor, debug=_SITE + '5472')
 
 
 def _op62(_def, _lib):  # aten::clamp_max
@@ -5429,23 +5477,23 @@ def _op62(_def, _lib):  # aten::clamp_max
     _def['aten'].define('clamp_max.Tensor(Tensor self, Tensor max) -> Tensor', tags=('pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('clamp_max.Tensor_out(Tensor self, Tensor max, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('clamp_max.out(Tensor self, Scalar max, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('clamp_max', wrapper_CPU_clamp_max, debug=_SITE + '5432')
-    _lib['aten:CPU'].impl('clamp_max.Tensor', wrapper_CPU_clamp_max_Tensor, debug=_SITE + '5433')
-    _lib['aten:CPU'].impl('clamp_max.Tensor_out', wrapper_CPU_clamp_max_Tensor_out, debug=_SITE + '5434')
-    _lib['aten:CPU'].impl('clamp_max.out', wrapper_CPU_clamp_max_out, debug=_SITE + '5435')
-    _lib['aten:Meta'].impl('clamp_max', wrapper_Meta_clamp_max, debug=_SITE + '5436')
-    _lib['aten:Meta'].impl('clamp_max.Tensor', wrapper_Meta_clamp_max_Tensor, debug=_SITE + '5437')
-    _lib['aten:Meta'].impl('clamp_max.Tensor_out', wrapper_Meta_clamp_max_Tensor_out, debug=_SITE + '5438')
-    _lib['aten:Meta'].impl('clamp_max.out', wrapper_Meta_clamp_max_out, debug=_SITE + '5439')
+    _lib['aten:CPU'].impl('clamp_max', wrapper_CPU_clamp_max, debug=_SITE + '5480')
+    _lib['aten:CPU'].impl('clamp_max.Tensor', wrapper_CPU_clamp_max_Tensor, debug=_SITE + '5481')
+    _lib['aten:CPU'].impl('clamp_max.Tensor_out', wrapper_CPU_clamp_max_Tensor_out, debug=_SITE + '5482')
+    _lib['aten:CPU'].impl('clamp_max.out', wrapper_CPU_clamp_max_out, debug=_SITE + '5483')
+    _lib['aten:Meta'].impl('clamp_max', wrapper_Meta_clamp_max, debug=_SITE + '5484')
+    _lib['aten:Meta'].impl('clamp_max.Tensor', wrapper_Meta_clamp_max_Tensor, debug=_SITE + '5485')
+    _lib['aten:Meta'].impl('clamp_max.Tensor_out', wrapper_Meta_clamp_max_Tensor_out, debug=_SITE + '5486')
+    _lib['aten:Meta'].impl('clamp_max.out', wrapper_Meta_clamp_max_out, debug=_SITE + '5487')
 
 
 def _op63(_def, _lib):  # aten::clamp_max_
     _def['aten'].define('clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('clamp_max_.Tensor(Tensor(a!) self, Tensor max) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('clamp_max_', wrapper_CPU_clamp_max_, debug=_SITE + '5445')
-    _lib['aten:CPU'].impl('clamp_max_.Tensor', wrapper_CPU_clamp_max__Tensor, debug=_SITE + '5446')
-    _lib['aten:Meta'].impl('clamp_max_', wrapper_Meta_clamp_max_, debug=_SITE + '5447')
-    _lib['aten:Meta'].impl('clamp_max_.Tensor', wrapper_Meta_clamp_max__Tensor, debug=_SITE + '5448')
+    _lib['aten:CPU'].impl('clamp_max_', wrapper_CPU_clamp_max_, debug=_SITE + '5493')
+    _lib['aten:CPU'].impl('clamp_max_.Tensor', wrapper_CPU_clamp_max__Tensor, debug=_SITE + '5494')
+    _lib['aten:Meta'].impl('clamp_max_', wrapper_Meta_clamp_max_, debug=_SITE + '5495')
+    _lib['aten:Meta'].impl('clamp_max_.Tensor', wrapper_Meta_clamp_max__Tensor, debug=_SITE + '5496')
 
 
 def _op64(_def, _lib):  # aten::clamp_min
@@ -5453,154 +5501,154 @@ def _op64(_def, _lib):  # aten::clamp_min
     _def['aten'].define('clamp_min.Tensor(Tensor self, Tensor min) -> Tensor', tags=('pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('clamp_min.Tensor_out(Tensor self, Tensor min, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('clamp_min.out(Tensor self, Scalar min, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('clamp_min', wrapper_CPU_clamp_min, debug=_SITE + '5456')
-    _lib['aten:CPU'].impl('clamp_min.Tensor', wrapper_CPU_clamp_min_Tensor, debug=_SITE + '5457')
-    _lib['aten:CPU'].impl('clamp_min.Tensor_out', wrapper_CPU_clamp_min_Tensor_out, debug=_SITE + '5458')
-    _lib['aten:CPU'].impl('clamp_min.out', wrapper_CPU_clamp_min_out, debug=_SITE + '5459')
-    _lib['aten:Meta'].impl('clamp_min', wrapper_Meta_clamp_min, debug=_SITE + '5460')
-    _lib['aten:Meta'].impl('clamp_min.Tensor', wrapper_Meta_clamp_min_Tensor, debug=_SITE + '5461')
-    _lib['aten:Meta'].impl('clamp_min.Tensor_out', wrapper_Meta_clamp_min_Tensor_out, debug=_SITE + '5462')
-    _lib['aten:Meta'].impl('clamp_min.out', wrapper_Meta_clamp_min_out, debug=_SITE + '5463')
+    _lib['aten:CPU'].impl('clamp_min', wrapper_CPU_clamp_min, debug=_SITE + '5504')
+    _lib['aten:CPU'].impl('clamp_min.Tensor', wrapper_CPU_clamp_min_Tensor, debug=_SITE + '5505')
+    _lib['aten:CPU'].impl('clamp_min.Tensor_out', wrapper_CPU_clamp_min_Tensor_out, debug=_SITE + '5506')
+    _lib['aten:CPU'].impl('clamp_min.out', wrapper_CPU_clamp_min_out, debug=_SITE + '5507')
+    _lib['aten:Meta'].impl('clamp_min', wrapper_Meta_clamp_min, debug=_SITE + '5508')
+    _lib['aten:Meta'].impl('clamp_min.Tensor', wrapper_Meta_clamp_min_Tensor, debug=_SITE + '5509')
+    _lib['aten:Meta'].impl('clamp_min.Tensor_out', wrapper_Meta_clamp_min_Tensor_out, debug=_SITE + '5510')
+    _lib['aten:Meta'].impl('clamp_min.out', wrapper_Meta_clamp_min_out, debug=_SITE + '5511')
 
 
 def _op65(_def, _lib):  # aten::clamp_min_
     _def['aten'].define('clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('clamp_min_.Tensor(Tensor(a!) self, Tensor min) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('clamp_min_', wrapper_CPU_clamp_min_, debug=_SITE + '5469')
-    _lib['aten:CPU'].impl('clamp_min_.Tensor', wrapper_CPU_clamp_min__Tensor, debug=_SITE + '5470')
-    _lib['aten:Meta'].impl('clamp_min_', wrapper_Meta_clamp_min_, debug=_SITE + '5471')
-    _lib['aten:Meta'].impl('clamp_min_.Tensor', wrapper_Meta_clamp_min__Tensor, debug=_SITE + '5472')
+    _lib['aten:CPU'].impl('clamp_min_', wrapper_CPU_clamp_min_, debug=_SITE + '5517')
+    _lib['aten:CPU'].impl('clamp_min_.Tensor', wrapper_CPU_clamp_min__Tensor, debug=_SITE + '5518')
+    _lib['aten:Meta'].impl('clamp_min_', wrapper_Meta_clamp_min_, debug=_SITE + '5519')
+    _lib['aten:Meta'].impl('clamp_min_.Tensor', wrapper_Meta_clamp_min__Tensor, debug=_SITE + '5520')
 
 
 def _op66(_def, _lib):  # aten::clone
     _def['aten'].define('clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('clone.out(Tensor self, *, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('clone', _k_CompositeExplicitAutograd_clone, debug=_SITE + '5478')
-    _lib['aten:CompositeExplicitAutograd'].impl('clone.out', generated_clone_out, debug=_SITE + '5479')
+    _lib['aten:CompositeExplicitAutograd'].impl('clone', _k_CompositeExplicitAutograd_clone, debug=_SITE + '5526')
+    _lib['aten:CompositeExplicitAutograd'].impl('clone.out', generated_clone_out, debug=_SITE + '5527')
 
 
 def _op67(_def, _lib):  # aten::conj
     _def['aten'].define('conj(Tensor(a) self) -> Tensor(a)', tags=('pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('conj', _k_CompositeImplicitAutograd_conj, debug=_SITE + '5484')
+    _lib['aten:CompositeImplicitAutograd'].impl('conj', _k_CompositeImplicitAutograd_conj, debug=_SITE + '5532')
 
 
 def _op68(_def, _lib):  # aten::conj_physical
     _def['aten'].define('conj_physical(Tensor self) -> Tensor', tags=('maybe_aliasing_or_mutating', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('conj_physical.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('conj_physical.out', _k_CompositeExplicitAutograd_conj_physical_out, debug=_SITE + '5490')
-    _lib['aten:CompositeImplicitAutograd'].impl('conj_physical', _k_CompositeImplicitAutograd_conj_physical, debug=_SITE + '5491')
+    _lib['aten:CompositeExplicitAutograd'].impl('conj_physical.out', _k_CompositeExplicitAutograd_conj_physical_out, debug=_SITE + '5538')
+    _lib['aten:CompositeImplicitAutograd'].impl('conj_physical', _k_CompositeImplicitAutograd_conj_physical, debug=_SITE + '5539')
 
 
 def _op69(_def, _lib):  # aten::conj_physical_
     _def['aten'].define('conj_physical_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('conj_physical_', _k_CompositeExplicitAutograd_conj_physical_, debug=_SITE + '5496')
+    _lib['aten:CompositeExplicitAutograd'].impl('conj_physical_', _k_CompositeExplicitAutograd_conj_physical_, debug=_SITE + '5544')
 
 
 def _op70(_def, _lib):  # aten::contiguous
     _def['aten'].define('contiguous(Tensor(a) self, *, MemoryFormat memory_format=contiguous_format) -> Tensor(a)', tags=('pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('contiguous', _k_CompositeImplicitAutograd_contiguous, debug=_SITE + '5501')
+    _lib['aten:CompositeImplicitAutograd'].impl('contiguous', _k_CompositeImplicitAutograd_contiguous, debug=_SITE + '5549')
 
 
 def _op71(_def, _lib):  # aten::conv1d
     _def['aten'].define('conv1d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[1] stride=1, SymInt[1] padding=0, SymInt[1] dilation=1, SymInt groups=1) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('conv1d.padding(Tensor input, Tensor weight, Tensor? bias=None, SymInt[1] stride=1, str padding="valid", SymInt[1] dilation=1, SymInt groups=1) -> Tensor', tags=('pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('conv1d', _k_CompositeImplicitAutograd_conv1d, debug=_SITE + '5507')
-    _lib['aten:CompositeImplicitAutograd'].impl('conv1d.padding', _k_CompositeImplicitAutograd_conv1d_padding, debug=_SITE + '5508')
+    _lib['aten:CompositeImplicitAutograd'].impl('conv1d', _k_CompositeImplicitAutograd_conv1d, debug=_SITE + '5555')
+    _lib['aten:CompositeImplicitAutograd'].impl('conv1d.padding', _k_CompositeImplicitAutograd_conv1d_padding, debug=_SITE + '5556')
 
 
 def _op72(_def, _lib):  # aten::conv2d
     _def['aten'].define('conv2d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] dilation=1, SymInt groups=1) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('conv2d.padding(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, str padding="valid", SymInt[2] dilation=1, SymInt groups=1) -> Tensor', tags=('pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('conv2d', _k_CompositeImplicitAutograd_conv2d, debug=_SITE + '5514')
-    _lib['aten:CompositeImplicitAutograd'].impl('conv2d.padding', _k_CompositeImplicitAutograd_conv2d_padding, debug=_SITE + '5515')
+    _lib['aten:CompositeImplicitAutograd'].impl('conv2d', _k_CompositeImplicitAutograd_conv2d, debug=_SITE + '5562')
+    _lib['aten:CompositeImplicitAutograd'].impl('conv2d.padding', _k_CompositeImplicitAutograd_conv2d_padding, debug=_SITE + '5563')
 
 
 def _op73(_def, _lib):  # aten::convolution
     _def['aten'].define('convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor', tags=('core', 'pt2_compliant_tag',))
     _def['aten'].define('convolution.out(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('convolution', _k_CPU_convolution, debug=_SITE + '5521')
-    _lib['aten:CompositeExplicitAutograd'].impl('convolution.out', generated_convolution_out, debug=_SITE + '5522')
-    _lib['aten:Meta'].impl('convolution', _k_Meta_convolution, debug=_SITE + '5523')
+    _lib['aten:CPU'].impl('convolution', _k_CPU_convolution, debug=_SITE + '5569')
+    _lib['aten:CompositeExplicitAutograd'].impl('convolution.out', generated_convolution_out, debug=_SITE + '5570')
+    _lib['aten:Meta'].impl('convolution', _k_Meta_convolution, debug=_SITE + '5571')
 
 
 def _op74(_def, _lib):  # aten::copy
     _def['aten'].define('copy(Tensor self, Tensor src, bool non_blocking=False) -> Tensor', tags=('core', 'pt2_compliant_tag',))
     _def['aten'].define('copy.out(Tensor self, Tensor src, bool non_blocking=False, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('copy.out', generated_copy_out, debug=_SITE + '5529')
-    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('copy', _k_CompositeExplicitAutogradNonFunctional_copy, debug=_SITE + '5530')
-    _lib['aten:Meta'].impl('copy', _k_Meta_copy, debug=_SITE + '5531')
+    _lib['aten:CompositeExplicitAutograd'].impl('copy.out', generated_copy_out, debug=_SITE + '5577')
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('copy', _k_CompositeExplicitAutogradNonFunctional_copy, debug=_SITE + '5578')
+    _lib['aten:Meta'].impl('copy', _k_Meta_copy, debug=_SITE + '5579')
 
 
 def _op75(_def, _lib):  # aten::copy_
     _def['aten'].define('copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('copy_', _k_CPU_copy_, debug=_SITE + '5536')
-    _lib['aten:Meta'].impl('copy_', _k_Meta_copy_, debug=_SITE + '5537')
+    _lib['aten:CPU'].impl('copy_', _k_CPU_copy_, debug=_SITE + '5584')
+    _lib['aten:Meta'].impl('copy_', _k_Meta_copy_, debug=_SITE + '5585')
 
 
 def _op76(_def, _lib):  # aten::cos
     _def['aten'].define('cos(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('cos.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('cos', wrapper_CPU_cos, debug=_SITE + '5543')
-    _lib['aten:CPU'].impl('cos.out', wrapper_CPU_cos_out, debug=_SITE + '5544')
-    _lib['aten:Meta'].impl('cos', wrapper_Meta_cos, debug=_SITE + '5545')
-    _lib['aten:Meta'].impl('cos.out', wrapper_Meta_cos_out, debug=_SITE + '5546')
+    _lib['aten:CPU'].impl('cos', wrapper_CPU_cos, debug=_SITE + '5591')
+    _lib['aten:CPU'].impl('cos.out', wrapper_CPU_cos_out, debug=_SITE + '5592')
+    _lib['aten:Meta'].impl('cos', wrapper_Meta_cos, debug=_SITE + '5593')
+    _lib['aten:Meta'].impl('cos.out', wrapper_Meta_cos_out, debug=_SITE + '5594')
 
 
 def _op77(_def, _lib):  # aten::cos_
     _def['aten'].define('cos_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('cos_', wrapper_CPU_cos_, debug=_SITE + '5551')
-    _lib['aten:Meta'].impl('cos_', wrapper_Meta_cos_, debug=_SITE + '5552')
+    _lib['aten:CPU'].impl('cos_', wrapper_CPU_cos_, debug=_SITE + '5599')
+    _lib['aten:Meta'].impl('cos_', wrapper_Meta_cos_, debug=_SITE + '5600')
 
 
 def _op78(_def, _lib):  # aten::cross_entropy_loss
     _def['aten'].define('cross_entropy_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100, float label_smoothing=0.0) -> Tensor', tags=('pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('cross_entropy_loss', _k_CompositeImplicitAutograd_cross_entropy_loss, debug=_SITE + '5557')
+    _lib['aten:CompositeImplicitAutograd'].impl('cross_entropy_loss', _k_CompositeImplicitAutograd_cross_entropy_loss, debug=_SITE + '5605')
 
 
 def _op79(_def, _lib):  # aten::cumsum
     _def['aten'].define('cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor', tags=('core', 'pt2_compliant_tag',))
     _def['aten'].define('cumsum.out(Tensor self, int dim, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('cumsum', wrapper_CPU_cumsum, debug=_SITE + '5563')
-    _lib['aten:CPU'].impl('cumsum.out', wrapper_CPU_cumsum_out, debug=_SITE + '5564')
-    _lib['aten:Meta'].impl('cumsum', wrapper_Meta_cumsum, debug=_SITE + '5565')
-    _lib['aten:Meta'].impl('cumsum.out', wrapper_Meta_cumsum_out, debug=_SITE + '5566')
+    _lib['aten:CPU'].impl('cumsum', wrapper_CPU_cumsum, debug=_SITE + '5611')
+    _lib['aten:CPU'].impl('cumsum.out', wrapper_CPU_cumsum_out, debug=_SITE + '5612')
+    _lib['aten:Meta'].impl('cumsum', wrapper_Meta_cumsum, debug=_SITE + '5613')
+    _lib['aten:Meta'].impl('cumsum.out', wrapper_Meta_cumsum_out, debug=_SITE + '5614')
 
 
 def _op80(_def, _lib):  # aten::cumsum_
     _def['aten'].define('cumsum_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('cumsum_', wrapper_CPU_cumsum_, debug=_SITE + '5571')
-    _lib['aten:Meta'].impl('cumsum_', wrapper_Meta_cumsum_, debug=_SITE + '5572')
+    _lib['aten:CPU'].impl('cumsum_', wrapper_CPU_cumsum_, debug=_SITE + '5619')
+    _lib['aten:Meta'].impl('cumsum_', wrapper_Meta_cumsum_, debug=_SITE + '5620')
 
 
 def _op81(_def, _lib):  # aten::detach
     _def['aten'].define('detach(Tensor(a) self) -> Tensor(a)', tags=('pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('detach', _k_CompositeExplicitAutograd_detach, debug=_SITE + '5577')
+    _lib['aten:CompositeExplicitAutograd'].impl('detach', _k_CompositeExplicitAutograd_detach, debug=_SITE + '5625')
 
 
 def _op82(_def, _lib):  # aten::detach_copy
     _def['aten'].define('detach_copy(Tensor self) -> Tensor', tags=('pt2_compliant_tag', 'view_copy',))
     _def['aten'].define('detach_copy.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag', 'view_copy',))
-    _lib['aten:CompositeExplicitAutograd'].impl('detach_copy.out', generated_detach_copy_out, debug=_SITE + '5583')
-    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('detach_copy', generated_detach_copy, debug=_SITE + '5584')
+    _lib['aten:CompositeExplicitAutograd'].impl('detach_copy.out', generated_detach_copy_out, debug=_SITE + '5631')
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('detach_copy', generated_detach_copy, debug=_SITE + '5632')
 
 
 def _op83(_def, _lib):  # aten::diagonal
     _def['aten'].define('diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)', tags=('core', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('diagonal', _k_CompositeExplicitAutograd_diagonal, debug=_SITE + '5589')
+    _lib['aten:CompositeExplicitAutograd'].impl('diagonal', _k_CompositeExplicitAutograd_diagonal, debug=_SITE + '5637')
 
 
 def _op84(_def, _lib):  # aten::diagonal_copy
     _def['aten'].define('diagonal_copy(Tensor self, int offset=0, int dim1=0, int dim2=1) -> Tensor', tags=('pt2_compliant_tag', 'view_copy',))
     _def['aten'].define('diagonal_copy.out(Tensor self, int offset=0, int dim1=0, int dim2=1, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag', 'view_copy',))
-    _lib['aten:CompositeExplicitAutograd'].impl('diagonal_copy.out', generated_diagonal_copy_out, debug=_SITE + '5595')
-    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('diagonal_copy', generated_diagonal_copy, debug=_SITE + '5596')
+    _lib['aten:CompositeExplicitAutograd'].impl('diagonal_copy.out', generated_diagonal_copy_out, debug=_SITE + '5643')
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('diagonal_copy', generated_diagonal_copy, debug=_SITE + '5644')
 
 
 def _op85(_def, _lib):  # aten::diagonal_scatter
     _def['aten'].define('diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('diagonal_scatter.out(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('diagonal_scatter.out', generated_diagonal_scatter_out, debug=_SITE + '5602')
-    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('diagonal_scatter', _k_CompositeExplicitAutogradNonFunctional_diagonal_scatter, debug=_SITE + '5603')
+    _lib['aten:CompositeExplicitAutograd'].impl('diagonal_scatter.out', generated_diagonal_scatter_out, debug=_SITE + '5650')
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('diagonal_scatter', _k_CompositeExplicitAutogradNonFunctional_diagonal_scatter, debug=_SITE + '5651')
 
 
 def _op86(_def, _lib):  # aten::div
@@ -5612,18 +5660,18 @@ def _op86(_def, _lib):  # aten::div
     _def['aten'].define('div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('div.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('div.out_mode(Tensor self, Tensor other, *, str? rounding_mode, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('div.Tensor', wrapper_CPU_div_Tensor, debug=_SITE + '5615')
-    _lib['aten:CPU'].impl('div.Tensor_mode', wrapper_CPU_div_Tensor_mode, debug=_SITE + '5616')
-    _lib['aten:CPU'].impl('div.out', wrapper_CPU_div_out, debug=_SITE + '5617')
-    _lib['aten:CPU'].impl('div.out_mode', wrapper_CPU_div_out_mode, debug=_SITE + '5618')
-    _lib['aten:CompositeExplicitAutograd'].impl('div.Scalar', _k_CompositeExplicitAutograd_div_Scalar, debug=_SITE + '5619')
-    _lib['aten:CompositeExplicitAutograd'].impl('div.Scalar_mode', _k_CompositeExplicitAutograd_div_Scalar_mode, debug=_SITE + '5620')
-    _lib['aten:CompositeExplicitAutograd'].impl('div.Scalar_mode_out', generated_div_Scalar_mode_out, debug=_SITE + '5621')
-    _lib['aten:CompositeExplicitAutograd'].impl('div.Scalar_out', generated_div_Scalar_out, debug=_SITE + '5622')
-    _lib['aten:Meta'].impl('div.Tensor', wrapper_Meta_div_Tensor, debug=_SITE + '5623')
-    _lib['aten:Meta'].impl('div.Tensor_mode', wrapper_Meta_div_Tensor_mode, debug=_SITE + '5624')
-    _lib['aten:Meta'].impl('div.out', wrapper_Meta_div_out, debug=_SITE + '5625')
-    _lib['aten:Meta'].impl('div.out_mode', wrapper_Meta_div_out_mode, debug=_SITE + '5626')
+    _lib['aten:CPU'].impl('div.Tensor', wrapper_CPU_div_Tensor, debug=_SITE + '5663')
+    _lib['aten:CPU'].impl('div.Tensor_mode', wrapper_CPU_div_Tensor_mode, debug=_SITE + '5664')
+    _lib['aten:CPU'].impl('div.out', wrapper_CPU_div_out, debug=_SITE + '5665')
+    _lib['aten:CPU'].impl('div.out_mode', wrapper_CPU_div_out_mode, debug=_SITE + '5666')
+    _lib['aten:CompositeExplicitAutograd'].impl('div.Scalar', _k_CompositeExplicitAutograd_div_Scalar, debug=_SITE + '5667')
+    _lib['aten:CompositeExplicitAutograd'].impl('div.Scalar_mode', _k_CompositeExplicitAutograd_div_Scalar_mode, debug=_SITE + '5668')
+    _lib['aten:CompositeExplicitAutograd'].impl('div.Scalar_mode_out', generated_div_Scalar_mode_out, debug=_SITE + '5669')
+    _lib['aten:CompositeExplicitAutograd'].impl('div.Scalar_out', generated_div_Scalar_out, debug=_SITE + '5670')
+    _lib['aten:Meta'].impl('div.Tensor', wrapper_Meta_div_Tensor, debug=_SITE + '5671')
+    _lib['aten:Meta'].impl('div.Tensor_mode', wrapper_Meta_div_Tensor_mode, debug=_SITE + '5672')
+    _lib['aten:Meta'].impl('div.out', wrapper_Meta_div_out, debug=_SITE + '5673')
+    _lib['aten:Meta'].impl('div.out_mode', wrapper_Meta_div_out_mode, debug=_SITE + '5674')
 
 
 def _op87(_def, _lib):  # aten::div_
@@ -5631,73 +5679,73 @@ def _op87(_def, _lib):  # aten::div_
     _def['aten'].define('div_.Scalar_mode(Tensor(a!) self, Scalar other, *, str? rounding_mode) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('div_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('div_.Tensor', wrapper_CPU_div__Tensor, debug=_SITE + '5634')
-    _lib['aten:CPU'].impl('div_.Tensor_mode', wrapper_CPU_div__Tensor_mode, debug=_SITE + '5635')
-    _lib['aten:CompositeExplicitAutograd'].impl('div_.Scalar', _k_CompositeExplicitAutograd_div__Scalar, debug=_SITE + '5636')
-    _lib['aten:CompositeExplicitAutograd'].impl('div_.Scalar_mode', _k_CompositeExplicitAutograd_div__Scalar_mode, debug=_SITE + '5637')
-    _lib['aten:Meta'].impl('div_.Tensor', wrapper_Meta_div__Tensor, debug=_SITE + '5638')
-    _lib['aten:Meta'].impl('div_.Tensor_mode', wrapper_Meta_div__Tensor_mode, debug=_SITE + '5639')
+    _lib['aten:CPU'].impl('div_.Tensor', wrapper_CPU_div__Tensor, debug=_SITE + '5682')
+    _lib['aten:CPU'].impl('div_.Tensor_mode', wrapper_CPU_div__Tensor_mode, debug=_SITE + '5683')
+    _lib['aten:CompositeExplicitAutograd'].impl('div_.Scalar', _k_CompositeExplicitAutograd_div__Scalar, debug=_SITE + '5684')
+    _lib['aten:CompositeExplicitAutograd'].impl('div_.Scalar_mode', _k_CompositeExplicitAutograd_div__Scalar_mode, debug=_SITE + '5685')
+    _lib['aten:Meta'].impl('div_.Tensor', wrapper_Meta_div__Tensor, debug=_SITE + '5686')
+    _lib['aten:Meta'].impl('div_.Tensor_mode', wrapper_Meta_div__Tensor_mode, debug=_SITE + '5687')
 
 
 def _op88(_def, _lib):  # aten::dot
     _def['aten'].define('dot(Tensor self, Tensor tensor) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('dot.out(Tensor self, Tensor tensor, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('dot', _k_CPU_dot, debug=_SITE + '5645')
-    _lib['aten:CompositeExplicitAutograd'].impl('dot.out', _k_CompositeExplicitAutograd_dot_out, debug=_SITE + '5646')
-    _lib['aten:Meta'].impl('dot', _k_Meta_dot, debug=_SITE + '5647')
+    _lib['aten:CPU'].impl('dot', _k_CPU_dot, debug=_SITE + '5693')
+    _lib['aten:CompositeExplicitAutograd'].impl('dot.out', _k_CompositeExplicitAutograd_dot_out, debug=_SITE + '5694')
+    _lib['aten:Meta'].impl('dot', _k_Meta_dot, debug=_SITE + '5695')
 
 
 def _op89(_def, _lib):  # aten::dropout
     _def['aten'].define('dropout(Tensor input, float p, bool train) -> Tensor', tags=('maybe_aliasing_or_mutating', 'nondeterministic_seeded', 'pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('dropout', _k_CompositeImplicitAutograd_dropout, debug=_SITE + '5652')
+    _lib['aten:CompositeImplicitAutograd'].impl('dropout', _k_CompositeImplicitAutograd_dropout, debug=_SITE + '5700')
 
 
 def _op90(_def, _lib):  # aten::dropout_
     _def['aten'].define('dropout_(Tensor(a!) self, float p, bool train) -> Tensor(a!)', tags=('inplace', 'nondeterministic_seeded', 'pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('dropout_', _k_CompositeImplicitAutograd_dropout_, debug=_SITE + '5657')
+    _lib['aten:CompositeImplicitAutograd'].impl('dropout_', _k_CompositeImplicitAutograd_dropout_, debug=_SITE + '5705')
 
 
 def _op91(_def, _lib):  # aten::embedding
     _def['aten'].define('embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor', tags=('core', 'pt2_compliant_tag',))
     _def['aten'].define('embedding.out(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('embedding', _k_CompositeExplicitAutograd_embedding, debug=_SITE + '5663')
-    _lib['aten:CompositeExplicitAutograd'].impl('embedding.out', generated_embedding_out, debug=_SITE + '5664')
+    _lib['aten:CompositeExplicitAutograd'].impl('embedding', _k_CompositeExplicitAutograd_embedding, debug=_SITE + '5711')
+    _lib['aten:CompositeExplicitAutograd'].impl('embedding.out', generated_embedding_out, debug=_SITE + '5712')
 
 
 def _op92(_def, _lib):  # aten::embedding_renorm
     _def['aten'].define('embedding_renorm(Tensor self, Tensor indices, float max_norm, float norm_type) -> Tensor', tags=('generated', 'pt2_compliant_tag',))
     _def['aten'].define('embedding_renorm.out(Tensor self, Tensor indices, float max_norm, float norm_type, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('embedding_renorm', generated_embedding_renorm, debug=_SITE + '5670')
-    _lib['aten:CompositeExplicitAutograd'].impl('embedding_renorm.out', generated_embedding_renorm_out, debug=_SITE + '5671')
+    _lib['aten:CompositeExplicitAutograd'].impl('embedding_renorm', generated_embedding_renorm, debug=_SITE + '5718')
+    _lib['aten:CompositeExplicitAutograd'].impl('embedding_renorm.out', generated_embedding_renorm_out, debug=_SITE + '5719')
 
 
 def _op93(_def, _lib):  # aten::embedding_renorm_
     _def['aten'].define('embedding_renorm_(Tensor(a!) self, Tensor indices, float max_norm, float norm_type) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('embedding_renorm_', _k_CPU_embedding_renorm_, debug=_SITE + '5676')
-    _lib['aten:Meta'].impl('embedding_renorm_', _k_Meta_embedding_renorm_, debug=_SITE + '5677')
+    _lib['aten:CPU'].impl('embedding_renorm_', _k_CPU_embedding_renorm_, debug=_SITE + '5724')
+    _lib['aten:Meta'].impl('embedding_renorm_', _k_Meta_embedding_renorm_, debug=_SITE + '5725')
 
 
 def _op94(_def, _lib):  # aten::empty
     _def['aten'].define('empty.memory_format(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor', tags=('core', 'pt2_compliant_tag',))
-    _lib['aten:BackendSelect'].impl('empty.memory_format', backend_select_empty_memory_format, debug=_SITE + '5682')
-    _lib['aten:CPU'].impl('empty.memory_format', _k_CPU_empty_memory_format, debug=_SITE + '5683')
-    _lib['aten:Meta'].impl('empty.memory_format', _k_Meta_empty_memory_format, debug=_SITE + '5684')
+    _lib['aten:BackendSelect'].impl('empty.memory_format', backend_select_empty_memory_format, debug=_SITE + '5730')
+    _lib['aten:CPU'].impl('empty.memory_format', _k_CPU_empty_memory_format, debug=_SITE + '5731')
+    _lib['aten:Meta'].impl('empty.memory_format', _k_Meta_empty_memory_format, debug=_SITE + '5732')
 
 
 def _op95(_def, _lib):  # aten::empty_like
     _def['aten'].define('empty_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('empty_like.out(Tensor self, *, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('empty_like', _k_CompositeExplicitAutograd_empty_like, debug=_SITE + '5690')
-    _lib['aten:CompositeExplicitAutograd'].impl('empty_like.out', generated_empty_like_out, debug=_SITE + '5691')
+    _lib['aten:CompositeExplicitAutograd'].impl('empty_like', _k_CompositeExplicitAutograd_empty_like, debug=_SITE + '5738')
+    _lib['aten:CompositeExplicitAutograd'].impl('empty_like.out', generated_empty_like_out, debug=_SITE + '5739')
 
 
 def _op96(_def, _lib):  # aten::empty_strided
     _def['aten'].define('empty_strided(SymInt[] size, SymInt[] stride, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', tags=('core', 'pt2_compliant_tag',))
     _def['aten'].define('empty_strided.out(SymInt[] size, SymInt[] stride, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:BackendSelect'].impl('empty_strided', backend_select_empty_strided, debug=_SITE + '5697')
-    _lib['aten:CPU'].impl('empty_strided', _k_CPU_empty_strided, debug=_SITE + '5698')
-    _lib['aten:CompositeExplicitAutograd'].impl('empty_strided.out', generated_empty_strided_out, debug=_SITE + '5699')
-    _lib['aten:Meta'].impl('empty_strided', _k_Meta_empty_strided, debug=_SITE + '5700')
+    _lib['aten:BackendSelect'].impl('empty_strided', backend_select_empty_strided, debug=_SITE + '5745')
+    _lib['aten:CPU'].impl('empty_strided', _k_CPU_empty_strided, debug=_SITE + '5746')
+    _lib['aten:CompositeExplicitAutograd'].impl('empty_strided.out', generated_empty_strided_out, debug=_SITE + '5747')
+    _lib['aten:Meta'].impl('empty_strided', _k_Meta_empty_strided, debug=_SITE + '5748')
 
 
 def _op97(_def, _lib):  # aten::eq
@@ -5705,80 +5753,80 @@ def _op97(_def, _lib):  # aten::eq
     _def['aten'].define('eq.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('eq.Tensor(Tensor self, Tensor other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('eq.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('eq.Scalar', wrapper_CPU_eq_Scalar, debug=_SITE + '5708')
-    _lib['aten:CPU'].impl('eq.Scalar_out', wrapper_CPU_eq_Scalar_out, debug=_SITE + '5709')
-    _lib['aten:CPU'].impl('eq.Tensor', wrapper_CPU_eq_Tensor, debug=_SITE + '5710')
-    _lib['aten:CPU'].impl('eq.Tensor_out', wrapper_CPU_eq_Tensor_out, debug=_SITE + '5711')
-    _lib['aten:Meta'].impl('eq.Scalar', wrapper_Meta_eq_Scalar, debug=_SITE + '5712')
-    _lib['aten:Meta'].impl('eq.Scalar_out', wrapper_Meta_eq_Scalar_out, debug=_SITE + '5713')
-    _lib['aten:Meta'].impl('eq.Tensor', wrapper_Meta_eq_Tensor, debug=_SITE + '5714')
-    _lib['aten:Meta'].impl('eq.Tensor_out', wrapper_Meta_eq_Tensor_out, debug=_SITE + '5715')
+    _lib['aten:CPU'].impl('eq.Scalar', wrapper_CPU_eq_Scalar, debug=_SITE + '5756')
+    _lib['aten:CPU'].impl('eq.Scalar_out', wrapper_CPU_eq_Scalar_out, debug=_SITE + '5757')
+    _lib['aten:CPU'].impl('eq.Tensor', wrapper_CPU_eq_Tensor, debug=_SITE + '5758')
+    _lib['aten:CPU'].impl('eq.Tensor_out', wrapper_CPU_eq_Tensor_out, debug=_SITE + '5759')
+    _lib['aten:Meta'].impl('eq.Scalar', wrapper_Meta_eq_Scalar, debug=_SITE + '5760')
+    _lib['aten:Meta'].impl('eq.Scalar_out', wrapper_Meta_eq_Scalar_out, debug=_SITE + '5761')
+    _lib['aten:Meta'].impl('eq.Tensor', wrapper_Meta_eq_Tensor, debug=_SITE + '5762')
+    _lib['aten:Meta'].impl('eq.Tensor_out', wrapper_Meta_eq_Tensor_out, debug=_SITE + '5763')
 
 
 def _op98(_def, _lib):  # aten::eq_
     _def['aten'].define('eq_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
     _def['aten'].define('eq_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('eq_.Scalar', wrapper_CPU_eq__Scalar, debug=_SITE + '5721')
-    _lib['aten:CPU'].impl('eq_.Tensor', wrapper_CPU_eq__Tensor, debug=_SITE + '5722')
-    _lib['aten:Meta'].impl('eq_.Scalar', wrapper_Meta_eq__Scalar, debug=_SITE + '5723')
-    _lib['aten:Meta'].impl('eq_.Tensor', wrapper_Meta_eq__Tensor, debug=_SITE + '5724')
+    _lib['aten:CPU'].impl('eq_.Scalar', wrapper_CPU_eq__Scalar, debug=_SITE + '5769')
+    _lib['aten:CPU'].impl('eq_.Tensor', wrapper_CPU_eq__Tensor, debug=_SITE + '5770')
+    _lib['aten:Meta'].impl('eq_.Scalar', wrapper_Meta_eq__Scalar, debug=_SITE + '5771')
+    _lib['aten:Meta'].impl('eq_.Tensor', wrapper_Meta_eq__Tensor, debug=_SITE + '5772')
 
 
 def _op99(_def, _lib):  # aten::erf
     _def['aten'].define('erf(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('erf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('erf', wrapper_CPU_erf, debug=_SITE + '5730')
-    _lib['aten:CPU'].impl('erf.out', wrapper_CPU_erf_out, debug=_SITE + '5731')
-    _lib['aten:Meta'].impl('erf', wrapper_Meta_erf, debug=_SITE + '5732')
-    _lib['aten:Meta'].impl('erf.out', wrapper_Meta_erf_out, debug=_SITE + '5733')
+    _lib['aten:CPU'].impl('erf', wrapper_CPU_erf, debug=_SITE + '5778')
+    _lib['aten:CPU'].impl('erf.out', wrapper_CPU_erf_out, debug=_SITE + '5779')
+    _lib['aten:Meta'].impl('erf', wrapper_Meta_erf, debug=_SITE + '5780')
+    _lib['aten:Meta'].impl('erf.out', wrapper_Meta_erf_out, debug=_SITE + '5781')
 
 
 def _op100(_def, _lib):  # aten::erf_
     _def['aten'].define('erf_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('erf_', wrapper_CPU_erf_, debug=_SITE + '5738')
-    _lib['aten:Meta'].impl('erf_', wrapper_Meta_erf_, debug=_SITE + '5739')
+    _lib['aten:CPU'].impl('erf_', wrapper_CPU_erf_, debug=_SITE + '5786')
+    _lib['aten:Meta'].impl('erf_', wrapper_Meta_erf_, debug=_SITE + '5787')
 
 
 def _op101(_def, _lib):  # aten::exp
     _def['aten'].define('exp(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('exp.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('exp', wrapper_CPU_exp, debug=_SITE + '5745')
-    _lib['aten:CPU'].impl('exp.out', wrapper_CPU_exp_out, debug=_SITE + '5746')
-    _lib['aten:Meta'].impl('exp', wrapper_Meta_exp, debug=_SITE + '5747')
-    _lib['aten:Meta'].impl('exp.out', wrapper_Meta_exp_out, debug=_SITE + '5748')
+    _lib['aten:CPU'].impl('exp', wrapper_CPU_exp, debug=_SITE + '5793')
+    _lib['aten:CPU'].impl('exp.out', wrapper_CPU_exp_out, debug=_SITE + '5794')
+    _lib['aten:Meta'].impl('exp', wrapper_Meta_exp, debug=_SITE + '5795')
+    _lib['aten:Meta'].impl('exp.out', wrapper_Meta_exp_out, debug=_SITE + '5796')
 
 
 def _op102(_def, _lib):  # aten::exp_
     _def['aten'].define('exp_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('exp_', wrapper_CPU_exp_, debug=_SITE + '5753')
-    _lib['aten:Meta'].impl('exp_', wrapper_Meta_exp_, debug=_SITE + '5754')
+    _lib['aten:CPU'].impl('exp_', wrapper_CPU_exp_, debug=_SITE + '5801')
+    _lib['aten:Meta'].impl('exp_', wrapper_Meta_exp_, debug=_SITE + '5802')
 
 
 def _op103(_def, _lib):  # aten::expand
     _def['aten'].define('expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)', tags=('core', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('expand', _k_CompositeExplicitAutograd_expand, debug=_SITE + '5759')
+    _lib['aten:CompositeExplicitAutograd'].impl('expand', _k_CompositeExplicitAutograd_expand, debug=_SITE + '5807')
 
 
 def _op104(_def, _lib):  # aten::expand_copy
     _def['aten'].define('expand_copy(Tensor self, SymInt[] size, *, bool implicit=False) -> Tensor', tags=('pt2_compliant_tag', 'view_copy',))
     _def['aten'].define('expand_copy.out(Tensor self, SymInt[] size, *, bool implicit=False, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag', 'view_copy',))
-    _lib['aten:CompositeExplicitAutograd'].impl('expand_copy.out', generated_expand_copy_out, debug=_SITE + '5765')
-    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('expand_copy', generated_expand_copy, debug=_SITE + '5766')
+    _lib['aten:CompositeExplicitAutograd'].impl('expand_copy.out', generated_expand_copy_out, debug=_SITE + '5813')
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('expand_copy', generated_expand_copy, debug=_SITE + '5814')
 
 
 def _op105(_def, _lib):  # aten::expm1
     _def['aten'].define('expm1(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('expm1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('expm1', wrapper_CPU_expm1, debug=_SITE + '5772')
-    _lib['aten:CPU'].impl('expm1.out', wrapper_CPU_expm1_out, debug=_SITE + '5773')
-    _lib['aten:Meta'].impl('expm1', wrapper_Meta_expm1, debug=_SITE + '5774')
-    _lib['aten:Meta'].impl('expm1.out', wrapper_Meta_expm1_out, debug=_SITE + '5775')
+    _lib['aten:CPU'].impl('expm1', wrapper_CPU_expm1, debug=_SITE + '5820')
+    _lib['aten:CPU'].impl('expm1.out', wrapper_CPU_expm1_out, debug=_SITE + '5821')
+    _lib['aten:Meta'].impl('expm1', wrapper_Meta_expm1, debug=_SITE + '5822')
+    _lib['aten:Meta'].impl('expm1.out', wrapper_Meta_expm1_out, debug=_SITE + '5823')
 
 
 def _op106(_def, _lib):  # aten::expm1_
     _def['aten'].define('expm1_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('expm1_', wrapper_CPU_expm1_, debug=_SITE + '5780')
-    _lib['aten:Meta'].impl('expm1_', wrapper_Meta_expm1_, debug=_SITE + '5781')
+    _lib['aten:CPU'].impl('expm1_', wrapper_CPU_expm1_, debug=_SITE + '5828')
+    _lib['aten:Meta'].impl('expm1_', wrapper_Meta_expm1_, debug=_SITE + '5829')
 
 
 def _op107(_def, _lib):  # aten::eye
@@ -5786,55 +5834,55 @@ def _op107(_def, _lib):  # aten::eye
     _def['aten'].define('eye.m(SymInt n, SymInt m, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('eye.m_out(SymInt n, SymInt m, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
     _def['aten'].define('eye.out(SymInt n, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:BackendSelect'].impl('eye', backend_select_eye, debug=_SITE + '5789')
-    _lib['aten:BackendSelect'].impl('eye.m', backend_select_eye_m, debug=_SITE + '5790')
-    _lib['aten:CPU'].impl('eye.m_out', _k_CPU_eye_m_out, debug=_SITE + '5791')
-    _lib['aten:CPU'].impl('eye.out', _k_CPU_eye_out, debug=_SITE + '5792')
-    _lib['aten:CompositeExplicitAutograd'].impl('eye', _k_CompositeExplicitAutograd_eye, debug=_SITE + '5793')
-    _lib['aten:CompositeExplicitAutograd'].impl('eye.m', _k_CompositeExplicitAutograd_eye_m, debug=_SITE + '5794')
-    _lib['aten:Meta'].impl('eye.m_out', _k_Meta_eye_m_out, debug=_SITE + '5795')
-    _lib['aten:Meta'].impl('eye.out', _k_Meta_eye_out, debug=_SITE + '5796')
+    _lib['aten:BackendSelect'].impl('eye', backend_select_eye, debug=_SITE + '5837')
+    _lib['aten:BackendSelect'].impl('eye.m', backend_select_eye_m, debug=_SITE + '5838')
+    _lib['aten:CPU'].impl('eye.m_out', _k_CPU_eye_m_out, debug=_SITE + '5839')
+    _lib['aten:CPU'].impl('eye.out', _k_CPU_eye_out, debug=_SITE + '5840')
+    _lib['aten:CompositeExplicitAutograd'].impl('eye', _k_CompositeExplicitAutograd_eye, debug=_SITE + '5841')
+    _lib['aten:CompositeExplicitAutograd'].impl('eye.m', _k_CompositeExplicitAutograd_eye_m, debug=_SITE + '5842')
+    _lib['aten:Meta'].impl('eye.m_out', _k_Meta_eye_m_out, debug=_SITE + '5843')
+    _lib['aten:Meta'].impl('eye.out', _k_Meta_eye_out, debug=_SITE + '5844')
 
 
 def _op108(_def, _lib):  # aten::fill
     _def['aten'].define('fill.Scalar(Tensor self, Scalar value) -> Tensor', tags=('core', 'pt2_compliant_tag',))
     _def['aten'].define('fill.Scalar_out(Tensor self, Scalar value, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('fill.Scalar', _k_CompositeExplicitAutograd_fill_Scalar, debug=_SITE + '5802')
-    _lib['aten:CompositeExplicitAutograd'].impl('fill.Scalar_out', generated_fill_Scalar_out, debug=_SITE + '5803')
+    _lib['aten:CompositeExplicitAutograd'].impl('fill.Scalar', _k_CompositeExplicitAutograd_fill_Scalar, debug=_SITE + '5850')
+    _lib['aten:CompositeExplicitAutograd'].impl('fill.Scalar_out', generated_fill_Scalar_out, debug=_SITE + '5851')
 
 
 def _op109(_def, _lib):  # aten::fill_
     _def['aten'].define('fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('fill_.Scalar', _k_CPU_fill__Scalar, debug=_SITE + '5808')
-    _lib['aten:Meta'].impl('fill_.Scalar', _k_Meta_fill__Scalar, debug=_SITE + '5809')
+    _lib['aten:CPU'].impl('fill_.Scalar', _k_CPU_fill__Scalar, debug=_SITE + '5856')
+    _lib['aten:Meta'].impl('fill_.Scalar', _k_Meta_fill__Scalar, debug=_SITE + '5857')
 
 
 def _op110(_def, _lib):  # aten::flatten
     _def['aten'].define('flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)', tags=('pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('flatten.using_ints', _k_CompositeImplicitAutograd_flatten_using_ints, debug=_SITE + '5814')
+    _lib['aten:CompositeImplicitAutograd'].impl('flatten.using_ints', _k_CompositeImplicitAutograd_flatten_using_ints, debug=_SITE + '5862')
 
 
 def _op111(_def, _lib):  # aten::flip
     _def['aten'].define('flip(Tensor self, int[] dims) -> Tensor', tags=('core', 'pt2_compliant_tag',))
     _def['aten'].define('flip.out(Tensor self, int[] dims, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('flip', _k_CPU_flip, debug=_SITE + '5820')
-    _lib['aten:CompositeExplicitAutograd'].impl('flip.out', generated_flip_out, debug=_SITE + '5821')
-    _lib['aten:Meta'].impl('flip', _k_Meta_flip, debug=_SITE + '5822')
+    _lib['aten:CPU'].impl('flip', _k_CPU_flip, debug=_SITE + '5868')
+    _lib['aten:CompositeExplicitAutograd'].impl('flip.out', generated_flip_out, debug=_SITE + '5869')
+    _lib['aten:Meta'].impl('flip', _k_Meta_flip, debug=_SITE + '5870')
 
 
 def _op112(_def, _lib):  # aten::floor
     _def['aten'].define('floor(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('floor.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('floor', wrapper_CPU_floor, debug=_SITE + '5828')
-    _lib['aten:CPU'].impl('floor.out', wrapper_CPU_floor_out, debug=_SITE + '5829')
-    _lib['aten:Meta'].impl('floor', wrapper_Meta_floor, debug=_SITE + '5830')
-    _lib['aten:Meta'].impl('floor.out', wrapper_Meta_floor_out, debug=_SITE + '5831')
+    _lib['aten:CPU'].impl('floor', wrapper_CPU_floor, debug=_SITE + '5876')
+    _lib['aten:CPU'].impl('floor.out', wrapper_CPU_floor_out, debug=_SITE + '5877')
+    _lib['aten:Meta'].impl('floor', wrapper_Meta_floor, debug=_SITE + '5878')
+    _lib['aten:Meta'].impl('floor.out', wrapper_Meta_floor_out, debug=_SITE + '5879')
 
 
 def _op113(_def, _lib):  # aten::floor_
     _def['aten'].define('floor_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('floor_', wrapper_CPU_floor_, debug=_SITE + '5836')
-    _lib['aten:Meta'].impl('floor_', wrapper_Meta_floor_, debug=_SITE + '5837')
+    _lib['aten:CPU'].impl('floor_', wrapper_CPU_floor_, debug=_SITE + '5884')
+    _lib['aten:Meta'].impl('floor_', wrapper_Meta_floor_, debug=_SITE + '5885')
 
 
 def _op114(_def, _lib):  # aten::floor_divide
@@ -5842,41 +5890,41 @@ def _op114(_def, _lib):  # aten::floor_divide
     _def['aten'].define('floor_divide.Scalar(Tensor self, Scalar other) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('floor_divide.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
     _def['aten'].define('floor_divide.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('floor_divide', _k_CompositeExplicitAutograd_floor_divide, debug=_SITE + '5845')
-    _lib['aten:CompositeExplicitAutograd'].impl('floor_divide.Scalar', _k_CompositeExplicitAutograd_floor_divide_Scalar, debug=_SITE + '5846')
-    _lib['aten:CompositeExplicitAutograd'].impl('floor_divide.Scalar_out', generated_floor_divide_Scalar_out, debug=_SITE + '5847')
-    _lib['aten:CompositeExplicitAutograd'].impl('floor_divide.out', _k_CompositeExplicitAutograd_floor_divide_out, debug=_SITE + '5848')
+    _lib['aten:CompositeExplicitAutograd'].impl('floor_divide', _k_CompositeExplicitAutograd_floor_divide, debug=_SITE + '5893')
+    _lib['aten:CompositeExplicitAutograd'].impl('floor_divide.Scalar', _k_CompositeExplicitAutograd_floor_divide_Scalar, debug=_SITE + '5894')
+    _lib['aten:CompositeExplicitAutograd'].impl('floor_divide.Scalar_out', generated_floor_divide_Scalar_out, debug=_SITE + '5895')
+    _lib['aten:CompositeExplicitAutograd'].impl('floor_divide.out', _k_CompositeExplicitAutograd_floor_divide_out, debug=_SITE + '5896')
 
 
 def _op115(_def, _lib):  # aten::floor_divide_
     _def['aten'].define('floor_divide_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
     _def['aten'].define('floor_divide_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('floor_divide_.Scalar', _k_CompositeExplicitAutograd_floor_divide__Scalar, debug=_SITE + '5854')
-    _lib['aten:CompositeExplicitAutograd'].impl('floor_divide_.Tensor', _k_CompositeExplicitAutograd_floor_divide__Tensor, debug=_SITE + '5855')
+    _lib['aten:CompositeExplicitAutograd'].impl('floor_divide_.Scalar', _k_CompositeExplicitAutograd_floor_divide__Scalar, debug=_SITE + '5902')
+    _lib['aten:CompositeExplicitAutograd'].impl('floor_divide_.Tensor', _k_CompositeExplicitAutograd_floor_divide__Tensor, debug=_SITE + '5903')
 
 
 def _op116(_def, _lib):  # aten::full
     _def['aten'].define('full(SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', tags=('core', 'pt2_compliant_tag',))
     _def['aten'].define('full.out(SymInt[] size, Scalar fill_value, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:BackendSelect'].impl('full', backend_select_full, debug=_SITE + '5861')
-    _lib['aten:CompositeExplicitAutograd'].impl('full', _k_CompositeExplicitAutograd_full, debug=_SITE + '5862')
-    _lib['aten:CompositeExplicitAutograd'].impl('full.out', _k_CompositeExplicitAutograd_full_out, debug=_SITE + '5863')
+    _lib['aten:BackendSelect'].impl('full', backend_select_full, debug=_SITE + '5909')
+    _lib['aten:CompositeExplicitAutograd'].impl('full', _k_CompositeExplicitAutograd_full, debug=_SITE + '5910')
+    _lib['aten:CompositeExplicitAutograd'].impl('full.out', _k_CompositeExplicitAutograd_full_out, debug=_SITE + '5911')
 
 
 def _op117(_def, _lib):  # aten::full_like
     _def['aten'].define('full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor', tags=('core', 'pt2_compliant_tag',))
     _def['aten'].define('full_like.out(Tensor self, Scalar fill_value, *, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('full_like', _k_CompositeExplicitAutograd_full_like, debug=_SITE + '5869')
-    _lib['aten:CompositeExplicitAutograd'].impl('full_like.out', generated_full_like_out, debug=_SITE + '5870')
+    _lib['aten:CompositeExplicitAutograd'].impl('full_like', _k_CompositeExplicitAutograd_full_like, debug=_SITE + '5917')
+    _lib['aten:CompositeExplicitAutograd'].impl('full_like.out', generated_full_like_out, debug=_SITE + '5918')
 
 
 def _op118(_def, _lib):  # aten::gather
     _def['aten'].define('gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor', tags=('core', 'pt2_compliant_tag',))
     _def['aten'].define('gather.out(Tensor self, int dim, Tensor index, *, bool sparse_grad=False, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('gather', wrapper_CPU_gather, debug=_SITE + '5876')
-    _lib['aten:CPU'].impl('gather.out', wrapper_CPU_gather_out, debug=_SITE + '5877')
-    _lib['aten:Meta'].impl('gather', wrapper_Meta_gather, debug=_SITE + '5878')
-    _lib['aten:Meta'].impl('gather.out', wrapper_Meta_gather_out, debug=_SITE + '5879')
+    _lib['aten:CPU'].impl('gather', wrapper_CPU_gather, debug=_SITE + '5924')
+    _lib['aten:CPU'].impl('gather.out', wrapper_CPU_gather_out, debug=_SITE + '5925')
+    _lib['aten:Meta'].impl('gather', wrapper_Meta_gather, debug=_SITE + '5926')
+    _lib['aten:Meta'].impl('gather.out', wrapper_Meta_gather_out, debug=_SITE + '5927')
 
 
 def _op119(_def, _lib):  # aten::ge
@@ -5884,38 +5932,38 @@ def _op119(_def, _lib):  # aten::ge
     _def['aten'].define('ge.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('ge.Tensor(Tensor self, Tensor other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('ge.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('ge.Scalar', wrapper_CPU_ge_Scalar, debug=_SITE + '5887')
-    _lib['aten:CPU'].impl('ge.Scalar_out', wrapper_CPU_ge_Scalar_out, debug=_SITE + '5888')
-    _lib['aten:CPU'].impl('ge.Tensor', wrapper_CPU_ge_Tensor, debug=_SITE + '5889')
-    _lib['aten:CPU'].impl('ge.Tensor_out', wrapper_CPU_ge_Tensor_out, debug=_SITE + '5890')
-    _lib['aten:Meta'].impl('ge.Scalar', wrapper_Meta_ge_Scalar, debug=_SITE + '5891')
-    _lib['aten:Meta'].impl('ge.Scalar_out', wrapper_Meta_ge_Scalar_out, debug=_SITE + '5892')
-    _lib['aten:Meta'].impl('ge.Tensor', wrapper_Meta_ge_Tensor, debug=_SITE + '5893')
-    _lib['aten:Meta'].impl('ge.Tensor_out', wrapper_Meta_ge_Tensor_out, debug=_SITE + '5894')
+    _lib['aten:CPU'].impl('ge.Scalar', wrapper_CPU_ge_Scalar, debug=_SITE + '5935')
+    _lib['aten:CPU'].impl('ge.Scalar_out', wrapper_CPU_ge_Scalar_out, debug=_SITE + '5936')
+    _lib['aten:CPU'].impl('ge.Tensor', wrapper_CPU_ge_Tensor, debug=_SITE + '5937')
+    _lib['aten:CPU'].impl('ge.Tensor_out', wrapper_CPU_ge_Tensor_out, debug=_SITE + '5938')
+    _lib['aten:Meta'].impl('ge.Scalar', wrapper_Meta_ge_Scalar, debug=_SITE + '5939')
+    _lib['aten:Meta'].impl('ge.Scalar_out', wrapper_Meta_ge_Scalar_out, debug=_SITE + '5940')
+    _lib['aten:Meta'].impl('ge.Tensor', wrapper_Meta_ge_Tensor, debug=_SITE + '5941')
+    _lib['aten:Meta'].impl('ge.Tensor_out', wrapper_Meta_ge_Tensor_out, debug=_SITE + '5942')
 
 
 def _op120(_def, _lib):  # aten::ge_
     _def['aten'].define('ge_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
     _def['aten'].define('ge_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('ge_.Scalar', wrapper_CPU_ge__Scalar, debug=_SITE + '5900')
-    _lib['aten:CPU'].impl('ge_.Tensor', wrapper_CPU_ge__Tensor, debug=_SITE + '5901')
-    _lib['aten:Meta'].impl('ge_.Scalar', wrapper_Meta_ge__Scalar, debug=_SITE + '5902')
-    _lib['aten:Meta'].impl('ge_.Tensor', wrapper_Meta_ge__Tensor, debug=_SITE + '5903')
+    _lib['aten:CPU'].impl('ge_.Scalar', wrapper_CPU_ge__Scalar, debug=_SITE + '5948')
+    _lib['aten:CPU'].impl('ge_.Tensor', wrapper_CPU_ge__Tensor, debug=_SITE + '5949')
+    _lib['aten:Meta'].impl('ge_.Scalar', wrapper_Meta_ge__Scalar, debug=_SITE + '5950')
+    _lib['aten:Meta'].impl('ge_.Tensor', wrapper_Meta_ge__Tensor, debug=_SITE + '5951')
 
 
 def _op121(_def, _lib):  # aten::gelu
     _def['aten'].define("gelu(Tensor self, *, str approximate='none') -> Tensor", tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define("gelu.out(Tensor self, *, str approximate='none', Tensor(a!) out) -> Tensor(a!)", tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('gelu', wrapper_CPU_gelu, debug=_SITE + '5909')
-    _lib['aten:CPU'].impl('gelu.out', wrapper_CPU_gelu_out, debug=_SITE + '5910')
-    _lib['aten:Meta'].impl('gelu', wrapper_Meta_gelu, debug=_SITE + '5911')
-    _lib['aten:Meta'].impl('gelu.out', wrapper_Meta_gelu_out, debug=_SITE + '5912')
+    _lib['aten:CPU'].impl('gelu', wrapper_CPU_gelu, debug=_SITE + '5957')
+    _lib['aten:CPU'].impl('gelu.out', wrapper_CPU_gelu_out, debug=_SITE + '5958')
+    _lib['aten:Meta'].impl('gelu', wrapper_Meta_gelu, debug=_SITE + '5959')
+    _lib['aten:Meta'].impl('gelu.out', wrapper_Meta_gelu_out, debug=_SITE + '5960')
 
 
 def _op122(_def, _lib):  # aten::gelu_
     _def['aten'].define("gelu_(Tensor(a!) self, *, str approximate='none') -> Tensor(a!)", tags=('inplace', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('gelu_', wrapper_CPU_gelu_, debug=_SITE + '5917')
-    _lib['aten:Meta'].impl('gelu_', wrapper_Meta_gelu_, debug=_SITE + '5918')
+    _lib['aten:CPU'].impl('gelu_', wrapper_CPU_gelu_, debug=_SITE + '5965')
+    _lib['aten:Meta'].impl('gelu_', wrapper_Meta_gelu_, debug=_SITE + '5966')
 
 
 def _op123(_def, _lib):  # aten::gt
@@ -5923,58 +5971,58 @@ def _op123(_def, _lib):  # aten::gt
     _def['aten'].define('gt.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('gt.Tensor(Tensor self, Tensor other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('gt.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('gt.Scalar', wrapper_CPU_gt_Scalar, debug=_SITE + '5926')
-    _lib['aten:CPU'].impl('gt.Scalar_out', wrapper_CPU_gt_Scalar_out, debug=_SITE + '5927')
-    _lib['aten:CPU'].impl('gt.Tensor', wrapper_CPU_gt_Tensor, debug=_SITE + '5928')
-    _lib['aten:CPU'].impl('gt.Tensor_out', wrapper_CPU_gt_Tensor_out, debug=_SITE + '5929')
-    _lib['aten:Meta'].impl('gt.Scalar', wrapper_Meta_gt_Scalar, debug=_SITE + '5930')
-    _lib['aten:Meta'].impl('gt.Scalar_out', wrapper_Meta_gt_Scalar_out, debug=_SITE + '5931')
-    _lib['aten:Meta'].impl('gt.Tensor', wrapper_Meta_gt_Tensor, debug=_SITE + '5932')
-    _lib['aten:Meta'].impl('gt.Tensor_out', wrapper_Meta_gt_Tensor_out, debug=_SITE + '5933')
+    _lib['aten:CPU'].impl('gt.Scalar', wrapper_CPU_gt_Scalar, debug=_SITE + '5974')
+    _lib['aten:CPU'].impl('gt.Scalar_out', wrapper_CPU_gt_Scalar_out, debug=_SITE + '5975')
+    _lib['aten:CPU'].impl('gt.Tensor', wrapper_CPU_gt_Tensor, debug=_SITE + '5976')
+    _lib['aten:CPU'].impl('gt.Tensor_out', wrapper_CPU_gt_Tensor_out, debug=_SITE + '5977')
+    _lib['aten:Meta'].impl('gt.Scalar', wrapper_Meta_gt_Scalar, debug=_SITE + '5978')
+    _lib['aten:Meta'].impl('gt.Scalar_out', wrapper_Meta_gt_Scalar_out, debug=_SITE + '5979')
+    _lib['aten:Meta'].impl('gt.Tensor', wrapper_Meta_gt_Tensor, debug=_SITE + '5980')
+    _lib['aten:Meta'].impl('gt.Tensor_out', wrapper_Meta_gt_Tensor_out, debug=_SITE + '5981')
 
 
 def _op124(_def, _lib):  # aten::gt_
     _def['aten'].define('gt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
     _def['aten'].define('gt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('gt_.Scalar', wrapper_CPU_gt__Scalar, debug=_SITE + '5939')
-    _lib['aten:CPU'].impl('gt_.Tensor', wrapper_CPU_gt__Tensor, debug=_SITE + '5940')
-    _lib['aten:Meta'].impl('gt_.Scalar', wrapper_Meta_gt__Scalar, debug=_SITE + '5941')
-    _lib['aten:Meta'].impl('gt_.Tensor', wrapper_Meta_gt__Tensor, debug=_SITE + '5942')
+    _lib['aten:CPU'].impl('gt_.Scalar', wrapper_CPU_gt__Scalar, debug=_SITE + '5987')
+    _lib['aten:CPU'].impl('gt_.Tensor', wrapper_CPU_gt__Tensor, debug=_SITE + '5988')
+    _lib['aten:Meta'].impl('gt_.Scalar', wrapper_Meta_gt__Scalar, debug=_SITE + '5989')
+    _lib['aten:Meta'].impl('gt_.Tensor', wrapper_Meta_gt__Tensor, debug=_SITE + '5990')
 
 
 def _op125(_def, _lib):  # aten::index
     _def['aten'].define('index.Tensor(Tensor self, Tensor?[] indices) -> Tensor', tags=('core', 'dynamic_output_shape', 'pt2_compliant_tag',))
     _def['aten'].define('index.Tensor_out(Tensor self, Tensor?[] indices, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('index.Tensor', wrapper_CPU_index_Tensor, debug=_SITE + '5948')
-    _lib['aten:CPU'].impl('index.Tensor_out', wrapper_CPU_index_Tensor_out, debug=_SITE + '5949')
-    _lib['aten:Meta'].impl('index.Tensor', wrapper_Meta_index_Tensor, debug=_SITE + '5950')
-    _lib['aten:Meta'].impl('index.Tensor_out', wrapper_Meta_index_Tensor_out, debug=_SITE + '5951')
+    _lib['aten:CPU'].impl('index.Tensor', wrapper_CPU_index_Tensor, debug=_SITE + '5996')
+    _lib['aten:CPU'].impl('index.Tensor_out', wrapper_CPU_index_Tensor_out, debug=_SITE + '5997')
+    _lib['aten:Meta'].impl('index.Tensor', wrapper_Meta_index_Tensor, debug=_SITE + '5998')
+    _lib['aten:Meta'].impl('index.Tensor_out', wrapper_Meta_index_Tensor_out, debug=_SITE + '5999')
 
 
 def _op126(_def, _lib):  # aten::index_put
     _def['aten'].define('index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor', tags=('core', 'pt2_compliant_tag',))
     _def['aten'].define('index_put.out(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('index_put', _k_CompositeExplicitAutograd_index_put, debug=_SITE + '5957')
-    _lib['aten:CompositeExplicitAutograd'].impl('index_put.out', generated_index_put_out, debug=_SITE + '5958')
+    _lib['aten:CompositeExplicitAutograd'].impl('index_put', _k_CompositeExplicitAutograd_index_put, debug=_SITE + '6005')
+    _lib['aten:CompositeExplicitAutograd'].impl('index_put.out', generated_index_put_out, debug=_SITE + '6006')
 
 
 def _op127(_def, _lib):  # aten::index_put_
     _def['aten'].define('index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('index_put_', _k_CompositeExplicitAutograd_index_put_, debug=_SITE + '5963')
+    _lib['aten:CompositeExplicitAutograd'].impl('index_put_', _k_CompositeExplicitAutograd_index_put_, debug=_SITE + '6011')
 
 
 def _op128(_def, _lib):  # aten::index_select
     _def['aten'].define('index_select(Tensor self, int dim, Tensor index) -> Tensor', tags=('core', 'pt2_compliant_tag',))
     _def['aten'].define('index_select.out(Tensor self, int dim, Tensor index, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('index_select', _k_CPU_index_select, debug=_SITE + '5969')
-    _lib['aten:CPU'].impl('index_select.out', _k_CPU_index_select_out, debug=_SITE + '5970')
-    _lib['aten:Meta'].impl('index_select', _k_Meta_index_select, debug=_SITE + '5971')
-    _lib['aten:Meta'].impl('index_select.out', _k_Meta_index_select_out, debug=_SITE + '5972')
+    _lib['aten:CPU'].impl('index_select', _k_CPU_index_select, debug=_SITE + '6017')
+    _lib['aten:CPU'].impl('index_select.out', _k_CPU_index_select_out, debug=_SITE + '6018')
+    _lib['aten:Meta'].impl('index_select', _k_Meta_index_select, debug=_SITE + '6019')
+    _lib['aten:Meta'].impl('index_select.out', _k_Meta_index_select_out, debug=_SITE + '6020')
 
 
 def _op129(_def, _lib):  # aten::layer_norm
     _def['aten'].define('layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enable=True) -> Tensor', tags=('pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('layer_norm', _k_CompositeImplicitAutograd_layer_norm, debug=_SITE + '5977')
+    _lib['aten:CompositeImplicitAutograd'].impl('layer_norm', _k_CompositeImplicitAutograd_layer_norm, debug=_SITE + '6025')
 
 
 def _op130(_def, _lib):  # aten::le
@@ -5982,23 +6030,23 @@ def _op130(_def, _lib):  # aten::le
     _def['aten'].define('le.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('le.Tensor(Tensor self, Tensor other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('le.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('le.Scalar', wrapper_CPU_le_Scalar, debug=_SITE + '5985')
-    _lib['aten:CPU'].impl('le.Scalar_out', wrapper_CPU_le_Scalar_out, debug=_SITE + '5986')
-    _lib['aten:CPU'].impl('le.Tensor', wrapper_CPU_le_Tensor, debug=_SITE + '5987')
-    _lib['aten:CPU'].impl('le.Tensor_out', wrapper_CPU_le_Tensor_out, debug=_SITE + '5988')
-    _lib['aten:Meta'].impl('le.Scalar', wrapper_Meta_le_Scalar, debug=_SITE + '5989')
-    _lib['aten:Meta'].impl('le.Scalar_out', wrapper_Meta_le_Scalar_out, debug=_SITE + '5990')
-    _lib['aten:Meta'].impl('le.Tensor', wrapper_Meta_le_Tensor, debug=_SITE + '5991')
-    _lib['aten:Meta'].impl('le.Tensor_out', wrapper_Meta_le_Tensor_out, debug=_SITE + '5992')
+    _lib['aten:CPU'].impl('le.Scalar', wrapper_CPU_le_Scalar, debug=_SITE + '6033')
+    _lib['aten:CPU'].impl('le.Scalar_out', wrapper_CPU_le_Scalar_out, debug=_SITE + '6034')
+    _lib['aten:CPU'].impl('le.Tensor', wrapper_CPU_le_Tensor, debug=_SITE + '6035')
+    _lib['aten:CPU'].impl('le.Tensor_out', wrapper_CPU_le_Tensor_out, debug=_SITE + '6036')
+    _lib['aten:Meta'].impl('le.Scalar', wrapper_Meta_le_Scalar, debug=_SITE + '6037')
+    _lib['aten:Meta'].impl('le.Scalar_out', wrapper_Meta_le_Scalar_out, debug=_SITE + '6038')
+    _lib['aten:Meta'].impl('le.Tensor', wrapper_Meta_le_Tensor, debug=_SITE + '6039')
+    _lib['aten:Meta'].impl('le.Tensor_out', wrapper_Meta_le_Tensor_out, debug=_SITE + '6040')
 
 
 def _op131(_def, _lib):  # aten::le_
     _def['aten'].define('le_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
     _def['aten'].define('le_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('le_.Scalar', wrapper_CPU_le__Scalar, debug=_SITE + '5998')
-    _lib['aten:CPU'].impl('le_.Tensor', wrapper_CPU_le__Tensor, debug=_SITE + '5999')
-    _lib['aten:Meta'].impl('le_.Scalar', wrapper_Meta_le__Scalar, debug=_SITE + '6000')
-    _lib['aten:Meta'].impl('le_.Tensor', wrapper_Meta_le__Tensor, debug=_SITE + '6001')
+    _lib['aten:CPU'].impl('le_.Scalar', wrapper_CPU_le__Scalar, debug=_SITE + '6046')
+    _lib['aten:CPU'].impl('le_.Tensor', wrapper_CPU_le__Tensor, debug=_SITE + '6047')
+    _lib['aten:Meta'].impl('le_.Scalar', wrapper_Meta_le__Scalar, debug=_SITE + '6048')
+    _lib['aten:Meta'].impl('le_.Tensor', wrapper_Meta_le__Tensor, debug=_SITE + '6049')
 
 
 def _op132(_def, _lib):  # aten::lerp
@@ -6006,61 +6054,61 @@ def _op132(_def, _lib):  # aten::lerp
     _def['aten'].define('lerp.Scalar_out(Tensor self, Tensor end, Scalar weight, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor', tags=('pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('lerp.Tensor_out(Tensor self, Tensor end, Tensor weight, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('lerp.Scalar', wrapper_CPU_lerp_Scalar, debug=_SITE + '6009')
-    _lib['aten:CPU'].impl('lerp.Scalar_out', wrapper_CPU_lerp_Scalar_out, debug=_SITE + '6010')
-    _lib['aten:CPU'].impl('lerp.Tensor', wrapper_CPU_lerp_Tensor, debug=_SITE + '6011')
-    _lib['aten:CPU'].impl('lerp.Tensor_out', wrapper_CPU_lerp_Tensor_out, debug=_SITE + '6012')
-    _lib['aten:Meta'].impl('lerp.Scalar', wrapper_Meta_lerp_Scalar, debug=_SITE + '6013')
-    _lib['aten:Meta'].impl('lerp.Scalar_out', wrapper_Meta_lerp_Scalar_out, debug=_SITE + '6014')
-    _lib['aten:Meta'].impl('lerp.Tensor', wrapper_Meta_lerp_Tensor, debug=_SITE + '6015')
-    _lib['aten:Meta'].impl('lerp.Tensor_out', wrapper_Meta_lerp_Tensor_out, debug=_SITE + '6016')
+    _lib['aten:CPU'].impl('lerp.Scalar', wrapper_CPU_lerp_Scalar, debug=_SITE + '6057')
+    _lib['aten:CPU'].impl('lerp.Scalar_out', wrapper_CPU_lerp_Scalar_out, debug=_SITE + '6058')
+    _lib['aten:CPU'].impl('lerp.Tensor', wrapper_CPU_lerp_Tensor, debug=_SITE + '6059')
+    _lib['aten:CPU'].impl('lerp.Tensor_out', wrapper_CPU_lerp_Tensor_out, debug=_SITE + '6060')
+    _lib['aten:Meta'].impl('lerp.Scalar', wrapper_Meta_lerp_Scalar, debug=_SITE + '6061')
+    _lib['aten:Meta'].impl('lerp.Scalar_out', wrapper_Meta_lerp_Scalar_out, debug=_SITE + '6062')
+    _lib['aten:Meta'].impl('lerp.Tensor', wrapper_Meta_lerp_Tensor, debug=_SITE + '6063')
+    _lib['aten:Meta'].impl('lerp.Tensor_out', wrapper_Meta_lerp_Tensor_out, debug=_SITE + '6064')
 
 
 def _op133(_def, _lib):  # aten::lerp_
     _def['aten'].define('lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('lerp_.Tensor(Tensor(a!) self, Tensor end, Tensor weight) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('lerp_.Scalar', wrapper_CPU_lerp__Scalar, debug=_SITE + '6022')
-    _lib['aten:CPU'].impl('lerp_.Tensor', wrapper_CPU_lerp__Tensor, debug=_SITE + '6023')
-    _lib['aten:Meta'].impl('lerp_.Scalar', wrapper_Meta_lerp__Scalar, debug=_SITE + '6024')
-    _lib['aten:Meta'].impl('lerp_.Tensor', wrapper_Meta_lerp__Tensor, debug=_SITE + '6025')
+    _lib['aten:CPU'].impl('lerp_.Scalar', wrapper_CPU_lerp__Scalar, debug=_SITE + '6070')
+    _lib['aten:CPU'].impl('lerp_.Tensor', wrapper_CPU_lerp__Tensor, debug=_SITE + '6071')
+    _lib['aten:Meta'].impl('lerp_.Scalar', wrapper_Meta_lerp__Scalar, debug=_SITE + '6072')
+    _lib['aten:Meta'].impl('lerp_.Tensor', wrapper_Meta_lerp__Tensor, debug=_SITE + '6073')
 
 
 def _op134(_def, _lib):  # aten::lift
     _def['aten'].define('lift(Tensor self) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('lift.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('lift', _k_CompositeExplicitAutograd_lift, debug=_SITE + '6031')
-    _lib['aten:CompositeExplicitAutograd'].impl('lift.out', generated_lift_out, debug=_SITE + '6032')
+    _lib['aten:CompositeExplicitAutograd'].impl('lift', _k_CompositeExplicitAutograd_lift, debug=_SITE + '6079')
+    _lib['aten:CompositeExplicitAutograd'].impl('lift.out', generated_lift_out, debug=_SITE + '6080')
 
 
 def _op135(_def, _lib):  # aten::lift_fresh
     _def['aten'].define('lift_fresh(Tensor(a) self) -> Tensor(a)', tags=('pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('lift_fresh', _k_CompositeExplicitAutograd_lift_fresh, debug=_SITE + '6037')
+    _lib['aten:CompositeExplicitAutograd'].impl('lift_fresh', _k_CompositeExplicitAutograd_lift_fresh, debug=_SITE + '6085')
 
 
 def _op136(_def, _lib):  # aten::lift_fresh_copy
     _def['aten'].define('lift_fresh_copy(Tensor self) -> Tensor', tags=('pt2_compliant_tag', 'view_copy',))
     _def['aten'].define('lift_fresh_copy.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag', 'view_copy',))
-    _lib['aten:CompositeExplicitAutograd'].impl('lift_fresh_copy.out', generated_lift_fresh_copy_out, debug=_SITE + '6043')
-    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('lift_fresh_copy', generated_lift_fresh_copy, debug=_SITE + '6044')
+    _lib['aten:CompositeExplicitAutograd'].impl('lift_fresh_copy.out', generated_lift_fresh_copy_out, debug=_SITE + '6091')
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('lift_fresh_copy', generated_lift_fresh_copy, debug=_SITE + '6092')
 
 
 def _op137(_def, _lib):  # aten::linalg_matrix_norm
     _def['aten'].define('linalg_matrix_norm(Tensor self, Scalar ord, int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define("linalg_matrix_norm.str_ord(Tensor self, str ord='fro', int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", tags=('pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('linalg_matrix_norm', _k_CompositeImplicitAutograd_linalg_matrix_norm, debug=_SITE + '6050')
-    _lib['aten:CompositeImplicitAutograd'].impl('linalg_matrix_norm.str_ord', _k_CompositeImplicitAutograd_linalg_matrix_norm_str_ord, debug=_SITE + '6051')
+    _lib['aten:CompositeImplicitAutograd'].impl('linalg_matrix_norm', _k_CompositeImplicitAutograd_linalg_matrix_norm, debug=_SITE + '6098')
+    _lib['aten:CompositeImplicitAutograd'].impl('linalg_matrix_norm.str_ord', _k_CompositeImplicitAutograd_linalg_matrix_norm_str_ord, debug=_SITE + '6099')
 
 
 def _op138(_def, _lib):  # aten::linalg_svdvals
     _def['aten'].define('linalg_svdvals(Tensor A, *, str? driver=None) -> Tensor', tags=('pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('linalg_svdvals', _k_CompositeImplicitAutograd_linalg_svdvals, debug=_SITE + '6056')
+    _lib['aten:CompositeImplicitAutograd'].impl('linalg_svdvals', _k_CompositeImplicitAutograd_linalg_svdvals, debug=_SITE + '6104')
 
 
 def _op139(_def, _lib):  # aten::linear
     _def['aten'].define('linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('linear.out(Tensor input, Tensor weight, Tensor? bias=None, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('linear.out', _k_CompositeExplicitAutograd_linear_out, debug=_SITE + '6062')
-    _lib['aten:CompositeImplicitAutograd'].impl('linear', _k_CompositeImplicitAutograd_linear, debug=_SITE + '6063')
+    _lib['aten:CompositeExplicitAutograd'].impl('linear.out', _k_CompositeExplicitAutograd_linear_out, debug=_SITE + '6110')
+    _lib['aten:CompositeImplicitAutograd'].impl('linear', _k_CompositeImplicitAutograd_linear, debug=_SITE + '6111')
 
 
 def _op140(_def, _lib):  # aten::linspace
@@ -6072,117 +6120,117 @@ def _op140(_def, _lib):  # aten::linspace
     _def['aten'].define('linspace.Tensor_Tensor(Tensor start, Tensor end, int steps, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('linspace.Tensor_Tensor_out(Tensor start, Tensor end, int steps, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
     _def['aten'].define('linspace.out(Scalar start, Scalar end, int steps, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:BackendSelect'].impl('linspace', backend_select_linspace, debug=_SITE + '6075')
-    _lib['aten:BackendSelect'].impl('linspace.Scalar_Tensor', backend_select_linspace_Scalar_Tensor, debug=_SITE + '6076')
-    _lib['aten:BackendSelect'].impl('linspace.Tensor_Scalar', backend_select_linspace_Tensor_Scalar, debug=_SITE + '6077')
-    _lib['aten:BackendSelect'].impl('linspace.Tensor_Tensor', backend_select_linspace_Tensor_Tensor, debug=_SITE + '6078')
-    _lib['aten:CPU'].impl('linspace.out', _k_CPU_linspace_out, debug=_SITE + '6079')
-    _lib['aten:CompositeExplicitAutograd'].impl('linspace', _k_CompositeExplicitAutograd_linspace, debug=_SITE + '6080')
-    _lib['aten:CompositeExplicitAutograd'].impl('linspace.Scalar_Tensor', _k_CompositeExplicitAutograd_linspace_Scalar_Tensor, debug=_SITE + '6081')
-    _lib['aten:CompositeExplicitAutograd'].impl('linspace.Scalar_Tensor_out', _k_CompositeExplicitAutograd_linspace_Scalar_Tensor_out, debug=_SITE + '6082')
-    _lib['aten:CompositeExplicitAutograd'].impl('linspace.Tensor_Scalar', _k_CompositeExplicitAutograd_linspace_Tensor_Scalar, debug=_SITE + '6083')
-    _lib['aten:CompositeExplicitAutograd'].impl('linspace.Tensor_Scalar_out', _k_CompositeExplicitAutograd_linspace_Tensor_Scalar_out, debug=_SITE + '6084')
-    _lib['aten:CompositeExplicitAutograd'].impl('linspace.Tensor_Tensor', _k_CompositeExplicitAutograd_linspace_Tensor_Tensor, debug=_SITE + '6085')
-    _lib['aten:CompositeExplicitAutograd'].impl('linspace.Tensor_Tensor_out', _k_CompositeExplicitAutograd_linspace_Tensor_Tensor_out, debug=_SITE + '6086')
-    _lib['aten:Meta'].impl('linspace.out', _k_Meta_linspace_out, debug=_SITE + '6087')
+    _lib['aten:BackendSelect'].impl('linspace', backend_select_linspace, debug=_SITE + '6123')
+    _lib['aten:BackendSelect'].impl('linspace.Scalar_Tensor', backend_select_linspace_Scalar_Tensor, debug=_SITE + '6124')
+    _lib['aten:BackendSelect'].impl('linspace.Tensor_Scalar', backend_select_linspace_Tensor_Scalar, debug=_SITE + '6125')
+    _lib['aten:BackendSelect'].impl('linspace.Tensor_Tensor', backend_select_linspace_Tensor_Tensor, debug=_SITE + '6126')
+    _lib['aten:CPU'].impl('linspace.out', _k_CPU_linspace_out, debug=_SITE + '6127')
+    _lib['aten:CompositeExplicitAutograd'].impl('linspace', _k_CompositeExplicitAutograd_linspace, debug=_SITE + '6128')
+    _lib['aten:CompositeExplicitAutograd'].impl('linspace.Scalar_Tensor', _k_CompositeExplicitAutograd_linspace_Scalar_Tensor, debug=_SITE + '6129')
+    _lib['aten:CompositeExplicitAutograd'].impl('linspace.Scalar_Tensor_out', _k_CompositeExplicitAutograd_linspace_Scalar_Tensor_out, debug=_SITE + '6130')
+    _lib['aten:CompositeExplicitAutograd'].impl('linspace.Tensor_Scalar', _k_CompositeExplicitAutograd_linspace_Tensor_Scalar, debug=_SITE + '6131')
+    _lib['aten:CompositeExplicitAutograd'].impl('linspace.Tensor_Scalar_out', _k_CompositeExplicitAutograd_linspace_Tensor_Scalar_out, debug=_SITE + '6132')
+    _lib['aten:CompositeExplicitAutograd'].impl('linspace.Tensor_Tensor', _k_CompositeExplicitAutograd_linspace_Tensor_Tensor, debug=_SITE + '6133')
+    _lib['aten:CompositeExplicitAutograd'].impl('linspace.Tensor_Tensor_out', _k_CompositeExplicitAutograd_linspace_Tensor_Tensor_out, debug=_SITE + '6134')
+    _lib['aten:Meta'].impl('linspace.out', _k_Meta_linspace_out, debug=_SITE + '6135')
 
 
 def _op141(_def, _lib):  # aten::log
     _def['aten'].define('log(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('log.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('log', wrapper_CPU_log, debug=_SITE + '6093')
-    _lib['aten:CPU'].impl('log.out', wrapper_CPU_log_out, debug=_SITE + '6094')
-    _lib['aten:Meta'].impl('log', wrapper_Meta_log, debug=_SITE + '6095')
-    _lib['aten:Meta'].impl('log.out', wrapper_Meta_log_out, debug=_SITE + '6096')
+    _lib['aten:CPU'].impl('log', wrapper_CPU_log, debug=_SITE + '6141')
+    _lib['aten:CPU'].impl('log.out', wrapper_CPU_log_out, debug=_SITE + '6142')
+    _lib['aten:Meta'].impl('log', wrapper_Meta_log, debug=_SITE + '6143')
+    _lib['aten:Meta'].impl('log.out', wrapper_Meta_log_out, debug=_SITE + '6144')
 
 
 def _op142(_def, _lib):  # aten::log1p
     _def['aten'].define('log1p(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('log1p.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('log1p', wrapper_CPU_log1p, debug=_SITE + '6102')
-    _lib['aten:CPU'].impl('log1p.out', wrapper_CPU_log1p_out, debug=_SITE + '6103')
-    _lib['aten:Meta'].impl('log1p', wrapper_Meta_log1p, debug=_SITE + '6104')
-    _lib['aten:Meta'].impl('log1p.out', wrapper_Meta_log1p_out, debug=_SITE + '6105')
+    _lib['aten:CPU'].impl('log1p', wrapper_CPU_log1p, debug=_SITE + '6150')
+    _lib['aten:CPU'].impl('log1p.out', wrapper_CPU_log1p_out, debug=_SITE + '6151')
+    _lib['aten:Meta'].impl('log1p', wrapper_Meta_log1p, debug=_SITE + '6152')
+    _lib['aten:Meta'].impl('log1p.out', wrapper_Meta_log1p_out, debug=_SITE + '6153')
 
 
 def _op143(_def, _lib):  # aten::log1p_
     _def['aten'].define('log1p_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('log1p_', wrapper_CPU_log1p_, debug=_SITE + '6110')
-    _lib['aten:Meta'].impl('log1p_', wrapper_Meta_log1p_, debug=_SITE + '6111')
+    _lib['aten:CPU'].impl('log1p_', wrapper_CPU_log1p_, debug=_SITE + '6158')
+    _lib['aten:Meta'].impl('log1p_', wrapper_Meta_log1p_, debug=_SITE + '6159')
 
 
 def _op144(_def, _lib):  # aten::log_
     _def['aten'].define('log_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('log_', wrapper_CPU_log_, debug=_SITE + '6116')
-    _lib['aten:Meta'].impl('log_', wrapper_Meta_log_, debug=_SITE + '6117')
+    _lib['aten:CPU'].impl('log_', wrapper_CPU_log_, debug=_SITE + '6164')
+    _lib['aten:Meta'].impl('log_', wrapper_Meta_log_, debug=_SITE + '6165')
 
 
 def _op145(_def, _lib):  # aten::log_softmax
     _def['aten'].define('log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('log_softmax.int_out(Tensor self, int dim, ScalarType? dtype=None, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('log_softmax.int_out', _k_CompositeExplicitAutograd_log_softmax_int_out, debug=_SITE + '6123')
-    _lib['aten:CompositeImplicitAutograd'].impl('log_softmax.int', _k_CompositeImplicitAutograd_log_softmax_int, debug=_SITE + '6124')
+    _lib['aten:CompositeExplicitAutograd'].impl('log_softmax.int_out', _k_CompositeExplicitAutograd_log_softmax_int_out, debug=_SITE + '6171')
+    _lib['aten:CompositeImplicitAutograd'].impl('log_softmax.int', _k_CompositeImplicitAutograd_log_softmax_int, debug=_SITE + '6172')
 
 
 def _op146(_def, _lib):  # aten::logical_and
     _def['aten'].define('logical_and(Tensor self, Tensor other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('logical_and.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('logical_and.out', _k_CPU_logical_and_out, debug=_SITE + '6130')
-    _lib['aten:CompositeExplicitAutograd'].impl('logical_and', _k_CompositeExplicitAutograd_logical_and, debug=_SITE + '6131')
-    _lib['aten:Meta'].impl('logical_and.out', _k_Meta_logical_and_out, debug=_SITE + '6132')
+    _lib['aten:CPU'].impl('logical_and.out', _k_CPU_logical_and_out, debug=_SITE + '6178')
+    _lib['aten:CompositeExplicitAutograd'].impl('logical_and', _k_CompositeExplicitAutograd_logical_and, debug=_SITE + '6179')
+    _lib['aten:Meta'].impl('logical_and.out', _k_Meta_logical_and_out, debug=_SITE + '6180')
 
 
 def _op147(_def, _lib):  # aten::logical_and_
     _def['aten'].define('logical_and_(Tensor(a!) self, Tensor other) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('logical_and_', _k_CompositeExplicitAutograd_logical_and_, debug=_SITE + '6137')
+    _lib['aten:CompositeExplicitAutograd'].impl('logical_and_', _k_CompositeExplicitAutograd_logical_and_, debug=_SITE + '6185')
 
 
 def _op148(_def, _lib):  # aten::logical_not
     _def['aten'].define('logical_not(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('logical_not.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('logical_not.out', _k_CPU_logical_not_out, debug=_SITE + '6143')
-    _lib['aten:CompositeExplicitAutograd'].impl('logical_not', _k_CompositeExplicitAutograd_logical_not, debug=_SITE + '6144')
-    _lib['aten:Meta'].impl('logical_not.out', _k_Meta_logical_not_out, debug=_SITE + '6145')
+    _lib['aten:CPU'].impl('logical_not.out', _k_CPU_logical_not_out, debug=_SITE + '6191')
+    _lib['aten:CompositeExplicitAutograd'].impl('logical_not', _k_CompositeExplicitAutograd_logical_not, debug=_SITE + '6192')
+    _lib['aten:Meta'].impl('logical_not.out', _k_Meta_logical_not_out, debug=_SITE + '6193')
 
 
 def _op149(_def, _lib):  # aten::logical_not_
     _def['aten'].define('logical_not_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('logical_not_', _k_CompositeExplicitAutograd_logical_not_, debug=_SITE + '6150')
+    _lib['aten:CompositeExplicitAutograd'].impl('logical_not_', _k_CompositeExplicitAutograd_logical_not_, debug=_SITE + '6198')
 
 
 def _op150(_def, _lib):  # aten::logical_or
     _def['aten'].define('logical_or(Tensor self, Tensor other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('logical_or.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('logical_or.out', _k_CPU_logical_or_out, debug=_SITE + '6156')
-    _lib['aten:CompositeExplicitAutograd'].impl('logical_or', _k_CompositeExplicitAutograd_logical_or, debug=_SITE + '6157')
-    _lib['aten:Meta'].impl('logical_or.out', _k_Meta_logical_or_out, debug=_SITE + '6158')
+    _lib['aten:CPU'].impl('logical_or.out', _k_CPU_logical_or_out, debug=_SITE + '6204')
+    _lib['aten:CompositeExplicitAutograd'].impl('logical_or', _k_CompositeExplicitAutograd_logical_or, debug=_SITE + '6205')
+    _lib['aten:Meta'].impl('logical_or.out', _k_Meta_logical_or_out, debug=_SITE + '6206')
 
 
 def _op151(_def, _lib):  # aten::logical_or_
     _def['aten'].define('logical_or_(Tensor(a!) self, Tensor other) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('logical_or_', _k_CompositeExplicitAutograd_logical_or_, debug=_SITE + '6163')
+    _lib['aten:CompositeExplicitAutograd'].impl('logical_or_', _k_CompositeExplicitAutograd_logical_or_, debug=_SITE + '6211')
 
 
 def _op152(_def, _lib):  # aten::logical_xor
     _def['aten'].define('logical_xor(Tensor self, Tensor other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('logical_xor.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('logical_xor.out', _k_CPU_logical_xor_out, debug=_SITE + '6169')
-    _lib['aten:CompositeExplicitAutograd'].impl('logical_xor', _k_CompositeExplicitAutograd_logical_xor, debug=_SITE + '6170')
-    _lib['aten:Meta'].impl('logical_xor.out', _k_Meta_logical_xor_out, debug=_SITE + '6171')
+    _lib['aten:CPU'].impl('logical_xor.out', _k_CPU_logical_xor_out, debug=_SITE + '6217')
+    _lib['aten:CompositeExplicitAutograd'].impl('logical_xor', _k_CompositeExplicitAutograd_logical_xor, debug=_SITE + '6218')
+    _lib['aten:Meta'].impl('logical_xor.out', _k_Meta_logical_xor_out, debug=_SITE + '6219')
 
 
 def _op153(_def, _lib):  # aten::logical_xor_
     _def['aten'].define('logical_xor_(Tensor(a!) self, Tensor other) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('logical_xor_', _k_CompositeExplicitAutograd_logical_xor_, debug=_SITE + '6176')
+    _lib['aten:CompositeExplicitAutograd'].impl('logical_xor_', _k_CompositeExplicitAutograd_logical_xor_, debug=_SITE + '6224')
 
 
 def _op154(_def, _lib):  # aten::logsumexp
     _def['aten'].define('logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor', tags=('pt2_compliant_tag', 'reduction',))
     _def['aten'].define('logsumexp.out(Tensor self, int[1] dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag', 'reduction',))
-    _lib['aten:CPU'].impl('logsumexp', _k_CPU_logsumexp, debug=_SITE + '6182')
-    _lib['aten:CPU'].impl('logsumexp.out', _k_CPU_logsumexp_out, debug=_SITE + '6183')
-    _lib['aten:Meta'].impl('logsumexp', _k_Meta_logsumexp, debug=_SITE + '6184')
-    _lib['aten:Meta'].impl('logsumexp.out', _k_Meta_logsumexp_out, debug=_SITE + '6185')
+    _lib['aten:CPU'].impl('logsumexp', _k_CPU_logsumexp, debug=_SITE + '6230')
+    _lib['aten:CPU'].impl('logsumexp.out', _k_CPU_logsumexp_out, debug=_SITE + '6231')
+    _lib['aten:Meta'].impl('logsumexp', _k_Meta_logsumexp, debug=_SITE + '6232')
+    _lib['aten:Meta'].impl('logsumexp.out', _k_Meta_logsumexp_out, debug=_SITE + '6233')
 
 
 def _op155(_def, _lib):  # aten::lt
@@ -6190,23 +6238,23 @@ def _op155(_def, _lib):  # aten::lt
     _def['aten'].define('lt.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('lt.Tensor(Tensor self, Tensor other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('lt.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('lt.Scalar', wrapper_CPU_lt_Scalar, debug=_SITE + '6193')
-    _lib['aten:CPU'].impl('lt.Scalar_out', wrapper_CPU_lt_Scalar_out, debug=_SITE + '6194')
-    _lib['aten:CPU'].impl('lt.Tensor', wrapper_CPU_lt_Tensor, debug=_SITE + '6195')
-    _lib['aten:CPU'].impl('lt.Tensor_out', wrapper_CPU_lt_Tensor_out, debug=_SITE + '6196')
-    _lib['aten:Meta'].impl('lt.Scalar', wrapper_Meta_lt_Scalar, debug=_SITE + '6197')
-    _lib['aten:Meta'].impl('lt.Scalar_out', wrapper_Meta_lt_Scalar_out, debug=_SITE + '6198')
-    _lib['aten:Meta'].impl('lt.Tensor', wrapper_Meta_lt_Tensor, debug=_SITE + '6199')
-    _lib['aten:Meta'].impl('lt.Tensor_out', wrapper_Meta_lt_Tensor_out, debug=_SITE + '6200')
+    _lib['aten:CPU'].impl('lt.Scalar', wrapper_CPU_lt_Scalar, debug=_SITE + '6241')
+    _lib['aten:CPU'].impl('lt.Scalar_out', wrapper_CPU_lt_Scalar_out, debug=_SITE + '6242')
+    _lib['aten:CPU'].impl('lt.Tensor', wrapper_CPU_lt_Tensor, debug=_SITE + '6243')
+    _lib['aten:CPU'].impl('lt.Tensor_out', wrapper_CPU_lt_Tensor_out, debug=_SITE + '6244')
+    _lib['aten:Meta'].impl('lt.Scalar', wrapper_Meta_lt_Scalar, debug=_SITE + '6245')
+    _lib['aten:Meta'].impl('lt.Scalar_out', wrapper_Meta_lt_Scalar_out, debug=_SITE + '6246')
+    _lib['aten:Meta'].impl('lt.Tensor', wrapper_Meta_lt_Tensor, debug=_SITE + '6247')
+    _lib['aten:Meta'].impl('lt.Tensor_out', wrapper_Meta_lt_Tensor_out, debug=_SITE + '6248')
 
 
 def _op156(_def, _lib):  # aten::lt_
     _def['aten'].define('lt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
     _def['aten'].define('lt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('lt_.Scalar', wrapper_CPU_lt__Scalar, debug=_SITE + '6206')
-    _lib['aten:CPU'].impl('lt_.Tensor', wrapper_CPU_lt__Tensor, debug=_SITE + '6207')
-    _lib['aten:Meta'].impl('lt_.Scalar', wrapper_Meta_lt__Scalar, debug=_SITE + '6208')
-    _lib['aten:Meta'].impl('lt_.Tensor', wrapper_Meta_lt__Tensor, debug=_SITE + '6209')
+    _lib['aten:CPU'].impl('lt_.Scalar', wrapper_CPU_lt__Scalar, debug=_SITE + '6254')
+    _lib['aten:CPU'].impl('lt_.Tensor', wrapper_CPU_lt__Tensor, debug=_SITE + '6255')
+    _lib['aten:Meta'].impl('lt_.Scalar', wrapper_Meta_lt__Scalar, debug=_SITE + '6256')
+    _lib['aten:Meta'].impl('lt_.Tensor', wrapper_Meta_lt__Tensor, debug=_SITE + '6257')
 
 
 def _op157(_def, _lib):  # aten::masked_fill
@@ -6214,33 +6262,33 @@ def _op157(_def, _lib):  # aten::masked_fill
     _def['aten'].define('masked_fill.Scalar_out(Tensor self, Tensor mask, Scalar value, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
     _def['aten'].define('masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('masked_fill.Tensor_out(Tensor self, Tensor mask, Tensor value, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('masked_fill.Scalar', _k_CompositeExplicitAutograd_masked_fill_Scalar, debug=_SITE + '6217')
-    _lib['aten:CompositeExplicitAutograd'].impl('masked_fill.Scalar_out', generated_masked_fill_Scalar_out, debug=_SITE + '6218')
-    _lib['aten:CompositeExplicitAutograd'].impl('masked_fill.Tensor', _k_CompositeExplicitAutograd_masked_fill_Tensor, debug=_SITE + '6219')
-    _lib['aten:CompositeExplicitAutograd'].impl('masked_fill.Tensor_out', generated_masked_fill_Tensor_out, debug=_SITE + '6220')
+    _lib['aten:CompositeExplicitAutograd'].impl('masked_fill.Scalar', _k_CompositeExplicitAutograd_masked_fill_Scalar, debug=_SITE + '6265')
+    _lib['aten:CompositeExplicitAutograd'].impl('masked_fill.Scalar_out', generated_masked_fill_Scalar_out, debug=_SITE + '6266')
+    _lib['aten:CompositeExplicitAutograd'].impl('masked_fill.Tensor', _k_CompositeExplicitAutograd_masked_fill_Tensor, debug=_SITE + '6267')
+    _lib['aten:CompositeExplicitAutograd'].impl('masked_fill.Tensor_out', generated_masked_fill_Tensor_out, debug=_SITE + '6268')
 
 
 def _op158(_def, _lib):  # aten::masked_fill_
     _def['aten'].define('masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
     _def['aten'].define('masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('masked_fill_.Scalar', _k_CPU_masked_fill__Scalar, debug=_SITE + '6226')
-    _lib['aten:CPU'].impl('masked_fill_.Tensor', _k_CPU_masked_fill__Tensor, debug=_SITE + '6227')
-    _lib['aten:Meta'].impl('masked_fill_.Scalar', _k_Meta_masked_fill__Scalar, debug=_SITE + '6228')
-    _lib['aten:Meta'].impl('masked_fill_.Tensor', _k_Meta_masked_fill__Tensor, debug=_SITE + '6229')
+    _lib['aten:CPU'].impl('masked_fill_.Scalar', _k_CPU_masked_fill__Scalar, debug=_SITE + '6274')
+    _lib['aten:CPU'].impl('masked_fill_.Tensor', _k_CPU_masked_fill__Tensor, debug=_SITE + '6275')
+    _lib['aten:Meta'].impl('masked_fill_.Scalar', _k_Meta_masked_fill__Scalar, debug=_SITE + '6276')
+    _lib['aten:Meta'].impl('masked_fill_.Tensor', _k_Meta_masked_fill__Tensor, debug=_SITE + '6277')
 
 
 def _op159(_def, _lib):  # aten::masked_select
     _def['aten'].define('masked_select(Tensor self, Tensor mask) -> Tensor', tags=('dynamic_output_shape', 'pt2_compliant_tag',))
     _def['aten'].define('masked_select.out(Tensor self, Tensor mask, *, Tensor(a!) out) -> Tensor(a!)', tags=('dynamic_output_shape', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('masked_select', _k_CPU_masked_select, debug=_SITE + '6235')
-    _lib['aten:CPU'].impl('masked_select.out', _k_CPU_masked_select_out, debug=_SITE + '6236')
+    _lib['aten:CPU'].impl('masked_select', _k_CPU_masked_select, debug=_SITE + '6283')
+    _lib['aten:CPU'].impl('masked_select.out', _k_CPU_masked_select_out, debug=_SITE + '6284')
 
 
 def _op160(_def, _lib):  # aten::matmul
     _def['aten'].define('matmul(Tensor self, Tensor other) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('matmul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('matmul', _k_CompositeImplicitAutograd_matmul, debug=_SITE + '6242')
-    _lib['aten:CompositeImplicitAutograd'].impl('matmul.out', _k_CompositeImplicitAutograd_matmul_out, debug=_SITE + '6243')
+    _lib['aten:CompositeImplicitAutograd'].impl('matmul', _k_CompositeImplicitAutograd_matmul, debug=_SITE + '6290')
+    _lib['aten:CompositeImplicitAutograd'].impl('matmul.out', _k_CompositeImplicitAutograd_matmul_out, debug=_SITE + '6291')
 
 
 def _op161(_def, _lib):  # aten::max
@@ -6248,23 +6296,23 @@ def _op161(_def, _lib):  # aten::max
     _def['aten'].define('max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)', tags=('core', 'pt2_compliant_tag', 'reduction',))
     _def['aten'].define('max.dim_max(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) max, Tensor(b!) max_values) -> (Tensor(a!) values, Tensor(b!) indices)', tags=('out', 'pt2_compliant_tag', 'reduction',))
     _def['aten'].define('max.unary_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag', 'reduction',))
-    _lib['aten:CPU'].impl('max', _k_CPU_max, debug=_SITE + '6251')
-    _lib['aten:CPU'].impl('max.dim', wrapper_CPU_max_dim, debug=_SITE + '6252')
-    _lib['aten:CPU'].impl('max.dim_max', wrapper_CPU_max_dim_max, debug=_SITE + '6253')
-    _lib['aten:CPU'].impl('max.unary_out', _k_CPU_max_unary_out, debug=_SITE + '6254')
-    _lib['aten:Meta'].impl('max', _k_Meta_max, debug=_SITE + '6255')
-    _lib['aten:Meta'].impl('max.dim', wrapper_Meta_max_dim, debug=_SITE + '6256')
-    _lib['aten:Meta'].impl('max.dim_max', wrapper_Meta_max_dim_max, debug=_SITE + '6257')
-    _lib['aten:Meta'].impl('max.unary_out', _k_Meta_max_unary_out, debug=_SITE + '6258')
+    _lib['aten:CPU'].impl('max', _k_CPU_max, debug=_SITE + '6299')
+    _lib['aten:CPU'].impl('max.dim', wrapper_CPU_max_dim, debug=_SITE + '6300')
+    _lib['aten:CPU'].impl('max.dim_max', wrapper_CPU_max_dim_max, debug=_SITE + '6301')
+    _lib['aten:CPU'].impl('max.unary_out', _k_CPU_max_unary_out, debug=_SITE + '6302')
+    _lib['aten:Meta'].impl('max', _k_Meta_max, debug=_SITE + '6303')
+    _lib['aten:Meta'].impl('max.dim', wrapper_Meta_max_dim, debug=_SITE + '6304')
+    _lib['aten:Meta'].impl('max.dim_max', wrapper_Meta_max_dim_max, debug=_SITE + '6305')
+    _lib['aten:Meta'].impl('max.unary_out', _k_Meta_max_unary_out, debug=_SITE + '6306')
 
 
 def _op162(_def, _lib):  # aten::maximum
     _def['aten'].define('maximum(Tensor self, Tensor other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('maximum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('maximum', wrapper_CPU_maximum, debug=_SITE + '6264')
-    _lib['aten:CPU'].impl('maximum.out', wrapper_CPU_maximum_out, debug=_SITE + '6265')
-    _lib['aten:Meta'].impl('maximum', wrapper_Meta_maximum, debug=_SITE + '6266')
-    _lib['aten:Meta'].impl('maximum.out', wrapper_Meta_maximum_out, debug=_SITE + '6267')
+    _lib['aten:CPU'].impl('maximum', wrapper_CPU_maximum, debug=_SITE + '6312')
+    _lib['aten:CPU'].impl('maximum.out', wrapper_CPU_maximum_out, debug=_SITE + '6313')
+    _lib['aten:Meta'].impl('maximum', wrapper_Meta_maximum, debug=_SITE + '6314')
+    _lib['aten:Meta'].impl('maximum.out', wrapper_Meta_maximum_out, debug=_SITE + '6315')
 
 
 def _op163(_def, _lib):  # aten::mean
@@ -6272,12 +6320,12 @@ def _op163(_def, _lib):  # aten::mean
     _def['aten'].define('mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor', tags=('core', 'pt2_compliant_tag', 'reduction',))
     _def['aten'].define('mean.dtype_out(Tensor self, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag', 'reduction',))
     _def['aten'].define('mean.out(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag', 'reduction',))
-    _lib['aten:CPU'].impl('mean.dim', wrapper_CPU_mean_dim, debug=_SITE + '6275')
-    _lib['aten:CPU'].impl('mean.out', wrapper_CPU_mean_out, debug=_SITE + '6276')
-    _lib['aten:CompositeExplicitAutograd'].impl('mean', _k_CompositeExplicitAutograd_mean, debug=_SITE + '6277')
-    _lib['aten:CompositeExplicitAutograd'].impl('mean.dtype_out', _k_CompositeExplicitAutograd_mean_dtype_out, debug=_SITE + '6278')
-    _lib['aten:Meta'].impl('mean.dim', wrapper_Meta_mean_dim, debug=_SITE + '6279')
-    _lib['aten:Meta'].impl('mean.out', wrapper_Meta_mean_out, debug=_SITE + '6280')
+    _lib['aten:CPU'].impl('mean.dim', wrapper_CPU_mean_dim, debug=_SITE + '6323')
+    _lib['aten:CPU'].impl('mean.out', wrapper_CPU_mean_out, debug=_SITE + '6324')
+    _lib['aten:CompositeExplicitAutograd'].impl('mean', _k_CompositeExplicitAutograd_mean, debug=_SITE + '6325')
+    _lib['aten:CompositeExplicitAutograd'].impl('mean.dtype_out', _k_CompositeExplicitAutograd_mean_dtype_out, debug=_SITE + '6326')
+    _lib['aten:Meta'].impl('mean.dim', wrapper_Meta_mean_dim, debug=_SITE + '6327')
+    _lib['aten:Meta'].impl('mean.out', wrapper_Meta_mean_out, debug=_SITE + '6328')
 
 
 def _op164(_def, _lib):  # aten::min
@@ -6285,32 +6333,32 @@ def _op164(_def, _lib):  # aten::min
     _def['aten'].define('min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)', tags=('core', 'pt2_compliant_tag', 'reduction',))
     _def['aten'].define('min.dim_min(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) min, Tensor(b!) min_indices) -> (Tensor(a!) values, Tensor(b!) indices)', tags=('out', 'pt2_compliant_tag', 'reduction',))
     _def['aten'].define('min.unary_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag', 'reduction',))
-    _lib['aten:CPU'].impl('min', _k_CPU_min, debug=_SITE + '6288')
-    _lib['aten:CPU'].impl('min.dim', wrapper_CPU_min_dim, debug=_SITE + '6289')
-    _lib['aten:CPU'].impl('min.dim_min', wrapper_CPU_min_dim_min, debug=_SITE + '6290')
-    _lib['aten:CPU'].impl('min.unary_out', _k_CPU_min_unary_out, debug=_SITE + '6291')
-    _lib['aten:Meta'].impl('min', _k_Meta_min, debug=_SITE + '6292')
-    _lib['aten:Meta'].impl('min.dim', wrapper_Meta_min_dim, debug=_SITE + '6293')
-    _lib['aten:Meta'].impl('min.dim_min', wrapper_Meta_min_dim_min, debug=_SITE + '6294')
-    _lib['aten:Meta'].impl('min.unary_out', _k_Meta_min_unary_out, debug=_SITE + '6295')
+    _lib['aten:CPU'].impl('min', _k_CPU_min, debug=_SITE + '6336')
+    _lib['aten:CPU'].impl('min.dim', wrapper_CPU_min_dim, debug=_SITE + '6337')
+    _lib['aten:CPU'].impl('min.dim_min', wrapper_CPU_min_dim_min, debug=_SITE + '6338')
+    _lib['aten:CPU'].impl('min.unary_out', _k_CPU_min_unary_out, debug=_SITE + '6339')
+    _lib['aten:Meta'].impl('min', _k_Meta_min, debug=_SITE + '6340')
+    _lib['aten:Meta'].impl('min.dim', wrapper_Meta_min_dim, debug=_SITE + '6341')
+    _lib['aten:Meta'].impl('min.dim_min', wrapper_Meta_min_dim_min, debug=_SITE + '6342')
+    _lib['aten:Meta'].impl('min.unary_out', _k_Meta_min_unary_out, debug=_SITE + '6343')
 
 
 def _op165(_def, _lib):  # aten::minimum
     _def['aten'].define('minimum(Tensor self, Tensor other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('minimum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('minimum', wrapper_CPU_minimum, debug=_SITE + '6301')
-    _lib['aten:CPU'].impl('minimum.out', wrapper_CPU_minimum_out, debug=_SITE + '6302')
-    _lib['aten:Meta'].impl('minimum', wrapper_Meta_minimum, debug=_SITE + '6303')
-    _lib['aten:Meta'].impl('minimum.out', wrapper_Meta_minimum_out, debug=_SITE + '6304')
+    _lib['aten:CPU'].impl('minimum', wrapper_CPU_minimum, debug=_SITE + '6349')
+    _lib['aten:CPU'].impl('minimum.out', wrapper_CPU_minimum_out, debug=_SITE + '6350')
+    _lib['aten:Meta'].impl('minimum', wrapper_Meta_minimum, debug=_SITE + '6351')
+    _lib['aten:Meta'].impl('minimum.out', wrapper_Meta_minimum_out, debug=_SITE + '6352')
 
 
 def _op166(_def, _lib):  # aten::mm
     _def['aten'].define('mm(Tensor self, Tensor mat2) -> Tensor', tags=('core', 'pt2_compliant_tag',))
     _def['aten'].define('mm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('mm', wrapper_CPU_mm, debug=_SITE + '6310')
-    _lib['aten:CPU'].impl('mm.out', wrapper_CPU_mm_out, debug=_SITE + '6311')
-    _lib['aten:Meta'].impl('mm', wrapper_Meta_mm, debug=_SITE + '6312')
-    _lib['aten:Meta'].impl('mm.out', wrapper_Meta_mm_out, debug=_SITE + '6313')
+    _lib['aten:CPU'].impl('mm', wrapper_CPU_mm, debug=_SITE + '6358')
+    _lib['aten:CPU'].impl('mm.out', wrapper_CPU_mm_out, debug=_SITE + '6359')
+    _lib['aten:Meta'].impl('mm', wrapper_Meta_mm, debug=_SITE + '6360')
+    _lib['aten:Meta'].impl('mm.out', wrapper_Meta_mm_out, debug=_SITE + '6361')
 
 
 def _op167(_def, _lib):  # aten::mul
@@ -6318,57 +6366,57 @@ def _op167(_def, _lib):  # aten::mul
     _def['aten'].define('mul.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
     _def['aten'].define('mul.Tensor(Tensor self, Tensor other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('mul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('mul.Tensor', wrapper_CPU_mul_Tensor, debug=_SITE + '6321')
-    _lib['aten:CPU'].impl('mul.out', wrapper_CPU_mul_out, debug=_SITE + '6322')
-    _lib['aten:CompositeExplicitAutograd'].impl('mul.Scalar', _k_CompositeExplicitAutograd_mul_Scalar, debug=_SITE + '6323')
-    _lib['aten:CompositeExplicitAutograd'].impl('mul.Scalar_out', generated_mul_Scalar_out, debug=_SITE + '6324')
-    _lib['aten:Meta'].impl('mul.Tensor', wrapper_Meta_mul_Tensor, debug=_SITE + '6325')
-    _lib['aten:Meta'].impl('mul.out', wrapper_Meta_mul_out, debug=_SITE + '6326')
+    _lib['aten:CPU'].impl('mul.Tensor', wrapper_CPU_mul_Tensor, debug=_SITE + '6369')
+    _lib['aten:CPU'].impl('mul.out', wrapper_CPU_mul_out, debug=_SITE + '6370')
+    _lib['aten:CompositeExplicitAutograd'].impl('mul.Scalar', _k_CompositeExplicitAutograd_mul_Scalar, debug=_SITE + '6371')
+    _lib['aten:CompositeExplicitAutograd'].impl('mul.Scalar_out', generated_mul_Scalar_out, debug=_SITE + '6372')
+    _lib['aten:Meta'].impl('mul.Tensor', wrapper_Meta_mul_Tensor, debug=_SITE + '6373')
+    _lib['aten:Meta'].impl('mul.out', wrapper_Meta_mul_out, debug=_SITE + '6374')
 
 
 def _op168(_def, _lib):  # aten::mul_
     _def['aten'].define('mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('mul_.Tensor', wrapper_CPU_mul__Tensor, debug=_SITE + '6332')
-    _lib['aten:CompositeExplicitAutograd'].impl('mul_.Scalar', _k_CompositeExplicitAutograd_mul__Scalar, debug=_SITE + '6333')
-    _lib['aten:Meta'].impl('mul_.Tensor', wrapper_Meta_mul__Tensor, debug=_SITE + '6334')
+    _lib['aten:CPU'].impl('mul_.Tensor', wrapper_CPU_mul__Tensor, debug=_SITE + '6380')
+    _lib['aten:CompositeExplicitAutograd'].impl('mul_.Scalar', _k_CompositeExplicitAutograd_mul__Scalar, debug=_SITE + '6381')
+    _lib['aten:Meta'].impl('mul_.Tensor', wrapper_Meta_mul__Tensor, debug=_SITE + '6382')
 
 
 def _op169(_def, _lib):  # aten::mv
     _def['aten'].define('mv(Tensor self, Tensor vec) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('mv.out(Tensor self, Tensor vec, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('mv', _k_CompositeExplicitAutograd_mv, debug=_SITE + '6340')
-    _lib['aten:CompositeExplicitAutograd'].impl('mv.out', _k_CompositeExplicitAutograd_mv_out, debug=_SITE + '6341')
+    _lib['aten:CompositeExplicitAutograd'].impl('mv', _k_CompositeExplicitAutograd_mv, debug=_SITE + '6388')
+    _lib['aten:CompositeExplicitAutograd'].impl('mv.out', _k_CompositeExplicitAutograd_mv_out, debug=_SITE + '6389')
 
 
 def _op170(_def, _lib):  # aten::narrow
     _def['aten'].define('narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a)', tags=('pt2_compliant_tag',))
     _def['aten'].define('narrow.Tensor(Tensor(a) self, int dim, Tensor start, SymInt length) -> Tensor(a)', tags=('pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('narrow', _k_CompositeImplicitAutograd_narrow, debug=_SITE + '6347')
-    _lib['aten:CompositeImplicitAutograd'].impl('narrow.Tensor', _k_CompositeImplicitAutograd_narrow_Tensor, debug=_SITE + '6348')
+    _lib['aten:CompositeImplicitAutograd'].impl('narrow', _k_CompositeImplicitAutograd_narrow, debug=_SITE + '6395')
+    _lib['aten:CompositeImplicitAutograd'].impl('narrow.Tensor', _k_CompositeImplicitAutograd_narrow_Tensor, debug=_SITE + '6396')
 
 
 def _op171(_def, _lib):  # aten::narrow_copy
     _def['aten'].define('narrow_copy(Tensor self, int dim, SymInt start, SymInt length) -> Tensor', tags=('pt2_compliant_tag', 'view_copy',))
     _def['aten'].define('narrow_copy.out(Tensor self, int dim, SymInt start, SymInt length, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('narrow_copy.out', _k_CompositeExplicitAutograd_narrow_copy_out, debug=_SITE + '6354')
-    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('narrow_copy', generated_narrow_copy, debug=_SITE + '6355')
+    _lib['aten:CompositeExplicitAutograd'].impl('narrow_copy.out', _k_CompositeExplicitAutograd_narrow_copy_out, debug=_SITE + '6402')
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('narrow_copy', generated_narrow_copy, debug=_SITE + '6403')
 
 
 def _op172(_def, _lib):  # aten::native_dropout
     _def['aten'].define('native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)', tags=('core', 'nondeterministic_seeded', 'pt2_compliant_tag',))
     _def['aten'].define('native_dropout.out(Tensor input, float p, bool? train, *, Tensor(a!) out0, Tensor(b!) out1) -> (Tensor(a!), Tensor(b!))', tags=('generated', 'nondeterministic_seeded', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('native_dropout', _k_CPU_native_dropout, debug=_SITE + '6361')
-    _lib['aten:CompositeExplicitAutograd'].impl('native_dropout.out', generated_native_dropout_out, debug=_SITE + '6362')
-    _lib['aten:Meta'].impl('native_dropout', _k_Meta_native_dropout, debug=_SITE + '6363')
+    _lib['aten:CPU'].impl('native_dropout', _k_CPU_native_dropout, debug=_SITE + '6409')
+    _lib['aten:CompositeExplicitAutograd'].impl('native_dropout.out', generated_native_dropout_out, debug=_SITE + '6410')
+    _lib['aten:Meta'].impl('native_dropout', _k_Meta_native_dropout, debug=_SITE + '6411')
 
 
 def _op173(_def, _lib):  # aten::native_layer_norm
     _def['aten'].define('native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)', tags=('core', 'pt2_compliant_tag',))
     _def['aten'].define('native_layer_norm.out(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps, *, Tensor(a!) out0, Tensor(b!) out1, Tensor(c!) out2) -> (Tensor(a!), Tensor(b!), Tensor(c!))', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('native_layer_norm', _k_CPU_native_layer_norm, debug=_SITE + '6369')
-    _lib['aten:CompositeExplicitAutograd'].impl('native_layer_norm.out', generated_native_layer_norm_out, debug=_SITE + '6370')
-    _lib['aten:Meta'].impl('native_layer_norm', _k_Meta_native_layer_norm, debug=_SITE + '6371')
+    _lib['aten:CPU'].impl('native_layer_norm', _k_CPU_native_layer_norm, debug=_SITE + '6417')
+    _lib['aten:CompositeExplicitAutograd'].impl('native_layer_norm.out', generated_native_layer_norm_out, debug=_SITE + '6418')
+    _lib['aten:Meta'].impl('native_layer_norm', _k_Meta_native_layer_norm, debug=_SITE + '6419')
 
 
 def _op174(_def, _lib):  # aten::ne
@@ -6376,82 +6424,82 @@ def _op174(_def, _lib):  # aten::ne
     _def['aten'].define('ne.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('ne.Tensor(Tensor self, Tensor other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('ne.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('ne.Scalar', wrapper_CPU_ne_Scalar, debug=_SITE + '6379')
-    _lib['aten:CPU'].impl('ne.Scalar_out', wrapper_CPU_ne_Scalar_out, debug=_SITE + '6380')
-    _lib['aten:CPU'].impl('ne.Tensor', wrapper_CPU_ne_Tensor, debug=_SITE + '6381')
-    _lib['aten:CPU'].impl('ne.Tensor_out', wrapper_CPU_ne_Tensor_out, debug=_SITE + '6382')
-    _lib['aten:Meta'].impl('ne.Scalar', wrapper_Meta_ne_Scalar, debug=_SITE + '6383')
-    _lib['aten:Meta'].impl('ne.Scalar_out', wrapper_Meta_ne_Scalar_out, debug=_SITE + '6384')
-    _lib['aten:Meta'].impl('ne.Tensor', wrapper_Meta_ne_Tensor, debug=_SITE + '6385')
-    _lib['aten:Meta'].impl('ne.Tensor_out', wrapper_Meta_ne_Tensor_out, debug=_SITE + '6386')
+    _lib['aten:CPU'].impl('ne.Scalar', wrapper_CPU_ne_Scalar, debug=_SITE + '6427')
+    _lib['aten:CPU'].impl('ne.Scalar_out', wrapper_CPU_ne_Scalar_out, debug=_SITE + '6428')
+    _lib['aten:CPU'].impl('ne.Tensor', wrapper_CPU_ne_Tensor, debug=_SITE + '6429')
+    _lib['aten:CPU'].impl('ne.Tensor_out', wrapper_CPU_ne_Tensor_out, debug=_SITE + '6430')
+    _lib['aten:Meta'].impl('ne.Scalar', wrapper_Meta_ne_Scalar, debug=_SITE + '6431')
+    _lib['aten:Meta'].impl('ne.Scalar_out', wrapper_Meta_ne_Scalar_out, debug=_SITE + '6432')
+    _lib['aten:Meta'].impl('ne.Tensor', wrapper_Meta_ne_Tensor, debug=_SITE + '6433')
+    _lib['aten:Meta'].impl('ne.Tensor_out', wrapper_Meta_ne_Tensor_out, debug=_SITE + '6434')
 
 
 def _op175(_def, _lib):  # aten::ne_
     _def['aten'].define('ne_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
     _def['aten'].define('ne_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('ne_.Scalar', wrapper_CPU_ne__Scalar, debug=_SITE + '6392')
-    _lib['aten:CPU'].impl('ne_.Tensor', wrapper_CPU_ne__Tensor, debug=_SITE + '6393')
-    _lib['aten:Meta'].impl('ne_.Scalar', wrapper_Meta_ne__Scalar, debug=_SITE + '6394')
-    _lib['aten:Meta'].impl('ne_.Tensor', wrapper_Meta_ne__Tensor, debug=_SITE + '6395')
+    _lib['aten:CPU'].impl('ne_.Scalar', wrapper_CPU_ne__Scalar, debug=_SITE + '6440')
+    _lib['aten:CPU'].impl('ne_.Tensor', wrapper_CPU_ne__Tensor, debug=_SITE + '6441')
+    _lib['aten:Meta'].impl('ne_.Scalar', wrapper_Meta_ne__Scalar, debug=_SITE + '6442')
+    _lib['aten:Meta'].impl('ne_.Tensor', wrapper_Meta_ne__Tensor, debug=_SITE + '6443')
 
 
 def _op176(_def, _lib):  # aten::neg
     _def['aten'].define('neg(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('neg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('neg', wrapper_CPU_neg, debug=_SITE + '6401')
-    _lib['aten:CPU'].impl('neg.out', wrapper_CPU_neg_out, debug=_SITE + '6402')
-    _lib['aten:Meta'].impl('neg', wrapper_Meta_neg, debug=_SITE + '6403')
-    _lib['aten:Meta'].impl('neg.out', wrapper_Meta_neg_out, debug=_SITE + '6404')
+    _lib['aten:CPU'].impl('neg', wrapper_CPU_neg, debug=_SITE + '6449')
+    _lib['aten:CPU'].impl('neg.out', wrapper_CPU_neg_out, debug=_SITE + '6450')
+    _lib['aten:Meta'].impl('neg', wrapper_Meta_neg, debug=_SITE + '6451')
+    _lib['aten:Meta'].impl('neg.out', wrapper_Meta_neg_out, debug=_SITE + '6452')
 
 
 def _op177(_def, _lib):  # aten::neg_
     _def['aten'].define('neg_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('neg_', wrapper_CPU_neg_, debug=_SITE + '6409')
-    _lib['aten:Meta'].impl('neg_', wrapper_Meta_neg_, debug=_SITE + '6410')
+    _lib['aten:CPU'].impl('neg_', wrapper_CPU_neg_, debug=_SITE + '6457')
+    _lib['aten:Meta'].impl('neg_', wrapper_Meta_neg_, debug=_SITE + '6458')
 
 
 def _op178(_def, _lib):  # aten::nll_loss
     _def['aten'].define('nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('nll_loss.out(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('nll_loss', _k_CompositeImplicitAutograd_nll_loss, debug=_SITE + '6416')
-    _lib['aten:CompositeImplicitAutograd'].impl('nll_loss.out', _k_CompositeImplicitAutograd_nll_loss_out, debug=_SITE + '6417')
+    _lib['aten:CompositeImplicitAutograd'].impl('nll_loss', _k_CompositeImplicitAutograd_nll_loss, debug=_SITE + '6464')
+    _lib['aten:CompositeImplicitAutograd'].impl('nll_loss.out', _k_CompositeImplicitAutograd_nll_loss_out, debug=_SITE + '6465')
 
 
 def _op179(_def, _lib):  # aten::nll_loss2d
     _def['aten'].define('nll_loss2d(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('nll_loss2d.out(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('nll_loss2d', _k_CompositeImplicitAutograd_nll_loss2d, debug=_SITE + '6423')
-    _lib['aten:CompositeImplicitAutograd'].impl('nll_loss2d.out', _k_CompositeImplicitAutograd_nll_loss2d_out, debug=_SITE + '6424')
+    _lib['aten:CompositeImplicitAutograd'].impl('nll_loss2d', _k_CompositeImplicitAutograd_nll_loss2d, debug=_SITE + '6471')
+    _lib['aten:CompositeImplicitAutograd'].impl('nll_loss2d.out', _k_CompositeImplicitAutograd_nll_loss2d_out, debug=_SITE + '6472')
 
 
 def _op180(_def, _lib):  # aten::nll_loss2d_forward
     _def['aten'].define('nll_loss2d_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)', tags=('pt2_compliant_tag',))
     _def['aten'].define('nll_loss2d_forward.output(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, *, Tensor(a!) output, Tensor(b!) total_weight) -> (Tensor(a!), Tensor(b!))', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('nll_loss2d_forward', _k_CPU_nll_loss2d_forward, debug=_SITE + '6430')
-    _lib['aten:CPU'].impl('nll_loss2d_forward.output', _k_CPU_nll_loss2d_forward_output, debug=_SITE + '6431')
-    _lib['aten:Meta'].impl('nll_loss2d_forward', _k_Meta_nll_loss2d_forward, debug=_SITE + '6432')
-    _lib['aten:Meta'].impl('nll_loss2d_forward.output', _k_Meta_nll_loss2d_forward_output, debug=_SITE + '6433')
+    _lib['aten:CPU'].impl('nll_loss2d_forward', _k_CPU_nll_loss2d_forward, debug=_SITE + '6478')
+    _lib['aten:CPU'].impl('nll_loss2d_forward.output', _k_CPU_nll_loss2d_forward_output, debug=_SITE + '6479')
+    _lib['aten:Meta'].impl('nll_loss2d_forward', _k_Meta_nll_loss2d_forward, debug=_SITE + '6480')
+    _lib['aten:Meta'].impl('nll_loss2d_forward.output', _k_Meta_nll_loss2d_forward_output, debug=_SITE + '6481')
 
 
 def _op181(_def, _lib):  # aten::nll_loss_forward
     _def['aten'].define('nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)', tags=('pt2_compliant_tag',))
     _def['aten'].define('nll_loss_forward.output(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, *, Tensor(a!) output, Tensor(b!) total_weight) -> (Tensor(a!), Tensor(b!))', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('nll_loss_forward', wrapper_CPU_nll_loss_forward, debug=_SITE + '6439')
-    _lib['aten:CPU'].impl('nll_loss_forward.output', wrapper_CPU_nll_loss_forward_output, debug=_SITE + '6440')
-    _lib['aten:Meta'].impl('nll_loss_forward', wrapper_Meta_nll_loss_forward, debug=_SITE + '6441')
-    _lib['aten:Meta'].impl('nll_loss_forward.output', wrapper_Meta_nll_loss_forward_output, debug=_SITE + '6442')
+    _lib['aten:CPU'].impl('nll_loss_forward', wrapper_CPU_nll_loss_forward, debug=_SITE + '6487')
+    _lib['aten:CPU'].impl('nll_loss_forward.output', wrapper_CPU_nll_loss_forward_output, debug=_SITE + '6488')
+    _lib['aten:Meta'].impl('nll_loss_forward', wrapper_Meta_nll_loss_forward, debug=_SITE + '6489')
+    _lib['aten:Meta'].impl('nll_loss_forward.output', wrapper_Meta_nll_loss_forward_output, debug=_SITE + '6490')
 
 
 def _op182(_def, _lib):  # aten::nll_loss_nd
     _def['aten'].define('nll_loss_nd(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100) -> Tensor', tags=('pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('nll_loss_nd', _k_CompositeImplicitAutograd_nll_loss_nd, debug=_SITE + '6447')
+    _lib['aten:CompositeImplicitAutograd'].impl('nll_loss_nd', _k_CompositeImplicitAutograd_nll_loss_nd, debug=_SITE + '6495')
 
 
 def _op183(_def, _lib):  # aten::nonzero
     _def['aten'].define('nonzero(Tensor self) -> Tensor', tags=('core', 'dynamic_output_shape', 'pt2_compliant_tag',))
     _def['aten'].define('nonzero.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('dynamic_output_shape', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('nonzero', _k_CPU_nonzero, debug=_SITE + '6453')
-    _lib['aten:CPU'].impl('nonzero.out', _k_CPU_nonzero_out, debug=_SITE + '6454')
+    _lib['aten:CPU'].impl('nonzero', _k_CPU_nonzero, debug=_SITE + '6501')
+    _lib['aten:CPU'].impl('nonzero.out', _k_CPU_nonzero_out, debug=_SITE + '6502')
 
 
 def _op184(_def, _lib):  # aten::norm
@@ -6463,73 +6511,73 @@ def _op184(_def, _lib):  # aten::norm
     _def['aten'].define('norm.Scalar_out(Tensor self, Scalar p=2, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
     _def['aten'].define('norm.dtype_out(Tensor self, Scalar? p, int[1] dim, bool keepdim, *, ScalarType dtype, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag', 'reduction',))
     _def['aten'].define('norm.out(Tensor self, Scalar? p, int[1] dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag', 'reduction',))
-    _lib['aten:CPU'].impl('norm.ScalarOpt_dim', wrapper_CPU_norm_ScalarOpt_dim, debug=_SITE + '6466')
-    _lib['aten:CPU'].impl('norm.ScalarOpt_dim_dtype', wrapper_CPU_norm_ScalarOpt_dim_dtype, debug=_SITE + '6467')
-    _lib['aten:CPU'].impl('norm.dtype_out', wrapper_CPU_norm_dtype_out, debug=_SITE + '6468')
-    _lib['aten:CPU'].impl('norm.out', wrapper_CPU_norm_out, debug=_SITE + '6469')
-    _lib['aten:CompositeExplicitAutograd'].impl('norm.Scalar', _k_CompositeExplicitAutograd_norm_Scalar, debug=_SITE + '6470')
-    _lib['aten:CompositeExplicitAutograd'].impl('norm.ScalarOpt_dtype', _k_CompositeExplicitAutograd_norm_ScalarOpt_dtype, debug=_SITE + '6471')
-    _lib['aten:CompositeExplicitAutograd'].impl('norm.ScalarOpt_dtype_out', generated_norm_ScalarOpt_dtype_out, debug=_SITE + '6472')
-    _lib['aten:CompositeExplicitAutograd'].impl('norm.Scalar_out', generated_norm_Scalar_out, debug=_SITE + '6473')
-    _lib['aten:Meta'].impl('norm.ScalarOpt_dim', wrapper_Meta_norm_ScalarOpt_dim, debug=_SITE + '6474')
-    _lib['aten:Meta'].impl('norm.ScalarOpt_dim_dtype', wrapper_Meta_norm_ScalarOpt_dim_dtype, debug=_SITE + '6475')
-    _lib['aten:Meta'].impl('norm.dtype_out', wrapper_Meta_norm_dtype_out, debug=_SITE + '6476')
-    _lib['aten:Meta'].impl('norm.out', wrapper_Meta_norm_out, debug=_SITE + '6477')
+    _lib['aten:CPU'].impl('norm.ScalarOpt_dim', wrapper_CPU_norm_ScalarOpt_dim, debug=_SITE + '6514')
+    _lib['aten:CPU'].impl('norm.ScalarOpt_dim_dtype', wrapper_CPU_norm_ScalarOpt_dim_dtype, debug=_SITE + '6515')
+    _lib['aten:CPU'].impl('norm.dtype_out', wrapper_CPU_norm_dtype_out, debug=_SITE + '6516')
+    _lib['aten:CPU'].impl('norm.out', wrapper_CPU_norm_out, debug=_SITE + '6517')
+    _lib['aten:CompositeExplicitAutograd'].impl('norm.Scalar', _k_CompositeExplicitAutograd_norm_Scalar, debug=_SITE + '6518')
+    _lib['aten:CompositeExplicitAutograd'].impl('norm.ScalarOpt_dtype', _k_CompositeExplicitAutograd_norm_ScalarOpt_dtype, debug=_SITE + '6519')
+    _lib['aten:CompositeExplicitAutograd'].impl('norm.ScalarOpt_dtype_out', generated_norm_ScalarOpt_dtype_out, debug=_SITE + '6520')
+    _lib['aten:CompositeExplicitAutograd'].impl('norm.Scalar_out', generated_norm_Scalar_out, debug=_SITE + '6521')
+    _lib['aten:Meta'].impl('norm.ScalarOpt_dim', wrapper_Meta_norm_ScalarOpt_dim, debug=_SITE + '6522')
+    _lib['aten:Meta'].impl('norm.ScalarOpt_dim_dtype', wrapper_Meta_norm_ScalarOpt_dim_dtype, debug=_SITE + '6523')
+    _lib['aten:Meta'].impl('norm.dtype_out', wrapper_Meta_norm_dtype_out, debug=_SITE + '6524')
+    _lib['aten:Meta'].impl('norm.out', wrapper_Meta_norm_out, debug=_SITE + '6525')
 
 
 def _op185(_def, _lib):  # aten::normal
     _def['aten'].define('normal.out(Tensor self, float mean=0, float std=1, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'nondeterministic_seeded', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('normal.out', generated_normal_out, debug=_SITE + '6482')
+    _lib['aten:CompositeExplicitAutograd'].impl('normal.out', generated_normal_out, debug=_SITE + '6530')
 
 
 def _op186(_def, _lib):  # aten::normal_
     _def['aten'].define('normal_(Tensor(a!) self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor(a!)', tags=('inplace', 'nondeterministic_seeded', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('normal_', _k_CPU_normal_, debug=_SITE + '6487')
-    _lib['aten:Meta'].impl('normal_', _k_Meta_normal_, debug=_SITE + '6488')
+    _lib['aten:CPU'].impl('normal_', _k_CPU_normal_, debug=_SITE + '6535')
+    _lib['aten:Meta'].impl('normal_', _k_Meta_normal_, debug=_SITE + '6536')
 
 
 def _op187(_def, _lib):  # aten::normal_functional
     _def['aten'].define('normal_functional(Tensor self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor', tags=('nondeterministic_seeded', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('normal_functional', _k_CompositeExplicitAutograd_normal_functional, debug=_SITE + '6493')
+    _lib['aten:CompositeExplicitAutograd'].impl('normal_functional', _k_CompositeExplicitAutograd_normal_functional, debug=_SITE + '6541')
 
 
 def _op188(_def, _lib):  # aten::one_hot
     _def['aten'].define('one_hot(Tensor self, int num_classes=-1) -> Tensor', tags=('dynamic_output_shape', 'pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('one_hot', _k_CompositeImplicitAutograd_one_hot, debug=_SITE + '6498')
+    _lib['aten:CompositeImplicitAutograd'].impl('one_hot', _k_CompositeImplicitAutograd_one_hot, debug=_SITE + '6546')
 
 
 def _op189(_def, _lib):  # aten::ones
     _def['aten'].define('ones(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('ones.out(SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:BackendSelect'].impl('ones', backend_select_ones, debug=_SITE + '6504')
-    _lib['aten:CompositeExplicitAutograd'].impl('ones', _k_CompositeExplicitAutograd_ones, debug=_SITE + '6505')
-    _lib['aten:CompositeExplicitAutograd'].impl('ones.out', _k_CompositeExplicitAutograd_ones_out, debug=_SITE + '6506')
+    _lib['aten:BackendSelect'].impl('ones', backend_select_ones, debug=_SITE + '6552')
+    _lib['aten:CompositeExplicitAutograd'].impl('ones', _k_CompositeExplicitAutograd_ones, debug=_SITE + '6553')
+    _lib['aten:CompositeExplicitAutograd'].impl('ones.out', _k_CompositeExplicitAutograd_ones_out, debug=_SITE + '6554')
 
 
 def _op190(_def, _lib):  # aten::ones_like
     _def['aten'].define('ones_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('ones_like.out(Tensor self, *, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('ones_like', _k_CompositeExplicitAutograd_ones_like, debug=_SITE + '6512')
-    _lib['aten:CompositeExplicitAutograd'].impl('ones_like.out', generated_ones_like_out, debug=_SITE + '6513')
+    _lib['aten:CompositeExplicitAutograd'].impl('ones_like', _k_CompositeExplicitAutograd_ones_like, debug=_SITE + '6560')
+    _lib['aten:CompositeExplicitAutograd'].impl('ones_like.out', generated_ones_like_out, debug=_SITE + '6561')
 
 
 def _op191(_def, _lib):  # aten::outer
     _def['aten'].define('outer(Tensor self, Tensor vec2) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('outer.out(Tensor self, Tensor vec2, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('outer', _k_CompositeImplicitAutograd_outer, debug=_SITE + '6519')
-    _lib['aten:CompositeImplicitAutograd'].impl('outer.out', _k_CompositeImplicitAutograd_outer_out, debug=_SITE + '6520')
+    _lib['aten:CompositeImplicitAutograd'].impl('outer', _k_CompositeImplicitAutograd_outer, debug=_SITE + '6567')
+    _lib['aten:CompositeImplicitAutograd'].impl('outer.out', _k_CompositeImplicitAutograd_outer_out, debug=_SITE + '6568')
 
 
 def _op192(_def, _lib):  # aten::permute
     _def['aten'].define('permute(Tensor(a) self, int[] dims) -> Tensor(a)', tags=('core', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('permute', _k_CompositeExplicitAutograd_permute, debug=_SITE + '6525')
+    _lib['aten:CompositeExplicitAutograd'].impl('permute', _k_CompositeExplicitAutograd_permute, debug=_SITE + '6573')
 
 
 def _op193(_def, _lib):  # aten::permute_copy
     _def['aten'].define('permute_copy(Tensor self, int[] dims) -> Tensor', tags=('pt2_compliant_tag', 'view_copy',))
     _def['aten'].define('permute_copy.out(Tensor self, int[] dims, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag', 'view_copy',))
-    _lib['aten:CompositeExplicitAutograd'].impl('permute_copy.out', generated_permute_copy_out, debug=_SITE + '6531')
-    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('permute_copy', generated_permute_copy, debug=_SITE + '6532')
+    _lib['aten:CompositeExplicitAutograd'].impl('permute_copy.out', generated_permute_copy_out, debug=_SITE + '6579')
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('permute_copy', generated_permute_copy, debug=_SITE + '6580')
 
 
 def _op194(_def, _lib):  # aten::pow
@@ -6539,27 +6587,27 @@ def _op194(_def, _lib):  # aten::pow
     _def['aten'].define('pow.Tensor_Scalar_out(Tensor self, Scalar exponent, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('pow.Tensor_Tensor_out(Tensor self, Tensor exponent, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('pow.Scalar', wrapper_CPU_pow_Scalar, debug=_SITE + '6542')
-    _lib['aten:CPU'].impl('pow.Scalar_out', wrapper_CPU_pow_Scalar_out, debug=_SITE + '6543')
-    _lib['aten:CPU'].impl('pow.Tensor_Scalar', wrapper_CPU_pow_Tensor_Scalar, debug=_SITE + '6544')
-    _lib['aten:CPU'].impl('pow.Tensor_Scalar_out', wrapper_CPU_pow_Tensor_Scalar_out, debug=_SITE + '6545')
-    _lib['aten:CPU'].impl('pow.Tensor_Tensor', wrapper_CPU_pow_Tensor_Tensor, debug=_SITE + '6546')
-    _lib['aten:CPU'].impl('pow.Tensor_Tensor_out', wrapper_CPU_pow_Tensor_Tensor_out, debug=_SITE + '6547')
-    _lib['aten:Meta'].impl('pow.Scalar', wrapper_Meta_pow_Scalar, debug=_SITE + '6548')
-    _lib['aten:Meta'].impl('pow.Scalar_out', wrapper_Meta_pow_Scalar_out, debug=_SITE + '6549')
-    _lib['aten:Meta'].impl('pow.Tensor_Scalar', wrapper_Meta_pow_Tensor_Scalar, debug=_SITE + '6550')
-    _lib['aten:Meta'].impl('pow.Tensor_Scalar_out', wrapper_Meta_pow_Tensor_Scalar_out, debug=_SITE + '6551')
-    _lib['aten:Meta'].impl('pow.Tensor_Tensor', wrapper_Meta_pow_Tensor_Tensor, debug=_SITE + '6552')
-    _lib['aten:Meta'].impl('pow.Tensor_Tensor_out', wrapper_Meta_pow_Tensor_Tensor_out, debug=_SITE + '6553')
+    _lib['aten:CPU'].impl('pow.Scalar', wrapper_CPU_pow_Scalar, debug=_SITE + '6590')
+    _lib['aten:CPU'].impl('pow.Scalar_out', wrapper_CPU_pow_Scalar_out, debug=_SITE + '6591')
+    _lib['aten:CPU'].impl('pow.Tensor_Scalar', wrapper_CPU_pow_Tensor_Scalar, debug=_SITE + '6592')
+    _lib['aten:CPU'].impl('pow.Tensor_Scalar_out', wrapper_CPU_pow_Tensor_Scalar_out, debug=_SITE + '6593')
+    _lib['aten:CPU'].impl('pow.Tensor_Tensor', wrapper_CPU_pow_Tensor_Tensor, debug=_SITE + '6594')
+    _lib['aten:CPU'].impl('pow.Tensor_Tensor_out', wrapper_CPU_pow_Tensor_Tensor_out, debug=_SITE + '6595')
+    _lib['aten:Meta'].impl('pow.Scalar', wrapper_Meta_pow_Scalar, debug=_SITE + '6596')
+    _lib['aten:Meta'].impl('pow.Scalar_out', wrapper_Meta_pow_Scalar_out, debug=_SITE + '6597')
+    _lib['aten:Meta'].impl('pow.Tensor_Scalar', wrapper_Meta_pow_Tensor_Scalar, debug=_SITE + '6598')
+    _lib['aten:Meta'].impl('pow.Tensor_Scalar_out', wrapper_Meta_pow_Tensor_Scalar_out, debug=_SITE + '6599')
+    _lib['aten:Meta'].impl('pow.Tensor_Tensor', wrapper_Meta_pow_Tensor_Tensor, debug=_SITE + '6600')
+    _lib['aten:Meta'].impl('pow.Tensor_Tensor_out', wrapper_Meta_pow_Tensor_Tensor_out, debug=_SITE + '6601')
 
 
 def _op195(_def, _lib):  # aten::pow_
     _def['aten'].define('pow_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('pow_.Scalar', wrapper_CPU_pow__Scalar, debug=_SITE + '6559')
-    _lib['aten:CPU'].impl('pow_.Tensor', wrapper_CPU_pow__Tensor, debug=_SITE + '6560')
-    _lib['aten:Meta'].impl('pow_.Scalar', wrapper_Meta_pow__Scalar, debug=_SITE + '6561')
-    _lib['aten:Meta'].impl('pow_.Tensor', wrapper_Meta_pow__Tensor, debug=_SITE + '6562')
+    _lib['aten:CPU'].impl('pow_.Scalar', wrapper_CPU_pow__Scalar, debug=_SITE + '6607')
+    _lib['aten:CPU'].impl('pow_.Tensor', wrapper_CPU_pow__Tensor, debug=_SITE + '6608')
+    _lib['aten:Meta'].impl('pow_.Scalar', wrapper_Meta_pow__Scalar, debug=_SITE + '6609')
+    _lib['aten:Meta'].impl('pow_.Tensor', wrapper_Meta_pow__Tensor, debug=_SITE + '6610')
 
 
 def _op196(_def, _lib):  # aten::prod
@@ -6567,31 +6615,31 @@ def _op196(_def, _lib):  # aten::prod
     _def['aten'].define('prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor', tags=('core', 'pt2_compliant_tag', 'reduction',))
     _def['aten'].define('prod.int_out(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag', 'reduction',))
     _def['aten'].define('prod.out(Tensor self, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('prod', _k_CPU_prod, debug=_SITE + '6570')
-    _lib['aten:CPU'].impl('prod.dim_int', wrapper_CPU_prod_dim_int, debug=_SITE + '6571')
-    _lib['aten:CPU'].impl('prod.int_out', wrapper_CPU_prod_int_out, debug=_SITE + '6572')
-    _lib['aten:CompositeExplicitAutograd'].impl('prod.out', generated_prod_out, debug=_SITE + '6573')
-    _lib['aten:Meta'].impl('prod', _k_Meta_prod, debug=_SITE + '6574')
-    _lib['aten:Meta'].impl('prod.dim_int', wrapper_Meta_prod_dim_int, debug=_SITE + '6575')
-    _lib['aten:Meta'].impl('prod.int_out', wrapper_Meta_prod_int_out, debug=_SITE + '6576')
+    _lib['aten:CPU'].impl('prod', _k_CPU_prod, debug=_SITE + '6618')
+    _lib['aten:CPU'].impl('prod.dim_int', wrapper_CPU_prod_dim_int, debug=_SITE + '6619')
+    _lib['aten:CPU'].impl('prod.int_out', wrapper_CPU_prod_int_out, debug=_SITE + '6620')
+    _lib['aten:CompositeExplicitAutograd'].impl('prod.out', generated_prod_out, debug=_SITE + '6621')
+    _lib['aten:Meta'].impl('prod', _k_Meta_prod, debug=_SITE + '6622')
+    _lib['aten:Meta'].impl('prod.dim_int', wrapper_Meta_prod_dim_int, debug=_SITE + '6623')
+    _lib['aten:Meta'].impl('prod.int_out', wrapper_Meta_prod_int_out, debug=_SITE + '6624')
 
 
 def _op197(_def, _lib):  # aten::rand
     _def['aten'].define('rand(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', tags=('core', 'nondeterministic_seeded', 'pt2_compliant_tag',))
     _def['aten'].define('rand.generator(SymInt[] size, *, Generator? generator, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', tags=('nondeterministic_seeded', 'pt2_compliant_tag',))
     _def['aten'].define('rand.out(SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)', tags=('nondeterministic_seeded', 'out', 'pt2_compliant_tag',))
-    _lib['aten:BackendSelect'].impl('rand', backend_select_rand, debug=_SITE + '6583')
-    _lib['aten:BackendSelect'].impl('rand.generator', backend_select_rand_generator, debug=_SITE + '6584')
-    _lib['aten:CompositeExplicitAutograd'].impl('rand', _k_CompositeExplicitAutograd_rand, debug=_SITE + '6585')
-    _lib['aten:CompositeExplicitAutograd'].impl('rand.generator', _k_CompositeExplicitAutograd_rand_generator, debug=_SITE + '6586')
-    _lib['aten:CompositeExplicitAutograd'].impl('rand.out', _k_CompositeExplicitAutograd_rand_out, debug=_SITE + '6587')
+    _lib['aten:BackendSelect'].impl('rand', backend_select_rand, debug=_SITE + '6631')
+    _lib['aten:BackendSelect'].impl('rand.generator', backend_select_rand_generator, debug=_SITE + '6632')
+    _lib['aten:CompositeExplicitAutograd'].impl('rand', _k_CompositeExplicitAutograd_rand, debug=_SITE + '6633')
+    _lib['aten:CompositeExplicitAutograd'].impl('rand.generator', _k_CompositeExplicitAutograd_rand_generator, debug=_SITE + '6634')
+    _lib['aten:CompositeExplicitAutograd'].impl('rand.out', _k_CompositeExplicitAutograd_rand_out, debug=_SITE + '6635')
 
 
 def _op198(_def, _lib):  # aten::rand_like
     _def['aten'].define('rand_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor', tags=('nondeterministic_seeded', 'pt2_compliant_tag',))
     _def['aten'].define('rand_like.out(Tensor self, *, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'nondeterministic_seeded', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('rand_like', _k_CompositeExplicitAutograd_rand_like, debug=_SITE + '6593')
-    _lib['aten:CompositeExplicitAutograd'].impl('rand_like.out', generated_rand_like_out, debug=_SITE + '6594')
+    _lib['aten:CompositeExplicitAutograd'].impl('rand_like', _k_CompositeExplicitAutograd_rand_like, debug=_SITE + '6641')
+    _lib['aten:CompositeExplicitAutograd'].impl('rand_like.out', generated_rand_like_out, debug=_SITE + '6642')
 
 
 def _op199(_def, _lib):  # aten::randint
@@ -6601,34 +6649,34 @@ def _op199(_def, _lib):  # aten::randint
     _def['aten'].define('randint.low_generator(SymInt low, SymInt high, SymInt[] size, *, Generator? generator, ScalarType? dtype=long, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', tags=('nondeterministic_seeded', 'pt2_compliant_tag',))
     _def['aten'].define('randint.low_out(SymInt low, SymInt high, SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)', tags=('nondeterministic_seeded', 'out', 'pt2_compliant_tag',))
     _def['aten'].define('randint.out(SymInt high, SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)', tags=('nondeterministic_seeded', 'out', 'pt2_compliant_tag',))
-    _lib['aten:BackendSelect'].impl('randint', backend_select_randint, debug=_SITE + '6604')
-    _lib['aten:BackendSelect'].impl('randint.generator', backend_select_randint_generator, debug=_SITE + '6605')
-    _lib['aten:BackendSelect'].impl('randint.low', backend_select_randint_low, debug=_SITE + '6606')
-    _lib['aten:BackendSelect'].impl('randint.low_generator', backend_select_randint_low_generator, debug=_SITE + '6607')
-    _lib['aten:CompositeExplicitAutograd'].impl('randint', _k_CompositeExplicitAutograd_randint, debug=_SITE + '6608')
-    _lib['aten:CompositeExplicitAutograd'].impl('randint.generator', _k_CompositeExplicitAutograd_randint_generator, debug=_SITE + '6609')
-    _lib['aten:CompositeExplicitAutograd'].impl('randint.low', _k_CompositeExplicitAutograd_randint_low, debug=_SITE + '6610')
-    _lib['aten:CompositeExplicitAutograd'].impl('randint.low_generator', _k_CompositeExplicitAutograd_randint_low_generator, debug=_SITE + '6611')
-    _lib['aten:CompositeExplicitAutograd'].impl('randint.low_out', _k_CompositeExplicitAutograd_randint_low_out, debug=_SITE + '6612')
-    _lib['aten:CompositeExplicitAutograd'].impl('randint.out', _k_CompositeExplicitAutograd_randint_out, debug=_SITE + '6613')
+    _lib['aten:BackendSelect'].impl('randint', backend_select_randint, debug=_SITE + '6652')
+    _lib['aten:BackendSelect'].impl('randint.generator', backend_select_randint_generator, debug=_SITE + '6653')
+    _lib['aten:BackendSelect'].impl('randint.low', backend_select_randint_low, debug=_SITE + '6654')
+    _lib['aten:BackendSelect'].impl('randint.low_generator', backend_select_randint_low_generator, debug=_SITE + '6655')
+    _lib['aten:CompositeExplicitAutograd'].impl('randint', _k_CompositeExplicitAutograd_randint, debug=_SITE + '6656')
+    _lib['aten:CompositeExplicitAutograd'].impl('randint.generator', _k_CompositeExplicitAutograd_randint_generator, debug=_SITE + '6657')
+    _lib['aten:CompositeExplicitAutograd'].impl('randint.low', _k_CompositeExplicitAutograd_randint_low, debug=_SITE + '6658')
+    _lib['aten:CompositeExplicitAutograd'].impl('randint.low_generator', _k_CompositeExplicitAutograd_randint_low_generator, debug=_SITE + '6659')
+    _lib['aten:CompositeExplicitAutograd'].impl('randint.low_out', _k_CompositeExplicitAutograd_randint_low_out, debug=_SITE + '6660')
+    _lib['aten:CompositeExplicitAutograd'].impl('randint.out', _k_CompositeExplicitAutograd_randint_out, debug=_SITE + '6661')
 
 
 def _op200(_def, _lib):  # aten::randn
     _def['aten'].define('randn(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', tags=('core', 'nondeterministic_seeded', 'pt2_compliant_tag',))
     _def['aten'].define('randn.generator(SymInt[] size, *, Generator? generator, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', tags=('nondeterministic_seeded', 'pt2_compliant_tag',))
     _def['aten'].define('randn.out(SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)', tags=('nondeterministic_seeded', 'out', 'pt2_compliant_tag',))
-    _lib['aten:BackendSelect'].impl('randn', backend_select_randn, debug=_SITE + '6620')
-    _lib['aten:BackendSelect'].impl('randn.generator', backend_select_randn_generator, debug=_SITE + '6621')
-    _lib['aten:CompositeExplicitAutograd'].impl('randn', _k_CompositeExplicitAutograd_randn, debug=_SITE + '6622')
-    _lib['aten:CompositeExplicitAutograd'].impl('randn.generator', _k_CompositeExplicitAutograd_randn_generator, debug=_SITE + '6623')
-    _lib['aten:CompositeExplicitAutograd'].impl('randn.out', _k_CompositeExplicitAutograd_randn_out, debug=_SITE + '6624')
+    _lib['aten:BackendSelect'].impl('randn', backend_select_randn, debug=_SITE + '6668')
+    _lib['aten:BackendSelect'].impl('randn.generator', backend_select_randn_generator, debug=_SITE + '6669')
+    _lib['aten:CompositeExplicitAutograd'].impl('randn', _k_CompositeExplicitAutograd_randn, debug=_SITE + '6670')
+    _lib['aten:CompositeExplicitAutograd'].impl('randn.generator', _k_CompositeExplicitAutograd_randn_generator, debug=_SITE + '6671')
+    _lib['aten:CompositeExplicitAutograd'].impl('randn.out', _k_CompositeExplicitAutograd_randn_out, debug=_SITE + '6672')
 
 
 def _op201(_def, _lib):  # aten::randn_like
     _def['aten'].define('randn_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor', tags=('nondeterministic_seeded', 'pt2_compliant_tag',))
     _def['aten'].define('randn_like.out(Tensor self, *, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'nondeterministic_seeded', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('randn_like', _k_CompositeExplicitAutograd_randn_like, debug=_SITE + '6630')
-    _lib['aten:CompositeExplicitAutograd'].impl('randn_like.out', generated_randn_like_out, debug=_SITE + '6631')
+    _lib['aten:CompositeExplicitAutograd'].impl('randn_like', _k_CompositeExplicitAutograd_randn_like, debug=_SITE + '6678')
+    _lib['aten:CompositeExplicitAutograd'].impl('randn_like.out', generated_randn_like_out, debug=_SITE + '6679')
 
 
 def _op202(_def, _lib):  # aten::random
@@ -6636,31 +6684,31 @@ def _op202(_def, _lib):  # aten::random
     _def['aten'].define('random.from_out(Tensor self, int from, int? to, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'nondeterministic_seeded', 'out', 'pt2_compliant_tag',))
     _def['aten'].define('random.to(Tensor self, int to, *, Generator? generator=None) -> Tensor', tags=('generated', 'nondeterministic_seeded', 'pt2_compliant_tag',))
     _def['aten'].define('random.to_out(Tensor self, int to, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'nondeterministic_seeded', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('random.from', generated_random_from, debug=_SITE + '6639')
-    _lib['aten:CompositeExplicitAutograd'].impl('random.from_out', generated_random_from_out, debug=_SITE + '6640')
-    _lib['aten:CompositeExplicitAutograd'].impl('random.to', generated_random_to, debug=_SITE + '6641')
-    _lib['aten:CompositeExplicitAutograd'].impl('random.to_out', generated_random_to_out, debug=_SITE + '6642')
+    _lib['aten:CompositeExplicitAutograd'].impl('random.from', generated_random_from, debug=_SITE + '6687')
+    _lib['aten:CompositeExplicitAutograd'].impl('random.from_out', generated_random_from_out, debug=_SITE + '6688')
+    _lib['aten:CompositeExplicitAutograd'].impl('random.to', generated_random_to, debug=_SITE + '6689')
+    _lib['aten:CompositeExplicitAutograd'].impl('random.to_out', generated_random_to_out, debug=_SITE + '6690')
 
 
 def _op203(_def, _lib):  # aten::random_
     _def['aten'].define('random_.from(Tensor(a!) self, int from, int? to, *, Generator? generator=None) -> Tensor(a!)', tags=('inplace', 'nondeterministic_seeded', 'pt2_compliant_tag',))
     _def['aten'].define('random_.to(Tensor(a!) self, int to, *, Generator? generator=None) -> Tensor(a!)', tags=('inplace', 'nondeterministic_seeded', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('random_.from', _k_CPU_random__from, debug=_SITE + '6648')
-    _lib['aten:CPU'].impl('random_.to', _k_CPU_random__to, debug=_SITE + '6649')
-    _lib['aten:Meta'].impl('random_.from', _k_Meta_random__from, debug=_SITE + '6650')
-    _lib['aten:Meta'].impl('random_.to', _k_Meta_random__to, debug=_SITE + '6651')
+    _lib['aten:CPU'].impl('random_.from', _k_CPU_random__from, debug=_SITE + '6696')
+    _lib['aten:CPU'].impl('random_.to', _k_CPU_random__to, debug=_SITE + '6697')
+    _lib['aten:Meta'].impl('random_.from', _k_Meta_random__from, debug=_SITE + '6698')
+    _lib['aten:Meta'].impl('random_.to', _k_Meta_random__to, debug=_SITE + '6699')
 
 
 def _op204(_def, _lib):  # aten::relu
     _def['aten'].define('relu(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('relu.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('relu', _k_CompositeExplicitAutograd_relu, debug=_SITE + '6657')
-    _lib['aten:CompositeExplicitAutograd'].impl('relu.out', generated_relu_out, debug=_SITE + '6658')
+    _lib['aten:CompositeExplicitAutograd'].impl('relu', _k_CompositeExplicitAutograd_relu, debug=_SITE + '6705')
+    _lib['aten:CompositeExplicitAutograd'].impl('relu.out', generated_relu_out, debug=_SITE + '6706')
 
 
 def _op205(_def, _lib):  # aten::relu_
     _def['aten'].define('relu_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('relu_', _k_CompositeExplicitAutograd_relu_, debug=_SITE + '6663')
+    _lib['aten:CompositeExplicitAutograd'].impl('relu_', _k_CompositeExplicitAutograd_relu_, debug=_SITE + '6711')
 
 
 def _op206(_def, _lib):  # aten::remainder
@@ -6670,64 +6718,64 @@ def _op206(_def, _lib):  # aten::remainder
     _def['aten'].define('remainder.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('remainder.Tensor(Tensor self, Tensor other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('remainder.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('remainder.Tensor', wrapper_CPU_remainder_Tensor, debug=_SITE + '6673')
-    _lib['aten:CPU'].impl('remainder.Tensor_out', wrapper_CPU_remainder_Tensor_out, debug=_SITE + '6674')
-    _lib['aten:CompositeExplicitAutograd'].impl('remainder.Scalar', _k_CompositeExplicitAutograd_remainder_Scalar, debug=_SITE + '6675')
-    _lib['aten:CompositeExplicitAutograd'].impl('remainder.Scalar_Tensor', _k_CompositeExplicitAutograd_remainder_Scalar_Tensor, debug=_SITE + '6676')
-    _lib['aten:CompositeExplicitAutograd'].impl('remainder.Scalar_Tensor_out', generated_remainder_Scalar_Tensor_out, debug=_SITE + '6677')
-    _lib['aten:CompositeExplicitAutograd'].impl('remainder.Scalar_out', _k_CompositeExplicitAutograd_remainder_Scalar_out, debug=_SITE + '6678')
-    _lib['aten:Meta'].impl('remainder.Tensor', wrapper_Meta_remainder_Tensor, debug=_SITE + '6679')
-    _lib['aten:Meta'].impl('remainder.Tensor_out', wrapper_Meta_remainder_Tensor_out, debug=_SITE + '6680')
+    _lib['aten:CPU'].impl('remainder.Tensor', wrapper_CPU_remainder_Tensor, debug=_SITE + '6721')
+    _lib['aten:CPU'].impl('remainder.Tensor_out', wrapper_CPU_remainder_Tensor_out, debug=_SITE + '6722')
+    _lib['aten:CompositeExplicitAutograd'].impl('remainder.Scalar', _k_CompositeExplicitAutograd_remainder_Scalar, debug=_SITE + '6723')
+    _lib['aten:CompositeExplicitAutograd'].impl('remainder.Scalar_Tensor', _k_CompositeExplicitAutograd_remainder_Scalar_Tensor, debug=_SITE + '6724')
+    _lib['aten:CompositeExplicitAutograd'].impl('remainder.Scalar_Tensor_out', generated_remainder_Scalar_Tensor_out, debug=_SITE + '6725')
+    _lib['aten:CompositeExplicitAutograd'].impl('remainder.Scalar_out', _k_CompositeExplicitAutograd_remainder_Scalar_out, debug=_SITE + '6726')
+    _lib['aten:Meta'].impl('remainder.Tensor', wrapper_Meta_remainder_Tensor, debug=_SITE + '6727')
+    _lib['aten:Meta'].impl('remainder.Tensor_out', wrapper_Meta_remainder_Tensor_out, debug=_SITE + '6728')
 
 
 def _op207(_def, _lib):  # aten::remainder_
     _def['aten'].define('remainder_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('remainder_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('remainder_.Tensor', wrapper_CPU_remainder__Tensor, debug=_SITE + '6686')
-    _lib['aten:CompositeExplicitAutograd'].impl('remainder_.Scalar', _k_CompositeExplicitAutograd_remainder__Scalar, debug=_SITE + '6687')
-    _lib['aten:Meta'].impl('remainder_.Tensor', wrapper_Meta_remainder__Tensor, debug=_SITE + '6688')
+    _lib['aten:CPU'].impl('remainder_.Tensor', wrapper_CPU_remainder__Tensor, debug=_SITE + '6734')
+    _lib['aten:CompositeExplicitAutograd'].impl('remainder_.Scalar', _k_CompositeExplicitAutograd_remainder__Scalar, debug=_SITE + '6735')
+    _lib['aten:Meta'].impl('remainder_.Tensor', wrapper_Meta_remainder__Tensor, debug=_SITE + '6736')
 
 
 def _op208(_def, _lib):  # aten::repeat
     _def['aten'].define('repeat(Tensor self, SymInt[] repeats) -> Tensor', tags=('core', 'pt2_compliant_tag',))
     _def['aten'].define('repeat.out(Tensor self, SymInt[] repeats, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('repeat', _k_CompositeExplicitAutograd_repeat, debug=_SITE + '6694')
-    _lib['aten:CompositeExplicitAutograd'].impl('repeat.out', generated_repeat_out, debug=_SITE + '6695')
+    _lib['aten:CompositeExplicitAutograd'].impl('repeat', _k_CompositeExplicitAutograd_repeat, debug=_SITE + '6742')
+    _lib['aten:CompositeExplicitAutograd'].impl('repeat.out', generated_repeat_out, debug=_SITE + '6743')
 
 
 def _op209(_def, _lib):  # aten::reshape
     _def['aten'].define('reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)', tags=('pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('reshape', _k_CompositeImplicitAutograd_reshape, debug=_SITE + '6700')
+    _lib['aten:CompositeImplicitAutograd'].impl('reshape', _k_CompositeImplicitAutograd_reshape, debug=_SITE + '6748')
 
 
 def _op210(_def, _lib):  # aten::resize
     _def['aten'].define('resize(Tensor self, SymInt[] size, *, MemoryFormat? memory_format=None) -> Tensor', tags=('generated', 'pt2_compliant_tag',))
     _def['aten'].define('resize.out(Tensor self, SymInt[] size, *, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('resize', generated_resize, debug=_SITE + '6706')
-    _lib['aten:CompositeExplicitAutograd'].impl('resize.out', generated_resize_out, debug=_SITE + '6707')
+    _lib['aten:CompositeExplicitAutograd'].impl('resize', generated_resize, debug=_SITE + '6754')
+    _lib['aten:CompositeExplicitAutograd'].impl('resize.out', generated_resize_out, debug=_SITE + '6755')
 
 
 def _op211(_def, _lib):  # aten::resize_
     _def['aten'].define('resize_(Tensor(a!) self, SymInt[] size, *, MemoryFormat? memory_format=None) -> Tensor(a!)', tags=('core', 'inplace', 'inplace_view', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('resize_', _k_CompositeExplicitAutograd_resize_, debug=_SITE + '6712')
+    _lib['aten:CompositeExplicitAutograd'].impl('resize_', _k_CompositeExplicitAutograd_resize_, debug=_SITE + '6760')
 
 
 def _op212(_def, _lib):  # aten::resolve_conj
     _def['aten'].define('resolve_conj(Tensor(a) self) -> Tensor(a)', tags=('pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('resolve_conj', _k_CompositeImplicitAutograd_resolve_conj, debug=_SITE + '6717')
+    _lib['aten:CompositeImplicitAutograd'].impl('resolve_conj', _k_CompositeImplicitAutograd_resolve_conj, debug=_SITE + '6765')
 
 
 def _op213(_def, _lib):  # aten::resolve_neg
     _def['aten'].define('resolve_neg(Tensor(a) self) -> Tensor(a)', tags=('pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('resolve_neg', _k_CompositeImplicitAutograd_resolve_neg, debug=_SITE + '6722')
+    _lib['aten:CompositeImplicitAutograd'].impl('resolve_neg', _k_CompositeImplicitAutograd_resolve_neg, debug=_SITE + '6770')
 
 
 def _op214(_def, _lib):  # aten::roll
     _def['aten'].define('roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('roll.out(Tensor self, SymInt[1] shifts, int[1] dims=[], *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('roll', _k_CPU_roll, debug=_SITE + '6728')
-    _lib['aten:CompositeExplicitAutograd'].impl('roll.out', generated_roll_out, debug=_SITE + '6729')
-    _lib['aten:Meta'].impl('roll', _k_Meta_roll, debug=_SITE + '6730')
+    _lib['aten:CPU'].impl('roll', _k_CPU_roll, debug=_SITE + '6776')
+    _lib['aten:CompositeExplicitAutograd'].impl('roll.out', generated_roll_out, debug=_SITE + '6777')
+    _lib['aten:Meta'].impl('roll', _k_Meta_roll, debug=_SITE + '6778')
 
 
 def _op215(_def, _lib):  # aten::round
@@ -6735,38 +6783,38 @@ def _op215(_def, _lib):  # aten::round
     _def['aten'].define('round.decimals(Tensor self, *, int decimals) -> Tensor', tags=('pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('round.decimals_out(Tensor self, *, int decimals, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('round.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('round', wrapper_CPU_round, debug=_SITE + '6738')
-    _lib['aten:CPU'].impl('round.decimals', wrapper_CPU_round_decimals, debug=_SITE + '6739')
-    _lib['aten:CPU'].impl('round.decimals_out', wrapper_CPU_round_decimals_out, debug=_SITE + '6740')
-    _lib['aten:CPU'].impl('round.out', wrapper_CPU_round_out, debug=_SITE + '6741')
-    _lib['aten:Meta'].impl('round', wrapper_Meta_round, debug=_SITE + '6742')
-    _lib['aten:Meta'].impl('round.decimals', wrapper_Meta_round_decimals, debug=_SITE + '6743')
-    _lib['aten:Meta'].impl('round.decimals_out', wrapper_Meta_round_decimals_out, debug=_SITE + '6744')
-    _lib['aten:Meta'].impl('round.out', wrapper_Meta_round_out, debug=_SITE + '6745')
+    _lib['aten:CPU'].impl('round', wrapper_CPU_round, debug=_SITE + '6786')
+    _lib['aten:CPU'].impl('round.decimals', wrapper_CPU_round_decimals, debug=_SITE + '6787')
+    _lib['aten:CPU'].impl('round.decimals_out', wrapper_CPU_round_decimals_out, debug=_SITE + '6788')
+    _lib['aten:CPU'].impl('round.out', wrapper_CPU_round_out, debug=_SITE + '6789')
+    _lib['aten:Meta'].impl('round', wrapper_Meta_round, debug=_SITE + '6790')
+    _lib['aten:Meta'].impl('round.decimals', wrapper_Meta_round_decimals, debug=_SITE + '6791')
+    _lib['aten:Meta'].impl('round.decimals_out', wrapper_Meta_round_decimals_out, debug=_SITE + '6792')
+    _lib['aten:Meta'].impl('round.out', wrapper_Meta_round_out, debug=_SITE + '6793')
 
 
 def _op216(_def, _lib):  # aten::round_
     _def['aten'].define('round_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('round_.decimals(Tensor(a!) self, *, int decimals) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('round_', wrapper_CPU_round_, debug=_SITE + '6751')
-    _lib['aten:CPU'].impl('round_.decimals', wrapper_CPU_round__decimals, debug=_SITE + '6752')
-    _lib['aten:Meta'].impl('round_', wrapper_Meta_round_, debug=_SITE + '6753')
-    _lib['aten:Meta'].impl('round_.decimals', wrapper_Meta_round__decimals, debug=_SITE + '6754')
+    _lib['aten:CPU'].impl('round_', wrapper_CPU_round_, debug=_SITE + '6799')
+    _lib['aten:CPU'].impl('round_.decimals', wrapper_CPU_round__decimals, debug=_SITE + '6800')
+    _lib['aten:Meta'].impl('round_', wrapper_Meta_round_, debug=_SITE + '6801')
+    _lib['aten:Meta'].impl('round_.decimals', wrapper_Meta_round__decimals, debug=_SITE + '6802')
 
 
 def _op217(_def, _lib):  # aten::rsqrt
     _def['aten'].define('rsqrt(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('rsqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('rsqrt', wrapper_CPU_rsqrt, debug=_SITE + '6760')
-    _lib['aten:CPU'].impl('rsqrt.out', wrapper_CPU_rsqrt_out, debug=_SITE + '6761')
-    _lib['aten:Meta'].impl('rsqrt', wrapper_Meta_rsqrt, debug=_SITE + '6762')
-    _lib['aten:Meta'].impl('rsqrt.out', wrapper_Meta_rsqrt_out, debug=_SITE + '6763')
+    _lib['aten:CPU'].impl('rsqrt', wrapper_CPU_rsqrt, debug=_SITE + '6808')
+    _lib['aten:CPU'].impl('rsqrt.out', wrapper_CPU_rsqrt_out, debug=_SITE + '6809')
+    _lib['aten:Meta'].impl('rsqrt', wrapper_Meta_rsqrt, debug=_SITE + '6810')
+    _lib['aten:Meta'].impl('rsqrt.out', wrapper_Meta_rsqrt_out, debug=_SITE + '6811')
 
 
 def _op218(_def, _lib):  # aten::rsqrt_
     _def['aten'].define('rsqrt_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('rsqrt_', wrapper_CPU_rsqrt_, debug=_SITE + '6768')
-    _lib['aten:Meta'].impl('rsqrt_', wrapper_Meta_rsqrt_, debug=_SITE + '6769')
+    _lib['aten:CPU'].impl('rsqrt_', wrapper_CPU_rsqrt_, debug=_SITE + '6816')
+    _lib['aten:Meta'].impl('rsqrt_', wrapper_Meta_rsqrt_, debug=_SITE + '6817')
 
 
 def _op219(_def, _lib):  # aten::rsub
@@ -6774,10 +6822,10 @@ def _op219(_def, _lib):  # aten::rsub
     _def['aten'].define('rsub.Scalar_out(Tensor self, Scalar other, Scalar alpha=1, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
     _def['aten'].define('rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('rsub.Tensor_out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('rsub.Scalar', _k_CompositeExplicitAutograd_rsub_Scalar, debug=_SITE + '6777')
-    _lib['aten:CompositeExplicitAutograd'].impl('rsub.Scalar_out', generated_rsub_Scalar_out, debug=_SITE + '6778')
-    _lib['aten:CompositeExplicitAutograd'].impl('rsub.Tensor', _k_CompositeExplicitAutograd_rsub_Tensor, debug=_SITE + '6779')
-    _lib['aten:CompositeExplicitAutograd'].impl('rsub.Tensor_out', generated_rsub_Tensor_out, debug=_SITE + '6780')
+    _lib['aten:CompositeExplicitAutograd'].impl('rsub.Scalar', _k_CompositeExplicitAutograd_rsub_Scalar, debug=_SITE + '6825')
+    _lib['aten:CompositeExplicitAutograd'].impl('rsub.Scalar_out', generated_rsub_Scalar_out, debug=_SITE + '6826')
+    _lib['aten:CompositeExplicitAutograd'].impl('rsub.Tensor', _k_CompositeExplicitAutograd_rsub_Tensor, debug=_SITE + '6827')
+    _lib['aten:CompositeExplicitAutograd'].impl('rsub.Tensor_out', generated_rsub_Tensor_out, debug=_SITE + '6828')
 
 
 def _op220(_def, _lib):  # aten::scatter
@@ -6789,22 +6837,22 @@ def _op220(_def, _lib):  # aten::scatter
     _def['aten'].define('scatter.value_out(Tensor self, int dim, Tensor index, Scalar value, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
     _def['aten'].define('scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('scatter.value_reduce_out(Tensor self, int dim, Tensor index, Scalar value, *, str reduce, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('scatter.reduce', wrapper_CPU_scatter_reduce, debug=_SITE + '6792')
-    _lib['aten:CPU'].impl('scatter.reduce_out', wrapper_CPU_scatter_reduce_out, debug=_SITE + '6793')
-    _lib['aten:CPU'].impl('scatter.src', wrapper_CPU_scatter_src, debug=_SITE + '6794')
-    _lib['aten:CPU'].impl('scatter.src_out', wrapper_CPU_scatter_src_out, debug=_SITE + '6795')
-    _lib['aten:CPU'].impl('scatter.value', wrapper_CPU_scatter_value, debug=_SITE + '6796')
-    _lib['aten:CPU'].impl('scatter.value_out', wrapper_CPU_scatter_value_out, debug=_SITE + '6797')
-    _lib['aten:CPU'].impl('scatter.value_reduce', wrapper_CPU_scatter_value_reduce, debug=_SITE + '6798')
-    _lib['aten:CPU'].impl('scatter.value_reduce_out', wrapper_CPU_scatter_value_reduce_out, debug=_SITE + '6799')
-    _lib['aten:Meta'].impl('scatter.reduce', wrapper_Meta_scatter_reduce, debug=_SITE + '6800')
-    _lib['aten:Meta'].impl('scatter.reduce_out', wrapper_Meta_scatter_reduce_out, debug=_SITE + '6801')
-    _lib['aten:Meta'].impl('scatter.src', wrapper_Meta_scatter_src, debug=_SITE + '6802')
-    _lib['aten:Meta'].impl('scatter.src_out', wrapper_Meta_scatter_src_out, debug=_SITE + '6803')
-    _lib['aten:Meta'].impl('scatter.value', wrapper_Meta_scatter_value, debug=_SITE + '6804')
-    _lib['aten:Meta'].impl('scatter.value_out', wrapper_Meta_scatter_value_out, debug=_SITE + '6805')
-    _lib['aten:Meta'].impl('scatter.value_reduce', wrapper_Meta_scatter_value_reduce, debug=_SITE + '6806')
-    _lib['aten:Meta'].impl('scatter.value_reduce_out', wrapper_Meta_scatter_value_reduce_out, debug=_SITE + '6807')
+    _lib['aten:CPU'].impl('scatter.reduce', wrapper_CPU_scatter_reduce, debug=_SITE + '6840')
+    _lib['aten:CPU'].impl('scatter.reduce_out', wrapper_CPU_scatter_reduce_out, debug=_SITE + '6841')
+    _lib['aten:CPU'].impl('scatter.src', wrapper_CPU_scatter_src, debug=_SITE + '6842')
+    _lib['aten:CPU'].impl('scatter.src_out', wrapper_CPU_scatter_src_out, debug=_SITE + '6843')
+    _lib['aten:CPU'].impl('scatter.value', wrapper_CPU_scatter_value, debug=_SITE + '6844')
+    _lib['aten:CPU'].impl('scatter.value_out', wrapper_CPU_scatter_value_out, debug=_SITE + '6845')
+    _lib['aten:CPU'].impl('scatter.value_reduce', wrapper_CPU_scatter_value_reduce, debug=_SITE + '6846')
+    _lib['aten:CPU'].impl('scatter.value_reduce_out', wrapper_CPU_scatter_value_reduce_out, debug=_SITE + '6847')
+    _lib['aten:Meta'].impl('scatter.reduce', wrapper_Meta_scatter_reduce, debug=_SITE + '6848')
+    _lib['aten:Meta'].impl('scatter.reduce_out', wrapper_Meta_scatter_reduce_out, debug=_SITE + '6849')
+    _lib['aten:Meta'].impl('scatter.src', wrapper_Meta_scatter_src, debug=_SITE + '6850')
+    _lib['aten:Meta'].impl('scatter.src_out', wrapper_Meta_scatter_src_out, debug=_SITE + '6851')
+    _lib['aten:Meta'].impl('scatter.value', wrapper_Meta_scatter_value, debug=_SITE + '6852')
+    _lib['aten:Meta'].impl('scatter.value_out', wrapper_Meta_scatter_value_out, debug=_SITE + '6853')
+    _lib['aten:Meta'].impl('scatter.value_reduce', wrapper_Meta_scatter_value_reduce, debug=_SITE + '6854')
+    _lib['aten:Meta'].impl('scatter.value_reduce_out', wrapper_Meta_scatter_value_reduce_out, debug=_SITE + '6855')
 
 
 def _op221(_def, _lib):  # aten::scatter_
@@ -6812,134 +6860,134 @@ def _op221(_def, _lib):  # aten::scatter_
     _def['aten'].define('scatter_.src(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
     _def['aten'].define('scatter_.value(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
     _def['aten'].define('scatter_.value_reduce(Tensor(a!) self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('scatter_.reduce', wrapper_CPU_scatter__reduce, debug=_SITE + '6815')
-    _lib['aten:CPU'].impl('scatter_.src', wrapper_CPU_scatter__src, debug=_SITE + '6816')
-    _lib['aten:CPU'].impl('scatter_.value', wrapper_CPU_scatter__value, debug=_SITE + '6817')
-    _lib['aten:CPU'].impl('scatter_.value_reduce', wrapper_CPU_scatter__value_reduce, debug=_SITE + '6818')
-    _lib['aten:Meta'].impl('scatter_.reduce', wrapper_Meta_scatter__reduce, debug=_SITE + '6819')
-    _lib['aten:Meta'].impl('scatter_.src', wrapper_Meta_scatter__src, debug=_SITE + '6820')
-    _lib['aten:Meta'].impl('scatter_.value', wrapper_Meta_scatter__value, debug=_SITE + '6821')
-    _lib['aten:Meta'].impl('scatter_.value_reduce', wrapper_Meta_scatter__value_reduce, debug=_SITE + '6822')
+    _lib['aten:CPU'].impl('scatter_.reduce', wrapper_CPU_scatter__reduce, debug=_SITE + '6863')
+    _lib['aten:CPU'].impl('scatter_.src', wrapper_CPU_scatter__src, debug=_SITE + '6864')
+    _lib['aten:CPU'].impl('scatter_.value', wrapper_CPU_scatter__value, debug=_SITE + '6865')
+    _lib['aten:CPU'].impl('scatter_.value_reduce', wrapper_CPU_scatter__value_reduce, debug=_SITE + '6866')
+    _lib['aten:Meta'].impl('scatter_.reduce', wrapper_Meta_scatter__reduce, debug=_SITE + '6867')
+    _lib['aten:Meta'].impl('scatter_.src', wrapper_Meta_scatter__src, debug=_SITE + '6868')
+    _lib['aten:Meta'].impl('scatter_.value', wrapper_Meta_scatter__value, debug=_SITE + '6869')
+    _lib['aten:Meta'].impl('scatter_.value_reduce', wrapper_Meta_scatter__value_reduce, debug=_SITE + '6870')
 
 
 def _op222(_def, _lib):  # aten::scatter_add
     _def['aten'].define('scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor', tags=('core', 'pt2_compliant_tag',))
     _def['aten'].define('scatter_add.out(Tensor self, int dim, Tensor index, Tensor src, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('scatter_add', wrapper_CPU_scatter_add, debug=_SITE + '6828')
-    _lib['aten:CPU'].impl('scatter_add.out', wrapper_CPU_scatter_add_out, debug=_SITE + '6829')
-    _lib['aten:Meta'].impl('scatter_add', wrapper_Meta_scatter_add, debug=_SITE + '6830')
-    _lib['aten:Meta'].impl('scatter_add.out', wrapper_Meta_scatter_add_out, debug=_SITE + '6831')
+    _lib['aten:CPU'].impl('scatter_add', wrapper_CPU_scatter_add, debug=_SITE + '6876')
+    _lib['aten:CPU'].impl('scatter_add.out', wrapper_CPU_scatter_add_out, debug=_SITE + '6877')
+    _lib['aten:Meta'].impl('scatter_add', wrapper_Meta_scatter_add, debug=_SITE + '6878')
+    _lib['aten:Meta'].impl('scatter_add.out', wrapper_Meta_scatter_add_out, debug=_SITE + '6879')
 
 
 def _op223(_def, _lib):  # aten::scatter_add_
     _def['aten'].define('scatter_add_(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('scatter_add_', wrapper_CPU_scatter_add_, debug=_SITE + '6836')
-    _lib['aten:Meta'].impl('scatter_add_', wrapper_Meta_scatter_add_, debug=_SITE + '6837')
+    _lib['aten:CPU'].impl('scatter_add_', wrapper_CPU_scatter_add_, debug=_SITE + '6884')
+    _lib['aten:Meta'].impl('scatter_add_', wrapper_Meta_scatter_add_, debug=_SITE + '6885')
 
 
 def _op224(_def, _lib):  # aten::select
     _def['aten'].define('select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)', tags=('core', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('select.int', _k_CompositeExplicitAutograd_select_int, debug=_SITE + '6842')
+    _lib['aten:CompositeExplicitAutograd'].impl('select.int', _k_CompositeExplicitAutograd_select_int, debug=_SITE + '6890')
 
 
 def _op225(_def, _lib):  # aten::select_copy
     _def['aten'].define('select_copy.int(Tensor self, int dim, SymInt index) -> Tensor', tags=('pt2_compliant_tag', 'view_copy',))
     _def['aten'].define('select_copy.int_out(Tensor self, int dim, SymInt index, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag', 'view_copy',))
-    _lib['aten:CompositeExplicitAutograd'].impl('select_copy.int_out', generated_select_copy_int_out, debug=_SITE + '6848')
-    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('select_copy.int', generated_select_copy_int, debug=_SITE + '6849')
+    _lib['aten:CompositeExplicitAutograd'].impl('select_copy.int_out', generated_select_copy_int_out, debug=_SITE + '6896')
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('select_copy.int', generated_select_copy_int, debug=_SITE + '6897')
 
 
 def _op226(_def, _lib):  # aten::select_scatter
     _def['aten'].define('select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor', tags=('core', 'pt2_compliant_tag',))
     _def['aten'].define('select_scatter.out(Tensor self, Tensor src, int dim, SymInt index, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('select_scatter.out', generated_select_scatter_out, debug=_SITE + '6855')
-    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('select_scatter', _k_CompositeExplicitAutogradNonFunctional_select_scatter, debug=_SITE + '6856')
+    _lib['aten:CompositeExplicitAutograd'].impl('select_scatter.out', generated_select_scatter_out, debug=_SITE + '6903')
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('select_scatter', _k_CompositeExplicitAutogradNonFunctional_select_scatter, debug=_SITE + '6904')
 
 
 def _op227(_def, _lib):  # aten::sigmoid
     _def['aten'].define('sigmoid(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('sigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('sigmoid', wrapper_CPU_sigmoid, debug=_SITE + '6862')
-    _lib['aten:CPU'].impl('sigmoid.out', wrapper_CPU_sigmoid_out, debug=_SITE + '6863')
-    _lib['aten:Meta'].impl('sigmoid', wrapper_Meta_sigmoid, debug=_SITE + '6864')
-    _lib['aten:Meta'].impl('sigmoid.out', wrapper_Meta_sigmoid_out, debug=_SITE + '6865')
+    _lib['aten:CPU'].impl('sigmoid', wrapper_CPU_sigmoid, debug=_SITE + '6910')
+    _lib['aten:CPU'].impl('sigmoid.out', wrapper_CPU_sigmoid_out, debug=_SITE + '6911')
+    _lib['aten:Meta'].impl('sigmoid', wrapper_Meta_sigmoid, debug=_SITE + '6912')
+    _lib['aten:Meta'].impl('sigmoid.out', wrapper_Meta_sigmoid_out, debug=_SITE + '6913')
 
 
 def _op228(_def, _lib):  # aten::sigmoid_
     _def['aten'].define('sigmoid_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('sigmoid_', wrapper_CPU_sigmoid_, debug=_SITE + '6870')
-    _lib['aten:Meta'].impl('sigmoid_', wrapper_Meta_sigmoid_, debug=_SITE + '6871')
+    _lib['aten:CPU'].impl('sigmoid_', wrapper_CPU_sigmoid_, debug=_SITE + '6918')
+    _lib['aten:Meta'].impl('sigmoid_', wrapper_Meta_sigmoid_, debug=_SITE + '6919')
 
 
 def _op229(_def, _lib):  # aten::sign
     _def['aten'].define('sign(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('sign.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('sign', wrapper_CPU_sign, debug=_SITE + '6877')
-    _lib['aten:CPU'].impl('sign.out', wrapper_CPU_sign_out, debug=_SITE + '6878')
-    _lib['aten:Meta'].impl('sign', wrapper_Meta_sign, debug=_SITE + '6879')
-    _lib['aten:Meta'].impl('sign.out', wrapper_Meta_sign_out, debug=_SITE + '6880')
+    _lib['aten:CPU'].impl('sign', wrapper_CPU_sign, debug=_SITE + '6925')
+    _lib['aten:CPU'].impl('sign.out', wrapper_CPU_sign_out, debug=_SITE + '6926')
+    _lib['aten:Meta'].impl('sign', wrapper_Meta_sign, debug=_SITE + '6927')
+    _lib['aten:Meta'].impl('sign.out', wrapper_Meta_sign_out, debug=_SITE + '6928')
 
 
 def _op230(_def, _lib):  # aten::sign_
     _def['aten'].define('sign_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('sign_', wrapper_CPU_sign_, debug=_SITE + '6885')
-    _lib['aten:Meta'].impl('sign_', wrapper_Meta_sign_, debug=_SITE + '6886')
+    _lib['aten:CPU'].impl('sign_', wrapper_CPU_sign_, debug=_SITE + '6933')
+    _lib['aten:Meta'].impl('sign_', wrapper_Meta_sign_, debug=_SITE + '6934')
 
 
 def _op231(_def, _lib):  # aten::silu
     _def['aten'].define('silu(Tensor self) -> Tensor', tags=('pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('silu.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('silu', wrapper_CPU_silu, debug=_SITE + '6892')
-    _lib['aten:CPU'].impl('silu.out', wrapper_CPU_silu_out, debug=_SITE + '6893')
-    _lib['aten:Meta'].impl('silu', wrapper_Meta_silu, debug=_SITE + '6894')
-    _lib['aten:Meta'].impl('silu.out', wrapper_Meta_silu_out, debug=_SITE + '6895')
+    _lib['aten:CPU'].impl('silu', wrapper_CPU_silu, debug=_SITE + '6940')
+    _lib['aten:CPU'].impl('silu.out', wrapper_CPU_silu_out, debug=_SITE + '6941')
+    _lib['aten:Meta'].impl('silu', wrapper_Meta_silu, debug=_SITE + '6942')
+    _lib['aten:Meta'].impl('silu.out', wrapper_Meta_silu_out, debug=_SITE + '6943')
 
 
 def _op232(_def, _lib):  # aten::silu_
     _def['aten'].define('silu_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('silu_', wrapper_CPU_silu_, debug=_SITE + '6900')
-    _lib['aten:Meta'].impl('silu_', wrapper_Meta_silu_, debug=_SITE + '6901')
+    _lib['aten:CPU'].impl('silu_', wrapper_CPU_silu_, debug=_SITE + '6948')
+    _lib['aten:Meta'].impl('silu_', wrapper_Meta_silu_, debug=_SITE + '6949')
 
 
 def _op233(_def, _lib):  # aten::sin
     _def['aten'].define('sin(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('sin.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('sin', wrapper_CPU_sin, debug=_SITE + '6907')
-    _lib['aten:CPU'].impl('sin.out', wrapper_CPU_sin_out, debug=_SITE + '6908')
-    _lib['aten:Meta'].impl('sin', wrapper_Meta_sin, debug=_SITE + '6909')
-    _lib['aten:Meta'].impl('sin.out', wrapper_Meta_sin_out, debug=_SITE + '6910')
+    _lib['aten:CPU'].impl('sin', wrapper_CPU_sin, debug=_SITE + '6955')
+    _lib['aten:CPU'].impl('sin.out', wrapper_CPU_sin_out, debug=_SITE + '6956')
+    _lib['aten:Meta'].impl('sin', wrapper_Meta_sin, debug=_SITE + '6957')
+    _lib['aten:Meta'].impl('sin.out', wrapper_Meta_sin_out, debug=_SITE + '6958')
 
 
 def _op234(_def, _lib):  # aten::sin_
     _def['aten'].define('sin_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('sin_', wrapper_CPU_sin_, debug=_SITE + '6915')
-    _lib['aten:Meta'].impl('sin_', wrapper_Meta_sin_, debug=_SITE + '6916')
+    _lib['aten:CPU'].impl('sin_', wrapper_CPU_sin_, debug=_SITE + '6963')
+    _lib['aten:Meta'].impl('sin_', wrapper_Meta_sin_, debug=_SITE + '6964')
 
 
 def _op235(_def, _lib):  # aten::slice
     _def['aten'].define('slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)', tags=('core', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('slice.Tensor', _k_CompositeExplicitAutograd_slice_Tensor, debug=_SITE + '6921')
+    _lib['aten:CompositeExplicitAutograd'].impl('slice.Tensor', _k_CompositeExplicitAutograd_slice_Tensor, debug=_SITE + '6969')
 
 
 def _op236(_def, _lib):  # aten::slice_copy
     _def['aten'].define('slice_copy.Tensor(Tensor self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor', tags=('pt2_compliant_tag', 'view_copy',))
     _def['aten'].define('slice_copy.Tensor_out(Tensor self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag', 'view_copy',))
-    _lib['aten:CompositeExplicitAutograd'].impl('slice_copy.Tensor_out', generated_slice_copy_Tensor_out, debug=_SITE + '6927')
-    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('slice_copy.Tensor', generated_slice_copy_Tensor, debug=_SITE + '6928')
+    _lib['aten:CompositeExplicitAutograd'].impl('slice_copy.Tensor_out', generated_slice_copy_Tensor_out, debug=_SITE + '6975')
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('slice_copy.Tensor', generated_slice_copy_Tensor, debug=_SITE + '6976')
 
 
 def _op237(_def, _lib):  # aten::slice_scatter
     _def['aten'].define('slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor', tags=('core', 'pt2_compliant_tag', 'view_copy',))
     _def['aten'].define('slice_scatter.out(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag', 'view_copy',))
-    _lib['aten:CompositeExplicitAutograd'].impl('slice_scatter.out', generated_slice_scatter_out, debug=_SITE + '6934')
-    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('slice_scatter', _k_CompositeExplicitAutogradNonFunctional_slice_scatter, debug=_SITE + '6935')
+    _lib['aten:CompositeExplicitAutograd'].impl('slice_scatter.out', generated_slice_scatter_out, debug=_SITE + '6982')
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('slice_scatter', _k_CompositeExplicitAutogradNonFunctional_slice_scatter, debug=_SITE + '6983')
 
 
 def _op238(_def, _lib):  # aten::softmax
     _def['aten'].define('softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('softmax.int_out(Tensor self, int dim, ScalarType? dtype=None, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('softmax.int_out', _k_CompositeExplicitAutograd_softmax_int_out, debug=_SITE + '6941')
-    _lib['aten:CompositeImplicitAutograd'].impl('softmax.int', _k_CompositeImplicitAutograd_softmax_int, debug=_SITE + '6942')
+    _lib['aten:CompositeExplicitAutograd'].impl('softmax.int_out', _k_CompositeExplicitAutograd_softmax_int_out, debug=_SITE + '6989')
+    _lib['aten:CompositeImplicitAutograd'].impl('softmax.int', _k_CompositeImplicitAutograd_softmax_int, debug=_SITE + '6990')
 
 
 def _op239(_def, _lib):  # aten::sort
@@ -6947,71 +6995,71 @@ def _op239(_def, _lib):  # aten::sort
     _def['aten'].define('sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)', tags=('pt2_compliant_tag',))
     _def['aten'].define('sort.values(Tensor self, int dim=-1, bool descending=False, *, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)', tags=('out', 'pt2_compliant_tag',))
     _def['aten'].define('sort.values_stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('sort.stable', wrapper_CPU_sort_stable, debug=_SITE + '6950')
-    _lib['aten:CPU'].impl('sort.values_stable', wrapper_CPU_sort_values_stable, debug=_SITE + '6951')
-    _lib['aten:CompositeExplicitAutograd'].impl('sort', _k_CompositeExplicitAutograd_sort, debug=_SITE + '6952')
-    _lib['aten:CompositeExplicitAutograd'].impl('sort.values', _k_CompositeExplicitAutograd_sort_values, debug=_SITE + '6953')
-    _lib['aten:Meta'].impl('sort.stable', wrapper_Meta_sort_stable, debug=_SITE + '6954')
-    _lib['aten:Meta'].impl('sort.values_stable', wrapper_Meta_sort_values_stable, debug=_SITE + '6955')
+    _lib['aten:CPU'].impl('sort.stable', wrapper_CPU_sort_stable, debug=_SITE + '6998')
+    _lib['aten:CPU'].impl('sort.values_stable', wrapper_CPU_sort_values_stable, debug=_SITE + '6999')
+    _lib['aten:CompositeExplicitAutograd'].impl('sort', _k_CompositeExplicitAutograd_sort, debug=_SITE + '7000')
+    _lib['aten:CompositeExplicitAutograd'].impl('sort.values', _k_CompositeExplicitAutograd_sort_values, debug=_SITE + '7001')
+    _lib['aten:Meta'].impl('sort.stable', wrapper_Meta_sort_stable, debug=_SITE + '7002')
+    _lib['aten:Meta'].impl('sort.values_stable', wrapper_Meta_sort_values_stable, debug=_SITE + '7003')
 
 
 def _op240(_def, _lib):  # aten::split
     _def['aten'].define('split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]', tags=('pt2_compliant_tag',))
     _def['aten'].define('split.sizes(Tensor(a -> *) self, SymInt[] split_size, int dim=0) -> Tensor(a)[]', tags=('pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('split.Tensor', _k_CompositeExplicitAutograd_split_Tensor, debug=_SITE + '6961')
-    _lib['aten:CompositeImplicitAutograd'].impl('split.sizes', _k_CompositeImplicitAutograd_split_sizes, debug=_SITE + '6962')
+    _lib['aten:CompositeExplicitAutograd'].impl('split.Tensor', _k_CompositeExplicitAutograd_split_Tensor, debug=_SITE + '7009')
+    _lib['aten:CompositeImplicitAutograd'].impl('split.sizes', _k_CompositeImplicitAutograd_split_sizes, debug=_SITE + '7010')
 
 
 def _op241(_def, _lib):  # aten::split_copy
     _def['aten'].define('split_copy.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]', tags=('pt2_compliant_tag', 'view_copy',))
     _def['aten'].define('split_copy.Tensor_out(Tensor self, SymInt split_size, int dim=0, *, Tensor(a!)[] out) -> ()', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('split_copy.Tensor_out', _k_CompositeExplicitAutograd_split_copy_Tensor_out, debug=_SITE + '6968')
-    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('split_copy.Tensor', generated_split_copy_Tensor, debug=_SITE + '6969')
+    _lib['aten:CompositeExplicitAutograd'].impl('split_copy.Tensor_out', _k_CompositeExplicitAutograd_split_copy_Tensor_out, debug=_SITE + '7016')
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('split_copy.Tensor', generated_split_copy_Tensor, debug=_SITE + '7017')
 
 
 def _op242(_def, _lib):  # aten::split_with_sizes
     _def['aten'].define('split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]', tags=('core', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('split_with_sizes', _k_CompositeExplicitAutograd_split_with_sizes, debug=_SITE + '6974')
+    _lib['aten:CompositeExplicitAutograd'].impl('split_with_sizes', _k_CompositeExplicitAutograd_split_with_sizes, debug=_SITE + '7022')
 
 
 def _op243(_def, _lib):  # aten::split_with_sizes_copy
     _def['aten'].define('split_with_sizes_copy(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]', tags=('pt2_compliant_tag', 'view_copy',))
     _def['aten'].define('split_with_sizes_copy.out(Tensor self, SymInt[] split_sizes, int dim=0, *, Tensor(a!)[] out) -> ()', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('split_with_sizes_copy.out', _k_CompositeExplicitAutograd_split_with_sizes_copy_out, debug=_SITE + '6980')
-    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('split_with_sizes_copy', generated_split_with_sizes_copy, debug=_SITE + '6981')
+    _lib['aten:CompositeExplicitAutograd'].impl('split_with_sizes_copy.out', _k_CompositeExplicitAutograd_split_with_sizes_copy_out, debug=_SITE + '7028')
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('split_with_sizes_copy', generated_split_with_sizes_copy, debug=_SITE + '7029')
 
 
 def _op244(_def, _lib):  # aten::sqrt
     _def['aten'].define('sqrt(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('sqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('sqrt', wrapper_CPU_sqrt, debug=_SITE + '6987')
-    _lib['aten:CPU'].impl('sqrt.out', wrapper_CPU_sqrt_out, debug=_SITE + '6988')
-    _lib['aten:Meta'].impl('sqrt', wrapper_Meta_sqrt, debug=_SITE + '6989')
-    _lib['aten:Meta'].impl('sqrt.out', wrapper_Meta_sqrt_out, debug=_SITE + '6990')
+    _lib['aten:CPU'].impl('sqrt', wrapper_CPU_sqrt, debug=_SITE + '7035')
+    _lib['aten:CPU'].impl('sqrt.out', wrapper_CPU_sqrt_out, debug=_SITE + '7036')
+    _lib['aten:Meta'].impl('sqrt', wrapper_Meta_sqrt, debug=_SITE + '7037')
+    _lib['aten:Meta'].impl('sqrt.out', wrapper_Meta_sqrt_out, debug=_SITE + '7038')
 
 
 def _op245(_def, _lib):  # aten::sqrt_
     _def['aten'].define('sqrt_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('sqrt_', wrapper_CPU_sqrt_, debug=_SITE + '6995')
-    _lib['aten:Meta'].impl('sqrt_', wrapper_Meta_sqrt_, debug=_SITE + '6996')
+    _lib['aten:CPU'].impl('sqrt_', wrapper_CPU_sqrt_, debug=_SITE + '7043')
+    _lib['aten:Meta'].impl('sqrt_', wrapper_Meta_sqrt_, debug=_SITE + '7044')
 
 
 def _op246(_def, _lib):  # aten::squeeze
     _def['aten'].define('squeeze(Tensor(a) self) -> Tensor(a)', tags=('pt2_compliant_tag',))
     _def['aten'].define('squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)', tags=('core', 'pt2_compliant_tag',))
     _def['aten'].define('squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)', tags=('core', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('squeeze', _k_CompositeExplicitAutograd_squeeze, debug=_SITE + '7003')
-    _lib['aten:CompositeExplicitAutograd'].impl('squeeze.dim', _k_CompositeExplicitAutograd_squeeze_dim, debug=_SITE + '7004')
-    _lib['aten:CompositeExplicitAutograd'].impl('squeeze.dims', _k_CompositeExplicitAutograd_squeeze_dims, debug=_SITE + '7005')
+    _lib['aten:CompositeExplicitAutograd'].impl('squeeze', _k_CompositeExplicitAutograd_squeeze, debug=_SITE + '7051')
+    _lib['aten:CompositeExplicitAutograd'].impl('squeeze.dim', _k_CompositeExplicitAutograd_squeeze_dim, debug=_SITE + '7052')
+    _lib['aten:CompositeExplicitAutograd'].impl('squeeze.dims', _k_CompositeExplicitAutograd_squeeze_dims, debug=_SITE + '7053')
 
 
 def _op247(_def, _lib):  # aten::squeeze_
     _def['aten'].define('squeeze_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'inplace_view', 'pt2_compliant_tag',))
     _def['aten'].define('squeeze_.dim(Tensor(a!) self, int dim) -> Tensor(a!)', tags=('inplace', 'inplace_view', 'pt2_compliant_tag',))
     _def['aten'].define('squeeze_.dims(Tensor(a!) self, int[] dim) -> Tensor(a!)', tags=('inplace', 'inplace_view', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('squeeze_', _k_CompositeExplicitAutograd_squeeze_, debug=_SITE + '7012')
-    _lib['aten:CompositeExplicitAutograd'].impl('squeeze_.dim', _k_CompositeExplicitAutograd_squeeze__dim, debug=_SITE + '7013')
-    _lib['aten:CompositeExplicitAutograd'].impl('squeeze_.dims', _k_CompositeExplicitAutograd_squeeze__dims, debug=_SITE + '7014')
+    _lib['aten:CompositeExplicitAutograd'].impl('squeeze_', _k_CompositeExplicitAutograd_squeeze_, debug=_SITE + '7060')
+    _lib['aten:CompositeExplicitAutograd'].impl('squeeze_.dim', _k_CompositeExplicitAutograd_squeeze__dim, debug=_SITE + '7061')
+    _lib['aten:CompositeExplicitAutograd'].impl('squeeze_.dims', _k_CompositeExplicitAutograd_squeeze__dims, debug=_SITE + '7062')
 
 
 def _op248(_def, _lib):  # aten::squeeze_copy
@@ -7021,19 +7069,19 @@ def _op248(_def, _lib):  # aten::squeeze_copy
     _def['aten'].define('squeeze_copy.dims(Tensor self, int[] dim) -> Tensor', tags=('pt2_compliant_tag', 'view_copy',))
     _def['aten'].define('squeeze_copy.dims_out(Tensor self, int[] dim, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag', 'view_copy',))
     _def['aten'].define('squeeze_copy.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag', 'view_copy',))
-    _lib['aten:CompositeExplicitAutograd'].impl('squeeze_copy.dim_out', generated_squeeze_copy_dim_out, debug=_SITE + '7024')
-    _lib['aten:CompositeExplicitAutograd'].impl('squeeze_copy.dims_out', generated_squeeze_copy_dims_out, debug=_SITE + '7025')
-    _lib['aten:CompositeExplicitAutograd'].impl('squeeze_copy.out', generated_squeeze_copy_out, debug=_SITE + '7026')
-    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('squeeze_copy', generated_squeeze_copy, debug=_SITE + '7027')
-    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('squeeze_copy.dim', generated_squeeze_copy_dim, debug=_SITE + '7028')
-    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('squeeze_copy.dims', generated_squeeze_copy_dims, debug=_SITE + '7029')
+    _lib['aten:CompositeExplicitAutograd'].impl('squeeze_copy.dim_out', generated_squeeze_copy_dim_out, debug=_SITE + '7072')
+    _lib['aten:CompositeExplicitAutograd'].impl('squeeze_copy.dims_out', generated_squeeze_copy_dims_out, debug=_SITE + '7073')
+    _lib['aten:CompositeExplicitAutograd'].impl('squeeze_copy.out', generated_squeeze_copy_out, debug=_SITE + '7074')
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('squeeze_copy', generated_squeeze_copy, debug=_SITE + '7075')
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('squeeze_copy.dim', generated_squeeze_copy_dim, debug=_SITE + '7076')
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('squeeze_copy.dims', generated_squeeze_copy_dims, debug=_SITE + '7077')
 
 
 def _op249(_def, _lib):  # aten::stack
     _def['aten'].define('stack(Tensor[] tensors, int dim=0) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('stack.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('stack', _k_CompositeExplicitAutograd_stack, debug=_SITE + '7035')
-    _lib['aten:CompositeExplicitAutograd'].impl('stack.out', _k_CompositeExplicitAutograd_stack_out, debug=_SITE + '7036')
+    _lib['aten:CompositeExplicitAutograd'].impl('stack', _k_CompositeExplicitAutograd_stack, debug=_SITE + '7083')
+    _lib['aten:CompositeExplicitAutograd'].impl('stack.out', _k_CompositeExplicitAutograd_stack_out, debug=_SITE + '7084')
 
 
 def _op250(_def, _lib):  # aten::std
@@ -7042,13 +7090,13 @@ def _op250(_def, _lib):  # aten::std
     _def['aten'].define('std.correction_out(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag', 'reduction',))
     _def['aten'].define('std.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor', tags=('pt2_compliant_tag', 'reduction',))
     _def['aten'].define('std.out(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag', 'reduction',))
-    _lib['aten:CPU'].impl('std.correction', _k_CPU_std_correction, debug=_SITE + '7045')
-    _lib['aten:CPU'].impl('std.correction_out', _k_CPU_std_correction_out, debug=_SITE + '7046')
-    _lib['aten:CompositeImplicitAutograd'].impl('std', _k_CompositeImplicitAutograd_std, debug=_SITE + '7047')
-    _lib['aten:CompositeImplicitAutograd'].impl('std.dim', _k_CompositeImplicitAutograd_std_dim, debug=_SITE + '7048')
-    _lib['aten:CompositeImplicitAutograd'].impl('std.out', _k_CompositeImplicitAutograd_std_out, debug=_SITE + '7049')
-    _lib['aten:Meta'].impl('std.correction', _k_Meta_std_correction, debug=_SITE + '7050')
-    _lib['aten:Meta'].impl('std.correction_out', _k_Meta_std_correction_out, debug=_SITE + '7051')
+    _lib['aten:CPU'].impl('std.correction', _k_CPU_std_correction, debug=_SITE + '7093')
+    _lib['aten:CPU'].impl('std.correction_out', _k_CPU_std_correction_out, debug=_SITE + '7094')
+    _lib['aten:CompositeImplicitAutograd'].impl('std', _k_CompositeImplicitAutograd_std, debug=_SITE + '7095')
+    _lib['aten:CompositeImplicitAutograd'].impl('std.dim', _k_CompositeImplicitAutograd_std_dim, debug=_SITE + '7096')
+    _lib['aten:CompositeImplicitAutograd'].impl('std.out', _k_CompositeImplicitAutograd_std_out, debug=_SITE + '7097')
+    _lib['aten:Meta'].impl('std.correction', _k_Meta_std_correction, debug=_SITE + '7098')
+    _lib['aten:Meta'].impl('std.correction_out', _k_Meta_std_correction_out, debug=_SITE + '7099')
 
 
 def _op251(_def, _lib):  # aten::sub
@@ -7056,20 +7104,20 @@ def _op251(_def, _lib):  # aten::sub
     _def['aten'].define('sub.Scalar_out(Tensor self, Scalar other, Scalar alpha=1, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
     _def['aten'].define('sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('sub.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('sub.Tensor', wrapper_CPU_sub_Tensor, debug=_SITE + '7059')
-    _lib['aten:CPU'].impl('sub.out', wrapper_CPU_sub_out, debug=_SITE + '7060')
-    _lib['aten:CompositeExplicitAutograd'].impl('sub.Scalar', _k_CompositeExplicitAutograd_sub_Scalar, debug=_SITE + '7061')
-    _lib['aten:CompositeExplicitAutograd'].impl('sub.Scalar_out', generated_sub_Scalar_out, debug=_SITE + '7062')
-    _lib['aten:Meta'].impl('sub.Tensor', wrapper_Meta_sub_Tensor, debug=_SITE + '7063')
-    _lib['aten:Meta'].impl('sub.out', wrapper_Meta_sub_out, debug=_SITE + '7064')
+    _lib['aten:CPU'].impl('sub.Tensor', wrapper_CPU_sub_Tensor, debug=_SITE + '7107')
+    _lib['aten:CPU'].impl('sub.out', wrapper_CPU_sub_out, debug=_SITE + '7108')
+    _lib['aten:CompositeExplicitAutograd'].impl('sub.Scalar', _k_CompositeExplicitAutograd_sub_Scalar, debug=_SITE + '7109')
+    _lib['aten:CompositeExplicitAutograd'].impl('sub.Scalar_out', generated_sub_Scalar_out, debug=_SITE + '7110')
+    _lib['aten:Meta'].impl('sub.Tensor', wrapper_Meta_sub_Tensor, debug=_SITE + '7111')
+    _lib['aten:Meta'].impl('sub.out', wrapper_Meta_sub_out, debug=_SITE + '7112')
 
 
 def _op252(_def, _lib):  # aten::sub_
     _def['aten'].define('sub_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('sub_.Tensor', wrapper_CPU_sub__Tensor, debug=_SITE + '7070')
-    _lib['aten:CompositeExplicitAutograd'].impl('sub_.Scalar', _k_CompositeExplicitAutograd_sub__Scalar, debug=_SITE + '7071')
-    _lib['aten:Meta'].impl('sub_.Tensor', wrapper_Meta_sub__Tensor, debug=_SITE + '7072')
+    _lib['aten:CPU'].impl('sub_.Tensor', wrapper_CPU_sub__Tensor, debug=_SITE + '7118')
+    _lib['aten:CompositeExplicitAutograd'].impl('sub_.Scalar', _k_CompositeExplicitAutograd_sub__Scalar, debug=_SITE + '7119')
+    _lib['aten:Meta'].impl('sub_.Tensor', wrapper_Meta_sub__Tensor, debug=_SITE + '7120')
 
 
 def _op253(_def, _lib):  # aten::sum
@@ -7077,59 +7125,59 @@ def _op253(_def, _lib):  # aten::sum
     _def['aten'].define('sum.IntList_out(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag', 'reduction',))
     _def['aten'].define('sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor', tags=('core', 'pt2_compliant_tag', 'reduction',))
     _def['aten'].define('sum.out(Tensor self, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('sum.IntList_out', wrapper_CPU_sum_IntList_out, debug=_SITE + '7080')
-    _lib['aten:CPU'].impl('sum.dim_IntList', wrapper_CPU_sum_dim_IntList, debug=_SITE + '7081')
-    _lib['aten:CompositeExplicitAutograd'].impl('sum', _k_CompositeExplicitAutograd_sum, debug=_SITE + '7082')
-    _lib['aten:CompositeExplicitAutograd'].impl('sum.out', generated_sum_out, debug=_SITE + '7083')
-    _lib['aten:Meta'].impl('sum.IntList_out', wrapper_Meta_sum_IntList_out, debug=_SITE + '7084')
-    _lib['aten:Meta'].impl('sum.dim_IntList', wrapper_Meta_sum_dim_IntList, debug=_SITE + '7085')
+    _lib['aten:CPU'].impl('sum.IntList_out', wrapper_CPU_sum_IntList_out, debug=_SITE + '7128')
+    _lib['aten:CPU'].impl('sum.dim_IntList', wrapper_CPU_sum_dim_IntList, debug=_SITE + '7129')
+    _lib['aten:CompositeExplicitAutograd'].impl('sum', _k_CompositeExplicitAutograd_sum, debug=_SITE + '7130')
+    _lib['aten:CompositeExplicitAutograd'].impl('sum.out', generated_sum_out, debug=_SITE + '7131')
+    _lib['aten:Meta'].impl('sum.IntList_out', wrapper_Meta_sum_IntList_out, debug=_SITE + '7132')
+    _lib['aten:Meta'].impl('sum.dim_IntList', wrapper_Meta_sum_dim_IntList, debug=_SITE + '7133')
 
 
 def _op254(_def, _lib):  # aten::t
     _def['aten'].define('t(Tensor(a) self) -> Tensor(a)', tags=('pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('t', _k_CompositeExplicitAutograd_t, debug=_SITE + '7090')
+    _lib['aten:CompositeExplicitAutograd'].impl('t', _k_CompositeExplicitAutograd_t, debug=_SITE + '7138')
 
 
 def _op255(_def, _lib):  # aten::t_
     _def['aten'].define('t_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'inplace_view', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('t_', _k_CompositeExplicitAutograd_t_, debug=_SITE + '7095')
+    _lib['aten:CompositeExplicitAutograd'].impl('t_', _k_CompositeExplicitAutograd_t_, debug=_SITE + '7143')
 
 
 def _op256(_def, _lib):  # aten::t_copy
     _def['aten'].define('t_copy(Tensor self) -> Tensor', tags=('pt2_compliant_tag', 'view_copy',))
     _def['aten'].define('t_copy.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag', 'view_copy',))
-    _lib['aten:CompositeExplicitAutograd'].impl('t_copy.out', generated_t_copy_out, debug=_SITE + '7101')
-    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('t_copy', generated_t_copy, debug=_SITE + '7102')
+    _lib['aten:CompositeExplicitAutograd'].impl('t_copy.out', generated_t_copy_out, debug=_SITE + '7149')
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('t_copy', generated_t_copy, debug=_SITE + '7150')
 
 
 def _op257(_def, _lib):  # aten::tan
     _def['aten'].define('tan(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('tan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('tan', wrapper_CPU_tan, debug=_SITE + '7108')
-    _lib['aten:CPU'].impl('tan.out', wrapper_CPU_tan_out, debug=_SITE + '7109')
-    _lib['aten:Meta'].impl('tan', wrapper_Meta_tan, debug=_SITE + '7110')
-    _lib['aten:Meta'].impl('tan.out', wrapper_Meta_tan_out, debug=_SITE + '7111')
+    _lib['aten:CPU'].impl('tan', wrapper_CPU_tan, debug=_SITE + '7156')
+    _lib['aten:CPU'].impl('tan.out', wrapper_CPU_tan_out, debug=_SITE + '7157')
+    _lib['aten:Meta'].impl('tan', wrapper_Meta_tan, debug=_SITE + '7158')
+    _lib['aten:Meta'].impl('tan.out', wrapper_Meta_tan_out, debug=_SITE + '7159')
 
 
 def _op258(_def, _lib):  # aten::tan_
     _def['aten'].define('tan_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('tan_', wrapper_CPU_tan_, debug=_SITE + '7116')
-    _lib['aten:Meta'].impl('tan_', wrapper_Meta_tan_, debug=_SITE + '7117')
+    _lib['aten:CPU'].impl('tan_', wrapper_CPU_tan_, debug=_SITE + '7164')
+    _lib['aten:Meta'].impl('tan_', wrapper_Meta_tan_, debug=_SITE + '7165')
 
 
 def _op259(_def, _lib):  # aten::tanh
     _def['aten'].define('tanh(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('tanh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('tanh', wrapper_CPU_tanh, debug=_SITE + '7123')
-    _lib['aten:CPU'].impl('tanh.out', wrapper_CPU_tanh_out, debug=_SITE + '7124')
-    _lib['aten:Meta'].impl('tanh', wrapper_Meta_tanh, debug=_SITE + '7125')
-    _lib['aten:Meta'].impl('tanh.out', wrapper_Meta_tanh_out, debug=_SITE + '7126')
+    _lib['aten:CPU'].impl('tanh', wrapper_CPU_tanh, debug=_SITE + '7171')
+    _lib['aten:CPU'].impl('tanh.out', wrapper_CPU_tanh_out, debug=_SITE + '7172')
+    _lib['aten:Meta'].impl('tanh', wrapper_Meta_tanh, debug=_SITE + '7173')
+    _lib['aten:Meta'].impl('tanh.out', wrapper_Meta_tanh_out, debug=_SITE + '7174')
 
 
 def _op260(_def, _lib):  # aten::tanh_
     _def['aten'].define('tanh_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('tanh_', wrapper_CPU_tanh_, debug=_SITE + '7131')
-    _lib['aten:Meta'].impl('tanh_', wrapper_Meta_tanh_, debug=_SITE + '7132')
+    _lib['aten:CPU'].impl('tanh_', wrapper_CPU_tanh_, debug=_SITE + '7179')
+    _lib['aten:Meta'].impl('tanh_', wrapper_Meta_tanh_, debug=_SITE + '7180')
 
 
 def _op261(_def, _lib):  # aten::to
@@ -7137,129 +7185,129 @@ def _op261(_def, _lib):  # aten::to
     _def['aten'].define('to.dtype(Tensor(a) self, ScalarType dtype, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)', tags=('pt2_compliant_tag',))
     _def['aten'].define('to.dtype_layout(Tensor(a) self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)', tags=('pt2_compliant_tag',))
     _def['aten'].define('to.other(Tensor(a) self, Tensor other, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)', tags=('pt2_compliant_tag',))
-    _lib['aten:BackendSelect'].impl('to.dtype_layout', backend_select_to_dtype_layout, debug=_SITE + '7140')
-    _lib['aten:CompositeImplicitAutograd'].impl('to.device', _k_CompositeImplicitAutograd_to_device, debug=_SITE + '7141')
-    _lib['aten:CompositeImplicitAutograd'].impl('to.dtype', _k_CompositeImplicitAutograd_to_dtype, debug=_SITE + '7142')
-    _lib['aten:CompositeImplicitAutograd'].impl('to.dtype_layout', _k_CompositeImplicitAutograd_to_dtype_layout, debug=_SITE + '7143')
-    _lib['aten:CompositeImplicitAutograd'].impl('to.other', _k_CompositeImplicitAutograd_to_other, debug=_SITE + '7144')
+    _lib['aten:BackendSelect'].impl('to.dtype_layout', backend_select_to_dtype_layout, debug=_SITE + '7188')
+    _lib['aten:CompositeImplicitAutograd'].impl('to.device', _k_CompositeImplicitAutograd_to_device, debug=_SITE + '7189')
+    _lib['aten:CompositeImplicitAutograd'].impl('to.dtype', _k_CompositeImplicitAutograd_to_dtype, debug=_SITE + '7190')
+    _lib['aten:CompositeImplicitAutograd'].impl('to.dtype_layout', _k_CompositeImplicitAutograd_to_dtype_layout, debug=_SITE + '7191')
+    _lib['aten:CompositeImplicitAutograd'].impl('to.other', _k_CompositeImplicitAutograd_to_other, debug=_SITE + '7192')
 
 
 def _op262(_def, _lib):  # aten::topk
     _def['aten'].define('topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)', tags=('core', 'pt2_compliant_tag',))
     _def['aten'].define('topk.values(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True, *, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('topk', wrapper_CPU_topk, debug=_SITE + '7150')
-    _lib['aten:CPU'].impl('topk.values', wrapper_CPU_topk_values, debug=_SITE + '7151')
-    _lib['aten:Meta'].impl('topk', wrapper_Meta_topk, debug=_SITE + '7152')
-    _lib['aten:Meta'].impl('topk.values', wrapper_Meta_topk_values, debug=_SITE + '7153')
+    _lib['aten:CPU'].impl('topk', wrapper_CPU_topk, debug=_SITE + '7198')
+    _lib['aten:CPU'].impl('topk.values', wrapper_CPU_topk_values, debug=_SITE + '7199')
+    _lib['aten:Meta'].impl('topk', wrapper_Meta_topk, debug=_SITE + '7200')
+    _lib['aten:Meta'].impl('topk.values', wrapper_Meta_topk_values, debug=_SITE + '7201')
 
 
 def _op263(_def, _lib):  # aten::transpose
     _def['aten'].define('transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)', tags=('pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('transpose.int', _k_CompositeExplicitAutograd_transpose_int, debug=_SITE + '7158')
+    _lib['aten:CompositeExplicitAutograd'].impl('transpose.int', _k_CompositeExplicitAutograd_transpose_int, debug=_SITE + '7206')
 
 
 def _op264(_def, _lib):  # aten::transpose_
     _def['aten'].define('transpose_(Tensor(a!) self, int dim0, int dim1) -> Tensor(a!)', tags=('inplace', 'inplace_view', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('transpose_', _k_CompositeExplicitAutograd_transpose_, debug=_SITE + '7163')
+    _lib['aten:CompositeExplicitAutograd'].impl('transpose_', _k_CompositeExplicitAutograd_transpose_, debug=_SITE + '7211')
 
 
 def _op265(_def, _lib):  # aten::transpose_copy
     _def['aten'].define('transpose_copy.int(Tensor self, int dim0, int dim1) -> Tensor', tags=('pt2_compliant_tag', 'view_copy',))
     _def['aten'].define('transpose_copy.int_out(Tensor self, int dim0, int dim1, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag', 'view_copy',))
-    _lib['aten:CompositeExplicitAutograd'].impl('transpose_copy.int_out', generated_transpose_copy_int_out, debug=_SITE + '7169')
-    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('transpose_copy.int', generated_transpose_copy_int, debug=_SITE + '7170')
+    _lib['aten:CompositeExplicitAutograd'].impl('transpose_copy.int_out', generated_transpose_copy_int_out, debug=_SITE + '7217')
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('transpose_copy.int', generated_transpose_copy_int, debug=_SITE + '7218')
 
 
 def _op266(_def, _lib):  # aten::tril
     _def['aten'].define('tril(Tensor self, SymInt diagonal=0) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('tril.out(Tensor self, SymInt diagonal=0, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('tril', wrapper_CPU_tril, debug=_SITE + '7176')
-    _lib['aten:CPU'].impl('tril.out', wrapper_CPU_tril_out, debug=_SITE + '7177')
-    _lib['aten:Meta'].impl('tril', wrapper_Meta_tril, debug=_SITE + '7178')
-    _lib['aten:Meta'].impl('tril.out', wrapper_Meta_tril_out, debug=_SITE + '7179')
+    _lib['aten:CPU'].impl('tril', wrapper_CPU_tril, debug=_SITE + '7224')
+    _lib['aten:CPU'].impl('tril.out', wrapper_CPU_tril_out, debug=_SITE + '7225')
+    _lib['aten:Meta'].impl('tril', wrapper_Meta_tril, debug=_SITE + '7226')
+    _lib['aten:Meta'].impl('tril.out', wrapper_Meta_tril_out, debug=_SITE + '7227')
 
 
 def _op267(_def, _lib):  # aten::tril_
     _def['aten'].define('tril_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('tril_', wrapper_CPU_tril_, debug=_SITE + '7184')
-    _lib['aten:Meta'].impl('tril_', wrapper_Meta_tril_, debug=_SITE + '7185')
+    _lib['aten:CPU'].impl('tril_', wrapper_CPU_tril_, debug=_SITE + '7232')
+    _lib['aten:Meta'].impl('tril_', wrapper_Meta_tril_, debug=_SITE + '7233')
 
 
 def _op268(_def, _lib):  # aten::triu
     _def['aten'].define('triu(Tensor self, SymInt diagonal=0) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('triu.out(Tensor self, SymInt diagonal=0, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('triu', wrapper_CPU_triu, debug=_SITE + '7191')
-    _lib['aten:CPU'].impl('triu.out', wrapper_CPU_triu_out, debug=_SITE + '7192')
-    _lib['aten:Meta'].impl('triu', wrapper_Meta_triu, debug=_SITE + '7193')
-    _lib['aten:Meta'].impl('triu.out', wrapper_Meta_triu_out, debug=_SITE + '7194')
+    _lib['aten:CPU'].impl('triu', wrapper_CPU_triu, debug=_SITE + '7239')
+    _lib['aten:CPU'].impl('triu.out', wrapper_CPU_triu_out, debug=_SITE + '7240')
+    _lib['aten:Meta'].impl('triu', wrapper_Meta_triu, debug=_SITE + '7241')
+    _lib['aten:Meta'].impl('triu.out', wrapper_Meta_triu_out, debug=_SITE + '7242')
 
 
 def _op269(_def, _lib):  # aten::triu_
     _def['aten'].define('triu_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('triu_', wrapper_CPU_triu_, debug=_SITE + '7199')
-    _lib['aten:Meta'].impl('triu_', wrapper_Meta_triu_, debug=_SITE + '7200')
+    _lib['aten:CPU'].impl('triu_', wrapper_CPU_triu_, debug=_SITE + '7247')
+    _lib['aten:Meta'].impl('triu_', wrapper_Meta_triu_, debug=_SITE + '7248')
 
 
 def _op270(_def, _lib):  # aten::unbind
     _def['aten'].define('unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]', tags=('pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('unbind.int', _k_CompositeExplicitAutograd_unbind_int, debug=_SITE + '7205')
+    _lib['aten:CompositeExplicitAutograd'].impl('unbind.int', _k_CompositeExplicitAutograd_unbind_int, debug=_SITE + '7253')
 
 
 def _op271(_def, _lib):  # aten::unbind_copy
     _def['aten'].define('unbind_copy.int(Tensor self, int dim=0) -> Tensor[]', tags=('pt2_compliant_tag', 'view_copy',))
     _def['aten'].define('unbind_copy.int_out(Tensor self, int dim=0, *, Tensor(a!)[] out) -> ()', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('unbind_copy.int_out', _k_CompositeExplicitAutograd_unbind_copy_int_out, debug=_SITE + '7211')
-    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('unbind_copy.int', generated_unbind_copy_int, debug=_SITE + '7212')
+    _lib['aten:CompositeExplicitAutograd'].impl('unbind_copy.int_out', _k_CompositeExplicitAutograd_unbind_copy_int_out, debug=_SITE + '7259')
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('unbind_copy.int', generated_unbind_copy_int, debug=_SITE + '7260')
 
 
 def _op272(_def, _lib):  # aten::unfold
     _def['aten'].define('unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)', tags=('pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('unfold', _k_CPU_unfold, debug=_SITE + '7217')
-    _lib['aten:Meta'].impl('unfold', _k_Meta_unfold, debug=_SITE + '7218')
+    _lib['aten:CPU'].impl('unfold', _k_CPU_unfold, debug=_SITE + '7265')
+    _lib['aten:Meta'].impl('unfold', _k_Meta_unfold, debug=_SITE + '7266')
 
 
 def _op273(_def, _lib):  # aten::unfold_backward
     _def['aten'].define('unfold_backward(Tensor grad_in, SymInt[] input_sizes, int dim, int size, int step) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('unfold_backward.out(Tensor grad_in, SymInt[] input_sizes, int dim, int size, int step, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('unfold_backward', _k_CompositeExplicitAutograd_unfold_backward, debug=_SITE + '7224')
-    _lib['aten:CompositeExplicitAutograd'].impl('unfold_backward.out', generated_unfold_backward_out, debug=_SITE + '7225')
+    _lib['aten:CompositeExplicitAutograd'].impl('unfold_backward', _k_CompositeExplicitAutograd_unfold_backward, debug=_SITE + '7272')
+    _lib['aten:CompositeExplicitAutograd'].impl('unfold_backward.out', generated_unfold_backward_out, debug=_SITE + '7273')
 
 
 def _op274(_def, _lib):  # aten::unfold_copy
     _def['aten'].define('unfold_copy(Tensor self, int dimension, int size, int step) -> Tensor', tags=('pt2_compliant_tag', 'view_copy',))
     _def['aten'].define('unfold_copy.out(Tensor self, int dimension, int size, int step, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag', 'view_copy',))
-    _lib['aten:CompositeExplicitAutograd'].impl('unfold_copy.out', generated_unfold_copy_out, debug=_SITE + '7231')
-    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('unfold_copy', generated_unfold_copy, debug=_SITE + '7232')
+    _lib['aten:CompositeExplicitAutograd'].impl('unfold_copy.out', generated_unfold_copy_out, debug=_SITE + '7279')
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('unfold_copy', generated_unfold_copy, debug=_SITE + '7280')
 
 
 def _op275(_def, _lib):  # aten::uniform
     _def['aten'].define('uniform(Tensor self, float from=0, float to=1, *, Generator? generator=None) -> Tensor', tags=('generated', 'nondeterministic_seeded', 'pt2_compliant_tag',))
     _def['aten'].define('uniform.out(Tensor self, float from=0, float to=1, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'nondeterministic_seeded', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('uniform', generated_uniform, debug=_SITE + '7238')
-    _lib['aten:CompositeExplicitAutograd'].impl('uniform.out', generated_uniform_out, debug=_SITE + '7239')
+    _lib['aten:CompositeExplicitAutograd'].impl('uniform', generated_uniform, debug=_SITE + '7286')
+    _lib['aten:CompositeExplicitAutograd'].impl('uniform.out', generated_uniform_out, debug=_SITE + '7287')
 
 
 def _op276(_def, _lib):  # aten::uniform_
     _def['aten'].define('uniform_(Tensor(a!) self, float from=0, float to=1, *, Generator? generator=None) -> Tensor(a!)', tags=('inplace', 'nondeterministic_seeded', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('uniform_', _k_CPU_uniform_, debug=_SITE + '7244')
-    _lib['aten:Meta'].impl('uniform_', _k_Meta_uniform_, debug=_SITE + '7245')
+    _lib['aten:CPU'].impl('uniform_', _k_CPU_uniform_, debug=_SITE + '7292')
+    _lib['aten:Meta'].impl('uniform_', _k_Meta_uniform_, debug=_SITE + '7293')
 
 
 def _op277(_def, _lib):  # aten::unsqueeze
     _def['aten'].define('unsqueeze(Tensor(a) self, int dim) -> Tensor(a)', tags=('core', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('unsqueeze', _k_CompositeExplicitAutograd_unsqueeze, debug=_SITE + '7250')
+    _lib['aten:CompositeExplicitAutograd'].impl('unsqueeze', _k_CompositeExplicitAutograd_unsqueeze, debug=_SITE + '7298')
 
 
 def _op278(_def, _lib):  # aten::unsqueeze_
     _def['aten'].define('unsqueeze_(Tensor(a!) self, int dim) -> Tensor(a!)', tags=('inplace', 'inplace_view', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('unsqueeze_', _k_CompositeExplicitAutograd_unsqueeze_, debug=_SITE + '7255')
+    _lib['aten:CompositeExplicitAutograd'].impl('unsqueeze_', _k_CompositeExplicitAutograd_unsqueeze_, debug=_SITE + '7303')
 
 
 def _op279(_def, _lib):  # aten::unsqueeze_copy
     _def['aten'].define('unsqueeze_copy(Tensor self, int dim) -> Tensor', tags=('pt2_compliant_tag', 'view_copy',))
     _def['aten'].define('unsqueeze_copy.out(Tensor self, int dim, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag', 'view_copy',))
-    _lib['aten:CompositeExplicitAutograd'].impl('unsqueeze_copy.out', generated_unsqueeze_copy_out, debug=_SITE + '7261')
-    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('unsqueeze_copy', generated_unsqueeze_copy, debug=_SITE + '7262')
+    _lib['aten:CompositeExplicitAutograd'].impl('unsqueeze_copy.out', generated_unsqueeze_copy_out, debug=_SITE + '7309')
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('unsqueeze_copy', generated_unsqueeze_copy, debug=_SITE + '7310')
 
 
 def _op280(_def, _lib):  # aten::var
@@ -7268,52 +7316,52 @@ def _op280(_def, _lib):  # aten::var
     _def['aten'].define('var.correction_out(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag', 'reduction',))
     _def['aten'].define('var.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor', tags=('core', 'pt2_compliant_tag', 'reduction',))
     _def['aten'].define('var.out(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag', 'reduction',))
-    _lib['aten:CPU'].impl('var.correction', _k_CPU_var_correction, debug=_SITE + '7271')
-    _lib['aten:CPU'].impl('var.correction_out', _k_CPU_var_correction_out, debug=_SITE + '7272')
-    _lib['aten:CompositeImplicitAutograd'].impl('var', _k_CompositeImplicitAutograd_var, debug=_SITE + '7273')
-    _lib['aten:CompositeImplicitAutograd'].impl('var.dim', _k_CompositeImplicitAutograd_var_dim, debug=_SITE + '7274')
-    _lib['aten:CompositeImplicitAutograd'].impl('var.out', _k_CompositeImplicitAutograd_var_out, debug=_SITE + '7275')
-    _lib['aten:Meta'].impl('var.correction', _k_Meta_var_correction, debug=_SITE + '7276')
-    _lib['aten:Meta'].impl('var.correction_out', _k_Meta_var_correction_out, debug=_SITE + '7277')
+    _lib['aten:CPU'].impl('var.correction', _k_CPU_var_correction, debug=_SITE + '7319')
+    _lib['aten:CPU'].impl('var.correction_out', _k_CPU_var_correction_out, debug=_SITE + '7320')
+    _lib['aten:CompositeImplicitAutograd'].impl('var', _k_CompositeImplicitAutograd_var, debug=_SITE + '7321')
+    _lib['aten:CompositeImplicitAutograd'].impl('var.dim', _k_CompositeImplicitAutograd_var_dim, debug=_SITE + '7322')
+    _lib['aten:CompositeImplicitAutograd'].impl('var.out', _k_CompositeImplicitAutograd_var_out, debug=_SITE + '7323')
+    _lib['aten:Meta'].impl('var.correction', _k_Meta_var_correction, debug=_SITE + '7324')
+    _lib['aten:Meta'].impl('var.correction_out', _k_Meta_var_correction_out, debug=_SITE + '7325')
 
 
 def _op281(_def, _lib):  # aten::view
     _def['aten'].define('view(Tensor(a) self, SymInt[] size) -> Tensor(a)', tags=('core', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('view', _k_CPU_view, debug=_SITE + '7282')
-    _lib['aten:Meta'].impl('view', _k_Meta_view, debug=_SITE + '7283')
+    _lib['aten:CPU'].impl('view', _k_CPU_view, debug=_SITE + '7330')
+    _lib['aten:Meta'].impl('view', _k_Meta_view, debug=_SITE + '7331')
 
 
 def _op282(_def, _lib):  # aten::view_as_complex
     _def['aten'].define('view_as_complex(Tensor(a) self) -> Tensor(a)', tags=('pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('view_as_complex', _k_CPU_view_as_complex, debug=_SITE + '7288')
-    _lib['aten:Meta'].impl('view_as_complex', _k_Meta_view_as_complex, debug=_SITE + '7289')
+    _lib['aten:CPU'].impl('view_as_complex', _k_CPU_view_as_complex, debug=_SITE + '7336')
+    _lib['aten:Meta'].impl('view_as_complex', _k_Meta_view_as_complex, debug=_SITE + '7337')
 
 
 def _op283(_def, _lib):  # aten::view_as_complex_copy
     _def['aten'].define('view_as_complex_copy(Tensor self) -> Tensor', tags=('pt2_compliant_tag', 'view_copy',))
     _def['aten'].define('view_as_complex_copy.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag', 'view_copy',))
-    _lib['aten:CompositeExplicitAutograd'].impl('view_as_complex_copy.out', generated_view_as_complex_copy_out, debug=_SITE + '7295')
-    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('view_as_complex_copy', generated_view_as_complex_copy, debug=_SITE + '7296')
+    _lib['aten:CompositeExplicitAutograd'].impl('view_as_complex_copy.out', generated_view_as_complex_copy_out, debug=_SITE + '7343')
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('view_as_complex_copy', generated_view_as_complex_copy, debug=_SITE + '7344')
 
 
 def _op284(_def, _lib):  # aten::view_as_real
     _def['aten'].define('view_as_real(Tensor(a) self) -> Tensor(a)', tags=('pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('view_as_real', _k_CPU_view_as_real, debug=_SITE + '7301')
-    _lib['aten:Meta'].impl('view_as_real', _k_Meta_view_as_real, debug=_SITE + '7302')
+    _lib['aten:CPU'].impl('view_as_real', _k_CPU_view_as_real, debug=_SITE + '7349')
+    _lib['aten:Meta'].impl('view_as_real', _k_Meta_view_as_real, debug=_SITE + '7350')
 
 
 def _op285(_def, _lib):  # aten::view_as_real_copy
     _def['aten'].define('view_as_real_copy(Tensor self) -> Tensor', tags=('pt2_compliant_tag', 'view_copy',))
     _def['aten'].define('view_as_real_copy.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag', 'view_copy',))
-    _lib['aten:CompositeExplicitAutograd'].impl('view_as_real_copy.out', generated_view_as_real_copy_out, debug=_SITE + '7308')
-    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('view_as_real_copy', generated_view_as_real_copy, debug=_SITE + '7309')
+    _lib['aten:CompositeExplicitAutograd'].impl('view_as_real_copy.out', generated_view_as_real_copy_out, debug=_SITE + '7356')
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('view_as_real_copy', generated_view_as_real_copy, debug=_SITE + '7357')
 
 
 def _op286(_def, _lib):  # aten::view_copy
     _def['aten'].define('view_copy(Tensor self, SymInt[] size) -> Tensor', tags=('pt2_compliant_tag', 'view_copy',))
     _def['aten'].define('view_copy.out(Tensor self, SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag', 'view_copy',))
-    _lib['aten:CompositeExplicitAutograd'].impl('view_copy.out', generated_view_copy_out, debug=_SITE + '7315')
-    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('view_copy', generated_view_copy, debug=_SITE + '7316')
+    _lib['aten:CompositeExplicitAutograd'].impl('view_copy.out', generated_view_copy_out, debug=_SITE + '7363')
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('view_copy', generated_view_copy, debug=_SITE + '7364')
 
 
 def _op287(_def, _lib):  # aten::where
@@ -7323,41 +7371,41 @@ def _op287(_def, _lib):  # aten::where
     _def['aten'].define('where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('where.self(Tensor condition, Tensor self, Tensor other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('where.self_out(Tensor condition, Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('where.self', _k_CPU_where_self, debug=_SITE + '7326')
-    _lib['aten:CPU'].impl('where.self_out', _k_CPU_where_self_out, debug=_SITE + '7327')
-    _lib['aten:CompositeImplicitAutograd'].impl('where', _k_CompositeImplicitAutograd_where, debug=_SITE + '7328')
-    _lib['aten:CompositeImplicitAutograd'].impl('where.Scalar', _k_CompositeImplicitAutograd_where_Scalar, debug=_SITE + '7329')
-    _lib['aten:CompositeImplicitAutograd'].impl('where.ScalarOther', _k_CompositeImplicitAutograd_where_ScalarOther, debug=_SITE + '7330')
-    _lib['aten:CompositeImplicitAutograd'].impl('where.ScalarSelf', _k_CompositeImplicitAutograd_where_ScalarSelf, debug=_SITE + '7331')
-    _lib['aten:Meta'].impl('where.self', _k_Meta_where_self, debug=_SITE + '7332')
-    _lib['aten:Meta'].impl('where.self_out', _k_Meta_where_self_out, debug=_SITE + '7333')
+    _lib['aten:CPU'].impl('where.self', _k_CPU_where_self, debug=_SITE + '7374')
+    _lib['aten:CPU'].impl('where.self_out', _k_CPU_where_self_out, debug=_SITE + '7375')
+    _lib['aten:CompositeImplicitAutograd'].impl('where', _k_CompositeImplicitAutograd_where, debug=_SITE + '7376')
+    _lib['aten:CompositeImplicitAutograd'].impl('where.Scalar', _k_CompositeImplicitAutograd_where_Scalar, debug=_SITE + '7377')
+    _lib['aten:CompositeImplicitAutograd'].impl('where.ScalarOther', _k_CompositeImplicitAutograd_where_ScalarOther, debug=_SITE + '7378')
+    _lib['aten:CompositeImplicitAutograd'].impl('where.ScalarSelf', _k_CompositeImplicitAutograd_where_ScalarSelf, debug=_SITE + '7379')
+    _lib['aten:Meta'].impl('where.self', _k_Meta_where_self, debug=_SITE + '7380')
+    _lib['aten:Meta'].impl('where.self_out', _k_Meta_where_self_out, debug=_SITE + '7381')
 
 
 def _op288(_def, _lib):  # aten::zero
     _def['aten'].define('zero(Tensor self) -> Tensor', tags=('generated', 'pt2_compliant_tag',))
     _def['aten'].define('zero.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('zero', generated_zero, debug=_SITE + '7339')
-    _lib['aten:CompositeExplicitAutograd'].impl('zero.out', generated_zero_out, debug=_SITE + '7340')
+    _lib['aten:CompositeExplicitAutograd'].impl('zero', generated_zero, debug=_SITE + '7387')
+    _lib['aten:CompositeExplicitAutograd'].impl('zero.out', generated_zero_out, debug=_SITE + '7388')
 
 
 def _op289(_def, _lib):  # aten::zero_
     _def['aten'].define('zero_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('zero_', _k_CompositeExplicitAutograd_zero_, debug=_SITE + '7345')
+    _lib['aten:CompositeExplicitAutograd'].impl('zero_', _k_CompositeExplicitAutograd_zero_, debug=_SITE + '7393')
 
 
 def _op290(_def, _lib):  # aten::zeros
     _def['aten'].define('zeros(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('zeros.out(SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:BackendSelect'].impl('zeros', backend_select_zeros, debug=_SITE + '7351')
-    _lib['aten:CompositeExplicitAutograd'].impl('zeros', _k_CompositeExplicitAutograd_zeros, debug=_SITE + '7352')
-    _lib['aten:CompositeExplicitAutograd'].impl('zeros.out', _k_CompositeExplicitAutograd_zeros_out, debug=_SITE + '7353')
+    _lib['aten:BackendSelect'].impl('zeros', backend_select_zeros, debug=_SITE + '7399')
+    _lib['aten:CompositeExplicitAutograd'].impl('zeros', _k_CompositeExplicitAutograd_zeros, debug=_SITE + '7400')
+    _lib['aten:CompositeExplicitAutograd'].impl('zeros.out', _k_CompositeExplicitAutograd_zeros_out, debug=_SITE + '7401')
 
 
 def _op291(_def, _lib):  # aten::zeros_like
     _def['aten'].define('zeros_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('zeros_like.out(Tensor self, *, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('zeros_like', _k_CompositeExplicitAutograd_zeros_like, debug=_SITE + '7359')
-    _lib['aten:CompositeExplicitAutograd'].impl('zeros_like.out', generated_zeros_like_out, debug=_SITE + '7360')
+    _lib['aten:CompositeExplicitAutograd'].impl('zeros_like', _k_CompositeExplicitAutograd_zeros_like, debug=_SITE + '7407')
+    _lib['aten:CompositeExplicitAutograd'].impl('zeros_like.out', generated_zeros_like_out, debug=_SITE + '7408')
 
 
 OPERATORS = {
