@@ -115,3 +115,24 @@ def test_index_put_with_a_none_index_matches_torch() -> None:
     dg = grad(d_outs[0].sin().sum(), ds)
     for ours, theirs in zip(dg, tg, strict=True):
         assert_close(ours, theirs)
+
+
+@pytest.mark.parametrize(
+    "name, args",
+    [
+        ("nll_loss_forward", lambda x, t: (x, t, None, 1, -100)),
+        ("native_layer_norm", lambda x, t: (x, [3], None, None, 1e-5)),
+        ("native_dropout", lambda x, t: (x, 0.5, True)),
+    ],
+)
+def test_single_grad_formulas_make_only_the_first_output_differentiable(
+    name: str, args: Any
+) -> None:
+    """torchgen's rule: without output_differentiability, formulas reading the one ``grad``
+    leave the other outputs (total_weight, mean/rstd, mask) without grad, as torch."""
+    data = [[0.5, -1.0, 2.0], [1.5, 0.0, -0.5]]
+    dx, tx = td.tensor(data).requires_grad_(), torch.tensor(data, requires_grad=True)
+    ours = getattr(td.ops.aten, name)(*args(dx, td.tensor([0, 2])))
+    theirs = getattr(torch.ops.aten, name)(*args(tx, torch.tensor([0, 2])))
+    assert [t.requires_grad for t in ours] == [t.requires_grad for t in theirs]
+    assert [t.grad_fn is None for t in ours] == [t.grad_fn is None for t in theirs]

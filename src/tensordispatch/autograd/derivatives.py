@@ -151,7 +151,16 @@ def _entry_info(entry: dict[str, Any], where: str) -> DifferentiabilityInfo:
         reads = saved_names(cond, set(arg_names))
         differentiable_if = compile_formula(cond, reads, f"{where} ({name}, differentiability)")
         diff = [True] * len(outputs)
-    flags = tuple(bool(d) for d in diff) if diff is not None else (True,) * len(outputs)
+    if diff is not None:
+        flags = tuple(bool(d) for d in diff)
+    elif len(outputs) > 1 and any("grad" in f.names for f in formulas):
+        # torchgen's rule (gen_differentiable_outputs): formulas reading the one ``grad``
+        # make only the first tensor output differentiable (nll_loss_forward's total_weight,
+        # native_layer_norm's mean and rstd do not require grad)
+        first = next(i for i, r in enumerate(schema.returns) if r.type.is_tensor_like())
+        flags = tuple(i == first for i in range(len(outputs)))
+    else:
+        flags = (True,) * len(outputs)
     returns_list = len(schema.returns) == 1 and schema.returns[0].type.is_list_like() is not None
     return DifferentiabilityInfo(
         name,
