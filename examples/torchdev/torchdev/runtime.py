@@ -159,9 +159,9 @@ def to_device(t: Tensor, device: Any = DEVICE) -> TorchDevTensor:
     # wrapped as is (from_payload's checks and torch's shape/dtype reads are not needed).
     array = np.array(t._data, copy=True, order="K")
     pt = torch.from_numpy(array)
-    moved = TorchDevTensor._make(pt, tuple(t._shape), pt.stride(), 0, t.dtype, device)
-    moved._host = (pt, array)  # type: ignore[attr-defined]
-    return moved
+    moved: Any = TorchDevTensor._make(pt, tuple(t._shape), pt.stride(), 0, t.dtype, device)
+    moved._host = (pt, array)
+    return moved  # type: ignore[no-any-return]
 
 
 def to_cpu_tensor(t: TorchDevTensor) -> Tensor:
@@ -205,7 +205,7 @@ def batched_to_cpu(tensors: list[Tensor]) -> list[Tensor]:
     out = []
     for t in tensors:  # to_cpu_tensor, inline
         try:
-            pt, array = t._host
+            pt, array = t._host  # type: ignore[attr-defined]
             if pt is not t._data:
                 array = host_array(t)
         except AttributeError:
@@ -222,8 +222,8 @@ def batched_from_cpu(tensors: list[Tensor], device: Any) -> list[Tensor]:
     for t in tensors:  # to_device, inline
         array = np.array(t._data, copy=True, order="K")
         pt = torch.from_numpy(array)
-        moved = make(pt, tuple(t._shape), pt.stride(), 0, t.dtype, device)
-        moved._host = (pt, array)  # type: ignore[attr-defined]
+        moved: Any = make(pt, tuple(t._shape), pt.stride(), 0, t.dtype, device)
+        moved._host = (pt, array)
         out.append(moved)
     return out
 
