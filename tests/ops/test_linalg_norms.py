@@ -260,12 +260,14 @@ def test_gradgradcheck_of_nuclear_norm() -> None:
     assert gradcheck(fn, (x,)) and gradgradcheck(fn, (x,))
 
 
-def test_complex_singular_vector_gradient_is_refused() -> None:
-    x = td.from_numpy(np.eye(2, dtype=np.complex128)).requires_grad_()
-    loss = td.ops.aten._linalg_svd(x)[0].abs().sum()
-    with pytest.raises(NotImplementedError) as info:
-        loss.backward()
-    assert str(info.value) == (
-        "svd_backward: gradients through the singular vectors of a complex matrix are not "
-        "implemented in tensordispatch (only through the singular values)"
-    )
+def test_complex_singular_vector_gradients_match_torch() -> None:
+    # a loss that does not depend on the singular vectors' phases (torch requires that)
+    def loss(m: Any, x: Any) -> Any:
+        u, s, vh = m.ops.aten._linalg_svd(x)
+        w = m.arange(1.0, u.shape[-1] + 1, dtype=m.float64)
+        return ((u.abs() ** 2) * w).sum() + (vh.abs() ** 4).sum() + (s**2).sum()
+
+    for shape in ((3, 5), (5, 3), (2, 3, 3)):
+        a = torch.randn(*shape, dtype=torch.complex128, generator=g)
+        got, expected = _grads(td, a, loss), _grads(torch, a, loss)
+        np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=1e-8, atol=1e-10)

@@ -9,10 +9,11 @@ gVh of a real loss (any of them may be undefined):
          + (I - U U^H) gU S^-1 Vh + U S^-1 gVh (I - V Vh)
 
 with skew(X) = X - X^H, V = Vh^H, gV = gVh^H and E[j, k] = S[k]^2 - S[j]^2 off the diagonal,
-1 on it. With only gS defined (svdvals, the nuclear and spectral norms) this is
-U diag(gS) Vh. Differs from torch: complex inputs with gU or gVh defined are refused (the
-gauge term of complex singular vectors is not implemented); the S-only case works for
-complex inputs too.
+1 on it; for complex matrices the diagonal also gets i Im(diag(U^H gU)) / S (the phase of
+each singular-vector pair is free: this is the gradient in the gauge where V's phases stay
+put, the same for every loss that does not depend on the phase, as torch requires). With
+only gS defined (svdvals, the nuclear and spectral norms) this is U diag(gS) Vh. Differs
+from torch: a loss that depends on the phases is not detected (torch raises).
 """
 
 from __future__ import annotations
@@ -24,10 +25,22 @@ from tensordispatch.tensor import Tensor
 __all__ = ["svd_backward"]
 
 _eye = _deferred_op(globals(), "_eye", "eye")
+_adjoint_op = _deferred_op(globals(), "_adjoint_op", "adjoint")
+_diagonal = _deferred_op(globals(), "_diagonal", "diagonal")
+_select = _deferred_op(globals(), "_select", "select.int")
+_view_as_real = _deferred_op(globals(), "_view_as_real", "view_as_real")
+
+
+def _adjoint(x: Tensor) -> Tensor:
+    return x.mT if not x.dtype.is_complex else _adjoint_op(x)
+
+
+def _imag(x: Tensor) -> Tensor:
+    return _select(_view_as_real(x), -1, 1)
 
 
 def _skew(x: Tensor) -> Tensor:
-    return x - x.mT
+    return x - _adjoint(x)
 
 
 def svd_backward(
@@ -38,11 +51,6 @@ def svd_backward(
         return None
     if gU is None and gVh is None:
         return (U * gS.unsqueeze(-2)).matmul(Vh)  # type: ignore[union-attr]
-    if U.dtype.is_complex:
-        raise NotImplementedError(
-            "svd_backward: gradients through the singular vectors of a complex matrix are not "
-            "implemented in tensordispatch (only through the singular values)"
-        )
     m, n, k = U._shape[-2], Vh._shape[-1], S._shape[-1]
     eye = _eye(k, dtype=S.dtype, device=S.device)
     s2 = S * S
@@ -50,18 +58,21 @@ def svd_backward(
     core = eye * gS.unsqueeze(-2) if gS is not None else None
     UhgU = VhgV = None
     if gU is not None:
-        UhgU = U.mT.matmul(gU)
+        UhgU = _adjoint(U).matmul(gU)
         part = _skew(UhgU) / E * S.unsqueeze(-2)
+        if U.dtype.is_complex:  # the phase term (module docstring)
+            phase = _imag(_diagonal(UhgU, 0, -2, -1)) / S
+            part = part + eye * (phase * 1j).unsqueeze(-2)
         core = part if core is None else core + part
     if gVh is not None:
-        VhgV = Vh.matmul(gVh.mT)
+        VhgV = Vh.matmul(_adjoint(gVh))
         part = S.unsqueeze(-1) * (_skew(VhgV) / E)
         core = part if core is None else core + part
     gA: Tensor = U.matmul(core).matmul(Vh)  # type: ignore[arg-type]
     if gU is not None and m > k:
         gA = gA + ((gU - U.matmul(UhgU)) / S.unsqueeze(-2)).matmul(Vh)
     if gVh is not None and n > k:
-        gA = gA + U.matmul((gVh - gVh.matmul(Vh.mT).matmul(Vh)) / S.unsqueeze(-1))
+        gA = gA + U.matmul((gVh - gVh.matmul(_adjoint(Vh)).matmul(Vh)) / S.unsqueeze(-1))
     return gA
 
 
