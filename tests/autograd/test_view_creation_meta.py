@@ -340,3 +340,40 @@ def test_recorded_view_written_in_place_still_rebases() -> None:
         return _grad_fn_name(b), a.grad.tolist()
 
     assert _both(f) == ("ok", ("CopySlices", [3.0, 3.0, 1.0, 1.0]))
+
+
+# --- detached views -------------------------------------------------------------------------
+
+
+def test_detached_view_written_in_place_gets_its_own_history() -> None:
+    def f(lib: Any) -> Any:
+        a = lib.ones(4, requires_grad=True)
+        b = a.clone()
+        w = lib.full((2,), 3.0, requires_grad=True)
+        d = b.narrow(0, 0, 2).detach()
+        d.mul_(w)
+        d.sum().backward()
+        return _grad_fn_name(d), _grad_fn_name(b), w.grad.tolist(), a.grad, b.tolist()
+
+    assert _both(f) == (
+        "ok",
+        ("MulBackward0", "CloneBackward0", [1.0, 1.0], None, [3.0, 3.0, 1.0, 1.0]),
+    )
+
+
+def test_detached_view_of_a_leaf_may_be_written() -> None:
+    def f(lib: Any) -> Any:
+        a = lib.ones(4, requires_grad=True)
+        a.narrow(0, 1, 2).detach().mul_(lib.ones(2, requires_grad=True))
+        return a.tolist(), a.grad_fn
+
+    assert _both(f) == ("ok", ([1.0, 1.0, 1.0, 1.0], None))
+
+
+def test_detached_view_made_a_leaf_requiring_grad() -> None:
+    def f(lib: Any) -> Any:
+        d = lib.ones(4).narrow(0, 1, 2).detach().requires_grad_()
+        d.mul_(2)
+
+    expected = "a leaf Variable that requires grad is being used in an in-place operation."
+    assert _both(f) == ("error", expected)

@@ -43,7 +43,7 @@ from tensordispatch.autograd.graph import (
     meta_of,
 )
 from tensordispatch.autograd.node_apply import make_apply
-from tensordispatch.autograd.views import check_view_inplace, mark_view
+from tensordispatch.autograd.views import check_view_inplace, differentiable_base, mark_view
 from tensordispatch.dispatch.dispatcher import DISPATCHER, RegistrationHandle
 from tensordispatch.dispatch.kernel import KernelFunction, KernelKind
 from tensordispatch.dispatch.keys import DispatchKey
@@ -461,9 +461,9 @@ def check_inplace(self: Tensor) -> None:
             "functions do not allow the output views to be modified inplace. You should "
             "replace the inplace operation by an out-of-place one."
         )
-    if m is not None and m.requires_grad and m.grad_fn is None and self._base is None:
+    base = differentiable_base(self)  # views.py: a detached view counts as no view
+    if m is not None and m.requires_grad and m.grad_fn is None and base is None:
         raise RuntimeError(LEAF_INPLACE)
-    base = self._base
     if base is not None:
         bm = base._autograd_meta
         if bm is not None and bm.requires_grad and bm.grad_fn is None:

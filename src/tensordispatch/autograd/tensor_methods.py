@@ -137,7 +137,12 @@ def detach(self: Tensor) -> Tensor:
     """A new tensor sharing storage and version counter, outside the graph."""
     from tensordispatch.autograd.graph import _shallow_alias
 
-    return _shallow_alias(self)
+    alias = _shallow_alias(self)
+    if alias._base is not None:  # shares the root's storage, but no view for autograd
+        from tensordispatch.autograd.views import DETACHED
+
+        meta_of(alias).creation_meta = DETACHED
+    return alias
 
 
 def detach_(self: Tensor) -> Tensor:

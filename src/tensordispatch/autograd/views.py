@@ -46,18 +46,24 @@ from tensordispatch.tensor import Tensor
 
 __all__ = [
     "DEFAULT",
+    "DETACHED",
     "IN_CUSTOM_FUNCTION",
     "MULTI_OUTPUT_NODE",
     "NO_GRAD_MODE",
     "AsStridedBackward0",
     "CopySlices",
     "check_view_inplace",
+    "differentiable_base",
     "mark_view",
     "rebase_history",
 ]
 
-# torch's CreationMeta values (Note [View creation meta]); INFERENCE_MODE is not produced
+# torch's CreationMeta values (Note [View creation meta]); INFERENCE_MODE is not produced.
 DEFAULT, IN_CUSTOM_FUNCTION, MULTI_OUTPUT_NODE, NO_GRAD_MODE, INFERENCE_MODE = range(5)
+# Ours: ``detach()`` of a view (and views made from it) share the root's storage, so they
+# keep ``_base`` (Note [Views share the root]), but autograd treats them as no view, as
+# torch's non-differentiable views: an in-place write gives them their own history.
+DETACHED = -1
 _ST = local_state()
 
 _empty_strided = _deferred_op(globals(), "_empty_strided", "empty_strided")
@@ -241,10 +247,24 @@ class AsStridedBackward0(Node):
         return (result,)
 
 
+def differentiable_base(t: Tensor) -> Tensor | None:
+    """The root ``t`` is a view of for autograd: None for a root or a detached view.
+
+    >>> import tensordispatch as td
+    >>> x = td.ones(3)
+    >>> differentiable_base(x[1:]) is x, differentiable_base(x[1:].detach())
+    (True, None)
+    """
+    base = t._base
+    if base is not None and _creation_meta(t._autograd_meta) == DETACHED:
+        return None
+    return base
+
+
 def rebase_history(self: Tensor, node: Node) -> None:
     """Make ``node`` the history of ``self`` after an in-place op (Note [Views replay as
     strided])."""
-    base = self._base
+    base = differentiable_base(self)
     if base is None:
         m = meta_of(self)
         m.requires_grad = True
@@ -355,7 +375,7 @@ def view_inplace_message(t: Tensor, indirect: bool = False) -> str | None:
     (Note [View creation meta])."""
     m = t._autograd_meta
     cm = _creation_meta(m)
-    if cm == DEFAULT or t._base is None or type(m) is not TensorMeta:
+    if cm in (DEFAULT, DETACHED) or t._base is None or type(m) is not TensorMeta:
         return None
     fn = m.grad_fn
     what = "its base or another view of its base has been" if indirect else "is being"
