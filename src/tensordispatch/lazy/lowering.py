@@ -53,14 +53,11 @@ import numpy as np
 
 from tensordispatch.backends.cpu.fpstate import FP_QUIET as _QUIET
 from tensordispatch.backends.cpu.fpstate import FP_STATE
-from tensordispatch.dispatch.keys import DispatchKey
-from tensordispatch.dispatch.keyset import DispatchKeySet
 from tensordispatch.lazy import first_run
 from tensordispatch.lazy.config import get_compile_on_first_run
 from tensordispatch.lazy.executor import Graph
 from tensordispatch.lazy.ir import Node, Operand, Shape, Value
-from tensordispatch.lazy.shape import fill_arguments, flatten_result
-from tensordispatch.tensor.tensor import Tensor
+from tensordispatch.lazy.kernel_call import run_cpu_kernel
 
 __all__ = ["NUMPY_RULES", "LoweringBackend", "NumpyBackend", "Rule", "run_cpu_kernel"]
 
@@ -112,16 +109,6 @@ def _same_float(node: Node) -> bool:
                     if n.shapes[i].dtype is not out:
                         return False
     return True
-
-
-def _markers(node: Node) -> list[Operand]:
-    found: list[Operand] = []
-    for a in node.args:
-        if type(a) is Operand:
-            found.append(a)
-        elif type(a) is tuple:
-            found.extend(x for x in a if type(x) is Operand)
-    return found
 
 
 def _arg(node: Node, ins: list[str], position: int) -> str:
@@ -316,40 +303,6 @@ _NUMPY_NAMES = {
 _NUMPY_NAMES.update(
     np=np, _times_alpha=_times_alpha, _alpha_product=_alpha_product, _scaled=_scaled
 )
-
-# -- the generic lowering: the operator's CPU kernel, from inside the generated function --------
-
-_CPU = DispatchKeySet(DispatchKey.CPU)
-
-
-def _cpu_value(value: Any, kind: str, dtype: Any) -> Any:
-    if kind == "scalar":
-        return value
-    array = value if isinstance(value, np.ndarray) else np.asarray(value, dtype._numpy)
-    if array.dtype != dtype._numpy:
-        array = array.astype(dtype._numpy)
-    t = Tensor._wrap_numpy(array, dtype)
-    if kind == "wrapped":
-        t._wrapped_number = True
-    return t
-
-
-def run_cpu_kernel(node: Node, *values: Any) -> list[Any]:
-    """Run ``node``'s operator on CPU for operand values ``values``; its output arrays."""
-    inputs: list[Any] = [None] * len(node.operands)
-    for marker in _markers(node):
-        n, i = node.operands[marker.index]
-        inputs[marker.index] = _cpu_value(values[marker.index], marker.kind, n.shapes[i].dtype)
-    result = node.overload._redispatch_boxed(_CPU, fill_arguments(node.args, inputs))
-    tensors, _ = flatten_result(result)
-    arrays = []
-    for t, shape in zip(tensors, node.shapes, strict=True):
-        array = t._data
-        if array.dtype != shape.dtype._numpy:
-            array = array.astype(shape.dtype._numpy)
-        arrays.append(array)
-    return arrays
-
 
 _NUMPY_NAMES["_run"] = run_cpu_kernel
 _set_fp, _reset_fp = FP_STATE.set, FP_STATE.reset
