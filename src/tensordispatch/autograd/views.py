@@ -305,39 +305,46 @@ def mark_view(result: object, source: object, many: bool = False) -> None:
     (True, None, True)
     """
     if not _ST.grad_enabled:
-        new = NO_GRAD_MODE
-    elif many:
-        new = MULTI_OUTPUT_NODE
-    else:
-        new = DEFAULT
+        if type(result) in (tuple, list):
+            for r in result:  # type: ignore[attr-defined]
+                _mark_no_grad(r, source)
+        else:
+            _mark_no_grad(result, source)
+        return
     prev = _creation_meta(getattr(source, "_autograd_meta", None))
-    if new == DEFAULT or prev == INFERENCE_MODE:
-        new = prev
+    new = MULTI_OUTPUT_NODE if many and prev != INFERENCE_MODE else prev
     if new == DEFAULT:
         return
-    outs = result if type(result) in (tuple, list) else (result,)
-    for r in outs:  # type: ignore[union-attr]
-        if not isinstance(r, Tensor) or r._base is None or r is source:
-            continue
+    for r in result if type(result) in (tuple, list) else (result,):  # type: ignore[union-attr]
+        if isinstance(r, Tensor) and r._base is not None and r is not source:
+            meta_of(r).creation_meta = new
+
+
+def _mark_no_grad(r: Any, source: Any) -> None:
+    """NO_GRAD_MODE on a view made in no_grad mode (it overrides what ``source`` carries,
+    as torch's propagate_creation_meta does for everything but INFERENCE_MODE, which we
+    never produce); the view reports its root's requires_grad but gets no accumulator."""
+    base = getattr(r, "_base", None)
+    if base is None or r is source:
+        return
+    m = r._autograd_meta
+    if m is None:
+        m = r._autograd_meta = TensorMeta()
+    elif type(m) is not TensorMeta:
         m = meta_of(r)
-        m.creation_meta = new
-        if new == NO_GRAD_MODE and m.grad_fn is None:
-            root = r._base._autograd_meta
-            if root is not None and root.requires_grad:
-                m.requires_grad = True
-                m.grad_accumulator = _sink_ref()  # type: ignore[assignment]
-
-
-def _sink_ref() -> Any:
-    """A stand-in for the weak reference to a grad accumulator: it returns a new _Sink."""
-    sink = _Sink()
-    return lambda: sink
+    m.creation_meta = NO_GRAD_MODE
+    if m.grad_fn is None:
+        root = base._autograd_meta
+        if root is not None and root.requires_grad:
+            m.requires_grad = True
+            m.grad_accumulator = _Sink  # type: ignore[assignment]
 
 
 class _Sink(Node):
     """Where a gradient for a view made in no_grad mode goes: nowhere. torch reports such a
     view's ``requires_grad`` from its root but gives it no grad accumulator (its own flag is
-    off), so ``.grad`` stays None; the view is still a distinct input of the nodes using it."""
+    off), so ``.grad`` stays None. The class stands in for the weak reference to the grad
+    accumulator (``gradient_edge`` calls it): each use gets a new sink."""
 
     __slots__ = ()
 
