@@ -186,3 +186,20 @@ def test_compile_on_first_run_compiles_a_new_graph_at_once(backend: NumpyBackend
     lazy.mark_step()
     assert len(backend._codes) == 1
     assert y.cpu().tolist() == [3.0] * 8 and z.cpu().tolist() == [2.0] * 8
+
+
+def test_a_graph_run_once_does_not_keep_its_buffers(backend: NumpyBackend) -> None:
+    import gc
+    import weakref
+
+    data = td.from_numpy(np.ones(16, np.float32)).to("lazy")
+    lazy.mark_step()
+    y = data * 2.0 + 1.0
+    lazy.mark_step()  # interpreted; the compiled-graph cache keeps the callable
+    from tensordispatch.transforms.functionalize import from_functional
+
+    inner = from_functional(data)._data
+    buffer = weakref.ref(inner.handle)
+    del data, inner, y
+    gc.collect()
+    assert buffer() is None

@@ -534,8 +534,9 @@ class NumpyBackend:
         program = None
         if source not in self._codes and not get_compile_on_first_run():
             program = first_run.parse(emitter.body, emitter.params, emitter.outputs, namespace)
+        label = graph.hash  # the closures below must not keep the graph (and its buffers)
         if program is None:
-            current = [self._function(source, namespace, graph.hash)]
+            current = [self._function(source, namespace, label)]
         else:
             current = []
 
@@ -544,7 +545,7 @@ class NumpyBackend:
                 return program.run(namespace, params)
 
             def later(*params: Any) -> Sequence[Any]:
-                fn = current[0] = self._function(source, namespace, graph.hash)
+                fn = current[0] = self._function(source, namespace, label)
                 return fn(*params)  # type: ignore[no-any-return]
 
             current.append(first)
