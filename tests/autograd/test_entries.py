@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Iterator
 from typing import Any
 
@@ -206,3 +207,30 @@ def test_optional_tensor_input_records_through_the_generated_entry() -> None:
         return [x.grad.tolist(), lo.grad.tolist(), plain.tolist()]
 
     assert run(td) == run(torch)
+
+
+def test_entries_over_our_cpu_kernels_skip_the_fresh_reset() -> None:
+    """Note [Kernels that build their result directly]: the fused kernels and the codegen's
+    CPU wrappers build their result without in-place dispatches, so no reset; a composite
+    kernel below keeps it; every output is at version 0 either way, as in torch."""
+    from tensordispatch.autograd.entries import _builds_fresh_directly
+    from tensordispatch.autograd.kernels import fresh_version
+    from tensordispatch.generated import registrations
+
+    a = td.tensor([1.0, 2.0, 3.0])
+    outs = [td.add(a, a), a.exp(), td.ops.aten.sum.dim_IntList(a, []), a.sum()]
+    theirs = [torch.ones(3) + 1, torch.ones(3).exp(), torch.ones(3).sum(), torch.ones(3).sum()]
+    assert [t._version for t in outs] == [t._version for t in theirs] == [0, 0, 0, 0]
+    below = {
+        f.__globals__["_td_below"].__name__: f.__globals__["_td_fresh"]
+        for f in gc.get_objects()
+        if type(f).__name__ == "function"
+        and "tensordispatch autograd entry" in f.__code__.co_filename
+        and f.__name__ in ("add", "exp", "sum")
+        and "_td_below" in f.__globals__  # not the compiled prototype
+    }
+    assert below["add_functional"] is None and below["exp_functional"] is None
+    assert below["wrapper_CPU_sum_dim_IntList"] is None
+    assert below["sum"] is fresh_version  # composite.sum: the reset stays
+    assert _builds_fresh_directly(registrations.wrapper_CPU_sum_dim_IntList)
+    assert not _builds_fresh_directly(lambda x: x)

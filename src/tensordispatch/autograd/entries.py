@@ -340,6 +340,25 @@ def autograd_entry_source(
     return "\n".join(lines) + "\n"
 
 
+# Note [Kernels that build their result directly]
+# The no-grad branch resets a fresh output's version (Note [Fresh outputs at version 0] in
+# kernels.py) because a composite kernel below may build its result with in-place calls that
+# go through ADInplaceOrView. Our CPU kernels do not: the codegen's CPU wrappers allocate the
+# result and run the impl on its NumPy array, and the fused kernels of backends/cpu/fresh.py
+# wrap NumPy's fresh array (neither dispatches an in-place call on the result), so the
+# entries over them skip the reset (~10 ns of every no-grad call). Any other kernel (a
+# composite, another backend, a kernel registered by a user) keeps it.
+_DIRECT_MODULES = ("tensordispatch.backends.cpu.fresh",)
+
+
+def _builds_fresh_directly(below: Any) -> bool:
+    module = getattr(below, "__module__", None)
+    if module in _DIRECT_MODULES:
+        return True
+    name = getattr(below, "__name__", "")
+    return module == "tensordispatch.generated.registrations" and name.startswith("wrapper_CPU_")
+
+
 def _save_any(v: Any) -> Any:
     """A saved value of an argument whose type is not a plain Tensor (kernels.py's rule)."""
     if isinstance(v, Tensor):
@@ -418,6 +437,8 @@ def autograd_entry(
         below = entry.state.redispatch_miss(raw & AFTER_AUTOGRAD_RAW)
     except Exception:  # noqa: BLE001 - the generic kernel raises it at the call, in order
         return None
+    if fresh_version is not None and _builds_fresh_directly(below):
+        fresh_version = None  # Note [Kernels that build their result directly]
     shape = None if inline is None else (inline.saves, inline.uses_result)
     fresh, is_view = fresh_version is not None, view is not None
     key = (facts.declaration, positions, fresh, shape, many, is_view)
