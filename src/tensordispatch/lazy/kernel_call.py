@@ -14,11 +14,11 @@ import numpy as np
 
 from tensordispatch.dispatch.keys import DispatchKey
 from tensordispatch.dispatch.keyset import DispatchKeySet
-from tensordispatch.lazy.ir import Node, Operand
+from tensordispatch.lazy.ir import DEVICE_DATA, Node, Operand
 from tensordispatch.lazy.shape import fill_arguments, flatten_result
 from tensordispatch.tensor.tensor import Tensor
 
-__all__ = ["markers", "run_cpu_kernel"]
+__all__ = ["detached", "markers", "run_cpu_kernel"]
 
 _CPU = DispatchKeySet(DispatchKey.CPU)
 
@@ -32,6 +32,14 @@ def markers(node: Node) -> list[Operand]:
         elif type(a) is tuple:
             found.extend(x for x in a if type(x) is Operand)
     return found
+
+
+def detached(node: Node) -> Node:
+    """What `run_cpu_kernel` needs of ``node``: the same operator, arguments and shapes, its
+    operands replaced by shape-only stand-ins, so a compiled graph that keeps it does not
+    keep the graph under it (and the device buffers that graph reads)."""
+    stand_ins = tuple([(Node(DEVICE_DATA, None, (), (), n.shapes), i) for n, i in node.operands])
+    return Node(node.op, node.overload, stand_ins, node.args, node.shapes, node.returns)
 
 
 def _cpu_value(value: Any, kind: str, dtype: Any) -> Any:

@@ -57,7 +57,7 @@ from tensordispatch.lazy import first_run
 from tensordispatch.lazy.config import get_compile_on_first_run
 from tensordispatch.lazy.executor import Graph
 from tensordispatch.lazy.ir import Node, Operand, Shape, Value
-from tensordispatch.lazy.kernel_call import run_cpu_kernel
+from tensordispatch.lazy.kernel_call import detached, run_cpu_kernel
 
 __all__ = ["NUMPY_RULES", "LoweringBackend", "NumpyBackend", "Rule", "run_cpu_kernel"]
 
@@ -425,7 +425,7 @@ class _Emitter:
 
     def _kernel_call(self, position: int, node: Node, ins: list[str]) -> None:
         name = f"k{position}"
-        self.constants[name] = node
+        self.constants[name] = detached(node)
         outs = [f"v{position}_{i}" for i in range(len(node.shapes))]
         self.lines.append(f"{', '.join(outs)}, = _run({name}, {', '.join(ins)})")
         self.steps.append(None)
