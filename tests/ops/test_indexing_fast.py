@@ -252,3 +252,17 @@ def test_assignment_under_a_trace_shows_the_inplace_hops() -> None:
     with dispatch_trace() as trace:
         x[0] = 1.0
     assert [h.op for h in trace.hops] == ["aten::select.int"] * 2 + ["aten::fill_.Scalar"] * 3
+
+
+def test_every_guard_is_plain_by_default() -> None:
+    """The one-hop paths are on for a fresh process's tables: a renamed autograd or
+    ADInplaceOrView kernel (the guards compare qualified names) would silently turn them
+    off; update ops/indexing_fast.py's names then."""
+    from tensordispatch.ops import indexing_advanced
+
+    guards = [
+        indexing_fast.SELECT, indexing_fast.SLICE, indexing_fast.UNSQUEEZE, indexing_fast.COPY_,
+        indexing_fast.FILL_, indexing_advanced.INDEX, indexing_advanced.INDEX_PUT_,
+        indexing_advanced.INDEX_PUT_IMPL_,
+    ]  # fmt: skip
+    assert [g.name for g in guards if not g.recheck()] == []
