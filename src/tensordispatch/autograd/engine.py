@@ -37,6 +37,7 @@ from tensordispatch.autograd.graph import (
 from tensordispatch.dispatch.tls import local_state
 from tensordispatch.ops.deferred import deferred_op as _deferred_op
 from tensordispatch.tensor import Size, Tensor
+from tensordispatch.tensor.tensor import new_cpu_tensor
 
 __all__ = ["backward", "grad", "run_backward"]
 
@@ -115,7 +116,7 @@ def run_backward(
     accumulate: bool = True,
 ) -> list[Tensor | None]:
     """Run the graph from ``roots`` with initial ``grads``; returns captured input grads."""
-    edges = [gradient_edge(t) for t in roots]
+    edges = [gradient_edge(roots[0])] if len(roots) == 1 else [gradient_edge(t) for t in roots]
     st = _ST
     previous = st.grad_enabled
     st.grad_enabled = create_graph  # set_grad_enabled(create_graph), inlined
@@ -373,7 +374,7 @@ def _ones(t: Tensor) -> Tensor:
     if isinstance(data, np.ndarray):
         shape = t._shape
         if not shape:  # a 0-dim loss: one C call instead of np.ones' Python wrapper
-            return Tensor._wrap_numpy(np.array(1, data.dtype), t.dtype)
+            return new_cpu_tensor(np.array(1, data.dtype), (), (), t.dtype)
         return Tensor._wrap_numpy(np.ones(shape, data.dtype), t.dtype)
     result: Tensor = _ones_like(t)
     return result
