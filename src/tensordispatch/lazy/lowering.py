@@ -471,7 +471,7 @@ class _Emitter:
                 pool.pop()  # type: ignore[union-attr]
             self.lines.append(expr)
             if (m := _INPLACE.match(expr)) is not None:
-                step = m.groups()
+                step = (m.group(1), m.group(2), m.group(3))
         self.steps.append(step)
         self.names[(node, 0)] = buffer or f"v{position}"
         if rule.view:
