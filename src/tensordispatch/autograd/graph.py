@@ -74,6 +74,7 @@ class TensorMeta(AutogradMeta):
         "retains_grad",
         "view_version",
     )
+    creation_meta: int  # views.py's CreationMeta; unset (read with a default) on most tensors
 
     def __init__(self) -> None:  # AutogradMeta's fields set here too (one call less)
         self.requires_grad = False

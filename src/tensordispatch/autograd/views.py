@@ -315,7 +315,7 @@ def mark_view(result: object, source: object, many: bool = False) -> None:
     new = MULTI_OUTPUT_NODE if many and prev != INFERENCE_MODE else prev
     if new == DEFAULT:
         return
-    for r in result if type(result) in (tuple, list) else (result,):  # type: ignore[union-attr]
+    for r in result if type(result) in (tuple, list) else (result,):  # type: ignore[attr-defined]
         if isinstance(r, Tensor) and r._base is not None and r is not source:
             meta_of(r).creation_meta = new
 
