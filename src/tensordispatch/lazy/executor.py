@@ -25,7 +25,7 @@ import numpy as np
 
 from tensordispatch.lazy import metrics
 from tensordispatch.lazy.ir import BackendData, Node, Value
-from tensordispatch.lazy.tensor import LazyData, live_data
+from tensordispatch.lazy.tensor import LazyData, live_data, weaken
 
 __all__ = [
     "Graph",
@@ -224,6 +224,7 @@ def sync_tensors(datas: Sequence[LazyData], *, mark_step: bool = False) -> int:
             seen.add(d.id)
             roots.append(d)
         if roots:
+            weaken()  # the roots get device data: tensor.py Note [Strong entries for ...]
             _run(roots, mark_step)
         return len(roots)
 

@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import inspect
 import math
-import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -130,6 +129,11 @@ _RECORDS: list[_Records] = []
 #: fresh state's ``__init__`` sets): while a thread has no more, inference mode and forced
 #: fallbacks are at their defaults (off).
 _BASE_FIELDS = len(LocalState().__dict__)
+#: A fresh thread's dispatch state (never mutated): a thread whose state equals it passes
+#: the checks at once (one C-level dict comparison, values compared by identity first);
+#: any other state is checked field by field, so grad mode and fields a layer set back to
+#: their defaults still take the inlined path.
+_DEFAULT_STATE = dict(LocalState().__dict__)
 
 
 def _flush() -> None:
@@ -157,12 +161,13 @@ def method(self, other{signature}):
             or self._autograd_meta is not None or inner._autograd_meta is not None):
         return fast(self, other)
     d = ST.__dict__
-    if (d["included"] != DI or d["excluded"] != DX or d["modes"] or d["transform_stack"]
+    if d != DEFAULT_STATE and (
+            d["included"] != DI or d["excluded"] != DX or d["modes"] or d["transform_stack"]
             or (len(d) > BASE_FIELDS and (d.get("autograd_inference_mode", False)
-                                          or d.get("lazy_force_fallback")))
-            or (self._fs is not None and self._generation != self._fs.generation)):
+                                          or d.get("lazy_force_fallback")))):
         return fast(self, other)
-    if self._key_set != WRAPPER_KEYS:
+    if ((self._fs is not None and self._generation != self._fs.generation)
+            or self._key_set != WRAPPER_KEYS):
         return fast(self, other)
     left = inner._data
     s0 = left.shape
@@ -206,7 +211,7 @@ def method(self, other{signature}):
     data.handle = None
     data.tensor_data = None
     data.id = i = next(IDS)
-    LIVE_APPEND(ref(data))
+    LIVE_APPEND(data)  # tensor.py Note [Strong entries for pending values]
     if i >= TRIM_AT[0]:
         TM.made_many(data)
     t = new(LT)
@@ -370,16 +375,16 @@ def inline_method(
     namespace: dict[str, Any] = {
         "fast": fast, "learn": learn, "ST": local_state(), "DI": DEFAULT_INCLUDED_RAW,
         "DX": DEFAULT_EXCLUDED_RAW, "ENTRY": plan.op._entry, "VALID": records.valid,
-        "LT": LazyTensor, "FT": FunctionalTensor, "LD": LazyData, 
+        "LT": LazyTensor, "FT": FunctionalTensor, "LD": LazyData,
         "FLOATS": records.floats, "INTS": records.ints, "TAIL": records.tail,
         "FSHAPES": records.number_shapes[float], "ISHAPES": records.number_shapes[int],
         "TSHAPES": records.tensor_shapes,
         "ARGS_NUMBER": (operand(0), operand(1, "wrapped"), *scalars),
         "ARGS_TENSOR": (operand(0), operand(1), *scalars),
         "CALLS": records.calls, "NODE": node_class, "NAME": plan.name, "OP": plan.op,
-        "new": object.__new__, "IDS": lazy_tensor._IDS, "LIVE_APPEND": lazy_tensor._LIVE_APPEND, "ref": weakref.ref,
+        "new": object.__new__, "IDS": lazy_tensor._IDS, "LIVE_APPEND": lazy_tensor._LIVE_APPEND,
         "TRIM_AT": lazy_tensor.TRIM_AT, "TM": lazy_tensor, "LAZY": LAZY,
-        "BASE_FIELDS": _BASE_FIELDS,
+        "BASE_FIELDS": _BASE_FIELDS, "DEFAULT_STATE": _DEFAULT_STATE,
         "LAZY_KEYS": LAZY._key_set, "WRAPPER_KEYS": wrapper_keys,
     }  # fmt: skip
     namespace.update({f"K{i}": default for i, default in enumerate(keywords[1])})

@@ -26,11 +26,24 @@ them (`DestroyLtcTensor`) when `live_data` walks the table, when a metric is rea
 whenever the table has doubled since the last purge, so it stays proportional to the live
 values. `CreateLtcTensor` is not bumped per value either: every value takes the next id, so
 `count_created` adds the ids issued since it last ran whenever counters are read or reset.
+
+Note [Strong entries for pending values]
+A value made by tracing (`from_value`, the inlined methods of inline_methods.py) holds only
+pending IR, and most such values die within the next operator call. Its LIVE entry is the
+LazyData itself, not a weak reference (making one cost about a tenth of tracing a call):
+the table's own reference is the one a dead value still has, so `_sweep` tells live from
+dead by the reference count (`_DEAD_REFS`, measured at import the way `_sweep` counts) and
+frees the dead ones then. Survivors of a sweep get weak entries, so a value is held past its
+tensor only until the next sweep, and only while it is IR: whatever gives a value device
+data outside a step (`sync_tensors`, `LazyData.set_handle`) runs `weaken` first, which turns
+the strong entries made since the last sweep into weak ones, so a buffer is never kept alive
+by the table. Counting (`DestroyLtcTensor`) and `live_data` are the same for both kinds.
 """
 
 from __future__ import annotations
 
 import itertools
+import sys
 import threading
 import weakref
 from itertools import compress as _compress
@@ -44,11 +57,14 @@ from tensordispatch.tensor.device import device as Device
 from tensordispatch.tensor.geometry import contiguous_strides
 from tensordispatch.tensor.tensor import Tensor
 
-__all__ = ["LAZY", "LIVE", "LazyData", "LazyTensor", "live_data", "make_lazy"]
+__all__ = ["LAZY", "LIVE", "LazyData", "LazyTensor", "live_data", "make_lazy", "weaken"]
 
 LAZY = Device("lazy", 0)
 _IDS = itertools.count(1)
-LIVE: list[weakref.ref[LazyData]] = []
+#: weak references, or the LazyData itself for values made by tracing (Note [Strong
+#: entries for pending values]); only LIVE[_STRONG_FROM[0]:] may hold the latter
+LIVE: list[Any] = []
+_STRONG_FROM = [0]
 _LIVE_APPEND = LIVE.append
 _SWEEPING = threading.Lock()  # one purge at a time (appends need no lock)
 _ref = weakref.ref
@@ -105,6 +121,7 @@ class LazyData:
 
     def set_handle(self, handle: BackendData) -> None:
         """Give this tensor computed data (fallback results); drops the IR."""
+        weaken()  # Note [Strong entries for pending values]
         self.handle = handle
         self.ir = None
         self.tensor_data = None
@@ -246,7 +263,7 @@ def from_value(value: Value, device: Device = LAZY) -> LazyTensor:
     data.handle = None
     data.tensor_data = None
     data.id = i = next(_IDS)
-    _LIVE_APPEND(_ref(data))
+    _LIVE_APPEND(data)  # Note [Strong entries for pending values]
     if i >= TRIM_AT[0]:
         made_many(data)
     sizes = shape.sizes
@@ -302,16 +319,40 @@ def _more_nodes_than(root: Node, limit: int) -> bool:
     return False
 
 
+_WEAK = weakref.ref
+_refcount = sys.getrefcount
+
+
+def _refs_when_dead() -> int:
+    """The reference count `_sweep`'s comprehension sees for a value only LIVE holds: the
+    table's, the slice's, the loop variable's and the call's (measured the same way, so it
+    holds whatever the interpreter counts)."""
+    table = [_new(LazyData)]
+    entries = table[:1]
+    counts = [_refcount(e) for e in entries]  # the comprehension `_sweep` runs
+    return counts[0]
+
+
+_DEAD_REFS = _refs_when_dead()
+
+
 def _sweep() -> list[LazyData]:
     """Drop the entries of freed values from LIVE, counting them (`DestroyLtcTensor`); the
-    live values, oldest first. Values appended meanwhile (other threads) are kept as they
-    are: only the prefix read is replaced, in one slice assignment."""
+    live values, oldest first. A strong entry is dead when only the table holds it; the
+    live ones get weak entries (Note [Strong entries for pending values]). Values appended
+    meanwhile (other threads) are kept as they are: only the prefix read is replaced, in one
+    slice assignment."""
     with _SWEEPING:
         n = len(LIVE)
         entries = LIVE[:n]
-        values = [r() for r in entries]  # the only Python-level loop: dead ones are None
-        kept = list(_compress(entries, values))
+        values = [  # dead ones are None
+            e() if e.__class__ is _WEAK else (e if _refcount(e) > _DEAD_REFS else None)
+            for e in entries
+        ]
+        kept = [e if e.__class__ is _WEAK else _ref(e) for e in _compress(entries, values)]
         LIVE[:n] = kept
+        _STRONG_FROM[0] = len(kept)
+        del entries  # frees the dead strong entries now, as their weak entries died before
     found: list[LazyData] = list(filter(None, values))  # a LazyData is always true
     if n > len(kept):
         _COUNTERS["DestroyLtcTensor"] += n - len(kept)
@@ -359,6 +400,29 @@ def count_created() -> None:
 
 
 metrics.SETTLE.append(count_created)
+
+
+def weaken() -> None:
+    """Give the values made since the last sweep weak LIVE entries (Note [Strong entries for
+    pending values]): runs before a value gets device data outside a step, so a freed
+    tensor's buffer is never kept by the table. Costs one pass over those entries.
+
+    >>> import tensordispatch as td, tensordispatch.lazy as lazy, weakref
+    >>> handle = lazy.init()
+    >>> y = td.ones(2).to("lazy") * 2.0  # traced: a strong entry
+    >>> LIVE[-1] is y._data._data
+    True
+    >>> weaken(); LIVE[-1]() is y._data._data
+    True
+    >>> handle.remove()
+    """
+    with _SWEEPING:
+        n = len(LIVE)
+        for i in range(_STRONG_FROM[0], n):
+            e = LIVE[i]
+            if e.__class__ is LazyData:
+                LIVE[i] = _ref(e)
+        _STRONG_FROM[0] = n
 
 
 def live_data() -> list[LazyData]:
