@@ -85,8 +85,20 @@ def test_table_does_not_keep_a_value_cut_by_a_step() -> None:
 
 def test_weaken_turns_every_new_entry_weak() -> None:
     ys = [_traced() for _ in range(3)]
-    assert any(e is _data(ys[0]) for e in lazy_tensor.LIVE)
+    assert any(e is _data(ys[-1]) for e in lazy_tensor.LIVE)  # the last one: strong
     lazy_tensor.weaken()
     assert all(type(e) is weakref.ref for e in lazy_tensor.LIVE)
     values = [e() for e in lazy_tensor.LIVE]
     assert all(any(v is _data(y) for v in values) for y in ys)
+
+
+def test_table_frees_a_discarded_iteration_at_the_next_input() -> None:
+    # tracing without steps, a fresh input per iteration, results discarded: the dead traced
+    # value's graph reads the input's buffer; the next input entering the IR frees it
+    buffers = []
+    for i in range(3):
+        x = td.from_numpy(np.full(4, float(i), np.float32)).to("lazy")
+        y = x * 2.0
+        buffers.append(weakref.ref(_data(x).ir[0].data))  # type: ignore[index]
+        del x, y
+    assert [b() is None for b in buffers] == [True, True, False]

@@ -37,7 +37,14 @@ from tensordispatch.lazy.ir import (
     scalar_node,
 )
 from tensordispatch.lazy.shape import SHAPE_CACHE, flatten_result, infer_shapes
-from tensordispatch.lazy.tensor import LAZY, LazyData, LazyTensor, from_array, from_value
+from tensordispatch.lazy.tensor import (
+    LAZY,
+    LazyData,
+    LazyTensor,
+    from_array,
+    from_value,
+    weaken,
+)
 from tensordispatch.schema.model import SchemaKind
 from tensordispatch.tensor.device import device as Device
 from tensordispatch.tensor.tensor import Tensor
@@ -116,6 +123,7 @@ def _operand(
         # index lists may hold CPU tensors on any device (torch's index kernels allow it)
         shape = Shape.of(v.dtype, tuple(v._shape))
         kind = "tensor"
+        weaken()  # a buffer enters IR: tensor.py Note [Strong entries for pending values]
         value = (device_data_node(BackendData(np.array(v._data, copy=True), shape)), 0)
     else:
         where = f"a {type(v).__name__} on device '{getattr(v, 'device', '?')}'"

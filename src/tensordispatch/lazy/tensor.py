@@ -36,8 +36,12 @@ dead by the reference count (`_DEAD_REFS`, measured at import the way `_sweep` c
 frees the dead ones then. Survivors of a sweep get weak entries, so a value is held past its
 tensor only until the next sweep, and only while it is IR: whatever gives a value device
 data outside a step (`sync_tensors`, `LazyData.set_handle`) runs `weaken` first, which turns
-the strong entries made since the last sweep into weak ones, so a buffer is never kept alive
-by the table. Counting (`DestroyLtcTensor`) and `live_data` are the same for both kinds.
+the strong entries made since the last sweep into weak ones (freeing the dead ones). So does
+a buffer entering the IR as device data (`LazyData.ir_value`, an uploaded CPU operand): a
+dead traced value can reach buffers through its graph, so this bounds what the table keeps
+beyond the tensors' lifetime to the buffer that entered the IR last (a loop tracing a fresh
+input per iteration without steps frees the previous iteration's at its first operator).
+Counting (`DestroyLtcTensor`) and `live_data` are the same for both kinds.
 """
 
 from __future__ import annotations
@@ -97,6 +101,7 @@ class LazyData:
         GetIrValue does: the next step syncs it)."""
         ir = self.ir
         if ir is None:
+            weaken()  # a buffer enters IR: Note [Strong entries for pending values]
             handle = self.handle
             if handle is None:
                 if self.tensor_data is None:
