@@ -499,20 +499,85 @@ def _names(op: Any) -> list[str]:
 
 
 def _make_ad_inplace_kernel(schema: FunctionSchema) -> Callable[..., Any]:
-    """ADInplaceOrView for a mutating operator: run below it, then bump each written tensor."""
-    written = [i for i, a in enumerate(schema.arguments) if a.is_write]
-    names = [schema.arguments[i].name for i in written]
+    """ADInplaceOrView for a mutating operator: run below it, then bump each written tensor
+    (Note [The ADInplaceOrView entry])."""
+    written = tuple((i, a.name) for i, a in enumerate(schema.arguments) if a.is_write)
+    self_only = written == ((0, "self"),)
 
     def kernel(raw: int, op: Any, *args: Any, **kwargs: Any) -> Any:
         # Nested calls (composite kernels) must not bump again.
         result = _below_ad_inplace_or_view(op, raw & AFTER_AD_INPLACE_OR_VIEW_RAW, args, kwargs)
-        for i, name in zip(written, names, strict=True):
-            t = args[i] if i < len(args) else kwargs.get(name)
-            if isinstance(t, Tensor):
-                t._bump_version()
+        _bump_written(written, args, kwargs)
         return result
 
+    def specialize(op: Any, raw: int) -> Callable[..., Any] | None:
+        return _ad_inplace_entry(op, raw, written, self_only)
+
+    kernel._td_specialize = specialize  # type: ignore[attr-defined]
     return kernel
+
+
+def _bump_written(
+    written: tuple[tuple[int, str], ...], args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> None:
+    """Bump the version of each written tensor argument, given positionally or by name."""
+    n = len(args)
+    for i, name in written:
+        t = args[i] if i < n else kwargs.get(name)
+        if isinstance(t, Tensor):
+            t._bump_version()
+
+
+def _ad_inplace_entry(
+    op: Any, raw: int, written: tuple[tuple[int, str], ...], self_only: bool
+) -> Callable[..., Any] | None:
+    """The ADInplaceOrView entry of ``op`` for final key set ``raw`` (the kernel's specializer).
+
+    Note [The ADInplaceOrView entry]
+    Called through the generic RAW_KEYSET convention, the kernel pays a ``partial``, the
+    packing of ``*args``, the redispatch lookup and a loop over the written arguments per
+    call (~1 us of a 4x4 ``add_``). The entry does the same steps with the backend entry of
+    ``raw & AFTER_AD_INPLACE_OR_VIEW`` bound once: it is the redispatch entry of the same
+    published state, and any registration republishes the state, whose caches (holding this
+    entry) start empty (operator.py, Note [Published dispatch state]). The common
+    ``self``-only operators (``add_``, ``copy_``) bump ``self`` without the loop. None (the
+    generic kernel) when the lookup raises: the call then raises it, in order.
+    """
+    state = op._entry.state
+    after = raw & AFTER_AD_INPLACE_OR_VIEW_RAW
+    try:
+        below = state.redispatch_cache.get(after) or state.redispatch_miss(after)
+    except Exception:  # noqa: BLE001 - the generic kernel raises it at the call
+        return None
+    st, excluding = _ST, _BELOW_ADIOV
+
+    if self_only:
+
+        def entry(*args: Any, **kwargs: Any) -> Any:
+            saved = st.excluded
+            st.excluded = saved | excluding
+            try:
+                result = below(*args, **kwargs)
+            finally:
+                st.excluded = saved
+            self = args[0] if args else kwargs.get("self")
+            if isinstance(self, Tensor):
+                self._bump_version()
+            return result
+
+        return entry
+
+    def entry_many(*args: Any, **kwargs: Any) -> Any:
+        saved = st.excluded
+        st.excluded = saved | excluding
+        try:
+            result = below(*args, **kwargs)
+        finally:
+            st.excluded = saved
+        _bump_written(written, args, kwargs)
+        return result
+
+    return entry_many
 
 
 INFOS: dict[str, DifferentiabilityInfo] = {}
