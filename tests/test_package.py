@@ -151,3 +151,23 @@ def test_the_test_extra_installs_the_example_backend() -> None:
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[2.0, 2.0, 2.0]"
+
+
+def test_subpackages_are_attributes_loaded_on_first_use() -> None:
+    """``td.linalg`` / ``td.nn`` / ``td.optim`` / ``td.func`` need no import of their own, as
+    ``torch.linalg`` and friends, and are not imported by ``import tensordispatch``."""
+    import torch
+
+    code = (
+        "import sys, tensordispatch as td\n"
+        "names = ['linalg', 'nn', 'optim', 'func']\n"
+        "print([f'tensordispatch.{n}' in sys.modules for n in names])\n"
+        "print([getattr(td, n) is sys.modules[f'tensordispatch.{n}'] for n in names])\n"
+        "print(td.linalg.matrix_norm(td.tensor([[3.0, 1.0], [0.0, 4.0]]), 'nuc').item())\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    loaded, attributes, nuc = out.stdout.splitlines()
+    assert loaded == "[False, False, False, False]"
+    assert attributes == "[True, True, True, True]"
+    expected = torch.linalg.matrix_norm(torch.tensor([[3.0, 1.0], [0.0, 4.0]]), "nuc").item()
+    assert float(nuc) == expected

@@ -73,6 +73,7 @@ __version__ = "0.1.0"
 _LAZY_ATTRIBUTES: dict[str, tuple[str, str | None]] = {
     "func": ("tensordispatch.func", None),
     "lazy": ("tensordispatch.lazy", None),
+    "linalg": ("tensordispatch.linalg", None),
     "vmap": ("tensordispatch.transforms.vmap", "vmap"),
     "nn": ("tensordispatch.nn", None),
     "optim": ("tensordispatch.optim", None),
@@ -115,6 +116,7 @@ __all__ = [
     "seed",
     "set_grad_enabled",
     "optim",
+    "linalg",
     "no_grad",
     "nn",
     "is_grad_enabled",
