@@ -26,7 +26,8 @@ def _lazy() -> Iterator[None]:
 
 def _traced() -> Any:
     """A functional wrapper over a lazy value made by tracing (pending IR only)."""
-    x = td.ones(3).to("lazy")
+    ones: Any = td.ones
+    x = ones(3).to("lazy")
     x * 2.0  # the first call teaches the inlined method; the next one is inlined
     return x * 2.0
 
@@ -97,7 +98,8 @@ def test_table_frees_a_discarded_iteration_at_the_next_input() -> None:
     # value's graph reads the input's buffer; the next input entering the IR frees it
     buffers = []
     for i in range(3):
-        x = td.from_numpy(np.full(4, float(i), np.float32)).to("lazy")
+        cpu: Any = td.from_numpy(np.full(4, float(i), np.float32))
+        x = cpu.to("lazy")
         y = x * 2.0
         buffers.append(weakref.ref(_data(x).ir[0].data))  # type: ignore[index]
         del x, y
