@@ -1,5 +1,6 @@
-"""Autograd kernels written by hand (torch's VariableTypeManual): ``copy_``, and the
-factories with a tensor argument (``zeros_like``, ...), which have no formula.
+"""Autograd kernels written by hand (torch's VariableTypeManual): ``copy_``, the
+functional ``copy`` and the factories with a tensor argument (``zeros_like``, ...), which
+have no formula.
 
 Owns the operators whose backward is not a derivatives.yaml formula in torch either.
 """
@@ -9,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from tensordispatch.autograd.graph import Node, collect_next_edges
+from tensordispatch.autograd.graph import Node, collect_next_edges, meta_of
 from tensordispatch.autograd.kernels import _below_ad_inplace_or_view, fresh_version
 from tensordispatch.dispatch.dispatcher import DISPATCHER
 from tensordispatch.dispatch.keys import DispatchKey
@@ -17,7 +18,7 @@ from tensordispatch.dispatch.keyset import AFTER_AUTOGRAD_RAW
 from tensordispatch.dispatch.tls import _AutoDispatchBelowADInplaceOrView, local_state
 from tensordispatch.tensor import Tensor
 
-__all__ = ["CopyBackwards", "register_manual"]
+__all__ = ["CopyBackwards", "NotImplementedNode", "register_manual"]
 
 _ST = local_state()
 
@@ -57,9 +58,53 @@ def _copy_kernel(raw: int, op: Any, self: Tensor, src: Tensor, *args: Any, **kw:
     return result
 
 
+class NotImplementedNode(Node):
+    """torch's NotImplemented node: the grad_fn of an operator without a derivative (the
+    functional ``copy``); backward through it fails."""
+
+    __slots__ = ("forward_fn",)
+
+    def __init__(self, forward_fn: str) -> None:
+        super().__init__()
+        self.forward_fn = forward_fn
+
+    def name(self) -> str:
+        return "torch::autograd::NotImplemented"
+
+    def apply(self, grads: list[Tensor | None]) -> tuple[Tensor | None, ...]:
+        raise RuntimeError(f"derivative for {self.forward_fn} is not implemented")
+
+
+def _functional_copy_kernel(
+    raw: int, op: Any, self: Tensor, src: Tensor, *args: Any, **kw: Any
+) -> Any:
+    """``aten::copy``: torch's generated kernel runs it below ADInplaceOrView (the result
+    leaves at version 0) and, with grad mode on and an input requiring grad, gives it a
+    NotImplemented node with edges to the inputs that require grad."""
+    r = _below_ad_inplace_or_view(op, raw & AFTER_AUTOGRAD_RAW, (self, src, *args), kw)
+    fresh_version(r, (self, src))
+    if _ST.grad_enabled:
+        needing = tuple([t for t in (self, src) if _requires_grad(t)])
+        if needing:
+            node = NotImplementedNode("aten::copy")
+            node.next_functions = collect_next_edges(needing)
+            node._input_meta = tuple([(t._shape, t.dtype) for t in needing])
+            m = meta_of(r)
+            m.requires_grad = True
+            m.grad_fn = node
+            m.output_nr = 0
+    return r
+
+
+def _requires_grad(t: Tensor) -> bool:
+    m = t._autograd_meta
+    return m is not None and bool(m.requires_grad)
+
+
 def register_manual(register: Callable[[str, DispatchKey, Callable[..., Any]], None]) -> None:
     """Register the hand-written kernels through ``register(name, key, fn)``."""
     register("copy_", DispatchKey.Autograd, _copy_kernel)
+    register("copy", DispatchKey.Autograd, _functional_copy_kernel)
     for name in FRESH_FACTORIES:
         qualified, _, overload = name.partition(".")
         if DISPATCHER.find(f"aten::{qualified}", overload) is not None:

@@ -96,6 +96,8 @@ def _on_definition(entry: OperatorEntry) -> None:
 
     if name == "copy_":
         k._register(name, DispatchKey.Autograd, manual._copy_kernel)
+    elif name == "copy":
+        k._register(name, DispatchKey.Autograd, manual._functional_copy_kernel)
     elif name in manual.FRESH_FACTORIES:
         k._register(name, DispatchKey.Autograd, manual._fresh_factory_kernel)
 
