@@ -69,6 +69,18 @@ def test_sort_out_bumps_both_written_outputs_once() -> None:
     assert (v._version, i._version, x._version) == (tv._version, ti._version, tx._version)
 
 
+@pytest.mark.parametrize("name", ["split_copy.Tensor_out", "unbind_copy.int_out"])
+def test_written_tensor_list_bumps_each_tensor_like_torch(name: str) -> None:
+    base, overload = name.split(".")
+    x, tx = td.arange(6.0).reshape(3, 2), torch.arange(6.0).reshape(3, 2)
+    shape, args = ((1, 2), (1, 0)) if base == "split_copy" else ((2,), (0,))
+    outs, touts = [td.empty(*shape) for _ in range(3)], [torch.empty(*shape) for _ in range(3)]
+    getattr(getattr(td.ops.aten, base), overload)(x, *args, out=outs)
+    getattr(getattr(torch.ops.aten, base), overload)(tx, *args, out=touts)
+    assert [o._version for o in outs] == [o._version for o in touts] == [1, 1, 1]
+    assert [o.tolist() for o in outs] == [o.tolist() for o in touts]
+
+
 def test_inplace_on_a_view_bumps_the_base_shared_counter() -> None:
     a, ta = td.zeros(2, 3), torch.zeros(2, 3)
     v, tv = a[1], ta[1]

@@ -520,12 +520,17 @@ def _make_ad_inplace_kernel(schema: FunctionSchema) -> Callable[..., Any]:
 def _bump_written(
     written: tuple[tuple[int, str], ...], args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> None:
-    """Bump the version of each written tensor argument, given positionally or by name."""
+    """Bump the version of each written tensor argument, given positionally or by name (each
+    tensor of a written ``Tensor(a!)[]``, as torch's ``increment_version`` of a list)."""
     n = len(args)
     for i, name in written:
         t = args[i] if i < n else kwargs.get(name)
         if isinstance(t, Tensor):
             t._bump_version()
+        elif type(t) in (list, tuple):
+            for e in t:
+                if isinstance(e, Tensor):
+                    e._bump_version()
 
 
 def _ad_inplace_entry(
