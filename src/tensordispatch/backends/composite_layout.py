@@ -17,6 +17,7 @@ from tensordispatch.backends.common import (
     wrap_dim,
 )
 from tensordispatch.backends.composite import empty_like
+from tensordispatch.backends.meta.layout import arange_length, linspace_check
 from tensordispatch.backends.structured import resize_output
 from tensordispatch.backends.view_ops import VIEW_OP_KERNELS
 from tensordispatch.tensor import dtypes as _dt
@@ -119,6 +120,11 @@ def sort_out(
 
 
 def _number_dtype(*values: Any) -> Any:
+    for v in values:  # the common case: Python ints only
+        if type(v) is not int:
+            break
+    else:
+        return _dt.int64
     if any(isinstance(v, Tensor) and v.dtype.is_floating_point for v in values) or any(
         isinstance(v, float) for v in values
     ):
@@ -137,7 +143,11 @@ def arange_start_step(
     device: Any = None, pin_memory: Any = None,
 ) -> Tensor:  # fmt: skip
     dt = _number_dtype(start, end, step) if dtype is None else dtype
-    result = _empty([0], dt, layout, device, pin_memory)
+    # sized up front (the out= kernel checks the range again and finds nothing to resize)
+    size = 0
+    if dt is _dt.int64 or (isinstance(dt, _dt.dtype) and dt.is_floating_point):
+        size = arange_length(start, end, step, dt)
+    result = _empty([size], dt, layout, device, pin_memory)
     return op("arange.start_out")(start, end, step, out=result)
 
 
@@ -178,7 +188,8 @@ def linspace(
     if dtype is None:
         complex_ = isinstance(start, complex) or isinstance(end, complex)
         dtype = _dt.get_default_complex_dtype() if complex_ else _dt.get_default_dtype()
-    result = _empty([0], dtype, layout, device, pin_memory)
+    linspace_check(steps)  # as torch, before the result is made at its final size
+    result = _empty([steps], dtype, layout, device, pin_memory)
     return op("linspace.out")(start, end, steps, out=result)
 
 

@@ -398,13 +398,17 @@ def arange_start_out(start: Any, end: Any, step: Any = 1, *, out: Tensor) -> Ten
     if out.dtype.is_complex or out.dtype is _dt.bool:
         raise NotImplementedError(f"\"arange_cpu\" not implemented for '{_scalar(out.dtype)}'")
     n = arange_length(start, end, step, out.dtype)
-    start, step = integral_bounds(out.dtype, start, step)
     if out._shape != (n,):
         set_sizes_strides(out, (n,), (1,))
     values: np.ndarray[Any, Any]
-    if out.dtype.is_floating_point or out.dtype.is_complex:
+    if out.dtype.is_floating_point:
         values = np.arange(n, dtype=np.float64) * float(step) + float(start)
     else:
+        start, step = integral_bounds(out.dtype, start, step)
+        if out.dtype is _dt.int64 and out._data.flags.c_contiguous:
+            # exact in int64 (the length keeps start + (n - 1) * step between the bounds)
+            out._data[...] = np.arange(start, start + n * step, step, dtype=np.int64)[:n]
+            return out
         values = np.arange(n, dtype=np.int64) * int(step) + int(start)
     np.copyto(out._data, values, casting="unsafe")
     return out
@@ -412,15 +416,25 @@ def arange_start_out(start: Any, end: Any, step: Any = 1, *, out: Tensor) -> Ten
 
 def linspace_out(start: Any, end: Any, steps: int, *, out: Tensor) -> Tensor:
     linspace_check(steps)
+    if out.dtype is _dt.bool and steps > 1:  # 0 and 1 steps are no kernel call in torch
+        raise NotImplementedError("\"linspace_cpu\" not implemented for 'Bool'")
     resize_output(out, (steps,))
     start, end = integral_bounds(out.dtype, start, end)
     complex_ = isinstance(start, complex) or isinstance(end, complex) or out.dtype.is_complex
-    values = np.linspace(start, end, steps, dtype=np.complex128 if complex_ else np.float64)
-    if steps > 1 and not complex_:
-        step = (end - start) / (steps - 1)
+    values: Any
+    if complex_:
+        values = np.linspace(start, end, steps, dtype=np.complex128)
+    elif steps > 1:  # from both ends, as torch: each half is start + i*step or end - j*step
+        # in the output's floating type (float32 rounds each operation as torch's kernel
+        # does), in double for integral outputs
+        kind = out.dtype._numpy if out.dtype.is_floating_point else np.dtype(np.float64)
+        lo, hi = kind.type(start), kind.type(end)
+        step = (hi - lo) / kind.type(steps - 1)
         half = steps // 2
-        i = np.arange(steps, dtype=np.float64)
-        values = np.where(i < half, start + step * i, end - step * (steps - 1 - i))
+        i = np.arange(steps, dtype=kind)
+        values = np.where(i < half, lo + step * i, hi - step * (kind.type(steps - 1) - i))
+    else:
+        values = float(start)
     np.copyto(out._data, values, casting="unsafe")
     return out
 

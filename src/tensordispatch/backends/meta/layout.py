@@ -528,12 +528,21 @@ def integral_bounds(dtype: Any, *values: Any) -> tuple[Any, ...]:
 def arange_length(start: Any, end: Any, step: Any, dtype: Any) -> int:
     """arange's length for an output of ``dtype``: torch computes it in double, except for
     int64, whose bounds are truncated first (arange(0, -8.000001, -4.0) has 2 int64
-    elements, 3 int32 ones; a 0.5 step is "step must be nonzero" for int64 only)."""
+    elements, 3 int32 ones; a 0.5 step is ValueError "step must be nonzero" for int64 only)."""
+    if type(start) is int and type(end) is int and type(step) is int:  # the common case
+        if step > 0 and end >= start:
+            return -((start - end) // step)
+        if step < 0 and end <= start:
+            return -((start - end) // step)
+        return arange_size(start, end, step)  # raises the error
     for v in (start, end):
         if isinstance(v, float) and not math.isfinite(v):
             raise RuntimeError(f"unsupported range: {start} -> {end}")
     if dtype is _dt.int64:
+        given = step
         start, end, step = integral_bounds(dtype, start, end, step)
+        if step == 0 and given != 0:  # torch's int64 check of the truncated step
+            raise ValueError("step must be nonzero")
     return arange_size(start, end, step)
 
 
