@@ -125,6 +125,9 @@ def make_general_kernel(
             node._saved[name] = SavedTensor(outs[i], True)
         return result
 
+    if static and not inplace and diff_if is None and len(binds) == 1:
+        record = _one_input_record(info, node_cls, plan, fixed, saved_outputs, record)
+
     fresh = not inplace and not k._aliases(info.schema)
     positions = tuple(i for i, a in enumerate(info.schema.arguments) if a.name in info.inputs)
     reset = _fresh_all if fresh else None
@@ -153,6 +156,70 @@ def make_general_kernel(
             op, raw, positions, record, reset, None, True, view
         )
     return kernel
+
+
+# Note [One differentiable input]
+# Most operators recorded here (nll_loss_forward, max.dim, sort, ...) have one
+# differentiable Tensor input and no list argument: the edge layout is fixed and what the
+# formula reads is a fixed set of arguments (or values derived from one, self_sym_sizes).
+# Their record reads those by position from a call that gives every argument positionally (as the generated entries and composite
+# kernels do) instead of through getters and the memoized save plan; the node, its saved
+# values, the call below ADInplaceOrView and the linking are the same as the general record,
+# which runs for any other call (keywords, left-out defaults).
+
+
+def _one_input_record(
+    info: DifferentiabilityInfo,
+    node_cls: type[Any],
+    plan: Any,
+    fixed: tuple[_Slots, ...],
+    saved_outputs: list[tuple[str, int]],
+    general: Callable[..., Any],
+) -> Callable[..., Any]:
+    """``general`` (the record of make_general_kernel) with a shorter path for positional
+    calls (Note [One differentiable input])."""
+    from tensordispatch.autograd import kernels as k
+    from tensordispatch.autograd.entries import _save_any
+    from tensordispatch.autograd.graph import gradient_edge
+
+    names = [a.name for a in info.schema.arguments]
+    if len(info.formulas) != 1:
+        return general
+    # per saved value: its argument's position, or -1 and the getter of a derived value
+    where = tuple(
+        (n, names.index(n) if n in names else -1, get)
+        for n, get in k._flat_plan(plan, (True,))
+    )
+    (position,) = (names.index(n) for n in info.inputs)
+    n_args, plain_values = len(names), k._PLAIN_VALUES
+    below, after, several = k._below_ad_inplace_or_view, k._AFTER, info.returns_list
+    several = several or len(info.outputs) > 1
+
+    def record(raw: int, op: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        if kwargs or len(args) != n_args:
+            return general(raw, op, args, kwargs)
+        t = args[position]
+        needed = t is not None and k._requires_grad(t)
+        node = node_cls()
+        node.next_functions = ((None, 0) if t is None else gradient_edge(t),)
+        node._input_meta = (None if t is None else (t._shape, t.dtype),)
+        node._needed = (needed,)
+        node._layout = fixed
+        saved: dict[str, Any] = {}
+        if needed:
+            for name, i, get in where:
+                v = args[i] if i >= 0 else get(args, kwargs)
+                saved[name] = v if v is None or type(v) in plain_values else _save_any(v)
+        node._saved = saved
+        result = below(op, raw & after, args, kwargs)
+        outs = list(result) if several else [result]
+        _link(info, node, outs)
+        node._n_outputs = len(outs)
+        for name, i in saved_outputs:
+            saved[name] = SavedTensor(outs[i], True)
+        return result
+
+    return record
 
 
 def _fresh_all(result: Any, args: tuple[Any, ...]) -> None:
