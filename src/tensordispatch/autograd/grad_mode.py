@@ -8,9 +8,11 @@ with grad enabled, as in torch).
 Note [Grad mode is not a dispatch key]
 As in torch, ``no_grad`` does not change the key sets: the autograd kernels still run and
 decide from ``grad_enabled`` whether to record. ``inference_mode`` additionally excludes the
-autograd keys and ADInplaceOrView for its duration (spec 4.4), so calls skip the autograd
-layer entirely. Unlike torch we do not create "inference tensors": tensors made inside keep
-their normal key set (see docs/AUTOGRAD.md).
+autograd keys and drops ADInplaceOrView from the include set for its duration (torch's
+thread-local sets, spec 4.4), so calls skip the autograd layer entirely; a normal tensor
+still carries ADInplaceOrView in its own key set, so an in-place write to it inside bumps
+its version, as in torch. Unlike torch we do not create "inference tensors": tensors made
+inside keep their normal key set (see docs/AUTOGRAD.md).
 """
 
 from __future__ import annotations
@@ -20,11 +22,9 @@ from collections.abc import Callable
 from types import TracebackType
 from typing import Any, TypeVar
 
-from tensordispatch.dispatch.keyset import (
-    AUTOGRAD_DISPATCH_KEYSET_WITH_AD_INPLACE_OR_VIEW_RAW,
-    DispatchKeySet,
-)
-from tensordispatch.dispatch.tls import ExcludeDispatchKeyGuard, local_state, register_field
+from tensordispatch.dispatch.keys import DispatchKey
+from tensordispatch.dispatch.keyset import AUTOGRAD_DISPATCH_KEYSET_RAW, DispatchKeySet
+from tensordispatch.dispatch.tls import local_state, register_field
 
 __all__ = [
     "enable_grad",
@@ -41,6 +41,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 _STATE = local_state()
 register_field("autograd_inference_mode", False)
 register_field("autograd_anomaly", False)
+_AD_INPLACE_OR_VIEW_RAW = DispatchKeySet(DispatchKey.ADInplaceOrView).raw
 
 
 def is_anomaly_enabled() -> bool:
@@ -177,7 +178,8 @@ class enable_grad(_FixedMode):
 
 
 class inference_mode(_GradModeBase):
-    """Like no_grad, and the autograd keys are excluded (Note [Grad mode is not a dispatch key]).
+    """Like no_grad, and the autograd keys are excluded (Note [Grad mode is not a dispatch key]);
+    ``inference_mode(False)`` restores the normal key sets and enables grad mode, as torch's.
 
     >>> import tensordispatch as td
     >>> with inference_mode():
@@ -187,28 +189,26 @@ class inference_mode(_GradModeBase):
 
     def __init__(self, mode: bool = True) -> None:
         self.mode = bool(mode)
-        self._saved: list[tuple[bool, bool, ExcludeDispatchKeyGuard | None]] = []
+        self._saved: list[tuple[bool, bool, int, int]] = []
 
     def _clone(self) -> _GradModeBase:
         return inference_mode(self.mode)
 
     def _enter(self) -> None:
-        guard = None
+        st = _STATE
+        self._saved.append((st.grad_enabled, st.autograd_inference_mode, st.included, st.excluded))
         if self.mode:
-            guard = ExcludeDispatchKeyGuard(
-                DispatchKeySet.from_raw(AUTOGRAD_DISPATCH_KEYSET_WITH_AD_INPLACE_OR_VIEW_RAW)
-            )
-            guard.__enter__()
-        self._saved.append((_STATE.grad_enabled, _STATE.autograd_inference_mode, guard))
-        _STATE.grad_enabled = not self.mode and _STATE.grad_enabled
-        _STATE.autograd_inference_mode = self.mode
+            st.included &= ~_AD_INPLACE_OR_VIEW_RAW
+            st.excluded |= AUTOGRAD_DISPATCH_KEYSET_RAW
+        else:  # torch's InferenceMode(false): the normal sets, grad mode on
+            st.included |= _AD_INPLACE_OR_VIEW_RAW
+            st.excluded &= ~AUTOGRAD_DISPATCH_KEYSET_RAW
+        st.grad_enabled = not self.mode
+        st.autograd_inference_mode = self.mode
 
     def _exit(self) -> None:
-        grad, inference, guard = self._saved.pop()
-        _STATE.grad_enabled = grad
-        _STATE.autograd_inference_mode = inference
-        if guard is not None:
-            guard.__exit__(None, None, None)
+        st = _STATE
+        st.grad_enabled, st.autograd_inference_mode, st.included, st.excluded = self._saved.pop()
 
 
 class set_detect_anomaly(_GradModeBase):  # torch's name
