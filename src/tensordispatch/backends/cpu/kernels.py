@@ -22,6 +22,7 @@ from tensordispatch.backends.common import (
     strided,
 )
 from tensordispatch.backends.cpu.fpstate import FP_QUIET, FP_STATE, QUIET_RUN, quiet_fp, quiet_retry
+from tensordispatch.backends.cpu.scalars import checked_fill_value
 from tensordispatch.backends.overlap import (
     INTERNAL_OVERLAP,
     PARTIAL_OVERLAP,
@@ -393,7 +394,11 @@ def fill_(self: Tensor, value: Any) -> Tensor:
                 "fill_ only supports 0-dimension value tensor but got tensor with "
                 f"{value.dim()} dimensions."
             )
-        value = value.item()
+        # a tensor's value wraps, as torch's (no overflow check)
+        np.copyto(self._data, np.asarray(value.item(), value.dtype._numpy), casting="unsafe")
+        return self
+    if not (type(value) is int and 0 <= value <= 127):  # those fit every dtype
+        value = checked_fill_value(value, self.dtype)
     self._data[...] = value
     return self
 
