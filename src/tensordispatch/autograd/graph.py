@@ -350,8 +350,11 @@ def _shallow_alias(t: Tensor) -> Tensor:
     if type(t) is not Tensor and not isinstance(t._data, np.ndarray):
         # a wrapper subclass (functional, lazy) keeps its class; a Parameter does not
         return _subclass_alias(t, root._vc)
+    storage = t._storage
+    if storage is None and t is root and isinstance(t._data, np.ndarray):
+        storage = t._storage_bytes()  # the alias is a second root over the same storage
     alias = Tensor._make(
-        t._data, t._shape, t._strides, t._offset, t.dtype, t.device, t._storage, root._vc
+        t._data, t._shape, t._strides, t._offset, t.dtype, t.device, storage, root._vc
     )
     alias._key_set = t._key_set
     alias._base = t._base
@@ -429,6 +432,10 @@ def view_grad_fn(t: Tensor) -> Any:
     if m is None:
         return None
     fn = m.grad_fn
+    if fn is None and type(m) is TensorMeta:  # a view made in no_grad mode: views.py
+        check = getattr(m.grad_accumulator, "check", None)  # NoGradViewSink.check
+        if check is not None:
+            check()
     if fn is not None and type(m) is TensorMeta and m.view_version is not None:
         base = t._base
         if base is not None and t._version != m.view_version:
