@@ -27,7 +27,11 @@ A view of such a view inherits it (torch's propagate_creation_meta). We store it
 call ``mark_view`` after computing a view without recording it, or after recording one from
 a marked view; recorded multi-output views carry ``multi_output_of`` instead (kernels_general).
 A view made in no_grad mode reports ``requires_grad`` of its root, as torch's views do (we
-take it when the view is made; torch reads the root's flag each time). ``check_view_inplace``
+take it when the view is made; torch reads the root's flag each time: a per-read lookup on
+the hot ``requires_grad`` field, not done). Its grad accumulator is a ``NoGradViewSink``,
+which raises torch's "base was modified" error once the storage was written in place since
+the view was made (when the view is used in a recorded computation or its grad_fn read,
+where torch regenerates the view's grad_fn and refuses). ``check_view_inplace``
 raises torch's message at the write, or when a view's stale grad_fn is regenerated after a
 write through its root or another view (``indirect``). Views made inside
 ``inference_mode`` are not marked: that mode excludes the autograd keys, so no autograd
@@ -52,6 +56,7 @@ __all__ = [
     "NO_GRAD_MODE",
     "AsStridedBackward0",
     "CopySlices",
+    "NoGradViewSink",
     "check_view_inplace",
     "differentiable_base",
     "mark_view",
@@ -323,7 +328,7 @@ def mark_view(result: object, source: object, many: bool = False) -> None:
             root = base._autograd_meta
             if root is not None and root.requires_grad:
                 m.requires_grad = True
-                m.grad_accumulator = _Sink  # type: ignore[assignment]
+                m.grad_accumulator = NoGradViewSink(result._vc)  # type: ignore[attr-defined,assignment]
         return
     prev = _creation_meta(getattr(source, "_autograd_meta", None))
     new = MULTI_OUTPUT_NODE if many and prev != INFERENCE_MODE else prev
@@ -351,19 +356,52 @@ def _mark_no_grad(r: Any, source: Any) -> None:
         root = base._autograd_meta
         if root is not None and root.requires_grad:
             m.requires_grad = True
-            m.grad_accumulator = _Sink  # type: ignore[assignment]
+            m.grad_accumulator = NoGradViewSink(r._vc)  # type: ignore[assignment]
 
 
 class _Sink(Node):
     """Where a gradient for a view made in no_grad mode goes: nowhere. torch reports such a
     view's ``requires_grad`` from its root but gives it no grad accumulator (its own flag is
-    off), so ``.grad`` stays None. The class stands in for the weak reference to the grad
-    accumulator (``gradient_edge`` calls it): each use gets a new sink."""
+    off), so ``.grad`` stays None."""
 
     __slots__ = ()
 
     def apply(self, grads: list[Tensor | None]) -> tuple[Tensor | None, ...]:
         return ()
+
+
+class NoGradViewSink:
+    """Stands in for the weak reference to the grad accumulator of a view made in no_grad
+    mode (``gradient_edge`` calls it): each use gets a new ``_Sink``. It remembers the
+    storage version when the view was made: once the view, its root or another view was
+    written in place, using the view in a recorded computation, or reading its grad_fn,
+    raises torch's error (torch regenerates the view's grad_fn then and refuses).
+
+    >>> import tensordispatch as td
+    >>> x = td.ones(3).requires_grad_()
+    >>> with td.no_grad():
+    ...     v = x[:2]
+    ...     _ = x.add_(1)
+    >>> v * 2  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    RuntimeError: A view was created in no_grad mode and its base or another view of its ...
+    """
+
+    __slots__ = ("vc", "version")
+
+    def __init__(self, vc: Any) -> None:
+        self.vc = vc
+        self.version = None if vc is None else vc.version
+
+    def check(self) -> None:
+        """Raise torch's error if the storage was written in place since the view was made."""
+        vc = self.vc
+        if vc is not None and vc.version != self.version:
+            raise RuntimeError(_NO_GRAD_INDIRECT)
+
+    def __call__(self) -> _Sink:
+        self.check()
+        return _Sink()
 
 
 def _node_name(fn: Node) -> str:
@@ -389,6 +427,12 @@ _SUFFIX = {
         "behavior is forbidden. You can fix this by cloning the output of the custom Function."
     ),
 }
+
+
+_NO_GRAD_INDIRECT = (
+    "A view was created in no_grad mode and its base or another view of its base has been "
+    "modified inplace with grad mode enabled. " + _SUFFIX[NO_GRAD_MODE]
+)
 
 
 def view_inplace_message(t: Tensor, indirect: bool = False) -> str | None:
