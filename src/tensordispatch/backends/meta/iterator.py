@@ -20,7 +20,7 @@ from tensordispatch.tensor.dtypes import _result_type_of, can_cast, dtype
 from tensordispatch.tensor.geometry import contiguous_of
 from tensordispatch.tensor.tensor import is_non_overlapping_and_dense
 
-__all__ = ["Spec", "check_can_cast", "output_strides", "pointwise"]
+__all__ = ["Spec", "check_can_cast", "index_output_strides", "output_strides", "pointwise"]
 
 # A structured meta function's answer for one output: (shape, strides or None, dtype).
 # None strides mean contiguous. Plain tuples: they are built on every call.
@@ -247,3 +247,59 @@ def pointwise(
             f"{shape_text(shape)}"
         )
     return ((shape, output_strides(shape, inputs), out.dtype),), common
+
+
+class _Operand:
+    """A shape and strides standing for an operand of TensorIterator (no data)."""
+
+    __slots__ = ("_shape", "_strides")
+
+    def __init__(self, shape: tuple[int, ...], strides: tuple[int, ...]) -> None:
+        self._shape, self._strides = shape, strides
+
+
+def _as_index_operand(
+    index: Any, bshape: tuple[int, ...], before: int, after: int
+) -> _Operand:
+    """An index tensor broadcast to ``bshape`` and viewed with ``before`` leading and
+    ``after`` trailing size-1 dims, as torch's index kernel sees it."""
+    strides = _broadcast_strides(bshape, index)
+    lead = strides[0] * bshape[0] if bshape else 1
+    return _Operand(
+        (1,) * before + bshape + (1,) * after, (lead or 1,) * before + strides + (1,) * after
+    )
+
+
+def index_output_strides(
+    self: Any, expanded: Sequence[Any], adjacent: bool, shape: tuple[int, ...]
+) -> tuple[int, ...] | None:
+    """Strides of ``index.Tensor``'s fresh output of ``shape`` (None for contiguous): torch
+    iterates over ``self`` restrided (the indexed dims replaced by the index shape, with
+    stride 0; moved to the front first when they are not adjacent) together with the index
+    tensors, so the output follows the input's layout.
+
+    >>> from tensordispatch.tensor import from_numpy
+    >>> import numpy as np
+    >>> x = from_numpy(np.zeros((2, 3, 4), np.float32)).permute(2, 0, 1)  # x[:, i]
+    >>> i = from_numpy(np.array([0, 1]))
+    >>> x.stride(), index_output_strides(x, [None, i], True, (4, 2, 3))
+    ((1, 12, 4), (1, 4, 8))
+    """
+    positions = [i for i, t in enumerate(expanded) if t is not None]
+    if not positions:
+        return None
+    indexed = set(positions)
+    order = list(range(len(self._shape)))
+    if not adjacent:
+        order = positions + [d for d in order if d not in indexed]
+    before = order.index(positions[0])
+    after = len(order) - before - len(positions)
+    bshape = tuple(shape[before : len(shape) - after])
+    kept_shape = tuple(self._shape[d] for d in order)
+    kept_strides = tuple(self._strides[d] for d in order)
+    src = _Operand(
+        kept_shape[:before] + bshape + kept_shape[before + len(positions) :],
+        kept_strides[:before] + (0,) * len(bshape) + kept_strides[before + len(positions) :],
+    )
+    operands = [src] + [_as_index_operand(expanded[d], bshape, before, after) for d in positions]
+    return output_strides(shape, operands)

@@ -19,6 +19,7 @@ from tensordispatch.backends.overlap import (
     assert_no_overlap,
     assert_no_partial_overlap,
 )
+from tensordispatch.backends.meta.iterator import index_output_strides
 from tensordispatch.backends.structured import alloc_meta, prepare_out
 from tensordispatch.tensor import dtypes as _dt
 from tensordispatch.tensor.dtypes import can_cast, promote_types
@@ -334,7 +335,8 @@ def index_shape(self: Tensor, indices: Any) -> tuple[tuple[int, ...], list[Tenso
 
 def index_Tensor(outs: Any, self: Tensor, indices: Any) -> Any:
     shape, expanded, adjacent = index_shape(self, list(indices))
-    return ((shape, None, self.dtype),), (expanded, adjacent)
+    strides = index_output_strides(self, expanded, adjacent, shape)
+    return ((shape, strides, self.dtype),), (expanded, adjacent)
 
 
 # -- sort / topk -------------------------------------------------------------------------------
