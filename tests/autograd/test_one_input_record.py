@@ -64,7 +64,7 @@ def test_nll_loss_total_weight_output_is_not_differentiable() -> None:
 
 
 def test_nll_loss_edge_points_at_the_input_history() -> None:
-    dl, dx, tl, _ = _nll_both(False, 1, -100)
+    dl, _, tl, _ = _nll_both(False, 1, -100)
     edges, t_edges = dl.grad_fn.next_functions, tl.grad_fn.next_functions
     assert len(edges) == len(t_edges) == 1
     ((node, nr),) = edges
@@ -98,9 +98,9 @@ def test_max_dim_positional_and_defaulted_calls_match_torch(given: tuple[Any, ..
     tv, ti = torch.ops.aten.max.dim(tx, *given)
     assert di.tolist() == ti.tolist()
     assert di.requires_grad is ti.requires_grad is False
-    (dv * td.from_numpy(np.arange(1.0, dv.numel() + 1, dtype=np.float32)).reshape(
-        dv.shape
-    )).sum().backward()
+    (
+        dv * td.from_numpy(np.arange(1.0, dv.numel() + 1, dtype=np.float32)).reshape(dv.shape)
+    ).sum().backward()
     (tv * torch.arange(1.0, tv.numel() + 1).reshape(tv.shape)).sum().backward()
     np.testing.assert_array_equal(dx.grad.numpy(), tx.grad.numpy())
 
@@ -120,3 +120,43 @@ def test_max_dim_node_saves_what_torch_saves(given: tuple[Any, ...]) -> None:
     assert set(dv.grad_fn._saved) == expected
     assert tuple(dv.grad_fn._saved["self_sym_sizes"]) == tuple(tv.grad_fn._saved_self_sym_sizes)
     assert dv.grad_fn._saved["keepdim"] is tv.grad_fn._saved_keepdim
+
+
+def test_nll_loss_node_keeps_torch_class_name() -> None:
+    dl, _, tl, _ = _nll_both(False, 1, -100)
+    assert type(dl.grad_fn).__name__ == type(tl.grad_fn).__name__ == "NllLossBackward0"
+    assert dl.grad_fn.name() == tl.grad_fn.name()
+
+
+def test_second_backward_through_nll_loss_node_raises_freed_error() -> None:
+    dl, _, _, _ = _nll_both(False, 1, -100)
+    dl.backward()
+    with pytest.raises(RuntimeError) as e:
+        dl.backward()
+    assert str(e.value) == (
+        "Trying to backward through the graph a second time (or directly access saved tensors "
+        "after they have already been freed). Saved intermediate values of the graph are freed "
+        "when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to "
+        "backward through the graph a second time or if you need to access saved tensors after "
+        "calling backward."
+    )
+
+
+def test_retained_nll_loss_graph_accumulates_like_torch() -> None:
+    dl, dx, tl, tx = _nll_both(True, 2, -100)
+    for _ in range(2):
+        dl.backward(retain_graph=True)
+        tl.backward(retain_graph=True)
+    np.testing.assert_allclose(dx.grad.numpy(), tx.grad.numpy(), rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("descending", [False, True])
+def test_sort_gradient_matches_torch(descending: bool) -> None:
+    dx = td.from_numpy(_X.copy()).requires_grad_()
+    tx = torch.from_numpy(_X.copy()).requires_grad_()
+    dv, _ = op("sort")(dx, 1, descending)
+    tv, _ = torch.ops.aten.sort(tx, 1, descending)
+    scale = np.arange(1.0, _X.size + 1, dtype=np.float32).reshape(_X.shape)
+    (dv * td.from_numpy(scale)).sum().backward()
+    (tv * torch.from_numpy(scale)).sum().backward()
+    np.testing.assert_array_equal(dx.grad.numpy(), tx.grad.numpy())

@@ -74,6 +74,9 @@ def make_general_kernel(
     plan = k._save_plan(info)
     binds = _binds(info)
     diff_if = _differentiable_if(info)
+    one_input = not inplace and diff_if is None and len(binds) == 1 and not binds[0][2]
+    if one_input and len(info.formulas) == 1:
+        node_cls = _one_input_node_class(info, node_cls)
     reads_self = inplace and any("self" in f.names for f in info.formulas)
     saved_outputs = [(n, info.outputs.index(n)) for n in info.saved if n in info.outputs]
 
@@ -125,7 +128,7 @@ def make_general_kernel(
             node._saved[name] = SavedTensor(outs[i], True)
         return result
 
-    if static and not inplace and diff_if is None and len(binds) == 1:
+    if one_input:
         record = _one_input_record(info, node_cls, plan, fixed, saved_outputs, record)
 
     fresh = not inplace and not k._aliases(info.schema)
@@ -165,7 +168,10 @@ def make_general_kernel(
 # Their record reads those by position from a call that gives every argument positionally (as the generated entries and composite
 # kernels do) instead of through getters and the memoized save plan; the node, its saved
 # values, the call below ADInplaceOrView and the linking are the same as the general record,
-# which runs for any other call (keywords, left-out defaults).
+# which runs for any other call (keywords, left-out defaults). Their node class is a
+# subclass of the operator's (same name) whose apply calls the one formula without walking
+# the edge layout; it returns what GeneralFormulaNode.apply returns, in the same order of
+# checks (all gradients None, a freed graph, the input not needed).
 
 
 def _one_input_record(
@@ -187,8 +193,7 @@ def _one_input_record(
         return general
     # per saved value: its argument's position, or -1 and the getter of a derived value
     where = tuple(
-        (n, names.index(n) if n in names else -1, get)
-        for n, get in k._flat_plan(plan, (True,))
+        (n, names.index(n) if n in names else -1, get) for n, get in k._flat_plan(plan, (True,))
     )
     (position,) = (names.index(n) for n in info.inputs)
     n_args, plain_values = len(names), k._PLAIN_VALUES
@@ -220,6 +225,34 @@ def _one_input_record(
         return result
 
     return record
+
+
+def _one_input_node_class(info: DifferentiabilityInfo, node_cls: type[Any]) -> type[Any]:
+    """A subclass of ``node_cls`` (same name) whose apply runs the one formula directly:
+    GeneralFormulaNode.apply for one Tensor input, without the per-slot layout walk (Note
+    [One differentiable input])."""
+    (formula,) = info.formulas
+    fn, names = formula.fn, tuple(formula.names)
+    grad_names = tuple(f"grad_{name}" for name in info.outputs)
+
+    def apply(self: Any, grads: list[Tensor | None]) -> tuple[Tensor | None, ...]:
+        if all(g is None for g in grads):
+            return (None,)
+        padded = list(grads) + [None] * (self._n_outputs - len(grads))
+        env = self._env()  # raises for a freed graph, as the general apply
+        if not self._needed[0]:
+            return (None,)
+        env["grad"] = padded[0]
+        env["grads"] = padded
+        for name, g in zip(grad_names, padded, strict=False):
+            env[name] = g
+        env["grad_input_mask"] = [True]
+        return (fn(*[env[n] for n in names]),)
+
+    body = {"__slots__": (), "apply": apply, "__module__": node_cls.__module__}
+    cls = type(node_cls.__name__, (node_cls,), body)
+    cls.__qualname__ = node_cls.__qualname__
+    return cls
 
 
 def _fresh_all(result: Any, args: tuple[Any, ...]) -> None:
