@@ -26,6 +26,7 @@ from tensordispatch.autograd import (
     enable_grad,
     inference_mode,
     is_grad_enabled,
+    is_inference_mode_enabled,
     no_grad,
     set_grad_enabled,
 )
@@ -121,6 +122,7 @@ __all__ = [
     "nn",
     "is_grad_enabled",
     "inference_mode",
+    "is_inference_mode_enabled",
     "enable_grad",
     "autograd",
     "DispatchKey",

@@ -74,3 +74,16 @@ def _written_inside(lib: Any) -> tuple[str, int]:
 
 def test_inplace_inside_records_nothing_but_bumps() -> None:
     assert _written_inside(td) == _written_inside(torch) == ("CloneBackward0", 1)
+
+
+def test_top_level_is_inference_mode_enabled_as_torch() -> None:
+    def states(m: Any) -> list[bool]:
+        seen = [m.is_inference_mode_enabled()]
+        with m.inference_mode():
+            seen.append(m.is_inference_mode_enabled())
+            with m.inference_mode(False):
+                seen.append(m.is_inference_mode_enabled())
+        seen.append(m.is_inference_mode_enabled())
+        return seen
+
+    assert states(td) == states(torch) == [False, True, False, False]
