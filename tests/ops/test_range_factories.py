@@ -87,3 +87,31 @@ def test_linspace_negative_steps() -> None:
     with pytest.raises(RuntimeError) as ours:
         td.linspace(0, 1, -1)
     assert str(ours.value) == "number of steps must be non-negative"
+
+
+LINSPACE_BOUNDS = [
+    ((-1.5, 3.5, 3), "uint8"), ((-1.5, 3.5, 1), "uint8"), ((-1.5, 3.5, 0), "uint8"),
+    ((-1, 3, 3), "uint8"), ((-7, 100, 9), "uint8"), ((0, 300, 3), "int8"),
+    ((0, 300, 1), "int8"), ((0, 1e39, 3), "float32"), ((0, 1e39, 1), "float32"),
+    ((0, 1e39, 3), "complex64"), ((1, 0, 1), "bool"),
+]  # fmt: skip
+
+
+def _linspace(module: object, args: tuple[float, ...], dtype: str) -> object:
+    try:
+        return module.linspace(*args, dtype=getattr(module, dtype)).tolist()  # type: ignore[attr-defined]
+    except RuntimeError as error:
+        return str(error)
+
+
+@pytest.mark.parametrize(("args", "dtype"), LINSPACE_BOUNDS)
+def test_linspace_bounds_checked_and_wrapped_as_torch(
+    args: tuple[float, ...], dtype: str
+) -> None:
+    assert _linspace(td, args, dtype) == _linspace(torch, args, dtype)
+
+
+def test_linspace_bound_overflow_message() -> None:
+    with pytest.raises(RuntimeError) as ours:
+        td.linspace(0, 300, 3, dtype=td.int8)
+    assert str(ours.value) == "value cannot be converted to type int8_t without overflow"

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from tensordispatch.backends.common import broadcast_shapes, shape_text, type_meta_name
+from tensordispatch.backends.cpu.scalars import checked_fill_value
 from tensordispatch.backends.generator import resolve
 from tensordispatch.backends.meta.layout import (
     arange_length,
@@ -419,6 +420,10 @@ def linspace_out(start: Any, end: Any, steps: int, *, out: Tensor) -> Tensor:
     if out.dtype is _dt.bool and steps > 1:  # 0 and 1 steps are no kernel call in torch
         raise NotImplementedError("\"linspace_cpu\" not implemented for 'Bool'")
     resize_output(out, (steps,))
+    if steps:  # the bounds as the element type holds them (checked; unsigned ones wrap)
+        start = checked_fill_value(start, out.dtype)
+        if steps > 1:
+            end = checked_fill_value(end, out.dtype)
     start, end = integral_bounds(out.dtype, start, end)
     complex_ = isinstance(start, complex) or isinstance(end, complex) or out.dtype.is_complex
     values: Any
