@@ -229,7 +229,7 @@ class InplaceGuard(Guard):
         plain = (
             getattr(top.fn, "__module__", "").startswith("tensordispatch.autograd.")
             and getattr(top.fn, "__qualname__", None) == self.autograd
-            and getattr(middle.fn, "__module__", None) == "tensordispatch.autograd.kernels"
+            and getattr(middle.fn, "__module__", None) == "tensordispatch.autograd.ad_inplace"
             and getattr(middle.fn, "__qualname__", None) == _AD_INPLACE
             and below.kind is KernelKind.UNBOXED
             and getattr(fn, "__module__", "").startswith("tensordispatch.backends.")
