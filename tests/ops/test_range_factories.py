@@ -27,13 +27,18 @@ def _same(ours: td.Tensor, theirs: torch.Tensor) -> None:
     assert ours.tolist() == theirs.tolist()
 
 
-@pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("args", ARANGE)
+# Not generated: negative values in uint8 and values beyond float16's range (the values are
+# out of the dtype's range: torch's results there are its C casts' undefined behaviour).
+ARANGE_CASES = [
+    (args, dtype)
+    for args in ARANGE
+    for dtype in DTYPES
+    if not (dtype == "uint8" and min(args) < 0) and not (dtype == "float16" and max(args) > 60000)
+]
+
+
+@pytest.mark.parametrize(("args", "dtype"), ARANGE_CASES)
 def test_arange_matches_torch(args: tuple[float, ...], dtype: str | None) -> None:
-    if dtype == "uint8" and min(args) < 0:
-        pytest.skip("negative values overflow uint8")
-    if dtype == "float16" and max(args) > 60000:
-        pytest.skip("beyond float16's range")
     try:
         theirs = torch.arange(*args, **_kw(torch, dtype))
     except (RuntimeError, ValueError) as error:
@@ -105,9 +110,7 @@ def _linspace(module: object, args: tuple[float, ...], dtype: str) -> object:
 
 
 @pytest.mark.parametrize(("args", "dtype"), LINSPACE_BOUNDS)
-def test_linspace_bounds_checked_and_wrapped_as_torch(
-    args: tuple[float, ...], dtype: str
-) -> None:
+def test_linspace_bounds_checked_and_wrapped_as_torch(args: tuple[float, ...], dtype: str) -> None:
     assert _linspace(td, args, dtype) == _linspace(torch, args, dtype)
 
 
