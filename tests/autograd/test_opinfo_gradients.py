@@ -21,6 +21,10 @@ from torch.testing._internal.common_methods_invocations import op_db
 import tensordispatch as td
 from tensordispatch.autograd import grad
 from tensordispatch.autograd.gradcheck import gradcheck, gradgradcheck
+from tests.autograd.opinfo_support import differentiable as _differentiable
+from tests.autograd.opinfo_support import flat as _flat
+from tests.autograd.opinfo_support import replay, run, smallest
+from tests.autograd.opinfo_support import size as _size
 from tests.ops import nn_adapters
 
 A = td.ops.aten
@@ -183,60 +187,8 @@ def _samples() -> list[Any]:
 SAMPLES = _samples()
 
 
-class _Leaves:
-    """torch leaves and their tensordispatch twins, in the order they were met."""
-
-    def __init__(self) -> None:
-        self.torch: list[torch.Tensor] = []
-        self.ours: list[td.Tensor] = []
-
-    def convert(self, x: Any) -> Any:
-        if isinstance(x, torch.Tensor):
-            dtype = getattr(td, str(x.dtype).split(".")[-1])
-            t = td.tensor(x.detach().numpy().copy(), dtype=dtype)
-            if x.requires_grad:
-                t.requires_grad_()
-                self.torch.append(x)
-                self.ours.append(t)
-            return t
-        if isinstance(x, (torch.dtype, torch.memory_format)):
-            return getattr(td, str(x).split(".")[-1])
-        if isinstance(x, (list, tuple)):
-            return type(x)(self.convert(v) for v in x)
-        if isinstance(x, dict):
-            return {k: self.convert(v) for k, v in x.items()}
-        return x
-
-
-def _flat(x: Any) -> list[Any]:
-    if isinstance(x, (list, tuple)):
-        return [t for v in x for t in _flat(v)]
-    return [x]
-
-
-def _run(info: Any, s: Any) -> tuple[Any, Any, _Leaves]:
-    leaves = _Leaves()
-    args = leaves.convert((s.input, *s.args))
-    kwargs = leaves.convert(dict(s.kwargs))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        expected = info.op(s.input, *s.args, **s.kwargs)
-    try:
-        with td.no_grad():
-            _ours(info)(*args, **kwargs)
-    except Exception as e:  # noqa: BLE001 - the forward is tests/ops' subject, not ours
-        pytest.xfail(f"forward not supported by tensordispatch: {type(e).__name__}: {e}")
-    got = _ours(info)(*args, **kwargs)
-    return expected, got, leaves
-
-
-def _differentiable(expected: Any, got: Any) -> list[tuple[torch.Tensor, td.Tensor]]:
-    pairs = []
-    for e, g in zip(_flat(expected), _flat(got), strict=True):
-        if isinstance(e, torch.Tensor) and e.requires_grad:
-            assert g.requires_grad, f"torch's output requires grad, ours does not: {g!r}"
-            pairs.append((e, g))
-    return pairs
+def _run(info: Any, s: Any) -> Any:
+    return run(info, s, _ours(info), "forward")
 
 
 def _close(ours: Any, theirs: Any, tol: float = 1e-8) -> None:
@@ -292,26 +244,7 @@ def test_second_derivatives_match_torch(info: Any, s: Any, i: int) -> None:
         _close(ours, theirs, 1e-6)
 
 
-def _size(s: Any) -> int:
-    leaves = [t for t in _flat([s.input, *s.args, *s.kwargs.values()])
-              if isinstance(t, torch.Tensor) and t.requires_grad]  # fmt: skip
-    return sum(t.numel() for t in leaves)
-
-
-def _smallest() -> list[Any]:
-    """Per operator (and variant), its smallest non-empty sample (finite differences cost
-    two calls per input element, twice over for gradgradcheck)."""
-    best: dict[tuple[str, str], Any] = {}
-    for p in SAMPLES:
-        info, s, _ = p.values
-        n = _size(s)
-        key = (info.name, info.variant_test_name)
-        if n > 0 and (key not in best or n < _size(best[key].values[1])):
-            best[key] = p
-    return list(best.values())
-
-
-FIRST = _smallest()
+FIRST = smallest(SAMPLES)
 # Operators whose torch formula itself fails torch.autograd.gradcheck (we match torch).
 TORCH_FAILS_GRADCHECK = {
     "as_strided_scatter": "torch's as_strided_scatter_backward keeps the scattered slice "
@@ -326,33 +259,7 @@ def test_gradcheck(info: Any, s: Any, i: int) -> None:
     _, got, leaves = _run(info, s)
     if not leaves.ours or not any(getattr(g, "requires_grad", False) for g in _flat(got)):
         return
-    outputs_of = _replay(info, s, leaves)
+    outputs_of = replay(_ours(info), s)
     assert gradcheck(outputs_of, leaves.ours)
     if info.supports_gradgrad and _size(s) <= GRADGRAD_MAX:
         assert gradgradcheck(outputs_of, leaves.ours)
-
-
-def _replay(info: Any, s: Any, leaves: _Leaves) -> Callable[..., Any]:
-    """The sample as a function of its differentiable leaves (for gradcheck)."""
-
-    def fn(*xs: Any) -> Any:
-        swap = _Leaves()
-        args = swap.convert((s.input, *s.args))
-        kwargs = swap.convert(dict(s.kwargs))
-        mapping = {id(t): x for t, x in zip(swap.ours, xs, strict=True)}
-        args = _substitute(args, mapping)
-        kwargs = _substitute(kwargs, mapping)
-        out = [o for o in _flat(_ours(info)(*args, **kwargs)) if getattr(o, "requires_grad", 0)]
-        return out[0] if len(out) == 1 else tuple(out)
-
-    return fn
-
-
-def _substitute(x: Any, mapping: dict[int, Any]) -> Any:
-    if isinstance(x, td.Tensor):
-        return mapping.get(id(x), x)
-    if isinstance(x, (list, tuple)):
-        return type(x)(_substitute(v, mapping) for v in x)
-    if isinstance(x, dict):
-        return {k: _substitute(v, mapping) for k, v in x.items()}
-    return x
