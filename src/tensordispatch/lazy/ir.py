@@ -295,8 +295,29 @@ def argument_property(index: int, name: str) -> property:
 
 
 def device_data_node(data: BackendData) -> Node:
-    """A ``device_data`` node reading ``data`` (a graph parameter)."""
-    return Node(DEVICE_DATA, None, (), (), (data.shape,), data=data)
+    """A ``device_data`` node reading ``data`` (a graph parameter): what
+    ``Node(DEVICE_DATA, None, (), (), (data.shape,), data=data)`` builds, built inline (the
+    first operator on each value a step computed makes one).
+
+    >>> n = device_data_node(BackendData(1.0, Shape.of(_dt.float32, ())))
+    >>> m = Node(DEVICE_DATA, None, (), (), n.shapes, data=n.data)
+    >>> (n.hash, n.shapes, n.returns, n.is_device_data) == (m.hash, m.shapes, "one", True)
+    True
+    """
+    shape = data.shape
+    node = _new(Node)
+    node.op = DEVICE_DATA
+    node.overload = None
+    node.operands = ()
+    node.args = ()
+    node.shapes = (shape,)
+    node.returns = "one"
+    node.data = data
+    node.hash = hash((DEVICE_DATA, shape._hash))
+    return node
+
+
+_new = object.__new__
 
 
 _SCALAR_CACHE: dict[tuple[Any, ...], Node] = {}

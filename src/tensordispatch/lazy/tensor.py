@@ -312,13 +312,14 @@ def _maybe_trim(data: LazyData) -> None:
 def _more_nodes_than(root: Node, limit: int) -> bool:
     """Whether the graph under ``root`` has more than ``limit`` nodes: a plain walk that
     stops as soon as it knows (no order, parameters or hash, as a graph needs)."""
-    seen = {id(root)}
+    seen = {root}  # nodes hash by identity
     stack = [root]
+    add, push, pop = seen.add, stack.append, stack.pop
     while stack:
-        for child, _ in stack.pop().operands:
-            if id(child) not in seen:
-                seen.add(id(child))
-                stack.append(child)
+        for child, _ in pop().operands:
+            if child not in seen:
+                add(child)
+                push(child)
         if len(seen) > limit:
             return True
     return False
@@ -421,6 +422,8 @@ def weaken() -> None:
     True
     >>> handle.remove()
     """
+    if _STRONG_FROM[0] >= len(LIVE):  # no value made since (most calls: cheap)
+        return
     with _SWEEPING:
         n = len(LIVE)
         for i in range(_STRONG_FROM[0], n):
