@@ -19,12 +19,14 @@ from tensordispatch.dispatch.keyset import (
 )
 from tensordispatch.dispatch.tls import local_state
 from tensordispatch.tensor import Tensor
+from tensordispatch.tensor.tensor import VersionCounter
 
 if TYPE_CHECKING:
     from tensordispatch.schema.model import FunctionSchema
 
 _ST = local_state()
 _BELOW_ADIOV = AUTOGRAD_DISPATCH_KEYSET_WITH_AD_INPLACE_OR_VIEW_RAW
+_Tensor, _VersionCounter = Tensor, VersionCounter
 
 
 def _below_ad_inplace_or_view(
@@ -62,6 +64,8 @@ def _make_ad_inplace_kernel(schema: FunctionSchema) -> Callable[..., Any]:
         return _ad_inplace_entry(op, raw, written, self_only)
 
     kernel._td_specialize = specialize  # type: ignore[attr-defined]
+    # ops/indexing_fast recognises it: it runs below and bumps the written tensors, nothing more
+    kernel._td_plain_inplace = True  # type: ignore[attr-defined]
     return kernel
 
 
@@ -93,7 +97,8 @@ def _ad_inplace_entry(
     ``raw & AFTER_AD_INPLACE_OR_VIEW`` bound once: it is the redispatch entry of the same
     published state, and any registration republishes the state, whose caches (holding this
     entry) start empty (operator.py, Note [Published dispatch state]). The common
-    ``self``-only operators (``add_``, ``copy_``) bump ``self`` without the loop. None (the
+    ``self``-only operators (``add_``, ``copy_``) bump ``self`` without the loop, inline when
+    it is a plain Tensor with a counter already. None (the
     generic kernel) when the lookup raises: the call then raises it, in order.
     """
     state = op._entry.state
@@ -106,15 +111,20 @@ def _ad_inplace_entry(
 
     if self_only:
 
-        def entry(*args: Any, **kwargs: Any) -> Any:
+        def entry(self: Any, *args: Any, **kwargs: Any) -> Any:
             saved = st.excluded
             st.excluded = saved | excluding
             try:
-                result = below(*args, **kwargs)
+                result = below(self, *args, **kwargs)
             finally:
                 st.excluded = saved
-            self = args[0] if args else kwargs.get("self")
-            if isinstance(self, Tensor):
+            if type(self) is _Tensor:  # self._bump_version(), inlined for the common case
+                root = self._base
+                vc = (self if root is None else root)._vc
+                if type(vc) is _VersionCounter:
+                    vc.version += 1
+                    return result
+            if isinstance(self, Tensor):  # a new counter, an inference tensor, a subclass
                 self._bump_version()
             return result
 

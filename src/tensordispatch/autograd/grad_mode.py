@@ -11,8 +11,9 @@ decide from ``grad_enabled`` whether to record. ``inference_mode`` additionally 
 autograd keys and drops ADInplaceOrView from the include set for its duration (torch's
 thread-local sets, spec 4.4), so calls skip the autograd layer entirely; a normal tensor
 still carries ADInplaceOrView in its own key set, so an in-place write to it inside bumps
-its version, as in torch. Unlike torch we do not create "inference tensors": tensors made
-inside keep their normal key set (see docs/AUTOGRAD.md).
+its version, as in torch. Tensors allocated inside are inference tensors, as torch's
+(Note [Inference tensors] in tensor/inference.py), and views of normal tensors made inside
+are marked (Note [View creation meta] in views.py).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from typing import Any, TypeVar
 from tensordispatch.dispatch.keys import DispatchKey
 from tensordispatch.dispatch.keyset import AUTOGRAD_DISPATCH_KEYSET_RAW, DispatchKeySet
 from tensordispatch.dispatch.tls import local_state, register_field
+from tensordispatch.tensor.inference import change_inference_count
 
 __all__ = [
     "enable_grad",
@@ -39,7 +41,7 @@ __all__ = [
 
 F = TypeVar("F", bound=Callable[..., Any])
 _STATE = local_state()
-register_field("autograd_inference_mode", False)
+register_field("autograd_inference_mode", False)  # also registered by tensor/inference.py
 register_field("autograd_anomaly", False)
 _AD_INPLACE_OR_VIEW_RAW = DispatchKeySet(DispatchKey.ADInplaceOrView).raw
 
@@ -190,6 +192,7 @@ class inference_mode(_GradModeBase):
     def __init__(self, mode: bool = True) -> None:
         self.mode = bool(mode)
         self._saved: list[tuple[bool, bool, int, int]] = []
+        self._counted: list[bool] = []
 
     def _clone(self) -> _GradModeBase:
         return inference_mode(self.mode)
@@ -205,10 +208,14 @@ class inference_mode(_GradModeBase):
             st.excluded &= ~AUTOGRAD_DISPATCH_KEYSET_RAW
         st.grad_enabled = not self.mode
         st.autograd_inference_mode = self.mode
+        if self.mode:  # constructors test the count first (Note [Inference tensors])
+            change_inference_count(1)
 
     def _exit(self) -> None:
         st = _STATE
         st.grad_enabled, st.autograd_inference_mode, st.included, st.excluded = self._saved.pop()
+        if self.mode:
+            change_inference_count(-1)
 
 
 class set_detect_anomaly(_GradModeBase):  # torch's name

@@ -33,9 +33,12 @@ which raises torch's "base was modified" error once the storage was written in p
 the view was made (when the view is used in a recorded computation or its grad_fn read,
 where torch regenerates the view's grad_fn and refuses). ``check_view_inplace``
 raises torch's message at the write, or when a view's stale grad_fn is regenerated after a
-write through its root or another view (``indirect``). Views made inside
-``inference_mode`` are not marked: that mode excludes the autograd keys, so no autograd
-kernel sees them (docs/AUTOGRAD.md).
+write through its root or another view (``indirect``). Views of normal tensors made inside
+``inference_mode`` (INFERENCE_MODE) are treated like those made in no_grad mode, with
+torch's inference-mode messages; as that mode excludes the autograd keys, no autograd
+kernel sees them: ``Tensor._make_view`` calls ``mark_inference_mode_view`` through the hook
+of tensor/inference.py. INFERENCE_MODE sticks: a view of such a view keeps it whatever mode
+it is made in (torch's propagate_creation_meta).
 """
 
 from __future__ import annotations
@@ -47,10 +50,12 @@ from tensordispatch.autograd.graph import Node, TensorMeta, gradient_edge, meta_
 from tensordispatch.dispatch.tls import local_state
 from tensordispatch.ops.deferred import deferred_op as _deferred_op
 from tensordispatch.tensor import Tensor
+from tensordispatch.tensor.inference import set_inference_view_hook
 
 __all__ = [
     "DEFAULT",
     "DETACHED",
+    "INFERENCE_MODE",
     "IN_CUSTOM_FUNCTION",
     "MULTI_OUTPUT_NODE",
     "NO_GRAD_MODE",
@@ -59,11 +64,12 @@ __all__ = [
     "NoGradViewSink",
     "check_view_inplace",
     "differentiable_base",
+    "mark_inference_mode_view",
     "mark_view",
     "rebase_history",
 ]
 
-# torch's CreationMeta values (Note [View creation meta]); INFERENCE_MODE is not produced.
+# torch's CreationMeta values (Note [View creation meta]).
 DEFAULT, IN_CUSTOM_FUNCTION, MULTI_OUTPUT_NODE, NO_GRAD_MODE, INFERENCE_MODE = range(5)
 # Ours: ``detach()`` of a view (and views made from it) share the root's storage, so they
 # keep ``_base`` (Note [Views share the root]), but autograd treats them as no view, as
@@ -323,12 +329,16 @@ def mark_view(result: object, source: object, many: bool = False) -> None:
             m = result._autograd_meta = TensorMeta()  # type: ignore[attr-defined]
         elif type(m) is not TensorMeta:
             m = meta_of(result)  # type: ignore[arg-type]
-        m.creation_meta = NO_GRAD_MODE
+        cm = NO_GRAD_MODE
+        sm = getattr(source, "_autograd_meta", None)
+        if type(sm) is TensorMeta and getattr(sm, "creation_meta", DEFAULT) == INFERENCE_MODE:
+            cm = INFERENCE_MODE
+        m.creation_meta = cm
         if m.grad_fn is None:
             root = base._autograd_meta
             if root is not None and root.requires_grad:
                 m.requires_grad = True
-                m.grad_accumulator = NoGradViewSink(result._vc)  # type: ignore[attr-defined,assignment]
+                m.grad_accumulator = NoGradViewSink(result._vc, cm)  # type: ignore[attr-defined,assignment]
         return
     prev = _creation_meta(getattr(source, "_autograd_meta", None))
     new = MULTI_OUTPUT_NODE if many and prev != INFERENCE_MODE else prev
@@ -339,10 +349,10 @@ def mark_view(result: object, source: object, many: bool = False) -> None:
             meta_of(r).creation_meta = new
 
 
-def _mark_no_grad(r: Any, source: Any) -> None:
+def _mark_no_grad(r: Any, source: Any, cm: int | None = None) -> None:
     """NO_GRAD_MODE on a view made in no_grad mode (it overrides what ``source`` carries,
-    as torch's propagate_creation_meta does for everything but INFERENCE_MODE, which we
-    never produce); the view reports its root's requires_grad but gets no accumulator."""
+    as torch's propagate_creation_meta does for everything but INFERENCE_MODE, which
+    sticks), or ``cm``; the view reports its root's requires_grad but gets no accumulator."""
     base = getattr(r, "_base", None)
     if base is None or r is source:
         return
@@ -351,12 +361,34 @@ def _mark_no_grad(r: Any, source: Any) -> None:
         m = r._autograd_meta = TensorMeta()
     elif type(m) is not TensorMeta:
         m = meta_of(r)
-    m.creation_meta = NO_GRAD_MODE
+    if cm is None:
+        cm = NO_GRAD_MODE
+        sm = getattr(source, "_autograd_meta", None)
+        if type(sm) is TensorMeta and getattr(sm, "creation_meta", DEFAULT) == INFERENCE_MODE:
+            cm = INFERENCE_MODE
+    m.creation_meta = cm
     if m.grad_fn is None:
         root = base._autograd_meta
         if root is not None and root.requires_grad:
             m.requires_grad = True
-            m.grad_accumulator = NoGradViewSink(r._vc)  # type: ignore[assignment]
+            m.grad_accumulator = NoGradViewSink(r._vc, cm)  # type: ignore[assignment]
+
+
+def mark_inference_mode_view(view: Tensor) -> None:
+    """INFERENCE_MODE on a view of a normal tensor made in inference mode (called by
+    ``Tensor._make_view``; Note [View creation meta]): like a view made in no_grad mode.
+
+    >>> import tensordispatch as td
+    >>> x = td.ones(3).requires_grad_()
+    >>> with td.inference_mode():
+    ...     v = x[:2]
+    >>> v.requires_grad, v.grad_fn, v.is_inference(), v._autograd_meta.creation_meta
+    (True, None, False, 4)
+    """
+    _mark_no_grad(view, None, INFERENCE_MODE)
+
+
+set_inference_view_hook(mark_inference_mode_view)
 
 
 class _Sink(Node):
@@ -387,17 +419,20 @@ class NoGradViewSink:
     RuntimeError: A view was created in no_grad mode and its base or another view of its ...
     """
 
-    __slots__ = ("vc", "version")
+    __slots__ = ("cm", "vc", "version")
 
-    def __init__(self, vc: Any) -> None:
+    def __init__(self, vc: Any, cm: int = NO_GRAD_MODE) -> None:
         self.vc = vc
         self.version = None if vc is None else vc.version
+        self.cm = cm
 
     def check(self) -> None:
         """Raise torch's error if the storage was written in place since the view was made."""
         vc = self.vc
         if vc is not None and vc.version != self.version:
-            raise RuntimeError(_NO_GRAD_INDIRECT)
+            raise RuntimeError(
+                _INFERENCE_INDIRECT if self.cm == INFERENCE_MODE else _NO_GRAD_INDIRECT
+            )
 
     def __call__(self) -> _Sink:
         self.check()
@@ -420,6 +455,12 @@ _SUFFIX = {
         "no_grad block (if you don't want the inplace to be tracked) or both outside (if you "
         "want the inplace to be tracked)."
     ),
+    INFERENCE_MODE: (
+        "Given that this use case is ambiguous and error-prone, it is forbidden. You can "
+        "clarify your code by moving both the view and the inplace either both inside the "
+        "inference_mode block (if you don't want the inplace to be tracked) or both outside "
+        "(if you want the inplace to be tracked)."
+    ),
     IN_CUSTOM_FUNCTION: (
         "This view was created inside a custom Function (or because an input was returned "
         "as-is) and the autograd logic to handle view+inplace would override the custom "
@@ -433,6 +474,10 @@ _NO_GRAD_INDIRECT = (
     "A view was created in no_grad mode and its base or another view of its base has been "
     "modified inplace with grad mode enabled. " + _SUFFIX[NO_GRAD_MODE]
 )
+_INFERENCE_INDIRECT = (
+    "A view was created in inference mode and its base or another view of its base has been "
+    "modified inplace in normal mode. " + _SUFFIX[INFERENCE_MODE]
+)
 
 
 def view_inplace_message(t: Tensor, indirect: bool = False) -> str | None:
@@ -444,12 +489,15 @@ def view_inplace_message(t: Tensor, indirect: bool = False) -> str | None:
         return None
     fn = m.grad_fn
     what = "its base or another view of its base has been" if indirect else "is being"
-    if cm == NO_GRAD_MODE or fn is None:
+    if cm in (NO_GRAD_MODE, INFERENCE_MODE) or fn is None:
         prefix = "A view was created in"
         if fn is not None:
             name = _node_name(fn)
             prefix = f"Output {m.output_nr} of {name} is a view of a view which was created in"
-        head = f"{prefix} no_grad mode and {what} modified inplace with grad mode enabled."
+        if cm == INFERENCE_MODE:
+            head = f"{prefix} inference mode and {what} modified inplace in normal mode."
+        else:
+            head = f"{prefix} no_grad mode and {what} modified inplace with grad mode enabled."
     else:
         head = f"Output {m.output_nr} of {_node_name(fn)} is a view and {what} modified inplace."
     return f"{head} {_SUFFIX[cm]}"

@@ -25,6 +25,8 @@ Note [Lazy version counter]
 A fresh tensor's `_vc` is None (version 0); the counter object is created when the first
 view of it is made or it is first written in place, and from then on shared with every
 view. In-place kernels therefore call `_bump_version()` rather than touching `_vc`.
+Inference tensors carry a shared marker instead of a counter (Note [Inference tensors] in
+inference.py).
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from typing import Any, SupportsIndex
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from tensordispatch.tensor import inference as _inference
 from tensordispatch.tensor.device import CPU, META
 from tensordispatch.tensor.device import device as Device
 from tensordispatch.tensor.dtypes import dtype as DType
@@ -45,6 +48,15 @@ from tensordispatch.tensor.geometry import (
     extent,
     is_non_overlapping_and_dense,
     wrap_dim,
+)
+from tensordispatch.tensor.inference import (
+    INFERENCE_VC,
+    VERSION_MESSAGE,
+    inference_bump,
+    mark_inference,
+    mark_inference_view,
+    strip_autograd_keys,
+    watch_inference_count,
 )
 from tensordispatch.tensor.values import TensorValues
 
@@ -104,6 +116,8 @@ def _element_strides(key: tuple[tuple[int, ...], int]) -> tuple[int, ...]:
 
 
 _CPU_KEY_SET: int = CPU._key_set
+_INFERENCE_ACTIVE = 0  # open inference_mode blocks, any thread (Note [Inference tensors])
+watch_inference_count(globals())
 
 
 class Tensor(TensorValues):
@@ -146,7 +160,7 @@ class Tensor(TensorValues):
     device: Device
     _data: Any
     _storage: np.ndarray[Any, Any] | None
-    _vc: VersionCounter | None
+    _vc: Any  # VersionCounter | None | InferenceVersion (Note [Inference tensors])
     _base: Tensor | None
     _wrapped_number: bool
     _autograd_meta: AutogradMeta | None
@@ -190,6 +204,11 @@ class Tensor(TensorValues):
         t._base = None
         t._wrapped_number = False
         t._autograd_meta = None
+        if version_counter is None:
+            if _INFERENCE_ACTIVE:  # Note [Inference tensors] in inference.py
+                mark_inference(t)
+        elif version_counter is INFERENCE_VC:  # an alias of an inference tensor
+            t._key_set = strip_autograd_keys(t._key_set)
         return t
 
     @classmethod
@@ -216,6 +235,8 @@ class Tensor(TensorValues):
         t._base = None
         t._wrapped_number = False
         t._autograd_meta = None
+        if _INFERENCE_ACTIVE:  # Note [Inference tensors] in inference.py
+            mark_inference(t)
         return t
 
     @classmethod
@@ -268,6 +289,8 @@ class Tensor(TensorValues):
         t._base = root
         t._wrapped_number = False
         t._autograd_meta = None
+        if _INFERENCE_ACTIVE and vc is not INFERENCE_VC:  # Note [Inference tensors]
+            mark_inference_view(t)
         return t
 
     def _storage_bytes(self) -> np.ndarray[Any, Any]:
@@ -452,7 +475,11 @@ class Tensor(TensorValues):
     @property
     def _version(self) -> int:
         vc = self._vc
-        return 0 if vc is None else vc.version
+        if vc is None:
+            return 0
+        if vc is INFERENCE_VC:
+            raise RuntimeError(VERSION_MESSAGE)
+        return vc.version  # type: ignore[no-any-return]
 
     def _bump_version(self) -> None:
         """Record an in-place write (seen by every view of the storage)."""
@@ -460,7 +487,21 @@ class Tensor(TensorValues):
         vc = root._vc
         if vc is None:
             vc = root._vc = self._vc = VersionCounter()
+        elif vc is INFERENCE_VC:  # Note [Inference tensors] in inference.py
+            inference_bump()
+            return
         vc.version += 1
+
+    def is_inference(self) -> bool:
+        """Whether this tensor was made in inference mode (or is a view of one that was).
+
+        >>> import tensordispatch as td
+        >>> with td.inference_mode():
+        ...     t = td.zeros(2)
+        >>> t.is_inference(), t[:1].is_inference(), (t + 1).is_inference()
+        (True, True, False)
+        """
+        return self._vc is INFERENCE_VC
 
     def _is_view(self) -> bool:
         return self._base is not None
@@ -487,6 +528,11 @@ class Tensor(TensorValues):
             raise RuntimeError(
                 f"requires_grad: only Tensors of floating point and complex dtype can require "
                 f"gradients (given dtype {self.dtype!r}); convert to a floating dtype first"
+            )
+        if value and self._vc is INFERENCE_VC and not _inference.is_inference_mode_on():
+            raise RuntimeError(
+                "Setting requires_grad=True on inference tensor outside InferenceMode is not "
+                "allowed."
             )
         self._get_autograd_meta().requires_grad = bool(value)
 
@@ -592,5 +638,6 @@ def new_cpu_tensor(
     t._base = None
     t._wrapped_number = False
     t._autograd_meta = None
+    if _INFERENCE_ACTIVE:  # Note [Inference tensors] in inference.py
+        mark_inference(t)
     return t
-
