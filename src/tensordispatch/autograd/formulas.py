@@ -379,8 +379,9 @@ def zeros_like(t: Tensor) -> Tensor:
 
 
 def not_implemented(name: str) -> Tensor:
-    """torch's stand-in formula for a derivative nobody wrote yet: fails at backward."""
-    raise RuntimeError(f"the derivative for '{name}' is not implemented.")
+    """torch's stand-in formula for a derivative nobody wrote yet: fails at backward with
+    NotImplementedError (torch's TORCH_CHECK_NOT_IMPLEMENTED; a RuntimeError subclass)."""
+    raise NotImplementedError(f"the derivative for '{name}' is not implemented.")
 
 
 def log1p_backward(grad: Tensor, self: Tensor) -> Tensor:
