@@ -207,3 +207,83 @@ def test_a_cached_graph_does_not_keep_its_buffers(backend: NumpyBackend, program
     del data, inner, y
     gc.collect()
     assert buffer() is None
+
+
+def _graph_after(program: Callable[[Any], Any]) -> Any:
+    """The Graph of the pending values ``program`` leaves on a fresh lazy vector."""
+    from tensordispatch.lazy import executor
+    from tensordispatch.lazy.tensor import live_data
+
+    x = td.from_numpy(np.linspace(0.5, 2.0, 8, dtype=np.float32)).to("lazy")
+    lazy.mark_step()
+    keep = program(x)
+    pending = [d.ir for d in live_data() if d.handle is None and d.ir is not None]
+    return executor.graph_of(pending), keep
+
+
+@pytest.mark.parametrize(
+    "program",
+    [
+        lambda x: [x * 2.0 + 1.0 for _ in range(1)],
+        lambda x: [td.add(x, x * 3.0, alpha=2).exp(), x - 0.5],
+        lambda x: [td.rsub(x, 4.0, alpha=3) / x],
+        lambda x: [_chain(x, 12)],  # a repeated block
+        lambda x: [_chain(x, 12, period=False)],  # a table loop
+    ],
+)
+def test_statements_as_data_are_what_parse_reads_from_the_source(
+    program: Callable[[Any], Any],
+) -> None:
+    from tensordispatch.lazy.lowering import _NUMPY_NAMES, _Emitter
+
+    graph, _ = _graph_after(program)
+    emitter = _Emitter(graph)
+    emitter.emit()
+    names = {**_NUMPY_NAMES, **emitter.constants}
+    assert emitter.program is not None
+    assert emitter.program == parse(emitter.body, emitter.params, emitter.outputs, names)
+
+
+def _chain(y: Any, n: int, *, period: bool = True) -> Any:
+    for i in range(n):
+        if period:
+            y = y + 0.5 if i % 2 == 0 else y * 0.999
+        else:
+            y = y + (0.5 + i) if i % 3 else y * (1.0 + i / 64)
+    return y
+
+
+def test_a_rule_written_as_text_is_read_back_by_parse(
+    backend: NumpyBackend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tensordispatch.lazy.lowering import NUMPY_RULES, Rule
+
+    def text_rule(node: Any, ins: list[str], out: str | None, hoist: Any) -> str:
+        return f"np_negative({ins[0]}, {out})" if out else f"np_negative({ins[0]})"
+
+    monkeypatch.setitem(NUMPY_RULES, "aten::neg", Rule(text_rule))
+    x = td.tensor([1.0, -2.0]).to("lazy")
+    lazy.mark_step()
+    y = -(x * 3.0)
+    lazy.mark_step()
+    assert "np_negative(v2, v2)" in backend.last_source
+    assert backend._codes == {}  # interpreted: parse read the text statement
+    assert y.cpu().tolist() == (-(torch.tensor([1.0, -2.0]) * 3.0)).tolist()
+
+
+def test_a_repeated_block_that_assigns_runs_step_by_step() -> None:
+    # names rebound inside the block: looked up on every pass, not once
+    body = ["v1 = np_add(p0, p0)", "for _ in range(3):", "    v1 = np_add(v1, p0)"]
+    program = parse(body, ["p0"], ["v1"], _GLOBALS)
+    assert program is not None
+    result = program.run({"np_add": np.add}, [np.ones(1)])
+    assert result[0].tolist() == [5.0]
+
+
+def test_a_nested_call_argument_is_evaluated_where_it_is_used() -> None:
+    body = ["v1 = np_add(p0, _scaled(p0, p1))"]
+    program = parse(body, ["p0", "p1"], ["v1"], _GLOBALS)
+    assert program is not None
+    scaled = lambda t, a: t * a
+    result = program.run({"np_add": np.add, "_scaled": scaled}, [np.ones(2), 3.0])
+    assert result[0].tolist() == [4.0, 4.0]

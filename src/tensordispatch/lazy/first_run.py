@@ -12,11 +12,14 @@ calls of bound functions on names (``v3 = np_add(p0, s0)``, ``np_multiply(v3, s1
 folded run (Note [Folded runs]). A `Program` runs exactly those statements, in order, with
 the same functions and arguments, looking names up in a dict: the same calls on the same
 values, so the same bits. A folded run is either a table loop (two lines) or a repeated
-block (``for _ in range(k):`` and its indented calls). `NumpyBackend` runs a new graph's program on its first run and
-compiles the source when the graph runs again (as TorchScript's profiling executor
-optimises a graph on a later run), so a graph run once never pays for ``compile``; a
-statement of any other form (a kernel call, a conditional, a literal) makes `parse` return
-None and the source is compiled at once.
+block (``for _ in range(k):`` and its indented calls). `NumpyBackend` runs a new graph's
+program on its first run and compiles the source when the graph runs again (as
+TorchScript's profiling executor optimises a graph on a later run), so a graph run once
+never pays for ``compile``. The NumPy rules' statements reach the Program as data, without
+a parse (lowering.py Note [Statements as data]); `parse` reads statements written as text,
+and a statement of any other form (a kernel call, a conditional, a literal) makes it
+return None: the source is compiled at once. A repeated block of in-place calls reads the
+same objects on every pass, so its functions and arguments are looked up once.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from collections.abc import Callable, Container, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Program", "parse"]
+__all__ = ["CALL_STEP", "FOLD_STEP", "REPEAT_STEP", "TUPLE_STEP", "Program", "parse"]
 
 # `name = fn(a, b)` or `fn(a, b, c)` with names only: most statements (no nested parse)
 _FLAT = re.compile(r"^(?:([A-Za-z_]\w*) = )?([A-Za-z_]\w*)\(((?:[A-Za-z_]\w*, )*[A-Za-z_]\w*)?\)$")
@@ -40,17 +43,29 @@ _LOOP = re.compile(r"^for f_, i_ in (\w+):$")
 _REPEAT = re.compile(r"^for _ in range\((\d+)\):$")
 _LOOP_BODY = re.compile(r"^    f_\((\w+), c_\[i_\], \1\)$")
 
-_CALL_STEP, _TUPLE_STEP, _FOLD_STEP, _REPEAT_STEP = 0, 1, 2, 3
+#: Program step kinds: a call ``(CALL_STEP, target or None, function name, arguments)``
+#: (an argument: a name or a nested ``(function name, arguments)``), a tuple of names
+#: ``(TUPLE_STEP, target, names)``, a table loop ``(FOLD_STEP, table, buffer)`` and a
+#: repeated block ``(REPEAT_STEP, times, call steps)`` (Note [Folded runs]).
+CALL_STEP, TUPLE_STEP, FOLD_STEP, REPEAT_STEP = 0, 1, 2, 3
+_CALL_STEP, _TUPLE_STEP, _FOLD_STEP, _REPEAT_STEP = CALL_STEP, TUPLE_STEP, FOLD_STEP, REPEAT_STEP
 
 #: An argument: a name, or a nested call (function name, arguments).
 Expr = Any
 
 
-def _value(expr: Expr, env: dict[str, Any]) -> Any:
-    if type(expr) is str:
-        return env[expr]
-    fn, args = expr
-    return env[fn](*[_value(a, env) for a in args])
+class _Env(dict[Any, Any]):
+    """The names a Program runs with; a nested call used as a key is evaluated instead
+    (so every argument, name or call, is one C-level lookup: ``map(env.__getitem__, args)``).
+    """
+
+    __slots__ = ()
+
+    def __missing__(self, key: Any) -> Any:
+        if type(key) is not tuple:
+            raise KeyError(key)
+        fn, args = key
+        return self[fn](*map(self.__getitem__, args))
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,18 +86,19 @@ class Program:
         >>> program.run(known, [np.ones(2)])[0].tolist()
         [3.0, 3.0]
         """
-        env = dict(namespace)
+        env = _Env(namespace)
         env.update(zip(self.params, values, strict=True))
         _run_steps(self.steps, env)
         return tuple([env[name] for name in self.outputs])
 
 
-def _run_steps(steps: Sequence[tuple[Any, ...]], env: dict[str, Any]) -> None:
+def _run_steps(steps: Sequence[tuple[Any, ...]], env: _Env) -> None:
+    get = env.__getitem__
     for step in steps:
         kind = step[0]
-        if kind == _CALL_STEP:
+        if kind == CALL_STEP:
             _, target, fn, args = step
-            result = env[fn](*[env[a] if type(a) is str else _value(a, env) for a in args])
+            result = get(fn)(*map(get, args))
             if target is not None:
                 env[target] = result
         elif kind == _TUPLE_STEP:
@@ -92,8 +108,22 @@ def _run_steps(steps: Sequence[tuple[Any, ...]], env: dict[str, Any]) -> None:
             for f, i in env[step[1]]:
                 f(buffer, constants[i], buffer)
         else:  # a repeated block
-            for _ in range(step[1]):
-                _run_steps(step[2], env)
+            _repeat(step[1], step[2], env)
+
+
+def _repeat(times: int, block: tuple[tuple[Any, ...], ...], env: _Env) -> None:
+    """Run ``block`` ``times`` times. A block of calls that assign nothing and take names
+    only (what Note [Folded runs] makes) reads the same objects on every pass, so the
+    functions and arguments are looked up once."""
+    if all(step[1] is None and all(type(a) is str for a in step[3]) for step in block):
+        get = env.__getitem__
+        calls = [(get(fn), tuple(map(get, args))) for _, _, fn, args in block]
+        for _ in range(times):
+            for fn, args in calls:
+                fn(*args)
+        return
+    for _ in range(times):
+        _run_steps(block, env)
 
 
 class _Declined(Exception):

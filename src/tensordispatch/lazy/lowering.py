@@ -31,6 +31,16 @@ that dtype, so the generated function converts each number operand once per run 
 ``s1 = np_asarray(p2, np.float32)``) and the ufuncs get 0-d arrays of the output dtype: the
 same loop on the same values, bit for bit (checked in tests against the CPU kernels).
 
+Note [Statements as data]
+A rule returns its expression as a `Call`, ``(function name, arguments)`` with names or
+nested Calls as arguments (``("np_add", ("v3", "s0", "v3"))``), and hoists Calls too; the
+emitter renders each as source text and, at the same time, records it as a first_run step,
+so a new graph's interpreted first run (Note [First run interpreted]) needs no parse of the
+text it just wrote, and the in-place calls that fold (Note [Folded runs]) are recognised
+on the data. A rule may still return source text (a literal, an attribute, a rule of
+another module): the graph's statements are then read back by `first_run.parse`, which
+declines what it cannot interpret, and the source is compiled at once.
+
 Note [Folded runs]
 Python's ``compile`` costs about as much per generated line as the line's first run, so a
 first step of a 1000-operator chain was mostly compile time. A run of RUN_MIN or more
@@ -68,18 +78,21 @@ class LoweringBackend(Protocol):
     def compile(self, graph: Graph) -> Callable[..., Sequence[Any]]: ...
 
 
-Hoist = Callable[[str], str]
+#: A call as data (Note [Statements as data]): (function name, arguments), each argument
+#: a name or a nested Call.
+Call = tuple[str, tuple[Any, ...]]
+Hoist = Callable[[Any], str]
 
 
 @dataclass(frozen=True, slots=True)
 class Rule:
     """A NumPy lowering (Note [NumPy lowering rules]): ``emit(node, ins, out, hoist)`` ->
-    expression or None; ``hoist(expr)`` moves an expression over parameters only to the top
-    of the function and returns the name holding it. ``writes_into``: the rule can write
-    into a given buffer; ``elementwise``: that buffer may be one of its operands; ``view``:
-    the result aliases its first operand."""
+    a `Call`, source text, or None; ``hoist(expr)`` moves an expression (a Call or text)
+    over parameters only to the top of the function and returns the name holding it.
+    ``writes_into``: the rule can write into a given buffer; ``elementwise``: that buffer
+    may be one of its operands; ``view``: the result aliases its first operand."""
 
-    emit: Callable[[Node, list[str], str | None, Hoist], str | None]
+    emit: Callable[[Node, list[str], str | None, Hoist], Any]
     writes_into: bool = True
     elementwise: bool = True
     view: bool = False
@@ -172,10 +185,10 @@ def _float_name(dtype: Any) -> str | None:
 def _binary(ufunc: str, with_alpha: bool, *, swap: bool = False) -> Rule:
     """An elementwise binary ufunc over arguments 0 and 1 (1 and 0 with ``swap``: rsub
     is ``sub(other, self, alpha)``), with ``alpha`` (argument 2) scaling the second."""
-    call = f"np_{ufunc}("
+    name = f"np_{ufunc}"
     first, second = (1, 0) if swap else (0, 1)
 
-    def emit(node: Node, ins: list[str], out: str | None, hoist: Hoist) -> str | None:
+    def emit(node: Node, ins: list[str], out: str | None, hoist: Hoist) -> Call | None:
         # _same_float and _arg, unrolled for two operands (the commonest nodes)
         out_dtype = node.shapes[0].dtype
         dtype = _FLOAT_NAMES.get(out_dtype, "")
@@ -194,36 +207,41 @@ def _binary(ufunc: str, with_alpha: bool, *, swap: bool = False) -> Rule:
             n, i = node.operands[a1.index]
             if n.shapes[i].dtype is not out_dtype:
                 return None
-        a, b = ins[a0.index], ins[a1.index]
+        a: str = ins[a0.index]
+        b: Any = ins[a1.index]
         scaled = None
         if with_alpha:
             a2 = args[2]
-            alpha = ins[a2.index] if type(a2) is Operand else repr(a2)
+            if type(a2) is not Operand:
+                return None
+            alpha = ins[a2.index]
             if k1 == "tensor":
-                b = f"_scaled({b}, {alpha})"
+                b = ("_scaled", (b, alpha))
             else:  # two numbers: multiplied in the output dtype, as the CPU kernel does
                 scaled = alpha
         if k0 == "tensor" or k1 == "tensor":  # Note [Numbers as 0-d arrays]
             if k0 != "tensor":
-                a = hoist(f"np_asarray({a}, {dtype})")
+                a = hoist(("np_asarray", (a, dtype)))
             if scaled is not None:
-                b = hoist(f"_times_alpha({b}, {scaled}, {dtype})")
+                b = hoist(("_times_alpha", (b, scaled, dtype)))
             elif k1 != "tensor":
-                b = hoist(f"np_asarray({b}, {dtype})")
+                b = hoist(("np_asarray", (b, dtype)))
         elif scaled is not None:
-            b = hoist(f"_alpha_product({b}, {scaled}, {dtype})")
-        if out:  # ufuncs take the output positionally after their inputs
-            return f"{call}{a}, {b}, {out})"
-        return f"{call}{a}, {b})"
+            b = hoist(("_alpha_product", (b, scaled, dtype)))
+        # ufuncs take the output positionally after their inputs
+        return (name, (a, b, out)) if out else (name, (a, b))
 
     return Rule(emit)
 
 
 def _unary(ufunc: str) -> Rule:
-    def emit(node: Node, ins: list[str], out: str | None, hoist: Hoist) -> str | None:
-        if not _same_float(node):
+    name = f"np_{ufunc}"
+
+    def emit(node: Node, ins: list[str], out: str | None, hoist: Hoist) -> Call | None:
+        a = node.args[0]
+        if type(a) is not Operand or not _same_float(node):
             return None
-        return f"np_{ufunc}({_arg(node, ins, 0)}{_out(out)})"
+        return (name, (ins[a.index], out)) if out else (name, (ins[a.index],))
 
     return Rule(emit)
 
@@ -234,10 +252,12 @@ def _relu(node: Node, ins: list[str], out: str | None, hoist: Hoist) -> str | No
     return f"np_maximum({_arg(node, ins, 0)}, 0.0{_out(out)})"
 
 
-def _mm(node: Node, ins: list[str], out: str | None, hoist: Hoist) -> str | None:
-    if not _same_float(node):
+def _mm(node: Node, ins: list[str], out: str | None, hoist: Hoist) -> Call | None:
+    a, b = node.args[0], node.args[1]
+    if type(a) is not Operand or type(b) is not Operand or not _same_float(node):
         return None
-    return f"np_matmul({_arg(node, ins, 0)}, {_arg(node, ins, 1)}{_out(out)})"
+    operands = (ins[a.index], ins[b.index], out) if out else (ins[a.index], ins[b.index])
+    return ("np_matmul", operands)
 
 
 def _view(node: Node, ins: list[str], out: str | None, hoist: Hoist) -> str | None:
@@ -328,16 +348,41 @@ def _period(steps: list[Any], start: int, end: int) -> int | None:
     return None
 
 
+def _render(expr: Any) -> str:
+    """The source text of a name or a `Call`."""
+    if type(expr) is str:
+        return expr
+    fn, args = expr
+    try:
+        return f"{fn}({', '.join(args)})"
+    except TypeError:  # a nested call among the arguments
+        return f"{fn}({', '.join([_render(a) for a in args])})"
+
+
+_CONSTANT = ("p", "s")
+
+
+def _in_place_text(expr: str) -> tuple[str, str, str] | None:
+    """(ufunc, buffer, constant) if ``expr`` is ``np_<ufunc>(buffer, constant, buffer)``
+    with a parameter or hoisted name as constant (what Note [Folded runs] folds)."""
+    m = _INPLACE.match(expr)
+    return None if m is None else (m.group(1), m.group(2), m.group(3))
+
+
 class _Emitter:
-    """Writes the source of one graph's function (Note [Buffer reuse]). Values are keyed by
-    the `Value` tuples themselves (nodes hash by identity)."""
+    """Writes the source of one graph's function (Note [Buffer reuse]) and, when every
+    statement is a `Call`, the same statements as a first_run.Program (Note [Statements as
+    data]). Values are keyed by the `Value` tuples themselves (nodes hash by identity)."""
 
     def __init__(self, graph: Graph) -> None:
         self.graph = graph
         self.lines: list[str] = []
+        # per line: its Program step, or None for a statement only known as text
+        self.calls: list[tuple[Any, ...] | None] = []
         # per line: (ufunc, buffer, constant) for an in-place call with a constant operand
         self.steps: list[tuple[str, str, str] | None] = []
-        self.prelude: dict[str, str] = {}  # hoisted expression -> name
+        self.prelude: dict[Any, str] = {}  # hoisted expression (Call or text) -> name
+        self.textual = False  # a statement is text only: first_run.parse reads the body
         self.folded = False
         self.tables = 0
         self.names: dict[Value, str] = {}
@@ -350,28 +395,32 @@ class _Emitter:
         self.keep: set[Value] = set(graph.outputs)
         self.fresh: set[Value] = set()
         self.pool: dict[Shape, list[str]] = {}  # free buffers by shape (equal dtype and sizes)
+        self.program: first_run.Program | None = None
 
     def emit(self) -> str:
         graph = self.graph
         names = self.names
-        param_index = graph.param_index
-        rules = NUMPY_RULES
-        for position, node in enumerate(graph.nodes):
-            if node.data is not None:
-                names[(node, 0)] = f"p{param_index[id(node)]}"
-                continue
-            ins = list(map(names.__getitem__, node.operands))
-            rule = rules.get(node.op) if len(node.shapes) == 1 else None
-            if rule is None or not self._lower(position, node, rule, ins):
-                self._kernel_call(position, node, ins)
+        self._nodes()
         self.params = [f"p{i}" for i in range(len(graph.parameters))]
         self.outputs = [names[value] for value in graph.outputs]
-        hoisted = [f"{name} = {expr}" for expr, name in self.prelude.items()]
-        lines = self._fold_runs()
+        hoisted: list[str] = []
+        first: list[tuple[Any, ...]] = []
+        for expr, name in self.prelude.items():
+            if type(expr) is str:
+                self.textual = True
+                hoisted.append(f"{name} = {expr}")
+            else:
+                hoisted.append(f"{name} = {_render(expr)}")
+                first.append((first_run.CALL_STEP, name, expr[0], expr[1]))
+        lines, steps = self._fold_runs()
         if self.folded:  # the constants the folded runs index into
-            constants = self.params + list(self.prelude.values())
+            constants = (*self.params, *self.prelude.values())
             hoisted.append(f"c_ = ({', '.join(constants)},)")
+            first.append((first_run.TUPLE_STEP, "c_", constants))
         self.body = hoisted + lines
+        if not self.textual:
+            first.extend(steps)  # type: ignore[arg-type]
+            self.program = first_run.Program(tuple(self.params), tuple(first), tuple(self.outputs))
         body = "\n    ".join(self.body)
         outs = "".join([f"{name}, " for name in self.outputs])
         return f"def graph_fn({', '.join(self.params)}):\n    {body}\n    return ({outs})\n"
@@ -385,13 +434,15 @@ class _Emitter:
             index += len(self.graph.parameters)
         return _NUMPY_NAMES[f"np_{ufunc}"], index
 
-    def _fold_runs(self) -> list[str]:
+    def _fold_runs(self) -> tuple[list[str], list[tuple[Any, ...] | None]]:
         """Note [Folded runs]: RUN_MIN or more consecutive in-place binary calls on one
         buffer with a constant second operand (a parameter or a hoisted name) become one
         loop, so a long elementwise chain compiles in O(1): a repeated block of calls when
-        the run is periodic, else a loop over a constant table."""
-        lines, steps = self.lines, self.steps
+        the run is periodic, else a loop over a constant table. The lines and, in step,
+        their Program steps."""
+        lines, steps, calls = self.lines, self.steps, self.calls
         folded: list[str] = []
+        program: list[tuple[Any, ...] | None] = []
         i, end = 0, len(lines)
         while i < end:
             step = steps[i]
@@ -402,18 +453,22 @@ class _Emitter:
                     j += 1
             if j - i < RUN_MIN:  # a short run, or not a run: keep the lines
                 folded.extend(lines[i:j])
+                program.extend(calls[i:j])
             elif (period := _period(steps, i, j)) is not None:
                 repeats = (j - i) // period
                 folded.append(f"for _ in range({repeats}):")
                 folded.extend([f"    {line}" for line in lines[i : i + period]])
+                program.append((first_run.REPEAT_STEP, repeats, tuple(calls[i : i + period])))
                 folded.extend(lines[i + repeats * period : j])
+                program.extend(calls[i + repeats * period : j])
             else:
-                folded.extend(self._table_loop(steps[i:j], buffer))  # type: ignore[arg-type]
+                table = f"r{self.tables}"
+                folded.extend(self._table_loop(table, steps[i:j], buffer))  # type: ignore[arg-type]
+                program.append((first_run.FOLD_STEP, table, buffer))
             i = j
-        return folded
+        return folded, program
 
-    def _table_loop(self, run: list[tuple[str, str, str]], buffer: str) -> list[str]:
-        table = f"r{self.tables}"
+    def _table_loop(self, table: str, run: list[tuple[str, str, str]], buffer: str) -> list[str]:
         self.tables += 1
         entries: dict[tuple[str, str, str], tuple[Any, int]] = {}
         for step in run:
@@ -428,6 +483,8 @@ class _Emitter:
         self.constants[name] = detached(node)
         outs = [f"v{position}_{i}" for i in range(len(node.shapes))]
         self.lines.append(f"{', '.join(outs)}, = _run({name}, {', '.join(ins)})")
+        self.calls.append(None)
+        self.textual = True
         self.steps.append(None)
         for i, out in enumerate(outs):
             self.names[(node, i)] = out
@@ -435,59 +492,97 @@ class _Emitter:
             self.fresh.discard(value)
             self.keep.add(value)
 
-    def _lower(self, position: int, node: Node, rule: Rule, ins: list[str]) -> bool:
-        """Emit ``node`` with ``rule``; False (nothing changed) if the rule declines."""
-        shape = node.shapes[0]
-        dying: list[Value] = []  # operands whose buffers are free after this node
-        if self.fresh:
-            last_use, fresh, keep = self.last_use, self.fresh, self.keep
-            for value in node.operands:
-                if (
-                    last_use[value] == position
-                    and value in fresh
-                    and value not in keep
-                    and value not in dying
-                ):
-                    dying.append(value)
-        pool = self.pool.get(shape)
-        buffer = consumed = None
-        if rule.writes_into and shape.sizes:
-            if rule.elementwise:  # an operand dying here first (the pool is LIFO)
-                for value in reversed(dying):
-                    if (s := value[0].shapes[value[1]]) is shape or s == shape:
-                        consumed = value
-                        buffer = self.names[value]
-                        break
-            if buffer is None and pool:
-                buffer = pool[-1]
-        expr = rule.emit(node, ins, buffer, self._hoist)
-        if expr is None:
-            return False
-        step = None
-        if buffer is None:
-            self.lines.append(f"v{position} = {expr}")
-        else:
-            if consumed is None:
-                pool.pop()  # type: ignore[union-attr]
-            self.lines.append(expr)
-            if (m := _INPLACE.match(expr)) is not None:
-                step = (m.group(1), m.group(2), m.group(3))
-        self.steps.append(step)
-        self.names[(node, 0)] = buffer or f"v{position}"
-        if rule.view:
-            for value in node.operands:
-                self.fresh.discard(value)
-                self.keep.add(value)
-            return True
-        for value in dying:
-            if value != consumed:
-                self.fresh.discard(value)
-                self.pool.setdefault(value[0].shapes[value[1]], []).append(self.names[value])
-        if rule.writes_into and shape.sizes:
-            self.fresh.add((node, 0))
-        return True
+    def _nodes(self) -> None:
+        """Lower the nodes in post-order, each with its rule (else a kernel call) into a
+        buffer chosen by Note [Buffer reuse]: the hot loop, its state in locals."""
+        names, last_use, fresh, keep = self.names, self.last_use, self.fresh, self.keep
+        pool, param_index, rules = self.pool, self.graph.param_index, NUMPY_RULES
+        hoist, statement = self._hoist, self._statement
+        for position, node in enumerate(self.graph.nodes):
+            if node.data is not None:
+                names[(node, 0)] = f"p{param_index[id(node)]}"
+                continue
+            operands = node.operands
+            ins = [names[value] for value in operands]
+            rule = rules.get(node.op) if len(node.shapes) == 1 else None
+            if rule is None:
+                self._kernel_call(position, node, ins)
+                continue
+            shape = node.shapes[0]
+            dying: list[Value] = []  # operands whose buffers are free after this node
+            if fresh:
+                for value in operands:
+                    if (
+                        last_use[value] == position
+                        and value in fresh
+                        and value not in keep
+                        and value not in dying
+                    ):
+                        dying.append(value)
+            buffer = consumed = None
+            writes = rule.writes_into and shape.sizes
+            if writes:
+                if dying and rule.elementwise:  # an operand dying here first (LIFO pool)
+                    for value in reversed(dying):
+                        if (s := value[0].shapes[value[1]]) is shape or s == shape:
+                            consumed = value
+                            buffer = names[value]
+                            break
+                if buffer is None and (free := pool.get(shape)):
+                    buffer = free[-1]
+            expr = rule.emit(node, ins, buffer, hoist)
+            if expr is None:
+                self._kernel_call(position, node, ins)
+                continue
+            if buffer is None:
+                buffer = f"v{position}"
+                statement(expr, buffer, buffer)
+            else:
+                if consumed is None:
+                    pool[shape].pop()
+                statement(expr, None, buffer)
+            names[(node, 0)] = buffer
+            if rule.view:
+                for value in operands:
+                    fresh.discard(value)
+                    keep.add(value)
+                continue
+            for value in dying:
+                if value is not consumed:
+                    fresh.discard(value)
+                    pool.setdefault(value[0].shapes[value[1]], []).append(names[value])
+            if writes:
+                fresh.add((node, 0))
 
-    def _hoist(self, expr: str) -> str:
+    def _statement(self, expr: Any, target: str | None, buffer: str) -> None:
+        """Record one rule's statement (``target = expr``, or ``expr`` writing into
+        ``buffer``): its line, its Program step, and whether it is an in-place call with
+        a constant operand (Note [Folded runs])."""
+        if type(expr) is str:
+            self.textual = True
+            self.calls.append(None)
+            self.lines.append(f"{target} = {expr}" if target else expr)
+            self.steps.append(None if target else _in_place_text(expr))
+            return
+        fn, args = expr
+        try:
+            text = f"{fn}({', '.join(args)})"
+        except TypeError:  # a nested call among the arguments
+            text = _render(expr)
+        self.calls.append((first_run.CALL_STEP, target, fn, args))
+        if target:
+            self.lines.append(f"{target} = {text}")
+            self.steps.append(None)
+            return
+        self.lines.append(text)
+        step = None
+        if len(args) == 3 and args[0] == buffer == args[2] and fn.startswith("np_"):
+            constant = args[1]
+            if type(constant) is str and constant[:1] in _CONSTANT and constant[1:].isdigit():
+                step = (fn[3:], buffer, constant)
+        self.steps.append(step)
+
+    def _hoist(self, expr: Any) -> str:
         name = self.prelude.get(expr)
         if name is None:
             name = self.prelude[expr] = f"s{len(self.prelude)}"
@@ -533,7 +628,9 @@ class NumpyBackend:
         namespace = {**_NUMPY_NAMES, **emitter.constants}
         program = None
         if source not in self._codes and not get_compile_on_first_run():
-            program = first_run.parse(emitter.body, emitter.params, emitter.outputs, namespace)
+            program = emitter.program or first_run.parse(
+                emitter.body, emitter.params, emitter.outputs, namespace
+            )
         label = graph.hash  # the closures below must not keep the graph (and its buffers)
         if program is None:
             current = [self._function(source, namespace, label)]
