@@ -266,3 +266,52 @@ def test_every_guard_is_plain_by_default() -> None:
         indexing_advanced.INDEX_PUT_IMPL_,
     ]  # fmt: skip
     assert [g.name for g in guards if not g.recheck()] == []
+
+
+def test_a_tuple_plan_serves_another_tensor_of_the_same_geometry() -> None:
+    """Note [Tuple keys by plan]: the plan holds geometry only; offsets and data are each
+    call's own."""
+    key = (slice(1, None), None, 2)
+    first = td.arange(60.0).view(3, 4, 5)[1:]  # offset 20
+    second = td.arange(100.0, 180.0).view(4, 4, 5)[2:]  # same shape and strides, offset 40
+    tfirst = torch.arange(60.0).view(3, 4, 5)[1:]
+    tsecond = torch.arange(100.0, 180.0).view(4, 4, 5)[2:]
+    for ours, theirs in ((first, tfirst), (second, tsecond), (first, tfirst)):
+        assert _outcome(ours, key) == _outcome(theirs, key)
+
+
+def test_an_inserted_dim_plan_checks_the_arrays_byte_strides() -> None:
+    """A plan that reshapes NumPy's data is used only for arrays with the byte strides it
+    was checked for; any other array takes the view from the storage."""
+    import numpy as np
+
+    key = (slice(None), None)
+    x = td.arange(3.0).view(3, 1)
+    expected = x[key]
+    y = td.arange(3.0).view(3, 1)
+    # the same elements, another byte stride for the size-1 dim: not the plan's, so its view
+    # is built over the storage from the tensor's geometry
+    y._data = np.lib.stride_tricks.as_strided(y._data, strides=(4, 400))
+    got = y[key]
+    assert got.tolist() == expected.tolist() == [[[0.0]], [[1.0]], [[2.0]]]
+    assert got.stride() == expected.stride() == torch.arange(3.0).view(3, 1)[key].stride()
+    assert got._data.strides == expected._data.strides == (4, 4, 4)
+
+
+def test_tuple_plans_are_bounded() -> None:
+    x = td.zeros(5000, 2)
+    for i in range(5000):
+        assert x[i, None].shape == (1, 2)
+    assert len(indexing_fast._PLANS) <= 4096
+
+
+def test_a_declined_key_keeps_taking_the_general_path() -> None:
+    x = td.arange(6.0).view(2, 3)
+    for _ in range(2):  # the second call finds the declined plan
+        with pytest.raises(IndexError) as ours:
+            x[0, 5]
+        with pytest.raises(IndexError) as theirs:
+            torch.arange(6.0).view(2, 3)[0, 5]
+        assert str(ours.value) == str(theirs.value)
+    alias = x[:, :]  # the general path: alias, a new view of the same root
+    assert alias is not x and alias._base is x._base and alias.tolist() == x.tolist()

@@ -38,7 +38,7 @@ from tensordispatch.dispatch.keyset import (
 from tensordispatch.dispatch.tls import local_state
 from tensordispatch.tensor.device import CPU
 
-__all__ = ["EMPTY_ONLY", "FILL_TOO", "direct_cpu_kernels"]
+__all__ = ["EMPTY_ONLY", "FILL_TOO", "KnownOutKernel", "direct_cpu_kernels"]
 
 _ST = local_state()
 _BELOW_AD_WORD = DEFAULT_EXCLUDED_RAW | AUTOGRAD_DISPATCH_KEYSET_WITH_AD_INPLACE_OR_VIEW_RAW
@@ -123,3 +123,47 @@ def _check(entries: tuple[Any, Any, Any]) -> tuple[Any, ...]:
         answers.append(FILL_TOO if fills else EMPTY_ONLY if ok else 0)
     _MEMO = (*states, *answers)
     return _MEMO
+
+
+class KnownOutKernel:
+    """Whether an out= operator (``arange.start_out``, ``linspace.out``) dispatched on a CPU
+    ``out`` under the factory bindings' words would run exactly our CPU kernel ``kernel``
+    (Note [Composite factories call known kernels directly]), memoized per published state
+    as ``direct_cpu_kernels`` is. Under those words ADInplaceOrView and the autograd keys are
+    excluded, so the one kernel is the whole call.
+
+    >>> from tensordispatch.backends.aten import below_ad_inplace_or_view
+    >>> from tensordispatch.backends.cpu.layout import arange_start_out
+    >>> g = KnownOutKernel("arange.start_out", arange_start_out)
+    >>> g.known(), below_ad_inplace_or_view(g.known)
+    (False, True)
+    """
+
+    __slots__ = ("answer", "entry", "kernel", "name", "state")
+
+    def __init__(self, name: str, kernel: Any) -> None:
+        self.name, self.kernel = name, kernel
+        self.entry: Any = None
+        self.state: Any = None
+        self.answer = False
+
+    def known(self) -> bool:
+        """True when the current words are the bindings' and the call would run ``kernel``."""
+        words = _ST.__dict__
+        if words["included"] is not DEFAULT_INCLUDED_RAW or words["excluded"] != _BELOW_AD_WORD:
+            return False
+        entry = self.entry
+        if entry is not None and entry.state is self.state:
+            return self.answer
+        return self._check()
+
+    def _check(self) -> bool:
+        from tensordispatch.backends.aten import op
+
+        self.entry = entry = op(self.name)._entry
+        state = entry.state
+        self.answer = state.tracer is None and (
+            state.lookup(_BELOW_AD_WORD, DEFAULT_INCLUDED_RAW, CPU._key_set) is self.kernel
+        )
+        self.state = state  # after the answer: a reader matching the state sees its answer
+        return self.answer

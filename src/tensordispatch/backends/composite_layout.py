@@ -14,16 +14,22 @@ from tensordispatch.backends.common import (
     broadcast_shapes,
     contiguous_format,
     shape_text,
+    strided,
     wrap_dim,
 )
 from tensordispatch.backends.composite import empty_like
+from tensordispatch.backends.composite_direct import KnownOutKernel, direct_cpu_kernels
+from tensordispatch.backends.cpu.layout import arange_cpu, arange_start_out
 from tensordispatch.backends.meta.layout import arange_length, linspace_check
 from tensordispatch.backends.structured import resize_output
 from tensordispatch.backends.view_ops import VIEW_OP_KERNELS
 from tensordispatch.tensor import dtypes as _dt
+from tensordispatch.tensor.device import CPU
 from tensordispatch.tensor.tensor import Tensor
 
 __all__ = ["COMPOSITE_LAYOUT"]
+
+_ARANGE_OUT = KnownOutKernel("arange.start_out", arange_start_out)
 
 
 def _to_copy(
@@ -120,8 +126,11 @@ def sort_out(
 
 
 def _number_dtype(*values: Any) -> Any:
-    for v in values:  # the common case: Python ints only
-        if type(v) is not int:
+    for v in values:  # the common case: Python ints and floats only
+        t = type(v)
+        if t is float:
+            return _dt.get_default_dtype()
+        if t is not int:
             break
     else:
         return _dt.int64
@@ -147,6 +156,16 @@ def arange_start_step(
     size = 0
     if dt is _dt.int64 or (isinstance(dt, _dt.dtype) and dt.is_floating_point):
         size = arange_length(start, end, step, dt)
+        if (
+            (device is None or device is CPU)
+            and (layout is None or layout is strided)
+            and not pin_memory
+            and direct_cpu_kernels()
+            and _ARANGE_OUT.known()
+        ):  # Note [Composite factories call known kernels directly]
+            fused = arange_cpu(start, end, step, size, dt)
+            if fused is not None:
+                return fused
     result = _empty([size], dt, layout, device, pin_memory)
     return op("arange.start_out")(start, end, step, out=result)
 

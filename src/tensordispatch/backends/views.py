@@ -118,10 +118,30 @@ def compute_stride(
     return tuple(new_stride)
 
 
+# Note [Views of contiguous tensors by plan]
+# view's result geometry is a function of the source's shape and the size asked for when the
+# source is contiguous: the first 4096 (shape, size) pairs seen with plain ints are kept with
+# the source's contiguous strides, the resolved shape and its contiguous strides; a call
+# whose source has exactly those strides skips the size checks and stride computation (and
+# the data is NumPy's reshape as below). A size that hashes like a kept one but is spelled
+# otherwise (True for 1) gets the kept plain-int shape, as the checks would give.
+_VIEW_PLANS: dict[tuple[Any, Any], tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]] = {}
+
+
 def view(self: Tensor, size: Any) -> Tensor:
     old_shape = self._shape
-    numel = prod(old_shape)
     shape = size if type(size) is tuple else tuple(size)
+    plan = _VIEW_PLANS.get((old_shape, shape))
+    if plan is not None and self._strides == plan[0]:
+        data = self._data
+        new_shape = plan[1]
+        return self._make_view(
+            new_shape,
+            plan[2],
+            self._offset,
+            data.reshape(new_shape) if type(data) is _ndarray else None,
+        )
+    numel = prod(old_shape)
     total = prod(shape)
     # the common case inline; infer_size for a -1, a negative size or a mismatch (its errors)
     if total != numel or type(total) is not int or (shape and min(shape) < 0):
@@ -137,6 +157,13 @@ def view(self: Tensor, size: Any) -> Tensor:
         stride = _CONTIGUOUS.get(shape)
         if stride is None:
             stride = _contiguous_of(shape)
+        if (
+            len(_VIEW_PLANS) < 4096
+            and type(size) in (tuple, list)
+            and all(type(s) is int for s in size)
+            and all(type(s) is int for s in shape)
+        ):  # Note [Views of contiguous tensors by plan]
+            _VIEW_PLANS[old_shape, tuple(size)] = (contiguous, shape, stride)
         data = data.reshape(shape) if type(data) is _ndarray else None
     else:
         stride = compute_stride(old_shape, self._strides, shape)

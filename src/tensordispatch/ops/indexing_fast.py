@@ -349,13 +349,36 @@ def _one_slice(self: Tensor, item: slice) -> Tensor | None:
     )
 
 
+# Note [Tuple keys by plan]
+# A tuple key's result geometry (shape, strides, offset from self's) and how its NumPy data
+# is made depend only on self's shape, strides and dtype and on the key's items (ints by
+# value, slices by their three fields). So the first 4096 (geometry, key) pairs seen are
+# kept with their plan; a later call rebuilds the key's hashable signature (a slice becomes
+# its fields), finds the plan and makes the view: no item loop, clamping or stride
+# arithmetic. A plan that reshapes NumPy's data to insert dims keeps the byte strides it
+# was checked against and is used only while self's array still has them.
+
+_PLANS: dict[Any, Any] = {}
+
+
+def _signature(key: tuple[Any, ...]) -> tuple[Any, ...] | None:
+    """The hashable form of a tuple key (slices as their fields), None for other items."""
+    sig: list[Any] = []
+    for item in key:
+        t = type(item)
+        if t is _slice:
+            sig.append((item.start, item.stop, item.step))
+        elif t is int or item is None or item is Ellipsis:
+            sig.append(item)
+        else:
+            return None
+    return tuple(sig)
+
+
 def _tuple_view(self: Tensor, key: tuple[Any, ...]) -> Tensor | None:
     """A tuple of ints, slices, None and at most one Ellipsis, applied left to right as
-    ops/indexing.py's general path does (Note [Indexing: basic then advanced]). NumPy's
-    basic indexing clamps slices and counts dims as torch does (positive steps, ints checked
-    in range first), so the key itself gives the data; an inserted dim (NumPy gives it
-    stride 0, torch unsqueeze's) is reshaped in and checked; an empty result gets its array
-    from the storage."""
+    ops/indexing.py's general path does (Note [Indexing: basic then advanced]), through its
+    plan (Note [Tuple keys by plan])."""
     sel, sl, un = SELECT, SLICE, UNSQUEEZE
     if not (
         (sel.entry.state is sel.state or sel.recheck())
@@ -363,6 +386,42 @@ def _tuple_view(self: Tensor, key: tuple[Any, ...]) -> Tensor | None:
         and (un.entry.state is un.state or un.recheck())
     ):
         return None
+    sig = _signature(key)
+    if sig is None:
+        return None
+    at = (self._shape, self._strides, self.dtype, sig)
+    try:
+        plan = _PLANS.get(at)
+    except TypeError:  # a slice field that does not hash: the general path
+        return None
+    if plan is None:
+        plan = _plan(self, key)
+        if len(_PLANS) < 4096:
+            _PLANS[at] = plan
+    shape, strides, delta, np_key, byte_strides = plan
+    if shape is None:
+        return None
+    data = self._data
+    if np_key is None:  # empty result, or NumPy cannot give the data: from the storage
+        data = None
+    elif byte_strides is None:
+        data = data[np_key]
+    elif data.strides == byte_strides:
+        data = data[np_key].reshape(shape)
+    else:
+        data = None
+    return self._make_view(shape, strides, self._offset + delta, data)
+
+
+def _plan(self: Tensor, key: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The plan of ``self[key]`` (Note [Tuple keys by plan]): (shape, strides, offset delta,
+    NumPy key or None, self's array byte strides a reshape was checked for, or None);
+    shape None when the general path must handle the key. NumPy's
+    basic indexing clamps slices and counts dims as torch does (positive steps, ints checked
+    in range first), so the key itself gives the data; an inserted dim (NumPy gives it
+    stride 0, torch unsqueeze's) is reshaped in and checked; an empty result gets its array
+    from the storage."""
+    declined = (None, None, 0, None, None)
     shape, strides = self._shape, self._strides
     ndim = len(shape)
     named = 0
@@ -374,12 +433,12 @@ def _tuple_view(self: Tensor, key: tuple[Any, ...]) -> Tensor | None:
         elif item is Ellipsis and not ellipsis:
             ellipsis = True
         elif item is not None:
-            return None
+            return declined
     if named > ndim:
-        return None
+        return declined
     out_shape: list[int] = []
     out_strides: list[int] = []
-    offset = self._offset
+    offset = 0
     d = 0
     changed = inserted = False
     for item in key:
@@ -387,7 +446,7 @@ def _tuple_view(self: Tensor, key: tuple[Any, ...]) -> Tensor | None:
             size = shape[d]
             index = item + size if item < 0 else item
             if not 0 <= index < size:
-                return None
+                return declined
             offset += index * strides[d]
             d += 1
             changed = True
@@ -400,7 +459,7 @@ def _tuple_view(self: Tensor, key: tuple[Any, ...]) -> Tensor | None:
             size, stride = shape[d], strides[d]
             clamped = _clamp(item, size)
             if clamped is None:
-                return None
+                return declined
             lo, length, step = clamped
             out_shape.append(length)
             out_strides.append(stride * step)
@@ -418,22 +477,22 @@ def _tuple_view(self: Tensor, key: tuple[Any, ...]) -> Tensor | None:
             out_strides += strides[d : d + skip]
             d += skip
     if not changed:
-        return None  # the general path gives alias
+        return declined  # the general path gives alias
     out_shape += shape[d:]
     out_strides += strides[d:]
     shape_t, strides_t = tuple(out_shape), tuple(out_strides)
     if 0 in shape_t:
-        return self._make_view(shape_t, strides_t, offset)  # from the storage, in bounds
+        return (shape_t, strides_t, offset, None, None)  # from the storage, in bounds
     if not inserted:
-        data = self._data[key if ellipsis else (*key, Ellipsis)]
-        return self._make_view(shape_t, strides_t, offset, data)
+        return (shape_t, strides_t, offset, key if ellipsis else (*key, Ellipsis), None)
     # NumPy's newaxis has stride 0; its reshape inserting ones usually gives unsqueeze's
     kept = tuple([k for k in key if k is not None])
-    data = self._data[kept if ellipsis else (*kept, Ellipsis)].reshape(shape_t)
+    np_key = kept if ellipsis else (*kept, Ellipsis)
+    data = self._data[np_key].reshape(shape_t)
     itemsize = self.dtype.itemsize
     if data.strides != tuple([s * itemsize for s in strides_t]):
-        data = None  # from the storage
-    return self._make_view(shape_t, strides_t, offset, data)
+        return (shape_t, strides_t, offset, None, None)  # from the storage
+    return (shape_t, strides_t, offset, np_key, self._data.strides)
 
 
 def basic_view(self: Tensor, key: Any) -> Tensor | None:

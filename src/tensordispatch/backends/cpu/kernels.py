@@ -380,11 +380,28 @@ def empty_strided_cpu(
     device: Any = None,
     pin_memory: Any = None,
 ) -> Tensor:
+    if layout is None:  # Note [Shapes seen by empty], for contiguous strides
+        plan = _STRIDED.get((tuple(size), tuple(stride)))
+        if plan is not None:
+            dt = _dt.get_default_dtype() if dtype is None else dtype
+            return new_cpu_tensor(_np_empty(plan[0], dt._numpy), plan[0], plan[1], dt)
     dt = _dtype_device(dtype, layout, device)
     strides = tuple(stride)
     if type(sum(strides)) is not int:  # not all ints (sum of ints is an int)
         strides = tuple([int(s) for s in stride])
-    return empty_strided_cpu_array(check_size(size), strides, dt)
+    shape = check_size(size)
+    if (
+        len(_STRIDED) < 1024
+        and strides == contiguous_of(shape)
+        and all(type(s) is int for s in shape)
+        and all(type(s) is int for s in strides)
+    ):
+        _STRIDED[shape, strides] = (shape, strides)
+    return empty_strided_cpu_array(shape, strides, dt)
+
+
+# (size, stride) -> the plain-int (shape, strides) of the first 1024 contiguous pairs seen
+_STRIDED: dict[tuple[Any, Any], tuple[tuple[int, ...], tuple[int, ...]]] = {}
 
 
 def fill_(self: Tensor, value: Any) -> Tensor:

@@ -43,7 +43,7 @@ from tensordispatch.backends.structured import (
     set_sizes_strides,
 )
 from tensordispatch.tensor import dtypes as _dt
-from tensordispatch.tensor.tensor import Tensor
+from tensordispatch.tensor.tensor import Tensor, new_cpu_tensor
 
 __all__ = ["CPU_LAYOUT"]
 
@@ -413,6 +413,42 @@ def arange_start_out(start: Any, end: Any, step: Any = 1, *, out: Tensor) -> Ten
         values = np.arange(n, dtype=np.int64) * int(step) + int(start)
     np.copyto(out._data, values, casting="unsafe")
     return out
+
+
+def arange_cpu(start: Any, end: Any, step: Any, n: int, dt: Any) -> Tensor | None:
+    """What ``arange_start_out(start, end, step, out=empty_cpu([n], dtype=dt))`` returns, in
+    one step, for an int64 or floating ``dt`` and ``n = arange_length(start, end, step, dt)``
+    (its checks already made): the same NumPy values, with no ``out`` to fill. None when
+    NumPy's int64 range does not have exactly ``n`` elements (the kernel then decides).
+
+    >>> from tensordispatch.tensor import float32, int64
+    >>> arange_cpu(0, 5, 2, 3, int64), arange_cpu(1, 2, 0.25, 4, float32)
+    (tensor([0, 2, 4]), tensor([1.0000, 1.2500, 1.5000, 1.7500]))
+    """
+    r: np.ndarray[Any, Any]
+    if dt is _dt.int64:
+        if type(start) is not int or type(step) is not int:
+            start, step = integral_bounds(dt, start, step)
+        r = _np_arange(start, start + n * step, step, dtype=_INT64)
+        if r.shape[0] != n:
+            return None
+    else:  # the kernel's arange * step + start in float64, in place; the same cast
+        r = _np_arange(n, dtype=_FLOAT64)
+        if step != 1:  # x * 1.0 is x, bit for bit
+            r *= float(step)
+        if start != 0 or step < 0:  # x + 0.0 is x unless x is -0.0 (0 * a negative step)
+            r += float(start)
+        if dt is not _dt.float64:
+            r = r.astype(dt._numpy)
+    return new_cpu_tensor(r, (n,), _ONE, dt)
+
+
+_np_arange = np.arange
+_INT64 = np.dtype(np.int64)
+_FLOAT64 = np.dtype(np.float64)
+
+
+_ONE = (1,)
 
 
 def linspace_out(start: Any, end: Any, steps: int, *, out: Tensor) -> Tensor:
