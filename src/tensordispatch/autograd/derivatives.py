@@ -15,6 +15,7 @@ A formula reads ``grad`` (the first output's gradient), ``grads`` (all of them),
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -124,6 +125,8 @@ def _formulas(
         if str(text) == "non_differentiable":
             continue
         python = translate(str(text))
+        for o in outputs:  # an output's sizes are read from the saved output itself
+            python = re.sub(rf"\b{o}_sym_sizes\b", f"{o}._shape", python)
         reads = tuple(saved_names(python, candidates))
         fn = compile_formula(python, list(reads), f"{where} ({schema.name}, {key})")
         formulas.append(Formula(names, str(text), python, reads, fn))
