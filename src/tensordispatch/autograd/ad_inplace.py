@@ -111,13 +111,14 @@ def _ad_inplace_entry(
 
     if self_only:
 
-        def entry(self: Any, *args: Any, **kwargs: Any) -> Any:
+        def entry(*args: Any, **kwargs: Any) -> Any:
             saved = st.excluded
             st.excluded = saved | excluding
             try:
-                result = below(self, *args, **kwargs)
+                result = below(*args, **kwargs)  # (one tuple: a `self` parameter costs more)
             finally:
                 st.excluded = saved
+            self = args[0] if args else kwargs.get("self")
             if type(self) is _Tensor:  # self._bump_version(), inlined for the common case
                 root = self._base
                 vc = (self if root is None else root)._vc
