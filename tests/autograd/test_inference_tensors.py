@@ -59,18 +59,7 @@ _MADE_INSIDE: dict[str, Callable[[Any, Any], Any]] = {
 }
 
 
-_FUSED = pytest.mark.xfail(
-    strict=True, reason="backends/cpu/fresh.py's fused kernels do not mark yet (asked P5)"
-)
-
-
-@pytest.mark.parametrize(
-    "name",
-    [
-        pytest.param(n, marks=_FUSED) if n in ("binary", "unary", "neg", "broadcast") else n
-        for n in _MADE_INSIDE
-    ],
-)
+@pytest.mark.parametrize("name", list(_MADE_INSIDE))
 def test_made_inside_inference_mode_is_inference_as_torch(name: str) -> None:
     def made(m: Any) -> bool:
         x = m.ones(3)

@@ -27,6 +27,7 @@ from tensordispatch.backends.overlap import check_written, in_order, torch_eleme
 from tensordispatch.backends.structured import alloc_cpu
 from tensordispatch.tensor import dtypes as _dt
 from tensordispatch.tensor.device import CPU
+from tensordispatch.tensor.inference import mark_inference, watch_inference_count
 from tensordispatch.tensor.tensor import _CPU_KEY_SET, Tensor, contiguous_strides, new_cpu_tensor
 
 __all__ = ["CPU_FRESH_KERNELS", "CPU_FUNCTIONAL_KERNELS", "CPU_INPLACE_KERNELS", "as_result"]
@@ -35,6 +36,8 @@ _ndarray = np.ndarray
 _asarray = np.asarray
 _CONTIGUOUS: dict[tuple[int, ...], tuple[int, ...]] = {}
 _ONE: tuple[int, ...] = (1,)
+_INFERENCE_ACTIVE = 0  # open inference_mode blocks, kept by watch_inference_count
+watch_inference_count(globals())
 
 
 def as_result(r: Any, spec: Any) -> Tensor:
@@ -290,6 +293,8 @@ def _broadcast_operands(ufunc: Any, self: Tensor, other: Tensor, dt: Any) -> Ten
     t._base = None
     t._wrapped_number = False
     t._autograd_meta = None
+    if _INFERENCE_ACTIVE:  # Note [Inference tensors] in tensor/inference.py
+        mark_inference(t)
     return t
 
 
@@ -352,6 +357,8 @@ def _fused_binary(ufunc: Any, op: str, fresh_name: str, min_category: int) -> Ca
                 t._base = None
                 t._wrapped_number = False
                 t._autograd_meta = None
+                if _INFERENCE_ACTIVE:  # Note [Inference tensors] in tensor/inference.py
+                    mark_inference(t)
                 return t
         elif (
             other._wrapped_number
@@ -414,6 +421,8 @@ def _fused_alpha(ufunc: Any, op: str, fresh_name: str) -> Callable[..., Tensor]:
                 t._base = None
                 t._wrapped_number = False
                 t._autograd_meta = None
+                if _INFERENCE_ACTIVE:  # Note [Inference tensors] in tensor/inference.py
+                    mark_inference(t)
                 return t
         elif (
             other._wrapped_number
@@ -477,6 +486,8 @@ def _fused_unary(
                 t._base = None
                 t._wrapped_number = False
                 t._autograd_meta = None
+                if _INFERENCE_ACTIVE:  # Note [Inference tensors] in tensor/inference.py
+                    mark_inference(t)
                 return t
         specs, pre = meta(None, self)
         return fresh(pre, specs[0], self)
