@@ -190,6 +190,12 @@ def fill_Scalar(self: Tensor, value: Any) -> Tensor:
     return _filled_like(self, value)
 
 
+def fill_Tensor(self: Tensor, value: Tensor) -> Tensor:
+    t = empty_like(self)
+    op("fill_.Tensor")(t, value)
+    return t
+
+
 # -- scalar overloads: wrap the number, call the Tensor overload --------------------------------
 
 
@@ -245,7 +251,10 @@ def div__Scalar_mode(self: Tensor, other: Any, *, rounding_mode: Any) -> Tensor:
 
 
 def abs(self: Tensor) -> Tensor:
-    out = op("empty.memory_format")([0], dtype=self.dtype.to_real(), device=self.device)
+    if self.dtype.is_complex:  # torch: a real empty_like (self's layout), then abs.out
+        out = op("empty_like")(self, dtype=self.dtype.to_real())
+    else:
+        out = op("empty.memory_format")([0], dtype=self.dtype, device=self.device)
     return op("abs.out")(self, out=out)
 
 
@@ -378,6 +387,7 @@ COMPOSITE_KERNELS: dict[str, Any] = {
     "abs_": abs_,
     "clone": clone,
     "copy": copy,
+    "fill_Tensor": fill_Tensor,
     "sum": sum,
     "mean": mean,
     "dot_out": dot_out,

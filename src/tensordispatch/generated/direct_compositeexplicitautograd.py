@@ -19,7 +19,7 @@ __lshift___Tensor_out = _r.generated___lshift___Tensor_out
 __rshift___Scalar_out = _r.generated___rshift___Scalar_out
 __rshift___Tensor_out = _r.generated___rshift___Tensor_out
 
-_k4 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', '_conj_physical', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1362')
+_k4 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', '_conj_physical', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1375')
 
 
 def _conj_physical(self):
@@ -30,7 +30,7 @@ _conj_physical_out = _r.generated__conj_physical_out
 _index_put_impl = _r.generated__index_put_impl
 _index_put_impl_out = _r.generated__index_put_impl_out
 
-_k8 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', '_to_copy', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1697')
+_k8 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', '_to_copy', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1710')
 
 
 def _to_copy(self, *, dtype=None, layout=None, device=None, pin_memory=None, non_blocking=False, memory_format=None):
@@ -39,7 +39,7 @@ def _to_copy(self, *, dtype=None, layout=None, device=None, pin_memory=None, non
 
 _to_copy_out = _r.generated__to_copy_out
 
-_k10 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', '_unsafe_view', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3369')
+_k10 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', '_unsafe_view', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3382')
 
 
 def _unsafe_view(self, size):
@@ -48,7 +48,7 @@ def _unsafe_view(self, size):
 
 _unsafe_view_out = _r.generated__unsafe_view_out
 
-_k12 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'abs', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:273')
+_k12 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'abs', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:286')
 
 
 def abs(self):
@@ -56,7 +56,7 @@ def abs(self):
 
 
 
-_k13 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'abs_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:280')
+_k13 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'abs_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:293')
 
 
 def abs_(self):
@@ -64,7 +64,7 @@ def abs_(self):
 
 
 
-_k14 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'add_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:102')
+_k14 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'add_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:115')
 
 
 def add_Scalar(self, other, alpha=1):
@@ -73,7 +73,7 @@ def add_Scalar(self, other, alpha=1):
 
 add_Scalar_out = _r.generated_add_Scalar_out
 
-_k16 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'add__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:109')
+_k16 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'add__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:122')
 
 
 def add__Scalar(self, other, alpha=1):
@@ -81,7 +81,7 @@ def add__Scalar(self, other, alpha=1):
 
 
 
-_k17 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'addbmm_composite', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1313')
+_k17 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'addbmm_composite', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1326')
 
 
 def addbmm(self, batch1, batch2, *, beta=1, alpha=1):
@@ -89,7 +89,7 @@ def addbmm(self, batch1, batch2, *, beta=1, alpha=1):
 
 
 
-_k18 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'addbmm_out_composite', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1323')
+_k18 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'addbmm_out_composite', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1336')
 
 
 def addbmm_out(self, batch1, batch2, *, beta=1, alpha=1, out):
@@ -97,7 +97,7 @@ def addbmm_out(self, batch1, batch2, *, beta=1, alpha=1, out):
 
 
 
-_k19 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'addbmm__composite', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1318')
+_k19 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'addbmm__composite', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1331')
 
 
 def addbmm_(self, batch1, batch2, *, beta=1, alpha=1):
@@ -105,7 +105,7 @@ def addbmm_(self, batch1, batch2, *, beta=1, alpha=1):
 
 
 
-_k20 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'alias', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1639')
+_k20 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'alias', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1652')
 
 
 def alias(self):
@@ -114,7 +114,7 @@ def alias(self):
 
 alias_copy_out = _r.generated_alias_copy_out
 
-_k22 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'arange', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2010')
+_k22 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'arange', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2023')
 
 
 def arange(end, *, dtype=None, layout=None, device=None, pin_memory=None):
@@ -122,7 +122,7 @@ def arange(end, *, dtype=None, layout=None, device=None, pin_memory=None):
 
 
 
-_k23 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'arange_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2024')
+_k23 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'arange_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2037')
 
 
 def arange_out(end, *, out):
@@ -130,7 +130,7 @@ def arange_out(end, *, out):
 
 
 
-_k24 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'arange_start', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2014')
+_k24 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'arange_start', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2027')
 
 
 def arange_start(start, end, *, dtype=None, layout=None, device=None, pin_memory=None):
@@ -138,7 +138,7 @@ def arange_start(start, end, *, dtype=None, layout=None, device=None, pin_memory
 
 
 
-_k25 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'arange_start_step', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2018')
+_k25 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'arange_start_step', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2031')
 
 
 def arange_start_step(start, end, step=1, *, dtype=None, layout=None, device=None, pin_memory=None):
@@ -148,7 +148,7 @@ def arange_start_step(start, end, step=1, *, dtype=None, layout=None, device=Non
 as_strided_copy_out = _r.generated_as_strided_copy_out
 as_strided_scatter_out = _r.generated_as_strided_scatter_out
 
-_k28 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_and_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2920')
+_k28 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_and_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2933')
 
 
 def bitwise_and_Scalar(self, other):
@@ -156,7 +156,7 @@ def bitwise_and_Scalar(self, other):
 
 
 
-_k29 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_and_Scalar_Tensor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2927')
+_k29 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_and_Scalar_Tensor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2940')
 
 
 def bitwise_and_Scalar_Tensor(self, other):
@@ -165,7 +165,7 @@ def bitwise_and_Scalar_Tensor(self, other):
 
 bitwise_and_Scalar_Tensor_out = _r.generated_bitwise_and_Scalar_Tensor_out
 
-_k31 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_and_Scalar_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2913')
+_k31 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_and_Scalar_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2926')
 
 
 def bitwise_and_Scalar_out(self, other, *, out):
@@ -173,7 +173,7 @@ def bitwise_and_Scalar_out(self, other, *, out):
 
 
 
-_k32 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_and__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2941')
+_k32 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_and__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2954')
 
 
 def bitwise_and__Scalar(self, other):
@@ -181,7 +181,7 @@ def bitwise_and__Scalar(self, other):
 
 
 
-_k33 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_left_shift', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3149')
+_k33 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_left_shift', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3162')
 
 
 def bitwise_left_shift_Scalar_Tensor(self, other):
@@ -190,7 +190,7 @@ def bitwise_left_shift_Scalar_Tensor(self, other):
 
 bitwise_left_shift_Scalar_Tensor_out = _r.generated_bitwise_left_shift_Scalar_Tensor_out
 
-_k35 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_left_shift', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3128')
+_k35 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_left_shift', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3141')
 
 
 def bitwise_left_shift_Tensor_Scalar(self, other):
@@ -198,7 +198,7 @@ def bitwise_left_shift_Tensor_Scalar(self, other):
 
 
 
-_k36 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_left_shift_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3142')
+_k36 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_left_shift_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3155')
 
 
 def bitwise_left_shift_Tensor_Scalar_out(self, other, *, out):
@@ -206,7 +206,7 @@ def bitwise_left_shift_Tensor_Scalar_out(self, other, *, out):
 
 
 
-_k37 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_left_shift_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3135')
+_k37 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_left_shift_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3148')
 
 
 def bitwise_left_shift__Tensor_Scalar(self, other):
@@ -214,7 +214,7 @@ def bitwise_left_shift__Tensor_Scalar(self, other):
 
 
 
-_k38 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_or_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2970')
+_k38 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_or_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2983')
 
 
 def bitwise_or_Scalar(self, other):
@@ -222,7 +222,7 @@ def bitwise_or_Scalar(self, other):
 
 
 
-_k39 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_or_Scalar_Tensor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2977')
+_k39 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_or_Scalar_Tensor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2990')
 
 
 def bitwise_or_Scalar_Tensor(self, other):
@@ -231,7 +231,7 @@ def bitwise_or_Scalar_Tensor(self, other):
 
 bitwise_or_Scalar_Tensor_out = _r.generated_bitwise_or_Scalar_Tensor_out
 
-_k41 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_or_Scalar_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2963')
+_k41 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_or_Scalar_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2976')
 
 
 def bitwise_or_Scalar_out(self, other, *, out):
@@ -239,7 +239,7 @@ def bitwise_or_Scalar_out(self, other, *, out):
 
 
 
-_k42 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_or__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2991')
+_k42 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_or__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3004')
 
 
 def bitwise_or__Scalar(self, other):
@@ -247,7 +247,7 @@ def bitwise_or__Scalar(self, other):
 
 
 
-_k43 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_right_shift', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3230')
+_k43 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_right_shift', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3243')
 
 
 def bitwise_right_shift_Scalar_Tensor(self, other):
@@ -256,7 +256,7 @@ def bitwise_right_shift_Scalar_Tensor(self, other):
 
 bitwise_right_shift_Scalar_Tensor_out = _r.generated_bitwise_right_shift_Scalar_Tensor_out
 
-_k45 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_right_shift', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3209')
+_k45 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_right_shift', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3222')
 
 
 def bitwise_right_shift_Tensor_Scalar(self, other):
@@ -264,7 +264,7 @@ def bitwise_right_shift_Tensor_Scalar(self, other):
 
 
 
-_k46 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_right_shift_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3223')
+_k46 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_right_shift_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3236')
 
 
 def bitwise_right_shift_Tensor_Scalar_out(self, other, *, out):
@@ -272,7 +272,7 @@ def bitwise_right_shift_Tensor_Scalar_out(self, other, *, out):
 
 
 
-_k47 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_right_shift_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3216')
+_k47 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_right_shift_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3229')
 
 
 def bitwise_right_shift__Tensor_Scalar(self, other):
@@ -280,7 +280,7 @@ def bitwise_right_shift__Tensor_Scalar(self, other):
 
 
 
-_k48 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_xor_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3020')
+_k48 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_xor_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3033')
 
 
 def bitwise_xor_Scalar(self, other):
@@ -288,7 +288,7 @@ def bitwise_xor_Scalar(self, other):
 
 
 
-_k49 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_xor_Scalar_Tensor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3027')
+_k49 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_xor_Scalar_Tensor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3040')
 
 
 def bitwise_xor_Scalar_Tensor(self, other):
@@ -297,7 +297,7 @@ def bitwise_xor_Scalar_Tensor(self, other):
 
 bitwise_xor_Scalar_Tensor_out = _r.generated_bitwise_xor_Scalar_Tensor_out
 
-_k51 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_xor_Scalar_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3013')
+_k51 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_xor_Scalar_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3026')
 
 
 def bitwise_xor_Scalar_out(self, other, *, out):
@@ -305,7 +305,7 @@ def bitwise_xor_Scalar_out(self, other, *, out):
 
 
 
-_k52 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_xor__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3041')
+_k52 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_xor__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3054')
 
 
 def bitwise_xor__Scalar(self, other):
@@ -313,7 +313,7 @@ def bitwise_xor__Scalar(self, other):
 
 
 
-_k53 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'clone', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:625')
+_k53 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'clone', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:638')
 
 
 def clone(self, *, memory_format=None):
@@ -322,7 +322,7 @@ def clone(self, *, memory_format=None):
 
 clone_out = _r.generated_clone_out
 
-_k55 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'conj_physical_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1373')
+_k55 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'conj_physical_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1386')
 
 
 def conj_physical_out(self, *, out):
@@ -330,7 +330,7 @@ def conj_physical_out(self, *, out):
 
 
 
-_k56 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'conj_physical_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1378')
+_k56 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'conj_physical_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1391')
 
 
 def conj_physical_(self):
@@ -340,7 +340,7 @@ def conj_physical_(self):
 convolution_out = _r.generated_convolution_out
 copy_out = _r.generated_copy_out
 
-_k59 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'detach', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1652')
+_k59 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'detach', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1665')
 
 
 def detach(self):
@@ -349,7 +349,7 @@ def detach(self):
 
 detach_copy_out = _r.generated_detach_copy_out
 
-_k61 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'diagonal', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1550')
+_k61 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'diagonal', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1563')
 
 
 def diagonal(self, offset=0, dim1=0, dim2=1):
@@ -359,7 +359,7 @@ def diagonal(self, offset=0, dim1=0, dim2=1):
 diagonal_copy_out = _r.generated_diagonal_copy_out
 diagonal_scatter_out = _r.generated_diagonal_scatter_out
 
-_k64 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'div_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:243')
+_k64 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'div_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:256')
 
 
 def div_Scalar(self, other):
@@ -367,7 +367,7 @@ def div_Scalar(self, other):
 
 
 
-_k65 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'div_Scalar_mode', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:258')
+_k65 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'div_Scalar_mode', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:271')
 
 
 def div_Scalar_mode(self, other, *, rounding_mode):
@@ -377,7 +377,7 @@ def div_Scalar_mode(self, other, *, rounding_mode):
 div_Scalar_mode_out = _r.generated_div_Scalar_mode_out
 div_Scalar_out = _r.generated_div_Scalar_out
 
-_k68 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'div__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:250')
+_k68 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'div__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:263')
 
 
 def div__Scalar(self, other):
@@ -385,7 +385,7 @@ def div__Scalar(self, other):
 
 
 
-_k69 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'div__Scalar_mode', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:264')
+_k69 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'div__Scalar_mode', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:277')
 
 
 def div__Scalar_mode(self, other, *, rounding_mode):
@@ -393,7 +393,7 @@ def div__Scalar_mode(self, other, *, rounding_mode):
 
 
 
-_k70 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'dot_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:872')
+_k70 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'dot_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:885')
 
 
 def dot_out(self, tensor, *, out):
@@ -401,7 +401,7 @@ def dot_out(self, tensor, *, out):
 
 
 
-_k71 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'embedding', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1458')
+_k71 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'embedding', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1471')
 
 
 def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
@@ -422,7 +422,7 @@ def empty_like(self, *, dtype=None, layout=None, device=None, pin_memory=None, m
 empty_like_out = _r.generated_empty_like_out
 empty_strided_out = _r.generated_empty_strided_out
 
-_k78 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'expand', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:758')
+_k78 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'expand', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:771')
 
 
 def expand(self, size, *, implicit=False):
@@ -431,7 +431,7 @@ def expand(self, size, *, implicit=False):
 
 expand_copy_out = _r.generated_expand_copy_out
 
-_k80 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'eye', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2071')
+_k80 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'eye', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2084')
 
 
 def eye(n, *, dtype=None, layout=None, device=None, pin_memory=None):
@@ -439,7 +439,7 @@ def eye(n, *, dtype=None, layout=None, device=None, pin_memory=None):
 
 
 
-_k81 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'eye_m', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2075')
+_k81 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'eye_m', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2088')
 
 
 def eye_m(n, m, *, dtype=None, layout=None, device=None, pin_memory=None):
@@ -455,494 +455,503 @@ def fill_Scalar(self, value):
 
 
 fill_Scalar_out = _r.generated_fill_Scalar_out
+
+_k84 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'fill_Tensor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:72')
+
+
+def fill_Tensor(self, value):
+    return _k84(self, value)
+
+
+fill_Tensor_out = _r.generated_fill_Tensor_out
 flip_out = _r.generated_flip_out
 
-_k85 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'floor_divide', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2306')
+_k87 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'floor_divide', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2319')
 
 
 def floor_divide(self, other):
-    return _k85(self, other)
+    return _k87(self, other)
 
 
 
-_k86 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'floor_divide_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2323')
+_k88 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'floor_divide_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2336')
 
 
 def floor_divide_Scalar(self, other):
-    return _k86(self, other)
+    return _k88(self, other)
 
 
 floor_divide_Scalar_out = _r.generated_floor_divide_Scalar_out
 
-_k88 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'floor_divide_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2318')
+_k90 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'floor_divide_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2331')
 
 
 def floor_divide_out(self, other, *, out):
-    return _k88(self, other, out=out)
+    return _k90(self, other, out=out)
 
 
 
-_k89 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'floor_divide__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2329')
+_k91 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'floor_divide__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2342')
 
 
 def floor_divide__Scalar(self, other):
-    return _k89(self, other)
+    return _k91(self, other)
 
 
 
-_k90 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'floor_divide_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2312')
+_k92 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'floor_divide_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2325')
 
 
 def floor_divide__Tensor(self, other):
-    return _k90(self, other)
+    return _k92(self, other)
 
 
 
-_k91 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'full', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:40')
+_k93 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'full', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:40')
 
 
 def full(size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None):
-    return _k91(size, fill_value, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k93(size, fill_value, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 
-_k92 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'full_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:45')
+_k94 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'full_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:45')
 
 
 def full_out(size, fill_value, *, out):
-    return _k92(size, fill_value, out=out)
+    return _k94(size, fill_value, out=out)
 
 
 
-_k93 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'full_like', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2087')
+_k95 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'full_like', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2100')
 
 
 def full_like(self, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
-    return _k93(self, fill_value, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format)
+    return _k95(self, fill_value, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format)
 
 
 full_like_out = _r.generated_full_like_out
 
-_k95 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'index_put', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1911')
+_k97 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'index_put', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1924')
 
 
 def index_put(self, indices, values, accumulate=False):
-    return _k95(self, indices, values, accumulate)
+    return _k97(self, indices, values, accumulate)
 
 
 index_put_out = _r.generated_index_put_out
 
-_k97 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'index_put_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1904')
+_k99 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'index_put_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1917')
 
 
 def index_put_(self, indices, values, accumulate=False):
-    return _k97(self, indices, values, accumulate)
+    return _k99(self, indices, values, accumulate)
 
 
 
-_k98 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'lift', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3354')
+_k100 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'lift', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3367')
 
 
 def lift(self):
-    return _k98(self)
+    return _k100(self)
 
 
 lift_out = _r.generated_lift_out
 
-_k100 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'lift_fresh', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3359')
+_k102 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'lift_fresh', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3372')
 
 
 def lift_fresh(self):
-    return _k100(self)
+    return _k102(self)
 
 
 lift_fresh_copy_out = _r.generated_lift_fresh_copy_out
 
-_k102 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linear_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1330')
+_k104 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linear_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1343')
 
 
 def linear_out(input, weight, bias=None, *, out):
-    return _k102(input, weight, bias, out=out)
+    return _k104(input, weight, bias, out=out)
 
 
 
-_k103 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2033')
+_k105 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2046')
 
 
 def linspace(start, end, steps, *, dtype=None, layout=None, device=None, pin_memory=None):
-    return _k103(start, end, steps, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k105(start, end, steps, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 
-_k104 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2051')
+_k106 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2064')
 
 
 def linspace_Scalar_Tensor(start, end, steps, *, dtype=None, layout=None, device=None, pin_memory=None):
-    return _k104(start, end, steps, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
-
-
-
-_k105 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2066')
-
-
-def linspace_Scalar_Tensor_out(start, end, steps, *, out):
-    return _k105(start, end, steps, out=out)
-
-
-
-_k106 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2046')
-
-
-def linspace_Tensor_Scalar(start, end, steps, *, dtype=None, layout=None, device=None, pin_memory=None):
     return _k106(start, end, steps, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 
-_k107 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2061')
+_k107 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2079')
 
 
-def linspace_Tensor_Scalar_out(start, end, steps, *, out):
+def linspace_Scalar_Tensor_out(start, end, steps, *, out):
     return _k107(start, end, steps, out=out)
 
 
 
-_k108 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2041')
+_k108 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2059')
 
 
-def linspace_Tensor_Tensor(start, end, steps, *, dtype=None, layout=None, device=None, pin_memory=None):
+def linspace_Tensor_Scalar(start, end, steps, *, dtype=None, layout=None, device=None, pin_memory=None):
     return _k108(start, end, steps, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 
-_k109 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2056')
+_k109 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2074')
 
 
-def linspace_Tensor_Tensor_out(start, end, steps, *, out):
+def linspace_Tensor_Scalar_out(start, end, steps, *, out):
     return _k109(start, end, steps, out=out)
 
 
 
-_k110 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'log_softmax_int_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1167')
+_k110 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2054')
+
+
+def linspace_Tensor_Tensor(start, end, steps, *, dtype=None, layout=None, device=None, pin_memory=None):
+    return _k110(start, end, steps, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+
+
+
+_k111 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2069')
+
+
+def linspace_Tensor_Tensor_out(start, end, steps, *, out):
+    return _k111(start, end, steps, out=out)
+
+
+
+_k112 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'log_softmax_int_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1180')
 
 
 def log_softmax_int_out(self, dim, dtype=None, *, out):
-    return _k110(self, dim, dtype, out=out)
+    return _k112(self, dim, dtype, out=out)
 
 
 
-_k111 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_and', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2862')
+_k113 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_and', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2875')
 
 
 def logical_and(self, other):
-    return _k111(self, other)
+    return _k113(self, other)
 
 
 
-_k112 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_and_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2869')
+_k114 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_and_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2882')
 
 
 def logical_and_(self, other):
-    return _k112(self, other)
+    return _k114(self, other)
 
 
 
-_k113 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_not', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2820')
+_k115 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_not', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2833')
 
 
 def logical_not(self):
-    return _k113(self)
+    return _k115(self)
 
 
 
-_k114 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_not_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2827')
+_k116 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_not_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2840')
 
 
 def logical_not_(self):
-    return _k114(self)
+    return _k116(self)
 
 
 
-_k115 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_or', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2883')
+_k117 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_or', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2896')
 
 
 def logical_or(self, other):
-    return _k115(self, other)
-
-
-
-_k116 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_or_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2890')
-
-
-def logical_or_(self, other):
-    return _k116(self, other)
-
-
-
-_k117 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_xor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2841')
-
-
-def logical_xor(self, other):
     return _k117(self, other)
 
 
 
-_k118 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_xor_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2848')
+_k118 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_or_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2903')
 
 
-def logical_xor_(self, other):
+def logical_or_(self, other):
     return _k118(self, other)
 
 
 
-_k119 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'masked_fill_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1934')
+_k119 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_xor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2854')
+
+
+def logical_xor(self, other):
+    return _k119(self, other)
+
+
+
+_k120 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_xor_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2861')
+
+
+def logical_xor_(self, other):
+    return _k120(self, other)
+
+
+
+_k121 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'masked_fill_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1947')
 
 
 def masked_fill_Scalar(self, mask, value):
-    return _k119(self, mask, value)
+    return _k121(self, mask, value)
 
 
 masked_fill_Scalar_out = _r.generated_masked_fill_Scalar_out
 
-_k121 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'masked_fill_Tensor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1949')
+_k123 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'masked_fill_Tensor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1962')
 
 
 def masked_fill_Tensor(self, mask, value):
-    return _k121(self, mask, value)
+    return _k123(self, mask, value)
 
 
 masked_fill_Tensor_out = _r.generated_masked_fill_Tensor_out
 
-_k123 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mean', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:796')
+_k125 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mean', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:809')
 
 
 def mean(self, *, dtype=None):
-    return _k123(self, dtype=dtype)
+    return _k125(self, dtype=dtype)
 
 
 
-_k124 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mean_dtype_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:892')
+_k126 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mean_dtype_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:905')
 
 
 def mean_dtype_out(self, *, dtype=None, out):
-    return _k124(self, dtype=dtype, out=out)
+    return _k126(self, dtype=dtype, out=out)
 
 
 
-_k125 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mul_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:188')
+_k127 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mul_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:201')
 
 
 def mul_Scalar(self, other):
-    return _k125(self, other)
+    return _k127(self, other)
 
 
 mul_Scalar_out = _r.generated_mul_Scalar_out
 
-_k127 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mul__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:195')
+_k129 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mul__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:208')
 
 
 def mul__Scalar(self, other):
-    return _k127(self, other)
+    return _k129(self, other)
 
 
 
-_k128 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mv', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:876')
+_k130 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mv', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:889')
 
 
 def mv(self, vec):
-    return _k128(self, vec)
+    return _k130(self, vec)
 
 
 
-_k129 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mv_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:881')
+_k131 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mv_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:894')
 
 
 def mv_out(self, vec, *, out):
-    return _k129(self, vec, out=out)
+    return _k131(self, vec, out=out)
 
 
 
-_k130 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'narrow_copy_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1546')
+_k132 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'narrow_copy_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1559')
 
 
 def narrow_copy_out(self, dim, start, length, *, out):
-    return _k130(self, dim, start, length, out=out)
+    return _k132(self, dim, start, length, out=out)
 
 
 native_dropout_out = _r.generated_native_dropout_out
 native_layer_norm_out = _r.generated_native_layer_norm_out
 
-_k133 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'norm_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1090')
+_k135 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'norm_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1103')
 
 
 def norm_Scalar(self, p=2):
-    return _k133(self, p)
+    return _k135(self, p)
 
 
 
-_k134 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'norm_ScalarOpt_dtype', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1098')
+_k136 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'norm_ScalarOpt_dtype', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1111')
 
 
 def norm_ScalarOpt_dtype(self, p, *, dtype):
-    return _k134(self, p, dtype=dtype)
+    return _k136(self, p, dtype=dtype)
 
 
 norm_ScalarOpt_dtype_out = _r.generated_norm_ScalarOpt_dtype_out
 norm_Scalar_out = _r.generated_norm_Scalar_out
 normal_out = _r.generated_normal_out
 
-_k138 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'normal_functional', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2111')
+_k140 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'normal_functional', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2124')
 
 
 def normal_functional(self, mean=0.0, std=1.0, *, generator=None):
-    return _k138(self, mean, std, generator=generator)
+    return _k140(self, mean, std, generator=generator)
 
 
 
-_k139 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'ones', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:32')
+_k141 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'ones', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:32')
 
 
 def ones(size, *, dtype=None, layout=None, device=None, pin_memory=None):
-    return _k139(size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k141(size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 
-_k140 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'ones_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:36')
+_k142 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'ones_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:36')
 
 
 def ones_out(size, *, out):
-    return _k140(size, out=out)
+    return _k142(size, out=out)
 
 
 
-_k141 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'ones_like', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:61')
+_k143 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'ones_like', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:61')
 
 
 def ones_like(self, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
-    return _k141(self, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format)
+    return _k143(self, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format)
 
 
 ones_like_out = _r.generated_ones_like_out
 
-_k143 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'permute', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1517')
+_k145 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'permute', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1530')
 
 
 def permute(self, dims):
-    return _k143(self, dims)
+    return _k145(self, dims)
 
 
 permute_copy_out = _r.generated_permute_copy_out
 prod_out = _r.generated_prod_out
 
-_k146 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rand', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2135')
+_k148 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rand', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2148')
 
 
 def rand(size, *, dtype=None, layout=None, device=None, pin_memory=None):
-    return _k146(size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k148(size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 
-_k147 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rand_generator', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2140')
+_k149 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rand_generator', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2153')
 
 
 def rand_generator(size, *, generator, dtype=None, layout=None, device=None, pin_memory=None):
-    return _k147(size, generator=generator, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k149(size, generator=generator, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 
-_k148 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rand_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2145')
+_k150 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rand_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2158')
 
 
 def rand_out(size, *, out):
-    return _k148(size, out=out)
+    return _k150(size, out=out)
 
 
 
-_k149 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rand_like', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2195')
+_k151 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rand_like', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2208')
 
 
 def rand_like(self, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
-    return _k149(self, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format)
+    return _k151(self, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format)
 
 
 rand_like_out = _r.generated_rand_like_out
 
-_k151 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randint', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2165')
+_k153 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randint', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2178')
 
 
 def randint(high, size, *, dtype=4, layout=None, device=None, pin_memory=None):
-    return _k151(high, size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k153(high, size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 
-_k152 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randint_generator', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2170')
+_k154 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randint_generator', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2183')
 
 
 def randint_generator(high, size, *, generator, dtype=4, layout=None, device=None, pin_memory=None):
-    return _k152(high, size, generator=generator, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k154(high, size, generator=generator, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 
-_k153 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randint_low', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2175')
+_k155 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randint_low', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2188')
 
 
 def randint_low(low, high, size, *, dtype=4, layout=None, device=None, pin_memory=None):
-    return _k153(low, high, size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k155(low, high, size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 
-_k154 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randint_low_generator', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2180')
+_k156 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randint_low_generator', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2193')
 
 
 def randint_low_generator(low, high, size, *, generator, dtype=4, layout=None, device=None, pin_memory=None):
-    return _k154(low, high, size, generator=generator, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k156(low, high, size, generator=generator, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 
-_k155 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randint_low_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2190')
+_k157 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randint_low_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2203')
 
 
 def randint_low_out(low, high, size, *, out):
-    return _k155(low, high, size, out=out)
+    return _k157(low, high, size, out=out)
 
 
 
-_k156 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randint_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2185')
+_k158 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randint_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2198')
 
 
 def randint_out(high, size, *, out):
-    return _k156(high, size, out=out)
+    return _k158(high, size, out=out)
 
 
 
-_k157 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randn', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2150')
+_k159 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randn', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2163')
 
 
 def randn(size, *, dtype=None, layout=None, device=None, pin_memory=None):
-    return _k157(size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k159(size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 
-_k158 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randn_generator', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2155')
+_k160 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randn_generator', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2168')
 
 
 def randn_generator(size, *, generator, dtype=None, layout=None, device=None, pin_memory=None):
-    return _k158(size, generator=generator, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k160(size, generator=generator, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 
-_k159 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randn_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2160')
+_k161 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randn_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2173')
 
 
 def randn_out(size, *, out):
-    return _k159(size, out=out)
+    return _k161(size, out=out)
 
 
 
-_k160 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randn_like', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2201')
+_k162 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randn_like', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2214')
 
 
 def randn_like(self, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
-    return _k160(self, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format)
+    return _k162(self, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format)
 
 
 randn_like_out = _r.generated_randn_like_out
@@ -951,318 +960,318 @@ random_from_out = _r.generated_random_from_out
 random_to = _r.generated_random_to
 random_to_out = _r.generated_random_to_out
 
-_k166 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'relu', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2633')
+_k168 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'relu', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2646')
 
 
 def relu(self):
-    return _k166(self)
+    return _k168(self)
 
 
 relu_out = _r.generated_relu_out
 
-_k168 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'relu_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2640')
+_k170 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'relu_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2653')
 
 
 def relu_(self):
-    return _k168(self)
+    return _k170(self)
 
 
 
-_k169 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'remainder_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2209')
+_k171 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'remainder_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2222')
 
 
 def remainder_Scalar(self, other):
-    return _k169(self, other)
+    return _k171(self, other)
 
 
 
-_k170 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'remainder_Scalar_Tensor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2246')
+_k172 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'remainder_Scalar_Tensor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2259')
 
 
 def remainder_Scalar_Tensor(self, other):
-    return _k170(self, other)
+    return _k172(self, other)
 
 
 remainder_Scalar_Tensor_out = _r.generated_remainder_Scalar_Tensor_out
 
-_k172 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'remainder_Scalar_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2221')
+_k174 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'remainder_Scalar_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2234')
 
 
 def remainder_Scalar_out(self, other, *, out):
-    return _k172(self, other, out=out)
+    return _k174(self, other, out=out)
 
 
 
-_k173 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'remainder__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2215')
+_k175 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'remainder__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2228')
 
 
 def remainder__Scalar(self, other):
-    return _k173(self, other)
+    return _k175(self, other)
 
 
 
-_k174 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'repeat', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1759')
+_k176 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'repeat', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1772')
 
 
 def repeat(self, repeats):
-    return _k174(self, repeats)
+    return _k176(self, repeats)
 
 
 repeat_out = _r.generated_repeat_out
 resize = _r.generated_resize
 resize_out = _r.generated_resize_out
 
-_k178 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'resize_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3467')
+_k180 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'resize_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3480')
 
 
 def resize_(self, size, *, memory_format=None):
-    return _k178(self, size, memory_format=memory_format)
+    return _k180(self, size, memory_format=memory_format)
 
 
 roll_out = _r.generated_roll_out
 
-_k180 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rsub_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:159')
+_k182 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rsub_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:172')
 
 
 def rsub_Scalar(self, other, alpha=1):
-    return _k180(self, other, alpha)
+    return _k182(self, other, alpha)
 
 
 rsub_Scalar_out = _r.generated_rsub_Scalar_out
 
-_k182 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rsub_Tensor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:152')
+_k184 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rsub_Tensor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:165')
 
 
 def rsub_Tensor(self, other, *, alpha=1):
-    return _k182(self, other, alpha=alpha)
+    return _k184(self, other, alpha=alpha)
 
 
 rsub_Tensor_out = _r.generated_rsub_Tensor_out
 
-_k184 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'select', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:728')
+_k186 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'select', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:741')
 
 
 def select_int(self, dim, index):
-    return _k184(self, dim, index)
+    return _k186(self, dim, index)
 
 
 select_copy_int_out = _r.generated_select_copy_int_out
 select_scatter_out = _r.generated_select_scatter_out
 
-_k187 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'slice', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:743')
+_k189 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'slice', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:756')
 
 
 def slice_Tensor(self, dim=0, start=None, end=None, step=1):
-    return _k187(self, dim, start, end, step)
+    return _k189(self, dim, start, end, step)
 
 
 slice_copy_Tensor_out = _r.generated_slice_copy_Tensor_out
 slice_scatter_out = _r.generated_slice_scatter_out
 
-_k190 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'softmax_int_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1150')
+_k192 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'softmax_int_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1163')
 
 
 def softmax_int_out(self, dim, dtype=None, *, out):
-    return _k190(self, dim, dtype, out=out)
+    return _k192(self, dim, dtype, out=out)
 
 
 
-_k191 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'sort', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1977')
+_k193 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'sort', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1990')
 
 
 def sort(self, dim=-1, descending=False):
-    return _k191(self, dim, descending)
+    return _k193(self, dim, descending)
 
 
 
-_k192 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'sort_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1984')
+_k194 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'sort_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1997')
 
 
 def sort_values(self, dim=-1, descending=False, *, values, indices):
-    return _k192(self, dim, descending, values=values, indices=indices)
+    return _k194(self, dim, descending, values=values, indices=indices)
 
 
 
-_k193 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'split', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1577')
+_k195 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'split', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1590')
 
 
 def split_Tensor(self, split_size, dim=0):
-    return _k193(self, split_size, dim)
+    return _k195(self, split_size, dim)
 
 
 
-_k194 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'split_copy_Tensor_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1590')
+_k196 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'split_copy_Tensor_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1603')
 
 
 def split_copy_Tensor_out(self, split_size, dim=0, *, out):
-    return _k194(self, split_size, dim, out=out)
+    return _k196(self, split_size, dim, out=out)
 
 
 
-_k195 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'split_with_sizes', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1599')
+_k197 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'split_with_sizes', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1612')
 
 
 def split_with_sizes(self, split_sizes, dim=0):
-    return _k195(self, split_sizes, dim)
+    return _k197(self, split_sizes, dim)
 
 
 
-_k196 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'split_with_sizes_copy_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1613')
+_k198 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'split_with_sizes_copy_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1626')
 
 
 def split_with_sizes_copy_out(self, split_sizes, dim=0, *, out):
-    return _k196(self, split_sizes, dim, out=out)
+    return _k198(self, split_sizes, dim, out=out)
 
 
 
-_k197 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'squeeze', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3381')
+_k199 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'squeeze', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3394')
 
 
 def squeeze(self):
-    return _k197(self)
+    return _k199(self)
 
 
 
-_k198 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'squeeze_dim', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:713')
+_k200 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'squeeze_dim', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:726')
 
 
 def squeeze_dim(self, dim):
-    return _k198(self, dim)
+    return _k200(self, dim)
 
 
 
-_k199 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'squeeze', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3388')
+_k201 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'squeeze', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3401')
 
 
 def squeeze_dims(self, dim):
-    return _k199(self, dim)
-
-
-
-_k200 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'squeeze_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3434')
-
-
-def squeeze_(self):
-    return _k200(self)
-
-
-
-_k201 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'squeeze_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3442')
-
-
-def squeeze__dim(self, dim):
     return _k201(self, dim)
 
 
 
-_k202 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'squeeze_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3450')
+_k202 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'squeeze_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3447')
+
+
+def squeeze_(self):
+    return _k202(self)
+
+
+
+_k203 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'squeeze_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3455')
+
+
+def squeeze__dim(self, dim):
+    return _k203(self, dim)
+
+
+
+_k204 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'squeeze_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3463')
 
 
 def squeeze__dims(self, dim):
-    return _k202(self, dim)
+    return _k204(self, dim)
 
 
 squeeze_copy_dim_out = _r.generated_squeeze_copy_dim_out
 squeeze_copy_dims_out = _r.generated_squeeze_copy_dims_out
 squeeze_copy_out = _r.generated_squeeze_copy_out
 
-_k206 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'stack', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1736')
+_k208 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'stack', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1749')
 
 
 def stack(tensors, dim=0):
-    return _k206(tensors, dim)
+    return _k208(tensors, dim)
 
 
 
-_k207 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'stack_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1740')
+_k209 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'stack_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1753')
 
 
 def stack_out(tensors, dim=0, *, out):
-    return _k207(tensors, dim, out=out)
+    return _k209(tensors, dim, out=out)
 
 
 
-_k208 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'sub_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:137')
+_k210 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'sub_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:150')
 
 
 def sub_Scalar(self, other, alpha=1):
-    return _k208(self, other, alpha)
+    return _k210(self, other, alpha)
 
 
 sub_Scalar_out = _r.generated_sub_Scalar_out
 
-_k210 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'sub__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:144')
+_k212 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'sub__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:157')
 
 
 def sub__Scalar(self, other, alpha=1):
-    return _k210(self, other, alpha)
+    return _k212(self, other, alpha)
 
 
 
-_k211 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'sum', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:775')
+_k213 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'sum', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:788')
 
 
 def sum(self, *, dtype=None):
-    return _k211(self, dtype=dtype)
+    return _k213(self, dtype=dtype)
 
 
 sum_out = _r.generated_sum_out
 
-_k213 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 't', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:684')
+_k215 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 't', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:697')
 
 
 def t(self):
-    return _k213(self)
+    return _k215(self)
 
 
 
-_k214 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 't_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3418')
+_k216 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 't_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3431')
 
 
 def t_(self):
-    return _k214(self)
+    return _k216(self)
 
 
 t_copy_out = _r.generated_t_copy_out
 
-_k216 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'transpose', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:670')
+_k218 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'transpose', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:683')
 
 
 def transpose_int(self, dim0, dim1):
-    return _k216(self, dim0, dim1)
+    return _k218(self, dim0, dim1)
 
 
 
-_k217 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'transpose_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3410')
+_k219 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'transpose_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3423')
 
 
 def transpose_(self, dim0, dim1):
-    return _k217(self, dim0, dim1)
+    return _k219(self, dim0, dim1)
 
 
 transpose_copy_int_out = _r.generated_transpose_copy_int_out
 
-_k219 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'unbind', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1623')
+_k221 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'unbind', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1636')
 
 
 def unbind_int(self, dim=0):
-    return _k219(self, dim)
+    return _k221(self, dim)
 
 
 
-_k220 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'unbind_copy_int_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1634')
+_k222 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'unbind_copy_int_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1647')
 
 
 def unbind_copy_int_out(self, dim=0, *, out):
-    return _k220(self, dim, out=out)
+    return _k222(self, dim, out=out)
 
 
 
-_k221 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'unfold_backward', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3477')
+_k223 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'unfold_backward', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3490')
 
 
 def unfold_backward(grad_in, input_sizes, dim, size, step):
-    return _k221(grad_in, input_sizes, dim, size, step)
+    return _k223(grad_in, input_sizes, dim, size, step)
 
 
 unfold_backward_out = _r.generated_unfold_backward_out
@@ -1270,19 +1279,19 @@ unfold_copy_out = _r.generated_unfold_copy_out
 uniform = _r.generated_uniform
 uniform_out = _r.generated_uniform_out
 
-_k226 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'unsqueeze', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:698')
+_k228 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'unsqueeze', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:711')
 
 
 def unsqueeze(self, dim):
-    return _k226(self, dim)
+    return _k228(self, dim)
 
 
 
-_k227 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'unsqueeze_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3426')
+_k229 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'unsqueeze_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3439')
 
 
 def unsqueeze_(self, dim):
-    return _k227(self, dim)
+    return _k229(self, dim)
 
 
 unsqueeze_copy_out = _r.generated_unsqueeze_copy_out
@@ -1292,35 +1301,35 @@ view_copy_out = _r.generated_view_copy_out
 zero = _r.generated_zero
 zero_out = _r.generated_zero_out
 
-_k234 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'zero_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3374')
+_k236 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'zero_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3387')
 
 
 def zero_(self):
-    return _k234(self)
+    return _k236(self)
 
 
 
-_k235 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'zeros', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:24')
+_k237 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'zeros', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:24')
 
 
 def zeros(size, *, dtype=None, layout=None, device=None, pin_memory=None):
-    return _k235(size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k237(size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 
-_k236 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'zeros_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:28')
+_k238 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'zeros_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:28')
 
 
 def zeros_out(size, *, out):
-    return _k236(size, out=out)
+    return _k238(size, out=out)
 
 
 
-_k237 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'zeros_like', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:56')
+_k239 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'zeros_like', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:56')
 
 
 def zeros_like(self, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
-    return _k237(self, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format)
+    return _k239(self, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format)
 
 
 zeros_like_out = _r.generated_zeros_like_out
@@ -1507,6 +1516,8 @@ OVERLOADS = {
     'fill': {
         'Scalar': (fill_Scalar, 'TN', 'fill.Scalar(Tensor self, Scalar value) -> Tensor'),
         'Scalar_out': (fill_Scalar_out, 'TNT', 'fill.Scalar_out(Tensor self, Scalar value, *, Tensor(a!) out) -> Tensor(a!)'),
+        'Tensor': (fill_Tensor, 'TT', 'fill.Tensor(Tensor self, Tensor value) -> Tensor'),
+        'Tensor_out': (fill_Tensor_out, 'TTT', 'fill.Tensor_out(Tensor self, Tensor value, *, Tensor(a!) out) -> Tensor(a!)'),
     },
     'flip': {
         'out': (flip_out, 'TNT', 'flip.out(Tensor self, int[] dims, *, Tensor(a!) out) -> Tensor(a!)'),

@@ -15,7 +15,7 @@ KEY = 'CompositeImplicitAutograd'
 
 
 
-_k0 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'adjoint', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1390')
+_k0 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'adjoint', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1403')
 
 
 def adjoint(self):
@@ -23,7 +23,7 @@ def adjoint(self):
 
 
 
-_k1 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'chunk', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1618')
+_k1 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'chunk', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1631')
 
 
 def chunk(self, chunks, dim=0):
@@ -31,7 +31,7 @@ def chunk(self, chunks, dim=0):
 
 
 
-_k2 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'conj', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1358')
+_k2 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'conj', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1371')
 
 
 def conj(self):
@@ -39,7 +39,7 @@ def conj(self):
 
 
 
-_k3 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'conj_physical', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1369')
+_k3 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'conj_physical', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1382')
 
 
 def conj_physical(self):
@@ -47,7 +47,7 @@ def conj_physical(self):
 
 
 
-_k4 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'contiguous', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1693')
+_k4 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'contiguous', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1706')
 
 
 def contiguous(self, *, memory_format=0):
@@ -55,7 +55,7 @@ def contiguous(self, *, memory_format=0):
 
 
 
-_k5 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'conv1d_symint', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1482')
+_k5 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'conv1d_symint', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1495')
 
 
 def conv1d(input, weight, bias=None, stride=(1,), padding=(0,), dilation=(1,), groups=1):
@@ -63,7 +63,7 @@ def conv1d(input, weight, bias=None, stride=(1,), padding=(0,), dilation=(1,), g
 
 
 
-_k6 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'conv1d_padding_symint', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1486')
+_k6 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'conv1d_padding_symint', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1499')
 
 
 def conv1d_padding(input, weight, bias=None, stride=(1,), padding='valid', dilation=(1,), groups=1):
@@ -71,7 +71,7 @@ def conv1d_padding(input, weight, bias=None, stride=(1,), padding='valid', dilat
 
 
 
-_k7 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'conv2d_symint', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1491')
+_k7 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'conv2d_symint', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1504')
 
 
 def conv2d(input, weight, bias=None, stride=(1, 1), padding=(0, 0), dilation=(1, 1), groups=1):
@@ -79,7 +79,7 @@ def conv2d(input, weight, bias=None, stride=(1, 1), padding=(0, 0), dilation=(1,
 
 
 
-_k8 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'conv2d_padding_symint', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1495')
+_k8 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'conv2d_padding_symint', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1508')
 
 
 def conv2d_padding(input, weight, bias=None, stride=(1, 1), padding='valid', dilation=(1, 1), groups=1):
@@ -87,7 +87,7 @@ def conv2d_padding(input, weight, bias=None, stride=(1, 1), padding='valid', dil
 
 
 
-_k9 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'cross_entropy_loss', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1455')
+_k9 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'cross_entropy_loss', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1468')
 
 
 def cross_entropy_loss(self, target, weight=None, reduction=1, ignore_index=-100, label_smoothing=0.0):
@@ -95,7 +95,7 @@ def cross_entropy_loss(self, target, weight=None, reduction=1, ignore_index=-100
 
 
 
-_k10 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'dropout', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1395')
+_k10 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'dropout', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1408')
 
 
 def dropout(input, p, train):
@@ -103,7 +103,7 @@ def dropout(input, p, train):
 
 
 
-_k11 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'dropout_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1398')
+_k11 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'dropout_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1411')
 
 
 def dropout_(self, p, train):
@@ -111,7 +111,7 @@ def dropout_(self, p, train):
 
 
 
-_k12 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'flatten', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1664')
+_k12 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'flatten', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1677')
 
 
 def flatten_using_ints(self, start_dim=0, end_dim=-1):
@@ -119,7 +119,7 @@ def flatten_using_ints(self, start_dim=0, end_dim=-1):
 
 
 
-_k13 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'layer_norm', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1401')
+_k13 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'layer_norm', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1414')
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05, cudnn_enable=True):
@@ -127,7 +127,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05, cudnn
 
 
 
-_k14 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'linalg_matrix_norm', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1350')
+_k14 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'linalg_matrix_norm', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1363')
 
 
 def linalg_matrix_norm(self, ord, dim=(-2, -1), keepdim=False, *, dtype=None):
@@ -135,7 +135,7 @@ def linalg_matrix_norm(self, ord, dim=(-2, -1), keepdim=False, *, dtype=None):
 
 
 
-_k15 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'linalg_matrix_norm', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1353')
+_k15 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'linalg_matrix_norm', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1366')
 
 
 def linalg_matrix_norm_str_ord(self, ord='fro', dim=(-2, -1), keepdim=False, *, dtype=None):
@@ -143,7 +143,7 @@ def linalg_matrix_norm_str_ord(self, ord='fro', dim=(-2, -1), keepdim=False, *, 
 
 
 
-_k16 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'linalg_svdvals', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1346')
+_k16 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'linalg_svdvals', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1359')
 
 
 def linalg_svdvals(A, *, driver=None):
@@ -151,7 +151,7 @@ def linalg_svdvals(A, *, driver=None):
 
 
 
-_k17 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'linear', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1327')
+_k17 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'linear', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1340')
 
 
 def linear(input, weight, bias=None):
@@ -159,7 +159,7 @@ def linear(input, weight, bias=None):
 
 
 
-_k18 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'log_softmax', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1164')
+_k18 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'log_softmax', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1177')
 
 
 def log_softmax_int(self, dim, dtype=None):
@@ -167,7 +167,7 @@ def log_softmax_int(self, dim, dtype=None):
 
 
 
-_k19 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'matmul', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:885')
+_k19 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'matmul', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:898')
 
 
 def matmul(self, other):
@@ -175,7 +175,7 @@ def matmul(self, other):
 
 
 
-_k20 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'matmul_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:888')
+_k20 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'matmul_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:901')
 
 
 def matmul_out(self, other, *, out):
@@ -183,7 +183,7 @@ def matmul_out(self, other, *, out):
 
 
 
-_k21 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'narrow', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1530')
+_k21 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'narrow', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1543')
 
 
 def narrow(self, dim, start, length):
@@ -191,7 +191,7 @@ def narrow(self, dim, start, length):
 
 
 
-_k22 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'narrow', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1535')
+_k22 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'narrow', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1548')
 
 
 def narrow_Tensor(self, dim, start, length):
@@ -199,7 +199,7 @@ def narrow_Tensor(self, dim, start, length):
 
 
 
-_k23 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'nll_loss', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1424')
+_k23 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'nll_loss', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1437')
 
 
 def nll_loss(self, target, weight=None, reduction=1, ignore_index=-100):
@@ -207,7 +207,7 @@ def nll_loss(self, target, weight=None, reduction=1, ignore_index=-100):
 
 
 
-_k24 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'nll_loss_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1418')
+_k24 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'nll_loss_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1431')
 
 
 def nll_loss_out(self, target, weight=None, reduction=1, ignore_index=-100, *, out):
@@ -215,7 +215,7 @@ def nll_loss_out(self, target, weight=None, reduction=1, ignore_index=-100, *, o
 
 
 
-_k25 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'nll_loss2d', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1440')
+_k25 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'nll_loss2d', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1453')
 
 
 def nll_loss2d(self, target, weight=None, reduction=1, ignore_index=-100):
@@ -223,7 +223,7 @@ def nll_loss2d(self, target, weight=None, reduction=1, ignore_index=-100):
 
 
 
-_k26 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'nll_loss2d_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1437')
+_k26 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'nll_loss2d_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1450')
 
 
 def nll_loss2d_out(self, target, weight=None, reduction=1, ignore_index=-100, *, out):
@@ -231,7 +231,7 @@ def nll_loss2d_out(self, target, weight=None, reduction=1, ignore_index=-100, *,
 
 
 
-_k27 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'nll_loss_nd', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1421')
+_k27 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'nll_loss_nd', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1434')
 
 
 def nll_loss_nd(self, target, weight=None, reduction=1, ignore_index=-100):
@@ -239,7 +239,7 @@ def nll_loss_nd(self, target, weight=None, reduction=1, ignore_index=-100):
 
 
 
-_k28 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'one_hot', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1470')
+_k28 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'one_hot', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1483')
 
 
 def one_hot(self, num_classes=-1):
@@ -247,7 +247,7 @@ def one_hot(self, num_classes=-1):
 
 
 
-_k29 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'outer', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1281')
+_k29 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'outer', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1294')
 
 
 def outer(self, vec2):
@@ -255,7 +255,7 @@ def outer(self, vec2):
 
 
 
-_k30 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'outer_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1284')
+_k30 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'outer_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1297')
 
 
 def outer_out(self, vec2, *, out):
@@ -263,7 +263,7 @@ def outer_out(self, vec2, *, out):
 
 
 
-_k31 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'reshape', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:665')
+_k31 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'reshape', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:678')
 
 
 def reshape(self, shape):
@@ -271,7 +271,7 @@ def reshape(self, shape):
 
 
 
-_k32 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'resolve_conj', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1384')
+_k32 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'resolve_conj', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1397')
 
 
 def resolve_conj(self):
@@ -279,7 +279,7 @@ def resolve_conj(self):
 
 
 
-_k33 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'resolve_neg', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1387')
+_k33 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'resolve_neg', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1400')
 
 
 def resolve_neg(self):
@@ -287,7 +287,7 @@ def resolve_neg(self):
 
 
 
-_k34 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'softmax', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1147')
+_k34 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'softmax', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1160')
 
 
 def softmax_int(self, dim, dtype=None):
@@ -295,7 +295,7 @@ def softmax_int(self, dim, dtype=None):
 
 
 
-_k35 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'split', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1595')
+_k35 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'split', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1608')
 
 
 def split_sizes(self, split_size, dim=0):
@@ -303,7 +303,7 @@ def split_sizes(self, split_size, dim=0):
 
 
 
-_k36 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'std', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1058')
+_k36 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'std', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1071')
 
 
 def std(self, unbiased=True):
@@ -311,7 +311,7 @@ def std(self, unbiased=True):
 
 
 
-_k37 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'std', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1064')
+_k37 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'std', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1077')
 
 
 def std_dim(self, dim, unbiased=True, keepdim=False):
@@ -319,7 +319,7 @@ def std_dim(self, dim, unbiased=True, keepdim=False):
 
 
 
-_k38 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'std_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1070')
+_k38 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'std_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1083')
 
 
 def std_out(self, dim, unbiased=True, keepdim=False, *, out):
@@ -327,7 +327,7 @@ def std_out(self, dim, unbiased=True, keepdim=False, *, out):
 
 
 
-_k39 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'to', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1710')
+_k39 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'to', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1723')
 
 
 def to_device(self, device, dtype, non_blocking=False, copy=False, memory_format=None):
@@ -335,7 +335,7 @@ def to_device(self, device, dtype, non_blocking=False, copy=False, memory_format
 
 
 
-_k40 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'to', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1715')
+_k40 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'to', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1728')
 
 
 def to_dtype(self, dtype, non_blocking=False, copy=False, memory_format=None):
@@ -343,7 +343,7 @@ def to_dtype(self, dtype, non_blocking=False, copy=False, memory_format=None):
 
 
 
-_k41 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'to', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1705')
+_k41 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'to', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1718')
 
 
 def to_dtype_layout(self, *, dtype=None, layout=None, device=None, pin_memory=None, non_blocking=False, copy=False, memory_format=None):
@@ -351,7 +351,7 @@ def to_dtype_layout(self, *, dtype=None, layout=None, device=None, pin_memory=No
 
 
 
-_k42 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'to', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1720')
+_k42 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'to', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1733')
 
 
 def to_other(self, other, non_blocking=False, copy=False, memory_format=None):
@@ -359,7 +359,7 @@ def to_other(self, other, non_blocking=False, copy=False, memory_format=None):
 
 
 
-_k43 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'var', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1026')
+_k43 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'var', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1039')
 
 
 def var(self, unbiased=True):
@@ -367,7 +367,7 @@ def var(self, unbiased=True):
 
 
 
-_k44 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'var', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1032')
+_k44 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'var', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1045')
 
 
 def var_dim(self, dim, unbiased=True, keepdim=False):
@@ -375,7 +375,7 @@ def var_dim(self, dim, unbiased=True, keepdim=False):
 
 
 
-_k45 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'var_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1038')
+_k45 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'var_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1051')
 
 
 def var_out(self, dim, unbiased=True, keepdim=False, *, out):
@@ -383,7 +383,7 @@ def var_out(self, dim, unbiased=True, keepdim=False, *, out):
 
 
 
-_k46 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'where', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:2788')
+_k46 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'where', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:2801')
 
 
 def where(condition):
@@ -391,7 +391,7 @@ def where(condition):
 
 
 
-_k47 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'where', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:2785')
+_k47 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'where', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:2798')
 
 
 def where_Scalar(condition, self, other):
@@ -399,7 +399,7 @@ def where_Scalar(condition, self, other):
 
 
 
-_k48 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'where', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:2782')
+_k48 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'where', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:2795')
 
 
 def where_ScalarOther(condition, self, other):
@@ -407,7 +407,7 @@ def where_ScalarOther(condition, self, other):
 
 
 
-_k49 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'where', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:2779')
+_k49 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'where', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:2792')
 
 
 def where_ScalarSelf(condition, self, other):

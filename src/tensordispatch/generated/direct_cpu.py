@@ -15,7 +15,7 @@ KEY = 'CPU'
 
 
 
-_k0 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', '__ilshift__', 'CPU', 'ops/native_functions.yaml:3090')
+_k0 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', '__ilshift__', 'CPU', 'ops/native_functions.yaml:3103')
 
 
 def __ilshift___Scalar(self, other):
@@ -23,7 +23,7 @@ def __ilshift___Scalar(self, other):
 
 
 
-_k1 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', '__ilshift__', 'CPU', 'ops/native_functions.yaml:3099')
+_k1 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', '__ilshift__', 'CPU', 'ops/native_functions.yaml:3112')
 
 
 def __ilshift___Tensor(self, other):
@@ -31,7 +31,7 @@ def __ilshift___Tensor(self, other):
 
 
 
-_k2 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', '__irshift__', 'CPU', 'ops/native_functions.yaml:3173')
+_k2 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', '__irshift__', 'CPU', 'ops/native_functions.yaml:3186')
 
 
 def __irshift___Scalar(self, other):
@@ -39,7 +39,7 @@ def __irshift___Scalar(self, other):
 
 
 
-_k3 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', '__irshift__', 'CPU', 'ops/native_functions.yaml:3181')
+_k3 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', '__irshift__', 'CPU', 'ops/native_functions.yaml:3194')
 
 
 def __irshift___Tensor(self, other):
@@ -47,7 +47,7 @@ def __irshift___Tensor(self, other):
 
 
 
-_k4 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', '__lshift__', 'CPU', 'ops/native_functions.yaml:3074')
+_k4 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', '__lshift__', 'CPU', 'ops/native_functions.yaml:3087')
 
 
 def __lshift___Scalar(self, other):
@@ -55,7 +55,7 @@ def __lshift___Scalar(self, other):
 
 
 
-_k5 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', '__lshift__', 'CPU', 'ops/native_functions.yaml:3082')
+_k5 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', '__lshift__', 'CPU', 'ops/native_functions.yaml:3095')
 
 
 def __lshift___Tensor(self, other):
@@ -63,7 +63,7 @@ def __lshift___Tensor(self, other):
 
 
 
-_k6 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', '__rshift__', 'CPU', 'ops/native_functions.yaml:3157')
+_k6 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', '__rshift__', 'CPU', 'ops/native_functions.yaml:3170')
 
 
 def __rshift___Scalar(self, other):
@@ -71,7 +71,7 @@ def __rshift___Scalar(self, other):
 
 
 
-_k7 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', '__rshift__', 'CPU', 'ops/native_functions.yaml:3165')
+_k7 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', '__rshift__', 'CPU', 'ops/native_functions.yaml:3178')
 
 
 def __rshift___Tensor(self, other):
@@ -79,7 +79,7 @@ def __rshift___Tensor(self, other):
 
 
 
-_k8 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'index_put_impl_', 'CPU', 'ops/native_functions.yaml:1918')
+_k8 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'index_put_impl_', 'CPU', 'ops/native_functions.yaml:1931')
 
 
 def _index_put_impl_(self, indices, values, accumulate=False, unsafe=False):
@@ -93,7 +93,7 @@ _log_softmax_out = _r.wrapper_CPU__log_softmax_out
 _softmax = _r.wrapper_CPU__softmax
 _softmax_out = _r.wrapper_CPU__softmax_out
 
-_k15 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'abs_out', 'CPU', 'ops/native_functions.yaml:286')
+_k15 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'abs_out', 'CPU', 'ops/native_functions.yaml:299')
 
 
 def abs_out(self, *, out):
@@ -101,7 +101,7 @@ def abs_out(self, *, out):
 
 
 
-_k16 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'add.Tensor', 'CPU', 'ops/native_functions.yaml:94')
+_k16 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'add.Tensor', 'CPU', 'ops/native_functions.yaml:107')
 
 
 def add_Tensor(self, other, *, alpha=1):
@@ -110,7 +110,7 @@ def add_Tensor(self, other, *, alpha=1):
 
 add_out = _r.wrapper_CPU_add_out
 
-_k18 = _r._kernel(_r._CPU_INPLACE, 'tensordispatch.backends.cpu.fresh:CPU_INPLACE_KERNELS', 'add_.Tensor', 'CPU', 'ops/native_functions.yaml:94')
+_k18 = _r._kernel(_r._CPU_INPLACE, 'tensordispatch.backends.cpu.fresh:CPU_INPLACE_KERNELS', 'add_.Tensor', 'CPU', 'ops/native_functions.yaml:107')
 
 
 def add__Tensor(self, other, *, alpha=1):
@@ -148,7 +148,7 @@ any_dims = _r.wrapper_CPU_any_dims
 any_dims_out = _r.wrapper_CPU_any_dims_out
 any_out = _r.wrapper_CPU_any_out
 
-_k49 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'arange_start_out', 'CPU', 'ops/native_functions.yaml:2028')
+_k49 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'arange_start_out', 'CPU', 'ops/native_functions.yaml:2041')
 
 
 def arange_start_out(start, end, step=1, *, out):
@@ -160,7 +160,7 @@ argmax_out = _r.wrapper_CPU_argmax_out
 argmin = _r.wrapper_CPU_argmin
 argmin_out = _r.wrapper_CPU_argmin_out
 
-_k54 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'as_strided', 'CPU', 'ops/native_functions.yaml:1502')
+_k54 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'as_strided', 'CPU', 'ops/native_functions.yaml:1515')
 
 
 def as_strided(self, size, stride, storage_offset=None):
@@ -214,7 +214,7 @@ clamp_min_out = _r.wrapper_CPU_clamp_min_out
 clamp_min_ = _r.wrapper_CPU_clamp_min_
 clamp_min__Tensor = _r.wrapper_CPU_clamp_min__Tensor
 
-_k101 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'convolution_cpu', 'CPU', 'ops/native_functions.yaml:1475')
+_k101 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'convolution_cpu', 'CPU', 'ops/native_functions.yaml:1488')
 
 
 def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
@@ -222,7 +222,7 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
 
 
 
-_k102 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'copy_', 'CPU', 'ops/native_functions.yaml:639')
+_k102 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'copy_', 'CPU', 'ops/native_functions.yaml:652')
 
 
 def copy_(self, src, non_blocking=False):
@@ -230,7 +230,7 @@ def copy_(self, src, non_blocking=False):
 
 
 
-_k103 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'cos', 'CPU', 'ops/native_functions.yaml:365')
+_k103 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'cos', 'CPU', 'ops/native_functions.yaml:378')
 
 
 def cos(self):
@@ -243,7 +243,7 @@ cumsum = _r.wrapper_CPU_cumsum
 cumsum_out = _r.wrapper_CPU_cumsum_out
 cumsum_ = _r.wrapper_CPU_cumsum_
 
-_k109 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'div.Tensor', 'CPU', 'ops/native_functions.yaml:215')
+_k109 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'div.Tensor', 'CPU', 'ops/native_functions.yaml:228')
 
 
 def div_Tensor(self, other):
@@ -254,7 +254,7 @@ div_Tensor_mode = _r.wrapper_CPU_div_Tensor_mode
 div_out = _r.wrapper_CPU_div_out
 div_out_mode = _r.wrapper_CPU_div_out_mode
 
-_k113 = _r._kernel(_r._CPU_INPLACE, 'tensordispatch.backends.cpu.fresh:CPU_INPLACE_KERNELS', 'div_.Tensor', 'CPU', 'ops/native_functions.yaml:215')
+_k113 = _r._kernel(_r._CPU_INPLACE, 'tensordispatch.backends.cpu.fresh:CPU_INPLACE_KERNELS', 'div_.Tensor', 'CPU', 'ops/native_functions.yaml:228')
 
 
 def div__Tensor(self, other):
@@ -263,7 +263,7 @@ def div__Tensor(self, other):
 
 div__Tensor_mode = _r.wrapper_CPU_div__Tensor_mode
 
-_k115 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'dot', 'CPU', 'ops/native_functions.yaml:866')
+_k115 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'dot', 'CPU', 'ops/native_functions.yaml:879')
 
 
 def dot(self, tensor):
@@ -271,7 +271,7 @@ def dot(self, tensor):
 
 
 
-_k116 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'embedding_renorm_cpu_', 'CPU', 'ops/native_functions.yaml:1464')
+_k116 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'embedding_renorm_cpu_', 'CPU', 'ops/native_functions.yaml:1477')
 
 
 def embedding_renorm_(self, indices, max_norm, norm_type):
@@ -304,7 +304,7 @@ erf = _r.wrapper_CPU_erf
 erf_out = _r.wrapper_CPU_erf_out
 erf_ = _r.wrapper_CPU_erf_
 
-_k128 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'exp', 'CPU', 'ops/native_functions.yaml:325')
+_k128 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'exp', 'CPU', 'ops/native_functions.yaml:338')
 
 
 def exp(self):
@@ -317,7 +317,7 @@ expm1 = _r.wrapper_CPU_expm1
 expm1_out = _r.wrapper_CPU_expm1_out
 expm1_ = _r.wrapper_CPU_expm1_
 
-_k134 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'eye_m_out', 'CPU', 'ops/native_functions.yaml:2083')
+_k134 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'eye_m_out', 'CPU', 'ops/native_functions.yaml:2096')
 
 
 def eye_m_out(n, m, *, out):
@@ -325,7 +325,7 @@ def eye_m_out(n, m, *, out):
 
 
 
-_k135 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'eye_out', 'CPU', 'ops/native_functions.yaml:2079')
+_k135 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'eye_out', 'CPU', 'ops/native_functions.yaml:2092')
 
 
 def eye_out(n, *, out):
@@ -333,7 +333,7 @@ def eye_out(n, *, out):
 
 
 
-_k136 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'fill_', 'CPU', 'ops/native_functions.yaml:72')
+_k136 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'fill_', 'CPU', 'ops/native_functions.yaml:77')
 
 
 def fill__Scalar(self, value):
@@ -341,11 +341,19 @@ def fill__Scalar(self, value):
 
 
 
-_k137 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'flip', 'CPU', 'ops/native_functions.yaml:1744')
+_k137 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'fill__Tensor', 'CPU', 'ops/native_functions.yaml:85')
+
+
+def fill__Tensor(self, value):
+    return _k137(self, value)
+
+
+
+_k138 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'flip', 'CPU', 'ops/native_functions.yaml:1757')
 
 
 def flip(self, dims):
-    return _k137(self, dims)
+    return _k138(self, dims)
 
 
 floor = _r.wrapper_CPU_floor
@@ -371,19 +379,19 @@ gt__Tensor = _r.wrapper_CPU_gt__Tensor
 index_Tensor = _r.wrapper_CPU_index_Tensor
 index_Tensor_out = _r.wrapper_CPU_index_Tensor_out
 
-_k160 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'index_select', 'CPU', 'ops/native_functions.yaml:1794')
+_k161 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'index_select', 'CPU', 'ops/native_functions.yaml:1807')
 
 
 def index_select(self, dim, index):
-    return _k160(self, dim, index)
+    return _k161(self, dim, index)
 
 
 
-_k161 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'index_select_out', 'CPU', 'ops/native_functions.yaml:1801')
+_k162 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'index_select_out', 'CPU', 'ops/native_functions.yaml:1814')
 
 
 def index_select_out(self, dim, index, *, out):
-    return _k161(self, dim, index, out=out)
+    return _k162(self, dim, index, out=out)
 
 
 le_Scalar = _r.wrapper_CPU_le_Scalar
@@ -399,11 +407,11 @@ lerp_Tensor_out = _r.wrapper_CPU_lerp_Tensor_out
 lerp__Scalar = _r.wrapper_CPU_lerp__Scalar
 lerp__Tensor = _r.wrapper_CPU_lerp__Tensor
 
-_k174 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'linspace_out', 'CPU', 'ops/native_functions.yaml:2037')
+_k175 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'linspace_out', 'CPU', 'ops/native_functions.yaml:2050')
 
 
 def linspace_out(start, end, steps, *, out):
-    return _k174(start, end, steps, out=out)
+    return _k175(start, end, steps, out=out)
 
 
 log = _r.wrapper_CPU_log
@@ -413,51 +421,51 @@ log1p_out = _r.wrapper_CPU_log1p_out
 log1p_ = _r.wrapper_CPU_log1p_
 log_ = _r.wrapper_CPU_log_
 
-_k181 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logical_and_out', 'CPU', 'ops/native_functions.yaml:2876')
+_k182 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logical_and_out', 'CPU', 'ops/native_functions.yaml:2889')
 
 
 def logical_and_out(self, other, *, out):
-    return _k181(self, other, out=out)
+    return _k182(self, other, out=out)
 
 
 
-_k182 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logical_not_out', 'CPU', 'ops/native_functions.yaml:2834')
+_k183 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logical_not_out', 'CPU', 'ops/native_functions.yaml:2847')
 
 
 def logical_not_out(self, *, out):
-    return _k182(self, out=out)
+    return _k183(self, out=out)
 
 
 
-_k183 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logical_or_out', 'CPU', 'ops/native_functions.yaml:2897')
+_k184 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logical_or_out', 'CPU', 'ops/native_functions.yaml:2910')
 
 
 def logical_or_out(self, other, *, out):
-    return _k183(self, other, out=out)
-
-
-
-_k184 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logical_xor_out', 'CPU', 'ops/native_functions.yaml:2855')
-
-
-def logical_xor_out(self, other, *, out):
     return _k184(self, other, out=out)
 
 
 
-_k185 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logsumexp_cpu', 'CPU', 'ops/native_functions.yaml:1132')
+_k185 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logical_xor_out', 'CPU', 'ops/native_functions.yaml:2868')
+
+
+def logical_xor_out(self, other, *, out):
+    return _k185(self, other, out=out)
+
+
+
+_k186 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logsumexp_cpu', 'CPU', 'ops/native_functions.yaml:1145')
 
 
 def logsumexp(self, dim, keepdim=False):
-    return _k185(self, dim, keepdim)
+    return _k186(self, dim, keepdim)
 
 
 
-_k186 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logsumexp_out_cpu', 'CPU', 'ops/native_functions.yaml:1140')
+_k187 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logsumexp_out_cpu', 'CPU', 'ops/native_functions.yaml:1153')
 
 
 def logsumexp_out(self, dim, keepdim=False, *, out):
-    return _k186(self, dim, keepdim, out=out)
+    return _k187(self, dim, keepdim, out=out)
 
 
 lt_Scalar = _r.wrapper_CPU_lt_Scalar
@@ -467,53 +475,53 @@ lt_Tensor_out = _r.wrapper_CPU_lt_Tensor_out
 lt__Scalar = _r.wrapper_CPU_lt__Scalar
 lt__Tensor = _r.wrapper_CPU_lt__Tensor
 
-_k193 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'masked_fill__Scalar', 'CPU', 'ops/native_functions.yaml:1926')
+_k194 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'masked_fill__Scalar', 'CPU', 'ops/native_functions.yaml:1939')
 
 
 def masked_fill__Scalar(self, mask, value):
-    return _k193(self, mask, value)
-
-
-
-_k194 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'masked_fill__Tensor', 'CPU', 'ops/native_functions.yaml:1941')
-
-
-def masked_fill__Tensor(self, mask, value):
     return _k194(self, mask, value)
 
 
 
-_k195 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'masked_select', 'CPU', 'ops/native_functions.yaml:1955')
+_k195 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'masked_fill__Tensor', 'CPU', 'ops/native_functions.yaml:1954')
+
+
+def masked_fill__Tensor(self, mask, value):
+    return _k195(self, mask, value)
+
+
+
+_k196 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'masked_select', 'CPU', 'ops/native_functions.yaml:1968')
 
 
 def masked_select(self, mask):
-    return _k195(self, mask)
+    return _k196(self, mask)
 
 
 
-_k196 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'masked_select_out', 'CPU', 'ops/native_functions.yaml:1961')
+_k197 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'masked_select_out', 'CPU', 'ops/native_functions.yaml:1974')
 
 
 def masked_select_out(self, mask, *, out):
-    return _k196(self, mask, out=out)
+    return _k197(self, mask, out=out)
 
 
 
-_k197 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'max_all_cpu', 'CPU', 'ops/native_functions.yaml:972')
+_k198 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'max_all_cpu', 'CPU', 'ops/native_functions.yaml:985')
 
 
 def max(self):
-    return _k197(self)
+    return _k198(self)
 
 
 max_dim = _r.wrapper_CPU_max_dim
 max_dim_max = _r.wrapper_CPU_max_dim_max
 
-_k200 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'max_unary_out', 'CPU', 'ops/native_functions.yaml:980')
+_k201 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'max_unary_out', 'CPU', 'ops/native_functions.yaml:993')
 
 
 def max_unary_out(self, *, out):
-    return _k200(self, out=out)
+    return _k201(self, out=out)
 
 
 maximum = _r.wrapper_CPU_maximum
@@ -521,21 +529,21 @@ maximum_out = _r.wrapper_CPU_maximum_out
 mean_dim = _r.wrapper_CPU_mean_dim
 mean_out = _r.wrapper_CPU_mean_out
 
-_k205 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'min_all_cpu', 'CPU', 'ops/native_functions.yaml:987')
+_k206 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'min_all_cpu', 'CPU', 'ops/native_functions.yaml:1000')
 
 
 def min(self):
-    return _k205(self)
+    return _k206(self)
 
 
 min_dim = _r.wrapper_CPU_min_dim
 min_dim_min = _r.wrapper_CPU_min_dim_min
 
-_k208 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'min_unary_out', 'CPU', 'ops/native_functions.yaml:995')
+_k209 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'min_unary_out', 'CPU', 'ops/native_functions.yaml:1008')
 
 
 def min_unary_out(self, *, out):
-    return _k208(self, out=out)
+    return _k209(self, out=out)
 
 
 minimum = _r.wrapper_CPU_minimum
@@ -543,36 +551,36 @@ minimum_out = _r.wrapper_CPU_minimum_out
 mm = _r.wrapper_CPU_mm
 mm_out = _r.wrapper_CPU_mm_out
 
-_k213 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'mul.Tensor', 'CPU', 'ops/native_functions.yaml:180')
+_k214 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'mul.Tensor', 'CPU', 'ops/native_functions.yaml:193')
 
 
 def mul_Tensor(self, other):
-    return _k213(self, other)
+    return _k214(self, other)
 
 
 mul_out = _r.wrapper_CPU_mul_out
 
-_k215 = _r._kernel(_r._CPU_INPLACE, 'tensordispatch.backends.cpu.fresh:CPU_INPLACE_KERNELS', 'mul_.Tensor', 'CPU', 'ops/native_functions.yaml:180')
+_k216 = _r._kernel(_r._CPU_INPLACE, 'tensordispatch.backends.cpu.fresh:CPU_INPLACE_KERNELS', 'mul_.Tensor', 'CPU', 'ops/native_functions.yaml:193')
 
 
 def mul__Tensor(self, other):
-    return _k215(self, other)
+    return _k216(self, other)
 
 
 
-_k216 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'native_dropout_cpu', 'CPU', 'ops/native_functions.yaml:1403')
+_k217 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'native_dropout_cpu', 'CPU', 'ops/native_functions.yaml:1416')
 
 
 def native_dropout(input, p, train):
-    return _k216(input, p, train)
+    return _k217(input, p, train)
 
 
 
-_k217 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'native_layer_norm_cpu', 'CPU', 'ops/native_functions.yaml:1411')
+_k218 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'native_layer_norm_cpu', 'CPU', 'ops/native_functions.yaml:1424')
 
 
 def native_layer_norm(input, normalized_shape, weight, bias, eps):
-    return _k217(input, normalized_shape, weight, bias, eps)
+    return _k218(input, normalized_shape, weight, bias, eps)
 
 
 ne_Scalar = _r.wrapper_CPU_ne_Scalar
@@ -582,47 +590,47 @@ ne_Tensor_out = _r.wrapper_CPU_ne_Tensor_out
 ne__Scalar = _r.wrapper_CPU_ne__Scalar
 ne__Tensor = _r.wrapper_CPU_ne__Tensor
 
-_k224 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'neg', 'CPU', 'ops/native_functions.yaml:305')
+_k225 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'neg', 'CPU', 'ops/native_functions.yaml:318')
 
 
 def neg(self):
-    return _k224(self)
+    return _k225(self)
 
 
 neg_out = _r.wrapper_CPU_neg_out
 neg_ = _r.wrapper_CPU_neg_
 
-_k227 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nll_loss2d_forward_cpu', 'CPU', 'ops/native_functions.yaml:1449')
+_k228 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nll_loss2d_forward_cpu', 'CPU', 'ops/native_functions.yaml:1462')
 
 
 def nll_loss2d_forward(self, target, weight, reduction, ignore_index):
-    return _k227(self, target, weight, reduction, ignore_index)
+    return _k228(self, target, weight, reduction, ignore_index)
 
 
 
-_k228 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nll_loss2d_forward_out_cpu', 'CPU', 'ops/native_functions.yaml:1443')
+_k229 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nll_loss2d_forward_out_cpu', 'CPU', 'ops/native_functions.yaml:1456')
 
 
 def nll_loss2d_forward_output(self, target, weight, reduction, ignore_index, *, output, total_weight):
-    return _k228(self, target, weight, reduction, ignore_index, output=output, total_weight=total_weight)
+    return _k229(self, target, weight, reduction, ignore_index, output=output, total_weight=total_weight)
 
 
 nll_loss_forward = _r.wrapper_CPU_nll_loss_forward
 nll_loss_forward_output = _r.wrapper_CPU_nll_loss_forward_output
 
-_k231 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nonzero', 'CPU', 'ops/native_functions.yaml:1966')
+_k232 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nonzero', 'CPU', 'ops/native_functions.yaml:1979')
 
 
 def nonzero(self):
-    return _k231(self)
+    return _k232(self)
 
 
 
-_k232 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nonzero_out', 'CPU', 'ops/native_functions.yaml:1972')
+_k233 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nonzero_out', 'CPU', 'ops/native_functions.yaml:1985')
 
 
 def nonzero_out(self, *, out):
-    return _k232(self, out=out)
+    return _k233(self, out=out)
 
 
 norm_ScalarOpt_dim = _r.wrapper_CPU_norm_ScalarOpt_dim
@@ -630,11 +638,11 @@ norm_ScalarOpt_dim_dtype = _r.wrapper_CPU_norm_ScalarOpt_dim_dtype
 norm_dtype_out = _r.wrapper_CPU_norm_dtype_out
 norm_out = _r.wrapper_CPU_norm_out
 
-_k237 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'normal_', 'CPU', 'ops/native_functions.yaml:2102')
+_k238 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'normal_', 'CPU', 'ops/native_functions.yaml:2115')
 
 
 def normal_(self, mean=0.0, std=1.0, *, generator=None):
-    return _k237(self, mean, std, generator=generator)
+    return _k238(self, mean, std, generator=generator)
 
 
 pow_Scalar = _r.wrapper_CPU_pow_Scalar
@@ -646,40 +654,40 @@ pow_Tensor_Tensor_out = _r.wrapper_CPU_pow_Tensor_Tensor_out
 pow__Scalar = _r.wrapper_CPU_pow__Scalar
 pow__Tensor = _r.wrapper_CPU_pow__Tensor
 
-_k246 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'prod_cpu', 'CPU', 'ops/native_functions.yaml:898')
+_k247 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'prod_cpu', 'CPU', 'ops/native_functions.yaml:911')
 
 
 def prod(self, *, dtype=None):
-    return _k246(self, dtype=dtype)
+    return _k247(self, dtype=dtype)
 
 
 prod_dim_int = _r.wrapper_CPU_prod_dim_int
 prod_int_out = _r.wrapper_CPU_prod_int_out
 
-_k249 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'random__from', 'CPU', 'ops/native_functions.yaml:2117')
+_k250 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'random__from', 'CPU', 'ops/native_functions.yaml:2130')
 
 
 def random__from(self, from_, to, *, generator=None):
-    return _k249(self, from_, to, generator=generator)
+    return _k250(self, from_, to, generator=generator)
 
 
 
-_k250 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'random__to', 'CPU', 'ops/native_functions.yaml:2126')
+_k251 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'random__to', 'CPU', 'ops/native_functions.yaml:2139')
 
 
 def random__to(self, to, *, generator=None):
-    return _k250(self, to, generator=generator)
+    return _k251(self, to, generator=generator)
 
 
 remainder_Tensor = _r.wrapper_CPU_remainder_Tensor
 remainder_Tensor_out = _r.wrapper_CPU_remainder_Tensor_out
 remainder__Tensor = _r.wrapper_CPU_remainder__Tensor
 
-_k254 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'roll', 'CPU', 'ops/native_functions.yaml:1752')
+_k255 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'roll', 'CPU', 'ops/native_functions.yaml:1765')
 
 
 def roll(self, shifts, dims=()):
-    return _k254(self, shifts, dims)
+    return _k255(self, shifts, dims)
 
 
 round = _r.wrapper_CPU_round
@@ -716,11 +724,11 @@ silu = _r.wrapper_CPU_silu
 silu_out = _r.wrapper_CPU_silu_out
 silu_ = _r.wrapper_CPU_silu_
 
-_k288 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'sin', 'CPU', 'ops/native_functions.yaml:345')
+_k289 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'sin', 'CPU', 'ops/native_functions.yaml:358')
 
 
 def sin(self):
-    return _k288(self)
+    return _k289(self)
 
 
 sin_out = _r.wrapper_CPU_sin_out
@@ -728,46 +736,46 @@ sin_ = _r.wrapper_CPU_sin_
 sort_stable = _r.wrapper_CPU_sort_stable
 sort_values_stable = _r.wrapper_CPU_sort_values_stable
 
-_k293 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'sqrt', 'CPU', 'ops/native_functions.yaml:385')
+_k294 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'sqrt', 'CPU', 'ops/native_functions.yaml:398')
 
 
 def sqrt(self):
-    return _k293(self)
+    return _k294(self)
 
 
 sqrt_out = _r.wrapper_CPU_sqrt_out
 sqrt_ = _r.wrapper_CPU_sqrt_
 
-_k296 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'std_correction_cpu', 'CPU', 'ops/native_functions.yaml:1075')
+_k297 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'std_correction_cpu', 'CPU', 'ops/native_functions.yaml:1088')
 
 
 def std_correction(self, dim=None, *, correction=None, keepdim=False):
-    return _k296(self, dim, correction=correction, keepdim=keepdim)
+    return _k297(self, dim, correction=correction, keepdim=keepdim)
 
 
 
-_k297 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'std_correction_out_cpu', 'CPU', 'ops/native_functions.yaml:1083')
+_k298 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'std_correction_out_cpu', 'CPU', 'ops/native_functions.yaml:1096')
 
 
 def std_correction_out(self, dim=None, *, correction=None, keepdim=False, out):
-    return _k297(self, dim, correction=correction, keepdim=keepdim, out=out)
+    return _k298(self, dim, correction=correction, keepdim=keepdim, out=out)
 
 
 
-_k298 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'sub.Tensor', 'CPU', 'ops/native_functions.yaml:129')
+_k299 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'sub.Tensor', 'CPU', 'ops/native_functions.yaml:142')
 
 
 def sub_Tensor(self, other, *, alpha=1):
-    return _k298(self, other, alpha=alpha)
+    return _k299(self, other, alpha=alpha)
 
 
 sub_out = _r.wrapper_CPU_sub_out
 
-_k300 = _r._kernel(_r._CPU_INPLACE, 'tensordispatch.backends.cpu.fresh:CPU_INPLACE_KERNELS', 'sub_.Tensor', 'CPU', 'ops/native_functions.yaml:129')
+_k301 = _r._kernel(_r._CPU_INPLACE, 'tensordispatch.backends.cpu.fresh:CPU_INPLACE_KERNELS', 'sub_.Tensor', 'CPU', 'ops/native_functions.yaml:142')
 
 
 def sub__Tensor(self, other, *, alpha=1):
-    return _k300(self, other, alpha=alpha)
+    return _k301(self, other, alpha=alpha)
 
 
 sum_IntList_out = _r.wrapper_CPU_sum_IntList_out
@@ -787,75 +795,75 @@ triu = _r.wrapper_CPU_triu
 triu_out = _r.wrapper_CPU_triu_out
 triu_ = _r.wrapper_CPU_triu_
 
-_k317 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'unfold', 'CPU', 'ops/native_functions.yaml:1563')
+_k318 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'unfold', 'CPU', 'ops/native_functions.yaml:1576')
 
 
 def unfold(self, dimension, size, step):
-    return _k317(self, dimension, size, step)
+    return _k318(self, dimension, size, step)
 
 
 
-_k318 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'uniform_', 'CPU', 'ops/native_functions.yaml:2093')
+_k319 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'uniform_', 'CPU', 'ops/native_functions.yaml:2106')
 
 
 def uniform_(self, from_=0.0, to=1.0, *, generator=None):
-    return _k318(self, from_, to, generator=generator)
+    return _k319(self, from_, to, generator=generator)
 
 
 
-_k319 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'var_correction_cpu', 'CPU', 'ops/native_functions.yaml:1043')
+_k320 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'var_correction_cpu', 'CPU', 'ops/native_functions.yaml:1056')
 
 
 def var_correction(self, dim=None, *, correction=None, keepdim=False):
-    return _k319(self, dim, correction=correction, keepdim=keepdim)
+    return _k320(self, dim, correction=correction, keepdim=keepdim)
 
 
 
-_k320 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'var_correction_out_cpu', 'CPU', 'ops/native_functions.yaml:1051')
+_k321 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'var_correction_out_cpu', 'CPU', 'ops/native_functions.yaml:1064')
 
 
 def var_correction_out(self, dim=None, *, correction=None, keepdim=False, out):
-    return _k320(self, dim, correction=correction, keepdim=keepdim, out=out)
+    return _k321(self, dim, correction=correction, keepdim=keepdim, out=out)
 
 
 
-_k321 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'view', 'CPU', 'ops/native_functions.yaml:650')
+_k322 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'view', 'CPU', 'ops/native_functions.yaml:663')
 
 
 def view(self, size):
-    return _k321(self, size)
+    return _k322(self, size)
 
 
 
-_k322 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'view_as_complex', 'CPU', 'ops/native_functions.yaml:1679')
+_k323 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'view_as_complex', 'CPU', 'ops/native_functions.yaml:1692')
 
 
 def view_as_complex(self):
-    return _k322(self)
-
-
-
-_k323 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'view_as_real', 'CPU', 'ops/native_functions.yaml:1667')
-
-
-def view_as_real(self):
     return _k323(self)
 
 
 
-_k324 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'where', 'CPU', 'ops/native_functions.yaml:2765')
+_k324 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'view_as_real', 'CPU', 'ops/native_functions.yaml:1680')
+
+
+def view_as_real(self):
+    return _k324(self)
+
+
+
+_k325 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'where', 'CPU', 'ops/native_functions.yaml:2778')
 
 
 def where_self(condition, self, other):
-    return _k324(condition, self, other)
+    return _k325(condition, self, other)
 
 
 
-_k325 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'where_self_out', 'CPU', 'ops/native_functions.yaml:2773')
+_k326 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'where_self_out', 'CPU', 'ops/native_functions.yaml:2786')
 
 
 def where_self_out(condition, self, other, *, out):
-    return _k325(condition, self, other, out=out)
+    return _k326(condition, self, other, out=out)
 
 
 
@@ -1146,6 +1154,7 @@ OVERLOADS = {
     },
     'fill_': {
         'Scalar': (fill__Scalar, 'TN', 'fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)'),
+        'Tensor': (fill__Tensor, 'TT', 'fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)'),
     },
     'flip': {
         'default': (flip, 'TN', 'flip(Tensor self, int[] dims) -> Tensor'),

@@ -15,7 +15,7 @@ KEY = 'Meta'
 
 
 
-_k0 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', '__ilshift__', 'Meta', 'ops/native_functions.yaml:3090')
+_k0 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', '__ilshift__', 'Meta', 'ops/native_functions.yaml:3103')
 
 
 def __ilshift___Scalar(self, other):
@@ -23,7 +23,7 @@ def __ilshift___Scalar(self, other):
 
 
 
-_k1 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', '__ilshift__', 'Meta', 'ops/native_functions.yaml:3099')
+_k1 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', '__ilshift__', 'Meta', 'ops/native_functions.yaml:3112')
 
 
 def __ilshift___Tensor(self, other):
@@ -31,7 +31,7 @@ def __ilshift___Tensor(self, other):
 
 
 
-_k2 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', '__irshift__', 'Meta', 'ops/native_functions.yaml:3173')
+_k2 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', '__irshift__', 'Meta', 'ops/native_functions.yaml:3186')
 
 
 def __irshift___Scalar(self, other):
@@ -39,7 +39,7 @@ def __irshift___Scalar(self, other):
 
 
 
-_k3 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', '__irshift__', 'Meta', 'ops/native_functions.yaml:3181')
+_k3 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', '__irshift__', 'Meta', 'ops/native_functions.yaml:3194')
 
 
 def __irshift___Tensor(self, other):
@@ -47,7 +47,7 @@ def __irshift___Tensor(self, other):
 
 
 
-_k4 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', '__lshift__', 'Meta', 'ops/native_functions.yaml:3074')
+_k4 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', '__lshift__', 'Meta', 'ops/native_functions.yaml:3087')
 
 
 def __lshift___Scalar(self, other):
@@ -55,7 +55,7 @@ def __lshift___Scalar(self, other):
 
 
 
-_k5 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', '__lshift__', 'Meta', 'ops/native_functions.yaml:3082')
+_k5 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', '__lshift__', 'Meta', 'ops/native_functions.yaml:3095')
 
 
 def __lshift___Tensor(self, other):
@@ -63,7 +63,7 @@ def __lshift___Tensor(self, other):
 
 
 
-_k6 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', '__rshift__', 'Meta', 'ops/native_functions.yaml:3157')
+_k6 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', '__rshift__', 'Meta', 'ops/native_functions.yaml:3170')
 
 
 def __rshift___Scalar(self, other):
@@ -71,7 +71,7 @@ def __rshift___Scalar(self, other):
 
 
 
-_k7 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', '__rshift__', 'Meta', 'ops/native_functions.yaml:3165')
+_k7 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', '__rshift__', 'Meta', 'ops/native_functions.yaml:3178')
 
 
 def __rshift___Tensor(self, other):
@@ -79,7 +79,7 @@ def __rshift___Tensor(self, other):
 
 
 
-_k8 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'index_put_impl_meta_', 'Meta', 'ops/native_functions.yaml:1918')
+_k8 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'index_put_impl_meta_', 'Meta', 'ops/native_functions.yaml:1931')
 
 
 def _index_put_impl_(self, indices, values, accumulate=False, unsafe=False):
@@ -93,7 +93,7 @@ _log_softmax_out = _r.wrapper_Meta__log_softmax_out
 _softmax = _r.wrapper_Meta__softmax
 _softmax_out = _r.wrapper_Meta__softmax_out
 
-_k15 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'abs_out_meta', 'Meta', 'ops/native_functions.yaml:286')
+_k15 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'abs_out_meta', 'Meta', 'ops/native_functions.yaml:299')
 
 
 def abs_out(self, *, out):
@@ -134,7 +134,7 @@ any_dims = _r.wrapper_Meta_any_dims
 any_dims_out = _r.wrapper_Meta_any_dims_out
 any_out = _r.wrapper_Meta_any_out
 
-_k49 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'arange_start_out', 'Meta', 'ops/native_functions.yaml:2028')
+_k49 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'arange_start_out', 'Meta', 'ops/native_functions.yaml:2041')
 
 
 def arange_start_out(start, end, step=1, *, out):
@@ -146,7 +146,7 @@ argmax_out = _r.wrapper_Meta_argmax_out
 argmin = _r.wrapper_Meta_argmin
 argmin_out = _r.wrapper_Meta_argmin_out
 
-_k54 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'as_strided', 'Meta', 'ops/native_functions.yaml:1502')
+_k54 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'as_strided', 'Meta', 'ops/native_functions.yaml:1515')
 
 
 def as_strided(self, size, stride, storage_offset=None):
@@ -200,7 +200,7 @@ clamp_min_out = _r.wrapper_Meta_clamp_min_out
 clamp_min_ = _r.wrapper_Meta_clamp_min_
 clamp_min__Tensor = _r.wrapper_Meta_clamp_min__Tensor
 
-_k101 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'convolution_meta', 'Meta', 'ops/native_functions.yaml:1475')
+_k101 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'convolution_meta', 'Meta', 'ops/native_functions.yaml:1488')
 
 
 def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
@@ -208,7 +208,7 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
 
 
 
-_k102 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'copy_meta', 'Meta', 'ops/native_functions.yaml:632')
+_k102 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'copy_meta', 'Meta', 'ops/native_functions.yaml:645')
 
 
 def copy(self, src, non_blocking=False):
@@ -216,7 +216,7 @@ def copy(self, src, non_blocking=False):
 
 
 
-_k103 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'copy_meta_', 'Meta', 'ops/native_functions.yaml:639')
+_k103 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'copy_meta_', 'Meta', 'ops/native_functions.yaml:652')
 
 
 def copy_(self, src, non_blocking=False):
@@ -236,7 +236,7 @@ div_out_mode = _r.wrapper_Meta_div_out_mode
 div__Tensor = _r.wrapper_Meta_div__Tensor
 div__Tensor_mode = _r.wrapper_Meta_div__Tensor_mode
 
-_k116 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'dot_meta', 'Meta', 'ops/native_functions.yaml:866')
+_k116 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'dot_meta', 'Meta', 'ops/native_functions.yaml:879')
 
 
 def dot(self, tensor):
@@ -244,7 +244,7 @@ def dot(self, tensor):
 
 
 
-_k117 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'embedding_renorm_meta_', 'Meta', 'ops/native_functions.yaml:1464')
+_k117 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'embedding_renorm_meta_', 'Meta', 'ops/native_functions.yaml:1477')
 
 
 def embedding_renorm_(self, indices, max_norm, norm_type):
@@ -283,7 +283,7 @@ expm1 = _r.wrapper_Meta_expm1
 expm1_out = _r.wrapper_Meta_expm1_out
 expm1_ = _r.wrapper_Meta_expm1_
 
-_k135 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'eye_m_out', 'Meta', 'ops/native_functions.yaml:2083')
+_k135 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'eye_m_out', 'Meta', 'ops/native_functions.yaml:2096')
 
 
 def eye_m_out(n, m, *, out):
@@ -291,7 +291,7 @@ def eye_m_out(n, m, *, out):
 
 
 
-_k136 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'eye_out', 'Meta', 'ops/native_functions.yaml:2079')
+_k136 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'eye_out', 'Meta', 'ops/native_functions.yaml:2092')
 
 
 def eye_out(n, *, out):
@@ -299,7 +299,7 @@ def eye_out(n, *, out):
 
 
 
-_k137 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'fill_meta_', 'Meta', 'ops/native_functions.yaml:72')
+_k137 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'fill_meta_', 'Meta', 'ops/native_functions.yaml:77')
 
 
 def fill__Scalar(self, value):
@@ -307,11 +307,19 @@ def fill__Scalar(self, value):
 
 
 
-_k138 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'flip_meta', 'Meta', 'ops/native_functions.yaml:1744')
+_k138 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'fill_meta_', 'Meta', 'ops/native_functions.yaml:85')
+
+
+def fill__Tensor(self, value):
+    return _k138(self, value)
+
+
+
+_k139 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'flip_meta', 'Meta', 'ops/native_functions.yaml:1757')
 
 
 def flip(self, dims):
-    return _k138(self, dims)
+    return _k139(self, dims)
 
 
 floor = _r.wrapper_Meta_floor
@@ -337,19 +345,19 @@ gt__Tensor = _r.wrapper_Meta_gt__Tensor
 index_Tensor = _r.wrapper_Meta_index_Tensor
 index_Tensor_out = _r.wrapper_Meta_index_Tensor_out
 
-_k161 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'index_select_meta', 'Meta', 'ops/native_functions.yaml:1794')
+_k162 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'index_select_meta', 'Meta', 'ops/native_functions.yaml:1807')
 
 
 def index_select(self, dim, index):
-    return _k161(self, dim, index)
+    return _k162(self, dim, index)
 
 
 
-_k162 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'index_select_out_meta', 'Meta', 'ops/native_functions.yaml:1801')
+_k163 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'index_select_out_meta', 'Meta', 'ops/native_functions.yaml:1814')
 
 
 def index_select_out(self, dim, index, *, out):
-    return _k162(self, dim, index, out=out)
+    return _k163(self, dim, index, out=out)
 
 
 le_Scalar = _r.wrapper_Meta_le_Scalar
@@ -365,11 +373,11 @@ lerp_Tensor_out = _r.wrapper_Meta_lerp_Tensor_out
 lerp__Scalar = _r.wrapper_Meta_lerp__Scalar
 lerp__Tensor = _r.wrapper_Meta_lerp__Tensor
 
-_k175 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'linspace_out', 'Meta', 'ops/native_functions.yaml:2037')
+_k176 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'linspace_out', 'Meta', 'ops/native_functions.yaml:2050')
 
 
 def linspace_out(start, end, steps, *, out):
-    return _k175(start, end, steps, out=out)
+    return _k176(start, end, steps, out=out)
 
 
 log = _r.wrapper_Meta_log
@@ -379,51 +387,51 @@ log1p_out = _r.wrapper_Meta_log1p_out
 log1p_ = _r.wrapper_Meta_log1p_
 log_ = _r.wrapper_Meta_log_
 
-_k182 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logical_and_out_meta', 'Meta', 'ops/native_functions.yaml:2876')
+_k183 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logical_and_out_meta', 'Meta', 'ops/native_functions.yaml:2889')
 
 
 def logical_and_out(self, other, *, out):
-    return _k182(self, other, out=out)
+    return _k183(self, other, out=out)
 
 
 
-_k183 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logical_not_out_meta', 'Meta', 'ops/native_functions.yaml:2834')
+_k184 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logical_not_out_meta', 'Meta', 'ops/native_functions.yaml:2847')
 
 
 def logical_not_out(self, *, out):
-    return _k183(self, out=out)
+    return _k184(self, out=out)
 
 
 
-_k184 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logical_or_out_meta', 'Meta', 'ops/native_functions.yaml:2897')
+_k185 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logical_or_out_meta', 'Meta', 'ops/native_functions.yaml:2910')
 
 
 def logical_or_out(self, other, *, out):
-    return _k184(self, other, out=out)
-
-
-
-_k185 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logical_xor_out_meta', 'Meta', 'ops/native_functions.yaml:2855')
-
-
-def logical_xor_out(self, other, *, out):
     return _k185(self, other, out=out)
 
 
 
-_k186 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logsumexp_meta', 'Meta', 'ops/native_functions.yaml:1132')
+_k186 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logical_xor_out_meta', 'Meta', 'ops/native_functions.yaml:2868')
+
+
+def logical_xor_out(self, other, *, out):
+    return _k186(self, other, out=out)
+
+
+
+_k187 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logsumexp_meta', 'Meta', 'ops/native_functions.yaml:1145')
 
 
 def logsumexp(self, dim, keepdim=False):
-    return _k186(self, dim, keepdim)
+    return _k187(self, dim, keepdim)
 
 
 
-_k187 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logsumexp_out_meta', 'Meta', 'ops/native_functions.yaml:1140')
+_k188 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logsumexp_out_meta', 'Meta', 'ops/native_functions.yaml:1153')
 
 
 def logsumexp_out(self, dim, keepdim=False, *, out):
-    return _k187(self, dim, keepdim, out=out)
+    return _k188(self, dim, keepdim, out=out)
 
 
 lt_Scalar = _r.wrapper_Meta_lt_Scalar
@@ -433,37 +441,37 @@ lt_Tensor_out = _r.wrapper_Meta_lt_Tensor_out
 lt__Scalar = _r.wrapper_Meta_lt__Scalar
 lt__Tensor = _r.wrapper_Meta_lt__Tensor
 
-_k194 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'masked_fill_meta_', 'Meta', 'ops/native_functions.yaml:1926')
+_k195 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'masked_fill_meta_', 'Meta', 'ops/native_functions.yaml:1939')
 
 
 def masked_fill__Scalar(self, mask, value):
-    return _k194(self, mask, value)
-
-
-
-_k195 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'masked_fill_meta_', 'Meta', 'ops/native_functions.yaml:1941')
-
-
-def masked_fill__Tensor(self, mask, value):
     return _k195(self, mask, value)
 
 
 
-_k196 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'max_all_meta', 'Meta', 'ops/native_functions.yaml:972')
+_k196 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'masked_fill_meta_', 'Meta', 'ops/native_functions.yaml:1954')
+
+
+def masked_fill__Tensor(self, mask, value):
+    return _k196(self, mask, value)
+
+
+
+_k197 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'max_all_meta', 'Meta', 'ops/native_functions.yaml:985')
 
 
 def max(self):
-    return _k196(self)
+    return _k197(self)
 
 
 max_dim = _r.wrapper_Meta_max_dim
 max_dim_max = _r.wrapper_Meta_max_dim_max
 
-_k199 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'max_unary_out_meta', 'Meta', 'ops/native_functions.yaml:980')
+_k200 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'max_unary_out_meta', 'Meta', 'ops/native_functions.yaml:993')
 
 
 def max_unary_out(self, *, out):
-    return _k199(self, out=out)
+    return _k200(self, out=out)
 
 
 maximum = _r.wrapper_Meta_maximum
@@ -471,21 +479,21 @@ maximum_out = _r.wrapper_Meta_maximum_out
 mean_dim = _r.wrapper_Meta_mean_dim
 mean_out = _r.wrapper_Meta_mean_out
 
-_k204 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'min_all_meta', 'Meta', 'ops/native_functions.yaml:987')
+_k205 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'min_all_meta', 'Meta', 'ops/native_functions.yaml:1000')
 
 
 def min(self):
-    return _k204(self)
+    return _k205(self)
 
 
 min_dim = _r.wrapper_Meta_min_dim
 min_dim_min = _r.wrapper_Meta_min_dim_min
 
-_k207 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'min_unary_out_meta', 'Meta', 'ops/native_functions.yaml:995')
+_k208 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'min_unary_out_meta', 'Meta', 'ops/native_functions.yaml:1008')
 
 
 def min_unary_out(self, *, out):
-    return _k207(self, out=out)
+    return _k208(self, out=out)
 
 
 minimum = _r.wrapper_Meta_minimum
@@ -496,19 +504,19 @@ mul_Tensor = _r.wrapper_Meta_mul_Tensor
 mul_out = _r.wrapper_Meta_mul_out
 mul__Tensor = _r.wrapper_Meta_mul__Tensor
 
-_k215 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'native_dropout_meta', 'Meta', 'ops/native_functions.yaml:1403')
+_k216 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'native_dropout_meta', 'Meta', 'ops/native_functions.yaml:1416')
 
 
 def native_dropout(input, p, train):
-    return _k215(input, p, train)
+    return _k216(input, p, train)
 
 
 
-_k216 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'native_layer_norm_meta', 'Meta', 'ops/native_functions.yaml:1411')
+_k217 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'native_layer_norm_meta', 'Meta', 'ops/native_functions.yaml:1424')
 
 
 def native_layer_norm(input, normalized_shape, weight, bias, eps):
-    return _k216(input, normalized_shape, weight, bias, eps)
+    return _k217(input, normalized_shape, weight, bias, eps)
 
 
 ne_Scalar = _r.wrapper_Meta_ne_Scalar
@@ -521,19 +529,19 @@ neg = _r.wrapper_Meta_neg
 neg_out = _r.wrapper_Meta_neg_out
 neg_ = _r.wrapper_Meta_neg_
 
-_k226 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'nll_loss2d_forward_meta', 'Meta', 'ops/native_functions.yaml:1449')
+_k227 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'nll_loss2d_forward_meta', 'Meta', 'ops/native_functions.yaml:1462')
 
 
 def nll_loss2d_forward(self, target, weight, reduction, ignore_index):
-    return _k226(self, target, weight, reduction, ignore_index)
+    return _k227(self, target, weight, reduction, ignore_index)
 
 
 
-_k227 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'nll_loss2d_forward_out_meta', 'Meta', 'ops/native_functions.yaml:1443')
+_k228 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'nll_loss2d_forward_out_meta', 'Meta', 'ops/native_functions.yaml:1456')
 
 
 def nll_loss2d_forward_output(self, target, weight, reduction, ignore_index, *, output, total_weight):
-    return _k227(self, target, weight, reduction, ignore_index, output=output, total_weight=total_weight)
+    return _k228(self, target, weight, reduction, ignore_index, output=output, total_weight=total_weight)
 
 
 nll_loss_forward = _r.wrapper_Meta_nll_loss_forward
@@ -543,11 +551,11 @@ norm_ScalarOpt_dim_dtype = _r.wrapper_Meta_norm_ScalarOpt_dim_dtype
 norm_dtype_out = _r.wrapper_Meta_norm_dtype_out
 norm_out = _r.wrapper_Meta_norm_out
 
-_k234 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:2102')
+_k235 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:2115')
 
 
 def normal_(self, mean=0.0, std=1.0, *, generator=None):
-    return _k234(self, mean, std, generator=generator)
+    return _k235(self, mean, std, generator=generator)
 
 
 pow_Scalar = _r.wrapper_Meta_pow_Scalar
@@ -559,40 +567,40 @@ pow_Tensor_Tensor_out = _r.wrapper_Meta_pow_Tensor_Tensor_out
 pow__Scalar = _r.wrapper_Meta_pow__Scalar
 pow__Tensor = _r.wrapper_Meta_pow__Tensor
 
-_k243 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'prod_meta', 'Meta', 'ops/native_functions.yaml:898')
+_k244 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'prod_meta', 'Meta', 'ops/native_functions.yaml:911')
 
 
 def prod(self, *, dtype=None):
-    return _k243(self, dtype=dtype)
+    return _k244(self, dtype=dtype)
 
 
 prod_dim_int = _r.wrapper_Meta_prod_dim_int
 prod_int_out = _r.wrapper_Meta_prod_int_out
 
-_k246 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:2117')
+_k247 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:2130')
 
 
 def random__from(self, from_, to, *, generator=None):
-    return _k246(self, from_, to, generator=generator)
+    return _k247(self, from_, to, generator=generator)
 
 
 
-_k247 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:2126')
+_k248 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:2139')
 
 
 def random__to(self, to, *, generator=None):
-    return _k247(self, to, generator=generator)
+    return _k248(self, to, generator=generator)
 
 
 remainder_Tensor = _r.wrapper_Meta_remainder_Tensor
 remainder_Tensor_out = _r.wrapper_Meta_remainder_Tensor_out
 remainder__Tensor = _r.wrapper_Meta_remainder__Tensor
 
-_k251 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'roll_meta', 'Meta', 'ops/native_functions.yaml:1752')
+_k252 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'roll_meta', 'Meta', 'ops/native_functions.yaml:1765')
 
 
 def roll(self, shifts, dims=()):
-    return _k251(self, shifts, dims)
+    return _k252(self, shifts, dims)
 
 
 round = _r.wrapper_Meta_round
@@ -637,19 +645,19 @@ sqrt = _r.wrapper_Meta_sqrt
 sqrt_out = _r.wrapper_Meta_sqrt_out
 sqrt_ = _r.wrapper_Meta_sqrt_
 
-_k293 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'std_correction_meta', 'Meta', 'ops/native_functions.yaml:1075')
+_k294 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'std_correction_meta', 'Meta', 'ops/native_functions.yaml:1088')
 
 
 def std_correction(self, dim=None, *, correction=None, keepdim=False):
-    return _k293(self, dim, correction=correction, keepdim=keepdim)
+    return _k294(self, dim, correction=correction, keepdim=keepdim)
 
 
 
-_k294 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'std_correction_out_meta', 'Meta', 'ops/native_functions.yaml:1083')
+_k295 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'std_correction_out_meta', 'Meta', 'ops/native_functions.yaml:1096')
 
 
 def std_correction_out(self, dim=None, *, correction=None, keepdim=False, out):
-    return _k294(self, dim, correction=correction, keepdim=keepdim, out=out)
+    return _k295(self, dim, correction=correction, keepdim=keepdim, out=out)
 
 
 sub_Tensor = _r.wrapper_Meta_sub_Tensor
@@ -672,75 +680,75 @@ triu = _r.wrapper_Meta_triu
 triu_out = _r.wrapper_Meta_triu_out
 triu_ = _r.wrapper_Meta_triu_
 
-_k314 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'unfold', 'Meta', 'ops/native_functions.yaml:1563')
+_k315 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'unfold', 'Meta', 'ops/native_functions.yaml:1576')
 
 
 def unfold(self, dimension, size, step):
-    return _k314(self, dimension, size, step)
+    return _k315(self, dimension, size, step)
 
 
 
-_k315 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:2093')
+_k316 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:2106')
 
 
 def uniform_(self, from_=0.0, to=1.0, *, generator=None):
-    return _k315(self, from_, to, generator=generator)
+    return _k316(self, from_, to, generator=generator)
 
 
 
-_k316 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'var_correction_meta', 'Meta', 'ops/native_functions.yaml:1043')
+_k317 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'var_correction_meta', 'Meta', 'ops/native_functions.yaml:1056')
 
 
 def var_correction(self, dim=None, *, correction=None, keepdim=False):
-    return _k316(self, dim, correction=correction, keepdim=keepdim)
+    return _k317(self, dim, correction=correction, keepdim=keepdim)
 
 
 
-_k317 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'var_correction_out_meta', 'Meta', 'ops/native_functions.yaml:1051')
+_k318 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'var_correction_out_meta', 'Meta', 'ops/native_functions.yaml:1064')
 
 
 def var_correction_out(self, dim=None, *, correction=None, keepdim=False, out):
-    return _k317(self, dim, correction=correction, keepdim=keepdim, out=out)
+    return _k318(self, dim, correction=correction, keepdim=keepdim, out=out)
 
 
 
-_k318 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'view', 'Meta', 'ops/native_functions.yaml:650')
+_k319 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'view', 'Meta', 'ops/native_functions.yaml:663')
 
 
 def view(self, size):
-    return _k318(self, size)
+    return _k319(self, size)
 
 
 
-_k319 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'view_as_complex', 'Meta', 'ops/native_functions.yaml:1679')
+_k320 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'view_as_complex', 'Meta', 'ops/native_functions.yaml:1692')
 
 
 def view_as_complex(self):
-    return _k319(self)
-
-
-
-_k320 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'view_as_real', 'Meta', 'ops/native_functions.yaml:1667')
-
-
-def view_as_real(self):
     return _k320(self)
 
 
 
-_k321 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'where_meta', 'Meta', 'ops/native_functions.yaml:2765')
+_k321 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'view_as_real', 'Meta', 'ops/native_functions.yaml:1680')
+
+
+def view_as_real(self):
+    return _k321(self)
+
+
+
+_k322 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'where_meta', 'Meta', 'ops/native_functions.yaml:2778')
 
 
 def where_self(condition, self, other):
-    return _k321(condition, self, other)
+    return _k322(condition, self, other)
 
 
 
-_k322 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'where_self_out_meta', 'Meta', 'ops/native_functions.yaml:2773')
+_k323 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'where_self_out_meta', 'Meta', 'ops/native_functions.yaml:2786')
 
 
 def where_self_out(condition, self, other, *, out):
-    return _k322(condition, self, other, out=out)
+    return _k323(condition, self, other, out=out)
 
 
 
@@ -1034,6 +1042,7 @@ OVERLOADS = {
     },
     'fill_': {
         'Scalar': (fill__Scalar, 'TN', 'fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)'),
+        'Tensor': (fill__Tensor, 'TT', 'fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)'),
     },
     'flip': {
         'default': (flip, 'TN', 'flip(Tensor self, int[] dims) -> Tensor'),

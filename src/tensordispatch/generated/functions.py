@@ -151,7 +151,9 @@ _E_eye_m = _deferred(_G, '_E_eye_m', 'eye.m')
 _E_eye_m_out = _deferred(_G, '_E_eye_m_out', 'eye.m_out')
 _E_eye_out = _deferred(_G, '_E_eye_out', 'eye.out')
 _E_fill_Scalar = _deferred(_G, '_E_fill_Scalar', 'fill.Scalar')
+_E_fill_Tensor = _deferred(_G, '_E_fill_Tensor', 'fill.Tensor')
 _E_fill__Scalar = _deferred(_G, '_E_fill__Scalar', 'fill_.Scalar')
+_E_fill__Tensor = _deferred(_G, '_E_fill__Tensor', 'fill_.Tensor')
 _E_flatten_using_ints = _deferred(_G, '_E_flatten_using_ints', 'flatten.using_ints')
 _E_flip = _deferred(_G, '_E_flip', 'flip')
 _E_floor = _deferred(_G, '_E_floor', 'floor')
@@ -1322,13 +1324,23 @@ def eye(n, m=_NO, *, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, out=None
 
 
 def fill(input, value):
-    _r = _E_fill_Scalar.entry_function(input, value)
-    return _r
+    if not isinstance(value, _Tensor):
+        _r = _E_fill_Scalar.entry_function(input, value)
+        return _r
+    if isinstance(value, _Tensor):
+        _r = _E_fill_Tensor.entry_function(input, value)
+        return _r
+    raise TypeError('fill(): received an invalid combination of arguments; expected one of: fill.Scalar(Tensor self, Scalar value) -> Tensor; fill.Tensor(Tensor self, Tensor value) -> Tensor')
 
 
 def fill_(input, value):
-    _r = _E_fill__Scalar.entry_function(input, value)
-    return _r
+    if not isinstance(value, _Tensor):
+        _r = _E_fill__Scalar.entry_function(input, value)
+        return _r
+    if isinstance(value, _Tensor):
+        _r = _E_fill__Tensor.entry_function(input, value)
+        return _r
+    raise TypeError('fill_(): received an invalid combination of arguments; expected one of: fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!); fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)')
 
 
 def flatten(input, start_dim=_NO, end_dim=_NO):

@@ -109,6 +109,7 @@ _E_expand = _deferred(_G, '_E_expand', 'expand')
 _E_expm1 = _deferred(_G, '_E_expm1', 'expm1')
 _E_expm1_ = _deferred(_G, '_E_expm1_', 'expm1_')
 _E_fill__Scalar = _deferred(_G, '_E_fill__Scalar', 'fill_.Scalar')
+_E_fill__Tensor = _deferred(_G, '_E_fill__Tensor', 'fill_.Tensor')
 _E_flatten_using_ints = _deferred(_G, '_E_flatten_using_ints', 'flatten.using_ints')
 _E_flip = _deferred(_G, '_E_flip', 'flip')
 _E_floor = _deferred(_G, '_E_floor', 'floor')
@@ -912,8 +913,13 @@ def _m_expm1_(self):
 
 
 def _m_fill_(self, value):
-    _r = _E_fill__Scalar.entry_function(self, value)
-    return _r
+    if not isinstance(value, _Tensor):
+        _r = _E_fill__Scalar.entry_function(self, value)
+        return _r
+    if isinstance(value, _Tensor):
+        _r = _E_fill__Tensor.entry_function(self, value)
+        return _r
+    raise TypeError('fill_(): received an invalid combination of arguments; expected one of: fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!); fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)')
 
 
 def _m_flatten(self, start_dim=_NO, end_dim=_NO):

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from tensordispatch.backends.common import scalar_type_name
-from tensordispatch.backends.cpu.fpstate import QUIET_RUN, quiet_fp, quiet_retry
+from tensordispatch.backends.cpu.fpstate import QUIET_RUN, quiet_call, quiet_fp, quiet_retry
 from tensordispatch.backends.meta.pointwise import logical_spec, where_spec
 from tensordispatch.backends.overlap import check_written
 from tensordispatch.backends.structured import alloc_cpu, prepare_out
@@ -98,8 +98,13 @@ def check_scalar(value: Any, dt: Any, opmath: bool = False) -> None:
         )
 
 
-def _store(out: Tensor, result: Any) -> None:
+def _store(out: Tensor, result: Any, pre: Any = None) -> None:
+    """Write ``result`` (computed in ``pre``'s arithmetic type) into ``out``. A float16
+    computation runs in float32 here but in float16 in torch, so its result is rounded to
+    float16 first when ``out`` is wider (out= of another dtype)."""
     o = out._data  # float16 outputs overflow to inf, as torch's do: NumPy's FP reports off
+    if pre is _dt.float16 and o.dtype != _F16:
+        result = _to_f16(result)
     try:
         QUIET_RUN(_copyto, o, result, casting="unsafe")
     except RuntimeError as e:  # Note [Quiet context] in fpstate.py
@@ -107,18 +112,29 @@ def _store(out: Tensor, result: Any) -> None:
 
 
 _copyto = np.copyto
+_F16 = np.dtype(np.float16)
 
 
-def _apply_store(fn: Callable[[Array], Array], x: Array, o: Array) -> None:
-    """``o[...] = fn(x)``: run whole in the quiet context by the unary impls."""
-    _copyto(o, fn(x), casting="unsafe")
+def _to_f16(result: Any) -> Any:
+    return quiet_call(np.asarray(result).astype, np.float16)  # overflow to inf, silently
+
+
+def _apply_store(fn: Callable[[Array], Array], x: Array, o: Array, pre: Any) -> None:
+    """``o[...] = fn(x)``: run whole in the quiet context by the unary impls (a float16
+    computation's result rounded to float16 first, as in :func:`_store`)."""
+    result = fn(x)
+    if pre is _dt.float16 and o.dtype != _F16:
+        result = result.astype(_F16)
+    _copyto(o, result, casting="unsafe")
 
 
 # -- binary arithmetic -------------------------------------------------------------------------
 
 
-def _check_int_divisor(b: Array) -> None:
-    if np.any(b == 0):
+def _check_int_divisor(b: Array, out: Tensor) -> None:
+    """An integer division by zero raises, but only for an element computed: an empty
+    result divides nothing (``b`` only broadcasts to ``out``, so each of it is used)."""
+    if out._data.size and np.any(b == 0):
         raise RuntimeError("ZeroDivisionError")
 
 
@@ -127,13 +143,13 @@ def remainder_out(pre: Any, self: Tensor, other: Tensor, out: Tensor) -> None:
         raise not_implemented("remainder_cpu", pre)
     a, b = _arg(self, pre), _arg(other, pre)
     if not pre.is_floating_point:
-        _check_int_divisor(b)
-        _store(out, np.remainder(a, b))
+        _check_int_divisor(b, out)
+        _store(out, np.remainder(a, b), pre)
         return
     with quiet_fp():
         mod = np.fmod(a, b)
         fix = (mod != 0) & ((b < 0) != (mod < 0))
-        _store(out, np.where(fix, mod + b, mod))
+        _store(out, np.where(fix, mod + b, mod), pre)
 
 
 def int_power(a: Array, e: Array) -> Array:
@@ -158,22 +174,34 @@ def _power(pre: Any, a: Array, e: Array) -> Array:
     if not _is_float(pre):
         return int_power(a, e)
     with quiet_fp():
+        if pre.is_complex:
+            return _complex_power(a, e)
         return np.power(a, e)
 
 
+def _complex_power(a: Array, e: Array) -> Array:
+    """torch's complex pow is exp(e * log(a)); NumPy's power agrees (more accurately) except
+    at a zero or non-finite base, where torch's formula gives e.g. 0 ** 0 = nan+nanj."""
+    result = np.power(a, e)
+    special = (a == 0) | ~np.isfinite(a)
+    if special.any():
+        result = np.where(special, np.exp(e * np.log(a)), result)
+    return result
+
+
 def pow_Tensor_Tensor_out(pre: Any, self: Tensor, exponent: Tensor, out: Tensor) -> None:
-    _store(out, _power(pre, _arg(self, pre), _arg(exponent, pre)))
+    _store(out, _power(pre, _arg(self, pre), _arg(exponent, pre)), pre)
 
 
 def pow_Tensor_Scalar_out(pre: Any, self: Tensor, exponent: Any, out: Tensor) -> None:
     if exponent == 0:  # torch fills ones and copies for 0 and 1 (any dtype, even bool)
         out._data[...] = 1
     elif exponent == 1:
-        _store(out, self._data)
+        _store(out, self._data, pre)
     else:
-        if not _is_float(pre):
+        if not _is_float(pre) or pre is _dt.float16:  # float16: a checked conversion too
             check_scalar(exponent, pre)
-        _store(out, _power(pre, _arg(self, pre), _arg(exponent, pre)))
+        _store(out, _power(pre, _arg(self, pre), _arg(exponent, pre)), pre)
 
 
 def pow_Scalar_out(pre: Any, self: Any, exponent: Tensor, out: Tensor) -> None:
@@ -181,14 +209,14 @@ def pow_Scalar_out(pre: Any, self: Any, exponent: Tensor, out: Tensor) -> None:
         out._data[...] = 1
     else:  # torch runs pow.Tensor_Tensor_out into the resized out: its overlap checks
         check_written(out, (exponent,))
-        _store(out, _power(pre, _arg(self, pre), _arg(exponent, pre)))
+        _store(out, _power(pre, _arg(self, pre), _arg(exponent, pre)), pre)
 
 
 def _minmax(ufunc: Any, name: str) -> Callable[..., None]:
     def impl(pre: Any, self: Tensor, other: Tensor, out: Tensor) -> None:
         if self.dtype.is_complex or other.dtype.is_complex:
             raise RuntimeError(f"{name} not implemented for complex tensors.")
-        _store(out, ufunc(_arg(self, pre), _arg(other, pre)))
+        _store(out, ufunc(_arg(self, pre), _arg(other, pre)), pre)
 
     impl.__name__ = f"{name}_out"
     return impl
@@ -198,7 +226,7 @@ def _bitwise(ufunc: Any, name: str) -> Callable[..., None]:
     def impl(pre: Any, self: Tensor, other: Tensor, out: Tensor) -> None:
         if _is_float(pre):
             raise not_implemented(f"{name}_cpu", pre)
-        _store(out, ufunc(_arg(self, pre), _arg(other, pre)))
+        _store(out, ufunc(_arg(self, pre), _arg(other, pre)), pre)
 
     impl.__name__ = f"{name}_out"
     return impl
@@ -221,7 +249,7 @@ def _shift(left: bool) -> Callable[..., None]:
         else:
             fill = np.right_shift(a, bits - 1) if np.issubdtype(a.dtype, np.signedinteger) else 0
             result = np.where(outside, fill, np.right_shift(a, count))
-        _store(out, result)
+        _store(out, result, pre)
 
     impl.__name__ = f"bitwise_{'left' if left else 'right'}_shift_out"
     return impl
@@ -231,7 +259,7 @@ def bitwise_not_out(pre: Any, self: Tensor, out: Tensor) -> None:
     if _is_float(pre):
         raise not_implemented("bitwise_not_cpu", pre)
     data = self._data
-    _store(out, np.logical_not(data) if pre is _dt.bool else np.invert(data))
+    _store(out, np.logical_not(data) if pre is _dt.bool else np.invert(data), pre)
 
 
 def div_out_mode(
@@ -249,20 +277,20 @@ def div_out_mode(
         raise not_implemented(f"div_{mode}_cpu", common)
     a, b = _arg(self, common), _arg(other, common)
     if not _is_float(common):
-        _check_int_divisor(b)
+        _check_int_divisor(b, out)
         result = np.floor_divide(a, b)
         if mode == "trunc":
             result = result + ((np.remainder(a, b) != 0) & ((a < 0) != (b < 0))).astype(a.dtype)
-        _store(out, result)
+        _store(out, result, common)
         return
     with quiet_fp():
         if mode == "floor":
-            _store(out, _floor_divide_float(a, b))
+            _store(out, _floor_divide_float(a, b), common)
         else:
             # float16: the quotient is rounded to half before trunc, as torch's vectorized
             # loop does (its scalar tail loop truncates the float quotient; they disagree
             # when the quotient rounds up to an integer: 64.99 -> 65 vs 64).
-            _store(out, np.trunc((a / b).astype(common._numpy)))
+            _store(out, np.trunc((a / b).astype(common._numpy)), common)
 
 
 def _floor_divide_float(a: Array, b: Array) -> Array:
@@ -301,9 +329,9 @@ def _unary(fn: Callable[[Array], Array], name: str, real_only: str = "") -> Call
             raise not_implemented(real_only, pre)
         x, o = _arg(self, pre), out._data
         try:  # fn and the store with NumPy's FP reports off (Note [Quiet context])
-            QUIET_RUN(_apply_store, fn, x, o)
+            QUIET_RUN(_apply_store, fn, x, o, pre)
         except RuntimeError as e:
-            quiet_retry(e, _apply_store, fn, x, o)
+            quiet_retry(e, _apply_store, fn, x, o, pre)
 
     impl.__name__ = f"{name}_out"
     return impl
@@ -315,9 +343,9 @@ def _float_only(fn: Callable[[Array], Array], kernel: str, complex_ok: bool) -> 
             raise not_implemented(kernel, pre)
         x, o = _arg(self, pre), out._data
         try:  # fn and the store with NumPy's FP reports off (Note [Quiet context])
-            QUIET_RUN(_apply_store, fn, x, o)
+            QUIET_RUN(_apply_store, fn, x, o, pre)
         except RuntimeError as e:
-            quiet_retry(e, _apply_store, fn, x, o)
+            quiet_retry(e, _apply_store, fn, x, o, pre)
 
     impl.__name__ = f"{kernel}_out"
     return impl
@@ -330,9 +358,9 @@ def gelu_out_cpu(pre: Any, self: Tensor, approximate: str, out: Tensor) -> None:
     with quiet_fp():
         if approximate == "tanh":
             inner = math.sqrt(2 / math.pi) * (x + 0.044715 * x * x * x)
-            _store(out, 0.5 * x * (1 + np.tanh(inner)))
+            _store(out, 0.5 * x * (1 + np.tanh(inner)), pre)
         else:
-            _store(out, 0.5 * x * (1 + erf_array(x * (1 / math.sqrt(2)))))
+            _store(out, 0.5 * x * (1 + erf_array(x * (1 / math.sqrt(2)))), pre)
 
 
 def _rounding(fn: Callable[[Array], Array], name: str, vml: str) -> Callable[..., None]:
@@ -343,7 +371,7 @@ def _rounding(fn: Callable[[Array], Array], name: str, vml: str) -> Callable[...
             raise NotImplementedError(f"{name} is not supported for complex inputs")
         if pre is _dt.bool:
             raise not_implemented(vml, pre)
-        _store(out, fn(self._data) if pre.is_floating_point else self._data)
+        _store(out, fn(self._data) if pre.is_floating_point else self._data, pre)
 
     impl.__name__ = f"{name}_out"
     return impl
@@ -356,10 +384,10 @@ def round_decimals_out(pre: Any, self: Tensor, decimals: int, out: Tensor) -> No
     with quiet_fp():
         if decimals >= 0:
             scale = np.asarray(10.0**decimals, x.dtype)
-            _store(out, np.rint(x * scale) / scale)
+            _store(out, np.rint(x * scale) / scale, pre)
         else:
             scale = np.asarray(10.0 ** (-decimals), x.dtype)
-            _store(out, np.rint(x / scale) * scale)
+            _store(out, np.rint(x / scale) * scale, pre)
 
 
 def sign_out(pre: Any, self: Tensor, out: Tensor) -> None:
@@ -370,9 +398,9 @@ def sign_out(pre: Any, self: Tensor, out: Tensor) -> None:
         )
     data = self._data
     if pre is _dt.bool:
-        _store(out, data)
+        _store(out, data, pre)
         return
-    _store(out, (data > 0).astype(data.dtype) - (data < 0).astype(data.dtype))
+    _store(out, (data > 0).astype(data.dtype) - (data < 0).astype(data.dtype), pre)
 
 
 # -- clamp -------------------------------------------------------------------------------------
@@ -380,6 +408,8 @@ def sign_out(pre: Any, self: Tensor, out: Tensor) -> None:
 
 def _clamp(pre: Any, self: Tensor, lo: Any, hi: Any, out: Tensor) -> None:
     for bound in (lo, hi):
+        if isinstance(bound, complex):  # torch reads a number bound as a double first
+            raise RuntimeError("value cannot be converted to type double without overflow")
         if bound is not None and not isinstance(bound, Tensor):
             check_scalar(bound, pre)
     x = _arg(self, pre)
@@ -387,7 +417,7 @@ def _clamp(pre: Any, self: Tensor, lo: Any, hi: Any, out: Tensor) -> None:
         x = np.maximum(x, _arg(lo, pre))
     if hi is not None:
         x = np.minimum(x, _arg(hi, pre))
-    _store(out, x)
+    _store(out, x, pre)
 
 
 def clamp_out(pre: Any, self: Tensor, min: Any, max: Any, out: Tensor) -> None:
@@ -439,7 +469,7 @@ def _lerp(pre: Any, self: Tensor, end: Tensor, weight: Any, out: Tensor, kernel:
         check_scalar(weight, pre, opmath=True)
     a, b, w = _arg(self, pre), _arg(end, pre), _arg(weight, pre)
     with quiet_fp():
-        _store(out, np.where(np.abs(w) < 0.5, a + w * (b - a), b - (b - a) * (1 - w)))
+        _store(out, np.where(np.abs(w) < 0.5, a + w * (b - a), b - (b - a) * (1 - w)), pre)
 
 
 def lerp_Scalar(pre: Any, self: Tensor, end: Tensor, weight: Any, out: Tensor) -> None:
@@ -458,7 +488,7 @@ def addcmul_out(
     check_scalar(value, pre, opmath=True)
     v = _arg(value, pre)
     with quiet_fp():
-        _store(out, _arg(self, pre) + v * _arg(tensor1, pre) * _arg(tensor2, pre))
+        _store(out, _arg(self, pre) + v * _arg(tensor1, pre) * _arg(tensor2, pre), pre)
 
 
 def addcdiv_out(
@@ -467,7 +497,7 @@ def addcdiv_out(
     check_scalar(value, pre, opmath=True)
     v = _arg(value, pre)
     with quiet_fp():
-        _store(out, _arg(self, pre) + v * (_arg(tensor1, pre) / _arg(tensor2, pre)))
+        _store(out, _arg(self, pre) + v * (_arg(tensor1, pre) / _arg(tensor2, pre)), pre)
 
 
 # -- unstructured: where, logical ops ----------------------------------------------------------
@@ -504,7 +534,27 @@ def logical_not_out(self: Tensor, *, out: Tensor) -> Tensor:
     return out
 
 
+def fill__Tensor(self: Tensor, value: Tensor) -> Tensor:
+    """fill_.Tensor: a 0-dim ``value`` copied into every element with copy_'s rules (wrapping
+    casts, the complex-to-real warning, the overlap check of an expanded ``self``), unlike
+    fill_.Scalar's overflow check. The value is read first, so a view of ``self`` works.
+
+    >>> import tensordispatch as td
+    >>> x = td.arange(3.0)
+    >>> fill__Tensor(x, x[2]).tolist()
+    [2.0, 2.0, 2.0]
+    """
+    from tensordispatch.backends.cpu.kernels import copy_  # kernels imports this module
+    from tensordispatch.backends.meta.kernels import fill_meta_
+
+    fill_meta_(self, value)
+    snapshot = alloc_cpu(((), None, value.dtype))
+    snapshot._data[...] = value._data
+    return copy_(self, snapshot)
+
+
 POINTWISE_CPU: dict[str, Any] = {
+    "fill__Tensor": fill__Tensor,
     "remainder_out": remainder_out,
     "pow_Tensor_Tensor_out": pow_Tensor_Tensor_out,
     "pow_Tensor_Scalar_out": pow_Tensor_Scalar_out,

@@ -237,15 +237,16 @@ def pointwise(
     if outs is None:
         return ((shape, output_strides(shape, inputs), common),), common
     out = outs[0]
-    if not can_cast(common, out.dtype):
-        check_can_cast(common, out)  # raises
     if out._shape == shape:
+        if not can_cast(common, out.dtype):
+            check_can_cast(common, out)  # raises
         return ((shape, out._strides, out.dtype),), common
-    if any(out is t for t in inputs):
+    if any(out is t for t in inputs):  # read-write: TensorIterator checks shapes before dtypes
         raise RuntimeError(
             f"output with shape {shape_text(out._shape)} doesn't match the broadcast shape "
             f"{shape_text(shape)}"
         )
+    check_can_cast(common, out)
     return ((shape, output_strides(shape, inputs), out.dtype),), common
 
 

@@ -17,7 +17,7 @@ from tensordispatch.backends.common import (
     shape_text,
     strided,
 )
-from tensordispatch.backends.meta.iterator import output_strides
+from tensordispatch.backends.meta.iterator import check_can_cast, output_strides
 from tensordispatch.backends.structured import alloc_meta, prepare_out
 from tensordispatch.backends.views import view
 from tensordispatch.tensor import dtypes as _dt
@@ -110,8 +110,26 @@ def copy_meta(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
 
 
 def abs_out_meta(self: Tensor, *, out: Tensor) -> Tensor:
-    strides = output_strides(self._shape, (self,))
-    prepare_out(out, (self._shape, strides, self.dtype.to_real()))
+    """abs.out: a complex ``self`` into a real ``out`` is computed in complex and copied
+    (can-cast check, contiguous resize); otherwise TensorIterator's unary op, whose output
+    must have ``self``'s dtype (complex into complex keeps the modulus as real part).
+
+    >>> import tensordispatch as td
+    >>> abs_out_meta(td.tensor([1]), out=td.empty(0))
+    Traceback (most recent call last):
+    ...
+    RuntimeError: Found dtype Float but expected Long
+    """
+    if self.dtype.is_complex and not out.dtype.is_complex:
+        check_can_cast(self.dtype.to_real(), out)
+        prepare_out(out, (self._shape, None, out.dtype))
+        return out
+    if out.dtype is not self.dtype:
+        raise RuntimeError(
+            f"Found dtype {scalar_type_name(out.dtype)} but expected "
+            f"{scalar_type_name(self.dtype)}"
+        )
+    prepare_out(out, (self._shape, output_strides(self._shape, (self,)), out.dtype))
     return out
 
 

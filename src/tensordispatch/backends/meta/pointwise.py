@@ -85,12 +85,51 @@ def _binary(outs: Any, self: Any, other: Any) -> MetaResult:
     return pointwise(outs, (self, other))
 
 
+def _off_meta(*tensors: Any) -> bool:
+    """No operand on 'meta': torch's C++ meta functions check what its meta tensors (Python
+    meta registrations) do not."""
+    return all(t.device.type != "meta" for t in tensors)
+
+
+def _minmax(name: str) -> Callable[..., MetaResult]:
+    """maximum/minimum: torch's meta function refuses complex before building the iterator
+    (so before the out= cast check)."""
+
+    def meta(outs: Any, self: Any, other: Any) -> MetaResult:
+        if (self.dtype.is_complex or other.dtype.is_complex) and _off_meta(self, other):
+            raise RuntimeError(f"{name} not implemented for complex tensors.")
+        return pointwise(outs, (self, other))
+
+    return meta
+
+
+def sign(outs: Any, self: Any) -> MetaResult:
+    """sign refuses complex before the out= dtype check."""
+    if self.dtype.is_complex and _off_meta(self):
+        raise NotImplementedError(
+            "Unlike NumPy, torch.sign is not intended to support complex numbers. Please use "
+            "torch.sgn instead."
+        )
+    return unary_same_dtype(outs, self)
+
+
 def _unary_float(outs: Any, self: Any) -> MetaResult:
     return pointwise(outs, (self,), int_to_float=True)
 
 
 def _unary(outs: Any, self: Any) -> MetaResult:
     return unary_same_dtype(outs, self)
+
+
+def _real_rounding(name: str) -> Callable[..., MetaResult]:
+    """floor/ceil: torch's meta function refuses complex before the out= dtype check."""
+
+    def meta(outs: Any, self: Any) -> MetaResult:
+        if self.dtype.is_complex and _off_meta(self):
+            raise NotImplementedError(f"{name} is not supported for complex inputs")
+        return unary_same_dtype(outs, self)
+
+    return meta
 
 
 def round_decimals(outs: Any, self: Any, decimals: int = 0) -> MetaResult:
@@ -134,7 +173,7 @@ def _clamp_numbers(outs: Any, self: Any, bounds: tuple[Any, ...]) -> MetaResult:
     """clamp / clamp_min / clamp_max with numbers: promotion over self and the numbers,
     no promotion in place, then a unary op on self converted to the result dtype."""
     result = self.dtype
-    if result.is_complex or any(isinstance(b, complex) for b in bounds):
+    if result.is_complex:
         raise NotImplementedError("clamp is not supported for complex types")
     if not result.is_floating_point:
         result = _result_type_of((self, *(wrap_number(b) for b in bounds)))
@@ -143,6 +182,9 @@ def _clamp_numbers(outs: Any, self: Any, bounds: tuple[Any, ...]) -> MetaResult:
                 f"result type {scalar_type_name(result)} can't be cast to the desired output "
                 f"type {type_meta_name(self.dtype)}"
             )
+        if result.is_complex:
+            raise NotImplementedError("clamp is not supported for complex types")
+    # a floating self keeps its dtype: a complex number fails in the kernel's conversion
     return unary_same_dtype(outs, self, result)
 
 
@@ -285,7 +327,10 @@ POINTWISE_META_FUNCTIONS: dict[str, Callable[..., MetaResult]] = {
     "pow.Scalar": pow_Scalar,
     **{n: _unary_float for n in ("log", "log1p", "expm1", "rsqrt", "tan", "tanh", "sigmoid")},
     "erf": _unary_float,
-    **{n: _unary for n in ("silu", "floor", "ceil", "round", "sign", "bitwise_not")},
+    **{n: _unary for n in ("silu", "round", "bitwise_not")},
+    "floor": _real_rounding("floor"),
+    "ceil": _real_rounding("ceil"),
+    "sign": sign,
     "gelu": gelu,
     "round.decimals": round_decimals,
     "clamp": clamp,
@@ -294,8 +339,8 @@ POINTWISE_META_FUNCTIONS: dict[str, Callable[..., MetaResult]] = {
     "clamp_max": clamp_bound,
     "clamp_min.Tensor": clamp_bound_Tensor,
     "clamp_max.Tensor": clamp_bound_Tensor,
-    "maximum": _binary,
-    "minimum": _binary,
+    "maximum": _minmax("maximum"),
+    "minimum": _minmax("minimum"),
     **{f"bitwise_{n}.Tensor": _binary for n in ("and", "or", "xor")},
     **{f"bitwise_{n}_shift.Tensor": _binary for n in ("left", "right")},
     "lerp.Scalar": lerp_Scalar,

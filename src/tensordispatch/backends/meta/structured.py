@@ -28,6 +28,7 @@ from tensordispatch.backends.common import (
     wrap_dim,
 )
 from tensordispatch.backends.meta.iterator import Spec, pointwise
+from tensordispatch.backends.meta.pointwise import unary_same_dtype
 from tensordispatch.backends.overlap import check_written
 from tensordispatch.tensor import dtypes as _dt
 from tensordispatch.tensor.tensor import Tensor
@@ -107,7 +108,7 @@ def neg(outs: Any, self: Any) -> MetaResult:
             "Negation, the `-` operator, on a bool tensor is not supported. If you are trying "
             "to invert a mask, use the `~` or `logical_not()` operator instead."
         )
-    return pointwise(outs, (self,))
+    return unary_same_dtype(outs, self)  # build_borrowing_unary_op: out of self's dtype
 
 
 def comparison(outs: Any, self: Any, other: Any) -> MetaResult:
