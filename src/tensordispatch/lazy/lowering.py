@@ -376,9 +376,9 @@ class _Emitter:
 
     def __init__(self, graph: Graph) -> None:
         self.graph = graph
-        self.lines: list[str] = []
-        # per line: its Program step, or None for a statement only known as text
-        self.calls: list[tuple[Any, ...] | None] = []
+        # per statement: (target or None, expression: a Call or text); rendered as source
+        # and made Program steps only where _fold_runs keeps them
+        self.statements: list[tuple[str | None, Any]] = []
         # per line: (ufunc, buffer, constant) for an in-place call with a constant operand
         self.steps: list[tuple[str, str, str] | None] = []
         self.prelude: dict[Any, str] = {}  # hoisted expression (Call or text) -> name
@@ -440,10 +440,10 @@ class _Emitter:
         loop, so a long elementwise chain compiles in O(1): a repeated block of calls when
         the run is periodic, else a loop over a constant table. The lines and, in step,
         their Program steps."""
-        lines, steps, calls = self.lines, self.steps, self.calls
+        statements, steps = self.statements, self.steps
         folded: list[str] = []
         program: list[tuple[Any, ...] | None] = []
-        i, end = 0, len(lines)
+        i, end = 0, len(statements)
         while i < end:
             step = steps[i]
             j = i + 1
@@ -452,21 +452,42 @@ class _Emitter:
                 while j < end and (later := steps[j]) is not None and later[1] == buffer:
                     j += 1
             if j - i < RUN_MIN:  # a short run, or not a run: keep the lines
-                folded.extend(lines[i:j])
-                program.extend(calls[i:j])
+                self._keep(statements[i:j], folded, program)
             elif (period := _period(steps, i, j)) is not None:
                 repeats = (j - i) // period
                 folded.append(f"for _ in range({repeats}):")
-                folded.extend([f"    {line}" for line in lines[i : i + period]])
-                program.append((first_run.REPEAT_STEP, repeats, tuple(calls[i : i + period])))
-                folded.extend(lines[i + repeats * period : j])
-                program.extend(calls[i + repeats * period : j])
+                block: list[tuple[Any, ...] | None] = []
+                self._keep(statements[i : i + period], folded, block, "    ")
+                program.append((first_run.REPEAT_STEP, repeats, tuple(block)))
+                self._keep(statements[i + repeats * period : j], folded, program)
             else:
                 table = f"r{self.tables}"
                 folded.extend(self._table_loop(table, steps[i:j], buffer))  # type: ignore[arg-type]
                 program.append((first_run.FOLD_STEP, table, buffer))
             i = j
         return folded, program
+
+    @staticmethod
+    def _keep(
+        statements: list[tuple[str | None, Any]],
+        lines: list[str],
+        steps: list[tuple[Any, ...] | None],
+        indent: str = "",
+    ) -> None:
+        """Append ``statements``' lines to ``lines`` and their Program steps (None for
+        text) to ``steps``."""
+        for target, expr in statements:
+            if type(expr) is str:
+                text = expr
+                steps.append(None)
+            else:
+                fn, args = expr
+                try:
+                    text = f"{fn}({', '.join(args)})"
+                except TypeError:  # a nested call among the arguments
+                    text = _render(expr)
+                steps.append((first_run.CALL_STEP, target, fn, args))
+            lines.append(f"{indent}{target} = {text}" if target else f"{indent}{text}")
 
     def _table_loop(self, table: str, run: list[tuple[str, str, str]], buffer: str) -> list[str]:
         self.tables += 1
@@ -482,8 +503,7 @@ class _Emitter:
         name = f"k{position}"
         self.constants[name] = detached(node)
         outs = [f"v{position}_{i}" for i in range(len(node.shapes))]
-        self.lines.append(f"{', '.join(outs)}, = _run({name}, {', '.join(ins)})")
-        self.calls.append(None)
+        self.statements.append((None, f"{', '.join(outs)}, = _run({name}, {', '.join(ins)})"))
         self.textual = True
         self.steps.append(None)
         for i, out in enumerate(outs):
@@ -556,30 +576,20 @@ class _Emitter:
 
     def _statement(self, expr: Any, target: str | None, buffer: str) -> None:
         """Record one rule's statement (``target = expr``, or ``expr`` writing into
-        ``buffer``): its line, its Program step, and whether it is an in-place call with
-        a constant operand (Note [Folded runs])."""
+        ``buffer``) and whether it is an in-place call with a constant operand (Note
+        [Folded runs])."""
+        self.statements.append((target, expr))
+        step = None
         if type(expr) is str:
             self.textual = True
-            self.calls.append(None)
-            self.lines.append(f"{target} = {expr}" if target else expr)
-            self.steps.append(None if target else _in_place_text(expr))
-            return
-        fn, args = expr
-        try:
-            text = f"{fn}({', '.join(args)})"
-        except TypeError:  # a nested call among the arguments
-            text = _render(expr)
-        self.calls.append((first_run.CALL_STEP, target, fn, args))
-        if target:
-            self.lines.append(f"{target} = {text}")
-            self.steps.append(None)
-            return
-        self.lines.append(text)
-        step = None
-        if len(args) == 3 and args[0] == buffer == args[2] and fn.startswith("np_"):
-            constant = args[1]
-            if type(constant) is str and constant[:1] in _CONSTANT and constant[1:].isdigit():
-                step = (fn[3:], buffer, constant)
+            if not target:
+                step = _in_place_text(expr)
+        elif not target:
+            fn, args = expr
+            if len(args) == 3 and args[0] == buffer == args[2] and fn[:3] == "np_":
+                constant = args[1]
+                if type(constant) is str and constant[:1] in _CONSTANT and constant[1:].isdigit():
+                    step = (fn[3:], buffer, constant)
         self.steps.append(step)
 
     def _hoist(self, expr: Any) -> str:
