@@ -211,28 +211,46 @@ def _scalar_name(d: Any) -> str:
 # -- out= kernels of the list-returning view copies (ATen's CompositeExplicitAutograd) -----------
 
 
-def _copy_into(results: list[Tensor], out: Any) -> None:
+def _check_count(name: str, results: list[Tensor], out: Any) -> None:
     if len(out) != len(results):
         raise RuntimeError(
-            f"Expected out to be a list of {len(results)} tensors, but got {len(out)}"
+            f"{name} expected an out= argument of size {len(results)}, got size {len(out)}"
         )
-    for o, r in zip(out, results, strict=True):
-        from tensordispatch.backends.structured import resize_output
 
+
+def _resize_copy_into(name: str, results: list[Tensor], out: Any) -> None:
+    """split_with_sizes_copy.out / unbind_copy.int_out: each output is resized (warning if it
+    had elements), then must have the piece's dtype, then is copied into."""
+    from tensordispatch.backends.common import type_meta_name
+    from tensordispatch.backends.structured import resize_output
+
+    _check_count(name, results, out)
+    for o, r in zip(out, results, strict=True):
         resize_output(o, r._shape)
+        if o.dtype is not r.dtype:
+            raise RuntimeError(
+                f"Expected out tensor to have dtype {type_meta_name(r.dtype)}, but got "
+                f"{type_meta_name(o.dtype)} instead"
+            )
         op("copy_")(o, r)
 
 
 def split_copy_Tensor_out(self: Tensor, split_size: int, dim: int = 0, *, out: Any) -> None:
-    _copy_into(split(self, split_size, dim), out)
+    """torch copies each piece with copy_ and no resize: an output must be a shape the piece
+    broadcasts to (an empty or wrong-shape output is an error), any dtype (cast)."""
+    pieces = split(self, split_size, dim)
+    _check_count("split_copy_Tensor_out()", pieces, out)
+    for o, r in zip(out, pieces, strict=True):
+        op("copy_")(o, r)
 
 
 def split_with_sizes_copy_out(self: Tensor, split_sizes: Any, dim: int = 0, *, out: Any) -> None:
-    _copy_into(split_with_sizes(self, split_sizes, dim), out)
+    pieces = split_with_sizes(self, split_sizes, dim)
+    _resize_copy_into("split_with_sizes_copy_out", pieces, out)
 
 
 def unbind_copy_int_out(self: Tensor, dim: int = 0, *, out: Any) -> None:
-    _copy_into(unbind(self, dim), out)
+    _resize_copy_into("unbind_copy_int_out", unbind(self, dim), out)
 
 
 VIEW_OP_KERNELS: dict[str, Any] = {
