@@ -79,6 +79,9 @@ def goal_table(number: int, rounds: int) -> None:
         "a * b[0] (broadcast, with indexing)": (lambda: a * b[0], lambda: ta * tb[0]),
         "a * c (broadcast row, c = b[0])": (lambda: a * c, lambda: ta * tc),
         "tensor([1., 2, 3])": (lambda: td.tensor([1.0, 2, 3]), lambda: torch.tensor([1.0, 2, 3])),
+        "arange(10)": (lambda: td.arange(10), lambda: torch.arange(10)),
+        "arange(10.)": (lambda: td.arange(10.0), lambda: torch.arange(10.0)),
+        "zeros_like(a)": (lambda: td.zeros_like(a), lambda: torch.zeros_like(ta)),
         "a + 1 (reference)": (lambda: a + 1, lambda: ta + 1),
         "a.clone() (reference)": (lambda: a.clone(), lambda: ta.clone()),
     }

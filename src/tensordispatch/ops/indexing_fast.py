@@ -43,6 +43,7 @@ from typing import Any
 
 import numpy as np
 
+from tensordispatch.backends.cpu.kernels import fill_ as _fill_kernel
 from tensordispatch.dispatch.kernel import KernelKind
 from tensordispatch.dispatch.keyset import (
     AFTER_AD_INPLACE_OR_VIEW_RAW,
@@ -556,6 +557,12 @@ def assign(self: Tensor, key: Any, value: Any) -> bool:
         return False
     if g is COPY_ and value._shape != view._shape and value._shape:
         return False  # torch views and expands the value first: the general path
+    if g.kernel is _fill_kernel and g is FILL_:
+        # our CPU fill_ with a Python number only converts and writes: no dispatch inside,
+        # no thread-local word read, so the words need not change around it
+        _fill_kernel(view, value)
+        view._bump_version()
+        return True
     st = _ST
     saved = st.excluded
     st.excluded = saved | _BELOW_ADIOV  # ADInplaceOrView's kernel runs the CPU one so

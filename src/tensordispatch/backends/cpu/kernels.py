@@ -416,7 +416,7 @@ def fill_(self: Tensor, value: Any) -> Tensor:
         return self
     if not (type(value) is int and 0 <= value <= 127):  # those fit every dtype
         value = checked_fill_value(value, self.dtype)
-    self._data[...] = value
+    self._data.fill(value)  # NumPy's a[...] = value, the same conversion, ~2x cheaper
     return self
 
 
