@@ -10,7 +10,9 @@ a view or alias of a normal tensor) is an inference tensor: its key set has no A
 ADInplaceOrView key (so no call that sees only inference tensors reaches autograd, even
 outside the mode) and it has no version counter. We mark the missing counter with one
 shared ``InferenceVersion`` object in ``_vc``; views and ``detach()`` share the root's
-``_vc`` and key set, so they are inference tensors too, as in torch. What that gives:
+``_vc`` and key set, so they are inference tensors too, as in torch; like torch's, such a
+view is no view (``_base`` is None): ``_make_view`` makes it a second root over the same
+storage bytes. What that gives:
 
 - ``t._version`` raises torch's "Inference tensors do not track version counter.";
 - a version bump (every in-place write through ADInplaceOrView, which the default
@@ -20,6 +22,8 @@ shared ``InferenceVersion`` object in ``_vc``; views and ``detach()`` share the 
   cannot be saved for backward ..." (the only readers of a counter's ``version`` outside
   tensor.py are the saved-tensor records, graph.py and the generated entries);
 - ``requires_grad = True`` outside the mode raises torch's message (tensor.py).
+
+The messages are torch's, naming ``tensordispatch.`` where torch's name ``torch.``.
 
 Testing thread-local state on every allocation would cost every kernel ~40 ns, so
 constructors first test ``_INFERENCE_ACTIVE``, a module global holding the number of
@@ -56,8 +60,8 @@ _NOT_AUTOGRAD = ~AUTOGRAD_DISPATCH_KEYSET_WITH_AD_INPLACE_OR_VIEW_RAW
 INFERENCE_SAVED_MESSAGE = (
     "Inference tensors cannot be saved for backward. Please do not use Tensors created in "
     "inference mode in computation tracked by autograd. To work around this, you can make a "
-    "clone to get a normal tensor and use it in autograd, or use `torch.no_grad()` instead "
-    "of `torch.inference_mode()`."
+    "clone to get a normal tensor and use it in autograd, or use `tensordispatch.no_grad()` "
+    "instead of `tensordispatch.inference_mode()`."
 )
 _INPLACE_MESSAGE = (
     "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a "

@@ -289,7 +289,11 @@ class Tensor(TensorValues):
         t._base = root
         t._wrapped_number = False
         t._autograd_meta = None
-        if _INFERENCE_ACTIVE and vc is not INFERENCE_VC:  # Note [Inference tensors]
+        if vc is INFERENCE_VC:  # Note [Inference tensors] in inference.py
+            t._base = None  # torch's views of inference tensors are no views: a second root
+            if t._storage is None and t._data is not None:
+                t._storage = root._storage_bytes()
+        elif _INFERENCE_ACTIVE:
             mark_inference_view(t)
         return t
 
