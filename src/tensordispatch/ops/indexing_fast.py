@@ -33,7 +33,9 @@ the autograd keys and ADInplaceOrView excluded, then a version bump of the writt
 the CPU kernel. Under the conditions above, plus ``value`` being a Python number or a
 plain CPU tensor not requiring grad of the view's shape or 0-dim (torch views and expands
 any other first), ``assign`` does exactly those last two steps itself;
-``InplaceGuard`` checks the chain per published state as ``ViewGuard`` does.
+``InplaceGuard`` checks the chain per published state as ``ViewGuard`` does. When the CPU
+kernel is our own ``fill_`` or ``copy_``, which dispatch nothing and read no thread-local
+word, the exclusion ADInplaceOrView sets around it is unobservable and is skipped.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ from typing import Any
 
 import numpy as np
 
+from tensordispatch.backends.cpu.kernels import copy_ as _copy_kernel
 from tensordispatch.backends.cpu.kernels import fill_ as _fill_kernel
 from tensordispatch.dispatch.kernel import KernelKind
 from tensordispatch.dispatch.keyset import (
@@ -557,10 +560,12 @@ def assign(self: Tensor, key: Any, value: Any) -> bool:
         return False
     if g is COPY_ and value._shape != view._shape and value._shape:
         return False  # torch views and expands the value first: the general path
-    if g.kernel is _fill_kernel and g is FILL_:
-        # our CPU fill_ with a Python number only converts and writes: no dispatch inside,
-        # no thread-local word read, so the words need not change around it
-        _fill_kernel(view, value)
+    kernel = g.kernel
+    if kernel is _fill_kernel or kernel is _copy_kernel:
+        # our CPU fill_ (of a Python number) and copy_ (of a plain CPU tensor) check, convert
+        # and write with NumPy: no dispatch inside, no thread-local word read, so the words
+        # need not change around them
+        kernel(view, value)
         view._bump_version()
         return True
     st = _ST
