@@ -231,8 +231,13 @@ def setitem(self: Tensor, key: Any, value: Any) -> None:
     >>> x = td.zeros(2, 3); x[0, 1:] = 5; x[x == 0] = td.tensor(1.0); x.tolist()
     [[1.0, 5.0, 5.0], [1.0, 1.0, 1.0]]
     """
-    if plain_cpu(self) and (assign(self, key, value) or advanced_assign(self, key, value)):
-        return  # Notes [Assignment in one hop], [Advanced indexing in one hop]
+    if plain_cpu(self):  # Notes [Assignment in one hop], [Advanced indexing in one hop]
+        t = type(key)
+        if t is Tensor or t is list:  # never basic: straight to the advanced one
+            if advanced_assign(self, key, value):
+                return
+        elif assign(self, key, value) or advanced_assign(self, key, value):
+            return
     result, indices = _apply(self, key)
     if indices:
         values = _value_tensor(self, value)
