@@ -177,6 +177,7 @@ def method(self, other{signature}):
         if v1 is None or VALID[0] is not ENTRY.state:
             return learn(self, other)
 {number_shapes}        args = ARGS_NUMBER
+        head = HEAD_NUMBER
     elif kind is FT:
         b = other._data
         if (b.__class__ is not LT or other._autograd_meta is not None
@@ -190,13 +191,14 @@ def method(self, other{signature}):
         right = b._data
         s1 = right.shape
 {tensor_shapes}        args = ARGS_TENSOR
+        head = HEAD_TENSOR
     else:
         return fast(self, other)
 {tail_values}    v0 = left.ir or left.ir_value()
     if kind is FT:
         v1 = right.ir or right.ir_value()
     CALLS[0] += 1
-    node = new(NODE)
+    node = NODE()  # ir.IrNode: no constructor arguments
     node.op = NAME
     node.overload = OP
     node.operands = (v0, v1{tail_operands})
@@ -204,8 +206,8 @@ def method(self, other{signature}):
     node.shapes = e[0]
     node.returns = "one"
     node.data = None
-    node.hash = hash((NAME, args, v0[0].hash, v0[1], v1[0].hash, v1[1]{tail_hash}, e[1]))
-    data = new(LD)
+    node.hash = hash((head, v0[0].hash, v0[1], v1[0].hash, v1[1]{tail_hash}, e[1]))
+    data = LD()  # tensor.py: LazyData has no __init__
     data.shape = e[0][0]
     data.ir = (node, 0)
     data.handle = None
@@ -372,6 +374,8 @@ def inline_method(
         return result
 
     scalars = tuple(operand(2 + i, "scalar") for i in range(len(tail)))
+    args_number = (operand(0), operand(1, "wrapped"), *scalars)
+    args_tensor = (operand(0), operand(1), *scalars)
     namespace: dict[str, Any] = {
         "fast": fast, "learn": learn, "ST": local_state(), "DI": DEFAULT_INCLUDED_RAW,
         "DX": DEFAULT_EXCLUDED_RAW, "ENTRY": plan.op._entry, "VALID": records.valid,
@@ -379,8 +383,8 @@ def inline_method(
         "FLOATS": records.floats, "INTS": records.ints, "TAIL": records.tail,
         "FSHAPES": records.number_shapes[float], "ISHAPES": records.number_shapes[int],
         "TSHAPES": records.tensor_shapes,
-        "ARGS_NUMBER": (operand(0), operand(1, "wrapped"), *scalars),
-        "ARGS_TENSOR": (operand(0), operand(1), *scalars),
+        "ARGS_NUMBER": args_number, "HEAD_NUMBER": hash((plan.name, args_number)),
+        "ARGS_TENSOR": args_tensor, "HEAD_TENSOR": hash((plan.name, args_tensor)),
         "CALLS": records.calls, "NODE": node_class, "NAME": plan.name, "OP": plan.op,
         "new": object.__new__, "IDS": lazy_tensor._IDS, "LIVE_APPEND": lazy_tensor._LIVE_APPEND,
         "TRIM_AT": lazy_tensor.TRIM_AT, "TM": lazy_tensor, "LAZY": LAZY,

@@ -86,6 +86,6 @@ def make_node(node_class: type[Node], op: Any, stack: list[Any]) -> Node:
     ('IrNode', 'Float[3]')
     """
     plain = build_node(op_plan(op), list(stack))
-    return node_class(
+    return node_class.make(
         plain.op, plain.overload, plain.operands, plain.args, plain.shapes, plain.returns
     )

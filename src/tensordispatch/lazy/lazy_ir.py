@@ -272,7 +272,7 @@ def make_lazy__index_put_impl(PLAN, NODE):
             key = shapes = None
         if shapes is None:
             shapes = infer_shapes(OP, frozen, sig, scalars, key)
-        node = NODE(NAME, OP, tuple(operands), frozen, shapes, RETURNS)
+        node = NODE.make(NAME, OP, tuple(operands), frozen, shapes, RETURNS)
         return from_value((node, 0))
 
     return lazy__index_put_impl
@@ -322,7 +322,7 @@ def make_lazy__log_softmax(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, )
@@ -330,7 +330,7 @@ def make_lazy__log_softmax(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy__log_softmax
@@ -380,7 +380,7 @@ def make_lazy__softmax(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, )
@@ -388,7 +388,7 @@ def make_lazy__softmax(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy__softmax
@@ -438,7 +438,7 @@ def make_lazy__unsafe_view(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, )
@@ -446,7 +446,7 @@ def make_lazy__unsafe_view(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy__unsafe_view
@@ -494,7 +494,7 @@ def make_lazy_abs(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, )
@@ -502,7 +502,7 @@ def make_lazy_abs(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_abs
@@ -564,7 +564,7 @@ def make_lazy_add_Scalar(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind), (s2, m2.kind)], {1: a1, 2: a2}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, v2, )
@@ -572,7 +572,7 @@ def make_lazy_add_Scalar(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], v2[0].hash, v2[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], v2[0].hash, v2[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_add_Scalar
@@ -643,7 +643,7 @@ def make_lazy_add_Tensor(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind), (s2, m2.kind)], {2: a2}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, v2, )
@@ -651,7 +651,7 @@ def make_lazy_add_Tensor(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], v2[0].hash, v2[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], v2[0].hash, v2[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_add_Tensor
@@ -745,7 +745,7 @@ def make_lazy_addbmm(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind), (s2, m2.kind), (s3, m3.kind), (s4, m4.kind)], {3: a3, 4: a4}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, v2, v3, v4, )
@@ -753,7 +753,7 @@ def make_lazy_addbmm(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], v2[0].hash, v2[1], v3[0].hash, v3[1], v4[0].hash, v4[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], v2[0].hash, v2[1], v3[0].hash, v3[1], v4[0].hash, v4[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_addbmm
@@ -840,7 +840,7 @@ def make_lazy_addcdiv(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind), (s2, m2.kind), (s3, m3.kind)], {3: a3}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, v2, v3, )
@@ -848,7 +848,7 @@ def make_lazy_addcdiv(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], v2[0].hash, v2[1], v3[0].hash, v3[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], v2[0].hash, v2[1], v3[0].hash, v3[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_addcdiv
@@ -935,7 +935,7 @@ def make_lazy_addcmul(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind), (s2, m2.kind), (s3, m3.kind)], {3: a3}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, v2, v3, )
@@ -943,7 +943,7 @@ def make_lazy_addcmul(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], v2[0].hash, v2[1], v3[0].hash, v3[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], v2[0].hash, v2[1], v3[0].hash, v3[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_addcmul
@@ -1037,7 +1037,7 @@ def make_lazy_addmm(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind), (s2, m2.kind), (s3, m3.kind), (s4, m4.kind)], {3: a3, 4: a4}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, v2, v3, v4, )
@@ -1045,7 +1045,7 @@ def make_lazy_addmm(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], v2[0].hash, v2[1], v3[0].hash, v3[1], v4[0].hash, v4[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], v2[0].hash, v2[1], v3[0].hash, v3[1], v4[0].hash, v4[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_addmm
@@ -1139,7 +1139,7 @@ def make_lazy_addmv(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind), (s2, m2.kind), (s3, m3.kind), (s4, m4.kind)], {3: a3, 4: a4}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, v2, v3, v4, )
@@ -1147,7 +1147,7 @@ def make_lazy_addmv(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], v2[0].hash, v2[1], v3[0].hash, v3[1], v4[0].hash, v4[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], v2[0].hash, v2[1], v3[0].hash, v3[1], v4[0].hash, v4[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_addmv
@@ -1195,7 +1195,7 @@ def make_lazy_alias_copy(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, )
@@ -1203,7 +1203,7 @@ def make_lazy_alias_copy(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_alias_copy
@@ -1251,7 +1251,7 @@ def make_lazy_all(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, )
@@ -1259,7 +1259,7 @@ def make_lazy_all(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_all
@@ -1309,7 +1309,7 @@ def make_lazy_all_dim(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, )
@@ -1317,7 +1317,7 @@ def make_lazy_all_dim(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_all_dim
@@ -1370,7 +1370,7 @@ def make_lazy_all_dims(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, )
@@ -1378,7 +1378,7 @@ def make_lazy_all_dims(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_all_dims
@@ -1429,7 +1429,7 @@ def make_lazy_amax(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, )
@@ -1437,7 +1437,7 @@ def make_lazy_amax(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_amax
@@ -1488,7 +1488,7 @@ def make_lazy_amin(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, )
@@ -1496,7 +1496,7 @@ def make_lazy_amin(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_amin
@@ -1546,7 +1546,7 @@ def make_lazy_aminmax(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, )
@@ -1554,7 +1554,7 @@ def make_lazy_aminmax(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], *[s._hash for s in shapes]))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], *[s._hash for s in shapes]))
         return wrap(node)
 
     return lazy_aminmax
@@ -1602,7 +1602,7 @@ def make_lazy_any(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, )
@@ -1610,7 +1610,7 @@ def make_lazy_any(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_any
@@ -1660,7 +1660,7 @@ def make_lazy_any_dim(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, )
@@ -1668,7 +1668,7 @@ def make_lazy_any_dim(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_any_dim
@@ -1721,7 +1721,7 @@ def make_lazy_any_dims(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, )
@@ -1729,7 +1729,7 @@ def make_lazy_any_dims(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_any_dims
@@ -1779,7 +1779,7 @@ def make_lazy_argmax(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, )
@@ -1787,7 +1787,7 @@ def make_lazy_argmax(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_argmax
@@ -1837,7 +1837,7 @@ def make_lazy_argmin(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, )
@@ -1845,7 +1845,7 @@ def make_lazy_argmin(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_argmin
@@ -1898,7 +1898,7 @@ def make_lazy_as_strided_copy(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, )
@@ -1906,7 +1906,7 @@ def make_lazy_as_strided_copy(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_as_strided_copy
@@ -1975,7 +1975,7 @@ def make_lazy_as_strided_scatter(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
@@ -1983,7 +1983,7 @@ def make_lazy_as_strided_scatter(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_as_strided_scatter
@@ -2077,7 +2077,7 @@ def make_lazy_baddbmm(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind), (s2, m2.kind), (s3, m3.kind), (s4, m4.kind)], {3: a3, 4: a4}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, v2, v3, v4, )
@@ -2085,7 +2085,7 @@ def make_lazy_baddbmm(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], v2[0].hash, v2[1], v3[0].hash, v3[1], v4[0].hash, v4[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], v2[0].hash, v2[1], v3[0].hash, v3[1], v4[0].hash, v4[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_baddbmm
@@ -2140,7 +2140,7 @@ def make_lazy_bitwise_and_Scalar(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {1: a1}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
@@ -2148,7 +2148,7 @@ def make_lazy_bitwise_and_Scalar(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_bitwise_and_Scalar
@@ -2203,7 +2203,7 @@ def make_lazy_bitwise_and_Scalar_Tensor(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {0: a0}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
@@ -2211,7 +2211,7 @@ def make_lazy_bitwise_and_Scalar_Tensor(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_bitwise_and_Scalar_Tensor
@@ -2275,7 +2275,7 @@ def make_lazy_bitwise_and_Tensor(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
@@ -2283,7 +2283,7 @@ def make_lazy_bitwise_and_Tensor(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_bitwise_and_Tensor
@@ -2331,7 +2331,7 @@ def make_lazy_bitwise_not(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, )
@@ -2339,7 +2339,7 @@ def make_lazy_bitwise_not(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_bitwise_not
@@ -2394,7 +2394,7 @@ def make_lazy_bitwise_or_Scalar(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {1: a1}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
@@ -2402,7 +2402,7 @@ def make_lazy_bitwise_or_Scalar(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_bitwise_or_Scalar
@@ -2457,7 +2457,7 @@ def make_lazy_bitwise_or_Scalar_Tensor(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {0: a0}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
@@ -2465,7 +2465,7 @@ def make_lazy_bitwise_or_Scalar_Tensor(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_bitwise_or_Scalar_Tensor
@@ -2529,7 +2529,7 @@ def make_lazy_bitwise_or_Tensor(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
@@ -2537,7 +2537,7 @@ def make_lazy_bitwise_or_Tensor(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_bitwise_or_Tensor
@@ -2592,7 +2592,7 @@ def make_lazy_bitwise_xor_Scalar(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {1: a1}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
@@ -2600,7 +2600,7 @@ def make_lazy_bitwise_xor_Scalar(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_bitwise_xor_Scalar
@@ -2655,7 +2655,7 @@ def make_lazy_bitwise_xor_Scalar_Tensor(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {0: a0}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
@@ -2663,7 +2663,7 @@ def make_lazy_bitwise_xor_Scalar_Tensor(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_bitwise_xor_Scalar_Tensor
@@ -2727,7 +2727,7 @@ def make_lazy_bitwise_xor_Tensor(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
@@ -2735,7 +2735,7 @@ def make_lazy_bitwise_xor_Tensor(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_bitwise_xor_Tensor
@@ -2799,7 +2799,7 @@ def make_lazy_bmm(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
@@ -2807,7 +2807,7 @@ def make_lazy_bmm(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_bmm
@@ -2851,7 +2851,7 @@ def make_lazy_cat(PLAN, NODE):
             key = shapes = None
         if shapes is None:
             shapes = infer_shapes(OP, frozen, sig, scalars, key)
-        node = NODE(NAME, OP, tuple(operands), frozen, shapes, RETURNS)
+        node = NODE.make(NAME, OP, tuple(operands), frozen, shapes, RETURNS)
         return from_value((node, 0))
 
     return lazy_cat
@@ -2899,7 +2899,7 @@ def make_lazy_ceil(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, )
@@ -2907,7 +2907,7 @@ def make_lazy_ceil(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_ceil
@@ -2978,7 +2978,7 @@ def make_lazy_clamp(PLAN, NODE):
             key = shapes = None
         if shapes is None:
             shapes = infer_shapes(OP, frozen, sig, scalars, key)
-        node = NODE(NAME, OP, tuple(operands), frozen, shapes, RETURNS)
+        node = NODE.make(NAME, OP, tuple(operands), frozen, shapes, RETURNS)
         return from_value((node, 0))
 
     return lazy_clamp
@@ -3065,7 +3065,7 @@ def make_lazy_clamp_Tensor(PLAN, NODE):
             key = shapes = None
         if shapes is None:
             shapes = infer_shapes(OP, frozen, sig, scalars, key)
-        node = NODE(NAME, OP, tuple(operands), frozen, shapes, RETURNS)
+        node = NODE.make(NAME, OP, tuple(operands), frozen, shapes, RETURNS)
         return from_value((node, 0))
 
     return lazy_clamp_Tensor
@@ -3120,7 +3120,7 @@ def make_lazy_clamp_max(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {1: a1}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
@@ -3128,7 +3128,7 @@ def make_lazy_clamp_max(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_clamp_max
@@ -3192,7 +3192,7 @@ def make_lazy_clamp_max_Tensor(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
@@ -3200,7 +3200,7 @@ def make_lazy_clamp_max_Tensor(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_clamp_max_Tensor
@@ -3255,7 +3255,7 @@ def make_lazy_clamp_min(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {1: a1}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
@@ -3263,7 +3263,7 @@ def make_lazy_clamp_min(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_clamp_min
@@ -3327,7 +3327,7 @@ def make_lazy_clamp_min_Tensor(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
@@ -3335,7 +3335,7 @@ def make_lazy_clamp_min_Tensor(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_clamp_min_Tensor
@@ -3436,7 +3436,7 @@ def make_lazy_convolution(PLAN, NODE):
             key = shapes = None
         if shapes is None:
             shapes = infer_shapes(OP, frozen, sig, scalars, key)
-        node = NODE(NAME, OP, tuple(operands), frozen, shapes, RETURNS)
+        node = NODE.make(NAME, OP, tuple(operands), frozen, shapes, RETURNS)
         return from_value((node, 0))
 
     return lazy_convolution
@@ -3484,7 +3484,7 @@ def make_lazy_cos(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, )
@@ -3492,7 +3492,7 @@ def make_lazy_cos(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_cos
@@ -3542,7 +3542,7 @@ def make_lazy_cumsum(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, )
@@ -3550,7 +3550,7 @@ def make_lazy_cumsum(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_cumsum
@@ -3598,7 +3598,7 @@ def make_lazy_detach_copy(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, )
@@ -3606,7 +3606,7 @@ def make_lazy_detach_copy(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_detach_copy
@@ -3657,7 +3657,7 @@ def make_lazy_diagonal_copy(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, )
@@ -3665,7 +3665,7 @@ def make_lazy_diagonal_copy(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_diagonal_copy
@@ -3732,7 +3732,7 @@ def make_lazy_diagonal_scatter(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
@@ -3740,7 +3740,7 @@ def make_lazy_diagonal_scatter(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_diagonal_scatter
@@ -3795,7 +3795,7 @@ def make_lazy_div_Scalar(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {1: a1}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
@@ -3803,7 +3803,7 @@ def make_lazy_div_Scalar(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_div_Scalar
@@ -3859,7 +3859,7 @@ def make_lazy_div_Scalar_mode(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {1: a1}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
@@ -3867,7 +3867,7 @@ def make_lazy_div_Scalar_mode(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_div_Scalar_mode
@@ -3931,7 +3931,7 @@ def make_lazy_div_Tensor(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
@@ -3939,7 +3939,7 @@ def make_lazy_div_Tensor(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_div_Tensor
@@ -4004,7 +4004,7 @@ def make_lazy_div_Tensor_mode(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
@@ -4012,7 +4012,7 @@ def make_lazy_div_Tensor_mode(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_div_Tensor_mode
@@ -4076,7 +4076,7 @@ def make_lazy_dot(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
@@ -4084,7 +4084,7 @@ def make_lazy_dot(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_dot
@@ -4151,7 +4151,7 @@ def make_lazy_embedding(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
@@ -4159,7 +4159,7 @@ def make_lazy_embedding(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_embedding
@@ -4214,7 +4214,7 @@ def make_lazy_eq_Scalar(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {1: a1}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
@@ -4222,7 +4222,7 @@ def make_lazy_eq_Scalar(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_eq_Scalar
@@ -4286,7 +4286,7 @@ def make_lazy_eq_Tensor(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
@@ -4294,7 +4294,7 @@ def make_lazy_eq_Tensor(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_eq_Tensor
@@ -4342,7 +4342,7 @@ def make_lazy_erf(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, )
@@ -4350,7 +4350,7 @@ def make_lazy_erf(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_erf
@@ -4398,7 +4398,7 @@ def make_lazy_exp(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, )
@@ -4406,7 +4406,7 @@ def make_lazy_exp(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_exp
@@ -4457,7 +4457,7 @@ def make_lazy_expand_copy(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, )
@@ -4465,7 +4465,7 @@ def make_lazy_expand_copy(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_expand_copy
@@ -4513,7 +4513,7 @@ def make_lazy_expm1(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, )
@@ -4521,7 +4521,7 @@ def make_lazy_expm1(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_expm1
@@ -4576,7 +4576,7 @@ def make_lazy_fill_Scalar(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {1: a1}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
@@ -4584,7 +4584,7 @@ def make_lazy_fill_Scalar(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_fill_Scalar
@@ -4634,7 +4634,7 @@ def make_lazy_flip(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, )
@@ -4642,7 +4642,7 @@ def make_lazy_flip(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_flip
@@ -4690,7 +4690,7 @@ def make_lazy_floor(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, )
@@ -4698,7 +4698,7 @@ def make_lazy_floor(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_floor
@@ -4762,7 +4762,7 @@ def make_lazy_floor_divide(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
@@ -4770,7 +4770,7 @@ def make_lazy_floor_divide(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_floor_divide
@@ -4825,7 +4825,7 @@ def make_lazy_floor_divide_Scalar(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {1: a1}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
@@ -4833,7 +4833,7 @@ def make_lazy_floor_divide_Scalar(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_floor_divide_Scalar
@@ -4899,7 +4899,7 @@ def make_lazy_gather(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
@@ -4907,7 +4907,7 @@ def make_lazy_gather(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_gather
@@ -4962,7 +4962,7 @@ def make_lazy_ge_Scalar(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {1: a1}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
@@ -4970,7 +4970,7 @@ def make_lazy_ge_Scalar(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_ge_Scalar
@@ -5034,7 +5034,7 @@ def make_lazy_ge_Tensor(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
@@ -5042,7 +5042,7 @@ def make_lazy_ge_Tensor(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_ge_Tensor
@@ -5091,7 +5091,7 @@ def make_lazy_gelu(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, )
@@ -5099,7 +5099,7 @@ def make_lazy_gelu(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_gelu
@@ -5154,7 +5154,7 @@ def make_lazy_gt_Scalar(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {1: a1}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
@@ -5162,7 +5162,7 @@ def make_lazy_gt_Scalar(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_gt_Scalar
@@ -5226,7 +5226,7 @@ def make_lazy_gt_Tensor(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
@@ -5234,7 +5234,7 @@ def make_lazy_gt_Tensor(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_gt_Tensor
@@ -5293,7 +5293,7 @@ def make_lazy_index_Tensor(PLAN, NODE):
             key = shapes = None
         if shapes is None:
             shapes = infer_shapes(OP, frozen, sig, scalars, key)
-        node = NODE(NAME, OP, tuple(operands), frozen, shapes, RETURNS)
+        node = NODE.make(NAME, OP, tuple(operands), frozen, shapes, RETURNS)
         return from_value((node, 0))
 
     return lazy_index_Tensor
@@ -5369,7 +5369,7 @@ def make_lazy_index_put(PLAN, NODE):
             key = shapes = None
         if shapes is None:
             shapes = infer_shapes(OP, frozen, sig, scalars, key)
-        node = NODE(NAME, OP, tuple(operands), frozen, shapes, RETURNS)
+        node = NODE.make(NAME, OP, tuple(operands), frozen, shapes, RETURNS)
         return from_value((node, 0))
 
     return lazy_index_put
@@ -5434,7 +5434,7 @@ def make_lazy_index_select(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
@@ -5442,7 +5442,7 @@ def make_lazy_index_select(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_index_select
@@ -5497,7 +5497,7 @@ def make_lazy_le_Scalar(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {1: a1}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
@@ -5505,7 +5505,7 @@ def make_lazy_le_Scalar(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_le_Scalar
@@ -5569,7 +5569,7 @@ def make_lazy_le_Tensor(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
@@ -5577,7 +5577,7 @@ def make_lazy_le_Tensor(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_le_Tensor
@@ -5648,7 +5648,7 @@ def make_lazy_lerp_Scalar(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind), (s2, m2.kind)], {2: a2}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, v2, )
@@ -5656,7 +5656,7 @@ def make_lazy_lerp_Scalar(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], v2[0].hash, v2[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], v2[0].hash, v2[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_lerp_Scalar
@@ -5736,7 +5736,7 @@ def make_lazy_lerp_Tensor(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind), (s2, m2.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, v2, )
@@ -5744,7 +5744,7 @@ def make_lazy_lerp_Tensor(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], v2[0].hash, v2[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], v2[0].hash, v2[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_lerp_Tensor
@@ -5792,7 +5792,7 @@ def make_lazy_log(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, )
@@ -5800,7 +5800,7 @@ def make_lazy_log(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_log
@@ -5848,7 +5848,7 @@ def make_lazy_log1p(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, )
@@ -5856,7 +5856,7 @@ def make_lazy_log1p(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_log1p
@@ -5920,7 +5920,7 @@ def make_lazy_logical_and(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
@@ -5928,7 +5928,7 @@ def make_lazy_logical_and(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_logical_and
@@ -5976,7 +5976,7 @@ def make_lazy_logical_not(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, )
@@ -5984,7 +5984,7 @@ def make_lazy_logical_not(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_logical_not
@@ -6048,7 +6048,7 @@ def make_lazy_logical_or(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
@@ -6056,7 +6056,7 @@ def make_lazy_logical_or(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_logical_or
@@ -6120,7 +6120,7 @@ def make_lazy_logical_xor(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
@@ -6128,7 +6128,7 @@ def make_lazy_logical_xor(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_logical_xor
@@ -6179,7 +6179,7 @@ def make_lazy_logsumexp(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, )
@@ -6187,7 +6187,7 @@ def make_lazy_logsumexp(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_logsumexp
@@ -6242,7 +6242,7 @@ def make_lazy_lt_Scalar(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {1: a1}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
@@ -6250,7 +6250,7 @@ def make_lazy_lt_Scalar(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_lt_Scalar
@@ -6314,7 +6314,7 @@ def make_lazy_lt_Tensor(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
@@ -6322,7 +6322,7 @@ def make_lazy_lt_Tensor(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_lt_Tensor
@@ -6393,7 +6393,7 @@ def make_lazy_masked_fill_Scalar(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind), (s2, m2.kind)], {2: a2}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, v2, )
@@ -6401,7 +6401,7 @@ def make_lazy_masked_fill_Scalar(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], v2[0].hash, v2[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], v2[0].hash, v2[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_masked_fill_Scalar
@@ -6481,7 +6481,7 @@ def make_lazy_masked_fill_Tensor(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind), (s2, m2.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, v2, )
@@ -6489,7 +6489,7 @@ def make_lazy_masked_fill_Tensor(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], v2[0].hash, v2[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], v2[0].hash, v2[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_masked_fill_Tensor
@@ -6537,7 +6537,7 @@ def make_lazy_max(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, )
@@ -6545,7 +6545,7 @@ def make_lazy_max(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_max
@@ -6595,7 +6595,7 @@ def make_lazy_max_dim(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, )
@@ -6603,7 +6603,7 @@ def make_lazy_max_dim(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], *[s._hash for s in shapes]))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], *[s._hash for s in shapes]))
         return wrap(node)
 
     return lazy_max_dim
@@ -6667,7 +6667,7 @@ def make_lazy_maximum(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
@@ -6675,7 +6675,7 @@ def make_lazy_maximum(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_maximum
@@ -6724,7 +6724,7 @@ def make_lazy_mean(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, )
@@ -6732,7 +6732,7 @@ def make_lazy_mean(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_mean
@@ -6786,7 +6786,7 @@ def make_lazy_mean_dim(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, )
@@ -6794,7 +6794,7 @@ def make_lazy_mean_dim(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_mean_dim
@@ -6842,7 +6842,7 @@ def make_lazy_min(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, )
@@ -6850,7 +6850,7 @@ def make_lazy_min(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_min
@@ -6900,7 +6900,7 @@ def make_lazy_min_dim(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, )
@@ -6908,7 +6908,7 @@ def make_lazy_min_dim(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], *[s._hash for s in shapes]))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], *[s._hash for s in shapes]))
         return wrap(node)
 
     return lazy_min_dim
@@ -6972,7 +6972,7 @@ def make_lazy_minimum(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
@@ -6980,7 +6980,7 @@ def make_lazy_minimum(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_minimum
@@ -7044,7 +7044,7 @@ def make_lazy_mm(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
@@ -7052,7 +7052,7 @@ def make_lazy_mm(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_mm
@@ -7107,7 +7107,7 @@ def make_lazy_mul_Scalar(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {1: a1}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
@@ -7115,7 +7115,7 @@ def make_lazy_mul_Scalar(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_mul_Scalar
@@ -7179,7 +7179,7 @@ def make_lazy_mul_Tensor(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
@@ -7187,7 +7187,7 @@ def make_lazy_mul_Tensor(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_mul_Tensor
@@ -7251,7 +7251,7 @@ def make_lazy_mv(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
@@ -7259,7 +7259,7 @@ def make_lazy_mv(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_mv
@@ -7310,7 +7310,7 @@ def make_lazy_narrow_copy(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, )
@@ -7318,7 +7318,7 @@ def make_lazy_narrow_copy(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_narrow_copy
@@ -7409,7 +7409,7 @@ def make_lazy_native_layer_norm(PLAN, NODE):
             key = shapes = None
         if shapes is None:
             shapes = infer_shapes(OP, frozen, sig, scalars, key)
-        node = NODE(NAME, OP, tuple(operands), frozen, shapes, RETURNS)
+        node = NODE.make(NAME, OP, tuple(operands), frozen, shapes, RETURNS)
         return wrap(node)
 
     return lazy_native_layer_norm
@@ -7464,7 +7464,7 @@ def make_lazy_ne_Scalar(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {1: a1}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
@@ -7472,7 +7472,7 @@ def make_lazy_ne_Scalar(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_ne_Scalar
@@ -7536,7 +7536,7 @@ def make_lazy_ne_Tensor(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
@@ -7544,7 +7544,7 @@ def make_lazy_ne_Tensor(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_ne_Tensor
@@ -7592,7 +7592,7 @@ def make_lazy_neg(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, )
@@ -7600,7 +7600,7 @@ def make_lazy_neg(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_neg
@@ -7689,7 +7689,7 @@ def make_lazy_nll_loss2d_forward(PLAN, NODE):
             key = shapes = None
         if shapes is None:
             shapes = infer_shapes(OP, frozen, sig, scalars, key)
-        node = NODE(NAME, OP, tuple(operands), frozen, shapes, RETURNS)
+        node = NODE.make(NAME, OP, tuple(operands), frozen, shapes, RETURNS)
         return wrap(node)
 
     return lazy_nll_loss2d_forward
@@ -7778,7 +7778,7 @@ def make_lazy_nll_loss_forward(PLAN, NODE):
             key = shapes = None
         if shapes is None:
             shapes = infer_shapes(OP, frozen, sig, scalars, key)
-        node = NODE(NAME, OP, tuple(operands), frozen, shapes, RETURNS)
+        node = NODE.make(NAME, OP, tuple(operands), frozen, shapes, RETURNS)
         return wrap(node)
 
     return lazy_nll_loss_forward
@@ -7833,7 +7833,7 @@ def make_lazy_norm_Scalar(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {1: a1}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
@@ -7841,7 +7841,7 @@ def make_lazy_norm_Scalar(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_norm_Scalar
@@ -7908,7 +7908,7 @@ def make_lazy_norm_ScalarOpt_dim(PLAN, NODE):
             key = shapes = None
         if shapes is None:
             shapes = infer_shapes(OP, frozen, sig, scalars, key)
-        node = NODE(NAME, OP, tuple(operands), frozen, shapes, RETURNS)
+        node = NODE.make(NAME, OP, tuple(operands), frozen, shapes, RETURNS)
         return from_value((node, 0))
 
     return lazy_norm_ScalarOpt_dim
@@ -7976,7 +7976,7 @@ def make_lazy_norm_ScalarOpt_dim_dtype(PLAN, NODE):
             key = shapes = None
         if shapes is None:
             shapes = infer_shapes(OP, frozen, sig, scalars, key)
-        node = NODE(NAME, OP, tuple(operands), frozen, shapes, RETURNS)
+        node = NODE.make(NAME, OP, tuple(operands), frozen, shapes, RETURNS)
         return from_value((node, 0))
 
     return lazy_norm_ScalarOpt_dim_dtype
@@ -8040,7 +8040,7 @@ def make_lazy_norm_ScalarOpt_dtype(PLAN, NODE):
             key = shapes = None
         if shapes is None:
             shapes = infer_shapes(OP, frozen, sig, scalars, key)
-        node = NODE(NAME, OP, tuple(operands), frozen, shapes, RETURNS)
+        node = NODE.make(NAME, OP, tuple(operands), frozen, shapes, RETURNS)
         return from_value((node, 0))
 
     return lazy_norm_ScalarOpt_dtype
@@ -8090,7 +8090,7 @@ def make_lazy_permute_copy(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, )
@@ -8098,7 +8098,7 @@ def make_lazy_permute_copy(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_permute_copy
@@ -8153,7 +8153,7 @@ def make_lazy_pow_Scalar(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {0: a0}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
@@ -8161,7 +8161,7 @@ def make_lazy_pow_Scalar(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_pow_Scalar
@@ -8216,7 +8216,7 @@ def make_lazy_pow_Tensor_Scalar(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {1: a1}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
@@ -8224,7 +8224,7 @@ def make_lazy_pow_Tensor_Scalar(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_pow_Tensor_Scalar
@@ -8288,7 +8288,7 @@ def make_lazy_pow_Tensor_Tensor(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
@@ -8296,7 +8296,7 @@ def make_lazy_pow_Tensor_Tensor(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_pow_Tensor_Tensor
@@ -8345,7 +8345,7 @@ def make_lazy_prod(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, )
@@ -8353,7 +8353,7 @@ def make_lazy_prod(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_prod
@@ -8404,7 +8404,7 @@ def make_lazy_prod_dim_int(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, )
@@ -8412,7 +8412,7 @@ def make_lazy_prod_dim_int(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_prod_dim_int
@@ -8460,7 +8460,7 @@ def make_lazy_relu(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, )
@@ -8468,7 +8468,7 @@ def make_lazy_relu(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_relu
@@ -8523,7 +8523,7 @@ def make_lazy_remainder_Scalar(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {1: a1}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
@@ -8531,7 +8531,7 @@ def make_lazy_remainder_Scalar(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_remainder_Scalar
@@ -8586,7 +8586,7 @@ def make_lazy_remainder_Scalar_Tensor(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {0: a0}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
@@ -8594,7 +8594,7 @@ def make_lazy_remainder_Scalar_Tensor(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_remainder_Scalar_Tensor
@@ -8658,7 +8658,7 @@ def make_lazy_remainder_Tensor(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
@@ -8666,7 +8666,7 @@ def make_lazy_remainder_Tensor(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_remainder_Tensor
@@ -8716,7 +8716,7 @@ def make_lazy_repeat(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, )
@@ -8724,7 +8724,7 @@ def make_lazy_repeat(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_repeat
@@ -8776,7 +8776,7 @@ def make_lazy_roll(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, )
@@ -8784,7 +8784,7 @@ def make_lazy_roll(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_roll
@@ -8832,7 +8832,7 @@ def make_lazy_round(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, )
@@ -8840,7 +8840,7 @@ def make_lazy_round(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_round
@@ -8889,7 +8889,7 @@ def make_lazy_round_decimals(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, )
@@ -8897,7 +8897,7 @@ def make_lazy_round_decimals(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_round_decimals
@@ -8945,7 +8945,7 @@ def make_lazy_rsqrt(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, )
@@ -8953,7 +8953,7 @@ def make_lazy_rsqrt(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_rsqrt
@@ -9015,7 +9015,7 @@ def make_lazy_rsub_Scalar(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind), (s2, m2.kind)], {1: a1, 2: a2}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, v2, )
@@ -9023,7 +9023,7 @@ def make_lazy_rsub_Scalar(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], v2[0].hash, v2[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], v2[0].hash, v2[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_rsub_Scalar
@@ -9094,7 +9094,7 @@ def make_lazy_rsub_Tensor(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind), (s2, m2.kind)], {2: a2}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, v2, )
@@ -9102,7 +9102,7 @@ def make_lazy_rsub_Tensor(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], v2[0].hash, v2[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], v2[0].hash, v2[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_rsub_Tensor
@@ -9184,7 +9184,7 @@ def make_lazy_scatter_reduce(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind), (s2, m2.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, v2, )
@@ -9192,7 +9192,7 @@ def make_lazy_scatter_reduce(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], v2[0].hash, v2[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], v2[0].hash, v2[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_scatter_reduce
@@ -9273,7 +9273,7 @@ def make_lazy_scatter_src(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind), (s2, m2.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, v2, )
@@ -9281,7 +9281,7 @@ def make_lazy_scatter_src(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], v2[0].hash, v2[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], v2[0].hash, v2[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_scatter_src
@@ -9353,7 +9353,7 @@ def make_lazy_scatter_value(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind), (s2, m2.kind)], {2: a2}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, v2, )
@@ -9361,7 +9361,7 @@ def make_lazy_scatter_value(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], v2[0].hash, v2[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], v2[0].hash, v2[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_scatter_value
@@ -9434,7 +9434,7 @@ def make_lazy_scatter_value_reduce(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind), (s2, m2.kind)], {2: a2}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, v2, )
@@ -9442,7 +9442,7 @@ def make_lazy_scatter_value_reduce(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], v2[0].hash, v2[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], v2[0].hash, v2[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_scatter_value_reduce
@@ -9523,7 +9523,7 @@ def make_lazy_scatter_add(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind), (s2, m2.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, v2, )
@@ -9531,7 +9531,7 @@ def make_lazy_scatter_add(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], v2[0].hash, v2[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], v2[0].hash, v2[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_scatter_add
@@ -9581,7 +9581,7 @@ def make_lazy_select_copy_int(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, )
@@ -9589,7 +9589,7 @@ def make_lazy_select_copy_int(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_select_copy_int
@@ -9655,7 +9655,7 @@ def make_lazy_select_scatter(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
@@ -9663,7 +9663,7 @@ def make_lazy_select_scatter(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_select_scatter
@@ -9711,7 +9711,7 @@ def make_lazy_sigmoid(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, )
@@ -9719,7 +9719,7 @@ def make_lazy_sigmoid(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_sigmoid
@@ -9767,7 +9767,7 @@ def make_lazy_sign(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, )
@@ -9775,7 +9775,7 @@ def make_lazy_sign(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_sign
@@ -9823,7 +9823,7 @@ def make_lazy_silu(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, )
@@ -9831,7 +9831,7 @@ def make_lazy_silu(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_silu
@@ -9879,7 +9879,7 @@ def make_lazy_sin(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, )
@@ -9887,7 +9887,7 @@ def make_lazy_sin(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_sin
@@ -9939,7 +9939,7 @@ def make_lazy_slice_copy_Tensor(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, )
@@ -9947,7 +9947,7 @@ def make_lazy_slice_copy_Tensor(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_slice_copy_Tensor
@@ -10015,7 +10015,7 @@ def make_lazy_slice_scatter(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
@@ -10023,7 +10023,7 @@ def make_lazy_slice_scatter(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_slice_scatter
@@ -10073,7 +10073,7 @@ def make_lazy_sort(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, )
@@ -10081,7 +10081,7 @@ def make_lazy_sort(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], *[s._hash for s in shapes]))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], *[s._hash for s in shapes]))
         return wrap(node)
 
     return lazy_sort
@@ -10132,7 +10132,7 @@ def make_lazy_sort_stable(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, )
@@ -10140,7 +10140,7 @@ def make_lazy_sort_stable(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], *[s._hash for s in shapes]))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], *[s._hash for s in shapes]))
         return wrap(node)
 
     return lazy_sort_stable
@@ -10190,7 +10190,7 @@ def make_lazy_split_copy_Tensor(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, )
@@ -10198,7 +10198,7 @@ def make_lazy_split_copy_Tensor(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], *[s._hash for s in shapes]))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], *[s._hash for s in shapes]))
         return wrap(node)
 
     return lazy_split_copy_Tensor
@@ -10249,7 +10249,7 @@ def make_lazy_split_with_sizes_copy(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, )
@@ -10257,7 +10257,7 @@ def make_lazy_split_with_sizes_copy(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], *[s._hash for s in shapes]))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], *[s._hash for s in shapes]))
         return wrap(node)
 
     return lazy_split_with_sizes_copy
@@ -10305,7 +10305,7 @@ def make_lazy_sqrt(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, )
@@ -10313,7 +10313,7 @@ def make_lazy_sqrt(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_sqrt
@@ -10361,7 +10361,7 @@ def make_lazy_squeeze_copy(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, )
@@ -10369,7 +10369,7 @@ def make_lazy_squeeze_copy(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_squeeze_copy
@@ -10418,7 +10418,7 @@ def make_lazy_squeeze_copy_dim(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, )
@@ -10426,7 +10426,7 @@ def make_lazy_squeeze_copy_dim(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_squeeze_copy_dim
@@ -10476,7 +10476,7 @@ def make_lazy_squeeze_copy_dims(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, )
@@ -10484,7 +10484,7 @@ def make_lazy_squeeze_copy_dims(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_squeeze_copy_dims
@@ -10528,7 +10528,7 @@ def make_lazy_stack(PLAN, NODE):
             key = shapes = None
         if shapes is None:
             shapes = infer_shapes(OP, frozen, sig, scalars, key)
-        node = NODE(NAME, OP, tuple(operands), frozen, shapes, RETURNS)
+        node = NODE.make(NAME, OP, tuple(operands), frozen, shapes, RETURNS)
         return from_value((node, 0))
 
     return lazy_stack
@@ -10595,7 +10595,7 @@ def make_lazy_std_correction(PLAN, NODE):
             key = shapes = None
         if shapes is None:
             shapes = infer_shapes(OP, frozen, sig, scalars, key)
-        node = NODE(NAME, OP, tuple(operands), frozen, shapes, RETURNS)
+        node = NODE.make(NAME, OP, tuple(operands), frozen, shapes, RETURNS)
         return from_value((node, 0))
 
     return lazy_std_correction
@@ -10657,7 +10657,7 @@ def make_lazy_sub_Scalar(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind), (s2, m2.kind)], {1: a1, 2: a2}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, v2, )
@@ -10665,7 +10665,7 @@ def make_lazy_sub_Scalar(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], v2[0].hash, v2[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], v2[0].hash, v2[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_sub_Scalar
@@ -10736,7 +10736,7 @@ def make_lazy_sub_Tensor(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind), (s2, m2.kind)], {2: a2}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, v2, )
@@ -10744,7 +10744,7 @@ def make_lazy_sub_Tensor(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], v2[0].hash, v2[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], v2[0].hash, v2[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_sub_Tensor
@@ -10793,7 +10793,7 @@ def make_lazy_sum(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, )
@@ -10801,7 +10801,7 @@ def make_lazy_sum(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_sum
@@ -10855,7 +10855,7 @@ def make_lazy_sum_dim_IntList(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, )
@@ -10863,7 +10863,7 @@ def make_lazy_sum_dim_IntList(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_sum_dim_IntList
@@ -10911,7 +10911,7 @@ def make_lazy_t_copy(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, )
@@ -10919,7 +10919,7 @@ def make_lazy_t_copy(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_t_copy
@@ -10967,7 +10967,7 @@ def make_lazy_tan(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, )
@@ -10975,7 +10975,7 @@ def make_lazy_tan(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_tan
@@ -11023,7 +11023,7 @@ def make_lazy_tanh(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, )
@@ -11031,7 +11031,7 @@ def make_lazy_tanh(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_tanh
@@ -11083,7 +11083,7 @@ def make_lazy_topk(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, )
@@ -11091,7 +11091,7 @@ def make_lazy_topk(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], *[s._hash for s in shapes]))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], *[s._hash for s in shapes]))
         return wrap(node)
 
     return lazy_topk
@@ -11141,7 +11141,7 @@ def make_lazy_transpose_copy_int(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, )
@@ -11149,7 +11149,7 @@ def make_lazy_transpose_copy_int(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_transpose_copy_int
@@ -11198,7 +11198,7 @@ def make_lazy_tril(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, )
@@ -11206,7 +11206,7 @@ def make_lazy_tril(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_tril
@@ -11255,7 +11255,7 @@ def make_lazy_triu(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, )
@@ -11263,7 +11263,7 @@ def make_lazy_triu(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_triu
@@ -11312,7 +11312,7 @@ def make_lazy_unbind_copy_int(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, )
@@ -11320,7 +11320,7 @@ def make_lazy_unbind_copy_int(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], *[s._hash for s in shapes]))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], *[s._hash for s in shapes]))
         return wrap(node)
 
     return lazy_unbind_copy_int
@@ -11371,7 +11371,7 @@ def make_lazy_unfold_copy(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, )
@@ -11379,7 +11379,7 @@ def make_lazy_unfold_copy(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_unfold_copy
@@ -11428,7 +11428,7 @@ def make_lazy_unsqueeze_copy(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, )
@@ -11436,7 +11436,7 @@ def make_lazy_unsqueeze_copy(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_unsqueeze_copy
@@ -11503,7 +11503,7 @@ def make_lazy_var_correction(PLAN, NODE):
             key = shapes = None
         if shapes is None:
             shapes = infer_shapes(OP, frozen, sig, scalars, key)
-        node = NODE(NAME, OP, tuple(operands), frozen, shapes, RETURNS)
+        node = NODE.make(NAME, OP, tuple(operands), frozen, shapes, RETURNS)
         return from_value((node, 0))
 
     return lazy_var_correction
@@ -11551,7 +11551,7 @@ def make_lazy_view_as_complex_copy(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, )
@@ -11559,7 +11559,7 @@ def make_lazy_view_as_complex_copy(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_view_as_complex_copy
@@ -11607,7 +11607,7 @@ def make_lazy_view_as_real_copy(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, )
@@ -11615,7 +11615,7 @@ def make_lazy_view_as_real_copy(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_view_as_real_copy
@@ -11665,7 +11665,7 @@ def make_lazy_view_copy(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, )
@@ -11673,7 +11673,7 @@ def make_lazy_view_copy(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_view_copy
@@ -11753,7 +11753,7 @@ def make_lazy_where_self(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind), (s2, m2.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, v2, )
@@ -11761,7 +11761,7 @@ def make_lazy_where_self(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], v1[0].hash, v1[1], v2[0].hash, v2[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], v2[0].hash, v2[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_where_self
@@ -11809,7 +11809,7 @@ def make_lazy_zero(PLAN, NODE):
         shapes = CACHE.get(key)
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
-        node = new(NODE)
+        node = NODE()
         node.op = NAME
         node.overload = OP
         node.operands = (v0, )
@@ -11817,7 +11817,7 @@ def make_lazy_zero(PLAN, NODE):
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((NAME, frozen, v0[0].hash, v0[1], shapes[0]._hash))
+        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
         return from_value((node, 0))
 
     return lazy_zero

@@ -189,7 +189,7 @@ def _static_body(layout: TraceLayout, name: str) -> list[str]:
         "    shapes = CACHE.get(key)",
         "    if shapes is None:",
         f"        shapes = infer_shapes(OP, frozen, [{sig}], {{{', '.join(scalars)}}}, key)",
-        "    node = new(NODE)",
+        "    node = NODE()",  # ir.IrNode: no constructor arguments, every slot set
         "    node.op = NAME",
         "    node.overload = OP",
         f"    node.operands = ({values})",
@@ -197,7 +197,7 @@ def _static_body(layout: TraceLayout, name: str) -> list[str]:
         "    node.shapes = shapes",
         "    node.returns = RETURNS",
         "    node.data = None",
-        f"    node.hash = hash((NAME, frozen, {hashes}{out_hashes}))",
+        f"    node.hash = hash((hash((NAME, frozen)), {hashes}{out_hashes}))",
         "    return from_value((node, 0))" if layout.returns == "one" else "    return wrap(node)",
     ]
     return lines
@@ -259,7 +259,7 @@ def _dynamic_body(layout: TraceLayout, name: str) -> list[str]:
         "        key = shapes = None",
         "    if shapes is None:",
         "        shapes = infer_shapes(OP, frozen, sig, scalars, key)",
-        "    node = NODE(NAME, OP, tuple(operands), frozen, shapes, RETURNS)",
+        "    node = NODE.make(NAME, OP, tuple(operands), frozen, shapes, RETURNS)",
         "    return from_value((node, 0))" if layout.returns == "one" else "    return wrap(node)",
     ]
     return lines
