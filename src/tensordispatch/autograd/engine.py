@@ -39,7 +39,7 @@ from tensordispatch.ops.deferred import deferred_op as _deferred_op
 from tensordispatch.tensor import Size, Tensor
 from tensordispatch.tensor.tensor import new_cpu_tensor
 
-__all__ = ["backward", "grad", "run_backward"]
+__all__ = ["backward", "grad", "run_backward", "tensor_backward"]
 
 _ones_like = _deferred_op(globals(), "_ones_like", "ones_like")
 _ST = local_state()
@@ -134,17 +134,59 @@ def _run_all(
 ) -> None:
     """Every reachable node runs (``backward()`` without ``inputs``): the engine loop with
     nothing to filter or capture (Note [Deterministic order]). The roots' gradients are put
-    in their nodes' buffers directly (what GraphRoot's apply would hand on). A node that
-    becomes ready while the queue is empty, alone, would be the next one popped: it runs
-    without going through the heap."""
+    in their nodes' buffers directly (what GraphRoot's apply would hand on)."""
+    if len(edges) == 1:
+        fn, nr = edges[0]
+        if fn is not None:
+            _run_root(fn, nr, grads[0], keep_graph)
+        return
     deps: dict[Node, int] = {}
     buffers: dict[Node, list[Tensor | None]] = {}
     ready = _seed(edges, grads, deps, buffers)
-    tick = len(ready)
+    if ready:
+        node = heapq.heappop(ready)[2]
+        _loop(node, buffers.pop(node, [None]), deps, buffers, ready, len(ready) + 1, keep_graph)
+
+
+def _run_root(fn: Node, nr: int, grad: Tensor, keep_graph: bool) -> None:
+    """``loss.backward()``: one root, ready at once (nothing reaches it). Counts the
+    dependencies (one iterative DFS, ``_count_from`` inlined; an edge without a node is
+    counted under None, which nothing reads) and runs the loop from the root."""
+    deps: dict[Any, int] = {fn: 0}
+    get = deps.get
+    stack = [fn]
+    while stack:
+        for nxt, _ in stack.pop().next_functions:
+            count = get(nxt)
+            if count is None:
+                deps[nxt] = 1
+                if nxt is not None and nxt.next_functions:
+                    stack.append(nxt)
+            else:
+                deps[nxt] = count + 1
+    grads_in: list[Tensor | None] = [grad]
+    if nr:
+        grads_in = [None] * nr + grads_in
+    _loop(fn, grads_in, deps, {}, [], 0, keep_graph)
+
+
+def _loop(
+    node: Node,
+    grads_in: list[Tensor | None],
+    deps: dict[Any, int],
+    buffers: dict[Node, list[Tensor | None]],
+    ready: list[tuple[int, int, Node]],
+    tick: int,
+    keep_graph: bool,
+) -> None:
+    """The engine loop of ``backward()`` from ``node`` (ready, with its gradients
+    ``grads_in``). A node's gradients wait in ``buffers`` while more are to come; the one
+    that completes them hands the list on directly. A leaf's AccumulateGrad without hooks
+    runs as soon as it is ready, and a node made ready while the queue is empty, alone,
+    runs next without going through the heap: either would be the next one popped (Note
+    [Deterministic order])."""
     pop, push, take = heapq.heappop, heapq.heappush, buffers.pop
-    node: Node | None = pop(ready)[2] if ready else None
-    while node is not None:
-        grads_in = take(node, _EMPTY)
+    while True:
         if node._pre_hooks:
             grads_in = _run_pre_hooks(node, grads_in)
         outputs = node.apply(grads_in)
@@ -153,46 +195,60 @@ def _run_all(
                 hook(outputs, grads_in)
         if not keep_graph:
             node.release()
-        alone = None  # the one node made ready while the queue was empty
+        alone: Node | None = None  # the one node made ready while the queue was empty
+        alone_in: list[Tensor | None] = grads_in
         for (nxt, nr), g, meta in zip(node.next_functions, outputs, node._input_meta):
             if nxt is None:
                 continue
+            if g is not None and meta is not None and (g._shape != meta[0] or g.dtype != meta[1]):
+                g = _validate(g, meta)
             count = deps[nxt] - 1
-            deps[nxt] = count
-            if g is not None:
-                if meta is not None and (g._shape != meta[0] or g.dtype != meta[1]):
-                    g = _validate(g, meta)
-                buf = buffers.get(nxt)
-                if buf is None:
-                    if (
-                        count == 0
-                        and nr == 0
-                        and type(nxt) is AccumulateGrad
-                        and not (nxt._pre_hooks or nxt._post_hooks)
-                    ):
-                        # it would be popped next (Note [Deterministic order]): run it now
-                        # (an AccumulateGrad saves nothing: no release to do)
-                        nxt.apply([g])
-                        continue
-                    _put(buffers, nxt, nr, g)
+            if count:  # more gradients to come: into the buffer
+                deps[nxt] = count
+                if g is not None:
+                    buf = buffers.get(nxt)
+                    if buf is None:
+                        _put(buffers, nxt, nr, g)
+                    else:
+                        _add_to(buf, nr, g)
+                continue
+            buf = take(nxt, None)
+            if buf is None:  # its only gradient (or none at all)
+                if nr == 0:
+                    buf = [g]
                 else:
-                    if len(buf) <= nr:
-                        buf.extend([None] * (nr + 1 - len(buf)))
-                    old = buf[nr]
-                    buf[nr] = g if old is None else old + g
-            if count == 0:
-                if type(nxt) is AccumulateGrad and not (nxt._pre_hooks or nxt._post_hooks):
-                    nxt.apply(take(nxt, _EMPTY))
-                elif alone is None and not ready:
-                    alone = nxt
-                else:
-                    if alone is not None:
-                        push(ready, (-alone._sequence_nr, tick, alone))
-                        tick += 1
-                        alone = None
-                    push(ready, (-nxt._sequence_nr, tick, nxt))
+                    buf = [None] * (nr + 1)
+                    buf[nr] = g
+            elif g is not None:
+                _add_to(buf, nr, g)
+            if type(nxt) is AccumulateGrad and not (nxt._pre_hooks or nxt._post_hooks):
+                nxt.apply(buf)  # saves nothing: no release to do
+            elif alone is None and not ready:
+                alone, alone_in = nxt, buf
+            else:
+                if alone is not None:
+                    buffers[alone] = alone_in
+                    push(ready, (-alone._sequence_nr, tick, alone))
                     tick += 1
-        node = alone if alone is not None else pop(ready)[2] if ready else None
+                    alone = None
+                buffers[nxt] = buf
+                push(ready, (-nxt._sequence_nr, tick, nxt))
+                tick += 1
+        if alone is not None:
+            node, grads_in = alone, alone_in
+        elif ready:
+            node = pop(ready)[2]
+            grads_in = take(node)
+        else:
+            return
+
+
+def _add_to(buf: list[Tensor | None], nr: int, g: Tensor) -> None:
+    """Add ``g`` to input ``nr`` of an open buffer."""
+    if len(buf) <= nr:
+        buf.extend([None] * (nr + 1 - len(buf)))
+    old = buf[nr]
+    buf[nr] = g if old is None else old + g
 
 
 def _put(buffers: dict[Node, list[Tensor | None]], node: Node, nr: int, g: Tensor) -> None:
@@ -212,15 +268,6 @@ def _seed(
 ) -> list[tuple[int, int, Node]]:
     """Count the dependencies of the graph under ``edges``, put the roots' gradients in
     their buffers, and return the ready queue of the roots that became ready."""
-    if len(edges) == 1:  # ``loss.backward()``: one root, ready at once (nothing reaches it)
-        fn, nr = edges[0]
-        if fn is None:
-            return []
-        deps[fn] = 0
-        _count_from([fn], deps)
-        buf = buffers[fn] = [None] * (nr + 1)
-        buf[nr] = grads[0]
-        return [(-fn._sequence_nr, 0, fn)]
     stack = []
     for fn, _ in edges:
         if fn is not None:
@@ -368,13 +415,19 @@ def _as_list(x: Any) -> list[Any]:
     return list(x)
 
 
+_ONE: dict[Any, Any] = {}  # NumPy dtype -> a 0-dim array holding 1, copied per seed
+
+
 def _ones(t: Tensor) -> Tensor:
     """The implicit seed gradient (ones_like), built directly for NumPy-backed tensors."""
     data = t._data
-    if isinstance(data, np.ndarray):
+    if type(data) is np.ndarray:
         shape = t._shape
-        if not shape:  # a 0-dim loss: one C call instead of np.ones' Python wrapper
-            return new_cpu_tensor(np.array(1, data.dtype), (), (), t.dtype)
+        if not shape:  # a 0-dim loss: a copy of a kept 0-dim one (np.ones is Python code)
+            one = _ONE.get(data.dtype)
+            if one is None:
+                one = _ONE[data.dtype] = np.array(1, data.dtype)
+            return new_cpu_tensor(one.copy(), (), (), t.dtype)
         return Tensor._wrap_numpy(np.ones(shape, data.dtype), t.dtype)
     result: Tensor = _ones_like(t)
     return result
@@ -429,18 +482,10 @@ def backward(
     >>> x.grad
     tensor([2., 4.])
     """
-    keep = create_graph if retain_graph is None else retain_graph
     if grad_tensors is None and inputs is None and isinstance(tensors, Tensor):
-        # ``loss.backward()``: _check_roots and _make_grads for one scalar root, inlined
-        m = tensors._autograd_meta
-        if m is None or not m.requires_grad:
-            _check_roots([tensors])
-        if tensors._shape and tensors.numel() != 1:  # a 0-dim loss has one element
-            raise RuntimeError("grad can be implicitly created only for scalar outputs")
-        if tensors.dtype.is_complex:
-            raise RuntimeError(_real_only(tensors))
-        run_backward([tensors], [_ones(tensors)], keep, create_graph)
+        tensor_backward(tensors, None, retain_graph, create_graph)
         return
+    keep = create_graph if retain_graph is None else retain_graph
     outputs = _as_list(tensors)
     _check_roots(outputs)
     grads = _make_grads(outputs, _as_list(grad_tensors))
@@ -452,6 +497,46 @@ def backward(
     for t, g in zip(ins, captured, strict=True):
         if g is not None:
             AccumulateGrad(t).apply([g])
+
+
+def tensor_backward(
+    self: Tensor,
+    gradient: Tensor | None = None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    inputs: Any = None,
+) -> None:
+    """``Tensor.backward``: accumulate the gradient of this tensor into the graph's leaves
+    (installed on Tensor by tensor_methods.py). ``loss.backward()`` on one scalar root runs
+    here directly (``_check_roots``, ``_make_grads`` and ``run_backward`` inlined).
+
+    >>> import tensordispatch as td
+    >>> x = td.tensor([1.0, 2.0]).requires_grad_()
+    >>> tensor_backward((x * x).sum())
+    >>> x.grad
+    tensor([2., 4.])
+    """
+    if gradient is not None or inputs is not None:
+        backward(self, gradient, retain_graph, create_graph, inputs)
+        return
+    m = self._autograd_meta
+    if m is None or not m.requires_grad:
+        _check_roots([self])
+    if self._shape and self.numel() != 1:  # a 0-dim loss has one element
+        raise RuntimeError("grad can be implicitly created only for scalar outputs")
+    if self.dtype.is_complex:
+        raise RuntimeError(_real_only(self))
+    fn, nr = gradient_edge(self)
+    if fn is None:
+        return
+    seed = _ones(self)
+    st = _ST
+    previous = st.grad_enabled
+    st.grad_enabled = create_graph  # set_grad_enabled(create_graph), inlined
+    try:
+        _run_root(fn, nr, seed, create_graph if retain_graph is None else retain_graph)
+    finally:
+        st.grad_enabled = previous
 
 
 def grad(

@@ -29,6 +29,7 @@ reference cycle, and re-linked when unpacked, as torch's SavedVariable does.
 from __future__ import annotations
 
 import itertools
+import operator
 import re
 import weakref
 from collections.abc import Callable, Sequence
@@ -216,17 +217,17 @@ class AccumulateGrad(Node):
 
     def apply(self, grads: list[Tensor | None]) -> tuple[Tensor | None, ...]:
         g = grads[0]
-        if g is None:
-            return ()
         var = self.variable
         m = var._autograd_meta
         if type(m) is not TensorMeta:
             m = meta_of(var)
-        if m.hooks:
+        if m.hooks:  # called even without a gradient (every one reaching the leaf was None)
             for hook in m.hooks:
                 out = hook(g)
                 if out is not None:
                     g = out
+        if g is None:
+            return ()
         recording = _ST.grad_enabled
         old = m.grad
         if old is None:
@@ -243,7 +244,7 @@ class AccumulateGrad(Node):
                 and old._shape == g._shape
                 and old.dtype == g.dtype
             ):
-                _np_add(a, b, out=a)
+                _iadd(a, b)  # np.add(a, b, out=a) without parsing ``out=``
                 root = old if old._base is None else old._base
                 vc = root._vc  # old._bump_version(), inlined
                 if vc is None:
@@ -256,7 +257,7 @@ class AccumulateGrad(Node):
 
 
 _ndarray = np.ndarray
-_np_add = np.add
+_iadd = operator.iadd
 
 
 def _fresh_copy(g: Tensor, var: Tensor) -> Tensor:

@@ -1,4 +1,5 @@
-"""Autograd's Tensor methods: backward, hooks, retain_grad, is_leaf, detach, requires_grad_.
+"""Autograd's Tensor methods: backward (the engine's, bound by ``install``), hooks,
+retain_grad, is_leaf, detach, requires_grad_.
 
 Owns the methods torch's Tensor gets from autograd, installed on the Tensor class by
 ``install`` (the way the generated operator methods are installed), keeping the tensor
@@ -27,25 +28,6 @@ _DETACH_VIEW = (
     "gradients. To fix this error, please refer to the Optimizer.zero_grad() function in "
     "torch/optim/optimizer.py as the solution."
 )
-
-
-def backward(
-    self: Tensor,
-    gradient: Tensor | None = None,
-    retain_graph: bool | None = None,
-    create_graph: bool = False,
-    inputs: Any = None,
-) -> None:
-    """Accumulate the gradient of this tensor into the graph's leaves."""
-    run = _ENGINE_BACKWARD
-    if not run:  # the engine imports this module's siblings: bound on first use
-        from tensordispatch.autograd.engine import backward as engine_backward
-
-        run.append(engine_backward)
-    run[0](self, gradient, retain_graph, create_graph, inputs)
-
-
-_ENGINE_BACKWARD: list[Any] = []
 
 
 def is_leaf(self: Tensor) -> bool:
@@ -167,7 +149,6 @@ def _grad_fn_set(self: Tensor, value: Any) -> None:
 
 
 METHODS: dict[str, Any] = {
-    "backward": backward,
     "requires_grad_": requires_grad_,
     "register_hook": register_hook,
     "retain_grad": retain_grad,
@@ -180,6 +161,10 @@ METHODS: dict[str, Any] = {
 
 
 def install(cls: type[Tensor] = Tensor) -> None:
-    """Set the autograd methods on the Tensor class."""
+    """Set the autograd methods on the Tensor class (``backward`` is the engine's
+    ``tensor_backward``, bound here: the engine imports this module's siblings)."""
+    from tensordispatch.autograd.engine import tensor_backward
+
+    cls.backward = tensor_backward  # type: ignore[method-assign]
     for name, fn in METHODS.items():
         setattr(cls, name, fn)
