@@ -115,15 +115,17 @@ def _repeat(times: int, block: tuple[tuple[Any, ...], ...], env: _Env) -> None:
     """Run ``block`` ``times`` times. A block of calls that assign nothing and take names
     only (what Note [Folded runs] makes) reads the same objects on every pass, so the
     functions and arguments are looked up once."""
-    if all(step[1] is None and all(type(a) is str for a in step[3]) for step in block):
-        get = env.__getitem__
-        calls = [(get(fn), tuple(map(get, args))) for _, _, fn, args in block]
-        for _ in range(times):
-            for fn, args in calls:
-                fn(*args)
-        return
+    get = env.__getitem__
+    calls = []
+    for _, target, fn, args in block:
+        if target is not None or not all(map(str.__instancecheck__, args)):
+            for _ in range(times):
+                _run_steps(block, env)
+            return
+        calls.append((get(fn), tuple(map(get, args))))
     for _ in range(times):
-        _run_steps(block, env)
+        for fn, args in calls:
+            fn(*args)
 
 
 class _Declined(Exception):
