@@ -376,11 +376,9 @@ class _Emitter:
 
     def __init__(self, graph: Graph) -> None:
         self.graph = graph
-        # per statement: (target or None, expression: a Call or text); rendered as source
-        # and made Program steps only where _fold_runs keeps them
-        self.statements: list[tuple[str | None, Any]] = []
-        # per line: (ufunc, buffer, constant) for an in-place call with a constant operand
-        self.steps: list[tuple[str, str, str] | None] = []
+        # per statement: (target or None, expression: a Call or text, the buffer written or
+        # None); rendered as source and made Program steps only where _fold_runs keeps them
+        self.statements: list[tuple[str | None, Any, str | None]] = []
         self.prelude: dict[Any, str] = {}  # hoisted expression (Call or text) -> name
         self.textual = False  # a statement is text only: first_run.parse reads the body
         self.folded = False
@@ -440,7 +438,7 @@ class _Emitter:
         loop, so a long elementwise chain compiles in O(1): a repeated block of calls when
         the run is periodic, else a loop over a constant table. The lines and, in step,
         their Program steps."""
-        statements, steps = self.statements, self.steps
+        statements, steps = self.statements, self._in_place_steps()
         folded: list[str] = []
         program: list[tuple[Any, ...] | None] = []
         i, end = 0, len(statements)
@@ -469,14 +467,14 @@ class _Emitter:
 
     @staticmethod
     def _keep(
-        statements: list[tuple[str | None, Any]],
+        statements: list[tuple[str | None, Any, str | None]],
         lines: list[str],
         steps: list[tuple[Any, ...] | None],
         indent: str = "",
     ) -> None:
         """Append ``statements``' lines to ``lines`` and their Program steps (None for
         text) to ``steps``."""
-        for target, expr in statements:
+        for target, expr, _ in statements:
             if type(expr) is str:
                 text = expr
                 steps.append(None)
@@ -503,9 +501,7 @@ class _Emitter:
         name = f"k{position}"
         self.constants[name] = detached(node)
         outs = [f"v{position}_{i}" for i in range(len(node.shapes))]
-        self.statements.append((None, f"{', '.join(outs)}, = _run({name}, {', '.join(ins)})"))
-        self.textual = True
-        self.steps.append(None)
+        self.statements.append((None, f"{', '.join(outs)}, = _run({name}, {', '.join(ins)})", None))
         for i, out in enumerate(outs):
             self.names[(node, i)] = out
         for value in node.operands:  # a kernel's result may alias its inputs: never reuse them
@@ -517,7 +513,7 @@ class _Emitter:
         buffer chosen by Note [Buffer reuse]: the hot loop, its state in locals."""
         names, last_use, fresh, keep = self.names, self.last_use, self.fresh, self.keep
         pool, param_index, rules = self.pool, self.graph.param_index, NUMPY_RULES
-        hoist, statement = self._hoist, self._statement
+        hoist, statement = self._hoist, self.statements.append
         for position, node in enumerate(self.graph.nodes):
             if node.data is not None:
                 names[(node, 0)] = f"p{param_index[id(node)]}"
@@ -533,8 +529,8 @@ class _Emitter:
             if fresh:
                 for value in operands:
                     if (
-                        last_use[value] == position
-                        and value in fresh
+                        value in fresh
+                        and last_use[value] == position
                         and value not in keep
                         and value not in dying
                     ):
@@ -556,11 +552,11 @@ class _Emitter:
                 continue
             if buffer is None:
                 buffer = f"v{position}"
-                statement(expr, buffer, buffer)
+                statement((buffer, expr, buffer))
             else:
                 if consumed is None:
                     pool[shape].pop()
-                statement(expr, None, buffer)
+                statement((None, expr, buffer))
             names[(node, 0)] = buffer
             if rule.view:
                 for value in operands:
@@ -574,23 +570,26 @@ class _Emitter:
             if writes:
                 fresh.add((node, 0))
 
-    def _statement(self, expr: Any, target: str | None, buffer: str) -> None:
-        """Record one rule's statement (``target = expr``, or ``expr`` writing into
-        ``buffer``) and whether it is an in-place call with a constant operand (Note
-        [Folded runs])."""
-        self.statements.append((target, expr))
-        step = None
-        if type(expr) is str:
-            self.textual = True
-            if not target:
-                step = _in_place_text(expr)
-        elif not target:
-            fn, args = expr
-            if len(args) == 3 and args[0] == buffer == args[2] and fn[:3] == "np_":
-                constant = args[1]
-                if type(constant) is str and constant[:1] in _CONSTANT and constant[1:].isdigit():
-                    step = (fn[3:], buffer, constant)
-        self.steps.append(step)
+    def _in_place_steps(self) -> list[tuple[str, str, str] | None]:
+        """Per statement: (ufunc, buffer, constant) if it is an in-place binary call
+        ``np_<ufunc>(buffer, constant, buffer)`` with a parameter or hoisted name as
+        constant (what Note [Folded runs] folds), else None. Notes text statements."""
+        steps: list[tuple[str, str, str] | None] = []
+        add = steps.append
+        for target, expr, buffer in self.statements:
+            step = None
+            if type(expr) is str:
+                self.textual = True
+                if target is None and buffer is not None:
+                    step = _in_place_text(expr)
+            elif target is None and buffer is not None:
+                fn, args = expr
+                if len(args) == 3 and args[0] == buffer == args[2] and fn[:3] == "np_":
+                    c = args[1]
+                    if type(c) is str and c[:1] in _CONSTANT and c[1:].isdigit():
+                        step = (fn[3:], buffer, c)
+            add(step)
+        return steps
 
     def _hoist(self, expr: Any) -> str:
         name = self.prelude.get(expr)
