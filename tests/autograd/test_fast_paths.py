@@ -83,3 +83,27 @@ def _leaf_grad_strides(lib: Any, case: str) -> tuple[tuple[int, ...], tuple[int,
 )
 def test_accumulated_grad_is_laid_out_like_torchs(case: str) -> None:
     assert _leaf_grad_strides(td, case) == _leaf_grad_strides(torch, case)
+
+
+@pytest.mark.parametrize("shape", [(3,), (1, 3), (3, 1), (2, 1, 3)])
+def test_full_sum_backward_gradient_is_an_expanded_view_like_torchs(shape: Any) -> None:
+    # what a hook sees: torch's strides (stride 0 in every dim, size-1 dims included), and
+    # an in-place write refused with torch's internal-overlap error (the kernels' check)
+    seen = []
+    for lib in (torch, td):
+        x = lib.ones(shape, requires_grad=True)
+        y = x * 2
+        found: list[Any] = []
+
+        def hook(g: Any, found: list[Any] = found) -> None:
+            found.append(g.stride())
+            try:
+                g.add_(1)
+            except RuntimeError as e:
+                found.append(str(e))
+
+        y.register_hook(hook)
+        y.sum().backward()
+        seen.append((found, x.grad.tolist()))
+    assert seen[0] == seen[1]
+    assert "more than one element of the written-to tensor" in seen[1][0][1]

@@ -166,7 +166,8 @@ def _run_root(fn: Node, nr: int, grad: Tensor, keep_graph: bool) -> None:
                 deps[nxt] = count + 1
     grads_in: list[Tensor | None] = [grad]
     if nr:
-        grads_in = [None] * nr + grads_in
+        grads_in = [None] * (nr + 1)
+        grads_in[nr] = grad
     _loop(fn, grads_in, deps, {}, [], 0, keep_graph)
 
 

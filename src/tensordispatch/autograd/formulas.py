@@ -172,38 +172,28 @@ def mul_tensor_backward(grad: Tensor, other: Any, self_st: Any) -> Tensor:
 
 
 def _broadcast_view(data: Any, shape: tuple[int, ...]) -> Any:
-    """A read-only stride-0 view of ``data`` (same rank, size-1 dims widened) with the
-    shape ``shape``: ``np.broadcast_to``'s result without its Python-level overhead."""
+    """A stride-0 view of ``data`` (same rank, size-1 dims widened) with the shape
+    ``shape``: ``np.broadcast_to``'s layout without its Python-level overhead. Writable, as
+    the expand op's result is (and torch's ``expand(...).numpy()``): in-place kernels refuse
+    a written-to tensor with internal overlap (backends/overlap.py, torch's error), and
+    setting NumPy's read-only flag would cost more than the view (~0.35 us)."""
     if not data.flags.c_contiguous:
         return np.broadcast_to(data, shape)
     strides = tuple(
         0 if n == 1 and m != 1 else st for n, m, st in zip(data.shape, shape, data.strides)
     )
-    view = np.ndarray(shape, data.dtype, data, 0, strides)
-    view.flags.writeable = False
-    return view
+    return np.ndarray(shape, data.dtype, data, 0, strides)
 
 
-_SCALAR_BROADCAST: dict[tuple[tuple[int, ...], int], tuple[int, ...]] = {}
-
-
-def _scalar_broadcast_strides(key: tuple[tuple[int, ...], int]) -> tuple[int, ...]:
-    """The byte strides of a 0-dim array reshaped to all-ones and broadcast to ``shape``
-    (``_broadcast_view``'s rule: 0 where a size-1 dim widens), cached per (shape, itemsize).
-
-    >>> _scalar_broadcast_strides(((3, 1), 4))
-    (0, 4)
-    """
-    shape, itemsize = key
-    strides = tuple([0 if m != 1 else itemsize for m in shape])
-    if len(_SCALAR_BROADCAST) < 1024:
-        _SCALAR_BROADCAST[key] = strides
-    return strides
+# All-zero strides per rank: torch's expand of a 0-dim tensor gives stride 0 in every dim,
+# size-1 dims included (inferExpandGeometry: a missing dim takes the stride of the dims after
+# it, which are all 0 here).
+_ZERO_STRIDES = [(0,) * n for n in range(65)]
 
 
 def expand_grad(grad: Tensor, sizes: Any) -> Tensor:
-    """``grad.expand(sizes)`` (sum's and mean's backward); on the NumPy fast path a read-only
-    broadcast of the gradient's array, as torch's expand is a stride-0 view."""
+    """``grad.expand(sizes)`` (sum's and mean's backward); on the NumPy fast path a stride-0
+    view of the gradient's array (``_broadcast_view``), as torch's expand is."""
     st = _ST
     if (
         type(grad) is Tensor
@@ -215,13 +205,8 @@ def expand_grad(grad: Tensor, sizes: Any) -> Tensor:
         if shape == grad._shape:
             return grad
         data = grad._data
-        if not data.ndim:  # a full reduction's gradient: the strides _broadcast_view gives
-            key = (shape, data.itemsize)
-            strides = _SCALAR_BROADCAST.get(key)
-            if strides is None:
-                strides = _scalar_broadcast_strides(key)
-            view = _ndarray(shape, data.dtype, data, 0, strides)
-            view.flags.writeable = False
+        if not data.ndim and len(shape) < 65:  # a full reduction's gradient: stride 0
+            view = _ndarray(shape, data.dtype, data, 0, _ZERO_STRIDES[len(shape)])
             return _wrap_numpy(view, grad.dtype)
         if data.ndim != len(shape):  # leading dims (expand's rule): as size-1 dims
             data = data.reshape((1,) * (len(shape) - data.ndim) + data.shape)

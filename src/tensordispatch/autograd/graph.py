@@ -223,7 +223,7 @@ class AccumulateGrad(Node):
             m = meta_of(var)
         if m.hooks:  # called even without a gradient (every one reaching the leaf was None)
             for hook in m.hooks:
-                out = hook(g)
+                out = hook(g)  # type: ignore[arg-type]
                 if out is not None:
                     g = out
         if g is None:

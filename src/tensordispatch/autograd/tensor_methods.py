@@ -165,6 +165,6 @@ def install(cls: type[Tensor] = Tensor) -> None:
     ``tensor_backward``, bound here: the engine imports this module's siblings)."""
     from tensordispatch.autograd.engine import tensor_backward
 
-    cls.backward = tensor_backward  # type: ignore[method-assign]
+    cls.backward = tensor_backward  # type: ignore[attr-defined]
     for name, fn in METHODS.items():
         setattr(cls, name, fn)
