@@ -59,6 +59,7 @@ from tensordispatch.lazy import metrics
 from tensordispatch.lazy.ir import BackendData, Node, Shape, Value, device_data_node
 from tensordispatch.tensor.device import device as Device
 from tensordispatch.tensor.geometry import contiguous_strides
+from tensordispatch.tensor.inference import mark_inference, watch_inference_count
 from tensordispatch.tensor.tensor import Tensor
 
 __all__ = ["LAZY", "LIVE", "LazyData", "LazyTensor", "live_data", "make_lazy", "weaken"]
@@ -73,6 +74,8 @@ _LIVE_APPEND = LIVE.append
 _SWEEPING = threading.Lock()  # one purge at a time (appends need no lock)
 _ref = weakref.ref
 _COUNTERS = metrics.COUNTERS
+_INFERENCE_ACTIVE = 0  # open inference_mode blocks (inference.py Note [Inference tensors])
+watch_inference_count(globals())
 
 
 class LazyData:
@@ -122,7 +125,8 @@ class LazyData:
         GetIrValue does: the next step syncs it)."""
         ir = self.ir
         if ir is None:
-            weaken()  # a buffer enters IR: Note [Strong entries for pending values]
+            if _STRONG_FROM[0] < len(LIVE):  # `weaken`'s own test, without the call
+                weaken()  # a buffer enters IR: Note [Strong entries for pending values]
             handle = self.handle
             if handle is None:
                 if self.tensor_data is None:
@@ -256,6 +260,8 @@ def make_lazy(data: LazyData, device: Device = LAZY) -> LazyTensor:
     t._base = None
     t._wrapped_number = False
     t._autograd_meta = None
+    if _INFERENCE_ACTIVE:  # made in inference_mode: an inference tensor, as torch's
+        mark_inference(t)
     return t
 
 
@@ -309,6 +315,8 @@ def from_value(value: Value, device: Device = LAZY) -> LazyTensor:
     t._base = None
     t._wrapped_number = False
     t._autograd_meta = None
+    if _INFERENCE_ACTIVE:  # made in inference_mode: an inference tensor, as torch's
+        mark_inference(t)
     return t
 
 

@@ -61,6 +61,7 @@ from tensordispatch.dispatch.keyset import (
     keyset_raw,
 )
 from tensordispatch.dispatch.tls import local_state, register_field
+from tensordispatch.tensor.inference import INFERENCE_VC, watch_inference_count
 from tensordispatch.tensor.tensor import Tensor
 from tensordispatch.transforms.functionalize.shadow import regenerate_from_shadow
 
@@ -97,6 +98,8 @@ for _k in (
 _KEEP = ~_DROPPED
 
 _ST = local_state()
+_INFERENCE_ACTIVE = 0  # open inference_mode blocks (inference.py Note [Inference tensors])
+watch_inference_count(globals())
 # Whether views taken now are replayed as views (remove='mutations') or as *_copy operators
 # (remove='mutations_and_views', the default for wrappers made outside functionalize(),
 # e.g. by the lazy backend): torch's FunctionalizationReapplyViews TLS.
@@ -342,6 +345,8 @@ def _make_wrapper(
     t._generation = generation
     t._has_metadata_mutation = False
     t._shadow = None
+    if _INFERENCE_ACTIVE and not metas and value._vc is INFERENCE_VC:
+        t._vc = INFERENCE_VC  # a root over an inference tensor is one (its keys follow)
     return t
 
 
