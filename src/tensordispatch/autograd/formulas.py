@@ -118,6 +118,8 @@ def compile_formula(python_formula: str, names: list[str], where: str) -> Callab
 
 def handle_r_to_c(self_scalar_type: Any, grad: Tensor) -> Tensor:
     """Real input, complex gradient: take the real part (Note [Complex gradients])."""
+    if type(grad) is Tensor and not grad.dtype.is_complex:  # a real gradient: as it is
+        return grad
     if getattr(self_scalar_type, "is_complex", True) or not isinstance(grad, Tensor):
         return grad
     if not grad.dtype.is_complex:
@@ -136,6 +138,8 @@ def conj(t: Any) -> Any:
     >>> conj(td.tensor([1 + 2j])), conj(2.0), conj(3j)
     (tensor([1.-2.j]), 2.0, -3j)
     """
+    if type(t) is int:  # e.g. add's alpha
+        return t
     if not isinstance(t, Tensor):
         return t.conjugate() if isinstance(t, complex) else t
     if not t.dtype.is_complex or t.numel() == 0:  # an empty gradient may be stride-0
@@ -151,6 +155,8 @@ def conj(t: Any) -> Any:
 
 def maybe_multiply(t: Tensor, s: Any) -> Tensor:
     """``t * s``, skipping the multiplication when ``s`` is 1."""
+    if type(s) is int and s == 1:  # add's and sub's default alpha: one test
+        return t
     if isinstance(s, (bool, int, float)) and s == 1:
         return t
     return _mul_scalar(t, s) if not isinstance(s, Tensor) else _mul(t, s)
