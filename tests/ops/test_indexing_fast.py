@@ -255,9 +255,8 @@ def test_assignment_under_a_trace_shows_the_inplace_hops() -> None:
 
 
 def test_every_guard_is_plain_by_default() -> None:
-    """The one-hop paths are on for a fresh process's tables: a renamed autograd or
-    ADInplaceOrView kernel (the guards compare qualified names) would silently turn them
-    off; update ops/indexing_fast.py's names then."""
+    """The one-hop paths are on for a fresh process's tables: the autograd and
+    ADInplaceOrView kernels they skip carry their markers (Note [Plain kernel markers])."""
     from tensordispatch.ops import indexing_advanced
 
     guards = [
@@ -315,3 +314,41 @@ def test_a_declined_key_keeps_taking_the_general_path() -> None:
         assert str(ours.value) == str(theirs.value)
     alias = x[:, :]  # the general path: alias, a new view of the same root
     assert alias is not x and alias._base is x._base and alias.tolist() == x.tolist()
+
+
+def _user_autograd_kernel_for(name: str, marked: bool) -> Any:
+    """A Python kernel at AutogradCPU for ``name`` that redispatches below autograd, with
+    or without the plain marker; returns its Library (destroy it after)."""
+    import warnings
+
+    from tensordispatch.dispatch.keys import DispatchKey
+    from tensordispatch.dispatch.keyset import AFTER_AUTOGRAD_RAW, DispatchKeySet
+
+    below = DispatchKeySet(DispatchKey.CPU).raw & AFTER_AUTOGRAD_RAW
+    overload = td.ops.aten.select.int
+
+    def kernel(*args: Any, **kwargs: Any) -> Any:
+        return overload.redispatch(below, *args, **kwargs)
+
+    if marked:
+        kernel._td_plain_no_grad = True  # type: ignore[attr-defined]
+    lib = Library("aten", "IMPL")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        lib.impl(name, kernel, "AutogradCPU")
+    return lib
+
+
+@pytest.mark.parametrize("marked", [False, True])
+def test_the_guard_trusts_the_marker_not_the_name(marked: bool) -> None:
+    """An unmarked autograd kernel (whatever its name) turns the one-hop path off; the same
+    kernel marked plain keeps it on (Note [Plain kernel markers])."""
+    guard = indexing_fast.ViewGuard("select.int", "select")
+    assert guard.recheck() is True
+    lib = _user_autograd_kernel_for("select.int", marked)
+    try:
+        assert guard.recheck() is marked
+        assert td.arange(6.0).view(2, 3)[1].tolist() == [3.0, 4.0, 5.0]
+    finally:
+        lib._destroy()
+    assert guard.recheck() is True

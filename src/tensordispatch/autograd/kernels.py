@@ -389,6 +389,7 @@ def _fast_path(
 
     special = _specializer(positions, record, fresh, inline, view)
     kernel._td_specialize = special  # type: ignore[attr-defined]
+    kernel._td_plain_no_grad = True  # type: ignore[attr-defined]  # ops/indexing_fast.py
     return kernel
 
 

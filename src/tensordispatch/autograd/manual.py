@@ -58,6 +58,9 @@ def _copy_kernel(raw: int, op: Any, self: Tensor, src: Tensor, *args: Any, **kw:
     return result
 
 
+_copy_kernel._td_plain_no_grad = True  # type: ignore[attr-defined]  # ops/indexing_fast.py
+
+
 class NotImplementedNode(Node):
     """torch's NotImplemented node: the grad_fn of an operator without a derivative (the
     functional ``copy``); backward through it fails."""

@@ -32,7 +32,6 @@ from tensordispatch.ops.indexing_fast import (
     _CPU_RAW,
     _DI,
     _DX,
-    _FAST_PATH,
     FunctionalGuard,
     Guard,
     InplaceGuard,
@@ -83,7 +82,7 @@ class _IndexPutGuard(InplaceGuard):
 INDEX = FunctionalGuard(
     "index.Tensor", "tensordispatch.generated.registrations", "wrapper_CPU_index_Tensor"
 )
-INDEX_PUT_ = _IndexPutGuard("index_put_", _FAST_PATH)
+INDEX_PUT_ = _IndexPutGuard("index_put_")
 INDEX_PUT_IMPL_ = _ImplGuard("_index_put_impl_")
 
 

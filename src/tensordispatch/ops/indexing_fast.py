@@ -152,7 +152,7 @@ class ViewGuard(Guard):
         from tensordispatch.backends import view_ops, views
 
         kernels = {**views.VIEW_KERNELS, **view_ops.VIEW_OP_KERNELS}
-        below = _below_autograd(state, _FAST_PATH)
+        below = _below_autograd(state)
         return below if below is kernels[self.kernel_name] else None
 
 
@@ -173,7 +173,7 @@ class FunctionalGuard(Guard):
         self.module, self.function = module, function
 
     def chain(self, state: Any) -> Any:
-        below = _below_autograd(state, _FAST_PATH)
+        below = _below_autograd(state)
         if (
             getattr(below, "__module__", None) == self.module
             and getattr(below, "__name__", None) == self.function
@@ -182,44 +182,44 @@ class FunctionalGuard(Guard):
         return None
 
 
-_FAST_PATH = "_fast_path.<locals>.kernel"
-_AD_INPLACE = "_make_ad_inplace_kernel.<locals>.kernel"
+# Note [Plain kernel markers]
+# Which autograd and ADInplaceOrView kernels a one-hop path may skip is said by the kernels
+# themselves, not by their names or modules (moving code must not silently turn the paths
+# off, nor a look-alike turn them on): autograd/ sets ``_td_plain_no_grad = True`` on an
+# autograd kernel whose call with grad mode on and no input requiring grad is exactly a
+# redispatch below the autograd keys (the generated kernels' ``_fast_path``, copy_'s), and
+# ``_td_plain_inplace = True`` on the ADInplaceOrView kernel that runs below it and then
+# bumps the version of each written tensor. ``test_every_guard_is_plain_by_default`` checks
+# that the default tables have them.
+_PLAIN_NO_GRAD = "_td_plain_no_grad"
+_PLAIN_INPLACE = "_td_plain_inplace"
 
 
-def _below_autograd(state: Any, autograd: str) -> Any:
-    """The unboxed kernel a CPU call under the default words reaches right below the
-    autograd kernel named ``autograd`` (of autograd/), or None."""
+def _below_autograd(state: Any) -> Any:
+    """The unboxed kernel a CPU call under the default words reaches right below a plain
+    autograd kernel (Note [Plain kernel markers]), or None."""
     final = state.final_keyset(_DX, _CPU_RAW | _DI)
     try:
         top, raw = state.resolve(final)
         below, _ = state.resolve(raw & AFTER_AUTOGRAD_RAW)
     except Exception:  # noqa: BLE001 - a missing kernel: the general path reports it
         return None
-    fn = top.fn
-    if (
-        getattr(fn, "__module__", "").startswith("tensordispatch.autograd.")
-        and getattr(fn, "__qualname__", None) == autograd
-        and below.kind is KernelKind.UNBOXED
-    ):
+    if getattr(top.fn, _PLAIN_NO_GRAD, False) is True and below.kind is KernelKind.UNBOXED:
         return below.fn
     return None
 
 
 class InplaceGuard(Guard):
-    """An in-place operator: the autograd kernel named ``autograd`` (its no-grad branch a
-    plain redispatch), ADInplaceOrView's bump, then a CPU kernel of backends/ (Note
-    [Assignment in one hop]).
+    """An in-place operator: a plain autograd kernel (its no-grad branch a redispatch),
+    the plain ADInplaceOrView kernel's bump (Note [Plain kernel markers]), then a CPU kernel
+    of backends/ (Note [Assignment in one hop]).
 
-    >>> g = InplaceGuard("fill_.Scalar", "_fast_path.<locals>.kernel")
+    >>> g = InplaceGuard("fill_.Scalar")
     >>> (g.entry.state is g.state or g.recheck()), g.kernel.__name__
     (True, 'fill_')
     """
 
-    __slots__ = ("autograd",)
-
-    def __init__(self, name: str, autograd: str) -> None:
-        super().__init__(name)
-        self.autograd = autograd  # the qualified name of its autograd kernel
+    __slots__ = ()
 
     def chain(self, state: Any) -> Any:
         final = state.final_keyset(_DX, _CPU_RAW | _DI)
@@ -231,10 +231,8 @@ class InplaceGuard(Guard):
             return None
         fn = below.fn
         plain = (
-            getattr(top.fn, "__module__", "").startswith("tensordispatch.autograd.")
-            and getattr(top.fn, "__qualname__", None) == self.autograd
-            and getattr(middle.fn, "__module__", None) == "tensordispatch.autograd.ad_inplace"
-            and getattr(middle.fn, "__qualname__", None) == _AD_INPLACE
+            getattr(top.fn, _PLAIN_NO_GRAD, False) is True
+            and getattr(middle.fn, _PLAIN_INPLACE, False) is True
             and below.kind is KernelKind.UNBOXED
             and getattr(fn, "__module__", "").startswith("tensordispatch.backends.")
         )
@@ -244,8 +242,8 @@ class InplaceGuard(Guard):
 SELECT = ViewGuard("select.int", "select")
 SLICE = ViewGuard("slice.Tensor", "slice")
 UNSQUEEZE = ViewGuard("unsqueeze", "unsqueeze")
-COPY_ = InplaceGuard("copy_", "_copy_kernel")
-FILL_ = InplaceGuard("fill_.Scalar", _FAST_PATH)
+COPY_ = InplaceGuard("copy_")
+FILL_ = InplaceGuard("fill_.Scalar")
 
 
 def plain_cpu(t: Any) -> bool:
@@ -379,10 +377,16 @@ def _signature(key: tuple[Any, ...]) -> tuple[Any, ...] | None:
     return tuple(sig)
 
 
+# the last tuple key seen and its signature (one tuple: read and replaced atomically); the
+# key is kept alive, so `is` cannot match a new object at its address
+_LAST_KEY: tuple[Any, Any] = (None, None)
+
+
 def _tuple_view(self: Tensor, key: tuple[Any, ...]) -> Tensor | None:
     """A tuple of ints, slices, None and at most one Ellipsis, applied left to right as
     ops/indexing.py's general path does (Note [Indexing: basic then advanced]), through its
     plan (Note [Tuple keys by plan])."""
+    global _LAST_KEY
     sel, sl, un = SELECT, SLICE, UNSQUEEZE
     if not (
         (sel.entry.state is sel.state or sel.recheck())
@@ -390,9 +394,14 @@ def _tuple_view(self: Tensor, key: tuple[Any, ...]) -> Tensor | None:
         and (un.entry.state is un.state or un.recheck())
     ):
         return None
-    sig = _signature(key)
-    if sig is None:
-        return None
+    last = _LAST_KEY
+    if last[0] is key:  # a constant key (a[..., None] in a loop): its signature is known
+        sig = last[1]
+    else:
+        sig = _signature(key)
+        if sig is None:
+            return None
+        _LAST_KEY = (key, sig)
     at = (self._shape, self._strides, self.dtype, sig)
     try:
         plan = _PLANS.get(at)
