@@ -287,3 +287,38 @@ def test_a_nested_call_argument_is_evaluated_where_it_is_used() -> None:
     scaled = lambda t, a: t * a
     result = program.run({"np_add": np.add, "_scaled": scaled}, [np.ones(2), 3.0])
     assert result[0].tolist() == [4.0, 4.0]
+
+
+def td_or_torch_maximum(lib: Any, a: Any, b: Any) -> Any:
+    return lib.maximum(a, b) + 0.0  # an operator after it: maximum's buffer is reusable
+
+
+def _literal_ops(lib: Any, x: Any) -> list[Any]:
+    m = x.view(2, 4)
+    return [
+        m.relu() * 2.0,
+        m.t() + 1.0,
+        m.permute(1, 0) * 3.0,
+        x.view(1, 8).expand(3, 8) - 1.0,
+        td_or_torch_maximum(lib, m, m * -1.0),
+        x.to(lib.float64) * 0.1,
+        (m.t() @ m).relu(),
+    ]
+
+
+def test_views_relu_and_casts_are_interpreted_on_the_first_run(backend: NumpyBackend) -> None:
+    # their rules pass literals (sizes, dims, 0.0): Literal arguments, no compile at first
+    data = np.linspace(-2.0, 2.0, 8, dtype=np.float32)
+    x = td.from_numpy(data.copy()).to("lazy")
+    lazy.mark_step()
+    runs = []
+    for _ in range(2):  # interpreted, then compiled
+        results = _literal_ops(td, x)
+        lazy.mark_step()
+        runs.append([_bits(np.ascontiguousarray(r.cpu().numpy())) for r in results])
+        assert len(backend._codes) == len(runs) - 1
+    assert "np_reshape(p0, (2, 4))" in backend.last_source
+    assert "_astype(p0, np_float64)" in backend.last_source
+    torch_results = _literal_ops(torch, torch.from_numpy(data.copy()))
+    expected = [_bits(np.ascontiguousarray(r.numpy())) for r in torch_results]
+    assert runs == [expected, expected]

@@ -29,7 +29,15 @@ from collections.abc import Callable, Container, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["CALL_STEP", "FOLD_STEP", "REPEAT_STEP", "TUPLE_STEP", "Program", "parse"]
+__all__ = [
+    "CALL_STEP",
+    "FOLD_STEP",
+    "REPEAT_STEP",
+    "TUPLE_STEP",
+    "Literal",
+    "Program",
+    "parse",
+]
 
 # `name = fn(a, b)` or `fn(a, b, c)` with names only: most statements (no nested parse)
 _FLAT = re.compile(r"^(?:([A-Za-z_]\w*) = )?([A-Za-z_]\w*)\(((?:[A-Za-z_]\w*, )*[A-Za-z_]\w*)?\)$")
@@ -44,7 +52,7 @@ _REPEAT = re.compile(r"^for _ in range\((\d+)\):$")
 _LOOP_BODY = re.compile(r"^    f_\((\w+), c_\[i_\], \1\)$")
 
 #: Program step kinds: a call ``(CALL_STEP, target or None, function name, arguments)``
-#: (an argument: a name or a nested ``(function name, arguments)``), a tuple of names
+#: (an argument: a name, a nested ``(function name, arguments)`` or a `Literal`), a tuple of names
 #: ``(TUPLE_STEP, target, names)``, a table loop ``(FOLD_STEP, table, buffer)`` and a
 #: repeated block ``(REPEAT_STEP, times, call steps)`` (Note [Folded runs]).
 CALL_STEP, TUPLE_STEP, FOLD_STEP, REPEAT_STEP = 0, 1, 2, 3
@@ -54,18 +62,33 @@ _CALL_STEP, _TUPLE_STEP, _FOLD_STEP, _REPEAT_STEP = CALL_STEP, TUPLE_STEP, FOLD_
 Expr = Any
 
 
-class _Env(dict[Any, Any]):
-    """The names a Program runs with; a nested call used as a key is evaluated instead
-    (so every argument, name or call, is one C-level lookup: ``map(env.__getitem__, args)``).
+@dataclass(frozen=True, slots=True)
+class Literal:
+    """A constant argument of a call step, written in the source as ``repr(value)``
+    (``0.0``, ``(2, 3)``): ``value`` is hashable and its repr evaluates back to it.
+
+    >>> Literal((2, 3)).value
+    (2, 3)
     """
+
+    value: Any
+
+
+class _Env(dict[Any, Any]):
+    """The names a Program runs with; a nested call used as a key is evaluated instead, and
+    a Literal gives its value (so every argument is one C-level lookup:
+    ``map(env.__getitem__, args)``)."""
 
     __slots__ = ()
 
     def __missing__(self, key: Any) -> Any:
-        if type(key) is not tuple:
-            raise KeyError(key)
-        fn, args = key
-        return self[fn](*map(self.__getitem__, args))
+        kind = type(key)
+        if kind is tuple:
+            fn, args = key
+            return self[fn](*map(self.__getitem__, args))
+        if kind is Literal:
+            return key.value
+        raise KeyError(key)
 
 
 @dataclass(frozen=True, slots=True)

@@ -85,13 +85,15 @@ def _period(steps: list[Any], start: int, end: int) -> int | None:
 
 
 def _render(expr: Any) -> str:
-    """The source text of a name or a `Call`."""
+    """The source text of a name, a `Call` or a `first_run.Literal`."""
     if type(expr) is str:
         return expr
+    if type(expr) is first_run.Literal:
+        return repr(expr.value)
     fn, args = expr
     try:
         return f"{fn}({', '.join(args)})"
-    except TypeError:  # a nested call among the arguments
+    except TypeError:  # a nested call or a literal among the arguments
         return f"{fn}({', '.join([_render(a) for a in args])})"
 
 
@@ -218,7 +220,7 @@ class _Emitter:
                 fn, args = expr
                 try:
                     text = f"{fn}({', '.join(args)})"
-                except TypeError:  # a nested call among the arguments
+                except TypeError:  # a nested call or a literal among the arguments
                     text = _render(expr)
                 steps.append((first_run.CALL_STEP, target, fn, args))
             lines.append(f"{indent}{target} = {text}" if target else f"{indent}{text}")

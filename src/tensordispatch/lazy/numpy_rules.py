@@ -26,11 +26,12 @@ same loop on the same values, bit for bit (checked in tests against the CPU kern
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
+from tensordispatch.lazy.first_run import Literal
 from tensordispatch.lazy.ir import Node, Operand
 from tensordispatch.lazy.kernel_call import run_cpu_kernel
 
@@ -83,9 +84,10 @@ def _same_float(node: Node) -> bool:
     return True
 
 
-def _arg(node: Node, ins: list[str], position: int) -> str:
+def _arg(node: Node, ins: list[str], position: int) -> Any:
+    """Argument ``position`` of ``node`` in a Call: its operand's name, else a Literal."""
     a = node.args[position]
-    return ins[a.index] if type(a) is Operand else repr(a)
+    return ins[a.index] if type(a) is Operand else Literal(a)
 
 
 _NP_NAMES: dict[Any, str] = {}
@@ -100,11 +102,6 @@ def _np_name(dtype: Any) -> str:
         name = _NP_NAMES[dtype] = f"np_{np_dtype.name}"
         NUMPY_NAMES[name] = np_dtype.type
     return name
-
-
-def _out(out: str | None) -> str:
-    # ufuncs take the output positionally after their inputs (a shorter line to compile)
-    return f", {out}" if out else ""
 
 
 def _alpha_product(number: Any, alpha: Any, dtype: Any) -> Any:
@@ -205,10 +202,13 @@ def _unary(ufunc: str) -> Rule:
     return Rule(emit)
 
 
-def _relu(node: Node, ins: list[str], out: str | None, hoist: Hoist) -> str | None:
+def _relu(node: Node, ins: list[str], out: str | None, hoist: Hoist) -> Call | None:
     if not _same_float(node):
         return None
-    return f"np_maximum({_arg(node, ins, 0)}, 0.0{_out(out)})"
+    return ("np_maximum", (_arg(node, ins, 0), _ZERO))
+
+
+_ZERO = Literal(0.0)
 
 
 def _mm(node: Node, ins: list[str], out: str | None, hoist: Hoist) -> Call | None:
@@ -219,28 +219,31 @@ def _mm(node: Node, ins: list[str], out: str | None, hoist: Hoist) -> Call | Non
     return ("np_matmul", operands)
 
 
-def _view(node: Node, ins: list[str], out: str | None, hoist: Hoist) -> str | None:
-    return f"np_reshape({_arg(node, ins, 0)}, {node.shapes[0].sizes!r})"
+def _view(node: Node, ins: list[str], out: str | None, hoist: Hoist) -> Call | None:
+    return ("np_reshape", (_arg(node, ins, 0), Literal(node.shapes[0].sizes)))
 
 
-def _permute(node: Node, ins: list[str], out: str | None, hoist: Hoist) -> str | None:
-    dims = node.args[1]
-    return f"np_transpose({_arg(node, ins, 0)}, {tuple(dims)!r})"
+def _permute(node: Node, ins: list[str], out: str | None, hoist: Hoist) -> Call | None:
+    return ("np_transpose", (_arg(node, ins, 0), Literal(tuple(node.args[1]))))
 
 
-def _t(node: Node, ins: list[str], out: str | None, hoist: Hoist) -> str | None:
-    return f"np_transpose({_arg(node, ins, 0)})"
+def _t(node: Node, ins: list[str], out: str | None, hoist: Hoist) -> Call | None:
+    return ("np_transpose", (_arg(node, ins, 0),))
 
 
-def _expand(node: Node, ins: list[str], out: str | None, hoist: Hoist) -> str | None:
-    return f"np_broadcast_to({_arg(node, ins, 0)}, {node.shapes[0].sizes!r})"
+def _expand(node: Node, ins: list[str], out: str | None, hoist: Hoist) -> Call | None:
+    return ("np_broadcast_to", (_arg(node, ins, 0), Literal(node.shapes[0].sizes)))
 
 
-def _cast(node: Node, ins: list[str], out: str | None, hoist: Hoist) -> str | None:
+def _astype(value: Any, dtype: Any) -> Any:
+    """``value`` as a new array of ``dtype`` (``np.asarray(value).astype(dtype)``)."""
+    return np.asarray(value).astype(dtype)
+
+
+def _cast(node: Node, ins: list[str], out: str | None, hoist: Hoist) -> Call | None:
     if node.args[1] is None:
         return None
-    dtype = node.shapes[0].dtype
-    return f"np_asarray({_arg(node, ins, 0)}).astype({_np_name(dtype)})"
+    return ("_astype", (_arg(node, ins, 0), _np_name(node.shapes[0].dtype)))
 
 
 NUMPY_RULES: dict[str, Rule] = {
@@ -250,8 +253,9 @@ NUMPY_RULES: dict[str, Rule] = {
     "aten::rsub.Scalar": _binary("subtract", True, swap=True),
     "aten::mul.Tensor": _binary("multiply", False),
     "aten::div.Tensor": _binary("true_divide", False),
-    "aten::maximum": _binary("maximum", False),
-    "aten::minimum": _binary("minimum", False),
+    # NumPy deprecates a positional output for maximum/minimum: these allocate
+    "aten::maximum": replace(_binary("maximum", False), writes_into=False),
+    "aten::minimum": replace(_binary("minimum", False), writes_into=False),
     "aten::neg": _unary("negative"),
     "aten::exp": _unary("exp"),
     "aten::log": _unary("log"),
@@ -260,7 +264,7 @@ NUMPY_RULES: dict[str, Rule] = {
     "aten::tanh": _unary("tanh"),
     "aten::sqrt": _unary("sqrt"),
     "aten::abs": _unary("abs"),
-    "aten::relu": Rule(_relu),
+    "aten::relu": Rule(_relu, writes_into=False),
     "aten::mm": Rule(_mm, elementwise=False),
     "aten::view_copy": Rule(_view, writes_into=False, view=True),
     "aten::permute_copy": Rule(_permute, writes_into=False, view=True),
@@ -279,6 +283,12 @@ NUMPY_NAMES = {
         "broadcast_to", "asarray",
     )
 }  # fmt: skip
-NUMPY_NAMES.update(np=np, _times_alpha=_times_alpha, _alpha_product=_alpha_product, _scaled=_scaled)
+NUMPY_NAMES.update(
+    np=np,
+    _times_alpha=_times_alpha,
+    _alpha_product=_alpha_product,
+    _scaled=_scaled,
+    _astype=_astype,
+)
 
 NUMPY_NAMES["_run"] = run_cpu_kernel
