@@ -38,7 +38,9 @@ from typing import Any
 import numpy as np
 
 from tensordispatch.dispatch.tls import local_state
+from tensordispatch.ops.deferred import deferred_op as _deferred_op
 from tensordispatch.tensor import Tensor
+from tensordispatch.tensor.geometry import is_non_overlapping_and_dense
 from tensordispatch.tensor.tensor import AutogradMeta, VersionCounter
 
 __all__ = [
@@ -52,6 +54,7 @@ __all__ = [
     "meta_of",
 ]
 
+_empty_strided = _deferred_op(globals(), "_empty_strided", "empty_strided")
 NODE_SEQUENCE = itertools.count()  # torch's sequence_nr: creation order of nodes
 _ST = local_state()
 FREED_MESSAGE = (
@@ -231,9 +234,9 @@ class AccumulateGrad(Node):
         recording = _ST.grad_enabled
         old = m.grad
         if old is None:
-            # torch steals the incoming buffer when nothing else references it; we copy
-            # unless grad mode records (create_graph), where the graph must be kept.
-            m.grad = g if recording else _fresh_copy(g, var)
+            # torch steals the incoming buffer when nothing else references it; we copy.
+            # Under create_graph the copy is recorded (torch's clone_obey_contract).
+            m.grad = _recorded_copy(g, var) if recording else _fresh_copy(g, var)
         elif recording:
             m.grad = old + g
         else:  # _add_numpy, inlined (once per leaf per step)
@@ -281,6 +284,21 @@ def _fresh_copy(g: Tensor, var: Tensor) -> Tensor:
         np.copyto(out, data)
         return Tensor._wrap_numpy(out, g.dtype)
     return g.detach().clone()
+
+
+def _recorded_copy(g: Tensor, var: Tensor) -> Tensor:
+    """A leaf's first gradient under grad mode (create_graph): torch's clone_obey_contract,
+    recorded, so a gradient with history keeps it (through CopyBackwards or
+    CloneBackward0): a new tensor with the leaf's sizes, strides and dtype when the leaf is
+    non-overlapping and dense, else a contiguous clone."""
+    if is_non_overlapping_and_dense(var._shape, var._strides):
+        out: Tensor = _empty_strided(
+            list(var._shape), list(var._strides), dtype=var.dtype, device=var.device
+        )
+        return out.copy_(g)  # type: ignore[attr-defined,no-any-return]
+    from tensordispatch import contiguous_format
+
+    return g.clone(memory_format=contiguous_format)  # type: ignore[attr-defined,no-any-return]
 
 
 def _add_numpy(acc: Tensor, g: Tensor) -> bool:
