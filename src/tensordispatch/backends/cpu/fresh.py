@@ -518,7 +518,9 @@ CPU_FUNCTIONAL_KERNELS: dict[str, Callable[..., Tensor]] = {
 # into self's array directly, as the out= impl would with that dtype. Anything else takes the
 # generated wrapper's three steps. Version bumps stay with the ADInplaceOrView kernel above.
 # Memory overlap (backends/overlap.py) is checked inline only as far as its cheap part: a
-# zero stride in self or an operand over self's storage calls check_written first.
+# zero stride in self or an operand over self's storage calls check_written first. The
+# commonest call (two plain roots, no zero stride in self, one dtype and shape) is spelled
+# out in the kernels themselves, saving the call of ``fast``.
 
 
 def _fused_inplace(
@@ -569,8 +571,27 @@ def _fused_inplace(
     if alpha:
 
         def kernel_alpha(self: Tensor, other: Tensor, *, alpha: Any = 1) -> Tensor:
-            if type(alpha) is int and alpha == 1 and fast(self, other):
-                return self
+            if type(alpha) is int and alpha == 1:
+                dt = self.dtype
+                if (  # fast's commonest case inline: two plain roots of one dtype and shape
+                    other.dtype is dt
+                    and other._shape == self._shape
+                    and self._base is None
+                    and other._base is None
+                    and self._storage is None
+                    and not other._wrapped_number
+                    and dt._category >= min_category
+                    and self.device is other.device
+                    and 0 not in self._strides
+                ):
+                    a, b = self._data, other._data
+                    try:
+                        QUIET_RUN(ufunc, a, b, out=a)
+                    except RuntimeError as e:  # Note [Quiet context] in fpstate.py
+                        quiet_retry(e, ufunc, a, b, out=a)
+                    return self
+                if fast(self, other):
+                    return self
             specs, pre = meta((self,), self, other, alpha)
             check_inplace(self, specs[0])
             impl(pre, self, other, alpha, self)
@@ -580,6 +601,24 @@ def _fused_inplace(
         return kernel_alpha
 
     def kernel(self: Tensor, other: Tensor) -> Tensor:
+        dt = self.dtype
+        if (  # fast's commonest case inline, as in kernel_alpha
+            other.dtype is dt
+            and other._shape == self._shape
+            and self._base is None
+            and other._base is None
+            and self._storage is None
+            and not other._wrapped_number
+            and dt._category >= min_category
+            and self.device is other.device
+            and 0 not in self._strides
+        ):
+            a, b = self._data, other._data
+            try:
+                QUIET_RUN(ufunc, a, b, out=a)
+            except RuntimeError as e:  # Note [Quiet context] in fpstate.py
+                quiet_retry(e, ufunc, a, b, out=a)
+            return self
         if fast(self, other):
             return self
         specs, pre = meta((self,), self, other)
