@@ -286,7 +286,7 @@ def test_meta_tensors_are_not_checked(call: Callable[[Any], Any]) -> None:
 
 @pytest.mark.parametrize("name", ["add_.Tensor", "sub_.Tensor", "mul_.Tensor", "div_.Tensor"])
 def test_fused_inplace_kernels_check_overlap(name: str) -> None:
-    """The fused CPU in-place kernels (cpu/fresh.py) run the same checks as the wrapper."""
+    """The fused CPU in-place kernels (cpu/fresh_inplace.py) run the same checks as the wrapper."""
     from tensordispatch.backends.cpu.fresh import CPU_INPLACE_KERNELS
 
     kernel = CPU_INPLACE_KERNELS[name]
