@@ -124,14 +124,30 @@ def test_first_run_interprets_and_second_run_compiles(backend: NumpyBackend) -> 
     assert results == [_bits(expected)] * 3
 
 
-def test_a_graph_with_a_kernel_call_compiles_at_once(backend: NumpyBackend) -> None:
+def test_a_graph_with_a_kernel_call_is_interpreted_first(backend: NumpyBackend) -> None:
     x = td.tensor([[1.0, 2.0], [3.0, 4.0]]).to("lazy")
     lazy.mark_step()
-    y = td.sum(x, 1) + 1.0  # sum has no NumPy rule: a kernel call in the source
+    expected = torch.sum(torch.tensor([[1.0, 2.0], [3.0, 4.0]]), 1).add(1).tolist()
+    for run in range(2):
+        y = td.sum(x, 1) + 1.0  # sum has no NumPy rule: a kernel call in the source
+        lazy.mark_step()
+        assert "    v1_0, = _run(k1, p0)" in backend.last_source.splitlines()
+        assert len(backend._codes) == run  # interpreted, then compiled
+        assert y.cpu().tolist() == expected
+
+
+def test_a_kernel_call_unpacks_several_outputs(backend: NumpyBackend) -> None:
+    data = [[3.0, 1.0, 2.0], [0.5, 4.0, -1.0]]
+    x = td.tensor(data).to("lazy")
     lazy.mark_step()
-    assert "_run(" in backend.last_source
-    assert len(backend._codes) == 1
-    assert y.cpu().tolist() == torch.sum(torch.tensor([[1.0, 2.0], [3.0, 4.0]]), 1).add(1).tolist()
+    expected = torch.sort(torch.tensor(data), 1)
+    for run in range(2):  # interpreted, then compiled
+        values, indices = td.sort(x, 1)
+        lazy.mark_step()
+        assert "    v1_0, v1_1, = _run(k1, p0)" in backend.last_source.splitlines()
+        assert len(backend._codes) == run
+        assert values.cpu().tolist() == expected.values.tolist()
+        assert indices.cpu().tolist() == expected.indices.tolist()
 
 
 _OPS: list[Callable[[Any, Any], Any]] = [

@@ -15,9 +15,10 @@ values, so the same bits. A folded run is either a table loop (two lines) or a r
 block (``for _ in range(k):`` and its indented calls). `NumpyBackend` runs a new graph's
 program on its first run and compiles the source when the graph runs again (as
 TorchScript's profiling executor optimises a graph on a later run), so a graph run once
-never pays for ``compile``. The NumPy rules' statements reach the Program as data, without
-a parse (lowering.py Note [Statements as data]); `parse` reads statements written as text,
-and a statement of any other form (a kernel call, a conditional, a literal) makes it
+never pays for ``compile``. The emitter's statements (NumPy rules' calls, with literal
+arguments, and kernel calls unpacking their outputs) reach the Program as data, without a
+parse (lowering.py Note [Statements as data]); `parse` reads statements a rule wrote as
+text, and a statement of another form (a conditional, a literal, an attribute) makes it
 return None: the source is compiled at once. A repeated block of in-place calls reads the
 same objects on every pass, so its functions and arguments are looked up once.
 """
@@ -34,6 +35,7 @@ __all__ = [
     "FOLD_STEP",
     "REPEAT_STEP",
     "TUPLE_STEP",
+    "UNPACK_STEP",
     "Literal",
     "Program",
     "parse",
@@ -56,6 +58,9 @@ _LOOP_BODY = re.compile(r"^    f_\((\w+), c_\[i_\], \1\)$")
 #: ``(TUPLE_STEP, target, names)``, a table loop ``(FOLD_STEP, table, buffer)`` and a
 #: repeated block ``(REPEAT_STEP, times, call steps)`` (Note [Folded runs]).
 CALL_STEP, TUPLE_STEP, FOLD_STEP, REPEAT_STEP = 0, 1, 2, 3
+#: ``(UNPACK_STEP, targets, function name, arguments)``: a call whose result (a sequence) is
+#: unpacked into the names ``targets`` (a kernel call's outputs: ``v1_0, = _run(k1, p0)``).
+UNPACK_STEP = 4
 _CALL_STEP, _TUPLE_STEP, _FOLD_STEP, _REPEAT_STEP = CALL_STEP, TUPLE_STEP, FOLD_STEP, REPEAT_STEP
 
 #: An argument: a name, or a nested call (function name, arguments).
@@ -126,6 +131,9 @@ def _run_steps(steps: Sequence[tuple[Any, ...]], env: _Env) -> None:
                 env[target] = result
         elif kind == _TUPLE_STEP:
             env[step[1]] = tuple([env[a] for a in step[2]])
+        elif kind == UNPACK_STEP:
+            _, targets, fn, args = step
+            env.update(zip(targets, get(fn)(*map(get, args)), strict=True))
         elif kind == _FOLD_STEP:  # the table loop of Note [Folded runs]
             buffer, constants = env[step[2]], env["c_"]
             for f, i in env[step[1]]:

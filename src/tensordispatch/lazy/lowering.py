@@ -16,12 +16,13 @@ call are never reused (their results may alias them). A chain ``y = y + 0.5; y =
 ...`` thus runs in one buffer, without an allocation per operator.
 
 Note [Statements as data]
-A rule returns its expression as a `Call`, ``(function name, arguments)`` with names or
-nested Calls as arguments (``("np_add", ("v3", "s0", "v3"))``), and hoists Calls too; the
-emitter renders each as source text and, at the same time, records it as a first_run step,
-so a new graph's interpreted first run (Note [First run interpreted]) needs no parse of the
-text it just wrote, and the in-place calls that fold (Note [Folded runs]) are recognised
-on the data. A rule may still return source text (a literal, an attribute, a rule of
+A rule returns its expression as a `Call`, ``(function name, arguments)`` with names,
+nested Calls or `first_run.Literal`s as arguments (``("np_add", ("v3", "s0", "v3"))``), and
+hoists Calls too; a node without a rule is a Call of its CPU kernel whose outputs are
+unpacked. The emitter keeps these as data, renders the ones a folded body keeps (Note
+[Folded runs]) as source text and makes them first_run steps at the same time, so a new
+graph's interpreted first run (Note [First run interpreted]) needs no parse of the text it
+just wrote, and the in-place calls that fold are recognised on the data. A rule may still return source text (a literal, an attribute, a rule of
 another module): the graph's statements are then read back by `first_run.parse`, which
 declines what it cannot interpret, and the source is compiled at once.
 
@@ -114,9 +115,10 @@ class _Emitter:
 
     def __init__(self, graph: Graph) -> None:
         self.graph = graph
-        # per statement: (target or None, expression: a Call or text, the buffer written or
-        # None); rendered as source and made Program steps only where _fold_runs keeps them
-        self.statements: list[tuple[str | None, Any, str | None]] = []
+        # per statement: (target or None or a kernel call's output names, expression: a Call
+        # or text, the buffer written or None); rendered as source and made Program steps
+        # only where _fold_runs keeps them
+        self.statements: list[tuple[Any, Any, str | None]] = []
         self.prelude: dict[Any, str] = {}  # hoisted expression (Call or text) -> name
         self.textual = False  # a statement is text only: first_run.parse reads the body
         self.folded = False
@@ -205,7 +207,7 @@ class _Emitter:
 
     @staticmethod
     def _keep(
-        statements: list[tuple[str | None, Any, str | None]],
+        statements: list[tuple[Any, Any, str | None]],
         lines: list[str],
         steps: list[tuple[Any, ...] | None],
         indent: str = "",
@@ -222,6 +224,10 @@ class _Emitter:
                     text = f"{fn}({', '.join(args)})"
                 except TypeError:  # a nested call or a literal among the arguments
                     text = _render(expr)
+                if type(target) is tuple:  # a kernel call's outputs, unpacked
+                    steps.append((first_run.UNPACK_STEP, target, fn, args))
+                    lines.append(f"{indent}{''.join([f'{t}, ' for t in target])}= {text}")
+                    continue
                 steps.append((first_run.CALL_STEP, target, fn, args))
             lines.append(f"{indent}{target} = {text}" if target else f"{indent}{text}")
 
@@ -238,8 +244,8 @@ class _Emitter:
     def _kernel_call(self, position: int, node: Node, ins: list[str]) -> None:
         name = f"k{position}"
         self.constants[name] = detached(node)
-        outs = [f"v{position}_{i}" for i in range(len(node.shapes))]
-        self.statements.append((None, f"{', '.join(outs)}, = _run({name}, {', '.join(ins)})", None))
+        outs = tuple([f"v{position}_{i}" for i in range(len(node.shapes))])
+        self.statements.append((outs, ("_run", (name, *ins)), None))  # unpacks a list
         for i, out in enumerate(outs):
             self.names[(node, i)] = out
         for value in node.operands:  # a kernel's result may alias its inputs: never reuse them
