@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from tensordispatch.autograd.graph import Node, TensorMeta, meta_of
 from tensordispatch.tensor import Tensor
 
@@ -116,14 +118,29 @@ def retains_grad(self: Tensor) -> bool:
 
 
 def detach(self: Tensor) -> Tensor:
-    """A new tensor sharing storage and version counter, outside the graph."""
+    """A new tensor sharing storage and version counter, outside the graph. Like torch's, it
+    is no view (``_base`` is None) even when ``self`` is one: a second root over the same
+    storage bytes (CPU). Meta and wrapper views keep ``_base`` (they have no storage bytes
+    to share) and are marked DETACHED: no view for autograd (views.py).
+
+    >>> import tensordispatch as td
+    >>> x = td.zeros(2, 3)
+    >>> d = x.t().detach()
+    >>> d._base is None, d._is_alias_of(x)
+    (True, True)
+    """
     from tensordispatch.autograd.graph import _shallow_alias
 
     alias = _shallow_alias(self)
-    if alias._base is not None:  # shares the root's storage, but no view for autograd
-        from tensordispatch.autograd.views import DETACHED
+    if alias._base is not None:
+        if type(alias) is Tensor and isinstance(alias._data, np.ndarray):
+            if alias._storage is None:
+                alias._storage = self._storage_bytes()
+            alias._base = None
+        else:  # shares the root's storage, but no view for autograd
+            from tensordispatch.autograd.views import DETACHED
 
-        meta_of(alias).creation_meta = DETACHED
+            meta_of(alias).creation_meta = DETACHED
     return alias
 
 
