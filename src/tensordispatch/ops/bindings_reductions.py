@@ -125,6 +125,7 @@ def norm(
             return matrix_norm(input, p, dims, keepdim, dtype=dtype, out=out)
         p = 2
     dims = [] if dim is None else [dim] if isinstance(dim, int) else list(dim)
+    vector_norm_checks(input, p, dims, dtype)
     if dtype is not None:
         if out is not None:
             return op("norm.dtype_out")(input, p, dims, keepdim, dtype=dtype, out=out)
@@ -134,6 +135,62 @@ def norm(
     if not dims and not keepdim:
         return op("norm.Scalar")(input, p)
     return op("norm.ScalarOpt_dim")(input, p, dims, keepdim)
+
+
+def _scalar_text(value: Any) -> str:
+    """A Scalar as torch's messages print it (C++ stream: -1.0 is "-1", inf is "inf")."""
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def vector_norm_checks(input: Any, p: Any, dims: list[Any], dtype: Any) -> None:
+    """The checks of linalg.vector_norm, which torch.norm calls for a numeric ``p``: a
+    floating or complex input, no negative or infinite order over an empty reduction, and
+    ``dtype`` floating or complex, of the input's kind, not narrowing.
+
+    >>> import tensordispatch as td
+    >>> vector_norm_checks(td.zeros(3, 0), -1, [], None)
+    Traceback (most recent call last):
+    ...
+    RuntimeError: linalg.vector_norm cannot compute the -1 norm on an empty tensor because the operation does not have an identity
+    """
+    from tensordispatch.backends.common import scalar_type_name
+    from tensordispatch.tensor.dtypes import promote_types
+
+    name = "linalg.vector_norm"
+    given = input.dtype
+    if not (given.is_floating_point or given.is_complex):
+        raise RuntimeError(
+            f"{name}: Expected a floating point or complex tensor as input. "
+            f"Got {scalar_type_name(given)}"
+        )
+    if input.numel() == 0 and (p < 0 or p == float("inf")):
+        if not dims:
+            raise RuntimeError(
+                f"{name} cannot compute the {_scalar_text(p)} norm on an empty tensor because "
+                "the operation does not have an identity"
+            )
+        for d in dims:
+            if input.size(d) == 0:  # torch prints the dim as given, and no space after it
+                raise RuntimeError(
+                    f"{name} cannot compute the {_scalar_text(p)} norm on the dimension {d}"
+                    "because this dimension is empty and the operation does not have an "
+                    "identity"
+                )
+    if dtype is None:
+        return
+    wanted = scalar_type_name(dtype)
+    if not (dtype.is_floating_point or dtype.is_complex):
+        raise RuntimeError(f"{name}: dtype should be floating point or complex, but got {wanted}")
+    if given.is_complex != dtype.is_complex:
+        kind = "complex" if given.is_complex else "real"
+        raise RuntimeError(
+            f"{name}: dtype should be {kind} for {kind} inputs, but got {wanted}"
+        )
+    if promote_types(given, dtype) is not dtype:
+        raise RuntimeError(
+            f"{name}: the dtype of the input ({scalar_type_name(given)}) should be "
+            f"convertible without narrowing to the specified dtype ({wanted})"
+        )
 
 
 def conv1d(

@@ -18,7 +18,7 @@ from tensordispatch.backends.overlap import check_written
 from tensordispatch.tensor import dtypes as _dt
 from tensordispatch.tensor.dtypes import _result_type_of, can_cast, dtype
 from tensordispatch.tensor.geometry import contiguous_of
-from tensordispatch.tensor.tensor import is_non_overlapping_and_dense
+from tensordispatch.tensor.tensor import dense_strides_like, is_non_overlapping_and_dense
 
 __all__ = ["Spec", "check_can_cast", "index_output_strides", "output_strides", "pointwise"]
 
@@ -235,7 +235,7 @@ def pointwise(
     if int_to_float and not (common.is_floating_point or common.is_complex):
         common = _dt.get_default_dtype()
     if outs is None:
-        return ((shape, output_strides(shape, inputs), common),), common
+        return ((shape, output_strides(shape, as_computed(inputs, common)), common),), common
     out = outs[0]
     if out._shape == shape:
         if not can_cast(common, out.dtype):
@@ -247,7 +247,32 @@ def pointwise(
             f"{shape_text(shape)}"
         )
     check_can_cast(common, out)
-    return ((shape, output_strides(shape, inputs), out.dtype),), common
+    return ((shape, output_strides(shape, as_computed(inputs, common)), out.dtype),), common
+
+
+def as_computed(inputs: Sequence[Any], common: dtype) -> Sequence[Any]:
+    """The operands as TensorIterator orders the output by.
+
+    Note [Converted inputs lay out the output]
+    On CPU, TensorIterator converts an input of another dtype than the common one before it
+    orders dims (``.to``, preserve_format): an expanded or gapped input becomes a dense copy,
+    so ``bool (2, 3) expanded + uint8 transposed`` is row-major in torch, not transposed.
+    Unary ops on ``self.to(dtype)`` (pow with a number, clamp with numbers) do the same.
+
+    >>> import tensordispatch as td
+    >>> [t._strides for t in as_computed([td.zeros(1, 3).expand(2, 3)], td.float64)]
+    [(3, 1)]
+    """
+    converted: list[Any] | None = None
+    for i, t in enumerate(inputs):
+        if t.dtype is common or not t._shape or t.device.type != "cpu":
+            continue
+        strides = t._strides
+        if not is_non_overlapping_and_dense(t._shape, strides):
+            if converted is None:
+                converted = list(inputs)
+            converted[i] = _Operand(t._shape, dense_strides_like(t._shape, strides))
+    return inputs if converted is None else converted
 
 
 class _Operand:

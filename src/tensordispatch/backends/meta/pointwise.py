@@ -28,7 +28,13 @@ from tensordispatch.backends.common import (
     type_meta_name,
 )
 from tensordispatch.backends.composite_pointwise import SHIFT_DUNDER_KERNELS
-from tensordispatch.backends.meta.iterator import Spec, check_can_cast, output_strides, pointwise
+from tensordispatch.backends.meta.iterator import (
+    Spec,
+    as_computed,
+    check_can_cast,
+    output_strides,
+    pointwise,
+)
 from tensordispatch.backends.overlap import check_written
 from tensordispatch.backends.structured import alloc_meta, prepare_out
 from tensordispatch.tensor import dtypes as _dt
@@ -68,8 +74,8 @@ def unary_same_dtype(outs: Any, self: Any, dtype: Any = None) -> MetaResult:
     """
     dt = self.dtype if dtype is None else dtype
     shape = self._shape
-    if outs is None:
-        return ((shape, output_strides(shape, (self,)), dt),), dt
+    if outs is None:  # the input converted to ``dtype`` first (Note [Converted inputs ...])
+        return ((shape, output_strides(shape, as_computed((self,), dt)), dt),), dt
     out = outs[0]
     check_written(out, (self,))
     if out.dtype is not dt:
@@ -78,7 +84,7 @@ def unary_same_dtype(outs: Any, self: Any, dtype: Any = None) -> MetaResult:
         )
     if out._shape == shape:
         return ((shape, out._strides, dt),), dt
-    return ((shape, output_strides(shape, (self,)), dt),), dt
+    return ((shape, output_strides(shape, as_computed((self,), dt)), dt),), dt
 
 
 def _binary(outs: Any, self: Any, other: Any) -> MetaResult:
@@ -152,7 +158,11 @@ def pow_Tensor_Scalar(outs: Any, self: Any, exponent: Any) -> MetaResult:
         and exponent < 0
     ):
         raise RuntimeError("Integers to negative integer powers are not allowed.")
-    return pointwise(outs, (self, wrap_number(exponent)))
+    specs, common = pointwise(outs, (self, wrap_number(exponent)))
+    shape, strides, dt = specs[0]
+    if outs is None or outs[0]._shape != shape:  # torch: a unary op on self.to(common)
+        strides = output_strides(shape, as_computed((self,), common))
+    return ((shape, strides, dt),), common
 
 
 def pow_Scalar(outs: Any, self: Any, exponent: Any) -> MetaResult:
@@ -277,8 +287,8 @@ def where_spec(condition: Any, self: Any, other: Any, out: Any = None) -> Spec:
             f"{scalar_type_name(out.dtype)}"
         )
     specs, _ = pointwise(None, (condition, self, other))
-    shape, strides, _ = specs[0]
-    return (shape, strides, result)
+    shape = specs[0][0]  # self and other are converted to the result dtype, not condition
+    return (shape, output_strides(shape, [condition, *as_computed((self, other), result)]), result)
 
 
 def logical_spec(out: Any, inputs: tuple[Any, ...]) -> Spec:

@@ -55,8 +55,11 @@ def promoted_int64(self: Any, dtype: Any) -> Any:
     return _dt.int64 if is_integral(self.dtype, True) else self.dtype
 
 
-def zero_numel_check(name: str, self: Any, dims: tuple[int, ...], given: bool) -> None:
-    """torch's zero_numel_check_dims: an empty input needs named, non-empty reduction dims."""
+def zero_numel_check(
+    name: str, self: Any, dims: tuple[int, ...], given: bool, shown: tuple[int, ...] = ()
+) -> None:
+    """torch's zero_numel_check_dims: an empty input needs named, non-empty reduction dims.
+    ``shown``: the dims as the caller gave them, when torch's message prints those (amax)."""
     if self.numel() != 0:
         return
     if not given:
@@ -64,9 +67,12 @@ def zero_numel_check(name: str, self: Any, dims: tuple[int, ...], given: bool) -
             f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
             "Specify the reduction dim with the 'dim' argument."
         )
-    for d in dims:
+    for i, d in enumerate(dims):
         if self.dim() > 0 and self._shape[d] == 0:
-            raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+            raise IndexError(
+                f"{name}(): Expected reduction dim {shown[i] if shown else d} to have non-zero "
+                "size."
+            )
 
 
 def _spec(self: Any, dims: tuple[int, ...], keepdim: bool, dt: Any) -> tuple[Spec, ...]:
@@ -99,7 +105,7 @@ def _amax_amin(name: str) -> Callable[..., MetaResult]:
         if self.numel() == 0:  # checked before duplicate dims, as torch does
             listed = [dim] if isinstance(dim, int) else list(dim or ())
             wrapped = tuple(wrap_dim(d, self.dim()) for d in listed)
-            zero_numel_check(name, self, wrapped, _given(dim))
+            zero_numel_check(name, self, wrapped, _given(dim), tuple(listed))
         dims = reduction_dims(dim, self.dim())
         return _spec(self, dims, keepdim, self.dtype), dims
 
@@ -109,10 +115,10 @@ def _amax_amin(name: str) -> Callable[..., MetaResult]:
 
 def _max_min_dim(name: str) -> Callable[..., MetaResult]:
     def meta(outs: Any, self: Any, dim: int, keepdim: bool = False) -> MetaResult:
+        d = wrap_dim(dim, self.dim())  # torch: the dim and emptiness before the dtype
+        zero_numel_check(name, self, (d,), True)
         if self.dtype.is_complex:
             raise RuntimeError(f"{name}(): does not support complex input")
-        d = wrap_dim(dim, self.dim())
-        zero_numel_check(name, self, (d,), True)
         shape = reduction_shape(self._shape, (d,), keepdim)
         return ((shape, None, self.dtype), (shape, None, _dt.int64)), d
 
@@ -189,6 +195,8 @@ def _softmax_like(name: str) -> Callable[..., MetaResult]:
 def cumsum(outs: Any, self: Any, dim: int, dtype: Any = None) -> MetaResult:
     d = wrap_dim(dim, self.dim())
     dt = promoted_int64(self, dtype) if outs is None or dtype is not None else outs[0].dtype
+    if dt is _dt.bool and self.device.type != "meta":  # torch's CPU kernel has no bool loop
+        raise NotImplementedError("\"cumsum_out_cpu\" not implemented for 'Bool'")
     return ((self._shape, None, dt),), d
 
 

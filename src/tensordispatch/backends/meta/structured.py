@@ -164,6 +164,14 @@ def mean_dim(
             f"{what} dtype must be either a floating point or complex dtype. "
             f"Got: {scalar_type_name(in_dtype)}"
         )
+    if outs is not None and dtype is None:  # torch: the result takes out's dtype (sum_out)
+        out_dtype = outs[0].dtype
+        if not (out_dtype.is_floating_point or out_dtype.is_complex):  # then div_ in place
+            raise RuntimeError(
+                f"result type {scalar_type_name(_dt.get_default_dtype())} can't be cast to the "
+                f"desired output type {scalar_type_name(out_dtype)}"
+            )
+        return _reduce(outs, self, dim, keepdim, out_dtype)
     return _reduce(outs, self, dim, keepdim, in_dtype)
 
 
@@ -184,6 +192,11 @@ def aminmax(outs: Any, self: Any, dim: Any = None, keepdim: bool = False) -> Met
             )
         shape = (1,) * ndim if keepdim else ()
         axis = None
+    if self.dtype.is_complex and self.device.type != "meta":  # torch's CPU kernel's checks
+        kind = scalar_type_name(self.dtype)
+        if dim is not None and ndim == 0:
+            raise RuntimeError(f"aminmax not implemented for {kind}")
+        raise NotImplementedError(f"\"aminmax_cpu\" not implemented for '{kind}'")
     spec = (shape, None, self.dtype)
     return (spec, spec), axis
 
