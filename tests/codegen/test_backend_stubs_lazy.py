@@ -203,7 +203,7 @@ def test_non_native_entries_get_ir_only_node_classes() -> None:
     from tensordispatch.lazy.ir import BackendData, Shape, device_data_node, operand
 
     x = device_data_node(BackendData(1.0, Shape.of(td.float32, ())))
-    node = ir.Expand(
+    node = ir.Expand.make(
         ir.Expand.OP_NAME, None, ((x, 0),), (operand(0), (3,), True),
         (Shape.of(td.float32, (3,)),),
     )  # fmt: skip

@@ -36,9 +36,8 @@ def test_inplace_on_a_lazy_inference_tensor_outside_the_mode_raises() -> None:
         with pytest.raises(RuntimeError) as info:
             y.add_(1)
         messages.append(str(info.value).split(".")[0])
-    assert messages[0] == messages[1] == (
-        "Inplace update to inference tensor outside InferenceMode is not allowed"
-    )
+    expected = "Inplace update to inference tensor outside InferenceMode is not allowed"
+    assert messages == [expected, expected]
 
 
 def test_values_computed_in_inference_mode_are_the_eager_ones() -> None:

@@ -355,7 +355,6 @@ def device_data_node(data: BackendData) -> Node:
     return node
 
 
-
 _SCALAR_CACHE: dict[tuple[Any, ...], Node] = {}
 _SCALAR_CACHE_SIZE = 128
 _SCALAR_DTYPES = {bool: _dt.bool, int: _dt.int64, float: _dt.float64, complex: _dt.complex128}
