@@ -102,10 +102,10 @@ def _amax_amin(name: str) -> Callable[..., MetaResult]:
                 f"{scalar_type_name(self.dtype)} for input's dtype and "
                 f"{scalar_type_name(outs[0].dtype)} for out's dtype."
             )
-        if self.numel() == 0:  # checked before duplicate dims, as torch does
-            listed = [dim] if isinstance(dim, int) else list(dim or ())
-            wrapped = tuple(wrap_dim(d, self.dim()) for d in listed)
-            zero_numel_check(name, self, wrapped, _given(dim), tuple(listed))
+        if self.numel() == 0:  # checked before duplicate dims, as torch does, dim by dim
+            for d in [dim] if isinstance(dim, int) else list(dim or ()):
+                zero_numel_check(name, self, (wrap_dim(d, self.dim()),), True, (d,))
+            zero_numel_check(name, self, (), _given(dim))
         dims = reduction_dims(dim, self.dim())
         return _spec(self, dims, keepdim, self.dtype), dims
 
@@ -195,7 +195,8 @@ def _softmax_like(name: str) -> Callable[..., MetaResult]:
 def cumsum(outs: Any, self: Any, dim: int, dtype: Any = None) -> MetaResult:
     d = wrap_dim(dim, self.dim())
     dt = promoted_int64(self, dtype) if outs is None or dtype is not None else outs[0].dtype
-    if dt is _dt.bool and self.device.type != "meta":  # torch's CPU kernel has no bool loop
+    if dt is _dt.bool and self.numel() and self.dim() and self.device.type != "meta":
+        # torch's CPU kernel has no bool loop (a 0-dim or empty input never reaches it)
         raise NotImplementedError("\"cumsum_out_cpu\" not implemented for 'Bool'")
     return ((self._shape, None, dt),), d
 
