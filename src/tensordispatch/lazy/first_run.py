@@ -1,8 +1,9 @@
 """Running a generated graph function's statements without compiling them (lowering.py).
 
-Owns `parse` (the body of a generated function -> a `Program`, or None when a statement is
-not of the simple forms below) and `Program.run`. Must not generate source: lowering.py's
-`_Emitter` writes it, and `NumpyBackend` decides when a program is interpreted.
+Owns the Program format (its step kinds and `Literal`), `parse` (the body of a generated
+function -> a `Program`, or None when a statement is not of the simple forms below) and
+`Program.run`. Must not generate source: lowering.py's `_Emitter` writes it (and the same
+statements as Program steps), and `NumpyBackend` decides when a program is interpreted.
 
 Note [First run interpreted]
 Python's ``compile`` is most of the cost of a small graph's first step (~65 us for a
