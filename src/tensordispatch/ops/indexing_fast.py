@@ -45,8 +45,6 @@ from typing import Any
 
 import numpy as np
 
-from tensordispatch.backends.cpu.kernels import copy_ as _copy_kernel
-from tensordispatch.backends.cpu.kernels import fill_ as _fill_kernel
 from tensordispatch.dispatch.kernel import KernelKind
 from tensordispatch.dispatch.keyset import (
     AFTER_AD_INPLACE_OR_VIEW_RAW,
@@ -219,7 +217,11 @@ class InplaceGuard(Guard):
     (True, 'fill_')
     """
 
-    __slots__ = ()
+    __slots__ = ("quiet",)
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.quiet = False  # the checked kernel is our CPU fill_ or copy_ (Note [Assignment ...])
 
     def chain(self, state: Any) -> Any:
         final = state.final_keyset(_DX, _CPU_RAW | _DI)
@@ -236,7 +238,12 @@ class InplaceGuard(Guard):
             and below.kind is KernelKind.UNBOXED
             and getattr(fn, "__module__", "").startswith("tensordispatch.backends.")
         )
-        return fn if plain else None
+        if not plain:
+            return None
+        from tensordispatch.backends.cpu import kernels  # loaded by now: its kernels resolved
+
+        self.quiet = fn is kernels.fill_ or fn is kernels.copy_  # before recheck sets state
+        return fn
 
 
 SELECT = ViewGuard("select.int", "select")
@@ -570,7 +577,7 @@ def assign(self: Tensor, key: Any, value: Any) -> bool:
     if g is COPY_ and value._shape != view._shape and value._shape:
         return False  # torch views and expands the value first: the general path
     kernel = g.kernel
-    if kernel is _fill_kernel or kernel is _copy_kernel:
+    if g.quiet:
         # our CPU fill_ (of a Python number) and copy_ (of a plain CPU tensor) check, convert
         # and write with NumPy: no dispatch inside, no thread-local word read, so the words
         # need not change around them
