@@ -322,3 +322,19 @@ def test_an_inference_leaf_requiring_grad_records_only_with_a_normal_operand() -
         return (alone.grad_fn, type(mixed.grad_fn).__name__, a.grad.tolist(), a.is_leaf)
 
     assert run(td) == run(torch) == (None, "AddBackward0", [1.0, 1.0, 1.0], True)
+
+
+def test_the_open_block_count_returns_to_zero_after_nesting_errors_and_decorators() -> None:
+    from tensordispatch.tensor import inference, tensor
+
+    @td.inference_mode()
+    def made() -> Any:
+        return td.ones(1)
+
+    with pytest.raises(ValueError), td.inference_mode(), td.inference_mode():
+        assert inference._INFERENCE_ACTIVE == tensor._INFERENCE_ACTIVE == 2
+        raise ValueError("leave the blocks")
+    assert made().is_inference()
+    with td.inference_mode(False):  # counts only inference_mode(True) blocks
+        assert inference._INFERENCE_ACTIVE == 0
+    assert inference._INFERENCE_ACTIVE == tensor._INFERENCE_ACTIVE == 0
