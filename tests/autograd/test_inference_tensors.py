@@ -325,7 +325,12 @@ def test_an_inference_leaf_requiring_grad_records_only_with_a_normal_operand() -
 
 
 def test_the_open_block_count_returns_to_zero_after_nesting_errors_and_decorators() -> None:
-    from tensordispatch.tensor import inference, tensor
+    import importlib
+
+    inference = importlib.import_module("tensordispatch.tensor.inference")
+    tensor = importlib.import_module(
+        "tensordispatch.tensor.tensor"
+    )  # the package's tensor() shadows it
 
     @td.inference_mode()
     def made() -> Any:
