@@ -79,8 +79,18 @@ def _floating(value: Any, dt: Any) -> Any:
     return value
 
 
-def checked_fill_value(value: Any, dt: Any) -> Any:
+def _half_fill(value: float) -> float:
+    """A one-element float16 fill: no range check, beyond float16's range (65504, rounding
+    up from 65520) the value is an infinity."""
+    if math.isfinite(value) and abs(value) >= 65520:
+        return math.copysign(math.inf, value)
+    return value
+
+
+def checked_fill_value(value: Any, dt: Any, single: bool = False) -> Any:
     """``value`` as stored into a tensor of dtype ``dt``, with torch's overflow check.
+    ``single``: the tensor has one element; torch then fills float16 through a double, so
+    out-of-range values become infinities (and a complex value names ``double``).
 
     >>> from tensordispatch.tensor import dtypes
     >>> checked_fill_value(-1, dtypes.uint8), checked_fill_value(2.7, dtypes.int8)
@@ -94,10 +104,13 @@ def checked_fill_value(value: Any, dt: Any) -> Any:
         _python_int(value)
     if dt is _dt.bool:
         return bool(value)  # any value converts (NaN and 1j are True)
+    half_single = single and dt is _dt.float16
     if isinstance(value, complex) and not dt.is_complex:
         if value.imag != 0:
-            raise _overflow(dt)
+            raise _overflow(_dt.float64 if half_single else dt)
         value = value.real
+    if half_single and isinstance(value, (int, float)):
+        return _half_fill(value)
     if not isinstance(value, (int, float, complex)):
         return value  # numpy scalars and others: stored as numpy converts them
     found = _INT_RANGE.get(dt)
