@@ -144,3 +144,16 @@ def test_backward_on_a_leaf_itself() -> None:
         x.backward()
         results.append(x.grad.item())
     assert results == [2.0, 2.0]
+
+
+def test_backward_stub_binds_the_engine_and_keeps_working() -> None:
+    # tensor_methods.backward imports the engine on first use and puts its tensor_backward
+    # on Tensor; a reference to the stub taken before keeps working
+    from tensordispatch.autograd import engine, tensor_methods
+
+    x = td.tensor([1.0, 2.0], requires_grad=True)
+    tensor_methods.backward((x * x).sum())
+    assert td.Tensor.backward is engine.tensor_backward
+    tensor_methods.backward((x * 3).sum())
+    (x * x).sum().backward()
+    assert x.grad.tolist() == [7.0, 11.0]

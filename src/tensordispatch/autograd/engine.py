@@ -267,8 +267,9 @@ def _seed(
     deps: dict[Node, int],
     buffers: dict[Node, list[Tensor | None]],
 ) -> list[tuple[int, int, Node]]:
-    """Count the dependencies of the graph under ``edges``, put the roots' gradients in
-    their buffers, and return the ready queue of the roots that became ready."""
+    """Count the dependencies of the graph under several roots' ``edges``, put the roots'
+    gradients in their buffers, and return the ready queue of the roots that became ready
+    (one root: ``_run_root``)."""
     stack = []
     for fn, _ in edges:
         if fn is not None:

@@ -1,4 +1,4 @@
-"""Autograd's Tensor methods: backward (the engine's, bound by ``install``), hooks,
+"""Autograd's Tensor methods: backward (the engine's, bound on first use), hooks,
 retain_grad, is_leaf, detach, requires_grad_.
 
 Owns the methods torch's Tensor gets from autograd, installed on the Tensor class by
@@ -30,6 +30,26 @@ _DETACH_VIEW = (
     "gradients. To fix this error, please refer to the Optimizer.zero_grad() function in "
     "torch/optim/optimizer.py as the solution."
 )
+
+
+def backward(
+    self: Tensor,
+    gradient: Tensor | None = None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    inputs: Any = None,
+) -> None:
+    """Accumulate the gradient of this tensor into the graph's leaves.
+
+    The engine is imported on first use (``import tensordispatch`` leaves it out): the first
+    call puts the engine's ``tensor_backward`` (this signature) on Tensor in this function's
+    place, so later calls reach the engine with no hop in between.
+    """
+    from tensordispatch.autograd.engine import tensor_backward
+
+    if Tensor.__dict__.get("backward") is backward:
+        Tensor.backward = tensor_backward  # type: ignore[attr-defined]
+    tensor_backward(self, gradient, retain_graph, create_graph, inputs)
 
 
 def is_leaf(self: Tensor) -> bool:
@@ -166,6 +186,7 @@ def _grad_fn_set(self: Tensor, value: Any) -> None:
 
 
 METHODS: dict[str, Any] = {
+    "backward": backward,
     "requires_grad_": requires_grad_,
     "register_hook": register_hook,
     "retain_grad": retain_grad,
@@ -178,10 +199,6 @@ METHODS: dict[str, Any] = {
 
 
 def install(cls: type[Tensor] = Tensor) -> None:
-    """Set the autograd methods on the Tensor class (``backward`` is the engine's
-    ``tensor_backward``, bound here: the engine imports this module's siblings)."""
-    from tensordispatch.autograd.engine import tensor_backward
-
-    cls.backward = tensor_backward  # type: ignore[attr-defined]
+    """Set the autograd methods on the Tensor class."""
     for name, fn in METHODS.items():
         setattr(cls, name, fn)
