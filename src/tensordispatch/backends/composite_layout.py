@@ -19,8 +19,10 @@ from tensordispatch.backends.common import (
 )
 from tensordispatch.backends.composite import empty_like
 from tensordispatch.backends.composite_direct import KnownOutKernel, direct_cpu_kernels
-from tensordispatch.backends.cpu.layout import arange_cpu, arange_start_out
-from tensordispatch.backends.meta.layout import arange_length, linspace_check
+from tensordispatch.backends.cpu.kernels import empty_cpu
+from tensordispatch.backends.cpu.layout import arange_cpu, arange_start_out, eye_m_out
+from tensordispatch.backends.cpu.layout import linspace_out as cpu_linspace_out
+from tensordispatch.backends.meta.layout import arange_length, eye_check, linspace_check
 from tensordispatch.backends.structured import resize_output
 from tensordispatch.backends.view_ops import VIEW_OP_KERNELS
 from tensordispatch.tensor import dtypes as _dt
@@ -30,6 +32,21 @@ from tensordispatch.tensor.tensor import Tensor
 __all__ = ["COMPOSITE_LAYOUT"]
 
 _ARANGE_OUT = KnownOutKernel("arange.start_out", arange_start_out)
+_LINSPACE_OUT = KnownOutKernel("linspace.out", cpu_linspace_out)
+_EYE_OUT = KnownOutKernel("eye.m_out", eye_m_out)
+
+
+def _direct(device: Any, layout: Any, pin_memory: Any, out_kernel: KnownOutKernel) -> bool:
+    """Whether a range factory may call our CPU ``empty`` and out= kernel itself (Note
+    [Composite factories call known kernels directly] in composite_direct.py): a CPU result
+    under the bindings' words, with both operators' dispatch known to reach those kernels."""
+    return bool(
+        (device is None or device is CPU)
+        and (layout is None or layout is strided)
+        and not pin_memory
+        and direct_cpu_kernels()
+        and out_kernel.known()
+    )
 
 
 def _to_copy(
@@ -156,13 +173,7 @@ def arange_start_step(
     size = 0
     if dt is _dt.int64 or (isinstance(dt, _dt.dtype) and dt.is_floating_point):
         size = arange_length(start, end, step, dt)
-        if (
-            (device is None or device is CPU)
-            and (layout is None or layout is strided)
-            and not pin_memory
-            and direct_cpu_kernels()
-            and _ARANGE_OUT.known()
-        ):  # Note [Composite factories call known kernels directly]
+        if _direct(device, layout, pin_memory, _ARANGE_OUT):
             fused = arange_cpu(start, end, step, size, dt)
             if fused is not None:
                 return fused
@@ -208,6 +219,8 @@ def linspace(
         complex_ = isinstance(start, complex) or isinstance(end, complex)
         dtype = _dt.get_default_complex_dtype() if complex_ else _dt.get_default_dtype()
     linspace_check(steps)  # as torch, before the result is made at its final size
+    if _direct(device, layout, pin_memory, _LINSPACE_OUT):
+        return cpu_linspace_out(start, end, steps, out=empty_cpu([steps], dtype=dtype))
     result = _empty([steps], dtype, layout, device, pin_memory)
     return op("linspace.out")(start, end, steps, out=result)
 
@@ -229,6 +242,9 @@ def eye_m(
     pin_memory: Any = None,
 ) -> Tensor:  # fmt: skip
     dt = _dt.get_default_dtype() if dtype is None else dtype
+    if _direct(device, layout, pin_memory, _EYE_OUT):
+        eye_check(n, m)  # the kernel's first step: before allocating at the final size
+        return eye_m_out(n, m, out=empty_cpu([n, m], dtype=dt))
     result = _empty([0], dt, layout, device, pin_memory)
     return op("eye.m_out")(n, m, out=result)
 

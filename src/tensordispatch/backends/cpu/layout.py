@@ -483,9 +483,13 @@ def linspace_out(start: Any, end: Any, steps: int, *, out: Tensor) -> Tensor:
 def eye_m_out(n: int, m: int, *, out: Tensor) -> Tensor:
     eye_check(n, m)
     resize_output(out, (n, m))
-    out._data[...] = 0
+    o = out._data
+    o.fill(0)
     k = min(n, m)
-    out._data[np.arange(k), np.arange(k)] = 1
+    if o.flags.c_contiguous:  # the diagonal is every (m + 1)-th element of the flat array
+        o.reshape(-1)[: k * (m + 1) : m + 1] = 1
+    else:
+        o[np.arange(k), np.arange(k)] = 1
     return out
 
 
