@@ -19,7 +19,9 @@ only the Tensor object.
 Note [Views share the root]
 A view's `_base` is the root tensor (never a view), and the view shares the root's
 storage and version counter; an in-place op on any of them bumps the one counter, which
-autograd uses to detect saved tensors modified in place. torch behaves the same.
+autograd uses to detect saved tensors modified in place. torch behaves the same. Two
+aliases are roots over the same storage bytes instead, as torch's have no `_base`: views of
+inference tensors (Note [Inference tensors] in inference.py) and `detach()` of a CPU view.
 
 Note [Lazy version counter]
 A fresh tensor's `_vc` is None (version 0); the counter object is created when the first
