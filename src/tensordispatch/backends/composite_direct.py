@@ -1,10 +1,11 @@
 """The known CPU kernels of the composite factories' inner calls, for a direct call.
 
 Owns one question, asked by the CompositeExplicitAutograd factories (``zeros``, ``ones``,
-``full``, ``*_like``; composite.py) on every call: would the operators they call
-(``empty.memory_format``, ``empty_strided``, ``fill_.Scalar``), dispatched now, run exactly
-our own BackendSelect and CPU kernels? Must not change what any call computes or which
-kernels run: it only skips dispatch hops whose outcome it has checked.
+``full``, ``*_like``; composite.py; ``arange``, ``linspace``, ``eye``: composite_layout.py)
+on every call: would the operators they call (``empty.memory_format``, ``empty_strided``,
+``fill_.Scalar``; the range factories' out= operators, ``KnownOutKernel``), dispatched now,
+run exactly our own BackendSelect and CPU kernels? Must not change what any call computes
+or which kernels run: it only skips dispatch hops whose outcome it has checked.
 
 Note [Composite factories call known kernels directly]
 torch's ``zeros`` is a CompositeExplicitAutograd kernel that dispatches ``at::empty`` and
