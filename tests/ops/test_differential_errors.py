@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 import torch
 
+from tests.ops.conftest import TD
 from tests.ops.differential import compare, run
 
 # (id, call, exception type, message): torch raises exactly this and so do we.
@@ -164,3 +165,46 @@ def _exact(expected: Any, got: Any) -> None:
 def test_cases_other_layers_own(call: Callable[[Any], Any]) -> None:
     _exact(*run(call))
 
+
+
+# -- out= resize warnings: torch's deprecation warning when an out= tensor with elements is
+# resized, none for the factories' out= (they call resize_) ---------------------------------
+
+OUT_WARNINGS: list[Any] = [
+    pytest.param(lambda L: L.add(L.ones(2, 3), 1, out=L.empty(5)), id="add"),
+    pytest.param(lambda L: L.add(L.ones(2, 3), 1, out=L.empty(0)), id="add into empty"),
+    pytest.param(lambda L: L.sum(L.ones(2, 3), 1, out=L.empty(5)), id="sum"),
+    pytest.param(lambda L: L.mean(L.ones(2, 3), 1, out=L.empty(5)), id="mean"),
+    pytest.param(lambda L: L.argmax(L.ones(2, 3), 1, out=L.empty(5, dtype=L.int64)),
+                 id="argmax"),
+    pytest.param(lambda L: L.exp(L.ones(2, 3), out=L.empty(5)), id="exp"),
+    pytest.param(lambda L: L.abs(L.ones(2, 3, dtype=L.complex64), out=L.empty(5)),
+                 id="abs complex"),
+    pytest.param(lambda L: L.clamp(L.ones(2, 3), 0, out=L.empty(5)), id="clamp"),
+    pytest.param(lambda L: L.norm(L.ones(2, 3), 2, 1, out=L.empty(5)), id="norm"),
+    pytest.param(lambda L: L.pow(2, L.ones(2, 3), out=L.empty(5)), id="pow number base"),
+    pytest.param(lambda L: L.max(L.ones(2, 3), 1, out=(L.empty(5), L.empty(5, dtype=L.int64))),
+                 id="max.dim"),
+    pytest.param(lambda L: L.full((2,), 1.0, out=L.empty(5)), id="full"),
+    pytest.param(lambda L: L.zeros(2, out=L.empty(5)), id="zeros"),
+    pytest.param(lambda L: L.ones(2, 3, out=L.empty(3, 2).t()), id="ones keeps strides"),
+    pytest.param(lambda L: L.nonzero(L.ones(2, 3), out=L.empty(5, dtype=L.int64)), marks=_P5,
+                 id="nonzero"),
+    pytest.param(lambda L: L.arange(3, out=L.empty(5, dtype=L.int64)), marks=_P5, id="arange"),
+]
+
+
+def _warned(lib: Any, call: Callable[[Any], Any]) -> tuple[Any, list[str]]:
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = call(lib)
+    return result, sorted(f"{w.category.__name__}: {str(w.message)[:60]}" for w in caught)
+
+
+@pytest.mark.parametrize("call", OUT_WARNINGS)
+def test_out_resize_warnings_match_torch(call: Callable[[Any], Any]) -> None:
+    (expected, torch_warnings), (got, our_warnings) = _warned(torch, call), _warned(TD, call)
+    assert our_warnings == torch_warnings
+    compare(expected, got, "out=")

@@ -105,7 +105,9 @@ def full(
 
 
 def _fill_out(size: Any, value: Any, out: Tensor) -> Tensor:
-    resize_output(out, tuple(int(s) for s in size))
+    shape = tuple(int(s) for s in size)
+    if out._shape != shape:  # torch's full/zeros/ones.out call resize_: no deprecation warning
+        op("resize_")(out, shape)
     op("fill_.Scalar")(out, value)
     return out
 
