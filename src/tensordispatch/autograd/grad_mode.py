@@ -19,7 +19,8 @@ are marked (Note [View creation meta] in views.py).
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+import inspect
+from collections.abc import Callable, Generator
 from types import TracebackType
 from typing import Any, TypeVar
 
@@ -93,13 +94,58 @@ class _GradModeBase:
     def _clone(self) -> _GradModeBase:
         return self.__class__()
 
+    def clone(self) -> _GradModeBase:
+        """A new manager with the same mode (torch's ``clone``)."""
+        return self._clone()
+
     def __call__(self, fn: F) -> F:
+        if inspect.isgeneratorfunction(fn):
+            return _wrap_generator(self, fn)  # type: ignore[return-value]
+
         @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             with self._clone():
                 return fn(*args, **kwargs)
 
         return wrapper  # type: ignore[return-value]
+
+
+def _wrap_generator(manager: _GradModeBase, fn: Callable[..., Any]) -> Callable[..., Any]:
+    """A decorated generator function runs each step of its body in the mode (torch's): the
+    mode is entered for every resume (next, send, throw, close) and left at every yield, so
+    the caller's code between steps runs in its own mode."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Generator[Any, Any, Any]:
+        gen = fn(*args, **kwargs)
+        step: Callable[[], Any] = functools.partial(gen.send, None)
+        while True:
+            try:
+                with manager._clone():
+                    out = step()
+            except StopIteration as stop:
+                return stop.value
+            try:
+                sent = yield out
+            except GeneratorExit:
+                with manager._clone():
+                    gen.close()
+                raise
+            except BaseException as error:  # noqa: BLE001 - handed to the generator
+                step = functools.partial(gen.throw, error)
+            else:
+                step = functools.partial(gen.send, sent)
+
+    return wrapper
+
+
+class _NoArgumentDecorator(_GradModeBase):
+    """Usable as ``@no_grad`` as well as ``@no_grad()`` (torch's)."""
+
+    def __new__(cls, fn: Callable[..., Any] | None = None) -> Any:
+        if fn is None:
+            return super().__new__(cls)
+        return cls()(fn)
 
 
 class set_grad_enabled(_GradModeBase):
@@ -133,7 +179,7 @@ class set_grad_enabled(_GradModeBase):
         _STATE.grad_enabled = self._prev.pop()
 
 
-class _FixedMode(_GradModeBase):
+class _FixedMode(_NoArgumentDecorator):
     """no_grad / enable_grad: the mode changes on entry only (torch's)."""
 
     mode = True
@@ -188,6 +234,11 @@ class inference_mode(_GradModeBase):
     ...     is_inference_mode_enabled(), is_grad_enabled()
     (True, False)
     """
+
+    def __new__(cls, mode: Any = True) -> Any:
+        if mode is None or isinstance(mode, bool):
+            return super().__new__(cls)
+        return cls()(mode)  # ``@inference_mode`` without parentheses (torch's)
 
     def __init__(self, mode: bool = True) -> None:
         self.mode = bool(mode)
