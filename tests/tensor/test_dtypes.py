@@ -51,12 +51,23 @@ def test_to_complex_matches_torch(d: dtypes.dtype) -> None:
     assert d.to_complex().name == str(torch_dtype(d).to_complex()).removeprefix("torch.")
 
 
-def test_to_complex_of_integral_dtype_is_an_error() -> None:
+@pytest.mark.parametrize("d", [dtypes.bool, dtypes.uint8, dtypes.int32], ids=str)
+def test_to_complex_of_integral_dtype_is_torchs_error(d: dtypes.dtype) -> None:
+    with pytest.raises(RuntimeError) as expected:
+        torch_dtype(d).to_complex()
     with pytest.raises(RuntimeError) as info:
-        dtypes.int32.to_complex()
+        d.to_complex()
+    assert str(info.value) == str(expected.value)
+    if d is dtypes.int32:
+        assert str(info.value) == "Unknown Complex ScalarType for Int"
+
+
+def test_to_complex_of_float16_names_the_missing_complex32() -> None:
+    with pytest.raises(RuntimeError) as info:
+        dtypes.float16.to_complex()
     assert str(info.value) == (
-        "tensordispatch.int32.to_complex(): only float32, float64 and complex dtypes have a "
-        "complex counterpart here (given tensordispatch.int32); use a float32 or float64 dtype"
+        "tensordispatch.float16.to_complex(): float16's complex counterpart is complex32, which "
+        "tensordispatch does not have; use a float32 or float64 dtype"
     )
 
 

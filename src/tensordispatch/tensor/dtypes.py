@@ -102,9 +102,11 @@ class dtype:
             return _COMPLEX_OF_SIZE[self.itemsize]
         if self._category == _COMPLEX:
             return self
+        if self._category != _FLOATING:  # torch's own message
+            raise RuntimeError(f"Unknown Complex ScalarType for {_SCALAR_TYPE_NAMES[self.name]}")
         raise RuntimeError(
-            f"{self!r}.to_complex(): only float32, float64 and complex dtypes have a complex "
-            f"counterpart here (given {self!r}); use a float32 or float64 dtype"
+            f"{self!r}.to_complex(): float16's complex counterpart is complex32, which "
+            "tensordispatch does not have; use a float32 or float64 dtype"
         )
 
     @property
@@ -117,6 +119,10 @@ class dtype:
 
     def __reduce__(self) -> str:
         return self.name
+
+
+_SCALAR_TYPE_NAMES = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short",
+                      "int32": "Int", "int64": "Long"}  # fmt: skip
 
 
 def _make(name: str, np_name: str, category: _builtin_int, signed: _builtin_bool) -> dtype:
