@@ -104,7 +104,7 @@ def _store(out: Tensor, result: Any, pre: Any = None) -> None:
     float16 first when ``out`` is wider (out= of another dtype)."""
     o = out._data  # float16 outputs overflow to inf, as torch's do: NumPy's FP reports off
     if pre is _dt.float16 and o.dtype != _F16:
-        result = _to_f16(result)
+        result = quiet_call(np.asarray(result).astype, np.float16)  # overflow: inf, silently
     try:
         QUIET_RUN(_copyto, o, result, casting="unsafe")
     except RuntimeError as e:  # Note [Quiet context] in fpstate.py
@@ -113,10 +113,6 @@ def _store(out: Tensor, result: Any, pre: Any = None) -> None:
 
 _copyto = np.copyto
 _F16 = np.dtype(np.float16)
-
-
-def _to_f16(result: Any) -> Any:
-    return quiet_call(np.asarray(result).astype, np.float16)  # overflow to inf, silently
 
 
 def _apply_store(fn: Callable[[Array], Array], x: Array, o: Array, pre: Any) -> None:
