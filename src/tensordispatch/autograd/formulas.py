@@ -163,17 +163,17 @@ def maybe_multiply(t: Tensor, s: Any) -> Tensor:
 
 
 def mul_tensor_backward(grad: Tensor, other: Any, self_st: Any) -> Tensor:
-    if type(other) is Tensor and type(grad) is Tensor and grad.dtype is other.dtype:
+    dt = grad.dtype
+    # complex: the general path below (conj, handle_r_to_c)
+    if type(other) is Tensor and type(grad) is Tensor and dt is other.dtype and not dt.is_complex:
         a, b = grad._data, other._data
         if type(a) is _ndarray and type(b) is _ndarray:
             st = _ST  # numpy_ok, inlined (the hottest formula)
             if not (st.grad_enabled or st.modes) and st.included == _PLAIN_INCLUDED:
-                if b.dtype.kind == "c":  # complex: the general path (conj, handle_r_to_c)
-                    return handle_r_to_c(self_st, grad * conj(other))
                 r = _multiply(a, b)
                 if type(r) is not _ndarray:  # 0-dim operands give a NumPy scalar
                     r = _asarray(r, dtype=a.dtype)
-                return _wrap_numpy(r, grad.dtype)
+                return _wrap_numpy(r, dt)
     return handle_r_to_c(self_st, grad * conj(other))
 
 
