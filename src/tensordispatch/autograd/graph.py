@@ -318,14 +318,7 @@ def _add_numpy(acc: Tensor, g: Tensor) -> bool:
 
 
 class SavedTensor:
-    """A tensor saved for backward with its version (Note [Stale view history]
-    A view's grad_fn describes how it was computed from its root's history at the time. After an
-    in-place write to the root (or another view of it), that history is stale: torch then
-    regenerates the view's grad_fn as AsStridedBackward0 over the root's current history. We
-    record the storage version with a view's grad_fn and regenerate it the same way when it
-    is read (``grad_fn``, building edges) and the version moved.
-
-    Note [Saved tensors and versions])."""
+    """A tensor saved for backward with its version (Note [Saved tensors and versions])."""
 
     __slots__ = ("_data", "_is_output", "_output_nr", "_requires_grad", "_version")
 
