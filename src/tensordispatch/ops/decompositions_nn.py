@@ -207,6 +207,10 @@ def dropout_(self: Tensor, p: float, train: bool) -> Tensor:
 
 
 def _check_layer_norm(input: Tensor, shape: tuple[int, ...], weight: Any, bias: Any) -> None:
+    if input.device.type == "cpu":  # torch's CPU kernel checks the dtypes before the shapes
+        from tensordispatch.backends.cpu.nn import check_mixed_dtype
+
+        check_mixed_dtype(input, weight, bias)
     if not shape:
         raise RuntimeError(
             "Expected normalized_shape to be at least 1-dimensional, i.e., containing at "

@@ -173,7 +173,7 @@ def convolution_cpu(
     spec, (s, p, d) = _m.conv_spec(
         input, weight, bias, stride, padding, dilation, transposed, groups
     )
-    if input.dtype is _dt.bool or input.dtype.is_complex:
+    if input.dtype is _dt.bool:  # complex: NumPy convolves it as torch's complex path does
         raise NotImplementedError(
             f"\"slow_conv2d_cpu\" not implemented for '{scalar_type_name(input.dtype)}'"
         )
@@ -185,11 +185,28 @@ def convolution_cpu(
     return out
 
 
+def check_mixed_dtype(input: Tensor, *params: Any) -> None:
+    """torch's CPU norms: parameters of another dtype than the input only for a float16 input
+    with float32 parameters (the first defined parameter decides whether types mix)."""
+    given = next((p.dtype for p in params if p is not None), None)
+    if given is None or given is input.dtype:
+        return
+    if any(p is not None and p.dtype is not _dt.float32 for p in params):
+        raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
+    if input.dtype is not _dt.float16:
+        raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
+
+
 def native_layer_norm_cpu(
     input: Tensor, normalized_shape: Any, weight: Any, bias: Any, eps: float
 ) -> tuple[Tensor, Tensor, Tensor]:
     """(normalized output, mean, 1 / sqrt(biased var + eps)) over the trailing dims."""
+    check_mixed_dtype(input, weight, bias)
     specs = _m.layer_norm_specs(input, normalized_shape, weight, bias)
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(
+            f"\"LayerNormKernelImpl\" not implemented for '{scalar_type_name(input.dtype)}'"
+        )
     out, mean, rstd = (alloc_cpu(s) for s in specs)
     axes = tuple(range(input.dim() - len(tuple(normalized_shape)), input.dim()))
     x = input._data.astype(mean.dtype._numpy, copy=False)

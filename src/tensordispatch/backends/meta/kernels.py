@@ -149,6 +149,8 @@ def dot_meta(self: Tensor, tensor: Tensor) -> Tensor:
             f"inconsistent tensor size, expected tensor [{n}] and src [{m}] to have the same "
             f"number of elements, but got {n} and {m} elements respectively"
         )
+    if self.dtype is _dt.bool and self.device.type == "cpu":  # torch's CPU dot has no bool
+        raise NotImplementedError("\"dot\" not implemented for 'Bool'")
     return alloc_meta(((), None, self.dtype))
 
 

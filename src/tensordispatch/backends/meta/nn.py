@@ -88,6 +88,19 @@ def _expand(values: Any, k: int) -> tuple[int, ...]:
     return values * k if len(values) == 1 else values
 
 
+_PYTHON_TENSOR_TYPES = {"float16": "Half", "float32": "Float", "float64": "Double",
+                        "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char",
+                        "uint8": "Byte"}  # fmt: skip
+
+
+def _legacy_type(d: Any, python: bool = False) -> str:
+    """A CPU tensor type as torch's legacy messages print it: ``torch.HalfTensor`` where a
+    Python tensor type exists (``python``), else ``CPUComplexFloatType``."""
+    if python and d.name in _PYTHON_TENSOR_TYPES:
+        return f"torch.{_PYTHON_TENSOR_TYPES[d.name]}Tensor"
+    return f"CPU{scalar_type_name(d)}Type"
+
+
 def conv_spec(
     input: Any, weight: Any, bias: Any, stride: Any, padding: Any, dilation: Any,
     transposed: bool, groups: int,
@@ -132,6 +145,13 @@ def conv_spec(
             f"{shape_text(bias._shape)} instead"
         )
     if input.dtype is not weight.dtype:
+        if input.dtype is _dt.bool and input.device.type == "cpu":
+            raise NotImplementedError("\"slow_conv2d_cpu\" not implemented for 'Bool'")
+        if input.dtype.is_complex:  # torch's complex path checks with legacy type names
+            raise RuntimeError(
+                f"Input type ({_legacy_type(input.dtype)}) and weight type "
+                f"({_legacy_type(weight.dtype, python=True)}) should be the same"
+            )
         raise RuntimeError(
             f"expected scalar type {scalar_type_name(input.dtype)} but found "
             f"{scalar_type_name(weight.dtype)}"
