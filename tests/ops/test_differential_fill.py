@@ -38,14 +38,7 @@ def _compare(expected: Any, got: Any, where: str) -> None:
     assert_same_result(expected, got, where=where)
 
 
-# copy_ of complex into bool: torch tests != 0 (2j is True), we drop the imaginary part
-# (REQUESTS.md, to P5: backends/cpu/kernels.py _copy_checked).
-_COPY_COMPLEX_TO_BOOL = pytest.mark.xfail(strict=True, reason="copy_ complex->bool, P5")
-PAIRS = [
-    pytest.param(a, b, marks=_COPY_COMPLEX_TO_BOOL) if (a, b) == ("bool", "complex64")
-    else (a, b)
-    for a, b in itertools.product(DTYPES, DTYPES)
-]  # fmt: skip
+PAIRS = list(itertools.product(DTYPES, DTYPES))
 
 
 @pytest.mark.parametrize("self_dtype,value_dtype", PAIRS)

@@ -111,7 +111,13 @@ def _binary(ufunc: Any) -> Callable[..., Tensor]:
 
 def _with_alpha(ufunc: Any) -> Callable[..., Tensor]:
     def fresh(pre: Any, spec: Any, self: Tensor, other: Tensor, alpha: Any = 1) -> Tensor:
-        if alpha == 1 and type(alpha) is int and self.dtype is pre and other.dtype is pre:
+        if (
+            alpha == 1
+            and type(alpha) is int
+            and self.dtype is pre
+            and other.dtype is pre
+            and pre._category != _COMPLEX  # Note [Complex alpha] in cpu/kernels.py
+        ):
             try:
                 r = QUIET_RUN(ufunc, self._data, other._data)
             except RuntimeError as e:
@@ -121,16 +127,19 @@ def _with_alpha(ufunc: Any) -> Callable[..., Tensor]:
             return as_result(r, spec)
         cd = pre._numpy
         b = other._data
-        if alpha != 1 or type(alpha) is bool:
+        f = ufunc
+        if pre._category == _COMPLEX and ufunc is np.subtract:  # Note [Complex alpha]
+            f, alpha = np.add, -alpha  # torch's sub is add(self, other, -alpha)
+        if alpha != 1 or type(alpha) is bool or pre._category == _COMPLEX:
             a = np.array(alpha).astype(cd)
             try:
                 b = QUIET_RUN(np.multiply, b, a, dtype=cd, casting="unsafe")
             except RuntimeError as e:
                 b = quiet_retry(e, np.multiply, b, a, dtype=cd, casting="unsafe")
         try:
-            r = QUIET_RUN(ufunc, self._data, b, dtype=cd, casting="unsafe")
+            r = QUIET_RUN(f, self._data, b, dtype=cd, casting="unsafe")
         except RuntimeError as e:
-            r = quiet_retry(e, ufunc, self._data, b, dtype=cd, casting="unsafe")
+            r = quiet_retry(e, f, self._data, b, dtype=cd, casting="unsafe")
         return as_result(r, spec)
 
     fresh.__name__ = f"{ufunc.__name__}_fresh"
@@ -202,6 +211,7 @@ CPU_FRESH_KERNELS: dict[str, Callable[..., Tensor]] = {
 
 _new = object.__new__
 _FLOATING = 2  # dtypes.py's category ranks: bool 0, integral 1, floating 2, complex 3
+_COMPLEX = 3
 
 
 def _contiguous_of(shape: tuple[int, ...]) -> tuple[int, ...]:
@@ -391,7 +401,7 @@ def _fused_alpha(ufunc: Any, op: str, fresh_name: str) -> Callable[..., Tensor]:
             type(alpha) is int
             and alpha == 1
             and dt is other.dtype
-            and dt._category
+            and 1 <= dt._category <= _FLOATING  # not bool; complex: Note [Complex alpha]
             and self.device is other.device
             and not (self._wrapped_number or other._wrapped_number)
         ):
@@ -429,7 +439,7 @@ def _fused_alpha(ufunc: Any, op: str, fresh_name: str) -> Callable[..., Tensor]:
             other._wrapped_number
             and type(alpha) is int
             and alpha == 1
-            and 1 <= other.dtype._category <= dt._category
+            and 1 <= other.dtype._category <= dt._category <= _FLOATING
             and not self._wrapped_number
         ):
             result = _scalar_operand(ufunc, self, other, dt)

@@ -17,6 +17,7 @@ from tensordispatch.tensor.tensor import Tensor
 __all__ = ["CPU_INPLACE_KERNELS"]
 
 _FLOATING = 2  # dtypes.py's category ranks: bool 0, integral 1, floating 2, complex 3
+_COMPLEX = 3
 
 
 # Note [Fused in-place kernels]
@@ -42,10 +43,13 @@ def _fused_inplace(
     from tensordispatch.backends.structured import check_inplace
 
     meta, impl = META_FUNCTIONS[op], CPU_KERNELS[impl_name]
+    # add_/sub_ of complex numbers multiply by alpha even when it is 1 (Note [Complex alpha]
+    # in cpu/kernels.py): the impl's path
+    max_category = _FLOATING if alpha else _COMPLEX
 
     def fast(self: Tensor, other: Tensor) -> bool:
         dt = self.dtype
-        if dt._category >= min_category and self.device is other.device:
+        if min_category <= dt._category <= max_category and self.device is other.device:
             shared = (
                 self._base is not None
                 or other._base is not None
@@ -88,7 +92,7 @@ def _fused_inplace(
                     and other._base is None
                     and self._storage is None
                     and not other._wrapped_number
-                    and dt._category >= min_category
+                    and min_category <= dt._category <= max_category
                     and self.device is other.device
                     and 0 not in self._strides
                 ):
@@ -117,7 +121,7 @@ def _fused_inplace(
             and other._base is None
             and self._storage is None
             and not other._wrapped_number
-            and dt._category >= min_category
+            and min_category <= dt._category <= max_category
             and self.device is other.device
             and 0 not in self._strides
         ):

@@ -18,6 +18,7 @@ from tensordispatch.backends.common import (
     channels_last,
     contiguous_format,
     preserve_format,
+    scalar_type_name,
     shape_text,
     strided,
 )
@@ -47,6 +48,17 @@ __all__ = ["CPU_KERNELS"]
 # -- structured impls: pointwise ---------------------------------------------------------------
 
 
+# Note [Complex alpha]
+# torch's add and sub compute ``self + alpha * other`` and, for complex numbers, multiply by
+# alpha even when it is 1: (1 + 0j) * (inf + 0j) is inf + nanj (the product's imaginary part
+# has 0 * inf), and the sign of a zero can change, so (1+1j) + inf is inf+nanj; sub is
+# add(self, other, -alpha) (for complex numbers a - b and a + (-1) * b differ in the signs
+# of zeros: (-0-1j) - (-0-1j) is 0+0j in torch). Every path
+# of ours that skips the multiplication for alpha == 1 (structured impls here, the fresh and
+# fused kernels of fresh.py and fresh_inplace.py) does so for real dtypes only.
+_COMPLEX = 3  # dtypes.py's category rank of complex dtypes
+
+
 def _scale(b: Any, alpha: Any, cd: Any) -> Any:
     # alpha converted to the computation dtype first, wrapping as a C cast does (uint8 and
     # alpha=-3 multiply by 253), as torch's kernels do; NumPy refuses out-of-range ints.
@@ -60,7 +72,7 @@ def _scale(b: Any, alpha: Any, cd: Any) -> Any:
 def add_out(pre: Any, self: Tensor, other: Tensor, alpha: Any, out: Tensor) -> None:
     cd = pre._numpy
     b = other._data
-    if alpha != 1 or type(alpha) is bool:
+    if alpha != 1 or type(alpha) is bool or pre._category == _COMPLEX:  # Note [Complex alpha]
         b = _scale(b, alpha, cd)
     try:  # NumPy's FP reports off, inline (Note [Quiet context] in fpstate.py)
         QUIET_RUN(np.add, self._data, b, out=out._data, dtype=cd, casting="unsafe")
@@ -71,6 +83,9 @@ def add_out(pre: Any, self: Tensor, other: Tensor, alpha: Any, out: Tensor) -> N
 def sub_out(pre: Any, self: Tensor, other: Tensor, alpha: Any, out: Tensor) -> None:
     cd = pre._numpy
     b = other._data
+    if pre._category == _COMPLEX:  # torch's add(self, other, -alpha): Note [Complex alpha]
+        add_out(pre, self, other, -alpha, out)
+        return
     if alpha != 1:
         b = _scale(b, alpha, cd)
     try:
@@ -138,7 +153,13 @@ def _unary(ufunc: Any) -> Any:
 
 
 def _comparison(ufunc: Any, name: str) -> Any:
+    ordered = name[:2] in ("lt", "le", "gt", "ge")  # torch has no order of complex numbers
+
     def impl(pre: Any, self: Tensor, other: Any, out: Tensor) -> None:
+        if ordered and pre.is_complex:
+            raise NotImplementedError(
+                f"\"{name[:2]}_cpu\" not implemented for '{scalar_type_name(pre)}'"
+            )
         cd = pre._numpy
         b = other._data if isinstance(other, Tensor) else np.asarray(other)
         ufunc(self._data.astype(cd, copy=False), b.astype(cd, copy=False), out=out._data,
@@ -263,12 +284,12 @@ def addmm_out(
 
 
 def abs_out(self: Tensor, *, out: Tensor) -> Tensor:
-    check_written(out, (self,))
-    if self.dtype is _dt.bool:
-        raise NotImplementedError("\"abs_cpu\" not implemented for 'Bool'")
     from tensordispatch.backends.meta.kernels import abs_out_meta
 
-    abs_out_meta(self, out=out)
+    check_written(out, (self,))
+    abs_out_meta(self, out=out)  # torch checks (and resizes) out before the kernel refuses bool
+    if self.dtype is _dt.bool:
+        raise NotImplementedError("\"abs_cpu\" not implemented for 'Bool'")
     np.copyto(out._data, np.abs(self._data), casting="unsafe")
     return out
 
@@ -415,7 +436,8 @@ def fill_(self: Tensor, value: Any) -> Tensor:
         np.copyto(self._data, np.asarray(value.item(), value.dtype._numpy), casting="unsafe")
         return self
     if not (type(value) is int and 0 <= value <= 127):  # those fit every dtype
-        value = checked_fill_value(value, self.dtype)
+        # one element: torch fills through a double (float16 overflows to inf)
+        value = checked_fill_value(value, self.dtype, self._data.size == 1)
     self._data.fill(value)  # NumPy's a[...] = value, the same conversion, ~2x cheaper
     return self
 
@@ -480,16 +502,29 @@ def _copy_checked(self: Tensor, src: Tensor) -> Tensor:
             return self
     data = src._data
     if src.dtype.is_complex and not self.dtype.is_complex:
+        if self.dtype is _dt.bool:
+            data = data != 0  # torch: nonzero is True (2j too), no warning
+        else:
+            _warn_complex_to_real()
+            data = data.real
+    np.copyto(self._data, data, casting="unsafe")
+    return self
+
+
+_WARNED: set[str] = set()
+
+
+def _warn_complex_to_real() -> None:
+    """torch's TORCH_WARN_ONCE: the first complex-to-real copy of the process warns."""
+    if "complex to real" not in _WARNED:
+        _WARNED.add("complex to real")
         import warnings
 
         warnings.warn(
             "Casting complex values to real discards the imaginary part",
             UserWarning,
-            stacklevel=2,
+            stacklevel=3,
         )
-        data = data.real
-    np.copyto(self._data, data, casting="unsafe")
-    return self
 
 
 CPU_KERNELS: dict[str, Any] = {

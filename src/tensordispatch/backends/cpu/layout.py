@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from tensordispatch.backends.common import broadcast_shapes, shape_text, type_meta_name
+from tensordispatch.backends.common import broadcast_shapes, shape_text
 from tensordispatch.backends.cpu.scalars import checked_fill_value
 from tensordispatch.backends.generator import resolve
 from tensordispatch.backends.meta.layout import (
@@ -338,13 +338,9 @@ def _masked_fill(self: Tensor, mask: Tensor, value: Any) -> Tensor:
     masked_fill_check(self, mask, value)
     if isinstance(value, Tensor):
         value = value.item()
-    if self.dtype is _dt.bool:
-        value = bool(value)
+    # the value as the element type holds it, with torch's overflow check (a tensor's too)
+    value = checked_fill_value(value, self.dtype)
     fill = np.asarray(value)
-    if fill.dtype.kind == "c" and not self.dtype.is_complex:
-        raise RuntimeError(
-            f"value cannot be converted to type {type_meta_name(self.dtype)} without overflow"
-        )
     np.copyto(self._data, fill.astype(self.dtype._numpy), where=mask._data)
     return self
 
