@@ -1,13 +1,24 @@
 """Custom autograd functions: ``Function`` with ``forward(ctx, ...)`` / ``backward(ctx, ...)``.
 
 Owns torch.autograd.Function's contract: forward runs without recording, its tensor outputs
-get a node named ``<Class>Backward`` whose apply calls ``backward``; the context saves
-tensors (with version checks), reports ``needs_input_grad``, and takes ``mark_dirty`` /
-``mark_non_differentiable`` / ``set_materialize_grads``. Must not know operators.
+get a node named ``<Class>Backward`` whose apply calls ``backward`` (or ``vjp``, torch's
+other name for it); the context saves tensors (with version checks), reports
+``needs_input_grad``, and takes ``mark_dirty`` / ``mark_non_differentiable`` /
+``set_materialize_grads``; ``once_differentiable``. Must not know operators.
+
+Note [Custom Function node and ctx]
+In torch the ctx is the node. Ours are two objects, so the node reads what it lacks from
+its ctx (``grad_fn.saved_tensors``, ``grad_fn.needs_input_grad``, attributes the forward
+set on ctx). The gradients ``backward`` returns are checked as torch's engine checks a
+node's outputs: one per input, a shape the input broadcasts to (summed back to the input's
+shape, cast to its dtype), else torch's "returned an invalid gradient" error; gradients of
+inputs that do not require grad are dropped unchecked.
 """
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 from tensordispatch.autograd.grad_mode import is_grad_enabled, no_grad
@@ -15,7 +26,7 @@ from tensordispatch.autograd.graph import Node, SavedTensor, collect_next_edges,
 from tensordispatch.autograd.views import IN_CUSTOM_FUNCTION
 from tensordispatch.tensor import Tensor
 
-__all__ = ["BackwardCFunction", "Function", "FunctionCtx"]
+__all__ = ["BackwardCFunction", "Error", "Function", "FunctionCtx", "once_differentiable"]
 
 
 class FunctionCtx:
@@ -76,7 +87,7 @@ class BackwardCFunction(Node):
             from tensordispatch.autograd.graph import FREED_MESSAGE
 
             raise RuntimeError(FREED_MESSAGE)
-        result = self.function.backward(ctx, *grads)
+        result = _user_backward(self.function)(ctx, *grads)
         if not isinstance(result, tuple):
             result = (result,)
         n_in = getattr(ctx, "_num_inputs", len(result))
@@ -85,10 +96,63 @@ class BackwardCFunction(Node):
                 f"function {self.name()} returned an incorrect number of gradients "
                 f"(expected {n_in}, got {len(result)})"
             )
-        return tuple(result[i] for i in self._positions)
+        return tuple(
+            self._checked(k, result[i]) for k, i in enumerate(self._positions)
+        )  # fmt: skip
+
+    def _checked(self, k: int, g: Any) -> Any:
+        """The gradient for input ``k`` as torch's engine takes it (Note [Custom Function
+        node and ctx])."""
+        if self.next_functions[k][0] is None:
+            return None
+        if not isinstance(g, Tensor):
+            return g
+        shape, dtype = self._input_meta[k]
+        if g._shape != tuple(shape):
+            if not _broadcasts_to(tuple(shape), g._shape):
+                raise RuntimeError(
+                    f"Function {self.name()} returned an invalid gradient at index {k} - got "
+                    f"{list(g._shape)} but expected shape compatible with {list(shape)}"
+                )
+            from tensordispatch.autograd.formulas import sum_to
+
+            g = sum_to(g, shape)
+        if g.dtype != dtype:
+            g = g.to(dtype)  # type: ignore[attr-defined]
+        return g
 
     def release(self) -> None:
         self._released = True
+
+    @property
+    def saved_tensors(self) -> tuple[Tensor | None, ...]:
+        """The ctx's saved tensors (torch's node is its ctx)."""
+        return self.ctx.saved_tensors
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "ctx":  # not set yet: no ctx to read from
+            raise AttributeError(name)
+        return getattr(self.ctx, name)
+
+
+def _broadcasts_to(shape: tuple[int, ...], target: tuple[int, ...]) -> bool:
+    """Whether ``shape`` broadcasts to ``target`` (torch's is_expandable_to)."""
+    if len(shape) > len(target):
+        return False
+    return all(s in (t, 1) for s, t in zip(reversed(shape), reversed(target), strict=False))
+
+
+def _user_backward(function: type[Function]) -> Callable[..., Any]:
+    """The class's ``backward``, or its ``vjp`` (torch's other name); not both."""
+    backward, vjp = function.backward, function.vjp
+    if vjp is Function.vjp:
+        return backward
+    if backward is not Function.backward:
+        raise RuntimeError(
+            "Implementing both 'backward' and 'vjp' for a custom Function is not allowed. You "
+            "should only implement one of them."
+        )
+    return vjp
 
 
 class Function:
@@ -129,6 +193,13 @@ class Function:
 
     @staticmethod
     def backward(ctx: Any, *grad_outputs: Any) -> Any:
+        raise NotImplementedError(
+            "You must implement either the backward or vjp method for your custom "
+            "autograd.Function to use it with backward mode AD."
+        )
+
+    @staticmethod
+    def vjp(ctx: Any, *grad_outputs: Any) -> Any:
         raise NotImplementedError(
             "You must implement either the backward or vjp method for your custom "
             "autograd.Function to use it with backward mode AD."
@@ -208,6 +279,10 @@ def _link(
             results.append(o)
             continue
         if id(o) in dirty:
+            if o._base is None and o.requires_grad and o.grad_fn is None:
+                raise RuntimeError(
+                    "a leaf Variable that requires grad has been used in an in-place operation."
+                )
             check_inplace(o)
         elif id(o) in input_ids:
             o = _as_view(o)  # an input returned as is: a new output object
@@ -226,3 +301,69 @@ def _link(
     ]
     ctx._node = node
     return tuple(results) if isinstance(out, tuple) else results[0]
+
+
+class Error(Node):
+    """A node that raises when backward reaches it (made by torch's DelayedError, named
+    ``Error`` as torch's): the gradients ``once_differentiable`` returns while the graph
+    records get it as their grad_fn."""
+
+    __slots__ = ("message",)
+
+    def __init__(self, message: str) -> None:
+        super().__init__()
+        self.message = message
+        self.next_functions = ()
+        self._input_meta = ()
+
+    def apply(self, grads: list[Tensor | None]) -> tuple[Tensor | None, ...]:
+        raise RuntimeError(self.message)
+
+
+_ONCE = "trying to differentiate twice a function that was marked with @once_differentiable"
+
+
+def once_differentiable(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Decorate a custom Function's ``backward`` that cannot itself be differentiated: it
+    runs without recording, and when the graph records (``create_graph``) and an incoming
+    gradient requires grad, its results get an ``Error`` node that raises torch's
+    message if differentiated.
+
+    >>> import tensordispatch as td
+    >>> class Cube(Function):
+    ...     @staticmethod
+    ...     def forward(ctx, x):
+    ...         ctx.save_for_backward(x)
+    ...         return x ** 3
+    ...     @staticmethod
+    ...     @once_differentiable
+    ...     def backward(ctx, g):
+    ...         (x,) = ctx.saved_tensors
+    ...         return 3 * x * x * g
+    >>> x = td.tensor([2.0]).requires_grad_()
+    >>> td.autograd.grad(Cube.apply(x), x)
+    (tensor([12.]),)
+    """
+
+    @functools.wraps(fn)
+    def wrapper(ctx: Any, *args: Any) -> Any:
+        with no_grad():
+            outputs = fn(ctx, *args)
+        if not is_grad_enabled() or not any(
+            isinstance(a, Tensor) and a.requires_grad for a in args
+        ):
+            return outputs
+        single = not isinstance(outputs, tuple)
+        node = Error(_ONCE)
+        wrapped = []
+        for nr, o in enumerate((outputs,) if single else outputs):
+            if isinstance(o, Tensor) and (o.dtype.is_floating_point or o.dtype.is_complex):
+                o = o.detach()  # an alias whose grad_fn raises (torch's fake_requires_grad)
+                m = meta_of(o)
+                m.requires_grad = True
+                m.grad_fn = node
+                m.output_nr = nr
+            wrapped.append(o)
+        return wrapped[0] if single else tuple(wrapped)
+
+    return wrapper
