@@ -24,8 +24,8 @@ ERRORS: list[tuple[str, Callable[[Any], Any], type[Exception], str]] = [
      RuntimeError, "maximum not implemented for complex tensors."),
     ("sign complex before out dtype",
      lambda L: L.sign(L.ones(2, dtype=L.complex64), out=L.empty(2)), NotImplementedError,
-     "Unlike NumPy, torch.sign is not intended to support complex numbers. Please use "
-     "torch.sgn instead."),
+     ("Unlike NumPy, torch.sign is not intended to support complex numbers. Please use "
+     "torch.sgn instead.")),
     ("floor complex before out dtype",
      lambda L: L.floor(L.ones(2, dtype=L.complex64), out=L.empty(2)), NotImplementedError,
      "floor is not supported for complex inputs"),
@@ -43,14 +43,14 @@ ERRORS: list[tuple[str, Callable[[Any], Any], type[Exception], str]] = [
     ("norm dtype int", lambda L: L.norm(L.ones(3), 2, 0, dtype=L.int32), RuntimeError,
      "linalg.vector_norm: dtype should be floating point or complex, but got Int"),
     ("norm dtype narrowing", lambda L: L.norm(L.ones(3), dtype=L.float16), RuntimeError,
-     "linalg.vector_norm: the dtype of the input (Float) should be convertible without "
-     "narrowing to the specified dtype (Half)"),
+     ("linalg.vector_norm: the dtype of the input (Float) should be convertible without "
+     "narrowing to the specified dtype (Half)")),
     ("norm -1 of empty", lambda L: L.norm(L.zeros(3, 0), -1), RuntimeError,
-     "linalg.vector_norm cannot compute the -1 norm on an empty tensor because the operation "
-     "does not have an identity"),
+     ("linalg.vector_norm cannot compute the -1 norm on an empty tensor because the operation "
+     "does not have an identity")),
     ("norm inf over an empty dim", lambda L: L.norm(L.zeros(3, 0), math.inf, -1), RuntimeError,
-     "linalg.vector_norm cannot compute the inf norm on the dimension -1because this dimension "
-     "is empty and the operation does not have an identity"),
+     ("linalg.vector_norm cannot compute the inf norm on the dimension -1because this dimension "
+     "is empty and the operation does not have an identity")),
     ("amax prints the dim given", lambda L: L.amax(L.zeros(3, 0), -1), IndexError,
      "amax(): Expected reduction dim -1 to have non-zero size."),
     ("max.dim: emptiness before complex", lambda L: L.zeros(3, 0, dtype=L.complex64).max(1),
@@ -89,12 +89,12 @@ ERRORS: list[tuple[str, Callable[[Any], Any], type[Exception], str]] = [
      NotImplementedError, "\"slow_conv2d_cpu\" not implemented for 'Bool'"),
     ("conv2d of complex with a float16 weight",
      lambda L: L.conv2d(L.ones(1, 2, 4, 4, dtype=L.complex64), L.ones(3, 2, 2, 2, dtype=L.float16)),
-     RuntimeError, "Input type (CPUComplexFloatType) and weight type (torch.HalfTensor) should be "
-     "the same"),
+     RuntimeError, ("Input type (CPUComplexFloatType) and weight type (torch.HalfTensor) should be "
+     "the same")),
     ("conv1d of complex with a bool weight",
      lambda L: L.conv1d(L.ones(1, 2, 4, dtype=L.complex128), L.ones(3, 2, 2, dtype=L.bool)),
-     RuntimeError, "Input type (CPUComplexDoubleType) and weight type (CPUBoolType) should be the "
-     "same"),
+     RuntimeError, ("Input type (CPUComplexDoubleType) and weight type (CPUBoolType) should be the "
+     "same")),
     ("where: a number converted to the result dtype",
      lambda L: L.where(L.tensor([True, False]), L.ones(2, dtype=L.uint8), 256), RuntimeError,
      "value cannot be converted to type uint8_t without overflow"),

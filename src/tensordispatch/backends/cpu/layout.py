@@ -8,6 +8,7 @@ values are bounds-checked here (data-dependent), with torch's messages.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -382,8 +383,8 @@ def nonzero_out(self: Tensor, *, out: Tensor) -> Tensor:
             f"{_scalar(out.dtype)}"
         )
     check_written_no_overlap(out, (self,))  # torch: before resizing out
-    if out._shape != result._shape:
-        set_sizes_strides(out, result._shape, result._strides)
+    if resize_output(out, result._shape):  # its deprecation warning when out had elements
+        set_sizes_strides(out, result._shape, result._strides)  # torch's (1, N) strides
     np.copyto(out._data, result._data)
     return out
 
@@ -395,7 +396,17 @@ def arange_start_out(start: Any, end: Any, step: Any = 1, *, out: Tensor) -> Ten
     if out.dtype.is_complex or out.dtype is _dt.bool:
         raise NotImplementedError(f"\"arange_cpu\" not implemented for '{_scalar(out.dtype)}'")
     n = arange_length(start, end, step, out.dtype)
-    if out._shape != (n,):
+    numel = out._data.size
+    if numel != n:  # torch resizes only an out of another numel, warning when it had any
+        if numel:
+            warnings.warn(
+                f"The number of elements in the out tensor of shape {shape_text(out._shape)} "
+                f"is {numel} which does not match the computed number of elements {n}. Note "
+                "that this may occur as a result of rounding error. The out tensor will be "
+                f"resized to a tensor of shape ({n},).",
+                UserWarning,
+                stacklevel=2,
+            )
         set_sizes_strides(out, (n,), (1,))
     values: np.ndarray[Any, Any]
     if out.dtype.is_floating_point:
