@@ -167,26 +167,50 @@ _AG5 = pytest.mark.xfail(strict=True, reason="backends/cpu/reductions.py: AG5")
 _LEAD = pytest.mark.xfail(strict=True, reason="codegen/model.py DUNDER_METHODS: lead")
 
 OTHERS: list[Any] = [
-    pytest.param(lambda L: L.lt(L.ones(2, dtype=L.complex64), L.ones(2)),
-                 id="lt on complex raises NotImplementedError"),
-    pytest.param(lambda L: L.tensor([1 + 1j]) + math.inf,
-                 id="complex add computes a + alpha * b (inf+nanj)"),
-    pytest.param(lambda L: L.abs(L.ones(2, dtype=L.bool), out=L.empty(2)),
-                 id="abs.out checks the out dtype before bool"),
-    pytest.param(lambda L: L.ones(2, dtype=L.uint8).masked_fill(L.ones(2, dtype=L.bool), 300),
-                 id="masked_fill checks the value's range"),
-    pytest.param(lambda L: L.exp(L.tensor([1, 3]), out=L.empty(2, dtype=L.float64)),
-                 marks=_P5, id="exp of ints computes in float32 before a float64 out"),
-    pytest.param(lambda L: L.zeros(1, dtype=L.float16).fill_(1e6),
-                 id="a one-element float16 fill overflows to inf"),
-    pytest.param(lambda L: L.amax(L.zeros(0, 3, dtype=L.complex64), 1), marks=_AG5,
-                 id="amax of complex with an empty result returns it"),
-    pytest.param(lambda L: L.var(L.full((2, 13), 1e38), 1), marks=_AG5,
-                 id="var of large equal values is 0 (no overflow)"),
-    pytest.param(lambda L: 2 ** L.ones(3, 2, dtype=L.bool).t(), marks=_LEAD,
-                 id="__rpow__ is pow(number, self): contiguous"),
-    pytest.param(lambda L: 2 / L.ones(3, 1).t(), marks=_LEAD,
-                 id="__rtruediv__ is self.reciprocal() * other: contiguous"),
+    pytest.param(
+        lambda L: L.lt(L.ones(2, dtype=L.complex64), L.ones(2)),
+        id="lt on complex raises NotImplementedError",
+    ),
+    pytest.param(
+        lambda L: L.tensor([1 + 1j]) + math.inf, id="complex add computes a + alpha * b (inf+nanj)"
+    ),
+    pytest.param(
+        lambda L: L.abs(L.ones(2, dtype=L.bool), out=L.empty(2)),
+        id="abs.out checks the out dtype before bool",
+    ),
+    pytest.param(
+        lambda L: L.ones(2, dtype=L.uint8).masked_fill(L.ones(2, dtype=L.bool), 300),
+        id="masked_fill checks the value's range",
+    ),
+    pytest.param(
+        lambda L: L.exp(L.tensor([1, 3]), out=L.empty(2, dtype=L.float64)),
+        marks=_P5,
+        id="exp of ints computes in float32 before a float64 out",
+    ),
+    pytest.param(
+        lambda L: L.zeros(1, dtype=L.float16).fill_(1e6),
+        id="a one-element float16 fill overflows to inf",
+    ),
+    pytest.param(
+        lambda L: L.amax(L.zeros(0, 3, dtype=L.complex64), 1),
+        marks=_AG5,
+        id="amax of complex with an empty result returns it",
+    ),
+    pytest.param(
+        lambda L: L.var(L.full((2, 13), 1e38), 1),
+        marks=_AG5,
+        id="var of large equal values is 0 (no overflow)",
+    ),
+    pytest.param(
+        lambda L: 2 ** L.ones(3, 2, dtype=L.bool).t(),
+        marks=_LEAD,
+        id="__rpow__ is pow(number, self): contiguous",
+    ),
+    pytest.param(
+        lambda L: 2 / L.ones(3, 1).t(),
+        marks=_LEAD,
+        id="__rtruediv__ is self.reciprocal() * other: contiguous",
+    ),
 ]
 
 
@@ -202,7 +226,6 @@ def test_cases_other_layers_own(call: Callable[[Any], Any]) -> None:
     _exact(*run(call))
 
 
-
 # -- out= resize warnings: torch's deprecation warning when an out= tensor with elements is
 # resized, none for the factories' out= (they call resize_) ---------------------------------
 
@@ -211,21 +234,21 @@ OUT_WARNINGS: list[Any] = [
     pytest.param(lambda L: L.add(L.ones(2, 3), 1, out=L.empty(0)), id="add into empty"),
     pytest.param(lambda L: L.sum(L.ones(2, 3), 1, out=L.empty(5)), id="sum"),
     pytest.param(lambda L: L.mean(L.ones(2, 3), 1, out=L.empty(5)), id="mean"),
-    pytest.param(lambda L: L.argmax(L.ones(2, 3), 1, out=L.empty(5, dtype=L.int64)),
-                 id="argmax"),
+    pytest.param(lambda L: L.argmax(L.ones(2, 3), 1, out=L.empty(5, dtype=L.int64)), id="argmax"),
     pytest.param(lambda L: L.exp(L.ones(2, 3), out=L.empty(5)), id="exp"),
-    pytest.param(lambda L: L.abs(L.ones(2, 3, dtype=L.complex64), out=L.empty(5)),
-                 id="abs complex"),
+    pytest.param(
+        lambda L: L.abs(L.ones(2, 3, dtype=L.complex64), out=L.empty(5)), id="abs complex"
+    ),
     pytest.param(lambda L: L.clamp(L.ones(2, 3), 0, out=L.empty(5)), id="clamp"),
     pytest.param(lambda L: L.norm(L.ones(2, 3), 2, 1, out=L.empty(5)), id="norm"),
     pytest.param(lambda L: L.pow(2, L.ones(2, 3), out=L.empty(5)), id="pow number base"),
-    pytest.param(lambda L: L.max(L.ones(2, 3), 1, out=(L.empty(5), L.empty(5, dtype=L.int64))),
-                 id="max.dim"),
+    pytest.param(
+        lambda L: L.max(L.ones(2, 3), 1, out=(L.empty(5), L.empty(5, dtype=L.int64))), id="max.dim"
+    ),
     pytest.param(lambda L: L.full((2,), 1.0, out=L.empty(5)), id="full"),
     pytest.param(lambda L: L.zeros(2, out=L.empty(5)), id="zeros"),
     pytest.param(lambda L: L.ones(2, 3, out=L.empty(3, 2).t()), id="ones keeps strides"),
-    pytest.param(lambda L: L.nonzero(L.ones(2, 3), out=L.empty(5, dtype=L.int64)),
-                 id="nonzero"),
+    pytest.param(lambda L: L.nonzero(L.ones(2, 3), out=L.empty(5, dtype=L.int64)), id="nonzero"),
     pytest.param(lambda L: L.arange(3, out=L.empty(5, dtype=L.int64)), id="arange"),
 ]
 

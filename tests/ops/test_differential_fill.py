@@ -61,7 +61,9 @@ def test_fill_with_a_1_dim_tensor_raises(device: str) -> None:
 
     expected, got = run_both(fn, device)
     _compare(expected, got, "fill_(1-dim)")
-    assert str(got) == "fill_ only supports 0-dimension value tensor but got tensor with 1 dimensions."
+    assert (
+        str(got) == "fill_ only supports 0-dimension value tensor but got tensor with 1 dimensions."
+    )
 
 
 def test_fill_of_a_view_of_self_reads_the_value_first() -> None:
@@ -87,7 +89,12 @@ def test_fill_tensor_gradients_match_torch() -> None:
         y = lib.fill(x, v) * lib.tensor([1.0, 2.0, 3.0])
         z = x.clone().fill_(v)
         (y.sum() + z.sum()).backward()
-        return type(y.grad_fn.next_functions[0][0]).__name__, type(z.grad_fn).__name__, v.grad, x.grad
+        return (
+            type(y.grad_fn.next_functions[0][0]).__name__,
+            type(z.grad_fn).__name__,
+            v.grad,
+            x.grad,
+        )
 
     expected, got = run_both(fn, "cpu")
     _compare(expected, got, "fill gradients")

@@ -17,8 +17,7 @@ OUTS = {
     "empty": lambda lib: [lib.empty(0), lib.empty(0), lib.empty(0)],
     "wrong shape": lambda lib: [lib.empty(2, 2), lib.empty(5), lib.empty(2, 2)],
     "broadcast": lambda lib: [lib.empty(3, 2, 2), lib.empty(2, 2), lib.empty(2, 2)],
-    "other dtype": lambda lib: [lib.empty(2, 2, dtype=lib.int64), lib.empty(2, 2),
-                                lib.empty(2, 2)],  # fmt: skip
+    "other dtype": lambda lib: [lib.empty(2, 2, dtype=lib.int64), lib.empty(2, 2), lib.empty(2, 2)],
     "transposed": lambda lib: [lib.empty(2, 2).t(), lib.empty(2, 2), lib.empty(2, 2)],
     "too few": lambda lib: [lib.empty(2, 2), lib.empty(2, 2)],
     "too many": lambda lib: [lib.empty(2, 2)] * 4,
@@ -68,7 +67,9 @@ def test_split_copy_out_count_message() -> None:
     out = [TD.empty(2), TD.empty(2)]
     with pytest.raises(RuntimeError) as info:
         TD.ops.aten.split_copy.Tensor_out(TD.arange(6.0), 2, 0, out=out)
-    assert str(info.value) == "split_copy_Tensor_out() expected an out= argument of size 3, got size 2"
+    assert (
+        str(info.value) == "split_copy_Tensor_out() expected an out= argument of size 3, got size 2"
+    )
 
 
 def test_unbind_copy_out_dtype_message() -> None:

@@ -148,10 +148,10 @@ def vector_norm_checks(input: Any, p: Any, dims: list[Any], dtype: Any) -> None:
     ``dtype`` floating or complex, of the input's kind, not narrowing.
 
     >>> import tensordispatch as td
-    >>> vector_norm_checks(td.zeros(3, 0), -1, [], None)
+    >>> vector_norm_checks(td.zeros(3, dtype=td.int64), 2, [], None)
     Traceback (most recent call last):
     ...
-    RuntimeError: linalg.vector_norm cannot compute the -1 norm on an empty tensor because the operation does not have an identity
+    RuntimeError: linalg.vector_norm: Expected a floating point or complex tensor as input. Got Long
     """
     from tensordispatch.backends.common import scalar_type_name
     from tensordispatch.tensor.dtypes import promote_types
@@ -183,9 +183,7 @@ def vector_norm_checks(input: Any, p: Any, dims: list[Any], dtype: Any) -> None:
         raise RuntimeError(f"{name}: dtype should be floating point or complex, but got {wanted}")
     if given.is_complex != dtype.is_complex:
         kind = "complex" if given.is_complex else "real"
-        raise RuntimeError(
-            f"{name}: dtype should be {kind} for {kind} inputs, but got {wanted}"
-        )
+        raise RuntimeError(f"{name}: dtype should be {kind} for {kind} inputs, but got {wanted}")
     if promote_types(given, dtype) is not dtype:
         raise RuntimeError(
             f"{name}: the dtype of the input ({scalar_type_name(given)}) should be "

@@ -34,9 +34,10 @@ def where(condition: Any, self: Any = _ABSENT, other: Any = _ABSENT) -> Any:
     result = _result_type_of(
         (wrap_number(self) if self_number else self, wrap_number(other) if other_number else other)
     )
-    device = (other if self_number else self).device if not (self_number and other_number) else (
-        condition.device
-    )
+    if self_number and other_number:
+        device = condition.device
+    else:
+        device = (other if self_number else self).device
     if self_number:
         self = _scalar_tensor(self, result, device)
     if other_number:

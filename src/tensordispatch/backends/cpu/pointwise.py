@@ -405,7 +405,8 @@ def sign_out(pre: Any, self: Tensor, out: Tensor) -> None:
 def _clamp(pre: Any, self: Tensor, lo: Any, hi: Any, out: Tensor) -> None:
     for bound in (lo, hi):
         if isinstance(bound, complex):  # torch reads a number bound as a double first
-            raise RuntimeError("value cannot be converted to type double without overflow")
+            message = "value cannot be converted to type double without overflow"
+            raise RuntimeError(message)  # noqa: TRY004 - torch raises RuntimeError
         if bound is not None and not isinstance(bound, Tensor):
             check_scalar(bound, pre)
     x = _arg(self, pre)

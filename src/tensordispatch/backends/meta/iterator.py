@@ -284,9 +284,7 @@ class _Operand:
         self._shape, self._strides = shape, strides
 
 
-def _as_index_operand(
-    index: Any, bshape: tuple[int, ...], before: int, after: int
-) -> _Operand:
+def _as_index_operand(index: Any, bshape: tuple[int, ...], before: int, after: int) -> _Operand:
     """An index tensor broadcast to ``bshape`` and viewed with ``before`` leading and
     ``after`` trailing size-1 dims, as torch's index kernel sees it."""
     strides = _broadcast_strides(bshape, index)

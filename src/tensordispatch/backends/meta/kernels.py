@@ -126,8 +126,7 @@ def abs_out_meta(self: Tensor, *, out: Tensor) -> Tensor:
         return out
     if out.dtype is not self.dtype:
         raise RuntimeError(
-            f"Found dtype {scalar_type_name(out.dtype)} but expected "
-            f"{scalar_type_name(self.dtype)}"
+            f"Found dtype {scalar_type_name(out.dtype)} but expected {scalar_type_name(self.dtype)}"
         )
     prepare_out(out, (self._shape, output_strides(self._shape, (self,)), out.dtype))
     return out
