@@ -272,10 +272,36 @@ def differentiable_base(t: Tensor) -> Tensor | None:
     return base
 
 
+# Out-of-place view operators with in-place variants that change only the metadata
+# (t_, transpose_, unsqueeze_, squeeze_, as_strided_, swapdims_, swapaxes_).
+_VIEW_OPS = frozenset(
+    {"t", "transpose", "unsqueeze", "squeeze", "as_strided", "swapdims", "swapaxes"}
+)
+
+
+def _changes_view_only(node: Node) -> bool:
+    """Whether ``node`` records an in-place op whose out-of-place form is a view op: it
+    rewrites the tensor's geometry, not the data its base sees (torchgen sets the history
+    of such ops instead of rebasing it)."""
+    info = getattr(type(node), "info", None)
+    if info is None:
+        return False
+    name = info.schema.name.name
+    return bool(name.inplace) and name.base in _VIEW_OPS
+
+
 def rebase_history(self: Tensor, node: Node) -> None:
     """Make ``node`` the history of ``self`` after an in-place op (Note [Views replay as
-    strided])."""
+    strided]). An op changing only a view's metadata (``v.t_()``) gives the view ``node``
+    and leaves its base's history alone, as torch's."""
     base = differentiable_base(self)
+    if base is not None and _changes_view_only(node):
+        m = meta_of(self)
+        m.requires_grad = True
+        m.grad_fn = node
+        m.output_nr = 0
+        m.view_version = self._version  # the history is current for this version
+        return
     if base is None:
         m = meta_of(self)
         m.requires_grad = True
