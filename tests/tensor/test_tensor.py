@@ -259,12 +259,10 @@ def test_float16_values_convert_to_python_floats_exactly() -> None:
 def test_item_of_many_elements_error() -> None:
     with pytest.raises(RuntimeError) as info:
         tdt.tensor([1.0, 2.0]).item()
-    assert str(info.value) == (
-        "item(): a Tensor with 2 elements cannot be converted to a Python number; "
-        "only one-element tensors can"
-    )
-    with pytest.raises(RuntimeError):
+    assert str(info.value) == "a Tensor with 2 elements cannot be converted to Scalar"
+    with pytest.raises(RuntimeError) as expected:
         torch.tensor([1.0, 2.0]).item()
+    assert str(info.value) == str(expected.value)
 
 
 def test_item_of_meta_tensor_error() -> None:
@@ -297,37 +295,42 @@ def test_python_number_conversions_match_torch() -> None:
     assert [1, 2, 3][tdt.tensor([1])] == 2
 
 
+@pytest.mark.parametrize("convert", [int, float], ids=["int", "float"])
+def test_real_number_of_a_complex_tensor_is_torchs_overflow_error(convert: type) -> None:
+    with pytest.raises(RuntimeError) as expected:
+        convert(torch.tensor(1 + 1j))
+    with pytest.raises(RuntimeError) as info:
+        convert(tdt.tensor(1 + 1j))
+    assert str(info.value) == str(expected.value)
+    target = "int64_t" if convert is int else "double"
+    assert str(info.value) == f"value cannot be converted to type {target} without overflow"
+
+
 def test_bool_of_many_values_error() -> None:
     with pytest.raises(RuntimeError) as info:
         bool(tdt.tensor([1.0, 2.0]))
-    assert str(info.value) == (
-        "bool(): the Boolean value of a Tensor with more than one value is ambiguous; "
-        "use .any() or .all()"
-    )
-    with pytest.raises(RuntimeError):
+    assert str(info.value) == "Boolean value of Tensor with more than one value is ambiguous"
+    with pytest.raises(RuntimeError) as expected:
         bool(torch.tensor([1.0, 2.0]))
+    assert str(info.value) == str(expected.value)
 
 
 def test_float_of_many_values_error() -> None:
     with pytest.raises(ValueError) as info:
         float(tdt.tensor([1.0, 2.0]))
-    assert str(info.value) == (
-        "float(): only one-element tensors can be converted to Python scalars "
-        "(given a tensor with 2 elements)"
-    )
-    with pytest.raises(ValueError):
+    assert str(info.value) == "only one element tensors can be converted to Python scalars"
+    with pytest.raises(ValueError) as expected:
         float(torch.tensor([1.0, 2.0]))
+    assert str(info.value) == str(expected.value)
 
 
 def test_index_of_float_tensor_error() -> None:
     with pytest.raises(TypeError) as info:
         tdt.tensor([1.5]).__index__()
-    assert str(info.value) == (
-        "__index__(): only integer tensors of a single element can be converted to an index "
-        "(given dtype tensordispatch.float32 with 1 elements)"
-    )
-    with pytest.raises(TypeError):
+    assert str(info.value) == "only integer tensors of a single element can be converted to an index"
+    with pytest.raises(TypeError) as expected:
         torch.tensor([1.5]).__index__()
+    assert str(info.value) == str(expected.value)
 
 
 def test_len_matches_torch_and_zero_dim_error() -> None:

@@ -45,10 +45,7 @@ class TensorValues:
         """The value of a one-element tensor as a Python number."""
         n = self.numel()
         if n != 1:
-            raise RuntimeError(
-                f"item(): a Tensor with {n} elements cannot be converted to a Python number; "
-                "only one-element tensors can"
-            )
+            raise RuntimeError(f"a Tensor with {n} elements cannot be converted to Scalar")
         if self._data is None:
             raise RuntimeError(
                 f"item(): cannot be called on a tensor on device '{self.device}', which has "
@@ -83,20 +80,19 @@ class TensorValues:
         return array.copy() if copy else array
 
     def _one_element(self, kind: str, error: type[Exception]) -> Any:
+        """Messages of torch's Python number conversions (its own text, so no subject)."""
         if self.numel() != 1:
-            raise error(
-                f"{kind}(): only one-element tensors can be converted to Python scalars "
-                f"(given a tensor with {self.numel()} elements)"
-            )
-        return self.item()
+            raise error("only one element tensors can be converted to Python scalars")
+        value = self.item()
+        if isinstance(value, complex) and kind != "complex":  # torch's checked conversion
+            target = "int64_t" if kind == "int" else "double"
+            raise RuntimeError(f"value cannot be converted to type {target} without overflow")
+        return value
 
     def __bool__(self) -> bool:
         if self.numel() != 1:
             which = "no values" if self.numel() == 0 else "more than one value"
-            raise RuntimeError(
-                f"bool(): the Boolean value of a Tensor with {which} is ambiguous; "
-                "use .any() or .all()"
-            )
+            raise RuntimeError(f"Boolean value of Tensor with {which} is ambiguous")
         return bool(self.item())
 
     def __float__(self) -> float:
@@ -110,10 +106,7 @@ class TensorValues:
 
     def __index__(self) -> int:
         if self.dtype.is_floating_point or self.dtype.is_complex or self.numel() != 1:
-            raise TypeError(
-                f"__index__(): only integer tensors of a single element can be converted to "
-                f"an index (given dtype {self.dtype!r} with {self.numel()} elements)"
-            )
+            raise TypeError("only integer tensors of a single element can be converted to an index")
         return int(self.item())
 
     # -- interop --------------------------------------------------------------------------------
