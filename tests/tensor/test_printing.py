@@ -321,3 +321,22 @@ def printable(draw: st.DrawFn) -> np.ndarray:
 def test_random_values_print_like_torch(array: np.ndarray) -> None:
     ours, theirs = both(array)
     assert normalized(ours) == expected_repr(theirs)
+
+
+def test_view_whose_grad_fn_is_refused_prints_invalid_as_torch() -> None:
+    # a multi-output view modified in place under no_grad: reading its grad_fn raises, and the
+    # repr says grad_fn=<Invalid> instead of raising (torch's _str_intern)
+    import tensordispatch as td
+
+    values = np.array([1.0, 2.0, 3.0], dtype=np.float32)
+    reprs = []
+    for lib, make in ((td, tdt.tensor), (torch, torch.tensor)):
+        base = make(values, requires_grad=True).clone()
+        first, _ = base.split(2)
+        with lib.no_grad():
+            first.mul_(2)
+        with pytest.raises(RuntimeError, match="Output 0 of Split is a view"):
+            _ = first.grad_fn
+        reprs.append(repr(first))
+    assert reprs[0] == reprs[1]
+    assert reprs[0].endswith("grad_fn=<Invalid>)")

@@ -313,8 +313,13 @@ def tensor_repr(t: Any) -> str:
         if t.dtype not in usual:
             suffixes.append(f"dtype={t.dtype!r}")
         body = _values_str(values, t.dtype, indent)
-    if t.grad_fn is not None:
-        suffixes.append(f"grad_fn=<{_grad_fn_name(t.grad_fn)}>")
+    try:
+        grad_fn = t.grad_fn
+        name = None if grad_fn is None else _grad_fn_name(grad_fn)
+    except RuntimeError:  # a view whose regenerated grad_fn is refused (torch prints this)
+        name = "Invalid"
+    if name is not None:
+        suffixes.append(f"grad_fn=<{name}>")
     elif t.requires_grad:
         suffixes.append("requires_grad=True")
     return _add_suffixes(prefix + body, suffixes, indent, _options.linewidth)
