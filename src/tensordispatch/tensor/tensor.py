@@ -49,7 +49,6 @@ from tensordispatch.tensor.geometry import (
     dense_strides_like,
     extent,
     is_non_overlapping_and_dense,
-    wrap_dim,
 )
 from tensordispatch.tensor.inference import (
     INFERENCE_VC,
@@ -60,6 +59,7 @@ from tensordispatch.tensor.inference import (
     strip_autograd_keys,
     watch_inference_count,
 )
+from tensordispatch.tensor.metadata import TensorMetadata
 from tensordispatch.tensor.values import TensorValues
 
 __all__ = [
@@ -122,7 +122,7 @@ _INFERENCE_ACTIVE = 0  # open inference_mode blocks, any thread (Note [Inference
 watch_inference_count(globals())
 
 
-class Tensor(TensorValues):
+class Tensor(TensorMetadata, TensorValues):
     """A multi-dimensional array with torch's metadata model.
 
     Build tensors with `tensordispatch.tensor(...)`, `from_numpy` or `from_dlpack`;
@@ -380,103 +380,6 @@ class Tensor(TensorValues):
             shape, dtype._numpy, buffer, byte_offset, byte_strides
         )
         return view
-
-    # -- metadata -------------------------------------------------------------------------------
-
-    @property
-    def shape(self) -> Size:
-        return Size(self._shape)
-
-    def size(self, dim: SupportsIndex | None = None) -> Any:
-        """The shape as a Size, or the size of one dim (negative dims count from the end)."""
-        if dim is None:
-            return Size(self._shape)
-        return self._shape[wrap_dim("size", dim, len(self._shape))]
-
-    def stride(self, dim: SupportsIndex | None = None) -> Any:
-        """The strides in elements as a tuple, or the stride of one dim."""
-        if dim is None:
-            return self._strides
-        return self._strides[wrap_dim("stride", dim, len(self._shape))]
-
-    def storage_offset(self) -> int:
-        """The index in the storage, in elements, of this tensor's first element."""
-        return self._offset
-
-    def dim(self) -> int:
-        return len(self._shape)
-
-    @property
-    def ndim(self) -> int:
-        return len(self._shape)
-
-    def ndimension(self) -> int:
-        return len(self._shape)
-
-    def numel(self) -> int:
-        n = 1
-        for s in self._shape:
-            n *= s
-        return n
-
-    nelement = numel
-
-    def element_size(self) -> int:
-        return self.dtype.itemsize
-
-    @property
-    def itemsize(self) -> int:
-        return self.dtype.itemsize
-
-    @property
-    def nbytes(self) -> int:
-        return self.numel() * self.dtype.itemsize
-
-    def is_contiguous(self) -> bool:
-        """Whether the strides are row-major for the shape (size-1 dims ignored), as torch."""
-        if 0 in self._shape:
-            return True
-        expected = 1
-        for size, stride in zip(reversed(self._shape), reversed(self._strides), strict=True):
-            if size != 1:
-                if stride != expected:
-                    return False
-                expected *= size
-        return True
-
-    def cpu(self, memory_format: Any = None) -> Tensor:
-        """This tensor on the CPU: itself when it is there already, as in torch.
-
-        >>> from tensordispatch.tensor import tensor
-        >>> t = tensor([1.0]); t.cpu() is t
-        True
-        """
-        if self.device.type == "cpu":
-            return self
-        if memory_format is None:
-            return self.to("cpu")  # type: ignore[attr-defined, no-any-return]
-        return self.to("cpu", memory_format=memory_format)  # type: ignore[attr-defined, no-any-return]
-
-    def is_floating_point(self) -> bool:
-        return self.dtype.is_floating_point
-
-    def is_complex(self) -> bool:
-        return self.dtype.is_complex
-
-    def is_signed(self) -> bool:
-        return self.dtype.is_signed
-
-    @property
-    def is_meta(self) -> bool:
-        return self.device.type == "meta"
-
-    @property
-    def is_cpu(self) -> bool:
-        return self.device.type == "cpu"
-
-    @property
-    def is_cuda(self) -> bool:
-        return self.device.type == "cuda"
 
     @property
     def _version(self) -> int:
