@@ -116,3 +116,27 @@ def test_direct_linspace_is_the_dispatched_kernels_bit_for_bit(args: tuple[Any, 
     out = td.empty(max(args[2], 0))
     dispatched = op("linspace.out")(*args, out=out)  # default words: the full dispatch
     assert td.linspace(*args).numpy().tobytes() == dispatched.numpy().tobytes()
+
+
+def _both_ends(kind: Any, start: float, end: float, steps: int) -> Any:
+    """torch's linspace rule in one expression: start + i * step for the first half, end -
+    (steps - 1 - i) * step for the rest, every operation in ``kind``."""
+    import numpy as np
+
+    lo, hi = kind.type(start), kind.type(end)
+    step = (hi - lo) / kind.type(steps - 1)
+    i = np.arange(steps, dtype=kind)
+    return np.where(i < steps // 2, lo + step * i, hi - step * (kind.type(steps - 1) - i))
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+@pytest.mark.parametrize("steps", [2, 3, 5, 10, 101, 2048, 2049, 2050, 4097])
+def test_linspace_halves_are_the_both_ends_rule_bit_for_bit(dtype: str, steps: int) -> None:
+    import numpy as np
+
+    kind = np.dtype(dtype)
+    for start, end in [(0, 1), (-2.5, 7.25), (1e4, -3.0), (-0.0, 0.0), (0.1, 0.7), (-6e4, 6e4)]:
+        got = td.linspace(start, end, steps, dtype=getattr(td, dtype)).numpy()
+        with np.errstate(all="ignore"):
+            assert got.tobytes() == _both_ends(kind, start, end, steps).tobytes()

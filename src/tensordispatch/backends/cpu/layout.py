@@ -479,8 +479,17 @@ def linspace_out(start: Any, end: Any, steps: int, *, out: Tensor) -> Tensor:
         lo, hi = kind.type(start), kind.type(end)
         step = (hi - lo) / kind.type(steps - 1)
         half = steps // 2
-        i = np.arange(steps, dtype=kind)
-        values = np.where(i < half, lo + step * i, hi - step * (kind.type(steps - 1) - i))
+        if steps <= 2049:  # every index and steps - 1 - index exact in float16: each half
+            # computed in place, the same operations on the same values as below
+            values = np.empty(steps, kind)
+            first, second = values[:half], values[half:]
+            np.multiply(step, np.arange(half, dtype=kind), out=first)
+            np.add(lo, first, out=first)
+            np.multiply(step, np.arange(steps - 1 - half, -1, -1, dtype=kind), out=second)
+            np.subtract(hi, second, out=second)
+        else:
+            i = np.arange(steps, dtype=kind)
+            values = np.where(i < half, lo + step * i, hi - step * (kind.type(steps - 1) - i))
     else:
         values = float(start)
     np.copyto(out._data, values, casting="unsafe")
