@@ -194,12 +194,10 @@ OTHERS: list[Any] = [
     ),
     pytest.param(
         lambda L: L.amax(L.zeros(0, 3, dtype=L.complex64), 1),
-        marks=_AG5,
         id="amax of complex with an empty result returns it",
     ),
     pytest.param(
         lambda L: L.var(L.full((2, 13), 1e38), 1),
-        marks=_AG5,
         id="var of large equal values is 0 (no overflow)",
     ),
     pytest.param(

@@ -152,10 +152,10 @@ def prod_int_out(pre: Any, self: Tensor, dim: int, keepdim: bool, dtype: Any, ou
 
 def _amax_amin(fn: Any, name: str) -> Any:
     def impl(pre: Any, self: Tensor, dim: Any, keepdim: bool, out: Tensor) -> None:
+        if self.numel() == 0:  # torch checks the dtype only when there are elements
+            return
         if self.dtype.is_complex:
             raise _not_implemented(name, self)
-        if self.numel() == 0:
-            return
         _store(out, fn(self._data, axis=_axis(self, pre), keepdims=keepdim))
 
     return impl
@@ -339,6 +339,11 @@ def _variance(self: Tensor, dims: Any, correction: Any, keepdim: bool) -> Any:
             UserWarning,
             stacklevel=3,
         )
+    kind, size = data.dtype.kind, data.dtype.itemsize
+    if (kind == "f" and size < 8) or (kind == "c" and size < 16):
+        # torch accumulates in double (WelfordOps<scalar_t, double>): no float32 overflow of
+        # the sum (var of equal values near the float32 maximum is 0); stored back rounded
+        data = data.astype(np.float64 if kind == "f" else np.complex128)
     with quiet_fp():
         mean = np.sum(data, axis=axis, keepdims=True) / n  # np.mean warns on empty input
         dev = np.abs(data - mean) ** 2 if self.dtype.is_complex else (data - mean) ** 2
