@@ -130,11 +130,11 @@ def embedding(
     if weight.dim() != 2:
         raise RuntimeError("'weight' must be 2-D")
     if indices.dtype is not _dt.int64 and indices.dtype is not _dt.int32:
-        from tensordispatch.backends.common import scalar_type_name
+        from tensordispatch.backends.meta.nn import legacy_type_name
 
         raise RuntimeError(
             "Expected tensor for argument #1 'indices' to have one of the following scalar "
-            f"types: Long, Int; but got torch.{scalar_type_name(indices.dtype)}Tensor instead "
+            f"types: Long, Int; but got {legacy_type_name(indices.dtype, python=True)} instead "
             "(while checking arguments for embedding)"
         )
     if indices.dim() == 1:

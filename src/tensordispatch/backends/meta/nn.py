@@ -93,7 +93,7 @@ _PYTHON_TENSOR_TYPES = {"float16": "Half", "float32": "Float", "float64": "Doubl
                         "uint8": "Byte"}  # fmt: skip
 
 
-def _legacy_type(d: Any, python: bool = False) -> str:
+def legacy_type_name(d: Any, python: bool = False) -> str:
     """A CPU tensor type as torch's legacy messages print it: ``torch.HalfTensor`` where a
     Python tensor type exists (``python``), else ``CPUComplexFloatType``."""
     if python and d.name in _PYTHON_TENSOR_TYPES:
@@ -149,8 +149,8 @@ def conv_spec(
             raise NotImplementedError("\"slow_conv2d_cpu\" not implemented for 'Bool'")
         if input.dtype.is_complex:  # torch's complex path checks with legacy type names
             raise RuntimeError(
-                f"Input type ({_legacy_type(input.dtype)}) and weight type "
-                f"({_legacy_type(weight.dtype, python=True)}) should be the same"
+                f"Input type ({legacy_type_name(input.dtype)}) and weight type "
+                f"({legacy_type_name(weight.dtype, python=True)}) should be the same"
             )
         raise RuntimeError(
             f"expected scalar type {scalar_type_name(input.dtype)} but found "
@@ -271,7 +271,7 @@ def embedding_renorm_check(self: Tensor, indices: Tensor) -> None:
     if indices.dtype is not _dt.int64 and indices.dtype is not _dt.int32:
         raise RuntimeError(
             "Expected tensor for argument #2 'indices' to have one of the following scalar "
-            f"types: Long, Int; but got torch.{scalar_type_name(indices.dtype)}Tensor instead "
+            f"types: Long, Int; but got {legacy_type_name(indices.dtype, python=True)} instead "
             "(while checking arguments for embedding_renorm_)"
         )
 
