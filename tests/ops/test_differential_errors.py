@@ -149,6 +149,13 @@ CASES: list[tuple[str, Callable[[Any], Any]]] = [
         L.arange(32.0).reshape(1, 2, 4, 4).to(L.complex64) * (1 - 2j),
         L.arange(24.0).reshape(3, 2, 2, 2).to(L.complex64) * 1j, padding=1)),
     ("mean into a float64 out", lambda L: L.mean(L.ones(2, 3), 1, out=L.empty(0, dtype=L.float64))),
+    (
+        "meta: converted inputs lay out the output",
+        lambda L: L.add(
+            L.ones(1, 3, dtype=L.bool, device="meta").expand(2, 3),
+            L.ones(3, 2, dtype=L.uint8, device="meta").t(),
+        ).stride(),
+    ),
     ("maximum of complex on meta", lambda L: L.maximum(L.ones(2, dtype=L.complex64, device="meta"),
                                                        L.ones(2, device="meta")).shape),
 ]  # fmt: skip

@@ -254,9 +254,10 @@ def as_computed(inputs: Sequence[Any], common: dtype) -> Sequence[Any]:
     """The operands as TensorIterator orders the output by.
 
     Note [Converted inputs lay out the output]
-    On CPU, TensorIterator converts an input of another dtype than the common one before it
-    orders dims (``.to``, preserve_format): an expanded or gapped input becomes a dense copy,
-    so ``bool (2, 3) expanded + uint8 transposed`` is row-major in torch, not transposed.
+    TensorIterator converts an input of another dtype than the common one before it orders
+    dims (``.to``, preserve_format): an expanded or gapped input becomes a dense copy, so
+    ``bool (2, 3) expanded + uint8 transposed`` is row-major in torch, not transposed (on
+    'meta' too: torch's elementwise references convert their inputs first as well).
     Unary ops on ``self.to(dtype)`` (pow with a number, clamp with numbers) do the same.
 
     >>> import tensordispatch as td
@@ -265,7 +266,7 @@ def as_computed(inputs: Sequence[Any], common: dtype) -> Sequence[Any]:
     """
     converted: list[Any] | None = None
     for i, t in enumerate(inputs):
-        if t.dtype is common or not t._shape or t.device.type != "cpu":
+        if t.dtype is common or not t._shape:
             continue
         strides = t._strides
         if not is_non_overlapping_and_dense(t._shape, strides):
