@@ -171,7 +171,6 @@ def test_case_matches_torch(call: Callable[[Any], Any]) -> None:
 
 _P5 = pytest.mark.xfail(strict=True, reason="backends/cpu/kernels.py or layout.py: P5")
 _LEAD = pytest.mark.xfail(strict=True, reason="codegen/model.py DUNDER_METHODS: lead")
-_AG6 = pytest.mark.xfail(strict=True, reason="tensor/tensor.py __format__: AG6")
 
 OTHERS: list[Any] = [
     pytest.param(
@@ -213,12 +212,10 @@ OTHERS: list[Any] = [
     ),
     pytest.param(
         lambda L: f"{L.tensor(3)}|{L.tensor(2.5)}",
-        marks=_AG6,
         id="format of a 0-dim tensor is its item's",
     ),
     pytest.param(
         lambda L: format(L.ones(2), ".2f"),
-        marks=_AG6,
         id="format spec on a tensor with dims is a TypeError",
     ),
 ]

@@ -512,9 +512,17 @@ class Tensor(TensorMetadata, TensorValues):
     __str__ = __repr__
 
     def __format__(self, format_spec: str) -> str:
-        if self.dim() == 0 and self._data is not None and format_spec:
+        """A 0-dim tensor formats as its item (even with an empty spec); any other tensor only
+        with an empty spec (its str), as torch: ``f"{t:.2f}"`` on a tensor with dims is a
+        TypeError.
+
+        >>> from tensordispatch.tensor import tensor
+        >>> f"{tensor(3.5)}", f"{tensor(3.5):.2f}", f"{tensor([1.0, 2.0])}"
+        ('3.5', '3.50', 'tensor([1., 2.])')
+        """
+        if not self._shape and self.device.type != "meta" and type(self) is Tensor:
             return str(self.item().__format__(format_spec))
-        return self.__repr__().__format__(format_spec)
+        return object.__format__(self, format_spec)
 
 
 _new_object = object.__new__  # Tensor defines no __new__ (the class call itself is refused)
