@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -58,3 +59,14 @@ def _call(draw: Any) -> Any:
 @given(st.sampled_from(sorted(BASES)), _call())
 def test_view_kernels_match_torch(base_name: str, call: Any) -> None:
     assert _outcome(td, base_name, call) == _outcome(torch, base_name, call)
+
+
+@pytest.mark.parametrize("size", [(1,), (3,), (2, 1), (1, 1), (2, 3, 1), ()])
+@pytest.mark.parametrize("device", ["cpu", "meta"])
+def test_expand_of_a_0_dim_tensor_has_torch_zero_strides(
+    size: tuple[int, ...], device: str
+) -> None:
+    # torch gives every dim of an expanded 0-dim tensor stride 0, size-1 dims included
+    ours = td.ones((), device=device).expand(size)
+    theirs = torch.ones((), device=device).expand(size)
+    assert (tuple(ours.shape), ours.stride()) == (tuple(theirs.shape), theirs.stride())

@@ -318,6 +318,8 @@ def expand(self: Tensor, size: Any, *, implicit: bool = False) -> Tensor:
                     f"non-existing dimension {i}"
                 )
             target = s
+        if tdim == 0:  # torch: every stride of an expanded 0-dim tensor is 0
+            st = 0
         if s != target:
             if s != 1:
                 raise RuntimeError(
