@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from tensordispatch.autograd.entries import autograd_entry
 from tensordispatch.autograd.graph import Node, collect_next_edges, meta_of
 from tensordispatch.autograd.kernels import _below_ad_inplace_or_view, fresh_version
 from tensordispatch.dispatch.dispatcher import DISPATCHER
@@ -44,20 +45,36 @@ def _copy_kernel(raw: int, op: Any, self: Tensor, src: Tensor, *args: Any, **kw:
         (m is not None and m.requires_grad) or (m2 is not None and m2.requires_grad)
     ):
         return op.redispatch(raw & AFTER_AUTOGRAD_RAW, self, src, *args, **kw)
+    return _record_copy(raw, op, (self, src, *args), kw)
+
+
+def _record_copy(raw: int, op: Any, args: tuple[Any, ...], kw: dict[str, Any]) -> Any:
+    """The recording branch of ``copy_``: the leaf/view checks, a CopyBackwards node, the
+    write below ADInplaceOrView, then ``self``'s history rebased on the node (CopySlices for
+    a view)."""
     # imported here, past the no-grad return (an in-function import costs ~0.7 us a call)
     from tensordispatch.autograd.kernels import check_inplace
     from tensordispatch.autograd.views import rebase_history
 
+    self, src = args[0], args[1]
     check_inplace(self)
     node = CopyBackwards()
     node.next_functions = collect_next_edges((self, src))
     node._input_meta = ((self._shape, self.dtype), (src._shape, src.dtype))
     with _AutoDispatchBelowADInplaceOrView():
-        result = op.redispatch(raw & AFTER_AUTOGRAD_RAW, self, src, *args, **kw)
+        result = op.redispatch(raw & AFTER_AUTOGRAD_RAW, *args, **kw)
     rebase_history(self, node)
     return result
 
 
+def _copy_specialize(op: Any, raw: int) -> Callable[..., Any] | None:
+    """The dispatcher's cached entry of ``copy_`` for key set ``raw``: the generated
+    no-grad path of kernels.py's fast-path kernels (entries.py, Note [The no-grad path]),
+    which calls the backend entry below autograd directly and ``_record_copy`` otherwise."""
+    return autograd_entry(op, raw, (0, 1), _record_copy, None)
+
+
+_copy_kernel._td_specialize = _copy_specialize  # type: ignore[attr-defined]
 _copy_kernel._td_plain_no_grad = True  # type: ignore[attr-defined]  # ops/indexing_fast.py
 
 
