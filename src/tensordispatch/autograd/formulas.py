@@ -277,12 +277,31 @@ def sum_backward(grad: Tensor, sizes: Any, dims: Any, keepdim: bool) -> Tensor:
         if not keepdim and len(sizes) > 0:
             for d in _dims(dims, len(sizes)):
                 kept.insert(d, 1)
-        data = grad._data.reshape(kept)
-        return Tensor._wrap_numpy(_broadcast_view(data, tuple(sizes)), grad.dtype)
+        data = grad._data
+        data = data.reshape(kept) if keepdim or not sizes else _unsqueezed(data, kept, dims)
+        shape = tuple(sizes)
+        # np.broadcast_to zeroes size-1 dims' strides; torch's expand to the same shape keeps them
+        view = data if data.shape == shape else _broadcast_view(data, shape)
+        return Tensor._wrap_numpy(view, grad.dtype)
     if not keepdim and len(sizes) > 0:
         for d in _dims(dims, len(sizes)):
             grad = grad.unsqueeze(d)
     return grad.expand(sizes)
+
+
+def _unsqueezed(data: Any, kept: list[int], dims: Any) -> Any:
+    """``data`` reshaped to ``kept`` with the strides torch's ``unsqueeze`` gives the inserted
+    size-1 dims (the stride of the dim it precedes times its size; the item size at the end),
+    which survive the expand as the gradient's strides (a hook sees them)."""
+    r = data.reshape(kept)
+    strides = list(data.strides)
+    shape = list(data.shape)
+    for d in _dims(dims, len(kept)):
+        strides.insert(d, shape[d] * strides[d] if d < len(shape) else data.itemsize)
+        shape.insert(d, 1)
+    if tuple(strides) == r.strides:
+        return r
+    return np.lib.stride_tricks.as_strided(r, kept, strides)
 
 
 def mean_backward(grad: Tensor, sizes: Any, dims: Any, numel: int, keepdim: bool) -> Tensor:
