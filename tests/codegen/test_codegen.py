@@ -144,7 +144,7 @@ def test_factories_get_backend_select_kernels_and_likes_do_not() -> None:
 def test_python_signature_of_add_merges_out_and_wraps_numbers() -> None:
     text = generate_sources()["functions.py"]
     assert "\ndef add(input, other, *, alpha=_NO, out=None):\n" in text
-    assert "    if not isinstance(other, _Tensor): other = _wrap_number(other)\n" in text
+    assert "        if not isinstance(other, _Tensor): other = _wrap_argument(other)\n" in text
     assert "\ndef zeros(*size, out=_NO" not in text
     assert (
         "\ndef zeros(*_td_args, size=_NO, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, "

@@ -202,7 +202,6 @@ OTHERS: list[Any] = [
     ),
     pytest.param(
         lambda L: 2 ** L.ones(3, 2, dtype=L.bool).t(),
-        marks=_LEAD,
         id="__rpow__ is pow(number, self): contiguous",
     ),
     pytest.param(

@@ -24,6 +24,7 @@ __all__ = [
     "backend_select_keyset",
     "below_ad_inplace_or_view",
     "op",
+    "wrap_argument",
     "wrap_number",
 ]
 
@@ -92,12 +93,42 @@ def wrap_number(value: Any) -> Tensor:
             f"expected a Tensor or a Python number (bool, int, float, complex), got "
             f"{type(value).__name__}"
         )
-    t = new_cpu_tensor(_array(value, dt._numpy), (), (), dt)
+    try:
+        data = _array(value, dt._numpy)
+    except OverflowError:
+        raise _int_overflow(value) from None
+    t = new_cpu_tensor(data, (), (), dt)
     t._wrapped_number = True
     return t
 
 
+def _int_overflow(value: int) -> OverflowError:
+    """torch's error for a Python int no 64-bit scalar holds; torch takes [2**63, 2**64) as a
+    uint64 scalar, a dtype tensordispatch does not have, so that range gets its own text."""
+    if value >= 2**64:
+        return OverflowError("int too big to convert")
+    if value < -(2**63):
+        return OverflowError("can't convert negative int to unsigned")
+    return OverflowError(
+        f"Python int {value} is in [2**63, 2**64): torch takes it as a uint64 scalar, and "
+        "tensordispatch has no uint64 dtype; pass it as a float, or reduce it below 2**63"
+    )
+
+
 _array = np.array
+
+
+def wrap_argument(value: Any) -> Any:
+    """``value`` as a Python binding passes it where a Tensor is expected: a number (or
+    numpy scalar) becomes a wrapped-number tensor, anything else is left for the operator to
+    reject (the binding turns that into torch's TypeError).
+
+    >>> wrap_argument(2)._wrapped_number, wrap_argument("a")
+    (True, 'a')
+    """
+    if type(value) in _NUMBER_DTYPES or isinstance(value, np.generic):
+        return wrap_number(value)
+    return value
 
 
 def _after_backend_select() -> int:

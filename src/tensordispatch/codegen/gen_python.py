@@ -233,13 +233,8 @@ def _conversions(name: str, positional: list[Argument], kwonly: list[Argument], 
     lines = []
     for a in positional + kwonly:
         n = _pyname(a.name, method)
-        if (
-            is_tensor(a)
-            and name in NUMBERS_AS_TENSORS
-            and a.name != "self"
-            and n not in discriminated
-        ):
-            lines.append(f"    if not isinstance({n}, _Tensor): {n} = _wrap_number({n})")
+        if is_tensor(a) and name in NUMBERS_AS_TENSORS and n not in discriminated:
+            lines.append(f"    if not isinstance({n}, _Tensor): {n} = _wrap_argument({n})")
         elif sized_int_list(a):
             lines.append(f"    if type({n}) is int: {n} = [{n}]")
     return lines
@@ -336,7 +331,19 @@ def _function(name: str, overloads: list[_Overload], method: bool) -> str:
         lines.append(
             f"    raise TypeError({name + '(): received an invalid combination of arguments; expected one of: ' + sigs!r})"
         )
-    return "\n".join(lines)
+    # Note [Binding argument errors]: torch's binding rejects a wrong argument type with a
+    # TypeError naming the Python parameter; ours lets the entry reject it (no check on the
+    # success path; a try costs nothing in CPython 3.11+) and translates the error here.
+    names = tuple(_pyname(a.name, method) for a in positional)
+    body = (
+        ["    try:"]
+        + ["    " + line for line in lines[1:]]
+        + [
+            "    except _ArgumentTypeError as _e:",
+            f"        raise _binding_argument_error({name!r}, _e, {names!r}, {method}) from None",
+        ]
+    )
+    return "\n".join(lines[:1] + body)
 
 
 _HEADER = '''\
@@ -350,8 +357,11 @@ from {source}. Do not edit: run `tensordispatch codegen`.
 # mypy: ignore-errors
 from __future__ import annotations
 
+from tensordispatch.backends.aten import wrap_argument as _wrap_argument
 from tensordispatch.backends.aten import wrap_number as _wrap_number
 from tensordispatch.dispatch.calling import NOT_GIVEN as _NO
+from tensordispatch.dispatch.errors import ArgumentTypeError as _ArgumentTypeError
+from tensordispatch.dispatch.errors import binding_argument_error as _binding_argument_error
 from tensordispatch.dispatch.keyset import AUTOGRAD_DISPATCH_KEYSET_WITH_AD_INPLACE_OR_VIEW_RAW as _BELOW_AD
 from tensordispatch.dispatch.tls import local_state as _local_state
 from tensordispatch.generated import return_types as _RT
@@ -483,6 +493,13 @@ def emit_methods(parsed: ParsedNativeFunctions, source: str) -> str:
                 "", "",
                 f"def _d{dunder}(self, other):",
                 f"    return _functions.{target}(_wrap_number(other), self)",
+            ]  # fmt: skip
+            dunders.append(f"    {dunder!r}: _d{dunder},")
+        elif how == "swapped" and target in functions:
+            parts += [
+                "", "",
+                f"def _d{dunder}(self, other):",
+                f"    return _functions.{target}(other, self)",
             ]  # fmt: skip
             dunders.append(f"    {dunder!r}: _d{dunder},")
     parts += ["", "", "METHODS = {"]

@@ -194,11 +194,12 @@ PYTHON_METHODS: dict[str, str] = {
 
 # Python names whose Tensor parameters accept a Python number (wrapped as a 0-dim tensor).
 NUMBERS_AS_TENSORS: frozenset[str] = frozenset(
-    {"add", "add_", "sub", "sub_", "mul", "mul_", "div", "div_"}
+    {"add", "add_", "sub", "sub_", "mul", "mul_", "div", "div_", "floor_divide", "floor_divide_"}
 )
 
 # Python operator -> (method it calls, how): "same" forwards (self, other); "reflected" calls
-# the named function with (other wrapped, self).
+# the named function with (other wrapped, self); "swapped" calls it with (other, self), so a
+# number reaches the function's own number overload (pow.Scalar).
 DUNDER_METHODS: dict[str, tuple[str, str]] = {
     "__add__": ("add", "same"),
     "__radd__": ("add", "same"),
@@ -217,7 +218,7 @@ DUNDER_METHODS: dict[str, tuple[str, str]] = {
     "__rmod__": ("remainder", "reflected"),
     "__imod__": ("remainder_", "same"),
     "__pow__": ("pow", "same"),
-    "__rpow__": ("pow", "reflected"),
+    "__rpow__": ("pow", "swapped"),  # torch's Tensor.__rpow__ is pow(other, self)
     "__ipow__": ("pow_", "same"),
     "__floordiv__": ("floor_divide", "same"),
     "__rfloordiv__": ("floor_divide", "reflected"),

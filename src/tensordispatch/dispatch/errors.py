@@ -18,6 +18,8 @@ by the operator's registrations, directly or through an alias key.
 
 from __future__ import annotations
 
+import re
+
 __all__ = [
     "AmbiguousAutogradOtherError",
     "ArgumentTypeError",
@@ -31,6 +33,7 @@ __all__ = [
     "NoMatchingOverloadError",
     "NoTensorArgumentsError",
     "SchemaNotFoundError",
+    "binding_argument_error",
     "missing_kernel_message",
     "no_tensor_arguments_message",
 ]
@@ -140,6 +143,42 @@ class NoMatchingOverloadError(RuntimeError):
 
 class ArgumentTypeError(RuntimeError):
     """A call passed a non-tensor where the schema wants a Tensor (torch raises RuntimeError)."""
+
+
+_ARGUMENT_RE = re.compile(r"^aten::(\w+?)(?:\.\w+)?\(\) Expected a value of type '([^']*)' for "
+                          r"argument '(\w+)' but instead found type '([^']*)'")  # fmt: skip
+_WANT = {"Tensor": "Tensor", "Tensor?": "Tensor", "Tensor[]": "tuple of Tensors",
+         "Tensor?[]": "tuple of Tensors", "List[int]": "tuple of ints"}  # fmt: skip
+_ENUMS = {"Layout": "torch.layout", "ScalarType": "torch.dtype", "Device": "torch.device",
+          "MemoryFormat": "torch.memory_format"}  # fmt: skip
+
+
+def binding_argument_error(
+    name: str, error: ArgumentTypeError, positional: tuple[str, ...], method: bool
+) -> Exception:
+    """The TypeError torch's Python binding ``name`` raises for ``error`` (an operator-level
+    ArgumentTypeError about one of the binding's own arguments), or ``error`` itself when it
+    comes from another operator. ``positional``: the binding's positional parameter names
+    (``self`` excluded for a method); position is 1-based among them, as torch's.
+
+    >>> e = ArgumentTypeError("aten::maximum() Expected a value of type 'Tensor' for argument "
+    ...                       "'other' but instead found type 'int'.")
+    >>> print(binding_argument_error("maximum", e, ("input", "other"), False))
+    maximum(): argument 'other' (position 2) must be Tensor, not int
+    """
+    m = _ARGUMENT_RE.match(str(error))
+    if m is None or m.group(1) != name.rstrip("_") and m.group(1) != name:
+        return error
+    arg = "input" if m.group(3) == "self" and not method else m.group(3)
+    where = f" (position {positional.index(arg) + 1})" if arg in positional else ""
+    want = m.group(2)
+    if want.startswith("Optional[") and want.endswith("]"):
+        want = want[len("Optional[") : -1]
+    want = _WANT.get(want, want)
+    declared = re.search(rf"([\w\[\]]+)\?? {m.group(3)}\b", str(error).partition("Declaration:")[2])
+    if declared is not None and declared.group(1) in _ENUMS:
+        want = _ENUMS[declared.group(1)]
+    return TypeError(f"{name}(): argument '{arg}'{where} must be {want}, not {m.group(4)}")
 
 
 def _key_list(keys: list[str]) -> str:

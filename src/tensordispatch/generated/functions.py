@@ -8,8 +8,11 @@ from ops/native_functions.yaml. Do not edit: run `tensordispatch codegen`.
 # mypy: ignore-errors
 from __future__ import annotations
 
+from tensordispatch.backends.aten import wrap_argument as _wrap_argument
 from tensordispatch.backends.aten import wrap_number as _wrap_number
 from tensordispatch.dispatch.calling import NOT_GIVEN as _NO
+from tensordispatch.dispatch.errors import ArgumentTypeError as _ArgumentTypeError
+from tensordispatch.dispatch.errors import binding_argument_error as _binding_argument_error
 from tensordispatch.dispatch.keyset import AUTOGRAD_DISPATCH_KEYSET_WITH_AD_INPLACE_OR_VIEW_RAW as _BELOW_AD
 from tensordispatch.dispatch.tls import local_state as _local_state
 from tensordispatch.generated import return_types as _RT
@@ -403,735 +406,917 @@ from tensordispatch.ops.bindings_functionalization import zero_ as zero_
 
 
 def abs(input, *, out=None):
-    if out is None:
-        _r = _E_abs.entry_function(input)
-        return _r
-    else:
-        _r = _E_abs_out.entry_function(input, out=out)
-        return _r
+    try:
+        if out is None:
+            _r = _E_abs.entry_function(input)
+            return _r
+        else:
+            _r = _E_abs_out.entry_function(input, out=out)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('abs', _e, ('input',), False) from None
 
 
 def abs_(input):
-    _r = _E_abs_.entry_function(input)
-    return _r
+    try:
+        _r = _E_abs_.entry_function(input)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('abs_', _e, ('input',), False) from None
 
 
 def add(input, other, *, alpha=_NO, out=None):
-    if not isinstance(other, _Tensor): other = _wrap_number(other)
-    if out is None:
-        if alpha is _NO:
-            _r = _E_add_Tensor.entry_function(input, other)
+    try:
+        if not isinstance(input, _Tensor): input = _wrap_argument(input)
+        if not isinstance(other, _Tensor): other = _wrap_argument(other)
+        if out is None:
+            if alpha is _NO:
+                _r = _E_add_Tensor.entry_function(input, other)
+            else:
+                _kw = {}
+                if alpha is not _NO: _kw['alpha'] = alpha
+                _r = _E_add_Tensor.entry_function(input, other, **_kw)
+            return _r
         else:
-            _kw = {}
-            if alpha is not _NO: _kw['alpha'] = alpha
-            _r = _E_add_Tensor.entry_function(input, other, **_kw)
-        return _r
-    else:
-        if alpha is _NO:
-            _r = _E_add_out.entry_function(input, other, out=out)
-        else:
-            _kw = {}
-            if alpha is not _NO: _kw['alpha'] = alpha
-            _r = _E_add_out.entry_function(input, other, out=out, **_kw)
-        return _r
+            if alpha is _NO:
+                _r = _E_add_out.entry_function(input, other, out=out)
+            else:
+                _kw = {}
+                if alpha is not _NO: _kw['alpha'] = alpha
+                _r = _E_add_out.entry_function(input, other, out=out, **_kw)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('add', _e, ('input', 'other'), False) from None
 
 
 def addbmm(input, batch1, batch2, *, beta=_NO, alpha=_NO, out=None):
-    if out is None:
-        if beta is _NO and alpha is _NO:
-            _r = _E_addbmm.entry_function(input, batch1, batch2)
+    try:
+        if out is None:
+            if beta is _NO and alpha is _NO:
+                _r = _E_addbmm.entry_function(input, batch1, batch2)
+            else:
+                _kw = {}
+                if beta is not _NO: _kw['beta'] = beta
+                if alpha is not _NO: _kw['alpha'] = alpha
+                _r = _E_addbmm.entry_function(input, batch1, batch2, **_kw)
+            return _r
         else:
-            _kw = {}
-            if beta is not _NO: _kw['beta'] = beta
-            if alpha is not _NO: _kw['alpha'] = alpha
-            _r = _E_addbmm.entry_function(input, batch1, batch2, **_kw)
-        return _r
-    else:
-        if beta is _NO and alpha is _NO:
-            _r = _E_addbmm_out.entry_function(input, batch1, batch2, out=out)
-        else:
-            _kw = {}
-            if beta is not _NO: _kw['beta'] = beta
-            if alpha is not _NO: _kw['alpha'] = alpha
-            _r = _E_addbmm_out.entry_function(input, batch1, batch2, out=out, **_kw)
-        return _r
+            if beta is _NO and alpha is _NO:
+                _r = _E_addbmm_out.entry_function(input, batch1, batch2, out=out)
+            else:
+                _kw = {}
+                if beta is not _NO: _kw['beta'] = beta
+                if alpha is not _NO: _kw['alpha'] = alpha
+                _r = _E_addbmm_out.entry_function(input, batch1, batch2, out=out, **_kw)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('addbmm', _e, ('input', 'batch1', 'batch2'), False) from None
 
 
 def addcdiv(input, tensor1, tensor2, *, value=_NO, out=None):
-    if out is None:
-        if value is _NO:
-            _r = _E_addcdiv.entry_function(input, tensor1, tensor2)
+    try:
+        if out is None:
+            if value is _NO:
+                _r = _E_addcdiv.entry_function(input, tensor1, tensor2)
+            else:
+                _kw = {}
+                if value is not _NO: _kw['value'] = value
+                _r = _E_addcdiv.entry_function(input, tensor1, tensor2, **_kw)
+            return _r
         else:
-            _kw = {}
-            if value is not _NO: _kw['value'] = value
-            _r = _E_addcdiv.entry_function(input, tensor1, tensor2, **_kw)
-        return _r
-    else:
-        if value is _NO:
-            _r = _E_addcdiv_out.entry_function(input, tensor1, tensor2, out=out)
-        else:
-            _kw = {}
-            if value is not _NO: _kw['value'] = value
-            _r = _E_addcdiv_out.entry_function(input, tensor1, tensor2, out=out, **_kw)
-        return _r
+            if value is _NO:
+                _r = _E_addcdiv_out.entry_function(input, tensor1, tensor2, out=out)
+            else:
+                _kw = {}
+                if value is not _NO: _kw['value'] = value
+                _r = _E_addcdiv_out.entry_function(input, tensor1, tensor2, out=out, **_kw)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('addcdiv', _e, ('input', 'tensor1', 'tensor2'), False) from None
 
 
 def addcmul(input, tensor1, tensor2, *, value=_NO, out=None):
-    if out is None:
-        if value is _NO:
-            _r = _E_addcmul.entry_function(input, tensor1, tensor2)
+    try:
+        if out is None:
+            if value is _NO:
+                _r = _E_addcmul.entry_function(input, tensor1, tensor2)
+            else:
+                _kw = {}
+                if value is not _NO: _kw['value'] = value
+                _r = _E_addcmul.entry_function(input, tensor1, tensor2, **_kw)
+            return _r
         else:
-            _kw = {}
-            if value is not _NO: _kw['value'] = value
-            _r = _E_addcmul.entry_function(input, tensor1, tensor2, **_kw)
-        return _r
-    else:
-        if value is _NO:
-            _r = _E_addcmul_out.entry_function(input, tensor1, tensor2, out=out)
-        else:
-            _kw = {}
-            if value is not _NO: _kw['value'] = value
-            _r = _E_addcmul_out.entry_function(input, tensor1, tensor2, out=out, **_kw)
-        return _r
+            if value is _NO:
+                _r = _E_addcmul_out.entry_function(input, tensor1, tensor2, out=out)
+            else:
+                _kw = {}
+                if value is not _NO: _kw['value'] = value
+                _r = _E_addcmul_out.entry_function(input, tensor1, tensor2, out=out, **_kw)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('addcmul', _e, ('input', 'tensor1', 'tensor2'), False) from None
 
 
 def addmm(input, mat1, mat2, *, beta=_NO, alpha=_NO, out=None):
-    if out is None:
-        if beta is _NO and alpha is _NO:
-            _r = _E_addmm.entry_function(input, mat1, mat2)
+    try:
+        if out is None:
+            if beta is _NO and alpha is _NO:
+                _r = _E_addmm.entry_function(input, mat1, mat2)
+            else:
+                _kw = {}
+                if beta is not _NO: _kw['beta'] = beta
+                if alpha is not _NO: _kw['alpha'] = alpha
+                _r = _E_addmm.entry_function(input, mat1, mat2, **_kw)
+            return _r
         else:
-            _kw = {}
-            if beta is not _NO: _kw['beta'] = beta
-            if alpha is not _NO: _kw['alpha'] = alpha
-            _r = _E_addmm.entry_function(input, mat1, mat2, **_kw)
-        return _r
-    else:
-        if beta is _NO and alpha is _NO:
-            _r = _E_addmm_out.entry_function(input, mat1, mat2, out=out)
-        else:
-            _kw = {}
-            if beta is not _NO: _kw['beta'] = beta
-            if alpha is not _NO: _kw['alpha'] = alpha
-            _r = _E_addmm_out.entry_function(input, mat1, mat2, out=out, **_kw)
-        return _r
+            if beta is _NO and alpha is _NO:
+                _r = _E_addmm_out.entry_function(input, mat1, mat2, out=out)
+            else:
+                _kw = {}
+                if beta is not _NO: _kw['beta'] = beta
+                if alpha is not _NO: _kw['alpha'] = alpha
+                _r = _E_addmm_out.entry_function(input, mat1, mat2, out=out, **_kw)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('addmm', _e, ('input', 'mat1', 'mat2'), False) from None
 
 
 def addmv(input, mat, vec, *, beta=_NO, alpha=_NO, out=None):
-    if out is None:
-        if beta is _NO and alpha is _NO:
-            _r = _E_addmv.entry_function(input, mat, vec)
+    try:
+        if out is None:
+            if beta is _NO and alpha is _NO:
+                _r = _E_addmv.entry_function(input, mat, vec)
+            else:
+                _kw = {}
+                if beta is not _NO: _kw['beta'] = beta
+                if alpha is not _NO: _kw['alpha'] = alpha
+                _r = _E_addmv.entry_function(input, mat, vec, **_kw)
+            return _r
         else:
-            _kw = {}
-            if beta is not _NO: _kw['beta'] = beta
-            if alpha is not _NO: _kw['alpha'] = alpha
-            _r = _E_addmv.entry_function(input, mat, vec, **_kw)
-        return _r
-    else:
-        if beta is _NO and alpha is _NO:
-            _r = _E_addmv_out.entry_function(input, mat, vec, out=out)
-        else:
-            _kw = {}
-            if beta is not _NO: _kw['beta'] = beta
-            if alpha is not _NO: _kw['alpha'] = alpha
-            _r = _E_addmv_out.entry_function(input, mat, vec, out=out, **_kw)
-        return _r
+            if beta is _NO and alpha is _NO:
+                _r = _E_addmv_out.entry_function(input, mat, vec, out=out)
+            else:
+                _kw = {}
+                if beta is not _NO: _kw['beta'] = beta
+                if alpha is not _NO: _kw['alpha'] = alpha
+                _r = _E_addmv_out.entry_function(input, mat, vec, out=out, **_kw)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('addmv', _e, ('input', 'mat', 'vec'), False) from None
 
 
 def addmv_(input, mat, vec, *, beta=_NO, alpha=_NO):
-    if beta is _NO and alpha is _NO:
-        _r = _E_addmv_.entry_function(input, mat, vec)
-    else:
-        _kw = {}
-        if beta is not _NO: _kw['beta'] = beta
-        if alpha is not _NO: _kw['alpha'] = alpha
-        _r = _E_addmv_.entry_function(input, mat, vec, **_kw)
-    return _r
+    try:
+        if beta is _NO and alpha is _NO:
+            _r = _E_addmv_.entry_function(input, mat, vec)
+        else:
+            _kw = {}
+            if beta is not _NO: _kw['beta'] = beta
+            if alpha is not _NO: _kw['alpha'] = alpha
+            _r = _E_addmv_.entry_function(input, mat, vec, **_kw)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('addmv_', _e, ('input', 'mat', 'vec'), False) from None
 
 
 def adjoint(input):
-    _r = _E_adjoint.entry_function(input)
-    return _r
+    try:
+        _r = _E_adjoint.entry_function(input)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('adjoint', _e, ('input',), False) from None
 
 
 def alias_copy(input, *, out=None):
-    if out is None:
-        _r = _E_alias_copy.entry_function(input)
-        return _r
-    else:
-        _r = _E_alias_copy_out.entry_function(input, out=out)
-        return _r
+    try:
+        if out is None:
+            _r = _E_alias_copy.entry_function(input)
+            return _r
+        else:
+            _r = _E_alias_copy_out.entry_function(input, out=out)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('alias_copy', _e, ('input',), False) from None
 
 
 def amax(input, dim=_NO, keepdim=_NO, *, out=None):
-    if type(dim) is int: dim = [dim]
-    if out is None:
-        if dim is _NO and keepdim is _NO:
-            _r = _E_amax.entry_function(input)
+    try:
+        if type(dim) is int: dim = [dim]
+        if out is None:
+            if dim is _NO and keepdim is _NO:
+                _r = _E_amax.entry_function(input)
+            else:
+                _kw = {}
+                if dim is not _NO: _kw['dim'] = dim
+                if keepdim is not _NO: _kw['keepdim'] = keepdim
+                _r = _E_amax.entry_function(input, **_kw)
+            return _r
         else:
-            _kw = {}
-            if dim is not _NO: _kw['dim'] = dim
-            if keepdim is not _NO: _kw['keepdim'] = keepdim
-            _r = _E_amax.entry_function(input, **_kw)
-        return _r
-    else:
-        if dim is _NO and keepdim is _NO:
-            _r = _E_amax_out.entry_function(input, out=out)
-        else:
-            _kw = {}
-            if dim is not _NO: _kw['dim'] = dim
-            if keepdim is not _NO: _kw['keepdim'] = keepdim
-            _r = _E_amax_out.entry_function(input, out=out, **_kw)
-        return _r
+            if dim is _NO and keepdim is _NO:
+                _r = _E_amax_out.entry_function(input, out=out)
+            else:
+                _kw = {}
+                if dim is not _NO: _kw['dim'] = dim
+                if keepdim is not _NO: _kw['keepdim'] = keepdim
+                _r = _E_amax_out.entry_function(input, out=out, **_kw)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('amax', _e, ('input', 'dim', 'keepdim'), False) from None
 
 
 def amin(input, dim=_NO, keepdim=_NO, *, out=None):
-    if type(dim) is int: dim = [dim]
-    if out is None:
-        if dim is _NO and keepdim is _NO:
-            _r = _E_amin.entry_function(input)
+    try:
+        if type(dim) is int: dim = [dim]
+        if out is None:
+            if dim is _NO and keepdim is _NO:
+                _r = _E_amin.entry_function(input)
+            else:
+                _kw = {}
+                if dim is not _NO: _kw['dim'] = dim
+                if keepdim is not _NO: _kw['keepdim'] = keepdim
+                _r = _E_amin.entry_function(input, **_kw)
+            return _r
         else:
-            _kw = {}
-            if dim is not _NO: _kw['dim'] = dim
-            if keepdim is not _NO: _kw['keepdim'] = keepdim
-            _r = _E_amin.entry_function(input, **_kw)
-        return _r
-    else:
-        if dim is _NO and keepdim is _NO:
-            _r = _E_amin_out.entry_function(input, out=out)
-        else:
-            _kw = {}
-            if dim is not _NO: _kw['dim'] = dim
-            if keepdim is not _NO: _kw['keepdim'] = keepdim
-            _r = _E_amin_out.entry_function(input, out=out, **_kw)
-        return _r
+            if dim is _NO and keepdim is _NO:
+                _r = _E_amin_out.entry_function(input, out=out)
+            else:
+                _kw = {}
+                if dim is not _NO: _kw['dim'] = dim
+                if keepdim is not _NO: _kw['keepdim'] = keepdim
+                _r = _E_amin_out.entry_function(input, out=out, **_kw)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('amin', _e, ('input', 'dim', 'keepdim'), False) from None
 
 
 def aminmax(input, *, dim=_NO, keepdim=_NO, out=None):
-    if out is None:
-        if dim is _NO and keepdim is _NO:
-            _r = _E_aminmax.entry_function(input)
+    try:
+        if out is None:
+            if dim is _NO and keepdim is _NO:
+                _r = _E_aminmax.entry_function(input)
+            else:
+                _kw = {}
+                if dim is not _NO: _kw['dim'] = dim
+                if keepdim is not _NO: _kw['keepdim'] = keepdim
+                _r = _E_aminmax.entry_function(input, **_kw)
+            return _RT.aminmax(_r)
         else:
-            _kw = {}
-            if dim is not _NO: _kw['dim'] = dim
-            if keepdim is not _NO: _kw['keepdim'] = keepdim
-            _r = _E_aminmax.entry_function(input, **_kw)
-        return _RT.aminmax(_r)
-    else:
-        if dim is _NO and keepdim is _NO:
-            _r = _E_aminmax_out.entry_function(input, min=out[0], max=out[1])
-        else:
-            _kw = {}
-            if dim is not _NO: _kw['dim'] = dim
-            if keepdim is not _NO: _kw['keepdim'] = keepdim
-            _r = _E_aminmax_out.entry_function(input, min=out[0], max=out[1], **_kw)
-        return _RT.aminmax_out(_r)
+            if dim is _NO and keepdim is _NO:
+                _r = _E_aminmax_out.entry_function(input, min=out[0], max=out[1])
+            else:
+                _kw = {}
+                if dim is not _NO: _kw['dim'] = dim
+                if keepdim is not _NO: _kw['keepdim'] = keepdim
+                _r = _E_aminmax_out.entry_function(input, min=out[0], max=out[1], **_kw)
+            return _RT.aminmax_out(_r)
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('aminmax', _e, ('input',), False) from None
 
 
 def argmax(input, dim=_NO, keepdim=_NO, *, out=None):
-    if out is None:
-        if dim is _NO and keepdim is _NO:
-            _r = _E_argmax.entry_function(input)
+    try:
+        if out is None:
+            if dim is _NO and keepdim is _NO:
+                _r = _E_argmax.entry_function(input)
+            else:
+                _kw = {}
+                if dim is not _NO: _kw['dim'] = dim
+                if keepdim is not _NO: _kw['keepdim'] = keepdim
+                _r = _E_argmax.entry_function(input, **_kw)
+            return _r
         else:
-            _kw = {}
-            if dim is not _NO: _kw['dim'] = dim
-            if keepdim is not _NO: _kw['keepdim'] = keepdim
-            _r = _E_argmax.entry_function(input, **_kw)
-        return _r
-    else:
-        if dim is _NO and keepdim is _NO:
-            _r = _E_argmax_out.entry_function(input, out=out)
-        else:
-            _kw = {}
-            if dim is not _NO: _kw['dim'] = dim
-            if keepdim is not _NO: _kw['keepdim'] = keepdim
-            _r = _E_argmax_out.entry_function(input, out=out, **_kw)
-        return _r
+            if dim is _NO and keepdim is _NO:
+                _r = _E_argmax_out.entry_function(input, out=out)
+            else:
+                _kw = {}
+                if dim is not _NO: _kw['dim'] = dim
+                if keepdim is not _NO: _kw['keepdim'] = keepdim
+                _r = _E_argmax_out.entry_function(input, out=out, **_kw)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('argmax', _e, ('input', 'dim', 'keepdim'), False) from None
 
 
 def argmin(input, dim=_NO, keepdim=_NO, *, out=None):
-    if out is None:
-        if dim is _NO and keepdim is _NO:
-            _r = _E_argmin.entry_function(input)
+    try:
+        if out is None:
+            if dim is _NO and keepdim is _NO:
+                _r = _E_argmin.entry_function(input)
+            else:
+                _kw = {}
+                if dim is not _NO: _kw['dim'] = dim
+                if keepdim is not _NO: _kw['keepdim'] = keepdim
+                _r = _E_argmin.entry_function(input, **_kw)
+            return _r
         else:
-            _kw = {}
-            if dim is not _NO: _kw['dim'] = dim
-            if keepdim is not _NO: _kw['keepdim'] = keepdim
-            _r = _E_argmin.entry_function(input, **_kw)
-        return _r
-    else:
-        if dim is _NO and keepdim is _NO:
-            _r = _E_argmin_out.entry_function(input, out=out)
-        else:
-            _kw = {}
-            if dim is not _NO: _kw['dim'] = dim
-            if keepdim is not _NO: _kw['keepdim'] = keepdim
-            _r = _E_argmin_out.entry_function(input, out=out, **_kw)
-        return _r
+            if dim is _NO and keepdim is _NO:
+                _r = _E_argmin_out.entry_function(input, out=out)
+            else:
+                _kw = {}
+                if dim is not _NO: _kw['dim'] = dim
+                if keepdim is not _NO: _kw['keepdim'] = keepdim
+                _r = _E_argmin_out.entry_function(input, out=out, **_kw)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('argmin', _e, ('input', 'dim', 'keepdim'), False) from None
 
 
 def as_strided(input, size, stride, storage_offset=_NO):
-    if storage_offset is _NO:
-        _r = _E_as_strided.entry_function(input, size, stride)
-    else:
-        _kw = {}
-        if storage_offset is not _NO: _kw['storage_offset'] = storage_offset
-        _r = _E_as_strided.entry_function(input, size, stride, **_kw)
-    return _r
+    try:
+        if storage_offset is _NO:
+            _r = _E_as_strided.entry_function(input, size, stride)
+        else:
+            _kw = {}
+            if storage_offset is not _NO: _kw['storage_offset'] = storage_offset
+            _r = _E_as_strided.entry_function(input, size, stride, **_kw)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('as_strided', _e, ('input', 'size', 'stride', 'storage_offset'), False) from None
 
 
 def as_strided_(input, size, stride, storage_offset=_NO):
-    if storage_offset is _NO:
-        _r = _E_as_strided_.entry_function(input, size, stride)
-    else:
-        _kw = {}
-        if storage_offset is not _NO: _kw['storage_offset'] = storage_offset
-        _r = _E_as_strided_.entry_function(input, size, stride, **_kw)
-    return _r
+    try:
+        if storage_offset is _NO:
+            _r = _E_as_strided_.entry_function(input, size, stride)
+        else:
+            _kw = {}
+            if storage_offset is not _NO: _kw['storage_offset'] = storage_offset
+            _r = _E_as_strided_.entry_function(input, size, stride, **_kw)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('as_strided_', _e, ('input', 'size', 'stride', 'storage_offset'), False) from None
 
 
 def as_strided_copy(input, size, stride, storage_offset=_NO, *, out=None):
-    if out is None:
-        if storage_offset is _NO:
-            _r = _E_as_strided_copy.entry_function(input, size, stride)
+    try:
+        if out is None:
+            if storage_offset is _NO:
+                _r = _E_as_strided_copy.entry_function(input, size, stride)
+            else:
+                _kw = {}
+                if storage_offset is not _NO: _kw['storage_offset'] = storage_offset
+                _r = _E_as_strided_copy.entry_function(input, size, stride, **_kw)
+            return _r
         else:
-            _kw = {}
-            if storage_offset is not _NO: _kw['storage_offset'] = storage_offset
-            _r = _E_as_strided_copy.entry_function(input, size, stride, **_kw)
-        return _r
-    else:
-        if storage_offset is _NO:
-            _r = _E_as_strided_copy_out.entry_function(input, size, stride, out=out)
-        else:
-            _kw = {}
-            if storage_offset is not _NO: _kw['storage_offset'] = storage_offset
-            _r = _E_as_strided_copy_out.entry_function(input, size, stride, out=out, **_kw)
-        return _r
+            if storage_offset is _NO:
+                _r = _E_as_strided_copy_out.entry_function(input, size, stride, out=out)
+            else:
+                _kw = {}
+                if storage_offset is not _NO: _kw['storage_offset'] = storage_offset
+                _r = _E_as_strided_copy_out.entry_function(input, size, stride, out=out, **_kw)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('as_strided_copy', _e, ('input', 'size', 'stride', 'storage_offset'), False) from None
 
 
 def as_strided_scatter(input, src, size, stride, storage_offset=_NO):
-    if storage_offset is _NO:
-        _r = _E_as_strided_scatter.entry_function(input, src, size, stride)
-    else:
-        _kw = {}
-        if storage_offset is not _NO: _kw['storage_offset'] = storage_offset
-        _r = _E_as_strided_scatter.entry_function(input, src, size, stride, **_kw)
-    return _r
+    try:
+        if storage_offset is _NO:
+            _r = _E_as_strided_scatter.entry_function(input, src, size, stride)
+        else:
+            _kw = {}
+            if storage_offset is not _NO: _kw['storage_offset'] = storage_offset
+            _r = _E_as_strided_scatter.entry_function(input, src, size, stride, **_kw)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('as_strided_scatter', _e, ('input', 'src', 'size', 'stride', 'storage_offset'), False) from None
 
 
 def baddbmm(input, batch1, batch2, *, beta=_NO, alpha=_NO, out=None):
-    if out is None:
-        if beta is _NO and alpha is _NO:
-            _r = _E_baddbmm.entry_function(input, batch1, batch2)
+    try:
+        if out is None:
+            if beta is _NO and alpha is _NO:
+                _r = _E_baddbmm.entry_function(input, batch1, batch2)
+            else:
+                _kw = {}
+                if beta is not _NO: _kw['beta'] = beta
+                if alpha is not _NO: _kw['alpha'] = alpha
+                _r = _E_baddbmm.entry_function(input, batch1, batch2, **_kw)
+            return _r
         else:
-            _kw = {}
-            if beta is not _NO: _kw['beta'] = beta
-            if alpha is not _NO: _kw['alpha'] = alpha
-            _r = _E_baddbmm.entry_function(input, batch1, batch2, **_kw)
-        return _r
-    else:
-        if beta is _NO and alpha is _NO:
-            _r = _E_baddbmm_out.entry_function(input, batch1, batch2, out=out)
-        else:
-            _kw = {}
-            if beta is not _NO: _kw['beta'] = beta
-            if alpha is not _NO: _kw['alpha'] = alpha
-            _r = _E_baddbmm_out.entry_function(input, batch1, batch2, out=out, **_kw)
-        return _r
+            if beta is _NO and alpha is _NO:
+                _r = _E_baddbmm_out.entry_function(input, batch1, batch2, out=out)
+            else:
+                _kw = {}
+                if beta is not _NO: _kw['beta'] = beta
+                if alpha is not _NO: _kw['alpha'] = alpha
+                _r = _E_baddbmm_out.entry_function(input, batch1, batch2, out=out, **_kw)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('baddbmm', _e, ('input', 'batch1', 'batch2'), False) from None
 
 
 def bitwise_and(input, other, *, out=None):
-    if isinstance(input, _Tensor) and not isinstance(other, _Tensor):
-        if out is None:
-            _r = _E_bitwise_and_Scalar.entry_function(input, other)
+    try:
+        if isinstance(input, _Tensor) and not isinstance(other, _Tensor):
+            if out is None:
+                _r = _E_bitwise_and_Scalar.entry_function(input, other)
+                return _r
+            else:
+                _r = _E_bitwise_and_Scalar_out.entry_function(input, other, out=out)
+                return _r
+        if not isinstance(input, _Tensor) and isinstance(other, _Tensor) and out is None:
+            _r = _E_bitwise_and_Scalar_Tensor.entry_function(input, other)
             return _r
-        else:
-            _r = _E_bitwise_and_Scalar_out.entry_function(input, other, out=out)
-            return _r
-    if not isinstance(input, _Tensor) and isinstance(other, _Tensor) and out is None:
-        _r = _E_bitwise_and_Scalar_Tensor.entry_function(input, other)
-        return _r
-    if isinstance(other, _Tensor) and isinstance(input, _Tensor):
-        if out is None:
-            _r = _E_bitwise_and_Tensor.entry_function(input, other)
-            return _r
-        else:
-            _r = _E_bitwise_and_Tensor_out.entry_function(input, other, out=out)
-            return _r
-    raise TypeError('bitwise_and(): received an invalid combination of arguments; expected one of: bitwise_and.Scalar(Tensor self, Scalar other) -> Tensor; bitwise_and.Scalar_Tensor(Scalar self, Tensor other) -> Tensor; bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor')
+        if isinstance(other, _Tensor) and isinstance(input, _Tensor):
+            if out is None:
+                _r = _E_bitwise_and_Tensor.entry_function(input, other)
+                return _r
+            else:
+                _r = _E_bitwise_and_Tensor_out.entry_function(input, other, out=out)
+                return _r
+        raise TypeError('bitwise_and(): received an invalid combination of arguments; expected one of: bitwise_and.Scalar(Tensor self, Scalar other) -> Tensor; bitwise_and.Scalar_Tensor(Scalar self, Tensor other) -> Tensor; bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor')
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('bitwise_and', _e, ('input', 'other'), False) from None
 
 
 def bitwise_left_shift(input, other, *, out=None):
-    if isinstance(other, _Tensor) and isinstance(input, _Tensor):
-        if out is None:
-            _r = _E_bitwise_left_shift_Tensor.entry_function(input, other)
+    try:
+        if isinstance(other, _Tensor) and isinstance(input, _Tensor):
+            if out is None:
+                _r = _E_bitwise_left_shift_Tensor.entry_function(input, other)
+                return _r
+            else:
+                _r = _E_bitwise_left_shift_Tensor_out.entry_function(input, other, out=out)
+                return _r
+        if not isinstance(other, _Tensor) and isinstance(input, _Tensor):
+            if out is None:
+                _r = _E_bitwise_left_shift_Tensor_Scalar.entry_function(input, other)
+                return _r
+            else:
+                _r = _E_bitwise_left_shift_Tensor_Scalar_out.entry_function(input, other, out=out)
+                return _r
+        if not isinstance(input, _Tensor) and isinstance(other, _Tensor) and out is None:
+            _r = _E_bitwise_left_shift_Scalar_Tensor.entry_function(input, other)
             return _r
-        else:
-            _r = _E_bitwise_left_shift_Tensor_out.entry_function(input, other, out=out)
-            return _r
-    if not isinstance(other, _Tensor) and isinstance(input, _Tensor):
-        if out is None:
-            _r = _E_bitwise_left_shift_Tensor_Scalar.entry_function(input, other)
-            return _r
-        else:
-            _r = _E_bitwise_left_shift_Tensor_Scalar_out.entry_function(input, other, out=out)
-            return _r
-    if not isinstance(input, _Tensor) and isinstance(other, _Tensor) and out is None:
-        _r = _E_bitwise_left_shift_Scalar_Tensor.entry_function(input, other)
-        return _r
-    raise TypeError('bitwise_left_shift(): received an invalid combination of arguments; expected one of: bitwise_left_shift.Tensor(Tensor self, Tensor other) -> Tensor; bitwise_left_shift.Tensor_Scalar(Tensor self, Scalar other) -> Tensor; bitwise_left_shift.Scalar_Tensor(Scalar self, Tensor other) -> Tensor')
+        raise TypeError('bitwise_left_shift(): received an invalid combination of arguments; expected one of: bitwise_left_shift.Tensor(Tensor self, Tensor other) -> Tensor; bitwise_left_shift.Tensor_Scalar(Tensor self, Scalar other) -> Tensor; bitwise_left_shift.Scalar_Tensor(Scalar self, Tensor other) -> Tensor')
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('bitwise_left_shift', _e, ('input', 'other'), False) from None
 
 
 def bitwise_not(input, *, out=None):
-    if out is None:
-        _r = _E_bitwise_not.entry_function(input)
-        return _r
-    else:
-        _r = _E_bitwise_not_out.entry_function(input, out=out)
-        return _r
+    try:
+        if out is None:
+            _r = _E_bitwise_not.entry_function(input)
+            return _r
+        else:
+            _r = _E_bitwise_not_out.entry_function(input, out=out)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('bitwise_not', _e, ('input',), False) from None
 
 
 def bitwise_or(input, other, *, out=None):
-    if isinstance(input, _Tensor) and not isinstance(other, _Tensor):
-        if out is None:
-            _r = _E_bitwise_or_Scalar.entry_function(input, other)
+    try:
+        if isinstance(input, _Tensor) and not isinstance(other, _Tensor):
+            if out is None:
+                _r = _E_bitwise_or_Scalar.entry_function(input, other)
+                return _r
+            else:
+                _r = _E_bitwise_or_Scalar_out.entry_function(input, other, out=out)
+                return _r
+        if not isinstance(input, _Tensor) and isinstance(other, _Tensor) and out is None:
+            _r = _E_bitwise_or_Scalar_Tensor.entry_function(input, other)
             return _r
-        else:
-            _r = _E_bitwise_or_Scalar_out.entry_function(input, other, out=out)
-            return _r
-    if not isinstance(input, _Tensor) and isinstance(other, _Tensor) and out is None:
-        _r = _E_bitwise_or_Scalar_Tensor.entry_function(input, other)
-        return _r
-    if isinstance(other, _Tensor) and isinstance(input, _Tensor):
-        if out is None:
-            _r = _E_bitwise_or_Tensor.entry_function(input, other)
-            return _r
-        else:
-            _r = _E_bitwise_or_Tensor_out.entry_function(input, other, out=out)
-            return _r
-    raise TypeError('bitwise_or(): received an invalid combination of arguments; expected one of: bitwise_or.Scalar(Tensor self, Scalar other) -> Tensor; bitwise_or.Scalar_Tensor(Scalar self, Tensor other) -> Tensor; bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor')
+        if isinstance(other, _Tensor) and isinstance(input, _Tensor):
+            if out is None:
+                _r = _E_bitwise_or_Tensor.entry_function(input, other)
+                return _r
+            else:
+                _r = _E_bitwise_or_Tensor_out.entry_function(input, other, out=out)
+                return _r
+        raise TypeError('bitwise_or(): received an invalid combination of arguments; expected one of: bitwise_or.Scalar(Tensor self, Scalar other) -> Tensor; bitwise_or.Scalar_Tensor(Scalar self, Tensor other) -> Tensor; bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor')
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('bitwise_or', _e, ('input', 'other'), False) from None
 
 
 def bitwise_right_shift(input, other, *, out=None):
-    if isinstance(other, _Tensor) and isinstance(input, _Tensor):
-        if out is None:
-            _r = _E_bitwise_right_shift_Tensor.entry_function(input, other)
+    try:
+        if isinstance(other, _Tensor) and isinstance(input, _Tensor):
+            if out is None:
+                _r = _E_bitwise_right_shift_Tensor.entry_function(input, other)
+                return _r
+            else:
+                _r = _E_bitwise_right_shift_Tensor_out.entry_function(input, other, out=out)
+                return _r
+        if not isinstance(other, _Tensor) and isinstance(input, _Tensor):
+            if out is None:
+                _r = _E_bitwise_right_shift_Tensor_Scalar.entry_function(input, other)
+                return _r
+            else:
+                _r = _E_bitwise_right_shift_Tensor_Scalar_out.entry_function(input, other, out=out)
+                return _r
+        if not isinstance(input, _Tensor) and isinstance(other, _Tensor) and out is None:
+            _r = _E_bitwise_right_shift_Scalar_Tensor.entry_function(input, other)
             return _r
-        else:
-            _r = _E_bitwise_right_shift_Tensor_out.entry_function(input, other, out=out)
-            return _r
-    if not isinstance(other, _Tensor) and isinstance(input, _Tensor):
-        if out is None:
-            _r = _E_bitwise_right_shift_Tensor_Scalar.entry_function(input, other)
-            return _r
-        else:
-            _r = _E_bitwise_right_shift_Tensor_Scalar_out.entry_function(input, other, out=out)
-            return _r
-    if not isinstance(input, _Tensor) and isinstance(other, _Tensor) and out is None:
-        _r = _E_bitwise_right_shift_Scalar_Tensor.entry_function(input, other)
-        return _r
-    raise TypeError('bitwise_right_shift(): received an invalid combination of arguments; expected one of: bitwise_right_shift.Tensor(Tensor self, Tensor other) -> Tensor; bitwise_right_shift.Tensor_Scalar(Tensor self, Scalar other) -> Tensor; bitwise_right_shift.Scalar_Tensor(Scalar self, Tensor other) -> Tensor')
+        raise TypeError('bitwise_right_shift(): received an invalid combination of arguments; expected one of: bitwise_right_shift.Tensor(Tensor self, Tensor other) -> Tensor; bitwise_right_shift.Tensor_Scalar(Tensor self, Scalar other) -> Tensor; bitwise_right_shift.Scalar_Tensor(Scalar self, Tensor other) -> Tensor')
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('bitwise_right_shift', _e, ('input', 'other'), False) from None
 
 
 def bitwise_xor(input, other, *, out=None):
-    if isinstance(input, _Tensor) and not isinstance(other, _Tensor):
-        if out is None:
-            _r = _E_bitwise_xor_Scalar.entry_function(input, other)
+    try:
+        if isinstance(input, _Tensor) and not isinstance(other, _Tensor):
+            if out is None:
+                _r = _E_bitwise_xor_Scalar.entry_function(input, other)
+                return _r
+            else:
+                _r = _E_bitwise_xor_Scalar_out.entry_function(input, other, out=out)
+                return _r
+        if not isinstance(input, _Tensor) and isinstance(other, _Tensor) and out is None:
+            _r = _E_bitwise_xor_Scalar_Tensor.entry_function(input, other)
             return _r
-        else:
-            _r = _E_bitwise_xor_Scalar_out.entry_function(input, other, out=out)
-            return _r
-    if not isinstance(input, _Tensor) and isinstance(other, _Tensor) and out is None:
-        _r = _E_bitwise_xor_Scalar_Tensor.entry_function(input, other)
-        return _r
-    if isinstance(other, _Tensor) and isinstance(input, _Tensor):
-        if out is None:
-            _r = _E_bitwise_xor_Tensor.entry_function(input, other)
-            return _r
-        else:
-            _r = _E_bitwise_xor_Tensor_out.entry_function(input, other, out=out)
-            return _r
-    raise TypeError('bitwise_xor(): received an invalid combination of arguments; expected one of: bitwise_xor.Scalar(Tensor self, Scalar other) -> Tensor; bitwise_xor.Scalar_Tensor(Scalar self, Tensor other) -> Tensor; bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor')
+        if isinstance(other, _Tensor) and isinstance(input, _Tensor):
+            if out is None:
+                _r = _E_bitwise_xor_Tensor.entry_function(input, other)
+                return _r
+            else:
+                _r = _E_bitwise_xor_Tensor_out.entry_function(input, other, out=out)
+                return _r
+        raise TypeError('bitwise_xor(): received an invalid combination of arguments; expected one of: bitwise_xor.Scalar(Tensor self, Scalar other) -> Tensor; bitwise_xor.Scalar_Tensor(Scalar self, Tensor other) -> Tensor; bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor')
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('bitwise_xor', _e, ('input', 'other'), False) from None
 
 
 def bmm(input, mat2, *, out=None):
-    if out is None:
-        _r = _E_bmm.entry_function(input, mat2)
-        return _r
-    else:
-        _r = _E_bmm_out.entry_function(input, mat2, out=out)
-        return _r
+    try:
+        if out is None:
+            _r = _E_bmm.entry_function(input, mat2)
+            return _r
+        else:
+            _r = _E_bmm_out.entry_function(input, mat2, out=out)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('bmm', _e, ('input', 'mat2'), False) from None
 
 
 def ceil(input, *, out=None):
-    if out is None:
-        _r = _E_ceil.entry_function(input)
-        return _r
-    else:
-        _r = _E_ceil_out.entry_function(input, out=out)
-        return _r
+    try:
+        if out is None:
+            _r = _E_ceil.entry_function(input)
+            return _r
+        else:
+            _r = _E_ceil_out.entry_function(input, out=out)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('ceil', _e, ('input',), False) from None
 
 
 def ceil_(input):
-    _r = _E_ceil_.entry_function(input)
-    return _r
+    try:
+        _r = _E_ceil_.entry_function(input)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('ceil_', _e, ('input',), False) from None
 
 
 def chunk(input, chunks, dim=_NO):
-    if dim is _NO:
-        _r = _E_chunk.entry_function(input, chunks)
-    else:
-        _kw = {}
-        if dim is not _NO: _kw['dim'] = dim
-        _r = _E_chunk.entry_function(input, chunks, **_kw)
-    return tuple(_r)
+    try:
+        if dim is _NO:
+            _r = _E_chunk.entry_function(input, chunks)
+        else:
+            _kw = {}
+            if dim is not _NO: _kw['dim'] = dim
+            _r = _E_chunk.entry_function(input, chunks, **_kw)
+        return tuple(_r)
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('chunk', _e, ('input', 'chunks', 'dim'), False) from None
 
 
 def clamp_max(input, max, *, out=None):
-    if not isinstance(max, _Tensor):
-        if out is None:
-            _r = _E_clamp_max.entry_function(input, max)
-            return _r
-        else:
-            _r = _E_clamp_max_out.entry_function(input, max, out=out)
-            return _r
-    if isinstance(max, _Tensor):
-        if out is None:
-            _r = _E_clamp_max_Tensor.entry_function(input, max)
-            return _r
-        else:
-            _r = _E_clamp_max_Tensor_out.entry_function(input, max, out=out)
-            return _r
-    raise TypeError('clamp_max(): received an invalid combination of arguments; expected one of: clamp_max(Tensor self, Scalar max) -> Tensor; clamp_max.Tensor(Tensor self, Tensor max) -> Tensor')
+    try:
+        if not isinstance(max, _Tensor):
+            if out is None:
+                _r = _E_clamp_max.entry_function(input, max)
+                return _r
+            else:
+                _r = _E_clamp_max_out.entry_function(input, max, out=out)
+                return _r
+        if isinstance(max, _Tensor):
+            if out is None:
+                _r = _E_clamp_max_Tensor.entry_function(input, max)
+                return _r
+            else:
+                _r = _E_clamp_max_Tensor_out.entry_function(input, max, out=out)
+                return _r
+        raise TypeError('clamp_max(): received an invalid combination of arguments; expected one of: clamp_max(Tensor self, Scalar max) -> Tensor; clamp_max.Tensor(Tensor self, Tensor max) -> Tensor')
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('clamp_max', _e, ('input', 'max'), False) from None
 
 
 def clamp_max_(input, max):
-    if not isinstance(max, _Tensor):
-        _r = _E_clamp_max_.entry_function(input, max)
-        return _r
-    if isinstance(max, _Tensor):
-        _r = _E_clamp_max__Tensor.entry_function(input, max)
-        return _r
-    raise TypeError('clamp_max_(): received an invalid combination of arguments; expected one of: clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!); clamp_max_.Tensor(Tensor(a!) self, Tensor max) -> Tensor(a!)')
+    try:
+        if not isinstance(max, _Tensor):
+            _r = _E_clamp_max_.entry_function(input, max)
+            return _r
+        if isinstance(max, _Tensor):
+            _r = _E_clamp_max__Tensor.entry_function(input, max)
+            return _r
+        raise TypeError('clamp_max_(): received an invalid combination of arguments; expected one of: clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!); clamp_max_.Tensor(Tensor(a!) self, Tensor max) -> Tensor(a!)')
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('clamp_max_', _e, ('input', 'max'), False) from None
 
 
 def clamp_min(input, min, *, out=None):
-    if not isinstance(min, _Tensor):
-        if out is None:
-            _r = _E_clamp_min.entry_function(input, min)
-            return _r
-        else:
-            _r = _E_clamp_min_out.entry_function(input, min, out=out)
-            return _r
-    if isinstance(min, _Tensor):
-        if out is None:
-            _r = _E_clamp_min_Tensor.entry_function(input, min)
-            return _r
-        else:
-            _r = _E_clamp_min_Tensor_out.entry_function(input, min, out=out)
-            return _r
-    raise TypeError('clamp_min(): received an invalid combination of arguments; expected one of: clamp_min(Tensor self, Scalar min) -> Tensor; clamp_min.Tensor(Tensor self, Tensor min) -> Tensor')
+    try:
+        if not isinstance(min, _Tensor):
+            if out is None:
+                _r = _E_clamp_min.entry_function(input, min)
+                return _r
+            else:
+                _r = _E_clamp_min_out.entry_function(input, min, out=out)
+                return _r
+        if isinstance(min, _Tensor):
+            if out is None:
+                _r = _E_clamp_min_Tensor.entry_function(input, min)
+                return _r
+            else:
+                _r = _E_clamp_min_Tensor_out.entry_function(input, min, out=out)
+                return _r
+        raise TypeError('clamp_min(): received an invalid combination of arguments; expected one of: clamp_min(Tensor self, Scalar min) -> Tensor; clamp_min.Tensor(Tensor self, Tensor min) -> Tensor')
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('clamp_min', _e, ('input', 'min'), False) from None
 
 
 def clamp_min_(input, min):
-    if not isinstance(min, _Tensor):
-        _r = _E_clamp_min_.entry_function(input, min)
-        return _r
-    if isinstance(min, _Tensor):
-        _r = _E_clamp_min__Tensor.entry_function(input, min)
-        return _r
-    raise TypeError('clamp_min_(): received an invalid combination of arguments; expected one of: clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!); clamp_min_.Tensor(Tensor(a!) self, Tensor min) -> Tensor(a!)')
+    try:
+        if not isinstance(min, _Tensor):
+            _r = _E_clamp_min_.entry_function(input, min)
+            return _r
+        if isinstance(min, _Tensor):
+            _r = _E_clamp_min__Tensor.entry_function(input, min)
+            return _r
+        raise TypeError('clamp_min_(): received an invalid combination of arguments; expected one of: clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!); clamp_min_.Tensor(Tensor(a!) self, Tensor min) -> Tensor(a!)')
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('clamp_min_', _e, ('input', 'min'), False) from None
 
 
 def clone(input, *, memory_format=_NO):
-    if memory_format is _NO:
-        _r = _E_clone.entry_function(input)
-    else:
-        _kw = {}
-        if memory_format is not _NO: _kw['memory_format'] = memory_format
-        _r = _E_clone.entry_function(input, **_kw)
-    return _r
+    try:
+        if memory_format is _NO:
+            _r = _E_clone.entry_function(input)
+        else:
+            _kw = {}
+            if memory_format is not _NO: _kw['memory_format'] = memory_format
+            _r = _E_clone.entry_function(input, **_kw)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('clone', _e, ('input',), False) from None
 
 
 def conj(input):
-    _r = _E_conj.entry_function(input)
-    return _r
+    try:
+        _r = _E_conj.entry_function(input)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('conj', _e, ('input',), False) from None
 
 
 def conj_physical(input, *, out=None):
-    if out is None:
-        _r = _E_conj_physical.entry_function(input)
-        return _r
-    else:
-        _r = _E_conj_physical_out.entry_function(input, out=out)
-        return _r
+    try:
+        if out is None:
+            _r = _E_conj_physical.entry_function(input)
+            return _r
+        else:
+            _r = _E_conj_physical_out.entry_function(input, out=out)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('conj_physical', _e, ('input',), False) from None
 
 
 def conj_physical_(input):
-    _r = _E_conj_physical_.entry_function(input)
-    return _r
+    try:
+        _r = _E_conj_physical_.entry_function(input)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('conj_physical_', _e, ('input',), False) from None
 
 
 def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
-    _r = _E_convolution.entry_function(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
-    return _r
+    try:
+        _r = _E_convolution.entry_function(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('convolution', _e, ('input', 'weight', 'bias', 'stride', 'padding', 'dilation', 'transposed', 'output_padding', 'groups'), False) from None
 
 
 def cos(input, *, out=None):
-    if out is None:
-        _r = _E_cos.entry_function(input)
-        return _r
-    else:
-        _r = _E_cos_out.entry_function(input, out=out)
-        return _r
+    try:
+        if out is None:
+            _r = _E_cos.entry_function(input)
+            return _r
+        else:
+            _r = _E_cos_out.entry_function(input, out=out)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('cos', _e, ('input',), False) from None
 
 
 def cos_(input):
-    _r = _E_cos_.entry_function(input)
-    return _r
+    try:
+        _r = _E_cos_.entry_function(input)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('cos_', _e, ('input',), False) from None
 
 
 def cumsum(input, dim, *, dtype=_NO, out=None):
-    if out is None:
-        if dtype is _NO:
-            _r = _E_cumsum.entry_function(input, dim)
+    try:
+        if out is None:
+            if dtype is _NO:
+                _r = _E_cumsum.entry_function(input, dim)
+            else:
+                _kw = {}
+                if dtype is not _NO: _kw['dtype'] = dtype
+                _r = _E_cumsum.entry_function(input, dim, **_kw)
+            return _r
         else:
-            _kw = {}
-            if dtype is not _NO: _kw['dtype'] = dtype
-            _r = _E_cumsum.entry_function(input, dim, **_kw)
-        return _r
-    else:
-        if dtype is _NO:
-            _r = _E_cumsum_out.entry_function(input, dim, out=out)
-        else:
-            _kw = {}
-            if dtype is not _NO: _kw['dtype'] = dtype
-            _r = _E_cumsum_out.entry_function(input, dim, out=out, **_kw)
-        return _r
+            if dtype is _NO:
+                _r = _E_cumsum_out.entry_function(input, dim, out=out)
+            else:
+                _kw = {}
+                if dtype is not _NO: _kw['dtype'] = dtype
+                _r = _E_cumsum_out.entry_function(input, dim, out=out, **_kw)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('cumsum', _e, ('input', 'dim'), False) from None
 
 
 def detach(input):
-    _r = _E_detach.entry_function(input)
-    return _r
+    try:
+        _r = _E_detach.entry_function(input)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('detach', _e, ('input',), False) from None
 
 
 def detach_copy(input, *, out=None):
-    if out is None:
-        _r = _E_detach_copy.entry_function(input)
-        return _r
-    else:
-        _r = _E_detach_copy_out.entry_function(input, out=out)
-        return _r
+    try:
+        if out is None:
+            _r = _E_detach_copy.entry_function(input)
+            return _r
+        else:
+            _r = _E_detach_copy_out.entry_function(input, out=out)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('detach_copy', _e, ('input',), False) from None
 
 
 def diagonal(input, offset=_NO, dim1=_NO, dim2=_NO):
-    if offset is _NO and dim1 is _NO and dim2 is _NO:
-        _r = _E_diagonal.entry_function(input)
-    else:
-        _kw = {}
-        if offset is not _NO: _kw['offset'] = offset
-        if dim1 is not _NO: _kw['dim1'] = dim1
-        if dim2 is not _NO: _kw['dim2'] = dim2
-        _r = _E_diagonal.entry_function(input, **_kw)
-    return _r
+    try:
+        if offset is _NO and dim1 is _NO and dim2 is _NO:
+            _r = _E_diagonal.entry_function(input)
+        else:
+            _kw = {}
+            if offset is not _NO: _kw['offset'] = offset
+            if dim1 is not _NO: _kw['dim1'] = dim1
+            if dim2 is not _NO: _kw['dim2'] = dim2
+            _r = _E_diagonal.entry_function(input, **_kw)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('diagonal', _e, ('input', 'offset', 'dim1', 'dim2'), False) from None
 
 
 def diagonal_copy(input, offset=_NO, dim1=_NO, dim2=_NO, *, out=None):
-    if out is None:
-        if offset is _NO and dim1 is _NO and dim2 is _NO:
-            _r = _E_diagonal_copy.entry_function(input)
+    try:
+        if out is None:
+            if offset is _NO and dim1 is _NO and dim2 is _NO:
+                _r = _E_diagonal_copy.entry_function(input)
+            else:
+                _kw = {}
+                if offset is not _NO: _kw['offset'] = offset
+                if dim1 is not _NO: _kw['dim1'] = dim1
+                if dim2 is not _NO: _kw['dim2'] = dim2
+                _r = _E_diagonal_copy.entry_function(input, **_kw)
+            return _r
         else:
-            _kw = {}
-            if offset is not _NO: _kw['offset'] = offset
-            if dim1 is not _NO: _kw['dim1'] = dim1
-            if dim2 is not _NO: _kw['dim2'] = dim2
-            _r = _E_diagonal_copy.entry_function(input, **_kw)
-        return _r
-    else:
-        if offset is _NO and dim1 is _NO and dim2 is _NO:
-            _r = _E_diagonal_copy_out.entry_function(input, out=out)
-        else:
-            _kw = {}
-            if offset is not _NO: _kw['offset'] = offset
-            if dim1 is not _NO: _kw['dim1'] = dim1
-            if dim2 is not _NO: _kw['dim2'] = dim2
-            _r = _E_diagonal_copy_out.entry_function(input, out=out, **_kw)
-        return _r
+            if offset is _NO and dim1 is _NO and dim2 is _NO:
+                _r = _E_diagonal_copy_out.entry_function(input, out=out)
+            else:
+                _kw = {}
+                if offset is not _NO: _kw['offset'] = offset
+                if dim1 is not _NO: _kw['dim1'] = dim1
+                if dim2 is not _NO: _kw['dim2'] = dim2
+                _r = _E_diagonal_copy_out.entry_function(input, out=out, **_kw)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('diagonal_copy', _e, ('input', 'offset', 'dim1', 'dim2'), False) from None
 
 
 def diagonal_scatter(input, src, offset=_NO, dim1=_NO, dim2=_NO):
-    if offset is _NO and dim1 is _NO and dim2 is _NO:
-        _r = _E_diagonal_scatter.entry_function(input, src)
-    else:
-        _kw = {}
-        if offset is not _NO: _kw['offset'] = offset
-        if dim1 is not _NO: _kw['dim1'] = dim1
-        if dim2 is not _NO: _kw['dim2'] = dim2
-        _r = _E_diagonal_scatter.entry_function(input, src, **_kw)
-    return _r
+    try:
+        if offset is _NO and dim1 is _NO and dim2 is _NO:
+            _r = _E_diagonal_scatter.entry_function(input, src)
+        else:
+            _kw = {}
+            if offset is not _NO: _kw['offset'] = offset
+            if dim1 is not _NO: _kw['dim1'] = dim1
+            if dim2 is not _NO: _kw['dim2'] = dim2
+            _r = _E_diagonal_scatter.entry_function(input, src, **_kw)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('diagonal_scatter', _e, ('input', 'src', 'offset', 'dim1', 'dim2'), False) from None
 
 
 def div(input, other, *, rounding_mode=_NO, out=None):
-    if not isinstance(other, _Tensor): other = _wrap_number(other)
-    if rounding_mode is not _NO:
-        if out is None:
-            _r = _E_div_Tensor_mode.entry_function(input, other, rounding_mode=rounding_mode)
-            return _r
-        else:
-            _r = _E_div_out_mode.entry_function(input, other, rounding_mode=rounding_mode, out=out)
-            return _r
-    if rounding_mode is _NO:
-        if out is None:
-            _r = _E_div_Tensor.entry_function(input, other)
-            return _r
-        else:
-            _r = _E_div_out.entry_function(input, other, out=out)
-            return _r
-    raise TypeError('div(): received an invalid combination of arguments; expected one of: div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor; div.Tensor(Tensor self, Tensor other) -> Tensor')
+    try:
+        if not isinstance(input, _Tensor): input = _wrap_argument(input)
+        if not isinstance(other, _Tensor): other = _wrap_argument(other)
+        if rounding_mode is not _NO:
+            if out is None:
+                _r = _E_div_Tensor_mode.entry_function(input, other, rounding_mode=rounding_mode)
+                return _r
+            else:
+                _r = _E_div_out_mode.entry_function(input, other, rounding_mode=rounding_mode, out=out)
+                return _r
+        if rounding_mode is _NO:
+            if out is None:
+                _r = _E_div_Tensor.entry_function(input, other)
+                return _r
+            else:
+                _r = _E_div_out.entry_function(input, other, out=out)
+                return _r
+        raise TypeError('div(): received an invalid combination of arguments; expected one of: div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor; div.Tensor(Tensor self, Tensor other) -> Tensor')
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('div', _e, ('input', 'other'), False) from None
 
 
 def dot(input, tensor, *, out=None):
-    if out is None:
-        _r = _E_dot.entry_function(input, tensor)
-        return _r
-    else:
-        _r = _E_dot_out.entry_function(input, tensor, out=out)
-        return _r
+    try:
+        if out is None:
+            _r = _E_dot.entry_function(input, tensor)
+            return _r
+        else:
+            _r = _E_dot_out.entry_function(input, tensor, out=out)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('dot', _e, ('input', 'tensor'), False) from None
 
 
 def dropout(input, p, train):
-    _r = _E_dropout.entry_function(input, p, train)
-    return _r
+    try:
+        _r = _E_dropout.entry_function(input, p, train)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('dropout', _e, ('input', 'p', 'train'), False) from None
 
 
 def dropout_(input, p, train):
-    _r = _E_dropout_.entry_function(input, p, train)
-    return _r
+    try:
+        _r = _E_dropout_.entry_function(input, p, train)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('dropout_', _e, ('input', 'p', 'train'), False) from None
 
 
 def embedding(weight, indices, padding_idx=_NO, scale_grad_by_freq=_NO, sparse=_NO):
-    if padding_idx is _NO and scale_grad_by_freq is _NO and sparse is _NO:
-        _r = _E_embedding.entry_function(weight, indices)
-    else:
-        _kw = {}
-        if padding_idx is not _NO: _kw['padding_idx'] = padding_idx
-        if scale_grad_by_freq is not _NO: _kw['scale_grad_by_freq'] = scale_grad_by_freq
-        if sparse is not _NO: _kw['sparse'] = sparse
-        _r = _E_embedding.entry_function(weight, indices, **_kw)
-    return _r
+    try:
+        if padding_idx is _NO and scale_grad_by_freq is _NO and sparse is _NO:
+            _r = _E_embedding.entry_function(weight, indices)
+        else:
+            _kw = {}
+            if padding_idx is not _NO: _kw['padding_idx'] = padding_idx
+            if scale_grad_by_freq is not _NO: _kw['scale_grad_by_freq'] = scale_grad_by_freq
+            if sparse is not _NO: _kw['sparse'] = sparse
+            _r = _E_embedding.entry_function(weight, indices, **_kw)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('embedding', _e, ('weight', 'indices', 'padding_idx', 'scale_grad_by_freq', 'sparse'), False) from None
 
 
 def empty(*_td_args, size=_NO, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, memory_format=_NO, requires_grad=False):
-    if size is _NO:
-        if len(_td_args) == 1 and not isinstance(_td_args[0], int):
-            _td_args = _td_args[0]
-        size = list(_td_args)
-    elif _td_args:
-        raise TypeError("empty() got multiple values for argument 'size'")
-    _st = _local_state(); _sv = _st.excluded
-    _st.excluded = _sv | _BELOW_AD
+    try:
+        if size is _NO:
+            if len(_td_args) == 1 and not isinstance(_td_args[0], int):
+                _td_args = _td_args[0]
+            size = list(_td_args)
+        elif _td_args:
+            raise TypeError("empty() got multiple values for argument 'size'")
+        _st = _local_state(); _sv = _st.excluded
+        _st.excluded = _sv | _BELOW_AD
+        try:
+            if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO and memory_format is _NO:
+                _r = _E_empty_memory_format.entry_function(size)
+            else:
+                _kw = {}
+                if dtype is not _NO: _kw['dtype'] = dtype
+                if layout is not _NO: _kw['layout'] = layout
+                if device is not _NO: _kw['device'] = device
+                if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
+                if memory_format is not _NO: _kw['memory_format'] = memory_format
+                _r = _E_empty_memory_format.entry_function(size, **_kw)
+        finally:
+            _st.excluded = _sv
+        if requires_grad: _r.requires_grad_(True)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('empty', _e, ('size',), False) from None
+
+
+def empty_like(input, *, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, memory_format=_NO, requires_grad=False):
     try:
         if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO and memory_format is _NO:
-            _r = _E_empty_memory_format.entry_function(size)
+            _r = _E_empty_like.entry_function(input)
         else:
             _kw = {}
             if dtype is not _NO: _kw['dtype'] = dtype
@@ -1139,1741 +1324,2098 @@ def empty(*_td_args, size=_NO, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO
             if device is not _NO: _kw['device'] = device
             if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
             if memory_format is not _NO: _kw['memory_format'] = memory_format
-            _r = _E_empty_memory_format.entry_function(size, **_kw)
-    finally:
-        _st.excluded = _sv
-    if requires_grad: _r.requires_grad_(True)
-    return _r
-
-
-def empty_like(input, *, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, memory_format=_NO, requires_grad=False):
-    if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO and memory_format is _NO:
-        _r = _E_empty_like.entry_function(input)
-    else:
-        _kw = {}
-        if dtype is not _NO: _kw['dtype'] = dtype
-        if layout is not _NO: _kw['layout'] = layout
-        if device is not _NO: _kw['device'] = device
-        if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
-        if memory_format is not _NO: _kw['memory_format'] = memory_format
-        _r = _E_empty_like.entry_function(input, **_kw)
-    if requires_grad: _r.requires_grad_(True)
-    return _r
+            _r = _E_empty_like.entry_function(input, **_kw)
+        if requires_grad: _r.requires_grad_(True)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('empty_like', _e, ('input',), False) from None
 
 
 def empty_strided(size, stride, *, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, requires_grad=False):
-    _st = _local_state(); _sv = _st.excluded
-    _st.excluded = _sv | _BELOW_AD
     try:
-        if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
-            _r = _E_empty_strided.entry_function(size, stride)
-        else:
-            _kw = {}
-            if dtype is not _NO: _kw['dtype'] = dtype
-            if layout is not _NO: _kw['layout'] = layout
-            if device is not _NO: _kw['device'] = device
-            if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
-            _r = _E_empty_strided.entry_function(size, stride, **_kw)
-    finally:
-        _st.excluded = _sv
-    if requires_grad: _r.requires_grad_(True)
-    return _r
+        _st = _local_state(); _sv = _st.excluded
+        _st.excluded = _sv | _BELOW_AD
+        try:
+            if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
+                _r = _E_empty_strided.entry_function(size, stride)
+            else:
+                _kw = {}
+                if dtype is not _NO: _kw['dtype'] = dtype
+                if layout is not _NO: _kw['layout'] = layout
+                if device is not _NO: _kw['device'] = device
+                if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
+                _r = _E_empty_strided.entry_function(size, stride, **_kw)
+        finally:
+            _st.excluded = _sv
+        if requires_grad: _r.requires_grad_(True)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('empty_strided', _e, ('size', 'stride'), False) from None
 
 
 def eq(input, other, *, out=None):
-    if not isinstance(other, _Tensor):
-        if out is None:
-            _r = _E_eq_Scalar.entry_function(input, other)
-            return _r
-        else:
-            _r = _E_eq_Scalar_out.entry_function(input, other, out=out)
-            return _r
-    if isinstance(other, _Tensor):
-        if out is None:
-            _r = _E_eq_Tensor.entry_function(input, other)
-            return _r
-        else:
-            _r = _E_eq_Tensor_out.entry_function(input, other, out=out)
-            return _r
-    raise TypeError('eq(): received an invalid combination of arguments; expected one of: eq.Scalar(Tensor self, Scalar other) -> Tensor; eq.Tensor(Tensor self, Tensor other) -> Tensor')
+    try:
+        if not isinstance(other, _Tensor):
+            if out is None:
+                _r = _E_eq_Scalar.entry_function(input, other)
+                return _r
+            else:
+                _r = _E_eq_Scalar_out.entry_function(input, other, out=out)
+                return _r
+        if isinstance(other, _Tensor):
+            if out is None:
+                _r = _E_eq_Tensor.entry_function(input, other)
+                return _r
+            else:
+                _r = _E_eq_Tensor_out.entry_function(input, other, out=out)
+                return _r
+        raise TypeError('eq(): received an invalid combination of arguments; expected one of: eq.Scalar(Tensor self, Scalar other) -> Tensor; eq.Tensor(Tensor self, Tensor other) -> Tensor')
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('eq', _e, ('input', 'other'), False) from None
 
 
 def erf(input, *, out=None):
-    if out is None:
-        _r = _E_erf.entry_function(input)
-        return _r
-    else:
-        _r = _E_erf_out.entry_function(input, out=out)
-        return _r
+    try:
+        if out is None:
+            _r = _E_erf.entry_function(input)
+            return _r
+        else:
+            _r = _E_erf_out.entry_function(input, out=out)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('erf', _e, ('input',), False) from None
 
 
 def erf_(input):
-    _r = _E_erf_.entry_function(input)
-    return _r
+    try:
+        _r = _E_erf_.entry_function(input)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('erf_', _e, ('input',), False) from None
 
 
 def exp(input, *, out=None):
-    if out is None:
-        _r = _E_exp.entry_function(input)
-        return _r
-    else:
-        _r = _E_exp_out.entry_function(input, out=out)
-        return _r
+    try:
+        if out is None:
+            _r = _E_exp.entry_function(input)
+            return _r
+        else:
+            _r = _E_exp_out.entry_function(input, out=out)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('exp', _e, ('input',), False) from None
 
 
 def exp_(input):
-    _r = _E_exp_.entry_function(input)
-    return _r
+    try:
+        _r = _E_exp_.entry_function(input)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('exp_', _e, ('input',), False) from None
 
 
 def expand_copy(input, size, *, implicit=_NO, out=None):
-    if out is None:
-        if implicit is _NO:
-            _r = _E_expand_copy.entry_function(input, size)
+    try:
+        if out is None:
+            if implicit is _NO:
+                _r = _E_expand_copy.entry_function(input, size)
+            else:
+                _kw = {}
+                if implicit is not _NO: _kw['implicit'] = implicit
+                _r = _E_expand_copy.entry_function(input, size, **_kw)
+            return _r
         else:
-            _kw = {}
-            if implicit is not _NO: _kw['implicit'] = implicit
-            _r = _E_expand_copy.entry_function(input, size, **_kw)
-        return _r
-    else:
-        if implicit is _NO:
-            _r = _E_expand_copy_out.entry_function(input, size, out=out)
-        else:
-            _kw = {}
-            if implicit is not _NO: _kw['implicit'] = implicit
-            _r = _E_expand_copy_out.entry_function(input, size, out=out, **_kw)
-        return _r
+            if implicit is _NO:
+                _r = _E_expand_copy_out.entry_function(input, size, out=out)
+            else:
+                _kw = {}
+                if implicit is not _NO: _kw['implicit'] = implicit
+                _r = _E_expand_copy_out.entry_function(input, size, out=out, **_kw)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('expand_copy', _e, ('input', 'size'), False) from None
 
 
 def expm1(input, *, out=None):
-    if out is None:
-        _r = _E_expm1.entry_function(input)
-        return _r
-    else:
-        _r = _E_expm1_out.entry_function(input, out=out)
-        return _r
+    try:
+        if out is None:
+            _r = _E_expm1.entry_function(input)
+            return _r
+        else:
+            _r = _E_expm1_out.entry_function(input, out=out)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('expm1', _e, ('input',), False) from None
 
 
 def expm1_(input):
-    _r = _E_expm1_.entry_function(input)
-    return _r
+    try:
+        _r = _E_expm1_.entry_function(input)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('expm1_', _e, ('input',), False) from None
 
 
 def eye(n, m=_NO, *, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, out=None, requires_grad=False):
-    if m is not _NO:
-        if out is None:
-            _st = _local_state(); _sv = _st.excluded
-            _st.excluded = _sv | _BELOW_AD
-            try:
+    try:
+        if m is not _NO:
+            if out is None:
+                _st = _local_state(); _sv = _st.excluded
+                _st.excluded = _sv | _BELOW_AD
+                try:
+                    if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
+                        _r = _E_eye_m.entry_function(n, m)
+                    else:
+                        _kw = {}
+                        if dtype is not _NO: _kw['dtype'] = dtype
+                        if layout is not _NO: _kw['layout'] = layout
+                        if device is not _NO: _kw['device'] = device
+                        if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
+                        _r = _E_eye_m.entry_function(n, m, **_kw)
+                finally:
+                    _st.excluded = _sv
+                if requires_grad: _r.requires_grad_(True)
+                return _r
+            else:
                 if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
-                    _r = _E_eye_m.entry_function(n, m)
+                    _r = _E_eye_m_out.entry_function(n, m, out=out)
                 else:
                     _kw = {}
                     if dtype is not _NO: _kw['dtype'] = dtype
                     if layout is not _NO: _kw['layout'] = layout
                     if device is not _NO: _kw['device'] = device
                     if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
-                    _r = _E_eye_m.entry_function(n, m, **_kw)
-            finally:
-                _st.excluded = _sv
-            if requires_grad: _r.requires_grad_(True)
-            return _r
-        else:
-            if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
-                _r = _E_eye_m_out.entry_function(n, m, out=out)
+                    _r = _E_eye_m_out.entry_function(n, m, out=out, **_kw)
+                if requires_grad: _r.requires_grad_(True)
+                return _r
+        if m is _NO:
+            if out is None:
+                _st = _local_state(); _sv = _st.excluded
+                _st.excluded = _sv | _BELOW_AD
+                try:
+                    if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
+                        _r = _E_eye.entry_function(n)
+                    else:
+                        _kw = {}
+                        if dtype is not _NO: _kw['dtype'] = dtype
+                        if layout is not _NO: _kw['layout'] = layout
+                        if device is not _NO: _kw['device'] = device
+                        if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
+                        _r = _E_eye.entry_function(n, **_kw)
+                finally:
+                    _st.excluded = _sv
+                if requires_grad: _r.requires_grad_(True)
+                return _r
             else:
-                _kw = {}
-                if dtype is not _NO: _kw['dtype'] = dtype
-                if layout is not _NO: _kw['layout'] = layout
-                if device is not _NO: _kw['device'] = device
-                if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
-                _r = _E_eye_m_out.entry_function(n, m, out=out, **_kw)
-            if requires_grad: _r.requires_grad_(True)
-            return _r
-    if m is _NO:
-        if out is None:
-            _st = _local_state(); _sv = _st.excluded
-            _st.excluded = _sv | _BELOW_AD
-            try:
                 if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
-                    _r = _E_eye.entry_function(n)
+                    _r = _E_eye_out.entry_function(n, out=out)
                 else:
                     _kw = {}
                     if dtype is not _NO: _kw['dtype'] = dtype
                     if layout is not _NO: _kw['layout'] = layout
                     if device is not _NO: _kw['device'] = device
                     if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
-                    _r = _E_eye.entry_function(n, **_kw)
-            finally:
-                _st.excluded = _sv
-            if requires_grad: _r.requires_grad_(True)
-            return _r
-        else:
-            if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
-                _r = _E_eye_out.entry_function(n, out=out)
-            else:
-                _kw = {}
-                if dtype is not _NO: _kw['dtype'] = dtype
-                if layout is not _NO: _kw['layout'] = layout
-                if device is not _NO: _kw['device'] = device
-                if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
-                _r = _E_eye_out.entry_function(n, out=out, **_kw)
-            if requires_grad: _r.requires_grad_(True)
-            return _r
-    raise TypeError('eye(): received an invalid combination of arguments; expected one of: eye.m(SymInt n, SymInt m, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor; eye(SymInt n, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor')
+                    _r = _E_eye_out.entry_function(n, out=out, **_kw)
+                if requires_grad: _r.requires_grad_(True)
+                return _r
+        raise TypeError('eye(): received an invalid combination of arguments; expected one of: eye.m(SymInt n, SymInt m, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor; eye(SymInt n, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor')
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('eye', _e, ('n', 'm'), False) from None
 
 
 def fill(input, value):
-    if not isinstance(value, _Tensor):
-        _r = _E_fill_Scalar.entry_function(input, value)
-        return _r
-    if isinstance(value, _Tensor):
-        _r = _E_fill_Tensor.entry_function(input, value)
-        return _r
-    raise TypeError('fill(): received an invalid combination of arguments; expected one of: fill.Scalar(Tensor self, Scalar value) -> Tensor; fill.Tensor(Tensor self, Tensor value) -> Tensor')
+    try:
+        if not isinstance(value, _Tensor):
+            _r = _E_fill_Scalar.entry_function(input, value)
+            return _r
+        if isinstance(value, _Tensor):
+            _r = _E_fill_Tensor.entry_function(input, value)
+            return _r
+        raise TypeError('fill(): received an invalid combination of arguments; expected one of: fill.Scalar(Tensor self, Scalar value) -> Tensor; fill.Tensor(Tensor self, Tensor value) -> Tensor')
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('fill', _e, ('input', 'value'), False) from None
 
 
 def fill_(input, value):
-    if not isinstance(value, _Tensor):
-        _r = _E_fill__Scalar.entry_function(input, value)
-        return _r
-    if isinstance(value, _Tensor):
-        _r = _E_fill__Tensor.entry_function(input, value)
-        return _r
-    raise TypeError('fill_(): received an invalid combination of arguments; expected one of: fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!); fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)')
+    try:
+        if not isinstance(value, _Tensor):
+            _r = _E_fill__Scalar.entry_function(input, value)
+            return _r
+        if isinstance(value, _Tensor):
+            _r = _E_fill__Tensor.entry_function(input, value)
+            return _r
+        raise TypeError('fill_(): received an invalid combination of arguments; expected one of: fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!); fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)')
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('fill_', _e, ('input', 'value'), False) from None
 
 
 def flatten(input, start_dim=_NO, end_dim=_NO):
-    if start_dim is _NO and end_dim is _NO:
-        _r = _E_flatten_using_ints.entry_function(input)
-    else:
-        _kw = {}
-        if start_dim is not _NO: _kw['start_dim'] = start_dim
-        if end_dim is not _NO: _kw['end_dim'] = end_dim
-        _r = _E_flatten_using_ints.entry_function(input, **_kw)
-    return _r
+    try:
+        if start_dim is _NO and end_dim is _NO:
+            _r = _E_flatten_using_ints.entry_function(input)
+        else:
+            _kw = {}
+            if start_dim is not _NO: _kw['start_dim'] = start_dim
+            if end_dim is not _NO: _kw['end_dim'] = end_dim
+            _r = _E_flatten_using_ints.entry_function(input, **_kw)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('flatten', _e, ('input', 'start_dim', 'end_dim'), False) from None
 
 
 def flip(input, dims):
-    _r = _E_flip.entry_function(input, dims)
-    return _r
+    try:
+        _r = _E_flip.entry_function(input, dims)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('flip', _e, ('input', 'dims'), False) from None
 
 
 def floor(input, *, out=None):
-    if out is None:
-        _r = _E_floor.entry_function(input)
-        return _r
-    else:
-        _r = _E_floor_out.entry_function(input, out=out)
-        return _r
+    try:
+        if out is None:
+            _r = _E_floor.entry_function(input)
+            return _r
+        else:
+            _r = _E_floor_out.entry_function(input, out=out)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('floor', _e, ('input',), False) from None
 
 
 def floor_(input):
-    _r = _E_floor_.entry_function(input)
-    return _r
+    try:
+        _r = _E_floor_.entry_function(input)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('floor_', _e, ('input',), False) from None
 
 
 def floor_divide(input, other, *, out=None):
-    if isinstance(other, _Tensor):
-        if out is None:
-            _r = _E_floor_divide.entry_function(input, other)
+    try:
+        if not isinstance(input, _Tensor): input = _wrap_argument(input)
+        if isinstance(other, _Tensor):
+            if out is None:
+                _r = _E_floor_divide.entry_function(input, other)
+                return _r
+            else:
+                _r = _E_floor_divide_out.entry_function(input, other, out=out)
+                return _r
+        if not isinstance(other, _Tensor) and out is None:
+            _r = _E_floor_divide_Scalar.entry_function(input, other)
             return _r
-        else:
-            _r = _E_floor_divide_out.entry_function(input, other, out=out)
-            return _r
-    if not isinstance(other, _Tensor) and out is None:
-        _r = _E_floor_divide_Scalar.entry_function(input, other)
-        return _r
-    raise TypeError('floor_divide(): received an invalid combination of arguments; expected one of: floor_divide(Tensor self, Tensor other) -> Tensor; floor_divide.Scalar(Tensor self, Scalar other) -> Tensor')
+        raise TypeError('floor_divide(): received an invalid combination of arguments; expected one of: floor_divide(Tensor self, Tensor other) -> Tensor; floor_divide.Scalar(Tensor self, Scalar other) -> Tensor')
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('floor_divide', _e, ('input', 'other'), False) from None
 
 
 def full(size, fill_value, *, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, out=None, requires_grad=False):
-    if out is None:
-        _st = _local_state(); _sv = _st.excluded
-        _st.excluded = _sv | _BELOW_AD
-        try:
-            if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
-                _r = _E_full.entry_function(size, fill_value)
-            else:
-                _kw = {}
-                if dtype is not _NO: _kw['dtype'] = dtype
-                if layout is not _NO: _kw['layout'] = layout
-                if device is not _NO: _kw['device'] = device
-                if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
-                _r = _E_full.entry_function(size, fill_value, **_kw)
-        finally:
-            _st.excluded = _sv
-        if requires_grad: _r.requires_grad_(True)
-        return _r
-    else:
-        if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
-            _r = _E_full_out.entry_function(size, fill_value, out=out)
-        else:
-            _kw = {}
-            if dtype is not _NO: _kw['dtype'] = dtype
-            if layout is not _NO: _kw['layout'] = layout
-            if device is not _NO: _kw['device'] = device
-            if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
-            _r = _E_full_out.entry_function(size, fill_value, out=out, **_kw)
-        if requires_grad: _r.requires_grad_(True)
-        return _r
-
-
-def full_like(input, fill_value, *, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, memory_format=_NO, requires_grad=False):
-    if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO and memory_format is _NO:
-        _r = _E_full_like.entry_function(input, fill_value)
-    else:
-        _kw = {}
-        if dtype is not _NO: _kw['dtype'] = dtype
-        if layout is not _NO: _kw['layout'] = layout
-        if device is not _NO: _kw['device'] = device
-        if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
-        if memory_format is not _NO: _kw['memory_format'] = memory_format
-        _r = _E_full_like.entry_function(input, fill_value, **_kw)
-    if requires_grad: _r.requires_grad_(True)
-    return _r
-
-
-def gather(input, dim, index, *, sparse_grad=_NO, out=None):
-    if out is None:
-        if sparse_grad is _NO:
-            _r = _E_gather.entry_function(input, dim, index)
-        else:
-            _kw = {}
-            if sparse_grad is not _NO: _kw['sparse_grad'] = sparse_grad
-            _r = _E_gather.entry_function(input, dim, index, **_kw)
-        return _r
-    else:
-        if sparse_grad is _NO:
-            _r = _E_gather_out.entry_function(input, dim, index, out=out)
-        else:
-            _kw = {}
-            if sparse_grad is not _NO: _kw['sparse_grad'] = sparse_grad
-            _r = _E_gather_out.entry_function(input, dim, index, out=out, **_kw)
-        return _r
-
-
-def ge(input, other, *, out=None):
-    if not isinstance(other, _Tensor):
-        if out is None:
-            _r = _E_ge_Scalar.entry_function(input, other)
-            return _r
-        else:
-            _r = _E_ge_Scalar_out.entry_function(input, other, out=out)
-            return _r
-    if isinstance(other, _Tensor):
-        if out is None:
-            _r = _E_ge_Tensor.entry_function(input, other)
-            return _r
-        else:
-            _r = _E_ge_Tensor_out.entry_function(input, other, out=out)
-            return _r
-    raise TypeError('ge(): received an invalid combination of arguments; expected one of: ge.Scalar(Tensor self, Scalar other) -> Tensor; ge.Tensor(Tensor self, Tensor other) -> Tensor')
-
-
-def gt(input, other, *, out=None):
-    if not isinstance(other, _Tensor):
-        if out is None:
-            _r = _E_gt_Scalar.entry_function(input, other)
-            return _r
-        else:
-            _r = _E_gt_Scalar_out.entry_function(input, other, out=out)
-            return _r
-    if isinstance(other, _Tensor):
-        if out is None:
-            _r = _E_gt_Tensor.entry_function(input, other)
-            return _r
-        else:
-            _r = _E_gt_Tensor_out.entry_function(input, other, out=out)
-            return _r
-    raise TypeError('gt(): received an invalid combination of arguments; expected one of: gt.Scalar(Tensor self, Scalar other) -> Tensor; gt.Tensor(Tensor self, Tensor other) -> Tensor')
-
-
-def index_put(input, indices, values, accumulate=_NO):
-    if accumulate is _NO:
-        _r = _E_index_put.entry_function(input, indices, values)
-    else:
-        _kw = {}
-        if accumulate is not _NO: _kw['accumulate'] = accumulate
-        _r = _E_index_put.entry_function(input, indices, values, **_kw)
-    return _r
-
-
-def index_put_(input, indices, values, accumulate=_NO):
-    if accumulate is _NO:
-        _r = _E_index_put_.entry_function(input, indices, values)
-    else:
-        _kw = {}
-        if accumulate is not _NO: _kw['accumulate'] = accumulate
-        _r = _E_index_put_.entry_function(input, indices, values, **_kw)
-    return _r
-
-
-def index_select(input, dim, index, *, out=None):
-    if out is None:
-        _r = _E_index_select.entry_function(input, dim, index)
-        return _r
-    else:
-        _r = _E_index_select_out.entry_function(input, dim, index, out=out)
-        return _r
-
-
-def layer_norm(input, normalized_shape, weight=_NO, bias=_NO, eps=_NO, cudnn_enable=_NO):
-    if weight is _NO and bias is _NO and eps is _NO and cudnn_enable is _NO:
-        _r = _E_layer_norm.entry_function(input, normalized_shape)
-    else:
-        _kw = {}
-        if weight is not _NO: _kw['weight'] = weight
-        if bias is not _NO: _kw['bias'] = bias
-        if eps is not _NO: _kw['eps'] = eps
-        if cudnn_enable is not _NO: _kw['cudnn_enable'] = cudnn_enable
-        _r = _E_layer_norm.entry_function(input, normalized_shape, **_kw)
-    return _r
-
-
-def le(input, other, *, out=None):
-    if not isinstance(other, _Tensor):
-        if out is None:
-            _r = _E_le_Scalar.entry_function(input, other)
-            return _r
-        else:
-            _r = _E_le_Scalar_out.entry_function(input, other, out=out)
-            return _r
-    if isinstance(other, _Tensor):
-        if out is None:
-            _r = _E_le_Tensor.entry_function(input, other)
-            return _r
-        else:
-            _r = _E_le_Tensor_out.entry_function(input, other, out=out)
-            return _r
-    raise TypeError('le(): received an invalid combination of arguments; expected one of: le.Scalar(Tensor self, Scalar other) -> Tensor; le.Tensor(Tensor self, Tensor other) -> Tensor')
-
-
-def lerp(input, end, weight, *, out=None):
-    if not isinstance(weight, _Tensor):
-        if out is None:
-            _r = _E_lerp_Scalar.entry_function(input, end, weight)
-            return _r
-        else:
-            _r = _E_lerp_Scalar_out.entry_function(input, end, weight, out=out)
-            return _r
-    if isinstance(weight, _Tensor):
-        if out is None:
-            _r = _E_lerp_Tensor.entry_function(input, end, weight)
-            return _r
-        else:
-            _r = _E_lerp_Tensor_out.entry_function(input, end, weight, out=out)
-            return _r
-    raise TypeError('lerp(): received an invalid combination of arguments; expected one of: lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor; lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor')
-
-
-def linspace(start, end, steps, *, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, out=None, requires_grad=False):
-    if not isinstance(start, _Tensor) and not isinstance(end, _Tensor):
+    try:
         if out is None:
             _st = _local_state(); _sv = _st.excluded
             _st.excluded = _sv | _BELOW_AD
             try:
                 if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
-                    _r = _E_linspace.entry_function(start, end, steps)
+                    _r = _E_full.entry_function(size, fill_value)
                 else:
                     _kw = {}
                     if dtype is not _NO: _kw['dtype'] = dtype
                     if layout is not _NO: _kw['layout'] = layout
                     if device is not _NO: _kw['device'] = device
                     if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
-                    _r = _E_linspace.entry_function(start, end, steps, **_kw)
+                    _r = _E_full.entry_function(size, fill_value, **_kw)
             finally:
                 _st.excluded = _sv
             if requires_grad: _r.requires_grad_(True)
             return _r
         else:
             if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
-                _r = _E_linspace_out.entry_function(start, end, steps, out=out)
+                _r = _E_full_out.entry_function(size, fill_value, out=out)
             else:
                 _kw = {}
                 if dtype is not _NO: _kw['dtype'] = dtype
                 if layout is not _NO: _kw['layout'] = layout
                 if device is not _NO: _kw['device'] = device
                 if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
-                _r = _E_linspace_out.entry_function(start, end, steps, out=out, **_kw)
+                _r = _E_full_out.entry_function(size, fill_value, out=out, **_kw)
             if requires_grad: _r.requires_grad_(True)
             return _r
-    if isinstance(start, _Tensor) and isinstance(end, _Tensor):
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('full', _e, ('size', 'fill_value'), False) from None
+
+
+def full_like(input, fill_value, *, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, memory_format=_NO, requires_grad=False):
+    try:
+        if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO and memory_format is _NO:
+            _r = _E_full_like.entry_function(input, fill_value)
+        else:
+            _kw = {}
+            if dtype is not _NO: _kw['dtype'] = dtype
+            if layout is not _NO: _kw['layout'] = layout
+            if device is not _NO: _kw['device'] = device
+            if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
+            if memory_format is not _NO: _kw['memory_format'] = memory_format
+            _r = _E_full_like.entry_function(input, fill_value, **_kw)
+        if requires_grad: _r.requires_grad_(True)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('full_like', _e, ('input', 'fill_value'), False) from None
+
+
+def gather(input, dim, index, *, sparse_grad=_NO, out=None):
+    try:
         if out is None:
-            if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
-                _r = _E_linspace_Tensor_Tensor.entry_function(start, end, steps)
+            if sparse_grad is _NO:
+                _r = _E_gather.entry_function(input, dim, index)
             else:
                 _kw = {}
-                if dtype is not _NO: _kw['dtype'] = dtype
-                if layout is not _NO: _kw['layout'] = layout
-                if device is not _NO: _kw['device'] = device
-                if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
-                _r = _E_linspace_Tensor_Tensor.entry_function(start, end, steps, **_kw)
-            if requires_grad: _r.requires_grad_(True)
+                if sparse_grad is not _NO: _kw['sparse_grad'] = sparse_grad
+                _r = _E_gather.entry_function(input, dim, index, **_kw)
             return _r
         else:
-            if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
-                _r = _E_linspace_Tensor_Tensor_out.entry_function(start, end, steps, out=out)
+            if sparse_grad is _NO:
+                _r = _E_gather_out.entry_function(input, dim, index, out=out)
             else:
                 _kw = {}
-                if dtype is not _NO: _kw['dtype'] = dtype
-                if layout is not _NO: _kw['layout'] = layout
-                if device is not _NO: _kw['device'] = device
-                if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
-                _r = _E_linspace_Tensor_Tensor_out.entry_function(start, end, steps, out=out, **_kw)
-            if requires_grad: _r.requires_grad_(True)
+                if sparse_grad is not _NO: _kw['sparse_grad'] = sparse_grad
+                _r = _E_gather_out.entry_function(input, dim, index, out=out, **_kw)
             return _r
-    if isinstance(start, _Tensor) and not isinstance(end, _Tensor):
-        if out is None:
-            if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
-                _r = _E_linspace_Tensor_Scalar.entry_function(start, end, steps)
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('gather', _e, ('input', 'dim', 'index'), False) from None
+
+
+def ge(input, other, *, out=None):
+    try:
+        if not isinstance(other, _Tensor):
+            if out is None:
+                _r = _E_ge_Scalar.entry_function(input, other)
+                return _r
             else:
-                _kw = {}
-                if dtype is not _NO: _kw['dtype'] = dtype
-                if layout is not _NO: _kw['layout'] = layout
-                if device is not _NO: _kw['device'] = device
-                if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
-                _r = _E_linspace_Tensor_Scalar.entry_function(start, end, steps, **_kw)
-            if requires_grad: _r.requires_grad_(True)
+                _r = _E_ge_Scalar_out.entry_function(input, other, out=out)
+                return _r
+        if isinstance(other, _Tensor):
+            if out is None:
+                _r = _E_ge_Tensor.entry_function(input, other)
+                return _r
+            else:
+                _r = _E_ge_Tensor_out.entry_function(input, other, out=out)
+                return _r
+        raise TypeError('ge(): received an invalid combination of arguments; expected one of: ge.Scalar(Tensor self, Scalar other) -> Tensor; ge.Tensor(Tensor self, Tensor other) -> Tensor')
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('ge', _e, ('input', 'other'), False) from None
+
+
+def gt(input, other, *, out=None):
+    try:
+        if not isinstance(other, _Tensor):
+            if out is None:
+                _r = _E_gt_Scalar.entry_function(input, other)
+                return _r
+            else:
+                _r = _E_gt_Scalar_out.entry_function(input, other, out=out)
+                return _r
+        if isinstance(other, _Tensor):
+            if out is None:
+                _r = _E_gt_Tensor.entry_function(input, other)
+                return _r
+            else:
+                _r = _E_gt_Tensor_out.entry_function(input, other, out=out)
+                return _r
+        raise TypeError('gt(): received an invalid combination of arguments; expected one of: gt.Scalar(Tensor self, Scalar other) -> Tensor; gt.Tensor(Tensor self, Tensor other) -> Tensor')
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('gt', _e, ('input', 'other'), False) from None
+
+
+def index_put(input, indices, values, accumulate=_NO):
+    try:
+        if accumulate is _NO:
+            _r = _E_index_put.entry_function(input, indices, values)
+        else:
+            _kw = {}
+            if accumulate is not _NO: _kw['accumulate'] = accumulate
+            _r = _E_index_put.entry_function(input, indices, values, **_kw)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('index_put', _e, ('input', 'indices', 'values', 'accumulate'), False) from None
+
+
+def index_put_(input, indices, values, accumulate=_NO):
+    try:
+        if accumulate is _NO:
+            _r = _E_index_put_.entry_function(input, indices, values)
+        else:
+            _kw = {}
+            if accumulate is not _NO: _kw['accumulate'] = accumulate
+            _r = _E_index_put_.entry_function(input, indices, values, **_kw)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('index_put_', _e, ('input', 'indices', 'values', 'accumulate'), False) from None
+
+
+def index_select(input, dim, index, *, out=None):
+    try:
+        if out is None:
+            _r = _E_index_select.entry_function(input, dim, index)
             return _r
         else:
-            if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
-                _r = _E_linspace_Tensor_Scalar_out.entry_function(start, end, steps, out=out)
-            else:
-                _kw = {}
-                if dtype is not _NO: _kw['dtype'] = dtype
-                if layout is not _NO: _kw['layout'] = layout
-                if device is not _NO: _kw['device'] = device
-                if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
-                _r = _E_linspace_Tensor_Scalar_out.entry_function(start, end, steps, out=out, **_kw)
-            if requires_grad: _r.requires_grad_(True)
+            _r = _E_index_select_out.entry_function(input, dim, index, out=out)
             return _r
-    if isinstance(end, _Tensor) and not isinstance(start, _Tensor):
-        if out is None:
-            if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
-                _r = _E_linspace_Scalar_Tensor.entry_function(start, end, steps)
-            else:
-                _kw = {}
-                if dtype is not _NO: _kw['dtype'] = dtype
-                if layout is not _NO: _kw['layout'] = layout
-                if device is not _NO: _kw['device'] = device
-                if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
-                _r = _E_linspace_Scalar_Tensor.entry_function(start, end, steps, **_kw)
-            if requires_grad: _r.requires_grad_(True)
-            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('index_select', _e, ('input', 'dim', 'index'), False) from None
+
+
+def layer_norm(input, normalized_shape, weight=_NO, bias=_NO, eps=_NO, cudnn_enable=_NO):
+    try:
+        if weight is _NO and bias is _NO and eps is _NO and cudnn_enable is _NO:
+            _r = _E_layer_norm.entry_function(input, normalized_shape)
         else:
-            if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
-                _r = _E_linspace_Scalar_Tensor_out.entry_function(start, end, steps, out=out)
+            _kw = {}
+            if weight is not _NO: _kw['weight'] = weight
+            if bias is not _NO: _kw['bias'] = bias
+            if eps is not _NO: _kw['eps'] = eps
+            if cudnn_enable is not _NO: _kw['cudnn_enable'] = cudnn_enable
+            _r = _E_layer_norm.entry_function(input, normalized_shape, **_kw)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('layer_norm', _e, ('input', 'normalized_shape', 'weight', 'bias', 'eps', 'cudnn_enable'), False) from None
+
+
+def le(input, other, *, out=None):
+    try:
+        if not isinstance(other, _Tensor):
+            if out is None:
+                _r = _E_le_Scalar.entry_function(input, other)
+                return _r
             else:
-                _kw = {}
-                if dtype is not _NO: _kw['dtype'] = dtype
-                if layout is not _NO: _kw['layout'] = layout
-                if device is not _NO: _kw['device'] = device
-                if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
-                _r = _E_linspace_Scalar_Tensor_out.entry_function(start, end, steps, out=out, **_kw)
-            if requires_grad: _r.requires_grad_(True)
-            return _r
-    raise TypeError('linspace(): received an invalid combination of arguments; expected one of: linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor; linspace.Tensor_Tensor(Tensor start, Tensor end, int steps, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor; linspace.Tensor_Scalar(Tensor start, Scalar end, int steps, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor; linspace.Scalar_Tensor(Scalar start, Tensor end, int steps, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor')
+                _r = _E_le_Scalar_out.entry_function(input, other, out=out)
+                return _r
+        if isinstance(other, _Tensor):
+            if out is None:
+                _r = _E_le_Tensor.entry_function(input, other)
+                return _r
+            else:
+                _r = _E_le_Tensor_out.entry_function(input, other, out=out)
+                return _r
+        raise TypeError('le(): received an invalid combination of arguments; expected one of: le.Scalar(Tensor self, Scalar other) -> Tensor; le.Tensor(Tensor self, Tensor other) -> Tensor')
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('le', _e, ('input', 'other'), False) from None
+
+
+def lerp(input, end, weight, *, out=None):
+    try:
+        if not isinstance(weight, _Tensor):
+            if out is None:
+                _r = _E_lerp_Scalar.entry_function(input, end, weight)
+                return _r
+            else:
+                _r = _E_lerp_Scalar_out.entry_function(input, end, weight, out=out)
+                return _r
+        if isinstance(weight, _Tensor):
+            if out is None:
+                _r = _E_lerp_Tensor.entry_function(input, end, weight)
+                return _r
+            else:
+                _r = _E_lerp_Tensor_out.entry_function(input, end, weight, out=out)
+                return _r
+        raise TypeError('lerp(): received an invalid combination of arguments; expected one of: lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor; lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor')
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('lerp', _e, ('input', 'end', 'weight'), False) from None
+
+
+def linspace(start, end, steps, *, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, out=None, requires_grad=False):
+    try:
+        if not isinstance(start, _Tensor) and not isinstance(end, _Tensor):
+            if out is None:
+                _st = _local_state(); _sv = _st.excluded
+                _st.excluded = _sv | _BELOW_AD
+                try:
+                    if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
+                        _r = _E_linspace.entry_function(start, end, steps)
+                    else:
+                        _kw = {}
+                        if dtype is not _NO: _kw['dtype'] = dtype
+                        if layout is not _NO: _kw['layout'] = layout
+                        if device is not _NO: _kw['device'] = device
+                        if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
+                        _r = _E_linspace.entry_function(start, end, steps, **_kw)
+                finally:
+                    _st.excluded = _sv
+                if requires_grad: _r.requires_grad_(True)
+                return _r
+            else:
+                if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
+                    _r = _E_linspace_out.entry_function(start, end, steps, out=out)
+                else:
+                    _kw = {}
+                    if dtype is not _NO: _kw['dtype'] = dtype
+                    if layout is not _NO: _kw['layout'] = layout
+                    if device is not _NO: _kw['device'] = device
+                    if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
+                    _r = _E_linspace_out.entry_function(start, end, steps, out=out, **_kw)
+                if requires_grad: _r.requires_grad_(True)
+                return _r
+        if isinstance(start, _Tensor) and isinstance(end, _Tensor):
+            if out is None:
+                if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
+                    _r = _E_linspace_Tensor_Tensor.entry_function(start, end, steps)
+                else:
+                    _kw = {}
+                    if dtype is not _NO: _kw['dtype'] = dtype
+                    if layout is not _NO: _kw['layout'] = layout
+                    if device is not _NO: _kw['device'] = device
+                    if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
+                    _r = _E_linspace_Tensor_Tensor.entry_function(start, end, steps, **_kw)
+                if requires_grad: _r.requires_grad_(True)
+                return _r
+            else:
+                if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
+                    _r = _E_linspace_Tensor_Tensor_out.entry_function(start, end, steps, out=out)
+                else:
+                    _kw = {}
+                    if dtype is not _NO: _kw['dtype'] = dtype
+                    if layout is not _NO: _kw['layout'] = layout
+                    if device is not _NO: _kw['device'] = device
+                    if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
+                    _r = _E_linspace_Tensor_Tensor_out.entry_function(start, end, steps, out=out, **_kw)
+                if requires_grad: _r.requires_grad_(True)
+                return _r
+        if isinstance(start, _Tensor) and not isinstance(end, _Tensor):
+            if out is None:
+                if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
+                    _r = _E_linspace_Tensor_Scalar.entry_function(start, end, steps)
+                else:
+                    _kw = {}
+                    if dtype is not _NO: _kw['dtype'] = dtype
+                    if layout is not _NO: _kw['layout'] = layout
+                    if device is not _NO: _kw['device'] = device
+                    if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
+                    _r = _E_linspace_Tensor_Scalar.entry_function(start, end, steps, **_kw)
+                if requires_grad: _r.requires_grad_(True)
+                return _r
+            else:
+                if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
+                    _r = _E_linspace_Tensor_Scalar_out.entry_function(start, end, steps, out=out)
+                else:
+                    _kw = {}
+                    if dtype is not _NO: _kw['dtype'] = dtype
+                    if layout is not _NO: _kw['layout'] = layout
+                    if device is not _NO: _kw['device'] = device
+                    if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
+                    _r = _E_linspace_Tensor_Scalar_out.entry_function(start, end, steps, out=out, **_kw)
+                if requires_grad: _r.requires_grad_(True)
+                return _r
+        if isinstance(end, _Tensor) and not isinstance(start, _Tensor):
+            if out is None:
+                if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
+                    _r = _E_linspace_Scalar_Tensor.entry_function(start, end, steps)
+                else:
+                    _kw = {}
+                    if dtype is not _NO: _kw['dtype'] = dtype
+                    if layout is not _NO: _kw['layout'] = layout
+                    if device is not _NO: _kw['device'] = device
+                    if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
+                    _r = _E_linspace_Scalar_Tensor.entry_function(start, end, steps, **_kw)
+                if requires_grad: _r.requires_grad_(True)
+                return _r
+            else:
+                if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
+                    _r = _E_linspace_Scalar_Tensor_out.entry_function(start, end, steps, out=out)
+                else:
+                    _kw = {}
+                    if dtype is not _NO: _kw['dtype'] = dtype
+                    if layout is not _NO: _kw['layout'] = layout
+                    if device is not _NO: _kw['device'] = device
+                    if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
+                    _r = _E_linspace_Scalar_Tensor_out.entry_function(start, end, steps, out=out, **_kw)
+                if requires_grad: _r.requires_grad_(True)
+                return _r
+        raise TypeError('linspace(): received an invalid combination of arguments; expected one of: linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor; linspace.Tensor_Tensor(Tensor start, Tensor end, int steps, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor; linspace.Tensor_Scalar(Tensor start, Scalar end, int steps, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor; linspace.Scalar_Tensor(Scalar start, Tensor end, int steps, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor')
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('linspace', _e, ('start', 'end', 'steps'), False) from None
 
 
 def log(input, *, out=None):
-    if out is None:
-        _r = _E_log.entry_function(input)
-        return _r
-    else:
-        _r = _E_log_out.entry_function(input, out=out)
-        return _r
+    try:
+        if out is None:
+            _r = _E_log.entry_function(input)
+            return _r
+        else:
+            _r = _E_log_out.entry_function(input, out=out)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('log', _e, ('input',), False) from None
 
 
 def log1p(input, *, out=None):
-    if out is None:
-        _r = _E_log1p.entry_function(input)
-        return _r
-    else:
-        _r = _E_log1p_out.entry_function(input, out=out)
-        return _r
+    try:
+        if out is None:
+            _r = _E_log1p.entry_function(input)
+            return _r
+        else:
+            _r = _E_log1p_out.entry_function(input, out=out)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('log1p', _e, ('input',), False) from None
 
 
 def log1p_(input):
-    _r = _E_log1p_.entry_function(input)
-    return _r
+    try:
+        _r = _E_log1p_.entry_function(input)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('log1p_', _e, ('input',), False) from None
 
 
 def log_(input):
-    _r = _E_log_.entry_function(input)
-    return _r
+    try:
+        _r = _E_log_.entry_function(input)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('log_', _e, ('input',), False) from None
 
 
 def log_softmax(input, dim, dtype=_NO, *, out=None):
-    if out is None:
-        if dtype is _NO:
-            _r = _E_log_softmax_int.entry_function(input, dim)
+    try:
+        if out is None:
+            if dtype is _NO:
+                _r = _E_log_softmax_int.entry_function(input, dim)
+            else:
+                _kw = {}
+                if dtype is not _NO: _kw['dtype'] = dtype
+                _r = _E_log_softmax_int.entry_function(input, dim, **_kw)
+            return _r
         else:
-            _kw = {}
-            if dtype is not _NO: _kw['dtype'] = dtype
-            _r = _E_log_softmax_int.entry_function(input, dim, **_kw)
-        return _r
-    else:
-        if dtype is _NO:
-            _r = _E_log_softmax_int_out.entry_function(input, dim, out=out)
-        else:
-            _kw = {}
-            if dtype is not _NO: _kw['dtype'] = dtype
-            _r = _E_log_softmax_int_out.entry_function(input, dim, out=out, **_kw)
-        return _r
+            if dtype is _NO:
+                _r = _E_log_softmax_int_out.entry_function(input, dim, out=out)
+            else:
+                _kw = {}
+                if dtype is not _NO: _kw['dtype'] = dtype
+                _r = _E_log_softmax_int_out.entry_function(input, dim, out=out, **_kw)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('log_softmax', _e, ('input', 'dim', 'dtype'), False) from None
 
 
 def logical_and(input, other, *, out=None):
-    if out is None:
-        _r = _E_logical_and.entry_function(input, other)
-        return _r
-    else:
-        _r = _E_logical_and_out.entry_function(input, other, out=out)
-        return _r
+    try:
+        if out is None:
+            _r = _E_logical_and.entry_function(input, other)
+            return _r
+        else:
+            _r = _E_logical_and_out.entry_function(input, other, out=out)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('logical_and', _e, ('input', 'other'), False) from None
 
 
 def logical_not(input, *, out=None):
-    if out is None:
-        _r = _E_logical_not.entry_function(input)
-        return _r
-    else:
-        _r = _E_logical_not_out.entry_function(input, out=out)
-        return _r
+    try:
+        if out is None:
+            _r = _E_logical_not.entry_function(input)
+            return _r
+        else:
+            _r = _E_logical_not_out.entry_function(input, out=out)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('logical_not', _e, ('input',), False) from None
 
 
 def logical_or(input, other, *, out=None):
-    if out is None:
-        _r = _E_logical_or.entry_function(input, other)
-        return _r
-    else:
-        _r = _E_logical_or_out.entry_function(input, other, out=out)
-        return _r
+    try:
+        if out is None:
+            _r = _E_logical_or.entry_function(input, other)
+            return _r
+        else:
+            _r = _E_logical_or_out.entry_function(input, other, out=out)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('logical_or', _e, ('input', 'other'), False) from None
 
 
 def logical_xor(input, other, *, out=None):
-    if out is None:
-        _r = _E_logical_xor.entry_function(input, other)
-        return _r
-    else:
-        _r = _E_logical_xor_out.entry_function(input, other, out=out)
-        return _r
+    try:
+        if out is None:
+            _r = _E_logical_xor.entry_function(input, other)
+            return _r
+        else:
+            _r = _E_logical_xor_out.entry_function(input, other, out=out)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('logical_xor', _e, ('input', 'other'), False) from None
 
 
 def logsumexp(input, dim, keepdim=_NO, *, out=None):
-    if type(dim) is int: dim = [dim]
-    if out is None:
-        if keepdim is _NO:
-            _r = _E_logsumexp.entry_function(input, dim)
+    try:
+        if type(dim) is int: dim = [dim]
+        if out is None:
+            if keepdim is _NO:
+                _r = _E_logsumexp.entry_function(input, dim)
+            else:
+                _kw = {}
+                if keepdim is not _NO: _kw['keepdim'] = keepdim
+                _r = _E_logsumexp.entry_function(input, dim, **_kw)
+            return _r
         else:
-            _kw = {}
-            if keepdim is not _NO: _kw['keepdim'] = keepdim
-            _r = _E_logsumexp.entry_function(input, dim, **_kw)
-        return _r
-    else:
-        if keepdim is _NO:
-            _r = _E_logsumexp_out.entry_function(input, dim, out=out)
-        else:
-            _kw = {}
-            if keepdim is not _NO: _kw['keepdim'] = keepdim
-            _r = _E_logsumexp_out.entry_function(input, dim, out=out, **_kw)
-        return _r
+            if keepdim is _NO:
+                _r = _E_logsumexp_out.entry_function(input, dim, out=out)
+            else:
+                _kw = {}
+                if keepdim is not _NO: _kw['keepdim'] = keepdim
+                _r = _E_logsumexp_out.entry_function(input, dim, out=out, **_kw)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('logsumexp', _e, ('input', 'dim', 'keepdim'), False) from None
 
 
 def lt(input, other, *, out=None):
-    if not isinstance(other, _Tensor):
-        if out is None:
-            _r = _E_lt_Scalar.entry_function(input, other)
-            return _r
-        else:
-            _r = _E_lt_Scalar_out.entry_function(input, other, out=out)
-            return _r
-    if isinstance(other, _Tensor):
-        if out is None:
-            _r = _E_lt_Tensor.entry_function(input, other)
-            return _r
-        else:
-            _r = _E_lt_Tensor_out.entry_function(input, other, out=out)
-            return _r
-    raise TypeError('lt(): received an invalid combination of arguments; expected one of: lt.Scalar(Tensor self, Scalar other) -> Tensor; lt.Tensor(Tensor self, Tensor other) -> Tensor')
+    try:
+        if not isinstance(other, _Tensor):
+            if out is None:
+                _r = _E_lt_Scalar.entry_function(input, other)
+                return _r
+            else:
+                _r = _E_lt_Scalar_out.entry_function(input, other, out=out)
+                return _r
+        if isinstance(other, _Tensor):
+            if out is None:
+                _r = _E_lt_Tensor.entry_function(input, other)
+                return _r
+            else:
+                _r = _E_lt_Tensor_out.entry_function(input, other, out=out)
+                return _r
+        raise TypeError('lt(): received an invalid combination of arguments; expected one of: lt.Scalar(Tensor self, Scalar other) -> Tensor; lt.Tensor(Tensor self, Tensor other) -> Tensor')
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('lt', _e, ('input', 'other'), False) from None
 
 
 def masked_fill(input, mask, value):
-    if not isinstance(value, _Tensor):
-        _r = _E_masked_fill_Scalar.entry_function(input, mask, value)
-        return _r
-    if isinstance(value, _Tensor):
-        _r = _E_masked_fill_Tensor.entry_function(input, mask, value)
-        return _r
-    raise TypeError('masked_fill(): received an invalid combination of arguments; expected one of: masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor; masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor')
+    try:
+        if not isinstance(value, _Tensor):
+            _r = _E_masked_fill_Scalar.entry_function(input, mask, value)
+            return _r
+        if isinstance(value, _Tensor):
+            _r = _E_masked_fill_Tensor.entry_function(input, mask, value)
+            return _r
+        raise TypeError('masked_fill(): received an invalid combination of arguments; expected one of: masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor; masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor')
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('masked_fill', _e, ('input', 'mask', 'value'), False) from None
 
 
 def masked_select(input, mask, *, out=None):
-    if out is None:
-        _r = _E_masked_select.entry_function(input, mask)
-        return _r
-    else:
-        _r = _E_masked_select_out.entry_function(input, mask, out=out)
-        return _r
+    try:
+        if out is None:
+            _r = _E_masked_select.entry_function(input, mask)
+            return _r
+        else:
+            _r = _E_masked_select_out.entry_function(input, mask, out=out)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('masked_select', _e, ('input', 'mask'), False) from None
 
 
 def matmul(input, other, *, out=None):
-    if out is None:
-        _r = _E_matmul.entry_function(input, other)
-        return _r
-    else:
-        _r = _E_matmul_out.entry_function(input, other, out=out)
-        return _r
+    try:
+        if out is None:
+            _r = _E_matmul.entry_function(input, other)
+            return _r
+        else:
+            _r = _E_matmul_out.entry_function(input, other, out=out)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('matmul', _e, ('input', 'other'), False) from None
 
 
 def max(input, dim=_NO, keepdim=_NO, *, out=None):
-    if dim is not _NO:
-        if out is None:
-            if keepdim is _NO:
-                _r = _E_max_dim.entry_function(input, dim)
+    try:
+        if dim is not _NO:
+            if out is None:
+                if keepdim is _NO:
+                    _r = _E_max_dim.entry_function(input, dim)
+                else:
+                    _kw = {}
+                    if keepdim is not _NO: _kw['keepdim'] = keepdim
+                    _r = _E_max_dim.entry_function(input, dim, **_kw)
+                return _RT.max(_r)
             else:
-                _kw = {}
-                if keepdim is not _NO: _kw['keepdim'] = keepdim
-                _r = _E_max_dim.entry_function(input, dim, **_kw)
-            return _RT.max(_r)
-        else:
-            if keepdim is _NO:
-                _r = _E_max_dim_max.entry_function(input, dim, max=out[0], max_values=out[1])
+                if keepdim is _NO:
+                    _r = _E_max_dim_max.entry_function(input, dim, max=out[0], max_values=out[1])
+                else:
+                    _kw = {}
+                    if keepdim is not _NO: _kw['keepdim'] = keepdim
+                    _r = _E_max_dim_max.entry_function(input, dim, max=out[0], max_values=out[1], **_kw)
+                return _RT.max_out(_r)
+        if dim is _NO and keepdim is _NO:
+            if out is None:
+                _r = _E_max.entry_function(input)
+                return _r
             else:
-                _kw = {}
-                if keepdim is not _NO: _kw['keepdim'] = keepdim
-                _r = _E_max_dim_max.entry_function(input, dim, max=out[0], max_values=out[1], **_kw)
-            return _RT.max_out(_r)
-    if dim is _NO and keepdim is _NO:
-        if out is None:
-            _r = _E_max.entry_function(input)
-            return _r
-        else:
-            _r = _E_max_unary_out.entry_function(input, out=out)
-            return _r
-    raise TypeError('max(): received an invalid combination of arguments; expected one of: max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices); max(Tensor self) -> Tensor')
+                _r = _E_max_unary_out.entry_function(input, out=out)
+                return _r
+        raise TypeError('max(): received an invalid combination of arguments; expected one of: max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices); max(Tensor self) -> Tensor')
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('max', _e, ('input', 'dim', 'keepdim'), False) from None
 
 
 def maximum(input, other, *, out=None):
-    if out is None:
-        _r = _E_maximum.entry_function(input, other)
-        return _r
-    else:
-        _r = _E_maximum_out.entry_function(input, other, out=out)
-        return _r
+    try:
+        if out is None:
+            _r = _E_maximum.entry_function(input, other)
+            return _r
+        else:
+            _r = _E_maximum_out.entry_function(input, other, out=out)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('maximum', _e, ('input', 'other'), False) from None
 
 
 def mean(input, dim=_NO, keepdim=_NO, *, dtype=_NO, out=None):
-    if type(dim) is int: dim = [dim]
-    if dim is not _NO:
-        if out is None:
-            if keepdim is _NO and dtype is _NO:
-                _r = _E_mean_dim.entry_function(input, dim)
+    try:
+        if type(dim) is int: dim = [dim]
+        if dim is not _NO:
+            if out is None:
+                if keepdim is _NO and dtype is _NO:
+                    _r = _E_mean_dim.entry_function(input, dim)
+                else:
+                    _kw = {}
+                    if keepdim is not _NO: _kw['keepdim'] = keepdim
+                    if dtype is not _NO: _kw['dtype'] = dtype
+                    _r = _E_mean_dim.entry_function(input, dim, **_kw)
+                return _r
             else:
-                _kw = {}
-                if keepdim is not _NO: _kw['keepdim'] = keepdim
-                if dtype is not _NO: _kw['dtype'] = dtype
-                _r = _E_mean_dim.entry_function(input, dim, **_kw)
-            return _r
-        else:
-            if keepdim is _NO and dtype is _NO:
-                _r = _E_mean_out.entry_function(input, dim, out=out)
+                if keepdim is _NO and dtype is _NO:
+                    _r = _E_mean_out.entry_function(input, dim, out=out)
+                else:
+                    _kw = {}
+                    if keepdim is not _NO: _kw['keepdim'] = keepdim
+                    if dtype is not _NO: _kw['dtype'] = dtype
+                    _r = _E_mean_out.entry_function(input, dim, out=out, **_kw)
+                return _r
+        if dim is _NO and keepdim is _NO:
+            if out is None:
+                if dtype is _NO:
+                    _r = _E_mean.entry_function(input)
+                else:
+                    _kw = {}
+                    if dtype is not _NO: _kw['dtype'] = dtype
+                    _r = _E_mean.entry_function(input, **_kw)
+                return _r
             else:
-                _kw = {}
-                if keepdim is not _NO: _kw['keepdim'] = keepdim
-                if dtype is not _NO: _kw['dtype'] = dtype
-                _r = _E_mean_out.entry_function(input, dim, out=out, **_kw)
-            return _r
-    if dim is _NO and keepdim is _NO:
-        if out is None:
-            if dtype is _NO:
-                _r = _E_mean.entry_function(input)
-            else:
-                _kw = {}
-                if dtype is not _NO: _kw['dtype'] = dtype
-                _r = _E_mean.entry_function(input, **_kw)
-            return _r
-        else:
-            if dtype is _NO:
-                _r = _E_mean_dtype_out.entry_function(input, out=out)
-            else:
-                _kw = {}
-                if dtype is not _NO: _kw['dtype'] = dtype
-                _r = _E_mean_dtype_out.entry_function(input, out=out, **_kw)
-            return _r
-    raise TypeError('mean(): received an invalid combination of arguments; expected one of: mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor; mean(Tensor self, *, ScalarType? dtype=None) -> Tensor')
+                if dtype is _NO:
+                    _r = _E_mean_dtype_out.entry_function(input, out=out)
+                else:
+                    _kw = {}
+                    if dtype is not _NO: _kw['dtype'] = dtype
+                    _r = _E_mean_dtype_out.entry_function(input, out=out, **_kw)
+                return _r
+        raise TypeError('mean(): received an invalid combination of arguments; expected one of: mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor; mean(Tensor self, *, ScalarType? dtype=None) -> Tensor')
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('mean', _e, ('input', 'dim', 'keepdim'), False) from None
 
 
 def min(input, dim=_NO, keepdim=_NO, *, out=None):
-    if dim is not _NO:
-        if out is None:
-            if keepdim is _NO:
-                _r = _E_min_dim.entry_function(input, dim)
+    try:
+        if dim is not _NO:
+            if out is None:
+                if keepdim is _NO:
+                    _r = _E_min_dim.entry_function(input, dim)
+                else:
+                    _kw = {}
+                    if keepdim is not _NO: _kw['keepdim'] = keepdim
+                    _r = _E_min_dim.entry_function(input, dim, **_kw)
+                return _RT.min(_r)
             else:
-                _kw = {}
-                if keepdim is not _NO: _kw['keepdim'] = keepdim
-                _r = _E_min_dim.entry_function(input, dim, **_kw)
-            return _RT.min(_r)
-        else:
-            if keepdim is _NO:
-                _r = _E_min_dim_min.entry_function(input, dim, min=out[0], min_indices=out[1])
+                if keepdim is _NO:
+                    _r = _E_min_dim_min.entry_function(input, dim, min=out[0], min_indices=out[1])
+                else:
+                    _kw = {}
+                    if keepdim is not _NO: _kw['keepdim'] = keepdim
+                    _r = _E_min_dim_min.entry_function(input, dim, min=out[0], min_indices=out[1], **_kw)
+                return _RT.min_out(_r)
+        if dim is _NO and keepdim is _NO:
+            if out is None:
+                _r = _E_min.entry_function(input)
+                return _r
             else:
-                _kw = {}
-                if keepdim is not _NO: _kw['keepdim'] = keepdim
-                _r = _E_min_dim_min.entry_function(input, dim, min=out[0], min_indices=out[1], **_kw)
-            return _RT.min_out(_r)
-    if dim is _NO and keepdim is _NO:
-        if out is None:
-            _r = _E_min.entry_function(input)
-            return _r
-        else:
-            _r = _E_min_unary_out.entry_function(input, out=out)
-            return _r
-    raise TypeError('min(): received an invalid combination of arguments; expected one of: min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices); min(Tensor self) -> Tensor')
+                _r = _E_min_unary_out.entry_function(input, out=out)
+                return _r
+        raise TypeError('min(): received an invalid combination of arguments; expected one of: min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices); min(Tensor self) -> Tensor')
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('min', _e, ('input', 'dim', 'keepdim'), False) from None
 
 
 def minimum(input, other, *, out=None):
-    if out is None:
-        _r = _E_minimum.entry_function(input, other)
-        return _r
-    else:
-        _r = _E_minimum_out.entry_function(input, other, out=out)
-        return _r
+    try:
+        if out is None:
+            _r = _E_minimum.entry_function(input, other)
+            return _r
+        else:
+            _r = _E_minimum_out.entry_function(input, other, out=out)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('minimum', _e, ('input', 'other'), False) from None
 
 
 def mm(input, mat2, *, out=None):
-    if out is None:
-        _r = _E_mm.entry_function(input, mat2)
-        return _r
-    else:
-        _r = _E_mm_out.entry_function(input, mat2, out=out)
-        return _r
+    try:
+        if out is None:
+            _r = _E_mm.entry_function(input, mat2)
+            return _r
+        else:
+            _r = _E_mm_out.entry_function(input, mat2, out=out)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('mm', _e, ('input', 'mat2'), False) from None
 
 
 def mul(input, other, *, out=None):
-    if not isinstance(other, _Tensor): other = _wrap_number(other)
-    if out is None:
-        _r = _E_mul_Tensor.entry_function(input, other)
-        return _r
-    else:
-        _r = _E_mul_out.entry_function(input, other, out=out)
-        return _r
+    try:
+        if not isinstance(input, _Tensor): input = _wrap_argument(input)
+        if not isinstance(other, _Tensor): other = _wrap_argument(other)
+        if out is None:
+            _r = _E_mul_Tensor.entry_function(input, other)
+            return _r
+        else:
+            _r = _E_mul_out.entry_function(input, other, out=out)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('mul', _e, ('input', 'other'), False) from None
 
 
 def mv(input, vec, *, out=None):
-    if out is None:
-        _r = _E_mv.entry_function(input, vec)
-        return _r
-    else:
-        _r = _E_mv_out.entry_function(input, vec, out=out)
-        return _r
+    try:
+        if out is None:
+            _r = _E_mv.entry_function(input, vec)
+            return _r
+        else:
+            _r = _E_mv_out.entry_function(input, vec, out=out)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('mv', _e, ('input', 'vec'), False) from None
 
 
 def narrow(input, dim, start, length):
-    if not isinstance(start, _Tensor):
-        _r = _E_narrow.entry_function(input, dim, start, length)
-        return _r
-    if isinstance(start, _Tensor):
-        _r = _E_narrow_Tensor.entry_function(input, dim, start, length)
-        return _r
-    raise TypeError('narrow(): received an invalid combination of arguments; expected one of: narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a); narrow.Tensor(Tensor(a) self, int dim, Tensor start, SymInt length) -> Tensor(a)')
+    try:
+        if not isinstance(start, _Tensor):
+            _r = _E_narrow.entry_function(input, dim, start, length)
+            return _r
+        if isinstance(start, _Tensor):
+            _r = _E_narrow_Tensor.entry_function(input, dim, start, length)
+            return _r
+        raise TypeError('narrow(): received an invalid combination of arguments; expected one of: narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a); narrow.Tensor(Tensor(a) self, int dim, Tensor start, SymInt length) -> Tensor(a)')
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('narrow', _e, ('input', 'dim', 'start', 'length'), False) from None
 
 
 def narrow_copy(input, dim, start, length, *, out=None):
-    if out is None:
-        _r = _E_narrow_copy.entry_function(input, dim, start, length)
-        return _r
-    else:
-        _r = _E_narrow_copy_out.entry_function(input, dim, start, length, out=out)
-        return _r
+    try:
+        if out is None:
+            _r = _E_narrow_copy.entry_function(input, dim, start, length)
+            return _r
+        else:
+            _r = _E_narrow_copy_out.entry_function(input, dim, start, length, out=out)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('narrow_copy', _e, ('input', 'dim', 'start', 'length'), False) from None
 
 
 def native_dropout(input, p, train):
-    _r = _E_native_dropout.entry_function(input, p, train)
-    return _r
+    try:
+        _r = _E_native_dropout.entry_function(input, p, train)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('native_dropout', _e, ('input', 'p', 'train'), False) from None
 
 
 def native_layer_norm(input, normalized_shape, weight, bias, eps):
-    _r = _E_native_layer_norm.entry_function(input, normalized_shape, weight, bias, eps)
-    return _r
+    try:
+        _r = _E_native_layer_norm.entry_function(input, normalized_shape, weight, bias, eps)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('native_layer_norm', _e, ('input', 'normalized_shape', 'weight', 'bias', 'eps'), False) from None
 
 
 def ne(input, other, *, out=None):
-    if not isinstance(other, _Tensor):
-        if out is None:
-            _r = _E_ne_Scalar.entry_function(input, other)
-            return _r
-        else:
-            _r = _E_ne_Scalar_out.entry_function(input, other, out=out)
-            return _r
-    if isinstance(other, _Tensor):
-        if out is None:
-            _r = _E_ne_Tensor.entry_function(input, other)
-            return _r
-        else:
-            _r = _E_ne_Tensor_out.entry_function(input, other, out=out)
-            return _r
-    raise TypeError('ne(): received an invalid combination of arguments; expected one of: ne.Scalar(Tensor self, Scalar other) -> Tensor; ne.Tensor(Tensor self, Tensor other) -> Tensor')
+    try:
+        if not isinstance(other, _Tensor):
+            if out is None:
+                _r = _E_ne_Scalar.entry_function(input, other)
+                return _r
+            else:
+                _r = _E_ne_Scalar_out.entry_function(input, other, out=out)
+                return _r
+        if isinstance(other, _Tensor):
+            if out is None:
+                _r = _E_ne_Tensor.entry_function(input, other)
+                return _r
+            else:
+                _r = _E_ne_Tensor_out.entry_function(input, other, out=out)
+                return _r
+        raise TypeError('ne(): received an invalid combination of arguments; expected one of: ne.Scalar(Tensor self, Scalar other) -> Tensor; ne.Tensor(Tensor self, Tensor other) -> Tensor')
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('ne', _e, ('input', 'other'), False) from None
 
 
 def neg(input, *, out=None):
-    if out is None:
-        _r = _E_neg.entry_function(input)
-        return _r
-    else:
-        _r = _E_neg_out.entry_function(input, out=out)
-        return _r
+    try:
+        if out is None:
+            _r = _E_neg.entry_function(input)
+            return _r
+        else:
+            _r = _E_neg_out.entry_function(input, out=out)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('neg', _e, ('input',), False) from None
 
 
 def neg_(input):
-    _r = _E_neg_.entry_function(input)
-    return _r
+    try:
+        _r = _E_neg_.entry_function(input)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('neg_', _e, ('input',), False) from None
 
 
 def ones(*_td_args, size=_NO, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, out=None, requires_grad=False):
-    if size is _NO:
-        if len(_td_args) == 1 and not isinstance(_td_args[0], int):
-            _td_args = _td_args[0]
-        size = list(_td_args)
-    elif _td_args:
-        raise TypeError("ones() got multiple values for argument 'size'")
-    if out is None:
-        _st = _local_state(); _sv = _st.excluded
-        _st.excluded = _sv | _BELOW_AD
-        try:
+    try:
+        if size is _NO:
+            if len(_td_args) == 1 and not isinstance(_td_args[0], int):
+                _td_args = _td_args[0]
+            size = list(_td_args)
+        elif _td_args:
+            raise TypeError("ones() got multiple values for argument 'size'")
+        if out is None:
+            _st = _local_state(); _sv = _st.excluded
+            _st.excluded = _sv | _BELOW_AD
+            try:
+                if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
+                    _r = _E_ones.entry_function(size)
+                else:
+                    _kw = {}
+                    if dtype is not _NO: _kw['dtype'] = dtype
+                    if layout is not _NO: _kw['layout'] = layout
+                    if device is not _NO: _kw['device'] = device
+                    if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
+                    _r = _E_ones.entry_function(size, **_kw)
+            finally:
+                _st.excluded = _sv
+            if requires_grad: _r.requires_grad_(True)
+            return _r
+        else:
             if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
-                _r = _E_ones.entry_function(size)
+                _r = _E_ones_out.entry_function(size, out=out)
             else:
                 _kw = {}
                 if dtype is not _NO: _kw['dtype'] = dtype
                 if layout is not _NO: _kw['layout'] = layout
                 if device is not _NO: _kw['device'] = device
                 if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
-                _r = _E_ones.entry_function(size, **_kw)
-        finally:
-            _st.excluded = _sv
-        if requires_grad: _r.requires_grad_(True)
-        return _r
-    else:
-        if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
-            _r = _E_ones_out.entry_function(size, out=out)
-        else:
-            _kw = {}
-            if dtype is not _NO: _kw['dtype'] = dtype
-            if layout is not _NO: _kw['layout'] = layout
-            if device is not _NO: _kw['device'] = device
-            if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
-            _r = _E_ones_out.entry_function(size, out=out, **_kw)
-        if requires_grad: _r.requires_grad_(True)
-        return _r
+                _r = _E_ones_out.entry_function(size, out=out, **_kw)
+            if requires_grad: _r.requires_grad_(True)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('ones', _e, ('size',), False) from None
 
 
 def ones_like(input, *, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, memory_format=_NO, requires_grad=False):
-    if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO and memory_format is _NO:
-        _r = _E_ones_like.entry_function(input)
-    else:
-        _kw = {}
-        if dtype is not _NO: _kw['dtype'] = dtype
-        if layout is not _NO: _kw['layout'] = layout
-        if device is not _NO: _kw['device'] = device
-        if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
-        if memory_format is not _NO: _kw['memory_format'] = memory_format
-        _r = _E_ones_like.entry_function(input, **_kw)
-    if requires_grad: _r.requires_grad_(True)
-    return _r
-
-
-def outer(input, vec2, *, out=None):
-    if out is None:
-        _r = _E_outer.entry_function(input, vec2)
-        return _r
-    else:
-        _r = _E_outer_out.entry_function(input, vec2, out=out)
-        return _r
-
-
-def permute(input, dims):
-    _r = _E_permute.entry_function(input, dims)
-    return _r
-
-
-def permute_copy(input, dims, *, out=None):
-    if out is None:
-        _r = _E_permute_copy.entry_function(input, dims)
-        return _r
-    else:
-        _r = _E_permute_copy_out.entry_function(input, dims, out=out)
-        return _r
-
-
-def pow(input, exponent, *, out=None):
-    if isinstance(input, _Tensor) and isinstance(exponent, _Tensor):
-        if out is None:
-            _r = _E_pow_Tensor_Tensor.entry_function(input, exponent)
-            return _r
-        else:
-            _r = _E_pow_Tensor_Tensor_out.entry_function(input, exponent, out=out)
-            return _r
-    if not isinstance(input, _Tensor) and isinstance(exponent, _Tensor):
-        if out is None:
-            _r = _E_pow_Scalar.entry_function(input, exponent)
-            return _r
-        else:
-            _r = _E_pow_Scalar_out.entry_function(input, exponent, out=out)
-            return _r
-    if not isinstance(exponent, _Tensor) and isinstance(input, _Tensor):
-        if out is None:
-            _r = _E_pow_Tensor_Scalar.entry_function(input, exponent)
-            return _r
-        else:
-            _r = _E_pow_Tensor_Scalar_out.entry_function(input, exponent, out=out)
-            return _r
-    raise TypeError('pow(): received an invalid combination of arguments; expected one of: pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor; pow.Scalar(Scalar self, Tensor exponent) -> Tensor; pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor')
-
-
-def prod(input, dim=_NO, keepdim=_NO, *, dtype=_NO, out=None):
-    if dim is not _NO:
-        if out is None:
-            if keepdim is _NO and dtype is _NO:
-                _r = _E_prod_dim_int.entry_function(input, dim)
-            else:
-                _kw = {}
-                if keepdim is not _NO: _kw['keepdim'] = keepdim
-                if dtype is not _NO: _kw['dtype'] = dtype
-                _r = _E_prod_dim_int.entry_function(input, dim, **_kw)
-            return _r
-        else:
-            if keepdim is _NO and dtype is _NO:
-                _r = _E_prod_int_out.entry_function(input, dim, out=out)
-            else:
-                _kw = {}
-                if keepdim is not _NO: _kw['keepdim'] = keepdim
-                if dtype is not _NO: _kw['dtype'] = dtype
-                _r = _E_prod_int_out.entry_function(input, dim, out=out, **_kw)
-            return _r
-    if dim is _NO and keepdim is _NO and out is None:
-        if dtype is _NO:
-            _r = _E_prod.entry_function(input)
-        else:
-            _kw = {}
-            if dtype is not _NO: _kw['dtype'] = dtype
-            _r = _E_prod.entry_function(input, **_kw)
-        return _r
-    raise TypeError('prod(): received an invalid combination of arguments; expected one of: prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor; prod(Tensor self, *, ScalarType? dtype=None) -> Tensor')
-
-
-def rand_like(input, *, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, memory_format=_NO, requires_grad=False):
-    if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO and memory_format is _NO:
-        _r = _E_rand_like.entry_function(input)
-    else:
-        _kw = {}
-        if dtype is not _NO: _kw['dtype'] = dtype
-        if layout is not _NO: _kw['layout'] = layout
-        if device is not _NO: _kw['device'] = device
-        if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
-        if memory_format is not _NO: _kw['memory_format'] = memory_format
-        _r = _E_rand_like.entry_function(input, **_kw)
-    if requires_grad: _r.requires_grad_(True)
-    return _r
-
-
-def randn_like(input, *, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, memory_format=_NO, requires_grad=False):
-    if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO and memory_format is _NO:
-        _r = _E_randn_like.entry_function(input)
-    else:
-        _kw = {}
-        if dtype is not _NO: _kw['dtype'] = dtype
-        if layout is not _NO: _kw['layout'] = layout
-        if device is not _NO: _kw['device'] = device
-        if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
-        if memory_format is not _NO: _kw['memory_format'] = memory_format
-        _r = _E_randn_like.entry_function(input, **_kw)
-    if requires_grad: _r.requires_grad_(True)
-    return _r
-
-
-def relu(input):
-    _r = _E_relu.entry_function(input)
-    return _r
-
-
-def relu_(input):
-    _r = _E_relu_.entry_function(input)
-    return _r
-
-
-def remainder(input, other, *, out=None):
-    if not isinstance(other, _Tensor) and isinstance(input, _Tensor):
-        if out is None:
-            _r = _E_remainder_Scalar.entry_function(input, other)
-            return _r
-        else:
-            _r = _E_remainder_Scalar_out.entry_function(input, other, out=out)
-            return _r
-    if isinstance(other, _Tensor) and isinstance(input, _Tensor):
-        if out is None:
-            _r = _E_remainder_Tensor.entry_function(input, other)
-            return _r
-        else:
-            _r = _E_remainder_Tensor_out.entry_function(input, other, out=out)
-            return _r
-    if not isinstance(input, _Tensor) and isinstance(other, _Tensor) and out is None:
-        _r = _E_remainder_Scalar_Tensor.entry_function(input, other)
-        return _r
-    raise TypeError('remainder(): received an invalid combination of arguments; expected one of: remainder.Scalar(Tensor self, Scalar other) -> Tensor; remainder.Tensor(Tensor self, Tensor other) -> Tensor; remainder.Scalar_Tensor(Scalar self, Tensor other) -> Tensor')
-
-
-def reshape(input, shape):
-    _r = _E_reshape.entry_function(input, shape)
-    return _r
-
-
-def resolve_conj(input):
-    _r = _E_resolve_conj.entry_function(input)
-    return _r
-
-
-def resolve_neg(input):
-    _r = _E_resolve_neg.entry_function(input)
-    return _r
-
-
-def roll(input, shifts, dims=_NO):
-    if type(shifts) is int: shifts = [shifts]
-    if type(dims) is int: dims = [dims]
-    if dims is _NO:
-        _r = _E_roll.entry_function(input, shifts)
-    else:
-        _kw = {}
-        if dims is not _NO: _kw['dims'] = dims
-        _r = _E_roll.entry_function(input, shifts, **_kw)
-    return _r
-
-
-def round(input, *, decimals=_NO, out=None):
-    if decimals is not _NO:
-        if out is None:
-            _r = _E_round_decimals.entry_function(input, decimals=decimals)
-            return _r
-        else:
-            _r = _E_round_decimals_out.entry_function(input, decimals=decimals, out=out)
-            return _r
-    if decimals is _NO:
-        if out is None:
-            _r = _E_round.entry_function(input)
-            return _r
-        else:
-            _r = _E_round_out.entry_function(input, out=out)
-            return _r
-    raise TypeError('round(): received an invalid combination of arguments; expected one of: round.decimals(Tensor self, *, int decimals) -> Tensor; round(Tensor self) -> Tensor')
-
-
-def round_(input, *, decimals=_NO):
-    if decimals is not _NO:
-        _r = _E_round__decimals.entry_function(input, decimals=decimals)
-        return _r
-    if decimals is _NO:
-        _r = _E_round_.entry_function(input)
-        return _r
-    raise TypeError('round_(): received an invalid combination of arguments; expected one of: round_.decimals(Tensor(a!) self, *, int decimals) -> Tensor(a!); round_(Tensor(a!) self) -> Tensor(a!)')
-
-
-def rsqrt(input, *, out=None):
-    if out is None:
-        _r = _E_rsqrt.entry_function(input)
-        return _r
-    else:
-        _r = _E_rsqrt_out.entry_function(input, out=out)
-        return _r
-
-
-def rsqrt_(input):
-    _r = _E_rsqrt_.entry_function(input)
-    return _r
-
-
-def rsub(input, other, alpha=_NO):
-    if isinstance(other, _Tensor):
-        if alpha is _NO:
-            _r = _E_rsub_Tensor.entry_function(input, other)
-        else:
-            _kw = {}
-            if alpha is not _NO: _kw['alpha'] = alpha
-            _r = _E_rsub_Tensor.entry_function(input, other, **_kw)
-        return _r
-    if not isinstance(other, _Tensor):
-        if alpha is _NO:
-            _r = _E_rsub_Scalar.entry_function(input, other)
-        else:
-            _kw = {}
-            if alpha is not _NO: _kw['alpha'] = alpha
-            _r = _E_rsub_Scalar.entry_function(input, other, **_kw)
-        return _r
-    raise TypeError('rsub(): received an invalid combination of arguments; expected one of: rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor; rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor')
-
-
-def scatter_add(input, dim, index, src, *, out=None):
-    if out is None:
-        _r = _E_scatter_add.entry_function(input, dim, index, src)
-        return _r
-    else:
-        _r = _E_scatter_add_out.entry_function(input, dim, index, src, out=out)
-        return _r
-
-
-def select(input, dim, index):
-    _r = _E_select_int.entry_function(input, dim, index)
-    return _r
-
-
-def select_copy(input, dim, index, *, out=None):
-    if out is None:
-        _r = _E_select_copy_int.entry_function(input, dim, index)
-        return _r
-    else:
-        _r = _E_select_copy_int_out.entry_function(input, dim, index, out=out)
-        return _r
-
-
-def select_scatter(input, src, dim, index):
-    _r = _E_select_scatter.entry_function(input, src, dim, index)
-    return _r
-
-
-def sigmoid(input, *, out=None):
-    if out is None:
-        _r = _E_sigmoid.entry_function(input)
-        return _r
-    else:
-        _r = _E_sigmoid_out.entry_function(input, out=out)
-        return _r
-
-
-def sigmoid_(input):
-    _r = _E_sigmoid_.entry_function(input)
-    return _r
-
-
-def sign(input, *, out=None):
-    if out is None:
-        _r = _E_sign.entry_function(input)
-        return _r
-    else:
-        _r = _E_sign_out.entry_function(input, out=out)
-        return _r
-
-
-def sin(input, *, out=None):
-    if out is None:
-        _r = _E_sin.entry_function(input)
-        return _r
-    else:
-        _r = _E_sin_out.entry_function(input, out=out)
-        return _r
-
-
-def sin_(input):
-    _r = _E_sin_.entry_function(input)
-    return _r
-
-
-def slice_copy(input, dim=_NO, start=_NO, end=_NO, step=_NO, *, out=None):
-    if out is None:
-        if dim is _NO and start is _NO and end is _NO and step is _NO:
-            _r = _E_slice_copy_Tensor.entry_function(input)
-        else:
-            _kw = {}
-            if dim is not _NO: _kw['dim'] = dim
-            if start is not _NO: _kw['start'] = start
-            if end is not _NO: _kw['end'] = end
-            if step is not _NO: _kw['step'] = step
-            _r = _E_slice_copy_Tensor.entry_function(input, **_kw)
-        return _r
-    else:
-        if dim is _NO and start is _NO and end is _NO and step is _NO:
-            _r = _E_slice_copy_Tensor_out.entry_function(input, out=out)
-        else:
-            _kw = {}
-            if dim is not _NO: _kw['dim'] = dim
-            if start is not _NO: _kw['start'] = start
-            if end is not _NO: _kw['end'] = end
-            if step is not _NO: _kw['step'] = step
-            _r = _E_slice_copy_Tensor_out.entry_function(input, out=out, **_kw)
-        return _r
-
-
-def slice_scatter(input, src, dim=_NO, start=_NO, end=_NO, step=_NO, *, out=None):
-    if out is None:
-        if dim is _NO and start is _NO and end is _NO and step is _NO:
-            _r = _E_slice_scatter.entry_function(input, src)
-        else:
-            _kw = {}
-            if dim is not _NO: _kw['dim'] = dim
-            if start is not _NO: _kw['start'] = start
-            if end is not _NO: _kw['end'] = end
-            if step is not _NO: _kw['step'] = step
-            _r = _E_slice_scatter.entry_function(input, src, **_kw)
-        return _r
-    else:
-        if dim is _NO and start is _NO and end is _NO and step is _NO:
-            _r = _E_slice_scatter_out.entry_function(input, src, out=out)
-        else:
-            _kw = {}
-            if dim is not _NO: _kw['dim'] = dim
-            if start is not _NO: _kw['start'] = start
-            if end is not _NO: _kw['end'] = end
-            if step is not _NO: _kw['step'] = step
-            _r = _E_slice_scatter_out.entry_function(input, src, out=out, **_kw)
-        return _r
-
-
-def softmax(input, dim, dtype=_NO, *, out=None):
-    if out is None:
-        if dtype is _NO:
-            _r = _E_softmax_int.entry_function(input, dim)
-        else:
-            _kw = {}
-            if dtype is not _NO: _kw['dtype'] = dtype
-            _r = _E_softmax_int.entry_function(input, dim, **_kw)
-        return _r
-    else:
-        if dtype is _NO:
-            _r = _E_softmax_int_out.entry_function(input, dim, out=out)
-        else:
-            _kw = {}
-            if dtype is not _NO: _kw['dtype'] = dtype
-            _r = _E_softmax_int_out.entry_function(input, dim, out=out, **_kw)
-        return _r
-
-
-def sort(input, dim=_NO, descending=_NO, *, stable=_NO, out=None):
-    if stable is not _NO:
-        if out is None:
-            if dim is _NO and descending is _NO:
-                _r = _E_sort_stable.entry_function(input, stable=stable)
-            else:
-                _kw = {}
-                if dim is not _NO: _kw['dim'] = dim
-                if descending is not _NO: _kw['descending'] = descending
-                _r = _E_sort_stable.entry_function(input, stable=stable, **_kw)
-            return _RT.sort(_r)
-        else:
-            if dim is _NO and descending is _NO:
-                _r = _E_sort_values_stable.entry_function(input, stable=stable, values=out[0], indices=out[1])
-            else:
-                _kw = {}
-                if dim is not _NO: _kw['dim'] = dim
-                if descending is not _NO: _kw['descending'] = descending
-                _r = _E_sort_values_stable.entry_function(input, stable=stable, values=out[0], indices=out[1], **_kw)
-            return _RT.sort_out(_r)
-    if stable is _NO:
-        if out is None:
-            if dim is _NO and descending is _NO:
-                _r = _E_sort.entry_function(input)
-            else:
-                _kw = {}
-                if dim is not _NO: _kw['dim'] = dim
-                if descending is not _NO: _kw['descending'] = descending
-                _r = _E_sort.entry_function(input, **_kw)
-            return _RT.sort(_r)
-        else:
-            if dim is _NO and descending is _NO:
-                _r = _E_sort_values.entry_function(input, values=out[0], indices=out[1])
-            else:
-                _kw = {}
-                if dim is not _NO: _kw['dim'] = dim
-                if descending is not _NO: _kw['descending'] = descending
-                _r = _E_sort_values.entry_function(input, values=out[0], indices=out[1], **_kw)
-            return _RT.sort_out(_r)
-    raise TypeError('sort(): received an invalid combination of arguments; expected one of: sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices); sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)')
-
-
-def split_copy(input, split_size, dim=_NO, *, out=None):
-    if out is None:
-        if dim is _NO:
-            _r = _E_split_copy_Tensor.entry_function(input, split_size)
-        else:
-            _kw = {}
-            if dim is not _NO: _kw['dim'] = dim
-            _r = _E_split_copy_Tensor.entry_function(input, split_size, **_kw)
-        return tuple(_r)
-    else:
-        if dim is _NO:
-            _r = _E_split_copy_Tensor_out.entry_function(input, split_size, out=out)
-        else:
-            _kw = {}
-            if dim is not _NO: _kw['dim'] = dim
-            _r = _E_split_copy_Tensor_out.entry_function(input, split_size, out=out, **_kw)
-        return _r
-
-
-def split_with_sizes(input, split_sizes, dim=_NO):
-    if dim is _NO:
-        _r = _E_split_with_sizes.entry_function(input, split_sizes)
-    else:
-        _kw = {}
-        if dim is not _NO: _kw['dim'] = dim
-        _r = _E_split_with_sizes.entry_function(input, split_sizes, **_kw)
-    return tuple(_r)
-
-
-def split_with_sizes_copy(input, split_sizes, dim=_NO, *, out=None):
-    if out is None:
-        if dim is _NO:
-            _r = _E_split_with_sizes_copy.entry_function(input, split_sizes)
-        else:
-            _kw = {}
-            if dim is not _NO: _kw['dim'] = dim
-            _r = _E_split_with_sizes_copy.entry_function(input, split_sizes, **_kw)
-        return tuple(_r)
-    else:
-        if dim is _NO:
-            _r = _E_split_with_sizes_copy_out.entry_function(input, split_sizes, out=out)
-        else:
-            _kw = {}
-            if dim is not _NO: _kw['dim'] = dim
-            _r = _E_split_with_sizes_copy_out.entry_function(input, split_sizes, out=out, **_kw)
-        return _r
-
-
-def sqrt(input, *, out=None):
-    if out is None:
-        _r = _E_sqrt.entry_function(input)
-        return _r
-    else:
-        _r = _E_sqrt_out.entry_function(input, out=out)
-        return _r
-
-
-def sqrt_(input):
-    _r = _E_sqrt_.entry_function(input)
-    return _r
-
-
-def stack(tensors, dim=_NO, *, out=None):
-    if out is None:
-        if dim is _NO:
-            _r = _E_stack.entry_function(tensors)
-        else:
-            _kw = {}
-            if dim is not _NO: _kw['dim'] = dim
-            _r = _E_stack.entry_function(tensors, **_kw)
-        return _r
-    else:
-        if dim is _NO:
-            _r = _E_stack_out.entry_function(tensors, out=out)
-        else:
-            _kw = {}
-            if dim is not _NO: _kw['dim'] = dim
-            _r = _E_stack_out.entry_function(tensors, out=out, **_kw)
-        return _r
-
-
-def sub(input, other, *, alpha=_NO, out=None):
-    if not isinstance(other, _Tensor): other = _wrap_number(other)
-    if out is None:
-        if alpha is _NO:
-            _r = _E_sub_Tensor.entry_function(input, other)
-        else:
-            _kw = {}
-            if alpha is not _NO: _kw['alpha'] = alpha
-            _r = _E_sub_Tensor.entry_function(input, other, **_kw)
-        return _r
-    else:
-        if alpha is _NO:
-            _r = _E_sub_out.entry_function(input, other, out=out)
-        else:
-            _kw = {}
-            if alpha is not _NO: _kw['alpha'] = alpha
-            _r = _E_sub_out.entry_function(input, other, out=out, **_kw)
-        return _r
-
-
-def sum(input, dim=_NO, keepdim=_NO, *, dtype=_NO, out=None):
-    if type(dim) is int: dim = [dim]
-    if dim is not _NO:
-        if out is None:
-            if keepdim is _NO and dtype is _NO:
-                _r = _E_sum_dim_IntList.entry_function(input, dim)
-            else:
-                _kw = {}
-                if keepdim is not _NO: _kw['keepdim'] = keepdim
-                if dtype is not _NO: _kw['dtype'] = dtype
-                _r = _E_sum_dim_IntList.entry_function(input, dim, **_kw)
-            return _r
-        else:
-            if keepdim is _NO and dtype is _NO:
-                _r = _E_sum_IntList_out.entry_function(input, dim, out=out)
-            else:
-                _kw = {}
-                if keepdim is not _NO: _kw['keepdim'] = keepdim
-                if dtype is not _NO: _kw['dtype'] = dtype
-                _r = _E_sum_IntList_out.entry_function(input, dim, out=out, **_kw)
-            return _r
-    if dim is _NO and keepdim is _NO and out is None:
-        if dtype is _NO:
-            _r = _E_sum.entry_function(input)
-        else:
-            _kw = {}
-            if dtype is not _NO: _kw['dtype'] = dtype
-            _r = _E_sum.entry_function(input, **_kw)
-        return _r
-    raise TypeError('sum(): received an invalid combination of arguments; expected one of: sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor; sum(Tensor self, *, ScalarType? dtype=None) -> Tensor')
-
-
-def t(input):
-    _r = _E_t.entry_function(input)
-    return _r
-
-
-def t_copy(input, *, out=None):
-    if out is None:
-        _r = _E_t_copy.entry_function(input)
-        return _r
-    else:
-        _r = _E_t_copy_out.entry_function(input, out=out)
-        return _r
-
-
-def tan(input, *, out=None):
-    if out is None:
-        _r = _E_tan.entry_function(input)
-        return _r
-    else:
-        _r = _E_tan_out.entry_function(input, out=out)
-        return _r
-
-
-def tan_(input):
-    _r = _E_tan_.entry_function(input)
-    return _r
-
-
-def tanh(input, *, out=None):
-    if out is None:
-        _r = _E_tanh.entry_function(input)
-        return _r
-    else:
-        _r = _E_tanh_out.entry_function(input, out=out)
-        return _r
-
-
-def tanh_(input):
-    _r = _E_tanh_.entry_function(input)
-    return _r
-
-
-def topk(input, k, dim=_NO, largest=_NO, sorted=_NO, *, out=None):
-    if out is None:
-        if dim is _NO and largest is _NO and sorted is _NO:
-            _r = _E_topk.entry_function(input, k)
-        else:
-            _kw = {}
-            if dim is not _NO: _kw['dim'] = dim
-            if largest is not _NO: _kw['largest'] = largest
-            if sorted is not _NO: _kw['sorted'] = sorted
-            _r = _E_topk.entry_function(input, k, **_kw)
-        return _RT.topk(_r)
-    else:
-        if dim is _NO and largest is _NO and sorted is _NO:
-            _r = _E_topk_values.entry_function(input, k, values=out[0], indices=out[1])
-        else:
-            _kw = {}
-            if dim is not _NO: _kw['dim'] = dim
-            if largest is not _NO: _kw['largest'] = largest
-            if sorted is not _NO: _kw['sorted'] = sorted
-            _r = _E_topk_values.entry_function(input, k, values=out[0], indices=out[1], **_kw)
-        return _RT.topk_out(_r)
-
-
-def transpose(input, dim0, dim1):
-    _r = _E_transpose_int.entry_function(input, dim0, dim1)
-    return _r
-
-
-def transpose_copy(input, dim0, dim1, *, out=None):
-    if out is None:
-        _r = _E_transpose_copy_int.entry_function(input, dim0, dim1)
-        return _r
-    else:
-        _r = _E_transpose_copy_int_out.entry_function(input, dim0, dim1, out=out)
-        return _r
-
-
-def tril(input, diagonal=_NO, *, out=None):
-    if out is None:
-        if diagonal is _NO:
-            _r = _E_tril.entry_function(input)
-        else:
-            _kw = {}
-            if diagonal is not _NO: _kw['diagonal'] = diagonal
-            _r = _E_tril.entry_function(input, **_kw)
-        return _r
-    else:
-        if diagonal is _NO:
-            _r = _E_tril_out.entry_function(input, out=out)
-        else:
-            _kw = {}
-            if diagonal is not _NO: _kw['diagonal'] = diagonal
-            _r = _E_tril_out.entry_function(input, out=out, **_kw)
-        return _r
-
-
-def triu(input, diagonal=_NO, *, out=None):
-    if out is None:
-        if diagonal is _NO:
-            _r = _E_triu.entry_function(input)
-        else:
-            _kw = {}
-            if diagonal is not _NO: _kw['diagonal'] = diagonal
-            _r = _E_triu.entry_function(input, **_kw)
-        return _r
-    else:
-        if diagonal is _NO:
-            _r = _E_triu_out.entry_function(input, out=out)
-        else:
-            _kw = {}
-            if diagonal is not _NO: _kw['diagonal'] = diagonal
-            _r = _E_triu_out.entry_function(input, out=out, **_kw)
-        return _r
-
-
-def unbind(input, dim=_NO):
-    if dim is _NO:
-        _r = _E_unbind_int.entry_function(input)
-    else:
-        _kw = {}
-        if dim is not _NO: _kw['dim'] = dim
-        _r = _E_unbind_int.entry_function(input, **_kw)
-    return tuple(_r)
-
-
-def unbind_copy(input, dim=_NO, *, out=None):
-    if out is None:
-        if dim is _NO:
-            _r = _E_unbind_copy_int.entry_function(input)
-        else:
-            _kw = {}
-            if dim is not _NO: _kw['dim'] = dim
-            _r = _E_unbind_copy_int.entry_function(input, **_kw)
-        return tuple(_r)
-    else:
-        if dim is _NO:
-            _r = _E_unbind_copy_int_out.entry_function(input, out=out)
-        else:
-            _kw = {}
-            if dim is not _NO: _kw['dim'] = dim
-            _r = _E_unbind_copy_int_out.entry_function(input, out=out, **_kw)
-        return _r
-
-
-def unfold_copy(input, dimension, size, step, *, out=None):
-    if out is None:
-        _r = _E_unfold_copy.entry_function(input, dimension, size, step)
-        return _r
-    else:
-        _r = _E_unfold_copy_out.entry_function(input, dimension, size, step, out=out)
-        return _r
-
-
-def unsqueeze(input, dim):
-    _r = _E_unsqueeze.entry_function(input, dim)
-    return _r
-
-
-def unsqueeze_copy(input, dim, *, out=None):
-    if out is None:
-        _r = _E_unsqueeze_copy.entry_function(input, dim)
-        return _r
-    else:
-        _r = _E_unsqueeze_copy_out.entry_function(input, dim, out=out)
-        return _r
-
-
-def view_as_complex(input):
-    _r = _E_view_as_complex.entry_function(input)
-    return _r
-
-
-def view_as_complex_copy(input, *, out=None):
-    if out is None:
-        _r = _E_view_as_complex_copy.entry_function(input)
-        return _r
-    else:
-        _r = _E_view_as_complex_copy_out.entry_function(input, out=out)
-        return _r
-
-
-def view_as_real(input):
-    _r = _E_view_as_real.entry_function(input)
-    return _r
-
-
-def view_as_real_copy(input, *, out=None):
-    if out is None:
-        _r = _E_view_as_real_copy.entry_function(input)
-        return _r
-    else:
-        _r = _E_view_as_real_copy_out.entry_function(input, out=out)
-        return _r
-
-
-def view_copy(input, size, *, out=None):
-    if out is None:
-        _r = _E_view_copy.entry_function(input, size)
-        return _r
-    else:
-        _r = _E_view_copy_out.entry_function(input, size, out=out)
-        return _r
-
-
-def zeros(*_td_args, size=_NO, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, out=None, requires_grad=False):
-    if size is _NO:
-        if len(_td_args) == 1 and not isinstance(_td_args[0], int):
-            _td_args = _td_args[0]
-        size = list(_td_args)
-    elif _td_args:
-        raise TypeError("zeros() got multiple values for argument 'size'")
-    if out is None:
-        _st = _local_state(); _sv = _st.excluded
-        _st.excluded = _sv | _BELOW_AD
-        try:
-            if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
-                _r = _E_zeros.entry_function(size)
-            else:
-                _kw = {}
-                if dtype is not _NO: _kw['dtype'] = dtype
-                if layout is not _NO: _kw['layout'] = layout
-                if device is not _NO: _kw['device'] = device
-                if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
-                _r = _E_zeros.entry_function(size, **_kw)
-        finally:
-            _st.excluded = _sv
-        if requires_grad: _r.requires_grad_(True)
-        return _r
-    else:
-        if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
-            _r = _E_zeros_out.entry_function(size, out=out)
+    try:
+        if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO and memory_format is _NO:
+            _r = _E_ones_like.entry_function(input)
         else:
             _kw = {}
             if dtype is not _NO: _kw['dtype'] = dtype
             if layout is not _NO: _kw['layout'] = layout
             if device is not _NO: _kw['device'] = device
             if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
-            _r = _E_zeros_out.entry_function(size, out=out, **_kw)
+            if memory_format is not _NO: _kw['memory_format'] = memory_format
+            _r = _E_ones_like.entry_function(input, **_kw)
         if requires_grad: _r.requires_grad_(True)
         return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('ones_like', _e, ('input',), False) from None
+
+
+def outer(input, vec2, *, out=None):
+    try:
+        if out is None:
+            _r = _E_outer.entry_function(input, vec2)
+            return _r
+        else:
+            _r = _E_outer_out.entry_function(input, vec2, out=out)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('outer', _e, ('input', 'vec2'), False) from None
+
+
+def permute(input, dims):
+    try:
+        _r = _E_permute.entry_function(input, dims)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('permute', _e, ('input', 'dims'), False) from None
+
+
+def permute_copy(input, dims, *, out=None):
+    try:
+        if out is None:
+            _r = _E_permute_copy.entry_function(input, dims)
+            return _r
+        else:
+            _r = _E_permute_copy_out.entry_function(input, dims, out=out)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('permute_copy', _e, ('input', 'dims'), False) from None
+
+
+def pow(input, exponent, *, out=None):
+    try:
+        if isinstance(input, _Tensor) and isinstance(exponent, _Tensor):
+            if out is None:
+                _r = _E_pow_Tensor_Tensor.entry_function(input, exponent)
+                return _r
+            else:
+                _r = _E_pow_Tensor_Tensor_out.entry_function(input, exponent, out=out)
+                return _r
+        if not isinstance(input, _Tensor) and isinstance(exponent, _Tensor):
+            if out is None:
+                _r = _E_pow_Scalar.entry_function(input, exponent)
+                return _r
+            else:
+                _r = _E_pow_Scalar_out.entry_function(input, exponent, out=out)
+                return _r
+        if not isinstance(exponent, _Tensor) and isinstance(input, _Tensor):
+            if out is None:
+                _r = _E_pow_Tensor_Scalar.entry_function(input, exponent)
+                return _r
+            else:
+                _r = _E_pow_Tensor_Scalar_out.entry_function(input, exponent, out=out)
+                return _r
+        raise TypeError('pow(): received an invalid combination of arguments; expected one of: pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor; pow.Scalar(Scalar self, Tensor exponent) -> Tensor; pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor')
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('pow', _e, ('input', 'exponent'), False) from None
+
+
+def prod(input, dim=_NO, keepdim=_NO, *, dtype=_NO, out=None):
+    try:
+        if dim is not _NO:
+            if out is None:
+                if keepdim is _NO and dtype is _NO:
+                    _r = _E_prod_dim_int.entry_function(input, dim)
+                else:
+                    _kw = {}
+                    if keepdim is not _NO: _kw['keepdim'] = keepdim
+                    if dtype is not _NO: _kw['dtype'] = dtype
+                    _r = _E_prod_dim_int.entry_function(input, dim, **_kw)
+                return _r
+            else:
+                if keepdim is _NO and dtype is _NO:
+                    _r = _E_prod_int_out.entry_function(input, dim, out=out)
+                else:
+                    _kw = {}
+                    if keepdim is not _NO: _kw['keepdim'] = keepdim
+                    if dtype is not _NO: _kw['dtype'] = dtype
+                    _r = _E_prod_int_out.entry_function(input, dim, out=out, **_kw)
+                return _r
+        if dim is _NO and keepdim is _NO and out is None:
+            if dtype is _NO:
+                _r = _E_prod.entry_function(input)
+            else:
+                _kw = {}
+                if dtype is not _NO: _kw['dtype'] = dtype
+                _r = _E_prod.entry_function(input, **_kw)
+            return _r
+        raise TypeError('prod(): received an invalid combination of arguments; expected one of: prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor; prod(Tensor self, *, ScalarType? dtype=None) -> Tensor')
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('prod', _e, ('input', 'dim', 'keepdim'), False) from None
+
+
+def rand_like(input, *, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, memory_format=_NO, requires_grad=False):
+    try:
+        if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO and memory_format is _NO:
+            _r = _E_rand_like.entry_function(input)
+        else:
+            _kw = {}
+            if dtype is not _NO: _kw['dtype'] = dtype
+            if layout is not _NO: _kw['layout'] = layout
+            if device is not _NO: _kw['device'] = device
+            if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
+            if memory_format is not _NO: _kw['memory_format'] = memory_format
+            _r = _E_rand_like.entry_function(input, **_kw)
+        if requires_grad: _r.requires_grad_(True)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('rand_like', _e, ('input',), False) from None
+
+
+def randn_like(input, *, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, memory_format=_NO, requires_grad=False):
+    try:
+        if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO and memory_format is _NO:
+            _r = _E_randn_like.entry_function(input)
+        else:
+            _kw = {}
+            if dtype is not _NO: _kw['dtype'] = dtype
+            if layout is not _NO: _kw['layout'] = layout
+            if device is not _NO: _kw['device'] = device
+            if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
+            if memory_format is not _NO: _kw['memory_format'] = memory_format
+            _r = _E_randn_like.entry_function(input, **_kw)
+        if requires_grad: _r.requires_grad_(True)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('randn_like', _e, ('input',), False) from None
+
+
+def relu(input):
+    try:
+        _r = _E_relu.entry_function(input)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('relu', _e, ('input',), False) from None
+
+
+def relu_(input):
+    try:
+        _r = _E_relu_.entry_function(input)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('relu_', _e, ('input',), False) from None
+
+
+def remainder(input, other, *, out=None):
+    try:
+        if not isinstance(other, _Tensor) and isinstance(input, _Tensor):
+            if out is None:
+                _r = _E_remainder_Scalar.entry_function(input, other)
+                return _r
+            else:
+                _r = _E_remainder_Scalar_out.entry_function(input, other, out=out)
+                return _r
+        if isinstance(other, _Tensor) and isinstance(input, _Tensor):
+            if out is None:
+                _r = _E_remainder_Tensor.entry_function(input, other)
+                return _r
+            else:
+                _r = _E_remainder_Tensor_out.entry_function(input, other, out=out)
+                return _r
+        if not isinstance(input, _Tensor) and isinstance(other, _Tensor) and out is None:
+            _r = _E_remainder_Scalar_Tensor.entry_function(input, other)
+            return _r
+        raise TypeError('remainder(): received an invalid combination of arguments; expected one of: remainder.Scalar(Tensor self, Scalar other) -> Tensor; remainder.Tensor(Tensor self, Tensor other) -> Tensor; remainder.Scalar_Tensor(Scalar self, Tensor other) -> Tensor')
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('remainder', _e, ('input', 'other'), False) from None
+
+
+def reshape(input, shape):
+    try:
+        _r = _E_reshape.entry_function(input, shape)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('reshape', _e, ('input', 'shape'), False) from None
+
+
+def resolve_conj(input):
+    try:
+        _r = _E_resolve_conj.entry_function(input)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('resolve_conj', _e, ('input',), False) from None
+
+
+def resolve_neg(input):
+    try:
+        _r = _E_resolve_neg.entry_function(input)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('resolve_neg', _e, ('input',), False) from None
+
+
+def roll(input, shifts, dims=_NO):
+    try:
+        if type(shifts) is int: shifts = [shifts]
+        if type(dims) is int: dims = [dims]
+        if dims is _NO:
+            _r = _E_roll.entry_function(input, shifts)
+        else:
+            _kw = {}
+            if dims is not _NO: _kw['dims'] = dims
+            _r = _E_roll.entry_function(input, shifts, **_kw)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('roll', _e, ('input', 'shifts', 'dims'), False) from None
+
+
+def round(input, *, decimals=_NO, out=None):
+    try:
+        if decimals is not _NO:
+            if out is None:
+                _r = _E_round_decimals.entry_function(input, decimals=decimals)
+                return _r
+            else:
+                _r = _E_round_decimals_out.entry_function(input, decimals=decimals, out=out)
+                return _r
+        if decimals is _NO:
+            if out is None:
+                _r = _E_round.entry_function(input)
+                return _r
+            else:
+                _r = _E_round_out.entry_function(input, out=out)
+                return _r
+        raise TypeError('round(): received an invalid combination of arguments; expected one of: round.decimals(Tensor self, *, int decimals) -> Tensor; round(Tensor self) -> Tensor')
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('round', _e, ('input',), False) from None
+
+
+def round_(input, *, decimals=_NO):
+    try:
+        if decimals is not _NO:
+            _r = _E_round__decimals.entry_function(input, decimals=decimals)
+            return _r
+        if decimals is _NO:
+            _r = _E_round_.entry_function(input)
+            return _r
+        raise TypeError('round_(): received an invalid combination of arguments; expected one of: round_.decimals(Tensor(a!) self, *, int decimals) -> Tensor(a!); round_(Tensor(a!) self) -> Tensor(a!)')
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('round_', _e, ('input',), False) from None
+
+
+def rsqrt(input, *, out=None):
+    try:
+        if out is None:
+            _r = _E_rsqrt.entry_function(input)
+            return _r
+        else:
+            _r = _E_rsqrt_out.entry_function(input, out=out)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('rsqrt', _e, ('input',), False) from None
+
+
+def rsqrt_(input):
+    try:
+        _r = _E_rsqrt_.entry_function(input)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('rsqrt_', _e, ('input',), False) from None
+
+
+def rsub(input, other, alpha=_NO):
+    try:
+        if isinstance(other, _Tensor):
+            if alpha is _NO:
+                _r = _E_rsub_Tensor.entry_function(input, other)
+            else:
+                _kw = {}
+                if alpha is not _NO: _kw['alpha'] = alpha
+                _r = _E_rsub_Tensor.entry_function(input, other, **_kw)
+            return _r
+        if not isinstance(other, _Tensor):
+            if alpha is _NO:
+                _r = _E_rsub_Scalar.entry_function(input, other)
+            else:
+                _kw = {}
+                if alpha is not _NO: _kw['alpha'] = alpha
+                _r = _E_rsub_Scalar.entry_function(input, other, **_kw)
+            return _r
+        raise TypeError('rsub(): received an invalid combination of arguments; expected one of: rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor; rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor')
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('rsub', _e, ('input', 'other', 'alpha'), False) from None
+
+
+def scatter_add(input, dim, index, src, *, out=None):
+    try:
+        if out is None:
+            _r = _E_scatter_add.entry_function(input, dim, index, src)
+            return _r
+        else:
+            _r = _E_scatter_add_out.entry_function(input, dim, index, src, out=out)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('scatter_add', _e, ('input', 'dim', 'index', 'src'), False) from None
+
+
+def select(input, dim, index):
+    try:
+        _r = _E_select_int.entry_function(input, dim, index)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('select', _e, ('input', 'dim', 'index'), False) from None
+
+
+def select_copy(input, dim, index, *, out=None):
+    try:
+        if out is None:
+            _r = _E_select_copy_int.entry_function(input, dim, index)
+            return _r
+        else:
+            _r = _E_select_copy_int_out.entry_function(input, dim, index, out=out)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('select_copy', _e, ('input', 'dim', 'index'), False) from None
+
+
+def select_scatter(input, src, dim, index):
+    try:
+        _r = _E_select_scatter.entry_function(input, src, dim, index)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('select_scatter', _e, ('input', 'src', 'dim', 'index'), False) from None
+
+
+def sigmoid(input, *, out=None):
+    try:
+        if out is None:
+            _r = _E_sigmoid.entry_function(input)
+            return _r
+        else:
+            _r = _E_sigmoid_out.entry_function(input, out=out)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('sigmoid', _e, ('input',), False) from None
+
+
+def sigmoid_(input):
+    try:
+        _r = _E_sigmoid_.entry_function(input)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('sigmoid_', _e, ('input',), False) from None
+
+
+def sign(input, *, out=None):
+    try:
+        if out is None:
+            _r = _E_sign.entry_function(input)
+            return _r
+        else:
+            _r = _E_sign_out.entry_function(input, out=out)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('sign', _e, ('input',), False) from None
+
+
+def sin(input, *, out=None):
+    try:
+        if out is None:
+            _r = _E_sin.entry_function(input)
+            return _r
+        else:
+            _r = _E_sin_out.entry_function(input, out=out)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('sin', _e, ('input',), False) from None
+
+
+def sin_(input):
+    try:
+        _r = _E_sin_.entry_function(input)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('sin_', _e, ('input',), False) from None
+
+
+def slice_copy(input, dim=_NO, start=_NO, end=_NO, step=_NO, *, out=None):
+    try:
+        if out is None:
+            if dim is _NO and start is _NO and end is _NO and step is _NO:
+                _r = _E_slice_copy_Tensor.entry_function(input)
+            else:
+                _kw = {}
+                if dim is not _NO: _kw['dim'] = dim
+                if start is not _NO: _kw['start'] = start
+                if end is not _NO: _kw['end'] = end
+                if step is not _NO: _kw['step'] = step
+                _r = _E_slice_copy_Tensor.entry_function(input, **_kw)
+            return _r
+        else:
+            if dim is _NO and start is _NO and end is _NO and step is _NO:
+                _r = _E_slice_copy_Tensor_out.entry_function(input, out=out)
+            else:
+                _kw = {}
+                if dim is not _NO: _kw['dim'] = dim
+                if start is not _NO: _kw['start'] = start
+                if end is not _NO: _kw['end'] = end
+                if step is not _NO: _kw['step'] = step
+                _r = _E_slice_copy_Tensor_out.entry_function(input, out=out, **_kw)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('slice_copy', _e, ('input', 'dim', 'start', 'end', 'step'), False) from None
+
+
+def slice_scatter(input, src, dim=_NO, start=_NO, end=_NO, step=_NO, *, out=None):
+    try:
+        if out is None:
+            if dim is _NO and start is _NO and end is _NO and step is _NO:
+                _r = _E_slice_scatter.entry_function(input, src)
+            else:
+                _kw = {}
+                if dim is not _NO: _kw['dim'] = dim
+                if start is not _NO: _kw['start'] = start
+                if end is not _NO: _kw['end'] = end
+                if step is not _NO: _kw['step'] = step
+                _r = _E_slice_scatter.entry_function(input, src, **_kw)
+            return _r
+        else:
+            if dim is _NO and start is _NO and end is _NO and step is _NO:
+                _r = _E_slice_scatter_out.entry_function(input, src, out=out)
+            else:
+                _kw = {}
+                if dim is not _NO: _kw['dim'] = dim
+                if start is not _NO: _kw['start'] = start
+                if end is not _NO: _kw['end'] = end
+                if step is not _NO: _kw['step'] = step
+                _r = _E_slice_scatter_out.entry_function(input, src, out=out, **_kw)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('slice_scatter', _e, ('input', 'src', 'dim', 'start', 'end', 'step'), False) from None
+
+
+def softmax(input, dim, dtype=_NO, *, out=None):
+    try:
+        if out is None:
+            if dtype is _NO:
+                _r = _E_softmax_int.entry_function(input, dim)
+            else:
+                _kw = {}
+                if dtype is not _NO: _kw['dtype'] = dtype
+                _r = _E_softmax_int.entry_function(input, dim, **_kw)
+            return _r
+        else:
+            if dtype is _NO:
+                _r = _E_softmax_int_out.entry_function(input, dim, out=out)
+            else:
+                _kw = {}
+                if dtype is not _NO: _kw['dtype'] = dtype
+                _r = _E_softmax_int_out.entry_function(input, dim, out=out, **_kw)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('softmax', _e, ('input', 'dim', 'dtype'), False) from None
+
+
+def sort(input, dim=_NO, descending=_NO, *, stable=_NO, out=None):
+    try:
+        if stable is not _NO:
+            if out is None:
+                if dim is _NO and descending is _NO:
+                    _r = _E_sort_stable.entry_function(input, stable=stable)
+                else:
+                    _kw = {}
+                    if dim is not _NO: _kw['dim'] = dim
+                    if descending is not _NO: _kw['descending'] = descending
+                    _r = _E_sort_stable.entry_function(input, stable=stable, **_kw)
+                return _RT.sort(_r)
+            else:
+                if dim is _NO and descending is _NO:
+                    _r = _E_sort_values_stable.entry_function(input, stable=stable, values=out[0], indices=out[1])
+                else:
+                    _kw = {}
+                    if dim is not _NO: _kw['dim'] = dim
+                    if descending is not _NO: _kw['descending'] = descending
+                    _r = _E_sort_values_stable.entry_function(input, stable=stable, values=out[0], indices=out[1], **_kw)
+                return _RT.sort_out(_r)
+        if stable is _NO:
+            if out is None:
+                if dim is _NO and descending is _NO:
+                    _r = _E_sort.entry_function(input)
+                else:
+                    _kw = {}
+                    if dim is not _NO: _kw['dim'] = dim
+                    if descending is not _NO: _kw['descending'] = descending
+                    _r = _E_sort.entry_function(input, **_kw)
+                return _RT.sort(_r)
+            else:
+                if dim is _NO and descending is _NO:
+                    _r = _E_sort_values.entry_function(input, values=out[0], indices=out[1])
+                else:
+                    _kw = {}
+                    if dim is not _NO: _kw['dim'] = dim
+                    if descending is not _NO: _kw['descending'] = descending
+                    _r = _E_sort_values.entry_function(input, values=out[0], indices=out[1], **_kw)
+                return _RT.sort_out(_r)
+        raise TypeError('sort(): received an invalid combination of arguments; expected one of: sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices); sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)')
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('sort', _e, ('input', 'dim', 'descending'), False) from None
+
+
+def split_copy(input, split_size, dim=_NO, *, out=None):
+    try:
+        if out is None:
+            if dim is _NO:
+                _r = _E_split_copy_Tensor.entry_function(input, split_size)
+            else:
+                _kw = {}
+                if dim is not _NO: _kw['dim'] = dim
+                _r = _E_split_copy_Tensor.entry_function(input, split_size, **_kw)
+            return tuple(_r)
+        else:
+            if dim is _NO:
+                _r = _E_split_copy_Tensor_out.entry_function(input, split_size, out=out)
+            else:
+                _kw = {}
+                if dim is not _NO: _kw['dim'] = dim
+                _r = _E_split_copy_Tensor_out.entry_function(input, split_size, out=out, **_kw)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('split_copy', _e, ('input', 'split_size', 'dim'), False) from None
+
+
+def split_with_sizes(input, split_sizes, dim=_NO):
+    try:
+        if dim is _NO:
+            _r = _E_split_with_sizes.entry_function(input, split_sizes)
+        else:
+            _kw = {}
+            if dim is not _NO: _kw['dim'] = dim
+            _r = _E_split_with_sizes.entry_function(input, split_sizes, **_kw)
+        return tuple(_r)
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('split_with_sizes', _e, ('input', 'split_sizes', 'dim'), False) from None
+
+
+def split_with_sizes_copy(input, split_sizes, dim=_NO, *, out=None):
+    try:
+        if out is None:
+            if dim is _NO:
+                _r = _E_split_with_sizes_copy.entry_function(input, split_sizes)
+            else:
+                _kw = {}
+                if dim is not _NO: _kw['dim'] = dim
+                _r = _E_split_with_sizes_copy.entry_function(input, split_sizes, **_kw)
+            return tuple(_r)
+        else:
+            if dim is _NO:
+                _r = _E_split_with_sizes_copy_out.entry_function(input, split_sizes, out=out)
+            else:
+                _kw = {}
+                if dim is not _NO: _kw['dim'] = dim
+                _r = _E_split_with_sizes_copy_out.entry_function(input, split_sizes, out=out, **_kw)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('split_with_sizes_copy', _e, ('input', 'split_sizes', 'dim'), False) from None
+
+
+def sqrt(input, *, out=None):
+    try:
+        if out is None:
+            _r = _E_sqrt.entry_function(input)
+            return _r
+        else:
+            _r = _E_sqrt_out.entry_function(input, out=out)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('sqrt', _e, ('input',), False) from None
+
+
+def sqrt_(input):
+    try:
+        _r = _E_sqrt_.entry_function(input)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('sqrt_', _e, ('input',), False) from None
+
+
+def stack(tensors, dim=_NO, *, out=None):
+    try:
+        if out is None:
+            if dim is _NO:
+                _r = _E_stack.entry_function(tensors)
+            else:
+                _kw = {}
+                if dim is not _NO: _kw['dim'] = dim
+                _r = _E_stack.entry_function(tensors, **_kw)
+            return _r
+        else:
+            if dim is _NO:
+                _r = _E_stack_out.entry_function(tensors, out=out)
+            else:
+                _kw = {}
+                if dim is not _NO: _kw['dim'] = dim
+                _r = _E_stack_out.entry_function(tensors, out=out, **_kw)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('stack', _e, ('tensors', 'dim'), False) from None
+
+
+def sub(input, other, *, alpha=_NO, out=None):
+    try:
+        if not isinstance(input, _Tensor): input = _wrap_argument(input)
+        if not isinstance(other, _Tensor): other = _wrap_argument(other)
+        if out is None:
+            if alpha is _NO:
+                _r = _E_sub_Tensor.entry_function(input, other)
+            else:
+                _kw = {}
+                if alpha is not _NO: _kw['alpha'] = alpha
+                _r = _E_sub_Tensor.entry_function(input, other, **_kw)
+            return _r
+        else:
+            if alpha is _NO:
+                _r = _E_sub_out.entry_function(input, other, out=out)
+            else:
+                _kw = {}
+                if alpha is not _NO: _kw['alpha'] = alpha
+                _r = _E_sub_out.entry_function(input, other, out=out, **_kw)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('sub', _e, ('input', 'other'), False) from None
+
+
+def sum(input, dim=_NO, keepdim=_NO, *, dtype=_NO, out=None):
+    try:
+        if type(dim) is int: dim = [dim]
+        if dim is not _NO:
+            if out is None:
+                if keepdim is _NO and dtype is _NO:
+                    _r = _E_sum_dim_IntList.entry_function(input, dim)
+                else:
+                    _kw = {}
+                    if keepdim is not _NO: _kw['keepdim'] = keepdim
+                    if dtype is not _NO: _kw['dtype'] = dtype
+                    _r = _E_sum_dim_IntList.entry_function(input, dim, **_kw)
+                return _r
+            else:
+                if keepdim is _NO and dtype is _NO:
+                    _r = _E_sum_IntList_out.entry_function(input, dim, out=out)
+                else:
+                    _kw = {}
+                    if keepdim is not _NO: _kw['keepdim'] = keepdim
+                    if dtype is not _NO: _kw['dtype'] = dtype
+                    _r = _E_sum_IntList_out.entry_function(input, dim, out=out, **_kw)
+                return _r
+        if dim is _NO and keepdim is _NO and out is None:
+            if dtype is _NO:
+                _r = _E_sum.entry_function(input)
+            else:
+                _kw = {}
+                if dtype is not _NO: _kw['dtype'] = dtype
+                _r = _E_sum.entry_function(input, **_kw)
+            return _r
+        raise TypeError('sum(): received an invalid combination of arguments; expected one of: sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor; sum(Tensor self, *, ScalarType? dtype=None) -> Tensor')
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('sum', _e, ('input', 'dim', 'keepdim'), False) from None
+
+
+def t(input):
+    try:
+        _r = _E_t.entry_function(input)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('t', _e, ('input',), False) from None
+
+
+def t_copy(input, *, out=None):
+    try:
+        if out is None:
+            _r = _E_t_copy.entry_function(input)
+            return _r
+        else:
+            _r = _E_t_copy_out.entry_function(input, out=out)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('t_copy', _e, ('input',), False) from None
+
+
+def tan(input, *, out=None):
+    try:
+        if out is None:
+            _r = _E_tan.entry_function(input)
+            return _r
+        else:
+            _r = _E_tan_out.entry_function(input, out=out)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('tan', _e, ('input',), False) from None
+
+
+def tan_(input):
+    try:
+        _r = _E_tan_.entry_function(input)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('tan_', _e, ('input',), False) from None
+
+
+def tanh(input, *, out=None):
+    try:
+        if out is None:
+            _r = _E_tanh.entry_function(input)
+            return _r
+        else:
+            _r = _E_tanh_out.entry_function(input, out=out)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('tanh', _e, ('input',), False) from None
+
+
+def tanh_(input):
+    try:
+        _r = _E_tanh_.entry_function(input)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('tanh_', _e, ('input',), False) from None
+
+
+def topk(input, k, dim=_NO, largest=_NO, sorted=_NO, *, out=None):
+    try:
+        if out is None:
+            if dim is _NO and largest is _NO and sorted is _NO:
+                _r = _E_topk.entry_function(input, k)
+            else:
+                _kw = {}
+                if dim is not _NO: _kw['dim'] = dim
+                if largest is not _NO: _kw['largest'] = largest
+                if sorted is not _NO: _kw['sorted'] = sorted
+                _r = _E_topk.entry_function(input, k, **_kw)
+            return _RT.topk(_r)
+        else:
+            if dim is _NO and largest is _NO and sorted is _NO:
+                _r = _E_topk_values.entry_function(input, k, values=out[0], indices=out[1])
+            else:
+                _kw = {}
+                if dim is not _NO: _kw['dim'] = dim
+                if largest is not _NO: _kw['largest'] = largest
+                if sorted is not _NO: _kw['sorted'] = sorted
+                _r = _E_topk_values.entry_function(input, k, values=out[0], indices=out[1], **_kw)
+            return _RT.topk_out(_r)
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('topk', _e, ('input', 'k', 'dim', 'largest', 'sorted'), False) from None
+
+
+def transpose(input, dim0, dim1):
+    try:
+        _r = _E_transpose_int.entry_function(input, dim0, dim1)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('transpose', _e, ('input', 'dim0', 'dim1'), False) from None
+
+
+def transpose_copy(input, dim0, dim1, *, out=None):
+    try:
+        if out is None:
+            _r = _E_transpose_copy_int.entry_function(input, dim0, dim1)
+            return _r
+        else:
+            _r = _E_transpose_copy_int_out.entry_function(input, dim0, dim1, out=out)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('transpose_copy', _e, ('input', 'dim0', 'dim1'), False) from None
+
+
+def tril(input, diagonal=_NO, *, out=None):
+    try:
+        if out is None:
+            if diagonal is _NO:
+                _r = _E_tril.entry_function(input)
+            else:
+                _kw = {}
+                if diagonal is not _NO: _kw['diagonal'] = diagonal
+                _r = _E_tril.entry_function(input, **_kw)
+            return _r
+        else:
+            if diagonal is _NO:
+                _r = _E_tril_out.entry_function(input, out=out)
+            else:
+                _kw = {}
+                if diagonal is not _NO: _kw['diagonal'] = diagonal
+                _r = _E_tril_out.entry_function(input, out=out, **_kw)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('tril', _e, ('input', 'diagonal'), False) from None
+
+
+def triu(input, diagonal=_NO, *, out=None):
+    try:
+        if out is None:
+            if diagonal is _NO:
+                _r = _E_triu.entry_function(input)
+            else:
+                _kw = {}
+                if diagonal is not _NO: _kw['diagonal'] = diagonal
+                _r = _E_triu.entry_function(input, **_kw)
+            return _r
+        else:
+            if diagonal is _NO:
+                _r = _E_triu_out.entry_function(input, out=out)
+            else:
+                _kw = {}
+                if diagonal is not _NO: _kw['diagonal'] = diagonal
+                _r = _E_triu_out.entry_function(input, out=out, **_kw)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('triu', _e, ('input', 'diagonal'), False) from None
+
+
+def unbind(input, dim=_NO):
+    try:
+        if dim is _NO:
+            _r = _E_unbind_int.entry_function(input)
+        else:
+            _kw = {}
+            if dim is not _NO: _kw['dim'] = dim
+            _r = _E_unbind_int.entry_function(input, **_kw)
+        return tuple(_r)
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('unbind', _e, ('input', 'dim'), False) from None
+
+
+def unbind_copy(input, dim=_NO, *, out=None):
+    try:
+        if out is None:
+            if dim is _NO:
+                _r = _E_unbind_copy_int.entry_function(input)
+            else:
+                _kw = {}
+                if dim is not _NO: _kw['dim'] = dim
+                _r = _E_unbind_copy_int.entry_function(input, **_kw)
+            return tuple(_r)
+        else:
+            if dim is _NO:
+                _r = _E_unbind_copy_int_out.entry_function(input, out=out)
+            else:
+                _kw = {}
+                if dim is not _NO: _kw['dim'] = dim
+                _r = _E_unbind_copy_int_out.entry_function(input, out=out, **_kw)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('unbind_copy', _e, ('input', 'dim'), False) from None
+
+
+def unfold_copy(input, dimension, size, step, *, out=None):
+    try:
+        if out is None:
+            _r = _E_unfold_copy.entry_function(input, dimension, size, step)
+            return _r
+        else:
+            _r = _E_unfold_copy_out.entry_function(input, dimension, size, step, out=out)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('unfold_copy', _e, ('input', 'dimension', 'size', 'step'), False) from None
+
+
+def unsqueeze(input, dim):
+    try:
+        _r = _E_unsqueeze.entry_function(input, dim)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('unsqueeze', _e, ('input', 'dim'), False) from None
+
+
+def unsqueeze_copy(input, dim, *, out=None):
+    try:
+        if out is None:
+            _r = _E_unsqueeze_copy.entry_function(input, dim)
+            return _r
+        else:
+            _r = _E_unsqueeze_copy_out.entry_function(input, dim, out=out)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('unsqueeze_copy', _e, ('input', 'dim'), False) from None
+
+
+def view_as_complex(input):
+    try:
+        _r = _E_view_as_complex.entry_function(input)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('view_as_complex', _e, ('input',), False) from None
+
+
+def view_as_complex_copy(input, *, out=None):
+    try:
+        if out is None:
+            _r = _E_view_as_complex_copy.entry_function(input)
+            return _r
+        else:
+            _r = _E_view_as_complex_copy_out.entry_function(input, out=out)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('view_as_complex_copy', _e, ('input',), False) from None
+
+
+def view_as_real(input):
+    try:
+        _r = _E_view_as_real.entry_function(input)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('view_as_real', _e, ('input',), False) from None
+
+
+def view_as_real_copy(input, *, out=None):
+    try:
+        if out is None:
+            _r = _E_view_as_real_copy.entry_function(input)
+            return _r
+        else:
+            _r = _E_view_as_real_copy_out.entry_function(input, out=out)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('view_as_real_copy', _e, ('input',), False) from None
+
+
+def view_copy(input, size, *, out=None):
+    try:
+        if out is None:
+            _r = _E_view_copy.entry_function(input, size)
+            return _r
+        else:
+            _r = _E_view_copy_out.entry_function(input, size, out=out)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('view_copy', _e, ('input', 'size'), False) from None
+
+
+def zeros(*_td_args, size=_NO, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, out=None, requires_grad=False):
+    try:
+        if size is _NO:
+            if len(_td_args) == 1 and not isinstance(_td_args[0], int):
+                _td_args = _td_args[0]
+            size = list(_td_args)
+        elif _td_args:
+            raise TypeError("zeros() got multiple values for argument 'size'")
+        if out is None:
+            _st = _local_state(); _sv = _st.excluded
+            _st.excluded = _sv | _BELOW_AD
+            try:
+                if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
+                    _r = _E_zeros.entry_function(size)
+                else:
+                    _kw = {}
+                    if dtype is not _NO: _kw['dtype'] = dtype
+                    if layout is not _NO: _kw['layout'] = layout
+                    if device is not _NO: _kw['device'] = device
+                    if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
+                    _r = _E_zeros.entry_function(size, **_kw)
+            finally:
+                _st.excluded = _sv
+            if requires_grad: _r.requires_grad_(True)
+            return _r
+        else:
+            if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
+                _r = _E_zeros_out.entry_function(size, out=out)
+            else:
+                _kw = {}
+                if dtype is not _NO: _kw['dtype'] = dtype
+                if layout is not _NO: _kw['layout'] = layout
+                if device is not _NO: _kw['device'] = device
+                if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
+                _r = _E_zeros_out.entry_function(size, out=out, **_kw)
+            if requires_grad: _r.requires_grad_(True)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('zeros', _e, ('size',), False) from None
 
 
 def zeros_like(input, *, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, memory_format=_NO, requires_grad=False):
-    if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO and memory_format is _NO:
-        _r = _E_zeros_like.entry_function(input)
-    else:
-        _kw = {}
-        if dtype is not _NO: _kw['dtype'] = dtype
-        if layout is not _NO: _kw['layout'] = layout
-        if device is not _NO: _kw['device'] = device
-        if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
-        if memory_format is not _NO: _kw['memory_format'] = memory_format
-        _r = _E_zeros_like.entry_function(input, **_kw)
-    if requires_grad: _r.requires_grad_(True)
-    return _r
+    try:
+        if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO and memory_format is _NO:
+            _r = _E_zeros_like.entry_function(input)
+        else:
+            _kw = {}
+            if dtype is not _NO: _kw['dtype'] = dtype
+            if layout is not _NO: _kw['layout'] = layout
+            if device is not _NO: _kw['device'] = device
+            if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
+            if memory_format is not _NO: _kw['memory_format'] = memory_format
+            _r = _E_zeros_like.entry_function(input, **_kw)
+        if requires_grad: _r.requires_grad_(True)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('zeros_like', _e, ('input',), False) from None

@@ -8,8 +8,11 @@ from ops/native_functions.yaml. Do not edit: run `tensordispatch codegen`.
 # mypy: ignore-errors
 from __future__ import annotations
 
+from tensordispatch.backends.aten import wrap_argument as _wrap_argument
 from tensordispatch.backends.aten import wrap_number as _wrap_number
 from tensordispatch.dispatch.calling import NOT_GIVEN as _NO
+from tensordispatch.dispatch.errors import ArgumentTypeError as _ArgumentTypeError
+from tensordispatch.dispatch.errors import binding_argument_error as _binding_argument_error
 from tensordispatch.dispatch.keyset import AUTOGRAD_DISPATCH_KEYSET_WITH_AD_INPLACE_OR_VIEW_RAW as _BELOW_AD
 from tensordispatch.dispatch.tls import local_state as _local_state
 from tensordispatch.generated import return_types as _RT
@@ -289,1524 +292,2064 @@ from tensordispatch.ops.bindings_functionalization import zero_ as _m_zero_
 
 
 def _m_abs(self):
-    _r = _E_abs.entry_function(self)
-    return _r
+    try:
+        _r = _E_abs.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('abs', _e, (), True) from None
 
 
 def _m_abs_(self):
-    _r = _E_abs_.entry_function(self)
-    return _r
+    try:
+        _r = _E_abs_.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('abs_', _e, (), True) from None
 
 
 def _m_add(self, other, *, alpha=_NO):
-    if not isinstance(other, _Tensor): other = _wrap_number(other)
-    if alpha is _NO:
-        _r = _E_add_Tensor.entry_function(self, other)
-    else:
-        _kw = {}
-        if alpha is not _NO: _kw['alpha'] = alpha
-        _r = _E_add_Tensor.entry_function(self, other, **_kw)
-    return _r
+    try:
+        if not isinstance(other, _Tensor): other = _wrap_argument(other)
+        if alpha is _NO:
+            _r = _E_add_Tensor.entry_function(self, other)
+        else:
+            _kw = {}
+            if alpha is not _NO: _kw['alpha'] = alpha
+            _r = _E_add_Tensor.entry_function(self, other, **_kw)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('add', _e, ('other',), True) from None
 
 
 def _m_add_(self, other, *, alpha=_NO):
-    if not isinstance(other, _Tensor): other = _wrap_number(other)
-    if alpha is _NO:
-        _r = _E_add__Tensor.entry_function(self, other)
-    else:
-        _kw = {}
-        if alpha is not _NO: _kw['alpha'] = alpha
-        _r = _E_add__Tensor.entry_function(self, other, **_kw)
-    return _r
+    try:
+        if not isinstance(other, _Tensor): other = _wrap_argument(other)
+        if alpha is _NO:
+            _r = _E_add__Tensor.entry_function(self, other)
+        else:
+            _kw = {}
+            if alpha is not _NO: _kw['alpha'] = alpha
+            _r = _E_add__Tensor.entry_function(self, other, **_kw)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('add_', _e, ('other',), True) from None
 
 
 def _m_addbmm(self, batch1, batch2, *, beta=_NO, alpha=_NO):
-    if beta is _NO and alpha is _NO:
-        _r = _E_addbmm.entry_function(self, batch1, batch2)
-    else:
-        _kw = {}
-        if beta is not _NO: _kw['beta'] = beta
-        if alpha is not _NO: _kw['alpha'] = alpha
-        _r = _E_addbmm.entry_function(self, batch1, batch2, **_kw)
-    return _r
+    try:
+        if beta is _NO and alpha is _NO:
+            _r = _E_addbmm.entry_function(self, batch1, batch2)
+        else:
+            _kw = {}
+            if beta is not _NO: _kw['beta'] = beta
+            if alpha is not _NO: _kw['alpha'] = alpha
+            _r = _E_addbmm.entry_function(self, batch1, batch2, **_kw)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('addbmm', _e, ('batch1', 'batch2'), True) from None
 
 
 def _m_addbmm_(self, batch1, batch2, *, beta=_NO, alpha=_NO):
-    if beta is _NO and alpha is _NO:
-        _r = _E_addbmm_.entry_function(self, batch1, batch2)
-    else:
-        _kw = {}
-        if beta is not _NO: _kw['beta'] = beta
-        if alpha is not _NO: _kw['alpha'] = alpha
-        _r = _E_addbmm_.entry_function(self, batch1, batch2, **_kw)
-    return _r
+    try:
+        if beta is _NO and alpha is _NO:
+            _r = _E_addbmm_.entry_function(self, batch1, batch2)
+        else:
+            _kw = {}
+            if beta is not _NO: _kw['beta'] = beta
+            if alpha is not _NO: _kw['alpha'] = alpha
+            _r = _E_addbmm_.entry_function(self, batch1, batch2, **_kw)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('addbmm_', _e, ('batch1', 'batch2'), True) from None
 
 
 def _m_addcdiv(self, tensor1, tensor2, *, value=_NO):
-    if value is _NO:
-        _r = _E_addcdiv.entry_function(self, tensor1, tensor2)
-    else:
-        _kw = {}
-        if value is not _NO: _kw['value'] = value
-        _r = _E_addcdiv.entry_function(self, tensor1, tensor2, **_kw)
-    return _r
+    try:
+        if value is _NO:
+            _r = _E_addcdiv.entry_function(self, tensor1, tensor2)
+        else:
+            _kw = {}
+            if value is not _NO: _kw['value'] = value
+            _r = _E_addcdiv.entry_function(self, tensor1, tensor2, **_kw)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('addcdiv', _e, ('tensor1', 'tensor2'), True) from None
 
 
 def _m_addcdiv_(self, tensor1, tensor2, *, value=_NO):
-    if value is _NO:
-        _r = _E_addcdiv_.entry_function(self, tensor1, tensor2)
-    else:
-        _kw = {}
-        if value is not _NO: _kw['value'] = value
-        _r = _E_addcdiv_.entry_function(self, tensor1, tensor2, **_kw)
-    return _r
+    try:
+        if value is _NO:
+            _r = _E_addcdiv_.entry_function(self, tensor1, tensor2)
+        else:
+            _kw = {}
+            if value is not _NO: _kw['value'] = value
+            _r = _E_addcdiv_.entry_function(self, tensor1, tensor2, **_kw)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('addcdiv_', _e, ('tensor1', 'tensor2'), True) from None
 
 
 def _m_addcmul(self, tensor1, tensor2, *, value=_NO):
-    if value is _NO:
-        _r = _E_addcmul.entry_function(self, tensor1, tensor2)
-    else:
-        _kw = {}
-        if value is not _NO: _kw['value'] = value
-        _r = _E_addcmul.entry_function(self, tensor1, tensor2, **_kw)
-    return _r
+    try:
+        if value is _NO:
+            _r = _E_addcmul.entry_function(self, tensor1, tensor2)
+        else:
+            _kw = {}
+            if value is not _NO: _kw['value'] = value
+            _r = _E_addcmul.entry_function(self, tensor1, tensor2, **_kw)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('addcmul', _e, ('tensor1', 'tensor2'), True) from None
 
 
 def _m_addcmul_(self, tensor1, tensor2, *, value=_NO):
-    if value is _NO:
-        _r = _E_addcmul_.entry_function(self, tensor1, tensor2)
-    else:
-        _kw = {}
-        if value is not _NO: _kw['value'] = value
-        _r = _E_addcmul_.entry_function(self, tensor1, tensor2, **_kw)
-    return _r
+    try:
+        if value is _NO:
+            _r = _E_addcmul_.entry_function(self, tensor1, tensor2)
+        else:
+            _kw = {}
+            if value is not _NO: _kw['value'] = value
+            _r = _E_addcmul_.entry_function(self, tensor1, tensor2, **_kw)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('addcmul_', _e, ('tensor1', 'tensor2'), True) from None
 
 
 def _m_addmm(self, mat1, mat2, *, beta=_NO, alpha=_NO):
-    if beta is _NO and alpha is _NO:
-        _r = _E_addmm.entry_function(self, mat1, mat2)
-    else:
-        _kw = {}
-        if beta is not _NO: _kw['beta'] = beta
-        if alpha is not _NO: _kw['alpha'] = alpha
-        _r = _E_addmm.entry_function(self, mat1, mat2, **_kw)
-    return _r
+    try:
+        if beta is _NO and alpha is _NO:
+            _r = _E_addmm.entry_function(self, mat1, mat2)
+        else:
+            _kw = {}
+            if beta is not _NO: _kw['beta'] = beta
+            if alpha is not _NO: _kw['alpha'] = alpha
+            _r = _E_addmm.entry_function(self, mat1, mat2, **_kw)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('addmm', _e, ('mat1', 'mat2'), True) from None
 
 
 def _m_addmm_(self, mat1, mat2, *, beta=_NO, alpha=_NO):
-    if beta is _NO and alpha is _NO:
-        _r = _E_addmm_.entry_function(self, mat1, mat2)
-    else:
-        _kw = {}
-        if beta is not _NO: _kw['beta'] = beta
-        if alpha is not _NO: _kw['alpha'] = alpha
-        _r = _E_addmm_.entry_function(self, mat1, mat2, **_kw)
-    return _r
+    try:
+        if beta is _NO and alpha is _NO:
+            _r = _E_addmm_.entry_function(self, mat1, mat2)
+        else:
+            _kw = {}
+            if beta is not _NO: _kw['beta'] = beta
+            if alpha is not _NO: _kw['alpha'] = alpha
+            _r = _E_addmm_.entry_function(self, mat1, mat2, **_kw)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('addmm_', _e, ('mat1', 'mat2'), True) from None
 
 
 def _m_addmv(self, mat, vec, *, beta=_NO, alpha=_NO):
-    if beta is _NO and alpha is _NO:
-        _r = _E_addmv.entry_function(self, mat, vec)
-    else:
-        _kw = {}
-        if beta is not _NO: _kw['beta'] = beta
-        if alpha is not _NO: _kw['alpha'] = alpha
-        _r = _E_addmv.entry_function(self, mat, vec, **_kw)
-    return _r
+    try:
+        if beta is _NO and alpha is _NO:
+            _r = _E_addmv.entry_function(self, mat, vec)
+        else:
+            _kw = {}
+            if beta is not _NO: _kw['beta'] = beta
+            if alpha is not _NO: _kw['alpha'] = alpha
+            _r = _E_addmv.entry_function(self, mat, vec, **_kw)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('addmv', _e, ('mat', 'vec'), True) from None
 
 
 def _m_addmv_(self, mat, vec, *, beta=_NO, alpha=_NO):
-    if beta is _NO and alpha is _NO:
-        _r = _E_addmv_.entry_function(self, mat, vec)
-    else:
-        _kw = {}
-        if beta is not _NO: _kw['beta'] = beta
-        if alpha is not _NO: _kw['alpha'] = alpha
-        _r = _E_addmv_.entry_function(self, mat, vec, **_kw)
-    return _r
+    try:
+        if beta is _NO and alpha is _NO:
+            _r = _E_addmv_.entry_function(self, mat, vec)
+        else:
+            _kw = {}
+            if beta is not _NO: _kw['beta'] = beta
+            if alpha is not _NO: _kw['alpha'] = alpha
+            _r = _E_addmv_.entry_function(self, mat, vec, **_kw)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('addmv_', _e, ('mat', 'vec'), True) from None
 
 
 def _m_adjoint(self):
-    _r = _E_adjoint.entry_function(self)
-    return _r
+    try:
+        _r = _E_adjoint.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('adjoint', _e, (), True) from None
 
 
 def _m_amax(self, dim=_NO, keepdim=_NO):
-    if type(dim) is int: dim = [dim]
-    if dim is _NO and keepdim is _NO:
-        _r = _E_amax.entry_function(self)
-    else:
-        _kw = {}
-        if dim is not _NO: _kw['dim'] = dim
-        if keepdim is not _NO: _kw['keepdim'] = keepdim
-        _r = _E_amax.entry_function(self, **_kw)
-    return _r
+    try:
+        if type(dim) is int: dim = [dim]
+        if dim is _NO and keepdim is _NO:
+            _r = _E_amax.entry_function(self)
+        else:
+            _kw = {}
+            if dim is not _NO: _kw['dim'] = dim
+            if keepdim is not _NO: _kw['keepdim'] = keepdim
+            _r = _E_amax.entry_function(self, **_kw)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('amax', _e, ('dim', 'keepdim'), True) from None
 
 
 def _m_amin(self, dim=_NO, keepdim=_NO):
-    if type(dim) is int: dim = [dim]
-    if dim is _NO and keepdim is _NO:
-        _r = _E_amin.entry_function(self)
-    else:
-        _kw = {}
-        if dim is not _NO: _kw['dim'] = dim
-        if keepdim is not _NO: _kw['keepdim'] = keepdim
-        _r = _E_amin.entry_function(self, **_kw)
-    return _r
+    try:
+        if type(dim) is int: dim = [dim]
+        if dim is _NO and keepdim is _NO:
+            _r = _E_amin.entry_function(self)
+        else:
+            _kw = {}
+            if dim is not _NO: _kw['dim'] = dim
+            if keepdim is not _NO: _kw['keepdim'] = keepdim
+            _r = _E_amin.entry_function(self, **_kw)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('amin', _e, ('dim', 'keepdim'), True) from None
 
 
 def _m_aminmax(self, *, dim=_NO, keepdim=_NO):
-    if dim is _NO and keepdim is _NO:
-        _r = _E_aminmax.entry_function(self)
-    else:
-        _kw = {}
-        if dim is not _NO: _kw['dim'] = dim
-        if keepdim is not _NO: _kw['keepdim'] = keepdim
-        _r = _E_aminmax.entry_function(self, **_kw)
-    return _RT.aminmax(_r)
+    try:
+        if dim is _NO and keepdim is _NO:
+            _r = _E_aminmax.entry_function(self)
+        else:
+            _kw = {}
+            if dim is not _NO: _kw['dim'] = dim
+            if keepdim is not _NO: _kw['keepdim'] = keepdim
+            _r = _E_aminmax.entry_function(self, **_kw)
+        return _RT.aminmax(_r)
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('aminmax', _e, (), True) from None
 
 
 def _m_argmax(self, dim=_NO, keepdim=_NO):
-    if dim is _NO and keepdim is _NO:
-        _r = _E_argmax.entry_function(self)
-    else:
-        _kw = {}
-        if dim is not _NO: _kw['dim'] = dim
-        if keepdim is not _NO: _kw['keepdim'] = keepdim
-        _r = _E_argmax.entry_function(self, **_kw)
-    return _r
+    try:
+        if dim is _NO and keepdim is _NO:
+            _r = _E_argmax.entry_function(self)
+        else:
+            _kw = {}
+            if dim is not _NO: _kw['dim'] = dim
+            if keepdim is not _NO: _kw['keepdim'] = keepdim
+            _r = _E_argmax.entry_function(self, **_kw)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('argmax', _e, ('dim', 'keepdim'), True) from None
 
 
 def _m_argmin(self, dim=_NO, keepdim=_NO):
-    if dim is _NO and keepdim is _NO:
-        _r = _E_argmin.entry_function(self)
-    else:
-        _kw = {}
-        if dim is not _NO: _kw['dim'] = dim
-        if keepdim is not _NO: _kw['keepdim'] = keepdim
-        _r = _E_argmin.entry_function(self, **_kw)
-    return _r
+    try:
+        if dim is _NO and keepdim is _NO:
+            _r = _E_argmin.entry_function(self)
+        else:
+            _kw = {}
+            if dim is not _NO: _kw['dim'] = dim
+            if keepdim is not _NO: _kw['keepdim'] = keepdim
+            _r = _E_argmin.entry_function(self, **_kw)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('argmin', _e, ('dim', 'keepdim'), True) from None
 
 
 def _m_as_strided(self, size, stride, storage_offset=_NO):
-    if storage_offset is _NO:
-        _r = _E_as_strided.entry_function(self, size, stride)
-    else:
-        _kw = {}
-        if storage_offset is not _NO: _kw['storage_offset'] = storage_offset
-        _r = _E_as_strided.entry_function(self, size, stride, **_kw)
-    return _r
+    try:
+        if storage_offset is _NO:
+            _r = _E_as_strided.entry_function(self, size, stride)
+        else:
+            _kw = {}
+            if storage_offset is not _NO: _kw['storage_offset'] = storage_offset
+            _r = _E_as_strided.entry_function(self, size, stride, **_kw)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('as_strided', _e, ('size', 'stride', 'storage_offset'), True) from None
 
 
 def _m_as_strided_(self, size, stride, storage_offset=_NO):
-    if storage_offset is _NO:
-        _r = _E_as_strided_.entry_function(self, size, stride)
-    else:
-        _kw = {}
-        if storage_offset is not _NO: _kw['storage_offset'] = storage_offset
-        _r = _E_as_strided_.entry_function(self, size, stride, **_kw)
-    return _r
+    try:
+        if storage_offset is _NO:
+            _r = _E_as_strided_.entry_function(self, size, stride)
+        else:
+            _kw = {}
+            if storage_offset is not _NO: _kw['storage_offset'] = storage_offset
+            _r = _E_as_strided_.entry_function(self, size, stride, **_kw)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('as_strided_', _e, ('size', 'stride', 'storage_offset'), True) from None
 
 
 def _m_as_strided_scatter(self, src, size, stride, storage_offset=_NO):
-    if storage_offset is _NO:
-        _r = _E_as_strided_scatter.entry_function(self, src, size, stride)
-    else:
-        _kw = {}
-        if storage_offset is not _NO: _kw['storage_offset'] = storage_offset
-        _r = _E_as_strided_scatter.entry_function(self, src, size, stride, **_kw)
-    return _r
+    try:
+        if storage_offset is _NO:
+            _r = _E_as_strided_scatter.entry_function(self, src, size, stride)
+        else:
+            _kw = {}
+            if storage_offset is not _NO: _kw['storage_offset'] = storage_offset
+            _r = _E_as_strided_scatter.entry_function(self, src, size, stride, **_kw)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('as_strided_scatter', _e, ('src', 'size', 'stride', 'storage_offset'), True) from None
 
 
 def _m_baddbmm(self, batch1, batch2, *, beta=_NO, alpha=_NO):
-    if beta is _NO and alpha is _NO:
-        _r = _E_baddbmm.entry_function(self, batch1, batch2)
-    else:
-        _kw = {}
-        if beta is not _NO: _kw['beta'] = beta
-        if alpha is not _NO: _kw['alpha'] = alpha
-        _r = _E_baddbmm.entry_function(self, batch1, batch2, **_kw)
-    return _r
+    try:
+        if beta is _NO and alpha is _NO:
+            _r = _E_baddbmm.entry_function(self, batch1, batch2)
+        else:
+            _kw = {}
+            if beta is not _NO: _kw['beta'] = beta
+            if alpha is not _NO: _kw['alpha'] = alpha
+            _r = _E_baddbmm.entry_function(self, batch1, batch2, **_kw)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('baddbmm', _e, ('batch1', 'batch2'), True) from None
 
 
 def _m_baddbmm_(self, batch1, batch2, *, beta=_NO, alpha=_NO):
-    if beta is _NO and alpha is _NO:
-        _r = _E_baddbmm_.entry_function(self, batch1, batch2)
-    else:
-        _kw = {}
-        if beta is not _NO: _kw['beta'] = beta
-        if alpha is not _NO: _kw['alpha'] = alpha
-        _r = _E_baddbmm_.entry_function(self, batch1, batch2, **_kw)
-    return _r
+    try:
+        if beta is _NO and alpha is _NO:
+            _r = _E_baddbmm_.entry_function(self, batch1, batch2)
+        else:
+            _kw = {}
+            if beta is not _NO: _kw['beta'] = beta
+            if alpha is not _NO: _kw['alpha'] = alpha
+            _r = _E_baddbmm_.entry_function(self, batch1, batch2, **_kw)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('baddbmm_', _e, ('batch1', 'batch2'), True) from None
 
 
 def _m_bitwise_and(self, other):
-    if not isinstance(other, _Tensor):
-        _r = _E_bitwise_and_Scalar.entry_function(self, other)
-        return _r
-    if isinstance(other, _Tensor):
-        _r = _E_bitwise_and_Tensor.entry_function(self, other)
-        return _r
-    raise TypeError('bitwise_and(): received an invalid combination of arguments; expected one of: bitwise_and.Scalar(Tensor self, Scalar other) -> Tensor; bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor')
+    try:
+        if not isinstance(other, _Tensor):
+            _r = _E_bitwise_and_Scalar.entry_function(self, other)
+            return _r
+        if isinstance(other, _Tensor):
+            _r = _E_bitwise_and_Tensor.entry_function(self, other)
+            return _r
+        raise TypeError('bitwise_and(): received an invalid combination of arguments; expected one of: bitwise_and.Scalar(Tensor self, Scalar other) -> Tensor; bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor')
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('bitwise_and', _e, ('other',), True) from None
 
 
 def _m_bitwise_and_(self, other):
-    if not isinstance(other, _Tensor):
-        _r = _E_bitwise_and__Scalar.entry_function(self, other)
-        return _r
-    if isinstance(other, _Tensor):
-        _r = _E_bitwise_and__Tensor.entry_function(self, other)
-        return _r
-    raise TypeError('bitwise_and_(): received an invalid combination of arguments; expected one of: bitwise_and_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!); bitwise_and_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)')
+    try:
+        if not isinstance(other, _Tensor):
+            _r = _E_bitwise_and__Scalar.entry_function(self, other)
+            return _r
+        if isinstance(other, _Tensor):
+            _r = _E_bitwise_and__Tensor.entry_function(self, other)
+            return _r
+        raise TypeError('bitwise_and_(): received an invalid combination of arguments; expected one of: bitwise_and_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!); bitwise_and_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)')
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('bitwise_and_', _e, ('other',), True) from None
 
 
 def _m_bitwise_left_shift(self, other):
-    if isinstance(other, _Tensor):
-        _r = _E_bitwise_left_shift_Tensor.entry_function(self, other)
-        return _r
-    if not isinstance(other, _Tensor):
-        _r = _E_bitwise_left_shift_Tensor_Scalar.entry_function(self, other)
-        return _r
-    raise TypeError('bitwise_left_shift(): received an invalid combination of arguments; expected one of: bitwise_left_shift.Tensor(Tensor self, Tensor other) -> Tensor; bitwise_left_shift.Tensor_Scalar(Tensor self, Scalar other) -> Tensor')
+    try:
+        if isinstance(other, _Tensor):
+            _r = _E_bitwise_left_shift_Tensor.entry_function(self, other)
+            return _r
+        if not isinstance(other, _Tensor):
+            _r = _E_bitwise_left_shift_Tensor_Scalar.entry_function(self, other)
+            return _r
+        raise TypeError('bitwise_left_shift(): received an invalid combination of arguments; expected one of: bitwise_left_shift.Tensor(Tensor self, Tensor other) -> Tensor; bitwise_left_shift.Tensor_Scalar(Tensor self, Scalar other) -> Tensor')
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('bitwise_left_shift', _e, ('other',), True) from None
 
 
 def _m_bitwise_left_shift_(self, other):
-    if isinstance(other, _Tensor):
-        _r = _E_bitwise_left_shift__Tensor.entry_function(self, other)
-        return _r
-    if not isinstance(other, _Tensor):
-        _r = _E_bitwise_left_shift__Tensor_Scalar.entry_function(self, other)
-        return _r
-    raise TypeError('bitwise_left_shift_(): received an invalid combination of arguments; expected one of: bitwise_left_shift_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!); bitwise_left_shift_.Tensor_Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)')
+    try:
+        if isinstance(other, _Tensor):
+            _r = _E_bitwise_left_shift__Tensor.entry_function(self, other)
+            return _r
+        if not isinstance(other, _Tensor):
+            _r = _E_bitwise_left_shift__Tensor_Scalar.entry_function(self, other)
+            return _r
+        raise TypeError('bitwise_left_shift_(): received an invalid combination of arguments; expected one of: bitwise_left_shift_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!); bitwise_left_shift_.Tensor_Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)')
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('bitwise_left_shift_', _e, ('other',), True) from None
 
 
 def _m_bitwise_not(self):
-    _r = _E_bitwise_not.entry_function(self)
-    return _r
+    try:
+        _r = _E_bitwise_not.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('bitwise_not', _e, (), True) from None
 
 
 def _m_bitwise_not_(self):
-    _r = _E_bitwise_not_.entry_function(self)
-    return _r
+    try:
+        _r = _E_bitwise_not_.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('bitwise_not_', _e, (), True) from None
 
 
 def _m_bitwise_or(self, other):
-    if not isinstance(other, _Tensor):
-        _r = _E_bitwise_or_Scalar.entry_function(self, other)
-        return _r
-    if isinstance(other, _Tensor):
-        _r = _E_bitwise_or_Tensor.entry_function(self, other)
-        return _r
-    raise TypeError('bitwise_or(): received an invalid combination of arguments; expected one of: bitwise_or.Scalar(Tensor self, Scalar other) -> Tensor; bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor')
+    try:
+        if not isinstance(other, _Tensor):
+            _r = _E_bitwise_or_Scalar.entry_function(self, other)
+            return _r
+        if isinstance(other, _Tensor):
+            _r = _E_bitwise_or_Tensor.entry_function(self, other)
+            return _r
+        raise TypeError('bitwise_or(): received an invalid combination of arguments; expected one of: bitwise_or.Scalar(Tensor self, Scalar other) -> Tensor; bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor')
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('bitwise_or', _e, ('other',), True) from None
 
 
 def _m_bitwise_or_(self, other):
-    if not isinstance(other, _Tensor):
-        _r = _E_bitwise_or__Scalar.entry_function(self, other)
-        return _r
-    if isinstance(other, _Tensor):
-        _r = _E_bitwise_or__Tensor.entry_function(self, other)
-        return _r
-    raise TypeError('bitwise_or_(): received an invalid combination of arguments; expected one of: bitwise_or_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!); bitwise_or_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)')
+    try:
+        if not isinstance(other, _Tensor):
+            _r = _E_bitwise_or__Scalar.entry_function(self, other)
+            return _r
+        if isinstance(other, _Tensor):
+            _r = _E_bitwise_or__Tensor.entry_function(self, other)
+            return _r
+        raise TypeError('bitwise_or_(): received an invalid combination of arguments; expected one of: bitwise_or_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!); bitwise_or_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)')
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('bitwise_or_', _e, ('other',), True) from None
 
 
 def _m_bitwise_right_shift(self, other):
-    if isinstance(other, _Tensor):
-        _r = _E_bitwise_right_shift_Tensor.entry_function(self, other)
-        return _r
-    if not isinstance(other, _Tensor):
-        _r = _E_bitwise_right_shift_Tensor_Scalar.entry_function(self, other)
-        return _r
-    raise TypeError('bitwise_right_shift(): received an invalid combination of arguments; expected one of: bitwise_right_shift.Tensor(Tensor self, Tensor other) -> Tensor; bitwise_right_shift.Tensor_Scalar(Tensor self, Scalar other) -> Tensor')
+    try:
+        if isinstance(other, _Tensor):
+            _r = _E_bitwise_right_shift_Tensor.entry_function(self, other)
+            return _r
+        if not isinstance(other, _Tensor):
+            _r = _E_bitwise_right_shift_Tensor_Scalar.entry_function(self, other)
+            return _r
+        raise TypeError('bitwise_right_shift(): received an invalid combination of arguments; expected one of: bitwise_right_shift.Tensor(Tensor self, Tensor other) -> Tensor; bitwise_right_shift.Tensor_Scalar(Tensor self, Scalar other) -> Tensor')
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('bitwise_right_shift', _e, ('other',), True) from None
 
 
 def _m_bitwise_right_shift_(self, other):
-    if isinstance(other, _Tensor):
-        _r = _E_bitwise_right_shift__Tensor.entry_function(self, other)
-        return _r
-    if not isinstance(other, _Tensor):
-        _r = _E_bitwise_right_shift__Tensor_Scalar.entry_function(self, other)
-        return _r
-    raise TypeError('bitwise_right_shift_(): received an invalid combination of arguments; expected one of: bitwise_right_shift_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!); bitwise_right_shift_.Tensor_Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)')
+    try:
+        if isinstance(other, _Tensor):
+            _r = _E_bitwise_right_shift__Tensor.entry_function(self, other)
+            return _r
+        if not isinstance(other, _Tensor):
+            _r = _E_bitwise_right_shift__Tensor_Scalar.entry_function(self, other)
+            return _r
+        raise TypeError('bitwise_right_shift_(): received an invalid combination of arguments; expected one of: bitwise_right_shift_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!); bitwise_right_shift_.Tensor_Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)')
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('bitwise_right_shift_', _e, ('other',), True) from None
 
 
 def _m_bitwise_xor(self, other):
-    if not isinstance(other, _Tensor):
-        _r = _E_bitwise_xor_Scalar.entry_function(self, other)
-        return _r
-    if isinstance(other, _Tensor):
-        _r = _E_bitwise_xor_Tensor.entry_function(self, other)
-        return _r
-    raise TypeError('bitwise_xor(): received an invalid combination of arguments; expected one of: bitwise_xor.Scalar(Tensor self, Scalar other) -> Tensor; bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor')
+    try:
+        if not isinstance(other, _Tensor):
+            _r = _E_bitwise_xor_Scalar.entry_function(self, other)
+            return _r
+        if isinstance(other, _Tensor):
+            _r = _E_bitwise_xor_Tensor.entry_function(self, other)
+            return _r
+        raise TypeError('bitwise_xor(): received an invalid combination of arguments; expected one of: bitwise_xor.Scalar(Tensor self, Scalar other) -> Tensor; bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor')
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('bitwise_xor', _e, ('other',), True) from None
 
 
 def _m_bitwise_xor_(self, other):
-    if not isinstance(other, _Tensor):
-        _r = _E_bitwise_xor__Scalar.entry_function(self, other)
-        return _r
-    if isinstance(other, _Tensor):
-        _r = _E_bitwise_xor__Tensor.entry_function(self, other)
-        return _r
-    raise TypeError('bitwise_xor_(): received an invalid combination of arguments; expected one of: bitwise_xor_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!); bitwise_xor_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)')
+    try:
+        if not isinstance(other, _Tensor):
+            _r = _E_bitwise_xor__Scalar.entry_function(self, other)
+            return _r
+        if isinstance(other, _Tensor):
+            _r = _E_bitwise_xor__Tensor.entry_function(self, other)
+            return _r
+        raise TypeError('bitwise_xor_(): received an invalid combination of arguments; expected one of: bitwise_xor_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!); bitwise_xor_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)')
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('bitwise_xor_', _e, ('other',), True) from None
 
 
 def _m_bmm(self, mat2):
-    _r = _E_bmm.entry_function(self, mat2)
-    return _r
+    try:
+        _r = _E_bmm.entry_function(self, mat2)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('bmm', _e, ('mat2',), True) from None
 
 
 def _m_ceil(self):
-    _r = _E_ceil.entry_function(self)
-    return _r
+    try:
+        _r = _E_ceil.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('ceil', _e, (), True) from None
 
 
 def _m_ceil_(self):
-    _r = _E_ceil_.entry_function(self)
-    return _r
+    try:
+        _r = _E_ceil_.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('ceil_', _e, (), True) from None
 
 
 def _m_chunk(self, chunks, dim=_NO):
-    if dim is _NO:
-        _r = _E_chunk.entry_function(self, chunks)
-    else:
-        _kw = {}
-        if dim is not _NO: _kw['dim'] = dim
-        _r = _E_chunk.entry_function(self, chunks, **_kw)
-    return tuple(_r)
+    try:
+        if dim is _NO:
+            _r = _E_chunk.entry_function(self, chunks)
+        else:
+            _kw = {}
+            if dim is not _NO: _kw['dim'] = dim
+            _r = _E_chunk.entry_function(self, chunks, **_kw)
+        return tuple(_r)
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('chunk', _e, ('chunks', 'dim'), True) from None
 
 
 def _m_clamp_max(self, max):
-    if not isinstance(max, _Tensor):
-        _r = _E_clamp_max.entry_function(self, max)
-        return _r
-    if isinstance(max, _Tensor):
-        _r = _E_clamp_max_Tensor.entry_function(self, max)
-        return _r
-    raise TypeError('clamp_max(): received an invalid combination of arguments; expected one of: clamp_max(Tensor self, Scalar max) -> Tensor; clamp_max.Tensor(Tensor self, Tensor max) -> Tensor')
+    try:
+        if not isinstance(max, _Tensor):
+            _r = _E_clamp_max.entry_function(self, max)
+            return _r
+        if isinstance(max, _Tensor):
+            _r = _E_clamp_max_Tensor.entry_function(self, max)
+            return _r
+        raise TypeError('clamp_max(): received an invalid combination of arguments; expected one of: clamp_max(Tensor self, Scalar max) -> Tensor; clamp_max.Tensor(Tensor self, Tensor max) -> Tensor')
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('clamp_max', _e, ('max',), True) from None
 
 
 def _m_clamp_max_(self, max):
-    if not isinstance(max, _Tensor):
-        _r = _E_clamp_max_.entry_function(self, max)
-        return _r
-    if isinstance(max, _Tensor):
-        _r = _E_clamp_max__Tensor.entry_function(self, max)
-        return _r
-    raise TypeError('clamp_max_(): received an invalid combination of arguments; expected one of: clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!); clamp_max_.Tensor(Tensor(a!) self, Tensor max) -> Tensor(a!)')
+    try:
+        if not isinstance(max, _Tensor):
+            _r = _E_clamp_max_.entry_function(self, max)
+            return _r
+        if isinstance(max, _Tensor):
+            _r = _E_clamp_max__Tensor.entry_function(self, max)
+            return _r
+        raise TypeError('clamp_max_(): received an invalid combination of arguments; expected one of: clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!); clamp_max_.Tensor(Tensor(a!) self, Tensor max) -> Tensor(a!)')
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('clamp_max_', _e, ('max',), True) from None
 
 
 def _m_clamp_min(self, min):
-    if not isinstance(min, _Tensor):
-        _r = _E_clamp_min.entry_function(self, min)
-        return _r
-    if isinstance(min, _Tensor):
-        _r = _E_clamp_min_Tensor.entry_function(self, min)
-        return _r
-    raise TypeError('clamp_min(): received an invalid combination of arguments; expected one of: clamp_min(Tensor self, Scalar min) -> Tensor; clamp_min.Tensor(Tensor self, Tensor min) -> Tensor')
+    try:
+        if not isinstance(min, _Tensor):
+            _r = _E_clamp_min.entry_function(self, min)
+            return _r
+        if isinstance(min, _Tensor):
+            _r = _E_clamp_min_Tensor.entry_function(self, min)
+            return _r
+        raise TypeError('clamp_min(): received an invalid combination of arguments; expected one of: clamp_min(Tensor self, Scalar min) -> Tensor; clamp_min.Tensor(Tensor self, Tensor min) -> Tensor')
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('clamp_min', _e, ('min',), True) from None
 
 
 def _m_clamp_min_(self, min):
-    if not isinstance(min, _Tensor):
-        _r = _E_clamp_min_.entry_function(self, min)
-        return _r
-    if isinstance(min, _Tensor):
-        _r = _E_clamp_min__Tensor.entry_function(self, min)
-        return _r
-    raise TypeError('clamp_min_(): received an invalid combination of arguments; expected one of: clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!); clamp_min_.Tensor(Tensor(a!) self, Tensor min) -> Tensor(a!)')
+    try:
+        if not isinstance(min, _Tensor):
+            _r = _E_clamp_min_.entry_function(self, min)
+            return _r
+        if isinstance(min, _Tensor):
+            _r = _E_clamp_min__Tensor.entry_function(self, min)
+            return _r
+        raise TypeError('clamp_min_(): received an invalid combination of arguments; expected one of: clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!); clamp_min_.Tensor(Tensor(a!) self, Tensor min) -> Tensor(a!)')
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('clamp_min_', _e, ('min',), True) from None
 
 
 def _m_clone(self, *, memory_format=_NO):
-    if memory_format is _NO:
-        _r = _E_clone.entry_function(self)
-    else:
-        _kw = {}
-        if memory_format is not _NO: _kw['memory_format'] = memory_format
-        _r = _E_clone.entry_function(self, **_kw)
-    return _r
+    try:
+        if memory_format is _NO:
+            _r = _E_clone.entry_function(self)
+        else:
+            _kw = {}
+            if memory_format is not _NO: _kw['memory_format'] = memory_format
+            _r = _E_clone.entry_function(self, **_kw)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('clone', _e, (), True) from None
 
 
 def _m_conj(self):
-    _r = _E_conj.entry_function(self)
-    return _r
+    try:
+        _r = _E_conj.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('conj', _e, (), True) from None
 
 
 def _m_conj_physical(self):
-    _r = _E_conj_physical.entry_function(self)
-    return _r
+    try:
+        _r = _E_conj_physical.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('conj_physical', _e, (), True) from None
 
 
 def _m_conj_physical_(self):
-    _r = _E_conj_physical_.entry_function(self)
-    return _r
+    try:
+        _r = _E_conj_physical_.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('conj_physical_', _e, (), True) from None
 
 
 def _m_contiguous(self, *, memory_format=_NO):
-    if memory_format is _NO:
-        _r = _E_contiguous.entry_function(self)
-    else:
-        _kw = {}
-        if memory_format is not _NO: _kw['memory_format'] = memory_format
-        _r = _E_contiguous.entry_function(self, **_kw)
-    return _r
+    try:
+        if memory_format is _NO:
+            _r = _E_contiguous.entry_function(self)
+        else:
+            _kw = {}
+            if memory_format is not _NO: _kw['memory_format'] = memory_format
+            _r = _E_contiguous.entry_function(self, **_kw)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('contiguous', _e, (), True) from None
 
 
 def _m_copy_(self, src, non_blocking=_NO):
-    if non_blocking is _NO:
-        _r = _E_copy_.entry_function(self, src)
-    else:
-        _kw = {}
-        if non_blocking is not _NO: _kw['non_blocking'] = non_blocking
-        _r = _E_copy_.entry_function(self, src, **_kw)
-    return _r
+    try:
+        if non_blocking is _NO:
+            _r = _E_copy_.entry_function(self, src)
+        else:
+            _kw = {}
+            if non_blocking is not _NO: _kw['non_blocking'] = non_blocking
+            _r = _E_copy_.entry_function(self, src, **_kw)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('copy_', _e, ('src', 'non_blocking'), True) from None
 
 
 def _m_cos(self):
-    _r = _E_cos.entry_function(self)
-    return _r
+    try:
+        _r = _E_cos.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('cos', _e, (), True) from None
 
 
 def _m_cos_(self):
-    _r = _E_cos_.entry_function(self)
-    return _r
+    try:
+        _r = _E_cos_.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('cos_', _e, (), True) from None
 
 
 def _m_cumsum(self, dim, *, dtype=_NO):
-    if dtype is _NO:
-        _r = _E_cumsum.entry_function(self, dim)
-    else:
-        _kw = {}
-        if dtype is not _NO: _kw['dtype'] = dtype
-        _r = _E_cumsum.entry_function(self, dim, **_kw)
-    return _r
+    try:
+        if dtype is _NO:
+            _r = _E_cumsum.entry_function(self, dim)
+        else:
+            _kw = {}
+            if dtype is not _NO: _kw['dtype'] = dtype
+            _r = _E_cumsum.entry_function(self, dim, **_kw)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('cumsum', _e, ('dim',), True) from None
 
 
 def _m_cumsum_(self, dim, *, dtype=_NO):
-    if dtype is _NO:
-        _r = _E_cumsum_.entry_function(self, dim)
-    else:
-        _kw = {}
-        if dtype is not _NO: _kw['dtype'] = dtype
-        _r = _E_cumsum_.entry_function(self, dim, **_kw)
-    return _r
+    try:
+        if dtype is _NO:
+            _r = _E_cumsum_.entry_function(self, dim)
+        else:
+            _kw = {}
+            if dtype is not _NO: _kw['dtype'] = dtype
+            _r = _E_cumsum_.entry_function(self, dim, **_kw)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('cumsum_', _e, ('dim',), True) from None
 
 
 def _m_detach(self):
-    _r = _E_detach.entry_function(self)
-    return _r
+    try:
+        _r = _E_detach.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('detach', _e, (), True) from None
 
 
 def _m_diagonal(self, offset=_NO, dim1=_NO, dim2=_NO):
-    if offset is _NO and dim1 is _NO and dim2 is _NO:
-        _r = _E_diagonal.entry_function(self)
-    else:
-        _kw = {}
-        if offset is not _NO: _kw['offset'] = offset
-        if dim1 is not _NO: _kw['dim1'] = dim1
-        if dim2 is not _NO: _kw['dim2'] = dim2
-        _r = _E_diagonal.entry_function(self, **_kw)
-    return _r
+    try:
+        if offset is _NO and dim1 is _NO and dim2 is _NO:
+            _r = _E_diagonal.entry_function(self)
+        else:
+            _kw = {}
+            if offset is not _NO: _kw['offset'] = offset
+            if dim1 is not _NO: _kw['dim1'] = dim1
+            if dim2 is not _NO: _kw['dim2'] = dim2
+            _r = _E_diagonal.entry_function(self, **_kw)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('diagonal', _e, ('offset', 'dim1', 'dim2'), True) from None
 
 
 def _m_diagonal_scatter(self, src, offset=_NO, dim1=_NO, dim2=_NO):
-    if offset is _NO and dim1 is _NO and dim2 is _NO:
-        _r = _E_diagonal_scatter.entry_function(self, src)
-    else:
-        _kw = {}
-        if offset is not _NO: _kw['offset'] = offset
-        if dim1 is not _NO: _kw['dim1'] = dim1
-        if dim2 is not _NO: _kw['dim2'] = dim2
-        _r = _E_diagonal_scatter.entry_function(self, src, **_kw)
-    return _r
+    try:
+        if offset is _NO and dim1 is _NO and dim2 is _NO:
+            _r = _E_diagonal_scatter.entry_function(self, src)
+        else:
+            _kw = {}
+            if offset is not _NO: _kw['offset'] = offset
+            if dim1 is not _NO: _kw['dim1'] = dim1
+            if dim2 is not _NO: _kw['dim2'] = dim2
+            _r = _E_diagonal_scatter.entry_function(self, src, **_kw)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('diagonal_scatter', _e, ('src', 'offset', 'dim1', 'dim2'), True) from None
 
 
 def _m_div(self, other, *, rounding_mode=_NO):
-    if not isinstance(other, _Tensor): other = _wrap_number(other)
-    if rounding_mode is not _NO:
-        _r = _E_div_Tensor_mode.entry_function(self, other, rounding_mode=rounding_mode)
-        return _r
-    if rounding_mode is _NO:
-        _r = _E_div_Tensor.entry_function(self, other)
-        return _r
-    raise TypeError('div(): received an invalid combination of arguments; expected one of: div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor; div.Tensor(Tensor self, Tensor other) -> Tensor')
+    try:
+        if not isinstance(other, _Tensor): other = _wrap_argument(other)
+        if rounding_mode is not _NO:
+            _r = _E_div_Tensor_mode.entry_function(self, other, rounding_mode=rounding_mode)
+            return _r
+        if rounding_mode is _NO:
+            _r = _E_div_Tensor.entry_function(self, other)
+            return _r
+        raise TypeError('div(): received an invalid combination of arguments; expected one of: div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor; div.Tensor(Tensor self, Tensor other) -> Tensor')
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('div', _e, ('other',), True) from None
 
 
 def _m_div_(self, other, *, rounding_mode=_NO):
-    if not isinstance(other, _Tensor): other = _wrap_number(other)
-    if rounding_mode is not _NO:
-        _r = _E_div__Tensor_mode.entry_function(self, other, rounding_mode=rounding_mode)
-        return _r
-    if rounding_mode is _NO:
-        _r = _E_div__Tensor.entry_function(self, other)
-        return _r
-    raise TypeError('div_(): received an invalid combination of arguments; expected one of: div_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!); div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)')
+    try:
+        if not isinstance(other, _Tensor): other = _wrap_argument(other)
+        if rounding_mode is not _NO:
+            _r = _E_div__Tensor_mode.entry_function(self, other, rounding_mode=rounding_mode)
+            return _r
+        if rounding_mode is _NO:
+            _r = _E_div__Tensor.entry_function(self, other)
+            return _r
+        raise TypeError('div_(): received an invalid combination of arguments; expected one of: div_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!); div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)')
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('div_', _e, ('other',), True) from None
 
 
 def _m_dot(self, tensor):
-    _r = _E_dot.entry_function(self, tensor)
-    return _r
+    try:
+        _r = _E_dot.entry_function(self, tensor)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('dot', _e, ('tensor',), True) from None
 
 
 def _m_eq(self, other):
-    if not isinstance(other, _Tensor):
-        _r = _E_eq_Scalar.entry_function(self, other)
-        return _r
-    if isinstance(other, _Tensor):
-        _r = _E_eq_Tensor.entry_function(self, other)
-        return _r
-    raise TypeError('eq(): received an invalid combination of arguments; expected one of: eq.Scalar(Tensor self, Scalar other) -> Tensor; eq.Tensor(Tensor self, Tensor other) -> Tensor')
+    try:
+        if not isinstance(other, _Tensor):
+            _r = _E_eq_Scalar.entry_function(self, other)
+            return _r
+        if isinstance(other, _Tensor):
+            _r = _E_eq_Tensor.entry_function(self, other)
+            return _r
+        raise TypeError('eq(): received an invalid combination of arguments; expected one of: eq.Scalar(Tensor self, Scalar other) -> Tensor; eq.Tensor(Tensor self, Tensor other) -> Tensor')
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('eq', _e, ('other',), True) from None
 
 
 def _m_eq_(self, other):
-    if not isinstance(other, _Tensor):
-        _r = _E_eq__Scalar.entry_function(self, other)
-        return _r
-    if isinstance(other, _Tensor):
-        _r = _E_eq__Tensor.entry_function(self, other)
-        return _r
-    raise TypeError('eq_(): received an invalid combination of arguments; expected one of: eq_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!); eq_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)')
+    try:
+        if not isinstance(other, _Tensor):
+            _r = _E_eq__Scalar.entry_function(self, other)
+            return _r
+        if isinstance(other, _Tensor):
+            _r = _E_eq__Tensor.entry_function(self, other)
+            return _r
+        raise TypeError('eq_(): received an invalid combination of arguments; expected one of: eq_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!); eq_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)')
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('eq_', _e, ('other',), True) from None
 
 
 def _m_erf(self):
-    _r = _E_erf.entry_function(self)
-    return _r
+    try:
+        _r = _E_erf.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('erf', _e, (), True) from None
 
 
 def _m_erf_(self):
-    _r = _E_erf_.entry_function(self)
-    return _r
+    try:
+        _r = _E_erf_.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('erf_', _e, (), True) from None
 
 
 def _m_exp(self):
-    _r = _E_exp.entry_function(self)
-    return _r
+    try:
+        _r = _E_exp.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('exp', _e, (), True) from None
 
 
 def _m_exp_(self):
-    _r = _E_exp_.entry_function(self)
-    return _r
+    try:
+        _r = _E_exp_.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('exp_', _e, (), True) from None
 
 
 def _m_expand(self, *_td_args, size=_NO, implicit=_NO):
-    if size is _NO:
-        if len(_td_args) == 1 and not isinstance(_td_args[0], int):
-            _td_args = _td_args[0]
-        size = list(_td_args)
-    elif _td_args:
-        raise TypeError("expand() got multiple values for argument 'size'")
-    if implicit is _NO:
-        _r = _E_expand.entry_function(self, size)
-    else:
-        _kw = {}
-        if implicit is not _NO: _kw['implicit'] = implicit
-        _r = _E_expand.entry_function(self, size, **_kw)
-    return _r
+    try:
+        if size is _NO:
+            if len(_td_args) == 1 and not isinstance(_td_args[0], int):
+                _td_args = _td_args[0]
+            size = list(_td_args)
+        elif _td_args:
+            raise TypeError("expand() got multiple values for argument 'size'")
+        if implicit is _NO:
+            _r = _E_expand.entry_function(self, size)
+        else:
+            _kw = {}
+            if implicit is not _NO: _kw['implicit'] = implicit
+            _r = _E_expand.entry_function(self, size, **_kw)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('expand', _e, ('size',), True) from None
 
 
 def _m_expm1(self):
-    _r = _E_expm1.entry_function(self)
-    return _r
+    try:
+        _r = _E_expm1.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('expm1', _e, (), True) from None
 
 
 def _m_expm1_(self):
-    _r = _E_expm1_.entry_function(self)
-    return _r
+    try:
+        _r = _E_expm1_.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('expm1_', _e, (), True) from None
 
 
 def _m_fill_(self, value):
-    if not isinstance(value, _Tensor):
-        _r = _E_fill__Scalar.entry_function(self, value)
-        return _r
-    if isinstance(value, _Tensor):
-        _r = _E_fill__Tensor.entry_function(self, value)
-        return _r
-    raise TypeError('fill_(): received an invalid combination of arguments; expected one of: fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!); fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)')
+    try:
+        if not isinstance(value, _Tensor):
+            _r = _E_fill__Scalar.entry_function(self, value)
+            return _r
+        if isinstance(value, _Tensor):
+            _r = _E_fill__Tensor.entry_function(self, value)
+            return _r
+        raise TypeError('fill_(): received an invalid combination of arguments; expected one of: fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!); fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)')
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('fill_', _e, ('value',), True) from None
 
 
 def _m_flatten(self, start_dim=_NO, end_dim=_NO):
-    if start_dim is _NO and end_dim is _NO:
-        _r = _E_flatten_using_ints.entry_function(self)
-    else:
-        _kw = {}
-        if start_dim is not _NO: _kw['start_dim'] = start_dim
-        if end_dim is not _NO: _kw['end_dim'] = end_dim
-        _r = _E_flatten_using_ints.entry_function(self, **_kw)
-    return _r
+    try:
+        if start_dim is _NO and end_dim is _NO:
+            _r = _E_flatten_using_ints.entry_function(self)
+        else:
+            _kw = {}
+            if start_dim is not _NO: _kw['start_dim'] = start_dim
+            if end_dim is not _NO: _kw['end_dim'] = end_dim
+            _r = _E_flatten_using_ints.entry_function(self, **_kw)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('flatten', _e, ('start_dim', 'end_dim'), True) from None
 
 
 def _m_flip(self, *_td_args, dims=_NO):
-    if dims is _NO:
-        if len(_td_args) == 1 and not isinstance(_td_args[0], int):
-            _td_args = _td_args[0]
-        dims = list(_td_args)
-    elif _td_args:
-        raise TypeError("flip() got multiple values for argument 'dims'")
-    _r = _E_flip.entry_function(self, dims)
-    return _r
+    try:
+        if dims is _NO:
+            if len(_td_args) == 1 and not isinstance(_td_args[0], int):
+                _td_args = _td_args[0]
+            dims = list(_td_args)
+        elif _td_args:
+            raise TypeError("flip() got multiple values for argument 'dims'")
+        _r = _E_flip.entry_function(self, dims)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('flip', _e, ('dims',), True) from None
 
 
 def _m_floor(self):
-    _r = _E_floor.entry_function(self)
-    return _r
+    try:
+        _r = _E_floor.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('floor', _e, (), True) from None
 
 
 def _m_floor_(self):
-    _r = _E_floor_.entry_function(self)
-    return _r
+    try:
+        _r = _E_floor_.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('floor_', _e, (), True) from None
 
 
 def _m_floor_divide(self, other):
-    if isinstance(other, _Tensor):
-        _r = _E_floor_divide.entry_function(self, other)
-        return _r
-    if not isinstance(other, _Tensor):
-        _r = _E_floor_divide_Scalar.entry_function(self, other)
-        return _r
-    raise TypeError('floor_divide(): received an invalid combination of arguments; expected one of: floor_divide(Tensor self, Tensor other) -> Tensor; floor_divide.Scalar(Tensor self, Scalar other) -> Tensor')
+    try:
+        if isinstance(other, _Tensor):
+            _r = _E_floor_divide.entry_function(self, other)
+            return _r
+        if not isinstance(other, _Tensor):
+            _r = _E_floor_divide_Scalar.entry_function(self, other)
+            return _r
+        raise TypeError('floor_divide(): received an invalid combination of arguments; expected one of: floor_divide(Tensor self, Tensor other) -> Tensor; floor_divide.Scalar(Tensor self, Scalar other) -> Tensor')
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('floor_divide', _e, ('other',), True) from None
 
 
 def _m_floor_divide_(self, other):
-    if isinstance(other, _Tensor):
-        _r = _E_floor_divide__Tensor.entry_function(self, other)
-        return _r
-    if not isinstance(other, _Tensor):
-        _r = _E_floor_divide__Scalar.entry_function(self, other)
-        return _r
-    raise TypeError('floor_divide_(): received an invalid combination of arguments; expected one of: floor_divide_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!); floor_divide_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)')
+    try:
+        if isinstance(other, _Tensor):
+            _r = _E_floor_divide__Tensor.entry_function(self, other)
+            return _r
+        if not isinstance(other, _Tensor):
+            _r = _E_floor_divide__Scalar.entry_function(self, other)
+            return _r
+        raise TypeError('floor_divide_(): received an invalid combination of arguments; expected one of: floor_divide_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!); floor_divide_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)')
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('floor_divide_', _e, ('other',), True) from None
 
 
 def _m_gather(self, dim, index, *, sparse_grad=_NO):
-    if sparse_grad is _NO:
-        _r = _E_gather.entry_function(self, dim, index)
-    else:
-        _kw = {}
-        if sparse_grad is not _NO: _kw['sparse_grad'] = sparse_grad
-        _r = _E_gather.entry_function(self, dim, index, **_kw)
-    return _r
+    try:
+        if sparse_grad is _NO:
+            _r = _E_gather.entry_function(self, dim, index)
+        else:
+            _kw = {}
+            if sparse_grad is not _NO: _kw['sparse_grad'] = sparse_grad
+            _r = _E_gather.entry_function(self, dim, index, **_kw)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('gather', _e, ('dim', 'index'), True) from None
 
 
 def _m_ge(self, other):
-    if not isinstance(other, _Tensor):
-        _r = _E_ge_Scalar.entry_function(self, other)
-        return _r
-    if isinstance(other, _Tensor):
-        _r = _E_ge_Tensor.entry_function(self, other)
-        return _r
-    raise TypeError('ge(): received an invalid combination of arguments; expected one of: ge.Scalar(Tensor self, Scalar other) -> Tensor; ge.Tensor(Tensor self, Tensor other) -> Tensor')
+    try:
+        if not isinstance(other, _Tensor):
+            _r = _E_ge_Scalar.entry_function(self, other)
+            return _r
+        if isinstance(other, _Tensor):
+            _r = _E_ge_Tensor.entry_function(self, other)
+            return _r
+        raise TypeError('ge(): received an invalid combination of arguments; expected one of: ge.Scalar(Tensor self, Scalar other) -> Tensor; ge.Tensor(Tensor self, Tensor other) -> Tensor')
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('ge', _e, ('other',), True) from None
 
 
 def _m_ge_(self, other):
-    if not isinstance(other, _Tensor):
-        _r = _E_ge__Scalar.entry_function(self, other)
-        return _r
-    if isinstance(other, _Tensor):
-        _r = _E_ge__Tensor.entry_function(self, other)
-        return _r
-    raise TypeError('ge_(): received an invalid combination of arguments; expected one of: ge_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!); ge_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)')
+    try:
+        if not isinstance(other, _Tensor):
+            _r = _E_ge__Scalar.entry_function(self, other)
+            return _r
+        if isinstance(other, _Tensor):
+            _r = _E_ge__Tensor.entry_function(self, other)
+            return _r
+        raise TypeError('ge_(): received an invalid combination of arguments; expected one of: ge_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!); ge_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)')
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('ge_', _e, ('other',), True) from None
 
 
 def _m_gt(self, other):
-    if not isinstance(other, _Tensor):
-        _r = _E_gt_Scalar.entry_function(self, other)
-        return _r
-    if isinstance(other, _Tensor):
-        _r = _E_gt_Tensor.entry_function(self, other)
-        return _r
-    raise TypeError('gt(): received an invalid combination of arguments; expected one of: gt.Scalar(Tensor self, Scalar other) -> Tensor; gt.Tensor(Tensor self, Tensor other) -> Tensor')
+    try:
+        if not isinstance(other, _Tensor):
+            _r = _E_gt_Scalar.entry_function(self, other)
+            return _r
+        if isinstance(other, _Tensor):
+            _r = _E_gt_Tensor.entry_function(self, other)
+            return _r
+        raise TypeError('gt(): received an invalid combination of arguments; expected one of: gt.Scalar(Tensor self, Scalar other) -> Tensor; gt.Tensor(Tensor self, Tensor other) -> Tensor')
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('gt', _e, ('other',), True) from None
 
 
 def _m_gt_(self, other):
-    if not isinstance(other, _Tensor):
-        _r = _E_gt__Scalar.entry_function(self, other)
-        return _r
-    if isinstance(other, _Tensor):
-        _r = _E_gt__Tensor.entry_function(self, other)
-        return _r
-    raise TypeError('gt_(): received an invalid combination of arguments; expected one of: gt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!); gt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)')
+    try:
+        if not isinstance(other, _Tensor):
+            _r = _E_gt__Scalar.entry_function(self, other)
+            return _r
+        if isinstance(other, _Tensor):
+            _r = _E_gt__Tensor.entry_function(self, other)
+            return _r
+        raise TypeError('gt_(): received an invalid combination of arguments; expected one of: gt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!); gt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)')
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('gt_', _e, ('other',), True) from None
 
 
 def _m_index_put(self, indices, values, accumulate=_NO):
-    if accumulate is _NO:
-        _r = _E_index_put.entry_function(self, indices, values)
-    else:
-        _kw = {}
-        if accumulate is not _NO: _kw['accumulate'] = accumulate
-        _r = _E_index_put.entry_function(self, indices, values, **_kw)
-    return _r
+    try:
+        if accumulate is _NO:
+            _r = _E_index_put.entry_function(self, indices, values)
+        else:
+            _kw = {}
+            if accumulate is not _NO: _kw['accumulate'] = accumulate
+            _r = _E_index_put.entry_function(self, indices, values, **_kw)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('index_put', _e, ('indices', 'values', 'accumulate'), True) from None
 
 
 def _m_index_put_(self, indices, values, accumulate=_NO):
-    if accumulate is _NO:
-        _r = _E_index_put_.entry_function(self, indices, values)
-    else:
-        _kw = {}
-        if accumulate is not _NO: _kw['accumulate'] = accumulate
-        _r = _E_index_put_.entry_function(self, indices, values, **_kw)
-    return _r
+    try:
+        if accumulate is _NO:
+            _r = _E_index_put_.entry_function(self, indices, values)
+        else:
+            _kw = {}
+            if accumulate is not _NO: _kw['accumulate'] = accumulate
+            _r = _E_index_put_.entry_function(self, indices, values, **_kw)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('index_put_', _e, ('indices', 'values', 'accumulate'), True) from None
 
 
 def _m_index_select(self, dim, index):
-    _r = _E_index_select.entry_function(self, dim, index)
-    return _r
+    try:
+        _r = _E_index_select.entry_function(self, dim, index)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('index_select', _e, ('dim', 'index'), True) from None
 
 
 def _m_le(self, other):
-    if not isinstance(other, _Tensor):
-        _r = _E_le_Scalar.entry_function(self, other)
-        return _r
-    if isinstance(other, _Tensor):
-        _r = _E_le_Tensor.entry_function(self, other)
-        return _r
-    raise TypeError('le(): received an invalid combination of arguments; expected one of: le.Scalar(Tensor self, Scalar other) -> Tensor; le.Tensor(Tensor self, Tensor other) -> Tensor')
+    try:
+        if not isinstance(other, _Tensor):
+            _r = _E_le_Scalar.entry_function(self, other)
+            return _r
+        if isinstance(other, _Tensor):
+            _r = _E_le_Tensor.entry_function(self, other)
+            return _r
+        raise TypeError('le(): received an invalid combination of arguments; expected one of: le.Scalar(Tensor self, Scalar other) -> Tensor; le.Tensor(Tensor self, Tensor other) -> Tensor')
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('le', _e, ('other',), True) from None
 
 
 def _m_le_(self, other):
-    if not isinstance(other, _Tensor):
-        _r = _E_le__Scalar.entry_function(self, other)
-        return _r
-    if isinstance(other, _Tensor):
-        _r = _E_le__Tensor.entry_function(self, other)
-        return _r
-    raise TypeError('le_(): received an invalid combination of arguments; expected one of: le_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!); le_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)')
+    try:
+        if not isinstance(other, _Tensor):
+            _r = _E_le__Scalar.entry_function(self, other)
+            return _r
+        if isinstance(other, _Tensor):
+            _r = _E_le__Tensor.entry_function(self, other)
+            return _r
+        raise TypeError('le_(): received an invalid combination of arguments; expected one of: le_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!); le_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)')
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('le_', _e, ('other',), True) from None
 
 
 def _m_lerp(self, end, weight):
-    if not isinstance(weight, _Tensor):
-        _r = _E_lerp_Scalar.entry_function(self, end, weight)
-        return _r
-    if isinstance(weight, _Tensor):
-        _r = _E_lerp_Tensor.entry_function(self, end, weight)
-        return _r
-    raise TypeError('lerp(): received an invalid combination of arguments; expected one of: lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor; lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor')
+    try:
+        if not isinstance(weight, _Tensor):
+            _r = _E_lerp_Scalar.entry_function(self, end, weight)
+            return _r
+        if isinstance(weight, _Tensor):
+            _r = _E_lerp_Tensor.entry_function(self, end, weight)
+            return _r
+        raise TypeError('lerp(): received an invalid combination of arguments; expected one of: lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor; lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor')
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('lerp', _e, ('end', 'weight'), True) from None
 
 
 def _m_lerp_(self, end, weight):
-    if not isinstance(weight, _Tensor):
-        _r = _E_lerp__Scalar.entry_function(self, end, weight)
-        return _r
-    if isinstance(weight, _Tensor):
-        _r = _E_lerp__Tensor.entry_function(self, end, weight)
-        return _r
-    raise TypeError('lerp_(): received an invalid combination of arguments; expected one of: lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!); lerp_.Tensor(Tensor(a!) self, Tensor end, Tensor weight) -> Tensor(a!)')
+    try:
+        if not isinstance(weight, _Tensor):
+            _r = _E_lerp__Scalar.entry_function(self, end, weight)
+            return _r
+        if isinstance(weight, _Tensor):
+            _r = _E_lerp__Tensor.entry_function(self, end, weight)
+            return _r
+        raise TypeError('lerp_(): received an invalid combination of arguments; expected one of: lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!); lerp_.Tensor(Tensor(a!) self, Tensor end, Tensor weight) -> Tensor(a!)')
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('lerp_', _e, ('end', 'weight'), True) from None
 
 
 def _m_log(self):
-    _r = _E_log.entry_function(self)
-    return _r
+    try:
+        _r = _E_log.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('log', _e, (), True) from None
 
 
 def _m_log1p(self):
-    _r = _E_log1p.entry_function(self)
-    return _r
+    try:
+        _r = _E_log1p.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('log1p', _e, (), True) from None
 
 
 def _m_log1p_(self):
-    _r = _E_log1p_.entry_function(self)
-    return _r
+    try:
+        _r = _E_log1p_.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('log1p_', _e, (), True) from None
 
 
 def _m_log_(self):
-    _r = _E_log_.entry_function(self)
-    return _r
+    try:
+        _r = _E_log_.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('log_', _e, (), True) from None
 
 
 def _m_log_softmax(self, dim, dtype=_NO):
-    if dtype is _NO:
-        _r = _E_log_softmax_int.entry_function(self, dim)
-    else:
-        _kw = {}
-        if dtype is not _NO: _kw['dtype'] = dtype
-        _r = _E_log_softmax_int.entry_function(self, dim, **_kw)
-    return _r
+    try:
+        if dtype is _NO:
+            _r = _E_log_softmax_int.entry_function(self, dim)
+        else:
+            _kw = {}
+            if dtype is not _NO: _kw['dtype'] = dtype
+            _r = _E_log_softmax_int.entry_function(self, dim, **_kw)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('log_softmax', _e, ('dim', 'dtype'), True) from None
 
 
 def _m_logical_and(self, other):
-    _r = _E_logical_and.entry_function(self, other)
-    return _r
+    try:
+        _r = _E_logical_and.entry_function(self, other)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('logical_and', _e, ('other',), True) from None
 
 
 def _m_logical_and_(self, other):
-    _r = _E_logical_and_.entry_function(self, other)
-    return _r
+    try:
+        _r = _E_logical_and_.entry_function(self, other)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('logical_and_', _e, ('other',), True) from None
 
 
 def _m_logical_not(self):
-    _r = _E_logical_not.entry_function(self)
-    return _r
+    try:
+        _r = _E_logical_not.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('logical_not', _e, (), True) from None
 
 
 def _m_logical_not_(self):
-    _r = _E_logical_not_.entry_function(self)
-    return _r
+    try:
+        _r = _E_logical_not_.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('logical_not_', _e, (), True) from None
 
 
 def _m_logical_or(self, other):
-    _r = _E_logical_or.entry_function(self, other)
-    return _r
+    try:
+        _r = _E_logical_or.entry_function(self, other)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('logical_or', _e, ('other',), True) from None
 
 
 def _m_logical_or_(self, other):
-    _r = _E_logical_or_.entry_function(self, other)
-    return _r
+    try:
+        _r = _E_logical_or_.entry_function(self, other)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('logical_or_', _e, ('other',), True) from None
 
 
 def _m_logical_xor(self, other):
-    _r = _E_logical_xor.entry_function(self, other)
-    return _r
+    try:
+        _r = _E_logical_xor.entry_function(self, other)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('logical_xor', _e, ('other',), True) from None
 
 
 def _m_logical_xor_(self, other):
-    _r = _E_logical_xor_.entry_function(self, other)
-    return _r
+    try:
+        _r = _E_logical_xor_.entry_function(self, other)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('logical_xor_', _e, ('other',), True) from None
 
 
 def _m_logsumexp(self, dim, keepdim=_NO):
-    if type(dim) is int: dim = [dim]
-    if keepdim is _NO:
-        _r = _E_logsumexp.entry_function(self, dim)
-    else:
-        _kw = {}
-        if keepdim is not _NO: _kw['keepdim'] = keepdim
-        _r = _E_logsumexp.entry_function(self, dim, **_kw)
-    return _r
+    try:
+        if type(dim) is int: dim = [dim]
+        if keepdim is _NO:
+            _r = _E_logsumexp.entry_function(self, dim)
+        else:
+            _kw = {}
+            if keepdim is not _NO: _kw['keepdim'] = keepdim
+            _r = _E_logsumexp.entry_function(self, dim, **_kw)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('logsumexp', _e, ('dim', 'keepdim'), True) from None
 
 
 def _m_lt(self, other):
-    if not isinstance(other, _Tensor):
-        _r = _E_lt_Scalar.entry_function(self, other)
-        return _r
-    if isinstance(other, _Tensor):
-        _r = _E_lt_Tensor.entry_function(self, other)
-        return _r
-    raise TypeError('lt(): received an invalid combination of arguments; expected one of: lt.Scalar(Tensor self, Scalar other) -> Tensor; lt.Tensor(Tensor self, Tensor other) -> Tensor')
+    try:
+        if not isinstance(other, _Tensor):
+            _r = _E_lt_Scalar.entry_function(self, other)
+            return _r
+        if isinstance(other, _Tensor):
+            _r = _E_lt_Tensor.entry_function(self, other)
+            return _r
+        raise TypeError('lt(): received an invalid combination of arguments; expected one of: lt.Scalar(Tensor self, Scalar other) -> Tensor; lt.Tensor(Tensor self, Tensor other) -> Tensor')
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('lt', _e, ('other',), True) from None
 
 
 def _m_lt_(self, other):
-    if not isinstance(other, _Tensor):
-        _r = _E_lt__Scalar.entry_function(self, other)
-        return _r
-    if isinstance(other, _Tensor):
-        _r = _E_lt__Tensor.entry_function(self, other)
-        return _r
-    raise TypeError('lt_(): received an invalid combination of arguments; expected one of: lt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!); lt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)')
+    try:
+        if not isinstance(other, _Tensor):
+            _r = _E_lt__Scalar.entry_function(self, other)
+            return _r
+        if isinstance(other, _Tensor):
+            _r = _E_lt__Tensor.entry_function(self, other)
+            return _r
+        raise TypeError('lt_(): received an invalid combination of arguments; expected one of: lt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!); lt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)')
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('lt_', _e, ('other',), True) from None
 
 
 def _m_masked_fill(self, mask, value):
-    if not isinstance(value, _Tensor):
-        _r = _E_masked_fill_Scalar.entry_function(self, mask, value)
-        return _r
-    if isinstance(value, _Tensor):
-        _r = _E_masked_fill_Tensor.entry_function(self, mask, value)
-        return _r
-    raise TypeError('masked_fill(): received an invalid combination of arguments; expected one of: masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor; masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor')
+    try:
+        if not isinstance(value, _Tensor):
+            _r = _E_masked_fill_Scalar.entry_function(self, mask, value)
+            return _r
+        if isinstance(value, _Tensor):
+            _r = _E_masked_fill_Tensor.entry_function(self, mask, value)
+            return _r
+        raise TypeError('masked_fill(): received an invalid combination of arguments; expected one of: masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor; masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor')
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('masked_fill', _e, ('mask', 'value'), True) from None
 
 
 def _m_masked_fill_(self, mask, value):
-    if not isinstance(value, _Tensor):
-        _r = _E_masked_fill__Scalar.entry_function(self, mask, value)
-        return _r
-    if isinstance(value, _Tensor):
-        _r = _E_masked_fill__Tensor.entry_function(self, mask, value)
-        return _r
-    raise TypeError('masked_fill_(): received an invalid combination of arguments; expected one of: masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!); masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)')
+    try:
+        if not isinstance(value, _Tensor):
+            _r = _E_masked_fill__Scalar.entry_function(self, mask, value)
+            return _r
+        if isinstance(value, _Tensor):
+            _r = _E_masked_fill__Tensor.entry_function(self, mask, value)
+            return _r
+        raise TypeError('masked_fill_(): received an invalid combination of arguments; expected one of: masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!); masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)')
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('masked_fill_', _e, ('mask', 'value'), True) from None
 
 
 def _m_masked_select(self, mask):
-    _r = _E_masked_select.entry_function(self, mask)
-    return _r
+    try:
+        _r = _E_masked_select.entry_function(self, mask)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('masked_select', _e, ('mask',), True) from None
 
 
 def _m_matmul(self, other):
-    _r = _E_matmul.entry_function(self, other)
-    return _r
+    try:
+        _r = _E_matmul.entry_function(self, other)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('matmul', _e, ('other',), True) from None
 
 
 def _m_max(self, dim=_NO, keepdim=_NO):
-    if dim is not _NO:
-        if keepdim is _NO:
-            _r = _E_max_dim.entry_function(self, dim)
-        else:
-            _kw = {}
-            if keepdim is not _NO: _kw['keepdim'] = keepdim
-            _r = _E_max_dim.entry_function(self, dim, **_kw)
-        return _RT.max(_r)
-    if dim is _NO and keepdim is _NO:
-        _r = _E_max.entry_function(self)
-        return _r
-    raise TypeError('max(): received an invalid combination of arguments; expected one of: max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices); max(Tensor self) -> Tensor')
+    try:
+        if dim is not _NO:
+            if keepdim is _NO:
+                _r = _E_max_dim.entry_function(self, dim)
+            else:
+                _kw = {}
+                if keepdim is not _NO: _kw['keepdim'] = keepdim
+                _r = _E_max_dim.entry_function(self, dim, **_kw)
+            return _RT.max(_r)
+        if dim is _NO and keepdim is _NO:
+            _r = _E_max.entry_function(self)
+            return _r
+        raise TypeError('max(): received an invalid combination of arguments; expected one of: max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices); max(Tensor self) -> Tensor')
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('max', _e, ('dim', 'keepdim'), True) from None
 
 
 def _m_maximum(self, other):
-    _r = _E_maximum.entry_function(self, other)
-    return _r
+    try:
+        _r = _E_maximum.entry_function(self, other)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('maximum', _e, ('other',), True) from None
 
 
 def _m_mean(self, dim=_NO, keepdim=_NO, *, dtype=_NO):
-    if type(dim) is int: dim = [dim]
-    if dim is not _NO:
-        if keepdim is _NO and dtype is _NO:
-            _r = _E_mean_dim.entry_function(self, dim)
-        else:
-            _kw = {}
-            if keepdim is not _NO: _kw['keepdim'] = keepdim
-            if dtype is not _NO: _kw['dtype'] = dtype
-            _r = _E_mean_dim.entry_function(self, dim, **_kw)
-        return _r
-    if dim is _NO and keepdim is _NO:
-        if dtype is _NO:
-            _r = _E_mean.entry_function(self)
-        else:
-            _kw = {}
-            if dtype is not _NO: _kw['dtype'] = dtype
-            _r = _E_mean.entry_function(self, **_kw)
-        return _r
-    raise TypeError('mean(): received an invalid combination of arguments; expected one of: mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor; mean(Tensor self, *, ScalarType? dtype=None) -> Tensor')
+    try:
+        if type(dim) is int: dim = [dim]
+        if dim is not _NO:
+            if keepdim is _NO and dtype is _NO:
+                _r = _E_mean_dim.entry_function(self, dim)
+            else:
+                _kw = {}
+                if keepdim is not _NO: _kw['keepdim'] = keepdim
+                if dtype is not _NO: _kw['dtype'] = dtype
+                _r = _E_mean_dim.entry_function(self, dim, **_kw)
+            return _r
+        if dim is _NO and keepdim is _NO:
+            if dtype is _NO:
+                _r = _E_mean.entry_function(self)
+            else:
+                _kw = {}
+                if dtype is not _NO: _kw['dtype'] = dtype
+                _r = _E_mean.entry_function(self, **_kw)
+            return _r
+        raise TypeError('mean(): received an invalid combination of arguments; expected one of: mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor; mean(Tensor self, *, ScalarType? dtype=None) -> Tensor')
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('mean', _e, ('dim', 'keepdim'), True) from None
 
 
 def _m_min(self, dim=_NO, keepdim=_NO):
-    if dim is not _NO:
-        if keepdim is _NO:
-            _r = _E_min_dim.entry_function(self, dim)
-        else:
-            _kw = {}
-            if keepdim is not _NO: _kw['keepdim'] = keepdim
-            _r = _E_min_dim.entry_function(self, dim, **_kw)
-        return _RT.min(_r)
-    if dim is _NO and keepdim is _NO:
-        _r = _E_min.entry_function(self)
-        return _r
-    raise TypeError('min(): received an invalid combination of arguments; expected one of: min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices); min(Tensor self) -> Tensor')
+    try:
+        if dim is not _NO:
+            if keepdim is _NO:
+                _r = _E_min_dim.entry_function(self, dim)
+            else:
+                _kw = {}
+                if keepdim is not _NO: _kw['keepdim'] = keepdim
+                _r = _E_min_dim.entry_function(self, dim, **_kw)
+            return _RT.min(_r)
+        if dim is _NO and keepdim is _NO:
+            _r = _E_min.entry_function(self)
+            return _r
+        raise TypeError('min(): received an invalid combination of arguments; expected one of: min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices); min(Tensor self) -> Tensor')
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('min', _e, ('dim', 'keepdim'), True) from None
 
 
 def _m_minimum(self, other):
-    _r = _E_minimum.entry_function(self, other)
-    return _r
+    try:
+        _r = _E_minimum.entry_function(self, other)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('minimum', _e, ('other',), True) from None
 
 
 def _m_mm(self, mat2):
-    _r = _E_mm.entry_function(self, mat2)
-    return _r
+    try:
+        _r = _E_mm.entry_function(self, mat2)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('mm', _e, ('mat2',), True) from None
 
 
 def _m_mul(self, other):
-    if not isinstance(other, _Tensor): other = _wrap_number(other)
-    _r = _E_mul_Tensor.entry_function(self, other)
-    return _r
+    try:
+        if not isinstance(other, _Tensor): other = _wrap_argument(other)
+        _r = _E_mul_Tensor.entry_function(self, other)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('mul', _e, ('other',), True) from None
 
 
 def _m_mul_(self, other):
-    if not isinstance(other, _Tensor): other = _wrap_number(other)
-    _r = _E_mul__Tensor.entry_function(self, other)
-    return _r
+    try:
+        if not isinstance(other, _Tensor): other = _wrap_argument(other)
+        _r = _E_mul__Tensor.entry_function(self, other)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('mul_', _e, ('other',), True) from None
 
 
 def _m_mv(self, vec):
-    _r = _E_mv.entry_function(self, vec)
-    return _r
+    try:
+        _r = _E_mv.entry_function(self, vec)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('mv', _e, ('vec',), True) from None
 
 
 def _m_narrow(self, dim, start, length):
-    if not isinstance(start, _Tensor):
-        _r = _E_narrow.entry_function(self, dim, start, length)
-        return _r
-    if isinstance(start, _Tensor):
-        _r = _E_narrow_Tensor.entry_function(self, dim, start, length)
-        return _r
-    raise TypeError('narrow(): received an invalid combination of arguments; expected one of: narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a); narrow.Tensor(Tensor(a) self, int dim, Tensor start, SymInt length) -> Tensor(a)')
+    try:
+        if not isinstance(start, _Tensor):
+            _r = _E_narrow.entry_function(self, dim, start, length)
+            return _r
+        if isinstance(start, _Tensor):
+            _r = _E_narrow_Tensor.entry_function(self, dim, start, length)
+            return _r
+        raise TypeError('narrow(): received an invalid combination of arguments; expected one of: narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a); narrow.Tensor(Tensor(a) self, int dim, Tensor start, SymInt length) -> Tensor(a)')
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('narrow', _e, ('dim', 'start', 'length'), True) from None
 
 
 def _m_narrow_copy(self, dim, start, length):
-    _r = _E_narrow_copy.entry_function(self, dim, start, length)
-    return _r
+    try:
+        _r = _E_narrow_copy.entry_function(self, dim, start, length)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('narrow_copy', _e, ('dim', 'start', 'length'), True) from None
 
 
 def _m_ne(self, other):
-    if not isinstance(other, _Tensor):
-        _r = _E_ne_Scalar.entry_function(self, other)
-        return _r
-    if isinstance(other, _Tensor):
-        _r = _E_ne_Tensor.entry_function(self, other)
-        return _r
-    raise TypeError('ne(): received an invalid combination of arguments; expected one of: ne.Scalar(Tensor self, Scalar other) -> Tensor; ne.Tensor(Tensor self, Tensor other) -> Tensor')
+    try:
+        if not isinstance(other, _Tensor):
+            _r = _E_ne_Scalar.entry_function(self, other)
+            return _r
+        if isinstance(other, _Tensor):
+            _r = _E_ne_Tensor.entry_function(self, other)
+            return _r
+        raise TypeError('ne(): received an invalid combination of arguments; expected one of: ne.Scalar(Tensor self, Scalar other) -> Tensor; ne.Tensor(Tensor self, Tensor other) -> Tensor')
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('ne', _e, ('other',), True) from None
 
 
 def _m_ne_(self, other):
-    if not isinstance(other, _Tensor):
-        _r = _E_ne__Scalar.entry_function(self, other)
-        return _r
-    if isinstance(other, _Tensor):
-        _r = _E_ne__Tensor.entry_function(self, other)
-        return _r
-    raise TypeError('ne_(): received an invalid combination of arguments; expected one of: ne_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!); ne_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)')
+    try:
+        if not isinstance(other, _Tensor):
+            _r = _E_ne__Scalar.entry_function(self, other)
+            return _r
+        if isinstance(other, _Tensor):
+            _r = _E_ne__Tensor.entry_function(self, other)
+            return _r
+        raise TypeError('ne_(): received an invalid combination of arguments; expected one of: ne_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!); ne_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)')
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('ne_', _e, ('other',), True) from None
 
 
 def _m_neg(self):
-    _r = _E_neg.entry_function(self)
-    return _r
+    try:
+        _r = _E_neg.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('neg', _e, (), True) from None
 
 
 def _m_neg_(self):
-    _r = _E_neg_.entry_function(self)
-    return _r
+    try:
+        _r = _E_neg_.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('neg_', _e, (), True) from None
 
 
 def _m_normal_(self, mean=_NO, std=_NO, *, generator=_NO):
-    if mean is _NO and std is _NO and generator is _NO:
-        _r = _E_normal_.entry_function(self)
-    else:
-        _kw = {}
-        if mean is not _NO: _kw['mean'] = mean
-        if std is not _NO: _kw['std'] = std
-        if generator is not _NO: _kw['generator'] = generator
-        _r = _E_normal_.entry_function(self, **_kw)
-    return _r
+    try:
+        if mean is _NO and std is _NO and generator is _NO:
+            _r = _E_normal_.entry_function(self)
+        else:
+            _kw = {}
+            if mean is not _NO: _kw['mean'] = mean
+            if std is not _NO: _kw['std'] = std
+            if generator is not _NO: _kw['generator'] = generator
+            _r = _E_normal_.entry_function(self, **_kw)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('normal_', _e, ('mean', 'std'), True) from None
 
 
 def _m_outer(self, vec2):
-    _r = _E_outer.entry_function(self, vec2)
-    return _r
+    try:
+        _r = _E_outer.entry_function(self, vec2)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('outer', _e, ('vec2',), True) from None
 
 
 def _m_permute(self, *_td_args, dims=_NO):
-    if dims is _NO:
-        if len(_td_args) == 1 and not isinstance(_td_args[0], int):
-            _td_args = _td_args[0]
-        dims = list(_td_args)
-    elif _td_args:
-        raise TypeError("permute() got multiple values for argument 'dims'")
-    _r = _E_permute.entry_function(self, dims)
-    return _r
+    try:
+        if dims is _NO:
+            if len(_td_args) == 1 and not isinstance(_td_args[0], int):
+                _td_args = _td_args[0]
+            dims = list(_td_args)
+        elif _td_args:
+            raise TypeError("permute() got multiple values for argument 'dims'")
+        _r = _E_permute.entry_function(self, dims)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('permute', _e, ('dims',), True) from None
 
 
 def _m_pow(self, exponent):
-    if isinstance(exponent, _Tensor):
-        _r = _E_pow_Tensor_Tensor.entry_function(self, exponent)
-        return _r
-    if not isinstance(exponent, _Tensor):
-        _r = _E_pow_Tensor_Scalar.entry_function(self, exponent)
-        return _r
-    raise TypeError('pow(): received an invalid combination of arguments; expected one of: pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor; pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor')
+    try:
+        if isinstance(exponent, _Tensor):
+            _r = _E_pow_Tensor_Tensor.entry_function(self, exponent)
+            return _r
+        if not isinstance(exponent, _Tensor):
+            _r = _E_pow_Tensor_Scalar.entry_function(self, exponent)
+            return _r
+        raise TypeError('pow(): received an invalid combination of arguments; expected one of: pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor; pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor')
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('pow', _e, ('exponent',), True) from None
 
 
 def _m_pow_(self, exponent):
-    if not isinstance(exponent, _Tensor):
-        _r = _E_pow__Scalar.entry_function(self, exponent)
-        return _r
-    if isinstance(exponent, _Tensor):
-        _r = _E_pow__Tensor.entry_function(self, exponent)
-        return _r
-    raise TypeError('pow_(): received an invalid combination of arguments; expected one of: pow_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!); pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)')
+    try:
+        if not isinstance(exponent, _Tensor):
+            _r = _E_pow__Scalar.entry_function(self, exponent)
+            return _r
+        if isinstance(exponent, _Tensor):
+            _r = _E_pow__Tensor.entry_function(self, exponent)
+            return _r
+        raise TypeError('pow_(): received an invalid combination of arguments; expected one of: pow_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!); pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)')
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('pow_', _e, ('exponent',), True) from None
 
 
 def _m_prod(self, dim=_NO, keepdim=_NO, *, dtype=_NO):
-    if dim is not _NO:
-        if keepdim is _NO and dtype is _NO:
-            _r = _E_prod_dim_int.entry_function(self, dim)
-        else:
-            _kw = {}
-            if keepdim is not _NO: _kw['keepdim'] = keepdim
-            if dtype is not _NO: _kw['dtype'] = dtype
-            _r = _E_prod_dim_int.entry_function(self, dim, **_kw)
-        return _r
-    if dim is _NO and keepdim is _NO:
-        if dtype is _NO:
-            _r = _E_prod.entry_function(self)
-        else:
-            _kw = {}
-            if dtype is not _NO: _kw['dtype'] = dtype
-            _r = _E_prod.entry_function(self, **_kw)
-        return _r
-    raise TypeError('prod(): received an invalid combination of arguments; expected one of: prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor; prod(Tensor self, *, ScalarType? dtype=None) -> Tensor')
+    try:
+        if dim is not _NO:
+            if keepdim is _NO and dtype is _NO:
+                _r = _E_prod_dim_int.entry_function(self, dim)
+            else:
+                _kw = {}
+                if keepdim is not _NO: _kw['keepdim'] = keepdim
+                if dtype is not _NO: _kw['dtype'] = dtype
+                _r = _E_prod_dim_int.entry_function(self, dim, **_kw)
+            return _r
+        if dim is _NO and keepdim is _NO:
+            if dtype is _NO:
+                _r = _E_prod.entry_function(self)
+            else:
+                _kw = {}
+                if dtype is not _NO: _kw['dtype'] = dtype
+                _r = _E_prod.entry_function(self, **_kw)
+            return _r
+        raise TypeError('prod(): received an invalid combination of arguments; expected one of: prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor; prod(Tensor self, *, ScalarType? dtype=None) -> Tensor')
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('prod', _e, ('dim', 'keepdim'), True) from None
 
 
 def _m_relu(self):
-    _r = _E_relu.entry_function(self)
-    return _r
+    try:
+        _r = _E_relu.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('relu', _e, (), True) from None
 
 
 def _m_relu_(self):
-    _r = _E_relu_.entry_function(self)
-    return _r
+    try:
+        _r = _E_relu_.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('relu_', _e, (), True) from None
 
 
 def _m_remainder(self, other):
-    if not isinstance(other, _Tensor):
-        _r = _E_remainder_Scalar.entry_function(self, other)
-        return _r
-    if isinstance(other, _Tensor):
-        _r = _E_remainder_Tensor.entry_function(self, other)
-        return _r
-    raise TypeError('remainder(): received an invalid combination of arguments; expected one of: remainder.Scalar(Tensor self, Scalar other) -> Tensor; remainder.Tensor(Tensor self, Tensor other) -> Tensor')
+    try:
+        if not isinstance(other, _Tensor):
+            _r = _E_remainder_Scalar.entry_function(self, other)
+            return _r
+        if isinstance(other, _Tensor):
+            _r = _E_remainder_Tensor.entry_function(self, other)
+            return _r
+        raise TypeError('remainder(): received an invalid combination of arguments; expected one of: remainder.Scalar(Tensor self, Scalar other) -> Tensor; remainder.Tensor(Tensor self, Tensor other) -> Tensor')
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('remainder', _e, ('other',), True) from None
 
 
 def _m_remainder_(self, other):
-    if not isinstance(other, _Tensor):
-        _r = _E_remainder__Scalar.entry_function(self, other)
-        return _r
-    if isinstance(other, _Tensor):
-        _r = _E_remainder__Tensor.entry_function(self, other)
-        return _r
-    raise TypeError('remainder_(): received an invalid combination of arguments; expected one of: remainder_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!); remainder_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)')
+    try:
+        if not isinstance(other, _Tensor):
+            _r = _E_remainder__Scalar.entry_function(self, other)
+            return _r
+        if isinstance(other, _Tensor):
+            _r = _E_remainder__Tensor.entry_function(self, other)
+            return _r
+        raise TypeError('remainder_(): received an invalid combination of arguments; expected one of: remainder_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!); remainder_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)')
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('remainder_', _e, ('other',), True) from None
 
 
 def _m_repeat(self, *_td_args, repeats=_NO):
-    if repeats is _NO:
-        if len(_td_args) == 1 and not isinstance(_td_args[0], int):
-            _td_args = _td_args[0]
-        repeats = list(_td_args)
-    elif _td_args:
-        raise TypeError("repeat() got multiple values for argument 'repeats'")
-    _r = _E_repeat.entry_function(self, repeats)
-    return _r
+    try:
+        if repeats is _NO:
+            if len(_td_args) == 1 and not isinstance(_td_args[0], int):
+                _td_args = _td_args[0]
+            repeats = list(_td_args)
+        elif _td_args:
+            raise TypeError("repeat() got multiple values for argument 'repeats'")
+        _r = _E_repeat.entry_function(self, repeats)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('repeat', _e, ('repeats',), True) from None
 
 
 def _m_reshape(self, *_td_args, shape=_NO):
-    if shape is _NO:
-        if len(_td_args) == 1 and not isinstance(_td_args[0], int):
-            _td_args = _td_args[0]
-        shape = list(_td_args)
-    elif _td_args:
-        raise TypeError("reshape() got multiple values for argument 'shape'")
-    _r = _E_reshape.entry_function(self, shape)
-    return _r
+    try:
+        if shape is _NO:
+            if len(_td_args) == 1 and not isinstance(_td_args[0], int):
+                _td_args = _td_args[0]
+            shape = list(_td_args)
+        elif _td_args:
+            raise TypeError("reshape() got multiple values for argument 'shape'")
+        _r = _E_reshape.entry_function(self, shape)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('reshape', _e, ('shape',), True) from None
 
 
 def _m_resolve_conj(self):
-    _r = _E_resolve_conj.entry_function(self)
-    return _r
+    try:
+        _r = _E_resolve_conj.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('resolve_conj', _e, (), True) from None
 
 
 def _m_resolve_neg(self):
-    _r = _E_resolve_neg.entry_function(self)
-    return _r
+    try:
+        _r = _E_resolve_neg.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('resolve_neg', _e, (), True) from None
 
 
 def _m_roll(self, shifts, dims=_NO):
-    if type(shifts) is int: shifts = [shifts]
-    if type(dims) is int: dims = [dims]
-    if dims is _NO:
-        _r = _E_roll.entry_function(self, shifts)
-    else:
-        _kw = {}
-        if dims is not _NO: _kw['dims'] = dims
-        _r = _E_roll.entry_function(self, shifts, **_kw)
-    return _r
+    try:
+        if type(shifts) is int: shifts = [shifts]
+        if type(dims) is int: dims = [dims]
+        if dims is _NO:
+            _r = _E_roll.entry_function(self, shifts)
+        else:
+            _kw = {}
+            if dims is not _NO: _kw['dims'] = dims
+            _r = _E_roll.entry_function(self, shifts, **_kw)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('roll', _e, ('shifts', 'dims'), True) from None
 
 
 def _m_round(self, *, decimals=_NO):
-    if decimals is not _NO:
-        _r = _E_round_decimals.entry_function(self, decimals=decimals)
-        return _r
-    if decimals is _NO:
-        _r = _E_round.entry_function(self)
-        return _r
-    raise TypeError('round(): received an invalid combination of arguments; expected one of: round.decimals(Tensor self, *, int decimals) -> Tensor; round(Tensor self) -> Tensor')
+    try:
+        if decimals is not _NO:
+            _r = _E_round_decimals.entry_function(self, decimals=decimals)
+            return _r
+        if decimals is _NO:
+            _r = _E_round.entry_function(self)
+            return _r
+        raise TypeError('round(): received an invalid combination of arguments; expected one of: round.decimals(Tensor self, *, int decimals) -> Tensor; round(Tensor self) -> Tensor')
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('round', _e, (), True) from None
 
 
 def _m_round_(self, *, decimals=_NO):
-    if decimals is not _NO:
-        _r = _E_round__decimals.entry_function(self, decimals=decimals)
-        return _r
-    if decimals is _NO:
-        _r = _E_round_.entry_function(self)
-        return _r
-    raise TypeError('round_(): received an invalid combination of arguments; expected one of: round_.decimals(Tensor(a!) self, *, int decimals) -> Tensor(a!); round_(Tensor(a!) self) -> Tensor(a!)')
+    try:
+        if decimals is not _NO:
+            _r = _E_round__decimals.entry_function(self, decimals=decimals)
+            return _r
+        if decimals is _NO:
+            _r = _E_round_.entry_function(self)
+            return _r
+        raise TypeError('round_(): received an invalid combination of arguments; expected one of: round_.decimals(Tensor(a!) self, *, int decimals) -> Tensor(a!); round_(Tensor(a!) self) -> Tensor(a!)')
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('round_', _e, (), True) from None
 
 
 def _m_rsqrt(self):
-    _r = _E_rsqrt.entry_function(self)
-    return _r
+    try:
+        _r = _E_rsqrt.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('rsqrt', _e, (), True) from None
 
 
 def _m_rsqrt_(self):
-    _r = _E_rsqrt_.entry_function(self)
-    return _r
+    try:
+        _r = _E_rsqrt_.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('rsqrt_', _e, (), True) from None
 
 
 def _m_scatter_add(self, dim, index, src):
-    _r = _E_scatter_add.entry_function(self, dim, index, src)
-    return _r
+    try:
+        _r = _E_scatter_add.entry_function(self, dim, index, src)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('scatter_add', _e, ('dim', 'index', 'src'), True) from None
 
 
 def _m_scatter_add_(self, dim, index, src):
-    _r = _E_scatter_add_.entry_function(self, dim, index, src)
-    return _r
+    try:
+        _r = _E_scatter_add_.entry_function(self, dim, index, src)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('scatter_add_', _e, ('dim', 'index', 'src'), True) from None
 
 
 def _m_select(self, dim, index):
-    _r = _E_select_int.entry_function(self, dim, index)
-    return _r
+    try:
+        _r = _E_select_int.entry_function(self, dim, index)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('select', _e, ('dim', 'index'), True) from None
 
 
 def _m_select_scatter(self, src, dim, index):
-    _r = _E_select_scatter.entry_function(self, src, dim, index)
-    return _r
+    try:
+        _r = _E_select_scatter.entry_function(self, src, dim, index)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('select_scatter', _e, ('src', 'dim', 'index'), True) from None
 
 
 def _m_sigmoid(self):
-    _r = _E_sigmoid.entry_function(self)
-    return _r
+    try:
+        _r = _E_sigmoid.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('sigmoid', _e, (), True) from None
 
 
 def _m_sigmoid_(self):
-    _r = _E_sigmoid_.entry_function(self)
-    return _r
+    try:
+        _r = _E_sigmoid_.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('sigmoid_', _e, (), True) from None
 
 
 def _m_sign(self):
-    _r = _E_sign.entry_function(self)
-    return _r
+    try:
+        _r = _E_sign.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('sign', _e, (), True) from None
 
 
 def _m_sign_(self):
-    _r = _E_sign_.entry_function(self)
-    return _r
+    try:
+        _r = _E_sign_.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('sign_', _e, (), True) from None
 
 
 def _m_sin(self):
-    _r = _E_sin.entry_function(self)
-    return _r
+    try:
+        _r = _E_sin.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('sin', _e, (), True) from None
 
 
 def _m_sin_(self):
-    _r = _E_sin_.entry_function(self)
-    return _r
+    try:
+        _r = _E_sin_.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('sin_', _e, (), True) from None
 
 
 def _m_slice_scatter(self, src, dim=_NO, start=_NO, end=_NO, step=_NO):
-    if dim is _NO and start is _NO and end is _NO and step is _NO:
-        _r = _E_slice_scatter.entry_function(self, src)
-    else:
-        _kw = {}
-        if dim is not _NO: _kw['dim'] = dim
-        if start is not _NO: _kw['start'] = start
-        if end is not _NO: _kw['end'] = end
-        if step is not _NO: _kw['step'] = step
-        _r = _E_slice_scatter.entry_function(self, src, **_kw)
-    return _r
+    try:
+        if dim is _NO and start is _NO and end is _NO and step is _NO:
+            _r = _E_slice_scatter.entry_function(self, src)
+        else:
+            _kw = {}
+            if dim is not _NO: _kw['dim'] = dim
+            if start is not _NO: _kw['start'] = start
+            if end is not _NO: _kw['end'] = end
+            if step is not _NO: _kw['step'] = step
+            _r = _E_slice_scatter.entry_function(self, src, **_kw)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('slice_scatter', _e, ('src', 'dim', 'start', 'end', 'step'), True) from None
 
 
 def _m_softmax(self, dim, dtype=_NO):
-    if dtype is _NO:
-        _r = _E_softmax_int.entry_function(self, dim)
-    else:
-        _kw = {}
-        if dtype is not _NO: _kw['dtype'] = dtype
-        _r = _E_softmax_int.entry_function(self, dim, **_kw)
-    return _r
+    try:
+        if dtype is _NO:
+            _r = _E_softmax_int.entry_function(self, dim)
+        else:
+            _kw = {}
+            if dtype is not _NO: _kw['dtype'] = dtype
+            _r = _E_softmax_int.entry_function(self, dim, **_kw)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('softmax', _e, ('dim', 'dtype'), True) from None
 
 
 def _m_sort(self, dim=_NO, descending=_NO, *, stable=_NO):
-    if stable is not _NO:
-        if dim is _NO and descending is _NO:
-            _r = _E_sort_stable.entry_function(self, stable=stable)
-        else:
-            _kw = {}
-            if dim is not _NO: _kw['dim'] = dim
-            if descending is not _NO: _kw['descending'] = descending
-            _r = _E_sort_stable.entry_function(self, stable=stable, **_kw)
-        return _RT.sort(_r)
-    if stable is _NO:
-        if dim is _NO and descending is _NO:
-            _r = _E_sort.entry_function(self)
-        else:
-            _kw = {}
-            if dim is not _NO: _kw['dim'] = dim
-            if descending is not _NO: _kw['descending'] = descending
-            _r = _E_sort.entry_function(self, **_kw)
-        return _RT.sort(_r)
-    raise TypeError('sort(): received an invalid combination of arguments; expected one of: sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices); sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)')
+    try:
+        if stable is not _NO:
+            if dim is _NO and descending is _NO:
+                _r = _E_sort_stable.entry_function(self, stable=stable)
+            else:
+                _kw = {}
+                if dim is not _NO: _kw['dim'] = dim
+                if descending is not _NO: _kw['descending'] = descending
+                _r = _E_sort_stable.entry_function(self, stable=stable, **_kw)
+            return _RT.sort(_r)
+        if stable is _NO:
+            if dim is _NO and descending is _NO:
+                _r = _E_sort.entry_function(self)
+            else:
+                _kw = {}
+                if dim is not _NO: _kw['dim'] = dim
+                if descending is not _NO: _kw['descending'] = descending
+                _r = _E_sort.entry_function(self, **_kw)
+            return _RT.sort(_r)
+        raise TypeError('sort(): received an invalid combination of arguments; expected one of: sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices); sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)')
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('sort', _e, ('dim', 'descending'), True) from None
 
 
 def _m_split_with_sizes(self, split_sizes, dim=_NO):
-    if dim is _NO:
-        _r = _E_split_with_sizes.entry_function(self, split_sizes)
-    else:
-        _kw = {}
-        if dim is not _NO: _kw['dim'] = dim
-        _r = _E_split_with_sizes.entry_function(self, split_sizes, **_kw)
-    return tuple(_r)
+    try:
+        if dim is _NO:
+            _r = _E_split_with_sizes.entry_function(self, split_sizes)
+        else:
+            _kw = {}
+            if dim is not _NO: _kw['dim'] = dim
+            _r = _E_split_with_sizes.entry_function(self, split_sizes, **_kw)
+        return tuple(_r)
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('split_with_sizes', _e, ('split_sizes', 'dim'), True) from None
 
 
 def _m_sqrt(self):
-    _r = _E_sqrt.entry_function(self)
-    return _r
+    try:
+        _r = _E_sqrt.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('sqrt', _e, (), True) from None
 
 
 def _m_sqrt_(self):
-    _r = _E_sqrt_.entry_function(self)
-    return _r
+    try:
+        _r = _E_sqrt_.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('sqrt_', _e, (), True) from None
 
 
 def _m_sub(self, other, *, alpha=_NO):
-    if not isinstance(other, _Tensor): other = _wrap_number(other)
-    if alpha is _NO:
-        _r = _E_sub_Tensor.entry_function(self, other)
-    else:
-        _kw = {}
-        if alpha is not _NO: _kw['alpha'] = alpha
-        _r = _E_sub_Tensor.entry_function(self, other, **_kw)
-    return _r
+    try:
+        if not isinstance(other, _Tensor): other = _wrap_argument(other)
+        if alpha is _NO:
+            _r = _E_sub_Tensor.entry_function(self, other)
+        else:
+            _kw = {}
+            if alpha is not _NO: _kw['alpha'] = alpha
+            _r = _E_sub_Tensor.entry_function(self, other, **_kw)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('sub', _e, ('other',), True) from None
 
 
 def _m_sub_(self, other, *, alpha=_NO):
-    if not isinstance(other, _Tensor): other = _wrap_number(other)
-    if alpha is _NO:
-        _r = _E_sub__Tensor.entry_function(self, other)
-    else:
-        _kw = {}
-        if alpha is not _NO: _kw['alpha'] = alpha
-        _r = _E_sub__Tensor.entry_function(self, other, **_kw)
-    return _r
+    try:
+        if not isinstance(other, _Tensor): other = _wrap_argument(other)
+        if alpha is _NO:
+            _r = _E_sub__Tensor.entry_function(self, other)
+        else:
+            _kw = {}
+            if alpha is not _NO: _kw['alpha'] = alpha
+            _r = _E_sub__Tensor.entry_function(self, other, **_kw)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('sub_', _e, ('other',), True) from None
 
 
 def _m_sum(self, dim=_NO, keepdim=_NO, *, dtype=_NO):
-    if type(dim) is int: dim = [dim]
-    if dim is not _NO:
-        if keepdim is _NO and dtype is _NO:
-            _r = _E_sum_dim_IntList.entry_function(self, dim)
-        else:
-            _kw = {}
-            if keepdim is not _NO: _kw['keepdim'] = keepdim
-            if dtype is not _NO: _kw['dtype'] = dtype
-            _r = _E_sum_dim_IntList.entry_function(self, dim, **_kw)
-        return _r
-    if dim is _NO and keepdim is _NO:
-        if dtype is _NO:
-            _r = _E_sum.entry_function(self)
-        else:
-            _kw = {}
-            if dtype is not _NO: _kw['dtype'] = dtype
-            _r = _E_sum.entry_function(self, **_kw)
-        return _r
-    raise TypeError('sum(): received an invalid combination of arguments; expected one of: sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor; sum(Tensor self, *, ScalarType? dtype=None) -> Tensor')
+    try:
+        if type(dim) is int: dim = [dim]
+        if dim is not _NO:
+            if keepdim is _NO and dtype is _NO:
+                _r = _E_sum_dim_IntList.entry_function(self, dim)
+            else:
+                _kw = {}
+                if keepdim is not _NO: _kw['keepdim'] = keepdim
+                if dtype is not _NO: _kw['dtype'] = dtype
+                _r = _E_sum_dim_IntList.entry_function(self, dim, **_kw)
+            return _r
+        if dim is _NO and keepdim is _NO:
+            if dtype is _NO:
+                _r = _E_sum.entry_function(self)
+            else:
+                _kw = {}
+                if dtype is not _NO: _kw['dtype'] = dtype
+                _r = _E_sum.entry_function(self, **_kw)
+            return _r
+        raise TypeError('sum(): received an invalid combination of arguments; expected one of: sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor; sum(Tensor self, *, ScalarType? dtype=None) -> Tensor')
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('sum', _e, ('dim', 'keepdim'), True) from None
 
 
 def _m_t(self):
-    _r = _E_t.entry_function(self)
-    return _r
+    try:
+        _r = _E_t.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('t', _e, (), True) from None
 
 
 def _m_t_(self):
-    _r = _E_t_.entry_function(self)
-    return _r
+    try:
+        _r = _E_t_.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('t_', _e, (), True) from None
 
 
 def _m_tan(self):
-    _r = _E_tan.entry_function(self)
-    return _r
+    try:
+        _r = _E_tan.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('tan', _e, (), True) from None
 
 
 def _m_tan_(self):
-    _r = _E_tan_.entry_function(self)
-    return _r
+    try:
+        _r = _E_tan_.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('tan_', _e, (), True) from None
 
 
 def _m_tanh(self):
-    _r = _E_tanh.entry_function(self)
-    return _r
+    try:
+        _r = _E_tanh.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('tanh', _e, (), True) from None
 
 
 def _m_tanh_(self):
-    _r = _E_tanh_.entry_function(self)
-    return _r
+    try:
+        _r = _E_tanh_.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('tanh_', _e, (), True) from None
 
 
 def _m_topk(self, k, dim=_NO, largest=_NO, sorted=_NO):
-    if dim is _NO and largest is _NO and sorted is _NO:
-        _r = _E_topk.entry_function(self, k)
-    else:
-        _kw = {}
-        if dim is not _NO: _kw['dim'] = dim
-        if largest is not _NO: _kw['largest'] = largest
-        if sorted is not _NO: _kw['sorted'] = sorted
-        _r = _E_topk.entry_function(self, k, **_kw)
-    return _RT.topk(_r)
+    try:
+        if dim is _NO and largest is _NO and sorted is _NO:
+            _r = _E_topk.entry_function(self, k)
+        else:
+            _kw = {}
+            if dim is not _NO: _kw['dim'] = dim
+            if largest is not _NO: _kw['largest'] = largest
+            if sorted is not _NO: _kw['sorted'] = sorted
+            _r = _E_topk.entry_function(self, k, **_kw)
+        return _RT.topk(_r)
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('topk', _e, ('k', 'dim', 'largest', 'sorted'), True) from None
 
 
 def _m_transpose(self, dim0, dim1):
-    _r = _E_transpose_int.entry_function(self, dim0, dim1)
-    return _r
+    try:
+        _r = _E_transpose_int.entry_function(self, dim0, dim1)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('transpose', _e, ('dim0', 'dim1'), True) from None
 
 
 def _m_transpose_(self, dim0, dim1):
-    _r = _E_transpose_.entry_function(self, dim0, dim1)
-    return _r
+    try:
+        _r = _E_transpose_.entry_function(self, dim0, dim1)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('transpose_', _e, ('dim0', 'dim1'), True) from None
 
 
 def _m_tril(self, diagonal=_NO):
-    if diagonal is _NO:
-        _r = _E_tril.entry_function(self)
-    else:
-        _kw = {}
-        if diagonal is not _NO: _kw['diagonal'] = diagonal
-        _r = _E_tril.entry_function(self, **_kw)
-    return _r
+    try:
+        if diagonal is _NO:
+            _r = _E_tril.entry_function(self)
+        else:
+            _kw = {}
+            if diagonal is not _NO: _kw['diagonal'] = diagonal
+            _r = _E_tril.entry_function(self, **_kw)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('tril', _e, ('diagonal',), True) from None
 
 
 def _m_tril_(self, diagonal=_NO):
-    if diagonal is _NO:
-        _r = _E_tril_.entry_function(self)
-    else:
-        _kw = {}
-        if diagonal is not _NO: _kw['diagonal'] = diagonal
-        _r = _E_tril_.entry_function(self, **_kw)
-    return _r
+    try:
+        if diagonal is _NO:
+            _r = _E_tril_.entry_function(self)
+        else:
+            _kw = {}
+            if diagonal is not _NO: _kw['diagonal'] = diagonal
+            _r = _E_tril_.entry_function(self, **_kw)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('tril_', _e, ('diagonal',), True) from None
 
 
 def _m_triu(self, diagonal=_NO):
-    if diagonal is _NO:
-        _r = _E_triu.entry_function(self)
-    else:
-        _kw = {}
-        if diagonal is not _NO: _kw['diagonal'] = diagonal
-        _r = _E_triu.entry_function(self, **_kw)
-    return _r
+    try:
+        if diagonal is _NO:
+            _r = _E_triu.entry_function(self)
+        else:
+            _kw = {}
+            if diagonal is not _NO: _kw['diagonal'] = diagonal
+            _r = _E_triu.entry_function(self, **_kw)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('triu', _e, ('diagonal',), True) from None
 
 
 def _m_triu_(self, diagonal=_NO):
-    if diagonal is _NO:
-        _r = _E_triu_.entry_function(self)
-    else:
-        _kw = {}
-        if diagonal is not _NO: _kw['diagonal'] = diagonal
-        _r = _E_triu_.entry_function(self, **_kw)
-    return _r
+    try:
+        if diagonal is _NO:
+            _r = _E_triu_.entry_function(self)
+        else:
+            _kw = {}
+            if diagonal is not _NO: _kw['diagonal'] = diagonal
+            _r = _E_triu_.entry_function(self, **_kw)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('triu_', _e, ('diagonal',), True) from None
 
 
 def _m_unbind(self, dim=_NO):
-    if dim is _NO:
-        _r = _E_unbind_int.entry_function(self)
-    else:
-        _kw = {}
-        if dim is not _NO: _kw['dim'] = dim
-        _r = _E_unbind_int.entry_function(self, **_kw)
-    return tuple(_r)
+    try:
+        if dim is _NO:
+            _r = _E_unbind_int.entry_function(self)
+        else:
+            _kw = {}
+            if dim is not _NO: _kw['dim'] = dim
+            _r = _E_unbind_int.entry_function(self, **_kw)
+        return tuple(_r)
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('unbind', _e, ('dim',), True) from None
 
 
 def _m_unfold(self, dimension, size, step):
-    _r = _E_unfold.entry_function(self, dimension, size, step)
-    return _r
+    try:
+        _r = _E_unfold.entry_function(self, dimension, size, step)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('unfold', _e, ('dimension', 'size', 'step'), True) from None
 
 
 def _m_unsqueeze(self, dim):
-    _r = _E_unsqueeze.entry_function(self, dim)
-    return _r
+    try:
+        _r = _E_unsqueeze.entry_function(self, dim)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('unsqueeze', _e, ('dim',), True) from None
 
 
 def _m_unsqueeze_(self, dim):
-    _r = _E_unsqueeze_.entry_function(self, dim)
-    return _r
+    try:
+        _r = _E_unsqueeze_.entry_function(self, dim)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('unsqueeze_', _e, ('dim',), True) from None
 
 
 def _m_view(self, *_td_args, size=_NO):
-    if size is _NO:
-        if len(_td_args) == 1 and not isinstance(_td_args[0], int):
-            _td_args = _td_args[0]
-        size = list(_td_args)
-    elif _td_args:
-        raise TypeError("view() got multiple values for argument 'size'")
-    _r = _E_view.entry_function(self, size)
-    return _r
+    try:
+        if size is _NO:
+            if len(_td_args) == 1 and not isinstance(_td_args[0], int):
+                _td_args = _td_args[0]
+            size = list(_td_args)
+        elif _td_args:
+            raise TypeError("view() got multiple values for argument 'size'")
+        _r = _E_view.entry_function(self, size)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('view', _e, ('size',), True) from None
 
 
 def _d__rsub__(self, other):
@@ -1822,7 +2365,7 @@ def _d__rmod__(self, other):
 
 
 def _d__rpow__(self, other):
-    return _functions.pow(_wrap_number(other), self)
+    return _functions.pow(other, self)
 
 
 def _d__rfloordiv__(self, other):

@@ -8,8 +8,11 @@ from ops/native_functions.yaml. Do not edit: run `tensordispatch codegen`.
 # mypy: ignore-errors
 from __future__ import annotations
 
+from tensordispatch.backends.aten import wrap_argument as _wrap_argument
 from tensordispatch.backends.aten import wrap_number as _wrap_number
 from tensordispatch.dispatch.calling import NOT_GIVEN as _NO
+from tensordispatch.dispatch.errors import ArgumentTypeError as _ArgumentTypeError
+from tensordispatch.dispatch.errors import binding_argument_error as _binding_argument_error
 from tensordispatch.dispatch.keyset import AUTOGRAD_DISPATCH_KEYSET_WITH_AD_INPLACE_OR_VIEW_RAW as _BELOW_AD
 from tensordispatch.dispatch.tls import local_state as _local_state
 from tensordispatch.generated import return_types as _RT
@@ -38,143 +41,173 @@ _E_silu_out = _deferred(_G, '_E_silu_out', 'silu.out')
 
 
 def cross_entropy_loss(input, target, weight=_NO, reduction=_NO, ignore_index=_NO, label_smoothing=_NO):
-    if weight is _NO and reduction is _NO and ignore_index is _NO and label_smoothing is _NO:
-        _r = _E_cross_entropy_loss.entry_function(input, target)
-    else:
-        _kw = {}
-        if weight is not _NO: _kw['weight'] = weight
-        if reduction is not _NO: _kw['reduction'] = reduction
-        if ignore_index is not _NO: _kw['ignore_index'] = ignore_index
-        if label_smoothing is not _NO: _kw['label_smoothing'] = label_smoothing
-        _r = _E_cross_entropy_loss.entry_function(input, target, **_kw)
-    return _r
+    try:
+        if weight is _NO and reduction is _NO and ignore_index is _NO and label_smoothing is _NO:
+            _r = _E_cross_entropy_loss.entry_function(input, target)
+        else:
+            _kw = {}
+            if weight is not _NO: _kw['weight'] = weight
+            if reduction is not _NO: _kw['reduction'] = reduction
+            if ignore_index is not _NO: _kw['ignore_index'] = ignore_index
+            if label_smoothing is not _NO: _kw['label_smoothing'] = label_smoothing
+            _r = _E_cross_entropy_loss.entry_function(input, target, **_kw)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('cross_entropy_loss', _e, ('input', 'target', 'weight', 'reduction', 'ignore_index', 'label_smoothing'), False) from None
 
 
 def gelu(input, *, approximate=_NO, out=None):
-    if out is None:
-        if approximate is _NO:
-            _r = _E_gelu.entry_function(input)
+    try:
+        if out is None:
+            if approximate is _NO:
+                _r = _E_gelu.entry_function(input)
+            else:
+                _kw = {}
+                if approximate is not _NO: _kw['approximate'] = approximate
+                _r = _E_gelu.entry_function(input, **_kw)
+            return _r
         else:
-            _kw = {}
-            if approximate is not _NO: _kw['approximate'] = approximate
-            _r = _E_gelu.entry_function(input, **_kw)
-        return _r
-    else:
-        if approximate is _NO:
-            _r = _E_gelu_out.entry_function(input, out=out)
-        else:
-            _kw = {}
-            if approximate is not _NO: _kw['approximate'] = approximate
-            _r = _E_gelu_out.entry_function(input, out=out, **_kw)
-        return _r
+            if approximate is _NO:
+                _r = _E_gelu_out.entry_function(input, out=out)
+            else:
+                _kw = {}
+                if approximate is not _NO: _kw['approximate'] = approximate
+                _r = _E_gelu_out.entry_function(input, out=out, **_kw)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('gelu', _e, ('input',), False) from None
 
 
 def gelu_(input, *, approximate=_NO):
-    if approximate is _NO:
-        _r = _E_gelu_.entry_function(input)
-    else:
-        _kw = {}
-        if approximate is not _NO: _kw['approximate'] = approximate
-        _r = _E_gelu_.entry_function(input, **_kw)
-    return _r
+    try:
+        if approximate is _NO:
+            _r = _E_gelu_.entry_function(input)
+        else:
+            _kw = {}
+            if approximate is not _NO: _kw['approximate'] = approximate
+            _r = _E_gelu_.entry_function(input, **_kw)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('gelu_', _e, ('input',), False) from None
 
 
 def linear(input, weight, bias=_NO, *, out=None):
-    if out is None:
-        if bias is _NO:
-            _r = _E_linear.entry_function(input, weight)
+    try:
+        if out is None:
+            if bias is _NO:
+                _r = _E_linear.entry_function(input, weight)
+            else:
+                _kw = {}
+                if bias is not _NO: _kw['bias'] = bias
+                _r = _E_linear.entry_function(input, weight, **_kw)
+            return _r
         else:
-            _kw = {}
-            if bias is not _NO: _kw['bias'] = bias
-            _r = _E_linear.entry_function(input, weight, **_kw)
-        return _r
-    else:
-        if bias is _NO:
-            _r = _E_linear_out.entry_function(input, weight, out=out)
-        else:
-            _kw = {}
-            if bias is not _NO: _kw['bias'] = bias
-            _r = _E_linear_out.entry_function(input, weight, out=out, **_kw)
-        return _r
+            if bias is _NO:
+                _r = _E_linear_out.entry_function(input, weight, out=out)
+            else:
+                _kw = {}
+                if bias is not _NO: _kw['bias'] = bias
+                _r = _E_linear_out.entry_function(input, weight, out=out, **_kw)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('linear', _e, ('input', 'weight', 'bias'), False) from None
 
 
 def nll_loss(input, target, weight=_NO, reduction=_NO, ignore_index=_NO, *, out=None):
-    if out is None:
-        if weight is _NO and reduction is _NO and ignore_index is _NO:
-            _r = _E_nll_loss.entry_function(input, target)
+    try:
+        if out is None:
+            if weight is _NO and reduction is _NO and ignore_index is _NO:
+                _r = _E_nll_loss.entry_function(input, target)
+            else:
+                _kw = {}
+                if weight is not _NO: _kw['weight'] = weight
+                if reduction is not _NO: _kw['reduction'] = reduction
+                if ignore_index is not _NO: _kw['ignore_index'] = ignore_index
+                _r = _E_nll_loss.entry_function(input, target, **_kw)
+            return _r
         else:
-            _kw = {}
-            if weight is not _NO: _kw['weight'] = weight
-            if reduction is not _NO: _kw['reduction'] = reduction
-            if ignore_index is not _NO: _kw['ignore_index'] = ignore_index
-            _r = _E_nll_loss.entry_function(input, target, **_kw)
-        return _r
-    else:
-        if weight is _NO and reduction is _NO and ignore_index is _NO:
-            _r = _E_nll_loss_out.entry_function(input, target, out=out)
-        else:
-            _kw = {}
-            if weight is not _NO: _kw['weight'] = weight
-            if reduction is not _NO: _kw['reduction'] = reduction
-            if ignore_index is not _NO: _kw['ignore_index'] = ignore_index
-            _r = _E_nll_loss_out.entry_function(input, target, out=out, **_kw)
-        return _r
+            if weight is _NO and reduction is _NO and ignore_index is _NO:
+                _r = _E_nll_loss_out.entry_function(input, target, out=out)
+            else:
+                _kw = {}
+                if weight is not _NO: _kw['weight'] = weight
+                if reduction is not _NO: _kw['reduction'] = reduction
+                if ignore_index is not _NO: _kw['ignore_index'] = ignore_index
+                _r = _E_nll_loss_out.entry_function(input, target, out=out, **_kw)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('nll_loss', _e, ('input', 'target', 'weight', 'reduction', 'ignore_index'), False) from None
 
 
 def nll_loss2d(input, target, weight=_NO, reduction=_NO, ignore_index=_NO, *, out=None):
-    if out is None:
-        if weight is _NO and reduction is _NO and ignore_index is _NO:
-            _r = _E_nll_loss2d.entry_function(input, target)
+    try:
+        if out is None:
+            if weight is _NO and reduction is _NO and ignore_index is _NO:
+                _r = _E_nll_loss2d.entry_function(input, target)
+            else:
+                _kw = {}
+                if weight is not _NO: _kw['weight'] = weight
+                if reduction is not _NO: _kw['reduction'] = reduction
+                if ignore_index is not _NO: _kw['ignore_index'] = ignore_index
+                _r = _E_nll_loss2d.entry_function(input, target, **_kw)
+            return _r
         else:
-            _kw = {}
-            if weight is not _NO: _kw['weight'] = weight
-            if reduction is not _NO: _kw['reduction'] = reduction
-            if ignore_index is not _NO: _kw['ignore_index'] = ignore_index
-            _r = _E_nll_loss2d.entry_function(input, target, **_kw)
-        return _r
-    else:
-        if weight is _NO and reduction is _NO and ignore_index is _NO:
-            _r = _E_nll_loss2d_out.entry_function(input, target, out=out)
-        else:
-            _kw = {}
-            if weight is not _NO: _kw['weight'] = weight
-            if reduction is not _NO: _kw['reduction'] = reduction
-            if ignore_index is not _NO: _kw['ignore_index'] = ignore_index
-            _r = _E_nll_loss2d_out.entry_function(input, target, out=out, **_kw)
-        return _r
+            if weight is _NO and reduction is _NO and ignore_index is _NO:
+                _r = _E_nll_loss2d_out.entry_function(input, target, out=out)
+            else:
+                _kw = {}
+                if weight is not _NO: _kw['weight'] = weight
+                if reduction is not _NO: _kw['reduction'] = reduction
+                if ignore_index is not _NO: _kw['ignore_index'] = ignore_index
+                _r = _E_nll_loss2d_out.entry_function(input, target, out=out, **_kw)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('nll_loss2d', _e, ('input', 'target', 'weight', 'reduction', 'ignore_index'), False) from None
 
 
 def nll_loss_nd(input, target, weight=_NO, reduction=_NO, ignore_index=_NO):
-    if weight is _NO and reduction is _NO and ignore_index is _NO:
-        _r = _E_nll_loss_nd.entry_function(input, target)
-    else:
-        _kw = {}
-        if weight is not _NO: _kw['weight'] = weight
-        if reduction is not _NO: _kw['reduction'] = reduction
-        if ignore_index is not _NO: _kw['ignore_index'] = ignore_index
-        _r = _E_nll_loss_nd.entry_function(input, target, **_kw)
-    return _r
+    try:
+        if weight is _NO and reduction is _NO and ignore_index is _NO:
+            _r = _E_nll_loss_nd.entry_function(input, target)
+        else:
+            _kw = {}
+            if weight is not _NO: _kw['weight'] = weight
+            if reduction is not _NO: _kw['reduction'] = reduction
+            if ignore_index is not _NO: _kw['ignore_index'] = ignore_index
+            _r = _E_nll_loss_nd.entry_function(input, target, **_kw)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('nll_loss_nd', _e, ('input', 'target', 'weight', 'reduction', 'ignore_index'), False) from None
 
 
 def one_hot(input, num_classes=_NO):
-    if num_classes is _NO:
-        _r = _E_one_hot.entry_function(input)
-    else:
-        _kw = {}
-        if num_classes is not _NO: _kw['num_classes'] = num_classes
-        _r = _E_one_hot.entry_function(input, **_kw)
-    return _r
+    try:
+        if num_classes is _NO:
+            _r = _E_one_hot.entry_function(input)
+        else:
+            _kw = {}
+            if num_classes is not _NO: _kw['num_classes'] = num_classes
+            _r = _E_one_hot.entry_function(input, **_kw)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('one_hot', _e, ('input', 'num_classes'), False) from None
 
 
 def silu(input, *, out=None):
-    if out is None:
-        _r = _E_silu.entry_function(input)
-        return _r
-    else:
-        _r = _E_silu_out.entry_function(input, out=out)
-        return _r
+    try:
+        if out is None:
+            _r = _E_silu.entry_function(input)
+            return _r
+        else:
+            _r = _E_silu_out.entry_function(input, out=out)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('silu', _e, ('input',), False) from None
 
 
 def silu_(input):
-    _r = _E_silu_.entry_function(input)
-    return _r
+    try:
+        _r = _E_silu_.entry_function(input)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('silu_', _e, ('input',), False) from None
