@@ -233,11 +233,30 @@ def _conversions(name: str, positional: list[Argument], kwonly: list[Argument], 
     lines = []
     for a in positional + kwonly:
         n = _pyname(a.name, method)
-        if is_tensor(a) and name in NUMBERS_AS_TENSORS and n not in discriminated:
+        if is_tensor(a) and name in NUMBERS_AS_TENSORS and n not in discriminated | {"input"}:
             lines.append(f"    if not isinstance({n}, _Tensor): {n} = _wrap_argument({n})")
         elif sized_int_list(a):
             lines.append(f"    if type({n}) is int: {n} = [{n}]")
     return lines
+
+
+def _number_input_retry(name: str, fname: str, positional: list[Argument],
+                        kwonly: list[Argument], has_out: bool, method: bool,
+                        discriminated: set[str]) -> list[str]:  # fmt: skip
+    """Lines of the except clause that retry a numbers-as-tensors function with a number
+    ``input`` wrapped (torch.add(2, t)): done after the entry rejected it, so the common
+    call, with a Tensor input, pays no check."""
+    if method or name not in NUMBERS_AS_TENSORS or "input" in discriminated:
+        return []
+    if not positional or positional[0].name != "self" or not is_tensor(positional[0]):
+        return []
+    names = [_pyname(a.name, method) for a in positional] + [a.name for a in kwonly]
+    names += ["out"] if has_out else []
+    call = ", ".join(f"{n}={'_wrap_argument(input)' if n == 'input' else n}" for n in names)
+    return [
+        "        if not isinstance(input, _Tensor) and isinstance(_wrap_argument(input), _Tensor):",
+        f"            return {fname}({call})",
+    ]
 
 
 def _below_ad_inplace_or_view(o: _Overload) -> bool:
@@ -340,6 +359,7 @@ def _function(name: str, overloads: list[_Overload], method: bool) -> str:
         + ["    " + line for line in lines[1:]]
         + [
             "    except _ArgumentTypeError as _e:",
+            *_number_input_retry(name, fname, positional, kwonly, has_out, method, discriminated),
             f"        raise _binding_argument_error({name!r}, _e, {names!r}, {method}) from None",
         ]
     )

@@ -427,7 +427,6 @@ def abs_(input):
 
 def add(input, other, *, alpha=_NO, out=None):
     try:
-        if not isinstance(input, _Tensor): input = _wrap_argument(input)
         if not isinstance(other, _Tensor): other = _wrap_argument(other)
         if out is None:
             if alpha is _NO:
@@ -446,6 +445,8 @@ def add(input, other, *, alpha=_NO, out=None):
                 _r = _E_add_out.entry_function(input, other, out=out, **_kw)
             return _r
     except _ArgumentTypeError as _e:
+        if not isinstance(input, _Tensor) and isinstance(_wrap_argument(input), _Tensor):
+            return add(input=_wrap_argument(input), other=other, alpha=alpha, out=out)
         raise _binding_argument_error('add', _e, ('input', 'other'), False) from None
 
 
@@ -1220,7 +1221,6 @@ def diagonal_scatter(input, src, offset=_NO, dim1=_NO, dim2=_NO):
 
 def div(input, other, *, rounding_mode=_NO, out=None):
     try:
-        if not isinstance(input, _Tensor): input = _wrap_argument(input)
         if not isinstance(other, _Tensor): other = _wrap_argument(other)
         if rounding_mode is not _NO:
             if out is None:
@@ -1238,6 +1238,8 @@ def div(input, other, *, rounding_mode=_NO, out=None):
                 return _r
         raise TypeError('div(): received an invalid combination of arguments; expected one of: div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor; div.Tensor(Tensor self, Tensor other) -> Tensor')
     except _ArgumentTypeError as _e:
+        if not isinstance(input, _Tensor) and isinstance(_wrap_argument(input), _Tensor):
+            return div(input=_wrap_argument(input), other=other, rounding_mode=rounding_mode, out=out)
         raise _binding_argument_error('div', _e, ('input', 'other'), False) from None
 
 
@@ -1593,7 +1595,6 @@ def floor_(input):
 
 def floor_divide(input, other, *, out=None):
     try:
-        if not isinstance(input, _Tensor): input = _wrap_argument(input)
         if isinstance(other, _Tensor):
             if out is None:
                 _r = _E_floor_divide.entry_function(input, other)
@@ -1606,6 +1607,8 @@ def floor_divide(input, other, *, out=None):
             return _r
         raise TypeError('floor_divide(): received an invalid combination of arguments; expected one of: floor_divide(Tensor self, Tensor other) -> Tensor; floor_divide.Scalar(Tensor self, Scalar other) -> Tensor')
     except _ArgumentTypeError as _e:
+        if not isinstance(input, _Tensor) and isinstance(_wrap_argument(input), _Tensor):
+            return floor_divide(input=_wrap_argument(input), other=other, out=out)
         raise _binding_argument_error('floor_divide', _e, ('input', 'other'), False) from None
 
 
@@ -2269,7 +2272,6 @@ def mm(input, mat2, *, out=None):
 
 def mul(input, other, *, out=None):
     try:
-        if not isinstance(input, _Tensor): input = _wrap_argument(input)
         if not isinstance(other, _Tensor): other = _wrap_argument(other)
         if out is None:
             _r = _E_mul_Tensor.entry_function(input, other)
@@ -2278,6 +2280,8 @@ def mul(input, other, *, out=None):
             _r = _E_mul_out.entry_function(input, other, out=out)
             return _r
     except _ArgumentTypeError as _e:
+        if not isinstance(input, _Tensor) and isinstance(_wrap_argument(input), _Tensor):
+            return mul(input=_wrap_argument(input), other=other, out=out)
         raise _binding_argument_error('mul', _e, ('input', 'other'), False) from None
 
 
@@ -3036,7 +3040,6 @@ def stack(tensors, dim=_NO, *, out=None):
 
 def sub(input, other, *, alpha=_NO, out=None):
     try:
-        if not isinstance(input, _Tensor): input = _wrap_argument(input)
         if not isinstance(other, _Tensor): other = _wrap_argument(other)
         if out is None:
             if alpha is _NO:
@@ -3055,6 +3058,8 @@ def sub(input, other, *, alpha=_NO, out=None):
                 _r = _E_sub_out.entry_function(input, other, out=out, **_kw)
             return _r
     except _ArgumentTypeError as _e:
+        if not isinstance(input, _Tensor) and isinstance(_wrap_argument(input), _Tensor):
+            return sub(input=_wrap_argument(input), other=other, alpha=alpha, out=out)
         raise _binding_argument_error('sub', _e, ('input', 'other'), False) from None
 
 
