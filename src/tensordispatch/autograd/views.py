@@ -346,25 +346,7 @@ def mark_view(result: object, source: object, many: bool = False) -> None:
             for r in result:  # type: ignore[attr-defined]
                 _mark_no_grad(r, source)
             return
-        # _mark_no_grad(result, source), inlined: one call less per view made in no_grad
-        base = getattr(result, "_base", None)
-        if base is None or result is source:
-            return
-        m = result._autograd_meta  # type: ignore[attr-defined]
-        if m is None:
-            m = result._autograd_meta = TensorMeta()  # type: ignore[attr-defined]
-        elif type(m) is not TensorMeta:
-            m = meta_of(result)  # type: ignore[arg-type]
-        cm = NO_GRAD_MODE
-        sm = getattr(source, "_autograd_meta", None)
-        if type(sm) is TensorMeta and getattr(sm, "creation_meta", DEFAULT) == INFERENCE_MODE:
-            cm = INFERENCE_MODE
-        m.creation_meta = cm
-        if m.grad_fn is None:
-            root = base._autograd_meta
-            if root is not None and root.requires_grad:
-                m.requires_grad = True
-                m.grad_accumulator = NoGradViewSink(result._vc, cm)  # type: ignore[attr-defined,assignment]
+        _mark_no_grad(result, source)
         return
     prev = _creation_meta(getattr(source, "_autograd_meta", None))
     new = MULTI_OUTPUT_NODE if many and prev != INFERENCE_MODE else prev
