@@ -126,16 +126,9 @@ def wrap_argument(value: Any) -> Any:
     >>> wrap_argument(2)._wrapped_number, wrap_argument("a")
     (True, 'a')
     """
-    dt = _NUMBER_DTYPES.get(type(value))
-    if dt is None:
-        return wrap_number(value.item()) if isinstance(value, np.generic) else value
-    try:
-        data = _array(value, dt._numpy)
-    except OverflowError:
-        raise _int_overflow(value) from None
-    t = new_cpu_tensor(data, (), (), dt)
-    t._wrapped_number = True
-    return t
+    if type(value) in _NUMBER_DTYPES or isinstance(value, np.generic):
+        return wrap_number(value)
+    return value
 
 
 def _after_backend_select() -> int:
