@@ -508,18 +508,13 @@ def emit_methods(parsed: ParsedNativeFunctions, source: str) -> str:
                 f"    return _functions.{target}(self, other)",
             ]
             dunders.append(f"    {dunder!r}: _d{dunder},")
-        elif how == "reflected" and target in functions:
+        elif how in ("reflected", "swapped") and target in functions:
+            # reflected: other is a number made a wrapped tensor; swapped: passed as given
+            first = "_wrap_number(other)" if how == "reflected" else "other"
             parts += [
                 "", "",
                 f"def _d{dunder}(self, other):",
-                f"    return _functions.{target}(_wrap_number(other), self)",
-            ]  # fmt: skip
-            dunders.append(f"    {dunder!r}: _d{dunder},")
-        elif how == "swapped" and target in functions:
-            parts += [
-                "", "",
-                f"def _d{dunder}(self, other):",
-                f"    return _functions.{target}(other, self)",
+                f"    return _functions.{target}({first}, self)",
             ]  # fmt: skip
             dunders.append(f"    {dunder!r}: _d{dunder},")
     parts += ["", "", "METHODS = {"]
