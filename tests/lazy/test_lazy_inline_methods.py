@@ -4,6 +4,7 @@ shapes, and indistinguishable from the dispatcher path (nodes, graphs, counters,
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -16,6 +17,7 @@ import tensordispatch as td
 from tensordispatch import lazy
 from tensordispatch.lazy import inline_methods, shortcut
 from tensordispatch.lazy.ir import SCALAR_CACHE
+from tensordispatch.transforms.vmap import batched
 from tensordispatch.transforms.functionalize.wrapper import FunctionalTensor
 
 COUNTERS = ("lazy::add", "lazy::sub", "lazy::mul", "lazy::div", "CreateLtcTensor",
@@ -259,3 +261,79 @@ def test_integer_tensors_learn_their_shapes_per_number_type(
     _same_node(first, expected)
     _same_node(second, expected)
     assert second.cpu().tolist() == expected.cpu().tolist()
+
+
+class _Seen(td.dispatch.DispatchMode):
+    """A pass-through mode recording the operators it saw."""
+
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+
+    def __torch_dispatch__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
+        self.seen.append(str(func))
+        return func(*args, **(kwargs or {}))
+
+
+def _inlined() -> int:
+    """Inlined calls counted so far and not yet flushed into the counters."""
+    return sum(r.calls[0] for r in inline_methods._RECORDS)
+
+
+@contextlib.contextmanager
+def _level() -> Iterator[None]:
+    """A grad transform level on the thread's transform stack (and nothing else)."""
+    level = batched.push_level(batched.GradLevel)
+    try:
+        yield
+    finally:
+        batched.pop_level(level)
+
+
+_STATES: dict[str, Callable[[], Any]] = {
+    "mode": _Seen,
+    "inference_mode": td.inference_mode,
+    "transform_level": lambda: _level(),
+    "force_fallback": lambda: lazy.config.force_fallback("aten::add"),
+    "exclude_autograd": lambda: td.dispatch.ExcludeDispatchKeyGuard(
+        td.dispatch.DispatchKey.AutogradLazy
+    ),
+    "include_python": lambda: td.dispatch.IncludeDispatchKeyGuard(
+        td.dispatch.DispatchKey.PythonTLSSnapshot
+    ),
+    "force_words": lambda: td.dispatch.ForceDispatchKeyGuard(
+        td.dispatch.tls_local_include_set(),
+        td.dispatch.tls_local_exclude_set()
+        | td.dispatch.DispatchKeySet(td.dispatch.DispatchKey.AutogradLazy),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_STATES))
+def test_default_state_test_sends_other_states_to_the_normal_path(
+    methods: None, name: str
+) -> None:
+    """Note [The default-state test]: inside each non-default state the call is not inlined
+    (the result equals the dispatcher path's); after the state is restored it is again."""
+    x = td.ones(2).to("lazy") * 1.0
+    x + 1.0  # learnt
+    before = _inlined()
+    x + 1.0
+    assert _inlined() == before + 1
+    with _STATES[name]() as entered:
+        y = x + 1.0
+        assert _inlined() == before + 1, name
+    if isinstance(entered, _Seen):
+        assert entered.seen == ["aten.add.Tensor"]
+    assert y.cpu().tolist() == [2.0, 2.0]
+    x + 1.0
+    assert _inlined() == before + 2, f"{name}: not inlined after the state was restored"
+
+
+def test_default_state_test_with_grad_mode_off_still_inlines(methods: None) -> None:
+    x = td.ones(2).to("lazy") * 1.0
+    x * 2.0
+    before = _inlined()
+    with td.no_grad():
+        y = x * 2.0
+    assert _inlined() == before + 1
+    assert y.cpu().tolist() == [2.0, 2.0]

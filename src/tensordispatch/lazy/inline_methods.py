@@ -10,6 +10,7 @@ A call ``y + 0.5`` is inlined when, besides the fast method's conditions (defaul
 state, no keyword, a lazy wrapper up to date and not needing grad), everything the tracer
 would compute from the call is known without tracing:
 
+* the thread's dispatch state is the default one (Note [The default-state test]);
 * the operator's published dispatch state was validated by the fast method for these
   operand key sets (a wrapper over a lazy tensor with a Python number, or with another
   such wrapper: ``_Records.valid``, taken from the fast method's ``checked`` cell);
@@ -30,6 +31,19 @@ wrapper (its FunctionalStorage made on first use) inline, and counts the call (t
 fast method, and when that traced the call, records what the call taught
 (`_Records.learn`). tests/lazy/test_lazy_inline_methods.py compares the nodes, graphs and
 counters with the dispatcher path.
+
+Note [The default-state test]
+The dispatcher routes a call by the thread's include / exclude words and the operands'
+keys; the mode stack is only consulted through the Python keys those words include (a
+pushed mode includes them), inference mode changes both words, and a transform or a
+forced fallback is checked on its own. So the method's first test is the words' identity
+with the default words (`tls.py` and the guards keep the canonical objects: a guard
+restores the object it saved, the mode stack the canonical word) plus an empty transform
+stack and no forced-fallback field: four C-level tests, no comparison. When it fails, the
+fields are compared by value (an equal word that is another object, a forced fallback
+set back to ``""``, inference mode switched off), so nothing that is default in value is
+sent to the slow path for long, and nothing the dispatcher would route differently
+passes. Grad mode is not tested: it changes nothing for operands that need no grad.
 """
 
 from __future__ import annotations
@@ -129,11 +143,6 @@ _RECORDS: list[_Records] = []
 #: fresh state's ``__init__`` sets): while a thread has no more, inference mode and forced
 #: fallbacks are at their defaults (off).
 _BASE_FIELDS = len(LocalState().__dict__)
-#: A fresh thread's dispatch state (never mutated): a thread whose state equals it passes
-#: the checks at once (one C-level dict comparison, values compared by identity first);
-#: any other state is checked field by field, so grad mode and fields a layer set back to
-#: their defaults still take the inlined path.
-_DEFAULT_STATE = dict(LocalState().__dict__)
 
 
 def _flush() -> None:
@@ -161,7 +170,8 @@ def method(self, other{signature}):
             or self._autograd_meta is not None or inner._autograd_meta is not None):
         return fast(self, other)
     d = ST.__dict__
-    if d != DEFAULT_STATE and (
+    if (d["included"] is not DI or d["excluded"] is not DX or d["transform_stack"]
+            or FORCE in d) and (
             d["included"] != DI or d["excluded"] != DX or d["modes"] or d["transform_stack"]
             or (len(d) > BASE_FIELDS and (d.get("autograd_inference_mode", False)
                                           or d.get("lazy_force_fallback")))):
@@ -388,7 +398,7 @@ def inline_method(
         "CALLS": records.calls, "NODE": node_class, "NAME": plan.name, "OP": plan.op,
         "new": object.__new__, "IDS": lazy_tensor._IDS, "LIVE_APPEND": lazy_tensor._LIVE_APPEND,
         "TRIM_AT": lazy_tensor.TRIM_AT, "TM": lazy_tensor, "LAZY": LAZY,
-        "BASE_FIELDS": _BASE_FIELDS, "DEFAULT_STATE": _DEFAULT_STATE,
+        "BASE_FIELDS": _BASE_FIELDS, "FORCE": "lazy_force_fallback",
         "LAZY_KEYS": LAZY._key_set, "WRAPPER_KEYS": wrapper_keys,
     }  # fmt: skip
     namespace.update({f"K{i}": default for i, default in enumerate(keywords[1])})
