@@ -286,6 +286,39 @@ def _guarded(o: _Overload, lines: list[str]) -> list[str]:
     ]
 
 
+# Note [One-hop factory bindings] in backends/composite_fast.py: functional overload ident ->
+# the hop there, called with the required arguments and dtype when the other options are
+# absent; it returns the result, or None for the full dispatch.
+ONE_HOP_FACTORIES = {
+    "zeros": "zeros",
+    "ones": "ones",
+    "empty_memory_format": "empty_memory_format",
+    "empty_strided": "empty_strided",
+}
+
+
+def _one_hop(o: _Overload, method: bool, lines: list[str]) -> list[str]:
+    """``lines`` (the full call) behind the overload's one hop, if it has one."""
+    hop = ONE_HOP_FACTORIES.get(ident(o.f))
+    if hop is None or method or not _below_ad_inplace_or_view(o):
+        return lines
+    indent = lines[0][: len(lines[0]) - len(lines[0].lstrip())]
+    required = [_pyname(a.name, method) for a in o.positional if a.default is None]
+    others = [a.name for a in o.positional + o.kwonly if a.default is not None]
+    if "dtype" not in others or required != [a.name for a in o.positional]:
+        raise CodegenError(
+            f"one-hop factory {ident(o.f)}: expected required positionals and a dtype "
+            "option (Note [One-hop factory bindings])"
+        )
+    absent = " and ".join(f"{n} is _NO" for n in others if n != "dtype") or "True"
+    call = f"_H_{hop}({', '.join(required)}, dtype)"
+    return [
+        f"{indent}_r = {call} if {absent} else None",
+        f"{indent}if _r is None:",
+        *["    " + line for line in lines],
+    ]
+
+
 def _return(f: NativeFunction, indent: str, factory: bool) -> list[str]:
     lines = [f"{indent}if requires_grad: _r.requires_grad_(True)"] if factory else []
     named = _return_type(f)
@@ -337,13 +370,15 @@ def _function(name: str, overloads: list[_Overload], method: bool) -> str:
         target = f"_E_{ident(o.f)}.entry_function"  # Note [Bindings call the entry]
         if o.out is not None:
             lines.append(f"{indent}if out is None:")
-            lines += _guarded(o, _call(o, target, method, indent + "    ", False))
+            full = _guarded(o, _call(o, target, method, indent + "    ", False))
+            lines += _one_hop(o, method, full)
             lines += _return(o.f, indent + "    ", o.factory)
             lines.append(f"{indent}else:")
             lines += _call(o, f"_E_{ident(o.out)}.entry_function", method, indent + "    ", True)
             lines += _return(o.out, indent + "    ", o.factory)
         else:
-            lines += _guarded(o, _call(o, target, method, indent, False))
+            full = _guarded(o, _call(o, target, method, indent, False))
+            lines += _one_hop(o, method, full)
             lines += _return(o.f, indent, o.factory)
     if len(overloads) > 1:
         sigs = "; ".join(str(o.f.func) for o in overloads)
@@ -441,6 +476,9 @@ def emit_module_functions(parsed: ParsedNativeFunctions, source: str, module: st
     parts.append(f"__all__ = {sorted([*overloads, *handwritten])!r}")
     parts.append("")
     parts += _bindings(overloads)
+    hops = sorted({h for os in overloads.values() for o in os
+                   if (h := ONE_HOP_FACTORIES.get(ident(o.f))) is not None})  # fmt: skip
+    parts += [f"from tensordispatch.backends.composite_fast import {h} as _H_{h}" for h in hops]
     parts += _handwritten(handwritten, "")
     for name, os in overloads.items():
         parts += ["", "", _function(name, os, method=False)]

@@ -18,7 +18,7 @@ from tensordispatch.dispatch.tls import local_state as _local_state
 from tensordispatch.generated import return_types as _RT
 from tensordispatch.tensor.tensor import Tensor as _Tensor
 
-__all__ = ['abs', 'abs_', 'add', 'addbmm', 'addcdiv', 'addcmul', 'addmm', 'addmv', 'addmv_', 'adjoint', 'alias_copy', 'all', 'amax', 'amin', 'aminmax', 'any', 'arange', 'argmax', 'argmin', 'as_strided', 'as_strided_', 'as_strided_copy', 'as_strided_scatter', 'baddbmm', 'bitwise_and', 'bitwise_left_shift', 'bitwise_not', 'bitwise_or', 'bitwise_right_shift', 'bitwise_xor', 'bmm', 'cat', 'ceil', 'ceil_', 'chunk', 'clamp', 'clamp_', 'clamp_max', 'clamp_max_', 'clamp_min', 'clamp_min_', 'clone', 'conj', 'conj_physical', 'conj_physical_', 'conv1d', 'conv2d', 'convolution', 'cos', 'cos_', 'cumsum', 'detach', 'detach_copy', 'diagonal', 'diagonal_copy', 'diagonal_scatter', 'div', 'dot', 'dropout', 'dropout_', 'embedding', 'embedding_renorm_', 'empty', 'empty_like', 'empty_strided', 'eq', 'erf', 'erf_', 'exp', 'exp_', 'expand_copy', 'expm1', 'expm1_', 'eye', 'fill', 'fill_', 'flatten', 'flip', 'floor', 'floor_', 'floor_divide', 'full', 'full_like', 'gather', 'ge', 'gt', 'index_put', 'index_put_', 'index_select', 'is_conj', 'is_neg', 'layer_norm', 'le', 'lerp', 'linspace', 'log', 'log1p', 'log1p_', 'log_', 'log_softmax', 'logical_and', 'logical_not', 'logical_or', 'logical_xor', 'logsumexp', 'lt', 'masked_fill', 'masked_select', 'matmul', 'max', 'maximum', 'mean', 'min', 'minimum', 'mm', 'mul', 'mv', 'narrow', 'narrow_copy', 'native_dropout', 'native_layer_norm', 'ne', 'neg', 'neg_', 'nonzero', 'norm', 'ones', 'ones_like', 'outer', 'permute', 'permute_copy', 'pow', 'prod', 'rand', 'rand_like', 'randint', 'randn', 'randn_like', 'relu', 'relu_', 'remainder', 'reshape', 'resolve_conj', 'resolve_neg', 'roll', 'round', 'round_', 'rsqrt', 'rsqrt_', 'rsub', 'scatter', 'scatter_add', 'select', 'select_copy', 'select_scatter', 'sigmoid', 'sigmoid_', 'sign', 'sin', 'sin_', 'slice_copy', 'slice_scatter', 'softmax', 'sort', 'split', 'split_copy', 'split_with_sizes', 'split_with_sizes_copy', 'sqrt', 'sqrt_', 'squeeze', 'squeeze_copy', 'stack', 'std', 'sub', 'sum', 't', 't_copy', 'tan', 'tan_', 'tanh', 'tanh_', 'topk', 'transpose', 'transpose_copy', 'tril', 'triu', 'unbind', 'unbind_copy', 'unfold_copy', 'unsqueeze', 'unsqueeze_copy', 'var', 'view_as_complex', 'view_as_complex_copy', 'view_as_real', 'view_as_real_copy', 'view_copy', 'where', 'zero_', 'zeros', 'zeros_like']
+__all__ = ['abs', 'abs_', 'add', 'addbmm', 'addcdiv', 'addcmul', 'addmm', 'addmv', 'addmv_', 'adjoint', 'alias_copy', 'all', 'amax', 'amin', 'aminmax', 'any', 'arange', 'argmax', 'argmin', 'as_strided', 'as_strided_', 'as_strided_copy', 'as_strided_scatter', 'baddbmm', 'bitwise_and', 'bitwise_left_shift', 'bitwise_not', 'bitwise_or', 'bitwise_right_shift', 'bitwise_xor', 'bmm', 'cat', 'ceil', 'ceil_', 'chunk', 'clamp', 'clamp_', 'clamp_max', 'clamp_max_', 'clamp_min', 'clamp_min_', 'clone', 'conj', 'conj_physical', 'conj_physical_', 'conv1d', 'conv2d', 'convolution', 'cos', 'cos_', 'cumsum', 'detach', 'detach_copy', 'diagonal', 'diagonal_copy', 'diagonal_scatter', 'div', 'dot', 'dropout', 'dropout_', 'embedding', 'embedding_renorm_', 'empty', 'empty_like', 'empty_strided', 'eq', 'erf', 'erf_', 'exp', 'exp_', 'expand_copy', 'expm1', 'expm1_', 'eye', 'fill', 'fill_', 'flatten', 'flip', 'floor', 'floor_', 'floor_divide', 'full', 'full_like', 'gather', 'ge', 'gt', 'index_put', 'index_put_', 'index_select', 'is_conj', 'is_neg', 'layer_norm', 'le', 'lerp', 'linspace', 'log', 'log1p', 'log1p_', 'log_', 'log_softmax', 'logical_and', 'logical_not', 'logical_or', 'logical_xor', 'logsumexp', 'lt', 'masked_fill', 'masked_select', 'matmul', 'max', 'maximum', 'mean', 'min', 'minimum', 'mm', 'mul', 'mv', 'narrow', 'narrow_copy', 'native_dropout', 'native_layer_norm', 'ne', 'neg', 'neg_', 'nonzero', 'norm', 'ones', 'ones_like', 'outer', 'permute', 'permute_copy', 'pow', 'prod', 'rand', 'rand_like', 'randint', 'randn', 'randn_like', 'reciprocal', 'reciprocal_', 'relu', 'relu_', 'remainder', 'reshape', 'resolve_conj', 'resolve_neg', 'roll', 'round', 'round_', 'rsqrt', 'rsqrt_', 'rsub', 'scatter', 'scatter_add', 'select', 'select_copy', 'select_scatter', 'sigmoid', 'sigmoid_', 'sign', 'sin', 'sin_', 'slice_copy', 'slice_scatter', 'softmax', 'sort', 'split', 'split_copy', 'split_with_sizes', 'split_with_sizes_copy', 'sqrt', 'sqrt_', 'squeeze', 'squeeze_copy', 'stack', 'std', 'sub', 'sum', 't', 't_copy', 'tan', 'tan_', 'tanh', 'tanh_', 'topk', 'transpose', 'transpose_copy', 'tril', 'triu', 'unbind', 'unbind_copy', 'unfold_copy', 'unsqueeze', 'unsqueeze_copy', 'var', 'view_as_complex', 'view_as_complex_copy', 'view_as_real', 'view_as_real_copy', 'view_copy', 'where', 'zero_', 'zeros', 'zeros_like']
 
 from tensordispatch.ops.deferred import deferred_entry as _deferred
 
@@ -281,6 +281,9 @@ _E_prod_dim_int = _deferred(_G, '_E_prod_dim_int', 'prod.dim_int')
 _E_prod_int_out = _deferred(_G, '_E_prod_int_out', 'prod.int_out')
 _E_rand_like = _deferred(_G, '_E_rand_like', 'rand_like')
 _E_randn_like = _deferred(_G, '_E_randn_like', 'randn_like')
+_E_reciprocal = _deferred(_G, '_E_reciprocal', 'reciprocal')
+_E_reciprocal_ = _deferred(_G, '_E_reciprocal_', 'reciprocal_')
+_E_reciprocal_out = _deferred(_G, '_E_reciprocal_out', 'reciprocal.out')
 _E_relu = _deferred(_G, '_E_relu', 'relu')
 _E_relu_ = _deferred(_G, '_E_relu_', 'relu_')
 _E_remainder_Scalar = _deferred(_G, '_E_remainder_Scalar', 'remainder.Scalar')
@@ -379,6 +382,10 @@ _E_view_copy_out = _deferred(_G, '_E_view_copy_out', 'view_copy.out')
 _E_zeros = _deferred(_G, '_E_zeros', 'zeros')
 _E_zeros_like = _deferred(_G, '_E_zeros_like', 'zeros_like')
 _E_zeros_out = _deferred(_G, '_E_zeros_out', 'zeros.out')
+from tensordispatch.backends.composite_fast import empty_memory_format as _H_empty_memory_format
+from tensordispatch.backends.composite_fast import empty_strided as _H_empty_strided
+from tensordispatch.backends.composite_fast import ones as _H_ones
+from tensordispatch.backends.composite_fast import zeros as _H_zeros
 from tensordispatch.ops.bindings_reductions import all as all
 from tensordispatch.ops.bindings_reductions import any as any
 from tensordispatch.ops.bindings import arange as arange
@@ -1294,21 +1301,23 @@ def empty(*_td_args, size=_NO, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO
             size = list(_td_args)
         elif _td_args:
             raise TypeError("empty() got multiple values for argument 'size'")
-        _st = _local_state(); _sv = _st.excluded
-        _st.excluded = _sv | _BELOW_AD
-        try:
-            if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO and memory_format is _NO:
-                _r = _E_empty_memory_format.entry_function(size)
-            else:
-                _kw = {}
-                if dtype is not _NO: _kw['dtype'] = dtype
-                if layout is not _NO: _kw['layout'] = layout
-                if device is not _NO: _kw['device'] = device
-                if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
-                if memory_format is not _NO: _kw['memory_format'] = memory_format
-                _r = _E_empty_memory_format.entry_function(size, **_kw)
-        finally:
-            _st.excluded = _sv
+        _r = _H_empty_memory_format(size, dtype) if layout is _NO and device is _NO and pin_memory is _NO and memory_format is _NO else None
+        if _r is None:
+            _st = _local_state(); _sv = _st.excluded
+            _st.excluded = _sv | _BELOW_AD
+            try:
+                if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO and memory_format is _NO:
+                    _r = _E_empty_memory_format.entry_function(size)
+                else:
+                    _kw = {}
+                    if dtype is not _NO: _kw['dtype'] = dtype
+                    if layout is not _NO: _kw['layout'] = layout
+                    if device is not _NO: _kw['device'] = device
+                    if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
+                    if memory_format is not _NO: _kw['memory_format'] = memory_format
+                    _r = _E_empty_memory_format.entry_function(size, **_kw)
+            finally:
+                _st.excluded = _sv
         if requires_grad: _r.requires_grad_(True)
         return _r
     except _ArgumentTypeError as _e:
@@ -1335,20 +1344,22 @@ def empty_like(input, *, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, memo
 
 def empty_strided(size, stride, *, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, requires_grad=False):
     try:
-        _st = _local_state(); _sv = _st.excluded
-        _st.excluded = _sv | _BELOW_AD
-        try:
-            if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
-                _r = _E_empty_strided.entry_function(size, stride)
-            else:
-                _kw = {}
-                if dtype is not _NO: _kw['dtype'] = dtype
-                if layout is not _NO: _kw['layout'] = layout
-                if device is not _NO: _kw['device'] = device
-                if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
-                _r = _E_empty_strided.entry_function(size, stride, **_kw)
-        finally:
-            _st.excluded = _sv
+        _r = _H_empty_strided(size, stride, dtype) if layout is _NO and device is _NO and pin_memory is _NO else None
+        if _r is None:
+            _st = _local_state(); _sv = _st.excluded
+            _st.excluded = _sv | _BELOW_AD
+            try:
+                if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
+                    _r = _E_empty_strided.entry_function(size, stride)
+                else:
+                    _kw = {}
+                    if dtype is not _NO: _kw['dtype'] = dtype
+                    if layout is not _NO: _kw['layout'] = layout
+                    if device is not _NO: _kw['device'] = device
+                    if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
+                    _r = _E_empty_strided.entry_function(size, stride, **_kw)
+            finally:
+                _st.excluded = _sv
         if requires_grad: _r.requires_grad_(True)
         return _r
     except _ArgumentTypeError as _e:
@@ -2388,20 +2399,22 @@ def ones(*_td_args, size=_NO, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO,
         elif _td_args:
             raise TypeError("ones() got multiple values for argument 'size'")
         if out is None:
-            _st = _local_state(); _sv = _st.excluded
-            _st.excluded = _sv | _BELOW_AD
-            try:
-                if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
-                    _r = _E_ones.entry_function(size)
-                else:
-                    _kw = {}
-                    if dtype is not _NO: _kw['dtype'] = dtype
-                    if layout is not _NO: _kw['layout'] = layout
-                    if device is not _NO: _kw['device'] = device
-                    if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
-                    _r = _E_ones.entry_function(size, **_kw)
-            finally:
-                _st.excluded = _sv
+            _r = _H_ones(size, dtype) if layout is _NO and device is _NO and pin_memory is _NO else None
+            if _r is None:
+                _st = _local_state(); _sv = _st.excluded
+                _st.excluded = _sv | _BELOW_AD
+                try:
+                    if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
+                        _r = _E_ones.entry_function(size)
+                    else:
+                        _kw = {}
+                        if dtype is not _NO: _kw['dtype'] = dtype
+                        if layout is not _NO: _kw['layout'] = layout
+                        if device is not _NO: _kw['device'] = device
+                        if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
+                        _r = _E_ones.entry_function(size, **_kw)
+                finally:
+                    _st.excluded = _sv
             if requires_grad: _r.requires_grad_(True)
             return _r
         else:
@@ -2566,6 +2579,26 @@ def randn_like(input, *, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, memo
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('randn_like', _e, ('input',), False) from None
+
+
+def reciprocal(input, *, out=None):
+    try:
+        if out is None:
+            _r = _E_reciprocal.entry_function(input)
+            return _r
+        else:
+            _r = _E_reciprocal_out.entry_function(input, out=out)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('reciprocal', _e, ('input',), False) from None
+
+
+def reciprocal_(input):
+    try:
+        _r = _E_reciprocal_.entry_function(input)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('reciprocal_', _e, ('input',), False) from None
 
 
 def relu(input):
@@ -3376,20 +3409,22 @@ def zeros(*_td_args, size=_NO, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO
         elif _td_args:
             raise TypeError("zeros() got multiple values for argument 'size'")
         if out is None:
-            _st = _local_state(); _sv = _st.excluded
-            _st.excluded = _sv | _BELOW_AD
-            try:
-                if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
-                    _r = _E_zeros.entry_function(size)
-                else:
-                    _kw = {}
-                    if dtype is not _NO: _kw['dtype'] = dtype
-                    if layout is not _NO: _kw['layout'] = layout
-                    if device is not _NO: _kw['device'] = device
-                    if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
-                    _r = _E_zeros.entry_function(size, **_kw)
-            finally:
-                _st.excluded = _sv
+            _r = _H_zeros(size, dtype) if layout is _NO and device is _NO and pin_memory is _NO else None
+            if _r is None:
+                _st = _local_state(); _sv = _st.excluded
+                _st.excluded = _sv | _BELOW_AD
+                try:
+                    if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
+                        _r = _E_zeros.entry_function(size)
+                    else:
+                        _kw = {}
+                        if dtype is not _NO: _kw['dtype'] = dtype
+                        if layout is not _NO: _kw['layout'] = layout
+                        if device is not _NO: _kw['device'] = device
+                        if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
+                        _r = _E_zeros.entry_function(size, **_kw)
+                finally:
+                    _st.excluded = _sv
             if requires_grad: _r.requires_grad_(True)
             return _r
         else:

@@ -1,0 +1,234 @@
+"""The one-hop factory bindings (Note [One-hop factory bindings] in
+backends/composite_fast.py): results equal to torch's, and every registration, mode, trace
+or word change that must send the binding back to the full dispatch."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+import tensordispatch as td
+from tensordispatch.backends import composite_fast as fast
+from tensordispatch.backends.aten import below_ad_inplace_or_view, op
+from tensordispatch.dispatch import DispatchMode, dispatch_trace
+from tensordispatch.dispatch.calling import NOT_GIVEN
+from tensordispatch.library import Library
+
+
+@pytest.fixture(autouse=True)
+def _seen_shapes() -> None:
+    """The hops take shapes empty has seen: see the ones used here."""
+    for size in ([2, 3], [3], [4, 4], [], [0, 3]):
+        td.empty(size)
+    td.empty_strided([2, 3], [3, 1])
+    td.empty_strided([4, 4], [4, 1])
+
+
+@pytest.fixture
+def lib() -> Iterator[Library]:
+    library = Library("aten", "IMPL")
+    yield library
+    library._destroy()
+
+
+def _impl(lib: Library, name: str, fn: Callable[..., Any], key: str) -> None:
+    with warnings.catch_warnings():  # torch's one-time "Overriding a previously registered"
+        warnings.simplefilter("ignore")
+        lib.impl(name, fn, key)
+
+
+FACTORIES = {
+    "zeros": lambda m: m.zeros(2, 3),
+    "zeros tuple": lambda m: m.zeros((2, 3)),
+    "zeros size=": lambda m: m.zeros(size=[2, 3]),
+    "zeros Size": lambda m: m.zeros(m.ones(2, 3).shape),
+    "zeros 0-d": lambda m: m.zeros(()),
+    "zeros empty": lambda m: m.zeros(0, 3),
+    "zeros int64": lambda m: m.zeros(2, 3, dtype=m.int64),
+    "zeros bool": lambda m: m.zeros(3, dtype=m.bool),
+    "zeros complex": lambda m: m.zeros(3, dtype=m.complex64),
+    "ones": lambda m: m.ones(4, 4),
+    "ones int8": lambda m: m.ones(3, dtype=m.int8),
+    "ones float64": lambda m: m.ones([2, 3], dtype=m.float64),
+    "empty filled": lambda m: m.empty(2, 3).fill_(2.5),
+    "empty int32": lambda m: m.empty(3, dtype=m.int32).fill_(4),
+    "empty_strided": lambda m: m.empty_strided((2, 3), (3, 1)).fill_(1),
+    "empty_strided lists": lambda m: m.empty_strided([4, 4], [4, 1]).fill_(1),
+    "empty_strided f64": lambda m: m.empty_strided((2, 3), (3, 1), dtype=m.float64).fill_(1),
+}
+
+
+@pytest.mark.parametrize("name", list(FACTORIES))
+def test_one_hop_results_match_torch(name: str) -> None:
+    got, expected = FACTORIES[name](td), FACTORIES[name](torch)
+    assert str(got.dtype).split(".")[-1] == str(expected.dtype).split(".")[-1]
+    assert tuple(got.shape) == tuple(expected.shape)
+    assert got.stride() == expected.stride()
+    assert got.storage_offset() == expected.storage_offset() == 0
+    assert got.requires_grad is expected.requires_grad is False
+    assert got.is_leaf and got.grad_fn is None
+    assert torch.equal(torch.from_numpy(got.numpy().copy()), expected)
+
+
+@pytest.mark.parametrize("name", ["zeros", "ones"])
+def test_fresh_factories_keep_version_zero_as_torch(name: str) -> None:
+    got, expected = getattr(td, name)(2, 3), getattr(torch, name)(2, 3)
+    assert got._version == expected._version == 0
+
+
+def test_requires_grad_is_applied_after_the_hop() -> None:
+    got = td.zeros(2, 3, requires_grad=True)
+    expected = torch.zeros(2, 3, requires_grad=True)
+    assert got.requires_grad is expected.requires_grad is True
+    assert got.is_leaf and got.grad_fn is None
+    (got * 2).sum().backward()
+    assert got.grad is not None and got.grad.tolist() == [[2.0] * 3] * 2
+
+
+def test_the_hops_answer_for_plain_arguments_only() -> None:
+    assert fast.zeros([2, 3], NOT_GIVEN).tolist() == [[0.0] * 3] * 2
+    assert fast.zeros((2, 3), td.int64).dtype is td.int64
+    assert fast.zeros([2.0, 3], NOT_GIVEN) is None  # the entry converts or rejects
+    assert fast.zeros([True, 3], NOT_GIVEN) is None
+    assert fast.zeros([np.int64(2), 3], NOT_GIVEN) is None
+    assert fast.zeros(iter([2, 3]), NOT_GIVEN) is None  # not consumed here
+    assert fast.zeros([2, 3], "float32") is None
+    assert fast.zeros([2, -3], NOT_GIVEN) is None  # never a kept shape: the error is dispatch's
+    assert fast.empty_strided([2, 3], [3, 1.0], NOT_GIVEN) is None
+    assert fast.empty_strided([2, 3], [1, 2], NOT_GIVEN) is None  # not a kept plan
+
+
+def test_no_hop_under_other_words() -> None:
+    assert below_ad_inplace_or_view(fast.zeros, [2, 3], NOT_GIVEN) is None
+    with td.inference_mode():
+        assert fast.ones([2, 3], NOT_GIVEN) is None
+        got = td.ones(2, 3)
+    with torch.inference_mode():
+        expected = torch.ones(2, 3)
+    assert got.is_inference() is expected.is_inference() is True
+
+
+def test_a_user_cpu_kernel_registered_later_is_called(lib: Library) -> None:
+    assert fast.zeros([2, 3], NOT_GIVEN) is not None
+    seen: list[Any] = []
+
+    def my_zeros(size: Any, **kwargs: Any) -> Any:
+        seen.append((list(size), kwargs))
+        return td.from_numpy(np.full(list(size), 5.0, np.float32))
+
+    _impl(lib, "zeros", my_zeros, "CPU")
+    assert fast.zeros([2, 3], NOT_GIVEN) is None
+    z = td.zeros(2, 3)
+    assert seen == [([2, 3], {})] and z.tolist() == [[5.0] * 3] * 2
+    lib._destroy()
+    assert td.zeros(2, 3).tolist() == [[0.0] * 3] * 2
+    assert fast.zeros([2, 3], NOT_GIVEN) is not None
+
+
+def test_a_user_backend_select_kernel_is_called(lib: Library) -> None:
+    seen: list[Any] = []
+
+    def my_select(size: Any, stride: Any, **kwargs: Any) -> Any:
+        seen.append((list(size), list(stride)))
+        return td.from_numpy(np.zeros(list(size), np.float32))
+
+    _impl(lib, "empty_strided", my_select, "BackendSelect")
+    t = td.empty_strided((2, 3), (3, 1))
+    assert seen == [([2, 3], [3, 1])] and t.tolist() == [[0.0] * 3] * 2
+
+
+def test_a_user_fill_kernel_is_called_by_ones(lib: Library) -> None:
+    seen: list[Any] = []
+
+    def my_fill(self: Any, value: Any) -> Any:
+        seen.append(value)
+        self._data[...] = 7
+        return self
+
+    _impl(lib, "fill_.Scalar", my_fill, "CPU")
+    assert fast.ones([3], NOT_GIVEN) is None
+    assert td.ones(3).tolist() == [7.0] * 3 and seen == [1]
+
+
+def test_a_user_composite_kernel_registered_later_is_called(lib: Library) -> None:
+    seen: list[Any] = []
+
+    def my_ones(size: Any, **kwargs: Any) -> Any:
+        seen.append(list(size))
+        return td.from_numpy(np.full(list(size), 3.0, np.float32))
+
+    _impl(lib, "ones", my_ones, "CompositeExplicitAutograd")
+    assert fast.ones([2, 3], NOT_GIVEN) is None
+    got = td.ones(2, 3)
+    assert seen == [[2, 3]] and got.tolist() == [[3.0] * 3] * 2
+    lib._destroy()
+    assert fast.ones([2, 3], NOT_GIVEN) is not None
+
+
+def test_a_dispatch_mode_sees_the_factories_as_torch_does() -> None:
+    ours: list[str] = []
+    theirs: list[str] = []
+
+    class Ours(DispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
+            ours.append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    class Theirs(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
+            theirs.append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    def calls(m: Any) -> None:
+        m.zeros(2, 3), m.ones(3), m.empty(2, 3), m.empty_strided((2, 3), (3, 1))
+
+    with Ours():
+        calls(td)
+    with Theirs():
+        calls(torch)
+    assert ours == theirs
+
+
+def test_a_trace_shows_every_hop_of_a_one_hop_factory() -> None:
+    td.empty_strided((2, 3), (3, 1))  # the hop has answered yes for these states
+    with dispatch_trace() as binding:
+        td.empty_strided((2, 3), (3, 1))
+        td.ones(3)
+    with dispatch_trace() as full:  # the operators called as the binding's full path does
+        below_ad_inplace_or_view(op("empty_strided"), [2, 3], [3, 1])
+        below_ad_inplace_or_view(op("ones"), [3])
+    hops = [(h.op, h.key.name, h.depth) for h in binding.hops]
+    assert hops == [(h.op, h.key.name, h.depth) for h in full.hops]
+    assert [h[0] for h in hops] == [
+        "aten::empty_strided", "aten::empty_strided",
+        "aten::ones", "aten::ones",
+        "aten::empty.memory_format", "aten::empty.memory_format",
+        "aten::fill_.Scalar",
+    ]  # fmt: skip
+    assert fast.ones([3], NOT_GIVEN) is not None  # plain states again
+
+
+def test_errors_keep_torchs_messages() -> None:
+    for call in (lambda m: m.zeros(2, -1), lambda m: m.ones(2, dtype="x")):
+        with pytest.raises((RuntimeError, TypeError)) as ours:
+            call(td)
+        with pytest.raises((RuntimeError, TypeError)) as theirs:
+            call(torch)
+        assert type(ours.value) is type(theirs.value)
+        assert str(ours.value) == str(theirs.value)
+    with pytest.raises(RuntimeError) as info:
+        td.zeros(2, -1)
+    assert str(info.value) == "zeros: Dimension size must be non-negative."
+
+
+def test_out_and_options_take_the_full_dispatch() -> None:
+    out = td.ones(2, 3)
+    assert td.zeros(2, 3, out=out) is out and out._version == 1
+    t = td.zeros(2, 3, device="meta")
+    assert t.device.type == "meta" and tuple(t.shape) == (2, 3)
