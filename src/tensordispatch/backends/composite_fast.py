@@ -31,6 +31,7 @@ errors, messages, traces and overrides are the dispatcher's.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -73,51 +74,51 @@ class FactoryHop:
     True
     """
 
-    __slots__ = ("answer", "backend_select", "entry", "inner", "kernel", "name", "state")
+    __slots__ = ("backend_select", "entries", "inner", "kernel", "memo", "name")
 
     def __init__(self, name: str, backend_select: str, kernel: Any, inner: bool) -> None:
         self.name, self.backend_select = name, backend_select
         self.kernel, self.inner = kernel, inner
-        self.entry: Any = None
-        self.state: Any = None
-        self.answer = False
+        # the entries whose states decide (the operator's; with inner, empty.memory_format,
+        # empty_strided, fill_.Scalar; else the operator's again), and (their states when
+        # last checked, the answer for them), replaced as one tuple
+        self.entries: tuple[Any, Any, Any, Any] | None = None
+        self.memo: tuple[Any, Any, Any, Any, bool] = (None, None, None, None, False)
 
     def ready(self) -> bool:
         """True when the one hop is exactly what the full dispatch would run."""
         words = _ST.__dict__
         if words["excluded"] is not _DX or words["included"] is not _DI:
             return False
-        entry = self.entry
-        if entry is None or entry.state is not self.state:
-            return self._check()
-        if self.inner:
-            memo, inner = _direct._MEMO, _direct._ENTRIES
-            if inner is None or not (
-                inner[0].state is memo[0] and inner[1].state is memo[1]
-                and inner[2].state is memo[2]
-            ):  # fmt: skip
-                return self._check()
-            return self.answer and memo[4] == FILL_TOO
-        return self.answer
+        e, m = self.entries, self.memo
+        if (
+            e is not None and e[0].state is m[0] and e[1].state is m[1]
+            and e[2].state is m[2] and e[3].state is m[3]
+        ):  # fmt: skip
+            return m[4]
+        return self._check()
 
     def _check(self) -> bool:
         from tensordispatch.backends.aten import backend_select_keyset, op
         from tensordispatch.generated import registrations as gen
 
-        self.entry = entry = op(self.name)._entry
-        state = entry.state
-        below = backend_select_keyset(None, None, None)
-        self.answer = (
+        entry = op(self.name)._entry
+        if self.inner:
+            e = self.entries = (entry, *(_direct._ENTRIES or _direct._entries()))
+        else:
+            e = self.entries = (entry, entry, entry, entry)
+        states = (e[0].state, e[1].state, e[2].state, e[3].state)
+        state = states[0]
+        answer = (
             state.tracer is None
             and state.lookup(_BELOW_AD_WORD, _DI, 0)
             is getattr(gen, f"backend_select_{self.backend_select}")
-            and state.entry_for(below) is self.kernel
+            and state.entry_for(backend_select_keyset(None, None, None)) is self.kernel
         )
-        self.state = state  # after the answer: a reader matching the state sees its answer
-        if self.inner:
-            _direct._check(_direct._ENTRIES or _direct._entries())
-            return self.answer and _direct._MEMO[4] == FILL_TOO
-        return self.answer
+        if self.inner:  # the composite kernel's own question, for these states
+            answer = answer and _direct._check(e[1:])[4] == FILL_TOO
+        self.memo = (*states, answer)
+        return answer
 
 
 def _hops() -> tuple[FactoryHop, ...]:
@@ -133,69 +134,51 @@ def _hops() -> tuple[FactoryHop, ...]:
 
 
 _ZEROS, _ONES, _EMPTY, _EMPTY_STRIDED = _hops()
+_default_dtype = _dt.get_default_dtype
 
 
-def _plan(size: Any) -> Any:
-    """The kept (shape, strides) of ``size`` when it is a list or tuple of plain ints of a
-    shape seen by empty, else None (Note [Shapes seen by empty])."""
-    if type(size) is not list and type(size) is not tuple:
-        return None
-    for s in size:
-        if type(s) is not int:
-            return None
-    return _SHAPES.get(tuple(size))
-
-
-def _filled(hop: FactoryHop, size: Any, dtype: Any, value: int | None) -> Tensor | None:
-    if dtype is _NO:
-        dt = _dt.get_default_dtype()
-    elif type(dtype) is _DTYPE:
-        dt = dtype
-    else:
-        return None
-    plan = _plan(size)
-    if plan is None or not hop.ready():
-        return None
-    shape = plan[0]
-    if value == 0:
-        return new_cpu_tensor(_np_zeros(shape, dt._numpy), shape, plan[1], dt)
-    t = new_cpu_tensor(_np_empty(shape, dt._numpy), shape, plan[1], dt)
-    return t if value is None else _cpu_fill(t, value)
-
-
-def zeros(size: Any, dtype: Any) -> Tensor | None:
-    """``td.zeros(size, dtype=dtype)``'s result by one hop, or None when the binding must
-    take the full dispatch (Note [One-hop factory bindings]).
+def _filled_hop(hop: FactoryHop, value: int | None) -> Callable[[Any, Any], Tensor | None]:
+    """The hop of a factory whose kernel is ``fill_(empty(size, dtype), value)`` (no fill
+    when ``value`` is None): the result for a list or tuple of plain ints of a shape seen by
+    empty (Note [Shapes seen by empty]) and no dtype or a dtype object, else None.
 
     >>> import tensordispatch as td
     >>> _ = td.zeros(2, 3)  # the shape has been seen
-    >>> zeros([2, 3], td.int64), zeros([2.0, 3], td.int64)
+    >>> zeros([2, 3], td.int64), zeros([2.0, 3], td.int64), ones((2, 3), td.float64)
     (tensor([[0, 0, 0],
-            [0, 0, 0]]), None)
+            [0, 0, 0]]), None, tensor([[1., 1., 1.],
+            [1., 1., 1.]], dtype=tensordispatch.float64))
     """
-    return _filled(_ZEROS, size, dtype, 0)
+
+    def hop_call(size: Any, dtype: Any) -> Tensor | None:
+        if type(size) is not list and type(size) is not tuple:
+            return None
+        for s in size:
+            if type(s) is not int:
+                return None
+        plan = _SHAPES.get(tuple(size))
+        if plan is None or not hop.ready():
+            return None
+        if dtype is _NO:
+            dt = _default_dtype()
+        elif type(dtype) is _DTYPE:
+            dt = dtype
+        else:
+            return None
+        shape = plan[0]
+        if value == 0:
+            return new_cpu_tensor(_np_zeros(shape, dt._numpy), shape, plan[1], dt)
+        t = new_cpu_tensor(_np_empty(shape, dt._numpy), shape, plan[1], dt)
+        return t if value is None else _cpu_fill(t, value)
+
+    hop_call.__name__ = hop_call.__qualname__ = hop.backend_select
+    return hop_call
 
 
-def ones(size: Any, dtype: Any) -> Tensor | None:
-    """``td.ones(size, dtype=dtype)`` by one hop, or None (Note [One-hop factory bindings]).
-
-    >>> import tensordispatch as td
-    >>> _ = td.ones(3)
-    >>> ones((3,), td.float64)
-    tensor([1., 1., 1.], dtype=tensordispatch.float64)
-    """
-    return _filled(_ONES, size, dtype, 1)
-
-
-def empty_memory_format(size: Any, dtype: Any) -> Tensor | None:
-    """``td.empty(size, dtype=dtype)`` by one hop, or None (Note [One-hop factory bindings]).
-
-    >>> import tensordispatch as td
-    >>> _ = td.empty(2, 2)
-    >>> empty_memory_format([2, 2], td.int8).shape, empty_memory_format("2", td.int8)
-    (tensordispatch.Size([2, 2]), None)
-    """
-    return _filled(_EMPTY, size, dtype, None)
+# td.zeros(size, dtype=dtype)'s result by one hop, or None: the binding takes the full path
+zeros = _filled_hop(_ZEROS, 0)
+ones = _filled_hop(_ONES, 1)
+empty_memory_format = _filled_hop(_EMPTY, None)
 
 
 def empty_strided(size: Any, stride: Any, dtype: Any) -> Tensor | None:
