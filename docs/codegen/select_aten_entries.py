@@ -345,6 +345,7 @@ SPEC = [
  ("log1p", D), ("log1p_", D), ("log1p.out", {"CPU": "log1p_out"}),
  ("expm1", D), ("expm1_", D), ("expm1.out", {"CPU": "expm1_out"}),
  ("rsqrt", D), ("rsqrt_", D), ("rsqrt.out", {"CPU": "rsqrt_out"}),
+ ("reciprocal", D), ("reciprocal_", D), ("reciprocal.out", {"CPU": "reciprocal_out"}),
  ("tan", D), ("tan_", D), ("tan.out", {"CPU": "tan_out"}),
  ("tanh", D), ("tanh_", D), ("tanh.out", {"CPU": "tanh_out"}),
  ("sigmoid", D), ("sigmoid_", D), ("sigmoid.out", {"CPU": "sigmoid_out"}),

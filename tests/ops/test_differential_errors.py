@@ -170,7 +170,6 @@ def test_case_matches_torch(call: Callable[[Any], Any]) -> None:
 # -- found in layers other helpers own: strict xfails to flip (REQUESTS.md) ---------------------
 
 _P5 = pytest.mark.xfail(strict=True, reason="backends/cpu/kernels.py or layout.py: P5")
-_LEAD = pytest.mark.xfail(strict=True, reason="codegen/model.py DUNDER_METHODS: lead")
 
 OTHERS: list[Any] = [
     pytest.param(
@@ -206,7 +205,6 @@ OTHERS: list[Any] = [
     ),
     pytest.param(
         lambda L: 2 / L.ones(3, 1).t(),
-        marks=_LEAD,
         id="__rtruediv__ is self.reciprocal() * other: contiguous",
     ),
     pytest.param(

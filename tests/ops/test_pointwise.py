@@ -56,7 +56,7 @@ def aten(lib: Any, name: str) -> Any:
 
 # -- unary -------------------------------------------------------------------------------------
 
-FLOAT_UNARY = ("log", "log1p", "expm1", "rsqrt", "tan", "tanh", "sigmoid", "erf")
+FLOAT_UNARY = ("log", "log1p", "expm1", "rsqrt", "reciprocal", "tan", "tanh", "sigmoid", "erf")
 SAME_UNARY = ("floor", "ceil", "round", "sign")
 
 

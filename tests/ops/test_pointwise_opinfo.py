@@ -46,6 +46,7 @@ NAMES = [
     "log1p",
     "expm1",
     "rsqrt",
+    "reciprocal",
     "tan",
     "tanh",
     "sigmoid",

@@ -319,6 +319,28 @@ def _one_hop(o: _Overload, method: bool, lines: list[str]) -> list[str]:
     ]
 
 
+# Note [One-hop in-place methods] in backends/cpu/fresh_hop.py: method overload ident -> the
+# hop there, called with the required arguments when the optional ones are absent.
+ONE_HOP_METHODS = {"add__Tensor": "add_", "copy_": "copy_"}
+
+
+def _method_hop(o: _Overload, method: bool, lines: list[str]) -> list[str]:
+    """``lines`` (the call) with the overload's one hop tried first, if it has one: in the
+    branch where every optional argument is absent."""
+    hop = ONE_HOP_METHODS.get(ident(o.f))
+    if hop is None or not method:
+        return lines
+    at = next(i for i, line in enumerate(lines) if line.lstrip().startswith("_r = "))
+    indent = lines[at][: len(lines[at]) - len(lines[at].lstrip())]
+    required = ["self"] + [a.name for a in o.positional if a.default is None]
+    return [
+        *lines[:at],
+        f"{indent}_r = _H_{hop}({', '.join(required)})",
+        f"{indent}if _r is None: {lines[at].lstrip()}",
+        *lines[at + 1 :],
+    ]
+
+
 def _return(f: NativeFunction, indent: str, factory: bool) -> list[str]:
     lines = [f"{indent}if requires_grad: _r.requires_grad_(True)"] if factory else []
     named = _return_type(f)
@@ -331,9 +353,13 @@ def _return(f: NativeFunction, indent: str, factory: bool) -> list[str]:
     return lines
 
 
-def _function(name: str, overloads: list[_Overload], method: bool) -> str:
+def _function(
+    name: str, overloads: list[_Overload], method: bool, not_implemented: bool = False
+) -> str:
+    """The binding of ``name``; with ``not_implemented``, its operator form ``_n_<name>``
+    (Note [Operators return NotImplemented])."""
     params, positional, kwonly, has_out, varargs = _signature(name, overloads, method)
-    fname = f"_m_{name}" if method else name
+    fname = f"_n_{name}" if not_implemented else f"_m_{name}" if method else name
     lines = [f"def {fname}({params}):"]
     if varargs:
         n = positional[0].name
@@ -377,7 +403,7 @@ def _function(name: str, overloads: list[_Overload], method: bool) -> str:
             lines += _call(o, f"_E_{ident(o.out)}.entry_function", method, indent + "    ", True)
             lines += _return(o.out, indent + "    ", o.factory)
         else:
-            full = _guarded(o, _call(o, target, method, indent, False))
+            full = _guarded(o, _method_hop(o, method, _call(o, target, method, indent, False)))
             lines += _one_hop(o, method, full)
             lines += _return(o.f, indent, o.factory)
     if len(overloads) > 1:
@@ -389,14 +415,27 @@ def _function(name: str, overloads: list[_Overload], method: bool) -> str:
     # TypeError naming the Python parameter; ours lets the entry reject it (no check on the
     # success path; a try costs nothing in CPython 3.11+) and translates the error here.
     names = tuple(_pyname(a.name, method) for a in positional)
+    translated = f"_binding_argument_error({name!r}, _e, {names!r}, {method})"
     body = (
         ["    try:"]
         + ["    " + line for line in lines[1:]]
-        + [
-            "    except _ArgumentTypeError as _e:",
-            *_number_input_retry(name, fname, positional, kwonly, has_out, method, discriminated),
-            f"        raise _binding_argument_error({name!r}, _e, {names!r}, {method}) from None",
-        ]
+        + ["    except _ArgumentTypeError as _e:"]
+        + (
+            [
+                f"        _t = {translated}",
+                "        if isinstance(_t, TypeError): return NotImplemented",
+                "        raise _t from None",
+                "    except TypeError:",
+                "        return NotImplemented",
+            ]
+            if not_implemented
+            else [
+                *_number_input_retry(
+                    name, fname, positional, kwonly, has_out, method, discriminated
+                ),
+                f"        raise {translated} from None",
+            ]
+        )
     )
     return "\n".join(lines[:1] + body)
 
@@ -519,6 +558,47 @@ def emit_return_types(parsed: ParsedNativeFunctions, source: str) -> str:
     return "\n".join(lines)
 
 
+# Note [Operators return NotImplemented]
+# torch's Tensor operators turn any TypeError of their call into NotImplemented, so Python
+# tries the other operand and then raises its own "unsupported operand type(s) for +: 'Tensor'
+# and 'str'" (`t == 'a'` is False). An operator that forwards to a method binding gets its own
+# copy of that binding, ``_n_<method>``, whose except clauses return NotImplemented where the
+# binding raises a TypeError; the success path is the binding's, line for line. The other
+# operators call a function inside a try.
+def _dunders(
+    overloads: dict[str, list[_Overload]], functions: dict[str, list[_Overload]]
+) -> tuple[list[str], list[str]]:
+    """The OPERATORS table's lines and the functions they name."""
+    table: list[str] = []
+    parts: list[str] = []
+    for dunder, (target, how) in DUNDER_METHODS.items():
+        if how == "same" and target in overloads:
+            if f"def _n_{target}(" not in "\n".join(parts):
+                parts += ["", "", _function(target, overloads[target], True, True)]
+            table.append(f"    {dunder!r}: _n_{target},")
+            continue
+        if how == "reciprocal" and target in overloads:
+            call = f"_m_{target}(self) * other"
+        elif how == "function" and target in functions:
+            call = f"_functions.{target}(self, other)"
+        elif how in ("reflected", "swapped") and target in functions:
+            # reflected: other is a number made a wrapped tensor; swapped: passed as given
+            first = "_wrap_number(other)" if how == "reflected" else "other"
+            call = f"_functions.{target}({first}, self)"
+        else:
+            continue
+        parts += [
+            "", "",
+            f"def _d{dunder}(self, other):",
+            "    try:",
+            f"        return {call}",
+            "    except TypeError:",
+            "        return NotImplemented",
+        ]  # fmt: skip
+        table.append(f"    {dunder!r}: _d{dunder},")
+    return table, parts
+
+
 def emit_methods(parsed: ParsedNativeFunctions, source: str) -> str:
     """The text of generated/methods.py (Tensor methods and Python operators)."""
     overloads = _collect(parsed, method=True)
@@ -531,30 +611,14 @@ def emit_methods(parsed: ParsedNativeFunctions, source: str) -> str:
     parts.append("from tensordispatch.generated import functions as _functions")
     parts.append("")
     parts += _bindings(overloads)
+    hops = sorted({h for os in overloads.values() for o in os
+                   if (h := ONE_HOP_METHODS.get(ident(o.f))) is not None})  # fmt: skip
+    parts += [f"from tensordispatch.backends.cpu.fresh_hop import {h} as _H_{h}" for h in hops]
     parts += _handwritten(PYTHON_METHODS, "_m_")
     for name, os in overloads.items():
         parts += ["", "", _function(name, os, method=True)]
-    dunders = []
-    for dunder, (target, how) in DUNDER_METHODS.items():
-        if how == "same" and target in overloads:
-            dunders.append(f"    {dunder!r}: _m_{target},")
-        elif how == "function" and target in functions:
-            parts += [
-                "",
-                "",
-                f"def _d{dunder}(self, other):",
-                f"    return _functions.{target}(self, other)",
-            ]
-            dunders.append(f"    {dunder!r}: _d{dunder},")
-        elif how in ("reflected", "swapped") and target in functions:
-            # reflected: other is a number made a wrapped tensor; swapped: passed as given
-            first = "_wrap_number(other)" if how == "reflected" else "other"
-            parts += [
-                "", "",
-                f"def _d{dunder}(self, other):",
-                f"    return _functions.{target}({first}, self)",
-            ]  # fmt: skip
-            dunders.append(f"    {dunder!r}: _d{dunder},")
+    dunders, parts_dunders = _dunders(overloads, functions)
+    parts += parts_dunders
     parts += ["", "", "METHODS = {"]
     parts += [f"    {name!r}: _m_{name}," for name in sorted([*overloads, *PYTHON_METHODS])]
     parts += ["}", "", "OPERATORS = {"]

@@ -199,7 +199,9 @@ NUMBERS_AS_TENSORS: frozenset[str] = frozenset(
 
 # Python operator -> (method it calls, how): "same" forwards (self, other); "reflected" calls
 # the named function with (other wrapped, self); "swapped" calls it with (other, self), so a
-# number reaches the function's own number overload (pow.Scalar).
+# number reaches the function's own number overload (pow.Scalar); "reciprocal" is torch's
+# ``self.reciprocal() * other``. Every binary operator returns NotImplemented where its call
+# raises a TypeError (Note [Operators return NotImplemented] in codegen/gen_python.py).
 DUNDER_METHODS: dict[str, tuple[str, str]] = {
     "__add__": ("add", "same"),
     "__radd__": ("add", "same"),
@@ -211,9 +213,13 @@ DUNDER_METHODS: dict[str, tuple[str, str]] = {
     "__rmul__": ("mul", "same"),
     "__imul__": ("mul_", "same"),
     "__truediv__": ("div", "same"),
-    "__rtruediv__": ("div", "reflected"),
+    "__rtruediv__": ("reciprocal", "reciprocal"),  # torch's: self.reciprocal() * other
     "__itruediv__": ("div_", "same"),
+    "__div__": ("div", "same"),  # Python 2 names torch's Tensor still defines
+    "__rdiv__": ("reciprocal", "reciprocal"),
+    "__idiv__": ("div_", "same"),
     "__matmul__": ("matmul", "same"),
+    "__rmatmul__": ("matmul", "swapped"),  # torch's: matmul(other, self)
     "__mod__": ("remainder", "same"),
     "__rmod__": ("remainder", "reflected"),
     "__imod__": ("remainder_", "same"),

@@ -16,7 +16,7 @@ KEY = 'CompositeExplicitAutogradNonFunctional'
 
 alias_copy = _r.generated_alias_copy
 
-_k1 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'as_strided__symint', 'CompositeExplicitAutogradNonFunctional', 'ops/native_functions.yaml:3471')
+_k1 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'as_strided__symint', 'CompositeExplicitAutogradNonFunctional', 'ops/native_functions.yaml:3491')
 
 
 def as_strided_(self, size, stride, storage_offset=None):
@@ -25,7 +25,7 @@ def as_strided_(self, size, stride, storage_offset=None):
 
 as_strided_copy = _r.generated_as_strided_copy
 
-_k3 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'as_strided_scatter_symint', 'CompositeExplicitAutogradNonFunctional', 'ops/native_functions.yaml:3359')
+_k3 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'as_strided_scatter_symint', 'CompositeExplicitAutogradNonFunctional', 'ops/native_functions.yaml:3379')
 
 
 def as_strided_scatter(self, src, size, stride, storage_offset=None):
@@ -43,7 +43,7 @@ def copy(self, src, non_blocking=False):
 detach_copy = _r.generated_detach_copy
 diagonal_copy = _r.generated_diagonal_copy
 
-_k7 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'diagonal_scatter', 'CompositeExplicitAutogradNonFunctional', 'ops/native_functions.yaml:3342')
+_k7 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'diagonal_scatter', 'CompositeExplicitAutogradNonFunctional', 'ops/native_functions.yaml:3362')
 
 
 def diagonal_scatter(self, src, offset=0, dim1=0, dim2=1):
@@ -56,7 +56,7 @@ narrow_copy = _r.generated_narrow_copy
 permute_copy = _r.generated_permute_copy
 select_copy_int = _r.generated_select_copy_int
 
-_k13 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'select_scatter_symint', 'CompositeExplicitAutogradNonFunctional', 'ops/native_functions.yaml:3333')
+_k13 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'select_scatter_symint', 'CompositeExplicitAutogradNonFunctional', 'ops/native_functions.yaml:3353')
 
 
 def select_scatter(self, src, dim, index):
@@ -65,7 +65,7 @@ def select_scatter(self, src, dim, index):
 
 slice_copy_Tensor = _r.generated_slice_copy_Tensor
 
-_k15 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'slice_scatter', 'CompositeExplicitAutogradNonFunctional', 'ops/native_functions.yaml:3350')
+_k15 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'slice_scatter', 'CompositeExplicitAutogradNonFunctional', 'ops/native_functions.yaml:3370')
 
 
 def slice_scatter(self, src, dim=0, start=None, end=None, step=1):

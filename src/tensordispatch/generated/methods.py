@@ -195,6 +195,8 @@ _E_pow__Scalar = _deferred(_G, '_E_pow__Scalar', 'pow_.Scalar')
 _E_pow__Tensor = _deferred(_G, '_E_pow__Tensor', 'pow_.Tensor')
 _E_prod = _deferred(_G, '_E_prod', 'prod')
 _E_prod_dim_int = _deferred(_G, '_E_prod_dim_int', 'prod.dim_int')
+_E_reciprocal = _deferred(_G, '_E_reciprocal', 'reciprocal')
+_E_reciprocal_ = _deferred(_G, '_E_reciprocal_', 'reciprocal_')
 _E_relu = _deferred(_G, '_E_relu', 'relu')
 _E_relu_ = _deferred(_G, '_E_relu_', 'relu_')
 _E_remainder_Scalar = _deferred(_G, '_E_remainder_Scalar', 'remainder.Scalar')
@@ -251,6 +253,8 @@ _E_unfold = _deferred(_G, '_E_unfold', 'unfold')
 _E_unsqueeze = _deferred(_G, '_E_unsqueeze', 'unsqueeze')
 _E_unsqueeze_ = _deferred(_G, '_E_unsqueeze_', 'unsqueeze_')
 _E_view = _deferred(_G, '_E_view', 'view')
+from tensordispatch.backends.cpu.fresh_hop import add_ as _H_add_
+from tensordispatch.backends.cpu.fresh_hop import copy_ as _H_copy_
 from tensordispatch.ops.bindings_tensor import H as _m_H
 from tensordispatch.ops.bindings_tensor import T as _m_T
 from tensordispatch.ops.indexing import getitem as _m___getitem__
@@ -325,7 +329,8 @@ def _m_add_(self, other, *, alpha=_NO):
     try:
         if not isinstance(other, _Tensor): other = _wrap_argument(other)
         if alpha is _NO:
-            _r = _E_add__Tensor.entry_function(self, other)
+            _r = _H_add_(self, other)
+            if _r is None: _r = _E_add__Tensor.entry_function(self, other)
         else:
             _kw = {}
             if alpha is not _NO: _kw['alpha'] = alpha
@@ -906,7 +911,8 @@ def _m_contiguous(self, *, memory_format=_NO):
 def _m_copy_(self, src, non_blocking=_NO):
     try:
         if non_blocking is _NO:
-            _r = _E_copy_.entry_function(self, src)
+            _r = _H_copy_(self, src)
+            if _r is None: _r = _E_copy_.entry_function(self, src)
         else:
             _kw = {}
             if non_blocking is not _NO: _kw['non_blocking'] = non_blocking
@@ -1811,6 +1817,22 @@ def _m_prod(self, dim=_NO, keepdim=_NO, *, dtype=_NO):
         raise _binding_argument_error('prod', _e, ('dim', 'keepdim'), True) from None
 
 
+def _m_reciprocal(self):
+    try:
+        _r = _E_reciprocal.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('reciprocal', _e, (), True) from None
+
+
+def _m_reciprocal_(self):
+    try:
+        _r = _E_reciprocal_.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('reciprocal_', _e, (), True) from None
+
+
 def _m_relu(self):
     try:
         _r = _E_relu.entry_function(self)
@@ -2352,24 +2374,530 @@ def _m_view(self, *_td_args, size=_NO):
         raise _binding_argument_error('view', _e, ('size',), True) from None
 
 
+def _n_add(self, other, *, alpha=_NO):
+    try:
+        if not isinstance(other, _Tensor): other = _wrap_argument(other)
+        if alpha is _NO:
+            _r = _E_add_Tensor.entry_function(self, other)
+        else:
+            _kw = {}
+            if alpha is not _NO: _kw['alpha'] = alpha
+            _r = _E_add_Tensor.entry_function(self, other, **_kw)
+        return _r
+    except _ArgumentTypeError as _e:
+        _t = _binding_argument_error('add', _e, ('other',), True)
+        if isinstance(_t, TypeError): return NotImplemented
+        raise _t from None
+    except TypeError:
+        return NotImplemented
+
+
+def _n_add_(self, other, *, alpha=_NO):
+    try:
+        if not isinstance(other, _Tensor): other = _wrap_argument(other)
+        if alpha is _NO:
+            _r = _H_add_(self, other)
+            if _r is None: _r = _E_add__Tensor.entry_function(self, other)
+        else:
+            _kw = {}
+            if alpha is not _NO: _kw['alpha'] = alpha
+            _r = _E_add__Tensor.entry_function(self, other, **_kw)
+        return _r
+    except _ArgumentTypeError as _e:
+        _t = _binding_argument_error('add_', _e, ('other',), True)
+        if isinstance(_t, TypeError): return NotImplemented
+        raise _t from None
+    except TypeError:
+        return NotImplemented
+
+
+def _n_sub(self, other, *, alpha=_NO):
+    try:
+        if not isinstance(other, _Tensor): other = _wrap_argument(other)
+        if alpha is _NO:
+            _r = _E_sub_Tensor.entry_function(self, other)
+        else:
+            _kw = {}
+            if alpha is not _NO: _kw['alpha'] = alpha
+            _r = _E_sub_Tensor.entry_function(self, other, **_kw)
+        return _r
+    except _ArgumentTypeError as _e:
+        _t = _binding_argument_error('sub', _e, ('other',), True)
+        if isinstance(_t, TypeError): return NotImplemented
+        raise _t from None
+    except TypeError:
+        return NotImplemented
+
+
 def _d__rsub__(self, other):
-    return _functions.rsub(self, other)
+    try:
+        return _functions.rsub(self, other)
+    except TypeError:
+        return NotImplemented
+
+
+def _n_sub_(self, other, *, alpha=_NO):
+    try:
+        if not isinstance(other, _Tensor): other = _wrap_argument(other)
+        if alpha is _NO:
+            _r = _E_sub__Tensor.entry_function(self, other)
+        else:
+            _kw = {}
+            if alpha is not _NO: _kw['alpha'] = alpha
+            _r = _E_sub__Tensor.entry_function(self, other, **_kw)
+        return _r
+    except _ArgumentTypeError as _e:
+        _t = _binding_argument_error('sub_', _e, ('other',), True)
+        if isinstance(_t, TypeError): return NotImplemented
+        raise _t from None
+    except TypeError:
+        return NotImplemented
+
+
+def _n_mul(self, other):
+    try:
+        if not isinstance(other, _Tensor): other = _wrap_argument(other)
+        _r = _E_mul_Tensor.entry_function(self, other)
+        return _r
+    except _ArgumentTypeError as _e:
+        _t = _binding_argument_error('mul', _e, ('other',), True)
+        if isinstance(_t, TypeError): return NotImplemented
+        raise _t from None
+    except TypeError:
+        return NotImplemented
+
+
+def _n_mul_(self, other):
+    try:
+        if not isinstance(other, _Tensor): other = _wrap_argument(other)
+        _r = _E_mul__Tensor.entry_function(self, other)
+        return _r
+    except _ArgumentTypeError as _e:
+        _t = _binding_argument_error('mul_', _e, ('other',), True)
+        if isinstance(_t, TypeError): return NotImplemented
+        raise _t from None
+    except TypeError:
+        return NotImplemented
+
+
+def _n_div(self, other, *, rounding_mode=_NO):
+    try:
+        if not isinstance(other, _Tensor): other = _wrap_argument(other)
+        if rounding_mode is not _NO:
+            _r = _E_div_Tensor_mode.entry_function(self, other, rounding_mode=rounding_mode)
+            return _r
+        if rounding_mode is _NO:
+            _r = _E_div_Tensor.entry_function(self, other)
+            return _r
+        raise TypeError('div(): received an invalid combination of arguments; expected one of: div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor; div.Tensor(Tensor self, Tensor other) -> Tensor')
+    except _ArgumentTypeError as _e:
+        _t = _binding_argument_error('div', _e, ('other',), True)
+        if isinstance(_t, TypeError): return NotImplemented
+        raise _t from None
+    except TypeError:
+        return NotImplemented
 
 
 def _d__rtruediv__(self, other):
-    return _functions.div(_wrap_number(other), self)
+    try:
+        return _m_reciprocal(self) * other
+    except TypeError:
+        return NotImplemented
+
+
+def _n_div_(self, other, *, rounding_mode=_NO):
+    try:
+        if not isinstance(other, _Tensor): other = _wrap_argument(other)
+        if rounding_mode is not _NO:
+            _r = _E_div__Tensor_mode.entry_function(self, other, rounding_mode=rounding_mode)
+            return _r
+        if rounding_mode is _NO:
+            _r = _E_div__Tensor.entry_function(self, other)
+            return _r
+        raise TypeError('div_(): received an invalid combination of arguments; expected one of: div_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!); div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)')
+    except _ArgumentTypeError as _e:
+        _t = _binding_argument_error('div_', _e, ('other',), True)
+        if isinstance(_t, TypeError): return NotImplemented
+        raise _t from None
+    except TypeError:
+        return NotImplemented
+
+
+def _d__rdiv__(self, other):
+    try:
+        return _m_reciprocal(self) * other
+    except TypeError:
+        return NotImplemented
+
+
+def _n_matmul(self, other):
+    try:
+        _r = _E_matmul.entry_function(self, other)
+        return _r
+    except _ArgumentTypeError as _e:
+        _t = _binding_argument_error('matmul', _e, ('other',), True)
+        if isinstance(_t, TypeError): return NotImplemented
+        raise _t from None
+    except TypeError:
+        return NotImplemented
+
+
+def _d__rmatmul__(self, other):
+    try:
+        return _functions.matmul(other, self)
+    except TypeError:
+        return NotImplemented
+
+
+def _n_remainder(self, other):
+    try:
+        if not isinstance(other, _Tensor):
+            _r = _E_remainder_Scalar.entry_function(self, other)
+            return _r
+        if isinstance(other, _Tensor):
+            _r = _E_remainder_Tensor.entry_function(self, other)
+            return _r
+        raise TypeError('remainder(): received an invalid combination of arguments; expected one of: remainder.Scalar(Tensor self, Scalar other) -> Tensor; remainder.Tensor(Tensor self, Tensor other) -> Tensor')
+    except _ArgumentTypeError as _e:
+        _t = _binding_argument_error('remainder', _e, ('other',), True)
+        if isinstance(_t, TypeError): return NotImplemented
+        raise _t from None
+    except TypeError:
+        return NotImplemented
 
 
 def _d__rmod__(self, other):
-    return _functions.remainder(_wrap_number(other), self)
+    try:
+        return _functions.remainder(_wrap_number(other), self)
+    except TypeError:
+        return NotImplemented
+
+
+def _n_remainder_(self, other):
+    try:
+        if not isinstance(other, _Tensor):
+            _r = _E_remainder__Scalar.entry_function(self, other)
+            return _r
+        if isinstance(other, _Tensor):
+            _r = _E_remainder__Tensor.entry_function(self, other)
+            return _r
+        raise TypeError('remainder_(): received an invalid combination of arguments; expected one of: remainder_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!); remainder_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)')
+    except _ArgumentTypeError as _e:
+        _t = _binding_argument_error('remainder_', _e, ('other',), True)
+        if isinstance(_t, TypeError): return NotImplemented
+        raise _t from None
+    except TypeError:
+        return NotImplemented
+
+
+def _n_pow(self, exponent):
+    try:
+        if isinstance(exponent, _Tensor):
+            _r = _E_pow_Tensor_Tensor.entry_function(self, exponent)
+            return _r
+        if not isinstance(exponent, _Tensor):
+            _r = _E_pow_Tensor_Scalar.entry_function(self, exponent)
+            return _r
+        raise TypeError('pow(): received an invalid combination of arguments; expected one of: pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor; pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor')
+    except _ArgumentTypeError as _e:
+        _t = _binding_argument_error('pow', _e, ('exponent',), True)
+        if isinstance(_t, TypeError): return NotImplemented
+        raise _t from None
+    except TypeError:
+        return NotImplemented
 
 
 def _d__rpow__(self, other):
-    return _functions.pow(other, self)
+    try:
+        return _functions.pow(other, self)
+    except TypeError:
+        return NotImplemented
+
+
+def _n_pow_(self, exponent):
+    try:
+        if not isinstance(exponent, _Tensor):
+            _r = _E_pow__Scalar.entry_function(self, exponent)
+            return _r
+        if isinstance(exponent, _Tensor):
+            _r = _E_pow__Tensor.entry_function(self, exponent)
+            return _r
+        raise TypeError('pow_(): received an invalid combination of arguments; expected one of: pow_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!); pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)')
+    except _ArgumentTypeError as _e:
+        _t = _binding_argument_error('pow_', _e, ('exponent',), True)
+        if isinstance(_t, TypeError): return NotImplemented
+        raise _t from None
+    except TypeError:
+        return NotImplemented
+
+
+def _n_floor_divide(self, other):
+    try:
+        if isinstance(other, _Tensor):
+            _r = _E_floor_divide.entry_function(self, other)
+            return _r
+        if not isinstance(other, _Tensor):
+            _r = _E_floor_divide_Scalar.entry_function(self, other)
+            return _r
+        raise TypeError('floor_divide(): received an invalid combination of arguments; expected one of: floor_divide(Tensor self, Tensor other) -> Tensor; floor_divide.Scalar(Tensor self, Scalar other) -> Tensor')
+    except _ArgumentTypeError as _e:
+        _t = _binding_argument_error('floor_divide', _e, ('other',), True)
+        if isinstance(_t, TypeError): return NotImplemented
+        raise _t from None
+    except TypeError:
+        return NotImplemented
 
 
 def _d__rfloordiv__(self, other):
-    return _functions.floor_divide(_wrap_number(other), self)
+    try:
+        return _functions.floor_divide(_wrap_number(other), self)
+    except TypeError:
+        return NotImplemented
+
+
+def _n_floor_divide_(self, other):
+    try:
+        if isinstance(other, _Tensor):
+            _r = _E_floor_divide__Tensor.entry_function(self, other)
+            return _r
+        if not isinstance(other, _Tensor):
+            _r = _E_floor_divide__Scalar.entry_function(self, other)
+            return _r
+        raise TypeError('floor_divide_(): received an invalid combination of arguments; expected one of: floor_divide_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!); floor_divide_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)')
+    except _ArgumentTypeError as _e:
+        _t = _binding_argument_error('floor_divide_', _e, ('other',), True)
+        if isinstance(_t, TypeError): return NotImplemented
+        raise _t from None
+    except TypeError:
+        return NotImplemented
+
+
+def _n_bitwise_and(self, other):
+    try:
+        if not isinstance(other, _Tensor):
+            _r = _E_bitwise_and_Scalar.entry_function(self, other)
+            return _r
+        if isinstance(other, _Tensor):
+            _r = _E_bitwise_and_Tensor.entry_function(self, other)
+            return _r
+        raise TypeError('bitwise_and(): received an invalid combination of arguments; expected one of: bitwise_and.Scalar(Tensor self, Scalar other) -> Tensor; bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor')
+    except _ArgumentTypeError as _e:
+        _t = _binding_argument_error('bitwise_and', _e, ('other',), True)
+        if isinstance(_t, TypeError): return NotImplemented
+        raise _t from None
+    except TypeError:
+        return NotImplemented
+
+
+def _n_bitwise_and_(self, other):
+    try:
+        if not isinstance(other, _Tensor):
+            _r = _E_bitwise_and__Scalar.entry_function(self, other)
+            return _r
+        if isinstance(other, _Tensor):
+            _r = _E_bitwise_and__Tensor.entry_function(self, other)
+            return _r
+        raise TypeError('bitwise_and_(): received an invalid combination of arguments; expected one of: bitwise_and_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!); bitwise_and_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)')
+    except _ArgumentTypeError as _e:
+        _t = _binding_argument_error('bitwise_and_', _e, ('other',), True)
+        if isinstance(_t, TypeError): return NotImplemented
+        raise _t from None
+    except TypeError:
+        return NotImplemented
+
+
+def _n_bitwise_or(self, other):
+    try:
+        if not isinstance(other, _Tensor):
+            _r = _E_bitwise_or_Scalar.entry_function(self, other)
+            return _r
+        if isinstance(other, _Tensor):
+            _r = _E_bitwise_or_Tensor.entry_function(self, other)
+            return _r
+        raise TypeError('bitwise_or(): received an invalid combination of arguments; expected one of: bitwise_or.Scalar(Tensor self, Scalar other) -> Tensor; bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor')
+    except _ArgumentTypeError as _e:
+        _t = _binding_argument_error('bitwise_or', _e, ('other',), True)
+        if isinstance(_t, TypeError): return NotImplemented
+        raise _t from None
+    except TypeError:
+        return NotImplemented
+
+
+def _n_bitwise_or_(self, other):
+    try:
+        if not isinstance(other, _Tensor):
+            _r = _E_bitwise_or__Scalar.entry_function(self, other)
+            return _r
+        if isinstance(other, _Tensor):
+            _r = _E_bitwise_or__Tensor.entry_function(self, other)
+            return _r
+        raise TypeError('bitwise_or_(): received an invalid combination of arguments; expected one of: bitwise_or_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!); bitwise_or_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)')
+    except _ArgumentTypeError as _e:
+        _t = _binding_argument_error('bitwise_or_', _e, ('other',), True)
+        if isinstance(_t, TypeError): return NotImplemented
+        raise _t from None
+    except TypeError:
+        return NotImplemented
+
+
+def _n_bitwise_xor(self, other):
+    try:
+        if not isinstance(other, _Tensor):
+            _r = _E_bitwise_xor_Scalar.entry_function(self, other)
+            return _r
+        if isinstance(other, _Tensor):
+            _r = _E_bitwise_xor_Tensor.entry_function(self, other)
+            return _r
+        raise TypeError('bitwise_xor(): received an invalid combination of arguments; expected one of: bitwise_xor.Scalar(Tensor self, Scalar other) -> Tensor; bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor')
+    except _ArgumentTypeError as _e:
+        _t = _binding_argument_error('bitwise_xor', _e, ('other',), True)
+        if isinstance(_t, TypeError): return NotImplemented
+        raise _t from None
+    except TypeError:
+        return NotImplemented
+
+
+def _n_bitwise_xor_(self, other):
+    try:
+        if not isinstance(other, _Tensor):
+            _r = _E_bitwise_xor__Scalar.entry_function(self, other)
+            return _r
+        if isinstance(other, _Tensor):
+            _r = _E_bitwise_xor__Tensor.entry_function(self, other)
+            return _r
+        raise TypeError('bitwise_xor_(): received an invalid combination of arguments; expected one of: bitwise_xor_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!); bitwise_xor_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)')
+    except _ArgumentTypeError as _e:
+        _t = _binding_argument_error('bitwise_xor_', _e, ('other',), True)
+        if isinstance(_t, TypeError): return NotImplemented
+        raise _t from None
+    except TypeError:
+        return NotImplemented
+
+
+def _n_neg(self):
+    try:
+        _r = _E_neg.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        _t = _binding_argument_error('neg', _e, (), True)
+        if isinstance(_t, TypeError): return NotImplemented
+        raise _t from None
+    except TypeError:
+        return NotImplemented
+
+
+def _n_abs(self):
+    try:
+        _r = _E_abs.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        _t = _binding_argument_error('abs', _e, (), True)
+        if isinstance(_t, TypeError): return NotImplemented
+        raise _t from None
+    except TypeError:
+        return NotImplemented
+
+
+def _n_eq(self, other):
+    try:
+        if not isinstance(other, _Tensor):
+            _r = _E_eq_Scalar.entry_function(self, other)
+            return _r
+        if isinstance(other, _Tensor):
+            _r = _E_eq_Tensor.entry_function(self, other)
+            return _r
+        raise TypeError('eq(): received an invalid combination of arguments; expected one of: eq.Scalar(Tensor self, Scalar other) -> Tensor; eq.Tensor(Tensor self, Tensor other) -> Tensor')
+    except _ArgumentTypeError as _e:
+        _t = _binding_argument_error('eq', _e, ('other',), True)
+        if isinstance(_t, TypeError): return NotImplemented
+        raise _t from None
+    except TypeError:
+        return NotImplemented
+
+
+def _n_ne(self, other):
+    try:
+        if not isinstance(other, _Tensor):
+            _r = _E_ne_Scalar.entry_function(self, other)
+            return _r
+        if isinstance(other, _Tensor):
+            _r = _E_ne_Tensor.entry_function(self, other)
+            return _r
+        raise TypeError('ne(): received an invalid combination of arguments; expected one of: ne.Scalar(Tensor self, Scalar other) -> Tensor; ne.Tensor(Tensor self, Tensor other) -> Tensor')
+    except _ArgumentTypeError as _e:
+        _t = _binding_argument_error('ne', _e, ('other',), True)
+        if isinstance(_t, TypeError): return NotImplemented
+        raise _t from None
+    except TypeError:
+        return NotImplemented
+
+
+def _n_lt(self, other):
+    try:
+        if not isinstance(other, _Tensor):
+            _r = _E_lt_Scalar.entry_function(self, other)
+            return _r
+        if isinstance(other, _Tensor):
+            _r = _E_lt_Tensor.entry_function(self, other)
+            return _r
+        raise TypeError('lt(): received an invalid combination of arguments; expected one of: lt.Scalar(Tensor self, Scalar other) -> Tensor; lt.Tensor(Tensor self, Tensor other) -> Tensor')
+    except _ArgumentTypeError as _e:
+        _t = _binding_argument_error('lt', _e, ('other',), True)
+        if isinstance(_t, TypeError): return NotImplemented
+        raise _t from None
+    except TypeError:
+        return NotImplemented
+
+
+def _n_le(self, other):
+    try:
+        if not isinstance(other, _Tensor):
+            _r = _E_le_Scalar.entry_function(self, other)
+            return _r
+        if isinstance(other, _Tensor):
+            _r = _E_le_Tensor.entry_function(self, other)
+            return _r
+        raise TypeError('le(): received an invalid combination of arguments; expected one of: le.Scalar(Tensor self, Scalar other) -> Tensor; le.Tensor(Tensor self, Tensor other) -> Tensor')
+    except _ArgumentTypeError as _e:
+        _t = _binding_argument_error('le', _e, ('other',), True)
+        if isinstance(_t, TypeError): return NotImplemented
+        raise _t from None
+    except TypeError:
+        return NotImplemented
+
+
+def _n_gt(self, other):
+    try:
+        if not isinstance(other, _Tensor):
+            _r = _E_gt_Scalar.entry_function(self, other)
+            return _r
+        if isinstance(other, _Tensor):
+            _r = _E_gt_Tensor.entry_function(self, other)
+            return _r
+        raise TypeError('gt(): received an invalid combination of arguments; expected one of: gt.Scalar(Tensor self, Scalar other) -> Tensor; gt.Tensor(Tensor self, Tensor other) -> Tensor')
+    except _ArgumentTypeError as _e:
+        _t = _binding_argument_error('gt', _e, ('other',), True)
+        if isinstance(_t, TypeError): return NotImplemented
+        raise _t from None
+    except TypeError:
+        return NotImplemented
+
+
+def _n_ge(self, other):
+    try:
+        if not isinstance(other, _Tensor):
+            _r = _E_ge_Scalar.entry_function(self, other)
+            return _r
+        if isinstance(other, _Tensor):
+            _r = _E_ge_Tensor.entry_function(self, other)
+            return _r
+        raise TypeError('ge(): received an invalid combination of arguments; expected one of: ge.Scalar(Tensor self, Scalar other) -> Tensor; ge.Tensor(Tensor self, Tensor other) -> Tensor')
+    except _ArgumentTypeError as _e:
+        _t = _binding_argument_error('ge', _e, ('other',), True)
+        if isinstance(_t, TypeError): return NotImplemented
+        raise _t from None
+    except TypeError:
+        return NotImplemented
 
 
 METHODS = {
@@ -2529,6 +3057,8 @@ METHODS = {
     'prod': _m_prod,
     'random_': _m_random_,
     'real': _m_real,
+    'reciprocal': _m_reciprocal,
+    'reciprocal_': _m_reciprocal_,
     'relu': _m_relu,
     'relu_': _m_relu_,
     'remainder': _m_remainder,
@@ -2594,45 +3124,49 @@ METHODS = {
 }
 
 OPERATORS = {
-    '__add__': _m_add,
-    '__radd__': _m_add,
-    '__iadd__': _m_add_,
-    '__sub__': _m_sub,
+    '__add__': _n_add,
+    '__radd__': _n_add,
+    '__iadd__': _n_add_,
+    '__sub__': _n_sub,
     '__rsub__': _d__rsub__,
-    '__isub__': _m_sub_,
-    '__mul__': _m_mul,
-    '__rmul__': _m_mul,
-    '__imul__': _m_mul_,
-    '__truediv__': _m_div,
+    '__isub__': _n_sub_,
+    '__mul__': _n_mul,
+    '__rmul__': _n_mul,
+    '__imul__': _n_mul_,
+    '__truediv__': _n_div,
     '__rtruediv__': _d__rtruediv__,
-    '__itruediv__': _m_div_,
-    '__matmul__': _m_matmul,
-    '__mod__': _m_remainder,
+    '__itruediv__': _n_div_,
+    '__div__': _n_div,
+    '__rdiv__': _d__rdiv__,
+    '__idiv__': _n_div_,
+    '__matmul__': _n_matmul,
+    '__rmatmul__': _d__rmatmul__,
+    '__mod__': _n_remainder,
     '__rmod__': _d__rmod__,
-    '__imod__': _m_remainder_,
-    '__pow__': _m_pow,
+    '__imod__': _n_remainder_,
+    '__pow__': _n_pow,
     '__rpow__': _d__rpow__,
-    '__ipow__': _m_pow_,
-    '__floordiv__': _m_floor_divide,
+    '__ipow__': _n_pow_,
+    '__floordiv__': _n_floor_divide,
     '__rfloordiv__': _d__rfloordiv__,
-    '__ifloordiv__': _m_floor_divide_,
-    '__and__': _m_bitwise_and,
-    '__rand__': _m_bitwise_and,
-    '__iand__': _m_bitwise_and_,
-    '__or__': _m_bitwise_or,
-    '__ror__': _m_bitwise_or,
-    '__ior__': _m_bitwise_or_,
-    '__xor__': _m_bitwise_xor,
-    '__rxor__': _m_bitwise_xor,
-    '__ixor__': _m_bitwise_xor_,
-    '__neg__': _m_neg,
-    '__abs__': _m_abs,
-    '__eq__': _m_eq,
-    '__ne__': _m_ne,
-    '__lt__': _m_lt,
-    '__le__': _m_le,
-    '__gt__': _m_gt,
-    '__ge__': _m_ge,
+    '__ifloordiv__': _n_floor_divide_,
+    '__and__': _n_bitwise_and,
+    '__rand__': _n_bitwise_and,
+    '__iand__': _n_bitwise_and_,
+    '__or__': _n_bitwise_or,
+    '__ror__': _n_bitwise_or,
+    '__ior__': _n_bitwise_or_,
+    '__xor__': _n_bitwise_xor,
+    '__rxor__': _n_bitwise_xor,
+    '__ixor__': _n_bitwise_xor_,
+    '__neg__': _n_neg,
+    '__abs__': _n_abs,
+    '__eq__': _n_eq,
+    '__ne__': _n_ne,
+    '__lt__': _n_lt,
+    '__le__': _n_le,
+    '__gt__': _n_gt,
+    '__ge__': _n_ge,
 }
 
 

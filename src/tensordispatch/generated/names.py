@@ -220,6 +220,8 @@ NAMES = {
         'randn_like',
         'random',
         'random_',
+        'reciprocal',
+        'reciprocal_',
         'relu',
         'relu_',
         'remainder',

@@ -18,6 +18,7 @@ import warnings
 from typing import Any
 
 from tensordispatch.backends.aten import op
+from tensordispatch.dispatch.errors import ArgumentTypeError
 from tensordispatch.tensor.tensor import Tensor
 
 __all__ = [
@@ -169,20 +170,44 @@ def pos(self: Tensor) -> Tensor:
     return self
 
 
+def _not_implemented(error: ArgumentTypeError, name: str) -> Any:
+    """NotImplemented when ``error`` rejects an argument of operator ``name`` itself, as
+    torch's Tensor operators (Note [Operators return NotImplemented] in codegen/gen_python.py);
+    otherwise raises it."""
+    if str(error).startswith(f"aten::{name.partition('.')[0]}()"):
+        return NotImplemented
+    raise error
+
+
 def _shift_operators(name: str, base: str) -> tuple[Any, Any, Any]:
     """``x << y`` calls aten::__lshift__ (Tensor or Scalar overload by ``y``), ``y << x`` the
-    function ``bitwise_left_shift(y, x)``, ``x <<= y`` aten::__ilshift__, as torch's Tensor."""
+    function ``bitwise_left_shift(y, x)``, ``x <<= y`` aten::__ilshift__, as torch's Tensor;
+    an operand of another type gives NotImplemented (the try costs nothing on success).
+
+    >>> import tensordispatch as td
+    >>> td.tensor([1]).__lshift__("a")
+    NotImplemented
+    """
 
     def forward(self: Tensor, other: Any) -> Any:
-        overload = "Tensor" if isinstance(other, Tensor) else "Scalar"
-        return op(f"__{name}__.{overload}")(self, other)
+        overload = f"__{name}__." + ("Tensor" if isinstance(other, Tensor) else "Scalar")
+        try:
+            return op(overload)(self, other)
+        except ArgumentTypeError as e:
+            return _not_implemented(e, overload)
 
     def reflected(self: Tensor, other: Any) -> Any:
-        return op(f"{base}.Scalar_Tensor")(other, self)
+        try:
+            return op(f"{base}.Scalar_Tensor")(other, self)
+        except ArgumentTypeError as e:
+            return _not_implemented(e, base)
 
     def in_place(self: Tensor, other: Any) -> Any:
-        overload = "Tensor" if isinstance(other, Tensor) else "Scalar"
-        return op(f"__i{name}__.{overload}")(self, other)
+        overload = f"__i{name}__." + ("Tensor" if isinstance(other, Tensor) else "Scalar")
+        try:
+            return op(overload)(self, other)
+        except ArgumentTypeError as e:
+            return _not_implemented(e, overload)
 
     return forward, reflected, in_place
 

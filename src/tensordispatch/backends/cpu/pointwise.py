@@ -561,6 +561,9 @@ POINTWISE_CPU: dict[str, Any] = {
     "log1p_out": _unary(np.log1p, "log1p"),
     "expm1_out": _unary(np.expm1, "expm1"),
     "rsqrt_out": _unary(lambda x: 1 / np.sqrt(x), "rsqrt"),
+    # 1 / x, not np.reciprocal: its complex path gives nan+nanj at 0 and -0.0 imaginary parts
+    # where torch (and NumPy division) give inf+nanj and +0.0.
+    "reciprocal_out": _unary(lambda x: 1 / x, "reciprocal"),
     "tan_out": _unary(np.tan, "tan"),
     "tanh_out": _unary(np.tanh, "tanh"),
     "sigmoid_out": _unary(_sigmoid, "sigmoid"),

@@ -335,7 +335,10 @@ POINTWISE_META_FUNCTIONS: dict[str, Callable[..., MetaResult]] = {
     "pow.Tensor_Tensor": _binary,
     "pow.Tensor_Scalar": pow_Tensor_Scalar,
     "pow.Scalar": pow_Scalar,
-    **{n: _unary_float for n in ("log", "log1p", "expm1", "rsqrt", "tan", "tanh", "sigmoid")},
+    **{
+        n: _unary_float
+        for n in ("log", "log1p", "expm1", "rsqrt", "reciprocal", "tan", "tanh", "sigmoid")
+    },
     "erf": _unary_float,
     **{n: _unary for n in ("silu", "round", "bitwise_not")},
     "floor": _real_rounding("floor"),
