@@ -34,31 +34,37 @@ def _same(got: Any, expected: Any) -> None:
     assert got._version == expected._version
 
 
-CASES: dict[str, Callable[[Any], Any]] = {
-    "add_ float32": lambda m: (lambda a, b: (a.add_(b), a.add_(b))[1])(*_pair(m)),
-    "add_ int64": lambda m: (lambda a, b: a.add_(b))(*_pair(m, (3,), "int64")),
-    "add_ float64 0-d": lambda m: (lambda a, b: a.add_(b))(*_pair(m, (), "float64")),
-    "add_ int8 wraps": lambda m: (lambda a, b: [a.add_(b) for _ in range(50)][-1])(
-        *_pair(m, (3,), "int8")
-    ),
-    "add_ inf": lambda m: (lambda a: a.add_(m.full((2,), float("inf"))))(m.ones(2).add_(1)),
-    "add_ broadcast": lambda m: (lambda a, b: a.add_(b[0]))(*_pair(m)),
-    "add_ number": lambda m: (lambda a, b: a.add_(2))(*_pair(m)),
-    "add_ alpha": lambda m: (lambda a, b: a.add_(b, alpha=2))(*_pair(m)),
-    "add_ other dtype": lambda m: (lambda a, b: a.add_(b.to(m.int32)))(*_pair(m)),
-    "add_ bool": lambda m: (lambda a, b: a.add_(b))(*_pair(m, (3,), "bool")),
-    "add_ complex": lambda m: (lambda a, b: a.add_(b))(*_pair(m, (3,), "complex64")),
-    "add_ transposed": lambda m: (lambda a, b: a.t().add_(b))(*_pair(m)),
-    "add_ to itself": lambda m: (lambda a, b: a.add_(a))(*_pair(m)),
-    "copy_": lambda m: (lambda a, b: a.copy_(b))(*_pair(m)),
-    "copy_ twice": lambda m: (lambda a, b: (a.copy_(b), a.copy_(b * 2))[1])(*_pair(m)),
-    "copy_ into a view": lambda m: (lambda a, b: (a[1].copy_(b[0]), a)[1])(*_pair(m)),
-    "copy_ from a view": lambda m: (lambda a, b: a[0].copy_(a[1]))(*_pair(m)),
-    "copy_ broadcast": lambda m: (lambda a, b: a.copy_(b[0]))(*_pair(m)),
-    "copy_ other dtype": lambda m: (lambda a, b: a.copy_(b.to(m.int64)))(*_pair(m)),
-    "copy_ to itself": lambda m: (lambda a, b: a.copy_(a))(*_pair(m)),
-    "copy_ expanded self": lambda m: (lambda a: a.copy_(m.ones(4, 4)))(m.ones(4, 1).expand(4, 4)),
+# name -> (the call on (module, a, b) from _pair, shape, dtype)
+Case = tuple[Callable[[Any, Any, Any], Any], tuple[int, ...], str]
+F32 = ((4, 4), "float32")
+CASES: dict[str, Case] = {
+    "add_ float32": (lambda m, a, b: (a.add_(b), a.add_(b))[1], *F32),
+    "add_ int64": (lambda m, a, b: a.add_(b), (3,), "int64"),
+    "add_ float64 0-d": (lambda m, a, b: a.add_(b), (), "float64"),
+    "add_ int8 wraps": (lambda m, a, b: [a.add_(b) for _ in range(50)][-1], (3,), "int8"),
+    "add_ inf": (lambda m, a, b: a.add_(m.full(a.shape, float("inf"))), *F32),
+    "add_ broadcast": (lambda m, a, b: a.add_(b[0]), *F32),
+    "add_ number": (lambda m, a, b: a.add_(2), *F32),
+    "add_ alpha": (lambda m, a, b: a.add_(b, alpha=2), *F32),
+    "add_ other dtype": (lambda m, a, b: a.add_(b.to(m.int32)), *F32),
+    "add_ bool": (lambda m, a, b: a.add_(b), (3,), "bool"),
+    "add_ complex": (lambda m, a, b: a.add_(b), (3,), "complex64"),
+    "add_ transposed": (lambda m, a, b: a.t().add_(b), *F32),
+    "add_ to itself": (lambda m, a, b: a.add_(a), *F32),
+    "copy_": (lambda m, a, b: a.copy_(b), *F32),
+    "copy_ twice": (lambda m, a, b: (a.copy_(b), a.copy_(b * 2))[1], *F32),
+    "copy_ into a view": (lambda m, a, b: (a[1].copy_(b[0]), a)[1], *F32),
+    "copy_ from a view": (lambda m, a, b: a[0].copy_(a[1]), *F32),
+    "copy_ broadcast": (lambda m, a, b: a.copy_(b[0]), *F32),
+    "copy_ other dtype": (lambda m, a, b: a.copy_(b.to(m.int64)), *F32),
+    "copy_ to itself": (lambda m, a, b: a.copy_(a), *F32),
+    "copy_ expanded self": (lambda m, a, b: m.ones(4, 1).expand(4, 4).copy_(b), *F32),
 }
+
+
+def _run(name: str, m: Any) -> Any:
+    call, shape, dtype = CASES[name]
+    return call(m, *_pair(m, shape, dtype))
 
 
 @pytest.mark.parametrize("name", list(CASES))
@@ -66,13 +72,13 @@ def test_results_and_versions_match_torch(name: str) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            expected = CASES[name](torch)
+            expected = _run(name, torch)
         except RuntimeError as e:
             with pytest.raises(RuntimeError) as ours:
-                CASES[name](td)
+                _run(name, td)
             assert str(ours.value) == str(e)
             return
-    _same(CASES[name](td), expected)
+    _same(_run(name, td), expected)
 
 
 def test_a_view_sees_the_bump_of_its_base() -> None:
@@ -102,7 +108,7 @@ def test_the_hops_answer_for_the_plain_case_only() -> None:
 
 def test_gradients_are_recorded_by_the_full_path() -> None:
     def run(m: Any) -> tuple[str, list[list[float]]]:
-        a, b = _pair(m)
+        a, _ = _pair(m)
         w = m.ones(4, 4, requires_grad=True)
         c = a * 1.0
         c.add_(w)
