@@ -232,3 +232,103 @@ def test_out_and_options_take_the_full_dispatch() -> None:
     assert td.zeros(2, 3, out=out) is out and out._version == 1
     t = td.zeros(2, 3, device="meta")
     assert t.device.type == "meta" and tuple(t.shape) == (2, 3)
+
+
+LIKE = {
+    "zeros_like": lambda m: m.zeros_like(m.ones(2, 3)),
+    "ones_like transposed": lambda m: m.ones_like(m.ones(2, 3).t()),
+    "ones_like sliced": lambda m: m.ones_like(m.ones(4, 4)[:, ::2]),
+    "zeros_like int64": lambda m: m.zeros_like(m.ones(3, dtype=m.int64)),
+    "ones_like expanded": lambda m: m.ones_like(m.ones(3, 1).expand(3, 4)),
+    "zeros_like of a grad leaf": lambda m: m.zeros_like(m.ones(2, requires_grad=True)),
+    "ones_like requires_grad": lambda m: m.ones_like(m.ones(2), requires_grad=True),
+    "empty_like filled": lambda m: m.empty_like(m.ones(2, 3).t()).fill_(2),
+    "zeros_like 0-d": lambda m: m.zeros_like(m.ones(())),
+}
+
+
+@pytest.mark.parametrize("name", list(LIKE))
+def test_like_hops_match_torch(name: str) -> None:
+    got, expected = LIKE[name](td), LIKE[name](torch)
+    assert str(got.dtype).split(".")[-1] == str(expected.dtype).split(".")[-1]
+    assert tuple(got.shape) == tuple(expected.shape)
+    assert got.stride() == expected.stride()
+    assert got._version == expected._version
+    assert got.requires_grad is expected.requires_grad
+    assert got.is_leaf and got.grad_fn is None
+    assert torch.equal(torch.from_numpy(got.detach().numpy().copy()), expected.detach())
+
+
+def test_like_hops_answer_for_plain_cpu_tensors_only() -> None:
+    t = td.ones(2, 3)
+    assert fast.ones_like(t).tolist() == [[1.0] * 3] * 2
+    assert fast.ones_like(td.ones(2, device="meta")) is None
+    assert fast.ones_like(3) is None
+    with td.inference_mode():
+        assert fast.zeros_like(t) is None
+    assert below_ad_inplace_or_view(fast.empty_like, t) is None
+
+
+def test_a_user_kernel_registered_later_is_called_by_ones_like(lib: Library) -> None:
+    seen: list[Any] = []
+
+    def my_ones_like(self: Any, **kwargs: Any) -> Any:
+        seen.append(tuple(self.shape))
+        return td.from_numpy(np.full(tuple(self.shape), 4.0, np.float32))
+
+    t = td.ones(2, 3)
+    assert fast.ones_like(t) is not None
+    _impl(lib, "ones_like", my_ones_like, "CPU")
+    assert fast.ones_like(t) is None
+    assert td.ones_like(t).tolist() == [[4.0] * 3] * 2 and seen == [(2, 3)]
+    lib._destroy()
+    assert fast.ones_like(t) is not None
+
+
+def test_a_user_fill_kernel_is_called_by_zeros_like(lib: Library) -> None:
+    seen: list[Any] = []
+
+    def my_fill(self: Any, value: Any) -> Any:
+        seen.append(value)
+        self._data[...] = 7
+        return self
+
+    t = td.ones(2, 3)
+    _impl(lib, "fill_.Scalar", my_fill, "CPU")
+    assert fast.zeros_like(t) is None
+    assert td.zeros_like(t).tolist() == [[7.0] * 3] * 2 and seen == [0]
+
+
+def test_a_trace_shows_every_hop_of_ones_like() -> None:
+    t = td.ones(2, 3)
+    td.ones_like(t)
+    with dispatch_trace() as binding:
+        td.ones_like(t)
+    with dispatch_trace() as full:
+        op("ones_like")(t)
+    hops = [(h.op, h.key.name, h.depth) for h in binding.hops]
+    assert hops == [(h.op, h.key.name, h.depth) for h in full.hops]
+    assert [h[0] for h in hops][:2] == ["aten::ones_like", "aten::ones_like"]
+    assert fast.ones_like(t) is not None
+
+
+def test_a_dispatch_mode_sees_the_like_factories_as_torch_does() -> None:
+    ours: list[str] = []
+    theirs: list[str] = []
+
+    class Ours(DispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
+            ours.append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    class Theirs(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
+            theirs.append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    t, tt = td.ones(2, 3), torch.ones(2, 3)
+    with Ours():
+        td.zeros_like(t), td.ones_like(t), td.empty_like(t)
+    with Theirs():
+        torch.zeros_like(tt), torch.ones_like(tt), torch.empty_like(tt)
+    assert ours == theirs

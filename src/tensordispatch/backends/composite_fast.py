@@ -48,9 +48,19 @@ from tensordispatch.dispatch.keyset import (
 )
 from tensordispatch.dispatch.tls import local_state
 from tensordispatch.tensor import dtypes as _dt
-from tensordispatch.tensor.tensor import Tensor, new_cpu_tensor
+from tensordispatch.tensor.tensor import _CPU_KEY_SET, Tensor, new_cpu_tensor
 
-__all__ = ["FactoryHop", "empty_memory_format", "empty_strided", "ones", "zeros"]
+__all__ = [
+    "FactoryHop",
+    "LikeHop",
+    "empty_like",
+    "empty_memory_format",
+    "empty_strided",
+    "ones",
+    "ones_like",
+    "zeros",
+    "zeros_like",
+]
 
 _ST = local_state()
 _DX = DEFAULT_EXCLUDED_RAW
@@ -210,3 +220,91 @@ def empty_strided(size: Any, stride: Any, dtype: Any) -> Tensor | None:
     if plan is None or not _EMPTY_STRIDED.ready():
         return None
     return new_cpu_tensor(_np_empty(plan[0], dt._numpy), plan[0], plan[1], dt)
+
+
+class LikeHop:
+    """Whether ``name(t)`` (no options) on a plain CPU tensor ``t`` under the default words
+    would run the autograd kernel of the fresh factories (autograd/manual.py: below
+    ADInplaceOrView, nothing recorded) and then our composite kernel, which calls our
+    ``empty``/``fill_`` CPU kernels directly (Note [One-hop factory bindings], the
+    ``*_like`` paragraph). Memoized per published state, as ``FactoryHop``.
+
+    >>> LikeHop("ones_like").ready()
+    True
+    """
+
+    __slots__ = ("entries", "memo", "name")
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.entries: tuple[Any, Any, Any, Any] | None = None
+        self.memo: tuple[Any, Any, Any, Any, bool] = (None, None, None, None, False)
+
+    def ready(self) -> bool:
+        """True when the one hop is exactly what the full dispatch would run."""
+        words = _ST.__dict__
+        if words["excluded"] is not _DX or words["included"] is not _DI:
+            return False
+        e, m = self.entries, self.memo
+        if (
+            e is not None and e[0].state is m[0] and e[1].state is m[1]
+            and e[2].state is m[2] and e[3].state is m[3]
+        ):  # fmt: skip
+            return m[4]
+        return self._check()
+
+    def _check(self) -> bool:
+        from tensordispatch.autograd.manual import _fresh_factory_kernel
+        from tensordispatch.backends.aten import op
+        from tensordispatch.backends.composite import COMPOSITE_KERNELS
+        from tensordispatch.dispatch.kernel import KernelKind
+        from tensordispatch.dispatch.keyset import AFTER_AUTOGRAD_RAW
+
+        e = self.entries = (op(self.name)._entry, *(_direct._ENTRIES or _direct._entries()))
+        states = (e[0].state, e[1].state, e[2].state, e[3].state)
+        state = states[0]
+        answer = False
+        if state.tracer is None:
+            try:
+                top, raw = state.resolve(state.final_keyset(_DX, _CPU_KEY_SET | _DI))
+                below, _ = state.resolve(raw & AFTER_AUTOGRAD_RAW)
+            except Exception:  # noqa: BLE001 - a missing kernel: the full path reports it
+                top = below = None
+            answer = (
+                top is not None
+                and below is not None
+                and top.fn is _fresh_factory_kernel
+                and below.kind is KernelKind.UNBOXED
+                and below.fn is COMPOSITE_KERNELS[self.name]
+                and _direct._check(e[1:])[4] == FILL_TOO
+            )
+        self.memo = (*states, answer)
+        return answer
+
+
+def _like_hop(hop: LikeHop, value: int | None) -> Callable[[Any], Tensor | None]:
+    """The hop of ``zeros_like``/``ones_like`` (``value``) or ``empty_like`` (None) without
+    options: the composite kernel's direct result for a plain CPU tensor, else None.
+
+    >>> import tensordispatch as td
+    >>> t = td.ones(2, 3).t()
+    >>> r = zeros_like(t)
+    >>> r.tolist(), r.stride(), zeros_like(td.zeros(2, device="meta"))
+    ([[0.0, 0.0], [0.0, 0.0], [0.0, 0.0]], (1, 3), None)
+    """
+    from tensordispatch.backends.composite import _cpu_empty_like
+
+    def hop_call(t: Any) -> Tensor | None:
+        if type(t) is not Tensor or t._key_set != _CPU_KEY_SET or not hop.ready():
+            return None
+        r = _cpu_empty_like(t, t.dtype)
+        return r if value is None else _cpu_fill(r, value)
+
+    hop_call.__name__ = hop_call.__qualname__ = hop.name
+    return hop_call
+
+
+# td.zeros_like(t)'s result by one hop, or None: the binding takes the full path
+zeros_like = _like_hop(LikeHop("zeros_like"), 0)
+ones_like = _like_hop(LikeHop("ones_like"), 1)
+empty_like = _like_hop(LikeHop("empty_like"), None)

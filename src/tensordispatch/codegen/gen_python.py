@@ -322,17 +322,24 @@ def _one_hop(o: _Overload, method: bool, lines: list[str]) -> list[str]:
 # Note [One-hop in-place methods] in backends/cpu/fresh_hop.py: method overload ident -> the
 # hop there, called with the required arguments when the optional ones are absent.
 ONE_HOP_METHODS = {"add__Tensor": "add_", "copy_": "copy_"}
+# The same for functions, hops of backends/composite_fast.py (Note [One-hop factory bindings]).
+ONE_HOP_FUNCTIONS = {
+    "zeros_like": "zeros_like",
+    "ones_like": "ones_like",
+    "empty_like": "empty_like",
+}
 
 
 def _method_hop(o: _Overload, method: bool, lines: list[str]) -> list[str]:
     """``lines`` (the call) with the overload's one hop tried first, if it has one: in the
     branch where every optional argument is absent."""
-    hop = ONE_HOP_METHODS.get(ident(o.f))
-    if hop is None or not method:
+    hop = (ONE_HOP_METHODS if method else ONE_HOP_FUNCTIONS).get(ident(o.f))
+    if hop is None:
         return lines
     at = next(i for i, line in enumerate(lines) if line.lstrip().startswith("_r = "))
     indent = lines[at][: len(lines[at]) - len(lines[at].lstrip())]
-    required = ["self"] + [a.name for a in o.positional if a.default is None]
+    lead = ["self"] if method else []
+    required = lead + [_pyname(a.name, method) for a in o.positional if a.default is None]
     return [
         *lines[:at],
         f"{indent}_r = _H_{hop}({', '.join(required)})",
@@ -515,8 +522,9 @@ def emit_module_functions(parsed: ParsedNativeFunctions, source: str, module: st
     parts.append(f"__all__ = {sorted([*overloads, *handwritten])!r}")
     parts.append("")
     parts += _bindings(overloads)
-    hops = sorted({h for os in overloads.values() for o in os
-                   if (h := ONE_HOP_FACTORIES.get(ident(o.f))) is not None})  # fmt: skip
+    hops = sorted({h for os in overloads.values() for o in os for table in
+                   (ONE_HOP_FACTORIES, ONE_HOP_FUNCTIONS)
+                   if (h := table.get(ident(o.f))) is not None})  # fmt: skip
     parts += [f"from tensordispatch.backends.composite_fast import {h} as _H_{h}" for h in hops]
     parts += _handwritten(handwritten, "")
     for name, os in overloads.items():

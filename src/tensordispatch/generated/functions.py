@@ -382,10 +382,13 @@ _E_view_copy_out = _deferred(_G, '_E_view_copy_out', 'view_copy.out')
 _E_zeros = _deferred(_G, '_E_zeros', 'zeros')
 _E_zeros_like = _deferred(_G, '_E_zeros_like', 'zeros_like')
 _E_zeros_out = _deferred(_G, '_E_zeros_out', 'zeros.out')
+from tensordispatch.backends.composite_fast import empty_like as _H_empty_like
 from tensordispatch.backends.composite_fast import empty_memory_format as _H_empty_memory_format
 from tensordispatch.backends.composite_fast import empty_strided as _H_empty_strided
 from tensordispatch.backends.composite_fast import ones as _H_ones
+from tensordispatch.backends.composite_fast import ones_like as _H_ones_like
 from tensordispatch.backends.composite_fast import zeros as _H_zeros
+from tensordispatch.backends.composite_fast import zeros_like as _H_zeros_like
 from tensordispatch.ops.bindings_reductions import all as all
 from tensordispatch.ops.bindings_reductions import any as any
 from tensordispatch.ops.bindings import arange as arange
@@ -1327,7 +1330,8 @@ def empty(*_td_args, size=_NO, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO
 def empty_like(input, *, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, memory_format=_NO, requires_grad=False):
     try:
         if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO and memory_format is _NO:
-            _r = _E_empty_like.entry_function(input)
+            _r = _H_empty_like(input)
+            if _r is None: _r = _E_empty_like.entry_function(input)
         else:
             _kw = {}
             if dtype is not _NO: _kw['dtype'] = dtype
@@ -2436,7 +2440,8 @@ def ones(*_td_args, size=_NO, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO,
 def ones_like(input, *, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, memory_format=_NO, requires_grad=False):
     try:
         if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO and memory_format is _NO:
-            _r = _E_ones_like.entry_function(input)
+            _r = _H_ones_like(input)
+            if _r is None: _r = _E_ones_like.entry_function(input)
         else:
             _kw = {}
             if dtype is not _NO: _kw['dtype'] = dtype
@@ -3446,7 +3451,8 @@ def zeros(*_td_args, size=_NO, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO
 def zeros_like(input, *, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, memory_format=_NO, requires_grad=False):
     try:
         if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO and memory_format is _NO:
-            _r = _E_zeros_like.entry_function(input)
+            _r = _H_zeros_like(input)
+            if _r is None: _r = _E_zeros_like.entry_function(input)
         else:
             _kw = {}
             if dtype is not _NO: _kw['dtype'] = dtype
