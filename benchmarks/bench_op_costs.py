@@ -10,13 +10,17 @@ said; td/torch per row). The layer tables are cumulative: each row calls one lay
 directly, from the kernel up to the binding, so the difference between two rows is one
 layer's own cost:
 
-* zeros(4, 4): the composite kernel (the direct path to our empty/fill_ CPU kernels, Note
-  [Composite factories call known kernels directly]), its redispatch at CPU, the full
-  dispatch (entry, BackendSelect kernel) under the binding's thread-local words, the
-  binding;
-* a.copy_(b): the CPU kernel (Note [copy_ of one dtype and shape]), redispatch at CPU, at
-  ADInplaceOrView (version bump), the full dispatch (Autograd kernel), the method;
-* a.add_(b): the same layers for the fused in-place kernel;
+* zeros(4, 4): the array, the tensor made around it, the binding's one hop (Note [One-hop
+  factory bindings] in backends/composite_fast.py), the binding; indented rows (not
+  cumulative) are the full dispatch the hop stands for: the composite kernel (the direct
+  path to our empty/fill_ CPU kernels, Note [Composite factories call known kernels
+  directly]), its redispatch at CPU, the entry and BackendSelect kernel under the binding's
+  thread-local words;
+* a.copy_(b), a.add_(b): the NumPy write, our CPU kernel (Note [copy_ of one dtype and
+  shape], the fused in-place kernel), the method's one hop (Note [One-hop in-place methods]
+  in backends/cpu/fresh_hop.py), the method; indented: the full dispatch's layers
+  (redispatch at CPU, at ADInplaceOrView with the version bump, the entry with the Autograd
+  kernel);
 * a * c, c = b[0] (a (4,) row): NumPy's broadcasting multiply, the fused kernel (Note
   [Broadcast operands in the fused kernels]), the binding; b[0] itself (indexing, P2's);
 * tensor([1., 2, 3]): NumPy's array of the list, the flat-list path (Note [Flat lists of
@@ -35,13 +39,17 @@ import numpy as np
 import torch
 
 import tensordispatch as td
+from tensordispatch.backends import composite_fast as fast
 from tensordispatch.backends.aten import below_ad_inplace_or_view, op
 from tensordispatch.backends.composite import COMPOSITE_KERNELS
+from tensordispatch.backends.cpu import fresh_hop
 from tensordispatch.backends.cpu.fresh import CPU_FUNCTIONAL_KERNELS, CPU_INPLACE_KERNELS
 from tensordispatch.backends.cpu.kernels import copy_ as cpu_copy_
+from tensordispatch.dispatch.calling import NOT_GIVEN
 from tensordispatch.dispatch.keys import DispatchKey
 from tensordispatch.dispatch.keyset import AFTER_AUTOGRAD_RAW, DispatchKeySet
 from tensordispatch.tensor import creation
+from tensordispatch.tensor.tensor import new_cpu_tensor
 
 Fns = dict[str, Callable[[], Any]]
 CPU_RAW = DispatchKeySet(DispatchKey.CPU).raw
@@ -63,6 +71,7 @@ def best_ns(fns: Fns, number: int, rounds: int) -> dict[str, float]:
 def goal_table(number: int, rounds: int) -> None:
     a, b, ta, tb = td.ones(4, 4), td.ones(4, 4), torch.ones(4, 4), torch.ones(4, 4)
     c, tc = b[0], tb[0]
+    a.add_(b)  # a version counter, as any tensor written before has
     pairs: dict[str, tuple[Callable[[], Any], Callable[[], Any]]] = {
         "zeros(4, 4)": (lambda: td.zeros(4, 4), lambda: torch.zeros(4, 4)),
         "ones_like(a)": (lambda: td.ones_like(a), lambda: torch.ones_like(ta)),
@@ -111,18 +120,25 @@ def layers(title: str, fns: Fns, number: int, rounds: int) -> None:
 
 def zeros_layers(number: int, rounds: int) -> None:
     zeros, entry = COMPOSITE_KERNELS["zeros"], op("zeros")
+    f32 = td.float32
     layers(
         "td.zeros(4, 4), layer by layer (cumulative; own cost on the right)",
         {
             "np.zeros((4, 4), float32)": lambda: np.zeros((4, 4), np.float32),
-            "composite zeros (direct CPU kernels)": lambda: below_ad_inplace_or_view(zeros, [4, 4]),
-            "redispatch at CPU (-> composite)": lambda: below_ad_inplace_or_view(
+            "new_cpu_tensor(np.zeros(...))": lambda: new_cpu_tensor(
+                np.zeros((4, 4), np.float32), (4, 4), (4, 1), f32
+            ),
+            "one hop composite_fast.zeros([4, 4])": lambda: fast.zeros([4, 4], NOT_GIVEN),
+            "binding td.zeros(4, 4)": lambda: td.zeros(4, 4),
+            "  full path: composite zeros (direct CPU kernels)": lambda: below_ad_inplace_or_view(
+                zeros, [4, 4]
+            ),
+            "  full path: redispatch at CPU (-> composite)": lambda: below_ad_inplace_or_view(
                 entry.redispatch, CPU_RAW, [4, 4]
             ),
-            "entry + BackendSelect kernel (binding's words)": lambda: below_ad_inplace_or_view(
-                entry, [4, 4]
+            "  full path: entry + BackendSelect (binding's words)": lambda: (
+                below_ad_inplace_or_view(entry, [4, 4])
             ),
-            "binding td.zeros(4, 4)": lambda: td.zeros(4, 4),
             "torch.zeros(4, 4)": lambda: torch.zeros(4, 4),
         },
         number,
@@ -134,17 +150,19 @@ def copy_layers(number: int, rounds: int) -> None:
     a, b, ta, tb = td.ones(4, 4), td.ones(4, 4), torch.ones(4, 4), torch.ones(4, 4)
     entry = op("copy_")
     below_autograd = a._key_set & AFTER_AUTOGRAD_RAW
+    a.copy_(b)  # a version counter (made by the full path), or the hop would decline
     layers(
         "a.copy_(b), layer by layer",
         {
             "a._data[...] = b._data": lambda: a._data.__setitem__(Ellipsis, b._data),
             "CPU kernel copy_": lambda: cpu_copy_(a, b),
-            "redispatch at CPU": lambda: entry.redispatch(CPU_RAW, a, b),
-            "redispatch at ADInplaceOrView (version bump)": lambda: entry.redispatch(
+            "one hop fresh_hop.copy_ (+ version bump)": lambda: fresh_hop.copy_(a, b),
+            "method a.copy_(b)": lambda: a.copy_(b),
+            "  full path: redispatch at CPU": lambda: entry.redispatch(CPU_RAW, a, b),
+            "  full path: redispatch at ADInplaceOrView (bump)": lambda: entry.redispatch(
                 below_autograd, a, b
             ),
-            "entry (Autograd kernel, AG1's)": lambda: entry(a, b),
-            "method a.copy_(b)": lambda: a.copy_(b),
+            "  full path: entry (Autograd kernel)": lambda: entry(a, b),
             "torch ta.copy_(tb)": lambda: ta.copy_(tb),
         },
         number,
@@ -157,17 +175,19 @@ def add_layers(number: int, rounds: int) -> None:
     na, nb = a._data, b._data
     entry, kernel = op("add_.Tensor"), CPU_INPLACE_KERNELS["add_.Tensor"]
     below_autograd = a._key_set & AFTER_AUTOGRAD_RAW
+    a.add_(b)  # a version counter (made by the full path), or the hop would decline
     layers(
         "a.add_(b), layer by layer",
         {
             "np.add(na, nb, out=na)": lambda: np.add(na, nb, out=na),
             "fused CPU kernel add_": lambda: kernel(a, b),
-            "redispatch at CPU": lambda: entry.redispatch(CPU_RAW, a, b),
-            "redispatch at ADInplaceOrView (version bump)": lambda: entry.redispatch(
+            "one hop fresh_hop.add_ (+ version bump)": lambda: fresh_hop.add_(a, b),
+            "method a.add_(b)": lambda: a.add_(b),
+            "  full path: redispatch at CPU": lambda: entry.redispatch(CPU_RAW, a, b),
+            "  full path: redispatch at ADInplaceOrView (bump)": lambda: entry.redispatch(
                 below_autograd, a, b
             ),
-            "entry (Autograd kernel, AG1's)": lambda: entry(a, b),
-            "method a.add_(b)": lambda: a.add_(b),
+            "  full path: entry (Autograd kernel)": lambda: entry(a, b),
             "torch ta.add_(tb)": lambda: ta.add_(tb),
         },
         number,
