@@ -36,7 +36,7 @@ naming both signatures; none of the current operators needs more.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from tensordispatch.codegen.model import (
     DUNDER_METHODS,
@@ -45,6 +45,7 @@ from tensordispatch.codegen.model import (
     PYTHON_FUNCTIONS,
     PYTHON_METHODS,
     PYTHON_MODULES,
+    PYTHON_PARAMETER_NAMES,
     SKIPPED_PYTHON_BINDINGS,
     CodegenError,
     ident,
@@ -72,7 +73,11 @@ class _Overload:
     def __post_init__(self) -> None:
         args = [a for a in self.f.func.arguments if not a.is_write or not self.f.func.out]
         if self.method:
-            args = args[1:]
+            base = self.f.func.name.name.base + ("_" if self.f.func.name.name.inplace else "")
+            args = [
+                replace(a, name=PYTHON_PARAMETER_NAMES.get((base, a.name), a.name))
+                for a in args[1:]
+            ]
         self.positional = [a for a in args if not a.kwarg_only]
         self.kwonly = [a for a in args if a.kwarg_only]
 
@@ -319,8 +324,9 @@ def _one_hop(o: _Overload, method: bool, lines: list[str]) -> list[str]:
     ]
 
 
-# Note [One-hop in-place methods] in backends/cpu/fresh_hop.py: method overload ident -> the
-# hop there, called with the required arguments when the optional ones are absent.
+# Note [One-hop in-place methods] in backends/composite_fast_inplace.py: method overload
+# ident -> the hop there, called with the required arguments when the optional ones are
+# absent.
 ONE_HOP_METHODS = {"add__Tensor": "add_", "copy_": "copy_"}
 # The same for functions, hops of backends/composite_fast.py (Note [One-hop factory bindings]).
 ONE_HOP_FUNCTIONS = {
@@ -462,7 +468,7 @@ from tensordispatch.backends.aten import wrap_argument as _wrap_argument
 from tensordispatch.backends.aten import wrap_number as _wrap_number
 from tensordispatch.dispatch.calling import NOT_GIVEN as _NO
 from tensordispatch.dispatch.errors import ArgumentTypeError as _ArgumentTypeError
-from tensordispatch.dispatch.errors import binding_argument_error as _binding_argument_error
+from tensordispatch.ops.binding_errors import binding_type_error as _binding_argument_error
 from tensordispatch.dispatch.keyset import AUTOGRAD_DISPATCH_KEYSET_WITH_AD_INPLACE_OR_VIEW_RAW as _BELOW_AD
 from tensordispatch.dispatch.tls import local_state as _local_state
 from tensordispatch.generated import return_types as _RT
@@ -566,6 +572,12 @@ def emit_return_types(parsed: ParsedNativeFunctions, source: str) -> str:
     return "\n".join(lines)
 
 
+def _named(fname: str, name: str) -> str:
+    """A line naming generated method ``fname`` as torch's (``add``), so Python's own argument
+    errors read "add() got an unexpected keyword argument 'x'", as torch's parser words them."""
+    return f"{fname}.__name__ = {fname}.__qualname__ = {name!r}"
+
+
 # Note [Operators return NotImplemented]
 # torch's Tensor operators turn any TypeError of their call into NotImplemented, so Python
 # tries the other operand and then raises its own "unsupported operand type(s) for +: 'Tensor'
@@ -579,10 +591,13 @@ def _dunders(
     """The OPERATORS table's lines and the functions they name."""
     table: list[str] = []
     parts: list[str] = []
+    emitted: set[str] = set()
     for dunder, (target, how) in DUNDER_METHODS.items():
         if how == "same" and target in overloads:
-            if f"def _n_{target}(" not in "\n".join(parts):
-                parts += ["", "", _function(target, overloads[target], True, True)]
+            if target not in emitted:
+                emitted.add(target)
+                body = _function(target, overloads[target], True, True)
+                parts += ["", "", body, _named(f"_n_{target}", target)]
             table.append(f"    {dunder!r}: _n_{target},")
             continue
         if how == "reciprocal" and target in overloads:
@@ -621,10 +636,11 @@ def emit_methods(parsed: ParsedNativeFunctions, source: str) -> str:
     parts += _bindings(overloads)
     hops = sorted({h for os in overloads.values() for o in os
                    if (h := ONE_HOP_METHODS.get(ident(o.f))) is not None})  # fmt: skip
-    parts += [f"from tensordispatch.backends.cpu.fresh_hop import {h} as _H_{h}" for h in hops]
+    parts += [f"from tensordispatch.backends.composite_fast_inplace import {h} as _H_{h}"
+              for h in hops]  # fmt: skip
     parts += _handwritten(PYTHON_METHODS, "_m_")
     for name, os in overloads.items():
-        parts += ["", "", _function(name, os, method=True)]
+        parts += ["", "", _function(name, os, method=True), _named(f"_m_{name}", name)]
     dunders, parts_dunders = _dunders(overloads, functions)
     parts += parts_dunders
     parts += ["", "", "METHODS = {"]

@@ -29,6 +29,7 @@ __all__ = [
     "PYTHON_FUNCTIONS",
     "PYTHON_METHODS",
     "PYTHON_MODULES",
+    "PYTHON_PARAMETER_NAMES",
     "SKIPPED_PYTHON_BINDINGS",
     "STRUCTURED_KEYS",
     "CodegenError",
@@ -191,6 +192,10 @@ PYTHON_METHODS: dict[str, str] = {
     "zero_": "tensordispatch.ops.bindings_functionalization:zero_",
     "resize_": "tensordispatch.ops.bindings_functionalization:resize_",
 }
+
+# (method name, schema argument) -> torch's Python name for it: torch binds Tensor.copy_ by
+# hand, its source called ``other`` (``a.copy_(src=b)`` is refused, ``other=b`` taken).
+PYTHON_PARAMETER_NAMES: dict[tuple[str, str], str] = {("copy_", "src"): "other"}
 
 # Python names whose Tensor parameters accept a Python number (wrapped as a 0-dim tensor).
 NUMBERS_AS_TENSORS: frozenset[str] = frozenset(

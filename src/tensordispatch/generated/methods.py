@@ -12,7 +12,7 @@ from tensordispatch.backends.aten import wrap_argument as _wrap_argument
 from tensordispatch.backends.aten import wrap_number as _wrap_number
 from tensordispatch.dispatch.calling import NOT_GIVEN as _NO
 from tensordispatch.dispatch.errors import ArgumentTypeError as _ArgumentTypeError
-from tensordispatch.dispatch.errors import binding_argument_error as _binding_argument_error
+from tensordispatch.ops.binding_errors import binding_type_error as _binding_argument_error
 from tensordispatch.dispatch.keyset import AUTOGRAD_DISPATCH_KEYSET_WITH_AD_INPLACE_OR_VIEW_RAW as _BELOW_AD
 from tensordispatch.dispatch.tls import local_state as _local_state
 from tensordispatch.generated import return_types as _RT
@@ -253,8 +253,8 @@ _E_unfold = _deferred(_G, '_E_unfold', 'unfold')
 _E_unsqueeze = _deferred(_G, '_E_unsqueeze', 'unsqueeze')
 _E_unsqueeze_ = _deferred(_G, '_E_unsqueeze_', 'unsqueeze_')
 _E_view = _deferred(_G, '_E_view', 'view')
-from tensordispatch.backends.cpu.fresh_hop import add_ as _H_add_
-from tensordispatch.backends.cpu.fresh_hop import copy_ as _H_copy_
+from tensordispatch.backends.composite_fast_inplace import add_ as _H_add_
+from tensordispatch.backends.composite_fast_inplace import copy_ as _H_copy_
 from tensordispatch.ops.bindings_tensor import H as _m_H
 from tensordispatch.ops.bindings_tensor import T as _m_T
 from tensordispatch.ops.indexing import getitem as _m___getitem__
@@ -301,6 +301,7 @@ def _m_abs(self):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('abs', _e, (), True) from None
+_m_abs.__name__ = _m_abs.__qualname__ = 'abs'
 
 
 def _m_abs_(self):
@@ -309,6 +310,7 @@ def _m_abs_(self):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('abs_', _e, (), True) from None
+_m_abs_.__name__ = _m_abs_.__qualname__ = 'abs_'
 
 
 def _m_add(self, other, *, alpha=_NO):
@@ -323,6 +325,7 @@ def _m_add(self, other, *, alpha=_NO):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('add', _e, ('other',), True) from None
+_m_add.__name__ = _m_add.__qualname__ = 'add'
 
 
 def _m_add_(self, other, *, alpha=_NO):
@@ -338,6 +341,7 @@ def _m_add_(self, other, *, alpha=_NO):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('add_', _e, ('other',), True) from None
+_m_add_.__name__ = _m_add_.__qualname__ = 'add_'
 
 
 def _m_addbmm(self, batch1, batch2, *, beta=_NO, alpha=_NO):
@@ -352,6 +356,7 @@ def _m_addbmm(self, batch1, batch2, *, beta=_NO, alpha=_NO):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('addbmm', _e, ('batch1', 'batch2'), True) from None
+_m_addbmm.__name__ = _m_addbmm.__qualname__ = 'addbmm'
 
 
 def _m_addbmm_(self, batch1, batch2, *, beta=_NO, alpha=_NO):
@@ -366,6 +371,7 @@ def _m_addbmm_(self, batch1, batch2, *, beta=_NO, alpha=_NO):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('addbmm_', _e, ('batch1', 'batch2'), True) from None
+_m_addbmm_.__name__ = _m_addbmm_.__qualname__ = 'addbmm_'
 
 
 def _m_addcdiv(self, tensor1, tensor2, *, value=_NO):
@@ -379,6 +385,7 @@ def _m_addcdiv(self, tensor1, tensor2, *, value=_NO):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('addcdiv', _e, ('tensor1', 'tensor2'), True) from None
+_m_addcdiv.__name__ = _m_addcdiv.__qualname__ = 'addcdiv'
 
 
 def _m_addcdiv_(self, tensor1, tensor2, *, value=_NO):
@@ -392,6 +399,7 @@ def _m_addcdiv_(self, tensor1, tensor2, *, value=_NO):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('addcdiv_', _e, ('tensor1', 'tensor2'), True) from None
+_m_addcdiv_.__name__ = _m_addcdiv_.__qualname__ = 'addcdiv_'
 
 
 def _m_addcmul(self, tensor1, tensor2, *, value=_NO):
@@ -405,6 +413,7 @@ def _m_addcmul(self, tensor1, tensor2, *, value=_NO):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('addcmul', _e, ('tensor1', 'tensor2'), True) from None
+_m_addcmul.__name__ = _m_addcmul.__qualname__ = 'addcmul'
 
 
 def _m_addcmul_(self, tensor1, tensor2, *, value=_NO):
@@ -418,6 +427,7 @@ def _m_addcmul_(self, tensor1, tensor2, *, value=_NO):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('addcmul_', _e, ('tensor1', 'tensor2'), True) from None
+_m_addcmul_.__name__ = _m_addcmul_.__qualname__ = 'addcmul_'
 
 
 def _m_addmm(self, mat1, mat2, *, beta=_NO, alpha=_NO):
@@ -432,6 +442,7 @@ def _m_addmm(self, mat1, mat2, *, beta=_NO, alpha=_NO):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('addmm', _e, ('mat1', 'mat2'), True) from None
+_m_addmm.__name__ = _m_addmm.__qualname__ = 'addmm'
 
 
 def _m_addmm_(self, mat1, mat2, *, beta=_NO, alpha=_NO):
@@ -446,6 +457,7 @@ def _m_addmm_(self, mat1, mat2, *, beta=_NO, alpha=_NO):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('addmm_', _e, ('mat1', 'mat2'), True) from None
+_m_addmm_.__name__ = _m_addmm_.__qualname__ = 'addmm_'
 
 
 def _m_addmv(self, mat, vec, *, beta=_NO, alpha=_NO):
@@ -460,6 +472,7 @@ def _m_addmv(self, mat, vec, *, beta=_NO, alpha=_NO):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('addmv', _e, ('mat', 'vec'), True) from None
+_m_addmv.__name__ = _m_addmv.__qualname__ = 'addmv'
 
 
 def _m_addmv_(self, mat, vec, *, beta=_NO, alpha=_NO):
@@ -474,6 +487,7 @@ def _m_addmv_(self, mat, vec, *, beta=_NO, alpha=_NO):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('addmv_', _e, ('mat', 'vec'), True) from None
+_m_addmv_.__name__ = _m_addmv_.__qualname__ = 'addmv_'
 
 
 def _m_adjoint(self):
@@ -482,6 +496,7 @@ def _m_adjoint(self):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('adjoint', _e, (), True) from None
+_m_adjoint.__name__ = _m_adjoint.__qualname__ = 'adjoint'
 
 
 def _m_amax(self, dim=_NO, keepdim=_NO):
@@ -497,6 +512,7 @@ def _m_amax(self, dim=_NO, keepdim=_NO):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('amax', _e, ('dim', 'keepdim'), True) from None
+_m_amax.__name__ = _m_amax.__qualname__ = 'amax'
 
 
 def _m_amin(self, dim=_NO, keepdim=_NO):
@@ -512,6 +528,7 @@ def _m_amin(self, dim=_NO, keepdim=_NO):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('amin', _e, ('dim', 'keepdim'), True) from None
+_m_amin.__name__ = _m_amin.__qualname__ = 'amin'
 
 
 def _m_aminmax(self, *, dim=_NO, keepdim=_NO):
@@ -526,6 +543,7 @@ def _m_aminmax(self, *, dim=_NO, keepdim=_NO):
         return _RT.aminmax(_r)
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('aminmax', _e, (), True) from None
+_m_aminmax.__name__ = _m_aminmax.__qualname__ = 'aminmax'
 
 
 def _m_argmax(self, dim=_NO, keepdim=_NO):
@@ -540,6 +558,7 @@ def _m_argmax(self, dim=_NO, keepdim=_NO):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('argmax', _e, ('dim', 'keepdim'), True) from None
+_m_argmax.__name__ = _m_argmax.__qualname__ = 'argmax'
 
 
 def _m_argmin(self, dim=_NO, keepdim=_NO):
@@ -554,6 +573,7 @@ def _m_argmin(self, dim=_NO, keepdim=_NO):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('argmin', _e, ('dim', 'keepdim'), True) from None
+_m_argmin.__name__ = _m_argmin.__qualname__ = 'argmin'
 
 
 def _m_as_strided(self, size, stride, storage_offset=_NO):
@@ -567,6 +587,7 @@ def _m_as_strided(self, size, stride, storage_offset=_NO):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('as_strided', _e, ('size', 'stride', 'storage_offset'), True) from None
+_m_as_strided.__name__ = _m_as_strided.__qualname__ = 'as_strided'
 
 
 def _m_as_strided_(self, size, stride, storage_offset=_NO):
@@ -580,6 +601,7 @@ def _m_as_strided_(self, size, stride, storage_offset=_NO):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('as_strided_', _e, ('size', 'stride', 'storage_offset'), True) from None
+_m_as_strided_.__name__ = _m_as_strided_.__qualname__ = 'as_strided_'
 
 
 def _m_as_strided_scatter(self, src, size, stride, storage_offset=_NO):
@@ -593,6 +615,7 @@ def _m_as_strided_scatter(self, src, size, stride, storage_offset=_NO):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('as_strided_scatter', _e, ('src', 'size', 'stride', 'storage_offset'), True) from None
+_m_as_strided_scatter.__name__ = _m_as_strided_scatter.__qualname__ = 'as_strided_scatter'
 
 
 def _m_baddbmm(self, batch1, batch2, *, beta=_NO, alpha=_NO):
@@ -607,6 +630,7 @@ def _m_baddbmm(self, batch1, batch2, *, beta=_NO, alpha=_NO):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('baddbmm', _e, ('batch1', 'batch2'), True) from None
+_m_baddbmm.__name__ = _m_baddbmm.__qualname__ = 'baddbmm'
 
 
 def _m_baddbmm_(self, batch1, batch2, *, beta=_NO, alpha=_NO):
@@ -621,6 +645,7 @@ def _m_baddbmm_(self, batch1, batch2, *, beta=_NO, alpha=_NO):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('baddbmm_', _e, ('batch1', 'batch2'), True) from None
+_m_baddbmm_.__name__ = _m_baddbmm_.__qualname__ = 'baddbmm_'
 
 
 def _m_bitwise_and(self, other):
@@ -634,6 +659,7 @@ def _m_bitwise_and(self, other):
         raise TypeError('bitwise_and(): received an invalid combination of arguments; expected one of: bitwise_and.Scalar(Tensor self, Scalar other) -> Tensor; bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor')
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('bitwise_and', _e, ('other',), True) from None
+_m_bitwise_and.__name__ = _m_bitwise_and.__qualname__ = 'bitwise_and'
 
 
 def _m_bitwise_and_(self, other):
@@ -647,6 +673,7 @@ def _m_bitwise_and_(self, other):
         raise TypeError('bitwise_and_(): received an invalid combination of arguments; expected one of: bitwise_and_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!); bitwise_and_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)')
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('bitwise_and_', _e, ('other',), True) from None
+_m_bitwise_and_.__name__ = _m_bitwise_and_.__qualname__ = 'bitwise_and_'
 
 
 def _m_bitwise_left_shift(self, other):
@@ -660,6 +687,7 @@ def _m_bitwise_left_shift(self, other):
         raise TypeError('bitwise_left_shift(): received an invalid combination of arguments; expected one of: bitwise_left_shift.Tensor(Tensor self, Tensor other) -> Tensor; bitwise_left_shift.Tensor_Scalar(Tensor self, Scalar other) -> Tensor')
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('bitwise_left_shift', _e, ('other',), True) from None
+_m_bitwise_left_shift.__name__ = _m_bitwise_left_shift.__qualname__ = 'bitwise_left_shift'
 
 
 def _m_bitwise_left_shift_(self, other):
@@ -673,6 +701,7 @@ def _m_bitwise_left_shift_(self, other):
         raise TypeError('bitwise_left_shift_(): received an invalid combination of arguments; expected one of: bitwise_left_shift_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!); bitwise_left_shift_.Tensor_Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)')
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('bitwise_left_shift_', _e, ('other',), True) from None
+_m_bitwise_left_shift_.__name__ = _m_bitwise_left_shift_.__qualname__ = 'bitwise_left_shift_'
 
 
 def _m_bitwise_not(self):
@@ -681,6 +710,7 @@ def _m_bitwise_not(self):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('bitwise_not', _e, (), True) from None
+_m_bitwise_not.__name__ = _m_bitwise_not.__qualname__ = 'bitwise_not'
 
 
 def _m_bitwise_not_(self):
@@ -689,6 +719,7 @@ def _m_bitwise_not_(self):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('bitwise_not_', _e, (), True) from None
+_m_bitwise_not_.__name__ = _m_bitwise_not_.__qualname__ = 'bitwise_not_'
 
 
 def _m_bitwise_or(self, other):
@@ -702,6 +733,7 @@ def _m_bitwise_or(self, other):
         raise TypeError('bitwise_or(): received an invalid combination of arguments; expected one of: bitwise_or.Scalar(Tensor self, Scalar other) -> Tensor; bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor')
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('bitwise_or', _e, ('other',), True) from None
+_m_bitwise_or.__name__ = _m_bitwise_or.__qualname__ = 'bitwise_or'
 
 
 def _m_bitwise_or_(self, other):
@@ -715,6 +747,7 @@ def _m_bitwise_or_(self, other):
         raise TypeError('bitwise_or_(): received an invalid combination of arguments; expected one of: bitwise_or_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!); bitwise_or_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)')
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('bitwise_or_', _e, ('other',), True) from None
+_m_bitwise_or_.__name__ = _m_bitwise_or_.__qualname__ = 'bitwise_or_'
 
 
 def _m_bitwise_right_shift(self, other):
@@ -728,6 +761,7 @@ def _m_bitwise_right_shift(self, other):
         raise TypeError('bitwise_right_shift(): received an invalid combination of arguments; expected one of: bitwise_right_shift.Tensor(Tensor self, Tensor other) -> Tensor; bitwise_right_shift.Tensor_Scalar(Tensor self, Scalar other) -> Tensor')
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('bitwise_right_shift', _e, ('other',), True) from None
+_m_bitwise_right_shift.__name__ = _m_bitwise_right_shift.__qualname__ = 'bitwise_right_shift'
 
 
 def _m_bitwise_right_shift_(self, other):
@@ -741,6 +775,7 @@ def _m_bitwise_right_shift_(self, other):
         raise TypeError('bitwise_right_shift_(): received an invalid combination of arguments; expected one of: bitwise_right_shift_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!); bitwise_right_shift_.Tensor_Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)')
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('bitwise_right_shift_', _e, ('other',), True) from None
+_m_bitwise_right_shift_.__name__ = _m_bitwise_right_shift_.__qualname__ = 'bitwise_right_shift_'
 
 
 def _m_bitwise_xor(self, other):
@@ -754,6 +789,7 @@ def _m_bitwise_xor(self, other):
         raise TypeError('bitwise_xor(): received an invalid combination of arguments; expected one of: bitwise_xor.Scalar(Tensor self, Scalar other) -> Tensor; bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor')
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('bitwise_xor', _e, ('other',), True) from None
+_m_bitwise_xor.__name__ = _m_bitwise_xor.__qualname__ = 'bitwise_xor'
 
 
 def _m_bitwise_xor_(self, other):
@@ -767,6 +803,7 @@ def _m_bitwise_xor_(self, other):
         raise TypeError('bitwise_xor_(): received an invalid combination of arguments; expected one of: bitwise_xor_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!); bitwise_xor_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)')
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('bitwise_xor_', _e, ('other',), True) from None
+_m_bitwise_xor_.__name__ = _m_bitwise_xor_.__qualname__ = 'bitwise_xor_'
 
 
 def _m_bmm(self, mat2):
@@ -775,6 +812,7 @@ def _m_bmm(self, mat2):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('bmm', _e, ('mat2',), True) from None
+_m_bmm.__name__ = _m_bmm.__qualname__ = 'bmm'
 
 
 def _m_ceil(self):
@@ -783,6 +821,7 @@ def _m_ceil(self):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('ceil', _e, (), True) from None
+_m_ceil.__name__ = _m_ceil.__qualname__ = 'ceil'
 
 
 def _m_ceil_(self):
@@ -791,6 +830,7 @@ def _m_ceil_(self):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('ceil_', _e, (), True) from None
+_m_ceil_.__name__ = _m_ceil_.__qualname__ = 'ceil_'
 
 
 def _m_chunk(self, chunks, dim=_NO):
@@ -804,6 +844,7 @@ def _m_chunk(self, chunks, dim=_NO):
         return tuple(_r)
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('chunk', _e, ('chunks', 'dim'), True) from None
+_m_chunk.__name__ = _m_chunk.__qualname__ = 'chunk'
 
 
 def _m_clamp_max(self, max):
@@ -817,6 +858,7 @@ def _m_clamp_max(self, max):
         raise TypeError('clamp_max(): received an invalid combination of arguments; expected one of: clamp_max(Tensor self, Scalar max) -> Tensor; clamp_max.Tensor(Tensor self, Tensor max) -> Tensor')
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('clamp_max', _e, ('max',), True) from None
+_m_clamp_max.__name__ = _m_clamp_max.__qualname__ = 'clamp_max'
 
 
 def _m_clamp_max_(self, max):
@@ -830,6 +872,7 @@ def _m_clamp_max_(self, max):
         raise TypeError('clamp_max_(): received an invalid combination of arguments; expected one of: clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!); clamp_max_.Tensor(Tensor(a!) self, Tensor max) -> Tensor(a!)')
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('clamp_max_', _e, ('max',), True) from None
+_m_clamp_max_.__name__ = _m_clamp_max_.__qualname__ = 'clamp_max_'
 
 
 def _m_clamp_min(self, min):
@@ -843,6 +886,7 @@ def _m_clamp_min(self, min):
         raise TypeError('clamp_min(): received an invalid combination of arguments; expected one of: clamp_min(Tensor self, Scalar min) -> Tensor; clamp_min.Tensor(Tensor self, Tensor min) -> Tensor')
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('clamp_min', _e, ('min',), True) from None
+_m_clamp_min.__name__ = _m_clamp_min.__qualname__ = 'clamp_min'
 
 
 def _m_clamp_min_(self, min):
@@ -856,6 +900,7 @@ def _m_clamp_min_(self, min):
         raise TypeError('clamp_min_(): received an invalid combination of arguments; expected one of: clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!); clamp_min_.Tensor(Tensor(a!) self, Tensor min) -> Tensor(a!)')
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('clamp_min_', _e, ('min',), True) from None
+_m_clamp_min_.__name__ = _m_clamp_min_.__qualname__ = 'clamp_min_'
 
 
 def _m_clone(self, *, memory_format=_NO):
@@ -869,6 +914,7 @@ def _m_clone(self, *, memory_format=_NO):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('clone', _e, (), True) from None
+_m_clone.__name__ = _m_clone.__qualname__ = 'clone'
 
 
 def _m_conj(self):
@@ -877,6 +923,7 @@ def _m_conj(self):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('conj', _e, (), True) from None
+_m_conj.__name__ = _m_conj.__qualname__ = 'conj'
 
 
 def _m_conj_physical(self):
@@ -885,6 +932,7 @@ def _m_conj_physical(self):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('conj_physical', _e, (), True) from None
+_m_conj_physical.__name__ = _m_conj_physical.__qualname__ = 'conj_physical'
 
 
 def _m_conj_physical_(self):
@@ -893,6 +941,7 @@ def _m_conj_physical_(self):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('conj_physical_', _e, (), True) from None
+_m_conj_physical_.__name__ = _m_conj_physical_.__qualname__ = 'conj_physical_'
 
 
 def _m_contiguous(self, *, memory_format=_NO):
@@ -906,20 +955,22 @@ def _m_contiguous(self, *, memory_format=_NO):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('contiguous', _e, (), True) from None
+_m_contiguous.__name__ = _m_contiguous.__qualname__ = 'contiguous'
 
 
-def _m_copy_(self, src, non_blocking=_NO):
+def _m_copy_(self, other, non_blocking=_NO):
     try:
         if non_blocking is _NO:
-            _r = _H_copy_(self, src)
-            if _r is None: _r = _E_copy_.entry_function(self, src)
+            _r = _H_copy_(self, other)
+            if _r is None: _r = _E_copy_.entry_function(self, other)
         else:
             _kw = {}
             if non_blocking is not _NO: _kw['non_blocking'] = non_blocking
-            _r = _E_copy_.entry_function(self, src, **_kw)
+            _r = _E_copy_.entry_function(self, other, **_kw)
         return _r
     except _ArgumentTypeError as _e:
-        raise _binding_argument_error('copy_', _e, ('src', 'non_blocking'), True) from None
+        raise _binding_argument_error('copy_', _e, ('other', 'non_blocking'), True) from None
+_m_copy_.__name__ = _m_copy_.__qualname__ = 'copy_'
 
 
 def _m_cos(self):
@@ -928,6 +979,7 @@ def _m_cos(self):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('cos', _e, (), True) from None
+_m_cos.__name__ = _m_cos.__qualname__ = 'cos'
 
 
 def _m_cos_(self):
@@ -936,6 +988,7 @@ def _m_cos_(self):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('cos_', _e, (), True) from None
+_m_cos_.__name__ = _m_cos_.__qualname__ = 'cos_'
 
 
 def _m_cumsum(self, dim, *, dtype=_NO):
@@ -949,6 +1002,7 @@ def _m_cumsum(self, dim, *, dtype=_NO):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('cumsum', _e, ('dim',), True) from None
+_m_cumsum.__name__ = _m_cumsum.__qualname__ = 'cumsum'
 
 
 def _m_cumsum_(self, dim, *, dtype=_NO):
@@ -962,6 +1016,7 @@ def _m_cumsum_(self, dim, *, dtype=_NO):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('cumsum_', _e, ('dim',), True) from None
+_m_cumsum_.__name__ = _m_cumsum_.__qualname__ = 'cumsum_'
 
 
 def _m_detach(self):
@@ -970,6 +1025,7 @@ def _m_detach(self):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('detach', _e, (), True) from None
+_m_detach.__name__ = _m_detach.__qualname__ = 'detach'
 
 
 def _m_diagonal(self, offset=_NO, dim1=_NO, dim2=_NO):
@@ -985,6 +1041,7 @@ def _m_diagonal(self, offset=_NO, dim1=_NO, dim2=_NO):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('diagonal', _e, ('offset', 'dim1', 'dim2'), True) from None
+_m_diagonal.__name__ = _m_diagonal.__qualname__ = 'diagonal'
 
 
 def _m_diagonal_scatter(self, src, offset=_NO, dim1=_NO, dim2=_NO):
@@ -1000,6 +1057,7 @@ def _m_diagonal_scatter(self, src, offset=_NO, dim1=_NO, dim2=_NO):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('diagonal_scatter', _e, ('src', 'offset', 'dim1', 'dim2'), True) from None
+_m_diagonal_scatter.__name__ = _m_diagonal_scatter.__qualname__ = 'diagonal_scatter'
 
 
 def _m_div(self, other, *, rounding_mode=_NO):
@@ -1014,6 +1072,7 @@ def _m_div(self, other, *, rounding_mode=_NO):
         raise TypeError('div(): received an invalid combination of arguments; expected one of: div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor; div.Tensor(Tensor self, Tensor other) -> Tensor')
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('div', _e, ('other',), True) from None
+_m_div.__name__ = _m_div.__qualname__ = 'div'
 
 
 def _m_div_(self, other, *, rounding_mode=_NO):
@@ -1028,6 +1087,7 @@ def _m_div_(self, other, *, rounding_mode=_NO):
         raise TypeError('div_(): received an invalid combination of arguments; expected one of: div_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!); div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)')
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('div_', _e, ('other',), True) from None
+_m_div_.__name__ = _m_div_.__qualname__ = 'div_'
 
 
 def _m_dot(self, tensor):
@@ -1036,6 +1096,7 @@ def _m_dot(self, tensor):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('dot', _e, ('tensor',), True) from None
+_m_dot.__name__ = _m_dot.__qualname__ = 'dot'
 
 
 def _m_eq(self, other):
@@ -1049,6 +1110,7 @@ def _m_eq(self, other):
         raise TypeError('eq(): received an invalid combination of arguments; expected one of: eq.Scalar(Tensor self, Scalar other) -> Tensor; eq.Tensor(Tensor self, Tensor other) -> Tensor')
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('eq', _e, ('other',), True) from None
+_m_eq.__name__ = _m_eq.__qualname__ = 'eq'
 
 
 def _m_eq_(self, other):
@@ -1062,6 +1124,7 @@ def _m_eq_(self, other):
         raise TypeError('eq_(): received an invalid combination of arguments; expected one of: eq_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!); eq_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)')
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('eq_', _e, ('other',), True) from None
+_m_eq_.__name__ = _m_eq_.__qualname__ = 'eq_'
 
 
 def _m_erf(self):
@@ -1070,6 +1133,7 @@ def _m_erf(self):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('erf', _e, (), True) from None
+_m_erf.__name__ = _m_erf.__qualname__ = 'erf'
 
 
 def _m_erf_(self):
@@ -1078,6 +1142,7 @@ def _m_erf_(self):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('erf_', _e, (), True) from None
+_m_erf_.__name__ = _m_erf_.__qualname__ = 'erf_'
 
 
 def _m_exp(self):
@@ -1086,6 +1151,7 @@ def _m_exp(self):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('exp', _e, (), True) from None
+_m_exp.__name__ = _m_exp.__qualname__ = 'exp'
 
 
 def _m_exp_(self):
@@ -1094,6 +1160,7 @@ def _m_exp_(self):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('exp_', _e, (), True) from None
+_m_exp_.__name__ = _m_exp_.__qualname__ = 'exp_'
 
 
 def _m_expand(self, *_td_args, size=_NO, implicit=_NO):
@@ -1113,6 +1180,7 @@ def _m_expand(self, *_td_args, size=_NO, implicit=_NO):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('expand', _e, ('size',), True) from None
+_m_expand.__name__ = _m_expand.__qualname__ = 'expand'
 
 
 def _m_expm1(self):
@@ -1121,6 +1189,7 @@ def _m_expm1(self):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('expm1', _e, (), True) from None
+_m_expm1.__name__ = _m_expm1.__qualname__ = 'expm1'
 
 
 def _m_expm1_(self):
@@ -1129,6 +1198,7 @@ def _m_expm1_(self):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('expm1_', _e, (), True) from None
+_m_expm1_.__name__ = _m_expm1_.__qualname__ = 'expm1_'
 
 
 def _m_fill_(self, value):
@@ -1142,6 +1212,7 @@ def _m_fill_(self, value):
         raise TypeError('fill_(): received an invalid combination of arguments; expected one of: fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!); fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)')
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('fill_', _e, ('value',), True) from None
+_m_fill_.__name__ = _m_fill_.__qualname__ = 'fill_'
 
 
 def _m_flatten(self, start_dim=_NO, end_dim=_NO):
@@ -1156,6 +1227,7 @@ def _m_flatten(self, start_dim=_NO, end_dim=_NO):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('flatten', _e, ('start_dim', 'end_dim'), True) from None
+_m_flatten.__name__ = _m_flatten.__qualname__ = 'flatten'
 
 
 def _m_flip(self, *_td_args, dims=_NO):
@@ -1170,6 +1242,7 @@ def _m_flip(self, *_td_args, dims=_NO):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('flip', _e, ('dims',), True) from None
+_m_flip.__name__ = _m_flip.__qualname__ = 'flip'
 
 
 def _m_floor(self):
@@ -1178,6 +1251,7 @@ def _m_floor(self):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('floor', _e, (), True) from None
+_m_floor.__name__ = _m_floor.__qualname__ = 'floor'
 
 
 def _m_floor_(self):
@@ -1186,6 +1260,7 @@ def _m_floor_(self):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('floor_', _e, (), True) from None
+_m_floor_.__name__ = _m_floor_.__qualname__ = 'floor_'
 
 
 def _m_floor_divide(self, other):
@@ -1199,6 +1274,7 @@ def _m_floor_divide(self, other):
         raise TypeError('floor_divide(): received an invalid combination of arguments; expected one of: floor_divide(Tensor self, Tensor other) -> Tensor; floor_divide.Scalar(Tensor self, Scalar other) -> Tensor')
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('floor_divide', _e, ('other',), True) from None
+_m_floor_divide.__name__ = _m_floor_divide.__qualname__ = 'floor_divide'
 
 
 def _m_floor_divide_(self, other):
@@ -1212,6 +1288,7 @@ def _m_floor_divide_(self, other):
         raise TypeError('floor_divide_(): received an invalid combination of arguments; expected one of: floor_divide_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!); floor_divide_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)')
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('floor_divide_', _e, ('other',), True) from None
+_m_floor_divide_.__name__ = _m_floor_divide_.__qualname__ = 'floor_divide_'
 
 
 def _m_gather(self, dim, index, *, sparse_grad=_NO):
@@ -1225,6 +1302,7 @@ def _m_gather(self, dim, index, *, sparse_grad=_NO):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('gather', _e, ('dim', 'index'), True) from None
+_m_gather.__name__ = _m_gather.__qualname__ = 'gather'
 
 
 def _m_ge(self, other):
@@ -1238,6 +1316,7 @@ def _m_ge(self, other):
         raise TypeError('ge(): received an invalid combination of arguments; expected one of: ge.Scalar(Tensor self, Scalar other) -> Tensor; ge.Tensor(Tensor self, Tensor other) -> Tensor')
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('ge', _e, ('other',), True) from None
+_m_ge.__name__ = _m_ge.__qualname__ = 'ge'
 
 
 def _m_ge_(self, other):
@@ -1251,6 +1330,7 @@ def _m_ge_(self, other):
         raise TypeError('ge_(): received an invalid combination of arguments; expected one of: ge_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!); ge_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)')
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('ge_', _e, ('other',), True) from None
+_m_ge_.__name__ = _m_ge_.__qualname__ = 'ge_'
 
 
 def _m_gt(self, other):
@@ -1264,6 +1344,7 @@ def _m_gt(self, other):
         raise TypeError('gt(): received an invalid combination of arguments; expected one of: gt.Scalar(Tensor self, Scalar other) -> Tensor; gt.Tensor(Tensor self, Tensor other) -> Tensor')
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('gt', _e, ('other',), True) from None
+_m_gt.__name__ = _m_gt.__qualname__ = 'gt'
 
 
 def _m_gt_(self, other):
@@ -1277,6 +1358,7 @@ def _m_gt_(self, other):
         raise TypeError('gt_(): received an invalid combination of arguments; expected one of: gt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!); gt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)')
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('gt_', _e, ('other',), True) from None
+_m_gt_.__name__ = _m_gt_.__qualname__ = 'gt_'
 
 
 def _m_index_put(self, indices, values, accumulate=_NO):
@@ -1290,6 +1372,7 @@ def _m_index_put(self, indices, values, accumulate=_NO):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('index_put', _e, ('indices', 'values', 'accumulate'), True) from None
+_m_index_put.__name__ = _m_index_put.__qualname__ = 'index_put'
 
 
 def _m_index_put_(self, indices, values, accumulate=_NO):
@@ -1303,6 +1386,7 @@ def _m_index_put_(self, indices, values, accumulate=_NO):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('index_put_', _e, ('indices', 'values', 'accumulate'), True) from None
+_m_index_put_.__name__ = _m_index_put_.__qualname__ = 'index_put_'
 
 
 def _m_index_select(self, dim, index):
@@ -1311,6 +1395,7 @@ def _m_index_select(self, dim, index):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('index_select', _e, ('dim', 'index'), True) from None
+_m_index_select.__name__ = _m_index_select.__qualname__ = 'index_select'
 
 
 def _m_le(self, other):
@@ -1324,6 +1409,7 @@ def _m_le(self, other):
         raise TypeError('le(): received an invalid combination of arguments; expected one of: le.Scalar(Tensor self, Scalar other) -> Tensor; le.Tensor(Tensor self, Tensor other) -> Tensor')
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('le', _e, ('other',), True) from None
+_m_le.__name__ = _m_le.__qualname__ = 'le'
 
 
 def _m_le_(self, other):
@@ -1337,6 +1423,7 @@ def _m_le_(self, other):
         raise TypeError('le_(): received an invalid combination of arguments; expected one of: le_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!); le_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)')
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('le_', _e, ('other',), True) from None
+_m_le_.__name__ = _m_le_.__qualname__ = 'le_'
 
 
 def _m_lerp(self, end, weight):
@@ -1350,6 +1437,7 @@ def _m_lerp(self, end, weight):
         raise TypeError('lerp(): received an invalid combination of arguments; expected one of: lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor; lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor')
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('lerp', _e, ('end', 'weight'), True) from None
+_m_lerp.__name__ = _m_lerp.__qualname__ = 'lerp'
 
 
 def _m_lerp_(self, end, weight):
@@ -1363,6 +1451,7 @@ def _m_lerp_(self, end, weight):
         raise TypeError('lerp_(): received an invalid combination of arguments; expected one of: lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!); lerp_.Tensor(Tensor(a!) self, Tensor end, Tensor weight) -> Tensor(a!)')
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('lerp_', _e, ('end', 'weight'), True) from None
+_m_lerp_.__name__ = _m_lerp_.__qualname__ = 'lerp_'
 
 
 def _m_log(self):
@@ -1371,6 +1460,7 @@ def _m_log(self):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('log', _e, (), True) from None
+_m_log.__name__ = _m_log.__qualname__ = 'log'
 
 
 def _m_log1p(self):
@@ -1379,6 +1469,7 @@ def _m_log1p(self):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('log1p', _e, (), True) from None
+_m_log1p.__name__ = _m_log1p.__qualname__ = 'log1p'
 
 
 def _m_log1p_(self):
@@ -1387,6 +1478,7 @@ def _m_log1p_(self):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('log1p_', _e, (), True) from None
+_m_log1p_.__name__ = _m_log1p_.__qualname__ = 'log1p_'
 
 
 def _m_log_(self):
@@ -1395,6 +1487,7 @@ def _m_log_(self):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('log_', _e, (), True) from None
+_m_log_.__name__ = _m_log_.__qualname__ = 'log_'
 
 
 def _m_log_softmax(self, dim, dtype=_NO):
@@ -1408,6 +1501,7 @@ def _m_log_softmax(self, dim, dtype=_NO):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('log_softmax', _e, ('dim', 'dtype'), True) from None
+_m_log_softmax.__name__ = _m_log_softmax.__qualname__ = 'log_softmax'
 
 
 def _m_logical_and(self, other):
@@ -1416,6 +1510,7 @@ def _m_logical_and(self, other):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('logical_and', _e, ('other',), True) from None
+_m_logical_and.__name__ = _m_logical_and.__qualname__ = 'logical_and'
 
 
 def _m_logical_and_(self, other):
@@ -1424,6 +1519,7 @@ def _m_logical_and_(self, other):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('logical_and_', _e, ('other',), True) from None
+_m_logical_and_.__name__ = _m_logical_and_.__qualname__ = 'logical_and_'
 
 
 def _m_logical_not(self):
@@ -1432,6 +1528,7 @@ def _m_logical_not(self):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('logical_not', _e, (), True) from None
+_m_logical_not.__name__ = _m_logical_not.__qualname__ = 'logical_not'
 
 
 def _m_logical_not_(self):
@@ -1440,6 +1537,7 @@ def _m_logical_not_(self):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('logical_not_', _e, (), True) from None
+_m_logical_not_.__name__ = _m_logical_not_.__qualname__ = 'logical_not_'
 
 
 def _m_logical_or(self, other):
@@ -1448,6 +1546,7 @@ def _m_logical_or(self, other):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('logical_or', _e, ('other',), True) from None
+_m_logical_or.__name__ = _m_logical_or.__qualname__ = 'logical_or'
 
 
 def _m_logical_or_(self, other):
@@ -1456,6 +1555,7 @@ def _m_logical_or_(self, other):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('logical_or_', _e, ('other',), True) from None
+_m_logical_or_.__name__ = _m_logical_or_.__qualname__ = 'logical_or_'
 
 
 def _m_logical_xor(self, other):
@@ -1464,6 +1564,7 @@ def _m_logical_xor(self, other):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('logical_xor', _e, ('other',), True) from None
+_m_logical_xor.__name__ = _m_logical_xor.__qualname__ = 'logical_xor'
 
 
 def _m_logical_xor_(self, other):
@@ -1472,6 +1573,7 @@ def _m_logical_xor_(self, other):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('logical_xor_', _e, ('other',), True) from None
+_m_logical_xor_.__name__ = _m_logical_xor_.__qualname__ = 'logical_xor_'
 
 
 def _m_logsumexp(self, dim, keepdim=_NO):
@@ -1486,6 +1588,7 @@ def _m_logsumexp(self, dim, keepdim=_NO):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('logsumexp', _e, ('dim', 'keepdim'), True) from None
+_m_logsumexp.__name__ = _m_logsumexp.__qualname__ = 'logsumexp'
 
 
 def _m_lt(self, other):
@@ -1499,6 +1602,7 @@ def _m_lt(self, other):
         raise TypeError('lt(): received an invalid combination of arguments; expected one of: lt.Scalar(Tensor self, Scalar other) -> Tensor; lt.Tensor(Tensor self, Tensor other) -> Tensor')
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('lt', _e, ('other',), True) from None
+_m_lt.__name__ = _m_lt.__qualname__ = 'lt'
 
 
 def _m_lt_(self, other):
@@ -1512,6 +1616,7 @@ def _m_lt_(self, other):
         raise TypeError('lt_(): received an invalid combination of arguments; expected one of: lt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!); lt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)')
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('lt_', _e, ('other',), True) from None
+_m_lt_.__name__ = _m_lt_.__qualname__ = 'lt_'
 
 
 def _m_masked_fill(self, mask, value):
@@ -1525,6 +1630,7 @@ def _m_masked_fill(self, mask, value):
         raise TypeError('masked_fill(): received an invalid combination of arguments; expected one of: masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor; masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor')
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('masked_fill', _e, ('mask', 'value'), True) from None
+_m_masked_fill.__name__ = _m_masked_fill.__qualname__ = 'masked_fill'
 
 
 def _m_masked_fill_(self, mask, value):
@@ -1538,6 +1644,7 @@ def _m_masked_fill_(self, mask, value):
         raise TypeError('masked_fill_(): received an invalid combination of arguments; expected one of: masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!); masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)')
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('masked_fill_', _e, ('mask', 'value'), True) from None
+_m_masked_fill_.__name__ = _m_masked_fill_.__qualname__ = 'masked_fill_'
 
 
 def _m_masked_select(self, mask):
@@ -1546,6 +1653,7 @@ def _m_masked_select(self, mask):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('masked_select', _e, ('mask',), True) from None
+_m_masked_select.__name__ = _m_masked_select.__qualname__ = 'masked_select'
 
 
 def _m_matmul(self, other):
@@ -1554,6 +1662,7 @@ def _m_matmul(self, other):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('matmul', _e, ('other',), True) from None
+_m_matmul.__name__ = _m_matmul.__qualname__ = 'matmul'
 
 
 def _m_max(self, dim=_NO, keepdim=_NO):
@@ -1572,6 +1681,7 @@ def _m_max(self, dim=_NO, keepdim=_NO):
         raise TypeError('max(): received an invalid combination of arguments; expected one of: max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices); max(Tensor self) -> Tensor')
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('max', _e, ('dim', 'keepdim'), True) from None
+_m_max.__name__ = _m_max.__qualname__ = 'max'
 
 
 def _m_maximum(self, other):
@@ -1580,6 +1690,7 @@ def _m_maximum(self, other):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('maximum', _e, ('other',), True) from None
+_m_maximum.__name__ = _m_maximum.__qualname__ = 'maximum'
 
 
 def _m_mean(self, dim=_NO, keepdim=_NO, *, dtype=_NO):
@@ -1605,6 +1716,7 @@ def _m_mean(self, dim=_NO, keepdim=_NO, *, dtype=_NO):
         raise TypeError('mean(): received an invalid combination of arguments; expected one of: mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor; mean(Tensor self, *, ScalarType? dtype=None) -> Tensor')
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('mean', _e, ('dim', 'keepdim'), True) from None
+_m_mean.__name__ = _m_mean.__qualname__ = 'mean'
 
 
 def _m_min(self, dim=_NO, keepdim=_NO):
@@ -1623,6 +1735,7 @@ def _m_min(self, dim=_NO, keepdim=_NO):
         raise TypeError('min(): received an invalid combination of arguments; expected one of: min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices); min(Tensor self) -> Tensor')
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('min', _e, ('dim', 'keepdim'), True) from None
+_m_min.__name__ = _m_min.__qualname__ = 'min'
 
 
 def _m_minimum(self, other):
@@ -1631,6 +1744,7 @@ def _m_minimum(self, other):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('minimum', _e, ('other',), True) from None
+_m_minimum.__name__ = _m_minimum.__qualname__ = 'minimum'
 
 
 def _m_mm(self, mat2):
@@ -1639,6 +1753,7 @@ def _m_mm(self, mat2):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('mm', _e, ('mat2',), True) from None
+_m_mm.__name__ = _m_mm.__qualname__ = 'mm'
 
 
 def _m_mul(self, other):
@@ -1648,6 +1763,7 @@ def _m_mul(self, other):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('mul', _e, ('other',), True) from None
+_m_mul.__name__ = _m_mul.__qualname__ = 'mul'
 
 
 def _m_mul_(self, other):
@@ -1657,6 +1773,7 @@ def _m_mul_(self, other):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('mul_', _e, ('other',), True) from None
+_m_mul_.__name__ = _m_mul_.__qualname__ = 'mul_'
 
 
 def _m_mv(self, vec):
@@ -1665,6 +1782,7 @@ def _m_mv(self, vec):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('mv', _e, ('vec',), True) from None
+_m_mv.__name__ = _m_mv.__qualname__ = 'mv'
 
 
 def _m_narrow(self, dim, start, length):
@@ -1678,6 +1796,7 @@ def _m_narrow(self, dim, start, length):
         raise TypeError('narrow(): received an invalid combination of arguments; expected one of: narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a); narrow.Tensor(Tensor(a) self, int dim, Tensor start, SymInt length) -> Tensor(a)')
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('narrow', _e, ('dim', 'start', 'length'), True) from None
+_m_narrow.__name__ = _m_narrow.__qualname__ = 'narrow'
 
 
 def _m_narrow_copy(self, dim, start, length):
@@ -1686,6 +1805,7 @@ def _m_narrow_copy(self, dim, start, length):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('narrow_copy', _e, ('dim', 'start', 'length'), True) from None
+_m_narrow_copy.__name__ = _m_narrow_copy.__qualname__ = 'narrow_copy'
 
 
 def _m_ne(self, other):
@@ -1699,6 +1819,7 @@ def _m_ne(self, other):
         raise TypeError('ne(): received an invalid combination of arguments; expected one of: ne.Scalar(Tensor self, Scalar other) -> Tensor; ne.Tensor(Tensor self, Tensor other) -> Tensor')
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('ne', _e, ('other',), True) from None
+_m_ne.__name__ = _m_ne.__qualname__ = 'ne'
 
 
 def _m_ne_(self, other):
@@ -1712,6 +1833,7 @@ def _m_ne_(self, other):
         raise TypeError('ne_(): received an invalid combination of arguments; expected one of: ne_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!); ne_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)')
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('ne_', _e, ('other',), True) from None
+_m_ne_.__name__ = _m_ne_.__qualname__ = 'ne_'
 
 
 def _m_neg(self):
@@ -1720,6 +1842,7 @@ def _m_neg(self):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('neg', _e, (), True) from None
+_m_neg.__name__ = _m_neg.__qualname__ = 'neg'
 
 
 def _m_neg_(self):
@@ -1728,6 +1851,7 @@ def _m_neg_(self):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('neg_', _e, (), True) from None
+_m_neg_.__name__ = _m_neg_.__qualname__ = 'neg_'
 
 
 def _m_normal_(self, mean=_NO, std=_NO, *, generator=_NO):
@@ -1743,6 +1867,7 @@ def _m_normal_(self, mean=_NO, std=_NO, *, generator=_NO):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('normal_', _e, ('mean', 'std'), True) from None
+_m_normal_.__name__ = _m_normal_.__qualname__ = 'normal_'
 
 
 def _m_outer(self, vec2):
@@ -1751,6 +1876,7 @@ def _m_outer(self, vec2):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('outer', _e, ('vec2',), True) from None
+_m_outer.__name__ = _m_outer.__qualname__ = 'outer'
 
 
 def _m_permute(self, *_td_args, dims=_NO):
@@ -1765,6 +1891,7 @@ def _m_permute(self, *_td_args, dims=_NO):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('permute', _e, ('dims',), True) from None
+_m_permute.__name__ = _m_permute.__qualname__ = 'permute'
 
 
 def _m_pow(self, exponent):
@@ -1778,6 +1905,7 @@ def _m_pow(self, exponent):
         raise TypeError('pow(): received an invalid combination of arguments; expected one of: pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor; pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor')
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('pow', _e, ('exponent',), True) from None
+_m_pow.__name__ = _m_pow.__qualname__ = 'pow'
 
 
 def _m_pow_(self, exponent):
@@ -1791,6 +1919,7 @@ def _m_pow_(self, exponent):
         raise TypeError('pow_(): received an invalid combination of arguments; expected one of: pow_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!); pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)')
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('pow_', _e, ('exponent',), True) from None
+_m_pow_.__name__ = _m_pow_.__qualname__ = 'pow_'
 
 
 def _m_prod(self, dim=_NO, keepdim=_NO, *, dtype=_NO):
@@ -1815,6 +1944,7 @@ def _m_prod(self, dim=_NO, keepdim=_NO, *, dtype=_NO):
         raise TypeError('prod(): received an invalid combination of arguments; expected one of: prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor; prod(Tensor self, *, ScalarType? dtype=None) -> Tensor')
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('prod', _e, ('dim', 'keepdim'), True) from None
+_m_prod.__name__ = _m_prod.__qualname__ = 'prod'
 
 
 def _m_reciprocal(self):
@@ -1823,6 +1953,7 @@ def _m_reciprocal(self):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('reciprocal', _e, (), True) from None
+_m_reciprocal.__name__ = _m_reciprocal.__qualname__ = 'reciprocal'
 
 
 def _m_reciprocal_(self):
@@ -1831,6 +1962,7 @@ def _m_reciprocal_(self):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('reciprocal_', _e, (), True) from None
+_m_reciprocal_.__name__ = _m_reciprocal_.__qualname__ = 'reciprocal_'
 
 
 def _m_relu(self):
@@ -1839,6 +1971,7 @@ def _m_relu(self):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('relu', _e, (), True) from None
+_m_relu.__name__ = _m_relu.__qualname__ = 'relu'
 
 
 def _m_relu_(self):
@@ -1847,6 +1980,7 @@ def _m_relu_(self):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('relu_', _e, (), True) from None
+_m_relu_.__name__ = _m_relu_.__qualname__ = 'relu_'
 
 
 def _m_remainder(self, other):
@@ -1860,6 +1994,7 @@ def _m_remainder(self, other):
         raise TypeError('remainder(): received an invalid combination of arguments; expected one of: remainder.Scalar(Tensor self, Scalar other) -> Tensor; remainder.Tensor(Tensor self, Tensor other) -> Tensor')
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('remainder', _e, ('other',), True) from None
+_m_remainder.__name__ = _m_remainder.__qualname__ = 'remainder'
 
 
 def _m_remainder_(self, other):
@@ -1873,6 +2008,7 @@ def _m_remainder_(self, other):
         raise TypeError('remainder_(): received an invalid combination of arguments; expected one of: remainder_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!); remainder_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)')
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('remainder_', _e, ('other',), True) from None
+_m_remainder_.__name__ = _m_remainder_.__qualname__ = 'remainder_'
 
 
 def _m_repeat(self, *_td_args, repeats=_NO):
@@ -1887,6 +2023,7 @@ def _m_repeat(self, *_td_args, repeats=_NO):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('repeat', _e, ('repeats',), True) from None
+_m_repeat.__name__ = _m_repeat.__qualname__ = 'repeat'
 
 
 def _m_reshape(self, *_td_args, shape=_NO):
@@ -1901,6 +2038,7 @@ def _m_reshape(self, *_td_args, shape=_NO):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('reshape', _e, ('shape',), True) from None
+_m_reshape.__name__ = _m_reshape.__qualname__ = 'reshape'
 
 
 def _m_resolve_conj(self):
@@ -1909,6 +2047,7 @@ def _m_resolve_conj(self):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('resolve_conj', _e, (), True) from None
+_m_resolve_conj.__name__ = _m_resolve_conj.__qualname__ = 'resolve_conj'
 
 
 def _m_resolve_neg(self):
@@ -1917,6 +2056,7 @@ def _m_resolve_neg(self):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('resolve_neg', _e, (), True) from None
+_m_resolve_neg.__name__ = _m_resolve_neg.__qualname__ = 'resolve_neg'
 
 
 def _m_roll(self, shifts, dims=_NO):
@@ -1932,6 +2072,7 @@ def _m_roll(self, shifts, dims=_NO):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('roll', _e, ('shifts', 'dims'), True) from None
+_m_roll.__name__ = _m_roll.__qualname__ = 'roll'
 
 
 def _m_round(self, *, decimals=_NO):
@@ -1945,6 +2086,7 @@ def _m_round(self, *, decimals=_NO):
         raise TypeError('round(): received an invalid combination of arguments; expected one of: round.decimals(Tensor self, *, int decimals) -> Tensor; round(Tensor self) -> Tensor')
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('round', _e, (), True) from None
+_m_round.__name__ = _m_round.__qualname__ = 'round'
 
 
 def _m_round_(self, *, decimals=_NO):
@@ -1958,6 +2100,7 @@ def _m_round_(self, *, decimals=_NO):
         raise TypeError('round_(): received an invalid combination of arguments; expected one of: round_.decimals(Tensor(a!) self, *, int decimals) -> Tensor(a!); round_(Tensor(a!) self) -> Tensor(a!)')
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('round_', _e, (), True) from None
+_m_round_.__name__ = _m_round_.__qualname__ = 'round_'
 
 
 def _m_rsqrt(self):
@@ -1966,6 +2109,7 @@ def _m_rsqrt(self):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('rsqrt', _e, (), True) from None
+_m_rsqrt.__name__ = _m_rsqrt.__qualname__ = 'rsqrt'
 
 
 def _m_rsqrt_(self):
@@ -1974,6 +2118,7 @@ def _m_rsqrt_(self):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('rsqrt_', _e, (), True) from None
+_m_rsqrt_.__name__ = _m_rsqrt_.__qualname__ = 'rsqrt_'
 
 
 def _m_scatter_add(self, dim, index, src):
@@ -1982,6 +2127,7 @@ def _m_scatter_add(self, dim, index, src):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('scatter_add', _e, ('dim', 'index', 'src'), True) from None
+_m_scatter_add.__name__ = _m_scatter_add.__qualname__ = 'scatter_add'
 
 
 def _m_scatter_add_(self, dim, index, src):
@@ -1990,6 +2136,7 @@ def _m_scatter_add_(self, dim, index, src):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('scatter_add_', _e, ('dim', 'index', 'src'), True) from None
+_m_scatter_add_.__name__ = _m_scatter_add_.__qualname__ = 'scatter_add_'
 
 
 def _m_select(self, dim, index):
@@ -1998,6 +2145,7 @@ def _m_select(self, dim, index):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('select', _e, ('dim', 'index'), True) from None
+_m_select.__name__ = _m_select.__qualname__ = 'select'
 
 
 def _m_select_scatter(self, src, dim, index):
@@ -2006,6 +2154,7 @@ def _m_select_scatter(self, src, dim, index):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('select_scatter', _e, ('src', 'dim', 'index'), True) from None
+_m_select_scatter.__name__ = _m_select_scatter.__qualname__ = 'select_scatter'
 
 
 def _m_sigmoid(self):
@@ -2014,6 +2163,7 @@ def _m_sigmoid(self):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('sigmoid', _e, (), True) from None
+_m_sigmoid.__name__ = _m_sigmoid.__qualname__ = 'sigmoid'
 
 
 def _m_sigmoid_(self):
@@ -2022,6 +2172,7 @@ def _m_sigmoid_(self):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('sigmoid_', _e, (), True) from None
+_m_sigmoid_.__name__ = _m_sigmoid_.__qualname__ = 'sigmoid_'
 
 
 def _m_sign(self):
@@ -2030,6 +2181,7 @@ def _m_sign(self):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('sign', _e, (), True) from None
+_m_sign.__name__ = _m_sign.__qualname__ = 'sign'
 
 
 def _m_sign_(self):
@@ -2038,6 +2190,7 @@ def _m_sign_(self):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('sign_', _e, (), True) from None
+_m_sign_.__name__ = _m_sign_.__qualname__ = 'sign_'
 
 
 def _m_sin(self):
@@ -2046,6 +2199,7 @@ def _m_sin(self):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('sin', _e, (), True) from None
+_m_sin.__name__ = _m_sin.__qualname__ = 'sin'
 
 
 def _m_sin_(self):
@@ -2054,6 +2208,7 @@ def _m_sin_(self):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('sin_', _e, (), True) from None
+_m_sin_.__name__ = _m_sin_.__qualname__ = 'sin_'
 
 
 def _m_slice_scatter(self, src, dim=_NO, start=_NO, end=_NO, step=_NO):
@@ -2070,6 +2225,7 @@ def _m_slice_scatter(self, src, dim=_NO, start=_NO, end=_NO, step=_NO):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('slice_scatter', _e, ('src', 'dim', 'start', 'end', 'step'), True) from None
+_m_slice_scatter.__name__ = _m_slice_scatter.__qualname__ = 'slice_scatter'
 
 
 def _m_softmax(self, dim, dtype=_NO):
@@ -2083,6 +2239,7 @@ def _m_softmax(self, dim, dtype=_NO):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('softmax', _e, ('dim', 'dtype'), True) from None
+_m_softmax.__name__ = _m_softmax.__qualname__ = 'softmax'
 
 
 def _m_sort(self, dim=_NO, descending=_NO, *, stable=_NO):
@@ -2108,6 +2265,7 @@ def _m_sort(self, dim=_NO, descending=_NO, *, stable=_NO):
         raise TypeError('sort(): received an invalid combination of arguments; expected one of: sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices); sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)')
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('sort', _e, ('dim', 'descending'), True) from None
+_m_sort.__name__ = _m_sort.__qualname__ = 'sort'
 
 
 def _m_split_with_sizes(self, split_sizes, dim=_NO):
@@ -2121,6 +2279,7 @@ def _m_split_with_sizes(self, split_sizes, dim=_NO):
         return tuple(_r)
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('split_with_sizes', _e, ('split_sizes', 'dim'), True) from None
+_m_split_with_sizes.__name__ = _m_split_with_sizes.__qualname__ = 'split_with_sizes'
 
 
 def _m_sqrt(self):
@@ -2129,6 +2288,7 @@ def _m_sqrt(self):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('sqrt', _e, (), True) from None
+_m_sqrt.__name__ = _m_sqrt.__qualname__ = 'sqrt'
 
 
 def _m_sqrt_(self):
@@ -2137,6 +2297,7 @@ def _m_sqrt_(self):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('sqrt_', _e, (), True) from None
+_m_sqrt_.__name__ = _m_sqrt_.__qualname__ = 'sqrt_'
 
 
 def _m_sub(self, other, *, alpha=_NO):
@@ -2151,6 +2312,7 @@ def _m_sub(self, other, *, alpha=_NO):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('sub', _e, ('other',), True) from None
+_m_sub.__name__ = _m_sub.__qualname__ = 'sub'
 
 
 def _m_sub_(self, other, *, alpha=_NO):
@@ -2165,6 +2327,7 @@ def _m_sub_(self, other, *, alpha=_NO):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('sub_', _e, ('other',), True) from None
+_m_sub_.__name__ = _m_sub_.__qualname__ = 'sub_'
 
 
 def _m_sum(self, dim=_NO, keepdim=_NO, *, dtype=_NO):
@@ -2190,6 +2353,7 @@ def _m_sum(self, dim=_NO, keepdim=_NO, *, dtype=_NO):
         raise TypeError('sum(): received an invalid combination of arguments; expected one of: sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor; sum(Tensor self, *, ScalarType? dtype=None) -> Tensor')
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('sum', _e, ('dim', 'keepdim'), True) from None
+_m_sum.__name__ = _m_sum.__qualname__ = 'sum'
 
 
 def _m_t(self):
@@ -2198,6 +2362,7 @@ def _m_t(self):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('t', _e, (), True) from None
+_m_t.__name__ = _m_t.__qualname__ = 't'
 
 
 def _m_t_(self):
@@ -2206,6 +2371,7 @@ def _m_t_(self):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('t_', _e, (), True) from None
+_m_t_.__name__ = _m_t_.__qualname__ = 't_'
 
 
 def _m_tan(self):
@@ -2214,6 +2380,7 @@ def _m_tan(self):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('tan', _e, (), True) from None
+_m_tan.__name__ = _m_tan.__qualname__ = 'tan'
 
 
 def _m_tan_(self):
@@ -2222,6 +2389,7 @@ def _m_tan_(self):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('tan_', _e, (), True) from None
+_m_tan_.__name__ = _m_tan_.__qualname__ = 'tan_'
 
 
 def _m_tanh(self):
@@ -2230,6 +2398,7 @@ def _m_tanh(self):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('tanh', _e, (), True) from None
+_m_tanh.__name__ = _m_tanh.__qualname__ = 'tanh'
 
 
 def _m_tanh_(self):
@@ -2238,6 +2407,7 @@ def _m_tanh_(self):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('tanh_', _e, (), True) from None
+_m_tanh_.__name__ = _m_tanh_.__qualname__ = 'tanh_'
 
 
 def _m_topk(self, k, dim=_NO, largest=_NO, sorted=_NO):
@@ -2253,6 +2423,7 @@ def _m_topk(self, k, dim=_NO, largest=_NO, sorted=_NO):
         return _RT.topk(_r)
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('topk', _e, ('k', 'dim', 'largest', 'sorted'), True) from None
+_m_topk.__name__ = _m_topk.__qualname__ = 'topk'
 
 
 def _m_transpose(self, dim0, dim1):
@@ -2261,6 +2432,7 @@ def _m_transpose(self, dim0, dim1):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('transpose', _e, ('dim0', 'dim1'), True) from None
+_m_transpose.__name__ = _m_transpose.__qualname__ = 'transpose'
 
 
 def _m_transpose_(self, dim0, dim1):
@@ -2269,6 +2441,7 @@ def _m_transpose_(self, dim0, dim1):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('transpose_', _e, ('dim0', 'dim1'), True) from None
+_m_transpose_.__name__ = _m_transpose_.__qualname__ = 'transpose_'
 
 
 def _m_tril(self, diagonal=_NO):
@@ -2282,6 +2455,7 @@ def _m_tril(self, diagonal=_NO):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('tril', _e, ('diagonal',), True) from None
+_m_tril.__name__ = _m_tril.__qualname__ = 'tril'
 
 
 def _m_tril_(self, diagonal=_NO):
@@ -2295,6 +2469,7 @@ def _m_tril_(self, diagonal=_NO):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('tril_', _e, ('diagonal',), True) from None
+_m_tril_.__name__ = _m_tril_.__qualname__ = 'tril_'
 
 
 def _m_triu(self, diagonal=_NO):
@@ -2308,6 +2483,7 @@ def _m_triu(self, diagonal=_NO):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('triu', _e, ('diagonal',), True) from None
+_m_triu.__name__ = _m_triu.__qualname__ = 'triu'
 
 
 def _m_triu_(self, diagonal=_NO):
@@ -2321,6 +2497,7 @@ def _m_triu_(self, diagonal=_NO):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('triu_', _e, ('diagonal',), True) from None
+_m_triu_.__name__ = _m_triu_.__qualname__ = 'triu_'
 
 
 def _m_unbind(self, dim=_NO):
@@ -2334,6 +2511,7 @@ def _m_unbind(self, dim=_NO):
         return tuple(_r)
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('unbind', _e, ('dim',), True) from None
+_m_unbind.__name__ = _m_unbind.__qualname__ = 'unbind'
 
 
 def _m_unfold(self, dimension, size, step):
@@ -2342,6 +2520,7 @@ def _m_unfold(self, dimension, size, step):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('unfold', _e, ('dimension', 'size', 'step'), True) from None
+_m_unfold.__name__ = _m_unfold.__qualname__ = 'unfold'
 
 
 def _m_unsqueeze(self, dim):
@@ -2350,6 +2529,7 @@ def _m_unsqueeze(self, dim):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('unsqueeze', _e, ('dim',), True) from None
+_m_unsqueeze.__name__ = _m_unsqueeze.__qualname__ = 'unsqueeze'
 
 
 def _m_unsqueeze_(self, dim):
@@ -2358,6 +2538,7 @@ def _m_unsqueeze_(self, dim):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('unsqueeze_', _e, ('dim',), True) from None
+_m_unsqueeze_.__name__ = _m_unsqueeze_.__qualname__ = 'unsqueeze_'
 
 
 def _m_view(self, *_td_args, size=_NO):
@@ -2372,6 +2553,7 @@ def _m_view(self, *_td_args, size=_NO):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('view', _e, ('size',), True) from None
+_m_view.__name__ = _m_view.__qualname__ = 'view'
 
 
 def _n_add(self, other, *, alpha=_NO):
@@ -2390,6 +2572,7 @@ def _n_add(self, other, *, alpha=_NO):
         raise _t from None
     except TypeError:
         return NotImplemented
+_n_add.__name__ = _n_add.__qualname__ = 'add'
 
 
 def _n_add_(self, other, *, alpha=_NO):
@@ -2409,6 +2592,7 @@ def _n_add_(self, other, *, alpha=_NO):
         raise _t from None
     except TypeError:
         return NotImplemented
+_n_add_.__name__ = _n_add_.__qualname__ = 'add_'
 
 
 def _n_sub(self, other, *, alpha=_NO):
@@ -2427,6 +2611,7 @@ def _n_sub(self, other, *, alpha=_NO):
         raise _t from None
     except TypeError:
         return NotImplemented
+_n_sub.__name__ = _n_sub.__qualname__ = 'sub'
 
 
 def _d__rsub__(self, other):
@@ -2452,6 +2637,7 @@ def _n_sub_(self, other, *, alpha=_NO):
         raise _t from None
     except TypeError:
         return NotImplemented
+_n_sub_.__name__ = _n_sub_.__qualname__ = 'sub_'
 
 
 def _n_mul(self, other):
@@ -2465,6 +2651,7 @@ def _n_mul(self, other):
         raise _t from None
     except TypeError:
         return NotImplemented
+_n_mul.__name__ = _n_mul.__qualname__ = 'mul'
 
 
 def _n_mul_(self, other):
@@ -2478,6 +2665,7 @@ def _n_mul_(self, other):
         raise _t from None
     except TypeError:
         return NotImplemented
+_n_mul_.__name__ = _n_mul_.__qualname__ = 'mul_'
 
 
 def _n_div(self, other, *, rounding_mode=_NO):
@@ -2496,6 +2684,7 @@ def _n_div(self, other, *, rounding_mode=_NO):
         raise _t from None
     except TypeError:
         return NotImplemented
+_n_div.__name__ = _n_div.__qualname__ = 'div'
 
 
 def _d__rtruediv__(self, other):
@@ -2521,6 +2710,7 @@ def _n_div_(self, other, *, rounding_mode=_NO):
         raise _t from None
     except TypeError:
         return NotImplemented
+_n_div_.__name__ = _n_div_.__qualname__ = 'div_'
 
 
 def _d__rdiv__(self, other):
@@ -2540,6 +2730,7 @@ def _n_matmul(self, other):
         raise _t from None
     except TypeError:
         return NotImplemented
+_n_matmul.__name__ = _n_matmul.__qualname__ = 'matmul'
 
 
 def _d__rmatmul__(self, other):
@@ -2564,6 +2755,7 @@ def _n_remainder(self, other):
         raise _t from None
     except TypeError:
         return NotImplemented
+_n_remainder.__name__ = _n_remainder.__qualname__ = 'remainder'
 
 
 def _d__rmod__(self, other):
@@ -2588,6 +2780,7 @@ def _n_remainder_(self, other):
         raise _t from None
     except TypeError:
         return NotImplemented
+_n_remainder_.__name__ = _n_remainder_.__qualname__ = 'remainder_'
 
 
 def _n_pow(self, exponent):
@@ -2605,6 +2798,7 @@ def _n_pow(self, exponent):
         raise _t from None
     except TypeError:
         return NotImplemented
+_n_pow.__name__ = _n_pow.__qualname__ = 'pow'
 
 
 def _d__rpow__(self, other):
@@ -2629,6 +2823,7 @@ def _n_pow_(self, exponent):
         raise _t from None
     except TypeError:
         return NotImplemented
+_n_pow_.__name__ = _n_pow_.__qualname__ = 'pow_'
 
 
 def _n_floor_divide(self, other):
@@ -2646,6 +2841,7 @@ def _n_floor_divide(self, other):
         raise _t from None
     except TypeError:
         return NotImplemented
+_n_floor_divide.__name__ = _n_floor_divide.__qualname__ = 'floor_divide'
 
 
 def _d__rfloordiv__(self, other):
@@ -2670,6 +2866,7 @@ def _n_floor_divide_(self, other):
         raise _t from None
     except TypeError:
         return NotImplemented
+_n_floor_divide_.__name__ = _n_floor_divide_.__qualname__ = 'floor_divide_'
 
 
 def _n_bitwise_and(self, other):
@@ -2687,6 +2884,7 @@ def _n_bitwise_and(self, other):
         raise _t from None
     except TypeError:
         return NotImplemented
+_n_bitwise_and.__name__ = _n_bitwise_and.__qualname__ = 'bitwise_and'
 
 
 def _n_bitwise_and_(self, other):
@@ -2704,6 +2902,7 @@ def _n_bitwise_and_(self, other):
         raise _t from None
     except TypeError:
         return NotImplemented
+_n_bitwise_and_.__name__ = _n_bitwise_and_.__qualname__ = 'bitwise_and_'
 
 
 def _n_bitwise_or(self, other):
@@ -2721,6 +2920,7 @@ def _n_bitwise_or(self, other):
         raise _t from None
     except TypeError:
         return NotImplemented
+_n_bitwise_or.__name__ = _n_bitwise_or.__qualname__ = 'bitwise_or'
 
 
 def _n_bitwise_or_(self, other):
@@ -2738,6 +2938,7 @@ def _n_bitwise_or_(self, other):
         raise _t from None
     except TypeError:
         return NotImplemented
+_n_bitwise_or_.__name__ = _n_bitwise_or_.__qualname__ = 'bitwise_or_'
 
 
 def _n_bitwise_xor(self, other):
@@ -2755,6 +2956,7 @@ def _n_bitwise_xor(self, other):
         raise _t from None
     except TypeError:
         return NotImplemented
+_n_bitwise_xor.__name__ = _n_bitwise_xor.__qualname__ = 'bitwise_xor'
 
 
 def _n_bitwise_xor_(self, other):
@@ -2772,6 +2974,7 @@ def _n_bitwise_xor_(self, other):
         raise _t from None
     except TypeError:
         return NotImplemented
+_n_bitwise_xor_.__name__ = _n_bitwise_xor_.__qualname__ = 'bitwise_xor_'
 
 
 def _n_neg(self):
@@ -2784,6 +2987,7 @@ def _n_neg(self):
         raise _t from None
     except TypeError:
         return NotImplemented
+_n_neg.__name__ = _n_neg.__qualname__ = 'neg'
 
 
 def _n_abs(self):
@@ -2796,6 +3000,7 @@ def _n_abs(self):
         raise _t from None
     except TypeError:
         return NotImplemented
+_n_abs.__name__ = _n_abs.__qualname__ = 'abs'
 
 
 def _n_eq(self, other):
@@ -2813,6 +3018,7 @@ def _n_eq(self, other):
         raise _t from None
     except TypeError:
         return NotImplemented
+_n_eq.__name__ = _n_eq.__qualname__ = 'eq'
 
 
 def _n_ne(self, other):
@@ -2830,6 +3036,7 @@ def _n_ne(self, other):
         raise _t from None
     except TypeError:
         return NotImplemented
+_n_ne.__name__ = _n_ne.__qualname__ = 'ne'
 
 
 def _n_lt(self, other):
@@ -2847,6 +3054,7 @@ def _n_lt(self, other):
         raise _t from None
     except TypeError:
         return NotImplemented
+_n_lt.__name__ = _n_lt.__qualname__ = 'lt'
 
 
 def _n_le(self, other):
@@ -2864,6 +3072,7 @@ def _n_le(self, other):
         raise _t from None
     except TypeError:
         return NotImplemented
+_n_le.__name__ = _n_le.__qualname__ = 'le'
 
 
 def _n_gt(self, other):
@@ -2881,6 +3090,7 @@ def _n_gt(self, other):
         raise _t from None
     except TypeError:
         return NotImplemented
+_n_gt.__name__ = _n_gt.__qualname__ = 'gt'
 
 
 def _n_ge(self, other):
@@ -2898,6 +3108,7 @@ def _n_ge(self, other):
         raise _t from None
     except TypeError:
         return NotImplemented
+_n_ge.__name__ = _n_ge.__qualname__ = 'ge'
 
 
 METHODS = {

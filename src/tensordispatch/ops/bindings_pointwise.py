@@ -16,6 +16,8 @@ from __future__ import annotations
 from typing import Any
 
 from tensordispatch.backends.aten import op
+from tensordispatch.dispatch.errors import ArgumentTypeError
+from tensordispatch.ops.binding_errors import combination_error
 from tensordispatch.tensor.tensor import Tensor
 
 __all__ = [
@@ -44,12 +46,12 @@ def where(condition: Tensor, input: Any = None, other: Any = None, *, out: Any =
     tensor([1., 0.])
     """
     if input is None and other is None and out is None:
-        return tuple(op("where")(condition))  # nonzero as a tuple of index tensors
+        try:
+            return tuple(op("where")(condition))  # nonzero as a tuple of index tensors
+        except ArgumentTypeError:
+            raise combination_error("where", False) from None
     if input is None or other is None:
-        raise TypeError(
-            "where() takes either a condition alone or a condition, input and other; got "
-            "one of input and other"
-        )
+        raise combination_error("where", False)
     if out is not None:
         for position, (name, value) in enumerate((("input", input), ("other", other)), 2):
             if not isinstance(value, Tensor):
@@ -58,12 +60,18 @@ def where(condition: Tensor, input: Any = None, other: Any = None, *, out: Any =
                     f"{type(value).__name__}"
                 )
         return op("where.self_out")(condition, input, other, out=out)
-    return op(_where_overload(input, other))(condition, input, other)
+    try:
+        return op(_where_overload(input, other))(condition, input, other)
+    except ArgumentTypeError:  # torch's parser matched no signature
+        raise combination_error("where", False) from None
 
 
 def method_where(self: Tensor, condition: Tensor, other: Any) -> Any:
     """Tensor.where(condition, other) is where(condition, self, other)."""
-    return op(_where_overload(self, other))(condition, self, other)
+    try:
+        return op(_where_overload(self, other))(condition, self, other)
+    except ArgumentTypeError:
+        raise combination_error("where", True) from None
 
 
 def _bounds(min: Any, max: Any) -> tuple[str, dict[str, Any]]:
@@ -76,11 +84,7 @@ def _bounds(min: Any, max: Any) -> tuple[str, dict[str, Any]]:
     for name, value in given.items():
         if isinstance(value, Tensor):
             if value.dim() != 0:
-                got = ", ".join(f"{k}={type(v).__name__}" for k, v in given.items())
-                raise TypeError(
-                    f"clamp() received an invalid combination of arguments - got ({got}), but "
-                    "expected min and max both tensors or both numbers"
-                )
+                raise ArgumentTypeError("a dimensioned tensor bound next to a number")
             given[name] = value.item()
     return "", given
 
@@ -92,26 +96,41 @@ def clamp(input: Tensor, min: Any = None, max: Any = None, *, out: Any = None) -
     >>> td.clamp(td.tensor([-1.0, 0.5, 2.0]), td.tensor([0.0]), td.tensor(1.0))
     tensor([0.0000, 0.5000, 1.0000])
     """
+    try:
+        return _clamp("clamp", input, min, max, out)
+    except ArgumentTypeError:  # torch's parser matched no signature
+        raise combination_error("clamp", False) from None
+
+
+def _clamp(name: str, input: Tensor, min: Any, max: Any, out: Any = None) -> Any:
     suffix, kwargs = _bounds(min, max)
     if out is not None:
         return op(f"clamp.{'Tensor_out' if suffix else 'out'}")(input, out=out, **kwargs)
-    return op(f"clamp{suffix}")(input, **kwargs)
+    return op(f"{name}{suffix}")(input, **kwargs)
 
 
 def clamp_(input: Tensor, min: Any = None, max: Any = None) -> Any:
     """torch.clamp_: clamp in place."""
-    suffix, kwargs = _bounds(min, max)
-    return op(f"clamp_{suffix}")(input, **kwargs)
+    try:
+        return _clamp("clamp_", input, min, max)
+    except ArgumentTypeError:
+        raise combination_error("clamp_", False) from None
 
 
 def method_clamp(self: Tensor, min: Any = None, max: Any = None) -> Any:
     """Tensor.clamp(min, max)."""
-    return clamp(self, min, max)
+    try:
+        return _clamp("clamp", self, min, max)
+    except ArgumentTypeError:
+        raise combination_error("clamp", True) from None
 
 
 def method_clamp_(self: Tensor, min: Any = None, max: Any = None) -> Any:
     """Tensor.clamp_(min, max)."""
-    return clamp_(self, min, max)
+    try:
+        return _clamp("clamp_", self, min, max)
+    except ArgumentTypeError:
+        raise combination_error("clamp_", True) from None
 
 
 def invert(self: Tensor) -> Any:

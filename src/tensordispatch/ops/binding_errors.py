@@ -1,0 +1,278 @@
+"""The TypeError texts of the generated Python bindings, as torch's Python arg parser words
+them. Error path only: a binding calls ``binding_type_error`` from its except clause after the
+operator rejected an argument (Note [Binding argument errors] in codegen/gen_python.py).
+
+Note [How an argument was given]
+torch's parser knows which arguments came by keyword: an argument given by keyword is named
+without a position ("add(): argument 'other' must be Tensor, not str"), and the "invalid
+combination" message lists the call as torch saw it (``got (Tensor, other=str)``). A Python
+function cannot tell ``f(t, x)`` from ``f(t, other=x)`` once it runs, so on the error path only
+we read the keyword names off the caller's call instruction (KW_NAMES before CALL in CPython
+3.11 and 3.12, the constant before CALL_KW in 3.13). When the call is not a plain call of the
+binding from Python (``f(**kw)``, a call from C such as ``map``, ``functools.partial``) the
+names are unknown and every given argument counts as positional, as before.
+"""
+
+from __future__ import annotations
+
+import dis
+import re
+import sys
+from types import FrameType
+from typing import Any
+
+from tensordispatch.dispatch.calling import NOT_GIVEN
+from tensordispatch.dispatch.errors import ArgumentTypeError, binding_argument_error
+
+__all__ = [
+    "PYTHON_SIGNATURES",
+    "binding_type_error",
+    "call_keywords",
+    "combination_error",
+    "invalid_combination",
+]
+
+# (Python name, method?) -> torch 2.13's visible Python signatures of a name with several, in
+# torch's order (what its "expected one of" lists; tests/ops/test_binding_errors.py checks each
+# against torch). Names with one visible signature name the bad argument instead.
+PYTHON_SIGNATURES: dict[tuple[str, bool], tuple[str, ...]] = {
+    ("div", False): (
+        "Tensor input, Tensor other, *, Tensor out = None",
+        "Tensor input, Tensor other, *, str rounding_mode, Tensor out = None",
+        "Tensor input, Number other, *, str rounding_mode",
+    ),
+    ("div", True): (
+        "Tensor other",
+        "Tensor other, *, str rounding_mode",
+        "Number other, *, str rounding_mode",
+    ),
+    ("pow", False): (
+        "Tensor input, Tensor exponent, *, Tensor out = None",
+        "Number self, Tensor exponent, *, Tensor out = None",
+        "Tensor input, Number exponent, *, Tensor out = None",
+    ),
+    ("pow", True): ("Tensor exponent", "Number exponent"),
+    ("where", False): (
+        "Tensor condition",
+        "Tensor condition, Tensor input, Tensor other, *, Tensor out = None",
+        "Tensor condition, Number self, Tensor other",
+        "Tensor condition, Tensor input, Number other",
+        "Tensor condition, Number self, Number other",
+    ),
+    ("where", True): ("Tensor condition, Tensor other", "Tensor condition, Number other"),
+    ("clamp", False): (
+        "Tensor input, Tensor min = None, Tensor max = None, *, Tensor out = None",
+        "Tensor input, Number min = None, Number max = None, *, Tensor out = None",
+    ),
+    ("clamp", True): (
+        "Tensor min = None, Tensor max = None",
+        "Number min = None, Number max = None",
+    ),
+    ("clamp_", False): (
+        "Tensor input, Tensor min = None, Tensor max = None",
+        "Tensor input, Number min = None, Number max = None",
+    ),
+    ("eq", True): ("Tensor other", "Number other"),
+}
+for _n in ("div_", "pow_", "clamp_"):
+    PYTHON_SIGNATURES[(_n, True)] = PYTHON_SIGNATURES[(_n.rstrip("_"), True)]
+for _n in ("ne", "lt", "le", "gt", "ge", "remainder"):
+    PYTHON_SIGNATURES[(_n, True)] = PYTHON_SIGNATURES[("eq", True)]
+
+_SPECIFIC = re.compile(r"^(\w+)\(\): argument '(\w+)'( \(position \d+\))? must be (.+), not (.+)$")
+_TYPE_NAMES = {"number": "Number"}
+
+
+def call_keywords(frame: FrameType | None) -> tuple[str, ...] | None:
+    """The keyword names of the call ``frame`` is making, or None when they cannot be read
+    (Note [How an argument was given]).
+
+    >>> import sys
+    >>> def probe(*args, **kwargs):
+    ...     return call_keywords(sys._getframe(1))
+    >>> probe(1, b=2, c=3), probe(1)
+    (('b', 'c'), ())
+    """
+    if frame is None:
+        return None
+    names: tuple[str, ...] = ()
+    current = previous = None
+    for ins in dis.get_instructions(frame.f_code):  # CACHE entries are skipped
+        if ins.offset > frame.f_lasti:  # f_lasti may point into the call's cache entries
+            break
+        if current is not None and current.opname.startswith("CALL"):
+            names = ()
+        if ins.opname == "KW_NAMES":
+            names = tuple(frame.f_code.co_consts[ins.arg or 0])
+        previous, current = current, ins
+    if current is None:
+        return None
+    if current.opname == "CALL":
+        return names
+    if current.opname == "CALL_KW" and previous is not None:
+        return tuple(previous.argval)
+    return None
+
+
+def _type_name(value: Any) -> str:
+    from tensordispatch.tensor.tensor import Tensor
+
+    return "Tensor" if isinstance(value, Tensor) else type(value).__name__
+
+
+def _call_arguments(
+    binding: FrameType, method: bool, none_absent: bool = False
+) -> tuple[list[Any], dict[str, Any]]:
+    """(positional values, keyword values) of the call that ran ``binding``'s frame; every
+    given argument counts as positional when the keywords cannot be read. Parameters left at
+    NOT_GIVEN (or None, for hand-written bindings: ``none_absent``) were not given."""
+    keywords = call_keywords(binding.f_back) or ()
+    code, values = binding.f_code, binding.f_locals
+    params = code.co_varnames[int(method) : code.co_argcount + code.co_kwonlyargcount]
+    given = {}
+    for p in params:
+        v = values.get(p, NOT_GIVEN)
+        if v is not NOT_GIVEN and not (v is None and (none_absent or p == "out")):
+            given[p] = v
+    positional = [v for p, v in given.items() if p not in keywords]
+    return positional, {p: given[p] for p in sorted(given) if p in keywords}
+
+
+def combination_error(name: str, method: bool) -> TypeError:
+    """torch's "invalid combination" TypeError for the call of hand-written binding ``name``
+    whose frame calls this (its absent arguments are None).
+
+    >>> import tensordispatch as td
+    >>> try:
+    ...     td.ones(2).clamp("a")
+    ... except TypeError as e:
+    ...     print(str(e).splitlines()[0])
+    clamp() received an invalid combination of arguments - got (str), but expected one of:
+    """
+    args, kwargs = _call_arguments(sys._getframe(1), method, none_absent=True)
+    return TypeError(invalid_combination(name, PYTHON_SIGNATURES[(name, method)], args, kwargs))
+
+
+def invalid_combination(
+    name: str, signatures: tuple[str, ...], positional: list[Any], keywords: dict[str, Any]
+) -> str:
+    """torch's "received an invalid combination of arguments" text for a call of ``name``.
+
+    >>> print(invalid_combination("pow", ("Tensor exponent", "Number exponent"), ["a"], {}))
+    pow() received an invalid combination of arguments - got (str), but expected one of:
+     * (Tensor exponent)
+          didn't match because some of the arguments have invalid types: (!str!)
+     * (Number exponent)
+          didn't match because some of the arguments have invalid types: (!str!)
+    <BLANKLINE>
+    """
+    got = [_type_name(v) for v in positional]
+    kw = [f"{k}={_type_name(v)}" for k, v in keywords.items()]
+    given = _listed(got + kw, len(got))
+    head = f"{name}() received an invalid combination of arguments - got ({given}), but expected"
+    if len(signatures) == 1:
+        return f"{head} ({signatures[0]})"
+    lines = [f"{head} one of:"]
+    for sig in signatures:
+        lines.append(f" * ({sig})")
+        lines += _mismatch(sig, positional, keywords)
+    return "\n".join(lines) + "\n"
+
+
+def _listed(items: list[str], positional: int) -> str:
+    """torch's list of a call's arguments: keywords alone each end with ', '."""
+    return ", ".join(items) if positional else "".join(f"{k}, " for k in items)
+
+
+def _mismatch(sig: str, positional: list[Any], keywords: dict[str, Any]) -> list[str]:
+    """The "didn't match" line torch adds under a signature with as many entries as arguments
+    were given (its ``*`` counts as one). torch's matcher never fits a parameter with a default
+    (and calls a keyword naming one incorrect), which the texts here reproduce."""
+    params = sig.split(", ")
+    if len(params) != len(positional) + len(keywords):
+        return []
+    names = {p.split(" ")[1]: p for p in params if " = " not in p}
+    wrong = [k for k in keywords if k not in names]
+    if wrong:
+        return [
+            f"      didn't match because some of the keywords were incorrect: {', '.join(wrong)}"
+        ]
+    marks = [_mark(p, v) for p, v in zip(params, positional, strict=False)]
+    for k, v in keywords.items():
+        mark = _mark(names[k], v)
+        marks.append(f"!{k}={mark[1:-1]}!" if mark.startswith("!") else f"{k}={mark}")
+    why = "didn't match because some of the arguments have invalid types"
+    return [f"      {why}: ({_listed(marks, len(positional))})"]
+
+
+def _mark(param: str, value: Any) -> str:
+    """The type of ``value``, between !s when it does not fit ``param``'s type."""
+    from tensordispatch.tensor.tensor import Tensor
+
+    kind = param.split(" ")[0]
+    fits = " = " not in param and (
+        isinstance(value, Tensor) if kind == "Tensor"
+        else isinstance(value, bool | int | float | complex) if kind == "Number"
+        else isinstance(value, str) if kind == "str"
+        else False
+    )  # fmt: skip
+    return _type_name(value) if fits else f"!{_type_name(value)}!"
+
+
+def _plausible(signatures: tuple[str, ...], count: int) -> int:
+    """How many signatures take ``count`` arguments (torch names the bad argument of the only
+    one, and lists them all otherwise)."""
+    n = 0
+    for sig in signatures:
+        params = [p for p in sig.split(", ") if p != "*"]
+        if sum(" = " not in p for p in params) <= count <= len(params):
+            n += 1
+    return n
+
+
+_SCHEMA_ARGUMENT = re.compile(r"for argument '(\w+)'.*\nPosition: (\d+)", re.DOTALL)
+
+
+def _python_named(
+    error: ArgumentTypeError, positional: tuple[str, ...], method: bool
+) -> ArgumentTypeError:
+    """``error`` naming the binding's parameter where the binding renames the schema's
+    (codegen/model.py PYTHON_PARAMETER_NAMES: Tensor.copy_'s ``src`` is ``other``), found by
+    its schema position (positional schema arguments are the binding's, in order)."""
+    m = _SCHEMA_ARGUMENT.search(str(error))
+    if m is None or m.group(1) in positional or m.group(1) == "self":
+        return error
+    index = int(m.group(2)) - int(method)
+    if not 0 <= index < len(positional):
+        return error
+    text = str(error).replace(f"argument '{m.group(1)}'", f"argument '{positional[index]}'")
+    return ArgumentTypeError(text)
+
+
+def binding_type_error(
+    name: str, error: ArgumentTypeError, positional: tuple[str, ...], method: bool
+) -> Exception:
+    """The exception binding ``name`` raises when its operator rejected ``error``'s argument:
+    torch's TypeError (named without a position when given by keyword; "invalid combination"
+    when several of the name's signatures take that many arguments), or ``error`` itself when
+    it concerns another operator. Called from the binding's except clause only.
+
+    >>> import tensordispatch as td
+    >>> try:
+    ...     td.maximum(td.ones(2), other=2)
+    ... except TypeError as e:
+    ...     print(e)
+    maximum(): argument 'other' must be Tensor, not int
+    """
+    error = _python_named(error, positional, method)
+    translated = binding_argument_error(name, error, positional, method)
+    m = _SPECIFIC.match(str(translated)) if isinstance(translated, TypeError) else None
+    if m is None:
+        return translated
+    args, kwargs = _call_arguments(sys._getframe(1), method)
+    signatures = PYTHON_SIGNATURES.get((name, method))
+    if signatures is not None and _plausible(signatures, len(args) + len(kwargs)) != 1:
+        return TypeError(invalid_combination(name, signatures, args, kwargs))
+    where = "" if m.group(2) in kwargs else m.group(3) or ""
+    want = _TYPE_NAMES.get(m.group(4), m.group(4))
+    return TypeError(f"{name}(): argument '{m.group(2)}'{where} must be {want}, not {m.group(5)}")
