@@ -18,7 +18,7 @@ layer's own cost:
   thread-local words;
 * a.copy_(b), a.add_(b): the NumPy write, our CPU kernel (Note [copy_ of one dtype and
   shape], the fused in-place kernel), the method's one hop (Note [One-hop in-place methods]
-  in backends/cpu/fresh_hop.py), the method; indented: the full dispatch's layers
+  in backends/composite_fast_inplace.py), the method; indented: the full dispatch's layers
   (redispatch at CPU, at ADInplaceOrView with the version bump, the entry with the Autograd
   kernel);
 * a * c, c = b[0] (a (4,) row): NumPy's broadcasting multiply, the fused kernel (Note
@@ -40,9 +40,9 @@ import torch
 
 import tensordispatch as td
 from tensordispatch.backends import composite_fast as fast
+from tensordispatch.backends import composite_fast_inplace as fresh_hop
 from tensordispatch.backends.aten import below_ad_inplace_or_view, op
 from tensordispatch.backends.composite import COMPOSITE_KERNELS
-from tensordispatch.backends.cpu import fresh_hop
 from tensordispatch.backends.cpu.fresh import CPU_FUNCTIONAL_KERNELS, CPU_INPLACE_KERNELS
 from tensordispatch.backends.cpu.kernels import copy_ as cpu_copy_
 from tensordispatch.dispatch.calling import NOT_GIVEN
@@ -156,7 +156,7 @@ def copy_layers(number: int, rounds: int) -> None:
         {
             "a._data[...] = b._data": lambda: a._data.__setitem__(Ellipsis, b._data),
             "CPU kernel copy_": lambda: cpu_copy_(a, b),
-            "one hop fresh_hop.copy_ (+ version bump)": lambda: fresh_hop.copy_(a, b),
+            "one hop composite_fast_inplace.copy_ (+ version bump)": lambda: fresh_hop.copy_(a, b),
             "method a.copy_(b)": lambda: a.copy_(b),
             "  full path: redispatch at CPU": lambda: entry.redispatch(CPU_RAW, a, b),
             "  full path: redispatch at ADInplaceOrView (bump)": lambda: entry.redispatch(
@@ -181,7 +181,7 @@ def add_layers(number: int, rounds: int) -> None:
         {
             "np.add(na, nb, out=na)": lambda: np.add(na, nb, out=na),
             "fused CPU kernel add_": lambda: kernel(a, b),
-            "one hop fresh_hop.add_ (+ version bump)": lambda: fresh_hop.add_(a, b),
+            "one hop composite_fast_inplace.add_ (+ version bump)": lambda: fresh_hop.add_(a, b),
             "method a.add_(b)": lambda: a.add_(b),
             "  full path: redispatch at CPU": lambda: entry.redispatch(CPU_RAW, a, b),
             "  full path: redispatch at ADInplaceOrView (bump)": lambda: entry.redispatch(

@@ -332,3 +332,12 @@ def test_a_dispatch_mode_sees_the_like_factories_as_torch_does() -> None:
     with Theirs():
         torch.zeros_like(tt), torch.ones_like(tt), torch.empty_like(tt)
     assert ours == theirs
+
+
+def test_the_like_hops_recognise_the_default_autograd_kernel() -> None:
+    from tensordispatch.autograd.manual import _fresh_factory_kernel
+
+    assert fast._is_fresh_factory_kernel(_fresh_factory_kernel)
+    assert not fast._is_fresh_factory_kernel(lambda: None)
+    for name in ("zeros_like", "ones_like", "empty_like"):
+        assert fast.LikeHop(name).ready()

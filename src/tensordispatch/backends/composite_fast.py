@@ -38,8 +38,6 @@ import numpy as np
 
 from tensordispatch.backends import composite_direct as _direct
 from tensordispatch.backends.composite_direct import FILL_TOO
-from tensordispatch.backends.cpu.kernels import _SHAPES, _STRIDED
-from tensordispatch.backends.cpu.kernels import fill_ as _cpu_fill
 from tensordispatch.dispatch.calling import NOT_GIVEN
 from tensordispatch.dispatch.keyset import (
     AUTOGRAD_DISPATCH_KEYSET_WITH_AD_INPLACE_OR_VIEW_RAW,
@@ -78,15 +76,14 @@ class FactoryHop:
     then ``kernel`` at CPU, with the inner operators known when ``inner`` (Note [One-hop
     factory bindings]). Memoized per published state.
 
-    >>> from tensordispatch.backends.composite import COMPOSITE_KERNELS
-    >>> hop = FactoryHop("zeros", "zeros", COMPOSITE_KERNELS["zeros"], inner=True)
+    >>> hop = FactoryHop("zeros", "zeros", "composite:zeros", inner=True)
     >>> hop.ready()
     True
     """
 
     __slots__ = ("backend_select", "entries", "inner", "kernel", "memo", "name")
 
-    def __init__(self, name: str, backend_select: str, kernel: Any, inner: bool) -> None:
+    def __init__(self, name: str, backend_select: str, kernel: str, inner: bool) -> None:
         self.name, self.backend_select = name, backend_select
         self.kernel, self.inner = kernel, inner
         # the entries whose states decide (the operator's; with inner, empty.memory_format,
@@ -123,7 +120,7 @@ class FactoryHop:
             state.tracer is None
             and state.lookup(_BELOW_AD_WORD, _DI, 0)
             is getattr(gen, f"backend_select_{self.backend_select}")
-            and state.entry_for(backend_select_keyset(None, None, None)) is self.kernel
+            and state.entry_for(backend_select_keyset(None, None, None)) is _kernel(self.kernel)
         )
         if self.inner:  # the composite kernel's own question, for these states
             answer = answer and _direct._check(e[1:])[4] == FILL_TOO
@@ -131,19 +128,38 @@ class FactoryHop:
         return answer
 
 
-def _hops() -> tuple[FactoryHop, ...]:
+def _kernel(spec: str) -> Any:
+    """The kernel named ``composite:<name>`` (COMPOSITE_KERNELS) or ``cpu:<function>``
+    (backends/cpu/kernels.py); loads what the hops use (``_load``)."""
+    _load()
     from tensordispatch.backends.composite import COMPOSITE_KERNELS
-    from tensordispatch.backends.cpu.kernels import empty_cpu, empty_strided_cpu
+    from tensordispatch.backends.cpu import kernels
 
-    return (
-        FactoryHop("zeros", "zeros", COMPOSITE_KERNELS["zeros"], inner=True),
-        FactoryHop("ones", "ones", COMPOSITE_KERNELS["ones"], inner=True),
-        FactoryHop("empty.memory_format", "empty_memory_format", empty_cpu, inner=False),
-        FactoryHop("empty_strided", "empty_strided", empty_strided_cpu, inner=False),
-    )
+    table, _, name = spec.partition(":")
+    return COMPOSITE_KERNELS[name] if table == "composite" else getattr(kernels, name)
 
 
-_ZEROS, _ONES, _EMPTY, _EMPTY_STRIDED = _hops()
+# Bound by _load() at the first check, not at import (the bindings import this module and
+# `import tensordispatch` loads no kernel module): until then every hop's check fails first.
+_SHAPES: dict[Any, Any] = {}
+_STRIDED: dict[Any, Any] = {}
+_cpu_fill: Any = None
+_cpu_empty_like: Any = None
+
+
+def _load() -> None:
+    global _SHAPES, _STRIDED, _cpu_fill, _cpu_empty_like
+    from tensordispatch.backends import composite
+    from tensordispatch.backends.cpu import kernels
+
+    _SHAPES, _STRIDED, _cpu_fill = kernels._SHAPES, kernels._STRIDED, kernels.fill_
+    _cpu_empty_like = composite._cpu_empty_like
+
+
+_ZEROS = FactoryHop("zeros", "zeros", "composite:zeros", inner=True)
+_ONES = FactoryHop("ones", "ones", "composite:ones", inner=True)
+_EMPTY = FactoryHop("empty.memory_format", "empty_memory_format", "cpu:empty_cpu", inner=False)
+_EMPTY_STRIDED = FactoryHop("empty_strided", "empty_strided", "cpu:empty_strided_cpu", False)
 _default_dtype = _dt.get_default_dtype
 
 
@@ -166,8 +182,10 @@ def _filled_hop(hop: FactoryHop, value: int | None) -> Callable[[Any, Any], Tens
         for s in size:
             if type(s) is not int:
                 return None
+        if not hop.ready():  # first: its first check loads _SHAPES
+            return None
         plan = _SHAPES.get(tuple(size))
-        if plan is None or not hop.ready():
+        if plan is None:
             return None
         if dtype is _NO:
             dt = _default_dtype()
@@ -216,8 +234,10 @@ def empty_strided(size: Any, stride: Any, dtype: Any) -> Tensor | None:
     for s in stride:
         if type(s) is not int:
             return None
+    if not _EMPTY_STRIDED.ready():  # first: its first check loads _STRIDED
+        return None
     plan = _STRIDED.get((tuple(size), tuple(stride)))
-    if plan is None or not _EMPTY_STRIDED.ready():
+    if plan is None:
         return None
     return new_cpu_tensor(_np_empty(plan[0], dt._numpy), plan[0], plan[1], dt)
 
@@ -254,10 +274,11 @@ class LikeHop:
         return self._check()
 
     def _check(self) -> bool:
-        from tensordispatch.autograd.manual import _fresh_factory_kernel
         from tensordispatch.backends.aten import op
         from tensordispatch.backends.composite import COMPOSITE_KERNELS
         from tensordispatch.dispatch.kernel import KernelKind
+
+        _load()
         from tensordispatch.dispatch.keyset import AFTER_AUTOGRAD_RAW
 
         e = self.entries = (op(self.name)._entry, *(_direct._ENTRIES or _direct._entries()))
@@ -273,13 +294,23 @@ class LikeHop:
             answer = (
                 top is not None
                 and below is not None
-                and top.fn is _fresh_factory_kernel
+                and _is_fresh_factory_kernel(top.fn)
                 and below.kind is KernelKind.UNBOXED
                 and below.fn is COMPOSITE_KERNELS[self.name]
                 and _direct._check(e[1:])[4] == FILL_TOO
             )
         self.memo = (*states, answer)
         return answer
+
+
+def _is_fresh_factory_kernel(fn: Any) -> bool:
+    """Whether ``fn`` is autograd/manual.py's kernel of the fresh factories (named, not
+    imported: backends/ does not import autograd/; tests/backends/test_composite_fast.py
+    checks the default table has it)."""
+    return (
+        getattr(fn, "__module__", None) == "tensordispatch.autograd.manual"
+        and getattr(fn, "__name__", None) == "_fresh_factory_kernel"
+    )
 
 
 def _like_hop(hop: LikeHop, value: int | None) -> Callable[[Any], Tensor | None]:
@@ -292,7 +323,6 @@ def _like_hop(hop: LikeHop, value: int | None) -> Callable[[Any], Tensor | None]
     >>> r.tolist(), r.stride(), zeros_like(td.zeros(2, device="meta"))
     ([[0.0, 0.0], [0.0, 0.0], [0.0, 0.0]], (1, 3), None)
     """
-    from tensordispatch.backends.composite import _cpu_empty_like
 
     def hop_call(t: Any) -> Tensor | None:
         if type(t) is not Tensor or t._key_set != _CPU_KEY_SET or not hop.ready():

@@ -1,4 +1,4 @@
-"""The one-hop in-place methods (Note [One-hop in-place methods] in backends/cpu/fresh_hop.py):
+"""The one-hop in-place methods (Note [One-hop in-place methods] in backends/composite_fast_inplace.py):
 results and versions equal to torch's, and every registration, mode, trace, word or
 argument that must send the method back to the full dispatch."""
 
@@ -14,8 +14,8 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 import tensordispatch as td
+from tensordispatch.backends import composite_fast_inplace as hop
 from tensordispatch.backends.aten import op
-from tensordispatch.backends.cpu import fresh_hop as hop
 from tensordispatch.dispatch import DispatchMode, dispatch_trace
 from tensordispatch.library import Library
 

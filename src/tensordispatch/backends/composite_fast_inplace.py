@@ -2,7 +2,10 @@
 straight to the write and the version bump the full dispatch would do, when it is known to
 be exactly that.
 
-Owns the hops of the method bindings (codegen/gen_python.py's ``ONE_HOP_METHODS``): each is
+Owns the hops of the method bindings (codegen/gen_python.py's ``ONE_HOP_METHODS``; kept out
+of backends/cpu/, whose package loads every CPU kernel, so that the bindings importing it
+leave ``import tensordispatch`` as light as before; the kernels are looked up at the first
+check): each is
 called with the caller's arguments and returns the result, or None when it does not apply
 (the binding then takes the full dispatch, unchanged). Must not change what any call
 computes, raises or shows: it only skips hops whose outcome it has checked.
@@ -34,7 +37,6 @@ from typing import Any
 
 import numpy as np
 
-from tensordispatch.backends.cpu.fpstate import QUIET_RUN, quiet_retry
 from tensordispatch.dispatch.keyset import DEFAULT_EXCLUDED_RAW, DEFAULT_INCLUDED_RAW
 from tensordispatch.dispatch.tls import local_state
 from tensordispatch.tensor.tensor import _CPU_KEY_SET, Tensor, VersionCounter
@@ -48,6 +50,9 @@ _CPU_KS = _CPU_KEY_SET
 _Tensor, _VersionCounter = Tensor, VersionCounter
 _np_add = np.add
 _FLOATING = 2  # dtypes.py's category ranks: bool 0, integral 1, floating 2, complex 3
+# fpstate's quiet ufunc runner and its retry (Note [Quiet context]), bound at the first check
+QUIET_RUN: Any = None
+quiet_retry: Any = None
 
 
 class _Lazy:
@@ -72,11 +77,14 @@ class _Lazy:
         return False
 
     def _make(self) -> Any:
+        global QUIET_RUN, quiet_retry
+        from tensordispatch.backends.cpu import fpstate
         from tensordispatch.backends.cpu.fresh_inplace import CPU_INPLACE_KERNELS
         from tensordispatch.backends.cpu.kernels import copy_ as cpu_copy_
         from tensordispatch.ops.indexing_fast import InplaceGuard
 
         self.kernel = cpu_copy_ if self.name == "copy_" else CPU_INPLACE_KERNELS[self.name]
+        QUIET_RUN, quiet_retry = fpstate.QUIET_RUN, fpstate.quiet_retry
         self.guard = InplaceGuard(self.name)
         return self.guard
 
