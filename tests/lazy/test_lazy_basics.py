@@ -13,6 +13,7 @@ import tensordispatch as td
 from tensordispatch import lazy
 from tensordispatch.lazy.tensor import LazyTensor
 from tensordispatch.transforms.functionalize import from_functional, is_functional
+from tensordispatch.transforms.functionalize.wrapper import FunctionalTensor
 from tests.lazy.conftest import td_counters, torch_counters
 
 COUNTERS = ("MarkStep", "UncachedCompile", "CachedCompile", "SyncedTensorsWithIR")
@@ -233,3 +234,22 @@ def test_trim_check_counts_the_graphs_nodes_exactly() -> None:
     assert size > 12
     assert _more_nodes_than(value[0], size - 1)
     assert not _more_nodes_than(value[0], size)
+
+
+@pytest.mark.parametrize("cls", [LazyTensor, FunctionalTensor], ids=lambda c: c.__name__)
+def test_no_argument_constructor_makes_a_bare_instance(cls: type) -> None:
+    # Note [No-argument tensor constructors]: the tracing hot paths call the class and set
+    # every slot; nothing is set by the call itself
+    t = cls()
+    assert type(t) is cls
+    with pytest.raises(AttributeError):
+        t._data  # noqa: B018 - reading an unset slot
+
+
+@pytest.mark.parametrize("cls", [LazyTensor, FunctionalTensor], ids=lambda c: c.__name__)
+def test_constructor_refuses_arguments(cls: type) -> None:
+    with pytest.raises(TypeError) as info:
+        cls(td.ones(2))
+    assert str(info.value) == f"{cls.__name__}() takes no arguments"
+    with pytest.raises(TypeError, match=r"^Tensor\(\.\.\.\): tensors are not built"):
+        td.Tensor()  # the base class still refuses every call

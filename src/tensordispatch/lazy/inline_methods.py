@@ -226,7 +226,7 @@ def method(self, other{signature}):
     LIVE_APPEND(data)  # tensor.py Note [Strong entries for pending values]
     if i >= TRIM_AT[0]:
         TM.made_many(data)
-    t = new(LT)
+    t = LT()  # Note [No-argument tensor constructors] (tensor.py)
     t._key_set = LAZY_KEYS
     t._shape = sizes = e[2]
     t._strides = strides = e[3]
@@ -239,7 +239,7 @@ def method(self, other{signature}):
     t._base = None
     t._wrapped_number = False
     t._autograd_meta = None
-    w = new(FT)
+    w = FT()
     w._key_set = WRAPPER_KEYS
     w._shape = sizes
     w._strides = strides
@@ -396,7 +396,7 @@ def inline_method(
         "ARGS_NUMBER": args_number, "HEAD_NUMBER": hash((plan.name, args_number)),
         "ARGS_TENSOR": args_tensor, "HEAD_TENSOR": hash((plan.name, args_tensor)),
         "CALLS": records.calls, "NODE": node_class, "NAME": plan.name, "OP": plan.op,
-        "new": object.__new__, "IDS": lazy_tensor._IDS, "LIVE_APPEND": lazy_tensor._LIVE_APPEND,
+        "IDS": lazy_tensor._IDS, "LIVE_APPEND": lazy_tensor._LIVE_APPEND,
         "TRIM_AT": lazy_tensor.TRIM_AT, "TM": lazy_tensor, "LAZY": LAZY,
         "BASE_FIELDS": _BASE_FIELDS, "FORCE": "lazy_force_fallback",
         "LAZY_KEYS": LAZY._key_set, "WRAPPER_KEYS": wrapper_keys,

@@ -52,7 +52,7 @@ replay at all. ``set_replay_skipping(False)`` turns every shortcut off.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from tensordispatch.dispatch.keys import DispatchKey
 from tensordispatch.dispatch.keyset import (
@@ -246,6 +246,15 @@ class FunctionalTensor(Tensor):
     """
 
     __slots__ = ("_fs", "_generation", "_has_metadata_mutation", "_shadow", "_view_metas")
+    # ``FunctionalTensor()`` makes a wrapper with no slot set, for code that sets them all
+    # (lazy's inlined methods, `_make_wrapper`): lazy/tensor.py's Note [No-argument tensor
+    # constructors]; any argument is refused
+    if TYPE_CHECKING:  # what mypy sees of it (object's __init__ itself confuses it)
+
+        def __init__(self) -> None: ...
+
+    else:
+        __init__ = object.__init__
 
     _fs: FunctionalStorage | None  # None: its own storage, not made yet (`_fstorage`)
     _view_metas: tuple[ViewMeta, ...]
@@ -321,13 +330,10 @@ class FunctionalTensor(Tensor):
     __str__ = __repr__
 
 
-_new = object.__new__
-
-
 def _make_wrapper(
     value: Tensor, storage: FunctionalStorage | None, metas: tuple[ViewMeta, ...], generation: int
 ) -> FunctionalTensor:
-    t: FunctionalTensor = _new(FunctionalTensor)
+    t = FunctionalTensor()  # no slot set: every one is set below
     t._key_set = (value._key_set & _KEEP) | FUNCTIONALIZE_BIT
     t._shape = value._shape
     t._strides = value._strides
