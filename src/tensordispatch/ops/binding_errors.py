@@ -23,6 +23,7 @@ from typing import Any
 
 from tensordispatch.dispatch.calling import NOT_GIVEN
 from tensordispatch.dispatch.errors import ArgumentTypeError, binding_argument_error
+from tensordispatch.ops.python_signatures import PYTHON_SIGNATURES
 
 __all__ = [
     "PYTHON_SIGNATURES",
@@ -31,53 +32,6 @@ __all__ = [
     "combination_error",
     "invalid_combination",
 ]
-
-# (Python name, method?) -> torch 2.13's visible Python signatures of a name with several, in
-# torch's order (what its "expected one of" lists; tests/ops/test_binding_errors.py checks each
-# against torch). Names with one visible signature name the bad argument instead.
-PYTHON_SIGNATURES: dict[tuple[str, bool], tuple[str, ...]] = {
-    ("div", False): (
-        "Tensor input, Tensor other, *, Tensor out = None",
-        "Tensor input, Tensor other, *, str rounding_mode, Tensor out = None",
-        "Tensor input, Number other, *, str rounding_mode",
-    ),
-    ("div", True): (
-        "Tensor other",
-        "Tensor other, *, str rounding_mode",
-        "Number other, *, str rounding_mode",
-    ),
-    ("pow", False): (
-        "Tensor input, Tensor exponent, *, Tensor out = None",
-        "Number self, Tensor exponent, *, Tensor out = None",
-        "Tensor input, Number exponent, *, Tensor out = None",
-    ),
-    ("pow", True): ("Tensor exponent", "Number exponent"),
-    ("where", False): (
-        "Tensor condition",
-        "Tensor condition, Tensor input, Tensor other, *, Tensor out = None",
-        "Tensor condition, Number self, Tensor other",
-        "Tensor condition, Tensor input, Number other",
-        "Tensor condition, Number self, Number other",
-    ),
-    ("where", True): ("Tensor condition, Tensor other", "Tensor condition, Number other"),
-    ("clamp", False): (
-        "Tensor input, Tensor min = None, Tensor max = None, *, Tensor out = None",
-        "Tensor input, Number min = None, Number max = None, *, Tensor out = None",
-    ),
-    ("clamp", True): (
-        "Tensor min = None, Tensor max = None",
-        "Number min = None, Number max = None",
-    ),
-    ("clamp_", False): (
-        "Tensor input, Tensor min = None, Tensor max = None",
-        "Tensor input, Number min = None, Number max = None",
-    ),
-    ("eq", True): ("Tensor other", "Number other"),
-}
-for _n in ("div_", "pow_", "clamp_"):
-    PYTHON_SIGNATURES[(_n, True)] = PYTHON_SIGNATURES[(_n.rstrip("_"), True)]
-for _n in ("ne", "lt", "le", "gt", "ge", "remainder"):
-    PYTHON_SIGNATURES[(_n, True)] = PYTHON_SIGNATURES[("eq", True)]
 
 _SPECIFIC = re.compile(r"^(\w+)\(\): argument '(\w+)'( \(position \d+\))? must be (.+), not (.+)$")
 _TYPE_NAMES = {"number": "Number"}
@@ -114,10 +68,20 @@ def call_keywords(frame: FrameType | None) -> tuple[str, ...] | None:
     return None
 
 
-def _type_name(value: Any) -> str:
+def _type_name(value: Any, detail: bool = False) -> str:
+    """torch's name for ``value``'s type; with ``detail``, a list or tuple names its items
+    (``list of [int, int]``), as torch's "didn't match" lines."""
+    from tensordispatch.tensor.dtypes import dtype as _dtype
     from tensordispatch.tensor.tensor import Tensor
 
-    return "Tensor" if isinstance(value, Tensor) else type(value).__name__
+    if isinstance(value, Tensor):
+        return "Tensor"
+    if isinstance(value, _dtype):
+        return "torch.dtype"
+    if detail and isinstance(value, list | tuple):
+        items = ", ".join(_type_name(v) for v in value)
+        return f"list of [{items}]" if isinstance(value, list) else f"tuple of ({items})"
+    return type(value).__name__
 
 
 def _call_arguments(
@@ -191,7 +155,7 @@ def _mismatch(sig: str, positional: list[Any], keywords: dict[str, Any]) -> list
     params = sig.split(", ")
     if len(params) != len(positional) + len(keywords):
         return []
-    names = {p.split(" ")[1]: p for p in params if " = " not in p}
+    names = {p.rsplit(" ", 1)[-1]: p for p in params if p and " = " not in p}
     wrong = [k for k in keywords if k not in names]
     if wrong:
         return [
@@ -205,18 +169,31 @@ def _mismatch(sig: str, positional: list[Any], keywords: dict[str, Any]) -> list
     return [f"      {why}: ({_listed(marks, len(positional))})"]
 
 
-def _mark(param: str, value: Any) -> str:
-    """The type of ``value``, between !s when it does not fit ``param``'s type."""
+def _fits(kind: str, value: Any) -> bool:
+    """Whether torch's parser takes ``value`` for a parameter of type ``kind``."""
+    from tensordispatch.tensor.dtypes import dtype as _dtype
     from tensordispatch.tensor.tensor import Tensor
 
-    kind = param.split(" ")[0]
-    fits = " = " not in param and (
-        isinstance(value, Tensor) if kind == "Tensor"
-        else isinstance(value, bool | int | float | complex) if kind == "Number"
-        else isinstance(value, str) if kind == "str"
-        else False
-    )  # fmt: skip
-    return _type_name(value) if fits else f"!{_type_name(value)}!"
+    if kind == "Tensor":
+        return isinstance(value, Tensor)
+    if kind == "Number":
+        return isinstance(value, bool | int | float | complex)
+    if kind in ("int", "bool", "str", "float"):
+        wanted = {"int": int, "bool": bool, "str": str, "float": float | int}[kind]
+        return isinstance(value, wanted) and (kind == "bool" or not isinstance(value, bool))
+    if kind == "tuple of ints":
+        items = value if isinstance(value, list | tuple) else [value]
+        return all(isinstance(v, int) and not isinstance(v, bool) for v in items)
+    if kind == "torch.dtype":
+        return isinstance(value, _dtype)
+    return False
+
+
+def _mark(param: str, value: Any) -> str:
+    """The type of ``value``, between !s when it does not fit ``param``'s type."""
+    kind = param.rsplit(" ", 1)[0] if " = " not in param else ""
+    name = _type_name(value, detail=True)
+    return name if kind and _fits(kind, value) else f"!{name}!"
 
 
 def _plausible(signatures: tuple[str, ...], count: int) -> int:

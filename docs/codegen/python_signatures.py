@@ -1,0 +1,54 @@
+"""Rebuild src/tensordispatch/ops/python_signatures.py: torch 2.13's visible Python signatures
+of every bound name that has several (a developer tool: it runs torch). For each Python
+function and Tensor method the library binds, it calls torch's binding with seven objects,
+which match no signature, and keeps the list torch's "expected one of" names. Usage:
+
+    python docs/codegen/python_signatures.py src/tensordispatch/ops/python_signatures.py
+"""
+
+# ruff: noqa
+import sys
+
+import torch
+
+from tensordispatch.generated import functions, methods
+
+SKIP = {"H", "T", "mT", "mH", "real", "imag", "data"}
+
+
+def listed(target):
+    try:
+        target(*[object()] * 7)
+    except TypeError as e:
+        return tuple(l[4:-1] for l in str(e).splitlines() if l.startswith(" * ("))
+    except Exception:
+        return ()
+    return ()
+
+
+table = {}
+probe = torch.ones(2)
+for method, names in ((False, functions.__all__), (True, methods.METHODS)):
+    for name in sorted(names):
+        if name.startswith("_") or name in SKIP:
+            continue
+        target = getattr(probe if method else torch, name, None)
+        if callable(target) and len(sigs := listed(target)) > 1:
+            table[(name, method)] = sigs
+
+lines = [
+    '"""torch 2.13\'s visible Python signatures of the names with several, in torch\'s order',
+    "(what its \"received an invalid combination of arguments\" TypeError lists), keyed by",
+    "(Python name, is a Tensor method). Data from torch: rebuild with",
+    "docs/codegen/python_signatures.py; ops/binding_errors.py words the errors.",
+    '"""',
+    "",
+    "PYTHON_SIGNATURES: dict[tuple[str, bool], tuple[str, ...]] = {",
+]
+for key, sigs in sorted(table.items()):
+    lines.append(f"    {key!r}: (")
+    lines += [f"        {s!r}," for s in sigs]
+    lines.append("    ),")
+lines += ["}", ""]
+open(sys.argv[1], "w").write("\n".join(lines))
+print(len(table), "names; now run: ruff format", sys.argv[1])
