@@ -86,6 +86,11 @@ CASES: list[Any] = [
     pytest.param(lambda L: L.ones(2, 2).lt(other="a"), id="Tensor.lt by keyword"),
     pytest.param(lambda L: L.ge(L.ones(2, 2), other="a"), id="ge by keyword"),
     pytest.param(lambda L: L.ones(2, 2).pow(exponent=[True]), id="Tensor.pow list by keyword"),
+    pytest.param(lambda L: L.ones(2).maximum(L.float32), id="a dtype is named torch.dtype"),
+    pytest.param(lambda L: L.ones(2).maximum(L.strided), id="a layout is named torch.layout"),
+    pytest.param(
+        lambda L: L.ones(2).maximum(L.contiguous_format), id="a memory format is named as torch"
+    ),
     pytest.param(lambda L: L.ones(2).copy_("x"), id="copy_ source by position"),
     pytest.param(lambda L: L.ones(2).copy_(other="x"), id="copy_ source by keyword"),
     pytest.param(lambda L: L.ones(2).copy_(L.ones(2), L.ones(2)), id="copy_ non_blocking"),

@@ -35,6 +35,9 @@ __all__ = [
 
 _SPECIFIC = re.compile(r"^(\w+)\(\): argument '(\w+)'( \(position \d+\))? must be (.+), not (.+)$")
 _TYPE_NAMES = {"number": "Number"}
+# Our classes of torch's Python types -> the names torch's parser gives them.
+_TORCH_TYPES = {"dtype": "torch.dtype", "Layout": "torch.layout", "device": "torch.device",
+                "MemoryFormat": "torch.memory_format", "Generator": "torch.Generator"}  # fmt: skip
 
 
 def call_keywords(frame: FrameType | None) -> tuple[str, ...] | None:
@@ -71,17 +74,14 @@ def call_keywords(frame: FrameType | None) -> tuple[str, ...] | None:
 def _type_name(value: Any, detail: bool = False) -> str:
     """torch's name for ``value``'s type; with ``detail``, a list or tuple names its items
     (``list of [int, int]``), as torch's "didn't match" lines."""
-    from tensordispatch.tensor.dtypes import dtype as _dtype
     from tensordispatch.tensor.tensor import Tensor
 
     if isinstance(value, Tensor):
         return "Tensor"
-    if isinstance(value, _dtype):
-        return "torch.dtype"
     if detail and isinstance(value, list | tuple):
         items = ", ".join(_type_name(v) for v in value)
         return f"list of [{items}]" if isinstance(value, list) else f"tuple of ({items})"
-    return type(value).__name__
+    return _TORCH_TYPES.get(type(value).__name__, type(value).__name__)
 
 
 def _call_arguments(
@@ -252,4 +252,5 @@ def binding_type_error(
         return TypeError(invalid_combination(name, signatures, args, kwargs))
     where = "" if m.group(2) in kwargs else m.group(3) or ""
     want = _TYPE_NAMES.get(m.group(4), m.group(4))
-    return TypeError(f"{name}(): argument '{m.group(2)}'{where} must be {want}, not {m.group(5)}")
+    found = _TORCH_TYPES.get(m.group(5), m.group(5))
+    return TypeError(f"{name}(): argument '{m.group(2)}'{where} must be {want}, not {found}")
