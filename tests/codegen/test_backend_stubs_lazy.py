@@ -204,7 +204,7 @@ def test_non_native_entries_get_ir_only_node_classes() -> None:
 
     x = device_data_node(BackendData(1.0, Shape.of(td.float32, ())))
     node = ir.Expand.make(
-        ir.Expand.OP_NAME, None, ((x, 0),), (operand(0), (3,), True),
+        ir.Expand.OP_NAME, None, (x,), (operand(0), (3,), True),
         (Shape.of(td.float32, (3,)),),
     )  # fmt: skip
-    assert (node.input, node.size, node.is_scalar_expand) == ((x, 0), (3,), True)
+    assert (node.input, node.size, node.is_scalar_expand) == (x, (3,), True)

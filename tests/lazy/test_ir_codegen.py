@@ -31,7 +31,7 @@ def _raw(*values: float) -> LazyTensor:
 
 def _node(t: Any) -> Any:
     inner = t if isinstance(t, LazyTensor) else from_functional(t)
-    return inner._data.ir[0]
+    return inner._data.ir
 
 
 def test_checked_in_lazy_ir_is_up_to_date() -> None:
@@ -53,10 +53,10 @@ def test_traced_nodes_are_generated_classes_with_named_arguments() -> None:
     y = x.sum(dim=[1], keepdim=True) + x
     add = _node(y)
     assert type(add).__name__ == "AddTensor"
-    assert type(add.self[0]).__name__ == "SumDimIntList"
-    assert add.self[0].dim == (1,) and add.self[0].keepdim is True
+    assert type(add.self).__name__ == "SumDimIntList"
+    assert add.self.dim == (1,) and add.self.keepdim is True
     assert add.argument("other") == add.operands[1]
-    assert add.self[0].attributes() == {"dim": (1,), "keepdim": True, "dtype": None}
+    assert add.self.attributes() == {"dim": (1,), "keepdim": True, "dtype": None}
     with pytest.raises(AttributeError) as info:
         add.argument("alpah")
     assert str(info.value) == (
@@ -154,8 +154,8 @@ def test_ir_gen_operator_gets_its_node_class_for_a_hand_written_kernel(
 
     def shl(self: Any, other: Any) -> Any:  # the hand-written kernel
         calls.append(1)
-        return from_value((make_node(node_class, td.ops.aten.bitwise_left_shift.Tensor,
-                                     [self, other]), 0))  # fmt: skip
+        return from_value(make_node(node_class, td.ops.aten.bitwise_left_shift.Tensor,
+                                    [self, other]))  # fmt: skip
 
     monkeypatch.setitem(HANDWRITTEN, NEW_OP, shl)
     try:
@@ -201,7 +201,7 @@ def test_inline_scalar_cache_gives_scalar_nodes_node(value: int) -> None:
         slow = _node(trace(op, None, list(stack)))
         assert fast.hash == slow.hash and fast.operands[-1] == slow.operands[-1]
     plain = v.item() if isinstance(v, np.generic) else v
-    assert fast.operands[-1][0] is scalar_node(plain, wrap_number(v).dtype)
+    assert fast.operands[-1] is scalar_node(plain, wrap_number(v).dtype)
 
 
 def test_uninstall_drops_the_sessions_metrics_and_compiled_graphs() -> None:

@@ -229,13 +229,13 @@ def _reference_post_order(outputs: list[Any]) -> list[Any]:
     def visit(node: Any) -> None:
         if id(node) in seen:
             return
-        for child, _ in node.operands:
-            visit(child)
+        for value in node.operands:
+            visit(value.node)
         seen.add(id(node))
         order.append(node)
 
-    for root, _ in outputs:
-        visit(root)
+    for root in outputs:
+        visit(root.node)
     return order
 
 
@@ -319,10 +319,10 @@ def test_graph_of_matches_the_recursive_post_order_on_random_dags(seed: int) -> 
     for _ in range(int(rng.integers(1, 30))):
         count = int(rng.integers(0, 4))
         picks = [nodes[int(rng.integers(len(nodes)))] for _ in range(count)]
-        operands = tuple((n, 0) for n in picks)
+        operands = tuple(picks)  # a single-output node is its own Value
         args = tuple(operand(i) for i in range(count))
         nodes.append(Node("aten::add.Tensor", None, operands, args, (shape,)))
-    outputs = [(nodes[int(rng.integers(len(nodes)))], 0) for _ in range(int(rng.integers(1, 4)))]
+    outputs = [nodes[int(rng.integers(len(nodes)))] for _ in range(int(rng.integers(1, 4)))]
     graph = graph_of(outputs)
     expected = _reference_post_order(outputs)
     assert [id(n) for n in graph.nodes] == [id(n) for n in expected]

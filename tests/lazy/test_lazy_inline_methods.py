@@ -66,7 +66,7 @@ def _without_methods(fn: Callable[[], Any]) -> Any:
 
 
 def _node(t: Any) -> Any:
-    return t._data._data.ir[0]
+    return t._data._data.ir
 
 
 def _same_node(a: Any, b: Any) -> None:
@@ -76,8 +76,9 @@ def _same_node(a: Any, b: Any) -> None:
         nb.op, nb.overload, nb.args, nb.shapes, nb.returns, nb.data, nb.hash,
     )  # fmt: skip
     assert len(na.operands) == len(nb.operands)
-    for (pa, ia), (pb, ib) in zip(na.operands, nb.operands, strict=True):
-        assert ia == ib
+    for va, vb in zip(na.operands, nb.operands, strict=True):
+        assert va.index == vb.index
+        pa, pb = va.node, vb.node
         assert pa is pb or (pa.hash == pb.hash and pa.op == pb.op)
     for wa, wb in ((a, b), (a._data, b._data)):
         assert type(wa) is type(wb)
@@ -156,7 +157,7 @@ def test_an_evicted_scalar_misses_as_on_the_dispatcher_path(methods: None) -> No
     lazy.metrics.reset_metrics()
     y = x * 0.25
     assert lazy.metrics.counter_value("DeviceDataCacheMiss") == 1
-    assert _node(y).operands[1][0] is SCALAR_CACHE[(td.float64, float, 0.25)]
+    assert _node(y).operands[1] is SCALAR_CACHE[(td.float64, float, 0.25)]
 
 
 def test_keywords_keep_the_tensor_methods_signature(methods: None) -> None:

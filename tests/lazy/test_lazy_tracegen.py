@@ -19,7 +19,7 @@ def _lazy(*values: float) -> Any:
 
 
 def _node_facts(t: Any) -> tuple[Any, ...]:
-    node = t._data.ir[0]
+    node = t._data.ir
     return node.hash, node.args, node.operands, node.shapes, node.returns, node.op
 
 

@@ -59,14 +59,15 @@ def dump_ir(tensors: Sequence[Any], ir_format: str = "text") -> str:
     graph = graph_of(values)
     names = {id(n): i for i, n in enumerate(graph.nodes)}
     roots: dict[int, list[int]] = {}
-    for r, (n, _) in enumerate(values):
-        roots.setdefault(id(n), []).append(r)
+    for r, value in enumerate(values):
+        roots.setdefault(id(value.node), []).append(r)
     if ir_format == "dot":
         return _dot(graph.nodes, names, roots)
     lines = ["IR {"]
     for i, node in enumerate(graph.nodes):
         operands = ", ".join(
-            f"%{names[id(n)]}" + (f".{k}" if len(n.shapes) > 1 else "") for n, k in node.operands
+            f"%{names[id(v.node)]}" + (f".{v.index}" if len(v.node.shapes) > 1 else "")
+            for v in node.operands
         )
         extra = _args_text(node)
         inside = ", ".join(x for x in (operands, extra) if x)
@@ -85,8 +86,8 @@ def _dot(nodes: Sequence[Node], names: dict[int, int], roots: dict[int, list[int
             label += f"\\nROOT={','.join(map(str, roots[id(node)]))}"
         lines.append(f'  node{i} [label="{label}"]')
     for i, node in enumerate(nodes):
-        for j, (n, _) in enumerate(node.operands):
-            lines.append(f'  node{names[id(n)]} -> node{i} [label="i={j}"]')
+        for j, value in enumerate(node.operands):
+            lines.append(f'  node{names[id(value.node)]} -> node{i} [label="i={j}"]')
     lines.append("}")
     return "\n".join(lines)
 

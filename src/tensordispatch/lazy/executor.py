@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from tensordispatch.lazy import metrics
-from tensordispatch.lazy.ir import BackendData, Node, Value
+from tensordispatch.lazy.ir import BackendData, Node, Output, Value
 from tensordispatch.lazy.tensor import LazyData, live_data, weaken
 
 __all__ = [
@@ -82,10 +82,12 @@ def _walk(outputs: Sequence[Value]) -> tuple[list[Node], list[Node]]:
     add_seen = seen.add
     emit = order.append
     leaf = leaves.append
-    for root, _ in outputs:
+    for root in outputs:
+        root = root.node
         if root in seen:
             continue
-        if not root.operands:
+        operands = root.operands  # a property building a tuple for slotted nodes: read once
+        if not operands:
             add_seen(root)
             emit(root)
             leaf(root)
@@ -95,15 +97,19 @@ def _walk(outputs: Sequence[Value]) -> tuple[list[Node], list[Node]]:
         nodes: list[Node] = []
         iters: list[Iterator[Value]] = []
         push_node, push_iter, pop_node, pop_iter = nodes.append, iters.append, nodes.pop, iters.pop
-        node, it = root, iter(root.operands)
+        node, it = root, iter(operands)
         while True:
-            for child, _ in it:  # resumes where the last visit of this node stopped
+            child: Any
+            for child in it:  # resumes where the last visit of this node stopped
+                if child.__class__ is Output:  # else a node is its own Value (Note [Values])
+                    child = child.node
                 if child in seen:
                     continue
-                if child.operands:
+                operands = child.operands
+                if operands:
                     push_node(node)
                     push_iter(it)
-                    node, it = child, iter(child.operands)
+                    node, it = child, iter(operands)
                     break
                 add_seen(child)
                 emit(child)
@@ -133,11 +139,7 @@ def _parameters(
                 index = index_of[id(data)] = len(params)
                 params.append(data)
             sequence.append(index)
-    if len(outputs) == 1:
-        root, i = outputs[0]
-        roots: tuple[Any, ...] = ((root.hash, i),)
-    else:
-        roots = tuple([(n.hash, i) for n, i in outputs])
+    roots = (outputs[0].hash,) if len(outputs) == 1 else tuple([v.hash for v in outputs])
     return params, sequence, hash((roots, tuple(sequence)))
 
 
@@ -272,7 +274,7 @@ def mark_step(device: str = "") -> None:
                     pending.append(d)
                 elif d.tensor_data is not None:
                     uploads.append(d)
-            elif d.ir is not None and d.ir[0].data is None:
+            elif d.ir is not None and d.ir.node.data is None:
                 cut.append(d)  # synced earlier by .cpu(): keeps its IR until the step cuts it
         if pending:
             _run(pending, True)

@@ -109,7 +109,7 @@ class _Records:
         if result.__class__ is not FunctionalTensor or inner.__class__ is not LazyTensor:
             return
         data = inner._data
-        node: Any = data.ir[0] if data.ir is not None else None
+        node: Any = data.ir
         if node is None or node.__class__ is not node_class or len(node.operands) != 2 + len(tail):
             return
         left = self_._data._data
@@ -117,7 +117,7 @@ class _Records:
             return
         for i, default in enumerate(tail):  # still the scalar cache's entries
             value = node.operands[2 + i]
-            if SCALAR_CACHE.get(_scalar_key(default)) is not value[0]:
+            if SCALAR_CACHE.get(_scalar_key(default)) is not value:
                 return
             self.tail[i] = value
         kind = other.__class__
@@ -126,7 +126,7 @@ class _Records:
             if not other or (kind is float and math.isnan(other)):
                 return
             value = node.operands[1]
-            if SCALAR_CACHE.get(_scalar_key(other)) is not value[0]:
+            if SCALAR_CACHE.get(_scalar_key(other)) is not value:
                 return
             (self.floats if kind is float else self.ints)[other] = value
             self.number_shapes[kind][id(left.shape)] = (left.shape, None, entry)
@@ -211,15 +211,16 @@ def method(self, other{signature}):
     node = NODE()  # ir.IrNode: no constructor arguments
     node.op = NAME
     node.overload = OP
-    node.operands = (v0, v1{tail_operands})
-    node.args = args
+    node.o0 = v0  # the node class's operand slots (ir.py Note [Values])
+    node.o1 = v1
+{tail_operands}    node.args = args
     node.shapes = e[0]
     node.returns = "one"
     node.data = None
-    node.hash = hash((head, v0[0].hash, v0[1], v1[0].hash, v1[1]{tail_hash}, e[1]))
+    node.hash = hash((head, v0.hash, v1.hash{tail_hash}, e[1]))
     data = LD()  # tensor.py: LazyData has no __init__
     data.shape = e[0][0]
-    data.ir = (node, 0)
+    data.ir = node  # its own Value
     data.handle = None
     data.tensor_data = None
     data.id = i = next(IDS)
@@ -300,8 +301,8 @@ def _source(tail: int, keywords: tuple[str, ...], same_shape: bool) -> str:
         tensor = "        e = TSHAPES.get((id(s0), id(s1)))\n        " + learnt.format(
             also=" or e[1] is not s1", i="        "
         )
-    operands = "".join(f", v{2 + i}" for i in range(tail))
-    hashes = "".join(f", v{2 + i}[0].hash, v{2 + i}[1]" for i in range(tail))
+    operands = "".join(f"    node.o{2 + i} = v{2 + i}\n" for i in range(tail))
+    hashes = "".join(f", v{2 + i}.hash" for i in range(tail))
     return _TEMPLATE.format(
         signature=signature,
         keywords=checks,
@@ -347,7 +348,7 @@ def inline_method(
     >>> handle = lazy.init()
     >>> x = td.ones(2).to("lazy") + 1.0  # traced: pending IR
     >>> y = x * 2.0; z = x * 2.0  # the first call teaches the second
-    >>> type(x).__mul__.__name__, z.tolist(), y._data._data.ir[0].hash == z._data._data.ir[0].hash
+    >>> type(x).__mul__.__name__, z.tolist(), y._data._data.ir.hash == z._data._data.ir.hash
     ('lazy_fast_mul', [4.0, 4.0], True)
     >>> handle.remove()
     """
@@ -357,7 +358,7 @@ def inline_method(
     tail = tuple(defaults[2:])
     found = generated(plan)
     keywords = _keywords(slow)
-    if found is None or keywords is None:
+    if found is None or keywords is None or getattr(found[0], "ARITY", None) != 2 + len(tail):
         return fast
     node_class = found[0]
     same_shape = plan.name in SAME_SHAPE_POINTWISE and all(

@@ -11,9 +11,11 @@ markers where operands go), the hashes of its operands in order and its output s
 `device_data` node hashes its op and shape only, never the data, so a graph is reusable for
 new input values; which device buffers a graph reads is added by the graph hash
 (executor.py: the parameter sequence), as LTC does. The hashed tuple is flat: (the hash of
-``(op, args)``, hash and index of each operand in order, each output Shape's precomputed
+``(op, args)``, each operand Value's ``hash`` in order, each output Shape's precomputed
 hash); the markers in ``args`` say how many operands there are, so nothing is ambiguous, and
-the generated kernels build it without a tuple per operand or a Python-level Shape hash. The
+the generated kernels build it without a tuple per operand or a Python-level Shape hash. A
+Value's hash is its node's for a single-output node and ``hash((node hash, index))`` for an
+`Output`, so two outputs of one node differ, and differ from any single-output node. The
 head ``hash((op, args))`` is a constant of a call site whose arguments are all operands
 (inline_methods.py computes it once per operator and argument layout).
 
@@ -24,6 +26,19 @@ such as the ``2`` of ``x * 2``) become `device_data` nodes over a cached `Backen
 trace to the same graph. Equal scalars share one buffer and parameters are deduplicated by
 buffer, so ``a*2+1`` (the 1 equals alpha=1) differs from ``a*3+5``: measured on torch 2.13.
 
+Note [Values]
+A Value (an operand, a LazyData's pending ``ir``) is one output of a node, read through
+``value.node``, ``value.index``, ``value.shape`` and ``value.hash``. A single-output node
+(``returns == "one"``, nearly every traced call) is its own Value: ``node.node`` is a
+property returning the node (no slot referring to itself: that would be a reference cycle,
+kept alive until the cyclic collector runs), ``node.index`` is 0. The outputs of a
+multi-output node are `Output` objects made by `Node.output` on demand, equal (and hashing
+alike as dict keys) when they name the same output of the same node; the node never keeps
+them, so there is no cycle either. Nodes themselves compare and hash by identity. Tracing
+makes one object per call this way instead of three (node, ``(node, 0)``, operand tuple):
+the generated classes of statically traced operators keep their operands in slots ``o0``,
+``o1``... (their ``operands`` is a property building the tuple, for step-time readers).
+
 Nodes are plain `__slots__` classes rather than frozen dataclasses: one is built per traced
 operator call and dataclass construction costs several times more. They are never mutated
 after construction.
@@ -32,7 +47,9 @@ after construction.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Any, ClassVar
 
 from tensordispatch.lazy import metrics
@@ -48,11 +65,13 @@ __all__ = [
     "IrNode",
     "Node",
     "Operand",
+    "Output",
     "Shape",
     "Value",
     "argument_property",
     "device_data_node",
     "operand",
+    "operand_slots",
     "scalar_node",
     "type_name",
 ]
@@ -168,9 +187,9 @@ class Node:
 
     ``op`` is the qualified name (``aten::add.Tensor``), ``overload`` the OpOverload to run
     for lowerings that call a kernel (None for device data), ``operands`` a tuple of
-    `Value`s, ``args`` the boxed argument list with `Operand` markers, ``shapes`` one Shape
-    per output, ``returns`` how the outputs are returned (``"one"``, ``"tuple"``,
-    ``"list"``), ``data`` the BackendData of a device-data node.
+    `Value`s (Note [Values]), ``args`` the boxed argument list with `Operand` markers,
+    ``shapes`` one Shape per output, ``returns`` how the outputs are returned (``"one"``,
+    ``"tuple"``, ``"list"``), ``data`` the BackendData of a device-data node.
     """
 
     __slots__ = ("args", "data", "hash", "op", "operands", "overload", "returns", "shapes")
@@ -234,10 +253,35 @@ class Node:
             self.hash = hash((op, *[s._hash for s in shapes]))
         else:
             flat: list[Any] = [hash((op, args))]
-            for n, i in operands:
-                flat += (n.hash, i)
+            flat += [v.hash for v in operands]
             flat += [s._hash for s in shapes]
             self.hash = hash(tuple(flat))
+
+    #: As a Value (Note [Values]): a single-output node is its own output 0.
+    index: ClassVar[int] = 0
+
+    @property
+    def node(self) -> Node:
+        """This node, as the node of the Value it is (Note [Values])."""
+        return self
+
+    @property
+    def shape(self) -> Shape:
+        """The Shape of output 0 (of this node as a Value)."""
+        return self.shapes[0]
+
+    def output(self, index: int) -> Value:
+        """Output ``index`` as a Value: the node itself when it has one output.
+
+        >>> n = device_data_node(BackendData(1.0, Shape.of(_dt.float32, ())))
+        >>> n.output(0) is n
+        True
+        """
+        if self.returns == "one":
+            if index != 0:
+                raise IndexError(f"{self.op}: a single-output node has no output {index}")
+            return self
+        return Output(self, index)
 
     @property
     def is_device_data(self) -> bool:
@@ -247,8 +291,63 @@ class Node:
         return f"Node({self.op}, {', '.join(map(str, self.shapes))})"
 
 
-#: A node output: (producer node, output index).
-Value = tuple[Node, int]
+class Output:
+    """Output ``index`` of a multi-output node as a Value (Note [Values]); equal outputs
+    (same node, same index) compare and hash alike.
+
+    >>> n = Node("aten::x", None, (), (), (Shape.of(_dt.float32, ()),) * 2, "tuple")
+    >>> n.output(1) == Output(n, 1), n.output(1) == n.output(0), str(n.output(1).shape)
+    (True, False, 'Float[]')
+    """
+
+    __slots__ = ("hash", "index", "node", "shape")
+
+    def __init__(self, node: Node, index: int) -> None:
+        self.node = node
+        self.index = index
+        self.shape = node.shapes[index]
+        self.hash = hash((node.hash, index))
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is Output and other.node is self.node and other.index == self.index
+
+    def __hash__(self) -> int:
+        return self.hash
+
+    def __repr__(self) -> str:
+        return f"Output({self.node!r}, {self.index})"
+
+
+#: A node output (Note [Values]): a single-output Node itself, or an `Output`.
+Value = Node | Output
+
+
+def operand_slots(count: int) -> property:
+    """The ``operands`` property of a node class keeping its ``count`` (>= 1) operands in
+    the slots ``o0`` ... (Note [Values]): reading builds the tuple, assigning unpacks it.
+
+    >>> class Two(IrNode):
+    ...     __slots__ = ("o0", "o1")
+    ...     operands = operand_slots(2)
+    >>> x = device_data_node(BackendData(1.0, Shape.of(_dt.float32, ())))
+    >>> node = Two.make("aten::mul", None, (x, x), (operand(0), operand(1)), x.shapes)
+    >>> node.operands == (x, x), node.o1 is x
+    (True, True)
+    """
+    names = tuple(f"o{i}" for i in range(count))
+    get: Callable[[Any], Any] = attrgetter(*names)  # a tuple when count > 1
+    if count == 1:
+
+        def get(node: Any) -> tuple[Value, ...]:
+            return (node.o0,)
+
+    def put(node: Any, values: tuple[Value, ...]) -> None:
+        if len(values) != count:
+            raise ValueError(f"{type(node).__name__}: takes {count} operands, given {len(values)}")
+        for name, value in zip(names, values, strict=True):
+            setattr(node, name, value)
+
+    return property(get, put, doc=f"the {count} operands, from the slots o0..o{count - 1}")
 
 
 def _resolve(node: Node, value: Any) -> Any:
@@ -268,7 +367,9 @@ class IrNode(Node):
     (`argument`, or the generated property of the same name): an operand gives its `Value`
     (a tensor list a tuple of them), an attribute the value stored in the node, by value
     (lazy_kernels.py Note [Attributes by value]). Same slots and hash as `Node`: lowerings
-    read ``op``, ``args`` and ``operands`` as before.
+    read ``op``, ``args`` and ``operands`` as before. ``ARITY`` is the number of operand
+    slots ``o0``... of a statically traced operator's class (`operand_slots`), None when
+    its operands are a tuple in ``operands``.
 
     Made with `Node.make` (``Neg.make(...)``), or blank by the generated kernels, which set
     every slot: the class takes no constructor arguments (its ``__init__`` is object's), so
@@ -284,6 +385,7 @@ class IrNode(Node):
     ARGUMENTS: ClassVar[tuple[tuple[str, str], ...]] = ()
     #: "static" / "dynamic": the generated kernel's kind; None: hand-written (ir_gen)
     TRACER: ClassVar[str | None] = None
+    ARITY: ClassVar[int | None] = None
 
     def argument(self, name: str) -> Any:
         """The argument ``name`` of this call: an operand's Value or an attribute's value.
@@ -292,7 +394,7 @@ class IrNode(Node):
         >>> class Neg(IrNode):
         ...     __slots__ = ()
         ...     ARGUMENTS = (("self", "tensor"),)
-        >>> Neg.make("aten::neg", None, ((x, 0),), (operand(0),), x.shapes).argument("self") == (x, 0)
+        >>> Neg.make("aten::neg", None, (x,), (operand(0),), x.shapes).argument("self") is x
         True
         """
         for i, (arg, _) in enumerate(self.ARGUMENTS):

@@ -15,8 +15,10 @@ from tensordispatch.lazy.ir import (
     NUMBER_DTYPES,
     IrNode,
     Node,
+    Output,
     argument_property,
     operand,
+    operand_slots,
     scalar_node,
 )
 from tensordispatch.lazy.ir import SCALAR_CACHE as SCALARS
@@ -52,6 +54,7 @@ __all__ = [
     "C",
     "IrNode",
     "LazyTensor",
+    "Output",
     "Tensor",
     "argument_property",
     "fallback",
@@ -61,6 +64,7 @@ __all__ = [
     "make_node",
     "new",
     "operand",
+    "operand_slots",
     "scalar_node",
     "slow_operand",
     "wrap",

@@ -38,7 +38,7 @@ def detached(node: Node) -> Node:
     """What `run_cpu_kernel` needs of ``node``: the same operator, arguments and shapes, its
     operands replaced by shape-only stand-ins, so a compiled graph that keeps it does not
     keep the graph under it (and the device buffers that graph reads)."""
-    stand_ins = tuple([(Node(DEVICE_DATA, None, (), (), n.shapes), i) for n, i in node.operands])
+    stand_ins = tuple([Node(DEVICE_DATA, None, (), (), (v.shape,)) for v in node.operands])
     return Node(node.op, node.overload, stand_ins, node.args, node.shapes, node.returns)
 
 
@@ -57,9 +57,10 @@ def _cpu_value(value: Any, kind: str, dtype: Any) -> Any:
 def run_cpu_kernel(node: Node, *values: Any) -> list[Any]:
     """Run ``node``'s operator on CPU for operand values ``values``; its output arrays."""
     inputs: list[Any] = [None] * len(node.operands)
+    operands = node.operands
     for marker in markers(node):
-        n, i = node.operands[marker.index]
-        inputs[marker.index] = _cpu_value(values[marker.index], marker.kind, n.shapes[i].dtype)
+        dtype = operands[marker.index].shape.dtype
+        inputs[marker.index] = _cpu_value(values[marker.index], marker.kind, dtype)
     result = node.overload._redispatch_boxed(_CPU, fill_arguments(node.args, inputs))
     tensors, _ = flatten_result(result)
     arrays = []

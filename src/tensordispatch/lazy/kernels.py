@@ -118,22 +118,21 @@ def _operand(
     elif isinstance(v, Tensor) and v._data is not None and not v._shape:
         # wrapped numbers and 0-dim CPU tensors join lazy ones as scalar device data
         kind = "wrapped" if v._wrapped_number else "tensor"
-        value = (scalar_node(v._data.item(), v.dtype), 0)
+        value = scalar_node(v._data.item(), v.dtype)
     elif upload and isinstance(v, Tensor) and isinstance(v._data, np.ndarray):
         # index lists may hold CPU tensors on any device (torch's index kernels allow it)
         shape = Shape.of(v.dtype, tuple(v._shape))
         kind = "tensor"
         weaken()  # a buffer enters IR: tensor.py Note [Strong entries for pending values]
-        value = (device_data_node(BackendData(np.array(v._data, copy=True), shape)), 0)
+        value = device_data_node(BackendData(np.array(v._data, copy=True), shape))
     else:
         where = f"a {type(v).__name__} on device '{getattr(v, 'device', '?')}'"
         raise RuntimeError(
             f"lazy: every tensor argument must be a lazy tensor, but found {where}; move it "
             "with .to('lazy') first (only 0-dim CPU tensors may join lazy ones)"
         )
-    node, index = value
     operands.append(value)
-    sig.append((node.shapes[index], kind))
+    sig.append((value.shape, kind))
     return operand(len(operands) - 1, kind)
 
 
@@ -152,7 +151,7 @@ def build_node(plan: OpPlan, stack: list[Any]) -> Node:
                 data = v._data
                 value = data.ir or data.ir_value()
                 operands.append(value)
-                sig.append((value[0].shapes[value[1]], "tensor"))
+                sig.append((value.shape, "tensor"))
                 args[pos] = operand(len(operands) - 1)
             else:
                 args[pos] = _operand(v, operands, sig)
@@ -161,7 +160,7 @@ def build_node(plan: OpPlan, stack: list[Any]) -> Node:
         else:
             node = scalar_node(v)
             scalars[len(operands)] = v
-            operands.append((node, 0))
+            operands.append(node)
             sig.append((node.shapes[0], "scalar"))
             args[pos] = operand(len(operands) - 1, "scalar")
     for pos in plan.lists:
@@ -180,8 +179,8 @@ def build_node(plan: OpPlan, stack: list[Any]) -> Node:
 
 def _wrap(node: Node) -> Any:
     if node.returns == "one":
-        return from_value((node, 0))
-    outs = [from_value((node, i)) for i in range(len(node.shapes))]
+        return from_value(node)
+    outs = [from_value(node.output(i)) for i in range(len(node.shapes))]
     return outs if node.returns == "list" else tuple(outs)
 
 
@@ -210,8 +209,7 @@ _CAST = "aten::_to_copy"
 
 def cast_value(value: Value, dtype: Any) -> Value:
     """``value`` converted to ``dtype`` (a ``_to_copy`` node), or itself if it has it."""
-    node, index = value
-    shape = node.shapes[index]
+    shape = value.shape
     if shape.dtype is dtype:
         return value
     from tensordispatch.ops import aten
@@ -221,14 +219,14 @@ def cast_value(value: Value, dtype: Any) -> Value:
         _CAST, op, (value,), (operand(0), dtype, None, None, None, False, None),
         (Shape.of(dtype, shape.sizes),),
     )  # fmt: skip
-    return (cast, 0)
+    return cast
 
 
 def _set_value(t: Any, value: Value, op: OpOverload) -> None:
     if not isinstance(t, LazyTensor):
         raise TypeError(f"{op.name()}: the written tensor must be a lazy tensor")
     value = cast_value(value, t.dtype)
-    shape = value[0].shapes[value[1]]
+    shape = value.shape
     if shape.sizes != t._shape:
         if t._base is not None:
             raise RuntimeError(f"{op.name()}: cannot resize a view of a lazy tensor")
@@ -253,11 +251,11 @@ def derived_kernel(op: OpOverload, functional: OpOverload) -> Any:
         _COUNTERS[plan.counter] += 1
         node = build_node(fplan, list(stack[: fplan.num_args]))
         if inplace:
-            _set_value(stack[0], (node, 0), op)
+            _set_value(stack[0], node.output(0), op)
             return stack[0]
         outs = stack[fplan.num_args :]
         for i, t in enumerate(outs):
-            _set_value(t, (node, i), op)
+            _set_value(t, node.output(i), op)
         return outs[0] if len(outs) == 1 else tuple(outs)
 
     return kernel
@@ -367,7 +365,7 @@ def copy_(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
                 from tensordispatch.ops import aten
 
                 expand: OpOverload = aten.expand_copy.default  # type: ignore[assignment]
-                value = (build_node(op_plan(expand), [src, list(self._shape), False]), 0)
+                value = build_node(op_plan(expand), [src, list(self._shape), False])
             _set_value(self, value, aten_copy())
             return self
         _count("lazy::_to_copy")

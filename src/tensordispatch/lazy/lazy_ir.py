@@ -14,7 +14,7 @@ Codegen).
 from __future__ import annotations
 
 from tensordispatch.lazy.irgen_runtime import *
-from tensordispatch.lazy.irgen_runtime import IrNode, argument_property
+from tensordispatch.lazy.irgen_runtime import IrNode, argument_property, operand_slots
 
 BACKEND = 'Lazy'
 FULL_CODEGEN = (
@@ -237,12 +237,12 @@ def make_lazy__index_put_impl(PLAN, NODE):
                 d = a._data
                 value = d.ir or d.ir_value()
                 operands.append(value)
-                sig.append((value[0].shapes[value[1]], 'tensor'))
+                sig.append((value.shape, 'tensor'))
                 args[0] = MARKERS[len(operands) - 1]
             elif a.__class__ is Tensor and a._wrapped_number:
-                value = (scalar_node(a._data.item(), a.dtype), 0)
+                value = scalar_node(a._data.item(), a.dtype)
                 operands.append(value)
-                sig.append((value[0].shapes[0], 'wrapped'))
+                sig.append((value.shapes[0], 'wrapped'))
                 args[0] = WRAPPED[len(operands) - 1]
             else:
                 args[0] = slow_operand(a, operands, sig)
@@ -255,12 +255,12 @@ def make_lazy__index_put_impl(PLAN, NODE):
                 d = a._data
                 value = d.ir or d.ir_value()
                 operands.append(value)
-                sig.append((value[0].shapes[value[1]], 'tensor'))
+                sig.append((value.shape, 'tensor'))
                 args[2] = MARKERS[len(operands) - 1]
             elif a.__class__ is Tensor and a._wrapped_number:
-                value = (scalar_node(a._data.item(), a.dtype), 0)
+                value = scalar_node(a._data.item(), a.dtype)
                 operands.append(value)
-                sig.append((value[0].shapes[0], 'wrapped'))
+                sig.append((value.shapes[0], 'wrapped'))
                 args[2] = WRAPPED[len(operands) - 1]
             else:
                 args[2] = slow_operand(a, operands, sig)
@@ -273,7 +273,7 @@ def make_lazy__index_put_impl(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, sig, scalars, key)
         node = NODE.make(NAME, OP, tuple(operands), frozen, shapes, RETURNS)
-        return from_value((node, 0))
+        return from_value(node)
 
     return lazy__index_put_impl
 
@@ -281,11 +281,13 @@ def make_lazy__index_put_impl(PLAN, NODE):
 class LogSoftmax(IrNode):
     """``aten::_log_softmax``: ``_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', )
     OP_NAME = 'aten::_log_softmax'
     SCHEMA = '_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dim', 'attribute'), ('half_to_float', 'attribute'),)
     TRACER = 'static'
+    ARITY = 1
+    operands = operand_slots(1)
     self = argument_property(0, 'self')
     dim = argument_property(1, 'dim')
     half_to_float = argument_property(2, 'half_to_float')
@@ -306,12 +308,12 @@ def make_lazy__log_softmax(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -325,13 +327,13 @@ def make_lazy__log_softmax(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, )
+        node.o0 = v0
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy__log_softmax
 
@@ -339,11 +341,13 @@ def make_lazy__log_softmax(PLAN, NODE):
 class Softmax(IrNode):
     """``aten::_softmax``: ``_softmax(Tensor self, int dim, bool half_to_float) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', )
     OP_NAME = 'aten::_softmax'
     SCHEMA = '_softmax(Tensor self, int dim, bool half_to_float) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dim', 'attribute'), ('half_to_float', 'attribute'),)
     TRACER = 'static'
+    ARITY = 1
+    operands = operand_slots(1)
     self = argument_property(0, 'self')
     dim = argument_property(1, 'dim')
     half_to_float = argument_property(2, 'half_to_float')
@@ -364,12 +368,12 @@ def make_lazy__softmax(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -383,13 +387,13 @@ def make_lazy__softmax(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, )
+        node.o0 = v0
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy__softmax
 
@@ -397,11 +401,13 @@ def make_lazy__softmax(PLAN, NODE):
 class UnsafeView(IrNode):
     """``aten::_unsafe_view``: ``_unsafe_view(Tensor self, SymInt[] size) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', )
     OP_NAME = 'aten::_unsafe_view'
     SCHEMA = '_unsafe_view(Tensor self, SymInt[] size) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('size', 'attribute'),)
     TRACER = 'static'
+    ARITY = 1
+    operands = operand_slots(1)
     self = argument_property(0, 'self')
     size = argument_property(1, 'size')
 
@@ -421,12 +427,12 @@ def make_lazy__unsafe_view(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -441,13 +447,13 @@ def make_lazy__unsafe_view(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, )
+        node.o0 = v0
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy__unsafe_view
 
@@ -455,11 +461,13 @@ def make_lazy__unsafe_view(PLAN, NODE):
 class Abs(IrNode):
     """``aten::abs``: ``abs(Tensor self) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', )
     OP_NAME = 'aten::abs'
     SCHEMA = 'abs(Tensor self) -> Tensor'
     ARGUMENTS = (('self', 'tensor'),)
     TRACER = 'static'
+    ARITY = 1
+    operands = operand_slots(1)
     self = argument_property(0, 'self')
 
 
@@ -478,12 +486,12 @@ def make_lazy_abs(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -497,13 +505,13 @@ def make_lazy_abs(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, )
+        node.o0 = v0
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_abs
 
@@ -511,11 +519,13 @@ def make_lazy_abs(PLAN, NODE):
 class AddScalar(IrNode):
     """``aten::add.Scalar``: ``add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', 'o1', 'o2', )
     OP_NAME = 'aten::add.Scalar'
     SCHEMA = 'add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'scalar'), ('alpha', 'scalar'),)
     TRACER = 'static'
+    ARITY = 3
+    operands = operand_slots(3)
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
     alpha = argument_property(2, 'alpha')
@@ -536,12 +546,12 @@ def make_lazy_add_Scalar(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -550,14 +560,14 @@ def make_lazy_add_Scalar(PLAN, NODE):
         a = stack[1]
         a1 = a
         n = SCALARS.get((NUMBER_DTYPES.get(a.__class__), a.__class__, a))
-        v1 = (n or scalar_node(a), 0)
-        s1 = v1[0].shapes[0]
+        v1 = n or scalar_node(a)
+        s1 = v1.shapes[0]
         m1 = SCALAR_MARKERS[1]
         a = stack[2]
         a2 = a
         n = SCALARS.get((NUMBER_DTYPES.get(a.__class__), a.__class__, a))
-        v2 = (n or scalar_node(a), 0)
-        s2 = v2[0].shapes[0]
+        v2 = n or scalar_node(a)
+        s2 = v2.shapes[0]
         m2 = SCALAR_MARKERS[2]
         frozen = (m0, m1, m2, )
         key = (KEY, m0, m1, m2, s0.dtype, s0.sizes, s1.dtype, s1.sizes, s2.dtype, s2.sizes, )
@@ -567,13 +577,15 @@ def make_lazy_add_Scalar(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, v1, v2, )
+        node.o0 = v0
+        node.o1 = v1
+        node.o2 = v2
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], v2[0].hash, v2[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, v2.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_add_Scalar
 
@@ -581,11 +593,13 @@ def make_lazy_add_Scalar(PLAN, NODE):
 class AddTensor(IrNode):
     """``aten::add.Tensor``: ``add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', 'o1', 'o2', )
     OP_NAME = 'aten::add.Tensor'
     SCHEMA = 'add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'tensor'), ('alpha', 'scalar'),)
     TRACER = 'static'
+    ARITY = 3
+    operands = operand_slots(3)
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
     alpha = argument_property(2, 'alpha')
@@ -606,12 +620,12 @@ def make_lazy_add_Tensor(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -621,12 +635,12 @@ def make_lazy_add_Tensor(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            s1 = v1[0].shapes[v1[1]]
+            s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s1 = v1[0].shapes[0]
+            v1 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s1 = v1.shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
@@ -635,8 +649,8 @@ def make_lazy_add_Tensor(PLAN, NODE):
         a = stack[2]
         a2 = a
         n = SCALARS.get((NUMBER_DTYPES.get(a.__class__), a.__class__, a))
-        v2 = (n or scalar_node(a), 0)
-        s2 = v2[0].shapes[0]
+        v2 = n or scalar_node(a)
+        s2 = v2.shapes[0]
         m2 = SCALAR_MARKERS[2]
         frozen = (m0, m1, m2, )
         key = (KEY, m0, m1, m2, s0.dtype, s0.sizes, s1.dtype, s1.sizes, s2.dtype, s2.sizes, )
@@ -646,13 +660,15 @@ def make_lazy_add_Tensor(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, v1, v2, )
+        node.o0 = v0
+        node.o1 = v1
+        node.o2 = v2
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], v2[0].hash, v2[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, v2.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_add_Tensor
 
@@ -660,11 +676,13 @@ def make_lazy_add_Tensor(PLAN, NODE):
 class Addbmm(IrNode):
     """``aten::addbmm``: ``addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', 'o1', 'o2', 'o3', 'o4', )
     OP_NAME = 'aten::addbmm'
     SCHEMA = 'addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('batch1', 'tensor'), ('batch2', 'tensor'), ('beta', 'scalar'), ('alpha', 'scalar'),)
     TRACER = 'static'
+    ARITY = 5
+    operands = operand_slots(5)
     self = argument_property(0, 'self')
     batch1 = argument_property(1, 'batch1')
     batch2 = argument_property(2, 'batch2')
@@ -687,12 +705,12 @@ def make_lazy_addbmm(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -702,12 +720,12 @@ def make_lazy_addbmm(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            s1 = v1[0].shapes[v1[1]]
+            s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s1 = v1[0].shapes[0]
+            v1 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s1 = v1.shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
@@ -717,12 +735,12 @@ def make_lazy_addbmm(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v2 = d.ir or d.ir_value()
-            s2 = v2[0].shapes[v2[1]]
+            s2 = v2.shapes[0] if v2.__class__ is not Output else v2.shape
             m2 = MARKERS[2]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v2 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s2 = v2[0].shapes[0]
+            v2 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s2 = v2.shapes[0]
             m2 = WRAPPED[2]
         else:
             one, sig1 = [], []
@@ -731,14 +749,14 @@ def make_lazy_addbmm(PLAN, NODE):
         a = stack[3]
         a3 = a
         n = SCALARS.get((NUMBER_DTYPES.get(a.__class__), a.__class__, a))
-        v3 = (n or scalar_node(a), 0)
-        s3 = v3[0].shapes[0]
+        v3 = n or scalar_node(a)
+        s3 = v3.shapes[0]
         m3 = SCALAR_MARKERS[3]
         a = stack[4]
         a4 = a
         n = SCALARS.get((NUMBER_DTYPES.get(a.__class__), a.__class__, a))
-        v4 = (n or scalar_node(a), 0)
-        s4 = v4[0].shapes[0]
+        v4 = n or scalar_node(a)
+        s4 = v4.shapes[0]
         m4 = SCALAR_MARKERS[4]
         frozen = (m0, m1, m2, m3, m4, )
         key = (KEY, m0, m1, m2, m3, m4, s0.dtype, s0.sizes, s1.dtype, s1.sizes, s2.dtype, s2.sizes, s3.dtype, s3.sizes, s4.dtype, s4.sizes, )
@@ -748,13 +766,17 @@ def make_lazy_addbmm(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, v1, v2, v3, v4, )
+        node.o0 = v0
+        node.o1 = v1
+        node.o2 = v2
+        node.o3 = v3
+        node.o4 = v4
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], v2[0].hash, v2[1], v3[0].hash, v3[1], v4[0].hash, v4[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, v2.hash, v3.hash, v4.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_addbmm
 
@@ -762,11 +784,13 @@ def make_lazy_addbmm(PLAN, NODE):
 class Addcdiv(IrNode):
     """``aten::addcdiv``: ``addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', 'o1', 'o2', 'o3', )
     OP_NAME = 'aten::addcdiv'
     SCHEMA = 'addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('tensor1', 'tensor'), ('tensor2', 'tensor'), ('value', 'scalar'),)
     TRACER = 'static'
+    ARITY = 4
+    operands = operand_slots(4)
     self = argument_property(0, 'self')
     tensor1 = argument_property(1, 'tensor1')
     tensor2 = argument_property(2, 'tensor2')
@@ -788,12 +812,12 @@ def make_lazy_addcdiv(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -803,12 +827,12 @@ def make_lazy_addcdiv(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            s1 = v1[0].shapes[v1[1]]
+            s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s1 = v1[0].shapes[0]
+            v1 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s1 = v1.shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
@@ -818,12 +842,12 @@ def make_lazy_addcdiv(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v2 = d.ir or d.ir_value()
-            s2 = v2[0].shapes[v2[1]]
+            s2 = v2.shapes[0] if v2.__class__ is not Output else v2.shape
             m2 = MARKERS[2]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v2 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s2 = v2[0].shapes[0]
+            v2 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s2 = v2.shapes[0]
             m2 = WRAPPED[2]
         else:
             one, sig1 = [], []
@@ -832,8 +856,8 @@ def make_lazy_addcdiv(PLAN, NODE):
         a = stack[3]
         a3 = a
         n = SCALARS.get((NUMBER_DTYPES.get(a.__class__), a.__class__, a))
-        v3 = (n or scalar_node(a), 0)
-        s3 = v3[0].shapes[0]
+        v3 = n or scalar_node(a)
+        s3 = v3.shapes[0]
         m3 = SCALAR_MARKERS[3]
         frozen = (m0, m1, m2, m3, )
         key = (KEY, m0, m1, m2, m3, s0.dtype, s0.sizes, s1.dtype, s1.sizes, s2.dtype, s2.sizes, s3.dtype, s3.sizes, )
@@ -843,13 +867,16 @@ def make_lazy_addcdiv(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, v1, v2, v3, )
+        node.o0 = v0
+        node.o1 = v1
+        node.o2 = v2
+        node.o3 = v3
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], v2[0].hash, v2[1], v3[0].hash, v3[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, v2.hash, v3.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_addcdiv
 
@@ -857,11 +884,13 @@ def make_lazy_addcdiv(PLAN, NODE):
 class Addcmul(IrNode):
     """``aten::addcmul``: ``addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', 'o1', 'o2', 'o3', )
     OP_NAME = 'aten::addcmul'
     SCHEMA = 'addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('tensor1', 'tensor'), ('tensor2', 'tensor'), ('value', 'scalar'),)
     TRACER = 'static'
+    ARITY = 4
+    operands = operand_slots(4)
     self = argument_property(0, 'self')
     tensor1 = argument_property(1, 'tensor1')
     tensor2 = argument_property(2, 'tensor2')
@@ -883,12 +912,12 @@ def make_lazy_addcmul(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -898,12 +927,12 @@ def make_lazy_addcmul(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            s1 = v1[0].shapes[v1[1]]
+            s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s1 = v1[0].shapes[0]
+            v1 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s1 = v1.shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
@@ -913,12 +942,12 @@ def make_lazy_addcmul(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v2 = d.ir or d.ir_value()
-            s2 = v2[0].shapes[v2[1]]
+            s2 = v2.shapes[0] if v2.__class__ is not Output else v2.shape
             m2 = MARKERS[2]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v2 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s2 = v2[0].shapes[0]
+            v2 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s2 = v2.shapes[0]
             m2 = WRAPPED[2]
         else:
             one, sig1 = [], []
@@ -927,8 +956,8 @@ def make_lazy_addcmul(PLAN, NODE):
         a = stack[3]
         a3 = a
         n = SCALARS.get((NUMBER_DTYPES.get(a.__class__), a.__class__, a))
-        v3 = (n or scalar_node(a), 0)
-        s3 = v3[0].shapes[0]
+        v3 = n or scalar_node(a)
+        s3 = v3.shapes[0]
         m3 = SCALAR_MARKERS[3]
         frozen = (m0, m1, m2, m3, )
         key = (KEY, m0, m1, m2, m3, s0.dtype, s0.sizes, s1.dtype, s1.sizes, s2.dtype, s2.sizes, s3.dtype, s3.sizes, )
@@ -938,13 +967,16 @@ def make_lazy_addcmul(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, v1, v2, v3, )
+        node.o0 = v0
+        node.o1 = v1
+        node.o2 = v2
+        node.o3 = v3
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], v2[0].hash, v2[1], v3[0].hash, v3[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, v2.hash, v3.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_addcmul
 
@@ -952,11 +984,13 @@ def make_lazy_addcmul(PLAN, NODE):
 class Addmm(IrNode):
     """``aten::addmm``: ``addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', 'o1', 'o2', 'o3', 'o4', )
     OP_NAME = 'aten::addmm'
     SCHEMA = 'addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('mat1', 'tensor'), ('mat2', 'tensor'), ('beta', 'scalar'), ('alpha', 'scalar'),)
     TRACER = 'static'
+    ARITY = 5
+    operands = operand_slots(5)
     self = argument_property(0, 'self')
     mat1 = argument_property(1, 'mat1')
     mat2 = argument_property(2, 'mat2')
@@ -979,12 +1013,12 @@ def make_lazy_addmm(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -994,12 +1028,12 @@ def make_lazy_addmm(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            s1 = v1[0].shapes[v1[1]]
+            s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s1 = v1[0].shapes[0]
+            v1 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s1 = v1.shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
@@ -1009,12 +1043,12 @@ def make_lazy_addmm(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v2 = d.ir or d.ir_value()
-            s2 = v2[0].shapes[v2[1]]
+            s2 = v2.shapes[0] if v2.__class__ is not Output else v2.shape
             m2 = MARKERS[2]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v2 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s2 = v2[0].shapes[0]
+            v2 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s2 = v2.shapes[0]
             m2 = WRAPPED[2]
         else:
             one, sig1 = [], []
@@ -1023,14 +1057,14 @@ def make_lazy_addmm(PLAN, NODE):
         a = stack[3]
         a3 = a
         n = SCALARS.get((NUMBER_DTYPES.get(a.__class__), a.__class__, a))
-        v3 = (n or scalar_node(a), 0)
-        s3 = v3[0].shapes[0]
+        v3 = n or scalar_node(a)
+        s3 = v3.shapes[0]
         m3 = SCALAR_MARKERS[3]
         a = stack[4]
         a4 = a
         n = SCALARS.get((NUMBER_DTYPES.get(a.__class__), a.__class__, a))
-        v4 = (n or scalar_node(a), 0)
-        s4 = v4[0].shapes[0]
+        v4 = n or scalar_node(a)
+        s4 = v4.shapes[0]
         m4 = SCALAR_MARKERS[4]
         frozen = (m0, m1, m2, m3, m4, )
         key = (KEY, m0, m1, m2, m3, m4, s0.dtype, s0.sizes, s1.dtype, s1.sizes, s2.dtype, s2.sizes, s3.dtype, s3.sizes, s4.dtype, s4.sizes, )
@@ -1040,13 +1074,17 @@ def make_lazy_addmm(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, v1, v2, v3, v4, )
+        node.o0 = v0
+        node.o1 = v1
+        node.o2 = v2
+        node.o3 = v3
+        node.o4 = v4
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], v2[0].hash, v2[1], v3[0].hash, v3[1], v4[0].hash, v4[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, v2.hash, v3.hash, v4.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_addmm
 
@@ -1054,11 +1092,13 @@ def make_lazy_addmm(PLAN, NODE):
 class Addmv(IrNode):
     """``aten::addmv``: ``addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', 'o1', 'o2', 'o3', 'o4', )
     OP_NAME = 'aten::addmv'
     SCHEMA = 'addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('mat', 'tensor'), ('vec', 'tensor'), ('beta', 'scalar'), ('alpha', 'scalar'),)
     TRACER = 'static'
+    ARITY = 5
+    operands = operand_slots(5)
     self = argument_property(0, 'self')
     mat = argument_property(1, 'mat')
     vec = argument_property(2, 'vec')
@@ -1081,12 +1121,12 @@ def make_lazy_addmv(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -1096,12 +1136,12 @@ def make_lazy_addmv(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            s1 = v1[0].shapes[v1[1]]
+            s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s1 = v1[0].shapes[0]
+            v1 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s1 = v1.shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
@@ -1111,12 +1151,12 @@ def make_lazy_addmv(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v2 = d.ir or d.ir_value()
-            s2 = v2[0].shapes[v2[1]]
+            s2 = v2.shapes[0] if v2.__class__ is not Output else v2.shape
             m2 = MARKERS[2]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v2 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s2 = v2[0].shapes[0]
+            v2 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s2 = v2.shapes[0]
             m2 = WRAPPED[2]
         else:
             one, sig1 = [], []
@@ -1125,14 +1165,14 @@ def make_lazy_addmv(PLAN, NODE):
         a = stack[3]
         a3 = a
         n = SCALARS.get((NUMBER_DTYPES.get(a.__class__), a.__class__, a))
-        v3 = (n or scalar_node(a), 0)
-        s3 = v3[0].shapes[0]
+        v3 = n or scalar_node(a)
+        s3 = v3.shapes[0]
         m3 = SCALAR_MARKERS[3]
         a = stack[4]
         a4 = a
         n = SCALARS.get((NUMBER_DTYPES.get(a.__class__), a.__class__, a))
-        v4 = (n or scalar_node(a), 0)
-        s4 = v4[0].shapes[0]
+        v4 = n or scalar_node(a)
+        s4 = v4.shapes[0]
         m4 = SCALAR_MARKERS[4]
         frozen = (m0, m1, m2, m3, m4, )
         key = (KEY, m0, m1, m2, m3, m4, s0.dtype, s0.sizes, s1.dtype, s1.sizes, s2.dtype, s2.sizes, s3.dtype, s3.sizes, s4.dtype, s4.sizes, )
@@ -1142,13 +1182,17 @@ def make_lazy_addmv(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, v1, v2, v3, v4, )
+        node.o0 = v0
+        node.o1 = v1
+        node.o2 = v2
+        node.o3 = v3
+        node.o4 = v4
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], v2[0].hash, v2[1], v3[0].hash, v3[1], v4[0].hash, v4[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, v2.hash, v3.hash, v4.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_addmv
 
@@ -1156,11 +1200,13 @@ def make_lazy_addmv(PLAN, NODE):
 class AliasCopy(IrNode):
     """``aten::alias_copy``: ``alias_copy(Tensor self) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', )
     OP_NAME = 'aten::alias_copy'
     SCHEMA = 'alias_copy(Tensor self) -> Tensor'
     ARGUMENTS = (('self', 'tensor'),)
     TRACER = 'static'
+    ARITY = 1
+    operands = operand_slots(1)
     self = argument_property(0, 'self')
 
 
@@ -1179,12 +1225,12 @@ def make_lazy_alias_copy(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -1198,13 +1244,13 @@ def make_lazy_alias_copy(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, )
+        node.o0 = v0
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_alias_copy
 
@@ -1212,11 +1258,13 @@ def make_lazy_alias_copy(PLAN, NODE):
 class All(IrNode):
     """``aten::all``: ``all(Tensor self) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', )
     OP_NAME = 'aten::all'
     SCHEMA = 'all(Tensor self) -> Tensor'
     ARGUMENTS = (('self', 'tensor'),)
     TRACER = 'static'
+    ARITY = 1
+    operands = operand_slots(1)
     self = argument_property(0, 'self')
 
 
@@ -1235,12 +1283,12 @@ def make_lazy_all(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -1254,13 +1302,13 @@ def make_lazy_all(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, )
+        node.o0 = v0
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_all
 
@@ -1268,11 +1316,13 @@ def make_lazy_all(PLAN, NODE):
 class AllDim(IrNode):
     """``aten::all.dim``: ``all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', )
     OP_NAME = 'aten::all.dim'
     SCHEMA = 'all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dim', 'attribute'), ('keepdim', 'attribute'),)
     TRACER = 'static'
+    ARITY = 1
+    operands = operand_slots(1)
     self = argument_property(0, 'self')
     dim = argument_property(1, 'dim')
     keepdim = argument_property(2, 'keepdim')
@@ -1293,12 +1343,12 @@ def make_lazy_all_dim(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -1312,13 +1362,13 @@ def make_lazy_all_dim(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, )
+        node.o0 = v0
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_all_dim
 
@@ -1326,11 +1376,13 @@ def make_lazy_all_dim(PLAN, NODE):
 class AllDims(IrNode):
     """``aten::all.dims``: ``all.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', )
     OP_NAME = 'aten::all.dims'
     SCHEMA = 'all.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dim', 'attribute'), ('keepdim', 'attribute'),)
     TRACER = 'static'
+    ARITY = 1
+    operands = operand_slots(1)
     self = argument_property(0, 'self')
     dim = argument_property(1, 'dim')
     keepdim = argument_property(2, 'keepdim')
@@ -1351,12 +1403,12 @@ def make_lazy_all_dims(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -1373,13 +1425,13 @@ def make_lazy_all_dims(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, )
+        node.o0 = v0
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_all_dims
 
@@ -1387,11 +1439,13 @@ def make_lazy_all_dims(PLAN, NODE):
 class Amax(IrNode):
     """``aten::amax``: ``amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', )
     OP_NAME = 'aten::amax'
     SCHEMA = 'amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dim', 'attribute'), ('keepdim', 'attribute'),)
     TRACER = 'static'
+    ARITY = 1
+    operands = operand_slots(1)
     self = argument_property(0, 'self')
     dim = argument_property(1, 'dim')
     keepdim = argument_property(2, 'keepdim')
@@ -1412,12 +1466,12 @@ def make_lazy_amax(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -1432,13 +1486,13 @@ def make_lazy_amax(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, )
+        node.o0 = v0
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_amax
 
@@ -1446,11 +1500,13 @@ def make_lazy_amax(PLAN, NODE):
 class Amin(IrNode):
     """``aten::amin``: ``amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', )
     OP_NAME = 'aten::amin'
     SCHEMA = 'amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dim', 'attribute'), ('keepdim', 'attribute'),)
     TRACER = 'static'
+    ARITY = 1
+    operands = operand_slots(1)
     self = argument_property(0, 'self')
     dim = argument_property(1, 'dim')
     keepdim = argument_property(2, 'keepdim')
@@ -1471,12 +1527,12 @@ def make_lazy_amin(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -1491,13 +1547,13 @@ def make_lazy_amin(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, )
+        node.o0 = v0
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_amin
 
@@ -1505,11 +1561,13 @@ def make_lazy_amin(PLAN, NODE):
 class Aminmax(IrNode):
     """``aten::aminmax``: ``aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', )
     OP_NAME = 'aten::aminmax'
     SCHEMA = 'aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)'
     ARGUMENTS = (('self', 'tensor'), ('dim', 'attribute'), ('keepdim', 'attribute'),)
     TRACER = 'static'
+    ARITY = 1
+    operands = operand_slots(1)
     self = argument_property(0, 'self')
     dim = argument_property(1, 'dim')
     keepdim = argument_property(2, 'keepdim')
@@ -1530,12 +1588,12 @@ def make_lazy_aminmax(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -1549,12 +1607,12 @@ def make_lazy_aminmax(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, )
+        node.o0 = v0
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], *[s._hash for s in shapes]))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, *[s._hash for s in shapes]))
         return wrap(node)
 
     return lazy_aminmax
@@ -1563,11 +1621,13 @@ def make_lazy_aminmax(PLAN, NODE):
 class Any(IrNode):
     """``aten::any``: ``any(Tensor self) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', )
     OP_NAME = 'aten::any'
     SCHEMA = 'any(Tensor self) -> Tensor'
     ARGUMENTS = (('self', 'tensor'),)
     TRACER = 'static'
+    ARITY = 1
+    operands = operand_slots(1)
     self = argument_property(0, 'self')
 
 
@@ -1586,12 +1646,12 @@ def make_lazy_any(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -1605,13 +1665,13 @@ def make_lazy_any(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, )
+        node.o0 = v0
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_any
 
@@ -1619,11 +1679,13 @@ def make_lazy_any(PLAN, NODE):
 class AnyDim(IrNode):
     """``aten::any.dim``: ``any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', )
     OP_NAME = 'aten::any.dim'
     SCHEMA = 'any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dim', 'attribute'), ('keepdim', 'attribute'),)
     TRACER = 'static'
+    ARITY = 1
+    operands = operand_slots(1)
     self = argument_property(0, 'self')
     dim = argument_property(1, 'dim')
     keepdim = argument_property(2, 'keepdim')
@@ -1644,12 +1706,12 @@ def make_lazy_any_dim(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -1663,13 +1725,13 @@ def make_lazy_any_dim(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, )
+        node.o0 = v0
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_any_dim
 
@@ -1677,11 +1739,13 @@ def make_lazy_any_dim(PLAN, NODE):
 class AnyDims(IrNode):
     """``aten::any.dims``: ``any.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', )
     OP_NAME = 'aten::any.dims'
     SCHEMA = 'any.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dim', 'attribute'), ('keepdim', 'attribute'),)
     TRACER = 'static'
+    ARITY = 1
+    operands = operand_slots(1)
     self = argument_property(0, 'self')
     dim = argument_property(1, 'dim')
     keepdim = argument_property(2, 'keepdim')
@@ -1702,12 +1766,12 @@ def make_lazy_any_dims(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -1724,13 +1788,13 @@ def make_lazy_any_dims(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, )
+        node.o0 = v0
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_any_dims
 
@@ -1738,11 +1802,13 @@ def make_lazy_any_dims(PLAN, NODE):
 class Argmax(IrNode):
     """``aten::argmax``: ``argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', )
     OP_NAME = 'aten::argmax'
     SCHEMA = 'argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dim', 'attribute'), ('keepdim', 'attribute'),)
     TRACER = 'static'
+    ARITY = 1
+    operands = operand_slots(1)
     self = argument_property(0, 'self')
     dim = argument_property(1, 'dim')
     keepdim = argument_property(2, 'keepdim')
@@ -1763,12 +1829,12 @@ def make_lazy_argmax(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -1782,13 +1848,13 @@ def make_lazy_argmax(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, )
+        node.o0 = v0
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_argmax
 
@@ -1796,11 +1862,13 @@ def make_lazy_argmax(PLAN, NODE):
 class Argmin(IrNode):
     """``aten::argmin``: ``argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', )
     OP_NAME = 'aten::argmin'
     SCHEMA = 'argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dim', 'attribute'), ('keepdim', 'attribute'),)
     TRACER = 'static'
+    ARITY = 1
+    operands = operand_slots(1)
     self = argument_property(0, 'self')
     dim = argument_property(1, 'dim')
     keepdim = argument_property(2, 'keepdim')
@@ -1821,12 +1889,12 @@ def make_lazy_argmin(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -1840,13 +1908,13 @@ def make_lazy_argmin(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, )
+        node.o0 = v0
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_argmin
 
@@ -1854,11 +1922,13 @@ def make_lazy_argmin(PLAN, NODE):
 class AsStridedCopy(IrNode):
     """``aten::as_strided_copy``: ``as_strided_copy(Tensor self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', )
     OP_NAME = 'aten::as_strided_copy'
     SCHEMA = 'as_strided_copy(Tensor self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('size', 'attribute'), ('stride', 'attribute'), ('storage_offset', 'attribute'),)
     TRACER = 'static'
+    ARITY = 1
+    operands = operand_slots(1)
     self = argument_property(0, 'self')
     size = argument_property(1, 'size')
     stride = argument_property(2, 'stride')
@@ -1880,12 +1950,12 @@ def make_lazy_as_strided_copy(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -1901,13 +1971,13 @@ def make_lazy_as_strided_copy(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, )
+        node.o0 = v0
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_as_strided_copy
 
@@ -1915,11 +1985,13 @@ def make_lazy_as_strided_copy(PLAN, NODE):
 class AsStridedScatter(IrNode):
     """``aten::as_strided_scatter``: ``as_strided_scatter(Tensor self, Tensor src, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', 'o1', )
     OP_NAME = 'aten::as_strided_scatter'
     SCHEMA = 'as_strided_scatter(Tensor self, Tensor src, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('src', 'tensor'), ('size', 'attribute'), ('stride', 'attribute'), ('storage_offset', 'attribute'),)
     TRACER = 'static'
+    ARITY = 2
+    operands = operand_slots(2)
     self = argument_property(0, 'self')
     src = argument_property(1, 'src')
     size = argument_property(2, 'size')
@@ -1942,12 +2014,12 @@ def make_lazy_as_strided_scatter(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -1957,12 +2029,12 @@ def make_lazy_as_strided_scatter(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            s1 = v1[0].shapes[v1[1]]
+            s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s1 = v1[0].shapes[0]
+            v1 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s1 = v1.shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
@@ -1978,13 +2050,14 @@ def make_lazy_as_strided_scatter(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, v1, )
+        node.o0 = v0
+        node.o1 = v1
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_as_strided_scatter
 
@@ -1992,11 +2065,13 @@ def make_lazy_as_strided_scatter(PLAN, NODE):
 class Baddbmm(IrNode):
     """``aten::baddbmm``: ``baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', 'o1', 'o2', 'o3', 'o4', )
     OP_NAME = 'aten::baddbmm'
     SCHEMA = 'baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('batch1', 'tensor'), ('batch2', 'tensor'), ('beta', 'scalar'), ('alpha', 'scalar'),)
     TRACER = 'static'
+    ARITY = 5
+    operands = operand_slots(5)
     self = argument_property(0, 'self')
     batch1 = argument_property(1, 'batch1')
     batch2 = argument_property(2, 'batch2')
@@ -2019,12 +2094,12 @@ def make_lazy_baddbmm(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -2034,12 +2109,12 @@ def make_lazy_baddbmm(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            s1 = v1[0].shapes[v1[1]]
+            s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s1 = v1[0].shapes[0]
+            v1 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s1 = v1.shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
@@ -2049,12 +2124,12 @@ def make_lazy_baddbmm(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v2 = d.ir or d.ir_value()
-            s2 = v2[0].shapes[v2[1]]
+            s2 = v2.shapes[0] if v2.__class__ is not Output else v2.shape
             m2 = MARKERS[2]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v2 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s2 = v2[0].shapes[0]
+            v2 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s2 = v2.shapes[0]
             m2 = WRAPPED[2]
         else:
             one, sig1 = [], []
@@ -2063,14 +2138,14 @@ def make_lazy_baddbmm(PLAN, NODE):
         a = stack[3]
         a3 = a
         n = SCALARS.get((NUMBER_DTYPES.get(a.__class__), a.__class__, a))
-        v3 = (n or scalar_node(a), 0)
-        s3 = v3[0].shapes[0]
+        v3 = n or scalar_node(a)
+        s3 = v3.shapes[0]
         m3 = SCALAR_MARKERS[3]
         a = stack[4]
         a4 = a
         n = SCALARS.get((NUMBER_DTYPES.get(a.__class__), a.__class__, a))
-        v4 = (n or scalar_node(a), 0)
-        s4 = v4[0].shapes[0]
+        v4 = n or scalar_node(a)
+        s4 = v4.shapes[0]
         m4 = SCALAR_MARKERS[4]
         frozen = (m0, m1, m2, m3, m4, )
         key = (KEY, m0, m1, m2, m3, m4, s0.dtype, s0.sizes, s1.dtype, s1.sizes, s2.dtype, s2.sizes, s3.dtype, s3.sizes, s4.dtype, s4.sizes, )
@@ -2080,13 +2155,17 @@ def make_lazy_baddbmm(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, v1, v2, v3, v4, )
+        node.o0 = v0
+        node.o1 = v1
+        node.o2 = v2
+        node.o3 = v3
+        node.o4 = v4
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], v2[0].hash, v2[1], v3[0].hash, v3[1], v4[0].hash, v4[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, v2.hash, v3.hash, v4.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_baddbmm
 
@@ -2094,11 +2173,13 @@ def make_lazy_baddbmm(PLAN, NODE):
 class BitwiseAndScalar(IrNode):
     """``aten::bitwise_and.Scalar``: ``bitwise_and.Scalar(Tensor self, Scalar other) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', 'o1', )
     OP_NAME = 'aten::bitwise_and.Scalar'
     SCHEMA = 'bitwise_and.Scalar(Tensor self, Scalar other) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'scalar'),)
     TRACER = 'static'
+    ARITY = 2
+    operands = operand_slots(2)
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -2118,12 +2199,12 @@ def make_lazy_bitwise_and_Scalar(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -2132,8 +2213,8 @@ def make_lazy_bitwise_and_Scalar(PLAN, NODE):
         a = stack[1]
         a1 = a
         n = SCALARS.get((NUMBER_DTYPES.get(a.__class__), a.__class__, a))
-        v1 = (n or scalar_node(a), 0)
-        s1 = v1[0].shapes[0]
+        v1 = n or scalar_node(a)
+        s1 = v1.shapes[0]
         m1 = SCALAR_MARKERS[1]
         frozen = (m0, m1, )
         key = (KEY, m0, m1, s0.dtype, s0.sizes, s1.dtype, s1.sizes, )
@@ -2143,13 +2224,14 @@ def make_lazy_bitwise_and_Scalar(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, v1, )
+        node.o0 = v0
+        node.o1 = v1
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_bitwise_and_Scalar
 
@@ -2157,11 +2239,13 @@ def make_lazy_bitwise_and_Scalar(PLAN, NODE):
 class BitwiseAndScalarTensor(IrNode):
     """``aten::bitwise_and.Scalar_Tensor``: ``bitwise_and.Scalar_Tensor(Scalar self, Tensor other) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', 'o1', )
     OP_NAME = 'aten::bitwise_and.Scalar_Tensor'
     SCHEMA = 'bitwise_and.Scalar_Tensor(Scalar self, Tensor other) -> Tensor'
     ARGUMENTS = (('self', 'scalar'), ('other', 'tensor'),)
     TRACER = 'static'
+    ARITY = 2
+    operands = operand_slots(2)
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -2180,19 +2264,19 @@ def make_lazy_bitwise_and_Scalar_Tensor(PLAN, NODE):
         a = stack[0]
         a0 = a
         n = SCALARS.get((NUMBER_DTYPES.get(a.__class__), a.__class__, a))
-        v0 = (n or scalar_node(a), 0)
-        s0 = v0[0].shapes[0]
+        v0 = n or scalar_node(a)
+        s0 = v0.shapes[0]
         m0 = SCALAR_MARKERS[0]
         a = stack[1]
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            s1 = v1[0].shapes[v1[1]]
+            s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s1 = v1[0].shapes[0]
+            v1 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s1 = v1.shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
@@ -2206,13 +2290,14 @@ def make_lazy_bitwise_and_Scalar_Tensor(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, v1, )
+        node.o0 = v0
+        node.o1 = v1
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_bitwise_and_Scalar_Tensor
 
@@ -2220,11 +2305,13 @@ def make_lazy_bitwise_and_Scalar_Tensor(PLAN, NODE):
 class BitwiseAndTensor(IrNode):
     """``aten::bitwise_and.Tensor``: ``bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', 'o1', )
     OP_NAME = 'aten::bitwise_and.Tensor'
     SCHEMA = 'bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'tensor'),)
     TRACER = 'static'
+    ARITY = 2
+    operands = operand_slots(2)
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -2244,12 +2331,12 @@ def make_lazy_bitwise_and_Tensor(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -2259,12 +2346,12 @@ def make_lazy_bitwise_and_Tensor(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            s1 = v1[0].shapes[v1[1]]
+            s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s1 = v1[0].shapes[0]
+            v1 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s1 = v1.shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
@@ -2278,13 +2365,14 @@ def make_lazy_bitwise_and_Tensor(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, v1, )
+        node.o0 = v0
+        node.o1 = v1
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_bitwise_and_Tensor
 
@@ -2292,11 +2380,13 @@ def make_lazy_bitwise_and_Tensor(PLAN, NODE):
 class BitwiseNot(IrNode):
     """``aten::bitwise_not``: ``bitwise_not(Tensor self) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', )
     OP_NAME = 'aten::bitwise_not'
     SCHEMA = 'bitwise_not(Tensor self) -> Tensor'
     ARGUMENTS = (('self', 'tensor'),)
     TRACER = 'static'
+    ARITY = 1
+    operands = operand_slots(1)
     self = argument_property(0, 'self')
 
 
@@ -2315,12 +2405,12 @@ def make_lazy_bitwise_not(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -2334,13 +2424,13 @@ def make_lazy_bitwise_not(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, )
+        node.o0 = v0
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_bitwise_not
 
@@ -2348,11 +2438,13 @@ def make_lazy_bitwise_not(PLAN, NODE):
 class BitwiseOrScalar(IrNode):
     """``aten::bitwise_or.Scalar``: ``bitwise_or.Scalar(Tensor self, Scalar other) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', 'o1', )
     OP_NAME = 'aten::bitwise_or.Scalar'
     SCHEMA = 'bitwise_or.Scalar(Tensor self, Scalar other) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'scalar'),)
     TRACER = 'static'
+    ARITY = 2
+    operands = operand_slots(2)
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -2372,12 +2464,12 @@ def make_lazy_bitwise_or_Scalar(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -2386,8 +2478,8 @@ def make_lazy_bitwise_or_Scalar(PLAN, NODE):
         a = stack[1]
         a1 = a
         n = SCALARS.get((NUMBER_DTYPES.get(a.__class__), a.__class__, a))
-        v1 = (n or scalar_node(a), 0)
-        s1 = v1[0].shapes[0]
+        v1 = n or scalar_node(a)
+        s1 = v1.shapes[0]
         m1 = SCALAR_MARKERS[1]
         frozen = (m0, m1, )
         key = (KEY, m0, m1, s0.dtype, s0.sizes, s1.dtype, s1.sizes, )
@@ -2397,13 +2489,14 @@ def make_lazy_bitwise_or_Scalar(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, v1, )
+        node.o0 = v0
+        node.o1 = v1
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_bitwise_or_Scalar
 
@@ -2411,11 +2504,13 @@ def make_lazy_bitwise_or_Scalar(PLAN, NODE):
 class BitwiseOrScalarTensor(IrNode):
     """``aten::bitwise_or.Scalar_Tensor``: ``bitwise_or.Scalar_Tensor(Scalar self, Tensor other) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', 'o1', )
     OP_NAME = 'aten::bitwise_or.Scalar_Tensor'
     SCHEMA = 'bitwise_or.Scalar_Tensor(Scalar self, Tensor other) -> Tensor'
     ARGUMENTS = (('self', 'scalar'), ('other', 'tensor'),)
     TRACER = 'static'
+    ARITY = 2
+    operands = operand_slots(2)
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -2434,19 +2529,19 @@ def make_lazy_bitwise_or_Scalar_Tensor(PLAN, NODE):
         a = stack[0]
         a0 = a
         n = SCALARS.get((NUMBER_DTYPES.get(a.__class__), a.__class__, a))
-        v0 = (n or scalar_node(a), 0)
-        s0 = v0[0].shapes[0]
+        v0 = n or scalar_node(a)
+        s0 = v0.shapes[0]
         m0 = SCALAR_MARKERS[0]
         a = stack[1]
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            s1 = v1[0].shapes[v1[1]]
+            s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s1 = v1[0].shapes[0]
+            v1 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s1 = v1.shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
@@ -2460,13 +2555,14 @@ def make_lazy_bitwise_or_Scalar_Tensor(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, v1, )
+        node.o0 = v0
+        node.o1 = v1
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_bitwise_or_Scalar_Tensor
 
@@ -2474,11 +2570,13 @@ def make_lazy_bitwise_or_Scalar_Tensor(PLAN, NODE):
 class BitwiseOrTensor(IrNode):
     """``aten::bitwise_or.Tensor``: ``bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', 'o1', )
     OP_NAME = 'aten::bitwise_or.Tensor'
     SCHEMA = 'bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'tensor'),)
     TRACER = 'static'
+    ARITY = 2
+    operands = operand_slots(2)
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -2498,12 +2596,12 @@ def make_lazy_bitwise_or_Tensor(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -2513,12 +2611,12 @@ def make_lazy_bitwise_or_Tensor(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            s1 = v1[0].shapes[v1[1]]
+            s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s1 = v1[0].shapes[0]
+            v1 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s1 = v1.shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
@@ -2532,13 +2630,14 @@ def make_lazy_bitwise_or_Tensor(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, v1, )
+        node.o0 = v0
+        node.o1 = v1
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_bitwise_or_Tensor
 
@@ -2546,11 +2645,13 @@ def make_lazy_bitwise_or_Tensor(PLAN, NODE):
 class BitwiseXorScalar(IrNode):
     """``aten::bitwise_xor.Scalar``: ``bitwise_xor.Scalar(Tensor self, Scalar other) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', 'o1', )
     OP_NAME = 'aten::bitwise_xor.Scalar'
     SCHEMA = 'bitwise_xor.Scalar(Tensor self, Scalar other) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'scalar'),)
     TRACER = 'static'
+    ARITY = 2
+    operands = operand_slots(2)
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -2570,12 +2671,12 @@ def make_lazy_bitwise_xor_Scalar(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -2584,8 +2685,8 @@ def make_lazy_bitwise_xor_Scalar(PLAN, NODE):
         a = stack[1]
         a1 = a
         n = SCALARS.get((NUMBER_DTYPES.get(a.__class__), a.__class__, a))
-        v1 = (n or scalar_node(a), 0)
-        s1 = v1[0].shapes[0]
+        v1 = n or scalar_node(a)
+        s1 = v1.shapes[0]
         m1 = SCALAR_MARKERS[1]
         frozen = (m0, m1, )
         key = (KEY, m0, m1, s0.dtype, s0.sizes, s1.dtype, s1.sizes, )
@@ -2595,13 +2696,14 @@ def make_lazy_bitwise_xor_Scalar(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, v1, )
+        node.o0 = v0
+        node.o1 = v1
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_bitwise_xor_Scalar
 
@@ -2609,11 +2711,13 @@ def make_lazy_bitwise_xor_Scalar(PLAN, NODE):
 class BitwiseXorScalarTensor(IrNode):
     """``aten::bitwise_xor.Scalar_Tensor``: ``bitwise_xor.Scalar_Tensor(Scalar self, Tensor other) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', 'o1', )
     OP_NAME = 'aten::bitwise_xor.Scalar_Tensor'
     SCHEMA = 'bitwise_xor.Scalar_Tensor(Scalar self, Tensor other) -> Tensor'
     ARGUMENTS = (('self', 'scalar'), ('other', 'tensor'),)
     TRACER = 'static'
+    ARITY = 2
+    operands = operand_slots(2)
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -2632,19 +2736,19 @@ def make_lazy_bitwise_xor_Scalar_Tensor(PLAN, NODE):
         a = stack[0]
         a0 = a
         n = SCALARS.get((NUMBER_DTYPES.get(a.__class__), a.__class__, a))
-        v0 = (n or scalar_node(a), 0)
-        s0 = v0[0].shapes[0]
+        v0 = n or scalar_node(a)
+        s0 = v0.shapes[0]
         m0 = SCALAR_MARKERS[0]
         a = stack[1]
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            s1 = v1[0].shapes[v1[1]]
+            s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s1 = v1[0].shapes[0]
+            v1 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s1 = v1.shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
@@ -2658,13 +2762,14 @@ def make_lazy_bitwise_xor_Scalar_Tensor(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, v1, )
+        node.o0 = v0
+        node.o1 = v1
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_bitwise_xor_Scalar_Tensor
 
@@ -2672,11 +2777,13 @@ def make_lazy_bitwise_xor_Scalar_Tensor(PLAN, NODE):
 class BitwiseXorTensor(IrNode):
     """``aten::bitwise_xor.Tensor``: ``bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', 'o1', )
     OP_NAME = 'aten::bitwise_xor.Tensor'
     SCHEMA = 'bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'tensor'),)
     TRACER = 'static'
+    ARITY = 2
+    operands = operand_slots(2)
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -2696,12 +2803,12 @@ def make_lazy_bitwise_xor_Tensor(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -2711,12 +2818,12 @@ def make_lazy_bitwise_xor_Tensor(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            s1 = v1[0].shapes[v1[1]]
+            s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s1 = v1[0].shapes[0]
+            v1 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s1 = v1.shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
@@ -2730,13 +2837,14 @@ def make_lazy_bitwise_xor_Tensor(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, v1, )
+        node.o0 = v0
+        node.o1 = v1
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_bitwise_xor_Tensor
 
@@ -2744,11 +2852,13 @@ def make_lazy_bitwise_xor_Tensor(PLAN, NODE):
 class Bmm(IrNode):
     """``aten::bmm``: ``bmm(Tensor self, Tensor mat2) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', 'o1', )
     OP_NAME = 'aten::bmm'
     SCHEMA = 'bmm(Tensor self, Tensor mat2) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('mat2', 'tensor'),)
     TRACER = 'static'
+    ARITY = 2
+    operands = operand_slots(2)
     self = argument_property(0, 'self')
     mat2 = argument_property(1, 'mat2')
 
@@ -2768,12 +2878,12 @@ def make_lazy_bmm(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -2783,12 +2893,12 @@ def make_lazy_bmm(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            s1 = v1[0].shapes[v1[1]]
+            s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s1 = v1[0].shapes[0]
+            v1 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s1 = v1.shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
@@ -2802,13 +2912,14 @@ def make_lazy_bmm(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, v1, )
+        node.o0 = v0
+        node.o1 = v1
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_bmm
 
@@ -2852,7 +2963,7 @@ def make_lazy_cat(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, sig, scalars, key)
         node = NODE.make(NAME, OP, tuple(operands), frozen, shapes, RETURNS)
-        return from_value((node, 0))
+        return from_value(node)
 
     return lazy_cat
 
@@ -2860,11 +2971,13 @@ def make_lazy_cat(PLAN, NODE):
 class Ceil(IrNode):
     """``aten::ceil``: ``ceil(Tensor self) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', )
     OP_NAME = 'aten::ceil'
     SCHEMA = 'ceil(Tensor self) -> Tensor'
     ARGUMENTS = (('self', 'tensor'),)
     TRACER = 'static'
+    ARITY = 1
+    operands = operand_slots(1)
     self = argument_property(0, 'self')
 
 
@@ -2883,12 +2996,12 @@ def make_lazy_ceil(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -2902,13 +3015,13 @@ def make_lazy_ceil(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, )
+        node.o0 = v0
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_ceil
 
@@ -2947,12 +3060,12 @@ def make_lazy_clamp(PLAN, NODE):
                 d = a._data
                 value = d.ir or d.ir_value()
                 operands.append(value)
-                sig.append((value[0].shapes[value[1]], 'tensor'))
+                sig.append((value.shape, 'tensor'))
                 args[0] = MARKERS[len(operands) - 1]
             elif a.__class__ is Tensor and a._wrapped_number:
-                value = (scalar_node(a._data.item(), a.dtype), 0)
+                value = scalar_node(a._data.item(), a.dtype)
                 operands.append(value)
-                sig.append((value[0].shapes[0], 'wrapped'))
+                sig.append((value.shapes[0], 'wrapped'))
                 args[0] = WRAPPED[len(operands) - 1]
             else:
                 args[0] = slow_operand(a, operands, sig)
@@ -2960,14 +3073,14 @@ def make_lazy_clamp(PLAN, NODE):
         if a is not None:
             n = scalar_node(a)
             scalars[len(operands)] = a
-            operands.append((n, 0))
+            operands.append(n)
             sig.append((n.shapes[0], 'scalar'))
             args[1] = operand(len(operands) - 1, 'scalar')
         a = args[2]
         if a is not None:
             n = scalar_node(a)
             scalars[len(operands)] = a
-            operands.append((n, 0))
+            operands.append(n)
             sig.append((n.shapes[0], 'scalar'))
             args[2] = operand(len(operands) - 1, 'scalar')
         frozen = tuple(args)
@@ -2979,7 +3092,7 @@ def make_lazy_clamp(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, sig, scalars, key)
         node = NODE.make(NAME, OP, tuple(operands), frozen, shapes, RETURNS)
-        return from_value((node, 0))
+        return from_value(node)
 
     return lazy_clamp
 
@@ -3018,12 +3131,12 @@ def make_lazy_clamp_Tensor(PLAN, NODE):
                 d = a._data
                 value = d.ir or d.ir_value()
                 operands.append(value)
-                sig.append((value[0].shapes[value[1]], 'tensor'))
+                sig.append((value.shape, 'tensor'))
                 args[0] = MARKERS[len(operands) - 1]
             elif a.__class__ is Tensor and a._wrapped_number:
-                value = (scalar_node(a._data.item(), a.dtype), 0)
+                value = scalar_node(a._data.item(), a.dtype)
                 operands.append(value)
-                sig.append((value[0].shapes[0], 'wrapped'))
+                sig.append((value.shapes[0], 'wrapped'))
                 args[0] = WRAPPED[len(operands) - 1]
             else:
                 args[0] = slow_operand(a, operands, sig)
@@ -3033,12 +3146,12 @@ def make_lazy_clamp_Tensor(PLAN, NODE):
                 d = a._data
                 value = d.ir or d.ir_value()
                 operands.append(value)
-                sig.append((value[0].shapes[value[1]], 'tensor'))
+                sig.append((value.shape, 'tensor'))
                 args[1] = MARKERS[len(operands) - 1]
             elif a.__class__ is Tensor and a._wrapped_number:
-                value = (scalar_node(a._data.item(), a.dtype), 0)
+                value = scalar_node(a._data.item(), a.dtype)
                 operands.append(value)
-                sig.append((value[0].shapes[0], 'wrapped'))
+                sig.append((value.shapes[0], 'wrapped'))
                 args[1] = WRAPPED[len(operands) - 1]
             else:
                 args[1] = slow_operand(a, operands, sig)
@@ -3048,12 +3161,12 @@ def make_lazy_clamp_Tensor(PLAN, NODE):
                 d = a._data
                 value = d.ir or d.ir_value()
                 operands.append(value)
-                sig.append((value[0].shapes[value[1]], 'tensor'))
+                sig.append((value.shape, 'tensor'))
                 args[2] = MARKERS[len(operands) - 1]
             elif a.__class__ is Tensor and a._wrapped_number:
-                value = (scalar_node(a._data.item(), a.dtype), 0)
+                value = scalar_node(a._data.item(), a.dtype)
                 operands.append(value)
-                sig.append((value[0].shapes[0], 'wrapped'))
+                sig.append((value.shapes[0], 'wrapped'))
                 args[2] = WRAPPED[len(operands) - 1]
             else:
                 args[2] = slow_operand(a, operands, sig)
@@ -3066,7 +3179,7 @@ def make_lazy_clamp_Tensor(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, sig, scalars, key)
         node = NODE.make(NAME, OP, tuple(operands), frozen, shapes, RETURNS)
-        return from_value((node, 0))
+        return from_value(node)
 
     return lazy_clamp_Tensor
 
@@ -3074,11 +3187,13 @@ def make_lazy_clamp_Tensor(PLAN, NODE):
 class ClampMax(IrNode):
     """``aten::clamp_max``: ``clamp_max(Tensor self, Scalar max) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', 'o1', )
     OP_NAME = 'aten::clamp_max'
     SCHEMA = 'clamp_max(Tensor self, Scalar max) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('max', 'scalar'),)
     TRACER = 'static'
+    ARITY = 2
+    operands = operand_slots(2)
     self = argument_property(0, 'self')
     max = argument_property(1, 'max')
 
@@ -3098,12 +3213,12 @@ def make_lazy_clamp_max(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -3112,8 +3227,8 @@ def make_lazy_clamp_max(PLAN, NODE):
         a = stack[1]
         a1 = a
         n = SCALARS.get((NUMBER_DTYPES.get(a.__class__), a.__class__, a))
-        v1 = (n or scalar_node(a), 0)
-        s1 = v1[0].shapes[0]
+        v1 = n or scalar_node(a)
+        s1 = v1.shapes[0]
         m1 = SCALAR_MARKERS[1]
         frozen = (m0, m1, )
         key = (KEY, m0, m1, s0.dtype, s0.sizes, s1.dtype, s1.sizes, )
@@ -3123,13 +3238,14 @@ def make_lazy_clamp_max(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, v1, )
+        node.o0 = v0
+        node.o1 = v1
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_clamp_max
 
@@ -3137,11 +3253,13 @@ def make_lazy_clamp_max(PLAN, NODE):
 class ClampMaxTensor(IrNode):
     """``aten::clamp_max.Tensor``: ``clamp_max.Tensor(Tensor self, Tensor max) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', 'o1', )
     OP_NAME = 'aten::clamp_max.Tensor'
     SCHEMA = 'clamp_max.Tensor(Tensor self, Tensor max) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('max', 'tensor'),)
     TRACER = 'static'
+    ARITY = 2
+    operands = operand_slots(2)
     self = argument_property(0, 'self')
     max = argument_property(1, 'max')
 
@@ -3161,12 +3279,12 @@ def make_lazy_clamp_max_Tensor(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -3176,12 +3294,12 @@ def make_lazy_clamp_max_Tensor(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            s1 = v1[0].shapes[v1[1]]
+            s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s1 = v1[0].shapes[0]
+            v1 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s1 = v1.shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
@@ -3195,13 +3313,14 @@ def make_lazy_clamp_max_Tensor(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, v1, )
+        node.o0 = v0
+        node.o1 = v1
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_clamp_max_Tensor
 
@@ -3209,11 +3328,13 @@ def make_lazy_clamp_max_Tensor(PLAN, NODE):
 class ClampMin(IrNode):
     """``aten::clamp_min``: ``clamp_min(Tensor self, Scalar min) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', 'o1', )
     OP_NAME = 'aten::clamp_min'
     SCHEMA = 'clamp_min(Tensor self, Scalar min) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('min', 'scalar'),)
     TRACER = 'static'
+    ARITY = 2
+    operands = operand_slots(2)
     self = argument_property(0, 'self')
     min = argument_property(1, 'min')
 
@@ -3233,12 +3354,12 @@ def make_lazy_clamp_min(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -3247,8 +3368,8 @@ def make_lazy_clamp_min(PLAN, NODE):
         a = stack[1]
         a1 = a
         n = SCALARS.get((NUMBER_DTYPES.get(a.__class__), a.__class__, a))
-        v1 = (n or scalar_node(a), 0)
-        s1 = v1[0].shapes[0]
+        v1 = n or scalar_node(a)
+        s1 = v1.shapes[0]
         m1 = SCALAR_MARKERS[1]
         frozen = (m0, m1, )
         key = (KEY, m0, m1, s0.dtype, s0.sizes, s1.dtype, s1.sizes, )
@@ -3258,13 +3379,14 @@ def make_lazy_clamp_min(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, v1, )
+        node.o0 = v0
+        node.o1 = v1
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_clamp_min
 
@@ -3272,11 +3394,13 @@ def make_lazy_clamp_min(PLAN, NODE):
 class ClampMinTensor(IrNode):
     """``aten::clamp_min.Tensor``: ``clamp_min.Tensor(Tensor self, Tensor min) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', 'o1', )
     OP_NAME = 'aten::clamp_min.Tensor'
     SCHEMA = 'clamp_min.Tensor(Tensor self, Tensor min) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('min', 'tensor'),)
     TRACER = 'static'
+    ARITY = 2
+    operands = operand_slots(2)
     self = argument_property(0, 'self')
     min = argument_property(1, 'min')
 
@@ -3296,12 +3420,12 @@ def make_lazy_clamp_min_Tensor(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -3311,12 +3435,12 @@ def make_lazy_clamp_min_Tensor(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            s1 = v1[0].shapes[v1[1]]
+            s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s1 = v1[0].shapes[0]
+            v1 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s1 = v1.shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
@@ -3330,13 +3454,14 @@ def make_lazy_clamp_min_Tensor(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, v1, )
+        node.o0 = v0
+        node.o1 = v1
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_clamp_min_Tensor
 
@@ -3381,12 +3506,12 @@ def make_lazy_convolution(PLAN, NODE):
                 d = a._data
                 value = d.ir or d.ir_value()
                 operands.append(value)
-                sig.append((value[0].shapes[value[1]], 'tensor'))
+                sig.append((value.shape, 'tensor'))
                 args[0] = MARKERS[len(operands) - 1]
             elif a.__class__ is Tensor and a._wrapped_number:
-                value = (scalar_node(a._data.item(), a.dtype), 0)
+                value = scalar_node(a._data.item(), a.dtype)
                 operands.append(value)
-                sig.append((value[0].shapes[0], 'wrapped'))
+                sig.append((value.shapes[0], 'wrapped'))
                 args[0] = WRAPPED[len(operands) - 1]
             else:
                 args[0] = slow_operand(a, operands, sig)
@@ -3396,12 +3521,12 @@ def make_lazy_convolution(PLAN, NODE):
                 d = a._data
                 value = d.ir or d.ir_value()
                 operands.append(value)
-                sig.append((value[0].shapes[value[1]], 'tensor'))
+                sig.append((value.shape, 'tensor'))
                 args[1] = MARKERS[len(operands) - 1]
             elif a.__class__ is Tensor and a._wrapped_number:
-                value = (scalar_node(a._data.item(), a.dtype), 0)
+                value = scalar_node(a._data.item(), a.dtype)
                 operands.append(value)
-                sig.append((value[0].shapes[0], 'wrapped'))
+                sig.append((value.shapes[0], 'wrapped'))
                 args[1] = WRAPPED[len(operands) - 1]
             else:
                 args[1] = slow_operand(a, operands, sig)
@@ -3411,12 +3536,12 @@ def make_lazy_convolution(PLAN, NODE):
                 d = a._data
                 value = d.ir or d.ir_value()
                 operands.append(value)
-                sig.append((value[0].shapes[value[1]], 'tensor'))
+                sig.append((value.shape, 'tensor'))
                 args[2] = MARKERS[len(operands) - 1]
             elif a.__class__ is Tensor and a._wrapped_number:
-                value = (scalar_node(a._data.item(), a.dtype), 0)
+                value = scalar_node(a._data.item(), a.dtype)
                 operands.append(value)
-                sig.append((value[0].shapes[0], 'wrapped'))
+                sig.append((value.shapes[0], 'wrapped'))
                 args[2] = WRAPPED[len(operands) - 1]
             else:
                 args[2] = slow_operand(a, operands, sig)
@@ -3437,7 +3562,7 @@ def make_lazy_convolution(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, sig, scalars, key)
         node = NODE.make(NAME, OP, tuple(operands), frozen, shapes, RETURNS)
-        return from_value((node, 0))
+        return from_value(node)
 
     return lazy_convolution
 
@@ -3445,11 +3570,13 @@ def make_lazy_convolution(PLAN, NODE):
 class Cos(IrNode):
     """``aten::cos``: ``cos(Tensor self) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', )
     OP_NAME = 'aten::cos'
     SCHEMA = 'cos(Tensor self) -> Tensor'
     ARGUMENTS = (('self', 'tensor'),)
     TRACER = 'static'
+    ARITY = 1
+    operands = operand_slots(1)
     self = argument_property(0, 'self')
 
 
@@ -3468,12 +3595,12 @@ def make_lazy_cos(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -3487,13 +3614,13 @@ def make_lazy_cos(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, )
+        node.o0 = v0
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_cos
 
@@ -3501,11 +3628,13 @@ def make_lazy_cos(PLAN, NODE):
 class Cumsum(IrNode):
     """``aten::cumsum``: ``cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', )
     OP_NAME = 'aten::cumsum'
     SCHEMA = 'cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dim', 'attribute'), ('dtype', 'attribute'),)
     TRACER = 'static'
+    ARITY = 1
+    operands = operand_slots(1)
     self = argument_property(0, 'self')
     dim = argument_property(1, 'dim')
     dtype = argument_property(2, 'dtype')
@@ -3526,12 +3655,12 @@ def make_lazy_cumsum(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -3545,13 +3674,13 @@ def make_lazy_cumsum(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, )
+        node.o0 = v0
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_cumsum
 
@@ -3559,11 +3688,13 @@ def make_lazy_cumsum(PLAN, NODE):
 class DetachCopy(IrNode):
     """``aten::detach_copy``: ``detach_copy(Tensor self) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', )
     OP_NAME = 'aten::detach_copy'
     SCHEMA = 'detach_copy(Tensor self) -> Tensor'
     ARGUMENTS = (('self', 'tensor'),)
     TRACER = 'static'
+    ARITY = 1
+    operands = operand_slots(1)
     self = argument_property(0, 'self')
 
 
@@ -3582,12 +3713,12 @@ def make_lazy_detach_copy(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -3601,13 +3732,13 @@ def make_lazy_detach_copy(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, )
+        node.o0 = v0
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_detach_copy
 
@@ -3615,11 +3746,13 @@ def make_lazy_detach_copy(PLAN, NODE):
 class DiagonalCopy(IrNode):
     """``aten::diagonal_copy``: ``diagonal_copy(Tensor self, int offset=0, int dim1=0, int dim2=1) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', )
     OP_NAME = 'aten::diagonal_copy'
     SCHEMA = 'diagonal_copy(Tensor self, int offset=0, int dim1=0, int dim2=1) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('offset', 'attribute'), ('dim1', 'attribute'), ('dim2', 'attribute'),)
     TRACER = 'static'
+    ARITY = 1
+    operands = operand_slots(1)
     self = argument_property(0, 'self')
     offset = argument_property(1, 'offset')
     dim1 = argument_property(2, 'dim1')
@@ -3641,12 +3774,12 @@ def make_lazy_diagonal_copy(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -3660,13 +3793,13 @@ def make_lazy_diagonal_copy(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, )
+        node.o0 = v0
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_diagonal_copy
 
@@ -3674,11 +3807,13 @@ def make_lazy_diagonal_copy(PLAN, NODE):
 class DiagonalScatter(IrNode):
     """``aten::diagonal_scatter``: ``diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', 'o1', )
     OP_NAME = 'aten::diagonal_scatter'
     SCHEMA = 'diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('src', 'tensor'), ('offset', 'attribute'), ('dim1', 'attribute'), ('dim2', 'attribute'),)
     TRACER = 'static'
+    ARITY = 2
+    operands = operand_slots(2)
     self = argument_property(0, 'self')
     src = argument_property(1, 'src')
     offset = argument_property(2, 'offset')
@@ -3701,12 +3836,12 @@ def make_lazy_diagonal_scatter(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -3716,12 +3851,12 @@ def make_lazy_diagonal_scatter(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            s1 = v1[0].shapes[v1[1]]
+            s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s1 = v1[0].shapes[0]
+            v1 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s1 = v1.shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
@@ -3735,13 +3870,14 @@ def make_lazy_diagonal_scatter(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, v1, )
+        node.o0 = v0
+        node.o1 = v1
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_diagonal_scatter
 
@@ -3749,11 +3885,13 @@ def make_lazy_diagonal_scatter(PLAN, NODE):
 class DivScalar(IrNode):
     """``aten::div.Scalar``: ``div.Scalar(Tensor self, Scalar other) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', 'o1', )
     OP_NAME = 'aten::div.Scalar'
     SCHEMA = 'div.Scalar(Tensor self, Scalar other) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'scalar'),)
     TRACER = 'static'
+    ARITY = 2
+    operands = operand_slots(2)
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -3773,12 +3911,12 @@ def make_lazy_div_Scalar(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -3787,8 +3925,8 @@ def make_lazy_div_Scalar(PLAN, NODE):
         a = stack[1]
         a1 = a
         n = SCALARS.get((NUMBER_DTYPES.get(a.__class__), a.__class__, a))
-        v1 = (n or scalar_node(a), 0)
-        s1 = v1[0].shapes[0]
+        v1 = n or scalar_node(a)
+        s1 = v1.shapes[0]
         m1 = SCALAR_MARKERS[1]
         frozen = (m0, m1, )
         key = (KEY, m0, m1, s0.dtype, s0.sizes, s1.dtype, s1.sizes, )
@@ -3798,13 +3936,14 @@ def make_lazy_div_Scalar(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, v1, )
+        node.o0 = v0
+        node.o1 = v1
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_div_Scalar
 
@@ -3812,11 +3951,13 @@ def make_lazy_div_Scalar(PLAN, NODE):
 class DivScalarMode(IrNode):
     """``aten::div.Scalar_mode``: ``div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', 'o1', )
     OP_NAME = 'aten::div.Scalar_mode'
     SCHEMA = 'div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'scalar'), ('rounding_mode', 'attribute'),)
     TRACER = 'static'
+    ARITY = 2
+    operands = operand_slots(2)
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
     rounding_mode = argument_property(2, 'rounding_mode')
@@ -3837,12 +3978,12 @@ def make_lazy_div_Scalar_mode(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -3851,8 +3992,8 @@ def make_lazy_div_Scalar_mode(PLAN, NODE):
         a = stack[1]
         a1 = a
         n = SCALARS.get((NUMBER_DTYPES.get(a.__class__), a.__class__, a))
-        v1 = (n or scalar_node(a), 0)
-        s1 = v1[0].shapes[0]
+        v1 = n or scalar_node(a)
+        s1 = v1.shapes[0]
         m1 = SCALAR_MARKERS[1]
         frozen = (m0, m1, stack[2], )
         key = (KEY, m0, m1, stack[2], s0.dtype, s0.sizes, s1.dtype, s1.sizes, )
@@ -3862,13 +4003,14 @@ def make_lazy_div_Scalar_mode(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, v1, )
+        node.o0 = v0
+        node.o1 = v1
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_div_Scalar_mode
 
@@ -3876,11 +4018,13 @@ def make_lazy_div_Scalar_mode(PLAN, NODE):
 class DivTensor(IrNode):
     """``aten::div.Tensor``: ``div.Tensor(Tensor self, Tensor other) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', 'o1', )
     OP_NAME = 'aten::div.Tensor'
     SCHEMA = 'div.Tensor(Tensor self, Tensor other) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'tensor'),)
     TRACER = 'static'
+    ARITY = 2
+    operands = operand_slots(2)
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -3900,12 +4044,12 @@ def make_lazy_div_Tensor(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -3915,12 +4059,12 @@ def make_lazy_div_Tensor(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            s1 = v1[0].shapes[v1[1]]
+            s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s1 = v1[0].shapes[0]
+            v1 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s1 = v1.shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
@@ -3934,13 +4078,14 @@ def make_lazy_div_Tensor(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, v1, )
+        node.o0 = v0
+        node.o1 = v1
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_div_Tensor
 
@@ -3948,11 +4093,13 @@ def make_lazy_div_Tensor(PLAN, NODE):
 class DivTensorMode(IrNode):
     """``aten::div.Tensor_mode``: ``div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', 'o1', )
     OP_NAME = 'aten::div.Tensor_mode'
     SCHEMA = 'div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'tensor'), ('rounding_mode', 'attribute'),)
     TRACER = 'static'
+    ARITY = 2
+    operands = operand_slots(2)
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
     rounding_mode = argument_property(2, 'rounding_mode')
@@ -3973,12 +4120,12 @@ def make_lazy_div_Tensor_mode(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -3988,12 +4135,12 @@ def make_lazy_div_Tensor_mode(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            s1 = v1[0].shapes[v1[1]]
+            s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s1 = v1[0].shapes[0]
+            v1 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s1 = v1.shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
@@ -4007,13 +4154,14 @@ def make_lazy_div_Tensor_mode(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, v1, )
+        node.o0 = v0
+        node.o1 = v1
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_div_Tensor_mode
 
@@ -4021,11 +4169,13 @@ def make_lazy_div_Tensor_mode(PLAN, NODE):
 class Dot(IrNode):
     """``aten::dot``: ``dot(Tensor self, Tensor tensor) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', 'o1', )
     OP_NAME = 'aten::dot'
     SCHEMA = 'dot(Tensor self, Tensor tensor) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('tensor', 'tensor'),)
     TRACER = 'static'
+    ARITY = 2
+    operands = operand_slots(2)
     self = argument_property(0, 'self')
     tensor = argument_property(1, 'tensor')
 
@@ -4045,12 +4195,12 @@ def make_lazy_dot(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -4060,12 +4210,12 @@ def make_lazy_dot(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            s1 = v1[0].shapes[v1[1]]
+            s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s1 = v1[0].shapes[0]
+            v1 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s1 = v1.shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
@@ -4079,13 +4229,14 @@ def make_lazy_dot(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, v1, )
+        node.o0 = v0
+        node.o1 = v1
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_dot
 
@@ -4093,11 +4244,13 @@ def make_lazy_dot(PLAN, NODE):
 class Embedding(IrNode):
     """``aten::embedding``: ``embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', 'o1', )
     OP_NAME = 'aten::embedding'
     SCHEMA = 'embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor'
     ARGUMENTS = (('weight', 'tensor'), ('indices', 'tensor'), ('padding_idx', 'attribute'), ('scale_grad_by_freq', 'attribute'), ('sparse', 'attribute'),)
     TRACER = 'static'
+    ARITY = 2
+    operands = operand_slots(2)
     weight = argument_property(0, 'weight')
     indices = argument_property(1, 'indices')
     padding_idx = argument_property(2, 'padding_idx')
@@ -4120,12 +4273,12 @@ def make_lazy_embedding(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -4135,12 +4288,12 @@ def make_lazy_embedding(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            s1 = v1[0].shapes[v1[1]]
+            s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s1 = v1[0].shapes[0]
+            v1 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s1 = v1.shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
@@ -4154,13 +4307,14 @@ def make_lazy_embedding(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, v1, )
+        node.o0 = v0
+        node.o1 = v1
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_embedding
 
@@ -4168,11 +4322,13 @@ def make_lazy_embedding(PLAN, NODE):
 class EqScalar(IrNode):
     """``aten::eq.Scalar``: ``eq.Scalar(Tensor self, Scalar other) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', 'o1', )
     OP_NAME = 'aten::eq.Scalar'
     SCHEMA = 'eq.Scalar(Tensor self, Scalar other) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'scalar'),)
     TRACER = 'static'
+    ARITY = 2
+    operands = operand_slots(2)
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -4192,12 +4348,12 @@ def make_lazy_eq_Scalar(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -4206,8 +4362,8 @@ def make_lazy_eq_Scalar(PLAN, NODE):
         a = stack[1]
         a1 = a
         n = SCALARS.get((NUMBER_DTYPES.get(a.__class__), a.__class__, a))
-        v1 = (n or scalar_node(a), 0)
-        s1 = v1[0].shapes[0]
+        v1 = n or scalar_node(a)
+        s1 = v1.shapes[0]
         m1 = SCALAR_MARKERS[1]
         frozen = (m0, m1, )
         key = (KEY, m0, m1, s0.dtype, s0.sizes, s1.dtype, s1.sizes, )
@@ -4217,13 +4373,14 @@ def make_lazy_eq_Scalar(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, v1, )
+        node.o0 = v0
+        node.o1 = v1
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_eq_Scalar
 
@@ -4231,11 +4388,13 @@ def make_lazy_eq_Scalar(PLAN, NODE):
 class EqTensor(IrNode):
     """``aten::eq.Tensor``: ``eq.Tensor(Tensor self, Tensor other) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', 'o1', )
     OP_NAME = 'aten::eq.Tensor'
     SCHEMA = 'eq.Tensor(Tensor self, Tensor other) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'tensor'),)
     TRACER = 'static'
+    ARITY = 2
+    operands = operand_slots(2)
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -4255,12 +4414,12 @@ def make_lazy_eq_Tensor(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -4270,12 +4429,12 @@ def make_lazy_eq_Tensor(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            s1 = v1[0].shapes[v1[1]]
+            s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s1 = v1[0].shapes[0]
+            v1 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s1 = v1.shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
@@ -4289,13 +4448,14 @@ def make_lazy_eq_Tensor(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, v1, )
+        node.o0 = v0
+        node.o1 = v1
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_eq_Tensor
 
@@ -4303,11 +4463,13 @@ def make_lazy_eq_Tensor(PLAN, NODE):
 class Erf(IrNode):
     """``aten::erf``: ``erf(Tensor self) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', )
     OP_NAME = 'aten::erf'
     SCHEMA = 'erf(Tensor self) -> Tensor'
     ARGUMENTS = (('self', 'tensor'),)
     TRACER = 'static'
+    ARITY = 1
+    operands = operand_slots(1)
     self = argument_property(0, 'self')
 
 
@@ -4326,12 +4488,12 @@ def make_lazy_erf(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -4345,13 +4507,13 @@ def make_lazy_erf(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, )
+        node.o0 = v0
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_erf
 
@@ -4359,11 +4521,13 @@ def make_lazy_erf(PLAN, NODE):
 class Exp(IrNode):
     """``aten::exp``: ``exp(Tensor self) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', )
     OP_NAME = 'aten::exp'
     SCHEMA = 'exp(Tensor self) -> Tensor'
     ARGUMENTS = (('self', 'tensor'),)
     TRACER = 'static'
+    ARITY = 1
+    operands = operand_slots(1)
     self = argument_property(0, 'self')
 
 
@@ -4382,12 +4546,12 @@ def make_lazy_exp(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -4401,13 +4565,13 @@ def make_lazy_exp(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, )
+        node.o0 = v0
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_exp
 
@@ -4415,11 +4579,13 @@ def make_lazy_exp(PLAN, NODE):
 class ExpandCopy(IrNode):
     """``aten::expand_copy``: ``expand_copy(Tensor self, SymInt[] size, *, bool implicit=False) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', )
     OP_NAME = 'aten::expand_copy'
     SCHEMA = 'expand_copy(Tensor self, SymInt[] size, *, bool implicit=False) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('size', 'attribute'), ('implicit', 'attribute'),)
     TRACER = 'static'
+    ARITY = 1
+    operands = operand_slots(1)
     self = argument_property(0, 'self')
     size = argument_property(1, 'size')
     implicit = argument_property(2, 'implicit')
@@ -4440,12 +4606,12 @@ def make_lazy_expand_copy(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -4460,13 +4626,13 @@ def make_lazy_expand_copy(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, )
+        node.o0 = v0
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_expand_copy
 
@@ -4474,11 +4640,13 @@ def make_lazy_expand_copy(PLAN, NODE):
 class Expm1(IrNode):
     """``aten::expm1``: ``expm1(Tensor self) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', )
     OP_NAME = 'aten::expm1'
     SCHEMA = 'expm1(Tensor self) -> Tensor'
     ARGUMENTS = (('self', 'tensor'),)
     TRACER = 'static'
+    ARITY = 1
+    operands = operand_slots(1)
     self = argument_property(0, 'self')
 
 
@@ -4497,12 +4665,12 @@ def make_lazy_expm1(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -4516,13 +4684,13 @@ def make_lazy_expm1(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, )
+        node.o0 = v0
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_expm1
 
@@ -4530,11 +4698,13 @@ def make_lazy_expm1(PLAN, NODE):
 class FillScalar(IrNode):
     """``aten::fill.Scalar``: ``fill.Scalar(Tensor self, Scalar value) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', 'o1', )
     OP_NAME = 'aten::fill.Scalar'
     SCHEMA = 'fill.Scalar(Tensor self, Scalar value) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('value', 'scalar'),)
     TRACER = 'static'
+    ARITY = 2
+    operands = operand_slots(2)
     self = argument_property(0, 'self')
     value = argument_property(1, 'value')
 
@@ -4554,12 +4724,12 @@ def make_lazy_fill_Scalar(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -4568,8 +4738,8 @@ def make_lazy_fill_Scalar(PLAN, NODE):
         a = stack[1]
         a1 = a
         n = SCALARS.get((NUMBER_DTYPES.get(a.__class__), a.__class__, a))
-        v1 = (n or scalar_node(a), 0)
-        s1 = v1[0].shapes[0]
+        v1 = n or scalar_node(a)
+        s1 = v1.shapes[0]
         m1 = SCALAR_MARKERS[1]
         frozen = (m0, m1, )
         key = (KEY, m0, m1, s0.dtype, s0.sizes, s1.dtype, s1.sizes, )
@@ -4579,13 +4749,14 @@ def make_lazy_fill_Scalar(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, v1, )
+        node.o0 = v0
+        node.o1 = v1
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_fill_Scalar
 
@@ -4593,11 +4764,13 @@ def make_lazy_fill_Scalar(PLAN, NODE):
 class Flip(IrNode):
     """``aten::flip``: ``flip(Tensor self, int[] dims) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', )
     OP_NAME = 'aten::flip'
     SCHEMA = 'flip(Tensor self, int[] dims) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dims', 'attribute'),)
     TRACER = 'static'
+    ARITY = 1
+    operands = operand_slots(1)
     self = argument_property(0, 'self')
     dims = argument_property(1, 'dims')
 
@@ -4617,12 +4790,12 @@ def make_lazy_flip(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -4637,13 +4810,13 @@ def make_lazy_flip(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, )
+        node.o0 = v0
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_flip
 
@@ -4651,11 +4824,13 @@ def make_lazy_flip(PLAN, NODE):
 class Floor(IrNode):
     """``aten::floor``: ``floor(Tensor self) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', )
     OP_NAME = 'aten::floor'
     SCHEMA = 'floor(Tensor self) -> Tensor'
     ARGUMENTS = (('self', 'tensor'),)
     TRACER = 'static'
+    ARITY = 1
+    operands = operand_slots(1)
     self = argument_property(0, 'self')
 
 
@@ -4674,12 +4849,12 @@ def make_lazy_floor(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -4693,13 +4868,13 @@ def make_lazy_floor(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, )
+        node.o0 = v0
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_floor
 
@@ -4707,11 +4882,13 @@ def make_lazy_floor(PLAN, NODE):
 class FloorDivide(IrNode):
     """``aten::floor_divide``: ``floor_divide(Tensor self, Tensor other) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', 'o1', )
     OP_NAME = 'aten::floor_divide'
     SCHEMA = 'floor_divide(Tensor self, Tensor other) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'tensor'),)
     TRACER = 'static'
+    ARITY = 2
+    operands = operand_slots(2)
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -4731,12 +4908,12 @@ def make_lazy_floor_divide(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -4746,12 +4923,12 @@ def make_lazy_floor_divide(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            s1 = v1[0].shapes[v1[1]]
+            s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s1 = v1[0].shapes[0]
+            v1 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s1 = v1.shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
@@ -4765,13 +4942,14 @@ def make_lazy_floor_divide(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, v1, )
+        node.o0 = v0
+        node.o1 = v1
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_floor_divide
 
@@ -4779,11 +4957,13 @@ def make_lazy_floor_divide(PLAN, NODE):
 class FloorDivideScalar(IrNode):
     """``aten::floor_divide.Scalar``: ``floor_divide.Scalar(Tensor self, Scalar other) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', 'o1', )
     OP_NAME = 'aten::floor_divide.Scalar'
     SCHEMA = 'floor_divide.Scalar(Tensor self, Scalar other) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'scalar'),)
     TRACER = 'static'
+    ARITY = 2
+    operands = operand_slots(2)
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -4803,12 +4983,12 @@ def make_lazy_floor_divide_Scalar(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -4817,8 +4997,8 @@ def make_lazy_floor_divide_Scalar(PLAN, NODE):
         a = stack[1]
         a1 = a
         n = SCALARS.get((NUMBER_DTYPES.get(a.__class__), a.__class__, a))
-        v1 = (n or scalar_node(a), 0)
-        s1 = v1[0].shapes[0]
+        v1 = n or scalar_node(a)
+        s1 = v1.shapes[0]
         m1 = SCALAR_MARKERS[1]
         frozen = (m0, m1, )
         key = (KEY, m0, m1, s0.dtype, s0.sizes, s1.dtype, s1.sizes, )
@@ -4828,13 +5008,14 @@ def make_lazy_floor_divide_Scalar(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, v1, )
+        node.o0 = v0
+        node.o1 = v1
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_floor_divide_Scalar
 
@@ -4842,14 +5023,16 @@ def make_lazy_floor_divide_Scalar(PLAN, NODE):
 class Gather(IrNode):
     """``aten::gather``: ``gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', 'o1', )
     OP_NAME = 'aten::gather'
     SCHEMA = 'gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dim', 'attribute'), ('index', 'tensor'), ('sparse_grad', 'attribute'),)
     TRACER = 'static'
+    ARITY = 2
+    operands = operand_slots(2)
     self = argument_property(0, 'self')
     dim = argument_property(1, 'dim')
-    index = argument_property(2, 'index')
+    index_ = argument_property(2, 'index')
     sparse_grad = argument_property(3, 'sparse_grad')
 
 
@@ -4868,12 +5051,12 @@ def make_lazy_gather(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -4883,12 +5066,12 @@ def make_lazy_gather(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            s1 = v1[0].shapes[v1[1]]
+            s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s1 = v1[0].shapes[0]
+            v1 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s1 = v1.shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
@@ -4902,13 +5085,14 @@ def make_lazy_gather(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, v1, )
+        node.o0 = v0
+        node.o1 = v1
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_gather
 
@@ -4916,11 +5100,13 @@ def make_lazy_gather(PLAN, NODE):
 class GeScalar(IrNode):
     """``aten::ge.Scalar``: ``ge.Scalar(Tensor self, Scalar other) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', 'o1', )
     OP_NAME = 'aten::ge.Scalar'
     SCHEMA = 'ge.Scalar(Tensor self, Scalar other) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'scalar'),)
     TRACER = 'static'
+    ARITY = 2
+    operands = operand_slots(2)
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -4940,12 +5126,12 @@ def make_lazy_ge_Scalar(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -4954,8 +5140,8 @@ def make_lazy_ge_Scalar(PLAN, NODE):
         a = stack[1]
         a1 = a
         n = SCALARS.get((NUMBER_DTYPES.get(a.__class__), a.__class__, a))
-        v1 = (n or scalar_node(a), 0)
-        s1 = v1[0].shapes[0]
+        v1 = n or scalar_node(a)
+        s1 = v1.shapes[0]
         m1 = SCALAR_MARKERS[1]
         frozen = (m0, m1, )
         key = (KEY, m0, m1, s0.dtype, s0.sizes, s1.dtype, s1.sizes, )
@@ -4965,13 +5151,14 @@ def make_lazy_ge_Scalar(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, v1, )
+        node.o0 = v0
+        node.o1 = v1
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_ge_Scalar
 
@@ -4979,11 +5166,13 @@ def make_lazy_ge_Scalar(PLAN, NODE):
 class GeTensor(IrNode):
     """``aten::ge.Tensor``: ``ge.Tensor(Tensor self, Tensor other) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', 'o1', )
     OP_NAME = 'aten::ge.Tensor'
     SCHEMA = 'ge.Tensor(Tensor self, Tensor other) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'tensor'),)
     TRACER = 'static'
+    ARITY = 2
+    operands = operand_slots(2)
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -5003,12 +5192,12 @@ def make_lazy_ge_Tensor(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -5018,12 +5207,12 @@ def make_lazy_ge_Tensor(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            s1 = v1[0].shapes[v1[1]]
+            s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s1 = v1[0].shapes[0]
+            v1 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s1 = v1.shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
@@ -5037,13 +5226,14 @@ def make_lazy_ge_Tensor(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, v1, )
+        node.o0 = v0
+        node.o1 = v1
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_ge_Tensor
 
@@ -5051,11 +5241,13 @@ def make_lazy_ge_Tensor(PLAN, NODE):
 class Gelu(IrNode):
     """``aten::gelu``: ``gelu(Tensor self, *, str approximate='none') -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', )
     OP_NAME = 'aten::gelu'
     SCHEMA = "gelu(Tensor self, *, str approximate='none') -> Tensor"
     ARGUMENTS = (('self', 'tensor'), ('approximate', 'attribute'),)
     TRACER = 'static'
+    ARITY = 1
+    operands = operand_slots(1)
     self = argument_property(0, 'self')
     approximate = argument_property(1, 'approximate')
 
@@ -5075,12 +5267,12 @@ def make_lazy_gelu(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -5094,13 +5286,13 @@ def make_lazy_gelu(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, )
+        node.o0 = v0
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_gelu
 
@@ -5108,11 +5300,13 @@ def make_lazy_gelu(PLAN, NODE):
 class GtScalar(IrNode):
     """``aten::gt.Scalar``: ``gt.Scalar(Tensor self, Scalar other) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', 'o1', )
     OP_NAME = 'aten::gt.Scalar'
     SCHEMA = 'gt.Scalar(Tensor self, Scalar other) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'scalar'),)
     TRACER = 'static'
+    ARITY = 2
+    operands = operand_slots(2)
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -5132,12 +5326,12 @@ def make_lazy_gt_Scalar(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -5146,8 +5340,8 @@ def make_lazy_gt_Scalar(PLAN, NODE):
         a = stack[1]
         a1 = a
         n = SCALARS.get((NUMBER_DTYPES.get(a.__class__), a.__class__, a))
-        v1 = (n or scalar_node(a), 0)
-        s1 = v1[0].shapes[0]
+        v1 = n or scalar_node(a)
+        s1 = v1.shapes[0]
         m1 = SCALAR_MARKERS[1]
         frozen = (m0, m1, )
         key = (KEY, m0, m1, s0.dtype, s0.sizes, s1.dtype, s1.sizes, )
@@ -5157,13 +5351,14 @@ def make_lazy_gt_Scalar(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, v1, )
+        node.o0 = v0
+        node.o1 = v1
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_gt_Scalar
 
@@ -5171,11 +5366,13 @@ def make_lazy_gt_Scalar(PLAN, NODE):
 class GtTensor(IrNode):
     """``aten::gt.Tensor``: ``gt.Tensor(Tensor self, Tensor other) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', 'o1', )
     OP_NAME = 'aten::gt.Tensor'
     SCHEMA = 'gt.Tensor(Tensor self, Tensor other) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'tensor'),)
     TRACER = 'static'
+    ARITY = 2
+    operands = operand_slots(2)
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -5195,12 +5392,12 @@ def make_lazy_gt_Tensor(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -5210,12 +5407,12 @@ def make_lazy_gt_Tensor(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            s1 = v1[0].shapes[v1[1]]
+            s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s1 = v1[0].shapes[0]
+            v1 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s1 = v1.shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
@@ -5229,13 +5426,14 @@ def make_lazy_gt_Tensor(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, v1, )
+        node.o0 = v0
+        node.o1 = v1
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_gt_Tensor
 
@@ -5273,12 +5471,12 @@ def make_lazy_index_Tensor(PLAN, NODE):
                 d = a._data
                 value = d.ir or d.ir_value()
                 operands.append(value)
-                sig.append((value[0].shapes[value[1]], 'tensor'))
+                sig.append((value.shape, 'tensor'))
                 args[0] = MARKERS[len(operands) - 1]
             elif a.__class__ is Tensor and a._wrapped_number:
-                value = (scalar_node(a._data.item(), a.dtype), 0)
+                value = scalar_node(a._data.item(), a.dtype)
                 operands.append(value)
-                sig.append((value[0].shapes[0], 'wrapped'))
+                sig.append((value.shapes[0], 'wrapped'))
                 args[0] = WRAPPED[len(operands) - 1]
             else:
                 args[0] = slow_operand(a, operands, sig)
@@ -5294,7 +5492,7 @@ def make_lazy_index_Tensor(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, sig, scalars, key)
         node = NODE.make(NAME, OP, tuple(operands), frozen, shapes, RETURNS)
-        return from_value((node, 0))
+        return from_value(node)
 
     return lazy_index_Tensor
 
@@ -5334,12 +5532,12 @@ def make_lazy_index_put(PLAN, NODE):
                 d = a._data
                 value = d.ir or d.ir_value()
                 operands.append(value)
-                sig.append((value[0].shapes[value[1]], 'tensor'))
+                sig.append((value.shape, 'tensor'))
                 args[0] = MARKERS[len(operands) - 1]
             elif a.__class__ is Tensor and a._wrapped_number:
-                value = (scalar_node(a._data.item(), a.dtype), 0)
+                value = scalar_node(a._data.item(), a.dtype)
                 operands.append(value)
-                sig.append((value[0].shapes[0], 'wrapped'))
+                sig.append((value.shapes[0], 'wrapped'))
                 args[0] = WRAPPED[len(operands) - 1]
             else:
                 args[0] = slow_operand(a, operands, sig)
@@ -5352,12 +5550,12 @@ def make_lazy_index_put(PLAN, NODE):
                 d = a._data
                 value = d.ir or d.ir_value()
                 operands.append(value)
-                sig.append((value[0].shapes[value[1]], 'tensor'))
+                sig.append((value.shape, 'tensor'))
                 args[2] = MARKERS[len(operands) - 1]
             elif a.__class__ is Tensor and a._wrapped_number:
-                value = (scalar_node(a._data.item(), a.dtype), 0)
+                value = scalar_node(a._data.item(), a.dtype)
                 operands.append(value)
-                sig.append((value[0].shapes[0], 'wrapped'))
+                sig.append((value.shapes[0], 'wrapped'))
                 args[2] = WRAPPED[len(operands) - 1]
             else:
                 args[2] = slow_operand(a, operands, sig)
@@ -5370,7 +5568,7 @@ def make_lazy_index_put(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, sig, scalars, key)
         node = NODE.make(NAME, OP, tuple(operands), frozen, shapes, RETURNS)
-        return from_value((node, 0))
+        return from_value(node)
 
     return lazy_index_put
 
@@ -5378,14 +5576,16 @@ def make_lazy_index_put(PLAN, NODE):
 class IndexSelect(IrNode):
     """``aten::index_select``: ``index_select(Tensor self, int dim, Tensor index) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', 'o1', )
     OP_NAME = 'aten::index_select'
     SCHEMA = 'index_select(Tensor self, int dim, Tensor index) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dim', 'attribute'), ('index', 'tensor'),)
     TRACER = 'static'
+    ARITY = 2
+    operands = operand_slots(2)
     self = argument_property(0, 'self')
     dim = argument_property(1, 'dim')
-    index = argument_property(2, 'index')
+    index_ = argument_property(2, 'index')
 
 
 def make_lazy_index_select(PLAN, NODE):
@@ -5403,12 +5603,12 @@ def make_lazy_index_select(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -5418,12 +5618,12 @@ def make_lazy_index_select(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            s1 = v1[0].shapes[v1[1]]
+            s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s1 = v1[0].shapes[0]
+            v1 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s1 = v1.shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
@@ -5437,13 +5637,14 @@ def make_lazy_index_select(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, v1, )
+        node.o0 = v0
+        node.o1 = v1
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_index_select
 
@@ -5451,11 +5652,13 @@ def make_lazy_index_select(PLAN, NODE):
 class LeScalar(IrNode):
     """``aten::le.Scalar``: ``le.Scalar(Tensor self, Scalar other) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', 'o1', )
     OP_NAME = 'aten::le.Scalar'
     SCHEMA = 'le.Scalar(Tensor self, Scalar other) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'scalar'),)
     TRACER = 'static'
+    ARITY = 2
+    operands = operand_slots(2)
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -5475,12 +5678,12 @@ def make_lazy_le_Scalar(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -5489,8 +5692,8 @@ def make_lazy_le_Scalar(PLAN, NODE):
         a = stack[1]
         a1 = a
         n = SCALARS.get((NUMBER_DTYPES.get(a.__class__), a.__class__, a))
-        v1 = (n or scalar_node(a), 0)
-        s1 = v1[0].shapes[0]
+        v1 = n or scalar_node(a)
+        s1 = v1.shapes[0]
         m1 = SCALAR_MARKERS[1]
         frozen = (m0, m1, )
         key = (KEY, m0, m1, s0.dtype, s0.sizes, s1.dtype, s1.sizes, )
@@ -5500,13 +5703,14 @@ def make_lazy_le_Scalar(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, v1, )
+        node.o0 = v0
+        node.o1 = v1
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_le_Scalar
 
@@ -5514,11 +5718,13 @@ def make_lazy_le_Scalar(PLAN, NODE):
 class LeTensor(IrNode):
     """``aten::le.Tensor``: ``le.Tensor(Tensor self, Tensor other) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', 'o1', )
     OP_NAME = 'aten::le.Tensor'
     SCHEMA = 'le.Tensor(Tensor self, Tensor other) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'tensor'),)
     TRACER = 'static'
+    ARITY = 2
+    operands = operand_slots(2)
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -5538,12 +5744,12 @@ def make_lazy_le_Tensor(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -5553,12 +5759,12 @@ def make_lazy_le_Tensor(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            s1 = v1[0].shapes[v1[1]]
+            s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s1 = v1[0].shapes[0]
+            v1 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s1 = v1.shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
@@ -5572,13 +5778,14 @@ def make_lazy_le_Tensor(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, v1, )
+        node.o0 = v0
+        node.o1 = v1
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_le_Tensor
 
@@ -5586,11 +5793,13 @@ def make_lazy_le_Tensor(PLAN, NODE):
 class LerpScalar(IrNode):
     """``aten::lerp.Scalar``: ``lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', 'o1', 'o2', )
     OP_NAME = 'aten::lerp.Scalar'
     SCHEMA = 'lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('end', 'tensor'), ('weight', 'scalar'),)
     TRACER = 'static'
+    ARITY = 3
+    operands = operand_slots(3)
     self = argument_property(0, 'self')
     end = argument_property(1, 'end')
     weight = argument_property(2, 'weight')
@@ -5611,12 +5820,12 @@ def make_lazy_lerp_Scalar(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -5626,12 +5835,12 @@ def make_lazy_lerp_Scalar(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            s1 = v1[0].shapes[v1[1]]
+            s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s1 = v1[0].shapes[0]
+            v1 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s1 = v1.shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
@@ -5640,8 +5849,8 @@ def make_lazy_lerp_Scalar(PLAN, NODE):
         a = stack[2]
         a2 = a
         n = SCALARS.get((NUMBER_DTYPES.get(a.__class__), a.__class__, a))
-        v2 = (n or scalar_node(a), 0)
-        s2 = v2[0].shapes[0]
+        v2 = n or scalar_node(a)
+        s2 = v2.shapes[0]
         m2 = SCALAR_MARKERS[2]
         frozen = (m0, m1, m2, )
         key = (KEY, m0, m1, m2, s0.dtype, s0.sizes, s1.dtype, s1.sizes, s2.dtype, s2.sizes, )
@@ -5651,13 +5860,15 @@ def make_lazy_lerp_Scalar(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, v1, v2, )
+        node.o0 = v0
+        node.o1 = v1
+        node.o2 = v2
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], v2[0].hash, v2[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, v2.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_lerp_Scalar
 
@@ -5665,11 +5876,13 @@ def make_lazy_lerp_Scalar(PLAN, NODE):
 class LerpTensor(IrNode):
     """``aten::lerp.Tensor``: ``lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', 'o1', 'o2', )
     OP_NAME = 'aten::lerp.Tensor'
     SCHEMA = 'lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('end', 'tensor'), ('weight', 'tensor'),)
     TRACER = 'static'
+    ARITY = 3
+    operands = operand_slots(3)
     self = argument_property(0, 'self')
     end = argument_property(1, 'end')
     weight = argument_property(2, 'weight')
@@ -5690,12 +5903,12 @@ def make_lazy_lerp_Tensor(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -5705,12 +5918,12 @@ def make_lazy_lerp_Tensor(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            s1 = v1[0].shapes[v1[1]]
+            s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s1 = v1[0].shapes[0]
+            v1 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s1 = v1.shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
@@ -5720,12 +5933,12 @@ def make_lazy_lerp_Tensor(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v2 = d.ir or d.ir_value()
-            s2 = v2[0].shapes[v2[1]]
+            s2 = v2.shapes[0] if v2.__class__ is not Output else v2.shape
             m2 = MARKERS[2]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v2 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s2 = v2[0].shapes[0]
+            v2 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s2 = v2.shapes[0]
             m2 = WRAPPED[2]
         else:
             one, sig1 = [], []
@@ -5739,13 +5952,15 @@ def make_lazy_lerp_Tensor(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, v1, v2, )
+        node.o0 = v0
+        node.o1 = v1
+        node.o2 = v2
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], v2[0].hash, v2[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, v2.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_lerp_Tensor
 
@@ -5753,11 +5968,13 @@ def make_lazy_lerp_Tensor(PLAN, NODE):
 class Log(IrNode):
     """``aten::log``: ``log(Tensor self) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', )
     OP_NAME = 'aten::log'
     SCHEMA = 'log(Tensor self) -> Tensor'
     ARGUMENTS = (('self', 'tensor'),)
     TRACER = 'static'
+    ARITY = 1
+    operands = operand_slots(1)
     self = argument_property(0, 'self')
 
 
@@ -5776,12 +5993,12 @@ def make_lazy_log(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -5795,13 +6012,13 @@ def make_lazy_log(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, )
+        node.o0 = v0
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_log
 
@@ -5809,11 +6026,13 @@ def make_lazy_log(PLAN, NODE):
 class Log1p(IrNode):
     """``aten::log1p``: ``log1p(Tensor self) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', )
     OP_NAME = 'aten::log1p'
     SCHEMA = 'log1p(Tensor self) -> Tensor'
     ARGUMENTS = (('self', 'tensor'),)
     TRACER = 'static'
+    ARITY = 1
+    operands = operand_slots(1)
     self = argument_property(0, 'self')
 
 
@@ -5832,12 +6051,12 @@ def make_lazy_log1p(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -5851,13 +6070,13 @@ def make_lazy_log1p(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, )
+        node.o0 = v0
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_log1p
 
@@ -5865,11 +6084,13 @@ def make_lazy_log1p(PLAN, NODE):
 class LogicalAnd(IrNode):
     """``aten::logical_and``: ``logical_and(Tensor self, Tensor other) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', 'o1', )
     OP_NAME = 'aten::logical_and'
     SCHEMA = 'logical_and(Tensor self, Tensor other) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'tensor'),)
     TRACER = 'static'
+    ARITY = 2
+    operands = operand_slots(2)
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -5889,12 +6110,12 @@ def make_lazy_logical_and(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -5904,12 +6125,12 @@ def make_lazy_logical_and(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            s1 = v1[0].shapes[v1[1]]
+            s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s1 = v1[0].shapes[0]
+            v1 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s1 = v1.shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
@@ -5923,13 +6144,14 @@ def make_lazy_logical_and(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, v1, )
+        node.o0 = v0
+        node.o1 = v1
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_logical_and
 
@@ -5937,11 +6159,13 @@ def make_lazy_logical_and(PLAN, NODE):
 class LogicalNot(IrNode):
     """``aten::logical_not``: ``logical_not(Tensor self) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', )
     OP_NAME = 'aten::logical_not'
     SCHEMA = 'logical_not(Tensor self) -> Tensor'
     ARGUMENTS = (('self', 'tensor'),)
     TRACER = 'static'
+    ARITY = 1
+    operands = operand_slots(1)
     self = argument_property(0, 'self')
 
 
@@ -5960,12 +6184,12 @@ def make_lazy_logical_not(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -5979,13 +6203,13 @@ def make_lazy_logical_not(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, )
+        node.o0 = v0
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_logical_not
 
@@ -5993,11 +6217,13 @@ def make_lazy_logical_not(PLAN, NODE):
 class LogicalOr(IrNode):
     """``aten::logical_or``: ``logical_or(Tensor self, Tensor other) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', 'o1', )
     OP_NAME = 'aten::logical_or'
     SCHEMA = 'logical_or(Tensor self, Tensor other) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'tensor'),)
     TRACER = 'static'
+    ARITY = 2
+    operands = operand_slots(2)
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -6017,12 +6243,12 @@ def make_lazy_logical_or(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -6032,12 +6258,12 @@ def make_lazy_logical_or(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            s1 = v1[0].shapes[v1[1]]
+            s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s1 = v1[0].shapes[0]
+            v1 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s1 = v1.shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
@@ -6051,13 +6277,14 @@ def make_lazy_logical_or(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, v1, )
+        node.o0 = v0
+        node.o1 = v1
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_logical_or
 
@@ -6065,11 +6292,13 @@ def make_lazy_logical_or(PLAN, NODE):
 class LogicalXor(IrNode):
     """``aten::logical_xor``: ``logical_xor(Tensor self, Tensor other) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', 'o1', )
     OP_NAME = 'aten::logical_xor'
     SCHEMA = 'logical_xor(Tensor self, Tensor other) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'tensor'),)
     TRACER = 'static'
+    ARITY = 2
+    operands = operand_slots(2)
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -6089,12 +6318,12 @@ def make_lazy_logical_xor(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -6104,12 +6333,12 @@ def make_lazy_logical_xor(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            s1 = v1[0].shapes[v1[1]]
+            s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s1 = v1[0].shapes[0]
+            v1 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s1 = v1.shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
@@ -6123,13 +6352,14 @@ def make_lazy_logical_xor(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, v1, )
+        node.o0 = v0
+        node.o1 = v1
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_logical_xor
 
@@ -6137,11 +6367,13 @@ def make_lazy_logical_xor(PLAN, NODE):
 class Logsumexp(IrNode):
     """``aten::logsumexp``: ``logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', )
     OP_NAME = 'aten::logsumexp'
     SCHEMA = 'logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dim', 'attribute'), ('keepdim', 'attribute'),)
     TRACER = 'static'
+    ARITY = 1
+    operands = operand_slots(1)
     self = argument_property(0, 'self')
     dim = argument_property(1, 'dim')
     keepdim = argument_property(2, 'keepdim')
@@ -6162,12 +6394,12 @@ def make_lazy_logsumexp(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -6182,13 +6414,13 @@ def make_lazy_logsumexp(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, )
+        node.o0 = v0
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_logsumexp
 
@@ -6196,11 +6428,13 @@ def make_lazy_logsumexp(PLAN, NODE):
 class LtScalar(IrNode):
     """``aten::lt.Scalar``: ``lt.Scalar(Tensor self, Scalar other) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', 'o1', )
     OP_NAME = 'aten::lt.Scalar'
     SCHEMA = 'lt.Scalar(Tensor self, Scalar other) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'scalar'),)
     TRACER = 'static'
+    ARITY = 2
+    operands = operand_slots(2)
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -6220,12 +6454,12 @@ def make_lazy_lt_Scalar(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -6234,8 +6468,8 @@ def make_lazy_lt_Scalar(PLAN, NODE):
         a = stack[1]
         a1 = a
         n = SCALARS.get((NUMBER_DTYPES.get(a.__class__), a.__class__, a))
-        v1 = (n or scalar_node(a), 0)
-        s1 = v1[0].shapes[0]
+        v1 = n or scalar_node(a)
+        s1 = v1.shapes[0]
         m1 = SCALAR_MARKERS[1]
         frozen = (m0, m1, )
         key = (KEY, m0, m1, s0.dtype, s0.sizes, s1.dtype, s1.sizes, )
@@ -6245,13 +6479,14 @@ def make_lazy_lt_Scalar(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, v1, )
+        node.o0 = v0
+        node.o1 = v1
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_lt_Scalar
 
@@ -6259,11 +6494,13 @@ def make_lazy_lt_Scalar(PLAN, NODE):
 class LtTensor(IrNode):
     """``aten::lt.Tensor``: ``lt.Tensor(Tensor self, Tensor other) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', 'o1', )
     OP_NAME = 'aten::lt.Tensor'
     SCHEMA = 'lt.Tensor(Tensor self, Tensor other) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'tensor'),)
     TRACER = 'static'
+    ARITY = 2
+    operands = operand_slots(2)
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -6283,12 +6520,12 @@ def make_lazy_lt_Tensor(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -6298,12 +6535,12 @@ def make_lazy_lt_Tensor(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            s1 = v1[0].shapes[v1[1]]
+            s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s1 = v1[0].shapes[0]
+            v1 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s1 = v1.shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
@@ -6317,13 +6554,14 @@ def make_lazy_lt_Tensor(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, v1, )
+        node.o0 = v0
+        node.o1 = v1
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_lt_Tensor
 
@@ -6331,11 +6569,13 @@ def make_lazy_lt_Tensor(PLAN, NODE):
 class MaskedFillScalar(IrNode):
     """``aten::masked_fill.Scalar``: ``masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', 'o1', 'o2', )
     OP_NAME = 'aten::masked_fill.Scalar'
     SCHEMA = 'masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('mask', 'tensor'), ('value', 'scalar'),)
     TRACER = 'static'
+    ARITY = 3
+    operands = operand_slots(3)
     self = argument_property(0, 'self')
     mask = argument_property(1, 'mask')
     value = argument_property(2, 'value')
@@ -6356,12 +6596,12 @@ def make_lazy_masked_fill_Scalar(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -6371,12 +6611,12 @@ def make_lazy_masked_fill_Scalar(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            s1 = v1[0].shapes[v1[1]]
+            s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s1 = v1[0].shapes[0]
+            v1 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s1 = v1.shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
@@ -6385,8 +6625,8 @@ def make_lazy_masked_fill_Scalar(PLAN, NODE):
         a = stack[2]
         a2 = a
         n = SCALARS.get((NUMBER_DTYPES.get(a.__class__), a.__class__, a))
-        v2 = (n or scalar_node(a), 0)
-        s2 = v2[0].shapes[0]
+        v2 = n or scalar_node(a)
+        s2 = v2.shapes[0]
         m2 = SCALAR_MARKERS[2]
         frozen = (m0, m1, m2, )
         key = (KEY, m0, m1, m2, s0.dtype, s0.sizes, s1.dtype, s1.sizes, s2.dtype, s2.sizes, )
@@ -6396,13 +6636,15 @@ def make_lazy_masked_fill_Scalar(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, v1, v2, )
+        node.o0 = v0
+        node.o1 = v1
+        node.o2 = v2
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], v2[0].hash, v2[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, v2.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_masked_fill_Scalar
 
@@ -6410,11 +6652,13 @@ def make_lazy_masked_fill_Scalar(PLAN, NODE):
 class MaskedFillTensor(IrNode):
     """``aten::masked_fill.Tensor``: ``masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', 'o1', 'o2', )
     OP_NAME = 'aten::masked_fill.Tensor'
     SCHEMA = 'masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('mask', 'tensor'), ('value', 'tensor'),)
     TRACER = 'static'
+    ARITY = 3
+    operands = operand_slots(3)
     self = argument_property(0, 'self')
     mask = argument_property(1, 'mask')
     value = argument_property(2, 'value')
@@ -6435,12 +6679,12 @@ def make_lazy_masked_fill_Tensor(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -6450,12 +6694,12 @@ def make_lazy_masked_fill_Tensor(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            s1 = v1[0].shapes[v1[1]]
+            s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s1 = v1[0].shapes[0]
+            v1 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s1 = v1.shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
@@ -6465,12 +6709,12 @@ def make_lazy_masked_fill_Tensor(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v2 = d.ir or d.ir_value()
-            s2 = v2[0].shapes[v2[1]]
+            s2 = v2.shapes[0] if v2.__class__ is not Output else v2.shape
             m2 = MARKERS[2]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v2 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s2 = v2[0].shapes[0]
+            v2 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s2 = v2.shapes[0]
             m2 = WRAPPED[2]
         else:
             one, sig1 = [], []
@@ -6484,13 +6728,15 @@ def make_lazy_masked_fill_Tensor(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, v1, v2, )
+        node.o0 = v0
+        node.o1 = v1
+        node.o2 = v2
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], v2[0].hash, v2[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, v2.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_masked_fill_Tensor
 
@@ -6498,11 +6744,13 @@ def make_lazy_masked_fill_Tensor(PLAN, NODE):
 class Max(IrNode):
     """``aten::max``: ``max(Tensor self) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', )
     OP_NAME = 'aten::max'
     SCHEMA = 'max(Tensor self) -> Tensor'
     ARGUMENTS = (('self', 'tensor'),)
     TRACER = 'static'
+    ARITY = 1
+    operands = operand_slots(1)
     self = argument_property(0, 'self')
 
 
@@ -6521,12 +6769,12 @@ def make_lazy_max(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -6540,13 +6788,13 @@ def make_lazy_max(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, )
+        node.o0 = v0
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_max
 
@@ -6554,11 +6802,13 @@ def make_lazy_max(PLAN, NODE):
 class MaxDim(IrNode):
     """``aten::max.dim``: ``max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', )
     OP_NAME = 'aten::max.dim'
     SCHEMA = 'max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)'
     ARGUMENTS = (('self', 'tensor'), ('dim', 'attribute'), ('keepdim', 'attribute'),)
     TRACER = 'static'
+    ARITY = 1
+    operands = operand_slots(1)
     self = argument_property(0, 'self')
     dim = argument_property(1, 'dim')
     keepdim = argument_property(2, 'keepdim')
@@ -6579,12 +6829,12 @@ def make_lazy_max_dim(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -6598,12 +6848,12 @@ def make_lazy_max_dim(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, )
+        node.o0 = v0
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], *[s._hash for s in shapes]))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, *[s._hash for s in shapes]))
         return wrap(node)
 
     return lazy_max_dim
@@ -6612,11 +6862,13 @@ def make_lazy_max_dim(PLAN, NODE):
 class Maximum(IrNode):
     """``aten::maximum``: ``maximum(Tensor self, Tensor other) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', 'o1', )
     OP_NAME = 'aten::maximum'
     SCHEMA = 'maximum(Tensor self, Tensor other) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'tensor'),)
     TRACER = 'static'
+    ARITY = 2
+    operands = operand_slots(2)
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -6636,12 +6888,12 @@ def make_lazy_maximum(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -6651,12 +6903,12 @@ def make_lazy_maximum(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            s1 = v1[0].shapes[v1[1]]
+            s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s1 = v1[0].shapes[0]
+            v1 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s1 = v1.shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
@@ -6670,13 +6922,14 @@ def make_lazy_maximum(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, v1, )
+        node.o0 = v0
+        node.o1 = v1
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_maximum
 
@@ -6684,11 +6937,13 @@ def make_lazy_maximum(PLAN, NODE):
 class Mean(IrNode):
     """``aten::mean``: ``mean(Tensor self, *, ScalarType? dtype=None) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', )
     OP_NAME = 'aten::mean'
     SCHEMA = 'mean(Tensor self, *, ScalarType? dtype=None) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dtype', 'attribute'),)
     TRACER = 'static'
+    ARITY = 1
+    operands = operand_slots(1)
     self = argument_property(0, 'self')
     dtype = argument_property(1, 'dtype')
 
@@ -6708,12 +6963,12 @@ def make_lazy_mean(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -6727,13 +6982,13 @@ def make_lazy_mean(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, )
+        node.o0 = v0
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_mean
 
@@ -6741,11 +6996,13 @@ def make_lazy_mean(PLAN, NODE):
 class MeanDim(IrNode):
     """``aten::mean.dim``: ``mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', )
     OP_NAME = 'aten::mean.dim'
     SCHEMA = 'mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dim', 'attribute'), ('keepdim', 'attribute'), ('dtype', 'attribute'),)
     TRACER = 'static'
+    ARITY = 1
+    operands = operand_slots(1)
     self = argument_property(0, 'self')
     dim = argument_property(1, 'dim')
     keepdim = argument_property(2, 'keepdim')
@@ -6767,12 +7024,12 @@ def make_lazy_mean_dim(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -6789,13 +7046,13 @@ def make_lazy_mean_dim(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, )
+        node.o0 = v0
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_mean_dim
 
@@ -6803,11 +7060,13 @@ def make_lazy_mean_dim(PLAN, NODE):
 class Min(IrNode):
     """``aten::min``: ``min(Tensor self) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', )
     OP_NAME = 'aten::min'
     SCHEMA = 'min(Tensor self) -> Tensor'
     ARGUMENTS = (('self', 'tensor'),)
     TRACER = 'static'
+    ARITY = 1
+    operands = operand_slots(1)
     self = argument_property(0, 'self')
 
 
@@ -6826,12 +7085,12 @@ def make_lazy_min(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -6845,13 +7104,13 @@ def make_lazy_min(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, )
+        node.o0 = v0
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_min
 
@@ -6859,11 +7118,13 @@ def make_lazy_min(PLAN, NODE):
 class MinDim(IrNode):
     """``aten::min.dim``: ``min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', )
     OP_NAME = 'aten::min.dim'
     SCHEMA = 'min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)'
     ARGUMENTS = (('self', 'tensor'), ('dim', 'attribute'), ('keepdim', 'attribute'),)
     TRACER = 'static'
+    ARITY = 1
+    operands = operand_slots(1)
     self = argument_property(0, 'self')
     dim = argument_property(1, 'dim')
     keepdim = argument_property(2, 'keepdim')
@@ -6884,12 +7145,12 @@ def make_lazy_min_dim(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -6903,12 +7164,12 @@ def make_lazy_min_dim(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, )
+        node.o0 = v0
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], *[s._hash for s in shapes]))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, *[s._hash for s in shapes]))
         return wrap(node)
 
     return lazy_min_dim
@@ -6917,11 +7178,13 @@ def make_lazy_min_dim(PLAN, NODE):
 class Minimum(IrNode):
     """``aten::minimum``: ``minimum(Tensor self, Tensor other) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', 'o1', )
     OP_NAME = 'aten::minimum'
     SCHEMA = 'minimum(Tensor self, Tensor other) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'tensor'),)
     TRACER = 'static'
+    ARITY = 2
+    operands = operand_slots(2)
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -6941,12 +7204,12 @@ def make_lazy_minimum(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -6956,12 +7219,12 @@ def make_lazy_minimum(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            s1 = v1[0].shapes[v1[1]]
+            s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s1 = v1[0].shapes[0]
+            v1 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s1 = v1.shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
@@ -6975,13 +7238,14 @@ def make_lazy_minimum(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, v1, )
+        node.o0 = v0
+        node.o1 = v1
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_minimum
 
@@ -6989,11 +7253,13 @@ def make_lazy_minimum(PLAN, NODE):
 class Mm(IrNode):
     """``aten::mm``: ``mm(Tensor self, Tensor mat2) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', 'o1', )
     OP_NAME = 'aten::mm'
     SCHEMA = 'mm(Tensor self, Tensor mat2) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('mat2', 'tensor'),)
     TRACER = 'static'
+    ARITY = 2
+    operands = operand_slots(2)
     self = argument_property(0, 'self')
     mat2 = argument_property(1, 'mat2')
 
@@ -7013,12 +7279,12 @@ def make_lazy_mm(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -7028,12 +7294,12 @@ def make_lazy_mm(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            s1 = v1[0].shapes[v1[1]]
+            s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s1 = v1[0].shapes[0]
+            v1 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s1 = v1.shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
@@ -7047,13 +7313,14 @@ def make_lazy_mm(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, v1, )
+        node.o0 = v0
+        node.o1 = v1
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_mm
 
@@ -7061,11 +7328,13 @@ def make_lazy_mm(PLAN, NODE):
 class MulScalar(IrNode):
     """``aten::mul.Scalar``: ``mul.Scalar(Tensor self, Scalar other) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', 'o1', )
     OP_NAME = 'aten::mul.Scalar'
     SCHEMA = 'mul.Scalar(Tensor self, Scalar other) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'scalar'),)
     TRACER = 'static'
+    ARITY = 2
+    operands = operand_slots(2)
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -7085,12 +7354,12 @@ def make_lazy_mul_Scalar(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -7099,8 +7368,8 @@ def make_lazy_mul_Scalar(PLAN, NODE):
         a = stack[1]
         a1 = a
         n = SCALARS.get((NUMBER_DTYPES.get(a.__class__), a.__class__, a))
-        v1 = (n or scalar_node(a), 0)
-        s1 = v1[0].shapes[0]
+        v1 = n or scalar_node(a)
+        s1 = v1.shapes[0]
         m1 = SCALAR_MARKERS[1]
         frozen = (m0, m1, )
         key = (KEY, m0, m1, s0.dtype, s0.sizes, s1.dtype, s1.sizes, )
@@ -7110,13 +7379,14 @@ def make_lazy_mul_Scalar(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, v1, )
+        node.o0 = v0
+        node.o1 = v1
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_mul_Scalar
 
@@ -7124,11 +7394,13 @@ def make_lazy_mul_Scalar(PLAN, NODE):
 class MulTensor(IrNode):
     """``aten::mul.Tensor``: ``mul.Tensor(Tensor self, Tensor other) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', 'o1', )
     OP_NAME = 'aten::mul.Tensor'
     SCHEMA = 'mul.Tensor(Tensor self, Tensor other) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'tensor'),)
     TRACER = 'static'
+    ARITY = 2
+    operands = operand_slots(2)
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -7148,12 +7420,12 @@ def make_lazy_mul_Tensor(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -7163,12 +7435,12 @@ def make_lazy_mul_Tensor(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            s1 = v1[0].shapes[v1[1]]
+            s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s1 = v1[0].shapes[0]
+            v1 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s1 = v1.shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
@@ -7182,13 +7454,14 @@ def make_lazy_mul_Tensor(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, v1, )
+        node.o0 = v0
+        node.o1 = v1
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_mul_Tensor
 
@@ -7196,11 +7469,13 @@ def make_lazy_mul_Tensor(PLAN, NODE):
 class Mv(IrNode):
     """``aten::mv``: ``mv(Tensor self, Tensor vec) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', 'o1', )
     OP_NAME = 'aten::mv'
     SCHEMA = 'mv(Tensor self, Tensor vec) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('vec', 'tensor'),)
     TRACER = 'static'
+    ARITY = 2
+    operands = operand_slots(2)
     self = argument_property(0, 'self')
     vec = argument_property(1, 'vec')
 
@@ -7220,12 +7495,12 @@ def make_lazy_mv(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -7235,12 +7510,12 @@ def make_lazy_mv(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            s1 = v1[0].shapes[v1[1]]
+            s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s1 = v1[0].shapes[0]
+            v1 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s1 = v1.shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
@@ -7254,13 +7529,14 @@ def make_lazy_mv(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, v1, )
+        node.o0 = v0
+        node.o1 = v1
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_mv
 
@@ -7268,11 +7544,13 @@ def make_lazy_mv(PLAN, NODE):
 class NarrowCopy(IrNode):
     """``aten::narrow_copy``: ``narrow_copy(Tensor self, int dim, SymInt start, SymInt length) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', )
     OP_NAME = 'aten::narrow_copy'
     SCHEMA = 'narrow_copy(Tensor self, int dim, SymInt start, SymInt length) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dim', 'attribute'), ('start', 'attribute'), ('length', 'attribute'),)
     TRACER = 'static'
+    ARITY = 1
+    operands = operand_slots(1)
     self = argument_property(0, 'self')
     dim = argument_property(1, 'dim')
     start = argument_property(2, 'start')
@@ -7294,12 +7572,12 @@ def make_lazy_narrow_copy(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -7313,13 +7591,13 @@ def make_lazy_narrow_copy(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, )
+        node.o0 = v0
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_narrow_copy
 
@@ -7360,12 +7638,12 @@ def make_lazy_native_layer_norm(PLAN, NODE):
                 d = a._data
                 value = d.ir or d.ir_value()
                 operands.append(value)
-                sig.append((value[0].shapes[value[1]], 'tensor'))
+                sig.append((value.shape, 'tensor'))
                 args[0] = MARKERS[len(operands) - 1]
             elif a.__class__ is Tensor and a._wrapped_number:
-                value = (scalar_node(a._data.item(), a.dtype), 0)
+                value = scalar_node(a._data.item(), a.dtype)
                 operands.append(value)
-                sig.append((value[0].shapes[0], 'wrapped'))
+                sig.append((value.shapes[0], 'wrapped'))
                 args[0] = WRAPPED[len(operands) - 1]
             else:
                 args[0] = slow_operand(a, operands, sig)
@@ -7375,12 +7653,12 @@ def make_lazy_native_layer_norm(PLAN, NODE):
                 d = a._data
                 value = d.ir or d.ir_value()
                 operands.append(value)
-                sig.append((value[0].shapes[value[1]], 'tensor'))
+                sig.append((value.shape, 'tensor'))
                 args[2] = MARKERS[len(operands) - 1]
             elif a.__class__ is Tensor and a._wrapped_number:
-                value = (scalar_node(a._data.item(), a.dtype), 0)
+                value = scalar_node(a._data.item(), a.dtype)
                 operands.append(value)
-                sig.append((value[0].shapes[0], 'wrapped'))
+                sig.append((value.shapes[0], 'wrapped'))
                 args[2] = WRAPPED[len(operands) - 1]
             else:
                 args[2] = slow_operand(a, operands, sig)
@@ -7390,12 +7668,12 @@ def make_lazy_native_layer_norm(PLAN, NODE):
                 d = a._data
                 value = d.ir or d.ir_value()
                 operands.append(value)
-                sig.append((value[0].shapes[value[1]], 'tensor'))
+                sig.append((value.shape, 'tensor'))
                 args[3] = MARKERS[len(operands) - 1]
             elif a.__class__ is Tensor and a._wrapped_number:
-                value = (scalar_node(a._data.item(), a.dtype), 0)
+                value = scalar_node(a._data.item(), a.dtype)
                 operands.append(value)
-                sig.append((value[0].shapes[0], 'wrapped'))
+                sig.append((value.shapes[0], 'wrapped'))
                 args[3] = WRAPPED[len(operands) - 1]
             else:
                 args[3] = slow_operand(a, operands, sig)
@@ -7418,11 +7696,13 @@ def make_lazy_native_layer_norm(PLAN, NODE):
 class NeScalar(IrNode):
     """``aten::ne.Scalar``: ``ne.Scalar(Tensor self, Scalar other) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', 'o1', )
     OP_NAME = 'aten::ne.Scalar'
     SCHEMA = 'ne.Scalar(Tensor self, Scalar other) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'scalar'),)
     TRACER = 'static'
+    ARITY = 2
+    operands = operand_slots(2)
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -7442,12 +7722,12 @@ def make_lazy_ne_Scalar(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -7456,8 +7736,8 @@ def make_lazy_ne_Scalar(PLAN, NODE):
         a = stack[1]
         a1 = a
         n = SCALARS.get((NUMBER_DTYPES.get(a.__class__), a.__class__, a))
-        v1 = (n or scalar_node(a), 0)
-        s1 = v1[0].shapes[0]
+        v1 = n or scalar_node(a)
+        s1 = v1.shapes[0]
         m1 = SCALAR_MARKERS[1]
         frozen = (m0, m1, )
         key = (KEY, m0, m1, s0.dtype, s0.sizes, s1.dtype, s1.sizes, )
@@ -7467,13 +7747,14 @@ def make_lazy_ne_Scalar(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, v1, )
+        node.o0 = v0
+        node.o1 = v1
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_ne_Scalar
 
@@ -7481,11 +7762,13 @@ def make_lazy_ne_Scalar(PLAN, NODE):
 class NeTensor(IrNode):
     """``aten::ne.Tensor``: ``ne.Tensor(Tensor self, Tensor other) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', 'o1', )
     OP_NAME = 'aten::ne.Tensor'
     SCHEMA = 'ne.Tensor(Tensor self, Tensor other) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'tensor'),)
     TRACER = 'static'
+    ARITY = 2
+    operands = operand_slots(2)
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -7505,12 +7788,12 @@ def make_lazy_ne_Tensor(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -7520,12 +7803,12 @@ def make_lazy_ne_Tensor(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            s1 = v1[0].shapes[v1[1]]
+            s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s1 = v1[0].shapes[0]
+            v1 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s1 = v1.shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
@@ -7539,13 +7822,14 @@ def make_lazy_ne_Tensor(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, v1, )
+        node.o0 = v0
+        node.o1 = v1
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_ne_Tensor
 
@@ -7553,11 +7837,13 @@ def make_lazy_ne_Tensor(PLAN, NODE):
 class Neg(IrNode):
     """``aten::neg``: ``neg(Tensor self) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', )
     OP_NAME = 'aten::neg'
     SCHEMA = 'neg(Tensor self) -> Tensor'
     ARGUMENTS = (('self', 'tensor'),)
     TRACER = 'static'
+    ARITY = 1
+    operands = operand_slots(1)
     self = argument_property(0, 'self')
 
 
@@ -7576,12 +7862,12 @@ def make_lazy_neg(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -7595,13 +7881,13 @@ def make_lazy_neg(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, )
+        node.o0 = v0
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_neg
 
@@ -7642,12 +7928,12 @@ def make_lazy_nll_loss2d_forward(PLAN, NODE):
                 d = a._data
                 value = d.ir or d.ir_value()
                 operands.append(value)
-                sig.append((value[0].shapes[value[1]], 'tensor'))
+                sig.append((value.shape, 'tensor'))
                 args[0] = MARKERS[len(operands) - 1]
             elif a.__class__ is Tensor and a._wrapped_number:
-                value = (scalar_node(a._data.item(), a.dtype), 0)
+                value = scalar_node(a._data.item(), a.dtype)
                 operands.append(value)
-                sig.append((value[0].shapes[0], 'wrapped'))
+                sig.append((value.shapes[0], 'wrapped'))
                 args[0] = WRAPPED[len(operands) - 1]
             else:
                 args[0] = slow_operand(a, operands, sig)
@@ -7657,12 +7943,12 @@ def make_lazy_nll_loss2d_forward(PLAN, NODE):
                 d = a._data
                 value = d.ir or d.ir_value()
                 operands.append(value)
-                sig.append((value[0].shapes[value[1]], 'tensor'))
+                sig.append((value.shape, 'tensor'))
                 args[1] = MARKERS[len(operands) - 1]
             elif a.__class__ is Tensor and a._wrapped_number:
-                value = (scalar_node(a._data.item(), a.dtype), 0)
+                value = scalar_node(a._data.item(), a.dtype)
                 operands.append(value)
-                sig.append((value[0].shapes[0], 'wrapped'))
+                sig.append((value.shapes[0], 'wrapped'))
                 args[1] = WRAPPED[len(operands) - 1]
             else:
                 args[1] = slow_operand(a, operands, sig)
@@ -7672,12 +7958,12 @@ def make_lazy_nll_loss2d_forward(PLAN, NODE):
                 d = a._data
                 value = d.ir or d.ir_value()
                 operands.append(value)
-                sig.append((value[0].shapes[value[1]], 'tensor'))
+                sig.append((value.shape, 'tensor'))
                 args[2] = MARKERS[len(operands) - 1]
             elif a.__class__ is Tensor and a._wrapped_number:
-                value = (scalar_node(a._data.item(), a.dtype), 0)
+                value = scalar_node(a._data.item(), a.dtype)
                 operands.append(value)
-                sig.append((value[0].shapes[0], 'wrapped'))
+                sig.append((value.shapes[0], 'wrapped'))
                 args[2] = WRAPPED[len(operands) - 1]
             else:
                 args[2] = slow_operand(a, operands, sig)
@@ -7731,12 +8017,12 @@ def make_lazy_nll_loss_forward(PLAN, NODE):
                 d = a._data
                 value = d.ir or d.ir_value()
                 operands.append(value)
-                sig.append((value[0].shapes[value[1]], 'tensor'))
+                sig.append((value.shape, 'tensor'))
                 args[0] = MARKERS[len(operands) - 1]
             elif a.__class__ is Tensor and a._wrapped_number:
-                value = (scalar_node(a._data.item(), a.dtype), 0)
+                value = scalar_node(a._data.item(), a.dtype)
                 operands.append(value)
-                sig.append((value[0].shapes[0], 'wrapped'))
+                sig.append((value.shapes[0], 'wrapped'))
                 args[0] = WRAPPED[len(operands) - 1]
             else:
                 args[0] = slow_operand(a, operands, sig)
@@ -7746,12 +8032,12 @@ def make_lazy_nll_loss_forward(PLAN, NODE):
                 d = a._data
                 value = d.ir or d.ir_value()
                 operands.append(value)
-                sig.append((value[0].shapes[value[1]], 'tensor'))
+                sig.append((value.shape, 'tensor'))
                 args[1] = MARKERS[len(operands) - 1]
             elif a.__class__ is Tensor and a._wrapped_number:
-                value = (scalar_node(a._data.item(), a.dtype), 0)
+                value = scalar_node(a._data.item(), a.dtype)
                 operands.append(value)
-                sig.append((value[0].shapes[0], 'wrapped'))
+                sig.append((value.shapes[0], 'wrapped'))
                 args[1] = WRAPPED[len(operands) - 1]
             else:
                 args[1] = slow_operand(a, operands, sig)
@@ -7761,12 +8047,12 @@ def make_lazy_nll_loss_forward(PLAN, NODE):
                 d = a._data
                 value = d.ir or d.ir_value()
                 operands.append(value)
-                sig.append((value[0].shapes[value[1]], 'tensor'))
+                sig.append((value.shape, 'tensor'))
                 args[2] = MARKERS[len(operands) - 1]
             elif a.__class__ is Tensor and a._wrapped_number:
-                value = (scalar_node(a._data.item(), a.dtype), 0)
+                value = scalar_node(a._data.item(), a.dtype)
                 operands.append(value)
-                sig.append((value[0].shapes[0], 'wrapped'))
+                sig.append((value.shapes[0], 'wrapped'))
                 args[2] = WRAPPED[len(operands) - 1]
             else:
                 args[2] = slow_operand(a, operands, sig)
@@ -7787,11 +8073,13 @@ def make_lazy_nll_loss_forward(PLAN, NODE):
 class NormScalar(IrNode):
     """``aten::norm.Scalar``: ``norm.Scalar(Tensor self, Scalar p=2) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', 'o1', )
     OP_NAME = 'aten::norm.Scalar'
     SCHEMA = 'norm.Scalar(Tensor self, Scalar p=2) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('p', 'scalar'),)
     TRACER = 'static'
+    ARITY = 2
+    operands = operand_slots(2)
     self = argument_property(0, 'self')
     p = argument_property(1, 'p')
 
@@ -7811,12 +8099,12 @@ def make_lazy_norm_Scalar(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -7825,8 +8113,8 @@ def make_lazy_norm_Scalar(PLAN, NODE):
         a = stack[1]
         a1 = a
         n = SCALARS.get((NUMBER_DTYPES.get(a.__class__), a.__class__, a))
-        v1 = (n or scalar_node(a), 0)
-        s1 = v1[0].shapes[0]
+        v1 = n or scalar_node(a)
+        s1 = v1.shapes[0]
         m1 = SCALAR_MARKERS[1]
         frozen = (m0, m1, )
         key = (KEY, m0, m1, s0.dtype, s0.sizes, s1.dtype, s1.sizes, )
@@ -7836,13 +8124,14 @@ def make_lazy_norm_Scalar(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, v1, )
+        node.o0 = v0
+        node.o1 = v1
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_norm_Scalar
 
@@ -7882,12 +8171,12 @@ def make_lazy_norm_ScalarOpt_dim(PLAN, NODE):
                 d = a._data
                 value = d.ir or d.ir_value()
                 operands.append(value)
-                sig.append((value[0].shapes[value[1]], 'tensor'))
+                sig.append((value.shape, 'tensor'))
                 args[0] = MARKERS[len(operands) - 1]
             elif a.__class__ is Tensor and a._wrapped_number:
-                value = (scalar_node(a._data.item(), a.dtype), 0)
+                value = scalar_node(a._data.item(), a.dtype)
                 operands.append(value)
-                sig.append((value[0].shapes[0], 'wrapped'))
+                sig.append((value.shapes[0], 'wrapped'))
                 args[0] = WRAPPED[len(operands) - 1]
             else:
                 args[0] = slow_operand(a, operands, sig)
@@ -7895,7 +8184,7 @@ def make_lazy_norm_ScalarOpt_dim(PLAN, NODE):
         if a is not None:
             n = scalar_node(a)
             scalars[len(operands)] = a
-            operands.append((n, 0))
+            operands.append(n)
             sig.append((n.shapes[0], 'scalar'))
             args[1] = operand(len(operands) - 1, 'scalar')
         if args[2] is not None:
@@ -7909,7 +8198,7 @@ def make_lazy_norm_ScalarOpt_dim(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, sig, scalars, key)
         node = NODE.make(NAME, OP, tuple(operands), frozen, shapes, RETURNS)
-        return from_value((node, 0))
+        return from_value(node)
 
     return lazy_norm_ScalarOpt_dim
 
@@ -7950,12 +8239,12 @@ def make_lazy_norm_ScalarOpt_dim_dtype(PLAN, NODE):
                 d = a._data
                 value = d.ir or d.ir_value()
                 operands.append(value)
-                sig.append((value[0].shapes[value[1]], 'tensor'))
+                sig.append((value.shape, 'tensor'))
                 args[0] = MARKERS[len(operands) - 1]
             elif a.__class__ is Tensor and a._wrapped_number:
-                value = (scalar_node(a._data.item(), a.dtype), 0)
+                value = scalar_node(a._data.item(), a.dtype)
                 operands.append(value)
-                sig.append((value[0].shapes[0], 'wrapped'))
+                sig.append((value.shapes[0], 'wrapped'))
                 args[0] = WRAPPED[len(operands) - 1]
             else:
                 args[0] = slow_operand(a, operands, sig)
@@ -7963,7 +8252,7 @@ def make_lazy_norm_ScalarOpt_dim_dtype(PLAN, NODE):
         if a is not None:
             n = scalar_node(a)
             scalars[len(operands)] = a
-            operands.append((n, 0))
+            operands.append(n)
             sig.append((n.shapes[0], 'scalar'))
             args[1] = operand(len(operands) - 1, 'scalar')
         if args[2] is not None:
@@ -7977,7 +8266,7 @@ def make_lazy_norm_ScalarOpt_dim_dtype(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, sig, scalars, key)
         node = NODE.make(NAME, OP, tuple(operands), frozen, shapes, RETURNS)
-        return from_value((node, 0))
+        return from_value(node)
 
     return lazy_norm_ScalarOpt_dim_dtype
 
@@ -8016,12 +8305,12 @@ def make_lazy_norm_ScalarOpt_dtype(PLAN, NODE):
                 d = a._data
                 value = d.ir or d.ir_value()
                 operands.append(value)
-                sig.append((value[0].shapes[value[1]], 'tensor'))
+                sig.append((value.shape, 'tensor'))
                 args[0] = MARKERS[len(operands) - 1]
             elif a.__class__ is Tensor and a._wrapped_number:
-                value = (scalar_node(a._data.item(), a.dtype), 0)
+                value = scalar_node(a._data.item(), a.dtype)
                 operands.append(value)
-                sig.append((value[0].shapes[0], 'wrapped'))
+                sig.append((value.shapes[0], 'wrapped'))
                 args[0] = WRAPPED[len(operands) - 1]
             else:
                 args[0] = slow_operand(a, operands, sig)
@@ -8029,7 +8318,7 @@ def make_lazy_norm_ScalarOpt_dtype(PLAN, NODE):
         if a is not None:
             n = scalar_node(a)
             scalars[len(operands)] = a
-            operands.append((n, 0))
+            operands.append(n)
             sig.append((n.shapes[0], 'scalar'))
             args[1] = operand(len(operands) - 1, 'scalar')
         frozen = tuple(args)
@@ -8041,7 +8330,7 @@ def make_lazy_norm_ScalarOpt_dtype(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, sig, scalars, key)
         node = NODE.make(NAME, OP, tuple(operands), frozen, shapes, RETURNS)
-        return from_value((node, 0))
+        return from_value(node)
 
     return lazy_norm_ScalarOpt_dtype
 
@@ -8049,11 +8338,13 @@ def make_lazy_norm_ScalarOpt_dtype(PLAN, NODE):
 class PermuteCopy(IrNode):
     """``aten::permute_copy``: ``permute_copy(Tensor self, int[] dims) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', )
     OP_NAME = 'aten::permute_copy'
     SCHEMA = 'permute_copy(Tensor self, int[] dims) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dims', 'attribute'),)
     TRACER = 'static'
+    ARITY = 1
+    operands = operand_slots(1)
     self = argument_property(0, 'self')
     dims = argument_property(1, 'dims')
 
@@ -8073,12 +8364,12 @@ def make_lazy_permute_copy(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -8093,13 +8384,13 @@ def make_lazy_permute_copy(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, )
+        node.o0 = v0
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_permute_copy
 
@@ -8107,11 +8398,13 @@ def make_lazy_permute_copy(PLAN, NODE):
 class PowScalar(IrNode):
     """``aten::pow.Scalar``: ``pow.Scalar(Scalar self, Tensor exponent) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', 'o1', )
     OP_NAME = 'aten::pow.Scalar'
     SCHEMA = 'pow.Scalar(Scalar self, Tensor exponent) -> Tensor'
     ARGUMENTS = (('self', 'scalar'), ('exponent', 'tensor'),)
     TRACER = 'static'
+    ARITY = 2
+    operands = operand_slots(2)
     self = argument_property(0, 'self')
     exponent = argument_property(1, 'exponent')
 
@@ -8130,19 +8423,19 @@ def make_lazy_pow_Scalar(PLAN, NODE):
         a = stack[0]
         a0 = a
         n = SCALARS.get((NUMBER_DTYPES.get(a.__class__), a.__class__, a))
-        v0 = (n or scalar_node(a), 0)
-        s0 = v0[0].shapes[0]
+        v0 = n or scalar_node(a)
+        s0 = v0.shapes[0]
         m0 = SCALAR_MARKERS[0]
         a = stack[1]
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            s1 = v1[0].shapes[v1[1]]
+            s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s1 = v1[0].shapes[0]
+            v1 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s1 = v1.shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
@@ -8156,13 +8449,14 @@ def make_lazy_pow_Scalar(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, v1, )
+        node.o0 = v0
+        node.o1 = v1
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_pow_Scalar
 
@@ -8170,11 +8464,13 @@ def make_lazy_pow_Scalar(PLAN, NODE):
 class PowTensorScalar(IrNode):
     """``aten::pow.Tensor_Scalar``: ``pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', 'o1', )
     OP_NAME = 'aten::pow.Tensor_Scalar'
     SCHEMA = 'pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('exponent', 'scalar'),)
     TRACER = 'static'
+    ARITY = 2
+    operands = operand_slots(2)
     self = argument_property(0, 'self')
     exponent = argument_property(1, 'exponent')
 
@@ -8194,12 +8490,12 @@ def make_lazy_pow_Tensor_Scalar(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -8208,8 +8504,8 @@ def make_lazy_pow_Tensor_Scalar(PLAN, NODE):
         a = stack[1]
         a1 = a
         n = SCALARS.get((NUMBER_DTYPES.get(a.__class__), a.__class__, a))
-        v1 = (n or scalar_node(a), 0)
-        s1 = v1[0].shapes[0]
+        v1 = n or scalar_node(a)
+        s1 = v1.shapes[0]
         m1 = SCALAR_MARKERS[1]
         frozen = (m0, m1, )
         key = (KEY, m0, m1, s0.dtype, s0.sizes, s1.dtype, s1.sizes, )
@@ -8219,13 +8515,14 @@ def make_lazy_pow_Tensor_Scalar(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, v1, )
+        node.o0 = v0
+        node.o1 = v1
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_pow_Tensor_Scalar
 
@@ -8233,11 +8530,13 @@ def make_lazy_pow_Tensor_Scalar(PLAN, NODE):
 class PowTensorTensor(IrNode):
     """``aten::pow.Tensor_Tensor``: ``pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', 'o1', )
     OP_NAME = 'aten::pow.Tensor_Tensor'
     SCHEMA = 'pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('exponent', 'tensor'),)
     TRACER = 'static'
+    ARITY = 2
+    operands = operand_slots(2)
     self = argument_property(0, 'self')
     exponent = argument_property(1, 'exponent')
 
@@ -8257,12 +8556,12 @@ def make_lazy_pow_Tensor_Tensor(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -8272,12 +8571,12 @@ def make_lazy_pow_Tensor_Tensor(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            s1 = v1[0].shapes[v1[1]]
+            s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s1 = v1[0].shapes[0]
+            v1 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s1 = v1.shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
@@ -8291,13 +8590,14 @@ def make_lazy_pow_Tensor_Tensor(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, v1, )
+        node.o0 = v0
+        node.o1 = v1
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_pow_Tensor_Tensor
 
@@ -8305,11 +8605,13 @@ def make_lazy_pow_Tensor_Tensor(PLAN, NODE):
 class Prod(IrNode):
     """``aten::prod``: ``prod(Tensor self, *, ScalarType? dtype=None) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', )
     OP_NAME = 'aten::prod'
     SCHEMA = 'prod(Tensor self, *, ScalarType? dtype=None) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dtype', 'attribute'),)
     TRACER = 'static'
+    ARITY = 1
+    operands = operand_slots(1)
     self = argument_property(0, 'self')
     dtype = argument_property(1, 'dtype')
 
@@ -8329,12 +8631,12 @@ def make_lazy_prod(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -8348,13 +8650,13 @@ def make_lazy_prod(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, )
+        node.o0 = v0
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_prod
 
@@ -8362,11 +8664,13 @@ def make_lazy_prod(PLAN, NODE):
 class ProdDimInt(IrNode):
     """``aten::prod.dim_int``: ``prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', )
     OP_NAME = 'aten::prod.dim_int'
     SCHEMA = 'prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dim', 'attribute'), ('keepdim', 'attribute'), ('dtype', 'attribute'),)
     TRACER = 'static'
+    ARITY = 1
+    operands = operand_slots(1)
     self = argument_property(0, 'self')
     dim = argument_property(1, 'dim')
     keepdim = argument_property(2, 'keepdim')
@@ -8388,12 +8692,12 @@ def make_lazy_prod_dim_int(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -8407,13 +8711,13 @@ def make_lazy_prod_dim_int(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, )
+        node.o0 = v0
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_prod_dim_int
 
@@ -8421,11 +8725,13 @@ def make_lazy_prod_dim_int(PLAN, NODE):
 class Relu(IrNode):
     """``aten::relu``: ``relu(Tensor self) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', )
     OP_NAME = 'aten::relu'
     SCHEMA = 'relu(Tensor self) -> Tensor'
     ARGUMENTS = (('self', 'tensor'),)
     TRACER = 'static'
+    ARITY = 1
+    operands = operand_slots(1)
     self = argument_property(0, 'self')
 
 
@@ -8444,12 +8750,12 @@ def make_lazy_relu(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -8463,13 +8769,13 @@ def make_lazy_relu(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, )
+        node.o0 = v0
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_relu
 
@@ -8477,11 +8783,13 @@ def make_lazy_relu(PLAN, NODE):
 class RemainderScalar(IrNode):
     """``aten::remainder.Scalar``: ``remainder.Scalar(Tensor self, Scalar other) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', 'o1', )
     OP_NAME = 'aten::remainder.Scalar'
     SCHEMA = 'remainder.Scalar(Tensor self, Scalar other) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'scalar'),)
     TRACER = 'static'
+    ARITY = 2
+    operands = operand_slots(2)
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -8501,12 +8809,12 @@ def make_lazy_remainder_Scalar(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -8515,8 +8823,8 @@ def make_lazy_remainder_Scalar(PLAN, NODE):
         a = stack[1]
         a1 = a
         n = SCALARS.get((NUMBER_DTYPES.get(a.__class__), a.__class__, a))
-        v1 = (n or scalar_node(a), 0)
-        s1 = v1[0].shapes[0]
+        v1 = n or scalar_node(a)
+        s1 = v1.shapes[0]
         m1 = SCALAR_MARKERS[1]
         frozen = (m0, m1, )
         key = (KEY, m0, m1, s0.dtype, s0.sizes, s1.dtype, s1.sizes, )
@@ -8526,13 +8834,14 @@ def make_lazy_remainder_Scalar(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, v1, )
+        node.o0 = v0
+        node.o1 = v1
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_remainder_Scalar
 
@@ -8540,11 +8849,13 @@ def make_lazy_remainder_Scalar(PLAN, NODE):
 class RemainderScalarTensor(IrNode):
     """``aten::remainder.Scalar_Tensor``: ``remainder.Scalar_Tensor(Scalar self, Tensor other) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', 'o1', )
     OP_NAME = 'aten::remainder.Scalar_Tensor'
     SCHEMA = 'remainder.Scalar_Tensor(Scalar self, Tensor other) -> Tensor'
     ARGUMENTS = (('self', 'scalar'), ('other', 'tensor'),)
     TRACER = 'static'
+    ARITY = 2
+    operands = operand_slots(2)
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -8563,19 +8874,19 @@ def make_lazy_remainder_Scalar_Tensor(PLAN, NODE):
         a = stack[0]
         a0 = a
         n = SCALARS.get((NUMBER_DTYPES.get(a.__class__), a.__class__, a))
-        v0 = (n or scalar_node(a), 0)
-        s0 = v0[0].shapes[0]
+        v0 = n or scalar_node(a)
+        s0 = v0.shapes[0]
         m0 = SCALAR_MARKERS[0]
         a = stack[1]
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            s1 = v1[0].shapes[v1[1]]
+            s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s1 = v1[0].shapes[0]
+            v1 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s1 = v1.shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
@@ -8589,13 +8900,14 @@ def make_lazy_remainder_Scalar_Tensor(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, v1, )
+        node.o0 = v0
+        node.o1 = v1
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_remainder_Scalar_Tensor
 
@@ -8603,11 +8915,13 @@ def make_lazy_remainder_Scalar_Tensor(PLAN, NODE):
 class RemainderTensor(IrNode):
     """``aten::remainder.Tensor``: ``remainder.Tensor(Tensor self, Tensor other) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', 'o1', )
     OP_NAME = 'aten::remainder.Tensor'
     SCHEMA = 'remainder.Tensor(Tensor self, Tensor other) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'tensor'),)
     TRACER = 'static'
+    ARITY = 2
+    operands = operand_slots(2)
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -8627,12 +8941,12 @@ def make_lazy_remainder_Tensor(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -8642,12 +8956,12 @@ def make_lazy_remainder_Tensor(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            s1 = v1[0].shapes[v1[1]]
+            s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s1 = v1[0].shapes[0]
+            v1 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s1 = v1.shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
@@ -8661,13 +8975,14 @@ def make_lazy_remainder_Tensor(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, v1, )
+        node.o0 = v0
+        node.o1 = v1
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_remainder_Tensor
 
@@ -8675,11 +8990,13 @@ def make_lazy_remainder_Tensor(PLAN, NODE):
 class Repeat(IrNode):
     """``aten::repeat``: ``repeat(Tensor self, SymInt[] repeats) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', )
     OP_NAME = 'aten::repeat'
     SCHEMA = 'repeat(Tensor self, SymInt[] repeats) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('repeats', 'attribute'),)
     TRACER = 'static'
+    ARITY = 1
+    operands = operand_slots(1)
     self = argument_property(0, 'self')
     repeats = argument_property(1, 'repeats')
 
@@ -8699,12 +9016,12 @@ def make_lazy_repeat(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -8719,13 +9036,13 @@ def make_lazy_repeat(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, )
+        node.o0 = v0
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_repeat
 
@@ -8733,11 +9050,13 @@ def make_lazy_repeat(PLAN, NODE):
 class Roll(IrNode):
     """``aten::roll``: ``roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', )
     OP_NAME = 'aten::roll'
     SCHEMA = 'roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('shifts', 'attribute'), ('dims', 'attribute'),)
     TRACER = 'static'
+    ARITY = 1
+    operands = operand_slots(1)
     self = argument_property(0, 'self')
     shifts = argument_property(1, 'shifts')
     dims = argument_property(2, 'dims')
@@ -8758,12 +9077,12 @@ def make_lazy_roll(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -8779,13 +9098,13 @@ def make_lazy_roll(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, )
+        node.o0 = v0
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_roll
 
@@ -8793,11 +9112,13 @@ def make_lazy_roll(PLAN, NODE):
 class Round(IrNode):
     """``aten::round``: ``round(Tensor self) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', )
     OP_NAME = 'aten::round'
     SCHEMA = 'round(Tensor self) -> Tensor'
     ARGUMENTS = (('self', 'tensor'),)
     TRACER = 'static'
+    ARITY = 1
+    operands = operand_slots(1)
     self = argument_property(0, 'self')
 
 
@@ -8816,12 +9137,12 @@ def make_lazy_round(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -8835,13 +9156,13 @@ def make_lazy_round(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, )
+        node.o0 = v0
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_round
 
@@ -8849,11 +9170,13 @@ def make_lazy_round(PLAN, NODE):
 class RoundDecimals(IrNode):
     """``aten::round.decimals``: ``round.decimals(Tensor self, *, int decimals) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', )
     OP_NAME = 'aten::round.decimals'
     SCHEMA = 'round.decimals(Tensor self, *, int decimals) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('decimals', 'attribute'),)
     TRACER = 'static'
+    ARITY = 1
+    operands = operand_slots(1)
     self = argument_property(0, 'self')
     decimals = argument_property(1, 'decimals')
 
@@ -8873,12 +9196,12 @@ def make_lazy_round_decimals(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -8892,13 +9215,13 @@ def make_lazy_round_decimals(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, )
+        node.o0 = v0
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_round_decimals
 
@@ -8906,11 +9229,13 @@ def make_lazy_round_decimals(PLAN, NODE):
 class Rsqrt(IrNode):
     """``aten::rsqrt``: ``rsqrt(Tensor self) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', )
     OP_NAME = 'aten::rsqrt'
     SCHEMA = 'rsqrt(Tensor self) -> Tensor'
     ARGUMENTS = (('self', 'tensor'),)
     TRACER = 'static'
+    ARITY = 1
+    operands = operand_slots(1)
     self = argument_property(0, 'self')
 
 
@@ -8929,12 +9254,12 @@ def make_lazy_rsqrt(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -8948,13 +9273,13 @@ def make_lazy_rsqrt(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, )
+        node.o0 = v0
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_rsqrt
 
@@ -8962,11 +9287,13 @@ def make_lazy_rsqrt(PLAN, NODE):
 class RsubScalar(IrNode):
     """``aten::rsub.Scalar``: ``rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', 'o1', 'o2', )
     OP_NAME = 'aten::rsub.Scalar'
     SCHEMA = 'rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'scalar'), ('alpha', 'scalar'),)
     TRACER = 'static'
+    ARITY = 3
+    operands = operand_slots(3)
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
     alpha = argument_property(2, 'alpha')
@@ -8987,12 +9314,12 @@ def make_lazy_rsub_Scalar(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -9001,14 +9328,14 @@ def make_lazy_rsub_Scalar(PLAN, NODE):
         a = stack[1]
         a1 = a
         n = SCALARS.get((NUMBER_DTYPES.get(a.__class__), a.__class__, a))
-        v1 = (n or scalar_node(a), 0)
-        s1 = v1[0].shapes[0]
+        v1 = n or scalar_node(a)
+        s1 = v1.shapes[0]
         m1 = SCALAR_MARKERS[1]
         a = stack[2]
         a2 = a
         n = SCALARS.get((NUMBER_DTYPES.get(a.__class__), a.__class__, a))
-        v2 = (n or scalar_node(a), 0)
-        s2 = v2[0].shapes[0]
+        v2 = n or scalar_node(a)
+        s2 = v2.shapes[0]
         m2 = SCALAR_MARKERS[2]
         frozen = (m0, m1, m2, )
         key = (KEY, m0, m1, m2, s0.dtype, s0.sizes, s1.dtype, s1.sizes, s2.dtype, s2.sizes, )
@@ -9018,13 +9345,15 @@ def make_lazy_rsub_Scalar(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, v1, v2, )
+        node.o0 = v0
+        node.o1 = v1
+        node.o2 = v2
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], v2[0].hash, v2[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, v2.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_rsub_Scalar
 
@@ -9032,11 +9361,13 @@ def make_lazy_rsub_Scalar(PLAN, NODE):
 class RsubTensor(IrNode):
     """``aten::rsub.Tensor``: ``rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', 'o1', 'o2', )
     OP_NAME = 'aten::rsub.Tensor'
     SCHEMA = 'rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'tensor'), ('alpha', 'scalar'),)
     TRACER = 'static'
+    ARITY = 3
+    operands = operand_slots(3)
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
     alpha = argument_property(2, 'alpha')
@@ -9057,12 +9388,12 @@ def make_lazy_rsub_Tensor(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -9072,12 +9403,12 @@ def make_lazy_rsub_Tensor(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            s1 = v1[0].shapes[v1[1]]
+            s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s1 = v1[0].shapes[0]
+            v1 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s1 = v1.shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
@@ -9086,8 +9417,8 @@ def make_lazy_rsub_Tensor(PLAN, NODE):
         a = stack[2]
         a2 = a
         n = SCALARS.get((NUMBER_DTYPES.get(a.__class__), a.__class__, a))
-        v2 = (n or scalar_node(a), 0)
-        s2 = v2[0].shapes[0]
+        v2 = n or scalar_node(a)
+        s2 = v2.shapes[0]
         m2 = SCALAR_MARKERS[2]
         frozen = (m0, m1, m2, )
         key = (KEY, m0, m1, m2, s0.dtype, s0.sizes, s1.dtype, s1.sizes, s2.dtype, s2.sizes, )
@@ -9097,13 +9428,15 @@ def make_lazy_rsub_Tensor(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, v1, v2, )
+        node.o0 = v0
+        node.o1 = v1
+        node.o2 = v2
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], v2[0].hash, v2[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, v2.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_rsub_Tensor
 
@@ -9111,14 +9444,16 @@ def make_lazy_rsub_Tensor(PLAN, NODE):
 class ScatterReduce(IrNode):
     """``aten::scatter.reduce``: ``scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', 'o1', 'o2', )
     OP_NAME = 'aten::scatter.reduce'
     SCHEMA = 'scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dim', 'attribute'), ('index', 'tensor'), ('src', 'tensor'), ('reduce', 'attribute'),)
     TRACER = 'static'
+    ARITY = 3
+    operands = operand_slots(3)
     self = argument_property(0, 'self')
     dim = argument_property(1, 'dim')
-    index = argument_property(2, 'index')
+    index_ = argument_property(2, 'index')
     src = argument_property(3, 'src')
     reduce = argument_property(4, 'reduce')
 
@@ -9138,12 +9473,12 @@ def make_lazy_scatter_reduce(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -9153,12 +9488,12 @@ def make_lazy_scatter_reduce(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            s1 = v1[0].shapes[v1[1]]
+            s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s1 = v1[0].shapes[0]
+            v1 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s1 = v1.shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
@@ -9168,12 +9503,12 @@ def make_lazy_scatter_reduce(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v2 = d.ir or d.ir_value()
-            s2 = v2[0].shapes[v2[1]]
+            s2 = v2.shapes[0] if v2.__class__ is not Output else v2.shape
             m2 = MARKERS[2]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v2 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s2 = v2[0].shapes[0]
+            v2 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s2 = v2.shapes[0]
             m2 = WRAPPED[2]
         else:
             one, sig1 = [], []
@@ -9187,13 +9522,15 @@ def make_lazy_scatter_reduce(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, v1, v2, )
+        node.o0 = v0
+        node.o1 = v1
+        node.o2 = v2
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], v2[0].hash, v2[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, v2.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_scatter_reduce
 
@@ -9201,14 +9538,16 @@ def make_lazy_scatter_reduce(PLAN, NODE):
 class ScatterSrc(IrNode):
     """``aten::scatter.src``: ``scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', 'o1', 'o2', )
     OP_NAME = 'aten::scatter.src'
     SCHEMA = 'scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dim', 'attribute'), ('index', 'tensor'), ('src', 'tensor'),)
     TRACER = 'static'
+    ARITY = 3
+    operands = operand_slots(3)
     self = argument_property(0, 'self')
     dim = argument_property(1, 'dim')
-    index = argument_property(2, 'index')
+    index_ = argument_property(2, 'index')
     src = argument_property(3, 'src')
 
 
@@ -9227,12 +9566,12 @@ def make_lazy_scatter_src(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -9242,12 +9581,12 @@ def make_lazy_scatter_src(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            s1 = v1[0].shapes[v1[1]]
+            s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s1 = v1[0].shapes[0]
+            v1 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s1 = v1.shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
@@ -9257,12 +9596,12 @@ def make_lazy_scatter_src(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v2 = d.ir or d.ir_value()
-            s2 = v2[0].shapes[v2[1]]
+            s2 = v2.shapes[0] if v2.__class__ is not Output else v2.shape
             m2 = MARKERS[2]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v2 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s2 = v2[0].shapes[0]
+            v2 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s2 = v2.shapes[0]
             m2 = WRAPPED[2]
         else:
             one, sig1 = [], []
@@ -9276,13 +9615,15 @@ def make_lazy_scatter_src(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, v1, v2, )
+        node.o0 = v0
+        node.o1 = v1
+        node.o2 = v2
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], v2[0].hash, v2[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, v2.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_scatter_src
 
@@ -9290,14 +9631,16 @@ def make_lazy_scatter_src(PLAN, NODE):
 class ScatterValue(IrNode):
     """``aten::scatter.value``: ``scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', 'o1', 'o2', )
     OP_NAME = 'aten::scatter.value'
     SCHEMA = 'scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dim', 'attribute'), ('index', 'tensor'), ('value', 'scalar'),)
     TRACER = 'static'
+    ARITY = 3
+    operands = operand_slots(3)
     self = argument_property(0, 'self')
     dim = argument_property(1, 'dim')
-    index = argument_property(2, 'index')
+    index_ = argument_property(2, 'index')
     value = argument_property(3, 'value')
 
 
@@ -9316,12 +9659,12 @@ def make_lazy_scatter_value(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -9331,12 +9674,12 @@ def make_lazy_scatter_value(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            s1 = v1[0].shapes[v1[1]]
+            s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s1 = v1[0].shapes[0]
+            v1 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s1 = v1.shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
@@ -9345,8 +9688,8 @@ def make_lazy_scatter_value(PLAN, NODE):
         a = stack[3]
         a2 = a
         n = SCALARS.get((NUMBER_DTYPES.get(a.__class__), a.__class__, a))
-        v2 = (n or scalar_node(a), 0)
-        s2 = v2[0].shapes[0]
+        v2 = n or scalar_node(a)
+        s2 = v2.shapes[0]
         m2 = SCALAR_MARKERS[2]
         frozen = (m0, stack[1], m1, m2, )
         key = (KEY, m0, stack[1], m1, m2, s0.dtype, s0.sizes, s1.dtype, s1.sizes, s2.dtype, s2.sizes, )
@@ -9356,13 +9699,15 @@ def make_lazy_scatter_value(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, v1, v2, )
+        node.o0 = v0
+        node.o1 = v1
+        node.o2 = v2
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], v2[0].hash, v2[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, v2.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_scatter_value
 
@@ -9370,14 +9715,16 @@ def make_lazy_scatter_value(PLAN, NODE):
 class ScatterValueReduce(IrNode):
     """``aten::scatter.value_reduce``: ``scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', 'o1', 'o2', )
     OP_NAME = 'aten::scatter.value_reduce'
     SCHEMA = 'scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dim', 'attribute'), ('index', 'tensor'), ('value', 'scalar'), ('reduce', 'attribute'),)
     TRACER = 'static'
+    ARITY = 3
+    operands = operand_slots(3)
     self = argument_property(0, 'self')
     dim = argument_property(1, 'dim')
-    index = argument_property(2, 'index')
+    index_ = argument_property(2, 'index')
     value = argument_property(3, 'value')
     reduce = argument_property(4, 'reduce')
 
@@ -9397,12 +9744,12 @@ def make_lazy_scatter_value_reduce(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -9412,12 +9759,12 @@ def make_lazy_scatter_value_reduce(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            s1 = v1[0].shapes[v1[1]]
+            s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s1 = v1[0].shapes[0]
+            v1 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s1 = v1.shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
@@ -9426,8 +9773,8 @@ def make_lazy_scatter_value_reduce(PLAN, NODE):
         a = stack[3]
         a2 = a
         n = SCALARS.get((NUMBER_DTYPES.get(a.__class__), a.__class__, a))
-        v2 = (n or scalar_node(a), 0)
-        s2 = v2[0].shapes[0]
+        v2 = n or scalar_node(a)
+        s2 = v2.shapes[0]
         m2 = SCALAR_MARKERS[2]
         frozen = (m0, stack[1], m1, m2, stack[4], )
         key = (KEY, m0, stack[1], m1, m2, stack[4], s0.dtype, s0.sizes, s1.dtype, s1.sizes, s2.dtype, s2.sizes, )
@@ -9437,13 +9784,15 @@ def make_lazy_scatter_value_reduce(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, v1, v2, )
+        node.o0 = v0
+        node.o1 = v1
+        node.o2 = v2
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], v2[0].hash, v2[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, v2.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_scatter_value_reduce
 
@@ -9451,14 +9800,16 @@ def make_lazy_scatter_value_reduce(PLAN, NODE):
 class ScatterAdd(IrNode):
     """``aten::scatter_add``: ``scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', 'o1', 'o2', )
     OP_NAME = 'aten::scatter_add'
     SCHEMA = 'scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dim', 'attribute'), ('index', 'tensor'), ('src', 'tensor'),)
     TRACER = 'static'
+    ARITY = 3
+    operands = operand_slots(3)
     self = argument_property(0, 'self')
     dim = argument_property(1, 'dim')
-    index = argument_property(2, 'index')
+    index_ = argument_property(2, 'index')
     src = argument_property(3, 'src')
 
 
@@ -9477,12 +9828,12 @@ def make_lazy_scatter_add(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -9492,12 +9843,12 @@ def make_lazy_scatter_add(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            s1 = v1[0].shapes[v1[1]]
+            s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s1 = v1[0].shapes[0]
+            v1 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s1 = v1.shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
@@ -9507,12 +9858,12 @@ def make_lazy_scatter_add(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v2 = d.ir or d.ir_value()
-            s2 = v2[0].shapes[v2[1]]
+            s2 = v2.shapes[0] if v2.__class__ is not Output else v2.shape
             m2 = MARKERS[2]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v2 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s2 = v2[0].shapes[0]
+            v2 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s2 = v2.shapes[0]
             m2 = WRAPPED[2]
         else:
             one, sig1 = [], []
@@ -9526,13 +9877,15 @@ def make_lazy_scatter_add(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, v1, v2, )
+        node.o0 = v0
+        node.o1 = v1
+        node.o2 = v2
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], v2[0].hash, v2[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, v2.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_scatter_add
 
@@ -9540,14 +9893,16 @@ def make_lazy_scatter_add(PLAN, NODE):
 class SelectCopyInt(IrNode):
     """``aten::select_copy.int``: ``select_copy.int(Tensor self, int dim, SymInt index) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', )
     OP_NAME = 'aten::select_copy.int'
     SCHEMA = 'select_copy.int(Tensor self, int dim, SymInt index) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dim', 'attribute'), ('index', 'attribute'),)
     TRACER = 'static'
+    ARITY = 1
+    operands = operand_slots(1)
     self = argument_property(0, 'self')
     dim = argument_property(1, 'dim')
-    index = argument_property(2, 'index')
+    index_ = argument_property(2, 'index')
 
 
 def make_lazy_select_copy_int(PLAN, NODE):
@@ -9565,12 +9920,12 @@ def make_lazy_select_copy_int(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -9584,13 +9939,13 @@ def make_lazy_select_copy_int(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, )
+        node.o0 = v0
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_select_copy_int
 
@@ -9598,15 +9953,17 @@ def make_lazy_select_copy_int(PLAN, NODE):
 class SelectScatter(IrNode):
     """``aten::select_scatter``: ``select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', 'o1', )
     OP_NAME = 'aten::select_scatter'
     SCHEMA = 'select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('src', 'tensor'), ('dim', 'attribute'), ('index', 'attribute'),)
     TRACER = 'static'
+    ARITY = 2
+    operands = operand_slots(2)
     self = argument_property(0, 'self')
     src = argument_property(1, 'src')
     dim = argument_property(2, 'dim')
-    index = argument_property(3, 'index')
+    index_ = argument_property(3, 'index')
 
 
 def make_lazy_select_scatter(PLAN, NODE):
@@ -9624,12 +9981,12 @@ def make_lazy_select_scatter(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -9639,12 +9996,12 @@ def make_lazy_select_scatter(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            s1 = v1[0].shapes[v1[1]]
+            s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s1 = v1[0].shapes[0]
+            v1 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s1 = v1.shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
@@ -9658,13 +10015,14 @@ def make_lazy_select_scatter(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, v1, )
+        node.o0 = v0
+        node.o1 = v1
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_select_scatter
 
@@ -9672,11 +10030,13 @@ def make_lazy_select_scatter(PLAN, NODE):
 class Sigmoid(IrNode):
     """``aten::sigmoid``: ``sigmoid(Tensor self) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', )
     OP_NAME = 'aten::sigmoid'
     SCHEMA = 'sigmoid(Tensor self) -> Tensor'
     ARGUMENTS = (('self', 'tensor'),)
     TRACER = 'static'
+    ARITY = 1
+    operands = operand_slots(1)
     self = argument_property(0, 'self')
 
 
@@ -9695,12 +10055,12 @@ def make_lazy_sigmoid(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -9714,13 +10074,13 @@ def make_lazy_sigmoid(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, )
+        node.o0 = v0
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_sigmoid
 
@@ -9728,11 +10088,13 @@ def make_lazy_sigmoid(PLAN, NODE):
 class Sign(IrNode):
     """``aten::sign``: ``sign(Tensor self) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', )
     OP_NAME = 'aten::sign'
     SCHEMA = 'sign(Tensor self) -> Tensor'
     ARGUMENTS = (('self', 'tensor'),)
     TRACER = 'static'
+    ARITY = 1
+    operands = operand_slots(1)
     self = argument_property(0, 'self')
 
 
@@ -9751,12 +10113,12 @@ def make_lazy_sign(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -9770,13 +10132,13 @@ def make_lazy_sign(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, )
+        node.o0 = v0
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_sign
 
@@ -9784,11 +10146,13 @@ def make_lazy_sign(PLAN, NODE):
 class Silu(IrNode):
     """``aten::silu``: ``silu(Tensor self) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', )
     OP_NAME = 'aten::silu'
     SCHEMA = 'silu(Tensor self) -> Tensor'
     ARGUMENTS = (('self', 'tensor'),)
     TRACER = 'static'
+    ARITY = 1
+    operands = operand_slots(1)
     self = argument_property(0, 'self')
 
 
@@ -9807,12 +10171,12 @@ def make_lazy_silu(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -9826,13 +10190,13 @@ def make_lazy_silu(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, )
+        node.o0 = v0
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_silu
 
@@ -9840,11 +10204,13 @@ def make_lazy_silu(PLAN, NODE):
 class Sin(IrNode):
     """``aten::sin``: ``sin(Tensor self) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', )
     OP_NAME = 'aten::sin'
     SCHEMA = 'sin(Tensor self) -> Tensor'
     ARGUMENTS = (('self', 'tensor'),)
     TRACER = 'static'
+    ARITY = 1
+    operands = operand_slots(1)
     self = argument_property(0, 'self')
 
 
@@ -9863,12 +10229,12 @@ def make_lazy_sin(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -9882,13 +10248,13 @@ def make_lazy_sin(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, )
+        node.o0 = v0
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_sin
 
@@ -9896,11 +10262,13 @@ def make_lazy_sin(PLAN, NODE):
 class SliceCopyTensor(IrNode):
     """``aten::slice_copy.Tensor``: ``slice_copy.Tensor(Tensor self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', )
     OP_NAME = 'aten::slice_copy.Tensor'
     SCHEMA = 'slice_copy.Tensor(Tensor self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dim', 'attribute'), ('start', 'attribute'), ('end', 'attribute'), ('step', 'attribute'),)
     TRACER = 'static'
+    ARITY = 1
+    operands = operand_slots(1)
     self = argument_property(0, 'self')
     dim = argument_property(1, 'dim')
     start = argument_property(2, 'start')
@@ -9923,12 +10291,12 @@ def make_lazy_slice_copy_Tensor(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -9942,13 +10310,13 @@ def make_lazy_slice_copy_Tensor(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, )
+        node.o0 = v0
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_slice_copy_Tensor
 
@@ -9956,11 +10324,13 @@ def make_lazy_slice_copy_Tensor(PLAN, NODE):
 class SliceScatter(IrNode):
     """``aten::slice_scatter``: ``slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', 'o1', )
     OP_NAME = 'aten::slice_scatter'
     SCHEMA = 'slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('src', 'tensor'), ('dim', 'attribute'), ('start', 'attribute'), ('end', 'attribute'), ('step', 'attribute'),)
     TRACER = 'static'
+    ARITY = 2
+    operands = operand_slots(2)
     self = argument_property(0, 'self')
     src = argument_property(1, 'src')
     dim = argument_property(2, 'dim')
@@ -9984,12 +10354,12 @@ def make_lazy_slice_scatter(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -9999,12 +10369,12 @@ def make_lazy_slice_scatter(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            s1 = v1[0].shapes[v1[1]]
+            s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s1 = v1[0].shapes[0]
+            v1 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s1 = v1.shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
@@ -10018,13 +10388,14 @@ def make_lazy_slice_scatter(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, v1, )
+        node.o0 = v0
+        node.o1 = v1
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_slice_scatter
 
@@ -10032,11 +10403,13 @@ def make_lazy_slice_scatter(PLAN, NODE):
 class Sort(IrNode):
     """``aten::sort``: ``sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', )
     OP_NAME = 'aten::sort'
     SCHEMA = 'sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)'
     ARGUMENTS = (('self', 'tensor'), ('dim', 'attribute'), ('descending', 'attribute'),)
     TRACER = 'static'
+    ARITY = 1
+    operands = operand_slots(1)
     self = argument_property(0, 'self')
     dim = argument_property(1, 'dim')
     descending = argument_property(2, 'descending')
@@ -10057,12 +10430,12 @@ def make_lazy_sort(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -10076,12 +10449,12 @@ def make_lazy_sort(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, )
+        node.o0 = v0
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], *[s._hash for s in shapes]))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, *[s._hash for s in shapes]))
         return wrap(node)
 
     return lazy_sort
@@ -10090,11 +10463,13 @@ def make_lazy_sort(PLAN, NODE):
 class SortStable(IrNode):
     """``aten::sort.stable``: ``sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', )
     OP_NAME = 'aten::sort.stable'
     SCHEMA = 'sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)'
     ARGUMENTS = (('self', 'tensor'), ('stable', 'attribute'), ('dim', 'attribute'), ('descending', 'attribute'),)
     TRACER = 'static'
+    ARITY = 1
+    operands = operand_slots(1)
     self = argument_property(0, 'self')
     stable = argument_property(1, 'stable')
     dim = argument_property(2, 'dim')
@@ -10116,12 +10491,12 @@ def make_lazy_sort_stable(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -10135,12 +10510,12 @@ def make_lazy_sort_stable(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, )
+        node.o0 = v0
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], *[s._hash for s in shapes]))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, *[s._hash for s in shapes]))
         return wrap(node)
 
     return lazy_sort_stable
@@ -10149,11 +10524,13 @@ def make_lazy_sort_stable(PLAN, NODE):
 class SplitCopyTensor(IrNode):
     """``aten::split_copy.Tensor``: ``split_copy.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', )
     OP_NAME = 'aten::split_copy.Tensor'
     SCHEMA = 'split_copy.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]'
     ARGUMENTS = (('self', 'tensor'), ('split_size', 'attribute'), ('dim', 'attribute'),)
     TRACER = 'static'
+    ARITY = 1
+    operands = operand_slots(1)
     self = argument_property(0, 'self')
     split_size = argument_property(1, 'split_size')
     dim = argument_property(2, 'dim')
@@ -10174,12 +10551,12 @@ def make_lazy_split_copy_Tensor(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -10193,12 +10570,12 @@ def make_lazy_split_copy_Tensor(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, )
+        node.o0 = v0
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], *[s._hash for s in shapes]))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, *[s._hash for s in shapes]))
         return wrap(node)
 
     return lazy_split_copy_Tensor
@@ -10207,11 +10584,13 @@ def make_lazy_split_copy_Tensor(PLAN, NODE):
 class SplitWithSizesCopy(IrNode):
     """``aten::split_with_sizes_copy``: ``split_with_sizes_copy(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', )
     OP_NAME = 'aten::split_with_sizes_copy'
     SCHEMA = 'split_with_sizes_copy(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]'
     ARGUMENTS = (('self', 'tensor'), ('split_sizes', 'attribute'), ('dim', 'attribute'),)
     TRACER = 'static'
+    ARITY = 1
+    operands = operand_slots(1)
     self = argument_property(0, 'self')
     split_sizes = argument_property(1, 'split_sizes')
     dim = argument_property(2, 'dim')
@@ -10232,12 +10611,12 @@ def make_lazy_split_with_sizes_copy(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -10252,12 +10631,12 @@ def make_lazy_split_with_sizes_copy(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, )
+        node.o0 = v0
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], *[s._hash for s in shapes]))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, *[s._hash for s in shapes]))
         return wrap(node)
 
     return lazy_split_with_sizes_copy
@@ -10266,11 +10645,13 @@ def make_lazy_split_with_sizes_copy(PLAN, NODE):
 class Sqrt(IrNode):
     """``aten::sqrt``: ``sqrt(Tensor self) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', )
     OP_NAME = 'aten::sqrt'
     SCHEMA = 'sqrt(Tensor self) -> Tensor'
     ARGUMENTS = (('self', 'tensor'),)
     TRACER = 'static'
+    ARITY = 1
+    operands = operand_slots(1)
     self = argument_property(0, 'self')
 
 
@@ -10289,12 +10670,12 @@ def make_lazy_sqrt(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -10308,13 +10689,13 @@ def make_lazy_sqrt(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, )
+        node.o0 = v0
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_sqrt
 
@@ -10322,11 +10703,13 @@ def make_lazy_sqrt(PLAN, NODE):
 class SqueezeCopy(IrNode):
     """``aten::squeeze_copy``: ``squeeze_copy(Tensor self) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', )
     OP_NAME = 'aten::squeeze_copy'
     SCHEMA = 'squeeze_copy(Tensor self) -> Tensor'
     ARGUMENTS = (('self', 'tensor'),)
     TRACER = 'static'
+    ARITY = 1
+    operands = operand_slots(1)
     self = argument_property(0, 'self')
 
 
@@ -10345,12 +10728,12 @@ def make_lazy_squeeze_copy(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -10364,13 +10747,13 @@ def make_lazy_squeeze_copy(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, )
+        node.o0 = v0
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_squeeze_copy
 
@@ -10378,11 +10761,13 @@ def make_lazy_squeeze_copy(PLAN, NODE):
 class SqueezeCopyDim(IrNode):
     """``aten::squeeze_copy.dim``: ``squeeze_copy.dim(Tensor self, int dim) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', )
     OP_NAME = 'aten::squeeze_copy.dim'
     SCHEMA = 'squeeze_copy.dim(Tensor self, int dim) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dim', 'attribute'),)
     TRACER = 'static'
+    ARITY = 1
+    operands = operand_slots(1)
     self = argument_property(0, 'self')
     dim = argument_property(1, 'dim')
 
@@ -10402,12 +10787,12 @@ def make_lazy_squeeze_copy_dim(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -10421,13 +10806,13 @@ def make_lazy_squeeze_copy_dim(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, )
+        node.o0 = v0
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_squeeze_copy_dim
 
@@ -10435,11 +10820,13 @@ def make_lazy_squeeze_copy_dim(PLAN, NODE):
 class SqueezeCopyDims(IrNode):
     """``aten::squeeze_copy.dims``: ``squeeze_copy.dims(Tensor self, int[] dim) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', )
     OP_NAME = 'aten::squeeze_copy.dims'
     SCHEMA = 'squeeze_copy.dims(Tensor self, int[] dim) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dim', 'attribute'),)
     TRACER = 'static'
+    ARITY = 1
+    operands = operand_slots(1)
     self = argument_property(0, 'self')
     dim = argument_property(1, 'dim')
 
@@ -10459,12 +10846,12 @@ def make_lazy_squeeze_copy_dims(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -10479,13 +10866,13 @@ def make_lazy_squeeze_copy_dims(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, )
+        node.o0 = v0
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_squeeze_copy_dims
 
@@ -10529,7 +10916,7 @@ def make_lazy_stack(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, sig, scalars, key)
         node = NODE.make(NAME, OP, tuple(operands), frozen, shapes, RETURNS)
-        return from_value((node, 0))
+        return from_value(node)
 
     return lazy_stack
 
@@ -10569,12 +10956,12 @@ def make_lazy_std_correction(PLAN, NODE):
                 d = a._data
                 value = d.ir or d.ir_value()
                 operands.append(value)
-                sig.append((value[0].shapes[value[1]], 'tensor'))
+                sig.append((value.shape, 'tensor'))
                 args[0] = MARKERS[len(operands) - 1]
             elif a.__class__ is Tensor and a._wrapped_number:
-                value = (scalar_node(a._data.item(), a.dtype), 0)
+                value = scalar_node(a._data.item(), a.dtype)
                 operands.append(value)
-                sig.append((value[0].shapes[0], 'wrapped'))
+                sig.append((value.shapes[0], 'wrapped'))
                 args[0] = WRAPPED[len(operands) - 1]
             else:
                 args[0] = slow_operand(a, operands, sig)
@@ -10582,7 +10969,7 @@ def make_lazy_std_correction(PLAN, NODE):
         if a is not None:
             n = scalar_node(a)
             scalars[len(operands)] = a
-            operands.append((n, 0))
+            operands.append(n)
             sig.append((n.shapes[0], 'scalar'))
             args[2] = operand(len(operands) - 1, 'scalar')
         if args[1] is not None:
@@ -10596,7 +10983,7 @@ def make_lazy_std_correction(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, sig, scalars, key)
         node = NODE.make(NAME, OP, tuple(operands), frozen, shapes, RETURNS)
-        return from_value((node, 0))
+        return from_value(node)
 
     return lazy_std_correction
 
@@ -10604,11 +10991,13 @@ def make_lazy_std_correction(PLAN, NODE):
 class SubScalar(IrNode):
     """``aten::sub.Scalar``: ``sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', 'o1', 'o2', )
     OP_NAME = 'aten::sub.Scalar'
     SCHEMA = 'sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'scalar'), ('alpha', 'scalar'),)
     TRACER = 'static'
+    ARITY = 3
+    operands = operand_slots(3)
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
     alpha = argument_property(2, 'alpha')
@@ -10629,12 +11018,12 @@ def make_lazy_sub_Scalar(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -10643,14 +11032,14 @@ def make_lazy_sub_Scalar(PLAN, NODE):
         a = stack[1]
         a1 = a
         n = SCALARS.get((NUMBER_DTYPES.get(a.__class__), a.__class__, a))
-        v1 = (n or scalar_node(a), 0)
-        s1 = v1[0].shapes[0]
+        v1 = n or scalar_node(a)
+        s1 = v1.shapes[0]
         m1 = SCALAR_MARKERS[1]
         a = stack[2]
         a2 = a
         n = SCALARS.get((NUMBER_DTYPES.get(a.__class__), a.__class__, a))
-        v2 = (n or scalar_node(a), 0)
-        s2 = v2[0].shapes[0]
+        v2 = n or scalar_node(a)
+        s2 = v2.shapes[0]
         m2 = SCALAR_MARKERS[2]
         frozen = (m0, m1, m2, )
         key = (KEY, m0, m1, m2, s0.dtype, s0.sizes, s1.dtype, s1.sizes, s2.dtype, s2.sizes, )
@@ -10660,13 +11049,15 @@ def make_lazy_sub_Scalar(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, v1, v2, )
+        node.o0 = v0
+        node.o1 = v1
+        node.o2 = v2
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], v2[0].hash, v2[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, v2.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_sub_Scalar
 
@@ -10674,11 +11065,13 @@ def make_lazy_sub_Scalar(PLAN, NODE):
 class SubTensor(IrNode):
     """``aten::sub.Tensor``: ``sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', 'o1', 'o2', )
     OP_NAME = 'aten::sub.Tensor'
     SCHEMA = 'sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'tensor'), ('alpha', 'scalar'),)
     TRACER = 'static'
+    ARITY = 3
+    operands = operand_slots(3)
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
     alpha = argument_property(2, 'alpha')
@@ -10699,12 +11092,12 @@ def make_lazy_sub_Tensor(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -10714,12 +11107,12 @@ def make_lazy_sub_Tensor(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            s1 = v1[0].shapes[v1[1]]
+            s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s1 = v1[0].shapes[0]
+            v1 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s1 = v1.shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
@@ -10728,8 +11121,8 @@ def make_lazy_sub_Tensor(PLAN, NODE):
         a = stack[2]
         a2 = a
         n = SCALARS.get((NUMBER_DTYPES.get(a.__class__), a.__class__, a))
-        v2 = (n or scalar_node(a), 0)
-        s2 = v2[0].shapes[0]
+        v2 = n or scalar_node(a)
+        s2 = v2.shapes[0]
         m2 = SCALAR_MARKERS[2]
         frozen = (m0, m1, m2, )
         key = (KEY, m0, m1, m2, s0.dtype, s0.sizes, s1.dtype, s1.sizes, s2.dtype, s2.sizes, )
@@ -10739,13 +11132,15 @@ def make_lazy_sub_Tensor(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, v1, v2, )
+        node.o0 = v0
+        node.o1 = v1
+        node.o2 = v2
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], v2[0].hash, v2[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, v2.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_sub_Tensor
 
@@ -10753,11 +11148,13 @@ def make_lazy_sub_Tensor(PLAN, NODE):
 class Sum(IrNode):
     """``aten::sum``: ``sum(Tensor self, *, ScalarType? dtype=None) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', )
     OP_NAME = 'aten::sum'
     SCHEMA = 'sum(Tensor self, *, ScalarType? dtype=None) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dtype', 'attribute'),)
     TRACER = 'static'
+    ARITY = 1
+    operands = operand_slots(1)
     self = argument_property(0, 'self')
     dtype = argument_property(1, 'dtype')
 
@@ -10777,12 +11174,12 @@ def make_lazy_sum(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -10796,13 +11193,13 @@ def make_lazy_sum(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, )
+        node.o0 = v0
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_sum
 
@@ -10810,11 +11207,13 @@ def make_lazy_sum(PLAN, NODE):
 class SumDimIntList(IrNode):
     """``aten::sum.dim_IntList``: ``sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', )
     OP_NAME = 'aten::sum.dim_IntList'
     SCHEMA = 'sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dim', 'attribute'), ('keepdim', 'attribute'), ('dtype', 'attribute'),)
     TRACER = 'static'
+    ARITY = 1
+    operands = operand_slots(1)
     self = argument_property(0, 'self')
     dim = argument_property(1, 'dim')
     keepdim = argument_property(2, 'keepdim')
@@ -10836,12 +11235,12 @@ def make_lazy_sum_dim_IntList(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -10858,13 +11257,13 @@ def make_lazy_sum_dim_IntList(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, )
+        node.o0 = v0
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_sum_dim_IntList
 
@@ -10872,11 +11271,13 @@ def make_lazy_sum_dim_IntList(PLAN, NODE):
 class TCopy(IrNode):
     """``aten::t_copy``: ``t_copy(Tensor self) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', )
     OP_NAME = 'aten::t_copy'
     SCHEMA = 't_copy(Tensor self) -> Tensor'
     ARGUMENTS = (('self', 'tensor'),)
     TRACER = 'static'
+    ARITY = 1
+    operands = operand_slots(1)
     self = argument_property(0, 'self')
 
 
@@ -10895,12 +11296,12 @@ def make_lazy_t_copy(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -10914,13 +11315,13 @@ def make_lazy_t_copy(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, )
+        node.o0 = v0
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_t_copy
 
@@ -10928,11 +11329,13 @@ def make_lazy_t_copy(PLAN, NODE):
 class Tan(IrNode):
     """``aten::tan``: ``tan(Tensor self) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', )
     OP_NAME = 'aten::tan'
     SCHEMA = 'tan(Tensor self) -> Tensor'
     ARGUMENTS = (('self', 'tensor'),)
     TRACER = 'static'
+    ARITY = 1
+    operands = operand_slots(1)
     self = argument_property(0, 'self')
 
 
@@ -10951,12 +11354,12 @@ def make_lazy_tan(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -10970,13 +11373,13 @@ def make_lazy_tan(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, )
+        node.o0 = v0
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_tan
 
@@ -10984,11 +11387,13 @@ def make_lazy_tan(PLAN, NODE):
 class Tanh(IrNode):
     """``aten::tanh``: ``tanh(Tensor self) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', )
     OP_NAME = 'aten::tanh'
     SCHEMA = 'tanh(Tensor self) -> Tensor'
     ARGUMENTS = (('self', 'tensor'),)
     TRACER = 'static'
+    ARITY = 1
+    operands = operand_slots(1)
     self = argument_property(0, 'self')
 
 
@@ -11007,12 +11412,12 @@ def make_lazy_tanh(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -11026,13 +11431,13 @@ def make_lazy_tanh(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, )
+        node.o0 = v0
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_tanh
 
@@ -11040,11 +11445,13 @@ def make_lazy_tanh(PLAN, NODE):
 class Topk(IrNode):
     """``aten::topk``: ``topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', )
     OP_NAME = 'aten::topk'
     SCHEMA = 'topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)'
     ARGUMENTS = (('self', 'tensor'), ('k', 'attribute'), ('dim', 'attribute'), ('largest', 'attribute'), ('sorted', 'attribute'),)
     TRACER = 'static'
+    ARITY = 1
+    operands = operand_slots(1)
     self = argument_property(0, 'self')
     k = argument_property(1, 'k')
     dim = argument_property(2, 'dim')
@@ -11067,12 +11474,12 @@ def make_lazy_topk(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -11086,12 +11493,12 @@ def make_lazy_topk(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, )
+        node.o0 = v0
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], *[s._hash for s in shapes]))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, *[s._hash for s in shapes]))
         return wrap(node)
 
     return lazy_topk
@@ -11100,11 +11507,13 @@ def make_lazy_topk(PLAN, NODE):
 class TransposeCopyInt(IrNode):
     """``aten::transpose_copy.int``: ``transpose_copy.int(Tensor self, int dim0, int dim1) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', )
     OP_NAME = 'aten::transpose_copy.int'
     SCHEMA = 'transpose_copy.int(Tensor self, int dim0, int dim1) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dim0', 'attribute'), ('dim1', 'attribute'),)
     TRACER = 'static'
+    ARITY = 1
+    operands = operand_slots(1)
     self = argument_property(0, 'self')
     dim0 = argument_property(1, 'dim0')
     dim1 = argument_property(2, 'dim1')
@@ -11125,12 +11534,12 @@ def make_lazy_transpose_copy_int(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -11144,13 +11553,13 @@ def make_lazy_transpose_copy_int(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, )
+        node.o0 = v0
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_transpose_copy_int
 
@@ -11158,11 +11567,13 @@ def make_lazy_transpose_copy_int(PLAN, NODE):
 class Tril(IrNode):
     """``aten::tril``: ``tril(Tensor self, SymInt diagonal=0) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', )
     OP_NAME = 'aten::tril'
     SCHEMA = 'tril(Tensor self, SymInt diagonal=0) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('diagonal', 'attribute'),)
     TRACER = 'static'
+    ARITY = 1
+    operands = operand_slots(1)
     self = argument_property(0, 'self')
     diagonal = argument_property(1, 'diagonal')
 
@@ -11182,12 +11593,12 @@ def make_lazy_tril(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -11201,13 +11612,13 @@ def make_lazy_tril(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, )
+        node.o0 = v0
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_tril
 
@@ -11215,11 +11626,13 @@ def make_lazy_tril(PLAN, NODE):
 class Triu(IrNode):
     """``aten::triu``: ``triu(Tensor self, SymInt diagonal=0) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', )
     OP_NAME = 'aten::triu'
     SCHEMA = 'triu(Tensor self, SymInt diagonal=0) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('diagonal', 'attribute'),)
     TRACER = 'static'
+    ARITY = 1
+    operands = operand_slots(1)
     self = argument_property(0, 'self')
     diagonal = argument_property(1, 'diagonal')
 
@@ -11239,12 +11652,12 @@ def make_lazy_triu(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -11258,13 +11671,13 @@ def make_lazy_triu(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, )
+        node.o0 = v0
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_triu
 
@@ -11272,11 +11685,13 @@ def make_lazy_triu(PLAN, NODE):
 class UnbindCopyInt(IrNode):
     """``aten::unbind_copy.int``: ``unbind_copy.int(Tensor self, int dim=0) -> Tensor[]`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', )
     OP_NAME = 'aten::unbind_copy.int'
     SCHEMA = 'unbind_copy.int(Tensor self, int dim=0) -> Tensor[]'
     ARGUMENTS = (('self', 'tensor'), ('dim', 'attribute'),)
     TRACER = 'static'
+    ARITY = 1
+    operands = operand_slots(1)
     self = argument_property(0, 'self')
     dim = argument_property(1, 'dim')
 
@@ -11296,12 +11711,12 @@ def make_lazy_unbind_copy_int(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -11315,12 +11730,12 @@ def make_lazy_unbind_copy_int(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, )
+        node.o0 = v0
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], *[s._hash for s in shapes]))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, *[s._hash for s in shapes]))
         return wrap(node)
 
     return lazy_unbind_copy_int
@@ -11329,11 +11744,13 @@ def make_lazy_unbind_copy_int(PLAN, NODE):
 class UnfoldCopy(IrNode):
     """``aten::unfold_copy``: ``unfold_copy(Tensor self, int dimension, int size, int step) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', )
     OP_NAME = 'aten::unfold_copy'
     SCHEMA = 'unfold_copy(Tensor self, int dimension, int size, int step) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dimension', 'attribute'), ('size', 'attribute'), ('step', 'attribute'),)
     TRACER = 'static'
+    ARITY = 1
+    operands = operand_slots(1)
     self = argument_property(0, 'self')
     dimension = argument_property(1, 'dimension')
     size = argument_property(2, 'size')
@@ -11355,12 +11772,12 @@ def make_lazy_unfold_copy(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -11374,13 +11791,13 @@ def make_lazy_unfold_copy(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, )
+        node.o0 = v0
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_unfold_copy
 
@@ -11388,11 +11805,13 @@ def make_lazy_unfold_copy(PLAN, NODE):
 class UnsqueezeCopy(IrNode):
     """``aten::unsqueeze_copy``: ``unsqueeze_copy(Tensor self, int dim) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', )
     OP_NAME = 'aten::unsqueeze_copy'
     SCHEMA = 'unsqueeze_copy(Tensor self, int dim) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dim', 'attribute'),)
     TRACER = 'static'
+    ARITY = 1
+    operands = operand_slots(1)
     self = argument_property(0, 'self')
     dim = argument_property(1, 'dim')
 
@@ -11412,12 +11831,12 @@ def make_lazy_unsqueeze_copy(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -11431,13 +11850,13 @@ def make_lazy_unsqueeze_copy(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, )
+        node.o0 = v0
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_unsqueeze_copy
 
@@ -11477,12 +11896,12 @@ def make_lazy_var_correction(PLAN, NODE):
                 d = a._data
                 value = d.ir or d.ir_value()
                 operands.append(value)
-                sig.append((value[0].shapes[value[1]], 'tensor'))
+                sig.append((value.shape, 'tensor'))
                 args[0] = MARKERS[len(operands) - 1]
             elif a.__class__ is Tensor and a._wrapped_number:
-                value = (scalar_node(a._data.item(), a.dtype), 0)
+                value = scalar_node(a._data.item(), a.dtype)
                 operands.append(value)
-                sig.append((value[0].shapes[0], 'wrapped'))
+                sig.append((value.shapes[0], 'wrapped'))
                 args[0] = WRAPPED[len(operands) - 1]
             else:
                 args[0] = slow_operand(a, operands, sig)
@@ -11490,7 +11909,7 @@ def make_lazy_var_correction(PLAN, NODE):
         if a is not None:
             n = scalar_node(a)
             scalars[len(operands)] = a
-            operands.append((n, 0))
+            operands.append(n)
             sig.append((n.shapes[0], 'scalar'))
             args[2] = operand(len(operands) - 1, 'scalar')
         if args[1] is not None:
@@ -11504,7 +11923,7 @@ def make_lazy_var_correction(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, sig, scalars, key)
         node = NODE.make(NAME, OP, tuple(operands), frozen, shapes, RETURNS)
-        return from_value((node, 0))
+        return from_value(node)
 
     return lazy_var_correction
 
@@ -11512,11 +11931,13 @@ def make_lazy_var_correction(PLAN, NODE):
 class ViewAsComplexCopy(IrNode):
     """``aten::view_as_complex_copy``: ``view_as_complex_copy(Tensor self) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', )
     OP_NAME = 'aten::view_as_complex_copy'
     SCHEMA = 'view_as_complex_copy(Tensor self) -> Tensor'
     ARGUMENTS = (('self', 'tensor'),)
     TRACER = 'static'
+    ARITY = 1
+    operands = operand_slots(1)
     self = argument_property(0, 'self')
 
 
@@ -11535,12 +11956,12 @@ def make_lazy_view_as_complex_copy(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -11554,13 +11975,13 @@ def make_lazy_view_as_complex_copy(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, )
+        node.o0 = v0
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_view_as_complex_copy
 
@@ -11568,11 +11989,13 @@ def make_lazy_view_as_complex_copy(PLAN, NODE):
 class ViewAsRealCopy(IrNode):
     """``aten::view_as_real_copy``: ``view_as_real_copy(Tensor self) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', )
     OP_NAME = 'aten::view_as_real_copy'
     SCHEMA = 'view_as_real_copy(Tensor self) -> Tensor'
     ARGUMENTS = (('self', 'tensor'),)
     TRACER = 'static'
+    ARITY = 1
+    operands = operand_slots(1)
     self = argument_property(0, 'self')
 
 
@@ -11591,12 +12014,12 @@ def make_lazy_view_as_real_copy(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -11610,13 +12033,13 @@ def make_lazy_view_as_real_copy(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, )
+        node.o0 = v0
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_view_as_real_copy
 
@@ -11624,11 +12047,13 @@ def make_lazy_view_as_real_copy(PLAN, NODE):
 class ViewCopy(IrNode):
     """``aten::view_copy``: ``view_copy(Tensor self, SymInt[] size) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', )
     OP_NAME = 'aten::view_copy'
     SCHEMA = 'view_copy(Tensor self, SymInt[] size) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('size', 'attribute'),)
     TRACER = 'static'
+    ARITY = 1
+    operands = operand_slots(1)
     self = argument_property(0, 'self')
     size = argument_property(1, 'size')
 
@@ -11648,12 +12073,12 @@ def make_lazy_view_copy(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -11668,13 +12093,13 @@ def make_lazy_view_copy(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, )
+        node.o0 = v0
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_view_copy
 
@@ -11682,11 +12107,13 @@ def make_lazy_view_copy(PLAN, NODE):
 class WhereSelf(IrNode):
     """``aten::where.self``: ``where.self(Tensor condition, Tensor self, Tensor other) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', 'o1', 'o2', )
     OP_NAME = 'aten::where.self'
     SCHEMA = 'where.self(Tensor condition, Tensor self, Tensor other) -> Tensor'
     ARGUMENTS = (('condition', 'tensor'), ('self', 'tensor'), ('other', 'tensor'),)
     TRACER = 'static'
+    ARITY = 3
+    operands = operand_slots(3)
     condition = argument_property(0, 'condition')
     self = argument_property(1, 'self')
     other = argument_property(2, 'other')
@@ -11707,12 +12134,12 @@ def make_lazy_where_self(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -11722,12 +12149,12 @@ def make_lazy_where_self(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v1 = d.ir or d.ir_value()
-            s1 = v1[0].shapes[v1[1]]
+            s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v1 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s1 = v1[0].shapes[0]
+            v1 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s1 = v1.shapes[0]
             m1 = WRAPPED[1]
         else:
             one, sig1 = [], []
@@ -11737,12 +12164,12 @@ def make_lazy_where_self(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v2 = d.ir or d.ir_value()
-            s2 = v2[0].shapes[v2[1]]
+            s2 = v2.shapes[0] if v2.__class__ is not Output else v2.shape
             m2 = MARKERS[2]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v2 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s2 = v2[0].shapes[0]
+            v2 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s2 = v2.shapes[0]
             m2 = WRAPPED[2]
         else:
             one, sig1 = [], []
@@ -11756,13 +12183,15 @@ def make_lazy_where_self(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, v1, v2, )
+        node.o0 = v0
+        node.o1 = v1
+        node.o2 = v2
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], v1[0].hash, v1[1], v2[0].hash, v2[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, v2.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_where_self
 
@@ -11770,11 +12199,13 @@ def make_lazy_where_self(PLAN, NODE):
 class Zero(IrNode):
     """``aten::zero``: ``zero(Tensor self) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ()
+    __slots__ = ('o0', )
     OP_NAME = 'aten::zero'
     SCHEMA = 'zero(Tensor self) -> Tensor'
     ARGUMENTS = (('self', 'tensor'),)
     TRACER = 'static'
+    ARITY = 1
+    operands = operand_slots(1)
     self = argument_property(0, 'self')
 
 
@@ -11793,12 +12224,12 @@ def make_lazy_zero(PLAN, NODE):
         if a.__class__ is LazyTensor:
             d = a._data
             v0 = d.ir or d.ir_value()
-            s0 = v0[0].shapes[v0[1]]
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
             n = a._data.item()
-            v0 = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)
-            s0 = v0[0].shapes[0]
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
             m0 = WRAPPED[0]
         else:
             one, sig1 = [], []
@@ -11812,13 +12243,13 @@ def make_lazy_zero(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.operands = (v0, )
+        node.o0 = v0
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
         node.data = None
-        node.hash = hash((hash((NAME, frozen)), v0[0].hash, v0[1], shapes[0]._hash))
-        return from_value((node, 0))
+        node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
+        return from_value(node)
 
     return lazy_zero
 

@@ -247,7 +247,7 @@ class _Emitter:
         outs = tuple([f"v{position}_{i}" for i in range(len(node.shapes))])
         self.statements.append((outs, ("_run", (name, *ins)), None))  # unpacks a list
         for i, out in enumerate(outs):
-            self.names[(node, i)] = out
+            self.names[node.output(i)] = out
         for value in node.operands:  # a kernel's result may alias its inputs: never reuse them
             self.fresh.discard(value)
             self.keep.add(value)
@@ -260,7 +260,7 @@ class _Emitter:
         hoist, statement = self._hoist, self.statements.append
         for position, node in enumerate(self.graph.nodes):
             if node.data is not None:
-                names[(node, 0)] = f"p{param_index[id(node)]}"
+                names[node] = f"p{param_index[id(node)]}"  # device data: its own Value
                 continue
             operands = node.operands
             ins = [names[value] for value in operands]
@@ -284,7 +284,7 @@ class _Emitter:
             if writes:
                 if dying and rule.elementwise:  # an operand dying here first (LIFO pool)
                     for value in reversed(dying):
-                        if (s := value[0].shapes[value[1]]) is shape or s == shape:
+                        if (s := value.shape) is shape or s == shape:
                             consumed = value
                             buffer = names[value]
                             break
@@ -301,18 +301,19 @@ class _Emitter:
                 if consumed is None:
                     pool[shape].pop()
                 statement((None, expr, buffer))
-            names[(node, 0)] = buffer
+            value = node.output(0)  # the node itself unless it returns a tuple of one
+            names[value] = buffer
             if rule.view:
                 for value in operands:
                     fresh.discard(value)
                     keep.add(value)
                 continue
-            for value in dying:
-                if value is not consumed:
-                    fresh.discard(value)
-                    pool.setdefault(value[0].shapes[value[1]], []).append(names[value])
+            for d in dying:
+                if d is not consumed:
+                    fresh.discard(d)
+                    pool.setdefault(d.shape, []).append(names[d])
             if writes:
-                fresh.add((node, 0))
+                fresh.add(value)
 
     def _in_place_steps(self) -> list[tuple[str, str, str] | None]:
         """Per statement: (ufunc, buffer, constant) if it is an in-place binary call

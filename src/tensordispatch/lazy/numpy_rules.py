@@ -71,16 +71,16 @@ def _same_float(node: Node) -> bool:
     operands = node.operands
     for a in node.args:
         if type(a) is Operand:
-            if a.kind == "tensor":
-                n, i = operands[a.index]
-                if n.shapes[i].dtype is not out:
-                    return False
+            if a.kind == "tensor" and operands[a.index].shape.dtype is not out:
+                return False
         elif type(a) is tuple:
             for x in a:
-                if type(x) is Operand and x.kind == "tensor":
-                    n, i = operands[x.index]
-                    if n.shapes[i].dtype is not out:
-                        return False
+                if (
+                    type(x) is Operand
+                    and x.kind == "tensor"
+                    and operands[x.index].shape.dtype is not out
+                ):
+                    return False
     return True
 
 
@@ -155,13 +155,11 @@ def _binary(ufunc: str, with_alpha: bool, *, swap: bool = False) -> Rule:
         if dtype is None or type(a0) is not Operand or type(a1) is not Operand:
             return None  # (operands are always markers; anything else: the CPU kernel)
         k0, k1 = a0.kind, a1.kind
-        if k0 == "tensor":
-            n, i = node.operands[a0.index]
-            if n.shapes[i].dtype is not out_dtype:
+        if k0 == "tensor" or k1 == "tensor":
+            operands = node.operands
+            if k0 == "tensor" and operands[a0.index].shape.dtype is not out_dtype:
                 return None
-        if k1 == "tensor":
-            n, i = node.operands[a1.index]
-            if n.shapes[i].dtype is not out_dtype:
+            if k1 == "tensor" and operands[a1.index].shape.dtype is not out_dtype:
                 return None
         a: str = ins[a0.index]
         b: Any = ins[a1.index]

@@ -56,7 +56,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from tensordispatch.lazy import metrics
-from tensordispatch.lazy.ir import BackendData, Node, Shape, Value, device_data_node
+from tensordispatch.lazy.ir import BackendData, Node, Output, Shape, Value, device_data_node
 from tensordispatch.tensor.device import device as Device
 from tensordispatch.tensor.geometry import contiguous_strides
 from tensordispatch.tensor.inference import mark_inference, watch_inference_count
@@ -133,7 +133,7 @@ class LazyData:
                     raise RuntimeError(f"lazy tensor {self.id}: no IR and no data")
                 handle = BackendData(self.tensor_data, self.shape)
                 self.tensor_data = None
-            ir = self.ir = (device_data_node(handle), 0)
+            ir = self.ir = device_data_node(handle)
         return ir
 
     def upload(self) -> None:
@@ -147,7 +147,7 @@ class LazyData:
         self.ir = value
         self.handle = None
         self.tensor_data = None
-        self.shape = value[0].shapes[value[1]]
+        self.shape = value.shape
 
     def set_handle(self, handle: BackendData) -> None:
         """Give this tensor computed data (fallback results); drops the IR."""
@@ -303,8 +303,9 @@ _PURGE_AT = [TRIM_EVERY]
 def from_value(value: Value, device: Device = LAZY) -> LazyTensor:
     """A lazy tensor whose value is the pending IR ``value`` (the hot path of tracing: the
     LazyData and the tensor are built inline, as `LazyData.make` and `make_lazy` build them)."""
-    node, index = value
-    shape = node.shapes[index]
+    # a single-output node is its own Value (ir.py Note [Values]): no property call for it
+    node: Any = value
+    shape = node.shape if node.__class__ is Output else node.shapes[0]
     data = LazyData()
     data.shape = shape
     data.ir = value
@@ -349,7 +350,7 @@ def made_many(data: LazyData) -> None:
 def _maybe_trim(data: LazyData) -> None:
     from tensordispatch.lazy.executor import sync_tensors
 
-    if data.ir is not None and _more_nodes_than(data.ir[0], TRIM_NODES):
+    if data.ir is not None and _more_nodes_than(data.ir.node, TRIM_NODES):
         metrics.bump("TrimIrGraph")
         sync_tensors([data], mark_step=True)
 
@@ -361,7 +362,8 @@ def _more_nodes_than(root: Node, limit: int) -> bool:
     stack = [root]
     add, push, pop = seen.add, stack.append, stack.pop
     while stack:
-        for child, _ in pop().operands:
+        for value in pop().operands:
+            child = value.node
             if child not in seen:
                 add(child)
                 push(child)

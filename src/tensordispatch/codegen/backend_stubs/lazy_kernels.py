@@ -129,20 +129,20 @@ def _static_operand(k: int, kind: int) -> list[str]:
         return [
             f"    a{k} = a",
             "    n = SCALARS.get((NUMBER_DTYPES.get(a.__class__), a.__class__, a))",
-            f"    v{k} = (n or scalar_node(a), 0)",
-            f"    s{k} = v{k}[0].shapes[0]",
+            f"    v{k} = n or scalar_node(a)",
+            f"    s{k} = v{k}.shapes[0]",
             f"    m{k} = SCALAR_MARKERS[{k}]",
         ]
     return [
         "    if a.__class__ is LazyTensor:",
         "        d = a._data",
         f"        v{k} = d.ir or d.ir_value()",
-        f"        s{k} = v{k}[0].shapes[v{k}[1]]",
+        f"        s{k} = v{k}.shapes[0] if v{k}.__class__ is not Output else v{k}.shape",
         f"        m{k} = MARKERS[{k}]",
         "    elif a.__class__ is Tensor and a._wrapped_number:",
         "        n = a._data.item()",
-        f"        v{k} = (SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype), 0)",
-        f"        s{k} = v{k}[0].shapes[0]",
+        f"        v{k} = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)",
+        f"        s{k} = v{k}.shapes[0]",
         f"        m{k} = WRAPPED[{k}]",
         "    else:",
         "        one, sig1 = [], []",
@@ -177,8 +177,7 @@ def _static_body(layout: TraceLayout, name: str) -> list[str]:
         if kind == T_SCALAR:
             scalars.append(f"{k}: a{k}")
     n = len(kinds)
-    values = "".join(f"v{k}, " for k in range(n))
-    hashes = "".join(f"v{k}[0].hash, v{k}[1], " for k in range(n))
+    hashes = "".join(f"v{k}.hash, " for k in range(n))
     sig = ", ".join(f"(s{k}, m{k}.kind)" for k in range(n))
     shape_items = "".join(f"s{k}.dtype, s{k}.sizes, " for k in range(n))
     one = layout.returns == "one"
@@ -192,13 +191,14 @@ def _static_body(layout: TraceLayout, name: str) -> list[str]:
         "    node = NODE()",  # ir.IrNode: no constructor arguments, every slot set
         "    node.op = NAME",
         "    node.overload = OP",
-        f"    node.operands = ({values})",
+        # gen_lazy.py: a static tracer's node class keeps its operands in slots o0...
+        *([f"    node.o{k} = v{k}" for k in range(n)] or ["    node.operands = ()"]),
         "    node.args = frozen",
         "    node.shapes = shapes",
         "    node.returns = RETURNS",
         "    node.data = None",
         f"    node.hash = hash((hash((NAME, frozen)), {hashes}{out_hashes}))",
-        "    return from_value((node, 0))" if layout.returns == "one" else "    return wrap(node)",
+        "    return from_value(node)" if layout.returns == "one" else "    return wrap(node)",
     ]
     return lines
 
@@ -208,12 +208,12 @@ _TENSOR_OPERAND = [
     "            d = a._data",
     "            value = d.ir or d.ir_value()",
     "            operands.append(value)",
-    "            sig.append((value[0].shapes[value[1]], 'tensor'))",
+    "            sig.append((value.shape, 'tensor'))",
     "            args[{pos}] = MARKERS[len(operands) - 1]",
     "        elif a.__class__ is Tensor and a._wrapped_number:",
-    "            value = (scalar_node(a._data.item(), a.dtype), 0)",
+    "            value = scalar_node(a._data.item(), a.dtype)",
     "            operands.append(value)",
-    "            sig.append((value[0].shapes[0], 'wrapped'))",
+    "            sig.append((value.shapes[0], 'wrapped'))",
     "            args[{pos}] = WRAPPED[len(operands) - 1]",
     "        else:",
     "            args[{pos}] = slow_operand(a, operands, sig)",
@@ -221,7 +221,7 @@ _TENSOR_OPERAND = [
 _SCALAR_OPERAND = [
     "        n = scalar_node(a)",
     "        scalars[len(operands)] = a",
-    "        operands.append((n, 0))",
+    "        operands.append(n)",
     "        sig.append((n.shapes[0], 'scalar'))",
     "        args[{pos}] = operand(len(operands) - 1, 'scalar')",
 ]
@@ -260,7 +260,7 @@ def _dynamic_body(layout: TraceLayout, name: str) -> list[str]:
         "    if shapes is None:",
         "        shapes = infer_shapes(OP, frozen, sig, scalars, key)",
         "    node = NODE.make(NAME, OP, tuple(operands), frozen, shapes, RETURNS)",
-        "    return from_value((node, 0))" if layout.returns == "one" else "    return wrap(node)",
+        "    return from_value(node)" if layout.returns == "one" else "    return wrap(node)",
     ]
     return lines
 
