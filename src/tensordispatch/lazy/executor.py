@@ -101,10 +101,12 @@ def _walk(outputs: Sequence[Value]) -> tuple[list[Node], list[Node]]:
         while True:
             child: Any
             for child in it:  # resumes where the last visit of this node stopped
+                if child in seen:  # (an Output is never in it: it is not a node)
+                    continue
                 if child.__class__ is Output:  # else a node is its own Value (Note [Values])
                     child = child.node
-                if child in seen:
-                    continue
+                    if child in seen:
+                        continue
                 operands = child.operands
                 if operands:
                     push_node(node)

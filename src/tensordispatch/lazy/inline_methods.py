@@ -211,9 +211,8 @@ def method(self, other{signature}):
     node = NODE()  # ir.IrNode: no constructor arguments
     node.op = NAME
     node.overload = OP
-    node.o0 = v0  # the node class's operand slots (ir.py Note [Values])
-    node.o1 = v1
-{tail_operands}    node.args = args
+    node.operands = (v0, v1{tail_operands})
+    node.args = args
     node.shapes = e[0]
     node.returns = "one"
     node.data = None
@@ -301,7 +300,7 @@ def _source(tail: int, keywords: tuple[str, ...], same_shape: bool) -> str:
         tensor = "        e = TSHAPES.get((id(s0), id(s1)))\n        " + learnt.format(
             also=" or e[1] is not s1", i="        "
         )
-    operands = "".join(f"    node.o{2 + i} = v{2 + i}\n" for i in range(tail))
+    operands = "".join(f", v{2 + i}" for i in range(tail))
     hashes = "".join(f", v{2 + i}.hash" for i in range(tail))
     return _TEMPLATE.format(
         signature=signature,
@@ -358,7 +357,7 @@ def inline_method(
     tail = tuple(defaults[2:])
     found = generated(plan)
     keywords = _keywords(slow)
-    if found is None or keywords is None or getattr(found[0], "ARITY", None) != 2 + len(tail):
+    if found is None or keywords is None:
         return fast
     node_class = found[0]
     same_shape = plan.name in SAME_SHAPE_POINTWISE and all(

@@ -34,10 +34,10 @@ property returning the node (no slot referring to itself: that would be a refere
 kept alive until the cyclic collector runs), ``node.index`` is 0. The outputs of a
 multi-output node are `Output` objects made by `Node.output` on demand, equal (and hashing
 alike as dict keys) when they name the same output of the same node; the node never keeps
-them, so there is no cycle either. Nodes themselves compare and hash by identity. Tracing
-makes one object per call this way instead of three (node, ``(node, 0)``, operand tuple):
-the generated classes of statically traced operators keep their operands in slots ``o0``,
-``o1``... (their ``operands`` is a property building the tuple, for step-time readers).
+them, so there is no cycle either. Nodes themselves compare and hash by identity. A traced
+call makes one GC-tracked object fewer this way (no ``(node, 0)`` tuple). The operands stay a
+tuple: keeping them in per-arity slots instead saved no measurable trace time and made every
+step-time read of ``operands`` a property call (docs/LAZY.md, Session 6: IR layout).
 
 Nodes are plain `__slots__` classes rather than frozen dataclasses: one is built per traced
 operator call and dataclass construction costs several times more. They are never mutated
@@ -47,9 +47,7 @@ after construction.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from operator import attrgetter
 from typing import Any, ClassVar
 
 from tensordispatch.lazy import metrics
@@ -71,7 +69,6 @@ __all__ = [
     "argument_property",
     "device_data_node",
     "operand",
-    "operand_slots",
     "scalar_node",
     "type_name",
 ]
@@ -322,34 +319,6 @@ class Output:
 Value = Node | Output
 
 
-def operand_slots(count: int) -> property:
-    """The ``operands`` property of a node class keeping its ``count`` (>= 1) operands in
-    the slots ``o0`` ... (Note [Values]): reading builds the tuple, assigning unpacks it.
-
-    >>> class Two(IrNode):
-    ...     __slots__ = ("o0", "o1")
-    ...     operands = operand_slots(2)
-    >>> x = device_data_node(BackendData(1.0, Shape.of(_dt.float32, ())))
-    >>> node = Two.make("aten::mul", None, (x, x), (operand(0), operand(1)), x.shapes)
-    >>> node.operands == (x, x), node.o1 is x
-    (True, True)
-    """
-    names = tuple(f"o{i}" for i in range(count))
-    get: Callable[[Any], Any] = attrgetter(*names)  # a tuple when count > 1
-    if count == 1:
-
-        def get(node: Any) -> tuple[Value, ...]:
-            return (node.o0,)
-
-    def put(node: Any, values: tuple[Value, ...]) -> None:
-        if len(values) != count:
-            raise ValueError(f"{type(node).__name__}: takes {count} operands, given {len(values)}")
-        for name, value in zip(names, values, strict=True):
-            setattr(node, name, value)
-
-    return property(get, put, doc=f"the {count} operands, from the slots o0..o{count - 1}")
-
-
 def _resolve(node: Node, value: Any) -> Any:
     if type(value) is Operand:
         return node.operands[value.index]
@@ -367,9 +336,7 @@ class IrNode(Node):
     (`argument`, or the generated property of the same name): an operand gives its `Value`
     (a tensor list a tuple of them), an attribute the value stored in the node, by value
     (lazy_kernels.py Note [Attributes by value]). Same slots and hash as `Node`: lowerings
-    read ``op``, ``args`` and ``operands`` as before. ``ARITY`` is the number of operand
-    slots ``o0``... of a statically traced operator's class (`operand_slots`), None when
-    its operands are a tuple in ``operands``.
+    read ``op``, ``args`` and ``operands`` as before.
 
     Made with `Node.make` (``Neg.make(...)``), or blank by the generated kernels, which set
     every slot: the class takes no constructor arguments (its ``__init__`` is object's), so
@@ -385,7 +352,6 @@ class IrNode(Node):
     ARGUMENTS: ClassVar[tuple[tuple[str, str], ...]] = ()
     #: "static" / "dynamic": the generated kernel's kind; None: hand-written (ir_gen)
     TRACER: ClassVar[str | None] = None
-    ARITY: ClassVar[int | None] = None
 
     def argument(self, name: str) -> Any:
         """The argument ``name`` of this call: an operand's Value or an attribute's value.

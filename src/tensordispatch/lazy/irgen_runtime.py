@@ -18,7 +18,6 @@ from tensordispatch.lazy.ir import (
     Output,
     argument_property,
     operand,
-    operand_slots,
     scalar_node,
 )
 from tensordispatch.lazy.ir import SCALAR_CACHE as SCALARS
@@ -64,7 +63,6 @@ __all__ = [
     "make_node",
     "new",
     "operand",
-    "operand_slots",
     "scalar_node",
     "slow_operand",
     "wrap",

@@ -14,7 +14,7 @@ Codegen).
 from __future__ import annotations
 
 from tensordispatch.lazy.irgen_runtime import *
-from tensordispatch.lazy.irgen_runtime import IrNode, argument_property, operand_slots
+from tensordispatch.lazy.irgen_runtime import IrNode, argument_property
 
 BACKEND = 'Lazy'
 FULL_CODEGEN = (
@@ -281,13 +281,11 @@ def make_lazy__index_put_impl(PLAN, NODE):
 class LogSoftmax(IrNode):
     """``aten::_log_softmax``: ``_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', )
+    __slots__ = ()
     OP_NAME = 'aten::_log_softmax'
     SCHEMA = '_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dim', 'attribute'), ('half_to_float', 'attribute'),)
     TRACER = 'static'
-    ARITY = 1
-    operands = operand_slots(1)
     self = argument_property(0, 'self')
     dim = argument_property(1, 'dim')
     half_to_float = argument_property(2, 'half_to_float')
@@ -327,7 +325,7 @@ def make_lazy__log_softmax(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
+        node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -341,13 +339,11 @@ def make_lazy__log_softmax(PLAN, NODE):
 class Softmax(IrNode):
     """``aten::_softmax``: ``_softmax(Tensor self, int dim, bool half_to_float) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', )
+    __slots__ = ()
     OP_NAME = 'aten::_softmax'
     SCHEMA = '_softmax(Tensor self, int dim, bool half_to_float) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dim', 'attribute'), ('half_to_float', 'attribute'),)
     TRACER = 'static'
-    ARITY = 1
-    operands = operand_slots(1)
     self = argument_property(0, 'self')
     dim = argument_property(1, 'dim')
     half_to_float = argument_property(2, 'half_to_float')
@@ -387,7 +383,7 @@ def make_lazy__softmax(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
+        node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -401,13 +397,11 @@ def make_lazy__softmax(PLAN, NODE):
 class UnsafeView(IrNode):
     """``aten::_unsafe_view``: ``_unsafe_view(Tensor self, SymInt[] size) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', )
+    __slots__ = ()
     OP_NAME = 'aten::_unsafe_view'
     SCHEMA = '_unsafe_view(Tensor self, SymInt[] size) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('size', 'attribute'),)
     TRACER = 'static'
-    ARITY = 1
-    operands = operand_slots(1)
     self = argument_property(0, 'self')
     size = argument_property(1, 'size')
 
@@ -447,7 +441,7 @@ def make_lazy__unsafe_view(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
+        node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -461,13 +455,11 @@ def make_lazy__unsafe_view(PLAN, NODE):
 class Abs(IrNode):
     """``aten::abs``: ``abs(Tensor self) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', )
+    __slots__ = ()
     OP_NAME = 'aten::abs'
     SCHEMA = 'abs(Tensor self) -> Tensor'
     ARGUMENTS = (('self', 'tensor'),)
     TRACER = 'static'
-    ARITY = 1
-    operands = operand_slots(1)
     self = argument_property(0, 'self')
 
 
@@ -505,7 +497,7 @@ def make_lazy_abs(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
+        node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -519,13 +511,11 @@ def make_lazy_abs(PLAN, NODE):
 class AddScalar(IrNode):
     """``aten::add.Scalar``: ``add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', 'o1', 'o2', )
+    __slots__ = ()
     OP_NAME = 'aten::add.Scalar'
     SCHEMA = 'add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'scalar'), ('alpha', 'scalar'),)
     TRACER = 'static'
-    ARITY = 3
-    operands = operand_slots(3)
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
     alpha = argument_property(2, 'alpha')
@@ -577,9 +567,7 @@ def make_lazy_add_Scalar(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
-        node.o1 = v1
-        node.o2 = v2
+        node.operands = (v0, v1, v2, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -593,13 +581,11 @@ def make_lazy_add_Scalar(PLAN, NODE):
 class AddTensor(IrNode):
     """``aten::add.Tensor``: ``add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', 'o1', 'o2', )
+    __slots__ = ()
     OP_NAME = 'aten::add.Tensor'
     SCHEMA = 'add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'tensor'), ('alpha', 'scalar'),)
     TRACER = 'static'
-    ARITY = 3
-    operands = operand_slots(3)
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
     alpha = argument_property(2, 'alpha')
@@ -660,9 +646,7 @@ def make_lazy_add_Tensor(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
-        node.o1 = v1
-        node.o2 = v2
+        node.operands = (v0, v1, v2, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -676,13 +660,11 @@ def make_lazy_add_Tensor(PLAN, NODE):
 class Addbmm(IrNode):
     """``aten::addbmm``: ``addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', 'o1', 'o2', 'o3', 'o4', )
+    __slots__ = ()
     OP_NAME = 'aten::addbmm'
     SCHEMA = 'addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('batch1', 'tensor'), ('batch2', 'tensor'), ('beta', 'scalar'), ('alpha', 'scalar'),)
     TRACER = 'static'
-    ARITY = 5
-    operands = operand_slots(5)
     self = argument_property(0, 'self')
     batch1 = argument_property(1, 'batch1')
     batch2 = argument_property(2, 'batch2')
@@ -766,11 +748,7 @@ def make_lazy_addbmm(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
-        node.o1 = v1
-        node.o2 = v2
-        node.o3 = v3
-        node.o4 = v4
+        node.operands = (v0, v1, v2, v3, v4, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -784,13 +762,11 @@ def make_lazy_addbmm(PLAN, NODE):
 class Addcdiv(IrNode):
     """``aten::addcdiv``: ``addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', 'o1', 'o2', 'o3', )
+    __slots__ = ()
     OP_NAME = 'aten::addcdiv'
     SCHEMA = 'addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('tensor1', 'tensor'), ('tensor2', 'tensor'), ('value', 'scalar'),)
     TRACER = 'static'
-    ARITY = 4
-    operands = operand_slots(4)
     self = argument_property(0, 'self')
     tensor1 = argument_property(1, 'tensor1')
     tensor2 = argument_property(2, 'tensor2')
@@ -867,10 +843,7 @@ def make_lazy_addcdiv(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
-        node.o1 = v1
-        node.o2 = v2
-        node.o3 = v3
+        node.operands = (v0, v1, v2, v3, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -884,13 +857,11 @@ def make_lazy_addcdiv(PLAN, NODE):
 class Addcmul(IrNode):
     """``aten::addcmul``: ``addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', 'o1', 'o2', 'o3', )
+    __slots__ = ()
     OP_NAME = 'aten::addcmul'
     SCHEMA = 'addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('tensor1', 'tensor'), ('tensor2', 'tensor'), ('value', 'scalar'),)
     TRACER = 'static'
-    ARITY = 4
-    operands = operand_slots(4)
     self = argument_property(0, 'self')
     tensor1 = argument_property(1, 'tensor1')
     tensor2 = argument_property(2, 'tensor2')
@@ -967,10 +938,7 @@ def make_lazy_addcmul(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
-        node.o1 = v1
-        node.o2 = v2
-        node.o3 = v3
+        node.operands = (v0, v1, v2, v3, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -984,13 +952,11 @@ def make_lazy_addcmul(PLAN, NODE):
 class Addmm(IrNode):
     """``aten::addmm``: ``addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', 'o1', 'o2', 'o3', 'o4', )
+    __slots__ = ()
     OP_NAME = 'aten::addmm'
     SCHEMA = 'addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('mat1', 'tensor'), ('mat2', 'tensor'), ('beta', 'scalar'), ('alpha', 'scalar'),)
     TRACER = 'static'
-    ARITY = 5
-    operands = operand_slots(5)
     self = argument_property(0, 'self')
     mat1 = argument_property(1, 'mat1')
     mat2 = argument_property(2, 'mat2')
@@ -1074,11 +1040,7 @@ def make_lazy_addmm(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
-        node.o1 = v1
-        node.o2 = v2
-        node.o3 = v3
-        node.o4 = v4
+        node.operands = (v0, v1, v2, v3, v4, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -1092,13 +1054,11 @@ def make_lazy_addmm(PLAN, NODE):
 class Addmv(IrNode):
     """``aten::addmv``: ``addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', 'o1', 'o2', 'o3', 'o4', )
+    __slots__ = ()
     OP_NAME = 'aten::addmv'
     SCHEMA = 'addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('mat', 'tensor'), ('vec', 'tensor'), ('beta', 'scalar'), ('alpha', 'scalar'),)
     TRACER = 'static'
-    ARITY = 5
-    operands = operand_slots(5)
     self = argument_property(0, 'self')
     mat = argument_property(1, 'mat')
     vec = argument_property(2, 'vec')
@@ -1182,11 +1142,7 @@ def make_lazy_addmv(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
-        node.o1 = v1
-        node.o2 = v2
-        node.o3 = v3
-        node.o4 = v4
+        node.operands = (v0, v1, v2, v3, v4, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -1200,13 +1156,11 @@ def make_lazy_addmv(PLAN, NODE):
 class AliasCopy(IrNode):
     """``aten::alias_copy``: ``alias_copy(Tensor self) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', )
+    __slots__ = ()
     OP_NAME = 'aten::alias_copy'
     SCHEMA = 'alias_copy(Tensor self) -> Tensor'
     ARGUMENTS = (('self', 'tensor'),)
     TRACER = 'static'
-    ARITY = 1
-    operands = operand_slots(1)
     self = argument_property(0, 'self')
 
 
@@ -1244,7 +1198,7 @@ def make_lazy_alias_copy(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
+        node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -1258,13 +1212,11 @@ def make_lazy_alias_copy(PLAN, NODE):
 class All(IrNode):
     """``aten::all``: ``all(Tensor self) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', )
+    __slots__ = ()
     OP_NAME = 'aten::all'
     SCHEMA = 'all(Tensor self) -> Tensor'
     ARGUMENTS = (('self', 'tensor'),)
     TRACER = 'static'
-    ARITY = 1
-    operands = operand_slots(1)
     self = argument_property(0, 'self')
 
 
@@ -1302,7 +1254,7 @@ def make_lazy_all(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
+        node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -1316,13 +1268,11 @@ def make_lazy_all(PLAN, NODE):
 class AllDim(IrNode):
     """``aten::all.dim``: ``all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', )
+    __slots__ = ()
     OP_NAME = 'aten::all.dim'
     SCHEMA = 'all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dim', 'attribute'), ('keepdim', 'attribute'),)
     TRACER = 'static'
-    ARITY = 1
-    operands = operand_slots(1)
     self = argument_property(0, 'self')
     dim = argument_property(1, 'dim')
     keepdim = argument_property(2, 'keepdim')
@@ -1362,7 +1312,7 @@ def make_lazy_all_dim(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
+        node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -1376,13 +1326,11 @@ def make_lazy_all_dim(PLAN, NODE):
 class AllDims(IrNode):
     """``aten::all.dims``: ``all.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', )
+    __slots__ = ()
     OP_NAME = 'aten::all.dims'
     SCHEMA = 'all.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dim', 'attribute'), ('keepdim', 'attribute'),)
     TRACER = 'static'
-    ARITY = 1
-    operands = operand_slots(1)
     self = argument_property(0, 'self')
     dim = argument_property(1, 'dim')
     keepdim = argument_property(2, 'keepdim')
@@ -1425,7 +1373,7 @@ def make_lazy_all_dims(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
+        node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -1439,13 +1387,11 @@ def make_lazy_all_dims(PLAN, NODE):
 class Amax(IrNode):
     """``aten::amax``: ``amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', )
+    __slots__ = ()
     OP_NAME = 'aten::amax'
     SCHEMA = 'amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dim', 'attribute'), ('keepdim', 'attribute'),)
     TRACER = 'static'
-    ARITY = 1
-    operands = operand_slots(1)
     self = argument_property(0, 'self')
     dim = argument_property(1, 'dim')
     keepdim = argument_property(2, 'keepdim')
@@ -1486,7 +1432,7 @@ def make_lazy_amax(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
+        node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -1500,13 +1446,11 @@ def make_lazy_amax(PLAN, NODE):
 class Amin(IrNode):
     """``aten::amin``: ``amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', )
+    __slots__ = ()
     OP_NAME = 'aten::amin'
     SCHEMA = 'amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dim', 'attribute'), ('keepdim', 'attribute'),)
     TRACER = 'static'
-    ARITY = 1
-    operands = operand_slots(1)
     self = argument_property(0, 'self')
     dim = argument_property(1, 'dim')
     keepdim = argument_property(2, 'keepdim')
@@ -1547,7 +1491,7 @@ def make_lazy_amin(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
+        node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -1561,13 +1505,11 @@ def make_lazy_amin(PLAN, NODE):
 class Aminmax(IrNode):
     """``aten::aminmax``: ``aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)`` (generated kernel)."""
 
-    __slots__ = ('o0', )
+    __slots__ = ()
     OP_NAME = 'aten::aminmax'
     SCHEMA = 'aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)'
     ARGUMENTS = (('self', 'tensor'), ('dim', 'attribute'), ('keepdim', 'attribute'),)
     TRACER = 'static'
-    ARITY = 1
-    operands = operand_slots(1)
     self = argument_property(0, 'self')
     dim = argument_property(1, 'dim')
     keepdim = argument_property(2, 'keepdim')
@@ -1607,7 +1549,7 @@ def make_lazy_aminmax(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
+        node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -1621,13 +1563,11 @@ def make_lazy_aminmax(PLAN, NODE):
 class Any(IrNode):
     """``aten::any``: ``any(Tensor self) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', )
+    __slots__ = ()
     OP_NAME = 'aten::any'
     SCHEMA = 'any(Tensor self) -> Tensor'
     ARGUMENTS = (('self', 'tensor'),)
     TRACER = 'static'
-    ARITY = 1
-    operands = operand_slots(1)
     self = argument_property(0, 'self')
 
 
@@ -1665,7 +1605,7 @@ def make_lazy_any(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
+        node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -1679,13 +1619,11 @@ def make_lazy_any(PLAN, NODE):
 class AnyDim(IrNode):
     """``aten::any.dim``: ``any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', )
+    __slots__ = ()
     OP_NAME = 'aten::any.dim'
     SCHEMA = 'any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dim', 'attribute'), ('keepdim', 'attribute'),)
     TRACER = 'static'
-    ARITY = 1
-    operands = operand_slots(1)
     self = argument_property(0, 'self')
     dim = argument_property(1, 'dim')
     keepdim = argument_property(2, 'keepdim')
@@ -1725,7 +1663,7 @@ def make_lazy_any_dim(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
+        node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -1739,13 +1677,11 @@ def make_lazy_any_dim(PLAN, NODE):
 class AnyDims(IrNode):
     """``aten::any.dims``: ``any.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', )
+    __slots__ = ()
     OP_NAME = 'aten::any.dims'
     SCHEMA = 'any.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dim', 'attribute'), ('keepdim', 'attribute'),)
     TRACER = 'static'
-    ARITY = 1
-    operands = operand_slots(1)
     self = argument_property(0, 'self')
     dim = argument_property(1, 'dim')
     keepdim = argument_property(2, 'keepdim')
@@ -1788,7 +1724,7 @@ def make_lazy_any_dims(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
+        node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -1802,13 +1738,11 @@ def make_lazy_any_dims(PLAN, NODE):
 class Argmax(IrNode):
     """``aten::argmax``: ``argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', )
+    __slots__ = ()
     OP_NAME = 'aten::argmax'
     SCHEMA = 'argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dim', 'attribute'), ('keepdim', 'attribute'),)
     TRACER = 'static'
-    ARITY = 1
-    operands = operand_slots(1)
     self = argument_property(0, 'self')
     dim = argument_property(1, 'dim')
     keepdim = argument_property(2, 'keepdim')
@@ -1848,7 +1782,7 @@ def make_lazy_argmax(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
+        node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -1862,13 +1796,11 @@ def make_lazy_argmax(PLAN, NODE):
 class Argmin(IrNode):
     """``aten::argmin``: ``argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', )
+    __slots__ = ()
     OP_NAME = 'aten::argmin'
     SCHEMA = 'argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dim', 'attribute'), ('keepdim', 'attribute'),)
     TRACER = 'static'
-    ARITY = 1
-    operands = operand_slots(1)
     self = argument_property(0, 'self')
     dim = argument_property(1, 'dim')
     keepdim = argument_property(2, 'keepdim')
@@ -1908,7 +1840,7 @@ def make_lazy_argmin(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
+        node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -1922,13 +1854,11 @@ def make_lazy_argmin(PLAN, NODE):
 class AsStridedCopy(IrNode):
     """``aten::as_strided_copy``: ``as_strided_copy(Tensor self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', )
+    __slots__ = ()
     OP_NAME = 'aten::as_strided_copy'
     SCHEMA = 'as_strided_copy(Tensor self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('size', 'attribute'), ('stride', 'attribute'), ('storage_offset', 'attribute'),)
     TRACER = 'static'
-    ARITY = 1
-    operands = operand_slots(1)
     self = argument_property(0, 'self')
     size = argument_property(1, 'size')
     stride = argument_property(2, 'stride')
@@ -1971,7 +1901,7 @@ def make_lazy_as_strided_copy(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
+        node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -1985,13 +1915,11 @@ def make_lazy_as_strided_copy(PLAN, NODE):
 class AsStridedScatter(IrNode):
     """``aten::as_strided_scatter``: ``as_strided_scatter(Tensor self, Tensor src, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', 'o1', )
+    __slots__ = ()
     OP_NAME = 'aten::as_strided_scatter'
     SCHEMA = 'as_strided_scatter(Tensor self, Tensor src, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('src', 'tensor'), ('size', 'attribute'), ('stride', 'attribute'), ('storage_offset', 'attribute'),)
     TRACER = 'static'
-    ARITY = 2
-    operands = operand_slots(2)
     self = argument_property(0, 'self')
     src = argument_property(1, 'src')
     size = argument_property(2, 'size')
@@ -2050,8 +1978,7 @@ def make_lazy_as_strided_scatter(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
-        node.o1 = v1
+        node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -2065,13 +1992,11 @@ def make_lazy_as_strided_scatter(PLAN, NODE):
 class Baddbmm(IrNode):
     """``aten::baddbmm``: ``baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', 'o1', 'o2', 'o3', 'o4', )
+    __slots__ = ()
     OP_NAME = 'aten::baddbmm'
     SCHEMA = 'baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('batch1', 'tensor'), ('batch2', 'tensor'), ('beta', 'scalar'), ('alpha', 'scalar'),)
     TRACER = 'static'
-    ARITY = 5
-    operands = operand_slots(5)
     self = argument_property(0, 'self')
     batch1 = argument_property(1, 'batch1')
     batch2 = argument_property(2, 'batch2')
@@ -2155,11 +2080,7 @@ def make_lazy_baddbmm(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
-        node.o1 = v1
-        node.o2 = v2
-        node.o3 = v3
-        node.o4 = v4
+        node.operands = (v0, v1, v2, v3, v4, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -2173,13 +2094,11 @@ def make_lazy_baddbmm(PLAN, NODE):
 class BitwiseAndScalar(IrNode):
     """``aten::bitwise_and.Scalar``: ``bitwise_and.Scalar(Tensor self, Scalar other) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', 'o1', )
+    __slots__ = ()
     OP_NAME = 'aten::bitwise_and.Scalar'
     SCHEMA = 'bitwise_and.Scalar(Tensor self, Scalar other) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'scalar'),)
     TRACER = 'static'
-    ARITY = 2
-    operands = operand_slots(2)
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -2224,8 +2143,7 @@ def make_lazy_bitwise_and_Scalar(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
-        node.o1 = v1
+        node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -2239,13 +2157,11 @@ def make_lazy_bitwise_and_Scalar(PLAN, NODE):
 class BitwiseAndScalarTensor(IrNode):
     """``aten::bitwise_and.Scalar_Tensor``: ``bitwise_and.Scalar_Tensor(Scalar self, Tensor other) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', 'o1', )
+    __slots__ = ()
     OP_NAME = 'aten::bitwise_and.Scalar_Tensor'
     SCHEMA = 'bitwise_and.Scalar_Tensor(Scalar self, Tensor other) -> Tensor'
     ARGUMENTS = (('self', 'scalar'), ('other', 'tensor'),)
     TRACER = 'static'
-    ARITY = 2
-    operands = operand_slots(2)
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -2290,8 +2206,7 @@ def make_lazy_bitwise_and_Scalar_Tensor(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
-        node.o1 = v1
+        node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -2305,13 +2220,11 @@ def make_lazy_bitwise_and_Scalar_Tensor(PLAN, NODE):
 class BitwiseAndTensor(IrNode):
     """``aten::bitwise_and.Tensor``: ``bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', 'o1', )
+    __slots__ = ()
     OP_NAME = 'aten::bitwise_and.Tensor'
     SCHEMA = 'bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'tensor'),)
     TRACER = 'static'
-    ARITY = 2
-    operands = operand_slots(2)
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -2365,8 +2278,7 @@ def make_lazy_bitwise_and_Tensor(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
-        node.o1 = v1
+        node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -2380,13 +2292,11 @@ def make_lazy_bitwise_and_Tensor(PLAN, NODE):
 class BitwiseNot(IrNode):
     """``aten::bitwise_not``: ``bitwise_not(Tensor self) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', )
+    __slots__ = ()
     OP_NAME = 'aten::bitwise_not'
     SCHEMA = 'bitwise_not(Tensor self) -> Tensor'
     ARGUMENTS = (('self', 'tensor'),)
     TRACER = 'static'
-    ARITY = 1
-    operands = operand_slots(1)
     self = argument_property(0, 'self')
 
 
@@ -2424,7 +2334,7 @@ def make_lazy_bitwise_not(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
+        node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -2438,13 +2348,11 @@ def make_lazy_bitwise_not(PLAN, NODE):
 class BitwiseOrScalar(IrNode):
     """``aten::bitwise_or.Scalar``: ``bitwise_or.Scalar(Tensor self, Scalar other) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', 'o1', )
+    __slots__ = ()
     OP_NAME = 'aten::bitwise_or.Scalar'
     SCHEMA = 'bitwise_or.Scalar(Tensor self, Scalar other) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'scalar'),)
     TRACER = 'static'
-    ARITY = 2
-    operands = operand_slots(2)
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -2489,8 +2397,7 @@ def make_lazy_bitwise_or_Scalar(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
-        node.o1 = v1
+        node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -2504,13 +2411,11 @@ def make_lazy_bitwise_or_Scalar(PLAN, NODE):
 class BitwiseOrScalarTensor(IrNode):
     """``aten::bitwise_or.Scalar_Tensor``: ``bitwise_or.Scalar_Tensor(Scalar self, Tensor other) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', 'o1', )
+    __slots__ = ()
     OP_NAME = 'aten::bitwise_or.Scalar_Tensor'
     SCHEMA = 'bitwise_or.Scalar_Tensor(Scalar self, Tensor other) -> Tensor'
     ARGUMENTS = (('self', 'scalar'), ('other', 'tensor'),)
     TRACER = 'static'
-    ARITY = 2
-    operands = operand_slots(2)
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -2555,8 +2460,7 @@ def make_lazy_bitwise_or_Scalar_Tensor(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
-        node.o1 = v1
+        node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -2570,13 +2474,11 @@ def make_lazy_bitwise_or_Scalar_Tensor(PLAN, NODE):
 class BitwiseOrTensor(IrNode):
     """``aten::bitwise_or.Tensor``: ``bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', 'o1', )
+    __slots__ = ()
     OP_NAME = 'aten::bitwise_or.Tensor'
     SCHEMA = 'bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'tensor'),)
     TRACER = 'static'
-    ARITY = 2
-    operands = operand_slots(2)
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -2630,8 +2532,7 @@ def make_lazy_bitwise_or_Tensor(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
-        node.o1 = v1
+        node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -2645,13 +2546,11 @@ def make_lazy_bitwise_or_Tensor(PLAN, NODE):
 class BitwiseXorScalar(IrNode):
     """``aten::bitwise_xor.Scalar``: ``bitwise_xor.Scalar(Tensor self, Scalar other) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', 'o1', )
+    __slots__ = ()
     OP_NAME = 'aten::bitwise_xor.Scalar'
     SCHEMA = 'bitwise_xor.Scalar(Tensor self, Scalar other) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'scalar'),)
     TRACER = 'static'
-    ARITY = 2
-    operands = operand_slots(2)
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -2696,8 +2595,7 @@ def make_lazy_bitwise_xor_Scalar(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
-        node.o1 = v1
+        node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -2711,13 +2609,11 @@ def make_lazy_bitwise_xor_Scalar(PLAN, NODE):
 class BitwiseXorScalarTensor(IrNode):
     """``aten::bitwise_xor.Scalar_Tensor``: ``bitwise_xor.Scalar_Tensor(Scalar self, Tensor other) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', 'o1', )
+    __slots__ = ()
     OP_NAME = 'aten::bitwise_xor.Scalar_Tensor'
     SCHEMA = 'bitwise_xor.Scalar_Tensor(Scalar self, Tensor other) -> Tensor'
     ARGUMENTS = (('self', 'scalar'), ('other', 'tensor'),)
     TRACER = 'static'
-    ARITY = 2
-    operands = operand_slots(2)
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -2762,8 +2658,7 @@ def make_lazy_bitwise_xor_Scalar_Tensor(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
-        node.o1 = v1
+        node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -2777,13 +2672,11 @@ def make_lazy_bitwise_xor_Scalar_Tensor(PLAN, NODE):
 class BitwiseXorTensor(IrNode):
     """``aten::bitwise_xor.Tensor``: ``bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', 'o1', )
+    __slots__ = ()
     OP_NAME = 'aten::bitwise_xor.Tensor'
     SCHEMA = 'bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'tensor'),)
     TRACER = 'static'
-    ARITY = 2
-    operands = operand_slots(2)
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -2837,8 +2730,7 @@ def make_lazy_bitwise_xor_Tensor(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
-        node.o1 = v1
+        node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -2852,13 +2744,11 @@ def make_lazy_bitwise_xor_Tensor(PLAN, NODE):
 class Bmm(IrNode):
     """``aten::bmm``: ``bmm(Tensor self, Tensor mat2) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', 'o1', )
+    __slots__ = ()
     OP_NAME = 'aten::bmm'
     SCHEMA = 'bmm(Tensor self, Tensor mat2) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('mat2', 'tensor'),)
     TRACER = 'static'
-    ARITY = 2
-    operands = operand_slots(2)
     self = argument_property(0, 'self')
     mat2 = argument_property(1, 'mat2')
 
@@ -2912,8 +2802,7 @@ def make_lazy_bmm(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
-        node.o1 = v1
+        node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -2971,13 +2860,11 @@ def make_lazy_cat(PLAN, NODE):
 class Ceil(IrNode):
     """``aten::ceil``: ``ceil(Tensor self) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', )
+    __slots__ = ()
     OP_NAME = 'aten::ceil'
     SCHEMA = 'ceil(Tensor self) -> Tensor'
     ARGUMENTS = (('self', 'tensor'),)
     TRACER = 'static'
-    ARITY = 1
-    operands = operand_slots(1)
     self = argument_property(0, 'self')
 
 
@@ -3015,7 +2902,7 @@ def make_lazy_ceil(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
+        node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -3187,13 +3074,11 @@ def make_lazy_clamp_Tensor(PLAN, NODE):
 class ClampMax(IrNode):
     """``aten::clamp_max``: ``clamp_max(Tensor self, Scalar max) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', 'o1', )
+    __slots__ = ()
     OP_NAME = 'aten::clamp_max'
     SCHEMA = 'clamp_max(Tensor self, Scalar max) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('max', 'scalar'),)
     TRACER = 'static'
-    ARITY = 2
-    operands = operand_slots(2)
     self = argument_property(0, 'self')
     max = argument_property(1, 'max')
 
@@ -3238,8 +3123,7 @@ def make_lazy_clamp_max(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
-        node.o1 = v1
+        node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -3253,13 +3137,11 @@ def make_lazy_clamp_max(PLAN, NODE):
 class ClampMaxTensor(IrNode):
     """``aten::clamp_max.Tensor``: ``clamp_max.Tensor(Tensor self, Tensor max) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', 'o1', )
+    __slots__ = ()
     OP_NAME = 'aten::clamp_max.Tensor'
     SCHEMA = 'clamp_max.Tensor(Tensor self, Tensor max) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('max', 'tensor'),)
     TRACER = 'static'
-    ARITY = 2
-    operands = operand_slots(2)
     self = argument_property(0, 'self')
     max = argument_property(1, 'max')
 
@@ -3313,8 +3195,7 @@ def make_lazy_clamp_max_Tensor(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
-        node.o1 = v1
+        node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -3328,13 +3209,11 @@ def make_lazy_clamp_max_Tensor(PLAN, NODE):
 class ClampMin(IrNode):
     """``aten::clamp_min``: ``clamp_min(Tensor self, Scalar min) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', 'o1', )
+    __slots__ = ()
     OP_NAME = 'aten::clamp_min'
     SCHEMA = 'clamp_min(Tensor self, Scalar min) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('min', 'scalar'),)
     TRACER = 'static'
-    ARITY = 2
-    operands = operand_slots(2)
     self = argument_property(0, 'self')
     min = argument_property(1, 'min')
 
@@ -3379,8 +3258,7 @@ def make_lazy_clamp_min(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
-        node.o1 = v1
+        node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -3394,13 +3272,11 @@ def make_lazy_clamp_min(PLAN, NODE):
 class ClampMinTensor(IrNode):
     """``aten::clamp_min.Tensor``: ``clamp_min.Tensor(Tensor self, Tensor min) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', 'o1', )
+    __slots__ = ()
     OP_NAME = 'aten::clamp_min.Tensor'
     SCHEMA = 'clamp_min.Tensor(Tensor self, Tensor min) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('min', 'tensor'),)
     TRACER = 'static'
-    ARITY = 2
-    operands = operand_slots(2)
     self = argument_property(0, 'self')
     min = argument_property(1, 'min')
 
@@ -3454,8 +3330,7 @@ def make_lazy_clamp_min_Tensor(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
-        node.o1 = v1
+        node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -3570,13 +3445,11 @@ def make_lazy_convolution(PLAN, NODE):
 class Cos(IrNode):
     """``aten::cos``: ``cos(Tensor self) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', )
+    __slots__ = ()
     OP_NAME = 'aten::cos'
     SCHEMA = 'cos(Tensor self) -> Tensor'
     ARGUMENTS = (('self', 'tensor'),)
     TRACER = 'static'
-    ARITY = 1
-    operands = operand_slots(1)
     self = argument_property(0, 'self')
 
 
@@ -3614,7 +3487,7 @@ def make_lazy_cos(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
+        node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -3628,13 +3501,11 @@ def make_lazy_cos(PLAN, NODE):
 class Cumsum(IrNode):
     """``aten::cumsum``: ``cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', )
+    __slots__ = ()
     OP_NAME = 'aten::cumsum'
     SCHEMA = 'cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dim', 'attribute'), ('dtype', 'attribute'),)
     TRACER = 'static'
-    ARITY = 1
-    operands = operand_slots(1)
     self = argument_property(0, 'self')
     dim = argument_property(1, 'dim')
     dtype = argument_property(2, 'dtype')
@@ -3674,7 +3545,7 @@ def make_lazy_cumsum(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
+        node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -3688,13 +3559,11 @@ def make_lazy_cumsum(PLAN, NODE):
 class DetachCopy(IrNode):
     """``aten::detach_copy``: ``detach_copy(Tensor self) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', )
+    __slots__ = ()
     OP_NAME = 'aten::detach_copy'
     SCHEMA = 'detach_copy(Tensor self) -> Tensor'
     ARGUMENTS = (('self', 'tensor'),)
     TRACER = 'static'
-    ARITY = 1
-    operands = operand_slots(1)
     self = argument_property(0, 'self')
 
 
@@ -3732,7 +3601,7 @@ def make_lazy_detach_copy(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
+        node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -3746,13 +3615,11 @@ def make_lazy_detach_copy(PLAN, NODE):
 class DiagonalCopy(IrNode):
     """``aten::diagonal_copy``: ``diagonal_copy(Tensor self, int offset=0, int dim1=0, int dim2=1) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', )
+    __slots__ = ()
     OP_NAME = 'aten::diagonal_copy'
     SCHEMA = 'diagonal_copy(Tensor self, int offset=0, int dim1=0, int dim2=1) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('offset', 'attribute'), ('dim1', 'attribute'), ('dim2', 'attribute'),)
     TRACER = 'static'
-    ARITY = 1
-    operands = operand_slots(1)
     self = argument_property(0, 'self')
     offset = argument_property(1, 'offset')
     dim1 = argument_property(2, 'dim1')
@@ -3793,7 +3660,7 @@ def make_lazy_diagonal_copy(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
+        node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -3807,13 +3674,11 @@ def make_lazy_diagonal_copy(PLAN, NODE):
 class DiagonalScatter(IrNode):
     """``aten::diagonal_scatter``: ``diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', 'o1', )
+    __slots__ = ()
     OP_NAME = 'aten::diagonal_scatter'
     SCHEMA = 'diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('src', 'tensor'), ('offset', 'attribute'), ('dim1', 'attribute'), ('dim2', 'attribute'),)
     TRACER = 'static'
-    ARITY = 2
-    operands = operand_slots(2)
     self = argument_property(0, 'self')
     src = argument_property(1, 'src')
     offset = argument_property(2, 'offset')
@@ -3870,8 +3735,7 @@ def make_lazy_diagonal_scatter(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
-        node.o1 = v1
+        node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -3885,13 +3749,11 @@ def make_lazy_diagonal_scatter(PLAN, NODE):
 class DivScalar(IrNode):
     """``aten::div.Scalar``: ``div.Scalar(Tensor self, Scalar other) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', 'o1', )
+    __slots__ = ()
     OP_NAME = 'aten::div.Scalar'
     SCHEMA = 'div.Scalar(Tensor self, Scalar other) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'scalar'),)
     TRACER = 'static'
-    ARITY = 2
-    operands = operand_slots(2)
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -3936,8 +3798,7 @@ def make_lazy_div_Scalar(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
-        node.o1 = v1
+        node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -3951,13 +3812,11 @@ def make_lazy_div_Scalar(PLAN, NODE):
 class DivScalarMode(IrNode):
     """``aten::div.Scalar_mode``: ``div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', 'o1', )
+    __slots__ = ()
     OP_NAME = 'aten::div.Scalar_mode'
     SCHEMA = 'div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'scalar'), ('rounding_mode', 'attribute'),)
     TRACER = 'static'
-    ARITY = 2
-    operands = operand_slots(2)
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
     rounding_mode = argument_property(2, 'rounding_mode')
@@ -4003,8 +3862,7 @@ def make_lazy_div_Scalar_mode(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
-        node.o1 = v1
+        node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -4018,13 +3876,11 @@ def make_lazy_div_Scalar_mode(PLAN, NODE):
 class DivTensor(IrNode):
     """``aten::div.Tensor``: ``div.Tensor(Tensor self, Tensor other) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', 'o1', )
+    __slots__ = ()
     OP_NAME = 'aten::div.Tensor'
     SCHEMA = 'div.Tensor(Tensor self, Tensor other) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'tensor'),)
     TRACER = 'static'
-    ARITY = 2
-    operands = operand_slots(2)
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -4078,8 +3934,7 @@ def make_lazy_div_Tensor(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
-        node.o1 = v1
+        node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -4093,13 +3948,11 @@ def make_lazy_div_Tensor(PLAN, NODE):
 class DivTensorMode(IrNode):
     """``aten::div.Tensor_mode``: ``div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', 'o1', )
+    __slots__ = ()
     OP_NAME = 'aten::div.Tensor_mode'
     SCHEMA = 'div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'tensor'), ('rounding_mode', 'attribute'),)
     TRACER = 'static'
-    ARITY = 2
-    operands = operand_slots(2)
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
     rounding_mode = argument_property(2, 'rounding_mode')
@@ -4154,8 +4007,7 @@ def make_lazy_div_Tensor_mode(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
-        node.o1 = v1
+        node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -4169,13 +4021,11 @@ def make_lazy_div_Tensor_mode(PLAN, NODE):
 class Dot(IrNode):
     """``aten::dot``: ``dot(Tensor self, Tensor tensor) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', 'o1', )
+    __slots__ = ()
     OP_NAME = 'aten::dot'
     SCHEMA = 'dot(Tensor self, Tensor tensor) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('tensor', 'tensor'),)
     TRACER = 'static'
-    ARITY = 2
-    operands = operand_slots(2)
     self = argument_property(0, 'self')
     tensor = argument_property(1, 'tensor')
 
@@ -4229,8 +4079,7 @@ def make_lazy_dot(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
-        node.o1 = v1
+        node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -4244,13 +4093,11 @@ def make_lazy_dot(PLAN, NODE):
 class Embedding(IrNode):
     """``aten::embedding``: ``embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', 'o1', )
+    __slots__ = ()
     OP_NAME = 'aten::embedding'
     SCHEMA = 'embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor'
     ARGUMENTS = (('weight', 'tensor'), ('indices', 'tensor'), ('padding_idx', 'attribute'), ('scale_grad_by_freq', 'attribute'), ('sparse', 'attribute'),)
     TRACER = 'static'
-    ARITY = 2
-    operands = operand_slots(2)
     weight = argument_property(0, 'weight')
     indices = argument_property(1, 'indices')
     padding_idx = argument_property(2, 'padding_idx')
@@ -4307,8 +4154,7 @@ def make_lazy_embedding(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
-        node.o1 = v1
+        node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -4322,13 +4168,11 @@ def make_lazy_embedding(PLAN, NODE):
 class EqScalar(IrNode):
     """``aten::eq.Scalar``: ``eq.Scalar(Tensor self, Scalar other) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', 'o1', )
+    __slots__ = ()
     OP_NAME = 'aten::eq.Scalar'
     SCHEMA = 'eq.Scalar(Tensor self, Scalar other) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'scalar'),)
     TRACER = 'static'
-    ARITY = 2
-    operands = operand_slots(2)
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -4373,8 +4217,7 @@ def make_lazy_eq_Scalar(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
-        node.o1 = v1
+        node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -4388,13 +4231,11 @@ def make_lazy_eq_Scalar(PLAN, NODE):
 class EqTensor(IrNode):
     """``aten::eq.Tensor``: ``eq.Tensor(Tensor self, Tensor other) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', 'o1', )
+    __slots__ = ()
     OP_NAME = 'aten::eq.Tensor'
     SCHEMA = 'eq.Tensor(Tensor self, Tensor other) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'tensor'),)
     TRACER = 'static'
-    ARITY = 2
-    operands = operand_slots(2)
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -4448,8 +4289,7 @@ def make_lazy_eq_Tensor(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
-        node.o1 = v1
+        node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -4463,13 +4303,11 @@ def make_lazy_eq_Tensor(PLAN, NODE):
 class Erf(IrNode):
     """``aten::erf``: ``erf(Tensor self) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', )
+    __slots__ = ()
     OP_NAME = 'aten::erf'
     SCHEMA = 'erf(Tensor self) -> Tensor'
     ARGUMENTS = (('self', 'tensor'),)
     TRACER = 'static'
-    ARITY = 1
-    operands = operand_slots(1)
     self = argument_property(0, 'self')
 
 
@@ -4507,7 +4345,7 @@ def make_lazy_erf(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
+        node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -4521,13 +4359,11 @@ def make_lazy_erf(PLAN, NODE):
 class Exp(IrNode):
     """``aten::exp``: ``exp(Tensor self) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', )
+    __slots__ = ()
     OP_NAME = 'aten::exp'
     SCHEMA = 'exp(Tensor self) -> Tensor'
     ARGUMENTS = (('self', 'tensor'),)
     TRACER = 'static'
-    ARITY = 1
-    operands = operand_slots(1)
     self = argument_property(0, 'self')
 
 
@@ -4565,7 +4401,7 @@ def make_lazy_exp(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
+        node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -4579,13 +4415,11 @@ def make_lazy_exp(PLAN, NODE):
 class ExpandCopy(IrNode):
     """``aten::expand_copy``: ``expand_copy(Tensor self, SymInt[] size, *, bool implicit=False) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', )
+    __slots__ = ()
     OP_NAME = 'aten::expand_copy'
     SCHEMA = 'expand_copy(Tensor self, SymInt[] size, *, bool implicit=False) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('size', 'attribute'), ('implicit', 'attribute'),)
     TRACER = 'static'
-    ARITY = 1
-    operands = operand_slots(1)
     self = argument_property(0, 'self')
     size = argument_property(1, 'size')
     implicit = argument_property(2, 'implicit')
@@ -4626,7 +4460,7 @@ def make_lazy_expand_copy(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
+        node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -4640,13 +4474,11 @@ def make_lazy_expand_copy(PLAN, NODE):
 class Expm1(IrNode):
     """``aten::expm1``: ``expm1(Tensor self) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', )
+    __slots__ = ()
     OP_NAME = 'aten::expm1'
     SCHEMA = 'expm1(Tensor self) -> Tensor'
     ARGUMENTS = (('self', 'tensor'),)
     TRACER = 'static'
-    ARITY = 1
-    operands = operand_slots(1)
     self = argument_property(0, 'self')
 
 
@@ -4684,7 +4516,7 @@ def make_lazy_expm1(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
+        node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -4698,13 +4530,11 @@ def make_lazy_expm1(PLAN, NODE):
 class FillScalar(IrNode):
     """``aten::fill.Scalar``: ``fill.Scalar(Tensor self, Scalar value) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', 'o1', )
+    __slots__ = ()
     OP_NAME = 'aten::fill.Scalar'
     SCHEMA = 'fill.Scalar(Tensor self, Scalar value) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('value', 'scalar'),)
     TRACER = 'static'
-    ARITY = 2
-    operands = operand_slots(2)
     self = argument_property(0, 'self')
     value = argument_property(1, 'value')
 
@@ -4749,8 +4579,7 @@ def make_lazy_fill_Scalar(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
-        node.o1 = v1
+        node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -4764,13 +4593,11 @@ def make_lazy_fill_Scalar(PLAN, NODE):
 class Flip(IrNode):
     """``aten::flip``: ``flip(Tensor self, int[] dims) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', )
+    __slots__ = ()
     OP_NAME = 'aten::flip'
     SCHEMA = 'flip(Tensor self, int[] dims) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dims', 'attribute'),)
     TRACER = 'static'
-    ARITY = 1
-    operands = operand_slots(1)
     self = argument_property(0, 'self')
     dims = argument_property(1, 'dims')
 
@@ -4810,7 +4637,7 @@ def make_lazy_flip(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
+        node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -4824,13 +4651,11 @@ def make_lazy_flip(PLAN, NODE):
 class Floor(IrNode):
     """``aten::floor``: ``floor(Tensor self) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', )
+    __slots__ = ()
     OP_NAME = 'aten::floor'
     SCHEMA = 'floor(Tensor self) -> Tensor'
     ARGUMENTS = (('self', 'tensor'),)
     TRACER = 'static'
-    ARITY = 1
-    operands = operand_slots(1)
     self = argument_property(0, 'self')
 
 
@@ -4868,7 +4693,7 @@ def make_lazy_floor(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
+        node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -4882,13 +4707,11 @@ def make_lazy_floor(PLAN, NODE):
 class FloorDivide(IrNode):
     """``aten::floor_divide``: ``floor_divide(Tensor self, Tensor other) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', 'o1', )
+    __slots__ = ()
     OP_NAME = 'aten::floor_divide'
     SCHEMA = 'floor_divide(Tensor self, Tensor other) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'tensor'),)
     TRACER = 'static'
-    ARITY = 2
-    operands = operand_slots(2)
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -4942,8 +4765,7 @@ def make_lazy_floor_divide(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
-        node.o1 = v1
+        node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -4957,13 +4779,11 @@ def make_lazy_floor_divide(PLAN, NODE):
 class FloorDivideScalar(IrNode):
     """``aten::floor_divide.Scalar``: ``floor_divide.Scalar(Tensor self, Scalar other) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', 'o1', )
+    __slots__ = ()
     OP_NAME = 'aten::floor_divide.Scalar'
     SCHEMA = 'floor_divide.Scalar(Tensor self, Scalar other) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'scalar'),)
     TRACER = 'static'
-    ARITY = 2
-    operands = operand_slots(2)
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -5008,8 +4828,7 @@ def make_lazy_floor_divide_Scalar(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
-        node.o1 = v1
+        node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -5023,13 +4842,11 @@ def make_lazy_floor_divide_Scalar(PLAN, NODE):
 class Gather(IrNode):
     """``aten::gather``: ``gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', 'o1', )
+    __slots__ = ()
     OP_NAME = 'aten::gather'
     SCHEMA = 'gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dim', 'attribute'), ('index', 'tensor'), ('sparse_grad', 'attribute'),)
     TRACER = 'static'
-    ARITY = 2
-    operands = operand_slots(2)
     self = argument_property(0, 'self')
     dim = argument_property(1, 'dim')
     index_ = argument_property(2, 'index')
@@ -5085,8 +4902,7 @@ def make_lazy_gather(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
-        node.o1 = v1
+        node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -5100,13 +4916,11 @@ def make_lazy_gather(PLAN, NODE):
 class GeScalar(IrNode):
     """``aten::ge.Scalar``: ``ge.Scalar(Tensor self, Scalar other) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', 'o1', )
+    __slots__ = ()
     OP_NAME = 'aten::ge.Scalar'
     SCHEMA = 'ge.Scalar(Tensor self, Scalar other) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'scalar'),)
     TRACER = 'static'
-    ARITY = 2
-    operands = operand_slots(2)
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -5151,8 +4965,7 @@ def make_lazy_ge_Scalar(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
-        node.o1 = v1
+        node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -5166,13 +4979,11 @@ def make_lazy_ge_Scalar(PLAN, NODE):
 class GeTensor(IrNode):
     """``aten::ge.Tensor``: ``ge.Tensor(Tensor self, Tensor other) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', 'o1', )
+    __slots__ = ()
     OP_NAME = 'aten::ge.Tensor'
     SCHEMA = 'ge.Tensor(Tensor self, Tensor other) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'tensor'),)
     TRACER = 'static'
-    ARITY = 2
-    operands = operand_slots(2)
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -5226,8 +5037,7 @@ def make_lazy_ge_Tensor(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
-        node.o1 = v1
+        node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -5241,13 +5051,11 @@ def make_lazy_ge_Tensor(PLAN, NODE):
 class Gelu(IrNode):
     """``aten::gelu``: ``gelu(Tensor self, *, str approximate='none') -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', )
+    __slots__ = ()
     OP_NAME = 'aten::gelu'
     SCHEMA = "gelu(Tensor self, *, str approximate='none') -> Tensor"
     ARGUMENTS = (('self', 'tensor'), ('approximate', 'attribute'),)
     TRACER = 'static'
-    ARITY = 1
-    operands = operand_slots(1)
     self = argument_property(0, 'self')
     approximate = argument_property(1, 'approximate')
 
@@ -5286,7 +5094,7 @@ def make_lazy_gelu(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
+        node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -5300,13 +5108,11 @@ def make_lazy_gelu(PLAN, NODE):
 class GtScalar(IrNode):
     """``aten::gt.Scalar``: ``gt.Scalar(Tensor self, Scalar other) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', 'o1', )
+    __slots__ = ()
     OP_NAME = 'aten::gt.Scalar'
     SCHEMA = 'gt.Scalar(Tensor self, Scalar other) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'scalar'),)
     TRACER = 'static'
-    ARITY = 2
-    operands = operand_slots(2)
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -5351,8 +5157,7 @@ def make_lazy_gt_Scalar(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
-        node.o1 = v1
+        node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -5366,13 +5171,11 @@ def make_lazy_gt_Scalar(PLAN, NODE):
 class GtTensor(IrNode):
     """``aten::gt.Tensor``: ``gt.Tensor(Tensor self, Tensor other) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', 'o1', )
+    __slots__ = ()
     OP_NAME = 'aten::gt.Tensor'
     SCHEMA = 'gt.Tensor(Tensor self, Tensor other) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'tensor'),)
     TRACER = 'static'
-    ARITY = 2
-    operands = operand_slots(2)
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -5426,8 +5229,7 @@ def make_lazy_gt_Tensor(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
-        node.o1 = v1
+        node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -5576,13 +5378,11 @@ def make_lazy_index_put(PLAN, NODE):
 class IndexSelect(IrNode):
     """``aten::index_select``: ``index_select(Tensor self, int dim, Tensor index) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', 'o1', )
+    __slots__ = ()
     OP_NAME = 'aten::index_select'
     SCHEMA = 'index_select(Tensor self, int dim, Tensor index) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dim', 'attribute'), ('index', 'tensor'),)
     TRACER = 'static'
-    ARITY = 2
-    operands = operand_slots(2)
     self = argument_property(0, 'self')
     dim = argument_property(1, 'dim')
     index_ = argument_property(2, 'index')
@@ -5637,8 +5437,7 @@ def make_lazy_index_select(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
-        node.o1 = v1
+        node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -5652,13 +5451,11 @@ def make_lazy_index_select(PLAN, NODE):
 class LeScalar(IrNode):
     """``aten::le.Scalar``: ``le.Scalar(Tensor self, Scalar other) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', 'o1', )
+    __slots__ = ()
     OP_NAME = 'aten::le.Scalar'
     SCHEMA = 'le.Scalar(Tensor self, Scalar other) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'scalar'),)
     TRACER = 'static'
-    ARITY = 2
-    operands = operand_slots(2)
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -5703,8 +5500,7 @@ def make_lazy_le_Scalar(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
-        node.o1 = v1
+        node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -5718,13 +5514,11 @@ def make_lazy_le_Scalar(PLAN, NODE):
 class LeTensor(IrNode):
     """``aten::le.Tensor``: ``le.Tensor(Tensor self, Tensor other) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', 'o1', )
+    __slots__ = ()
     OP_NAME = 'aten::le.Tensor'
     SCHEMA = 'le.Tensor(Tensor self, Tensor other) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'tensor'),)
     TRACER = 'static'
-    ARITY = 2
-    operands = operand_slots(2)
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -5778,8 +5572,7 @@ def make_lazy_le_Tensor(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
-        node.o1 = v1
+        node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -5793,13 +5586,11 @@ def make_lazy_le_Tensor(PLAN, NODE):
 class LerpScalar(IrNode):
     """``aten::lerp.Scalar``: ``lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', 'o1', 'o2', )
+    __slots__ = ()
     OP_NAME = 'aten::lerp.Scalar'
     SCHEMA = 'lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('end', 'tensor'), ('weight', 'scalar'),)
     TRACER = 'static'
-    ARITY = 3
-    operands = operand_slots(3)
     self = argument_property(0, 'self')
     end = argument_property(1, 'end')
     weight = argument_property(2, 'weight')
@@ -5860,9 +5651,7 @@ def make_lazy_lerp_Scalar(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
-        node.o1 = v1
-        node.o2 = v2
+        node.operands = (v0, v1, v2, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -5876,13 +5665,11 @@ def make_lazy_lerp_Scalar(PLAN, NODE):
 class LerpTensor(IrNode):
     """``aten::lerp.Tensor``: ``lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', 'o1', 'o2', )
+    __slots__ = ()
     OP_NAME = 'aten::lerp.Tensor'
     SCHEMA = 'lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('end', 'tensor'), ('weight', 'tensor'),)
     TRACER = 'static'
-    ARITY = 3
-    operands = operand_slots(3)
     self = argument_property(0, 'self')
     end = argument_property(1, 'end')
     weight = argument_property(2, 'weight')
@@ -5952,9 +5739,7 @@ def make_lazy_lerp_Tensor(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
-        node.o1 = v1
-        node.o2 = v2
+        node.operands = (v0, v1, v2, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -5968,13 +5753,11 @@ def make_lazy_lerp_Tensor(PLAN, NODE):
 class Log(IrNode):
     """``aten::log``: ``log(Tensor self) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', )
+    __slots__ = ()
     OP_NAME = 'aten::log'
     SCHEMA = 'log(Tensor self) -> Tensor'
     ARGUMENTS = (('self', 'tensor'),)
     TRACER = 'static'
-    ARITY = 1
-    operands = operand_slots(1)
     self = argument_property(0, 'self')
 
 
@@ -6012,7 +5795,7 @@ def make_lazy_log(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
+        node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -6026,13 +5809,11 @@ def make_lazy_log(PLAN, NODE):
 class Log1p(IrNode):
     """``aten::log1p``: ``log1p(Tensor self) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', )
+    __slots__ = ()
     OP_NAME = 'aten::log1p'
     SCHEMA = 'log1p(Tensor self) -> Tensor'
     ARGUMENTS = (('self', 'tensor'),)
     TRACER = 'static'
-    ARITY = 1
-    operands = operand_slots(1)
     self = argument_property(0, 'self')
 
 
@@ -6070,7 +5851,7 @@ def make_lazy_log1p(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
+        node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -6084,13 +5865,11 @@ def make_lazy_log1p(PLAN, NODE):
 class LogicalAnd(IrNode):
     """``aten::logical_and``: ``logical_and(Tensor self, Tensor other) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', 'o1', )
+    __slots__ = ()
     OP_NAME = 'aten::logical_and'
     SCHEMA = 'logical_and(Tensor self, Tensor other) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'tensor'),)
     TRACER = 'static'
-    ARITY = 2
-    operands = operand_slots(2)
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -6144,8 +5923,7 @@ def make_lazy_logical_and(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
-        node.o1 = v1
+        node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -6159,13 +5937,11 @@ def make_lazy_logical_and(PLAN, NODE):
 class LogicalNot(IrNode):
     """``aten::logical_not``: ``logical_not(Tensor self) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', )
+    __slots__ = ()
     OP_NAME = 'aten::logical_not'
     SCHEMA = 'logical_not(Tensor self) -> Tensor'
     ARGUMENTS = (('self', 'tensor'),)
     TRACER = 'static'
-    ARITY = 1
-    operands = operand_slots(1)
     self = argument_property(0, 'self')
 
 
@@ -6203,7 +5979,7 @@ def make_lazy_logical_not(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
+        node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -6217,13 +5993,11 @@ def make_lazy_logical_not(PLAN, NODE):
 class LogicalOr(IrNode):
     """``aten::logical_or``: ``logical_or(Tensor self, Tensor other) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', 'o1', )
+    __slots__ = ()
     OP_NAME = 'aten::logical_or'
     SCHEMA = 'logical_or(Tensor self, Tensor other) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'tensor'),)
     TRACER = 'static'
-    ARITY = 2
-    operands = operand_slots(2)
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -6277,8 +6051,7 @@ def make_lazy_logical_or(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
-        node.o1 = v1
+        node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -6292,13 +6065,11 @@ def make_lazy_logical_or(PLAN, NODE):
 class LogicalXor(IrNode):
     """``aten::logical_xor``: ``logical_xor(Tensor self, Tensor other) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', 'o1', )
+    __slots__ = ()
     OP_NAME = 'aten::logical_xor'
     SCHEMA = 'logical_xor(Tensor self, Tensor other) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'tensor'),)
     TRACER = 'static'
-    ARITY = 2
-    operands = operand_slots(2)
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -6352,8 +6123,7 @@ def make_lazy_logical_xor(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
-        node.o1 = v1
+        node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -6367,13 +6137,11 @@ def make_lazy_logical_xor(PLAN, NODE):
 class Logsumexp(IrNode):
     """``aten::logsumexp``: ``logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', )
+    __slots__ = ()
     OP_NAME = 'aten::logsumexp'
     SCHEMA = 'logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dim', 'attribute'), ('keepdim', 'attribute'),)
     TRACER = 'static'
-    ARITY = 1
-    operands = operand_slots(1)
     self = argument_property(0, 'self')
     dim = argument_property(1, 'dim')
     keepdim = argument_property(2, 'keepdim')
@@ -6414,7 +6182,7 @@ def make_lazy_logsumexp(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
+        node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -6428,13 +6196,11 @@ def make_lazy_logsumexp(PLAN, NODE):
 class LtScalar(IrNode):
     """``aten::lt.Scalar``: ``lt.Scalar(Tensor self, Scalar other) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', 'o1', )
+    __slots__ = ()
     OP_NAME = 'aten::lt.Scalar'
     SCHEMA = 'lt.Scalar(Tensor self, Scalar other) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'scalar'),)
     TRACER = 'static'
-    ARITY = 2
-    operands = operand_slots(2)
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -6479,8 +6245,7 @@ def make_lazy_lt_Scalar(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
-        node.o1 = v1
+        node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -6494,13 +6259,11 @@ def make_lazy_lt_Scalar(PLAN, NODE):
 class LtTensor(IrNode):
     """``aten::lt.Tensor``: ``lt.Tensor(Tensor self, Tensor other) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', 'o1', )
+    __slots__ = ()
     OP_NAME = 'aten::lt.Tensor'
     SCHEMA = 'lt.Tensor(Tensor self, Tensor other) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'tensor'),)
     TRACER = 'static'
-    ARITY = 2
-    operands = operand_slots(2)
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -6554,8 +6317,7 @@ def make_lazy_lt_Tensor(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
-        node.o1 = v1
+        node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -6569,13 +6331,11 @@ def make_lazy_lt_Tensor(PLAN, NODE):
 class MaskedFillScalar(IrNode):
     """``aten::masked_fill.Scalar``: ``masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', 'o1', 'o2', )
+    __slots__ = ()
     OP_NAME = 'aten::masked_fill.Scalar'
     SCHEMA = 'masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('mask', 'tensor'), ('value', 'scalar'),)
     TRACER = 'static'
-    ARITY = 3
-    operands = operand_slots(3)
     self = argument_property(0, 'self')
     mask = argument_property(1, 'mask')
     value = argument_property(2, 'value')
@@ -6636,9 +6396,7 @@ def make_lazy_masked_fill_Scalar(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
-        node.o1 = v1
-        node.o2 = v2
+        node.operands = (v0, v1, v2, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -6652,13 +6410,11 @@ def make_lazy_masked_fill_Scalar(PLAN, NODE):
 class MaskedFillTensor(IrNode):
     """``aten::masked_fill.Tensor``: ``masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', 'o1', 'o2', )
+    __slots__ = ()
     OP_NAME = 'aten::masked_fill.Tensor'
     SCHEMA = 'masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('mask', 'tensor'), ('value', 'tensor'),)
     TRACER = 'static'
-    ARITY = 3
-    operands = operand_slots(3)
     self = argument_property(0, 'self')
     mask = argument_property(1, 'mask')
     value = argument_property(2, 'value')
@@ -6728,9 +6484,7 @@ def make_lazy_masked_fill_Tensor(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
-        node.o1 = v1
-        node.o2 = v2
+        node.operands = (v0, v1, v2, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -6744,13 +6498,11 @@ def make_lazy_masked_fill_Tensor(PLAN, NODE):
 class Max(IrNode):
     """``aten::max``: ``max(Tensor self) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', )
+    __slots__ = ()
     OP_NAME = 'aten::max'
     SCHEMA = 'max(Tensor self) -> Tensor'
     ARGUMENTS = (('self', 'tensor'),)
     TRACER = 'static'
-    ARITY = 1
-    operands = operand_slots(1)
     self = argument_property(0, 'self')
 
 
@@ -6788,7 +6540,7 @@ def make_lazy_max(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
+        node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -6802,13 +6554,11 @@ def make_lazy_max(PLAN, NODE):
 class MaxDim(IrNode):
     """``aten::max.dim``: ``max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`` (generated kernel)."""
 
-    __slots__ = ('o0', )
+    __slots__ = ()
     OP_NAME = 'aten::max.dim'
     SCHEMA = 'max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)'
     ARGUMENTS = (('self', 'tensor'), ('dim', 'attribute'), ('keepdim', 'attribute'),)
     TRACER = 'static'
-    ARITY = 1
-    operands = operand_slots(1)
     self = argument_property(0, 'self')
     dim = argument_property(1, 'dim')
     keepdim = argument_property(2, 'keepdim')
@@ -6848,7 +6598,7 @@ def make_lazy_max_dim(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
+        node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -6862,13 +6612,11 @@ def make_lazy_max_dim(PLAN, NODE):
 class Maximum(IrNode):
     """``aten::maximum``: ``maximum(Tensor self, Tensor other) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', 'o1', )
+    __slots__ = ()
     OP_NAME = 'aten::maximum'
     SCHEMA = 'maximum(Tensor self, Tensor other) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'tensor'),)
     TRACER = 'static'
-    ARITY = 2
-    operands = operand_slots(2)
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -6922,8 +6670,7 @@ def make_lazy_maximum(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
-        node.o1 = v1
+        node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -6937,13 +6684,11 @@ def make_lazy_maximum(PLAN, NODE):
 class Mean(IrNode):
     """``aten::mean``: ``mean(Tensor self, *, ScalarType? dtype=None) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', )
+    __slots__ = ()
     OP_NAME = 'aten::mean'
     SCHEMA = 'mean(Tensor self, *, ScalarType? dtype=None) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dtype', 'attribute'),)
     TRACER = 'static'
-    ARITY = 1
-    operands = operand_slots(1)
     self = argument_property(0, 'self')
     dtype = argument_property(1, 'dtype')
 
@@ -6982,7 +6727,7 @@ def make_lazy_mean(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
+        node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -6996,13 +6741,11 @@ def make_lazy_mean(PLAN, NODE):
 class MeanDim(IrNode):
     """``aten::mean.dim``: ``mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', )
+    __slots__ = ()
     OP_NAME = 'aten::mean.dim'
     SCHEMA = 'mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dim', 'attribute'), ('keepdim', 'attribute'), ('dtype', 'attribute'),)
     TRACER = 'static'
-    ARITY = 1
-    operands = operand_slots(1)
     self = argument_property(0, 'self')
     dim = argument_property(1, 'dim')
     keepdim = argument_property(2, 'keepdim')
@@ -7046,7 +6789,7 @@ def make_lazy_mean_dim(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
+        node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -7060,13 +6803,11 @@ def make_lazy_mean_dim(PLAN, NODE):
 class Min(IrNode):
     """``aten::min``: ``min(Tensor self) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', )
+    __slots__ = ()
     OP_NAME = 'aten::min'
     SCHEMA = 'min(Tensor self) -> Tensor'
     ARGUMENTS = (('self', 'tensor'),)
     TRACER = 'static'
-    ARITY = 1
-    operands = operand_slots(1)
     self = argument_property(0, 'self')
 
 
@@ -7104,7 +6845,7 @@ def make_lazy_min(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
+        node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -7118,13 +6859,11 @@ def make_lazy_min(PLAN, NODE):
 class MinDim(IrNode):
     """``aten::min.dim``: ``min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)`` (generated kernel)."""
 
-    __slots__ = ('o0', )
+    __slots__ = ()
     OP_NAME = 'aten::min.dim'
     SCHEMA = 'min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)'
     ARGUMENTS = (('self', 'tensor'), ('dim', 'attribute'), ('keepdim', 'attribute'),)
     TRACER = 'static'
-    ARITY = 1
-    operands = operand_slots(1)
     self = argument_property(0, 'self')
     dim = argument_property(1, 'dim')
     keepdim = argument_property(2, 'keepdim')
@@ -7164,7 +6903,7 @@ def make_lazy_min_dim(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
+        node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -7178,13 +6917,11 @@ def make_lazy_min_dim(PLAN, NODE):
 class Minimum(IrNode):
     """``aten::minimum``: ``minimum(Tensor self, Tensor other) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', 'o1', )
+    __slots__ = ()
     OP_NAME = 'aten::minimum'
     SCHEMA = 'minimum(Tensor self, Tensor other) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'tensor'),)
     TRACER = 'static'
-    ARITY = 2
-    operands = operand_slots(2)
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -7238,8 +6975,7 @@ def make_lazy_minimum(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
-        node.o1 = v1
+        node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -7253,13 +6989,11 @@ def make_lazy_minimum(PLAN, NODE):
 class Mm(IrNode):
     """``aten::mm``: ``mm(Tensor self, Tensor mat2) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', 'o1', )
+    __slots__ = ()
     OP_NAME = 'aten::mm'
     SCHEMA = 'mm(Tensor self, Tensor mat2) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('mat2', 'tensor'),)
     TRACER = 'static'
-    ARITY = 2
-    operands = operand_slots(2)
     self = argument_property(0, 'self')
     mat2 = argument_property(1, 'mat2')
 
@@ -7313,8 +7047,7 @@ def make_lazy_mm(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
-        node.o1 = v1
+        node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -7328,13 +7061,11 @@ def make_lazy_mm(PLAN, NODE):
 class MulScalar(IrNode):
     """``aten::mul.Scalar``: ``mul.Scalar(Tensor self, Scalar other) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', 'o1', )
+    __slots__ = ()
     OP_NAME = 'aten::mul.Scalar'
     SCHEMA = 'mul.Scalar(Tensor self, Scalar other) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'scalar'),)
     TRACER = 'static'
-    ARITY = 2
-    operands = operand_slots(2)
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -7379,8 +7110,7 @@ def make_lazy_mul_Scalar(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
-        node.o1 = v1
+        node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -7394,13 +7124,11 @@ def make_lazy_mul_Scalar(PLAN, NODE):
 class MulTensor(IrNode):
     """``aten::mul.Tensor``: ``mul.Tensor(Tensor self, Tensor other) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', 'o1', )
+    __slots__ = ()
     OP_NAME = 'aten::mul.Tensor'
     SCHEMA = 'mul.Tensor(Tensor self, Tensor other) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'tensor'),)
     TRACER = 'static'
-    ARITY = 2
-    operands = operand_slots(2)
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -7454,8 +7182,7 @@ def make_lazy_mul_Tensor(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
-        node.o1 = v1
+        node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -7469,13 +7196,11 @@ def make_lazy_mul_Tensor(PLAN, NODE):
 class Mv(IrNode):
     """``aten::mv``: ``mv(Tensor self, Tensor vec) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', 'o1', )
+    __slots__ = ()
     OP_NAME = 'aten::mv'
     SCHEMA = 'mv(Tensor self, Tensor vec) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('vec', 'tensor'),)
     TRACER = 'static'
-    ARITY = 2
-    operands = operand_slots(2)
     self = argument_property(0, 'self')
     vec = argument_property(1, 'vec')
 
@@ -7529,8 +7254,7 @@ def make_lazy_mv(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
-        node.o1 = v1
+        node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -7544,13 +7268,11 @@ def make_lazy_mv(PLAN, NODE):
 class NarrowCopy(IrNode):
     """``aten::narrow_copy``: ``narrow_copy(Tensor self, int dim, SymInt start, SymInt length) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', )
+    __slots__ = ()
     OP_NAME = 'aten::narrow_copy'
     SCHEMA = 'narrow_copy(Tensor self, int dim, SymInt start, SymInt length) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dim', 'attribute'), ('start', 'attribute'), ('length', 'attribute'),)
     TRACER = 'static'
-    ARITY = 1
-    operands = operand_slots(1)
     self = argument_property(0, 'self')
     dim = argument_property(1, 'dim')
     start = argument_property(2, 'start')
@@ -7591,7 +7313,7 @@ def make_lazy_narrow_copy(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
+        node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -7696,13 +7418,11 @@ def make_lazy_native_layer_norm(PLAN, NODE):
 class NeScalar(IrNode):
     """``aten::ne.Scalar``: ``ne.Scalar(Tensor self, Scalar other) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', 'o1', )
+    __slots__ = ()
     OP_NAME = 'aten::ne.Scalar'
     SCHEMA = 'ne.Scalar(Tensor self, Scalar other) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'scalar'),)
     TRACER = 'static'
-    ARITY = 2
-    operands = operand_slots(2)
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -7747,8 +7467,7 @@ def make_lazy_ne_Scalar(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
-        node.o1 = v1
+        node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -7762,13 +7481,11 @@ def make_lazy_ne_Scalar(PLAN, NODE):
 class NeTensor(IrNode):
     """``aten::ne.Tensor``: ``ne.Tensor(Tensor self, Tensor other) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', 'o1', )
+    __slots__ = ()
     OP_NAME = 'aten::ne.Tensor'
     SCHEMA = 'ne.Tensor(Tensor self, Tensor other) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'tensor'),)
     TRACER = 'static'
-    ARITY = 2
-    operands = operand_slots(2)
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -7822,8 +7539,7 @@ def make_lazy_ne_Tensor(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
-        node.o1 = v1
+        node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -7837,13 +7553,11 @@ def make_lazy_ne_Tensor(PLAN, NODE):
 class Neg(IrNode):
     """``aten::neg``: ``neg(Tensor self) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', )
+    __slots__ = ()
     OP_NAME = 'aten::neg'
     SCHEMA = 'neg(Tensor self) -> Tensor'
     ARGUMENTS = (('self', 'tensor'),)
     TRACER = 'static'
-    ARITY = 1
-    operands = operand_slots(1)
     self = argument_property(0, 'self')
 
 
@@ -7881,7 +7595,7 @@ def make_lazy_neg(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
+        node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -8073,13 +7787,11 @@ def make_lazy_nll_loss_forward(PLAN, NODE):
 class NormScalar(IrNode):
     """``aten::norm.Scalar``: ``norm.Scalar(Tensor self, Scalar p=2) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', 'o1', )
+    __slots__ = ()
     OP_NAME = 'aten::norm.Scalar'
     SCHEMA = 'norm.Scalar(Tensor self, Scalar p=2) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('p', 'scalar'),)
     TRACER = 'static'
-    ARITY = 2
-    operands = operand_slots(2)
     self = argument_property(0, 'self')
     p = argument_property(1, 'p')
 
@@ -8124,8 +7836,7 @@ def make_lazy_norm_Scalar(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
-        node.o1 = v1
+        node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -8338,13 +8049,11 @@ def make_lazy_norm_ScalarOpt_dtype(PLAN, NODE):
 class PermuteCopy(IrNode):
     """``aten::permute_copy``: ``permute_copy(Tensor self, int[] dims) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', )
+    __slots__ = ()
     OP_NAME = 'aten::permute_copy'
     SCHEMA = 'permute_copy(Tensor self, int[] dims) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dims', 'attribute'),)
     TRACER = 'static'
-    ARITY = 1
-    operands = operand_slots(1)
     self = argument_property(0, 'self')
     dims = argument_property(1, 'dims')
 
@@ -8384,7 +8093,7 @@ def make_lazy_permute_copy(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
+        node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -8398,13 +8107,11 @@ def make_lazy_permute_copy(PLAN, NODE):
 class PowScalar(IrNode):
     """``aten::pow.Scalar``: ``pow.Scalar(Scalar self, Tensor exponent) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', 'o1', )
+    __slots__ = ()
     OP_NAME = 'aten::pow.Scalar'
     SCHEMA = 'pow.Scalar(Scalar self, Tensor exponent) -> Tensor'
     ARGUMENTS = (('self', 'scalar'), ('exponent', 'tensor'),)
     TRACER = 'static'
-    ARITY = 2
-    operands = operand_slots(2)
     self = argument_property(0, 'self')
     exponent = argument_property(1, 'exponent')
 
@@ -8449,8 +8156,7 @@ def make_lazy_pow_Scalar(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
-        node.o1 = v1
+        node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -8464,13 +8170,11 @@ def make_lazy_pow_Scalar(PLAN, NODE):
 class PowTensorScalar(IrNode):
     """``aten::pow.Tensor_Scalar``: ``pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', 'o1', )
+    __slots__ = ()
     OP_NAME = 'aten::pow.Tensor_Scalar'
     SCHEMA = 'pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('exponent', 'scalar'),)
     TRACER = 'static'
-    ARITY = 2
-    operands = operand_slots(2)
     self = argument_property(0, 'self')
     exponent = argument_property(1, 'exponent')
 
@@ -8515,8 +8219,7 @@ def make_lazy_pow_Tensor_Scalar(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
-        node.o1 = v1
+        node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -8530,13 +8233,11 @@ def make_lazy_pow_Tensor_Scalar(PLAN, NODE):
 class PowTensorTensor(IrNode):
     """``aten::pow.Tensor_Tensor``: ``pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', 'o1', )
+    __slots__ = ()
     OP_NAME = 'aten::pow.Tensor_Tensor'
     SCHEMA = 'pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('exponent', 'tensor'),)
     TRACER = 'static'
-    ARITY = 2
-    operands = operand_slots(2)
     self = argument_property(0, 'self')
     exponent = argument_property(1, 'exponent')
 
@@ -8590,8 +8291,7 @@ def make_lazy_pow_Tensor_Tensor(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
-        node.o1 = v1
+        node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -8605,13 +8305,11 @@ def make_lazy_pow_Tensor_Tensor(PLAN, NODE):
 class Prod(IrNode):
     """``aten::prod``: ``prod(Tensor self, *, ScalarType? dtype=None) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', )
+    __slots__ = ()
     OP_NAME = 'aten::prod'
     SCHEMA = 'prod(Tensor self, *, ScalarType? dtype=None) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dtype', 'attribute'),)
     TRACER = 'static'
-    ARITY = 1
-    operands = operand_slots(1)
     self = argument_property(0, 'self')
     dtype = argument_property(1, 'dtype')
 
@@ -8650,7 +8348,7 @@ def make_lazy_prod(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
+        node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -8664,13 +8362,11 @@ def make_lazy_prod(PLAN, NODE):
 class ProdDimInt(IrNode):
     """``aten::prod.dim_int``: ``prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', )
+    __slots__ = ()
     OP_NAME = 'aten::prod.dim_int'
     SCHEMA = 'prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dim', 'attribute'), ('keepdim', 'attribute'), ('dtype', 'attribute'),)
     TRACER = 'static'
-    ARITY = 1
-    operands = operand_slots(1)
     self = argument_property(0, 'self')
     dim = argument_property(1, 'dim')
     keepdim = argument_property(2, 'keepdim')
@@ -8711,7 +8407,7 @@ def make_lazy_prod_dim_int(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
+        node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -8725,13 +8421,11 @@ def make_lazy_prod_dim_int(PLAN, NODE):
 class Relu(IrNode):
     """``aten::relu``: ``relu(Tensor self) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', )
+    __slots__ = ()
     OP_NAME = 'aten::relu'
     SCHEMA = 'relu(Tensor self) -> Tensor'
     ARGUMENTS = (('self', 'tensor'),)
     TRACER = 'static'
-    ARITY = 1
-    operands = operand_slots(1)
     self = argument_property(0, 'self')
 
 
@@ -8769,7 +8463,7 @@ def make_lazy_relu(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
+        node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -8783,13 +8477,11 @@ def make_lazy_relu(PLAN, NODE):
 class RemainderScalar(IrNode):
     """``aten::remainder.Scalar``: ``remainder.Scalar(Tensor self, Scalar other) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', 'o1', )
+    __slots__ = ()
     OP_NAME = 'aten::remainder.Scalar'
     SCHEMA = 'remainder.Scalar(Tensor self, Scalar other) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'scalar'),)
     TRACER = 'static'
-    ARITY = 2
-    operands = operand_slots(2)
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -8834,8 +8526,7 @@ def make_lazy_remainder_Scalar(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
-        node.o1 = v1
+        node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -8849,13 +8540,11 @@ def make_lazy_remainder_Scalar(PLAN, NODE):
 class RemainderScalarTensor(IrNode):
     """``aten::remainder.Scalar_Tensor``: ``remainder.Scalar_Tensor(Scalar self, Tensor other) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', 'o1', )
+    __slots__ = ()
     OP_NAME = 'aten::remainder.Scalar_Tensor'
     SCHEMA = 'remainder.Scalar_Tensor(Scalar self, Tensor other) -> Tensor'
     ARGUMENTS = (('self', 'scalar'), ('other', 'tensor'),)
     TRACER = 'static'
-    ARITY = 2
-    operands = operand_slots(2)
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -8900,8 +8589,7 @@ def make_lazy_remainder_Scalar_Tensor(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
-        node.o1 = v1
+        node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -8915,13 +8603,11 @@ def make_lazy_remainder_Scalar_Tensor(PLAN, NODE):
 class RemainderTensor(IrNode):
     """``aten::remainder.Tensor``: ``remainder.Tensor(Tensor self, Tensor other) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', 'o1', )
+    __slots__ = ()
     OP_NAME = 'aten::remainder.Tensor'
     SCHEMA = 'remainder.Tensor(Tensor self, Tensor other) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'tensor'),)
     TRACER = 'static'
-    ARITY = 2
-    operands = operand_slots(2)
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -8975,8 +8661,7 @@ def make_lazy_remainder_Tensor(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
-        node.o1 = v1
+        node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -8990,13 +8675,11 @@ def make_lazy_remainder_Tensor(PLAN, NODE):
 class Repeat(IrNode):
     """``aten::repeat``: ``repeat(Tensor self, SymInt[] repeats) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', )
+    __slots__ = ()
     OP_NAME = 'aten::repeat'
     SCHEMA = 'repeat(Tensor self, SymInt[] repeats) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('repeats', 'attribute'),)
     TRACER = 'static'
-    ARITY = 1
-    operands = operand_slots(1)
     self = argument_property(0, 'self')
     repeats = argument_property(1, 'repeats')
 
@@ -9036,7 +8719,7 @@ def make_lazy_repeat(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
+        node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -9050,13 +8733,11 @@ def make_lazy_repeat(PLAN, NODE):
 class Roll(IrNode):
     """``aten::roll``: ``roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', )
+    __slots__ = ()
     OP_NAME = 'aten::roll'
     SCHEMA = 'roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('shifts', 'attribute'), ('dims', 'attribute'),)
     TRACER = 'static'
-    ARITY = 1
-    operands = operand_slots(1)
     self = argument_property(0, 'self')
     shifts = argument_property(1, 'shifts')
     dims = argument_property(2, 'dims')
@@ -9098,7 +8779,7 @@ def make_lazy_roll(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
+        node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -9112,13 +8793,11 @@ def make_lazy_roll(PLAN, NODE):
 class Round(IrNode):
     """``aten::round``: ``round(Tensor self) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', )
+    __slots__ = ()
     OP_NAME = 'aten::round'
     SCHEMA = 'round(Tensor self) -> Tensor'
     ARGUMENTS = (('self', 'tensor'),)
     TRACER = 'static'
-    ARITY = 1
-    operands = operand_slots(1)
     self = argument_property(0, 'self')
 
 
@@ -9156,7 +8835,7 @@ def make_lazy_round(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
+        node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -9170,13 +8849,11 @@ def make_lazy_round(PLAN, NODE):
 class RoundDecimals(IrNode):
     """``aten::round.decimals``: ``round.decimals(Tensor self, *, int decimals) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', )
+    __slots__ = ()
     OP_NAME = 'aten::round.decimals'
     SCHEMA = 'round.decimals(Tensor self, *, int decimals) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('decimals', 'attribute'),)
     TRACER = 'static'
-    ARITY = 1
-    operands = operand_slots(1)
     self = argument_property(0, 'self')
     decimals = argument_property(1, 'decimals')
 
@@ -9215,7 +8892,7 @@ def make_lazy_round_decimals(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
+        node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -9229,13 +8906,11 @@ def make_lazy_round_decimals(PLAN, NODE):
 class Rsqrt(IrNode):
     """``aten::rsqrt``: ``rsqrt(Tensor self) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', )
+    __slots__ = ()
     OP_NAME = 'aten::rsqrt'
     SCHEMA = 'rsqrt(Tensor self) -> Tensor'
     ARGUMENTS = (('self', 'tensor'),)
     TRACER = 'static'
-    ARITY = 1
-    operands = operand_slots(1)
     self = argument_property(0, 'self')
 
 
@@ -9273,7 +8948,7 @@ def make_lazy_rsqrt(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
+        node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -9287,13 +8962,11 @@ def make_lazy_rsqrt(PLAN, NODE):
 class RsubScalar(IrNode):
     """``aten::rsub.Scalar``: ``rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', 'o1', 'o2', )
+    __slots__ = ()
     OP_NAME = 'aten::rsub.Scalar'
     SCHEMA = 'rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'scalar'), ('alpha', 'scalar'),)
     TRACER = 'static'
-    ARITY = 3
-    operands = operand_slots(3)
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
     alpha = argument_property(2, 'alpha')
@@ -9345,9 +9018,7 @@ def make_lazy_rsub_Scalar(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
-        node.o1 = v1
-        node.o2 = v2
+        node.operands = (v0, v1, v2, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -9361,13 +9032,11 @@ def make_lazy_rsub_Scalar(PLAN, NODE):
 class RsubTensor(IrNode):
     """``aten::rsub.Tensor``: ``rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', 'o1', 'o2', )
+    __slots__ = ()
     OP_NAME = 'aten::rsub.Tensor'
     SCHEMA = 'rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'tensor'), ('alpha', 'scalar'),)
     TRACER = 'static'
-    ARITY = 3
-    operands = operand_slots(3)
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
     alpha = argument_property(2, 'alpha')
@@ -9428,9 +9097,7 @@ def make_lazy_rsub_Tensor(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
-        node.o1 = v1
-        node.o2 = v2
+        node.operands = (v0, v1, v2, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -9444,13 +9111,11 @@ def make_lazy_rsub_Tensor(PLAN, NODE):
 class ScatterReduce(IrNode):
     """``aten::scatter.reduce``: ``scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', 'o1', 'o2', )
+    __slots__ = ()
     OP_NAME = 'aten::scatter.reduce'
     SCHEMA = 'scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dim', 'attribute'), ('index', 'tensor'), ('src', 'tensor'), ('reduce', 'attribute'),)
     TRACER = 'static'
-    ARITY = 3
-    operands = operand_slots(3)
     self = argument_property(0, 'self')
     dim = argument_property(1, 'dim')
     index_ = argument_property(2, 'index')
@@ -9522,9 +9187,7 @@ def make_lazy_scatter_reduce(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
-        node.o1 = v1
-        node.o2 = v2
+        node.operands = (v0, v1, v2, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -9538,13 +9201,11 @@ def make_lazy_scatter_reduce(PLAN, NODE):
 class ScatterSrc(IrNode):
     """``aten::scatter.src``: ``scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', 'o1', 'o2', )
+    __slots__ = ()
     OP_NAME = 'aten::scatter.src'
     SCHEMA = 'scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dim', 'attribute'), ('index', 'tensor'), ('src', 'tensor'),)
     TRACER = 'static'
-    ARITY = 3
-    operands = operand_slots(3)
     self = argument_property(0, 'self')
     dim = argument_property(1, 'dim')
     index_ = argument_property(2, 'index')
@@ -9615,9 +9276,7 @@ def make_lazy_scatter_src(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
-        node.o1 = v1
-        node.o2 = v2
+        node.operands = (v0, v1, v2, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -9631,13 +9290,11 @@ def make_lazy_scatter_src(PLAN, NODE):
 class ScatterValue(IrNode):
     """``aten::scatter.value``: ``scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', 'o1', 'o2', )
+    __slots__ = ()
     OP_NAME = 'aten::scatter.value'
     SCHEMA = 'scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dim', 'attribute'), ('index', 'tensor'), ('value', 'scalar'),)
     TRACER = 'static'
-    ARITY = 3
-    operands = operand_slots(3)
     self = argument_property(0, 'self')
     dim = argument_property(1, 'dim')
     index_ = argument_property(2, 'index')
@@ -9699,9 +9356,7 @@ def make_lazy_scatter_value(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
-        node.o1 = v1
-        node.o2 = v2
+        node.operands = (v0, v1, v2, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -9715,13 +9370,11 @@ def make_lazy_scatter_value(PLAN, NODE):
 class ScatterValueReduce(IrNode):
     """``aten::scatter.value_reduce``: ``scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', 'o1', 'o2', )
+    __slots__ = ()
     OP_NAME = 'aten::scatter.value_reduce'
     SCHEMA = 'scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dim', 'attribute'), ('index', 'tensor'), ('value', 'scalar'), ('reduce', 'attribute'),)
     TRACER = 'static'
-    ARITY = 3
-    operands = operand_slots(3)
     self = argument_property(0, 'self')
     dim = argument_property(1, 'dim')
     index_ = argument_property(2, 'index')
@@ -9784,9 +9437,7 @@ def make_lazy_scatter_value_reduce(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
-        node.o1 = v1
-        node.o2 = v2
+        node.operands = (v0, v1, v2, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -9800,13 +9451,11 @@ def make_lazy_scatter_value_reduce(PLAN, NODE):
 class ScatterAdd(IrNode):
     """``aten::scatter_add``: ``scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', 'o1', 'o2', )
+    __slots__ = ()
     OP_NAME = 'aten::scatter_add'
     SCHEMA = 'scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dim', 'attribute'), ('index', 'tensor'), ('src', 'tensor'),)
     TRACER = 'static'
-    ARITY = 3
-    operands = operand_slots(3)
     self = argument_property(0, 'self')
     dim = argument_property(1, 'dim')
     index_ = argument_property(2, 'index')
@@ -9877,9 +9526,7 @@ def make_lazy_scatter_add(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
-        node.o1 = v1
-        node.o2 = v2
+        node.operands = (v0, v1, v2, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -9893,13 +9540,11 @@ def make_lazy_scatter_add(PLAN, NODE):
 class SelectCopyInt(IrNode):
     """``aten::select_copy.int``: ``select_copy.int(Tensor self, int dim, SymInt index) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', )
+    __slots__ = ()
     OP_NAME = 'aten::select_copy.int'
     SCHEMA = 'select_copy.int(Tensor self, int dim, SymInt index) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dim', 'attribute'), ('index', 'attribute'),)
     TRACER = 'static'
-    ARITY = 1
-    operands = operand_slots(1)
     self = argument_property(0, 'self')
     dim = argument_property(1, 'dim')
     index_ = argument_property(2, 'index')
@@ -9939,7 +9584,7 @@ def make_lazy_select_copy_int(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
+        node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -9953,13 +9598,11 @@ def make_lazy_select_copy_int(PLAN, NODE):
 class SelectScatter(IrNode):
     """``aten::select_scatter``: ``select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', 'o1', )
+    __slots__ = ()
     OP_NAME = 'aten::select_scatter'
     SCHEMA = 'select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('src', 'tensor'), ('dim', 'attribute'), ('index', 'attribute'),)
     TRACER = 'static'
-    ARITY = 2
-    operands = operand_slots(2)
     self = argument_property(0, 'self')
     src = argument_property(1, 'src')
     dim = argument_property(2, 'dim')
@@ -10015,8 +9658,7 @@ def make_lazy_select_scatter(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
-        node.o1 = v1
+        node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -10030,13 +9672,11 @@ def make_lazy_select_scatter(PLAN, NODE):
 class Sigmoid(IrNode):
     """``aten::sigmoid``: ``sigmoid(Tensor self) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', )
+    __slots__ = ()
     OP_NAME = 'aten::sigmoid'
     SCHEMA = 'sigmoid(Tensor self) -> Tensor'
     ARGUMENTS = (('self', 'tensor'),)
     TRACER = 'static'
-    ARITY = 1
-    operands = operand_slots(1)
     self = argument_property(0, 'self')
 
 
@@ -10074,7 +9714,7 @@ def make_lazy_sigmoid(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
+        node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -10088,13 +9728,11 @@ def make_lazy_sigmoid(PLAN, NODE):
 class Sign(IrNode):
     """``aten::sign``: ``sign(Tensor self) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', )
+    __slots__ = ()
     OP_NAME = 'aten::sign'
     SCHEMA = 'sign(Tensor self) -> Tensor'
     ARGUMENTS = (('self', 'tensor'),)
     TRACER = 'static'
-    ARITY = 1
-    operands = operand_slots(1)
     self = argument_property(0, 'self')
 
 
@@ -10132,7 +9770,7 @@ def make_lazy_sign(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
+        node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -10146,13 +9784,11 @@ def make_lazy_sign(PLAN, NODE):
 class Silu(IrNode):
     """``aten::silu``: ``silu(Tensor self) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', )
+    __slots__ = ()
     OP_NAME = 'aten::silu'
     SCHEMA = 'silu(Tensor self) -> Tensor'
     ARGUMENTS = (('self', 'tensor'),)
     TRACER = 'static'
-    ARITY = 1
-    operands = operand_slots(1)
     self = argument_property(0, 'self')
 
 
@@ -10190,7 +9826,7 @@ def make_lazy_silu(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
+        node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -10204,13 +9840,11 @@ def make_lazy_silu(PLAN, NODE):
 class Sin(IrNode):
     """``aten::sin``: ``sin(Tensor self) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', )
+    __slots__ = ()
     OP_NAME = 'aten::sin'
     SCHEMA = 'sin(Tensor self) -> Tensor'
     ARGUMENTS = (('self', 'tensor'),)
     TRACER = 'static'
-    ARITY = 1
-    operands = operand_slots(1)
     self = argument_property(0, 'self')
 
 
@@ -10248,7 +9882,7 @@ def make_lazy_sin(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
+        node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -10262,13 +9896,11 @@ def make_lazy_sin(PLAN, NODE):
 class SliceCopyTensor(IrNode):
     """``aten::slice_copy.Tensor``: ``slice_copy.Tensor(Tensor self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', )
+    __slots__ = ()
     OP_NAME = 'aten::slice_copy.Tensor'
     SCHEMA = 'slice_copy.Tensor(Tensor self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dim', 'attribute'), ('start', 'attribute'), ('end', 'attribute'), ('step', 'attribute'),)
     TRACER = 'static'
-    ARITY = 1
-    operands = operand_slots(1)
     self = argument_property(0, 'self')
     dim = argument_property(1, 'dim')
     start = argument_property(2, 'start')
@@ -10310,7 +9942,7 @@ def make_lazy_slice_copy_Tensor(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
+        node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -10324,13 +9956,11 @@ def make_lazy_slice_copy_Tensor(PLAN, NODE):
 class SliceScatter(IrNode):
     """``aten::slice_scatter``: ``slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', 'o1', )
+    __slots__ = ()
     OP_NAME = 'aten::slice_scatter'
     SCHEMA = 'slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('src', 'tensor'), ('dim', 'attribute'), ('start', 'attribute'), ('end', 'attribute'), ('step', 'attribute'),)
     TRACER = 'static'
-    ARITY = 2
-    operands = operand_slots(2)
     self = argument_property(0, 'self')
     src = argument_property(1, 'src')
     dim = argument_property(2, 'dim')
@@ -10388,8 +10018,7 @@ def make_lazy_slice_scatter(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
-        node.o1 = v1
+        node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -10403,13 +10032,11 @@ def make_lazy_slice_scatter(PLAN, NODE):
 class Sort(IrNode):
     """``aten::sort``: ``sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)`` (generated kernel)."""
 
-    __slots__ = ('o0', )
+    __slots__ = ()
     OP_NAME = 'aten::sort'
     SCHEMA = 'sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)'
     ARGUMENTS = (('self', 'tensor'), ('dim', 'attribute'), ('descending', 'attribute'),)
     TRACER = 'static'
-    ARITY = 1
-    operands = operand_slots(1)
     self = argument_property(0, 'self')
     dim = argument_property(1, 'dim')
     descending = argument_property(2, 'descending')
@@ -10449,7 +10076,7 @@ def make_lazy_sort(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
+        node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -10463,13 +10090,11 @@ def make_lazy_sort(PLAN, NODE):
 class SortStable(IrNode):
     """``aten::sort.stable``: ``sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)`` (generated kernel)."""
 
-    __slots__ = ('o0', )
+    __slots__ = ()
     OP_NAME = 'aten::sort.stable'
     SCHEMA = 'sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)'
     ARGUMENTS = (('self', 'tensor'), ('stable', 'attribute'), ('dim', 'attribute'), ('descending', 'attribute'),)
     TRACER = 'static'
-    ARITY = 1
-    operands = operand_slots(1)
     self = argument_property(0, 'self')
     stable = argument_property(1, 'stable')
     dim = argument_property(2, 'dim')
@@ -10510,7 +10135,7 @@ def make_lazy_sort_stable(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
+        node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -10524,13 +10149,11 @@ def make_lazy_sort_stable(PLAN, NODE):
 class SplitCopyTensor(IrNode):
     """``aten::split_copy.Tensor``: ``split_copy.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]`` (generated kernel)."""
 
-    __slots__ = ('o0', )
+    __slots__ = ()
     OP_NAME = 'aten::split_copy.Tensor'
     SCHEMA = 'split_copy.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]'
     ARGUMENTS = (('self', 'tensor'), ('split_size', 'attribute'), ('dim', 'attribute'),)
     TRACER = 'static'
-    ARITY = 1
-    operands = operand_slots(1)
     self = argument_property(0, 'self')
     split_size = argument_property(1, 'split_size')
     dim = argument_property(2, 'dim')
@@ -10570,7 +10193,7 @@ def make_lazy_split_copy_Tensor(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
+        node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -10584,13 +10207,11 @@ def make_lazy_split_copy_Tensor(PLAN, NODE):
 class SplitWithSizesCopy(IrNode):
     """``aten::split_with_sizes_copy``: ``split_with_sizes_copy(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]`` (generated kernel)."""
 
-    __slots__ = ('o0', )
+    __slots__ = ()
     OP_NAME = 'aten::split_with_sizes_copy'
     SCHEMA = 'split_with_sizes_copy(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]'
     ARGUMENTS = (('self', 'tensor'), ('split_sizes', 'attribute'), ('dim', 'attribute'),)
     TRACER = 'static'
-    ARITY = 1
-    operands = operand_slots(1)
     self = argument_property(0, 'self')
     split_sizes = argument_property(1, 'split_sizes')
     dim = argument_property(2, 'dim')
@@ -10631,7 +10252,7 @@ def make_lazy_split_with_sizes_copy(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
+        node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -10645,13 +10266,11 @@ def make_lazy_split_with_sizes_copy(PLAN, NODE):
 class Sqrt(IrNode):
     """``aten::sqrt``: ``sqrt(Tensor self) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', )
+    __slots__ = ()
     OP_NAME = 'aten::sqrt'
     SCHEMA = 'sqrt(Tensor self) -> Tensor'
     ARGUMENTS = (('self', 'tensor'),)
     TRACER = 'static'
-    ARITY = 1
-    operands = operand_slots(1)
     self = argument_property(0, 'self')
 
 
@@ -10689,7 +10308,7 @@ def make_lazy_sqrt(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
+        node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -10703,13 +10322,11 @@ def make_lazy_sqrt(PLAN, NODE):
 class SqueezeCopy(IrNode):
     """``aten::squeeze_copy``: ``squeeze_copy(Tensor self) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', )
+    __slots__ = ()
     OP_NAME = 'aten::squeeze_copy'
     SCHEMA = 'squeeze_copy(Tensor self) -> Tensor'
     ARGUMENTS = (('self', 'tensor'),)
     TRACER = 'static'
-    ARITY = 1
-    operands = operand_slots(1)
     self = argument_property(0, 'self')
 
 
@@ -10747,7 +10364,7 @@ def make_lazy_squeeze_copy(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
+        node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -10761,13 +10378,11 @@ def make_lazy_squeeze_copy(PLAN, NODE):
 class SqueezeCopyDim(IrNode):
     """``aten::squeeze_copy.dim``: ``squeeze_copy.dim(Tensor self, int dim) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', )
+    __slots__ = ()
     OP_NAME = 'aten::squeeze_copy.dim'
     SCHEMA = 'squeeze_copy.dim(Tensor self, int dim) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dim', 'attribute'),)
     TRACER = 'static'
-    ARITY = 1
-    operands = operand_slots(1)
     self = argument_property(0, 'self')
     dim = argument_property(1, 'dim')
 
@@ -10806,7 +10421,7 @@ def make_lazy_squeeze_copy_dim(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
+        node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -10820,13 +10435,11 @@ def make_lazy_squeeze_copy_dim(PLAN, NODE):
 class SqueezeCopyDims(IrNode):
     """``aten::squeeze_copy.dims``: ``squeeze_copy.dims(Tensor self, int[] dim) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', )
+    __slots__ = ()
     OP_NAME = 'aten::squeeze_copy.dims'
     SCHEMA = 'squeeze_copy.dims(Tensor self, int[] dim) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dim', 'attribute'),)
     TRACER = 'static'
-    ARITY = 1
-    operands = operand_slots(1)
     self = argument_property(0, 'self')
     dim = argument_property(1, 'dim')
 
@@ -10866,7 +10479,7 @@ def make_lazy_squeeze_copy_dims(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
+        node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -10991,13 +10604,11 @@ def make_lazy_std_correction(PLAN, NODE):
 class SubScalar(IrNode):
     """``aten::sub.Scalar``: ``sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', 'o1', 'o2', )
+    __slots__ = ()
     OP_NAME = 'aten::sub.Scalar'
     SCHEMA = 'sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'scalar'), ('alpha', 'scalar'),)
     TRACER = 'static'
-    ARITY = 3
-    operands = operand_slots(3)
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
     alpha = argument_property(2, 'alpha')
@@ -11049,9 +10660,7 @@ def make_lazy_sub_Scalar(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
-        node.o1 = v1
-        node.o2 = v2
+        node.operands = (v0, v1, v2, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -11065,13 +10674,11 @@ def make_lazy_sub_Scalar(PLAN, NODE):
 class SubTensor(IrNode):
     """``aten::sub.Tensor``: ``sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', 'o1', 'o2', )
+    __slots__ = ()
     OP_NAME = 'aten::sub.Tensor'
     SCHEMA = 'sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'tensor'), ('alpha', 'scalar'),)
     TRACER = 'static'
-    ARITY = 3
-    operands = operand_slots(3)
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
     alpha = argument_property(2, 'alpha')
@@ -11132,9 +10739,7 @@ def make_lazy_sub_Tensor(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
-        node.o1 = v1
-        node.o2 = v2
+        node.operands = (v0, v1, v2, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -11148,13 +10753,11 @@ def make_lazy_sub_Tensor(PLAN, NODE):
 class Sum(IrNode):
     """``aten::sum``: ``sum(Tensor self, *, ScalarType? dtype=None) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', )
+    __slots__ = ()
     OP_NAME = 'aten::sum'
     SCHEMA = 'sum(Tensor self, *, ScalarType? dtype=None) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dtype', 'attribute'),)
     TRACER = 'static'
-    ARITY = 1
-    operands = operand_slots(1)
     self = argument_property(0, 'self')
     dtype = argument_property(1, 'dtype')
 
@@ -11193,7 +10796,7 @@ def make_lazy_sum(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
+        node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -11207,13 +10810,11 @@ def make_lazy_sum(PLAN, NODE):
 class SumDimIntList(IrNode):
     """``aten::sum.dim_IntList``: ``sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', )
+    __slots__ = ()
     OP_NAME = 'aten::sum.dim_IntList'
     SCHEMA = 'sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dim', 'attribute'), ('keepdim', 'attribute'), ('dtype', 'attribute'),)
     TRACER = 'static'
-    ARITY = 1
-    operands = operand_slots(1)
     self = argument_property(0, 'self')
     dim = argument_property(1, 'dim')
     keepdim = argument_property(2, 'keepdim')
@@ -11257,7 +10858,7 @@ def make_lazy_sum_dim_IntList(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
+        node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -11271,13 +10872,11 @@ def make_lazy_sum_dim_IntList(PLAN, NODE):
 class TCopy(IrNode):
     """``aten::t_copy``: ``t_copy(Tensor self) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', )
+    __slots__ = ()
     OP_NAME = 'aten::t_copy'
     SCHEMA = 't_copy(Tensor self) -> Tensor'
     ARGUMENTS = (('self', 'tensor'),)
     TRACER = 'static'
-    ARITY = 1
-    operands = operand_slots(1)
     self = argument_property(0, 'self')
 
 
@@ -11315,7 +10914,7 @@ def make_lazy_t_copy(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
+        node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -11329,13 +10928,11 @@ def make_lazy_t_copy(PLAN, NODE):
 class Tan(IrNode):
     """``aten::tan``: ``tan(Tensor self) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', )
+    __slots__ = ()
     OP_NAME = 'aten::tan'
     SCHEMA = 'tan(Tensor self) -> Tensor'
     ARGUMENTS = (('self', 'tensor'),)
     TRACER = 'static'
-    ARITY = 1
-    operands = operand_slots(1)
     self = argument_property(0, 'self')
 
 
@@ -11373,7 +10970,7 @@ def make_lazy_tan(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
+        node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -11387,13 +10984,11 @@ def make_lazy_tan(PLAN, NODE):
 class Tanh(IrNode):
     """``aten::tanh``: ``tanh(Tensor self) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', )
+    __slots__ = ()
     OP_NAME = 'aten::tanh'
     SCHEMA = 'tanh(Tensor self) -> Tensor'
     ARGUMENTS = (('self', 'tensor'),)
     TRACER = 'static'
-    ARITY = 1
-    operands = operand_slots(1)
     self = argument_property(0, 'self')
 
 
@@ -11431,7 +11026,7 @@ def make_lazy_tanh(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
+        node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -11445,13 +11040,11 @@ def make_lazy_tanh(PLAN, NODE):
 class Topk(IrNode):
     """``aten::topk``: ``topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)`` (generated kernel)."""
 
-    __slots__ = ('o0', )
+    __slots__ = ()
     OP_NAME = 'aten::topk'
     SCHEMA = 'topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)'
     ARGUMENTS = (('self', 'tensor'), ('k', 'attribute'), ('dim', 'attribute'), ('largest', 'attribute'), ('sorted', 'attribute'),)
     TRACER = 'static'
-    ARITY = 1
-    operands = operand_slots(1)
     self = argument_property(0, 'self')
     k = argument_property(1, 'k')
     dim = argument_property(2, 'dim')
@@ -11493,7 +11086,7 @@ def make_lazy_topk(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
+        node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -11507,13 +11100,11 @@ def make_lazy_topk(PLAN, NODE):
 class TransposeCopyInt(IrNode):
     """``aten::transpose_copy.int``: ``transpose_copy.int(Tensor self, int dim0, int dim1) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', )
+    __slots__ = ()
     OP_NAME = 'aten::transpose_copy.int'
     SCHEMA = 'transpose_copy.int(Tensor self, int dim0, int dim1) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dim0', 'attribute'), ('dim1', 'attribute'),)
     TRACER = 'static'
-    ARITY = 1
-    operands = operand_slots(1)
     self = argument_property(0, 'self')
     dim0 = argument_property(1, 'dim0')
     dim1 = argument_property(2, 'dim1')
@@ -11553,7 +11144,7 @@ def make_lazy_transpose_copy_int(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
+        node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -11567,13 +11158,11 @@ def make_lazy_transpose_copy_int(PLAN, NODE):
 class Tril(IrNode):
     """``aten::tril``: ``tril(Tensor self, SymInt diagonal=0) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', )
+    __slots__ = ()
     OP_NAME = 'aten::tril'
     SCHEMA = 'tril(Tensor self, SymInt diagonal=0) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('diagonal', 'attribute'),)
     TRACER = 'static'
-    ARITY = 1
-    operands = operand_slots(1)
     self = argument_property(0, 'self')
     diagonal = argument_property(1, 'diagonal')
 
@@ -11612,7 +11201,7 @@ def make_lazy_tril(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
+        node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -11626,13 +11215,11 @@ def make_lazy_tril(PLAN, NODE):
 class Triu(IrNode):
     """``aten::triu``: ``triu(Tensor self, SymInt diagonal=0) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', )
+    __slots__ = ()
     OP_NAME = 'aten::triu'
     SCHEMA = 'triu(Tensor self, SymInt diagonal=0) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('diagonal', 'attribute'),)
     TRACER = 'static'
-    ARITY = 1
-    operands = operand_slots(1)
     self = argument_property(0, 'self')
     diagonal = argument_property(1, 'diagonal')
 
@@ -11671,7 +11258,7 @@ def make_lazy_triu(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
+        node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -11685,13 +11272,11 @@ def make_lazy_triu(PLAN, NODE):
 class UnbindCopyInt(IrNode):
     """``aten::unbind_copy.int``: ``unbind_copy.int(Tensor self, int dim=0) -> Tensor[]`` (generated kernel)."""
 
-    __slots__ = ('o0', )
+    __slots__ = ()
     OP_NAME = 'aten::unbind_copy.int'
     SCHEMA = 'unbind_copy.int(Tensor self, int dim=0) -> Tensor[]'
     ARGUMENTS = (('self', 'tensor'), ('dim', 'attribute'),)
     TRACER = 'static'
-    ARITY = 1
-    operands = operand_slots(1)
     self = argument_property(0, 'self')
     dim = argument_property(1, 'dim')
 
@@ -11730,7 +11315,7 @@ def make_lazy_unbind_copy_int(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
+        node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -11744,13 +11329,11 @@ def make_lazy_unbind_copy_int(PLAN, NODE):
 class UnfoldCopy(IrNode):
     """``aten::unfold_copy``: ``unfold_copy(Tensor self, int dimension, int size, int step) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', )
+    __slots__ = ()
     OP_NAME = 'aten::unfold_copy'
     SCHEMA = 'unfold_copy(Tensor self, int dimension, int size, int step) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dimension', 'attribute'), ('size', 'attribute'), ('step', 'attribute'),)
     TRACER = 'static'
-    ARITY = 1
-    operands = operand_slots(1)
     self = argument_property(0, 'self')
     dimension = argument_property(1, 'dimension')
     size = argument_property(2, 'size')
@@ -11791,7 +11374,7 @@ def make_lazy_unfold_copy(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
+        node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -11805,13 +11388,11 @@ def make_lazy_unfold_copy(PLAN, NODE):
 class UnsqueezeCopy(IrNode):
     """``aten::unsqueeze_copy``: ``unsqueeze_copy(Tensor self, int dim) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', )
+    __slots__ = ()
     OP_NAME = 'aten::unsqueeze_copy'
     SCHEMA = 'unsqueeze_copy(Tensor self, int dim) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dim', 'attribute'),)
     TRACER = 'static'
-    ARITY = 1
-    operands = operand_slots(1)
     self = argument_property(0, 'self')
     dim = argument_property(1, 'dim')
 
@@ -11850,7 +11431,7 @@ def make_lazy_unsqueeze_copy(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
+        node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -11931,13 +11512,11 @@ def make_lazy_var_correction(PLAN, NODE):
 class ViewAsComplexCopy(IrNode):
     """``aten::view_as_complex_copy``: ``view_as_complex_copy(Tensor self) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', )
+    __slots__ = ()
     OP_NAME = 'aten::view_as_complex_copy'
     SCHEMA = 'view_as_complex_copy(Tensor self) -> Tensor'
     ARGUMENTS = (('self', 'tensor'),)
     TRACER = 'static'
-    ARITY = 1
-    operands = operand_slots(1)
     self = argument_property(0, 'self')
 
 
@@ -11975,7 +11554,7 @@ def make_lazy_view_as_complex_copy(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
+        node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -11989,13 +11568,11 @@ def make_lazy_view_as_complex_copy(PLAN, NODE):
 class ViewAsRealCopy(IrNode):
     """``aten::view_as_real_copy``: ``view_as_real_copy(Tensor self) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', )
+    __slots__ = ()
     OP_NAME = 'aten::view_as_real_copy'
     SCHEMA = 'view_as_real_copy(Tensor self) -> Tensor'
     ARGUMENTS = (('self', 'tensor'),)
     TRACER = 'static'
-    ARITY = 1
-    operands = operand_slots(1)
     self = argument_property(0, 'self')
 
 
@@ -12033,7 +11610,7 @@ def make_lazy_view_as_real_copy(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
+        node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -12047,13 +11624,11 @@ def make_lazy_view_as_real_copy(PLAN, NODE):
 class ViewCopy(IrNode):
     """``aten::view_copy``: ``view_copy(Tensor self, SymInt[] size) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', )
+    __slots__ = ()
     OP_NAME = 'aten::view_copy'
     SCHEMA = 'view_copy(Tensor self, SymInt[] size) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('size', 'attribute'),)
     TRACER = 'static'
-    ARITY = 1
-    operands = operand_slots(1)
     self = argument_property(0, 'self')
     size = argument_property(1, 'size')
 
@@ -12093,7 +11668,7 @@ def make_lazy_view_copy(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
+        node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -12107,13 +11682,11 @@ def make_lazy_view_copy(PLAN, NODE):
 class WhereSelf(IrNode):
     """``aten::where.self``: ``where.self(Tensor condition, Tensor self, Tensor other) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', 'o1', 'o2', )
+    __slots__ = ()
     OP_NAME = 'aten::where.self'
     SCHEMA = 'where.self(Tensor condition, Tensor self, Tensor other) -> Tensor'
     ARGUMENTS = (('condition', 'tensor'), ('self', 'tensor'), ('other', 'tensor'),)
     TRACER = 'static'
-    ARITY = 3
-    operands = operand_slots(3)
     condition = argument_property(0, 'condition')
     self = argument_property(1, 'self')
     other = argument_property(2, 'other')
@@ -12183,9 +11756,7 @@ def make_lazy_where_self(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
-        node.o1 = v1
-        node.o2 = v2
+        node.operands = (v0, v1, v2, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS
@@ -12199,13 +11770,11 @@ def make_lazy_where_self(PLAN, NODE):
 class Zero(IrNode):
     """``aten::zero``: ``zero(Tensor self) -> Tensor`` (generated kernel)."""
 
-    __slots__ = ('o0', )
+    __slots__ = ()
     OP_NAME = 'aten::zero'
     SCHEMA = 'zero(Tensor self) -> Tensor'
     ARGUMENTS = (('self', 'tensor'),)
     TRACER = 'static'
-    ARITY = 1
-    operands = operand_slots(1)
     self = argument_property(0, 'self')
 
 
@@ -12243,7 +11812,7 @@ def make_lazy_zero(PLAN, NODE):
         node = NODE()
         node.op = NAME
         node.overload = OP
-        node.o0 = v0
+        node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
         node.returns = RETURNS

@@ -194,21 +194,16 @@ def _node_class(op: IrOp) -> list[str]:
         what = "non_native: IR only, built by the backend's own code"
     op_name = op.opkind if op.opkind is not None else f"aten::{op.name}"
     tracer = None if not op.kernel else ("static" if layout.static else "dynamic")
-    # a static tracer knows its operand count: the operands live in slots (ir.py Note [Values])
-    arity = len(layout.inputs) if tracer == "static" and layout.inputs else None
-    slots = "".join(f"'o{k}', " for k in range(arity or 0))
     lines = [
         f"class {node_class_name(op.name)}(IrNode):",
         f'    """``{op_name}``: ``{op.schema}`` ({what})."""',
         "",
-        f"    __slots__ = ({slots})",
+        "    __slots__ = ()",
         f"    OP_NAME = {op_name!r}",
         f"    SCHEMA = {str(op.schema)!r}",
         f"    ARGUMENTS = ({arguments.rstrip()})",
         f"    TRACER = {tracer!r}",
     ]
-    if arity is not None:
-        lines += [f"    ARITY = {arity}", f"    operands = operand_slots({arity})"]
     lines += [
         f"    {_property_name(n)} = argument_property({i}, {n!r})" for i, n in enumerate(names)
     ]
@@ -245,7 +240,7 @@ def generate_ir_module(ops: Sequence[IrOp], *, backend: str, source: str) -> str
         "from __future__ import annotations",
         "",
         "from tensordispatch.lazy.irgen_runtime import *",
-        "from tensordispatch.lazy.irgen_runtime import IrNode, argument_property, operand_slots",
+        "from tensordispatch.lazy.irgen_runtime import IrNode, argument_property",
         "",
         f"BACKEND = {backend!r}",
         "FULL_CODEGEN = (",

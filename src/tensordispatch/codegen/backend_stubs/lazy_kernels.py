@@ -191,8 +191,7 @@ def _static_body(layout: TraceLayout, name: str) -> list[str]:
         "    node = NODE()",  # ir.IrNode: no constructor arguments, every slot set
         "    node.op = NAME",
         "    node.overload = OP",
-        # gen_lazy.py: a static tracer's node class keeps its operands in slots o0...
-        *([f"    node.o{k} = v{k}" for k in range(n)] or ["    node.operands = ()"]),
+        f"    node.operands = ({''.join(f'v{k}, ' for k in range(n))})",
         "    node.args = frozen",
         "    node.shapes = shapes",
         "    node.returns = RETURNS",
