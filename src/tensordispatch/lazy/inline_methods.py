@@ -208,14 +208,11 @@ def method(self, other{signature}):
     if kind is FT:
         v1 = right.ir or right.ir_value()
     CALLS[0] += 1
-    node = NODE()  # ir.IrNode: no constructor arguments
-    node.op = NAME
+    node = NODE()  # ir.IrNode: no constructor arguments; op, returns, data: class constants
     node.overload = OP
     node.operands = (v0, v1{tail_operands})
     node.args = args
     node.shapes = e[0]
-    node.returns = "one"
-    node.data = None
     node.hash = hash((head, v0.hash, v1.hash{tail_hash}, e[1]))
     data = LD()  # tensor.py: LazyData has no __init__
     data.shape = e[0][0]

@@ -39,6 +39,14 @@ call makes one GC-tracked object fewer this way (no ``(node, 0)`` tuple). The op
 tuple: keeping them in per-arity slots instead saved no measurable trace time and made every
 step-time read of ``operands`` a property call (docs/LAZY.md, Session 6: IR layout).
 
+Note [Constant node fields]
+Every node of a generated `IrNode` class has the same ``op``, ``returns`` and ``data``
+(None), so the class holds them (gen_lazy.py writes them as class attributes, which shadow
+`Node`'s slots of those names: reads are unchanged, the instance's own slots stay empty) and
+the traced call stores three fields fewer. Readers must therefore never write these fields
+after construction (nodes are immutable anyway), and generic construction goes through
+`Node.make`, which checks the given values against the class's.
+
 Nodes are plain `__slots__` classes rather than frozen dataclasses: one is built per traced
 operator call and dataclass construction costs several times more. They are never mutated
 after construction.
@@ -240,12 +248,23 @@ class Node:
         data: BackendData | None,
     ) -> None:
         self.op = op
+        self.returns = returns
+        self.data = data
+        self._fill_rest(op, overload, operands, args, shapes, data)
+
+    def _fill_rest(
+        self,
+        op: str,
+        overload: Any,
+        operands: tuple[Value, ...],
+        args: tuple[Any, ...],
+        shapes: tuple[Shape, ...],
+        data: BackendData | None,
+    ) -> None:
         self.overload = overload
         self.operands = operands
         self.args = args
         self.shapes = shapes
-        self.returns = returns
-        self.data = data
         if data is not None:  # the Shapes' precomputed hashes: no Python-level __hash__
             self.hash = hash((op, *[s._hash for s in shapes]))
         else:
@@ -338,8 +357,13 @@ class IrNode(Node):
     (lazy_kernels.py Note [Attributes by value]). Same slots and hash as `Node`: lowerings
     read ``op``, ``args`` and ``operands`` as before.
 
+    A generated class also names its node's constant fields as class attributes, ``op``
+    (its OP_NAME), ``returns`` and ``data`` (None): they shadow the inherited slots, so a
+    traced call stores none of them (Note [Constant node fields]); `make` checks that what
+    it is given agrees with them.
+
     Made with `Node.make` (``Neg.make(...)``), or blank by the generated kernels, which set
-    every slot: the class takes no constructor arguments (its ``__init__`` is object's), so
+    every other slot: the class takes no constructor arguments (its ``__init__`` is object's), so
     ``Neg()`` is the interpreter's cheapest way to make an instance (~20 ns less than
     ``object.__new__(Neg)``, once per traced call).
     """
@@ -352,6 +376,28 @@ class IrNode(Node):
     ARGUMENTS: ClassVar[tuple[tuple[str, str], ...]] = ()
     #: "static" / "dynamic": the generated kernel's kind; None: hand-written (ir_gen)
     TRACER: ClassVar[str | None] = None
+
+    def _fill(
+        self,
+        op: str,
+        overload: Any,
+        operands: tuple[Value, ...],
+        args: tuple[Any, ...],
+        shapes: tuple[Shape, ...],
+        returns: str,
+        data: BackendData | None,
+    ) -> None:
+        if "op" not in type(self).__dict__:  # no constant fields (a hand-made subclass)
+            Node._fill(self, op, overload, operands, args, shapes, returns, data)
+            return
+        if op != self.op or returns != self.returns or data is not None:
+            raise ValueError(
+                f"{type(self).__name__}: a node of this class is {self.op} returning "
+                f"{self.returns!r} without data, but was given {op} returning {returns!r}"
+                + (" with data" if data is not None else "")
+                + "; make it with Node.make (or the class of that operator)"
+            )
+        self._fill_rest(op, overload, operands, args, shapes, data)
 
     def argument(self, name: str) -> Any:
         """The argument ``name`` of this call: an operand's Value or an attribute's value.

@@ -209,6 +209,9 @@ class IndexPutImpl(IrNode):
     SCHEMA = '_index_put_impl(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('indices', 'tensor_list'), ('values', 'tensor'), ('accumulate', 'attribute'), ('unsafe', 'attribute'),)
     TRACER = 'dynamic'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     indices = argument_property(1, 'indices')
     values = argument_property(2, 'values')
@@ -286,6 +289,9 @@ class LogSoftmax(IrNode):
     SCHEMA = '_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dim', 'attribute'), ('half_to_float', 'attribute'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     dim = argument_property(1, 'dim')
     half_to_float = argument_property(2, 'half_to_float')
@@ -323,13 +329,10 @@ def make_lazy__log_softmax(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -344,6 +347,9 @@ class Softmax(IrNode):
     SCHEMA = '_softmax(Tensor self, int dim, bool half_to_float) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dim', 'attribute'), ('half_to_float', 'attribute'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     dim = argument_property(1, 'dim')
     half_to_float = argument_property(2, 'half_to_float')
@@ -381,13 +387,10 @@ def make_lazy__softmax(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -402,6 +405,9 @@ class UnsafeView(IrNode):
     SCHEMA = '_unsafe_view(Tensor self, SymInt[] size) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('size', 'attribute'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     size = argument_property(1, 'size')
 
@@ -439,13 +445,10 @@ def make_lazy__unsafe_view(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -460,6 +463,9 @@ class Abs(IrNode):
     SCHEMA = 'abs(Tensor self) -> Tensor'
     ARGUMENTS = (('self', 'tensor'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
 
 
@@ -495,13 +501,10 @@ def make_lazy_abs(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -516,6 +519,9 @@ class AddScalar(IrNode):
     SCHEMA = 'add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'scalar'), ('alpha', 'scalar'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
     alpha = argument_property(2, 'alpha')
@@ -565,13 +571,10 @@ def make_lazy_add_Scalar(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind), (s2, m2.kind)], {1: a1, 2: a2}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, v2, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, v2.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -586,6 +589,9 @@ class AddTensor(IrNode):
     SCHEMA = 'add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'tensor'), ('alpha', 'scalar'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
     alpha = argument_property(2, 'alpha')
@@ -644,13 +650,10 @@ def make_lazy_add_Tensor(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind), (s2, m2.kind)], {2: a2}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, v2, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, v2.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -665,6 +668,9 @@ class Addbmm(IrNode):
     SCHEMA = 'addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('batch1', 'tensor'), ('batch2', 'tensor'), ('beta', 'scalar'), ('alpha', 'scalar'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     batch1 = argument_property(1, 'batch1')
     batch2 = argument_property(2, 'batch2')
@@ -746,13 +752,10 @@ def make_lazy_addbmm(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind), (s2, m2.kind), (s3, m3.kind), (s4, m4.kind)], {3: a3, 4: a4}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, v2, v3, v4, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, v2.hash, v3.hash, v4.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -767,6 +770,9 @@ class Addcdiv(IrNode):
     SCHEMA = 'addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('tensor1', 'tensor'), ('tensor2', 'tensor'), ('value', 'scalar'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     tensor1 = argument_property(1, 'tensor1')
     tensor2 = argument_property(2, 'tensor2')
@@ -841,13 +847,10 @@ def make_lazy_addcdiv(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind), (s2, m2.kind), (s3, m3.kind)], {3: a3}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, v2, v3, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, v2.hash, v3.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -862,6 +865,9 @@ class Addcmul(IrNode):
     SCHEMA = 'addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('tensor1', 'tensor'), ('tensor2', 'tensor'), ('value', 'scalar'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     tensor1 = argument_property(1, 'tensor1')
     tensor2 = argument_property(2, 'tensor2')
@@ -936,13 +942,10 @@ def make_lazy_addcmul(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind), (s2, m2.kind), (s3, m3.kind)], {3: a3}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, v2, v3, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, v2.hash, v3.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -957,6 +960,9 @@ class Addmm(IrNode):
     SCHEMA = 'addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('mat1', 'tensor'), ('mat2', 'tensor'), ('beta', 'scalar'), ('alpha', 'scalar'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     mat1 = argument_property(1, 'mat1')
     mat2 = argument_property(2, 'mat2')
@@ -1038,13 +1044,10 @@ def make_lazy_addmm(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind), (s2, m2.kind), (s3, m3.kind), (s4, m4.kind)], {3: a3, 4: a4}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, v2, v3, v4, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, v2.hash, v3.hash, v4.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -1059,6 +1062,9 @@ class Addmv(IrNode):
     SCHEMA = 'addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('mat', 'tensor'), ('vec', 'tensor'), ('beta', 'scalar'), ('alpha', 'scalar'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     mat = argument_property(1, 'mat')
     vec = argument_property(2, 'vec')
@@ -1140,13 +1146,10 @@ def make_lazy_addmv(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind), (s2, m2.kind), (s3, m3.kind), (s4, m4.kind)], {3: a3, 4: a4}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, v2, v3, v4, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, v2.hash, v3.hash, v4.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -1161,6 +1164,9 @@ class AliasCopy(IrNode):
     SCHEMA = 'alias_copy(Tensor self) -> Tensor'
     ARGUMENTS = (('self', 'tensor'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
 
 
@@ -1196,13 +1202,10 @@ def make_lazy_alias_copy(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -1217,6 +1220,9 @@ class All(IrNode):
     SCHEMA = 'all(Tensor self) -> Tensor'
     ARGUMENTS = (('self', 'tensor'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
 
 
@@ -1252,13 +1258,10 @@ def make_lazy_all(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -1273,6 +1276,9 @@ class AllDim(IrNode):
     SCHEMA = 'all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dim', 'attribute'), ('keepdim', 'attribute'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     dim = argument_property(1, 'dim')
     keepdim = argument_property(2, 'keepdim')
@@ -1310,13 +1316,10 @@ def make_lazy_all_dim(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -1331,6 +1334,9 @@ class AllDims(IrNode):
     SCHEMA = 'all.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dim', 'attribute'), ('keepdim', 'attribute'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     dim = argument_property(1, 'dim')
     keepdim = argument_property(2, 'keepdim')
@@ -1371,13 +1377,10 @@ def make_lazy_all_dims(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -1392,6 +1395,9 @@ class Amax(IrNode):
     SCHEMA = 'amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dim', 'attribute'), ('keepdim', 'attribute'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     dim = argument_property(1, 'dim')
     keepdim = argument_property(2, 'keepdim')
@@ -1430,13 +1436,10 @@ def make_lazy_amax(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -1451,6 +1454,9 @@ class Amin(IrNode):
     SCHEMA = 'amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dim', 'attribute'), ('keepdim', 'attribute'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     dim = argument_property(1, 'dim')
     keepdim = argument_property(2, 'keepdim')
@@ -1489,13 +1495,10 @@ def make_lazy_amin(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -1510,6 +1513,9 @@ class Aminmax(IrNode):
     SCHEMA = 'aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)'
     ARGUMENTS = (('self', 'tensor'), ('dim', 'attribute'), ('keepdim', 'attribute'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'tuple'
+    data = None
     self = argument_property(0, 'self')
     dim = argument_property(1, 'dim')
     keepdim = argument_property(2, 'keepdim')
@@ -1547,13 +1553,10 @@ def make_lazy_aminmax(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, *[s._hash for s in shapes]))
         return wrap(node)
 
@@ -1568,6 +1571,9 @@ class Any(IrNode):
     SCHEMA = 'any(Tensor self) -> Tensor'
     ARGUMENTS = (('self', 'tensor'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
 
 
@@ -1603,13 +1609,10 @@ def make_lazy_any(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -1624,6 +1627,9 @@ class AnyDim(IrNode):
     SCHEMA = 'any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dim', 'attribute'), ('keepdim', 'attribute'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     dim = argument_property(1, 'dim')
     keepdim = argument_property(2, 'keepdim')
@@ -1661,13 +1667,10 @@ def make_lazy_any_dim(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -1682,6 +1685,9 @@ class AnyDims(IrNode):
     SCHEMA = 'any.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dim', 'attribute'), ('keepdim', 'attribute'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     dim = argument_property(1, 'dim')
     keepdim = argument_property(2, 'keepdim')
@@ -1722,13 +1728,10 @@ def make_lazy_any_dims(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -1743,6 +1746,9 @@ class Argmax(IrNode):
     SCHEMA = 'argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dim', 'attribute'), ('keepdim', 'attribute'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     dim = argument_property(1, 'dim')
     keepdim = argument_property(2, 'keepdim')
@@ -1780,13 +1786,10 @@ def make_lazy_argmax(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -1801,6 +1804,9 @@ class Argmin(IrNode):
     SCHEMA = 'argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dim', 'attribute'), ('keepdim', 'attribute'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     dim = argument_property(1, 'dim')
     keepdim = argument_property(2, 'keepdim')
@@ -1838,13 +1844,10 @@ def make_lazy_argmin(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -1859,6 +1862,9 @@ class AsStridedCopy(IrNode):
     SCHEMA = 'as_strided_copy(Tensor self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('size', 'attribute'), ('stride', 'attribute'), ('storage_offset', 'attribute'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     size = argument_property(1, 'size')
     stride = argument_property(2, 'stride')
@@ -1899,13 +1905,10 @@ def make_lazy_as_strided_copy(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -1920,6 +1923,9 @@ class AsStridedScatter(IrNode):
     SCHEMA = 'as_strided_scatter(Tensor self, Tensor src, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('src', 'tensor'), ('size', 'attribute'), ('stride', 'attribute'), ('storage_offset', 'attribute'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     src = argument_property(1, 'src')
     size = argument_property(2, 'size')
@@ -1976,13 +1982,10 @@ def make_lazy_as_strided_scatter(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -1997,6 +2000,9 @@ class Baddbmm(IrNode):
     SCHEMA = 'baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('batch1', 'tensor'), ('batch2', 'tensor'), ('beta', 'scalar'), ('alpha', 'scalar'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     batch1 = argument_property(1, 'batch1')
     batch2 = argument_property(2, 'batch2')
@@ -2078,13 +2084,10 @@ def make_lazy_baddbmm(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind), (s2, m2.kind), (s3, m3.kind), (s4, m4.kind)], {3: a3, 4: a4}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, v2, v3, v4, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, v2.hash, v3.hash, v4.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -2099,6 +2102,9 @@ class BitwiseAndScalar(IrNode):
     SCHEMA = 'bitwise_and.Scalar(Tensor self, Scalar other) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'scalar'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -2141,13 +2147,10 @@ def make_lazy_bitwise_and_Scalar(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {1: a1}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -2162,6 +2165,9 @@ class BitwiseAndScalarTensor(IrNode):
     SCHEMA = 'bitwise_and.Scalar_Tensor(Scalar self, Tensor other) -> Tensor'
     ARGUMENTS = (('self', 'scalar'), ('other', 'tensor'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -2204,13 +2210,10 @@ def make_lazy_bitwise_and_Scalar_Tensor(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {0: a0}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -2225,6 +2228,9 @@ class BitwiseAndTensor(IrNode):
     SCHEMA = 'bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'tensor'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -2276,13 +2282,10 @@ def make_lazy_bitwise_and_Tensor(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -2297,6 +2300,9 @@ class BitwiseNot(IrNode):
     SCHEMA = 'bitwise_not(Tensor self) -> Tensor'
     ARGUMENTS = (('self', 'tensor'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
 
 
@@ -2332,13 +2338,10 @@ def make_lazy_bitwise_not(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -2353,6 +2356,9 @@ class BitwiseOrScalar(IrNode):
     SCHEMA = 'bitwise_or.Scalar(Tensor self, Scalar other) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'scalar'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -2395,13 +2401,10 @@ def make_lazy_bitwise_or_Scalar(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {1: a1}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -2416,6 +2419,9 @@ class BitwiseOrScalarTensor(IrNode):
     SCHEMA = 'bitwise_or.Scalar_Tensor(Scalar self, Tensor other) -> Tensor'
     ARGUMENTS = (('self', 'scalar'), ('other', 'tensor'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -2458,13 +2464,10 @@ def make_lazy_bitwise_or_Scalar_Tensor(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {0: a0}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -2479,6 +2482,9 @@ class BitwiseOrTensor(IrNode):
     SCHEMA = 'bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'tensor'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -2530,13 +2536,10 @@ def make_lazy_bitwise_or_Tensor(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -2551,6 +2554,9 @@ class BitwiseXorScalar(IrNode):
     SCHEMA = 'bitwise_xor.Scalar(Tensor self, Scalar other) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'scalar'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -2593,13 +2599,10 @@ def make_lazy_bitwise_xor_Scalar(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {1: a1}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -2614,6 +2617,9 @@ class BitwiseXorScalarTensor(IrNode):
     SCHEMA = 'bitwise_xor.Scalar_Tensor(Scalar self, Tensor other) -> Tensor'
     ARGUMENTS = (('self', 'scalar'), ('other', 'tensor'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -2656,13 +2662,10 @@ def make_lazy_bitwise_xor_Scalar_Tensor(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {0: a0}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -2677,6 +2680,9 @@ class BitwiseXorTensor(IrNode):
     SCHEMA = 'bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'tensor'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -2728,13 +2734,10 @@ def make_lazy_bitwise_xor_Tensor(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -2749,6 +2752,9 @@ class Bmm(IrNode):
     SCHEMA = 'bmm(Tensor self, Tensor mat2) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('mat2', 'tensor'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     mat2 = argument_property(1, 'mat2')
 
@@ -2800,13 +2806,10 @@ def make_lazy_bmm(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -2821,6 +2824,9 @@ class Cat(IrNode):
     SCHEMA = 'cat(Tensor[] tensors, int dim=0) -> Tensor'
     ARGUMENTS = (('tensors', 'tensor_list'), ('dim', 'attribute'),)
     TRACER = 'dynamic'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     tensors = argument_property(0, 'tensors')
     dim = argument_property(1, 'dim')
 
@@ -2865,6 +2871,9 @@ class Ceil(IrNode):
     SCHEMA = 'ceil(Tensor self) -> Tensor'
     ARGUMENTS = (('self', 'tensor'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
 
 
@@ -2900,13 +2909,10 @@ def make_lazy_ceil(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -2921,6 +2927,9 @@ class Clamp(IrNode):
     SCHEMA = 'clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('min', 'scalar'), ('max', 'scalar'),)
     TRACER = 'dynamic'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     min = argument_property(1, 'min')
     max = argument_property(2, 'max')
@@ -2992,6 +3001,9 @@ class ClampTensor(IrNode):
     SCHEMA = 'clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('min', 'tensor'), ('max', 'tensor'),)
     TRACER = 'dynamic'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     min = argument_property(1, 'min')
     max = argument_property(2, 'max')
@@ -3079,6 +3091,9 @@ class ClampMax(IrNode):
     SCHEMA = 'clamp_max(Tensor self, Scalar max) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('max', 'scalar'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     max = argument_property(1, 'max')
 
@@ -3121,13 +3136,10 @@ def make_lazy_clamp_max(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {1: a1}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -3142,6 +3154,9 @@ class ClampMaxTensor(IrNode):
     SCHEMA = 'clamp_max.Tensor(Tensor self, Tensor max) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('max', 'tensor'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     max = argument_property(1, 'max')
 
@@ -3193,13 +3208,10 @@ def make_lazy_clamp_max_Tensor(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -3214,6 +3226,9 @@ class ClampMin(IrNode):
     SCHEMA = 'clamp_min(Tensor self, Scalar min) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('min', 'scalar'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     min = argument_property(1, 'min')
 
@@ -3256,13 +3271,10 @@ def make_lazy_clamp_min(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {1: a1}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -3277,6 +3289,9 @@ class ClampMinTensor(IrNode):
     SCHEMA = 'clamp_min.Tensor(Tensor self, Tensor min) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('min', 'tensor'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     min = argument_property(1, 'min')
 
@@ -3328,13 +3343,10 @@ def make_lazy_clamp_min_Tensor(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -3349,6 +3361,9 @@ class Convolution(IrNode):
     SCHEMA = 'convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor'
     ARGUMENTS = (('input', 'tensor'), ('weight', 'tensor'), ('bias', 'tensor'), ('stride', 'attribute'), ('padding', 'attribute'), ('dilation', 'attribute'), ('transposed', 'attribute'), ('output_padding', 'attribute'), ('groups', 'attribute'),)
     TRACER = 'dynamic'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     input = argument_property(0, 'input')
     weight = argument_property(1, 'weight')
     bias = argument_property(2, 'bias')
@@ -3450,6 +3465,9 @@ class Cos(IrNode):
     SCHEMA = 'cos(Tensor self) -> Tensor'
     ARGUMENTS = (('self', 'tensor'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
 
 
@@ -3485,13 +3503,10 @@ def make_lazy_cos(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -3506,6 +3521,9 @@ class Cumsum(IrNode):
     SCHEMA = 'cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dim', 'attribute'), ('dtype', 'attribute'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     dim = argument_property(1, 'dim')
     dtype = argument_property(2, 'dtype')
@@ -3543,13 +3561,10 @@ def make_lazy_cumsum(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -3564,6 +3579,9 @@ class DetachCopy(IrNode):
     SCHEMA = 'detach_copy(Tensor self) -> Tensor'
     ARGUMENTS = (('self', 'tensor'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
 
 
@@ -3599,13 +3617,10 @@ def make_lazy_detach_copy(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -3620,6 +3635,9 @@ class DiagonalCopy(IrNode):
     SCHEMA = 'diagonal_copy(Tensor self, int offset=0, int dim1=0, int dim2=1) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('offset', 'attribute'), ('dim1', 'attribute'), ('dim2', 'attribute'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     offset = argument_property(1, 'offset')
     dim1 = argument_property(2, 'dim1')
@@ -3658,13 +3676,10 @@ def make_lazy_diagonal_copy(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -3679,6 +3694,9 @@ class DiagonalScatter(IrNode):
     SCHEMA = 'diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('src', 'tensor'), ('offset', 'attribute'), ('dim1', 'attribute'), ('dim2', 'attribute'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     src = argument_property(1, 'src')
     offset = argument_property(2, 'offset')
@@ -3733,13 +3751,10 @@ def make_lazy_diagonal_scatter(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -3754,6 +3769,9 @@ class DivScalar(IrNode):
     SCHEMA = 'div.Scalar(Tensor self, Scalar other) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'scalar'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -3796,13 +3814,10 @@ def make_lazy_div_Scalar(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {1: a1}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -3817,6 +3832,9 @@ class DivScalarMode(IrNode):
     SCHEMA = 'div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'scalar'), ('rounding_mode', 'attribute'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
     rounding_mode = argument_property(2, 'rounding_mode')
@@ -3860,13 +3878,10 @@ def make_lazy_div_Scalar_mode(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {1: a1}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -3881,6 +3896,9 @@ class DivTensor(IrNode):
     SCHEMA = 'div.Tensor(Tensor self, Tensor other) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'tensor'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -3932,13 +3950,10 @@ def make_lazy_div_Tensor(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -3953,6 +3968,9 @@ class DivTensorMode(IrNode):
     SCHEMA = 'div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'tensor'), ('rounding_mode', 'attribute'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
     rounding_mode = argument_property(2, 'rounding_mode')
@@ -4005,13 +4023,10 @@ def make_lazy_div_Tensor_mode(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -4026,6 +4041,9 @@ class Dot(IrNode):
     SCHEMA = 'dot(Tensor self, Tensor tensor) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('tensor', 'tensor'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     tensor = argument_property(1, 'tensor')
 
@@ -4077,13 +4095,10 @@ def make_lazy_dot(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -4098,6 +4113,9 @@ class Embedding(IrNode):
     SCHEMA = 'embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor'
     ARGUMENTS = (('weight', 'tensor'), ('indices', 'tensor'), ('padding_idx', 'attribute'), ('scale_grad_by_freq', 'attribute'), ('sparse', 'attribute'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     weight = argument_property(0, 'weight')
     indices = argument_property(1, 'indices')
     padding_idx = argument_property(2, 'padding_idx')
@@ -4152,13 +4170,10 @@ def make_lazy_embedding(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -4173,6 +4188,9 @@ class EqScalar(IrNode):
     SCHEMA = 'eq.Scalar(Tensor self, Scalar other) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'scalar'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -4215,13 +4233,10 @@ def make_lazy_eq_Scalar(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {1: a1}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -4236,6 +4251,9 @@ class EqTensor(IrNode):
     SCHEMA = 'eq.Tensor(Tensor self, Tensor other) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'tensor'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -4287,13 +4305,10 @@ def make_lazy_eq_Tensor(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -4308,6 +4323,9 @@ class Erf(IrNode):
     SCHEMA = 'erf(Tensor self) -> Tensor'
     ARGUMENTS = (('self', 'tensor'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
 
 
@@ -4343,13 +4361,10 @@ def make_lazy_erf(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -4364,6 +4379,9 @@ class Exp(IrNode):
     SCHEMA = 'exp(Tensor self) -> Tensor'
     ARGUMENTS = (('self', 'tensor'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
 
 
@@ -4399,13 +4417,10 @@ def make_lazy_exp(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -4420,6 +4435,9 @@ class ExpandCopy(IrNode):
     SCHEMA = 'expand_copy(Tensor self, SymInt[] size, *, bool implicit=False) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('size', 'attribute'), ('implicit', 'attribute'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     size = argument_property(1, 'size')
     implicit = argument_property(2, 'implicit')
@@ -4458,13 +4476,10 @@ def make_lazy_expand_copy(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -4479,6 +4494,9 @@ class Expm1(IrNode):
     SCHEMA = 'expm1(Tensor self) -> Tensor'
     ARGUMENTS = (('self', 'tensor'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
 
 
@@ -4514,13 +4532,10 @@ def make_lazy_expm1(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -4535,6 +4550,9 @@ class FillScalar(IrNode):
     SCHEMA = 'fill.Scalar(Tensor self, Scalar value) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('value', 'scalar'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     value = argument_property(1, 'value')
 
@@ -4577,13 +4595,10 @@ def make_lazy_fill_Scalar(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {1: a1}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -4598,6 +4613,9 @@ class Flip(IrNode):
     SCHEMA = 'flip(Tensor self, int[] dims) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dims', 'attribute'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     dims = argument_property(1, 'dims')
 
@@ -4635,13 +4653,10 @@ def make_lazy_flip(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -4656,6 +4671,9 @@ class Floor(IrNode):
     SCHEMA = 'floor(Tensor self) -> Tensor'
     ARGUMENTS = (('self', 'tensor'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
 
 
@@ -4691,13 +4709,10 @@ def make_lazy_floor(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -4712,6 +4727,9 @@ class FloorDivide(IrNode):
     SCHEMA = 'floor_divide(Tensor self, Tensor other) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'tensor'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -4763,13 +4781,10 @@ def make_lazy_floor_divide(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -4784,6 +4799,9 @@ class FloorDivideScalar(IrNode):
     SCHEMA = 'floor_divide.Scalar(Tensor self, Scalar other) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'scalar'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -4826,13 +4844,10 @@ def make_lazy_floor_divide_Scalar(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {1: a1}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -4847,6 +4862,9 @@ class Gather(IrNode):
     SCHEMA = 'gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dim', 'attribute'), ('index', 'tensor'), ('sparse_grad', 'attribute'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     dim = argument_property(1, 'dim')
     index_ = argument_property(2, 'index')
@@ -4900,13 +4918,10 @@ def make_lazy_gather(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -4921,6 +4936,9 @@ class GeScalar(IrNode):
     SCHEMA = 'ge.Scalar(Tensor self, Scalar other) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'scalar'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -4963,13 +4981,10 @@ def make_lazy_ge_Scalar(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {1: a1}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -4984,6 +4999,9 @@ class GeTensor(IrNode):
     SCHEMA = 'ge.Tensor(Tensor self, Tensor other) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'tensor'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -5035,13 +5053,10 @@ def make_lazy_ge_Tensor(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -5056,6 +5071,9 @@ class Gelu(IrNode):
     SCHEMA = "gelu(Tensor self, *, str approximate='none') -> Tensor"
     ARGUMENTS = (('self', 'tensor'), ('approximate', 'attribute'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     approximate = argument_property(1, 'approximate')
 
@@ -5092,13 +5110,10 @@ def make_lazy_gelu(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -5113,6 +5128,9 @@ class GtScalar(IrNode):
     SCHEMA = 'gt.Scalar(Tensor self, Scalar other) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'scalar'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -5155,13 +5173,10 @@ def make_lazy_gt_Scalar(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {1: a1}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -5176,6 +5191,9 @@ class GtTensor(IrNode):
     SCHEMA = 'gt.Tensor(Tensor self, Tensor other) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'tensor'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -5227,13 +5245,10 @@ def make_lazy_gt_Tensor(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -5248,6 +5263,9 @@ class IndexTensor(IrNode):
     SCHEMA = 'index.Tensor(Tensor self, Tensor?[] indices) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('indices', 'tensor_list'),)
     TRACER = 'dynamic'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     indices = argument_property(1, 'indices')
 
@@ -5307,6 +5325,9 @@ class IndexPut(IrNode):
     SCHEMA = 'index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('indices', 'tensor_list'), ('values', 'tensor'), ('accumulate', 'attribute'),)
     TRACER = 'dynamic'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     indices = argument_property(1, 'indices')
     values = argument_property(2, 'values')
@@ -5383,6 +5404,9 @@ class IndexSelect(IrNode):
     SCHEMA = 'index_select(Tensor self, int dim, Tensor index) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dim', 'attribute'), ('index', 'tensor'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     dim = argument_property(1, 'dim')
     index_ = argument_property(2, 'index')
@@ -5435,13 +5459,10 @@ def make_lazy_index_select(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -5456,6 +5477,9 @@ class LeScalar(IrNode):
     SCHEMA = 'le.Scalar(Tensor self, Scalar other) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'scalar'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -5498,13 +5522,10 @@ def make_lazy_le_Scalar(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {1: a1}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -5519,6 +5540,9 @@ class LeTensor(IrNode):
     SCHEMA = 'le.Tensor(Tensor self, Tensor other) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'tensor'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -5570,13 +5594,10 @@ def make_lazy_le_Tensor(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -5591,6 +5612,9 @@ class LerpScalar(IrNode):
     SCHEMA = 'lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('end', 'tensor'), ('weight', 'scalar'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     end = argument_property(1, 'end')
     weight = argument_property(2, 'weight')
@@ -5649,13 +5673,10 @@ def make_lazy_lerp_Scalar(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind), (s2, m2.kind)], {2: a2}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, v2, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, v2.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -5670,6 +5691,9 @@ class LerpTensor(IrNode):
     SCHEMA = 'lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('end', 'tensor'), ('weight', 'tensor'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     end = argument_property(1, 'end')
     weight = argument_property(2, 'weight')
@@ -5737,13 +5761,10 @@ def make_lazy_lerp_Tensor(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind), (s2, m2.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, v2, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, v2.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -5758,6 +5779,9 @@ class Log(IrNode):
     SCHEMA = 'log(Tensor self) -> Tensor'
     ARGUMENTS = (('self', 'tensor'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
 
 
@@ -5793,13 +5817,10 @@ def make_lazy_log(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -5814,6 +5835,9 @@ class Log1p(IrNode):
     SCHEMA = 'log1p(Tensor self) -> Tensor'
     ARGUMENTS = (('self', 'tensor'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
 
 
@@ -5849,13 +5873,10 @@ def make_lazy_log1p(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -5870,6 +5891,9 @@ class LogicalAnd(IrNode):
     SCHEMA = 'logical_and(Tensor self, Tensor other) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'tensor'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -5921,13 +5945,10 @@ def make_lazy_logical_and(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -5942,6 +5963,9 @@ class LogicalNot(IrNode):
     SCHEMA = 'logical_not(Tensor self) -> Tensor'
     ARGUMENTS = (('self', 'tensor'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
 
 
@@ -5977,13 +6001,10 @@ def make_lazy_logical_not(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -5998,6 +6019,9 @@ class LogicalOr(IrNode):
     SCHEMA = 'logical_or(Tensor self, Tensor other) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'tensor'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -6049,13 +6073,10 @@ def make_lazy_logical_or(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -6070,6 +6091,9 @@ class LogicalXor(IrNode):
     SCHEMA = 'logical_xor(Tensor self, Tensor other) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'tensor'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -6121,13 +6145,10 @@ def make_lazy_logical_xor(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -6142,6 +6163,9 @@ class Logsumexp(IrNode):
     SCHEMA = 'logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dim', 'attribute'), ('keepdim', 'attribute'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     dim = argument_property(1, 'dim')
     keepdim = argument_property(2, 'keepdim')
@@ -6180,13 +6204,10 @@ def make_lazy_logsumexp(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -6201,6 +6222,9 @@ class LtScalar(IrNode):
     SCHEMA = 'lt.Scalar(Tensor self, Scalar other) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'scalar'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -6243,13 +6267,10 @@ def make_lazy_lt_Scalar(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {1: a1}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -6264,6 +6285,9 @@ class LtTensor(IrNode):
     SCHEMA = 'lt.Tensor(Tensor self, Tensor other) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'tensor'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -6315,13 +6339,10 @@ def make_lazy_lt_Tensor(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -6336,6 +6357,9 @@ class MaskedFillScalar(IrNode):
     SCHEMA = 'masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('mask', 'tensor'), ('value', 'scalar'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     mask = argument_property(1, 'mask')
     value = argument_property(2, 'value')
@@ -6394,13 +6418,10 @@ def make_lazy_masked_fill_Scalar(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind), (s2, m2.kind)], {2: a2}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, v2, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, v2.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -6415,6 +6436,9 @@ class MaskedFillTensor(IrNode):
     SCHEMA = 'masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('mask', 'tensor'), ('value', 'tensor'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     mask = argument_property(1, 'mask')
     value = argument_property(2, 'value')
@@ -6482,13 +6506,10 @@ def make_lazy_masked_fill_Tensor(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind), (s2, m2.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, v2, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, v2.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -6503,6 +6524,9 @@ class Max(IrNode):
     SCHEMA = 'max(Tensor self) -> Tensor'
     ARGUMENTS = (('self', 'tensor'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
 
 
@@ -6538,13 +6562,10 @@ def make_lazy_max(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -6559,6 +6580,9 @@ class MaxDim(IrNode):
     SCHEMA = 'max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)'
     ARGUMENTS = (('self', 'tensor'), ('dim', 'attribute'), ('keepdim', 'attribute'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'tuple'
+    data = None
     self = argument_property(0, 'self')
     dim = argument_property(1, 'dim')
     keepdim = argument_property(2, 'keepdim')
@@ -6596,13 +6620,10 @@ def make_lazy_max_dim(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, *[s._hash for s in shapes]))
         return wrap(node)
 
@@ -6617,6 +6638,9 @@ class Maximum(IrNode):
     SCHEMA = 'maximum(Tensor self, Tensor other) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'tensor'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -6668,13 +6692,10 @@ def make_lazy_maximum(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -6689,6 +6710,9 @@ class Mean(IrNode):
     SCHEMA = 'mean(Tensor self, *, ScalarType? dtype=None) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dtype', 'attribute'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     dtype = argument_property(1, 'dtype')
 
@@ -6725,13 +6749,10 @@ def make_lazy_mean(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -6746,6 +6767,9 @@ class MeanDim(IrNode):
     SCHEMA = 'mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dim', 'attribute'), ('keepdim', 'attribute'), ('dtype', 'attribute'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     dim = argument_property(1, 'dim')
     keepdim = argument_property(2, 'keepdim')
@@ -6787,13 +6811,10 @@ def make_lazy_mean_dim(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -6808,6 +6829,9 @@ class Min(IrNode):
     SCHEMA = 'min(Tensor self) -> Tensor'
     ARGUMENTS = (('self', 'tensor'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
 
 
@@ -6843,13 +6867,10 @@ def make_lazy_min(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -6864,6 +6885,9 @@ class MinDim(IrNode):
     SCHEMA = 'min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)'
     ARGUMENTS = (('self', 'tensor'), ('dim', 'attribute'), ('keepdim', 'attribute'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'tuple'
+    data = None
     self = argument_property(0, 'self')
     dim = argument_property(1, 'dim')
     keepdim = argument_property(2, 'keepdim')
@@ -6901,13 +6925,10 @@ def make_lazy_min_dim(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, *[s._hash for s in shapes]))
         return wrap(node)
 
@@ -6922,6 +6943,9 @@ class Minimum(IrNode):
     SCHEMA = 'minimum(Tensor self, Tensor other) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'tensor'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -6973,13 +6997,10 @@ def make_lazy_minimum(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -6994,6 +7015,9 @@ class Mm(IrNode):
     SCHEMA = 'mm(Tensor self, Tensor mat2) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('mat2', 'tensor'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     mat2 = argument_property(1, 'mat2')
 
@@ -7045,13 +7069,10 @@ def make_lazy_mm(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -7066,6 +7087,9 @@ class MulScalar(IrNode):
     SCHEMA = 'mul.Scalar(Tensor self, Scalar other) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'scalar'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -7108,13 +7132,10 @@ def make_lazy_mul_Scalar(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {1: a1}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -7129,6 +7150,9 @@ class MulTensor(IrNode):
     SCHEMA = 'mul.Tensor(Tensor self, Tensor other) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'tensor'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -7180,13 +7204,10 @@ def make_lazy_mul_Tensor(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -7201,6 +7222,9 @@ class Mv(IrNode):
     SCHEMA = 'mv(Tensor self, Tensor vec) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('vec', 'tensor'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     vec = argument_property(1, 'vec')
 
@@ -7252,13 +7276,10 @@ def make_lazy_mv(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -7273,6 +7294,9 @@ class NarrowCopy(IrNode):
     SCHEMA = 'narrow_copy(Tensor self, int dim, SymInt start, SymInt length) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dim', 'attribute'), ('start', 'attribute'), ('length', 'attribute'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     dim = argument_property(1, 'dim')
     start = argument_property(2, 'start')
@@ -7311,13 +7335,10 @@ def make_lazy_narrow_copy(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -7332,6 +7353,9 @@ class NativeLayerNorm(IrNode):
     SCHEMA = 'native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)'
     ARGUMENTS = (('input', 'tensor'), ('normalized_shape', 'attribute'), ('weight', 'tensor'), ('bias', 'tensor'), ('eps', 'attribute'),)
     TRACER = 'dynamic'
+    op = OP_NAME
+    returns = 'tuple'
+    data = None
     input = argument_property(0, 'input')
     normalized_shape = argument_property(1, 'normalized_shape')
     weight = argument_property(2, 'weight')
@@ -7423,6 +7447,9 @@ class NeScalar(IrNode):
     SCHEMA = 'ne.Scalar(Tensor self, Scalar other) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'scalar'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -7465,13 +7492,10 @@ def make_lazy_ne_Scalar(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {1: a1}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -7486,6 +7510,9 @@ class NeTensor(IrNode):
     SCHEMA = 'ne.Tensor(Tensor self, Tensor other) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'tensor'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -7537,13 +7564,10 @@ def make_lazy_ne_Tensor(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -7558,6 +7582,9 @@ class Neg(IrNode):
     SCHEMA = 'neg(Tensor self) -> Tensor'
     ARGUMENTS = (('self', 'tensor'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
 
 
@@ -7593,13 +7620,10 @@ def make_lazy_neg(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -7614,6 +7638,9 @@ class NllLoss2dForward(IrNode):
     SCHEMA = 'nll_loss2d_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)'
     ARGUMENTS = (('self', 'tensor'), ('target', 'tensor'), ('weight', 'tensor'), ('reduction', 'attribute'), ('ignore_index', 'attribute'),)
     TRACER = 'dynamic'
+    op = OP_NAME
+    returns = 'tuple'
+    data = None
     self = argument_property(0, 'self')
     target = argument_property(1, 'target')
     weight = argument_property(2, 'weight')
@@ -7703,6 +7730,9 @@ class NllLossForward(IrNode):
     SCHEMA = 'nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)'
     ARGUMENTS = (('self', 'tensor'), ('target', 'tensor'), ('weight', 'tensor'), ('reduction', 'attribute'), ('ignore_index', 'attribute'),)
     TRACER = 'dynamic'
+    op = OP_NAME
+    returns = 'tuple'
+    data = None
     self = argument_property(0, 'self')
     target = argument_property(1, 'target')
     weight = argument_property(2, 'weight')
@@ -7792,6 +7822,9 @@ class NormScalar(IrNode):
     SCHEMA = 'norm.Scalar(Tensor self, Scalar p=2) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('p', 'scalar'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     p = argument_property(1, 'p')
 
@@ -7834,13 +7867,10 @@ def make_lazy_norm_Scalar(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {1: a1}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -7855,6 +7885,9 @@ class NormScalarOptDim(IrNode):
     SCHEMA = 'norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('p', 'scalar'), ('dim', 'attribute'), ('keepdim', 'attribute'),)
     TRACER = 'dynamic'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     p = argument_property(1, 'p')
     dim = argument_property(2, 'dim')
@@ -7922,6 +7955,9 @@ class NormScalarOptDimDtype(IrNode):
     SCHEMA = 'norm.ScalarOpt_dim_dtype(Tensor self, Scalar? p, int[1] dim, bool keepdim, *, ScalarType dtype) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('p', 'scalar'), ('dim', 'attribute'), ('keepdim', 'attribute'), ('dtype', 'attribute'),)
     TRACER = 'dynamic'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     p = argument_property(1, 'p')
     dim = argument_property(2, 'dim')
@@ -7990,6 +8026,9 @@ class NormScalarOptDtype(IrNode):
     SCHEMA = 'norm.ScalarOpt_dtype(Tensor self, Scalar? p, *, ScalarType dtype) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('p', 'scalar'), ('dtype', 'attribute'),)
     TRACER = 'dynamic'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     p = argument_property(1, 'p')
     dtype = argument_property(2, 'dtype')
@@ -8054,6 +8093,9 @@ class PermuteCopy(IrNode):
     SCHEMA = 'permute_copy(Tensor self, int[] dims) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dims', 'attribute'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     dims = argument_property(1, 'dims')
 
@@ -8091,13 +8133,10 @@ def make_lazy_permute_copy(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -8112,6 +8151,9 @@ class PowScalar(IrNode):
     SCHEMA = 'pow.Scalar(Scalar self, Tensor exponent) -> Tensor'
     ARGUMENTS = (('self', 'scalar'), ('exponent', 'tensor'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     exponent = argument_property(1, 'exponent')
 
@@ -8154,13 +8196,10 @@ def make_lazy_pow_Scalar(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {0: a0}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -8175,6 +8214,9 @@ class PowTensorScalar(IrNode):
     SCHEMA = 'pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('exponent', 'scalar'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     exponent = argument_property(1, 'exponent')
 
@@ -8217,13 +8259,10 @@ def make_lazy_pow_Tensor_Scalar(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {1: a1}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -8238,6 +8277,9 @@ class PowTensorTensor(IrNode):
     SCHEMA = 'pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('exponent', 'tensor'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     exponent = argument_property(1, 'exponent')
 
@@ -8289,13 +8331,10 @@ def make_lazy_pow_Tensor_Tensor(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -8310,6 +8349,9 @@ class Prod(IrNode):
     SCHEMA = 'prod(Tensor self, *, ScalarType? dtype=None) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dtype', 'attribute'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     dtype = argument_property(1, 'dtype')
 
@@ -8346,13 +8388,10 @@ def make_lazy_prod(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -8367,6 +8406,9 @@ class ProdDimInt(IrNode):
     SCHEMA = 'prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dim', 'attribute'), ('keepdim', 'attribute'), ('dtype', 'attribute'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     dim = argument_property(1, 'dim')
     keepdim = argument_property(2, 'keepdim')
@@ -8405,13 +8447,10 @@ def make_lazy_prod_dim_int(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -8426,6 +8465,9 @@ class Relu(IrNode):
     SCHEMA = 'relu(Tensor self) -> Tensor'
     ARGUMENTS = (('self', 'tensor'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
 
 
@@ -8461,13 +8503,10 @@ def make_lazy_relu(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -8482,6 +8521,9 @@ class RemainderScalar(IrNode):
     SCHEMA = 'remainder.Scalar(Tensor self, Scalar other) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'scalar'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -8524,13 +8566,10 @@ def make_lazy_remainder_Scalar(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {1: a1}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -8545,6 +8584,9 @@ class RemainderScalarTensor(IrNode):
     SCHEMA = 'remainder.Scalar_Tensor(Scalar self, Tensor other) -> Tensor'
     ARGUMENTS = (('self', 'scalar'), ('other', 'tensor'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -8587,13 +8629,10 @@ def make_lazy_remainder_Scalar_Tensor(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {0: a0}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -8608,6 +8647,9 @@ class RemainderTensor(IrNode):
     SCHEMA = 'remainder.Tensor(Tensor self, Tensor other) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'tensor'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
 
@@ -8659,13 +8701,10 @@ def make_lazy_remainder_Tensor(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -8680,6 +8719,9 @@ class Repeat(IrNode):
     SCHEMA = 'repeat(Tensor self, SymInt[] repeats) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('repeats', 'attribute'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     repeats = argument_property(1, 'repeats')
 
@@ -8717,13 +8759,10 @@ def make_lazy_repeat(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -8738,6 +8777,9 @@ class Roll(IrNode):
     SCHEMA = 'roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('shifts', 'attribute'), ('dims', 'attribute'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     shifts = argument_property(1, 'shifts')
     dims = argument_property(2, 'dims')
@@ -8777,13 +8819,10 @@ def make_lazy_roll(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -8798,6 +8837,9 @@ class Round(IrNode):
     SCHEMA = 'round(Tensor self) -> Tensor'
     ARGUMENTS = (('self', 'tensor'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
 
 
@@ -8833,13 +8875,10 @@ def make_lazy_round(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -8854,6 +8893,9 @@ class RoundDecimals(IrNode):
     SCHEMA = 'round.decimals(Tensor self, *, int decimals) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('decimals', 'attribute'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     decimals = argument_property(1, 'decimals')
 
@@ -8890,13 +8932,10 @@ def make_lazy_round_decimals(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -8911,6 +8950,9 @@ class Rsqrt(IrNode):
     SCHEMA = 'rsqrt(Tensor self) -> Tensor'
     ARGUMENTS = (('self', 'tensor'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
 
 
@@ -8946,13 +8988,10 @@ def make_lazy_rsqrt(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -8967,6 +9006,9 @@ class RsubScalar(IrNode):
     SCHEMA = 'rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'scalar'), ('alpha', 'scalar'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
     alpha = argument_property(2, 'alpha')
@@ -9016,13 +9058,10 @@ def make_lazy_rsub_Scalar(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind), (s2, m2.kind)], {1: a1, 2: a2}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, v2, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, v2.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -9037,6 +9076,9 @@ class RsubTensor(IrNode):
     SCHEMA = 'rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'tensor'), ('alpha', 'scalar'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
     alpha = argument_property(2, 'alpha')
@@ -9095,13 +9137,10 @@ def make_lazy_rsub_Tensor(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind), (s2, m2.kind)], {2: a2}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, v2, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, v2.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -9116,6 +9155,9 @@ class ScatterReduce(IrNode):
     SCHEMA = 'scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dim', 'attribute'), ('index', 'tensor'), ('src', 'tensor'), ('reduce', 'attribute'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     dim = argument_property(1, 'dim')
     index_ = argument_property(2, 'index')
@@ -9185,13 +9227,10 @@ def make_lazy_scatter_reduce(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind), (s2, m2.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, v2, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, v2.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -9206,6 +9245,9 @@ class ScatterSrc(IrNode):
     SCHEMA = 'scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dim', 'attribute'), ('index', 'tensor'), ('src', 'tensor'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     dim = argument_property(1, 'dim')
     index_ = argument_property(2, 'index')
@@ -9274,13 +9316,10 @@ def make_lazy_scatter_src(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind), (s2, m2.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, v2, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, v2.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -9295,6 +9334,9 @@ class ScatterValue(IrNode):
     SCHEMA = 'scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dim', 'attribute'), ('index', 'tensor'), ('value', 'scalar'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     dim = argument_property(1, 'dim')
     index_ = argument_property(2, 'index')
@@ -9354,13 +9396,10 @@ def make_lazy_scatter_value(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind), (s2, m2.kind)], {2: a2}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, v2, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, v2.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -9375,6 +9414,9 @@ class ScatterValueReduce(IrNode):
     SCHEMA = 'scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dim', 'attribute'), ('index', 'tensor'), ('value', 'scalar'), ('reduce', 'attribute'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     dim = argument_property(1, 'dim')
     index_ = argument_property(2, 'index')
@@ -9435,13 +9477,10 @@ def make_lazy_scatter_value_reduce(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind), (s2, m2.kind)], {2: a2}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, v2, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, v2.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -9456,6 +9495,9 @@ class ScatterAdd(IrNode):
     SCHEMA = 'scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dim', 'attribute'), ('index', 'tensor'), ('src', 'tensor'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     dim = argument_property(1, 'dim')
     index_ = argument_property(2, 'index')
@@ -9524,13 +9566,10 @@ def make_lazy_scatter_add(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind), (s2, m2.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, v2, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, v2.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -9545,6 +9584,9 @@ class SelectCopyInt(IrNode):
     SCHEMA = 'select_copy.int(Tensor self, int dim, SymInt index) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dim', 'attribute'), ('index', 'attribute'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     dim = argument_property(1, 'dim')
     index_ = argument_property(2, 'index')
@@ -9582,13 +9624,10 @@ def make_lazy_select_copy_int(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -9603,6 +9642,9 @@ class SelectScatter(IrNode):
     SCHEMA = 'select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('src', 'tensor'), ('dim', 'attribute'), ('index', 'attribute'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     src = argument_property(1, 'src')
     dim = argument_property(2, 'dim')
@@ -9656,13 +9698,10 @@ def make_lazy_select_scatter(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -9677,6 +9716,9 @@ class Sigmoid(IrNode):
     SCHEMA = 'sigmoid(Tensor self) -> Tensor'
     ARGUMENTS = (('self', 'tensor'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
 
 
@@ -9712,13 +9754,10 @@ def make_lazy_sigmoid(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -9733,6 +9772,9 @@ class Sign(IrNode):
     SCHEMA = 'sign(Tensor self) -> Tensor'
     ARGUMENTS = (('self', 'tensor'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
 
 
@@ -9768,13 +9810,10 @@ def make_lazy_sign(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -9789,6 +9828,9 @@ class Silu(IrNode):
     SCHEMA = 'silu(Tensor self) -> Tensor'
     ARGUMENTS = (('self', 'tensor'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
 
 
@@ -9824,13 +9866,10 @@ def make_lazy_silu(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -9845,6 +9884,9 @@ class Sin(IrNode):
     SCHEMA = 'sin(Tensor self) -> Tensor'
     ARGUMENTS = (('self', 'tensor'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
 
 
@@ -9880,13 +9922,10 @@ def make_lazy_sin(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -9901,6 +9940,9 @@ class SliceCopyTensor(IrNode):
     SCHEMA = 'slice_copy.Tensor(Tensor self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dim', 'attribute'), ('start', 'attribute'), ('end', 'attribute'), ('step', 'attribute'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     dim = argument_property(1, 'dim')
     start = argument_property(2, 'start')
@@ -9940,13 +9982,10 @@ def make_lazy_slice_copy_Tensor(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -9961,6 +10000,9 @@ class SliceScatter(IrNode):
     SCHEMA = 'slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('src', 'tensor'), ('dim', 'attribute'), ('start', 'attribute'), ('end', 'attribute'), ('step', 'attribute'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     src = argument_property(1, 'src')
     dim = argument_property(2, 'dim')
@@ -10016,13 +10058,10 @@ def make_lazy_slice_scatter(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -10037,6 +10076,9 @@ class Sort(IrNode):
     SCHEMA = 'sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)'
     ARGUMENTS = (('self', 'tensor'), ('dim', 'attribute'), ('descending', 'attribute'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'tuple'
+    data = None
     self = argument_property(0, 'self')
     dim = argument_property(1, 'dim')
     descending = argument_property(2, 'descending')
@@ -10074,13 +10116,10 @@ def make_lazy_sort(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, *[s._hash for s in shapes]))
         return wrap(node)
 
@@ -10095,6 +10134,9 @@ class SortStable(IrNode):
     SCHEMA = 'sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)'
     ARGUMENTS = (('self', 'tensor'), ('stable', 'attribute'), ('dim', 'attribute'), ('descending', 'attribute'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'tuple'
+    data = None
     self = argument_property(0, 'self')
     stable = argument_property(1, 'stable')
     dim = argument_property(2, 'dim')
@@ -10133,13 +10175,10 @@ def make_lazy_sort_stable(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, *[s._hash for s in shapes]))
         return wrap(node)
 
@@ -10154,6 +10193,9 @@ class SplitCopyTensor(IrNode):
     SCHEMA = 'split_copy.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]'
     ARGUMENTS = (('self', 'tensor'), ('split_size', 'attribute'), ('dim', 'attribute'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'list'
+    data = None
     self = argument_property(0, 'self')
     split_size = argument_property(1, 'split_size')
     dim = argument_property(2, 'dim')
@@ -10191,13 +10233,10 @@ def make_lazy_split_copy_Tensor(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, *[s._hash for s in shapes]))
         return wrap(node)
 
@@ -10212,6 +10251,9 @@ class SplitWithSizesCopy(IrNode):
     SCHEMA = 'split_with_sizes_copy(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]'
     ARGUMENTS = (('self', 'tensor'), ('split_sizes', 'attribute'), ('dim', 'attribute'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'list'
+    data = None
     self = argument_property(0, 'self')
     split_sizes = argument_property(1, 'split_sizes')
     dim = argument_property(2, 'dim')
@@ -10250,13 +10292,10 @@ def make_lazy_split_with_sizes_copy(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, *[s._hash for s in shapes]))
         return wrap(node)
 
@@ -10271,6 +10310,9 @@ class Sqrt(IrNode):
     SCHEMA = 'sqrt(Tensor self) -> Tensor'
     ARGUMENTS = (('self', 'tensor'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
 
 
@@ -10306,13 +10348,10 @@ def make_lazy_sqrt(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -10327,6 +10366,9 @@ class SqueezeCopy(IrNode):
     SCHEMA = 'squeeze_copy(Tensor self) -> Tensor'
     ARGUMENTS = (('self', 'tensor'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
 
 
@@ -10362,13 +10404,10 @@ def make_lazy_squeeze_copy(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -10383,6 +10422,9 @@ class SqueezeCopyDim(IrNode):
     SCHEMA = 'squeeze_copy.dim(Tensor self, int dim) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dim', 'attribute'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     dim = argument_property(1, 'dim')
 
@@ -10419,13 +10461,10 @@ def make_lazy_squeeze_copy_dim(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -10440,6 +10479,9 @@ class SqueezeCopyDims(IrNode):
     SCHEMA = 'squeeze_copy.dims(Tensor self, int[] dim) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dim', 'attribute'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     dim = argument_property(1, 'dim')
 
@@ -10477,13 +10519,10 @@ def make_lazy_squeeze_copy_dims(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -10498,6 +10537,9 @@ class Stack(IrNode):
     SCHEMA = 'stack(Tensor[] tensors, int dim=0) -> Tensor'
     ARGUMENTS = (('tensors', 'tensor_list'), ('dim', 'attribute'),)
     TRACER = 'dynamic'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     tensors = argument_property(0, 'tensors')
     dim = argument_property(1, 'dim')
 
@@ -10542,6 +10584,9 @@ class StdCorrection(IrNode):
     SCHEMA = 'std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dim', 'attribute'), ('correction', 'scalar'), ('keepdim', 'attribute'),)
     TRACER = 'dynamic'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     dim = argument_property(1, 'dim')
     correction = argument_property(2, 'correction')
@@ -10609,6 +10654,9 @@ class SubScalar(IrNode):
     SCHEMA = 'sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'scalar'), ('alpha', 'scalar'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
     alpha = argument_property(2, 'alpha')
@@ -10658,13 +10706,10 @@ def make_lazy_sub_Scalar(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind), (s2, m2.kind)], {1: a1, 2: a2}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, v2, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, v2.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -10679,6 +10724,9 @@ class SubTensor(IrNode):
     SCHEMA = 'sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('other', 'tensor'), ('alpha', 'scalar'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     other = argument_property(1, 'other')
     alpha = argument_property(2, 'alpha')
@@ -10737,13 +10785,10 @@ def make_lazy_sub_Tensor(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind), (s2, m2.kind)], {2: a2}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, v2, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, v2.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -10758,6 +10803,9 @@ class Sum(IrNode):
     SCHEMA = 'sum(Tensor self, *, ScalarType? dtype=None) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dtype', 'attribute'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     dtype = argument_property(1, 'dtype')
 
@@ -10794,13 +10842,10 @@ def make_lazy_sum(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -10815,6 +10860,9 @@ class SumDimIntList(IrNode):
     SCHEMA = 'sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dim', 'attribute'), ('keepdim', 'attribute'), ('dtype', 'attribute'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     dim = argument_property(1, 'dim')
     keepdim = argument_property(2, 'keepdim')
@@ -10856,13 +10904,10 @@ def make_lazy_sum_dim_IntList(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -10877,6 +10922,9 @@ class TCopy(IrNode):
     SCHEMA = 't_copy(Tensor self) -> Tensor'
     ARGUMENTS = (('self', 'tensor'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
 
 
@@ -10912,13 +10960,10 @@ def make_lazy_t_copy(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -10933,6 +10978,9 @@ class Tan(IrNode):
     SCHEMA = 'tan(Tensor self) -> Tensor'
     ARGUMENTS = (('self', 'tensor'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
 
 
@@ -10968,13 +11016,10 @@ def make_lazy_tan(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -10989,6 +11034,9 @@ class Tanh(IrNode):
     SCHEMA = 'tanh(Tensor self) -> Tensor'
     ARGUMENTS = (('self', 'tensor'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
 
 
@@ -11024,13 +11072,10 @@ def make_lazy_tanh(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -11045,6 +11090,9 @@ class Topk(IrNode):
     SCHEMA = 'topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)'
     ARGUMENTS = (('self', 'tensor'), ('k', 'attribute'), ('dim', 'attribute'), ('largest', 'attribute'), ('sorted', 'attribute'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'tuple'
+    data = None
     self = argument_property(0, 'self')
     k = argument_property(1, 'k')
     dim = argument_property(2, 'dim')
@@ -11084,13 +11132,10 @@ def make_lazy_topk(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, *[s._hash for s in shapes]))
         return wrap(node)
 
@@ -11105,6 +11150,9 @@ class TransposeCopyInt(IrNode):
     SCHEMA = 'transpose_copy.int(Tensor self, int dim0, int dim1) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dim0', 'attribute'), ('dim1', 'attribute'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     dim0 = argument_property(1, 'dim0')
     dim1 = argument_property(2, 'dim1')
@@ -11142,13 +11190,10 @@ def make_lazy_transpose_copy_int(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -11163,6 +11208,9 @@ class Tril(IrNode):
     SCHEMA = 'tril(Tensor self, SymInt diagonal=0) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('diagonal', 'attribute'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     diagonal = argument_property(1, 'diagonal')
 
@@ -11199,13 +11247,10 @@ def make_lazy_tril(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -11220,6 +11265,9 @@ class Triu(IrNode):
     SCHEMA = 'triu(Tensor self, SymInt diagonal=0) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('diagonal', 'attribute'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     diagonal = argument_property(1, 'diagonal')
 
@@ -11256,13 +11304,10 @@ def make_lazy_triu(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -11277,6 +11322,9 @@ class UnbindCopyInt(IrNode):
     SCHEMA = 'unbind_copy.int(Tensor self, int dim=0) -> Tensor[]'
     ARGUMENTS = (('self', 'tensor'), ('dim', 'attribute'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'list'
+    data = None
     self = argument_property(0, 'self')
     dim = argument_property(1, 'dim')
 
@@ -11313,13 +11361,10 @@ def make_lazy_unbind_copy_int(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, *[s._hash for s in shapes]))
         return wrap(node)
 
@@ -11334,6 +11379,9 @@ class UnfoldCopy(IrNode):
     SCHEMA = 'unfold_copy(Tensor self, int dimension, int size, int step) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dimension', 'attribute'), ('size', 'attribute'), ('step', 'attribute'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     dimension = argument_property(1, 'dimension')
     size = argument_property(2, 'size')
@@ -11372,13 +11420,10 @@ def make_lazy_unfold_copy(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -11393,6 +11438,9 @@ class UnsqueezeCopy(IrNode):
     SCHEMA = 'unsqueeze_copy(Tensor self, int dim) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dim', 'attribute'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     dim = argument_property(1, 'dim')
 
@@ -11429,13 +11477,10 @@ def make_lazy_unsqueeze_copy(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -11450,6 +11495,9 @@ class VarCorrection(IrNode):
     SCHEMA = 'var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('dim', 'attribute'), ('correction', 'scalar'), ('keepdim', 'attribute'),)
     TRACER = 'dynamic'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     dim = argument_property(1, 'dim')
     correction = argument_property(2, 'correction')
@@ -11517,6 +11565,9 @@ class ViewAsComplexCopy(IrNode):
     SCHEMA = 'view_as_complex_copy(Tensor self) -> Tensor'
     ARGUMENTS = (('self', 'tensor'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
 
 
@@ -11552,13 +11603,10 @@ def make_lazy_view_as_complex_copy(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -11573,6 +11621,9 @@ class ViewAsRealCopy(IrNode):
     SCHEMA = 'view_as_real_copy(Tensor self) -> Tensor'
     ARGUMENTS = (('self', 'tensor'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
 
 
@@ -11608,13 +11659,10 @@ def make_lazy_view_as_real_copy(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -11629,6 +11677,9 @@ class ViewCopy(IrNode):
     SCHEMA = 'view_copy(Tensor self, SymInt[] size) -> Tensor'
     ARGUMENTS = (('self', 'tensor'), ('size', 'attribute'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
     size = argument_property(1, 'size')
 
@@ -11666,13 +11717,10 @@ def make_lazy_view_copy(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -11687,6 +11735,9 @@ class WhereSelf(IrNode):
     SCHEMA = 'where.self(Tensor condition, Tensor self, Tensor other) -> Tensor'
     ARGUMENTS = (('condition', 'tensor'), ('self', 'tensor'), ('other', 'tensor'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     condition = argument_property(0, 'condition')
     self = argument_property(1, 'self')
     other = argument_property(2, 'other')
@@ -11754,13 +11805,10 @@ def make_lazy_where_self(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind), (s1, m1.kind), (s2, m2.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, v1, v2, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, v1.hash, v2.hash, shapes[0]._hash))
         return from_value(node)
 
@@ -11775,6 +11823,9 @@ class Zero(IrNode):
     SCHEMA = 'zero(Tensor self) -> Tensor'
     ARGUMENTS = (('self', 'tensor'),)
     TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
     self = argument_property(0, 'self')
 
 
@@ -11810,13 +11861,10 @@ def make_lazy_zero(PLAN, NODE):
         if shapes is None:
             shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
         node = NODE()
-        node.op = NAME
         node.overload = OP
         node.operands = (v0, )
         node.args = frozen
         node.shapes = shapes
-        node.returns = RETURNS
-        node.data = None
         node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
         return from_value(node)
 

@@ -203,6 +203,10 @@ def _node_class(op: IrOp) -> list[str]:
         f"    SCHEMA = {str(op.schema)!r}",
         f"    ARGUMENTS = ({arguments.rstrip()})",
         f"    TRACER = {tracer!r}",
+        # ir.py Note [Constant node fields]: shadow Node's slots, never stored per call
+        "    op = OP_NAME",
+        f"    returns = {layout.returns!r}",
+        "    data = None",
     ]
     lines += [
         f"    {_property_name(n)} = argument_property({i}, {n!r})" for i, n in enumerate(names)

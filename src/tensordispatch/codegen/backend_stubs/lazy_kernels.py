@@ -189,13 +189,10 @@ def _static_body(layout: TraceLayout, name: str) -> list[str]:
         "    if shapes is None:",
         f"        shapes = infer_shapes(OP, frozen, [{sig}], {{{', '.join(scalars)}}}, key)",
         "    node = NODE()",  # ir.IrNode: no constructor arguments, every slot set
-        "    node.op = NAME",
-        "    node.overload = OP",
+        "    node.overload = OP",  # op, returns, data: class constants (ir.py)
         f"    node.operands = ({''.join(f'v{k}, ' for k in range(n))})",
         "    node.args = frozen",
         "    node.shapes = shapes",
-        "    node.returns = RETURNS",
-        "    node.data = None",
         f"    node.hash = hash((hash((NAME, frozen)), {hashes}{out_hashes}))",
         "    return from_value(node)" if layout.returns == "one" else "    return wrap(node)",
     ]
