@@ -17,8 +17,8 @@ import tensordispatch as td
 from tensordispatch import lazy
 from tensordispatch.lazy import inline_methods, shortcut
 from tensordispatch.lazy.ir import SCALAR_CACHE
-from tensordispatch.transforms.vmap import batched
 from tensordispatch.transforms.functionalize.wrapper import FunctionalTensor
+from tensordispatch.transforms.vmap import batched
 
 COUNTERS = ("lazy::add", "lazy::sub", "lazy::mul", "lazy::div", "CreateLtcTensor",
             "DeviceDataCacheMiss")  # fmt: skip
