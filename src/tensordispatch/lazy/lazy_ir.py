@@ -4,7 +4,7 @@
 from backend.yaml. Do not edit: change the backend yaml and regenerate (docs/LAZY.md,
 Codegen).
 
-176 operators with a generated node class and kernel (full_codegen),
+177 operators with a generated node class and kernel (full_codegen),
 0 with a generated node class only (ir_gen),
 0 IR-only (non_native).
 """
@@ -140,6 +140,7 @@ FULL_CODEGEN = (
     'pow.Tensor_Tensor',
     'prod',
     'prod.dim_int',
+    'reciprocal',
     'relu',
     'remainder.Scalar',
     'remainder.Scalar_Tensor',
@@ -8457,6 +8458,62 @@ def make_lazy_prod_dim_int(PLAN, NODE):
     return lazy_prod_dim_int
 
 
+class Reciprocal(IrNode):
+    """``aten::reciprocal``: ``reciprocal(Tensor self) -> Tensor`` (generated kernel)."""
+
+    __slots__ = ()
+    OP_NAME = 'aten::reciprocal'
+    SCHEMA = 'reciprocal(Tensor self) -> Tensor'
+    ARGUMENTS = (('self', 'tensor'),)
+    TRACER = 'static'
+    op = OP_NAME
+    returns = 'one'
+    data = None
+    self = argument_property(0, 'self')
+
+
+def make_lazy_reciprocal(PLAN, NODE):
+    OP = PLAN.op
+    KEY = PLAN.key
+    NAME = PLAN.name
+    COUNTER = PLAN.counter
+    RETURNS = PLAN.returns
+
+    def lazy_reciprocal(op, keyset, stack):
+        if ST.lazy_force_fallback and forced(PLAN):
+            return fallback(op, keyset, stack)
+        C[COUNTER] += 1
+        a = stack[0]
+        if a.__class__ is LazyTensor:
+            d = a._data
+            v0 = d.ir or d.ir_value()
+            s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
+            m0 = MARKERS[0]
+        elif a.__class__ is Tensor and a._wrapped_number:
+            n = a._data.item()
+            v0 = SCALARS.get((a.dtype, n.__class__, n)) or scalar_node(n, a.dtype)
+            s0 = v0.shapes[0]
+            m0 = WRAPPED[0]
+        else:
+            one, sig1 = [], []
+            m0 = operand(0, slow_operand(a, one, sig1).kind)
+            v0, s0 = one[0], sig1[0][0]
+        frozen = (m0, )
+        key = (KEY, m0, s0.dtype, s0.sizes, )
+        shapes = CACHE.get(key)
+        if shapes is None:
+            shapes = infer_shapes(OP, frozen, [(s0, m0.kind)], {}, key)
+        node = NODE()
+        node.overload = OP
+        node.operands = (v0, )
+        node.args = frozen
+        node.shapes = shapes
+        node.hash = hash((hash((NAME, frozen)), v0.hash, shapes[0]._hash))
+        return from_value(node)
+
+    return lazy_reciprocal
+
+
 class Relu(IrNode):
     """``aten::relu``: ``relu(Tensor self) -> Tensor`` (generated kernel)."""
 
@@ -11995,6 +12052,7 @@ NODES = {
     'pow.Tensor_Tensor': (PowTensorTensor, make_lazy_pow_Tensor_Tensor),
     'prod': (Prod, make_lazy_prod),
     'prod.dim_int': (ProdDimInt, make_lazy_prod_dim_int),
+    'reciprocal': (Reciprocal, make_lazy_reciprocal),
     'relu': (Relu, make_lazy_relu),
     'remainder.Scalar': (RemainderScalar, make_lazy_remainder_Scalar),
     'remainder.Scalar_Tensor': (RemainderScalarTensor, make_lazy_remainder_Scalar_Tensor),

@@ -100,8 +100,8 @@ SAME_SHAPE_POINTWISE = frozenset(
     f"aten::{name}"
     for name in (
         "add.Tensor", "sub.Tensor", "mul.Tensor", "div.Tensor", "neg", "abs", "exp", "expm1",
-        "log", "log1p", "sin", "cos", "tan", "tanh", "sqrt", "rsqrt", "sigmoid", "relu", "erf",
-        "ceil", "floor", "sign",
+        "log", "log1p", "sin", "cos", "tan", "tanh", "sqrt", "rsqrt", "reciprocal", "sigmoid",
+        "relu", "erf", "ceil", "floor", "sign",
     )
 )  # fmt: skip
 _NUMBER_DTYPES = (_dt.int64, _dt.float64)
