@@ -220,7 +220,7 @@ def test_flushes_counts_when_removed() -> None:
     x * 3.0
     handle.remove()
     assert lazy.metrics.counter_value("lazy::mul") == 2
-    assert not any(r.calls[0] for r in inline_methods._RECORDS)
+    assert not any(r.pending() for r in inline_methods._RECORDS)
 
 
 def test_fresh_values_and_new_shapes_are_inlined_like_the_dispatcher(
@@ -277,7 +277,7 @@ class _Seen(td.dispatch.DispatchMode):
 
 def _inlined() -> int:
     """Inlined calls counted so far and not yet flushed into the counters."""
-    return sum(r.calls[0] for r in inline_methods._RECORDS)
+    return sum(r.pending() for r in inline_methods._RECORDS)
 
 
 @contextlib.contextmanager
@@ -338,3 +338,35 @@ def test_default_state_test_with_grad_mode_off_still_inlines(methods: None) -> N
         y = x * 2.0
     assert _inlined() == before + 1
     assert y.cpu().tolist() == [2.0, 2.0]
+
+
+def test_pending_counts_are_stable_and_flushed_exactly(fast_calls: list[int]) -> None:
+    x = td.ones(2).to("lazy") * 1.0
+    x * 3.0  # learns
+    lazy.metrics.reset_metrics()  # flushes
+    fast_calls.clear()
+    for _ in range(5):
+        x * 3.0
+    assert fast_calls == []  # all five inlined
+    assert _inlined() == 5 and _inlined() == 5  # reading takes nothing from the count
+    assert lazy.metrics.counter_value("lazy::mul") == 5
+    assert _inlined() == 0
+
+
+def test_counts_stay_exact_when_threads_trace_at_once(methods: None) -> None:
+    import threading
+
+    x = td.ones(2).to("lazy") * 1.0
+    x * 3.0  # learns
+    lazy.metrics.reset_metrics()
+
+    def trace() -> None:
+        for _ in range(3000):
+            x * 3.0
+
+    threads = [threading.Thread(target=trace) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert lazy.metrics.counter_value("lazy::mul") == 4 * 3000

@@ -49,6 +49,7 @@ passes. Grad mode is not tested: it changes nothing for operands that need no gr
 from __future__ import annotations
 
 import inspect
+import itertools
 import math
 from collections.abc import Callable
 from typing import Any
@@ -80,13 +81,16 @@ class _Records:
     per operand Shapes (Note [Inlined operator methods])."""
 
     __slots__ = (
-        "calls", "counter", "floats", "ints", "number_shapes", "tail", "tensor_shapes",
-        "valid",
+        "calls", "counter", "floats", "ints", "number_shapes", "tail", "taken",
+        "tensor_shapes", "valid",
     )  # fmt: skip
 
     def __init__(self, counter: str) -> None:
         self.counter = counter  # the operator's lazy:: counter
-        self.calls = [0]  # inlined calls not yet added to it (`_flush`)
+        # each inlined call takes a number (atomic, and cheaper than a ``+= 1``); the
+        # numbers taken otherwise or already counted are ``taken`` (`pending`)
+        self.calls = itertools.count()
+        self.taken = 0
         # the operator's dispatch state last validated (by the fast method) for a wrapper
         # over a lazy tensor with a Python number [0] or another such wrapper [1]
         self.valid: list[Any] = [None, None]
@@ -99,6 +103,13 @@ class _Records:
         self.tensor_shapes: dict[tuple[int, int], tuple[Any, ...]] = {}
         SCALAR_DEPENDENTS.extend([self.floats, self.ints, self.tail])
         _RECORDS.append(self)
+
+    def pending(self) -> int:
+        """The inlined calls not yet added to the operator's counter (taking a number
+        itself, which `taken` accounts for)."""
+        n = next(self.calls)  # the calls took 0 .. n - 1
+        self.taken += 1
+        return n - self.taken + 1
 
     def learn(
         self, self_: Any, other: Any, result: Any, node_class: Any, tail: tuple[Any, ...]
@@ -149,9 +160,9 @@ def _flush() -> None:
     """Add the inlined calls counted since the last flush to their ``lazy::`` counters
     (metrics.SETTLE runs this before counters are read or reset)."""
     for records in _RECORDS:
-        calls = records.calls[0]
+        calls = records.pending()
         if calls:
-            records.calls[0] = 0
+            records.taken += calls
             metrics.COUNTERS[records.counter] += calls
 
 
@@ -207,7 +218,7 @@ def method(self, other{signature}):
 {tail_values}    v0 = left.ir or left.ir_value()
     if kind is FT:
         v1 = right.ir or right.ir_value()
-    CALLS[0] += 1
+    next(CALLS)  # counted: `_Records.pending`
     node = NODE()  # ir.IrNode: no constructor arguments; op, returns, data: class constants
     node.overload = OP
     node.operands = (v0, v1{tail_operands})
