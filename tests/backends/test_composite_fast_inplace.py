@@ -193,3 +193,26 @@ def test_a_trace_shows_every_hop() -> None:
     assert hops == [(h.op, h.key.name, h.depth) for h in full.hops]
     assert [h[1] for h in hops] == ["AutogradCPU", "ADInplaceOrView", "CPU"] * 2
     assert hop.add_(a, b) is a  # plain states again
+
+
+@pytest.mark.parametrize("transform", ["functionalize", "vmap"])
+def test_no_hop_inside_a_transform(transform: str) -> None:
+    from tensordispatch.backends import composite_fast as fast
+    from tensordispatch.dispatch.calling import NOT_GIVEN
+
+    seen: list[Any] = []
+
+    def f(m: Any, x: Any) -> Any:
+        if m is td:
+            seen.append((fast.zeros([2], NOT_GIVEN), fast.ones_like(x), hop.add_(x, x)))
+        y = x.clone()
+        y.add_(m.ones_like(x))
+        y.copy_(y * 2)
+        return y + m.zeros(2)
+
+    def run(m: Any) -> Any:
+        wrap = getattr(m.func, transform)
+        return wrap(lambda x: f(m, x))(m.ones(3, 2) if transform == "vmap" else m.ones(2))
+
+    assert run(td).tolist() == run(torch).tolist()
+    assert seen == [(None, None, None)]
