@@ -19,6 +19,7 @@ import numpy as np
 
 from tensordispatch.backends.common import scalar_type_name
 from tensordispatch.backends.cpu.fpstate import QUIET_RUN, quiet_call, quiet_fp, quiet_retry
+from tensordispatch.backends.cpu.powers import complex_power, int_power
 from tensordispatch.backends.meta.pointwise import logical_spec, where_spec
 from tensordispatch.backends.overlap import check_written
 from tensordispatch.backends.structured import alloc_cpu, prepare_out
@@ -148,22 +149,6 @@ def remainder_out(pre: Any, self: Tensor, other: Tensor, out: Tensor) -> None:
         _store(out, np.where(fix, mod + b, mod), pre)
 
 
-def int_power(a: Array, e: Array) -> Array:
-    """Integer powers as torch computes them: negative exponents give 1 for base 1,
-    +-1 for base -1 and 0 otherwise; overflow wraps.
-
-    >>> int_power(np.array([2, 1, -1, -1, 3]), np.array([-1, -5, -3, -2, 2])).tolist()
-    [0, 1, -1, 1, 9]
-    """
-    negative = e < 0
-    result = np.power(a, np.where(negative, 0, e).astype(a.dtype))
-    if not np.any(negative):
-        return result
-    odd = (e % 2) != 0
-    small = np.where(a == 1, 1, np.where(a == -1, np.where(odd, -1, 1), 0)).astype(a.dtype)
-    return np.where(negative, small, result)
-
-
 def _power(pre: Any, a: Array, e: Array) -> Array:
     if pre is _dt.bool:
         raise not_implemented("pow", pre)
@@ -171,18 +156,10 @@ def _power(pre: Any, a: Array, e: Array) -> Array:
         return int_power(a, e)
     with quiet_fp():
         if pre.is_complex:
-            return _complex_power(a, e)
+            return complex_power(a, e)
+        if not np.ndim(a) and not np.ndim(e):  # NumPy's 0-d power gives (-inf) ** 0.5 nan
+            return np.power(np.reshape(a, 1), np.reshape(e, 1)).reshape(())
         return np.power(a, e)
-
-
-def _complex_power(a: Array, e: Array) -> Array:
-    """torch's complex pow is exp(e * log(a)); NumPy's power agrees (more accurately) except
-    at a zero or non-finite base, where torch's formula gives e.g. 0 ** 0 = nan+nanj."""
-    result = np.power(a, e)
-    special = (a == 0) | ~np.isfinite(a)
-    if special.any():
-        result = np.where(special, np.exp(e * np.log(a)), result)
-    return result
 
 
 def pow_Tensor_Tensor_out(pre: Any, self: Tensor, exponent: Tensor, out: Tensor) -> None:
@@ -204,8 +181,9 @@ def pow_Scalar_out(pre: Any, self: Any, exponent: Tensor, out: Tensor) -> None:
     if self == 1 and not isinstance(self, bool):  # ones, whatever the exponent's dtype
         out._data[...] = 1
     else:  # torch runs pow.Tensor_Tensor_out into the resized out: its overlap checks
-        check_written(out, (exponent,))
-        _store(out, _power(pre, _arg(self, pre), _arg(exponent, pre)), pre)
+        check_written(out, (exponent,))  # the base converts as a tensor of the common dtype
+        base = np.asarray(self).astype(pre._numpy).astype(_work(pre), copy=False)
+        _store(out, _power(pre, base, _arg(exponent, pre)), pre)
 
 
 def _minmax(ufunc: Any, name: str) -> Callable[..., None]:
