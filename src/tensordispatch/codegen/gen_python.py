@@ -53,6 +53,15 @@ from tensordispatch.codegen.model import (
     is_tensor,
     sized_int_list,
 )
+from tensordispatch.codegen.python_hops import (
+    ONE_HOP_FACTORIES,
+    ONE_HOP_FUNCTIONS,
+    ONE_HOP_METHODS,
+    guarded,
+    method_hop,
+    one_hop,
+    pyname,
+)
 from tensordispatch.schema.model import Argument
 from tensordispatch.schema.native import ParsedNativeFunctions
 from tensordispatch.schema.native_model import NativeFunction, Variant
@@ -92,10 +101,6 @@ class _Overload:
     @property
     def factory(self) -> bool:
         return self.f.func.tensor_options is not None
-
-
-def _pyname(name: str, method: bool) -> str:
-    return "input" if name == "self" and not method else name
 
 
 def _return_type(f: NativeFunction) -> str | None:
@@ -190,9 +195,9 @@ def _signature(
         seen_default = False
         for a in positional:
             if a.name in required_everywhere and not seen_default:
-                parts.append(_pyname(a.name, method))
+                parts.append(pyname(a.name, method))
             else:
-                parts.append(f"{_pyname(a.name, method)}=_NO")
+                parts.append(f"{pyname(a.name, method)}=_NO")
                 seen_default = True
     has_out = any(o.out is not None for o in overloads)
     factory = any(o.factory for o in overloads)
@@ -209,7 +214,7 @@ def _signature(
 def _call(o: _Overload, target: str, method: bool, indent: str, with_out: bool) -> list[str]:
     """Lines calling ``target`` with the given arguments of overload ``o``."""
     lead = ["self"] if method else []
-    required_pos = [_pyname(a.name, method) for a in o.positional if a.default is None]
+    required_pos = [pyname(a.name, method) for a in o.positional if a.default is None]
     optional = [a for a in o.positional + o.kwonly if a.default is not None]
     required_kw = [a.name for a in o.kwonly if a.default is None]
     outs: list[str] = []
@@ -237,7 +242,7 @@ def _conversions(name: str, positional: list[Argument], kwonly: list[Argument], 
                  discriminated: set[str]) -> list[str]:  # fmt: skip
     lines = []
     for a in positional + kwonly:
-        n = _pyname(a.name, method)
+        n = pyname(a.name, method)
         if is_tensor(a) and name in NUMBERS_AS_TENSORS and n not in discriminated | {"input"}:
             lines.append(f"    if not isinstance({n}, _Tensor): {n} = _wrap_argument({n})")
         elif sized_int_list(a):
@@ -255,102 +260,12 @@ def _number_input_retry(name: str, fname: str, positional: list[Argument],
         return []
     if not positional or positional[0].name != "self" or not is_tensor(positional[0]):
         return []
-    names = [_pyname(a.name, method) for a in positional] + [a.name for a in kwonly]
+    names = [pyname(a.name, method) for a in positional] + [a.name for a in kwonly]
     names += ["out"] if has_out else []
     call = ", ".join(f"{n}={'_wrap_argument(input)' if n == 'input' else n}" for n in names)
     return [
         "        if not isinstance(input, _Tensor) and isinstance(_wrap_argument(input), _Tensor):",
         f"            return {fname}({call})",
-    ]
-
-
-def _below_ad_inplace_or_view(o: _Overload) -> bool:
-    """A factory function (TensorOptions, no Tensor argument, one Tensor result): torch's
-    binding runs it below autograd and ADInplaceOrView (Note [Factories run below
-    ADInplaceOrView])."""
-    f = o.f.func
-    return (
-        o.factory
-        and not o.method
-        and not any("Tensor" in str(a.type) for a in f.arguments)
-        and [str(r.type) for r in f.returns] == ["Tensor"]
-    )
-
-
-def _guarded(o: _Overload, lines: list[str]) -> list[str]:
-    if not _below_ad_inplace_or_view(o):
-        return lines
-    indent = lines[0][: len(lines[0]) - len(lines[0].lstrip())]
-    return [
-        f"{indent}_st = _local_state(); _sv = _st.excluded",
-        f"{indent}_st.excluded = _sv | _BELOW_AD",
-        f"{indent}try:",
-        *["    " + line for line in lines],
-        f"{indent}finally:",
-        f"{indent}    _st.excluded = _sv",
-    ]
-
-
-# Note [One-hop factory bindings] in backends/composite_fast.py: functional overload ident ->
-# the hop there, called with the required arguments and dtype when the other options are
-# absent; it returns the result, or None for the full dispatch.
-ONE_HOP_FACTORIES = {
-    "zeros": "zeros",
-    "ones": "ones",
-    "empty_memory_format": "empty_memory_format",
-    "empty_strided": "empty_strided",
-}
-
-
-def _one_hop(o: _Overload, method: bool, lines: list[str]) -> list[str]:
-    """``lines`` (the full call) behind the overload's one hop, if it has one."""
-    hop = ONE_HOP_FACTORIES.get(ident(o.f))
-    if hop is None or method or not _below_ad_inplace_or_view(o):
-        return lines
-    indent = lines[0][: len(lines[0]) - len(lines[0].lstrip())]
-    required = [_pyname(a.name, method) for a in o.positional if a.default is None]
-    others = [a.name for a in o.positional + o.kwonly if a.default is not None]
-    if "dtype" not in others or required != [a.name for a in o.positional]:
-        raise CodegenError(
-            f"one-hop factory {ident(o.f)}: expected required positionals and a dtype "
-            "option (Note [One-hop factory bindings])"
-        )
-    absent = " and ".join(f"{n} is _NO" for n in others if n != "dtype") or "True"
-    call = f"_H_{hop}({', '.join(required)}, dtype)"
-    return [
-        f"{indent}_r = {call} if {absent} else None",
-        f"{indent}if _r is None:",
-        *["    " + line for line in lines],
-    ]
-
-
-# Note [One-hop in-place methods] in backends/composite_fast_inplace.py: method overload
-# ident -> the hop there, called with the required arguments when the optional ones are
-# absent.
-ONE_HOP_METHODS = {"add__Tensor": "add_", "copy_": "copy_"}
-# The same for functions, hops of backends/composite_fast.py (Note [One-hop factory bindings]).
-ONE_HOP_FUNCTIONS = {
-    "zeros_like": "zeros_like",
-    "ones_like": "ones_like",
-    "empty_like": "empty_like",
-}
-
-
-def _method_hop(o: _Overload, method: bool, lines: list[str]) -> list[str]:
-    """``lines`` (the call) with the overload's one hop tried first, if it has one: in the
-    branch where every optional argument is absent."""
-    hop = (ONE_HOP_METHODS if method else ONE_HOP_FUNCTIONS).get(ident(o.f))
-    if hop is None:
-        return lines
-    at = next(i for i, line in enumerate(lines) if line.lstrip().startswith("_r = "))
-    indent = lines[at][: len(lines[at]) - len(lines[at].lstrip())]
-    lead = ["self"] if method else []
-    required = lead + [_pyname(a.name, method) for a in o.positional if a.default is None]
-    return [
-        *lines[:at],
-        f"{indent}_r = _H_{hop}({', '.join(required)})",
-        f"{indent}if _r is None: {lines[at].lstrip()}",
-        *lines[at + 1 :],
     ]
 
 
@@ -390,14 +305,14 @@ def _function(
     union = [a.name for a in positional + kwonly]
     everywhere = set.intersection(*(set(o.required) for o in overloads))
     for i, o in enumerate(overloads):
-        conds = [f"{_pyname(n, method)} is _NO" for n in union if n not in o.names]
+        conds = [f"{pyname(n, method)} is _NO" for n in union if n not in o.names]
         conds += [
-            f"{_pyname(n, method)} is not _NO"
+            f"{pyname(n, method)} is not _NO"
             for n in o.required
             if n in union and n not in everywhere and len(overloads) > 1
         ]
         conds += [
-            ("" if must else "not ") + f"isinstance({_pyname(n, method)}, _Tensor)"
+            ("" if must else "not ") + f"isinstance({pyname(n, method)}, _Tensor)"
             for n, must in disc[i].items()
         ]
         if o.out is None and has_out:
@@ -409,15 +324,15 @@ def _function(
         target = f"_E_{ident(o.f)}.entry_function"  # Note [Bindings call the entry]
         if o.out is not None:
             lines.append(f"{indent}if out is None:")
-            full = _guarded(o, _call(o, target, method, indent + "    ", False))
-            lines += _one_hop(o, method, full)
+            full = guarded(o, _call(o, target, method, indent + "    ", False))
+            lines += one_hop(o, method, full)
             lines += _return(o.f, indent + "    ", o.factory)
             lines.append(f"{indent}else:")
             lines += _call(o, f"_E_{ident(o.out)}.entry_function", method, indent + "    ", True)
             lines += _return(o.out, indent + "    ", o.factory)
         else:
-            full = _guarded(o, _method_hop(o, method, _call(o, target, method, indent, False)))
-            lines += _one_hop(o, method, full)
+            full = guarded(o, method_hop(o, method, _call(o, target, method, indent, False)))
+            lines += one_hop(o, method, full)
             lines += _return(o.f, indent, o.factory)
     if len(overloads) > 1:
         sigs = "; ".join(str(o.f.func) for o in overloads)
@@ -427,7 +342,7 @@ def _function(
     # Note [Binding argument errors]: torch's binding rejects a wrong argument type with a
     # TypeError naming the Python parameter; ours lets the entry reject it (no check on the
     # success path; a try costs nothing in CPython 3.11+) and translates the error here.
-    names = tuple(_pyname(a.name, method) for a in positional)
+    names = tuple(pyname(a.name, method) for a in positional)
     translated = f"_binding_argument_error({name!r}, _e, {names!r}, {method})"
     body = (
         ["    try:"]
