@@ -152,3 +152,8 @@ def _fresh_factory_kernel(raw: int, op: Any, *args: Any, **kwargs: Any) -> Any:
     if getattr(r, "_vc", None) is not None:
         fresh_version(r, args)
     return r
+
+
+# backends/composite_fast.py's like-hops may run the composite kernel in this kernel's place
+# (Note [Plain kernel markers] in ops/indexing_fast.py: the kernel says so, not its name)
+_fresh_factory_kernel._td_fresh_factory = True  # type: ignore[attr-defined]

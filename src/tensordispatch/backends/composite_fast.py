@@ -70,25 +70,16 @@ _np_zeros = np.zeros
 _np_empty = np.empty
 
 
-class FactoryHop:
-    """Whether a call of the factory ``name`` made by its binding now (default words, no
-    tensor arguments, no device) would run our BackendSelect kernel ``backend_select`` and
-    then ``kernel`` at CPU, with the inner operators known when ``inner`` (Note [One-hop
-    factory bindings]). Memoized per published state.
+class _Hop:
+    """What a hop knows: the operator ``name``, the four entries whose published states decide
+    whether the hop is exactly the full dispatch (``entries``), and those states when last
+    checked with the answer for them (``memo``, replaced as one tuple); subclasses say how
+    the answer is found (``_check``)."""
 
-    >>> hop = FactoryHop("zeros", "zeros", "composite:zeros", inner=True)
-    >>> hop.ready()
-    True
-    """
+    __slots__ = ("entries", "memo", "name")
 
-    __slots__ = ("backend_select", "entries", "inner", "kernel", "memo", "name")
-
-    def __init__(self, name: str, backend_select: str, kernel: str, inner: bool) -> None:
-        self.name, self.backend_select = name, backend_select
-        self.kernel, self.inner = kernel, inner
-        # the entries whose states decide (the operator's; with inner, empty.memory_format,
-        # empty_strided, fill_.Scalar; else the operator's again), and (their states when
-        # last checked, the answer for them), replaced as one tuple
+    def __init__(self, name: str) -> None:
+        self.name = name
         self.entries: tuple[Any, Any, Any, Any] | None = None
         self.memo: tuple[Any, Any, Any, Any, bool] = (None, None, None, None, False)
 
@@ -104,6 +95,29 @@ class FactoryHop:
         ):  # fmt: skip
             return m[4]
         return self._check()
+
+    def _check(self) -> bool:
+        raise NotImplementedError
+
+
+class FactoryHop(_Hop):
+    """Whether a call of the factory ``name`` made by its binding now (default words, no
+    tensor arguments, no device) would run our BackendSelect kernel ``backend_select`` and
+    then ``kernel`` at CPU, with the inner operators known when ``inner`` (Note [One-hop
+    factory bindings]). Memoized per published state.
+
+    >>> hop = FactoryHop("zeros", "zeros", "composite:zeros", inner=True)
+    >>> hop.ready()
+    True
+    """
+
+    __slots__ = ("backend_select", "inner", "kernel")
+
+    def __init__(self, name: str, backend_select: str, kernel: str, inner: bool) -> None:
+        # entries: the operator's; with inner, empty.memory_format, empty_strided,
+        # fill_.Scalar; else the operator's again
+        super().__init__(name)
+        self.backend_select, self.kernel, self.inner = backend_select, kernel, inner
 
     def _check(self) -> bool:
         from tensordispatch.backends.aten import backend_select_keyset, op
@@ -242,7 +256,7 @@ def empty_strided(size: Any, stride: Any, dtype: Any) -> Tensor | None:
     return new_cpu_tensor(_np_empty(plan[0], dt._numpy), plan[0], plan[1], dt)
 
 
-class LikeHop:
+class LikeHop(_Hop):
     """Whether ``name(t)`` (no options) on a plain CPU tensor ``t`` under the default words
     would run the autograd kernel of the fresh factories (autograd/manual.py: below
     ADInplaceOrView, nothing recorded) and then our composite kernel, which calls our
@@ -253,25 +267,7 @@ class LikeHop:
     True
     """
 
-    __slots__ = ("entries", "memo", "name")
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-        self.entries: tuple[Any, Any, Any, Any] | None = None
-        self.memo: tuple[Any, Any, Any, Any, bool] = (None, None, None, None, False)
-
-    def ready(self) -> bool:
-        """True when the one hop is exactly what the full dispatch would run."""
-        words = _ST.__dict__
-        if words["excluded"] is not _DX or words["included"] is not _DI:
-            return False
-        e, m = self.entries, self.memo
-        if (
-            e is not None and e[0].state is m[0] and e[1].state is m[1]
-            and e[2].state is m[2] and e[3].state is m[3]
-        ):  # fmt: skip
-            return m[4]
-        return self._check()
+    __slots__ = ()
 
     def _check(self) -> bool:
         from tensordispatch.backends.aten import op
@@ -304,13 +300,11 @@ class LikeHop:
 
 
 def _is_fresh_factory_kernel(fn: Any) -> bool:
-    """Whether ``fn`` is autograd/manual.py's kernel of the fresh factories (named, not
-    imported: backends/ does not import autograd/; tests/backends/test_composite_fast.py
-    checks the default table has it)."""
-    return (
-        getattr(fn, "__module__", None) == "tensordispatch.autograd.manual"
-        and getattr(fn, "__name__", None) == "_fresh_factory_kernel"
-    )
+    """Whether ``fn`` is the autograd kernel of the fresh factories: autograd/manual.py marks
+    it with ``_td_fresh_factory`` (Note [Plain kernel markers] in ops/indexing_fast.py;
+    backends/ does not import autograd/; tests/backends/test_composite_fast.py checks the
+    default table has it)."""
+    return getattr(fn, "_td_fresh_factory", False) is True
 
 
 def _like_hop(hop: LikeHop, value: int | None) -> Callable[[Any], Tensor | None]:
