@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -310,9 +311,7 @@ _STATES: dict[str, Callable[[], Any]] = {
 
 
 @pytest.mark.parametrize("name", sorted(_STATES))
-def test_default_state_test_sends_other_states_to_the_normal_path(
-    methods: None, name: str
-) -> None:
+def test_default_state_test_sends_other_states_to_the_normal_path(methods: None, name: str) -> None:
     """Note [The default-state test]: inside each non-default state the call is not inlined
     (the result equals the dispatcher path's); after the state is restored it is again."""
     x = td.ones(2).to("lazy") * 1.0
@@ -326,8 +325,46 @@ def test_default_state_test_sends_other_states_to_the_normal_path(
     if isinstance(entered, _Seen):
         assert entered.seen == ["aten.add.Tensor"]
     assert y.cpu().tolist() == [2.0, 2.0]
+    if name == "force_fallback":  # forcing dropped the validations: one call validates again
+        x + 1.0
     x + 1.0
     assert _inlined() == before + 2, f"{name}: not inlined after the state was restored"
+
+
+def test_a_thread_forcing_a_fallback_stops_inlining_everywhere_until_it_ends(
+    methods: None,
+) -> None:
+    """Note [The default-state test]: forcing is not tested per call; while any thread
+    forces, no inlined method takes a call (the fast method reads each thread's setting)."""
+    x = td.ones(2).to("lazy") * 1.0
+    x + 1.0  # learnt
+    started, release, done = threading.Event(), threading.Event(), threading.Event()
+    seen: list[Any] = []
+
+    def forcing() -> None:
+        with lazy.config.force_fallback("aten::add"):
+            started.set()
+            release.wait(10)
+            calls = _inlined()
+            z = x + 1.0  # after the other thread's calls: still not inlined here
+            seen.extend([_inlined() - calls, z.cpu().tolist()])
+        done.set()
+
+    thread = threading.Thread(target=forcing)
+    thread.start()
+    assert started.wait(10)
+    before = _inlined()
+    for _ in range(3):  # this thread does not force: traced, through the fast method
+        y = x + 1.0
+        assert _node(y).op == "aten::add.Tensor"
+    assert _inlined() == before
+    release.set()
+    thread.join(10)
+    assert done.is_set() and seen == [0, [2.0, 2.0]]
+    x + 1.0  # validates again
+    x + 1.0
+    assert _inlined() == before + 1
+    assert (x + 1.0).cpu().tolist() == [2.0, 2.0]
 
 
 def test_default_state_test_with_grad_mode_off_still_inlines(methods: None) -> None:

@@ -10,12 +10,16 @@ that syncs). Must not trace.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from tensordispatch.dispatch.tls import local_state, register_field
 
 __all__ = [
+    "FORCING",
+    "FORCING_LOCK",
+    "FORCING_STARTED",
     "compile_on_first_run",
     "force_fallback",
     "get_compile_on_first_run",
@@ -27,12 +31,28 @@ __all__ = [
 register_field("lazy_force_fallback", "")
 register_field("lazy_compile_on_first_run", False)
 _ST = local_state()
+#: How many threads force an operator onto the fallback now, changed under FORCING_LOCK;
+#: FORCING_STARTED's hooks run (under the lock) when it leaves 0 (inline_methods.py Note
+#: [The default-state test]: the inlined methods' validations are dropped then, and none
+#: is recorded while any thread forces).
+FORCING = [0]
+FORCING_LOCK = threading.Lock()
+FORCING_STARTED: list[Callable[[], None]] = []
 
 
 def set_force_fallback(configval: str) -> None:
     """Run operator ``configval`` (``"aten::sub"``: every overload) through the eager CPU
     fallback instead of tracing it; ``""`` turns it off (torch._lazy.config)."""
-    _ST.lazy_force_fallback = configval
+    with FORCING_LOCK:
+        was = bool(_ST.lazy_force_fallback)
+        _ST.lazy_force_fallback = configval
+        if configval and not was:
+            FORCING[0] += 1
+            if FORCING[0] == 1:
+                for hook in FORCING_STARTED:
+                    hook()
+        elif was and not configval:
+            FORCING[0] -= 1
 
 
 def get_force_fallback() -> str:

@@ -35,15 +35,17 @@ counters with the dispatcher path.
 Note [The default-state test]
 The dispatcher routes a call by the thread's include / exclude words and the operands'
 keys; the mode stack is only consulted through the Python keys those words include (a
-pushed mode includes them), inference mode changes both words, and a transform or a
-forced fallback is checked on its own. So the method's first test is the words' identity
-with the default words (`tls.py` and the guards keep the canonical objects: a guard
-restores the object it saved, the mode stack the canonical word) plus an empty transform
-stack and no forced-fallback field: four C-level tests, no comparison. When it fails, the
-fields are compared by value (an equal word that is another object, a forced fallback
-set back to ``""``, inference mode switched off), so nothing that is default in value is
-sent to the slow path for long, and nothing the dispatcher would route differently
-passes. Grad mode is not tested: it changes nothing for operands that need no grad.
+pushed mode includes them), inference mode changes both words, and a transform is checked
+on its own. So the method's first test is the words' identity with the default words
+(`tls.py` and the guards keep the canonical objects: a guard restores the object it
+saved, the mode stack the canonical word) plus an empty transform stack: three C-level
+tests, no comparison. A forced fallback is not tested per call: when a thread starts
+forcing (config.py counts the threads that force), every method's validated state is
+dropped, and none is recorded while any thread forces, so calls go to the fast method,
+which reads the calling thread's setting. When the first test fails, the fields are
+compared by value (an equal word that is another object, inference mode switched off), so
+nothing that is default in value is sent to the slow path for long, and nothing the
+dispatcher would route differently passes. Grad mode is not tested: it changes nothing for operands that need no grad.
 """
 
 from __future__ import annotations
@@ -61,7 +63,7 @@ from tensordispatch.dispatch.tls import (
     LocalState,
     local_state,
 )
-from tensordispatch.lazy import metrics
+from tensordispatch.lazy import config, metrics
 from tensordispatch.lazy import tensor as lazy_tensor
 from tensordispatch.lazy.ir import NUMBER_DTYPES, SCALAR_CACHE, SCALAR_DEPENDENTS, operand
 from tensordispatch.lazy.shape import SAME_SHAPE_POINTWISE
@@ -169,6 +171,16 @@ def _flush() -> None:
 metrics.SETTLE.append(_flush)
 
 
+def _forcing_started() -> None:
+    """A thread started forcing an operator onto the fallback: every inlined method
+    validates again (through its fast method, which reads the thread's setting)."""
+    for records in _RECORDS:
+        records.valid[:] = [None, None]
+
+
+config.FORCING_STARTED.append(_forcing_started)
+
+
 def _scalar_key(value: Any) -> tuple[Any, ...]:
     """The scalar cache's key of a Python number (ir.scalar_node's, for the numbers kept)."""
     return (NUMBER_DTYPES[value.__class__], value.__class__, value)
@@ -181,8 +193,7 @@ def method(self, other{signature}):
             or self._autograd_meta is not None or inner._autograd_meta is not None):
         return fast(self, other)
     d = ST.__dict__
-    if (d["included"] is not DI or d["excluded"] is not DX or d["transform_stack"]
-            or FORCE in d) and (
+    if (d["included"] is not DI or d["excluded"] is not DX or d["transform_stack"]) and (
             d["included"] != DI or d["excluded"] != DX or d["modes"] or d["transform_stack"]
             or (len(d) > BASE_FIELDS and (d.get("autograd_inference_mode", False)
                                           or d.get("lazy_force_fallback")))):
@@ -384,10 +395,13 @@ def inline_method(
         result = fast(self, other)
         state, self_keys, other_keys = checked  # what ``fast`` validated last
         if state is plan.op._entry.state and self_keys == wrapper_keys:
-            if other_keys == number_keys:
-                records.valid[0] = state
-            elif other_keys == wrapper_keys:
-                records.valid[1] = state
+            with config.FORCING_LOCK:  # Note [The default-state test]: none while forcing
+                if config.FORCING[0]:
+                    pass
+                elif other_keys == number_keys:
+                    records.valid[0] = state
+                elif other_keys == wrapper_keys:
+                    records.valid[1] = state
         records.learn(self, other, result, node_class, tail)
         return result
 
@@ -406,7 +420,7 @@ def inline_method(
         "CALLS": records.calls, "NODE": node_class, "NAME": plan.name, "OP": plan.op,
         "IDS": lazy_tensor._IDS, "LIVE_APPEND": lazy_tensor._LIVE_APPEND,
         "TRIM_AT": lazy_tensor.TRIM_AT, "TM": lazy_tensor, "LAZY": LAZY,
-        "BASE_FIELDS": _BASE_FIELDS, "FORCE": "lazy_force_fallback",
+        "BASE_FIELDS": _BASE_FIELDS,
         "LAZY_KEYS": LAZY._key_set, "WRAPPER_KEYS": wrapper_keys,
     }  # fmt: skip
     namespace.update({f"K{i}": default for i, default in enumerate(keywords[1])})
