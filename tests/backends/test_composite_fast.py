@@ -11,14 +11,15 @@ from typing import Any
 import numpy as np
 import pytest
 import torch
-from torch.utils._python_dispatch import TorchDispatchMode
 
 import tensordispatch as td
 from tensordispatch.backends import composite_fast as fast
 from tensordispatch.backends.aten import below_ad_inplace_or_view, op
-from tensordispatch.dispatch import DispatchMode, dispatch_trace
+from tensordispatch.dispatch import dispatch_trace
 from tensordispatch.dispatch.calling import NOT_GIVEN
 from tensordispatch.library import Library
+
+from .recording_modes import recording_modes
 
 
 @pytest.fixture(autouse=True)
@@ -172,18 +173,7 @@ def test_a_user_composite_kernel_registered_later_is_called(lib: Library) -> Non
 
 
 def test_a_dispatch_mode_sees_the_factories_as_torch_does() -> None:
-    ours: list[str] = []
-    theirs: list[str] = []
-
-    class Ours(DispatchMode):
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
-            ours.append(str(func))
-            return func(*args, **(kwargs or {}))
-
-    class Theirs(TorchDispatchMode):
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
-            theirs.append(str(func))
-            return func(*args, **(kwargs or {}))
+    ours, theirs, Ours, Theirs = recording_modes()
 
     def calls(m: Any) -> None:
         m.zeros(2, 3), m.ones(3), m.empty(2, 3), m.empty_strided((2, 3), (3, 1))
@@ -313,18 +303,7 @@ def test_a_trace_shows_every_hop_of_ones_like() -> None:
 
 
 def test_a_dispatch_mode_sees_the_like_factories_as_torch_does() -> None:
-    ours: list[str] = []
-    theirs: list[str] = []
-
-    class Ours(DispatchMode):
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
-            ours.append(str(func))
-            return func(*args, **(kwargs or {}))
-
-    class Theirs(TorchDispatchMode):
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
-            theirs.append(str(func))
-            return func(*args, **(kwargs or {}))
+    ours, theirs, Ours, Theirs = recording_modes()
 
     t, tt = td.ones(2, 3), torch.ones(2, 3)
     with Ours():

@@ -11,13 +11,14 @@ from typing import Any
 import numpy as np
 import pytest
 import torch
-from torch.utils._python_dispatch import TorchDispatchMode
 
 import tensordispatch as td
 from tensordispatch.backends import composite_fast_inplace as hop
 from tensordispatch.backends.aten import op
-from tensordispatch.dispatch import DispatchMode, dispatch_trace
+from tensordispatch.dispatch import dispatch_trace
 from tensordispatch.library import Library
+
+from .recording_modes import recording_modes
 
 
 def _pair(m: Any, shape: tuple[int, ...] = (4, 4), dtype: str = "float32") -> tuple[Any, Any]:
@@ -157,18 +158,7 @@ def test_a_kernel_registered_later_is_called(lib: Library, key: str) -> None:
 
 
 def test_a_dispatch_mode_sees_the_methods_as_torch_does() -> None:
-    ours: list[str] = []
-    theirs: list[str] = []
-
-    class Ours(DispatchMode):
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
-            ours.append(str(func))
-            return func(*args, **(kwargs or {}))
-
-    class Theirs(TorchDispatchMode):
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
-            theirs.append(str(func))
-            return func(*args, **(kwargs or {}))
+    ours, theirs, Ours, Theirs = recording_modes()
 
     a, b = _pair(td)
     ta, tb = _pair(torch)
