@@ -45,7 +45,8 @@ dropped, and none is recorded while any thread forces, so calls go to the fast m
 which reads the calling thread's setting. When the first test fails, the fields are
 compared by value (an equal word that is another object, inference mode switched off), so
 nothing that is default in value is sent to the slow path for long, and nothing the
-dispatcher would route differently passes. Grad mode is not tested: it changes nothing for operands that need no grad.
+dispatcher would route differently passes. Grad mode is not tested: it changes nothing for
+operands that need no grad.
 """
 
 from __future__ import annotations
@@ -153,8 +154,8 @@ class _Records:
 
 _RECORDS: list[_Records] = []
 #: How many fields a thread's dispatch state holds before any layer sets its own (what a
-#: fresh state's ``__init__`` sets): while a thread has no more, inference mode and forced
-#: fallbacks are at their defaults (off).
+#: fresh state's ``__init__`` sets): while a thread has no more, inference mode is off
+#: (forced fallbacks are not read here: Note [The default-state test]).
 _BASE_FIELDS = len(LocalState().__dict__)
 
 
@@ -195,8 +196,7 @@ def method(self, other{signature}):
     d = ST.__dict__
     if (d["included"] is not DI or d["excluded"] is not DX or d["transform_stack"]) and (
             d["included"] != DI or d["excluded"] != DX or d["modes"] or d["transform_stack"]
-            or (len(d) > BASE_FIELDS and (d.get("autograd_inference_mode", False)
-                                          or d.get("lazy_force_fallback")))):
+            or (len(d) > BASE_FIELDS and d.get("autograd_inference_mode", False))):
         return fast(self, other)
     if ((self._fs is not None and self._generation != self._fs.generation)
             or self._key_set != WRAPPER_KEYS):
@@ -396,11 +396,9 @@ def inline_method(
         state, self_keys, other_keys = checked  # what ``fast`` validated last
         if state is plan.op._entry.state and self_keys == wrapper_keys:
             with config.FORCING_LOCK:  # Note [The default-state test]: none while forcing
-                if config.FORCING[0]:
-                    pass
-                elif other_keys == number_keys:
+                if not config.FORCING[0] and other_keys == number_keys:
                     records.valid[0] = state
-                elif other_keys == wrapper_keys:
+                elif not config.FORCING[0] and other_keys == wrapper_keys:
                     records.valid[1] = state
         records.learn(self, other, result, node_class, tail)
         return result
