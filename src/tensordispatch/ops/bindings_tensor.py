@@ -18,7 +18,7 @@ import warnings
 from typing import Any
 
 from tensordispatch.backends.aten import op
-from tensordispatch.dispatch.errors import ArgumentTypeError
+from tensordispatch.dispatch.errors import ArgumentTypeError, binding_argument_error
 from tensordispatch.tensor.tensor import Tensor
 
 __all__ = [
@@ -172,9 +172,10 @@ def pos(self: Tensor) -> Tensor:
 
 def _not_implemented(error: ArgumentTypeError, name: str) -> Any:
     """NotImplemented when ``error`` rejects an argument of operator ``name`` itself, as
-    torch's Tensor operators (Note [Operators return NotImplemented] in codegen/gen_python.py);
-    otherwise raises it."""
-    if str(error).startswith(f"aten::{name.partition('.')[0]}()"):
+    torch's Tensor operators (Note [Operators return NotImplemented] in codegen/gen_python.py:
+    the generated operators decide the same way, by `binding_argument_error`); otherwise
+    raises it."""
+    if isinstance(binding_argument_error(name.partition(".")[0], error, (), True), TypeError):
         return NotImplemented
     raise error
 
