@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from tensordispatch.dispatch.convert import ArgumentCheck, argument_check
-from tensordispatch.dispatch.errors import ArgumentTypeError
+from tensordispatch.dispatch.errors import ArgumentMismatch, ArgumentTypeError
 
 if TYPE_CHECKING:
     # `import tensordispatch` loads no schema module (issue 4): types are named in
@@ -199,21 +199,9 @@ class CallingFacts:
             if wrong or (form in ("l", "l?") and not isinstance(v, (list, tuple, _NotGiven))):
                 shown = wrong[0] if wrong else v
                 want = {"t": "Tensor", "t?": "Tensor?", "l": "Tensor[]", "l?": "Tensor?[]"}[form]
-                op_name = self.declaration.split("(")[0]
-                found = type(shown).__name__
-                raise ArgumentTypeError(
-                    "\n".join(
-                        [
-                            " ".join(
-                                [
-                                    f"{op_name}() Expected a value of type '{want}' for",
-                                    f"argument '{name}' but instead found type '{found}'.",
-                                ]
-                            ),
-                            f"Position: {i}",
-                            f"Value: {shown!r}",
-                            f"Declaration: {self.declaration}",
-                        ]
-                    )
-                )
+                mismatch = ArgumentMismatch(
+                    self.declaration.split("(")[0], name, i, want, want,
+                    type(shown).__name__, shown, self.declaration,
+                )  # fmt: skip
+                raise ArgumentTypeError(mismatch)
         raise ArgumentTypeError(f"{self.declaration}: invalid arguments {values!r}")

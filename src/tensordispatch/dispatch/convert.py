@@ -36,7 +36,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from tensordispatch.dispatch.errors import ArgumentTypeError
+from tensordispatch.dispatch.errors import ArgumentMismatch, ArgumentTypeError
 from tensordispatch.dispatch.value_types import (
     Reject,
     UnknownCode,
@@ -181,8 +181,9 @@ def argument_check(schema: Any, index: int) -> ArgumentCheck | None:
     if found is None:
         return None
     test, conv = found
-    op_name = str(schema).split("(")[0].split(".")[0]
     declaration = str(schema)
+    operator = declaration.split("(")[0]
+    op_name = operator.split(".")[0]
     want = python_type_name(arg.type)
     items = _list_item_class(arg.type)
     if items is not None:
@@ -218,22 +219,11 @@ def argument_check(schema: Any, index: int) -> ArgumentCheck | None:
                 )
             ) from None
         except _Reject:
-            raise ArgumentTypeError(
-                "\n".join(
-                    [
-                        " ".join(
-                            [
-                                f"{op_name}() Expected a value of type '{want}' for argument",
-                                f"'{arg.name}' but instead found type",
-                                f"'{value_type_name(value)}'.",
-                            ]
-                        ),
-                        f"Position: {index}",
-                        f"Value: {value!r}",
-                        f"Declaration: {declaration}",
-                    ]
-                )
-            ) from None
+            found = value_type_name(value)
+            mismatch = ArgumentMismatch(
+                operator, arg.name, index, want, str(arg.type), found, value, declaration
+            )
+            raise ArgumentTypeError(mismatch) from None
 
     if items is None:
         return ArgumentCheck(index, test, convert)

@@ -18,11 +18,14 @@ by the operator's registrations, directly or through an alias key.
 
 from __future__ import annotations
 
-import re
+from dataclasses import dataclass, field
+from typing import Any
 
 __all__ = [
     "AmbiguousAutogradOtherError",
+    "ArgumentMismatch",
     "ArgumentTypeError",
+    "BindingArgument",
     "DuplicateRegistrationError",
     "FallthroughExecutedError",
     "KernelSignatureError",
@@ -33,6 +36,7 @@ __all__ = [
     "NoMatchingOverloadError",
     "NoTensorArgumentsError",
     "SchemaNotFoundError",
+    "binding_argument",
     "binding_argument_error",
     "missing_kernel_message",
     "no_tensor_arguments_message",
@@ -141,16 +145,141 @@ class NoMatchingOverloadError(RuntimeError):
     """No overload of a packet accepts the call's arguments (torch raises RuntimeError)."""
 
 
+@dataclass(frozen=True, slots=True)
+class ArgumentMismatch:
+    """What an argument check found: the facts an ``ArgumentTypeError`` is worded from
+    (Note [Argument errors as data]). ``operator`` is the qualified name with its overload,
+    ``position`` the argument's index in the schema, ``expected`` TorchScript's name of the
+    wanted type (``'Optional[int]'``, ``'number'``), ``declared`` the schema's spelling of it,
+    ``found`` the name printed for the given value's type.
+
+    >>> m = ArgumentMismatch("aten::mm", "mat2", 1, "Tensor", "Tensor", "int", 2,
+    ...                      "aten::mm(Tensor self, Tensor mat2) -> Tensor")
+    >>> print(m.message())
+    aten::mm() Expected a value of type 'Tensor' for argument 'mat2' but instead found type \
+'int'.
+    Position: 1
+    Value: 2
+    Declaration: aten::mm(Tensor self, Tensor mat2) -> Tensor
+    """
+
+    operator: str
+    argument: str
+    position: int
+    expected: str
+    declared: str
+    found: str
+    value: Any = field(compare=False)
+    declaration: str
+
+    def message(self) -> str:
+        """torch's OpOverload-level text (its head names the operator without overload)."""
+        head = " ".join(
+            [
+                f"{self.operator.partition('.')[0]}() Expected a value of type",
+                f"'{self.expected}' for argument '{self.argument}' but instead found type",
+                f"'{self.found}'.",
+            ]
+        )
+        return "\n".join(
+            [head, f"Position: {self.position}", f"Value: {self.value!r}",
+             f"Declaration: {self.declaration}"]
+        )  # fmt: skip
+
+
 class ArgumentTypeError(RuntimeError):
-    """A call passed a non-tensor where the schema wants a Tensor (torch raises RuntimeError)."""
+    """A call passed a value its schema's type does not take (torch raises RuntimeError).
+    Raised with an ``ArgumentMismatch`` (kept as ``mismatch``, the text worded from it) by the
+    argument checks; with a plain text (``mismatch`` None) for the other rejections.
+
+    >>> e = ArgumentTypeError("aten::f() got a bad value")
+    >>> e.mismatch is None, str(e)
+    (True, 'aten::f() got a bad value')
+    """
+
+    def __init__(self, what: ArgumentMismatch | str) -> None:
+        super().__init__(what)
+        self.mismatch = what if isinstance(what, ArgumentMismatch) else None
+
+    def __str__(self) -> str:
+        # worded on demand: an operator that returns NotImplemented never formats it
+        return self.mismatch.message() if self.mismatch is not None else super().__str__()
 
 
-_ARGUMENT_RE = re.compile(r"^aten::(\w+?)(?:\.\w+)?\(\) Expected a value of type '([^']*)' for "
-                          r"argument '(\w+)' but instead found type '([^']*)'")  # fmt: skip
+# Note [Argument errors as data]
+# torch's Python binding and its OpOverload word one wrong argument differently: "add():
+# argument 'other' (position 1) must be Tensor, not str" (TypeError) against "aten::add()
+# Expected a value of type 'Tensor' for argument 'other' ..." (RuntimeError). Our bindings let
+# the operator's entry check the arguments (no check on their success path) and word their
+# TypeError from the ArgumentMismatch the check raised, never from its text: a text-only
+# ArgumentTypeError (or one about another operator) is never translated.
 _WANT = {"Tensor": "Tensor", "Tensor?": "Tensor", "Tensor[]": "tuple of Tensors",
-         "Tensor?[]": "tuple of Tensors", "List[int]": "tuple of ints"}  # fmt: skip
+         "Tensor?[]": "tuple of Tensors", "List[int]": "tuple of ints", "number": "Number"}  # fmt: skip
 _ENUMS = {"Layout": "torch.layout", "ScalarType": "torch.dtype", "Device": "torch.device",
           "MemoryFormat": "torch.memory_format"}  # fmt: skip
+# the types' names in an operator-level text -> the names torch's Python parser gives them
+_TORCH_TYPES = {"dtype": "torch.dtype", "Layout": "torch.layout", "layout": "torch.layout",
+                "device": "torch.device", "Device": "torch.device",
+                "MemoryFormat": "torch.memory_format", "memory_format": "torch.memory_format",
+                "Generator": "torch.Generator"}  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class BindingArgument:
+    """One argument a Python binding rejects, as torch's arg parser names it: the binding's
+    ``function`` name, the Python ``argument`` name, its 1-based ``position`` among the
+    positional parameters (None for a keyword-only one), torch's Python names of the
+    ``expected`` and ``found`` types, and whether the call gave it by ``keyword``.
+
+    >>> print(BindingArgument("add", "alpha", None, "Number", "str").message())
+    add(): argument 'alpha' must be Number, not str
+    """
+
+    function: str
+    argument: str
+    position: int | None
+    expected: str
+    found: str
+    keyword: bool = False
+
+    def message(self) -> str:
+        """torch's TypeError text (an argument given by keyword is named without position)."""
+        where = "" if self.keyword or self.position is None else f" (position {self.position})"
+        what = f"must be {self.expected}, not {self.found}"
+        return f"{self.function}(): argument '{self.argument}'{where} {what}"
+
+
+def binding_argument(
+    name: str, error: ArgumentTypeError, positional: tuple[str, ...], method: bool
+) -> BindingArgument | None:
+    """The argument of binding ``name`` that ``error`` rejects (Note [Argument errors as
+    data]), or None when ``error`` has no mismatch or concerns another operator (a nested
+    call's). ``positional``: the binding's positional parameter names (``self`` excluded for
+    a method), in the schema's order; a schema argument the binding renames (Tensor.copy_'s
+    ``src`` is ``other``) is found by its position.
+
+    >>> m = ArgumentMismatch("aten::copy_", "src", 1, "Tensor", "Tensor", "str", "x", "...")
+    >>> binding_argument("copy_", ArgumentTypeError(m), ("other", "non_blocking"), True)
+    BindingArgument(function='copy_', argument='other', position=1, expected='Tensor', \
+found='str', keyword=False)
+    """
+    m = error.mismatch
+    if m is None or not m.operator.startswith("aten::"):
+        return None
+    base = m.operator[len("aten::") :].partition(".")[0]
+    if base != name and base != name.rstrip("_"):
+        return None
+    arg, index = m.argument, m.position - int(method)
+    if arg not in positional and arg != "self" and 0 <= index < len(positional):
+        arg = positional[index]
+    if arg == "self" and not method:
+        arg = "input"
+    position = positional.index(arg) + 1 if arg in positional else None
+    want = m.expected
+    if want.startswith("Optional[") and want.endswith("]"):
+        want = want[len("Optional[") : -1]
+    want = _ENUMS.get(m.declared.rstrip("?"), _WANT.get(want, want))
+    return BindingArgument(name, arg, position, want, _TORCH_TYPES.get(m.found, m.found))
 
 
 def binding_argument_error(
@@ -158,27 +287,14 @@ def binding_argument_error(
 ) -> Exception:
     """The TypeError torch's Python binding ``name`` raises for ``error`` (an operator-level
     ArgumentTypeError about one of the binding's own arguments), or ``error`` itself when it
-    comes from another operator. ``positional``: the binding's positional parameter names
-    (``self`` excluded for a method); position is 1-based among them, as torch's.
+    has no mismatch or comes from another operator (``binding_argument``).
 
-    >>> e = ArgumentTypeError("aten::maximum() Expected a value of type 'Tensor' for argument "
-    ...                       "'other' but instead found type 'int'.")
-    >>> print(binding_argument_error("maximum", e, ("input", "other"), False))
+    >>> m = ArgumentMismatch("aten::maximum", "other", 1, "Tensor", "Tensor", "int", 2, "...")
+    >>> print(binding_argument_error("maximum", ArgumentTypeError(m), ("input", "other"), False))
     maximum(): argument 'other' (position 2) must be Tensor, not int
     """
-    m = _ARGUMENT_RE.match(str(error))
-    if m is None or m.group(1) != name.rstrip("_") and m.group(1) != name:
-        return error
-    arg = "input" if m.group(3) == "self" and not method else m.group(3)
-    where = f" (position {positional.index(arg) + 1})" if arg in positional else ""
-    want = m.group(2)
-    if want.startswith("Optional[") and want.endswith("]"):
-        want = want[len("Optional[") : -1]
-    want = _WANT.get(want, want)
-    declared = re.search(rf"([\w\[\]]+)\?? {m.group(3)}\b", str(error).partition("Declaration:")[2])
-    if declared is not None and declared.group(1) in _ENUMS:
-        want = _ENUMS[declared.group(1)]
-    return TypeError(f"{name}(): argument '{arg}'{where} must be {want}, not {m.group(4)}")
+    found = binding_argument(name, error, positional, method)
+    return error if found is None else TypeError(found.message())
 
 
 def _key_list(keys: list[str]) -> str:

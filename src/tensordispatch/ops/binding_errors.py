@@ -16,13 +16,13 @@ names are unknown and every given argument counts as positional, as before.
 from __future__ import annotations
 
 import dis
-import re
 import sys
+from dataclasses import replace
 from types import FrameType
 from typing import Any
 
 from tensordispatch.dispatch.calling import NOT_GIVEN
-from tensordispatch.dispatch.errors import ArgumentTypeError, binding_argument_error
+from tensordispatch.dispatch.errors import ArgumentTypeError, binding_argument
 from tensordispatch.ops.python_signatures import PYTHON_SIGNATURES
 
 __all__ = [
@@ -33,8 +33,6 @@ __all__ = [
     "invalid_combination",
 ]
 
-_SPECIFIC = re.compile(r"^(\w+)\(\): argument '(\w+)'( \(position \d+\))? must be (.+), not (.+)$")
-_TYPE_NAMES = {"number": "Number"}
 # Our classes of torch's Python types -> the names torch's parser gives them.
 _TORCH_TYPES = {"dtype": "torch.dtype", "Layout": "torch.layout", "device": "torch.device",
                 "MemoryFormat": "torch.memory_format", "Generator": "torch.Generator"}  # fmt: skip
@@ -207,32 +205,15 @@ def _plausible(signatures: tuple[str, ...], count: int) -> int:
     return n
 
 
-_SCHEMA_ARGUMENT = re.compile(r"for argument '(\w+)'.*\nPosition: (\d+)", re.DOTALL)
-
-
-def _python_named(
-    error: ArgumentTypeError, positional: tuple[str, ...], method: bool
-) -> ArgumentTypeError:
-    """``error`` naming the binding's parameter where the binding renames the schema's
-    (codegen/model.py PYTHON_PARAMETER_NAMES: Tensor.copy_'s ``src`` is ``other``), found by
-    its schema position (positional schema arguments are the binding's, in order)."""
-    m = _SCHEMA_ARGUMENT.search(str(error))
-    if m is None or m.group(1) in positional or m.group(1) == "self":
-        return error
-    index = int(m.group(2)) - int(method)
-    if not 0 <= index < len(positional):
-        return error
-    text = str(error).replace(f"argument '{m.group(1)}'", f"argument '{positional[index]}'")
-    return ArgumentTypeError(text)
-
-
 def binding_type_error(
     name: str, error: ArgumentTypeError, positional: tuple[str, ...], method: bool
 ) -> Exception:
     """The exception binding ``name`` raises when its operator rejected ``error``'s argument:
-    torch's TypeError (named without a position when given by keyword; "invalid combination"
-    when several of the name's signatures take that many arguments), or ``error`` itself when
-    it concerns another operator. Called from the binding's except clause only.
+    torch's TypeError worded from the error's mismatch (Note [Argument errors as data] in
+    dispatch/errors.py; named without a position when given by keyword; "invalid
+    combination" when several of the name's signatures take that many arguments), or
+    ``error`` itself when it has no mismatch or concerns another operator. Called from the
+    binding's except clause only.
 
     >>> import tensordispatch as td
     >>> try:
@@ -241,16 +222,11 @@ def binding_type_error(
     ...     print(e)
     maximum(): argument 'other' must be Tensor, not int
     """
-    error = _python_named(error, positional, method)
-    translated = binding_argument_error(name, error, positional, method)
-    m = _SPECIFIC.match(str(translated)) if isinstance(translated, TypeError) else None
-    if m is None:
-        return translated
+    rejected = binding_argument(name, error, positional, method)
+    if rejected is None:
+        return error
     args, kwargs = _call_arguments(sys._getframe(1), method)
     signatures = PYTHON_SIGNATURES.get((name, method))
     if signatures is not None and _plausible(signatures, len(args) + len(kwargs)) != 1:
         return TypeError(invalid_combination(name, signatures, args, kwargs))
-    where = "" if m.group(2) in kwargs else m.group(3) or ""
-    want = _TYPE_NAMES.get(m.group(4), m.group(4))
-    found = _TORCH_TYPES.get(m.group(5), m.group(5))
-    return TypeError(f"{name}(): argument '{m.group(2)}'{where} must be {want}, not {found}")
+    return TypeError(replace(rejected, keyword=rejected.argument in kwargs).message())
