@@ -13,6 +13,7 @@ from typing import Any
 
 from tensordispatch.backends.aten import below_ad_inplace_or_view as _below
 from tensordispatch.backends.aten import op
+from tensordispatch.backends.composite_fast import arange as _arange_hop
 from tensordispatch.backends.structured import resize_output
 from tensordispatch.dispatch.calling import NOT_GIVEN as _NO
 from tensordispatch.tensor.dtypes import dtype as DType
@@ -61,6 +62,13 @@ def arange(
     >>> td.arange(5), td.arange(1, 2.5, 0.5)
     (tensor([0, 1, 2, 3, 4]), tensor([1.0000, 1.5000, 2.0000]))
     """
+    if (
+        start is _NO and end is _NO and step is _NO and out is None and layout is None
+        and device is None and pin_memory is None
+    ):  # fmt: skip
+        hopped = _arange_hop(args, dtype)  # Note [One-hop factory bindings]
+        if hopped is not None:
+            return _finish(hopped, requires_grad)
     given = [a for a in (start, end, step) if a is not _NO]
     values = [_number(a) for a in (*args, *given)]
     if not 1 <= len(values) <= 3:
@@ -68,12 +76,11 @@ def arange(
             f"arange() takes 1 to 3 numbers (end | start, end | start, end, step), got "
             f"{len(values)}"
         )
-    if len(values) == 1:
-        values = [0, values[0]]
-    if out is not None:
-        return op("arange.start_out")(*values, out=out)  # type: ignore[no-any-return]
+    if out is not None:  # the overloads torch's binding picks: aten::arange for one number
+        name = "arange.out" if len(values) == 1 else "arange.start_out"
+        return op(name)(*values, out=out)  # type: ignore[no-any-return]
     opts = _options(dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
-    name = "arange.start" if len(values) == 2 else "arange.start_step"
+    name = ("arange", "arange.start", "arange.start_step")[len(values) - 1]
     return _finish(_below(op(name), *values, **opts), requires_grad)
 
 
