@@ -320,3 +320,41 @@ def test_the_like_hops_recognise_the_default_autograd_kernel() -> None:
     assert not fast._is_fresh_factory_kernel(lambda: None)
     for name in ("zeros_like", "ones_like", "empty_like"):
         assert fast.LikeHop(name).ready()
+
+
+LIKE_DTYPES = ["float32", "float64", "float16", "int64", "int8", "uint8", "bool", "complex64"]
+LIKE_SHAPES = [(), (0, 3), (2, 1, 3), (4, 4), (5,)]
+
+
+@pytest.mark.parametrize("dtype", LIKE_DTYPES)
+def test_like_hops_of_contiguous_tensors_match_torch(dtype: str) -> None:
+    for shape in LIKE_SHAPES:
+        t = td.ones(shape, dtype=getattr(td, dtype))
+        tt = torch.ones(shape, dtype=getattr(torch, dtype))
+        for name in ("zeros_like", "ones_like", "empty_like"):
+            got = getattr(fast, name)(t)
+            expected = getattr(torch, name)(tt)
+            assert got is not None, (name, shape)
+            assert _name_of(got.dtype) == _name_of(expected.dtype)
+            assert tuple(got.shape) == tuple(expected.shape), (name, shape)
+            assert got.stride() == expected.stride(), (name, shape)
+            assert got._version == expected._version == 0
+            if name != "empty_like":
+                assert torch.equal(torch.from_numpy(got.numpy().copy()), expected)
+                assert got.numpy().tobytes() == expected.numpy().tobytes()  # +0.0, not -0.0
+
+
+def _name_of(dtype: Any) -> str:
+    return str(dtype).split(".")[-1]
+
+
+def test_like_hops_of_strided_tensors_match_the_composite_kernels() -> None:
+    from tensordispatch.backends.composite import COMPOSITE_KERNELS
+
+    base = td.arange(24.0).reshape(2, 3, 4)
+    for t in (base.permute(2, 0, 1), base[:, ::2], base.expand(2, 2, 3, 4), base.transpose(0, 2)):
+        for name in ("zeros_like", "ones_like"):
+            got = getattr(fast, name)(t)
+            expected = below_ad_inplace_or_view(COMPOSITE_KERNELS[name], t)
+            assert got is not None
+            assert got.stride() == expected.stride() and got.tolist() == expected.tolist()

@@ -61,6 +61,7 @@ from tensordispatch.dispatch.keyset import (
 )
 from tensordispatch.dispatch.tls import local_state
 from tensordispatch.tensor import dtypes as _dt
+from tensordispatch.tensor.geometry import contiguous_of as _contiguous_of
 from tensordispatch.tensor.tensor import _CPU_KEY_SET, Tensor, new_cpu_tensor
 
 __all__ = [
@@ -326,7 +327,10 @@ def _is_fresh_factory_kernel(fn: Any) -> bool:
 
 def _like_hop(hop: LikeHop, value: int | None) -> Callable[[Any], Tensor | None]:
     """The hop of ``zeros_like``/``ones_like`` (``value``) or ``empty_like`` (None) without
-    options: the composite kernel's direct result for a plain CPU tensor, else None.
+    options: the composite kernel's direct result for a plain CPU tensor, else None. For a
+    contiguous tensor (``_cpu_empty_like``'s first case) the array is made and filled here:
+    ``np.zeros`` for zeros (the same +0 bytes as fill_'s write, ~0.3 us less), NumPy's own
+    ``fill`` for ones (what fill_ does for 0 <= value <= 127).
 
     >>> import tensordispatch as td
     >>> t = td.ones(2, 3).t()
@@ -338,6 +342,15 @@ def _like_hop(hop: LikeHop, value: int | None) -> Callable[[Any], Tensor | None]
     def hop_call(t: Any) -> Tensor | None:
         if type(t) is not Tensor or t._key_set != _CPU_KEY_SET or not hop.ready():
             return None
+        shape, strides = t._shape, t._strides
+        if strides == _contiguous_of(shape):  # _cpu_empty_like's first case, then the fill
+            dt = t.dtype
+            if value == 0:  # np.zeros: the zero fill_ writes (+0, False, 0j), ~2x cheaper
+                return new_cpu_tensor(_np_zeros(shape, dt._numpy), shape, strides, dt)
+            a = _np_empty(shape, dt._numpy)
+            if value is not None:
+                a.fill(value)  # fill_'s own write of 0 <= value <= 127
+            return new_cpu_tensor(a, shape, strides, dt)
         r = _cpu_empty_like(t, t.dtype)
         return r if value is None else _cpu_fill(r, value)
 
