@@ -32,8 +32,10 @@ Stream, Storage, Dimname and the like are not checked.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 from tensordispatch.dispatch.errors import ArgumentMismatch, ArgumentTypeError
@@ -56,26 +58,99 @@ __all__ = [
     "ArgumentCheck",
     "argument_check",
     "python_type_name",
+    "register_binding_modules",
     "value_type_globals",
 ]
 
 
 _Reject = Reject
 
+# Note [Bindings take enums only as themselves]
+# An OpOverload takes a dtype, layout or memory format for an int or a Scalar (as its code)
+# and an int for one of them (Note [Value types]); torch's Python arg parser takes neither:
+# ``t.pow(torch.float32)``, ``t.unsqueeze(torch.strided)``, ``torch.ones(2, dtype=6)`` are
+# TypeErrors. Our bindings run the entry's checks (no check of their own on the success
+# path), so these converters, on their slow path only, look at who called the entry: a
+# module registered as Python bindings (``register_binding_modules``) gets the rejection the
+# binding words as torch's TypeError; everybody else the conversion. Frames walked: at most
+# ``_CHECK_DEPTH`` from the converter up to the entry (its code is compiled under a
+# ``<tensordispatch ...>`` name, calling.py, mode_entry.py), then past relay modules (lazy
+# entry generation, deferred globals) to the caller.
+_BINDINGS: set[str] = set()
+_RELAYS: set[str] = {"tensordispatch.dispatch.operator"}
+_CHECK_DEPTH = 5
+_ENUM_NAMES = frozenset({"dtype", "layout", "memory_format"})
+
+
+def register_binding_modules(bindings: tuple[str, ...], relays: tuple[str, ...] = ()) -> None:
+    """Declare the modules whose functions are Python bindings, and the modules that only
+    relay a binding's call to an entry (Note [Bindings take enums only as themselves]).
+
+    >>> register_binding_modules(("my_bindings",))
+    >>> "my_bindings" in _BINDINGS
+    True
+    """
+    _BINDINGS.update(bindings)
+    _RELAYS.update(relays)
+
+
+def _called_by_binding() -> bool:
+    """Whether the entry whose check calls this was called by a Python binding."""
+    frame: FrameType | None = sys._getframe(2)
+    for _ in range(_CHECK_DEPTH):
+        if frame is None or frame.f_code.co_filename.startswith("<tensordispatch "):
+            break
+        frame = frame.f_back
+    else:
+        return False
+    frame = frame.f_back if frame is not None else None
+    while frame is not None and frame.f_globals.get("__name__") in _RELAYS:
+        frame = frame.f_back
+    return frame is not None and frame.f_globals.get("__name__") in _BINDINGS
+
+
+def _no_enum(convert: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """``convert`` (int, Scalar), refusing an enum object when a binding calls."""
+
+    def number(v: Any) -> Any:
+        out = convert(v)
+        if value_type_name(v) in _ENUM_NAMES and _called_by_binding():
+            raise _Reject
+        return out
+
+    return number
+
+
+def _only_enum(convert: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """``convert`` (ScalarType, Layout, MemoryFormat), refusing an int-like (a code) when a
+    binding calls."""
+
+    def enum(v: Any) -> Any:
+        out = convert(v)
+        if out is not v and _called_by_binding():
+            raise _Reject
+        return out
+
+    return enum
+
+
 _SCALARS: dict[str, tuple[str, Callable[[Any], Any], str]] = {
     # schema type -> (inline fast test on ``{v}``, converter, torch's Python type name);
     # ``_td_vt_<kind>`` is the class the tensor layer registered (Note [Value types])
-    "int": ("type({v}) is int", value_converter("int"), "int"),
-    "SymInt": ("type({v}) is int", value_converter("SymInt"), "int"),
+    "int": ("type({v}) is int", _no_enum(value_converter("int")), "int"),
+    "SymInt": ("type({v}) is int", _no_enum(value_converter("SymInt")), "int"),
     "float": ("type({v}) is float", value_converter("float"), "float"),
     "bool": ("type({v}) is bool", value_converter("bool"), "bool"),
     "str": ("type({v}) is str", value_converter("str"), "str"),
-    "Scalar": ("type({v}) is float or type({v}) is int", value_converter("Scalar"), "number"),
-    "ScalarType": ("type({v}) is _td_vt_ScalarType", value_converter("ScalarType"), "int"),
-    "Layout": ("type({v}) is _td_vt_Layout", value_converter("Layout"), "int"),
-    "MemoryFormat": ("type({v}) is _td_vt_MemoryFormat", value_converter("MemoryFormat"), "int"),
+    "Scalar": ("type({v}) is float or type({v}) is int", _no_enum(value_converter("Scalar")),
+               "number"),
+    "ScalarType": ("type({v}) is _td_vt_ScalarType", _only_enum(value_converter("ScalarType")),
+                   "int"),
+    "Layout": ("type({v}) is _td_vt_Layout", _only_enum(value_converter("Layout")), "int"),
+    "MemoryFormat": ("type({v}) is _td_vt_MemoryFormat",
+                     _only_enum(value_converter("MemoryFormat")), "int"),
     "Device": ("type({v}) is _td_vt_Device", value_converter("Device"), "Device"),
-}
+}  # fmt: skip
 VALUE_KINDS = ("ScalarType", "Layout", "MemoryFormat", "Device")
 
 

@@ -22,6 +22,7 @@ from types import FrameType
 from typing import Any
 
 from tensordispatch.dispatch.calling import NOT_GIVEN
+from tensordispatch.dispatch.convert import register_binding_modules
 from tensordispatch.dispatch.errors import ArgumentTypeError, binding_argument
 from tensordispatch.ops.python_signatures import PYTHON_SIGNATURES
 
@@ -34,6 +35,14 @@ __all__ = [
 ]
 
 # Our classes of torch's Python types -> the names torch's parser gives them.
+# the modules of Python bindings, and the module that relays a binding's first call of an
+# operator (Note [Bindings take enums only as themselves] in dispatch/convert.py)
+register_binding_modules(
+    tuple(f"tensordispatch.generated.{m}" for m in ("functions", "methods", "nn_functions"))
+    + tuple(f"tensordispatch.ops.{m}" for m in ("bindings", "bindings_pointwise",
+                                                "bindings_reductions", "bindings_tensor")),
+    ("tensordispatch.ops.deferred",),
+)  # fmt: skip
 _TORCH_TYPES = {"dtype": "torch.dtype", "Layout": "torch.layout", "device": "torch.device",
                 "MemoryFormat": "torch.memory_format", "Generator": "torch.Generator"}  # fmt: skip
 
