@@ -79,7 +79,6 @@ _Reject = Reject
 _BINDINGS: set[str] = set()
 _RELAYS: set[str] = {"tensordispatch.dispatch.operator"}
 _CHECK_DEPTH = 5
-_ENUM_NAMES = frozenset({"dtype", "layout", "memory_format"})
 
 
 def register_binding_modules(bindings: tuple[str, ...], relays: tuple[str, ...] = ()) -> None:
@@ -109,48 +108,43 @@ def _called_by_binding() -> bool:
     return frame is not None and frame.f_globals.get("__name__") in _BINDINGS
 
 
+def _enum_classes() -> frozenset[type]:
+    """The registered dtype, layout and memory format classes (read when a check is made, as
+    ``value_type_globals``)."""
+    found = (registered_class(k) for k in ("ScalarType", "Layout", "MemoryFormat"))
+    return frozenset(c for c in found if c is not None)
+
+
 def _no_enum(convert: Callable[[Any], Any]) -> Callable[[Any], Any]:
-    """``convert`` (int, Scalar), refusing an enum object when a binding calls."""
+    """``convert`` (a list's int items), refusing an enum object when a binding calls."""
+    enums = _enum_classes()
 
     def number(v: Any) -> Any:
-        out = convert(v)
-        if value_type_name(v) in _ENUM_NAMES and _called_by_binding():
+        if type(v) in enums and _called_by_binding():
             raise _Reject
-        return out
+        return convert(v)
 
     return number
-
-
-def _only_enum(convert: Callable[[Any], Any]) -> Callable[[Any], Any]:
-    """``convert`` (ScalarType, Layout, MemoryFormat), refusing an int-like (a code) when a
-    binding calls."""
-
-    def enum(v: Any) -> Any:
-        out = convert(v)
-        if out is not v and _called_by_binding():
-            raise _Reject
-        return out
-
-    return enum
 
 
 _SCALARS: dict[str, tuple[str, Callable[[Any], Any], str]] = {
     # schema type -> (inline fast test on ``{v}``, converter, torch's Python type name);
     # ``_td_vt_<kind>`` is the class the tensor layer registered (Note [Value types])
-    "int": ("type({v}) is int", _no_enum(value_converter("int")), "int"),
-    "SymInt": ("type({v}) is int", _no_enum(value_converter("SymInt")), "int"),
+    "int": ("type({v}) is int", value_converter("int"), "int"),
+    "SymInt": ("type({v}) is int", value_converter("SymInt"), "int"),
     "float": ("type({v}) is float", value_converter("float"), "float"),
     "bool": ("type({v}) is bool", value_converter("bool"), "bool"),
     "str": ("type({v}) is str", value_converter("str"), "str"),
-    "Scalar": ("type({v}) is float or type({v}) is int", _no_enum(value_converter("Scalar")),
-               "number"),
-    "ScalarType": ("type({v}) is _td_vt_ScalarType", _only_enum(value_converter("ScalarType")),
-                   "int"),
-    "Layout": ("type({v}) is _td_vt_Layout", _only_enum(value_converter("Layout")), "int"),
-    "MemoryFormat": ("type({v}) is _td_vt_MemoryFormat",
-                     _only_enum(value_converter("MemoryFormat")), "int"),
+    "Scalar": ("type({v}) is float or type({v}) is int", value_converter("Scalar"), "number"),
+    "ScalarType": ("type({v}) is _td_vt_ScalarType", value_converter("ScalarType"), "int"),
+    "Layout": ("type({v}) is _td_vt_Layout", value_converter("Layout"), "int"),
+    "MemoryFormat": ("type({v}) is _td_vt_MemoryFormat", value_converter("MemoryFormat"), "int"),
     "Device": ("type({v}) is _td_vt_Device", value_converter("Device"), "Device"),
-}  # fmt: skip
+}
+# what a binding refuses of a (non-list) value of each type (Note [Bindings take enums only
+# as themselves]): an enum object for a number, anything converted for an enum
+_BINDING_RULES = {"int": "number", "SymInt": "number", "Scalar": "number",
+                  "ScalarType": "enum", "Layout": "enum", "MemoryFormat": "enum"}  # fmt: skip
 VALUE_KINDS = ("ScalarType", "Layout", "MemoryFormat", "Device")
 
 
@@ -195,7 +189,8 @@ def _element(t: Type) -> Callable[[Any], Any] | None:
             return None
         return lambda v: None if v is None else inner(v)
     if isinstance(t, BaseType) and str(t) in _SCALARS:
-        return _SCALARS[str(t)][1]
+        item = _SCALARS[str(t)][1]
+        return _no_enum(item) if _BINDING_RULES.get(str(t)) == "number" else item
     return None
 
 
@@ -251,6 +246,8 @@ class ArgumentCheck:
 
 def argument_check(schema: Any, index: int) -> ArgumentCheck | None:
     """The check of argument ``index`` of ``schema`` (None when its type is not checked)."""
+    from tensordispatch.schema.types import OptionalType  # issue 4: lazy
+
     arg: Argument = schema.arguments[index]
     found = _converter(arg.type)
     if found is None:
@@ -274,31 +271,51 @@ def argument_check(schema: Any, index: int) -> ArgumentCheck | None:
                     return value
             return convert(value)
 
+    base = arg.type.elem if isinstance(arg.type, OptionalType) else arg.type
+    rule = _BINDING_RULES.get(str(base))
+    enums = _enum_classes()
+
+    def rejected(value: Any) -> ArgumentTypeError:
+        found = value_type_name(value)
+        return ArgumentTypeError(
+            ArgumentMismatch(
+                operator, arg.name, index, want, str(arg.type), found, value, declaration
+            )
+        )
+
     def convert(value: Any) -> Any:
         try:
             return conv(value)
         except UnknownCode as e:
-            raise ArgumentTypeError(
-                "\n".join(
-                    [
-                        " ".join(
-                            [
-                                f"{op_name}(): {e.code} for argument '{arg.name}' is torch's",
-                                f"{e.kind} code of {e.torch_name or 'nothing'}, which",
-                                f"tensordispatch does not have; pass one of its {e.kind} values",
-                            ]
-                        ),
-                        f"Position: {index}",
-                        f"Declaration: {declaration}",
-                    ]
-                )
-            ) from None
+            raise _unknown_code_error(e, op_name, arg.name, index, declaration) from None
         except _Reject:
-            found = value_type_name(value)
-            mismatch = ArgumentMismatch(
-                operator, arg.name, index, want, str(arg.type), found, value, declaration
-            )
-            raise ArgumentTypeError(mismatch) from None
+            raise rejected(value) from None
+
+    # Note [Bindings take enums only as themselves]: one variant per rule, so that a type
+    # without one pays nothing
+    def convert_number(value: Any) -> Any:
+        if type(value) in enums and _called_by_binding():
+            raise rejected(value)
+        try:
+            return conv(value)
+        except UnknownCode as e:
+            raise _unknown_code_error(e, op_name, arg.name, index, declaration) from None
+        except _Reject:
+            raise rejected(value) from None
+
+    def convert_enum(value: Any) -> Any:
+        try:
+            out = conv(value)
+        except UnknownCode as e:
+            raise _unknown_code_error(e, op_name, arg.name, index, declaration) from None
+        except _Reject:
+            raise rejected(value) from None
+        if out is not value and _called_by_binding():
+            raise rejected(value)
+        return out
+
+    if rule is not None:
+        convert = convert_number if rule == "number" else convert_enum
 
     if items is None:
         return ArgumentCheck(index, test, convert)
@@ -306,6 +323,28 @@ def argument_check(schema: Any, index: int) -> ArgumentCheck | None:
     if items[1]:
         fails = f"{{v}} is not None and {fails}"
     return ArgumentCheck(index, test, convert_list, fails)
+
+
+def _unknown_code_error(
+    e: UnknownCode, op_name: str, name: str, index: int, declaration: str
+) -> ArgumentTypeError:
+    """An int-like naming an enum value of torch's that we do not have (no mismatch: the
+    binding passes it on as it is)."""
+    return ArgumentTypeError(
+        "\n".join(
+            [
+                " ".join(
+                    [
+                        f"{op_name}(): {e.code} for argument '{name}' is torch's",
+                        f"{e.kind} code of {e.torch_name or 'nothing'}, which",
+                        f"tensordispatch does not have; pass one of its {e.kind} values",
+                    ]
+                ),
+                f"Position: {index}",
+                f"Declaration: {declaration}",
+            ]
+        )
+    )
 
 
 def _list_item_class(t: Type) -> tuple[type, bool] | None:
