@@ -289,16 +289,20 @@ def test_a_user_fill_kernel_is_called_by_zeros_like(lib: Library) -> None:
     assert td.zeros_like(t).tolist() == [[7.0] * 3] * 2 and seen == [0]
 
 
-def test_a_trace_shows_every_hop_of_ones_like() -> None:
+def test_a_trace_shows_every_hop_of_ones_like(monkeypatch: Any) -> None:
+    from tensordispatch.generated import functions
+
     t = td.ones(2, 3)
     td.ones_like(t)
     with dispatch_trace() as binding:
         td.ones_like(t)
-    with dispatch_trace() as full:
-        op("ones_like")(t)
+    monkeypatch.setattr(functions, "_H_ones_like", lambda t: None)
+    with dispatch_trace() as full:  # the binding's full path, its one hop off
+        td.ones_like(t)
+    monkeypatch.undo()
     hops = [(h.op, h.key.name, h.depth) for h in binding.hops]
     assert hops == [(h.op, h.key.name, h.depth) for h in full.hops]
-    assert [h[0] for h in hops][:2] == ["aten::ones_like", "aten::ones_like"]
+    assert hops[0][0] == "aten::ones_like" and "aten::fill_.Scalar" in [h[0] for h in hops]
     assert fast.ones_like(t) is not None
 
 
@@ -358,3 +362,18 @@ def test_like_hops_of_strided_tensors_match_the_composite_kernels() -> None:
             expected = below_ad_inplace_or_view(COMPOSITE_KERNELS[name], t)
             assert got is not None
             assert got.stride() == expected.stride() and got.tolist() == expected.tolist()
+
+
+def test_empty_strided_hop_takes_plain_int_sequences_only() -> None:
+    assert fast.empty_strided((2, 3), (3, 1), NOT_GIVEN) is not None
+    assert fast.empty_strided([2, 3], (3, 1), td.float64).dtype is td.float64  # type: ignore[union-attr]
+    for size, stride in [
+        ([2.0, 3], [3, 1]), ([2, 3], [3, True]), ([[2], 3], [3, 1]), (iter([2, 3]), [3, 1]),
+        ([2, 3], iter([3, 1])), ([np.int64(2), 3], [3, 1]),
+    ]:  # fmt: skip
+        assert fast.empty_strided(size, stride, NOT_GIVEN) is None, (size, stride)
+    with pytest.raises(TypeError) as info:  # the entry's error for an unhashable item
+        td.empty_strided([[2], 3], [3, 1])
+    with pytest.raises(TypeError) as expected:
+        torch.empty_strided([[2], 3], [3, 1])
+    assert type(info.value) is type(expected.value)
