@@ -377,3 +377,20 @@ def test_empty_strided_hop_takes_plain_int_sequences_only() -> None:
     with pytest.raises(TypeError) as expected:
         torch.empty_strided([[2], 3], [3, 1])
     assert type(info.value) is type(expected.value)
+
+
+def test_filled_hops_take_plain_int_sizes_only() -> None:
+    assert fast.ones((2, 3), NOT_GIVEN).tolist() == [[1.0] * 3] * 2  # type: ignore[union-attr]
+    for size in ([[2], 3], [2, 3.0], (True, 3), [np.int64(2), 3]):
+        for hop in (fast.zeros, fast.ones, fast.empty_memory_format):
+            assert hop(size, NOT_GIVEN) is None, (hop, size)
+
+
+@pytest.mark.parametrize("dtype", LIKE_DTYPES)
+def test_filled_hops_match_torch_bytes(dtype: str) -> None:
+    for size in ([2, 3], [4, 4], [], [0, 3]):
+        for name in ("zeros", "ones"):
+            got = getattr(fast, name)(size, getattr(td, dtype))
+            expected = getattr(torch, name)(size, dtype=getattr(torch, dtype))
+            assert got is not None and got.stride() == expected.stride()
+            assert got.numpy().tobytes() == expected.numpy().tobytes(), (name, size)

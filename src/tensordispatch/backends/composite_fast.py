@@ -227,16 +227,23 @@ def _filled_hop(hop: FactoryHop, value: int | None) -> Callable[[Any, Any], Tens
     """
 
     def hop_call(size: Any, dtype: Any) -> Tensor | None:
-        if type(size) is not list and type(size) is not tuple:
+        if type(size) is list:
+            key = tuple(size)
+        elif type(size) is tuple:
+            key = size
+        else:
             return None
-        for s in size:
-            if type(s) is not int:
-                return None
         if not hop.ready():  # first: its first check loads _SHAPES
             return None
-        plan = _SHAPES.get(tuple(size))
+        try:
+            plan = _SHAPES.get(key)
+        except TypeError:  # an unhashable item: the entry rejects it
+            return None
         if plan is None:
             return None
+        for s in key:  # a plan is found for 2.0 or True too (equal to 2, 1): ints only
+            if type(s) is not int:
+                return None
         if dtype is _NO:
             dt = _default_dtype()
         elif type(dtype) is _DTYPE:
@@ -246,8 +253,10 @@ def _filled_hop(hop: FactoryHop, value: int | None) -> Callable[[Any, Any], Tens
         shape = plan[0]
         if value == 0:
             return new_cpu_tensor(_np_zeros(shape, dt._numpy), shape, plan[1], dt)
-        t = new_cpu_tensor(_np_empty(shape, dt._numpy), shape, plan[1], dt)
-        return t if value is None else _cpu_fill(t, value)
+        a = _np_empty(shape, dt._numpy)
+        if value is not None:
+            a.fill(value)  # fill_'s own write of 0 <= value <= 127
+        return new_cpu_tensor(a, shape, plan[1], dt)
 
     hop_call.__name__ = hop_call.__qualname__ = hop.backend_select
     return hop_call
