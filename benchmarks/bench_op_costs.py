@@ -16,6 +16,9 @@ layer's own cost:
   path to our empty/fill_ CPU kernels, Note [Composite factories call known kernels
   directly]), its redispatch at CPU, the entry and BackendSelect kernel under the binding's
   thread-local words;
+* arange(10): NumPy's arange, the kernel the composite calls directly (arange_cpu), the
+  binding's one hop (Note [One-hop factory bindings], the arange paragraph), the binding;
+  indented: the full dispatch's layers and the float row's hop and kernel;
 * a.copy_(b), a.add_(b): the NumPy write, our CPU kernel (Note [copy_ of one dtype and
   shape], the fused in-place kernel), the method's one hop (Note [One-hop in-place methods]
   in backends/composite_fast_inplace.py), the method; indented: the full dispatch's layers
@@ -45,6 +48,7 @@ from tensordispatch.backends.aten import below_ad_inplace_or_view, op
 from tensordispatch.backends.composite import COMPOSITE_KERNELS
 from tensordispatch.backends.cpu.fresh import CPU_FUNCTIONAL_KERNELS, CPU_INPLACE_KERNELS
 from tensordispatch.backends.cpu.kernels import copy_ as cpu_copy_
+from tensordispatch.backends.cpu.layout import arange_cpu
 from tensordispatch.dispatch.calling import NOT_GIVEN
 from tensordispatch.dispatch.keys import DispatchKey
 from tensordispatch.dispatch.keyset import AFTER_AUTOGRAD_RAW, DispatchKeySet
@@ -90,6 +94,7 @@ def goal_table(number: int, rounds: int) -> None:
         "tensor([1., 2, 3])": (lambda: td.tensor([1.0, 2, 3]), lambda: torch.tensor([1.0, 2, 3])),
         "arange(10)": (lambda: td.arange(10), lambda: torch.arange(10)),
         "arange(10.)": (lambda: td.arange(10.0), lambda: torch.arange(10.0)),
+        "arange(1, 10, 2)": (lambda: td.arange(1, 10, 2), lambda: torch.arange(1, 10, 2)),
         "zeros_like(a)": (lambda: td.zeros_like(a), lambda: torch.zeros_like(ta)),
         "a + 1 (reference)": (lambda: a + 1, lambda: ta + 1),
         "a.clone() (reference)": (lambda: a.clone(), lambda: ta.clone()),
@@ -140,6 +145,33 @@ def zeros_layers(number: int, rounds: int) -> None:
                 below_ad_inplace_or_view(entry, [4, 4])
             ),
             "torch.zeros(4, 4)": lambda: torch.zeros(4, 4),
+        },
+        number,
+        rounds,
+    )
+
+
+def arange_layers(number: int, rounds: int) -> None:
+    entry, composite = op("arange"), COMPOSITE_KERNELS["arange"]
+    i64, f32 = td.int64, td.float32
+    layers(
+        "td.arange(10), layer by layer (cumulative; own cost on the right)",
+        {
+            "np.arange(10, dtype=int64)": lambda: np.arange(10, dtype=np.int64),
+            "arange_cpu(0, 10, 1, 10, int64)": lambda: arange_cpu(0, 10, 1, 10, i64),
+            "one hop composite_fast.arange((10,), None)": lambda: fast.arange((10,), None),
+            "binding td.arange(10)": lambda: td.arange(10),
+            "  full path: composite arange (direct arange_cpu)": lambda: below_ad_inplace_or_view(
+                composite, 10
+            ),
+            "  full path: entry + BackendSelect (binding's words)": lambda: (
+                below_ad_inplace_or_view(entry, 10)
+            ),
+            "  arange(10.): one hop": lambda: fast.arange((10.0,), None),
+            "  arange(10.): arange_cpu (float32, via float64)": lambda: arange_cpu(
+                0, 10.0, 1, 10, f32
+            ),
+            "torch.arange(10)": lambda: torch.arange(10),
         },
         number,
         rounds,
@@ -239,6 +271,7 @@ def main() -> None:
     print("thread CPU time per call, best of", opts.rounds, "loops of", opts.number, "calls")
     goal_table(opts.number, opts.rounds)
     zeros_layers(opts.number, opts.rounds)
+    arange_layers(opts.number, opts.rounds)
     copy_layers(opts.number, opts.rounds)
     add_layers(opts.number, opts.rounds)
     broadcast_layers(opts.number, opts.rounds)
