@@ -198,7 +198,9 @@ def test_comparing_with_an_enum_is_false_as_torch() -> None:
 
 def test_binding_refuses_under_a_dispatch_mode() -> None:
     class Passing(DispatchMode):
-        def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None):  # type: ignore[no-untyped-def]
+        def __torch_dispatch__(
+            self, func: Any, types: Any, args: Any = (), kwargs: Any = None
+        ) -> Any:
             return func(*args, **(kwargs or {}))
 
     with Passing():
@@ -223,3 +225,39 @@ def test_first_and_later_calls_refuse_alike() -> None:
     ).stdout.splitlines()
     head = "lerp() received an invalid combination of arguments - got (Tensor, torch.dtype), "
     assert out == [head + "but expected one of:"] * 3
+
+
+# ----- a 0-dim tensor is a Scalar for a binding only ------------------------------------
+
+ZERO_DIM_CASES: list[Any] = [
+    pytest.param(lambda L: L.ones(2).add(L.ones(2), alpha=L.tensor(2)), id="add alpha int"),
+    pytest.param(lambda L: L.full((2,), L.tensor(3.0)), id="full float"),
+    pytest.param(lambda L: L.full((2,), L.tensor(3)), id="full int"),
+    pytest.param(
+        lambda L: L.ones(2).addcmul(L.ones(2), L.ones(2), value=L.tensor(0.5)), id="addcmul"
+    ),
+]
+
+
+@pytest.mark.parametrize("call", ZERO_DIM_CASES)
+def test_binding_takes_a_zero_dim_tensor_for_a_scalar(call: Callable[[Any], Any]) -> None:
+    want, got = call(torch), call(td)
+    assert got.tolist() == want.tolist()
+    assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        pytest.param(lambda L: L.full((2,), L.tensor([3.0])), id="one element, one dim"),
+        pytest.param(lambda L: L.full((2,), L.tensor(3.0, requires_grad=True)), id="requires grad"),
+    ],
+)
+def test_binding_refuses_other_tensors_for_a_scalar(call: Callable[[Any], Any]) -> None:
+    assert _message(lambda: call(td)) == _message(lambda: call(torch))
+
+
+def test_operator_level_refuses_a_tensor_for_a_scalar() -> None:
+    kind, text = _message(lambda: td.ops.aten.full.default([2], td.tensor(3.0)))
+    want_kind, want = _message(lambda: torch.ops.aten.full.default([2], torch.tensor(3.0)))
+    assert issubclass(kind, want_kind) and text == want.partition("\nCast error details")[0]

@@ -69,13 +69,15 @@ _Reject = Reject
 # An OpOverload takes a dtype, layout or memory format for an int or a Scalar (as its code)
 # and an int for one of them (Note [Value types]); torch's Python arg parser takes neither:
 # ``t.pow(torch.float32)``, ``t.unsqueeze(torch.strided)``, ``torch.ones(2, dtype=6)`` are
-# TypeErrors. Our bindings run the entry's checks (no check of their own on the success
-# path), so these converters, on their slow path only, look at who called the entry: a
-# module registered as Python bindings (``register_binding_modules``) gets the rejection the
-# binding words as torch's TypeError; everybody else the conversion. Frames walked: at most
-# ``_CHECK_DEPTH`` from the converter up to the entry (its code is compiled under a
-# ``<tensordispatch ...>`` name, calling.py, mode_entry.py), then past relay modules (lazy
-# entry generation, deferred globals) to the caller.
+# TypeErrors; the other way round, the binding takes a 0-dim tensor that does not require
+# grad for a Scalar (``t.add(u, alpha=torch.tensor(2))``), the OpOverload does not. Our
+# bindings run the entry's checks (no check of their own on the success path), so these
+# converters, on their slow path only, look at who called the entry: a module registered as
+# Python bindings (``register_binding_modules``) gets torch's binding behaviour (a rejection
+# it words as torch's TypeError, the tensor's item); everybody else the OpOverload's.
+# Frames walked: at most ``_CHECK_DEPTH`` from the converter up to the entry (its code is
+# compiled under a ``<tensordispatch ...>`` name, calling.py, mode_entry.py), then past relay
+# modules (lazy entry generation, deferred globals) to the caller.
 _BINDINGS: set[str] = set()
 _RELAYS: set[str] = {"tensordispatch.dispatch.operator"}
 _CHECK_DEPTH = 5
@@ -106,6 +108,17 @@ def _called_by_binding() -> bool:
     while frame is not None and frame.f_globals.get("__name__") in _RELAYS:
         frame = frame.f_back
     return frame is not None and frame.f_globals.get("__name__") in _BINDINGS
+
+
+def _plain_zero_dim(v: Any) -> bool:
+    """A 0-dim tensor that does not require grad: what torch's binding takes for a Scalar
+    (as its ``item()``); its OpOverload takes no tensor for one."""
+    if not isinstance(getattr(v, "_key_set", None), int):
+        return False
+    try:
+        return bool(v.dim() == 0 and not v.requires_grad)
+    except (AttributeError, TypeError, RuntimeError):  # a stand-in with a key set only
+        return False
 
 
 def _enum_classes() -> frozenset[type]:
@@ -273,7 +286,7 @@ def argument_check(schema: Any, index: int) -> ArgumentCheck | None:
 
     base = arg.type.elem if isinstance(arg.type, OptionalType) else arg.type
     rule = _BINDING_RULES.get(str(base))
-    enums = _enum_classes()
+    enums, scalar = _enum_classes(), str(base) == "Scalar"
 
     def rejected(value: Any) -> ArgumentTypeError:
         found = value_type_name(value)
@@ -301,6 +314,8 @@ def argument_check(schema: Any, index: int) -> ArgumentCheck | None:
         except UnknownCode as e:
             raise _unknown_code_error(e, op_name, arg.name, index, declaration) from None
         except _Reject:
+            if scalar and _plain_zero_dim(value) and _called_by_binding():
+                return value.item()
             raise rejected(value) from None
 
     def convert_enum(value: Any) -> Any:

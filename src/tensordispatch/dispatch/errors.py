@@ -214,7 +214,8 @@ class ArgumentTypeError(RuntimeError):
 # TypeError from the ArgumentMismatch the check raised, never from its text: a text-only
 # ArgumentTypeError (or one about another operator) is never translated.
 _WANT = {"Tensor": "Tensor", "Tensor?": "Tensor", "Tensor[]": "tuple of Tensors",
-         "Tensor?[]": "tuple of Tensors", "List[int]": "tuple of ints", "number": "Number"}  # fmt: skip
+         "Tensor?[]": "tuple of Tensors", "List[int]": "tuple of ints",
+         "number": "Number"}  # fmt: skip
 _ENUMS = {"Layout": "torch.layout", "ScalarType": "torch.dtype", "Device": "torch.device",
           "MemoryFormat": "torch.memory_format"}  # fmt: skip
 # the types' names in an operator-level text -> the names torch's Python parser gives them
