@@ -444,10 +444,10 @@ def view_grad_fn(t: Tensor) -> Any:
     if m is None:
         return None
     fn = m.grad_fn
-    if fn is None and type(m) is TensorMeta:  # a view made in no_grad mode: views.py
-        check = getattr(m.grad_accumulator, "check", None)  # NoGradViewSink.check
-        if check is not None:
-            check()
+    if fn is None and type(m) is TensorMeta:  # a view following its root: views.py
+        stale = getattr(m.grad_accumulator, "stale_grad_fn", None)  # NoGradViewSink's
+        if stale is not None:
+            return stale(t)
     if fn is not None and type(m) is TensorMeta and m.view_version is not None:
         base = t._base
         if base is not None and t._version != m.view_version:

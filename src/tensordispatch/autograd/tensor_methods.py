@@ -171,7 +171,12 @@ def detach_(self: Tensor) -> Tensor:
     m = self._autograd_meta
     if m is not None:
         m.grad_fn = None
+        was = m.requires_grad
         m.requires_grad = False
+        if was and self._vc is not None:  # Note [Views follow their root's requires_grad]
+            from tensordispatch.autograd.view_follow import follow_root
+
+            follow_root(self, False)
     return self
 
 

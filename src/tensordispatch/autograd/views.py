@@ -26,24 +26,26 @@ A view of such a view inherits it (torch's propagate_creation_meta). We store it
 ``TensorMeta.creation_meta`` only when it is not DEFAULT: the autograd kernels of view ops
 call ``mark_view`` after computing a view without recording it, or after recording one from
 a marked view; recorded multi-output views carry ``multi_output_of`` instead (kernels_general).
-A view made in no_grad mode reports ``requires_grad`` of its root, as torch's views do (we
-take it when the view is made; torch reads the root's flag each time: a per-read lookup on
-the hot ``requires_grad`` field, not done). Its grad accumulator is a ``NoGradViewSink``,
-which raises torch's "base was modified" error once the storage was written in place since
-the view was made (when the view is used in a recorded computation or its grad_fn read,
-where torch regenerates the view's grad_fn and refuses). ``check_view_inplace``
-raises torch's message at the write, or when a view's stale grad_fn is regenerated after a
-write through its root or another view (``indirect``). Views of normal tensors made inside
-``inference_mode`` (INFERENCE_MODE) are treated like those made in no_grad mode, with
-torch's inference-mode messages; as that mode excludes the autograd keys, no autograd
-kernel sees them: ``Tensor._make_view`` calls ``mark_inference_mode_view`` through the hook
-of tensor/inference.py. INFERENCE_MODE sticks: a view of such a view keeps it whatever mode
-it is made in (torch's propagate_creation_meta).
+A view made in no_grad mode reports ``requires_grad`` of its root, as torch's views do (Note
+[Views follow their root's requires_grad] in view_follow.py). Its grad accumulator is a
+``NoGradViewSink``, which raises torch's "base was modified" error once the storage was
+written in place since the view was made (when the view is used in a recorded computation or
+its grad_fn read, where torch regenerates the view's grad_fn and refuses).
+``check_view_inplace`` raises torch's message at the write, or when a view's stale grad_fn
+is regenerated after a write through its root or another view (``indirect``). Views of
+normal tensors made inside ``inference_mode`` (INFERENCE_MODE) are treated like those made
+in no_grad mode, with torch's inference-mode messages; as that mode excludes the autograd
+keys, no autograd kernel sees them: ``Tensor._make_view`` calls ``mark_inference_mode_view``
+through the hook of tensor/inference.py. INFERENCE_MODE sticks: a view of such a view keeps
+it whatever mode it is made in (torch's propagate_creation_meta). Note [Views follow their
+root's requires_grad] (view_follow.py): a view's flag follows its root's when the root's
+changes.
 """
 
 from __future__ import annotations
 
 import re
+import weakref
 from typing import Any
 
 from tensordispatch.autograd.graph import Node, TensorMeta, gradient_edge, meta_of
@@ -304,12 +306,16 @@ def rebase_history(self: Tensor, node: Node) -> None:
         return
     if base is None:
         m = meta_of(self)
+        was = m.requires_grad
         m.requires_grad = True
         m.grad_fn = node
         m.output_nr = 0
+        if not was and self._vc is not None:
+            _view_follow.follow_root(self, True)
         return
     copy_slices = CopySlices(base, self, node)
     bm = meta_of(base)
+    was = bm.requires_grad
     bm.requires_grad = True
     bm.grad_fn = copy_slices
     bm.output_nr = 0
@@ -317,7 +323,10 @@ def rebase_history(self: Tensor, node: Node) -> None:
     m.requires_grad = True
     m.grad_fn = AsStridedBackward0(base, self)
     m.output_nr = 0
+    m.grad_accumulator = None  # a following view's sink (view_follow.py)
     m.view_version = self._version
+    if not was:
+        _view_follow.follow_root(base, True)
 
 
 def _creation_meta(m: object) -> int:
@@ -379,7 +388,7 @@ def _mark_no_grad(r: Any, source: Any, cm: int | None = None) -> None:
         root = base._autograd_meta
         if root is not None and root.requires_grad:
             m.requires_grad = True
-            m.grad_accumulator = NoGradViewSink(r._vc, cm)  # type: ignore[assignment]
+            m.grad_accumulator = NoGradViewSink(r._vc, cm, view=r)  # type: ignore[assignment]
 
 
 def mark_inference_mode_view(view: Tensor) -> None:
@@ -427,23 +436,47 @@ class NoGradViewSink:
     RuntimeError: A view was created in no_grad mode and its base or another view of its ...
     """
 
-    __slots__ = ("cm", "vc", "version")
+    __slots__ = ("cm", "vc", "version", "view")
 
-    def __init__(self, vc: Any, cm: int = NO_GRAD_MODE) -> None:
+    def __init__(
+        self, vc: Any, cm: int = NO_GRAD_MODE, version: int | None = None, view: Any = None
+    ) -> None:
         self.vc = vc
-        self.version = None if vc is None else vc.version
+        self.version = (None if vc is None else vc.version) if version is None else version
         self.cm = cm
+        self.view = None if view is None else weakref.ref(view)
 
-    def check(self) -> None:
-        """Raise torch's error if the storage was written in place since the view was made."""
+    def stale_grad_fn(self, view: Tensor) -> Node | None:
+        """None while the storage was not written in place since the view was made; then
+        ``view``'s grad_fn regenerated as AsStridedBackward0 over its root's history, or
+        torch's error for a view whose creation meta forbids that (torch's indirect rebase;
+        Note [Views follow their root's requires_grad])."""
         vc = self.vc
-        if vc is not None and vc.version != self.version:
+        if vc is None or vc.version == self.version:
+            return None
+        if self.cm in (NO_GRAD_MODE, INFERENCE_MODE):
             raise RuntimeError(
                 _INFERENCE_INDIRECT if self.cm == INFERENCE_MODE else _NO_GRAD_INDIRECT
             )
+        check_view_inplace(view, indirect=True)
+        base = view._base
+        m = meta_of(view)
+        m.grad_accumulator = None
+        fn = m.grad_fn = AsStridedBackward0(base, view)  # type: ignore[arg-type]
+        m.output_nr = 0
+        m.view_version = view._version
+        return fn
 
-    def __call__(self) -> _Sink:
-        self.check()
+    def __call__(self) -> Node:
+        view = None if self.view is None else self.view()
+        if view is not None:
+            fn = self.stale_grad_fn(view)
+            if fn is not None:
+                return fn  # the edge (fn, 0): the regenerated grad_fn's output 0
+        elif self.vc is not None and self.vc.version != self.version:
+            raise RuntimeError(
+                _INFERENCE_INDIRECT if self.cm == INFERENCE_MODE else _NO_GRAD_INDIRECT
+            )
         return _Sink()
 
 
@@ -526,3 +559,7 @@ def check_view_inplace(t: Tensor, indirect: bool = False) -> None:
     msg = view_inplace_message(t, indirect)
     if msg is not None:
         raise RuntimeError(msg)
+
+
+# registers follow_root as tensor.py's requires_grad hook; imported last (it imports this module)
+import tensordispatch.autograd.view_follow as _view_follow

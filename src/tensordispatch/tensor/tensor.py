@@ -28,11 +28,14 @@ A fresh tensor's `_vc` is None (version 0); the counter object is created when t
 view of it is made or it is first written in place, and from then on shared with every
 view. In-place kernels therefore call `_bump_version()` rather than touching `_vc`.
 Inference tensors carry a shared marker instead of a counter (Note [Inference tensors] in
-inference.py).
+inference.py). The counter also lists the root's views, weakly, so that a change of the
+root's requires_grad reaches them (Note [Views follow their root's requires_grad] in
+autograd/view_follow.py).
 """
 
 from __future__ import annotations
 
+import weakref
 from typing import Any, SupportsIndex
 
 import numpy as np
@@ -74,15 +77,35 @@ __all__ = [
 ]
 
 _ndarray = np.ndarray
+_weakref = weakref.ref
+# Autograd's function run when a root with views, or a view, changes its own requires_grad
+# (Note [Views follow their root's requires_grad]); set by set_requires_grad_hook.
+_REQUIRES_GRAD_HOOK: list[Any] = []
+
+
+def set_requires_grad_hook(hook: Any) -> None:
+    """The function ``hook(t, value)`` called after ``t.requires_grad = value`` when ``t`` has
+    a version counter (it is a view, or a root that may have views)."""
+    _REQUIRES_GRAD_HOOK[:] = [hook]
 
 
 class VersionCounter:
-    """A mutable int shared by a tensor and all its views; bumped by in-place ops."""
+    """A mutable int shared by a tensor and all its views; bumped by in-place ops. It also
+    lists the views made of its root(s), weakly, with the version at each view's making
+    (Note [Views follow their root's requires_grad])."""
 
-    __slots__ = ("version",)
+    __slots__ = ("limit", "version", "views")
 
     def __init__(self, version: int = 0) -> None:
         self.version = version
+        self.views: list[tuple[weakref.ref[Tensor], int]] = []
+        self.limit = 16  # prune dead entries when ``views`` grows past this
+
+    def prune(self) -> list[tuple[weakref.ref[Tensor], int]]:
+        """Drop the entries of views that died; the next prune waits for twice as many."""
+        live = self.views = [e for e in self.views if e[0]() is not None]
+        self.limit = max(16, 2 * len(live))
+        return live
 
     def __repr__(self) -> str:
         return f"VersionCounter({self.version})"
@@ -295,7 +318,12 @@ class Tensor(TensorMetadata, TensorValues):
             t._base = None  # torch's views of inference tensors are no views: a second root
             if t._storage is None and t._data is not None:
                 t._storage = root._storage_bytes()
-        elif _INFERENCE_ACTIVE:
+            return t
+        views = vc.views  # Note [Views follow their root's requires_grad]
+        views.append((_weakref(t), vc.version))
+        if len(views) > vc.limit:
+            vc.prune()
+        if _INFERENCE_ACTIVE:
             mark_inference_view(t)
         return t
 
@@ -444,6 +472,8 @@ class Tensor(TensorMetadata, TensorValues):
                 "allowed."
             )
         self._get_autograd_meta().requires_grad = bool(value)
+        if self._vc is not None and _REQUIRES_GRAD_HOOK:  # a root with views, or a view
+            _REQUIRES_GRAD_HOOK[0](self, bool(value))
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         """Set requires_grad in place and return self."""
