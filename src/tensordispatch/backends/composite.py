@@ -30,6 +30,7 @@ from tensordispatch.backends.views import VIEW_KERNELS
 from tensordispatch.tensor import dtypes as _dt
 from tensordispatch.tensor.device import CPU
 from tensordispatch.tensor.geometry import contiguous_of
+from tensordispatch.tensor.inference import INFERENCE_VC
 from tensordispatch.tensor.tensor import (
     Tensor,
     dense_strides_like,
@@ -274,10 +275,22 @@ def clone(self: Tensor, *, memory_format: Any = None) -> Tensor:
         memory_format is None or memory_format is preserve_format
         or memory_format is contiguous_format
     ):  # fmt: skip
-        return _clone_numpy(self, data, memory_format is contiguous_format)
+        result = _clone_numpy(self, data, memory_format is contiguous_format)
+        if self._vc is INFERENCE_VC and result._vc is not INFERENCE_VC:
+            result._bump_version()  # Note [clone of an inference tensor]
+        return result
     result = empty_like(self, memory_format=memory_format)
     op("copy_")(result, self)
     return result
+
+
+# Note [clone of an inference tensor]
+# torch's clone is empty_like + copy_ through the dispatcher. For an inference tensor outside
+# inference mode no autograd kernel runs first (it has no autograd keys) to exclude
+# ADInplaceOrView, so that copy_ bumps the fresh (normal) result to version 1; a normal
+# input's autograd kernel excludes it (version 0), and in inference mode the result is an
+# inference tensor. The NumPy copy below makes no such call, so it bumps the same way.
+# (contiguous, the *_copy operators and to() reach clone or copy_ and follow.)
 
 
 # Note [clone of a NumPy-backed tensor]

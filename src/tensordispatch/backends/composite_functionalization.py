@@ -127,9 +127,17 @@ def lift_fresh(self: Tensor) -> Tensor:
 
 
 def _unsafe_view(self: Tensor, size: Any) -> Tensor:
-    """``view`` whose result autograd does not treat as a view (we return the view: our
-    views only differ by ``_base``, Note [Views share the root])."""
-    return op("view")(self, size)  # type: ignore[no-any-return]
+    """``view`` whose result is no view, as torch's: for a CPU tensor a second root over the
+    same storage bytes with its own version counter (``_base`` None, version 0); other
+    tensors get the view (our views only differ by ``_base``, Note [Views share the root])."""
+    v: Tensor = op("view")(self, size)
+    if type(v) is not Tensor or not isinstance(v._data, np.ndarray):
+        return v
+    root = v if v._base is None else v._base
+    return Tensor._make(
+        v._data, v._shape, v._strides, v._offset, v.dtype, v.device,
+        storage=root._storage_bytes(),
+    )  # fmt: skip
 
 
 def zero_(self: Tensor) -> Tensor:

@@ -24,7 +24,12 @@ kernels fill a fresh tensor in place, and that fill must not count as a user's i
 (the result has version 0; ``torch.ops.aten.zeros`` directly gives version 1, in torch too).
 The generated function does the same with the thread-local excluded set, on the functional
 branch only (an out= call is a real write and bumps its out's version); hand-written
-factories use ``backends.aten.below_ad_inplace_or_view``.
+factories use ``backends.aten.below_ad_inplace_or_view``. torch's bindings call the
+``torch::`` form also for function-only operators with a Tensor argument and TensorOptions or
+a ``_like`` name (``torch.zeros_like``): visible when the input is an inference tensor
+outside inference mode (no autograd kernel excludes ADInplaceOrView then), where
+``torch.zeros_like`` gives version 0 and ``torch.ops.aten.zeros_like`` 1. Those bindings
+guard each entry call alone, so a one hop in front still sees the default words.
 
 Note [Overload choice by presence]
 torch's Python arg parser tries each signature in order. Ours is decided at codegen time:
@@ -58,6 +63,7 @@ from tensordispatch.codegen.python_hops import (
     ONE_HOP_FUNCTIONS,
     ONE_HOP_METHODS,
     guarded,
+    guarded_calls,
     method_hop,
     one_hop,
     pyname,
@@ -324,14 +330,15 @@ def _function(
         target = f"_E_{ident(o.f)}.entry_function"  # Note [Bindings call the entry]
         if o.out is not None:
             lines.append(f"{indent}if out is None:")
-            full = guarded(o, _call(o, target, method, indent + "    ", False))
+            full = guarded(o, guarded_calls(o, _call(o, target, method, indent + "    ", False)))
             lines += one_hop(o, method, full)
             lines += _return(o.f, indent + "    ", o.factory)
             lines.append(f"{indent}else:")
             lines += _call(o, f"_E_{ident(o.out)}.entry_function", method, indent + "    ", True)
             lines += _return(o.out, indent + "    ", o.factory)
         else:
-            full = guarded(o, method_hop(o, method, _call(o, target, method, indent, False)))
+            call = method_hop(o, method, _call(o, target, method, indent, False))
+            full = guarded(o, guarded_calls(o, call))
             lines += one_hop(o, method, full)
             lines += _return(o.f, indent, o.factory)
     if len(overloads) > 1:

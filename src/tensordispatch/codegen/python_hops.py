@@ -22,6 +22,8 @@ __all__ = [
     "ONE_HOP_METHODS",
     "below_ad_inplace_or_view",
     "guarded",
+    "guarded_calls",
+    "like_below_ad_inplace_or_view",
     "method_hop",
     "one_hop",
     "pyname",
@@ -41,9 +43,54 @@ def below_ad_inplace_or_view(o: _Overload) -> bool:
     return (
         o.factory
         and not o.method
-        and not any("Tensor" in str(a.type) for a in f.arguments)
+        and not _has_tensor_argument(o)
         and [str(r.type) for r in f.returns] == ["Tensor"]
     )
+
+
+def _has_tensor_argument(o: _Overload) -> bool:
+    return any("Tensor" in str(a.type) for a in o.f.func.arguments)
+
+
+def like_below_ad_inplace_or_view(o: _Overload) -> bool:
+    """A function-only operator with a Tensor argument and TensorOptions or a ``_like``
+    name (``zeros_like``, ``full_like``, ...): torch's binding calls its ``torch::`` form,
+    which also runs below autograd and ADInplaceOrView (Note [Factories run below
+    ADInplaceOrView])."""
+    variants = {v.name for v in o.f.variants}
+    return (
+        not o.method
+        and variants == {"function"}
+        and _has_tensor_argument(o)
+        and (o.factory or o.f.func.name.name.base.endswith("_like"))
+    )
+
+
+def guarded_calls(o: _Overload, lines: list[str]) -> list[str]:
+    """``lines`` with each entry call (``_r = _E_...``) run with the autograd keys and
+    ADInplaceOrView excluded, for a ``_like`` factory: a one hop in front stays outside the
+    guard (it reads the default words)."""
+    if not like_below_ad_inplace_or_view(o):
+        return lines
+    out: list[str] = []
+    for line in lines:
+        body = line.lstrip()
+        indent = line[: len(line) - len(body)]
+        if body.startswith("if _r is None: _r = _E_"):
+            out.append(f"{indent}if _r is None:")
+            body, indent = body.removeprefix("if _r is None: "), indent + "    "
+        elif not body.startswith("_r = _E_"):
+            out.append(line)
+            continue
+        out += [
+            f"{indent}_st = _local_state(); _sv = _st.excluded",
+            f"{indent}_st.excluded = _sv | _BELOW_AD",
+            f"{indent}try:",
+            f"{indent}    {body}",
+            f"{indent}finally:",
+            f"{indent}    _st.excluded = _sv",
+        ]
+    return out
 
 
 def guarded(o: _Overload, lines: list[str]) -> list[str]:

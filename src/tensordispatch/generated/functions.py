@@ -1331,7 +1331,13 @@ def empty_like(input, *, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, memo
     try:
         if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO and memory_format is _NO:
             _r = _H_empty_like(input)
-            if _r is None: _r = _E_empty_like.entry_function(input)
+            if _r is None:
+                _st = _local_state(); _sv = _st.excluded
+                _st.excluded = _sv | _BELOW_AD
+                try:
+                    _r = _E_empty_like.entry_function(input)
+                finally:
+                    _st.excluded = _sv
         else:
             _kw = {}
             if dtype is not _NO: _kw['dtype'] = dtype
@@ -1339,7 +1345,12 @@ def empty_like(input, *, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, memo
             if device is not _NO: _kw['device'] = device
             if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
             if memory_format is not _NO: _kw['memory_format'] = memory_format
-            _r = _E_empty_like.entry_function(input, **_kw)
+            _st = _local_state(); _sv = _st.excluded
+            _st.excluded = _sv | _BELOW_AD
+            try:
+                _r = _E_empty_like.entry_function(input, **_kw)
+            finally:
+                _st.excluded = _sv
         if requires_grad: _r.requires_grad_(True)
         return _r
     except _ArgumentTypeError as _e:
@@ -1665,7 +1676,12 @@ def full(size, fill_value, *, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO,
 def full_like(input, fill_value, *, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, memory_format=_NO, requires_grad=False):
     try:
         if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO and memory_format is _NO:
-            _r = _E_full_like.entry_function(input, fill_value)
+            _st = _local_state(); _sv = _st.excluded
+            _st.excluded = _sv | _BELOW_AD
+            try:
+                _r = _E_full_like.entry_function(input, fill_value)
+            finally:
+                _st.excluded = _sv
         else:
             _kw = {}
             if dtype is not _NO: _kw['dtype'] = dtype
@@ -1673,7 +1689,12 @@ def full_like(input, fill_value, *, dtype=_NO, layout=_NO, device=_NO, pin_memor
             if device is not _NO: _kw['device'] = device
             if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
             if memory_format is not _NO: _kw['memory_format'] = memory_format
-            _r = _E_full_like.entry_function(input, fill_value, **_kw)
+            _st = _local_state(); _sv = _st.excluded
+            _st.excluded = _sv | _BELOW_AD
+            try:
+                _r = _E_full_like.entry_function(input, fill_value, **_kw)
+            finally:
+                _st.excluded = _sv
         if requires_grad: _r.requires_grad_(True)
         return _r
     except _ArgumentTypeError as _e:
@@ -1875,14 +1896,24 @@ def linspace(start, end, steps, *, dtype=_NO, layout=_NO, device=_NO, pin_memory
         if isinstance(start, _Tensor) and isinstance(end, _Tensor):
             if out is None:
                 if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
-                    _r = _E_linspace_Tensor_Tensor.entry_function(start, end, steps)
+                    _st = _local_state(); _sv = _st.excluded
+                    _st.excluded = _sv | _BELOW_AD
+                    try:
+                        _r = _E_linspace_Tensor_Tensor.entry_function(start, end, steps)
+                    finally:
+                        _st.excluded = _sv
                 else:
                     _kw = {}
                     if dtype is not _NO: _kw['dtype'] = dtype
                     if layout is not _NO: _kw['layout'] = layout
                     if device is not _NO: _kw['device'] = device
                     if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
-                    _r = _E_linspace_Tensor_Tensor.entry_function(start, end, steps, **_kw)
+                    _st = _local_state(); _sv = _st.excluded
+                    _st.excluded = _sv | _BELOW_AD
+                    try:
+                        _r = _E_linspace_Tensor_Tensor.entry_function(start, end, steps, **_kw)
+                    finally:
+                        _st.excluded = _sv
                 if requires_grad: _r.requires_grad_(True)
                 return _r
             else:
@@ -1900,14 +1931,24 @@ def linspace(start, end, steps, *, dtype=_NO, layout=_NO, device=_NO, pin_memory
         if isinstance(start, _Tensor) and not isinstance(end, _Tensor):
             if out is None:
                 if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
-                    _r = _E_linspace_Tensor_Scalar.entry_function(start, end, steps)
+                    _st = _local_state(); _sv = _st.excluded
+                    _st.excluded = _sv | _BELOW_AD
+                    try:
+                        _r = _E_linspace_Tensor_Scalar.entry_function(start, end, steps)
+                    finally:
+                        _st.excluded = _sv
                 else:
                     _kw = {}
                     if dtype is not _NO: _kw['dtype'] = dtype
                     if layout is not _NO: _kw['layout'] = layout
                     if device is not _NO: _kw['device'] = device
                     if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
-                    _r = _E_linspace_Tensor_Scalar.entry_function(start, end, steps, **_kw)
+                    _st = _local_state(); _sv = _st.excluded
+                    _st.excluded = _sv | _BELOW_AD
+                    try:
+                        _r = _E_linspace_Tensor_Scalar.entry_function(start, end, steps, **_kw)
+                    finally:
+                        _st.excluded = _sv
                 if requires_grad: _r.requires_grad_(True)
                 return _r
             else:
@@ -1925,14 +1966,24 @@ def linspace(start, end, steps, *, dtype=_NO, layout=_NO, device=_NO, pin_memory
         if isinstance(end, _Tensor) and not isinstance(start, _Tensor):
             if out is None:
                 if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
-                    _r = _E_linspace_Scalar_Tensor.entry_function(start, end, steps)
+                    _st = _local_state(); _sv = _st.excluded
+                    _st.excluded = _sv | _BELOW_AD
+                    try:
+                        _r = _E_linspace_Scalar_Tensor.entry_function(start, end, steps)
+                    finally:
+                        _st.excluded = _sv
                 else:
                     _kw = {}
                     if dtype is not _NO: _kw['dtype'] = dtype
                     if layout is not _NO: _kw['layout'] = layout
                     if device is not _NO: _kw['device'] = device
                     if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
-                    _r = _E_linspace_Scalar_Tensor.entry_function(start, end, steps, **_kw)
+                    _st = _local_state(); _sv = _st.excluded
+                    _st.excluded = _sv | _BELOW_AD
+                    try:
+                        _r = _E_linspace_Scalar_Tensor.entry_function(start, end, steps, **_kw)
+                    finally:
+                        _st.excluded = _sv
                 if requires_grad: _r.requires_grad_(True)
                 return _r
             else:
@@ -2441,7 +2492,13 @@ def ones_like(input, *, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, memor
     try:
         if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO and memory_format is _NO:
             _r = _H_ones_like(input)
-            if _r is None: _r = _E_ones_like.entry_function(input)
+            if _r is None:
+                _st = _local_state(); _sv = _st.excluded
+                _st.excluded = _sv | _BELOW_AD
+                try:
+                    _r = _E_ones_like.entry_function(input)
+                finally:
+                    _st.excluded = _sv
         else:
             _kw = {}
             if dtype is not _NO: _kw['dtype'] = dtype
@@ -2449,7 +2506,12 @@ def ones_like(input, *, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, memor
             if device is not _NO: _kw['device'] = device
             if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
             if memory_format is not _NO: _kw['memory_format'] = memory_format
-            _r = _E_ones_like.entry_function(input, **_kw)
+            _st = _local_state(); _sv = _st.excluded
+            _st.excluded = _sv | _BELOW_AD
+            try:
+                _r = _E_ones_like.entry_function(input, **_kw)
+            finally:
+                _st.excluded = _sv
         if requires_grad: _r.requires_grad_(True)
         return _r
     except _ArgumentTypeError as _e:
@@ -2553,7 +2615,12 @@ def prod(input, dim=_NO, keepdim=_NO, *, dtype=_NO, out=None):
 def rand_like(input, *, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, memory_format=_NO, requires_grad=False):
     try:
         if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO and memory_format is _NO:
-            _r = _E_rand_like.entry_function(input)
+            _st = _local_state(); _sv = _st.excluded
+            _st.excluded = _sv | _BELOW_AD
+            try:
+                _r = _E_rand_like.entry_function(input)
+            finally:
+                _st.excluded = _sv
         else:
             _kw = {}
             if dtype is not _NO: _kw['dtype'] = dtype
@@ -2561,7 +2628,12 @@ def rand_like(input, *, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, memor
             if device is not _NO: _kw['device'] = device
             if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
             if memory_format is not _NO: _kw['memory_format'] = memory_format
-            _r = _E_rand_like.entry_function(input, **_kw)
+            _st = _local_state(); _sv = _st.excluded
+            _st.excluded = _sv | _BELOW_AD
+            try:
+                _r = _E_rand_like.entry_function(input, **_kw)
+            finally:
+                _st.excluded = _sv
         if requires_grad: _r.requires_grad_(True)
         return _r
     except _ArgumentTypeError as _e:
@@ -2571,7 +2643,12 @@ def rand_like(input, *, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, memor
 def randn_like(input, *, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, memory_format=_NO, requires_grad=False):
     try:
         if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO and memory_format is _NO:
-            _r = _E_randn_like.entry_function(input)
+            _st = _local_state(); _sv = _st.excluded
+            _st.excluded = _sv | _BELOW_AD
+            try:
+                _r = _E_randn_like.entry_function(input)
+            finally:
+                _st.excluded = _sv
         else:
             _kw = {}
             if dtype is not _NO: _kw['dtype'] = dtype
@@ -2579,7 +2656,12 @@ def randn_like(input, *, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, memo
             if device is not _NO: _kw['device'] = device
             if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
             if memory_format is not _NO: _kw['memory_format'] = memory_format
-            _r = _E_randn_like.entry_function(input, **_kw)
+            _st = _local_state(); _sv = _st.excluded
+            _st.excluded = _sv | _BELOW_AD
+            try:
+                _r = _E_randn_like.entry_function(input, **_kw)
+            finally:
+                _st.excluded = _sv
         if requires_grad: _r.requires_grad_(True)
         return _r
     except _ArgumentTypeError as _e:
@@ -3452,7 +3534,13 @@ def zeros_like(input, *, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, memo
     try:
         if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO and memory_format is _NO:
             _r = _H_zeros_like(input)
-            if _r is None: _r = _E_zeros_like.entry_function(input)
+            if _r is None:
+                _st = _local_state(); _sv = _st.excluded
+                _st.excluded = _sv | _BELOW_AD
+                try:
+                    _r = _E_zeros_like.entry_function(input)
+                finally:
+                    _st.excluded = _sv
         else:
             _kw = {}
             if dtype is not _NO: _kw['dtype'] = dtype
@@ -3460,7 +3548,12 @@ def zeros_like(input, *, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, memo
             if device is not _NO: _kw['device'] = device
             if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
             if memory_format is not _NO: _kw['memory_format'] = memory_format
-            _r = _E_zeros_like.entry_function(input, **_kw)
+            _st = _local_state(); _sv = _st.excluded
+            _st.excluded = _sv | _BELOW_AD
+            try:
+                _r = _E_zeros_like.entry_function(input, **_kw)
+            finally:
+                _st.excluded = _sv
         if requires_grad: _r.requires_grad_(True)
         return _r
     except _ArgumentTypeError as _e:

@@ -19,12 +19,13 @@ __all__ = ["DECOMPOSITIONS"]
 
 
 def reshape(self: Any, shape: Any) -> Any:
-    """A view when the strides allow it, else a contiguous copy viewed (torch's reshape)."""
+    """A view when the strides allow it, else a contiguous copy under ``_unsafe_view`` (no
+    view: torch's reshape)."""
     size = infer_size(shape, self.numel())
     if compute_stride(self._shape, self._strides, size) is not None:
         return op("view")(self, list(size))
     copy = op("clone")(self, memory_format=contiguous_format)
-    return op("view")(copy, list(size))
+    return op("_unsafe_view")(copy, list(size))
 
 
 def _numel(shape: tuple[int, ...]) -> int:
@@ -83,11 +84,11 @@ from tensordispatch.ops.decompositions_reductions import REDUCTION_DECOMPOSITION
 
 DECOMPOSITIONS.update(REDUCTION_DECOMPOSITIONS)
 
-from tensordispatch.ops.decompositions_pointwise import POINTWISE_DECOMPOSITIONS  # noqa: E402
+from tensordispatch.ops.decompositions_pointwise import POINTWISE_DECOMPOSITIONS
 
 DECOMPOSITIONS.update(POINTWISE_DECOMPOSITIONS)
 
-from tensordispatch.ops.decompositions_layout import DECOMPOSITIONS_LAYOUT  # noqa: E402
+from tensordispatch.ops.decompositions_layout import DECOMPOSITIONS_LAYOUT
 
 DECOMPOSITIONS.update(DECOMPOSITIONS_LAYOUT)
 

@@ -27,23 +27,12 @@ class Program:
 F = "float32"
 
 
-def _unsafe_view_is_view(ops: list[str]) -> list[str]:
-    return ["view" if o == "_unsafe_view" else o for o in ops]
-
-
 def _scalar_setitem_is_fill(ops: list[str]) -> list[str]:
     return ["fill" if o == "copy" else o for o in ops if o != "lift_fresh_copy"]
 
 
 # Intentional differences from torch.func.functionalize + make_fx on torch 2.13, by program:
 INTENTIONAL_DIFFERENCES = {
-    "reshape_noncontiguous_then_mutate": (
-        "torch's reshape decomposition copies a non-viewable input with clone + _unsafe_view; "
-        "ours (ops/decompositions.py) with clone + view, a view of the fresh copy (docs/CODEGEN.md "
-        "'reshape that must copy returns a view of the copy'). Same values; the view is "
-        "functionalized like any view, so the graph shows view/view_copy where torch shows "
-        "_unsafe_view."
-    ),
     "setitem_scalar": (
         "torch's x[i] = number makes a tensor from the number (lift_fresh_copy) and copy_s it "
         "into the selected view; our indexing (ops/indexing.py) calls fill_ with the number, "
@@ -425,8 +414,6 @@ PROGRAMS: list[Program] = [
         "reshape_noncontiguous_then_mutate",
         p_reshape_noncontiguous_then_mutate,
         (((2, 3), F),),
-        torch_fix=_unsafe_view_is_view,
-        why=INTENTIONAL_DIFFERENCES["reshape_noncontiguous_then_mutate"],
         eager_differs=("mutations_and_views",),  # spec 1.8.2: the mutation leaks into x
     ),
     Program("inplace_on_intermediate", p_inplace_on_intermediate, (((3,), F),)),
