@@ -31,6 +31,7 @@ from typing import Any
 from tensordispatch.dispatch.keys import DispatchKey
 from tensordispatch.dispatch.keyset import DispatchKeySet
 from tensordispatch.dispatch.tls import local_state
+from tensordispatch.tensor.inference import mark_inference, watch_inference_count
 from tensordispatch.tensor.tensor import Tensor
 
 __all__ = [
@@ -51,6 +52,8 @@ __all__ = [
 BATCHED_RAW: int = DispatchKeySet(DispatchKey.FuncTorchBatched).raw
 
 _new_object = object.__new__
+_INFERENCE_ACTIVE = 0  # open inference_mode blocks (inference.py Note [Inference tensors])
+watch_inference_count(globals())
 
 
 @dataclass(frozen=True, slots=True)
@@ -226,6 +229,8 @@ def wrap(inner: Tensor, level: int) -> BatchedTensor:
     t._wrapped_number = False
     t._autograd_meta = None
     t._level = level
+    if _INFERENCE_ACTIVE:  # made in inference_mode: an inference tensor, as torch's wrapper
+        mark_inference(t)
     return t
 
 
