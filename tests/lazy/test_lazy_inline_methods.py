@@ -294,7 +294,9 @@ def _level() -> Iterator[None]:
 _STATES: dict[str, Callable[[], Any]] = {
     "mode": _Seen,
     "inference_mode": td.inference_mode,
-    "transform_level": lambda: _level(),
+    "vmap_mode": lambda: td.dispatch.IncludeDispatchKeyGuard(
+        td.dispatch.DispatchKey.FuncTorchVmapMode
+    ),
     "force_fallback": lambda: lazy.config.force_fallback("aten::add"),
     "exclude_autograd": lambda: td.dispatch.ExcludeDispatchKeyGuard(
         td.dispatch.DispatchKey.AutogradLazy
@@ -329,6 +331,36 @@ def test_default_state_test_sends_other_states_to_the_normal_path(methods: None,
         x + 1.0
     x + 1.0
     assert _inlined() == before + 2, f"{name}: not inlined after the state was restored"
+
+
+def test_a_grad_level_alone_routes_nothing_so_the_call_is_still_inlined(
+    fast_calls: list[int],
+) -> None:
+    """Note [The default-state test]: the transform stack is not tested. A grad level over
+    operands that need no grad changes no kernel the dispatcher picks, so the inlined call
+    builds the dispatcher path's node under the level too."""
+    y = td.tensor([1.0, -2.0, 3.0]).to("lazy") * 1.0
+    y + 0.5  # learnt
+    with _level():
+        assert batched.current_levels()
+        fast_calls.clear()
+        inlined = y + 0.5
+        assert fast_calls == []
+        expected = _without_methods(lambda: y + 0.5)
+    _same_node(inlined, expected)
+    assert inlined.cpu().tolist() == expected.cpu().tolist() == [1.5, -1.5, 3.5]
+
+
+def test_grad_of_a_function_using_a_captured_lazy_constant_matches_torch(methods: None) -> None:
+    """Inside td.func.grad the captured constant's ``c + 0.5`` may be inlined (a grad level
+    alone routes nothing); the gradient is torch's."""
+    c = td.tensor([1.0, -2.0, 3.0]).to("lazy") * 1.0
+    c + 0.5  # learnt
+    x = td.tensor([0.5, 1.5, 2.5]).to("lazy")
+    ours = td.func.grad(lambda x: (x * (c + 0.5)).sum())(x)
+    ct, xt = torch.tensor([1.0, -2.0, 3.0]), torch.tensor([0.5, 1.5, 2.5])
+    theirs = torch.func.grad(lambda x: (x * (ct + 0.5)).sum())(xt)
+    assert ours.cpu().tolist() == theirs.tolist()
 
 
 def test_a_thread_forcing_a_fallback_stops_inlining_everywhere_until_it_ends(

@@ -34,12 +34,15 @@ counters with the dispatcher path.
 
 Note [The default-state test]
 The dispatcher routes a call by the thread's include / exclude words and the operands'
-keys; the mode stack is only consulted through the Python keys those words include (a
-pushed mode includes them), inference mode changes both words, and a transform is checked
-on its own. So the method's first test is the words' identity with the default words
-(`tls.py` and the guards keep the canonical objects: a guard restores the object it
-saved, the mode stack the canonical word) plus an empty transform stack: three C-level
-tests, no comparison. A forced fallback is not tested per call: when a thread starts
+keys, and by nothing else: the mode stack is only consulted through the Python keys those
+words include (a pushed mode includes them), inference mode changes both words, and vmap
+includes its mode key while the vmapped function runs. The transform stack itself routes
+nothing: only the vmap and grad kernels read it, and they run for batched operands or
+operands that need grad, which the method never takes (a grad level over operands that
+need no grad leaves them to the same kernels as no level; a test compares the two). So the
+method's first test is the words' identity with the default words (`tls.py` and the guards
+keep the canonical objects: a guard restores the object it saved, the mode stack the
+canonical word): two C-level tests, no comparison. A forced fallback is not tested per call: when a thread starts
 forcing (config.py counts the threads that force), every method's validated state is
 dropped, and none is recorded while any thread forces, so calls go to the fast method,
 which reads the calling thread's setting. When the first test fails, the fields are
@@ -194,8 +197,8 @@ def method(self, other{signature}):
             or self._autograd_meta is not None or inner._autograd_meta is not None):
         return fast(self, other)
     d = ST.__dict__
-    if (d["included"] is not DI or d["excluded"] is not DX or d["transform_stack"]) and (
-            d["included"] != DI or d["excluded"] != DX or d["modes"] or d["transform_stack"]
+    if (d["included"] is not DI or d["excluded"] is not DX) and (
+            d["included"] != DI or d["excluded"] != DX
             or (len(d) > BASE_FIELDS and d.get("autograd_inference_mode", False))):
         return fast(self, other)
     if ((self._fs is not None and self._generation != self._fs.generation)
@@ -203,13 +206,15 @@ def method(self, other{signature}):
         return fast(self, other)
     left = inner._data
     s0 = left.shape
-    kind = other.__class__
+{tail_values}    kind = other.__class__
     if kind is float or kind is int:
         v1 = (FLOATS if kind is float else INTS).get(other)
         if v1 is None or VALID[0] is not ENTRY.state:
             return learn(self, other)
-{number_shapes}        args = ARGS_NUMBER
-        head = HEAD_NUMBER
+{number_shapes}        v0 = left.ir or left.ir_value()
+        node = NODE()  # ir.IrNode: no constructor arguments; op, returns, data: class constants
+        node.args = ARGS_NUMBER
+        node.hash = hash((HEAD_NUMBER, v0.hash, v1.hash{tail_hash}, e[1]))
     elif kind is FT:
         b = other._data
         if (b.__class__ is not LT or other._autograd_meta is not None
@@ -222,20 +227,17 @@ def method(self, other{signature}):
             return learn(self, other)
         right = b._data
         s1 = right.shape
-{tensor_shapes}        args = ARGS_TENSOR
-        head = HEAD_TENSOR
+{tensor_shapes}        v0 = left.ir or left.ir_value()
+        v1 = right.ir or right.ir_value()
+        node = NODE()
+        node.args = ARGS_TENSOR
+        node.hash = hash((HEAD_TENSOR, v0.hash, v1.hash{tail_hash}, e[1]))
     else:
         return fast(self, other)
-{tail_values}    v0 = left.ir or left.ir_value()
-    if kind is FT:
-        v1 = right.ir or right.ir_value()
     next(CALLS)  # counted: `_Records.pending`
-    node = NODE()  # ir.IrNode: no constructor arguments; op, returns, data: class constants
     node.overload = OP
     node.operands = (v0, v1{tail_operands})
-    node.args = args
     node.shapes = e[0]
-    node.hash = hash((head, v0.hash, v1.hash{tail_hash}, e[1]))
     data = LD()  # tensor.py: LazyData has no __init__
     data.shape = e[0][0]
     data.ir = node  # its own Value
