@@ -290,3 +290,38 @@ def test_a_dispatch_mode_sees_arange_as_torch_does() -> None:
     with Theirs():
         torch.arange(5), torch.arange(2.0, 3.0), torch.arange(0, 1, 0.5, dtype=torch.float64)
     assert ours == theirs
+
+
+ARGUMENT_ERRORS = [
+    "()", "(1, 2, 3, 4)", "(start=4)", "(step=2)", "(dtype=M.float32)", "(start=4, dtype=M.float64)",
+    "(step=2, end=5)", "(5, step=2)", "(1, 2, end=3)", "(1, 2, 3, step=1)", "(1, 2, start=0)",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("call", ARGUMENT_ERRORS)
+def test_argument_errors_are_torchs(call: str) -> None:
+    texts = []
+    for M in (td, torch):
+        with pytest.raises(TypeError) as info:
+            eval(f"M.arange{call}")
+        texts.append(str(info.value))
+    assert texts[0] == texts[1]
+
+
+def test_an_argument_error_message() -> None:
+    with pytest.raises(TypeError) as info:
+        td.arange(start=4)
+    assert str(info.value) == 'arange() missing 1 required positional arguments: "end"'
+
+
+KEYWORD_CALLS = [
+    "(1, end=5)", "(1, end=5, step=2)", "(start=1, end=7, step=2)", "(end=4)",
+    "(1, 2, step=0.5)", "(end=5, dtype=M.float64)",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("call", KEYWORD_CALLS)
+def test_keyword_numbers_match_torch(call: str) -> None:
+    got = eval(f"td.arange{call}".replace("M.", "td."))
+    expected = eval(f"torch.arange{call}".replace("M.", "torch."))
+    assert _name(got.dtype) == _name(expected.dtype) and got.tolist() == expected.tolist()

@@ -69,19 +69,65 @@ def arange(
         hopped = _arange_hop(args, dtype)  # Note [One-hop factory bindings]
         if hopped is not None:
             return _finish(hopped, requires_grad)
-    given = [a for a in (start, end, step) if a is not _NO]
-    values = [_number(a) for a in (*args, *given)]
-    if not 1 <= len(values) <= 3:
-        raise TypeError(
-            f"arange() takes 1 to 3 numbers (end | start, end | start, end, step), got "
-            f"{len(values)}"
-        )
+    numbers = _arange_numbers(args, start, end, step)
+    if numbers is None:
+        raise _arange_error(args, {
+            "start": start, "end": end, "step": step, "out": out, "dtype": dtype,
+            "layout": layout, "device": device, "pin_memory": pin_memory,
+            "requires_grad": requires_grad or None,
+        })  # fmt: skip
+    values = [_number(a) for a in numbers]
     if out is not None:  # the overloads torch's binding picks: aten::arange for one number
         name = "arange.out" if len(values) == 1 else "arange.start_out"
         return op(name)(*values, out=out)  # type: ignore[no-any-return]
     opts = _options(dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
     name = ("arange", "arange.start", "arange.start_step")[len(values) - 1]
     return _finish(_below(op(name), *values, **opts), requires_grad)
+
+
+def _arange_numbers(args: tuple[Any, ...], start: Any, end: Any, step: Any) -> list[Any] | None:
+    """The numbers of an arange call in (start, end, step) order as torch's argument parser
+    matches its three signatures ((end), (start, end), (start, end, step)), or None when none
+    matches."""
+    keywords = (start is not _NO, end is not _NO, step is not _NO)
+    n = len(args)
+    if n == 0:
+        if keywords == (False, True, False):
+            return [end]
+        if keywords == (True, True, False):
+            return [start, end]
+        if keywords == (True, True, True):
+            return [start, end, step]
+    elif n == 1:
+        if keywords == (False, False, False):
+            return [args[0]]
+        if keywords == (False, True, False):
+            return [args[0], end]
+        if keywords == (False, True, True):
+            return [args[0], end, step]
+    elif n == 2:
+        if keywords == (False, False, False):
+            return list(args)
+        if keywords == (False, False, True):
+            return [*args, step]
+    elif n == 3 and keywords == (False, False, False):
+        return list(args)
+    return None
+
+
+def _arange_error(args: tuple[Any, ...], given: dict[str, Any]) -> TypeError:
+    """torch's TypeError for an arange call no signature takes (``given``: its keyword
+    parameters, absent as NOT_GIVEN or None): "missing" for one keyword alone (only the
+    ``(end)`` signature takes one argument), else "invalid combination" (worded by
+    ops/binding_errors.py)."""
+    from tensordispatch.ops.binding_errors import invalid_combination
+    from tensordispatch.ops.python_signatures import PYTHON_SIGNATURES
+
+    keywords = {k: v for k, v in sorted(given.items()) if v is not _NO and v is not None}
+    if not args and len(keywords) == 1:  # only (end) takes one argument: it names its error
+        return TypeError('arange() missing 1 required positional arguments: "end"')
+    signatures = PYTHON_SIGNATURES[("arange", False)]
+    return TypeError(invalid_combination("arange", signatures, list(args), keywords))
 
 
 def cat(tensors: Any, dim: int = 0, *, out: Tensor | None = None) -> Tensor:
