@@ -325,3 +325,18 @@ def test_keyword_numbers_match_torch(call: str) -> None:
     got = eval(f"td.arange{call}".replace("M.", "td."))
     expected = eval(f"torch.arange{call}".replace("M.", "torch."))
     assert _name(got.dtype) == _name(expected.dtype) and got.tolist() == expected.tolist()
+
+
+@pytest.mark.parametrize(
+    "call",
+    [lambda m: m.arange(3, requires_grad=True), lambda m: m.randint(3, (2,), requires_grad=True)],
+)
+def test_requires_grad_of_an_integral_result_is_refused_in_torchs_words(call: Any) -> None:
+    with pytest.raises(RuntimeError) as ours:
+        call(td)
+    with pytest.raises(RuntimeError) as theirs:
+        call(torch)
+    assert str(ours.value) == str(theirs.value)
+    assert (
+        str(ours.value) == "Only Tensors of floating point and complex dtype can require gradients"
+    )

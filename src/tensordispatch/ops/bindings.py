@@ -46,7 +46,14 @@ def _number(value: Any) -> Any:
 
 
 def _finish(result: Tensor, requires_grad: bool) -> Tensor:
+    """``result`` made to require grad when asked, refusing a non-floating dtype in the
+    words of torch's factory bindings (not those of ``requires_grad_``)."""
     if requires_grad:
+        dt = result.dtype
+        if not (dt.is_floating_point or dt.is_complex):
+            raise RuntimeError(
+                "Only Tensors of floating point and complex dtype can require gradients"
+            )
         result.requires_grad_(True)
     return result
 
