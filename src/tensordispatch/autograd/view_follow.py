@@ -12,7 +12,7 @@ put a lookup on the no-grad path of every operator (the generated entries read
 ``_autograd_meta.requires_grad`` directly). Instead the root pushes its flag to its views
 when the flag changes, which is rare: the version counter, shared by a root and its views,
 lists them weakly with the version at each view's making (``Tensor._make_view`` appends
-one entry, ~0.1 us per view; dead entries are pruned as the list doubles), and
+one entry; dead entries are pruned as the list doubles), and
 ``follow_root`` runs when a root's flag changes (the ``requires_grad`` setter through
 tensor.py's hook, ``detach_``, and ``rebase_history`` when an in-place op makes the root
 require grad). A view without a grad_fn or a flag of its own then gets ``requires_grad``
@@ -21,6 +21,9 @@ storage was written in place since the view was made, using the view or reading 
 regenerates the grad_fn as AsStridedBackward0 over the root's history (torch's indirect
 rebase), or raises torch's error for a view whose creation meta forbids it. A view setting
 its own flag to False keeps reporting its root's.
+Cost: the entry (a weak reference and a tuple, made, pruned and freed) is ~0.2 us per view,
+about a fifth of ``x[:2]`` (1.16 -> 1.40 us, CPU time, loaded machine); the no-grad and
+recording paths of other operators do not change.
 """
 
 from __future__ import annotations
