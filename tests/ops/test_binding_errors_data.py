@@ -261,3 +261,51 @@ def test_operator_level_refuses_a_tensor_for_a_scalar() -> None:
     kind, text = _message(lambda: td.ops.aten.full.default([2], td.tensor(3.0)))
     want_kind, want = _message(lambda: torch.ops.aten.full.default([2], torch.tensor(3.0)))
     assert issubclass(kind, want_kind) and text == want.partition("\nCast error details")[0]
+
+
+# ----- missing arguments of Tensor methods (Note [Missing arguments]) --------------------
+
+MISSING_CASES: list[Any] = [
+    pytest.param(lambda t: t.add(), id="add, hidden signature: invalid combination"),
+    pytest.param(lambda t: t.add(alpha=2), id="add alpha only: one plausible, missing"),
+    pytest.param(lambda t: t.mm(), id="mm: several signatures"),
+    pytest.param(lambda t: t.narrow(0), id="narrow: two missing of several signatures"),
+    pytest.param(lambda t: t.copy_(), id="copy_"),
+    pytest.param(lambda t: t.masked_select(), id="masked_select"),
+    pytest.param(lambda t: t.dot(), id="dot"),
+    pytest.param(lambda t: t.index_select(0), id="index_select"),
+    pytest.param(lambda t: t.maximum(), id="maximum"),
+    pytest.param(lambda t: t.pow(), id="pow"),
+    pytest.param(lambda t: t.addcmul(), id="addcmul: two missing, hidden signature"),
+    pytest.param(lambda t: t.unsqueeze(), id="unsqueeze: int parameter"),
+    pytest.param(lambda t: t.transpose(0), id="transpose"),
+]
+
+
+@pytest.mark.parametrize("call", MISSING_CASES)
+def test_method_missing_argument_as_torch(call: Callable[[Any], Any]) -> None:
+    assert _message(lambda: call(td.ones(2, 2))) == _message(lambda: call(torch.ones(2, 2)))
+
+
+def test_missing_argument_text_plural_as_torch() -> None:
+    """torch's plural is the wrong way round: one argument is "arguments"."""
+    kind, text = _message(lambda: td.ones(2).masked_select())
+    assert (kind, text) == (
+        TypeError,
+        'masked_select() missing 1 required positional arguments: "mask"',
+    )
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        pytest.param(lambda L: L.neg(L.ones(2), 1), id="neg"),
+        pytest.param(lambda L: L.maximum(L.ones(2), L.ones(2), 1), id="maximum"),
+    ],
+)
+def test_functions_keep_their_argument_count_texts(
+    call: Callable[[Any], Any],
+) -> None:
+    """With defaults, Python would word too many arguments "takes from 0 to 2", where torch's
+    function text is Python's "takes 2"."""
+    assert _message(lambda: call(td)) == _message(lambda: call(torch))

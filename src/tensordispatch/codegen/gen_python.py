@@ -188,7 +188,7 @@ def _discriminators(overloads: list[_Overload]) -> dict[int, dict[str, bool]]:
 
 
 def _signature(
-    name: str, overloads: list[_Overload], method: bool
+    name: str, overloads: list[_Overload], method: bool, missing: bool = False
 ) -> tuple[str, list[Argument], list[Argument], bool, bool]:
     positional, kwonly = _merge(name, overloads)
     lead = ["self"] if method else []
@@ -201,7 +201,8 @@ def _signature(
         seen_default = False
         for a in positional:
             if a.name in required_everywhere and not seen_default:
-                parts.append(pyname(a.name, method))
+                # Note [Missing arguments] in ops/binding_errors.py
+                parts.append(pyname(a.name, method) + ("=_REQ" if missing else ""))
             else:
                 parts.append(f"{pyname(a.name, method)}=_NO")
                 seen_default = True
@@ -292,7 +293,8 @@ def _function(
 ) -> str:
     """The binding of ``name``; with ``not_implemented``, its operator form ``_n_<name>``
     (Note [Operators return NotImplemented])."""
-    params, positional, kwonly, has_out, varargs = _signature(name, overloads, method)
+    missing = method and not not_implemented  # Note [Missing arguments]: Tensor methods
+    params, positional, kwonly, has_out, varargs = _signature(name, overloads, method, missing)
     fname = f"_n_{name}" if not_implemented else f"_m_{name}" if method else name
     lines = [f"def {fname}({params}):"]
     if varargs:
@@ -390,6 +392,7 @@ from tensordispatch.backends.aten import wrap_argument as _wrap_argument
 from tensordispatch.backends.aten import wrap_number as _wrap_number
 from tensordispatch.dispatch.calling import NOT_GIVEN as _NO
 from tensordispatch.dispatch.errors import ArgumentTypeError as _ArgumentTypeError
+from tensordispatch.ops.binding_errors import REQUIRED as _REQ
 from tensordispatch.ops.binding_errors import binding_type_error as _binding_argument_error
 from tensordispatch.dispatch.keyset import AUTOGRAD_DISPATCH_KEYSET_WITH_AD_INPLACE_OR_VIEW_RAW as _BELOW_AD
 from tensordispatch.dispatch.tls import local_state as _local_state

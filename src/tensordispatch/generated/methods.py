@@ -12,6 +12,7 @@ from tensordispatch.backends.aten import wrap_argument as _wrap_argument
 from tensordispatch.backends.aten import wrap_number as _wrap_number
 from tensordispatch.dispatch.calling import NOT_GIVEN as _NO
 from tensordispatch.dispatch.errors import ArgumentTypeError as _ArgumentTypeError
+from tensordispatch.ops.binding_errors import REQUIRED as _REQ
 from tensordispatch.ops.binding_errors import binding_type_error as _binding_argument_error
 from tensordispatch.dispatch.keyset import AUTOGRAD_DISPATCH_KEYSET_WITH_AD_INPLACE_OR_VIEW_RAW as _BELOW_AD
 from tensordispatch.dispatch.tls import local_state as _local_state
@@ -313,7 +314,7 @@ def _m_abs_(self):
 _m_abs_.__name__ = _m_abs_.__qualname__ = 'abs_'
 
 
-def _m_add(self, other, *, alpha=_NO):
+def _m_add(self, other=_REQ, *, alpha=_NO):
     try:
         if not isinstance(other, _Tensor): other = _wrap_argument(other)
         if alpha is _NO:
@@ -328,7 +329,7 @@ def _m_add(self, other, *, alpha=_NO):
 _m_add.__name__ = _m_add.__qualname__ = 'add'
 
 
-def _m_add_(self, other, *, alpha=_NO):
+def _m_add_(self, other=_REQ, *, alpha=_NO):
     try:
         if not isinstance(other, _Tensor): other = _wrap_argument(other)
         if alpha is _NO:
@@ -344,7 +345,7 @@ def _m_add_(self, other, *, alpha=_NO):
 _m_add_.__name__ = _m_add_.__qualname__ = 'add_'
 
 
-def _m_addbmm(self, batch1, batch2, *, beta=_NO, alpha=_NO):
+def _m_addbmm(self, batch1=_REQ, batch2=_REQ, *, beta=_NO, alpha=_NO):
     try:
         if beta is _NO and alpha is _NO:
             _r = _E_addbmm.entry_function(self, batch1, batch2)
@@ -359,7 +360,7 @@ def _m_addbmm(self, batch1, batch2, *, beta=_NO, alpha=_NO):
 _m_addbmm.__name__ = _m_addbmm.__qualname__ = 'addbmm'
 
 
-def _m_addbmm_(self, batch1, batch2, *, beta=_NO, alpha=_NO):
+def _m_addbmm_(self, batch1=_REQ, batch2=_REQ, *, beta=_NO, alpha=_NO):
     try:
         if beta is _NO and alpha is _NO:
             _r = _E_addbmm_.entry_function(self, batch1, batch2)
@@ -374,7 +375,7 @@ def _m_addbmm_(self, batch1, batch2, *, beta=_NO, alpha=_NO):
 _m_addbmm_.__name__ = _m_addbmm_.__qualname__ = 'addbmm_'
 
 
-def _m_addcdiv(self, tensor1, tensor2, *, value=_NO):
+def _m_addcdiv(self, tensor1=_REQ, tensor2=_REQ, *, value=_NO):
     try:
         if value is _NO:
             _r = _E_addcdiv.entry_function(self, tensor1, tensor2)
@@ -388,7 +389,7 @@ def _m_addcdiv(self, tensor1, tensor2, *, value=_NO):
 _m_addcdiv.__name__ = _m_addcdiv.__qualname__ = 'addcdiv'
 
 
-def _m_addcdiv_(self, tensor1, tensor2, *, value=_NO):
+def _m_addcdiv_(self, tensor1=_REQ, tensor2=_REQ, *, value=_NO):
     try:
         if value is _NO:
             _r = _E_addcdiv_.entry_function(self, tensor1, tensor2)
@@ -402,7 +403,7 @@ def _m_addcdiv_(self, tensor1, tensor2, *, value=_NO):
 _m_addcdiv_.__name__ = _m_addcdiv_.__qualname__ = 'addcdiv_'
 
 
-def _m_addcmul(self, tensor1, tensor2, *, value=_NO):
+def _m_addcmul(self, tensor1=_REQ, tensor2=_REQ, *, value=_NO):
     try:
         if value is _NO:
             _r = _E_addcmul.entry_function(self, tensor1, tensor2)
@@ -416,7 +417,7 @@ def _m_addcmul(self, tensor1, tensor2, *, value=_NO):
 _m_addcmul.__name__ = _m_addcmul.__qualname__ = 'addcmul'
 
 
-def _m_addcmul_(self, tensor1, tensor2, *, value=_NO):
+def _m_addcmul_(self, tensor1=_REQ, tensor2=_REQ, *, value=_NO):
     try:
         if value is _NO:
             _r = _E_addcmul_.entry_function(self, tensor1, tensor2)
@@ -430,7 +431,7 @@ def _m_addcmul_(self, tensor1, tensor2, *, value=_NO):
 _m_addcmul_.__name__ = _m_addcmul_.__qualname__ = 'addcmul_'
 
 
-def _m_addmm(self, mat1, mat2, *, beta=_NO, alpha=_NO):
+def _m_addmm(self, mat1=_REQ, mat2=_REQ, *, beta=_NO, alpha=_NO):
     try:
         if beta is _NO and alpha is _NO:
             _r = _E_addmm.entry_function(self, mat1, mat2)
@@ -445,7 +446,7 @@ def _m_addmm(self, mat1, mat2, *, beta=_NO, alpha=_NO):
 _m_addmm.__name__ = _m_addmm.__qualname__ = 'addmm'
 
 
-def _m_addmm_(self, mat1, mat2, *, beta=_NO, alpha=_NO):
+def _m_addmm_(self, mat1=_REQ, mat2=_REQ, *, beta=_NO, alpha=_NO):
     try:
         if beta is _NO and alpha is _NO:
             _r = _E_addmm_.entry_function(self, mat1, mat2)
@@ -460,7 +461,7 @@ def _m_addmm_(self, mat1, mat2, *, beta=_NO, alpha=_NO):
 _m_addmm_.__name__ = _m_addmm_.__qualname__ = 'addmm_'
 
 
-def _m_addmv(self, mat, vec, *, beta=_NO, alpha=_NO):
+def _m_addmv(self, mat=_REQ, vec=_REQ, *, beta=_NO, alpha=_NO):
     try:
         if beta is _NO and alpha is _NO:
             _r = _E_addmv.entry_function(self, mat, vec)
@@ -475,7 +476,7 @@ def _m_addmv(self, mat, vec, *, beta=_NO, alpha=_NO):
 _m_addmv.__name__ = _m_addmv.__qualname__ = 'addmv'
 
 
-def _m_addmv_(self, mat, vec, *, beta=_NO, alpha=_NO):
+def _m_addmv_(self, mat=_REQ, vec=_REQ, *, beta=_NO, alpha=_NO):
     try:
         if beta is _NO and alpha is _NO:
             _r = _E_addmv_.entry_function(self, mat, vec)
@@ -576,7 +577,7 @@ def _m_argmin(self, dim=_NO, keepdim=_NO):
 _m_argmin.__name__ = _m_argmin.__qualname__ = 'argmin'
 
 
-def _m_as_strided(self, size, stride, storage_offset=_NO):
+def _m_as_strided(self, size=_REQ, stride=_REQ, storage_offset=_NO):
     try:
         if storage_offset is _NO:
             _r = _E_as_strided.entry_function(self, size, stride)
@@ -590,7 +591,7 @@ def _m_as_strided(self, size, stride, storage_offset=_NO):
 _m_as_strided.__name__ = _m_as_strided.__qualname__ = 'as_strided'
 
 
-def _m_as_strided_(self, size, stride, storage_offset=_NO):
+def _m_as_strided_(self, size=_REQ, stride=_REQ, storage_offset=_NO):
     try:
         if storage_offset is _NO:
             _r = _E_as_strided_.entry_function(self, size, stride)
@@ -604,7 +605,7 @@ def _m_as_strided_(self, size, stride, storage_offset=_NO):
 _m_as_strided_.__name__ = _m_as_strided_.__qualname__ = 'as_strided_'
 
 
-def _m_as_strided_scatter(self, src, size, stride, storage_offset=_NO):
+def _m_as_strided_scatter(self, src=_REQ, size=_REQ, stride=_REQ, storage_offset=_NO):
     try:
         if storage_offset is _NO:
             _r = _E_as_strided_scatter.entry_function(self, src, size, stride)
@@ -618,7 +619,7 @@ def _m_as_strided_scatter(self, src, size, stride, storage_offset=_NO):
 _m_as_strided_scatter.__name__ = _m_as_strided_scatter.__qualname__ = 'as_strided_scatter'
 
 
-def _m_baddbmm(self, batch1, batch2, *, beta=_NO, alpha=_NO):
+def _m_baddbmm(self, batch1=_REQ, batch2=_REQ, *, beta=_NO, alpha=_NO):
     try:
         if beta is _NO and alpha is _NO:
             _r = _E_baddbmm.entry_function(self, batch1, batch2)
@@ -633,7 +634,7 @@ def _m_baddbmm(self, batch1, batch2, *, beta=_NO, alpha=_NO):
 _m_baddbmm.__name__ = _m_baddbmm.__qualname__ = 'baddbmm'
 
 
-def _m_baddbmm_(self, batch1, batch2, *, beta=_NO, alpha=_NO):
+def _m_baddbmm_(self, batch1=_REQ, batch2=_REQ, *, beta=_NO, alpha=_NO):
     try:
         if beta is _NO and alpha is _NO:
             _r = _E_baddbmm_.entry_function(self, batch1, batch2)
@@ -648,7 +649,7 @@ def _m_baddbmm_(self, batch1, batch2, *, beta=_NO, alpha=_NO):
 _m_baddbmm_.__name__ = _m_baddbmm_.__qualname__ = 'baddbmm_'
 
 
-def _m_bitwise_and(self, other):
+def _m_bitwise_and(self, other=_REQ):
     try:
         if not isinstance(other, _Tensor):
             _r = _E_bitwise_and_Scalar.entry_function(self, other)
@@ -662,7 +663,7 @@ def _m_bitwise_and(self, other):
 _m_bitwise_and.__name__ = _m_bitwise_and.__qualname__ = 'bitwise_and'
 
 
-def _m_bitwise_and_(self, other):
+def _m_bitwise_and_(self, other=_REQ):
     try:
         if not isinstance(other, _Tensor):
             _r = _E_bitwise_and__Scalar.entry_function(self, other)
@@ -676,7 +677,7 @@ def _m_bitwise_and_(self, other):
 _m_bitwise_and_.__name__ = _m_bitwise_and_.__qualname__ = 'bitwise_and_'
 
 
-def _m_bitwise_left_shift(self, other):
+def _m_bitwise_left_shift(self, other=_REQ):
     try:
         if isinstance(other, _Tensor):
             _r = _E_bitwise_left_shift_Tensor.entry_function(self, other)
@@ -690,7 +691,7 @@ def _m_bitwise_left_shift(self, other):
 _m_bitwise_left_shift.__name__ = _m_bitwise_left_shift.__qualname__ = 'bitwise_left_shift'
 
 
-def _m_bitwise_left_shift_(self, other):
+def _m_bitwise_left_shift_(self, other=_REQ):
     try:
         if isinstance(other, _Tensor):
             _r = _E_bitwise_left_shift__Tensor.entry_function(self, other)
@@ -722,7 +723,7 @@ def _m_bitwise_not_(self):
 _m_bitwise_not_.__name__ = _m_bitwise_not_.__qualname__ = 'bitwise_not_'
 
 
-def _m_bitwise_or(self, other):
+def _m_bitwise_or(self, other=_REQ):
     try:
         if not isinstance(other, _Tensor):
             _r = _E_bitwise_or_Scalar.entry_function(self, other)
@@ -736,7 +737,7 @@ def _m_bitwise_or(self, other):
 _m_bitwise_or.__name__ = _m_bitwise_or.__qualname__ = 'bitwise_or'
 
 
-def _m_bitwise_or_(self, other):
+def _m_bitwise_or_(self, other=_REQ):
     try:
         if not isinstance(other, _Tensor):
             _r = _E_bitwise_or__Scalar.entry_function(self, other)
@@ -750,7 +751,7 @@ def _m_bitwise_or_(self, other):
 _m_bitwise_or_.__name__ = _m_bitwise_or_.__qualname__ = 'bitwise_or_'
 
 
-def _m_bitwise_right_shift(self, other):
+def _m_bitwise_right_shift(self, other=_REQ):
     try:
         if isinstance(other, _Tensor):
             _r = _E_bitwise_right_shift_Tensor.entry_function(self, other)
@@ -764,7 +765,7 @@ def _m_bitwise_right_shift(self, other):
 _m_bitwise_right_shift.__name__ = _m_bitwise_right_shift.__qualname__ = 'bitwise_right_shift'
 
 
-def _m_bitwise_right_shift_(self, other):
+def _m_bitwise_right_shift_(self, other=_REQ):
     try:
         if isinstance(other, _Tensor):
             _r = _E_bitwise_right_shift__Tensor.entry_function(self, other)
@@ -778,7 +779,7 @@ def _m_bitwise_right_shift_(self, other):
 _m_bitwise_right_shift_.__name__ = _m_bitwise_right_shift_.__qualname__ = 'bitwise_right_shift_'
 
 
-def _m_bitwise_xor(self, other):
+def _m_bitwise_xor(self, other=_REQ):
     try:
         if not isinstance(other, _Tensor):
             _r = _E_bitwise_xor_Scalar.entry_function(self, other)
@@ -792,7 +793,7 @@ def _m_bitwise_xor(self, other):
 _m_bitwise_xor.__name__ = _m_bitwise_xor.__qualname__ = 'bitwise_xor'
 
 
-def _m_bitwise_xor_(self, other):
+def _m_bitwise_xor_(self, other=_REQ):
     try:
         if not isinstance(other, _Tensor):
             _r = _E_bitwise_xor__Scalar.entry_function(self, other)
@@ -806,7 +807,7 @@ def _m_bitwise_xor_(self, other):
 _m_bitwise_xor_.__name__ = _m_bitwise_xor_.__qualname__ = 'bitwise_xor_'
 
 
-def _m_bmm(self, mat2):
+def _m_bmm(self, mat2=_REQ):
     try:
         _r = _E_bmm.entry_function(self, mat2)
         return _r
@@ -833,7 +834,7 @@ def _m_ceil_(self):
 _m_ceil_.__name__ = _m_ceil_.__qualname__ = 'ceil_'
 
 
-def _m_chunk(self, chunks, dim=_NO):
+def _m_chunk(self, chunks=_REQ, dim=_NO):
     try:
         if dim is _NO:
             _r = _E_chunk.entry_function(self, chunks)
@@ -847,7 +848,7 @@ def _m_chunk(self, chunks, dim=_NO):
 _m_chunk.__name__ = _m_chunk.__qualname__ = 'chunk'
 
 
-def _m_clamp_max(self, max):
+def _m_clamp_max(self, max=_REQ):
     try:
         if not isinstance(max, _Tensor):
             _r = _E_clamp_max.entry_function(self, max)
@@ -861,7 +862,7 @@ def _m_clamp_max(self, max):
 _m_clamp_max.__name__ = _m_clamp_max.__qualname__ = 'clamp_max'
 
 
-def _m_clamp_max_(self, max):
+def _m_clamp_max_(self, max=_REQ):
     try:
         if not isinstance(max, _Tensor):
             _r = _E_clamp_max_.entry_function(self, max)
@@ -875,7 +876,7 @@ def _m_clamp_max_(self, max):
 _m_clamp_max_.__name__ = _m_clamp_max_.__qualname__ = 'clamp_max_'
 
 
-def _m_clamp_min(self, min):
+def _m_clamp_min(self, min=_REQ):
     try:
         if not isinstance(min, _Tensor):
             _r = _E_clamp_min.entry_function(self, min)
@@ -889,7 +890,7 @@ def _m_clamp_min(self, min):
 _m_clamp_min.__name__ = _m_clamp_min.__qualname__ = 'clamp_min'
 
 
-def _m_clamp_min_(self, min):
+def _m_clamp_min_(self, min=_REQ):
     try:
         if not isinstance(min, _Tensor):
             _r = _E_clamp_min_.entry_function(self, min)
@@ -958,7 +959,7 @@ def _m_contiguous(self, *, memory_format=_NO):
 _m_contiguous.__name__ = _m_contiguous.__qualname__ = 'contiguous'
 
 
-def _m_copy_(self, other, non_blocking=_NO):
+def _m_copy_(self, other=_REQ, non_blocking=_NO):
     try:
         if non_blocking is _NO:
             _r = _H_copy_(self, other)
@@ -991,7 +992,7 @@ def _m_cos_(self):
 _m_cos_.__name__ = _m_cos_.__qualname__ = 'cos_'
 
 
-def _m_cumsum(self, dim, *, dtype=_NO):
+def _m_cumsum(self, dim=_REQ, *, dtype=_NO):
     try:
         if dtype is _NO:
             _r = _E_cumsum.entry_function(self, dim)
@@ -1005,7 +1006,7 @@ def _m_cumsum(self, dim, *, dtype=_NO):
 _m_cumsum.__name__ = _m_cumsum.__qualname__ = 'cumsum'
 
 
-def _m_cumsum_(self, dim, *, dtype=_NO):
+def _m_cumsum_(self, dim=_REQ, *, dtype=_NO):
     try:
         if dtype is _NO:
             _r = _E_cumsum_.entry_function(self, dim)
@@ -1044,7 +1045,7 @@ def _m_diagonal(self, offset=_NO, dim1=_NO, dim2=_NO):
 _m_diagonal.__name__ = _m_diagonal.__qualname__ = 'diagonal'
 
 
-def _m_diagonal_scatter(self, src, offset=_NO, dim1=_NO, dim2=_NO):
+def _m_diagonal_scatter(self, src=_REQ, offset=_NO, dim1=_NO, dim2=_NO):
     try:
         if offset is _NO and dim1 is _NO and dim2 is _NO:
             _r = _E_diagonal_scatter.entry_function(self, src)
@@ -1060,7 +1061,7 @@ def _m_diagonal_scatter(self, src, offset=_NO, dim1=_NO, dim2=_NO):
 _m_diagonal_scatter.__name__ = _m_diagonal_scatter.__qualname__ = 'diagonal_scatter'
 
 
-def _m_div(self, other, *, rounding_mode=_NO):
+def _m_div(self, other=_REQ, *, rounding_mode=_NO):
     try:
         if not isinstance(other, _Tensor): other = _wrap_argument(other)
         if rounding_mode is not _NO:
@@ -1075,7 +1076,7 @@ def _m_div(self, other, *, rounding_mode=_NO):
 _m_div.__name__ = _m_div.__qualname__ = 'div'
 
 
-def _m_div_(self, other, *, rounding_mode=_NO):
+def _m_div_(self, other=_REQ, *, rounding_mode=_NO):
     try:
         if not isinstance(other, _Tensor): other = _wrap_argument(other)
         if rounding_mode is not _NO:
@@ -1090,7 +1091,7 @@ def _m_div_(self, other, *, rounding_mode=_NO):
 _m_div_.__name__ = _m_div_.__qualname__ = 'div_'
 
 
-def _m_dot(self, tensor):
+def _m_dot(self, tensor=_REQ):
     try:
         _r = _E_dot.entry_function(self, tensor)
         return _r
@@ -1099,7 +1100,7 @@ def _m_dot(self, tensor):
 _m_dot.__name__ = _m_dot.__qualname__ = 'dot'
 
 
-def _m_eq(self, other):
+def _m_eq(self, other=_REQ):
     try:
         if not isinstance(other, _Tensor):
             _r = _E_eq_Scalar.entry_function(self, other)
@@ -1113,7 +1114,7 @@ def _m_eq(self, other):
 _m_eq.__name__ = _m_eq.__qualname__ = 'eq'
 
 
-def _m_eq_(self, other):
+def _m_eq_(self, other=_REQ):
     try:
         if not isinstance(other, _Tensor):
             _r = _E_eq__Scalar.entry_function(self, other)
@@ -1201,7 +1202,7 @@ def _m_expm1_(self):
 _m_expm1_.__name__ = _m_expm1_.__qualname__ = 'expm1_'
 
 
-def _m_fill_(self, value):
+def _m_fill_(self, value=_REQ):
     try:
         if not isinstance(value, _Tensor):
             _r = _E_fill__Scalar.entry_function(self, value)
@@ -1263,7 +1264,7 @@ def _m_floor_(self):
 _m_floor_.__name__ = _m_floor_.__qualname__ = 'floor_'
 
 
-def _m_floor_divide(self, other):
+def _m_floor_divide(self, other=_REQ):
     try:
         if isinstance(other, _Tensor):
             _r = _E_floor_divide.entry_function(self, other)
@@ -1277,7 +1278,7 @@ def _m_floor_divide(self, other):
 _m_floor_divide.__name__ = _m_floor_divide.__qualname__ = 'floor_divide'
 
 
-def _m_floor_divide_(self, other):
+def _m_floor_divide_(self, other=_REQ):
     try:
         if isinstance(other, _Tensor):
             _r = _E_floor_divide__Tensor.entry_function(self, other)
@@ -1291,7 +1292,7 @@ def _m_floor_divide_(self, other):
 _m_floor_divide_.__name__ = _m_floor_divide_.__qualname__ = 'floor_divide_'
 
 
-def _m_gather(self, dim, index, *, sparse_grad=_NO):
+def _m_gather(self, dim=_REQ, index=_REQ, *, sparse_grad=_NO):
     try:
         if sparse_grad is _NO:
             _r = _E_gather.entry_function(self, dim, index)
@@ -1305,7 +1306,7 @@ def _m_gather(self, dim, index, *, sparse_grad=_NO):
 _m_gather.__name__ = _m_gather.__qualname__ = 'gather'
 
 
-def _m_ge(self, other):
+def _m_ge(self, other=_REQ):
     try:
         if not isinstance(other, _Tensor):
             _r = _E_ge_Scalar.entry_function(self, other)
@@ -1319,7 +1320,7 @@ def _m_ge(self, other):
 _m_ge.__name__ = _m_ge.__qualname__ = 'ge'
 
 
-def _m_ge_(self, other):
+def _m_ge_(self, other=_REQ):
     try:
         if not isinstance(other, _Tensor):
             _r = _E_ge__Scalar.entry_function(self, other)
@@ -1333,7 +1334,7 @@ def _m_ge_(self, other):
 _m_ge_.__name__ = _m_ge_.__qualname__ = 'ge_'
 
 
-def _m_gt(self, other):
+def _m_gt(self, other=_REQ):
     try:
         if not isinstance(other, _Tensor):
             _r = _E_gt_Scalar.entry_function(self, other)
@@ -1347,7 +1348,7 @@ def _m_gt(self, other):
 _m_gt.__name__ = _m_gt.__qualname__ = 'gt'
 
 
-def _m_gt_(self, other):
+def _m_gt_(self, other=_REQ):
     try:
         if not isinstance(other, _Tensor):
             _r = _E_gt__Scalar.entry_function(self, other)
@@ -1361,7 +1362,7 @@ def _m_gt_(self, other):
 _m_gt_.__name__ = _m_gt_.__qualname__ = 'gt_'
 
 
-def _m_index_put(self, indices, values, accumulate=_NO):
+def _m_index_put(self, indices=_REQ, values=_REQ, accumulate=_NO):
     try:
         if accumulate is _NO:
             _r = _E_index_put.entry_function(self, indices, values)
@@ -1375,7 +1376,7 @@ def _m_index_put(self, indices, values, accumulate=_NO):
 _m_index_put.__name__ = _m_index_put.__qualname__ = 'index_put'
 
 
-def _m_index_put_(self, indices, values, accumulate=_NO):
+def _m_index_put_(self, indices=_REQ, values=_REQ, accumulate=_NO):
     try:
         if accumulate is _NO:
             _r = _E_index_put_.entry_function(self, indices, values)
@@ -1389,7 +1390,7 @@ def _m_index_put_(self, indices, values, accumulate=_NO):
 _m_index_put_.__name__ = _m_index_put_.__qualname__ = 'index_put_'
 
 
-def _m_index_select(self, dim, index):
+def _m_index_select(self, dim=_REQ, index=_REQ):
     try:
         _r = _E_index_select.entry_function(self, dim, index)
         return _r
@@ -1398,7 +1399,7 @@ def _m_index_select(self, dim, index):
 _m_index_select.__name__ = _m_index_select.__qualname__ = 'index_select'
 
 
-def _m_le(self, other):
+def _m_le(self, other=_REQ):
     try:
         if not isinstance(other, _Tensor):
             _r = _E_le_Scalar.entry_function(self, other)
@@ -1412,7 +1413,7 @@ def _m_le(self, other):
 _m_le.__name__ = _m_le.__qualname__ = 'le'
 
 
-def _m_le_(self, other):
+def _m_le_(self, other=_REQ):
     try:
         if not isinstance(other, _Tensor):
             _r = _E_le__Scalar.entry_function(self, other)
@@ -1426,7 +1427,7 @@ def _m_le_(self, other):
 _m_le_.__name__ = _m_le_.__qualname__ = 'le_'
 
 
-def _m_lerp(self, end, weight):
+def _m_lerp(self, end=_REQ, weight=_REQ):
     try:
         if not isinstance(weight, _Tensor):
             _r = _E_lerp_Scalar.entry_function(self, end, weight)
@@ -1440,7 +1441,7 @@ def _m_lerp(self, end, weight):
 _m_lerp.__name__ = _m_lerp.__qualname__ = 'lerp'
 
 
-def _m_lerp_(self, end, weight):
+def _m_lerp_(self, end=_REQ, weight=_REQ):
     try:
         if not isinstance(weight, _Tensor):
             _r = _E_lerp__Scalar.entry_function(self, end, weight)
@@ -1490,7 +1491,7 @@ def _m_log_(self):
 _m_log_.__name__ = _m_log_.__qualname__ = 'log_'
 
 
-def _m_log_softmax(self, dim, dtype=_NO):
+def _m_log_softmax(self, dim=_REQ, dtype=_NO):
     try:
         if dtype is _NO:
             _r = _E_log_softmax_int.entry_function(self, dim)
@@ -1504,7 +1505,7 @@ def _m_log_softmax(self, dim, dtype=_NO):
 _m_log_softmax.__name__ = _m_log_softmax.__qualname__ = 'log_softmax'
 
 
-def _m_logical_and(self, other):
+def _m_logical_and(self, other=_REQ):
     try:
         _r = _E_logical_and.entry_function(self, other)
         return _r
@@ -1513,7 +1514,7 @@ def _m_logical_and(self, other):
 _m_logical_and.__name__ = _m_logical_and.__qualname__ = 'logical_and'
 
 
-def _m_logical_and_(self, other):
+def _m_logical_and_(self, other=_REQ):
     try:
         _r = _E_logical_and_.entry_function(self, other)
         return _r
@@ -1540,7 +1541,7 @@ def _m_logical_not_(self):
 _m_logical_not_.__name__ = _m_logical_not_.__qualname__ = 'logical_not_'
 
 
-def _m_logical_or(self, other):
+def _m_logical_or(self, other=_REQ):
     try:
         _r = _E_logical_or.entry_function(self, other)
         return _r
@@ -1549,7 +1550,7 @@ def _m_logical_or(self, other):
 _m_logical_or.__name__ = _m_logical_or.__qualname__ = 'logical_or'
 
 
-def _m_logical_or_(self, other):
+def _m_logical_or_(self, other=_REQ):
     try:
         _r = _E_logical_or_.entry_function(self, other)
         return _r
@@ -1558,7 +1559,7 @@ def _m_logical_or_(self, other):
 _m_logical_or_.__name__ = _m_logical_or_.__qualname__ = 'logical_or_'
 
 
-def _m_logical_xor(self, other):
+def _m_logical_xor(self, other=_REQ):
     try:
         _r = _E_logical_xor.entry_function(self, other)
         return _r
@@ -1567,7 +1568,7 @@ def _m_logical_xor(self, other):
 _m_logical_xor.__name__ = _m_logical_xor.__qualname__ = 'logical_xor'
 
 
-def _m_logical_xor_(self, other):
+def _m_logical_xor_(self, other=_REQ):
     try:
         _r = _E_logical_xor_.entry_function(self, other)
         return _r
@@ -1576,7 +1577,7 @@ def _m_logical_xor_(self, other):
 _m_logical_xor_.__name__ = _m_logical_xor_.__qualname__ = 'logical_xor_'
 
 
-def _m_logsumexp(self, dim, keepdim=_NO):
+def _m_logsumexp(self, dim=_REQ, keepdim=_NO):
     try:
         if type(dim) is int: dim = [dim]
         if keepdim is _NO:
@@ -1591,7 +1592,7 @@ def _m_logsumexp(self, dim, keepdim=_NO):
 _m_logsumexp.__name__ = _m_logsumexp.__qualname__ = 'logsumexp'
 
 
-def _m_lt(self, other):
+def _m_lt(self, other=_REQ):
     try:
         if not isinstance(other, _Tensor):
             _r = _E_lt_Scalar.entry_function(self, other)
@@ -1605,7 +1606,7 @@ def _m_lt(self, other):
 _m_lt.__name__ = _m_lt.__qualname__ = 'lt'
 
 
-def _m_lt_(self, other):
+def _m_lt_(self, other=_REQ):
     try:
         if not isinstance(other, _Tensor):
             _r = _E_lt__Scalar.entry_function(self, other)
@@ -1619,7 +1620,7 @@ def _m_lt_(self, other):
 _m_lt_.__name__ = _m_lt_.__qualname__ = 'lt_'
 
 
-def _m_masked_fill(self, mask, value):
+def _m_masked_fill(self, mask=_REQ, value=_REQ):
     try:
         if not isinstance(value, _Tensor):
             _r = _E_masked_fill_Scalar.entry_function(self, mask, value)
@@ -1633,7 +1634,7 @@ def _m_masked_fill(self, mask, value):
 _m_masked_fill.__name__ = _m_masked_fill.__qualname__ = 'masked_fill'
 
 
-def _m_masked_fill_(self, mask, value):
+def _m_masked_fill_(self, mask=_REQ, value=_REQ):
     try:
         if not isinstance(value, _Tensor):
             _r = _E_masked_fill__Scalar.entry_function(self, mask, value)
@@ -1647,7 +1648,7 @@ def _m_masked_fill_(self, mask, value):
 _m_masked_fill_.__name__ = _m_masked_fill_.__qualname__ = 'masked_fill_'
 
 
-def _m_masked_select(self, mask):
+def _m_masked_select(self, mask=_REQ):
     try:
         _r = _E_masked_select.entry_function(self, mask)
         return _r
@@ -1656,7 +1657,7 @@ def _m_masked_select(self, mask):
 _m_masked_select.__name__ = _m_masked_select.__qualname__ = 'masked_select'
 
 
-def _m_matmul(self, other):
+def _m_matmul(self, other=_REQ):
     try:
         _r = _E_matmul.entry_function(self, other)
         return _r
@@ -1684,7 +1685,7 @@ def _m_max(self, dim=_NO, keepdim=_NO):
 _m_max.__name__ = _m_max.__qualname__ = 'max'
 
 
-def _m_maximum(self, other):
+def _m_maximum(self, other=_REQ):
     try:
         _r = _E_maximum.entry_function(self, other)
         return _r
@@ -1738,7 +1739,7 @@ def _m_min(self, dim=_NO, keepdim=_NO):
 _m_min.__name__ = _m_min.__qualname__ = 'min'
 
 
-def _m_minimum(self, other):
+def _m_minimum(self, other=_REQ):
     try:
         _r = _E_minimum.entry_function(self, other)
         return _r
@@ -1747,7 +1748,7 @@ def _m_minimum(self, other):
 _m_minimum.__name__ = _m_minimum.__qualname__ = 'minimum'
 
 
-def _m_mm(self, mat2):
+def _m_mm(self, mat2=_REQ):
     try:
         _r = _E_mm.entry_function(self, mat2)
         return _r
@@ -1756,7 +1757,7 @@ def _m_mm(self, mat2):
 _m_mm.__name__ = _m_mm.__qualname__ = 'mm'
 
 
-def _m_mul(self, other):
+def _m_mul(self, other=_REQ):
     try:
         if not isinstance(other, _Tensor): other = _wrap_argument(other)
         _r = _E_mul_Tensor.entry_function(self, other)
@@ -1766,7 +1767,7 @@ def _m_mul(self, other):
 _m_mul.__name__ = _m_mul.__qualname__ = 'mul'
 
 
-def _m_mul_(self, other):
+def _m_mul_(self, other=_REQ):
     try:
         if not isinstance(other, _Tensor): other = _wrap_argument(other)
         _r = _E_mul__Tensor.entry_function(self, other)
@@ -1776,7 +1777,7 @@ def _m_mul_(self, other):
 _m_mul_.__name__ = _m_mul_.__qualname__ = 'mul_'
 
 
-def _m_mv(self, vec):
+def _m_mv(self, vec=_REQ):
     try:
         _r = _E_mv.entry_function(self, vec)
         return _r
@@ -1785,7 +1786,7 @@ def _m_mv(self, vec):
 _m_mv.__name__ = _m_mv.__qualname__ = 'mv'
 
 
-def _m_narrow(self, dim, start, length):
+def _m_narrow(self, dim=_REQ, start=_REQ, length=_REQ):
     try:
         if not isinstance(start, _Tensor):
             _r = _E_narrow.entry_function(self, dim, start, length)
@@ -1799,7 +1800,7 @@ def _m_narrow(self, dim, start, length):
 _m_narrow.__name__ = _m_narrow.__qualname__ = 'narrow'
 
 
-def _m_narrow_copy(self, dim, start, length):
+def _m_narrow_copy(self, dim=_REQ, start=_REQ, length=_REQ):
     try:
         _r = _E_narrow_copy.entry_function(self, dim, start, length)
         return _r
@@ -1808,7 +1809,7 @@ def _m_narrow_copy(self, dim, start, length):
 _m_narrow_copy.__name__ = _m_narrow_copy.__qualname__ = 'narrow_copy'
 
 
-def _m_ne(self, other):
+def _m_ne(self, other=_REQ):
     try:
         if not isinstance(other, _Tensor):
             _r = _E_ne_Scalar.entry_function(self, other)
@@ -1822,7 +1823,7 @@ def _m_ne(self, other):
 _m_ne.__name__ = _m_ne.__qualname__ = 'ne'
 
 
-def _m_ne_(self, other):
+def _m_ne_(self, other=_REQ):
     try:
         if not isinstance(other, _Tensor):
             _r = _E_ne__Scalar.entry_function(self, other)
@@ -1870,7 +1871,7 @@ def _m_normal_(self, mean=_NO, std=_NO, *, generator=_NO):
 _m_normal_.__name__ = _m_normal_.__qualname__ = 'normal_'
 
 
-def _m_outer(self, vec2):
+def _m_outer(self, vec2=_REQ):
     try:
         _r = _E_outer.entry_function(self, vec2)
         return _r
@@ -1894,7 +1895,7 @@ def _m_permute(self, *_td_args, dims=_NO):
 _m_permute.__name__ = _m_permute.__qualname__ = 'permute'
 
 
-def _m_pow(self, exponent):
+def _m_pow(self, exponent=_REQ):
     try:
         if isinstance(exponent, _Tensor):
             _r = _E_pow_Tensor_Tensor.entry_function(self, exponent)
@@ -1908,7 +1909,7 @@ def _m_pow(self, exponent):
 _m_pow.__name__ = _m_pow.__qualname__ = 'pow'
 
 
-def _m_pow_(self, exponent):
+def _m_pow_(self, exponent=_REQ):
     try:
         if not isinstance(exponent, _Tensor):
             _r = _E_pow__Scalar.entry_function(self, exponent)
@@ -1983,7 +1984,7 @@ def _m_relu_(self):
 _m_relu_.__name__ = _m_relu_.__qualname__ = 'relu_'
 
 
-def _m_remainder(self, other):
+def _m_remainder(self, other=_REQ):
     try:
         if not isinstance(other, _Tensor):
             _r = _E_remainder_Scalar.entry_function(self, other)
@@ -1997,7 +1998,7 @@ def _m_remainder(self, other):
 _m_remainder.__name__ = _m_remainder.__qualname__ = 'remainder'
 
 
-def _m_remainder_(self, other):
+def _m_remainder_(self, other=_REQ):
     try:
         if not isinstance(other, _Tensor):
             _r = _E_remainder__Scalar.entry_function(self, other)
@@ -2059,7 +2060,7 @@ def _m_resolve_neg(self):
 _m_resolve_neg.__name__ = _m_resolve_neg.__qualname__ = 'resolve_neg'
 
 
-def _m_roll(self, shifts, dims=_NO):
+def _m_roll(self, shifts=_REQ, dims=_NO):
     try:
         if type(shifts) is int: shifts = [shifts]
         if type(dims) is int: dims = [dims]
@@ -2121,7 +2122,7 @@ def _m_rsqrt_(self):
 _m_rsqrt_.__name__ = _m_rsqrt_.__qualname__ = 'rsqrt_'
 
 
-def _m_scatter_add(self, dim, index, src):
+def _m_scatter_add(self, dim=_REQ, index=_REQ, src=_REQ):
     try:
         _r = _E_scatter_add.entry_function(self, dim, index, src)
         return _r
@@ -2130,7 +2131,7 @@ def _m_scatter_add(self, dim, index, src):
 _m_scatter_add.__name__ = _m_scatter_add.__qualname__ = 'scatter_add'
 
 
-def _m_scatter_add_(self, dim, index, src):
+def _m_scatter_add_(self, dim=_REQ, index=_REQ, src=_REQ):
     try:
         _r = _E_scatter_add_.entry_function(self, dim, index, src)
         return _r
@@ -2139,7 +2140,7 @@ def _m_scatter_add_(self, dim, index, src):
 _m_scatter_add_.__name__ = _m_scatter_add_.__qualname__ = 'scatter_add_'
 
 
-def _m_select(self, dim, index):
+def _m_select(self, dim=_REQ, index=_REQ):
     try:
         _r = _E_select_int.entry_function(self, dim, index)
         return _r
@@ -2148,7 +2149,7 @@ def _m_select(self, dim, index):
 _m_select.__name__ = _m_select.__qualname__ = 'select'
 
 
-def _m_select_scatter(self, src, dim, index):
+def _m_select_scatter(self, src=_REQ, dim=_REQ, index=_REQ):
     try:
         _r = _E_select_scatter.entry_function(self, src, dim, index)
         return _r
@@ -2211,7 +2212,7 @@ def _m_sin_(self):
 _m_sin_.__name__ = _m_sin_.__qualname__ = 'sin_'
 
 
-def _m_slice_scatter(self, src, dim=_NO, start=_NO, end=_NO, step=_NO):
+def _m_slice_scatter(self, src=_REQ, dim=_NO, start=_NO, end=_NO, step=_NO):
     try:
         if dim is _NO and start is _NO and end is _NO and step is _NO:
             _r = _E_slice_scatter.entry_function(self, src)
@@ -2228,7 +2229,7 @@ def _m_slice_scatter(self, src, dim=_NO, start=_NO, end=_NO, step=_NO):
 _m_slice_scatter.__name__ = _m_slice_scatter.__qualname__ = 'slice_scatter'
 
 
-def _m_softmax(self, dim, dtype=_NO):
+def _m_softmax(self, dim=_REQ, dtype=_NO):
     try:
         if dtype is _NO:
             _r = _E_softmax_int.entry_function(self, dim)
@@ -2268,7 +2269,7 @@ def _m_sort(self, dim=_NO, descending=_NO, *, stable=_NO):
 _m_sort.__name__ = _m_sort.__qualname__ = 'sort'
 
 
-def _m_split_with_sizes(self, split_sizes, dim=_NO):
+def _m_split_with_sizes(self, split_sizes=_REQ, dim=_NO):
     try:
         if dim is _NO:
             _r = _E_split_with_sizes.entry_function(self, split_sizes)
@@ -2300,7 +2301,7 @@ def _m_sqrt_(self):
 _m_sqrt_.__name__ = _m_sqrt_.__qualname__ = 'sqrt_'
 
 
-def _m_sub(self, other, *, alpha=_NO):
+def _m_sub(self, other=_REQ, *, alpha=_NO):
     try:
         if not isinstance(other, _Tensor): other = _wrap_argument(other)
         if alpha is _NO:
@@ -2315,7 +2316,7 @@ def _m_sub(self, other, *, alpha=_NO):
 _m_sub.__name__ = _m_sub.__qualname__ = 'sub'
 
 
-def _m_sub_(self, other, *, alpha=_NO):
+def _m_sub_(self, other=_REQ, *, alpha=_NO):
     try:
         if not isinstance(other, _Tensor): other = _wrap_argument(other)
         if alpha is _NO:
@@ -2410,7 +2411,7 @@ def _m_tanh_(self):
 _m_tanh_.__name__ = _m_tanh_.__qualname__ = 'tanh_'
 
 
-def _m_topk(self, k, dim=_NO, largest=_NO, sorted=_NO):
+def _m_topk(self, k=_REQ, dim=_NO, largest=_NO, sorted=_NO):
     try:
         if dim is _NO and largest is _NO and sorted is _NO:
             _r = _E_topk.entry_function(self, k)
@@ -2426,7 +2427,7 @@ def _m_topk(self, k, dim=_NO, largest=_NO, sorted=_NO):
 _m_topk.__name__ = _m_topk.__qualname__ = 'topk'
 
 
-def _m_transpose(self, dim0, dim1):
+def _m_transpose(self, dim0=_REQ, dim1=_REQ):
     try:
         _r = _E_transpose_int.entry_function(self, dim0, dim1)
         return _r
@@ -2435,7 +2436,7 @@ def _m_transpose(self, dim0, dim1):
 _m_transpose.__name__ = _m_transpose.__qualname__ = 'transpose'
 
 
-def _m_transpose_(self, dim0, dim1):
+def _m_transpose_(self, dim0=_REQ, dim1=_REQ):
     try:
         _r = _E_transpose_.entry_function(self, dim0, dim1)
         return _r
@@ -2514,7 +2515,7 @@ def _m_unbind(self, dim=_NO):
 _m_unbind.__name__ = _m_unbind.__qualname__ = 'unbind'
 
 
-def _m_unfold(self, dimension, size, step):
+def _m_unfold(self, dimension=_REQ, size=_REQ, step=_REQ):
     try:
         _r = _E_unfold.entry_function(self, dimension, size, step)
         return _r
@@ -2523,7 +2524,7 @@ def _m_unfold(self, dimension, size, step):
 _m_unfold.__name__ = _m_unfold.__qualname__ = 'unfold'
 
 
-def _m_unsqueeze(self, dim):
+def _m_unsqueeze(self, dim=_REQ):
     try:
         _r = _E_unsqueeze.entry_function(self, dim)
         return _r
@@ -2532,7 +2533,7 @@ def _m_unsqueeze(self, dim):
 _m_unsqueeze.__name__ = _m_unsqueeze.__qualname__ = 'unsqueeze'
 
 
-def _m_unsqueeze_(self, dim):
+def _m_unsqueeze_(self, dim=_REQ):
     try:
         _r = _E_unsqueeze_.entry_function(self, dim)
         return _r

@@ -1,7 +1,9 @@
 """torch 2.13's visible Python signatures of the names with several, in torch's order
-(what its "received an invalid combination of arguments" TypeError lists), keyed by
-(Python name, is a Tensor method). Data from torch: rebuild with
-docs/codegen/python_signatures.py; ops/binding_errors.py words the errors.
+(what its "received an invalid combination of arguments" TypeError lists), and of the
+names whose one visible signature hides others (deprecated forms: torch words any
+mismatch as an invalid combination naming the visible one), keyed by (Python name, is a
+Tensor method). Data from torch: rebuild with docs/codegen/python_signatures.py;
+ops/binding_errors.py words the errors.
 """
 
 PYTHON_SIGNATURES: dict[tuple[str, bool], tuple[str, ...]] = {
@@ -523,4 +525,43 @@ PYTHON_SIGNATURES: dict[tuple[str, bool], tuple[str, ...]] = {
         "Tensor condition, Tensor other",
         "Tensor condition, Number other",
     ),
+}
+
+HIDDEN_SIGNATURES: dict[tuple[str, bool], str] = {
+    ("add", False): "Tensor input, Tensor other, *, Number alpha = 1, Tensor out = None",
+    ("add", True): "Tensor other, *, Number alpha = 1",
+    ("add_", True): "Tensor other, *, Number alpha = 1",
+    (
+        "addbmm",
+        False,
+    ): "Tensor input, Tensor batch1, Tensor batch2, *, Number beta = 1, Number alpha = 1, Tensor out = None",
+    ("addbmm", True): "Tensor batch1, Tensor batch2, *, Number beta = 1, Number alpha = 1",
+    ("addbmm_", True): "Tensor batch1, Tensor batch2, *, Number beta = 1, Number alpha = 1",
+    (
+        "addcdiv",
+        False,
+    ): "Tensor input, Tensor tensor1, Tensor tensor2, *, Number value = 1, Tensor out = None",
+    ("addcdiv", True): "Tensor tensor1, Tensor tensor2, *, Number value = 1",
+    ("addcdiv_", True): "Tensor tensor1, Tensor tensor2, *, Number value = 1",
+    (
+        "addcmul",
+        False,
+    ): "Tensor input, Tensor tensor1, Tensor tensor2, *, Number value = 1, Tensor out = None",
+    ("addcmul", True): "Tensor tensor1, Tensor tensor2, *, Number value = 1",
+    ("addcmul_", True): "Tensor tensor1, Tensor tensor2, *, Number value = 1",
+    ("addmm", True): "Tensor mat1, Tensor mat2, *, Number beta = 1, Number alpha = 1",
+    ("addmm_", True): "Tensor mat1, Tensor mat2, *, Number beta = 1, Number alpha = 1",
+    (
+        "addmv",
+        False,
+    ): "Tensor input, Tensor mat, Tensor vec, *, Number beta = 1, Number alpha = 1, Tensor out = None",
+    ("addmv", True): "Tensor mat, Tensor vec, *, Number beta = 1, Number alpha = 1",
+    ("addmv_", False): "Tensor input, Tensor mat, Tensor vec, *, Number beta = 1, Number alpha = 1",
+    ("addmv_", True): "Tensor mat, Tensor vec, *, Number beta = 1, Number alpha = 1",
+    ("baddbmm", True): "Tensor batch1, Tensor batch2, *, Number beta = 1, Number alpha = 1",
+    ("baddbmm_", True): "Tensor batch1, Tensor batch2, *, Number beta = 1, Number alpha = 1",
+    ("copy_", True): "Tensor other, bool non_blocking = False",
+    ("sub", False): "Tensor input, Tensor other, *, Number alpha = 1, Tensor out = None",
+    ("sub", True): "Tensor other, *, Number alpha = 1",
+    ("sub_", True): "Tensor other, *, Number alpha = 1",
 }
