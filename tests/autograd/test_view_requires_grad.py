@@ -211,3 +211,24 @@ def test_follow_list_of_a_root_drops_dead_views() -> None:
     x.requires_grad_()
     assert all(v.requires_grad for v in keep)
     assert len(x._vc.views) < 64
+
+
+@pytest.mark.parametrize("mode", ["normal", "no_grad", "made_after"])
+def test_following_view_edge_is_none_as_torchs(mode: str) -> None:
+    def edges(m: Any) -> list[tuple[str | None, int]]:
+        x = m.ones(3)
+        if mode == "made_after":
+            x.requires_grad_()
+            with m.no_grad():
+                v = x[:2]
+        elif mode == "no_grad":
+            with m.no_grad():
+                v = x[:2]
+            x.requires_grad_()
+        else:
+            v = x[:2]
+            x.requires_grad_()
+        fn = (v * m.ones(2, requires_grad=True)).grad_fn
+        return [(_name(n), nr) for n, nr in fn.next_functions]
+
+    assert edges(td) == edges(torch) == [(None, 0), ("AccumulateGrad", 0)]

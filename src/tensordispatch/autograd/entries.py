@@ -58,6 +58,7 @@ from types import FunctionType
 from typing import Any
 
 from tensordispatch.autograd.graph import (
+    NO_ACCUMULATOR,
     NODE_SEQUENCE,
     AccumulateGrad,
     SavedTensor,
@@ -187,7 +188,7 @@ def _record_lines(
             "        if _td_g is None:",
             f"            _td_g = _td_AG({n})",
             f"            _m{k}.grad_accumulator = _td_weak(_td_g)",
-            f"        _e{k} = (_td_g, 0)",
+            f"        _e{k} = _td_noedge if _td_g is _td_noacc else (_td_g, 0)",
             "    else:",
             f"        _e{k} = _td_noedge",
         ]
@@ -444,9 +445,7 @@ def autograd_entry(
     key = (facts.declaration, positions, fresh, shape, many, is_view)
     compiled = _COMPILED.get(key)
     if compiled is None:
-        compiled = _COMPILED[key] = _compile(
-            facts, fname, positions, key[2], inline, many, key[5]
-        )
+        compiled = _COMPILED[key] = _compile(facts, fname, positions, key[2], inline, many, key[5])
     code, defaults, kwdefaults = compiled
     scope = {
         "_NO": NOT_GIVEN,
@@ -469,6 +468,7 @@ def autograd_entry(
         "_td_new": object.__new__,
         "_td_seq": NODE_SEQUENCE.__next__,
         "_td_noedge": (None, 0),
+        "_td_noacc": NO_ACCUMULATOR,
         "_td_numbers": (int, float, bool),
     }
     for i, d in enumerate(facts.defaults):

@@ -465,6 +465,16 @@ def view_grad_fn(t: Tensor) -> Any:
 _NO_EDGE: tuple[None, int] = (None, 0)
 
 
+class _NoAccumulator:
+    """What a following view's ``NoGradViewSink`` (views.py) hands back in place of a grad
+    accumulator: the view has none of its own, so its edge is ``(None, 0)``, as torch's."""
+
+    __slots__ = ()
+
+
+NO_ACCUMULATOR = _NoAccumulator()
+
+
 def gradient_edge(t: Tensor) -> tuple[Node | None, int]:
     """The edge a gradient for ``t`` flows along (Note [Edges])."""
     m = t._autograd_meta
@@ -486,6 +496,8 @@ def gradient_edge(t: Tensor) -> tuple[Node | None, int]:
         if acc is None:  # grad_accumulator(t), inlined: the common case per new graph
             acc = AccumulateGrad(t)
             m.grad_accumulator = weakref.ref(acc)  # type: ignore[union-attr]
+        elif acc is NO_ACCUMULATOR:
+            return _NO_EDGE
         return (acc, 0)
     return _NO_EDGE
 

@@ -48,7 +48,13 @@ import re
 import weakref
 from typing import Any
 
-from tensordispatch.autograd.graph import Node, TensorMeta, gradient_edge, meta_of
+from tensordispatch.autograd.graph import (
+    NO_ACCUMULATOR,
+    Node,
+    TensorMeta,
+    gradient_edge,
+    meta_of,
+)
 from tensordispatch.dispatch.tls import local_state
 from tensordispatch.ops.deferred import deferred_op as _deferred_op
 from tensordispatch.tensor import Tensor
@@ -408,20 +414,10 @@ def mark_inference_mode_view(view: Tensor) -> None:
 set_inference_view_hook(mark_inference_mode_view)
 
 
-class _Sink(Node):
-    """Where a gradient for a view made in no_grad mode goes: nowhere. torch reports such a
-    view's ``requires_grad`` from its root but gives it no grad accumulator (its own flag is
-    off), so ``.grad`` stays None."""
-
-    __slots__ = ()
-
-    def apply(self, grads: list[Tensor | None]) -> tuple[Tensor | None, ...]:
-        return ()
-
-
 class NoGradViewSink:
-    """Stands in for the weak reference to the grad accumulator of a view made in no_grad
-    mode (``gradient_edge`` calls it): each use gets a new ``_Sink``. It remembers the
+    """Stands in for the weak reference to the grad accumulator of a view that reports its
+    root's requires_grad (``gradient_edge`` calls it): it hands back ``NO_ACCUMULATOR``, the
+    view's edge is ``(None, 0)`` and no gradient reaches it, as torch's. It remembers the
     storage version when the view was made: once the view, its root or another view was
     written in place, using the view in a recorded computation, or reading its grad_fn,
     raises torch's error (torch regenerates the view's grad_fn then and refuses).
@@ -467,7 +463,7 @@ class NoGradViewSink:
         m.view_version = view._version
         return fn
 
-    def __call__(self) -> Node:
+    def __call__(self) -> Any:
         view = None if self.view is None else self.view()
         if view is not None:
             fn = self.stale_grad_fn(view)
@@ -477,7 +473,7 @@ class NoGradViewSink:
             raise RuntimeError(
                 _INFERENCE_INDIRECT if self.cm == INFERENCE_MODE else _NO_GRAD_INDIRECT
             )
-        return _Sink()
+        return NO_ACCUMULATOR
 
 
 def _node_name(fn: Node) -> str:
