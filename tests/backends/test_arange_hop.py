@@ -295,6 +295,8 @@ def test_a_dispatch_mode_sees_arange_as_torch_does() -> None:
 ARGUMENT_ERRORS = [
     "()", "(1, 2, 3, 4)", "(start=4)", "(step=2)", "(dtype=M.float32)", "(start=4, dtype=M.float64)",
     "(step=2, end=5)", "(5, step=2)", "(1, 2, end=3)", "(1, 2, 3, step=1)", "(1, 2, start=0)",
+    "(3, dtype='x')", "('a')", "(None)", "(1, 'b')", "(1, end='b')", "(end='b')",
+    "(1, 2, dtype=5)", "(4, out=5)",
 ]  # fmt: skip
 
 
@@ -340,3 +342,21 @@ def test_requires_grad_of_an_integral_result_is_refused_in_torchs_words(call: An
     assert (
         str(ours.value) == "Only Tensors of floating point and complex dtype can require gradients"
     )
+
+
+def test_the_cpu_device_takes_the_hop_with_the_full_paths_result(monkeypatch: Any) -> None:
+    calls: list[Any] = []
+    real = bindings._arange_hop
+
+    def spy(args: Any, dtype: Any) -> Any:
+        calls.append(args)
+        return real(args, dtype)
+
+    monkeypatch.setattr(bindings, "_arange_hop", spy)
+    for device in ("cpu", td.device("cpu")):
+        got, expected = td.arange(1.0, 4.0, device=device), torch.arange(1.0, 4.0, device="cpu")
+        assert got.device.type == "cpu" and got.tolist() == expected.tolist()
+    td.arange(3, device="meta")
+    with pytest.raises(TypeError):  # not compared with "cpu" elementwise: the entry refuses it
+        td.arange(3, device=np.array(["cpu"]))
+    assert calls == [(1.0, 4.0), (1.0, 4.0)]

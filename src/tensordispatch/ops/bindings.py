@@ -16,6 +16,10 @@ from tensordispatch.backends.aten import op
 from tensordispatch.backends.composite_fast import arange as _arange_hop
 from tensordispatch.backends.structured import resize_output
 from tensordispatch.dispatch.calling import NOT_GIVEN as _NO
+from tensordispatch.dispatch.errors import ArgumentTypeError, binding_argument
+from tensordispatch.dispatch.keyset import AUTOGRAD_DISPATCH_KEYSET_WITH_AD_INPLACE_OR_VIEW_RAW
+from tensordispatch.dispatch.tls import local_state
+from tensordispatch.tensor.device import CPU as _CPU
 from tensordispatch.tensor.dtypes import dtype as DType
 from tensordispatch.tensor.tensor import Tensor
 
@@ -35,6 +39,8 @@ __all__ = [
 ]
 
 _OPTION_NAMES = ("dtype", "layout", "device", "pin_memory")
+_ST = local_state()
+_BELOW_AD = AUTOGRAD_DISPATCH_KEYSET_WITH_AD_INPLACE_OR_VIEW_RAW
 
 
 def _options(**given: Any) -> dict[str, Any]:
@@ -71,25 +77,38 @@ def arange(
     """
     if (
         start is _NO and end is _NO and step is _NO and out is None and layout is None
-        and device is None and pin_memory is None
+        and pin_memory is None
+        and (device is None or device is _CPU or (type(device) is str and device == "cpu"))
     ):  # fmt: skip
+        # the CPU device gives the BackendSelect key set and composite branch of none
         hopped = _arange_hop(args, dtype)  # Note [One-hop factory bindings]
         if hopped is not None:
             return _finish(hopped, requires_grad)
+    given = {
+        "start": start, "end": end, "step": step, "out": out, "dtype": dtype, "layout": layout,
+        "device": device, "pin_memory": pin_memory, "requires_grad": requires_grad or None,
+    }  # fmt: skip
     numbers = _arange_numbers(args, start, end, step)
     if numbers is None:
-        raise _arange_error(args, {
-            "start": start, "end": end, "step": step, "out": out, "dtype": dtype,
-            "layout": layout, "device": device, "pin_memory": pin_memory,
-            "requires_grad": requires_grad or None,
-        })  # fmt: skip
+        raise _arange_error(args, given)
     values = [_number(a) for a in numbers]
-    if out is not None:  # the overloads torch's binding picks: aten::arange for one number
-        name = "arange.out" if len(values) == 1 else "arange.start_out"
-        return op(name)(*values, out=out)  # type: ignore[no-any-return]
-    opts = _options(dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
-    name = ("arange", "arange.start", "arange.start_step")[len(values) - 1]
-    return _finish(_below(op(name), *values, **opts), requires_grad)
+    try:
+        if out is not None:  # the overloads torch's binding picks: aten::arange for one number
+            name = "arange.out" if len(values) == 1 else "arange.start_out"
+            return op(name)._entry.entry_function(*values, out=out)  # type: ignore[no-any-return]
+        opts = _options(dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+        name = ("arange", "arange.start", "arange.start_step")[len(values) - 1]
+        entry = op(name)._entry.entry_function  # called from here: a binding's call
+        st = _ST
+        saved = st.excluded
+        st.excluded = saved | _BELOW_AD  # Note [Factories run below ADInplaceOrView]
+        try:
+            result = entry(*values, **opts)
+        finally:
+            st.excluded = saved
+        return _finish(result, requires_grad)
+    except ArgumentTypeError as e:
+        raise _arange_type_error(e, args, given, len(values)) from None
 
 
 def _arange_numbers(args: tuple[Any, ...], start: Any, end: Any, step: Any) -> list[Any] | None:
@@ -135,6 +154,28 @@ def _arange_error(args: tuple[Any, ...], given: dict[str, Any]) -> TypeError:
         return TypeError('arange() missing 1 required positional arguments: "end"')
     signatures = PYTHON_SIGNATURES[("arange", False)]
     return TypeError(invalid_combination("arange", signatures, list(args), keywords))
+
+
+def _arange_type_error(
+    error: ArgumentTypeError, args: tuple[Any, ...], given: dict[str, Any], count: int
+) -> Exception:
+    """torch's TypeError for an argument of an arange call its operator rejected (``count``
+    numbers): the argument named when only ``(end)`` takes that many arguments, else
+    "invalid combination"; ``error`` itself when it is about another operator."""
+    from dataclasses import replace
+
+    from tensordispatch.ops import binding_errors
+
+    names = (("end",), ("start", "end"), ("start", "end", "step"))[count - 1]
+    rejected = binding_argument("arange", error, names, False)
+    if rejected is None:
+        return error
+    keywords = {k: v for k, v in sorted(given.items()) if v is not _NO and v is not None}
+    signatures = binding_errors.PYTHON_SIGNATURES[("arange", False)]
+    if binding_errors._plausible(signatures, len(args) + len(keywords)) != 1:
+        text = binding_errors.invalid_combination("arange", signatures, list(args), keywords)
+        return TypeError(text)
+    return TypeError(replace(rejected, keyword=rejected.argument in keywords).message())
 
 
 def cat(tensors: Any, dim: int = 0, *, out: Tensor | None = None) -> Tensor:
