@@ -13,7 +13,7 @@ would compute from the call is known without tracing:
 * the thread's dispatch state is the default one (Note [The default-state test]);
 * the operator's published dispatch state was validated by the fast method for these
   operand key sets (a wrapper over a lazy tensor with a Python number, or with another
-  such wrapper: ``_Records.valid``, taken from the fast method's ``checked`` cell);
+  such wrapper: ``_Records.validate``, taken from the fast method's ``checked`` cell);
 * the right operand's scalar Value (a Python float or int, not 0, -0.0 or NaN) and the
   default Scalars' Values (``alpha=1``) were recorded from an earlier traced node and are
   still the scalar cache's entries (ir.SCALAR_DEPENDENTS: the records are dropped whenever
@@ -87,8 +87,8 @@ class _Records:
     per operand Shapes (Note [Inlined operator methods])."""
 
     __slots__ = (
-        "calls", "counter", "floats", "ints", "number_shapes", "tail", "taken",
-        "tensor_shapes", "valid",
+        "calls", "counter", "floats", "ints", "namespace", "number_shapes", "tail", "taken",
+        "tensor_shapes",
     )  # fmt: skip
 
     def __init__(self, counter: str) -> None:
@@ -97,18 +97,25 @@ class _Records:
         # numbers taken otherwise or already counted are ``taken`` (`pending`)
         self.calls = itertools.count()
         self.taken = 0
-        # the operator's dispatch state last validated (by the fast method) for a wrapper
-        # over a lazy tensor with a Python number [0] or another such wrapper [1]
-        self.valid: list[Any] = [None, None]
+        # the inlined method's globals: VALID_NUMBER / VALID_TENSOR are the operator's
+        # dispatch state last validated (by the fast method) for a wrapper over a lazy tensor
+        # with a Python number / another such wrapper (globals: one load each per call)
+        self.namespace: dict[str, Any] = {"VALID_NUMBER": None, "VALID_TENSOR": None}
         self.floats: dict[float, Any] = {}
         self.ints: dict[int, Any] = {}
         self.tail: dict[int, Any] = {}
         # id(left Shape) -> (left Shape, None, entry), per number type, where an entry is
-        # (the node's shapes, its output's hash, sizes, strides, dtype), as `Shape.same`
+        # (the node's shapes, its output's hash, sizes, strides, dtype, its output Shape), as
+        # `Shape.same`
         self.number_shapes: dict[type, dict[int, tuple[Any, ...]]] = {float: {}, int: {}}
         self.tensor_shapes: dict[tuple[int, int], tuple[Any, ...]] = {}
         SCALAR_DEPENDENTS.extend([self.floats, self.ints, self.tail])
         _RECORDS.append(self)
+
+    def validate(self, number: Any, tensor: Any) -> None:
+        """Record the validated dispatch states (None: not validated)."""
+        self.namespace["VALID_NUMBER"] = number
+        self.namespace["VALID_TENSOR"] = tensor
 
     def pending(self) -> int:
         """The inlined calls not yet added to the operator's counter (taking a number
@@ -138,7 +145,8 @@ class _Records:
                 return
             self.tail[i] = value
         kind = other.__class__
-        entry = (node.shapes, node.shapes[0]._hash, inner._shape, inner._strides, inner.dtype)
+        out = node.shapes[0]
+        entry = (node.shapes, out._hash, inner._shape, inner._strides, inner.dtype, out)
         if kind is float or kind is int:
             if not other or (kind is float and math.isnan(other)):
                 return
@@ -179,7 +187,7 @@ def _forcing_started() -> None:
     """A thread started forcing an operator onto the fallback: every inlined method
     validates again (through its fast method, which reads the thread's setting)."""
     for records in _RECORDS:
-        records.valid[:] = [None, None]
+        records.validate(None, None)
 
 
 config.FORCING_STARTED.append(_forcing_started)
@@ -207,14 +215,20 @@ def method(self, other{signature}):
     left = inner._data
     s0 = left.shape
 {tail_values}    kind = other.__class__
-    if kind is float or kind is int:
-        v1 = (FLOATS if kind is float else INTS).get(other)
-        if v1 is None or VALID[0] is not ENTRY.state:
+    if kind is float:
+        v1 = FLOATS.get(other)
+    elif kind is int:
+        v1 = INTS.get(other)
+    else:
+        v1 = None
+    if v1 is not None:
+        if VALID_NUMBER is not ENTRY.state:
             return learn(self, other)
-{number_shapes}        v0 = left.ir or left.ir_value()
+{number_shapes}        shapes, h, sizes, strides, dtype, shape = e
+        v0 = left.ir or left.ir_value()
         node = NODE()  # ir.IrNode: no constructor arguments; op, returns, data: class constants
         node.args = ARGS_NUMBER
-        node.hash = hash((HEAD_NUMBER, v0.hash, v1.hash{tail_hash}, e[1]))
+        node.hash = hash((HEAD_NUMBER, v0.hash, v1.hash{tail_hash}, h))
     elif kind is FT:
         b = other._data
         if (b.__class__ is not LT or other._autograd_meta is not None
@@ -223,23 +237,26 @@ def method(self, other{signature}):
             return fast(self, other)
         if other._key_set != WRAPPER_KEYS:
             return fast(self, other)
-        if VALID[1] is not ENTRY.state:
+        if VALID_TENSOR is not ENTRY.state:
             return learn(self, other)
         right = b._data
         s1 = right.shape
-{tensor_shapes}        v0 = left.ir or left.ir_value()
+{tensor_shapes}        shapes, h, sizes, strides, dtype, shape = e
+        v0 = left.ir or left.ir_value()
         v1 = right.ir or right.ir_value()
         node = NODE()
         node.args = ARGS_TENSOR
-        node.hash = hash((HEAD_TENSOR, v0.hash, v1.hash{tail_hash}, e[1]))
+        node.hash = hash((HEAD_TENSOR, v0.hash, v1.hash{tail_hash}, h))
+    elif kind is float or kind is int:  # a number not seen yet
+        return learn(self, other)
     else:
         return fast(self, other)
     next(CALLS)  # counted: `_Records.pending`
     node.overload = OP
     node.operands = (v0, v1{tail_operands})
-    node.shapes = e[0]
+    node.shapes = shapes
     data = LD()  # tensor.py: LazyData has no __init__
-    data.shape = e[0][0]
+    data.shape = shape
     data.ir = node  # its own Value
     data.handle = None
     data.tensor_data = None
@@ -249,10 +266,10 @@ def method(self, other{signature}):
         TM.made_many(data)
     t = LT()  # Note [No-argument tensor constructors] (tensor.py)
     t._key_set = LAZY_KEYS
-    t._shape = sizes = e[2]
-    t._strides = strides = e[3]
+    t._shape = sizes
+    t._strides = strides
     t._offset = 0
-    t.dtype = dtype = e[4]
+    t.dtype = dtype
     t.device = LAZY
     t._data = data
     t._storage = None
@@ -399,18 +416,19 @@ def inline_method(
         if state is plan.op._entry.state and self_keys == wrapper_keys:
             with config.FORCING_LOCK:  # Note [The default-state test]: none while forcing
                 if not config.FORCING[0] and other_keys == number_keys:
-                    records.valid[0] = state
+                    records.namespace["VALID_NUMBER"] = state
                 elif not config.FORCING[0] and other_keys == wrapper_keys:
-                    records.valid[1] = state
+                    records.namespace["VALID_TENSOR"] = state
         records.learn(self, other, result, node_class, tail)
         return result
 
     scalars = tuple(operand(2 + i, "scalar") for i in range(len(tail)))
     args_number = (operand(0), operand(1, "wrapped"), *scalars)
     args_tensor = (operand(0), operand(1), *scalars)
-    namespace: dict[str, Any] = {
+    namespace = records.namespace
+    namespace.update({
         "fast": fast, "learn": learn, "ST": local_state(), "DI": DEFAULT_INCLUDED_RAW,
-        "DX": DEFAULT_EXCLUDED_RAW, "ENTRY": plan.op._entry, "VALID": records.valid,
+        "DX": DEFAULT_EXCLUDED_RAW, "ENTRY": plan.op._entry,
         "LT": LazyTensor, "FT": FunctionalTensor, "LD": LazyData,
         "FLOATS": records.floats, "INTS": records.ints, "TAIL": records.tail,
         "FSHAPES": records.number_shapes[float], "ISHAPES": records.number_shapes[int],
@@ -422,7 +440,7 @@ def inline_method(
         "TRIM_AT": lazy_tensor.TRIM_AT, "TM": lazy_tensor, "LAZY": LAZY,
         "BASE_FIELDS": _BASE_FIELDS,
         "LAZY_KEYS": LAZY._key_set, "WRAPPER_KEYS": wrapper_keys,
-    }  # fmt: skip
+    })  # fmt: skip
     namespace.update({f"K{i}": default for i, default in enumerate(keywords[1])})
     exec(code, namespace)  # noqa: S102 - our own generated source
     method: Callable[..., Any] = namespace["method"]

@@ -113,7 +113,8 @@ class Shape:
     _hash: int = field(init=False, repr=False, compare=False)
     #: For a floating dtype, what a same-shape pointwise operator's output of this Shape
     #: needs (shape.py Note [Same-shape pointwise shapes]; read by inline_methods.py):
-    #: (the node's shapes ``(self,)``, this hash, sizes, contiguous strides, dtype); else None.
+    #: (the node's shapes ``(self,)``, this hash, sizes, contiguous strides, dtype, this Shape);
+    #: else None.
     same: tuple[Any, ...] | None = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -121,7 +122,7 @@ class Shape:
         same = None
         if getattr(self.dtype, "is_floating_point", False):
             strides = contiguous_strides(self.sizes)
-            same = ((self,), self._hash, self.sizes, strides, self.dtype)
+            same = ((self,), self._hash, self.sizes, strides, self.dtype, self)
         object.__setattr__(self, "same", same)
 
     def __hash__(self) -> int:  # computed once: shapes are hashed on every traced call
