@@ -259,8 +259,6 @@ class ArgumentCheck:
 
 def argument_check(schema: Any, index: int) -> ArgumentCheck | None:
     """The check of argument ``index`` of ``schema`` (None when its type is not checked)."""
-    from tensordispatch.schema.types import OptionalType  # issue 4: lazy
-
     arg: Argument = schema.arguments[index]
     found = _converter(arg.type)
     if found is None:
@@ -268,25 +266,7 @@ def argument_check(schema: Any, index: int) -> ArgumentCheck | None:
     test, conv = found
     declaration = str(schema)
     operator = declaration.split("(")[0]
-    op_name = operator.split(".")[0]
     want = python_type_name(arg.type)
-    items = _list_item_class(arg.type)
-    if items is not None:
-        cls, none_ok = items
-
-        def convert_list(value: Any) -> Any:
-            # the common case, a list already of the right items, is passed on as it is
-            if type(value) is list:
-                for x in value:
-                    if type(x) is not cls and not (none_ok and x is None):
-                        break
-                else:
-                    return value
-            return convert(value)
-
-    base = arg.type.elem if isinstance(arg.type, OptionalType) else arg.type
-    rule = _BINDING_RULES.get(str(base))
-    enums, scalar = _enum_classes(), str(base) == "Scalar"
 
     def rejected(value: Any) -> ArgumentTypeError:
         found = value_type_name(value)
@@ -296,23 +276,61 @@ def argument_check(schema: Any, index: int) -> ArgumentCheck | None:
             )
         )
 
+    def unknown(e: UnknownCode) -> ArgumentTypeError:
+        return _unknown_code_error(e, operator.split(".")[0], arg.name, index, declaration)
+
+    convert = _checked(conv, arg.type, rejected, unknown)
+    items = _list_item_class(arg.type)
+    if items is None:
+        return ArgumentCheck(index, test, convert)
+    cls, none_ok = items
+
+    def convert_list(value: Any) -> Any:
+        # the common case, a list already of the right items, is passed on as it is
+        if type(value) is list:
+            for x in value:
+                if type(x) is not cls and not (none_ok and x is None):
+                    break
+            else:
+                return value
+        return convert(value)
+
+    fails = f"type({{v}}) is not {cls.__name__}"
+    if none_ok:
+        fails = f"{{v}} is not None and {fails}"
+    return ArgumentCheck(index, test, convert_list, fails)
+
+
+def _checked(
+    conv: Callable[[Any], Any],
+    t: Type,
+    rejected: Callable[[Any], ArgumentTypeError],
+    unknown: Callable[[UnknownCode], ArgumentTypeError],
+) -> Callable[[Any], Any]:
+    """A check's converter: ``conv`` raising ``rejected(value)`` (or ``unknown(e)``), with
+    the binding rule of type ``t`` (Note [Bindings take enums only as themselves]); one
+    variant per rule, so that a type without one pays nothing."""
+    from tensordispatch.schema.types import OptionalType  # issue 4: lazy
+
+    base = t.elem if isinstance(t, OptionalType) else t
+    rule = _BINDING_RULES.get(str(base))
+    enums, scalar = _enum_classes(), str(base) == "Scalar"
+
     def convert(value: Any) -> Any:
         try:
             return conv(value)
         except UnknownCode as e:
-            raise _unknown_code_error(e, op_name, arg.name, index, declaration) from None
+            raise unknown(e) from None
         except _Reject:
             raise rejected(value) from None
 
-    # Note [Bindings take enums only as themselves]: one variant per rule, so that a type
-    # without one pays nothing
     def convert_number(value: Any) -> Any:
         if type(value) in enums and _called_by_binding():
             raise rejected(value)
         try:
             return conv(value)
         except UnknownCode as e:
-            raise _unknown_code_error(e, op_name, arg.name, index, declaration) from None
+            raise unknown(e) from None
         except _Reject:
             if scalar and _plain_zero_dim(value) and _called_by_binding():
                 return value.item()
@@ -322,22 +340,14 @@ def argument_check(schema: Any, index: int) -> ArgumentCheck | None:
         try:
             out = conv(value)
         except UnknownCode as e:
-            raise _unknown_code_error(e, op_name, arg.name, index, declaration) from None
+            raise unknown(e) from None
         except _Reject:
             raise rejected(value) from None
         if out is not value and _called_by_binding():
             raise rejected(value)
         return out
 
-    if rule is not None:
-        convert = convert_number if rule == "number" else convert_enum
-
-    if items is None:
-        return ArgumentCheck(index, test, convert)
-    fails = f"type({{v}}) is not {items[0].__name__}"
-    if items[1]:
-        fails = f"{{v}} is not None and {fails}"
-    return ArgumentCheck(index, test, convert_list, fails)
+    return convert if rule is None else convert_number if rule == "number" else convert_enum
 
 
 def _unknown_code_error(
