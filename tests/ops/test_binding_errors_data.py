@@ -17,6 +17,7 @@ from tensordispatch.dispatch.errors import (
     ArgumentMismatch,
     ArgumentTypeError,
     BindingArgument,
+    BindingArgumentError,
     binding_argument,
     binding_argument_error,
 )
@@ -309,3 +310,17 @@ def test_functions_keep_their_argument_count_texts(
     """With defaults, Python would word too many arguments "takes from 0 to 2", where torch's
     function text is Python's "takes 2"."""
     assert _message(lambda: call(td)) == _message(lambda: call(torch))
+
+
+def test_a_hand_written_binding_refuses_an_enum_with_a_type_error() -> None:
+    """ops/bindings.py's cat does not word the refusal as torch (its text is the operator's),
+    but it is a TypeError, as torch's."""
+    with pytest.raises(TypeError) as info:
+        td.cat([td.ones(2), td.ones(2)], td.int64)
+    assert isinstance(info.value, BindingArgumentError)
+    assert str(info.value).splitlines()[0] == (
+        "aten::cat() Expected a value of type 'int' for argument 'dim' but instead found type "
+        "'dtype'."
+    )
+    with pytest.raises(TypeError):
+        torch.cat([torch.ones(2), torch.ones(2)], torch.int64)

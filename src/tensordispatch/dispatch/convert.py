@@ -38,7 +38,11 @@ from dataclasses import dataclass, field
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
-from tensordispatch.dispatch.errors import ArgumentMismatch, ArgumentTypeError
+from tensordispatch.dispatch.errors import (
+    ArgumentMismatch,
+    ArgumentTypeError,
+    BindingArgumentError,
+)
 from tensordispatch.dispatch.value_types import (
     Reject,
     UnknownCode,
@@ -268,13 +272,12 @@ def argument_check(schema: Any, index: int) -> ArgumentCheck | None:
     operator = declaration.split("(")[0]
     want = python_type_name(arg.type)
 
-    def rejected(value: Any) -> ArgumentTypeError:
+    def rejected(value: Any, binding: bool = False) -> ArgumentTypeError:
         found = value_type_name(value)
-        return ArgumentTypeError(
-            ArgumentMismatch(
-                operator, arg.name, index, want, str(arg.type), found, value, declaration
-            )
+        mismatch = ArgumentMismatch(
+            operator, arg.name, index, want, str(arg.type), found, value, declaration
         )
+        return BindingArgumentError(mismatch) if binding else ArgumentTypeError(mismatch)
 
     def unknown(e: UnknownCode) -> ArgumentTypeError:
         return _unknown_code_error(e, operator.split(".")[0], arg.name, index, declaration)
@@ -304,10 +307,11 @@ def argument_check(schema: Any, index: int) -> ArgumentCheck | None:
 def _checked(
     conv: Callable[[Any], Any],
     t: Type,
-    rejected: Callable[[Any], ArgumentTypeError],
+    rejected: Callable[[Any, bool], ArgumentTypeError],
     unknown: Callable[[UnknownCode], ArgumentTypeError],
 ) -> Callable[[Any], Any]:
-    """A check's converter: ``conv`` raising ``rejected(value)`` (or ``unknown(e)``), with
+    """A check's converter: ``conv`` raising ``rejected(value, by_binding_rule)`` (or
+    ``unknown(e)``), with
     the binding rule of type ``t`` (Note [Bindings take enums only as themselves]); one
     variant per rule, so that a type without one pays nothing."""
     from tensordispatch.schema.types import OptionalType  # issue 4: lazy
@@ -322,11 +326,11 @@ def _checked(
         except UnknownCode as e:
             raise unknown(e) from None
         except _Reject:
-            raise rejected(value) from None
+            raise rejected(value, False) from None
 
     def convert_number(value: Any) -> Any:
         if type(value) in enums and _called_by_binding():
-            raise rejected(value)
+            raise rejected(value, True)
         try:
             return conv(value)
         except UnknownCode as e:
@@ -334,7 +338,7 @@ def _checked(
         except _Reject:
             if scalar and _plain_zero_dim(value) and _called_by_binding():
                 return value.item()
-            raise rejected(value) from None
+            raise rejected(value, False) from None
 
     def convert_enum(value: Any) -> Any:
         try:
@@ -342,9 +346,9 @@ def _checked(
         except UnknownCode as e:
             raise unknown(e) from None
         except _Reject:
-            raise rejected(value) from None
+            raise rejected(value, False) from None
         if out is not value and _called_by_binding():
-            raise rejected(value)
+            raise rejected(value, True)
         return out
 
     return convert if rule is None else convert_number if rule == "number" else convert_enum

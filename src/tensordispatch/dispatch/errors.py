@@ -26,6 +26,7 @@ __all__ = [
     "ArgumentMismatch",
     "ArgumentTypeError",
     "BindingArgument",
+    "BindingArgumentError",
     "DuplicateRegistrationError",
     "FallthroughExecutedError",
     "KernelSignatureError",
@@ -204,6 +205,16 @@ class ArgumentTypeError(RuntimeError):
     def __str__(self) -> str:
         # worded on demand: an operator that returns NotImplemented never formats it
         return self.mismatch.message() if self.mismatch is not None else super().__str__()
+
+
+class BindingArgumentError(ArgumentTypeError, TypeError):
+    """A value the operator takes but torch's Python binding refuses (Note [Bindings take enums
+    only as themselves] in convert.py), rejected by the check only when a binding calls: also
+    a TypeError, as the binding's own error, where a hand-written binding does not word it.
+
+    >>> issubclass(BindingArgumentError, TypeError), issubclass(ArgumentTypeError, TypeError)
+    (True, False)
+    """
 
 
 # Note [Argument errors as data]
