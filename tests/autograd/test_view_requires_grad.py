@@ -232,3 +232,11 @@ def test_following_view_edge_is_none_as_torchs(mode: str) -> None:
         return [(_name(n), nr) for n, nr in fn.next_functions]
 
     assert edges(td) == edges(torch) == [(None, 0), ("AccumulateGrad", 0)]
+
+
+def test_only_views_of_a_dtype_that_can_require_grad_are_listed() -> None:
+    f = td.ones(4)
+    i = td.ones(4, dtype=td.int64)
+    kept = [f[:2], f.t(), i[:2], i.t()]
+    assert (len(f._vc.views), len(i._vc.views)) == (2, 0)
+    assert all(v._base is not None for v in kept)

@@ -319,10 +319,11 @@ class Tensor(TensorMetadata, TensorValues):
             if t._storage is None and t._data is not None:
                 t._storage = root._storage_bytes()
             return t
-        views = vc.views  # Note [Views follow their root's requires_grad]
-        views.append((_weakref(t), vc.version))
-        if len(views) > vc.limit:
-            vc.prune()
+        if dtype.is_floating_point or dtype.is_complex:  # the dtypes that can require grad
+            views = vc.views  # Note [Views follow their root's requires_grad]
+            views.append((_weakref(t), vc.version))
+            if len(views) > vc.limit:
+                vc.prune()
         if _INFERENCE_ACTIVE:
             mark_inference_view(t)
         return t
