@@ -12,7 +12,8 @@ import torch
 
 import tensordispatch as td
 from tensordispatch.autograd import manual
-from tensordispatch.dispatch.keyset import AFTER_AUTOGRAD_RAW
+from tensordispatch.dispatch.keys import DispatchKey
+from tensordispatch.dispatch.keyset import AFTER_AUTOGRAD_RAW, keyset_raw
 
 
 def test_copy_kernel_has_a_specializer_and_stays_plain_no_grad() -> None:
@@ -30,7 +31,10 @@ def test_the_cached_entry_is_the_generated_one_over_the_same_state() -> None:
         if getattr(e, "__globals__", {}).get("_td_record") is manual._record_copy
     ]
     assert generated
+    bits = keyset_raw(DispatchKey.Conjugate) | keyset_raw(DispatchKey.Negative)
     for raw, entry in generated:
+        if raw & bits:  # made by another test's conjugate view (a copy_ fallthrough key)
+            continue
         below = state.redispatch_cache.get(raw & AFTER_AUTOGRAD_RAW)
         assert entry.__globals__["_td_below"] is below
     assert a.sum().item() == 16.0

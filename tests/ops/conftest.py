@@ -64,8 +64,8 @@ def assert_same_result(expected: Any, got: Any, *, values: bool = True, where: s
             f"{where}: strides {got.stride()} != {expected.stride()}"
         )
         if values and expected.device.type == "cpu":
-            e = expected.detach().resolve_conj().resolve_neg().numpy()  # torch: lazy conj views
-            g = np.asarray(got.numpy())
+            e = expected.detach().resolve_conj().resolve_neg().numpy()  # lazy conj views
+            g = np.asarray(got.detach().resolve_conj().resolve_neg().numpy())
             rtol, atol = _TOL.get(name, (0, 0))
             np.testing.assert_allclose(g, e, rtol=rtol, atol=atol, equal_nan=True, err_msg=where)
         return

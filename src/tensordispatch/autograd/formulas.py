@@ -38,6 +38,8 @@ from typing import Any
 import numpy as np
 
 from tensordispatch.autograd.formula_text import _KEYWORDS, REWRITES, saved_names, translate
+from tensordispatch.dispatch.keys import DispatchKey
+from tensordispatch.dispatch.keyset import keyset_raw
 from tensordispatch.dispatch.tls import local_state
 from tensordispatch.ops.deferred import deferred_op as _deferred_op
 from tensordispatch.tensor import Tensor
@@ -60,9 +62,11 @@ _where = _deferred_op(globals(), "_where", "where.self")
 _view_as_real = _deferred_op(globals(), "_view_as_real", "view_as_real")
 _view_as_complex = _deferred_op(globals(), "_view_as_complex", "view_as_complex")
 _abs = _deferred_op(globals(), "_abs", "abs")
+_conj_physical = _deferred_op(globals(), "_conj_physical", "_conj_physical")
 
 
 _ST = local_state()
+_MATH_BITS_RAW = keyset_raw(DispatchKey.Conjugate) | keyset_raw(DispatchKey.Negative)
 _PLAIN_INCLUDED = _ST.included
 
 
@@ -72,8 +76,8 @@ def numpy_ok(*ts: Any) -> bool:
     if st.grad_enabled or st.modes or st.included != _PLAIN_INCLUDED:
         return False
     for t in ts:
-        if type(getattr(t, "_data", None)) is not np.ndarray:
-            return False
+        if type(getattr(t, "_data", None)) is not np.ndarray or t._key_set & _MATH_BITS_RAW:
+            return False  # a conjugate / negative view's array holds the unresolved values
     return True
 
 
@@ -146,6 +150,9 @@ def conj(t: Any) -> Any:
         return t
     if numpy_ok(t):
         return Tensor._wrap_numpy(np.conj(t._data), t.dtype)
+    if t._key_set & _MATH_BITS_RAW:  # view_as_real refuses a conjugate view
+        physical: Tensor = _conj_physical(t)
+        return physical
     from tensordispatch.tensor import tensor
 
     flip = tensor([1.0, -1.0], dtype=t.dtype.to_real())
@@ -167,7 +174,7 @@ def mul_tensor_backward(grad: Tensor, other: Any, self_st: Any) -> Tensor:
     # complex: the general path below (conj, handle_r_to_c)
     if type(other) is Tensor and type(grad) is Tensor and dt is other.dtype and not dt.is_complex:
         a, b = grad._data, other._data
-        if type(a) is _ndarray and type(b) is _ndarray:
+        if type(a) is _ndarray and type(b) is _ndarray and not other._key_set & _MATH_BITS_RAW:
             st = _ST  # numpy_ok, inlined (the hottest formula)
             if not (st.grad_enabled or st.modes) and st.included == _PLAIN_INCLUDED:
                 r = _multiply(a, b)

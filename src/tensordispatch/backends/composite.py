@@ -27,6 +27,8 @@ from tensordispatch.backends.cpu.kernels import filled_cpu as _cpu_filled
 from tensordispatch.backends.cpu.reductions import sum_all_fast
 from tensordispatch.backends.structured import empty_strided_cpu_array, resize_output
 from tensordispatch.backends.views import VIEW_KERNELS
+from tensordispatch.dispatch.keys import DispatchKey
+from tensordispatch.dispatch.keyset import keyset_raw
 from tensordispatch.tensor import dtypes as _dt
 from tensordispatch.tensor.device import CPU
 from tensordispatch.tensor.geometry import contiguous_of
@@ -39,6 +41,8 @@ from tensordispatch.tensor.tensor import (
 )
 
 __all__ = ["COMPOSITE_KERNELS"]
+
+_MATH_BITS_RAW = keyset_raw(DispatchKey.Conjugate) | keyset_raw(DispatchKey.Negative)
 
 _CPU_WORD = CPU._key_set
 _np_empty = np.empty
@@ -271,6 +275,8 @@ def clone(self: Tensor, *, memory_format: Any = None) -> Tensor:
     """empty_like + copy_; a NumPy-backed tensor is copied directly (Note [clone of a
     NumPy-backed tensor])."""
     data = self._data
+    if self._key_set & _MATH_BITS_RAW:  # copy_ resolves the bits (Note [The math-bit fallback])
+        data = None
     if type(data) is np.ndarray and (
         memory_format is None or memory_format is preserve_format
         or memory_format is contiguous_format
@@ -430,3 +436,7 @@ COMPOSITE_KERNELS.update(COMPOSITE_LAYOUT)
 from tensordispatch.backends.composite_functionalization import FUNCTIONALIZATION_COMPOSITE
 
 COMPOSITE_KERNELS.update(FUNCTIONALIZATION_COMPOSITE)
+
+from tensordispatch.backends.math_bits import MATH_BIT_KERNELS
+
+COMPOSITE_KERNELS.update(MATH_BIT_KERNELS)

@@ -368,8 +368,11 @@ def _conj_physical(self: Tensor) -> Tensor:
 
 
 def conj_physical_(self: Tensor) -> Tensor:
+    """Conjugates the stored values: a Conjugate fallthrough, so on a tensor with the bit it
+    acts on the unconjugated view (values conjugated either way)."""
     if self.dtype.is_complex:
-        op("neg_")(op("select.int")(op("view_as_real")(self), -1, 1))
+        stored = op("_conj")(self) if self.is_conj() else self
+        op("neg_")(op("select.int")(op("view_as_real")(stored), -1, 1))
     return self
 
 

@@ -19,939 +19,957 @@ __lshift___Tensor_out = _r.generated___lshift___Tensor_out
 __rshift___Scalar_out = _r.generated___rshift___Scalar_out
 __rshift___Tensor_out = _r.generated___rshift___Tensor_out
 
-_k4 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', '_conj_physical', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1375')
+_k4 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', '_conj', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1375')
+
+
+def _conj(self):
+    return _k4(self)
+
+
+_conj_copy_out = _r.generated__conj_copy_out
+
+_k6 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', '_conj_physical', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1399')
 
 
 def _conj_physical(self):
-    return _k4(self)
+    return _k6(self)
 
 
 _conj_physical_out = _r.generated__conj_physical_out
 _index_put_impl = _r.generated__index_put_impl
 _index_put_impl_out = _r.generated__index_put_impl_out
 
-_k8 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', '_to_copy', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1710')
+_k10 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', '_neg_view', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1387')
+
+
+def _neg_view(self):
+    return _k10(self)
+
+
+_neg_view_copy_out = _r.generated__neg_view_copy_out
+
+_k12 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', '_to_copy', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1734')
 
 
 def _to_copy(self, *, dtype=None, layout=None, device=None, pin_memory=None, non_blocking=False, memory_format=None):
-    return _k8(self, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, non_blocking=non_blocking, memory_format=memory_format)
+    return _k12(self, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, non_blocking=non_blocking, memory_format=memory_format)
 
 
 _to_copy_out = _r.generated__to_copy_out
 
-_k10 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', '_unsafe_view', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3402')
+_k14 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', '_unsafe_view', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3426')
 
 
 def _unsafe_view(self, size):
-    return _k10(self, size)
+    return _k14(self, size)
 
 
 _unsafe_view_out = _r.generated__unsafe_view_out
 
-_k12 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'abs', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:286')
+_k16 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'abs', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:286')
 
 
 def abs(self):
-    return _k12(self)
+    return _k16(self)
 
 
 
-_k13 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'abs_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:293')
+_k17 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'abs_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:293')
 
 
 def abs_(self):
-    return _k13(self)
+    return _k17(self)
 
 
 
-_k14 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'add_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:115')
+_k18 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'add_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:115')
 
 
 def add_Scalar(self, other, alpha=1):
-    return _k14(self, other, alpha)
+    return _k18(self, other, alpha)
 
 
 add_Scalar_out = _r.generated_add_Scalar_out
 
-_k16 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'add__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:122')
+_k20 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'add__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:122')
 
 
 def add__Scalar(self, other, alpha=1):
-    return _k16(self, other, alpha)
+    return _k20(self, other, alpha)
 
 
 
-_k17 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'addbmm_composite', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1326')
+_k21 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'addbmm_composite', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1326')
 
 
 def addbmm(self, batch1, batch2, *, beta=1, alpha=1):
-    return _k17(self, batch1, batch2, beta=beta, alpha=alpha)
+    return _k21(self, batch1, batch2, beta=beta, alpha=alpha)
 
 
 
-_k18 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'addbmm_out_composite', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1336')
+_k22 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'addbmm_out_composite', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1336')
 
 
 def addbmm_out(self, batch1, batch2, *, beta=1, alpha=1, out):
-    return _k18(self, batch1, batch2, beta=beta, alpha=alpha, out=out)
+    return _k22(self, batch1, batch2, beta=beta, alpha=alpha, out=out)
 
 
 
-_k19 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'addbmm__composite', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1331')
+_k23 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'addbmm__composite', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1331')
 
 
 def addbmm_(self, batch1, batch2, *, beta=1, alpha=1):
-    return _k19(self, batch1, batch2, beta=beta, alpha=alpha)
+    return _k23(self, batch1, batch2, beta=beta, alpha=alpha)
 
 
 
-_k20 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'alias', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1652')
+_k24 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'alias', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1676')
 
 
 def alias(self):
-    return _k20(self)
+    return _k24(self)
 
 
 alias_copy_out = _r.generated_alias_copy_out
 
-_k22 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'arange', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2023')
+_k26 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'arange', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2047')
 
 
 def arange(end, *, dtype=None, layout=None, device=None, pin_memory=None):
-    return _k22(end, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k26(end, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 
-_k23 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'arange_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2037')
+_k27 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'arange_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2061')
 
 
 def arange_out(end, *, out):
-    return _k23(end, out=out)
+    return _k27(end, out=out)
 
 
 
-_k24 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'arange_start', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2027')
+_k28 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'arange_start', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2051')
 
 
 def arange_start(start, end, *, dtype=None, layout=None, device=None, pin_memory=None):
-    return _k24(start, end, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k28(start, end, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 
-_k25 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'arange_start_step', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2031')
+_k29 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'arange_start_step', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2055')
 
 
 def arange_start_step(start, end, step=1, *, dtype=None, layout=None, device=None, pin_memory=None):
-    return _k25(start, end, step, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k29(start, end, step, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 as_strided_copy_out = _r.generated_as_strided_copy_out
 as_strided_scatter_out = _r.generated_as_strided_scatter_out
 
-_k28 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_and_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2953')
+_k32 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_and_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2977')
 
 
 def bitwise_and_Scalar(self, other):
-    return _k28(self, other)
-
-
-
-_k29 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_and_Scalar_Tensor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2960')
-
-
-def bitwise_and_Scalar_Tensor(self, other):
-    return _k29(self, other)
-
-
-bitwise_and_Scalar_Tensor_out = _r.generated_bitwise_and_Scalar_Tensor_out
-
-_k31 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_and_Scalar_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2946')
-
-
-def bitwise_and_Scalar_out(self, other, *, out):
-    return _k31(self, other, out=out)
-
-
-
-_k32 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_and__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2974')
-
-
-def bitwise_and__Scalar(self, other):
     return _k32(self, other)
 
 
 
-_k33 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_left_shift', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3182')
+_k33 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_and_Scalar_Tensor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2984')
+
+
+def bitwise_and_Scalar_Tensor(self, other):
+    return _k33(self, other)
+
+
+bitwise_and_Scalar_Tensor_out = _r.generated_bitwise_and_Scalar_Tensor_out
+
+_k35 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_and_Scalar_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2970')
+
+
+def bitwise_and_Scalar_out(self, other, *, out):
+    return _k35(self, other, out=out)
+
+
+
+_k36 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_and__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2998')
+
+
+def bitwise_and__Scalar(self, other):
+    return _k36(self, other)
+
+
+
+_k37 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_left_shift', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3206')
 
 
 def bitwise_left_shift_Scalar_Tensor(self, other):
-    return _k33(self, other)
+    return _k37(self, other)
 
 
 bitwise_left_shift_Scalar_Tensor_out = _r.generated_bitwise_left_shift_Scalar_Tensor_out
 
-_k35 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_left_shift', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3161')
+_k39 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_left_shift', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3185')
 
 
 def bitwise_left_shift_Tensor_Scalar(self, other):
-    return _k35(self, other)
-
-
-
-_k36 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_left_shift_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3175')
-
-
-def bitwise_left_shift_Tensor_Scalar_out(self, other, *, out):
-    return _k36(self, other, out=out)
-
-
-
-_k37 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_left_shift_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3168')
-
-
-def bitwise_left_shift__Tensor_Scalar(self, other):
-    return _k37(self, other)
-
-
-
-_k38 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_or_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3003')
-
-
-def bitwise_or_Scalar(self, other):
-    return _k38(self, other)
-
-
-
-_k39 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_or_Scalar_Tensor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3010')
-
-
-def bitwise_or_Scalar_Tensor(self, other):
     return _k39(self, other)
 
 
-bitwise_or_Scalar_Tensor_out = _r.generated_bitwise_or_Scalar_Tensor_out
 
-_k41 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_or_Scalar_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2996')
-
-
-def bitwise_or_Scalar_out(self, other, *, out):
-    return _k41(self, other, out=out)
+_k40 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_left_shift_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3199')
 
 
+def bitwise_left_shift_Tensor_Scalar_out(self, other, *, out):
+    return _k40(self, other, out=out)
 
-_k42 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_or__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3024')
 
 
-def bitwise_or__Scalar(self, other):
+_k41 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_left_shift_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3192')
+
+
+def bitwise_left_shift__Tensor_Scalar(self, other):
+    return _k41(self, other)
+
+
+
+_k42 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_or_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3027')
+
+
+def bitwise_or_Scalar(self, other):
     return _k42(self, other)
 
 
 
-_k43 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_right_shift', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3263')
+_k43 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_or_Scalar_Tensor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3034')
+
+
+def bitwise_or_Scalar_Tensor(self, other):
+    return _k43(self, other)
+
+
+bitwise_or_Scalar_Tensor_out = _r.generated_bitwise_or_Scalar_Tensor_out
+
+_k45 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_or_Scalar_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3020')
+
+
+def bitwise_or_Scalar_out(self, other, *, out):
+    return _k45(self, other, out=out)
+
+
+
+_k46 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_or__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3048')
+
+
+def bitwise_or__Scalar(self, other):
+    return _k46(self, other)
+
+
+
+_k47 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_right_shift', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3287')
 
 
 def bitwise_right_shift_Scalar_Tensor(self, other):
-    return _k43(self, other)
+    return _k47(self, other)
 
 
 bitwise_right_shift_Scalar_Tensor_out = _r.generated_bitwise_right_shift_Scalar_Tensor_out
 
-_k45 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_right_shift', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3242')
+_k49 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_right_shift', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3266')
 
 
 def bitwise_right_shift_Tensor_Scalar(self, other):
-    return _k45(self, other)
-
-
-
-_k46 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_right_shift_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3256')
-
-
-def bitwise_right_shift_Tensor_Scalar_out(self, other, *, out):
-    return _k46(self, other, out=out)
-
-
-
-_k47 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_right_shift_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3249')
-
-
-def bitwise_right_shift__Tensor_Scalar(self, other):
-    return _k47(self, other)
-
-
-
-_k48 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_xor_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3053')
-
-
-def bitwise_xor_Scalar(self, other):
-    return _k48(self, other)
-
-
-
-_k49 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_xor_Scalar_Tensor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3060')
-
-
-def bitwise_xor_Scalar_Tensor(self, other):
     return _k49(self, other)
 
 
-bitwise_xor_Scalar_Tensor_out = _r.generated_bitwise_xor_Scalar_Tensor_out
 
-_k51 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_xor_Scalar_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3046')
-
-
-def bitwise_xor_Scalar_out(self, other, *, out):
-    return _k51(self, other, out=out)
+_k50 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_right_shift_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3280')
 
 
+def bitwise_right_shift_Tensor_Scalar_out(self, other, *, out):
+    return _k50(self, other, out=out)
 
-_k52 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_xor__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3074')
 
 
-def bitwise_xor__Scalar(self, other):
+_k51 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_right_shift_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3273')
+
+
+def bitwise_right_shift__Tensor_Scalar(self, other):
+    return _k51(self, other)
+
+
+
+_k52 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_xor_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3077')
+
+
+def bitwise_xor_Scalar(self, other):
     return _k52(self, other)
 
 
 
-_k53 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'clone', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:638')
+_k53 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_xor_Scalar_Tensor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3084')
+
+
+def bitwise_xor_Scalar_Tensor(self, other):
+    return _k53(self, other)
+
+
+bitwise_xor_Scalar_Tensor_out = _r.generated_bitwise_xor_Scalar_Tensor_out
+
+_k55 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_xor_Scalar_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3070')
+
+
+def bitwise_xor_Scalar_out(self, other, *, out):
+    return _k55(self, other, out=out)
+
+
+
+_k56 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_xor__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3098')
+
+
+def bitwise_xor__Scalar(self, other):
+    return _k56(self, other)
+
+
+
+_k57 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'clone', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:638')
 
 
 def clone(self, *, memory_format=None):
-    return _k53(self, memory_format=memory_format)
+    return _k57(self, memory_format=memory_format)
 
 
 clone_out = _r.generated_clone_out
 
-_k55 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'conj_physical_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1386')
+_k59 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'conj_physical_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1410')
 
 
 def conj_physical_out(self, *, out):
-    return _k55(self, out=out)
+    return _k59(self, out=out)
 
 
 
-_k56 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'conj_physical_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1391')
+_k60 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'conj_physical_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1415')
 
 
 def conj_physical_(self):
-    return _k56(self)
+    return _k60(self)
 
 
 convolution_out = _r.generated_convolution_out
 copy_out = _r.generated_copy_out
 
-_k59 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'detach', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1665')
+_k63 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'detach', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1689')
 
 
 def detach(self):
-    return _k59(self)
+    return _k63(self)
 
 
 detach_copy_out = _r.generated_detach_copy_out
 
-_k61 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'diagonal', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1563')
+_k65 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'diagonal', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1587')
 
 
 def diagonal(self, offset=0, dim1=0, dim2=1):
-    return _k61(self, offset, dim1, dim2)
+    return _k65(self, offset, dim1, dim2)
 
 
 diagonal_copy_out = _r.generated_diagonal_copy_out
 diagonal_scatter_out = _r.generated_diagonal_scatter_out
 
-_k64 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'div_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:256')
+_k68 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'div_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:256')
 
 
 def div_Scalar(self, other):
-    return _k64(self, other)
+    return _k68(self, other)
 
 
 
-_k65 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'div_Scalar_mode', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:271')
+_k69 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'div_Scalar_mode', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:271')
 
 
 def div_Scalar_mode(self, other, *, rounding_mode):
-    return _k65(self, other, rounding_mode=rounding_mode)
+    return _k69(self, other, rounding_mode=rounding_mode)
 
 
 div_Scalar_mode_out = _r.generated_div_Scalar_mode_out
 div_Scalar_out = _r.generated_div_Scalar_out
 
-_k68 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'div__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:263')
+_k72 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'div__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:263')
 
 
 def div__Scalar(self, other):
-    return _k68(self, other)
+    return _k72(self, other)
 
 
 
-_k69 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'div__Scalar_mode', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:277')
+_k73 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'div__Scalar_mode', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:277')
 
 
 def div__Scalar_mode(self, other, *, rounding_mode):
-    return _k69(self, other, rounding_mode=rounding_mode)
+    return _k73(self, other, rounding_mode=rounding_mode)
 
 
 
-_k70 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'dot_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:885')
+_k74 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'dot_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:885')
 
 
 def dot_out(self, tensor, *, out):
-    return _k70(self, tensor, out=out)
+    return _k74(self, tensor, out=out)
 
 
 
-_k71 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'embedding', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1471')
+_k75 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'embedding', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1495')
 
 
 def embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
-    return _k71(weight, indices, padding_idx, scale_grad_by_freq, sparse)
+    return _k75(weight, indices, padding_idx, scale_grad_by_freq, sparse)
 
 
 embedding_out = _r.generated_embedding_out
 embedding_renorm = _r.generated_embedding_renorm
 embedding_renorm_out = _r.generated_embedding_renorm_out
 
-_k75 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'empty_like', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:49')
+_k79 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'empty_like', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:49')
 
 
 def empty_like(self, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
-    return _k75(self, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format)
+    return _k79(self, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format)
 
 
 empty_like_out = _r.generated_empty_like_out
 empty_strided_out = _r.generated_empty_strided_out
 
-_k78 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'expand', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:771')
+_k82 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'expand', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:771')
 
 
 def expand(self, size, *, implicit=False):
-    return _k78(self, size, implicit=implicit)
+    return _k82(self, size, implicit=implicit)
 
 
 expand_copy_out = _r.generated_expand_copy_out
 
-_k80 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'eye', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2084')
+_k84 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'eye', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2108')
 
 
 def eye(n, *, dtype=None, layout=None, device=None, pin_memory=None):
-    return _k80(n, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k84(n, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 
-_k81 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'eye_m', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2088')
+_k85 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'eye_m', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2112')
 
 
 def eye_m(n, m, *, dtype=None, layout=None, device=None, pin_memory=None):
-    return _k81(n, m, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k85(n, m, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 
-_k82 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'fill_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:66')
+_k86 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'fill_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:66')
 
 
 def fill_Scalar(self, value):
-    return _k82(self, value)
+    return _k86(self, value)
 
 
 fill_Scalar_out = _r.generated_fill_Scalar_out
 
-_k84 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'fill_Tensor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:72')
+_k88 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'fill_Tensor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:72')
 
 
 def fill_Tensor(self, value):
-    return _k84(self, value)
+    return _k88(self, value)
 
 
 fill_Tensor_out = _r.generated_fill_Tensor_out
 flip_out = _r.generated_flip_out
 
-_k87 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'floor_divide', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2319')
+_k91 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'floor_divide', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2343')
 
 
 def floor_divide(self, other):
-    return _k87(self, other)
-
-
-
-_k88 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'floor_divide_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2336')
-
-
-def floor_divide_Scalar(self, other):
-    return _k88(self, other)
-
-
-floor_divide_Scalar_out = _r.generated_floor_divide_Scalar_out
-
-_k90 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'floor_divide_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2331')
-
-
-def floor_divide_out(self, other, *, out):
-    return _k90(self, other, out=out)
-
-
-
-_k91 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'floor_divide__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2342')
-
-
-def floor_divide__Scalar(self, other):
     return _k91(self, other)
 
 
 
-_k92 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'floor_divide_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2325')
+_k92 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'floor_divide_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2360')
 
 
-def floor_divide__Tensor(self, other):
+def floor_divide_Scalar(self, other):
     return _k92(self, other)
 
 
+floor_divide_Scalar_out = _r.generated_floor_divide_Scalar_out
 
-_k93 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'full', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:40')
+_k94 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'floor_divide_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2355')
+
+
+def floor_divide_out(self, other, *, out):
+    return _k94(self, other, out=out)
+
+
+
+_k95 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'floor_divide__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2366')
+
+
+def floor_divide__Scalar(self, other):
+    return _k95(self, other)
+
+
+
+_k96 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'floor_divide_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2349')
+
+
+def floor_divide__Tensor(self, other):
+    return _k96(self, other)
+
+
+
+_k97 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'full', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:40')
 
 
 def full(size, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None):
-    return _k93(size, fill_value, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k97(size, fill_value, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 
-_k94 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'full_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:45')
+_k98 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'full_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:45')
 
 
 def full_out(size, fill_value, *, out):
-    return _k94(size, fill_value, out=out)
+    return _k98(size, fill_value, out=out)
 
 
 
-_k95 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'full_like', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2100')
+_k99 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'full_like', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2124')
 
 
 def full_like(self, fill_value, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
-    return _k95(self, fill_value, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format)
+    return _k99(self, fill_value, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format)
 
 
 full_like_out = _r.generated_full_like_out
 
-_k97 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'index_put', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1924')
+_k101 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'index_put', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1948')
 
 
 def index_put(self, indices, values, accumulate=False):
-    return _k97(self, indices, values, accumulate)
+    return _k101(self, indices, values, accumulate)
 
 
 index_put_out = _r.generated_index_put_out
 
-_k99 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'index_put_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1917')
+_k103 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'index_put_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1941')
 
 
 def index_put_(self, indices, values, accumulate=False):
-    return _k99(self, indices, values, accumulate)
+    return _k103(self, indices, values, accumulate)
 
 
 
-_k100 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'lift', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3387')
+_k104 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'lift', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3411')
 
 
 def lift(self):
-    return _k100(self)
+    return _k104(self)
 
 
 lift_out = _r.generated_lift_out
 
-_k102 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'lift_fresh', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3392')
+_k106 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'lift_fresh', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3416')
 
 
 def lift_fresh(self):
-    return _k102(self)
+    return _k106(self)
 
 
 lift_fresh_copy_out = _r.generated_lift_fresh_copy_out
 
-_k104 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linear_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1343')
+_k108 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linear_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1343')
 
 
 def linear_out(input, weight, bias=None, *, out):
-    return _k104(input, weight, bias, out=out)
+    return _k108(input, weight, bias, out=out)
 
 
 
-_k105 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2046')
+_k109 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2070')
 
 
 def linspace(start, end, steps, *, dtype=None, layout=None, device=None, pin_memory=None):
-    return _k105(start, end, steps, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k109(start, end, steps, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 
-_k106 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2064')
+_k110 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2088')
 
 
 def linspace_Scalar_Tensor(start, end, steps, *, dtype=None, layout=None, device=None, pin_memory=None):
-    return _k106(start, end, steps, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
-
-
-
-_k107 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2079')
-
-
-def linspace_Scalar_Tensor_out(start, end, steps, *, out):
-    return _k107(start, end, steps, out=out)
-
-
-
-_k108 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2059')
-
-
-def linspace_Tensor_Scalar(start, end, steps, *, dtype=None, layout=None, device=None, pin_memory=None):
-    return _k108(start, end, steps, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
-
-
-
-_k109 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2074')
-
-
-def linspace_Tensor_Scalar_out(start, end, steps, *, out):
-    return _k109(start, end, steps, out=out)
-
-
-
-_k110 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2054')
-
-
-def linspace_Tensor_Tensor(start, end, steps, *, dtype=None, layout=None, device=None, pin_memory=None):
     return _k110(start, end, steps, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 
-_k111 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2069')
+_k111 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2103')
 
 
-def linspace_Tensor_Tensor_out(start, end, steps, *, out):
+def linspace_Scalar_Tensor_out(start, end, steps, *, out):
     return _k111(start, end, steps, out=out)
 
 
 
-_k112 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'log_softmax_int_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1180')
+_k112 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2083')
+
+
+def linspace_Tensor_Scalar(start, end, steps, *, dtype=None, layout=None, device=None, pin_memory=None):
+    return _k112(start, end, steps, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+
+
+
+_k113 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2098')
+
+
+def linspace_Tensor_Scalar_out(start, end, steps, *, out):
+    return _k113(start, end, steps, out=out)
+
+
+
+_k114 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2078')
+
+
+def linspace_Tensor_Tensor(start, end, steps, *, dtype=None, layout=None, device=None, pin_memory=None):
+    return _k114(start, end, steps, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+
+
+
+_k115 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2093')
+
+
+def linspace_Tensor_Tensor_out(start, end, steps, *, out):
+    return _k115(start, end, steps, out=out)
+
+
+
+_k116 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'log_softmax_int_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1180')
 
 
 def log_softmax_int_out(self, dim, dtype=None, *, out):
-    return _k112(self, dim, dtype, out=out)
+    return _k116(self, dim, dtype, out=out)
 
 
 
-_k113 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_and', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2895')
+_k117 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_and', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2919')
 
 
 def logical_and(self, other):
-    return _k113(self, other)
-
-
-
-_k114 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_and_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2902')
-
-
-def logical_and_(self, other):
-    return _k114(self, other)
-
-
-
-_k115 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_not', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2853')
-
-
-def logical_not(self):
-    return _k115(self)
-
-
-
-_k116 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_not_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2860')
-
-
-def logical_not_(self):
-    return _k116(self)
-
-
-
-_k117 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_or', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2916')
-
-
-def logical_or(self, other):
     return _k117(self, other)
 
 
 
-_k118 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_or_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2923')
+_k118 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_and_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2926')
 
 
-def logical_or_(self, other):
+def logical_and_(self, other):
     return _k118(self, other)
 
 
 
-_k119 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_xor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2874')
+_k119 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_not', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2877')
+
+
+def logical_not(self):
+    return _k119(self)
+
+
+
+_k120 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_not_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2884')
+
+
+def logical_not_(self):
+    return _k120(self)
+
+
+
+_k121 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_or', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2940')
+
+
+def logical_or(self, other):
+    return _k121(self, other)
+
+
+
+_k122 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_or_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2947')
+
+
+def logical_or_(self, other):
+    return _k122(self, other)
+
+
+
+_k123 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_xor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2898')
 
 
 def logical_xor(self, other):
-    return _k119(self, other)
+    return _k123(self, other)
 
 
 
-_k120 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_xor_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2881')
+_k124 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_xor_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2905')
 
 
 def logical_xor_(self, other):
-    return _k120(self, other)
+    return _k124(self, other)
 
 
 
-_k121 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'masked_fill_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1947')
+_k125 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'masked_fill_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1971')
 
 
 def masked_fill_Scalar(self, mask, value):
-    return _k121(self, mask, value)
+    return _k125(self, mask, value)
 
 
 masked_fill_Scalar_out = _r.generated_masked_fill_Scalar_out
 
-_k123 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'masked_fill_Tensor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1962')
+_k127 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'masked_fill_Tensor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1986')
 
 
 def masked_fill_Tensor(self, mask, value):
-    return _k123(self, mask, value)
+    return _k127(self, mask, value)
 
 
 masked_fill_Tensor_out = _r.generated_masked_fill_Tensor_out
 
-_k125 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mean', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:809')
+_k129 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mean', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:809')
 
 
 def mean(self, *, dtype=None):
-    return _k125(self, dtype=dtype)
+    return _k129(self, dtype=dtype)
 
 
 
-_k126 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mean_dtype_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:905')
+_k130 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mean_dtype_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:905')
 
 
 def mean_dtype_out(self, *, dtype=None, out):
-    return _k126(self, dtype=dtype, out=out)
+    return _k130(self, dtype=dtype, out=out)
 
 
 
-_k127 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mul_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:201')
+_k131 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mul_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:201')
 
 
 def mul_Scalar(self, other):
-    return _k127(self, other)
+    return _k131(self, other)
 
 
 mul_Scalar_out = _r.generated_mul_Scalar_out
 
-_k129 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mul__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:208')
+_k133 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mul__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:208')
 
 
 def mul__Scalar(self, other):
-    return _k129(self, other)
+    return _k133(self, other)
 
 
 
-_k130 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mv', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:889')
+_k134 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mv', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:889')
 
 
 def mv(self, vec):
-    return _k130(self, vec)
+    return _k134(self, vec)
 
 
 
-_k131 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mv_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:894')
+_k135 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mv_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:894')
 
 
 def mv_out(self, vec, *, out):
-    return _k131(self, vec, out=out)
+    return _k135(self, vec, out=out)
 
 
 
-_k132 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'narrow_copy_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1559')
+_k136 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'narrow_copy_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1583')
 
 
 def narrow_copy_out(self, dim, start, length, *, out):
-    return _k132(self, dim, start, length, out=out)
+    return _k136(self, dim, start, length, out=out)
 
 
 native_dropout_out = _r.generated_native_dropout_out
 native_layer_norm_out = _r.generated_native_layer_norm_out
 
-_k135 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'norm_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1103')
+_k139 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'norm_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1103')
 
 
 def norm_Scalar(self, p=2):
-    return _k135(self, p)
+    return _k139(self, p)
 
 
 
-_k136 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'norm_ScalarOpt_dtype', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1111')
+_k140 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'norm_ScalarOpt_dtype', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1111')
 
 
 def norm_ScalarOpt_dtype(self, p, *, dtype):
-    return _k136(self, p, dtype=dtype)
+    return _k140(self, p, dtype=dtype)
 
 
 norm_ScalarOpt_dtype_out = _r.generated_norm_ScalarOpt_dtype_out
 norm_Scalar_out = _r.generated_norm_Scalar_out
 normal_out = _r.generated_normal_out
 
-_k140 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'normal_functional', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2124')
+_k144 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'normal_functional', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2148')
 
 
 def normal_functional(self, mean=0.0, std=1.0, *, generator=None):
-    return _k140(self, mean, std, generator=generator)
+    return _k144(self, mean, std, generator=generator)
 
 
 
-_k141 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'ones', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:32')
+_k145 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'ones', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:32')
 
 
 def ones(size, *, dtype=None, layout=None, device=None, pin_memory=None):
-    return _k141(size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k145(size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 
-_k142 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'ones_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:36')
+_k146 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'ones_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:36')
 
 
 def ones_out(size, *, out):
-    return _k142(size, out=out)
+    return _k146(size, out=out)
 
 
 
-_k143 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'ones_like', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:61')
+_k147 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'ones_like', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:61')
 
 
 def ones_like(self, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
-    return _k143(self, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format)
+    return _k147(self, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format)
 
 
 ones_like_out = _r.generated_ones_like_out
 
-_k145 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'permute', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1530')
+_k149 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'permute', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1554')
 
 
 def permute(self, dims):
-    return _k145(self, dims)
+    return _k149(self, dims)
 
 
 permute_copy_out = _r.generated_permute_copy_out
 prod_out = _r.generated_prod_out
 
-_k148 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rand', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2148')
+_k152 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rand', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2172')
 
 
 def rand(size, *, dtype=None, layout=None, device=None, pin_memory=None):
-    return _k148(size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k152(size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 
-_k149 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rand_generator', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2153')
+_k153 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rand_generator', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2177')
 
 
 def rand_generator(size, *, generator, dtype=None, layout=None, device=None, pin_memory=None):
-    return _k149(size, generator=generator, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k153(size, generator=generator, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 
-_k150 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rand_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2158')
+_k154 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rand_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2182')
 
 
 def rand_out(size, *, out):
-    return _k150(size, out=out)
+    return _k154(size, out=out)
 
 
 
-_k151 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rand_like', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2208')
+_k155 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rand_like', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2232')
 
 
 def rand_like(self, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
-    return _k151(self, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format)
+    return _k155(self, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format)
 
 
 rand_like_out = _r.generated_rand_like_out
 
-_k153 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randint', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2178')
+_k157 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randint', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2202')
 
 
 def randint(high, size, *, dtype=4, layout=None, device=None, pin_memory=None):
-    return _k153(high, size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k157(high, size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 
-_k154 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randint_generator', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2183')
+_k158 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randint_generator', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2207')
 
 
 def randint_generator(high, size, *, generator, dtype=4, layout=None, device=None, pin_memory=None):
-    return _k154(high, size, generator=generator, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k158(high, size, generator=generator, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 
-_k155 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randint_low', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2188')
+_k159 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randint_low', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2212')
 
 
 def randint_low(low, high, size, *, dtype=4, layout=None, device=None, pin_memory=None):
-    return _k155(low, high, size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k159(low, high, size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 
-_k156 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randint_low_generator', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2193')
+_k160 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randint_low_generator', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2217')
 
 
 def randint_low_generator(low, high, size, *, generator, dtype=4, layout=None, device=None, pin_memory=None):
-    return _k156(low, high, size, generator=generator, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k160(low, high, size, generator=generator, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 
-_k157 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randint_low_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2203')
+_k161 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randint_low_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2227')
 
 
 def randint_low_out(low, high, size, *, out):
-    return _k157(low, high, size, out=out)
+    return _k161(low, high, size, out=out)
 
 
 
-_k158 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randint_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2198')
+_k162 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randint_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2222')
 
 
 def randint_out(high, size, *, out):
-    return _k158(high, size, out=out)
+    return _k162(high, size, out=out)
 
 
 
-_k159 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randn', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2163')
+_k163 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randn', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2187')
 
 
 def randn(size, *, dtype=None, layout=None, device=None, pin_memory=None):
-    return _k159(size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k163(size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 
-_k160 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randn_generator', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2168')
+_k164 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randn_generator', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2192')
 
 
 def randn_generator(size, *, generator, dtype=None, layout=None, device=None, pin_memory=None):
-    return _k160(size, generator=generator, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k164(size, generator=generator, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 
-_k161 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randn_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2173')
+_k165 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randn_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2197')
 
 
 def randn_out(size, *, out):
-    return _k161(size, out=out)
+    return _k165(size, out=out)
 
 
 
-_k162 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randn_like', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2214')
+_k166 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randn_like', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2238')
 
 
 def randn_like(self, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
-    return _k162(self, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format)
+    return _k166(self, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format)
 
 
 randn_like_out = _r.generated_randn_like_out
@@ -960,318 +978,318 @@ random_from_out = _r.generated_random_from_out
 random_to = _r.generated_random_to
 random_to_out = _r.generated_random_to_out
 
-_k168 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'relu', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2666')
+_k172 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'relu', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2690')
 
 
 def relu(self):
-    return _k168(self)
+    return _k172(self)
 
 
 relu_out = _r.generated_relu_out
 
-_k170 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'relu_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2673')
+_k174 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'relu_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2697')
 
 
 def relu_(self):
-    return _k170(self)
+    return _k174(self)
 
 
 
-_k171 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'remainder_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2222')
+_k175 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'remainder_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2246')
 
 
 def remainder_Scalar(self, other):
-    return _k171(self, other)
-
-
-
-_k172 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'remainder_Scalar_Tensor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2259')
-
-
-def remainder_Scalar_Tensor(self, other):
-    return _k172(self, other)
-
-
-remainder_Scalar_Tensor_out = _r.generated_remainder_Scalar_Tensor_out
-
-_k174 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'remainder_Scalar_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2234')
-
-
-def remainder_Scalar_out(self, other, *, out):
-    return _k174(self, other, out=out)
-
-
-
-_k175 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'remainder__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2228')
-
-
-def remainder__Scalar(self, other):
     return _k175(self, other)
 
 
 
-_k176 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'repeat', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1772')
+_k176 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'remainder_Scalar_Tensor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2283')
+
+
+def remainder_Scalar_Tensor(self, other):
+    return _k176(self, other)
+
+
+remainder_Scalar_Tensor_out = _r.generated_remainder_Scalar_Tensor_out
+
+_k178 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'remainder_Scalar_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2258')
+
+
+def remainder_Scalar_out(self, other, *, out):
+    return _k178(self, other, out=out)
+
+
+
+_k179 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'remainder__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2252')
+
+
+def remainder__Scalar(self, other):
+    return _k179(self, other)
+
+
+
+_k180 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'repeat', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1796')
 
 
 def repeat(self, repeats):
-    return _k176(self, repeats)
+    return _k180(self, repeats)
 
 
 repeat_out = _r.generated_repeat_out
 resize = _r.generated_resize
 resize_out = _r.generated_resize_out
 
-_k180 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'resize_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3500')
+_k184 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'resize_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3524')
 
 
 def resize_(self, size, *, memory_format=None):
-    return _k180(self, size, memory_format=memory_format)
+    return _k184(self, size, memory_format=memory_format)
 
 
 roll_out = _r.generated_roll_out
 
-_k182 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rsub_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:172')
+_k186 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rsub_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:172')
 
 
 def rsub_Scalar(self, other, alpha=1):
-    return _k182(self, other, alpha)
+    return _k186(self, other, alpha)
 
 
 rsub_Scalar_out = _r.generated_rsub_Scalar_out
 
-_k184 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rsub_Tensor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:165')
+_k188 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rsub_Tensor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:165')
 
 
 def rsub_Tensor(self, other, *, alpha=1):
-    return _k184(self, other, alpha=alpha)
+    return _k188(self, other, alpha=alpha)
 
 
 rsub_Tensor_out = _r.generated_rsub_Tensor_out
 
-_k186 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'select', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:741')
+_k190 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'select', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:741')
 
 
 def select_int(self, dim, index):
-    return _k186(self, dim, index)
+    return _k190(self, dim, index)
 
 
 select_copy_int_out = _r.generated_select_copy_int_out
 select_scatter_out = _r.generated_select_scatter_out
 
-_k189 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'slice', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:756')
+_k193 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'slice', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:756')
 
 
 def slice_Tensor(self, dim=0, start=None, end=None, step=1):
-    return _k189(self, dim, start, end, step)
+    return _k193(self, dim, start, end, step)
 
 
 slice_copy_Tensor_out = _r.generated_slice_copy_Tensor_out
 slice_scatter_out = _r.generated_slice_scatter_out
 
-_k192 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'softmax_int_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1163')
+_k196 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'softmax_int_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1163')
 
 
 def softmax_int_out(self, dim, dtype=None, *, out):
-    return _k192(self, dim, dtype, out=out)
+    return _k196(self, dim, dtype, out=out)
 
 
 
-_k193 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'sort', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1990')
+_k197 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'sort', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2014')
 
 
 def sort(self, dim=-1, descending=False):
-    return _k193(self, dim, descending)
+    return _k197(self, dim, descending)
 
 
 
-_k194 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'sort_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1997')
+_k198 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'sort_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2021')
 
 
 def sort_values(self, dim=-1, descending=False, *, values, indices):
-    return _k194(self, dim, descending, values=values, indices=indices)
+    return _k198(self, dim, descending, values=values, indices=indices)
 
 
 
-_k195 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'split', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1590')
+_k199 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'split', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1614')
 
 
 def split_Tensor(self, split_size, dim=0):
-    return _k195(self, split_size, dim)
+    return _k199(self, split_size, dim)
 
 
 
-_k196 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'split_copy_Tensor_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1603')
+_k200 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'split_copy_Tensor_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1627')
 
 
 def split_copy_Tensor_out(self, split_size, dim=0, *, out):
-    return _k196(self, split_size, dim, out=out)
+    return _k200(self, split_size, dim, out=out)
 
 
 
-_k197 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'split_with_sizes', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1612')
+_k201 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'split_with_sizes', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1636')
 
 
 def split_with_sizes(self, split_sizes, dim=0):
-    return _k197(self, split_sizes, dim)
+    return _k201(self, split_sizes, dim)
 
 
 
-_k198 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'split_with_sizes_copy_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1626')
+_k202 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'split_with_sizes_copy_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1650')
 
 
 def split_with_sizes_copy_out(self, split_sizes, dim=0, *, out):
-    return _k198(self, split_sizes, dim, out=out)
+    return _k202(self, split_sizes, dim, out=out)
 
 
 
-_k199 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'squeeze', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3414')
+_k203 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'squeeze', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3438')
 
 
 def squeeze(self):
-    return _k199(self)
+    return _k203(self)
 
 
 
-_k200 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'squeeze_dim', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:726')
+_k204 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'squeeze_dim', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:726')
 
 
 def squeeze_dim(self, dim):
-    return _k200(self, dim)
+    return _k204(self, dim)
 
 
 
-_k201 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'squeeze', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3421')
+_k205 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'squeeze', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3445')
 
 
 def squeeze_dims(self, dim):
-    return _k201(self, dim)
+    return _k205(self, dim)
 
 
 
-_k202 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'squeeze_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3467')
+_k206 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'squeeze_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3491')
 
 
 def squeeze_(self):
-    return _k202(self)
+    return _k206(self)
 
 
 
-_k203 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'squeeze_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3475')
+_k207 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'squeeze_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3499')
 
 
 def squeeze__dim(self, dim):
-    return _k203(self, dim)
+    return _k207(self, dim)
 
 
 
-_k204 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'squeeze_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3483')
+_k208 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'squeeze_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3507')
 
 
 def squeeze__dims(self, dim):
-    return _k204(self, dim)
+    return _k208(self, dim)
 
 
 squeeze_copy_dim_out = _r.generated_squeeze_copy_dim_out
 squeeze_copy_dims_out = _r.generated_squeeze_copy_dims_out
 squeeze_copy_out = _r.generated_squeeze_copy_out
 
-_k208 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'stack', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1749')
+_k212 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'stack', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1773')
 
 
 def stack(tensors, dim=0):
-    return _k208(tensors, dim)
+    return _k212(tensors, dim)
 
 
 
-_k209 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'stack_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1753')
+_k213 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'stack_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1777')
 
 
 def stack_out(tensors, dim=0, *, out):
-    return _k209(tensors, dim, out=out)
+    return _k213(tensors, dim, out=out)
 
 
 
-_k210 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'sub_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:150')
+_k214 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'sub_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:150')
 
 
 def sub_Scalar(self, other, alpha=1):
-    return _k210(self, other, alpha)
+    return _k214(self, other, alpha)
 
 
 sub_Scalar_out = _r.generated_sub_Scalar_out
 
-_k212 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'sub__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:157')
+_k216 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'sub__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:157')
 
 
 def sub__Scalar(self, other, alpha=1):
-    return _k212(self, other, alpha)
+    return _k216(self, other, alpha)
 
 
 
-_k213 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'sum', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:788')
+_k217 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'sum', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:788')
 
 
 def sum(self, *, dtype=None):
-    return _k213(self, dtype=dtype)
+    return _k217(self, dtype=dtype)
 
 
 sum_out = _r.generated_sum_out
 
-_k215 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 't', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:697')
+_k219 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 't', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:697')
 
 
 def t(self):
-    return _k215(self)
+    return _k219(self)
 
 
 
-_k216 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 't_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3451')
+_k220 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 't_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3475')
 
 
 def t_(self):
-    return _k216(self)
+    return _k220(self)
 
 
 t_copy_out = _r.generated_t_copy_out
 
-_k218 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'transpose', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:683')
+_k222 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'transpose', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:683')
 
 
 def transpose_int(self, dim0, dim1):
-    return _k218(self, dim0, dim1)
+    return _k222(self, dim0, dim1)
 
 
 
-_k219 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'transpose_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3443')
+_k223 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'transpose_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3467')
 
 
 def transpose_(self, dim0, dim1):
-    return _k219(self, dim0, dim1)
+    return _k223(self, dim0, dim1)
 
 
 transpose_copy_int_out = _r.generated_transpose_copy_int_out
 
-_k221 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'unbind', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1636')
+_k225 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'unbind', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1660')
 
 
 def unbind_int(self, dim=0):
-    return _k221(self, dim)
+    return _k225(self, dim)
 
 
 
-_k222 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'unbind_copy_int_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1647')
+_k226 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'unbind_copy_int_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1671')
 
 
 def unbind_copy_int_out(self, dim=0, *, out):
-    return _k222(self, dim, out=out)
+    return _k226(self, dim, out=out)
 
 
 
-_k223 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'unfold_backward', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3510')
+_k227 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'unfold_backward', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3534')
 
 
 def unfold_backward(grad_in, input_sizes, dim, size, step):
-    return _k223(grad_in, input_sizes, dim, size, step)
+    return _k227(grad_in, input_sizes, dim, size, step)
 
 
 unfold_backward_out = _r.generated_unfold_backward_out
@@ -1279,19 +1297,19 @@ unfold_copy_out = _r.generated_unfold_copy_out
 uniform = _r.generated_uniform
 uniform_out = _r.generated_uniform_out
 
-_k228 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'unsqueeze', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:711')
+_k232 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'unsqueeze', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:711')
 
 
 def unsqueeze(self, dim):
-    return _k228(self, dim)
+    return _k232(self, dim)
 
 
 
-_k229 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'unsqueeze_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3459')
+_k233 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'unsqueeze_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3483')
 
 
 def unsqueeze_(self, dim):
-    return _k229(self, dim)
+    return _k233(self, dim)
 
 
 unsqueeze_copy_out = _r.generated_unsqueeze_copy_out
@@ -1301,35 +1319,35 @@ view_copy_out = _r.generated_view_copy_out
 zero = _r.generated_zero
 zero_out = _r.generated_zero_out
 
-_k236 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'zero_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3407')
+_k240 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'zero_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3431')
 
 
 def zero_(self):
-    return _k236(self)
+    return _k240(self)
 
 
 
-_k237 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'zeros', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:24')
+_k241 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'zeros', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:24')
 
 
 def zeros(size, *, dtype=None, layout=None, device=None, pin_memory=None):
-    return _k237(size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k241(size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 
-_k238 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'zeros_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:28')
+_k242 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'zeros_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:28')
 
 
 def zeros_out(size, *, out):
-    return _k238(size, out=out)
+    return _k242(size, out=out)
 
 
 
-_k239 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'zeros_like', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:56')
+_k243 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'zeros_like', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:56')
 
 
 def zeros_like(self, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
-    return _k239(self, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format)
+    return _k243(self, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format)
 
 
 zeros_like_out = _r.generated_zeros_like_out
@@ -1345,6 +1363,12 @@ OVERLOADS = {
         'Scalar_out': (__rshift___Scalar_out, 'TNT', '__rshift__.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)'),
         'Tensor_out': (__rshift___Tensor_out, 'TTT', '__rshift__.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'),
     },
+    '_conj': {
+        'default': (_conj, 'T', '_conj(Tensor(a) self) -> Tensor(a)'),
+    },
+    '_conj_copy': {
+        'out': (_conj_copy_out, 'TT', '_conj_copy.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'),
+    },
     '_conj_physical': {
         'default': (_conj_physical, 'T', '_conj_physical(Tensor self) -> Tensor'),
         'out': (_conj_physical_out, 'TT', '_conj_physical.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'),
@@ -1352,6 +1376,12 @@ OVERLOADS = {
     '_index_put_impl': {
         'default': (_index_put_impl, 'TLTNN', '_index_put_impl(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False) -> Tensor'),
         'out': (_index_put_impl_out, 'TLTNNT', '_index_put_impl.out(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False, *, Tensor(a!) out) -> Tensor(a!)'),
+    },
+    '_neg_view': {
+        'default': (_neg_view, 'T', '_neg_view(Tensor(a) self) -> Tensor(a)'),
+    },
+    '_neg_view_copy': {
+        'out': (_neg_view_copy_out, 'TT', '_neg_view_copy.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'),
     },
     '_to_copy': {
         'default': (_to_copy, 'TNNNNNN', '_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor'),

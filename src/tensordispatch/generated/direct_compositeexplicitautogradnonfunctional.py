@@ -14,40 +14,42 @@ from tensordispatch.generated import registrations as _r
 KEY = 'CompositeExplicitAutogradNonFunctional'
 
 
+_conj_copy = _r.generated__conj_copy
+_neg_view_copy = _r.generated__neg_view_copy
 alias_copy = _r.generated_alias_copy
 
-_k1 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'as_strided__symint', 'CompositeExplicitAutogradNonFunctional', 'ops/native_functions.yaml:3491')
+_k3 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'as_strided__symint', 'CompositeExplicitAutogradNonFunctional', 'ops/native_functions.yaml:3515')
 
 
 def as_strided_(self, size, stride, storage_offset=None):
-    return _k1(self, size, stride, storage_offset)
+    return _k3(self, size, stride, storage_offset)
 
 
 as_strided_copy = _r.generated_as_strided_copy
 
-_k3 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'as_strided_scatter_symint', 'CompositeExplicitAutogradNonFunctional', 'ops/native_functions.yaml:3379')
+_k5 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'as_strided_scatter_symint', 'CompositeExplicitAutogradNonFunctional', 'ops/native_functions.yaml:3403')
 
 
 def as_strided_scatter(self, src, size, stride, storage_offset=None):
-    return _k3(self, src, size, stride, storage_offset)
+    return _k5(self, src, size, stride, storage_offset)
 
 
 
-_k4 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'copy', 'CompositeExplicitAutogradNonFunctional', 'ops/native_functions.yaml:645')
+_k6 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'copy', 'CompositeExplicitAutogradNonFunctional', 'ops/native_functions.yaml:645')
 
 
 def copy(self, src, non_blocking=False):
-    return _k4(self, src, non_blocking)
+    return _k6(self, src, non_blocking)
 
 
 detach_copy = _r.generated_detach_copy
 diagonal_copy = _r.generated_diagonal_copy
 
-_k7 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'diagonal_scatter', 'CompositeExplicitAutogradNonFunctional', 'ops/native_functions.yaml:3362')
+_k9 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'diagonal_scatter', 'CompositeExplicitAutogradNonFunctional', 'ops/native_functions.yaml:3386')
 
 
 def diagonal_scatter(self, src, offset=0, dim1=0, dim2=1):
-    return _k7(self, src, offset, dim1, dim2)
+    return _k9(self, src, offset, dim1, dim2)
 
 
 expand_copy = _r.generated_expand_copy
@@ -56,20 +58,20 @@ narrow_copy = _r.generated_narrow_copy
 permute_copy = _r.generated_permute_copy
 select_copy_int = _r.generated_select_copy_int
 
-_k13 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'select_scatter_symint', 'CompositeExplicitAutogradNonFunctional', 'ops/native_functions.yaml:3353')
+_k15 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'select_scatter_symint', 'CompositeExplicitAutogradNonFunctional', 'ops/native_functions.yaml:3377')
 
 
 def select_scatter(self, src, dim, index):
-    return _k13(self, src, dim, index)
+    return _k15(self, src, dim, index)
 
 
 slice_copy_Tensor = _r.generated_slice_copy_Tensor
 
-_k15 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'slice_scatter', 'CompositeExplicitAutogradNonFunctional', 'ops/native_functions.yaml:3370')
+_k17 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'slice_scatter', 'CompositeExplicitAutogradNonFunctional', 'ops/native_functions.yaml:3394')
 
 
 def slice_scatter(self, src, dim=0, start=None, end=None, step=1):
-    return _k15(self, src, dim, start, end, step)
+    return _k17(self, src, dim, start, end, step)
 
 
 split_copy_Tensor = _r.generated_split_copy_Tensor
@@ -89,6 +91,12 @@ view_copy = _r.generated_view_copy
 
 # name -> overload -> (function, argument kinds, schema)
 OVERLOADS = {
+    '_conj_copy': {
+        'default': (_conj_copy, 'T', '_conj_copy(Tensor self) -> Tensor'),
+    },
+    '_neg_view_copy': {
+        'default': (_neg_view_copy, 'T', '_neg_view_copy(Tensor self) -> Tensor'),
+    },
     'alias_copy': {
         'default': (alias_copy, 'T', 'alias_copy(Tensor self) -> Tensor'),
     },

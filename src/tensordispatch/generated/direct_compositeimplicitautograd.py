@@ -15,7 +15,7 @@ KEY = 'CompositeImplicitAutograd'
 
 
 
-_k0 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'adjoint', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1403')
+_k0 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'adjoint', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1427')
 
 
 def adjoint(self):
@@ -23,7 +23,7 @@ def adjoint(self):
 
 
 
-_k1 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'chunk', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1631')
+_k1 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'chunk', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1655')
 
 
 def chunk(self, chunks, dim=0):
@@ -39,7 +39,7 @@ def conj(self):
 
 
 
-_k3 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'conj_physical', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1382')
+_k3 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'conj_physical', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1406')
 
 
 def conj_physical(self):
@@ -47,7 +47,7 @@ def conj_physical(self):
 
 
 
-_k4 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'contiguous', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1706')
+_k4 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'contiguous', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1730')
 
 
 def contiguous(self, *, memory_format=0):
@@ -55,7 +55,7 @@ def contiguous(self, *, memory_format=0):
 
 
 
-_k5 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'conv1d_symint', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1495')
+_k5 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'conv1d_symint', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1519')
 
 
 def conv1d(input, weight, bias=None, stride=(1,), padding=(0,), dilation=(1,), groups=1):
@@ -63,7 +63,7 @@ def conv1d(input, weight, bias=None, stride=(1,), padding=(0,), dilation=(1,), g
 
 
 
-_k6 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'conv1d_padding_symint', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1499')
+_k6 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'conv1d_padding_symint', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1523')
 
 
 def conv1d_padding(input, weight, bias=None, stride=(1,), padding='valid', dilation=(1,), groups=1):
@@ -71,7 +71,7 @@ def conv1d_padding(input, weight, bias=None, stride=(1,), padding='valid', dilat
 
 
 
-_k7 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'conv2d_symint', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1504')
+_k7 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'conv2d_symint', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1528')
 
 
 def conv2d(input, weight, bias=None, stride=(1, 1), padding=(0, 0), dilation=(1, 1), groups=1):
@@ -79,7 +79,7 @@ def conv2d(input, weight, bias=None, stride=(1, 1), padding=(0, 0), dilation=(1,
 
 
 
-_k8 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'conv2d_padding_symint', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1508')
+_k8 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'conv2d_padding_symint', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1532')
 
 
 def conv2d_padding(input, weight, bias=None, stride=(1, 1), padding='valid', dilation=(1, 1), groups=1):
@@ -87,7 +87,7 @@ def conv2d_padding(input, weight, bias=None, stride=(1, 1), padding='valid', dil
 
 
 
-_k9 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'cross_entropy_loss', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1468')
+_k9 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'cross_entropy_loss', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1492')
 
 
 def cross_entropy_loss(self, target, weight=None, reduction=1, ignore_index=-100, label_smoothing=0.0):
@@ -95,7 +95,7 @@ def cross_entropy_loss(self, target, weight=None, reduction=1, ignore_index=-100
 
 
 
-_k10 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'dropout', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1408')
+_k10 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'dropout', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1432')
 
 
 def dropout(input, p, train):
@@ -103,7 +103,7 @@ def dropout(input, p, train):
 
 
 
-_k11 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'dropout_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1411')
+_k11 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'dropout_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1435')
 
 
 def dropout_(self, p, train):
@@ -111,7 +111,7 @@ def dropout_(self, p, train):
 
 
 
-_k12 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'flatten', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1677')
+_k12 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'flatten', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1701')
 
 
 def flatten_using_ints(self, start_dim=0, end_dim=-1):
@@ -119,7 +119,7 @@ def flatten_using_ints(self, start_dim=0, end_dim=-1):
 
 
 
-_k13 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'layer_norm', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1414')
+_k13 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'layer_norm', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1438')
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05, cudnn_enable=True):
@@ -183,7 +183,7 @@ def matmul_out(self, other, *, out):
 
 
 
-_k21 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'narrow', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1543')
+_k21 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'narrow', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1567')
 
 
 def narrow(self, dim, start, length):
@@ -191,7 +191,7 @@ def narrow(self, dim, start, length):
 
 
 
-_k22 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'narrow', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1548')
+_k22 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'narrow', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1572')
 
 
 def narrow_Tensor(self, dim, start, length):
@@ -199,7 +199,7 @@ def narrow_Tensor(self, dim, start, length):
 
 
 
-_k23 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'nll_loss', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1437')
+_k23 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'nll_loss', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1461')
 
 
 def nll_loss(self, target, weight=None, reduction=1, ignore_index=-100):
@@ -207,7 +207,7 @@ def nll_loss(self, target, weight=None, reduction=1, ignore_index=-100):
 
 
 
-_k24 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'nll_loss_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1431')
+_k24 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'nll_loss_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1455')
 
 
 def nll_loss_out(self, target, weight=None, reduction=1, ignore_index=-100, *, out):
@@ -215,7 +215,7 @@ def nll_loss_out(self, target, weight=None, reduction=1, ignore_index=-100, *, o
 
 
 
-_k25 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'nll_loss2d', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1453')
+_k25 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'nll_loss2d', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1477')
 
 
 def nll_loss2d(self, target, weight=None, reduction=1, ignore_index=-100):
@@ -223,7 +223,7 @@ def nll_loss2d(self, target, weight=None, reduction=1, ignore_index=-100):
 
 
 
-_k26 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'nll_loss2d_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1450')
+_k26 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'nll_loss2d_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1474')
 
 
 def nll_loss2d_out(self, target, weight=None, reduction=1, ignore_index=-100, *, out):
@@ -231,7 +231,7 @@ def nll_loss2d_out(self, target, weight=None, reduction=1, ignore_index=-100, *,
 
 
 
-_k27 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'nll_loss_nd', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1434')
+_k27 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'nll_loss_nd', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1458')
 
 
 def nll_loss_nd(self, target, weight=None, reduction=1, ignore_index=-100):
@@ -239,7 +239,7 @@ def nll_loss_nd(self, target, weight=None, reduction=1, ignore_index=-100):
 
 
 
-_k28 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'one_hot', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1483')
+_k28 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'one_hot', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1507')
 
 
 def one_hot(self, num_classes=-1):
@@ -271,7 +271,7 @@ def reshape(self, shape):
 
 
 
-_k32 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'resolve_conj', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1397')
+_k32 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'resolve_conj', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1421')
 
 
 def resolve_conj(self):
@@ -279,7 +279,7 @@ def resolve_conj(self):
 
 
 
-_k33 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'resolve_neg', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1400')
+_k33 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'resolve_neg', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1424')
 
 
 def resolve_neg(self):
@@ -295,7 +295,7 @@ def softmax_int(self, dim, dtype=None):
 
 
 
-_k35 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'split', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1608')
+_k35 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'split', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1632')
 
 
 def split_sizes(self, split_size, dim=0):
@@ -327,7 +327,7 @@ def std_out(self, dim, unbiased=True, keepdim=False, *, out):
 
 
 
-_k39 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'to', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1723')
+_k39 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'to', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1747')
 
 
 def to_device(self, device, dtype, non_blocking=False, copy=False, memory_format=None):
@@ -335,7 +335,7 @@ def to_device(self, device, dtype, non_blocking=False, copy=False, memory_format
 
 
 
-_k40 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'to', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1728')
+_k40 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'to', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1752')
 
 
 def to_dtype(self, dtype, non_blocking=False, copy=False, memory_format=None):
@@ -343,7 +343,7 @@ def to_dtype(self, dtype, non_blocking=False, copy=False, memory_format=None):
 
 
 
-_k41 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'to', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1718')
+_k41 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'to', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1742')
 
 
 def to_dtype_layout(self, *, dtype=None, layout=None, device=None, pin_memory=None, non_blocking=False, copy=False, memory_format=None):
@@ -351,7 +351,7 @@ def to_dtype_layout(self, *, dtype=None, layout=None, device=None, pin_memory=No
 
 
 
-_k42 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'to', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1733')
+_k42 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'to', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1757')
 
 
 def to_other(self, other, non_blocking=False, copy=False, memory_format=None):
@@ -383,7 +383,7 @@ def var_out(self, dim, unbiased=True, keepdim=False, *, out):
 
 
 
-_k46 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'where', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:2821')
+_k46 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'where', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:2845')
 
 
 def where(condition):
@@ -391,7 +391,7 @@ def where(condition):
 
 
 
-_k47 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'where', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:2818')
+_k47 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'where', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:2842')
 
 
 def where_Scalar(condition, self, other):
@@ -399,7 +399,7 @@ def where_Scalar(condition, self, other):
 
 
 
-_k48 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'where', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:2815')
+_k48 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'where', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:2839')
 
 
 def where_ScalarOther(condition, self, other):
@@ -407,7 +407,7 @@ def where_ScalarOther(condition, self, other):
 
 
 
-_k49 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'where', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:2812')
+_k49 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'where', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:2836')
 
 
 def where_ScalarSelf(condition, self, other):

@@ -15,7 +15,7 @@ KEY = 'CPU'
 
 
 
-_k0 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', '__ilshift__', 'CPU', 'ops/native_functions.yaml:3123')
+_k0 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', '__ilshift__', 'CPU', 'ops/native_functions.yaml:3147')
 
 
 def __ilshift___Scalar(self, other):
@@ -23,7 +23,7 @@ def __ilshift___Scalar(self, other):
 
 
 
-_k1 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', '__ilshift__', 'CPU', 'ops/native_functions.yaml:3132')
+_k1 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', '__ilshift__', 'CPU', 'ops/native_functions.yaml:3156')
 
 
 def __ilshift___Tensor(self, other):
@@ -31,7 +31,7 @@ def __ilshift___Tensor(self, other):
 
 
 
-_k2 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', '__irshift__', 'CPU', 'ops/native_functions.yaml:3206')
+_k2 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', '__irshift__', 'CPU', 'ops/native_functions.yaml:3230')
 
 
 def __irshift___Scalar(self, other):
@@ -39,7 +39,7 @@ def __irshift___Scalar(self, other):
 
 
 
-_k3 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', '__irshift__', 'CPU', 'ops/native_functions.yaml:3214')
+_k3 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', '__irshift__', 'CPU', 'ops/native_functions.yaml:3238')
 
 
 def __irshift___Tensor(self, other):
@@ -47,7 +47,7 @@ def __irshift___Tensor(self, other):
 
 
 
-_k4 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', '__lshift__', 'CPU', 'ops/native_functions.yaml:3107')
+_k4 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', '__lshift__', 'CPU', 'ops/native_functions.yaml:3131')
 
 
 def __lshift___Scalar(self, other):
@@ -55,7 +55,7 @@ def __lshift___Scalar(self, other):
 
 
 
-_k5 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', '__lshift__', 'CPU', 'ops/native_functions.yaml:3115')
+_k5 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', '__lshift__', 'CPU', 'ops/native_functions.yaml:3139')
 
 
 def __lshift___Tensor(self, other):
@@ -63,7 +63,7 @@ def __lshift___Tensor(self, other):
 
 
 
-_k6 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', '__rshift__', 'CPU', 'ops/native_functions.yaml:3190')
+_k6 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', '__rshift__', 'CPU', 'ops/native_functions.yaml:3214')
 
 
 def __rshift___Scalar(self, other):
@@ -71,7 +71,7 @@ def __rshift___Scalar(self, other):
 
 
 
-_k7 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', '__rshift__', 'CPU', 'ops/native_functions.yaml:3198')
+_k7 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', '__rshift__', 'CPU', 'ops/native_functions.yaml:3222')
 
 
 def __rshift___Tensor(self, other):
@@ -79,7 +79,7 @@ def __rshift___Tensor(self, other):
 
 
 
-_k8 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'index_put_impl_', 'CPU', 'ops/native_functions.yaml:1931')
+_k8 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'index_put_impl_', 'CPU', 'ops/native_functions.yaml:1955')
 
 
 def _index_put_impl_(self, indices, values, accumulate=False, unsafe=False):
@@ -148,7 +148,7 @@ any_dims = _r.wrapper_CPU_any_dims
 any_dims_out = _r.wrapper_CPU_any_dims_out
 any_out = _r.wrapper_CPU_any_out
 
-_k49 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'arange_start_out', 'CPU', 'ops/native_functions.yaml:2041')
+_k49 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'arange_start_out', 'CPU', 'ops/native_functions.yaml:2065')
 
 
 def arange_start_out(start, end, step=1, *, out):
@@ -160,7 +160,7 @@ argmax_out = _r.wrapper_CPU_argmax_out
 argmin = _r.wrapper_CPU_argmin
 argmin_out = _r.wrapper_CPU_argmin_out
 
-_k54 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'as_strided', 'CPU', 'ops/native_functions.yaml:1515')
+_k54 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'as_strided', 'CPU', 'ops/native_functions.yaml:1539')
 
 
 def as_strided(self, size, stride, storage_offset=None):
@@ -214,7 +214,7 @@ clamp_min_out = _r.wrapper_CPU_clamp_min_out
 clamp_min_ = _r.wrapper_CPU_clamp_min_
 clamp_min__Tensor = _r.wrapper_CPU_clamp_min__Tensor
 
-_k101 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'convolution_cpu', 'CPU', 'ops/native_functions.yaml:1488')
+_k101 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'convolution_cpu', 'CPU', 'ops/native_functions.yaml:1512')
 
 
 def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
@@ -271,7 +271,7 @@ def dot(self, tensor):
 
 
 
-_k116 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'embedding_renorm_cpu_', 'CPU', 'ops/native_functions.yaml:1477')
+_k116 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'embedding_renorm_cpu_', 'CPU', 'ops/native_functions.yaml:1501')
 
 
 def embedding_renorm_(self, indices, max_norm, norm_type):
@@ -317,7 +317,7 @@ expm1 = _r.wrapper_CPU_expm1
 expm1_out = _r.wrapper_CPU_expm1_out
 expm1_ = _r.wrapper_CPU_expm1_
 
-_k134 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'eye_m_out', 'CPU', 'ops/native_functions.yaml:2096')
+_k134 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'eye_m_out', 'CPU', 'ops/native_functions.yaml:2120')
 
 
 def eye_m_out(n, m, *, out):
@@ -325,7 +325,7 @@ def eye_m_out(n, m, *, out):
 
 
 
-_k135 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'eye_out', 'CPU', 'ops/native_functions.yaml:2092')
+_k135 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'eye_out', 'CPU', 'ops/native_functions.yaml:2116')
 
 
 def eye_out(n, *, out):
@@ -349,7 +349,7 @@ def fill__Tensor(self, value):
 
 
 
-_k138 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'flip', 'CPU', 'ops/native_functions.yaml:1757')
+_k138 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'flip', 'CPU', 'ops/native_functions.yaml:1781')
 
 
 def flip(self, dims):
@@ -379,7 +379,7 @@ gt__Tensor = _r.wrapper_CPU_gt__Tensor
 index_Tensor = _r.wrapper_CPU_index_Tensor
 index_Tensor_out = _r.wrapper_CPU_index_Tensor_out
 
-_k161 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'index_select', 'CPU', 'ops/native_functions.yaml:1807')
+_k161 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'index_select', 'CPU', 'ops/native_functions.yaml:1831')
 
 
 def index_select(self, dim, index):
@@ -387,7 +387,7 @@ def index_select(self, dim, index):
 
 
 
-_k162 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'index_select_out', 'CPU', 'ops/native_functions.yaml:1814')
+_k162 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'index_select_out', 'CPU', 'ops/native_functions.yaml:1838')
 
 
 def index_select_out(self, dim, index, *, out):
@@ -407,7 +407,7 @@ lerp_Tensor_out = _r.wrapper_CPU_lerp_Tensor_out
 lerp__Scalar = _r.wrapper_CPU_lerp__Scalar
 lerp__Tensor = _r.wrapper_CPU_lerp__Tensor
 
-_k175 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'linspace_out', 'CPU', 'ops/native_functions.yaml:2050')
+_k175 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'linspace_out', 'CPU', 'ops/native_functions.yaml:2074')
 
 
 def linspace_out(start, end, steps, *, out):
@@ -421,7 +421,7 @@ log1p_out = _r.wrapper_CPU_log1p_out
 log1p_ = _r.wrapper_CPU_log1p_
 log_ = _r.wrapper_CPU_log_
 
-_k182 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logical_and_out', 'CPU', 'ops/native_functions.yaml:2909')
+_k182 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logical_and_out', 'CPU', 'ops/native_functions.yaml:2933')
 
 
 def logical_and_out(self, other, *, out):
@@ -429,7 +429,7 @@ def logical_and_out(self, other, *, out):
 
 
 
-_k183 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logical_not_out', 'CPU', 'ops/native_functions.yaml:2867')
+_k183 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logical_not_out', 'CPU', 'ops/native_functions.yaml:2891')
 
 
 def logical_not_out(self, *, out):
@@ -437,7 +437,7 @@ def logical_not_out(self, *, out):
 
 
 
-_k184 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logical_or_out', 'CPU', 'ops/native_functions.yaml:2930')
+_k184 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logical_or_out', 'CPU', 'ops/native_functions.yaml:2954')
 
 
 def logical_or_out(self, other, *, out):
@@ -445,7 +445,7 @@ def logical_or_out(self, other, *, out):
 
 
 
-_k185 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logical_xor_out', 'CPU', 'ops/native_functions.yaml:2888')
+_k185 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logical_xor_out', 'CPU', 'ops/native_functions.yaml:2912')
 
 
 def logical_xor_out(self, other, *, out):
@@ -475,7 +475,7 @@ lt_Tensor_out = _r.wrapper_CPU_lt_Tensor_out
 lt__Scalar = _r.wrapper_CPU_lt__Scalar
 lt__Tensor = _r.wrapper_CPU_lt__Tensor
 
-_k194 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'masked_fill__Scalar', 'CPU', 'ops/native_functions.yaml:1939')
+_k194 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'masked_fill__Scalar', 'CPU', 'ops/native_functions.yaml:1963')
 
 
 def masked_fill__Scalar(self, mask, value):
@@ -483,7 +483,7 @@ def masked_fill__Scalar(self, mask, value):
 
 
 
-_k195 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'masked_fill__Tensor', 'CPU', 'ops/native_functions.yaml:1954')
+_k195 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'masked_fill__Tensor', 'CPU', 'ops/native_functions.yaml:1978')
 
 
 def masked_fill__Tensor(self, mask, value):
@@ -491,7 +491,7 @@ def masked_fill__Tensor(self, mask, value):
 
 
 
-_k196 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'masked_select', 'CPU', 'ops/native_functions.yaml:1968')
+_k196 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'masked_select', 'CPU', 'ops/native_functions.yaml:1992')
 
 
 def masked_select(self, mask):
@@ -499,7 +499,7 @@ def masked_select(self, mask):
 
 
 
-_k197 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'masked_select_out', 'CPU', 'ops/native_functions.yaml:1974')
+_k197 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'masked_select_out', 'CPU', 'ops/native_functions.yaml:1998')
 
 
 def masked_select_out(self, mask, *, out):
@@ -568,7 +568,7 @@ def mul__Tensor(self, other):
 
 
 
-_k217 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'native_dropout_cpu', 'CPU', 'ops/native_functions.yaml:1416')
+_k217 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'native_dropout_cpu', 'CPU', 'ops/native_functions.yaml:1440')
 
 
 def native_dropout(input, p, train):
@@ -576,7 +576,7 @@ def native_dropout(input, p, train):
 
 
 
-_k218 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'native_layer_norm_cpu', 'CPU', 'ops/native_functions.yaml:1424')
+_k218 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'native_layer_norm_cpu', 'CPU', 'ops/native_functions.yaml:1448')
 
 
 def native_layer_norm(input, normalized_shape, weight, bias, eps):
@@ -600,7 +600,7 @@ def neg(self):
 neg_out = _r.wrapper_CPU_neg_out
 neg_ = _r.wrapper_CPU_neg_
 
-_k228 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nll_loss2d_forward_cpu', 'CPU', 'ops/native_functions.yaml:1462')
+_k228 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nll_loss2d_forward_cpu', 'CPU', 'ops/native_functions.yaml:1486')
 
 
 def nll_loss2d_forward(self, target, weight, reduction, ignore_index):
@@ -608,7 +608,7 @@ def nll_loss2d_forward(self, target, weight, reduction, ignore_index):
 
 
 
-_k229 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nll_loss2d_forward_out_cpu', 'CPU', 'ops/native_functions.yaml:1456')
+_k229 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nll_loss2d_forward_out_cpu', 'CPU', 'ops/native_functions.yaml:1480')
 
 
 def nll_loss2d_forward_output(self, target, weight, reduction, ignore_index, *, output, total_weight):
@@ -618,7 +618,7 @@ def nll_loss2d_forward_output(self, target, weight, reduction, ignore_index, *, 
 nll_loss_forward = _r.wrapper_CPU_nll_loss_forward
 nll_loss_forward_output = _r.wrapper_CPU_nll_loss_forward_output
 
-_k232 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nonzero', 'CPU', 'ops/native_functions.yaml:1979')
+_k232 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nonzero', 'CPU', 'ops/native_functions.yaml:2003')
 
 
 def nonzero(self):
@@ -626,7 +626,7 @@ def nonzero(self):
 
 
 
-_k233 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nonzero_out', 'CPU', 'ops/native_functions.yaml:1985')
+_k233 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nonzero_out', 'CPU', 'ops/native_functions.yaml:2009')
 
 
 def nonzero_out(self, *, out):
@@ -638,7 +638,7 @@ norm_ScalarOpt_dim_dtype = _r.wrapper_CPU_norm_ScalarOpt_dim_dtype
 norm_dtype_out = _r.wrapper_CPU_norm_dtype_out
 norm_out = _r.wrapper_CPU_norm_out
 
-_k238 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'normal_', 'CPU', 'ops/native_functions.yaml:2115')
+_k238 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'normal_', 'CPU', 'ops/native_functions.yaml:2139')
 
 
 def normal_(self, mean=0.0, std=1.0, *, generator=None):
@@ -664,7 +664,7 @@ def prod(self, *, dtype=None):
 prod_dim_int = _r.wrapper_CPU_prod_dim_int
 prod_int_out = _r.wrapper_CPU_prod_int_out
 
-_k250 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'random__from', 'CPU', 'ops/native_functions.yaml:2130')
+_k250 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'random__from', 'CPU', 'ops/native_functions.yaml:2154')
 
 
 def random__from(self, from_, to, *, generator=None):
@@ -672,7 +672,7 @@ def random__from(self, from_, to, *, generator=None):
 
 
 
-_k251 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'random__to', 'CPU', 'ops/native_functions.yaml:2139')
+_k251 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'random__to', 'CPU', 'ops/native_functions.yaml:2163')
 
 
 def random__to(self, to, *, generator=None):
@@ -686,7 +686,7 @@ remainder_Tensor = _r.wrapper_CPU_remainder_Tensor
 remainder_Tensor_out = _r.wrapper_CPU_remainder_Tensor_out
 remainder__Tensor = _r.wrapper_CPU_remainder__Tensor
 
-_k258 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'roll', 'CPU', 'ops/native_functions.yaml:1765')
+_k258 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'roll', 'CPU', 'ops/native_functions.yaml:1789')
 
 
 def roll(self, shifts, dims=()):
@@ -798,7 +798,7 @@ triu = _r.wrapper_CPU_triu
 triu_out = _r.wrapper_CPU_triu_out
 triu_ = _r.wrapper_CPU_triu_
 
-_k321 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'unfold', 'CPU', 'ops/native_functions.yaml:1576')
+_k321 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'unfold', 'CPU', 'ops/native_functions.yaml:1600')
 
 
 def unfold(self, dimension, size, step):
@@ -806,7 +806,7 @@ def unfold(self, dimension, size, step):
 
 
 
-_k322 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'uniform_', 'CPU', 'ops/native_functions.yaml:2106')
+_k322 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'uniform_', 'CPU', 'ops/native_functions.yaml:2130')
 
 
 def uniform_(self, from_=0.0, to=1.0, *, generator=None):
@@ -838,7 +838,7 @@ def view(self, size):
 
 
 
-_k326 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'view_as_complex', 'CPU', 'ops/native_functions.yaml:1692')
+_k326 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'view_as_complex', 'CPU', 'ops/native_functions.yaml:1716')
 
 
 def view_as_complex(self):
@@ -846,7 +846,7 @@ def view_as_complex(self):
 
 
 
-_k327 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'view_as_real', 'CPU', 'ops/native_functions.yaml:1680')
+_k327 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'view_as_real', 'CPU', 'ops/native_functions.yaml:1704')
 
 
 def view_as_real(self):
@@ -854,7 +854,7 @@ def view_as_real(self):
 
 
 
-_k328 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'where', 'CPU', 'ops/native_functions.yaml:2798')
+_k328 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'where', 'CPU', 'ops/native_functions.yaml:2822')
 
 
 def where_self(condition, self, other):
@@ -862,7 +862,7 @@ def where_self(condition, self, other):
 
 
 
-_k329 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'where_self_out', 'CPU', 'ops/native_functions.yaml:2806')
+_k329 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'where_self_out', 'CPU', 'ops/native_functions.yaml:2830')
 
 
 def where_self_out(condition, self, other, *, out):

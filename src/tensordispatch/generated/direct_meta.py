@@ -15,7 +15,7 @@ KEY = 'Meta'
 
 
 
-_k0 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', '__ilshift__', 'Meta', 'ops/native_functions.yaml:3123')
+_k0 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', '__ilshift__', 'Meta', 'ops/native_functions.yaml:3147')
 
 
 def __ilshift___Scalar(self, other):
@@ -23,7 +23,7 @@ def __ilshift___Scalar(self, other):
 
 
 
-_k1 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', '__ilshift__', 'Meta', 'ops/native_functions.yaml:3132')
+_k1 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', '__ilshift__', 'Meta', 'ops/native_functions.yaml:3156')
 
 
 def __ilshift___Tensor(self, other):
@@ -31,7 +31,7 @@ def __ilshift___Tensor(self, other):
 
 
 
-_k2 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', '__irshift__', 'Meta', 'ops/native_functions.yaml:3206')
+_k2 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', '__irshift__', 'Meta', 'ops/native_functions.yaml:3230')
 
 
 def __irshift___Scalar(self, other):
@@ -39,7 +39,7 @@ def __irshift___Scalar(self, other):
 
 
 
-_k3 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', '__irshift__', 'Meta', 'ops/native_functions.yaml:3214')
+_k3 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', '__irshift__', 'Meta', 'ops/native_functions.yaml:3238')
 
 
 def __irshift___Tensor(self, other):
@@ -47,7 +47,7 @@ def __irshift___Tensor(self, other):
 
 
 
-_k4 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', '__lshift__', 'Meta', 'ops/native_functions.yaml:3107')
+_k4 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', '__lshift__', 'Meta', 'ops/native_functions.yaml:3131')
 
 
 def __lshift___Scalar(self, other):
@@ -55,7 +55,7 @@ def __lshift___Scalar(self, other):
 
 
 
-_k5 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', '__lshift__', 'Meta', 'ops/native_functions.yaml:3115')
+_k5 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', '__lshift__', 'Meta', 'ops/native_functions.yaml:3139')
 
 
 def __lshift___Tensor(self, other):
@@ -63,7 +63,7 @@ def __lshift___Tensor(self, other):
 
 
 
-_k6 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', '__rshift__', 'Meta', 'ops/native_functions.yaml:3190')
+_k6 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', '__rshift__', 'Meta', 'ops/native_functions.yaml:3214')
 
 
 def __rshift___Scalar(self, other):
@@ -71,7 +71,7 @@ def __rshift___Scalar(self, other):
 
 
 
-_k7 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', '__rshift__', 'Meta', 'ops/native_functions.yaml:3198')
+_k7 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', '__rshift__', 'Meta', 'ops/native_functions.yaml:3222')
 
 
 def __rshift___Tensor(self, other):
@@ -79,7 +79,7 @@ def __rshift___Tensor(self, other):
 
 
 
-_k8 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'index_put_impl_meta_', 'Meta', 'ops/native_functions.yaml:1931')
+_k8 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'index_put_impl_meta_', 'Meta', 'ops/native_functions.yaml:1955')
 
 
 def _index_put_impl_(self, indices, values, accumulate=False, unsafe=False):
@@ -134,7 +134,7 @@ any_dims = _r.wrapper_Meta_any_dims
 any_dims_out = _r.wrapper_Meta_any_dims_out
 any_out = _r.wrapper_Meta_any_out
 
-_k49 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'arange_start_out', 'Meta', 'ops/native_functions.yaml:2041')
+_k49 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'arange_start_out', 'Meta', 'ops/native_functions.yaml:2065')
 
 
 def arange_start_out(start, end, step=1, *, out):
@@ -146,7 +146,7 @@ argmax_out = _r.wrapper_Meta_argmax_out
 argmin = _r.wrapper_Meta_argmin
 argmin_out = _r.wrapper_Meta_argmin_out
 
-_k54 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'as_strided', 'Meta', 'ops/native_functions.yaml:1515')
+_k54 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'as_strided', 'Meta', 'ops/native_functions.yaml:1539')
 
 
 def as_strided(self, size, stride, storage_offset=None):
@@ -200,7 +200,7 @@ clamp_min_out = _r.wrapper_Meta_clamp_min_out
 clamp_min_ = _r.wrapper_Meta_clamp_min_
 clamp_min__Tensor = _r.wrapper_Meta_clamp_min__Tensor
 
-_k101 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'convolution_meta', 'Meta', 'ops/native_functions.yaml:1488')
+_k101 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'convolution_meta', 'Meta', 'ops/native_functions.yaml:1512')
 
 
 def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
@@ -244,7 +244,7 @@ def dot(self, tensor):
 
 
 
-_k117 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'embedding_renorm_meta_', 'Meta', 'ops/native_functions.yaml:1477')
+_k117 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'embedding_renorm_meta_', 'Meta', 'ops/native_functions.yaml:1501')
 
 
 def embedding_renorm_(self, indices, max_norm, norm_type):
@@ -283,7 +283,7 @@ expm1 = _r.wrapper_Meta_expm1
 expm1_out = _r.wrapper_Meta_expm1_out
 expm1_ = _r.wrapper_Meta_expm1_
 
-_k135 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'eye_m_out', 'Meta', 'ops/native_functions.yaml:2096')
+_k135 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'eye_m_out', 'Meta', 'ops/native_functions.yaml:2120')
 
 
 def eye_m_out(n, m, *, out):
@@ -291,7 +291,7 @@ def eye_m_out(n, m, *, out):
 
 
 
-_k136 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'eye_out', 'Meta', 'ops/native_functions.yaml:2092')
+_k136 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'eye_out', 'Meta', 'ops/native_functions.yaml:2116')
 
 
 def eye_out(n, *, out):
@@ -315,7 +315,7 @@ def fill__Tensor(self, value):
 
 
 
-_k139 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'flip_meta', 'Meta', 'ops/native_functions.yaml:1757')
+_k139 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'flip_meta', 'Meta', 'ops/native_functions.yaml:1781')
 
 
 def flip(self, dims):
@@ -345,7 +345,7 @@ gt__Tensor = _r.wrapper_Meta_gt__Tensor
 index_Tensor = _r.wrapper_Meta_index_Tensor
 index_Tensor_out = _r.wrapper_Meta_index_Tensor_out
 
-_k162 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'index_select_meta', 'Meta', 'ops/native_functions.yaml:1807')
+_k162 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'index_select_meta', 'Meta', 'ops/native_functions.yaml:1831')
 
 
 def index_select(self, dim, index):
@@ -353,7 +353,7 @@ def index_select(self, dim, index):
 
 
 
-_k163 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'index_select_out_meta', 'Meta', 'ops/native_functions.yaml:1814')
+_k163 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'index_select_out_meta', 'Meta', 'ops/native_functions.yaml:1838')
 
 
 def index_select_out(self, dim, index, *, out):
@@ -373,7 +373,7 @@ lerp_Tensor_out = _r.wrapper_Meta_lerp_Tensor_out
 lerp__Scalar = _r.wrapper_Meta_lerp__Scalar
 lerp__Tensor = _r.wrapper_Meta_lerp__Tensor
 
-_k176 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'linspace_out', 'Meta', 'ops/native_functions.yaml:2050')
+_k176 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'linspace_out', 'Meta', 'ops/native_functions.yaml:2074')
 
 
 def linspace_out(start, end, steps, *, out):
@@ -387,7 +387,7 @@ log1p_out = _r.wrapper_Meta_log1p_out
 log1p_ = _r.wrapper_Meta_log1p_
 log_ = _r.wrapper_Meta_log_
 
-_k183 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logical_and_out_meta', 'Meta', 'ops/native_functions.yaml:2909')
+_k183 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logical_and_out_meta', 'Meta', 'ops/native_functions.yaml:2933')
 
 
 def logical_and_out(self, other, *, out):
@@ -395,7 +395,7 @@ def logical_and_out(self, other, *, out):
 
 
 
-_k184 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logical_not_out_meta', 'Meta', 'ops/native_functions.yaml:2867')
+_k184 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logical_not_out_meta', 'Meta', 'ops/native_functions.yaml:2891')
 
 
 def logical_not_out(self, *, out):
@@ -403,7 +403,7 @@ def logical_not_out(self, *, out):
 
 
 
-_k185 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logical_or_out_meta', 'Meta', 'ops/native_functions.yaml:2930')
+_k185 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logical_or_out_meta', 'Meta', 'ops/native_functions.yaml:2954')
 
 
 def logical_or_out(self, other, *, out):
@@ -411,7 +411,7 @@ def logical_or_out(self, other, *, out):
 
 
 
-_k186 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logical_xor_out_meta', 'Meta', 'ops/native_functions.yaml:2888')
+_k186 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logical_xor_out_meta', 'Meta', 'ops/native_functions.yaml:2912')
 
 
 def logical_xor_out(self, other, *, out):
@@ -441,7 +441,7 @@ lt_Tensor_out = _r.wrapper_Meta_lt_Tensor_out
 lt__Scalar = _r.wrapper_Meta_lt__Scalar
 lt__Tensor = _r.wrapper_Meta_lt__Tensor
 
-_k195 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'masked_fill_meta_', 'Meta', 'ops/native_functions.yaml:1939')
+_k195 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'masked_fill_meta_', 'Meta', 'ops/native_functions.yaml:1963')
 
 
 def masked_fill__Scalar(self, mask, value):
@@ -449,7 +449,7 @@ def masked_fill__Scalar(self, mask, value):
 
 
 
-_k196 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'masked_fill_meta_', 'Meta', 'ops/native_functions.yaml:1954')
+_k196 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'masked_fill_meta_', 'Meta', 'ops/native_functions.yaml:1978')
 
 
 def masked_fill__Tensor(self, mask, value):
@@ -504,7 +504,7 @@ mul_Tensor = _r.wrapper_Meta_mul_Tensor
 mul_out = _r.wrapper_Meta_mul_out
 mul__Tensor = _r.wrapper_Meta_mul__Tensor
 
-_k216 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'native_dropout_meta', 'Meta', 'ops/native_functions.yaml:1416')
+_k216 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'native_dropout_meta', 'Meta', 'ops/native_functions.yaml:1440')
 
 
 def native_dropout(input, p, train):
@@ -512,7 +512,7 @@ def native_dropout(input, p, train):
 
 
 
-_k217 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'native_layer_norm_meta', 'Meta', 'ops/native_functions.yaml:1424')
+_k217 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'native_layer_norm_meta', 'Meta', 'ops/native_functions.yaml:1448')
 
 
 def native_layer_norm(input, normalized_shape, weight, bias, eps):
@@ -529,7 +529,7 @@ neg = _r.wrapper_Meta_neg
 neg_out = _r.wrapper_Meta_neg_out
 neg_ = _r.wrapper_Meta_neg_
 
-_k227 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'nll_loss2d_forward_meta', 'Meta', 'ops/native_functions.yaml:1462')
+_k227 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'nll_loss2d_forward_meta', 'Meta', 'ops/native_functions.yaml:1486')
 
 
 def nll_loss2d_forward(self, target, weight, reduction, ignore_index):
@@ -537,7 +537,7 @@ def nll_loss2d_forward(self, target, weight, reduction, ignore_index):
 
 
 
-_k228 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'nll_loss2d_forward_out_meta', 'Meta', 'ops/native_functions.yaml:1456')
+_k228 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'nll_loss2d_forward_out_meta', 'Meta', 'ops/native_functions.yaml:1480')
 
 
 def nll_loss2d_forward_output(self, target, weight, reduction, ignore_index, *, output, total_weight):
@@ -551,7 +551,7 @@ norm_ScalarOpt_dim_dtype = _r.wrapper_Meta_norm_ScalarOpt_dim_dtype
 norm_dtype_out = _r.wrapper_Meta_norm_dtype_out
 norm_out = _r.wrapper_Meta_norm_out
 
-_k235 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:2115')
+_k235 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:2139')
 
 
 def normal_(self, mean=0.0, std=1.0, *, generator=None):
@@ -577,7 +577,7 @@ def prod(self, *, dtype=None):
 prod_dim_int = _r.wrapper_Meta_prod_dim_int
 prod_int_out = _r.wrapper_Meta_prod_int_out
 
-_k247 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:2130')
+_k247 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:2154')
 
 
 def random__from(self, from_, to, *, generator=None):
@@ -585,7 +585,7 @@ def random__from(self, from_, to, *, generator=None):
 
 
 
-_k248 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:2139')
+_k248 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:2163')
 
 
 def random__to(self, to, *, generator=None):
@@ -599,7 +599,7 @@ remainder_Tensor = _r.wrapper_Meta_remainder_Tensor
 remainder_Tensor_out = _r.wrapper_Meta_remainder_Tensor_out
 remainder__Tensor = _r.wrapper_Meta_remainder__Tensor
 
-_k255 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'roll_meta', 'Meta', 'ops/native_functions.yaml:1765')
+_k255 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'roll_meta', 'Meta', 'ops/native_functions.yaml:1789')
 
 
 def roll(self, shifts, dims=()):
@@ -683,7 +683,7 @@ triu = _r.wrapper_Meta_triu
 triu_out = _r.wrapper_Meta_triu_out
 triu_ = _r.wrapper_Meta_triu_
 
-_k318 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'unfold', 'Meta', 'ops/native_functions.yaml:1576')
+_k318 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'unfold', 'Meta', 'ops/native_functions.yaml:1600')
 
 
 def unfold(self, dimension, size, step):
@@ -691,7 +691,7 @@ def unfold(self, dimension, size, step):
 
 
 
-_k319 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:2106')
+_k319 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:2130')
 
 
 def uniform_(self, from_=0.0, to=1.0, *, generator=None):
@@ -723,7 +723,7 @@ def view(self, size):
 
 
 
-_k323 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'view_as_complex', 'Meta', 'ops/native_functions.yaml:1692')
+_k323 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'view_as_complex', 'Meta', 'ops/native_functions.yaml:1716')
 
 
 def view_as_complex(self):
@@ -731,7 +731,7 @@ def view_as_complex(self):
 
 
 
-_k324 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'view_as_real', 'Meta', 'ops/native_functions.yaml:1680')
+_k324 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'view_as_real', 'Meta', 'ops/native_functions.yaml:1704')
 
 
 def view_as_real(self):
@@ -739,7 +739,7 @@ def view_as_real(self):
 
 
 
-_k325 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'where_meta', 'Meta', 'ops/native_functions.yaml:2798')
+_k325 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'where_meta', 'Meta', 'ops/native_functions.yaml:2822')
 
 
 def where_self(condition, self, other):
@@ -747,7 +747,7 @@ def where_self(condition, self, other):
 
 
 
-_k326 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'where_self_out_meta', 'Meta', 'ops/native_functions.yaml:2806')
+_k326 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'where_self_out_meta', 'Meta', 'ops/native_functions.yaml:2830')
 
 
 def where_self_out(condition, self, other, *, out):

@@ -268,6 +268,8 @@ from tensordispatch.ops.bindings_tensor import rlshift as _m___rlshift__
 from tensordispatch.ops.bindings_tensor import rrshift as _m___rrshift__
 from tensordispatch.ops.bindings_tensor import rshift as _m___rshift__
 from tensordispatch.ops.indexing import setitem as _m___setitem__
+from tensordispatch.ops.bindings_tensor import conj_view as _m__conj
+from tensordispatch.ops.bindings_tensor import neg_view as _m__neg_view
 from tensordispatch.ops.bindings_reductions import all as _m_all
 from tensordispatch.ops.bindings_reductions import any as _m_any
 from tensordispatch.ops.bindings_pointwise import method_clamp as _m_clamp
@@ -3125,6 +3127,8 @@ METHODS = {
     '__rrshift__': _m___rrshift__,
     '__rshift__': _m___rshift__,
     '__setitem__': _m___setitem__,
+    '_conj': _m__conj,
+    '_neg_view': _m__neg_view,
     'abs': _m_abs,
     'abs_': _m_abs_,
     'add': _m_add,

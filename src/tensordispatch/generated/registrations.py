@@ -64,33 +64,35 @@ def _copy_arg(dst, src):
 
 
 # -- kernel tables --------------------------------------------------------------
-_k_CPU___ilshift___Scalar = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', '__ilshift__', 'CPU', 'ops/native_functions.yaml:3123')
-_k_Meta___ilshift___Scalar = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', '__ilshift__', 'Meta', 'ops/native_functions.yaml:3123')
-_k_CPU___ilshift___Tensor = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', '__ilshift__', 'CPU', 'ops/native_functions.yaml:3132')
-_k_Meta___ilshift___Tensor = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', '__ilshift__', 'Meta', 'ops/native_functions.yaml:3132')
-_k_CPU___irshift___Scalar = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', '__irshift__', 'CPU', 'ops/native_functions.yaml:3206')
-_k_Meta___irshift___Scalar = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', '__irshift__', 'Meta', 'ops/native_functions.yaml:3206')
-_k_CPU___irshift___Tensor = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', '__irshift__', 'CPU', 'ops/native_functions.yaml:3214')
-_k_Meta___irshift___Tensor = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', '__irshift__', 'Meta', 'ops/native_functions.yaml:3214')
-_k_CPU___lshift___Scalar = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', '__lshift__', 'CPU', 'ops/native_functions.yaml:3107')
-_k_Meta___lshift___Scalar = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', '__lshift__', 'Meta', 'ops/native_functions.yaml:3107')
-_k_CPU___lshift___Tensor = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', '__lshift__', 'CPU', 'ops/native_functions.yaml:3115')
-_k_Meta___lshift___Tensor = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', '__lshift__', 'Meta', 'ops/native_functions.yaml:3115')
-_k_CPU___rshift___Scalar = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', '__rshift__', 'CPU', 'ops/native_functions.yaml:3190')
-_k_Meta___rshift___Scalar = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', '__rshift__', 'Meta', 'ops/native_functions.yaml:3190')
-_k_CPU___rshift___Tensor = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', '__rshift__', 'CPU', 'ops/native_functions.yaml:3198')
-_k_Meta___rshift___Tensor = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', '__rshift__', 'Meta', 'ops/native_functions.yaml:3198')
-_k_CompositeExplicitAutograd__conj_physical = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', '_conj_physical', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1375')
-_k_CPU__index_put_impl_ = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'index_put_impl_', 'CPU', 'ops/native_functions.yaml:1931')
-_k_Meta__index_put_impl_ = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'index_put_impl_meta_', 'Meta', 'ops/native_functions.yaml:1931')
+_k_CPU___ilshift___Scalar = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', '__ilshift__', 'CPU', 'ops/native_functions.yaml:3147')
+_k_Meta___ilshift___Scalar = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', '__ilshift__', 'Meta', 'ops/native_functions.yaml:3147')
+_k_CPU___ilshift___Tensor = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', '__ilshift__', 'CPU', 'ops/native_functions.yaml:3156')
+_k_Meta___ilshift___Tensor = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', '__ilshift__', 'Meta', 'ops/native_functions.yaml:3156')
+_k_CPU___irshift___Scalar = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', '__irshift__', 'CPU', 'ops/native_functions.yaml:3230')
+_k_Meta___irshift___Scalar = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', '__irshift__', 'Meta', 'ops/native_functions.yaml:3230')
+_k_CPU___irshift___Tensor = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', '__irshift__', 'CPU', 'ops/native_functions.yaml:3238')
+_k_Meta___irshift___Tensor = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', '__irshift__', 'Meta', 'ops/native_functions.yaml:3238')
+_k_CPU___lshift___Scalar = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', '__lshift__', 'CPU', 'ops/native_functions.yaml:3131')
+_k_Meta___lshift___Scalar = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', '__lshift__', 'Meta', 'ops/native_functions.yaml:3131')
+_k_CPU___lshift___Tensor = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', '__lshift__', 'CPU', 'ops/native_functions.yaml:3139')
+_k_Meta___lshift___Tensor = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', '__lshift__', 'Meta', 'ops/native_functions.yaml:3139')
+_k_CPU___rshift___Scalar = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', '__rshift__', 'CPU', 'ops/native_functions.yaml:3214')
+_k_Meta___rshift___Scalar = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', '__rshift__', 'Meta', 'ops/native_functions.yaml:3214')
+_k_CPU___rshift___Tensor = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', '__rshift__', 'CPU', 'ops/native_functions.yaml:3222')
+_k_Meta___rshift___Tensor = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', '__rshift__', 'Meta', 'ops/native_functions.yaml:3222')
+_k_CompositeExplicitAutograd__conj = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', '_conj', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1375')
+_k_CompositeExplicitAutograd__conj_physical = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', '_conj_physical', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1399')
+_k_CPU__index_put_impl_ = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'index_put_impl_', 'CPU', 'ops/native_functions.yaml:1955')
+_k_Meta__index_put_impl_ = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'index_put_impl_meta_', 'Meta', 'ops/native_functions.yaml:1955')
 _meta__linalg_svd = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', '_linalg_svd', 'structured meta', 'ops/native_functions.yaml:1354')
 _impl_CPU__linalg_svd_U = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', '_linalg_svd_out', 'CPU', 'ops/native_functions.yaml:1354')
 _meta__log_softmax = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', '_log_softmax', 'structured meta', 'ops/native_functions.yaml:1189')
 _impl_CPU__log_softmax_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'log_softmax_cpu_out', 'CPU', 'ops/native_functions.yaml:1189')
+_k_CompositeExplicitAutograd__neg_view = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', '_neg_view', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1387')
 _meta__softmax = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', '_softmax', 'structured meta', 'ops/native_functions.yaml:1172')
 _impl_CPU__softmax_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'softmax_cpu_out', 'CPU', 'ops/native_functions.yaml:1172')
-_k_CompositeExplicitAutograd__to_copy = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', '_to_copy', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1710')
-_k_CompositeExplicitAutograd__unsafe_view = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', '_unsafe_view', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3402')
+_k_CompositeExplicitAutograd__to_copy = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', '_to_copy', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1734')
+_k_CompositeExplicitAutograd__unsafe_view = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', '_unsafe_view', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3426')
 _k_CompositeExplicitAutograd_abs = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'abs', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:286')
 _k_CPU_abs_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'abs_out', 'CPU', 'ops/native_functions.yaml:299')
 _k_Meta_abs_out = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'abs_out_meta', 'Meta', 'ops/native_functions.yaml:299')
@@ -105,16 +107,16 @@ _k_CompositeExplicitAutograd_add__Scalar = _kernel(_CEA, 'tensordispatch.backend
 _k_CompositeExplicitAutograd_addbmm = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'addbmm_composite', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1326')
 _k_CompositeExplicitAutograd_addbmm_out = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'addbmm_out_composite', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1336')
 _k_CompositeExplicitAutograd_addbmm_ = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'addbmm__composite', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1331')
-_meta_addcdiv = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'addcdiv', 'structured meta', 'ops/native_functions.yaml:3331')
-_impl_CPU_addcdiv_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'addcdiv_out', 'CPU', 'ops/native_functions.yaml:3331')
-_meta_addcmul = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'addcmul', 'structured meta', 'ops/native_functions.yaml:3311')
-_impl_CPU_addcmul_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'addcmul_out', 'CPU', 'ops/native_functions.yaml:3311')
+_meta_addcdiv = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'addcdiv', 'structured meta', 'ops/native_functions.yaml:3355')
+_impl_CPU_addcdiv_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'addcdiv_out', 'CPU', 'ops/native_functions.yaml:3355')
+_meta_addcmul = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'addcmul', 'structured meta', 'ops/native_functions.yaml:3335')
+_impl_CPU_addcmul_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'addcmul_out', 'CPU', 'ops/native_functions.yaml:3335')
 _meta_addmm = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'addmm', 'structured meta', 'ops/native_functions.yaml:870')
 _impl_CPU_addmm_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'addmm_out', 'CPU', 'ops/native_functions.yaml:870')
 _meta_addmv = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'addmv', 'structured meta', 'ops/native_functions.yaml:1321')
 _impl_CPU_addmv_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'addmv_out_cpu', 'CPU', 'ops/native_functions.yaml:1321')
-_k_CompositeImplicitAutograd_adjoint = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'adjoint', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1403')
-_k_CompositeExplicitAutograd_alias = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'alias', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1652')
+_k_CompositeImplicitAutograd_adjoint = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'adjoint', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1427')
+_k_CompositeExplicitAutograd_alias = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'alias', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1676')
 _meta_all = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'all', 'structured meta', 'ops/native_functions.yaml:1244')
 _impl_CPU_all_all_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'all_all_out', 'CPU', 'ops/native_functions.yaml:1244')
 _meta_all_dims = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'all.dims', 'structured meta', 'ops/native_functions.yaml:1230')
@@ -133,85 +135,85 @@ _meta_any_dims = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS'
 _impl_CPU_any_dims_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'any_dims_out', 'CPU', 'ops/native_functions.yaml:1271')
 _meta_any_dim = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'any.dim', 'structured meta', 'ops/native_functions.yaml:1257')
 _impl_CPU_any_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'any_dim_out', 'CPU', 'ops/native_functions.yaml:1257')
-_k_CompositeExplicitAutograd_arange = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'arange', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2023')
-_k_CompositeExplicitAutograd_arange_out = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'arange_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2037')
-_k_CompositeExplicitAutograd_arange_start = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'arange_start', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2027')
-_k_CPU_arange_start_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'arange_start_out', 'CPU', 'ops/native_functions.yaml:2041')
-_k_Meta_arange_start_out = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'arange_start_out', 'Meta', 'ops/native_functions.yaml:2041')
-_k_CompositeExplicitAutograd_arange_start_step = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'arange_start_step', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2031')
+_k_CompositeExplicitAutograd_arange = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'arange', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2047')
+_k_CompositeExplicitAutograd_arange_out = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'arange_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2061')
+_k_CompositeExplicitAutograd_arange_start = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'arange_start', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2051')
+_k_CPU_arange_start_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'arange_start_out', 'CPU', 'ops/native_functions.yaml:2065')
+_k_Meta_arange_start_out = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'arange_start_out', 'Meta', 'ops/native_functions.yaml:2065')
+_k_CompositeExplicitAutograd_arange_start_step = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'arange_start_step', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2055')
 _meta_argmax = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'argmax', 'structured meta', 'ops/native_functions.yaml:1021')
 _impl_CPU_argmax_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'argmax_out', 'CPU', 'ops/native_functions.yaml:1021')
 _meta_argmin = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'argmin', 'structured meta', 'ops/native_functions.yaml:1033')
 _impl_CPU_argmin_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'argmin_out', 'CPU', 'ops/native_functions.yaml:1033')
-_k_CPU_as_strided = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'as_strided', 'CPU', 'ops/native_functions.yaml:1515')
-_k_Meta_as_strided = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'as_strided', 'Meta', 'ops/native_functions.yaml:1515')
-_k_CompositeExplicitAutogradNonFunctional_as_strided_ = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'as_strided__symint', 'CompositeExplicitAutogradNonFunctional', 'ops/native_functions.yaml:3491')
-_k_CompositeExplicitAutogradNonFunctional_as_strided_scatter = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'as_strided_scatter_symint', 'CompositeExplicitAutogradNonFunctional', 'ops/native_functions.yaml:3379')
+_k_CPU_as_strided = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'as_strided', 'CPU', 'ops/native_functions.yaml:1539')
+_k_Meta_as_strided = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'as_strided', 'Meta', 'ops/native_functions.yaml:1539')
+_k_CompositeExplicitAutogradNonFunctional_as_strided_ = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'as_strided__symint', 'CompositeExplicitAutogradNonFunctional', 'ops/native_functions.yaml:3515')
+_k_CompositeExplicitAutogradNonFunctional_as_strided_scatter = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'as_strided_scatter_symint', 'CompositeExplicitAutogradNonFunctional', 'ops/native_functions.yaml:3403')
 _meta_baddbmm = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'baddbmm', 'structured meta', 'ops/native_functions.yaml:1307')
 _impl_CPU_baddbmm_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'baddbmm_out_cpu', 'CPU', 'ops/native_functions.yaml:1307')
-_k_CompositeExplicitAutograd_bitwise_and_Scalar = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_and_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2953')
-_k_CompositeExplicitAutograd_bitwise_and_Scalar_Tensor = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_and_Scalar_Tensor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2960')
-_k_CompositeExplicitAutograd_bitwise_and_Scalar_out = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_and_Scalar_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2946')
-_meta_bitwise_and_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'bitwise_and.Tensor', 'structured meta', 'ops/native_functions.yaml:2937')
-_impl_CPU_bitwise_and_Tensor_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'bitwise_and_out', 'CPU', 'ops/native_functions.yaml:2937')
-_k_CompositeExplicitAutograd_bitwise_and__Scalar = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_and__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2974')
-_k_CompositeExplicitAutograd_bitwise_left_shift_Scalar_Tensor = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_left_shift', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3182')
-_k_CompositeExplicitAutograd_bitwise_left_shift_Tensor_Scalar = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_left_shift', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3161')
-_k_CompositeExplicitAutograd_bitwise_left_shift_Tensor_Scalar_out = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_left_shift_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3175')
-_meta_bitwise_left_shift_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'bitwise_left_shift.Tensor', 'structured meta', 'ops/native_functions.yaml:3153')
-_impl_CPU_bitwise_left_shift_Tensor_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'bitwise_left_shift_out', 'CPU', 'ops/native_functions.yaml:3153')
-_k_CompositeExplicitAutograd_bitwise_left_shift__Tensor_Scalar = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_left_shift_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3168')
-_meta_bitwise_not = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'bitwise_not', 'structured meta', 'ops/native_functions.yaml:3099')
-_impl_CPU_bitwise_not_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'bitwise_not_out', 'CPU', 'ops/native_functions.yaml:3099')
-_k_CompositeExplicitAutograd_bitwise_or_Scalar = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_or_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3003')
-_k_CompositeExplicitAutograd_bitwise_or_Scalar_Tensor = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_or_Scalar_Tensor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3010')
-_k_CompositeExplicitAutograd_bitwise_or_Scalar_out = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_or_Scalar_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2996')
-_meta_bitwise_or_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'bitwise_or.Tensor', 'structured meta', 'ops/native_functions.yaml:2987')
-_impl_CPU_bitwise_or_Tensor_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'bitwise_or_out', 'CPU', 'ops/native_functions.yaml:2987')
-_k_CompositeExplicitAutograd_bitwise_or__Scalar = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_or__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3024')
-_k_CompositeExplicitAutograd_bitwise_right_shift_Scalar_Tensor = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_right_shift', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3263')
-_k_CompositeExplicitAutograd_bitwise_right_shift_Tensor_Scalar = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_right_shift', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3242')
-_k_CompositeExplicitAutograd_bitwise_right_shift_Tensor_Scalar_out = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_right_shift_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3256')
-_meta_bitwise_right_shift_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'bitwise_right_shift.Tensor', 'structured meta', 'ops/native_functions.yaml:3234')
-_impl_CPU_bitwise_right_shift_Tensor_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'bitwise_right_shift_out', 'CPU', 'ops/native_functions.yaml:3234')
-_k_CompositeExplicitAutograd_bitwise_right_shift__Tensor_Scalar = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_right_shift_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3249')
-_k_CompositeExplicitAutograd_bitwise_xor_Scalar = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_xor_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3053')
-_k_CompositeExplicitAutograd_bitwise_xor_Scalar_Tensor = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_xor_Scalar_Tensor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3060')
-_k_CompositeExplicitAutograd_bitwise_xor_Scalar_out = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_xor_Scalar_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3046')
-_meta_bitwise_xor_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'bitwise_xor.Tensor', 'structured meta', 'ops/native_functions.yaml:3037')
-_impl_CPU_bitwise_xor_Tensor_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'bitwise_xor_out', 'CPU', 'ops/native_functions.yaml:3037')
-_k_CompositeExplicitAutograd_bitwise_xor__Scalar = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_xor__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3074')
+_k_CompositeExplicitAutograd_bitwise_and_Scalar = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_and_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2977')
+_k_CompositeExplicitAutograd_bitwise_and_Scalar_Tensor = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_and_Scalar_Tensor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2984')
+_k_CompositeExplicitAutograd_bitwise_and_Scalar_out = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_and_Scalar_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2970')
+_meta_bitwise_and_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'bitwise_and.Tensor', 'structured meta', 'ops/native_functions.yaml:2961')
+_impl_CPU_bitwise_and_Tensor_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'bitwise_and_out', 'CPU', 'ops/native_functions.yaml:2961')
+_k_CompositeExplicitAutograd_bitwise_and__Scalar = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_and__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2998')
+_k_CompositeExplicitAutograd_bitwise_left_shift_Scalar_Tensor = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_left_shift', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3206')
+_k_CompositeExplicitAutograd_bitwise_left_shift_Tensor_Scalar = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_left_shift', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3185')
+_k_CompositeExplicitAutograd_bitwise_left_shift_Tensor_Scalar_out = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_left_shift_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3199')
+_meta_bitwise_left_shift_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'bitwise_left_shift.Tensor', 'structured meta', 'ops/native_functions.yaml:3177')
+_impl_CPU_bitwise_left_shift_Tensor_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'bitwise_left_shift_out', 'CPU', 'ops/native_functions.yaml:3177')
+_k_CompositeExplicitAutograd_bitwise_left_shift__Tensor_Scalar = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_left_shift_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3192')
+_meta_bitwise_not = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'bitwise_not', 'structured meta', 'ops/native_functions.yaml:3123')
+_impl_CPU_bitwise_not_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'bitwise_not_out', 'CPU', 'ops/native_functions.yaml:3123')
+_k_CompositeExplicitAutograd_bitwise_or_Scalar = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_or_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3027')
+_k_CompositeExplicitAutograd_bitwise_or_Scalar_Tensor = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_or_Scalar_Tensor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3034')
+_k_CompositeExplicitAutograd_bitwise_or_Scalar_out = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_or_Scalar_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3020')
+_meta_bitwise_or_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'bitwise_or.Tensor', 'structured meta', 'ops/native_functions.yaml:3011')
+_impl_CPU_bitwise_or_Tensor_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'bitwise_or_out', 'CPU', 'ops/native_functions.yaml:3011')
+_k_CompositeExplicitAutograd_bitwise_or__Scalar = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_or__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3048')
+_k_CompositeExplicitAutograd_bitwise_right_shift_Scalar_Tensor = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_right_shift', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3287')
+_k_CompositeExplicitAutograd_bitwise_right_shift_Tensor_Scalar = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_right_shift', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3266')
+_k_CompositeExplicitAutograd_bitwise_right_shift_Tensor_Scalar_out = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_right_shift_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3280')
+_meta_bitwise_right_shift_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'bitwise_right_shift.Tensor', 'structured meta', 'ops/native_functions.yaml:3258')
+_impl_CPU_bitwise_right_shift_Tensor_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'bitwise_right_shift_out', 'CPU', 'ops/native_functions.yaml:3258')
+_k_CompositeExplicitAutograd_bitwise_right_shift__Tensor_Scalar = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_right_shift_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3273')
+_k_CompositeExplicitAutograd_bitwise_xor_Scalar = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_xor_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3077')
+_k_CompositeExplicitAutograd_bitwise_xor_Scalar_Tensor = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_xor_Scalar_Tensor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3084')
+_k_CompositeExplicitAutograd_bitwise_xor_Scalar_out = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_xor_Scalar_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3070')
+_meta_bitwise_xor_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'bitwise_xor.Tensor', 'structured meta', 'ops/native_functions.yaml:3061')
+_impl_CPU_bitwise_xor_Tensor_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'bitwise_xor_out', 'CPU', 'ops/native_functions.yaml:3061')
+_k_CompositeExplicitAutograd_bitwise_xor__Scalar = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'bitwise_xor__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3098')
 _meta_bmm = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'bmm', 'structured meta', 'ops/native_functions.yaml:859')
 _impl_CPU_bmm_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'bmm_out', 'CPU', 'ops/native_functions.yaml:859')
-_meta_cat = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'cat', 'structured meta', 'ops/native_functions.yaml:1742')
-_impl_CPU_cat_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'cat_out', 'CPU', 'ops/native_functions.yaml:1742')
-_meta_ceil = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'ceil', 'structured meta', 'ops/native_functions.yaml:2579')
-_impl_CPU_ceil_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'ceil_out', 'CPU', 'ops/native_functions.yaml:2579')
-_k_CompositeImplicitAutograd_chunk = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'chunk', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1631')
-_meta_clamp_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'clamp.Tensor', 'structured meta', 'ops/native_functions.yaml:2714')
-_impl_CPU_clamp_Tensor_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'clamp_Tensor_out', 'CPU', 'ops/native_functions.yaml:2714')
-_meta_clamp = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'clamp', 'structured meta', 'ops/native_functions.yaml:2705')
-_impl_CPU_clamp_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'clamp_out', 'CPU', 'ops/native_functions.yaml:2705')
-_meta_clamp_max_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'clamp_max.Tensor', 'structured meta', 'ops/native_functions.yaml:2752')
-_impl_CPU_clamp_max_Tensor_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'clamp_max_Tensor_out', 'CPU', 'ops/native_functions.yaml:2752')
-_meta_clamp_max = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'clamp_max', 'structured meta', 'ops/native_functions.yaml:2744')
-_impl_CPU_clamp_max_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'clamp_max_out', 'CPU', 'ops/native_functions.yaml:2744')
-_meta_clamp_min_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'clamp_min.Tensor', 'structured meta', 'ops/native_functions.yaml:2790')
-_impl_CPU_clamp_min_Tensor_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'clamp_min_Tensor_out', 'CPU', 'ops/native_functions.yaml:2790')
-_meta_clamp_min = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'clamp_min', 'structured meta', 'ops/native_functions.yaml:2782')
-_impl_CPU_clamp_min_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'clamp_min_out', 'CPU', 'ops/native_functions.yaml:2782')
+_meta_cat = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'cat', 'structured meta', 'ops/native_functions.yaml:1766')
+_impl_CPU_cat_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'cat_out', 'CPU', 'ops/native_functions.yaml:1766')
+_meta_ceil = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'ceil', 'structured meta', 'ops/native_functions.yaml:2603')
+_impl_CPU_ceil_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'ceil_out', 'CPU', 'ops/native_functions.yaml:2603')
+_k_CompositeImplicitAutograd_chunk = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'chunk', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1655')
+_meta_clamp_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'clamp.Tensor', 'structured meta', 'ops/native_functions.yaml:2738')
+_impl_CPU_clamp_Tensor_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'clamp_Tensor_out', 'CPU', 'ops/native_functions.yaml:2738')
+_meta_clamp = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'clamp', 'structured meta', 'ops/native_functions.yaml:2729')
+_impl_CPU_clamp_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'clamp_out', 'CPU', 'ops/native_functions.yaml:2729')
+_meta_clamp_max_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'clamp_max.Tensor', 'structured meta', 'ops/native_functions.yaml:2776')
+_impl_CPU_clamp_max_Tensor_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'clamp_max_Tensor_out', 'CPU', 'ops/native_functions.yaml:2776')
+_meta_clamp_max = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'clamp_max', 'structured meta', 'ops/native_functions.yaml:2768')
+_impl_CPU_clamp_max_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'clamp_max_out', 'CPU', 'ops/native_functions.yaml:2768')
+_meta_clamp_min_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'clamp_min.Tensor', 'structured meta', 'ops/native_functions.yaml:2814')
+_impl_CPU_clamp_min_Tensor_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'clamp_min_Tensor_out', 'CPU', 'ops/native_functions.yaml:2814')
+_meta_clamp_min = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'clamp_min', 'structured meta', 'ops/native_functions.yaml:2806')
+_impl_CPU_clamp_min_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'clamp_min_out', 'CPU', 'ops/native_functions.yaml:2806')
 _k_CompositeExplicitAutograd_clone = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'clone', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:638')
 _k_CompositeImplicitAutograd_conj = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'conj', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1371')
-_k_CompositeImplicitAutograd_conj_physical = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'conj_physical', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1382')
-_k_CompositeExplicitAutograd_conj_physical_out = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'conj_physical_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1386')
-_k_CompositeExplicitAutograd_conj_physical_ = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'conj_physical_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1391')
-_k_CompositeImplicitAutograd_contiguous = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'contiguous', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1706')
-_k_CompositeImplicitAutograd_conv1d = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'conv1d_symint', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1495')
-_k_CompositeImplicitAutograd_conv1d_padding = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'conv1d_padding_symint', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1499')
-_k_CompositeImplicitAutograd_conv2d = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'conv2d_symint', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1504')
-_k_CompositeImplicitAutograd_conv2d_padding = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'conv2d_padding_symint', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1508')
-_k_CPU_convolution = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'convolution_cpu', 'CPU', 'ops/native_functions.yaml:1488')
-_k_Meta_convolution = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'convolution_meta', 'Meta', 'ops/native_functions.yaml:1488')
+_k_CompositeImplicitAutograd_conj_physical = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'conj_physical', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1406')
+_k_CompositeExplicitAutograd_conj_physical_out = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'conj_physical_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1410')
+_k_CompositeExplicitAutograd_conj_physical_ = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'conj_physical_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1415')
+_k_CompositeImplicitAutograd_contiguous = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'contiguous', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1730')
+_k_CompositeImplicitAutograd_conv1d = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'conv1d_symint', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1519')
+_k_CompositeImplicitAutograd_conv1d_padding = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'conv1d_padding_symint', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1523')
+_k_CompositeImplicitAutograd_conv2d = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'conv2d_symint', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1528')
+_k_CompositeImplicitAutograd_conv2d_padding = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'conv2d_padding_symint', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1532')
+_k_CPU_convolution = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'convolution_cpu', 'CPU', 'ops/native_functions.yaml:1512')
+_k_Meta_convolution = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'convolution_meta', 'Meta', 'ops/native_functions.yaml:1512')
 _k_CompositeExplicitAutogradNonFunctional_copy = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'copy', 'CompositeExplicitAutogradNonFunctional', 'ops/native_functions.yaml:645')
 _k_Meta_copy = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'copy_meta', 'Meta', 'ops/native_functions.yaml:645')
 _k_CPU_copy_ = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'copy_', 'CPU', 'ops/native_functions.yaml:652')
@@ -220,12 +222,12 @@ _meta_cos = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'co
 _impl_CPU_cos_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'cos_out', 'CPU', 'ops/native_functions.yaml:378')
 _fresh_CPU_cos_out = _kernel(_CPU_FRESH, 'tensordispatch.backends.cpu.fresh:CPU_FRESH_KERNELS', 'cos_out', 'CPU', 'ops/native_functions.yaml:378')
 wrapper_CPU_cos = _kernel(_CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'cos', 'CPU', 'ops/native_functions.yaml:378')
-_k_CompositeImplicitAutograd_cross_entropy_loss = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'cross_entropy_loss', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1468')
+_k_CompositeImplicitAutograd_cross_entropy_loss = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'cross_entropy_loss', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1492')
 _meta_cumsum = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'cumsum', 'structured meta', 'ops/native_functions.yaml:1204')
 _impl_CPU_cumsum_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'cumsum_out', 'CPU', 'ops/native_functions.yaml:1204')
-_k_CompositeExplicitAutograd_detach = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'detach', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1665')
-_k_CompositeExplicitAutograd_diagonal = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'diagonal', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1563')
-_k_CompositeExplicitAutogradNonFunctional_diagonal_scatter = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'diagonal_scatter', 'CompositeExplicitAutogradNonFunctional', 'ops/native_functions.yaml:3362')
+_k_CompositeExplicitAutograd_detach = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'detach', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1689')
+_k_CompositeExplicitAutograd_diagonal = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'diagonal', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1587')
+_k_CompositeExplicitAutogradNonFunctional_diagonal_scatter = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'diagonal_scatter', 'CompositeExplicitAutogradNonFunctional', 'ops/native_functions.yaml:3386')
 _k_CompositeExplicitAutograd_div_Scalar = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'div_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:256')
 _k_CompositeExplicitAutograd_div_Scalar_mode = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'div_Scalar_mode', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:271')
 _meta_div_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'div.Tensor', 'structured meta', 'ops/native_functions.yaml:228')
@@ -240,11 +242,11 @@ _k_CompositeExplicitAutograd_div__Scalar_mode = _kernel(_CEA, 'tensordispatch.ba
 _k_CPU_dot = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'dot', 'CPU', 'ops/native_functions.yaml:879')
 _k_Meta_dot = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'dot_meta', 'Meta', 'ops/native_functions.yaml:879')
 _k_CompositeExplicitAutograd_dot_out = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'dot_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:885')
-_k_CompositeImplicitAutograd_dropout = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'dropout', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1408')
-_k_CompositeImplicitAutograd_dropout_ = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'dropout_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1411')
-_k_CompositeExplicitAutograd_embedding = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'embedding', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1471')
-_k_CPU_embedding_renorm_ = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'embedding_renorm_cpu_', 'CPU', 'ops/native_functions.yaml:1477')
-_k_Meta_embedding_renorm_ = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'embedding_renorm_meta_', 'Meta', 'ops/native_functions.yaml:1477')
+_k_CompositeImplicitAutograd_dropout = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'dropout', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1432')
+_k_CompositeImplicitAutograd_dropout_ = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'dropout_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1435')
+_k_CompositeExplicitAutograd_embedding = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'embedding', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1495')
+_k_CPU_embedding_renorm_ = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'embedding_renorm_cpu_', 'CPU', 'ops/native_functions.yaml:1501')
+_k_Meta_embedding_renorm_ = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'embedding_renorm_meta_', 'Meta', 'ops/native_functions.yaml:1501')
 _k_CPU_empty_memory_format = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'empty_cpu', 'CPU', 'ops/native_functions.yaml:11')
 _k_Meta_empty_memory_format = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'empty_meta', 'Meta', 'ops/native_functions.yaml:11')
 _k_CompositeExplicitAutograd_empty_like = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'empty_like', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:49')
@@ -254,107 +256,107 @@ _meta_eq_Scalar = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS
 _impl_CPU_eq_Scalar_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'eq_Scalar_out', 'CPU', 'ops/native_functions.yaml:408')
 _meta_eq_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'eq.Tensor', 'structured meta', 'ops/native_functions.yaml:422')
 _impl_CPU_eq_Tensor_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'eq_Tensor_out', 'CPU', 'ops/native_functions.yaml:422')
-_meta_erf = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'erf', 'structured meta', 'ops/native_functions.yaml:2521')
-_impl_CPU_erf_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'erf_out', 'CPU', 'ops/native_functions.yaml:2521')
+_meta_erf = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'erf', 'structured meta', 'ops/native_functions.yaml:2545')
+_impl_CPU_erf_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'erf_out', 'CPU', 'ops/native_functions.yaml:2545')
 _meta_exp = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'exp', 'structured meta', 'ops/native_functions.yaml:338')
 _impl_CPU_exp_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'exp_out', 'CPU', 'ops/native_functions.yaml:338')
 _fresh_CPU_exp_out = _kernel(_CPU_FRESH, 'tensordispatch.backends.cpu.fresh:CPU_FRESH_KERNELS', 'exp_out', 'CPU', 'ops/native_functions.yaml:338')
 wrapper_CPU_exp = _kernel(_CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'exp', 'CPU', 'ops/native_functions.yaml:338')
 _k_CompositeExplicitAutograd_expand = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'expand', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:771')
-_meta_expm1 = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'expm1', 'structured meta', 'ops/native_functions.yaml:2401')
-_impl_CPU_expm1_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'expm1_out', 'CPU', 'ops/native_functions.yaml:2401')
-_k_CompositeExplicitAutograd_eye = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'eye', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2084')
-_k_CompositeExplicitAutograd_eye_m = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'eye_m', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2088')
-_k_CPU_eye_m_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'eye_m_out', 'CPU', 'ops/native_functions.yaml:2096')
-_k_Meta_eye_m_out = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'eye_m_out', 'Meta', 'ops/native_functions.yaml:2096')
-_k_CPU_eye_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'eye_out', 'CPU', 'ops/native_functions.yaml:2092')
-_k_Meta_eye_out = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'eye_out', 'Meta', 'ops/native_functions.yaml:2092')
+_meta_expm1 = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'expm1', 'structured meta', 'ops/native_functions.yaml:2425')
+_impl_CPU_expm1_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'expm1_out', 'CPU', 'ops/native_functions.yaml:2425')
+_k_CompositeExplicitAutograd_eye = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'eye', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2108')
+_k_CompositeExplicitAutograd_eye_m = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'eye_m', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2112')
+_k_CPU_eye_m_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'eye_m_out', 'CPU', 'ops/native_functions.yaml:2120')
+_k_Meta_eye_m_out = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'eye_m_out', 'Meta', 'ops/native_functions.yaml:2120')
+_k_CPU_eye_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'eye_out', 'CPU', 'ops/native_functions.yaml:2116')
+_k_Meta_eye_out = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'eye_out', 'Meta', 'ops/native_functions.yaml:2116')
 _k_CompositeExplicitAutograd_fill_Scalar = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'fill_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:66')
 _k_CompositeExplicitAutograd_fill_Tensor = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'fill_Tensor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:72')
 _k_CPU_fill__Scalar = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'fill_', 'CPU', 'ops/native_functions.yaml:77')
 _k_Meta_fill__Scalar = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'fill_meta_', 'Meta', 'ops/native_functions.yaml:77')
 _k_CPU_fill__Tensor = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'fill__Tensor', 'CPU', 'ops/native_functions.yaml:85')
 _k_Meta_fill__Tensor = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'fill_meta_', 'Meta', 'ops/native_functions.yaml:85')
-_k_CompositeImplicitAutograd_flatten_using_ints = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'flatten', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1677')
-_k_CPU_flip = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'flip', 'CPU', 'ops/native_functions.yaml:1757')
-_k_Meta_flip = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'flip_meta', 'Meta', 'ops/native_functions.yaml:1757')
-_meta_floor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'floor', 'structured meta', 'ops/native_functions.yaml:2559')
-_impl_CPU_floor_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'floor_out', 'CPU', 'ops/native_functions.yaml:2559')
-_k_CompositeExplicitAutograd_floor_divide = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'floor_divide', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2319')
-_k_CompositeExplicitAutograd_floor_divide_Scalar = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'floor_divide_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2336')
-_k_CompositeExplicitAutograd_floor_divide_out = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'floor_divide_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2331')
-_k_CompositeExplicitAutograd_floor_divide__Scalar = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'floor_divide__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2342')
-_k_CompositeExplicitAutograd_floor_divide__Tensor = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'floor_divide_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2325')
+_k_CompositeImplicitAutograd_flatten_using_ints = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'flatten', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1701')
+_k_CPU_flip = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'flip', 'CPU', 'ops/native_functions.yaml:1781')
+_k_Meta_flip = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'flip_meta', 'Meta', 'ops/native_functions.yaml:1781')
+_meta_floor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'floor', 'structured meta', 'ops/native_functions.yaml:2583')
+_impl_CPU_floor_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'floor_out', 'CPU', 'ops/native_functions.yaml:2583')
+_k_CompositeExplicitAutograd_floor_divide = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'floor_divide', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2343')
+_k_CompositeExplicitAutograd_floor_divide_Scalar = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'floor_divide_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2360')
+_k_CompositeExplicitAutograd_floor_divide_out = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'floor_divide_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2355')
+_k_CompositeExplicitAutograd_floor_divide__Scalar = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'floor_divide__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2366')
+_k_CompositeExplicitAutograd_floor_divide__Tensor = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'floor_divide_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2349')
 _k_CompositeExplicitAutograd_full = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'full', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:40')
 _k_CompositeExplicitAutograd_full_out = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'full_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:45')
-_k_CompositeExplicitAutograd_full_like = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'full_like', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2100')
-_meta_gather = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'gather', 'structured meta', 'ops/native_functions.yaml:1824')
-_impl_CPU_gather_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'gather_out', 'CPU', 'ops/native_functions.yaml:1824')
+_k_CompositeExplicitAutograd_full_like = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'full_like', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2124')
+_meta_gather = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'gather', 'structured meta', 'ops/native_functions.yaml:1848')
+_impl_CPU_gather_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'gather_out', 'CPU', 'ops/native_functions.yaml:1848')
 _meta_ge_Scalar = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'ge.Scalar', 'structured meta', 'ops/native_functions.yaml:598')
 _impl_CPU_ge_Scalar_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'ge_Scalar_out', 'CPU', 'ops/native_functions.yaml:598')
 _meta_ge_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'ge.Tensor', 'structured meta', 'ops/native_functions.yaml:612')
 _impl_CPU_ge_Tensor_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'ge_Tensor_out', 'CPU', 'ops/native_functions.yaml:612')
-_meta_gelu = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'gelu', 'structured meta', 'ops/native_functions.yaml:2647')
-_impl_CPU_gelu_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'gelu_out_cpu', 'CPU', 'ops/native_functions.yaml:2647')
+_meta_gelu = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'gelu', 'structured meta', 'ops/native_functions.yaml:2671')
+_impl_CPU_gelu_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'gelu_out_cpu', 'CPU', 'ops/native_functions.yaml:2671')
 _meta_gt_Scalar = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'gt.Scalar', 'structured meta', 'ops/native_functions.yaml:560')
 _impl_CPU_gt_Scalar_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'gt_Scalar_out', 'CPU', 'ops/native_functions.yaml:560')
 _meta_gt_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'gt.Tensor', 'structured meta', 'ops/native_functions.yaml:574')
 _impl_CPU_gt_Tensor_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'gt_Tensor_out', 'CPU', 'ops/native_functions.yaml:574')
-_meta_index_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'index.Tensor', 'structured meta', 'ops/native_functions.yaml:1908')
-_impl_CPU_index_Tensor_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'index_out', 'CPU', 'ops/native_functions.yaml:1908')
-_k_CompositeExplicitAutograd_index_put = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'index_put', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1924')
-_k_CompositeExplicitAutograd_index_put_ = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'index_put_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1917')
-_k_CPU_index_select = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'index_select', 'CPU', 'ops/native_functions.yaml:1807')
-_k_Meta_index_select = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'index_select_meta', 'Meta', 'ops/native_functions.yaml:1807')
-_k_CPU_index_select_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'index_select_out', 'CPU', 'ops/native_functions.yaml:1814')
-_k_Meta_index_select_out = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'index_select_out_meta', 'Meta', 'ops/native_functions.yaml:1814')
-_k_CompositeImplicitAutograd_layer_norm = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'layer_norm', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1414')
+_meta_index_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'index.Tensor', 'structured meta', 'ops/native_functions.yaml:1932')
+_impl_CPU_index_Tensor_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'index_out', 'CPU', 'ops/native_functions.yaml:1932')
+_k_CompositeExplicitAutograd_index_put = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'index_put', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1948')
+_k_CompositeExplicitAutograd_index_put_ = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'index_put_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1941')
+_k_CPU_index_select = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'index_select', 'CPU', 'ops/native_functions.yaml:1831')
+_k_Meta_index_select = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'index_select_meta', 'Meta', 'ops/native_functions.yaml:1831')
+_k_CPU_index_select_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'index_select_out', 'CPU', 'ops/native_functions.yaml:1838')
+_k_Meta_index_select_out = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'index_select_out_meta', 'Meta', 'ops/native_functions.yaml:1838')
+_k_CompositeImplicitAutograd_layer_norm = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'layer_norm', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1438')
 _meta_le_Scalar = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'le.Scalar', 'structured meta', 'ops/native_functions.yaml:522')
 _impl_CPU_le_Scalar_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'le_Scalar_out', 'CPU', 'ops/native_functions.yaml:522')
 _meta_le_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'le.Tensor', 'structured meta', 'ops/native_functions.yaml:536')
 _impl_CPU_le_Tensor_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'le_Tensor_out', 'CPU', 'ops/native_functions.yaml:536')
-_meta_lerp_Scalar = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'lerp.Scalar', 'structured meta', 'ops/native_functions.yaml:3271')
-_impl_CPU_lerp_Scalar_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'lerp_Scalar', 'CPU', 'ops/native_functions.yaml:3271')
-_meta_lerp_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'lerp.Tensor', 'structured meta', 'ops/native_functions.yaml:3279')
-_impl_CPU_lerp_Tensor_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'lerp_Tensor', 'CPU', 'ops/native_functions.yaml:3279')
-_k_CompositeExplicitAutograd_lift = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'lift', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3387')
-_k_CompositeExplicitAutograd_lift_fresh = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'lift_fresh', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3392')
+_meta_lerp_Scalar = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'lerp.Scalar', 'structured meta', 'ops/native_functions.yaml:3295')
+_impl_CPU_lerp_Scalar_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'lerp_Scalar', 'CPU', 'ops/native_functions.yaml:3295')
+_meta_lerp_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'lerp.Tensor', 'structured meta', 'ops/native_functions.yaml:3303')
+_impl_CPU_lerp_Tensor_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'lerp_Tensor', 'CPU', 'ops/native_functions.yaml:3303')
+_k_CompositeExplicitAutograd_lift = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'lift', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3411')
+_k_CompositeExplicitAutograd_lift_fresh = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'lift_fresh', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3416')
 _k_CompositeImplicitAutograd_linalg_matrix_norm = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'linalg_matrix_norm', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1363')
 _k_CompositeImplicitAutograd_linalg_matrix_norm_str_ord = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'linalg_matrix_norm', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1366')
 _k_CompositeImplicitAutograd_linalg_svdvals = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'linalg_svdvals', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1359')
 _k_CompositeImplicitAutograd_linear = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'linear', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1340')
 _k_CompositeExplicitAutograd_linear_out = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linear_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1343')
-_k_CompositeExplicitAutograd_linspace = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2046')
-_k_CompositeExplicitAutograd_linspace_Scalar_Tensor = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2064')
-_k_CompositeExplicitAutograd_linspace_Scalar_Tensor_out = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2079')
-_k_CompositeExplicitAutograd_linspace_Tensor_Scalar = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2059')
-_k_CompositeExplicitAutograd_linspace_Tensor_Scalar_out = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2074')
-_k_CompositeExplicitAutograd_linspace_Tensor_Tensor = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2054')
-_k_CompositeExplicitAutograd_linspace_Tensor_Tensor_out = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2069')
-_k_CPU_linspace_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'linspace_out', 'CPU', 'ops/native_functions.yaml:2050')
-_k_Meta_linspace_out = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'linspace_out', 'Meta', 'ops/native_functions.yaml:2050')
-_meta_log = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'log', 'structured meta', 'ops/native_functions.yaml:2361')
-_impl_CPU_log_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'log_out', 'CPU', 'ops/native_functions.yaml:2361')
-_meta_log1p = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'log1p', 'structured meta', 'ops/native_functions.yaml:2381')
-_impl_CPU_log1p_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'log1p_out', 'CPU', 'ops/native_functions.yaml:2381')
+_k_CompositeExplicitAutograd_linspace = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2070')
+_k_CompositeExplicitAutograd_linspace_Scalar_Tensor = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2088')
+_k_CompositeExplicitAutograd_linspace_Scalar_Tensor_out = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2103')
+_k_CompositeExplicitAutograd_linspace_Tensor_Scalar = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2083')
+_k_CompositeExplicitAutograd_linspace_Tensor_Scalar_out = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2098')
+_k_CompositeExplicitAutograd_linspace_Tensor_Tensor = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2078')
+_k_CompositeExplicitAutograd_linspace_Tensor_Tensor_out = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'linspace_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2093')
+_k_CPU_linspace_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'linspace_out', 'CPU', 'ops/native_functions.yaml:2074')
+_k_Meta_linspace_out = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'linspace_out', 'Meta', 'ops/native_functions.yaml:2074')
+_meta_log = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'log', 'structured meta', 'ops/native_functions.yaml:2385')
+_impl_CPU_log_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'log_out', 'CPU', 'ops/native_functions.yaml:2385')
+_meta_log1p = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'log1p', 'structured meta', 'ops/native_functions.yaml:2405')
+_impl_CPU_log1p_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'log1p_out', 'CPU', 'ops/native_functions.yaml:2405')
 _k_CompositeImplicitAutograd_log_softmax_int = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'log_softmax', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1177')
 _k_CompositeExplicitAutograd_log_softmax_int_out = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'log_softmax_int_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1180')
-_k_CompositeExplicitAutograd_logical_and = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_and', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2895')
-_k_CPU_logical_and_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logical_and_out', 'CPU', 'ops/native_functions.yaml:2909')
-_k_Meta_logical_and_out = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'logical_and_out_meta', 'Meta', 'ops/native_functions.yaml:2909')
-_k_CompositeExplicitAutograd_logical_and_ = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_and_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2902')
-_k_CompositeExplicitAutograd_logical_not = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_not', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2853')
-_k_CPU_logical_not_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logical_not_out', 'CPU', 'ops/native_functions.yaml:2867')
-_k_Meta_logical_not_out = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'logical_not_out_meta', 'Meta', 'ops/native_functions.yaml:2867')
-_k_CompositeExplicitAutograd_logical_not_ = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_not_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2860')
-_k_CompositeExplicitAutograd_logical_or = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_or', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2916')
-_k_CPU_logical_or_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logical_or_out', 'CPU', 'ops/native_functions.yaml:2930')
-_k_Meta_logical_or_out = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'logical_or_out_meta', 'Meta', 'ops/native_functions.yaml:2930')
-_k_CompositeExplicitAutograd_logical_or_ = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_or_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2923')
-_k_CompositeExplicitAutograd_logical_xor = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_xor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2874')
-_k_CPU_logical_xor_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logical_xor_out', 'CPU', 'ops/native_functions.yaml:2888')
-_k_Meta_logical_xor_out = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'logical_xor_out_meta', 'Meta', 'ops/native_functions.yaml:2888')
-_k_CompositeExplicitAutograd_logical_xor_ = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_xor_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2881')
+_k_CompositeExplicitAutograd_logical_and = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_and', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2919')
+_k_CPU_logical_and_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logical_and_out', 'CPU', 'ops/native_functions.yaml:2933')
+_k_Meta_logical_and_out = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'logical_and_out_meta', 'Meta', 'ops/native_functions.yaml:2933')
+_k_CompositeExplicitAutograd_logical_and_ = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_and_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2926')
+_k_CompositeExplicitAutograd_logical_not = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_not', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2877')
+_k_CPU_logical_not_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logical_not_out', 'CPU', 'ops/native_functions.yaml:2891')
+_k_Meta_logical_not_out = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'logical_not_out_meta', 'Meta', 'ops/native_functions.yaml:2891')
+_k_CompositeExplicitAutograd_logical_not_ = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_not_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2884')
+_k_CompositeExplicitAutograd_logical_or = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_or', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2940')
+_k_CPU_logical_or_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logical_or_out', 'CPU', 'ops/native_functions.yaml:2954')
+_k_Meta_logical_or_out = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'logical_or_out_meta', 'Meta', 'ops/native_functions.yaml:2954')
+_k_CompositeExplicitAutograd_logical_or_ = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_or_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2947')
+_k_CompositeExplicitAutograd_logical_xor = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_xor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2898')
+_k_CPU_logical_xor_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logical_xor_out', 'CPU', 'ops/native_functions.yaml:2912')
+_k_Meta_logical_xor_out = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'logical_xor_out_meta', 'Meta', 'ops/native_functions.yaml:2912')
+_k_CompositeExplicitAutograd_logical_xor_ = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'logical_xor_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2905')
 _k_CPU_logsumexp = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logsumexp_cpu', 'CPU', 'ops/native_functions.yaml:1145')
 _k_Meta_logsumexp = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'logsumexp_meta', 'Meta', 'ops/native_functions.yaml:1145')
 _k_CPU_logsumexp_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logsumexp_out_cpu', 'CPU', 'ops/native_functions.yaml:1153')
@@ -363,14 +365,14 @@ _meta_lt_Scalar = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS
 _impl_CPU_lt_Scalar_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'lt_Scalar_out', 'CPU', 'ops/native_functions.yaml:484')
 _meta_lt_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'lt.Tensor', 'structured meta', 'ops/native_functions.yaml:498')
 _impl_CPU_lt_Tensor_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'lt_Tensor_out', 'CPU', 'ops/native_functions.yaml:498')
-_k_CompositeExplicitAutograd_masked_fill_Scalar = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'masked_fill_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1947')
-_k_CompositeExplicitAutograd_masked_fill_Tensor = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'masked_fill_Tensor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1962')
-_k_CPU_masked_fill__Scalar = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'masked_fill__Scalar', 'CPU', 'ops/native_functions.yaml:1939')
-_k_Meta_masked_fill__Scalar = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'masked_fill_meta_', 'Meta', 'ops/native_functions.yaml:1939')
-_k_CPU_masked_fill__Tensor = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'masked_fill__Tensor', 'CPU', 'ops/native_functions.yaml:1954')
-_k_Meta_masked_fill__Tensor = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'masked_fill_meta_', 'Meta', 'ops/native_functions.yaml:1954')
-_k_CPU_masked_select = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'masked_select', 'CPU', 'ops/native_functions.yaml:1968')
-_k_CPU_masked_select_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'masked_select_out', 'CPU', 'ops/native_functions.yaml:1974')
+_k_CompositeExplicitAutograd_masked_fill_Scalar = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'masked_fill_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1971')
+_k_CompositeExplicitAutograd_masked_fill_Tensor = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'masked_fill_Tensor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1986')
+_k_CPU_masked_fill__Scalar = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'masked_fill__Scalar', 'CPU', 'ops/native_functions.yaml:1963')
+_k_Meta_masked_fill__Scalar = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'masked_fill_meta_', 'Meta', 'ops/native_functions.yaml:1963')
+_k_CPU_masked_fill__Tensor = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'masked_fill__Tensor', 'CPU', 'ops/native_functions.yaml:1978')
+_k_Meta_masked_fill__Tensor = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'masked_fill_meta_', 'Meta', 'ops/native_functions.yaml:1978')
+_k_CPU_masked_select = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'masked_select', 'CPU', 'ops/native_functions.yaml:1992')
+_k_CPU_masked_select_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'masked_select_out', 'CPU', 'ops/native_functions.yaml:1998')
 _k_CompositeImplicitAutograd_matmul = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'matmul', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:898')
 _k_CompositeImplicitAutograd_matmul_out = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'matmul_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:901')
 _k_CPU_max = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'max_all_cpu', 'CPU', 'ops/native_functions.yaml:985')
@@ -379,8 +381,8 @@ _meta_max_dim = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS',
 _impl_CPU_max_dim_max = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'max_dim_out', 'CPU', 'ops/native_functions.yaml:961')
 _k_CPU_max_unary_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'max_unary_out', 'CPU', 'ops/native_functions.yaml:993')
 _k_Meta_max_unary_out = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'max_unary_out_meta', 'Meta', 'ops/native_functions.yaml:993')
-_meta_maximum = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'maximum', 'structured meta', 'ops/native_functions.yaml:2831')
-_impl_CPU_maximum_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'maximum_out', 'CPU', 'ops/native_functions.yaml:2831')
+_meta_maximum = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'maximum', 'structured meta', 'ops/native_functions.yaml:2855')
+_impl_CPU_maximum_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'maximum_out', 'CPU', 'ops/native_functions.yaml:2855')
 _k_CompositeExplicitAutograd_mean = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mean', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:809')
 _k_CompositeExplicitAutograd_mean_dtype_out = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mean_dtype_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:905')
 _meta_mean_dim = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'mean.dim', 'structured meta', 'ops/native_functions.yaml:822')
@@ -391,8 +393,8 @@ _meta_min_dim = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS',
 _impl_CPU_min_dim_min = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'min_dim_out', 'CPU', 'ops/native_functions.yaml:976')
 _k_CPU_min_unary_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'min_unary_out', 'CPU', 'ops/native_functions.yaml:1008')
 _k_Meta_min_unary_out = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'min_unary_out_meta', 'Meta', 'ops/native_functions.yaml:1008')
-_meta_minimum = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'minimum', 'structured meta', 'ops/native_functions.yaml:2845')
-_impl_CPU_minimum_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'minimum_out', 'CPU', 'ops/native_functions.yaml:2845')
+_meta_minimum = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'minimum', 'structured meta', 'ops/native_functions.yaml:2869')
+_impl_CPU_minimum_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'minimum_out', 'CPU', 'ops/native_functions.yaml:2869')
 _meta_mm = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'mm', 'structured meta', 'ops/native_functions.yaml:849')
 _impl_CPU_mm_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'mm_out', 'CPU', 'ops/native_functions.yaml:849')
 _k_CompositeExplicitAutograd_mul_Scalar = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mul_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:201')
@@ -404,13 +406,13 @@ wrapper_CPU_mul__Tensor = _kernel(_CPU_INPLACE, 'tensordispatch.backends.cpu.fre
 _k_CompositeExplicitAutograd_mul__Scalar = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mul__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:208')
 _k_CompositeExplicitAutograd_mv = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mv', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:889')
 _k_CompositeExplicitAutograd_mv_out = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'mv_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:894')
-_k_CompositeImplicitAutograd_narrow = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'narrow', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1543')
-_k_CompositeImplicitAutograd_narrow_Tensor = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'narrow', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1548')
-_k_CompositeExplicitAutograd_narrow_copy_out = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'narrow_copy_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1559')
-_k_CPU_native_dropout = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'native_dropout_cpu', 'CPU', 'ops/native_functions.yaml:1416')
-_k_Meta_native_dropout = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'native_dropout_meta', 'Meta', 'ops/native_functions.yaml:1416')
-_k_CPU_native_layer_norm = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'native_layer_norm_cpu', 'CPU', 'ops/native_functions.yaml:1424')
-_k_Meta_native_layer_norm = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'native_layer_norm_meta', 'Meta', 'ops/native_functions.yaml:1424')
+_k_CompositeImplicitAutograd_narrow = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'narrow', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1567')
+_k_CompositeImplicitAutograd_narrow_Tensor = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'narrow', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1572')
+_k_CompositeExplicitAutograd_narrow_copy_out = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'narrow_copy_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1583')
+_k_CPU_native_dropout = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'native_dropout_cpu', 'CPU', 'ops/native_functions.yaml:1440')
+_k_Meta_native_dropout = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'native_dropout_meta', 'Meta', 'ops/native_functions.yaml:1440')
+_k_CPU_native_layer_norm = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'native_layer_norm_cpu', 'CPU', 'ops/native_functions.yaml:1448')
+_k_Meta_native_layer_norm = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'native_layer_norm_meta', 'Meta', 'ops/native_functions.yaml:1448')
 _meta_ne_Scalar = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'ne.Scalar', 'structured meta', 'ops/native_functions.yaml:446')
 _impl_CPU_ne_Scalar_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'ne_Scalar_out', 'CPU', 'ops/native_functions.yaml:446')
 _meta_ne_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'ne.Tensor', 'structured meta', 'ops/native_functions.yaml:460')
@@ -419,135 +421,135 @@ _meta_neg = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'ne
 _impl_CPU_neg_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'neg_out', 'CPU', 'ops/native_functions.yaml:318')
 _fresh_CPU_neg_out = _kernel(_CPU_FRESH, 'tensordispatch.backends.cpu.fresh:CPU_FRESH_KERNELS', 'neg_out', 'CPU', 'ops/native_functions.yaml:318')
 wrapper_CPU_neg = _kernel(_CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'neg', 'CPU', 'ops/native_functions.yaml:318')
-_k_CompositeImplicitAutograd_nll_loss = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'nll_loss', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1437')
-_k_CompositeImplicitAutograd_nll_loss_out = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'nll_loss_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1431')
-_k_CompositeImplicitAutograd_nll_loss2d = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'nll_loss2d', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1453')
-_k_CompositeImplicitAutograd_nll_loss2d_out = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'nll_loss2d_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1450')
-_k_CPU_nll_loss2d_forward = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nll_loss2d_forward_cpu', 'CPU', 'ops/native_functions.yaml:1462')
-_k_Meta_nll_loss2d_forward = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'nll_loss2d_forward_meta', 'Meta', 'ops/native_functions.yaml:1462')
-_k_CPU_nll_loss2d_forward_output = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nll_loss2d_forward_out_cpu', 'CPU', 'ops/native_functions.yaml:1456')
-_k_Meta_nll_loss2d_forward_output = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'nll_loss2d_forward_out_meta', 'Meta', 'ops/native_functions.yaml:1456')
-_meta_nll_loss_forward = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'nll_loss_forward', 'structured meta', 'ops/native_functions.yaml:1440')
-_impl_CPU_nll_loss_forward_output = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nll_loss_forward_out_cpu', 'CPU', 'ops/native_functions.yaml:1440')
-_k_CompositeImplicitAutograd_nll_loss_nd = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'nll_loss_nd', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1434')
-_k_CPU_nonzero = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nonzero', 'CPU', 'ops/native_functions.yaml:1979')
-_k_CPU_nonzero_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nonzero_out', 'CPU', 'ops/native_functions.yaml:1985')
+_k_CompositeImplicitAutograd_nll_loss = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'nll_loss', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1461')
+_k_CompositeImplicitAutograd_nll_loss_out = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'nll_loss_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1455')
+_k_CompositeImplicitAutograd_nll_loss2d = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'nll_loss2d', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1477')
+_k_CompositeImplicitAutograd_nll_loss2d_out = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'nll_loss2d_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1474')
+_k_CPU_nll_loss2d_forward = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nll_loss2d_forward_cpu', 'CPU', 'ops/native_functions.yaml:1486')
+_k_Meta_nll_loss2d_forward = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'nll_loss2d_forward_meta', 'Meta', 'ops/native_functions.yaml:1486')
+_k_CPU_nll_loss2d_forward_output = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nll_loss2d_forward_out_cpu', 'CPU', 'ops/native_functions.yaml:1480')
+_k_Meta_nll_loss2d_forward_output = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'nll_loss2d_forward_out_meta', 'Meta', 'ops/native_functions.yaml:1480')
+_meta_nll_loss_forward = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'nll_loss_forward', 'structured meta', 'ops/native_functions.yaml:1464')
+_impl_CPU_nll_loss_forward_output = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nll_loss_forward_out_cpu', 'CPU', 'ops/native_functions.yaml:1464')
+_k_CompositeImplicitAutograd_nll_loss_nd = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'nll_loss_nd', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1458')
+_k_CPU_nonzero = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nonzero', 'CPU', 'ops/native_functions.yaml:2003')
+_k_CPU_nonzero_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nonzero_out', 'CPU', 'ops/native_functions.yaml:2009')
 _k_CompositeExplicitAutograd_norm_Scalar = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'norm_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1103')
 _k_CompositeExplicitAutograd_norm_ScalarOpt_dtype = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'norm_ScalarOpt_dtype', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1111')
 _meta_norm_ScalarOpt_dim_dtype = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'norm.ScalarOpt_dim_dtype', 'structured meta', 'ops/native_functions.yaml:1138')
 _impl_CPU_norm_dtype_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'norm_dtype_out', 'CPU', 'ops/native_functions.yaml:1138')
 _meta_norm_ScalarOpt_dim = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'norm.ScalarOpt_dim', 'structured meta', 'ops/native_functions.yaml:1125')
 _impl_CPU_norm_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'norm_out', 'CPU', 'ops/native_functions.yaml:1125')
-_k_CPU_normal_ = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'normal_', 'CPU', 'ops/native_functions.yaml:2115')
-_k_Meta_normal_ = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:2115')
-_k_CompositeExplicitAutograd_normal_functional = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'normal_functional', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2124')
-_k_CompositeImplicitAutograd_one_hot = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'one_hot', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1483')
+_k_CPU_normal_ = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'normal_', 'CPU', 'ops/native_functions.yaml:2139')
+_k_Meta_normal_ = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:2139')
+_k_CompositeExplicitAutograd_normal_functional = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'normal_functional', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2148')
+_k_CompositeImplicitAutograd_one_hot = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'one_hot', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1507')
 _k_CompositeExplicitAutograd_ones = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'ones', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:32')
 _k_CompositeExplicitAutograd_ones_out = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'ones_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:36')
 _k_CompositeExplicitAutograd_ones_like = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'ones_like', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:61')
 _k_CompositeImplicitAutograd_outer = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'outer', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1294')
 _k_CompositeImplicitAutograd_outer_out = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'outer_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1297')
-_k_CompositeExplicitAutograd_permute = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'permute', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1530')
-_meta_pow_Scalar = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'pow.Scalar', 'structured meta', 'ops/native_functions.yaml:2281')
-_impl_CPU_pow_Scalar_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'pow_Scalar_out', 'CPU', 'ops/native_functions.yaml:2281')
-_meta_pow_Tensor_Scalar = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'pow.Tensor_Scalar', 'structured meta', 'ops/native_functions.yaml:2293')
-_impl_CPU_pow_Tensor_Scalar_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'pow_Tensor_Scalar_out', 'CPU', 'ops/native_functions.yaml:2293')
-_meta_pow_Tensor_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'pow.Tensor_Tensor', 'structured meta', 'ops/native_functions.yaml:2267')
-_impl_CPU_pow_Tensor_Tensor_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'pow_Tensor_Tensor_out', 'CPU', 'ops/native_functions.yaml:2267')
+_k_CompositeExplicitAutograd_permute = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'permute', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1554')
+_meta_pow_Scalar = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'pow.Scalar', 'structured meta', 'ops/native_functions.yaml:2305')
+_impl_CPU_pow_Scalar_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'pow_Scalar_out', 'CPU', 'ops/native_functions.yaml:2305')
+_meta_pow_Tensor_Scalar = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'pow.Tensor_Scalar', 'structured meta', 'ops/native_functions.yaml:2317')
+_impl_CPU_pow_Tensor_Scalar_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'pow_Tensor_Scalar_out', 'CPU', 'ops/native_functions.yaml:2317')
+_meta_pow_Tensor_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'pow.Tensor_Tensor', 'structured meta', 'ops/native_functions.yaml:2291')
+_impl_CPU_pow_Tensor_Tensor_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'pow_Tensor_Tensor_out', 'CPU', 'ops/native_functions.yaml:2291')
 _k_CPU_prod = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'prod_cpu', 'CPU', 'ops/native_functions.yaml:911')
 _k_Meta_prod = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'prod_meta', 'Meta', 'ops/native_functions.yaml:911')
 _meta_prod_dim_int = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'prod.dim_int', 'structured meta', 'ops/native_functions.yaml:926')
 _impl_CPU_prod_int_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'prod_int_out', 'CPU', 'ops/native_functions.yaml:926')
-_k_CompositeExplicitAutograd_rand = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rand', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2148')
-_k_CompositeExplicitAutograd_rand_generator = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rand_generator', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2153')
-_k_CompositeExplicitAutograd_rand_out = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rand_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2158')
-_k_CompositeExplicitAutograd_rand_like = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rand_like', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2208')
-_k_CompositeExplicitAutograd_randint = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randint', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2178')
-_k_CompositeExplicitAutograd_randint_generator = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randint_generator', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2183')
-_k_CompositeExplicitAutograd_randint_low = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randint_low', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2188')
-_k_CompositeExplicitAutograd_randint_low_generator = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randint_low_generator', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2193')
-_k_CompositeExplicitAutograd_randint_low_out = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randint_low_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2203')
-_k_CompositeExplicitAutograd_randint_out = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randint_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2198')
-_k_CompositeExplicitAutograd_randn = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randn', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2163')
-_k_CompositeExplicitAutograd_randn_generator = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randn_generator', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2168')
-_k_CompositeExplicitAutograd_randn_out = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randn_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2173')
-_k_CompositeExplicitAutograd_randn_like = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randn_like', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2214')
-_k_CPU_random__from = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'random__from', 'CPU', 'ops/native_functions.yaml:2130')
-_k_Meta_random__from = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:2130')
-_k_CPU_random__to = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'random__to', 'CPU', 'ops/native_functions.yaml:2139')
-_k_Meta_random__to = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:2139')
-_meta_reciprocal = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'reciprocal', 'structured meta', 'ops/native_functions.yaml:2441')
-_impl_CPU_reciprocal_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'reciprocal_out', 'CPU', 'ops/native_functions.yaml:2441')
-_k_CompositeExplicitAutograd_relu = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'relu', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2666')
-_k_CompositeExplicitAutograd_relu_ = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'relu_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2673')
-_k_CompositeExplicitAutograd_remainder_Scalar = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'remainder_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2222')
-_k_CompositeExplicitAutograd_remainder_Scalar_Tensor = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'remainder_Scalar_Tensor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2259')
-_k_CompositeExplicitAutograd_remainder_Scalar_out = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'remainder_Scalar_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2234')
-_meta_remainder_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'remainder.Tensor', 'structured meta', 'ops/native_functions.yaml:2251')
-_impl_CPU_remainder_Tensor_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'remainder_out', 'CPU', 'ops/native_functions.yaml:2251')
-_k_CompositeExplicitAutograd_remainder__Scalar = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'remainder__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2228')
-_k_CompositeExplicitAutograd_repeat = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'repeat', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1772')
+_k_CompositeExplicitAutograd_rand = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rand', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2172')
+_k_CompositeExplicitAutograd_rand_generator = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rand_generator', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2177')
+_k_CompositeExplicitAutograd_rand_out = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rand_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2182')
+_k_CompositeExplicitAutograd_rand_like = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rand_like', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2232')
+_k_CompositeExplicitAutograd_randint = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randint', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2202')
+_k_CompositeExplicitAutograd_randint_generator = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randint_generator', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2207')
+_k_CompositeExplicitAutograd_randint_low = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randint_low', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2212')
+_k_CompositeExplicitAutograd_randint_low_generator = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randint_low_generator', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2217')
+_k_CompositeExplicitAutograd_randint_low_out = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randint_low_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2227')
+_k_CompositeExplicitAutograd_randint_out = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randint_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2222')
+_k_CompositeExplicitAutograd_randn = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randn', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2187')
+_k_CompositeExplicitAutograd_randn_generator = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randn_generator', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2192')
+_k_CompositeExplicitAutograd_randn_out = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randn_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2197')
+_k_CompositeExplicitAutograd_randn_like = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'randn_like', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2238')
+_k_CPU_random__from = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'random__from', 'CPU', 'ops/native_functions.yaml:2154')
+_k_Meta_random__from = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:2154')
+_k_CPU_random__to = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'random__to', 'CPU', 'ops/native_functions.yaml:2163')
+_k_Meta_random__to = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:2163')
+_meta_reciprocal = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'reciprocal', 'structured meta', 'ops/native_functions.yaml:2465')
+_impl_CPU_reciprocal_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'reciprocal_out', 'CPU', 'ops/native_functions.yaml:2465')
+_k_CompositeExplicitAutograd_relu = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'relu', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2690')
+_k_CompositeExplicitAutograd_relu_ = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'relu_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2697')
+_k_CompositeExplicitAutograd_remainder_Scalar = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'remainder_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2246')
+_k_CompositeExplicitAutograd_remainder_Scalar_Tensor = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'remainder_Scalar_Tensor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2283')
+_k_CompositeExplicitAutograd_remainder_Scalar_out = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'remainder_Scalar_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2258')
+_meta_remainder_Tensor = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'remainder.Tensor', 'structured meta', 'ops/native_functions.yaml:2275')
+_impl_CPU_remainder_Tensor_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'remainder_out', 'CPU', 'ops/native_functions.yaml:2275')
+_k_CompositeExplicitAutograd_remainder__Scalar = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'remainder__Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2252')
+_k_CompositeExplicitAutograd_repeat = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'repeat', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1796')
 _k_CompositeImplicitAutograd_reshape = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'reshape', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:678')
-_k_CompositeExplicitAutograd_resize_ = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'resize_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3500')
-_k_CompositeImplicitAutograd_resolve_conj = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'resolve_conj', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1397')
-_k_CompositeImplicitAutograd_resolve_neg = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'resolve_neg', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1400')
-_k_CPU_roll = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'roll', 'CPU', 'ops/native_functions.yaml:1765')
-_k_Meta_roll = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'roll_meta', 'Meta', 'ops/native_functions.yaml:1765')
-_meta_round_decimals = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'round.decimals', 'structured meta', 'ops/native_functions.yaml:2619')
-_impl_CPU_round_decimals_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'round_decimals_out', 'CPU', 'ops/native_functions.yaml:2619')
-_meta_round = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'round', 'structured meta', 'ops/native_functions.yaml:2599')
-_impl_CPU_round_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'round_out', 'CPU', 'ops/native_functions.yaml:2599')
-_meta_rsqrt = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'rsqrt', 'structured meta', 'ops/native_functions.yaml:2421')
-_impl_CPU_rsqrt_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'rsqrt_out', 'CPU', 'ops/native_functions.yaml:2421')
+_k_CompositeExplicitAutograd_resize_ = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'resize_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3524')
+_k_CompositeImplicitAutograd_resolve_conj = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'resolve_conj', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1421')
+_k_CompositeImplicitAutograd_resolve_neg = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'resolve_neg', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1424')
+_k_CPU_roll = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'roll', 'CPU', 'ops/native_functions.yaml:1789')
+_k_Meta_roll = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'roll_meta', 'Meta', 'ops/native_functions.yaml:1789')
+_meta_round_decimals = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'round.decimals', 'structured meta', 'ops/native_functions.yaml:2643')
+_impl_CPU_round_decimals_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'round_decimals_out', 'CPU', 'ops/native_functions.yaml:2643')
+_meta_round = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'round', 'structured meta', 'ops/native_functions.yaml:2623')
+_impl_CPU_round_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'round_out', 'CPU', 'ops/native_functions.yaml:2623')
+_meta_rsqrt = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'rsqrt', 'structured meta', 'ops/native_functions.yaml:2445')
+_impl_CPU_rsqrt_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'rsqrt_out', 'CPU', 'ops/native_functions.yaml:2445')
 _k_CompositeExplicitAutograd_rsub_Scalar = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rsub_Scalar', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:172')
 _k_CompositeExplicitAutograd_rsub_Tensor = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'rsub_Tensor', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:165')
-_meta_scatter_reduce = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'scatter.reduce', 'structured meta', 'ops/native_functions.yaml:1867')
-_impl_CPU_scatter_reduce_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'scatter_reduce_out', 'CPU', 'ops/native_functions.yaml:1867')
-_meta_scatter_src = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'scatter.src', 'structured meta', 'ops/native_functions.yaml:1838')
-_impl_CPU_scatter_src_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'scatter_src_out', 'CPU', 'ops/native_functions.yaml:1838')
-_meta_scatter_value = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'scatter.value', 'structured meta', 'ops/native_functions.yaml:1853')
-_impl_CPU_scatter_value_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'scatter_value_out', 'CPU', 'ops/native_functions.yaml:1853')
-_meta_scatter_value_reduce = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'scatter.value_reduce', 'structured meta', 'ops/native_functions.yaml:1881')
-_impl_CPU_scatter_value_reduce_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'scatter_value_reduce_out', 'CPU', 'ops/native_functions.yaml:1881')
-_meta_scatter_add = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'scatter_add', 'structured meta', 'ops/native_functions.yaml:1896')
-_impl_CPU_scatter_add_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'scatter_add_out', 'CPU', 'ops/native_functions.yaml:1896')
+_meta_scatter_reduce = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'scatter.reduce', 'structured meta', 'ops/native_functions.yaml:1891')
+_impl_CPU_scatter_reduce_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'scatter_reduce_out', 'CPU', 'ops/native_functions.yaml:1891')
+_meta_scatter_src = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'scatter.src', 'structured meta', 'ops/native_functions.yaml:1862')
+_impl_CPU_scatter_src_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'scatter_src_out', 'CPU', 'ops/native_functions.yaml:1862')
+_meta_scatter_value = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'scatter.value', 'structured meta', 'ops/native_functions.yaml:1877')
+_impl_CPU_scatter_value_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'scatter_value_out', 'CPU', 'ops/native_functions.yaml:1877')
+_meta_scatter_value_reduce = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'scatter.value_reduce', 'structured meta', 'ops/native_functions.yaml:1905')
+_impl_CPU_scatter_value_reduce_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'scatter_value_reduce_out', 'CPU', 'ops/native_functions.yaml:1905')
+_meta_scatter_add = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'scatter_add', 'structured meta', 'ops/native_functions.yaml:1920')
+_impl_CPU_scatter_add_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'scatter_add_out', 'CPU', 'ops/native_functions.yaml:1920')
 _k_CompositeExplicitAutograd_select_int = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'select', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:741')
-_k_CompositeExplicitAutogradNonFunctional_select_scatter = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'select_scatter_symint', 'CompositeExplicitAutogradNonFunctional', 'ops/native_functions.yaml:3353')
-_meta_sigmoid = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'sigmoid', 'structured meta', 'ops/native_functions.yaml:2501')
-_impl_CPU_sigmoid_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'sigmoid_out', 'CPU', 'ops/native_functions.yaml:2501')
-_meta_sign = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'sign', 'structured meta', 'ops/native_functions.yaml:2639')
-_impl_CPU_sign_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'sign_out', 'CPU', 'ops/native_functions.yaml:2639')
-_meta_silu = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'silu', 'structured meta', 'ops/native_functions.yaml:2539')
-_impl_CPU_silu_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'silu_out', 'CPU', 'ops/native_functions.yaml:2539')
+_k_CompositeExplicitAutogradNonFunctional_select_scatter = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'select_scatter_symint', 'CompositeExplicitAutogradNonFunctional', 'ops/native_functions.yaml:3377')
+_meta_sigmoid = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'sigmoid', 'structured meta', 'ops/native_functions.yaml:2525')
+_impl_CPU_sigmoid_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'sigmoid_out', 'CPU', 'ops/native_functions.yaml:2525')
+_meta_sign = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'sign', 'structured meta', 'ops/native_functions.yaml:2663')
+_impl_CPU_sign_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'sign_out', 'CPU', 'ops/native_functions.yaml:2663')
+_meta_silu = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'silu', 'structured meta', 'ops/native_functions.yaml:2563')
+_impl_CPU_silu_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'silu_out', 'CPU', 'ops/native_functions.yaml:2563')
 _meta_sin = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'sin', 'structured meta', 'ops/native_functions.yaml:358')
 _impl_CPU_sin_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'sin_out', 'CPU', 'ops/native_functions.yaml:358')
 _fresh_CPU_sin_out = _kernel(_CPU_FRESH, 'tensordispatch.backends.cpu.fresh:CPU_FRESH_KERNELS', 'sin_out', 'CPU', 'ops/native_functions.yaml:358')
 wrapper_CPU_sin = _kernel(_CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'sin', 'CPU', 'ops/native_functions.yaml:358')
 _k_CompositeExplicitAutograd_slice_Tensor = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'slice', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:756')
-_k_CompositeExplicitAutogradNonFunctional_slice_scatter = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'slice_scatter', 'CompositeExplicitAutogradNonFunctional', 'ops/native_functions.yaml:3370')
+_k_CompositeExplicitAutogradNonFunctional_slice_scatter = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'slice_scatter', 'CompositeExplicitAutogradNonFunctional', 'ops/native_functions.yaml:3394')
 _k_CompositeImplicitAutograd_softmax_int = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'softmax', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1160')
 _k_CompositeExplicitAutograd_softmax_int_out = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'softmax_int_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1163')
-_k_CompositeExplicitAutograd_sort = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'sort', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1990')
-_k_CompositeExplicitAutograd_sort_values = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'sort_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1997')
-_meta_sort_stable = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'sort.stable', 'structured meta', 'ops/native_functions.yaml:2006')
-_impl_CPU_sort_values_stable = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'sort_stable_out', 'CPU', 'ops/native_functions.yaml:2006')
-_k_CompositeExplicitAutograd_split_Tensor = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'split', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1590')
-_k_CompositeImplicitAutograd_split_sizes = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'split', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1608')
-_k_CompositeExplicitAutograd_split_copy_Tensor_out = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'split_copy_Tensor_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1603')
-_k_CompositeExplicitAutograd_split_with_sizes = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'split_with_sizes', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1612')
-_k_CompositeExplicitAutograd_split_with_sizes_copy_out = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'split_with_sizes_copy_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1626')
+_k_CompositeExplicitAutograd_sort = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'sort', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2014')
+_k_CompositeExplicitAutograd_sort_values = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'sort_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:2021')
+_meta_sort_stable = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'sort.stable', 'structured meta', 'ops/native_functions.yaml:2030')
+_impl_CPU_sort_values_stable = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'sort_stable_out', 'CPU', 'ops/native_functions.yaml:2030')
+_k_CompositeExplicitAutograd_split_Tensor = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'split', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1614')
+_k_CompositeImplicitAutograd_split_sizes = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'split', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1632')
+_k_CompositeExplicitAutograd_split_copy_Tensor_out = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'split_copy_Tensor_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1627')
+_k_CompositeExplicitAutograd_split_with_sizes = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'split_with_sizes', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1636')
+_k_CompositeExplicitAutograd_split_with_sizes_copy_out = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'split_with_sizes_copy_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1650')
 _meta_sqrt = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'sqrt', 'structured meta', 'ops/native_functions.yaml:398')
 _impl_CPU_sqrt_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'sqrt_out', 'CPU', 'ops/native_functions.yaml:398')
 _fresh_CPU_sqrt_out = _kernel(_CPU_FRESH, 'tensordispatch.backends.cpu.fresh:CPU_FRESH_KERNELS', 'sqrt_out', 'CPU', 'ops/native_functions.yaml:398')
 wrapper_CPU_sqrt = _kernel(_CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'sqrt', 'CPU', 'ops/native_functions.yaml:398')
-_k_CompositeExplicitAutograd_squeeze = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'squeeze', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3414')
+_k_CompositeExplicitAutograd_squeeze = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'squeeze', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3438')
 _k_CompositeExplicitAutograd_squeeze_dim = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'squeeze_dim', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:726')
-_k_CompositeExplicitAutograd_squeeze_dims = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'squeeze', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3421')
-_k_CompositeExplicitAutograd_squeeze_ = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'squeeze_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3467')
-_k_CompositeExplicitAutograd_squeeze__dim = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'squeeze_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3475')
-_k_CompositeExplicitAutograd_squeeze__dims = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'squeeze_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3483')
-_k_CompositeExplicitAutograd_stack = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'stack', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1749')
-_k_CompositeExplicitAutograd_stack_out = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'stack_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1753')
+_k_CompositeExplicitAutograd_squeeze_dims = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'squeeze', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3445')
+_k_CompositeExplicitAutograd_squeeze_ = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'squeeze_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3491')
+_k_CompositeExplicitAutograd_squeeze__dim = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'squeeze_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3499')
+_k_CompositeExplicitAutograd_squeeze__dims = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'squeeze_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3507')
+_k_CompositeExplicitAutograd_stack = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'stack', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1773')
+_k_CompositeExplicitAutograd_stack_out = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'stack_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1777')
 _k_CompositeImplicitAutograd_std = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'std', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1071')
 _k_CPU_std_correction = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'std_correction_cpu', 'CPU', 'ops/native_functions.yaml:1088')
 _k_Meta_std_correction = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'std_correction_meta', 'Meta', 'ops/native_functions.yaml:1088')
@@ -566,32 +568,32 @@ _k_CompositeExplicitAutograd_sum = _kernel(_CEA, 'tensordispatch.backends.compos
 _meta_sum_dim_IntList = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'sum.dim_IntList', 'structured meta', 'ops/native_functions.yaml:802')
 _impl_CPU_sum_IntList_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'sum_out', 'CPU', 'ops/native_functions.yaml:802')
 _k_CompositeExplicitAutograd_t = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 't', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:697')
-_k_CompositeExplicitAutograd_t_ = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 't_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3451')
-_meta_tan = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'tan', 'structured meta', 'ops/native_functions.yaml:2461')
-_impl_CPU_tan_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'tan_out', 'CPU', 'ops/native_functions.yaml:2461')
-_meta_tanh = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'tanh', 'structured meta', 'ops/native_functions.yaml:2481')
-_impl_CPU_tanh_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'tanh_out', 'CPU', 'ops/native_functions.yaml:2481')
-_k_CompositeImplicitAutograd_to_device = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'to', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1723')
-_k_CompositeImplicitAutograd_to_dtype = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'to', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1728')
-_k_CompositeImplicitAutograd_to_dtype_layout = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'to', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1718')
-_k_CompositeImplicitAutograd_to_other = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'to', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1733')
-_meta_topk = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'topk', 'structured meta', 'ops/native_functions.yaml:2016')
-_impl_CPU_topk_values = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'topk_out', 'CPU', 'ops/native_functions.yaml:2016')
+_k_CompositeExplicitAutograd_t_ = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 't_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3475')
+_meta_tan = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'tan', 'structured meta', 'ops/native_functions.yaml:2485')
+_impl_CPU_tan_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'tan_out', 'CPU', 'ops/native_functions.yaml:2485')
+_meta_tanh = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'tanh', 'structured meta', 'ops/native_functions.yaml:2505')
+_impl_CPU_tanh_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'tanh_out', 'CPU', 'ops/native_functions.yaml:2505')
+_k_CompositeImplicitAutograd_to_device = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'to', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1747')
+_k_CompositeImplicitAutograd_to_dtype = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'to', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1752')
+_k_CompositeImplicitAutograd_to_dtype_layout = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'to', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1742')
+_k_CompositeImplicitAutograd_to_other = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'to', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1757')
+_meta_topk = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'topk', 'structured meta', 'ops/native_functions.yaml:2040')
+_impl_CPU_topk_values = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'topk_out', 'CPU', 'ops/native_functions.yaml:2040')
 _k_CompositeExplicitAutograd_transpose_int = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'transpose', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:683')
-_k_CompositeExplicitAutograd_transpose_ = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'transpose_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3443')
-_meta_tril = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'tril', 'structured meta', 'ops/native_functions.yaml:1787')
-_impl_CPU_tril_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'tril_out', 'CPU', 'ops/native_functions.yaml:1787')
-_meta_triu = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'triu', 'structured meta', 'ops/native_functions.yaml:1800')
-_impl_CPU_triu_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'triu_out', 'CPU', 'ops/native_functions.yaml:1800')
-_k_CompositeExplicitAutograd_unbind_int = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'unbind', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1636')
-_k_CompositeExplicitAutograd_unbind_copy_int_out = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'unbind_copy_int_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1647')
-_k_CPU_unfold = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'unfold', 'CPU', 'ops/native_functions.yaml:1576')
-_k_Meta_unfold = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'unfold', 'Meta', 'ops/native_functions.yaml:1576')
-_k_CompositeExplicitAutograd_unfold_backward = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'unfold_backward', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3510')
-_k_CPU_uniform_ = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'uniform_', 'CPU', 'ops/native_functions.yaml:2106')
-_k_Meta_uniform_ = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:2106')
+_k_CompositeExplicitAutograd_transpose_ = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'transpose_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3467')
+_meta_tril = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'tril', 'structured meta', 'ops/native_functions.yaml:1811')
+_impl_CPU_tril_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'tril_out', 'CPU', 'ops/native_functions.yaml:1811')
+_meta_triu = _kernel(_META_FN, 'tensordispatch.backends.meta:META_FUNCTIONS', 'triu', 'structured meta', 'ops/native_functions.yaml:1824')
+_impl_CPU_triu_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'triu_out', 'CPU', 'ops/native_functions.yaml:1824')
+_k_CompositeExplicitAutograd_unbind_int = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'unbind', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1660')
+_k_CompositeExplicitAutograd_unbind_copy_int_out = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'unbind_copy_int_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:1671')
+_k_CPU_unfold = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'unfold', 'CPU', 'ops/native_functions.yaml:1600')
+_k_Meta_unfold = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'unfold', 'Meta', 'ops/native_functions.yaml:1600')
+_k_CompositeExplicitAutograd_unfold_backward = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'unfold_backward', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3534')
+_k_CPU_uniform_ = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'uniform_', 'CPU', 'ops/native_functions.yaml:2130')
+_k_Meta_uniform_ = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:2130')
 _k_CompositeExplicitAutograd_unsqueeze = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'unsqueeze', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:711')
-_k_CompositeExplicitAutograd_unsqueeze_ = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'unsqueeze_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3459')
+_k_CompositeExplicitAutograd_unsqueeze_ = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'unsqueeze_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3483')
 _k_CompositeImplicitAutograd_var = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'var', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1039')
 _k_CPU_var_correction = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'var_correction_cpu', 'CPU', 'ops/native_functions.yaml:1056')
 _k_Meta_var_correction = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'var_correction_meta', 'Meta', 'ops/native_functions.yaml:1056')
@@ -601,19 +603,19 @@ _k_CompositeImplicitAutograd_var_dim = _kernel(_CIA, 'tensordispatch.ops.decompo
 _k_CompositeImplicitAutograd_var_out = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'var_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1051')
 _k_CPU_view = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'view', 'CPU', 'ops/native_functions.yaml:663')
 _k_Meta_view = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'view', 'Meta', 'ops/native_functions.yaml:663')
-_k_CPU_view_as_complex = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'view_as_complex', 'CPU', 'ops/native_functions.yaml:1692')
-_k_Meta_view_as_complex = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'view_as_complex', 'Meta', 'ops/native_functions.yaml:1692')
-_k_CPU_view_as_real = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'view_as_real', 'CPU', 'ops/native_functions.yaml:1680')
-_k_Meta_view_as_real = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'view_as_real', 'Meta', 'ops/native_functions.yaml:1680')
-_k_CompositeImplicitAutograd_where = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'where', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:2821')
-_k_CompositeImplicitAutograd_where_Scalar = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'where', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:2818')
-_k_CompositeImplicitAutograd_where_ScalarOther = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'where', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:2815')
-_k_CompositeImplicitAutograd_where_ScalarSelf = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'where', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:2812')
-_k_CPU_where_self = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'where', 'CPU', 'ops/native_functions.yaml:2798')
-_k_Meta_where_self = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'where_meta', 'Meta', 'ops/native_functions.yaml:2798')
-_k_CPU_where_self_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'where_self_out', 'CPU', 'ops/native_functions.yaml:2806')
-_k_Meta_where_self_out = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'where_self_out_meta', 'Meta', 'ops/native_functions.yaml:2806')
-_k_CompositeExplicitAutograd_zero_ = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'zero_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3407')
+_k_CPU_view_as_complex = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'view_as_complex', 'CPU', 'ops/native_functions.yaml:1716')
+_k_Meta_view_as_complex = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'view_as_complex', 'Meta', 'ops/native_functions.yaml:1716')
+_k_CPU_view_as_real = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'view_as_real', 'CPU', 'ops/native_functions.yaml:1704')
+_k_Meta_view_as_real = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'view_as_real', 'Meta', 'ops/native_functions.yaml:1704')
+_k_CompositeImplicitAutograd_where = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'where', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:2845')
+_k_CompositeImplicitAutograd_where_Scalar = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'where', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:2842')
+_k_CompositeImplicitAutograd_where_ScalarOther = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'where', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:2839')
+_k_CompositeImplicitAutograd_where_ScalarSelf = _kernel(_CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'where', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:2836')
+_k_CPU_where_self = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'where', 'CPU', 'ops/native_functions.yaml:2822')
+_k_Meta_where_self = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'where_meta', 'Meta', 'ops/native_functions.yaml:2822')
+_k_CPU_where_self_out = _kernel(_CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'where_self_out', 'CPU', 'ops/native_functions.yaml:2830')
+_k_Meta_where_self_out = _kernel(_META, 'tensordispatch.backends.meta:META_KERNELS', 'where_self_out_meta', 'Meta', 'ops/native_functions.yaml:2830')
+_k_CompositeExplicitAutograd_zero_ = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'zero_', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:3431')
 _k_CompositeExplicitAutograd_zeros = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'zeros', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:24')
 _k_CompositeExplicitAutograd_zeros_out = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'zeros_out', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:28')
 _k_CompositeExplicitAutograd_zeros_like = _kernel(_CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'zeros_like', 'CompositeExplicitAutograd', 'ops/native_functions.yaml:56')
@@ -4074,6 +4076,18 @@ def generated___rshift___Tensor_out(self, other, *, out):
     return out
 
 
+def generated__conj_copy(self):
+    _v = _op('_conj')(self)
+    return _op('clone')(_v, memory_format=_contiguous_format)
+
+
+def generated__conj_copy_out(self, *, out):
+    _r = _op('_conj_copy')(self)
+    _resize_output(out, _r._shape)
+    _copy_arg(out, _r)
+    return out
+
+
 def generated__conj_physical_out(self, *, out):
     _r = _op('_conj_physical')(self)
     _resize_output(out, _r._shape)
@@ -4089,6 +4103,18 @@ def generated__index_put_impl(self, indices, values, accumulate=False, unsafe=Fa
 
 def generated__index_put_impl_out(self, indices, values, accumulate=False, unsafe=False, *, out):
     _r = _op('_index_put_impl')(self, indices, values, accumulate, unsafe)
+    _resize_output(out, _r._shape)
+    _copy_arg(out, _r)
+    return out
+
+
+def generated__neg_view_copy(self):
+    _v = _op('_neg_view')(self)
+    return _op('clone')(_v, memory_format=_contiguous_format)
+
+
+def generated__neg_view_copy_out(self, *, out):
+    _r = _op('_neg_view_copy')(self)
     _resize_output(out, _r._shape)
     _copy_arg(out, _r)
     return out
@@ -4951,19 +4977,19 @@ LIBRARIES = [*_DEF.values(), *_LIB.values()]
 def _op0(_def, _lib):  # aten::__ilshift__
     _def['aten'].define('__ilshift__.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('__ilshift__.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('__ilshift__.Scalar', _k_CPU___ilshift___Scalar, debug=_SITE + '4954')
-    _lib['aten:CPU'].impl('__ilshift__.Tensor', _k_CPU___ilshift___Tensor, debug=_SITE + '4955')
-    _lib['aten:Meta'].impl('__ilshift__.Scalar', _k_Meta___ilshift___Scalar, debug=_SITE + '4956')
-    _lib['aten:Meta'].impl('__ilshift__.Tensor', _k_Meta___ilshift___Tensor, debug=_SITE + '4957')
+    _lib['aten:CPU'].impl('__ilshift__.Scalar', _k_CPU___ilshift___Scalar, debug=_SITE + '4980')
+    _lib['aten:CPU'].impl('__ilshift__.Tensor', _k_CPU___ilshift___Tensor, debug=_SITE + '4981')
+    _lib['aten:Meta'].impl('__ilshift__.Scalar', _k_Meta___ilshift___Scalar, debug=_SITE + '4982')
+    _lib['aten:Meta'].impl('__ilshift__.Tensor', _k_Meta___ilshift___Tensor, debug=_SITE + '4983')
 
 
 def _op1(_def, _lib):  # aten::__irshift__
     _def['aten'].define('__irshift__.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
     _def['aten'].define('__irshift__.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('__irshift__.Scalar', _k_CPU___irshift___Scalar, debug=_SITE + '4963')
-    _lib['aten:CPU'].impl('__irshift__.Tensor', _k_CPU___irshift___Tensor, debug=_SITE + '4964')
-    _lib['aten:Meta'].impl('__irshift__.Scalar', _k_Meta___irshift___Scalar, debug=_SITE + '4965')
-    _lib['aten:Meta'].impl('__irshift__.Tensor', _k_Meta___irshift___Tensor, debug=_SITE + '4966')
+    _lib['aten:CPU'].impl('__irshift__.Scalar', _k_CPU___irshift___Scalar, debug=_SITE + '4989')
+    _lib['aten:CPU'].impl('__irshift__.Tensor', _k_CPU___irshift___Tensor, debug=_SITE + '4990')
+    _lib['aten:Meta'].impl('__irshift__.Scalar', _k_Meta___irshift___Scalar, debug=_SITE + '4991')
+    _lib['aten:Meta'].impl('__irshift__.Tensor', _k_Meta___irshift___Tensor, debug=_SITE + '4992')
 
 
 def _op2(_def, _lib):  # aten::__lshift__
@@ -4971,12 +4997,12 @@ def _op2(_def, _lib):  # aten::__lshift__
     _def['aten'].define('__lshift__.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
     _def['aten'].define('__lshift__.Tensor(Tensor self, Tensor other) -> Tensor', tags=('pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('__lshift__.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('__lshift__.Scalar', _k_CPU___lshift___Scalar, debug=_SITE + '4974')
-    _lib['aten:CPU'].impl('__lshift__.Tensor', _k_CPU___lshift___Tensor, debug=_SITE + '4975')
-    _lib['aten:CompositeExplicitAutograd'].impl('__lshift__.Scalar_out', generated___lshift___Scalar_out, debug=_SITE + '4976')
-    _lib['aten:CompositeExplicitAutograd'].impl('__lshift__.Tensor_out', generated___lshift___Tensor_out, debug=_SITE + '4977')
-    _lib['aten:Meta'].impl('__lshift__.Scalar', _k_Meta___lshift___Scalar, debug=_SITE + '4978')
-    _lib['aten:Meta'].impl('__lshift__.Tensor', _k_Meta___lshift___Tensor, debug=_SITE + '4979')
+    _lib['aten:CPU'].impl('__lshift__.Scalar', _k_CPU___lshift___Scalar, debug=_SITE + '5000')
+    _lib['aten:CPU'].impl('__lshift__.Tensor', _k_CPU___lshift___Tensor, debug=_SITE + '5001')
+    _lib['aten:CompositeExplicitAutograd'].impl('__lshift__.Scalar_out', generated___lshift___Scalar_out, debug=_SITE + '5002')
+    _lib['aten:CompositeExplicitAutograd'].impl('__lshift__.Tensor_out', generated___lshift___Tensor_out, debug=_SITE + '5003')
+    _lib['aten:Meta'].impl('__lshift__.Scalar', _k_Meta___lshift___Scalar, debug=_SITE + '5004')
+    _lib['aten:Meta'].impl('__lshift__.Tensor', _k_Meta___lshift___Tensor, debug=_SITE + '5005')
 
 
 def _op3(_def, _lib):  # aten::__rshift__
@@ -4984,725 +5010,749 @@ def _op3(_def, _lib):  # aten::__rshift__
     _def['aten'].define('__rshift__.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
     _def['aten'].define('__rshift__.Tensor(Tensor self, Tensor other) -> Tensor', tags=('pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('__rshift__.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('__rshift__.Scalar', _k_CPU___rshift___Scalar, debug=_SITE + '4987')
-    _lib['aten:CPU'].impl('__rshift__.Tensor', _k_CPU___rshift___Tensor, debug=_SITE + '4988')
-    _lib['aten:CompositeExplicitAutograd'].impl('__rshift__.Scalar_out', generated___rshift___Scalar_out, debug=_SITE + '4989')
-    _lib['aten:CompositeExplicitAutograd'].impl('__rshift__.Tensor_out', generated___rshift___Tensor_out, debug=_SITE + '4990')
-    _lib['aten:Meta'].impl('__rshift__.Scalar', _k_Meta___rshift___Scalar, debug=_SITE + '4991')
-    _lib['aten:Meta'].impl('__rshift__.Tensor', _k_Meta___rshift___Tensor, debug=_SITE + '4992')
+    _lib['aten:CPU'].impl('__rshift__.Scalar', _k_CPU___rshift___Scalar, debug=_SITE + '5013')
+    _lib['aten:CPU'].impl('__rshift__.Tensor', _k_CPU___rshift___Tensor, debug=_SITE + '5014')
+    _lib['aten:CompositeExplicitAutograd'].impl('__rshift__.Scalar_out', generated___rshift___Scalar_out, debug=_SITE + '5015')
+    _lib['aten:CompositeExplicitAutograd'].impl('__rshift__.Tensor_out', generated___rshift___Tensor_out, debug=_SITE + '5016')
+    _lib['aten:Meta'].impl('__rshift__.Scalar', _k_Meta___rshift___Scalar, debug=_SITE + '5017')
+    _lib['aten:Meta'].impl('__rshift__.Tensor', _k_Meta___rshift___Tensor, debug=_SITE + '5018')
 
 
-def _op4(_def, _lib):  # aten::_conj_physical
+def _op4(_def, _lib):  # aten::_conj
+    _def['aten'].define('_conj(Tensor(a) self) -> Tensor(a)', tags=('pt2_compliant_tag',))
+    _lib['aten:CompositeExplicitAutograd'].impl('_conj', _k_CompositeExplicitAutograd__conj, debug=_SITE + '5023')
+
+
+def _op5(_def, _lib):  # aten::_conj_copy
+    _def['aten'].define('_conj_copy(Tensor self) -> Tensor', tags=('pt2_compliant_tag', 'view_copy',))
+    _def['aten'].define('_conj_copy.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag', 'view_copy',))
+    _lib['aten:CompositeExplicitAutograd'].impl('_conj_copy.out', generated__conj_copy_out, debug=_SITE + '5029')
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('_conj_copy', generated__conj_copy, debug=_SITE + '5030')
+
+
+def _op6(_def, _lib):  # aten::_conj_physical
     _def['aten'].define('_conj_physical(Tensor self) -> Tensor', tags=('pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('_conj_physical.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('_conj_physical', _k_CompositeExplicitAutograd__conj_physical, debug=_SITE + '4998')
-    _lib['aten:CompositeExplicitAutograd'].impl('_conj_physical.out', generated__conj_physical_out, debug=_SITE + '4999')
+    _lib['aten:CompositeExplicitAutograd'].impl('_conj_physical', _k_CompositeExplicitAutograd__conj_physical, debug=_SITE + '5036')
+    _lib['aten:CompositeExplicitAutograd'].impl('_conj_physical.out', generated__conj_physical_out, debug=_SITE + '5037')
 
 
-def _op5(_def, _lib):  # aten::_index_put_impl
+def _op7(_def, _lib):  # aten::_index_put_impl
     _def['aten'].define('_index_put_impl(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False) -> Tensor', tags=('generated', 'pt2_compliant_tag',))
     _def['aten'].define('_index_put_impl.out(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('_index_put_impl', generated__index_put_impl, debug=_SITE + '5005')
-    _lib['aten:CompositeExplicitAutograd'].impl('_index_put_impl.out', generated__index_put_impl_out, debug=_SITE + '5006')
+    _lib['aten:CompositeExplicitAutograd'].impl('_index_put_impl', generated__index_put_impl, debug=_SITE + '5043')
+    _lib['aten:CompositeExplicitAutograd'].impl('_index_put_impl.out', generated__index_put_impl_out, debug=_SITE + '5044')
 
 
-def _op6(_def, _lib):  # aten::_index_put_impl_
+def _op8(_def, _lib):  # aten::_index_put_impl_
     _def['aten'].define('_index_put_impl_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('_index_put_impl_', _k_CPU__index_put_impl_, debug=_SITE + '5011')
-    _lib['aten:Meta'].impl('_index_put_impl_', _k_Meta__index_put_impl_, debug=_SITE + '5012')
+    _lib['aten:CPU'].impl('_index_put_impl_', _k_CPU__index_put_impl_, debug=_SITE + '5049')
+    _lib['aten:Meta'].impl('_index_put_impl_', _k_Meta__index_put_impl_, debug=_SITE + '5050')
 
 
-def _op7(_def, _lib):  # aten::_linalg_svd
+def _op9(_def, _lib):  # aten::_linalg_svd
     _def['aten'].define('_linalg_svd(Tensor A, bool full_matrices=False, bool compute_uv=True, *, str? driver=None) -> (Tensor U, Tensor S, Tensor Vh)', tags=('pt2_compliant_tag',))
     _def['aten'].define('_linalg_svd.U(Tensor A, bool full_matrices=False, bool compute_uv=True, *, str? driver=None, Tensor(a!) U, Tensor(b!) S, Tensor(c!) Vh) -> (Tensor(a!) U, Tensor(b!) S, Tensor(c!) Vh)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('_linalg_svd', wrapper_CPU__linalg_svd, debug=_SITE + '5018')
-    _lib['aten:CPU'].impl('_linalg_svd.U', wrapper_CPU__linalg_svd_U, debug=_SITE + '5019')
-    _lib['aten:Meta'].impl('_linalg_svd', wrapper_Meta__linalg_svd, debug=_SITE + '5020')
-    _lib['aten:Meta'].impl('_linalg_svd.U', wrapper_Meta__linalg_svd_U, debug=_SITE + '5021')
+    _lib['aten:CPU'].impl('_linalg_svd', wrapper_CPU__linalg_svd, debug=_SITE + '5056')
+    _lib['aten:CPU'].impl('_linalg_svd.U', wrapper_CPU__linalg_svd_U, debug=_SITE + '5057')
+    _lib['aten:Meta'].impl('_linalg_svd', wrapper_Meta__linalg_svd, debug=_SITE + '5058')
+    _lib['aten:Meta'].impl('_linalg_svd.U', wrapper_Meta__linalg_svd_U, debug=_SITE + '5059')
 
 
-def _op8(_def, _lib):  # aten::_log_softmax
+def _op10(_def, _lib):  # aten::_log_softmax
     _def['aten'].define('_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor', tags=('core', 'pt2_compliant_tag',))
     _def['aten'].define('_log_softmax.out(Tensor self, int dim, bool half_to_float, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('_log_softmax', wrapper_CPU__log_softmax, debug=_SITE + '5027')
-    _lib['aten:CPU'].impl('_log_softmax.out', wrapper_CPU__log_softmax_out, debug=_SITE + '5028')
-    _lib['aten:Meta'].impl('_log_softmax', wrapper_Meta__log_softmax, debug=_SITE + '5029')
-    _lib['aten:Meta'].impl('_log_softmax.out', wrapper_Meta__log_softmax_out, debug=_SITE + '5030')
+    _lib['aten:CPU'].impl('_log_softmax', wrapper_CPU__log_softmax, debug=_SITE + '5065')
+    _lib['aten:CPU'].impl('_log_softmax.out', wrapper_CPU__log_softmax_out, debug=_SITE + '5066')
+    _lib['aten:Meta'].impl('_log_softmax', wrapper_Meta__log_softmax, debug=_SITE + '5067')
+    _lib['aten:Meta'].impl('_log_softmax.out', wrapper_Meta__log_softmax_out, debug=_SITE + '5068')
 
 
-def _op9(_def, _lib):  # aten::_softmax
+def _op11(_def, _lib):  # aten::_neg_view
+    _def['aten'].define('_neg_view(Tensor(a) self) -> Tensor(a)', tags=('pt2_compliant_tag',))
+    _lib['aten:CompositeExplicitAutograd'].impl('_neg_view', _k_CompositeExplicitAutograd__neg_view, debug=_SITE + '5073')
+
+
+def _op12(_def, _lib):  # aten::_neg_view_copy
+    _def['aten'].define('_neg_view_copy(Tensor self) -> Tensor', tags=('pt2_compliant_tag', 'view_copy',))
+    _def['aten'].define('_neg_view_copy.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag', 'view_copy',))
+    _lib['aten:CompositeExplicitAutograd'].impl('_neg_view_copy.out', generated__neg_view_copy_out, debug=_SITE + '5079')
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('_neg_view_copy', generated__neg_view_copy, debug=_SITE + '5080')
+
+
+def _op13(_def, _lib):  # aten::_softmax
     _def['aten'].define('_softmax(Tensor self, int dim, bool half_to_float) -> Tensor', tags=('core', 'pt2_compliant_tag',))
     _def['aten'].define('_softmax.out(Tensor self, int dim, bool half_to_float, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('_softmax', wrapper_CPU__softmax, debug=_SITE + '5036')
-    _lib['aten:CPU'].impl('_softmax.out', wrapper_CPU__softmax_out, debug=_SITE + '5037')
-    _lib['aten:Meta'].impl('_softmax', wrapper_Meta__softmax, debug=_SITE + '5038')
-    _lib['aten:Meta'].impl('_softmax.out', wrapper_Meta__softmax_out, debug=_SITE + '5039')
+    _lib['aten:CPU'].impl('_softmax', wrapper_CPU__softmax, debug=_SITE + '5086')
+    _lib['aten:CPU'].impl('_softmax.out', wrapper_CPU__softmax_out, debug=_SITE + '5087')
+    _lib['aten:Meta'].impl('_softmax', wrapper_Meta__softmax, debug=_SITE + '5088')
+    _lib['aten:Meta'].impl('_softmax.out', wrapper_Meta__softmax_out, debug=_SITE + '5089')
 
 
-def _op10(_def, _lib):  # aten::_to_copy
+def _op14(_def, _lib):  # aten::_to_copy
     _def['aten'].define('_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor', tags=('core', 'pt2_compliant_tag',))
     _def['aten'].define('_to_copy.out(Tensor self, *, bool non_blocking=False, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:BackendSelect'].impl('_to_copy', backend_select__to_copy, debug=_SITE + '5045')
-    _lib['aten:CompositeExplicitAutograd'].impl('_to_copy', _k_CompositeExplicitAutograd__to_copy, debug=_SITE + '5046')
-    _lib['aten:CompositeExplicitAutograd'].impl('_to_copy.out', generated__to_copy_out, debug=_SITE + '5047')
+    _lib['aten:BackendSelect'].impl('_to_copy', backend_select__to_copy, debug=_SITE + '5095')
+    _lib['aten:CompositeExplicitAutograd'].impl('_to_copy', _k_CompositeExplicitAutograd__to_copy, debug=_SITE + '5096')
+    _lib['aten:CompositeExplicitAutograd'].impl('_to_copy.out', generated__to_copy_out, debug=_SITE + '5097')
 
 
-def _op11(_def, _lib):  # aten::_unsafe_view
+def _op15(_def, _lib):  # aten::_unsafe_view
     _def['aten'].define('_unsafe_view(Tensor self, SymInt[] size) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('_unsafe_view.out(Tensor self, SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('_unsafe_view', _k_CompositeExplicitAutograd__unsafe_view, debug=_SITE + '5053')
-    _lib['aten:CompositeExplicitAutograd'].impl('_unsafe_view.out', generated__unsafe_view_out, debug=_SITE + '5054')
+    _lib['aten:CompositeExplicitAutograd'].impl('_unsafe_view', _k_CompositeExplicitAutograd__unsafe_view, debug=_SITE + '5103')
+    _lib['aten:CompositeExplicitAutograd'].impl('_unsafe_view.out', generated__unsafe_view_out, debug=_SITE + '5104')
 
 
-def _op12(_def, _lib):  # aten::abs
+def _op16(_def, _lib):  # aten::abs
     _def['aten'].define('abs(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('abs.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('abs.out', _k_CPU_abs_out, debug=_SITE + '5060')
-    _lib['aten:CompositeExplicitAutograd'].impl('abs', _k_CompositeExplicitAutograd_abs, debug=_SITE + '5061')
-    _lib['aten:Meta'].impl('abs.out', _k_Meta_abs_out, debug=_SITE + '5062')
+    _lib['aten:CPU'].impl('abs.out', _k_CPU_abs_out, debug=_SITE + '5110')
+    _lib['aten:CompositeExplicitAutograd'].impl('abs', _k_CompositeExplicitAutograd_abs, debug=_SITE + '5111')
+    _lib['aten:Meta'].impl('abs.out', _k_Meta_abs_out, debug=_SITE + '5112')
 
 
-def _op13(_def, _lib):  # aten::abs_
+def _op17(_def, _lib):  # aten::abs_
     _def['aten'].define('abs_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('abs_', _k_CompositeExplicitAutograd_abs_, debug=_SITE + '5067')
+    _lib['aten:CompositeExplicitAutograd'].impl('abs_', _k_CompositeExplicitAutograd_abs_, debug=_SITE + '5117')
 
 
-def _op14(_def, _lib):  # aten::add
+def _op18(_def, _lib):  # aten::add
     _def['aten'].define('add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('add.Scalar_out(Tensor self, Scalar other, Scalar alpha=1, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
     _def['aten'].define('add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('add.Tensor', wrapper_CPU_add_Tensor, debug=_SITE + '5075')
-    _lib['aten:CPU'].impl('add.out', wrapper_CPU_add_out, debug=_SITE + '5076')
-    _lib['aten:CompositeExplicitAutograd'].impl('add.Scalar', _k_CompositeExplicitAutograd_add_Scalar, debug=_SITE + '5077')
-    _lib['aten:CompositeExplicitAutograd'].impl('add.Scalar_out', generated_add_Scalar_out, debug=_SITE + '5078')
-    _lib['aten:Meta'].impl('add.Tensor', wrapper_Meta_add_Tensor, debug=_SITE + '5079')
-    _lib['aten:Meta'].impl('add.out', wrapper_Meta_add_out, debug=_SITE + '5080')
+    _lib['aten:CPU'].impl('add.Tensor', wrapper_CPU_add_Tensor, debug=_SITE + '5125')
+    _lib['aten:CPU'].impl('add.out', wrapper_CPU_add_out, debug=_SITE + '5126')
+    _lib['aten:CompositeExplicitAutograd'].impl('add.Scalar', _k_CompositeExplicitAutograd_add_Scalar, debug=_SITE + '5127')
+    _lib['aten:CompositeExplicitAutograd'].impl('add.Scalar_out', generated_add_Scalar_out, debug=_SITE + '5128')
+    _lib['aten:Meta'].impl('add.Tensor', wrapper_Meta_add_Tensor, debug=_SITE + '5129')
+    _lib['aten:Meta'].impl('add.out', wrapper_Meta_add_out, debug=_SITE + '5130')
 
 
-def _op15(_def, _lib):  # aten::add_
+def _op19(_def, _lib):  # aten::add_
     _def['aten'].define('add_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('add_.Tensor', wrapper_CPU_add__Tensor, debug=_SITE + '5086')
-    _lib['aten:CompositeExplicitAutograd'].impl('add_.Scalar', _k_CompositeExplicitAutograd_add__Scalar, debug=_SITE + '5087')
-    _lib['aten:Meta'].impl('add_.Tensor', wrapper_Meta_add__Tensor, debug=_SITE + '5088')
+    _lib['aten:CPU'].impl('add_.Tensor', wrapper_CPU_add__Tensor, debug=_SITE + '5136')
+    _lib['aten:CompositeExplicitAutograd'].impl('add_.Scalar', _k_CompositeExplicitAutograd_add__Scalar, debug=_SITE + '5137')
+    _lib['aten:Meta'].impl('add_.Tensor', wrapper_Meta_add__Tensor, debug=_SITE + '5138')
 
 
-def _op16(_def, _lib):  # aten::addbmm
+def _op20(_def, _lib):  # aten::addbmm
     _def['aten'].define('addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('addbmm.out(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('addbmm', _k_CompositeExplicitAutograd_addbmm, debug=_SITE + '5094')
-    _lib['aten:CompositeExplicitAutograd'].impl('addbmm.out', _k_CompositeExplicitAutograd_addbmm_out, debug=_SITE + '5095')
+    _lib['aten:CompositeExplicitAutograd'].impl('addbmm', _k_CompositeExplicitAutograd_addbmm, debug=_SITE + '5144')
+    _lib['aten:CompositeExplicitAutograd'].impl('addbmm.out', _k_CompositeExplicitAutograd_addbmm_out, debug=_SITE + '5145')
 
 
-def _op17(_def, _lib):  # aten::addbmm_
+def _op21(_def, _lib):  # aten::addbmm_
     _def['aten'].define('addbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('addbmm_', _k_CompositeExplicitAutograd_addbmm_, debug=_SITE + '5100')
+    _lib['aten:CompositeExplicitAutograd'].impl('addbmm_', _k_CompositeExplicitAutograd_addbmm_, debug=_SITE + '5150')
 
 
-def _op18(_def, _lib):  # aten::addcdiv
+def _op22(_def, _lib):  # aten::addcdiv
     _def['aten'].define('addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor', tags=('pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('addcdiv.out(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('addcdiv', wrapper_CPU_addcdiv, debug=_SITE + '5106')
-    _lib['aten:CPU'].impl('addcdiv.out', wrapper_CPU_addcdiv_out, debug=_SITE + '5107')
-    _lib['aten:Meta'].impl('addcdiv', wrapper_Meta_addcdiv, debug=_SITE + '5108')
-    _lib['aten:Meta'].impl('addcdiv.out', wrapper_Meta_addcdiv_out, debug=_SITE + '5109')
+    _lib['aten:CPU'].impl('addcdiv', wrapper_CPU_addcdiv, debug=_SITE + '5156')
+    _lib['aten:CPU'].impl('addcdiv.out', wrapper_CPU_addcdiv_out, debug=_SITE + '5157')
+    _lib['aten:Meta'].impl('addcdiv', wrapper_Meta_addcdiv, debug=_SITE + '5158')
+    _lib['aten:Meta'].impl('addcdiv.out', wrapper_Meta_addcdiv_out, debug=_SITE + '5159')
 
 
-def _op19(_def, _lib):  # aten::addcdiv_
+def _op23(_def, _lib):  # aten::addcdiv_
     _def['aten'].define('addcdiv_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('addcdiv_', wrapper_CPU_addcdiv_, debug=_SITE + '5114')
-    _lib['aten:Meta'].impl('addcdiv_', wrapper_Meta_addcdiv_, debug=_SITE + '5115')
+    _lib['aten:CPU'].impl('addcdiv_', wrapper_CPU_addcdiv_, debug=_SITE + '5164')
+    _lib['aten:Meta'].impl('addcdiv_', wrapper_Meta_addcdiv_, debug=_SITE + '5165')
 
 
-def _op20(_def, _lib):  # aten::addcmul
+def _op24(_def, _lib):  # aten::addcmul
     _def['aten'].define('addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor', tags=('pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('addcmul.out(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('addcmul', wrapper_CPU_addcmul, debug=_SITE + '5121')
-    _lib['aten:CPU'].impl('addcmul.out', wrapper_CPU_addcmul_out, debug=_SITE + '5122')
-    _lib['aten:Meta'].impl('addcmul', wrapper_Meta_addcmul, debug=_SITE + '5123')
-    _lib['aten:Meta'].impl('addcmul.out', wrapper_Meta_addcmul_out, debug=_SITE + '5124')
+    _lib['aten:CPU'].impl('addcmul', wrapper_CPU_addcmul, debug=_SITE + '5171')
+    _lib['aten:CPU'].impl('addcmul.out', wrapper_CPU_addcmul_out, debug=_SITE + '5172')
+    _lib['aten:Meta'].impl('addcmul', wrapper_Meta_addcmul, debug=_SITE + '5173')
+    _lib['aten:Meta'].impl('addcmul.out', wrapper_Meta_addcmul_out, debug=_SITE + '5174')
 
 
-def _op21(_def, _lib):  # aten::addcmul_
+def _op25(_def, _lib):  # aten::addcmul_
     _def['aten'].define('addcmul_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('addcmul_', wrapper_CPU_addcmul_, debug=_SITE + '5129')
-    _lib['aten:Meta'].impl('addcmul_', wrapper_Meta_addcmul_, debug=_SITE + '5130')
+    _lib['aten:CPU'].impl('addcmul_', wrapper_CPU_addcmul_, debug=_SITE + '5179')
+    _lib['aten:Meta'].impl('addcmul_', wrapper_Meta_addcmul_, debug=_SITE + '5180')
 
 
-def _op22(_def, _lib):  # aten::addmm
+def _op26(_def, _lib):  # aten::addmm
     _def['aten'].define('addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor', tags=('core', 'pt2_compliant_tag',))
     _def['aten'].define('addmm.out(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('addmm', wrapper_CPU_addmm, debug=_SITE + '5136')
-    _lib['aten:CPU'].impl('addmm.out', wrapper_CPU_addmm_out, debug=_SITE + '5137')
-    _lib['aten:Meta'].impl('addmm', wrapper_Meta_addmm, debug=_SITE + '5138')
-    _lib['aten:Meta'].impl('addmm.out', wrapper_Meta_addmm_out, debug=_SITE + '5139')
+    _lib['aten:CPU'].impl('addmm', wrapper_CPU_addmm, debug=_SITE + '5186')
+    _lib['aten:CPU'].impl('addmm.out', wrapper_CPU_addmm_out, debug=_SITE + '5187')
+    _lib['aten:Meta'].impl('addmm', wrapper_Meta_addmm, debug=_SITE + '5188')
+    _lib['aten:Meta'].impl('addmm.out', wrapper_Meta_addmm_out, debug=_SITE + '5189')
 
 
-def _op23(_def, _lib):  # aten::addmm_
+def _op27(_def, _lib):  # aten::addmm_
     _def['aten'].define('addmm_(Tensor(a!) self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('addmm_', wrapper_CPU_addmm_, debug=_SITE + '5144')
-    _lib['aten:Meta'].impl('addmm_', wrapper_Meta_addmm_, debug=_SITE + '5145')
+    _lib['aten:CPU'].impl('addmm_', wrapper_CPU_addmm_, debug=_SITE + '5194')
+    _lib['aten:Meta'].impl('addmm_', wrapper_Meta_addmm_, debug=_SITE + '5195')
 
 
-def _op24(_def, _lib):  # aten::addmv
+def _op28(_def, _lib):  # aten::addmv
     _def['aten'].define('addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('addmv.out(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('addmv', wrapper_CPU_addmv, debug=_SITE + '5151')
-    _lib['aten:CPU'].impl('addmv.out', wrapper_CPU_addmv_out, debug=_SITE + '5152')
-    _lib['aten:Meta'].impl('addmv', wrapper_Meta_addmv, debug=_SITE + '5153')
-    _lib['aten:Meta'].impl('addmv.out', wrapper_Meta_addmv_out, debug=_SITE + '5154')
+    _lib['aten:CPU'].impl('addmv', wrapper_CPU_addmv, debug=_SITE + '5201')
+    _lib['aten:CPU'].impl('addmv.out', wrapper_CPU_addmv_out, debug=_SITE + '5202')
+    _lib['aten:Meta'].impl('addmv', wrapper_Meta_addmv, debug=_SITE + '5203')
+    _lib['aten:Meta'].impl('addmv.out', wrapper_Meta_addmv_out, debug=_SITE + '5204')
 
 
-def _op25(_def, _lib):  # aten::addmv_
+def _op29(_def, _lib):  # aten::addmv_
     _def['aten'].define('addmv_(Tensor(a!) self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('addmv_', wrapper_CPU_addmv_, debug=_SITE + '5159')
-    _lib['aten:Meta'].impl('addmv_', wrapper_Meta_addmv_, debug=_SITE + '5160')
+    _lib['aten:CPU'].impl('addmv_', wrapper_CPU_addmv_, debug=_SITE + '5209')
+    _lib['aten:Meta'].impl('addmv_', wrapper_Meta_addmv_, debug=_SITE + '5210')
 
 
-def _op26(_def, _lib):  # aten::adjoint
+def _op30(_def, _lib):  # aten::adjoint
     _def['aten'].define('adjoint(Tensor(a) self) -> Tensor(a)', tags=('pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('adjoint', _k_CompositeImplicitAutograd_adjoint, debug=_SITE + '5165')
+    _lib['aten:CompositeImplicitAutograd'].impl('adjoint', _k_CompositeImplicitAutograd_adjoint, debug=_SITE + '5215')
 
 
-def _op27(_def, _lib):  # aten::alias
+def _op31(_def, _lib):  # aten::alias
     _def['aten'].define('alias(Tensor(a) self) -> Tensor(a)', tags=('core', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('alias', _k_CompositeExplicitAutograd_alias, debug=_SITE + '5170')
+    _lib['aten:CompositeExplicitAutograd'].impl('alias', _k_CompositeExplicitAutograd_alias, debug=_SITE + '5220')
 
 
-def _op28(_def, _lib):  # aten::alias_copy
+def _op32(_def, _lib):  # aten::alias_copy
     _def['aten'].define('alias_copy(Tensor self) -> Tensor', tags=('pt2_compliant_tag', 'view_copy',))
     _def['aten'].define('alias_copy.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag', 'view_copy',))
-    _lib['aten:CompositeExplicitAutograd'].impl('alias_copy.out', generated_alias_copy_out, debug=_SITE + '5176')
-    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('alias_copy', generated_alias_copy, debug=_SITE + '5177')
+    _lib['aten:CompositeExplicitAutograd'].impl('alias_copy.out', generated_alias_copy_out, debug=_SITE + '5226')
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('alias_copy', generated_alias_copy, debug=_SITE + '5227')
 
 
-def _op29(_def, _lib):  # aten::all
+def _op33(_def, _lib):  # aten::all
     _def['aten'].define('all(Tensor self) -> Tensor', tags=('pt2_compliant_tag', 'reduction',))
     _def['aten'].define('all.all_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag', 'reduction',))
     _def['aten'].define('all.dim(Tensor self, int dim, bool keepdim=False) -> Tensor', tags=('pt2_compliant_tag', 'reduction',))
     _def['aten'].define('all.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor', tags=('pt2_compliant_tag', 'reduction',))
     _def['aten'].define('all.dims_out(Tensor self, int[]? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag', 'reduction',))
     _def['aten'].define('all.out(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag', 'reduction',))
-    _lib['aten:CPU'].impl('all', wrapper_CPU_all, debug=_SITE + '5187')
-    _lib['aten:CPU'].impl('all.all_out', wrapper_CPU_all_all_out, debug=_SITE + '5188')
-    _lib['aten:CPU'].impl('all.dim', wrapper_CPU_all_dim, debug=_SITE + '5189')
-    _lib['aten:CPU'].impl('all.dims', wrapper_CPU_all_dims, debug=_SITE + '5190')
-    _lib['aten:CPU'].impl('all.dims_out', wrapper_CPU_all_dims_out, debug=_SITE + '5191')
-    _lib['aten:CPU'].impl('all.out', wrapper_CPU_all_out, debug=_SITE + '5192')
-    _lib['aten:Meta'].impl('all', wrapper_Meta_all, debug=_SITE + '5193')
-    _lib['aten:Meta'].impl('all.all_out', wrapper_Meta_all_all_out, debug=_SITE + '5194')
-    _lib['aten:Meta'].impl('all.dim', wrapper_Meta_all_dim, debug=_SITE + '5195')
-    _lib['aten:Meta'].impl('all.dims', wrapper_Meta_all_dims, debug=_SITE + '5196')
-    _lib['aten:Meta'].impl('all.dims_out', wrapper_Meta_all_dims_out, debug=_SITE + '5197')
-    _lib['aten:Meta'].impl('all.out', wrapper_Meta_all_out, debug=_SITE + '5198')
+    _lib['aten:CPU'].impl('all', wrapper_CPU_all, debug=_SITE + '5237')
+    _lib['aten:CPU'].impl('all.all_out', wrapper_CPU_all_all_out, debug=_SITE + '5238')
+    _lib['aten:CPU'].impl('all.dim', wrapper_CPU_all_dim, debug=_SITE + '5239')
+    _lib['aten:CPU'].impl('all.dims', wrapper_CPU_all_dims, debug=_SITE + '5240')
+    _lib['aten:CPU'].impl('all.dims_out', wrapper_CPU_all_dims_out, debug=_SITE + '5241')
+    _lib['aten:CPU'].impl('all.out', wrapper_CPU_all_out, debug=_SITE + '5242')
+    _lib['aten:Meta'].impl('all', wrapper_Meta_all, debug=_SITE + '5243')
+    _lib['aten:Meta'].impl('all.all_out', wrapper_Meta_all_all_out, debug=_SITE + '5244')
+    _lib['aten:Meta'].impl('all.dim', wrapper_Meta_all_dim, debug=_SITE + '5245')
+    _lib['aten:Meta'].impl('all.dims', wrapper_Meta_all_dims, debug=_SITE + '5246')
+    _lib['aten:Meta'].impl('all.dims_out', wrapper_Meta_all_dims_out, debug=_SITE + '5247')
+    _lib['aten:Meta'].impl('all.out', wrapper_Meta_all_out, debug=_SITE + '5248')
 
 
-def _op30(_def, _lib):  # aten::amax
+def _op34(_def, _lib):  # aten::amax
     _def['aten'].define('amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor', tags=('core', 'pt2_compliant_tag', 'reduction',))
     _def['aten'].define('amax.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag', 'reduction',))
-    _lib['aten:CPU'].impl('amax', wrapper_CPU_amax, debug=_SITE + '5204')
-    _lib['aten:CPU'].impl('amax.out', wrapper_CPU_amax_out, debug=_SITE + '5205')
-    _lib['aten:Meta'].impl('amax', wrapper_Meta_amax, debug=_SITE + '5206')
-    _lib['aten:Meta'].impl('amax.out', wrapper_Meta_amax_out, debug=_SITE + '5207')
+    _lib['aten:CPU'].impl('amax', wrapper_CPU_amax, debug=_SITE + '5254')
+    _lib['aten:CPU'].impl('amax.out', wrapper_CPU_amax_out, debug=_SITE + '5255')
+    _lib['aten:Meta'].impl('amax', wrapper_Meta_amax, debug=_SITE + '5256')
+    _lib['aten:Meta'].impl('amax.out', wrapper_Meta_amax_out, debug=_SITE + '5257')
 
 
-def _op31(_def, _lib):  # aten::amin
+def _op35(_def, _lib):  # aten::amin
     _def['aten'].define('amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor', tags=('core', 'pt2_compliant_tag', 'reduction',))
     _def['aten'].define('amin.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag', 'reduction',))
-    _lib['aten:CPU'].impl('amin', wrapper_CPU_amin, debug=_SITE + '5213')
-    _lib['aten:CPU'].impl('amin.out', wrapper_CPU_amin_out, debug=_SITE + '5214')
-    _lib['aten:Meta'].impl('amin', wrapper_Meta_amin, debug=_SITE + '5215')
-    _lib['aten:Meta'].impl('amin.out', wrapper_Meta_amin_out, debug=_SITE + '5216')
+    _lib['aten:CPU'].impl('amin', wrapper_CPU_amin, debug=_SITE + '5263')
+    _lib['aten:CPU'].impl('amin.out', wrapper_CPU_amin_out, debug=_SITE + '5264')
+    _lib['aten:Meta'].impl('amin', wrapper_Meta_amin, debug=_SITE + '5265')
+    _lib['aten:Meta'].impl('amin.out', wrapper_Meta_amin_out, debug=_SITE + '5266')
 
 
-def _op32(_def, _lib):  # aten::aminmax
+def _op36(_def, _lib):  # aten::aminmax
     _def['aten'].define('aminmax(Tensor self, *, int? dim=None, bool keepdim=False) -> (Tensor min, Tensor max)', tags=('pt2_compliant_tag', 'reduction',))
     _def['aten'].define('aminmax.out(Tensor self, *, int? dim=None, bool keepdim=False, Tensor(a!) min, Tensor(b!) max) -> (Tensor(a!) min, Tensor(b!) max)', tags=('out', 'pt2_compliant_tag', 'reduction',))
-    _lib['aten:CPU'].impl('aminmax', wrapper_CPU_aminmax, debug=_SITE + '5222')
-    _lib['aten:CPU'].impl('aminmax.out', wrapper_CPU_aminmax_out, debug=_SITE + '5223')
-    _lib['aten:Meta'].impl('aminmax', wrapper_Meta_aminmax, debug=_SITE + '5224')
-    _lib['aten:Meta'].impl('aminmax.out', wrapper_Meta_aminmax_out, debug=_SITE + '5225')
+    _lib['aten:CPU'].impl('aminmax', wrapper_CPU_aminmax, debug=_SITE + '5272')
+    _lib['aten:CPU'].impl('aminmax.out', wrapper_CPU_aminmax_out, debug=_SITE + '5273')
+    _lib['aten:Meta'].impl('aminmax', wrapper_Meta_aminmax, debug=_SITE + '5274')
+    _lib['aten:Meta'].impl('aminmax.out', wrapper_Meta_aminmax_out, debug=_SITE + '5275')
 
 
-def _op33(_def, _lib):  # aten::any
+def _op37(_def, _lib):  # aten::any
     _def['aten'].define('any(Tensor self) -> Tensor', tags=('core', 'pt2_compliant_tag', 'reduction',))
     _def['aten'].define('any.all_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag', 'reduction',))
     _def['aten'].define('any.dim(Tensor self, int dim, bool keepdim=False) -> Tensor', tags=('core', 'pt2_compliant_tag', 'reduction',))
     _def['aten'].define('any.dims(Tensor self, int[]? dim=None, bool keepdim=False) -> Tensor', tags=('core', 'pt2_compliant_tag', 'reduction',))
     _def['aten'].define('any.dims_out(Tensor self, int[]? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag', 'reduction',))
     _def['aten'].define('any.out(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag', 'reduction',))
-    _lib['aten:CPU'].impl('any', wrapper_CPU_any, debug=_SITE + '5235')
-    _lib['aten:CPU'].impl('any.all_out', wrapper_CPU_any_all_out, debug=_SITE + '5236')
-    _lib['aten:CPU'].impl('any.dim', wrapper_CPU_any_dim, debug=_SITE + '5237')
-    _lib['aten:CPU'].impl('any.dims', wrapper_CPU_any_dims, debug=_SITE + '5238')
-    _lib['aten:CPU'].impl('any.dims_out', wrapper_CPU_any_dims_out, debug=_SITE + '5239')
-    _lib['aten:CPU'].impl('any.out', wrapper_CPU_any_out, debug=_SITE + '5240')
-    _lib['aten:Meta'].impl('any', wrapper_Meta_any, debug=_SITE + '5241')
-    _lib['aten:Meta'].impl('any.all_out', wrapper_Meta_any_all_out, debug=_SITE + '5242')
-    _lib['aten:Meta'].impl('any.dim', wrapper_Meta_any_dim, debug=_SITE + '5243')
-    _lib['aten:Meta'].impl('any.dims', wrapper_Meta_any_dims, debug=_SITE + '5244')
-    _lib['aten:Meta'].impl('any.dims_out', wrapper_Meta_any_dims_out, debug=_SITE + '5245')
-    _lib['aten:Meta'].impl('any.out', wrapper_Meta_any_out, debug=_SITE + '5246')
+    _lib['aten:CPU'].impl('any', wrapper_CPU_any, debug=_SITE + '5285')
+    _lib['aten:CPU'].impl('any.all_out', wrapper_CPU_any_all_out, debug=_SITE + '5286')
+    _lib['aten:CPU'].impl('any.dim', wrapper_CPU_any_dim, debug=_SITE + '5287')
+    _lib['aten:CPU'].impl('any.dims', wrapper_CPU_any_dims, debug=_SITE + '5288')
+    _lib['aten:CPU'].impl('any.dims_out', wrapper_CPU_any_dims_out, debug=_SITE + '5289')
+    _lib['aten:CPU'].impl('any.out', wrapper_CPU_any_out, debug=_SITE + '5290')
+    _lib['aten:Meta'].impl('any', wrapper_Meta_any, debug=_SITE + '5291')
+    _lib['aten:Meta'].impl('any.all_out', wrapper_Meta_any_all_out, debug=_SITE + '5292')
+    _lib['aten:Meta'].impl('any.dim', wrapper_Meta_any_dim, debug=_SITE + '5293')
+    _lib['aten:Meta'].impl('any.dims', wrapper_Meta_any_dims, debug=_SITE + '5294')
+    _lib['aten:Meta'].impl('any.dims_out', wrapper_Meta_any_dims_out, debug=_SITE + '5295')
+    _lib['aten:Meta'].impl('any.out', wrapper_Meta_any_out, debug=_SITE + '5296')
 
 
-def _op34(_def, _lib):  # aten::arange
+def _op38(_def, _lib):  # aten::arange
     _def['aten'].define('arange(Scalar end, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('arange.out(Scalar end, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
     _def['aten'].define('arange.start(Scalar start, Scalar end, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('arange.start_out(Scalar start, Scalar end, Scalar step=1, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
     _def['aten'].define('arange.start_step(Scalar start, Scalar end, Scalar step=1, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', tags=('core', 'pt2_compliant_tag',))
-    _lib['aten:BackendSelect'].impl('arange', backend_select_arange, debug=_SITE + '5255')
-    _lib['aten:BackendSelect'].impl('arange.start', backend_select_arange_start, debug=_SITE + '5256')
-    _lib['aten:BackendSelect'].impl('arange.start_step', backend_select_arange_start_step, debug=_SITE + '5257')
-    _lib['aten:CPU'].impl('arange.start_out', _k_CPU_arange_start_out, debug=_SITE + '5258')
-    _lib['aten:CompositeExplicitAutograd'].impl('arange', _k_CompositeExplicitAutograd_arange, debug=_SITE + '5259')
-    _lib['aten:CompositeExplicitAutograd'].impl('arange.out', _k_CompositeExplicitAutograd_arange_out, debug=_SITE + '5260')
-    _lib['aten:CompositeExplicitAutograd'].impl('arange.start', _k_CompositeExplicitAutograd_arange_start, debug=_SITE + '5261')
-    _lib['aten:CompositeExplicitAutograd'].impl('arange.start_step', _k_CompositeExplicitAutograd_arange_start_step, debug=_SITE + '5262')
-    _lib['aten:Meta'].impl('arange.start_out', _k_Meta_arange_start_out, debug=_SITE + '5263')
+    _lib['aten:BackendSelect'].impl('arange', backend_select_arange, debug=_SITE + '5305')
+    _lib['aten:BackendSelect'].impl('arange.start', backend_select_arange_start, debug=_SITE + '5306')
+    _lib['aten:BackendSelect'].impl('arange.start_step', backend_select_arange_start_step, debug=_SITE + '5307')
+    _lib['aten:CPU'].impl('arange.start_out', _k_CPU_arange_start_out, debug=_SITE + '5308')
+    _lib['aten:CompositeExplicitAutograd'].impl('arange', _k_CompositeExplicitAutograd_arange, debug=_SITE + '5309')
+    _lib['aten:CompositeExplicitAutograd'].impl('arange.out', _k_CompositeExplicitAutograd_arange_out, debug=_SITE + '5310')
+    _lib['aten:CompositeExplicitAutograd'].impl('arange.start', _k_CompositeExplicitAutograd_arange_start, debug=_SITE + '5311')
+    _lib['aten:CompositeExplicitAutograd'].impl('arange.start_step', _k_CompositeExplicitAutograd_arange_start_step, debug=_SITE + '5312')
+    _lib['aten:Meta'].impl('arange.start_out', _k_Meta_arange_start_out, debug=_SITE + '5313')
 
 
-def _op35(_def, _lib):  # aten::argmax
+def _op39(_def, _lib):  # aten::argmax
     _def['aten'].define('argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor', tags=('core', 'pt2_compliant_tag', 'reduction',))
     _def['aten'].define('argmax.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag', 'reduction',))
-    _lib['aten:CPU'].impl('argmax', wrapper_CPU_argmax, debug=_SITE + '5269')
-    _lib['aten:CPU'].impl('argmax.out', wrapper_CPU_argmax_out, debug=_SITE + '5270')
-    _lib['aten:Meta'].impl('argmax', wrapper_Meta_argmax, debug=_SITE + '5271')
-    _lib['aten:Meta'].impl('argmax.out', wrapper_Meta_argmax_out, debug=_SITE + '5272')
+    _lib['aten:CPU'].impl('argmax', wrapper_CPU_argmax, debug=_SITE + '5319')
+    _lib['aten:CPU'].impl('argmax.out', wrapper_CPU_argmax_out, debug=_SITE + '5320')
+    _lib['aten:Meta'].impl('argmax', wrapper_Meta_argmax, debug=_SITE + '5321')
+    _lib['aten:Meta'].impl('argmax.out', wrapper_Meta_argmax_out, debug=_SITE + '5322')
 
 
-def _op36(_def, _lib):  # aten::argmin
+def _op40(_def, _lib):  # aten::argmin
     _def['aten'].define('argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor', tags=('core', 'pt2_compliant_tag', 'reduction',))
     _def['aten'].define('argmin.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag', 'reduction',))
-    _lib['aten:CPU'].impl('argmin', wrapper_CPU_argmin, debug=_SITE + '5278')
-    _lib['aten:CPU'].impl('argmin.out', wrapper_CPU_argmin_out, debug=_SITE + '5279')
-    _lib['aten:Meta'].impl('argmin', wrapper_Meta_argmin, debug=_SITE + '5280')
-    _lib['aten:Meta'].impl('argmin.out', wrapper_Meta_argmin_out, debug=_SITE + '5281')
+    _lib['aten:CPU'].impl('argmin', wrapper_CPU_argmin, debug=_SITE + '5328')
+    _lib['aten:CPU'].impl('argmin.out', wrapper_CPU_argmin_out, debug=_SITE + '5329')
+    _lib['aten:Meta'].impl('argmin', wrapper_Meta_argmin, debug=_SITE + '5330')
+    _lib['aten:Meta'].impl('argmin.out', wrapper_Meta_argmin_out, debug=_SITE + '5331')
 
 
-def _op37(_def, _lib):  # aten::as_strided
+def _op41(_def, _lib):  # aten::as_strided
     _def['aten'].define('as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)', tags=('core', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('as_strided', _k_CPU_as_strided, debug=_SITE + '5286')
-    _lib['aten:Meta'].impl('as_strided', _k_Meta_as_strided, debug=_SITE + '5287')
+    _lib['aten:CPU'].impl('as_strided', _k_CPU_as_strided, debug=_SITE + '5336')
+    _lib['aten:Meta'].impl('as_strided', _k_Meta_as_strided, debug=_SITE + '5337')
 
 
-def _op38(_def, _lib):  # aten::as_strided_
+def _op42(_def, _lib):  # aten::as_strided_
     _def['aten'].define('as_strided_(Tensor(a!) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a!)', tags=('inplace', 'inplace_view', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('as_strided_', _k_CompositeExplicitAutogradNonFunctional_as_strided_, debug=_SITE + '5292')
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('as_strided_', _k_CompositeExplicitAutogradNonFunctional_as_strided_, debug=_SITE + '5342')
 
 
-def _op39(_def, _lib):  # aten::as_strided_copy
+def _op43(_def, _lib):  # aten::as_strided_copy
     _def['aten'].define('as_strided_copy(Tensor self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor', tags=('pt2_compliant_tag', 'view_copy',))
     _def['aten'].define('as_strided_copy.out(Tensor self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag', 'view_copy',))
-    _lib['aten:CompositeExplicitAutograd'].impl('as_strided_copy.out', generated_as_strided_copy_out, debug=_SITE + '5298')
-    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('as_strided_copy', generated_as_strided_copy, debug=_SITE + '5299')
+    _lib['aten:CompositeExplicitAutograd'].impl('as_strided_copy.out', generated_as_strided_copy_out, debug=_SITE + '5348')
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('as_strided_copy', generated_as_strided_copy, debug=_SITE + '5349')
 
 
-def _op40(_def, _lib):  # aten::as_strided_scatter
+def _op44(_def, _lib):  # aten::as_strided_scatter
     _def['aten'].define('as_strided_scatter(Tensor self, Tensor src, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('as_strided_scatter.out(Tensor self, Tensor src, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('as_strided_scatter.out', generated_as_strided_scatter_out, debug=_SITE + '5305')
-    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('as_strided_scatter', _k_CompositeExplicitAutogradNonFunctional_as_strided_scatter, debug=_SITE + '5306')
+    _lib['aten:CompositeExplicitAutograd'].impl('as_strided_scatter.out', generated_as_strided_scatter_out, debug=_SITE + '5355')
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('as_strided_scatter', _k_CompositeExplicitAutogradNonFunctional_as_strided_scatter, debug=_SITE + '5356')
 
 
-def _op41(_def, _lib):  # aten::baddbmm
+def _op45(_def, _lib):  # aten::baddbmm
     _def['aten'].define('baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('baddbmm.out(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('baddbmm', wrapper_CPU_baddbmm, debug=_SITE + '5312')
-    _lib['aten:CPU'].impl('baddbmm.out', wrapper_CPU_baddbmm_out, debug=_SITE + '5313')
-    _lib['aten:Meta'].impl('baddbmm', wrapper_Meta_baddbmm, debug=_SITE + '5314')
-    _lib['aten:Meta'].impl('baddbmm.out', wrapper_Meta_baddbmm_out, debug=_SITE + '5315')
+    _lib['aten:CPU'].impl('baddbmm', wrapper_CPU_baddbmm, debug=_SITE + '5362')
+    _lib['aten:CPU'].impl('baddbmm.out', wrapper_CPU_baddbmm_out, debug=_SITE + '5363')
+    _lib['aten:Meta'].impl('baddbmm', wrapper_Meta_baddbmm, debug=_SITE + '5364')
+    _lib['aten:Meta'].impl('baddbmm.out', wrapper_Meta_baddbmm_out, debug=_SITE + '5365')
 
 
-def _op42(_def, _lib):  # aten::baddbmm_
+def _op46(_def, _lib):  # aten::baddbmm_
     _def['aten'].define('baddbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('baddbmm_', wrapper_CPU_baddbmm_, debug=_SITE + '5320')
-    _lib['aten:Meta'].impl('baddbmm_', wrapper_Meta_baddbmm_, debug=_SITE + '5321')
+    _lib['aten:CPU'].impl('baddbmm_', wrapper_CPU_baddbmm_, debug=_SITE + '5370')
+    _lib['aten:Meta'].impl('baddbmm_', wrapper_Meta_baddbmm_, debug=_SITE + '5371')
 
 
-def _op43(_def, _lib):  # aten::bitwise_and
+def _op47(_def, _lib):  # aten::bitwise_and
     _def['aten'].define('bitwise_and.Scalar(Tensor self, Scalar other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('bitwise_and.Scalar_Tensor(Scalar self, Tensor other) -> Tensor', tags=('pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('bitwise_and.Scalar_Tensor_out(Scalar self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
     _def['aten'].define('bitwise_and.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('bitwise_and.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('bitwise_and.Tensor', wrapper_CPU_bitwise_and_Tensor, debug=_SITE + '5331')
-    _lib['aten:CPU'].impl('bitwise_and.Tensor_out', wrapper_CPU_bitwise_and_Tensor_out, debug=_SITE + '5332')
-    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_and.Scalar', _k_CompositeExplicitAutograd_bitwise_and_Scalar, debug=_SITE + '5333')
-    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_and.Scalar_Tensor', _k_CompositeExplicitAutograd_bitwise_and_Scalar_Tensor, debug=_SITE + '5334')
-    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_and.Scalar_Tensor_out', generated_bitwise_and_Scalar_Tensor_out, debug=_SITE + '5335')
-    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_and.Scalar_out', _k_CompositeExplicitAutograd_bitwise_and_Scalar_out, debug=_SITE + '5336')
-    _lib['aten:Meta'].impl('bitwise_and.Tensor', wrapper_Meta_bitwise_and_Tensor, debug=_SITE + '5337')
-    _lib['aten:Meta'].impl('bitwise_and.Tensor_out', wrapper_Meta_bitwise_and_Tensor_out, debug=_SITE + '5338')
+    _lib['aten:CPU'].impl('bitwise_and.Tensor', wrapper_CPU_bitwise_and_Tensor, debug=_SITE + '5381')
+    _lib['aten:CPU'].impl('bitwise_and.Tensor_out', wrapper_CPU_bitwise_and_Tensor_out, debug=_SITE + '5382')
+    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_and.Scalar', _k_CompositeExplicitAutograd_bitwise_and_Scalar, debug=_SITE + '5383')
+    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_and.Scalar_Tensor', _k_CompositeExplicitAutograd_bitwise_and_Scalar_Tensor, debug=_SITE + '5384')
+    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_and.Scalar_Tensor_out', generated_bitwise_and_Scalar_Tensor_out, debug=_SITE + '5385')
+    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_and.Scalar_out', _k_CompositeExplicitAutograd_bitwise_and_Scalar_out, debug=_SITE + '5386')
+    _lib['aten:Meta'].impl('bitwise_and.Tensor', wrapper_Meta_bitwise_and_Tensor, debug=_SITE + '5387')
+    _lib['aten:Meta'].impl('bitwise_and.Tensor_out', wrapper_Meta_bitwise_and_Tensor_out, debug=_SITE + '5388')
 
 
-def _op44(_def, _lib):  # aten::bitwise_and_
+def _op48(_def, _lib):  # aten::bitwise_and_
     _def['aten'].define('bitwise_and_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('bitwise_and_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('bitwise_and_.Tensor', wrapper_CPU_bitwise_and__Tensor, debug=_SITE + '5344')
-    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_and_.Scalar', _k_CompositeExplicitAutograd_bitwise_and__Scalar, debug=_SITE + '5345')
-    _lib['aten:Meta'].impl('bitwise_and_.Tensor', wrapper_Meta_bitwise_and__Tensor, debug=_SITE + '5346')
+    _lib['aten:CPU'].impl('bitwise_and_.Tensor', wrapper_CPU_bitwise_and__Tensor, debug=_SITE + '5394')
+    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_and_.Scalar', _k_CompositeExplicitAutograd_bitwise_and__Scalar, debug=_SITE + '5395')
+    _lib['aten:Meta'].impl('bitwise_and_.Tensor', wrapper_Meta_bitwise_and__Tensor, debug=_SITE + '5396')
 
 
-def _op45(_def, _lib):  # aten::bitwise_left_shift
+def _op49(_def, _lib):  # aten::bitwise_left_shift
     _def['aten'].define('bitwise_left_shift.Scalar_Tensor(Scalar self, Tensor other) -> Tensor', tags=('pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('bitwise_left_shift.Scalar_Tensor_out(Scalar self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
     _def['aten'].define('bitwise_left_shift.Tensor(Tensor self, Tensor other) -> Tensor', tags=('pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('bitwise_left_shift.Tensor_Scalar(Tensor self, Scalar other) -> Tensor', tags=('pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('bitwise_left_shift.Tensor_Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('bitwise_left_shift.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('bitwise_left_shift.Tensor', wrapper_CPU_bitwise_left_shift_Tensor, debug=_SITE + '5356')
-    _lib['aten:CPU'].impl('bitwise_left_shift.Tensor_out', wrapper_CPU_bitwise_left_shift_Tensor_out, debug=_SITE + '5357')
-    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_left_shift.Scalar_Tensor', _k_CompositeExplicitAutograd_bitwise_left_shift_Scalar_Tensor, debug=_SITE + '5358')
-    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_left_shift.Scalar_Tensor_out', generated_bitwise_left_shift_Scalar_Tensor_out, debug=_SITE + '5359')
-    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_left_shift.Tensor_Scalar', _k_CompositeExplicitAutograd_bitwise_left_shift_Tensor_Scalar, debug=_SITE + '5360')
-    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_left_shift.Tensor_Scalar_out', _k_CompositeExplicitAutograd_bitwise_left_shift_Tensor_Scalar_out, debug=_SITE + '5361')
-    _lib['aten:Meta'].impl('bitwise_left_shift.Tensor', wrapper_Meta_bitwise_left_shift_Tensor, debug=_SITE + '5362')
-    _lib['aten:Meta'].impl('bitwise_left_shift.Tensor_out', wrapper_Meta_bitwise_left_shift_Tensor_out, debug=_SITE + '5363')
+    _lib['aten:CPU'].impl('bitwise_left_shift.Tensor', wrapper_CPU_bitwise_left_shift_Tensor, debug=_SITE + '5406')
+    _lib['aten:CPU'].impl('bitwise_left_shift.Tensor_out', wrapper_CPU_bitwise_left_shift_Tensor_out, debug=_SITE + '5407')
+    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_left_shift.Scalar_Tensor', _k_CompositeExplicitAutograd_bitwise_left_shift_Scalar_Tensor, debug=_SITE + '5408')
+    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_left_shift.Scalar_Tensor_out', generated_bitwise_left_shift_Scalar_Tensor_out, debug=_SITE + '5409')
+    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_left_shift.Tensor_Scalar', _k_CompositeExplicitAutograd_bitwise_left_shift_Tensor_Scalar, debug=_SITE + '5410')
+    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_left_shift.Tensor_Scalar_out', _k_CompositeExplicitAutograd_bitwise_left_shift_Tensor_Scalar_out, debug=_SITE + '5411')
+    _lib['aten:Meta'].impl('bitwise_left_shift.Tensor', wrapper_Meta_bitwise_left_shift_Tensor, debug=_SITE + '5412')
+    _lib['aten:Meta'].impl('bitwise_left_shift.Tensor_out', wrapper_Meta_bitwise_left_shift_Tensor_out, debug=_SITE + '5413')
 
 
-def _op46(_def, _lib):  # aten::bitwise_left_shift_
+def _op50(_def, _lib):  # aten::bitwise_left_shift_
     _def['aten'].define('bitwise_left_shift_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('bitwise_left_shift_.Tensor_Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('bitwise_left_shift_.Tensor', wrapper_CPU_bitwise_left_shift__Tensor, debug=_SITE + '5369')
-    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_left_shift_.Tensor_Scalar', _k_CompositeExplicitAutograd_bitwise_left_shift__Tensor_Scalar, debug=_SITE + '5370')
-    _lib['aten:Meta'].impl('bitwise_left_shift_.Tensor', wrapper_Meta_bitwise_left_shift__Tensor, debug=_SITE + '5371')
+    _lib['aten:CPU'].impl('bitwise_left_shift_.Tensor', wrapper_CPU_bitwise_left_shift__Tensor, debug=_SITE + '5419')
+    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_left_shift_.Tensor_Scalar', _k_CompositeExplicitAutograd_bitwise_left_shift__Tensor_Scalar, debug=_SITE + '5420')
+    _lib['aten:Meta'].impl('bitwise_left_shift_.Tensor', wrapper_Meta_bitwise_left_shift__Tensor, debug=_SITE + '5421')
 
 
-def _op47(_def, _lib):  # aten::bitwise_not
+def _op51(_def, _lib):  # aten::bitwise_not
     _def['aten'].define('bitwise_not(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('bitwise_not.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('bitwise_not', wrapper_CPU_bitwise_not, debug=_SITE + '5377')
-    _lib['aten:CPU'].impl('bitwise_not.out', wrapper_CPU_bitwise_not_out, debug=_SITE + '5378')
-    _lib['aten:Meta'].impl('bitwise_not', wrapper_Meta_bitwise_not, debug=_SITE + '5379')
-    _lib['aten:Meta'].impl('bitwise_not.out', wrapper_Meta_bitwise_not_out, debug=_SITE + '5380')
+    _lib['aten:CPU'].impl('bitwise_not', wrapper_CPU_bitwise_not, debug=_SITE + '5427')
+    _lib['aten:CPU'].impl('bitwise_not.out', wrapper_CPU_bitwise_not_out, debug=_SITE + '5428')
+    _lib['aten:Meta'].impl('bitwise_not', wrapper_Meta_bitwise_not, debug=_SITE + '5429')
+    _lib['aten:Meta'].impl('bitwise_not.out', wrapper_Meta_bitwise_not_out, debug=_SITE + '5430')
 
 
-def _op48(_def, _lib):  # aten::bitwise_not_
+def _op52(_def, _lib):  # aten::bitwise_not_
     _def['aten'].define('bitwise_not_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('bitwise_not_', wrapper_CPU_bitwise_not_, debug=_SITE + '5385')
-    _lib['aten:Meta'].impl('bitwise_not_', wrapper_Meta_bitwise_not_, debug=_SITE + '5386')
+    _lib['aten:CPU'].impl('bitwise_not_', wrapper_CPU_bitwise_not_, debug=_SITE + '5435')
+    _lib['aten:Meta'].impl('bitwise_not_', wrapper_Meta_bitwise_not_, debug=_SITE + '5436')
 
 
-def _op49(_def, _lib):  # aten::bitwise_or
+def _op53(_def, _lib):  # aten::bitwise_or
     _def['aten'].define('bitwise_or.Scalar(Tensor self, Scalar other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('bitwise_or.Scalar_Tensor(Scalar self, Tensor other) -> Tensor', tags=('pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('bitwise_or.Scalar_Tensor_out(Scalar self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
     _def['aten'].define('bitwise_or.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('bitwise_or.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('bitwise_or.Tensor', wrapper_CPU_bitwise_or_Tensor, debug=_SITE + '5396')
-    _lib['aten:CPU'].impl('bitwise_or.Tensor_out', wrapper_CPU_bitwise_or_Tensor_out, debug=_SITE + '5397')
-    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_or.Scalar', _k_CompositeExplicitAutograd_bitwise_or_Scalar, debug=_SITE + '5398')
-    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_or.Scalar_Tensor', _k_CompositeExplicitAutograd_bitwise_or_Scalar_Tensor, debug=_SITE + '5399')
-    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_or.Scalar_Tensor_out', generated_bitwise_or_Scalar_Tensor_out, debug=_SITE + '5400')
-    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_or.Scalar_out', _k_CompositeExplicitAutograd_bitwise_or_Scalar_out, debug=_SITE + '5401')
-    _lib['aten:Meta'].impl('bitwise_or.Tensor', wrapper_Meta_bitwise_or_Tensor, debug=_SITE + '5402')
-    _lib['aten:Meta'].impl('bitwise_or.Tensor_out', wrapper_Meta_bitwise_or_Tensor_out, debug=_SITE + '5403')
+    _lib['aten:CPU'].impl('bitwise_or.Tensor', wrapper_CPU_bitwise_or_Tensor, debug=_SITE + '5446')
+    _lib['aten:CPU'].impl('bitwise_or.Tensor_out', wrapper_CPU_bitwise_or_Tensor_out, debug=_SITE + '5447')
+    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_or.Scalar', _k_CompositeExplicitAutograd_bitwise_or_Scalar, debug=_SITE + '5448')
+    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_or.Scalar_Tensor', _k_CompositeExplicitAutograd_bitwise_or_Scalar_Tensor, debug=_SITE + '5449')
+    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_or.Scalar_Tensor_out', generated_bitwise_or_Scalar_Tensor_out, debug=_SITE + '5450')
+    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_or.Scalar_out', _k_CompositeExplicitAutograd_bitwise_or_Scalar_out, debug=_SITE + '5451')
+    _lib['aten:Meta'].impl('bitwise_or.Tensor', wrapper_Meta_bitwise_or_Tensor, debug=_SITE + '5452')
+    _lib['aten:Meta'].impl('bitwise_or.Tensor_out', wrapper_Meta_bitwise_or_Tensor_out, debug=_SITE + '5453')
 
 
-def _op50(_def, _lib):  # aten::bitwise_or_
+def _op54(_def, _lib):  # aten::bitwise_or_
     _def['aten'].define('bitwise_or_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('bitwise_or_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('bitwise_or_.Tensor', wrapper_CPU_bitwise_or__Tensor, debug=_SITE + '5409')
-    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_or_.Scalar', _k_CompositeExplicitAutograd_bitwise_or__Scalar, debug=_SITE + '5410')
-    _lib['aten:Meta'].impl('bitwise_or_.Tensor', wrapper_Meta_bitwise_or__Tensor, debug=_SITE + '5411')
+    _lib['aten:CPU'].impl('bitwise_or_.Tensor', wrapper_CPU_bitwise_or__Tensor, debug=_SITE + '5459')
+    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_or_.Scalar', _k_CompositeExplicitAutograd_bitwise_or__Scalar, debug=_SITE + '5460')
+    _lib['aten:Meta'].impl('bitwise_or_.Tensor', wrapper_Meta_bitwise_or__Tensor, debug=_SITE + '5461')
 
 
-def _op51(_def, _lib):  # aten::bitwise_right_shift
+def _op55(_def, _lib):  # aten::bitwise_right_shift
     _def['aten'].define('bitwise_right_shift.Scalar_Tensor(Scalar self, Tensor other) -> Tensor', tags=('pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('bitwise_right_shift.Scalar_Tensor_out(Scalar self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
     _def['aten'].define('bitwise_right_shift.Tensor(Tensor self, Tensor other) -> Tensor', tags=('pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('bitwise_right_shift.Tensor_Scalar(Tensor self, Scalar other) -> Tensor', tags=('pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('bitwise_right_shift.Tensor_Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('bitwise_right_shift.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('bitwise_right_shift.Tensor', wrapper_CPU_bitwise_right_shift_Tensor, debug=_SITE + '5421')
-    _lib['aten:CPU'].impl('bitwise_right_shift.Tensor_out', wrapper_CPU_bitwise_right_shift_Tensor_out, debug=_SITE + '5422')
-    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_right_shift.Scalar_Tensor', _k_CompositeExplicitAutograd_bitwise_right_shift_Scalar_Tensor, debug=_SITE + '5423')
-    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_right_shift.Scalar_Tensor_out', generated_bitwise_right_shift_Scalar_Tensor_out, debug=_SITE + '5424')
-    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_right_shift.Tensor_Scalar', _k_CompositeExplicitAutograd_bitwise_right_shift_Tensor_Scalar, debug=_SITE + '5425')
-    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_right_shift.Tensor_Scalar_out', _k_CompositeExplicitAutograd_bitwise_right_shift_Tensor_Scalar_out, debug=_SITE + '5426')
-    _lib['aten:Meta'].impl('bitwise_right_shift.Tensor', wrapper_Meta_bitwise_right_shift_Tensor, debug=_SITE + '5427')
-    _lib['aten:Meta'].impl('bitwise_right_shift.Tensor_out', wrapper_Meta_bitwise_right_shift_Tensor_out, debug=_SITE + '5428')
+    _lib['aten:CPU'].impl('bitwise_right_shift.Tensor', wrapper_CPU_bitwise_right_shift_Tensor, debug=_SITE + '5471')
+    _lib['aten:CPU'].impl('bitwise_right_shift.Tensor_out', wrapper_CPU_bitwise_right_shift_Tensor_out, debug=_SITE + '5472')
+    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_right_shift.Scalar_Tensor', _k_CompositeExplicitAutograd_bitwise_right_shift_Scalar_Tensor, debug=_SITE + '5473')
+    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_right_shift.Scalar_Tensor_out', generated_bitwise_right_shift_Scalar_Tensor_out, debug=_SITE + '5474')
+    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_right_shift.Tensor_Scalar', _k_CompositeExplicitAutograd_bitwise_right_shift_Tensor_Scalar, debug=_SITE + '5475')
+    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_right_shift.Tensor_Scalar_out', _k_CompositeExplicitAutograd_bitwise_right_shift_Tensor_Scalar_out, debug=_SITE + '5476')
+    _lib['aten:Meta'].impl('bitwise_right_shift.Tensor', wrapper_Meta_bitwise_right_shift_Tensor, debug=_SITE + '5477')
+    _lib['aten:Meta'].impl('bitwise_right_shift.Tensor_out', wrapper_Meta_bitwise_right_shift_Tensor_out, debug=_SITE + '5478')
 
 
-def _op52(_def, _lib):  # aten::bitwise_right_shift_
+def _op56(_def, _lib):  # aten::bitwise_right_shift_
     _def['aten'].define('bitwise_right_shift_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('bitwise_right_shift_.Tensor_Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('bitwise_right_shift_.Tensor', wrapper_CPU_bitwise_right_shift__Tensor, debug=_SITE + '5434')
-    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_right_shift_.Tensor_Scalar', _k_CompositeExplicitAutograd_bitwise_right_shift__Tensor_Scalar, debug=_SITE + '5435')
-    _lib['aten:Meta'].impl('bitwise_right_shift_.Tensor', wrapper_Meta_bitwise_right_shift__Tensor, debug=_SITE + '5436')
+    _lib['aten:CPU'].impl('bitwise_right_shift_.Tensor', wrapper_CPU_bitwise_right_shift__Tensor, debug=_SITE + '5484')
+    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_right_shift_.Tensor_Scalar', _k_CompositeExplicitAutograd_bitwise_right_shift__Tensor_Scalar, debug=_SITE + '5485')
+    _lib['aten:Meta'].impl('bitwise_right_shift_.Tensor', wrapper_Meta_bitwise_right_shift__Tensor, debug=_SITE + '5486')
 
 
-def _op53(_def, _lib):  # aten::bitwise_xor
+def _op57(_def, _lib):  # aten::bitwise_xor
     _def['aten'].define('bitwise_xor.Scalar(Tensor self, Scalar other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('bitwise_xor.Scalar_Tensor(Scalar self, Tensor other) -> Tensor', tags=('pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('bitwise_xor.Scalar_Tensor_out(Scalar self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
     _def['aten'].define('bitwise_xor.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('bitwise_xor.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('bitwise_xor.Tensor', wrapper_CPU_bitwise_xor_Tensor, debug=_SITE + '5446')
-    _lib['aten:CPU'].impl('bitwise_xor.Tensor_out', wrapper_CPU_bitwise_xor_Tensor_out, debug=_SITE + '5447')
-    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_xor.Scalar', _k_CompositeExplicitAutograd_bitwise_xor_Scalar, debug=_SITE + '5448')
-    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_xor.Scalar_Tensor', _k_CompositeExplicitAutograd_bitwise_xor_Scalar_Tensor, debug=_SITE + '5449')
-    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_xor.Scalar_Tensor_out', generated_bitwise_xor_Scalar_Tensor_out, debug=_SITE + '5450')
-    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_xor.Scalar_out', _k_CompositeExplicitAutograd_bitwise_xor_Scalar_out, debug=_SITE + '5451')
-    _lib['aten:Meta'].impl('bitwise_xor.Tensor', wrapper_Meta_bitwise_xor_Tensor, debug=_SITE + '5452')
-    _lib['aten:Meta'].impl('bitwise_xor.Tensor_out', wrapper_Meta_bitwise_xor_Tensor_out, debug=_SITE + '5453')
+    _lib['aten:CPU'].impl('bitwise_xor.Tensor', wrapper_CPU_bitwise_xor_Tensor, debug=_SITE + '5496')
+    _lib['aten:CPU'].impl('bitwise_xor.Tensor_out', wrapper_CPU_bitwise_xor_Tensor_out, debug=_SITE + '5497')
+    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_xor.Scalar', _k_CompositeExplicitAutograd_bitwise_xor_Scalar, debug=_SITE + '5498')
+    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_xor.Scalar_Tensor', _k_CompositeExplicitAutograd_bitwise_xor_Scalar_Tensor, debug=_SITE + '5499')
+    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_xor.Scalar_Tensor_out', generated_bitwise_xor_Scalar_Tensor_out, debug=_SITE + '5500')
+    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_xor.Scalar_out', _k_CompositeExplicitAutograd_bitwise_xor_Scalar_out, debug=_SITE + '5501')
+    _lib['aten:Meta'].impl('bitwise_xor.Tensor', wrapper_Meta_bitwise_xor_Tensor, debug=_SITE + '5502')
+    _lib['aten:Meta'].impl('bitwise_xor.Tensor_out', wrapper_Meta_bitwise_xor_Tensor_out, debug=_SITE + '5503')
 
 
-def _op54(_def, _lib):  # aten::bitwise_xor_
+def _op58(_def, _lib):  # aten::bitwise_xor_
     _def['aten'].define('bitwise_xor_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('bitwise_xor_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('bitwise_xor_.Tensor', wrapper_CPU_bitwise_xor__Tensor, debug=_SITE + '5459')
-    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_xor_.Scalar', _k_CompositeExplicitAutograd_bitwise_xor__Scalar, debug=_SITE + '5460')
-    _lib['aten:Meta'].impl('bitwise_xor_.Tensor', wrapper_Meta_bitwise_xor__Tensor, debug=_SITE + '5461')
+    _lib['aten:CPU'].impl('bitwise_xor_.Tensor', wrapper_CPU_bitwise_xor__Tensor, debug=_SITE + '5509')
+    _lib['aten:CompositeExplicitAutograd'].impl('bitwise_xor_.Scalar', _k_CompositeExplicitAutograd_bitwise_xor__Scalar, debug=_SITE + '5510')
+    _lib['aten:Meta'].impl('bitwise_xor_.Tensor', wrapper_Meta_bitwise_xor__Tensor, debug=_SITE + '5511')
 
 
-def _op55(_def, _lib):  # aten::bmm
+def _op59(_def, _lib):  # aten::bmm
     _def['aten'].define('bmm(Tensor self, Tensor mat2) -> Tensor', tags=('core', 'pt2_compliant_tag',))
     _def['aten'].define('bmm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('bmm', wrapper_CPU_bmm, debug=_SITE + '5467')
-    _lib['aten:CPU'].impl('bmm.out', wrapper_CPU_bmm_out, debug=_SITE + '5468')
-    _lib['aten:Meta'].impl('bmm', wrapper_Meta_bmm, debug=_SITE + '5469')
-    _lib['aten:Meta'].impl('bmm.out', wrapper_Meta_bmm_out, debug=_SITE + '5470')
+    _lib['aten:CPU'].impl('bmm', wrapper_CPU_bmm, debug=_SITE + '5517')
+    _lib['aten:CPU'].impl('bmm.out', wrapper_CPU_bmm_out, debug=_SITE + '5518')
+    _lib['aten:Meta'].impl('bmm', wrapper_Meta_bmm, debug=_SITE + '5519')
+    _lib['aten:Meta'].impl('bmm.out', wrapper_Meta_bmm_out, debug=_SITE + '5520')
 
 
-def _op56(_def, _lib):  # aten::cat
+def _op60(_def, _lib):  # aten::cat
     _def['aten'].define('cat(Tensor[] tensors, int dim=0) -> Tensor', tags=('core', 'pt2_compliant_tag',))
     _def['aten'].define('cat.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('cat', wrapper_CPU_cat, debug=_SITE + '5476')
-    _lib['aten:CPU'].impl('cat.out', wrapper_CPU_cat_out, debug=_SITE + '5477')
-    _lib['aten:Meta'].impl('cat', wrapper_Meta_cat, debug=_SITE + '5478')
-    _lib['aten:Meta'].impl('cat.out', wrapper_Meta_cat_out, debug=_SITE + '5479')
+    _lib['aten:CPU'].impl('cat', wrapper_CPU_cat, debug=_SITE + '5526')
+    _lib['aten:CPU'].impl('cat.out', wrapper_CPU_cat_out, debug=_SITE + '5527')
+    _lib['aten:Meta'].impl('cat', wrapper_Meta_cat, debug=_SITE + '5528')
+    _lib['aten:Meta'].impl('cat.out', wrapper_Meta_cat_out, debug=_SITE + '5529')
 
 
-def _op57(_def, _lib):  # aten::ceil
+def _op61(_def, _lib):  # aten::ceil
     _def['aten'].define('ceil(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('ceil.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('ceil', wrapper_CPU_ceil, debug=_SITE + '5485')
-    _lib['aten:CPU'].impl('ceil.out', wrapper_CPU_ceil_out, debug=_SITE + '5486')
-    _lib['aten:Meta'].impl('ceil', wrapper_Meta_ceil, debug=_SITE + '5487')
-    _lib['aten:Meta'].impl('ceil.out', wrapper_Meta_ceil_out, debug=_SITE + '5488')
+    _lib['aten:CPU'].impl('ceil', wrapper_CPU_ceil, debug=_SITE + '5535')
+    _lib['aten:CPU'].impl('ceil.out', wrapper_CPU_ceil_out, debug=_SITE + '5536')
+    _lib['aten:Meta'].impl('ceil', wrapper_Meta_ceil, debug=_SITE + '5537')
+    _lib['aten:Meta'].impl('ceil.out', wrapper_Meta_ceil_out, debug=_SITE + '5538')
 
 
-def _op58(_def, _lib):  # aten::ceil_
+def _op62(_def, _lib):  # aten::ceil_
     _def['aten'].define('ceil_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('ceil_', wrapper_CPU_ceil_, debug=_SITE + '5493')
-    _lib['aten:Meta'].impl('ceil_', wrapper_Meta_ceil_, debug=_SITE + '5494')
+    _lib['aten:CPU'].impl('ceil_', wrapper_CPU_ceil_, debug=_SITE + '5543')
+    _lib['aten:Meta'].impl('ceil_', wrapper_Meta_ceil_, debug=_SITE + '5544')
 
 
-def _op59(_def, _lib):  # aten::chunk
+def _op63(_def, _lib):  # aten::chunk
     _def['aten'].define('chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]', tags=('pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('chunk', _k_CompositeImplicitAutograd_chunk, debug=_SITE + '5499')
+    _lib['aten:CompositeImplicitAutograd'].impl('chunk', _k_CompositeImplicitAutograd_chunk, debug=_SITE + '5549')
 
 
-def _op60(_def, _lib):  # aten::clamp
+def _op64(_def, _lib):  # aten::clamp
     _def['aten'].define('clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('clamp.Tensor_out(Tensor self, Tensor? min=None, Tensor? max=None, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('clamp.out(Tensor self, Scalar? min=None, Scalar? max=None, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('clamp', wrapper_CPU_clamp, debug=_SITE + '5507')
-    _lib['aten:CPU'].impl('clamp.Tensor', wrapper_CPU_clamp_Tensor, debug=_SITE + '5508')
-    _lib['aten:CPU'].impl('clamp.Tensor_out', wrapper_CPU_clamp_Tensor_out, debug=_SITE + '5509')
-    _lib['aten:CPU'].impl('clamp.out', wrapper_CPU_clamp_out, debug=_SITE + '5510')
-    _lib['aten:Meta'].impl('clamp', wrapper_Meta_clamp, debug=_SITE + '5511')
-    _lib['aten:Meta'].impl('clamp.Tensor', wrapper_Meta_clamp_Tensor, debug=_SITE + '5512')
-    _lib['aten:Meta'].impl('clamp.Tensor_out', wrapper_Meta_clamp_Tensor_out, debug=_SITE + '5513')
-    _lib['aten:Meta'].impl('clamp.out', wrapper_Meta_clamp_out, debug=_SITE + '5514')
+    _lib['aten:CPU'].impl('clamp', wrapper_CPU_clamp, debug=_SITE + '5557')
+    _lib['aten:CPU'].impl('clamp.Tensor', wrapper_CPU_clamp_Tensor, debug=_SITE + '5558')
+    _lib['aten:CPU'].impl('clamp.Tensor_out', wrapper_CPU_clamp_Tensor_out, debug=_SITE + '5559')
+    _lib['aten:CPU'].impl('clamp.out', wrapper_CPU_clamp_out, debug=_SITE + '5560')
+    _lib['aten:Meta'].impl('clamp', wrapper_Meta_clamp, debug=_SITE + '5561')
+    _lib['aten:Meta'].impl('clamp.Tensor', wrapper_Meta_clamp_Tensor, debug=_SITE + '5562')
+    _lib['aten:Meta'].impl('clamp.Tensor_out', wrapper_Meta_clamp_Tensor_out, debug=_SITE + '5563')
+    _lib['aten:Meta'].impl('clamp.out', wrapper_Meta_clamp_out, debug=_SITE + '5564')
 
 
-def _op61(_def, _lib):  # aten::clamp_
+def _op65(_def, _lib):  # aten::clamp_
     _def['aten'].define('clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('clamp_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('clamp_', wrapper_CPU_clamp_, debug=_SITE + '5520')
-    _lib['aten:CPU'].impl('clamp_.Tensor', wrapper_CPU_clamp__Tensor, debug=_SITE + '5521')
-    _lib['aten:Meta'].impl('clamp_', wrapper_Meta_clamp_, debug=_SITE + '5522')
-    _lib['aten:Meta'].impl('clamp_.Tensor', wrapper_Meta_clamp__Tensor, debug=_SITE + '5523')
+    _lib['aten:CPU'].impl('clamp_', wrapper_CPU_clamp_, debug=_SITE + '5570')
+    _lib['aten:CPU'].impl('clamp_.Tensor', wrapper_CPU_clamp__Tensor, debug=_SITE + '5571')
+    _lib['aten:Meta'].impl('clamp_', wrapper_Meta_clamp_, debug=_SITE + '5572')
+    _lib['aten:Meta'].impl('clamp_.Tensor', wrapper_Meta_clamp__Tensor, debug=_SITE + '5573')
 
 
-def _op62(_def, _lib):  # aten::clamp_max
+def _op66(_def, _lib):  # aten::clamp_max
     _def['aten'].define('clamp_max(Tensor self, Scalar max) -> Tensor', tags=('pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('clamp_max.Tensor(Tensor self, Tensor max) -> Tensor', tags=('pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('clamp_max.Tensor_out(Tensor self, Tensor max, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('clamp_max.out(Tensor self, Scalar max, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('clamp_max', wrapper_CPU_clamp_max, debug=_SITE + '5531')
-    _lib['aten:CPU'].impl('clamp_max.Tensor', wrapper_CPU_clamp_max_Tensor, debug=_SITE + '5532')
-    _lib['aten:CPU'].impl('clamp_max.Tensor_out', wrapper_CPU_clamp_max_Tensor_out, debug=_SITE + '5533')
-    _lib['aten:CPU'].impl('clamp_max.out', wrapper_CPU_clamp_max_out, debug=_SITE + '5534')
-    _lib['aten:Meta'].impl('clamp_max', wrapper_Meta_clamp_max, debug=_SITE + '5535')
-    _lib['aten:Meta'].impl('clamp_max.Tensor', wrapper_Meta_clamp_max_Tensor, debug=_SITE + '5536')
-    _lib['aten:Meta'].impl('clamp_max.Tensor_out', wrapper_Meta_clamp_max_Tensor_out, debug=_SITE + '5537')
-    _lib['aten:Meta'].impl('clamp_max.out', wrapper_Meta_clamp_max_out, debug=_SITE + '5538')
+    _lib['aten:CPU'].impl('clamp_max', wrapper_CPU_clamp_max, debug=_SITE + '5581')
+    _lib['aten:CPU'].impl('clamp_max.Tensor', wrapper_CPU_clamp_max_Tensor, debug=_SITE + '5582')
+    _lib['aten:CPU'].impl('clamp_max.Tensor_out', wrapper_CPU_clamp_max_Tensor_out, debug=_SITE + '5583')
+    _lib['aten:CPU'].impl('clamp_max.out', wrapper_CPU_clamp_max_out, debug=_SITE + '5584')
+    _lib['aten:Meta'].impl('clamp_max', wrapper_Meta_clamp_max, debug=_SITE + '5585')
+    _lib['aten:Meta'].impl('clamp_max.Tensor', wrapper_Meta_clamp_max_Tensor, debug=_SITE + '5586')
+    _lib['aten:Meta'].impl('clamp_max.Tensor_out', wrapper_Meta_clamp_max_Tensor_out, debug=_SITE + '5587')
+    _lib['aten:Meta'].impl('clamp_max.out', wrapper_Meta_clamp_max_out, debug=_SITE + '5588')
 
 
-def _op63(_def, _lib):  # aten::clamp_max_
+def _op67(_def, _lib):  # aten::clamp_max_
     _def['aten'].define('clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('clamp_max_.Tensor(Tensor(a!) self, Tensor max) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('clamp_max_', wrapper_CPU_clamp_max_, debug=_SITE + '5544')
-    _lib['aten:CPU'].impl('clamp_max_.Tensor', wrapper_CPU_clamp_max__Tensor, debug=_SITE + '5545')
-    _lib['aten:Meta'].impl('clamp_max_', wrapper_Meta_clamp_max_, debug=_SITE + '5546')
-    _lib['aten:Meta'].impl('clamp_max_.Tensor', wrapper_Meta_clamp_max__Tensor, debug=_SITE + '5547')
+    _lib['aten:CPU'].impl('clamp_max_', wrapper_CPU_clamp_max_, debug=_SITE + '5594')
+    _lib['aten:CPU'].impl('clamp_max_.Tensor', wrapper_CPU_clamp_max__Tensor, debug=_SITE + '5595')
+    _lib['aten:Meta'].impl('clamp_max_', wrapper_Meta_clamp_max_, debug=_SITE + '5596')
+    _lib['aten:Meta'].impl('clamp_max_.Tensor', wrapper_Meta_clamp_max__Tensor, debug=_SITE + '5597')
 
 
-def _op64(_def, _lib):  # aten::clamp_min
+def _op68(_def, _lib):  # aten::clamp_min
     _def['aten'].define('clamp_min(Tensor self, Scalar min) -> Tensor', tags=('pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('clamp_min.Tensor(Tensor self, Tensor min) -> Tensor', tags=('pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('clamp_min.Tensor_out(Tensor self, Tensor min, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('clamp_min.out(Tensor self, Scalar min, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('clamp_min', wrapper_CPU_clamp_min, debug=_SITE + '5555')
-    _lib['aten:CPU'].impl('clamp_min.Tensor', wrapper_CPU_clamp_min_Tensor, debug=_SITE + '5556')
-    _lib['aten:CPU'].impl('clamp_min.Tensor_out', wrapper_CPU_clamp_min_Tensor_out, debug=_SITE + '5557')
-    _lib['aten:CPU'].impl('clamp_min.out', wrapper_CPU_clamp_min_out, debug=_SITE + '5558')
-    _lib['aten:Meta'].impl('clamp_min', wrapper_Meta_clamp_min, debug=_SITE + '5559')
-    _lib['aten:Meta'].impl('clamp_min.Tensor', wrapper_Meta_clamp_min_Tensor, debug=_SITE + '5560')
-    _lib['aten:Meta'].impl('clamp_min.Tensor_out', wrapper_Meta_clamp_min_Tensor_out, debug=_SITE + '5561')
-    _lib['aten:Meta'].impl('clamp_min.out', wrapper_Meta_clamp_min_out, debug=_SITE + '5562')
+    _lib['aten:CPU'].impl('clamp_min', wrapper_CPU_clamp_min, debug=_SITE + '5605')
+    _lib['aten:CPU'].impl('clamp_min.Tensor', wrapper_CPU_clamp_min_Tensor, debug=_SITE + '5606')
+    _lib['aten:CPU'].impl('clamp_min.Tensor_out', wrapper_CPU_clamp_min_Tensor_out, debug=_SITE + '5607')
+    _lib['aten:CPU'].impl('clamp_min.out', wrapper_CPU_clamp_min_out, debug=_SITE + '5608')
+    _lib['aten:Meta'].impl('clamp_min', wrapper_Meta_clamp_min, debug=_SITE + '5609')
+    _lib['aten:Meta'].impl('clamp_min.Tensor', wrapper_Meta_clamp_min_Tensor, debug=_SITE + '5610')
+    _lib['aten:Meta'].impl('clamp_min.Tensor_out', wrapper_Meta_clamp_min_Tensor_out, debug=_SITE + '5611')
+    _lib['aten:Meta'].impl('clamp_min.out', wrapper_Meta_clamp_min_out, debug=_SITE + '5612')
 
 
-def _op65(_def, _lib):  # aten::clamp_min_
+def _op69(_def, _lib):  # aten::clamp_min_
     _def['aten'].define('clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('clamp_min_.Tensor(Tensor(a!) self, Tensor min) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('clamp_min_', wrapper_CPU_clamp_min_, debug=_SITE + '5568')
-    _lib['aten:CPU'].impl('clamp_min_.Tensor', wrapper_CPU_clamp_min__Tensor, debug=_SITE + '5569')
-    _lib['aten:Meta'].impl('clamp_min_', wrapper_Meta_clamp_min_, debug=_SITE + '5570')
-    _lib['aten:Meta'].impl('clamp_min_.Tensor', wrapper_Meta_clamp_min__Tensor, debug=_SITE + '5571')
+    _lib['aten:CPU'].impl('clamp_min_', wrapper_CPU_clamp_min_, debug=_SITE + '5618')
+    _lib['aten:CPU'].impl('clamp_min_.Tensor', wrapper_CPU_clamp_min__Tensor, debug=_SITE + '5619')
+    _lib['aten:Meta'].impl('clamp_min_', wrapper_Meta_clamp_min_, debug=_SITE + '5620')
+    _lib['aten:Meta'].impl('clamp_min_.Tensor', wrapper_Meta_clamp_min__Tensor, debug=_SITE + '5621')
 
 
-def _op66(_def, _lib):  # aten::clone
+def _op70(_def, _lib):  # aten::clone
     _def['aten'].define('clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('clone.out(Tensor self, *, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('clone', _k_CompositeExplicitAutograd_clone, debug=_SITE + '5577')
-    _lib['aten:CompositeExplicitAutograd'].impl('clone.out', generated_clone_out, debug=_SITE + '5578')
+    _lib['aten:CompositeExplicitAutograd'].impl('clone', _k_CompositeExplicitAutograd_clone, debug=_SITE + '5627')
+    _lib['aten:CompositeExplicitAutograd'].impl('clone.out', generated_clone_out, debug=_SITE + '5628')
 
 
-def _op67(_def, _lib):  # aten::conj
+def _op71(_def, _lib):  # aten::conj
     _def['aten'].define('conj(Tensor(a) self) -> Tensor(a)', tags=('pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('conj', _k_CompositeImplicitAutograd_conj, debug=_SITE + '5583')
+    _lib['aten:CompositeImplicitAutograd'].impl('conj', _k_CompositeImplicitAutograd_conj, debug=_SITE + '5633')
 
 
-def _op68(_def, _lib):  # aten::conj_physical
+def _op72(_def, _lib):  # aten::conj_physical
     _def['aten'].define('conj_physical(Tensor self) -> Tensor', tags=('maybe_aliasing_or_mutating', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('conj_physical.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('conj_physical.out', _k_CompositeExplicitAutograd_conj_physical_out, debug=_SITE + '5589')
-    _lib['aten:CompositeImplicitAutograd'].impl('conj_physical', _k_CompositeImplicitAutograd_conj_physical, debug=_SITE + '5590')
+    _lib['aten:CompositeExplicitAutograd'].impl('conj_physical.out', _k_CompositeExplicitAutograd_conj_physical_out, debug=_SITE + '5639')
+    _lib['aten:CompositeImplicitAutograd'].impl('conj_physical', _k_CompositeImplicitAutograd_conj_physical, debug=_SITE + '5640')
 
 
-def _op69(_def, _lib):  # aten::conj_physical_
+def _op73(_def, _lib):  # aten::conj_physical_
     _def['aten'].define('conj_physical_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('conj_physical_', _k_CompositeExplicitAutograd_conj_physical_, debug=_SITE + '5595')
+    _lib['aten:CompositeExplicitAutograd'].impl('conj_physical_', _k_CompositeExplicitAutograd_conj_physical_, debug=_SITE + '5645')
 
 
-def _op70(_def, _lib):  # aten::contiguous
+def _op74(_def, _lib):  # aten::contiguous
     _def['aten'].define('contiguous(Tensor(a) self, *, MemoryFormat memory_format=contiguous_format) -> Tensor(a)', tags=('pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('contiguous', _k_CompositeImplicitAutograd_contiguous, debug=_SITE + '5600')
+    _lib['aten:CompositeImplicitAutograd'].impl('contiguous', _k_CompositeImplicitAutograd_contiguous, debug=_SITE + '5650')
 
 
-def _op71(_def, _lib):  # aten::conv1d
+def _op75(_def, _lib):  # aten::conv1d
     _def['aten'].define('conv1d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[1] stride=1, SymInt[1] padding=0, SymInt[1] dilation=1, SymInt groups=1) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('conv1d.padding(Tensor input, Tensor weight, Tensor? bias=None, SymInt[1] stride=1, str padding="valid", SymInt[1] dilation=1, SymInt groups=1) -> Tensor', tags=('pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('conv1d', _k_CompositeImplicitAutograd_conv1d, debug=_SITE + '5606')
-    _lib['aten:CompositeImplicitAutograd'].impl('conv1d.padding', _k_CompositeImplicitAutograd_conv1d_padding, debug=_SITE + '5607')
+    _lib['aten:CompositeImplicitAutograd'].impl('conv1d', _k_CompositeImplicitAutograd_conv1d, debug=_SITE + '5656')
+    _lib['aten:CompositeImplicitAutograd'].impl('conv1d.padding', _k_CompositeImplicitAutograd_conv1d_padding, debug=_SITE + '5657')
 
 
-def _op72(_def, _lib):  # aten::conv2d
+def _op76(_def, _lib):  # aten::conv2d
     _def['aten'].define('conv2d(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] dilation=1, SymInt groups=1) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('conv2d.padding(Tensor input, Tensor weight, Tensor? bias=None, SymInt[2] stride=1, str padding="valid", SymInt[2] dilation=1, SymInt groups=1) -> Tensor', tags=('pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('conv2d', _k_CompositeImplicitAutograd_conv2d, debug=_SITE + '5613')
-    _lib['aten:CompositeImplicitAutograd'].impl('conv2d.padding', _k_CompositeImplicitAutograd_conv2d_padding, debug=_SITE + '5614')
+    _lib['aten:CompositeImplicitAutograd'].impl('conv2d', _k_CompositeImplicitAutograd_conv2d, debug=_SITE + '5663')
+    _lib['aten:CompositeImplicitAutograd'].impl('conv2d.padding', _k_CompositeImplicitAutograd_conv2d_padding, debug=_SITE + '5664')
 
 
-def _op73(_def, _lib):  # aten::convolution
+def _op77(_def, _lib):  # aten::convolution
     _def['aten'].define('convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor', tags=('core', 'pt2_compliant_tag',))
     _def['aten'].define('convolution.out(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('convolution', _k_CPU_convolution, debug=_SITE + '5620')
-    _lib['aten:CompositeExplicitAutograd'].impl('convolution.out', generated_convolution_out, debug=_SITE + '5621')
-    _lib['aten:Meta'].impl('convolution', _k_Meta_convolution, debug=_SITE + '5622')
+    _lib['aten:CPU'].impl('convolution', _k_CPU_convolution, debug=_SITE + '5670')
+    _lib['aten:CompositeExplicitAutograd'].impl('convolution.out', generated_convolution_out, debug=_SITE + '5671')
+    _lib['aten:Meta'].impl('convolution', _k_Meta_convolution, debug=_SITE + '5672')
 
 
-def _op74(_def, _lib):  # aten::copy
+def _op78(_def, _lib):  # aten::copy
     _def['aten'].define('copy(Tensor self, Tensor src, bool non_blocking=False) -> Tensor', tags=('core', 'pt2_compliant_tag',))
     _def['aten'].define('copy.out(Tensor self, Tensor src, bool non_blocking=False, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('copy.out', generated_copy_out, debug=_SITE + '5628')
-    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('copy', _k_CompositeExplicitAutogradNonFunctional_copy, debug=_SITE + '5629')
-    _lib['aten:Meta'].impl('copy', _k_Meta_copy, debug=_SITE + '5630')
+    _lib['aten:CompositeExplicitAutograd'].impl('copy.out', generated_copy_out, debug=_SITE + '5678')
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('copy', _k_CompositeExplicitAutogradNonFunctional_copy, debug=_SITE + '5679')
+    _lib['aten:Meta'].impl('copy', _k_Meta_copy, debug=_SITE + '5680')
 
 
-def _op75(_def, _lib):  # aten::copy_
+def _op79(_def, _lib):  # aten::copy_
     _def['aten'].define('copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('copy_', _k_CPU_copy_, debug=_SITE + '5635')
-    _lib['aten:Meta'].impl('copy_', _k_Meta_copy_, debug=_SITE + '5636')
+    _lib['aten:CPU'].impl('copy_', _k_CPU_copy_, debug=_SITE + '5685')
+    _lib['aten:Meta'].impl('copy_', _k_Meta_copy_, debug=_SITE + '5686')
 
 
-def _op76(_def, _lib):  # aten::cos
+def _op80(_def, _lib):  # aten::cos
     _def['aten'].define('cos(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('cos.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('cos', wrapper_CPU_cos, debug=_SITE + '5642')
-    _lib['aten:CPU'].impl('cos.out', wrapper_CPU_cos_out, debug=_SITE + '5643')
-    _lib['aten:Meta'].impl('cos', wrapper_Meta_cos, debug=_SITE + '5644')
-    _lib['aten:Meta'].impl('cos.out', wrapper_Meta_cos_out, debug=_SITE + '5645')
+    _lib['aten:CPU'].impl('cos', wrapper_CPU_cos, debug=_SITE + '5692')
+    _lib['aten:CPU'].impl('cos.out', wrapper_CPU_cos_out, debug=_SITE + '5693')
+    _lib['aten:Meta'].impl('cos', wrapper_Meta_cos, debug=_SITE + '5694')
+    _lib['aten:Meta'].impl('cos.out', wrapper_Meta_cos_out, debug=_SITE + '5695')
 
 
-def _op77(_def, _lib):  # aten::cos_
+def _op81(_def, _lib):  # aten::cos_
     _def['aten'].define('cos_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('cos_', wrapper_CPU_cos_, debug=_SITE + '5650')
-    _lib['aten:Meta'].impl('cos_', wrapper_Meta_cos_, debug=_SITE + '5651')
+    _lib['aten:CPU'].impl('cos_', wrapper_CPU_cos_, debug=_SITE + '5700')
+    _lib['aten:Meta'].impl('cos_', wrapper_Meta_cos_, debug=_SITE + '5701')
 
 
-def _op78(_def, _lib):  # aten::cross_entropy_loss
+def _op82(_def, _lib):  # aten::cross_entropy_loss
     _def['aten'].define('cross_entropy_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100, float label_smoothing=0.0) -> Tensor', tags=('pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('cross_entropy_loss', _k_CompositeImplicitAutograd_cross_entropy_loss, debug=_SITE + '5656')
+    _lib['aten:CompositeImplicitAutograd'].impl('cross_entropy_loss', _k_CompositeImplicitAutograd_cross_entropy_loss, debug=_SITE + '5706')
 
 
-def _op79(_def, _lib):  # aten::cumsum
+def _op83(_def, _lib):  # aten::cumsum
     _def['aten'].define('cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor', tags=('core', 'pt2_compliant_tag',))
     _def['aten'].define('cumsum.out(Tensor self, int dim, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('cumsum', wrapper_CPU_cumsum, debug=_SITE + '5662')
-    _lib['aten:CPU'].impl('cumsum.out', wrapper_CPU_cumsum_out, debug=_SITE + '5663')
-    _lib['aten:Meta'].impl('cumsum', wrapper_Meta_cumsum, debug=_SITE + '5664')
-    _lib['aten:Meta'].impl('cumsum.out', wrapper_Meta_cumsum_out, debug=_SITE + '5665')
+    _lib['aten:CPU'].impl('cumsum', wrapper_CPU_cumsum, debug=_SITE + '5712')
+    _lib['aten:CPU'].impl('cumsum.out', wrapper_CPU_cumsum_out, debug=_SITE + '5713')
+    _lib['aten:Meta'].impl('cumsum', wrapper_Meta_cumsum, debug=_SITE + '5714')
+    _lib['aten:Meta'].impl('cumsum.out', wrapper_Meta_cumsum_out, debug=_SITE + '5715')
 
 
-def _op80(_def, _lib):  # aten::cumsum_
+def _op84(_def, _lib):  # aten::cumsum_
     _def['aten'].define('cumsum_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('cumsum_', wrapper_CPU_cumsum_, debug=_SITE + '5670')
-    _lib['aten:Meta'].impl('cumsum_', wrapper_Meta_cumsum_, debug=_SITE + '5671')
+    _lib['aten:CPU'].impl('cumsum_', wrapper_CPU_cumsum_, debug=_SITE + '5720')
+    _lib['aten:Meta'].impl('cumsum_', wrapper_Meta_cumsum_, debug=_SITE + '5721')
 
 
-def _op81(_def, _lib):  # aten::detach
+def _op85(_def, _lib):  # aten::detach
     _def['aten'].define('detach(Tensor(a) self) -> Tensor(a)', tags=('pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('detach', _k_CompositeExplicitAutograd_detach, debug=_SITE + '5676')
+    _lib['aten:CompositeExplicitAutograd'].impl('detach', _k_CompositeExplicitAutograd_detach, debug=_SITE + '5726')
 
 
-def _op82(_def, _lib):  # aten::detach_copy
+def _op86(_def, _lib):  # aten::detach_copy
     _def['aten'].define('detach_copy(Tensor self) -> Tensor', tags=('pt2_compliant_tag', 'view_copy',))
     _def['aten'].define('detach_copy.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag', 'view_copy',))
-    _lib['aten:CompositeExplicitAutograd'].impl('detach_copy.out', generated_detach_copy_out, debug=_SITE + '5682')
-    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('detach_copy', generated_detach_copy, debug=_SITE + '5683')
+    _lib['aten:CompositeExplicitAutograd'].impl('detach_copy.out', generated_detach_copy_out, debug=_SITE + '5732')
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('detach_copy', generated_detach_copy, debug=_SITE + '5733')
 
 
-def _op83(_def, _lib):  # aten::diagonal
+def _op87(_def, _lib):  # aten::diagonal
     _def['aten'].define('diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a)', tags=('core', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('diagonal', _k_CompositeExplicitAutograd_diagonal, debug=_SITE + '5688')
+    _lib['aten:CompositeExplicitAutograd'].impl('diagonal', _k_CompositeExplicitAutograd_diagonal, debug=_SITE + '5738')
 
 
-def _op84(_def, _lib):  # aten::diagonal_copy
+def _op88(_def, _lib):  # aten::diagonal_copy
     _def['aten'].define('diagonal_copy(Tensor self, int offset=0, int dim1=0, int dim2=1) -> Tensor', tags=('pt2_compliant_tag', 'view_copy',))
     _def['aten'].define('diagonal_copy.out(Tensor self, int offset=0, int dim1=0, int dim2=1, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag', 'view_copy',))
-    _lib['aten:CompositeExplicitAutograd'].impl('diagonal_copy.out', generated_diagonal_copy_out, debug=_SITE + '5694')
-    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('diagonal_copy', generated_diagonal_copy, debug=_SITE + '5695')
+    _lib['aten:CompositeExplicitAutograd'].impl('diagonal_copy.out', generated_diagonal_copy_out, debug=_SITE + '5744')
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('diagonal_copy', generated_diagonal_copy, debug=_SITE + '5745')
 
 
-def _op85(_def, _lib):  # aten::diagonal_scatter
+def _op89(_def, _lib):  # aten::diagonal_scatter
     _def['aten'].define('diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('diagonal_scatter.out(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('diagonal_scatter.out', generated_diagonal_scatter_out, debug=_SITE + '5701')
-    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('diagonal_scatter', _k_CompositeExplicitAutogradNonFunctional_diagonal_scatter, debug=_SITE + '5702')
+    _lib['aten:CompositeExplicitAutograd'].impl('diagonal_scatter.out', generated_diagonal_scatter_out, debug=_SITE + '5751')
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('diagonal_scatter', _k_CompositeExplicitAutogradNonFunctional_diagonal_scatter, debug=_SITE + '5752')
 
 
-def _op86(_def, _lib):  # aten::div
+def _op90(_def, _lib):  # aten::div
     _def['aten'].define('div.Scalar(Tensor self, Scalar other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('div.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('div.Scalar_mode_out(Tensor self, Scalar other, *, str? rounding_mode, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
@@ -5711,465 +5761,465 @@ def _op86(_def, _lib):  # aten::div
     _def['aten'].define('div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('div.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('div.out_mode(Tensor self, Tensor other, *, str? rounding_mode, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('div.Tensor', wrapper_CPU_div_Tensor, debug=_SITE + '5714')
-    _lib['aten:CPU'].impl('div.Tensor_mode', wrapper_CPU_div_Tensor_mode, debug=_SITE + '5715')
-    _lib['aten:CPU'].impl('div.out', wrapper_CPU_div_out, debug=_SITE + '5716')
-    _lib['aten:CPU'].impl('div.out_mode', wrapper_CPU_div_out_mode, debug=_SITE + '5717')
-    _lib['aten:CompositeExplicitAutograd'].impl('div.Scalar', _k_CompositeExplicitAutograd_div_Scalar, debug=_SITE + '5718')
-    _lib['aten:CompositeExplicitAutograd'].impl('div.Scalar_mode', _k_CompositeExplicitAutograd_div_Scalar_mode, debug=_SITE + '5719')
-    _lib['aten:CompositeExplicitAutograd'].impl('div.Scalar_mode_out', generated_div_Scalar_mode_out, debug=_SITE + '5720')
-    _lib['aten:CompositeExplicitAutograd'].impl('div.Scalar_out', generated_div_Scalar_out, debug=_SITE + '5721')
-    _lib['aten:Meta'].impl('div.Tensor', wrapper_Meta_div_Tensor, debug=_SITE + '5722')
-    _lib['aten:Meta'].impl('div.Tensor_mode', wrapper_Meta_div_Tensor_mode, debug=_SITE + '5723')
-    _lib['aten:Meta'].impl('div.out', wrapper_Meta_div_out, debug=_SITE + '5724')
-    _lib['aten:Meta'].impl('div.out_mode', wrapper_Meta_div_out_mode, debug=_SITE + '5725')
+    _lib['aten:CPU'].impl('div.Tensor', wrapper_CPU_div_Tensor, debug=_SITE + '5764')
+    _lib['aten:CPU'].impl('div.Tensor_mode', wrapper_CPU_div_Tensor_mode, debug=_SITE + '5765')
+    _lib['aten:CPU'].impl('div.out', wrapper_CPU_div_out, debug=_SITE + '5766')
+    _lib['aten:CPU'].impl('div.out_mode', wrapper_CPU_div_out_mode, debug=_SITE + '5767')
+    _lib['aten:CompositeExplicitAutograd'].impl('div.Scalar', _k_CompositeExplicitAutograd_div_Scalar, debug=_SITE + '5768')
+    _lib['aten:CompositeExplicitAutograd'].impl('div.Scalar_mode', _k_CompositeExplicitAutograd_div_Scalar_mode, debug=_SITE + '5769')
+    _lib['aten:CompositeExplicitAutograd'].impl('div.Scalar_mode_out', generated_div_Scalar_mode_out, debug=_SITE + '5770')
+    _lib['aten:CompositeExplicitAutograd'].impl('div.Scalar_out', generated_div_Scalar_out, debug=_SITE + '5771')
+    _lib['aten:Meta'].impl('div.Tensor', wrapper_Meta_div_Tensor, debug=_SITE + '5772')
+    _lib['aten:Meta'].impl('div.Tensor_mode', wrapper_Meta_div_Tensor_mode, debug=_SITE + '5773')
+    _lib['aten:Meta'].impl('div.out', wrapper_Meta_div_out, debug=_SITE + '5774')
+    _lib['aten:Meta'].impl('div.out_mode', wrapper_Meta_div_out_mode, debug=_SITE + '5775')
 
 
-def _op87(_def, _lib):  # aten::div_
+def _op91(_def, _lib):  # aten::div_
     _def['aten'].define('div_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('div_.Scalar_mode(Tensor(a!) self, Scalar other, *, str? rounding_mode) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('div_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('div_.Tensor', wrapper_CPU_div__Tensor, debug=_SITE + '5733')
-    _lib['aten:CPU'].impl('div_.Tensor_mode', wrapper_CPU_div__Tensor_mode, debug=_SITE + '5734')
-    _lib['aten:CompositeExplicitAutograd'].impl('div_.Scalar', _k_CompositeExplicitAutograd_div__Scalar, debug=_SITE + '5735')
-    _lib['aten:CompositeExplicitAutograd'].impl('div_.Scalar_mode', _k_CompositeExplicitAutograd_div__Scalar_mode, debug=_SITE + '5736')
-    _lib['aten:Meta'].impl('div_.Tensor', wrapper_Meta_div__Tensor, debug=_SITE + '5737')
-    _lib['aten:Meta'].impl('div_.Tensor_mode', wrapper_Meta_div__Tensor_mode, debug=_SITE + '5738')
+    _lib['aten:CPU'].impl('div_.Tensor', wrapper_CPU_div__Tensor, debug=_SITE + '5783')
+    _lib['aten:CPU'].impl('div_.Tensor_mode', wrapper_CPU_div__Tensor_mode, debug=_SITE + '5784')
+    _lib['aten:CompositeExplicitAutograd'].impl('div_.Scalar', _k_CompositeExplicitAutograd_div__Scalar, debug=_SITE + '5785')
+    _lib['aten:CompositeExplicitAutograd'].impl('div_.Scalar_mode', _k_CompositeExplicitAutograd_div__Scalar_mode, debug=_SITE + '5786')
+    _lib['aten:Meta'].impl('div_.Tensor', wrapper_Meta_div__Tensor, debug=_SITE + '5787')
+    _lib['aten:Meta'].impl('div_.Tensor_mode', wrapper_Meta_div__Tensor_mode, debug=_SITE + '5788')
 
 
-def _op88(_def, _lib):  # aten::dot
+def _op92(_def, _lib):  # aten::dot
     _def['aten'].define('dot(Tensor self, Tensor tensor) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('dot.out(Tensor self, Tensor tensor, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('dot', _k_CPU_dot, debug=_SITE + '5744')
-    _lib['aten:CompositeExplicitAutograd'].impl('dot.out', _k_CompositeExplicitAutograd_dot_out, debug=_SITE + '5745')
-    _lib['aten:Meta'].impl('dot', _k_Meta_dot, debug=_SITE + '5746')
+    _lib['aten:CPU'].impl('dot', _k_CPU_dot, debug=_SITE + '5794')
+    _lib['aten:CompositeExplicitAutograd'].impl('dot.out', _k_CompositeExplicitAutograd_dot_out, debug=_SITE + '5795')
+    _lib['aten:Meta'].impl('dot', _k_Meta_dot, debug=_SITE + '5796')
 
 
-def _op89(_def, _lib):  # aten::dropout
+def _op93(_def, _lib):  # aten::dropout
     _def['aten'].define('dropout(Tensor input, float p, bool train) -> Tensor', tags=('maybe_aliasing_or_mutating', 'nondeterministic_seeded', 'pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('dropout', _k_CompositeImplicitAutograd_dropout, debug=_SITE + '5751')
+    _lib['aten:CompositeImplicitAutograd'].impl('dropout', _k_CompositeImplicitAutograd_dropout, debug=_SITE + '5801')
 
 
-def _op90(_def, _lib):  # aten::dropout_
+def _op94(_def, _lib):  # aten::dropout_
     _def['aten'].define('dropout_(Tensor(a!) self, float p, bool train) -> Tensor(a!)', tags=('inplace', 'nondeterministic_seeded', 'pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('dropout_', _k_CompositeImplicitAutograd_dropout_, debug=_SITE + '5756')
+    _lib['aten:CompositeImplicitAutograd'].impl('dropout_', _k_CompositeImplicitAutograd_dropout_, debug=_SITE + '5806')
 
 
-def _op91(_def, _lib):  # aten::embedding
+def _op95(_def, _lib):  # aten::embedding
     _def['aten'].define('embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor', tags=('core', 'pt2_compliant_tag',))
     _def['aten'].define('embedding.out(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('embedding', _k_CompositeExplicitAutograd_embedding, debug=_SITE + '5762')
-    _lib['aten:CompositeExplicitAutograd'].impl('embedding.out', generated_embedding_out, debug=_SITE + '5763')
+    _lib['aten:CompositeExplicitAutograd'].impl('embedding', _k_CompositeExplicitAutograd_embedding, debug=_SITE + '5812')
+    _lib['aten:CompositeExplicitAutograd'].impl('embedding.out', generated_embedding_out, debug=_SITE + '5813')
 
 
-def _op92(_def, _lib):  # aten::embedding_renorm
+def _op96(_def, _lib):  # aten::embedding_renorm
     _def['aten'].define('embedding_renorm(Tensor self, Tensor indices, float max_norm, float norm_type) -> Tensor', tags=('generated', 'pt2_compliant_tag',))
     _def['aten'].define('embedding_renorm.out(Tensor self, Tensor indices, float max_norm, float norm_type, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('embedding_renorm', generated_embedding_renorm, debug=_SITE + '5769')
-    _lib['aten:CompositeExplicitAutograd'].impl('embedding_renorm.out', generated_embedding_renorm_out, debug=_SITE + '5770')
+    _lib['aten:CompositeExplicitAutograd'].impl('embedding_renorm', generated_embedding_renorm, debug=_SITE + '5819')
+    _lib['aten:CompositeExplicitAutograd'].impl('embedding_renorm.out', generated_embedding_renorm_out, debug=_SITE + '5820')
 
 
-def _op93(_def, _lib):  # aten::embedding_renorm_
+def _op97(_def, _lib):  # aten::embedding_renorm_
     _def['aten'].define('embedding_renorm_(Tensor(a!) self, Tensor indices, float max_norm, float norm_type) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('embedding_renorm_', _k_CPU_embedding_renorm_, debug=_SITE + '5775')
-    _lib['aten:Meta'].impl('embedding_renorm_', _k_Meta_embedding_renorm_, debug=_SITE + '5776')
+    _lib['aten:CPU'].impl('embedding_renorm_', _k_CPU_embedding_renorm_, debug=_SITE + '5825')
+    _lib['aten:Meta'].impl('embedding_renorm_', _k_Meta_embedding_renorm_, debug=_SITE + '5826')
 
 
-def _op94(_def, _lib):  # aten::empty
+def _op98(_def, _lib):  # aten::empty
     _def['aten'].define('empty.memory_format(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor', tags=('core', 'pt2_compliant_tag',))
-    _lib['aten:BackendSelect'].impl('empty.memory_format', backend_select_empty_memory_format, debug=_SITE + '5781')
-    _lib['aten:CPU'].impl('empty.memory_format', _k_CPU_empty_memory_format, debug=_SITE + '5782')
-    _lib['aten:Meta'].impl('empty.memory_format', _k_Meta_empty_memory_format, debug=_SITE + '5783')
+    _lib['aten:BackendSelect'].impl('empty.memory_format', backend_select_empty_memory_format, debug=_SITE + '5831')
+    _lib['aten:CPU'].impl('empty.memory_format', _k_CPU_empty_memory_format, debug=_SITE + '5832')
+    _lib['aten:Meta'].impl('empty.memory_format', _k_Meta_empty_memory_format, debug=_SITE + '5833')
 
 
-def _op95(_def, _lib):  # aten::empty_like
+def _op99(_def, _lib):  # aten::empty_like
     _def['aten'].define('empty_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('empty_like.out(Tensor self, *, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('empty_like', _k_CompositeExplicitAutograd_empty_like, debug=_SITE + '5789')
-    _lib['aten:CompositeExplicitAutograd'].impl('empty_like.out', generated_empty_like_out, debug=_SITE + '5790')
+    _lib['aten:CompositeExplicitAutograd'].impl('empty_like', _k_CompositeExplicitAutograd_empty_like, debug=_SITE + '5839')
+    _lib['aten:CompositeExplicitAutograd'].impl('empty_like.out', generated_empty_like_out, debug=_SITE + '5840')
 
 
-def _op96(_def, _lib):  # aten::empty_strided
+def _op100(_def, _lib):  # aten::empty_strided
     _def['aten'].define('empty_strided(SymInt[] size, SymInt[] stride, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', tags=('core', 'pt2_compliant_tag',))
     _def['aten'].define('empty_strided.out(SymInt[] size, SymInt[] stride, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:BackendSelect'].impl('empty_strided', backend_select_empty_strided, debug=_SITE + '5796')
-    _lib['aten:CPU'].impl('empty_strided', _k_CPU_empty_strided, debug=_SITE + '5797')
-    _lib['aten:CompositeExplicitAutograd'].impl('empty_strided.out', generated_empty_strided_out, debug=_SITE + '5798')
-    _lib['aten:Meta'].impl('empty_strided', _k_Meta_empty_strided, debug=_SITE + '5799')
+    _lib['aten:BackendSelect'].impl('empty_strided', backend_select_empty_strided, debug=_SITE + '5846')
+    _lib['aten:CPU'].impl('empty_strided', _k_CPU_empty_strided, debug=_SITE + '5847')
+    _lib['aten:CompositeExplicitAutograd'].impl('empty_strided.out', generated_empty_strided_out, debug=_SITE + '5848')
+    _lib['aten:Meta'].impl('empty_strided', _k_Meta_empty_strided, debug=_SITE + '5849')
 
 
-def _op97(_def, _lib):  # aten::eq
+def _op101(_def, _lib):  # aten::eq
     _def['aten'].define('eq.Scalar(Tensor self, Scalar other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('eq.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('eq.Tensor(Tensor self, Tensor other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('eq.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('eq.Scalar', wrapper_CPU_eq_Scalar, debug=_SITE + '5807')
-    _lib['aten:CPU'].impl('eq.Scalar_out', wrapper_CPU_eq_Scalar_out, debug=_SITE + '5808')
-    _lib['aten:CPU'].impl('eq.Tensor', wrapper_CPU_eq_Tensor, debug=_SITE + '5809')
-    _lib['aten:CPU'].impl('eq.Tensor_out', wrapper_CPU_eq_Tensor_out, debug=_SITE + '5810')
-    _lib['aten:Meta'].impl('eq.Scalar', wrapper_Meta_eq_Scalar, debug=_SITE + '5811')
-    _lib['aten:Meta'].impl('eq.Scalar_out', wrapper_Meta_eq_Scalar_out, debug=_SITE + '5812')
-    _lib['aten:Meta'].impl('eq.Tensor', wrapper_Meta_eq_Tensor, debug=_SITE + '5813')
-    _lib['aten:Meta'].impl('eq.Tensor_out', wrapper_Meta_eq_Tensor_out, debug=_SITE + '5814')
+    _lib['aten:CPU'].impl('eq.Scalar', wrapper_CPU_eq_Scalar, debug=_SITE + '5857')
+    _lib['aten:CPU'].impl('eq.Scalar_out', wrapper_CPU_eq_Scalar_out, debug=_SITE + '5858')
+    _lib['aten:CPU'].impl('eq.Tensor', wrapper_CPU_eq_Tensor, debug=_SITE + '5859')
+    _lib['aten:CPU'].impl('eq.Tensor_out', wrapper_CPU_eq_Tensor_out, debug=_SITE + '5860')
+    _lib['aten:Meta'].impl('eq.Scalar', wrapper_Meta_eq_Scalar, debug=_SITE + '5861')
+    _lib['aten:Meta'].impl('eq.Scalar_out', wrapper_Meta_eq_Scalar_out, debug=_SITE + '5862')
+    _lib['aten:Meta'].impl('eq.Tensor', wrapper_Meta_eq_Tensor, debug=_SITE + '5863')
+    _lib['aten:Meta'].impl('eq.Tensor_out', wrapper_Meta_eq_Tensor_out, debug=_SITE + '5864')
 
 
-def _op98(_def, _lib):  # aten::eq_
+def _op102(_def, _lib):  # aten::eq_
     _def['aten'].define('eq_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
     _def['aten'].define('eq_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('eq_.Scalar', wrapper_CPU_eq__Scalar, debug=_SITE + '5820')
-    _lib['aten:CPU'].impl('eq_.Tensor', wrapper_CPU_eq__Tensor, debug=_SITE + '5821')
-    _lib['aten:Meta'].impl('eq_.Scalar', wrapper_Meta_eq__Scalar, debug=_SITE + '5822')
-    _lib['aten:Meta'].impl('eq_.Tensor', wrapper_Meta_eq__Tensor, debug=_SITE + '5823')
+    _lib['aten:CPU'].impl('eq_.Scalar', wrapper_CPU_eq__Scalar, debug=_SITE + '5870')
+    _lib['aten:CPU'].impl('eq_.Tensor', wrapper_CPU_eq__Tensor, debug=_SITE + '5871')
+    _lib['aten:Meta'].impl('eq_.Scalar', wrapper_Meta_eq__Scalar, debug=_SITE + '5872')
+    _lib['aten:Meta'].impl('eq_.Tensor', wrapper_Meta_eq__Tensor, debug=_SITE + '5873')
 
 
-def _op99(_def, _lib):  # aten::erf
+def _op103(_def, _lib):  # aten::erf
     _def['aten'].define('erf(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('erf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('erf', wrapper_CPU_erf, debug=_SITE + '5829')
-    _lib['aten:CPU'].impl('erf.out', wrapper_CPU_erf_out, debug=_SITE + '5830')
-    _lib['aten:Meta'].impl('erf', wrapper_Meta_erf, debug=_SITE + '5831')
-    _lib['aten:Meta'].impl('erf.out', wrapper_Meta_erf_out, debug=_SITE + '5832')
+    _lib['aten:CPU'].impl('erf', wrapper_CPU_erf, debug=_SITE + '5879')
+    _lib['aten:CPU'].impl('erf.out', wrapper_CPU_erf_out, debug=_SITE + '5880')
+    _lib['aten:Meta'].impl('erf', wrapper_Meta_erf, debug=_SITE + '5881')
+    _lib['aten:Meta'].impl('erf.out', wrapper_Meta_erf_out, debug=_SITE + '5882')
 
 
-def _op100(_def, _lib):  # aten::erf_
+def _op104(_def, _lib):  # aten::erf_
     _def['aten'].define('erf_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('erf_', wrapper_CPU_erf_, debug=_SITE + '5837')
-    _lib['aten:Meta'].impl('erf_', wrapper_Meta_erf_, debug=_SITE + '5838')
+    _lib['aten:CPU'].impl('erf_', wrapper_CPU_erf_, debug=_SITE + '5887')
+    _lib['aten:Meta'].impl('erf_', wrapper_Meta_erf_, debug=_SITE + '5888')
 
 
-def _op101(_def, _lib):  # aten::exp
+def _op105(_def, _lib):  # aten::exp
     _def['aten'].define('exp(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('exp.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('exp', wrapper_CPU_exp, debug=_SITE + '5844')
-    _lib['aten:CPU'].impl('exp.out', wrapper_CPU_exp_out, debug=_SITE + '5845')
-    _lib['aten:Meta'].impl('exp', wrapper_Meta_exp, debug=_SITE + '5846')
-    _lib['aten:Meta'].impl('exp.out', wrapper_Meta_exp_out, debug=_SITE + '5847')
+    _lib['aten:CPU'].impl('exp', wrapper_CPU_exp, debug=_SITE + '5894')
+    _lib['aten:CPU'].impl('exp.out', wrapper_CPU_exp_out, debug=_SITE + '5895')
+    _lib['aten:Meta'].impl('exp', wrapper_Meta_exp, debug=_SITE + '5896')
+    _lib['aten:Meta'].impl('exp.out', wrapper_Meta_exp_out, debug=_SITE + '5897')
 
 
-def _op102(_def, _lib):  # aten::exp_
+def _op106(_def, _lib):  # aten::exp_
     _def['aten'].define('exp_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('exp_', wrapper_CPU_exp_, debug=_SITE + '5852')
-    _lib['aten:Meta'].impl('exp_', wrapper_Meta_exp_, debug=_SITE + '5853')
+    _lib['aten:CPU'].impl('exp_', wrapper_CPU_exp_, debug=_SITE + '5902')
+    _lib['aten:Meta'].impl('exp_', wrapper_Meta_exp_, debug=_SITE + '5903')
 
 
-def _op103(_def, _lib):  # aten::expand
+def _op107(_def, _lib):  # aten::expand
     _def['aten'].define('expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)', tags=('core', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('expand', _k_CompositeExplicitAutograd_expand, debug=_SITE + '5858')
+    _lib['aten:CompositeExplicitAutograd'].impl('expand', _k_CompositeExplicitAutograd_expand, debug=_SITE + '5908')
 
 
-def _op104(_def, _lib):  # aten::expand_copy
+def _op108(_def, _lib):  # aten::expand_copy
     _def['aten'].define('expand_copy(Tensor self, SymInt[] size, *, bool implicit=False) -> Tensor', tags=('pt2_compliant_tag', 'view_copy',))
     _def['aten'].define('expand_copy.out(Tensor self, SymInt[] size, *, bool implicit=False, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag', 'view_copy',))
-    _lib['aten:CompositeExplicitAutograd'].impl('expand_copy.out', generated_expand_copy_out, debug=_SITE + '5864')
-    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('expand_copy', generated_expand_copy, debug=_SITE + '5865')
+    _lib['aten:CompositeExplicitAutograd'].impl('expand_copy.out', generated_expand_copy_out, debug=_SITE + '5914')
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('expand_copy', generated_expand_copy, debug=_SITE + '5915')
 
 
-def _op105(_def, _lib):  # aten::expm1
+def _op109(_def, _lib):  # aten::expm1
     _def['aten'].define('expm1(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('expm1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('expm1', wrapper_CPU_expm1, debug=_SITE + '5871')
-    _lib['aten:CPU'].impl('expm1.out', wrapper_CPU_expm1_out, debug=_SITE + '5872')
-    _lib['aten:Meta'].impl('expm1', wrapper_Meta_expm1, debug=_SITE + '5873')
-    _lib['aten:Meta'].impl('expm1.out', wrapper_Meta_expm1_out, debug=_SITE + '5874')
+    _lib['aten:CPU'].impl('expm1', wrapper_CPU_expm1, debug=_SITE + '5921')
+    _lib['aten:CPU'].impl('expm1.out', wrapper_CPU_expm1_out, debug=_SITE + '5922')
+    _lib['aten:Meta'].impl('expm1', wrapper_Meta_expm1, debug=_SITE + '5923')
+    _lib['aten:Meta'].impl('expm1.out', wrapper_Meta_expm1_out, debug=_SITE + '5924')
 
 
-def _op106(_def, _lib):  # aten::expm1_
+def _op110(_def, _lib):  # aten::expm1_
     _def['aten'].define('expm1_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('expm1_', wrapper_CPU_expm1_, debug=_SITE + '5879')
-    _lib['aten:Meta'].impl('expm1_', wrapper_Meta_expm1_, debug=_SITE + '5880')
+    _lib['aten:CPU'].impl('expm1_', wrapper_CPU_expm1_, debug=_SITE + '5929')
+    _lib['aten:Meta'].impl('expm1_', wrapper_Meta_expm1_, debug=_SITE + '5930')
 
 
-def _op107(_def, _lib):  # aten::eye
+def _op111(_def, _lib):  # aten::eye
     _def['aten'].define('eye(SymInt n, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('eye.m(SymInt n, SymInt m, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('eye.m_out(SymInt n, SymInt m, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
     _def['aten'].define('eye.out(SymInt n, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:BackendSelect'].impl('eye', backend_select_eye, debug=_SITE + '5888')
-    _lib['aten:BackendSelect'].impl('eye.m', backend_select_eye_m, debug=_SITE + '5889')
-    _lib['aten:CPU'].impl('eye.m_out', _k_CPU_eye_m_out, debug=_SITE + '5890')
-    _lib['aten:CPU'].impl('eye.out', _k_CPU_eye_out, debug=_SITE + '5891')
-    _lib['aten:CompositeExplicitAutograd'].impl('eye', _k_CompositeExplicitAutograd_eye, debug=_SITE + '5892')
-    _lib['aten:CompositeExplicitAutograd'].impl('eye.m', _k_CompositeExplicitAutograd_eye_m, debug=_SITE + '5893')
-    _lib['aten:Meta'].impl('eye.m_out', _k_Meta_eye_m_out, debug=_SITE + '5894')
-    _lib['aten:Meta'].impl('eye.out', _k_Meta_eye_out, debug=_SITE + '5895')
+    _lib['aten:BackendSelect'].impl('eye', backend_select_eye, debug=_SITE + '5938')
+    _lib['aten:BackendSelect'].impl('eye.m', backend_select_eye_m, debug=_SITE + '5939')
+    _lib['aten:CPU'].impl('eye.m_out', _k_CPU_eye_m_out, debug=_SITE + '5940')
+    _lib['aten:CPU'].impl('eye.out', _k_CPU_eye_out, debug=_SITE + '5941')
+    _lib['aten:CompositeExplicitAutograd'].impl('eye', _k_CompositeExplicitAutograd_eye, debug=_SITE + '5942')
+    _lib['aten:CompositeExplicitAutograd'].impl('eye.m', _k_CompositeExplicitAutograd_eye_m, debug=_SITE + '5943')
+    _lib['aten:Meta'].impl('eye.m_out', _k_Meta_eye_m_out, debug=_SITE + '5944')
+    _lib['aten:Meta'].impl('eye.out', _k_Meta_eye_out, debug=_SITE + '5945')
 
 
-def _op108(_def, _lib):  # aten::fill
+def _op112(_def, _lib):  # aten::fill
     _def['aten'].define('fill.Scalar(Tensor self, Scalar value) -> Tensor', tags=('core', 'pt2_compliant_tag',))
     _def['aten'].define('fill.Scalar_out(Tensor self, Scalar value, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
     _def['aten'].define('fill.Tensor(Tensor self, Tensor value) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('fill.Tensor_out(Tensor self, Tensor value, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('fill.Scalar', _k_CompositeExplicitAutograd_fill_Scalar, debug=_SITE + '5903')
-    _lib['aten:CompositeExplicitAutograd'].impl('fill.Scalar_out', generated_fill_Scalar_out, debug=_SITE + '5904')
-    _lib['aten:CompositeExplicitAutograd'].impl('fill.Tensor', _k_CompositeExplicitAutograd_fill_Tensor, debug=_SITE + '5905')
-    _lib['aten:CompositeExplicitAutograd'].impl('fill.Tensor_out', generated_fill_Tensor_out, debug=_SITE + '5906')
+    _lib['aten:CompositeExplicitAutograd'].impl('fill.Scalar', _k_CompositeExplicitAutograd_fill_Scalar, debug=_SITE + '5953')
+    _lib['aten:CompositeExplicitAutograd'].impl('fill.Scalar_out', generated_fill_Scalar_out, debug=_SITE + '5954')
+    _lib['aten:CompositeExplicitAutograd'].impl('fill.Tensor', _k_CompositeExplicitAutograd_fill_Tensor, debug=_SITE + '5955')
+    _lib['aten:CompositeExplicitAutograd'].impl('fill.Tensor_out', generated_fill_Tensor_out, debug=_SITE + '5956')
 
 
-def _op109(_def, _lib):  # aten::fill_
+def _op113(_def, _lib):  # aten::fill_
     _def['aten'].define('fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
     _def['aten'].define('fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('fill_.Scalar', _k_CPU_fill__Scalar, debug=_SITE + '5912')
-    _lib['aten:CPU'].impl('fill_.Tensor', _k_CPU_fill__Tensor, debug=_SITE + '5913')
-    _lib['aten:Meta'].impl('fill_.Scalar', _k_Meta_fill__Scalar, debug=_SITE + '5914')
-    _lib['aten:Meta'].impl('fill_.Tensor', _k_Meta_fill__Tensor, debug=_SITE + '5915')
+    _lib['aten:CPU'].impl('fill_.Scalar', _k_CPU_fill__Scalar, debug=_SITE + '5962')
+    _lib['aten:CPU'].impl('fill_.Tensor', _k_CPU_fill__Tensor, debug=_SITE + '5963')
+    _lib['aten:Meta'].impl('fill_.Scalar', _k_Meta_fill__Scalar, debug=_SITE + '5964')
+    _lib['aten:Meta'].impl('fill_.Tensor', _k_Meta_fill__Tensor, debug=_SITE + '5965')
 
 
-def _op110(_def, _lib):  # aten::flatten
+def _op114(_def, _lib):  # aten::flatten
     _def['aten'].define('flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)', tags=('pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('flatten.using_ints', _k_CompositeImplicitAutograd_flatten_using_ints, debug=_SITE + '5920')
+    _lib['aten:CompositeImplicitAutograd'].impl('flatten.using_ints', _k_CompositeImplicitAutograd_flatten_using_ints, debug=_SITE + '5970')
 
 
-def _op111(_def, _lib):  # aten::flip
+def _op115(_def, _lib):  # aten::flip
     _def['aten'].define('flip(Tensor self, int[] dims) -> Tensor', tags=('core', 'pt2_compliant_tag',))
     _def['aten'].define('flip.out(Tensor self, int[] dims, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('flip', _k_CPU_flip, debug=_SITE + '5926')
-    _lib['aten:CompositeExplicitAutograd'].impl('flip.out', generated_flip_out, debug=_SITE + '5927')
-    _lib['aten:Meta'].impl('flip', _k_Meta_flip, debug=_SITE + '5928')
+    _lib['aten:CPU'].impl('flip', _k_CPU_flip, debug=_SITE + '5976')
+    _lib['aten:CompositeExplicitAutograd'].impl('flip.out', generated_flip_out, debug=_SITE + '5977')
+    _lib['aten:Meta'].impl('flip', _k_Meta_flip, debug=_SITE + '5978')
 
 
-def _op112(_def, _lib):  # aten::floor
+def _op116(_def, _lib):  # aten::floor
     _def['aten'].define('floor(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('floor.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('floor', wrapper_CPU_floor, debug=_SITE + '5934')
-    _lib['aten:CPU'].impl('floor.out', wrapper_CPU_floor_out, debug=_SITE + '5935')
-    _lib['aten:Meta'].impl('floor', wrapper_Meta_floor, debug=_SITE + '5936')
-    _lib['aten:Meta'].impl('floor.out', wrapper_Meta_floor_out, debug=_SITE + '5937')
+    _lib['aten:CPU'].impl('floor', wrapper_CPU_floor, debug=_SITE + '5984')
+    _lib['aten:CPU'].impl('floor.out', wrapper_CPU_floor_out, debug=_SITE + '5985')
+    _lib['aten:Meta'].impl('floor', wrapper_Meta_floor, debug=_SITE + '5986')
+    _lib['aten:Meta'].impl('floor.out', wrapper_Meta_floor_out, debug=_SITE + '5987')
 
 
-def _op113(_def, _lib):  # aten::floor_
+def _op117(_def, _lib):  # aten::floor_
     _def['aten'].define('floor_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('floor_', wrapper_CPU_floor_, debug=_SITE + '5942')
-    _lib['aten:Meta'].impl('floor_', wrapper_Meta_floor_, debug=_SITE + '5943')
+    _lib['aten:CPU'].impl('floor_', wrapper_CPU_floor_, debug=_SITE + '5992')
+    _lib['aten:Meta'].impl('floor_', wrapper_Meta_floor_, debug=_SITE + '5993')
 
 
-def _op114(_def, _lib):  # aten::floor_divide
+def _op118(_def, _lib):  # aten::floor_divide
     _def['aten'].define('floor_divide(Tensor self, Tensor other) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('floor_divide.Scalar(Tensor self, Scalar other) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('floor_divide.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
     _def['aten'].define('floor_divide.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('floor_divide', _k_CompositeExplicitAutograd_floor_divide, debug=_SITE + '5951')
-    _lib['aten:CompositeExplicitAutograd'].impl('floor_divide.Scalar', _k_CompositeExplicitAutograd_floor_divide_Scalar, debug=_SITE + '5952')
-    _lib['aten:CompositeExplicitAutograd'].impl('floor_divide.Scalar_out', generated_floor_divide_Scalar_out, debug=_SITE + '5953')
-    _lib['aten:CompositeExplicitAutograd'].impl('floor_divide.out', _k_CompositeExplicitAutograd_floor_divide_out, debug=_SITE + '5954')
+    _lib['aten:CompositeExplicitAutograd'].impl('floor_divide', _k_CompositeExplicitAutograd_floor_divide, debug=_SITE + '6001')
+    _lib['aten:CompositeExplicitAutograd'].impl('floor_divide.Scalar', _k_CompositeExplicitAutograd_floor_divide_Scalar, debug=_SITE + '6002')
+    _lib['aten:CompositeExplicitAutograd'].impl('floor_divide.Scalar_out', generated_floor_divide_Scalar_out, debug=_SITE + '6003')
+    _lib['aten:CompositeExplicitAutograd'].impl('floor_divide.out', _k_CompositeExplicitAutograd_floor_divide_out, debug=_SITE + '6004')
 
 
-def _op115(_def, _lib):  # aten::floor_divide_
+def _op119(_def, _lib):  # aten::floor_divide_
     _def['aten'].define('floor_divide_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
     _def['aten'].define('floor_divide_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('floor_divide_.Scalar', _k_CompositeExplicitAutograd_floor_divide__Scalar, debug=_SITE + '5960')
-    _lib['aten:CompositeExplicitAutograd'].impl('floor_divide_.Tensor', _k_CompositeExplicitAutograd_floor_divide__Tensor, debug=_SITE + '5961')
+    _lib['aten:CompositeExplicitAutograd'].impl('floor_divide_.Scalar', _k_CompositeExplicitAutograd_floor_divide__Scalar, debug=_SITE + '6010')
+    _lib['aten:CompositeExplicitAutograd'].impl('floor_divide_.Tensor', _k_CompositeExplicitAutograd_floor_divide__Tensor, debug=_SITE + '6011')
 
 
-def _op116(_def, _lib):  # aten::full
+def _op120(_def, _lib):  # aten::full
     _def['aten'].define('full(SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', tags=('core', 'pt2_compliant_tag',))
     _def['aten'].define('full.out(SymInt[] size, Scalar fill_value, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:BackendSelect'].impl('full', backend_select_full, debug=_SITE + '5967')
-    _lib['aten:CompositeExplicitAutograd'].impl('full', _k_CompositeExplicitAutograd_full, debug=_SITE + '5968')
-    _lib['aten:CompositeExplicitAutograd'].impl('full.out', _k_CompositeExplicitAutograd_full_out, debug=_SITE + '5969')
+    _lib['aten:BackendSelect'].impl('full', backend_select_full, debug=_SITE + '6017')
+    _lib['aten:CompositeExplicitAutograd'].impl('full', _k_CompositeExplicitAutograd_full, debug=_SITE + '6018')
+    _lib['aten:CompositeExplicitAutograd'].impl('full.out', _k_CompositeExplicitAutograd_full_out, debug=_SITE + '6019')
 
 
-def _op117(_def, _lib):  # aten::full_like
+def _op121(_def, _lib):  # aten::full_like
     _def['aten'].define('full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor', tags=('core', 'pt2_compliant_tag',))
     _def['aten'].define('full_like.out(Tensor self, Scalar fill_value, *, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('full_like', _k_CompositeExplicitAutograd_full_like, debug=_SITE + '5975')
-    _lib['aten:CompositeExplicitAutograd'].impl('full_like.out', generated_full_like_out, debug=_SITE + '5976')
+    _lib['aten:CompositeExplicitAutograd'].impl('full_like', _k_CompositeExplicitAutograd_full_like, debug=_SITE + '6025')
+    _lib['aten:CompositeExplicitAutograd'].impl('full_like.out', generated_full_like_out, debug=_SITE + '6026')
 
 
-def _op118(_def, _lib):  # aten::gather
+def _op122(_def, _lib):  # aten::gather
     _def['aten'].define('gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor', tags=('core', 'pt2_compliant_tag',))
     _def['aten'].define('gather.out(Tensor self, int dim, Tensor index, *, bool sparse_grad=False, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('gather', wrapper_CPU_gather, debug=_SITE + '5982')
-    _lib['aten:CPU'].impl('gather.out', wrapper_CPU_gather_out, debug=_SITE + '5983')
-    _lib['aten:Meta'].impl('gather', wrapper_Meta_gather, debug=_SITE + '5984')
-    _lib['aten:Meta'].impl('gather.out', wrapper_Meta_gather_out, debug=_SITE + '5985')
+    _lib['aten:CPU'].impl('gather', wrapper_CPU_gather, debug=_SITE + '6032')
+    _lib['aten:CPU'].impl('gather.out', wrapper_CPU_gather_out, debug=_SITE + '6033')
+    _lib['aten:Meta'].impl('gather', wrapper_Meta_gather, debug=_SITE + '6034')
+    _lib['aten:Meta'].impl('gather.out', wrapper_Meta_gather_out, debug=_SITE + '6035')
 
 
-def _op119(_def, _lib):  # aten::ge
+def _op123(_def, _lib):  # aten::ge
     _def['aten'].define('ge.Scalar(Tensor self, Scalar other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('ge.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('ge.Tensor(Tensor self, Tensor other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('ge.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('ge.Scalar', wrapper_CPU_ge_Scalar, debug=_SITE + '5993')
-    _lib['aten:CPU'].impl('ge.Scalar_out', wrapper_CPU_ge_Scalar_out, debug=_SITE + '5994')
-    _lib['aten:CPU'].impl('ge.Tensor', wrapper_CPU_ge_Tensor, debug=_SITE + '5995')
-    _lib['aten:CPU'].impl('ge.Tensor_out', wrapper_CPU_ge_Tensor_out, debug=_SITE + '5996')
-    _lib['aten:Meta'].impl('ge.Scalar', wrapper_Meta_ge_Scalar, debug=_SITE + '5997')
-    _lib['aten:Meta'].impl('ge.Scalar_out', wrapper_Meta_ge_Scalar_out, debug=_SITE + '5998')
-    _lib['aten:Meta'].impl('ge.Tensor', wrapper_Meta_ge_Tensor, debug=_SITE + '5999')
-    _lib['aten:Meta'].impl('ge.Tensor_out', wrapper_Meta_ge_Tensor_out, debug=_SITE + '6000')
+    _lib['aten:CPU'].impl('ge.Scalar', wrapper_CPU_ge_Scalar, debug=_SITE + '6043')
+    _lib['aten:CPU'].impl('ge.Scalar_out', wrapper_CPU_ge_Scalar_out, debug=_SITE + '6044')
+    _lib['aten:CPU'].impl('ge.Tensor', wrapper_CPU_ge_Tensor, debug=_SITE + '6045')
+    _lib['aten:CPU'].impl('ge.Tensor_out', wrapper_CPU_ge_Tensor_out, debug=_SITE + '6046')
+    _lib['aten:Meta'].impl('ge.Scalar', wrapper_Meta_ge_Scalar, debug=_SITE + '6047')
+    _lib['aten:Meta'].impl('ge.Scalar_out', wrapper_Meta_ge_Scalar_out, debug=_SITE + '6048')
+    _lib['aten:Meta'].impl('ge.Tensor', wrapper_Meta_ge_Tensor, debug=_SITE + '6049')
+    _lib['aten:Meta'].impl('ge.Tensor_out', wrapper_Meta_ge_Tensor_out, debug=_SITE + '6050')
 
 
-def _op120(_def, _lib):  # aten::ge_
+def _op124(_def, _lib):  # aten::ge_
     _def['aten'].define('ge_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
     _def['aten'].define('ge_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('ge_.Scalar', wrapper_CPU_ge__Scalar, debug=_SITE + '6006')
-    _lib['aten:CPU'].impl('ge_.Tensor', wrapper_CPU_ge__Tensor, debug=_SITE + '6007')
-    _lib['aten:Meta'].impl('ge_.Scalar', wrapper_Meta_ge__Scalar, debug=_SITE + '6008')
-    _lib['aten:Meta'].impl('ge_.Tensor', wrapper_Meta_ge__Tensor, debug=_SITE + '6009')
+    _lib['aten:CPU'].impl('ge_.Scalar', wrapper_CPU_ge__Scalar, debug=_SITE + '6056')
+    _lib['aten:CPU'].impl('ge_.Tensor', wrapper_CPU_ge__Tensor, debug=_SITE + '6057')
+    _lib['aten:Meta'].impl('ge_.Scalar', wrapper_Meta_ge__Scalar, debug=_SITE + '6058')
+    _lib['aten:Meta'].impl('ge_.Tensor', wrapper_Meta_ge__Tensor, debug=_SITE + '6059')
 
 
-def _op121(_def, _lib):  # aten::gelu
+def _op125(_def, _lib):  # aten::gelu
     _def['aten'].define("gelu(Tensor self, *, str approximate='none') -> Tensor", tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define("gelu.out(Tensor self, *, str approximate='none', Tensor(a!) out) -> Tensor(a!)", tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('gelu', wrapper_CPU_gelu, debug=_SITE + '6015')
-    _lib['aten:CPU'].impl('gelu.out', wrapper_CPU_gelu_out, debug=_SITE + '6016')
-    _lib['aten:Meta'].impl('gelu', wrapper_Meta_gelu, debug=_SITE + '6017')
-    _lib['aten:Meta'].impl('gelu.out', wrapper_Meta_gelu_out, debug=_SITE + '6018')
+    _lib['aten:CPU'].impl('gelu', wrapper_CPU_gelu, debug=_SITE + '6065')
+    _lib['aten:CPU'].impl('gelu.out', wrapper_CPU_gelu_out, debug=_SITE + '6066')
+    _lib['aten:Meta'].impl('gelu', wrapper_Meta_gelu, debug=_SITE + '6067')
+    _lib['aten:Meta'].impl('gelu.out', wrapper_Meta_gelu_out, debug=_SITE + '6068')
 
 
-def _op122(_def, _lib):  # aten::gelu_
+def _op126(_def, _lib):  # aten::gelu_
     _def['aten'].define("gelu_(Tensor(a!) self, *, str approximate='none') -> Tensor(a!)", tags=('inplace', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('gelu_', wrapper_CPU_gelu_, debug=_SITE + '6023')
-    _lib['aten:Meta'].impl('gelu_', wrapper_Meta_gelu_, debug=_SITE + '6024')
+    _lib['aten:CPU'].impl('gelu_', wrapper_CPU_gelu_, debug=_SITE + '6073')
+    _lib['aten:Meta'].impl('gelu_', wrapper_Meta_gelu_, debug=_SITE + '6074')
 
 
-def _op123(_def, _lib):  # aten::gt
+def _op127(_def, _lib):  # aten::gt
     _def['aten'].define('gt.Scalar(Tensor self, Scalar other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('gt.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('gt.Tensor(Tensor self, Tensor other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('gt.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('gt.Scalar', wrapper_CPU_gt_Scalar, debug=_SITE + '6032')
-    _lib['aten:CPU'].impl('gt.Scalar_out', wrapper_CPU_gt_Scalar_out, debug=_SITE + '6033')
-    _lib['aten:CPU'].impl('gt.Tensor', wrapper_CPU_gt_Tensor, debug=_SITE + '6034')
-    _lib['aten:CPU'].impl('gt.Tensor_out', wrapper_CPU_gt_Tensor_out, debug=_SITE + '6035')
-    _lib['aten:Meta'].impl('gt.Scalar', wrapper_Meta_gt_Scalar, debug=_SITE + '6036')
-    _lib['aten:Meta'].impl('gt.Scalar_out', wrapper_Meta_gt_Scalar_out, debug=_SITE + '6037')
-    _lib['aten:Meta'].impl('gt.Tensor', wrapper_Meta_gt_Tensor, debug=_SITE + '6038')
-    _lib['aten:Meta'].impl('gt.Tensor_out', wrapper_Meta_gt_Tensor_out, debug=_SITE + '6039')
+    _lib['aten:CPU'].impl('gt.Scalar', wrapper_CPU_gt_Scalar, debug=_SITE + '6082')
+    _lib['aten:CPU'].impl('gt.Scalar_out', wrapper_CPU_gt_Scalar_out, debug=_SITE + '6083')
+    _lib['aten:CPU'].impl('gt.Tensor', wrapper_CPU_gt_Tensor, debug=_SITE + '6084')
+    _lib['aten:CPU'].impl('gt.Tensor_out', wrapper_CPU_gt_Tensor_out, debug=_SITE + '6085')
+    _lib['aten:Meta'].impl('gt.Scalar', wrapper_Meta_gt_Scalar, debug=_SITE + '6086')
+    _lib['aten:Meta'].impl('gt.Scalar_out', wrapper_Meta_gt_Scalar_out, debug=_SITE + '6087')
+    _lib['aten:Meta'].impl('gt.Tensor', wrapper_Meta_gt_Tensor, debug=_SITE + '6088')
+    _lib['aten:Meta'].impl('gt.Tensor_out', wrapper_Meta_gt_Tensor_out, debug=_SITE + '6089')
 
 
-def _op124(_def, _lib):  # aten::gt_
+def _op128(_def, _lib):  # aten::gt_
     _def['aten'].define('gt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
     _def['aten'].define('gt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('gt_.Scalar', wrapper_CPU_gt__Scalar, debug=_SITE + '6045')
-    _lib['aten:CPU'].impl('gt_.Tensor', wrapper_CPU_gt__Tensor, debug=_SITE + '6046')
-    _lib['aten:Meta'].impl('gt_.Scalar', wrapper_Meta_gt__Scalar, debug=_SITE + '6047')
-    _lib['aten:Meta'].impl('gt_.Tensor', wrapper_Meta_gt__Tensor, debug=_SITE + '6048')
+    _lib['aten:CPU'].impl('gt_.Scalar', wrapper_CPU_gt__Scalar, debug=_SITE + '6095')
+    _lib['aten:CPU'].impl('gt_.Tensor', wrapper_CPU_gt__Tensor, debug=_SITE + '6096')
+    _lib['aten:Meta'].impl('gt_.Scalar', wrapper_Meta_gt__Scalar, debug=_SITE + '6097')
+    _lib['aten:Meta'].impl('gt_.Tensor', wrapper_Meta_gt__Tensor, debug=_SITE + '6098')
 
 
-def _op125(_def, _lib):  # aten::index
+def _op129(_def, _lib):  # aten::index
     _def['aten'].define('index.Tensor(Tensor self, Tensor?[] indices) -> Tensor', tags=('core', 'dynamic_output_shape', 'pt2_compliant_tag',))
     _def['aten'].define('index.Tensor_out(Tensor self, Tensor?[] indices, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('index.Tensor', wrapper_CPU_index_Tensor, debug=_SITE + '6054')
-    _lib['aten:CPU'].impl('index.Tensor_out', wrapper_CPU_index_Tensor_out, debug=_SITE + '6055')
-    _lib['aten:Meta'].impl('index.Tensor', wrapper_Meta_index_Tensor, debug=_SITE + '6056')
-    _lib['aten:Meta'].impl('index.Tensor_out', wrapper_Meta_index_Tensor_out, debug=_SITE + '6057')
+    _lib['aten:CPU'].impl('index.Tensor', wrapper_CPU_index_Tensor, debug=_SITE + '6104')
+    _lib['aten:CPU'].impl('index.Tensor_out', wrapper_CPU_index_Tensor_out, debug=_SITE + '6105')
+    _lib['aten:Meta'].impl('index.Tensor', wrapper_Meta_index_Tensor, debug=_SITE + '6106')
+    _lib['aten:Meta'].impl('index.Tensor_out', wrapper_Meta_index_Tensor_out, debug=_SITE + '6107')
 
 
-def _op126(_def, _lib):  # aten::index_put
+def _op130(_def, _lib):  # aten::index_put
     _def['aten'].define('index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor', tags=('core', 'pt2_compliant_tag',))
     _def['aten'].define('index_put.out(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('index_put', _k_CompositeExplicitAutograd_index_put, debug=_SITE + '6063')
-    _lib['aten:CompositeExplicitAutograd'].impl('index_put.out', generated_index_put_out, debug=_SITE + '6064')
+    _lib['aten:CompositeExplicitAutograd'].impl('index_put', _k_CompositeExplicitAutograd_index_put, debug=_SITE + '6113')
+    _lib['aten:CompositeExplicitAutograd'].impl('index_put.out', generated_index_put_out, debug=_SITE + '6114')
 
 
-def _op127(_def, _lib):  # aten::index_put_
+def _op131(_def, _lib):  # aten::index_put_
     _def['aten'].define('index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('index_put_', _k_CompositeExplicitAutograd_index_put_, debug=_SITE + '6069')
+    _lib['aten:CompositeExplicitAutograd'].impl('index_put_', _k_CompositeExplicitAutograd_index_put_, debug=_SITE + '6119')
 
 
-def _op128(_def, _lib):  # aten::index_select
+def _op132(_def, _lib):  # aten::index_select
     _def['aten'].define('index_select(Tensor self, int dim, Tensor index) -> Tensor', tags=('core', 'pt2_compliant_tag',))
     _def['aten'].define('index_select.out(Tensor self, int dim, Tensor index, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('index_select', _k_CPU_index_select, debug=_SITE + '6075')
-    _lib['aten:CPU'].impl('index_select.out', _k_CPU_index_select_out, debug=_SITE + '6076')
-    _lib['aten:Meta'].impl('index_select', _k_Meta_index_select, debug=_SITE + '6077')
-    _lib['aten:Meta'].impl('index_select.out', _k_Meta_index_select_out, debug=_SITE + '6078')
+    _lib['aten:CPU'].impl('index_select', _k_CPU_index_select, debug=_SITE + '6125')
+    _lib['aten:CPU'].impl('index_select.out', _k_CPU_index_select_out, debug=_SITE + '6126')
+    _lib['aten:Meta'].impl('index_select', _k_Meta_index_select, debug=_SITE + '6127')
+    _lib['aten:Meta'].impl('index_select.out', _k_Meta_index_select_out, debug=_SITE + '6128')
 
 
-def _op129(_def, _lib):  # aten::layer_norm
+def _op133(_def, _lib):  # aten::layer_norm
     _def['aten'].define('layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enable=True) -> Tensor', tags=('pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('layer_norm', _k_CompositeImplicitAutograd_layer_norm, debug=_SITE + '6083')
+    _lib['aten:CompositeImplicitAutograd'].impl('layer_norm', _k_CompositeImplicitAutograd_layer_norm, debug=_SITE + '6133')
 
 
-def _op130(_def, _lib):  # aten::le
+def _op134(_def, _lib):  # aten::le
     _def['aten'].define('le.Scalar(Tensor self, Scalar other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('le.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('le.Tensor(Tensor self, Tensor other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('le.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('le.Scalar', wrapper_CPU_le_Scalar, debug=_SITE + '6091')
-    _lib['aten:CPU'].impl('le.Scalar_out', wrapper_CPU_le_Scalar_out, debug=_SITE + '6092')
-    _lib['aten:CPU'].impl('le.Tensor', wrapper_CPU_le_Tensor, debug=_SITE + '6093')
-    _lib['aten:CPU'].impl('le.Tensor_out', wrapper_CPU_le_Tensor_out, debug=_SITE + '6094')
-    _lib['aten:Meta'].impl('le.Scalar', wrapper_Meta_le_Scalar, debug=_SITE + '6095')
-    _lib['aten:Meta'].impl('le.Scalar_out', wrapper_Meta_le_Scalar_out, debug=_SITE + '6096')
-    _lib['aten:Meta'].impl('le.Tensor', wrapper_Meta_le_Tensor, debug=_SITE + '6097')
-    _lib['aten:Meta'].impl('le.Tensor_out', wrapper_Meta_le_Tensor_out, debug=_SITE + '6098')
+    _lib['aten:CPU'].impl('le.Scalar', wrapper_CPU_le_Scalar, debug=_SITE + '6141')
+    _lib['aten:CPU'].impl('le.Scalar_out', wrapper_CPU_le_Scalar_out, debug=_SITE + '6142')
+    _lib['aten:CPU'].impl('le.Tensor', wrapper_CPU_le_Tensor, debug=_SITE + '6143')
+    _lib['aten:CPU'].impl('le.Tensor_out', wrapper_CPU_le_Tensor_out, debug=_SITE + '6144')
+    _lib['aten:Meta'].impl('le.Scalar', wrapper_Meta_le_Scalar, debug=_SITE + '6145')
+    _lib['aten:Meta'].impl('le.Scalar_out', wrapper_Meta_le_Scalar_out, debug=_SITE + '6146')
+    _lib['aten:Meta'].impl('le.Tensor', wrapper_Meta_le_Tensor, debug=_SITE + '6147')
+    _lib['aten:Meta'].impl('le.Tensor_out', wrapper_Meta_le_Tensor_out, debug=_SITE + '6148')
 
 
-def _op131(_def, _lib):  # aten::le_
+def _op135(_def, _lib):  # aten::le_
     _def['aten'].define('le_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
     _def['aten'].define('le_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('le_.Scalar', wrapper_CPU_le__Scalar, debug=_SITE + '6104')
-    _lib['aten:CPU'].impl('le_.Tensor', wrapper_CPU_le__Tensor, debug=_SITE + '6105')
-    _lib['aten:Meta'].impl('le_.Scalar', wrapper_Meta_le__Scalar, debug=_SITE + '6106')
-    _lib['aten:Meta'].impl('le_.Tensor', wrapper_Meta_le__Tensor, debug=_SITE + '6107')
+    _lib['aten:CPU'].impl('le_.Scalar', wrapper_CPU_le__Scalar, debug=_SITE + '6154')
+    _lib['aten:CPU'].impl('le_.Tensor', wrapper_CPU_le__Tensor, debug=_SITE + '6155')
+    _lib['aten:Meta'].impl('le_.Scalar', wrapper_Meta_le__Scalar, debug=_SITE + '6156')
+    _lib['aten:Meta'].impl('le_.Tensor', wrapper_Meta_le__Tensor, debug=_SITE + '6157')
 
 
-def _op132(_def, _lib):  # aten::lerp
+def _op136(_def, _lib):  # aten::lerp
     _def['aten'].define('lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor', tags=('pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('lerp.Scalar_out(Tensor self, Tensor end, Scalar weight, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor', tags=('pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('lerp.Tensor_out(Tensor self, Tensor end, Tensor weight, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('lerp.Scalar', wrapper_CPU_lerp_Scalar, debug=_SITE + '6115')
-    _lib['aten:CPU'].impl('lerp.Scalar_out', wrapper_CPU_lerp_Scalar_out, debug=_SITE + '6116')
-    _lib['aten:CPU'].impl('lerp.Tensor', wrapper_CPU_lerp_Tensor, debug=_SITE + '6117')
-    _lib['aten:CPU'].impl('lerp.Tensor_out', wrapper_CPU_lerp_Tensor_out, debug=_SITE + '6118')
-    _lib['aten:Meta'].impl('lerp.Scalar', wrapper_Meta_lerp_Scalar, debug=_SITE + '6119')
-    _lib['aten:Meta'].impl('lerp.Scalar_out', wrapper_Meta_lerp_Scalar_out, debug=_SITE + '6120')
-    _lib['aten:Meta'].impl('lerp.Tensor', wrapper_Meta_lerp_Tensor, debug=_SITE + '6121')
-    _lib['aten:Meta'].impl('lerp.Tensor_out', wrapper_Meta_lerp_Tensor_out, debug=_SITE + '6122')
+    _lib['aten:CPU'].impl('lerp.Scalar', wrapper_CPU_lerp_Scalar, debug=_SITE + '6165')
+    _lib['aten:CPU'].impl('lerp.Scalar_out', wrapper_CPU_lerp_Scalar_out, debug=_SITE + '6166')
+    _lib['aten:CPU'].impl('lerp.Tensor', wrapper_CPU_lerp_Tensor, debug=_SITE + '6167')
+    _lib['aten:CPU'].impl('lerp.Tensor_out', wrapper_CPU_lerp_Tensor_out, debug=_SITE + '6168')
+    _lib['aten:Meta'].impl('lerp.Scalar', wrapper_Meta_lerp_Scalar, debug=_SITE + '6169')
+    _lib['aten:Meta'].impl('lerp.Scalar_out', wrapper_Meta_lerp_Scalar_out, debug=_SITE + '6170')
+    _lib['aten:Meta'].impl('lerp.Tensor', wrapper_Meta_lerp_Tensor, debug=_SITE + '6171')
+    _lib['aten:Meta'].impl('lerp.Tensor_out', wrapper_Meta_lerp_Tensor_out, debug=_SITE + '6172')
 
 
-def _op133(_def, _lib):  # aten::lerp_
+def _op137(_def, _lib):  # aten::lerp_
     _def['aten'].define('lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('lerp_.Tensor(Tensor(a!) self, Tensor end, Tensor weight) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('lerp_.Scalar', wrapper_CPU_lerp__Scalar, debug=_SITE + '6128')
-    _lib['aten:CPU'].impl('lerp_.Tensor', wrapper_CPU_lerp__Tensor, debug=_SITE + '6129')
-    _lib['aten:Meta'].impl('lerp_.Scalar', wrapper_Meta_lerp__Scalar, debug=_SITE + '6130')
-    _lib['aten:Meta'].impl('lerp_.Tensor', wrapper_Meta_lerp__Tensor, debug=_SITE + '6131')
+    _lib['aten:CPU'].impl('lerp_.Scalar', wrapper_CPU_lerp__Scalar, debug=_SITE + '6178')
+    _lib['aten:CPU'].impl('lerp_.Tensor', wrapper_CPU_lerp__Tensor, debug=_SITE + '6179')
+    _lib['aten:Meta'].impl('lerp_.Scalar', wrapper_Meta_lerp__Scalar, debug=_SITE + '6180')
+    _lib['aten:Meta'].impl('lerp_.Tensor', wrapper_Meta_lerp__Tensor, debug=_SITE + '6181')
 
 
-def _op134(_def, _lib):  # aten::lift
+def _op138(_def, _lib):  # aten::lift
     _def['aten'].define('lift(Tensor self) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('lift.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('lift', _k_CompositeExplicitAutograd_lift, debug=_SITE + '6137')
-    _lib['aten:CompositeExplicitAutograd'].impl('lift.out', generated_lift_out, debug=_SITE + '6138')
+    _lib['aten:CompositeExplicitAutograd'].impl('lift', _k_CompositeExplicitAutograd_lift, debug=_SITE + '6187')
+    _lib['aten:CompositeExplicitAutograd'].impl('lift.out', generated_lift_out, debug=_SITE + '6188')
 
 
-def _op135(_def, _lib):  # aten::lift_fresh
+def _op139(_def, _lib):  # aten::lift_fresh
     _def['aten'].define('lift_fresh(Tensor(a) self) -> Tensor(a)', tags=('pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('lift_fresh', _k_CompositeExplicitAutograd_lift_fresh, debug=_SITE + '6143')
+    _lib['aten:CompositeExplicitAutograd'].impl('lift_fresh', _k_CompositeExplicitAutograd_lift_fresh, debug=_SITE + '6193')
 
 
-def _op136(_def, _lib):  # aten::lift_fresh_copy
+def _op140(_def, _lib):  # aten::lift_fresh_copy
     _def['aten'].define('lift_fresh_copy(Tensor self) -> Tensor', tags=('pt2_compliant_tag', 'view_copy',))
     _def['aten'].define('lift_fresh_copy.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag', 'view_copy',))
-    _lib['aten:CompositeExplicitAutograd'].impl('lift_fresh_copy.out', generated_lift_fresh_copy_out, debug=_SITE + '6149')
-    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('lift_fresh_copy', generated_lift_fresh_copy, debug=_SITE + '6150')
+    _lib['aten:CompositeExplicitAutograd'].impl('lift_fresh_copy.out', generated_lift_fresh_copy_out, debug=_SITE + '6199')
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('lift_fresh_copy', generated_lift_fresh_copy, debug=_SITE + '6200')
 
 
-def _op137(_def, _lib):  # aten::linalg_matrix_norm
+def _op141(_def, _lib):  # aten::linalg_matrix_norm
     _def['aten'].define('linalg_matrix_norm(Tensor self, Scalar ord, int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define("linalg_matrix_norm.str_ord(Tensor self, str ord='fro', int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", tags=('pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('linalg_matrix_norm', _k_CompositeImplicitAutograd_linalg_matrix_norm, debug=_SITE + '6156')
-    _lib['aten:CompositeImplicitAutograd'].impl('linalg_matrix_norm.str_ord', _k_CompositeImplicitAutograd_linalg_matrix_norm_str_ord, debug=_SITE + '6157')
+    _lib['aten:CompositeImplicitAutograd'].impl('linalg_matrix_norm', _k_CompositeImplicitAutograd_linalg_matrix_norm, debug=_SITE + '6206')
+    _lib['aten:CompositeImplicitAutograd'].impl('linalg_matrix_norm.str_ord', _k_CompositeImplicitAutograd_linalg_matrix_norm_str_ord, debug=_SITE + '6207')
 
 
-def _op138(_def, _lib):  # aten::linalg_svdvals
+def _op142(_def, _lib):  # aten::linalg_svdvals
     _def['aten'].define('linalg_svdvals(Tensor A, *, str? driver=None) -> Tensor', tags=('pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('linalg_svdvals', _k_CompositeImplicitAutograd_linalg_svdvals, debug=_SITE + '6162')
+    _lib['aten:CompositeImplicitAutograd'].impl('linalg_svdvals', _k_CompositeImplicitAutograd_linalg_svdvals, debug=_SITE + '6212')
 
 
-def _op139(_def, _lib):  # aten::linear
+def _op143(_def, _lib):  # aten::linear
     _def['aten'].define('linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('linear.out(Tensor input, Tensor weight, Tensor? bias=None, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('linear.out', _k_CompositeExplicitAutograd_linear_out, debug=_SITE + '6168')
-    _lib['aten:CompositeImplicitAutograd'].impl('linear', _k_CompositeImplicitAutograd_linear, debug=_SITE + '6169')
+    _lib['aten:CompositeExplicitAutograd'].impl('linear.out', _k_CompositeExplicitAutograd_linear_out, debug=_SITE + '6218')
+    _lib['aten:CompositeImplicitAutograd'].impl('linear', _k_CompositeImplicitAutograd_linear, debug=_SITE + '6219')
 
 
-def _op140(_def, _lib):  # aten::linspace
+def _op144(_def, _lib):  # aten::linspace
     _def['aten'].define('linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('linspace.Scalar_Tensor(Scalar start, Tensor end, int steps, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('linspace.Scalar_Tensor_out(Scalar start, Tensor end, int steps, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
@@ -6178,389 +6228,389 @@ def _op140(_def, _lib):  # aten::linspace
     _def['aten'].define('linspace.Tensor_Tensor(Tensor start, Tensor end, int steps, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('linspace.Tensor_Tensor_out(Tensor start, Tensor end, int steps, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
     _def['aten'].define('linspace.out(Scalar start, Scalar end, int steps, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:BackendSelect'].impl('linspace', backend_select_linspace, debug=_SITE + '6181')
-    _lib['aten:BackendSelect'].impl('linspace.Scalar_Tensor', backend_select_linspace_Scalar_Tensor, debug=_SITE + '6182')
-    _lib['aten:BackendSelect'].impl('linspace.Tensor_Scalar', backend_select_linspace_Tensor_Scalar, debug=_SITE + '6183')
-    _lib['aten:BackendSelect'].impl('linspace.Tensor_Tensor', backend_select_linspace_Tensor_Tensor, debug=_SITE + '6184')
-    _lib['aten:CPU'].impl('linspace.out', _k_CPU_linspace_out, debug=_SITE + '6185')
-    _lib['aten:CompositeExplicitAutograd'].impl('linspace', _k_CompositeExplicitAutograd_linspace, debug=_SITE + '6186')
-    _lib['aten:CompositeExplicitAutograd'].impl('linspace.Scalar_Tensor', _k_CompositeExplicitAutograd_linspace_Scalar_Tensor, debug=_SITE + '6187')
-    _lib['aten:CompositeExplicitAutograd'].impl('linspace.Scalar_Tensor_out', _k_CompositeExplicitAutograd_linspace_Scalar_Tensor_out, debug=_SITE + '6188')
-    _lib['aten:CompositeExplicitAutograd'].impl('linspace.Tensor_Scalar', _k_CompositeExplicitAutograd_linspace_Tensor_Scalar, debug=_SITE + '6189')
-    _lib['aten:CompositeExplicitAutograd'].impl('linspace.Tensor_Scalar_out', _k_CompositeExplicitAutograd_linspace_Tensor_Scalar_out, debug=_SITE + '6190')
-    _lib['aten:CompositeExplicitAutograd'].impl('linspace.Tensor_Tensor', _k_CompositeExplicitAutograd_linspace_Tensor_Tensor, debug=_SITE + '6191')
-    _lib['aten:CompositeExplicitAutograd'].impl('linspace.Tensor_Tensor_out', _k_CompositeExplicitAutograd_linspace_Tensor_Tensor_out, debug=_SITE + '6192')
-    _lib['aten:Meta'].impl('linspace.out', _k_Meta_linspace_out, debug=_SITE + '6193')
+    _lib['aten:BackendSelect'].impl('linspace', backend_select_linspace, debug=_SITE + '6231')
+    _lib['aten:BackendSelect'].impl('linspace.Scalar_Tensor', backend_select_linspace_Scalar_Tensor, debug=_SITE + '6232')
+    _lib['aten:BackendSelect'].impl('linspace.Tensor_Scalar', backend_select_linspace_Tensor_Scalar, debug=_SITE + '6233')
+    _lib['aten:BackendSelect'].impl('linspace.Tensor_Tensor', backend_select_linspace_Tensor_Tensor, debug=_SITE + '6234')
+    _lib['aten:CPU'].impl('linspace.out', _k_CPU_linspace_out, debug=_SITE + '6235')
+    _lib['aten:CompositeExplicitAutograd'].impl('linspace', _k_CompositeExplicitAutograd_linspace, debug=_SITE + '6236')
+    _lib['aten:CompositeExplicitAutograd'].impl('linspace.Scalar_Tensor', _k_CompositeExplicitAutograd_linspace_Scalar_Tensor, debug=_SITE + '6237')
+    _lib['aten:CompositeExplicitAutograd'].impl('linspace.Scalar_Tensor_out', _k_CompositeExplicitAutograd_linspace_Scalar_Tensor_out, debug=_SITE + '6238')
+    _lib['aten:CompositeExplicitAutograd'].impl('linspace.Tensor_Scalar', _k_CompositeExplicitAutograd_linspace_Tensor_Scalar, debug=_SITE + '6239')
+    _lib['aten:CompositeExplicitAutograd'].impl('linspace.Tensor_Scalar_out', _k_CompositeExplicitAutograd_linspace_Tensor_Scalar_out, debug=_SITE + '6240')
+    _lib['aten:CompositeExplicitAutograd'].impl('linspace.Tensor_Tensor', _k_CompositeExplicitAutograd_linspace_Tensor_Tensor, debug=_SITE + '6241')
+    _lib['aten:CompositeExplicitAutograd'].impl('linspace.Tensor_Tensor_out', _k_CompositeExplicitAutograd_linspace_Tensor_Tensor_out, debug=_SITE + '6242')
+    _lib['aten:Meta'].impl('linspace.out', _k_Meta_linspace_out, debug=_SITE + '6243')
 
 
-def _op141(_def, _lib):  # aten::log
+def _op145(_def, _lib):  # aten::log
     _def['aten'].define('log(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('log.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('log', wrapper_CPU_log, debug=_SITE + '6199')
-    _lib['aten:CPU'].impl('log.out', wrapper_CPU_log_out, debug=_SITE + '6200')
-    _lib['aten:Meta'].impl('log', wrapper_Meta_log, debug=_SITE + '6201')
-    _lib['aten:Meta'].impl('log.out', wrapper_Meta_log_out, debug=_SITE + '6202')
+    _lib['aten:CPU'].impl('log', wrapper_CPU_log, debug=_SITE + '6249')
+    _lib['aten:CPU'].impl('log.out', wrapper_CPU_log_out, debug=_SITE + '6250')
+    _lib['aten:Meta'].impl('log', wrapper_Meta_log, debug=_SITE + '6251')
+    _lib['aten:Meta'].impl('log.out', wrapper_Meta_log_out, debug=_SITE + '6252')
 
 
-def _op142(_def, _lib):  # aten::log1p
+def _op146(_def, _lib):  # aten::log1p
     _def['aten'].define('log1p(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('log1p.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('log1p', wrapper_CPU_log1p, debug=_SITE + '6208')
-    _lib['aten:CPU'].impl('log1p.out', wrapper_CPU_log1p_out, debug=_SITE + '6209')
-    _lib['aten:Meta'].impl('log1p', wrapper_Meta_log1p, debug=_SITE + '6210')
-    _lib['aten:Meta'].impl('log1p.out', wrapper_Meta_log1p_out, debug=_SITE + '6211')
+    _lib['aten:CPU'].impl('log1p', wrapper_CPU_log1p, debug=_SITE + '6258')
+    _lib['aten:CPU'].impl('log1p.out', wrapper_CPU_log1p_out, debug=_SITE + '6259')
+    _lib['aten:Meta'].impl('log1p', wrapper_Meta_log1p, debug=_SITE + '6260')
+    _lib['aten:Meta'].impl('log1p.out', wrapper_Meta_log1p_out, debug=_SITE + '6261')
 
 
-def _op143(_def, _lib):  # aten::log1p_
+def _op147(_def, _lib):  # aten::log1p_
     _def['aten'].define('log1p_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('log1p_', wrapper_CPU_log1p_, debug=_SITE + '6216')
-    _lib['aten:Meta'].impl('log1p_', wrapper_Meta_log1p_, debug=_SITE + '6217')
+    _lib['aten:CPU'].impl('log1p_', wrapper_CPU_log1p_, debug=_SITE + '6266')
+    _lib['aten:Meta'].impl('log1p_', wrapper_Meta_log1p_, debug=_SITE + '6267')
 
 
-def _op144(_def, _lib):  # aten::log_
+def _op148(_def, _lib):  # aten::log_
     _def['aten'].define('log_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('log_', wrapper_CPU_log_, debug=_SITE + '6222')
-    _lib['aten:Meta'].impl('log_', wrapper_Meta_log_, debug=_SITE + '6223')
+    _lib['aten:CPU'].impl('log_', wrapper_CPU_log_, debug=_SITE + '6272')
+    _lib['aten:Meta'].impl('log_', wrapper_Meta_log_, debug=_SITE + '6273')
 
 
-def _op145(_def, _lib):  # aten::log_softmax
+def _op149(_def, _lib):  # aten::log_softmax
     _def['aten'].define('log_softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('log_softmax.int_out(Tensor self, int dim, ScalarType? dtype=None, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('log_softmax.int_out', _k_CompositeExplicitAutograd_log_softmax_int_out, debug=_SITE + '6229')
-    _lib['aten:CompositeImplicitAutograd'].impl('log_softmax.int', _k_CompositeImplicitAutograd_log_softmax_int, debug=_SITE + '6230')
+    _lib['aten:CompositeExplicitAutograd'].impl('log_softmax.int_out', _k_CompositeExplicitAutograd_log_softmax_int_out, debug=_SITE + '6279')
+    _lib['aten:CompositeImplicitAutograd'].impl('log_softmax.int', _k_CompositeImplicitAutograd_log_softmax_int, debug=_SITE + '6280')
 
 
-def _op146(_def, _lib):  # aten::logical_and
+def _op150(_def, _lib):  # aten::logical_and
     _def['aten'].define('logical_and(Tensor self, Tensor other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('logical_and.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('logical_and.out', _k_CPU_logical_and_out, debug=_SITE + '6236')
-    _lib['aten:CompositeExplicitAutograd'].impl('logical_and', _k_CompositeExplicitAutograd_logical_and, debug=_SITE + '6237')
-    _lib['aten:Meta'].impl('logical_and.out', _k_Meta_logical_and_out, debug=_SITE + '6238')
+    _lib['aten:CPU'].impl('logical_and.out', _k_CPU_logical_and_out, debug=_SITE + '6286')
+    _lib['aten:CompositeExplicitAutograd'].impl('logical_and', _k_CompositeExplicitAutograd_logical_and, debug=_SITE + '6287')
+    _lib['aten:Meta'].impl('logical_and.out', _k_Meta_logical_and_out, debug=_SITE + '6288')
 
 
-def _op147(_def, _lib):  # aten::logical_and_
+def _op151(_def, _lib):  # aten::logical_and_
     _def['aten'].define('logical_and_(Tensor(a!) self, Tensor other) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('logical_and_', _k_CompositeExplicitAutograd_logical_and_, debug=_SITE + '6243')
+    _lib['aten:CompositeExplicitAutograd'].impl('logical_and_', _k_CompositeExplicitAutograd_logical_and_, debug=_SITE + '6293')
 
 
-def _op148(_def, _lib):  # aten::logical_not
+def _op152(_def, _lib):  # aten::logical_not
     _def['aten'].define('logical_not(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('logical_not.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('logical_not.out', _k_CPU_logical_not_out, debug=_SITE + '6249')
-    _lib['aten:CompositeExplicitAutograd'].impl('logical_not', _k_CompositeExplicitAutograd_logical_not, debug=_SITE + '6250')
-    _lib['aten:Meta'].impl('logical_not.out', _k_Meta_logical_not_out, debug=_SITE + '6251')
+    _lib['aten:CPU'].impl('logical_not.out', _k_CPU_logical_not_out, debug=_SITE + '6299')
+    _lib['aten:CompositeExplicitAutograd'].impl('logical_not', _k_CompositeExplicitAutograd_logical_not, debug=_SITE + '6300')
+    _lib['aten:Meta'].impl('logical_not.out', _k_Meta_logical_not_out, debug=_SITE + '6301')
 
 
-def _op149(_def, _lib):  # aten::logical_not_
+def _op153(_def, _lib):  # aten::logical_not_
     _def['aten'].define('logical_not_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('logical_not_', _k_CompositeExplicitAutograd_logical_not_, debug=_SITE + '6256')
+    _lib['aten:CompositeExplicitAutograd'].impl('logical_not_', _k_CompositeExplicitAutograd_logical_not_, debug=_SITE + '6306')
 
 
-def _op150(_def, _lib):  # aten::logical_or
+def _op154(_def, _lib):  # aten::logical_or
     _def['aten'].define('logical_or(Tensor self, Tensor other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('logical_or.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('logical_or.out', _k_CPU_logical_or_out, debug=_SITE + '6262')
-    _lib['aten:CompositeExplicitAutograd'].impl('logical_or', _k_CompositeExplicitAutograd_logical_or, debug=_SITE + '6263')
-    _lib['aten:Meta'].impl('logical_or.out', _k_Meta_logical_or_out, debug=_SITE + '6264')
+    _lib['aten:CPU'].impl('logical_or.out', _k_CPU_logical_or_out, debug=_SITE + '6312')
+    _lib['aten:CompositeExplicitAutograd'].impl('logical_or', _k_CompositeExplicitAutograd_logical_or, debug=_SITE + '6313')
+    _lib['aten:Meta'].impl('logical_or.out', _k_Meta_logical_or_out, debug=_SITE + '6314')
 
 
-def _op151(_def, _lib):  # aten::logical_or_
+def _op155(_def, _lib):  # aten::logical_or_
     _def['aten'].define('logical_or_(Tensor(a!) self, Tensor other) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('logical_or_', _k_CompositeExplicitAutograd_logical_or_, debug=_SITE + '6269')
+    _lib['aten:CompositeExplicitAutograd'].impl('logical_or_', _k_CompositeExplicitAutograd_logical_or_, debug=_SITE + '6319')
 
 
-def _op152(_def, _lib):  # aten::logical_xor
+def _op156(_def, _lib):  # aten::logical_xor
     _def['aten'].define('logical_xor(Tensor self, Tensor other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('logical_xor.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('logical_xor.out', _k_CPU_logical_xor_out, debug=_SITE + '6275')
-    _lib['aten:CompositeExplicitAutograd'].impl('logical_xor', _k_CompositeExplicitAutograd_logical_xor, debug=_SITE + '6276')
-    _lib['aten:Meta'].impl('logical_xor.out', _k_Meta_logical_xor_out, debug=_SITE + '6277')
+    _lib['aten:CPU'].impl('logical_xor.out', _k_CPU_logical_xor_out, debug=_SITE + '6325')
+    _lib['aten:CompositeExplicitAutograd'].impl('logical_xor', _k_CompositeExplicitAutograd_logical_xor, debug=_SITE + '6326')
+    _lib['aten:Meta'].impl('logical_xor.out', _k_Meta_logical_xor_out, debug=_SITE + '6327')
 
 
-def _op153(_def, _lib):  # aten::logical_xor_
+def _op157(_def, _lib):  # aten::logical_xor_
     _def['aten'].define('logical_xor_(Tensor(a!) self, Tensor other) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('logical_xor_', _k_CompositeExplicitAutograd_logical_xor_, debug=_SITE + '6282')
+    _lib['aten:CompositeExplicitAutograd'].impl('logical_xor_', _k_CompositeExplicitAutograd_logical_xor_, debug=_SITE + '6332')
 
 
-def _op154(_def, _lib):  # aten::logsumexp
+def _op158(_def, _lib):  # aten::logsumexp
     _def['aten'].define('logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor', tags=('pt2_compliant_tag', 'reduction',))
     _def['aten'].define('logsumexp.out(Tensor self, int[1] dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag', 'reduction',))
-    _lib['aten:CPU'].impl('logsumexp', _k_CPU_logsumexp, debug=_SITE + '6288')
-    _lib['aten:CPU'].impl('logsumexp.out', _k_CPU_logsumexp_out, debug=_SITE + '6289')
-    _lib['aten:Meta'].impl('logsumexp', _k_Meta_logsumexp, debug=_SITE + '6290')
-    _lib['aten:Meta'].impl('logsumexp.out', _k_Meta_logsumexp_out, debug=_SITE + '6291')
+    _lib['aten:CPU'].impl('logsumexp', _k_CPU_logsumexp, debug=_SITE + '6338')
+    _lib['aten:CPU'].impl('logsumexp.out', _k_CPU_logsumexp_out, debug=_SITE + '6339')
+    _lib['aten:Meta'].impl('logsumexp', _k_Meta_logsumexp, debug=_SITE + '6340')
+    _lib['aten:Meta'].impl('logsumexp.out', _k_Meta_logsumexp_out, debug=_SITE + '6341')
 
 
-def _op155(_def, _lib):  # aten::lt
+def _op159(_def, _lib):  # aten::lt
     _def['aten'].define('lt.Scalar(Tensor self, Scalar other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('lt.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('lt.Tensor(Tensor self, Tensor other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('lt.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('lt.Scalar', wrapper_CPU_lt_Scalar, debug=_SITE + '6299')
-    _lib['aten:CPU'].impl('lt.Scalar_out', wrapper_CPU_lt_Scalar_out, debug=_SITE + '6300')
-    _lib['aten:CPU'].impl('lt.Tensor', wrapper_CPU_lt_Tensor, debug=_SITE + '6301')
-    _lib['aten:CPU'].impl('lt.Tensor_out', wrapper_CPU_lt_Tensor_out, debug=_SITE + '6302')
-    _lib['aten:Meta'].impl('lt.Scalar', wrapper_Meta_lt_Scalar, debug=_SITE + '6303')
-    _lib['aten:Meta'].impl('lt.Scalar_out', wrapper_Meta_lt_Scalar_out, debug=_SITE + '6304')
-    _lib['aten:Meta'].impl('lt.Tensor', wrapper_Meta_lt_Tensor, debug=_SITE + '6305')
-    _lib['aten:Meta'].impl('lt.Tensor_out', wrapper_Meta_lt_Tensor_out, debug=_SITE + '6306')
+    _lib['aten:CPU'].impl('lt.Scalar', wrapper_CPU_lt_Scalar, debug=_SITE + '6349')
+    _lib['aten:CPU'].impl('lt.Scalar_out', wrapper_CPU_lt_Scalar_out, debug=_SITE + '6350')
+    _lib['aten:CPU'].impl('lt.Tensor', wrapper_CPU_lt_Tensor, debug=_SITE + '6351')
+    _lib['aten:CPU'].impl('lt.Tensor_out', wrapper_CPU_lt_Tensor_out, debug=_SITE + '6352')
+    _lib['aten:Meta'].impl('lt.Scalar', wrapper_Meta_lt_Scalar, debug=_SITE + '6353')
+    _lib['aten:Meta'].impl('lt.Scalar_out', wrapper_Meta_lt_Scalar_out, debug=_SITE + '6354')
+    _lib['aten:Meta'].impl('lt.Tensor', wrapper_Meta_lt_Tensor, debug=_SITE + '6355')
+    _lib['aten:Meta'].impl('lt.Tensor_out', wrapper_Meta_lt_Tensor_out, debug=_SITE + '6356')
 
 
-def _op156(_def, _lib):  # aten::lt_
+def _op160(_def, _lib):  # aten::lt_
     _def['aten'].define('lt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
     _def['aten'].define('lt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('lt_.Scalar', wrapper_CPU_lt__Scalar, debug=_SITE + '6312')
-    _lib['aten:CPU'].impl('lt_.Tensor', wrapper_CPU_lt__Tensor, debug=_SITE + '6313')
-    _lib['aten:Meta'].impl('lt_.Scalar', wrapper_Meta_lt__Scalar, debug=_SITE + '6314')
-    _lib['aten:Meta'].impl('lt_.Tensor', wrapper_Meta_lt__Tensor, debug=_SITE + '6315')
+    _lib['aten:CPU'].impl('lt_.Scalar', wrapper_CPU_lt__Scalar, debug=_SITE + '6362')
+    _lib['aten:CPU'].impl('lt_.Tensor', wrapper_CPU_lt__Tensor, debug=_SITE + '6363')
+    _lib['aten:Meta'].impl('lt_.Scalar', wrapper_Meta_lt__Scalar, debug=_SITE + '6364')
+    _lib['aten:Meta'].impl('lt_.Tensor', wrapper_Meta_lt__Tensor, debug=_SITE + '6365')
 
 
-def _op157(_def, _lib):  # aten::masked_fill
+def _op161(_def, _lib):  # aten::masked_fill
     _def['aten'].define('masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor', tags=('pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('masked_fill.Scalar_out(Tensor self, Tensor mask, Scalar value, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
     _def['aten'].define('masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('masked_fill.Tensor_out(Tensor self, Tensor mask, Tensor value, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('masked_fill.Scalar', _k_CompositeExplicitAutograd_masked_fill_Scalar, debug=_SITE + '6323')
-    _lib['aten:CompositeExplicitAutograd'].impl('masked_fill.Scalar_out', generated_masked_fill_Scalar_out, debug=_SITE + '6324')
-    _lib['aten:CompositeExplicitAutograd'].impl('masked_fill.Tensor', _k_CompositeExplicitAutograd_masked_fill_Tensor, debug=_SITE + '6325')
-    _lib['aten:CompositeExplicitAutograd'].impl('masked_fill.Tensor_out', generated_masked_fill_Tensor_out, debug=_SITE + '6326')
+    _lib['aten:CompositeExplicitAutograd'].impl('masked_fill.Scalar', _k_CompositeExplicitAutograd_masked_fill_Scalar, debug=_SITE + '6373')
+    _lib['aten:CompositeExplicitAutograd'].impl('masked_fill.Scalar_out', generated_masked_fill_Scalar_out, debug=_SITE + '6374')
+    _lib['aten:CompositeExplicitAutograd'].impl('masked_fill.Tensor', _k_CompositeExplicitAutograd_masked_fill_Tensor, debug=_SITE + '6375')
+    _lib['aten:CompositeExplicitAutograd'].impl('masked_fill.Tensor_out', generated_masked_fill_Tensor_out, debug=_SITE + '6376')
 
 
-def _op158(_def, _lib):  # aten::masked_fill_
+def _op162(_def, _lib):  # aten::masked_fill_
     _def['aten'].define('masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
     _def['aten'].define('masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('masked_fill_.Scalar', _k_CPU_masked_fill__Scalar, debug=_SITE + '6332')
-    _lib['aten:CPU'].impl('masked_fill_.Tensor', _k_CPU_masked_fill__Tensor, debug=_SITE + '6333')
-    _lib['aten:Meta'].impl('masked_fill_.Scalar', _k_Meta_masked_fill__Scalar, debug=_SITE + '6334')
-    _lib['aten:Meta'].impl('masked_fill_.Tensor', _k_Meta_masked_fill__Tensor, debug=_SITE + '6335')
+    _lib['aten:CPU'].impl('masked_fill_.Scalar', _k_CPU_masked_fill__Scalar, debug=_SITE + '6382')
+    _lib['aten:CPU'].impl('masked_fill_.Tensor', _k_CPU_masked_fill__Tensor, debug=_SITE + '6383')
+    _lib['aten:Meta'].impl('masked_fill_.Scalar', _k_Meta_masked_fill__Scalar, debug=_SITE + '6384')
+    _lib['aten:Meta'].impl('masked_fill_.Tensor', _k_Meta_masked_fill__Tensor, debug=_SITE + '6385')
 
 
-def _op159(_def, _lib):  # aten::masked_select
+def _op163(_def, _lib):  # aten::masked_select
     _def['aten'].define('masked_select(Tensor self, Tensor mask) -> Tensor', tags=('dynamic_output_shape', 'pt2_compliant_tag',))
     _def['aten'].define('masked_select.out(Tensor self, Tensor mask, *, Tensor(a!) out) -> Tensor(a!)', tags=('dynamic_output_shape', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('masked_select', _k_CPU_masked_select, debug=_SITE + '6341')
-    _lib['aten:CPU'].impl('masked_select.out', _k_CPU_masked_select_out, debug=_SITE + '6342')
+    _lib['aten:CPU'].impl('masked_select', _k_CPU_masked_select, debug=_SITE + '6391')
+    _lib['aten:CPU'].impl('masked_select.out', _k_CPU_masked_select_out, debug=_SITE + '6392')
 
 
-def _op160(_def, _lib):  # aten::matmul
+def _op164(_def, _lib):  # aten::matmul
     _def['aten'].define('matmul(Tensor self, Tensor other) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('matmul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('matmul', _k_CompositeImplicitAutograd_matmul, debug=_SITE + '6348')
-    _lib['aten:CompositeImplicitAutograd'].impl('matmul.out', _k_CompositeImplicitAutograd_matmul_out, debug=_SITE + '6349')
+    _lib['aten:CompositeImplicitAutograd'].impl('matmul', _k_CompositeImplicitAutograd_matmul, debug=_SITE + '6398')
+    _lib['aten:CompositeImplicitAutograd'].impl('matmul.out', _k_CompositeImplicitAutograd_matmul_out, debug=_SITE + '6399')
 
 
-def _op161(_def, _lib):  # aten::max
+def _op165(_def, _lib):  # aten::max
     _def['aten'].define('max(Tensor self) -> Tensor', tags=('pt2_compliant_tag', 'reduction',))
     _def['aten'].define('max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)', tags=('core', 'pt2_compliant_tag', 'reduction',))
     _def['aten'].define('max.dim_max(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) max, Tensor(b!) max_values) -> (Tensor(a!) values, Tensor(b!) indices)', tags=('out', 'pt2_compliant_tag', 'reduction',))
     _def['aten'].define('max.unary_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag', 'reduction',))
-    _lib['aten:CPU'].impl('max', _k_CPU_max, debug=_SITE + '6357')
-    _lib['aten:CPU'].impl('max.dim', wrapper_CPU_max_dim, debug=_SITE + '6358')
-    _lib['aten:CPU'].impl('max.dim_max', wrapper_CPU_max_dim_max, debug=_SITE + '6359')
-    _lib['aten:CPU'].impl('max.unary_out', _k_CPU_max_unary_out, debug=_SITE + '6360')
-    _lib['aten:Meta'].impl('max', _k_Meta_max, debug=_SITE + '6361')
-    _lib['aten:Meta'].impl('max.dim', wrapper_Meta_max_dim, debug=_SITE + '6362')
-    _lib['aten:Meta'].impl('max.dim_max', wrapper_Meta_max_dim_max, debug=_SITE + '6363')
-    _lib['aten:Meta'].impl('max.unary_out', _k_Meta_max_unary_out, debug=_SITE + '6364')
+    _lib['aten:CPU'].impl('max', _k_CPU_max, debug=_SITE + '6407')
+    _lib['aten:CPU'].impl('max.dim', wrapper_CPU_max_dim, debug=_SITE + '6408')
+    _lib['aten:CPU'].impl('max.dim_max', wrapper_CPU_max_dim_max, debug=_SITE + '6409')
+    _lib['aten:CPU'].impl('max.unary_out', _k_CPU_max_unary_out, debug=_SITE + '6410')
+    _lib['aten:Meta'].impl('max', _k_Meta_max, debug=_SITE + '6411')
+    _lib['aten:Meta'].impl('max.dim', wrapper_Meta_max_dim, debug=_SITE + '6412')
+    _lib['aten:Meta'].impl('max.dim_max', wrapper_Meta_max_dim_max, debug=_SITE + '6413')
+    _lib['aten:Meta'].impl('max.unary_out', _k_Meta_max_unary_out, debug=_SITE + '6414')
 
 
-def _op162(_def, _lib):  # aten::maximum
+def _op166(_def, _lib):  # aten::maximum
     _def['aten'].define('maximum(Tensor self, Tensor other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('maximum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('maximum', wrapper_CPU_maximum, debug=_SITE + '6370')
-    _lib['aten:CPU'].impl('maximum.out', wrapper_CPU_maximum_out, debug=_SITE + '6371')
-    _lib['aten:Meta'].impl('maximum', wrapper_Meta_maximum, debug=_SITE + '6372')
-    _lib['aten:Meta'].impl('maximum.out', wrapper_Meta_maximum_out, debug=_SITE + '6373')
+    _lib['aten:CPU'].impl('maximum', wrapper_CPU_maximum, debug=_SITE + '6420')
+    _lib['aten:CPU'].impl('maximum.out', wrapper_CPU_maximum_out, debug=_SITE + '6421')
+    _lib['aten:Meta'].impl('maximum', wrapper_Meta_maximum, debug=_SITE + '6422')
+    _lib['aten:Meta'].impl('maximum.out', wrapper_Meta_maximum_out, debug=_SITE + '6423')
 
 
-def _op163(_def, _lib):  # aten::mean
+def _op167(_def, _lib):  # aten::mean
     _def['aten'].define('mean(Tensor self, *, ScalarType? dtype=None) -> Tensor', tags=('core', 'pt2_compliant_tag', 'reduction',))
     _def['aten'].define('mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor', tags=('core', 'pt2_compliant_tag', 'reduction',))
     _def['aten'].define('mean.dtype_out(Tensor self, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag', 'reduction',))
     _def['aten'].define('mean.out(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag', 'reduction',))
-    _lib['aten:CPU'].impl('mean.dim', wrapper_CPU_mean_dim, debug=_SITE + '6381')
-    _lib['aten:CPU'].impl('mean.out', wrapper_CPU_mean_out, debug=_SITE + '6382')
-    _lib['aten:CompositeExplicitAutograd'].impl('mean', _k_CompositeExplicitAutograd_mean, debug=_SITE + '6383')
-    _lib['aten:CompositeExplicitAutograd'].impl('mean.dtype_out', _k_CompositeExplicitAutograd_mean_dtype_out, debug=_SITE + '6384')
-    _lib['aten:Meta'].impl('mean.dim', wrapper_Meta_mean_dim, debug=_SITE + '6385')
-    _lib['aten:Meta'].impl('mean.out', wrapper_Meta_mean_out, debug=_SITE + '6386')
+    _lib['aten:CPU'].impl('mean.dim', wrapper_CPU_mean_dim, debug=_SITE + '6431')
+    _lib['aten:CPU'].impl('mean.out', wrapper_CPU_mean_out, debug=_SITE + '6432')
+    _lib['aten:CompositeExplicitAutograd'].impl('mean', _k_CompositeExplicitAutograd_mean, debug=_SITE + '6433')
+    _lib['aten:CompositeExplicitAutograd'].impl('mean.dtype_out', _k_CompositeExplicitAutograd_mean_dtype_out, debug=_SITE + '6434')
+    _lib['aten:Meta'].impl('mean.dim', wrapper_Meta_mean_dim, debug=_SITE + '6435')
+    _lib['aten:Meta'].impl('mean.out', wrapper_Meta_mean_out, debug=_SITE + '6436')
 
 
-def _op164(_def, _lib):  # aten::min
+def _op168(_def, _lib):  # aten::min
     _def['aten'].define('min(Tensor self) -> Tensor', tags=('pt2_compliant_tag', 'reduction',))
     _def['aten'].define('min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)', tags=('core', 'pt2_compliant_tag', 'reduction',))
     _def['aten'].define('min.dim_min(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) min, Tensor(b!) min_indices) -> (Tensor(a!) values, Tensor(b!) indices)', tags=('out', 'pt2_compliant_tag', 'reduction',))
     _def['aten'].define('min.unary_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag', 'reduction',))
-    _lib['aten:CPU'].impl('min', _k_CPU_min, debug=_SITE + '6394')
-    _lib['aten:CPU'].impl('min.dim', wrapper_CPU_min_dim, debug=_SITE + '6395')
-    _lib['aten:CPU'].impl('min.dim_min', wrapper_CPU_min_dim_min, debug=_SITE + '6396')
-    _lib['aten:CPU'].impl('min.unary_out', _k_CPU_min_unary_out, debug=_SITE + '6397')
-    _lib['aten:Meta'].impl('min', _k_Meta_min, debug=_SITE + '6398')
-    _lib['aten:Meta'].impl('min.dim', wrapper_Meta_min_dim, debug=_SITE + '6399')
-    _lib['aten:Meta'].impl('min.dim_min', wrapper_Meta_min_dim_min, debug=_SITE + '6400')
-    _lib['aten:Meta'].impl('min.unary_out', _k_Meta_min_unary_out, debug=_SITE + '6401')
+    _lib['aten:CPU'].impl('min', _k_CPU_min, debug=_SITE + '6444')
+    _lib['aten:CPU'].impl('min.dim', wrapper_CPU_min_dim, debug=_SITE + '6445')
+    _lib['aten:CPU'].impl('min.dim_min', wrapper_CPU_min_dim_min, debug=_SITE + '6446')
+    _lib['aten:CPU'].impl('min.unary_out', _k_CPU_min_unary_out, debug=_SITE + '6447')
+    _lib['aten:Meta'].impl('min', _k_Meta_min, debug=_SITE + '6448')
+    _lib['aten:Meta'].impl('min.dim', wrapper_Meta_min_dim, debug=_SITE + '6449')
+    _lib['aten:Meta'].impl('min.dim_min', wrapper_Meta_min_dim_min, debug=_SITE + '6450')
+    _lib['aten:Meta'].impl('min.unary_out', _k_Meta_min_unary_out, debug=_SITE + '6451')
 
 
-def _op165(_def, _lib):  # aten::minimum
+def _op169(_def, _lib):  # aten::minimum
     _def['aten'].define('minimum(Tensor self, Tensor other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('minimum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('minimum', wrapper_CPU_minimum, debug=_SITE + '6407')
-    _lib['aten:CPU'].impl('minimum.out', wrapper_CPU_minimum_out, debug=_SITE + '6408')
-    _lib['aten:Meta'].impl('minimum', wrapper_Meta_minimum, debug=_SITE + '6409')
-    _lib['aten:Meta'].impl('minimum.out', wrapper_Meta_minimum_out, debug=_SITE + '6410')
+    _lib['aten:CPU'].impl('minimum', wrapper_CPU_minimum, debug=_SITE + '6457')
+    _lib['aten:CPU'].impl('minimum.out', wrapper_CPU_minimum_out, debug=_SITE + '6458')
+    _lib['aten:Meta'].impl('minimum', wrapper_Meta_minimum, debug=_SITE + '6459')
+    _lib['aten:Meta'].impl('minimum.out', wrapper_Meta_minimum_out, debug=_SITE + '6460')
 
 
-def _op166(_def, _lib):  # aten::mm
+def _op170(_def, _lib):  # aten::mm
     _def['aten'].define('mm(Tensor self, Tensor mat2) -> Tensor', tags=('core', 'pt2_compliant_tag',))
     _def['aten'].define('mm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('mm', wrapper_CPU_mm, debug=_SITE + '6416')
-    _lib['aten:CPU'].impl('mm.out', wrapper_CPU_mm_out, debug=_SITE + '6417')
-    _lib['aten:Meta'].impl('mm', wrapper_Meta_mm, debug=_SITE + '6418')
-    _lib['aten:Meta'].impl('mm.out', wrapper_Meta_mm_out, debug=_SITE + '6419')
+    _lib['aten:CPU'].impl('mm', wrapper_CPU_mm, debug=_SITE + '6466')
+    _lib['aten:CPU'].impl('mm.out', wrapper_CPU_mm_out, debug=_SITE + '6467')
+    _lib['aten:Meta'].impl('mm', wrapper_Meta_mm, debug=_SITE + '6468')
+    _lib['aten:Meta'].impl('mm.out', wrapper_Meta_mm_out, debug=_SITE + '6469')
 
 
-def _op167(_def, _lib):  # aten::mul
+def _op171(_def, _lib):  # aten::mul
     _def['aten'].define('mul.Scalar(Tensor self, Scalar other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('mul.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
     _def['aten'].define('mul.Tensor(Tensor self, Tensor other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('mul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('mul.Tensor', wrapper_CPU_mul_Tensor, debug=_SITE + '6427')
-    _lib['aten:CPU'].impl('mul.out', wrapper_CPU_mul_out, debug=_SITE + '6428')
-    _lib['aten:CompositeExplicitAutograd'].impl('mul.Scalar', _k_CompositeExplicitAutograd_mul_Scalar, debug=_SITE + '6429')
-    _lib['aten:CompositeExplicitAutograd'].impl('mul.Scalar_out', generated_mul_Scalar_out, debug=_SITE + '6430')
-    _lib['aten:Meta'].impl('mul.Tensor', wrapper_Meta_mul_Tensor, debug=_SITE + '6431')
-    _lib['aten:Meta'].impl('mul.out', wrapper_Meta_mul_out, debug=_SITE + '6432')
+    _lib['aten:CPU'].impl('mul.Tensor', wrapper_CPU_mul_Tensor, debug=_SITE + '6477')
+    _lib['aten:CPU'].impl('mul.out', wrapper_CPU_mul_out, debug=_SITE + '6478')
+    _lib['aten:CompositeExplicitAutograd'].impl('mul.Scalar', _k_CompositeExplicitAutograd_mul_Scalar, debug=_SITE + '6479')
+    _lib['aten:CompositeExplicitAutograd'].impl('mul.Scalar_out', generated_mul_Scalar_out, debug=_SITE + '6480')
+    _lib['aten:Meta'].impl('mul.Tensor', wrapper_Meta_mul_Tensor, debug=_SITE + '6481')
+    _lib['aten:Meta'].impl('mul.out', wrapper_Meta_mul_out, debug=_SITE + '6482')
 
 
-def _op168(_def, _lib):  # aten::mul_
+def _op172(_def, _lib):  # aten::mul_
     _def['aten'].define('mul_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('mul_.Tensor', wrapper_CPU_mul__Tensor, debug=_SITE + '6438')
-    _lib['aten:CompositeExplicitAutograd'].impl('mul_.Scalar', _k_CompositeExplicitAutograd_mul__Scalar, debug=_SITE + '6439')
-    _lib['aten:Meta'].impl('mul_.Tensor', wrapper_Meta_mul__Tensor, debug=_SITE + '6440')
+    _lib['aten:CPU'].impl('mul_.Tensor', wrapper_CPU_mul__Tensor, debug=_SITE + '6488')
+    _lib['aten:CompositeExplicitAutograd'].impl('mul_.Scalar', _k_CompositeExplicitAutograd_mul__Scalar, debug=_SITE + '6489')
+    _lib['aten:Meta'].impl('mul_.Tensor', wrapper_Meta_mul__Tensor, debug=_SITE + '6490')
 
 
-def _op169(_def, _lib):  # aten::mv
+def _op173(_def, _lib):  # aten::mv
     _def['aten'].define('mv(Tensor self, Tensor vec) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('mv.out(Tensor self, Tensor vec, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('mv', _k_CompositeExplicitAutograd_mv, debug=_SITE + '6446')
-    _lib['aten:CompositeExplicitAutograd'].impl('mv.out', _k_CompositeExplicitAutograd_mv_out, debug=_SITE + '6447')
+    _lib['aten:CompositeExplicitAutograd'].impl('mv', _k_CompositeExplicitAutograd_mv, debug=_SITE + '6496')
+    _lib['aten:CompositeExplicitAutograd'].impl('mv.out', _k_CompositeExplicitAutograd_mv_out, debug=_SITE + '6497')
 
 
-def _op170(_def, _lib):  # aten::narrow
+def _op174(_def, _lib):  # aten::narrow
     _def['aten'].define('narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a)', tags=('pt2_compliant_tag',))
     _def['aten'].define('narrow.Tensor(Tensor(a) self, int dim, Tensor start, SymInt length) -> Tensor(a)', tags=('pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('narrow', _k_CompositeImplicitAutograd_narrow, debug=_SITE + '6453')
-    _lib['aten:CompositeImplicitAutograd'].impl('narrow.Tensor', _k_CompositeImplicitAutograd_narrow_Tensor, debug=_SITE + '6454')
+    _lib['aten:CompositeImplicitAutograd'].impl('narrow', _k_CompositeImplicitAutograd_narrow, debug=_SITE + '6503')
+    _lib['aten:CompositeImplicitAutograd'].impl('narrow.Tensor', _k_CompositeImplicitAutograd_narrow_Tensor, debug=_SITE + '6504')
 
 
-def _op171(_def, _lib):  # aten::narrow_copy
+def _op175(_def, _lib):  # aten::narrow_copy
     _def['aten'].define('narrow_copy(Tensor self, int dim, SymInt start, SymInt length) -> Tensor', tags=('pt2_compliant_tag', 'view_copy',))
     _def['aten'].define('narrow_copy.out(Tensor self, int dim, SymInt start, SymInt length, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('narrow_copy.out', _k_CompositeExplicitAutograd_narrow_copy_out, debug=_SITE + '6460')
-    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('narrow_copy', generated_narrow_copy, debug=_SITE + '6461')
+    _lib['aten:CompositeExplicitAutograd'].impl('narrow_copy.out', _k_CompositeExplicitAutograd_narrow_copy_out, debug=_SITE + '6510')
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('narrow_copy', generated_narrow_copy, debug=_SITE + '6511')
 
 
-def _op172(_def, _lib):  # aten::native_dropout
+def _op176(_def, _lib):  # aten::native_dropout
     _def['aten'].define('native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)', tags=('core', 'nondeterministic_seeded', 'pt2_compliant_tag',))
     _def['aten'].define('native_dropout.out(Tensor input, float p, bool? train, *, Tensor(a!) out0, Tensor(b!) out1) -> (Tensor(a!), Tensor(b!))', tags=('generated', 'nondeterministic_seeded', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('native_dropout', _k_CPU_native_dropout, debug=_SITE + '6467')
-    _lib['aten:CompositeExplicitAutograd'].impl('native_dropout.out', generated_native_dropout_out, debug=_SITE + '6468')
-    _lib['aten:Meta'].impl('native_dropout', _k_Meta_native_dropout, debug=_SITE + '6469')
+    _lib['aten:CPU'].impl('native_dropout', _k_CPU_native_dropout, debug=_SITE + '6517')
+    _lib['aten:CompositeExplicitAutograd'].impl('native_dropout.out', generated_native_dropout_out, debug=_SITE + '6518')
+    _lib['aten:Meta'].impl('native_dropout', _k_Meta_native_dropout, debug=_SITE + '6519')
 
 
-def _op173(_def, _lib):  # aten::native_layer_norm
+def _op177(_def, _lib):  # aten::native_layer_norm
     _def['aten'].define('native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)', tags=('core', 'pt2_compliant_tag',))
     _def['aten'].define('native_layer_norm.out(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps, *, Tensor(a!) out0, Tensor(b!) out1, Tensor(c!) out2) -> (Tensor(a!), Tensor(b!), Tensor(c!))', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('native_layer_norm', _k_CPU_native_layer_norm, debug=_SITE + '6475')
-    _lib['aten:CompositeExplicitAutograd'].impl('native_layer_norm.out', generated_native_layer_norm_out, debug=_SITE + '6476')
-    _lib['aten:Meta'].impl('native_layer_norm', _k_Meta_native_layer_norm, debug=_SITE + '6477')
+    _lib['aten:CPU'].impl('native_layer_norm', _k_CPU_native_layer_norm, debug=_SITE + '6525')
+    _lib['aten:CompositeExplicitAutograd'].impl('native_layer_norm.out', generated_native_layer_norm_out, debug=_SITE + '6526')
+    _lib['aten:Meta'].impl('native_layer_norm', _k_Meta_native_layer_norm, debug=_SITE + '6527')
 
 
-def _op174(_def, _lib):  # aten::ne
+def _op178(_def, _lib):  # aten::ne
     _def['aten'].define('ne.Scalar(Tensor self, Scalar other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('ne.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('ne.Tensor(Tensor self, Tensor other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('ne.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('ne.Scalar', wrapper_CPU_ne_Scalar, debug=_SITE + '6485')
-    _lib['aten:CPU'].impl('ne.Scalar_out', wrapper_CPU_ne_Scalar_out, debug=_SITE + '6486')
-    _lib['aten:CPU'].impl('ne.Tensor', wrapper_CPU_ne_Tensor, debug=_SITE + '6487')
-    _lib['aten:CPU'].impl('ne.Tensor_out', wrapper_CPU_ne_Tensor_out, debug=_SITE + '6488')
-    _lib['aten:Meta'].impl('ne.Scalar', wrapper_Meta_ne_Scalar, debug=_SITE + '6489')
-    _lib['aten:Meta'].impl('ne.Scalar_out', wrapper_Meta_ne_Scalar_out, debug=_SITE + '6490')
-    _lib['aten:Meta'].impl('ne.Tensor', wrapper_Meta_ne_Tensor, debug=_SITE + '6491')
-    _lib['aten:Meta'].impl('ne.Tensor_out', wrapper_Meta_ne_Tensor_out, debug=_SITE + '6492')
+    _lib['aten:CPU'].impl('ne.Scalar', wrapper_CPU_ne_Scalar, debug=_SITE + '6535')
+    _lib['aten:CPU'].impl('ne.Scalar_out', wrapper_CPU_ne_Scalar_out, debug=_SITE + '6536')
+    _lib['aten:CPU'].impl('ne.Tensor', wrapper_CPU_ne_Tensor, debug=_SITE + '6537')
+    _lib['aten:CPU'].impl('ne.Tensor_out', wrapper_CPU_ne_Tensor_out, debug=_SITE + '6538')
+    _lib['aten:Meta'].impl('ne.Scalar', wrapper_Meta_ne_Scalar, debug=_SITE + '6539')
+    _lib['aten:Meta'].impl('ne.Scalar_out', wrapper_Meta_ne_Scalar_out, debug=_SITE + '6540')
+    _lib['aten:Meta'].impl('ne.Tensor', wrapper_Meta_ne_Tensor, debug=_SITE + '6541')
+    _lib['aten:Meta'].impl('ne.Tensor_out', wrapper_Meta_ne_Tensor_out, debug=_SITE + '6542')
 
 
-def _op175(_def, _lib):  # aten::ne_
+def _op179(_def, _lib):  # aten::ne_
     _def['aten'].define('ne_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
     _def['aten'].define('ne_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('ne_.Scalar', wrapper_CPU_ne__Scalar, debug=_SITE + '6498')
-    _lib['aten:CPU'].impl('ne_.Tensor', wrapper_CPU_ne__Tensor, debug=_SITE + '6499')
-    _lib['aten:Meta'].impl('ne_.Scalar', wrapper_Meta_ne__Scalar, debug=_SITE + '6500')
-    _lib['aten:Meta'].impl('ne_.Tensor', wrapper_Meta_ne__Tensor, debug=_SITE + '6501')
+    _lib['aten:CPU'].impl('ne_.Scalar', wrapper_CPU_ne__Scalar, debug=_SITE + '6548')
+    _lib['aten:CPU'].impl('ne_.Tensor', wrapper_CPU_ne__Tensor, debug=_SITE + '6549')
+    _lib['aten:Meta'].impl('ne_.Scalar', wrapper_Meta_ne__Scalar, debug=_SITE + '6550')
+    _lib['aten:Meta'].impl('ne_.Tensor', wrapper_Meta_ne__Tensor, debug=_SITE + '6551')
 
 
-def _op176(_def, _lib):  # aten::neg
+def _op180(_def, _lib):  # aten::neg
     _def['aten'].define('neg(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('neg.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('neg', wrapper_CPU_neg, debug=_SITE + '6507')
-    _lib['aten:CPU'].impl('neg.out', wrapper_CPU_neg_out, debug=_SITE + '6508')
-    _lib['aten:Meta'].impl('neg', wrapper_Meta_neg, debug=_SITE + '6509')
-    _lib['aten:Meta'].impl('neg.out', wrapper_Meta_neg_out, debug=_SITE + '6510')
+    _lib['aten:CPU'].impl('neg', wrapper_CPU_neg, debug=_SITE + '6557')
+    _lib['aten:CPU'].impl('neg.out', wrapper_CPU_neg_out, debug=_SITE + '6558')
+    _lib['aten:Meta'].impl('neg', wrapper_Meta_neg, debug=_SITE + '6559')
+    _lib['aten:Meta'].impl('neg.out', wrapper_Meta_neg_out, debug=_SITE + '6560')
 
 
-def _op177(_def, _lib):  # aten::neg_
+def _op181(_def, _lib):  # aten::neg_
     _def['aten'].define('neg_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('neg_', wrapper_CPU_neg_, debug=_SITE + '6515')
-    _lib['aten:Meta'].impl('neg_', wrapper_Meta_neg_, debug=_SITE + '6516')
+    _lib['aten:CPU'].impl('neg_', wrapper_CPU_neg_, debug=_SITE + '6565')
+    _lib['aten:Meta'].impl('neg_', wrapper_Meta_neg_, debug=_SITE + '6566')
 
 
-def _op178(_def, _lib):  # aten::nll_loss
+def _op182(_def, _lib):  # aten::nll_loss
     _def['aten'].define('nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('nll_loss.out(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('nll_loss', _k_CompositeImplicitAutograd_nll_loss, debug=_SITE + '6522')
-    _lib['aten:CompositeImplicitAutograd'].impl('nll_loss.out', _k_CompositeImplicitAutograd_nll_loss_out, debug=_SITE + '6523')
+    _lib['aten:CompositeImplicitAutograd'].impl('nll_loss', _k_CompositeImplicitAutograd_nll_loss, debug=_SITE + '6572')
+    _lib['aten:CompositeImplicitAutograd'].impl('nll_loss.out', _k_CompositeImplicitAutograd_nll_loss_out, debug=_SITE + '6573')
 
 
-def _op179(_def, _lib):  # aten::nll_loss2d
+def _op183(_def, _lib):  # aten::nll_loss2d
     _def['aten'].define('nll_loss2d(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('nll_loss2d.out(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('nll_loss2d', _k_CompositeImplicitAutograd_nll_loss2d, debug=_SITE + '6529')
-    _lib['aten:CompositeImplicitAutograd'].impl('nll_loss2d.out', _k_CompositeImplicitAutograd_nll_loss2d_out, debug=_SITE + '6530')
+    _lib['aten:CompositeImplicitAutograd'].impl('nll_loss2d', _k_CompositeImplicitAutograd_nll_loss2d, debug=_SITE + '6579')
+    _lib['aten:CompositeImplicitAutograd'].impl('nll_loss2d.out', _k_CompositeImplicitAutograd_nll_loss2d_out, debug=_SITE + '6580')
 
 
-def _op180(_def, _lib):  # aten::nll_loss2d_forward
+def _op184(_def, _lib):  # aten::nll_loss2d_forward
     _def['aten'].define('nll_loss2d_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)', tags=('pt2_compliant_tag',))
     _def['aten'].define('nll_loss2d_forward.output(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, *, Tensor(a!) output, Tensor(b!) total_weight) -> (Tensor(a!), Tensor(b!))', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('nll_loss2d_forward', _k_CPU_nll_loss2d_forward, debug=_SITE + '6536')
-    _lib['aten:CPU'].impl('nll_loss2d_forward.output', _k_CPU_nll_loss2d_forward_output, debug=_SITE + '6537')
-    _lib['aten:Meta'].impl('nll_loss2d_forward', _k_Meta_nll_loss2d_forward, debug=_SITE + '6538')
-    _lib['aten:Meta'].impl('nll_loss2d_forward.output', _k_Meta_nll_loss2d_forward_output, debug=_SITE + '6539')
+    _lib['aten:CPU'].impl('nll_loss2d_forward', _k_CPU_nll_loss2d_forward, debug=_SITE + '6586')
+    _lib['aten:CPU'].impl('nll_loss2d_forward.output', _k_CPU_nll_loss2d_forward_output, debug=_SITE + '6587')
+    _lib['aten:Meta'].impl('nll_loss2d_forward', _k_Meta_nll_loss2d_forward, debug=_SITE + '6588')
+    _lib['aten:Meta'].impl('nll_loss2d_forward.output', _k_Meta_nll_loss2d_forward_output, debug=_SITE + '6589')
 
 
-def _op181(_def, _lib):  # aten::nll_loss_forward
+def _op185(_def, _lib):  # aten::nll_loss_forward
     _def['aten'].define('nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)', tags=('pt2_compliant_tag',))
     _def['aten'].define('nll_loss_forward.output(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, *, Tensor(a!) output, Tensor(b!) total_weight) -> (Tensor(a!), Tensor(b!))', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('nll_loss_forward', wrapper_CPU_nll_loss_forward, debug=_SITE + '6545')
-    _lib['aten:CPU'].impl('nll_loss_forward.output', wrapper_CPU_nll_loss_forward_output, debug=_SITE + '6546')
-    _lib['aten:Meta'].impl('nll_loss_forward', wrapper_Meta_nll_loss_forward, debug=_SITE + '6547')
-    _lib['aten:Meta'].impl('nll_loss_forward.output', wrapper_Meta_nll_loss_forward_output, debug=_SITE + '6548')
+    _lib['aten:CPU'].impl('nll_loss_forward', wrapper_CPU_nll_loss_forward, debug=_SITE + '6595')
+    _lib['aten:CPU'].impl('nll_loss_forward.output', wrapper_CPU_nll_loss_forward_output, debug=_SITE + '6596')
+    _lib['aten:Meta'].impl('nll_loss_forward', wrapper_Meta_nll_loss_forward, debug=_SITE + '6597')
+    _lib['aten:Meta'].impl('nll_loss_forward.output', wrapper_Meta_nll_loss_forward_output, debug=_SITE + '6598')
 
 
-def _op182(_def, _lib):  # aten::nll_loss_nd
+def _op186(_def, _lib):  # aten::nll_loss_nd
     _def['aten'].define('nll_loss_nd(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100) -> Tensor', tags=('pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('nll_loss_nd', _k_CompositeImplicitAutograd_nll_loss_nd, debug=_SITE + '6553')
+    _lib['aten:CompositeImplicitAutograd'].impl('nll_loss_nd', _k_CompositeImplicitAutograd_nll_loss_nd, debug=_SITE + '6603')
 
 
-def _op183(_def, _lib):  # aten::nonzero
+def _op187(_def, _lib):  # aten::nonzero
     _def['aten'].define('nonzero(Tensor self) -> Tensor', tags=('core', 'dynamic_output_shape', 'pt2_compliant_tag',))
     _def['aten'].define('nonzero.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('dynamic_output_shape', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('nonzero', _k_CPU_nonzero, debug=_SITE + '6559')
-    _lib['aten:CPU'].impl('nonzero.out', _k_CPU_nonzero_out, debug=_SITE + '6560')
+    _lib['aten:CPU'].impl('nonzero', _k_CPU_nonzero, debug=_SITE + '6609')
+    _lib['aten:CPU'].impl('nonzero.out', _k_CPU_nonzero_out, debug=_SITE + '6610')
 
 
-def _op184(_def, _lib):  # aten::norm
+def _op188(_def, _lib):  # aten::norm
     _def['aten'].define('norm.Scalar(Tensor self, Scalar p=2) -> Tensor', tags=('pt2_compliant_tag', 'reduction',))
     _def['aten'].define('norm.ScalarOpt_dim(Tensor self, Scalar? p, int[1] dim, bool keepdim=False) -> Tensor', tags=('pt2_compliant_tag', 'reduction',))
     _def['aten'].define('norm.ScalarOpt_dim_dtype(Tensor self, Scalar? p, int[1] dim, bool keepdim, *, ScalarType dtype) -> Tensor', tags=('pt2_compliant_tag', 'reduction',))
@@ -6569,339 +6619,339 @@ def _op184(_def, _lib):  # aten::norm
     _def['aten'].define('norm.Scalar_out(Tensor self, Scalar p=2, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
     _def['aten'].define('norm.dtype_out(Tensor self, Scalar? p, int[1] dim, bool keepdim, *, ScalarType dtype, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag', 'reduction',))
     _def['aten'].define('norm.out(Tensor self, Scalar? p, int[1] dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag', 'reduction',))
-    _lib['aten:CPU'].impl('norm.ScalarOpt_dim', wrapper_CPU_norm_ScalarOpt_dim, debug=_SITE + '6572')
-    _lib['aten:CPU'].impl('norm.ScalarOpt_dim_dtype', wrapper_CPU_norm_ScalarOpt_dim_dtype, debug=_SITE + '6573')
-    _lib['aten:CPU'].impl('norm.dtype_out', wrapper_CPU_norm_dtype_out, debug=_SITE + '6574')
-    _lib['aten:CPU'].impl('norm.out', wrapper_CPU_norm_out, debug=_SITE + '6575')
-    _lib['aten:CompositeExplicitAutograd'].impl('norm.Scalar', _k_CompositeExplicitAutograd_norm_Scalar, debug=_SITE + '6576')
-    _lib['aten:CompositeExplicitAutograd'].impl('norm.ScalarOpt_dtype', _k_CompositeExplicitAutograd_norm_ScalarOpt_dtype, debug=_SITE + '6577')
-    _lib['aten:CompositeExplicitAutograd'].impl('norm.ScalarOpt_dtype_out', generated_norm_ScalarOpt_dtype_out, debug=_SITE + '6578')
-    _lib['aten:CompositeExplicitAutograd'].impl('norm.Scalar_out', generated_norm_Scalar_out, debug=_SITE + '6579')
-    _lib['aten:Meta'].impl('norm.ScalarOpt_dim', wrapper_Meta_norm_ScalarOpt_dim, debug=_SITE + '6580')
-    _lib['aten:Meta'].impl('norm.ScalarOpt_dim_dtype', wrapper_Meta_norm_ScalarOpt_dim_dtype, debug=_SITE + '6581')
-    _lib['aten:Meta'].impl('norm.dtype_out', wrapper_Meta_norm_dtype_out, debug=_SITE + '6582')
-    _lib['aten:Meta'].impl('norm.out', wrapper_Meta_norm_out, debug=_SITE + '6583')
+    _lib['aten:CPU'].impl('norm.ScalarOpt_dim', wrapper_CPU_norm_ScalarOpt_dim, debug=_SITE + '6622')
+    _lib['aten:CPU'].impl('norm.ScalarOpt_dim_dtype', wrapper_CPU_norm_ScalarOpt_dim_dtype, debug=_SITE + '6623')
+    _lib['aten:CPU'].impl('norm.dtype_out', wrapper_CPU_norm_dtype_out, debug=_SITE + '6624')
+    _lib['aten:CPU'].impl('norm.out', wrapper_CPU_norm_out, debug=_SITE + '6625')
+    _lib['aten:CompositeExplicitAutograd'].impl('norm.Scalar', _k_CompositeExplicitAutograd_norm_Scalar, debug=_SITE + '6626')
+    _lib['aten:CompositeExplicitAutograd'].impl('norm.ScalarOpt_dtype', _k_CompositeExplicitAutograd_norm_ScalarOpt_dtype, debug=_SITE + '6627')
+    _lib['aten:CompositeExplicitAutograd'].impl('norm.ScalarOpt_dtype_out', generated_norm_ScalarOpt_dtype_out, debug=_SITE + '6628')
+    _lib['aten:CompositeExplicitAutograd'].impl('norm.Scalar_out', generated_norm_Scalar_out, debug=_SITE + '6629')
+    _lib['aten:Meta'].impl('norm.ScalarOpt_dim', wrapper_Meta_norm_ScalarOpt_dim, debug=_SITE + '6630')
+    _lib['aten:Meta'].impl('norm.ScalarOpt_dim_dtype', wrapper_Meta_norm_ScalarOpt_dim_dtype, debug=_SITE + '6631')
+    _lib['aten:Meta'].impl('norm.dtype_out', wrapper_Meta_norm_dtype_out, debug=_SITE + '6632')
+    _lib['aten:Meta'].impl('norm.out', wrapper_Meta_norm_out, debug=_SITE + '6633')
 
 
-def _op185(_def, _lib):  # aten::normal
+def _op189(_def, _lib):  # aten::normal
     _def['aten'].define('normal.out(Tensor self, float mean=0, float std=1, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'nondeterministic_seeded', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('normal.out', generated_normal_out, debug=_SITE + '6588')
+    _lib['aten:CompositeExplicitAutograd'].impl('normal.out', generated_normal_out, debug=_SITE + '6638')
 
 
-def _op186(_def, _lib):  # aten::normal_
+def _op190(_def, _lib):  # aten::normal_
     _def['aten'].define('normal_(Tensor(a!) self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor(a!)', tags=('inplace', 'nondeterministic_seeded', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('normal_', _k_CPU_normal_, debug=_SITE + '6593')
-    _lib['aten:Meta'].impl('normal_', _k_Meta_normal_, debug=_SITE + '6594')
+    _lib['aten:CPU'].impl('normal_', _k_CPU_normal_, debug=_SITE + '6643')
+    _lib['aten:Meta'].impl('normal_', _k_Meta_normal_, debug=_SITE + '6644')
 
 
-def _op187(_def, _lib):  # aten::normal_functional
+def _op191(_def, _lib):  # aten::normal_functional
     _def['aten'].define('normal_functional(Tensor self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor', tags=('nondeterministic_seeded', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('normal_functional', _k_CompositeExplicitAutograd_normal_functional, debug=_SITE + '6599')
+    _lib['aten:CompositeExplicitAutograd'].impl('normal_functional', _k_CompositeExplicitAutograd_normal_functional, debug=_SITE + '6649')
 
 
-def _op188(_def, _lib):  # aten::one_hot
+def _op192(_def, _lib):  # aten::one_hot
     _def['aten'].define('one_hot(Tensor self, int num_classes=-1) -> Tensor', tags=('dynamic_output_shape', 'pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('one_hot', _k_CompositeImplicitAutograd_one_hot, debug=_SITE + '6604')
+    _lib['aten:CompositeImplicitAutograd'].impl('one_hot', _k_CompositeImplicitAutograd_one_hot, debug=_SITE + '6654')
 
 
-def _op189(_def, _lib):  # aten::ones
+def _op193(_def, _lib):  # aten::ones
     _def['aten'].define('ones(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('ones.out(SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:BackendSelect'].impl('ones', backend_select_ones, debug=_SITE + '6610')
-    _lib['aten:CompositeExplicitAutograd'].impl('ones', _k_CompositeExplicitAutograd_ones, debug=_SITE + '6611')
-    _lib['aten:CompositeExplicitAutograd'].impl('ones.out', _k_CompositeExplicitAutograd_ones_out, debug=_SITE + '6612')
+    _lib['aten:BackendSelect'].impl('ones', backend_select_ones, debug=_SITE + '6660')
+    _lib['aten:CompositeExplicitAutograd'].impl('ones', _k_CompositeExplicitAutograd_ones, debug=_SITE + '6661')
+    _lib['aten:CompositeExplicitAutograd'].impl('ones.out', _k_CompositeExplicitAutograd_ones_out, debug=_SITE + '6662')
 
 
-def _op190(_def, _lib):  # aten::ones_like
+def _op194(_def, _lib):  # aten::ones_like
     _def['aten'].define('ones_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('ones_like.out(Tensor self, *, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('ones_like', _k_CompositeExplicitAutograd_ones_like, debug=_SITE + '6618')
-    _lib['aten:CompositeExplicitAutograd'].impl('ones_like.out', generated_ones_like_out, debug=_SITE + '6619')
+    _lib['aten:CompositeExplicitAutograd'].impl('ones_like', _k_CompositeExplicitAutograd_ones_like, debug=_SITE + '6668')
+    _lib['aten:CompositeExplicitAutograd'].impl('ones_like.out', generated_ones_like_out, debug=_SITE + '6669')
 
 
-def _op191(_def, _lib):  # aten::outer
+def _op195(_def, _lib):  # aten::outer
     _def['aten'].define('outer(Tensor self, Tensor vec2) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('outer.out(Tensor self, Tensor vec2, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('outer', _k_CompositeImplicitAutograd_outer, debug=_SITE + '6625')
-    _lib['aten:CompositeImplicitAutograd'].impl('outer.out', _k_CompositeImplicitAutograd_outer_out, debug=_SITE + '6626')
+    _lib['aten:CompositeImplicitAutograd'].impl('outer', _k_CompositeImplicitAutograd_outer, debug=_SITE + '6675')
+    _lib['aten:CompositeImplicitAutograd'].impl('outer.out', _k_CompositeImplicitAutograd_outer_out, debug=_SITE + '6676')
 
 
-def _op192(_def, _lib):  # aten::permute
+def _op196(_def, _lib):  # aten::permute
     _def['aten'].define('permute(Tensor(a) self, int[] dims) -> Tensor(a)', tags=('core', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('permute', _k_CompositeExplicitAutograd_permute, debug=_SITE + '6631')
+    _lib['aten:CompositeExplicitAutograd'].impl('permute', _k_CompositeExplicitAutograd_permute, debug=_SITE + '6681')
 
 
-def _op193(_def, _lib):  # aten::permute_copy
+def _op197(_def, _lib):  # aten::permute_copy
     _def['aten'].define('permute_copy(Tensor self, int[] dims) -> Tensor', tags=('pt2_compliant_tag', 'view_copy',))
     _def['aten'].define('permute_copy.out(Tensor self, int[] dims, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag', 'view_copy',))
-    _lib['aten:CompositeExplicitAutograd'].impl('permute_copy.out', generated_permute_copy_out, debug=_SITE + '6637')
-    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('permute_copy', generated_permute_copy, debug=_SITE + '6638')
+    _lib['aten:CompositeExplicitAutograd'].impl('permute_copy.out', generated_permute_copy_out, debug=_SITE + '6687')
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('permute_copy', generated_permute_copy, debug=_SITE + '6688')
 
 
-def _op194(_def, _lib):  # aten::pow
+def _op198(_def, _lib):  # aten::pow
     _def['aten'].define('pow.Scalar(Scalar self, Tensor exponent) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('pow.Scalar_out(Scalar self, Tensor exponent, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('pow.Tensor_Scalar_out(Tensor self, Scalar exponent, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('pow.Tensor_Tensor_out(Tensor self, Tensor exponent, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('pow.Scalar', wrapper_CPU_pow_Scalar, debug=_SITE + '6648')
-    _lib['aten:CPU'].impl('pow.Scalar_out', wrapper_CPU_pow_Scalar_out, debug=_SITE + '6649')
-    _lib['aten:CPU'].impl('pow.Tensor_Scalar', wrapper_CPU_pow_Tensor_Scalar, debug=_SITE + '6650')
-    _lib['aten:CPU'].impl('pow.Tensor_Scalar_out', wrapper_CPU_pow_Tensor_Scalar_out, debug=_SITE + '6651')
-    _lib['aten:CPU'].impl('pow.Tensor_Tensor', wrapper_CPU_pow_Tensor_Tensor, debug=_SITE + '6652')
-    _lib['aten:CPU'].impl('pow.Tensor_Tensor_out', wrapper_CPU_pow_Tensor_Tensor_out, debug=_SITE + '6653')
-    _lib['aten:Meta'].impl('pow.Scalar', wrapper_Meta_pow_Scalar, debug=_SITE + '6654')
-    _lib['aten:Meta'].impl('pow.Scalar_out', wrapper_Meta_pow_Scalar_out, debug=_SITE + '6655')
-    _lib['aten:Meta'].impl('pow.Tensor_Scalar', wrapper_Meta_pow_Tensor_Scalar, debug=_SITE + '6656')
-    _lib['aten:Meta'].impl('pow.Tensor_Scalar_out', wrapper_Meta_pow_Tensor_Scalar_out, debug=_SITE + '6657')
-    _lib['aten:Meta'].impl('pow.Tensor_Tensor', wrapper_Meta_pow_Tensor_Tensor, debug=_SITE + '6658')
-    _lib['aten:Meta'].impl('pow.Tensor_Tensor_out', wrapper_Meta_pow_Tensor_Tensor_out, debug=_SITE + '6659')
+    _lib['aten:CPU'].impl('pow.Scalar', wrapper_CPU_pow_Scalar, debug=_SITE + '6698')
+    _lib['aten:CPU'].impl('pow.Scalar_out', wrapper_CPU_pow_Scalar_out, debug=_SITE + '6699')
+    _lib['aten:CPU'].impl('pow.Tensor_Scalar', wrapper_CPU_pow_Tensor_Scalar, debug=_SITE + '6700')
+    _lib['aten:CPU'].impl('pow.Tensor_Scalar_out', wrapper_CPU_pow_Tensor_Scalar_out, debug=_SITE + '6701')
+    _lib['aten:CPU'].impl('pow.Tensor_Tensor', wrapper_CPU_pow_Tensor_Tensor, debug=_SITE + '6702')
+    _lib['aten:CPU'].impl('pow.Tensor_Tensor_out', wrapper_CPU_pow_Tensor_Tensor_out, debug=_SITE + '6703')
+    _lib['aten:Meta'].impl('pow.Scalar', wrapper_Meta_pow_Scalar, debug=_SITE + '6704')
+    _lib['aten:Meta'].impl('pow.Scalar_out', wrapper_Meta_pow_Scalar_out, debug=_SITE + '6705')
+    _lib['aten:Meta'].impl('pow.Tensor_Scalar', wrapper_Meta_pow_Tensor_Scalar, debug=_SITE + '6706')
+    _lib['aten:Meta'].impl('pow.Tensor_Scalar_out', wrapper_Meta_pow_Tensor_Scalar_out, debug=_SITE + '6707')
+    _lib['aten:Meta'].impl('pow.Tensor_Tensor', wrapper_Meta_pow_Tensor_Tensor, debug=_SITE + '6708')
+    _lib['aten:Meta'].impl('pow.Tensor_Tensor_out', wrapper_Meta_pow_Tensor_Tensor_out, debug=_SITE + '6709')
 
 
-def _op195(_def, _lib):  # aten::pow_
+def _op199(_def, _lib):  # aten::pow_
     _def['aten'].define('pow_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('pow_.Scalar', wrapper_CPU_pow__Scalar, debug=_SITE + '6665')
-    _lib['aten:CPU'].impl('pow_.Tensor', wrapper_CPU_pow__Tensor, debug=_SITE + '6666')
-    _lib['aten:Meta'].impl('pow_.Scalar', wrapper_Meta_pow__Scalar, debug=_SITE + '6667')
-    _lib['aten:Meta'].impl('pow_.Tensor', wrapper_Meta_pow__Tensor, debug=_SITE + '6668')
+    _lib['aten:CPU'].impl('pow_.Scalar', wrapper_CPU_pow__Scalar, debug=_SITE + '6715')
+    _lib['aten:CPU'].impl('pow_.Tensor', wrapper_CPU_pow__Tensor, debug=_SITE + '6716')
+    _lib['aten:Meta'].impl('pow_.Scalar', wrapper_Meta_pow__Scalar, debug=_SITE + '6717')
+    _lib['aten:Meta'].impl('pow_.Tensor', wrapper_Meta_pow__Tensor, debug=_SITE + '6718')
 
 
-def _op196(_def, _lib):  # aten::prod
+def _op200(_def, _lib):  # aten::prod
     _def['aten'].define('prod(Tensor self, *, ScalarType? dtype=None) -> Tensor', tags=('core', 'pt2_compliant_tag', 'reduction',))
     _def['aten'].define('prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor', tags=('core', 'pt2_compliant_tag', 'reduction',))
     _def['aten'].define('prod.int_out(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag', 'reduction',))
     _def['aten'].define('prod.out(Tensor self, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('prod', _k_CPU_prod, debug=_SITE + '6676')
-    _lib['aten:CPU'].impl('prod.dim_int', wrapper_CPU_prod_dim_int, debug=_SITE + '6677')
-    _lib['aten:CPU'].impl('prod.int_out', wrapper_CPU_prod_int_out, debug=_SITE + '6678')
-    _lib['aten:CompositeExplicitAutograd'].impl('prod.out', generated_prod_out, debug=_SITE + '6679')
-    _lib['aten:Meta'].impl('prod', _k_Meta_prod, debug=_SITE + '6680')
-    _lib['aten:Meta'].impl('prod.dim_int', wrapper_Meta_prod_dim_int, debug=_SITE + '6681')
-    _lib['aten:Meta'].impl('prod.int_out', wrapper_Meta_prod_int_out, debug=_SITE + '6682')
+    _lib['aten:CPU'].impl('prod', _k_CPU_prod, debug=_SITE + '6726')
+    _lib['aten:CPU'].impl('prod.dim_int', wrapper_CPU_prod_dim_int, debug=_SITE + '6727')
+    _lib['aten:CPU'].impl('prod.int_out', wrapper_CPU_prod_int_out, debug=_SITE + '6728')
+    _lib['aten:CompositeExplicitAutograd'].impl('prod.out', generated_prod_out, debug=_SITE + '6729')
+    _lib['aten:Meta'].impl('prod', _k_Meta_prod, debug=_SITE + '6730')
+    _lib['aten:Meta'].impl('prod.dim_int', wrapper_Meta_prod_dim_int, debug=_SITE + '6731')
+    _lib['aten:Meta'].impl('prod.int_out', wrapper_Meta_prod_int_out, debug=_SITE + '6732')
 
 
-def _op197(_def, _lib):  # aten::rand
+def _op201(_def, _lib):  # aten::rand
     _def['aten'].define('rand(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', tags=('core', 'nondeterministic_seeded', 'pt2_compliant_tag',))
     _def['aten'].define('rand.generator(SymInt[] size, *, Generator? generator, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', tags=('nondeterministic_seeded', 'pt2_compliant_tag',))
     _def['aten'].define('rand.out(SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)', tags=('nondeterministic_seeded', 'out', 'pt2_compliant_tag',))
-    _lib['aten:BackendSelect'].impl('rand', backend_select_rand, debug=_SITE + '6689')
-    _lib['aten:BackendSelect'].impl('rand.generator', backend_select_rand_generator, debug=_SITE + '6690')
-    _lib['aten:CompositeExplicitAutograd'].impl('rand', _k_CompositeExplicitAutograd_rand, debug=_SITE + '6691')
-    _lib['aten:CompositeExplicitAutograd'].impl('rand.generator', _k_CompositeExplicitAutograd_rand_generator, debug=_SITE + '6692')
-    _lib['aten:CompositeExplicitAutograd'].impl('rand.out', _k_CompositeExplicitAutograd_rand_out, debug=_SITE + '6693')
+    _lib['aten:BackendSelect'].impl('rand', backend_select_rand, debug=_SITE + '6739')
+    _lib['aten:BackendSelect'].impl('rand.generator', backend_select_rand_generator, debug=_SITE + '6740')
+    _lib['aten:CompositeExplicitAutograd'].impl('rand', _k_CompositeExplicitAutograd_rand, debug=_SITE + '6741')
+    _lib['aten:CompositeExplicitAutograd'].impl('rand.generator', _k_CompositeExplicitAutograd_rand_generator, debug=_SITE + '6742')
+    _lib['aten:CompositeExplicitAutograd'].impl('rand.out', _k_CompositeExplicitAutograd_rand_out, debug=_SITE + '6743')
 
 
-def _op198(_def, _lib):  # aten::rand_like
+def _op202(_def, _lib):  # aten::rand_like
     _def['aten'].define('rand_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor', tags=('nondeterministic_seeded', 'pt2_compliant_tag',))
     _def['aten'].define('rand_like.out(Tensor self, *, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'nondeterministic_seeded', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('rand_like', _k_CompositeExplicitAutograd_rand_like, debug=_SITE + '6699')
-    _lib['aten:CompositeExplicitAutograd'].impl('rand_like.out', generated_rand_like_out, debug=_SITE + '6700')
+    _lib['aten:CompositeExplicitAutograd'].impl('rand_like', _k_CompositeExplicitAutograd_rand_like, debug=_SITE + '6749')
+    _lib['aten:CompositeExplicitAutograd'].impl('rand_like.out', generated_rand_like_out, debug=_SITE + '6750')
 
 
-def _op199(_def, _lib):  # aten::randint
+def _op203(_def, _lib):  # aten::randint
     _def['aten'].define('randint(SymInt high, SymInt[] size, *, ScalarType? dtype=long, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', tags=('nondeterministic_seeded', 'pt2_compliant_tag',))
     _def['aten'].define('randint.generator(SymInt high, SymInt[] size, *, Generator? generator, ScalarType? dtype=long, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', tags=('nondeterministic_seeded', 'pt2_compliant_tag',))
     _def['aten'].define('randint.low(SymInt low, SymInt high, SymInt[] size, *, ScalarType? dtype=long, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', tags=('nondeterministic_seeded', 'pt2_compliant_tag',))
     _def['aten'].define('randint.low_generator(SymInt low, SymInt high, SymInt[] size, *, Generator? generator, ScalarType? dtype=long, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', tags=('nondeterministic_seeded', 'pt2_compliant_tag',))
     _def['aten'].define('randint.low_out(SymInt low, SymInt high, SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)', tags=('nondeterministic_seeded', 'out', 'pt2_compliant_tag',))
     _def['aten'].define('randint.out(SymInt high, SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)', tags=('nondeterministic_seeded', 'out', 'pt2_compliant_tag',))
-    _lib['aten:BackendSelect'].impl('randint', backend_select_randint, debug=_SITE + '6710')
-    _lib['aten:BackendSelect'].impl('randint.generator', backend_select_randint_generator, debug=_SITE + '6711')
-    _lib['aten:BackendSelect'].impl('randint.low', backend_select_randint_low, debug=_SITE + '6712')
-    _lib['aten:BackendSelect'].impl('randint.low_generator', backend_select_randint_low_generator, debug=_SITE + '6713')
-    _lib['aten:CompositeExplicitAutograd'].impl('randint', _k_CompositeExplicitAutograd_randint, debug=_SITE + '6714')
-    _lib['aten:CompositeExplicitAutograd'].impl('randint.generator', _k_CompositeExplicitAutograd_randint_generator, debug=_SITE + '6715')
-    _lib['aten:CompositeExplicitAutograd'].impl('randint.low', _k_CompositeExplicitAutograd_randint_low, debug=_SITE + '6716')
-    _lib['aten:CompositeExplicitAutograd'].impl('randint.low_generator', _k_CompositeExplicitAutograd_randint_low_generator, debug=_SITE + '6717')
-    _lib['aten:CompositeExplicitAutograd'].impl('randint.low_out', _k_CompositeExplicitAutograd_randint_low_out, debug=_SITE + '6718')
-    _lib['aten:CompositeExplicitAutograd'].impl('randint.out', _k_CompositeExplicitAutograd_randint_out, debug=_SITE + '6719')
+    _lib['aten:BackendSelect'].impl('randint', backend_select_randint, debug=_SITE + '6760')
+    _lib['aten:BackendSelect'].impl('randint.generator', backend_select_randint_generator, debug=_SITE + '6761')
+    _lib['aten:BackendSelect'].impl('randint.low', backend_select_randint_low, debug=_SITE + '6762')
+    _lib['aten:BackendSelect'].impl('randint.low_generator', backend_select_randint_low_generator, debug=_SITE + '6763')
+    _lib['aten:CompositeExplicitAutograd'].impl('randint', _k_CompositeExplicitAutograd_randint, debug=_SITE + '6764')
+    _lib['aten:CompositeExplicitAutograd'].impl('randint.generator', _k_CompositeExplicitAutograd_randint_generator, debug=_SITE + '6765')
+    _lib['aten:CompositeExplicitAutograd'].impl('randint.low', _k_CompositeExplicitAutograd_randint_low, debug=_SITE + '6766')
+    _lib['aten:CompositeExplicitAutograd'].impl('randint.low_generator', _k_CompositeExplicitAutograd_randint_low_generator, debug=_SITE + '6767')
+    _lib['aten:CompositeExplicitAutograd'].impl('randint.low_out', _k_CompositeExplicitAutograd_randint_low_out, debug=_SITE + '6768')
+    _lib['aten:CompositeExplicitAutograd'].impl('randint.out', _k_CompositeExplicitAutograd_randint_out, debug=_SITE + '6769')
 
 
-def _op200(_def, _lib):  # aten::randn
+def _op204(_def, _lib):  # aten::randn
     _def['aten'].define('randn(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', tags=('core', 'nondeterministic_seeded', 'pt2_compliant_tag',))
     _def['aten'].define('randn.generator(SymInt[] size, *, Generator? generator, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', tags=('nondeterministic_seeded', 'pt2_compliant_tag',))
     _def['aten'].define('randn.out(SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)', tags=('nondeterministic_seeded', 'out', 'pt2_compliant_tag',))
-    _lib['aten:BackendSelect'].impl('randn', backend_select_randn, debug=_SITE + '6726')
-    _lib['aten:BackendSelect'].impl('randn.generator', backend_select_randn_generator, debug=_SITE + '6727')
-    _lib['aten:CompositeExplicitAutograd'].impl('randn', _k_CompositeExplicitAutograd_randn, debug=_SITE + '6728')
-    _lib['aten:CompositeExplicitAutograd'].impl('randn.generator', _k_CompositeExplicitAutograd_randn_generator, debug=_SITE + '6729')
-    _lib['aten:CompositeExplicitAutograd'].impl('randn.out', _k_CompositeExplicitAutograd_randn_out, debug=_SITE + '6730')
+    _lib['aten:BackendSelect'].impl('randn', backend_select_randn, debug=_SITE + '6776')
+    _lib['aten:BackendSelect'].impl('randn.generator', backend_select_randn_generator, debug=_SITE + '6777')
+    _lib['aten:CompositeExplicitAutograd'].impl('randn', _k_CompositeExplicitAutograd_randn, debug=_SITE + '6778')
+    _lib['aten:CompositeExplicitAutograd'].impl('randn.generator', _k_CompositeExplicitAutograd_randn_generator, debug=_SITE + '6779')
+    _lib['aten:CompositeExplicitAutograd'].impl('randn.out', _k_CompositeExplicitAutograd_randn_out, debug=_SITE + '6780')
 
 
-def _op201(_def, _lib):  # aten::randn_like
+def _op205(_def, _lib):  # aten::randn_like
     _def['aten'].define('randn_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor', tags=('nondeterministic_seeded', 'pt2_compliant_tag',))
     _def['aten'].define('randn_like.out(Tensor self, *, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'nondeterministic_seeded', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('randn_like', _k_CompositeExplicitAutograd_randn_like, debug=_SITE + '6736')
-    _lib['aten:CompositeExplicitAutograd'].impl('randn_like.out', generated_randn_like_out, debug=_SITE + '6737')
+    _lib['aten:CompositeExplicitAutograd'].impl('randn_like', _k_CompositeExplicitAutograd_randn_like, debug=_SITE + '6786')
+    _lib['aten:CompositeExplicitAutograd'].impl('randn_like.out', generated_randn_like_out, debug=_SITE + '6787')
 
 
-def _op202(_def, _lib):  # aten::random
+def _op206(_def, _lib):  # aten::random
     _def['aten'].define('random.from(Tensor self, int from, int? to, *, Generator? generator=None) -> Tensor', tags=('generated', 'nondeterministic_seeded', 'pt2_compliant_tag',))
     _def['aten'].define('random.from_out(Tensor self, int from, int? to, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'nondeterministic_seeded', 'out', 'pt2_compliant_tag',))
     _def['aten'].define('random.to(Tensor self, int to, *, Generator? generator=None) -> Tensor', tags=('generated', 'nondeterministic_seeded', 'pt2_compliant_tag',))
     _def['aten'].define('random.to_out(Tensor self, int to, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'nondeterministic_seeded', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('random.from', generated_random_from, debug=_SITE + '6745')
-    _lib['aten:CompositeExplicitAutograd'].impl('random.from_out', generated_random_from_out, debug=_SITE + '6746')
-    _lib['aten:CompositeExplicitAutograd'].impl('random.to', generated_random_to, debug=_SITE + '6747')
-    _lib['aten:CompositeExplicitAutograd'].impl('random.to_out', generated_random_to_out, debug=_SITE + '6748')
+    _lib['aten:CompositeExplicitAutograd'].impl('random.from', generated_random_from, debug=_SITE + '6795')
+    _lib['aten:CompositeExplicitAutograd'].impl('random.from_out', generated_random_from_out, debug=_SITE + '6796')
+    _lib['aten:CompositeExplicitAutograd'].impl('random.to', generated_random_to, debug=_SITE + '6797')
+    _lib['aten:CompositeExplicitAutograd'].impl('random.to_out', generated_random_to_out, debug=_SITE + '6798')
 
 
-def _op203(_def, _lib):  # aten::random_
+def _op207(_def, _lib):  # aten::random_
     _def['aten'].define('random_.from(Tensor(a!) self, int from, int? to, *, Generator? generator=None) -> Tensor(a!)', tags=('inplace', 'nondeterministic_seeded', 'pt2_compliant_tag',))
     _def['aten'].define('random_.to(Tensor(a!) self, int to, *, Generator? generator=None) -> Tensor(a!)', tags=('inplace', 'nondeterministic_seeded', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('random_.from', _k_CPU_random__from, debug=_SITE + '6754')
-    _lib['aten:CPU'].impl('random_.to', _k_CPU_random__to, debug=_SITE + '6755')
-    _lib['aten:Meta'].impl('random_.from', _k_Meta_random__from, debug=_SITE + '6756')
-    _lib['aten:Meta'].impl('random_.to', _k_Meta_random__to, debug=_SITE + '6757')
+    _lib['aten:CPU'].impl('random_.from', _k_CPU_random__from, debug=_SITE + '6804')
+    _lib['aten:CPU'].impl('random_.to', _k_CPU_random__to, debug=_SITE + '6805')
+    _lib['aten:Meta'].impl('random_.from', _k_Meta_random__from, debug=_SITE + '6806')
+    _lib['aten:Meta'].impl('random_.to', _k_Meta_random__to, debug=_SITE + '6807')
 
 
-def _op204(_def, _lib):  # aten::reciprocal
+def _op208(_def, _lib):  # aten::reciprocal
     _def['aten'].define('reciprocal(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('reciprocal.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('reciprocal', wrapper_CPU_reciprocal, debug=_SITE + '6763')
-    _lib['aten:CPU'].impl('reciprocal.out', wrapper_CPU_reciprocal_out, debug=_SITE + '6764')
-    _lib['aten:Meta'].impl('reciprocal', wrapper_Meta_reciprocal, debug=_SITE + '6765')
-    _lib['aten:Meta'].impl('reciprocal.out', wrapper_Meta_reciprocal_out, debug=_SITE + '6766')
+    _lib['aten:CPU'].impl('reciprocal', wrapper_CPU_reciprocal, debug=_SITE + '6813')
+    _lib['aten:CPU'].impl('reciprocal.out', wrapper_CPU_reciprocal_out, debug=_SITE + '6814')
+    _lib['aten:Meta'].impl('reciprocal', wrapper_Meta_reciprocal, debug=_SITE + '6815')
+    _lib['aten:Meta'].impl('reciprocal.out', wrapper_Meta_reciprocal_out, debug=_SITE + '6816')
 
 
-def _op205(_def, _lib):  # aten::reciprocal_
+def _op209(_def, _lib):  # aten::reciprocal_
     _def['aten'].define('reciprocal_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('reciprocal_', wrapper_CPU_reciprocal_, debug=_SITE + '6771')
-    _lib['aten:Meta'].impl('reciprocal_', wrapper_Meta_reciprocal_, debug=_SITE + '6772')
+    _lib['aten:CPU'].impl('reciprocal_', wrapper_CPU_reciprocal_, debug=_SITE + '6821')
+    _lib['aten:Meta'].impl('reciprocal_', wrapper_Meta_reciprocal_, debug=_SITE + '6822')
 
 
-def _op206(_def, _lib):  # aten::relu
+def _op210(_def, _lib):  # aten::relu
     _def['aten'].define('relu(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('relu.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('relu', _k_CompositeExplicitAutograd_relu, debug=_SITE + '6778')
-    _lib['aten:CompositeExplicitAutograd'].impl('relu.out', generated_relu_out, debug=_SITE + '6779')
+    _lib['aten:CompositeExplicitAutograd'].impl('relu', _k_CompositeExplicitAutograd_relu, debug=_SITE + '6828')
+    _lib['aten:CompositeExplicitAutograd'].impl('relu.out', generated_relu_out, debug=_SITE + '6829')
 
 
-def _op207(_def, _lib):  # aten::relu_
+def _op211(_def, _lib):  # aten::relu_
     _def['aten'].define('relu_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('relu_', _k_CompositeExplicitAutograd_relu_, debug=_SITE + '6784')
+    _lib['aten:CompositeExplicitAutograd'].impl('relu_', _k_CompositeExplicitAutograd_relu_, debug=_SITE + '6834')
 
 
-def _op208(_def, _lib):  # aten::remainder
+def _op212(_def, _lib):  # aten::remainder
     _def['aten'].define('remainder.Scalar(Tensor self, Scalar other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('remainder.Scalar_Tensor(Scalar self, Tensor other) -> Tensor', tags=('pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('remainder.Scalar_Tensor_out(Scalar self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
     _def['aten'].define('remainder.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('remainder.Tensor(Tensor self, Tensor other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('remainder.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('remainder.Tensor', wrapper_CPU_remainder_Tensor, debug=_SITE + '6794')
-    _lib['aten:CPU'].impl('remainder.Tensor_out', wrapper_CPU_remainder_Tensor_out, debug=_SITE + '6795')
-    _lib['aten:CompositeExplicitAutograd'].impl('remainder.Scalar', _k_CompositeExplicitAutograd_remainder_Scalar, debug=_SITE + '6796')
-    _lib['aten:CompositeExplicitAutograd'].impl('remainder.Scalar_Tensor', _k_CompositeExplicitAutograd_remainder_Scalar_Tensor, debug=_SITE + '6797')
-    _lib['aten:CompositeExplicitAutograd'].impl('remainder.Scalar_Tensor_out', generated_remainder_Scalar_Tensor_out, debug=_SITE + '6798')
-    _lib['aten:CompositeExplicitAutograd'].impl('remainder.Scalar_out', _k_CompositeExplicitAutograd_remainder_Scalar_out, debug=_SITE + '6799')
-    _lib['aten:Meta'].impl('remainder.Tensor', wrapper_Meta_remainder_Tensor, debug=_SITE + '6800')
-    _lib['aten:Meta'].impl('remainder.Tensor_out', wrapper_Meta_remainder_Tensor_out, debug=_SITE + '6801')
+    _lib['aten:CPU'].impl('remainder.Tensor', wrapper_CPU_remainder_Tensor, debug=_SITE + '6844')
+    _lib['aten:CPU'].impl('remainder.Tensor_out', wrapper_CPU_remainder_Tensor_out, debug=_SITE + '6845')
+    _lib['aten:CompositeExplicitAutograd'].impl('remainder.Scalar', _k_CompositeExplicitAutograd_remainder_Scalar, debug=_SITE + '6846')
+    _lib['aten:CompositeExplicitAutograd'].impl('remainder.Scalar_Tensor', _k_CompositeExplicitAutograd_remainder_Scalar_Tensor, debug=_SITE + '6847')
+    _lib['aten:CompositeExplicitAutograd'].impl('remainder.Scalar_Tensor_out', generated_remainder_Scalar_Tensor_out, debug=_SITE + '6848')
+    _lib['aten:CompositeExplicitAutograd'].impl('remainder.Scalar_out', _k_CompositeExplicitAutograd_remainder_Scalar_out, debug=_SITE + '6849')
+    _lib['aten:Meta'].impl('remainder.Tensor', wrapper_Meta_remainder_Tensor, debug=_SITE + '6850')
+    _lib['aten:Meta'].impl('remainder.Tensor_out', wrapper_Meta_remainder_Tensor_out, debug=_SITE + '6851')
 
 
-def _op209(_def, _lib):  # aten::remainder_
+def _op213(_def, _lib):  # aten::remainder_
     _def['aten'].define('remainder_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('remainder_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('remainder_.Tensor', wrapper_CPU_remainder__Tensor, debug=_SITE + '6807')
-    _lib['aten:CompositeExplicitAutograd'].impl('remainder_.Scalar', _k_CompositeExplicitAutograd_remainder__Scalar, debug=_SITE + '6808')
-    _lib['aten:Meta'].impl('remainder_.Tensor', wrapper_Meta_remainder__Tensor, debug=_SITE + '6809')
+    _lib['aten:CPU'].impl('remainder_.Tensor', wrapper_CPU_remainder__Tensor, debug=_SITE + '6857')
+    _lib['aten:CompositeExplicitAutograd'].impl('remainder_.Scalar', _k_CompositeExplicitAutograd_remainder__Scalar, debug=_SITE + '6858')
+    _lib['aten:Meta'].impl('remainder_.Tensor', wrapper_Meta_remainder__Tensor, debug=_SITE + '6859')
 
 
-def _op210(_def, _lib):  # aten::repeat
+def _op214(_def, _lib):  # aten::repeat
     _def['aten'].define('repeat(Tensor self, SymInt[] repeats) -> Tensor', tags=('core', 'pt2_compliant_tag',))
     _def['aten'].define('repeat.out(Tensor self, SymInt[] repeats, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('repeat', _k_CompositeExplicitAutograd_repeat, debug=_SITE + '6815')
-    _lib['aten:CompositeExplicitAutograd'].impl('repeat.out', generated_repeat_out, debug=_SITE + '6816')
+    _lib['aten:CompositeExplicitAutograd'].impl('repeat', _k_CompositeExplicitAutograd_repeat, debug=_SITE + '6865')
+    _lib['aten:CompositeExplicitAutograd'].impl('repeat.out', generated_repeat_out, debug=_SITE + '6866')
 
 
-def _op211(_def, _lib):  # aten::reshape
+def _op215(_def, _lib):  # aten::reshape
     _def['aten'].define('reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)', tags=('pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('reshape', _k_CompositeImplicitAutograd_reshape, debug=_SITE + '6821')
+    _lib['aten:CompositeImplicitAutograd'].impl('reshape', _k_CompositeImplicitAutograd_reshape, debug=_SITE + '6871')
 
 
-def _op212(_def, _lib):  # aten::resize
+def _op216(_def, _lib):  # aten::resize
     _def['aten'].define('resize(Tensor self, SymInt[] size, *, MemoryFormat? memory_format=None) -> Tensor', tags=('generated', 'pt2_compliant_tag',))
     _def['aten'].define('resize.out(Tensor self, SymInt[] size, *, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('resize', generated_resize, debug=_SITE + '6827')
-    _lib['aten:CompositeExplicitAutograd'].impl('resize.out', generated_resize_out, debug=_SITE + '6828')
+    _lib['aten:CompositeExplicitAutograd'].impl('resize', generated_resize, debug=_SITE + '6877')
+    _lib['aten:CompositeExplicitAutograd'].impl('resize.out', generated_resize_out, debug=_SITE + '6878')
 
 
-def _op213(_def, _lib):  # aten::resize_
+def _op217(_def, _lib):  # aten::resize_
     _def['aten'].define('resize_(Tensor(a!) self, SymInt[] size, *, MemoryFormat? memory_format=None) -> Tensor(a!)', tags=('core', 'inplace', 'inplace_view', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('resize_', _k_CompositeExplicitAutograd_resize_, debug=_SITE + '6833')
+    _lib['aten:CompositeExplicitAutograd'].impl('resize_', _k_CompositeExplicitAutograd_resize_, debug=_SITE + '6883')
 
 
-def _op214(_def, _lib):  # aten::resolve_conj
+def _op218(_def, _lib):  # aten::resolve_conj
     _def['aten'].define('resolve_conj(Tensor(a) self) -> Tensor(a)', tags=('pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('resolve_conj', _k_CompositeImplicitAutograd_resolve_conj, debug=_SITE + '6838')
+    _lib['aten:CompositeImplicitAutograd'].impl('resolve_conj', _k_CompositeImplicitAutograd_resolve_conj, debug=_SITE + '6888')
 
 
-def _op215(_def, _lib):  # aten::resolve_neg
+def _op219(_def, _lib):  # aten::resolve_neg
     _def['aten'].define('resolve_neg(Tensor(a) self) -> Tensor(a)', tags=('pt2_compliant_tag',))
-    _lib['aten:CompositeImplicitAutograd'].impl('resolve_neg', _k_CompositeImplicitAutograd_resolve_neg, debug=_SITE + '6843')
+    _lib['aten:CompositeImplicitAutograd'].impl('resolve_neg', _k_CompositeImplicitAutograd_resolve_neg, debug=_SITE + '6893')
 
 
-def _op216(_def, _lib):  # aten::roll
+def _op220(_def, _lib):  # aten::roll
     _def['aten'].define('roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('roll.out(Tensor self, SymInt[1] shifts, int[1] dims=[], *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('roll', _k_CPU_roll, debug=_SITE + '6849')
-    _lib['aten:CompositeExplicitAutograd'].impl('roll.out', generated_roll_out, debug=_SITE + '6850')
-    _lib['aten:Meta'].impl('roll', _k_Meta_roll, debug=_SITE + '6851')
+    _lib['aten:CPU'].impl('roll', _k_CPU_roll, debug=_SITE + '6899')
+    _lib['aten:CompositeExplicitAutograd'].impl('roll.out', generated_roll_out, debug=_SITE + '6900')
+    _lib['aten:Meta'].impl('roll', _k_Meta_roll, debug=_SITE + '6901')
 
 
-def _op217(_def, _lib):  # aten::round
+def _op221(_def, _lib):  # aten::round
     _def['aten'].define('round(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('round.decimals(Tensor self, *, int decimals) -> Tensor', tags=('pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('round.decimals_out(Tensor self, *, int decimals, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('round.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('round', wrapper_CPU_round, debug=_SITE + '6859')
-    _lib['aten:CPU'].impl('round.decimals', wrapper_CPU_round_decimals, debug=_SITE + '6860')
-    _lib['aten:CPU'].impl('round.decimals_out', wrapper_CPU_round_decimals_out, debug=_SITE + '6861')
-    _lib['aten:CPU'].impl('round.out', wrapper_CPU_round_out, debug=_SITE + '6862')
-    _lib['aten:Meta'].impl('round', wrapper_Meta_round, debug=_SITE + '6863')
-    _lib['aten:Meta'].impl('round.decimals', wrapper_Meta_round_decimals, debug=_SITE + '6864')
-    _lib['aten:Meta'].impl('round.decimals_out', wrapper_Meta_round_decimals_out, debug=_SITE + '6865')
-    _lib['aten:Meta'].impl('round.out', wrapper_Meta_round_out, debug=_SITE + '6866')
+    _lib['aten:CPU'].impl('round', wrapper_CPU_round, debug=_SITE + '6909')
+    _lib['aten:CPU'].impl('round.decimals', wrapper_CPU_round_decimals, debug=_SITE + '6910')
+    _lib['aten:CPU'].impl('round.decimals_out', wrapper_CPU_round_decimals_out, debug=_SITE + '6911')
+    _lib['aten:CPU'].impl('round.out', wrapper_CPU_round_out, debug=_SITE + '6912')
+    _lib['aten:Meta'].impl('round', wrapper_Meta_round, debug=_SITE + '6913')
+    _lib['aten:Meta'].impl('round.decimals', wrapper_Meta_round_decimals, debug=_SITE + '6914')
+    _lib['aten:Meta'].impl('round.decimals_out', wrapper_Meta_round_decimals_out, debug=_SITE + '6915')
+    _lib['aten:Meta'].impl('round.out', wrapper_Meta_round_out, debug=_SITE + '6916')
 
 
-def _op218(_def, _lib):  # aten::round_
+def _op222(_def, _lib):  # aten::round_
     _def['aten'].define('round_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('round_.decimals(Tensor(a!) self, *, int decimals) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('round_', wrapper_CPU_round_, debug=_SITE + '6872')
-    _lib['aten:CPU'].impl('round_.decimals', wrapper_CPU_round__decimals, debug=_SITE + '6873')
-    _lib['aten:Meta'].impl('round_', wrapper_Meta_round_, debug=_SITE + '6874')
-    _lib['aten:Meta'].impl('round_.decimals', wrapper_Meta_round__decimals, debug=_SITE + '6875')
+    _lib['aten:CPU'].impl('round_', wrapper_CPU_round_, debug=_SITE + '6922')
+    _lib['aten:CPU'].impl('round_.decimals', wrapper_CPU_round__decimals, debug=_SITE + '6923')
+    _lib['aten:Meta'].impl('round_', wrapper_Meta_round_, debug=_SITE + '6924')
+    _lib['aten:Meta'].impl('round_.decimals', wrapper_Meta_round__decimals, debug=_SITE + '6925')
 
 
-def _op219(_def, _lib):  # aten::rsqrt
+def _op223(_def, _lib):  # aten::rsqrt
     _def['aten'].define('rsqrt(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('rsqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('rsqrt', wrapper_CPU_rsqrt, debug=_SITE + '6881')
-    _lib['aten:CPU'].impl('rsqrt.out', wrapper_CPU_rsqrt_out, debug=_SITE + '6882')
-    _lib['aten:Meta'].impl('rsqrt', wrapper_Meta_rsqrt, debug=_SITE + '6883')
-    _lib['aten:Meta'].impl('rsqrt.out', wrapper_Meta_rsqrt_out, debug=_SITE + '6884')
+    _lib['aten:CPU'].impl('rsqrt', wrapper_CPU_rsqrt, debug=_SITE + '6931')
+    _lib['aten:CPU'].impl('rsqrt.out', wrapper_CPU_rsqrt_out, debug=_SITE + '6932')
+    _lib['aten:Meta'].impl('rsqrt', wrapper_Meta_rsqrt, debug=_SITE + '6933')
+    _lib['aten:Meta'].impl('rsqrt.out', wrapper_Meta_rsqrt_out, debug=_SITE + '6934')
 
 
-def _op220(_def, _lib):  # aten::rsqrt_
+def _op224(_def, _lib):  # aten::rsqrt_
     _def['aten'].define('rsqrt_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('rsqrt_', wrapper_CPU_rsqrt_, debug=_SITE + '6889')
-    _lib['aten:Meta'].impl('rsqrt_', wrapper_Meta_rsqrt_, debug=_SITE + '6890')
+    _lib['aten:CPU'].impl('rsqrt_', wrapper_CPU_rsqrt_, debug=_SITE + '6939')
+    _lib['aten:Meta'].impl('rsqrt_', wrapper_Meta_rsqrt_, debug=_SITE + '6940')
 
 
-def _op221(_def, _lib):  # aten::rsub
+def _op225(_def, _lib):  # aten::rsub
     _def['aten'].define('rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor', tags=('pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('rsub.Scalar_out(Tensor self, Scalar other, Scalar alpha=1, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
     _def['aten'].define('rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('rsub.Tensor_out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('rsub.Scalar', _k_CompositeExplicitAutograd_rsub_Scalar, debug=_SITE + '6898')
-    _lib['aten:CompositeExplicitAutograd'].impl('rsub.Scalar_out', generated_rsub_Scalar_out, debug=_SITE + '6899')
-    _lib['aten:CompositeExplicitAutograd'].impl('rsub.Tensor', _k_CompositeExplicitAutograd_rsub_Tensor, debug=_SITE + '6900')
-    _lib['aten:CompositeExplicitAutograd'].impl('rsub.Tensor_out', generated_rsub_Tensor_out, debug=_SITE + '6901')
+    _lib['aten:CompositeExplicitAutograd'].impl('rsub.Scalar', _k_CompositeExplicitAutograd_rsub_Scalar, debug=_SITE + '6948')
+    _lib['aten:CompositeExplicitAutograd'].impl('rsub.Scalar_out', generated_rsub_Scalar_out, debug=_SITE + '6949')
+    _lib['aten:CompositeExplicitAutograd'].impl('rsub.Tensor', _k_CompositeExplicitAutograd_rsub_Tensor, debug=_SITE + '6950')
+    _lib['aten:CompositeExplicitAutograd'].impl('rsub.Tensor_out', generated_rsub_Tensor_out, debug=_SITE + '6951')
 
 
-def _op222(_def, _lib):  # aten::scatter
+def _op226(_def, _lib):  # aten::scatter
     _def['aten'].define('scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('scatter.reduce_out(Tensor self, int dim, Tensor index, Tensor src, *, str reduce, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
     _def['aten'].define('scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor', tags=('core', 'pt2_compliant_tag',))
@@ -6910,575 +6960,575 @@ def _op222(_def, _lib):  # aten::scatter
     _def['aten'].define('scatter.value_out(Tensor self, int dim, Tensor index, Scalar value, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
     _def['aten'].define('scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('scatter.value_reduce_out(Tensor self, int dim, Tensor index, Scalar value, *, str reduce, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('scatter.reduce', wrapper_CPU_scatter_reduce, debug=_SITE + '6913')
-    _lib['aten:CPU'].impl('scatter.reduce_out', wrapper_CPU_scatter_reduce_out, debug=_SITE + '6914')
-    _lib['aten:CPU'].impl('scatter.src', wrapper_CPU_scatter_src, debug=_SITE + '6915')
-    _lib['aten:CPU'].impl('scatter.src_out', wrapper_CPU_scatter_src_out, debug=_SITE + '6916')
-    _lib['aten:CPU'].impl('scatter.value', wrapper_CPU_scatter_value, debug=_SITE + '6917')
-    _lib['aten:CPU'].impl('scatter.value_out', wrapper_CPU_scatter_value_out, debug=_SITE + '6918')
-    _lib['aten:CPU'].impl('scatter.value_reduce', wrapper_CPU_scatter_value_reduce, debug=_SITE + '6919')
-    _lib['aten:CPU'].impl('scatter.value_reduce_out', wrapper_CPU_scatter_value_reduce_out, debug=_SITE + '6920')
-    _lib['aten:Meta'].impl('scatter.reduce', wrapper_Meta_scatter_reduce, debug=_SITE + '6921')
-    _lib['aten:Meta'].impl('scatter.reduce_out', wrapper_Meta_scatter_reduce_out, debug=_SITE + '6922')
-    _lib['aten:Meta'].impl('scatter.src', wrapper_Meta_scatter_src, debug=_SITE + '6923')
-    _lib['aten:Meta'].impl('scatter.src_out', wrapper_Meta_scatter_src_out, debug=_SITE + '6924')
-    _lib['aten:Meta'].impl('scatter.value', wrapper_Meta_scatter_value, debug=_SITE + '6925')
-    _lib['aten:Meta'].impl('scatter.value_out', wrapper_Meta_scatter_value_out, debug=_SITE + '6926')
-    _lib['aten:Meta'].impl('scatter.value_reduce', wrapper_Meta_scatter_value_reduce, debug=_SITE + '6927')
-    _lib['aten:Meta'].impl('scatter.value_reduce_out', wrapper_Meta_scatter_value_reduce_out, debug=_SITE + '6928')
+    _lib['aten:CPU'].impl('scatter.reduce', wrapper_CPU_scatter_reduce, debug=_SITE + '6963')
+    _lib['aten:CPU'].impl('scatter.reduce_out', wrapper_CPU_scatter_reduce_out, debug=_SITE + '6964')
+    _lib['aten:CPU'].impl('scatter.src', wrapper_CPU_scatter_src, debug=_SITE + '6965')
+    _lib['aten:CPU'].impl('scatter.src_out', wrapper_CPU_scatter_src_out, debug=_SITE + '6966')
+    _lib['aten:CPU'].impl('scatter.value', wrapper_CPU_scatter_value, debug=_SITE + '6967')
+    _lib['aten:CPU'].impl('scatter.value_out', wrapper_CPU_scatter_value_out, debug=_SITE + '6968')
+    _lib['aten:CPU'].impl('scatter.value_reduce', wrapper_CPU_scatter_value_reduce, debug=_SITE + '6969')
+    _lib['aten:CPU'].impl('scatter.value_reduce_out', wrapper_CPU_scatter_value_reduce_out, debug=_SITE + '6970')
+    _lib['aten:Meta'].impl('scatter.reduce', wrapper_Meta_scatter_reduce, debug=_SITE + '6971')
+    _lib['aten:Meta'].impl('scatter.reduce_out', wrapper_Meta_scatter_reduce_out, debug=_SITE + '6972')
+    _lib['aten:Meta'].impl('scatter.src', wrapper_Meta_scatter_src, debug=_SITE + '6973')
+    _lib['aten:Meta'].impl('scatter.src_out', wrapper_Meta_scatter_src_out, debug=_SITE + '6974')
+    _lib['aten:Meta'].impl('scatter.value', wrapper_Meta_scatter_value, debug=_SITE + '6975')
+    _lib['aten:Meta'].impl('scatter.value_out', wrapper_Meta_scatter_value_out, debug=_SITE + '6976')
+    _lib['aten:Meta'].impl('scatter.value_reduce', wrapper_Meta_scatter_value_reduce, debug=_SITE + '6977')
+    _lib['aten:Meta'].impl('scatter.value_reduce_out', wrapper_Meta_scatter_value_reduce_out, debug=_SITE + '6978')
 
 
-def _op223(_def, _lib):  # aten::scatter_
+def _op227(_def, _lib):  # aten::scatter_
     _def['aten'].define('scatter_.reduce(Tensor(a!) self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
     _def['aten'].define('scatter_.src(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
     _def['aten'].define('scatter_.value(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
     _def['aten'].define('scatter_.value_reduce(Tensor(a!) self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('scatter_.reduce', wrapper_CPU_scatter__reduce, debug=_SITE + '6936')
-    _lib['aten:CPU'].impl('scatter_.src', wrapper_CPU_scatter__src, debug=_SITE + '6937')
-    _lib['aten:CPU'].impl('scatter_.value', wrapper_CPU_scatter__value, debug=_SITE + '6938')
-    _lib['aten:CPU'].impl('scatter_.value_reduce', wrapper_CPU_scatter__value_reduce, debug=_SITE + '6939')
-    _lib['aten:Meta'].impl('scatter_.reduce', wrapper_Meta_scatter__reduce, debug=_SITE + '6940')
-    _lib['aten:Meta'].impl('scatter_.src', wrapper_Meta_scatter__src, debug=_SITE + '6941')
-    _lib['aten:Meta'].impl('scatter_.value', wrapper_Meta_scatter__value, debug=_SITE + '6942')
-    _lib['aten:Meta'].impl('scatter_.value_reduce', wrapper_Meta_scatter__value_reduce, debug=_SITE + '6943')
+    _lib['aten:CPU'].impl('scatter_.reduce', wrapper_CPU_scatter__reduce, debug=_SITE + '6986')
+    _lib['aten:CPU'].impl('scatter_.src', wrapper_CPU_scatter__src, debug=_SITE + '6987')
+    _lib['aten:CPU'].impl('scatter_.value', wrapper_CPU_scatter__value, debug=_SITE + '6988')
+    _lib['aten:CPU'].impl('scatter_.value_reduce', wrapper_CPU_scatter__value_reduce, debug=_SITE + '6989')
+    _lib['aten:Meta'].impl('scatter_.reduce', wrapper_Meta_scatter__reduce, debug=_SITE + '6990')
+    _lib['aten:Meta'].impl('scatter_.src', wrapper_Meta_scatter__src, debug=_SITE + '6991')
+    _lib['aten:Meta'].impl('scatter_.value', wrapper_Meta_scatter__value, debug=_SITE + '6992')
+    _lib['aten:Meta'].impl('scatter_.value_reduce', wrapper_Meta_scatter__value_reduce, debug=_SITE + '6993')
 
 
-def _op224(_def, _lib):  # aten::scatter_add
+def _op228(_def, _lib):  # aten::scatter_add
     _def['aten'].define('scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor', tags=('core', 'pt2_compliant_tag',))
     _def['aten'].define('scatter_add.out(Tensor self, int dim, Tensor index, Tensor src, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('scatter_add', wrapper_CPU_scatter_add, debug=_SITE + '6949')
-    _lib['aten:CPU'].impl('scatter_add.out', wrapper_CPU_scatter_add_out, debug=_SITE + '6950')
-    _lib['aten:Meta'].impl('scatter_add', wrapper_Meta_scatter_add, debug=_SITE + '6951')
-    _lib['aten:Meta'].impl('scatter_add.out', wrapper_Meta_scatter_add_out, debug=_SITE + '6952')
+    _lib['aten:CPU'].impl('scatter_add', wrapper_CPU_scatter_add, debug=_SITE + '6999')
+    _lib['aten:CPU'].impl('scatter_add.out', wrapper_CPU_scatter_add_out, debug=_SITE + '7000')
+    _lib['aten:Meta'].impl('scatter_add', wrapper_Meta_scatter_add, debug=_SITE + '7001')
+    _lib['aten:Meta'].impl('scatter_add.out', wrapper_Meta_scatter_add_out, debug=_SITE + '7002')
 
 
-def _op225(_def, _lib):  # aten::scatter_add_
+def _op229(_def, _lib):  # aten::scatter_add_
     _def['aten'].define('scatter_add_(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('scatter_add_', wrapper_CPU_scatter_add_, debug=_SITE + '6957')
-    _lib['aten:Meta'].impl('scatter_add_', wrapper_Meta_scatter_add_, debug=_SITE + '6958')
+    _lib['aten:CPU'].impl('scatter_add_', wrapper_CPU_scatter_add_, debug=_SITE + '7007')
+    _lib['aten:Meta'].impl('scatter_add_', wrapper_Meta_scatter_add_, debug=_SITE + '7008')
 
 
-def _op226(_def, _lib):  # aten::select
+def _op230(_def, _lib):  # aten::select
     _def['aten'].define('select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)', tags=('core', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('select.int', _k_CompositeExplicitAutograd_select_int, debug=_SITE + '6963')
+    _lib['aten:CompositeExplicitAutograd'].impl('select.int', _k_CompositeExplicitAutograd_select_int, debug=_SITE + '7013')
 
 
-def _op227(_def, _lib):  # aten::select_copy
+def _op231(_def, _lib):  # aten::select_copy
     _def['aten'].define('select_copy.int(Tensor self, int dim, SymInt index) -> Tensor', tags=('pt2_compliant_tag', 'view_copy',))
     _def['aten'].define('select_copy.int_out(Tensor self, int dim, SymInt index, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag', 'view_copy',))
-    _lib['aten:CompositeExplicitAutograd'].impl('select_copy.int_out', generated_select_copy_int_out, debug=_SITE + '6969')
-    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('select_copy.int', generated_select_copy_int, debug=_SITE + '6970')
+    _lib['aten:CompositeExplicitAutograd'].impl('select_copy.int_out', generated_select_copy_int_out, debug=_SITE + '7019')
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('select_copy.int', generated_select_copy_int, debug=_SITE + '7020')
 
 
-def _op228(_def, _lib):  # aten::select_scatter
+def _op232(_def, _lib):  # aten::select_scatter
     _def['aten'].define('select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor', tags=('core', 'pt2_compliant_tag',))
     _def['aten'].define('select_scatter.out(Tensor self, Tensor src, int dim, SymInt index, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('select_scatter.out', generated_select_scatter_out, debug=_SITE + '6976')
-    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('select_scatter', _k_CompositeExplicitAutogradNonFunctional_select_scatter, debug=_SITE + '6977')
+    _lib['aten:CompositeExplicitAutograd'].impl('select_scatter.out', generated_select_scatter_out, debug=_SITE + '7026')
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('select_scatter', _k_CompositeExplicitAutogradNonFunctional_select_scatter, debug=_SITE + '7027')
 
 
-def _op229(_def, _lib):  # aten::sigmoid
+def _op233(_def, _lib):  # aten::sigmoid
     _def['aten'].define('sigmoid(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('sigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('sigmoid', wrapper_CPU_sigmoid, debug=_SITE + '6983')
-    _lib['aten:CPU'].impl('sigmoid.out', wrapper_CPU_sigmoid_out, debug=_SITE + '6984')
-    _lib['aten:Meta'].impl('sigmoid', wrapper_Meta_sigmoid, debug=_SITE + '6985')
-    _lib['aten:Meta'].impl('sigmoid.out', wrapper_Meta_sigmoid_out, debug=_SITE + '6986')
+    _lib['aten:CPU'].impl('sigmoid', wrapper_CPU_sigmoid, debug=_SITE + '7033')
+    _lib['aten:CPU'].impl('sigmoid.out', wrapper_CPU_sigmoid_out, debug=_SITE + '7034')
+    _lib['aten:Meta'].impl('sigmoid', wrapper_Meta_sigmoid, debug=_SITE + '7035')
+    _lib['aten:Meta'].impl('sigmoid.out', wrapper_Meta_sigmoid_out, debug=_SITE + '7036')
 
 
-def _op230(_def, _lib):  # aten::sigmoid_
+def _op234(_def, _lib):  # aten::sigmoid_
     _def['aten'].define('sigmoid_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('sigmoid_', wrapper_CPU_sigmoid_, debug=_SITE + '6991')
-    _lib['aten:Meta'].impl('sigmoid_', wrapper_Meta_sigmoid_, debug=_SITE + '6992')
+    _lib['aten:CPU'].impl('sigmoid_', wrapper_CPU_sigmoid_, debug=_SITE + '7041')
+    _lib['aten:Meta'].impl('sigmoid_', wrapper_Meta_sigmoid_, debug=_SITE + '7042')
 
 
-def _op231(_def, _lib):  # aten::sign
+def _op235(_def, _lib):  # aten::sign
     _def['aten'].define('sign(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('sign.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('sign', wrapper_CPU_sign, debug=_SITE + '6998')
-    _lib['aten:CPU'].impl('sign.out', wrapper_CPU_sign_out, debug=_SITE + '6999')
-    _lib['aten:Meta'].impl('sign', wrapper_Meta_sign, debug=_SITE + '7000')
-    _lib['aten:Meta'].impl('sign.out', wrapper_Meta_sign_out, debug=_SITE + '7001')
+    _lib['aten:CPU'].impl('sign', wrapper_CPU_sign, debug=_SITE + '7048')
+    _lib['aten:CPU'].impl('sign.out', wrapper_CPU_sign_out, debug=_SITE + '7049')
+    _lib['aten:Meta'].impl('sign', wrapper_Meta_sign, debug=_SITE + '7050')
+    _lib['aten:Meta'].impl('sign.out', wrapper_Meta_sign_out, debug=_SITE + '7051')
 
 
-def _op232(_def, _lib):  # aten::sign_
+def _op236(_def, _lib):  # aten::sign_
     _def['aten'].define('sign_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('sign_', wrapper_CPU_sign_, debug=_SITE + '7006')
-    _lib['aten:Meta'].impl('sign_', wrapper_Meta_sign_, debug=_SITE + '7007')
+    _lib['aten:CPU'].impl('sign_', wrapper_CPU_sign_, debug=_SITE + '7056')
+    _lib['aten:Meta'].impl('sign_', wrapper_Meta_sign_, debug=_SITE + '7057')
 
 
-def _op233(_def, _lib):  # aten::silu
+def _op237(_def, _lib):  # aten::silu
     _def['aten'].define('silu(Tensor self) -> Tensor', tags=('pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('silu.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('silu', wrapper_CPU_silu, debug=_SITE + '7013')
-    _lib['aten:CPU'].impl('silu.out', wrapper_CPU_silu_out, debug=_SITE + '7014')
-    _lib['aten:Meta'].impl('silu', wrapper_Meta_silu, debug=_SITE + '7015')
-    _lib['aten:Meta'].impl('silu.out', wrapper_Meta_silu_out, debug=_SITE + '7016')
+    _lib['aten:CPU'].impl('silu', wrapper_CPU_silu, debug=_SITE + '7063')
+    _lib['aten:CPU'].impl('silu.out', wrapper_CPU_silu_out, debug=_SITE + '7064')
+    _lib['aten:Meta'].impl('silu', wrapper_Meta_silu, debug=_SITE + '7065')
+    _lib['aten:Meta'].impl('silu.out', wrapper_Meta_silu_out, debug=_SITE + '7066')
 
 
-def _op234(_def, _lib):  # aten::silu_
+def _op238(_def, _lib):  # aten::silu_
     _def['aten'].define('silu_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('silu_', wrapper_CPU_silu_, debug=_SITE + '7021')
-    _lib['aten:Meta'].impl('silu_', wrapper_Meta_silu_, debug=_SITE + '7022')
+    _lib['aten:CPU'].impl('silu_', wrapper_CPU_silu_, debug=_SITE + '7071')
+    _lib['aten:Meta'].impl('silu_', wrapper_Meta_silu_, debug=_SITE + '7072')
 
 
-def _op235(_def, _lib):  # aten::sin
+def _op239(_def, _lib):  # aten::sin
     _def['aten'].define('sin(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('sin.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('sin', wrapper_CPU_sin, debug=_SITE + '7028')
-    _lib['aten:CPU'].impl('sin.out', wrapper_CPU_sin_out, debug=_SITE + '7029')
-    _lib['aten:Meta'].impl('sin', wrapper_Meta_sin, debug=_SITE + '7030')
-    _lib['aten:Meta'].impl('sin.out', wrapper_Meta_sin_out, debug=_SITE + '7031')
+    _lib['aten:CPU'].impl('sin', wrapper_CPU_sin, debug=_SITE + '7078')
+    _lib['aten:CPU'].impl('sin.out', wrapper_CPU_sin_out, debug=_SITE + '7079')
+    _lib['aten:Meta'].impl('sin', wrapper_Meta_sin, debug=_SITE + '7080')
+    _lib['aten:Meta'].impl('sin.out', wrapper_Meta_sin_out, debug=_SITE + '7081')
 
 
-def _op236(_def, _lib):  # aten::sin_
+def _op240(_def, _lib):  # aten::sin_
     _def['aten'].define('sin_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('sin_', wrapper_CPU_sin_, debug=_SITE + '7036')
-    _lib['aten:Meta'].impl('sin_', wrapper_Meta_sin_, debug=_SITE + '7037')
+    _lib['aten:CPU'].impl('sin_', wrapper_CPU_sin_, debug=_SITE + '7086')
+    _lib['aten:Meta'].impl('sin_', wrapper_Meta_sin_, debug=_SITE + '7087')
 
 
-def _op237(_def, _lib):  # aten::slice
+def _op241(_def, _lib):  # aten::slice
     _def['aten'].define('slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)', tags=('core', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('slice.Tensor', _k_CompositeExplicitAutograd_slice_Tensor, debug=_SITE + '7042')
+    _lib['aten:CompositeExplicitAutograd'].impl('slice.Tensor', _k_CompositeExplicitAutograd_slice_Tensor, debug=_SITE + '7092')
 
 
-def _op238(_def, _lib):  # aten::slice_copy
+def _op242(_def, _lib):  # aten::slice_copy
     _def['aten'].define('slice_copy.Tensor(Tensor self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor', tags=('pt2_compliant_tag', 'view_copy',))
     _def['aten'].define('slice_copy.Tensor_out(Tensor self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag', 'view_copy',))
-    _lib['aten:CompositeExplicitAutograd'].impl('slice_copy.Tensor_out', generated_slice_copy_Tensor_out, debug=_SITE + '7048')
-    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('slice_copy.Tensor', generated_slice_copy_Tensor, debug=_SITE + '7049')
+    _lib['aten:CompositeExplicitAutograd'].impl('slice_copy.Tensor_out', generated_slice_copy_Tensor_out, debug=_SITE + '7098')
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('slice_copy.Tensor', generated_slice_copy_Tensor, debug=_SITE + '7099')
 
 
-def _op239(_def, _lib):  # aten::slice_scatter
+def _op243(_def, _lib):  # aten::slice_scatter
     _def['aten'].define('slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor', tags=('core', 'pt2_compliant_tag', 'view_copy',))
     _def['aten'].define('slice_scatter.out(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag', 'view_copy',))
-    _lib['aten:CompositeExplicitAutograd'].impl('slice_scatter.out', generated_slice_scatter_out, debug=_SITE + '7055')
-    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('slice_scatter', _k_CompositeExplicitAutogradNonFunctional_slice_scatter, debug=_SITE + '7056')
+    _lib['aten:CompositeExplicitAutograd'].impl('slice_scatter.out', generated_slice_scatter_out, debug=_SITE + '7105')
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('slice_scatter', _k_CompositeExplicitAutogradNonFunctional_slice_scatter, debug=_SITE + '7106')
 
 
-def _op240(_def, _lib):  # aten::softmax
+def _op244(_def, _lib):  # aten::softmax
     _def['aten'].define('softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('softmax.int_out(Tensor self, int dim, ScalarType? dtype=None, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('softmax.int_out', _k_CompositeExplicitAutograd_softmax_int_out, debug=_SITE + '7062')
-    _lib['aten:CompositeImplicitAutograd'].impl('softmax.int', _k_CompositeImplicitAutograd_softmax_int, debug=_SITE + '7063')
+    _lib['aten:CompositeExplicitAutograd'].impl('softmax.int_out', _k_CompositeExplicitAutograd_softmax_int_out, debug=_SITE + '7112')
+    _lib['aten:CompositeImplicitAutograd'].impl('softmax.int', _k_CompositeImplicitAutograd_softmax_int, debug=_SITE + '7113')
 
 
-def _op241(_def, _lib):  # aten::sort
+def _op245(_def, _lib):  # aten::sort
     _def['aten'].define('sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)', tags=('core', 'pt2_compliant_tag',))
     _def['aten'].define('sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)', tags=('pt2_compliant_tag',))
     _def['aten'].define('sort.values(Tensor self, int dim=-1, bool descending=False, *, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)', tags=('out', 'pt2_compliant_tag',))
     _def['aten'].define('sort.values_stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('sort.stable', wrapper_CPU_sort_stable, debug=_SITE + '7071')
-    _lib['aten:CPU'].impl('sort.values_stable', wrapper_CPU_sort_values_stable, debug=_SITE + '7072')
-    _lib['aten:CompositeExplicitAutograd'].impl('sort', _k_CompositeExplicitAutograd_sort, debug=_SITE + '7073')
-    _lib['aten:CompositeExplicitAutograd'].impl('sort.values', _k_CompositeExplicitAutograd_sort_values, debug=_SITE + '7074')
-    _lib['aten:Meta'].impl('sort.stable', wrapper_Meta_sort_stable, debug=_SITE + '7075')
-    _lib['aten:Meta'].impl('sort.values_stable', wrapper_Meta_sort_values_stable, debug=_SITE + '7076')
+    _lib['aten:CPU'].impl('sort.stable', wrapper_CPU_sort_stable, debug=_SITE + '7121')
+    _lib['aten:CPU'].impl('sort.values_stable', wrapper_CPU_sort_values_stable, debug=_SITE + '7122')
+    _lib['aten:CompositeExplicitAutograd'].impl('sort', _k_CompositeExplicitAutograd_sort, debug=_SITE + '7123')
+    _lib['aten:CompositeExplicitAutograd'].impl('sort.values', _k_CompositeExplicitAutograd_sort_values, debug=_SITE + '7124')
+    _lib['aten:Meta'].impl('sort.stable', wrapper_Meta_sort_stable, debug=_SITE + '7125')
+    _lib['aten:Meta'].impl('sort.values_stable', wrapper_Meta_sort_values_stable, debug=_SITE + '7126')
 
 
-def _op242(_def, _lib):  # aten::split
+def _op246(_def, _lib):  # aten::split
     _def['aten'].define('split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]', tags=('pt2_compliant_tag',))
     _def['aten'].define('split.sizes(Tensor(a -> *) self, SymInt[] split_size, int dim=0) -> Tensor(a)[]', tags=('pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('split.Tensor', _k_CompositeExplicitAutograd_split_Tensor, debug=_SITE + '7082')
-    _lib['aten:CompositeImplicitAutograd'].impl('split.sizes', _k_CompositeImplicitAutograd_split_sizes, debug=_SITE + '7083')
+    _lib['aten:CompositeExplicitAutograd'].impl('split.Tensor', _k_CompositeExplicitAutograd_split_Tensor, debug=_SITE + '7132')
+    _lib['aten:CompositeImplicitAutograd'].impl('split.sizes', _k_CompositeImplicitAutograd_split_sizes, debug=_SITE + '7133')
 
 
-def _op243(_def, _lib):  # aten::split_copy
+def _op247(_def, _lib):  # aten::split_copy
     _def['aten'].define('split_copy.Tensor(Tensor self, SymInt split_size, int dim=0) -> Tensor[]', tags=('pt2_compliant_tag', 'view_copy',))
     _def['aten'].define('split_copy.Tensor_out(Tensor self, SymInt split_size, int dim=0, *, Tensor(a!)[] out) -> ()', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('split_copy.Tensor_out', _k_CompositeExplicitAutograd_split_copy_Tensor_out, debug=_SITE + '7089')
-    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('split_copy.Tensor', generated_split_copy_Tensor, debug=_SITE + '7090')
+    _lib['aten:CompositeExplicitAutograd'].impl('split_copy.Tensor_out', _k_CompositeExplicitAutograd_split_copy_Tensor_out, debug=_SITE + '7139')
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('split_copy.Tensor', generated_split_copy_Tensor, debug=_SITE + '7140')
 
 
-def _op244(_def, _lib):  # aten::split_with_sizes
+def _op248(_def, _lib):  # aten::split_with_sizes
     _def['aten'].define('split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]', tags=('core', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('split_with_sizes', _k_CompositeExplicitAutograd_split_with_sizes, debug=_SITE + '7095')
+    _lib['aten:CompositeExplicitAutograd'].impl('split_with_sizes', _k_CompositeExplicitAutograd_split_with_sizes, debug=_SITE + '7145')
 
 
-def _op245(_def, _lib):  # aten::split_with_sizes_copy
+def _op249(_def, _lib):  # aten::split_with_sizes_copy
     _def['aten'].define('split_with_sizes_copy(Tensor self, SymInt[] split_sizes, int dim=0) -> Tensor[]', tags=('pt2_compliant_tag', 'view_copy',))
     _def['aten'].define('split_with_sizes_copy.out(Tensor self, SymInt[] split_sizes, int dim=0, *, Tensor(a!)[] out) -> ()', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('split_with_sizes_copy.out', _k_CompositeExplicitAutograd_split_with_sizes_copy_out, debug=_SITE + '7101')
-    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('split_with_sizes_copy', generated_split_with_sizes_copy, debug=_SITE + '7102')
+    _lib['aten:CompositeExplicitAutograd'].impl('split_with_sizes_copy.out', _k_CompositeExplicitAutograd_split_with_sizes_copy_out, debug=_SITE + '7151')
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('split_with_sizes_copy', generated_split_with_sizes_copy, debug=_SITE + '7152')
 
 
-def _op246(_def, _lib):  # aten::sqrt
+def _op250(_def, _lib):  # aten::sqrt
     _def['aten'].define('sqrt(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('sqrt.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('sqrt', wrapper_CPU_sqrt, debug=_SITE + '7108')
-    _lib['aten:CPU'].impl('sqrt.out', wrapper_CPU_sqrt_out, debug=_SITE + '7109')
-    _lib['aten:Meta'].impl('sqrt', wrapper_Meta_sqrt, debug=_SITE + '7110')
-    _lib['aten:Meta'].impl('sqrt.out', wrapper_Meta_sqrt_out, debug=_SITE + '7111')
+    _lib['aten:CPU'].impl('sqrt', wrapper_CPU_sqrt, debug=_SITE + '7158')
+    _lib['aten:CPU'].impl('sqrt.out', wrapper_CPU_sqrt_out, debug=_SITE + '7159')
+    _lib['aten:Meta'].impl('sqrt', wrapper_Meta_sqrt, debug=_SITE + '7160')
+    _lib['aten:Meta'].impl('sqrt.out', wrapper_Meta_sqrt_out, debug=_SITE + '7161')
 
 
-def _op247(_def, _lib):  # aten::sqrt_
+def _op251(_def, _lib):  # aten::sqrt_
     _def['aten'].define('sqrt_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('sqrt_', wrapper_CPU_sqrt_, debug=_SITE + '7116')
-    _lib['aten:Meta'].impl('sqrt_', wrapper_Meta_sqrt_, debug=_SITE + '7117')
+    _lib['aten:CPU'].impl('sqrt_', wrapper_CPU_sqrt_, debug=_SITE + '7166')
+    _lib['aten:Meta'].impl('sqrt_', wrapper_Meta_sqrt_, debug=_SITE + '7167')
 
 
-def _op248(_def, _lib):  # aten::squeeze
+def _op252(_def, _lib):  # aten::squeeze
     _def['aten'].define('squeeze(Tensor(a) self) -> Tensor(a)', tags=('pt2_compliant_tag',))
     _def['aten'].define('squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)', tags=('core', 'pt2_compliant_tag',))
     _def['aten'].define('squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)', tags=('core', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('squeeze', _k_CompositeExplicitAutograd_squeeze, debug=_SITE + '7124')
-    _lib['aten:CompositeExplicitAutograd'].impl('squeeze.dim', _k_CompositeExplicitAutograd_squeeze_dim, debug=_SITE + '7125')
-    _lib['aten:CompositeExplicitAutograd'].impl('squeeze.dims', _k_CompositeExplicitAutograd_squeeze_dims, debug=_SITE + '7126')
+    _lib['aten:CompositeExplicitAutograd'].impl('squeeze', _k_CompositeExplicitAutograd_squeeze, debug=_SITE + '7174')
+    _lib['aten:CompositeExplicitAutograd'].impl('squeeze.dim', _k_CompositeExplicitAutograd_squeeze_dim, debug=_SITE + '7175')
+    _lib['aten:CompositeExplicitAutograd'].impl('squeeze.dims', _k_CompositeExplicitAutograd_squeeze_dims, debug=_SITE + '7176')
 
 
-def _op249(_def, _lib):  # aten::squeeze_
+def _op253(_def, _lib):  # aten::squeeze_
     _def['aten'].define('squeeze_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'inplace_view', 'pt2_compliant_tag',))
     _def['aten'].define('squeeze_.dim(Tensor(a!) self, int dim) -> Tensor(a!)', tags=('inplace', 'inplace_view', 'pt2_compliant_tag',))
     _def['aten'].define('squeeze_.dims(Tensor(a!) self, int[] dim) -> Tensor(a!)', tags=('inplace', 'inplace_view', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('squeeze_', _k_CompositeExplicitAutograd_squeeze_, debug=_SITE + '7133')
-    _lib['aten:CompositeExplicitAutograd'].impl('squeeze_.dim', _k_CompositeExplicitAutograd_squeeze__dim, debug=_SITE + '7134')
-    _lib['aten:CompositeExplicitAutograd'].impl('squeeze_.dims', _k_CompositeExplicitAutograd_squeeze__dims, debug=_SITE + '7135')
+    _lib['aten:CompositeExplicitAutograd'].impl('squeeze_', _k_CompositeExplicitAutograd_squeeze_, debug=_SITE + '7183')
+    _lib['aten:CompositeExplicitAutograd'].impl('squeeze_.dim', _k_CompositeExplicitAutograd_squeeze__dim, debug=_SITE + '7184')
+    _lib['aten:CompositeExplicitAutograd'].impl('squeeze_.dims', _k_CompositeExplicitAutograd_squeeze__dims, debug=_SITE + '7185')
 
 
-def _op250(_def, _lib):  # aten::squeeze_copy
+def _op254(_def, _lib):  # aten::squeeze_copy
     _def['aten'].define('squeeze_copy(Tensor self) -> Tensor', tags=('pt2_compliant_tag', 'view_copy',))
     _def['aten'].define('squeeze_copy.dim(Tensor self, int dim) -> Tensor', tags=('pt2_compliant_tag', 'view_copy',))
     _def['aten'].define('squeeze_copy.dim_out(Tensor self, int dim, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag', 'view_copy',))
     _def['aten'].define('squeeze_copy.dims(Tensor self, int[] dim) -> Tensor', tags=('pt2_compliant_tag', 'view_copy',))
     _def['aten'].define('squeeze_copy.dims_out(Tensor self, int[] dim, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag', 'view_copy',))
     _def['aten'].define('squeeze_copy.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag', 'view_copy',))
-    _lib['aten:CompositeExplicitAutograd'].impl('squeeze_copy.dim_out', generated_squeeze_copy_dim_out, debug=_SITE + '7145')
-    _lib['aten:CompositeExplicitAutograd'].impl('squeeze_copy.dims_out', generated_squeeze_copy_dims_out, debug=_SITE + '7146')
-    _lib['aten:CompositeExplicitAutograd'].impl('squeeze_copy.out', generated_squeeze_copy_out, debug=_SITE + '7147')
-    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('squeeze_copy', generated_squeeze_copy, debug=_SITE + '7148')
-    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('squeeze_copy.dim', generated_squeeze_copy_dim, debug=_SITE + '7149')
-    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('squeeze_copy.dims', generated_squeeze_copy_dims, debug=_SITE + '7150')
+    _lib['aten:CompositeExplicitAutograd'].impl('squeeze_copy.dim_out', generated_squeeze_copy_dim_out, debug=_SITE + '7195')
+    _lib['aten:CompositeExplicitAutograd'].impl('squeeze_copy.dims_out', generated_squeeze_copy_dims_out, debug=_SITE + '7196')
+    _lib['aten:CompositeExplicitAutograd'].impl('squeeze_copy.out', generated_squeeze_copy_out, debug=_SITE + '7197')
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('squeeze_copy', generated_squeeze_copy, debug=_SITE + '7198')
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('squeeze_copy.dim', generated_squeeze_copy_dim, debug=_SITE + '7199')
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('squeeze_copy.dims', generated_squeeze_copy_dims, debug=_SITE + '7200')
 
 
-def _op251(_def, _lib):  # aten::stack
+def _op255(_def, _lib):  # aten::stack
     _def['aten'].define('stack(Tensor[] tensors, int dim=0) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('stack.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('stack', _k_CompositeExplicitAutograd_stack, debug=_SITE + '7156')
-    _lib['aten:CompositeExplicitAutograd'].impl('stack.out', _k_CompositeExplicitAutograd_stack_out, debug=_SITE + '7157')
+    _lib['aten:CompositeExplicitAutograd'].impl('stack', _k_CompositeExplicitAutograd_stack, debug=_SITE + '7206')
+    _lib['aten:CompositeExplicitAutograd'].impl('stack.out', _k_CompositeExplicitAutograd_stack_out, debug=_SITE + '7207')
 
 
-def _op252(_def, _lib):  # aten::std
+def _op256(_def, _lib):  # aten::std
     _def['aten'].define('std(Tensor self, bool unbiased=True) -> Tensor', tags=('pt2_compliant_tag', 'reduction',))
     _def['aten'].define('std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor', tags=('pt2_compliant_tag', 'reduction',))
     _def['aten'].define('std.correction_out(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag', 'reduction',))
     _def['aten'].define('std.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor', tags=('pt2_compliant_tag', 'reduction',))
     _def['aten'].define('std.out(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag', 'reduction',))
-    _lib['aten:CPU'].impl('std.correction', _k_CPU_std_correction, debug=_SITE + '7166')
-    _lib['aten:CPU'].impl('std.correction_out', _k_CPU_std_correction_out, debug=_SITE + '7167')
-    _lib['aten:CompositeImplicitAutograd'].impl('std', _k_CompositeImplicitAutograd_std, debug=_SITE + '7168')
-    _lib['aten:CompositeImplicitAutograd'].impl('std.dim', _k_CompositeImplicitAutograd_std_dim, debug=_SITE + '7169')
-    _lib['aten:CompositeImplicitAutograd'].impl('std.out', _k_CompositeImplicitAutograd_std_out, debug=_SITE + '7170')
-    _lib['aten:Meta'].impl('std.correction', _k_Meta_std_correction, debug=_SITE + '7171')
-    _lib['aten:Meta'].impl('std.correction_out', _k_Meta_std_correction_out, debug=_SITE + '7172')
+    _lib['aten:CPU'].impl('std.correction', _k_CPU_std_correction, debug=_SITE + '7216')
+    _lib['aten:CPU'].impl('std.correction_out', _k_CPU_std_correction_out, debug=_SITE + '7217')
+    _lib['aten:CompositeImplicitAutograd'].impl('std', _k_CompositeImplicitAutograd_std, debug=_SITE + '7218')
+    _lib['aten:CompositeImplicitAutograd'].impl('std.dim', _k_CompositeImplicitAutograd_std_dim, debug=_SITE + '7219')
+    _lib['aten:CompositeImplicitAutograd'].impl('std.out', _k_CompositeImplicitAutograd_std_out, debug=_SITE + '7220')
+    _lib['aten:Meta'].impl('std.correction', _k_Meta_std_correction, debug=_SITE + '7221')
+    _lib['aten:Meta'].impl('std.correction_out', _k_Meta_std_correction_out, debug=_SITE + '7222')
 
 
-def _op253(_def, _lib):  # aten::sub
+def _op257(_def, _lib):  # aten::sub
     _def['aten'].define('sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('sub.Scalar_out(Tensor self, Scalar other, Scalar alpha=1, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
     _def['aten'].define('sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('sub.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('sub.Tensor', wrapper_CPU_sub_Tensor, debug=_SITE + '7180')
-    _lib['aten:CPU'].impl('sub.out', wrapper_CPU_sub_out, debug=_SITE + '7181')
-    _lib['aten:CompositeExplicitAutograd'].impl('sub.Scalar', _k_CompositeExplicitAutograd_sub_Scalar, debug=_SITE + '7182')
-    _lib['aten:CompositeExplicitAutograd'].impl('sub.Scalar_out', generated_sub_Scalar_out, debug=_SITE + '7183')
-    _lib['aten:Meta'].impl('sub.Tensor', wrapper_Meta_sub_Tensor, debug=_SITE + '7184')
-    _lib['aten:Meta'].impl('sub.out', wrapper_Meta_sub_out, debug=_SITE + '7185')
+    _lib['aten:CPU'].impl('sub.Tensor', wrapper_CPU_sub_Tensor, debug=_SITE + '7230')
+    _lib['aten:CPU'].impl('sub.out', wrapper_CPU_sub_out, debug=_SITE + '7231')
+    _lib['aten:CompositeExplicitAutograd'].impl('sub.Scalar', _k_CompositeExplicitAutograd_sub_Scalar, debug=_SITE + '7232')
+    _lib['aten:CompositeExplicitAutograd'].impl('sub.Scalar_out', generated_sub_Scalar_out, debug=_SITE + '7233')
+    _lib['aten:Meta'].impl('sub.Tensor', wrapper_Meta_sub_Tensor, debug=_SITE + '7234')
+    _lib['aten:Meta'].impl('sub.out', wrapper_Meta_sub_out, debug=_SITE + '7235')
 
 
-def _op254(_def, _lib):  # aten::sub_
+def _op258(_def, _lib):  # aten::sub_
     _def['aten'].define('sub_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('sub_.Tensor', wrapper_CPU_sub__Tensor, debug=_SITE + '7191')
-    _lib['aten:CompositeExplicitAutograd'].impl('sub_.Scalar', _k_CompositeExplicitAutograd_sub__Scalar, debug=_SITE + '7192')
-    _lib['aten:Meta'].impl('sub_.Tensor', wrapper_Meta_sub__Tensor, debug=_SITE + '7193')
+    _lib['aten:CPU'].impl('sub_.Tensor', wrapper_CPU_sub__Tensor, debug=_SITE + '7241')
+    _lib['aten:CompositeExplicitAutograd'].impl('sub_.Scalar', _k_CompositeExplicitAutograd_sub__Scalar, debug=_SITE + '7242')
+    _lib['aten:Meta'].impl('sub_.Tensor', wrapper_Meta_sub__Tensor, debug=_SITE + '7243')
 
 
-def _op255(_def, _lib):  # aten::sum
+def _op259(_def, _lib):  # aten::sum
     _def['aten'].define('sum(Tensor self, *, ScalarType? dtype=None) -> Tensor', tags=('pt2_compliant_tag', 'reduction',))
     _def['aten'].define('sum.IntList_out(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag', 'reduction',))
     _def['aten'].define('sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor', tags=('core', 'pt2_compliant_tag', 'reduction',))
     _def['aten'].define('sum.out(Tensor self, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('sum.IntList_out', wrapper_CPU_sum_IntList_out, debug=_SITE + '7201')
-    _lib['aten:CPU'].impl('sum.dim_IntList', wrapper_CPU_sum_dim_IntList, debug=_SITE + '7202')
-    _lib['aten:CompositeExplicitAutograd'].impl('sum', _k_CompositeExplicitAutograd_sum, debug=_SITE + '7203')
-    _lib['aten:CompositeExplicitAutograd'].impl('sum.out', generated_sum_out, debug=_SITE + '7204')
-    _lib['aten:Meta'].impl('sum.IntList_out', wrapper_Meta_sum_IntList_out, debug=_SITE + '7205')
-    _lib['aten:Meta'].impl('sum.dim_IntList', wrapper_Meta_sum_dim_IntList, debug=_SITE + '7206')
+    _lib['aten:CPU'].impl('sum.IntList_out', wrapper_CPU_sum_IntList_out, debug=_SITE + '7251')
+    _lib['aten:CPU'].impl('sum.dim_IntList', wrapper_CPU_sum_dim_IntList, debug=_SITE + '7252')
+    _lib['aten:CompositeExplicitAutograd'].impl('sum', _k_CompositeExplicitAutograd_sum, debug=_SITE + '7253')
+    _lib['aten:CompositeExplicitAutograd'].impl('sum.out', generated_sum_out, debug=_SITE + '7254')
+    _lib['aten:Meta'].impl('sum.IntList_out', wrapper_Meta_sum_IntList_out, debug=_SITE + '7255')
+    _lib['aten:Meta'].impl('sum.dim_IntList', wrapper_Meta_sum_dim_IntList, debug=_SITE + '7256')
 
 
-def _op256(_def, _lib):  # aten::t
+def _op260(_def, _lib):  # aten::t
     _def['aten'].define('t(Tensor(a) self) -> Tensor(a)', tags=('pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('t', _k_CompositeExplicitAutograd_t, debug=_SITE + '7211')
+    _lib['aten:CompositeExplicitAutograd'].impl('t', _k_CompositeExplicitAutograd_t, debug=_SITE + '7261')
 
 
-def _op257(_def, _lib):  # aten::t_
+def _op261(_def, _lib):  # aten::t_
     _def['aten'].define('t_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'inplace_view', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('t_', _k_CompositeExplicitAutograd_t_, debug=_SITE + '7216')
+    _lib['aten:CompositeExplicitAutograd'].impl('t_', _k_CompositeExplicitAutograd_t_, debug=_SITE + '7266')
 
 
-def _op258(_def, _lib):  # aten::t_copy
+def _op262(_def, _lib):  # aten::t_copy
     _def['aten'].define('t_copy(Tensor self) -> Tensor', tags=('pt2_compliant_tag', 'view_copy',))
     _def['aten'].define('t_copy.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag', 'view_copy',))
-    _lib['aten:CompositeExplicitAutograd'].impl('t_copy.out', generated_t_copy_out, debug=_SITE + '7222')
-    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('t_copy', generated_t_copy, debug=_SITE + '7223')
+    _lib['aten:CompositeExplicitAutograd'].impl('t_copy.out', generated_t_copy_out, debug=_SITE + '7272')
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('t_copy', generated_t_copy, debug=_SITE + '7273')
 
 
-def _op259(_def, _lib):  # aten::tan
+def _op263(_def, _lib):  # aten::tan
     _def['aten'].define('tan(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('tan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('tan', wrapper_CPU_tan, debug=_SITE + '7229')
-    _lib['aten:CPU'].impl('tan.out', wrapper_CPU_tan_out, debug=_SITE + '7230')
-    _lib['aten:Meta'].impl('tan', wrapper_Meta_tan, debug=_SITE + '7231')
-    _lib['aten:Meta'].impl('tan.out', wrapper_Meta_tan_out, debug=_SITE + '7232')
+    _lib['aten:CPU'].impl('tan', wrapper_CPU_tan, debug=_SITE + '7279')
+    _lib['aten:CPU'].impl('tan.out', wrapper_CPU_tan_out, debug=_SITE + '7280')
+    _lib['aten:Meta'].impl('tan', wrapper_Meta_tan, debug=_SITE + '7281')
+    _lib['aten:Meta'].impl('tan.out', wrapper_Meta_tan_out, debug=_SITE + '7282')
 
 
-def _op260(_def, _lib):  # aten::tan_
+def _op264(_def, _lib):  # aten::tan_
     _def['aten'].define('tan_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('tan_', wrapper_CPU_tan_, debug=_SITE + '7237')
-    _lib['aten:Meta'].impl('tan_', wrapper_Meta_tan_, debug=_SITE + '7238')
+    _lib['aten:CPU'].impl('tan_', wrapper_CPU_tan_, debug=_SITE + '7287')
+    _lib['aten:Meta'].impl('tan_', wrapper_Meta_tan_, debug=_SITE + '7288')
 
 
-def _op261(_def, _lib):  # aten::tanh
+def _op265(_def, _lib):  # aten::tanh
     _def['aten'].define('tanh(Tensor self) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('tanh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('tanh', wrapper_CPU_tanh, debug=_SITE + '7244')
-    _lib['aten:CPU'].impl('tanh.out', wrapper_CPU_tanh_out, debug=_SITE + '7245')
-    _lib['aten:Meta'].impl('tanh', wrapper_Meta_tanh, debug=_SITE + '7246')
-    _lib['aten:Meta'].impl('tanh.out', wrapper_Meta_tanh_out, debug=_SITE + '7247')
+    _lib['aten:CPU'].impl('tanh', wrapper_CPU_tanh, debug=_SITE + '7294')
+    _lib['aten:CPU'].impl('tanh.out', wrapper_CPU_tanh_out, debug=_SITE + '7295')
+    _lib['aten:Meta'].impl('tanh', wrapper_Meta_tanh, debug=_SITE + '7296')
+    _lib['aten:Meta'].impl('tanh.out', wrapper_Meta_tanh_out, debug=_SITE + '7297')
 
 
-def _op262(_def, _lib):  # aten::tanh_
+def _op266(_def, _lib):  # aten::tanh_
     _def['aten'].define('tanh_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pointwise', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('tanh_', wrapper_CPU_tanh_, debug=_SITE + '7252')
-    _lib['aten:Meta'].impl('tanh_', wrapper_Meta_tanh_, debug=_SITE + '7253')
+    _lib['aten:CPU'].impl('tanh_', wrapper_CPU_tanh_, debug=_SITE + '7302')
+    _lib['aten:Meta'].impl('tanh_', wrapper_Meta_tanh_, debug=_SITE + '7303')
 
 
-def _op263(_def, _lib):  # aten::to
+def _op267(_def, _lib):  # aten::to
     _def['aten'].define('to.device(Tensor(a) self, Device device, ScalarType dtype, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)', tags=('pt2_compliant_tag',))
     _def['aten'].define('to.dtype(Tensor(a) self, ScalarType dtype, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)', tags=('pt2_compliant_tag',))
     _def['aten'].define('to.dtype_layout(Tensor(a) self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)', tags=('pt2_compliant_tag',))
     _def['aten'].define('to.other(Tensor(a) self, Tensor other, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)', tags=('pt2_compliant_tag',))
-    _lib['aten:BackendSelect'].impl('to.dtype_layout', backend_select_to_dtype_layout, debug=_SITE + '7261')
-    _lib['aten:CompositeImplicitAutograd'].impl('to.device', _k_CompositeImplicitAutograd_to_device, debug=_SITE + '7262')
-    _lib['aten:CompositeImplicitAutograd'].impl('to.dtype', _k_CompositeImplicitAutograd_to_dtype, debug=_SITE + '7263')
-    _lib['aten:CompositeImplicitAutograd'].impl('to.dtype_layout', _k_CompositeImplicitAutograd_to_dtype_layout, debug=_SITE + '7264')
-    _lib['aten:CompositeImplicitAutograd'].impl('to.other', _k_CompositeImplicitAutograd_to_other, debug=_SITE + '7265')
+    _lib['aten:BackendSelect'].impl('to.dtype_layout', backend_select_to_dtype_layout, debug=_SITE + '7311')
+    _lib['aten:CompositeImplicitAutograd'].impl('to.device', _k_CompositeImplicitAutograd_to_device, debug=_SITE + '7312')
+    _lib['aten:CompositeImplicitAutograd'].impl('to.dtype', _k_CompositeImplicitAutograd_to_dtype, debug=_SITE + '7313')
+    _lib['aten:CompositeImplicitAutograd'].impl('to.dtype_layout', _k_CompositeImplicitAutograd_to_dtype_layout, debug=_SITE + '7314')
+    _lib['aten:CompositeImplicitAutograd'].impl('to.other', _k_CompositeImplicitAutograd_to_other, debug=_SITE + '7315')
 
 
-def _op264(_def, _lib):  # aten::topk
+def _op268(_def, _lib):  # aten::topk
     _def['aten'].define('topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)', tags=('core', 'pt2_compliant_tag',))
     _def['aten'].define('topk.values(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True, *, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('topk', wrapper_CPU_topk, debug=_SITE + '7271')
-    _lib['aten:CPU'].impl('topk.values', wrapper_CPU_topk_values, debug=_SITE + '7272')
-    _lib['aten:Meta'].impl('topk', wrapper_Meta_topk, debug=_SITE + '7273')
-    _lib['aten:Meta'].impl('topk.values', wrapper_Meta_topk_values, debug=_SITE + '7274')
+    _lib['aten:CPU'].impl('topk', wrapper_CPU_topk, debug=_SITE + '7321')
+    _lib['aten:CPU'].impl('topk.values', wrapper_CPU_topk_values, debug=_SITE + '7322')
+    _lib['aten:Meta'].impl('topk', wrapper_Meta_topk, debug=_SITE + '7323')
+    _lib['aten:Meta'].impl('topk.values', wrapper_Meta_topk_values, debug=_SITE + '7324')
 
 
-def _op265(_def, _lib):  # aten::transpose
+def _op269(_def, _lib):  # aten::transpose
     _def['aten'].define('transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)', tags=('pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('transpose.int', _k_CompositeExplicitAutograd_transpose_int, debug=_SITE + '7279')
+    _lib['aten:CompositeExplicitAutograd'].impl('transpose.int', _k_CompositeExplicitAutograd_transpose_int, debug=_SITE + '7329')
 
 
-def _op266(_def, _lib):  # aten::transpose_
+def _op270(_def, _lib):  # aten::transpose_
     _def['aten'].define('transpose_(Tensor(a!) self, int dim0, int dim1) -> Tensor(a!)', tags=('inplace', 'inplace_view', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('transpose_', _k_CompositeExplicitAutograd_transpose_, debug=_SITE + '7284')
+    _lib['aten:CompositeExplicitAutograd'].impl('transpose_', _k_CompositeExplicitAutograd_transpose_, debug=_SITE + '7334')
 
 
-def _op267(_def, _lib):  # aten::transpose_copy
+def _op271(_def, _lib):  # aten::transpose_copy
     _def['aten'].define('transpose_copy.int(Tensor self, int dim0, int dim1) -> Tensor', tags=('pt2_compliant_tag', 'view_copy',))
     _def['aten'].define('transpose_copy.int_out(Tensor self, int dim0, int dim1, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag', 'view_copy',))
-    _lib['aten:CompositeExplicitAutograd'].impl('transpose_copy.int_out', generated_transpose_copy_int_out, debug=_SITE + '7290')
-    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('transpose_copy.int', generated_transpose_copy_int, debug=_SITE + '7291')
+    _lib['aten:CompositeExplicitAutograd'].impl('transpose_copy.int_out', generated_transpose_copy_int_out, debug=_SITE + '7340')
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('transpose_copy.int', generated_transpose_copy_int, debug=_SITE + '7341')
 
 
-def _op268(_def, _lib):  # aten::tril
+def _op272(_def, _lib):  # aten::tril
     _def['aten'].define('tril(Tensor self, SymInt diagonal=0) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('tril.out(Tensor self, SymInt diagonal=0, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('tril', wrapper_CPU_tril, debug=_SITE + '7297')
-    _lib['aten:CPU'].impl('tril.out', wrapper_CPU_tril_out, debug=_SITE + '7298')
-    _lib['aten:Meta'].impl('tril', wrapper_Meta_tril, debug=_SITE + '7299')
-    _lib['aten:Meta'].impl('tril.out', wrapper_Meta_tril_out, debug=_SITE + '7300')
+    _lib['aten:CPU'].impl('tril', wrapper_CPU_tril, debug=_SITE + '7347')
+    _lib['aten:CPU'].impl('tril.out', wrapper_CPU_tril_out, debug=_SITE + '7348')
+    _lib['aten:Meta'].impl('tril', wrapper_Meta_tril, debug=_SITE + '7349')
+    _lib['aten:Meta'].impl('tril.out', wrapper_Meta_tril_out, debug=_SITE + '7350')
 
 
-def _op269(_def, _lib):  # aten::tril_
+def _op273(_def, _lib):  # aten::tril_
     _def['aten'].define('tril_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('tril_', wrapper_CPU_tril_, debug=_SITE + '7305')
-    _lib['aten:Meta'].impl('tril_', wrapper_Meta_tril_, debug=_SITE + '7306')
+    _lib['aten:CPU'].impl('tril_', wrapper_CPU_tril_, debug=_SITE + '7355')
+    _lib['aten:Meta'].impl('tril_', wrapper_Meta_tril_, debug=_SITE + '7356')
 
 
-def _op270(_def, _lib):  # aten::triu
+def _op274(_def, _lib):  # aten::triu
     _def['aten'].define('triu(Tensor self, SymInt diagonal=0) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('triu.out(Tensor self, SymInt diagonal=0, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('triu', wrapper_CPU_triu, debug=_SITE + '7312')
-    _lib['aten:CPU'].impl('triu.out', wrapper_CPU_triu_out, debug=_SITE + '7313')
-    _lib['aten:Meta'].impl('triu', wrapper_Meta_triu, debug=_SITE + '7314')
-    _lib['aten:Meta'].impl('triu.out', wrapper_Meta_triu_out, debug=_SITE + '7315')
+    _lib['aten:CPU'].impl('triu', wrapper_CPU_triu, debug=_SITE + '7362')
+    _lib['aten:CPU'].impl('triu.out', wrapper_CPU_triu_out, debug=_SITE + '7363')
+    _lib['aten:Meta'].impl('triu', wrapper_Meta_triu, debug=_SITE + '7364')
+    _lib['aten:Meta'].impl('triu.out', wrapper_Meta_triu_out, debug=_SITE + '7365')
 
 
-def _op271(_def, _lib):  # aten::triu_
+def _op275(_def, _lib):  # aten::triu_
     _def['aten'].define('triu_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('triu_', wrapper_CPU_triu_, debug=_SITE + '7320')
-    _lib['aten:Meta'].impl('triu_', wrapper_Meta_triu_, debug=_SITE + '7321')
+    _lib['aten:CPU'].impl('triu_', wrapper_CPU_triu_, debug=_SITE + '7370')
+    _lib['aten:Meta'].impl('triu_', wrapper_Meta_triu_, debug=_SITE + '7371')
 
 
-def _op272(_def, _lib):  # aten::unbind
+def _op276(_def, _lib):  # aten::unbind
     _def['aten'].define('unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]', tags=('pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('unbind.int', _k_CompositeExplicitAutograd_unbind_int, debug=_SITE + '7326')
+    _lib['aten:CompositeExplicitAutograd'].impl('unbind.int', _k_CompositeExplicitAutograd_unbind_int, debug=_SITE + '7376')
 
 
-def _op273(_def, _lib):  # aten::unbind_copy
+def _op277(_def, _lib):  # aten::unbind_copy
     _def['aten'].define('unbind_copy.int(Tensor self, int dim=0) -> Tensor[]', tags=('pt2_compliant_tag', 'view_copy',))
     _def['aten'].define('unbind_copy.int_out(Tensor self, int dim=0, *, Tensor(a!)[] out) -> ()', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('unbind_copy.int_out', _k_CompositeExplicitAutograd_unbind_copy_int_out, debug=_SITE + '7332')
-    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('unbind_copy.int', generated_unbind_copy_int, debug=_SITE + '7333')
+    _lib['aten:CompositeExplicitAutograd'].impl('unbind_copy.int_out', _k_CompositeExplicitAutograd_unbind_copy_int_out, debug=_SITE + '7382')
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('unbind_copy.int', generated_unbind_copy_int, debug=_SITE + '7383')
 
 
-def _op274(_def, _lib):  # aten::unfold
+def _op278(_def, _lib):  # aten::unfold
     _def['aten'].define('unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)', tags=('pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('unfold', _k_CPU_unfold, debug=_SITE + '7338')
-    _lib['aten:Meta'].impl('unfold', _k_Meta_unfold, debug=_SITE + '7339')
+    _lib['aten:CPU'].impl('unfold', _k_CPU_unfold, debug=_SITE + '7388')
+    _lib['aten:Meta'].impl('unfold', _k_Meta_unfold, debug=_SITE + '7389')
 
 
-def _op275(_def, _lib):  # aten::unfold_backward
+def _op279(_def, _lib):  # aten::unfold_backward
     _def['aten'].define('unfold_backward(Tensor grad_in, SymInt[] input_sizes, int dim, int size, int step) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('unfold_backward.out(Tensor grad_in, SymInt[] input_sizes, int dim, int size, int step, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('unfold_backward', _k_CompositeExplicitAutograd_unfold_backward, debug=_SITE + '7345')
-    _lib['aten:CompositeExplicitAutograd'].impl('unfold_backward.out', generated_unfold_backward_out, debug=_SITE + '7346')
+    _lib['aten:CompositeExplicitAutograd'].impl('unfold_backward', _k_CompositeExplicitAutograd_unfold_backward, debug=_SITE + '7395')
+    _lib['aten:CompositeExplicitAutograd'].impl('unfold_backward.out', generated_unfold_backward_out, debug=_SITE + '7396')
 
 
-def _op276(_def, _lib):  # aten::unfold_copy
+def _op280(_def, _lib):  # aten::unfold_copy
     _def['aten'].define('unfold_copy(Tensor self, int dimension, int size, int step) -> Tensor', tags=('pt2_compliant_tag', 'view_copy',))
     _def['aten'].define('unfold_copy.out(Tensor self, int dimension, int size, int step, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag', 'view_copy',))
-    _lib['aten:CompositeExplicitAutograd'].impl('unfold_copy.out', generated_unfold_copy_out, debug=_SITE + '7352')
-    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('unfold_copy', generated_unfold_copy, debug=_SITE + '7353')
+    _lib['aten:CompositeExplicitAutograd'].impl('unfold_copy.out', generated_unfold_copy_out, debug=_SITE + '7402')
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('unfold_copy', generated_unfold_copy, debug=_SITE + '7403')
 
 
-def _op277(_def, _lib):  # aten::uniform
+def _op281(_def, _lib):  # aten::uniform
     _def['aten'].define('uniform(Tensor self, float from=0, float to=1, *, Generator? generator=None) -> Tensor', tags=('generated', 'nondeterministic_seeded', 'pt2_compliant_tag',))
     _def['aten'].define('uniform.out(Tensor self, float from=0, float to=1, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'nondeterministic_seeded', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('uniform', generated_uniform, debug=_SITE + '7359')
-    _lib['aten:CompositeExplicitAutograd'].impl('uniform.out', generated_uniform_out, debug=_SITE + '7360')
+    _lib['aten:CompositeExplicitAutograd'].impl('uniform', generated_uniform, debug=_SITE + '7409')
+    _lib['aten:CompositeExplicitAutograd'].impl('uniform.out', generated_uniform_out, debug=_SITE + '7410')
 
 
-def _op278(_def, _lib):  # aten::uniform_
+def _op282(_def, _lib):  # aten::uniform_
     _def['aten'].define('uniform_(Tensor(a!) self, float from=0, float to=1, *, Generator? generator=None) -> Tensor(a!)', tags=('inplace', 'nondeterministic_seeded', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('uniform_', _k_CPU_uniform_, debug=_SITE + '7365')
-    _lib['aten:Meta'].impl('uniform_', _k_Meta_uniform_, debug=_SITE + '7366')
+    _lib['aten:CPU'].impl('uniform_', _k_CPU_uniform_, debug=_SITE + '7415')
+    _lib['aten:Meta'].impl('uniform_', _k_Meta_uniform_, debug=_SITE + '7416')
 
 
-def _op279(_def, _lib):  # aten::unsqueeze
+def _op283(_def, _lib):  # aten::unsqueeze
     _def['aten'].define('unsqueeze(Tensor(a) self, int dim) -> Tensor(a)', tags=('core', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('unsqueeze', _k_CompositeExplicitAutograd_unsqueeze, debug=_SITE + '7371')
+    _lib['aten:CompositeExplicitAutograd'].impl('unsqueeze', _k_CompositeExplicitAutograd_unsqueeze, debug=_SITE + '7421')
 
 
-def _op280(_def, _lib):  # aten::unsqueeze_
+def _op284(_def, _lib):  # aten::unsqueeze_
     _def['aten'].define('unsqueeze_(Tensor(a!) self, int dim) -> Tensor(a!)', tags=('inplace', 'inplace_view', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('unsqueeze_', _k_CompositeExplicitAutograd_unsqueeze_, debug=_SITE + '7376')
+    _lib['aten:CompositeExplicitAutograd'].impl('unsqueeze_', _k_CompositeExplicitAutograd_unsqueeze_, debug=_SITE + '7426')
 
 
-def _op281(_def, _lib):  # aten::unsqueeze_copy
+def _op285(_def, _lib):  # aten::unsqueeze_copy
     _def['aten'].define('unsqueeze_copy(Tensor self, int dim) -> Tensor', tags=('pt2_compliant_tag', 'view_copy',))
     _def['aten'].define('unsqueeze_copy.out(Tensor self, int dim, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag', 'view_copy',))
-    _lib['aten:CompositeExplicitAutograd'].impl('unsqueeze_copy.out', generated_unsqueeze_copy_out, debug=_SITE + '7382')
-    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('unsqueeze_copy', generated_unsqueeze_copy, debug=_SITE + '7383')
+    _lib['aten:CompositeExplicitAutograd'].impl('unsqueeze_copy.out', generated_unsqueeze_copy_out, debug=_SITE + '7432')
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('unsqueeze_copy', generated_unsqueeze_copy, debug=_SITE + '7433')
 
 
-def _op282(_def, _lib):  # aten::var
+def _op286(_def, _lib):  # aten::var
     _def['aten'].define('var(Tensor self, bool unbiased=True) -> Tensor', tags=('pt2_compliant_tag', 'reduction',))
     _def['aten'].define('var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor', tags=('core', 'pt2_compliant_tag', 'reduction',))
     _def['aten'].define('var.correction_out(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag', 'reduction',))
     _def['aten'].define('var.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor', tags=('core', 'pt2_compliant_tag', 'reduction',))
     _def['aten'].define('var.out(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag', 'reduction',))
-    _lib['aten:CPU'].impl('var.correction', _k_CPU_var_correction, debug=_SITE + '7392')
-    _lib['aten:CPU'].impl('var.correction_out', _k_CPU_var_correction_out, debug=_SITE + '7393')
-    _lib['aten:CompositeImplicitAutograd'].impl('var', _k_CompositeImplicitAutograd_var, debug=_SITE + '7394')
-    _lib['aten:CompositeImplicitAutograd'].impl('var.dim', _k_CompositeImplicitAutograd_var_dim, debug=_SITE + '7395')
-    _lib['aten:CompositeImplicitAutograd'].impl('var.out', _k_CompositeImplicitAutograd_var_out, debug=_SITE + '7396')
-    _lib['aten:Meta'].impl('var.correction', _k_Meta_var_correction, debug=_SITE + '7397')
-    _lib['aten:Meta'].impl('var.correction_out', _k_Meta_var_correction_out, debug=_SITE + '7398')
+    _lib['aten:CPU'].impl('var.correction', _k_CPU_var_correction, debug=_SITE + '7442')
+    _lib['aten:CPU'].impl('var.correction_out', _k_CPU_var_correction_out, debug=_SITE + '7443')
+    _lib['aten:CompositeImplicitAutograd'].impl('var', _k_CompositeImplicitAutograd_var, debug=_SITE + '7444')
+    _lib['aten:CompositeImplicitAutograd'].impl('var.dim', _k_CompositeImplicitAutograd_var_dim, debug=_SITE + '7445')
+    _lib['aten:CompositeImplicitAutograd'].impl('var.out', _k_CompositeImplicitAutograd_var_out, debug=_SITE + '7446')
+    _lib['aten:Meta'].impl('var.correction', _k_Meta_var_correction, debug=_SITE + '7447')
+    _lib['aten:Meta'].impl('var.correction_out', _k_Meta_var_correction_out, debug=_SITE + '7448')
 
 
-def _op283(_def, _lib):  # aten::view
+def _op287(_def, _lib):  # aten::view
     _def['aten'].define('view(Tensor(a) self, SymInt[] size) -> Tensor(a)', tags=('core', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('view', _k_CPU_view, debug=_SITE + '7403')
-    _lib['aten:Meta'].impl('view', _k_Meta_view, debug=_SITE + '7404')
+    _lib['aten:CPU'].impl('view', _k_CPU_view, debug=_SITE + '7453')
+    _lib['aten:Meta'].impl('view', _k_Meta_view, debug=_SITE + '7454')
 
 
-def _op284(_def, _lib):  # aten::view_as_complex
+def _op288(_def, _lib):  # aten::view_as_complex
     _def['aten'].define('view_as_complex(Tensor(a) self) -> Tensor(a)', tags=('pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('view_as_complex', _k_CPU_view_as_complex, debug=_SITE + '7409')
-    _lib['aten:Meta'].impl('view_as_complex', _k_Meta_view_as_complex, debug=_SITE + '7410')
+    _lib['aten:CPU'].impl('view_as_complex', _k_CPU_view_as_complex, debug=_SITE + '7459')
+    _lib['aten:Meta'].impl('view_as_complex', _k_Meta_view_as_complex, debug=_SITE + '7460')
 
 
-def _op285(_def, _lib):  # aten::view_as_complex_copy
+def _op289(_def, _lib):  # aten::view_as_complex_copy
     _def['aten'].define('view_as_complex_copy(Tensor self) -> Tensor', tags=('pt2_compliant_tag', 'view_copy',))
     _def['aten'].define('view_as_complex_copy.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag', 'view_copy',))
-    _lib['aten:CompositeExplicitAutograd'].impl('view_as_complex_copy.out', generated_view_as_complex_copy_out, debug=_SITE + '7416')
-    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('view_as_complex_copy', generated_view_as_complex_copy, debug=_SITE + '7417')
+    _lib['aten:CompositeExplicitAutograd'].impl('view_as_complex_copy.out', generated_view_as_complex_copy_out, debug=_SITE + '7466')
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('view_as_complex_copy', generated_view_as_complex_copy, debug=_SITE + '7467')
 
 
-def _op286(_def, _lib):  # aten::view_as_real
+def _op290(_def, _lib):  # aten::view_as_real
     _def['aten'].define('view_as_real(Tensor(a) self) -> Tensor(a)', tags=('pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('view_as_real', _k_CPU_view_as_real, debug=_SITE + '7422')
-    _lib['aten:Meta'].impl('view_as_real', _k_Meta_view_as_real, debug=_SITE + '7423')
+    _lib['aten:CPU'].impl('view_as_real', _k_CPU_view_as_real, debug=_SITE + '7472')
+    _lib['aten:Meta'].impl('view_as_real', _k_Meta_view_as_real, debug=_SITE + '7473')
 
 
-def _op287(_def, _lib):  # aten::view_as_real_copy
+def _op291(_def, _lib):  # aten::view_as_real_copy
     _def['aten'].define('view_as_real_copy(Tensor self) -> Tensor', tags=('pt2_compliant_tag', 'view_copy',))
     _def['aten'].define('view_as_real_copy.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag', 'view_copy',))
-    _lib['aten:CompositeExplicitAutograd'].impl('view_as_real_copy.out', generated_view_as_real_copy_out, debug=_SITE + '7429')
-    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('view_as_real_copy', generated_view_as_real_copy, debug=_SITE + '7430')
+    _lib['aten:CompositeExplicitAutograd'].impl('view_as_real_copy.out', generated_view_as_real_copy_out, debug=_SITE + '7479')
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('view_as_real_copy', generated_view_as_real_copy, debug=_SITE + '7480')
 
 
-def _op288(_def, _lib):  # aten::view_copy
+def _op292(_def, _lib):  # aten::view_copy
     _def['aten'].define('view_copy(Tensor self, SymInt[] size) -> Tensor', tags=('pt2_compliant_tag', 'view_copy',))
     _def['aten'].define('view_copy.out(Tensor self, SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag', 'view_copy',))
-    _lib['aten:CompositeExplicitAutograd'].impl('view_copy.out', generated_view_copy_out, debug=_SITE + '7436')
-    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('view_copy', generated_view_copy, debug=_SITE + '7437')
+    _lib['aten:CompositeExplicitAutograd'].impl('view_copy.out', generated_view_copy_out, debug=_SITE + '7486')
+    _lib['aten:CompositeExplicitAutogradNonFunctional'].impl('view_copy', generated_view_copy, debug=_SITE + '7487')
 
 
-def _op289(_def, _lib):  # aten::where
+def _op293(_def, _lib):  # aten::where
     _def['aten'].define('where(Tensor condition) -> Tensor[]', tags=('pt2_compliant_tag',))
     _def['aten'].define('where.Scalar(Tensor condition, Scalar self, Scalar other) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('where.ScalarOther(Tensor condition, Tensor self, Scalar other) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('where.ScalarSelf(Tensor condition, Scalar self, Tensor other) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('where.self(Tensor condition, Tensor self, Tensor other) -> Tensor', tags=('core', 'pointwise', 'pt2_compliant_tag',))
     _def['aten'].define('where.self_out(Tensor condition, Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:CPU'].impl('where.self', _k_CPU_where_self, debug=_SITE + '7447')
-    _lib['aten:CPU'].impl('where.self_out', _k_CPU_where_self_out, debug=_SITE + '7448')
-    _lib['aten:CompositeImplicitAutograd'].impl('where', _k_CompositeImplicitAutograd_where, debug=_SITE + '7449')
-    _lib['aten:CompositeImplicitAutograd'].impl('where.Scalar', _k_CompositeImplicitAutograd_where_Scalar, debug=_SITE + '7450')
-    _lib['aten:CompositeImplicitAutograd'].impl('where.ScalarOther', _k_CompositeImplicitAutograd_where_ScalarOther, debug=_SITE + '7451')
-    _lib['aten:CompositeImplicitAutograd'].impl('where.ScalarSelf', _k_CompositeImplicitAutograd_where_ScalarSelf, debug=_SITE + '7452')
-    _lib['aten:Meta'].impl('where.self', _k_Meta_where_self, debug=_SITE + '7453')
-    _lib['aten:Meta'].impl('where.self_out', _k_Meta_where_self_out, debug=_SITE + '7454')
+    _lib['aten:CPU'].impl('where.self', _k_CPU_where_self, debug=_SITE + '7497')
+    _lib['aten:CPU'].impl('where.self_out', _k_CPU_where_self_out, debug=_SITE + '7498')
+    _lib['aten:CompositeImplicitAutograd'].impl('where', _k_CompositeImplicitAutograd_where, debug=_SITE + '7499')
+    _lib['aten:CompositeImplicitAutograd'].impl('where.Scalar', _k_CompositeImplicitAutograd_where_Scalar, debug=_SITE + '7500')
+    _lib['aten:CompositeImplicitAutograd'].impl('where.ScalarOther', _k_CompositeImplicitAutograd_where_ScalarOther, debug=_SITE + '7501')
+    _lib['aten:CompositeImplicitAutograd'].impl('where.ScalarSelf', _k_CompositeImplicitAutograd_where_ScalarSelf, debug=_SITE + '7502')
+    _lib['aten:Meta'].impl('where.self', _k_Meta_where_self, debug=_SITE + '7503')
+    _lib['aten:Meta'].impl('where.self_out', _k_Meta_where_self_out, debug=_SITE + '7504')
 
 
-def _op290(_def, _lib):  # aten::zero
+def _op294(_def, _lib):  # aten::zero
     _def['aten'].define('zero(Tensor self) -> Tensor', tags=('generated', 'pt2_compliant_tag',))
     _def['aten'].define('zero.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('zero', generated_zero, debug=_SITE + '7460')
-    _lib['aten:CompositeExplicitAutograd'].impl('zero.out', generated_zero_out, debug=_SITE + '7461')
+    _lib['aten:CompositeExplicitAutograd'].impl('zero', generated_zero, debug=_SITE + '7510')
+    _lib['aten:CompositeExplicitAutograd'].impl('zero.out', generated_zero_out, debug=_SITE + '7511')
 
 
-def _op291(_def, _lib):  # aten::zero_
+def _op295(_def, _lib):  # aten::zero_
     _def['aten'].define('zero_(Tensor(a!) self) -> Tensor(a!)', tags=('inplace', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('zero_', _k_CompositeExplicitAutograd_zero_, debug=_SITE + '7466')
+    _lib['aten:CompositeExplicitAutograd'].impl('zero_', _k_CompositeExplicitAutograd_zero_, debug=_SITE + '7516')
 
 
-def _op292(_def, _lib):  # aten::zeros
+def _op296(_def, _lib):  # aten::zeros
     _def['aten'].define('zeros(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('zeros.out(SymInt[] size, *, Tensor(a!) out) -> Tensor(a!)', tags=('out', 'pt2_compliant_tag',))
-    _lib['aten:BackendSelect'].impl('zeros', backend_select_zeros, debug=_SITE + '7472')
-    _lib['aten:CompositeExplicitAutograd'].impl('zeros', _k_CompositeExplicitAutograd_zeros, debug=_SITE + '7473')
-    _lib['aten:CompositeExplicitAutograd'].impl('zeros.out', _k_CompositeExplicitAutograd_zeros_out, debug=_SITE + '7474')
+    _lib['aten:BackendSelect'].impl('zeros', backend_select_zeros, debug=_SITE + '7522')
+    _lib['aten:CompositeExplicitAutograd'].impl('zeros', _k_CompositeExplicitAutograd_zeros, debug=_SITE + '7523')
+    _lib['aten:CompositeExplicitAutograd'].impl('zeros.out', _k_CompositeExplicitAutograd_zeros_out, debug=_SITE + '7524')
 
 
-def _op293(_def, _lib):  # aten::zeros_like
+def _op297(_def, _lib):  # aten::zeros_like
     _def['aten'].define('zeros_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor', tags=('pt2_compliant_tag',))
     _def['aten'].define('zeros_like.out(Tensor self, *, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)', tags=('generated', 'out', 'pt2_compliant_tag',))
-    _lib['aten:CompositeExplicitAutograd'].impl('zeros_like', _k_CompositeExplicitAutograd_zeros_like, debug=_SITE + '7480')
-    _lib['aten:CompositeExplicitAutograd'].impl('zeros_like.out', generated_zeros_like_out, debug=_SITE + '7481')
+    _lib['aten:CompositeExplicitAutograd'].impl('zeros_like', _k_CompositeExplicitAutograd_zeros_like, debug=_SITE + '7530')
+    _lib['aten:CompositeExplicitAutograd'].impl('zeros_like.out', generated_zeros_like_out, debug=_SITE + '7531')
 
 
 OPERATORS = {
@@ -7486,296 +7536,300 @@ OPERATORS = {
     'aten::__irshift__': _op1,
     'aten::__lshift__': _op2,
     'aten::__rshift__': _op3,
-    'aten::_conj_physical': _op4,
-    'aten::_index_put_impl': _op5,
-    'aten::_index_put_impl_': _op6,
-    'aten::_linalg_svd': _op7,
-    'aten::_log_softmax': _op8,
-    'aten::_softmax': _op9,
-    'aten::_to_copy': _op10,
-    'aten::_unsafe_view': _op11,
-    'aten::abs': _op12,
-    'aten::abs_': _op13,
-    'aten::add': _op14,
-    'aten::add_': _op15,
-    'aten::addbmm': _op16,
-    'aten::addbmm_': _op17,
-    'aten::addcdiv': _op18,
-    'aten::addcdiv_': _op19,
-    'aten::addcmul': _op20,
-    'aten::addcmul_': _op21,
-    'aten::addmm': _op22,
-    'aten::addmm_': _op23,
-    'aten::addmv': _op24,
-    'aten::addmv_': _op25,
-    'aten::adjoint': _op26,
-    'aten::alias': _op27,
-    'aten::alias_copy': _op28,
-    'aten::all': _op29,
-    'aten::amax': _op30,
-    'aten::amin': _op31,
-    'aten::aminmax': _op32,
-    'aten::any': _op33,
-    'aten::arange': _op34,
-    'aten::argmax': _op35,
-    'aten::argmin': _op36,
-    'aten::as_strided': _op37,
-    'aten::as_strided_': _op38,
-    'aten::as_strided_copy': _op39,
-    'aten::as_strided_scatter': _op40,
-    'aten::baddbmm': _op41,
-    'aten::baddbmm_': _op42,
-    'aten::bitwise_and': _op43,
-    'aten::bitwise_and_': _op44,
-    'aten::bitwise_left_shift': _op45,
-    'aten::bitwise_left_shift_': _op46,
-    'aten::bitwise_not': _op47,
-    'aten::bitwise_not_': _op48,
-    'aten::bitwise_or': _op49,
-    'aten::bitwise_or_': _op50,
-    'aten::bitwise_right_shift': _op51,
-    'aten::bitwise_right_shift_': _op52,
-    'aten::bitwise_xor': _op53,
-    'aten::bitwise_xor_': _op54,
-    'aten::bmm': _op55,
-    'aten::cat': _op56,
-    'aten::ceil': _op57,
-    'aten::ceil_': _op58,
-    'aten::chunk': _op59,
-    'aten::clamp': _op60,
-    'aten::clamp_': _op61,
-    'aten::clamp_max': _op62,
-    'aten::clamp_max_': _op63,
-    'aten::clamp_min': _op64,
-    'aten::clamp_min_': _op65,
-    'aten::clone': _op66,
-    'aten::conj': _op67,
-    'aten::conj_physical': _op68,
-    'aten::conj_physical_': _op69,
-    'aten::contiguous': _op70,
-    'aten::conv1d': _op71,
-    'aten::conv2d': _op72,
-    'aten::convolution': _op73,
-    'aten::copy': _op74,
-    'aten::copy_': _op75,
-    'aten::cos': _op76,
-    'aten::cos_': _op77,
-    'aten::cross_entropy_loss': _op78,
-    'aten::cumsum': _op79,
-    'aten::cumsum_': _op80,
-    'aten::detach': _op81,
-    'aten::detach_copy': _op82,
-    'aten::diagonal': _op83,
-    'aten::diagonal_copy': _op84,
-    'aten::diagonal_scatter': _op85,
-    'aten::div': _op86,
-    'aten::div_': _op87,
-    'aten::dot': _op88,
-    'aten::dropout': _op89,
-    'aten::dropout_': _op90,
-    'aten::embedding': _op91,
-    'aten::embedding_renorm': _op92,
-    'aten::embedding_renorm_': _op93,
-    'aten::empty': _op94,
-    'aten::empty_like': _op95,
-    'aten::empty_strided': _op96,
-    'aten::eq': _op97,
-    'aten::eq_': _op98,
-    'aten::erf': _op99,
-    'aten::erf_': _op100,
-    'aten::exp': _op101,
-    'aten::exp_': _op102,
-    'aten::expand': _op103,
-    'aten::expand_copy': _op104,
-    'aten::expm1': _op105,
-    'aten::expm1_': _op106,
-    'aten::eye': _op107,
-    'aten::fill': _op108,
-    'aten::fill_': _op109,
-    'aten::flatten': _op110,
-    'aten::flip': _op111,
-    'aten::floor': _op112,
-    'aten::floor_': _op113,
-    'aten::floor_divide': _op114,
-    'aten::floor_divide_': _op115,
-    'aten::full': _op116,
-    'aten::full_like': _op117,
-    'aten::gather': _op118,
-    'aten::ge': _op119,
-    'aten::ge_': _op120,
-    'aten::gelu': _op121,
-    'aten::gelu_': _op122,
-    'aten::gt': _op123,
-    'aten::gt_': _op124,
-    'aten::index': _op125,
-    'aten::index_put': _op126,
-    'aten::index_put_': _op127,
-    'aten::index_select': _op128,
-    'aten::layer_norm': _op129,
-    'aten::le': _op130,
-    'aten::le_': _op131,
-    'aten::lerp': _op132,
-    'aten::lerp_': _op133,
-    'aten::lift': _op134,
-    'aten::lift_fresh': _op135,
-    'aten::lift_fresh_copy': _op136,
-    'aten::linalg_matrix_norm': _op137,
-    'aten::linalg_svdvals': _op138,
-    'aten::linear': _op139,
-    'aten::linspace': _op140,
-    'aten::log': _op141,
-    'aten::log1p': _op142,
-    'aten::log1p_': _op143,
-    'aten::log_': _op144,
-    'aten::log_softmax': _op145,
-    'aten::logical_and': _op146,
-    'aten::logical_and_': _op147,
-    'aten::logical_not': _op148,
-    'aten::logical_not_': _op149,
-    'aten::logical_or': _op150,
-    'aten::logical_or_': _op151,
-    'aten::logical_xor': _op152,
-    'aten::logical_xor_': _op153,
-    'aten::logsumexp': _op154,
-    'aten::lt': _op155,
-    'aten::lt_': _op156,
-    'aten::masked_fill': _op157,
-    'aten::masked_fill_': _op158,
-    'aten::masked_select': _op159,
-    'aten::matmul': _op160,
-    'aten::max': _op161,
-    'aten::maximum': _op162,
-    'aten::mean': _op163,
-    'aten::min': _op164,
-    'aten::minimum': _op165,
-    'aten::mm': _op166,
-    'aten::mul': _op167,
-    'aten::mul_': _op168,
-    'aten::mv': _op169,
-    'aten::narrow': _op170,
-    'aten::narrow_copy': _op171,
-    'aten::native_dropout': _op172,
-    'aten::native_layer_norm': _op173,
-    'aten::ne': _op174,
-    'aten::ne_': _op175,
-    'aten::neg': _op176,
-    'aten::neg_': _op177,
-    'aten::nll_loss': _op178,
-    'aten::nll_loss2d': _op179,
-    'aten::nll_loss2d_forward': _op180,
-    'aten::nll_loss_forward': _op181,
-    'aten::nll_loss_nd': _op182,
-    'aten::nonzero': _op183,
-    'aten::norm': _op184,
-    'aten::normal': _op185,
-    'aten::normal_': _op186,
-    'aten::normal_functional': _op187,
-    'aten::one_hot': _op188,
-    'aten::ones': _op189,
-    'aten::ones_like': _op190,
-    'aten::outer': _op191,
-    'aten::permute': _op192,
-    'aten::permute_copy': _op193,
-    'aten::pow': _op194,
-    'aten::pow_': _op195,
-    'aten::prod': _op196,
-    'aten::rand': _op197,
-    'aten::rand_like': _op198,
-    'aten::randint': _op199,
-    'aten::randn': _op200,
-    'aten::randn_like': _op201,
-    'aten::random': _op202,
-    'aten::random_': _op203,
-    'aten::reciprocal': _op204,
-    'aten::reciprocal_': _op205,
-    'aten::relu': _op206,
-    'aten::relu_': _op207,
-    'aten::remainder': _op208,
-    'aten::remainder_': _op209,
-    'aten::repeat': _op210,
-    'aten::reshape': _op211,
-    'aten::resize': _op212,
-    'aten::resize_': _op213,
-    'aten::resolve_conj': _op214,
-    'aten::resolve_neg': _op215,
-    'aten::roll': _op216,
-    'aten::round': _op217,
-    'aten::round_': _op218,
-    'aten::rsqrt': _op219,
-    'aten::rsqrt_': _op220,
-    'aten::rsub': _op221,
-    'aten::scatter': _op222,
-    'aten::scatter_': _op223,
-    'aten::scatter_add': _op224,
-    'aten::scatter_add_': _op225,
-    'aten::select': _op226,
-    'aten::select_copy': _op227,
-    'aten::select_scatter': _op228,
-    'aten::sigmoid': _op229,
-    'aten::sigmoid_': _op230,
-    'aten::sign': _op231,
-    'aten::sign_': _op232,
-    'aten::silu': _op233,
-    'aten::silu_': _op234,
-    'aten::sin': _op235,
-    'aten::sin_': _op236,
-    'aten::slice': _op237,
-    'aten::slice_copy': _op238,
-    'aten::slice_scatter': _op239,
-    'aten::softmax': _op240,
-    'aten::sort': _op241,
-    'aten::split': _op242,
-    'aten::split_copy': _op243,
-    'aten::split_with_sizes': _op244,
-    'aten::split_with_sizes_copy': _op245,
-    'aten::sqrt': _op246,
-    'aten::sqrt_': _op247,
-    'aten::squeeze': _op248,
-    'aten::squeeze_': _op249,
-    'aten::squeeze_copy': _op250,
-    'aten::stack': _op251,
-    'aten::std': _op252,
-    'aten::sub': _op253,
-    'aten::sub_': _op254,
-    'aten::sum': _op255,
-    'aten::t': _op256,
-    'aten::t_': _op257,
-    'aten::t_copy': _op258,
-    'aten::tan': _op259,
-    'aten::tan_': _op260,
-    'aten::tanh': _op261,
-    'aten::tanh_': _op262,
-    'aten::to': _op263,
-    'aten::topk': _op264,
-    'aten::transpose': _op265,
-    'aten::transpose_': _op266,
-    'aten::transpose_copy': _op267,
-    'aten::tril': _op268,
-    'aten::tril_': _op269,
-    'aten::triu': _op270,
-    'aten::triu_': _op271,
-    'aten::unbind': _op272,
-    'aten::unbind_copy': _op273,
-    'aten::unfold': _op274,
-    'aten::unfold_backward': _op275,
-    'aten::unfold_copy': _op276,
-    'aten::uniform': _op277,
-    'aten::uniform_': _op278,
-    'aten::unsqueeze': _op279,
-    'aten::unsqueeze_': _op280,
-    'aten::unsqueeze_copy': _op281,
-    'aten::var': _op282,
-    'aten::view': _op283,
-    'aten::view_as_complex': _op284,
-    'aten::view_as_complex_copy': _op285,
-    'aten::view_as_real': _op286,
-    'aten::view_as_real_copy': _op287,
-    'aten::view_copy': _op288,
-    'aten::where': _op289,
-    'aten::zero': _op290,
-    'aten::zero_': _op291,
-    'aten::zeros': _op292,
-    'aten::zeros_like': _op293,
+    'aten::_conj': _op4,
+    'aten::_conj_copy': _op5,
+    'aten::_conj_physical': _op6,
+    'aten::_index_put_impl': _op7,
+    'aten::_index_put_impl_': _op8,
+    'aten::_linalg_svd': _op9,
+    'aten::_log_softmax': _op10,
+    'aten::_neg_view': _op11,
+    'aten::_neg_view_copy': _op12,
+    'aten::_softmax': _op13,
+    'aten::_to_copy': _op14,
+    'aten::_unsafe_view': _op15,
+    'aten::abs': _op16,
+    'aten::abs_': _op17,
+    'aten::add': _op18,
+    'aten::add_': _op19,
+    'aten::addbmm': _op20,
+    'aten::addbmm_': _op21,
+    'aten::addcdiv': _op22,
+    'aten::addcdiv_': _op23,
+    'aten::addcmul': _op24,
+    'aten::addcmul_': _op25,
+    'aten::addmm': _op26,
+    'aten::addmm_': _op27,
+    'aten::addmv': _op28,
+    'aten::addmv_': _op29,
+    'aten::adjoint': _op30,
+    'aten::alias': _op31,
+    'aten::alias_copy': _op32,
+    'aten::all': _op33,
+    'aten::amax': _op34,
+    'aten::amin': _op35,
+    'aten::aminmax': _op36,
+    'aten::any': _op37,
+    'aten::arange': _op38,
+    'aten::argmax': _op39,
+    'aten::argmin': _op40,
+    'aten::as_strided': _op41,
+    'aten::as_strided_': _op42,
+    'aten::as_strided_copy': _op43,
+    'aten::as_strided_scatter': _op44,
+    'aten::baddbmm': _op45,
+    'aten::baddbmm_': _op46,
+    'aten::bitwise_and': _op47,
+    'aten::bitwise_and_': _op48,
+    'aten::bitwise_left_shift': _op49,
+    'aten::bitwise_left_shift_': _op50,
+    'aten::bitwise_not': _op51,
+    'aten::bitwise_not_': _op52,
+    'aten::bitwise_or': _op53,
+    'aten::bitwise_or_': _op54,
+    'aten::bitwise_right_shift': _op55,
+    'aten::bitwise_right_shift_': _op56,
+    'aten::bitwise_xor': _op57,
+    'aten::bitwise_xor_': _op58,
+    'aten::bmm': _op59,
+    'aten::cat': _op60,
+    'aten::ceil': _op61,
+    'aten::ceil_': _op62,
+    'aten::chunk': _op63,
+    'aten::clamp': _op64,
+    'aten::clamp_': _op65,
+    'aten::clamp_max': _op66,
+    'aten::clamp_max_': _op67,
+    'aten::clamp_min': _op68,
+    'aten::clamp_min_': _op69,
+    'aten::clone': _op70,
+    'aten::conj': _op71,
+    'aten::conj_physical': _op72,
+    'aten::conj_physical_': _op73,
+    'aten::contiguous': _op74,
+    'aten::conv1d': _op75,
+    'aten::conv2d': _op76,
+    'aten::convolution': _op77,
+    'aten::copy': _op78,
+    'aten::copy_': _op79,
+    'aten::cos': _op80,
+    'aten::cos_': _op81,
+    'aten::cross_entropy_loss': _op82,
+    'aten::cumsum': _op83,
+    'aten::cumsum_': _op84,
+    'aten::detach': _op85,
+    'aten::detach_copy': _op86,
+    'aten::diagonal': _op87,
+    'aten::diagonal_copy': _op88,
+    'aten::diagonal_scatter': _op89,
+    'aten::div': _op90,
+    'aten::div_': _op91,
+    'aten::dot': _op92,
+    'aten::dropout': _op93,
+    'aten::dropout_': _op94,
+    'aten::embedding': _op95,
+    'aten::embedding_renorm': _op96,
+    'aten::embedding_renorm_': _op97,
+    'aten::empty': _op98,
+    'aten::empty_like': _op99,
+    'aten::empty_strided': _op100,
+    'aten::eq': _op101,
+    'aten::eq_': _op102,
+    'aten::erf': _op103,
+    'aten::erf_': _op104,
+    'aten::exp': _op105,
+    'aten::exp_': _op106,
+    'aten::expand': _op107,
+    'aten::expand_copy': _op108,
+    'aten::expm1': _op109,
+    'aten::expm1_': _op110,
+    'aten::eye': _op111,
+    'aten::fill': _op112,
+    'aten::fill_': _op113,
+    'aten::flatten': _op114,
+    'aten::flip': _op115,
+    'aten::floor': _op116,
+    'aten::floor_': _op117,
+    'aten::floor_divide': _op118,
+    'aten::floor_divide_': _op119,
+    'aten::full': _op120,
+    'aten::full_like': _op121,
+    'aten::gather': _op122,
+    'aten::ge': _op123,
+    'aten::ge_': _op124,
+    'aten::gelu': _op125,
+    'aten::gelu_': _op126,
+    'aten::gt': _op127,
+    'aten::gt_': _op128,
+    'aten::index': _op129,
+    'aten::index_put': _op130,
+    'aten::index_put_': _op131,
+    'aten::index_select': _op132,
+    'aten::layer_norm': _op133,
+    'aten::le': _op134,
+    'aten::le_': _op135,
+    'aten::lerp': _op136,
+    'aten::lerp_': _op137,
+    'aten::lift': _op138,
+    'aten::lift_fresh': _op139,
+    'aten::lift_fresh_copy': _op140,
+    'aten::linalg_matrix_norm': _op141,
+    'aten::linalg_svdvals': _op142,
+    'aten::linear': _op143,
+    'aten::linspace': _op144,
+    'aten::log': _op145,
+    'aten::log1p': _op146,
+    'aten::log1p_': _op147,
+    'aten::log_': _op148,
+    'aten::log_softmax': _op149,
+    'aten::logical_and': _op150,
+    'aten::logical_and_': _op151,
+    'aten::logical_not': _op152,
+    'aten::logical_not_': _op153,
+    'aten::logical_or': _op154,
+    'aten::logical_or_': _op155,
+    'aten::logical_xor': _op156,
+    'aten::logical_xor_': _op157,
+    'aten::logsumexp': _op158,
+    'aten::lt': _op159,
+    'aten::lt_': _op160,
+    'aten::masked_fill': _op161,
+    'aten::masked_fill_': _op162,
+    'aten::masked_select': _op163,
+    'aten::matmul': _op164,
+    'aten::max': _op165,
+    'aten::maximum': _op166,
+    'aten::mean': _op167,
+    'aten::min': _op168,
+    'aten::minimum': _op169,
+    'aten::mm': _op170,
+    'aten::mul': _op171,
+    'aten::mul_': _op172,
+    'aten::mv': _op173,
+    'aten::narrow': _op174,
+    'aten::narrow_copy': _op175,
+    'aten::native_dropout': _op176,
+    'aten::native_layer_norm': _op177,
+    'aten::ne': _op178,
+    'aten::ne_': _op179,
+    'aten::neg': _op180,
+    'aten::neg_': _op181,
+    'aten::nll_loss': _op182,
+    'aten::nll_loss2d': _op183,
+    'aten::nll_loss2d_forward': _op184,
+    'aten::nll_loss_forward': _op185,
+    'aten::nll_loss_nd': _op186,
+    'aten::nonzero': _op187,
+    'aten::norm': _op188,
+    'aten::normal': _op189,
+    'aten::normal_': _op190,
+    'aten::normal_functional': _op191,
+    'aten::one_hot': _op192,
+    'aten::ones': _op193,
+    'aten::ones_like': _op194,
+    'aten::outer': _op195,
+    'aten::permute': _op196,
+    'aten::permute_copy': _op197,
+    'aten::pow': _op198,
+    'aten::pow_': _op199,
+    'aten::prod': _op200,
+    'aten::rand': _op201,
+    'aten::rand_like': _op202,
+    'aten::randint': _op203,
+    'aten::randn': _op204,
+    'aten::randn_like': _op205,
+    'aten::random': _op206,
+    'aten::random_': _op207,
+    'aten::reciprocal': _op208,
+    'aten::reciprocal_': _op209,
+    'aten::relu': _op210,
+    'aten::relu_': _op211,
+    'aten::remainder': _op212,
+    'aten::remainder_': _op213,
+    'aten::repeat': _op214,
+    'aten::reshape': _op215,
+    'aten::resize': _op216,
+    'aten::resize_': _op217,
+    'aten::resolve_conj': _op218,
+    'aten::resolve_neg': _op219,
+    'aten::roll': _op220,
+    'aten::round': _op221,
+    'aten::round_': _op222,
+    'aten::rsqrt': _op223,
+    'aten::rsqrt_': _op224,
+    'aten::rsub': _op225,
+    'aten::scatter': _op226,
+    'aten::scatter_': _op227,
+    'aten::scatter_add': _op228,
+    'aten::scatter_add_': _op229,
+    'aten::select': _op230,
+    'aten::select_copy': _op231,
+    'aten::select_scatter': _op232,
+    'aten::sigmoid': _op233,
+    'aten::sigmoid_': _op234,
+    'aten::sign': _op235,
+    'aten::sign_': _op236,
+    'aten::silu': _op237,
+    'aten::silu_': _op238,
+    'aten::sin': _op239,
+    'aten::sin_': _op240,
+    'aten::slice': _op241,
+    'aten::slice_copy': _op242,
+    'aten::slice_scatter': _op243,
+    'aten::softmax': _op244,
+    'aten::sort': _op245,
+    'aten::split': _op246,
+    'aten::split_copy': _op247,
+    'aten::split_with_sizes': _op248,
+    'aten::split_with_sizes_copy': _op249,
+    'aten::sqrt': _op250,
+    'aten::sqrt_': _op251,
+    'aten::squeeze': _op252,
+    'aten::squeeze_': _op253,
+    'aten::squeeze_copy': _op254,
+    'aten::stack': _op255,
+    'aten::std': _op256,
+    'aten::sub': _op257,
+    'aten::sub_': _op258,
+    'aten::sum': _op259,
+    'aten::t': _op260,
+    'aten::t_': _op261,
+    'aten::t_copy': _op262,
+    'aten::tan': _op263,
+    'aten::tan_': _op264,
+    'aten::tanh': _op265,
+    'aten::tanh_': _op266,
+    'aten::to': _op267,
+    'aten::topk': _op268,
+    'aten::transpose': _op269,
+    'aten::transpose_': _op270,
+    'aten::transpose_copy': _op271,
+    'aten::tril': _op272,
+    'aten::tril_': _op273,
+    'aten::triu': _op274,
+    'aten::triu_': _op275,
+    'aten::unbind': _op276,
+    'aten::unbind_copy': _op277,
+    'aten::unfold': _op278,
+    'aten::unfold_backward': _op279,
+    'aten::unfold_copy': _op280,
+    'aten::uniform': _op281,
+    'aten::uniform_': _op282,
+    'aten::unsqueeze': _op283,
+    'aten::unsqueeze_': _op284,
+    'aten::unsqueeze_copy': _op285,
+    'aten::var': _op286,
+    'aten::view': _op287,
+    'aten::view_as_complex': _op288,
+    'aten::view_as_complex_copy': _op289,
+    'aten::view_as_real': _op290,
+    'aten::view_as_real_copy': _op291,
+    'aten::view_copy': _op292,
+    'aten::where': _op293,
+    'aten::zero': _op294,
+    'aten::zero_': _op295,
+    'aten::zeros': _op296,
+    'aten::zeros_like': _op297,
 }
 
 

@@ -3,10 +3,10 @@
 PYTHON_METHODS, like the other hand-written bindings).
 
 They are properties whose getters call operators through the dispatcher (so autograd and
-every other key see the views). Differences from torch: there is no conjugate bit, so
-``H`` / ``mH`` of a complex tensor (lazily conjugated views in torch) are materialized
-conjugates and ``is_conj()`` is always False (Note [No conjugate bit] in
-ops/decompositions_conj.py); ``data`` is
+every other key see the views). ``H`` / ``mH`` of a complex tensor are lazily conjugated
+views, ``real`` / ``imag`` of one with the conjugate bit view its storage (``imag`` with the
+negative bit), as torch's (Note [The conjugate and negative bits] in
+ops/decompositions_conj.py). Differences from torch: ``data`` is
 ``detach()`` (torch's shares the storage but not the version counter); the deprecation
 warnings of ``T`` and ``mT`` go through Python's warnings filters each time, where torch
 warns once per process.
@@ -19,12 +19,18 @@ from typing import Any
 
 from tensordispatch.backends.aten import op
 from tensordispatch.dispatch.errors import ArgumentTypeError, binding_argument_error
+from tensordispatch.dispatch.keys import DispatchKey
+from tensordispatch.dispatch.keyset import keyset_raw
 from tensordispatch.tensor.tensor import Tensor
 
 __all__ = [
-    "H", "T", "data", "ilshift", "imag", "irshift", "is_conj", "is_neg", "lshift", "mH", "mT",
-    "pos", "real", "rlshift", "rrshift", "rshift",
+    "H", "T", "conj_view", "data", "ilshift", "imag", "irshift", "is_conj", "is_neg", "lshift",
+    "mH", "mT", "neg_view", "pos", "real", "rlshift", "rrshift", "rshift",
 ]  # fmt: skip
+
+
+_CONJ_RAW = keyset_raw(DispatchKey.Conjugate)
+_NEG_RAW = keyset_raw(DispatchKey.Negative)
 
 
 class _Attribute(property):
@@ -115,18 +121,45 @@ def _mh(self: Tensor) -> Tensor:
 
 
 def is_conj(self: Tensor) -> bool:
-    """Whether the conjugate bit is set: always False (Note [No conjugate bit]).
+    """Whether the conjugate bit is set (Note [The conjugate and negative bits]).
 
     >>> import tensordispatch as td
-    >>> td.tensor([1j]).conj().is_conj()
-    False
+    >>> td.tensor([1j]).conj().is_conj(), td.tensor([1.0]).conj().is_conj()
+    (True, False)
     """
-    return False
+    return bool(self._key_set & _CONJ_RAW)
 
 
 def is_neg(self: Tensor) -> bool:
-    """Whether the negative bit is set: always False (no negative views either)."""
-    return False
+    """Whether the negative bit is set (``x.conj().imag``, ``_neg_view``).
+
+    >>> import tensordispatch as td
+    >>> td.tensor([1j]).conj().imag.is_neg()
+    True
+    """
+    return bool(self._key_set & _NEG_RAW)
+
+
+def conj_view(self: Tensor) -> Tensor:
+    """``torch._conj`` / ``x._conj()``: aten::_conj, a view with the conjugate bit flipped
+    (for any dtype, unlike ``conj()``).
+
+    >>> import tensordispatch as td
+    >>> td._conj(td.tensor([1 + 2j])).is_conj()
+    True
+    """
+    return op("_conj")(self)  # type: ignore[no-any-return]
+
+
+def neg_view(self: Tensor) -> Tensor:
+    """``torch._neg_view`` / ``x._neg_view()``: aten::_neg_view, a view with the negative bit
+    flipped.
+
+    >>> import tensordispatch as td
+    >>> td.tensor([1.0, -2.0])._neg_view()
+    tensor([-1., 2.])
+    """
+    return op("_neg_view")(self)  # type: ignore[no-any-return]
 
 
 def _real(self: Tensor) -> Tensor:
@@ -138,6 +171,8 @@ def _real(self: Tensor) -> Tensor:
     """
     if not self.dtype.is_complex:
         return self
+    if self._key_set & _CONJ_RAW:  # the real parts of the stored values are the same
+        self = op("_conj")(self)
     return op("select.int")(op("view_as_real")(self), -1, 0)  # type: ignore[no-any-return]
 
 
@@ -150,6 +185,9 @@ def _imag(self: Tensor) -> Tensor:
     """
     if not self.dtype.is_complex:
         raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+    if self._key_set & _CONJ_RAW:  # the stored imaginary parts, negated by the bit
+        pairs = op("_neg_view")(op("view_as_real")(op("_conj")(self)))
+        return op("select.int")(pairs, -1, 1)  # type: ignore[no-any-return]
     return op("select.int")(op("view_as_real")(self), -1, 1)  # type: ignore[no-any-return]
 
 

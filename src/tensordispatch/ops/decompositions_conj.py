@@ -2,15 +2,21 @@
 ``resolve_conj``, ``resolve_neg``, ``adjoint``). Merged into ``DECOMPOSITIONS`` by
 ops/decompositions.py.
 
-Note [No conjugate bit]
-torch's ``conj`` of a complex tensor is a lazy view: it sets the conjugate bit (DispatchKey
-Conjugate) and a fallback conjugates when a kernel reads it. tensordispatch has no such bit:
-``conj`` materializes the conjugate with ``_conj_physical`` (a fresh tensor, not a view of
-``self``; its grad_fn is ConjPhysicalBackward0 where torch's is ConjBackward0), ``is_conj`` is
-always False and ``resolve_conj`` / ``resolve_neg`` return ``self``. Values, dtypes, shapes
-and strides agree with torch (``x.H`` / ``x.mH`` / ``x.adjoint()`` keep the transposed
-strides: the conjugate preserves its input's layout); writes through ``x.conj()`` do not reach
-``x``, as they do in torch. Real tensors: ``conj`` is ``self`` in both libraries.
+Note [The conjugate and negative bits]
+As torch's, ``conj()`` of a complex tensor is a lazy view: ``_conj`` (backends/math_bits.py)
+makes a view sharing ``self``'s storage, ``_base`` and version counter, whose key set has the
+Conjugate key flipped. The storage keeps the unconjugated values; the tensor stands for their
+conjugates, so writes through ``x.conj()`` reach ``x`` conjugated. ``_neg_view`` does the same
+with the Negative key (``x.conj().imag`` is a negative view of the stored imaginary parts).
+Views keep the bits (``Tensor._make_view`` copies the key set). Every other kernel sees
+resolved values: the Conjugate / Negative fallbacks clone such inputs first, and ``clone``
+and ``copy_`` (fallthroughs) apply the bits (Note [The math-bit fallback] in
+backends/math_bits.py). A tensor without a bit pays nothing: the keys are not in its key set.
+``resolve_conj`` / ``resolve_neg`` clone a tensor with the bit and return any other as is;
+``conj_physical`` always materializes. Printing, ``tolist()`` and ``item()`` show the
+resolved values; ``numpy()`` refuses a tensor with a bit with torch's message. Autograd: the
+grad_fn of ``x.conj()`` is ConjBackward0 (derivatives.yaml ``_conj``), of ``_neg_view``
+NegViewBackward0. Real tensors: ``conj`` is ``self`` (no bit), as in torch.
 """
 
 from __future__ import annotations
@@ -18,32 +24,62 @@ from __future__ import annotations
 from typing import Any
 
 from tensordispatch.backends.aten import op
+from tensordispatch.backends.math_bits import CONJ_RAW, NEG_RAW
 from tensordispatch.tensor.tensor import Tensor
 
 __all__ = ["CONJ_DECOMPOSITIONS"]
 
 
 def conj(self: Tensor) -> Tensor:
-    """The complex conjugate, materialized (Note [No conjugate bit]); ``self`` if real.
+    """The complex conjugate as a lazy view (Note [The conjugate and negative bits]); ``self``
+    if real.
 
     >>> import tensordispatch as td
-    >>> td.tensor([1 + 2j]).conj()
-    tensor([1.-2.j])
+    >>> x = td.tensor([1 + 2j]); c = x.conj()
+    >>> c, c.is_conj(), c._base is x
+    (tensor([1.-2.j]), True, True)
+    """
+    if not self.dtype.is_complex:
+        return self
+    return op("_conj")(self)  # type: ignore[no-any-return]
+
+
+def conj_physical(self: Tensor) -> Tensor:
+    """The complex conjugate in a new tensor without the bit; ``self`` if real.
+
+    >>> import tensordispatch as td
+    >>> td.tensor([1 + 2j]).conj_physical().is_conj()
+    False
     """
     if not self.dtype.is_complex:
         return self
     return op("_conj_physical")(self)  # type: ignore[no-any-return]
 
 
-def conj_physical(self: Tensor) -> Tensor:
-    if not self.dtype.is_complex:
+def resolve_conj(self: Tensor) -> Tensor:
+    """``self`` without the conjugate bit: a materialized clone if it has it, else ``self``.
+
+    >>> import tensordispatch as td
+    >>> c = td.tensor([1j]).conj().resolve_conj()
+    >>> c, c.is_conj()
+    (tensor([0.-1.j]), False)
+    """
+    if not self._key_set & CONJ_RAW:
         return self
-    return op("_conj_physical")(self)  # type: ignore[no-any-return]
+    return op("clone")(self)  # type: ignore[no-any-return]
 
 
-def resolve(self: Tensor) -> Tensor:
-    """``resolve_conj`` / ``resolve_neg``: no bit to resolve, ``self``."""
-    return self
+def resolve_neg(self: Tensor) -> Tensor:
+    """``self`` without the negative bit: a materialized clone if it has it, else ``self``.
+
+    >>> import tensordispatch as td
+    >>> n = td.tensor([1.0])._neg_view().resolve_neg()
+    >>> n, n.is_neg()
+    (tensor([-1.]), False)
+    """
+    if not self._key_set & NEG_RAW:
+        return self
+    return op("clone")(self)  # type: ignore[no-any-return]
 
 
 def adjoint_of(self: Tensor, name: str) -> Tensor:
@@ -70,7 +106,7 @@ def adjoint(self: Tensor) -> Tensor:
 CONJ_DECOMPOSITIONS: dict[str, Any] = {
     "conj": conj,
     "conj_physical": conj_physical,
-    "resolve_conj": resolve,
-    "resolve_neg": resolve,
+    "resolve_conj": resolve_conj,
+    "resolve_neg": resolve_neg,
     "adjoint": adjoint,
 }

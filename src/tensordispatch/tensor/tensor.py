@@ -63,7 +63,7 @@ from tensordispatch.tensor.inference import (
     watch_inference_count,
 )
 from tensordispatch.tensor.metadata import TensorMetadata
-from tensordispatch.tensor.values import TensorValues
+from tensordispatch.tensor.values import _MATH_BITS_RAW, TensorValues, resolved_values
 
 __all__ = [
     "AutogradMeta",
@@ -533,7 +533,10 @@ class Tensor(TensorMetadata, TensorValues):
     def _values_for_print(self) -> np.ndarray[Any, Any] | None:
         """The values printing shows (None: print `...`). Backends without NumPy data that
         can produce values (lazy, wrapper tensors) override this."""
-        return self._data if isinstance(self._data, np.ndarray) else None
+        data = self._data
+        if not isinstance(data, np.ndarray):
+            return None
+        return resolved_values(data, self._key_set) if self._key_set & _MATH_BITS_RAW else data
 
     def __repr__(self) -> str:
         from tensordispatch.tensor.printing import tensor_repr

@@ -10,10 +10,31 @@ from typing import Any
 
 import numpy as np
 
+from tensordispatch.dispatch.keys import DispatchKey
+from tensordispatch.dispatch.keyset import keyset_raw
 from tensordispatch.tensor.device import device as Device
 from tensordispatch.tensor.dtypes import dtype as DType
 
-__all__ = ["TensorValues"]
+__all__ = ["TensorValues", "resolved_values"]
+
+_CONJ_RAW = keyset_raw(DispatchKey.Conjugate)
+_NEG_RAW = keyset_raw(DispatchKey.Negative)
+_MATH_BITS_RAW = _CONJ_RAW | _NEG_RAW
+
+
+def resolved_values(data: np.ndarray[Any, Any], key_set: int) -> np.ndarray[Any, Any]:
+    """The values of a CPU array stored under the conjugate / negative bits of ``key_set``
+    (Note [The conjugate and negative bits] in ops/decompositions_conj.py): ``data`` itself
+    without bits, else a new array with them applied.
+
+    >>> resolved_values(np.array([1 + 2j]), _CONJ_RAW | _NEG_RAW).tolist()
+    [(-1+2j)]
+    """
+    if key_set & _CONJ_RAW and data.dtype.kind == "c":
+        data = np.conjugate(data)
+    if key_set & _NEG_RAW:
+        data = np.negative(data)
+    return data
 
 
 class TensorValues:
@@ -22,6 +43,7 @@ class TensorValues:
     __slots__ = ()
 
     _data: Any
+    _key_set: int
     dtype: DType
     device: Device
 
@@ -51,11 +73,15 @@ class TensorValues:
                 f"item(): cannot be called on a tensor on device '{self.device}', which has "
                 "no data; compute on device='cpu' for values"
             )
+        if self._key_set & _MATH_BITS_RAW:
+            return resolved_values(self._data, self._key_set).item()
         return self._data.item()
 
     def tolist(self) -> Any:
         """The values as (nested) Python lists of Python numbers; a number for 0-dim."""
         self._require_data("tolist()")
+        if self._key_set & _MATH_BITS_RAW:
+            return resolved_values(self._data, self._key_set).tolist()
         return self._data.tolist()
 
     def numpy(self, *, force: bool = False) -> np.ndarray[Any, Any]:
@@ -70,10 +96,23 @@ class TensorValues:
                 "numpy(): can't call numpy() on a Tensor that requires grad; "
                 "use tensor.detach().numpy() instead"
             )
+        if self._key_set & _MATH_BITS_RAW:
+            if force:  # torch's force: resolve_conj().resolve_neg(), a copy
+                return resolved_values(self._data, self._key_set)
+            which, resolve = (
+                ("conjugate", "resolve_conj") if self._key_set & _CONJ_RAW else
+                ("negative", "resolve_neg")
+            )  # fmt: skip
+            raise RuntimeError(
+                f"Can't call numpy() on Tensor that has {which} bit set. Use "
+                f"tensor.{resolve}().numpy() instead."
+            )
         array: np.ndarray[Any, Any] = self._data.view()
         return array
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray[Any, Any]:
+        if self._key_set & _MATH_BITS_RAW:  # torch's __array__ calls numpy(): refused
+            self.numpy()
         array = self.numpy(force=True)
         if dtype is not None and np.dtype(dtype) != array.dtype:
             return array.astype(dtype)

@@ -48,6 +48,7 @@ import numpy as np
 
 from tensordispatch.tensor.geometry import contiguous_strides
 from tensordispatch.tensor.tensor import Tensor, new_cpu_tensor
+from tensordispatch.tensor.values import _MATH_BITS_RAW, resolved_values
 
 if TYPE_CHECKING:
     from tensordispatch.transforms.functionalize.wrapper import FunctionalTensor
@@ -75,9 +76,10 @@ def dense_copy(t: Tensor) -> Tensor:
     ((2, 1), [[0.0, 3.0], [1.0, 4.0], [2.0, 5.0]])
     """
     shape = t._shape
-    return new_cpu_tensor(
-        np.array(t._data, order="C", copy=True), shape, _contiguous(shape), t.dtype
-    )
+    data = t._data
+    if t._key_set & _MATH_BITS_RAW:  # a conjugate / negative view: its values, resolved
+        data = resolved_values(data, t._key_set)
+    return new_cpu_tensor(np.array(data, order="C", copy=True), shape, _contiguous(shape), t.dtype)
 
 
 # Where a wrapper's elements sit in its base (Note [Shadow views]): sizes, strides and

@@ -233,6 +233,14 @@ def _alias_rev(base: Tensor, m: Tensor, reapply: bool, i: int) -> Tensor:
     return _inverse(reapply, "alias", "alias_copy", m)
 
 
+def _conj_rev(base: Tensor, m: Tensor, reapply: bool, i: int) -> Tensor:
+    return _inverse(reapply, "_conj", "_conj_copy", m)  # the conjugate is its own inverse
+
+
+def _neg_view_rev(base: Tensor, m: Tensor, reapply: bool, i: int) -> Tensor:
+    return _inverse(reapply, "_neg_view", "_neg_view_copy", m)
+
+
 def _identity_rev(base: Tensor, m: Tensor, reapply: bool, i: int) -> Tensor:
     return m
 
@@ -294,6 +302,8 @@ VIEW_RULES: dict[str, ViewRule] = {
         _rule("split_with_sizes", "split_with_sizes_copy", _split_sizes_rev, multi=True),
         _rule("unbind.int", "unbind_copy.int", _unbind_rev, multi=True),
         _rule("alias", "alias_copy", _alias_rev),
+        _rule("_conj", "_conj_copy", _conj_rev),
+        _rule("_neg_view", "_neg_view_copy", _neg_view_rev),
         _rule("detach", "detach_copy", _identity_rev),
         _rule("view_as_real", "view_as_real_copy", _view_as_real_rev),
         _rule("view_as_complex", "view_as_complex_copy", _view_as_complex_rev),

@@ -473,6 +473,10 @@ _DIRECT = (
     "contiguous",
     "alias",
     "alias_copy",
+    "_conj",  # the result wraps the view: the BatchedTensor carries the bit, as torch's
+    "_conj_copy",
+    "_neg_view",
+    "_neg_view_copy",
     "detach",
     "detach_copy",
     "_to_copy",
