@@ -240,10 +240,13 @@ def _make_fallback(key: DispatchKey, bit: int, what: str) -> Any:
 
 def _write_back(result: Any, original: Tensor, resolved: Tensor) -> Any:
     """Copy the written clone back into the tensor with the bit; it replaces the clone in
-    the result."""
+    the result. (torch reads the first return; an operator returning nothing copies the
+    clone, where torch's fallback fails.)"""
     from tensordispatch.backends.aten import op
 
     out = result[0] if isinstance(result, tuple) else result
+    if out is None:
+        out = resolved
     if original._shape != out._shape:
         op("resize_")(original, list(out._shape))
     op("copy_")(original, out)

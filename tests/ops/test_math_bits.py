@@ -1,0 +1,248 @@
+"""The conjugate and negative bits against torch 2.13 (Note [The conjugate and negative bits]):
+the views, writes through them, the fallback's results, copy_, values, printing, NumPy."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+
+import tensordispatch as td
+from tensordispatch.dispatch.keys import DispatchKey
+from tensordispatch.dispatch.keyset import keyset_raw
+
+Z = [[1 + 2j, 3 - 4j, 0.5j], [2 + 0j, -1 - 1j, 7 + 3j]]
+
+
+def _conj(m: Any) -> Any:
+    """A complex64 conjugate view of Z (its base holds Z)."""
+    return m.tensor(Z, dtype=m.complex64).conj()
+
+
+def _norm(r: Any) -> Any:
+    """A comparable form: tensors as (values, dtype name, is_conj, is_neg)."""
+    if isinstance(r, (tuple, list)):
+        return [_norm(v) for v in r]
+    if isinstance(r, (torch.Tensor, td.Tensor)):
+        return (r.tolist(), str(r.dtype).split(".")[-1], r.is_conj(), r.is_neg())
+    return r
+
+
+def _same(case: Callable[[Any, Any], Any]) -> None:
+    got = [_norm(case(m, _conj(m))) for m in (torch, td)]
+    np.testing.assert_equal(got[1], got[0])
+
+
+def test_conj_is_a_view_of_its_input_with_the_conjugate_key() -> None:
+    x = td.tensor([1 + 2j, 3j])
+    c = x.conj()
+    assert c.is_conj() and not x.is_conj()
+    assert c._base is x and c.data_ptr() == x.data_ptr()
+    assert c._key_set & keyset_raw(DispatchKey.Conjugate)
+    assert c._data.tolist() == x._data.tolist()  # the storage keeps the unconjugated values
+
+
+def test_conj_of_a_conj_view_clears_the_bit_and_stays_a_view() -> None:
+    x = td.tensor([1 + 2j])
+    cc = x.conj().conj()
+    assert not cc.is_conj() and cc._base is x
+    assert cc.tolist() == [1 + 2j]
+
+
+def test_conj_view_shares_the_version_counter() -> None:
+    x = td.tensor([1 + 2j, 3j])
+    c = x.conj()
+    c.add_(1)
+    assert x._version == c._version == 1
+
+
+def test_imag_of_a_conj_view_is_a_negative_view_of_the_base() -> None:
+    x, t = td.tensor([1 + 2j, 3 - 4j]), torch.tensor([1 + 2j, 3 - 4j])
+    i, it = x.conj().imag, t.conj().imag
+    assert (i.is_neg(), i._base is x, i.tolist()) == (True, True, it.tolist())
+    r = x.conj().real
+    assert not r.is_neg() and r.tolist() == t.conj().real.tolist()
+
+
+def test_neg_view_values_and_bit_as_torch() -> None:
+    got = [m.tensor([1.0, -2.0])._neg_view() for m in (torch, td)]
+    assert [g.is_neg() for g in got] == [True, True]
+    assert got[1].tolist() == got[0].tolist() == [-1.0, 2.0]
+
+
+VIEWS_KEEP_THE_BIT: dict[str, Callable[[Any], Any]] = {
+    "t": lambda c: c.t(),
+    "slice": lambda c: c[:, 1:],
+    "select": lambda c: c[1],
+    "view": lambda c: c.view(6),
+    "reshape": lambda c: c.reshape(3, 2),
+    "expand": lambda c: c[0:1].expand(3, 3),
+    "unsqueeze": lambda c: c.unsqueeze(0),
+    "permute": lambda c: c.permute(1, 0),
+    "diagonal": lambda c: c.diagonal(),
+}
+
+
+@pytest.mark.parametrize("name", VIEWS_KEEP_THE_BIT)
+def test_views_keep_the_bit_as_torch(name: str) -> None:
+    _same(lambda m, c: VIEWS_KEEP_THE_BIT[name](c))
+
+
+def test_alias_keeps_the_bit_as_torch() -> None:
+    _same(lambda m, c: m.ops.aten.alias.default(c))
+
+
+FALLBACK_RESULTS: dict[str, Callable[[Any, Any], Any]] = {
+    "add scalar": lambda m, c: c + 1,
+    "add tensor": lambda m, c: c + c.clone(),
+    "mul self": lambda m, c: c * c,
+    "rsub": lambda m, c: 1 - c,
+    "div": lambda m, c: c / 2,
+    "sum": lambda m, c: c.sum(),
+    "mean": lambda m, c: c.mean(),
+    "prod": lambda m, c: c.prod(),
+    "abs": lambda m, c: c.abs(),
+    "exp": lambda m, c: c.exp(),
+    "mm": lambda m, c: c @ c.mT,
+    "matmul vec": lambda m, c: c @ c[0],
+    "cat": lambda m, c: m.cat([c, c.resolve_conj()]),
+    "stack": lambda m, c: m.stack([c, c]),
+    "index": lambda m, c: c[m.tensor([1, 0])],
+    "where": lambda m, c: m.where(c.real > 1, c, m.zeros_like(c)),
+    "contiguous": lambda m, c: c.t().contiguous(),
+    "clone": lambda m, c: c.clone(),
+    "to": lambda m, c: c.to(m.complex128),
+    "eq": lambda m, c: c == c.resolve_conj(),
+    "resolve_conj": lambda m, c: c.resolve_conj(),
+    "conj_physical": lambda m, c: c.conj_physical(),
+    "imag clone": lambda m, c: c.imag.clone(),
+    "imag sum": lambda m, c: c.imag.sum(),
+    "imag add": lambda m, c: c.imag + 1,
+    "imag resolve_neg": lambda m, c: c.imag.resolve_neg(),
+    "empty_like has no bit": lambda m, c: m.empty_like(c).is_conj(),
+    "zeros_like": lambda m, c: m.zeros_like(c),
+    "unbind": lambda m, c: c.unbind(0),
+    "split": lambda m, c: c.split(1),
+    "item": lambda m, c: c[0, 0].item(),
+}
+
+
+@pytest.mark.parametrize("name", FALLBACK_RESULTS)
+def test_results_on_conj_views_match_torch(name: str) -> None:
+    _same(FALLBACK_RESULTS[name])
+
+
+WRITES: dict[str, Callable[[Any, Any], Any]] = {
+    "add_": lambda m, c: c.add_(1j),
+    "mul_ of imag": lambda m, c: c.imag.mul_(2),
+    "fill_": lambda m, c: c.fill_(2j),
+    "zero_": lambda m, c: c.zero_(),
+    "neg_": lambda m, c: c.neg_(),
+    "setitem": lambda m, c: c.__setitem__((0, 0), 9j),
+    "conj_physical_": lambda m, c: c.conj_physical_(),
+    "copy_ plain into conj": lambda m, c: c.copy_(m.ones(2, 3) * 1j),
+    "copy_ conj into conj": lambda m, c: c.copy_(c.resolve_conj().conj() * 2),
+    "copy_ conj into its base": lambda m, c: c._base.copy_(c),
+    "copy_ base into its conj": lambda m, c: c.copy_(c._base),
+    "out=": lambda m, c: m.mul(m.ones(2, 3, dtype=m.complex64) * 1j, 2, out=c),
+}
+
+
+@pytest.mark.parametrize("name", WRITES)
+def test_writes_through_conj_views_reach_the_base_as_torch(name: str) -> None:
+    def case(m: Any, c: Any) -> Any:
+        result = WRITES[name](m, c)
+        is_self = result is c if isinstance(result, type(c)) else None
+        return c, c._base, is_self
+
+    _same(case)
+
+
+def test_copy_from_a_conj_view_materializes() -> None:
+    _same(lambda m, c: m.zeros(2, 3, dtype=m.complex64).copy_(c))
+
+
+def test_copy_between_negative_and_plain_views() -> None:
+    def case(m: Any, _: Any) -> Any:
+        base = m.tensor([1.0, -2.0, 3.0])
+        n = base._neg_view()
+        n.copy_(m.tensor([5.0, 6.0, 7.0]))
+        plain = m.zeros(3).copy_(n)
+        return base, plain
+
+    _same(case)
+
+
+def test_printing_shows_the_resolved_values() -> None:
+    for make in (lambda m: _conj(m), lambda m: _conj(m).imag):
+        texts = [repr(make(m)).replace("tensordispatch", "torch") for m in (torch, td)]
+        assert texts[1] == texts[0]
+
+
+def test_tolist_and_item_resolve() -> None:
+    c = _conj(td)
+    assert c.tolist() == _conj(torch).tolist()
+    assert c[0, 0].item() == 1 - 2j and c.imag[0, 0].item() == -2.0
+
+
+def test_numpy_refuses_a_conj_view_with_torchs_text() -> None:
+    messages = []
+    for m in (torch, td):
+        with pytest.raises(RuntimeError) as info:
+            _conj(m).numpy()
+        messages.append(str(info.value))
+    assert messages[1] == messages[0]
+    assert messages[1] == (
+        "Can't call numpy() on Tensor that has conjugate bit set. Use "
+        "tensor.resolve_conj().numpy() instead."
+    )
+
+
+def test_numpy_refuses_a_negative_view_with_torchs_text() -> None:
+    messages = []
+    for m in (torch, td):
+        with pytest.raises(RuntimeError) as info:
+            _conj(m).imag.numpy()
+        messages.append(str(info.value))
+    assert messages[1] == messages[0]
+    assert messages[1] == (
+        "Can't call numpy() on Tensor that has negative bit set. Use "
+        "tensor.resolve_neg().numpy() instead."
+    )
+
+
+def test_numpy_force_and_asarray_as_torch() -> None:
+    assert _conj(td).numpy(force=True).tolist() == _conj(torch).numpy(force=True).tolist()
+    for m in (torch, td):
+        with pytest.raises(RuntimeError, match="conjugate bit set"):
+            np.asarray(_conj(m))
+
+
+def test_view_as_real_refuses_a_conj_view_with_torchs_text() -> None:
+    messages = []
+    for m in (torch, td):
+        with pytest.raises(RuntimeError) as info:
+            m.view_as_real(_conj(m))
+        messages.append(str(info.value))
+    assert messages[1] == messages[0]
+    assert messages[1] == (
+        "view_as_real doesn't work on unresolved conjugated tensors.  To resolve the "
+        "conjugate tensor so you can view it as real, use self.resolve_conj(); however, be "
+        "warned that the resulting tensor will NOT alias the original."
+    )
+
+
+def test_resolve_of_a_tensor_without_the_bit_is_the_tensor() -> None:
+    x = td.tensor([1j])
+    assert x.resolve_conj() is x and x.resolve_neg() is x
+    assert td.tensor([1.0]).conj() is not None and not td.tensor([1.0]).conj().is_conj()
+
+
+def test_meta_conj_view_carries_the_bit() -> None:
+    got = [m.empty(2, 3, dtype=m.complex64, device="meta").conj() for m in (torch, td)]
+    assert [g.is_conj() for g in got] == [True, True]
+    assert [tuple(g.add(1).shape) for g in got] == [(2, 3), (2, 3)]
+    assert [g.add(1).is_conj() for g in got] == [False, False]
