@@ -39,9 +39,10 @@ import numpy as np
 
 from tensordispatch.dispatch.keyset import DEFAULT_EXCLUDED_RAW, DEFAULT_INCLUDED_RAW
 from tensordispatch.dispatch.tls import local_state
+from tensordispatch.tensor.device import CPU as _CPU
 from tensordispatch.tensor.tensor import _CPU_KEY_SET, Tensor, VersionCounter
 
-__all__ = ["add_", "copy_"]
+__all__ = ["add_", "copy_", "to"]
 
 _ST = local_state()
 _DX = DEFAULT_EXCLUDED_RAW
@@ -178,3 +179,73 @@ def copy_(self: Any, src: Any) -> Tensor | None:
     self._data[...] = src._data
     vc.version += 1
     return self
+
+
+# Note [One-hop Tensor.to]
+# ``t.to(t.dtype)`` and ``t.to("cpu")`` on a CPU tensor change nothing: the full path is the
+# hand-written binding (ops/bindings.py), the entry of ``to.dtype`` / ``to.dtype_layout``
+# (argument checks, table lookup) and the CompositeImplicitAutograd kernel (ops/
+# decompositions_layout.py's ``to``), which returns ``self``: ~1.7-3 us for no work. Which
+# kernel runs is a pure function of the thread-local words, ``self``'s key set and the
+# operator's published state, so ``to`` here returns ``self`` only for an exact Tensor with
+# the plain CPU key set (any requires_grad: the kernel returns self whatever the autograd
+# metadata), under the default words, when the operator's state (memoized by identity) has
+# no tracer and resolves that key set to that kernel. Anything else (another dtype or
+# device, a mode, a trace, an override of ``to`` at any key) returns None: the binding's
+# full path.
+
+
+class _ToHop:
+    """Whether ``name`` called on a plain CPU tensor under the default words runs exactly
+    the decomposition ``to`` (Note [One-hop Tensor.to]), memoized per published state."""
+
+    __slots__ = ("answer", "entry", "name", "state")
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.entry: Any = None
+        self.state: Any = None
+        self.answer = False
+
+    def ready(self) -> bool:
+        words = _ST.__dict__
+        if words["excluded"] is not _DX or words["included"] is not _DI:
+            return False
+        entry = self.entry
+        if entry is not None and entry.state is self.state:
+            return self.answer
+        return self._check()
+
+    def _check(self) -> bool:
+        from tensordispatch.backends.aten import op
+        from tensordispatch.ops.decompositions_layout import to as decomposition
+
+        self.entry = entry = op(self.name)._entry
+        state = entry.state
+        self.answer = state.tracer is None and state.lookup(_DX, _DI, _CPU_KS) is decomposition
+        self.state = state  # after the answer: a reader matching the state sees its answer
+        return self.answer
+
+
+_TO_DTYPE = _ToHop("to.dtype")
+_TO_DEVICE = _ToHop("to.dtype_layout")  # the binding's overload for a device
+
+
+def to(self: Any, arg: Any) -> Tensor | None:
+    """``self.to(arg)`` by one hop when ``arg`` is ``self``'s dtype or the CPU device (then
+    ``self``), or None (Note [One-hop Tensor.to]).
+
+    >>> import tensordispatch as td
+    >>> t = td.ones(2)
+    >>> to(t, td.float32) is t, to(t, "cpu") is t, to(t, td.float64), to(t, "meta")
+    (True, True, None, None)
+    """
+    if type(self) is not _Tensor or self._key_set != _CPU_KS:
+        return None
+    if arg is self.dtype:
+        hop = _TO_DTYPE
+    elif type(arg) is str and arg == "cpu" or arg is _CPU:
+        hop = _TO_DEVICE
+    else:
+        return None
+    return self if hop.ready() else None

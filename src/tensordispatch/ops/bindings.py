@@ -14,6 +14,7 @@ from typing import Any
 from tensordispatch.backends.aten import below_ad_inplace_or_view as _below
 from tensordispatch.backends.aten import op
 from tensordispatch.backends.composite_fast import arange as _arange_hop
+from tensordispatch.backends.composite_fast_inplace import to as _to_hop
 from tensordispatch.backends.structured import resize_output
 from tensordispatch.dispatch.calling import NOT_GIVEN as _NO
 from tensordispatch.dispatch.errors import ArgumentTypeError, binding_argument
@@ -339,6 +340,10 @@ def to(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     >>> t = td.ones(2); t.to(td.float32) is t, t.to("meta").device, t.to(td.int64).dtype
     (True, device(type='meta'), tensordispatch.int64)
     """
+    if len(args) == 1 and not kwargs:
+        same = _to_hop(self, args[0])  # Note [One-hop Tensor.to]
+        if same is not None:
+            return same
     rest = list(args)
     if rest and isinstance(rest[0], Tensor):
         return op("to.other")(self, *rest, **kwargs)  # type: ignore[no-any-return]
