@@ -96,6 +96,8 @@ def goal_table(number: int, rounds: int) -> None:
         "arange(10.)": (lambda: td.arange(10.0), lambda: torch.arange(10.0)),
         "arange(1, 10, 2)": (lambda: td.arange(1, 10, 2), lambda: torch.arange(1, 10, 2)),
         "zeros_like(a)": (lambda: td.zeros_like(a), lambda: torch.zeros_like(ta)),
+        "a.to(a.dtype)": (lambda: a.to(td.float32), lambda: ta.to(torch.float32)),
+        "a.to('cpu')": (lambda: a.to("cpu"), lambda: ta.to("cpu")),
         "a + 1 (reference)": (lambda: a + 1, lambda: ta + 1),
         "a.clone() (reference)": (lambda: a.clone(), lambda: ta.clone()),
     }

@@ -1,6 +1,7 @@
 """One-hop in-place methods for the generated bindings: ``a.add_(b)`` and ``a.copy_(b)``
 straight to the write and the version bump the full dispatch would do, when it is known to
-be exactly that.
+be exactly that; and ``t.to(...)`` calls that change nothing (Note [One-hop Tensor.to],
+called by the hand-written binding in ops/bindings.py).
 
 Owns the hops of the method bindings (codegen/gen_python.py's ``ONE_HOP_METHODS``; kept out
 of backends/cpu/, whose package loads every CPU kernel, so that the bindings importing it
