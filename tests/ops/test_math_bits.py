@@ -3,6 +3,7 @@ the views, writes through them, the fallback's results, copy_, values, printing,
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from typing import Any
 
@@ -246,3 +247,21 @@ def test_meta_conj_view_carries_the_bit() -> None:
     assert [g.is_conj() for g in got] == [True, True]
     assert [tuple(g.add(1).shape) for g in got] == [(2, 3), (2, 3)]
     assert [g.add(1).is_conj() for g in got] == [False, False]
+
+
+def test_deepcopy_is_resolved_as_torch() -> None:
+    got = []
+    for m in (torch, td):
+        c, n = _conj(m), m.tensor([1.0, -2.0])._neg_view()
+        dc, dn = copy.deepcopy(c), copy.deepcopy(n)
+        got.append((dc.tolist(), dc.is_conj(), dn.tolist(), dn.is_neg()))
+    assert got[1] == got[0]
+
+
+def test_dlpack_refuses_a_conj_view_with_torchs_text() -> None:
+    messages = []
+    for m in (torch, td):
+        with pytest.raises(BufferError) as info:
+            _conj(m).__dlpack__()
+        messages.append(str(info.value))
+    assert messages[1] == messages[0] == "Can't export tensors with the conjugate bit set"

@@ -522,7 +522,10 @@ class Tensor(TensorMetadata, TensorValues):
     def __reduce_ex__(self, protocol: SupportsIndex) -> tuple[Any, ...]:
         """Pickle and (deep)copy: values (copied, same layout), metadata, requires_grad.
         Like torch, a copy is a new root: views are not preserved as views."""
-        values = None if self._data is None else np.array(self._data, order="K", copy=True)
+        data = self._data
+        if data is not None and self._key_set & _MATH_BITS_RAW:  # a copy has no bits, as torch's
+            data = resolved_values(data, self._key_set)
+        values = None if data is None else np.array(data, order="K", copy=True)
         rebuild_args = (values, self._shape, self._strides, self.dtype, str(self.device))
         from tensordispatch.tensor.serialization import rebuild_tensor
 

@@ -163,6 +163,8 @@ class TensorValues:
             raise BufferError(
                 "__dlpack__: can't export a tensor that requires grad; use tensor.detach()"
             )
+        if self._key_set & _CONJ_RAW:  # torch's text (a negative view exports its storage)
+            raise BufferError("Can't export tensors with the conjugate bit set")
         if not isinstance(self._data, np.ndarray):
             raise BufferError(  # noqa: TRY004 - torch raises BufferError here
                 f"__dlpack__: cannot export a tensor on device '{self.device}' through DLPack; "
