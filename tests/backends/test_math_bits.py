@@ -134,3 +134,38 @@ def test_install_is_idempotent_and_uninstall_restores_the_import_time_fallbacks(
     finally:
         math_bits.install()
     assert td.tensor([1j]).conj().add(1).tolist() == [1 - 1j]
+
+
+def test_dispatch_mode_sees_torchs_calls() -> None:
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    def program(x: Any) -> list[Any]:
+        c = x.conj()
+        y = c * 2
+        c.add_(1)
+        w = c.imag + 1
+        return [y.tolist(), x.tolist(), w.tolist()]
+
+    seen: list[list[str]] = [[], []]
+
+    class TorchMode(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
+            seen[0].append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    class OurMode(td.DispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
+            seen[1].append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    xt, x = torch.tensor([1 + 2j, 3j]), td.tensor([1 + 2j, 3j])  # (made outside: lift_fresh)
+    with TorchMode():
+        expected = program(xt)
+    with OurMode():
+        got = program(x)
+    assert got == expected
+    assert seen[1] == seen[0]
+    assert seen[1][:6] == [
+        "aten._conj.default", "aten.clone.default", "aten.mul.Tensor", "aten.clone.default",
+        "aten.add_.Tensor", "aten.copy_.default",
+    ]  # fmt: skip
