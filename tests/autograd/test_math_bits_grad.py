@@ -17,7 +17,7 @@ W = [2 - 1j, 0.5 + 1j]
 LOSSES: dict[str, Callable[[Any, Any], Any]] = {
     "conj * w": lambda m, x: (x.conj() * m.tensor(W)).abs().sum(),
     "imag and real of conj": lambda m, x: (x.conj().imag * 3).sum() + (x.conj().real ** 2).sum(),
-    "saved conj operand": lambda m, x: (lambda q: (q.conj() * q).real.sum())(x.conj() * 2),
+    "saved conj operand": lambda m, x: ((x.conj() * 2).conj() * (x.conj() * 2)).real.sum(),
     "conj of a view": lambda m, x: (x[1:].conj() * 1j).real.sum(),
     "resolve_conj": lambda m, x: (x.conj().resolve_conj() * m.tensor(W)).imag.sum(),
     "conj through matmul": lambda m, x: (x.conj() @ m.tensor(W)).abs(),

@@ -40,7 +40,10 @@ def _ours(names: set[str]) -> set[str]:
 
 @pytest.mark.parametrize(
     ("key", "ours"),
-    [("Conjugate", math_bits.CONJUGATE_FALLTHROUGHS), ("Negative", math_bits.NEGATIVE_FALLTHROUGHS)],
+    [
+        ("Conjugate", math_bits.CONJUGATE_FALLTHROUGHS),
+        ("Negative", math_bits.NEGATIVE_FALLTHROUGHS),
+    ],
 )
 def test_fallthrough_lists_are_torchs(key: str, ours: frozenset[str]) -> None:
     torchs = _torch_fallthroughs(key) - (_BLAS if key == "Conjugate" else set())
@@ -55,18 +58,17 @@ def test_tables_of_defined_operators_show_torchs_rows(key: str) -> None:
         base, _, overload = name.partition(".")
         td.ops.aten.__getattr__(base).__getattr__(overload or "default")  # defines it
         rows = [r for r in dump_table(f"aten::{name}").splitlines() if r.startswith(f"{key}:")]
-        assert rows == [
-            f"{key}: fallthrough registered at tensordispatch/backends/math_bits.py:"
-            f"{math_bits._on_definition.__code__.co_firstlineno} [kernel]"
-        ], name
+        line = math_bits._on_definition.__code__.co_firstlineno
+        expected = f"{key}: fallthrough registered at tensordispatch/backends/math_bits.py:{line}"
+        assert rows == [f"{expected} [kernel]"], name
 
 
 def test_other_operators_show_the_fallback_row() -> None:
     math_bits.install()
     rows = [r for r in dump_table("aten::add.Tensor").splitlines() if r.startswith("Conj")]
     line = math_bits._make_fallback.__code__.co_firstlineno + 3  # the inner function's def
-    assert rows == [f"Conjugate: registered at tensordispatch/backends/math_bits.py:{line} "
-                    "[backend fallback]"]  # fmt: skip
+    site = f"tensordispatch/backends/math_bits.py:{line}"
+    assert rows == [f"Conjugate: registered at {site} [backend fallback]"]
     t_rows = [
         r for r in torch._C._dispatch_dump_table("aten::add.Tensor").splitlines()
         if r.startswith("Conj")

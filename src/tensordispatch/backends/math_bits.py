@@ -51,12 +51,14 @@ from tensordispatch.tensor.tensor import Tensor
 from tensordispatch.tensor.values import resolved_values
 
 __all__ = [
-    "CONJ_RAW",
     "CONJUGATE_FALLTHROUGHS",
+    "CONJ_RAW",
     "MATH_BITS_RAW",
     "MATH_BIT_KERNELS",
-    "NEG_RAW",
     "NEGATIVE_FALLTHROUGHS",
+    "NEG_RAW",
+    "apply_bits_in_place",
+    "copy_with_math_bits",
     "install",
     "installed",
     "logical_array",
@@ -114,6 +116,27 @@ def apply_bits_in_place(t: Tensor, bits: int) -> None:
         np.conjugate(data, out=data)
     if bits & NEG_RAW:
         np.negative(data, out=data)
+
+
+def copy_with_math_bits(self: Tensor, src: Tensor) -> Tensor:
+    """The CPU copy_ between tensors whose conjugate or negative bits differ: ``self``'s stored
+    values become ``src``'s values with ``self``'s bits undone (both bits are self-inverse),
+    as torch's copy kernel conjugates / negates when the bits differ.
+
+    >>> import tensordispatch as td
+    >>> x = td.zeros(1, dtype=td.complex64)
+    >>> _ = copy_with_math_bits(x.conj(), td.tensor([1 + 2j])); x
+    tensor([1.-2.j])
+    """
+    from tensordispatch.backends.cpu.kernels import _copy_checked, check_no_overlap
+    from tensordispatch.backends.meta.kernels import check_copy_shapes
+
+    check_copy_shapes(self, src)
+    check_no_overlap(self, src)
+    values = Tensor._wrap_numpy(np.array(logical_array(src), copy=True), src.dtype)
+    _copy_checked(self, values)  # reads arrays only, not key sets
+    apply_bits_in_place(self, self._key_set)
+    return self
 
 
 # -- the views that set the bits (CompositeExplicitAutograd kernels) -----------------------------

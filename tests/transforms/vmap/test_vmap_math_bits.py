@@ -17,7 +17,7 @@ def _both(fn: Any) -> list[Any]:
     out = []
     for m in (torch, td):
         seen: list[bool] = []
-        r = m.func.vmap(lambda t: fn(t, seen))(m.tensor(X))
+        r = m.func.vmap(lambda t, seen=seen: fn(t, seen))(m.tensor(X))
         out.append((r.tolist(), r.is_conj(), r.is_neg(), seen))
     return out
 
@@ -38,7 +38,12 @@ def test_conj_input_to_vmap_matches_torch() -> None:
     got = []
     for m in (torch, td):
         seen: list[bool] = []
-        r = m.func.vmap(lambda t: (seen.append(t.is_conj()), t * 2)[1])(m.tensor(X).conj())
+
+        def double(t: Any, seen: list[bool] = seen) -> Any:
+            seen.append(t.is_conj())
+            return t * 2
+
+        r = m.func.vmap(double)(m.tensor(X).conj())
         got.append((r.tolist(), seen))
     assert got[1] == got[0]
     assert got[1][1] == [True]

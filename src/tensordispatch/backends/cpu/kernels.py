@@ -36,10 +36,10 @@ from tensordispatch.backends.overlap import (
 )
 from tensordispatch.backends.structured import alloc_cpu, empty_strided_cpu_array
 from tensordispatch.backends.views import view
-from tensordispatch.tensor import dtypes as _dt
-from tensordispatch.tensor.geometry import contiguous_of
 from tensordispatch.dispatch.keys import DispatchKey
 from tensordispatch.dispatch.keyset import keyset_raw
+from tensordispatch.tensor import dtypes as _dt
+from tensordispatch.tensor.geometry import contiguous_of
 from tensordispatch.tensor.tensor import (
     Tensor,
     new_cpu_tensor,
@@ -482,7 +482,9 @@ def copy_(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
     (True, [[1.0, 1.0], [1.0, 1.0]])
     """
     if (self._key_set ^ src._key_set) & _MATH_BITS_RAW:  # Note [The math-bit fallback]
-        return _copy_math_bits(self, src)
+        from tensordispatch.backends.math_bits import copy_with_math_bits
+
+        return copy_with_math_bits(self, src)
     if self.dtype is src.dtype and self._shape == src._shape and 0 not in self._strides:
         ra = self if self._base is None else self._base
         rb = src if src._base is None else src._base
@@ -514,21 +516,6 @@ def _copy_checked(self: Tensor, src: Tensor) -> Tensor:
             _warn_complex_to_real()
             data = data.real
     np.copyto(self._data, data, casting="unsafe")
-    return self
-
-
-def _copy_math_bits(self: Tensor, src: Tensor) -> Tensor:
-    """copy_ between tensors whose conjugate or negative bits differ: ``self``'s stored
-    values become ``src``'s values with ``self``'s bits undone (both bits are self-inverse),
-    as torch's copy kernel conjugates / negates when the bits differ."""
-    from tensordispatch.backends.math_bits import apply_bits_in_place, logical_array
-    from tensordispatch.backends.meta.kernels import check_copy_shapes
-
-    check_copy_shapes(self, src)
-    check_no_overlap(self, src)
-    values = Tensor._wrap_numpy(np.array(logical_array(src), copy=True), src.dtype)
-    _copy_checked(self, values)  # reads arrays only, not key sets
-    apply_bits_in_place(self, self._key_set)
     return self
 
 
