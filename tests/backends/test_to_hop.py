@@ -1,6 +1,7 @@
-"""Tensor.to's one hop (Note [One-hop Tensor.to] in backends/composite_fast_inplace.py): the
-same tensor as torch returns, and every registration, mode, trace or word change that must
-send the binding back to the full dispatch."""
+"""Tensor.to's and Tensor.contiguous's one hops (Note [One-hop Tensor.to] in
+backends/composite_fast_inplace.py): the same tensor as torch returns, and every
+registration, mode, trace or word change that must send the binding back to the full
+dispatch."""
 
 from __future__ import annotations
 
@@ -115,3 +116,66 @@ def test_a_trace_shows_the_full_paths_hops(monkeypatch: Any) -> None:
     assert hops == [(h.op, h.key.name, h.depth) for h in full.hops]
     assert [h[0] for h in hops] == ["aten::to.dtype", "aten::to.dtype_layout"]
     assert hop.to(t, td.float32) is t  # plain states again
+
+
+CONTIGUOUS = {
+    "contiguous": lambda m: m.ones(2, 3),
+    "transposed": lambda m: m.ones(2, 3).t(),
+    "size-1 dims, odd strides": lambda m: m.ones(4, 1).t(),
+    "sliced rows": lambda m: m.ones(4, 3)[1:3],
+    "sliced columns": lambda m: m.ones(4, 3)[:, ::2],
+    "expanded": lambda m: m.ones(3, 1).expand(3, 4),
+    "0-d": lambda m: m.ones(()),
+    "empty": lambda m: m.ones(0, 3),
+    "requires grad": lambda m: m.ones(2, 3, requires_grad=True),
+}
+
+
+@pytest.mark.parametrize("name", list(CONTIGUOUS))
+def test_contiguous_returns_self_exactly_when_torch_does(name: str) -> None:
+    t, tt = CONTIGUOUS[name](td), CONTIGUOUS[name](torch)
+    got, expected = t.contiguous(), tt.contiguous()
+    assert (got is t) is (expected is tt)
+    assert got.stride() == expected.stride() and got.tolist() == expected.tolist()
+    assert got.requires_grad is expected.requires_grad
+
+
+def test_a_user_contiguous_kernel_registered_later_is_called(lib: Library) -> None:
+    t = td.ones(2)
+    assert hop.contiguous(t) is t
+    seen: list[Any] = []
+
+    def my_contiguous(self: Any, **kwargs: Any) -> Any:
+        seen.append(kwargs)
+        return td.zeros(2)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        lib.impl("contiguous", my_contiguous, "CompositeImplicitAutograd")
+    assert hop.contiguous(t) is None
+    assert t.contiguous().tolist() == [0.0, 0.0] and len(seen) == 1
+    lib._destroy()
+    assert hop.contiguous(t) is t and t.contiguous() is t
+
+
+def test_contiguous_under_a_mode_and_a_trace(monkeypatch: Any) -> None:
+    from tensordispatch.generated import methods
+
+    ours, theirs, Ours, Theirs = recording_modes()
+    t, tt = td.ones(2, 3), torch.ones(2, 3)
+    with Ours():
+        t.contiguous(), t.t().contiguous()
+    with Theirs():
+        tt.contiguous(), tt.t().contiguous()
+    assert ours == theirs
+    with dispatch_trace() as binding:
+        assert t.contiguous() is t
+    monkeypatch.setattr(methods, "_H_contiguous", lambda self: None)
+    with dispatch_trace() as full:
+        assert t.contiguous() is t
+    monkeypatch.undo()
+    hops = [(h.op, h.key.name, h.depth) for h in binding.hops]
+    assert hops == [(h.op, h.key.name, h.depth) for h in full.hops]
+    assert hops and hops[0][0] == "aten::contiguous"
+    with td.inference_mode():
+        assert hop.contiguous(t) is None and t.contiguous() is t

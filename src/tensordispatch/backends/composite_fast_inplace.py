@@ -41,9 +41,10 @@ import numpy as np
 from tensordispatch.dispatch.keyset import DEFAULT_EXCLUDED_RAW, DEFAULT_INCLUDED_RAW
 from tensordispatch.dispatch.tls import local_state
 from tensordispatch.tensor.device import CPU as _CPU
+from tensordispatch.tensor.geometry import contiguous_of as _contiguous_of
 from tensordispatch.tensor.tensor import _CPU_KEY_SET, Tensor, VersionCounter
 
-__all__ = ["add_", "copy_", "to"]
+__all__ = ["add_", "contiguous", "copy_", "to"]
 
 _ST = local_state()
 _DX = DEFAULT_EXCLUDED_RAW
@@ -193,17 +194,20 @@ def copy_(self: Any, src: Any) -> Tensor | None:
 # metadata), under the default words, when the operator's state (memoized by identity) has
 # no tracer and resolves that key set to that kernel. Anything else (another dtype or
 # device, a mode, a trace, an override of ``to`` at any key) returns None: the binding's
-# full path.
+# full path. ``t.contiguous()`` (the generated method, ``ONE_HOP_METHODS``) is the same
+# case: its decomposition returns ``self`` when ``is_contiguous()``; the hop answers only for
+# exactly the contiguous strides of the shape (the full path decides the size-1-dim cases).
 
 
-class _ToHop:
+class _ResolvedHop:
     """Whether ``name`` called on a plain CPU tensor under the default words runs exactly
-    the decomposition ``to`` (Note [One-hop Tensor.to]), memoized per published state."""
+    the decomposition ``kernel`` of ops/decompositions_layout.py (Note [One-hop Tensor.to]),
+    memoized per published state."""
 
-    __slots__ = ("answer", "entry", "name", "state")
+    __slots__ = ("answer", "entry", "kernel", "name", "state")
 
-    def __init__(self, name: str) -> None:
-        self.name = name
+    def __init__(self, name: str, kernel: str) -> None:
+        self.name, self.kernel = name, kernel
         self.entry: Any = None
         self.state: Any = None
         self.answer = False
@@ -219,17 +223,19 @@ class _ToHop:
 
     def _check(self) -> bool:
         from tensordispatch.backends.aten import op
-        from tensordispatch.ops.decompositions_layout import to as decomposition
+        from tensordispatch.ops import decompositions_layout
 
+        kernel = getattr(decompositions_layout, self.kernel)
         self.entry = entry = op(self.name)._entry
         state = entry.state
-        self.answer = state.tracer is None and state.lookup(_DX, _DI, _CPU_KS) is decomposition
+        self.answer = state.tracer is None and state.lookup(_DX, _DI, _CPU_KS) is kernel
         self.state = state  # after the answer: a reader matching the state sees its answer
         return self.answer
 
 
-_TO_DTYPE = _ToHop("to.dtype")
-_TO_DEVICE = _ToHop("to.dtype_layout")  # the binding's overload for a device
+_TO_DTYPE = _ResolvedHop("to.dtype", "to")
+_TO_DEVICE = _ResolvedHop("to.dtype_layout", "to")  # the binding's overload for a device
+_CONTIGUOUS = _ResolvedHop("contiguous", "contiguous")
 
 
 def to(self: Any, arg: Any) -> Tensor | None:
@@ -250,3 +256,20 @@ def to(self: Any, arg: Any) -> Tensor | None:
     else:
         return None
     return self if hop.ready() else None
+
+
+def contiguous(self: Any) -> Tensor | None:
+    """``self.contiguous()`` by one hop: ``self`` for a plain CPU tensor with exactly the
+    contiguous strides of its shape (what the decomposition returns, after its
+    ``is_contiguous()``), else None (Note [One-hop Tensor.to], which covers it).
+
+    >>> import tensordispatch as td
+    >>> t = td.ones(2, 3)
+    >>> contiguous(t) is t, contiguous(t.t()), contiguous(td.ones(2, device="meta"))
+    (True, None, None)
+    """
+    if type(self) is not _Tensor or self._key_set != _CPU_KS:
+        return None
+    if self._strides != _contiguous_of(self._shape) or not _CONTIGUOUS.ready():
+        return None
+    return self

@@ -255,6 +255,7 @@ _E_unsqueeze = _deferred(_G, '_E_unsqueeze', 'unsqueeze')
 _E_unsqueeze_ = _deferred(_G, '_E_unsqueeze_', 'unsqueeze_')
 _E_view = _deferred(_G, '_E_view', 'view')
 from tensordispatch.backends.composite_fast_inplace import add_ as _H_add_
+from tensordispatch.backends.composite_fast_inplace import contiguous as _H_contiguous
 from tensordispatch.backends.composite_fast_inplace import copy_ as _H_copy_
 from tensordispatch.ops.bindings_tensor import H as _m_H
 from tensordispatch.ops.bindings_tensor import T as _m_T
@@ -950,7 +951,8 @@ _m_conj_physical_.__name__ = _m_conj_physical_.__qualname__ = 'conj_physical_'
 def _m_contiguous(self, *, memory_format=_NO):
     try:
         if memory_format is _NO:
-            _r = _E_contiguous.entry_function(self)
+            _r = _H_contiguous(self)
+            if _r is None: _r = _E_contiguous.entry_function(self)
         else:
             _kw = {}
             if memory_format is not _NO: _kw['memory_format'] = memory_format
