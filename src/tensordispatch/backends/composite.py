@@ -43,6 +43,7 @@ from tensordispatch.tensor.tensor import (
 __all__ = ["COMPOSITE_KERNELS"]
 
 _MATH_BITS_RAW = keyset_raw(DispatchKey.Conjugate) | keyset_raw(DispatchKey.Negative)
+_CPU_KS = CPU._key_set
 
 _CPU_WORD = CPU._key_set
 _np_empty = np.empty
@@ -275,8 +276,9 @@ def clone(self: Tensor, *, memory_format: Any = None) -> Tensor:
     """empty_like + copy_; a NumPy-backed tensor is copied directly (Note [clone of a
     NumPy-backed tensor])."""
     data = self._data
-    if self._key_set & _MATH_BITS_RAW:  # copy_ resolves the bits (Note [The math-bit fallback])
-        data = None
+    ks = self._key_set  # a plain CPU tensor's is CPU's own int: an identity test first
+    if ks is not _CPU_KS and ks & _MATH_BITS_RAW:  # copy_ resolves the bits (Note [The
+        data = None  # math-bit fallback])
     if type(data) is np.ndarray and (
         memory_format is None or memory_format is preserve_format
         or memory_format is contiguous_format

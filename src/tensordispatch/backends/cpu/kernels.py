@@ -481,7 +481,9 @@ def copy_(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
     >>> copy_(a, b) is a, a.tolist()
     (True, [[1.0, 1.0], [1.0, 1.0]])
     """
-    if (self._key_set ^ src._key_set) & _MATH_BITS_RAW:  # Note [The math-bit fallback]
+    ks = self._key_set  # equal key sets are mostly one int object: an identity test first
+    if ks is not src._key_set and (ks ^ src._key_set) & _MATH_BITS_RAW:  # Note [The math-bit
+        # fallback]: the bits differ
         from tensordispatch.backends.math_bits import copy_with_math_bits
 
         return copy_with_math_bits(self, src)
