@@ -43,6 +43,7 @@ from tensordispatch.dispatch.keyset import keyset_raw
 from tensordispatch.dispatch.tls import local_state
 from tensordispatch.ops.deferred import deferred_op as _deferred_op
 from tensordispatch.tensor import Tensor
+from tensordispatch.tensor.device import CPU
 
 __all__ = ["HELPERS", "REWRITES", "compile_formula", "saved_names", "sum_to", "translate"]
 
@@ -67,6 +68,7 @@ _conj_physical = _deferred_op(globals(), "_conj_physical", "_conj_physical")
 
 _ST = local_state()
 _MATH_BITS_RAW = keyset_raw(DispatchKey.Conjugate) | keyset_raw(DispatchKey.Negative)
+_CPU_KS = CPU._key_set
 _PLAIN_INCLUDED = _ST.included
 
 
@@ -76,8 +78,11 @@ def numpy_ok(*ts: Any) -> bool:
     if st.grad_enabled or st.modes or st.included != _PLAIN_INCLUDED:
         return False
     for t in ts:
-        if type(getattr(t, "_data", None)) is not np.ndarray or t._key_set & _MATH_BITS_RAW:
-            return False  # a conjugate / negative view's array holds the unresolved values
+        if type(getattr(t, "_data", None)) is not np.ndarray:
+            return False
+        ks = t._key_set  # a conjugate / negative view's array holds the unresolved values
+        if ks is not _CPU_KS and ks & _MATH_BITS_RAW:  # (identity first: a cheap common case)
+            return False
     return True
 
 
@@ -174,7 +179,10 @@ def mul_tensor_backward(grad: Tensor, other: Any, self_st: Any) -> Tensor:
     # complex: the general path below (conj, handle_r_to_c)
     if type(other) is Tensor and type(grad) is Tensor and dt is other.dtype and not dt.is_complex:
         a, b = grad._data, other._data
-        if type(a) is _ndarray and type(b) is _ndarray and not other._key_set & _MATH_BITS_RAW:
+        ks = other._key_set  # (a saved operand may be a negative view: see numpy_ok)
+        if type(a) is _ndarray and type(b) is _ndarray and (
+            ks is _CPU_KS or not ks & _MATH_BITS_RAW
+        ):
             st = _ST  # numpy_ok, inlined (the hottest formula)
             if not (st.grad_enabled or st.modes) and st.included == _PLAIN_INCLUDED:
                 r = _multiply(a, b)
