@@ -12,6 +12,7 @@ import numpy as np
 
 from tensordispatch.dispatch.keys import DispatchKey
 from tensordispatch.dispatch.keyset import keyset_raw
+from tensordispatch.tensor.device import CPU
 from tensordispatch.tensor.device import device as Device
 from tensordispatch.tensor.dtypes import dtype as DType
 
@@ -20,6 +21,7 @@ __all__ = ["TensorValues", "resolved_values"]
 _CONJ_RAW = keyset_raw(DispatchKey.Conjugate)
 _NEG_RAW = keyset_raw(DispatchKey.Negative)
 _MATH_BITS_RAW = _CONJ_RAW | _NEG_RAW
+_CPU_KS = CPU._key_set  # a plain CPU tensor's key set: tested by identity before the bits
 
 
 def resolved_values(data: np.ndarray[Any, Any], key_set: int) -> np.ndarray[Any, Any]:
@@ -73,14 +75,14 @@ class TensorValues:
                 f"item(): cannot be called on a tensor on device '{self.device}', which has "
                 "no data; compute on device='cpu' for values"
             )
-        if self._key_set & _MATH_BITS_RAW:
+        if self._key_set is not _CPU_KS and self._key_set & _MATH_BITS_RAW:
             return resolved_values(self._data, self._key_set).item()
         return self._data.item()
 
     def tolist(self) -> Any:
         """The values as (nested) Python lists of Python numbers; a number for 0-dim."""
         self._require_data("tolist()")
-        if self._key_set & _MATH_BITS_RAW:
+        if self._key_set is not _CPU_KS and self._key_set & _MATH_BITS_RAW:
             return resolved_values(self._data, self._key_set).tolist()
         return self._data.tolist()
 
@@ -96,7 +98,7 @@ class TensorValues:
                 "numpy(): can't call numpy() on a Tensor that requires grad; "
                 "use tensor.detach().numpy() instead"
             )
-        if self._key_set & _MATH_BITS_RAW:
+        if self._key_set is not _CPU_KS and self._key_set & _MATH_BITS_RAW:
             if force:  # torch's force: resolve_conj().resolve_neg(), a copy
                 return resolved_values(self._data, self._key_set)
             which, resolve = (
