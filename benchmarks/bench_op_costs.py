@@ -98,6 +98,11 @@ def goal_table(number: int, rounds: int) -> None:
         "zeros_like(a)": (lambda: td.zeros_like(a), lambda: torch.zeros_like(ta)),
         "a.to(a.dtype)": (lambda: a.to(td.float32), lambda: ta.to(torch.float32)),
         "a.to('cpu')": (lambda: a.to("cpu"), lambda: ta.to("cpu")),
+        "a.contiguous()": (lambda: a.contiguous(), lambda: ta.contiguous()),
+        "a.reshape(16)": (lambda: a.reshape(16), lambda: ta.reshape(16)),
+        "a.reshape(2, -1)": (lambda: a.reshape(2, -1), lambda: ta.reshape(2, -1)),
+        "a.flatten()": (lambda: a.flatten(), lambda: ta.flatten()),
+        "a.view(16) (reference)": (lambda: a.view(16), lambda: ta.view(16)),
         "a + 1 (reference)": (lambda: a + 1, lambda: ta + 1),
         "a.clone() (reference)": (lambda: a.clone(), lambda: ta.clone()),
     }

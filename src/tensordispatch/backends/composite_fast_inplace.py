@@ -44,7 +44,7 @@ from tensordispatch.tensor.device import CPU as _CPU
 from tensordispatch.tensor.geometry import contiguous_of as _contiguous_of
 from tensordispatch.tensor.tensor import _CPU_KEY_SET, Tensor, VersionCounter
 
-__all__ = ["add_", "contiguous", "copy_", "to"]
+__all__ = ["add_", "contiguous", "copy_", "flatten", "reshape", "to"]
 
 _ST = local_state()
 _DX = DEFAULT_EXCLUDED_RAW
@@ -201,8 +201,8 @@ def copy_(self: Any, src: Any) -> Tensor | None:
 
 class _ResolvedHop:
     """Whether ``name`` called on a plain CPU tensor under the default words runs exactly
-    the decomposition ``kernel`` of ops/decompositions_layout.py (Note [One-hop Tensor.to]),
-    memoized per published state."""
+    the decomposition ``kernel`` (``<module of ops/>.<function>``; Note [One-hop
+    Tensor.to]), memoized per published state."""
 
     __slots__ = ("answer", "entry", "kernel", "name", "state")
 
@@ -222,10 +222,12 @@ class _ResolvedHop:
         return self._check()
 
     def _check(self) -> bool:
-        from tensordispatch.backends.aten import op
-        from tensordispatch.ops import decompositions_layout
+        from importlib import import_module
 
-        kernel = getattr(decompositions_layout, self.kernel)
+        from tensordispatch.backends.aten import op
+
+        module, _, name = self.kernel.rpartition(".")
+        kernel = getattr(import_module(f"tensordispatch.ops.{module}"), name)
         self.entry = entry = op(self.name)._entry
         state = entry.state
         self.answer = state.tracer is None and state.lookup(_DX, _DI, _CPU_KS) is kernel
@@ -233,9 +235,11 @@ class _ResolvedHop:
         return self.answer
 
 
-_TO_DTYPE = _ResolvedHop("to.dtype", "to")
-_TO_DEVICE = _ResolvedHop("to.dtype_layout", "to")  # the binding's overload for a device
-_CONTIGUOUS = _ResolvedHop("contiguous", "contiguous")
+_TO_DTYPE = _ResolvedHop("to.dtype", "decompositions_layout.to")
+_TO_DEVICE = _ResolvedHop("to.dtype_layout", "decompositions_layout.to")  # for a device
+_CONTIGUOUS = _ResolvedHop("contiguous", "decompositions_layout.contiguous")
+_RESHAPE = _ResolvedHop("reshape", "decompositions.reshape")
+_FLATTEN = _ResolvedHop("flatten.using_ints", "decompositions_layout.flatten")
 
 
 def to(self: Any, arg: Any) -> Tensor | None:
@@ -273,3 +277,95 @@ def contiguous(self: Any) -> Tensor | None:
     if self._strides != _contiguous_of(self._shape) or not _CONTIGUOUS.ready():
         return None
     return self
+
+
+# Note [One-hop reshape]
+# ``t.reshape(shape)`` of a contiguous tensor is always a view: the full path is the entry,
+# the CompositeImplicitAutograd decomposition (``infer_size``, ``compute_stride``, then
+# ``view`` through the dispatcher: the entry, the autograd kernel's plain redispatch, the
+# view kernel), ~5.5 us on a 4x4 tensor where torch takes ~1.7. ``t.flatten()`` is the
+# decomposition ``flatten``: ``self`` for 1 dim, else that reshape. Under the default words
+# with grad mode on (in no_grad the view kernel's autograd kernel marks the view) and a
+# tensor with no autograd metadata, when ``reshape`` (and ``flatten.using_ints``) resolve the
+# CPU key set to those decompositions and ``view``'s chain is the plain autograd kernel and
+# the view kernel (``ViewGuard`` of ops/indexing_fast.py), the hop does ``infer_size``'s
+# work for a valid shape (no -1: the shape itself; one -1: the quotient) and calls the view
+# kernel with the same arguments. A shape of anything but plain ints, a non-contiguous
+# tensor, or a shape ``infer_size`` would refuse (or a -1 among 0 elements) returns None:
+# the full path, its checks and its messages. (``t.view(size)`` itself takes no hop: its
+# dispatch, ~0.45 us, costs less than these checks; measured, session 7.)
+
+_VIEW: Any = None  # ops/indexing_fast.py's ViewGuard of aten::view, made at the first call
+
+
+def _view_chain() -> Any:
+    """The view kernel when ``view``'s chain is plain (Note [One-hop reshape]), else None."""
+    global _VIEW
+    g = _VIEW
+    if g is None:
+        from tensordispatch.ops.indexing_fast import ViewGuard
+
+        g = _VIEW = ViewGuard("view", "view")
+    if g.entry.state is g.state or g.recheck():
+        return g.kernel
+    return None
+
+
+def reshape(self: Any, shape: Any) -> Tensor | None:
+    """``self.reshape(shape)`` by one hop: the view kernel's result for a contiguous plain
+    CPU tensor and a list of plain ints, else None (Note [One-hop reshape]).
+
+    >>> import tensordispatch as td
+    >>> t = td.ones(2, 3)
+    >>> reshape(t, [3, -1]).shape, reshape(t.t(), [6]), reshape(t, [4, -1])
+    (tensordispatch.Size([3, 2]), None, None)
+    """
+    if (
+        type(self) is not _Tensor
+        or self._key_set != _CPU_KS
+        or self._autograd_meta is not None
+        or type(shape) is not list
+        or self._strides != _contiguous_of(self._shape)
+    ):
+        return None
+    known, free = 1, 0
+    for s in shape:
+        if type(s) is not int:
+            return None
+        if s >= 0:
+            known *= s
+        elif s == -1:
+            free += 1
+        else:
+            return None  # infer_size's error: the full path's
+    if not _ST.grad_enabled or not _RESHAPE.ready():
+        return None
+    kernel = _view_chain()
+    if kernel is None:
+        return None
+    numel = self.numel()
+    if not free and known == numel:  # infer_size's answer: the shape itself
+        size = shape
+    elif free == 1 and known > 0 and numel % known == 0:  # infer_size's one inferred dim
+        size = shape.copy()
+        size[shape.index(-1)] = numel // known
+    else:
+        return None  # an error, or a 0-element -1 case: infer_size decides on the full path
+    return kernel(self, size)  # type: ignore[no-any-return]
+
+
+def flatten(self: Any) -> Tensor | None:
+    """``self.flatten()`` by one hop: ``self`` for 1 dim, else the one-hop reshape to the
+    number of elements (a 0-dim tensor: ``[1]``), or None (Note [One-hop reshape]).
+
+    >>> import tensordispatch as td
+    >>> t = td.ones(2, 3)
+    >>> flatten(t).shape, flatten(t[0]) is not None, flatten(t.t())
+    (tensordispatch.Size([6]), True, None)
+    """
+    if type(self) is not _Tensor or self._key_set != _CPU_KS or not _FLATTEN.ready():
+        return None
+    shape = self._shape
+    if len(shape) == 1:  # the decomposition's start == end: self
+        return self
+    return reshape(self, [self.numel()] if shape else [1])

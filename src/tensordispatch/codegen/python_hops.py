@@ -144,7 +144,13 @@ def one_hop(o: _Overload, method: bool, lines: list[str]) -> list[str]:
 # Note [One-hop in-place methods] in backends/composite_fast_inplace.py: method overload
 # ident -> the hop there, called with the required arguments when the optional ones are
 # absent.
-ONE_HOP_METHODS = {"add__Tensor": "add_", "copy_": "copy_", "contiguous": "contiguous"}
+ONE_HOP_METHODS = {
+    "add__Tensor": "add_",
+    "copy_": "copy_",
+    "contiguous": "contiguous",
+    "reshape": "reshape",
+    "flatten_using_ints": "flatten",
+}
 # The same for functions, hops of backends/composite_fast.py (Note [One-hop factory bindings]).
 ONE_HOP_FUNCTIONS = {
     "zeros_like": "zeros_like",

@@ -257,6 +257,8 @@ _E_view = _deferred(_G, '_E_view', 'view')
 from tensordispatch.backends.composite_fast_inplace import add_ as _H_add_
 from tensordispatch.backends.composite_fast_inplace import contiguous as _H_contiguous
 from tensordispatch.backends.composite_fast_inplace import copy_ as _H_copy_
+from tensordispatch.backends.composite_fast_inplace import flatten as _H_flatten
+from tensordispatch.backends.composite_fast_inplace import reshape as _H_reshape
 from tensordispatch.ops.bindings_tensor import H as _m_H
 from tensordispatch.ops.bindings_tensor import T as _m_T
 from tensordispatch.ops.indexing import getitem as _m___getitem__
@@ -1223,7 +1225,8 @@ _m_fill_.__name__ = _m_fill_.__qualname__ = 'fill_'
 def _m_flatten(self, start_dim=_NO, end_dim=_NO):
     try:
         if start_dim is _NO and end_dim is _NO:
-            _r = _E_flatten_using_ints.entry_function(self)
+            _r = _H_flatten(self)
+            if _r is None: _r = _E_flatten_using_ints.entry_function(self)
         else:
             _kw = {}
             if start_dim is not _NO: _kw['start_dim'] = start_dim
@@ -2039,7 +2042,8 @@ def _m_reshape(self, *_td_args, shape=_NO):
             shape = list(_td_args)
         elif _td_args:
             raise TypeError("reshape() got multiple values for argument 'shape'")
-        _r = _E_reshape.entry_function(self, shape)
+        _r = _H_reshape(self, shape)
+        if _r is None: _r = _E_reshape.entry_function(self, shape)
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('reshape', _e, ('shape',), True) from None
