@@ -194,6 +194,23 @@ class _Plan:
 
 _PLANS: dict[OperatorEntry, _Plan] = {}
 
+# torch's texts, word for word (its double space and missing ones included)
+_MIXED = " ".join([  # noqa: FLY002 - no adjacent literals (STYLE.md)
+    "Unsupported operator for {what} fallback: {name}{what} fallback doesn't work for",
+    "operators with a mix mutable and non-mutable inputs that alias with outputs, this must",
+    "be implemented manually.  If you got this error on a core op, please report a bug to",
+    "PyTorch.",
+])  # fmt: skip
+_TWO_WRITTEN = " ".join([  # noqa: FLY002 - no adjacent literals
+    "{what} fallback does not support operators with more than one mutable tensors with",
+    "{what}bit set to true.",
+])  # fmt: skip
+_WRITTEN_LIST = " ".join([  # noqa: FLY002 - no adjacent literals
+    " fallback doesn't currently support mutable TensorLists with {what} inputs. Please",
+    "materialize all the {what} input tensor(s) in the mutable TensorList inputs before",
+    "calling {name}",
+])  # fmt: skip
+
 
 def _plan(op: Any) -> _Plan:
     entry = op._entry
@@ -221,12 +238,7 @@ def _make_fallback(key: DispatchKey, bit: int, what: str) -> Any:
         raw = keyset if type(keyset) is int else keyset.raw
         plan = _plan(op)
         if plan.mixed:
-            raise RuntimeError(
-                f"Unsupported operator for {what} fallback: {op.schema.name}{what} fallback "
-                "doesn't work for operators with a mix mutable and non-mutable inputs that "
-                "alias with outputs, this must be implemented manually.  If you got this "
-                "error on a core op, please report a bug to PyTorch."
-            )
+            raise RuntimeError(_MIXED.format(what=what, name=op.schema.name))
         if plan.is_view:
             return op._redispatch_boxed(raw & mask, stack)
         clone = _clone()
@@ -238,10 +250,7 @@ def _make_fallback(key: DispatchKey, bit: int, what: str) -> Any:
             resolved = clone(t)
             if is_write:
                 if written is not None:
-                    raise RuntimeError(
-                        f"{what} fallback does not support operators with more than one "
-                        f"mutable tensors with {what}bit set to true."
-                    )
+                    raise RuntimeError(_TWO_WRITTEN.format(what=what))
                 written = (t, resolved)
             stack[i] = resolved
         for i, is_write in plan.lists:
@@ -249,11 +258,7 @@ def _make_fallback(key: DispatchKey, bit: int, what: str) -> Any:
             if ts is None or not any(t is not None and t._key_set & bit for t in ts):
                 continue
             if is_write:
-                raise RuntimeError(
-                    f" fallback doesn't currently support mutable TensorLists with {what} "
-                    f"inputs. Please materialize all the {what} input tensor(s) in the "
-                    f"mutable TensorList inputs before calling {op.schema.name}"
-                )
+                raise RuntimeError(_WRITTEN_LIST.format(what=what, name=op.schema.name))
             stack[i] = [t if t is None or not t._key_set & bit else clone(t) for t in ts]
         result = op._redispatch_boxed(raw & mask, stack)
         if written is None:

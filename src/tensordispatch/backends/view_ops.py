@@ -13,9 +13,9 @@ from typing import Any
 
 from tensordispatch.backends.aten import op
 from tensordispatch.backends.common import shape_text, wrap_dim
-from tensordispatch.tensor import dtypes as _dt
 from tensordispatch.dispatch.keys import DispatchKey
 from tensordispatch.dispatch.keyset import keyset_raw
+from tensordispatch.tensor import dtypes as _dt
 from tensordispatch.tensor.tensor import Tensor, VersionCounter
 
 __all__ = ["VIEW_CPU_META_KERNELS", "VIEW_OP_KERNELS"]
@@ -174,9 +174,13 @@ def detach(self: Tensor) -> Tensor:
 def view_as_real(self: Tensor) -> Tensor:
     if self._key_set & _CONJ_RAW:  # a Conjugate fallthrough (Note [The math-bit fallback])
         raise RuntimeError(
-            "view_as_real doesn't work on unresolved conjugated tensors.  To resolve the "
-            "conjugate tensor so you can view it as real, use self.resolve_conj(); however, "
-            "be warned that the resulting tensor will NOT alias the original."
+            " ".join(  # noqa: FLY002 - no adjacent literals (STYLE.md)
+                [
+                    "view_as_real doesn't work on unresolved conjugated tensors.  To resolve",
+                    "the conjugate tensor so you can view it as real, use self.resolve_conj();",
+                    "however, be warned that the resulting tensor will NOT alias the original.",
+                ]
+            )
         )
     if not self.dtype.is_complex:
         raise RuntimeError("view_as_real is only supported for complex tensors")

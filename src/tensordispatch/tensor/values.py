@@ -106,8 +106,12 @@ class TensorValues:
                 ("negative", "resolve_neg")
             )  # fmt: skip
             raise RuntimeError(
-                f"Can't call numpy() on Tensor that has {which} bit set. Use "
-                f"tensor.{resolve}().numpy() instead."
+                " ".join(
+                    [
+                        f"Can't call numpy() on Tensor that has {which} bit set.",
+                        f"Use tensor.{resolve}().numpy() instead.",
+                    ]
+                )
             )
         array: np.ndarray[Any, Any] = self._data.view()
         return array
