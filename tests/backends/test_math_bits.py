@@ -171,3 +171,31 @@ def test_dispatch_mode_sees_torchs_calls() -> None:
         "aten._conj.default", "aten.clone.default", "aten.mul.Tensor", "aten.clone.default",
         "aten.add_.Tensor", "aten.copy_.default",
     ]  # fmt: skip
+
+
+def test_dispatch_trace_shows_the_fallback_hop_and_its_clone() -> None:
+    c = td.tensor([1j]).conj()
+    with td.dispatch.dispatch_trace() as trace:
+        c * 2
+    hops = [("  " * h.depth) + f"{h.op} -> {h.key.name}" for h in trace.hops]
+    assert hops == [
+        "aten::mul.Tensor -> AutogradCPU",
+        "  aten::mul.Tensor -> Conjugate",
+        "    aten::clone -> AutogradCPU",
+        "      aten::clone -> CPU",
+        "        aten::empty_strided -> BackendSelect",
+        "          aten::empty_strided -> CPU",
+        "        aten::copy_ -> AutogradCPU",
+        "          aten::copy_ -> ADInplaceOrView",
+        "            aten::copy_ -> CPU",
+        "    aten::mul.Tensor -> CPU",
+    ]
+    assert trace.hops[1].debug.startswith("registered at tensordispatch/backends/math_bits.py:")
+
+
+def test_dispatch_trace_skips_the_key_for_a_fallthrough() -> None:
+    c = td.tensor([1j, 2j]).conj()
+    with td.dispatch.dispatch_trace() as trace:
+        c.view(2, 1)
+    assert [h.key.name for h in trace.hops] == ["AutogradCPU", "CPU"]
+    assert all("Conjugate" not in str(h.keyset) for h in trace.hops)  # masked out
