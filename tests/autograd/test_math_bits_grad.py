@@ -66,3 +66,35 @@ def test_neg_view_gradient_matches_torch() -> None:
 def test_real_tensor_conj_records_nothing() -> None:
     x = td.tensor([1.0], requires_grad=True)
     assert x.conj() is x
+
+
+def _inplace_through_conj(m: Any, x: Any) -> Any:
+    y = x * 1
+    c = y.conj()
+    c.mul_(m.tensor([2j, 1 + 1j]))
+    return (y * m.tensor(W)).abs().sum() + (c * m.tensor([1j, 1.0])).real.sum()
+
+
+def _inplace_through_neg(m: Any, x: Any) -> Any:
+    y = x.real * 1  # (y.conj().imag would change the dtype: in-place writes through
+    n = y._neg_view()  # dtype-changing views do not rebase yet, bits or not)
+    n.mul_(m.tensor([3.0, -2.0]))
+    n.add_(1)
+    return (y * m.tensor([2.0, 5.0])).sum() + (n * n).sum()
+
+
+INPLACE: dict[str, Callable[[Any, Any], Any]] = {
+    "conj view": _inplace_through_conj,
+    "negative view": _inplace_through_neg,
+}
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+@pytest.mark.parametrize("name", INPLACE)
+def test_inplace_on_a_bit_view_rebases_like_torch(name: str, create_graph: bool) -> None:
+    grads = []
+    for m in (torch, td):
+        x = m.tensor([1 + 2j, 3 - 4j], requires_grad=True)
+        (g,) = m.autograd.grad(INPLACE[name](m, x), [x], create_graph=create_graph)
+        grads.append(np.array(g.tolist()))
+    np.testing.assert_allclose(grads[1], grads[0], rtol=1e-5)

@@ -59,6 +59,7 @@ from tensordispatch.dispatch.tls import local_state
 from tensordispatch.ops.deferred import deferred_op as _deferred_op
 from tensordispatch.tensor import Tensor
 from tensordispatch.tensor.inference import set_inference_view_hook
+from tensordispatch.tensor.values import _CONJ_RAW, _MATH_BITS_RAW, _NEG_RAW
 
 __all__ = [
     "DEFAULT",
@@ -180,14 +181,32 @@ def _view_of(t: Tensor, base: Tensor, geometry: tuple[Any, ...]) -> Tensor:
     return t._make_view(shape, strides, offset - base._offset + t._offset)
 
 
+def _math_bits(view: Tensor, base: Tensor) -> int:
+    """The conjugate / negative bits the view adds to its root's values (Note [The conjugate
+    and negative bits] in ops/decompositions_conj.py): the view is bits(as_strided(root))."""
+    return (view._key_set ^ base._key_set) & _MATH_BITS_RAW  # type: ignore[no-any-return]
+
+
+def _through_bits(grad: Tensor | None, bits: int) -> Tensor | None:
+    """A gradient through the bits' views (ConjBackward0: conj; NegViewBackward0: neg)."""
+    if grad is None or not bits:
+        return grad
+    if bits & _CONJ_RAW and grad.dtype.is_complex:
+        grad = grad.conj_physical()
+    if bits & _NEG_RAW:
+        grad = grad.neg()
+    return grad
+
+
 class CopySlices(Node):
     """The root's node after an in-place op on one of its views (torch's CopySlices)."""
 
-    __slots__ = ("_base_meta", "fn", "geometry")
+    __slots__ = ("_base_meta", "bits", "fn", "geometry")
 
     def __init__(self, base: Tensor, view: Tensor, fn: Node) -> None:
         super().__init__()
         self.fn = fn
+        self.bits = _math_bits(view, base)
         self.geometry = (view._shape, view._strides, view._offset)
         self._base_meta = (base._shape, base._strides, base._offset, base.dtype)
         self.next_functions = (gradient_edge(base), *fn.next_functions[1:])
@@ -205,11 +224,11 @@ class CopySlices(Node):
         result = _root_shaped(proto, grads[0])
         with no_grad():
             grad_slice = _view_of(result, proto, self.geometry)
-            res = self.fn.apply([grad_slice.clone()])
+            res = self.fn.apply([_through_bits(grad_slice.clone(), self.bits)])
             if res[0] is None:
                 grad_slice.fill_(0)
             else:
-                grad_slice.copy_(res[0])
+                grad_slice.copy_(_through_bits(res[0], self.bits))
         return (result, *res[1:])
 
     def _apply_recorded(
@@ -218,8 +237,9 @@ class CopySlices(Node):
         meta = self._base_meta
         size, stride, offset = _relative(self.geometry, meta)
         root = _to_storage(grad.reshape(list(meta[0])), plan, meta)
-        res = self.fn.apply([_as_strided(root, size, stride, offset)])
+        res = self.fn.apply([_through_bits(_as_strided(root, size, stride, offset), self.bits)])
         src = res[0] if res[0] is not None else _zeros(size, dtype=grad.dtype)
+        src = _through_bits(src, self.bits)
         # root outside the view + src inside it, written so that the derivative never goes
         # through as_strided_scatter's self formula (torch's keeps the slice)
         from tensordispatch.autograd.grad_mode import no_grad
@@ -239,10 +259,11 @@ class CopySlices(Node):
 class AsStridedBackward0(Node):
     """A view's grad_fn after its root was rebased: scatter the gradient into the root."""
 
-    __slots__ = ("_base_meta", "geometry")
+    __slots__ = ("_base_meta", "bits", "geometry")
 
     def __init__(self, base: Tensor, view: Tensor) -> None:
         super().__init__()
+        self.bits = _math_bits(view, base)
         self.geometry = (view._shape, view._strides, view._offset)
         self._base_meta = (base._shape, base._strides, base._offset, base.dtype)
         self.next_functions = (gradient_edge(base),)
@@ -252,6 +273,8 @@ class AsStridedBackward0(Node):
         from tensordispatch.autograd.grad_mode import no_grad
 
         shape, strides, offset, dtype = self._base_meta
+        if self.bits:
+            grads = [_through_bits(grads[0], self.bits)]
         order = None if grads[0] is None else _recording(self._base_meta)
         if order is not None:
             size, stride, rel = _relative(self.geometry, self._base_meta)
