@@ -16,7 +16,16 @@ backends/math_bits.py). A tensor without a bit pays nothing: the keys are not in
 ``conj_physical`` always materializes. Printing, ``tolist()`` and ``item()`` show the
 resolved values; ``numpy()`` refuses a tensor with a bit with torch's message. Autograd: the
 grad_fn of ``x.conj()`` is ConjBackward0 (derivatives.yaml ``_conj``), of ``_neg_view``
-NegViewBackward0. Real tensors: ``conj`` is ``self`` (no bit), as in torch.
+NegViewBackward0; an in-place write through a bit view rebases its root through the bits
+(autograd/views.py). Real tensors: ``conj`` is ``self`` (no bit), as in torch. Transforms:
+a BatchedTensor or FunctionalTensor of a bit view carries the bit (its key set is its inner
+tensor's), as torch's wrappers do; functionalization replays ``_conj`` / ``_neg_view`` as
+their ``*_copy`` operators, so lazy tensors never carry a bit (torch's LTC alike).
+Differences from torch: our ``dot`` of two conjugate views returns a plain tensor (torch's
+BLAS path returns a conjugate view of the same values; Note [The math-bit fallback]);
+``deepcopy`` and pickling give a tensor without the bit holding the resolved values (torch's
+pickle keeps the bit); the regenerated grad_fn of a view written in place is
+AsStridedBackward0 (Note [Views replay as strided]) where torch replays ConjBackward0.
 """
 
 from __future__ import annotations
