@@ -98,3 +98,11 @@ def test_inplace_on_a_bit_view_rebases_like_torch(name: str, create_graph: bool)
         (g,) = m.autograd.grad(INPLACE[name](m, x), [x], create_graph=create_graph)
         grads.append(np.array(g.tolist()))
     np.testing.assert_allclose(grads[1], grads[0], rtol=1e-5)
+
+
+def test_gradcheck_of_bit_views_passes_as_in_torch() -> None:
+    for m in (torch, td):
+        x = m.tensor([1 + 2j, 3 - 4j], dtype=m.complex128, requires_grad=True)
+        assert m.autograd.gradcheck(lambda t: t.conj(), (x,))
+        assert m.autograd.gradcheck(lambda t: t.conj().imag, (x,))
+        assert m.autograd.gradgradcheck(lambda t: (t.conj() * t).real, (x,))

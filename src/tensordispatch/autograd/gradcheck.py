@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from tensordispatch.tensor import Tensor
+from tensordispatch.tensor.values import resolved_values
 
 __all__ = ["GradcheckError", "gradcheck", "gradgradcheck"]
 
@@ -27,6 +28,10 @@ __all__ = ["GradcheckError", "gradcheck", "gradgradcheck"]
 class GradcheckError(RuntimeError):
     """Raised by gradcheck when the gradients differ (torch's GradcheckError)."""
 
+
+def _values(t: Tensor) -> Any:
+    """A CPU tensor's values: its array, with a conjugate / negative view's bits applied."""
+    return resolved_values(t._data, t._key_set)
 
 def _outputs(fn: Callable[..., Any], inputs: Sequence[Any]) -> list[Tensor]:
     out = fn(*inputs)
@@ -55,9 +60,9 @@ def _numerical(fn: Callable[..., Any], inputs: list[Any], i: int, eps: float) ->
         for part in _parts(x):
             orig = data[idx]
             data[idx] = orig + eps * part
-            plus = [_real_flat(o._data) for o in _outputs(fn, inputs)]
+            plus = [_real_flat(_values(o)) for o in _outputs(fn, inputs)]
             data[idx] = orig - eps * part
-            minus = [_real_flat(o._data) for o in _outputs(fn, inputs)]
+            minus = [_real_flat(_values(o)) for o in _outputs(fn, inputs)]
             data[idx] = orig
             cols.append([(p - m) / (2 * eps) for p, m in zip(plus, minus, strict=True)])
     if not cols:  # an empty input: empty Jacobians
@@ -83,7 +88,7 @@ def _analytical(fn: Callable[..., Any], inputs: list[Any], i: int) -> list[Any]:
                 seed = Tensor._wrap_numpy(g.reshape(o._shape), o.dtype)
                 (gx,) = grad(o, x, seed, retain_graph=True, allow_unused=True)
                 if gx is not None:
-                    rows[:, j * len(parts) + p] = _real_flat(gx._data)
+                    rows[:, j * len(parts) + p] = _real_flat(_values(gx))
         jac.append(rows)
     return jac
 
