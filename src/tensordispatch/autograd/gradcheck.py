@@ -33,6 +33,7 @@ def _values(t: Tensor) -> Any:
     """A CPU tensor's values: its array, with a conjugate / negative view's bits applied."""
     return resolved_values(t._data, t._key_set)
 
+
 def _outputs(fn: Callable[..., Any], inputs: Sequence[Any]) -> list[Tensor]:
     out = fn(*inputs)
     return [out] if isinstance(out, Tensor) else [o for o in out if isinstance(o, Tensor)]
