@@ -265,3 +265,11 @@ def test_dlpack_refuses_a_conj_view_with_torchs_text() -> None:
             _conj(m).__dlpack__()
         messages.append(str(info.value))
     assert messages[1] == messages[0] == "Can't export tensors with the conjugate bit set"
+
+
+def test_detach_and_data_keep_the_bits_as_torch() -> None:
+    def case(m: Any, c: Any) -> Any:
+        n = m.tensor([1.0, -2.0])._neg_view()
+        return c.detach(), c.data, m.ops.aten.detach.default(c), n.detach(), n.data
+
+    _same(case)

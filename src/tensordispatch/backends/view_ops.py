@@ -16,11 +16,14 @@ from tensordispatch.backends.common import shape_text, wrap_dim
 from tensordispatch.dispatch.keys import DispatchKey
 from tensordispatch.dispatch.keyset import keyset_raw
 from tensordispatch.tensor import dtypes as _dt
+from tensordispatch.tensor.device import CPU
 from tensordispatch.tensor.tensor import Tensor, VersionCounter
 
 __all__ = ["VIEW_CPU_META_KERNELS", "VIEW_OP_KERNELS"]
 
 _CONJ_RAW = keyset_raw(DispatchKey.Conjugate)
+_MATH_BITS_RAW = _CONJ_RAW | keyset_raw(DispatchKey.Negative)
+_CPU_KS = CPU._key_set
 
 
 def as_strided(self: Tensor, size: Any, stride: Any, storage_offset: Any = None) -> Tensor:
@@ -165,10 +168,14 @@ def detach(self: Tensor) -> Tensor:
     if root._vc is None:
         root._vc = VersionCounter()
     storage = root._storage_bytes() if self._data is not None else root._storage
-    return Tensor._make(
+    result = Tensor._make(
         self._data, self._shape, self._strides, self._offset, self.dtype, self.device,
         storage=storage, version_counter=root._vc,
     )  # fmt: skip
+    ks = self._key_set
+    if ks is not _CPU_KS and ks & _MATH_BITS_RAW:  # it keeps the conjugate / negative bits
+        result._key_set |= ks & _MATH_BITS_RAW
+    return result
 
 
 def view_as_real(self: Tensor) -> Tensor:
