@@ -273,3 +273,11 @@ def test_detach_and_data_keep_the_bits_as_torch() -> None:
         return c.detach(), c.data, m.ops.aten.detach.default(c), n.detach(), n.data
 
     _same(case)
+
+
+def test_unsafe_view_and_reshapes_keep_or_resolve_the_bit_as_torch() -> None:
+    def case(m: Any, c: Any) -> Any:
+        u = m.ops.aten._unsafe_view.default(c, [6])
+        return u, c.t().reshape(6), c.expand(2, 2, 3).reshape(12), c.flatten()
+
+    _same(case)

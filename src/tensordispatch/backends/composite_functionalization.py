@@ -30,6 +30,7 @@ from tensordispatch.backends.aten import op
 from tensordispatch.backends.common import shape_text, wrap_dim
 from tensordispatch.tensor.geometry import contiguous_strides, extent
 from tensordispatch.tensor.tensor import Tensor
+from tensordispatch.tensor.values import _MATH_BITS_RAW
 
 __all__ = ["FUNCTIONALIZATION_COMPOSITE"]
 
@@ -134,10 +135,13 @@ def _unsafe_view(self: Tensor, size: Any) -> Tensor:
     if type(v) is not Tensor or not isinstance(v._data, np.ndarray):
         return v
     root = v if v._base is None else v._base
-    return Tensor._make(
+    result = Tensor._make(
         v._data, v._shape, v._strides, v._offset, v.dtype, v.device,
         storage=root._storage_bytes(),
     )  # fmt: skip
+    if v._key_set is not result._key_set:  # keep the conjugate / negative bits (a fallthrough)
+        result._key_set |= v._key_set & _MATH_BITS_RAW
+    return result
 
 
 def zero_(self: Tensor) -> Tensor:
