@@ -149,6 +149,10 @@ WRITES: dict[str, Callable[[Any, Any], Any]] = {
     "copy_ conj into its base": lambda m, c: c._base.copy_(c),
     "copy_ base into its conj": lambda m, c: c.copy_(c._base),
     "out=": lambda m, c: m.mul(m.ones(2, 3, dtype=m.complex64) * 1j, 2, out=c),
+    "index_put_": lambda m, c: c.__setitem__((m.tensor([0, 1]), m.tensor([2, 0])), 5j),
+    "mask assignment": lambda m, c: c.__setitem__(c.real > 1.5, 7j),
+    "slice assignment": lambda m, c: c.__setitem__((slice(None), slice(1, 2)), 2 + 2j),
+    "masked_fill_": lambda m, c: c.masked_fill_(c.imag > 0, 9),
 }
 
 
