@@ -180,8 +180,10 @@ def mul_tensor_backward(grad: Tensor, other: Any, self_st: Any) -> Tensor:
     if type(other) is Tensor and type(grad) is Tensor and dt is other.dtype and not dt.is_complex:
         a, b = grad._data, other._data
         ks = other._key_set  # (a saved operand may be a negative view: see numpy_ok)
-        if type(a) is _ndarray and type(b) is _ndarray and (
-            ks is _CPU_KS or not ks & _MATH_BITS_RAW
+        if (
+            type(a) is _ndarray
+            and type(b) is _ndarray
+            and (ks is _CPU_KS or not ks & _MATH_BITS_RAW)
         ):
             st = _ST  # numpy_ok, inlined (the hottest formula)
             if not (st.grad_enabled or st.modes) and st.included == _PLAIN_INCLUDED:
