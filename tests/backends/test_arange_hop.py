@@ -293,7 +293,8 @@ def test_a_dispatch_mode_sees_arange_as_torch_does() -> None:
 
 
 ARGUMENT_ERRORS = [
-    "()", "(1, 2, 3, 4)", "(start=4)", "(step=2)", "(dtype=M.float32)", "(start=4, dtype=M.float64)",
+    "()", "(1, 2, 3, 4)", "(start=4)", "(step=2)", "(dtype=M.float32)",
+    "(start=4, dtype=M.float64)",
     "(step=2, end=5)", "(5, step=2)", "(1, 2, end=3)", "(1, 2, 3, step=1)", "(1, 2, start=0)",
     "(3, dtype='x')", "('a')", "(None)", "(1, 'b')", "(1, end='b')", "(end='b')",
     "(1, 2, dtype=5)", "(4, out=5)",

@@ -366,7 +366,8 @@ def test_like_hops_of_strided_tensors_match_the_composite_kernels() -> None:
 
 def test_empty_strided_hop_takes_plain_int_sequences_only() -> None:
     assert fast.empty_strided((2, 3), (3, 1), NOT_GIVEN) is not None
-    assert fast.empty_strided([2, 3], (3, 1), td.float64).dtype is td.float64  # type: ignore[union-attr]
+    got = fast.empty_strided([2, 3], (3, 1), td.float64)
+    assert got is not None and got.dtype is td.float64
     for size, stride in [
         ([2.0, 3], [3, 1]), ([2, 3], [3, True]), ([[2], 3], [3, 1]), (iter([2, 3]), [3, 1]),
         ([2, 3], iter([3, 1])), ([np.int64(2), 3], [3, 1]),
@@ -394,3 +395,28 @@ def test_filled_hops_match_torch_bytes(dtype: str) -> None:
             expected = getattr(torch, name)(size, dtype=getattr(torch, dtype))
             assert got is not None and got.stride() == expected.stride()
             assert got.numpy().tobytes() == expected.numpy().tobytes(), (name, size)
+
+
+@pytest.mark.parametrize("device", ["cpu", "cpu device"])
+def test_the_cpu_device_takes_the_factory_hops(device: str) -> None:
+    from tensordispatch.generated import functions
+
+    given = td.device("cpu") if device == "cpu device" else "cpu"
+    calls = {
+        "zeros": lambda m, d: m.zeros(2, 3, device=d),
+        "ones": lambda m, d: m.ones(2, 3, device=d, dtype=m.float64),
+        "empty": lambda m, d: m.empty(2, 3, device=d).fill_(2),
+        "empty_strided": lambda m, d: m.empty_strided((2, 3), (3, 1), device=d).fill_(3),
+    }
+    for name, call in calls.items():
+        got, expected = call(td, given), call(torch, "cpu")
+        assert got.device.type == "cpu" and got.tolist() == expected.tolist(), name
+        assert got.stride() == expected.stride() and got._version == expected._version
+    hop = {"zeros": functions._H_zeros, "empty_strided": functions._H_empty_strided}
+    assert hop["zeros"]([2, 3], NOT_GIVEN, given) is not None
+    assert hop["empty_strided"]((2, 3), (3, 1), NOT_GIVEN, given) is not None
+    assert fast.zeros([2, 3], NOT_GIVEN, "meta") is None
+    assert fast.zeros([2, 3], NOT_GIVEN, "cpu:0") is None
+    assert fast.zeros([2, 3], NOT_GIVEN, np.array(["cpu"])) is None
+    with pytest.raises(TypeError):  # the entry refuses it, as torch's parser
+        td.zeros(2, device=np.array(["cpu"]))

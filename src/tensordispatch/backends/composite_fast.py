@@ -25,8 +25,9 @@ must be no tracer, and for the composite factories ``fill_``/``empty`` must be k
 (``FILL_TOO``). The hop then does that kernel's work for arguments it can take without
 any conversion or check that could fail: a size that is a list or tuple of plain ints of a
 shape already seen by ``empty`` (Note [Shapes seen by empty]), dtype absent or a dtype
-object, every other option absent. Anything else returns None and takes the full path, so
-errors, messages, traces and overrides are the dispatcher's.
+object, device absent or the CPU device (the object or "cpu": the same BackendSelect key
+set and composite branch as none), every other option absent. Anything else returns None
+and takes the full path, so errors, messages, traces and overrides are the dispatcher's.
 
 arange (the hand-written binding, ops/bindings.py; session 7): the binding picks torch's
 overload (``arange`` for one number, ``arange.start``, ``arange.start_step``); its full
@@ -61,6 +62,7 @@ from tensordispatch.dispatch.keyset import (
 )
 from tensordispatch.dispatch.tls import local_state
 from tensordispatch.tensor import dtypes as _dt
+from tensordispatch.tensor.device import CPU
 from tensordispatch.tensor.geometry import contiguous_of as _contiguous_of
 from tensordispatch.tensor.tensor import _CPU_KEY_SET, Tensor, new_cpu_tensor
 
@@ -213,6 +215,12 @@ _EMPTY_STRIDED = _OwnStateHop("empty_strided", "empty_strided", "cpu:empty_strid
 _default_dtype = _dt.get_default_dtype
 
 
+def _is_cpu(device: Any) -> bool:
+    """Whether a factory's ``device`` argument is the CPU device (the object or "cpu"): the
+    BackendSelect key set and the composite's direct branch are then those of no device."""
+    return device is CPU or (type(device) is str and device == "cpu")
+
+
 def _filled_hop(hop: FactoryHop, value: int | None) -> Callable[[Any, Any], Tensor | None]:
     """The hop of a factory whose kernel is ``fill_(empty(size, dtype), value)`` (no fill
     when ``value`` is None): the result for a list or tuple of plain ints of a shape seen by
@@ -226,7 +234,9 @@ def _filled_hop(hop: FactoryHop, value: int | None) -> Callable[[Any, Any], Tens
             [1., 1., 1.]], dtype=tensordispatch.float64))
     """
 
-    def hop_call(size: Any, dtype: Any) -> Tensor | None:
+    def hop_call(size: Any, dtype: Any, device: Any = _NO) -> Tensor | None:
+        if device is not _NO and not _is_cpu(device):
+            return None
         if type(size) is list:
             key = tuple(size)
         elif type(size) is tuple:
@@ -268,7 +278,7 @@ ones = _filled_hop(_ONES, 1)
 empty_memory_format = _filled_hop(_EMPTY, None)
 
 
-def empty_strided(size: Any, stride: Any, dtype: Any) -> Tensor | None:
+def empty_strided(size: Any, stride: Any, dtype: Any, device: Any = _NO) -> Tensor | None:
     """``td.empty_strided(size, stride, dtype=dtype)`` by one hop, or None (Note [One-hop
     factory bindings]).
 
@@ -277,6 +287,8 @@ def empty_strided(size: Any, stride: Any, dtype: Any) -> Tensor | None:
     >>> empty_strided([2, 3], [3, 1], td.float32).stride()
     (3, 1)
     """
+    if device is not _NO and not _is_cpu(device):
+        return None
     if type(size) is not tuple:
         if type(size) is not list:
             return None

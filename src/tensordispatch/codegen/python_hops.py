@@ -109,8 +109,8 @@ def guarded(o: _Overload, lines: list[str]) -> list[str]:
 
 
 # Note [One-hop factory bindings] in backends/composite_fast.py: functional overload ident ->
-# the hop there, called with the required arguments and dtype when the other options are
-# absent; it returns the result, or None for the full dispatch.
+# the hop there, called with the required arguments, dtype and device when the other options
+# are absent; it returns the result, or None for the full dispatch.
 ONE_HOP_FACTORIES = {
     "zeros": "zeros",
     "ones": "ones",
@@ -127,13 +127,18 @@ def one_hop(o: _Overload, method: bool, lines: list[str]) -> list[str]:
     indent = lines[0][: len(lines[0]) - len(lines[0].lstrip())]
     required = [pyname(a.name, method) for a in o.positional if a.default is None]
     others = [a.name for a in o.positional + o.kwonly if a.default is not None]
-    if "dtype" not in others or required != [a.name for a in o.positional]:
+    if (
+        "dtype" not in others
+        or "device" not in others
+        or required != [a.name for a in o.positional]
+    ):
         raise CodegenError(
-            f"one-hop factory {ident(o.f)}: expected required positionals and a dtype "
-            "option (Note [One-hop factory bindings])"
+            f"one-hop factory {ident(o.f)}: expected required positionals, a dtype and a "
+            "device option (Note [One-hop factory bindings])"
         )
-    absent = " and ".join(f"{n} is _NO" for n in others if n != "dtype") or "True"
-    call = f"_H_{hop}({', '.join(required)}, dtype)"
+    passed = ("dtype", "device")  # the hop takes them (device: absent or the CPU device)
+    absent = " and ".join(f"{n} is _NO" for n in others if n not in passed) or "True"
+    call = f"_H_{hop}({', '.join(required)}, dtype, device)"
     return [
         f"{indent}_r = {call} if {absent} else None",
         f"{indent}if _r is None:",

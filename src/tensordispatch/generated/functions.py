@@ -1307,7 +1307,7 @@ def empty(*_td_args, size=_NO, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO
             size = list(_td_args)
         elif _td_args:
             raise TypeError("empty() got multiple values for argument 'size'")
-        _r = _H_empty_memory_format(size, dtype) if layout is _NO and device is _NO and pin_memory is _NO and memory_format is _NO else None
+        _r = _H_empty_memory_format(size, dtype, device) if layout is _NO and pin_memory is _NO and memory_format is _NO else None
         if _r is None:
             _st = _local_state(); _sv = _st.excluded
             _st.excluded = _sv | _BELOW_AD
@@ -1362,7 +1362,7 @@ def empty_like(input, *, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, memo
 
 def empty_strided(size, stride, *, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, requires_grad=False):
     try:
-        _r = _H_empty_strided(size, stride, dtype) if layout is _NO and device is _NO and pin_memory is _NO else None
+        _r = _H_empty_strided(size, stride, dtype, device) if layout is _NO and pin_memory is _NO else None
         if _r is None:
             _st = _local_state(); _sv = _st.excluded
             _st.excluded = _sv | _BELOW_AD
@@ -2457,7 +2457,7 @@ def ones(*_td_args, size=_NO, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO,
         elif _td_args:
             raise TypeError("ones() got multiple values for argument 'size'")
         if out is None:
-            _r = _H_ones(size, dtype) if layout is _NO and device is _NO and pin_memory is _NO else None
+            _r = _H_ones(size, dtype, device) if layout is _NO and pin_memory is _NO else None
             if _r is None:
                 _st = _local_state(); _sv = _st.excluded
                 _st.excluded = _sv | _BELOW_AD
@@ -3499,7 +3499,7 @@ def zeros(*_td_args, size=_NO, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO
         elif _td_args:
             raise TypeError("zeros() got multiple values for argument 'size'")
         if out is None:
-            _r = _H_zeros(size, dtype) if layout is _NO and device is _NO and pin_memory is _NO else None
+            _r = _H_zeros(size, dtype, device) if layout is _NO and pin_memory is _NO else None
             if _r is None:
                 _st = _local_state(); _sv = _st.excluded
                 _st.excluded = _sv | _BELOW_AD
