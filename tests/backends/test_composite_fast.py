@@ -420,3 +420,78 @@ def test_the_cpu_device_takes_the_factory_hops(device: str) -> None:
     assert fast.zeros([2, 3], NOT_GIVEN, np.array(["cpu"])) is None
     with pytest.raises(TypeError):  # the entry refuses it, as torch's parser
         td.zeros(2, device=np.array(["cpu"]))
+
+
+FULL_VALUES = [7, 0, -3, 2.5, -0.0, True, False, float("inf"), float("nan"), 300, 1e300, 2**62]
+FULL_DTYPES = [None, "float32", "float64", "float16", "int64", "int32", "int8", "uint8", "bool"]
+
+
+def _full_outcome(value: Any, dtype: str | None) -> Any:
+    kw = {} if dtype is None else {"dtype": getattr(td, dtype)}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            r = td.full((2, 3), value, **kw)
+            got: Any = (r.dtype, r.stride(), r._version, r.numpy().tobytes())
+        except Exception as e:  # noqa: BLE001 - compared below
+            got = (type(e), str(e))
+    return got, [str(w.message) for w in caught]
+
+
+@pytest.mark.parametrize("dtype", FULL_DTYPES)
+def test_full_hop_is_the_full_dispatch_and_torch(dtype: str | None, monkeypatch: Any) -> None:
+    from tensordispatch.generated import functions
+
+    hopped = [_full_outcome(v, dtype) for v in FULL_VALUES]
+    monkeypatch.setattr(functions, "_H_full", lambda *args: None)
+    assert hopped == [_full_outcome(v, dtype) for v in FULL_VALUES]
+    monkeypatch.undo()
+    for v in FULL_VALUES:
+        kw = {} if dtype is None else {"dtype": getattr(torch, dtype)}
+        try:
+            expected = torch.full((2, 3), v, **kw)
+        except Exception:  # noqa: BLE001 - torch refuses: so do we
+            with pytest.raises(Exception):  # noqa: B017
+                td.full((2, 3), v, **({} if dtype is None else {"dtype": getattr(td, dtype)}))
+            continue
+        got = td.full((2, 3), v, **({} if dtype is None else {"dtype": getattr(td, dtype)}))
+        assert str(got.dtype).split(".")[-1] == str(expected.dtype).split(".")[-1]
+        assert got.numpy().tobytes() == expected.numpy().tobytes(), (v, dtype)
+
+
+def test_full_hop_takes_plain_values_and_honours_a_later_fill(lib: Library) -> None:
+    assert fast.full([2, 3], 1.5, NOT_GIVEN) is not None
+    for value in (np.float32(1), td.tensor(1.0), 2**63, 1j, "1"):
+        assert fast.full([2, 3], value, NOT_GIVEN) is None
+    seen: list[Any] = []
+
+    def my_fill(self: Any, value: Any) -> Any:
+        seen.append(value)
+        self._data[...] = 9
+        return self
+
+    _impl(lib, "fill_.Scalar", my_fill, "CPU")
+    assert fast.full([2, 3], 1.5, NOT_GIVEN) is None
+    assert td.full((2, 3), 1.5).tolist() == [[9.0] * 3] * 2 and seen == [1.5]
+
+
+def test_full_under_a_mode_and_a_trace(monkeypatch: Any) -> None:
+    from tensordispatch.generated import functions
+
+    ours, theirs, Ours, Theirs = recording_modes()
+    with Ours():
+        td.full((2, 3), 1.5), td.full((2, 3), 7, dtype=td.int32)
+    with Theirs():
+        torch.full((2, 3), 1.5), torch.full((2, 3), 7, dtype=torch.int32)
+    assert ours == theirs
+    td.full((2, 3), 1.5)
+    with dispatch_trace() as binding:
+        td.full((2, 3), 1.5)
+    monkeypatch.setattr(functions, "_H_full", lambda *args: None)
+    with dispatch_trace() as full:
+        td.full((2, 3), 1.5)
+    monkeypatch.undo()
+    hops = [(h.op, h.key.name, h.depth) for h in binding.hops]
+    assert hops == [(h.op, h.key.name, h.depth) for h in full.hops]
+    assert hops[0][0] == "aten::full"
+    assert fast.full([2, 3], 1.5, NOT_GIVEN) is not None

@@ -74,6 +74,7 @@ __all__ = [
     "empty_like",
     "empty_memory_format",
     "empty_strided",
+    "full",
     "ones",
     "ones_like",
     "zeros",
@@ -276,6 +277,58 @@ def _filled_hop(hop: FactoryHop, value: int | None) -> Callable[[Any, Any], Tens
 zeros = _filled_hop(_ZEROS, 0)
 ones = _filled_hop(_ONES, 1)
 empty_memory_format = _filled_hop(_EMPTY, None)
+_FULL = FactoryHop("full", "full", "composite:full", inner=True)
+_BOOL, _INT64 = _dt.bool, _dt.int64
+
+
+def full(size: Any, fill_value: Any, dtype: Any, device: Any = _NO) -> Tensor | None:
+    """``td.full(size, fill_value, dtype=dtype, device=device)`` by one hop, or None (Note
+    [One-hop factory bindings]): a plain bool, int (int64's range) or float value; the dtype
+    inferred from it as the composite does (bool, int64, the default dtype), the fill by our
+    ``fill_`` kernel (its checks and errors).
+
+    >>> import tensordispatch as td
+    >>> _ = td.zeros(2, 3)
+    >>> full([2, 3], 7, NOT_GIVEN).dtype, full((2, 3), 0.5, td.float64).tolist()[0]
+    (tensordispatch.int64, [0.5, 0.5, 0.5])
+    """
+    t = type(fill_value)
+    if t is float:
+        dt = _default_dtype()
+    elif t is int and -9223372036854775808 <= fill_value <= 9223372036854775807:
+        dt = _INT64
+    elif t is bool:
+        dt = _BOOL
+    else:
+        return None
+    if dtype is not _NO:
+        if type(dtype) is not _DTYPE:
+            return None
+        dt = dtype
+    if device is not _NO and not _is_cpu(device):
+        return None
+    if type(size) is list:
+        key = tuple(size)
+    elif type(size) is tuple:
+        key = size
+    else:
+        return None
+    if not _FULL.ready():  # first: its first check loads _SHAPES and _cpu_fill
+        return None
+    try:
+        plan = _SHAPES.get(key)
+    except TypeError:  # an unhashable item: the entry rejects it
+        return None
+    if plan is None:
+        return None
+    for s in key:  # a plan is found for 2.0 or True too (equal to 2, 1): ints only
+        if type(s) is not int:
+            return None
+    shape = plan[0]
+    if t is int and fill_value == 0:  # filled_cpu's np.zeros (not for -0.0)
+        return new_cpu_tensor(_np_zeros(shape, dt._numpy), shape, plan[1], dt)
+    result = new_cpu_tensor(_np_empty(shape, dt._numpy), shape, plan[1], dt)
+    return _cpu_fill(result, fill_value)  # type: ignore[no-any-return]
 
 
 def empty_strided(size: Any, stride: Any, dtype: Any, device: Any = _NO) -> Tensor | None:

@@ -116,6 +116,7 @@ ONE_HOP_FACTORIES = {
     "ones": "ones",
     "empty_memory_format": "empty_memory_format",
     "empty_strided": "empty_strided",
+    "full": "full",
 }
 
 

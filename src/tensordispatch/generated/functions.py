@@ -386,6 +386,7 @@ _E_zeros_out = _deferred(_G, '_E_zeros_out', 'zeros.out')
 from tensordispatch.backends.composite_fast import empty_like as _H_empty_like
 from tensordispatch.backends.composite_fast import empty_memory_format as _H_empty_memory_format
 from tensordispatch.backends.composite_fast import empty_strided as _H_empty_strided
+from tensordispatch.backends.composite_fast import full as _H_full
 from tensordispatch.backends.composite_fast import ones as _H_ones
 from tensordispatch.backends.composite_fast import ones_like as _H_ones_like
 from tensordispatch.backends.composite_fast import zeros as _H_zeros
@@ -1644,20 +1645,22 @@ def floor_divide(input, other, *, out=None):
 def full(size, fill_value, *, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, out=None, requires_grad=False):
     try:
         if out is None:
-            _st = _local_state(); _sv = _st.excluded
-            _st.excluded = _sv | _BELOW_AD
-            try:
-                if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
-                    _r = _E_full.entry_function(size, fill_value)
-                else:
-                    _kw = {}
-                    if dtype is not _NO: _kw['dtype'] = dtype
-                    if layout is not _NO: _kw['layout'] = layout
-                    if device is not _NO: _kw['device'] = device
-                    if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
-                    _r = _E_full.entry_function(size, fill_value, **_kw)
-            finally:
-                _st.excluded = _sv
+            _r = _H_full(size, fill_value, dtype, device) if layout is _NO and pin_memory is _NO else None
+            if _r is None:
+                _st = _local_state(); _sv = _st.excluded
+                _st.excluded = _sv | _BELOW_AD
+                try:
+                    if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
+                        _r = _E_full.entry_function(size, fill_value)
+                    else:
+                        _kw = {}
+                        if dtype is not _NO: _kw['dtype'] = dtype
+                        if layout is not _NO: _kw['layout'] = layout
+                        if device is not _NO: _kw['device'] = device
+                        if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
+                        _r = _E_full.entry_function(size, fill_value, **_kw)
+                finally:
+                    _st.excluded = _sv
             if requires_grad: _r.requires_grad_(True)
             return _r
         else:
