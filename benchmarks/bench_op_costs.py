@@ -43,6 +43,7 @@ import torch
 
 import tensordispatch as td
 from tensordispatch.backends import composite_fast as fast
+from tensordispatch.backends import composite_fast_arange as fast_arange
 from tensordispatch.backends import composite_fast_inplace as fresh_hop
 from tensordispatch.backends.aten import below_ad_inplace_or_view, op
 from tensordispatch.backends.composite import COMPOSITE_KERNELS
@@ -166,7 +167,9 @@ def arange_layers(number: int, rounds: int) -> None:
         {
             "np.arange(10, dtype=int64)": lambda: np.arange(10, dtype=np.int64),
             "arange_cpu(0, 10, 1, 10, int64)": lambda: arange_cpu(0, 10, 1, 10, i64),
-            "one hop composite_fast.arange((10,), None)": lambda: fast.arange((10,), None),
+            "one hop composite_fast_arange.arange((10,), None)": lambda: fast_arange.arange(
+                (10,), None
+            ),
             "binding td.arange(10)": lambda: td.arange(10),
             "  full path: composite arange (direct arange_cpu)": lambda: below_ad_inplace_or_view(
                 composite, 10
@@ -174,7 +177,7 @@ def arange_layers(number: int, rounds: int) -> None:
             "  full path: entry + BackendSelect (binding's words)": lambda: (
                 below_ad_inplace_or_view(entry, 10)
             ),
-            "  arange(10.): one hop": lambda: fast.arange((10.0,), None),
+            "  arange(10.): one hop": lambda: fast_arange.arange((10.0,), None),
             "  arange(10.): arange_cpu (float32, via float64)": lambda: arange_cpu(
                 0, 10.0, 1, 10, f32
             ),

@@ -16,7 +16,7 @@ import pytest
 import torch
 
 import tensordispatch as td
-from tensordispatch.backends import composite_fast as fast
+from tensordispatch.backends import composite_fast_arange as fast
 from tensordispatch.backends.aten import below_ad_inplace_or_view, op
 from tensordispatch.backends.cpu.kernels import empty_cpu
 from tensordispatch.backends.cpu.layout import arange_start_out

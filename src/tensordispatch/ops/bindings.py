@@ -13,7 +13,7 @@ from typing import Any
 
 from tensordispatch.backends.aten import below_ad_inplace_or_view as _below
 from tensordispatch.backends.aten import op
-from tensordispatch.backends.composite_fast import arange as _arange_hop
+from tensordispatch.backends.composite_fast_arange import arange as _arange_hop
 from tensordispatch.backends.composite_fast_inplace import to as _to_hop
 from tensordispatch.backends.structured import resize_output
 from tensordispatch.dispatch.calling import NOT_GIVEN as _NO
