@@ -28,3 +28,14 @@ def test_conj_of_a_lazy_tensor_has_no_bit_and_torchs_values() -> None:
         got.append((c.is_conj(), (c * 2).cpu().tolist(), c.cpu().tolist()))
     assert got[1] == got[0]
     assert lazy.metrics.counter_value("aten::_conj_copy") == 1
+
+
+def test_a_conj_cpu_tensor_moved_or_copied_to_lazy_is_resolved_as_torch() -> None:
+    got = []
+    for m in (torch, td):
+        c = m.tensor([1 + 2j, 3j]).conj()
+        moved = c.to("lazy")
+        copied = m.zeros(2, dtype=m.complex64).to("lazy")
+        copied.copy_(c)
+        got.append([(t.is_conj(), t.cpu().tolist()) for t in (moved, copied)])
+    assert got[1] == got[0]
