@@ -79,6 +79,11 @@ def goal_table(number: int, rounds: int) -> None:
     a.add_(b)  # a version counter, as any tensor written before has
     pairs: dict[str, tuple[Callable[[], Any], Callable[[], Any]]] = {
         "zeros(4, 4)": (lambda: td.zeros(4, 4), lambda: torch.zeros(4, 4)),
+        "zeros(4, 4, device='cpu')": (
+            lambda: td.zeros(4, 4, device="cpu"),
+            lambda: torch.zeros(4, 4, device="cpu"),
+        ),
+        "full((4, 4), 2.0)": (lambda: td.full((4, 4), 2.0), lambda: torch.full((4, 4), 2.0)),
         "ones_like(a)": (lambda: td.ones_like(a), lambda: torch.ones_like(ta)),
         "empty_strided((4, 4), (4, 1))": (
             lambda: td.empty_strided((4, 4), (4, 1)),
