@@ -16,9 +16,9 @@ from tensordispatch.dispatch import dump_table
 from tensordispatch.dispatch.dispatcher import DISPATCHER
 from tensordispatch.library import Library
 
-# torch's Conjugate fallthroughs that our NumPy kernels cannot honour (module docstring)
+# torch's Conjugate fallthroughs our NumPy kernels do not honour (module docstring)
 _BLAS = {"addmm", "addmm.out", "addmm_", "baddbmm", "baddbmm.out", "baddbmm_", "bmm", "bmm.out",
-         "dot", "dot.out", "mm", "mm.out", "vdot", "vdot.out"}  # fmt: skip
+         "mm", "mm.out", "vdot", "vdot.out"}  # fmt: skip
 
 
 def _torch_fallthroughs(key: str) -> set[str]:

@@ -318,3 +318,14 @@ def test_chains_of_bit_views_match_torch(steps: list[str]) -> None:
         values = [np.array(r.tolist()) + 0 for r in (t, base)]
         got.append((values, [_norm(r)[1:] for r in (t, base)]))
     np.testing.assert_equal(got[1], got[0])
+
+
+def test_dot_reads_the_conjugate_bit_as_torch() -> None:
+    def case(m: Any, _: Any) -> Any:
+        a, b = m.tensor([1j, 2.0, 1 + 1j]), m.tensor([1.0, 1j, 2 - 1j])
+        c = a.conj()
+        out = m.zeros((), dtype=m.complex64)
+        m.dot(c, b.conj(), out=out)
+        return m.dot(c, b.conj()), m.dot(c, b), m.dot(a, b.conj()), c.dot(c), out
+
+    _same(case)

@@ -29,10 +29,11 @@ know the bit must see resolved values, so the Conjugate (Negative) fallback, as 
 The fallthrough lists are torch 2.13's (``torch._C._dispatch_get_registrations_for_dispatch_
 key``), restricted to the operators we define; they are registered on each operator's
 definition by a registration listener, so they cost nothing at import (the fallbacks and
-the listener ~0.2 ms at the first operator definition). One difference:
-torch's ``mm``, ``bmm``, ``addmm``, ``baddbmm``, ``dot`` and ``vdot`` (and their ``_`` / out=
-forms) are Conjugate fallthroughs because its BLAS calls read the bit; our NumPy kernels do
-not, so for them the fallback resolves the inputs (``explain`` shows the fallback there).
+the listener ~0.2 ms at the first operator definition). ``dot`` reads the bit in its CPU
+kernel as torch's does (``dot_with_conj_bits``). One difference: torch's ``mm``, ``bmm``,
+``addmm``, ``baddbmm`` and ``vdot`` (and their ``_`` / out= forms) are Conjugate fallthroughs
+because its BLAS calls read the bit; our NumPy kernels do not, so for them the fallback
+resolves the inputs (``explain`` shows the fallback there; the values are the same).
 """
 
 from __future__ import annotations
@@ -62,6 +63,7 @@ __all__ = [
     "NEG_RAW",
     "apply_bits_in_place",
     "copy_with_math_bits",
+    "dot_with_conj_bits",
     "install",
     "installed",
     "logical_array",
@@ -91,7 +93,7 @@ _VIEWS_AND_UTILITIES = (
 )  # fmt: skip
 #: Operators the Conjugate key skips (torch's list minus the BLAS ones, module docstring).
 CONJUGATE_FALLTHROUGHS: frozenset[str] = frozenset(
-    (*_VIEWS_AND_UTILITIES, "_conj_physical", "conj_physical", "conj_physical_")
+    (*_VIEWS_AND_UTILITIES, "_conj_physical", "conj_physical", "conj_physical_", "dot", "dot.out")
 )
 #: Operators the Negative key skips (torch 2.13's list).
 NEGATIVE_FALLTHROUGHS: frozenset[str] = frozenset((*_VIEWS_AND_UTILITIES, "neg_"))
@@ -140,6 +142,28 @@ def copy_with_math_bits(self: Tensor, src: Tensor) -> Tensor:
     _copy_checked(self, values)  # reads arrays only, not key sets
     apply_bits_in_place(self, self._key_set)
     return self
+
+
+def dot_with_conj_bits(self: Tensor, other: Tensor, dot: Any) -> Tensor:
+    """The CPU ``dot`` of operands with different conjugate bits, as torch's (``dot`` is a
+    Conjugate fallthrough there and here): one conjugate operand gives a plain result, two
+    give the conjugate view of the stored values' dot (``dot`` calls itself with both bits
+    cleared through this; the Negative fallback has resolved negative bits already).
+
+    >>> import tensordispatch as td
+    >>> a, b = td.tensor([1j, 2.0]), td.tensor([1.0, 1j])
+    >>> r = td.dot(a.conj(), b.conj()); r, r.is_conj()
+    (tensor(0.-3.j), True)
+    >>> td.dot(a.conj(), b)
+    tensor(0.+1.j)
+    """
+    both = self._key_set & other._key_set & CONJ_RAW
+    if both:  # conj(a) . conj(b) == conj(a . b): the view over the stored values' dot
+        result: Tensor = dot(_flipped_view(self, CONJ_RAW), _flipped_view(other, CONJ_RAW))
+        return _flipped_view(result, CONJ_RAW)
+    a = self if not self._key_set & CONJ_RAW else _clone()(self)
+    b = other if not other._key_set & CONJ_RAW else _clone()(other)
+    return dot(a, b)  # type: ignore[no-any-return]
 
 
 # -- the views that set the bits (CompositeExplicitAutograd kernels) -----------------------------

@@ -21,9 +21,8 @@ NegViewBackward0; an in-place write through a bit view rebases its root through 
 a BatchedTensor or FunctionalTensor of a bit view carries the bit (its key set is its inner
 tensor's), as torch's wrappers do; functionalization replays ``_conj`` / ``_neg_view`` as
 their ``*_copy`` operators, so lazy tensors never carry a bit (torch's LTC alike).
-Differences from torch: our ``dot`` of two conjugate views returns a plain tensor (torch's
-BLAS path returns a conjugate view of the same values; Note [The math-bit fallback]);
-``deepcopy`` and pickling give a tensor without the bit holding the resolved values (torch's
+Differences from torch: ``mm`` & co. resolve conjugate inputs in the fallback where torch's
+BLAS reads the bit (Note [The math-bit fallback]; same values); ``deepcopy`` and pickling give a tensor without the bit holding the resolved values (torch's
 pickle keeps the bit); the regenerated grad_fn of a view written in place is
 AsStridedBackward0 (Note [Views replay as strided]) where torch replays ConjBackward0.
 """

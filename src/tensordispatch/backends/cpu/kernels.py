@@ -24,6 +24,7 @@ from tensordispatch.backends.common import (
 )
 from tensordispatch.backends.cpu.fpstate import FP_QUIET, FP_STATE, QUIET_RUN, quiet_fp, quiet_retry
 from tensordispatch.backends.cpu.scalars import checked_fill_value
+from tensordispatch.backends.math_bits import copy_with_math_bits, dot_with_conj_bits
 from tensordispatch.backends.overlap import (
     INTERNAL_OVERLAP,
     PARTIAL_OVERLAP,
@@ -39,6 +40,7 @@ from tensordispatch.backends.views import view
 from tensordispatch.dispatch.keys import DispatchKey
 from tensordispatch.dispatch.keyset import keyset_raw
 from tensordispatch.tensor import dtypes as _dt
+from tensordispatch.tensor.device import CPU
 from tensordispatch.tensor.geometry import contiguous_of
 from tensordispatch.tensor.tensor import (
     Tensor,
@@ -47,7 +49,9 @@ from tensordispatch.tensor.tensor import (
 
 __all__ = ["CPU_KERNELS"]
 
-_MATH_BITS_RAW = keyset_raw(DispatchKey.Conjugate) | keyset_raw(DispatchKey.Negative)
+_CONJ = keyset_raw(DispatchKey.Conjugate)
+_CPU_KS = CPU._key_set
+_MATH_BITS_RAW = _CONJ | keyset_raw(DispatchKey.Negative)
 
 # -- structured impls: pointwise ---------------------------------------------------------------
 
@@ -301,6 +305,9 @@ def abs_out(self: Tensor, *, out: Tensor) -> Tensor:
 def dot(self: Tensor, tensor: Tensor) -> Tensor:
     from tensordispatch.backends.meta.kernels import dot_meta
 
+    ks, kt = self._key_set, tensor._key_set  # (a plain CPU tensor's is CPU's own int)
+    if (ks is not _CPU_KS or kt is not _CPU_KS) and (ks | kt) & _CONJ:  # a fallthrough
+        return dot_with_conj_bits(self, tensor, dot)
     spec = dot_meta(self, tensor)
     result = alloc_cpu((spec._shape, None, spec.dtype))
     result._data[...] = np.dot(self._data, tensor._data)
@@ -481,11 +488,8 @@ def copy_(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
     >>> copy_(a, b) is a, a.tolist()
     (True, [[1.0, 1.0], [1.0, 1.0]])
     """
-    ks = self._key_set  # equal key sets are mostly one int object: an identity test first
-    if ks is not src._key_set and (ks ^ src._key_set) & _MATH_BITS_RAW:  # Note [The math-bit
-        # fallback]: the bits differ
-        from tensordispatch.backends.math_bits import copy_with_math_bits
-
+    ks = self._key_set  # bits differ (Note [The math-bit fallback]; identity test first)
+    if ks is not src._key_set and (ks ^ src._key_set) & _MATH_BITS_RAW:
         return copy_with_math_bits(self, src)
     if self.dtype is src.dtype and self._shape == src._shape and 0 not in self._strides:
         ra = self if self._base is None else self._base
