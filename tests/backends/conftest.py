@@ -1,5 +1,6 @@
 """Fixtures of the CPU fallback tests: the fbdev backend (fbdev_backend.py) registered for a
-module, its recording hooks per test, and a library of list/optional/view operators."""
+module, its recording hooks per test, and a library of list/optional/view operators; and of
+the one-hop tests: ``lib``, an aten IMPL library destroyed after the test."""
 
 from __future__ import annotations
 
@@ -62,3 +63,11 @@ def testlib() -> Iterator[Library]:
     lib.impl("myview", lambda x: x.view(-1), "CPU")
     yield lib
     lib._destroy()
+
+
+@pytest.fixture
+def lib() -> Iterator[Library]:
+    """An ``aten`` IMPL library for a test's overrides, destroyed after the test."""
+    library = Library("aten", "IMPL")
+    yield library
+    library._destroy()

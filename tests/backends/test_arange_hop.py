@@ -8,7 +8,6 @@ from __future__ import annotations
 import itertools
 import math
 import warnings
-from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -24,20 +23,8 @@ from tensordispatch.dispatch import dispatch_trace
 from tensordispatch.library import Library
 from tensordispatch.ops import bindings
 
+from .overrides import impl_quietly
 from .recording_modes import recording_modes
-
-
-@pytest.fixture
-def lib() -> Iterator[Library]:
-    library = Library("aten", "IMPL")
-    yield library
-    library._destroy()
-
-
-def _impl(lib: Library, name: str, fn: Callable[..., Any], key: str) -> None:
-    with warnings.catch_warnings():  # torch's one-time "Overriding a previously registered"
-        warnings.simplefilter("ignore")
-        lib.impl(name, fn, key)
 
 
 def _name(dtype: Any) -> str:
@@ -246,7 +233,7 @@ def test_a_user_kernel_registered_later_is_called(
         seen.append(given)
         return td.from_numpy(np.full(3, 7, np.int64))
 
-    _impl(lib, name, mine, key)
+    impl_quietly(lib, name, mine, key)
     assert fast.arange(args, None) is None
     assert td.arange(*args).tolist() == [7, 7, 7] and seen == [args]
     lib._destroy()
@@ -263,7 +250,7 @@ def test_a_user_kernel_of_an_inner_operator_is_called(lib: Library, name: str) -
         seen.append(name)
         return inner(*given, **kwargs)
 
-    _impl(lib, name, mine, "CPU")
+    impl_quietly(lib, name, mine, "CPU")
     assert fast.arange((4,), None) is None
     assert td.arange(4).tolist() == [0, 1, 2, 3] and seen == [name]
 

@@ -5,7 +5,6 @@ or word change that must send the binding back to the full dispatch."""
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -19,6 +18,7 @@ from tensordispatch.dispatch import dispatch_trace
 from tensordispatch.dispatch.calling import NOT_GIVEN
 from tensordispatch.library import Library
 
+from .overrides import impl_quietly
 from .recording_modes import recording_modes
 
 
@@ -29,19 +29,6 @@ def _seen_shapes() -> None:
         td.empty(size)
     td.empty_strided([2, 3], [3, 1])
     td.empty_strided([4, 4], [4, 1])
-
-
-@pytest.fixture
-def lib() -> Iterator[Library]:
-    library = Library("aten", "IMPL")
-    yield library
-    library._destroy()
-
-
-def _impl(lib: Library, name: str, fn: Callable[..., Any], key: str) -> None:
-    with warnings.catch_warnings():  # torch's one-time "Overriding a previously registered"
-        warnings.simplefilter("ignore")
-        lib.impl(name, fn, key)
 
 
 FACTORIES = {
@@ -123,7 +110,7 @@ def test_a_user_cpu_kernel_registered_later_is_called(lib: Library) -> None:
         seen.append((list(size), kwargs))
         return td.from_numpy(np.full(list(size), 5.0, np.float32))
 
-    _impl(lib, "zeros", my_zeros, "CPU")
+    impl_quietly(lib, "zeros", my_zeros, "CPU")
     assert fast.zeros([2, 3], NOT_GIVEN) is None
     z = td.zeros(2, 3)
     assert seen == [([2, 3], {})] and z.tolist() == [[5.0] * 3] * 2
@@ -139,7 +126,7 @@ def test_a_user_backend_select_kernel_is_called(lib: Library) -> None:
         seen.append((list(size), list(stride)))
         return td.from_numpy(np.zeros(list(size), np.float32))
 
-    _impl(lib, "empty_strided", my_select, "BackendSelect")
+    impl_quietly(lib, "empty_strided", my_select, "BackendSelect")
     t = td.empty_strided((2, 3), (3, 1))
     assert seen == [([2, 3], [3, 1])] and t.tolist() == [[0.0] * 3] * 2
 
@@ -152,7 +139,7 @@ def test_a_user_fill_kernel_is_called_by_ones(lib: Library) -> None:
         self._data[...] = 7
         return self
 
-    _impl(lib, "fill_.Scalar", my_fill, "CPU")
+    impl_quietly(lib, "fill_.Scalar", my_fill, "CPU")
     assert fast.ones([3], NOT_GIVEN) is None
     assert td.ones(3).tolist() == [7.0] * 3 and seen == [1]
 
@@ -164,7 +151,7 @@ def test_a_user_composite_kernel_registered_later_is_called(lib: Library) -> Non
         seen.append(list(size))
         return td.from_numpy(np.full(list(size), 3.0, np.float32))
 
-    _impl(lib, "ones", my_ones, "CompositeExplicitAutograd")
+    impl_quietly(lib, "ones", my_ones, "CompositeExplicitAutograd")
     assert fast.ones([2, 3], NOT_GIVEN) is None
     got = td.ones(2, 3)
     assert seen == [[2, 3]] and got.tolist() == [[3.0] * 3] * 2
@@ -268,7 +255,7 @@ def test_a_user_kernel_registered_later_is_called_by_ones_like(lib: Library) -> 
 
     t = td.ones(2, 3)
     assert fast.ones_like(t) is not None
-    _impl(lib, "ones_like", my_ones_like, "CPU")
+    impl_quietly(lib, "ones_like", my_ones_like, "CPU")
     assert fast.ones_like(t) is None
     assert td.ones_like(t).tolist() == [[4.0] * 3] * 2 and seen == [(2, 3)]
     lib._destroy()
@@ -284,7 +271,7 @@ def test_a_user_fill_kernel_is_called_by_zeros_like(lib: Library) -> None:
         return self
 
     t = td.ones(2, 3)
-    _impl(lib, "fill_.Scalar", my_fill, "CPU")
+    impl_quietly(lib, "fill_.Scalar", my_fill, "CPU")
     assert fast.zeros_like(t) is None
     assert td.zeros_like(t).tolist() == [[7.0] * 3] * 2 and seen == [0]
 
@@ -470,7 +457,7 @@ def test_full_hop_takes_plain_values_and_honours_a_later_fill(lib: Library) -> N
         self._data[...] = 9
         return self
 
-    _impl(lib, "fill_.Scalar", my_fill, "CPU")
+    impl_quietly(lib, "fill_.Scalar", my_fill, "CPU")
     assert fast.full([2, 3], 1.5, NOT_GIVEN) is None
     assert td.full((2, 3), 1.5).tolist() == [[9.0] * 3] * 2 and seen == [1.5]
 

@@ -5,7 +5,7 @@ argument that must send the method back to the full dispatch."""
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -128,13 +128,6 @@ def test_inplace_on_an_inference_tensor_keeps_torchs_error() -> None:
         return str(info.value)
 
     assert run(td) == run(torch)
-
-
-@pytest.fixture
-def lib() -> Iterator[Library]:
-    library = Library("aten", "IMPL")
-    yield library
-    library._destroy()
 
 
 @pytest.mark.parametrize("key", ["CPU", "AutogradCPU", "ADInplaceOrView"])

@@ -5,8 +5,6 @@ the method back to the full dispatch."""
 
 from __future__ import annotations
 
-import warnings
-from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -19,21 +17,8 @@ from tensordispatch.dispatch import dispatch_trace
 from tensordispatch.generated import methods
 from tensordispatch.library import Library
 
+from .overrides import impl_quietly
 from .recording_modes import recording_modes
-
-
-@pytest.fixture
-def lib() -> Iterator[Library]:
-    library = Library("aten", "IMPL")
-    yield library
-    library._destroy()
-
-
-def _impl(lib: Library, name: str, fn: Any, key: str) -> None:
-    with warnings.catch_warnings():  # torch's one-time "Overriding a previously registered"
-        warnings.simplefilter("ignore")
-        lib.impl(name, fn, key)
-
 
 SHAPES: list[tuple[tuple[int, ...], tuple[Any, ...]]] = [
     ((4, 4), (16,)), ((4, 4), (2, -1)), ((4, 4), (-1,)), ((2, 3, 4), (6, 4)),
@@ -138,7 +123,7 @@ def test_a_user_kernel_registered_later_is_called(lib: Library, name: str, key: 
         seen.append(name)
         return td.zeros(6)
 
-    _impl(lib, name, mine, key)
+    impl_quietly(lib, name, mine, key)
     call = t.flatten if name.startswith("flatten") else lambda: t.reshape(6)
     assert call().tolist() == [0.0] * 6 and seen == [name]
     lib._destroy()

@@ -6,7 +6,6 @@ dispatch."""
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -20,14 +19,6 @@ from tensordispatch.library import Library
 from tensordispatch.ops import bindings
 
 from .recording_modes import recording_modes
-
-
-@pytest.fixture
-def lib() -> Iterator[Library]:
-    library = Library("aten", "IMPL")
-    yield library
-    library._destroy()
-
 
 CALLS = {
     "same dtype": lambda m, t: t.to(t.dtype),
