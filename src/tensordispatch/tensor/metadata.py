@@ -11,12 +11,34 @@ from typing import TYPE_CHECKING, Any, SupportsIndex
 
 from tensordispatch.tensor.device import device as Device
 from tensordispatch.tensor.dtypes import dtype as DType
-from tensordispatch.tensor.geometry import Size, wrap_dim
+from tensordispatch.tensor.geometry import _CONTIGUOUS, Size, contiguous_of, wrap_dim
 
 if TYPE_CHECKING:
     from tensordispatch.tensor.tensor import Tensor
 
 __all__ = ["TensorMetadata"]
+
+# (shape, strides) -> is_contiguous's answer for strides that are not the shape's contiguous
+# ones (Note [Contiguity by cached strides]); cleared when it reaches 4096 geometries.
+_ANSWERS: dict[tuple[tuple[int, ...], tuple[int, ...]], bool] = {}
+
+
+def _is_contiguous(shape: tuple[int, ...], strides: tuple[int, ...]) -> bool:
+    """torch's contiguity rule: empty tensors are; otherwise the strides of the dims of size
+    other than 1 are the row-major ones.
+
+    >>> _is_contiguous((2, 1, 3), (3, 7, 1)), _is_contiguous((2, 3), (1, 2))
+    (True, False)
+    """
+    if 0 in shape:
+        return True
+    expected = 1
+    for size, stride in zip(reversed(shape), reversed(strides), strict=True):
+        if size != 1:
+            if stride != expected:
+                return False
+            expected *= size
+    return True
 
 
 class TensorMetadata:
@@ -80,16 +102,29 @@ class TensorMetadata:
         return self.numel() * self.dtype.itemsize
 
     def is_contiguous(self) -> bool:
-        """Whether the strides are row-major for the shape (size-1 dims ignored), as torch."""
-        if 0 in self._shape:
+        """Whether the strides are row-major for the shape (size-1 dims ignored), as torch.
+
+        >>> from tensordispatch.tensor import tensor
+        >>> a = tensor([[1.0, 2.0], [3.0, 4.0]]); a.is_contiguous(), a.t().is_contiguous()
+        (True, False)
+        """
+        # Note [Contiguity by cached strides]: the usual answer is one dict read and one
+        # tuple compare with the shape's contiguous strides (geometry.contiguous_of's
+        # cache); other strides (size-0 / size-1 dims with odd strides, or really not
+        # contiguous) take the loop below, then have their answer kept per geometry.
+        shape = self._shape
+        strides = self._strides
+        if _CONTIGUOUS.get(shape) == strides:
             return True
-        expected = 1
-        for size, stride in zip(reversed(self._shape), reversed(self._strides), strict=True):
-            if size != 1:
-                if stride != expected:
-                    return False
-                expected *= size
-        return True
+        key = (shape, strides)
+        answer = _ANSWERS.get(key)
+        if answer is None:
+            answer = _is_contiguous(shape, strides)
+            if len(_ANSWERS) >= 4096:
+                _ANSWERS.clear()
+            _ANSWERS[key] = answer
+            contiguous_of(shape)  # fills the cache read above, for the next call
+        return answer
 
     def cpu(self, memory_format: Any = None) -> Tensor:
         """This tensor on the CPU: itself when it is there already, as in torch.
