@@ -1,5 +1,6 @@
 """CPU views whose NumPy array comes from NumPy's own reshape / swapaxes / indexing (Note
-[NumPy-derived view data] in backends/views.py): the array is exactly the one built over the
+[NumPy-derived view data] in backends/views.py; unsqueeze and expand: `strided_data`, the same
+array without the bounds check): the array is exactly the one built over the
 storage from the view's geometry (same buffer address, byte strides, shape), values and
 metadata equal torch's view, and writes go through to the base."""
 
@@ -23,6 +24,8 @@ BASES: dict[str, Callable[[Any], Any]] = {
     "offset slice": lambda m: m.arange(24.0).reshape(4, 6)[1:, 2:],
     "empty": lambda m: m.ones(0, 4),
     "int32": lambda m: m.arange(12, dtype=m.int32).reshape(2, 6),
+    "odd size-1 strides": lambda m: m.arange(12.0).as_strided((1, 3, 1), (7, 2, 5), 1),
+    "0-d": lambda m: m.arange(4.0)[2],
 }
 VIEWS: dict[str, Callable[[Any], Any]] = {
     "view flat": lambda x: x.view(-1) if x.is_contiguous() else x.transpose(0, -1),
@@ -38,6 +41,18 @@ VIEWS: dict[str, Callable[[Any], Any]] = {
     "slice last dim": lambda x: x[..., 1::2],
     "slice empty": lambda x: x[5:2],
     "chain": lambda x: x.transpose(0, -1)[1:].select(0, 0),
+    "unsqueeze 0": lambda x: x.unsqueeze(0),
+    "unsqueeze middle": lambda x: x.unsqueeze(1) if x.dim() else x.unsqueeze(-1),
+    "unsqueeze last": lambda x: x.unsqueeze(-1),
+    "unsqueeze chain": lambda x: x.unsqueeze(-1).unsqueeze(0).unsqueeze(1),
+    "permute reversed": lambda x: x.permute(tuple(range(x.dim() - 1, -1, -1))),
+    "permute negative dims": lambda x: x.permute(tuple(range(-1, -x.dim() - 1, -1))),
+    "permute identity": lambda x: x.permute(tuple(range(x.dim()))),
+    "expand leading": lambda x: x.expand(2, *x.shape),
+    "expand leading 1s": lambda x: x.expand(1, 1, *x.shape),
+    "expand size-1 dims": lambda x: x.expand(tuple([3 if s == 1 else s for s in x.shape])),
+    "expand -1": lambda x: x.expand(1, 2, *([-1] * x.dim())),
+    "expand then unsqueeze": lambda x: x.expand(2, *x.shape).unsqueeze(1).permute(1, 0, -1),
 }
 
 
@@ -79,7 +94,13 @@ def test_view_array_is_exact_and_matches_torch(base: str, view: str) -> None:
     _check_exact_array(got)
 
 
-@pytest.mark.parametrize("view", ["transpose", "select last", "slice step", "view flat"])
+@pytest.mark.parametrize(
+    "view",
+    [
+        "transpose", "select last", "slice step", "view flat", "unsqueeze middle",
+        "permute reversed", "unsqueeze chain",
+    ],
+)  # fmt: skip
 def test_writes_through_a_view_reach_the_base(view: str) -> None:
     x_t, x_d = torch.arange(12.0).reshape(3, 4), td.arange(12.0).reshape(3, 4)
     VIEWS[view](x_t).mul_(-1)
@@ -124,8 +145,12 @@ class _Payload(np.ndarray):
 
 
 @pytest.mark.parametrize(
-    "view", ["transpose", "transpose same", "view flat", "select 0", "slice 0"]
-)
+    "view",
+    [
+        "transpose", "transpose same", "view flat", "select 0", "slice 0", "unsqueeze middle",
+        "permute reversed", "expand leading", "expand -1",
+    ],
+)  # fmt: skip
 def test_other_payloads_are_not_reused_as_view_data(view: str) -> None:
     # Only a plain NumPy array is reshaped/indexed; any other payload leaves the view to the
     # backend's own construction (Tensor._view_array here), as lazy tensors need.

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from tensordispatch.backends.aten import op
 from tensordispatch.backends.common import shape_text, wrap_dim
 from tensordispatch.dispatch.keys import DispatchKey
@@ -24,6 +26,7 @@ __all__ = ["VIEW_CPU_META_KERNELS", "VIEW_OP_KERNELS"]
 _CONJ_RAW = keyset_raw(DispatchKey.Conjugate)
 _MATH_BITS_RAW = _CONJ_RAW | keyset_raw(DispatchKey.Negative)
 _CPU_KS = CPU._key_set
+_ndarray = np.ndarray
 
 
 def as_strided(self: Tensor, size: Any, stride: Any, storage_offset: Any = None) -> Tensor:
@@ -50,12 +53,17 @@ def permute(self: Tensor, dims: Any) -> Tensor:
             "length of the desired ordering of dimensions i.e. input.dim() = "
             f"{ndim} is not equal to len(dims) = {len(dims)}"
         )
-    wrapped = [wrap_dim(int(d), ndim) for d in dims]
+    wrapped = [d if type(d) is int and 0 <= d < ndim else wrap_dim(int(d), ndim) for d in dims]
     if len(set(wrapped)) != len(wrapped):
         raise RuntimeError("permute(): duplicate dims are not allowed.")
-    shape = tuple(self._shape[d] for d in wrapped)
-    strides = tuple(self._strides[d] for d in wrapped)
-    return self._make_view(shape, strides, self._offset)
+    old_shape, old_strides = self._shape, self._strides
+    shape = tuple([old_shape[d] for d in wrapped])
+    strides = tuple([old_strides[d] for d in wrapped])
+    data = self._data
+    # Note [NumPy-derived view data] (backends/views.py): NumPy's transpose permutes the
+    # byte strides as torch permutes the strides
+    data = data.transpose(wrapped) if type(data) is _ndarray else None
+    return self._make_view(shape, strides, self._offset, data)
 
 
 def diagonal(self: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:

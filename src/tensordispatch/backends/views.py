@@ -16,21 +16,50 @@ import numpy as np
 from tensordispatch.backends.common import shape_text, wrap_dim
 from tensordispatch.tensor.tensor import Tensor, contiguous_strides
 
-__all__ = ["VIEW_KERNELS", "compute_stride", "infer_size"]
+__all__ = ["VIEW_KERNELS", "compute_stride", "infer_size", "strided_data"]
 
 _INT64_MAX = 2**63 - 1
 _ndarray = np.ndarray
 _ALL = builtins.slice(None)
 _EMPTY = builtins.slice(0, 0)
 _CONTIGUOUS: dict[tuple[int, ...], tuple[int, ...]] = {}
+_Ints = tuple[int, ...]
 
 # Note [NumPy-derived view data]
 # A CPU view's NumPy array is normally built over the storage bytes from its geometry after a
 # bounds check (Tensor._view_array, ~0.7 us). For view (of a contiguous tensor), transpose,
 # select and slice, NumPy's own reshape / swapaxes / basic indexing of the source's array
 # gives exactly that array (same buffer, byte offset and byte strides: these operations
-# compute strides as torch does, and the source is in bounds already) for ~0.1 us. Other
-# devices (Meta: no data) keep ``data=None``.
+# compute strides as torch does, and the source is in bounds already) for ~0.1 us; permute
+# (view_ops.py) is NumPy's transpose likewise, and unsqueeze of a contiguous tensor NumPy's
+# reshape (row-major strides in and out, torch's shape[d] * strides[d] for the new dim).
+# Elsewhere unsqueeze and expand give size-1 and broadcast dims strides that NumPy's
+# indexing, reshape and broadcast_to do not (NumPy: 0 for a new axis), so they build the
+# array over the storage with the view's exact byte strides but skip the bounds check
+# (`strided_data`, ~0.5 us): a size-1 dim or a stride-0 dim reaches no element the source
+# does not. Empty sources and results keep the checked path (its offset rule for empty
+# views). Other devices (Meta: no data; lazy payloads) keep ``data=None``.
+
+
+def strided_data(
+    self: Tensor, shape: tuple[int, ...], byte_strides: tuple[int, ...]
+) -> np.ndarray[Any, Any] | None:
+    """The NumPy array of a non-empty view of ``self``'s elements at ``self``'s offset with
+    ``byte_strides``, without the bounds check (Note [NumPy-derived view data]), or None
+    when ``self`` has no NumPy data or either is empty (``_make_view`` then builds it).
+
+    >>> from tensordispatch.tensor import tensor
+    >>> a = tensor([[1.0, 2.0], [3.0, 4.0]]); strided_data(a, (2, 1, 2), (8, 8, 4)).tolist()
+    [[[1.0, 2.0]], [[3.0, 4.0]]]
+    """
+    data = self._data
+    if type(data) is not _ndarray or not data.size or 0 in shape:
+        return None
+    root = self if self._base is None else self._base
+    buffer = root._storage
+    if buffer is None:
+        buffer = root._storage_bytes()
+    return _ndarray(shape, data.dtype, buffer, self._offset * data.itemsize, byte_strides)
 
 
 def _contiguous_of(shape: tuple[int, ...]) -> tuple[int, ...]:
@@ -210,12 +239,25 @@ def t(self: Tensor) -> Tensor:
 
 
 def unsqueeze(self: Tensor, dim: int) -> Tensor:
-    ndim = len(self._shape)
-    d = wrap_dim(dim, ndim + 1)
-    stride = 1 if d >= ndim else self._shape[d] * self._strides[d]
-    shape = self._shape[:d] + (1,) + self._shape[d:]
-    strides = self._strides[:d] + (stride,) + self._strides[d:]
-    return self._make_view(shape, strides, self._offset)
+    shape = self._shape
+    ndim = len(shape)
+    d = dim if 0 <= dim <= ndim else wrap_dim(dim, ndim + 1)
+    strides = self._strides
+    stride = 1 if d >= ndim else shape[d] * strides[d]
+    new_shape = shape[:d] + (1,) + shape[d:]
+    new_strides = strides[:d] + (stride,) + strides[d:]
+    data = self._data
+    contiguous = _CONTIGUOUS.get(shape)
+    if contiguous is None:
+        contiguous = _contiguous_of(shape)
+    if type(data) is not _ndarray:
+        data = None
+    elif strides == contiguous:  # Note [NumPy-derived view data]
+        data = data.reshape(new_shape)  # contiguous in, so NumPy's row-major strides out
+    else:
+        itemsize = data.itemsize
+        data = strided_data(self, new_shape, tuple([s * itemsize for s in new_strides]))
+    return self._make_view(new_shape, new_strides, self._offset, data)
 
 
 def squeeze_dim(self: Tensor, dim: int) -> Tensor:
@@ -291,45 +333,78 @@ def slice(self: Tensor, dim: int = 0, start: Any = None, end: Any = None, step: 
     )
 
 
-def expand(self: Tensor, size: Any, *, implicit: bool = False) -> Tensor:
+def _expand_plan(self: Tensor, size: Any) -> tuple[_Ints, _Ints, _Ints]:
+    """expand's result shape, strides and byte strides (torch's inferExpandGeometry)."""
     sizes = [int(s) for s in size]
-    ndim, tdim = len(sizes), len(self._shape)
-    if ndim < tdim:
+    shape, strides = self._shape, self._strides
+    ndim, tdim = len(sizes), len(shape)
+    lead = ndim - tdim  # the new leading dims
+    if lead < 0:
         raise RuntimeError(
-            f"expand({self.dtype!r}{{{shape_text(self._shape)}}}, size={shape_text(sizes)}): the "
+            f"expand({self.dtype!r}{{{shape_text(shape)}}}, size={shape_text(sizes)}): the "
             f"number of sizes provided ({ndim}) must be greater or equal to the number of "
             f"dimensions in the tensor ({tdim})"
         )
-    out_shape = [0] * ndim
+    out_shape = sizes[:]
     out_strides = [0] * ndim
-    for i in range(ndim - 1, -1, -1):
-        d = tdim - 1 - (ndim - 1 - i)
-        s = self._shape[d] if d >= 0 else 1
-        st = (
-            self._strides[d]
-            if d >= 0
-            else (out_shape[i + 1] * out_strides[i + 1] if i + 1 < ndim else 1)
-        )
-        target = sizes[i]
-        if target == -1:
-            if d < 0:
+    for d in range(tdim - 1, -1, -1):  # existing dims, last first (torch's error order)
+        s, target = shape[d], sizes[lead + d]
+        if target == s or target == -1:
+            out_shape[lead + d] = s
+            out_strides[lead + d] = strides[d]
+        elif s != 1:
+            raise RuntimeError(
+                f"The expanded size of the tensor ({target}) must match the existing size "
+                f"({s}) at non-singleton dimension {lead + d}.  Target sizes: "
+                f"{shape_text(sizes)}.  Tensor sizes: {shape_text(shape)}"
+            )
+    if lead:
+        for i in range(lead - 1, -1, -1):  # a new dim of size 1 strides like a contiguous one
+            target = sizes[i]
+            if target == -1:
                 raise RuntimeError(
                     f"The expanded size of the tensor (-1) isn't allowed in a leading, "
                     f"non-existing dimension {i}"
                 )
-            target = s
-        if tdim == 0:  # torch: every stride of an expanded 0-dim tensor is 0
-            st = 0
-        if s != target:
-            if s != 1:
-                raise RuntimeError(
-                    f"The expanded size of the tensor ({target}) must match the existing size "
-                    f"({s}) at non-singleton dimension {i}.  Target sizes: {shape_text(sizes)}.  "
-                    f"Tensor sizes: {shape_text(self._shape)}"
-                )
-            s, st = target, 0
-        out_shape[i], out_strides[i] = s, st
-    return self._make_view(tuple(out_shape), tuple(out_strides), self._offset)
+            if target == 1 and tdim:  # torch: every stride of an expanded 0-dim tensor is 0
+                out_strides[i] = out_shape[i + 1] * out_strides[i + 1] if i + 1 < ndim else 1
+    itemsize = self.dtype.itemsize
+    return tuple(out_shape), tuple(out_strides), tuple([s * itemsize for s in out_strides])
+
+
+# Note [Expand plans]
+# expand's geometry is a function of the source's shape, strides and itemsize and the sizes
+# asked for: the first 4096 geometries met with plain-int sizes keep their result shape,
+# strides and byte strides, and a call with the same key skips the checks and the loop. A
+# size that hashes and compares like a kept one (True for 1, a NumPy integer) converts to
+# the same int, so its plan is the one the loop would give.
+_EXPAND_PLANS: dict[tuple[Any, ...], tuple[_Ints, _Ints, _Ints]] = {}
+
+
+def expand(self: Tensor, size: Any, *, implicit: bool = False) -> Tensor:
+    key = (
+        self._shape,
+        self._strides,
+        size if type(size) is tuple else tuple(size),
+        self.dtype.itemsize,
+    )
+    try:
+        plan = _EXPAND_PLANS.get(key)
+    except TypeError:  # an unhashable size: the checks below say what is wrong with it
+        plan = None
+    if plan is None:
+        plan = _expand_plan(self, size)
+        if all(type(s) is int for s in key[2]):  # Note [Expand plans]
+            if len(_EXPAND_PLANS) >= 4096:
+                _EXPAND_PLANS.clear()
+            _EXPAND_PLANS[key] = plan
+    new_shape, new_strides, byte_strides = plan
+    data = self._data
+    if type(data) is _ndarray:  # Note [NumPy-derived view data]
+        data = strided_data(self, new_shape, byte_strides)
+    else:
+        data = None
+    return self._make_view(new_shape, new_strides, self._offset, data)
 
 
 VIEW_KERNELS: dict[str, Any] = {
