@@ -33,9 +33,10 @@ def uniform_(
         raise RuntimeError(
             f"uniform_ expects to return a [from, to) range, but found from={from_:g} > to={to:g}"
         )
-    g = resolve(generator)
-    draws = g.random(self._shape)
-    np.copyto(self._data, from_ + (to - from_) * draws, casting="unsafe")
+    draws = resolve(generator).random(self._shape)
+    if from_ != 0 or to != 1:  # on [0, 1) the draws are the values: 0 + 1 * x is x exactly
+        draws = from_ + (to - from_) * draws
+    np.copyto(self._data, draws, casting="unsafe")
     return self
 
 
