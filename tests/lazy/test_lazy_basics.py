@@ -236,6 +236,23 @@ def test_trim_check_counts_the_graphs_nodes_exactly() -> None:
     assert not _more_nodes_than(value.node, size)
 
 
+def test_trim_check_counts_a_multi_output_node_once() -> None:
+    """Both outputs of ``max(0)`` are operands (Output values): one node, counted once."""
+    from tensordispatch.lazy.executor import graph_of
+    from tensordispatch.lazy.ir import Output
+    from tensordispatch.lazy.tensor import _more_nodes_than
+    from tensordispatch.transforms.functionalize import from_functional
+
+    x = td.ones(3, 4).to("lazy")
+    values, indices = (x * 2).max(0)
+    y = values + indices.to(td.float32) + values
+    value = from_functional(y)._data.ir
+    nodes = graph_of([value]).nodes
+    assert any(o.__class__ is Output for n in nodes for o in n.operands)
+    assert _more_nodes_than(value.node, len(nodes) - 1)
+    assert not _more_nodes_than(value.node, len(nodes))
+
+
 @pytest.mark.parametrize("cls", [LazyTensor, FunctionalTensor], ids=lambda c: c.__name__)
 def test_no_argument_constructor_makes_a_bare_instance(cls: type) -> None:
     # Note [No-argument tensor constructors]: the tracing hot paths call the class and set

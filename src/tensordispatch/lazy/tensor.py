@@ -362,11 +362,15 @@ def _more_nodes_than(root: Node, limit: int) -> bool:
     stack = [root]
     add, push, pop = seen.add, stack.append, stack.pop
     while stack:
-        for value in pop().operands:
-            child = value.node
-            if child not in seen:
-                add(child)
-                push(child)
+        for child in pop().operands:
+            if child in seen:  # (an Output is never in it: it is not a node)
+                continue
+            if child.__class__ is Output:  # else a node is its own Value (Note [Values])
+                child = child.node
+                if child in seen:
+                    continue
+            add(child)
+            push(child)
         if len(seen) > limit:
             return True
     return False
