@@ -14,6 +14,8 @@ from typing import Any
 import numpy as np
 
 from tensordispatch.backends.common import shape_text, wrap_dim
+from tensordispatch.tensor.geometry import CONTIGUOUS_STRIDES as _CONTIGUOUS
+from tensordispatch.tensor.geometry import contiguous_of as _contiguous_of
 from tensordispatch.tensor.tensor import Tensor, contiguous_strides
 
 __all__ = ["VIEW_KERNELS", "compute_stride", "infer_size", "strided_data"]
@@ -22,7 +24,6 @@ _INT64_MAX = 2**63 - 1
 _ndarray = np.ndarray
 _ALL = builtins.slice(None)
 _EMPTY = builtins.slice(0, 0)
-_CONTIGUOUS: dict[tuple[int, ...], tuple[int, ...]] = {}
 _Ints = tuple[int, ...]
 
 # Note [NumPy-derived view data]
@@ -60,15 +61,6 @@ def strided_data(
     if buffer is None:
         buffer = root._storage_bytes()
     return _ndarray(shape, data.dtype, buffer, self._offset * data.itemsize, byte_strides)
-
-
-def _contiguous_of(shape: tuple[int, ...]) -> tuple[int, ...]:
-    strides = _CONTIGUOUS.get(shape)
-    if strides is None:
-        strides = contiguous_strides(shape)
-        if len(_CONTIGUOUS) < 4096:
-            _CONTIGUOUS[shape] = strides
-    return strides
 
 
 def infer_size(shape: Any, numel: int) -> tuple[int, ...]:

@@ -10,6 +10,7 @@ import operator
 from typing import Any, SupportsIndex
 
 __all__ = [
+    "CONTIGUOUS_STRIDES",
     "Size",
     "contiguous_of",
     "contiguous_strides",
@@ -70,7 +71,9 @@ def contiguous_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(strides)
 
 
-_CONTIGUOUS: dict[tuple[int, ...], tuple[int, ...]] = {}
+#: ``contiguous_of``'s cache (shape -> strides), read inline by the hot paths that test a
+#: tensor's strides (a dict read instead of a call); only ``contiguous_of`` fills it.
+CONTIGUOUS_STRIDES: dict[tuple[int, ...], tuple[int, ...]] = {}
 
 
 def contiguous_of(shape: tuple[int, ...]) -> tuple[int, ...]:
@@ -80,11 +83,11 @@ def contiguous_of(shape: tuple[int, ...]) -> tuple[int, ...]:
     >>> contiguous_of((2, 3)), contiguous_of((2, 3)) is contiguous_of((2, 3))
     ((3, 1), True)
     """
-    strides = _CONTIGUOUS.get(shape)
+    strides = CONTIGUOUS_STRIDES.get(shape)
     if strides is None:
         strides = contiguous_strides(shape)
-        if len(_CONTIGUOUS) < 4096:
-            _CONTIGUOUS[shape] = strides
+        if len(CONTIGUOUS_STRIDES) < 4096:
+            CONTIGUOUS_STRIDES[shape] = strides
     return strides
 
 

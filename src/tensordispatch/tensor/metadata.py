@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Any, SupportsIndex
 
 from tensordispatch.tensor.device import device as Device
 from tensordispatch.tensor.dtypes import dtype as DType
-from tensordispatch.tensor.geometry import _CONTIGUOUS, Size, contiguous_of, wrap_dim
+from tensordispatch.tensor.geometry import CONTIGUOUS_STRIDES as _CONTIGUOUS
+from tensordispatch.tensor.geometry import Size, contiguous_of, wrap_dim
 
 if TYPE_CHECKING:
     from tensordispatch.tensor.tensor import Tensor

@@ -28,6 +28,8 @@ from tensordispatch.backends.cpu.fresh_inplace import CPU_INPLACE_KERNELS  # re-
 from tensordispatch.backends.structured import alloc_cpu
 from tensordispatch.tensor import dtypes as _dt
 from tensordispatch.tensor.device import CPU
+from tensordispatch.tensor.geometry import CONTIGUOUS_STRIDES as _CONTIGUOUS
+from tensordispatch.tensor.geometry import contiguous_of as _contiguous_of
 from tensordispatch.tensor.inference import mark_inference, watch_inference_count
 from tensordispatch.tensor.tensor import _CPU_KEY_SET, Tensor, contiguous_strides, new_cpu_tensor
 
@@ -35,7 +37,6 @@ __all__ = ["CPU_FRESH_KERNELS", "CPU_FUNCTIONAL_KERNELS", "CPU_INPLACE_KERNELS",
 
 _ndarray = np.ndarray
 _asarray = np.asarray
-_CONTIGUOUS: dict[tuple[int, ...], tuple[int, ...]] = {}
 _ONE: tuple[int, ...] = (1,)
 _INFERENCE_ACTIVE = 0  # open inference_mode blocks, kept by watch_inference_count
 watch_inference_count(globals())
@@ -212,16 +213,6 @@ CPU_FRESH_KERNELS: dict[str, Callable[..., Tensor]] = {
 _new = object.__new__
 _FLOATING = 2  # dtypes.py's category ranks: bool 0, integral 1, floating 2, complex 3
 _COMPLEX = 3
-
-
-def _contiguous_of(shape: tuple[int, ...]) -> tuple[int, ...]:
-    """torch's contiguous strides of ``shape``, cached per shape (bounded)."""
-    strides = _CONTIGUOUS.get(shape)
-    if strides is None:
-        strides = contiguous_strides(shape)
-        if len(_CONTIGUOUS) < 4096:
-            _CONTIGUOUS[shape] = strides
-    return strides
 
 
 def _pair_strides(self: Tensor, other: Tensor, shape: tuple[int, ...]) -> tuple[int, ...] | None:

@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from tensordispatch.tensor.geometry import contiguous_strides
+from tensordispatch.tensor.geometry import contiguous_of as _contiguous
 from tensordispatch.tensor.tensor import Tensor, new_cpu_tensor
 from tensordispatch.tensor.values import _MATH_BITS_RAW, resolved_values
 
@@ -99,9 +99,6 @@ def _dense_base(base: Tensor) -> bool:
         and base._data.__class__ is _ndarray
         and base._strides == _contiguous(base._shape)
     )
-
-
-_CONTIGUOUS: dict[tuple[int, ...], tuple[int, ...]] = {}
 
 
 def _usable_base(storage: Any) -> Tensor | None:
@@ -182,15 +179,6 @@ def parent_shadow(w: FunctionalTensor, reapply: bool) -> Tensor | None:
     if reapply:
         return data if _holds(data, place, base) else None
     return _view_at(base, place)
-
-
-def _contiguous(shape: tuple[int, ...]) -> tuple[int, ...]:
-    strides = _CONTIGUOUS.get(shape)
-    if strides is None:
-        if len(_CONTIGUOUS) > 4096:
-            _CONTIGUOUS.clear()
-        strides = _CONTIGUOUS[shape] = contiguous_strides(shape)
-    return strides
 
 
 def write_target(w: FunctionalTensor) -> tuple[Tensor, Tensor] | None:
