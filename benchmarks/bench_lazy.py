@@ -4,7 +4,9 @@ Run: python benchmarks/bench_lazy.py [--quick] [--best] [--cpu]   (needs torch)
 
 Program (issue 9): N alternating ``y = y + 0.5`` / ``y = y * 0.999`` on a 1024-element
 float32 vector, N = 10, 100, 1000; medians over trials, both libraries in the same run
-(5 trials at N = 1000, 11 at N <= 100, where a trial is short; ``--best``: the best trial
+(5 trials at N = 1000, 11 at N <= 100, where a trial is short; the two libraries' trials
+alternate, since this shared machine runs slow for stretches of a few hundred ms, which
+would otherwise sway one library's median only; ``--best``: the best trial
 or step of each instead, for a loaded machine, where a trial of a few ms is often preempted
 once; both libraries are measured the same way):
 
@@ -95,24 +97,32 @@ def _timed_step(lib: Any, x: Any, n: int) -> tuple[float, float]:
     return t1 - t0, t2 - t1
 
 
-def measure(lib: Any, n: int, numel: int = 1024) -> dict[str, float]:
-    found: dict[str, list[float]] = {
-        k: [] for k in ("trace", "uncached", "at_once", "second", "steady", "steady_mark")
-    }
+def _trial(lib: Any, n: int, numel: int, trial: int, found: dict[str, list[float]]) -> None:
+    """One trial of ``lib`` at ``n`` ops: its times appended to ``found``."""
+    if lib is td:  # our other tier first, on a graph of its own
+        with lazy.config.compile_on_first_run():
+            found["at_once"].append(_timed_step(td, _fresh(td, n, numel, 100 + trial), n)[1])
+    x = _fresh(lib, n, numel, trial)
+    trace, uncached = _timed_step(lib, x, n)
+    found["trace"].append(trace)
+    found["uncached"].append(uncached)
+    found["second"].append(_timed_step(lib, x, n)[1])  # compiles / optimises, see above
+    for _ in range(STEADY):
+        trace, mark = _timed_step(lib, x, n)
+        found["steady"].append(trace + mark)
+        found["steady_mark"].append(mark)
+
+
+def measure(n: int, numel: int = 1024) -> tuple[dict[str, float], dict[str, float]]:
+    """(ours, torch's) medians at ``n`` ops. The libraries' trials alternate, so a stretch
+    of time where the machine runs slow falls on both (Note in the module docstring)."""
+    keys = ("trace", "uncached", "at_once", "second", "steady", "steady_mark")
+    found: dict[Any, dict[str, list[float]]] = {lib: {k: [] for k in keys} for lib in (td, torch)}
     for trial in range(TRIALS if n > 100 else SHORT_TRIALS):
-        if lib is td:  # our other tier first, on a graph of its own
-            with lazy.config.compile_on_first_run():
-                found["at_once"].append(_timed_step(td, _fresh(td, n, numel, 100 + trial), n)[1])
-        x = _fresh(lib, n, numel, trial)
-        trace, uncached = _timed_step(lib, x, n)
-        found["trace"].append(trace)
-        found["uncached"].append(uncached)
-        found["second"].append(_timed_step(lib, x, n)[1])  # compiles / optimises, see above
-        for _ in range(STEADY):
-            trace, mark = _timed_step(lib, x, n)
-            found["steady"].append(trace + mark)
-            found["steady_mark"].append(mark)
-    return {k: med(v) for k, v in found.items() if v}
+        for lib in (td, torch):
+            _trial(lib, n, numel, trial, found[lib])
+    ours, theirs = ({k: med(v) for k, v in found[lib].items() if v} for lib in (td, torch))
+    return ours, theirs
 
 
 def eager(lib: Any, n: int, numel: int = 1024, reps: int = 20) -> float:
@@ -163,7 +173,7 @@ def main() -> None:
     )
     print(header)
     for n in (10, 100) if QUICK else (10, 100, 1000):
-        ours, theirs = measure(td, n), measure(torch, n)
+        ours, theirs = measure(n)
         e_torch, e_td = eager(torch, n), eager(td, n)
         print(
             f"{n} | {ours['trace'] / n * 1e6:.2f} / {theirs['trace'] / n * 1e6:.2f} "
