@@ -223,3 +223,31 @@ def test_long_graphs_are_trimmed(monkeypatch: Any) -> None:
         y = y + 1
     assert lazy.metrics.counter_value("TrimIrGraph") >= 1
     assert y.to("cpu").tolist() == [40.0] * 3
+
+
+def test_trim_check_skips_the_walk_soon_after_a_step(monkeypatch: Any) -> None:
+    from tensordispatch.lazy import tensor as lazy_tensor
+
+    walks: list[int] = []
+    real = lazy_tensor._more_nodes_than
+
+    def counted(root: Any, limit: int) -> bool:
+        walks.append(limit)
+        return real(root, limit)
+
+    monkeypatch.setattr(lazy_tensor, "_more_nodes_than", counted)
+    monkeypatch.setattr(lazy_tensor, "TRIM_EVERY", 10)
+    monkeypatch.setattr(lazy_tensor, "TRIM_NODES", 15)
+    lazy_tensor.TRIM_AT[0] = 0
+    y = td.zeros(3).to("lazy")
+    lazy.mark_step()
+    for _ in range(6):  # steps every 8 values: fewer than TRIM_EVERY ids since each step
+        for _ in range(8):
+            y = y + 1
+        lazy.mark_step()
+    assert walks == []
+    assert (lazy.metrics.counter_value("TrimIrGraph") or 0) == 0
+    for _ in range(40):  # no step: the walk runs again and trims, as LTC's check
+        y = y + 1
+    assert walks and lazy.metrics.counter_value("TrimIrGraph") >= 1
+    assert y.to("cpu").tolist() == [88.0] * 3

@@ -25,7 +25,7 @@ import numpy as np
 
 from tensordispatch.lazy import metrics
 from tensordispatch.lazy.ir import BackendData, Node, Output, Value
-from tensordispatch.lazy.tensor import LazyData, live_data, weaken
+from tensordispatch.lazy.tensor import STEPPED_AT, LazyData, live_data, weaken
 
 __all__ = [
     "Graph",
@@ -270,7 +270,9 @@ def mark_step(device: str = "") -> None:
         pending: list[LazyData] = []
         uploads: list[LazyData] = []
         cut: list[LazyData] = []
+        newest = None
         for d in live_data():  # one pass, each value once; CPU data is never pending
+            newest = d
             if d.handle is None:
                 if d.ir is not None:
                     pending.append(d)
@@ -284,6 +286,8 @@ def mark_step(device: str = "") -> None:
             for d in uploads:
                 d.upload()
             _COUNTERS["SyncTensorsToData"] += len(uploads)
+        if newest is not None:  # every live value's IR is cut: Note [Trimming the graph]
+            STEPPED_AT[0] = newest.id
         for d in cut:
             d.ir = None
         _COUNTERS["MarkStep"] += 1
