@@ -368,6 +368,7 @@ def _more_nodes_than(root: Node, limit: int) -> bool:
     seen = {root}  # nodes hash by identity
     stack = [root]
     add, push, pop = seen.add, stack.append, stack.pop
+    child: Any
     while stack:
         for child in pop().operands:
             if child in seen:  # (an Output is never in it: it is not a node)
