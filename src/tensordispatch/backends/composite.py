@@ -24,7 +24,7 @@ from tensordispatch.backends.cpu.kernels import empty_cpu as _cpu_empty
 from tensordispatch.backends.cpu.kernels import empty_strided_cpu as _cpu_empty_strided
 from tensordispatch.backends.cpu.kernels import fill_ as _cpu_fill
 from tensordispatch.backends.cpu.kernels import filled_cpu as _cpu_filled
-from tensordispatch.backends.cpu.reductions import sum_all_fast
+from tensordispatch.backends.cpu.reductions import mean_all_fast, sum_all_fast
 from tensordispatch.backends.structured import empty_strided_cpu_array, resize_output
 from tensordispatch.backends.views import VIEW_KERNELS
 from tensordispatch.dispatch.keys import DispatchKey
@@ -338,6 +338,9 @@ def sum(self: Tensor, *, dtype: Any = None) -> Tensor:
 
 
 def mean(self: Tensor, *, dtype: Any = None) -> Tensor:
+    result = mean_all_fast(self, dtype)  # Note [Full sum without the second dispatch]
+    if result is not None:
+        return result
     return op("mean.dim")(self, [], dtype=dtype)
 
 

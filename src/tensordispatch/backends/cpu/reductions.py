@@ -29,10 +29,11 @@ from tensordispatch.dispatch.keyset import (
     DEFAULT_INCLUDED_RAW,
 )
 from tensordispatch.dispatch.tls import local_state
+from tensordispatch.ops.indexing_fast import FunctionalGuard
 from tensordispatch.tensor import dtypes as _dt
 from tensordispatch.tensor.tensor import _CPU_KEY_SET, Tensor, new_cpu_tensor
 
-__all__ = ["REDUCTION_CPU_KERNELS", "sum_all_fast", "unobserved_cpu"]
+__all__ = ["REDUCTION_CPU_KERNELS", "mean_all_fast", "sum_all_fast", "unobserved_cpu"]
 
 
 def _axis(self: Tensor, dims: Any) -> Any:
@@ -66,6 +67,19 @@ def _not_implemented(name: str, t: Tensor) -> NotImplementedError:
 # dtype (integers and bool sum to int64), a fresh 0-dim allocation as alloc_cpu makes it, and
 # the CPU impl's very NumPy call (kernels.py ``sum_out``: np.add.reduce over every axis, in
 # the quiet floating-point context), so values are bit-identical to the dispatched path.
+# Nothing observing it also means the nested operator's own table (session 8): its published
+# state, checked per state by a ``FunctionalGuard`` (ops/indexing_fast.py), must lead a plain
+# CPU call through the plain autograd kernel to our generated structured wrapper, so a kernel
+# registered later for ``sum.dim_IntList`` (at CPU, Autograd, ADInplaceOrView, ...) or an open
+# trace takes the dispatched call, as torch's composite kernel would.
+#
+# ``mean(x)`` (session 8) is the same case for ``mean.dim(x, [])``: ``mean_all_fast`` does
+# kernels.py ``mean_out``'s work for a real floating input, dtype absent or a real floating
+# dtype object, and at least one element (an empty input writes NaN there; taken by the
+# dispatched call). np.mean's own steps, without its Python wrappers (~2.5 us): np.add.reduce
+# over every axis in the reduction dtype, then the division by the element count as an
+# ``intp`` (NumPy's promotion then divides in float64 and casts back, as np.mean's scalar
+# ``ret.dtype.type(ret / rcount)`` does), so values are bit-identical to the kernel's.
 
 _ST = local_state()
 _RECORDING_EXCLUDED = DEFAULT_EXCLUDED_RAW | AUTOGRAD_DISPATCH_KEYSET_WITH_AD_INPLACE_OR_VIEW_RAW
@@ -124,6 +138,9 @@ def sum_all_fast(self: Tensor) -> Tensor | None:
     data = self._data
     if type(data) is not np.ndarray or DISPATCHER.tracer is not None:
         return None
+    g = _SUM_DIM
+    if g.entry.state is not g.state and not g.recheck():  # a kernel registered later
+        return None
     dt = self.dtype
     out_dt = _SUM_DTYPE.get(dt)
     if out_dt is None:
@@ -139,6 +156,71 @@ def sum_all_fast(self: Tensor) -> Tensor | None:
         QUIET_RUN(_add_reduce, data, axis=axis, dtype=cd, keepdims=False, out=o)
     except RuntimeError as e:
         quiet_retry(e, _add_reduce, data, axis=axis, dtype=cd, keepdims=False, out=o)
+    return result
+
+
+_WRAPPERS = "tensordispatch.generated.registrations"
+_SUM_DIM = FunctionalGuard("sum.dim_IntList", _WRAPPERS, "wrapper_CPU_sum_dim_IntList")
+_MEAN_DIM = FunctionalGuard("mean.dim", _WRAPPERS, "wrapper_CPU_mean_dim")
+_FLOATING = 2  # dtypes.py's category rank of the real floating dtypes
+_DTYPE = type(_dt.float32)
+_intp = np.intp
+_true_divide = np.true_divide
+
+
+def mean_all_fast(self: Tensor, dtype: Any = None) -> Tensor | None:
+    """``mean.dim(self, [], dtype=dtype)`` computed directly, or None when the dispatched
+    call must run (Note [Full sum without the second dispatch], the mean paragraph).
+
+    >>> import tensordispatch as td
+    >>> mean_all_fast(td.tensor([1.0, 2.0])), mean_all_fast(td.tensor([1, 2]))
+    (tensor(1.5000), None)
+    >>> mean_all_fast(td.tensor([1.0, 2.0], dtype=td.float16), td.float64)
+    tensor(1.5000, dtype=tensordispatch.float64)
+    """
+    if self._key_set != _CPU_KEY_SET:  # unobserved_cpu(self), inlined (one call less)
+        return None
+    st = _ST
+    if st.included != DEFAULT_INCLUDED_RAW:
+        return None
+    excluded = st.excluded
+    if excluded != _RECORDING_EXCLUDED:
+        if excluded != DEFAULT_EXCLUDED_RAW:
+            return None
+        m = self._autograd_meta
+        if m is not None and m.requires_grad and st.grad_enabled:
+            return None
+    data = self._data
+    dt = self.dtype
+    if (
+        type(data) is not np.ndarray
+        or dt._category != _FLOATING
+        or data.size == 0
+        or DISPATCHER.tracer is not None
+    ):
+        return None
+    if dtype is None:
+        out_dt = dt
+    elif type(dtype) is _DTYPE and dtype._category == _FLOATING:
+        out_dt = dtype
+        data = data.astype(dtype._numpy)  # mean_out's cast before np.mean
+    else:
+        return None
+    g = _MEAN_DIM
+    if g.entry.state is not g.state and not g.recheck():  # a kernel registered later
+        return None
+    cd = out_dt._numpy
+    result = new_cpu_tensor(np.empty((), cd), (), (), out_dt)
+    ndim = len(self._shape)
+    axis = _ALL_AXES.get(ndim)
+    if axis is None:
+        axis = _ALL_AXES[ndim] = tuple(range(ndim)) if ndim else None
+    o = result._data
+    try:
+        QUIET_RUN(_add_reduce, data, axis=axis, dtype=cd, keepdims=False, out=o)
+    except RuntimeError as e:
+        quiet_retry(e, _add_reduce, data, axis=axis, dtype=cd, keepdims=False, out=o)
+    _true_divide(o, _intp(data.size), out=o, casting="unsafe")
     return result
 
 
