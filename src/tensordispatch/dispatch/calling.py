@@ -2,7 +2,7 @@
 
 Owns: the generated entry function with the operator's exact Python signature (key-set
 extraction without any schema walking), its boxed-first twin, the generated boxing adapter
-(unboxed call -> boxed kernel) and the generic entry for schemas whose names are not
+(unboxed call -> boxed kernel) and the generic entry for operators whose names are not
 identifiers; the schema facts they are built from are calling_facts.py's (re-exported
 here). Must not know about tables or registrations: it reads the published dispatch caches
 through globals of the generated namespace (``_td_c0``, ``_td_c``, ...).
@@ -38,9 +38,30 @@ arguments' word alone; any other pair goes through ``_td_c`` (excluded word -> a
 included -> entry). ``_td_m`` is the miss handler (it returns None for a key-set word that
 is not an int, and the entry then reports the bad argument). Plain dicts with
 ``try``/``except KeyError`` are the fastest lookup CPython has; a dict subclass with
-``__missing__`` is not specialized by the interpreter. A schema whose argument names are
-not Python identifiers (``from``) gets a generic ``*args, **kwargs`` entry instead, which
-binds by name per call.
+``__missing__`` is not specialized by the interpreter. An argument named by a Python
+keyword (``from``) gets a renamed parameter (Note [Keyword-named arguments]); only an
+operator whose own name is not an identifier gets the generic ``*args, **kwargs`` entry,
+which binds by name per call.
+
+A positional argument given after left-out ones (``f(x, b=5)`` for ``f(Tensor x, int a=1,
+int b=2)``) is forwarded positionally with the left-out defaults in front (``_td_pad``),
+as torch's kernels receive it; a keyword-only one is forwarded by name.
+
+Note [Keyword-named arguments]
+``uniform_(Tensor(a!) self, float from=0, float to=1, *, Generator? generator=None)`` cannot
+have a parameter named ``from``, yet torch binds ``uniform_(t, **{"from": 0.5})`` and a
+generic ``*args, **kwargs`` entry costs ~5 us a call (``td.rand`` was 8.8x torch). Such an
+argument (a keyword, or a name the generated code uses itself: ``_td_*``, ``_NO``) becomes
+the parameter ``_td_arg<i>`` (``CallingFacts.params``) with the ``_NO`` default, and the
+entry takes ``**_td_more``, where the real name arrives; when that dict is not empty,
+``_td_rn`` (``CallingFacts.keywords_by_name``) moves its values into the renamed parameters
+or raises Python's error for an unknown or repeated keyword, and a required renamed argument
+is tested in the body like a required one after an optional one (entry_parameters). The
+empty ``**`` dict costs ~20 ns a call. Everything downstream uses the real names: the kwargs
+forwarded (``_td_kw['from']``), the boxed stack (by position), the messages and the boxing
+adapter and mode entry (mode_entry.py), which take ``**_td_more`` too, since a redispatch
+passes the caller's keywords on. The one difference from torch: ``_td_arg1=`` itself is
+accepted by name (the ``_td_`` prefix is the generated code's own).
 
 Note [Key sets by identity]
 Key-set words are ints above 2**30, so every ``|`` allocates a new int (~12 ns). Tensors of
@@ -104,6 +125,7 @@ __all__ = [
     "entry_parameters",
     "generate_boxed_first_entry",
     "generate_calling_code",
+    "required_lines",
 ]
 
 
@@ -128,38 +150,52 @@ else:  # pragma: no cover - depends on tls.py's representation
 
 
 def entry_parameters(facts: CallingFacts) -> tuple[str, list[str], list[str]]:
-    """The generated entry's parameter list, the names that get the ``_NO`` default and,
-    among them, the required ones placed after an optional one."""
+    """The generated entry's parameter list, the parameter names that get the ``_NO``
+    default and, among them, the required ones: those placed after an optional one and
+    those renamed (Note [Keyword-named arguments]), checked in the body. A schema with a
+    renamed argument also gets a ``**_td_more`` parameter, where its real name arrives."""
+    params = facts.params
     parts: list[str] = []
     optional: list[str] = []
     late_required: list[str] = []
     seen_optional = False
-    for i, name in enumerate(facts.names):
+    for i, name in enumerate(params):
         has_default = facts.defaults[i] is not NO_DEFAULT
+        positional = i < facts.num_positional
+        late = not has_default and (name != facts.names[i] or (seen_optional and positional))
         if i == facts.num_positional:
             parts.append("*")
-        if i < facts.num_positional:
-            if has_default or seen_optional:
-                parts.append(f"{name}=_NO")
-                optional.append(name)
-                if not has_default:
-                    late_required.append(name)
-                seen_optional = True
-            else:
-                parts.append(name)
-        elif has_default:
+        if has_default or late:
             parts.append(f"{name}=_NO")
             optional.append(name)
+            if late:
+                late_required.append(name)
+            seen_optional = seen_optional or positional
         else:
             parts.append(name)
+    if params != facts.names:
+        parts.append("**_td_more")
     return ", ".join(parts), optional, late_required
+
+
+def _rename_lines(facts: CallingFacts, fname: str, indent: str) -> list[str]:
+    """Lines binding the real names caught by ``**_td_more`` to the renamed parameters
+    (Note [Keyword-named arguments]); none for a schema without renamed arguments."""
+    renamed = [p for p, n in zip(facts.params, facts.names, strict=True) if p != n]
+    if not renamed:
+        return []
+    targets = ", ".join(renamed) + ("," if len(renamed) == 1 else "")
+    return [
+        f"{indent}if _td_more:",
+        f"{indent}    {targets} = _td_rn({fname!r}, _td_more, ({targets}))",
+    ]
 
 
 def _key_lines(facts: CallingFacts, indent: str) -> list[str]:
     """Lines computing ``_td_k``, the OR of the dispatch arguments' key sets. Tensors of
     one device share one key-set object (Note [Key sets by identity]), so a required
     tensor whose key set is the very object already collected adds nothing to OR."""
-    names = facts.names
+    names = facts.params
     plain = [names[i] for i, f in facts.dispatch if f == "t" and facts.defaults[i] is NO_DEFAULT]
     if not plain:
         lines = [f"{indent}_td_k = 0"]
@@ -186,7 +222,7 @@ def _key_lines(facts: CallingFacts, indent: str) -> list[str]:
 
 
 def _bad_call(facts: CallingFacts) -> str:
-    values = ", ".join(f"{facts.names[i]!r}: {facts.names[i]}" for i, _ in facts.dispatch)
+    values = ", ".join(f"{facts.names[i]!r}: {facts.params[i]}" for i, _ in facts.dispatch)
     return f"_td_bad({{{values}}})"
 
 
@@ -259,9 +295,11 @@ def _forward_lines(
     the lookup, as torch converts before dispatching, but only on the branch where one was
     given: the lookup is emitted on both branches (always with ``split``) so the
     all-defaults call pays nothing for them."""
-    pos_required = [n for n in facts.names[: facts.num_positional] if n not in optional]
-    kw_required = [n for n in facts.names[facts.num_positional :] if n not in optional]
-    kw_text = ", ".join(f"{n}={n}" for n in kw_required)
+    params, names, npos = facts.params, facts.names, facts.num_positional
+    pos_required = [n for n in params[:npos] if n not in optional]
+    kw_required = [i for i in range(npos, len(params)) if params[i] not in optional]
+    # a renamed argument is never required here (entry_parameters), so names[i] is params[i]
+    kw_text = ", ".join(f"{names[i]}={params[i]}" for i in kw_required)
     fast = ", ".join(pos_required + ([kw_text] if kw_text else []))
     if not optional:
         return [*lookup_for(fast), f"{indent}return _td_e({fast})"]
@@ -279,19 +317,19 @@ def _forward_lines(
     lines = [
         *head,
         f"{indent}_td_a = [{', '.join(pos_required)}]",
-        f"{indent}_td_kw = {{{', '.join(f'{n!r}: {n}' for n in kw_required)}}}",
+        f"{indent}_td_kw = {{{', '.join(f'{names[i]!r}: {params[i]}' for i in kw_required)}}}",
     ]
-    for i, name in enumerate(facts.names):
+    for i, name in enumerate(params):
         if name not in optional:
             continue
-        if i < facts.num_positional:
+        if i < npos:
             lines += [
                 f"{indent}if {name} is not _NO:",
-                f"{indent}    if len(_td_a) == {i}: _td_a.append({name})",
-                f"{indent}    else: _td_kw[{name!r}] = {name}",
+                f"{indent}    if len(_td_a) != {i}: _td_a += _td_pad(len(_td_a), {i})",
+                f"{indent}    _td_a.append({name})",
             ]
         else:
-            lines.append(f"{indent}if {name} is not _NO: _td_kw[{name!r}] = {name}")
+            lines.append(f"{indent}if {name} is not _NO: _td_kw[{names[i]!r}] = {name}")
     lines.append(f"{indent}return _td_e(*_td_a, **_td_kw)")
     return lines
 
@@ -301,7 +339,7 @@ def _check_lines(facts: CallingFacts, names: list[str], indent: str, given: bool
     fast test, the converter only when it fails; ``given`` guards on the caller passing it."""
     lines = []
     for check in facts.checks:
-        name = facts.names[check.index]
+        name = facts.params[check.index]
         if name not in names:
             continue
         if check.item_fails:
@@ -337,7 +375,7 @@ def _check_lines(facts: CallingFacts, names: list[str], indent: str, given: bool
 def _stack_items(facts: CallingFacts) -> str:
     """The list display of a boxed call's stack: every argument, defaults filled in."""
     items = []
-    for i, name in enumerate(facts.names):
+    for i, name in enumerate(facts.params):
         d = facts.defaults[i]
         if d is NO_DEFAULT:
             items.append(name)
@@ -347,13 +385,33 @@ def _stack_items(facts: CallingFacts) -> str:
     return f"[{', '.join(items)}]"
 
 
-def _entry_source(facts: CallingFacts, fname: str, boxed_first: bool = False) -> str:
-    params, optional, late_required = entry_parameters(facts)
-    lines = [f"def {fname}({params}):"]
+def required_lines(facts: CallingFacts, fname: str) -> list[str]:
+    """Body lines of a generated function with ``entry_parameters(facts)``: the real names
+    caught by ``**_td_more`` bound to the renamed parameters, then the test of each
+    required argument that has the ``_NO`` default.
+
+    >>> from tensordispatch.schema import parse_schema
+    >>> facts = CallingFacts.of(parse_schema("f(Tensor self, int from) -> Tensor"))
+    >>> entry_parameters(facts)[0]
+    'self, _td_arg1=_NO, **_td_more'
+    >>> print("\\n".join(required_lines(facts, "f")))
+        if _td_more:
+            _td_arg1, = _td_rn('f', _td_more, (_td_arg1,))
+        if _td_arg1 is _NO: raise TypeError("f() missing required argument: 'from'")
+    """
+    _, _, late_required = entry_parameters(facts)
+    lines = _rename_lines(facts, fname, "    ")
     for name in late_required:
-        message = repr(f"{fname}() missing required argument: {name!r}")
+        real = facts.names[facts.params.index(name)]
+        message = repr(f"{fname}() missing required argument: {real!r}")
         lines.append(f"    if {name} is _NO: raise TypeError({message})")
-    required = [n for n in facts.names if n not in optional]
+    return lines
+
+
+def _entry_source(facts: CallingFacts, fname: str, boxed_first: bool = False) -> str:
+    params, optional, _ = entry_parameters(facts)
+    lines = [f"def {fname}({params}):", *required_lines(facts, fname)]
+    required = [n for n in facts.params if n not in optional]
     lines += _check_lines(facts, required, "    ", given=False)
     if boxed_first:
         lines += _forward_lines(
@@ -367,7 +425,11 @@ def _entry_source(facts: CallingFacts, fname: str, boxed_first: bool = False) ->
 
 def _boxer_source(facts: CallingFacts, fname: str) -> str:
     params, _, _ = entry_parameters(facts)
-    return f"def {fname}({params}):\n    return _td_fn(_td_op, _td_ks, {_stack_items(facts)})\n"
+    lines = [f"def {fname}({params}):"]
+    if params.endswith("**_td_more"):
+        lines += required_lines(facts, fname)
+    lines.append(f"    return _td_fn(_td_op, _td_ks, {_stack_items(facts)})")
+    return "\n".join(lines) + "\n"
 
 
 def _boxer_factory(
@@ -459,7 +521,9 @@ def generate_calling_code(
     for check in facts.checks:
         ns[f"_td_cv{check.index}"] = check.convert
     ns.update(value_type_globals())
-    if not facts.identifiers_ok or not fname.isidentifier() or keyword.iskeyword(fname):
+    ns["_td_rn"] = facts.keywords_by_name
+    ns["_td_pad"] = facts.defaults_between
+    if not fname.isidentifier() or keyword.iskeyword(fname):
         return _generic(facts, ns)
     for i, d in enumerate(facts.defaults):
         if d is not NO_DEFAULT:
@@ -468,7 +532,7 @@ def generate_calling_code(
     # Generated code is the design here (Note [Generated entry functions]); the source is
     # built from a parsed schema's identifiers only.
     exec(compile(code, f"<tensordispatch entry {facts.declaration}>", "exec"), ns)  # noqa: S102
-    base = {k: v for k, v in ns.items() if k == "_NO" or k.startswith("_td_d")}
+    base = {k: v for k, v in ns.items() if k in ("_NO", "_td_rn") or k.startswith("_td_d")}
     base["__builtins__"] = ns["__builtins__"]
     scratch = dict(base)
     code = _boxer_source(facts, fname)
@@ -494,7 +558,7 @@ def generate_boxed_first_entry(
     >>> generate_boxed_first_entry(facts, "f", ns)(T())
     ('op', 'ks', [2])
     """
-    if not facts.identifiers_ok or not fname.isidentifier() or keyword.iskeyword(fname):
+    if not fname.isidentifier() or keyword.iskeyword(fname):
         return None
     scratch = dict(ns)
     code = _entry_source(facts, fname, boxed_first=True)

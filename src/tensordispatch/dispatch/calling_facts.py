@@ -39,6 +39,17 @@ NO_DEFAULT = object()  # "the schema has no default" in CallingFacts.defaults
 _SIMPLE = (int, float, bool, str, type(None), list, tuple)
 
 
+def _parameter_ok(name: str) -> bool:
+    """Whether a schema name can be a generated entry's parameter as it is: an identifier,
+    not a keyword, not one of the generated code's own names."""
+    return (
+        name.isidentifier()
+        and not keyword.iskeyword(name)
+        and not name.startswith("_td_")
+        and name != "_NO"
+    )
+
+
 def dispatch_form(arg: Argument) -> str | None:
     """How an argument contributes to the call's key set, or None if it does not.
 
@@ -92,14 +103,59 @@ class CallingFacts:
 
     @property
     def identifiers_ok(self) -> bool:
-        """Whether every name can be a Python parameter of a generated entry."""
-        return all(
-            n.isidentifier()
-            and not keyword.iskeyword(n)
-            and not n.startswith("_td_")
-            and n != "_NO"
-            for n in self.names
-        )
+        """Whether every name can be a Python parameter of a generated entry as it is."""
+        return all(_parameter_ok(n) for n in self.names)
+
+    @property
+    def params(self) -> tuple[str, ...]:
+        """Each argument's parameter name in generated code: its schema name, or
+        ``_td_arg<i>`` for a name that cannot be one (Note [Keyword-named arguments] in
+        calling.py).
+
+        >>> from tensordispatch.schema import parse_schema
+        >>> CallingFacts.of(parse_schema("f(Tensor self, float from=0) -> Tensor")).params
+        ('self', '_td_arg1')
+        """
+        return tuple(n if _parameter_ok(n) else f"_td_arg{i}" for i, n in enumerate(self.names))
+
+    def keywords_by_name(
+        self, fname: str, given: dict[str, Any], values: tuple[Any, ...]
+    ) -> tuple[Any, ...]:
+        """The renamed parameters' values (``values``, in order) after binding the keyword
+        arguments ``given`` that a generated entry's ``**`` parameter caught: each must be
+        the schema name of a renamed argument not given already (Note [Keyword-named
+        arguments] in calling.py).
+
+        >>> from tensordispatch.schema import parse_schema
+        >>> f = CallingFacts.of(parse_schema("f(Tensor self, float from=0) -> Tensor"))
+        >>> f.keywords_by_name("f", {"from": 2.0}, (NOT_GIVEN,))
+        (2.0,)
+        >>> f.keywords_by_name("f", {"from_": 2.0}, (NOT_GIVEN,))
+        Traceback (most recent call last):
+        TypeError: f() got an unexpected keyword argument 'from_'
+        """
+        renamed = [n for n, p in zip(self.names, self.params, strict=True) if n != p]
+        out = list(values)
+        for name, value in given.items():
+            if name not in renamed:
+                raise TypeError(f"{fname}() got an unexpected keyword argument {name!r}")
+            i = renamed.index(name)
+            if out[i] is not NOT_GIVEN:
+                raise TypeError(f"{fname}() got multiple values for argument {name!r}")
+            out[i] = value
+        return tuple(out)
+
+    def defaults_between(self, start: int, stop: int) -> list[Any]:
+        """The defaults of arguments ``start`` to ``stop - 1`` (list defaults copied): what a
+        generated entry puts in front of a positional argument given after left-out ones,
+        so the kernel sees positional arguments as torch passes them.
+
+        >>> from tensordispatch.schema import parse_schema
+        >>> f = CallingFacts.of(parse_schema("f(Tensor x, int a=1, int[] b=[2]) -> Tensor"))
+        >>> f.defaults_between(1, 3)
+        [1, [2]]
+        """
+        return [list(d) if isinstance(d, list) else d for d in self.defaults[start:stop]]
 
     def unbox(self, stack: list[Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
         """Arguments for an unboxed call from a full stack, trailing defaults left out.

@@ -39,7 +39,13 @@ from collections.abc import Callable
 from types import FunctionType
 from typing import Any
 
-from tensordispatch.dispatch.calling import NO_DEFAULT, NOT_GIVEN, CallingFacts, entry_parameters
+from tensordispatch.dispatch.calling import (
+    NO_DEFAULT,
+    NOT_GIVEN,
+    CallingFacts,
+    entry_parameters,
+    required_lines,
+)
 from tensordispatch.dispatch.keyset import DEFAULT_EXCLUDED_RAW, DEFAULT_INCLUDED_RAW
 from tensordispatch.dispatch.modes import (
     ABOVE_PYTHON_RAW,
@@ -85,13 +91,14 @@ def _fast_lines(facts: CallingFacts, required: list[str]) -> list[str] | None:
     """The normalization of a call that gave no optional argument, or None when it needs
     the general path (a required argument after an optional one, a tensor-list argument)."""
     npos = facts.num_positional
-    names = facts.names
+    names = facts.params
     positional = [n for n in names[:npos] if n in required]
     if positional != [n for n in names[:npos]][: len(positional)]:
         return None  # a required positional argument after an optional one
     if any(f != "t" or names[i] not in required for i, f in facts.dispatch):
         return None
-    kw = ", ".join(f"{n!r}: {n}" for n in names[npos:] if n in required)
+    real = facts.names
+    kw = ", ".join(f"{real[i]!r}: {n}" for i, n in enumerate(names) if i >= npos and n in required)
     tup = f"({positional[0]},)" if len(positional) == 1 else f"({', '.join(positional)})"
     tensors = [names[i] for i, _ in facts.dispatch]
     if not tensors:
@@ -128,7 +135,7 @@ def _types_and_memo(
 
 def _general_lines(facts: CallingFacts) -> list[str]:
     items = []
-    for i, name in enumerate(facts.names):
+    for i, name in enumerate(facts.params):
         d = facts.defaults[i]
         if d is NO_DEFAULT:
             items.append(name)
@@ -182,9 +189,9 @@ def mode_entry_source(facts: CallingFacts, fname: str) -> str:
     """
     params, optional, late_required = entry_parameters(facts)
     truly_optional = [n for n in optional if n not in late_required]
-    required = [n for n in facts.names if n not in truly_optional]
+    required = [n for n in facts.params if n not in truly_optional]
     fast = _fast_lines(facts, required) if not late_required else None
-    lines = [f"def {fname}({params}):"]
+    lines = [f"def {fname}({params}):", *required_lines(facts, fname)]
     if fast is not None:
         lines.append("    global _td_nk")
     if fast is not None and not truly_optional:
@@ -220,6 +227,7 @@ def _compile(facts: CallingFacts, fname: str) -> tuple[Any, dict[str, Any], Any,
         "_td_ni": not_implemented_message,
         "_td_op": None,
         "_td_raw": 0,
+        "_td_rn": facts.keywords_by_name,
     }
     for i, d in enumerate(facts.defaults):
         if d is not NO_DEFAULT:
@@ -237,7 +245,9 @@ def _compile(facts: CallingFacts, fname: str) -> tuple[Any, dict[str, Any], Any,
 def mode_entry(op: Any, raw: int) -> Callable[..., Any] | None:
     """The generated Python-key entry of ``op`` for final key set ``raw`` (the specializer
     of Python's global fallback), or None when the operator needs the generic fallback (no
-    schema, or argument names that are not Python identifiers).
+    schema, or an operator name that is not a Python identifier). Argument names that
+    cannot be parameters (``from``) are renamed (Note [Keyword-named arguments] in
+    calling.py).
 
     >>> from tensordispatch.library import Library
     >>> import tensordispatch.ops as ops
@@ -249,7 +259,7 @@ def mode_entry(op: Any, raw: int) -> Callable[..., Any] | None:
     entry = op._entry
     facts = entry.facts
     fname = entry.qualified_name.split("::")[-1]
-    if facts is None or not facts.identifiers_ok:
+    if facts is None:
         return None
     if not fname.isidentifier() or keyword.iskeyword(fname):
         return None
