@@ -44,6 +44,7 @@ from tensordispatch.dispatch.tls import local_state
 from tensordispatch.ops.deferred import deferred_op as _deferred_op
 from tensordispatch.tensor import Tensor
 from tensordispatch.tensor.device import CPU
+from tensordispatch.tensor.values import resolved_values
 
 __all__ = ["HELPERS", "REWRITES", "compile_formula", "saved_names", "sum_to", "translate"]
 
@@ -388,8 +389,8 @@ def sgn(t: Tensor) -> Tensor:
     >>> sgn(td.tensor([3 + 4j, 0j]))
     tensor([0.6000+0.8000j, 0.0000+0.0000j])
     """
-    if not t.dtype.is_complex:
-        return Tensor._wrap_numpy(np.sign(t._data), t.dtype)
+    if not t.dtype.is_complex:  # a negative view's array holds the unresolved values
+        return Tensor._wrap_numpy(np.sign(resolved_values(t._data, t._key_set)), t.dtype)
     if numpy_ok(t):
         a = np.abs(t._data)
         return Tensor._wrap_numpy(t._data / np.where(a == 0, 1, a), t.dtype)

@@ -23,6 +23,7 @@ from tensordispatch.autograd.formulas import _dims, conj, handle_r_to_c, registe
 from tensordispatch.backends.aten import op
 from tensordispatch.ops.deferred import deferred_op as _deferred_op
 from tensordispatch.tensor import Tensor
+from tensordispatch.tensor.values import resolved_values
 
 __all__ = ["Options", "options"]
 
@@ -152,7 +153,7 @@ def prod_backward(
     else:
         grad = _keep(grad, dim, input.dim(), keepdim)
         result = _keep(result, dim, input.dim(), keepdim)
-    data = input._data
+    data = resolved_values(input._data, input._key_set)  # a conjugate / negative view's
     if not (data == 0).any():
         return grad * conj(result / input)
     # Products of the other elements, computed without dividing by zero (a constant).

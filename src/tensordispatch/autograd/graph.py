@@ -453,10 +453,11 @@ def view_grad_fn(t: Tensor) -> Any:
         if base is not None and t._version != m.view_version:
             bm = base._autograd_meta
             if bm is not None and bm.grad_fn is not None:
-                from tensordispatch.autograd.views import AsStridedBackward0, check_view_inplace
+                from tensordispatch.autograd.view_replay import view_history
+                from tensordispatch.autograd.views import check_view_inplace
 
                 check_view_inplace(t, indirect=True)
-                fn = m.grad_fn = AsStridedBackward0(base, t)
+                fn = m.grad_fn = view_history(base, t)
                 m.output_nr = 0
             m.view_version = t._version
     return fn

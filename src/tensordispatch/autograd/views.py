@@ -48,6 +48,12 @@ import re
 import weakref
 from typing import Any
 
+from tensordispatch.autograd.view_replay import (
+    from_view_dtype,
+    reinterpreted_view,
+    to_view_dtype,
+    view_history,
+)
 from tensordispatch.autograd.graph import (
     NO_ACCUMULATOR,
     Node,
@@ -201,13 +207,15 @@ def _through_bits(grad: Tensor | None, bits: int) -> Tensor | None:
 class CopySlices(Node):
     """The root's node after an in-place op on one of its views (torch's CopySlices)."""
 
-    __slots__ = ("_base_meta", "bits", "fn", "geometry")
+    __slots__ = ("_base_meta", "bits", "fn", "geometry", "view_dtype")
 
     def __init__(self, base: Tensor, view: Tensor, fn: Node) -> None:
         super().__init__()
         self.fn = fn
         self.bits = _math_bits(view, base)
         self.geometry = (view._shape, view._strides, view._offset)
+        # Note [Views of another dtype] in view_replay.py: real / imag / view_as_real ...
+        self.view_dtype = None if view.dtype is base.dtype else view.dtype
         self._base_meta = (base._shape, base._strides, base._offset, base.dtype)
         self.next_functions = (gradient_edge(base), *fn.next_functions[1:])
         self._input_meta = ((base._shape, base.dtype), *fn._input_meta[1:])
@@ -223,7 +231,10 @@ class CopySlices(Node):
         proto._offset = offset
         result = _root_shaped(proto, grads[0])
         with no_grad():
-            grad_slice = _view_of(result, proto, self.geometry)
+            if self.view_dtype is None:
+                grad_slice = _view_of(result, proto, self.geometry)
+            else:
+                grad_slice = reinterpreted_view(result, proto, self.geometry, self.view_dtype)
             res = self.fn.apply([_through_bits(grad_slice.clone(), self.bits)])
             if res[0] is None:
                 grad_slice.fill_(0)
@@ -236,20 +247,25 @@ class CopySlices(Node):
     ) -> tuple[Tensor | None, ...]:
         meta = self._base_meta
         size, stride, offset = _relative(self.geometry, meta)
-        root = _to_storage(grad.reshape(list(meta[0])), plan, meta)
-        res = self.fn.apply([_through_bits(_as_strided(root, size, stride, offset), self.bits)])
-        src = res[0] if res[0] is not None else _zeros(size, dtype=grad.dtype)
+        root = space = _to_storage(grad.reshape(list(meta[0])), plan, meta)
+        if self.view_dtype is not None:  # Note [Views of another dtype] in view_replay.py
+            space, offset, undo = to_view_dtype(root, self.view_dtype, offset + meta[2], meta[2])
+        res = self.fn.apply([_through_bits(_as_strided(space, size, stride, offset), self.bits)])
+        dtype = space.dtype
+        src = res[0] if res[0] is not None else _zeros(size, dtype=dtype)
         src = _through_bits(src, self.bits)
         # root outside the view + src inside it, written so that the derivative never goes
         # through as_strided_scatter's self formula (torch's keeps the slice)
         from tensordispatch.autograd.grad_mode import no_grad
 
         with no_grad():
-            zeros = _zeros(list(root._shape), dtype=grad.dtype)
-            outside = _as_strided_scatter(zeros + 1, _zeros(size, dtype=grad.dtype), size,
-                                          stride, offset)  # fmt: skip
-        inside = _as_strided_scatter(zeros, src, size, stride, offset)
-        return (_from_storage(root * outside + inside, plan, meta), *res[1:])
+            zeros = _zeros(list(space._shape), dtype=dtype)
+            outside = _as_strided_scatter(zeros + 1, _zeros(size, dtype=dtype), size, stride,
+                                          offset)  # fmt: skip
+        space = space * outside + _as_strided_scatter(zeros, src, size, stride, offset)
+        if self.view_dtype is not None:
+            space = from_view_dtype(space, root, undo)
+        return (_from_storage(space, plan, meta), *res[1:])
 
     def release(self) -> None:
         self._released = True
@@ -257,13 +273,13 @@ class CopySlices(Node):
 
 
 class AsStridedBackward0(Node):
-    """A view's grad_fn after its root was rebased: scatter the gradient into the root."""
+    """A view's grad_fn after its root was rebased: scatter the gradient into the root. Only
+    for a view that is ``as_strided`` of its root (Note [Replayed view history])."""
 
-    __slots__ = ("_base_meta", "bits", "geometry")
+    __slots__ = ("_base_meta", "geometry")
 
     def __init__(self, base: Tensor, view: Tensor) -> None:
         super().__init__()
-        self.bits = _math_bits(view, base)
         self.geometry = (view._shape, view._strides, view._offset)
         self._base_meta = (base._shape, base._strides, base._offset, base.dtype)
         self.next_functions = (gradient_edge(base),)
@@ -273,8 +289,6 @@ class AsStridedBackward0(Node):
         from tensordispatch.autograd.grad_mode import no_grad
 
         shape, strides, offset, dtype = self._base_meta
-        if self.bits:
-            grads = [_through_bits(grads[0], self.bits)]
         order = None if grads[0] is None else _recording(self._base_meta)
         if order is not None:
             size, stride, rel = _relative(self.geometry, self._base_meta)
@@ -350,7 +364,7 @@ def rebase_history(self: Tensor, node: Node) -> None:
     bm.output_nr = 0
     m = meta_of(self)
     m.requires_grad = True
-    m.grad_fn = AsStridedBackward0(base, self)
+    m.grad_fn = view_history(base, self)
     m.output_nr = 0
     m.grad_accumulator = None  # a following view's sink (view_follow.py)
     m.view_version = self._version
@@ -481,7 +495,7 @@ class NoGradViewSink:
         base = view._base
         m = meta_of(view)
         m.grad_accumulator = None
-        fn = m.grad_fn = AsStridedBackward0(base, view)  # type: ignore[arg-type]
+        fn = m.grad_fn = view_history(base, view)  # type: ignore[arg-type]
         m.output_nr = 0
         m.view_version = view._version
         return fn
