@@ -66,13 +66,27 @@ def _check_bounds(index: np.ndarray[Any, Any], size: int, dim: int) -> None:
 
 def cat_out(pre: Any, tensors: Any, dim: int, out: Tensor) -> None:
     check_written_no_overlap(out, tensors)  # torch: on the resized out
-    parts = [t._data for t in tensors if not (t.dim() == 1 and t._shape[0] == 0)]
-    if parts and out.numel():
-        np.copyto(out._data, np.concatenate(parts, axis=pre), casting="unsafe")
+    o, dt = out._data, out.dtype
+    parts, same = [], True
+    for t in tensors:  # (0,)-shaped inputs are skipped, as torch's legacy rule
+        s = t._shape
+        if len(s) != 1 or s[0] != 0:
+            parts.append(t._data)
+            same = same and t.dtype is dt
+    if parts and o.size:
+        if same:  # straight into out: the same copy, without a temporary
+            _np_concatenate(parts, axis=pre, out=o)
+        else:  # NumPy's promoted dtype first, then cast as the copy
+            np.copyto(o, _np_concatenate(parts, axis=pre), casting="unsafe")
+
+
+_np_concatenate = np.concatenate
 
 
 def _tri_out(fn: Any) -> Any:
     def impl(pre: Any, self: Tensor, diagonal: int, out: Tensor) -> None:
+        if self.dtype._category < 0:  # Note [Limited unsigned dtypes]
+            raise _limited(fn.__name__, self)
         np.copyto(out._data, fn(self._data, diagonal), casting="unsafe")
 
     return impl
@@ -91,6 +105,8 @@ def gather_out(
     check_gather_out(out, self, index)  # torch: on the resized out
     if index.numel() == 0:
         return
+    if self.dtype._category < 0:  # Note [Limited unsigned dtypes]
+        raise _limited("scatter_gather_tensor_cpu", self)
     data = self._data if self.dim() else self._data.reshape(1)
     idx = index._data.astype(np.int64) if index.dim() else index._data.reshape(1)
     size = data.shape[pre]
@@ -133,6 +149,9 @@ def _scatter(
         np.copyto(out._data, self._data, casting="unsafe")
     if index.numel() == 0:
         return
+    if self.dtype._category < 0:  # Note [Limited unsigned dtypes]
+        kernel = "tensor" if isinstance(values, Tensor) else "scalar"
+        raise _limited(f"scatter_gather_{kernel}_cpu", self)
     target = out._data if out.dim() else out._data.reshape(1)
     key = _scatter_key(self, d, index)
     if isinstance(values, Tensor):
@@ -228,6 +247,8 @@ def topk_out(
 ) -> None:  # fmt: skip
     check_written(values, (self,))  # torch: on the resized outputs
     assert_no_internal_overlap(indices)
+    if self.dtype._category < 0:  # Note [Limited unsigned dtypes]
+        raise _limited("topk_cpu", self)
     data = self._data if self.dim() else self._data.reshape(1)
     order = np.take(_sort_indices(data, pre, largest), np.arange(k), axis=pre)
     np.copyto(values._data, np.take_along_axis(data, order, pre).reshape(values._shape))
@@ -240,15 +261,32 @@ def _scalar(d: Any) -> str:
     return scalar_type_name(d)
 
 
+def _limited(kernel: str, t: Tensor) -> NotImplementedError:
+    """torch's error for a kernel without the limited dtypes (Note [Limited unsigned dtypes])."""
+    return NotImplementedError(f"\"{kernel}\" not implemented for '{_scalar(t.dtype)}'")
+
+
 # -- plain kernels -----------------------------------------------------------------------------
 
 
 def flip(self: Tensor, dims: Any) -> Tensor:
     flip_meta(self, dims)
+    if self.dtype._category < 0 and self.numel():  # Note [Limited unsigned dtypes]
+        _flip_limited(self, dims)
     result = _like(self)
     axes = tuple(int(d) for d in dims)
     np.copyto(result._data, np.flip(self._data, axes) if axes and self.dim() else self._data)
     return result
+
+
+def _flip_limited(self: Tensor, dims: Any) -> None:
+    """torch flips rows by copies whatever the dtype, but reversing the elements of the
+    innermost (stride 1) dim is a dtype-dispatched kernel, without the limited dtypes."""
+    ndim = self.dim()
+    for d in dims:
+        d = int(d) % ndim if ndim else 0
+        if ndim and self._strides[d] == 1 and self._shape[d] > 1:
+            raise _limited("flip_cpu", self)
 
 
 def roll(self: Tensor, shifts: Any, dims: Any = ()) -> Tensor:
@@ -265,6 +303,8 @@ def roll(self: Tensor, shifts: Any, dims: Any = ()) -> Tensor:
 
 def _index_select(self: Tensor, dim: int, index: Tensor) -> tuple[Any, tuple[int, ...]]:
     d, shape = index_select_check(self, dim, index)
+    if self.dtype._category < 0:  # Note [Limited unsigned dtypes]
+        raise _limited("index_select", self)
     idx = index._data.reshape(-1).astype(np.int64)
     size = self._shape[d] if self.dim() else 1
     if idx.size and (idx.max() >= size or idx.min() < -size):
@@ -329,6 +369,8 @@ def index_put_impl_(
         ) from None
     if not masked:
         index_put_check(self, indices, values)
+    if self.dtype._category < 0 and vals.size:  # Note [Limited unsigned dtypes]
+        raise _limited("masked_fill" if masked else "index_put", self)
     if accumulate:
         np.add.at(self._data, key, vals)
     else:
@@ -338,6 +380,8 @@ def index_put_impl_(
 
 def _masked_fill(self: Tensor, mask: Tensor, value: Any) -> Tensor:
     masked_fill_check(self, mask, value)
+    if self.dtype._category < 0:  # Note [Limited unsigned dtypes]
+        raise _limited("masked_fill", self)
     if isinstance(value, Tensor):
         value = value.item()
     # the value as the element type holds it, with torch's overflow check (a tensor's too)
@@ -350,6 +394,8 @@ def _masked_fill(self: Tensor, mask: Tensor, value: Any) -> Tensor:
 def masked_select(self: Tensor, mask: Tensor) -> Tensor:
     if mask.dtype is not _dt.bool:
         raise RuntimeError("masked_select: expected BoolTensor for mask")
+    if self.dtype._category < 0:  # Note [Limited unsigned dtypes]
+        raise _limited("masked_select", self)
     shape = broadcast_shapes(self._shape, mask._shape)
     values = np.broadcast_to(self._data, shape)[np.broadcast_to(mask._data, shape)]
     result = alloc_cpu(((values.shape[0],), None, self.dtype))
@@ -368,6 +414,8 @@ def masked_select_out(self: Tensor, mask: Tensor, *, out: Tensor) -> Tensor:
 def nonzero(self: Tensor) -> Tensor:
     """Coordinates of the nonzero elements, one row each; torch's result is the transpose of
     a contiguous (ndim, n) tensor, so its strides are (1, n)."""
+    if self.dtype._category < 0:  # Note [Limited unsigned dtypes]
+        raise _limited("nonzero_count_cpu", self)
     coords = np.argwhere(self._data)
     n, ndim = coords.shape
     result = empty_strided_cpu_array((n, ndim), (1, n), _dt.int64)
@@ -394,7 +442,7 @@ def nonzero_out(self: Tensor, *, out: Tensor) -> Tensor:
 
 
 def arange_start_out(start: Any, end: Any, step: Any = 1, *, out: Tensor) -> Tensor:
-    if out.dtype.is_complex or out.dtype is _dt.bool:
+    if out.dtype.is_complex or out.dtype._category <= 0:  # Note [Limited unsigned dtypes]
         raise NotImplementedError(f"\"arange_cpu\" not implemented for '{_scalar(out.dtype)}'")
     n = arange_length(start, end, step, out.dtype)
     numel = out._data.size
@@ -461,8 +509,9 @@ _ONE = (1,)
 
 def linspace_out(start: Any, end: Any, steps: int, *, out: Tensor) -> Tensor:
     linspace_check(steps)
-    if out.dtype is _dt.bool and steps > 1:  # 0 and 1 steps are no kernel call in torch
-        raise NotImplementedError("\"linspace_cpu\" not implemented for 'Bool'")
+    if out.dtype._category <= 0 and steps > 1:  # 0 and 1 steps are no kernel call in torch
+        kind = _scalar(out.dtype)  # (bool, and Note [Limited unsigned dtypes])
+        raise NotImplementedError(f"\"linspace_cpu\" not implemented for '{kind}'")
     resize_output(out, (steps,))
     if steps:  # the bounds as the element type holds them (checked; unsigned ones wrap)
         start = checked_fill_value(start, out.dtype)
@@ -500,6 +549,8 @@ def linspace_out(start: Any, end: Any, steps: int, *, out: Tensor) -> Tensor:
 def eye_m_out(n: int, m: int, *, out: Tensor) -> Tensor:
     eye_check(n, m)
     resize_output(out, (n, m))
+    if out.dtype._category < 0:  # Note [Limited unsigned dtypes]
+        raise _limited("eye", out)
     o = out._data
     o.fill(0)
     k = min(n, m)

@@ -60,8 +60,47 @@ def _dtype_name(d: Any) -> str:
 # -- cat ---------------------------------------------------------------------------------------
 
 
+# Note [cat's plain case first]
+# Most cat calls give tensors of one dtype and rank (at least 1) whose sizes agree but in a
+# valid plain-int ``dim``: the general checks below (zero-dim positions, the promoted dtype,
+# the legacy skip of (0,)-shaped inputs, per-size errors) then all pass, and their result is
+# the shape with ``dim``'s sizes summed. ``_cat_plain`` computes that result in one loop
+# (~1 us against ~5 us for two 4x4 tensors) and answers None for anything else, which takes
+# the general checks from the start: the same errors in the same order. (0,)-shaped inputs
+# among other 1-dim ones add 0 either way; a rank-4 result keeps ``_cat_strides``' rule.
+
+
+def _cat_plain(tensors: list[Any], dim: Any) -> Any:
+    """cat's meta result when every tensor has the first one's dtype and rank (at least 1),
+    ``dim`` is a valid plain int and the sizes agree but in ``dim``; else None (Note [cat's
+    plain case first])."""
+    shape0 = tensors[0]._shape
+    n = len(shape0)
+    if n == 0 or type(dim) is not int:
+        return None
+    d = dim + n if dim < 0 else dim
+    if not 0 <= d < n:
+        return None
+    dt = tensors[0].dtype
+    head, tail = shape0[:d], shape0[d + 1 :]
+    total = 0
+    for t in tensors:
+        s = t._shape
+        if t.dtype is not dt or len(s) != n or s[:d] != head or s[d + 1 :] != tail:
+            return None
+        total += s[d]
+    shape = (*head, total, *tail)
+    strides = _cat_strides(tensors, shape) if n == 4 else None
+    return ((shape, strides, dt),), d
+
+
 def cat(outs: Any, tensors: Any, dim: int = 0) -> Any:
-    tensors = list(tensors)
+    if type(tensors) is not list:
+        tensors = list(tensors)
+    if outs is None and tensors:
+        plain = _cat_plain(tensors, dim)
+        if plain is not None:
+            return plain
     if not tensors:
         raise ValueError("torch.cat(): expected a non-empty list of Tensors")
     for i, t in enumerate(tensors):
