@@ -260,7 +260,11 @@ def test_no_argument_constructor_makes_a_bare_instance(cls: type) -> None:
     t = cls()
     assert type(t) is cls
     with pytest.raises(AttributeError):
-        t._data  # noqa: B018 - reading an unset slot
+        t._shape  # noqa: B018 - reading an unset slot
+    if cls is LazyTensor:  # its value's slots too (tensor.py Note [LazyData])
+        with pytest.raises(AttributeError):
+            t.ir  # noqa: B018
+        assert t._data is t  # the payload property
 
 
 @pytest.mark.parametrize("cls", [LazyTensor, FunctionalTensor], ids=lambda c: c.__name__)

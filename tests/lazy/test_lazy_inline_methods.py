@@ -67,7 +67,7 @@ def _without_methods(fn: Callable[[], Any]) -> Any:
 
 
 def _node(t: Any) -> Any:
-    return t._data._data.ir
+    return t._data.ir
 
 
 def _same_node(a: Any, b: Any) -> None:

@@ -32,8 +32,8 @@ def _traced() -> Any:
     return x * 2.0
 
 
-def _data(t: Any) -> lazy_tensor.LazyData:
-    return t._data._data  # type: ignore[no-any-return]
+def _data(t: Any) -> lazy_tensor.LazyTensor:
+    return t._data  # type: ignore[no-any-return]
 
 
 def test_traced_value_is_held_by_its_own_entry() -> None:

@@ -26,7 +26,7 @@ def _lazy_data(t: Any) -> Any:
         raise TypeError(
             f"dump_ir: expected lazy tensors, got a {type(t).__name__} on device '{t.device}'"
         )
-    return inner._data
+    return inner
 
 
 def _args_text(node: Node) -> str:

@@ -25,7 +25,7 @@ import numpy as np
 
 from tensordispatch.lazy import metrics
 from tensordispatch.lazy.ir import BackendData, Node, Output, Value
-from tensordispatch.lazy.tensor import STEPPED_AT, LazyData, live_data, weaken
+from tensordispatch.lazy.tensor import STEPPED_AT, LazyTensor, live_data, weaken
 
 __all__ = [
     "Graph",
@@ -215,12 +215,12 @@ def _compiled(
 # -- syncing ----------------------------------------------------------------------------------
 
 
-def sync_tensors(datas: Sequence[LazyData], *, mark_step: bool = False) -> int:
+def sync_tensors(datas: Sequence[LazyTensor], *, mark_step: bool = False) -> int:
     """Materialise ``datas`` (deduplicated, those already holding data skipped) with one
     graph; with ``mark_step`` their IR is dropped afterwards (the graph is cut). Returns
     how many values were synced."""
     with _LOCK:
-        roots: list[LazyData] = []
+        roots: list[LazyTensor] = []
         seen: set[int] = set()
         for d in datas:
             if d.id in seen or d.handle is not None or d.ir is None:
@@ -233,7 +233,7 @@ def sync_tensors(datas: Sequence[LazyData], *, mark_step: bool = False) -> int:
         return len(roots)
 
 
-def _run(roots: list[LazyData], cut: bool) -> None:
+def _run(roots: list[LazyTensor], cut: bool) -> None:
     """Compute ``roots`` (distinct, pending, no handle) with one graph; ``cut``: drop their
     IR afterwards. The caller holds _LOCK."""
     _COUNTERS["SyncedTensorsWithIR"] += len(roots)
@@ -243,7 +243,7 @@ def _run(roots: list[LazyData], cut: bool) -> None:
     fn = _compiled(outputs, order, params, leaves, sequence, key)
     results = fn(*[p.value for p in params])
     for d, array in zip(roots, results, strict=True):
-        shape = d.shape
+        shape = d.lazy_shape
         expected = shape.dtype._numpy
         found = getattr(array, "dtype", expected)
         if found is not expected and found != expected:  # a lowering's promotion slip
@@ -267,9 +267,9 @@ def mark_step(device: str = "") -> None:
     >>> handle.remove()
     """
     with _LOCK:
-        pending: list[LazyData] = []
-        uploads: list[LazyData] = []
-        cut: list[LazyData] = []
+        pending: list[LazyTensor] = []
+        uploads: list[LazyTensor] = []
+        cut: list[LazyTensor] = []
         newest = None
         for d in live_data():  # one pass, each value once; CPU data is never pending
             newest = d

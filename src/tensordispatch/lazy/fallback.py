@@ -36,7 +36,7 @@ __all__ = ["LAZY_BACKEND", "lazy_fallback", "register_lazy_fallback"]
 
 def _to_cpu(tensors: list[Tensor]) -> list[Tensor]:
     lazies = [t for t in tensors if isinstance(t, LazyTensor)]
-    sync_tensors([t._data for t in lazies])
+    sync_tensors(lazies)
     metrics.bump("lazy::_to_copy", len(tensors))
     return [to_cpu_tensor(t) for t in tensors]  # type: ignore[arg-type]
 
@@ -56,7 +56,7 @@ def _copy_from_cpu(src: Tensor, dst: Tensor) -> None:
             raise RuntimeError("lazy fallback: cannot resize a view of a lazy tensor")
         dst._shape = tuple(array.shape)
         dst._strides = contiguous_strides(dst._shape)
-    dst._data.set_handle(BackendData(array, Shape.of(dst.dtype, dst._shape)))
+    dst.set_handle(BackendData(array, Shape.of(dst.dtype, dst._shape)))
     dst._bump_version()
 
 

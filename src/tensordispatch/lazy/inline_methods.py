@@ -25,9 +25,10 @@ would compute from the call is known without tracing:
 
 Then the method takes each operand's IR as the tracer does (uploading a value that has
 none, after every check that could send the call elsewhere), builds the node (same class,
-arguments, operands, shapes and hash as the tracer), the LazyData, the LazyTensor and the
-wrapper (its FunctionalStorage made on first use) inline, and counts the call (the
-``lazy::`` counter is brought up to date when counters are read). Otherwise it calls the
+arguments, operands, shapes and hash as the tracer), the LazyTensor (its own value:
+tensor.py Note [LazyData]) and the wrapper (its FunctionalStorage made on first use)
+inline, and counts the call (the ``lazy::`` counter is brought up to date when counters are
+read). Otherwise it calls the
 fast method, and when that traced the call, records what the call taught
 (`_Records.learn`). tests/lazy/test_lazy_inline_methods.py compares the nodes, graphs and
 counters with the dispatcher path.
@@ -71,7 +72,7 @@ from tensordispatch.lazy import config, metrics
 from tensordispatch.lazy import tensor as lazy_tensor
 from tensordispatch.lazy.ir import NUMBER_DTYPES, SCALAR_CACHE, SCALAR_DEPENDENTS, operand
 from tensordispatch.lazy.shape import SAME_SHAPE_POINTWISE
-from tensordispatch.lazy.tensor import LAZY, LazyData, LazyTensor
+from tensordispatch.lazy.tensor import LAZY, LazyTensor
 from tensordispatch.transforms.functionalize.wrapper import (
     _KEEP,
     FUNCTIONALIZE_BIT,
@@ -132,12 +133,11 @@ class _Records:
         inner = getattr(result, "_data", None)
         if result.__class__ is not FunctionalTensor or inner.__class__ is not LazyTensor:
             return
-        data = inner._data
-        node: Any = data.ir
+        node: Any = inner.ir
         if node is None or node.__class__ is not node_class or len(node.operands) != 2 + len(tail):
             return
-        left = self_._data._data
-        if node.operands[0] is not left.ir or node.shapes[0] is not data.shape:
+        left = self_._data
+        if node.operands[0] is not left.ir or node.shapes[0] is not inner.lazy_shape:
             return
         for i, default in enumerate(tail):  # still the scalar cache's entries
             value = node.operands[2 + i]
@@ -154,13 +154,13 @@ class _Records:
             if SCALAR_CACHE.get(_scalar_key(other)) is not value:
                 return
             (self.floats if kind is float else self.ints)[other] = value
-            self.number_shapes[kind][id(left.shape)] = (left.shape, None, entry)
+            self.number_shapes[kind][id(left.lazy_shape)] = (left.lazy_shape, None, entry)
         elif kind is FunctionalTensor:
-            right = other._data._data
+            right = other._data
             if node.operands[1] is not right.ir:
                 return
-            key = (id(left.shape), id(right.shape))
-            self.tensor_shapes[key] = (left.shape, right.shape, entry)
+            key = (id(left.lazy_shape), id(right.lazy_shape))
+            self.tensor_shapes[key] = (left.lazy_shape, right.lazy_shape, entry)
 
 
 _RECORDS: list[_Records] = []
@@ -212,8 +212,7 @@ def method(self, other{signature}):
     if ((self._fs is not None and self._generation != self._fs.generation)
             or self._key_set != WRAPPER_KEYS):
         return fast(self, other)
-    left = inner._data
-    s0 = left.shape
+    s0 = inner.lazy_shape
 {tail_values}    kind = other.__class__
     if kind is float:
         v1 = FLOATS.get(other)
@@ -225,7 +224,7 @@ def method(self, other{signature}):
         if VALID_NUMBER is not ENTRY.state:
             return learn(self, other)
 {number_shapes}        shapes, h, sizes, strides, dtype, shape = e
-        v0 = left.ir or left.ir_value()
+        v0 = inner.ir or inner.ir_value()
         node = NODE()  # ir.IrNode: no constructor arguments; op, returns, data: class constants
         node.args = ARGS_NUMBER
         node.hash = hash((HEAD_NUMBER, v0.hash, v1.hash{tail_hash}, h))
@@ -239,11 +238,10 @@ def method(self, other{signature}):
             return fast(self, other)
         if VALID_TENSOR is not ENTRY.state:
             return learn(self, other)
-        right = b._data
-        s1 = right.shape
+        s1 = b.lazy_shape
 {tensor_shapes}        shapes, h, sizes, strides, dtype, shape = e
-        v0 = left.ir or left.ir_value()
-        v1 = right.ir or right.ir_value()
+        v0 = inner.ir or inner.ir_value()
+        v1 = b.ir or b.ir_value()
         node = NODE()
         node.args = ARGS_TENSOR
         node.hash = hash((HEAD_TENSOR, v0.hash, v1.hash{tail_hash}, h))
@@ -255,28 +253,26 @@ def method(self, other{signature}):
     node.overload = OP
     node.operands = (v0, v1{tail_operands})
     node.shapes = shapes
-    data = LD()  # tensor.py: LazyData has no __init__
-    data.shape = shape
-    data.ir = node  # its own Value
-    data.handle = None
-    data.tensor_data = None
-    data.id = i = next(IDS)
-    LIVE_APPEND(data)  # tensor.py Note [Strong entries for pending values]
-    if i >= TRIM_AT[0]:
-        TM.made_many(data)
     t = LT()  # Note [No-argument tensor constructors] (tensor.py)
+    t.lazy_shape = shape
+    t.ir = node  # its own Value
+    t.handle = None
+    t.tensor_data = None
+    t.id = i = next(IDS)
+    LIVE_APPEND(t)  # tensor.py Note [Strong entries for pending values]
     t._key_set = LAZY_KEYS
     t._shape = sizes
     t._strides = strides
     t._offset = 0
     t.dtype = dtype
     t.device = LAZY
-    t._data = data
     t._storage = None
     t._vc = None
     t._base = None
     t._wrapped_number = False
     t._autograd_meta = None
+    if i >= TRIM_AT[0]:
+        TM.made_many(t)
     w = FT()
     w._key_set = WRAPPER_KEYS
     w._shape = sizes
@@ -385,7 +381,7 @@ def inline_method(
     >>> handle = lazy.init()
     >>> x = td.ones(2).to("lazy") + 1.0  # traced: pending IR
     >>> y = x * 2.0; z = x * 2.0  # the first call teaches the second
-    >>> type(x).__mul__.__name__, z.tolist(), y._data._data.ir.hash == z._data._data.ir.hash
+    >>> type(x).__mul__.__name__, z.tolist(), y._data.ir.hash == z._data.ir.hash
     ('lazy_fast_mul', [4.0, 4.0], True)
     >>> handle.remove()
     """
@@ -429,7 +425,7 @@ def inline_method(
     namespace.update({
         "fast": fast, "learn": learn, "ST": local_state(), "DI": DEFAULT_INCLUDED_RAW,
         "DX": DEFAULT_EXCLUDED_RAW, "ENTRY": plan.op._entry,
-        "LT": LazyTensor, "FT": FunctionalTensor, "LD": LazyData,
+        "LT": LazyTensor, "FT": FunctionalTensor,
         "FLOATS": records.floats, "INTS": records.ints, "TAIL": records.tail,
         "FSHAPES": records.number_shapes[float], "ISHAPES": records.number_shapes[int],
         "TSHAPES": records.tensor_shapes,

@@ -27,7 +27,7 @@ trace to the same graph. Equal scalars share one buffer and parameters are dedup
 buffer, so ``a*2+1`` (the 1 equals alpha=1) differs from ``a*3+5``: measured on torch 2.13.
 
 Note [Values]
-A Value (an operand, a LazyData's pending ``ir``) is one output of a node, read through
+A Value (an operand, a LazyTensor's pending ``ir``) is one output of a node, read through
 ``value.node``, ``value.index``, ``value.shape`` and ``value.hash``. A single-output node
 (``returns == "one"``, nearly every traced call) is its own Value: ``node.node`` is a
 property returning the node (no slot referring to itself: that would be a reference cycle,

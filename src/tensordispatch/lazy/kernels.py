@@ -4,7 +4,7 @@ Owns the one boxed tracing kernel every ``full_codegen`` operator of backend.yam
 (rules as data: what differs per operator is derived once from its schema into an
 `OpPlan`), the in-place and out= kernels derived from those functional ones, and the
 hand-written ``supported`` kernels (factories, copies, transfers). Must not execute graphs
-other than through `LazyData.materialize` (a sync).
+other than through `LazyTensor.materialize` (a sync).
 
 Note [Derived in-place and out= kernels]
 For an in-place or out= overload whose functional sibling is traced (same `signature()`),
@@ -36,10 +36,9 @@ from tensordispatch.lazy.ir import (
     operand,
     scalar_node,
 )
-from tensordispatch.lazy.shape import SHAPE_CACHE, flatten_result, infer_shapes
+from tensordispatch.lazy.shape import SHAPE_CACHE, infer_shapes
 from tensordispatch.lazy.tensor import (
     LAZY,
-    LazyData,
     LazyTensor,
     from_array,
     from_value,
@@ -112,8 +111,7 @@ def _operand(
     v: Any, operands: list[Value], sig: list[tuple[Shape, str]], upload: bool = False
 ) -> Operand:
     if isinstance(v, LazyTensor):
-        data = v._data
-        value = data.ir or data.ir_value()
+        value = v.ir or v.ir_value()
         kind = "tensor"
     elif isinstance(v, Tensor) and v._data is not None and not v._shape:
         # wrapped numbers and 0-dim CPU tensors join lazy ones as scalar device data
@@ -148,8 +146,7 @@ def build_node(plan: OpPlan, stack: list[Any]) -> Node:
             continue
         if kind == T_TENSOR:
             if v.__class__ is LazyTensor:  # the common case, inline
-                data = v._data
-                value = data.ir or data.ir_value()
+                value = v.ir or v.ir_value()
                 operands.append(value)
                 sig.append((value.shape, "tensor"))
                 args[pos] = operand(len(operands) - 1)
@@ -234,7 +231,7 @@ def _set_value(t: Any, value: Value, op: OpOverload) -> None:
 
         t._shape = shape.sizes
         t._strides = contiguous_strides(shape.sizes)
-    t._data.set_ir(value)
+    t.set_ir(value)
     t._bump_version()
 
 
@@ -316,8 +313,7 @@ def empty_strided(
 
 def clone(self: LazyTensor, *, memory_format: Any = None) -> LazyTensor:
     """LTC's clone shares the IR value (values are immutable); like LTC's, not counted."""
-    data = self._data
-    return from_value(data.ir_value(), self.device)
+    return from_value(self.ir_value(), self.device)
 
 
 def _cpu_array(t: Tensor) -> np.ndarray[Any, Any]:
@@ -330,7 +326,7 @@ def to_cpu_tensor(t: LazyTensor, dtype: Any = None) -> Tensor:
     from tensordispatch.tensor.tensor import new_cpu_tensor
 
     dt = dtype if dtype is not None else t.dtype
-    array = np.array(t._data.materialize(), dtype=dt._numpy, copy=True, order="C")
+    array = np.array(t.materialize(), dtype=dt._numpy, copy=True, order="C")
     array = array.reshape(t._shape)
     return new_cpu_tensor(array, t._shape, contiguous_strides(t._shape), dt)
 
@@ -351,7 +347,7 @@ def _to_copy(
     if not isinstance(self, LazyTensor):
         dt = dtype if dtype is not None else self.dtype
         return _functional(from_array(np.asarray(_cpu_array(self), dtype=dt._numpy), dt, target))
-    value = self._data.ir_value()
+    value = self.ir_value()
     return from_value(cast_value(value, dtype if dtype is not None else self.dtype), target)
 
 
@@ -360,7 +356,7 @@ def copy_(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
     _count("lazy::copy_")
     if isinstance(self, LazyTensor):
         if isinstance(src, LazyTensor):
-            value = src._data.ir_value()
+            value = src.ir_value()
             if src._shape != self._shape:
                 from tensordispatch.ops import aten
 
@@ -371,11 +367,11 @@ def copy_(self: Tensor, src: Tensor, non_blocking: bool = False) -> Tensor:
         _count("lazy::_to_copy")
         array = np.broadcast_to(np.asarray(src._data, dtype=self.dtype._numpy), self._shape)
         shape = Shape.of(self.dtype, self._shape)
-        self._data.set_handle(BackendData(np.array(array, copy=True), shape))
+        self.set_handle(BackendData(np.array(array, copy=True), shape))
         self._bump_version()
         return self
     _count("lazy::_to_copy")
-    np.copyto(self._data, src._data.materialize(), casting="unsafe")  # type: ignore[union-attr]
+    np.copyto(self._data, src.materialize(), casting="unsafe")  # type: ignore[attr-defined]
     self._bump_version()
     return self
 
@@ -394,9 +390,3 @@ HANDWRITTEN: dict[str, Any] = {
     "_to_copy": _to_copy,
     "copy_": copy_,
 }
-
-
-def lazy_data_of(result: Any) -> list[LazyData]:
-    """The LazyData of every lazy tensor in an operator's result."""
-    tensors, _ = flatten_result(result)
-    return [t._data for t in tensors if isinstance(t, LazyTensor)]

@@ -238,8 +238,7 @@ def make_lazy__index_put_impl(PLAN, NODE):
         a = args[0]
         if a is not None:
             if a.__class__ is LazyTensor:
-                d = a._data
-                value = d.ir or d.ir_value()
+                value = a.ir or a.ir_value()
                 operands.append(value)
                 sig.append((value.shape, 'tensor'))
                 args[0] = MARKERS[len(operands) - 1]
@@ -256,8 +255,7 @@ def make_lazy__index_put_impl(PLAN, NODE):
         a = args[2]
         if a is not None:
             if a.__class__ is LazyTensor:
-                d = a._data
-                value = d.ir or d.ir_value()
+                value = a.ir or a.ir_value()
                 operands.append(value)
                 sig.append((value.shape, 'tensor'))
                 args[2] = MARKERS[len(operands) - 1]
@@ -311,8 +309,7 @@ def make_lazy__log_softmax(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -369,8 +366,7 @@ def make_lazy__softmax(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -426,8 +422,7 @@ def make_lazy__unsafe_view(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -483,8 +478,7 @@ def make_lazy_abs(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -541,8 +535,7 @@ def make_lazy_add_Scalar(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -611,8 +604,7 @@ def make_lazy_add_Tensor(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -626,8 +618,7 @@ def make_lazy_add_Tensor(PLAN, NODE):
             v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v1 = d.ir or d.ir_value()
+            v1 = a.ir or a.ir_value()
             s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -692,8 +683,7 @@ def make_lazy_addbmm(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -707,8 +697,7 @@ def make_lazy_addbmm(PLAN, NODE):
             v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v1 = d.ir or d.ir_value()
+            v1 = a.ir or a.ir_value()
             s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -722,8 +711,7 @@ def make_lazy_addbmm(PLAN, NODE):
             v1, s1 = one[0], sig1[0][0]
         a = stack[2]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v2 = d.ir or d.ir_value()
+            v2 = a.ir or a.ir_value()
             s2 = v2.shapes[0] if v2.__class__ is not Output else v2.shape
             m2 = MARKERS[2]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -793,8 +781,7 @@ def make_lazy_addcdiv(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -808,8 +795,7 @@ def make_lazy_addcdiv(PLAN, NODE):
             v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v1 = d.ir or d.ir_value()
+            v1 = a.ir or a.ir_value()
             s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -823,8 +809,7 @@ def make_lazy_addcdiv(PLAN, NODE):
             v1, s1 = one[0], sig1[0][0]
         a = stack[2]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v2 = d.ir or d.ir_value()
+            v2 = a.ir or a.ir_value()
             s2 = v2.shapes[0] if v2.__class__ is not Output else v2.shape
             m2 = MARKERS[2]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -888,8 +873,7 @@ def make_lazy_addcmul(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -903,8 +887,7 @@ def make_lazy_addcmul(PLAN, NODE):
             v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v1 = d.ir or d.ir_value()
+            v1 = a.ir or a.ir_value()
             s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -918,8 +901,7 @@ def make_lazy_addcmul(PLAN, NODE):
             v1, s1 = one[0], sig1[0][0]
         a = stack[2]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v2 = d.ir or d.ir_value()
+            v2 = a.ir or a.ir_value()
             s2 = v2.shapes[0] if v2.__class__ is not Output else v2.shape
             m2 = MARKERS[2]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -984,8 +966,7 @@ def make_lazy_addmm(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -999,8 +980,7 @@ def make_lazy_addmm(PLAN, NODE):
             v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v1 = d.ir or d.ir_value()
+            v1 = a.ir or a.ir_value()
             s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -1014,8 +994,7 @@ def make_lazy_addmm(PLAN, NODE):
             v1, s1 = one[0], sig1[0][0]
         a = stack[2]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v2 = d.ir or d.ir_value()
+            v2 = a.ir or a.ir_value()
             s2 = v2.shapes[0] if v2.__class__ is not Output else v2.shape
             m2 = MARKERS[2]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -1086,8 +1065,7 @@ def make_lazy_addmv(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -1101,8 +1079,7 @@ def make_lazy_addmv(PLAN, NODE):
             v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v1 = d.ir or d.ir_value()
+            v1 = a.ir or a.ir_value()
             s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -1116,8 +1093,7 @@ def make_lazy_addmv(PLAN, NODE):
             v1, s1 = one[0], sig1[0][0]
         a = stack[2]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v2 = d.ir or d.ir_value()
+            v2 = a.ir or a.ir_value()
             s2 = v2.shapes[0] if v2.__class__ is not Output else v2.shape
             m2 = MARKERS[2]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -1184,8 +1160,7 @@ def make_lazy_alias_copy(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -1240,8 +1215,7 @@ def make_lazy_all(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -1298,8 +1272,7 @@ def make_lazy_all_dim(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -1356,8 +1329,7 @@ def make_lazy_all_dims(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -1417,8 +1389,7 @@ def make_lazy_amax(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -1476,8 +1447,7 @@ def make_lazy_amin(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -1535,8 +1505,7 @@ def make_lazy_aminmax(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -1591,8 +1560,7 @@ def make_lazy_any(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -1649,8 +1617,7 @@ def make_lazy_any_dim(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -1707,8 +1674,7 @@ def make_lazy_any_dims(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -1768,8 +1734,7 @@ def make_lazy_argmax(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -1826,8 +1791,7 @@ def make_lazy_argmin(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -1885,8 +1849,7 @@ def make_lazy_as_strided_copy(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -1947,8 +1910,7 @@ def make_lazy_as_strided_scatter(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -1962,8 +1924,7 @@ def make_lazy_as_strided_scatter(PLAN, NODE):
             v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v1 = d.ir or d.ir_value()
+            v1 = a.ir or a.ir_value()
             s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -2024,8 +1985,7 @@ def make_lazy_baddbmm(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -2039,8 +1999,7 @@ def make_lazy_baddbmm(PLAN, NODE):
             v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v1 = d.ir or d.ir_value()
+            v1 = a.ir or a.ir_value()
             s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -2054,8 +2013,7 @@ def make_lazy_baddbmm(PLAN, NODE):
             v1, s1 = one[0], sig1[0][0]
         a = stack[2]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v2 = d.ir or d.ir_value()
+            v2 = a.ir or a.ir_value()
             s2 = v2.shapes[0] if v2.__class__ is not Output else v2.shape
             m2 = MARKERS[2]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -2123,8 +2081,7 @@ def make_lazy_bitwise_and_Scalar(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -2192,8 +2149,7 @@ def make_lazy_bitwise_and_Scalar_Tensor(PLAN, NODE):
         m0 = SCALAR_MARKERS[0]
         a = stack[1]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v1 = d.ir or d.ir_value()
+            v1 = a.ir or a.ir_value()
             s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -2249,8 +2205,7 @@ def make_lazy_bitwise_and_Tensor(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -2264,8 +2219,7 @@ def make_lazy_bitwise_and_Tensor(PLAN, NODE):
             v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v1 = d.ir or d.ir_value()
+            v1 = a.ir or a.ir_value()
             s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -2320,8 +2274,7 @@ def make_lazy_bitwise_not(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -2377,8 +2330,7 @@ def make_lazy_bitwise_or_Scalar(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -2446,8 +2398,7 @@ def make_lazy_bitwise_or_Scalar_Tensor(PLAN, NODE):
         m0 = SCALAR_MARKERS[0]
         a = stack[1]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v1 = d.ir or d.ir_value()
+            v1 = a.ir or a.ir_value()
             s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -2503,8 +2454,7 @@ def make_lazy_bitwise_or_Tensor(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -2518,8 +2468,7 @@ def make_lazy_bitwise_or_Tensor(PLAN, NODE):
             v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v1 = d.ir or d.ir_value()
+            v1 = a.ir or a.ir_value()
             s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -2575,8 +2524,7 @@ def make_lazy_bitwise_xor_Scalar(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -2644,8 +2592,7 @@ def make_lazy_bitwise_xor_Scalar_Tensor(PLAN, NODE):
         m0 = SCALAR_MARKERS[0]
         a = stack[1]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v1 = d.ir or d.ir_value()
+            v1 = a.ir or a.ir_value()
             s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -2701,8 +2648,7 @@ def make_lazy_bitwise_xor_Tensor(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -2716,8 +2662,7 @@ def make_lazy_bitwise_xor_Tensor(PLAN, NODE):
             v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v1 = d.ir or d.ir_value()
+            v1 = a.ir or a.ir_value()
             s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -2773,8 +2718,7 @@ def make_lazy_bmm(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -2788,8 +2732,7 @@ def make_lazy_bmm(PLAN, NODE):
             v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v1 = d.ir or d.ir_value()
+            v1 = a.ir or a.ir_value()
             s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -2891,8 +2834,7 @@ def make_lazy_ceil(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -2954,8 +2896,7 @@ def make_lazy_clamp(PLAN, NODE):
         a = args[0]
         if a is not None:
             if a.__class__ is LazyTensor:
-                d = a._data
-                value = d.ir or d.ir_value()
+                value = a.ir or a.ir_value()
                 operands.append(value)
                 sig.append((value.shape, 'tensor'))
                 args[0] = MARKERS[len(operands) - 1]
@@ -3028,8 +2969,7 @@ def make_lazy_clamp_Tensor(PLAN, NODE):
         a = args[0]
         if a is not None:
             if a.__class__ is LazyTensor:
-                d = a._data
-                value = d.ir or d.ir_value()
+                value = a.ir or a.ir_value()
                 operands.append(value)
                 sig.append((value.shape, 'tensor'))
                 args[0] = MARKERS[len(operands) - 1]
@@ -3043,8 +2983,7 @@ def make_lazy_clamp_Tensor(PLAN, NODE):
         a = args[1]
         if a is not None:
             if a.__class__ is LazyTensor:
-                d = a._data
-                value = d.ir or d.ir_value()
+                value = a.ir or a.ir_value()
                 operands.append(value)
                 sig.append((value.shape, 'tensor'))
                 args[1] = MARKERS[len(operands) - 1]
@@ -3058,8 +2997,7 @@ def make_lazy_clamp_Tensor(PLAN, NODE):
         a = args[2]
         if a is not None:
             if a.__class__ is LazyTensor:
-                d = a._data
-                value = d.ir or d.ir_value()
+                value = a.ir or a.ir_value()
                 operands.append(value)
                 sig.append((value.shape, 'tensor'))
                 args[2] = MARKERS[len(operands) - 1]
@@ -3112,8 +3050,7 @@ def make_lazy_clamp_max(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -3175,8 +3112,7 @@ def make_lazy_clamp_max_Tensor(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -3190,8 +3126,7 @@ def make_lazy_clamp_max_Tensor(PLAN, NODE):
             v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v1 = d.ir or d.ir_value()
+            v1 = a.ir or a.ir_value()
             s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -3247,8 +3182,7 @@ def make_lazy_clamp_min(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -3310,8 +3244,7 @@ def make_lazy_clamp_min_Tensor(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -3325,8 +3258,7 @@ def make_lazy_clamp_min_Tensor(PLAN, NODE):
             v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v1 = d.ir or d.ir_value()
+            v1 = a.ir or a.ir_value()
             s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -3394,8 +3326,7 @@ def make_lazy_convolution(PLAN, NODE):
         a = args[0]
         if a is not None:
             if a.__class__ is LazyTensor:
-                d = a._data
-                value = d.ir or d.ir_value()
+                value = a.ir or a.ir_value()
                 operands.append(value)
                 sig.append((value.shape, 'tensor'))
                 args[0] = MARKERS[len(operands) - 1]
@@ -3409,8 +3340,7 @@ def make_lazy_convolution(PLAN, NODE):
         a = args[1]
         if a is not None:
             if a.__class__ is LazyTensor:
-                d = a._data
-                value = d.ir or d.ir_value()
+                value = a.ir or a.ir_value()
                 operands.append(value)
                 sig.append((value.shape, 'tensor'))
                 args[1] = MARKERS[len(operands) - 1]
@@ -3424,8 +3354,7 @@ def make_lazy_convolution(PLAN, NODE):
         a = args[2]
         if a is not None:
             if a.__class__ is LazyTensor:
-                d = a._data
-                value = d.ir or d.ir_value()
+                value = a.ir or a.ir_value()
                 operands.append(value)
                 sig.append((value.shape, 'tensor'))
                 args[2] = MARKERS[len(operands) - 1]
@@ -3485,8 +3414,7 @@ def make_lazy_cos(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -3543,8 +3471,7 @@ def make_lazy_cumsum(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -3599,8 +3526,7 @@ def make_lazy_detach_copy(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -3658,8 +3584,7 @@ def make_lazy_diagonal_copy(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -3718,8 +3643,7 @@ def make_lazy_diagonal_scatter(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -3733,8 +3657,7 @@ def make_lazy_diagonal_scatter(PLAN, NODE):
             v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v1 = d.ir or d.ir_value()
+            v1 = a.ir or a.ir_value()
             s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -3790,8 +3713,7 @@ def make_lazy_div_Scalar(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -3854,8 +3776,7 @@ def make_lazy_div_Scalar_mode(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -3917,8 +3838,7 @@ def make_lazy_div_Tensor(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -3932,8 +3852,7 @@ def make_lazy_div_Tensor(PLAN, NODE):
             v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v1 = d.ir or d.ir_value()
+            v1 = a.ir or a.ir_value()
             s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -3990,8 +3909,7 @@ def make_lazy_div_Tensor_mode(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -4005,8 +3923,7 @@ def make_lazy_div_Tensor_mode(PLAN, NODE):
             v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v1 = d.ir or d.ir_value()
+            v1 = a.ir or a.ir_value()
             s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -4062,8 +3979,7 @@ def make_lazy_dot(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -4077,8 +3993,7 @@ def make_lazy_dot(PLAN, NODE):
             v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v1 = d.ir or d.ir_value()
+            v1 = a.ir or a.ir_value()
             s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -4137,8 +4052,7 @@ def make_lazy_embedding(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -4152,8 +4066,7 @@ def make_lazy_embedding(PLAN, NODE):
             v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v1 = d.ir or d.ir_value()
+            v1 = a.ir or a.ir_value()
             s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -4209,8 +4122,7 @@ def make_lazy_eq_Scalar(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -4272,8 +4184,7 @@ def make_lazy_eq_Tensor(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -4287,8 +4198,7 @@ def make_lazy_eq_Tensor(PLAN, NODE):
             v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v1 = d.ir or d.ir_value()
+            v1 = a.ir or a.ir_value()
             s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -4343,8 +4253,7 @@ def make_lazy_erf(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -4399,8 +4308,7 @@ def make_lazy_exp(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -4457,8 +4365,7 @@ def make_lazy_expand_copy(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -4514,8 +4421,7 @@ def make_lazy_expm1(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -4571,8 +4477,7 @@ def make_lazy_fill_Scalar(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -4634,8 +4539,7 @@ def make_lazy_flip(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -4691,8 +4595,7 @@ def make_lazy_floor(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -4748,8 +4651,7 @@ def make_lazy_floor_divide(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -4763,8 +4665,7 @@ def make_lazy_floor_divide(PLAN, NODE):
             v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v1 = d.ir or d.ir_value()
+            v1 = a.ir or a.ir_value()
             s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -4820,8 +4721,7 @@ def make_lazy_floor_divide_Scalar(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -4885,8 +4785,7 @@ def make_lazy_gather(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -4900,8 +4799,7 @@ def make_lazy_gather(PLAN, NODE):
             v0, s0 = one[0], sig1[0][0]
         a = stack[2]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v1 = d.ir or d.ir_value()
+            v1 = a.ir or a.ir_value()
             s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -4957,8 +4855,7 @@ def make_lazy_ge_Scalar(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -5020,8 +4917,7 @@ def make_lazy_ge_Tensor(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -5035,8 +4931,7 @@ def make_lazy_ge_Tensor(PLAN, NODE):
             v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v1 = d.ir or d.ir_value()
+            v1 = a.ir or a.ir_value()
             s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -5092,8 +4987,7 @@ def make_lazy_gelu(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -5149,8 +5043,7 @@ def make_lazy_gt_Scalar(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -5212,8 +5105,7 @@ def make_lazy_gt_Tensor(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -5227,8 +5119,7 @@ def make_lazy_gt_Tensor(PLAN, NODE):
             v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v1 = d.ir or d.ir_value()
+            v1 = a.ir or a.ir_value()
             s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -5289,8 +5180,7 @@ def make_lazy_index_Tensor(PLAN, NODE):
         a = args[0]
         if a is not None:
             if a.__class__ is LazyTensor:
-                d = a._data
-                value = d.ir or d.ir_value()
+                value = a.ir or a.ir_value()
                 operands.append(value)
                 sig.append((value.shape, 'tensor'))
                 args[0] = MARKERS[len(operands) - 1]
@@ -5353,8 +5243,7 @@ def make_lazy_index_put(PLAN, NODE):
         a = args[0]
         if a is not None:
             if a.__class__ is LazyTensor:
-                d = a._data
-                value = d.ir or d.ir_value()
+                value = a.ir or a.ir_value()
                 operands.append(value)
                 sig.append((value.shape, 'tensor'))
                 args[0] = MARKERS[len(operands) - 1]
@@ -5371,8 +5260,7 @@ def make_lazy_index_put(PLAN, NODE):
         a = args[2]
         if a is not None:
             if a.__class__ is LazyTensor:
-                d = a._data
-                value = d.ir or d.ir_value()
+                value = a.ir or a.ir_value()
                 operands.append(value)
                 sig.append((value.shape, 'tensor'))
                 args[2] = MARKERS[len(operands) - 1]
@@ -5426,8 +5314,7 @@ def make_lazy_index_select(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -5441,8 +5328,7 @@ def make_lazy_index_select(PLAN, NODE):
             v0, s0 = one[0], sig1[0][0]
         a = stack[2]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v1 = d.ir or d.ir_value()
+            v1 = a.ir or a.ir_value()
             s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -5498,8 +5384,7 @@ def make_lazy_le_Scalar(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -5561,8 +5446,7 @@ def make_lazy_le_Tensor(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -5576,8 +5460,7 @@ def make_lazy_le_Tensor(PLAN, NODE):
             v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v1 = d.ir or d.ir_value()
+            v1 = a.ir or a.ir_value()
             s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -5634,8 +5517,7 @@ def make_lazy_lerp_Scalar(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -5649,8 +5531,7 @@ def make_lazy_lerp_Scalar(PLAN, NODE):
             v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v1 = d.ir or d.ir_value()
+            v1 = a.ir or a.ir_value()
             s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -5713,8 +5594,7 @@ def make_lazy_lerp_Tensor(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -5728,8 +5608,7 @@ def make_lazy_lerp_Tensor(PLAN, NODE):
             v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v1 = d.ir or d.ir_value()
+            v1 = a.ir or a.ir_value()
             s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -5743,8 +5622,7 @@ def make_lazy_lerp_Tensor(PLAN, NODE):
             v1, s1 = one[0], sig1[0][0]
         a = stack[2]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v2 = d.ir or d.ir_value()
+            v2 = a.ir or a.ir_value()
             s2 = v2.shapes[0] if v2.__class__ is not Output else v2.shape
             m2 = MARKERS[2]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -5799,8 +5677,7 @@ def make_lazy_log(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -5855,8 +5732,7 @@ def make_lazy_log1p(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -5912,8 +5788,7 @@ def make_lazy_logical_and(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -5927,8 +5802,7 @@ def make_lazy_logical_and(PLAN, NODE):
             v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v1 = d.ir or d.ir_value()
+            v1 = a.ir or a.ir_value()
             s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -5983,8 +5857,7 @@ def make_lazy_logical_not(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -6040,8 +5913,7 @@ def make_lazy_logical_or(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -6055,8 +5927,7 @@ def make_lazy_logical_or(PLAN, NODE):
             v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v1 = d.ir or d.ir_value()
+            v1 = a.ir or a.ir_value()
             s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -6112,8 +5983,7 @@ def make_lazy_logical_xor(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -6127,8 +5997,7 @@ def make_lazy_logical_xor(PLAN, NODE):
             v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v1 = d.ir or d.ir_value()
+            v1 = a.ir or a.ir_value()
             s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -6185,8 +6054,7 @@ def make_lazy_logsumexp(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -6243,8 +6111,7 @@ def make_lazy_lt_Scalar(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -6306,8 +6173,7 @@ def make_lazy_lt_Tensor(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -6321,8 +6187,7 @@ def make_lazy_lt_Tensor(PLAN, NODE):
             v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v1 = d.ir or d.ir_value()
+            v1 = a.ir or a.ir_value()
             s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -6379,8 +6244,7 @@ def make_lazy_masked_fill_Scalar(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -6394,8 +6258,7 @@ def make_lazy_masked_fill_Scalar(PLAN, NODE):
             v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v1 = d.ir or d.ir_value()
+            v1 = a.ir or a.ir_value()
             s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -6458,8 +6321,7 @@ def make_lazy_masked_fill_Tensor(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -6473,8 +6335,7 @@ def make_lazy_masked_fill_Tensor(PLAN, NODE):
             v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v1 = d.ir or d.ir_value()
+            v1 = a.ir or a.ir_value()
             s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -6488,8 +6349,7 @@ def make_lazy_masked_fill_Tensor(PLAN, NODE):
             v1, s1 = one[0], sig1[0][0]
         a = stack[2]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v2 = d.ir or d.ir_value()
+            v2 = a.ir or a.ir_value()
             s2 = v2.shapes[0] if v2.__class__ is not Output else v2.shape
             m2 = MARKERS[2]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -6544,8 +6404,7 @@ def make_lazy_max(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -6602,8 +6461,7 @@ def make_lazy_max_dim(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -6659,8 +6517,7 @@ def make_lazy_maximum(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -6674,8 +6531,7 @@ def make_lazy_maximum(PLAN, NODE):
             v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v1 = d.ir or d.ir_value()
+            v1 = a.ir or a.ir_value()
             s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -6731,8 +6587,7 @@ def make_lazy_mean(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -6790,8 +6645,7 @@ def make_lazy_mean_dim(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -6849,8 +6703,7 @@ def make_lazy_min(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -6907,8 +6760,7 @@ def make_lazy_min_dim(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -6964,8 +6816,7 @@ def make_lazy_minimum(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -6979,8 +6830,7 @@ def make_lazy_minimum(PLAN, NODE):
             v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v1 = d.ir or d.ir_value()
+            v1 = a.ir or a.ir_value()
             s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -7036,8 +6886,7 @@ def make_lazy_mm(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -7051,8 +6900,7 @@ def make_lazy_mm(PLAN, NODE):
             v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v1 = d.ir or d.ir_value()
+            v1 = a.ir or a.ir_value()
             s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -7108,8 +6956,7 @@ def make_lazy_mul_Scalar(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -7171,8 +7018,7 @@ def make_lazy_mul_Tensor(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -7186,8 +7032,7 @@ def make_lazy_mul_Tensor(PLAN, NODE):
             v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v1 = d.ir or d.ir_value()
+            v1 = a.ir or a.ir_value()
             s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -7243,8 +7088,7 @@ def make_lazy_mv(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -7258,8 +7102,7 @@ def make_lazy_mv(PLAN, NODE):
             v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v1 = d.ir or d.ir_value()
+            v1 = a.ir or a.ir_value()
             s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -7317,8 +7160,7 @@ def make_lazy_narrow_copy(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -7382,8 +7224,7 @@ def make_lazy_native_layer_norm(PLAN, NODE):
         a = args[0]
         if a is not None:
             if a.__class__ is LazyTensor:
-                d = a._data
-                value = d.ir or d.ir_value()
+                value = a.ir or a.ir_value()
                 operands.append(value)
                 sig.append((value.shape, 'tensor'))
                 args[0] = MARKERS[len(operands) - 1]
@@ -7397,8 +7238,7 @@ def make_lazy_native_layer_norm(PLAN, NODE):
         a = args[2]
         if a is not None:
             if a.__class__ is LazyTensor:
-                d = a._data
-                value = d.ir or d.ir_value()
+                value = a.ir or a.ir_value()
                 operands.append(value)
                 sig.append((value.shape, 'tensor'))
                 args[2] = MARKERS[len(operands) - 1]
@@ -7412,8 +7252,7 @@ def make_lazy_native_layer_norm(PLAN, NODE):
         a = args[3]
         if a is not None:
             if a.__class__ is LazyTensor:
-                d = a._data
-                value = d.ir or d.ir_value()
+                value = a.ir or a.ir_value()
                 operands.append(value)
                 sig.append((value.shape, 'tensor'))
                 args[3] = MARKERS[len(operands) - 1]
@@ -7468,8 +7307,7 @@ def make_lazy_ne_Scalar(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -7531,8 +7369,7 @@ def make_lazy_ne_Tensor(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -7546,8 +7383,7 @@ def make_lazy_ne_Tensor(PLAN, NODE):
             v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v1 = d.ir or d.ir_value()
+            v1 = a.ir or a.ir_value()
             s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -7602,8 +7438,7 @@ def make_lazy_neg(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -7667,8 +7502,7 @@ def make_lazy_nll_loss2d_forward(PLAN, NODE):
         a = args[0]
         if a is not None:
             if a.__class__ is LazyTensor:
-                d = a._data
-                value = d.ir or d.ir_value()
+                value = a.ir or a.ir_value()
                 operands.append(value)
                 sig.append((value.shape, 'tensor'))
                 args[0] = MARKERS[len(operands) - 1]
@@ -7682,8 +7516,7 @@ def make_lazy_nll_loss2d_forward(PLAN, NODE):
         a = args[1]
         if a is not None:
             if a.__class__ is LazyTensor:
-                d = a._data
-                value = d.ir or d.ir_value()
+                value = a.ir or a.ir_value()
                 operands.append(value)
                 sig.append((value.shape, 'tensor'))
                 args[1] = MARKERS[len(operands) - 1]
@@ -7697,8 +7530,7 @@ def make_lazy_nll_loss2d_forward(PLAN, NODE):
         a = args[2]
         if a is not None:
             if a.__class__ is LazyTensor:
-                d = a._data
-                value = d.ir or d.ir_value()
+                value = a.ir or a.ir_value()
                 operands.append(value)
                 sig.append((value.shape, 'tensor'))
                 args[2] = MARKERS[len(operands) - 1]
@@ -7759,8 +7591,7 @@ def make_lazy_nll_loss_forward(PLAN, NODE):
         a = args[0]
         if a is not None:
             if a.__class__ is LazyTensor:
-                d = a._data
-                value = d.ir or d.ir_value()
+                value = a.ir or a.ir_value()
                 operands.append(value)
                 sig.append((value.shape, 'tensor'))
                 args[0] = MARKERS[len(operands) - 1]
@@ -7774,8 +7605,7 @@ def make_lazy_nll_loss_forward(PLAN, NODE):
         a = args[1]
         if a is not None:
             if a.__class__ is LazyTensor:
-                d = a._data
-                value = d.ir or d.ir_value()
+                value = a.ir or a.ir_value()
                 operands.append(value)
                 sig.append((value.shape, 'tensor'))
                 args[1] = MARKERS[len(operands) - 1]
@@ -7789,8 +7619,7 @@ def make_lazy_nll_loss_forward(PLAN, NODE):
         a = args[2]
         if a is not None:
             if a.__class__ is LazyTensor:
-                d = a._data
-                value = d.ir or d.ir_value()
+                value = a.ir or a.ir_value()
                 operands.append(value)
                 sig.append((value.shape, 'tensor'))
                 args[2] = MARKERS[len(operands) - 1]
@@ -7843,8 +7672,7 @@ def make_lazy_norm_Scalar(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -7913,8 +7741,7 @@ def make_lazy_norm_ScalarOpt_dim(PLAN, NODE):
         a = args[0]
         if a is not None:
             if a.__class__ is LazyTensor:
-                d = a._data
-                value = d.ir or d.ir_value()
+                value = a.ir or a.ir_value()
                 operands.append(value)
                 sig.append((value.shape, 'tensor'))
                 args[0] = MARKERS[len(operands) - 1]
@@ -7984,8 +7811,7 @@ def make_lazy_norm_ScalarOpt_dim_dtype(PLAN, NODE):
         a = args[0]
         if a is not None:
             if a.__class__ is LazyTensor:
-                d = a._data
-                value = d.ir or d.ir_value()
+                value = a.ir or a.ir_value()
                 operands.append(value)
                 sig.append((value.shape, 'tensor'))
                 args[0] = MARKERS[len(operands) - 1]
@@ -8053,8 +7879,7 @@ def make_lazy_norm_ScalarOpt_dtype(PLAN, NODE):
         a = args[0]
         if a is not None:
             if a.__class__ is LazyTensor:
-                d = a._data
-                value = d.ir or d.ir_value()
+                value = a.ir or a.ir_value()
                 operands.append(value)
                 sig.append((value.shape, 'tensor'))
                 args[0] = MARKERS[len(operands) - 1]
@@ -8114,8 +7939,7 @@ def make_lazy_permute_copy(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -8178,8 +8002,7 @@ def make_lazy_pow_Scalar(PLAN, NODE):
         m0 = SCALAR_MARKERS[0]
         a = stack[1]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v1 = d.ir or d.ir_value()
+            v1 = a.ir or a.ir_value()
             s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -8235,8 +8058,7 @@ def make_lazy_pow_Tensor_Scalar(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -8298,8 +8120,7 @@ def make_lazy_pow_Tensor_Tensor(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -8313,8 +8134,7 @@ def make_lazy_pow_Tensor_Tensor(PLAN, NODE):
             v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v1 = d.ir or d.ir_value()
+            v1 = a.ir or a.ir_value()
             s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -8370,8 +8190,7 @@ def make_lazy_prod(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -8429,8 +8248,7 @@ def make_lazy_prod_dim_int(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -8485,8 +8303,7 @@ def make_lazy_reciprocal(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -8541,8 +8358,7 @@ def make_lazy_relu(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -8598,8 +8414,7 @@ def make_lazy_remainder_Scalar(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -8667,8 +8482,7 @@ def make_lazy_remainder_Scalar_Tensor(PLAN, NODE):
         m0 = SCALAR_MARKERS[0]
         a = stack[1]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v1 = d.ir or d.ir_value()
+            v1 = a.ir or a.ir_value()
             s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -8724,8 +8538,7 @@ def make_lazy_remainder_Tensor(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -8739,8 +8552,7 @@ def make_lazy_remainder_Tensor(PLAN, NODE):
             v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v1 = d.ir or d.ir_value()
+            v1 = a.ir or a.ir_value()
             s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -8796,8 +8608,7 @@ def make_lazy_repeat(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -8855,8 +8666,7 @@ def make_lazy_roll(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -8913,8 +8723,7 @@ def make_lazy_round(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -8970,8 +8779,7 @@ def make_lazy_round_decimals(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -9026,8 +8834,7 @@ def make_lazy_rsqrt(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -9084,8 +8891,7 @@ def make_lazy_rsub_Scalar(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -9154,8 +8960,7 @@ def make_lazy_rsub_Tensor(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -9169,8 +8974,7 @@ def make_lazy_rsub_Tensor(PLAN, NODE):
             v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v1 = d.ir or d.ir_value()
+            v1 = a.ir or a.ir_value()
             s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -9235,8 +9039,7 @@ def make_lazy_scatter_reduce(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -9250,8 +9053,7 @@ def make_lazy_scatter_reduce(PLAN, NODE):
             v0, s0 = one[0], sig1[0][0]
         a = stack[2]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v1 = d.ir or d.ir_value()
+            v1 = a.ir or a.ir_value()
             s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -9265,8 +9067,7 @@ def make_lazy_scatter_reduce(PLAN, NODE):
             v1, s1 = one[0], sig1[0][0]
         a = stack[3]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v2 = d.ir or d.ir_value()
+            v2 = a.ir or a.ir_value()
             s2 = v2.shapes[0] if v2.__class__ is not Output else v2.shape
             m2 = MARKERS[2]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -9324,8 +9125,7 @@ def make_lazy_scatter_src(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -9339,8 +9139,7 @@ def make_lazy_scatter_src(PLAN, NODE):
             v0, s0 = one[0], sig1[0][0]
         a = stack[2]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v1 = d.ir or d.ir_value()
+            v1 = a.ir or a.ir_value()
             s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -9354,8 +9153,7 @@ def make_lazy_scatter_src(PLAN, NODE):
             v1, s1 = one[0], sig1[0][0]
         a = stack[3]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v2 = d.ir or d.ir_value()
+            v2 = a.ir or a.ir_value()
             s2 = v2.shapes[0] if v2.__class__ is not Output else v2.shape
             m2 = MARKERS[2]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -9413,8 +9211,7 @@ def make_lazy_scatter_value(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -9428,8 +9225,7 @@ def make_lazy_scatter_value(PLAN, NODE):
             v0, s0 = one[0], sig1[0][0]
         a = stack[2]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v1 = d.ir or d.ir_value()
+            v1 = a.ir or a.ir_value()
             s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -9494,8 +9290,7 @@ def make_lazy_scatter_value_reduce(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -9509,8 +9304,7 @@ def make_lazy_scatter_value_reduce(PLAN, NODE):
             v0, s0 = one[0], sig1[0][0]
         a = stack[2]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v1 = d.ir or d.ir_value()
+            v1 = a.ir or a.ir_value()
             s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -9574,8 +9368,7 @@ def make_lazy_scatter_add(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -9589,8 +9382,7 @@ def make_lazy_scatter_add(PLAN, NODE):
             v0, s0 = one[0], sig1[0][0]
         a = stack[2]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v1 = d.ir or d.ir_value()
+            v1 = a.ir or a.ir_value()
             s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -9604,8 +9396,7 @@ def make_lazy_scatter_add(PLAN, NODE):
             v1, s1 = one[0], sig1[0][0]
         a = stack[3]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v2 = d.ir or d.ir_value()
+            v2 = a.ir or a.ir_value()
             s2 = v2.shapes[0] if v2.__class__ is not Output else v2.shape
             m2 = MARKERS[2]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -9662,8 +9453,7 @@ def make_lazy_select_copy_int(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -9721,8 +9511,7 @@ def make_lazy_select_scatter(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -9736,8 +9525,7 @@ def make_lazy_select_scatter(PLAN, NODE):
             v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v1 = d.ir or d.ir_value()
+            v1 = a.ir or a.ir_value()
             s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -9792,8 +9580,7 @@ def make_lazy_sigmoid(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -9848,8 +9635,7 @@ def make_lazy_sign(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -9904,8 +9690,7 @@ def make_lazy_silu(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -9960,8 +9745,7 @@ def make_lazy_sin(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -10020,8 +9804,7 @@ def make_lazy_slice_copy_Tensor(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -10081,8 +9864,7 @@ def make_lazy_slice_scatter(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -10096,8 +9878,7 @@ def make_lazy_slice_scatter(PLAN, NODE):
             v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v1 = d.ir or d.ir_value()
+            v1 = a.ir or a.ir_value()
             s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -10154,8 +9935,7 @@ def make_lazy_sort(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -10213,8 +9993,7 @@ def make_lazy_sort_stable(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -10271,8 +10050,7 @@ def make_lazy_split_copy_Tensor(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -10329,8 +10107,7 @@ def make_lazy_split_with_sizes_copy(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -10386,8 +10163,7 @@ def make_lazy_sqrt(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -10442,8 +10218,7 @@ def make_lazy_squeeze_copy(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -10499,8 +10274,7 @@ def make_lazy_squeeze_copy_dim(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -10556,8 +10330,7 @@ def make_lazy_squeeze_copy_dims(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -10668,8 +10441,7 @@ def make_lazy_std_correction(PLAN, NODE):
         a = args[0]
         if a is not None:
             if a.__class__ is LazyTensor:
-                d = a._data
-                value = d.ir or d.ir_value()
+                value = a.ir or a.ir_value()
                 operands.append(value)
                 sig.append((value.shape, 'tensor'))
                 args[0] = MARKERS[len(operands) - 1]
@@ -10732,8 +10504,7 @@ def make_lazy_sub_Scalar(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -10802,8 +10573,7 @@ def make_lazy_sub_Tensor(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -10817,8 +10587,7 @@ def make_lazy_sub_Tensor(PLAN, NODE):
             v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v1 = d.ir or d.ir_value()
+            v1 = a.ir or a.ir_value()
             s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -10880,8 +10649,7 @@ def make_lazy_sum(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -10939,8 +10707,7 @@ def make_lazy_sum_dim_IntList(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -10998,8 +10765,7 @@ def make_lazy_t_copy(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -11054,8 +10820,7 @@ def make_lazy_tan(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -11110,8 +10875,7 @@ def make_lazy_tanh(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -11170,8 +10934,7 @@ def make_lazy_topk(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -11228,8 +10991,7 @@ def make_lazy_transpose_copy_int(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -11285,8 +11047,7 @@ def make_lazy_tril(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -11342,8 +11103,7 @@ def make_lazy_triu(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -11399,8 +11159,7 @@ def make_lazy_unbind_copy_int(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -11458,8 +11217,7 @@ def make_lazy_unfold_copy(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -11515,8 +11273,7 @@ def make_lazy_unsqueeze_copy(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -11579,8 +11336,7 @@ def make_lazy_var_correction(PLAN, NODE):
         a = args[0]
         if a is not None:
             if a.__class__ is LazyTensor:
-                d = a._data
-                value = d.ir or d.ir_value()
+                value = a.ir or a.ir_value()
                 operands.append(value)
                 sig.append((value.shape, 'tensor'))
                 args[0] = MARKERS[len(operands) - 1]
@@ -11641,8 +11397,7 @@ def make_lazy_view_as_complex_copy(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -11697,8 +11452,7 @@ def make_lazy_view_as_real_copy(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -11754,8 +11508,7 @@ def make_lazy_view_copy(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -11813,8 +11566,7 @@ def make_lazy_where_self(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -11828,8 +11580,7 @@ def make_lazy_where_self(PLAN, NODE):
             v0, s0 = one[0], sig1[0][0]
         a = stack[1]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v1 = d.ir or d.ir_value()
+            v1 = a.ir or a.ir_value()
             s1 = v1.shapes[0] if v1.__class__ is not Output else v1.shape
             m1 = MARKERS[1]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -11843,8 +11594,7 @@ def make_lazy_where_self(PLAN, NODE):
             v1, s1 = one[0], sig1[0][0]
         a = stack[2]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v2 = d.ir or d.ir_value()
+            v2 = a.ir or a.ir_value()
             s2 = v2.shapes[0] if v2.__class__ is not Output else v2.shape
             m2 = MARKERS[2]
         elif a.__class__ is Tensor and a._wrapped_number:
@@ -11899,8 +11649,7 @@ def make_lazy_zero(PLAN, NODE):
         C[COUNTER] += 1
         a = stack[0]
         if a.__class__ is LazyTensor:
-            d = a._data
-            v0 = d.ir or d.ir_value()
+            v0 = a.ir or a.ir_value()
             s0 = v0.shapes[0] if v0.__class__ is not Output else v0.shape
             m0 = MARKERS[0]
         elif a.__class__ is Tensor and a._wrapped_number:

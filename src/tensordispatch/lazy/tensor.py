@@ -1,9 +1,9 @@
-"""LazyTensor: a Tensor on device 'lazy' whose payload is a `LazyData` (spec 3.1).
+"""LazyTensor: a Tensor on device 'lazy' that holds its own value (spec 3.1).
 
 Owns the per-value state (pending IR value and/or device buffer), the table of live lazy
 values that `mark_step` syncs, and the conversions between CPU tensors and lazy values.
 Must not trace operators (kernels.py) nor run graphs (executor.py; reached through
-`LazyData.materialize`).
+`LazyTensor.materialize`).
 
 Note [LazyData]
 A lazy tensor's value is either pending (``ir``: a graph output not yet computed), or held
@@ -13,11 +13,18 @@ Using a held value as an operand wraps its handle in a device-data node once and
 node as its IR. A value fresh from CPU (transfers, factories, fallback results) starts as
 ``tensor_data``, not yet uploaded: used as an operand it becomes a device-data IR without a
 handle (so the next step syncs it, `SyncedTensorsWithIR`), and a step uploads the unused
-ones (`SyncTensorsToData`), as LTC's LazyTensor::Data does. Device buffers are never written after they are made: in-place operators on
-a lazy tensor give it a new IR value or a new handle, so handles may share arrays freely.
+ones (`SyncTensorsToData`), as LTC's LazyTensor::Data does. Device buffers are never
+written after they are made: in-place operators on a lazy tensor give it a new IR value or
+a new handle, so handles may share arrays freely.
+LTC keeps this state in a Data object the tensor points to; here the LazyTensor holds it in
+its own slots (``ir``, ``handle``, ``tensor_data``, ``id``, ``lazy_shape``: the value's IR
+Shape), and its ``_data`` (the payload slot of other backends' tensors) is a read-only
+property giving the tensor itself. No two tensors share a value (functionalization keeps
+the aliasing above the lazy backend), and a traced call then makes one object fewer: about
+60 ns of the ~1.2 us it costs (session 8).
 
 Note [Live tensors]
-Every LazyData appends a weak reference to itself to `LIVE` (a list, oldest first) when made
+Every LazyTensor appends a weak reference to itself to `LIVE` (a list, oldest first) when made
 (`CreateLtcTensor`). "Live" means referenced by anything: Python objects, functional
 wrappers, autograd's saved tensors. IR-only intermediates die with their tensors and are not
 synced as roots. A freed value's entry is not removed when it dies (a Python ``__del__``
@@ -30,14 +37,14 @@ values. `CreateLtcTensor` is not bumped per value either: every value takes the 
 Note [Strong entries for pending values]
 A value made by tracing (`from_value`, the inlined methods of inline_methods.py) holds only
 pending IR, and most such values die within the next operator call. Its LIVE entry is the
-LazyData itself, not a weak reference (making one cost about a tenth of tracing a call):
+LazyTensor itself, not a weak reference (making one cost about a tenth of tracing a call):
 the table's own reference is the one a dead value still has, so `_sweep` tells live from
 dead by the reference count (`_DEAD_REFS`, measured at import the way `_sweep` counts) and
 frees the dead ones then. Survivors of a sweep get weak entries, so a value is held past its
 tensor only until the next sweep, and only while it is IR: whatever gives a value device
-data outside a step (`sync_tensors`, `LazyData.set_handle`) runs `weaken` first, which turns
+data outside a step (`sync_tensors`, `LazyTensor.set_handle`) runs `weaken` first, which turns
 the strong entries made since the last sweep into weak ones (freeing the dead ones). So does
-a buffer entering the IR as device data (`LazyData.ir_value`, an uploaded CPU operand): a
+a buffer entering the IR as device data (`LazyTensor.ir_value`, an uploaded CPU operand): a
 dead traced value can reach buffers through its graph, so this bounds what the table keeps
 beyond the tensors' lifetime to the buffer that entered the IR last (a loop tracing a fresh
 input per iteration without steps frees the previous iteration's at its first operator).
@@ -50,7 +57,6 @@ import itertools
 import sys
 import threading
 import weakref
-from itertools import compress as _compress
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -62,11 +68,11 @@ from tensordispatch.tensor.geometry import contiguous_strides
 from tensordispatch.tensor.inference import mark_inference, watch_inference_count
 from tensordispatch.tensor.tensor import Tensor
 
-__all__ = ["LAZY", "LIVE", "LazyData", "LazyTensor", "live_data", "make_lazy", "weaken"]
+__all__ = ["LAZY", "LIVE", "LazyTensor", "live_data", "make_lazy", "weaken"]
 
 LAZY = Device("lazy", 0)
 _IDS = itertools.count(1)
-#: weak references, or the LazyData itself for values made by tracing (Note [Strong
+#: weak references, or the LazyTensor itself for values made by tracing (Note [Strong
 #: entries for pending values]); only LIVE[_STRONG_FROM[0]:] may hold the latter
 LIVE: list[Any] = []
 _STRONG_FROM = [0]
@@ -78,45 +84,40 @@ _INFERENCE_ACTIVE = 0  # open inference_mode blocks (inference.py Note [Inferenc
 watch_inference_count(globals())
 
 
-class LazyData:
-    """The value of one lazy tensor (Note [LazyData]), made by `LazyData.make`.
+class LazyTensor(Tensor):
+    """A tensor on device 'lazy', which holds its own value (Note [LazyData]): pending IR
+    (``ir``), a device buffer (``handle``) or CPU data not yet uploaded (``tensor_data``),
+    its IR Shape (``lazy_shape``) and its id.
 
-    The class has no ``__init__``: calling it with no argument is the interpreter's
-    cheapest way to make an instance (about 20 ns less than ``object.__new__``), which the
-    tracing hot paths (`from_value`, inline_methods.py) do before setting every slot.
+    Made by `make_lazy`, `from_value` and the inlined methods, which call the class with no
+    argument (Note [No-argument tensor constructors]) and then set every slot.
     """
 
-    __slots__ = ("__weakref__", "handle", "id", "ir", "shape", "tensor_data")
+    __slots__ = ("handle", "id", "ir", "lazy_shape", "tensor_data")
     # no __del__: a freed value's LIVE entry is dropped by `purge` (Note [Live tensors])
+    # Note [No-argument tensor constructors]: Tensor's __init__ refuses calls (users build
+    # tensors with td.tensor / from_numpy); the lazy tracing hot paths make a LazyTensor per
+    # traced op, and ``LazyTensor()`` with object's own __init__ is the interpreter's
+    # cheapest way to make one (~17 ns less than ``object.__new__(LazyTensor)``, a call
+    # through a generic wrapper). Any argument is still refused (object's TypeError); the
+    # instance has no slot set, so only code that sets them all calls it.
+    if TYPE_CHECKING:  # what mypy sees of it (object's __init__ itself confuses it)
 
-    shape: Shape
+        def __init__(self) -> None: ...
+
+    else:
+        __init__ = object.__init__
+
+    lazy_shape: Shape
     ir: Value | None
     handle: BackendData | None
     tensor_data: np.ndarray[Any, Any] | None
     id: int
 
-    @classmethod
-    def make(
-        cls,
-        shape: Shape,
-        ir: Value | None,
-        handle: BackendData | None,
-        tensor_data: np.ndarray[Any, Any] | None = None,
-    ) -> LazyData:
-        """A new value with a weak LIVE entry (`from_value` makes the strong ones).
-
-        >>> import tensordispatch as td
-        >>> data = LazyData.make(Shape.of(td.float32, (2,)), None, None, np.ones(2, np.float32))
-        >>> LIVE[-1]() is data, data.materialize().tolist()
-        (True, [1.0, 1.0])
-        """
-        self = cls()
-        self.shape = shape
-        self.ir = ir
-        self.handle = handle
-        self.tensor_data = tensor_data
-        self.id = next(_IDS)  # counted as CreateLtcTensor by `count_created`
-        _LIVE_APPEND(_ref(self))  # a plain weak reference: `purge` removes it
+    @property  # type: ignore[override]
+    def _data(self) -> LazyTensor:
+        """The payload other backends keep in ``_data`` is this tensor itself (Note
+        [LazyData]): read-only, so no code can give a lazy tensor another payload."""
         return self
 
     def ir_value(self) -> Value:
@@ -131,7 +132,7 @@ class LazyData:
             if handle is None:
                 if self.tensor_data is None:
                     raise RuntimeError(f"lazy tensor {self.id}: no IR and no data")
-                handle = BackendData(self.tensor_data, self.shape)
+                handle = BackendData(self.tensor_data, self.lazy_shape)
                 self.tensor_data = None
             ir = self.ir = device_data_node(handle)
         return ir
@@ -139,7 +140,7 @@ class LazyData:
     def upload(self) -> None:
         """Turn CPU data not yet used into a device buffer (`SyncTensorsToData`)."""
         if self.tensor_data is not None and self.handle is None and self.ir is None:
-            self.handle = BackendData(self.tensor_data, self.shape)
+            self.handle = BackendData(self.tensor_data, self.lazy_shape)
             self.tensor_data = None
 
     def set_ir(self, value: Value) -> None:
@@ -147,7 +148,7 @@ class LazyData:
         self.ir = value
         self.handle = None
         self.tensor_data = None
-        self.shape = value.shape
+        self.lazy_shape = value.shape
 
     def set_handle(self, handle: BackendData) -> None:
         """Give this tensor computed data (fallback results); drops the IR."""
@@ -155,7 +156,7 @@ class LazyData:
         self.handle = handle
         self.ir = None
         self.tensor_data = None
-        self.shape = handle.shape
+        self.lazy_shape = handle.shape
 
     def materialize(self) -> np.ndarray[Any, Any]:
         """The value as a NumPy array, running this tensor's pending graph if needed."""
@@ -168,36 +169,8 @@ class LazyData:
         assert self.handle is not None  # set by sync_tensors
         value = self.handle.value
         if not isinstance(value, np.ndarray):
-            value = np.asarray(value, dtype=self.shape.dtype._numpy)
+            value = np.asarray(value, dtype=self.lazy_shape.dtype._numpy)
         return value
-
-    def __repr__(self) -> str:
-        state = "ir" if self.ir is not None else ""
-        state += "+data" if self.handle is not None else ""
-        state += "cpu data" if self.tensor_data is not None else ""
-        return f"LazyData(id={self.id}, {self.shape}, {state})"
-
-
-class LazyTensor(Tensor):
-    """A tensor on device 'lazy'. Its payload ``_data`` is a LazyData.
-
-    Made by `make_lazy`, `from_value` and the inlined methods, which call the class with no
-    argument (Note [No-argument tensor constructors]) and then set every slot.
-    """
-
-    __slots__ = ()
-    # Note [No-argument tensor constructors]: Tensor's __init__ refuses calls (users build
-    # tensors with td.tensor / from_numpy); the lazy tracing hot paths make a LazyTensor per
-    # traced op, and ``LazyTensor()`` with object's own __init__ is the interpreter's
-    # cheapest way to make one (~17 ns less than ``object.__new__(LazyTensor)``, a call
-    # through a generic wrapper). Any argument is still refused (object's TypeError); the
-    # instance has no slot set, so only code that sets them all calls it.
-    if TYPE_CHECKING:  # what mypy sees of it (object's __init__ itself confuses it)
-
-        def __init__(self) -> None: ...
-
-    else:
-        __init__ = object.__init__
 
     def _view_array(
         self, shape: tuple[int, ...], strides: tuple[int, ...], offset: int, dtype: Any
@@ -217,7 +190,7 @@ class LazyTensor(Tensor):
         return 0  # device buffers have no address the caller may use
 
     def _values_for_print(self) -> np.ndarray[Any, Any] | None:
-        return self._data.materialize()
+        return self.materialize()
 
     def numpy(self, *, force: bool = False) -> np.ndarray[Any, Any]:
         """The values as a new NumPy array (syncs this tensor's graph)."""
@@ -226,12 +199,12 @@ class LazyTensor(Tensor):
                 "numpy(): can't call numpy() on a Tensor that requires grad; "
                 "use tensor.detach().numpy() instead"
             )
-        return np.array(self._data.materialize(), copy=True)
+        return np.array(self.materialize(), copy=True)
 
     def __repr__(self) -> str:
         # torch prints lazy tensors as `tensor(..., device='lazy:0')`: print a plain Tensor
         # over the synced values with this tensor's metadata
-        array = self._data.materialize()
+        array = self.materialize()
         shown = Tensor._make(
             np.asarray(array).reshape(self._shape), self._shape,
             contiguous_strides(self._shape), 0, self.dtype, self.device,
@@ -242,14 +215,14 @@ class LazyTensor(Tensor):
     __str__ = __repr__
 
     def tolist(self) -> Any:
-        return self._data.materialize().tolist()
+        return self.materialize().tolist()
 
     def item(self) -> Any:
         if self.numel() != 1:
             raise RuntimeError(
                 f"item(): a Tensor with {self.numel()} elements cannot be converted to Scalar"
             )
-        return self._data.materialize().reshape(()).item()
+        return self.materialize().reshape(()).item()
 
 
 _STRIDES: dict[tuple[int, ...], tuple[int, ...]] = {}
@@ -257,20 +230,39 @@ _new = object.__new__
 _LAZY_KEY_SET = LAZY._key_set
 
 
-def make_lazy(data: LazyData, device: Device = LAZY) -> LazyTensor:
-    """A new root LazyTensor over ``data`` (contiguous strides, fresh version counter)."""
-    sizes = data.shape.sizes
+def make_lazy(
+    shape: Shape,
+    ir: Value | None,
+    handle: BackendData | None,
+    tensor_data: np.ndarray[Any, Any] | None = None,
+    device: Device = LAZY,
+) -> LazyTensor:
+    """A new root LazyTensor with value ``ir`` / ``handle`` / ``tensor_data`` of IR Shape
+    ``shape`` (contiguous strides, fresh version counter) and a weak LIVE entry
+    (`from_value` and the inlined methods make the strong ones).
+
+    >>> import tensordispatch as td
+    >>> t = make_lazy(Shape.of(td.float32, (2,)), None, None, np.ones(2, np.float32))
+    >>> LIVE[-1]() is t, t.materialize().tolist()
+    (True, [1.0, 1.0])
+    """
+    sizes = shape.sizes
     strides = _STRIDES.get(sizes)
     if strides is None:
         strides = _STRIDES[sizes] = contiguous_strides(sizes)
     t = LazyTensor()  # Note [No-argument tensor constructors]
+    t.lazy_shape = shape
+    t.ir = ir
+    t.handle = handle
+    t.tensor_data = tensor_data
+    t.id = next(_IDS)  # counted as CreateLtcTensor by `count_created`
+    _LIVE_APPEND(_ref(t))  # a plain weak reference: `purge` removes it
     t._key_set = device._key_set
     t._shape = sizes
     t._strides = strides
     t._offset = 0
-    t.dtype = data.shape.dtype
+    t.dtype = shape.dtype
     t.device = device
-    t._data = data
     t._storage = None
     t._vc = None
     t._base = None
@@ -284,8 +276,7 @@ def make_lazy(data: LazyData, device: Device = LAZY) -> LazyTensor:
 def from_array(array: np.ndarray[Any, Any], dtype: Any, device: Device = LAZY) -> LazyTensor:
     """A lazy tensor holding ``array`` as CPU data not yet uploaded (no copy: arrays are
     immutable); used as an operand it becomes device data, at a step it is uploaded."""
-    shape = Shape.of(dtype, tuple(array.shape))
-    return make_lazy(LazyData.make(shape, None, None, array), device)
+    return make_lazy(Shape.of(dtype, tuple(array.shape)), None, None, array, device)
 
 
 #: Note [Trimming the graph]: every TRIM_EVERY values made (counted by their ids, checked on
@@ -308,31 +299,27 @@ _PURGE_AT = [TRIM_EVERY]
 
 def from_value(value: Value, device: Device = LAZY) -> LazyTensor:
     """A lazy tensor whose value is the pending IR ``value`` (the hot path of tracing: the
-    LazyData and the tensor are built inline, as `LazyData.make` and `make_lazy` build them)."""
+    tensor is built inline, as `make_lazy` builds it, with a strong LIVE entry)."""
     # a single-output node is its own Value (ir.py Note [Values]): no property call for it
     node: Any = value
     shape = node.shape if node.__class__ is Output else node.shapes[0]
-    data = LazyData()
-    data.shape = shape
-    data.ir = value
-    data.handle = None
-    data.tensor_data = None
-    data.id = i = next(_IDS)
-    _LIVE_APPEND(data)  # Note [Strong entries for pending values]
-    if i >= TRIM_AT[0]:
-        made_many(data)
     sizes = shape.sizes
     strides = _STRIDES.get(sizes)
     if strides is None:
         strides = _STRIDES[sizes] = contiguous_strides(sizes)
     t = LazyTensor()  # Note [No-argument tensor constructors]
+    t.lazy_shape = shape
+    t.ir = value
+    t.handle = None
+    t.tensor_data = None
+    t.id = i = next(_IDS)
+    _LIVE_APPEND(t)  # Note [Strong entries for pending values]
     t._key_set = device._key_set
     t._shape = sizes
     t._strides = strides
     t._offset = 0
     t.dtype = shape.dtype
     t.device = device
-    t._data = data
     t._storage = None
     t._vc = None
     t._base = None
@@ -340,10 +327,12 @@ def from_value(value: Value, device: Device = LAZY) -> LazyTensor:
     t._autograd_meta = None
     if _INFERENCE_ACTIVE:  # made in inference_mode: an inference tensor, as torch's
         mark_inference(t)
+    if i >= TRIM_AT[0]:
+        made_many(t)
     return t
 
 
-def made_many(data: LazyData) -> None:
+def made_many(data: LazyTensor) -> None:
     """What a pending value whose id reached ``TRIM_AT[0]`` runs (Note [Trimming the
     graph]): purge LIVE if it has doubled, trim ``data``'s graph if it is too big, and set
     the next check TRIM_EVERY ids later."""
@@ -354,7 +343,7 @@ def made_many(data: LazyData) -> None:
         _maybe_trim(data)
 
 
-def _maybe_trim(data: LazyData) -> None:
+def _maybe_trim(data: LazyTensor) -> None:
     from tensordispatch.lazy.executor import sync_tensors
 
     if data.ir is not None and _more_nodes_than(data.ir.node, TRIM_NODES):
@@ -392,7 +381,7 @@ def _refs_when_dead() -> int:
     """The reference count `_sweep`'s comprehension sees for a value only LIVE holds: the
     table's, the slice's, the loop variable's and the call's (measured the same way, so it
     holds whatever the interpreter counts)."""
-    table = [_new(LazyData)]
+    table = [_new(LazyTensor)]
     entries = table[:1]
     counts = [_refcount(e) for e in entries]  # the comprehension `_sweep` runs
     return counts[0]
@@ -401,7 +390,7 @@ def _refs_when_dead() -> int:
 _DEAD_REFS = _refs_when_dead()
 
 
-def _sweep() -> list[LazyData]:
+def _sweep() -> list[LazyTensor]:
     """Drop the entries of freed values from LIVE, counting them (`DestroyLtcTensor`); the
     live values, oldest first. A strong entry is dead when only the table holds it; the
     live ones get weak entries (Note [Strong entries for pending values]). Values appended
@@ -414,11 +403,15 @@ def _sweep() -> list[LazyData]:
             e() if e.__class__ is _WEAK else (e if _refcount(e) > _DEAD_REFS else None)
             for e in entries
         ]
-        kept = [e if e.__class__ is _WEAK else _ref(e) for e in _compress(entries, values)]
+        kept = [
+            e if e.__class__ is _WEAK else _ref(e)
+            for e, v in zip(entries, values)
+            if v is not None  # (not the tensor's truth: it would sync or raise)
+        ]
         LIVE[:n] = kept
         _STRONG_FROM[0] = len(kept)
         del entries  # frees the dead strong entries now, as their weak entries died before
-    found: list[LazyData] = list(filter(None, values))  # a LazyData is always true
+    found: list[LazyTensor] = [v for v in values if v is not None]
     if n > len(kept):
         _COUNTERS["DestroyLtcTensor"] += n - len(kept)
     return found
@@ -446,7 +439,7 @@ _COUNTED = [0]  # the last id accounted for in CreateLtcTensor
 
 
 def count_created() -> None:
-    """Bring `CreateLtcTensor` up to date: every LazyData takes the next id from ``_IDS``
+    """Bring `CreateLtcTensor` up to date: every LazyTensor takes the next id from ``_IDS``
     and nothing else does, so the values made since the last count are the ids issued since
     then (this call takes one too). Runs before counters are read or reset, so making a
     value costs no counter update (Note [Live tensors]).
@@ -475,9 +468,9 @@ def weaken() -> None:
     >>> import tensordispatch as td, tensordispatch.lazy as lazy, weakref
     >>> handle = lazy.init()
     >>> y = td.ones(2).to("lazy") * 2.0  # traced: a strong entry
-    >>> LIVE[-1] is y._data._data
+    >>> LIVE[-1] is y._data
     True
-    >>> weaken(); LIVE[-1]() is y._data._data
+    >>> weaken(); LIVE[-1]() is y._data
     True
     >>> handle.remove()
     """
@@ -487,16 +480,12 @@ def weaken() -> None:
         n = len(LIVE)
         for i in range(_STRONG_FROM[0], n):
             e = LIVE[i]
-            if e.__class__ is LazyData:
+            if e.__class__ is LazyTensor:
                 LIVE[i] = _ref(e)
         _STRONG_FROM[0] = n
 
 
-def live_data() -> list[LazyData]:
+def live_data() -> list[LazyTensor]:
     """The live lazy values, oldest first (freed ones are purged on the way)."""
     return _sweep()
 
-
-def node_of(t: LazyTensor) -> Node:
-    """The IR node producing ``t`` (a device-data node if it holds data)."""
-    return t._data.ir_value()[0]  # type: ignore[no-any-return]

@@ -59,7 +59,7 @@ def make_tracer(plan: Any) -> Callable[..., Any] | None:
     >>> op = td.ops.aten.mul.Tensor
     >>> fast = make_tracer(op_plan(op))(op, None, [x, x])
     >>> slow = trace(op, None, [x, x])
-    >>> fast._data.ir.hash == slow._data.ir.hash, type(fast._data.ir).__name__
+    >>> fast.ir.hash == slow.ir.hash, type(fast.ir).__name__
     (True, 'MulTensor')
     """
     found = generated(plan)

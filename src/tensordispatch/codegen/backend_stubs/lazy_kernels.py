@@ -135,8 +135,7 @@ def _static_operand(k: int, kind: int) -> list[str]:
         ]
     return [
         "    if a.__class__ is LazyTensor:",
-        "        d = a._data",
-        f"        v{k} = d.ir or d.ir_value()",
+        f"        v{k} = a.ir or a.ir_value()",
         f"        s{k} = v{k}.shapes[0] if v{k}.__class__ is not Output else v{k}.shape",
         f"        m{k} = MARKERS[{k}]",
         "    elif a.__class__ is Tensor and a._wrapped_number:",
@@ -201,8 +200,7 @@ def _static_body(layout: TraceLayout, name: str) -> list[str]:
 
 _TENSOR_OPERAND = [
     "        if a.__class__ is LazyTensor:",
-    "            d = a._data",
-    "            value = d.ir or d.ir_value()",
+    "            value = a.ir or a.ir_value()",
     "            operands.append(value)",
     "            sig.append((value.shape, 'tensor'))",
     "            args[{pos}] = MARKERS[len(operands) - 1]",
