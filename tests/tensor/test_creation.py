@@ -277,16 +277,18 @@ def test_from_numpy_unsupported_dtype_error() -> None:
         tdt.from_numpy(array)
     assert str(info.value) == (
         "from_numpy: can't convert np.ndarray of type numpy.str_; the supported types are: "
-        "complex128, complex64, float64, float32, float16, int64, int32, int16, int8, "
-        "uint8, bool"
+        "uint64, uint32, uint16, complex128, complex64, float64, float32, float16, int64, "
+        "int32, int16, int8, uint8, bool"
     )
     with pytest.raises(TypeError):
         torch.from_numpy(array)
 
 
-def test_from_numpy_uint16_is_unsupported_here() -> None:
-    with pytest.raises(TypeError, match="numpy.uint16"):
-        tdt.from_numpy(np.zeros(2, np.uint16))
+def test_from_numpy_float128_is_unsupported_as_in_torch() -> None:
+    with pytest.raises(TypeError, match="numpy.longdouble"):
+        tdt.from_numpy(np.zeros(2, np.longdouble))
+    with pytest.raises(TypeError):
+        torch.from_numpy(np.zeros(2, np.longdouble))
 
 
 def test_from_numpy_byte_order_error() -> None:

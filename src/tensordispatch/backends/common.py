@@ -73,13 +73,15 @@ strided = Layout("strided")
 _SCALAR_TYPE_NAMES = {
     "bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int",
     "int64": "Long", "float16": "Half", "float32": "Float", "float64": "Double",
-    "complex64": "ComplexFloat", "complex128": "ComplexDouble",
+    "complex64": "ComplexFloat", "complex128": "ComplexDouble", "uint16": "UInt16",
+    "uint32": "UInt32", "uint64": "UInt64",
 }  # fmt: skip
 _TYPE_META_NAMES = {
     "bool": "bool", "uint8": "unsigned char", "int8": "signed char", "int16": "short int",
     "int32": "int", "int64": "long int", "float16": "c10::Half", "float32": "float",
     "float64": "double", "complex64": "c10::complex<float>",
-    "complex128": "c10::complex<double>",
+    "complex128": "c10::complex<double>", "uint16": "unsigned short", "uint32": "unsigned int",
+    "uint64": "unsigned long",
 }  # fmt: skip
 
 

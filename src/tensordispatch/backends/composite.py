@@ -376,9 +376,10 @@ def mv(self: Tensor, vec: Tensor) -> Tensor:
     if meta and self.dtype != vec.dtype:
         common = _dt.promote_types(self.dtype, vec.dtype)
         self, vec = op("_to_copy")(self, dtype=common), op("_to_copy")(vec, dtype=common)
-    if self.dtype is _dt.bool and not meta:  # torch's gemv loop has no bool; empty: no loop
-        if m and k:
-            raise NotImplementedError("\"addmv_impl_cpu\" not implemented for 'Bool'")
+    if self.dtype._category <= 0 and not meta:  # torch's gemv: no bool (nor the limited
+        if m and k:  # dtypes, Note [Limited unsigned dtypes]); empty: no loop
+            kind = scalar_type_name(self.dtype)
+            raise NotImplementedError(f"\"addmv_impl_cpu\" not implemented for '{kind}'")
         return op("zeros")([m], dtype=_dt.bool, device=self.device)
     column = op("unsqueeze")(vec, 1)
     return op("squeeze.dim")(op("mm")(self, column), 1)

@@ -56,7 +56,7 @@ __all__ = [
 SCALAR_TYPE_CODES = {
     "uint8": 0, "int8": 1, "int16": 2, "int32": 3, "int64": 4, "float16": 5, "float32": 6,
     "float64": 7, "complex32": 8, "complex64": 9, "complex128": 10, "bool": 11, "qint8": 12,
-    "quint8": 13, "qint32": 14, "bfloat16": 15,
+    "quint8": 13, "qint32": 14, "bfloat16": 15, "uint16": 27, "uint32": 28, "uint64": 29,
 }  # fmt: skip
 LAYOUT_CODES = {
     "strided": 0, "sparse_coo": 1, "sparse_csr": 2, "_mkldnn": 3, "sparse_csc": 4,

@@ -88,6 +88,7 @@ _TYPE_NAMES = {
     "float16": "Half", "float32": "Float", "float64": "Double", "int64": "Long",
     "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
     "complex64": "ComplexFloat", "complex128": "ComplexDouble", "bfloat16": "BFloat16",
+    "uint16": "UInt16", "uint32": "UInt32", "uint64": "UInt64",
 }  # fmt: skip
 
 

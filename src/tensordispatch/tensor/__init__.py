@@ -56,6 +56,9 @@ from tensordispatch.tensor.dtypes import (
     set_default_dtype,
     short,
     uint8,
+    uint16,
+    uint32,
+    uint64,
 )
 from tensordispatch.tensor.tensor import Size, Tensor
 
@@ -99,6 +102,9 @@ __all__ = [
     "short",
     "tensor",
     "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
 ]
 
 

@@ -243,6 +243,8 @@ def _from_python(values: Any, dt: dtype) -> np.ndarray[Any, Any]:
     """Python numbers converted with torch's checks: ints must fit in int64, values must
     fit in an integral target (unsigned targets wrap negatives down to -max, as in torch),
     complex values need a complex target; floats overflow to inf silently."""
+    if dt is dtypes.uint64:
+        return _uint64_from_python(values)
     try:
         natural = np.array(values)
     except OverflowError:
@@ -270,6 +272,24 @@ def _from_python(values: Any, dt: dtype) -> np.ndarray[Any, Any]:
             )
     with np.errstate(all="ignore"):  # float overflow gives inf, as in torch
         return natural.astype(dt.numpy_dtype, order="C")
+
+
+def _uint64_from_python(values: Any) -> np.ndarray[Any, Any]:
+    """uint64 data as torch reads it: only Python ints (bools too), each in [0, 2**64), so
+    values above int64's range are accepted (Note [Limited unsigned dtypes])."""
+    items = np.array(values, dtype=object)
+    for item in items.flat:
+        if not isinstance(item, int):
+            raise TypeError(
+                f"tensor(): uint64 data must be Python ints (given {type(item).__name__} "
+                f"{item!r}); convert the values with int() first"
+            )
+        if not 0 <= item < 2**64:
+            raise OverflowError(
+                f"tensor(): {item} does not fit in uint64 (it can't convert negative ints "
+                "and ints of 2**64 or more); pass values between 0 and 2**64 - 1"
+            )
+    return items.astype(np.uint64, order="C")
 
 
 def _copy_of(values: Any, dt: dtype) -> np.ndarray[Any, Any]:

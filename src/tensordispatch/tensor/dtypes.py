@@ -1,12 +1,28 @@
 """dtypes, the default dtype, and torch's type promotion (`promote_types`, `result_type`).
 
-This module owns the eleven scalar types tensordispatch supports and the rules that combine
+This module owns the fourteen scalar types tensordispatch supports and the rules that combine
 them. It knows nothing about dispatch; `result_type` reads only `dtype`, `dim()` and the
 wrapped-number flag of tensor arguments, so it works for any tensor-like object.
 
 bfloat16 is left out on purpose: NumPy has no bfloat16, so the CPU backend could not compute
 in it honestly (it would have to round float32 results by hand after every op). torch's
-uint16/uint32/uint64 and float8 types are left out too.
+float8 types are left out too.
+
+Note [Limited unsigned dtypes]
+uint16, uint32 and uint64 are torch's "limited support" dtypes: tensors of them can be made,
+copied, converted, viewed, printed and turned into NumPy arrays, but only a few operators
+compute on them (the CPU kernels torch dispatches them to; which ones is measured against
+torch 2.13 by tests/tensor/test_limited_dtypes_ops.py), and they promote only with
+themselves and with floating dtypes: any other pair raises torch's "Promotion for uint16,
+uint32, uint64 types is not supported" error, from `promote_types` and so from every
+operator that combines dtypes. Their ScalarType codes are 27, 28 and 29 (after bfloat16's
+15 and the float8 and bits types we lack), as in torch.
+They are integral to torch, but here their category rank is their own, below bool's. Every
+fast path of the CPU backend admits only the ranks it knows (bool to complex), so a limited
+dtype always takes the general path (meta function, then the kernel), where each CPU kernel
+that torch does not instantiate for these dtypes raises torch's "not implemented for
+'UInt16'" error; the common dtypes pay nothing for it. The promotion rules and `can_cast`
+treat the rank as integral where torch's rules read a category.
 
 Note [Default dtype is process-global]
 torch keeps the default floating dtype in one process-wide variable, not per thread, and
@@ -26,6 +42,7 @@ import numpy as np
 
 __all__ = [
     "ALL_DTYPES",
+    "LIMITED_DTYPES",
     "bool",
     "can_cast",
     "cdouble",
@@ -53,6 +70,9 @@ __all__ = [
     "set_default_dtype",
     "short",
     "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
 ]
 
 _builtin_bool = bool
@@ -61,7 +81,9 @@ _builtin_float = float
 _builtin_complex = complex
 
 # Category ranks: bool < integral < floating < complex (torch's promotion categories).
-_BOOL, _INTEGRAL, _FLOATING, _COMPLEX = 0, 1, 2, 3
+# The limited unsigned dtypes are integral to torch but carry their own rank below bool
+# (Note [Limited unsigned dtypes]).
+_LIMITED, _BOOL, _INTEGRAL, _FLOATING, _COMPLEX = -1, 0, 1, 2, 3
 
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
@@ -121,8 +143,13 @@ class dtype:
         return self.name
 
 
-_SCALAR_TYPE_NAMES = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short",
-                      "int32": "Int", "int64": "Long"}  # fmt: skip
+# c10's ScalarType names, as torch's messages print them
+_SCALAR_TYPE_NAMES = {
+    "bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int",
+    "int64": "Long", "float16": "Half", "float32": "Float", "float64": "Double",
+    "complex64": "ComplexFloat", "complex128": "ComplexDouble", "uint16": "UInt16",
+    "uint32": "UInt32", "uint64": "UInt64",
+}  # fmt: skip
 
 
 def _make(name: str, np_name: str, category: _builtin_int, signed: _builtin_bool) -> dtype:
@@ -143,10 +170,15 @@ for _spec in (
     ("float64", "float64", _FLOATING, True),
     ("complex64", "complex64", _COMPLEX, True),
     ("complex128", "complex128", _COMPLEX, True),
+    ("uint16", "uint16", _LIMITED, False),  # Note [Limited unsigned dtypes]
+    ("uint32", "uint32", _LIMITED, False),
+    ("uint64", "uint64", _LIMITED, False),
 ):
     _ALL.append(_make(*_spec))
 
-bool, uint8, int8, int16, int32, int64, float16, float32, float64, complex64, complex128 = _ALL
+bool, uint8, int8, int16, int32, int64, float16, float32, float64, complex64, complex128 = _ALL[:11]
+uint16, uint32, uint64 = _ALL[11:]
+LIMITED_DTYPES: frozenset[dtype] = frozenset(_ALL[11:])
 ALL_DTYPES: tuple[dtype, ...] = tuple(_ALL)
 
 # torch's alias names for the same objects.
@@ -165,7 +197,9 @@ def from_numpy_dtype(npd: np.dtype[Any]) -> dtype | None:
 
     >>> import numpy as np
     >>> from_numpy_dtype(np.dtype("int32")), from_numpy_dtype(np.dtype("uint16"))
-    (tensordispatch.int32, None)
+    (tensordispatch.int32, tensordispatch.uint16)
+    >>> from_numpy_dtype(np.dtype("float128")) is None
+    True
     """
     found = _FROM_NUMPY.get(npd)
     if found is None and npd.isnative:
@@ -236,9 +270,15 @@ def get_default_complex_dtype() -> dtype:
 # promote_types
 
 
-def _promote_rule(a: dtype, b: dtype) -> dtype:
+def _promote_rule(a: dtype, b: dtype) -> dtype | None:
+    """The promoted dtype of a pair, None where torch refuses (Note [Limited unsigned dtypes])."""
     if a is b:
         return a
+    if a._category == _LIMITED or b._category == _LIMITED:
+        # a limited dtype promotes only with itself (above) or a floating dtype, which wins
+        if a._category == _FLOATING:
+            return a
+        return b if b._category == _FLOATING else None
     if a._category != b._category:
         hi, lo = (a, b) if a._category > b._category else (b, a)
         if hi._category == _COMPLEX and lo._category == _FLOATING:
@@ -251,9 +291,17 @@ def _promote_rule(a: dtype, b: dtype) -> dtype:
     return a if a.itemsize >= b.itemsize else b
 
 
-_PROMOTE: tuple[tuple[dtype, ...], ...] = tuple(
+_PROMOTE: tuple[tuple[dtype | None, ...], ...] = tuple(
     tuple(_promote_rule(a, b) for b in _ALL) for a in _ALL
 )
+
+
+def _promotion_error(type1: dtype, type2: dtype) -> RuntimeError:
+    # torch's own text (c10's promoteTypes), naming both ScalarTypes in argument order
+    return RuntimeError(
+        f"Promotion for uint16, uint32, uint64 types is not supported, attempted to promote "
+        f"{_SCALAR_TYPE_NAMES[type1.name]} and {_SCALAR_TYPE_NAMES[type2.name]}"
+    )
 
 
 def promote_types(type1: dtype, type2: dtype) -> dtype:
@@ -261,10 +309,17 @@ def promote_types(type1: dtype, type2: dtype) -> dtype:
 
     >>> promote_types(uint8, int8), promote_types(int64, float16)
     (tensordispatch.int16, tensordispatch.float16)
-    >>> promote_types(float64, complex64)
-    tensordispatch.complex128
+    >>> promote_types(float64, complex64), promote_types(uint32, float16)
+    (tensordispatch.complex128, tensordispatch.float16)
+    >>> promote_types(uint16, int32)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    RuntimeError: Promotion for uint16, uint32, uint64 types is not supported, ... UInt16 and Int
     """
-    return _PROMOTE[type1._index][type2._index]
+    promoted = _PROMOTE[type1._index][type2._index]
+    if promoted is None:
+        raise _promotion_error(type1, type2)
+    return promoted
 
 
 def can_cast(from_: dtype, to: dtype) -> _builtin_bool:
@@ -275,10 +330,15 @@ def can_cast(from_: dtype, to: dtype) -> _builtin_bool:
 
     >>> can_cast(float64, float16), can_cast(float32, int32), can_cast(int8, bool)
     (True, False, False)
+    >>> can_cast(int8, uint16), can_cast(uint64, int8), can_cast(float16, uint32)
+    (True, True, False)
     """
     if from_._category == _BOOL:
         return True
-    return to._category >= from_._category and to._category != _BOOL
+    # the limited dtypes are integral here (torch's rule knows no other category)
+    source = _INTEGRAL if from_._category == _LIMITED else from_._category
+    target = _INTEGRAL if to._category == _LIMITED else to._category
+    return target >= source and target != _BOOL
 
 
 # ---------------------------------------------------------------------------------------------
@@ -330,7 +390,7 @@ def _combine_categories(higher: dtype | None, lower: dtype | None) -> dtype | No
     if higher._category == _FLOATING:
         return higher
     if higher._category == _BOOL or lower._category == _FLOATING:
-        return _PROMOTE[higher._index][lower._index]
+        return promote_types(higher, lower)
     return higher
 
 

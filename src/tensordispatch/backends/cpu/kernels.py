@@ -296,8 +296,9 @@ def abs_out(self: Tensor, *, out: Tensor) -> Tensor:
 
     check_written(out, (self,))
     abs_out_meta(self, out=out)  # torch checks (and resizes) out before the kernel refuses bool
-    if self.dtype is _dt.bool:
-        raise NotImplementedError("\"abs_cpu\" not implemented for 'Bool'")
+    if self.dtype._category <= 0:  # bool, or Note [Limited unsigned dtypes]
+        kind = scalar_type_name(self.dtype)
+        raise NotImplementedError(f"\"abs_cpu\" not implemented for '{kind}'")
     np.copyto(out._data, np.abs(self._data), casting="unsafe")
     return out
 

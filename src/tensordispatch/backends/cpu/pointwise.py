@@ -65,6 +65,7 @@ _CPP_TYPES = {
     "float16": "c10::Half", "float32": "float", "float64": "double", "int64": "int64_t",
     "int32": "int", "int16": "int16_t", "int8": "int8_t", "uint8": "uint8_t", "bool": "bool",
     "complex64": "c10::complex<float>", "complex128": "c10::complex<double>",
+    "uint16": "uint16_t", "uint32": "uint32_t", "uint64": "uint64_t",
 }  # fmt: skip
 
 
@@ -136,7 +137,7 @@ def _check_int_divisor(b: Array, out: Tensor) -> None:
 
 
 def remainder_out(pre: Any, self: Tensor, other: Tensor, out: Tensor) -> None:
-    if pre is _dt.bool or pre.is_complex:
+    if pre._category <= 0 or pre.is_complex:  # bool, or Note [Limited unsigned dtypes]
         raise not_implemented("remainder_cpu", pre)
     a, b = _arg(self, pre), _arg(other, pre)
     if not pre.is_floating_point:
@@ -150,7 +151,7 @@ def remainder_out(pre: Any, self: Tensor, other: Tensor, out: Tensor) -> None:
 
 
 def _power(pre: Any, a: Array, e: Array) -> Array:
-    if pre is _dt.bool:
+    if pre._category <= 0:  # bool, or Note [Limited unsigned dtypes]
         raise not_implemented("pow", pre)
     if not _is_float(pre):
         return int_power(a, e)
@@ -190,6 +191,8 @@ def _minmax(ufunc: Any, name: str) -> Callable[..., None]:
     def impl(pre: Any, self: Tensor, other: Tensor, out: Tensor) -> None:
         if self.dtype.is_complex or other.dtype.is_complex:
             raise RuntimeError(f"{name} not implemented for complex tensors.")
+        if pre._category < 0:  # Note [Limited unsigned dtypes]
+            raise not_implemented(f"{name}_cpu", pre)
         _store(out, ufunc(_arg(self, pre), _arg(other, pre)), pre)
 
     impl.__name__ = f"{name}_out"
@@ -212,7 +215,7 @@ def _shift(left: bool) -> Callable[..., None]:
     name = "lshift" if left else "rshift"
 
     def impl(pre: Any, self: Tensor, other: Tensor, out: Tensor) -> None:
-        if _is_float(pre) or pre is _dt.bool:
+        if _is_float(pre) or pre._category <= 0:  # bool, Note [Limited unsigned dtypes]
             raise not_implemented(f"{name}_cpu", pre)
         a, b = _arg(self, pre), _arg(other, pre)
         bits = np.dtype(a.dtype).itemsize * 8
@@ -230,7 +233,7 @@ def _shift(left: bool) -> Callable[..., None]:
 
 
 def bitwise_not_out(pre: Any, self: Tensor, out: Tensor) -> None:
-    if _is_float(pre):
+    if _is_float(pre) or pre._category < 0:  # Note [Limited unsigned dtypes]
         raise not_implemented("bitwise_not_cpu", pre)
     data = self._data
     _store(out, np.logical_not(data) if pre is _dt.bool else np.invert(data), pre)
@@ -371,7 +374,9 @@ def sign_out(pre: Any, self: Tensor, out: Tensor) -> None:
             "torch.sgn instead."
         )
     data = self._data
-    if pre is _dt.bool:
+    if pre._category <= 0:
+        if pre is not _dt.bool:  # Note [Limited unsigned dtypes]
+            raise not_implemented("sign_cpu", pre)
         _store(out, data, pre)
         return
     _store(out, (data > 0).astype(data.dtype) - (data < 0).astype(data.dtype), pre)
@@ -396,8 +401,8 @@ def _clamp(pre: Any, self: Tensor, lo: Any, hi: Any, out: Tensor) -> None:
 
 
 def clamp_out(pre: Any, self: Tensor, min: Any, max: Any, out: Tensor) -> None:
-    """clamp with numbers: torch's scalar kernels do not cover bool."""
-    if pre is _dt.bool:
+    """clamp with numbers: torch's scalar kernels do not cover bool (nor the limited dtypes)."""
+    if pre._category <= 0:
         which = "" if min is not None and max is not None else "_min" if min is not None else "_max"
         raise not_implemented(f"clamp{which}_scalar_cpu", pre)
     _clamp(pre, self, min, max, out)
@@ -407,21 +412,21 @@ def clamp_Tensor_out(pre: Any, self: Tensor, min: Any, max: Any, out: Tensor) ->
     """clamp with tensors: one bound is maximum/minimum (bool included), two bounds are
     torch's clamp kernel, which does not cover bool."""
     if min is not None and max is not None:
-        if pre is _dt.bool or pre.is_complex:
+        if pre._category <= 0 or pre.is_complex:  # bool, Note [Limited unsigned dtypes]
             raise not_implemented("clamp_cpu", pre)
-    elif pre.is_complex:
+    elif pre.is_complex or pre._category < 0:
         raise not_implemented("maximum_cpu" if max is None else "minimum_cpu", pre)
     _clamp(pre, self, min, max, out)
 
 
 def clamp_min_out(pre: Any, self: Tensor, min: Any, out: Tensor) -> None:
-    if pre is _dt.bool:
+    if pre._category <= 0:  # bool, or Note [Limited unsigned dtypes]
         raise not_implemented("clamp_min_scalar_cpu", pre)
     _clamp(pre, self, min, None, out)
 
 
 def clamp_max_out(pre: Any, self: Tensor, max: Any, out: Tensor) -> None:
-    if pre is _dt.bool:
+    if pre._category <= 0:  # bool, or Note [Limited unsigned dtypes]
         raise not_implemented("clamp_max_scalar_cpu", pre)
     _clamp(pre, self, None, max, out)
 
@@ -458,7 +463,7 @@ def lerp_Tensor(pre: Any, self: Tensor, end: Tensor, weight: Tensor, out: Tensor
 def addcmul_out(
     pre: Any, self: Tensor, tensor1: Tensor, tensor2: Tensor, value: Any, out: Tensor
 ) -> None:
-    if pre is _dt.bool:
+    if pre._category <= 0:  # bool, or Note [Limited unsigned dtypes]
         raise not_implemented("addcmul_cpu_out", pre)
     check_scalar(value, pre, opmath=True)
     v = _arg(value, pre)
@@ -495,6 +500,8 @@ def _logical(ufunc: Any) -> Callable[..., Tensor]:
     def kernel(self: Tensor, other: Tensor, *, out: Tensor) -> Tensor:
         check_written(out, (self, other))
         prepare_out(out, logical_spec(out, (self, other)))
+        if self.dtype._category < 0 or other.dtype._category < 0:  # Note [Limited ...]
+            raise not_implemented(f"{ufunc.__name__}_cpu", self.dtype)
         _store(out, ufunc(self._data != 0, other._data != 0))
         return out
 
@@ -505,6 +512,8 @@ def _logical(ufunc: Any) -> Callable[..., Tensor]:
 def logical_not_out(self: Tensor, *, out: Tensor) -> Tensor:
     check_written(out, (self,))
     prepare_out(out, logical_spec(out, (self,)))
+    if self.dtype._category < 0:  # Note [Limited unsigned dtypes]
+        raise not_implemented("logical_not_cpu", self.dtype)
     _store(out, self._data == 0)
     return out
 

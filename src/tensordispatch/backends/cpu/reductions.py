@@ -236,7 +236,7 @@ def _amax_amin(fn: Any, name: str) -> Any:
     def impl(pre: Any, self: Tensor, dim: Any, keepdim: bool, out: Tensor) -> None:
         if self.numel() == 0:  # torch checks the dtype only when there are elements
             return
-        if self.dtype.is_complex:
+        if self.dtype.is_complex or self.dtype._category < 0:  # Note [Limited unsigned dtypes]
             raise _not_implemented(name, self)
         _store(out, fn(self._data, axis=_axis(self, pre), keepdims=keepdim))
 
@@ -247,6 +247,8 @@ def _max_min_dim(fn: Any, arg: Any, name: str) -> Any:
     def impl(pre: Any, self: Tensor, dim: int, keepdim: bool, values: Tensor, idx: Tensor) -> None:
         if self.numel() == 0:
             return
+        if self.dtype._category < 0:  # Note [Limited unsigned dtypes]
+            raise _not_implemented(f"{name}_cpu", self)
         data = self._data if self.dim() else self._data.reshape(1)
         axis = pre if self.dim() else 0
         _store(values, fn(data, axis=axis, keepdims=keepdim))
@@ -259,6 +261,8 @@ def _arg_reduce(arg: Any) -> Any:
     def impl(pre: Any, self: Tensor, dim: Any, keepdim: bool, out: Tensor) -> None:
         if self.numel() == 0:
             return
+        if self.dtype._category < 0:  # Note [Limited unsigned dtypes]
+            raise _not_implemented(f"{arg.__name__}_cpu", self)
         data = self._data
         if pre is None or self.dim() == 0:
             _store(out, arg(data.reshape(-1)))
@@ -369,15 +373,15 @@ def baddbmm_out(
 ) -> None:
     if beta != 0 and out is not self:  # torch copies self into out first
         check_bias_copy(out, self)
-    if b1.dtype is _dt.bool:
-        raise _not_implemented("baddbmm_cpu", b1)
+    if b1.dtype._category <= 0:  # bool, or Note [Limited unsigned dtypes]
+        raise _not_implemented("baddbmm_cpu" if b1.dtype is _dt.bool else "baddbmm", b1)
     _scaled_sum(self, np.matmul(b1._data, b2._data), beta, alpha, out)
 
 
 def addmv_out(
     pre: Any, self: Tensor, mat: Tensor, vec: Tensor, beta: Any, alpha: Any, out: Tensor
 ) -> None:
-    if mat.dtype is _dt.bool:
+    if mat.dtype._category <= 0:  # bool, or Note [Limited unsigned dtypes]
         raise _not_implemented("addmv_impl_cpu", mat)
     _scaled_sum(self, np.matmul(mat._data, vec._data), beta, alpha, out)
 
@@ -393,7 +397,7 @@ def prod_cpu(self: Tensor, *, dtype: Any = None) -> Tensor:
 
 def _max_all(fn: Any, name: str) -> Any:
     def compute(self: Tensor, out: Tensor) -> Tensor:
-        if self.dtype.is_complex:
+        if self.dtype.is_complex or self.dtype._category < 0:  # Note [Limited ...]
             raise _not_implemented(f"{name}_all", self)
         _store(out, fn(self._data))
         return out

@@ -33,10 +33,13 @@ _C_NAMES = {
     _dt.float64: "double",
     _dt.complex64: "c10::complex<float>",
     _dt.complex128: "c10::complex<double>",
+    _dt.uint16: "uint16_t",
+    _dt.uint32: "uint32_t",
+    _dt.uint64: "uint64_t",
 }
 _INT_RANGE = {
     d: (int(np.iinfo(d._numpy).min), int(np.iinfo(d._numpy).max))
-    for d in (_dt.uint8, _dt.int8, _dt.int16, _dt.int32, _dt.int64)
+    for d in (_dt.uint8, _dt.int8, _dt.int16, _dt.int32, _dt.int64, *_dt.LIMITED_DTYPES)
 }
 _FLOAT_MAX = {
     _dt.float16: float(np.finfo(np.float16).max),

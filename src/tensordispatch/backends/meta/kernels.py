@@ -148,8 +148,9 @@ def dot_meta(self: Tensor, tensor: Tensor) -> Tensor:
             f"inconsistent tensor size, expected tensor [{n}] and src [{m}] to have the same "
             f"number of elements, but got {n} and {m} elements respectively"
         )
-    if self.dtype is _dt.bool and self.device.type == "cpu":  # torch's CPU dot has no bool
-        raise NotImplementedError("\"dot\" not implemented for 'Bool'")
+    if self.dtype._category <= 0 and self.device.type == "cpu":  # torch's CPU dot: no bool
+        kind = scalar_type_name(self.dtype)  # (nor Note [Limited unsigned dtypes])
+        raise NotImplementedError(f"\"dot\" not implemented for '{kind}'")
     return alloc_meta(((), None, self.dtype))
 
 

@@ -22,6 +22,7 @@ from typing import Any
 
 from tensordispatch.backends.aten import wrap_number
 from tensordispatch.backends.common import (
+    broadcast_shapes,
     is_integral,
     scalar_type_name,
     shape_text,
@@ -286,8 +287,11 @@ def where_spec(condition: Any, self: Any, other: Any, out: Any = None) -> Spec:
             f"Expected out type to be {scalar_type_name(result)} but got "
             f"{scalar_type_name(out.dtype)}"
         )
-    specs, _ = pointwise(None, (condition, self, other))
-    shape = specs[0][0]  # self and other are converted to the result dtype, not condition
+    if result._category < 0:  # bool does not promote with these (Note [Limited unsigned dtypes])
+        shape = broadcast_shapes(condition._shape, broadcast_shapes(self._shape, other._shape))
+    else:
+        specs, _ = pointwise(None, (condition, self, other))
+        shape = specs[0][0]  # self and other are converted to the result dtype, not condition
     return (shape, output_strides(shape, [condition, *as_computed((self, other), result)]), result)
 
 

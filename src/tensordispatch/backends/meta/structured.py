@@ -27,6 +27,7 @@ from tensordispatch.backends.common import (
     type_meta_name,
     wrap_dim,
 )
+from tensordispatch.backends.limited import refuse_limited
 from tensordispatch.backends.meta.iterator import Spec, pointwise
 from tensordispatch.backends.meta.pointwise import unary_same_dtype
 from tensordispatch.backends.overlap import check_written
@@ -59,6 +60,8 @@ def _check_alpha(common: Any, alpha: Any) -> None:
 
 def add_Tensor(outs: Any, self: Any, other: Any, alpha: Any = 1) -> MetaResult:
     result = pointwise(outs, (self, other))
+    if result[1]._category < 0:  # Note [Limited unsigned dtypes]
+        refuse_limited("add_stub", result[1], self, other)
     if type(alpha) is not int:
         _check_alpha(result[1], alpha)
     return result
@@ -95,6 +98,8 @@ def div_Tensor_mode(
             f"'{rounding_mode}'"
         )
     specs, common = pointwise(outs, (self, other))
+    if common._category < 0:  # Note [Limited unsigned dtypes]
+        refuse_limited(f"div_{rounding_mode}_cpu", common, self, other)
     return specs, (common, rounding_mode)
 
 
@@ -108,30 +113,42 @@ def neg(outs: Any, self: Any) -> MetaResult:
             "Negation, the `-` operator, on a bool tensor is not supported. If you are trying "
             "to invert a mask, use the `~` or `logical_not()` operator instead."
         )
+    if self.dtype._category < 0:  # Note [Limited unsigned dtypes]
+        refuse_limited("neg_cpu", self.dtype, self)
     return unary_same_dtype(outs, self)  # build_borrowing_unary_op: out of self's dtype
 
 
-def comparison(outs: Any, self: Any, other: Any) -> MetaResult:
-    """eq/ne/lt/le/gt/ge: compute in the common dtype, write bool (or an existing output's
-    dtype, without a can-cast check: torch's comparison TensorIterator)."""
-    if not isinstance(other, Tensor):
-        other = wrap_number(other)
-    if outs is not None:
-        check_written(outs[0], (self, other))
-    specs, common = pointwise(None, (self, other))
-    if outs is None:
-        shape, strides, _ = specs[0]
-        return ((shape, strides, _dt.bool),), common
-    out = outs[0]
-    shape = specs[0][0]
-    if out._shape == shape:
-        return ((shape, out._strides, out.dtype),), common
-    if out is self:
-        raise RuntimeError(
-            f"output with shape {shape_text(out._shape)} doesn't match the broadcast shape "
-            f"{shape_text(shape)}"
-        )
-    return ((shape, specs[0][1], out.dtype),), common
+def comparison_of(kernel: str | None) -> Callable[..., MetaResult]:
+    """The meta function of eq/ne/lt/le/gt/ge: compute in the common dtype, write bool (or an
+    existing output's dtype, without a can-cast check: torch's comparison TensorIterator).
+    `kernel`: the CPU kernel's name when it refuses the limited dtypes (lt/le/gt/ge)."""
+
+    def comparison(outs: Any, self: Any, other: Any) -> MetaResult:
+        if not isinstance(other, Tensor):
+            other = wrap_number(other)
+        if outs is not None:
+            check_written(outs[0], (self, other))
+        specs, common = pointwise(None, (self, other))
+        if common._category < 0 and kernel is not None:  # Note [Limited unsigned dtypes]
+            refuse_limited(kernel, common, self, other)
+        if outs is None:
+            shape, strides, _ = specs[0]
+            return ((shape, strides, _dt.bool),), common
+        out = outs[0]
+        shape = specs[0][0]
+        if out._shape == shape:
+            return ((shape, out._strides, out.dtype),), common
+        if out is self:
+            raise RuntimeError(
+                f"output with shape {shape_text(out._shape)} doesn't match the broadcast shape "
+                f"{shape_text(shape)}"
+            )
+        return ((shape, specs[0][1], out.dtype),), common
+
+    return comparison
+
+
+comparison = comparison_of(None)
 
 
 # -- reductions --------------------------------------------------------------------------------
@@ -192,6 +209,8 @@ def aminmax(outs: Any, self: Any, dim: Any = None, keepdim: bool = False) -> Met
             )
         shape = (1,) * ndim if keepdim else ()
         axis = None
+    if self.dtype._category < 0:  # Note [Limited unsigned dtypes]
+        refuse_limited("aminmax_cpu", self.dtype, self)
     if self.dtype.is_complex and self.device.type != "meta":  # torch's CPU kernel's checks
         kind = scalar_type_name(self.dtype)
         if dim is not None and ndim == 0:
@@ -223,6 +242,8 @@ def mm(outs: Any, self: Any, mat2: Any) -> MetaResult:
             f"{type_meta_name(self.dtype)} != {type_meta_name(mat2.dtype)}"
         )
     _mat_product_check(self, mat2)
+    if self.dtype._category < 0 and self._shape[1] and self._shape[0] and mat2._shape[1]:
+        refuse_limited("addmm_impl_cpu_", self.dtype, self, mat2)  # Note [Limited unsigned dtypes]
     return (((self._shape[0], mat2._shape[1]), None, self.dtype),), None
 
 
@@ -244,6 +265,8 @@ def addmm(outs: Any, self: Any, mat1: Any, mat2: Any, beta: Any = 1, alpha: Any 
         )
     shape = (mat1._shape[0], mat2._shape[1])
     expand_check(self, shape)
+    if mat1.dtype._category < 0 and mat1._shape[1] and shape[0] and shape[1]:
+        refuse_limited("addmm_impl_cpu_", mat1.dtype, self, mat1, mat2)  # Note [Limited ...]
     return ((shape, None, mat1.dtype),), None
 
 
@@ -254,6 +277,8 @@ def bmm(outs: Any, self: Any, mat2: Any) -> MetaResult:
             "expected scalar type "
             f"{scalar_type_name(self.dtype)} but found {scalar_type_name(mat2.dtype)}"
         )
+    if self.dtype._category < 0 and bs and n and mat2._shape[1] and mat2._shape[2]:
+        refuse_limited("bmm", self.dtype, self, mat2)  # Note [Limited unsigned dtypes]
     return (((bs, n, mat2._shape[2]), None, self.dtype),), None
 
 
@@ -271,7 +296,7 @@ META_FUNCTIONS: dict[str, Callable[..., MetaResult]] = _named(
         "div.Tensor_mode": div_Tensor_mode,
         "neg": neg,
         **{
-            f"{c}.{o}": comparison
+            f"{c}.{o}": comparison_of(None if c in ("eq", "ne") else f"{c}_cpu")
             for c in ("eq", "ne", "lt", "le", "gt", "ge")
             for o in ("Tensor", "Scalar")
         },
