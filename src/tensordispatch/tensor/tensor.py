@@ -520,16 +520,19 @@ class Tensor(TensorMetadata, TensorValues):
         return id(self)
 
     def __reduce_ex__(self, protocol: SupportsIndex) -> tuple[Any, ...]:
-        """Pickle and (deep)copy: values (copied, same layout), metadata, requires_grad.
-        Like torch, a copy is a new root: views are not preserved as views."""
-        data = self._data
-        if data is not None and self._key_set & _MATH_BITS_RAW:  # a copy has no bits, as torch's
-            data = resolved_values(data, self._key_set)
-        values = None if data is None else np.array(data, order="K", copy=True)
-        rebuild_args = (values, self._shape, self._strides, self.dtype, str(self.device))
-        from tensordispatch.tensor.serialization import rebuild_tensor
+        """Pickle: values (copied, same layout), metadata, requires_grad and, as torch's, the
+        conjugate / negative bits. Like torch, a copy is a new root: views are not kept."""
+        from tensordispatch.tensor.serialization import reduce_tensor
 
-        return (rebuild_tensor, (*rebuild_args, self.requires_grad))
+        return reduce_tensor(self, resolve=False)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Tensor:
+        """A deep copy: as pickled, but with the math bits resolved, as torch's."""
+        from tensordispatch.tensor.serialization import reduce_tensor
+
+        rebuild, args = reduce_tensor(self, resolve=True)
+        memo[id(self)] = copied = rebuild(*args)
+        return copied  # type: ignore[no-any-return]
 
     # -- printing -------------------------------------------------------------------------------
 
