@@ -1,7 +1,8 @@
 """Rebuild src/tensordispatch/ops/python_signatures.py: torch 2.13's visible Python signatures
 of every bound name that has several (a developer tool: it runs torch). For each Python
-function and Tensor method the library binds, it calls torch's binding with seven objects,
-which match no signature, and keeps the list torch's "expected one of" names; a name whose
+function and Tensor method the library binds, it calls torch's binding with no argument, then
+with seven objects, which match no signature, and keeps the list torch's "expected one of"
+names; a name whose
 one visible signature hides others (torch then says "but expected (<signature>)") goes to
 the second table. Usage:
 
@@ -18,9 +19,9 @@ from tensordispatch.generated import functions, methods
 SKIP = {"H", "T", "mT", "mH", "real", "imag", "data"}
 
 
-def listed(target):
+def attempt(target, count):
     try:
-        target(*[object()] * 7)
+        target(*[object()] * count)
     except TypeError as e:
         text = str(e)
         if "received an invalid combination" in text and "but expected (" in text:
@@ -29,6 +30,12 @@ def listed(target):
     except Exception:
         return ()
     return ()
+
+
+def listed(target):
+    # no argument fits no signature (torch then lists them all); seven objects are
+    # too many for most
+    return attempt(target, 0) or attempt(target, 7)
 
 
 table = {}

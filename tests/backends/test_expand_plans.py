@@ -63,11 +63,11 @@ def test_expand_error_message_names_the_last_bad_dim_as_torch() -> None:
 
 
 def test_expand_error_message_for_too_few_sizes() -> None:
-    # torch names the type as its legacy type (torch.FloatTensor); ours prints the dtype
+    # torch names the type as its legacy type (torch.FloatTensor), and so do we
     with pytest.raises(RuntimeError) as e:
         td.ones(2, 2).expand(2)
     assert str(e.value) == (
-        "expand(tensordispatch.float32{[2, 2]}, size=[2]): the number of sizes provided (1) "
+        "expand(torch.FloatTensor{[2, 2]}, size=[2]): the number of sizes provided (1) "
         "must be greater or equal to the number of dimensions in the tensor (2)"
     )
 

@@ -143,7 +143,9 @@ def test_factories_get_backend_select_kernels_and_likes_do_not() -> None:
 
 def test_python_signature_of_add_merges_out_and_wraps_numbers() -> None:
     text = generate_sources()["functions.py"]
-    assert "\ndef add(input, other, *, alpha=_NO, out=None):\n" in text
+    # Note [Functions count their arguments] in codegen/python_errors.py
+    assert "\ndef add(input=_REQ, other=_REQ, *_td_more, alpha=_NO, out=None):\n" in text
+    assert "\n    if _td_more: raise _extra_arguments('add', False)\n" in text
     assert "        if not isinstance(other, _Tensor): other = _wrap_argument(other)\n" in text
     assert "\ndef zeros(*size, out=_NO" not in text
     assert (

@@ -160,11 +160,17 @@ def test_clamp_with_a_str_bound_lists_its_signatures() -> None:
 
 @pytest.mark.parametrize(("name", "method"), sorted(PYTHON_SIGNATURES))
 def test_signature_table_is_torchs(name: str, method: bool) -> None:
-    """Seven objects match no signature: torch lists every visible one."""
-    args = [object()] * 7
+    """No argument, or seven objects, match no signature: torch lists every visible one."""
     target = getattr(torch.ones(2), name) if method else getattr(torch, name)
-    text = _message(lambda: target(*args))[1]
-    listed = tuple(line[4:-1] for line in text.splitlines() if line.startswith(" * ("))
+    listed: tuple[str, ...] = ()
+    for args in ([], [object()] * 7):
+        try:
+            target(*args)
+        except Exception as e:  # noqa: BLE001 - clamp() raises a RuntimeError
+            lines = str(e).splitlines()
+            listed = tuple(line[4:-1] for line in lines if line.startswith(" * ("))
+        if listed:
+            break
     assert listed == PYTHON_SIGNATURES[(name, method)]
 
 

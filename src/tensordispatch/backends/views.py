@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from tensordispatch.backends.common import shape_text, wrap_dim
+from tensordispatch.backends.common import scalar_type_name, shape_text, wrap_dim
 from tensordispatch.tensor.geometry import CONTIGUOUS_STRIDES as _CONTIGUOUS
 from tensordispatch.tensor.geometry import contiguous_of as _contiguous_of
 from tensordispatch.tensor.tensor import Tensor, contiguous_strides
@@ -325,6 +325,22 @@ def slice(self: Tensor, dim: int = 0, start: Any = None, end: Any = None, step: 
     )
 
 
+# c10's legacy Python type names, which its TensorImpl::toString prints for CPU tensors of
+# these scalar types ("torch.FloatTensor"); any other tensor prints "<Device><Scalar>Type"
+_LEGACY_CPU = frozenset({"Byte", "Char", "Short", "Int", "Long", "Half", "Float", "Double"})
+_DEVICE_NAMES = {"cpu": "CPU", "meta": "Meta", "lazy": "Lazy"}
+
+
+def _type_string(t: Tensor) -> str:
+    """torch's name of ``t``'s type in its error texts (``expand(torch.FloatTensor{[2, 2]},
+    ...)``, ``CPUBoolType``, ``MetaFloatType``)."""
+    scalar = scalar_type_name(t.dtype)
+    device = t.device.type
+    if device == "cpu" and scalar in _LEGACY_CPU:
+        return f"torch.{scalar}Tensor"
+    return f"{_DEVICE_NAMES.get(device, device.capitalize())}{scalar}Type"
+
+
 def _expand_plan(self: Tensor, size: Any) -> tuple[_Ints, _Ints, _Ints]:
     """expand's result shape, strides and byte strides (torch's inferExpandGeometry)."""
     sizes = [int(s) for s in size]
@@ -333,8 +349,8 @@ def _expand_plan(self: Tensor, size: Any) -> tuple[_Ints, _Ints, _Ints]:
     lead = ndim - tdim  # the new leading dims
     if lead < 0:
         raise RuntimeError(
-            f"expand({self.dtype!r}{{{shape_text(shape)}}}, size={shape_text(sizes)}): the "
-            f"number of sizes provided ({ndim}) must be greater or equal to the number of "
+            f"expand({_type_string(self)}{{{shape_text(shape)}}}, size={shape_text(sizes)}): "
+            f"the number of sizes provided ({ndim}) must be greater or equal to the number of "
             f"dimensions in the tensor ({tdim})"
         )
     out_shape = sizes[:]

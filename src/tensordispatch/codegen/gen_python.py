@@ -58,6 +58,12 @@ from tensordispatch.codegen.model import (
     is_tensor,
     sized_int_list,
 )
+from tensordispatch.codegen.python_errors import (
+    extra_arguments_line,
+    number_input_retry,
+    varargs_except,
+    varargs_lines,
+)
 from tensordispatch.codegen.python_hops import (
     ONE_HOP_FACTORIES,
     ONE_HOP_FUNCTIONS,
@@ -213,8 +219,11 @@ def _signature(
         kw.append("out=None")
     if factory:
         kw.append("requires_grad=False")
+    more = missing and not method and any(p.endswith("=_REQ") for p in parts)
+    if more:
+        parts.append("*_td_more")  # Note [Functions count their arguments]
     if kw:
-        parts.append(("" if varargs else "*, ") + ", ".join(kw))
+        parts.append(("" if varargs or more else "*, ") + ", ".join(kw))
     return ", ".join(parts), positional, kwonly, has_out, varargs
 
 
@@ -260,20 +269,14 @@ def _conversions(name: str, positional: list[Argument], kwonly: list[Argument], 
 def _number_input_retry(name: str, fname: str, positional: list[Argument],
                         kwonly: list[Argument], has_out: bool, method: bool,
                         discriminated: set[str]) -> list[str]:  # fmt: skip
-    """Lines of the except clause that retry a numbers-as-tensors function with a number
-    ``input`` wrapped (torch.add(2, t)): done after the entry rejected it, so the common
-    call, with a Tensor input, pays no check."""
+    """python_errors.number_input_retry's lines for a numbers-as-tensors function whose
+    ``input`` is a Tensor parameter, else none."""
     if method or name not in NUMBERS_AS_TENSORS or "input" in discriminated:
         return []
     if not positional or positional[0].name != "self" or not is_tensor(positional[0]):
         return []
     names = [pyname(a.name, method) for a in positional] + [a.name for a in kwonly]
-    names += ["out"] if has_out else []
-    call = ", ".join(f"{n}={'_wrap_argument(input)' if n == 'input' else n}" for n in names)
-    return [
-        "        if not isinstance(input, _Tensor) and isinstance(_wrap_argument(input), _Tensor):",
-        f"            return {fname}({call})",
-    ]
+    return number_input_retry(fname, names + (["out"] if has_out else []))
 
 
 def _return(f: NativeFunction, indent: str, factory: bool) -> list[str]:
@@ -293,20 +296,12 @@ def _function(
 ) -> str:
     """The binding of ``name``; with ``not_implemented``, its operator form ``_n_<name>``
     (Note [Operators return NotImplemented])."""
-    missing = method and not not_implemented  # Note [Missing arguments]: Tensor methods
+    missing = not not_implemented  # Note [Missing arguments]
     params, positional, kwonly, has_out, varargs = _signature(name, overloads, method, missing)
     fname = f"_n_{name}" if not_implemented else f"_m_{name}" if method else name
     lines = [f"def {fname}({params}):"]
     if varargs:
-        n = positional[0].name
-        lines += [
-            f"    if {n} is _NO:",
-            "        if len(_td_args) == 1 and not isinstance(_td_args[0], int):",
-            "            _td_args = _td_args[0]",
-            f"        {n} = list(_td_args)",
-            "    elif _td_args:",
-            f"        raise TypeError({name + '() got multiple values for argument ' + repr(n)!r})",
-        ]
+        lines += varargs_lines(name, positional[0].name)
     disc = _discriminators(overloads)
     discriminated = {p for d in disc.values() for p in d}
     lines += _conversions(name, positional, kwonly, method, discriminated)
@@ -343,17 +338,15 @@ def _function(
             full = guarded(o, guarded_calls(o, call))
             lines += one_hop(o, method, full)
             lines += _return(o.f, indent, o.factory)
-    if len(overloads) > 1:
-        sigs = "; ".join(str(o.f.func) for o in overloads)
-        lines.append(
-            f"    raise TypeError({name + '(): received an invalid combination of arguments; expected one of: ' + sigs!r})"
-        )
+    if len(overloads) > 1:  # no overload took the arguments given
+        lines.append(f"    raise _no_overload({name!r}, {method})")
     # Note [Binding argument errors]: torch's binding rejects a wrong argument type with a
     # TypeError naming the Python parameter; ours lets the entry reject it (no check on the
     # success path; a try costs nothing in CPython 3.11+) and translates the error here.
     names = tuple(pyname(a.name, method) for a in positional)
     translated = f"_binding_argument_error({name!r}, _e, {names!r}, {method})"
-    body = (
+    head = [extra_arguments_line(name, method)] if "*_td_more" in params else []
+    body = head + (
         ["    try:"]
         + ["    " + line for line in lines[1:]]
         + ["    except _ArgumentTypeError as _e:"]
@@ -374,6 +367,10 @@ def _function(
             ]
         )
     )
+    if varargs and not not_implemented:
+        others = [a.name for a in kwonly] + ["out"] * has_out
+        others += ["requires_grad"] * any(o.factory for o in overloads)
+        body += varargs_except(fname, name, positional[0].name, others, method)
     return "\n".join(lines[:1] + body)
 
 
@@ -394,6 +391,9 @@ from tensordispatch.dispatch.calling import NOT_GIVEN as _NO
 from tensordispatch.dispatch.errors import ArgumentTypeError as _ArgumentTypeError
 from tensordispatch.ops.binding_errors import REQUIRED as _REQ
 from tensordispatch.ops.binding_errors import binding_type_error as _binding_argument_error
+from tensordispatch.ops.binding_errors import extra_arguments as _extra_arguments
+from tensordispatch.ops.binding_errors import no_overload as _no_overload
+from tensordispatch.ops.binding_errors import varargs_list as _varargs_list
 from tensordispatch.dispatch.keyset import AUTOGRAD_DISPATCH_KEYSET_WITH_AD_INPLACE_OR_VIEW_RAW as _BELOW_AD
 from tensordispatch.dispatch.tls import local_state as _local_state
 from tensordispatch.generated import return_types as _RT

@@ -14,6 +14,9 @@ from tensordispatch.dispatch.calling import NOT_GIVEN as _NO
 from tensordispatch.dispatch.errors import ArgumentTypeError as _ArgumentTypeError
 from tensordispatch.ops.binding_errors import REQUIRED as _REQ
 from tensordispatch.ops.binding_errors import binding_type_error as _binding_argument_error
+from tensordispatch.ops.binding_errors import extra_arguments as _extra_arguments
+from tensordispatch.ops.binding_errors import no_overload as _no_overload
+from tensordispatch.ops.binding_errors import varargs_list as _varargs_list
 from tensordispatch.dispatch.keyset import AUTOGRAD_DISPATCH_KEYSET_WITH_AD_INPLACE_OR_VIEW_RAW as _BELOW_AD
 from tensordispatch.dispatch.tls import local_state as _local_state
 from tensordispatch.generated import return_types as _RT
@@ -419,7 +422,8 @@ from tensordispatch.ops.bindings_pointwise import where as where
 from tensordispatch.ops.bindings_functionalization import zero_ as zero_
 
 
-def abs(input, *, out=None):
+def abs(input=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('abs', False)
     try:
         if out is None:
             _r = _E_abs.entry_function(input)
@@ -431,7 +435,8 @@ def abs(input, *, out=None):
         raise _binding_argument_error('abs', _e, ('input',), False) from None
 
 
-def abs_(input):
+def abs_(input=_REQ, *_td_more):
+    if _td_more: raise _extra_arguments('abs_', False)
     try:
         _r = _E_abs_.entry_function(input)
         return _r
@@ -439,7 +444,8 @@ def abs_(input):
         raise _binding_argument_error('abs_', _e, ('input',), False) from None
 
 
-def add(input, other, *, alpha=_NO, out=None):
+def add(input=_REQ, other=_REQ, *_td_more, alpha=_NO, out=None):
+    if _td_more: raise _extra_arguments('add', False)
     try:
         if not isinstance(other, _Tensor): other = _wrap_argument(other)
         if out is None:
@@ -464,7 +470,8 @@ def add(input, other, *, alpha=_NO, out=None):
         raise _binding_argument_error('add', _e, ('input', 'other'), False) from None
 
 
-def addbmm(input, batch1, batch2, *, beta=_NO, alpha=_NO, out=None):
+def addbmm(input=_REQ, batch1=_REQ, batch2=_REQ, *_td_more, beta=_NO, alpha=_NO, out=None):
+    if _td_more: raise _extra_arguments('addbmm', False)
     try:
         if out is None:
             if beta is _NO and alpha is _NO:
@@ -488,7 +495,8 @@ def addbmm(input, batch1, batch2, *, beta=_NO, alpha=_NO, out=None):
         raise _binding_argument_error('addbmm', _e, ('input', 'batch1', 'batch2'), False) from None
 
 
-def addcdiv(input, tensor1, tensor2, *, value=_NO, out=None):
+def addcdiv(input=_REQ, tensor1=_REQ, tensor2=_REQ, *_td_more, value=_NO, out=None):
+    if _td_more: raise _extra_arguments('addcdiv', False)
     try:
         if out is None:
             if value is _NO:
@@ -510,7 +518,8 @@ def addcdiv(input, tensor1, tensor2, *, value=_NO, out=None):
         raise _binding_argument_error('addcdiv', _e, ('input', 'tensor1', 'tensor2'), False) from None
 
 
-def addcmul(input, tensor1, tensor2, *, value=_NO, out=None):
+def addcmul(input=_REQ, tensor1=_REQ, tensor2=_REQ, *_td_more, value=_NO, out=None):
+    if _td_more: raise _extra_arguments('addcmul', False)
     try:
         if out is None:
             if value is _NO:
@@ -532,7 +541,8 @@ def addcmul(input, tensor1, tensor2, *, value=_NO, out=None):
         raise _binding_argument_error('addcmul', _e, ('input', 'tensor1', 'tensor2'), False) from None
 
 
-def addmm(input, mat1, mat2, *, beta=_NO, alpha=_NO, out=None):
+def addmm(input=_REQ, mat1=_REQ, mat2=_REQ, *_td_more, beta=_NO, alpha=_NO, out=None):
+    if _td_more: raise _extra_arguments('addmm', False)
     try:
         if out is None:
             if beta is _NO and alpha is _NO:
@@ -556,7 +566,8 @@ def addmm(input, mat1, mat2, *, beta=_NO, alpha=_NO, out=None):
         raise _binding_argument_error('addmm', _e, ('input', 'mat1', 'mat2'), False) from None
 
 
-def addmv(input, mat, vec, *, beta=_NO, alpha=_NO, out=None):
+def addmv(input=_REQ, mat=_REQ, vec=_REQ, *_td_more, beta=_NO, alpha=_NO, out=None):
+    if _td_more: raise _extra_arguments('addmv', False)
     try:
         if out is None:
             if beta is _NO and alpha is _NO:
@@ -580,7 +591,8 @@ def addmv(input, mat, vec, *, beta=_NO, alpha=_NO, out=None):
         raise _binding_argument_error('addmv', _e, ('input', 'mat', 'vec'), False) from None
 
 
-def addmv_(input, mat, vec, *, beta=_NO, alpha=_NO):
+def addmv_(input=_REQ, mat=_REQ, vec=_REQ, *_td_more, beta=_NO, alpha=_NO):
+    if _td_more: raise _extra_arguments('addmv_', False)
     try:
         if beta is _NO and alpha is _NO:
             _r = _E_addmv_.entry_function(input, mat, vec)
@@ -594,7 +606,8 @@ def addmv_(input, mat, vec, *, beta=_NO, alpha=_NO):
         raise _binding_argument_error('addmv_', _e, ('input', 'mat', 'vec'), False) from None
 
 
-def adjoint(input):
+def adjoint(input=_REQ, *_td_more):
+    if _td_more: raise _extra_arguments('adjoint', False)
     try:
         _r = _E_adjoint.entry_function(input)
         return _r
@@ -602,7 +615,8 @@ def adjoint(input):
         raise _binding_argument_error('adjoint', _e, ('input',), False) from None
 
 
-def alias_copy(input, *, out=None):
+def alias_copy(input=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('alias_copy', False)
     try:
         if out is None:
             _r = _E_alias_copy.entry_function(input)
@@ -614,7 +628,8 @@ def alias_copy(input, *, out=None):
         raise _binding_argument_error('alias_copy', _e, ('input',), False) from None
 
 
-def amax(input, dim=_NO, keepdim=_NO, *, out=None):
+def amax(input=_REQ, dim=_NO, keepdim=_NO, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('amax', False)
     try:
         if type(dim) is int: dim = [dim]
         if out is None:
@@ -639,7 +654,8 @@ def amax(input, dim=_NO, keepdim=_NO, *, out=None):
         raise _binding_argument_error('amax', _e, ('input', 'dim', 'keepdim'), False) from None
 
 
-def amin(input, dim=_NO, keepdim=_NO, *, out=None):
+def amin(input=_REQ, dim=_NO, keepdim=_NO, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('amin', False)
     try:
         if type(dim) is int: dim = [dim]
         if out is None:
@@ -664,7 +680,8 @@ def amin(input, dim=_NO, keepdim=_NO, *, out=None):
         raise _binding_argument_error('amin', _e, ('input', 'dim', 'keepdim'), False) from None
 
 
-def aminmax(input, *, dim=_NO, keepdim=_NO, out=None):
+def aminmax(input=_REQ, *_td_more, dim=_NO, keepdim=_NO, out=None):
+    if _td_more: raise _extra_arguments('aminmax', False)
     try:
         if out is None:
             if dim is _NO and keepdim is _NO:
@@ -688,7 +705,8 @@ def aminmax(input, *, dim=_NO, keepdim=_NO, out=None):
         raise _binding_argument_error('aminmax', _e, ('input',), False) from None
 
 
-def argmax(input, dim=_NO, keepdim=_NO, *, out=None):
+def argmax(input=_REQ, dim=_NO, keepdim=_NO, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('argmax', False)
     try:
         if out is None:
             if dim is _NO and keepdim is _NO:
@@ -712,7 +730,8 @@ def argmax(input, dim=_NO, keepdim=_NO, *, out=None):
         raise _binding_argument_error('argmax', _e, ('input', 'dim', 'keepdim'), False) from None
 
 
-def argmin(input, dim=_NO, keepdim=_NO, *, out=None):
+def argmin(input=_REQ, dim=_NO, keepdim=_NO, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('argmin', False)
     try:
         if out is None:
             if dim is _NO and keepdim is _NO:
@@ -736,7 +755,8 @@ def argmin(input, dim=_NO, keepdim=_NO, *, out=None):
         raise _binding_argument_error('argmin', _e, ('input', 'dim', 'keepdim'), False) from None
 
 
-def as_strided(input, size, stride, storage_offset=_NO):
+def as_strided(input=_REQ, size=_REQ, stride=_REQ, storage_offset=_NO, *_td_more):
+    if _td_more: raise _extra_arguments('as_strided', False)
     try:
         if storage_offset is _NO:
             _r = _E_as_strided.entry_function(input, size, stride)
@@ -749,7 +769,8 @@ def as_strided(input, size, stride, storage_offset=_NO):
         raise _binding_argument_error('as_strided', _e, ('input', 'size', 'stride', 'storage_offset'), False) from None
 
 
-def as_strided_(input, size, stride, storage_offset=_NO):
+def as_strided_(input=_REQ, size=_REQ, stride=_REQ, storage_offset=_NO, *_td_more):
+    if _td_more: raise _extra_arguments('as_strided_', False)
     try:
         if storage_offset is _NO:
             _r = _E_as_strided_.entry_function(input, size, stride)
@@ -762,7 +783,8 @@ def as_strided_(input, size, stride, storage_offset=_NO):
         raise _binding_argument_error('as_strided_', _e, ('input', 'size', 'stride', 'storage_offset'), False) from None
 
 
-def as_strided_copy(input, size, stride, storage_offset=_NO, *, out=None):
+def as_strided_copy(input=_REQ, size=_REQ, stride=_REQ, storage_offset=_NO, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('as_strided_copy', False)
     try:
         if out is None:
             if storage_offset is _NO:
@@ -784,7 +806,8 @@ def as_strided_copy(input, size, stride, storage_offset=_NO, *, out=None):
         raise _binding_argument_error('as_strided_copy', _e, ('input', 'size', 'stride', 'storage_offset'), False) from None
 
 
-def as_strided_scatter(input, src, size, stride, storage_offset=_NO):
+def as_strided_scatter(input=_REQ, src=_REQ, size=_REQ, stride=_REQ, storage_offset=_NO, *_td_more):
+    if _td_more: raise _extra_arguments('as_strided_scatter', False)
     try:
         if storage_offset is _NO:
             _r = _E_as_strided_scatter.entry_function(input, src, size, stride)
@@ -797,7 +820,8 @@ def as_strided_scatter(input, src, size, stride, storage_offset=_NO):
         raise _binding_argument_error('as_strided_scatter', _e, ('input', 'src', 'size', 'stride', 'storage_offset'), False) from None
 
 
-def baddbmm(input, batch1, batch2, *, beta=_NO, alpha=_NO, out=None):
+def baddbmm(input=_REQ, batch1=_REQ, batch2=_REQ, *_td_more, beta=_NO, alpha=_NO, out=None):
+    if _td_more: raise _extra_arguments('baddbmm', False)
     try:
         if out is None:
             if beta is _NO and alpha is _NO:
@@ -821,7 +845,8 @@ def baddbmm(input, batch1, batch2, *, beta=_NO, alpha=_NO, out=None):
         raise _binding_argument_error('baddbmm', _e, ('input', 'batch1', 'batch2'), False) from None
 
 
-def bitwise_and(input, other, *, out=None):
+def bitwise_and(input=_REQ, other=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('bitwise_and', False)
     try:
         if isinstance(input, _Tensor) and not isinstance(other, _Tensor):
             if out is None:
@@ -840,12 +865,13 @@ def bitwise_and(input, other, *, out=None):
             else:
                 _r = _E_bitwise_and_Tensor_out.entry_function(input, other, out=out)
                 return _r
-        raise TypeError('bitwise_and(): received an invalid combination of arguments; expected one of: bitwise_and.Scalar(Tensor self, Scalar other) -> Tensor; bitwise_and.Scalar_Tensor(Scalar self, Tensor other) -> Tensor; bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor')
+        raise _no_overload('bitwise_and', False)
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('bitwise_and', _e, ('input', 'other'), False) from None
 
 
-def bitwise_left_shift(input, other, *, out=None):
+def bitwise_left_shift(input=_REQ, other=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('bitwise_left_shift', False)
     try:
         if isinstance(other, _Tensor) and isinstance(input, _Tensor):
             if out is None:
@@ -864,12 +890,13 @@ def bitwise_left_shift(input, other, *, out=None):
         if not isinstance(input, _Tensor) and isinstance(other, _Tensor) and out is None:
             _r = _E_bitwise_left_shift_Scalar_Tensor.entry_function(input, other)
             return _r
-        raise TypeError('bitwise_left_shift(): received an invalid combination of arguments; expected one of: bitwise_left_shift.Tensor(Tensor self, Tensor other) -> Tensor; bitwise_left_shift.Tensor_Scalar(Tensor self, Scalar other) -> Tensor; bitwise_left_shift.Scalar_Tensor(Scalar self, Tensor other) -> Tensor')
+        raise _no_overload('bitwise_left_shift', False)
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('bitwise_left_shift', _e, ('input', 'other'), False) from None
 
 
-def bitwise_not(input, *, out=None):
+def bitwise_not(input=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('bitwise_not', False)
     try:
         if out is None:
             _r = _E_bitwise_not.entry_function(input)
@@ -881,7 +908,8 @@ def bitwise_not(input, *, out=None):
         raise _binding_argument_error('bitwise_not', _e, ('input',), False) from None
 
 
-def bitwise_or(input, other, *, out=None):
+def bitwise_or(input=_REQ, other=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('bitwise_or', False)
     try:
         if isinstance(input, _Tensor) and not isinstance(other, _Tensor):
             if out is None:
@@ -900,12 +928,13 @@ def bitwise_or(input, other, *, out=None):
             else:
                 _r = _E_bitwise_or_Tensor_out.entry_function(input, other, out=out)
                 return _r
-        raise TypeError('bitwise_or(): received an invalid combination of arguments; expected one of: bitwise_or.Scalar(Tensor self, Scalar other) -> Tensor; bitwise_or.Scalar_Tensor(Scalar self, Tensor other) -> Tensor; bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor')
+        raise _no_overload('bitwise_or', False)
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('bitwise_or', _e, ('input', 'other'), False) from None
 
 
-def bitwise_right_shift(input, other, *, out=None):
+def bitwise_right_shift(input=_REQ, other=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('bitwise_right_shift', False)
     try:
         if isinstance(other, _Tensor) and isinstance(input, _Tensor):
             if out is None:
@@ -924,12 +953,13 @@ def bitwise_right_shift(input, other, *, out=None):
         if not isinstance(input, _Tensor) and isinstance(other, _Tensor) and out is None:
             _r = _E_bitwise_right_shift_Scalar_Tensor.entry_function(input, other)
             return _r
-        raise TypeError('bitwise_right_shift(): received an invalid combination of arguments; expected one of: bitwise_right_shift.Tensor(Tensor self, Tensor other) -> Tensor; bitwise_right_shift.Tensor_Scalar(Tensor self, Scalar other) -> Tensor; bitwise_right_shift.Scalar_Tensor(Scalar self, Tensor other) -> Tensor')
+        raise _no_overload('bitwise_right_shift', False)
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('bitwise_right_shift', _e, ('input', 'other'), False) from None
 
 
-def bitwise_xor(input, other, *, out=None):
+def bitwise_xor(input=_REQ, other=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('bitwise_xor', False)
     try:
         if isinstance(input, _Tensor) and not isinstance(other, _Tensor):
             if out is None:
@@ -948,12 +978,13 @@ def bitwise_xor(input, other, *, out=None):
             else:
                 _r = _E_bitwise_xor_Tensor_out.entry_function(input, other, out=out)
                 return _r
-        raise TypeError('bitwise_xor(): received an invalid combination of arguments; expected one of: bitwise_xor.Scalar(Tensor self, Scalar other) -> Tensor; bitwise_xor.Scalar_Tensor(Scalar self, Tensor other) -> Tensor; bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor')
+        raise _no_overload('bitwise_xor', False)
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('bitwise_xor', _e, ('input', 'other'), False) from None
 
 
-def bmm(input, mat2, *, out=None):
+def bmm(input=_REQ, mat2=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('bmm', False)
     try:
         if out is None:
             _r = _E_bmm.entry_function(input, mat2)
@@ -965,7 +996,8 @@ def bmm(input, mat2, *, out=None):
         raise _binding_argument_error('bmm', _e, ('input', 'mat2'), False) from None
 
 
-def ceil(input, *, out=None):
+def ceil(input=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('ceil', False)
     try:
         if out is None:
             _r = _E_ceil.entry_function(input)
@@ -977,7 +1009,8 @@ def ceil(input, *, out=None):
         raise _binding_argument_error('ceil', _e, ('input',), False) from None
 
 
-def ceil_(input):
+def ceil_(input=_REQ, *_td_more):
+    if _td_more: raise _extra_arguments('ceil_', False)
     try:
         _r = _E_ceil_.entry_function(input)
         return _r
@@ -985,7 +1018,8 @@ def ceil_(input):
         raise _binding_argument_error('ceil_', _e, ('input',), False) from None
 
 
-def chunk(input, chunks, dim=_NO):
+def chunk(input=_REQ, chunks=_REQ, dim=_NO, *_td_more):
+    if _td_more: raise _extra_arguments('chunk', False)
     try:
         if dim is _NO:
             _r = _E_chunk.entry_function(input, chunks)
@@ -998,7 +1032,8 @@ def chunk(input, chunks, dim=_NO):
         raise _binding_argument_error('chunk', _e, ('input', 'chunks', 'dim'), False) from None
 
 
-def clamp_max(input, max, *, out=None):
+def clamp_max(input=_REQ, max=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('clamp_max', False)
     try:
         if not isinstance(max, _Tensor):
             if out is None:
@@ -1014,12 +1049,13 @@ def clamp_max(input, max, *, out=None):
             else:
                 _r = _E_clamp_max_Tensor_out.entry_function(input, max, out=out)
                 return _r
-        raise TypeError('clamp_max(): received an invalid combination of arguments; expected one of: clamp_max(Tensor self, Scalar max) -> Tensor; clamp_max.Tensor(Tensor self, Tensor max) -> Tensor')
+        raise _no_overload('clamp_max', False)
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('clamp_max', _e, ('input', 'max'), False) from None
 
 
-def clamp_max_(input, max):
+def clamp_max_(input=_REQ, max=_REQ, *_td_more):
+    if _td_more: raise _extra_arguments('clamp_max_', False)
     try:
         if not isinstance(max, _Tensor):
             _r = _E_clamp_max_.entry_function(input, max)
@@ -1027,12 +1063,13 @@ def clamp_max_(input, max):
         if isinstance(max, _Tensor):
             _r = _E_clamp_max__Tensor.entry_function(input, max)
             return _r
-        raise TypeError('clamp_max_(): received an invalid combination of arguments; expected one of: clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!); clamp_max_.Tensor(Tensor(a!) self, Tensor max) -> Tensor(a!)')
+        raise _no_overload('clamp_max_', False)
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('clamp_max_', _e, ('input', 'max'), False) from None
 
 
-def clamp_min(input, min, *, out=None):
+def clamp_min(input=_REQ, min=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('clamp_min', False)
     try:
         if not isinstance(min, _Tensor):
             if out is None:
@@ -1048,12 +1085,13 @@ def clamp_min(input, min, *, out=None):
             else:
                 _r = _E_clamp_min_Tensor_out.entry_function(input, min, out=out)
                 return _r
-        raise TypeError('clamp_min(): received an invalid combination of arguments; expected one of: clamp_min(Tensor self, Scalar min) -> Tensor; clamp_min.Tensor(Tensor self, Tensor min) -> Tensor')
+        raise _no_overload('clamp_min', False)
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('clamp_min', _e, ('input', 'min'), False) from None
 
 
-def clamp_min_(input, min):
+def clamp_min_(input=_REQ, min=_REQ, *_td_more):
+    if _td_more: raise _extra_arguments('clamp_min_', False)
     try:
         if not isinstance(min, _Tensor):
             _r = _E_clamp_min_.entry_function(input, min)
@@ -1061,12 +1099,13 @@ def clamp_min_(input, min):
         if isinstance(min, _Tensor):
             _r = _E_clamp_min__Tensor.entry_function(input, min)
             return _r
-        raise TypeError('clamp_min_(): received an invalid combination of arguments; expected one of: clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!); clamp_min_.Tensor(Tensor(a!) self, Tensor min) -> Tensor(a!)')
+        raise _no_overload('clamp_min_', False)
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('clamp_min_', _e, ('input', 'min'), False) from None
 
 
-def clone(input, *, memory_format=_NO):
+def clone(input=_REQ, *_td_more, memory_format=_NO):
+    if _td_more: raise _extra_arguments('clone', False)
     try:
         if memory_format is _NO:
             _r = _E_clone.entry_function(input)
@@ -1079,7 +1118,8 @@ def clone(input, *, memory_format=_NO):
         raise _binding_argument_error('clone', _e, ('input',), False) from None
 
 
-def conj(input):
+def conj(input=_REQ, *_td_more):
+    if _td_more: raise _extra_arguments('conj', False)
     try:
         _r = _E_conj.entry_function(input)
         return _r
@@ -1087,7 +1127,8 @@ def conj(input):
         raise _binding_argument_error('conj', _e, ('input',), False) from None
 
 
-def conj_physical(input, *, out=None):
+def conj_physical(input=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('conj_physical', False)
     try:
         if out is None:
             _r = _E_conj_physical.entry_function(input)
@@ -1099,7 +1140,8 @@ def conj_physical(input, *, out=None):
         raise _binding_argument_error('conj_physical', _e, ('input',), False) from None
 
 
-def conj_physical_(input):
+def conj_physical_(input=_REQ, *_td_more):
+    if _td_more: raise _extra_arguments('conj_physical_', False)
     try:
         _r = _E_conj_physical_.entry_function(input)
         return _r
@@ -1107,7 +1149,8 @@ def conj_physical_(input):
         raise _binding_argument_error('conj_physical_', _e, ('input',), False) from None
 
 
-def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
+def convolution(input=_REQ, weight=_REQ, bias=_REQ, stride=_REQ, padding=_REQ, dilation=_REQ, transposed=_REQ, output_padding=_REQ, groups=_REQ, *_td_more):
+    if _td_more: raise _extra_arguments('convolution', False)
     try:
         _r = _E_convolution.entry_function(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
         return _r
@@ -1115,7 +1158,8 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
         raise _binding_argument_error('convolution', _e, ('input', 'weight', 'bias', 'stride', 'padding', 'dilation', 'transposed', 'output_padding', 'groups'), False) from None
 
 
-def cos(input, *, out=None):
+def cos(input=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('cos', False)
     try:
         if out is None:
             _r = _E_cos.entry_function(input)
@@ -1127,7 +1171,8 @@ def cos(input, *, out=None):
         raise _binding_argument_error('cos', _e, ('input',), False) from None
 
 
-def cos_(input):
+def cos_(input=_REQ, *_td_more):
+    if _td_more: raise _extra_arguments('cos_', False)
     try:
         _r = _E_cos_.entry_function(input)
         return _r
@@ -1135,7 +1180,8 @@ def cos_(input):
         raise _binding_argument_error('cos_', _e, ('input',), False) from None
 
 
-def cumsum(input, dim, *, dtype=_NO, out=None):
+def cumsum(input=_REQ, dim=_REQ, *_td_more, dtype=_NO, out=None):
+    if _td_more: raise _extra_arguments('cumsum', False)
     try:
         if out is None:
             if dtype is _NO:
@@ -1157,7 +1203,8 @@ def cumsum(input, dim, *, dtype=_NO, out=None):
         raise _binding_argument_error('cumsum', _e, ('input', 'dim'), False) from None
 
 
-def detach(input):
+def detach(input=_REQ, *_td_more):
+    if _td_more: raise _extra_arguments('detach', False)
     try:
         _r = _E_detach.entry_function(input)
         return _r
@@ -1165,7 +1212,8 @@ def detach(input):
         raise _binding_argument_error('detach', _e, ('input',), False) from None
 
 
-def detach_copy(input, *, out=None):
+def detach_copy(input=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('detach_copy', False)
     try:
         if out is None:
             _r = _E_detach_copy.entry_function(input)
@@ -1177,7 +1225,8 @@ def detach_copy(input, *, out=None):
         raise _binding_argument_error('detach_copy', _e, ('input',), False) from None
 
 
-def diagonal(input, offset=_NO, dim1=_NO, dim2=_NO):
+def diagonal(input=_REQ, offset=_NO, dim1=_NO, dim2=_NO, *_td_more):
+    if _td_more: raise _extra_arguments('diagonal', False)
     try:
         if offset is _NO and dim1 is _NO and dim2 is _NO:
             _r = _E_diagonal.entry_function(input)
@@ -1192,7 +1241,8 @@ def diagonal(input, offset=_NO, dim1=_NO, dim2=_NO):
         raise _binding_argument_error('diagonal', _e, ('input', 'offset', 'dim1', 'dim2'), False) from None
 
 
-def diagonal_copy(input, offset=_NO, dim1=_NO, dim2=_NO, *, out=None):
+def diagonal_copy(input=_REQ, offset=_NO, dim1=_NO, dim2=_NO, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('diagonal_copy', False)
     try:
         if out is None:
             if offset is _NO and dim1 is _NO and dim2 is _NO:
@@ -1218,7 +1268,8 @@ def diagonal_copy(input, offset=_NO, dim1=_NO, dim2=_NO, *, out=None):
         raise _binding_argument_error('diagonal_copy', _e, ('input', 'offset', 'dim1', 'dim2'), False) from None
 
 
-def diagonal_scatter(input, src, offset=_NO, dim1=_NO, dim2=_NO):
+def diagonal_scatter(input=_REQ, src=_REQ, offset=_NO, dim1=_NO, dim2=_NO, *_td_more):
+    if _td_more: raise _extra_arguments('diagonal_scatter', False)
     try:
         if offset is _NO and dim1 is _NO and dim2 is _NO:
             _r = _E_diagonal_scatter.entry_function(input, src)
@@ -1233,7 +1284,8 @@ def diagonal_scatter(input, src, offset=_NO, dim1=_NO, dim2=_NO):
         raise _binding_argument_error('diagonal_scatter', _e, ('input', 'src', 'offset', 'dim1', 'dim2'), False) from None
 
 
-def div(input, other, *, rounding_mode=_NO, out=None):
+def div(input=_REQ, other=_REQ, *_td_more, rounding_mode=_NO, out=None):
+    if _td_more: raise _extra_arguments('div', False)
     try:
         if not isinstance(other, _Tensor): other = _wrap_argument(other)
         if rounding_mode is not _NO:
@@ -1250,14 +1302,15 @@ def div(input, other, *, rounding_mode=_NO, out=None):
             else:
                 _r = _E_div_out.entry_function(input, other, out=out)
                 return _r
-        raise TypeError('div(): received an invalid combination of arguments; expected one of: div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor; div.Tensor(Tensor self, Tensor other) -> Tensor')
+        raise _no_overload('div', False)
     except _ArgumentTypeError as _e:
         if not isinstance(input, _Tensor) and isinstance(_wrap_argument(input), _Tensor):
             return div(input=_wrap_argument(input), other=other, rounding_mode=rounding_mode, out=out)
         raise _binding_argument_error('div', _e, ('input', 'other'), False) from None
 
 
-def dot(input, tensor, *, out=None):
+def dot(input=_REQ, tensor=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('dot', False)
     try:
         if out is None:
             _r = _E_dot.entry_function(input, tensor)
@@ -1269,7 +1322,8 @@ def dot(input, tensor, *, out=None):
         raise _binding_argument_error('dot', _e, ('input', 'tensor'), False) from None
 
 
-def dropout(input, p, train):
+def dropout(input=_REQ, p=_REQ, train=_REQ, *_td_more):
+    if _td_more: raise _extra_arguments('dropout', False)
     try:
         _r = _E_dropout.entry_function(input, p, train)
         return _r
@@ -1277,7 +1331,8 @@ def dropout(input, p, train):
         raise _binding_argument_error('dropout', _e, ('input', 'p', 'train'), False) from None
 
 
-def dropout_(input, p, train):
+def dropout_(input=_REQ, p=_REQ, train=_REQ, *_td_more):
+    if _td_more: raise _extra_arguments('dropout_', False)
     try:
         _r = _E_dropout_.entry_function(input, p, train)
         return _r
@@ -1285,7 +1340,8 @@ def dropout_(input, p, train):
         raise _binding_argument_error('dropout_', _e, ('input', 'p', 'train'), False) from None
 
 
-def embedding(weight, indices, padding_idx=_NO, scale_grad_by_freq=_NO, sparse=_NO):
+def embedding(weight=_REQ, indices=_REQ, padding_idx=_NO, scale_grad_by_freq=_NO, sparse=_NO, *_td_more):
+    if _td_more: raise _extra_arguments('embedding', False)
     try:
         if padding_idx is _NO and scale_grad_by_freq is _NO and sparse is _NO:
             _r = _E_embedding.entry_function(weight, indices)
@@ -1304,8 +1360,9 @@ def empty(*_td_args, size=_NO, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO
     try:
         if size is _NO:
             if len(_td_args) == 1 and not isinstance(_td_args[0], int):
-                _td_args = _td_args[0]
-            size = list(_td_args)
+                size = list(_td_args[0])
+            else:
+                size = list(_td_args or _REQ)
         elif _td_args:
             raise TypeError("empty() got multiple values for argument 'size'")
         _r = _H_empty_memory_format(size, dtype, device) if layout is _NO and pin_memory is _NO and memory_format is _NO else None
@@ -1329,9 +1386,14 @@ def empty(*_td_args, size=_NO, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('empty', _e, ('size',), False) from None
+    except TypeError:
+        if size is not _NO: raise
+        _size = _varargs_list('empty', 'size', False)
+        return empty(size=_size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format, requires_grad=requires_grad)
 
 
-def empty_like(input, *, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, memory_format=_NO, requires_grad=False):
+def empty_like(input=_REQ, *_td_more, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, memory_format=_NO, requires_grad=False):
+    if _td_more: raise _extra_arguments('empty_like', False)
     try:
         if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO and memory_format is _NO:
             _r = _H_empty_like(input)
@@ -1361,7 +1423,8 @@ def empty_like(input, *, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, memo
         raise _binding_argument_error('empty_like', _e, ('input',), False) from None
 
 
-def empty_strided(size, stride, *, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, requires_grad=False):
+def empty_strided(size=_REQ, stride=_REQ, *_td_more, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, requires_grad=False):
+    if _td_more: raise _extra_arguments('empty_strided', False)
     try:
         _r = _H_empty_strided(size, stride, dtype, device) if layout is _NO and pin_memory is _NO else None
         if _r is None:
@@ -1385,7 +1448,8 @@ def empty_strided(size, stride, *, dtype=_NO, layout=_NO, device=_NO, pin_memory
         raise _binding_argument_error('empty_strided', _e, ('size', 'stride'), False) from None
 
 
-def eq(input, other, *, out=None):
+def eq(input=_REQ, other=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('eq', False)
     try:
         if not isinstance(other, _Tensor):
             if out is None:
@@ -1401,12 +1465,13 @@ def eq(input, other, *, out=None):
             else:
                 _r = _E_eq_Tensor_out.entry_function(input, other, out=out)
                 return _r
-        raise TypeError('eq(): received an invalid combination of arguments; expected one of: eq.Scalar(Tensor self, Scalar other) -> Tensor; eq.Tensor(Tensor self, Tensor other) -> Tensor')
+        raise _no_overload('eq', False)
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('eq', _e, ('input', 'other'), False) from None
 
 
-def erf(input, *, out=None):
+def erf(input=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('erf', False)
     try:
         if out is None:
             _r = _E_erf.entry_function(input)
@@ -1418,7 +1483,8 @@ def erf(input, *, out=None):
         raise _binding_argument_error('erf', _e, ('input',), False) from None
 
 
-def erf_(input):
+def erf_(input=_REQ, *_td_more):
+    if _td_more: raise _extra_arguments('erf_', False)
     try:
         _r = _E_erf_.entry_function(input)
         return _r
@@ -1426,7 +1492,8 @@ def erf_(input):
         raise _binding_argument_error('erf_', _e, ('input',), False) from None
 
 
-def exp(input, *, out=None):
+def exp(input=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('exp', False)
     try:
         if out is None:
             _r = _E_exp.entry_function(input)
@@ -1438,7 +1505,8 @@ def exp(input, *, out=None):
         raise _binding_argument_error('exp', _e, ('input',), False) from None
 
 
-def exp_(input):
+def exp_(input=_REQ, *_td_more):
+    if _td_more: raise _extra_arguments('exp_', False)
     try:
         _r = _E_exp_.entry_function(input)
         return _r
@@ -1446,7 +1514,8 @@ def exp_(input):
         raise _binding_argument_error('exp_', _e, ('input',), False) from None
 
 
-def expand_copy(input, size, *, implicit=_NO, out=None):
+def expand_copy(input=_REQ, size=_REQ, *_td_more, implicit=_NO, out=None):
+    if _td_more: raise _extra_arguments('expand_copy', False)
     try:
         if out is None:
             if implicit is _NO:
@@ -1468,7 +1537,8 @@ def expand_copy(input, size, *, implicit=_NO, out=None):
         raise _binding_argument_error('expand_copy', _e, ('input', 'size'), False) from None
 
 
-def expm1(input, *, out=None):
+def expm1(input=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('expm1', False)
     try:
         if out is None:
             _r = _E_expm1.entry_function(input)
@@ -1480,7 +1550,8 @@ def expm1(input, *, out=None):
         raise _binding_argument_error('expm1', _e, ('input',), False) from None
 
 
-def expm1_(input):
+def expm1_(input=_REQ, *_td_more):
+    if _td_more: raise _extra_arguments('expm1_', False)
     try:
         _r = _E_expm1_.entry_function(input)
         return _r
@@ -1488,7 +1559,8 @@ def expm1_(input):
         raise _binding_argument_error('expm1_', _e, ('input',), False) from None
 
 
-def eye(n, m=_NO, *, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, out=None, requires_grad=False):
+def eye(n=_REQ, m=_NO, *_td_more, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, out=None, requires_grad=False):
+    if _td_more: raise _extra_arguments('eye', False)
     try:
         if m is not _NO:
             if out is None:
@@ -1550,12 +1622,13 @@ def eye(n, m=_NO, *, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, out=None
                     _r = _E_eye_out.entry_function(n, out=out, **_kw)
                 if requires_grad: _r.requires_grad_(True)
                 return _r
-        raise TypeError('eye(): received an invalid combination of arguments; expected one of: eye.m(SymInt n, SymInt m, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor; eye(SymInt n, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor')
+        raise _no_overload('eye', False)
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('eye', _e, ('n', 'm'), False) from None
 
 
-def fill(input, value):
+def fill(input=_REQ, value=_REQ, *_td_more):
+    if _td_more: raise _extra_arguments('fill', False)
     try:
         if not isinstance(value, _Tensor):
             _r = _E_fill_Scalar.entry_function(input, value)
@@ -1563,12 +1636,13 @@ def fill(input, value):
         if isinstance(value, _Tensor):
             _r = _E_fill_Tensor.entry_function(input, value)
             return _r
-        raise TypeError('fill(): received an invalid combination of arguments; expected one of: fill.Scalar(Tensor self, Scalar value) -> Tensor; fill.Tensor(Tensor self, Tensor value) -> Tensor')
+        raise _no_overload('fill', False)
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('fill', _e, ('input', 'value'), False) from None
 
 
-def fill_(input, value):
+def fill_(input=_REQ, value=_REQ, *_td_more):
+    if _td_more: raise _extra_arguments('fill_', False)
     try:
         if not isinstance(value, _Tensor):
             _r = _E_fill__Scalar.entry_function(input, value)
@@ -1576,12 +1650,13 @@ def fill_(input, value):
         if isinstance(value, _Tensor):
             _r = _E_fill__Tensor.entry_function(input, value)
             return _r
-        raise TypeError('fill_(): received an invalid combination of arguments; expected one of: fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!); fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)')
+        raise _no_overload('fill_', False)
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('fill_', _e, ('input', 'value'), False) from None
 
 
-def flatten(input, start_dim=_NO, end_dim=_NO):
+def flatten(input=_REQ, start_dim=_NO, end_dim=_NO, *_td_more):
+    if _td_more: raise _extra_arguments('flatten', False)
     try:
         if start_dim is _NO and end_dim is _NO:
             _r = _E_flatten_using_ints.entry_function(input)
@@ -1595,7 +1670,8 @@ def flatten(input, start_dim=_NO, end_dim=_NO):
         raise _binding_argument_error('flatten', _e, ('input', 'start_dim', 'end_dim'), False) from None
 
 
-def flip(input, dims):
+def flip(input=_REQ, dims=_REQ, *_td_more):
+    if _td_more: raise _extra_arguments('flip', False)
     try:
         _r = _E_flip.entry_function(input, dims)
         return _r
@@ -1603,7 +1679,8 @@ def flip(input, dims):
         raise _binding_argument_error('flip', _e, ('input', 'dims'), False) from None
 
 
-def floor(input, *, out=None):
+def floor(input=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('floor', False)
     try:
         if out is None:
             _r = _E_floor.entry_function(input)
@@ -1615,7 +1692,8 @@ def floor(input, *, out=None):
         raise _binding_argument_error('floor', _e, ('input',), False) from None
 
 
-def floor_(input):
+def floor_(input=_REQ, *_td_more):
+    if _td_more: raise _extra_arguments('floor_', False)
     try:
         _r = _E_floor_.entry_function(input)
         return _r
@@ -1623,7 +1701,8 @@ def floor_(input):
         raise _binding_argument_error('floor_', _e, ('input',), False) from None
 
 
-def floor_divide(input, other, *, out=None):
+def floor_divide(input=_REQ, other=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('floor_divide', False)
     try:
         if isinstance(other, _Tensor):
             if out is None:
@@ -1635,14 +1714,15 @@ def floor_divide(input, other, *, out=None):
         if not isinstance(other, _Tensor) and out is None:
             _r = _E_floor_divide_Scalar.entry_function(input, other)
             return _r
-        raise TypeError('floor_divide(): received an invalid combination of arguments; expected one of: floor_divide(Tensor self, Tensor other) -> Tensor; floor_divide.Scalar(Tensor self, Scalar other) -> Tensor')
+        raise _no_overload('floor_divide', False)
     except _ArgumentTypeError as _e:
         if not isinstance(input, _Tensor) and isinstance(_wrap_argument(input), _Tensor):
             return floor_divide(input=_wrap_argument(input), other=other, out=out)
         raise _binding_argument_error('floor_divide', _e, ('input', 'other'), False) from None
 
 
-def full(size, fill_value, *, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, out=None, requires_grad=False):
+def full(size=_REQ, fill_value=_REQ, *_td_more, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, out=None, requires_grad=False):
+    if _td_more: raise _extra_arguments('full', False)
     try:
         if out is None:
             _r = _H_full(size, fill_value, dtype, device) if layout is _NO and pin_memory is _NO else None
@@ -1679,7 +1759,8 @@ def full(size, fill_value, *, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO,
         raise _binding_argument_error('full', _e, ('size', 'fill_value'), False) from None
 
 
-def full_like(input, fill_value, *, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, memory_format=_NO, requires_grad=False):
+def full_like(input=_REQ, fill_value=_REQ, *_td_more, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, memory_format=_NO, requires_grad=False):
+    if _td_more: raise _extra_arguments('full_like', False)
     try:
         if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO and memory_format is _NO:
             _st = _local_state(); _sv = _st.excluded
@@ -1707,7 +1788,8 @@ def full_like(input, fill_value, *, dtype=_NO, layout=_NO, device=_NO, pin_memor
         raise _binding_argument_error('full_like', _e, ('input', 'fill_value'), False) from None
 
 
-def gather(input, dim, index, *, sparse_grad=_NO, out=None):
+def gather(input=_REQ, dim=_REQ, index=_REQ, *_td_more, sparse_grad=_NO, out=None):
+    if _td_more: raise _extra_arguments('gather', False)
     try:
         if out is None:
             if sparse_grad is _NO:
@@ -1729,7 +1811,8 @@ def gather(input, dim, index, *, sparse_grad=_NO, out=None):
         raise _binding_argument_error('gather', _e, ('input', 'dim', 'index'), False) from None
 
 
-def ge(input, other, *, out=None):
+def ge(input=_REQ, other=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('ge', False)
     try:
         if not isinstance(other, _Tensor):
             if out is None:
@@ -1745,12 +1828,13 @@ def ge(input, other, *, out=None):
             else:
                 _r = _E_ge_Tensor_out.entry_function(input, other, out=out)
                 return _r
-        raise TypeError('ge(): received an invalid combination of arguments; expected one of: ge.Scalar(Tensor self, Scalar other) -> Tensor; ge.Tensor(Tensor self, Tensor other) -> Tensor')
+        raise _no_overload('ge', False)
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('ge', _e, ('input', 'other'), False) from None
 
 
-def gt(input, other, *, out=None):
+def gt(input=_REQ, other=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('gt', False)
     try:
         if not isinstance(other, _Tensor):
             if out is None:
@@ -1766,12 +1850,13 @@ def gt(input, other, *, out=None):
             else:
                 _r = _E_gt_Tensor_out.entry_function(input, other, out=out)
                 return _r
-        raise TypeError('gt(): received an invalid combination of arguments; expected one of: gt.Scalar(Tensor self, Scalar other) -> Tensor; gt.Tensor(Tensor self, Tensor other) -> Tensor')
+        raise _no_overload('gt', False)
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('gt', _e, ('input', 'other'), False) from None
 
 
-def index_put(input, indices, values, accumulate=_NO):
+def index_put(input=_REQ, indices=_REQ, values=_REQ, accumulate=_NO, *_td_more):
+    if _td_more: raise _extra_arguments('index_put', False)
     try:
         if accumulate is _NO:
             _r = _E_index_put.entry_function(input, indices, values)
@@ -1784,7 +1869,8 @@ def index_put(input, indices, values, accumulate=_NO):
         raise _binding_argument_error('index_put', _e, ('input', 'indices', 'values', 'accumulate'), False) from None
 
 
-def index_put_(input, indices, values, accumulate=_NO):
+def index_put_(input=_REQ, indices=_REQ, values=_REQ, accumulate=_NO, *_td_more):
+    if _td_more: raise _extra_arguments('index_put_', False)
     try:
         if accumulate is _NO:
             _r = _E_index_put_.entry_function(input, indices, values)
@@ -1797,7 +1883,8 @@ def index_put_(input, indices, values, accumulate=_NO):
         raise _binding_argument_error('index_put_', _e, ('input', 'indices', 'values', 'accumulate'), False) from None
 
 
-def index_select(input, dim, index, *, out=None):
+def index_select(input=_REQ, dim=_REQ, index=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('index_select', False)
     try:
         if out is None:
             _r = _E_index_select.entry_function(input, dim, index)
@@ -1809,7 +1896,8 @@ def index_select(input, dim, index, *, out=None):
         raise _binding_argument_error('index_select', _e, ('input', 'dim', 'index'), False) from None
 
 
-def layer_norm(input, normalized_shape, weight=_NO, bias=_NO, eps=_NO, cudnn_enable=_NO):
+def layer_norm(input=_REQ, normalized_shape=_REQ, weight=_NO, bias=_NO, eps=_NO, cudnn_enable=_NO, *_td_more):
+    if _td_more: raise _extra_arguments('layer_norm', False)
     try:
         if weight is _NO and bias is _NO and eps is _NO and cudnn_enable is _NO:
             _r = _E_layer_norm.entry_function(input, normalized_shape)
@@ -1825,7 +1913,8 @@ def layer_norm(input, normalized_shape, weight=_NO, bias=_NO, eps=_NO, cudnn_ena
         raise _binding_argument_error('layer_norm', _e, ('input', 'normalized_shape', 'weight', 'bias', 'eps', 'cudnn_enable'), False) from None
 
 
-def le(input, other, *, out=None):
+def le(input=_REQ, other=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('le', False)
     try:
         if not isinstance(other, _Tensor):
             if out is None:
@@ -1841,12 +1930,13 @@ def le(input, other, *, out=None):
             else:
                 _r = _E_le_Tensor_out.entry_function(input, other, out=out)
                 return _r
-        raise TypeError('le(): received an invalid combination of arguments; expected one of: le.Scalar(Tensor self, Scalar other) -> Tensor; le.Tensor(Tensor self, Tensor other) -> Tensor')
+        raise _no_overload('le', False)
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('le', _e, ('input', 'other'), False) from None
 
 
-def lerp(input, end, weight, *, out=None):
+def lerp(input=_REQ, end=_REQ, weight=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('lerp', False)
     try:
         if not isinstance(weight, _Tensor):
             if out is None:
@@ -1862,12 +1952,13 @@ def lerp(input, end, weight, *, out=None):
             else:
                 _r = _E_lerp_Tensor_out.entry_function(input, end, weight, out=out)
                 return _r
-        raise TypeError('lerp(): received an invalid combination of arguments; expected one of: lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor; lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor')
+        raise _no_overload('lerp', False)
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('lerp', _e, ('input', 'end', 'weight'), False) from None
 
 
-def linspace(start, end, steps, *, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, out=None, requires_grad=False):
+def linspace(start=_REQ, end=_REQ, steps=_REQ, *_td_more, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, out=None, requires_grad=False):
+    if _td_more: raise _extra_arguments('linspace', False)
     try:
         if not isinstance(start, _Tensor) and not isinstance(end, _Tensor):
             if out is None:
@@ -2004,12 +2095,13 @@ def linspace(start, end, steps, *, dtype=_NO, layout=_NO, device=_NO, pin_memory
                     _r = _E_linspace_Scalar_Tensor_out.entry_function(start, end, steps, out=out, **_kw)
                 if requires_grad: _r.requires_grad_(True)
                 return _r
-        raise TypeError('linspace(): received an invalid combination of arguments; expected one of: linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor; linspace.Tensor_Tensor(Tensor start, Tensor end, int steps, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor; linspace.Tensor_Scalar(Tensor start, Scalar end, int steps, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor; linspace.Scalar_Tensor(Scalar start, Tensor end, int steps, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor')
+        raise _no_overload('linspace', False)
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('linspace', _e, ('start', 'end', 'steps'), False) from None
 
 
-def log(input, *, out=None):
+def log(input=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('log', False)
     try:
         if out is None:
             _r = _E_log.entry_function(input)
@@ -2021,7 +2113,8 @@ def log(input, *, out=None):
         raise _binding_argument_error('log', _e, ('input',), False) from None
 
 
-def log1p(input, *, out=None):
+def log1p(input=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('log1p', False)
     try:
         if out is None:
             _r = _E_log1p.entry_function(input)
@@ -2033,7 +2126,8 @@ def log1p(input, *, out=None):
         raise _binding_argument_error('log1p', _e, ('input',), False) from None
 
 
-def log1p_(input):
+def log1p_(input=_REQ, *_td_more):
+    if _td_more: raise _extra_arguments('log1p_', False)
     try:
         _r = _E_log1p_.entry_function(input)
         return _r
@@ -2041,7 +2135,8 @@ def log1p_(input):
         raise _binding_argument_error('log1p_', _e, ('input',), False) from None
 
 
-def log_(input):
+def log_(input=_REQ, *_td_more):
+    if _td_more: raise _extra_arguments('log_', False)
     try:
         _r = _E_log_.entry_function(input)
         return _r
@@ -2049,7 +2144,8 @@ def log_(input):
         raise _binding_argument_error('log_', _e, ('input',), False) from None
 
 
-def log_softmax(input, dim, dtype=_NO, *, out=None):
+def log_softmax(input=_REQ, dim=_REQ, dtype=_NO, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('log_softmax', False)
     try:
         if out is None:
             if dtype is _NO:
@@ -2071,7 +2167,8 @@ def log_softmax(input, dim, dtype=_NO, *, out=None):
         raise _binding_argument_error('log_softmax', _e, ('input', 'dim', 'dtype'), False) from None
 
 
-def logical_and(input, other, *, out=None):
+def logical_and(input=_REQ, other=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('logical_and', False)
     try:
         if out is None:
             _r = _E_logical_and.entry_function(input, other)
@@ -2083,7 +2180,8 @@ def logical_and(input, other, *, out=None):
         raise _binding_argument_error('logical_and', _e, ('input', 'other'), False) from None
 
 
-def logical_not(input, *, out=None):
+def logical_not(input=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('logical_not', False)
     try:
         if out is None:
             _r = _E_logical_not.entry_function(input)
@@ -2095,7 +2193,8 @@ def logical_not(input, *, out=None):
         raise _binding_argument_error('logical_not', _e, ('input',), False) from None
 
 
-def logical_or(input, other, *, out=None):
+def logical_or(input=_REQ, other=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('logical_or', False)
     try:
         if out is None:
             _r = _E_logical_or.entry_function(input, other)
@@ -2107,7 +2206,8 @@ def logical_or(input, other, *, out=None):
         raise _binding_argument_error('logical_or', _e, ('input', 'other'), False) from None
 
 
-def logical_xor(input, other, *, out=None):
+def logical_xor(input=_REQ, other=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('logical_xor', False)
     try:
         if out is None:
             _r = _E_logical_xor.entry_function(input, other)
@@ -2119,7 +2219,8 @@ def logical_xor(input, other, *, out=None):
         raise _binding_argument_error('logical_xor', _e, ('input', 'other'), False) from None
 
 
-def logsumexp(input, dim, keepdim=_NO, *, out=None):
+def logsumexp(input=_REQ, dim=_REQ, keepdim=_NO, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('logsumexp', False)
     try:
         if type(dim) is int: dim = [dim]
         if out is None:
@@ -2142,7 +2243,8 @@ def logsumexp(input, dim, keepdim=_NO, *, out=None):
         raise _binding_argument_error('logsumexp', _e, ('input', 'dim', 'keepdim'), False) from None
 
 
-def lt(input, other, *, out=None):
+def lt(input=_REQ, other=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('lt', False)
     try:
         if not isinstance(other, _Tensor):
             if out is None:
@@ -2158,12 +2260,13 @@ def lt(input, other, *, out=None):
             else:
                 _r = _E_lt_Tensor_out.entry_function(input, other, out=out)
                 return _r
-        raise TypeError('lt(): received an invalid combination of arguments; expected one of: lt.Scalar(Tensor self, Scalar other) -> Tensor; lt.Tensor(Tensor self, Tensor other) -> Tensor')
+        raise _no_overload('lt', False)
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('lt', _e, ('input', 'other'), False) from None
 
 
-def masked_fill(input, mask, value):
+def masked_fill(input=_REQ, mask=_REQ, value=_REQ, *_td_more):
+    if _td_more: raise _extra_arguments('masked_fill', False)
     try:
         if not isinstance(value, _Tensor):
             _r = _E_masked_fill_Scalar.entry_function(input, mask, value)
@@ -2171,12 +2274,13 @@ def masked_fill(input, mask, value):
         if isinstance(value, _Tensor):
             _r = _E_masked_fill_Tensor.entry_function(input, mask, value)
             return _r
-        raise TypeError('masked_fill(): received an invalid combination of arguments; expected one of: masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor; masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor')
+        raise _no_overload('masked_fill', False)
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('masked_fill', _e, ('input', 'mask', 'value'), False) from None
 
 
-def masked_select(input, mask, *, out=None):
+def masked_select(input=_REQ, mask=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('masked_select', False)
     try:
         if out is None:
             _r = _E_masked_select.entry_function(input, mask)
@@ -2188,7 +2292,8 @@ def masked_select(input, mask, *, out=None):
         raise _binding_argument_error('masked_select', _e, ('input', 'mask'), False) from None
 
 
-def matmul(input, other, *, out=None):
+def matmul(input=_REQ, other=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('matmul', False)
     try:
         if out is None:
             _r = _E_matmul.entry_function(input, other)
@@ -2200,7 +2305,8 @@ def matmul(input, other, *, out=None):
         raise _binding_argument_error('matmul', _e, ('input', 'other'), False) from None
 
 
-def max(input, dim=_NO, keepdim=_NO, *, out=None):
+def max(input=_REQ, dim=_NO, keepdim=_NO, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('max', False)
     try:
         if dim is not _NO:
             if out is None:
@@ -2226,12 +2332,13 @@ def max(input, dim=_NO, keepdim=_NO, *, out=None):
             else:
                 _r = _E_max_unary_out.entry_function(input, out=out)
                 return _r
-        raise TypeError('max(): received an invalid combination of arguments; expected one of: max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices); max(Tensor self) -> Tensor')
+        raise _no_overload('max', False)
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('max', _e, ('input', 'dim', 'keepdim'), False) from None
 
 
-def maximum(input, other, *, out=None):
+def maximum(input=_REQ, other=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('maximum', False)
     try:
         if out is None:
             _r = _E_maximum.entry_function(input, other)
@@ -2243,7 +2350,8 @@ def maximum(input, other, *, out=None):
         raise _binding_argument_error('maximum', _e, ('input', 'other'), False) from None
 
 
-def mean(input, dim=_NO, keepdim=_NO, *, dtype=_NO, out=None):
+def mean(input=_REQ, dim=_NO, keepdim=_NO, *_td_more, dtype=_NO, out=None):
+    if _td_more: raise _extra_arguments('mean', False)
     try:
         if type(dim) is int: dim = [dim]
         if dim is not _NO:
@@ -2282,12 +2390,13 @@ def mean(input, dim=_NO, keepdim=_NO, *, dtype=_NO, out=None):
                     if dtype is not _NO: _kw['dtype'] = dtype
                     _r = _E_mean_dtype_out.entry_function(input, out=out, **_kw)
                 return _r
-        raise TypeError('mean(): received an invalid combination of arguments; expected one of: mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor; mean(Tensor self, *, ScalarType? dtype=None) -> Tensor')
+        raise _no_overload('mean', False)
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('mean', _e, ('input', 'dim', 'keepdim'), False) from None
 
 
-def min(input, dim=_NO, keepdim=_NO, *, out=None):
+def min(input=_REQ, dim=_NO, keepdim=_NO, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('min', False)
     try:
         if dim is not _NO:
             if out is None:
@@ -2313,12 +2422,13 @@ def min(input, dim=_NO, keepdim=_NO, *, out=None):
             else:
                 _r = _E_min_unary_out.entry_function(input, out=out)
                 return _r
-        raise TypeError('min(): received an invalid combination of arguments; expected one of: min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices); min(Tensor self) -> Tensor')
+        raise _no_overload('min', False)
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('min', _e, ('input', 'dim', 'keepdim'), False) from None
 
 
-def minimum(input, other, *, out=None):
+def minimum(input=_REQ, other=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('minimum', False)
     try:
         if out is None:
             _r = _E_minimum.entry_function(input, other)
@@ -2330,7 +2440,8 @@ def minimum(input, other, *, out=None):
         raise _binding_argument_error('minimum', _e, ('input', 'other'), False) from None
 
 
-def mm(input, mat2, *, out=None):
+def mm(input=_REQ, mat2=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('mm', False)
     try:
         if out is None:
             _r = _E_mm.entry_function(input, mat2)
@@ -2342,7 +2453,8 @@ def mm(input, mat2, *, out=None):
         raise _binding_argument_error('mm', _e, ('input', 'mat2'), False) from None
 
 
-def mul(input, other, *, out=None):
+def mul(input=_REQ, other=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('mul', False)
     try:
         if not isinstance(other, _Tensor): other = _wrap_argument(other)
         if out is None:
@@ -2357,7 +2469,8 @@ def mul(input, other, *, out=None):
         raise _binding_argument_error('mul', _e, ('input', 'other'), False) from None
 
 
-def mv(input, vec, *, out=None):
+def mv(input=_REQ, vec=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('mv', False)
     try:
         if out is None:
             _r = _E_mv.entry_function(input, vec)
@@ -2369,7 +2482,8 @@ def mv(input, vec, *, out=None):
         raise _binding_argument_error('mv', _e, ('input', 'vec'), False) from None
 
 
-def narrow(input, dim, start, length):
+def narrow(input=_REQ, dim=_REQ, start=_REQ, length=_REQ, *_td_more):
+    if _td_more: raise _extra_arguments('narrow', False)
     try:
         if not isinstance(start, _Tensor):
             _r = _E_narrow.entry_function(input, dim, start, length)
@@ -2377,12 +2491,13 @@ def narrow(input, dim, start, length):
         if isinstance(start, _Tensor):
             _r = _E_narrow_Tensor.entry_function(input, dim, start, length)
             return _r
-        raise TypeError('narrow(): received an invalid combination of arguments; expected one of: narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a); narrow.Tensor(Tensor(a) self, int dim, Tensor start, SymInt length) -> Tensor(a)')
+        raise _no_overload('narrow', False)
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('narrow', _e, ('input', 'dim', 'start', 'length'), False) from None
 
 
-def narrow_copy(input, dim, start, length, *, out=None):
+def narrow_copy(input=_REQ, dim=_REQ, start=_REQ, length=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('narrow_copy', False)
     try:
         if out is None:
             _r = _E_narrow_copy.entry_function(input, dim, start, length)
@@ -2394,7 +2509,8 @@ def narrow_copy(input, dim, start, length, *, out=None):
         raise _binding_argument_error('narrow_copy', _e, ('input', 'dim', 'start', 'length'), False) from None
 
 
-def native_dropout(input, p, train):
+def native_dropout(input=_REQ, p=_REQ, train=_REQ, *_td_more):
+    if _td_more: raise _extra_arguments('native_dropout', False)
     try:
         _r = _E_native_dropout.entry_function(input, p, train)
         return _r
@@ -2402,7 +2518,8 @@ def native_dropout(input, p, train):
         raise _binding_argument_error('native_dropout', _e, ('input', 'p', 'train'), False) from None
 
 
-def native_layer_norm(input, normalized_shape, weight, bias, eps):
+def native_layer_norm(input=_REQ, normalized_shape=_REQ, weight=_REQ, bias=_REQ, eps=_REQ, *_td_more):
+    if _td_more: raise _extra_arguments('native_layer_norm', False)
     try:
         _r = _E_native_layer_norm.entry_function(input, normalized_shape, weight, bias, eps)
         return _r
@@ -2410,7 +2527,8 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps):
         raise _binding_argument_error('native_layer_norm', _e, ('input', 'normalized_shape', 'weight', 'bias', 'eps'), False) from None
 
 
-def ne(input, other, *, out=None):
+def ne(input=_REQ, other=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('ne', False)
     try:
         if not isinstance(other, _Tensor):
             if out is None:
@@ -2426,12 +2544,13 @@ def ne(input, other, *, out=None):
             else:
                 _r = _E_ne_Tensor_out.entry_function(input, other, out=out)
                 return _r
-        raise TypeError('ne(): received an invalid combination of arguments; expected one of: ne.Scalar(Tensor self, Scalar other) -> Tensor; ne.Tensor(Tensor self, Tensor other) -> Tensor')
+        raise _no_overload('ne', False)
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('ne', _e, ('input', 'other'), False) from None
 
 
-def neg(input, *, out=None):
+def neg(input=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('neg', False)
     try:
         if out is None:
             _r = _E_neg.entry_function(input)
@@ -2443,7 +2562,8 @@ def neg(input, *, out=None):
         raise _binding_argument_error('neg', _e, ('input',), False) from None
 
 
-def neg_(input):
+def neg_(input=_REQ, *_td_more):
+    if _td_more: raise _extra_arguments('neg_', False)
     try:
         _r = _E_neg_.entry_function(input)
         return _r
@@ -2455,8 +2575,9 @@ def ones(*_td_args, size=_NO, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO,
     try:
         if size is _NO:
             if len(_td_args) == 1 and not isinstance(_td_args[0], int):
-                _td_args = _td_args[0]
-            size = list(_td_args)
+                size = list(_td_args[0])
+            else:
+                size = list(_td_args or _REQ)
         elif _td_args:
             raise TypeError("ones() got multiple values for argument 'size'")
         if out is None:
@@ -2492,9 +2613,14 @@ def ones(*_td_args, size=_NO, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO,
             return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('ones', _e, ('size',), False) from None
+    except TypeError:
+        if size is not _NO: raise
+        _size = _varargs_list('ones', 'size', False)
+        return ones(size=_size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, out=out, requires_grad=requires_grad)
 
 
-def ones_like(input, *, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, memory_format=_NO, requires_grad=False):
+def ones_like(input=_REQ, *_td_more, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, memory_format=_NO, requires_grad=False):
+    if _td_more: raise _extra_arguments('ones_like', False)
     try:
         if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO and memory_format is _NO:
             _r = _H_ones_like(input)
@@ -2524,7 +2650,8 @@ def ones_like(input, *, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, memor
         raise _binding_argument_error('ones_like', _e, ('input',), False) from None
 
 
-def outer(input, vec2, *, out=None):
+def outer(input=_REQ, vec2=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('outer', False)
     try:
         if out is None:
             _r = _E_outer.entry_function(input, vec2)
@@ -2536,7 +2663,8 @@ def outer(input, vec2, *, out=None):
         raise _binding_argument_error('outer', _e, ('input', 'vec2'), False) from None
 
 
-def permute(input, dims):
+def permute(input=_REQ, dims=_REQ, *_td_more):
+    if _td_more: raise _extra_arguments('permute', False)
     try:
         _r = _E_permute.entry_function(input, dims)
         return _r
@@ -2544,7 +2672,8 @@ def permute(input, dims):
         raise _binding_argument_error('permute', _e, ('input', 'dims'), False) from None
 
 
-def permute_copy(input, dims, *, out=None):
+def permute_copy(input=_REQ, dims=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('permute_copy', False)
     try:
         if out is None:
             _r = _E_permute_copy.entry_function(input, dims)
@@ -2556,7 +2685,8 @@ def permute_copy(input, dims, *, out=None):
         raise _binding_argument_error('permute_copy', _e, ('input', 'dims'), False) from None
 
 
-def pow(input, exponent, *, out=None):
+def pow(input=_REQ, exponent=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('pow', False)
     try:
         if isinstance(input, _Tensor) and isinstance(exponent, _Tensor):
             if out is None:
@@ -2579,12 +2709,13 @@ def pow(input, exponent, *, out=None):
             else:
                 _r = _E_pow_Tensor_Scalar_out.entry_function(input, exponent, out=out)
                 return _r
-        raise TypeError('pow(): received an invalid combination of arguments; expected one of: pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor; pow.Scalar(Scalar self, Tensor exponent) -> Tensor; pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor')
+        raise _no_overload('pow', False)
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('pow', _e, ('input', 'exponent'), False) from None
 
 
-def prod(input, dim=_NO, keepdim=_NO, *, dtype=_NO, out=None):
+def prod(input=_REQ, dim=_NO, keepdim=_NO, *_td_more, dtype=_NO, out=None):
+    if _td_more: raise _extra_arguments('prod', False)
     try:
         if dim is not _NO:
             if out is None:
@@ -2613,12 +2744,13 @@ def prod(input, dim=_NO, keepdim=_NO, *, dtype=_NO, out=None):
                 if dtype is not _NO: _kw['dtype'] = dtype
                 _r = _E_prod.entry_function(input, **_kw)
             return _r
-        raise TypeError('prod(): received an invalid combination of arguments; expected one of: prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor; prod(Tensor self, *, ScalarType? dtype=None) -> Tensor')
+        raise _no_overload('prod', False)
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('prod', _e, ('input', 'dim', 'keepdim'), False) from None
 
 
-def rand_like(input, *, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, memory_format=_NO, requires_grad=False):
+def rand_like(input=_REQ, *_td_more, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, memory_format=_NO, requires_grad=False):
+    if _td_more: raise _extra_arguments('rand_like', False)
     try:
         if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO and memory_format is _NO:
             _st = _local_state(); _sv = _st.excluded
@@ -2646,7 +2778,8 @@ def rand_like(input, *, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, memor
         raise _binding_argument_error('rand_like', _e, ('input',), False) from None
 
 
-def randn_like(input, *, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, memory_format=_NO, requires_grad=False):
+def randn_like(input=_REQ, *_td_more, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, memory_format=_NO, requires_grad=False):
+    if _td_more: raise _extra_arguments('randn_like', False)
     try:
         if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO and memory_format is _NO:
             _st = _local_state(); _sv = _st.excluded
@@ -2674,7 +2807,8 @@ def randn_like(input, *, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, memo
         raise _binding_argument_error('randn_like', _e, ('input',), False) from None
 
 
-def reciprocal(input, *, out=None):
+def reciprocal(input=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('reciprocal', False)
     try:
         if out is None:
             _r = _E_reciprocal.entry_function(input)
@@ -2686,7 +2820,8 @@ def reciprocal(input, *, out=None):
         raise _binding_argument_error('reciprocal', _e, ('input',), False) from None
 
 
-def reciprocal_(input):
+def reciprocal_(input=_REQ, *_td_more):
+    if _td_more: raise _extra_arguments('reciprocal_', False)
     try:
         _r = _E_reciprocal_.entry_function(input)
         return _r
@@ -2694,7 +2829,8 @@ def reciprocal_(input):
         raise _binding_argument_error('reciprocal_', _e, ('input',), False) from None
 
 
-def relu(input):
+def relu(input=_REQ, *_td_more):
+    if _td_more: raise _extra_arguments('relu', False)
     try:
         _r = _E_relu.entry_function(input)
         return _r
@@ -2702,7 +2838,8 @@ def relu(input):
         raise _binding_argument_error('relu', _e, ('input',), False) from None
 
 
-def relu_(input):
+def relu_(input=_REQ, *_td_more):
+    if _td_more: raise _extra_arguments('relu_', False)
     try:
         _r = _E_relu_.entry_function(input)
         return _r
@@ -2710,7 +2847,8 @@ def relu_(input):
         raise _binding_argument_error('relu_', _e, ('input',), False) from None
 
 
-def remainder(input, other, *, out=None):
+def remainder(input=_REQ, other=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('remainder', False)
     try:
         if not isinstance(other, _Tensor) and isinstance(input, _Tensor):
             if out is None:
@@ -2729,12 +2867,13 @@ def remainder(input, other, *, out=None):
         if not isinstance(input, _Tensor) and isinstance(other, _Tensor) and out is None:
             _r = _E_remainder_Scalar_Tensor.entry_function(input, other)
             return _r
-        raise TypeError('remainder(): received an invalid combination of arguments; expected one of: remainder.Scalar(Tensor self, Scalar other) -> Tensor; remainder.Tensor(Tensor self, Tensor other) -> Tensor; remainder.Scalar_Tensor(Scalar self, Tensor other) -> Tensor')
+        raise _no_overload('remainder', False)
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('remainder', _e, ('input', 'other'), False) from None
 
 
-def reshape(input, shape):
+def reshape(input=_REQ, shape=_REQ, *_td_more):
+    if _td_more: raise _extra_arguments('reshape', False)
     try:
         _r = _E_reshape.entry_function(input, shape)
         return _r
@@ -2742,7 +2881,8 @@ def reshape(input, shape):
         raise _binding_argument_error('reshape', _e, ('input', 'shape'), False) from None
 
 
-def resolve_conj(input):
+def resolve_conj(input=_REQ, *_td_more):
+    if _td_more: raise _extra_arguments('resolve_conj', False)
     try:
         _r = _E_resolve_conj.entry_function(input)
         return _r
@@ -2750,7 +2890,8 @@ def resolve_conj(input):
         raise _binding_argument_error('resolve_conj', _e, ('input',), False) from None
 
 
-def resolve_neg(input):
+def resolve_neg(input=_REQ, *_td_more):
+    if _td_more: raise _extra_arguments('resolve_neg', False)
     try:
         _r = _E_resolve_neg.entry_function(input)
         return _r
@@ -2758,7 +2899,8 @@ def resolve_neg(input):
         raise _binding_argument_error('resolve_neg', _e, ('input',), False) from None
 
 
-def roll(input, shifts, dims=_NO):
+def roll(input=_REQ, shifts=_REQ, dims=_NO, *_td_more):
+    if _td_more: raise _extra_arguments('roll', False)
     try:
         if type(shifts) is int: shifts = [shifts]
         if type(dims) is int: dims = [dims]
@@ -2773,7 +2915,8 @@ def roll(input, shifts, dims=_NO):
         raise _binding_argument_error('roll', _e, ('input', 'shifts', 'dims'), False) from None
 
 
-def round(input, *, decimals=_NO, out=None):
+def round(input=_REQ, *_td_more, decimals=_NO, out=None):
+    if _td_more: raise _extra_arguments('round', False)
     try:
         if decimals is not _NO:
             if out is None:
@@ -2789,12 +2932,13 @@ def round(input, *, decimals=_NO, out=None):
             else:
                 _r = _E_round_out.entry_function(input, out=out)
                 return _r
-        raise TypeError('round(): received an invalid combination of arguments; expected one of: round.decimals(Tensor self, *, int decimals) -> Tensor; round(Tensor self) -> Tensor')
+        raise _no_overload('round', False)
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('round', _e, ('input',), False) from None
 
 
-def round_(input, *, decimals=_NO):
+def round_(input=_REQ, *_td_more, decimals=_NO):
+    if _td_more: raise _extra_arguments('round_', False)
     try:
         if decimals is not _NO:
             _r = _E_round__decimals.entry_function(input, decimals=decimals)
@@ -2802,12 +2946,13 @@ def round_(input, *, decimals=_NO):
         if decimals is _NO:
             _r = _E_round_.entry_function(input)
             return _r
-        raise TypeError('round_(): received an invalid combination of arguments; expected one of: round_.decimals(Tensor(a!) self, *, int decimals) -> Tensor(a!); round_(Tensor(a!) self) -> Tensor(a!)')
+        raise _no_overload('round_', False)
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('round_', _e, ('input',), False) from None
 
 
-def rsqrt(input, *, out=None):
+def rsqrt(input=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('rsqrt', False)
     try:
         if out is None:
             _r = _E_rsqrt.entry_function(input)
@@ -2819,7 +2964,8 @@ def rsqrt(input, *, out=None):
         raise _binding_argument_error('rsqrt', _e, ('input',), False) from None
 
 
-def rsqrt_(input):
+def rsqrt_(input=_REQ, *_td_more):
+    if _td_more: raise _extra_arguments('rsqrt_', False)
     try:
         _r = _E_rsqrt_.entry_function(input)
         return _r
@@ -2827,7 +2973,8 @@ def rsqrt_(input):
         raise _binding_argument_error('rsqrt_', _e, ('input',), False) from None
 
 
-def rsub(input, other, alpha=_NO):
+def rsub(input=_REQ, other=_REQ, alpha=_NO, *_td_more):
+    if _td_more: raise _extra_arguments('rsub', False)
     try:
         if isinstance(other, _Tensor):
             if alpha is _NO:
@@ -2845,12 +2992,13 @@ def rsub(input, other, alpha=_NO):
                 if alpha is not _NO: _kw['alpha'] = alpha
                 _r = _E_rsub_Scalar.entry_function(input, other, **_kw)
             return _r
-        raise TypeError('rsub(): received an invalid combination of arguments; expected one of: rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor; rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor')
+        raise _no_overload('rsub', False)
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('rsub', _e, ('input', 'other', 'alpha'), False) from None
 
 
-def scatter_add(input, dim, index, src, *, out=None):
+def scatter_add(input=_REQ, dim=_REQ, index=_REQ, src=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('scatter_add', False)
     try:
         if out is None:
             _r = _E_scatter_add.entry_function(input, dim, index, src)
@@ -2862,7 +3010,8 @@ def scatter_add(input, dim, index, src, *, out=None):
         raise _binding_argument_error('scatter_add', _e, ('input', 'dim', 'index', 'src'), False) from None
 
 
-def select(input, dim, index):
+def select(input=_REQ, dim=_REQ, index=_REQ, *_td_more):
+    if _td_more: raise _extra_arguments('select', False)
     try:
         _r = _E_select_int.entry_function(input, dim, index)
         return _r
@@ -2870,7 +3019,8 @@ def select(input, dim, index):
         raise _binding_argument_error('select', _e, ('input', 'dim', 'index'), False) from None
 
 
-def select_copy(input, dim, index, *, out=None):
+def select_copy(input=_REQ, dim=_REQ, index=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('select_copy', False)
     try:
         if out is None:
             _r = _E_select_copy_int.entry_function(input, dim, index)
@@ -2882,7 +3032,8 @@ def select_copy(input, dim, index, *, out=None):
         raise _binding_argument_error('select_copy', _e, ('input', 'dim', 'index'), False) from None
 
 
-def select_scatter(input, src, dim, index):
+def select_scatter(input=_REQ, src=_REQ, dim=_REQ, index=_REQ, *_td_more):
+    if _td_more: raise _extra_arguments('select_scatter', False)
     try:
         _r = _E_select_scatter.entry_function(input, src, dim, index)
         return _r
@@ -2890,7 +3041,8 @@ def select_scatter(input, src, dim, index):
         raise _binding_argument_error('select_scatter', _e, ('input', 'src', 'dim', 'index'), False) from None
 
 
-def sigmoid(input, *, out=None):
+def sigmoid(input=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('sigmoid', False)
     try:
         if out is None:
             _r = _E_sigmoid.entry_function(input)
@@ -2902,7 +3054,8 @@ def sigmoid(input, *, out=None):
         raise _binding_argument_error('sigmoid', _e, ('input',), False) from None
 
 
-def sigmoid_(input):
+def sigmoid_(input=_REQ, *_td_more):
+    if _td_more: raise _extra_arguments('sigmoid_', False)
     try:
         _r = _E_sigmoid_.entry_function(input)
         return _r
@@ -2910,7 +3063,8 @@ def sigmoid_(input):
         raise _binding_argument_error('sigmoid_', _e, ('input',), False) from None
 
 
-def sign(input, *, out=None):
+def sign(input=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('sign', False)
     try:
         if out is None:
             _r = _E_sign.entry_function(input)
@@ -2922,7 +3076,8 @@ def sign(input, *, out=None):
         raise _binding_argument_error('sign', _e, ('input',), False) from None
 
 
-def sin(input, *, out=None):
+def sin(input=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('sin', False)
     try:
         if out is None:
             _r = _E_sin.entry_function(input)
@@ -2934,7 +3089,8 @@ def sin(input, *, out=None):
         raise _binding_argument_error('sin', _e, ('input',), False) from None
 
 
-def sin_(input):
+def sin_(input=_REQ, *_td_more):
+    if _td_more: raise _extra_arguments('sin_', False)
     try:
         _r = _E_sin_.entry_function(input)
         return _r
@@ -2942,7 +3098,8 @@ def sin_(input):
         raise _binding_argument_error('sin_', _e, ('input',), False) from None
 
 
-def slice_copy(input, dim=_NO, start=_NO, end=_NO, step=_NO, *, out=None):
+def slice_copy(input=_REQ, dim=_NO, start=_NO, end=_NO, step=_NO, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('slice_copy', False)
     try:
         if out is None:
             if dim is _NO and start is _NO and end is _NO and step is _NO:
@@ -2970,7 +3127,8 @@ def slice_copy(input, dim=_NO, start=_NO, end=_NO, step=_NO, *, out=None):
         raise _binding_argument_error('slice_copy', _e, ('input', 'dim', 'start', 'end', 'step'), False) from None
 
 
-def slice_scatter(input, src, dim=_NO, start=_NO, end=_NO, step=_NO, *, out=None):
+def slice_scatter(input=_REQ, src=_REQ, dim=_NO, start=_NO, end=_NO, step=_NO, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('slice_scatter', False)
     try:
         if out is None:
             if dim is _NO and start is _NO and end is _NO and step is _NO:
@@ -2998,7 +3156,8 @@ def slice_scatter(input, src, dim=_NO, start=_NO, end=_NO, step=_NO, *, out=None
         raise _binding_argument_error('slice_scatter', _e, ('input', 'src', 'dim', 'start', 'end', 'step'), False) from None
 
 
-def softmax(input, dim, dtype=_NO, *, out=None):
+def softmax(input=_REQ, dim=_REQ, dtype=_NO, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('softmax', False)
     try:
         if out is None:
             if dtype is _NO:
@@ -3020,7 +3179,8 @@ def softmax(input, dim, dtype=_NO, *, out=None):
         raise _binding_argument_error('softmax', _e, ('input', 'dim', 'dtype'), False) from None
 
 
-def sort(input, dim=_NO, descending=_NO, *, stable=_NO, out=None):
+def sort(input=_REQ, dim=_NO, descending=_NO, *_td_more, stable=_NO, out=None):
+    if _td_more: raise _extra_arguments('sort', False)
     try:
         if stable is not _NO:
             if out is None:
@@ -3060,12 +3220,13 @@ def sort(input, dim=_NO, descending=_NO, *, stable=_NO, out=None):
                     if descending is not _NO: _kw['descending'] = descending
                     _r = _E_sort_values.entry_function(input, values=out[0], indices=out[1], **_kw)
                 return _RT.sort_out(_r)
-        raise TypeError('sort(): received an invalid combination of arguments; expected one of: sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices); sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)')
+        raise _no_overload('sort', False)
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('sort', _e, ('input', 'dim', 'descending'), False) from None
 
 
-def split_copy(input, split_size, dim=_NO, *, out=None):
+def split_copy(input=_REQ, split_size=_REQ, dim=_NO, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('split_copy', False)
     try:
         if out is None:
             if dim is _NO:
@@ -3087,7 +3248,8 @@ def split_copy(input, split_size, dim=_NO, *, out=None):
         raise _binding_argument_error('split_copy', _e, ('input', 'split_size', 'dim'), False) from None
 
 
-def split_with_sizes(input, split_sizes, dim=_NO):
+def split_with_sizes(input=_REQ, split_sizes=_REQ, dim=_NO, *_td_more):
+    if _td_more: raise _extra_arguments('split_with_sizes', False)
     try:
         if dim is _NO:
             _r = _E_split_with_sizes.entry_function(input, split_sizes)
@@ -3100,7 +3262,8 @@ def split_with_sizes(input, split_sizes, dim=_NO):
         raise _binding_argument_error('split_with_sizes', _e, ('input', 'split_sizes', 'dim'), False) from None
 
 
-def split_with_sizes_copy(input, split_sizes, dim=_NO, *, out=None):
+def split_with_sizes_copy(input=_REQ, split_sizes=_REQ, dim=_NO, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('split_with_sizes_copy', False)
     try:
         if out is None:
             if dim is _NO:
@@ -3122,7 +3285,8 @@ def split_with_sizes_copy(input, split_sizes, dim=_NO, *, out=None):
         raise _binding_argument_error('split_with_sizes_copy', _e, ('input', 'split_sizes', 'dim'), False) from None
 
 
-def sqrt(input, *, out=None):
+def sqrt(input=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('sqrt', False)
     try:
         if out is None:
             _r = _E_sqrt.entry_function(input)
@@ -3134,7 +3298,8 @@ def sqrt(input, *, out=None):
         raise _binding_argument_error('sqrt', _e, ('input',), False) from None
 
 
-def sqrt_(input):
+def sqrt_(input=_REQ, *_td_more):
+    if _td_more: raise _extra_arguments('sqrt_', False)
     try:
         _r = _E_sqrt_.entry_function(input)
         return _r
@@ -3142,7 +3307,8 @@ def sqrt_(input):
         raise _binding_argument_error('sqrt_', _e, ('input',), False) from None
 
 
-def stack(tensors, dim=_NO, *, out=None):
+def stack(tensors=_REQ, dim=_NO, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('stack', False)
     try:
         if out is None:
             if dim is _NO:
@@ -3164,7 +3330,8 @@ def stack(tensors, dim=_NO, *, out=None):
         raise _binding_argument_error('stack', _e, ('tensors', 'dim'), False) from None
 
 
-def sub(input, other, *, alpha=_NO, out=None):
+def sub(input=_REQ, other=_REQ, *_td_more, alpha=_NO, out=None):
+    if _td_more: raise _extra_arguments('sub', False)
     try:
         if not isinstance(other, _Tensor): other = _wrap_argument(other)
         if out is None:
@@ -3189,7 +3356,8 @@ def sub(input, other, *, alpha=_NO, out=None):
         raise _binding_argument_error('sub', _e, ('input', 'other'), False) from None
 
 
-def sum(input, dim=_NO, keepdim=_NO, *, dtype=_NO, out=None):
+def sum(input=_REQ, dim=_NO, keepdim=_NO, *_td_more, dtype=_NO, out=None):
+    if _td_more: raise _extra_arguments('sum', False)
     try:
         if type(dim) is int: dim = [dim]
         if dim is not _NO:
@@ -3219,12 +3387,13 @@ def sum(input, dim=_NO, keepdim=_NO, *, dtype=_NO, out=None):
                 if dtype is not _NO: _kw['dtype'] = dtype
                 _r = _E_sum.entry_function(input, **_kw)
             return _r
-        raise TypeError('sum(): received an invalid combination of arguments; expected one of: sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor; sum(Tensor self, *, ScalarType? dtype=None) -> Tensor')
+        raise _no_overload('sum', False)
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('sum', _e, ('input', 'dim', 'keepdim'), False) from None
 
 
-def t(input):
+def t(input=_REQ, *_td_more):
+    if _td_more: raise _extra_arguments('t', False)
     try:
         _r = _E_t.entry_function(input)
         return _r
@@ -3232,7 +3401,8 @@ def t(input):
         raise _binding_argument_error('t', _e, ('input',), False) from None
 
 
-def t_copy(input, *, out=None):
+def t_copy(input=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('t_copy', False)
     try:
         if out is None:
             _r = _E_t_copy.entry_function(input)
@@ -3244,7 +3414,8 @@ def t_copy(input, *, out=None):
         raise _binding_argument_error('t_copy', _e, ('input',), False) from None
 
 
-def tan(input, *, out=None):
+def tan(input=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('tan', False)
     try:
         if out is None:
             _r = _E_tan.entry_function(input)
@@ -3256,7 +3427,8 @@ def tan(input, *, out=None):
         raise _binding_argument_error('tan', _e, ('input',), False) from None
 
 
-def tan_(input):
+def tan_(input=_REQ, *_td_more):
+    if _td_more: raise _extra_arguments('tan_', False)
     try:
         _r = _E_tan_.entry_function(input)
         return _r
@@ -3264,7 +3436,8 @@ def tan_(input):
         raise _binding_argument_error('tan_', _e, ('input',), False) from None
 
 
-def tanh(input, *, out=None):
+def tanh(input=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('tanh', False)
     try:
         if out is None:
             _r = _E_tanh.entry_function(input)
@@ -3276,7 +3449,8 @@ def tanh(input, *, out=None):
         raise _binding_argument_error('tanh', _e, ('input',), False) from None
 
 
-def tanh_(input):
+def tanh_(input=_REQ, *_td_more):
+    if _td_more: raise _extra_arguments('tanh_', False)
     try:
         _r = _E_tanh_.entry_function(input)
         return _r
@@ -3284,7 +3458,8 @@ def tanh_(input):
         raise _binding_argument_error('tanh_', _e, ('input',), False) from None
 
 
-def topk(input, k, dim=_NO, largest=_NO, sorted=_NO, *, out=None):
+def topk(input=_REQ, k=_REQ, dim=_NO, largest=_NO, sorted=_NO, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('topk', False)
     try:
         if out is None:
             if dim is _NO and largest is _NO and sorted is _NO:
@@ -3310,7 +3485,8 @@ def topk(input, k, dim=_NO, largest=_NO, sorted=_NO, *, out=None):
         raise _binding_argument_error('topk', _e, ('input', 'k', 'dim', 'largest', 'sorted'), False) from None
 
 
-def transpose(input, dim0, dim1):
+def transpose(input=_REQ, dim0=_REQ, dim1=_REQ, *_td_more):
+    if _td_more: raise _extra_arguments('transpose', False)
     try:
         _r = _E_transpose_int.entry_function(input, dim0, dim1)
         return _r
@@ -3318,7 +3494,8 @@ def transpose(input, dim0, dim1):
         raise _binding_argument_error('transpose', _e, ('input', 'dim0', 'dim1'), False) from None
 
 
-def transpose_copy(input, dim0, dim1, *, out=None):
+def transpose_copy(input=_REQ, dim0=_REQ, dim1=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('transpose_copy', False)
     try:
         if out is None:
             _r = _E_transpose_copy_int.entry_function(input, dim0, dim1)
@@ -3330,7 +3507,8 @@ def transpose_copy(input, dim0, dim1, *, out=None):
         raise _binding_argument_error('transpose_copy', _e, ('input', 'dim0', 'dim1'), False) from None
 
 
-def tril(input, diagonal=_NO, *, out=None):
+def tril(input=_REQ, diagonal=_NO, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('tril', False)
     try:
         if out is None:
             if diagonal is _NO:
@@ -3352,7 +3530,8 @@ def tril(input, diagonal=_NO, *, out=None):
         raise _binding_argument_error('tril', _e, ('input', 'diagonal'), False) from None
 
 
-def triu(input, diagonal=_NO, *, out=None):
+def triu(input=_REQ, diagonal=_NO, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('triu', False)
     try:
         if out is None:
             if diagonal is _NO:
@@ -3374,7 +3553,8 @@ def triu(input, diagonal=_NO, *, out=None):
         raise _binding_argument_error('triu', _e, ('input', 'diagonal'), False) from None
 
 
-def unbind(input, dim=_NO):
+def unbind(input=_REQ, dim=_NO, *_td_more):
+    if _td_more: raise _extra_arguments('unbind', False)
     try:
         if dim is _NO:
             _r = _E_unbind_int.entry_function(input)
@@ -3387,7 +3567,8 @@ def unbind(input, dim=_NO):
         raise _binding_argument_error('unbind', _e, ('input', 'dim'), False) from None
 
 
-def unbind_copy(input, dim=_NO, *, out=None):
+def unbind_copy(input=_REQ, dim=_NO, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('unbind_copy', False)
     try:
         if out is None:
             if dim is _NO:
@@ -3409,7 +3590,8 @@ def unbind_copy(input, dim=_NO, *, out=None):
         raise _binding_argument_error('unbind_copy', _e, ('input', 'dim'), False) from None
 
 
-def unfold_copy(input, dimension, size, step, *, out=None):
+def unfold_copy(input=_REQ, dimension=_REQ, size=_REQ, step=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('unfold_copy', False)
     try:
         if out is None:
             _r = _E_unfold_copy.entry_function(input, dimension, size, step)
@@ -3421,7 +3603,8 @@ def unfold_copy(input, dimension, size, step, *, out=None):
         raise _binding_argument_error('unfold_copy', _e, ('input', 'dimension', 'size', 'step'), False) from None
 
 
-def unsqueeze(input, dim):
+def unsqueeze(input=_REQ, dim=_REQ, *_td_more):
+    if _td_more: raise _extra_arguments('unsqueeze', False)
     try:
         _r = _E_unsqueeze.entry_function(input, dim)
         return _r
@@ -3429,7 +3612,8 @@ def unsqueeze(input, dim):
         raise _binding_argument_error('unsqueeze', _e, ('input', 'dim'), False) from None
 
 
-def unsqueeze_copy(input, dim, *, out=None):
+def unsqueeze_copy(input=_REQ, dim=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('unsqueeze_copy', False)
     try:
         if out is None:
             _r = _E_unsqueeze_copy.entry_function(input, dim)
@@ -3441,7 +3625,8 @@ def unsqueeze_copy(input, dim, *, out=None):
         raise _binding_argument_error('unsqueeze_copy', _e, ('input', 'dim'), False) from None
 
 
-def view_as_complex(input):
+def view_as_complex(input=_REQ, *_td_more):
+    if _td_more: raise _extra_arguments('view_as_complex', False)
     try:
         _r = _E_view_as_complex.entry_function(input)
         return _r
@@ -3449,7 +3634,8 @@ def view_as_complex(input):
         raise _binding_argument_error('view_as_complex', _e, ('input',), False) from None
 
 
-def view_as_complex_copy(input, *, out=None):
+def view_as_complex_copy(input=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('view_as_complex_copy', False)
     try:
         if out is None:
             _r = _E_view_as_complex_copy.entry_function(input)
@@ -3461,7 +3647,8 @@ def view_as_complex_copy(input, *, out=None):
         raise _binding_argument_error('view_as_complex_copy', _e, ('input',), False) from None
 
 
-def view_as_real(input):
+def view_as_real(input=_REQ, *_td_more):
+    if _td_more: raise _extra_arguments('view_as_real', False)
     try:
         _r = _E_view_as_real.entry_function(input)
         return _r
@@ -3469,7 +3656,8 @@ def view_as_real(input):
         raise _binding_argument_error('view_as_real', _e, ('input',), False) from None
 
 
-def view_as_real_copy(input, *, out=None):
+def view_as_real_copy(input=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('view_as_real_copy', False)
     try:
         if out is None:
             _r = _E_view_as_real_copy.entry_function(input)
@@ -3481,7 +3669,8 @@ def view_as_real_copy(input, *, out=None):
         raise _binding_argument_error('view_as_real_copy', _e, ('input',), False) from None
 
 
-def view_copy(input, size, *, out=None):
+def view_copy(input=_REQ, size=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('view_copy', False)
     try:
         if out is None:
             _r = _E_view_copy.entry_function(input, size)
@@ -3497,8 +3686,9 @@ def zeros(*_td_args, size=_NO, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO
     try:
         if size is _NO:
             if len(_td_args) == 1 and not isinstance(_td_args[0], int):
-                _td_args = _td_args[0]
-            size = list(_td_args)
+                size = list(_td_args[0])
+            else:
+                size = list(_td_args or _REQ)
         elif _td_args:
             raise TypeError("zeros() got multiple values for argument 'size'")
         if out is None:
@@ -3534,9 +3724,14 @@ def zeros(*_td_args, size=_NO, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO
             return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('zeros', _e, ('size',), False) from None
+    except TypeError:
+        if size is not _NO: raise
+        _size = _varargs_list('zeros', 'size', False)
+        return zeros(size=_size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, out=out, requires_grad=requires_grad)
 
 
-def zeros_like(input, *, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, memory_format=_NO, requires_grad=False):
+def zeros_like(input=_REQ, *_td_more, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, memory_format=_NO, requires_grad=False):
+    if _td_more: raise _extra_arguments('zeros_like', False)
     try:
         if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO and memory_format is _NO:
             _r = _H_zeros_like(input)

@@ -14,6 +14,9 @@ from tensordispatch.dispatch.calling import NOT_GIVEN as _NO
 from tensordispatch.dispatch.errors import ArgumentTypeError as _ArgumentTypeError
 from tensordispatch.ops.binding_errors import REQUIRED as _REQ
 from tensordispatch.ops.binding_errors import binding_type_error as _binding_argument_error
+from tensordispatch.ops.binding_errors import extra_arguments as _extra_arguments
+from tensordispatch.ops.binding_errors import no_overload as _no_overload
+from tensordispatch.ops.binding_errors import varargs_list as _varargs_list
 from tensordispatch.dispatch.keyset import AUTOGRAD_DISPATCH_KEYSET_WITH_AD_INPLACE_OR_VIEW_RAW as _BELOW_AD
 from tensordispatch.dispatch.tls import local_state as _local_state
 from tensordispatch.generated import return_types as _RT
@@ -662,7 +665,7 @@ def _m_bitwise_and(self, other=_REQ):
         if isinstance(other, _Tensor):
             _r = _E_bitwise_and_Tensor.entry_function(self, other)
             return _r
-        raise TypeError('bitwise_and(): received an invalid combination of arguments; expected one of: bitwise_and.Scalar(Tensor self, Scalar other) -> Tensor; bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor')
+        raise _no_overload('bitwise_and', True)
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('bitwise_and', _e, ('other',), True) from None
 _m_bitwise_and.__name__ = _m_bitwise_and.__qualname__ = 'bitwise_and'
@@ -676,7 +679,7 @@ def _m_bitwise_and_(self, other=_REQ):
         if isinstance(other, _Tensor):
             _r = _E_bitwise_and__Tensor.entry_function(self, other)
             return _r
-        raise TypeError('bitwise_and_(): received an invalid combination of arguments; expected one of: bitwise_and_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!); bitwise_and_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)')
+        raise _no_overload('bitwise_and_', True)
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('bitwise_and_', _e, ('other',), True) from None
 _m_bitwise_and_.__name__ = _m_bitwise_and_.__qualname__ = 'bitwise_and_'
@@ -690,7 +693,7 @@ def _m_bitwise_left_shift(self, other=_REQ):
         if not isinstance(other, _Tensor):
             _r = _E_bitwise_left_shift_Tensor_Scalar.entry_function(self, other)
             return _r
-        raise TypeError('bitwise_left_shift(): received an invalid combination of arguments; expected one of: bitwise_left_shift.Tensor(Tensor self, Tensor other) -> Tensor; bitwise_left_shift.Tensor_Scalar(Tensor self, Scalar other) -> Tensor')
+        raise _no_overload('bitwise_left_shift', True)
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('bitwise_left_shift', _e, ('other',), True) from None
 _m_bitwise_left_shift.__name__ = _m_bitwise_left_shift.__qualname__ = 'bitwise_left_shift'
@@ -704,7 +707,7 @@ def _m_bitwise_left_shift_(self, other=_REQ):
         if not isinstance(other, _Tensor):
             _r = _E_bitwise_left_shift__Tensor_Scalar.entry_function(self, other)
             return _r
-        raise TypeError('bitwise_left_shift_(): received an invalid combination of arguments; expected one of: bitwise_left_shift_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!); bitwise_left_shift_.Tensor_Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)')
+        raise _no_overload('bitwise_left_shift_', True)
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('bitwise_left_shift_', _e, ('other',), True) from None
 _m_bitwise_left_shift_.__name__ = _m_bitwise_left_shift_.__qualname__ = 'bitwise_left_shift_'
@@ -736,7 +739,7 @@ def _m_bitwise_or(self, other=_REQ):
         if isinstance(other, _Tensor):
             _r = _E_bitwise_or_Tensor.entry_function(self, other)
             return _r
-        raise TypeError('bitwise_or(): received an invalid combination of arguments; expected one of: bitwise_or.Scalar(Tensor self, Scalar other) -> Tensor; bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor')
+        raise _no_overload('bitwise_or', True)
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('bitwise_or', _e, ('other',), True) from None
 _m_bitwise_or.__name__ = _m_bitwise_or.__qualname__ = 'bitwise_or'
@@ -750,7 +753,7 @@ def _m_bitwise_or_(self, other=_REQ):
         if isinstance(other, _Tensor):
             _r = _E_bitwise_or__Tensor.entry_function(self, other)
             return _r
-        raise TypeError('bitwise_or_(): received an invalid combination of arguments; expected one of: bitwise_or_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!); bitwise_or_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)')
+        raise _no_overload('bitwise_or_', True)
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('bitwise_or_', _e, ('other',), True) from None
 _m_bitwise_or_.__name__ = _m_bitwise_or_.__qualname__ = 'bitwise_or_'
@@ -764,7 +767,7 @@ def _m_bitwise_right_shift(self, other=_REQ):
         if not isinstance(other, _Tensor):
             _r = _E_bitwise_right_shift_Tensor_Scalar.entry_function(self, other)
             return _r
-        raise TypeError('bitwise_right_shift(): received an invalid combination of arguments; expected one of: bitwise_right_shift.Tensor(Tensor self, Tensor other) -> Tensor; bitwise_right_shift.Tensor_Scalar(Tensor self, Scalar other) -> Tensor')
+        raise _no_overload('bitwise_right_shift', True)
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('bitwise_right_shift', _e, ('other',), True) from None
 _m_bitwise_right_shift.__name__ = _m_bitwise_right_shift.__qualname__ = 'bitwise_right_shift'
@@ -778,7 +781,7 @@ def _m_bitwise_right_shift_(self, other=_REQ):
         if not isinstance(other, _Tensor):
             _r = _E_bitwise_right_shift__Tensor_Scalar.entry_function(self, other)
             return _r
-        raise TypeError('bitwise_right_shift_(): received an invalid combination of arguments; expected one of: bitwise_right_shift_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!); bitwise_right_shift_.Tensor_Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)')
+        raise _no_overload('bitwise_right_shift_', True)
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('bitwise_right_shift_', _e, ('other',), True) from None
 _m_bitwise_right_shift_.__name__ = _m_bitwise_right_shift_.__qualname__ = 'bitwise_right_shift_'
@@ -792,7 +795,7 @@ def _m_bitwise_xor(self, other=_REQ):
         if isinstance(other, _Tensor):
             _r = _E_bitwise_xor_Tensor.entry_function(self, other)
             return _r
-        raise TypeError('bitwise_xor(): received an invalid combination of arguments; expected one of: bitwise_xor.Scalar(Tensor self, Scalar other) -> Tensor; bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor')
+        raise _no_overload('bitwise_xor', True)
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('bitwise_xor', _e, ('other',), True) from None
 _m_bitwise_xor.__name__ = _m_bitwise_xor.__qualname__ = 'bitwise_xor'
@@ -806,7 +809,7 @@ def _m_bitwise_xor_(self, other=_REQ):
         if isinstance(other, _Tensor):
             _r = _E_bitwise_xor__Tensor.entry_function(self, other)
             return _r
-        raise TypeError('bitwise_xor_(): received an invalid combination of arguments; expected one of: bitwise_xor_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!); bitwise_xor_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)')
+        raise _no_overload('bitwise_xor_', True)
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('bitwise_xor_', _e, ('other',), True) from None
 _m_bitwise_xor_.__name__ = _m_bitwise_xor_.__qualname__ = 'bitwise_xor_'
@@ -861,7 +864,7 @@ def _m_clamp_max(self, max=_REQ):
         if isinstance(max, _Tensor):
             _r = _E_clamp_max_Tensor.entry_function(self, max)
             return _r
-        raise TypeError('clamp_max(): received an invalid combination of arguments; expected one of: clamp_max(Tensor self, Scalar max) -> Tensor; clamp_max.Tensor(Tensor self, Tensor max) -> Tensor')
+        raise _no_overload('clamp_max', True)
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('clamp_max', _e, ('max',), True) from None
 _m_clamp_max.__name__ = _m_clamp_max.__qualname__ = 'clamp_max'
@@ -875,7 +878,7 @@ def _m_clamp_max_(self, max=_REQ):
         if isinstance(max, _Tensor):
             _r = _E_clamp_max__Tensor.entry_function(self, max)
             return _r
-        raise TypeError('clamp_max_(): received an invalid combination of arguments; expected one of: clamp_max_(Tensor(a!) self, Scalar max) -> Tensor(a!); clamp_max_.Tensor(Tensor(a!) self, Tensor max) -> Tensor(a!)')
+        raise _no_overload('clamp_max_', True)
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('clamp_max_', _e, ('max',), True) from None
 _m_clamp_max_.__name__ = _m_clamp_max_.__qualname__ = 'clamp_max_'
@@ -889,7 +892,7 @@ def _m_clamp_min(self, min=_REQ):
         if isinstance(min, _Tensor):
             _r = _E_clamp_min_Tensor.entry_function(self, min)
             return _r
-        raise TypeError('clamp_min(): received an invalid combination of arguments; expected one of: clamp_min(Tensor self, Scalar min) -> Tensor; clamp_min.Tensor(Tensor self, Tensor min) -> Tensor')
+        raise _no_overload('clamp_min', True)
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('clamp_min', _e, ('min',), True) from None
 _m_clamp_min.__name__ = _m_clamp_min.__qualname__ = 'clamp_min'
@@ -903,7 +906,7 @@ def _m_clamp_min_(self, min=_REQ):
         if isinstance(min, _Tensor):
             _r = _E_clamp_min__Tensor.entry_function(self, min)
             return _r
-        raise TypeError('clamp_min_(): received an invalid combination of arguments; expected one of: clamp_min_(Tensor(a!) self, Scalar min) -> Tensor(a!); clamp_min_.Tensor(Tensor(a!) self, Tensor min) -> Tensor(a!)')
+        raise _no_overload('clamp_min_', True)
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('clamp_min_', _e, ('min',), True) from None
 _m_clamp_min_.__name__ = _m_clamp_min_.__qualname__ = 'clamp_min_'
@@ -1076,7 +1079,7 @@ def _m_div(self, other=_REQ, *, rounding_mode=_NO):
         if rounding_mode is _NO:
             _r = _E_div_Tensor.entry_function(self, other)
             return _r
-        raise TypeError('div(): received an invalid combination of arguments; expected one of: div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor; div.Tensor(Tensor self, Tensor other) -> Tensor')
+        raise _no_overload('div', True)
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('div', _e, ('other',), True) from None
 _m_div.__name__ = _m_div.__qualname__ = 'div'
@@ -1091,7 +1094,7 @@ def _m_div_(self, other=_REQ, *, rounding_mode=_NO):
         if rounding_mode is _NO:
             _r = _E_div__Tensor.entry_function(self, other)
             return _r
-        raise TypeError('div_(): received an invalid combination of arguments; expected one of: div_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!); div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)')
+        raise _no_overload('div_', True)
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('div_', _e, ('other',), True) from None
 _m_div_.__name__ = _m_div_.__qualname__ = 'div_'
@@ -1114,7 +1117,7 @@ def _m_eq(self, other=_REQ):
         if isinstance(other, _Tensor):
             _r = _E_eq_Tensor.entry_function(self, other)
             return _r
-        raise TypeError('eq(): received an invalid combination of arguments; expected one of: eq.Scalar(Tensor self, Scalar other) -> Tensor; eq.Tensor(Tensor self, Tensor other) -> Tensor')
+        raise _no_overload('eq', True)
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('eq', _e, ('other',), True) from None
 _m_eq.__name__ = _m_eq.__qualname__ = 'eq'
@@ -1128,7 +1131,7 @@ def _m_eq_(self, other=_REQ):
         if isinstance(other, _Tensor):
             _r = _E_eq__Tensor.entry_function(self, other)
             return _r
-        raise TypeError('eq_(): received an invalid combination of arguments; expected one of: eq_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!); eq_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)')
+        raise _no_overload('eq_', True)
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('eq_', _e, ('other',), True) from None
 _m_eq_.__name__ = _m_eq_.__qualname__ = 'eq_'
@@ -1174,8 +1177,9 @@ def _m_expand(self, *_td_args, size=_NO, implicit=_NO):
     try:
         if size is _NO:
             if len(_td_args) == 1 and not isinstance(_td_args[0], int):
-                _td_args = _td_args[0]
-            size = list(_td_args)
+                size = list(_td_args[0])
+            else:
+                size = list(_td_args or _REQ)
         elif _td_args:
             raise TypeError("expand() got multiple values for argument 'size'")
         if implicit is _NO:
@@ -1187,6 +1191,10 @@ def _m_expand(self, *_td_args, size=_NO, implicit=_NO):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('expand', _e, ('size',), True) from None
+    except TypeError:
+        if size is not _NO: raise
+        _size = _varargs_list('expand', 'size', True)
+        return _m_expand(self, size=_size, implicit=implicit)
 _m_expand.__name__ = _m_expand.__qualname__ = 'expand'
 
 
@@ -1216,7 +1224,7 @@ def _m_fill_(self, value=_REQ):
         if isinstance(value, _Tensor):
             _r = _E_fill__Tensor.entry_function(self, value)
             return _r
-        raise TypeError('fill_(): received an invalid combination of arguments; expected one of: fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!); fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)')
+        raise _no_overload('fill_', True)
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('fill_', _e, ('value',), True) from None
 _m_fill_.__name__ = _m_fill_.__qualname__ = 'fill_'
@@ -1242,14 +1250,19 @@ def _m_flip(self, *_td_args, dims=_NO):
     try:
         if dims is _NO:
             if len(_td_args) == 1 and not isinstance(_td_args[0], int):
-                _td_args = _td_args[0]
-            dims = list(_td_args)
+                dims = list(_td_args[0])
+            else:
+                dims = list(_td_args or _REQ)
         elif _td_args:
             raise TypeError("flip() got multiple values for argument 'dims'")
         _r = _E_flip.entry_function(self, dims)
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('flip', _e, ('dims',), True) from None
+    except TypeError:
+        if dims is not _NO: raise
+        _size = _varargs_list('flip', 'dims', True)
+        return _m_flip(self, dims=_size)
 _m_flip.__name__ = _m_flip.__qualname__ = 'flip'
 
 
@@ -1279,7 +1292,7 @@ def _m_floor_divide(self, other=_REQ):
         if not isinstance(other, _Tensor):
             _r = _E_floor_divide_Scalar.entry_function(self, other)
             return _r
-        raise TypeError('floor_divide(): received an invalid combination of arguments; expected one of: floor_divide(Tensor self, Tensor other) -> Tensor; floor_divide.Scalar(Tensor self, Scalar other) -> Tensor')
+        raise _no_overload('floor_divide', True)
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('floor_divide', _e, ('other',), True) from None
 _m_floor_divide.__name__ = _m_floor_divide.__qualname__ = 'floor_divide'
@@ -1293,7 +1306,7 @@ def _m_floor_divide_(self, other=_REQ):
         if not isinstance(other, _Tensor):
             _r = _E_floor_divide__Scalar.entry_function(self, other)
             return _r
-        raise TypeError('floor_divide_(): received an invalid combination of arguments; expected one of: floor_divide_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!); floor_divide_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)')
+        raise _no_overload('floor_divide_', True)
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('floor_divide_', _e, ('other',), True) from None
 _m_floor_divide_.__name__ = _m_floor_divide_.__qualname__ = 'floor_divide_'
@@ -1321,7 +1334,7 @@ def _m_ge(self, other=_REQ):
         if isinstance(other, _Tensor):
             _r = _E_ge_Tensor.entry_function(self, other)
             return _r
-        raise TypeError('ge(): received an invalid combination of arguments; expected one of: ge.Scalar(Tensor self, Scalar other) -> Tensor; ge.Tensor(Tensor self, Tensor other) -> Tensor')
+        raise _no_overload('ge', True)
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('ge', _e, ('other',), True) from None
 _m_ge.__name__ = _m_ge.__qualname__ = 'ge'
@@ -1335,7 +1348,7 @@ def _m_ge_(self, other=_REQ):
         if isinstance(other, _Tensor):
             _r = _E_ge__Tensor.entry_function(self, other)
             return _r
-        raise TypeError('ge_(): received an invalid combination of arguments; expected one of: ge_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!); ge_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)')
+        raise _no_overload('ge_', True)
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('ge_', _e, ('other',), True) from None
 _m_ge_.__name__ = _m_ge_.__qualname__ = 'ge_'
@@ -1349,7 +1362,7 @@ def _m_gt(self, other=_REQ):
         if isinstance(other, _Tensor):
             _r = _E_gt_Tensor.entry_function(self, other)
             return _r
-        raise TypeError('gt(): received an invalid combination of arguments; expected one of: gt.Scalar(Tensor self, Scalar other) -> Tensor; gt.Tensor(Tensor self, Tensor other) -> Tensor')
+        raise _no_overload('gt', True)
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('gt', _e, ('other',), True) from None
 _m_gt.__name__ = _m_gt.__qualname__ = 'gt'
@@ -1363,7 +1376,7 @@ def _m_gt_(self, other=_REQ):
         if isinstance(other, _Tensor):
             _r = _E_gt__Tensor.entry_function(self, other)
             return _r
-        raise TypeError('gt_(): received an invalid combination of arguments; expected one of: gt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!); gt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)')
+        raise _no_overload('gt_', True)
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('gt_', _e, ('other',), True) from None
 _m_gt_.__name__ = _m_gt_.__qualname__ = 'gt_'
@@ -1414,7 +1427,7 @@ def _m_le(self, other=_REQ):
         if isinstance(other, _Tensor):
             _r = _E_le_Tensor.entry_function(self, other)
             return _r
-        raise TypeError('le(): received an invalid combination of arguments; expected one of: le.Scalar(Tensor self, Scalar other) -> Tensor; le.Tensor(Tensor self, Tensor other) -> Tensor')
+        raise _no_overload('le', True)
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('le', _e, ('other',), True) from None
 _m_le.__name__ = _m_le.__qualname__ = 'le'
@@ -1428,7 +1441,7 @@ def _m_le_(self, other=_REQ):
         if isinstance(other, _Tensor):
             _r = _E_le__Tensor.entry_function(self, other)
             return _r
-        raise TypeError('le_(): received an invalid combination of arguments; expected one of: le_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!); le_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)')
+        raise _no_overload('le_', True)
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('le_', _e, ('other',), True) from None
 _m_le_.__name__ = _m_le_.__qualname__ = 'le_'
@@ -1442,7 +1455,7 @@ def _m_lerp(self, end=_REQ, weight=_REQ):
         if isinstance(weight, _Tensor):
             _r = _E_lerp_Tensor.entry_function(self, end, weight)
             return _r
-        raise TypeError('lerp(): received an invalid combination of arguments; expected one of: lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor; lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor')
+        raise _no_overload('lerp', True)
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('lerp', _e, ('end', 'weight'), True) from None
 _m_lerp.__name__ = _m_lerp.__qualname__ = 'lerp'
@@ -1456,7 +1469,7 @@ def _m_lerp_(self, end=_REQ, weight=_REQ):
         if isinstance(weight, _Tensor):
             _r = _E_lerp__Tensor.entry_function(self, end, weight)
             return _r
-        raise TypeError('lerp_(): received an invalid combination of arguments; expected one of: lerp_.Scalar(Tensor(a!) self, Tensor end, Scalar weight) -> Tensor(a!); lerp_.Tensor(Tensor(a!) self, Tensor end, Tensor weight) -> Tensor(a!)')
+        raise _no_overload('lerp_', True)
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('lerp_', _e, ('end', 'weight'), True) from None
 _m_lerp_.__name__ = _m_lerp_.__qualname__ = 'lerp_'
@@ -1607,7 +1620,7 @@ def _m_lt(self, other=_REQ):
         if isinstance(other, _Tensor):
             _r = _E_lt_Tensor.entry_function(self, other)
             return _r
-        raise TypeError('lt(): received an invalid combination of arguments; expected one of: lt.Scalar(Tensor self, Scalar other) -> Tensor; lt.Tensor(Tensor self, Tensor other) -> Tensor')
+        raise _no_overload('lt', True)
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('lt', _e, ('other',), True) from None
 _m_lt.__name__ = _m_lt.__qualname__ = 'lt'
@@ -1621,7 +1634,7 @@ def _m_lt_(self, other=_REQ):
         if isinstance(other, _Tensor):
             _r = _E_lt__Tensor.entry_function(self, other)
             return _r
-        raise TypeError('lt_(): received an invalid combination of arguments; expected one of: lt_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!); lt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)')
+        raise _no_overload('lt_', True)
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('lt_', _e, ('other',), True) from None
 _m_lt_.__name__ = _m_lt_.__qualname__ = 'lt_'
@@ -1635,7 +1648,7 @@ def _m_masked_fill(self, mask=_REQ, value=_REQ):
         if isinstance(value, _Tensor):
             _r = _E_masked_fill_Tensor.entry_function(self, mask, value)
             return _r
-        raise TypeError('masked_fill(): received an invalid combination of arguments; expected one of: masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor; masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor')
+        raise _no_overload('masked_fill', True)
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('masked_fill', _e, ('mask', 'value'), True) from None
 _m_masked_fill.__name__ = _m_masked_fill.__qualname__ = 'masked_fill'
@@ -1649,7 +1662,7 @@ def _m_masked_fill_(self, mask=_REQ, value=_REQ):
         if isinstance(value, _Tensor):
             _r = _E_masked_fill__Tensor.entry_function(self, mask, value)
             return _r
-        raise TypeError('masked_fill_(): received an invalid combination of arguments; expected one of: masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!); masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)')
+        raise _no_overload('masked_fill_', True)
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('masked_fill_', _e, ('mask', 'value'), True) from None
 _m_masked_fill_.__name__ = _m_masked_fill_.__qualname__ = 'masked_fill_'
@@ -1686,7 +1699,7 @@ def _m_max(self, dim=_NO, keepdim=_NO):
         if dim is _NO and keepdim is _NO:
             _r = _E_max.entry_function(self)
             return _r
-        raise TypeError('max(): received an invalid combination of arguments; expected one of: max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices); max(Tensor self) -> Tensor')
+        raise _no_overload('max', True)
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('max', _e, ('dim', 'keepdim'), True) from None
 _m_max.__name__ = _m_max.__qualname__ = 'max'
@@ -1721,7 +1734,7 @@ def _m_mean(self, dim=_NO, keepdim=_NO, *, dtype=_NO):
                 if dtype is not _NO: _kw['dtype'] = dtype
                 _r = _E_mean.entry_function(self, **_kw)
             return _r
-        raise TypeError('mean(): received an invalid combination of arguments; expected one of: mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor; mean(Tensor self, *, ScalarType? dtype=None) -> Tensor')
+        raise _no_overload('mean', True)
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('mean', _e, ('dim', 'keepdim'), True) from None
 _m_mean.__name__ = _m_mean.__qualname__ = 'mean'
@@ -1740,7 +1753,7 @@ def _m_min(self, dim=_NO, keepdim=_NO):
         if dim is _NO and keepdim is _NO:
             _r = _E_min.entry_function(self)
             return _r
-        raise TypeError('min(): received an invalid combination of arguments; expected one of: min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices); min(Tensor self) -> Tensor')
+        raise _no_overload('min', True)
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('min', _e, ('dim', 'keepdim'), True) from None
 _m_min.__name__ = _m_min.__qualname__ = 'min'
@@ -1801,7 +1814,7 @@ def _m_narrow(self, dim=_REQ, start=_REQ, length=_REQ):
         if isinstance(start, _Tensor):
             _r = _E_narrow_Tensor.entry_function(self, dim, start, length)
             return _r
-        raise TypeError('narrow(): received an invalid combination of arguments; expected one of: narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a); narrow.Tensor(Tensor(a) self, int dim, Tensor start, SymInt length) -> Tensor(a)')
+        raise _no_overload('narrow', True)
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('narrow', _e, ('dim', 'start', 'length'), True) from None
 _m_narrow.__name__ = _m_narrow.__qualname__ = 'narrow'
@@ -1824,7 +1837,7 @@ def _m_ne(self, other=_REQ):
         if isinstance(other, _Tensor):
             _r = _E_ne_Tensor.entry_function(self, other)
             return _r
-        raise TypeError('ne(): received an invalid combination of arguments; expected one of: ne.Scalar(Tensor self, Scalar other) -> Tensor; ne.Tensor(Tensor self, Tensor other) -> Tensor')
+        raise _no_overload('ne', True)
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('ne', _e, ('other',), True) from None
 _m_ne.__name__ = _m_ne.__qualname__ = 'ne'
@@ -1838,7 +1851,7 @@ def _m_ne_(self, other=_REQ):
         if isinstance(other, _Tensor):
             _r = _E_ne__Tensor.entry_function(self, other)
             return _r
-        raise TypeError('ne_(): received an invalid combination of arguments; expected one of: ne_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!); ne_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)')
+        raise _no_overload('ne_', True)
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('ne_', _e, ('other',), True) from None
 _m_ne_.__name__ = _m_ne_.__qualname__ = 'ne_'
@@ -1891,14 +1904,19 @@ def _m_permute(self, *_td_args, dims=_NO):
     try:
         if dims is _NO:
             if len(_td_args) == 1 and not isinstance(_td_args[0], int):
-                _td_args = _td_args[0]
-            dims = list(_td_args)
+                dims = list(_td_args[0])
+            else:
+                dims = list(_td_args or _REQ)
         elif _td_args:
             raise TypeError("permute() got multiple values for argument 'dims'")
         _r = _E_permute.entry_function(self, dims)
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('permute', _e, ('dims',), True) from None
+    except TypeError:
+        if dims is not _NO: raise
+        _size = _varargs_list('permute', 'dims', True)
+        return _m_permute(self, dims=_size)
 _m_permute.__name__ = _m_permute.__qualname__ = 'permute'
 
 
@@ -1910,7 +1928,7 @@ def _m_pow(self, exponent=_REQ):
         if not isinstance(exponent, _Tensor):
             _r = _E_pow_Tensor_Scalar.entry_function(self, exponent)
             return _r
-        raise TypeError('pow(): received an invalid combination of arguments; expected one of: pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor; pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor')
+        raise _no_overload('pow', True)
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('pow', _e, ('exponent',), True) from None
 _m_pow.__name__ = _m_pow.__qualname__ = 'pow'
@@ -1924,7 +1942,7 @@ def _m_pow_(self, exponent=_REQ):
         if isinstance(exponent, _Tensor):
             _r = _E_pow__Tensor.entry_function(self, exponent)
             return _r
-        raise TypeError('pow_(): received an invalid combination of arguments; expected one of: pow_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!); pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)')
+        raise _no_overload('pow_', True)
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('pow_', _e, ('exponent',), True) from None
 _m_pow_.__name__ = _m_pow_.__qualname__ = 'pow_'
@@ -1949,7 +1967,7 @@ def _m_prod(self, dim=_NO, keepdim=_NO, *, dtype=_NO):
                 if dtype is not _NO: _kw['dtype'] = dtype
                 _r = _E_prod.entry_function(self, **_kw)
             return _r
-        raise TypeError('prod(): received an invalid combination of arguments; expected one of: prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor; prod(Tensor self, *, ScalarType? dtype=None) -> Tensor')
+        raise _no_overload('prod', True)
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('prod', _e, ('dim', 'keepdim'), True) from None
 _m_prod.__name__ = _m_prod.__qualname__ = 'prod'
@@ -1999,7 +2017,7 @@ def _m_remainder(self, other=_REQ):
         if isinstance(other, _Tensor):
             _r = _E_remainder_Tensor.entry_function(self, other)
             return _r
-        raise TypeError('remainder(): received an invalid combination of arguments; expected one of: remainder.Scalar(Tensor self, Scalar other) -> Tensor; remainder.Tensor(Tensor self, Tensor other) -> Tensor')
+        raise _no_overload('remainder', True)
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('remainder', _e, ('other',), True) from None
 _m_remainder.__name__ = _m_remainder.__qualname__ = 'remainder'
@@ -2013,7 +2031,7 @@ def _m_remainder_(self, other=_REQ):
         if isinstance(other, _Tensor):
             _r = _E_remainder__Tensor.entry_function(self, other)
             return _r
-        raise TypeError('remainder_(): received an invalid combination of arguments; expected one of: remainder_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!); remainder_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)')
+        raise _no_overload('remainder_', True)
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('remainder_', _e, ('other',), True) from None
 _m_remainder_.__name__ = _m_remainder_.__qualname__ = 'remainder_'
@@ -2023,14 +2041,19 @@ def _m_repeat(self, *_td_args, repeats=_NO):
     try:
         if repeats is _NO:
             if len(_td_args) == 1 and not isinstance(_td_args[0], int):
-                _td_args = _td_args[0]
-            repeats = list(_td_args)
+                repeats = list(_td_args[0])
+            else:
+                repeats = list(_td_args or _REQ)
         elif _td_args:
             raise TypeError("repeat() got multiple values for argument 'repeats'")
         _r = _E_repeat.entry_function(self, repeats)
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('repeat', _e, ('repeats',), True) from None
+    except TypeError:
+        if repeats is not _NO: raise
+        _size = _varargs_list('repeat', 'repeats', True)
+        return _m_repeat(self, repeats=_size)
 _m_repeat.__name__ = _m_repeat.__qualname__ = 'repeat'
 
 
@@ -2038,8 +2061,9 @@ def _m_reshape(self, *_td_args, shape=_NO):
     try:
         if shape is _NO:
             if len(_td_args) == 1 and not isinstance(_td_args[0], int):
-                _td_args = _td_args[0]
-            shape = list(_td_args)
+                shape = list(_td_args[0])
+            else:
+                shape = list(_td_args or _REQ)
         elif _td_args:
             raise TypeError("reshape() got multiple values for argument 'shape'")
         _r = _H_reshape(self, shape)
@@ -2047,6 +2071,10 @@ def _m_reshape(self, *_td_args, shape=_NO):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('reshape', _e, ('shape',), True) from None
+    except TypeError:
+        if shape is not _NO: raise
+        _size = _varargs_list('reshape', 'shape', True)
+        return _m_reshape(self, shape=_size)
 _m_reshape.__name__ = _m_reshape.__qualname__ = 'reshape'
 
 
@@ -2092,7 +2120,7 @@ def _m_round(self, *, decimals=_NO):
         if decimals is _NO:
             _r = _E_round.entry_function(self)
             return _r
-        raise TypeError('round(): received an invalid combination of arguments; expected one of: round.decimals(Tensor self, *, int decimals) -> Tensor; round(Tensor self) -> Tensor')
+        raise _no_overload('round', True)
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('round', _e, (), True) from None
 _m_round.__name__ = _m_round.__qualname__ = 'round'
@@ -2106,7 +2134,7 @@ def _m_round_(self, *, decimals=_NO):
         if decimals is _NO:
             _r = _E_round_.entry_function(self)
             return _r
-        raise TypeError('round_(): received an invalid combination of arguments; expected one of: round_.decimals(Tensor(a!) self, *, int decimals) -> Tensor(a!); round_(Tensor(a!) self) -> Tensor(a!)')
+        raise _no_overload('round_', True)
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('round_', _e, (), True) from None
 _m_round_.__name__ = _m_round_.__qualname__ = 'round_'
@@ -2271,7 +2299,7 @@ def _m_sort(self, dim=_NO, descending=_NO, *, stable=_NO):
                 if descending is not _NO: _kw['descending'] = descending
                 _r = _E_sort.entry_function(self, **_kw)
             return _RT.sort(_r)
-        raise TypeError('sort(): received an invalid combination of arguments; expected one of: sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices); sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)')
+        raise _no_overload('sort', True)
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('sort', _e, ('dim', 'descending'), True) from None
 _m_sort.__name__ = _m_sort.__qualname__ = 'sort'
@@ -2359,7 +2387,7 @@ def _m_sum(self, dim=_NO, keepdim=_NO, *, dtype=_NO):
                 if dtype is not _NO: _kw['dtype'] = dtype
                 _r = _E_sum.entry_function(self, **_kw)
             return _r
-        raise TypeError('sum(): received an invalid combination of arguments; expected one of: sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor; sum(Tensor self, *, ScalarType? dtype=None) -> Tensor')
+        raise _no_overload('sum', True)
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('sum', _e, ('dim', 'keepdim'), True) from None
 _m_sum.__name__ = _m_sum.__qualname__ = 'sum'
@@ -2554,14 +2582,19 @@ def _m_view(self, *_td_args, size=_NO):
     try:
         if size is _NO:
             if len(_td_args) == 1 and not isinstance(_td_args[0], int):
-                _td_args = _td_args[0]
-            size = list(_td_args)
+                size = list(_td_args[0])
+            else:
+                size = list(_td_args or _REQ)
         elif _td_args:
             raise TypeError("view() got multiple values for argument 'size'")
         _r = _E_view.entry_function(self, size)
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('view', _e, ('size',), True) from None
+    except TypeError:
+        if size is not _NO: raise
+        _size = _varargs_list('view', 'size', True)
+        return _m_view(self, size=_size)
 _m_view.__name__ = _m_view.__qualname__ = 'view'
 
 
@@ -2686,7 +2719,7 @@ def _n_div(self, other, *, rounding_mode=_NO):
         if rounding_mode is _NO:
             _r = _E_div_Tensor.entry_function(self, other)
             return _r
-        raise TypeError('div(): received an invalid combination of arguments; expected one of: div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor; div.Tensor(Tensor self, Tensor other) -> Tensor')
+        raise _no_overload('div', True)
     except _ArgumentTypeError as _e:
         _t = _binding_argument_error('div', _e, ('other',), True)
         if isinstance(_t, TypeError): return NotImplemented
@@ -2712,7 +2745,7 @@ def _n_div_(self, other, *, rounding_mode=_NO):
         if rounding_mode is _NO:
             _r = _E_div__Tensor.entry_function(self, other)
             return _r
-        raise TypeError('div_(): received an invalid combination of arguments; expected one of: div_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!); div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)')
+        raise _no_overload('div_', True)
     except _ArgumentTypeError as _e:
         _t = _binding_argument_error('div_', _e, ('other',), True)
         if isinstance(_t, TypeError): return NotImplemented
@@ -2757,7 +2790,7 @@ def _n_remainder(self, other):
         if isinstance(other, _Tensor):
             _r = _E_remainder_Tensor.entry_function(self, other)
             return _r
-        raise TypeError('remainder(): received an invalid combination of arguments; expected one of: remainder.Scalar(Tensor self, Scalar other) -> Tensor; remainder.Tensor(Tensor self, Tensor other) -> Tensor')
+        raise _no_overload('remainder', True)
     except _ArgumentTypeError as _e:
         _t = _binding_argument_error('remainder', _e, ('other',), True)
         if isinstance(_t, TypeError): return NotImplemented
@@ -2782,7 +2815,7 @@ def _n_remainder_(self, other):
         if isinstance(other, _Tensor):
             _r = _E_remainder__Tensor.entry_function(self, other)
             return _r
-        raise TypeError('remainder_(): received an invalid combination of arguments; expected one of: remainder_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!); remainder_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)')
+        raise _no_overload('remainder_', True)
     except _ArgumentTypeError as _e:
         _t = _binding_argument_error('remainder_', _e, ('other',), True)
         if isinstance(_t, TypeError): return NotImplemented
@@ -2800,7 +2833,7 @@ def _n_pow(self, exponent):
         if not isinstance(exponent, _Tensor):
             _r = _E_pow_Tensor_Scalar.entry_function(self, exponent)
             return _r
-        raise TypeError('pow(): received an invalid combination of arguments; expected one of: pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor; pow.Tensor_Scalar(Tensor self, Scalar exponent) -> Tensor')
+        raise _no_overload('pow', True)
     except _ArgumentTypeError as _e:
         _t = _binding_argument_error('pow', _e, ('exponent',), True)
         if isinstance(_t, TypeError): return NotImplemented
@@ -2825,7 +2858,7 @@ def _n_pow_(self, exponent):
         if isinstance(exponent, _Tensor):
             _r = _E_pow__Tensor.entry_function(self, exponent)
             return _r
-        raise TypeError('pow_(): received an invalid combination of arguments; expected one of: pow_.Scalar(Tensor(a!) self, Scalar exponent) -> Tensor(a!); pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!)')
+        raise _no_overload('pow_', True)
     except _ArgumentTypeError as _e:
         _t = _binding_argument_error('pow_', _e, ('exponent',), True)
         if isinstance(_t, TypeError): return NotImplemented
@@ -2843,7 +2876,7 @@ def _n_floor_divide(self, other):
         if not isinstance(other, _Tensor):
             _r = _E_floor_divide_Scalar.entry_function(self, other)
             return _r
-        raise TypeError('floor_divide(): received an invalid combination of arguments; expected one of: floor_divide(Tensor self, Tensor other) -> Tensor; floor_divide.Scalar(Tensor self, Scalar other) -> Tensor')
+        raise _no_overload('floor_divide', True)
     except _ArgumentTypeError as _e:
         _t = _binding_argument_error('floor_divide', _e, ('other',), True)
         if isinstance(_t, TypeError): return NotImplemented
@@ -2868,7 +2901,7 @@ def _n_floor_divide_(self, other):
         if not isinstance(other, _Tensor):
             _r = _E_floor_divide__Scalar.entry_function(self, other)
             return _r
-        raise TypeError('floor_divide_(): received an invalid combination of arguments; expected one of: floor_divide_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!); floor_divide_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)')
+        raise _no_overload('floor_divide_', True)
     except _ArgumentTypeError as _e:
         _t = _binding_argument_error('floor_divide_', _e, ('other',), True)
         if isinstance(_t, TypeError): return NotImplemented
@@ -2886,7 +2919,7 @@ def _n_bitwise_and(self, other):
         if isinstance(other, _Tensor):
             _r = _E_bitwise_and_Tensor.entry_function(self, other)
             return _r
-        raise TypeError('bitwise_and(): received an invalid combination of arguments; expected one of: bitwise_and.Scalar(Tensor self, Scalar other) -> Tensor; bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor')
+        raise _no_overload('bitwise_and', True)
     except _ArgumentTypeError as _e:
         _t = _binding_argument_error('bitwise_and', _e, ('other',), True)
         if isinstance(_t, TypeError): return NotImplemented
@@ -2904,7 +2937,7 @@ def _n_bitwise_and_(self, other):
         if isinstance(other, _Tensor):
             _r = _E_bitwise_and__Tensor.entry_function(self, other)
             return _r
-        raise TypeError('bitwise_and_(): received an invalid combination of arguments; expected one of: bitwise_and_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!); bitwise_and_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)')
+        raise _no_overload('bitwise_and_', True)
     except _ArgumentTypeError as _e:
         _t = _binding_argument_error('bitwise_and_', _e, ('other',), True)
         if isinstance(_t, TypeError): return NotImplemented
@@ -2922,7 +2955,7 @@ def _n_bitwise_or(self, other):
         if isinstance(other, _Tensor):
             _r = _E_bitwise_or_Tensor.entry_function(self, other)
             return _r
-        raise TypeError('bitwise_or(): received an invalid combination of arguments; expected one of: bitwise_or.Scalar(Tensor self, Scalar other) -> Tensor; bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor')
+        raise _no_overload('bitwise_or', True)
     except _ArgumentTypeError as _e:
         _t = _binding_argument_error('bitwise_or', _e, ('other',), True)
         if isinstance(_t, TypeError): return NotImplemented
@@ -2940,7 +2973,7 @@ def _n_bitwise_or_(self, other):
         if isinstance(other, _Tensor):
             _r = _E_bitwise_or__Tensor.entry_function(self, other)
             return _r
-        raise TypeError('bitwise_or_(): received an invalid combination of arguments; expected one of: bitwise_or_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!); bitwise_or_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)')
+        raise _no_overload('bitwise_or_', True)
     except _ArgumentTypeError as _e:
         _t = _binding_argument_error('bitwise_or_', _e, ('other',), True)
         if isinstance(_t, TypeError): return NotImplemented
@@ -2958,7 +2991,7 @@ def _n_bitwise_xor(self, other):
         if isinstance(other, _Tensor):
             _r = _E_bitwise_xor_Tensor.entry_function(self, other)
             return _r
-        raise TypeError('bitwise_xor(): received an invalid combination of arguments; expected one of: bitwise_xor.Scalar(Tensor self, Scalar other) -> Tensor; bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor')
+        raise _no_overload('bitwise_xor', True)
     except _ArgumentTypeError as _e:
         _t = _binding_argument_error('bitwise_xor', _e, ('other',), True)
         if isinstance(_t, TypeError): return NotImplemented
@@ -2976,7 +3009,7 @@ def _n_bitwise_xor_(self, other):
         if isinstance(other, _Tensor):
             _r = _E_bitwise_xor__Tensor.entry_function(self, other)
             return _r
-        raise TypeError('bitwise_xor_(): received an invalid combination of arguments; expected one of: bitwise_xor_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!); bitwise_xor_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)')
+        raise _no_overload('bitwise_xor_', True)
     except _ArgumentTypeError as _e:
         _t = _binding_argument_error('bitwise_xor_', _e, ('other',), True)
         if isinstance(_t, TypeError): return NotImplemented
@@ -3020,7 +3053,7 @@ def _n_eq(self, other):
         if isinstance(other, _Tensor):
             _r = _E_eq_Tensor.entry_function(self, other)
             return _r
-        raise TypeError('eq(): received an invalid combination of arguments; expected one of: eq.Scalar(Tensor self, Scalar other) -> Tensor; eq.Tensor(Tensor self, Tensor other) -> Tensor')
+        raise _no_overload('eq', True)
     except _ArgumentTypeError as _e:
         _t = _binding_argument_error('eq', _e, ('other',), True)
         if isinstance(_t, TypeError): return NotImplemented
@@ -3038,7 +3071,7 @@ def _n_ne(self, other):
         if isinstance(other, _Tensor):
             _r = _E_ne_Tensor.entry_function(self, other)
             return _r
-        raise TypeError('ne(): received an invalid combination of arguments; expected one of: ne.Scalar(Tensor self, Scalar other) -> Tensor; ne.Tensor(Tensor self, Tensor other) -> Tensor')
+        raise _no_overload('ne', True)
     except _ArgumentTypeError as _e:
         _t = _binding_argument_error('ne', _e, ('other',), True)
         if isinstance(_t, TypeError): return NotImplemented
@@ -3056,7 +3089,7 @@ def _n_lt(self, other):
         if isinstance(other, _Tensor):
             _r = _E_lt_Tensor.entry_function(self, other)
             return _r
-        raise TypeError('lt(): received an invalid combination of arguments; expected one of: lt.Scalar(Tensor self, Scalar other) -> Tensor; lt.Tensor(Tensor self, Tensor other) -> Tensor')
+        raise _no_overload('lt', True)
     except _ArgumentTypeError as _e:
         _t = _binding_argument_error('lt', _e, ('other',), True)
         if isinstance(_t, TypeError): return NotImplemented
@@ -3074,7 +3107,7 @@ def _n_le(self, other):
         if isinstance(other, _Tensor):
             _r = _E_le_Tensor.entry_function(self, other)
             return _r
-        raise TypeError('le(): received an invalid combination of arguments; expected one of: le.Scalar(Tensor self, Scalar other) -> Tensor; le.Tensor(Tensor self, Tensor other) -> Tensor')
+        raise _no_overload('le', True)
     except _ArgumentTypeError as _e:
         _t = _binding_argument_error('le', _e, ('other',), True)
         if isinstance(_t, TypeError): return NotImplemented
@@ -3092,7 +3125,7 @@ def _n_gt(self, other):
         if isinstance(other, _Tensor):
             _r = _E_gt_Tensor.entry_function(self, other)
             return _r
-        raise TypeError('gt(): received an invalid combination of arguments; expected one of: gt.Scalar(Tensor self, Scalar other) -> Tensor; gt.Tensor(Tensor self, Tensor other) -> Tensor')
+        raise _no_overload('gt', True)
     except _ArgumentTypeError as _e:
         _t = _binding_argument_error('gt', _e, ('other',), True)
         if isinstance(_t, TypeError): return NotImplemented
@@ -3110,7 +3143,7 @@ def _n_ge(self, other):
         if isinstance(other, _Tensor):
             _r = _E_ge_Tensor.entry_function(self, other)
             return _r
-        raise TypeError('ge(): received an invalid combination of arguments; expected one of: ge.Scalar(Tensor self, Scalar other) -> Tensor; ge.Tensor(Tensor self, Tensor other) -> Tensor')
+        raise _no_overload('ge', True)
     except _ArgumentTypeError as _e:
         _t = _binding_argument_error('ge', _e, ('other',), True)
         if isinstance(_t, TypeError): return NotImplemented

@@ -14,6 +14,9 @@ from tensordispatch.dispatch.calling import NOT_GIVEN as _NO
 from tensordispatch.dispatch.errors import ArgumentTypeError as _ArgumentTypeError
 from tensordispatch.ops.binding_errors import REQUIRED as _REQ
 from tensordispatch.ops.binding_errors import binding_type_error as _binding_argument_error
+from tensordispatch.ops.binding_errors import extra_arguments as _extra_arguments
+from tensordispatch.ops.binding_errors import no_overload as _no_overload
+from tensordispatch.ops.binding_errors import varargs_list as _varargs_list
 from tensordispatch.dispatch.keyset import AUTOGRAD_DISPATCH_KEYSET_WITH_AD_INPLACE_OR_VIEW_RAW as _BELOW_AD
 from tensordispatch.dispatch.tls import local_state as _local_state
 from tensordispatch.generated import return_types as _RT
@@ -41,7 +44,8 @@ _E_silu_ = _deferred(_G, '_E_silu_', 'silu_')
 _E_silu_out = _deferred(_G, '_E_silu_out', 'silu.out')
 
 
-def cross_entropy_loss(input, target, weight=_NO, reduction=_NO, ignore_index=_NO, label_smoothing=_NO):
+def cross_entropy_loss(input=_REQ, target=_REQ, weight=_NO, reduction=_NO, ignore_index=_NO, label_smoothing=_NO, *_td_more):
+    if _td_more: raise _extra_arguments('cross_entropy_loss', False)
     try:
         if weight is _NO and reduction is _NO and ignore_index is _NO and label_smoothing is _NO:
             _r = _E_cross_entropy_loss.entry_function(input, target)
@@ -57,7 +61,8 @@ def cross_entropy_loss(input, target, weight=_NO, reduction=_NO, ignore_index=_N
         raise _binding_argument_error('cross_entropy_loss', _e, ('input', 'target', 'weight', 'reduction', 'ignore_index', 'label_smoothing'), False) from None
 
 
-def gelu(input, *, approximate=_NO, out=None):
+def gelu(input=_REQ, *_td_more, approximate=_NO, out=None):
+    if _td_more: raise _extra_arguments('gelu', False)
     try:
         if out is None:
             if approximate is _NO:
@@ -79,7 +84,8 @@ def gelu(input, *, approximate=_NO, out=None):
         raise _binding_argument_error('gelu', _e, ('input',), False) from None
 
 
-def gelu_(input, *, approximate=_NO):
+def gelu_(input=_REQ, *_td_more, approximate=_NO):
+    if _td_more: raise _extra_arguments('gelu_', False)
     try:
         if approximate is _NO:
             _r = _E_gelu_.entry_function(input)
@@ -92,7 +98,8 @@ def gelu_(input, *, approximate=_NO):
         raise _binding_argument_error('gelu_', _e, ('input',), False) from None
 
 
-def linear(input, weight, bias=_NO, *, out=None):
+def linear(input=_REQ, weight=_REQ, bias=_NO, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('linear', False)
     try:
         if out is None:
             if bias is _NO:
@@ -114,7 +121,8 @@ def linear(input, weight, bias=_NO, *, out=None):
         raise _binding_argument_error('linear', _e, ('input', 'weight', 'bias'), False) from None
 
 
-def nll_loss(input, target, weight=_NO, reduction=_NO, ignore_index=_NO, *, out=None):
+def nll_loss(input=_REQ, target=_REQ, weight=_NO, reduction=_NO, ignore_index=_NO, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('nll_loss', False)
     try:
         if out is None:
             if weight is _NO and reduction is _NO and ignore_index is _NO:
@@ -140,7 +148,8 @@ def nll_loss(input, target, weight=_NO, reduction=_NO, ignore_index=_NO, *, out=
         raise _binding_argument_error('nll_loss', _e, ('input', 'target', 'weight', 'reduction', 'ignore_index'), False) from None
 
 
-def nll_loss2d(input, target, weight=_NO, reduction=_NO, ignore_index=_NO, *, out=None):
+def nll_loss2d(input=_REQ, target=_REQ, weight=_NO, reduction=_NO, ignore_index=_NO, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('nll_loss2d', False)
     try:
         if out is None:
             if weight is _NO and reduction is _NO and ignore_index is _NO:
@@ -166,7 +175,8 @@ def nll_loss2d(input, target, weight=_NO, reduction=_NO, ignore_index=_NO, *, ou
         raise _binding_argument_error('nll_loss2d', _e, ('input', 'target', 'weight', 'reduction', 'ignore_index'), False) from None
 
 
-def nll_loss_nd(input, target, weight=_NO, reduction=_NO, ignore_index=_NO):
+def nll_loss_nd(input=_REQ, target=_REQ, weight=_NO, reduction=_NO, ignore_index=_NO, *_td_more):
+    if _td_more: raise _extra_arguments('nll_loss_nd', False)
     try:
         if weight is _NO and reduction is _NO and ignore_index is _NO:
             _r = _E_nll_loss_nd.entry_function(input, target)
@@ -181,7 +191,8 @@ def nll_loss_nd(input, target, weight=_NO, reduction=_NO, ignore_index=_NO):
         raise _binding_argument_error('nll_loss_nd', _e, ('input', 'target', 'weight', 'reduction', 'ignore_index'), False) from None
 
 
-def one_hot(input, num_classes=_NO):
+def one_hot(input=_REQ, num_classes=_NO, *_td_more):
+    if _td_more: raise _extra_arguments('one_hot', False)
     try:
         if num_classes is _NO:
             _r = _E_one_hot.entry_function(input)
@@ -194,7 +205,8 @@ def one_hot(input, num_classes=_NO):
         raise _binding_argument_error('one_hot', _e, ('input', 'num_classes'), False) from None
 
 
-def silu(input, *, out=None):
+def silu(input=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('silu', False)
     try:
         if out is None:
             _r = _E_silu.entry_function(input)
@@ -206,7 +218,8 @@ def silu(input, *, out=None):
         raise _binding_argument_error('silu', _e, ('input',), False) from None
 
 
-def silu_(input):
+def silu_(input=_REQ, *_td_more):
+    if _td_more: raise _extra_arguments('silu_', False)
     try:
         _r = _E_silu_.entry_function(input)
         return _r

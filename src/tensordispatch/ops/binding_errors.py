@@ -16,6 +16,8 @@ names are unknown and every given argument counts as positional, as before.
 from __future__ import annotations
 
 import dis
+import inspect
+import operator
 import sys
 from dataclasses import replace
 from types import FrameType
@@ -23,7 +25,7 @@ from typing import Any
 
 from tensordispatch.dispatch.calling import NOT_GIVEN
 from tensordispatch.dispatch.convert import register_binding_modules
-from tensordispatch.dispatch.errors import ArgumentTypeError, binding_argument
+from tensordispatch.dispatch.errors import ArgumentTypeError, BindingArgument, binding_argument
 from tensordispatch.ops.python_signatures import HIDDEN_SIGNATURES, PYTHON_SIGNATURES
 
 __all__ = [
@@ -32,7 +34,12 @@ __all__ = [
     "binding_type_error",
     "call_keywords",
     "combination_error",
+    "extra_arguments",
     "invalid_combination",
+    "missing_list",
+    "no_overload",
+    "sequence_error",
+    "varargs_list",
 ]
 
 
@@ -110,17 +117,28 @@ def _call_arguments(
     """(positional values, keyword values) of the call that ran ``binding``'s frame; every
     given argument counts as positional when the keywords cannot be read. Parameters left at
     NOT_GIVEN (or None, for hand-written bindings: ``none_absent``) were not given."""
-    keywords = call_keywords(binding.f_back) or ()
+    read = call_keywords(binding.f_back)
+    keywords = read or ()
     code, values = binding.f_code, binding.f_locals
     params = code.co_varnames[int(method) : code.co_argcount + code.co_kwonlyargcount]
     given = {}
-    for p in params:
+    for i, p in enumerate(params, int(method)):
         v = values.get(p, NOT_GIVEN)
-        absent = v is NOT_GIVEN or v is REQUIRED
+        if read is not None and i >= code.co_argcount and p not in keywords:
+            continue  # a keyword-only parameter the call left out
+        absent = v is NOT_GIVEN or v is REQUIRED or (p == "requires_grad" and v is False)
         if not absent and not (v is None and (none_absent or p == "out")):
             given[p] = v
     positional = [v for p, v in given.items() if p not in keywords]
-    return positional, {p: given[p] for p in sorted(given) if p in keywords}
+    return positional + _varargs(binding), {p: given[p] for p in sorted(given) if p in keywords}
+
+
+def _varargs(binding: FrameType) -> list[Any]:
+    """The values a binding's ``*`` parameter took (``*_td_more``, ``*_td_args``)."""
+    code = binding.f_code
+    if not code.co_flags & inspect.CO_VARARGS:
+        return []
+    return list(binding.f_locals[code.co_varnames[code.co_argcount + code.co_kwonlyargcount]])
 
 
 def combination_error(name: str, method: bool) -> TypeError:
@@ -156,12 +174,26 @@ def invalid_combination(
     given = _listed(got + kw, len(got))
     head = f"{name}() received an invalid combination of arguments - got ({given}), but expected"
     if len(signatures) == 1:
-        return f"{head} ({signatures[0]})"
+        return _one_signature(head, signatures[0], positional, keywords)
     lines = [f"{head} one of:"]
     for sig in signatures:
         lines.append(f" * ({sig})")
         lines += _mismatch(sig, positional, keywords)
     return "\n".join(lines) + "\n"
+
+
+def _one_signature(head: str, sig: str, positional: list[Any], keywords: dict[str, Any]) -> str:
+    """The invalid-combination text naming one signature: torch lists the keywords alone
+    when there are any, else marks the arguments that do not fit when there are as many as
+    the signature's entries."""
+    if keywords:
+        unknown = ", ".join(sorted(keywords))
+        return f"{head.split(' - got (')[0]} - got unrecognized keyword arguments: {unknown}"
+    mismatch = _mismatch(sig, positional, keywords)
+    if mismatch and "invalid types: (" in mismatch[0]:
+        marked = mismatch[0].split("invalid types: (", 1)[1][:-1]
+        head = f"{head.split(' - got (')[0]} - got ({marked}), but expected"
+    return f"{head} ({sig})"
 
 
 def _listed(items: list[str], positional: int) -> str:
@@ -248,37 +280,199 @@ def binding_type_error(
     rejected = binding_argument(name, error, positional, method)
     if rejected is None:
         return error
+    binding = sys._getframe(1)
     if error.mismatch is not None and error.mismatch.value is REQUIRED:
-        return TypeError(_missing(name, method, sys._getframe(1)))
-    args, kwargs = _call_arguments(sys._getframe(1), method)
+        return TypeError(_missing(name, method, binding))
+    args, kwargs = _call_arguments(binding, method)
     signatures = PYTHON_SIGNATURES.get((name, method))
     if signatures is not None and _plausible(signatures, len(args) + len(kwargs)) != 1:
         return TypeError(invalid_combination(name, signatures, args, kwargs))
-    return TypeError(replace(rejected, keyword=rejected.argument in kwargs).message())
+    rejected = replace(rejected, keyword=rejected.argument in kwargs)
+    if rejected.expected == "tuple of ints" and error.mismatch is not None:
+        text = _int_list_text(rejected, error.mismatch.value, binding)
+        if text is not None:
+            return TypeError(text)
+    return TypeError(rejected.message())
+
+
+def _int_like(value: Any) -> bool:
+    """Whether torch's parser takes ``value`` as an item of an int list."""
+    try:
+        operator.index(value)
+    except Exception:  # noqa: BLE001 - any failure means "not an integer"
+        return False
+    return True
+
+
+def _int_list_text(rejected: BindingArgument, value: Any, binding: FrameType) -> str | None:
+    """torch's text for an int list it cannot read: the value as the call gave it (a varargs
+    binding's arguments, Note [Size lists given as varargs] in codegen/python_errors.py); a
+    list or tuple names its first item that is no integer, and too many varargs after a
+    list are extra arguments. None when every item is an integer."""
+    given = binding.f_locals.get("_td_args")
+    if given:  # the list came as varargs
+        one = len(given) == 1 and not isinstance(given[0], int)
+        if len(given) > 1 and not _int_like(given[0]):
+            n = len(given)
+            return f"{rejected.function}() takes 1 positional argument but {n} were given"
+        value = given[0] if one else given
+    if not isinstance(value, list | tuple):
+        return replace(rejected, found=_type_name(value)).message()
+    for i, item in enumerate(value):
+        if not _int_like(item):
+            what = f'"type must be tuple of ints,but got {_type_name(item)}"'
+            unpack = f"failed to unpack the object at pos {i + 1} with error {what}"
+            return f"{rejected.function}(): argument '{rejected.argument}' {unpack}"
+    return None
+
+
+def extra_arguments(name: str, method: bool) -> TypeError:
+    """torch's error for a call of binding ``name`` with more positional arguments than it
+    takes (Note [Functions count their arguments] in codegen/python_errors.py); called by the
+    binding, whose frame is read.
+
+    >>> import tensordispatch as td
+    >>> try:
+    ...     td.neg(td.ones(2), 1)
+    ... except TypeError as e:
+    ...     print(e)
+    neg() takes 1 positional argument but 2 were given
+    """
+    binding = sys._getframe(1)
+    args, kwargs = _call_arguments(binding, method)
+    signatures = _signatures(name, method)
+    code = binding.f_code
+    n = len(args)
+    most = code.co_argcount - int(method)
+    if signatures is not None:
+        plausible = [s for s in signatures if _plausible((s,), n + len(kwargs))]
+        if len(plausible) != 1 or _positional_count(plausible[0])[1] >= n:
+            return TypeError(invalid_combination(name, signatures, args, kwargs))
+        least, most = _positional_count(plausible[0])
+    else:
+        defaults = binding.f_globals[code.co_name].__defaults__ or ()
+        least = sum(d is REQUIRED for d in defaults) + most - len(defaults)
+    if least != most:
+        return TypeError(
+            f"{name}() takes from {least} to {most} positional arguments but {n} were given"
+        )
+    plural, were = "" if most == 1 else "s", "was" if n == 1 else "were"
+    return TypeError(f"{name}() takes {most} positional argument{plural} but {n} {were} given")
+
+
+def no_overload(name: str, method: bool) -> TypeError:
+    """torch's invalid-combination error for a call of binding ``name`` that none of its
+    overloads takes (the arguments given or left out fit none); called by the binding, whose
+    frame is read.
+
+    >>> import tensordispatch as td
+    >>> try:
+    ...     td.bitwise_and()
+    ... except TypeError as e:
+    ...     print(str(e).splitlines()[0])
+    bitwise_and() received an invalid combination of arguments - got (), but expected one of:
+    """
+    binding = sys._getframe(1)
+    args, kwargs = _call_arguments(binding, method)
+    signatures = _signatures(name, method) or (f"{name}(...)",)
+    return TypeError(invalid_combination(name, signatures, args, kwargs))
+
+
+def _signatures(name: str, method: bool) -> tuple[str, ...] | None:
+    """torch's visible signatures of a name with several, or with hidden ones (its only
+    visible one), else None."""
+    key = (name, method)
+    found = PYTHON_SIGNATURES.get(key)
+    if found is None and key in HIDDEN_SIGNATURES:
+        found = (HIDDEN_SIGNATURES[key],)
+    return found
+
+
+def _positional_count(signature: str) -> tuple[int, int]:
+    """(required, all) parameters of a signature text: torch's min_args and max_pos_args."""
+    params = [p for p in signature.split(", ") if p]
+    positional = params[: params.index("*")] if "*" in params else params
+    return sum(" = " not in p and p != "*" for p in params), len(positional)
+
+
+def varargs_list(name: str, param: str, method: bool) -> list[int]:
+    """The int list of a varargs binding whose ``_td_args`` could not be made one (Note
+    [Size lists given as varargs] in codegen/python_errors.py): a single integer-like as a
+    one-item list, else torch's TypeError (no argument: missing; another object: not a tuple
+    of ints). Called by the binding, whose frame is read.
+
+    >>> import numpy as np, tensordispatch as td
+    >>> td.zeros(np.int64(2)).shape
+    tensordispatch.Size([2])
+    >>> try:
+    ...     td.zeros(td.int64)
+    ... except TypeError as e:
+    ...     print(e)
+    zeros(): argument 'size' (position 1) must be tuple of ints, not torch.dtype
+    """
+    binding = sys._getframe(1)
+    given = binding.f_locals["_td_args"]
+    if given:
+        if _int_like(given[0]):
+            return [operator.index(given[0])]
+        found = _type_name(given[0])
+        raise TypeError(f"{name}(): argument '{param}' (position 1) must be tuple of ints, "
+                        f"not {found}")  # fmt: skip
+    raise missing_list(name, param, method, binding)
+
+
+def missing_list(name: str, param: str, method: bool, binding: FrameType) -> TypeError:
+    """torch's error for a call of binding ``name`` (frame ``binding``) that gave its varargs
+    list parameter ``param`` nothing (``t.flip()``, ``td.rand()``)."""
+    args, kwargs = _call_arguments(binding, method, none_absent=True)
+    signatures = _signatures(name, method)
+    if signatures is not None and _plausible(signatures, len(kwargs)) != 1:
+        return TypeError(invalid_combination(name, signatures, args, kwargs))
+    return TypeError(f'{name}() missing 1 required positional arguments: "{param}"')
+
+
+def sequence_error(name: str, param: str, want: str, method: bool = False) -> TypeError:
+    """torch's error for a hand-written binding ``name`` whose sequence parameter ``param``
+    was left out (its default is REQUIRED) or is no sequence (torch's ``want`` type); called
+    by the binding once reading the sequence failed, whose frame is read.
+
+    >>> import tensordispatch as td
+    >>> try:
+    ...     td.cat(5)
+    ... except TypeError as e:
+    ...     print(e)
+    cat(): argument 'tensors' (position 1) must be tuple of Tensors, not int
+    """
+    binding = sys._getframe(1)
+    value = binding.f_locals[param]
+    if value is REQUIRED:
+        return missing_list(name, param, method, binding)
+    _, kwargs = _call_arguments(binding, method, none_absent=True)
+    position = binding.f_code.co_varnames.index(param) + 1 - int(method)
+    found = BindingArgument(name, param, position, want, _type_name(value), param in kwargs)
+    return TypeError(found.message())
 
 
 # Note [Missing arguments]
 # Python words a missing argument itself ("add() missing 1 required positional argument:
 # 'other'") before the function runs; torch's parser says 'neg() missing 1 required positional
 # arguments: "input"' (sic: its plural is the wrong way round), or, for a name with several
-# signatures (hidden ones too), that the call is an invalid combination. A generated Tensor
-# method's required parameters default to REQUIRED (nothing is read on a call that gives
-# them), which the operator's entry rejects as a value of the wrong type; the method's except
-# clause words the error from its frame (as torch: "invalid combination" unless exactly one
-# signature takes that many arguments). Functions keep Python's wording: with defaults,
-# Python's "takes 2 positional arguments but 3 were given", which is torch's text for a
-# function (not for a method), would read "takes from 0 to 2" (measured over the bound
-# names: methods 88 -> 190 of 203 missing-argument texts equal torch's, no other change;
-# functions would gain 165 and lose 127 too-many-argument texts). So do the operators
-# (``_n_`` copies), whose signature lazy/inline_methods.py mirrors.
+# signatures (hidden ones too), that the call is an invalid combination. A generated binding's
+# required parameters default to REQUIRED (nothing is read on a call that gives them), which
+# the operator's entry rejects as a value of the wrong type; the binding's except clause words
+# the error from its frame (as torch: "invalid combination" unless exactly one signature takes
+# that many arguments). Defaults would make Python word too many arguments "takes from 0 to
+# 2", so functions also take ``*_td_more`` and word that error themselves (Note [Functions
+# count their arguments] in codegen/python_errors.py); Tensor methods keep Python's (measured
+# over the bound names with 0..6 tensors: functions 557 -> 1026 of 1124 texts torch's parser
+# words equal torch's, the rest are hand-written bindings; methods' missing-argument texts 192
+# -> 198 of 203). The operators' ``_n_`` copies keep no defaults: lazy/inline_methods.py
+# mirrors their signature.
 def _missing(name: str, method: bool, binding: FrameType) -> str:
     """torch's text for a call of binding ``name`` (frame ``binding``) that left required
     parameters out (Note [Missing arguments])."""
     args, kwargs = _call_arguments(binding, method)
-    key = (name, method)
-    signatures = PYTHON_SIGNATURES.get(key)
-    if signatures is None and key in HIDDEN_SIGNATURES:
-        signatures = (HIDDEN_SIGNATURES[key],)
+    signatures = _signatures(name, method)
     if signatures is not None and _plausible(signatures, len(args) + len(kwargs)) != 1:
         return invalid_combination(name, signatures, args, kwargs)
     code, values = binding.f_code, binding.f_locals

@@ -9,6 +9,7 @@ only the arguments given.
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from tensordispatch.backends.aten import below_ad_inplace_or_view as _below
@@ -20,6 +21,7 @@ from tensordispatch.dispatch.calling import NOT_GIVEN as _NO
 from tensordispatch.dispatch.errors import ArgumentTypeError, binding_argument
 from tensordispatch.dispatch.keyset import AUTOGRAD_DISPATCH_KEYSET_WITH_AD_INPLACE_OR_VIEW_RAW
 from tensordispatch.dispatch.tls import local_state
+from tensordispatch.ops.binding_errors import REQUIRED, missing_list, sequence_error
 from tensordispatch.tensor.device import CPU as _CPU
 from tensordispatch.tensor.dtypes import dtype as DType
 from tensordispatch.tensor.tensor import Tensor
@@ -179,7 +181,7 @@ def _arange_type_error(
     return TypeError(replace(rejected, keyword=rejected.argument in keywords).message())
 
 
-def cat(tensors: Any, dim: int = 0, *, out: Tensor | None = None) -> Tensor:
+def cat(tensors: Any = REQUIRED, dim: int = 0, *, out: Tensor | None = None) -> Tensor:
     """torch.cat: refuses an empty sequence in the binding, as torch's argument parser does
     (the dispatcher would find no tensor to dispatch on).
 
@@ -187,7 +189,10 @@ def cat(tensors: Any, dim: int = 0, *, out: Tensor | None = None) -> Tensor:
     >>> td.cat([td.ones(1), td.zeros(2)])
     tensor([1., 0., 0.])
     """
-    tensors = list(tensors)
+    try:
+        tensors = list(tensors)
+    except TypeError:  # left out (REQUIRED) or no sequence: torch's texts
+        raise sequence_error("cat", "tensors", "tuple of Tensors") from None
     if not tensors:
         raise ValueError("torch.cat(): expected a non-empty list of Tensors")
     if out is not None:
@@ -213,13 +218,15 @@ def nonzero(
     return tuple(op("unbind.int")(op("nonzero")(source), 1))
 
 
-def _size(args: tuple[Any, ...], size: Any) -> list[int]:
+def _size(args: tuple[Any, ...], size: Any, name: str) -> list[int]:
     if size is not _NO:
         if args:
             raise TypeError("got multiple values for argument 'size'")
         return [int(s) for s in size]
     if len(args) == 1 and not isinstance(args[0], int):
         return [int(s) for s in args[0]]
+    if not args:  # torch's parser text (Note [Size lists given as varargs])
+        raise missing_list(name, "size", False, sys._getframe(1))
     return [int(s) for s in args]
 
 
@@ -229,7 +236,7 @@ def _random_factory(name: str, fill: str) -> Any:
         dtype: Any = None, layout: Any = None, device: Any = None, pin_memory: Any = None,
         requires_grad: bool = False,
     ) -> Tensor:  # fmt: skip
-        shape = _size(args, size)
+        shape = _size(args, size, name)
         if out is not None:
             resize_output(out, tuple(shape))
             return op(fill)(out, 0.0, 1.0, generator=generator)  # type: ignore[no-any-return]

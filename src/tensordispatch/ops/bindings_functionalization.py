@@ -12,9 +12,11 @@ torch's argument parser picks ``squeeze()`` without ``dim``, ``squeeze.dim`` for
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from tensordispatch.backends.aten import op
+from tensordispatch.ops.binding_errors import missing_list
 from tensordispatch.tensor.tensor import Tensor
 
 __all__ = ["resize_", "squeeze", "squeeze_", "squeeze_copy", "zero_"]
@@ -73,5 +75,7 @@ def resize_(self: Tensor, *size: Any, memory_format: Any = None) -> Any:
     """
     if len(size) == 1 and isinstance(size[0], list | tuple):
         size = tuple(size[0])
+    elif not size:  # torch's parser text (Note [Size lists given as varargs])
+        raise missing_list("resize_", "size", True, sys._getframe())
     kwargs = {} if memory_format is None else {"memory_format": memory_format}
     return op("resize_")(self, list(size), **kwargs)

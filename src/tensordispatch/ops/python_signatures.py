@@ -7,6 +7,10 @@ ops/binding_errors.py words the errors.
 """
 
 PYTHON_SIGNATURES: dict[tuple[str, bool], tuple[str, ...]] = {
+    ("addmm", False): (
+        "Tensor input, Tensor mat1, Tensor mat2, *, Number beta = 1, Number alpha = 1, Tensor out = None",
+        "Tensor input, Tensor mat1, Tensor mat2, torch.dtype out_dtype, *, Number beta = 1, Number alpha = 1, Tensor out = None",
+    ),
     ("all", False): (
         "Tensor input, *, Tensor out = None",
         "Tensor input, tuple of ints dim = None, bool keepdim = False, *, Tensor out = None",
@@ -31,6 +35,10 @@ PYTHON_SIGNATURES: dict[tuple[str, bool], tuple[str, ...]] = {
         "Number end, *, Tensor out = None, torch.dtype dtype = None, torch.layout layout = None, torch.device device = None, bool pin_memory = False, bool requires_grad = False",
         "Number start, Number end, *, torch.dtype dtype = None, torch.layout layout = None, torch.device device = None, bool pin_memory = False, bool requires_grad = False",
         "Number start, Number end, Number step = 1, *, Tensor out = None, torch.dtype dtype = None, torch.layout layout = None, torch.device device = None, bool pin_memory = False, bool requires_grad = False",
+    ),
+    ("baddbmm", False): (
+        "Tensor input, Tensor batch1, Tensor batch2, *, Number beta = 1, Number alpha = 1, Tensor out = None",
+        "Tensor input, Tensor batch1, Tensor batch2, torch.dtype out_dtype, *, Number beta = 1, Number alpha = 1, Tensor out = None",
     ),
     ("bitwise_and", False): (
         "Tensor input, Tensor other, *, Tensor out = None",
