@@ -20,7 +20,12 @@ from tensordispatch.backends.common import (
 from tensordispatch.backends.composite import empty_like
 from tensordispatch.backends.composite_direct import KnownOutKernel, direct_cpu_kernels
 from tensordispatch.backends.cpu.kernels import empty_cpu
-from tensordispatch.backends.cpu.layout import arange_cpu, arange_start_out, eye_m_out
+from tensordispatch.backends.cpu.layout import (
+    arange_cpu,
+    arange_start_out,
+    eye_m_out,
+    linspace_cpu,
+)
 from tensordispatch.backends.cpu.layout import linspace_out as cpu_linspace_out
 from tensordispatch.backends.meta.layout import arange_length, eye_check, linspace_check
 from tensordispatch.backends.structured import resize_output
@@ -220,6 +225,9 @@ def linspace(
         dtype = _dt.get_default_complex_dtype() if complex_ else _dt.get_default_dtype()
     linspace_check(steps)  # as torch, before the result is made at its final size
     if _direct(device, layout, pin_memory, _LINSPACE_OUT):
+        result = linspace_cpu(start, end, steps, dtype)  # the common case, fresh
+        if result is not None:
+            return result
         return cpu_linspace_out(start, end, steps, out=empty_cpu([steps], dtype=dtype))
     result = _empty([steps], dtype, layout, device, pin_memory)
     return op("linspace.out")(start, end, steps, out=result)
