@@ -77,9 +77,10 @@ def _not_implemented(name: str, t: Tensor) -> NotImplementedError:
 # kernels.py ``mean_out``'s work for a real floating input, dtype absent or a real floating
 # dtype object, and at least one element (an empty input writes NaN there; taken by the
 # dispatched call). np.mean's own steps, without its Python wrappers (~2.5 us): np.add.reduce
-# over every axis in the reduction dtype, then the division by the element count as an
-# ``intp`` (NumPy's promotion then divides in float64 and casts back, as np.mean's scalar
-# ``ret.dtype.type(ret / rcount)`` does), so values are bit-identical to the kernel's.
+# over every axis in the reduction dtype, then the division by the element count in float64
+# and the cast back to the reduction dtype: np.mean's scalar ``ret.dtype.type(ret / rcount)``
+# with an ``intp`` count promotes a float16/32/64 sum to float64 and divides there, which a
+# Python float division is exactly (IEEE double), so values are bit-identical to the kernel's.
 
 _ST = local_state()
 _RECORDING_EXCLUDED = DEFAULT_EXCLUDED_RAW | AUTOGRAD_DISPATCH_KEYSET_WITH_AD_INPLACE_OR_VIEW_RAW
@@ -153,9 +154,9 @@ def sum_all_fast(self: Tensor) -> Tensor | None:
         axis = _ALL_AXES[ndim] = tuple(range(ndim)) if ndim else None
     o = result._data
     try:
-        QUIET_RUN(_add_reduce, data, axis=axis, dtype=cd, keepdims=False, out=o)
+        QUIET_RUN(_add_reduce, data, axis, cd, o)  # (array, axis, dtype, out): positional
     except RuntimeError as e:
-        quiet_retry(e, _add_reduce, data, axis=axis, dtype=cd, keepdims=False, out=o)
+        quiet_retry(e, _add_reduce, data, axis, cd, o)
     return result
 
 
@@ -164,8 +165,6 @@ _SUM_DIM = FunctionalGuard("sum.dim_IntList", _WRAPPERS, "wrapper_CPU_sum_dim_In
 _MEAN_DIM = FunctionalGuard("mean.dim", _WRAPPERS, "wrapper_CPU_mean_dim")
 _FLOATING = 2  # dtypes.py's category rank of the real floating dtypes
 _DTYPE = type(_dt.float32)
-_intp = np.intp
-_true_divide = np.true_divide
 
 
 def mean_all_fast(self: Tensor, dtype: Any = None) -> Tensor | None:
@@ -217,10 +216,10 @@ def mean_all_fast(self: Tensor, dtype: Any = None) -> Tensor | None:
         axis = _ALL_AXES[ndim] = tuple(range(ndim)) if ndim else None
     o = result._data
     try:
-        QUIET_RUN(_add_reduce, data, axis=axis, dtype=cd, keepdims=False, out=o)
+        QUIET_RUN(_add_reduce, data, axis, cd, o)  # (array, axis, dtype, out): positional
     except RuntimeError as e:
-        quiet_retry(e, _add_reduce, data, axis=axis, dtype=cd, keepdims=False, out=o)
-    _true_divide(o, _intp(data.size), out=o, casting="unsafe")
+        quiet_retry(e, _add_reduce, data, axis, cd, o)
+    o[()] = float(o) / data.size  # the float64 division and the cast back, as np.mean's
     return result
 
 
