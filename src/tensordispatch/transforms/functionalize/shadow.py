@@ -21,7 +21,8 @@ operator on the parent's real view of the base, its shadow (under remove='mutati
 shadow IS the wrapper's value; without views the value is a dense copy of the shadow:
 ``view_copy`` and friends return contiguous results). Chains with a view
 that cannot be one strided view of the base (``view`` of a transposed shadow, ``expand``,
-``as_strided``, ``unfold``, dtype-changing views, in-place views) or taken in both modes get
+``as_strided``, ``unfold``, dtype-changing views, conjugate / negative views, in-place
+views) or taken in both modes get
 no shadow and take the general path. With a shadow:
 * an in-place operator on the wrapper (``mul_``, ``copy_``, ``zero_`` ...) runs on the view
   at the shadow's geometry of a fresh copy of the base (same layout), which then becomes

@@ -39,8 +39,11 @@ def make_view_kernel(rule: Any) -> Callable[..., Any]:
     view_op = op(rule.view_op)
     copy_op = op(rule.copy_op) if rule.copy_op is not None else view_op
     multi = rule.multi_output
-    # Note [Shadow views]: exact views that keep the dtype
-    shadowed = rule.exact and rule.name not in ("view_as_real", "view_as_complex")
+    # Note [Shadow views]: exact views that keep the dtype and the values (a conjugate or
+    # negative view's values are not its place's: a shadow would read them unresolved)
+    shadowed = rule.exact and rule.name not in (
+        "view_as_real", "view_as_complex", "_conj", "_neg_view"
+    )  # fmt: skip
 
     def kernel(self: Any, *args: Any, **kwargs: Any) -> Any:
         if self.__class__ is not _FT:
