@@ -13,7 +13,8 @@ import torch._lazy.computation
 
 import tensordispatch as td
 from tensordispatch import lazy
-from tensordispatch.lazy.debug import dump_ir, graph_hash
+from tensordispatch.lazy.computation import get_graph_hash as graph_hash
+from tensordispatch.lazy.debug import dump_ir
 
 
 def _pair(

@@ -5,8 +5,11 @@ importing this package registers nothing, as torch needs torch._lazy.ts_backend.
 tensors made with ``x.to('lazy')`` or a factory with ``device='lazy'`` trace
 the operators listed in backend.yaml into IR nodes; ``mark_step()`` syncs every live lazy
 tensor with one graph per step, compiled by the lowering backend (default: generated NumPy
-source) and cached by graph hash; ``.cpu()``, ``.numpy()``, ``.item()`` and printing sync one
-tensor's graph; other operators fall back to eager CPU. See docs/LAZY.md.
+source) and cached by graph hash, then runs the step closures queued with
+``add_step_closure``; ``.cpu()``, ``.numpy()``, ``.item()`` and printing sync one tensor's
+graph, ``sync_multi`` / ``to_cpu`` several at once; other operators fall back to eager CPU.
+``computation`` gives a graph's hash and inputs and runs a cached graph (torch._lazy's
+names throughout). See docs/LAZY.md.
 
 >>> import tensordispatch as td, tensordispatch.lazy as lazy
 >>> handle = lazy.init()
@@ -19,7 +22,9 @@ tensor's graph; other operators fall back to eager CPU. See docs/LAZY.md.
 
 from __future__ import annotations
 
-from tensordispatch.lazy import config, debug, metrics
+from tensordispatch.lazy import computation, config, debug, metrics
+from tensordispatch.lazy.api import get_tensor_id, sync_multi, to_cpu
+from tensordispatch.lazy.closures import add_step_closure, run_step_closures
 from tensordispatch.lazy.executor import (
     Graph,
     clear_compile_cache,
@@ -39,17 +44,23 @@ __all__ = [
     "LazyInit",
     "LazyTensor",
     "NumpyBackend",
+    "add_step_closure",
     "clear_compile_cache",
+    "computation",
     "config",
     "debug",
     "get_backend",
+    "get_tensor_id",
     "init",
     "install",
     "installed",
     "mark_step",
     "metrics",
+    "run_step_closures",
     "set_backend",
+    "sync_multi",
     "sync_tensors",
+    "to_cpu",
     "uninstall",
     "wait_device_ops",
 ]

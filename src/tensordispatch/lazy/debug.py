@@ -8,25 +8,20 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from tensordispatch.lazy.api import lazy_value_of
 from tensordispatch.lazy.executor import graph_of
 from tensordispatch.lazy.ir import Node, Operand
 
-__all__ = ["dump_ir", "graph_hash", "render_ir_graph"]
+__all__ = ["dump_ir", "render_ir_graph"]
 
 
 def _lazy_data(t: Any) -> Any:
-    from tensordispatch.lazy.tensor import LazyTensor
-    from tensordispatch.transforms.functionalize import is_functional, sync
-
-    inner = t
-    while is_functional(inner):  # functional wrappers hold the lazy tensor below them
-        sync(inner)
-        inner = inner._data
-    if not isinstance(inner, LazyTensor):
+    value = lazy_value_of(t)
+    if value is None:
         raise TypeError(
             f"dump_ir: expected lazy tensors, got a {type(t).__name__} on device '{t.device}'"
         )
-    return inner
+    return value
 
 
 def _args_text(node: Node) -> str:
@@ -93,18 +88,3 @@ def _dot(nodes: Sequence[Node], names: dict[int, int], roots: dict[int, list[int
 
 
 render_ir_graph = dump_ir
-
-
-def graph_hash(tensors: Sequence[Any]) -> int:
-    """The hash a sync of ``tensors`` would look the compile cache up with
-    (torch._lazy.computation.get_graph_hash; Note [Graph hash]).
-
-    >>> import tensordispatch as td, tensordispatch.lazy as lazy
-    >>> handle = lazy.init()
-    >>> a, b = td.ones(3).to("lazy"), td.zeros(3).to("lazy")
-    >>> lazy.mark_step()
-    >>> graph_hash([a * 2 + 3]) == graph_hash([b * 3 + 5])
-    True
-    >>> handle.remove()
-    """
-    return graph_of([_lazy_data(t).ir_value() for t in tensors]).hash

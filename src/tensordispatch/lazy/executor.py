@@ -24,7 +24,10 @@ from typing import Any
 import numpy as np
 
 from tensordispatch.lazy import metrics
-from tensordispatch.lazy.ir import BackendData, Node, Output, Value
+from tensordispatch.lazy.closures import _ASYNC as _ASYNC_CLOSURES
+from tensordispatch.lazy.closures import _STEP as _STEP_CLOSURES
+from tensordispatch.lazy.closures import run_step_closures
+from tensordispatch.lazy.ir import BackendData, Node, Output, Shape, Value
 from tensordispatch.lazy.tensor import STEPPED_AT, LazyTensor, live_data, weaken
 
 __all__ = [
@@ -39,6 +42,9 @@ __all__ = [
 
 _COMPILE_CACHE_SIZE = 1024
 _CACHE: OrderedDict[int, Callable[..., Sequence[Any]]] = OrderedDict()
+#: per cached graph: each parameter's Shape (None: a Python number) and each output's Shape,
+#: what computation.run_cached_graph needs to call it with CPU tensors
+SIGNATURES: dict[int, tuple[tuple[Shape | None, ...], tuple[Shape, ...]]] = {}
 _LOCK = threading.RLock()
 _COUNTERS = metrics.COUNTERS
 
@@ -163,6 +169,7 @@ def set_backend(backend: Any) -> Any:
         previous = get_backend()
         _BACKEND[:] = [backend]
         _CACHE.clear()
+        SIGNATURES.clear()
         return previous
 
 
@@ -184,6 +191,7 @@ def clear_compile_cache() -> None:
     """Forget every compiled graph (the next sync of each graph is an UncachedCompile)."""
     with _LOCK:
         _CACHE.clear()
+        SIGNATURES.clear()
 
 
 def _compiled(
@@ -207,8 +215,12 @@ def _compiled(
     fn = get_backend().compile(graph)
     metrics.record("TensorsGraphSize", len(order))
     _CACHE[key] = fn
+    SIGNATURES[key] = (
+        tuple([p.shape if isinstance(p.value, np.ndarray) else None for p in params]),
+        tuple([v.shape for v in outputs]),
+    )
     if len(_CACHE) > _COMPILE_CACHE_SIZE:
-        _CACHE.popitem(last=False)
+        SIGNATURES.pop(_CACHE.popitem(last=False)[0], None)
     return fn
 
 
@@ -248,15 +260,16 @@ def _run(roots: list[LazyTensor], cut: bool) -> None:
         found = getattr(array, "dtype", expected)
         if found is not expected and found != expected:  # a lowering's promotion slip
             array = np.asarray(array).astype(expected)
-        d.handle = BackendData(array, shape)
+        d.handle = BackendData(array, shape, d.id)
         if cut:
             d.ir = None
 
 
-def mark_step(device: str = "") -> None:
+def mark_step(device: str = "", wait: bool = False) -> None:
     """Sync every live lazy tensor with pending IR in one graph (compiled once per distinct
-    graph, then fetched from the cache), replace that IR by device data, and count a step
-    (torch._lazy.mark_step).
+    graph, then fetched from the cache), replace that IR by device data, count a step, then
+    run the step closures queued since the last step (torch._lazy.mark_step; closures.py).
+    Graphs run synchronously here, so ``wait`` changes nothing.
 
     >>> import tensordispatch as td, tensordispatch.lazy as lazy
     >>> handle = lazy.init()
@@ -291,6 +304,8 @@ def mark_step(device: str = "") -> None:
         for d in cut:
             d.ir = None
         _COUNTERS["MarkStep"] += 1
+    if _STEP_CLOSURES or _ASYNC_CLOSURES:  # Note [Step closures]: outside the lock
+        run_step_closures()
 
 
 def wait_device_ops(devices: Sequence[str] = ()) -> None:

@@ -177,13 +177,16 @@ def operand(index: int, kind: str = "tensor") -> Operand:
 
 
 class BackendData:
-    """A device buffer: a NumPy array, or a Python number for scalar device data."""
+    """A device buffer: a NumPy array, or a Python number for scalar device data.
+    ``tensor_id``: the id of the lazy tensor whose value it became (-1: none, e.g. a
+    constant), as computation.get_tensors_ts_device_data_node reports it."""
 
-    __slots__ = ("__weakref__", "shape", "value")
+    __slots__ = ("__weakref__", "shape", "tensor_id", "value")
 
-    def __init__(self, value: Any, shape: Shape) -> None:
+    def __init__(self, value: Any, shape: Shape, tensor_id: int = -1) -> None:
         self.value = value
         self.shape = shape
+        self.tensor_id = tensor_id
 
     def __repr__(self) -> str:
         return f"BackendData({self.shape})"

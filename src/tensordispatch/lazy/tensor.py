@@ -132,7 +132,7 @@ class LazyTensor(Tensor):
             if handle is None:
                 if self.tensor_data is None:
                     raise RuntimeError(f"lazy tensor {self.id}: no IR and no data")
-                handle = BackendData(self.tensor_data, self.lazy_shape)
+                handle = BackendData(self.tensor_data, self.lazy_shape, self.id)
                 self.tensor_data = None
             ir = self.ir = device_data_node(handle)
         return ir
@@ -140,7 +140,7 @@ class LazyTensor(Tensor):
     def upload(self) -> None:
         """Turn CPU data not yet used into a device buffer (`SyncTensorsToData`)."""
         if self.tensor_data is not None and self.handle is None and self.ir is None:
-            self.handle = BackendData(self.tensor_data, self.lazy_shape)
+            self.handle = BackendData(self.tensor_data, self.lazy_shape, self.id)
             self.tensor_data = None
 
     def set_ir(self, value: Value) -> None:
@@ -153,6 +153,7 @@ class LazyTensor(Tensor):
     def set_handle(self, handle: BackendData) -> None:
         """Give this tensor computed data (fallback results); drops the IR."""
         weaken()  # Note [Strong entries for pending values]
+        handle.tensor_id = self.id
         self.handle = handle
         self.ir = None
         self.tensor_data = None
