@@ -19,7 +19,6 @@ from __future__ import annotations
 from tensordispatch import autograd as autograd
 from tensordispatch import library as library
 from tensordispatch import ops as ops
-from tensordispatch.generated import return_types as return_types
 from tensordispatch._api import *  # noqa: F403 - the generated operator functions
 from tensordispatch._api import __all__ as _api_all
 from tensordispatch.autograd import (
@@ -31,6 +30,7 @@ from tensordispatch.autograd import (
     set_grad_enabled,
 )
 from tensordispatch.dispatch import DispatchKey, DispatchKeySet, DispatchMode
+from tensordispatch.generated import return_types as return_types
 from tensordispatch.tensor import (
     Size,
     Tensor,
@@ -62,6 +62,9 @@ from tensordispatch.tensor import (
     set_default_dtype,
     short,
     uint8,
+    uint16,
+    uint32,
+    uint64,
 )
 
 __version__ = "0.1.0"
@@ -172,5 +175,8 @@ __all__ = [
     "short",
     "tensor",
     "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
     "vmap",
 ]
