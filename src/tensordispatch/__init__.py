@@ -94,7 +94,16 @@ _LAZY_ATTRIBUTES: dict[str, tuple[str, str | None]] = {
     "get_printoptions": ("tensordispatch.tensor.printing", "get_printoptions"),
     "printoptions": ("tensordispatch.tensor.printing", "printoptions"),
     "set_printoptions": ("tensordispatch.tensor.printing", "set_printoptions"),
-}
+    # torch's private functionalization functions (Note [torch's functionalization names])
+    **{name: ("tensordispatch.transforms.functionalize.torch_names", name) for name in (
+        "_disable_functionalization", "_enable_functionalization", "_from_functional_tensor",
+        "_functionalize_commit_update", "_functionalize_enable_reapply_views",
+        "_functionalize_has_data_mutation", "_functionalize_has_metadata_mutation",
+        "_functionalize_is_multi_output_view", "_functionalize_mutation_counter",
+        "_functionalize_replace", "_functionalize_sync", "_is_functional_tensor",
+        "_is_functional_tensor_base", "_to_functional_tensor",
+    )},
+}  # fmt: skip
 
 
 def __getattr__(name: str) -> object:
