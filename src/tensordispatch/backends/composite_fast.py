@@ -74,6 +74,7 @@ __all__ = [
     "empty_memory_format",
     "empty_strided",
     "full",
+    "linspace",
     "ones",
     "ones_like",
     "zeros",
@@ -460,3 +461,29 @@ def _like_hop(hop: LikeHop, value: int | None) -> Callable[[Any], Tensor | None]
 zeros_like = _like_hop(LikeHop("zeros_like"), 0)
 ones_like = _like_hop(LikeHop("ones_like"), 1)
 empty_like = _like_hop(LikeHop("empty_like"), None)
+
+
+_linspace_hop: Any = None
+
+
+def linspace(start: Any, end: Any, steps: Any, dtype: Any, device: Any = _NO) -> Tensor | None:
+    """``td.linspace``'s one hop (composite_fast_arange.linspace, session 8), named here
+    for the generated bindings, which import every factory hop from this module (bound at
+    the first call: composite_fast_arange imports this module).
+
+    >>> import tensordispatch as td
+    >>> linspace(-1, 1, 5, td.float64).tolist()
+    [-1.0, -0.5, 0.0, 0.5, 1.0]
+    """
+    hop = _linspace_hop
+    if hop is None:
+        hop = _bind_linspace()
+    return hop(start, end, steps, dtype, device)  # type: ignore[no-any-return]
+
+
+def _bind_linspace() -> Any:
+    global _linspace_hop
+    from tensordispatch.backends.composite_fast_arange import linspace as hop
+
+    _linspace_hop = hop
+    return hop

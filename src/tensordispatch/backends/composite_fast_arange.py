@@ -1,8 +1,9 @@
-"""arange's one hop for its hand-written binding (ops/bindings.py): ``td.arange(10)``
-straight to the range the full dispatch's composite kernel would compute, when it is known
-to be exactly that (Note [One-hop factory bindings] in composite_fast.py, the arange
-paragraph). Split from composite_fast.py (session 7). Must not change what any call
-computes, raises or shows: it only skips hops whose outcome it has checked.
+"""The range factories' one hops: arange's for its hand-written binding (ops/bindings.py):
+``td.arange(10)`` straight to the range the full dispatch's composite kernel would compute,
+when it is known to be exactly that (Note [One-hop factory bindings] in composite_fast.py,
+the arange paragraph); linspace's (session 8) for its generated binding, through
+``composite_fast.linspace``. Split from composite_fast.py (session 7). Must not change what
+any call computes, raises or shows: it only skips hops whose outcome it has checked.
 """
 
 from __future__ import annotations
@@ -13,11 +14,20 @@ from typing import Any
 import numpy as np
 
 from tensordispatch.backends import composite_direct as _direct
-from tensordispatch.backends.composite_fast import _BELOW_AD_WORD, _DI, _DTYPE, _DX, _ST, _Hop
+from tensordispatch.backends.composite_fast import (
+    _BELOW_AD_WORD,
+    _DI,
+    _DTYPE,
+    _DX,
+    _NO,
+    _ST,
+    _Hop,
+    _is_cpu,
+)
 from tensordispatch.tensor import dtypes as _dt
 from tensordispatch.tensor.tensor import Tensor, new_cpu_tensor
 
-__all__ = ["ArangeHop", "arange"]
+__all__ = ["ArangeHop", "arange", "linspace"]
 
 _default_dtype = _dt.get_default_dtype
 
@@ -29,19 +39,29 @@ class ArangeHop(_Hop):
     take its direct branch (``composite_layout._direct``: the ``empty`` operators and
     ``arange.start_out`` known to run our CPU kernels), so that the whole call is
     ``arange_cpu`` (Note [One-hop factory bindings], the arange paragraph). Memoized per
-    published state of the five operators involved.
+    published state of the five operators involved. linspace's hop asks the same of
+    ``linspace`` with ``linspace.out`` and composite_layout's ``_LINSPACE_OUT`` (``out_name``,
+    ``out_kernel``).
 
     >>> ArangeHop("arange.start", "arange_start").ready()
     True
     """
 
-    __slots__ = ("backend_select", "out", "out_state")
+    __slots__ = ("backend_select", "out", "out_kernel", "out_name", "out_state")
 
-    def __init__(self, name: str, backend_select: str) -> None:
+    def __init__(
+        self,
+        name: str,
+        backend_select: str,
+        out_name: str = "arange.start_out",
+        out_kernel: str = "_ARANGE_OUT",
+    ) -> None:
         # entries: the operator's, then empty.memory_format's, empty_strided's, fill_'s (the
-        # three the composite's direct test reads); out: arange.start_out's
+        # three the composite's direct test reads); out: the out= operator's (out_name), whose
+        # kernel must be composite_layout's KnownOutKernel named out_kernel
         super().__init__(name)
         self.backend_select = backend_select
+        self.out_name, self.out_kernel = out_name, out_kernel
         self.out: Any = None
         self.out_state: Any = None
 
@@ -69,7 +89,7 @@ class ArangeHop(_Hop):
 
         _load_arange()
         e = self.entries = (op(self.name)._entry, *(_direct._ENTRIES or _direct._entries()))
-        self.out = out = op("arange.start_out")._entry
+        self.out = out = op(self.out_name)._entry
         states = (e[0].state, e[1].state, e[2].state, e[3].state)
         state, out_state = states[0], out.state
         answer = (
@@ -81,7 +101,7 @@ class ArangeHop(_Hop):
             is composite.COMPOSITE_KERNELS[self.backend_select]
             and _direct._check(e[1:])[4] != 0  # the composite's direct_cpu_kernels()
             and out_state.lookup(_BELOW_AD_WORD, _DI, CPU._key_set)
-            is composite_layout._ARANGE_OUT.kernel
+            is getattr(composite_layout, self.out_kernel).kernel
         )
         self.memo = (*states, answer)
         self.out_state = out_state  # last: a reader matching every state sees this answer
@@ -195,3 +215,52 @@ def _arange_direct(start: Any, end: Any, step: Any, floats: bool, dt: Any) -> Te
     else:
         return _arange_cpu(start, end, step, size, dt)  # type: ignore[no-any-return]
     return new_cpu_tensor(r, (size,), _ONE, dt)
+
+
+# -- linspace (session 8) ----------------------------------------------------------------------
+
+_LINSPACE = ArangeHop("linspace", "linspace", "linspace.out", "_LINSPACE_OUT")
+_linspace_cpu: Any = None
+
+
+def linspace(start: Any, end: Any, steps: Any, dtype: Any, device: Any = _NO) -> Tensor | None:
+    """``td.linspace(start, end, steps, dtype=dtype, device=device)`` by one hop, or None
+    (the binding takes the full path). Taken when the composite kernel would take its direct
+    branch (checked as arange's, with ``linspace.out``) and call ``linspace_cpu`` (cpu/
+    layout.py, Note [linspace from both ends by plan]), whose result it is: plain int or
+    float bounds, a plain int ``steps``, no dtype (the default dtype, the composite's for
+    real bounds) or a real floating dtype object, no device or the CPU device. Anything
+    ``linspace_cpu`` declines (bounds out of range, 0, 1 or over 2049 steps) is None.
+
+    >>> import tensordispatch as td
+    >>> linspace(0, 1, 3, _NO), linspace(0, 1, 3, td.int64), linspace(0, 1j, 3, _NO)
+    (tensor([0.0000, 0.5000, 1.0000]), None, None)
+    """
+    if type(steps) is not int:
+        return None
+    for v in (start, end):
+        t = type(v)
+        if t is not float and t is not int:
+            return None
+    if dtype is _NO:
+        dt = _default_dtype()
+    elif type(dtype) is _DTYPE and dtype.is_floating_point:
+        dt = dtype
+    else:
+        return None
+    if device is not _NO and not _is_cpu(device):
+        return None
+    if not _LINSPACE.ready():
+        return None
+    hop = _linspace_cpu
+    if hop is None:
+        hop = _bind_linspace_cpu()
+    return hop(start, end, steps, dt)  # type: ignore[no-any-return]
+
+
+def _bind_linspace_cpu() -> Any:
+    global _linspace_cpu
+    from tensordispatch.backends.cpu.layout import linspace_cpu
+
+    _linspace_cpu = linspace_cpu
+    return linspace_cpu

@@ -117,6 +117,7 @@ ONE_HOP_FACTORIES = {
     "empty_memory_format": "empty_memory_format",
     "empty_strided": "empty_strided",
     "full": "full",
+    "linspace": "linspace",
 }
 
 

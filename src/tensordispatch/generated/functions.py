@@ -390,6 +390,7 @@ from tensordispatch.backends.composite_fast import empty_like as _H_empty_like
 from tensordispatch.backends.composite_fast import empty_memory_format as _H_empty_memory_format
 from tensordispatch.backends.composite_fast import empty_strided as _H_empty_strided
 from tensordispatch.backends.composite_fast import full as _H_full
+from tensordispatch.backends.composite_fast import linspace as _H_linspace
 from tensordispatch.backends.composite_fast import ones as _H_ones
 from tensordispatch.backends.composite_fast import ones_like as _H_ones_like
 from tensordispatch.backends.composite_fast import zeros as _H_zeros
@@ -1962,20 +1963,22 @@ def linspace(start=_REQ, end=_REQ, steps=_REQ, *_td_more, dtype=_NO, layout=_NO,
     try:
         if not isinstance(start, _Tensor) and not isinstance(end, _Tensor):
             if out is None:
-                _st = _local_state(); _sv = _st.excluded
-                _st.excluded = _sv | _BELOW_AD
-                try:
-                    if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
-                        _r = _E_linspace.entry_function(start, end, steps)
-                    else:
-                        _kw = {}
-                        if dtype is not _NO: _kw['dtype'] = dtype
-                        if layout is not _NO: _kw['layout'] = layout
-                        if device is not _NO: _kw['device'] = device
-                        if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
-                        _r = _E_linspace.entry_function(start, end, steps, **_kw)
-                finally:
-                    _st.excluded = _sv
+                _r = _H_linspace(start, end, steps, dtype, device) if layout is _NO and pin_memory is _NO else None
+                if _r is None:
+                    _st = _local_state(); _sv = _st.excluded
+                    _st.excluded = _sv | _BELOW_AD
+                    try:
+                        if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
+                            _r = _E_linspace.entry_function(start, end, steps)
+                        else:
+                            _kw = {}
+                            if dtype is not _NO: _kw['dtype'] = dtype
+                            if layout is not _NO: _kw['layout'] = layout
+                            if device is not _NO: _kw['device'] = device
+                            if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
+                            _r = _E_linspace.entry_function(start, end, steps, **_kw)
+                    finally:
+                        _st.excluded = _sv
                 if requires_grad: _r.requires_grad_(True)
                 return _r
             else:
