@@ -201,6 +201,13 @@ def _signature(
     varargs = len(positional) == 1 and int_list(positional[0]) and len(overloads) == 1
     parts = list(lead)
     required_everywhere = set.intersection(*(set(o.required) for o in overloads))
+    has_out = any(o.out is not None for o in overloads)
+    factory = any(o.factory for o in overloads)
+    kw = [f"{a.name}=_NO" for a in ([positional[0]] if varargs else []) + kwonly]
+    kw += ["out=None"] * has_out + ["requires_grad=False"] * factory
+    # Note [Functions count their arguments] in codegen/python_errors.py: a function without
+    # keyword-only parameters keeps Python's texts (and CPython's specialized call)
+    missing = missing and (method or bool(kw))
     if varargs:
         parts.append("*_td_args")
     else:
@@ -212,16 +219,9 @@ def _signature(
             else:
                 parts.append(f"{pyname(a.name, method)}=_NO")
                 seen_default = True
-    has_out = any(o.out is not None for o in overloads)
-    factory = any(o.factory for o in overloads)
-    kw = [f"{a.name}=_NO" for a in ([positional[0]] if varargs else []) + kwonly]
-    if has_out:
-        kw.append("out=None")
-    if factory:
-        kw.append("requires_grad=False")
     more = missing and not method and any(p.endswith("=_REQ") for p in parts)
     if more:
-        parts.append("*_td_more")  # Note [Functions count their arguments]
+        parts.append("*_td_more")
     if kw:
         parts.append(("" if varargs or more else "*, ") + ", ".join(kw))
     return ", ".join(parts), positional, kwonly, has_out, varargs

@@ -436,8 +436,7 @@ def abs(input=_REQ, *_td_more, out=None):
         raise _binding_argument_error('abs', _e, ('input',), False) from None
 
 
-def abs_(input=_REQ, *_td_more):
-    if _td_more: raise _extra_arguments('abs_', False)
+def abs_(input):
     try:
         _r = _E_abs_.entry_function(input)
         return _r
@@ -607,8 +606,7 @@ def addmv_(input=_REQ, mat=_REQ, vec=_REQ, *_td_more, beta=_NO, alpha=_NO):
         raise _binding_argument_error('addmv_', _e, ('input', 'mat', 'vec'), False) from None
 
 
-def adjoint(input=_REQ, *_td_more):
-    if _td_more: raise _extra_arguments('adjoint', False)
+def adjoint(input):
     try:
         _r = _E_adjoint.entry_function(input)
         return _r
@@ -756,8 +754,7 @@ def argmin(input=_REQ, dim=_NO, keepdim=_NO, *_td_more, out=None):
         raise _binding_argument_error('argmin', _e, ('input', 'dim', 'keepdim'), False) from None
 
 
-def as_strided(input=_REQ, size=_REQ, stride=_REQ, storage_offset=_NO, *_td_more):
-    if _td_more: raise _extra_arguments('as_strided', False)
+def as_strided(input, size, stride, storage_offset=_NO):
     try:
         if storage_offset is _NO:
             _r = _E_as_strided.entry_function(input, size, stride)
@@ -770,8 +767,7 @@ def as_strided(input=_REQ, size=_REQ, stride=_REQ, storage_offset=_NO, *_td_more
         raise _binding_argument_error('as_strided', _e, ('input', 'size', 'stride', 'storage_offset'), False) from None
 
 
-def as_strided_(input=_REQ, size=_REQ, stride=_REQ, storage_offset=_NO, *_td_more):
-    if _td_more: raise _extra_arguments('as_strided_', False)
+def as_strided_(input, size, stride, storage_offset=_NO):
     try:
         if storage_offset is _NO:
             _r = _E_as_strided_.entry_function(input, size, stride)
@@ -807,8 +803,7 @@ def as_strided_copy(input=_REQ, size=_REQ, stride=_REQ, storage_offset=_NO, *_td
         raise _binding_argument_error('as_strided_copy', _e, ('input', 'size', 'stride', 'storage_offset'), False) from None
 
 
-def as_strided_scatter(input=_REQ, src=_REQ, size=_REQ, stride=_REQ, storage_offset=_NO, *_td_more):
-    if _td_more: raise _extra_arguments('as_strided_scatter', False)
+def as_strided_scatter(input, src, size, stride, storage_offset=_NO):
     try:
         if storage_offset is _NO:
             _r = _E_as_strided_scatter.entry_function(input, src, size, stride)
@@ -1010,8 +1005,7 @@ def ceil(input=_REQ, *_td_more, out=None):
         raise _binding_argument_error('ceil', _e, ('input',), False) from None
 
 
-def ceil_(input=_REQ, *_td_more):
-    if _td_more: raise _extra_arguments('ceil_', False)
+def ceil_(input):
     try:
         _r = _E_ceil_.entry_function(input)
         return _r
@@ -1019,8 +1013,7 @@ def ceil_(input=_REQ, *_td_more):
         raise _binding_argument_error('ceil_', _e, ('input',), False) from None
 
 
-def chunk(input=_REQ, chunks=_REQ, dim=_NO, *_td_more):
-    if _td_more: raise _extra_arguments('chunk', False)
+def chunk(input, chunks, dim=_NO):
     try:
         if dim is _NO:
             _r = _E_chunk.entry_function(input, chunks)
@@ -1055,8 +1048,7 @@ def clamp_max(input=_REQ, max=_REQ, *_td_more, out=None):
         raise _binding_argument_error('clamp_max', _e, ('input', 'max'), False) from None
 
 
-def clamp_max_(input=_REQ, max=_REQ, *_td_more):
-    if _td_more: raise _extra_arguments('clamp_max_', False)
+def clamp_max_(input, max):
     try:
         if not isinstance(max, _Tensor):
             _r = _E_clamp_max_.entry_function(input, max)
@@ -1091,8 +1083,7 @@ def clamp_min(input=_REQ, min=_REQ, *_td_more, out=None):
         raise _binding_argument_error('clamp_min', _e, ('input', 'min'), False) from None
 
 
-def clamp_min_(input=_REQ, min=_REQ, *_td_more):
-    if _td_more: raise _extra_arguments('clamp_min_', False)
+def clamp_min_(input, min):
     try:
         if not isinstance(min, _Tensor):
             _r = _E_clamp_min_.entry_function(input, min)
@@ -1119,8 +1110,7 @@ def clone(input=_REQ, *_td_more, memory_format=_NO):
         raise _binding_argument_error('clone', _e, ('input',), False) from None
 
 
-def conj(input=_REQ, *_td_more):
-    if _td_more: raise _extra_arguments('conj', False)
+def conj(input):
     try:
         _r = _E_conj.entry_function(input)
         return _r
@@ -1141,8 +1131,7 @@ def conj_physical(input=_REQ, *_td_more, out=None):
         raise _binding_argument_error('conj_physical', _e, ('input',), False) from None
 
 
-def conj_physical_(input=_REQ, *_td_more):
-    if _td_more: raise _extra_arguments('conj_physical_', False)
+def conj_physical_(input):
     try:
         _r = _E_conj_physical_.entry_function(input)
         return _r
@@ -1150,8 +1139,7 @@ def conj_physical_(input=_REQ, *_td_more):
         raise _binding_argument_error('conj_physical_', _e, ('input',), False) from None
 
 
-def convolution(input=_REQ, weight=_REQ, bias=_REQ, stride=_REQ, padding=_REQ, dilation=_REQ, transposed=_REQ, output_padding=_REQ, groups=_REQ, *_td_more):
-    if _td_more: raise _extra_arguments('convolution', False)
+def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
     try:
         _r = _E_convolution.entry_function(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
         return _r
@@ -1172,8 +1160,7 @@ def cos(input=_REQ, *_td_more, out=None):
         raise _binding_argument_error('cos', _e, ('input',), False) from None
 
 
-def cos_(input=_REQ, *_td_more):
-    if _td_more: raise _extra_arguments('cos_', False)
+def cos_(input):
     try:
         _r = _E_cos_.entry_function(input)
         return _r
@@ -1204,8 +1191,7 @@ def cumsum(input=_REQ, dim=_REQ, *_td_more, dtype=_NO, out=None):
         raise _binding_argument_error('cumsum', _e, ('input', 'dim'), False) from None
 
 
-def detach(input=_REQ, *_td_more):
-    if _td_more: raise _extra_arguments('detach', False)
+def detach(input):
     try:
         _r = _E_detach.entry_function(input)
         return _r
@@ -1226,8 +1212,7 @@ def detach_copy(input=_REQ, *_td_more, out=None):
         raise _binding_argument_error('detach_copy', _e, ('input',), False) from None
 
 
-def diagonal(input=_REQ, offset=_NO, dim1=_NO, dim2=_NO, *_td_more):
-    if _td_more: raise _extra_arguments('diagonal', False)
+def diagonal(input, offset=_NO, dim1=_NO, dim2=_NO):
     try:
         if offset is _NO and dim1 is _NO and dim2 is _NO:
             _r = _E_diagonal.entry_function(input)
@@ -1269,8 +1254,7 @@ def diagonal_copy(input=_REQ, offset=_NO, dim1=_NO, dim2=_NO, *_td_more, out=Non
         raise _binding_argument_error('diagonal_copy', _e, ('input', 'offset', 'dim1', 'dim2'), False) from None
 
 
-def diagonal_scatter(input=_REQ, src=_REQ, offset=_NO, dim1=_NO, dim2=_NO, *_td_more):
-    if _td_more: raise _extra_arguments('diagonal_scatter', False)
+def diagonal_scatter(input, src, offset=_NO, dim1=_NO, dim2=_NO):
     try:
         if offset is _NO and dim1 is _NO and dim2 is _NO:
             _r = _E_diagonal_scatter.entry_function(input, src)
@@ -1323,8 +1307,7 @@ def dot(input=_REQ, tensor=_REQ, *_td_more, out=None):
         raise _binding_argument_error('dot', _e, ('input', 'tensor'), False) from None
 
 
-def dropout(input=_REQ, p=_REQ, train=_REQ, *_td_more):
-    if _td_more: raise _extra_arguments('dropout', False)
+def dropout(input, p, train):
     try:
         _r = _E_dropout.entry_function(input, p, train)
         return _r
@@ -1332,8 +1315,7 @@ def dropout(input=_REQ, p=_REQ, train=_REQ, *_td_more):
         raise _binding_argument_error('dropout', _e, ('input', 'p', 'train'), False) from None
 
 
-def dropout_(input=_REQ, p=_REQ, train=_REQ, *_td_more):
-    if _td_more: raise _extra_arguments('dropout_', False)
+def dropout_(input, p, train):
     try:
         _r = _E_dropout_.entry_function(input, p, train)
         return _r
@@ -1341,8 +1323,7 @@ def dropout_(input=_REQ, p=_REQ, train=_REQ, *_td_more):
         raise _binding_argument_error('dropout_', _e, ('input', 'p', 'train'), False) from None
 
 
-def embedding(weight=_REQ, indices=_REQ, padding_idx=_NO, scale_grad_by_freq=_NO, sparse=_NO, *_td_more):
-    if _td_more: raise _extra_arguments('embedding', False)
+def embedding(weight, indices, padding_idx=_NO, scale_grad_by_freq=_NO, sparse=_NO):
     try:
         if padding_idx is _NO and scale_grad_by_freq is _NO and sparse is _NO:
             _r = _E_embedding.entry_function(weight, indices)
@@ -1484,8 +1465,7 @@ def erf(input=_REQ, *_td_more, out=None):
         raise _binding_argument_error('erf', _e, ('input',), False) from None
 
 
-def erf_(input=_REQ, *_td_more):
-    if _td_more: raise _extra_arguments('erf_', False)
+def erf_(input):
     try:
         _r = _E_erf_.entry_function(input)
         return _r
@@ -1506,8 +1486,7 @@ def exp(input=_REQ, *_td_more, out=None):
         raise _binding_argument_error('exp', _e, ('input',), False) from None
 
 
-def exp_(input=_REQ, *_td_more):
-    if _td_more: raise _extra_arguments('exp_', False)
+def exp_(input):
     try:
         _r = _E_exp_.entry_function(input)
         return _r
@@ -1551,8 +1530,7 @@ def expm1(input=_REQ, *_td_more, out=None):
         raise _binding_argument_error('expm1', _e, ('input',), False) from None
 
 
-def expm1_(input=_REQ, *_td_more):
-    if _td_more: raise _extra_arguments('expm1_', False)
+def expm1_(input):
     try:
         _r = _E_expm1_.entry_function(input)
         return _r
@@ -1628,8 +1606,7 @@ def eye(n=_REQ, m=_NO, *_td_more, dtype=_NO, layout=_NO, device=_NO, pin_memory=
         raise _binding_argument_error('eye', _e, ('n', 'm'), False) from None
 
 
-def fill(input=_REQ, value=_REQ, *_td_more):
-    if _td_more: raise _extra_arguments('fill', False)
+def fill(input, value):
     try:
         if not isinstance(value, _Tensor):
             _r = _E_fill_Scalar.entry_function(input, value)
@@ -1642,8 +1619,7 @@ def fill(input=_REQ, value=_REQ, *_td_more):
         raise _binding_argument_error('fill', _e, ('input', 'value'), False) from None
 
 
-def fill_(input=_REQ, value=_REQ, *_td_more):
-    if _td_more: raise _extra_arguments('fill_', False)
+def fill_(input, value):
     try:
         if not isinstance(value, _Tensor):
             _r = _E_fill__Scalar.entry_function(input, value)
@@ -1656,8 +1632,7 @@ def fill_(input=_REQ, value=_REQ, *_td_more):
         raise _binding_argument_error('fill_', _e, ('input', 'value'), False) from None
 
 
-def flatten(input=_REQ, start_dim=_NO, end_dim=_NO, *_td_more):
-    if _td_more: raise _extra_arguments('flatten', False)
+def flatten(input, start_dim=_NO, end_dim=_NO):
     try:
         if start_dim is _NO and end_dim is _NO:
             _r = _E_flatten_using_ints.entry_function(input)
@@ -1671,8 +1646,7 @@ def flatten(input=_REQ, start_dim=_NO, end_dim=_NO, *_td_more):
         raise _binding_argument_error('flatten', _e, ('input', 'start_dim', 'end_dim'), False) from None
 
 
-def flip(input=_REQ, dims=_REQ, *_td_more):
-    if _td_more: raise _extra_arguments('flip', False)
+def flip(input, dims):
     try:
         _r = _E_flip.entry_function(input, dims)
         return _r
@@ -1693,8 +1667,7 @@ def floor(input=_REQ, *_td_more, out=None):
         raise _binding_argument_error('floor', _e, ('input',), False) from None
 
 
-def floor_(input=_REQ, *_td_more):
-    if _td_more: raise _extra_arguments('floor_', False)
+def floor_(input):
     try:
         _r = _E_floor_.entry_function(input)
         return _r
@@ -1856,8 +1829,7 @@ def gt(input=_REQ, other=_REQ, *_td_more, out=None):
         raise _binding_argument_error('gt', _e, ('input', 'other'), False) from None
 
 
-def index_put(input=_REQ, indices=_REQ, values=_REQ, accumulate=_NO, *_td_more):
-    if _td_more: raise _extra_arguments('index_put', False)
+def index_put(input, indices, values, accumulate=_NO):
     try:
         if accumulate is _NO:
             _r = _E_index_put.entry_function(input, indices, values)
@@ -1870,8 +1842,7 @@ def index_put(input=_REQ, indices=_REQ, values=_REQ, accumulate=_NO, *_td_more):
         raise _binding_argument_error('index_put', _e, ('input', 'indices', 'values', 'accumulate'), False) from None
 
 
-def index_put_(input=_REQ, indices=_REQ, values=_REQ, accumulate=_NO, *_td_more):
-    if _td_more: raise _extra_arguments('index_put_', False)
+def index_put_(input, indices, values, accumulate=_NO):
     try:
         if accumulate is _NO:
             _r = _E_index_put_.entry_function(input, indices, values)
@@ -1897,8 +1868,7 @@ def index_select(input=_REQ, dim=_REQ, index=_REQ, *_td_more, out=None):
         raise _binding_argument_error('index_select', _e, ('input', 'dim', 'index'), False) from None
 
 
-def layer_norm(input=_REQ, normalized_shape=_REQ, weight=_NO, bias=_NO, eps=_NO, cudnn_enable=_NO, *_td_more):
-    if _td_more: raise _extra_arguments('layer_norm', False)
+def layer_norm(input, normalized_shape, weight=_NO, bias=_NO, eps=_NO, cudnn_enable=_NO):
     try:
         if weight is _NO and bias is _NO and eps is _NO and cudnn_enable is _NO:
             _r = _E_layer_norm.entry_function(input, normalized_shape)
@@ -2129,8 +2099,7 @@ def log1p(input=_REQ, *_td_more, out=None):
         raise _binding_argument_error('log1p', _e, ('input',), False) from None
 
 
-def log1p_(input=_REQ, *_td_more):
-    if _td_more: raise _extra_arguments('log1p_', False)
+def log1p_(input):
     try:
         _r = _E_log1p_.entry_function(input)
         return _r
@@ -2138,8 +2107,7 @@ def log1p_(input=_REQ, *_td_more):
         raise _binding_argument_error('log1p_', _e, ('input',), False) from None
 
 
-def log_(input=_REQ, *_td_more):
-    if _td_more: raise _extra_arguments('log_', False)
+def log_(input):
     try:
         _r = _E_log_.entry_function(input)
         return _r
@@ -2268,8 +2236,7 @@ def lt(input=_REQ, other=_REQ, *_td_more, out=None):
         raise _binding_argument_error('lt', _e, ('input', 'other'), False) from None
 
 
-def masked_fill(input=_REQ, mask=_REQ, value=_REQ, *_td_more):
-    if _td_more: raise _extra_arguments('masked_fill', False)
+def masked_fill(input, mask, value):
     try:
         if not isinstance(value, _Tensor):
             _r = _E_masked_fill_Scalar.entry_function(input, mask, value)
@@ -2485,8 +2452,7 @@ def mv(input=_REQ, vec=_REQ, *_td_more, out=None):
         raise _binding_argument_error('mv', _e, ('input', 'vec'), False) from None
 
 
-def narrow(input=_REQ, dim=_REQ, start=_REQ, length=_REQ, *_td_more):
-    if _td_more: raise _extra_arguments('narrow', False)
+def narrow(input, dim, start, length):
     try:
         if not isinstance(start, _Tensor):
             _r = _E_narrow.entry_function(input, dim, start, length)
@@ -2512,8 +2478,7 @@ def narrow_copy(input=_REQ, dim=_REQ, start=_REQ, length=_REQ, *_td_more, out=No
         raise _binding_argument_error('narrow_copy', _e, ('input', 'dim', 'start', 'length'), False) from None
 
 
-def native_dropout(input=_REQ, p=_REQ, train=_REQ, *_td_more):
-    if _td_more: raise _extra_arguments('native_dropout', False)
+def native_dropout(input, p, train):
     try:
         _r = _E_native_dropout.entry_function(input, p, train)
         return _r
@@ -2521,8 +2486,7 @@ def native_dropout(input=_REQ, p=_REQ, train=_REQ, *_td_more):
         raise _binding_argument_error('native_dropout', _e, ('input', 'p', 'train'), False) from None
 
 
-def native_layer_norm(input=_REQ, normalized_shape=_REQ, weight=_REQ, bias=_REQ, eps=_REQ, *_td_more):
-    if _td_more: raise _extra_arguments('native_layer_norm', False)
+def native_layer_norm(input, normalized_shape, weight, bias, eps):
     try:
         _r = _E_native_layer_norm.entry_function(input, normalized_shape, weight, bias, eps)
         return _r
@@ -2565,8 +2529,7 @@ def neg(input=_REQ, *_td_more, out=None):
         raise _binding_argument_error('neg', _e, ('input',), False) from None
 
 
-def neg_(input=_REQ, *_td_more):
-    if _td_more: raise _extra_arguments('neg_', False)
+def neg_(input):
     try:
         _r = _E_neg_.entry_function(input)
         return _r
@@ -2666,8 +2629,7 @@ def outer(input=_REQ, vec2=_REQ, *_td_more, out=None):
         raise _binding_argument_error('outer', _e, ('input', 'vec2'), False) from None
 
 
-def permute(input=_REQ, dims=_REQ, *_td_more):
-    if _td_more: raise _extra_arguments('permute', False)
+def permute(input, dims):
     try:
         _r = _E_permute.entry_function(input, dims)
         return _r
@@ -2823,8 +2785,7 @@ def reciprocal(input=_REQ, *_td_more, out=None):
         raise _binding_argument_error('reciprocal', _e, ('input',), False) from None
 
 
-def reciprocal_(input=_REQ, *_td_more):
-    if _td_more: raise _extra_arguments('reciprocal_', False)
+def reciprocal_(input):
     try:
         _r = _E_reciprocal_.entry_function(input)
         return _r
@@ -2832,8 +2793,7 @@ def reciprocal_(input=_REQ, *_td_more):
         raise _binding_argument_error('reciprocal_', _e, ('input',), False) from None
 
 
-def relu(input=_REQ, *_td_more):
-    if _td_more: raise _extra_arguments('relu', False)
+def relu(input):
     try:
         _r = _E_relu.entry_function(input)
         return _r
@@ -2841,8 +2801,7 @@ def relu(input=_REQ, *_td_more):
         raise _binding_argument_error('relu', _e, ('input',), False) from None
 
 
-def relu_(input=_REQ, *_td_more):
-    if _td_more: raise _extra_arguments('relu_', False)
+def relu_(input):
     try:
         _r = _E_relu_.entry_function(input)
         return _r
@@ -2875,8 +2834,7 @@ def remainder(input=_REQ, other=_REQ, *_td_more, out=None):
         raise _binding_argument_error('remainder', _e, ('input', 'other'), False) from None
 
 
-def reshape(input=_REQ, shape=_REQ, *_td_more):
-    if _td_more: raise _extra_arguments('reshape', False)
+def reshape(input, shape):
     try:
         _r = _E_reshape.entry_function(input, shape)
         return _r
@@ -2884,8 +2842,7 @@ def reshape(input=_REQ, shape=_REQ, *_td_more):
         raise _binding_argument_error('reshape', _e, ('input', 'shape'), False) from None
 
 
-def resolve_conj(input=_REQ, *_td_more):
-    if _td_more: raise _extra_arguments('resolve_conj', False)
+def resolve_conj(input):
     try:
         _r = _E_resolve_conj.entry_function(input)
         return _r
@@ -2893,8 +2850,7 @@ def resolve_conj(input=_REQ, *_td_more):
         raise _binding_argument_error('resolve_conj', _e, ('input',), False) from None
 
 
-def resolve_neg(input=_REQ, *_td_more):
-    if _td_more: raise _extra_arguments('resolve_neg', False)
+def resolve_neg(input):
     try:
         _r = _E_resolve_neg.entry_function(input)
         return _r
@@ -2902,8 +2858,7 @@ def resolve_neg(input=_REQ, *_td_more):
         raise _binding_argument_error('resolve_neg', _e, ('input',), False) from None
 
 
-def roll(input=_REQ, shifts=_REQ, dims=_NO, *_td_more):
-    if _td_more: raise _extra_arguments('roll', False)
+def roll(input, shifts, dims=_NO):
     try:
         if type(shifts) is int: shifts = [shifts]
         if type(dims) is int: dims = [dims]
@@ -2967,8 +2922,7 @@ def rsqrt(input=_REQ, *_td_more, out=None):
         raise _binding_argument_error('rsqrt', _e, ('input',), False) from None
 
 
-def rsqrt_(input=_REQ, *_td_more):
-    if _td_more: raise _extra_arguments('rsqrt_', False)
+def rsqrt_(input):
     try:
         _r = _E_rsqrt_.entry_function(input)
         return _r
@@ -2976,8 +2930,7 @@ def rsqrt_(input=_REQ, *_td_more):
         raise _binding_argument_error('rsqrt_', _e, ('input',), False) from None
 
 
-def rsub(input=_REQ, other=_REQ, alpha=_NO, *_td_more):
-    if _td_more: raise _extra_arguments('rsub', False)
+def rsub(input, other, alpha=_NO):
     try:
         if isinstance(other, _Tensor):
             if alpha is _NO:
@@ -3013,8 +2966,7 @@ def scatter_add(input=_REQ, dim=_REQ, index=_REQ, src=_REQ, *_td_more, out=None)
         raise _binding_argument_error('scatter_add', _e, ('input', 'dim', 'index', 'src'), False) from None
 
 
-def select(input=_REQ, dim=_REQ, index=_REQ, *_td_more):
-    if _td_more: raise _extra_arguments('select', False)
+def select(input, dim, index):
     try:
         _r = _E_select_int.entry_function(input, dim, index)
         return _r
@@ -3035,8 +2987,7 @@ def select_copy(input=_REQ, dim=_REQ, index=_REQ, *_td_more, out=None):
         raise _binding_argument_error('select_copy', _e, ('input', 'dim', 'index'), False) from None
 
 
-def select_scatter(input=_REQ, src=_REQ, dim=_REQ, index=_REQ, *_td_more):
-    if _td_more: raise _extra_arguments('select_scatter', False)
+def select_scatter(input, src, dim, index):
     try:
         _r = _E_select_scatter.entry_function(input, src, dim, index)
         return _r
@@ -3057,8 +3008,7 @@ def sigmoid(input=_REQ, *_td_more, out=None):
         raise _binding_argument_error('sigmoid', _e, ('input',), False) from None
 
 
-def sigmoid_(input=_REQ, *_td_more):
-    if _td_more: raise _extra_arguments('sigmoid_', False)
+def sigmoid_(input):
     try:
         _r = _E_sigmoid_.entry_function(input)
         return _r
@@ -3092,8 +3042,7 @@ def sin(input=_REQ, *_td_more, out=None):
         raise _binding_argument_error('sin', _e, ('input',), False) from None
 
 
-def sin_(input=_REQ, *_td_more):
-    if _td_more: raise _extra_arguments('sin_', False)
+def sin_(input):
     try:
         _r = _E_sin_.entry_function(input)
         return _r
@@ -3251,8 +3200,7 @@ def split_copy(input=_REQ, split_size=_REQ, dim=_NO, *_td_more, out=None):
         raise _binding_argument_error('split_copy', _e, ('input', 'split_size', 'dim'), False) from None
 
 
-def split_with_sizes(input=_REQ, split_sizes=_REQ, dim=_NO, *_td_more):
-    if _td_more: raise _extra_arguments('split_with_sizes', False)
+def split_with_sizes(input, split_sizes, dim=_NO):
     try:
         if dim is _NO:
             _r = _E_split_with_sizes.entry_function(input, split_sizes)
@@ -3301,8 +3249,7 @@ def sqrt(input=_REQ, *_td_more, out=None):
         raise _binding_argument_error('sqrt', _e, ('input',), False) from None
 
 
-def sqrt_(input=_REQ, *_td_more):
-    if _td_more: raise _extra_arguments('sqrt_', False)
+def sqrt_(input):
     try:
         _r = _E_sqrt_.entry_function(input)
         return _r
@@ -3395,8 +3342,7 @@ def sum(input=_REQ, dim=_NO, keepdim=_NO, *_td_more, dtype=_NO, out=None):
         raise _binding_argument_error('sum', _e, ('input', 'dim', 'keepdim'), False) from None
 
 
-def t(input=_REQ, *_td_more):
-    if _td_more: raise _extra_arguments('t', False)
+def t(input):
     try:
         _r = _E_t.entry_function(input)
         return _r
@@ -3430,8 +3376,7 @@ def tan(input=_REQ, *_td_more, out=None):
         raise _binding_argument_error('tan', _e, ('input',), False) from None
 
 
-def tan_(input=_REQ, *_td_more):
-    if _td_more: raise _extra_arguments('tan_', False)
+def tan_(input):
     try:
         _r = _E_tan_.entry_function(input)
         return _r
@@ -3452,8 +3397,7 @@ def tanh(input=_REQ, *_td_more, out=None):
         raise _binding_argument_error('tanh', _e, ('input',), False) from None
 
 
-def tanh_(input=_REQ, *_td_more):
-    if _td_more: raise _extra_arguments('tanh_', False)
+def tanh_(input):
     try:
         _r = _E_tanh_.entry_function(input)
         return _r
@@ -3488,8 +3432,7 @@ def topk(input=_REQ, k=_REQ, dim=_NO, largest=_NO, sorted=_NO, *_td_more, out=No
         raise _binding_argument_error('topk', _e, ('input', 'k', 'dim', 'largest', 'sorted'), False) from None
 
 
-def transpose(input=_REQ, dim0=_REQ, dim1=_REQ, *_td_more):
-    if _td_more: raise _extra_arguments('transpose', False)
+def transpose(input, dim0, dim1):
     try:
         _r = _E_transpose_int.entry_function(input, dim0, dim1)
         return _r
@@ -3556,8 +3499,7 @@ def triu(input=_REQ, diagonal=_NO, *_td_more, out=None):
         raise _binding_argument_error('triu', _e, ('input', 'diagonal'), False) from None
 
 
-def unbind(input=_REQ, dim=_NO, *_td_more):
-    if _td_more: raise _extra_arguments('unbind', False)
+def unbind(input, dim=_NO):
     try:
         if dim is _NO:
             _r = _E_unbind_int.entry_function(input)
@@ -3606,8 +3548,7 @@ def unfold_copy(input=_REQ, dimension=_REQ, size=_REQ, step=_REQ, *_td_more, out
         raise _binding_argument_error('unfold_copy', _e, ('input', 'dimension', 'size', 'step'), False) from None
 
 
-def unsqueeze(input=_REQ, dim=_REQ, *_td_more):
-    if _td_more: raise _extra_arguments('unsqueeze', False)
+def unsqueeze(input, dim):
     try:
         _r = _E_unsqueeze.entry_function(input, dim)
         return _r
@@ -3628,8 +3569,7 @@ def unsqueeze_copy(input=_REQ, dim=_REQ, *_td_more, out=None):
         raise _binding_argument_error('unsqueeze_copy', _e, ('input', 'dim'), False) from None
 
 
-def view_as_complex(input=_REQ, *_td_more):
-    if _td_more: raise _extra_arguments('view_as_complex', False)
+def view_as_complex(input):
     try:
         _r = _E_view_as_complex.entry_function(input)
         return _r
@@ -3650,8 +3590,7 @@ def view_as_complex_copy(input=_REQ, *_td_more, out=None):
         raise _binding_argument_error('view_as_complex_copy', _e, ('input',), False) from None
 
 
-def view_as_real(input=_REQ, *_td_more):
-    if _td_more: raise _extra_arguments('view_as_real', False)
+def view_as_real(input):
     try:
         _r = _E_view_as_real.entry_function(input)
         return _r

@@ -44,8 +44,7 @@ _E_silu_ = _deferred(_G, '_E_silu_', 'silu_')
 _E_silu_out = _deferred(_G, '_E_silu_out', 'silu.out')
 
 
-def cross_entropy_loss(input=_REQ, target=_REQ, weight=_NO, reduction=_NO, ignore_index=_NO, label_smoothing=_NO, *_td_more):
-    if _td_more: raise _extra_arguments('cross_entropy_loss', False)
+def cross_entropy_loss(input, target, weight=_NO, reduction=_NO, ignore_index=_NO, label_smoothing=_NO):
     try:
         if weight is _NO and reduction is _NO and ignore_index is _NO and label_smoothing is _NO:
             _r = _E_cross_entropy_loss.entry_function(input, target)
@@ -175,8 +174,7 @@ def nll_loss2d(input=_REQ, target=_REQ, weight=_NO, reduction=_NO, ignore_index=
         raise _binding_argument_error('nll_loss2d', _e, ('input', 'target', 'weight', 'reduction', 'ignore_index'), False) from None
 
 
-def nll_loss_nd(input=_REQ, target=_REQ, weight=_NO, reduction=_NO, ignore_index=_NO, *_td_more):
-    if _td_more: raise _extra_arguments('nll_loss_nd', False)
+def nll_loss_nd(input, target, weight=_NO, reduction=_NO, ignore_index=_NO):
     try:
         if weight is _NO and reduction is _NO and ignore_index is _NO:
             _r = _E_nll_loss_nd.entry_function(input, target)
@@ -191,8 +189,7 @@ def nll_loss_nd(input=_REQ, target=_REQ, weight=_NO, reduction=_NO, ignore_index
         raise _binding_argument_error('nll_loss_nd', _e, ('input', 'target', 'weight', 'reduction', 'ignore_index'), False) from None
 
 
-def one_hot(input=_REQ, num_classes=_NO, *_td_more):
-    if _td_more: raise _extra_arguments('one_hot', False)
+def one_hot(input, num_classes=_NO):
     try:
         if num_classes is _NO:
             _r = _E_one_hot.entry_function(input)
@@ -218,8 +215,7 @@ def silu(input=_REQ, *_td_more, out=None):
         raise _binding_argument_error('silu', _e, ('input',), False) from None
 
 
-def silu_(input=_REQ, *_td_more):
-    if _td_more: raise _extra_arguments('silu_', False)
+def silu_(input):
     try:
         _r = _E_silu_.entry_function(input)
         return _r

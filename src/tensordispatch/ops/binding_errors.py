@@ -77,6 +77,13 @@ def call_keywords(frame: FrameType | None) -> tuple[str, ...] | None:
     >>> probe(1, b=2, c=3), probe(1)
     (('b', 'c'), ())
     """
+    shape = _call_shape(frame)
+    return None if shape is None else shape[1]
+
+
+def _call_shape(frame: FrameType | None) -> tuple[int, tuple[str, ...]] | None:
+    """(number of arguments, keyword names) of the call ``frame`` is making (the number
+    leaves out a bound method's self), or None when they cannot be read."""
     if frame is None:
         return None
     names: tuple[str, ...] = ()
@@ -92,9 +99,9 @@ def call_keywords(frame: FrameType | None) -> tuple[str, ...] | None:
     if current is None:
         return None
     if current.opname == "CALL":
-        return names
+        return current.arg or 0, names
     if current.opname == "CALL_KW" and previous is not None:
-        return tuple(previous.argval)
+        return current.arg or 0, tuple(previous.argval)
     return None
 
 
@@ -117,15 +124,15 @@ def _call_arguments(
     """(positional values, keyword values) of the call that ran ``binding``'s frame; every
     given argument counts as positional when the keywords cannot be read. Parameters left at
     NOT_GIVEN (or None, for hand-written bindings: ``none_absent``) were not given."""
-    read = call_keywords(binding.f_back)
-    keywords = read or ()
+    shape = _call_shape(binding.f_back)
+    keywords = () if shape is None else shape[1]
     code, values = binding.f_code, binding.f_locals
     params = code.co_varnames[int(method) : code.co_argcount + code.co_kwonlyargcount]
     given = {}
-    for i, p in enumerate(params, int(method)):
+    for i, p in enumerate(params):
         v = values.get(p, NOT_GIVEN)
-        if read is not None and i >= code.co_argcount and p not in keywords:
-            continue  # a keyword-only parameter the call left out
+        if shape is not None and p not in keywords and i >= shape[0] - len(keywords):
+            continue  # neither among the call's positional arguments nor its keywords
         absent = v is NOT_GIVEN or v is REQUIRED or (p == "requires_grad" and v is False)
         if not absent and not (v is None and (none_absent or p == "out")):
             given[p] = v
@@ -462,11 +469,12 @@ def sequence_error(name: str, param: str, want: str, method: bool = False) -> Ty
 # the operator's entry rejects as a value of the wrong type; the binding's except clause words
 # the error from its frame (as torch: "invalid combination" unless exactly one signature takes
 # that many arguments). Defaults would make Python word too many arguments "takes from 0 to
-# 2", so functions also take ``*_td_more`` and word that error themselves (Note [Functions
-# count their arguments] in codegen/python_errors.py); Tensor methods keep Python's (measured
-# over the bound names with 0..6 tensors: functions 557 -> 1026 of 1124 texts torch's parser
-# words equal torch's, the rest are hand-written bindings; methods' missing-argument texts 192
-# -> 198 of 203). The operators' ``_n_`` copies keep no defaults: lazy/inline_methods.py
+# 2", so functions also take ``*_td_more`` and word that error themselves, except those
+# without keyword-only parameters, left as they were (Note [Functions count their arguments]
+# in codegen/python_errors.py); Tensor methods keep Python's (measured over the bound names
+# with 0..6 tensors: functions 557 -> 903 of 1124 texts torch's parser words equal torch's,
+# the rest are those 61 functions' missing arguments and hand-written bindings; methods'
+# missing-argument texts 192 -> 198 of 203). The operators' ``_n_`` copies keep no defaults: lazy/inline_methods.py
 # mirrors their signature.
 def _missing(name: str, method: bool, binding: FrameType) -> str:
     """torch's text for a call of binding ``name`` (frame ``binding``) that left required

@@ -21,7 +21,12 @@ from tensordispatch.dispatch.calling import NOT_GIVEN as _NO
 from tensordispatch.dispatch.errors import ArgumentTypeError, binding_argument
 from tensordispatch.dispatch.keyset import AUTOGRAD_DISPATCH_KEYSET_WITH_AD_INPLACE_OR_VIEW_RAW
 from tensordispatch.dispatch.tls import local_state
-from tensordispatch.ops.binding_errors import REQUIRED, missing_list, sequence_error
+from tensordispatch.ops.binding_errors import (
+    REQUIRED,
+    extra_arguments,
+    missing_list,
+    sequence_error,
+)
 from tensordispatch.tensor.device import CPU as _CPU
 from tensordispatch.tensor.dtypes import dtype as DType
 from tensordispatch.tensor.tensor import Tensor
@@ -181,7 +186,7 @@ def _arange_type_error(
     return TypeError(replace(rejected, keyword=rejected.argument in keywords).message())
 
 
-def cat(tensors: Any = REQUIRED, dim: int = 0, *, out: Tensor | None = None) -> Tensor:
+def cat(tensors: Any = REQUIRED, dim: int = 0, *_td_more: Any, out: Tensor | None = None) -> Tensor:
     """torch.cat: refuses an empty sequence in the binding, as torch's argument parser does
     (the dispatcher would find no tensor to dispatch on).
 
@@ -189,6 +194,8 @@ def cat(tensors: Any = REQUIRED, dim: int = 0, *, out: Tensor | None = None) -> 
     >>> td.cat([td.ones(1), td.zeros(2)])
     tensor([1., 0., 0.])
     """
+    if _td_more:  # Note [Functions count their arguments] in codegen/python_errors.py
+        raise extra_arguments("cat", False)
     try:
         tensors = list(tensors)
     except TypeError:  # left out (REQUIRED) or no sequence: torch's texts

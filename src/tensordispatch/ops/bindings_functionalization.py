@@ -16,7 +16,13 @@ import sys
 from typing import Any
 
 from tensordispatch.backends.aten import op
-from tensordispatch.ops.binding_errors import missing_list
+from tensordispatch.dispatch.errors import ArgumentTypeError
+from tensordispatch.ops.binding_errors import (
+    REQUIRED,
+    binding_type_error,
+    combination_error,
+    missing_list,
+)
 from tensordispatch.tensor.tensor import Tensor
 
 __all__ = ["resize_", "squeeze", "squeeze_", "squeeze_copy", "zero_"]
@@ -30,7 +36,7 @@ def _pick(base: str, self: Tensor, dim: Any) -> Any:
     return op(f"{base}.dim")(self, dim)
 
 
-def squeeze(input: Tensor, dim: Any = None) -> Any:
+def squeeze(input: Tensor = REQUIRED, dim: Any = None) -> Any:
     """``input`` without size-1 dims (all, one ``dim``, or a list of dims), as a view.
 
     >>> import tensordispatch as td
@@ -38,7 +44,10 @@ def squeeze(input: Tensor, dim: Any = None) -> Any:
     >>> x.squeeze().shape, td.squeeze(x, 1).shape, x.squeeze((1, 2)).shape
     (tensordispatch.Size([2]), tensordispatch.Size([2, 1]), tensordispatch.Size([2]))
     """
-    return _pick("squeeze", input, dim)
+    try:
+        return _pick("squeeze", input, dim)
+    except ArgumentTypeError:  # torch's parser matched no signature
+        raise combination_error("squeeze", False) from None
 
 
 def squeeze_(input: Tensor, dim: Any = None) -> Any:
@@ -51,9 +60,12 @@ def squeeze_(input: Tensor, dim: Any = None) -> Any:
     return _pick("squeeze_", input, dim)
 
 
-def squeeze_copy(input: Tensor, dim: Any = None) -> Any:
+def squeeze_copy(input: Tensor = REQUIRED, dim: Any = None) -> Any:
     """``squeeze`` as a copy (the view_copy variant)."""
-    return _pick("squeeze_copy", input, dim)
+    try:
+        return _pick("squeeze_copy", input, dim)
+    except ArgumentTypeError:  # torch's parser matched no signature
+        raise combination_error("squeeze_copy", False) from None
 
 
 def zero_(input: Tensor) -> Any:
@@ -63,7 +75,10 @@ def zero_(input: Tensor) -> Any:
     >>> td.ones(2).zero_().tolist()
     [0.0, 0.0]
     """
-    return op("zero_")(input)
+    try:
+        return op("zero_")(input)
+    except ArgumentTypeError as e:
+        raise binding_type_error("zero_", e, ("input",), False) from None
 
 
 def resize_(self: Tensor, *size: Any, memory_format: Any = None) -> Any:

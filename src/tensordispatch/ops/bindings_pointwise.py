@@ -17,7 +17,7 @@ from typing import Any
 
 from tensordispatch.backends.aten import op
 from tensordispatch.dispatch.errors import ArgumentTypeError
-from tensordispatch.ops.binding_errors import combination_error
+from tensordispatch.ops.binding_errors import REQUIRED, combination_error
 from tensordispatch.tensor.tensor import Tensor
 
 __all__ = [
@@ -37,7 +37,9 @@ def _where_overload(input: Any, other: Any) -> str:
     return "where.ScalarSelf" if isinstance(other, Tensor) else "where.Scalar"
 
 
-def where(condition: Tensor, input: Any = None, other: Any = None, *, out: Any = None) -> Any:
+def where(
+    condition: Tensor = REQUIRED, input: Any = None, other: Any = None, *, out: Any = None
+) -> Any:
     """torch.where(condition, input, other): elements of ``input`` where ``condition`` holds,
     else of ``other``; either may be a Python number.
 
@@ -66,7 +68,7 @@ def where(condition: Tensor, input: Any = None, other: Any = None, *, out: Any =
         raise combination_error("where", False) from None
 
 
-def method_where(self: Tensor, condition: Tensor, other: Any) -> Any:
+def method_where(self: Tensor, condition: Tensor = REQUIRED, other: Any = REQUIRED) -> Any:
     """Tensor.where(condition, other) is where(condition, self, other)."""
     try:
         return op(_where_overload(self, other))(condition, self, other)
@@ -89,7 +91,7 @@ def _bounds(min: Any, max: Any) -> tuple[str, dict[str, Any]]:
     return "", given
 
 
-def clamp(input: Tensor, min: Any = None, max: Any = None, *, out: Any = None) -> Any:
+def clamp(input: Tensor = REQUIRED, min: Any = None, max: Any = None, *, out: Any = None) -> Any:
     """torch.clamp with number or tensor bounds.
 
     >>> import tensordispatch as td
@@ -109,7 +111,7 @@ def _clamp(name: str, input: Tensor, min: Any, max: Any, out: Any = None) -> Any
     return op(f"{name}{suffix}")(input, **kwargs)
 
 
-def clamp_(input: Tensor, min: Any = None, max: Any = None) -> Any:
+def clamp_(input: Tensor = REQUIRED, min: Any = None, max: Any = None) -> Any:
     """torch.clamp_: clamp in place."""
     try:
         return _clamp("clamp_", input, min, max)
