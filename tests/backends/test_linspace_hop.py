@@ -20,7 +20,7 @@ from tensordispatch.backends import composite_fast
 from tensordispatch.backends import composite_fast_arange as fast
 from tensordispatch.backends.aten import below_ad_inplace_or_view, op
 from tensordispatch.backends.cpu.kernels import empty_cpu
-from tensordispatch.backends.cpu.layout import linspace_out
+from tensordispatch.backends.cpu.linspace import linspace_out
 from tensordispatch.dispatch import dispatch_trace
 from tensordispatch.dispatch.calling import NOT_GIVEN
 from tensordispatch.library import Library

@@ -1,5 +1,5 @@
 """linspace from both ends by plan (Note [linspace from both ends by plan] in
-backends/cpu/layout.py): ``linspace_cpu`` and ``linspace_out``'s planned branch.
+backends/cpu/linspace.py): ``linspace_cpu`` and ``linspace_out``'s planned branch.
 
 Oracles: the element formula of torch's CPU kernel evaluated one element at a time in the
 result's type (``_reference``); torch 2.13 for dtypes, shapes, endpoints and error texts.
@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tensordispatch as td
-from tensordispatch.backends.cpu.layout import linspace_cpu
+from tensordispatch.backends.cpu.linspace import linspace_cpu
 
 
 def _reference(start: Any, end: Any, steps: int, dtype: str) -> np.ndarray[Any, Any]:
@@ -47,6 +47,35 @@ def test_values_are_the_element_formula(start: Any, end: Any, steps: int, dtype:
         ours = td.linspace(start, end, steps, dtype=getattr(td, dtype))
     assert ours.numpy().tobytes() == expected.tobytes()
     assert tuple(ours.shape) == (steps,) and ours.stride() == (1,)
+
+
+_wide_bounds = st.one_of(
+    st.integers(-(2**30), 2**30),
+    st.floats(-3e38, 3e38, allow_nan=False, allow_infinity=False),
+    st.floats(-1.0, 1.0, allow_nan=False),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_wide_bounds, _wide_bounds, st.integers(2, 16), st.sampled_from(["float32", "float64"]))
+def test_few_steps_are_the_element_formula(start: Any, end: Any, steps: int, dtype: str) -> None:
+    """Up to 16 steps the values are Python floats rounded as float32 (Note [linspace from
+    both ends by plan], the few-steps paragraph); ints beyond 2**24 and overflowing spans
+    take the NumPy path."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # an overflowing float32 span, both sides alike
+        expected = _reference(start, end, steps, dtype)
+        ours = td.linspace(start, end, steps, dtype=getattr(td, dtype))
+    assert ours.numpy().tobytes() == expected.tobytes()
+
+
+def test_an_overflowing_span_warns_as_numpys_scalars() -> None:
+    with pytest.warns(RuntimeWarning, match="overflow"):
+        ours = td.linspace(-3e38, 3e38, 5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        expected = _reference(-3e38, 3e38, 5, "float32")
+    assert ours.numpy().tobytes() == expected.tobytes()
 
 
 @pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])

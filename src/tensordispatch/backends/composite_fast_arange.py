@@ -227,7 +227,7 @@ def linspace(start: Any, end: Any, steps: Any, dtype: Any, device: Any = _NO) ->
     """``td.linspace(start, end, steps, dtype=dtype, device=device)`` by one hop, or None
     (the binding takes the full path). Taken when the composite kernel would take its direct
     branch (checked as arange's, with ``linspace.out``) and call ``linspace_cpu`` (cpu/
-    layout.py, Note [linspace from both ends by plan]), whose result it is: plain int or
+    linspace.py, Note [linspace from both ends by plan]), whose result it is: plain int or
     float bounds, a plain int ``steps``, no dtype (the default dtype, the composite's for
     real bounds) or a real floating dtype object, no device or the CPU device. Anything
     ``linspace_cpu`` declines (bounds out of range, 0, 1 or over 2049 steps) is None.
@@ -260,7 +260,7 @@ def linspace(start: Any, end: Any, steps: Any, dtype: Any, device: Any = _NO) ->
 
 def _bind_linspace_cpu() -> Any:
     global _linspace_cpu
-    from tensordispatch.backends.cpu.layout import linspace_cpu
+    from tensordispatch.backends.cpu.linspace import linspace_cpu
 
     _linspace_cpu = linspace_cpu
     return linspace_cpu

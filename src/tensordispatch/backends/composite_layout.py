@@ -24,9 +24,9 @@ from tensordispatch.backends.cpu.layout import (
     arange_cpu,
     arange_start_out,
     eye_m_out,
-    linspace_cpu,
 )
-from tensordispatch.backends.cpu.layout import linspace_out as cpu_linspace_out
+from tensordispatch.backends.cpu.linspace import linspace_cpu
+from tensordispatch.backends.cpu.linspace import linspace_out as cpu_linspace_out
 from tensordispatch.backends.meta.layout import arange_length, eye_check, linspace_check
 from tensordispatch.backends.structured import resize_output
 from tensordispatch.backends.view_ops import VIEW_OP_KERNELS
