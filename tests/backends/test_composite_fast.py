@@ -410,6 +410,7 @@ def test_the_cpu_device_takes_the_factory_hops(device: str) -> None:
 
 
 FULL_VALUES = [7, 0, -3, 2.5, -0.0, True, False, float("inf"), float("nan"), 300, 1e300, 2**62]
+FULL_VALUES += [0.1, 1e-46, 3.4028234663852886e38, 3.4028235677973366e38, -1e39]  # float32's edges
 FULL_DTYPES = [None, "float32", "float64", "float16", "int64", "int32", "int8", "uint8", "bool"]
 
 

@@ -327,8 +327,18 @@ def full(size: Any, fill_value: Any, dtype: Any, device: Any = _NO) -> Tensor | 
     shape = plan[0]
     if t is int and fill_value == 0:  # filled_cpu's np.zeros (not for -0.0)
         return new_cpu_tensor(_np_zeros(shape, dt._numpy), shape, plan[1], dt)
+    if t is float and (dt is _F32 or dt is _F64) and -_F32_MAX <= fill_value <= _F32_MAX:
+        # fill_'s own write: its check returns a finite in-range float unchanged, and it
+        # fills through NumPy's fill (session 8: the kernel call and the check skipped)
+        a = _np_empty(shape, dt._numpy)
+        a.fill(fill_value)
+        return new_cpu_tensor(a, shape, plan[1], dt)
     result = new_cpu_tensor(_np_empty(shape, dt._numpy), shape, plan[1], dt)
     return _cpu_fill(result, fill_value)  # type: ignore[no-any-return]
+
+
+_F32, _F64 = _dt.float32, _dt.float64
+_F32_MAX = float(np.finfo(np.float32).max)  # within float32's range: within both
 
 
 def empty_strided(size: Any, stride: Any, dtype: Any, device: Any = _NO) -> Tensor | None:
