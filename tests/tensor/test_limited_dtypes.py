@@ -241,3 +241,30 @@ def test_every_other_dtype_keeps_its_promotion() -> None:
             assert tdt.promote_types(a, b).name == str(
                 torch.promote_types(theirs(a), theirs(b))
             ).removeprefix("torch.")
+
+
+@pytest.mark.parametrize("d", LIMITED, ids=IDS)
+def test_pickle_and_deepcopy_keep_values_and_dtype(d: dtypes.dtype) -> None:
+    import copy
+
+    top = int(np.iinfo(d.numpy_dtype).max)
+    x = td.tensor([top, 0, 7], dtype=d)
+    for y in (pickle.loads(pickle.dumps(x)), copy.deepcopy(x)):
+        assert y.dtype is d and y.tolist() == [top, 0, 7]
+
+
+@pytest.mark.parametrize("d", LIMITED, ids=IDS)
+def test_dlpack_shares_memory_like_torch(d: dtypes.dtype) -> None:
+    array = np.array([1, 2, 3], d.numpy_dtype)
+    ours = tdt.from_dlpack(array)
+    assert ours.dtype is d and torch.from_dlpack(array).dtype == theirs(d)
+    array[0] = 9
+    assert ours.tolist() == [9, 2, 3]
+
+
+@pytest.mark.parametrize("d", LIMITED, ids=IDS)
+def test_requires_grad_is_refused_like_torch(d: dtypes.dtype) -> None:
+    with pytest.raises(RuntimeError):
+        torch.ones(2, dtype=theirs(d)).requires_grad_()
+    with pytest.raises(RuntimeError):
+        td.ones(2, dtype=d).requires_grad_()
