@@ -17,6 +17,8 @@ from hypothesis import strategies as st
 import tensordispatch as td
 from tensordispatch.backends.meta.layout import _cat_plain
 
+from .overrides import impl_quietly
+
 
 def _pair(data: np.ndarray[Any, Any]) -> tuple[td.Tensor, torch.Tensor]:
     return td.from_numpy(data.copy()), torch.from_numpy(data.copy())
@@ -166,3 +168,15 @@ def test_gradient_through_cat_is_torchs() -> None:
     (td.cat([x, y]) * td.from_numpy(weights)).sum().backward()
     (torch.cat([px, py]) * torch.from_numpy(weights)).sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), px.grad.numpy())
+
+
+def test_a_cpu_kernel_registered_later_is_called(lib: Any) -> None:
+    """cat takes no one hop: a later kernel of ``cat`` at CPU is reached, as in torch."""
+    seen: list[int] = []
+
+    def mine(tensors: Any, dim: int = 0) -> Any:
+        seen.append(len(tensors))
+        return td.zeros(1)
+
+    impl_quietly(lib, "cat", mine, "CPU")
+    assert td.cat([td.ones(2), td.ones(3)]).tolist() == [0.0] and seen == [2]
