@@ -67,14 +67,21 @@ from tensordispatch.autograd.graph import (
     meta_of,
 )
 from tensordispatch.dispatch.calling import NO_DEFAULT, NOT_GIVEN, CallingFacts, entry_parameters
+from tensordispatch.dispatch.keys import DispatchKey
 from tensordispatch.dispatch.keyset import (
     AFTER_AUTOGRAD_RAW,
     AUTOGRAD_DISPATCH_KEYSET_WITH_AD_INPLACE_OR_VIEW_RAW,
+    keyset_raw,
 )
 from tensordispatch.dispatch.tls import local_state
 from tensordispatch.tensor import Tensor
 
 __all__ = ["InlineRecord", "autograd_entry", "autograd_entry_source"]
+
+# Below a functional operator's autograd kernel, ADInplaceOrView is skipped: only the
+# result-version kernels of inference_versions.py sit there (Note [Versions of results made
+# from inference tensors]), and a normal call must not reach them (torch's guard).
+_AFTER_FN = AFTER_AUTOGRAD_RAW & ~keyset_raw(DispatchKey.ADInplaceOrView)
 
 
 @dataclass(frozen=True, slots=True)
@@ -435,7 +442,8 @@ def autograd_entry(
         return None
     assert facts is not None
     try:
-        below = entry.state.redispatch_miss(raw & AFTER_AUTOGRAD_RAW)
+        written = any(a.is_write for a in op._schema.arguments)
+        below = entry.state.redispatch_miss(raw & (AFTER_AUTOGRAD_RAW if written else _AFTER_FN))
     except Exception:  # noqa: BLE001 - the generic kernel raises it at the call, in order
         return None
     if fresh_version is not None and _builds_fresh_directly(below):

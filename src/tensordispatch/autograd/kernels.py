@@ -56,6 +56,7 @@ from tensordispatch.dispatch.keys import DispatchKey
 from tensordispatch.dispatch.keyset import (
     AFTER_AUTOGRAD_RAW,
     AUTOGRAD_DISPATCH_KEYSET_WITH_AD_INPLACE_OR_VIEW_RAW,
+    keyset_raw,
 )
 from tensordispatch.dispatch.tls import local_state
 from tensordispatch.schema.model import FunctionSchema
@@ -74,6 +75,9 @@ __all__ = [
 
 _ST = local_state()
 _AFTER = AFTER_AUTOGRAD_RAW
+# below a functional operator's autograd kernel ADInplaceOrView is skipped (Note [Versions of
+# results made from inference tensors] in inference_versions.py; else a fallthrough there)
+_AFTER_FN = AFTER_AUTOGRAD_RAW & ~keyset_raw(DispatchKey.ADInplaceOrView)
 _BELOW_ADIOV = AUTOGRAD_DISPATCH_KEYSET_WITH_AD_INPLACE_OR_VIEW_RAW
 LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place operation."
 LEAF_VIEW_INPLACE = (
@@ -308,7 +312,7 @@ def _make_functional_kernel(
         node._input_meta = tuple([(t._shape, t.dtype) for t in inputs])
         node._needed = needed
         node._saved = _save(plan, args, kwargs, needed)
-        result = _below_ad_inplace_or_view(op, raw & _AFTER, args, kwargs)
+        result = _below_ad_inplace_or_view(op, raw & _AFTER_FN, args, kwargs)
         m = meta_of(result)
         m.requires_grad = True
         m.grad_fn = node
@@ -375,12 +379,14 @@ def _fast_path(
     holds the backend's entry for its key set (Note [The no-grad path]).
     """
 
+    after = _AFTER_FN if fresh or view is not None else _AFTER  # functional: no bump below
+
     def kernel(raw: int, op: Any, *args: Any, **kwargs: Any) -> Any:
         if _ST.grad_enabled:
             for i in positions:
                 if _requires_grad(args[i]):
                     return record(raw, op, args, kwargs)
-        r = op.redispatch(raw & _AFTER, *args, **kwargs)
+        r = op.redispatch(raw & after, *args, **kwargs)
         if fresh and getattr(r, "_vc", None) is not None:
             fresh_version(r, args)
         elif view is not None and not _ST.grad_enabled:

@@ -115,7 +115,8 @@ def make_general_kernel(
         if reads_self and any(per_formula):
             save_args = (k._clone_below(args[0]), *args[1:])
         node._saved = k._save(plan, save_args, kwargs, per_formula)
-        result = k._below_ad_inplace_or_view(op, raw & k._AFTER, args, kwargs)
+        after = k._AFTER if inplace else k._AFTER_FN  # Note [Versions of results made from ...]
+        result = k._below_ad_inplace_or_view(op, raw & after, args, kwargs)
         if inplace:
             rebase_history(args[0], node)
             outs: list[Any] = [args[0]]
@@ -145,7 +146,7 @@ def make_general_kernel(
                 v = get(args, kwargs)
                 if any(k._requires_grad(t) for t in v) if is_list else k._requires_grad(v):
                     return record(raw, op, args, kwargs)
-        r = op.redispatch(raw & k._AFTER, *args, **kwargs)
+        r = op.redispatch(raw & (k._AFTER if inplace else k._AFTER_FN), *args, **kwargs)
         if view is not None:
             view(r, args[positions[0]] if positions else None)
         if fresh:
@@ -197,7 +198,7 @@ def _one_input_record(
     )
     (position,) = (names.index(n) for n in info.inputs)
     n_args, plain_values = len(names), k._PLAIN_VALUES
-    below, after, several = k._below_ad_inplace_or_view, k._AFTER, info.returns_list
+    below, after, several = k._below_ad_inplace_or_view, k._AFTER_FN, info.returns_list
     several = several or len(info.outputs) > 1
 
     def record(raw: int, op: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:

@@ -17,6 +17,7 @@ from __future__ import annotations
 from types import ModuleType
 from typing import Any
 
+from tensordispatch.autograd.inference_versions import RESULT_VERSIONS, make_result_version_kernel
 from tensordispatch.dispatch.dispatcher import DISPATCHER, RegistrationHandle
 from tensordispatch.dispatch.keys import DispatchKey
 from tensordispatch.dispatch.operator import OperatorEntry
@@ -92,6 +93,9 @@ def _on_definition(entry: OperatorEntry) -> None:
         k._register(name, DispatchKey.ADInplaceOrView, k._make_ad_inplace_kernel(schema))
         if schema.is_out_fn() and name not in infos:
             k._register(name, DispatchKey.Autograd, k._out_kernel)
+    versions = RESULT_VERSIONS.get(name)  # Note [Versions of results made from inference ...]
+    if versions is not None and info is not None and info.formulas:  # below an autograd kernel
+        k._register(name, DispatchKey.ADInplaceOrView, make_result_version_kernel(name, versions))
     from tensordispatch.autograd import manual
 
     if name == "copy_":
