@@ -39,7 +39,8 @@ _ONE = (1,)
 # Python's; a float32 operation is the double operation rounded to float32 (``struct``'s
 # "f" packing, C's cast), which equals float32 arithmetic for +, -, *, / of float32
 # operands (double has more than 2 * 24 + 2 bits, so the double rounding is innocuous;
-# ``step * i`` is even exact in double), and the last rounding of each value is the store.
+# ``step * i`` is even exact in double, and needs no rounding when i is 0 or a power of two),
+# and the last rounding of each value is the store.
 
 _LINSPACE_INDEX: dict[tuple[int, Any], np.ndarray[Any, Any]] = {}
 _PLAN_STEPS = 2049  # every index and steps - 1 - index exact in float16 up to here
@@ -142,14 +143,17 @@ def _few_values(start: Any, end: Any, steps: int, single: bool) -> list[float] |
     ):
         return None
     up, pk = _unpack32, _pack32
-    lo, hi = up(pk(start))[0], up(pk(end))[0]
+    # an int bound here is exact in float32; step * i is exact for i 0 or a power of two
+    lo = float(start) if type(start) is int else up(pk(start))[0]
+    hi = float(end) if type(end) is int else up(pk(end))[0]
     span = up(pk(hi - lo))[0]  # native "f" packing: an overflow is inf, without an error
     if span - span != 0:  # the float32 span overflows: NumPy's inf and its warning
         return None
     step = up(pk(span / (steps - 1)))[0]
     half = steps // 2
-    return [lo + up(pk(step * i))[0] for i in range(half)] + [
-        hi - up(pk(step * j))[0] for j in range(steps - 1 - half, -1, -1)
+    return [lo + (up(pk(step * i))[0] if i & (i - 1) else step * i) for i in range(half)] + [
+        hi - (up(pk(step * j))[0] if j & (j - 1) else step * j)
+        for j in range(steps - 1 - half, -1, -1)
     ]
 
 
