@@ -237,3 +237,16 @@ def test_run_cached_graph_errors() -> None:
     with pytest.raises(ValueError) as info:
         comp.run_cached_graph(h, [td.ones(3), 1.0, 1.0])
     assert str(info.value) == "run_cached_graph: input 0 must have shape [2], got [3]"
+
+
+def test_deepcopy_of_a_lazy_tensor_is_lazy_with_its_synced_values_as_torch() -> None:
+    import copy
+
+    def program(lib: Any) -> tuple[str, list[float], list[float]]:
+        x = lib.zeros(3).to("lazy")
+        x[1:].add_(1.0)  # pending in the view's alias group until x is read
+        c = copy.deepcopy(x)
+        c.add_(5.0)  # the copy is a new root: x is not written
+        return c.device.type, c.to("cpu").tolist(), x.to("cpu").tolist()
+
+    assert program(td) == program(torch) == ("lazy", [5.0, 6.0, 6.0], [0.0, 1.0, 1.0])

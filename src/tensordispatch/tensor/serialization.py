@@ -40,6 +40,8 @@ def reduce_tensor(t: Tensor, resolve: bool) -> tuple[Any, ...]:
     if resolve and not t.is_leaf:
         raise RuntimeError(_DEEPCOPY_NON_LEAF)
     data = t._data
+    if data is not None and not isinstance(data, np.ndarray):
+        data = t._values_for_print()  # wrappers and lazy tensors: their values, synced
     bits = t._key_set & _MATH_BITS_RAW
     if bits and resolve:
         bits = 0
@@ -66,6 +68,8 @@ def rebuild_tensor(
         t = Tensor._wrap_numpy(values, dtype)
     else:
         t = Tensor._make_meta(shape, dense_strides_like(shape, strides), dtype, Device(device))
+    if values is not None and device.startswith("lazy"):  # as torch's deepcopy: lazy again
+        t = t.to(device)  # type: ignore[attr-defined]
     if bits[0]:
         t._key_set |= _CONJ_RAW
     if bits[1]:
