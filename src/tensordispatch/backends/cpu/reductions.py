@@ -23,10 +23,14 @@ from tensordispatch.backends.overlap import (
 )
 from tensordispatch.backends.structured import alloc_cpu, prepare_out
 from tensordispatch.dispatch.dispatcher import DISPATCHER
+from tensordispatch.dispatch.kernel import KernelKind
+from tensordispatch.dispatch.keys import DispatchKey
 from tensordispatch.dispatch.keyset import (
+    AFTER_AUTOGRAD_RAW,
     AUTOGRAD_DISPATCH_KEYSET_WITH_AD_INPLACE_OR_VIEW_RAW,
     DEFAULT_EXCLUDED_RAW,
     DEFAULT_INCLUDED_RAW,
+    keyset_raw,
 )
 from tensordispatch.dispatch.tls import local_state
 from tensordispatch.ops.indexing_fast import FunctionalGuard
@@ -68,7 +72,8 @@ def _not_implemented(name: str, t: Tensor) -> NotImplementedError:
 # the CPU impl's very NumPy call (kernels.py ``sum_out``: np.add.reduce over every axis, in
 # the quiet floating-point context), so values are bit-identical to the dispatched path.
 # Nothing observing it also means the nested operator's own table (session 8): its published
-# state, checked per state by a ``FunctionalGuard`` (ops/indexing_fast.py), must lead a plain
+# state, checked per state by a ``FunctionalGuard`` (ops/indexing_fast.py; ``_NestedGuard``:
+# below the plain autograd kernel a functional call skips ADInplaceOrView), must lead a plain
 # CPU call through the plain autograd kernel to our generated structured wrapper, so a kernel
 # registered later for ``sum.dim_IntList`` (at CPU, Autograd, ADInplaceOrView, ...) or an open
 # trace takes the dispatched call, as torch's composite kernel would.
@@ -160,9 +165,44 @@ def sum_all_fast(self: Tensor) -> Tensor | None:
     return result
 
 
+# below a functional operator's plain autograd kernel: ADInplaceOrView skipped (Note
+# [Versions of results made from inference tensors] in autograd/inference_versions.py)
+_BELOW_FUNCTIONAL = AFTER_AUTOGRAD_RAW & ~keyset_raw(DispatchKey.ADInplaceOrView)
+
+
+class _NestedGuard(FunctionalGuard):
+    """A ``FunctionalGuard`` whose chain is the one a functional operator's plain autograd
+    kernel takes: its no-grad redispatch skips ADInplaceOrView (whose kernels, set for the
+    versions of results made from inference tensors, a normal call never reaches), then the
+    named CPU kernel.
+
+    >>> _NestedGuard("mean.dim", _WRAPPERS, "wrapper_CPU_mean_dim").recheck()
+    True
+    """
+
+    __slots__ = ()
+
+    def chain(self, state: Any) -> Any:
+        final = state.final_keyset(DEFAULT_EXCLUDED_RAW, _CPU_KEY_SET | DEFAULT_INCLUDED_RAW)
+        try:
+            top, raw = state.resolve(final)
+            below, _ = state.resolve(raw & _BELOW_FUNCTIONAL)
+        except Exception:  # noqa: BLE001 - a missing kernel: the dispatched call reports it
+            return None
+        fn = below.fn
+        if (
+            getattr(top.fn, "_td_plain_no_grad", False) is True  # Note [Plain kernel markers]
+            and below.kind is KernelKind.UNBOXED
+            and getattr(fn, "__module__", None) == self.module
+            and getattr(fn, "__name__", None) == self.function
+        ):
+            return fn
+        return None
+
+
 _WRAPPERS = "tensordispatch.generated.registrations"
-_SUM_DIM = FunctionalGuard("sum.dim_IntList", _WRAPPERS, "wrapper_CPU_sum_dim_IntList")
-_MEAN_DIM = FunctionalGuard("mean.dim", _WRAPPERS, "wrapper_CPU_mean_dim")
+_SUM_DIM = _NestedGuard("sum.dim_IntList", _WRAPPERS, "wrapper_CPU_sum_dim_IntList")
+_MEAN_DIM = _NestedGuard("mean.dim", _WRAPPERS, "wrapper_CPU_mean_dim")
 _FLOATING = 2  # dtypes.py's category rank of the real floating dtypes
 _DTYPE = type(_dt.float32)
 
