@@ -304,3 +304,29 @@ def test_cat_golden_missing_text() -> None:
         TypeError,
         'cat() missing 1 required positional arguments: "tensors"',
     )
+
+
+def _counting_methods() -> list[str]:
+    """Tensor methods taking ``*_td_more`` (Note [Functions count their arguments])."""
+    from tensordispatch.generated import methods
+
+    found = []
+    for name, fn in methods.METHODS.items():
+        code = getattr(fn, "__code__", None)
+        if code is not None and "_td_more" in code.co_varnames and hasattr(torch.Tensor, name):
+            found.append(name)
+    return sorted(found)
+
+
+@pytest.mark.parametrize("name", _counting_methods())
+def test_method_extra_argument_texts_are_torchs(name: str) -> None:
+    """Methods with keyword-only parameters, called with 1..5 tensors: each call torch's
+    parser rejects for its count is rejected with torch's text."""
+    checked = 0
+    for k in range(1, 6):
+        theirs = _outcome(lambda k=k: getattr(torch.ones(2, 2), name)(*[torch.ones(2, 2)] * k))
+        if theirs[0] is TypeError and (" takes " in theirs[1] or "combination" in theirs[1]):
+            ours = _outcome(lambda k=k: getattr(td.ones(2, 2), name)(*[td.ones(2, 2)] * k))
+            assert (k, ours) == (k, theirs)
+            checked += 1
+    assert checked

@@ -3,11 +3,11 @@
 Each public name gets one function with torch's Python signature for it: ``self`` is called
 ``input`` in functions, out= variants merge into their functional overload as ``out=None``,
 factories take ``requires_grad``, a lone int-list parameter may be passed as varargs
-(``zeros(2, 3)``, also ``zeros(size=(2, 3))``), an ``int[N]`` parameter accepts a bare int. When a name has several
-overloads, the generated function picks one by which arguments were given and, where
-overloads differ only by a Tensor-vs-number parameter, by ``isinstance``. The calls go to
-the operators' entry functions with only the arguments the caller gave, so there is no
-generic argument parsing on the path.
+(``zeros(2, 3)``, also ``zeros(size=(2, 3))``), an ``int[N]`` parameter accepts a bare int.
+When a name has several overloads, the generated function picks one by which arguments were
+given and, where overloads differ only by a Tensor-vs-number parameter, by ``isinstance``.
+The calls go to the operators' entry functions with only the arguments the caller gave, so
+there is no generic argument parsing on the path.
 
 Note [Bindings call the entry]
 Calling an OpOverload goes through its class's ``__call__`` (op_overload.py, Note [One
@@ -206,7 +206,8 @@ def _signature(
     kw = [f"{a.name}=_NO" for a in ([positional[0]] if varargs else []) + kwonly]
     kw += ["out=None"] * has_out + ["requires_grad=False"] * factory
     # Note [Functions count their arguments] in codegen/python_errors.py: a function without
-    # keyword-only parameters keeps Python's texts (and CPython's specialized call)
+    # keyword-only parameters keeps Python's texts (and CPython's specialized call), a method
+    # its REQUIRED defaults without *_td_more
     missing = missing and (method or bool(kw))
     if varargs:
         parts.append("*_td_args")
@@ -219,7 +220,7 @@ def _signature(
             else:
                 parts.append(f"{pyname(a.name, method)}=_NO")
                 seen_default = True
-    more = missing and not method and any(p.endswith("=_REQ") for p in parts)
+    more = missing and bool(kw) and any(p.endswith("=_REQ") for p in parts)
     if more:
         parts.append("*_td_more")
     if kw:

@@ -3,21 +3,23 @@ what a binding does once a call has failed or was given the wrong number of argu
 at run time by ops/binding_errors.py as torch's Python arg parser words it.
 
 Note [Functions count their arguments]
-A function binding's required parameters default to REQUIRED (Note [Missing arguments] in
+A binding's required parameters default to REQUIRED (Note [Missing arguments] in
 ops/binding_errors.py), so that a missing one reaches the operator's entry, whose check rejects
 it and whose except clause words torch's text. With defaults Python would word too many
 arguments itself ("add() takes from 0 to 2 positional arguments but 3 were given", torch:
 "takes 2"), so the binding also takes ``*_td_more`` and words that error from its frame
-(``extra_arguments``): one test of an empty tuple on the success path, ~5-10 ns a call
-(A/B of whole calls on a loaded machine: add 1381 -> 1389 ns, neg 1055 -> 1068). Only
-functions with keyword-only parameters do so. Without them CPython specializes the call of a
-plain function (defaults included), which a ``*`` parameter loses (t: 1186 -> 1226 ns,
-transpose 1092 -> 1115), and defaults alone would turn Python's too-many text into "takes
-from 0 to 1": those 61 functions (t, transpose, select, unsqueeze, the in-place abs_ ...)
-are left as they were, with Python's texts (equal to torch's for too many arguments, not for
-missing ones). The generated Tensor methods keep Python's too-many text, which torch's words
-differently anyway. An unknown keyword is still Python's text, equal to torch's for a name
-with one signature only (77 of 204 functions, 15 of 203 methods): catching it would need
+(``extra_arguments``): one test of an empty tuple on the success path (in-process A/B of the
+two bindings, loaded machine: add, neg, full, ones_like, empty_strided within -8..+11 ns of
+~1-2 us). Only bindings with keyword-only parameters do so. Without them CPython specializes
+the call of a plain function (defaults included), which a ``*`` parameter loses (whole
+calls, t: 1186 -> 1226 ns, transpose 1092 -> 1115), and defaults alone would turn Python's
+too-many text into "takes from 0 to 1": those 61 functions (t, transpose, select, unsqueeze,
+the in-place abs_ ...) are left as they were, with Python's texts (equal to torch's for too
+many arguments, not for missing ones); Tensor methods without keyword-only parameters keep
+REQUIRED defaults and Python's too-many text (torch's differs: it counts no self, and its
+methods without parameters say "Tensor.abs() takes no arguments (1 given)", which no Python
+function can). An unknown keyword is still Python's text, equal to torch's for a name with
+one signature only (77 of 204 functions, 15 of 203 methods): catching it would need
 ``**kwargs``, a dict made on every call (~20 ns).
 
 Note [Size lists given as varargs]

@@ -278,12 +278,22 @@ from tensordispatch.ops.bindings_tensor import conj_view as _m__conj
 from tensordispatch.ops.bindings_tensor import neg_view as _m__neg_view
 from tensordispatch.ops.bindings_reductions import all as _m_all
 from tensordispatch.ops.bindings_reductions import any as _m_any
+from tensordispatch.ops.bindings_dtype import bool_ as _m_bool
+from tensordispatch.ops.bindings_dtype import byte as _m_byte
+from tensordispatch.ops.bindings_dtype import cdouble as _m_cdouble
+from tensordispatch.ops.bindings_dtype import cfloat as _m_cfloat
+from tensordispatch.ops.bindings_dtype import char as _m_char
 from tensordispatch.ops.bindings_pointwise import method_clamp as _m_clamp
 from tensordispatch.ops.bindings_pointwise import method_clamp_ as _m_clamp_
 from tensordispatch.ops.bindings_tensor import data as _m_data
+from tensordispatch.ops.bindings_dtype import double as _m_double
+from tensordispatch.ops.bindings_dtype import float_ as _m_float
+from tensordispatch.ops.bindings_dtype import half as _m_half
 from tensordispatch.ops.bindings_tensor import imag as _m_imag
+from tensordispatch.ops.bindings_dtype import int_ as _m_int
 from tensordispatch.ops.bindings_tensor import is_conj as _m_is_conj
 from tensordispatch.ops.bindings_tensor import is_neg as _m_is_neg
+from tensordispatch.ops.bindings_dtype import long as _m_long
 from tensordispatch.ops.bindings_tensor import mH as _m_mH
 from tensordispatch.ops.bindings_tensor import mT as _m_mT
 from tensordispatch.ops.bindings import nonzero as _m_nonzero
@@ -293,11 +303,13 @@ from tensordispatch.ops.bindings_tensor import real as _m_real
 from tensordispatch.ops.bindings_functionalization import resize_ as _m_resize_
 from tensordispatch.ops.bindings import scatter as _m_scatter
 from tensordispatch.ops.bindings import scatter_ as _m_scatter_
+from tensordispatch.ops.bindings_dtype import short as _m_short
 from tensordispatch.ops.bindings import split as _m_split
 from tensordispatch.ops.bindings_functionalization import squeeze as _m_squeeze
 from tensordispatch.ops.bindings_functionalization import squeeze_ as _m_squeeze_
 from tensordispatch.ops.bindings_reductions import std as _m_std
 from tensordispatch.ops.bindings import to as _m_to
+from tensordispatch.ops.bindings_dtype import type_ as _m_type
 from tensordispatch.ops.bindings import uniform_ as _m_uniform_
 from tensordispatch.ops.bindings_reductions import var as _m_var
 from tensordispatch.ops.bindings_pointwise import method_where as _m_where
@@ -322,7 +334,8 @@ def _m_abs_(self):
 _m_abs_.__name__ = _m_abs_.__qualname__ = 'abs_'
 
 
-def _m_add(self, other=_REQ, *, alpha=_NO):
+def _m_add(self, other=_REQ, *_td_more, alpha=_NO):
+    if _td_more: raise _extra_arguments('add', True)
     try:
         if not isinstance(other, _Tensor): other = _wrap_argument(other)
         if alpha is _NO:
@@ -337,7 +350,8 @@ def _m_add(self, other=_REQ, *, alpha=_NO):
 _m_add.__name__ = _m_add.__qualname__ = 'add'
 
 
-def _m_add_(self, other=_REQ, *, alpha=_NO):
+def _m_add_(self, other=_REQ, *_td_more, alpha=_NO):
+    if _td_more: raise _extra_arguments('add_', True)
     try:
         if not isinstance(other, _Tensor): other = _wrap_argument(other)
         if alpha is _NO:
@@ -353,7 +367,8 @@ def _m_add_(self, other=_REQ, *, alpha=_NO):
 _m_add_.__name__ = _m_add_.__qualname__ = 'add_'
 
 
-def _m_addbmm(self, batch1=_REQ, batch2=_REQ, *, beta=_NO, alpha=_NO):
+def _m_addbmm(self, batch1=_REQ, batch2=_REQ, *_td_more, beta=_NO, alpha=_NO):
+    if _td_more: raise _extra_arguments('addbmm', True)
     try:
         if beta is _NO and alpha is _NO:
             _r = _E_addbmm.entry_function(self, batch1, batch2)
@@ -368,7 +383,8 @@ def _m_addbmm(self, batch1=_REQ, batch2=_REQ, *, beta=_NO, alpha=_NO):
 _m_addbmm.__name__ = _m_addbmm.__qualname__ = 'addbmm'
 
 
-def _m_addbmm_(self, batch1=_REQ, batch2=_REQ, *, beta=_NO, alpha=_NO):
+def _m_addbmm_(self, batch1=_REQ, batch2=_REQ, *_td_more, beta=_NO, alpha=_NO):
+    if _td_more: raise _extra_arguments('addbmm_', True)
     try:
         if beta is _NO and alpha is _NO:
             _r = _E_addbmm_.entry_function(self, batch1, batch2)
@@ -383,7 +399,8 @@ def _m_addbmm_(self, batch1=_REQ, batch2=_REQ, *, beta=_NO, alpha=_NO):
 _m_addbmm_.__name__ = _m_addbmm_.__qualname__ = 'addbmm_'
 
 
-def _m_addcdiv(self, tensor1=_REQ, tensor2=_REQ, *, value=_NO):
+def _m_addcdiv(self, tensor1=_REQ, tensor2=_REQ, *_td_more, value=_NO):
+    if _td_more: raise _extra_arguments('addcdiv', True)
     try:
         if value is _NO:
             _r = _E_addcdiv.entry_function(self, tensor1, tensor2)
@@ -397,7 +414,8 @@ def _m_addcdiv(self, tensor1=_REQ, tensor2=_REQ, *, value=_NO):
 _m_addcdiv.__name__ = _m_addcdiv.__qualname__ = 'addcdiv'
 
 
-def _m_addcdiv_(self, tensor1=_REQ, tensor2=_REQ, *, value=_NO):
+def _m_addcdiv_(self, tensor1=_REQ, tensor2=_REQ, *_td_more, value=_NO):
+    if _td_more: raise _extra_arguments('addcdiv_', True)
     try:
         if value is _NO:
             _r = _E_addcdiv_.entry_function(self, tensor1, tensor2)
@@ -411,7 +429,8 @@ def _m_addcdiv_(self, tensor1=_REQ, tensor2=_REQ, *, value=_NO):
 _m_addcdiv_.__name__ = _m_addcdiv_.__qualname__ = 'addcdiv_'
 
 
-def _m_addcmul(self, tensor1=_REQ, tensor2=_REQ, *, value=_NO):
+def _m_addcmul(self, tensor1=_REQ, tensor2=_REQ, *_td_more, value=_NO):
+    if _td_more: raise _extra_arguments('addcmul', True)
     try:
         if value is _NO:
             _r = _E_addcmul.entry_function(self, tensor1, tensor2)
@@ -425,7 +444,8 @@ def _m_addcmul(self, tensor1=_REQ, tensor2=_REQ, *, value=_NO):
 _m_addcmul.__name__ = _m_addcmul.__qualname__ = 'addcmul'
 
 
-def _m_addcmul_(self, tensor1=_REQ, tensor2=_REQ, *, value=_NO):
+def _m_addcmul_(self, tensor1=_REQ, tensor2=_REQ, *_td_more, value=_NO):
+    if _td_more: raise _extra_arguments('addcmul_', True)
     try:
         if value is _NO:
             _r = _E_addcmul_.entry_function(self, tensor1, tensor2)
@@ -439,7 +459,8 @@ def _m_addcmul_(self, tensor1=_REQ, tensor2=_REQ, *, value=_NO):
 _m_addcmul_.__name__ = _m_addcmul_.__qualname__ = 'addcmul_'
 
 
-def _m_addmm(self, mat1=_REQ, mat2=_REQ, *, beta=_NO, alpha=_NO):
+def _m_addmm(self, mat1=_REQ, mat2=_REQ, *_td_more, beta=_NO, alpha=_NO):
+    if _td_more: raise _extra_arguments('addmm', True)
     try:
         if beta is _NO and alpha is _NO:
             _r = _E_addmm.entry_function(self, mat1, mat2)
@@ -454,7 +475,8 @@ def _m_addmm(self, mat1=_REQ, mat2=_REQ, *, beta=_NO, alpha=_NO):
 _m_addmm.__name__ = _m_addmm.__qualname__ = 'addmm'
 
 
-def _m_addmm_(self, mat1=_REQ, mat2=_REQ, *, beta=_NO, alpha=_NO):
+def _m_addmm_(self, mat1=_REQ, mat2=_REQ, *_td_more, beta=_NO, alpha=_NO):
+    if _td_more: raise _extra_arguments('addmm_', True)
     try:
         if beta is _NO and alpha is _NO:
             _r = _E_addmm_.entry_function(self, mat1, mat2)
@@ -469,7 +491,8 @@ def _m_addmm_(self, mat1=_REQ, mat2=_REQ, *, beta=_NO, alpha=_NO):
 _m_addmm_.__name__ = _m_addmm_.__qualname__ = 'addmm_'
 
 
-def _m_addmv(self, mat=_REQ, vec=_REQ, *, beta=_NO, alpha=_NO):
+def _m_addmv(self, mat=_REQ, vec=_REQ, *_td_more, beta=_NO, alpha=_NO):
+    if _td_more: raise _extra_arguments('addmv', True)
     try:
         if beta is _NO and alpha is _NO:
             _r = _E_addmv.entry_function(self, mat, vec)
@@ -484,7 +507,8 @@ def _m_addmv(self, mat=_REQ, vec=_REQ, *, beta=_NO, alpha=_NO):
 _m_addmv.__name__ = _m_addmv.__qualname__ = 'addmv'
 
 
-def _m_addmv_(self, mat=_REQ, vec=_REQ, *, beta=_NO, alpha=_NO):
+def _m_addmv_(self, mat=_REQ, vec=_REQ, *_td_more, beta=_NO, alpha=_NO):
+    if _td_more: raise _extra_arguments('addmv_', True)
     try:
         if beta is _NO and alpha is _NO:
             _r = _E_addmv_.entry_function(self, mat, vec)
@@ -627,7 +651,8 @@ def _m_as_strided_scatter(self, src=_REQ, size=_REQ, stride=_REQ, storage_offset
 _m_as_strided_scatter.__name__ = _m_as_strided_scatter.__qualname__ = 'as_strided_scatter'
 
 
-def _m_baddbmm(self, batch1=_REQ, batch2=_REQ, *, beta=_NO, alpha=_NO):
+def _m_baddbmm(self, batch1=_REQ, batch2=_REQ, *_td_more, beta=_NO, alpha=_NO):
+    if _td_more: raise _extra_arguments('baddbmm', True)
     try:
         if beta is _NO and alpha is _NO:
             _r = _E_baddbmm.entry_function(self, batch1, batch2)
@@ -642,7 +667,8 @@ def _m_baddbmm(self, batch1=_REQ, batch2=_REQ, *, beta=_NO, alpha=_NO):
 _m_baddbmm.__name__ = _m_baddbmm.__qualname__ = 'baddbmm'
 
 
-def _m_baddbmm_(self, batch1=_REQ, batch2=_REQ, *, beta=_NO, alpha=_NO):
+def _m_baddbmm_(self, batch1=_REQ, batch2=_REQ, *_td_more, beta=_NO, alpha=_NO):
+    if _td_more: raise _extra_arguments('baddbmm_', True)
     try:
         if beta is _NO and alpha is _NO:
             _r = _E_baddbmm_.entry_function(self, batch1, batch2)
@@ -1001,7 +1027,8 @@ def _m_cos_(self):
 _m_cos_.__name__ = _m_cos_.__qualname__ = 'cos_'
 
 
-def _m_cumsum(self, dim=_REQ, *, dtype=_NO):
+def _m_cumsum(self, dim=_REQ, *_td_more, dtype=_NO):
+    if _td_more: raise _extra_arguments('cumsum', True)
     try:
         if dtype is _NO:
             _r = _E_cumsum.entry_function(self, dim)
@@ -1015,7 +1042,8 @@ def _m_cumsum(self, dim=_REQ, *, dtype=_NO):
 _m_cumsum.__name__ = _m_cumsum.__qualname__ = 'cumsum'
 
 
-def _m_cumsum_(self, dim=_REQ, *, dtype=_NO):
+def _m_cumsum_(self, dim=_REQ, *_td_more, dtype=_NO):
+    if _td_more: raise _extra_arguments('cumsum_', True)
     try:
         if dtype is _NO:
             _r = _E_cumsum_.entry_function(self, dim)
@@ -1070,7 +1098,8 @@ def _m_diagonal_scatter(self, src=_REQ, offset=_NO, dim1=_NO, dim2=_NO):
 _m_diagonal_scatter.__name__ = _m_diagonal_scatter.__qualname__ = 'diagonal_scatter'
 
 
-def _m_div(self, other=_REQ, *, rounding_mode=_NO):
+def _m_div(self, other=_REQ, *_td_more, rounding_mode=_NO):
+    if _td_more: raise _extra_arguments('div', True)
     try:
         if not isinstance(other, _Tensor): other = _wrap_argument(other)
         if rounding_mode is not _NO:
@@ -1085,7 +1114,8 @@ def _m_div(self, other=_REQ, *, rounding_mode=_NO):
 _m_div.__name__ = _m_div.__qualname__ = 'div'
 
 
-def _m_div_(self, other=_REQ, *, rounding_mode=_NO):
+def _m_div_(self, other=_REQ, *_td_more, rounding_mode=_NO):
+    if _td_more: raise _extra_arguments('div_', True)
     try:
         if not isinstance(other, _Tensor): other = _wrap_argument(other)
         if rounding_mode is not _NO:
@@ -1312,7 +1342,8 @@ def _m_floor_divide_(self, other=_REQ):
 _m_floor_divide_.__name__ = _m_floor_divide_.__qualname__ = 'floor_divide_'
 
 
-def _m_gather(self, dim=_REQ, index=_REQ, *, sparse_grad=_NO):
+def _m_gather(self, dim=_REQ, index=_REQ, *_td_more, sparse_grad=_NO):
+    if _td_more: raise _extra_arguments('gather', True)
     try:
         if sparse_grad is _NO:
             _r = _E_gather.entry_function(self, dim, index)
@@ -2337,7 +2368,8 @@ def _m_sqrt_(self):
 _m_sqrt_.__name__ = _m_sqrt_.__qualname__ = 'sqrt_'
 
 
-def _m_sub(self, other=_REQ, *, alpha=_NO):
+def _m_sub(self, other=_REQ, *_td_more, alpha=_NO):
+    if _td_more: raise _extra_arguments('sub', True)
     try:
         if not isinstance(other, _Tensor): other = _wrap_argument(other)
         if alpha is _NO:
@@ -2352,7 +2384,8 @@ def _m_sub(self, other=_REQ, *, alpha=_NO):
 _m_sub.__name__ = _m_sub.__qualname__ = 'sub'
 
 
-def _m_sub_(self, other=_REQ, *, alpha=_NO):
+def _m_sub_(self, other=_REQ, *_td_more, alpha=_NO):
+    if _td_more: raise _extra_arguments('sub_', True)
     try:
         if not isinstance(other, _Tensor): other = _wrap_argument(other)
         if alpha is _NO:
@@ -3208,8 +3241,13 @@ METHODS = {
     'bitwise_xor': _m_bitwise_xor,
     'bitwise_xor_': _m_bitwise_xor_,
     'bmm': _m_bmm,
+    'bool': _m_bool,
+    'byte': _m_byte,
+    'cdouble': _m_cdouble,
     'ceil': _m_ceil,
     'ceil_': _m_ceil_,
+    'cfloat': _m_cfloat,
+    'char': _m_char,
     'chunk': _m_chunk,
     'clamp': _m_clamp,
     'clamp_': _m_clamp_,
@@ -3234,6 +3272,7 @@ METHODS = {
     'div': _m_div,
     'div_': _m_div_,
     'dot': _m_dot,
+    'double': _m_double,
     'eq': _m_eq,
     'eq_': _m_eq_,
     'erf': _m_erf,
@@ -3246,6 +3285,7 @@ METHODS = {
     'fill_': _m_fill_,
     'flatten': _m_flatten,
     'flip': _m_flip,
+    'float': _m_float,
     'floor': _m_floor,
     'floor_': _m_floor_,
     'floor_divide': _m_floor_divide,
@@ -3255,10 +3295,12 @@ METHODS = {
     'ge_': _m_ge_,
     'gt': _m_gt,
     'gt_': _m_gt_,
+    'half': _m_half,
     'imag': _m_imag,
     'index_put': _m_index_put,
     'index_put_': _m_index_put_,
     'index_select': _m_index_select,
+    'int': _m_int,
     'is_conj': _m_is_conj,
     'is_neg': _m_is_neg,
     'le': _m_le,
@@ -3279,6 +3321,7 @@ METHODS = {
     'logical_xor': _m_logical_xor,
     'logical_xor_': _m_logical_xor_,
     'logsumexp': _m_logsumexp,
+    'long': _m_long,
     'lt': _m_lt,
     'lt_': _m_lt_,
     'mH': _m_mH,
@@ -3334,6 +3377,7 @@ METHODS = {
     'scatter_add_': _m_scatter_add_,
     'select': _m_select,
     'select_scatter': _m_select_scatter,
+    'short': _m_short,
     'sigmoid': _m_sigmoid,
     'sigmoid_': _m_sigmoid_,
     'sign': _m_sign,
@@ -3367,6 +3411,7 @@ METHODS = {
     'tril_': _m_tril_,
     'triu': _m_triu,
     'triu_': _m_triu_,
+    'type': _m_type,
     'unbind': _m_unbind,
     'unfold': _m_unfold,
     'uniform_': _m_uniform_,

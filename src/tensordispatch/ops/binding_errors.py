@@ -53,7 +53,7 @@ class _Required:
         return "<required>"
 
 
-REQUIRED = _Required()
+REQUIRED: Any = _Required()  # typed Any: the default of parameters of any type
 
 # the modules of Python bindings, and the module that relays a binding's first call of an
 # operator (Note [Bindings take enums only as themselves] in dispatch/convert.py)
@@ -469,13 +469,13 @@ def sequence_error(name: str, param: str, want: str, method: bool = False) -> Ty
 # the operator's entry rejects as a value of the wrong type; the binding's except clause words
 # the error from its frame (as torch: "invalid combination" unless exactly one signature takes
 # that many arguments). Defaults would make Python word too many arguments "takes from 0 to
-# 2", so functions also take ``*_td_more`` and word that error themselves, except those
-# without keyword-only parameters, left as they were (Note [Functions count their arguments]
-# in codegen/python_errors.py); Tensor methods keep Python's (measured over the bound names
-# with 0..6 tensors: functions 557 -> 903 of 1124 texts torch's parser words equal torch's,
-# the rest are those 61 functions' missing arguments and hand-written bindings; methods'
-# missing-argument texts 192 -> 198 of 203). The operators' ``_n_`` copies keep no defaults: lazy/inline_methods.py
-# mirrors their signature.
+# 2", so bindings with keyword-only parameters also take ``*_td_more`` and word that error
+# themselves; functions without them are left as they were (Note [Functions count their
+# arguments] in codegen/python_errors.py). Measured over the bound names called with 0..6
+# tensors: functions 557 -> 914 of 1124 texts torch's parser words equal torch's (the rest
+# are those 61 functions' missing arguments and hand-written bindings); methods' missing
+# texts 192 -> 200 of 203, their too-many texts (1..5 tensors) 47 -> 118 of 826. The
+# operators' ``_n_`` copies keep no defaults: lazy/inline_methods.py mirrors their signature.
 def _missing(name: str, method: bool, binding: FrameType) -> str:
     """torch's text for a call of binding ``name`` (frame ``binding``) that left required
     parameters out (Note [Missing arguments])."""
