@@ -195,6 +195,18 @@ PYTHON_METHODS: dict[str, str] = {
     "squeeze_": "tensordispatch.ops.bindings_functionalization:squeeze_",
     "zero_": "tensordispatch.ops.bindings_functionalization:zero_",
     "resize_": "tensordispatch.ops.bindings_functionalization:resize_",
+    "float": "tensordispatch.ops.bindings_dtype:float_",
+    "double": "tensordispatch.ops.bindings_dtype:double",
+    "half": "tensordispatch.ops.bindings_dtype:half",
+    "long": "tensordispatch.ops.bindings_dtype:long",
+    "int": "tensordispatch.ops.bindings_dtype:int_",
+    "short": "tensordispatch.ops.bindings_dtype:short",
+    "char": "tensordispatch.ops.bindings_dtype:char",
+    "byte": "tensordispatch.ops.bindings_dtype:byte",
+    "bool": "tensordispatch.ops.bindings_dtype:bool_",
+    "cfloat": "tensordispatch.ops.bindings_dtype:cfloat",
+    "cdouble": "tensordispatch.ops.bindings_dtype:cdouble",
+    "type": "tensordispatch.ops.bindings_dtype:type_",
 }
 
 # (method name, schema argument) -> torch's Python name for it: torch binds Tensor.copy_ by
