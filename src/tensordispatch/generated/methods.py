@@ -278,22 +278,12 @@ from tensordispatch.ops.bindings_tensor import conj_view as _m__conj
 from tensordispatch.ops.bindings_tensor import neg_view as _m__neg_view
 from tensordispatch.ops.bindings_reductions import all as _m_all
 from tensordispatch.ops.bindings_reductions import any as _m_any
-from tensordispatch.ops.bindings_dtype import bool_ as _m_bool
-from tensordispatch.ops.bindings_dtype import byte as _m_byte
-from tensordispatch.ops.bindings_dtype import cdouble as _m_cdouble
-from tensordispatch.ops.bindings_dtype import cfloat as _m_cfloat
-from tensordispatch.ops.bindings_dtype import char as _m_char
 from tensordispatch.ops.bindings_pointwise import method_clamp as _m_clamp
 from tensordispatch.ops.bindings_pointwise import method_clamp_ as _m_clamp_
 from tensordispatch.ops.bindings_tensor import data as _m_data
-from tensordispatch.ops.bindings_dtype import double as _m_double
-from tensordispatch.ops.bindings_dtype import float_ as _m_float
-from tensordispatch.ops.bindings_dtype import half as _m_half
 from tensordispatch.ops.bindings_tensor import imag as _m_imag
-from tensordispatch.ops.bindings_dtype import int_ as _m_int
 from tensordispatch.ops.bindings_tensor import is_conj as _m_is_conj
 from tensordispatch.ops.bindings_tensor import is_neg as _m_is_neg
-from tensordispatch.ops.bindings_dtype import long as _m_long
 from tensordispatch.ops.bindings_tensor import mH as _m_mH
 from tensordispatch.ops.bindings_tensor import mT as _m_mT
 from tensordispatch.ops.bindings import nonzero as _m_nonzero
@@ -303,13 +293,11 @@ from tensordispatch.ops.bindings_tensor import real as _m_real
 from tensordispatch.ops.bindings_functionalization import resize_ as _m_resize_
 from tensordispatch.ops.bindings import scatter as _m_scatter
 from tensordispatch.ops.bindings import scatter_ as _m_scatter_
-from tensordispatch.ops.bindings_dtype import short as _m_short
 from tensordispatch.ops.bindings import split as _m_split
 from tensordispatch.ops.bindings_functionalization import squeeze as _m_squeeze
 from tensordispatch.ops.bindings_functionalization import squeeze_ as _m_squeeze_
 from tensordispatch.ops.bindings_reductions import std as _m_std
 from tensordispatch.ops.bindings import to as _m_to
-from tensordispatch.ops.bindings_dtype import type_ as _m_type
 from tensordispatch.ops.bindings import uniform_ as _m_uniform_
 from tensordispatch.ops.bindings_reductions import var as _m_var
 from tensordispatch.ops.bindings_pointwise import method_where as _m_where
@@ -3241,13 +3229,8 @@ METHODS = {
     'bitwise_xor': _m_bitwise_xor,
     'bitwise_xor_': _m_bitwise_xor_,
     'bmm': _m_bmm,
-    'bool': _m_bool,
-    'byte': _m_byte,
-    'cdouble': _m_cdouble,
     'ceil': _m_ceil,
     'ceil_': _m_ceil_,
-    'cfloat': _m_cfloat,
-    'char': _m_char,
     'chunk': _m_chunk,
     'clamp': _m_clamp,
     'clamp_': _m_clamp_,
@@ -3272,7 +3255,6 @@ METHODS = {
     'div': _m_div,
     'div_': _m_div_,
     'dot': _m_dot,
-    'double': _m_double,
     'eq': _m_eq,
     'eq_': _m_eq_,
     'erf': _m_erf,
@@ -3285,7 +3267,6 @@ METHODS = {
     'fill_': _m_fill_,
     'flatten': _m_flatten,
     'flip': _m_flip,
-    'float': _m_float,
     'floor': _m_floor,
     'floor_': _m_floor_,
     'floor_divide': _m_floor_divide,
@@ -3295,12 +3276,10 @@ METHODS = {
     'ge_': _m_ge_,
     'gt': _m_gt,
     'gt_': _m_gt_,
-    'half': _m_half,
     'imag': _m_imag,
     'index_put': _m_index_put,
     'index_put_': _m_index_put_,
     'index_select': _m_index_select,
-    'int': _m_int,
     'is_conj': _m_is_conj,
     'is_neg': _m_is_neg,
     'le': _m_le,
@@ -3321,7 +3300,6 @@ METHODS = {
     'logical_xor': _m_logical_xor,
     'logical_xor_': _m_logical_xor_,
     'logsumexp': _m_logsumexp,
-    'long': _m_long,
     'lt': _m_lt,
     'lt_': _m_lt_,
     'mH': _m_mH,
@@ -3377,7 +3355,6 @@ METHODS = {
     'scatter_add_': _m_scatter_add_,
     'select': _m_select,
     'select_scatter': _m_select_scatter,
-    'short': _m_short,
     'sigmoid': _m_sigmoid,
     'sigmoid_': _m_sigmoid_,
     'sign': _m_sign,
@@ -3411,7 +3388,6 @@ METHODS = {
     'tril_': _m_tril_,
     'triu': _m_triu,
     'triu_': _m_triu_,
-    'type': _m_type,
     'unbind': _m_unbind,
     'unfold': _m_unfold,
     'uniform_': _m_uniform_,
