@@ -69,6 +69,7 @@ def _calls(x: Any) -> list[Callable[[Any], Any]]:
         lambda r: r(x, **{"from": 2.0, "to": 3.0}),
         lambda r: r(x, 2.0, to=3.0),
         lambda r: r(x, 2),  # an int for a float: converted
+        lambda r: r(x, 2.0, generator=None),
         lambda r: r(self=x, **{"from": 1.5}),
     ]
 
@@ -88,7 +89,7 @@ def test_kernel_sees_the_arguments_torch_gives(both: tuple[str, Library, Any]) -
     for call in _calls(torch.ones(1)):
         call(theirs)
     assert our_log == their_log
-    assert [type(v) for _, a, _ in our_log for v in a] == [float] * 12
+    assert [type(v) for _, a, _ in our_log for v in a] == [float] * 13
 
 
 def test_required_keyword_named_argument_binds_like_torch(both: tuple[str, Library, Any]) -> None:
@@ -157,10 +158,10 @@ def test_boxed_kernel_sees_the_full_stack(both: tuple[str, Library, Any]) -> Non
     lib.impl("r", lambda op, ks, stack: seen.append(stack[1:]) or "ok", "CPU", boxed=True)
     r = getattr(ops, ns).r.default
     x = T()
-    assert r(x, **{"from": 2.0}) == r(x, to=3.0) == "ok"
+    assert r(x, **{"from": 2.0}) == r(x, to=3.0) == r(x, generator=None) == "ok"
     cpu = DispatchKeySet(DispatchKey.CPU)
     assert r.redispatch(cpu, x, **{"from": 5.0}) == "ok"
-    assert seen == [[2.0, 1.0, None], [0.0, 3.0, None], [5.0, 1.0, None]]
+    assert seen == [[2.0, 1.0, None], [0.0, 3.0, None], [0.0, 1.0, None], [5.0, 1.0, None]]
     with pytest.raises(TypeError, match="got an unexpected keyword argument 'from_'"):
         r.redispatch(cpu, x, from_=5.0)
 
@@ -229,3 +230,22 @@ def test_a_filled_in_list_default_is_a_fresh_list(both: tuple[str, Library, Any]
     r(T(), b=1)
     r(T(), b=1)
     assert seen == [[1, 2], [1, 2]]
+
+
+def test_an_explicit_none_default_is_dropped_like_torch(both: tuple[str, Library, Any]) -> None:
+    schema = "Tensor x, int? a=None, int b=2, *, Generator? generator=None, ScalarType? d=None"
+    ours, theirs, (our_log, their_log) = _define_seen(both, schema)
+    for r, x in ((ours, T()), (theirs, torch.ones(1))):
+        r(x, None)
+        r(x, None, 3)
+        r(x, generator=None, d=None)
+        r(x, 1, d=None)
+        r(x, b=4, generator=None)
+    assert our_log == their_log
+    assert our_log == [
+        (1, (), {}),
+        (3, (None, 3), {}),
+        (1, (), {}),
+        (2, (1,), {}),
+        (3, (None, 4), {}),
+    ]

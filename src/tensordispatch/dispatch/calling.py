@@ -29,8 +29,9 @@ For ``ns::f(Tensor x, Tensor y, int a=1, *, Tensor? z=None) -> Tensor`` we exec:
         ... (slow path: forward only the arguments the caller gave)
 
 Arguments the caller did not pass are not forwarded, so a kernel sees what torch's Python
-kernels see: trailing defaults left out (torch also drops explicit values equal to the
-default; we forward those). The published cache (operator.py, Note [Published dispatch
+kernels see: trailing defaults left out, and an explicit None given for an argument whose
+default is None (Note [Explicit None defaults]); torch also drops other explicit values
+equal to their default, which we forward. The published cache (operator.py, Note [Published dispatch
 state]) has one level per pair of thread-local words: the default pair (``_td_c0``), a
 mode handler's and an outer call's under one mode (``_td_c1``, ``_td_cm``, Note
 [Canonical mode words] in modes.py), all recognised by identity and keyed by the
@@ -39,7 +40,15 @@ included -> entry). ``_td_m`` is the miss handler (it returns None for a key-set
 is not an int, and the entry then reports the bad argument). Plain dicts with
 ``try``/``except KeyError`` are the fastest lookup CPython has; a dict subclass with
 ``__missing__`` is not specialized by the interpreter. An argument named by a Python
-keyword (``from``) gets a renamed parameter (Note [Keyword-named arguments]); only an
+keyword (``from``) gets a renamed parameter (Note [Explicit None defaults]
+``t.uniform_(generator=None)`` (what the bindings and composites write for "no generator")
+would take the entry's slow path and carry ``generator=None`` through every layer below,
+each repacking ``**kwargs`` (~1 us a call on uniform_). torch's kernels never see it: its
+binding drops an argument equal to its default. After the all-defaults test fails, the
+entry turns each None given for an argument whose default is None into "not given" and
+tests again, so such a call is the all-defaults call; the kernel sees what torch's sees.
+
+Note [Keyword-named arguments]); only an
 operator whose own name is not an identifier gets the generic ``*args, **kwargs`` entry,
 which binds by name per call.
 
@@ -304,16 +313,17 @@ def _forward_lines(
     if not optional:
         return [*lookup_for(fast), f"{indent}return _td_e({fast})"]
     all_absent = f"{indent}if {' and '.join(f'{n} is _NO' for n in optional)}:"
+    call_fast = f"{indent}    return _td_e({fast})"
     checks = _check_lines(facts, optional, indent, given=True)
+    # Note [Explicit None defaults]
+    nones = [n for i, n in enumerate(params) if n in optional and facts.defaults[i] is None]
+    drop = [f"{indent}if {n} is None: {n} = _NO" for n in nones]
     if checks or split:
-        head = [
-            all_absent,
-            *("    " + line for line in lookup_for(fast)),
-            f"{indent}    return _td_e({fast})",
-        ]
-        head += checks + lookup_for(None)
+        fast_branch = [all_absent, *("    " + line for line in lookup_for(fast)), call_fast]
+        head = fast_branch + (drop + fast_branch if drop else []) + checks + lookup_for(None)
     else:
-        head = [*lookup_for(None), all_absent, f"{indent}    return _td_e({fast})"]
+        head = [*lookup_for(None), all_absent, call_fast]
+        head += drop + [all_absent, call_fast] if drop else []
     lines = [
         *head,
         f"{indent}_td_a = [{', '.join(pos_required)}]",
@@ -408,8 +418,28 @@ def required_lines(facts: CallingFacts, fname: str) -> list[str]:
     return lines
 
 
+def _may_be_absent(facts: CallingFacts) -> list[str]:
+    """The ``_NO``-default parameters a call can leave out once ``required_lines`` ran:
+    entry_parameters' optional ones without the required ones tested there, except a
+    keyword-only one or one after a truly optional positional one (the forwarding places
+    those). ``random_.from``'s ``from`` and ``to`` are then forwarded as plain arguments."""
+    _, optional, late_required = entry_parameters(facts)
+    out = []
+    seen_optional = False
+    for i, name in enumerate(facts.params):
+        if name not in optional:
+            continue
+        if name not in late_required:
+            seen_optional = seen_optional or i < facts.num_positional
+            out.append(name)
+        elif seen_optional or i >= facts.num_positional:
+            out.append(name)
+    return out
+
+
 def _entry_source(facts: CallingFacts, fname: str, boxed_first: bool = False) -> str:
-    params, optional, _ = entry_parameters(facts)
+    params, _, _ = entry_parameters(facts)
+    optional = _may_be_absent(facts)
     lines = [f"def {fname}({params}):", *required_lines(facts, fname)]
     required = [n for n in facts.params if n not in optional]
     lines += _check_lines(facts, required, "    ", given=False)
