@@ -57,7 +57,7 @@ def _laid_out(lib: Any, a: np.ndarray[Any, Any], layout: str) -> Any:
     return lib.from_numpy(a.copy())
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(_cat_calls())
 def test_cat_matches_torch(call: tuple[list[np.ndarray[Any, Any]], int, list[str]]) -> None:
     arrays, d, layouts = call

@@ -38,7 +38,7 @@ _bounds = st.one_of(
 )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(_bounds, _bounds, st.integers(2, 2049), st.sampled_from(["float16", "float32", "float64"]))
 def test_values_are_the_element_formula(start: Any, end: Any, steps: int, dtype: str) -> None:
     with warnings.catch_warnings():
@@ -56,7 +56,7 @@ _wide_bounds = st.one_of(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(_wide_bounds, _wide_bounds, st.integers(2, 16), st.sampled_from(["float32", "float64"]))
 def test_few_steps_are_the_element_formula(start: Any, end: Any, steps: int, dtype: str) -> None:
     """Up to 16 steps the values are Python floats rounded as float32 (Note [linspace from
