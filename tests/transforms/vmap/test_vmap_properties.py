@@ -49,7 +49,7 @@ UNARY: list[Callable[[Any], Any]] = [
     _if(lambda x: x.dim() == 2, lambda x: x @ x.t()),
     _if(_has_dim, lambda x: x.max(0)[0]),
     lambda x: x.expand(2, *x.shape),
-    lambda x: x.permute(*reversed(range(x.dim()))),
+    lambda x: x.permute(tuple(reversed(range(x.dim())))),  # a tuple: 0-dim takes (), as torch
     _if(_has_dim, lambda x: x.flip(0)),
     _if(_has_dim, lambda x: x.roll(1, 0)),
     _if(_matrix, lambda x: x.diagonal()),
