@@ -289,6 +289,12 @@ HAND_WRITTEN: list[Any] = [
     pytest.param(lambda L: L.squeeze(), id="squeeze()"),
     pytest.param(lambda L: L.squeeze(L.ones(2), L.ones(2)), id="squeeze: no signature fits"),
     pytest.param(lambda L: L.squeeze_copy(), id="squeeze_copy()"),
+    pytest.param(lambda L: L.conv1d(), id="conv1d()"),
+    pytest.param(lambda L: L.conv2d(L.ones(1, 1, 3, 3)), id="conv2d(input)"),
+    pytest.param(lambda L: L.var(), id="var()"),
+    pytest.param(lambda L: L.std(), id="std()"),
+    pytest.param(lambda L: L.var(L.ones(2), "a"), id="var: no signature fits"),
+    pytest.param(lambda L: L.ones(2).std("a"), id="Tensor.std: no signature fits"),
 ]
 
 

@@ -33,6 +33,7 @@ __all__ = [
     "REQUIRED",
     "binding_type_error",
     "call_keywords",
+    "called_as_method",
     "combination_error",
     "extra_arguments",
     "invalid_combination",
@@ -161,6 +162,28 @@ def combination_error(name: str, method: bool) -> TypeError:
     """
     args, kwargs = _call_arguments(sys._getframe(1), method, none_absent=True)
     return TypeError(invalid_combination(name, PYTHON_SIGNATURES[(name, method)], args, kwargs))
+
+
+def called_as_method(binding: FrameType) -> bool:
+    """Whether the hand-written binding running in frame ``binding``, which serves both
+    ``torch.<name>`` and ``Tensor.<name>`` and whose first parameter is its only named
+    positional one (``var(input, *args, **kwargs)``), was called as a Tensor method: the call
+    passed one positional argument fewer than the frame received (the bound method's self).
+
+    >>> import tensordispatch as td
+    >>> try:
+    ...     td.ones(2).var("a")
+    ... except TypeError as e:
+    ...     print(str(e).splitlines()[1])
+     * (tuple of ints dim, bool unbiased = True, bool keepdim = False)
+    """
+    shape = _call_shape(binding.f_back)
+    code = binding.f_code
+    first = code.co_varnames[0]
+    if shape is None or first in shape[1] or binding.f_locals[first] is REQUIRED:
+        return False
+    received = code.co_argcount + len(_varargs(binding))
+    return received == shape[0] - len(shape[1]) + 1
 
 
 def invalid_combination(

@@ -12,9 +12,12 @@ the correction ones.
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from tensordispatch.backends.aten import op
+from tensordispatch.dispatch.errors import ArgumentTypeError
+from tensordispatch.ops.binding_errors import REQUIRED, called_as_method, combination_error
 
 __all__ = ["all", "any", "conv1d", "conv2d", "embedding_renorm_", "norm", "std", "var"]
 
@@ -45,24 +48,30 @@ def _variance(name: str, input: Any, args: tuple[Any, ...], kwargs: dict[str, An
     return op(f"{name}.correction")(input, *args, **kwargs)
 
 
-def var(input: Any, *args: Any, **kwargs: Any) -> Any:
+def var(input: Any = REQUIRED, *args: Any, **kwargs: Any) -> Any:
     """torch.var: variance over ``dim`` (all dims by default), Bessel-corrected by default.
 
     >>> import tensordispatch as td
     >>> td.var(td.tensor([1.0, 2.0, 3.0])).item(), td.var(td.tensor([1.0, 3.0]), 0, False).item()
     (1.0, 1.0)
     """
-    return _variance("var", input, args, kwargs)
+    try:
+        return _variance("var", input, args, kwargs)
+    except ArgumentTypeError:  # torch's parser matched no signature
+        raise combination_error("var", called_as_method(sys._getframe())) from None
 
 
-def std(input: Any, *args: Any, **kwargs: Any) -> Any:
+def std(input: Any = REQUIRED, *args: Any, **kwargs: Any) -> Any:
     """torch.std: the square root of :func:`var` (same forms).
 
     >>> import tensordispatch as td
     >>> td.std(td.tensor([1.0, 3.0]), correction=0).item()
     1.0
     """
-    return _variance("std", input, args, kwargs)
+    try:
+        return _variance("std", input, args, kwargs)
+    except ArgumentTypeError:  # torch's parser matched no signature
+        raise combination_error("std", called_as_method(sys._getframe())) from None
 
 
 def _logical(name: str, input: Any, dim: Any, keepdim: bool, out: Any) -> Any:
@@ -192,8 +201,8 @@ def vector_norm_checks(input: Any, p: Any, dims: list[Any], dtype: Any) -> None:
 
 
 def conv1d(
-    input: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: Any = 0,
-    dilation: Any = 1, groups: int = 1,
+    input: Any = REQUIRED, weight: Any = REQUIRED, bias: Any = None, stride: Any = 1,
+    padding: Any = 0, dilation: Any = 1, groups: int = 1,
 ) -> Any:  # fmt: skip
     """torch.conv1d: a string ``padding`` ("valid", "same") selects conv1d.padding.
 
@@ -202,7 +211,10 @@ def conv1d(
     tensordispatch.Size([1, 1, 5])
     """
     overload = "conv1d.padding" if isinstance(padding, str) else "conv1d"
-    return op(overload)(input, weight, bias, stride, padding, dilation, groups)
+    try:
+        return op(overload)(input, weight, bias, stride, padding, dilation, groups)
+    except ArgumentTypeError:  # torch's parser matched no signature
+        raise combination_error("conv1d", False) from None
 
 
 def embedding_renorm_(input: Any, indices: Any, max_norm: float, norm_type: float) -> Any:
@@ -218,8 +230,8 @@ def embedding_renorm_(input: Any, indices: Any, max_norm: float, norm_type: floa
 
 
 def conv2d(
-    input: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: Any = 0,
-    dilation: Any = 1, groups: int = 1,
+    input: Any = REQUIRED, weight: Any = REQUIRED, bias: Any = None, stride: Any = 1,
+    padding: Any = 0, dilation: Any = 1, groups: int = 1,
 ) -> Any:  # fmt: skip
     """torch.conv2d: a string ``padding`` ("valid", "same") selects conv2d.padding.
 
@@ -228,4 +240,7 @@ def conv2d(
     tensordispatch.Size([1, 1, 3, 3])
     """
     overload = "conv2d.padding" if isinstance(padding, str) else "conv2d"
-    return op(overload)(input, weight, bias, stride, padding, dilation, groups)
+    try:
+        return op(overload)(input, weight, bias, stride, padding, dilation, groups)
+    except ArgumentTypeError:  # torch's parser matched no signature
+        raise combination_error("conv2d", False) from None
