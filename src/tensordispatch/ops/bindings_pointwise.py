@@ -17,7 +17,7 @@ from typing import Any
 
 from tensordispatch.backends.aten import op
 from tensordispatch.dispatch.errors import ArgumentTypeError
-from tensordispatch.ops.binding_errors import REQUIRED, combination_error
+from tensordispatch.ops.binding_errors import REQUIRED, combination_error, extra_arguments
 from tensordispatch.tensor.tensor import Tensor
 
 __all__ = [
@@ -38,8 +38,9 @@ def _where_overload(input: Any, other: Any) -> str:
 
 
 def where(
-    condition: Tensor = REQUIRED, input: Any = None, other: Any = None, *, out: Any = None
-) -> Any:
+    condition: Tensor = REQUIRED, input: Any = None, other: Any = None, *_td_more: Any,
+    out: Any = None,
+) -> Any:  # fmt: skip
     """torch.where(condition, input, other): elements of ``input`` where ``condition`` holds,
     else of ``other``; either may be a Python number.
 
@@ -47,6 +48,8 @@ def where(
     >>> td.where(td.tensor([True, False]), td.tensor([1.0, 2.0]), 0)
     tensor([1., 0.])
     """
+    if _td_more:  # Note [Functions count their arguments] in codegen/python_errors.py
+        raise extra_arguments("where", False)
     if input is None and other is None and out is None:
         try:
             return tuple(op("where")(condition))  # nonzero as a tuple of index tensors
@@ -91,13 +94,17 @@ def _bounds(min: Any, max: Any) -> tuple[str, dict[str, Any]]:
     return "", given
 
 
-def clamp(input: Tensor = REQUIRED, min: Any = None, max: Any = None, *, out: Any = None) -> Any:
+def clamp(
+    input: Tensor = REQUIRED, min: Any = None, max: Any = None, *_td_more: Any, out: Any = None
+) -> Any:
     """torch.clamp with number or tensor bounds.
 
     >>> import tensordispatch as td
     >>> td.clamp(td.tensor([-1.0, 0.5, 2.0]), td.tensor([0.0]), td.tensor(1.0))
     tensor([0.0000, 0.5000, 1.0000])
     """
+    if _td_more:  # Note [Functions count their arguments] in codegen/python_errors.py
+        raise extra_arguments("clamp", False)
     try:
         return _clamp("clamp", input, min, max, out)
     except ArgumentTypeError:  # torch's parser matched no signature
