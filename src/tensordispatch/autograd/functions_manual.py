@@ -86,6 +86,10 @@ def exp(x: Any) -> Any:
     return math.exp(x) if not isinstance(x, Tensor) else x.exp()
 
 
+def isfinite(x: Tensor) -> Tensor:  # at::isfinite in nan_to_num's formula
+    return op("isfinite")(x)  # type: ignore[no-any-return]
+
+
 def fmap(xs: Sequence[Any], fn: Callable[[Any], Any]) -> list[Any]:
     return [fn(x) for x in xs]
 

@@ -446,6 +446,10 @@ COMPOSITE_KERNELS.update(FUNCTIONALIZATION_COMPOSITE)
 from tensordispatch.backends.math_bits import MATH_BIT_KERNELS
 
 COMPOSITE_KERNELS.update(MATH_BIT_KERNELS)
+
+from tensordispatch.backends.composite_more import M1_COMPOSITE
+
+COMPOSITE_KERNELS.update(M1_COMPOSITE)
 from tensordispatch.backends.math_bits import install
 
 # The Conjugate / Negative fallbacks replace the import-time ones when the first operator is

@@ -100,6 +100,10 @@ HIDDEN_FROM_PYTHON: frozenset[str] = frozenset(
         "mul_.Scalar", "div.Scalar", "div_.Scalar", "div.Scalar_mode", "div_.Scalar_mode",
         "slice.Tensor", "copy", "uniform", "random.from", "random.to",
         "normal_functional",
+        # aliases (M1): torch's parser reaches their Tensor overloads with a number too
+        "multiply.Scalar", "multiply_.Scalar", "subtract.Scalar", "subtract_.Scalar",
+        "divide.Scalar", "divide_.Scalar", "divide.Scalar_mode", "divide_.Scalar_mode",
+        "true_divide.Scalar", "true_divide_.Scalar",
     }
 )  # fmt: skip
 
@@ -150,6 +154,8 @@ PYTHON_FUNCTIONS: dict[str, str] = {
     "where": "tensordispatch.ops.bindings_pointwise:where",
     "clamp": "tensordispatch.ops.bindings_pointwise:clamp",
     "clamp_": "tensordispatch.ops.bindings_pointwise:clamp_",
+    "clip": "tensordispatch.ops.bindings_aliases:clip",
+    "clip_": "tensordispatch.ops.bindings_aliases:clip_",
     "squeeze": "tensordispatch.ops.bindings_functionalization:squeeze",
     "squeeze_copy": "tensordispatch.ops.bindings_functionalization:squeeze_copy",
     "zero_": "tensordispatch.ops.bindings_functionalization:zero_",
@@ -172,6 +178,8 @@ PYTHON_METHODS: dict[str, str] = {
     "where": "tensordispatch.ops.bindings_pointwise:method_where",
     "clamp": "tensordispatch.ops.bindings_pointwise:method_clamp",
     "clamp_": "tensordispatch.ops.bindings_pointwise:method_clamp_",
+    "clip": "tensordispatch.ops.bindings_aliases:method_clip",
+    "clip_": "tensordispatch.ops.bindings_aliases:method_clip_",
     "__invert__": "tensordispatch.ops.bindings_pointwise:invert",
     "__pos__": "tensordispatch.ops.bindings_tensor:pos",
     "T": "tensordispatch.ops.bindings_tensor:T",
@@ -215,8 +223,10 @@ PYTHON_PARAMETER_NAMES: dict[tuple[str, str], str] = {("copy_", "src"): "other"}
 
 # Python names whose Tensor parameters accept a Python number (wrapped as a 0-dim tensor).
 NUMBERS_AS_TENSORS: frozenset[str] = frozenset(
-    {"add", "add_", "sub", "sub_", "mul", "mul_", "div", "div_", "floor_divide", "floor_divide_"}
-)
+    {"add", "add_", "sub", "sub_", "mul", "mul_", "div", "div_", "floor_divide", "floor_divide_",
+     "multiply", "multiply_", "subtract", "subtract_", "divide", "divide_", "true_divide",
+     "true_divide_"}
+)  # fmt: skip
 
 # Python operator -> (method it calls, how): "same" forwards (self, other); "reflected" calls
 # the named function with (other wrapped, self); "swapped" calls it with (other, self), so a

@@ -55,23 +55,31 @@ def diagonal_scatter(self, src, offset=0, dim1=0, dim2=1):
 expand_copy = _r.generated_expand_copy
 lift_fresh_copy = _r.generated_lift_fresh_copy
 narrow_copy = _r.generated_narrow_copy
+
+_k13 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'new_empty_strided', 'CompositeExplicitAutogradNonFunctional', 'ops/native_functions.yaml:3548')
+
+
+def new_empty_strided(self, size, stride, *, dtype=None, layout=None, device=None, pin_memory=None):
+    return _k13(self, size, stride, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+
+
 permute_copy = _r.generated_permute_copy
 select_copy_int = _r.generated_select_copy_int
 
-_k15 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'select_scatter_symint', 'CompositeExplicitAutogradNonFunctional', 'ops/native_functions.yaml:3377')
+_k16 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'select_scatter_symint', 'CompositeExplicitAutogradNonFunctional', 'ops/native_functions.yaml:3377')
 
 
 def select_scatter(self, src, dim, index):
-    return _k15(self, src, dim, index)
+    return _k16(self, src, dim, index)
 
 
 slice_copy_Tensor = _r.generated_slice_copy_Tensor
 
-_k17 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'slice_scatter', 'CompositeExplicitAutogradNonFunctional', 'ops/native_functions.yaml:3394')
+_k18 = _r._kernel(_r._CEA, 'tensordispatch.backends.composite:COMPOSITE_KERNELS', 'slice_scatter', 'CompositeExplicitAutogradNonFunctional', 'ops/native_functions.yaml:3394')
 
 
 def slice_scatter(self, src, dim=0, start=None, end=None, step=1):
-    return _k17(self, src, dim, start, end, step)
+    return _k18(self, src, dim, start, end, step)
 
 
 split_copy_Tensor = _r.generated_split_copy_Tensor
@@ -129,6 +137,9 @@ OVERLOADS = {
     },
     'narrow_copy': {
         'default': (narrow_copy, 'TNNN', 'narrow_copy(Tensor self, int dim, SymInt start, SymInt length) -> Tensor'),
+    },
+    'new_empty_strided': {
+        'default': (new_empty_strided, 'TNNNNNN', 'new_empty_strided(Tensor self, SymInt[] size, SymInt[] stride, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor'),
     },
     'permute_copy': {
         'default': (permute_copy, 'TN', 'permute_copy(Tensor self, int[] dims) -> Tensor'),

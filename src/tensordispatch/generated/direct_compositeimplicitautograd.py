@@ -15,414 +15,1047 @@ KEY = 'CompositeImplicitAutograd'
 
 
 
-_k0 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'adjoint', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1427')
+_k0 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'absolute', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3692')
 
 
-def adjoint(self):
+def absolute(self):
     return _k0(self)
 
 
 
-_k1 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'chunk', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1655')
+_k1 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'absolute_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3700')
 
 
-def chunk(self, chunks, dim=0):
-    return _k1(self, chunks, dim)
+def absolute_out(self, *, out):
+    return _k1(self, out=out)
 
 
 
-_k2 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'conj', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1371')
+_k2 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'absolute_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3696')
 
 
-def conj(self):
+def absolute_(self):
     return _k2(self)
 
 
 
-_k3 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'conj_physical', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1406')
+_k3 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'adjoint', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1427')
 
 
-def conj_physical(self):
+def adjoint(self):
     return _k3(self)
 
 
 
-_k4 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'contiguous', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1730')
+_k4 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'chunk', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1655')
+
+
+def chunk(self, chunks, dim=0):
+    return _k4(self, chunks, dim)
+
+
+
+_k5 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'clip', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3788')
+
+
+def clip(self, min=None, max=None):
+    return _k5(self, min, max)
+
+
+
+_k6 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'clip', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3793')
+
+
+def clip_Tensor(self, min=None, max=None):
+    return _k6(self, min, max)
+
+
+
+_k7 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'clip_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3810')
+
+
+def clip_Tensor_out(self, min=None, max=None, *, out):
+    return _k7(self, min, max, out=out)
+
+
+
+_k8 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'clip_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3806')
+
+
+def clip_out(self, min=None, max=None, *, out):
+    return _k8(self, min, max, out=out)
+
+
+
+_k9 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'clip_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3797')
+
+
+def clip_(self, min=None, max=None):
+    return _k9(self, min, max)
+
+
+
+_k10 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'clip_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3802')
+
+
+def clip__Tensor(self, min=None, max=None):
+    return _k10(self, min, max)
+
+
+
+_k11 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'conj', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1371')
+
+
+def conj(self):
+    return _k11(self)
+
+
+
+_k12 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'conj_physical', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1406')
+
+
+def conj_physical(self):
+    return _k12(self)
+
+
+
+_k13 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'contiguous', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1730')
 
 
 def contiguous(self, *, memory_format=0):
-    return _k4(self, memory_format=memory_format)
+    return _k13(self, memory_format=memory_format)
 
 
 
-_k5 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'conv1d_symint', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1519')
+_k14 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'conv1d_symint', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1519')
 
 
 def conv1d(input, weight, bias=None, stride=(1,), padding=(0,), dilation=(1,), groups=1):
-    return _k5(input, weight, bias, stride, padding, dilation, groups)
+    return _k14(input, weight, bias, stride, padding, dilation, groups)
 
 
 
-_k6 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'conv1d_padding_symint', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1523')
+_k15 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'conv1d_padding_symint', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1523')
 
 
 def conv1d_padding(input, weight, bias=None, stride=(1,), padding='valid', dilation=(1,), groups=1):
-    return _k6(input, weight, bias, stride, padding, dilation, groups)
+    return _k15(input, weight, bias, stride, padding, dilation, groups)
 
 
 
-_k7 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'conv2d_symint', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1528')
+_k16 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'conv2d_symint', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1528')
 
 
 def conv2d(input, weight, bias=None, stride=(1, 1), padding=(0, 0), dilation=(1, 1), groups=1):
-    return _k7(input, weight, bias, stride, padding, dilation, groups)
+    return _k16(input, weight, bias, stride, padding, dilation, groups)
 
 
 
-_k8 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'conv2d_padding_symint', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1532')
+_k17 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'conv2d_padding_symint', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1532')
 
 
 def conv2d_padding(input, weight, bias=None, stride=(1, 1), padding='valid', dilation=(1, 1), groups=1):
-    return _k8(input, weight, bias, stride, padding, dilation, groups)
+    return _k17(input, weight, bias, stride, padding, dilation, groups)
 
 
 
-_k9 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'cross_entropy_loss', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1492')
+_k18 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'cross_entropy_loss', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1492')
 
 
 def cross_entropy_loss(self, target, weight=None, reduction=1, ignore_index=-100, label_smoothing=0.0):
-    return _k9(self, target, weight, reduction, ignore_index, label_smoothing)
+    return _k18(self, target, weight, reduction, ignore_index, label_smoothing)
 
 
 
-_k10 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'dropout', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1432')
+_k19 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3733')
 
 
-def dropout(input, p, train):
-    return _k10(input, p, train)
-
-
-
-_k11 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'dropout_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1435')
-
-
-def dropout_(self, p, train):
-    return _k11(self, p, train)
-
-
-
-_k12 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'flatten', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1701')
-
-
-def flatten_using_ints(self, start_dim=0, end_dim=-1):
-    return _k12(self, start_dim, end_dim)
-
-
-
-_k13 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'layer_norm', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1438')
-
-
-def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05, cudnn_enable=True):
-    return _k13(input, normalized_shape, weight, bias, eps, cudnn_enable)
-
-
-
-_k14 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'linalg_matrix_norm', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1363')
-
-
-def linalg_matrix_norm(self, ord, dim=(-2, -1), keepdim=False, *, dtype=None):
-    return _k14(self, ord, dim, keepdim, dtype=dtype)
-
-
-
-_k15 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'linalg_matrix_norm', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1366')
-
-
-def linalg_matrix_norm_str_ord(self, ord='fro', dim=(-2, -1), keepdim=False, *, dtype=None):
-    return _k15(self, ord, dim, keepdim, dtype=dtype)
-
-
-
-_k16 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'linalg_svdvals', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1359')
-
-
-def linalg_svdvals(A, *, driver=None):
-    return _k16(A, driver=driver)
-
-
-
-_k17 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'linear', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1340')
-
-
-def linear(input, weight, bias=None):
-    return _k17(input, weight, bias)
-
-
-
-_k18 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'log_softmax', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1177')
-
-
-def log_softmax_int(self, dim, dtype=None):
-    return _k18(self, dim, dtype)
-
-
-
-_k19 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'matmul', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:898')
-
-
-def matmul(self, other):
+def divide_Scalar(self, other):
     return _k19(self, other)
 
 
 
-_k20 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'matmul_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:901')
+_k20 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3747')
+
+
+def divide_Scalar_mode(self, other, *, rounding_mode):
+    return _k20(self, other, rounding_mode=rounding_mode)
+
+
+
+_k21 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3725')
+
+
+def divide_Tensor(self, other):
+    return _k21(self, other)
+
+
+
+_k22 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3739')
+
+
+def divide_Tensor_mode(self, other, *, rounding_mode):
+    return _k22(self, other, rounding_mode=rounding_mode)
+
+
+
+_k23 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3731')
+
+
+def divide_out(self, other, *, out):
+    return _k23(self, other, out=out)
+
+
+
+_k24 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3745')
+
+
+def divide_out_mode(self, other, *, rounding_mode, out):
+    return _k24(self, other, rounding_mode=rounding_mode, out=out)
+
+
+
+_k25 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3736')
+
+
+def divide__Scalar(self, other):
+    return _k25(self, other)
+
+
+
+_k26 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3750')
+
+
+def divide__Scalar_mode(self, other, *, rounding_mode):
+    return _k26(self, other, rounding_mode=rounding_mode)
+
+
+
+_k27 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3728')
+
+
+def divide__Tensor(self, other):
+    return _k27(self, other)
+
+
+
+_k28 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3742')
+
+
+def divide__Tensor_mode(self, other, *, rounding_mode):
+    return _k28(self, other, rounding_mode=rounding_mode)
+
+
+
+_k29 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'dropout', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1432')
+
+
+def dropout(input, p, train):
+    return _k29(input, p, train)
+
+
+
+_k30 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'dropout_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1435')
+
+
+def dropout_(self, p, train):
+    return _k30(self, p, train)
+
+
+
+_k31 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'expand_as', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3580')
+
+
+def expand_as(self, other):
+    return _k31(self, other)
+
+
+
+_k32 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'flatten', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1701')
+
+
+def flatten_using_ints(self, start_dim=0, end_dim=-1):
+    return _k32(self, start_dim, end_dim)
+
+
+
+_k33 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3862')
+
+
+def greater_Scalar(self, other):
+    return _k33(self, other)
+
+
+
+_k34 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3860')
+
+
+def greater_Scalar_out(self, other, *, out):
+    return _k34(self, other, out=out)
+
+
+
+_k35 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3867')
+
+
+def greater_Tensor(self, other):
+    return _k35(self, other)
+
+
+
+_k36 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3865')
+
+
+def greater_Tensor_out(self, other, *, out):
+    return _k36(self, other, out=out)
+
+
+
+_k37 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3870')
+
+
+def greater__Scalar(self, other):
+    return _k37(self, other)
+
+
+
+_k38 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3873')
+
+
+def greater__Tensor(self, other):
+    return _k38(self, other)
+
+
+
+_k39 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_equal', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3830')
+
+
+def greater_equal_Scalar(self, other):
+    return _k39(self, other)
+
+
+
+_k40 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_equal_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3828')
+
+
+def greater_equal_Scalar_out(self, other, *, out):
+    return _k40(self, other, out=out)
+
+
+
+_k41 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_equal', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3835')
+
+
+def greater_equal_Tensor(self, other):
+    return _k41(self, other)
+
+
+
+_k42 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_equal_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3833')
+
+
+def greater_equal_Tensor_out(self, other, *, out):
+    return _k42(self, other, out=out)
+
+
+
+_k43 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_equal_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3838')
+
+
+def greater_equal__Scalar(self, other):
+    return _k43(self, other)
+
+
+
+_k44 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_equal_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3841')
+
+
+def greater_equal__Tensor(self, other):
+    return _k44(self, other)
+
+
+
+_k45 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'isfinite', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3610')
+
+
+def isfinite(self):
+    return _k45(self)
+
+
+
+_k46 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'isreal', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3616')
+
+
+def isreal(self):
+    return _k46(self)
+
+
+
+_k47 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'layer_norm', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1438')
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05, cudnn_enable=True):
+    return _k47(input, normalized_shape, weight, bias, eps, cudnn_enable)
+
+
+
+_k48 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3878')
+
+
+def less_Scalar(self, other):
+    return _k48(self, other)
+
+
+
+_k49 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3876')
+
+
+def less_Scalar_out(self, other, *, out):
+    return _k49(self, other, out=out)
+
+
+
+_k50 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3883')
+
+
+def less_Tensor(self, other):
+    return _k50(self, other)
+
+
+
+_k51 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3881')
+
+
+def less_Tensor_out(self, other, *, out):
+    return _k51(self, other, out=out)
+
+
+
+_k52 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3886')
+
+
+def less__Scalar(self, other):
+    return _k52(self, other)
+
+
+
+_k53 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3889')
+
+
+def less__Tensor(self, other):
+    return _k53(self, other)
+
+
+
+_k54 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_equal', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3846')
+
+
+def less_equal_Scalar(self, other):
+    return _k54(self, other)
+
+
+
+_k55 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_equal_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3844')
+
+
+def less_equal_Scalar_out(self, other, *, out):
+    return _k55(self, other, out=out)
+
+
+
+_k56 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_equal', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3851')
+
+
+def less_equal_Tensor(self, other):
+    return _k56(self, other)
+
+
+
+_k57 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_equal_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3849')
+
+
+def less_equal_Tensor_out(self, other, *, out):
+    return _k57(self, other, out=out)
+
+
+
+_k58 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_equal_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3854')
+
+
+def less_equal__Scalar(self, other):
+    return _k58(self, other)
+
+
+
+_k59 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_equal_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3857')
+
+
+def less_equal__Tensor(self, other):
+    return _k59(self, other)
+
+
+
+_k60 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'linalg_matrix_norm', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1363')
+
+
+def linalg_matrix_norm(self, ord, dim=(-2, -1), keepdim=False, *, dtype=None):
+    return _k60(self, ord, dim, keepdim, dtype=dtype)
+
+
+
+_k61 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'linalg_matrix_norm', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1366')
+
+
+def linalg_matrix_norm_str_ord(self, ord='fro', dim=(-2, -1), keepdim=False, *, dtype=None):
+    return _k61(self, ord, dim, keepdim, dtype=dtype)
+
+
+
+_k62 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'linalg_svdvals', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1359')
+
+
+def linalg_svdvals(A, *, driver=None):
+    return _k62(A, driver=driver)
+
+
+
+_k63 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'linear', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1340')
+
+
+def linear(input, weight, bias=None):
+    return _k63(input, weight, bias)
+
+
+
+_k64 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'log_softmax', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1177')
+
+
+def log_softmax_int(self, dim, dtype=None):
+    return _k64(self, dim, dtype)
+
+
+
+_k65 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'matmul', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:898')
+
+
+def matmul(self, other):
+    return _k65(self, other)
+
+
+
+_k66 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'matmul_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:901')
 
 
 def matmul_out(self, other, *, out):
-    return _k20(self, other, out=out)
+    return _k66(self, other, out=out)
 
 
 
-_k21 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'narrow', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1567')
+_k67 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'multiply', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3719')
+
+
+def multiply_Scalar(self, other):
+    return _k67(self, other)
+
+
+
+_k68 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'multiply', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3711')
+
+
+def multiply_Tensor(self, other):
+    return _k68(self, other)
+
+
+
+_k69 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'multiply_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3717')
+
+
+def multiply_out(self, other, *, out):
+    return _k69(self, other, out=out)
+
+
+
+_k70 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'multiply_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3722')
+
+
+def multiply__Scalar(self, other):
+    return _k70(self, other)
+
+
+
+_k71 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'multiply_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3714')
+
+
+def multiply__Tensor(self, other):
+    return _k71(self, other)
+
+
+
+_k72 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'narrow', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1567')
 
 
 def narrow(self, dim, start, length):
-    return _k21(self, dim, start, length)
+    return _k72(self, dim, start, length)
 
 
 
-_k22 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'narrow', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1572')
+_k73 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'narrow', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1572')
 
 
 def narrow_Tensor(self, dim, start, length):
-    return _k22(self, dim, start, length)
+    return _k73(self, dim, start, length)
 
 
 
-_k23 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'nll_loss', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1461')
+_k74 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'negative', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3703')
+
+
+def negative(self):
+    return _k74(self)
+
+
+
+_k75 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'negative_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3709')
+
+
+def negative_out(self, *, out):
+    return _k75(self, out=out)
+
+
+
+_k76 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'negative_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3706')
+
+
+def negative_(self):
+    return _k76(self)
+
+
+
+_k77 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'nll_loss', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1461')
 
 
 def nll_loss(self, target, weight=None, reduction=1, ignore_index=-100):
-    return _k23(self, target, weight, reduction, ignore_index)
+    return _k77(self, target, weight, reduction, ignore_index)
 
 
 
-_k24 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'nll_loss_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1455')
+_k78 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'nll_loss_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1455')
 
 
 def nll_loss_out(self, target, weight=None, reduction=1, ignore_index=-100, *, out):
-    return _k24(self, target, weight, reduction, ignore_index, out=out)
+    return _k78(self, target, weight, reduction, ignore_index, out=out)
 
 
 
-_k25 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'nll_loss2d', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1477')
+_k79 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'nll_loss2d', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1477')
 
 
 def nll_loss2d(self, target, weight=None, reduction=1, ignore_index=-100):
-    return _k25(self, target, weight, reduction, ignore_index)
+    return _k79(self, target, weight, reduction, ignore_index)
 
 
 
-_k26 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'nll_loss2d_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1474')
+_k80 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'nll_loss2d_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1474')
 
 
 def nll_loss2d_out(self, target, weight=None, reduction=1, ignore_index=-100, *, out):
-    return _k26(self, target, weight, reduction, ignore_index, out=out)
+    return _k80(self, target, weight, reduction, ignore_index, out=out)
 
 
 
-_k27 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'nll_loss_nd', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1458')
+_k81 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'nll_loss_nd', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1458')
 
 
 def nll_loss_nd(self, target, weight=None, reduction=1, ignore_index=-100):
-    return _k27(self, target, weight, reduction, ignore_index)
+    return _k81(self, target, weight, reduction, ignore_index)
 
 
 
-_k28 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'one_hot', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1507')
+_k82 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'not_equal', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3814')
+
+
+def not_equal_Scalar(self, other):
+    return _k82(self, other)
+
+
+
+_k83 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'not_equal_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3812')
+
+
+def not_equal_Scalar_out(self, other, *, out):
+    return _k83(self, other, out=out)
+
+
+
+_k84 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'not_equal', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3819')
+
+
+def not_equal_Tensor(self, other):
+    return _k84(self, other)
+
+
+
+_k85 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'not_equal_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3817')
+
+
+def not_equal_Tensor_out(self, other, *, out):
+    return _k85(self, other, out=out)
+
+
+
+_k86 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'not_equal_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3822')
+
+
+def not_equal__Scalar(self, other):
+    return _k86(self, other)
+
+
+
+_k87 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'not_equal_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3825')
+
+
+def not_equal__Tensor(self, other):
+    return _k87(self, other)
+
+
+
+_k88 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'one_hot', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1507')
 
 
 def one_hot(self, num_classes=-1):
-    return _k28(self, num_classes)
+    return _k88(self, num_classes)
 
 
 
-_k29 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'outer', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1294')
+_k89 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'outer', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1294')
 
 
 def outer(self, vec2):
-    return _k29(self, vec2)
+    return _k89(self, vec2)
 
 
 
-_k30 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'outer_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1297')
+_k90 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'outer_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1297')
 
 
 def outer_out(self, vec2, *, out):
-    return _k30(self, vec2, out=out)
+    return _k90(self, vec2, out=out)
 
 
 
-_k31 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'reshape', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:678')
+_k91 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'positive', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3686')
+
+
+def positive(self):
+    return _k91(self)
+
+
+
+_k92 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'reshape', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:678')
 
 
 def reshape(self, shape):
-    return _k31(self, shape)
+    return _k92(self, shape)
 
 
 
-_k32 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'resolve_conj', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1421')
+_k93 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'reshape_as', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3585')
+
+
+def reshape_as(self, other):
+    return _k93(self, other)
+
+
+
+_k94 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'resolve_conj', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1421')
 
 
 def resolve_conj(self):
-    return _k32(self)
+    return _k94(self)
 
 
 
-_k33 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'resolve_neg', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1424')
+_k95 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'resolve_neg', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1424')
 
 
 def resolve_neg(self):
-    return _k33(self)
+    return _k95(self)
 
 
 
-_k34 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'softmax', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1160')
+_k96 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'softmax', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1160')
 
 
 def softmax_int(self, dim, dtype=None):
-    return _k34(self, dim, dtype)
+    return _k96(self, dim, dtype)
 
 
 
-_k35 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'split', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1632')
+_k97 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'split', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1632')
 
 
 def split_sizes(self, split_size, dim=0):
-    return _k35(self, split_size, dim)
+    return _k97(self, split_size, dim)
 
 
 
-_k36 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'std', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1071')
+_k98 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'square', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3655')
+
+
+def square(self):
+    return _k98(self)
+
+
+
+_k99 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'square_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3665')
+
+
+def square_out(self, *, out):
+    return _k99(self, out=out)
+
+
+
+_k100 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'square_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3660')
+
+
+def square_(self):
+    return _k100(self)
+
+
+
+_k101 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'std', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1071')
 
 
 def std(self, unbiased=True):
-    return _k36(self, unbiased)
+    return _k101(self, unbiased)
 
 
 
-_k37 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'std', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1077')
+_k102 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'std', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1077')
 
 
 def std_dim(self, dim, unbiased=True, keepdim=False):
-    return _k37(self, dim, unbiased, keepdim)
+    return _k102(self, dim, unbiased, keepdim)
 
 
 
-_k38 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'std_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1083')
+_k103 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'std_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1083')
 
 
 def std_out(self, dim, unbiased=True, keepdim=False, *, out):
-    return _k38(self, dim, unbiased, keepdim, out=out)
+    return _k103(self, dim, unbiased, keepdim, out=out)
 
 
 
-_k39 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'to', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1747')
+_k104 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'subtract', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3782')
+
+
+def subtract_Scalar(self, other, alpha=1):
+    return _k104(self, other, alpha)
+
+
+
+_k105 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'subtract', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3776')
+
+
+def subtract_Tensor(self, other, *, alpha=1):
+    return _k105(self, other, alpha=alpha)
+
+
+
+_k106 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'subtract_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3774')
+
+
+def subtract_out(self, other, *, alpha=1, out):
+    return _k106(self, other, alpha=alpha, out=out)
+
+
+
+_k107 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'subtract_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3785')
+
+
+def subtract__Scalar(self, other, alpha=1):
+    return _k107(self, other, alpha)
+
+
+
+_k108 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'subtract_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3779')
+
+
+def subtract__Tensor(self, other, *, alpha=1):
+    return _k108(self, other, alpha=alpha)
+
+
+
+_k109 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'to', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1747')
 
 
 def to_device(self, device, dtype, non_blocking=False, copy=False, memory_format=None):
-    return _k39(self, device, dtype, non_blocking, copy, memory_format)
+    return _k109(self, device, dtype, non_blocking, copy, memory_format)
 
 
 
-_k40 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'to', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1752')
+_k110 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'to', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1752')
 
 
 def to_dtype(self, dtype, non_blocking=False, copy=False, memory_format=None):
-    return _k40(self, dtype, non_blocking, copy, memory_format)
+    return _k110(self, dtype, non_blocking, copy, memory_format)
 
 
 
-_k41 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'to', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1742')
+_k111 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'to', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1742')
 
 
 def to_dtype_layout(self, *, dtype=None, layout=None, device=None, pin_memory=None, non_blocking=False, copy=False, memory_format=None):
-    return _k41(self, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, non_blocking=non_blocking, copy=copy, memory_format=memory_format)
+    return _k111(self, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, non_blocking=non_blocking, copy=copy, memory_format=memory_format)
 
 
 
-_k42 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'to', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1757')
+_k112 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'to', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1757')
 
 
 def to_other(self, other, non_blocking=False, copy=False, memory_format=None):
-    return _k42(self, other, non_blocking, copy, memory_format)
+    return _k112(self, other, non_blocking, copy, memory_format)
 
 
 
-_k43 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'var', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1039')
+_k113 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'true_divide', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3766')
+
+
+def true_divide_Scalar(self, other):
+    return _k113(self, other)
+
+
+
+_k114 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'true_divide', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3754')
+
+
+def true_divide_Tensor(self, other):
+    return _k114(self, other)
+
+
+
+_k115 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'true_divide_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3763')
+
+
+def true_divide_out(self, other, *, out):
+    return _k115(self, other, out=out)
+
+
+
+_k116 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'true_divide_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3770')
+
+
+def true_divide__Scalar(self, other):
+    return _k116(self, other)
+
+
+
+_k117 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'true_divide_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3759')
+
+
+def true_divide__Tensor(self, other):
+    return _k117(self, other)
+
+
+
+_k118 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'type_as', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3572')
+
+
+def type_as(self, other):
+    return _k118(self, other)
+
+
+
+_k119 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'var', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1039')
 
 
 def var(self, unbiased=True):
-    return _k43(self, unbiased)
+    return _k119(self, unbiased)
 
 
 
-_k44 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'var', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1045')
+_k120 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'var', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1045')
 
 
 def var_dim(self, dim, unbiased=True, keepdim=False):
-    return _k44(self, dim, unbiased, keepdim)
+    return _k120(self, dim, unbiased, keepdim)
 
 
 
-_k45 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'var_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1051')
+_k121 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'var_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1051')
 
 
 def var_out(self, dim, unbiased=True, keepdim=False, *, out):
-    return _k45(self, dim, unbiased, keepdim, out=out)
+    return _k121(self, dim, unbiased, keepdim, out=out)
 
 
 
-_k46 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'where', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:2845')
+_k122 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'view_as', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3575')
+
+
+def view_as(self, other):
+    return _k122(self, other)
+
+
+
+_k123 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'where', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:2845')
 
 
 def where(condition):
-    return _k46(condition)
+    return _k123(condition)
 
 
 
-_k47 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'where', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:2842')
+_k124 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'where', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:2842')
 
 
 def where_Scalar(condition, self, other):
-    return _k47(condition, self, other)
+    return _k124(condition, self, other)
 
 
 
-_k48 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'where', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:2839')
+_k125 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'where', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:2839')
 
 
 def where_ScalarOther(condition, self, other):
-    return _k48(condition, self, other)
+    return _k125(condition, self, other)
 
 
 
-_k49 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'where', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:2836')
+_k126 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'where', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:2836')
 
 
 def where_ScalarSelf(condition, self, other):
-    return _k49(condition, self, other)
+    return _k126(condition, self, other)
 
 
 
 
 # name -> overload -> (function, argument kinds, schema)
 OVERLOADS = {
+    'absolute': {
+        'default': (absolute, 'T', 'absolute(Tensor self) -> Tensor'),
+        'out': (absolute_out, 'TT', 'absolute.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'),
+    },
+    'absolute_': {
+        'default': (absolute_, 'T', 'absolute_(Tensor(a!) self) -> Tensor(a!)'),
+    },
     'adjoint': {
         'default': (adjoint, 'T', 'adjoint(Tensor(a) self) -> Tensor(a)'),
     },
     'chunk': {
         'default': (chunk, 'TNN', 'chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]'),
+    },
+    'clip': {
+        'default': (clip, 'TNN', 'clip(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor'),
+        'Tensor': (clip_Tensor, 'Ttt', 'clip.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor'),
+        'Tensor_out': (clip_Tensor_out, 'TttT', 'clip.Tensor_out(Tensor self, Tensor? min=None, Tensor? max=None, *, Tensor(a!) out) -> Tensor(a!)'),
+        'out': (clip_out, 'TNNT', 'clip.out(Tensor self, Scalar? min=None, Scalar? max=None, *, Tensor(a!) out) -> Tensor(a!)'),
+    },
+    'clip_': {
+        'default': (clip_, 'TNN', 'clip_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)'),
+        'Tensor': (clip__Tensor, 'Ttt', 'clip_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)'),
     },
     'conj': {
         'default': (conj, 'T', 'conj(Tensor(a) self) -> Tensor(a)'),
@@ -444,17 +1077,80 @@ OVERLOADS = {
     'cross_entropy_loss': {
         'default': (cross_entropy_loss, 'TTtNNN', 'cross_entropy_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100, float label_smoothing=0.0) -> Tensor'),
     },
+    'divide': {
+        'Scalar': (divide_Scalar, 'TN', 'divide.Scalar(Tensor self, Scalar other) -> Tensor'),
+        'Scalar_mode': (divide_Scalar_mode, 'TNN', 'divide.Scalar_mode(Tensor self, Scalar other, *, str? rounding_mode) -> Tensor'),
+        'Tensor': (divide_Tensor, 'TT', 'divide.Tensor(Tensor self, Tensor other) -> Tensor'),
+        'Tensor_mode': (divide_Tensor_mode, 'TTN', 'divide.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor'),
+        'out': (divide_out, 'TTT', 'divide.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'),
+        'out_mode': (divide_out_mode, 'TTNT', 'divide.out_mode(Tensor self, Tensor other, *, str? rounding_mode, Tensor(a!) out) -> Tensor(a!)'),
+    },
+    'divide_': {
+        'Scalar': (divide__Scalar, 'TN', 'divide_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)'),
+        'Scalar_mode': (divide__Scalar_mode, 'TNN', 'divide_.Scalar_mode(Tensor(a!) self, Scalar other, *, str? rounding_mode) -> Tensor(a!)'),
+        'Tensor': (divide__Tensor, 'TT', 'divide_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)'),
+        'Tensor_mode': (divide__Tensor_mode, 'TTN', 'divide_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!)'),
+    },
     'dropout': {
         'default': (dropout, 'TNN', 'dropout(Tensor input, float p, bool train) -> Tensor'),
     },
     'dropout_': {
         'default': (dropout_, 'TNN', 'dropout_(Tensor(a!) self, float p, bool train) -> Tensor(a!)'),
     },
+    'expand_as': {
+        'default': (expand_as, 'TT', 'expand_as(Tensor(a) self, Tensor other) -> Tensor(a)'),
+    },
     'flatten': {
         'using_ints': (flatten_using_ints, 'TNN', 'flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)'),
     },
+    'greater': {
+        'Scalar': (greater_Scalar, 'TN', 'greater.Scalar(Tensor self, Scalar other) -> Tensor'),
+        'Scalar_out': (greater_Scalar_out, 'TNT', 'greater.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)'),
+        'Tensor': (greater_Tensor, 'TT', 'greater.Tensor(Tensor self, Tensor other) -> Tensor'),
+        'Tensor_out': (greater_Tensor_out, 'TTT', 'greater.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'),
+    },
+    'greater_': {
+        'Scalar': (greater__Scalar, 'TN', 'greater_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)'),
+        'Tensor': (greater__Tensor, 'TT', 'greater_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)'),
+    },
+    'greater_equal': {
+        'Scalar': (greater_equal_Scalar, 'TN', 'greater_equal.Scalar(Tensor self, Scalar other) -> Tensor'),
+        'Scalar_out': (greater_equal_Scalar_out, 'TNT', 'greater_equal.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)'),
+        'Tensor': (greater_equal_Tensor, 'TT', 'greater_equal.Tensor(Tensor self, Tensor other) -> Tensor'),
+        'Tensor_out': (greater_equal_Tensor_out, 'TTT', 'greater_equal.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'),
+    },
+    'greater_equal_': {
+        'Scalar': (greater_equal__Scalar, 'TN', 'greater_equal_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)'),
+        'Tensor': (greater_equal__Tensor, 'TT', 'greater_equal_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)'),
+    },
+    'isfinite': {
+        'default': (isfinite, 'T', 'isfinite(Tensor self) -> Tensor'),
+    },
+    'isreal': {
+        'default': (isreal, 'T', 'isreal(Tensor self) -> Tensor'),
+    },
     'layer_norm': {
         'default': (layer_norm, 'TNttNN', 'layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight=None, Tensor? bias=None, float eps=1e-05, bool cudnn_enable=True) -> Tensor'),
+    },
+    'less': {
+        'Scalar': (less_Scalar, 'TN', 'less.Scalar(Tensor self, Scalar other) -> Tensor'),
+        'Scalar_out': (less_Scalar_out, 'TNT', 'less.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)'),
+        'Tensor': (less_Tensor, 'TT', 'less.Tensor(Tensor self, Tensor other) -> Tensor'),
+        'Tensor_out': (less_Tensor_out, 'TTT', 'less.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'),
+    },
+    'less_': {
+        'Scalar': (less__Scalar, 'TN', 'less_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)'),
+        'Tensor': (less__Tensor, 'TT', 'less_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)'),
+    },
+    'less_equal': {
+        'Scalar': (less_equal_Scalar, 'TN', 'less_equal.Scalar(Tensor self, Scalar other) -> Tensor'),
+        'Scalar_out': (less_equal_Scalar_out, 'TNT', 'less_equal.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)'),
+        'Tensor': (less_equal_Tensor, 'TT', 'less_equal.Tensor(Tensor self, Tensor other) -> Tensor'),
+        'Tensor_out': (less_equal_Tensor_out, 'TTT', 'less_equal.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'),
+    },
+    'less_equal_': {
+        'Scalar': (less_equal__Scalar, 'TN', 'less_equal_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)'),
+        'Tensor': (less_equal__Tensor, 'TT', 'less_equal_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)'),
     },
     'linalg_matrix_norm': {
         'default': (linalg_matrix_norm, 'TNNNN', 'linalg_matrix_norm(Tensor self, Scalar ord, int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor'),
@@ -473,9 +1169,25 @@ OVERLOADS = {
         'default': (matmul, 'TT', 'matmul(Tensor self, Tensor other) -> Tensor'),
         'out': (matmul_out, 'TTT', 'matmul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'),
     },
+    'multiply': {
+        'Scalar': (multiply_Scalar, 'TN', 'multiply.Scalar(Tensor self, Scalar other) -> Tensor'),
+        'Tensor': (multiply_Tensor, 'TT', 'multiply.Tensor(Tensor self, Tensor other) -> Tensor'),
+        'out': (multiply_out, 'TTT', 'multiply.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'),
+    },
+    'multiply_': {
+        'Scalar': (multiply__Scalar, 'TN', 'multiply_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)'),
+        'Tensor': (multiply__Tensor, 'TT', 'multiply_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)'),
+    },
     'narrow': {
         'default': (narrow, 'TNNN', 'narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a)'),
         'Tensor': (narrow_Tensor, 'TNTN', 'narrow.Tensor(Tensor(a) self, int dim, Tensor start, SymInt length) -> Tensor(a)'),
+    },
+    'negative': {
+        'default': (negative, 'T', 'negative(Tensor self) -> Tensor'),
+        'out': (negative_out, 'TT', 'negative.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'),
+    },
+    'negative_': {
+        'default': (negative_, 'T', 'negative_(Tensor(a!) self) -> Tensor(a!)'),
     },
     'nll_loss': {
         'default': (nll_loss, 'TTtNN', 'nll_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100) -> Tensor'),
@@ -488,6 +1200,16 @@ OVERLOADS = {
     'nll_loss_nd': {
         'default': (nll_loss_nd, 'TTtNN', 'nll_loss_nd(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, SymInt ignore_index=-100) -> Tensor'),
     },
+    'not_equal': {
+        'Scalar': (not_equal_Scalar, 'TN', 'not_equal.Scalar(Tensor self, Scalar other) -> Tensor'),
+        'Scalar_out': (not_equal_Scalar_out, 'TNT', 'not_equal.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)'),
+        'Tensor': (not_equal_Tensor, 'TT', 'not_equal.Tensor(Tensor self, Tensor other) -> Tensor'),
+        'Tensor_out': (not_equal_Tensor_out, 'TTT', 'not_equal.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'),
+    },
+    'not_equal_': {
+        'Scalar': (not_equal__Scalar, 'TN', 'not_equal_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)'),
+        'Tensor': (not_equal__Tensor, 'TT', 'not_equal_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)'),
+    },
     'one_hot': {
         'default': (one_hot, 'TN', 'one_hot(Tensor self, int num_classes=-1) -> Tensor'),
     },
@@ -495,8 +1217,14 @@ OVERLOADS = {
         'default': (outer, 'TT', 'outer(Tensor self, Tensor vec2) -> Tensor'),
         'out': (outer_out, 'TTT', 'outer.out(Tensor self, Tensor vec2, *, Tensor(a!) out) -> Tensor(a!)'),
     },
+    'positive': {
+        'default': (positive, 'T', 'positive(Tensor(a) self) -> Tensor(a)'),
+    },
     'reshape': {
         'default': (reshape, 'TN', 'reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)'),
+    },
+    'reshape_as': {
+        'default': (reshape_as, 'TT', 'reshape_as(Tensor(a) self, Tensor other) -> Tensor(a)'),
     },
     'resolve_conj': {
         'default': (resolve_conj, 'T', 'resolve_conj(Tensor(a) self) -> Tensor(a)'),
@@ -510,10 +1238,26 @@ OVERLOADS = {
     'split': {
         'sizes': (split_sizes, 'TNN', 'split.sizes(Tensor(a -> *) self, SymInt[] split_size, int dim=0) -> Tensor(a)[]'),
     },
+    'square': {
+        'default': (square, 'T', 'square(Tensor self) -> Tensor'),
+        'out': (square_out, 'TT', 'square.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'),
+    },
+    'square_': {
+        'default': (square_, 'T', 'square_(Tensor(a!) self) -> Tensor(a!)'),
+    },
     'std': {
         'default': (std, 'TN', 'std(Tensor self, bool unbiased=True) -> Tensor'),
         'dim': (std_dim, 'TNNN', 'std.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor'),
         'out': (std_out, 'TNNNT', 'std.out(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)'),
+    },
+    'subtract': {
+        'Scalar': (subtract_Scalar, 'TNN', 'subtract.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor'),
+        'Tensor': (subtract_Tensor, 'TTN', 'subtract.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor'),
+        'out': (subtract_out, 'TTNT', 'subtract.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)'),
+    },
+    'subtract_': {
+        'Scalar': (subtract__Scalar, 'TNN', 'subtract_.Scalar(Tensor(a!) self, Scalar other, Scalar alpha=1) -> Tensor(a!)'),
+        'Tensor': (subtract__Tensor, 'TTN', 'subtract_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)'),
     },
     'to': {
         'device': (to_device, 'TNNNNN', 'to.device(Tensor(a) self, Device device, ScalarType dtype, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)'),
@@ -521,10 +1265,25 @@ OVERLOADS = {
         'dtype_layout': (to_dtype_layout, 'TNNNNNNN', 'to.dtype_layout(Tensor(a) self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)'),
         'other': (to_other, 'TTNNN', 'to.other(Tensor(a) self, Tensor other, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)'),
     },
+    'true_divide': {
+        'Scalar': (true_divide_Scalar, 'TN', 'true_divide.Scalar(Tensor self, Scalar other) -> Tensor'),
+        'Tensor': (true_divide_Tensor, 'TT', 'true_divide.Tensor(Tensor self, Tensor other) -> Tensor'),
+        'out': (true_divide_out, 'TTT', 'true_divide.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)'),
+    },
+    'true_divide_': {
+        'Scalar': (true_divide__Scalar, 'TN', 'true_divide_.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)'),
+        'Tensor': (true_divide__Tensor, 'TT', 'true_divide_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)'),
+    },
+    'type_as': {
+        'default': (type_as, 'TT', 'type_as(Tensor self, Tensor other) -> Tensor'),
+    },
     'var': {
         'default': (var, 'TN', 'var(Tensor self, bool unbiased=True) -> Tensor'),
         'dim': (var_dim, 'TNNN', 'var.dim(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False) -> Tensor'),
         'out': (var_out, 'TNNNT', 'var.out(Tensor self, int[1]? dim, bool unbiased=True, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)'),
+    },
+    'view_as': {
+        'default': (view_as, 'TT', 'view_as(Tensor(a) self, Tensor other) -> Tensor(a)'),
     },
     'where': {
         'default': (where, 'T', 'where(Tensor condition) -> Tensor[]'),

@@ -394,6 +394,10 @@ def index_select_out(self, dim, index, *, out):
     return _k162(self, dim, index, out=out)
 
 
+isneginf = _r.wrapper_CPU_isneginf
+isneginf_out = _r.wrapper_CPU_isneginf_out
+isposinf = _r.wrapper_CPU_isposinf
+isposinf_out = _r.wrapper_CPU_isposinf_out
 le_Scalar = _r.wrapper_CPU_le_Scalar
 le_Scalar_out = _r.wrapper_CPU_le_Scalar_out
 le_Tensor = _r.wrapper_CPU_le_Tensor
@@ -407,11 +411,11 @@ lerp_Tensor_out = _r.wrapper_CPU_lerp_Tensor_out
 lerp__Scalar = _r.wrapper_CPU_lerp__Scalar
 lerp__Tensor = _r.wrapper_CPU_lerp__Tensor
 
-_k175 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'linspace_out', 'CPU', 'ops/native_functions.yaml:2074')
+_k179 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'linspace_out', 'CPU', 'ops/native_functions.yaml:2074')
 
 
 def linspace_out(start, end, steps, *, out):
-    return _k175(start, end, steps, out=out)
+    return _k179(start, end, steps, out=out)
 
 
 log = _r.wrapper_CPU_log
@@ -421,51 +425,51 @@ log1p_out = _r.wrapper_CPU_log1p_out
 log1p_ = _r.wrapper_CPU_log1p_
 log_ = _r.wrapper_CPU_log_
 
-_k182 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logical_and_out', 'CPU', 'ops/native_functions.yaml:2933')
+_k186 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logical_and_out', 'CPU', 'ops/native_functions.yaml:2933')
 
 
 def logical_and_out(self, other, *, out):
-    return _k182(self, other, out=out)
+    return _k186(self, other, out=out)
 
 
 
-_k183 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logical_not_out', 'CPU', 'ops/native_functions.yaml:2891')
+_k187 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logical_not_out', 'CPU', 'ops/native_functions.yaml:2891')
 
 
 def logical_not_out(self, *, out):
-    return _k183(self, out=out)
+    return _k187(self, out=out)
 
 
 
-_k184 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logical_or_out', 'CPU', 'ops/native_functions.yaml:2954')
+_k188 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logical_or_out', 'CPU', 'ops/native_functions.yaml:2954')
 
 
 def logical_or_out(self, other, *, out):
-    return _k184(self, other, out=out)
+    return _k188(self, other, out=out)
 
 
 
-_k185 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logical_xor_out', 'CPU', 'ops/native_functions.yaml:2912')
+_k189 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logical_xor_out', 'CPU', 'ops/native_functions.yaml:2912')
 
 
 def logical_xor_out(self, other, *, out):
-    return _k185(self, other, out=out)
+    return _k189(self, other, out=out)
 
 
 
-_k186 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logsumexp_cpu', 'CPU', 'ops/native_functions.yaml:1145')
+_k190 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logsumexp_cpu', 'CPU', 'ops/native_functions.yaml:1145')
 
 
 def logsumexp(self, dim, keepdim=False):
-    return _k186(self, dim, keepdim)
+    return _k190(self, dim, keepdim)
 
 
 
-_k187 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logsumexp_out_cpu', 'CPU', 'ops/native_functions.yaml:1153')
+_k191 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logsumexp_out_cpu', 'CPU', 'ops/native_functions.yaml:1153')
 
 
 def logsumexp_out(self, dim, keepdim=False, *, out):
-    return _k187(self, dim, keepdim, out=out)
+    return _k191(self, dim, keepdim, out=out)
 
 
 lt_Scalar = _r.wrapper_CPU_lt_Scalar
@@ -475,53 +479,53 @@ lt_Tensor_out = _r.wrapper_CPU_lt_Tensor_out
 lt__Scalar = _r.wrapper_CPU_lt__Scalar
 lt__Tensor = _r.wrapper_CPU_lt__Tensor
 
-_k194 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'masked_fill__Scalar', 'CPU', 'ops/native_functions.yaml:1963')
+_k198 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'masked_fill__Scalar', 'CPU', 'ops/native_functions.yaml:1963')
 
 
 def masked_fill__Scalar(self, mask, value):
-    return _k194(self, mask, value)
+    return _k198(self, mask, value)
 
 
 
-_k195 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'masked_fill__Tensor', 'CPU', 'ops/native_functions.yaml:1978')
+_k199 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'masked_fill__Tensor', 'CPU', 'ops/native_functions.yaml:1978')
 
 
 def masked_fill__Tensor(self, mask, value):
-    return _k195(self, mask, value)
+    return _k199(self, mask, value)
 
 
 
-_k196 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'masked_select', 'CPU', 'ops/native_functions.yaml:1992')
+_k200 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'masked_select', 'CPU', 'ops/native_functions.yaml:1992')
 
 
 def masked_select(self, mask):
-    return _k196(self, mask)
+    return _k200(self, mask)
 
 
 
-_k197 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'masked_select_out', 'CPU', 'ops/native_functions.yaml:1998')
+_k201 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'masked_select_out', 'CPU', 'ops/native_functions.yaml:1998')
 
 
 def masked_select_out(self, mask, *, out):
-    return _k197(self, mask, out=out)
+    return _k201(self, mask, out=out)
 
 
 
-_k198 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'max_all_cpu', 'CPU', 'ops/native_functions.yaml:985')
+_k202 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'max_all_cpu', 'CPU', 'ops/native_functions.yaml:985')
 
 
 def max(self):
-    return _k198(self)
+    return _k202(self)
 
 
 max_dim = _r.wrapper_CPU_max_dim
 max_dim_max = _r.wrapper_CPU_max_dim_max
 
-_k201 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'max_unary_out', 'CPU', 'ops/native_functions.yaml:993')
+_k205 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'max_unary_out', 'CPU', 'ops/native_functions.yaml:993')
 
 
 def max_unary_out(self, *, out):
-    return _k201(self, out=out)
+    return _k205(self, out=out)
 
 
 maximum = _r.wrapper_CPU_maximum
@@ -529,21 +533,21 @@ maximum_out = _r.wrapper_CPU_maximum_out
 mean_dim = _r.wrapper_CPU_mean_dim
 mean_out = _r.wrapper_CPU_mean_out
 
-_k206 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'min_all_cpu', 'CPU', 'ops/native_functions.yaml:1000')
+_k210 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'min_all_cpu', 'CPU', 'ops/native_functions.yaml:1000')
 
 
 def min(self):
-    return _k206(self)
+    return _k210(self)
 
 
 min_dim = _r.wrapper_CPU_min_dim
 min_dim_min = _r.wrapper_CPU_min_dim_min
 
-_k209 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'min_unary_out', 'CPU', 'ops/native_functions.yaml:1008')
+_k213 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'min_unary_out', 'CPU', 'ops/native_functions.yaml:1008')
 
 
 def min_unary_out(self, *, out):
-    return _k209(self, out=out)
+    return _k213(self, out=out)
 
 
 minimum = _r.wrapper_CPU_minimum
@@ -551,36 +555,44 @@ minimum_out = _r.wrapper_CPU_minimum_out
 mm = _r.wrapper_CPU_mm
 mm_out = _r.wrapper_CPU_mm_out
 
-_k214 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'mul.Tensor', 'CPU', 'ops/native_functions.yaml:193')
+_k218 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'mul.Tensor', 'CPU', 'ops/native_functions.yaml:193')
 
 
 def mul_Tensor(self, other):
-    return _k214(self, other)
+    return _k218(self, other)
 
 
 mul_out = _r.wrapper_CPU_mul_out
 
-_k216 = _r._kernel(_r._CPU_INPLACE, 'tensordispatch.backends.cpu.fresh:CPU_INPLACE_KERNELS', 'mul_.Tensor', 'CPU', 'ops/native_functions.yaml:193')
+_k220 = _r._kernel(_r._CPU_INPLACE, 'tensordispatch.backends.cpu.fresh:CPU_INPLACE_KERNELS', 'mul_.Tensor', 'CPU', 'ops/native_functions.yaml:193')
 
 
 def mul__Tensor(self, other):
-    return _k216(self, other)
+    return _k220(self, other)
 
 
 
-_k217 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'native_dropout_cpu', 'CPU', 'ops/native_functions.yaml:1440')
+_k221 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nan_to_num_out', 'CPU', 'ops/native_functions.yaml:3680')
+
+
+def nan_to_num_out(self, nan=None, posinf=None, neginf=None, *, out):
+    return _k221(self, nan, posinf, neginf, out=out)
+
+
+
+_k222 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'native_dropout_cpu', 'CPU', 'ops/native_functions.yaml:1440')
 
 
 def native_dropout(input, p, train):
-    return _k217(input, p, train)
+    return _k222(input, p, train)
 
 
 
-_k218 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'native_layer_norm_cpu', 'CPU', 'ops/native_functions.yaml:1448')
+_k223 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'native_layer_norm_cpu', 'CPU', 'ops/native_functions.yaml:1448')
 
 
 def native_layer_norm(input, normalized_shape, weight, bias, eps):
-    return _k218(input, normalized_shape, weight, bias, eps)
+    return _k223(input, normalized_shape, weight, bias, eps)
 
 
 ne_Scalar = _r.wrapper_CPU_ne_Scalar
@@ -590,47 +602,47 @@ ne_Tensor_out = _r.wrapper_CPU_ne_Tensor_out
 ne__Scalar = _r.wrapper_CPU_ne__Scalar
 ne__Tensor = _r.wrapper_CPU_ne__Tensor
 
-_k225 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'neg', 'CPU', 'ops/native_functions.yaml:318')
+_k230 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'neg', 'CPU', 'ops/native_functions.yaml:318')
 
 
 def neg(self):
-    return _k225(self)
+    return _k230(self)
 
 
 neg_out = _r.wrapper_CPU_neg_out
 neg_ = _r.wrapper_CPU_neg_
 
-_k228 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nll_loss2d_forward_cpu', 'CPU', 'ops/native_functions.yaml:1486')
+_k233 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nll_loss2d_forward_cpu', 'CPU', 'ops/native_functions.yaml:1486')
 
 
 def nll_loss2d_forward(self, target, weight, reduction, ignore_index):
-    return _k228(self, target, weight, reduction, ignore_index)
+    return _k233(self, target, weight, reduction, ignore_index)
 
 
 
-_k229 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nll_loss2d_forward_out_cpu', 'CPU', 'ops/native_functions.yaml:1480')
+_k234 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nll_loss2d_forward_out_cpu', 'CPU', 'ops/native_functions.yaml:1480')
 
 
 def nll_loss2d_forward_output(self, target, weight, reduction, ignore_index, *, output, total_weight):
-    return _k229(self, target, weight, reduction, ignore_index, output=output, total_weight=total_weight)
+    return _k234(self, target, weight, reduction, ignore_index, output=output, total_weight=total_weight)
 
 
 nll_loss_forward = _r.wrapper_CPU_nll_loss_forward
 nll_loss_forward_output = _r.wrapper_CPU_nll_loss_forward_output
 
-_k232 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nonzero', 'CPU', 'ops/native_functions.yaml:2003')
+_k237 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nonzero', 'CPU', 'ops/native_functions.yaml:2003')
 
 
 def nonzero(self):
-    return _k232(self)
+    return _k237(self)
 
 
 
-_k233 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nonzero_out', 'CPU', 'ops/native_functions.yaml:2009')
+_k238 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nonzero_out', 'CPU', 'ops/native_functions.yaml:2009')
 
 
 def nonzero_out(self, *, out):
-    return _k233(self, out=out)
+    return _k238(self, out=out)
 
 
 norm_ScalarOpt_dim = _r.wrapper_CPU_norm_ScalarOpt_dim
@@ -638,11 +650,11 @@ norm_ScalarOpt_dim_dtype = _r.wrapper_CPU_norm_ScalarOpt_dim_dtype
 norm_dtype_out = _r.wrapper_CPU_norm_dtype_out
 norm_out = _r.wrapper_CPU_norm_out
 
-_k238 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'normal_', 'CPU', 'ops/native_functions.yaml:2139')
+_k243 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'normal_', 'CPU', 'ops/native_functions.yaml:2139')
 
 
 def normal_(self, mean=0.0, std=1.0, *, generator=None):
-    return _k238(self, mean, std, generator=generator)
+    return _k243(self, mean, std, generator=generator)
 
 
 pow_Scalar = _r.wrapper_CPU_pow_Scalar
@@ -654,29 +666,29 @@ pow_Tensor_Tensor_out = _r.wrapper_CPU_pow_Tensor_Tensor_out
 pow__Scalar = _r.wrapper_CPU_pow__Scalar
 pow__Tensor = _r.wrapper_CPU_pow__Tensor
 
-_k247 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'prod_cpu', 'CPU', 'ops/native_functions.yaml:911')
+_k252 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'prod_cpu', 'CPU', 'ops/native_functions.yaml:911')
 
 
 def prod(self, *, dtype=None):
-    return _k247(self, dtype=dtype)
+    return _k252(self, dtype=dtype)
 
 
 prod_dim_int = _r.wrapper_CPU_prod_dim_int
 prod_int_out = _r.wrapper_CPU_prod_int_out
 
-_k250 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'random__from', 'CPU', 'ops/native_functions.yaml:2154')
+_k255 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'random__from', 'CPU', 'ops/native_functions.yaml:2154')
 
 
 def random__from(self, from_, to, *, generator=None):
-    return _k250(self, from_, to, generator=generator)
+    return _k255(self, from_, to, generator=generator)
 
 
 
-_k251 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'random__to', 'CPU', 'ops/native_functions.yaml:2163')
+_k256 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'random__to', 'CPU', 'ops/native_functions.yaml:2163')
 
 
 def random__to(self, to, *, generator=None):
-    return _k251(self, to, generator=generator)
+    return _k256(self, to, generator=generator)
 
 
 reciprocal = _r.wrapper_CPU_reciprocal
@@ -686,11 +698,11 @@ remainder_Tensor = _r.wrapper_CPU_remainder_Tensor
 remainder_Tensor_out = _r.wrapper_CPU_remainder_Tensor_out
 remainder__Tensor = _r.wrapper_CPU_remainder__Tensor
 
-_k258 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'roll', 'CPU', 'ops/native_functions.yaml:1789')
+_k263 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'roll', 'CPU', 'ops/native_functions.yaml:1789')
 
 
 def roll(self, shifts, dims=()):
-    return _k258(self, shifts, dims)
+    return _k263(self, shifts, dims)
 
 
 round = _r.wrapper_CPU_round
@@ -723,15 +735,17 @@ sigmoid_ = _r.wrapper_CPU_sigmoid_
 sign = _r.wrapper_CPU_sign
 sign_out = _r.wrapper_CPU_sign_out
 sign_ = _r.wrapper_CPU_sign_
+signbit = _r.wrapper_CPU_signbit
+signbit_out = _r.wrapper_CPU_signbit_out
 silu = _r.wrapper_CPU_silu
 silu_out = _r.wrapper_CPU_silu_out
 silu_ = _r.wrapper_CPU_silu_
 
-_k292 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'sin', 'CPU', 'ops/native_functions.yaml:358')
+_k299 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'sin', 'CPU', 'ops/native_functions.yaml:358')
 
 
 def sin(self):
-    return _k292(self)
+    return _k299(self)
 
 
 sin_out = _r.wrapper_CPU_sin_out
@@ -739,46 +753,46 @@ sin_ = _r.wrapper_CPU_sin_
 sort_stable = _r.wrapper_CPU_sort_stable
 sort_values_stable = _r.wrapper_CPU_sort_values_stable
 
-_k297 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'sqrt', 'CPU', 'ops/native_functions.yaml:398')
+_k304 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'sqrt', 'CPU', 'ops/native_functions.yaml:398')
 
 
 def sqrt(self):
-    return _k297(self)
+    return _k304(self)
 
 
 sqrt_out = _r.wrapper_CPU_sqrt_out
 sqrt_ = _r.wrapper_CPU_sqrt_
 
-_k300 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'std_correction_cpu', 'CPU', 'ops/native_functions.yaml:1088')
+_k307 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'std_correction_cpu', 'CPU', 'ops/native_functions.yaml:1088')
 
 
 def std_correction(self, dim=None, *, correction=None, keepdim=False):
-    return _k300(self, dim, correction=correction, keepdim=keepdim)
+    return _k307(self, dim, correction=correction, keepdim=keepdim)
 
 
 
-_k301 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'std_correction_out_cpu', 'CPU', 'ops/native_functions.yaml:1096')
+_k308 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'std_correction_out_cpu', 'CPU', 'ops/native_functions.yaml:1096')
 
 
 def std_correction_out(self, dim=None, *, correction=None, keepdim=False, out):
-    return _k301(self, dim, correction=correction, keepdim=keepdim, out=out)
+    return _k308(self, dim, correction=correction, keepdim=keepdim, out=out)
 
 
 
-_k302 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'sub.Tensor', 'CPU', 'ops/native_functions.yaml:142')
+_k309 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'sub.Tensor', 'CPU', 'ops/native_functions.yaml:142')
 
 
 def sub_Tensor(self, other, *, alpha=1):
-    return _k302(self, other, alpha=alpha)
+    return _k309(self, other, alpha=alpha)
 
 
 sub_out = _r.wrapper_CPU_sub_out
 
-_k304 = _r._kernel(_r._CPU_INPLACE, 'tensordispatch.backends.cpu.fresh:CPU_INPLACE_KERNELS', 'sub_.Tensor', 'CPU', 'ops/native_functions.yaml:142')
+_k311 = _r._kernel(_r._CPU_INPLACE, 'tensordispatch.backends.cpu.fresh:CPU_INPLACE_KERNELS', 'sub_.Tensor', 'CPU', 'ops/native_functions.yaml:142')
 
 
 def sub__Tensor(self, other, *, alpha=1):
-    return _k304(self, other, alpha=alpha)
+    return _k311(self, other, alpha=alpha)
 
 
 sum_IntList_out = _r.wrapper_CPU_sum_IntList_out
@@ -798,75 +812,75 @@ triu = _r.wrapper_CPU_triu
 triu_out = _r.wrapper_CPU_triu_out
 triu_ = _r.wrapper_CPU_triu_
 
-_k321 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'unfold', 'CPU', 'ops/native_functions.yaml:1600')
+_k328 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'unfold', 'CPU', 'ops/native_functions.yaml:1600')
 
 
 def unfold(self, dimension, size, step):
-    return _k321(self, dimension, size, step)
+    return _k328(self, dimension, size, step)
 
 
 
-_k322 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'uniform_', 'CPU', 'ops/native_functions.yaml:2130')
+_k329 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'uniform_', 'CPU', 'ops/native_functions.yaml:2130')
 
 
 def uniform_(self, from_=0.0, to=1.0, *, generator=None):
-    return _k322(self, from_, to, generator=generator)
+    return _k329(self, from_, to, generator=generator)
 
 
 
-_k323 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'var_correction_cpu', 'CPU', 'ops/native_functions.yaml:1056')
+_k330 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'var_correction_cpu', 'CPU', 'ops/native_functions.yaml:1056')
 
 
 def var_correction(self, dim=None, *, correction=None, keepdim=False):
-    return _k323(self, dim, correction=correction, keepdim=keepdim)
+    return _k330(self, dim, correction=correction, keepdim=keepdim)
 
 
 
-_k324 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'var_correction_out_cpu', 'CPU', 'ops/native_functions.yaml:1064')
+_k331 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'var_correction_out_cpu', 'CPU', 'ops/native_functions.yaml:1064')
 
 
 def var_correction_out(self, dim=None, *, correction=None, keepdim=False, out):
-    return _k324(self, dim, correction=correction, keepdim=keepdim, out=out)
+    return _k331(self, dim, correction=correction, keepdim=keepdim, out=out)
 
 
 
-_k325 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'view', 'CPU', 'ops/native_functions.yaml:663')
+_k332 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'view', 'CPU', 'ops/native_functions.yaml:663')
 
 
 def view(self, size):
-    return _k325(self, size)
+    return _k332(self, size)
 
 
 
-_k326 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'view_as_complex', 'CPU', 'ops/native_functions.yaml:1716')
+_k333 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'view_as_complex', 'CPU', 'ops/native_functions.yaml:1716')
 
 
 def view_as_complex(self):
-    return _k326(self)
+    return _k333(self)
 
 
 
-_k327 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'view_as_real', 'CPU', 'ops/native_functions.yaml:1704')
+_k334 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'view_as_real', 'CPU', 'ops/native_functions.yaml:1704')
 
 
 def view_as_real(self):
-    return _k327(self)
+    return _k334(self)
 
 
 
-_k328 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'where', 'CPU', 'ops/native_functions.yaml:2822')
+_k335 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'where', 'CPU', 'ops/native_functions.yaml:2822')
 
 
 def where_self(condition, self, other):
-    return _k328(condition, self, other)
+    return _k335(condition, self, other)
 
 
 
-_k329 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'where_self_out', 'CPU', 'ops/native_functions.yaml:2830')
+_k336 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'where_self_out', 'CPU', 'ops/native_functions.yaml:2830')
 
 
 def where_self_out(condition, self, other, *, out):
-    return _k329(condition, self, other, out=out)
+    return _k336(condition, self, other, out=out)
 
 
 
@@ -1208,6 +1222,14 @@ OVERLOADS = {
         'default': (index_select, 'TNT', 'index_select(Tensor self, int dim, Tensor index) -> Tensor'),
         'out': (index_select_out, 'TNTT', 'index_select.out(Tensor self, int dim, Tensor index, *, Tensor(a!) out) -> Tensor(a!)'),
     },
+    'isneginf': {
+        'default': (isneginf, 'T', 'isneginf(Tensor self) -> Tensor'),
+        'out': (isneginf_out, 'TT', 'isneginf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'),
+    },
+    'isposinf': {
+        'default': (isposinf, 'T', 'isposinf(Tensor self) -> Tensor'),
+        'out': (isposinf_out, 'TT', 'isposinf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'),
+    },
     'le': {
         'Scalar': (le_Scalar, 'TN', 'le.Scalar(Tensor self, Scalar other) -> Tensor'),
         'Scalar_out': (le_Scalar_out, 'TNT', 'le.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)'),
@@ -1313,6 +1335,9 @@ OVERLOADS = {
     },
     'mul_': {
         'Tensor': (mul__Tensor, 'TT', 'mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)'),
+    },
+    'nan_to_num': {
+        'out': (nan_to_num_out, 'TNNNT', 'nan_to_num.out(Tensor self, float? nan=None, float? posinf=None, float? neginf=None, *, Tensor(a!) out) -> Tensor(a!)'),
     },
     'native_dropout': {
         'default': (native_dropout, 'TNN', 'native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)'),
@@ -1449,6 +1474,10 @@ OVERLOADS = {
     },
     'sign_': {
         'default': (sign_, 'T', 'sign_(Tensor(a!) self) -> Tensor(a!)'),
+    },
+    'signbit': {
+        'default': (signbit, 'T', 'signbit(Tensor self) -> Tensor'),
+        'out': (signbit_out, 'TT', 'signbit.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'),
     },
     'silu': {
         'default': (silu, 'T', 'silu(Tensor self) -> Tensor'),

@@ -360,6 +360,10 @@ def index_select_out(self, dim, index, *, out):
     return _k163(self, dim, index, out=out)
 
 
+isneginf = _r.wrapper_Meta_isneginf
+isneginf_out = _r.wrapper_Meta_isneginf_out
+isposinf = _r.wrapper_Meta_isposinf
+isposinf_out = _r.wrapper_Meta_isposinf_out
 le_Scalar = _r.wrapper_Meta_le_Scalar
 le_Scalar_out = _r.wrapper_Meta_le_Scalar_out
 le_Tensor = _r.wrapper_Meta_le_Tensor
@@ -373,11 +377,11 @@ lerp_Tensor_out = _r.wrapper_Meta_lerp_Tensor_out
 lerp__Scalar = _r.wrapper_Meta_lerp__Scalar
 lerp__Tensor = _r.wrapper_Meta_lerp__Tensor
 
-_k176 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'linspace_out', 'Meta', 'ops/native_functions.yaml:2074')
+_k180 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'linspace_out', 'Meta', 'ops/native_functions.yaml:2074')
 
 
 def linspace_out(start, end, steps, *, out):
-    return _k176(start, end, steps, out=out)
+    return _k180(start, end, steps, out=out)
 
 
 log = _r.wrapper_Meta_log
@@ -387,51 +391,51 @@ log1p_out = _r.wrapper_Meta_log1p_out
 log1p_ = _r.wrapper_Meta_log1p_
 log_ = _r.wrapper_Meta_log_
 
-_k183 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logical_and_out_meta', 'Meta', 'ops/native_functions.yaml:2933')
+_k187 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logical_and_out_meta', 'Meta', 'ops/native_functions.yaml:2933')
 
 
 def logical_and_out(self, other, *, out):
-    return _k183(self, other, out=out)
+    return _k187(self, other, out=out)
 
 
 
-_k184 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logical_not_out_meta', 'Meta', 'ops/native_functions.yaml:2891')
+_k188 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logical_not_out_meta', 'Meta', 'ops/native_functions.yaml:2891')
 
 
 def logical_not_out(self, *, out):
-    return _k184(self, out=out)
+    return _k188(self, out=out)
 
 
 
-_k185 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logical_or_out_meta', 'Meta', 'ops/native_functions.yaml:2954')
+_k189 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logical_or_out_meta', 'Meta', 'ops/native_functions.yaml:2954')
 
 
 def logical_or_out(self, other, *, out):
-    return _k185(self, other, out=out)
+    return _k189(self, other, out=out)
 
 
 
-_k186 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logical_xor_out_meta', 'Meta', 'ops/native_functions.yaml:2912')
+_k190 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logical_xor_out_meta', 'Meta', 'ops/native_functions.yaml:2912')
 
 
 def logical_xor_out(self, other, *, out):
-    return _k186(self, other, out=out)
+    return _k190(self, other, out=out)
 
 
 
-_k187 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logsumexp_meta', 'Meta', 'ops/native_functions.yaml:1145')
+_k191 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logsumexp_meta', 'Meta', 'ops/native_functions.yaml:1145')
 
 
 def logsumexp(self, dim, keepdim=False):
-    return _k187(self, dim, keepdim)
+    return _k191(self, dim, keepdim)
 
 
 
-_k188 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logsumexp_out_meta', 'Meta', 'ops/native_functions.yaml:1153')
+_k192 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logsumexp_out_meta', 'Meta', 'ops/native_functions.yaml:1153')
 
 
 def logsumexp_out(self, dim, keepdim=False, *, out):
-    return _k188(self, dim, keepdim, out=out)
+    return _k192(self, dim, keepdim, out=out)
 
 
 lt_Scalar = _r.wrapper_Meta_lt_Scalar
@@ -441,37 +445,37 @@ lt_Tensor_out = _r.wrapper_Meta_lt_Tensor_out
 lt__Scalar = _r.wrapper_Meta_lt__Scalar
 lt__Tensor = _r.wrapper_Meta_lt__Tensor
 
-_k195 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'masked_fill_meta_', 'Meta', 'ops/native_functions.yaml:1963')
+_k199 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'masked_fill_meta_', 'Meta', 'ops/native_functions.yaml:1963')
 
 
 def masked_fill__Scalar(self, mask, value):
-    return _k195(self, mask, value)
+    return _k199(self, mask, value)
 
 
 
-_k196 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'masked_fill_meta_', 'Meta', 'ops/native_functions.yaml:1978')
+_k200 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'masked_fill_meta_', 'Meta', 'ops/native_functions.yaml:1978')
 
 
 def masked_fill__Tensor(self, mask, value):
-    return _k196(self, mask, value)
+    return _k200(self, mask, value)
 
 
 
-_k197 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'max_all_meta', 'Meta', 'ops/native_functions.yaml:985')
+_k201 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'max_all_meta', 'Meta', 'ops/native_functions.yaml:985')
 
 
 def max(self):
-    return _k197(self)
+    return _k201(self)
 
 
 max_dim = _r.wrapper_Meta_max_dim
 max_dim_max = _r.wrapper_Meta_max_dim_max
 
-_k200 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'max_unary_out_meta', 'Meta', 'ops/native_functions.yaml:993')
+_k204 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'max_unary_out_meta', 'Meta', 'ops/native_functions.yaml:993')
 
 
 def max_unary_out(self, *, out):
-    return _k200(self, out=out)
+    return _k204(self, out=out)
 
 
 maximum = _r.wrapper_Meta_maximum
@@ -479,21 +483,21 @@ maximum_out = _r.wrapper_Meta_maximum_out
 mean_dim = _r.wrapper_Meta_mean_dim
 mean_out = _r.wrapper_Meta_mean_out
 
-_k205 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'min_all_meta', 'Meta', 'ops/native_functions.yaml:1000')
+_k209 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'min_all_meta', 'Meta', 'ops/native_functions.yaml:1000')
 
 
 def min(self):
-    return _k205(self)
+    return _k209(self)
 
 
 min_dim = _r.wrapper_Meta_min_dim
 min_dim_min = _r.wrapper_Meta_min_dim_min
 
-_k208 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'min_unary_out_meta', 'Meta', 'ops/native_functions.yaml:1008')
+_k212 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'min_unary_out_meta', 'Meta', 'ops/native_functions.yaml:1008')
 
 
 def min_unary_out(self, *, out):
-    return _k208(self, out=out)
+    return _k212(self, out=out)
 
 
 minimum = _r.wrapper_Meta_minimum
@@ -504,19 +508,27 @@ mul_Tensor = _r.wrapper_Meta_mul_Tensor
 mul_out = _r.wrapper_Meta_mul_out
 mul__Tensor = _r.wrapper_Meta_mul__Tensor
 
-_k216 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'native_dropout_meta', 'Meta', 'ops/native_functions.yaml:1440')
+_k220 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'nan_to_num_out_meta', 'Meta', 'ops/native_functions.yaml:3680')
+
+
+def nan_to_num_out(self, nan=None, posinf=None, neginf=None, *, out):
+    return _k220(self, nan, posinf, neginf, out=out)
+
+
+
+_k221 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'native_dropout_meta', 'Meta', 'ops/native_functions.yaml:1440')
 
 
 def native_dropout(input, p, train):
-    return _k216(input, p, train)
+    return _k221(input, p, train)
 
 
 
-_k217 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'native_layer_norm_meta', 'Meta', 'ops/native_functions.yaml:1448')
+_k222 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'native_layer_norm_meta', 'Meta', 'ops/native_functions.yaml:1448')
 
 
 def native_layer_norm(input, normalized_shape, weight, bias, eps):
-    return _k217(input, normalized_shape, weight, bias, eps)
+    return _k222(input, normalized_shape, weight, bias, eps)
 
 
 ne_Scalar = _r.wrapper_Meta_ne_Scalar
@@ -529,19 +541,19 @@ neg = _r.wrapper_Meta_neg
 neg_out = _r.wrapper_Meta_neg_out
 neg_ = _r.wrapper_Meta_neg_
 
-_k227 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'nll_loss2d_forward_meta', 'Meta', 'ops/native_functions.yaml:1486')
+_k232 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'nll_loss2d_forward_meta', 'Meta', 'ops/native_functions.yaml:1486')
 
 
 def nll_loss2d_forward(self, target, weight, reduction, ignore_index):
-    return _k227(self, target, weight, reduction, ignore_index)
+    return _k232(self, target, weight, reduction, ignore_index)
 
 
 
-_k228 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'nll_loss2d_forward_out_meta', 'Meta', 'ops/native_functions.yaml:1480')
+_k233 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'nll_loss2d_forward_out_meta', 'Meta', 'ops/native_functions.yaml:1480')
 
 
 def nll_loss2d_forward_output(self, target, weight, reduction, ignore_index, *, output, total_weight):
-    return _k228(self, target, weight, reduction, ignore_index, output=output, total_weight=total_weight)
+    return _k233(self, target, weight, reduction, ignore_index, output=output, total_weight=total_weight)
 
 
 nll_loss_forward = _r.wrapper_Meta_nll_loss_forward
@@ -551,11 +563,11 @@ norm_ScalarOpt_dim_dtype = _r.wrapper_Meta_norm_ScalarOpt_dim_dtype
 norm_dtype_out = _r.wrapper_Meta_norm_dtype_out
 norm_out = _r.wrapper_Meta_norm_out
 
-_k235 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:2139')
+_k240 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:2139')
 
 
 def normal_(self, mean=0.0, std=1.0, *, generator=None):
-    return _k235(self, mean, std, generator=generator)
+    return _k240(self, mean, std, generator=generator)
 
 
 pow_Scalar = _r.wrapper_Meta_pow_Scalar
@@ -567,29 +579,29 @@ pow_Tensor_Tensor_out = _r.wrapper_Meta_pow_Tensor_Tensor_out
 pow__Scalar = _r.wrapper_Meta_pow__Scalar
 pow__Tensor = _r.wrapper_Meta_pow__Tensor
 
-_k244 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'prod_meta', 'Meta', 'ops/native_functions.yaml:911')
+_k249 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'prod_meta', 'Meta', 'ops/native_functions.yaml:911')
 
 
 def prod(self, *, dtype=None):
-    return _k244(self, dtype=dtype)
+    return _k249(self, dtype=dtype)
 
 
 prod_dim_int = _r.wrapper_Meta_prod_dim_int
 prod_int_out = _r.wrapper_Meta_prod_int_out
 
-_k247 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:2154')
+_k252 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:2154')
 
 
 def random__from(self, from_, to, *, generator=None):
-    return _k247(self, from_, to, generator=generator)
+    return _k252(self, from_, to, generator=generator)
 
 
 
-_k248 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:2163')
+_k253 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:2163')
 
 
 def random__to(self, to, *, generator=None):
-    return _k248(self, to, generator=generator)
+    return _k253(self, to, generator=generator)
 
 
 reciprocal = _r.wrapper_Meta_reciprocal
@@ -599,11 +611,11 @@ remainder_Tensor = _r.wrapper_Meta_remainder_Tensor
 remainder_Tensor_out = _r.wrapper_Meta_remainder_Tensor_out
 remainder__Tensor = _r.wrapper_Meta_remainder__Tensor
 
-_k255 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'roll_meta', 'Meta', 'ops/native_functions.yaml:1789')
+_k260 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'roll_meta', 'Meta', 'ops/native_functions.yaml:1789')
 
 
 def roll(self, shifts, dims=()):
-    return _k255(self, shifts, dims)
+    return _k260(self, shifts, dims)
 
 
 round = _r.wrapper_Meta_round
@@ -636,6 +648,8 @@ sigmoid_ = _r.wrapper_Meta_sigmoid_
 sign = _r.wrapper_Meta_sign
 sign_out = _r.wrapper_Meta_sign_out
 sign_ = _r.wrapper_Meta_sign_
+signbit = _r.wrapper_Meta_signbit
+signbit_out = _r.wrapper_Meta_signbit_out
 silu = _r.wrapper_Meta_silu
 silu_out = _r.wrapper_Meta_silu_out
 silu_ = _r.wrapper_Meta_silu_
@@ -648,19 +662,19 @@ sqrt = _r.wrapper_Meta_sqrt
 sqrt_out = _r.wrapper_Meta_sqrt_out
 sqrt_ = _r.wrapper_Meta_sqrt_
 
-_k297 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'std_correction_meta', 'Meta', 'ops/native_functions.yaml:1088')
+_k304 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'std_correction_meta', 'Meta', 'ops/native_functions.yaml:1088')
 
 
 def std_correction(self, dim=None, *, correction=None, keepdim=False):
-    return _k297(self, dim, correction=correction, keepdim=keepdim)
+    return _k304(self, dim, correction=correction, keepdim=keepdim)
 
 
 
-_k298 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'std_correction_out_meta', 'Meta', 'ops/native_functions.yaml:1096')
+_k305 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'std_correction_out_meta', 'Meta', 'ops/native_functions.yaml:1096')
 
 
 def std_correction_out(self, dim=None, *, correction=None, keepdim=False, out):
-    return _k298(self, dim, correction=correction, keepdim=keepdim, out=out)
+    return _k305(self, dim, correction=correction, keepdim=keepdim, out=out)
 
 
 sub_Tensor = _r.wrapper_Meta_sub_Tensor
@@ -683,75 +697,75 @@ triu = _r.wrapper_Meta_triu
 triu_out = _r.wrapper_Meta_triu_out
 triu_ = _r.wrapper_Meta_triu_
 
-_k318 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'unfold', 'Meta', 'ops/native_functions.yaml:1600')
+_k325 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'unfold', 'Meta', 'ops/native_functions.yaml:1600')
 
 
 def unfold(self, dimension, size, step):
-    return _k318(self, dimension, size, step)
+    return _k325(self, dimension, size, step)
 
 
 
-_k319 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:2130')
+_k326 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:2130')
 
 
 def uniform_(self, from_=0.0, to=1.0, *, generator=None):
-    return _k319(self, from_, to, generator=generator)
+    return _k326(self, from_, to, generator=generator)
 
 
 
-_k320 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'var_correction_meta', 'Meta', 'ops/native_functions.yaml:1056')
+_k327 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'var_correction_meta', 'Meta', 'ops/native_functions.yaml:1056')
 
 
 def var_correction(self, dim=None, *, correction=None, keepdim=False):
-    return _k320(self, dim, correction=correction, keepdim=keepdim)
+    return _k327(self, dim, correction=correction, keepdim=keepdim)
 
 
 
-_k321 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'var_correction_out_meta', 'Meta', 'ops/native_functions.yaml:1064')
+_k328 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'var_correction_out_meta', 'Meta', 'ops/native_functions.yaml:1064')
 
 
 def var_correction_out(self, dim=None, *, correction=None, keepdim=False, out):
-    return _k321(self, dim, correction=correction, keepdim=keepdim, out=out)
+    return _k328(self, dim, correction=correction, keepdim=keepdim, out=out)
 
 
 
-_k322 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'view', 'Meta', 'ops/native_functions.yaml:663')
+_k329 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'view', 'Meta', 'ops/native_functions.yaml:663')
 
 
 def view(self, size):
-    return _k322(self, size)
+    return _k329(self, size)
 
 
 
-_k323 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'view_as_complex', 'Meta', 'ops/native_functions.yaml:1716')
+_k330 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'view_as_complex', 'Meta', 'ops/native_functions.yaml:1716')
 
 
 def view_as_complex(self):
-    return _k323(self)
+    return _k330(self)
 
 
 
-_k324 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'view_as_real', 'Meta', 'ops/native_functions.yaml:1704')
+_k331 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'view_as_real', 'Meta', 'ops/native_functions.yaml:1704')
 
 
 def view_as_real(self):
-    return _k324(self)
+    return _k331(self)
 
 
 
-_k325 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'where_meta', 'Meta', 'ops/native_functions.yaml:2822')
+_k332 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'where_meta', 'Meta', 'ops/native_functions.yaml:2822')
 
 
 def where_self(condition, self, other):
-    return _k325(condition, self, other)
+    return _k332(condition, self, other)
 
 
 
-_k326 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'where_self_out_meta', 'Meta', 'ops/native_functions.yaml:2830')
+_k333 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'where_self_out_meta', 'Meta', 'ops/native_functions.yaml:2830')
 
 
 def where_self_out(condition, self, other, *, out):
-    return _k326(condition, self, other, out=out)
+    return _k333(condition, self, other, out=out)
 
 
 
@@ -1096,6 +1110,14 @@ OVERLOADS = {
         'default': (index_select, 'TNT', 'index_select(Tensor self, int dim, Tensor index) -> Tensor'),
         'out': (index_select_out, 'TNTT', 'index_select.out(Tensor self, int dim, Tensor index, *, Tensor(a!) out) -> Tensor(a!)'),
     },
+    'isneginf': {
+        'default': (isneginf, 'T', 'isneginf(Tensor self) -> Tensor'),
+        'out': (isneginf_out, 'TT', 'isneginf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'),
+    },
+    'isposinf': {
+        'default': (isposinf, 'T', 'isposinf(Tensor self) -> Tensor'),
+        'out': (isposinf_out, 'TT', 'isposinf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'),
+    },
     'le': {
         'Scalar': (le_Scalar, 'TN', 'le.Scalar(Tensor self, Scalar other) -> Tensor'),
         'Scalar_out': (le_Scalar_out, 'TNT', 'le.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)'),
@@ -1197,6 +1219,9 @@ OVERLOADS = {
     },
     'mul_': {
         'Tensor': (mul__Tensor, 'TT', 'mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)'),
+    },
+    'nan_to_num': {
+        'out': (nan_to_num_out, 'TNNNT', 'nan_to_num.out(Tensor self, float? nan=None, float? posinf=None, float? neginf=None, *, Tensor(a!) out) -> Tensor(a!)'),
     },
     'native_dropout': {
         'default': (native_dropout, 'TNN', 'native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)'),
@@ -1329,6 +1354,10 @@ OVERLOADS = {
     },
     'sign_': {
         'default': (sign_, 'T', 'sign_(Tensor(a!) self) -> Tensor(a!)'),
+    },
+    'signbit': {
+        'default': (signbit, 'T', 'signbit(Tensor self) -> Tensor'),
+        'out': (signbit_out, 'TT', 'signbit.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'),
     },
     'silu': {
         'default': (silu, 'T', 'silu(Tensor self) -> Tensor'),

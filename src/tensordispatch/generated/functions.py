@@ -22,7 +22,7 @@ from tensordispatch.dispatch.tls import local_state as _local_state
 from tensordispatch.generated import return_types as _RT
 from tensordispatch.tensor.tensor import Tensor as _Tensor
 
-__all__ = ['_conj', '_neg_view', 'abs', 'abs_', 'add', 'addbmm', 'addcdiv', 'addcmul', 'addmm', 'addmv', 'addmv_', 'adjoint', 'alias_copy', 'all', 'amax', 'amin', 'aminmax', 'any', 'arange', 'argmax', 'argmin', 'as_strided', 'as_strided_', 'as_strided_copy', 'as_strided_scatter', 'baddbmm', 'bitwise_and', 'bitwise_left_shift', 'bitwise_not', 'bitwise_or', 'bitwise_right_shift', 'bitwise_xor', 'bmm', 'cat', 'ceil', 'ceil_', 'chunk', 'clamp', 'clamp_', 'clamp_max', 'clamp_max_', 'clamp_min', 'clamp_min_', 'clone', 'conj', 'conj_physical', 'conj_physical_', 'conv1d', 'conv2d', 'convolution', 'cos', 'cos_', 'cumsum', 'detach', 'detach_copy', 'diagonal', 'diagonal_copy', 'diagonal_scatter', 'div', 'dot', 'dropout', 'dropout_', 'embedding', 'embedding_renorm_', 'empty', 'empty_like', 'empty_strided', 'eq', 'erf', 'erf_', 'exp', 'exp_', 'expand_copy', 'expm1', 'expm1_', 'eye', 'fill', 'fill_', 'flatten', 'flip', 'floor', 'floor_', 'floor_divide', 'full', 'full_like', 'gather', 'ge', 'gt', 'index_put', 'index_put_', 'index_select', 'is_conj', 'is_neg', 'layer_norm', 'le', 'lerp', 'linspace', 'log', 'log1p', 'log1p_', 'log_', 'log_softmax', 'logical_and', 'logical_not', 'logical_or', 'logical_xor', 'logsumexp', 'lt', 'masked_fill', 'masked_select', 'matmul', 'max', 'maximum', 'mean', 'min', 'minimum', 'mm', 'mul', 'mv', 'narrow', 'narrow_copy', 'native_dropout', 'native_layer_norm', 'ne', 'neg', 'neg_', 'nonzero', 'norm', 'ones', 'ones_like', 'outer', 'permute', 'permute_copy', 'pow', 'prod', 'rand', 'rand_like', 'randint', 'randn', 'randn_like', 'reciprocal', 'reciprocal_', 'relu', 'relu_', 'remainder', 'reshape', 'resolve_conj', 'resolve_neg', 'roll', 'round', 'round_', 'rsqrt', 'rsqrt_', 'rsub', 'scatter', 'scatter_add', 'select', 'select_copy', 'select_scatter', 'sigmoid', 'sigmoid_', 'sign', 'sin', 'sin_', 'slice_copy', 'slice_scatter', 'softmax', 'sort', 'split', 'split_copy', 'split_with_sizes', 'split_with_sizes_copy', 'sqrt', 'sqrt_', 'squeeze', 'squeeze_copy', 'stack', 'std', 'sub', 'sum', 't', 't_copy', 'tan', 'tan_', 'tanh', 'tanh_', 'topk', 'transpose', 'transpose_copy', 'tril', 'triu', 'unbind', 'unbind_copy', 'unfold_copy', 'unsqueeze', 'unsqueeze_copy', 'var', 'view_as_complex', 'view_as_complex_copy', 'view_as_real', 'view_as_real_copy', 'view_copy', 'where', 'zero_', 'zeros', 'zeros_like']
+__all__ = ['_conj', '_neg_view', 'abs', 'abs_', 'absolute', 'add', 'addbmm', 'addcdiv', 'addcmul', 'addmm', 'addmv', 'addmv_', 'adjoint', 'alias_copy', 'all', 'amax', 'amin', 'aminmax', 'any', 'arange', 'argmax', 'argmin', 'as_strided', 'as_strided_', 'as_strided_copy', 'as_strided_scatter', 'baddbmm', 'bitwise_and', 'bitwise_left_shift', 'bitwise_not', 'bitwise_or', 'bitwise_right_shift', 'bitwise_xor', 'bmm', 'cat', 'ceil', 'ceil_', 'chunk', 'clamp', 'clamp_', 'clamp_max', 'clamp_max_', 'clamp_min', 'clamp_min_', 'clip', 'clip_', 'clone', 'conj', 'conj_physical', 'conj_physical_', 'conv1d', 'conv2d', 'convolution', 'cos', 'cos_', 'cumsum', 'detach', 'detach_copy', 'diagonal', 'diagonal_copy', 'diagonal_scatter', 'div', 'divide', 'dot', 'dropout', 'dropout_', 'embedding', 'embedding_renorm_', 'empty', 'empty_like', 'empty_strided', 'eq', 'erf', 'erf_', 'exp', 'exp_', 'expand_copy', 'expm1', 'expm1_', 'eye', 'fill', 'fill_', 'flatten', 'flip', 'floor', 'floor_', 'floor_divide', 'full', 'full_like', 'gather', 'ge', 'greater', 'greater_equal', 'gt', 'index_put', 'index_put_', 'index_select', 'is_conj', 'is_neg', 'isfinite', 'isinf', 'isnan', 'isneginf', 'isposinf', 'isreal', 'layer_norm', 'le', 'lerp', 'less', 'less_equal', 'linspace', 'log', 'log1p', 'log1p_', 'log_', 'log_softmax', 'logical_and', 'logical_not', 'logical_or', 'logical_xor', 'logsumexp', 'lt', 'masked_fill', 'masked_select', 'matmul', 'max', 'maximum', 'mean', 'min', 'minimum', 'mm', 'mul', 'multiply', 'mv', 'nan_to_num', 'nan_to_num_', 'narrow', 'narrow_copy', 'native_dropout', 'native_layer_norm', 'ne', 'neg', 'neg_', 'negative', 'negative_', 'nonzero', 'norm', 'not_equal', 'ones', 'ones_like', 'outer', 'permute', 'permute_copy', 'positive', 'pow', 'prod', 'rand', 'rand_like', 'randint', 'randn', 'randn_like', 'reciprocal', 'reciprocal_', 'relu', 'relu_', 'remainder', 'reshape', 'resolve_conj', 'resolve_neg', 'roll', 'round', 'round_', 'rsqrt', 'rsqrt_', 'rsub', 'scatter', 'scatter_add', 'select', 'select_copy', 'select_scatter', 'sigmoid', 'sigmoid_', 'sign', 'signbit', 'sin', 'sin_', 'slice_copy', 'slice_scatter', 'softmax', 'sort', 'split', 'split_copy', 'split_with_sizes', 'split_with_sizes_copy', 'sqrt', 'sqrt_', 'square', 'square_', 'squeeze', 'squeeze_copy', 'stack', 'std', 'sub', 'subtract', 'sum', 't', 't_copy', 'tan', 'tan_', 'tanh', 'tanh_', 'topk', 'transpose', 'transpose_copy', 'tril', 'triu', 'true_divide', 'unbind', 'unbind_copy', 'unfold_copy', 'unsqueeze', 'unsqueeze_copy', 'var', 'view_as_complex', 'view_as_complex_copy', 'view_as_real', 'view_as_real_copy', 'view_copy', 'where', 'zero_', 'zeros', 'zeros_like']
 
 from tensordispatch.ops.deferred import deferred_entry as _deferred
 
@@ -30,6 +30,8 @@ _G = globals()
 _E_abs = _deferred(_G, '_E_abs', 'abs')
 _E_abs_ = _deferred(_G, '_E_abs_', 'abs_')
 _E_abs_out = _deferred(_G, '_E_abs_out', 'abs.out')
+_E_absolute = _deferred(_G, '_E_absolute', 'absolute')
+_E_absolute_out = _deferred(_G, '_E_absolute_out', 'absolute.out')
 _E_add_Tensor = _deferred(_G, '_E_add_Tensor', 'add.Tensor')
 _E_add_out = _deferred(_G, '_E_add_out', 'add.out')
 _E_addbmm = _deferred(_G, '_E_addbmm', 'addbmm')
@@ -130,6 +132,10 @@ _E_div_Tensor = _deferred(_G, '_E_div_Tensor', 'div.Tensor')
 _E_div_Tensor_mode = _deferred(_G, '_E_div_Tensor_mode', 'div.Tensor_mode')
 _E_div_out = _deferred(_G, '_E_div_out', 'div.out')
 _E_div_out_mode = _deferred(_G, '_E_div_out_mode', 'div.out_mode')
+_E_divide_Tensor = _deferred(_G, '_E_divide_Tensor', 'divide.Tensor')
+_E_divide_Tensor_mode = _deferred(_G, '_E_divide_Tensor_mode', 'divide.Tensor_mode')
+_E_divide_out = _deferred(_G, '_E_divide_out', 'divide.out')
+_E_divide_out_mode = _deferred(_G, '_E_divide_out_mode', 'divide.out_mode')
 _E_dot = _deferred(_G, '_E_dot', 'dot')
 _E_dot_out = _deferred(_G, '_E_dot_out', 'dot.out')
 _E_dropout = _deferred(_G, '_E_dropout', 'dropout')
@@ -178,6 +184,14 @@ _E_ge_Scalar = _deferred(_G, '_E_ge_Scalar', 'ge.Scalar')
 _E_ge_Scalar_out = _deferred(_G, '_E_ge_Scalar_out', 'ge.Scalar_out')
 _E_ge_Tensor = _deferred(_G, '_E_ge_Tensor', 'ge.Tensor')
 _E_ge_Tensor_out = _deferred(_G, '_E_ge_Tensor_out', 'ge.Tensor_out')
+_E_greater_Scalar = _deferred(_G, '_E_greater_Scalar', 'greater.Scalar')
+_E_greater_Scalar_out = _deferred(_G, '_E_greater_Scalar_out', 'greater.Scalar_out')
+_E_greater_Tensor = _deferred(_G, '_E_greater_Tensor', 'greater.Tensor')
+_E_greater_Tensor_out = _deferred(_G, '_E_greater_Tensor_out', 'greater.Tensor_out')
+_E_greater_equal_Scalar = _deferred(_G, '_E_greater_equal_Scalar', 'greater_equal.Scalar')
+_E_greater_equal_Scalar_out = _deferred(_G, '_E_greater_equal_Scalar_out', 'greater_equal.Scalar_out')
+_E_greater_equal_Tensor = _deferred(_G, '_E_greater_equal_Tensor', 'greater_equal.Tensor')
+_E_greater_equal_Tensor_out = _deferred(_G, '_E_greater_equal_Tensor_out', 'greater_equal.Tensor_out')
 _E_gt_Scalar = _deferred(_G, '_E_gt_Scalar', 'gt.Scalar')
 _E_gt_Scalar_out = _deferred(_G, '_E_gt_Scalar_out', 'gt.Scalar_out')
 _E_gt_Tensor = _deferred(_G, '_E_gt_Tensor', 'gt.Tensor')
@@ -186,6 +200,14 @@ _E_index_put = _deferred(_G, '_E_index_put', 'index_put')
 _E_index_put_ = _deferred(_G, '_E_index_put_', 'index_put_')
 _E_index_select = _deferred(_G, '_E_index_select', 'index_select')
 _E_index_select_out = _deferred(_G, '_E_index_select_out', 'index_select.out')
+_E_isfinite = _deferred(_G, '_E_isfinite', 'isfinite')
+_E_isinf = _deferred(_G, '_E_isinf', 'isinf')
+_E_isnan = _deferred(_G, '_E_isnan', 'isnan')
+_E_isneginf = _deferred(_G, '_E_isneginf', 'isneginf')
+_E_isneginf_out = _deferred(_G, '_E_isneginf_out', 'isneginf.out')
+_E_isposinf = _deferred(_G, '_E_isposinf', 'isposinf')
+_E_isposinf_out = _deferred(_G, '_E_isposinf_out', 'isposinf.out')
+_E_isreal = _deferred(_G, '_E_isreal', 'isreal')
 _E_layer_norm = _deferred(_G, '_E_layer_norm', 'layer_norm')
 _E_le_Scalar = _deferred(_G, '_E_le_Scalar', 'le.Scalar')
 _E_le_Scalar_out = _deferred(_G, '_E_le_Scalar_out', 'le.Scalar_out')
@@ -195,6 +217,14 @@ _E_lerp_Scalar = _deferred(_G, '_E_lerp_Scalar', 'lerp.Scalar')
 _E_lerp_Scalar_out = _deferred(_G, '_E_lerp_Scalar_out', 'lerp.Scalar_out')
 _E_lerp_Tensor = _deferred(_G, '_E_lerp_Tensor', 'lerp.Tensor')
 _E_lerp_Tensor_out = _deferred(_G, '_E_lerp_Tensor_out', 'lerp.Tensor_out')
+_E_less_Scalar = _deferred(_G, '_E_less_Scalar', 'less.Scalar')
+_E_less_Scalar_out = _deferred(_G, '_E_less_Scalar_out', 'less.Scalar_out')
+_E_less_Tensor = _deferred(_G, '_E_less_Tensor', 'less.Tensor')
+_E_less_Tensor_out = _deferred(_G, '_E_less_Tensor_out', 'less.Tensor_out')
+_E_less_equal_Scalar = _deferred(_G, '_E_less_equal_Scalar', 'less_equal.Scalar')
+_E_less_equal_Scalar_out = _deferred(_G, '_E_less_equal_Scalar_out', 'less_equal.Scalar_out')
+_E_less_equal_Tensor = _deferred(_G, '_E_less_equal_Tensor', 'less_equal.Tensor')
+_E_less_equal_Tensor_out = _deferred(_G, '_E_less_equal_Tensor_out', 'less_equal.Tensor_out')
 _E_linspace = _deferred(_G, '_E_linspace', 'linspace')
 _E_linspace_Scalar_Tensor = _deferred(_G, '_E_linspace_Scalar_Tensor', 'linspace.Scalar_Tensor')
 _E_linspace_Scalar_Tensor_out = _deferred(_G, '_E_linspace_Scalar_Tensor_out', 'linspace.Scalar_Tensor_out')
@@ -251,8 +281,13 @@ _E_mm = _deferred(_G, '_E_mm', 'mm')
 _E_mm_out = _deferred(_G, '_E_mm_out', 'mm.out')
 _E_mul_Tensor = _deferred(_G, '_E_mul_Tensor', 'mul.Tensor')
 _E_mul_out = _deferred(_G, '_E_mul_out', 'mul.out')
+_E_multiply_Tensor = _deferred(_G, '_E_multiply_Tensor', 'multiply.Tensor')
+_E_multiply_out = _deferred(_G, '_E_multiply_out', 'multiply.out')
 _E_mv = _deferred(_G, '_E_mv', 'mv')
 _E_mv_out = _deferred(_G, '_E_mv_out', 'mv.out')
+_E_nan_to_num = _deferred(_G, '_E_nan_to_num', 'nan_to_num')
+_E_nan_to_num_ = _deferred(_G, '_E_nan_to_num_', 'nan_to_num_')
+_E_nan_to_num_out = _deferred(_G, '_E_nan_to_num_out', 'nan_to_num.out')
 _E_narrow = _deferred(_G, '_E_narrow', 'narrow')
 _E_narrow_Tensor = _deferred(_G, '_E_narrow_Tensor', 'narrow.Tensor')
 _E_narrow_copy = _deferred(_G, '_E_narrow_copy', 'narrow_copy')
@@ -266,6 +301,13 @@ _E_ne_Tensor_out = _deferred(_G, '_E_ne_Tensor_out', 'ne.Tensor_out')
 _E_neg = _deferred(_G, '_E_neg', 'neg')
 _E_neg_ = _deferred(_G, '_E_neg_', 'neg_')
 _E_neg_out = _deferred(_G, '_E_neg_out', 'neg.out')
+_E_negative = _deferred(_G, '_E_negative', 'negative')
+_E_negative_ = _deferred(_G, '_E_negative_', 'negative_')
+_E_negative_out = _deferred(_G, '_E_negative_out', 'negative.out')
+_E_not_equal_Scalar = _deferred(_G, '_E_not_equal_Scalar', 'not_equal.Scalar')
+_E_not_equal_Scalar_out = _deferred(_G, '_E_not_equal_Scalar_out', 'not_equal.Scalar_out')
+_E_not_equal_Tensor = _deferred(_G, '_E_not_equal_Tensor', 'not_equal.Tensor')
+_E_not_equal_Tensor_out = _deferred(_G, '_E_not_equal_Tensor_out', 'not_equal.Tensor_out')
 _E_ones = _deferred(_G, '_E_ones', 'ones')
 _E_ones_like = _deferred(_G, '_E_ones_like', 'ones_like')
 _E_ones_out = _deferred(_G, '_E_ones_out', 'ones.out')
@@ -274,6 +316,7 @@ _E_outer_out = _deferred(_G, '_E_outer_out', 'outer.out')
 _E_permute = _deferred(_G, '_E_permute', 'permute')
 _E_permute_copy = _deferred(_G, '_E_permute_copy', 'permute_copy')
 _E_permute_copy_out = _deferred(_G, '_E_permute_copy_out', 'permute_copy.out')
+_E_positive = _deferred(_G, '_E_positive', 'positive')
 _E_pow_Scalar = _deferred(_G, '_E_pow_Scalar', 'pow.Scalar')
 _E_pow_Scalar_out = _deferred(_G, '_E_pow_Scalar_out', 'pow.Scalar_out')
 _E_pow_Tensor_Scalar = _deferred(_G, '_E_pow_Tensor_Scalar', 'pow.Tensor_Scalar')
@@ -321,6 +364,8 @@ _E_sigmoid_ = _deferred(_G, '_E_sigmoid_', 'sigmoid_')
 _E_sigmoid_out = _deferred(_G, '_E_sigmoid_out', 'sigmoid.out')
 _E_sign = _deferred(_G, '_E_sign', 'sign')
 _E_sign_out = _deferred(_G, '_E_sign_out', 'sign.out')
+_E_signbit = _deferred(_G, '_E_signbit', 'signbit')
+_E_signbit_out = _deferred(_G, '_E_signbit_out', 'signbit.out')
 _E_sin = _deferred(_G, '_E_sin', 'sin')
 _E_sin_ = _deferred(_G, '_E_sin_', 'sin_')
 _E_sin_out = _deferred(_G, '_E_sin_out', 'sin.out')
@@ -342,10 +387,15 @@ _E_split_with_sizes_copy_out = _deferred(_G, '_E_split_with_sizes_copy_out', 'sp
 _E_sqrt = _deferred(_G, '_E_sqrt', 'sqrt')
 _E_sqrt_ = _deferred(_G, '_E_sqrt_', 'sqrt_')
 _E_sqrt_out = _deferred(_G, '_E_sqrt_out', 'sqrt.out')
+_E_square = _deferred(_G, '_E_square', 'square')
+_E_square_ = _deferred(_G, '_E_square_', 'square_')
+_E_square_out = _deferred(_G, '_E_square_out', 'square.out')
 _E_stack = _deferred(_G, '_E_stack', 'stack')
 _E_stack_out = _deferred(_G, '_E_stack_out', 'stack.out')
 _E_sub_Tensor = _deferred(_G, '_E_sub_Tensor', 'sub.Tensor')
 _E_sub_out = _deferred(_G, '_E_sub_out', 'sub.out')
+_E_subtract_Tensor = _deferred(_G, '_E_subtract_Tensor', 'subtract.Tensor')
+_E_subtract_out = _deferred(_G, '_E_subtract_out', 'subtract.out')
 _E_sum = _deferred(_G, '_E_sum', 'sum')
 _E_sum_IntList_out = _deferred(_G, '_E_sum_IntList_out', 'sum.IntList_out')
 _E_sum_dim_IntList = _deferred(_G, '_E_sum_dim_IntList', 'sum.dim_IntList')
@@ -367,6 +417,8 @@ _E_tril = _deferred(_G, '_E_tril', 'tril')
 _E_tril_out = _deferred(_G, '_E_tril_out', 'tril.out')
 _E_triu = _deferred(_G, '_E_triu', 'triu')
 _E_triu_out = _deferred(_G, '_E_triu_out', 'triu.out')
+_E_true_divide_Tensor = _deferred(_G, '_E_true_divide_Tensor', 'true_divide.Tensor')
+_E_true_divide_out = _deferred(_G, '_E_true_divide_out', 'true_divide.out')
 _E_unbind_copy_int = _deferred(_G, '_E_unbind_copy_int', 'unbind_copy.int')
 _E_unbind_copy_int_out = _deferred(_G, '_E_unbind_copy_int_out', 'unbind_copy.int_out')
 _E_unbind_int = _deferred(_G, '_E_unbind_int', 'unbind.int')
@@ -403,6 +455,8 @@ from tensordispatch.ops.bindings import arange as arange
 from tensordispatch.ops.bindings import cat as cat
 from tensordispatch.ops.bindings_pointwise import clamp as clamp
 from tensordispatch.ops.bindings_pointwise import clamp_ as clamp_
+from tensordispatch.ops.bindings_aliases import clip as clip
+from tensordispatch.ops.bindings_aliases import clip_ as clip_
 from tensordispatch.ops.bindings_reductions import conv1d as conv1d
 from tensordispatch.ops.bindings_reductions import conv2d as conv2d
 from tensordispatch.ops.bindings_reductions import embedding_renorm_ as embedding_renorm_
@@ -442,6 +496,19 @@ def abs_(input):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('abs_', _e, ('input',), False) from None
+
+
+def absolute(input=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('absolute', False)
+    try:
+        if out is None:
+            _r = _E_absolute.entry_function(input)
+            return _r
+        else:
+            _r = _E_absolute_out.entry_function(input, out=out)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('absolute', _e, ('input',), False) from None
 
 
 def add(input=_REQ, other=_REQ, *_td_more, alpha=_NO, out=None):
@@ -1294,6 +1361,31 @@ def div(input=_REQ, other=_REQ, *_td_more, rounding_mode=_NO, out=None):
         raise _binding_argument_error('div', _e, ('input', 'other'), False) from None
 
 
+def divide(input=_REQ, other=_REQ, *_td_more, rounding_mode=_NO, out=None):
+    if _td_more: raise _extra_arguments('divide', False)
+    try:
+        if not isinstance(other, _Tensor): other = _wrap_argument(other)
+        if rounding_mode is not _NO:
+            if out is None:
+                _r = _E_divide_Tensor_mode.entry_function(input, other, rounding_mode=rounding_mode)
+                return _r
+            else:
+                _r = _E_divide_out_mode.entry_function(input, other, rounding_mode=rounding_mode, out=out)
+                return _r
+        if rounding_mode is _NO:
+            if out is None:
+                _r = _E_divide_Tensor.entry_function(input, other)
+                return _r
+            else:
+                _r = _E_divide_out.entry_function(input, other, out=out)
+                return _r
+        raise _no_overload('divide', False)
+    except _ArgumentTypeError as _e:
+        if not isinstance(input, _Tensor) and isinstance(_wrap_argument(input), _Tensor):
+            return divide(input=_wrap_argument(input), other=other, rounding_mode=rounding_mode, out=out)
+        raise _binding_argument_error('divide', _e, ('input', 'other'), False) from None
+
+
 def dot(input=_REQ, tensor=_REQ, *_td_more, out=None):
     if _td_more: raise _extra_arguments('dot', False)
     try:
@@ -1807,6 +1899,50 @@ def ge(input=_REQ, other=_REQ, *_td_more, out=None):
         raise _binding_argument_error('ge', _e, ('input', 'other'), False) from None
 
 
+def greater(input=_REQ, other=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('greater', False)
+    try:
+        if not isinstance(other, _Tensor):
+            if out is None:
+                _r = _E_greater_Scalar.entry_function(input, other)
+                return _r
+            else:
+                _r = _E_greater_Scalar_out.entry_function(input, other, out=out)
+                return _r
+        if isinstance(other, _Tensor):
+            if out is None:
+                _r = _E_greater_Tensor.entry_function(input, other)
+                return _r
+            else:
+                _r = _E_greater_Tensor_out.entry_function(input, other, out=out)
+                return _r
+        raise _no_overload('greater', False)
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('greater', _e, ('input', 'other'), False) from None
+
+
+def greater_equal(input=_REQ, other=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('greater_equal', False)
+    try:
+        if not isinstance(other, _Tensor):
+            if out is None:
+                _r = _E_greater_equal_Scalar.entry_function(input, other)
+                return _r
+            else:
+                _r = _E_greater_equal_Scalar_out.entry_function(input, other, out=out)
+                return _r
+        if isinstance(other, _Tensor):
+            if out is None:
+                _r = _E_greater_equal_Tensor.entry_function(input, other)
+                return _r
+            else:
+                _r = _E_greater_equal_Tensor_out.entry_function(input, other, out=out)
+                return _r
+        raise _no_overload('greater_equal', False)
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('greater_equal', _e, ('input', 'other'), False) from None
+
+
 def gt(input=_REQ, other=_REQ, *_td_more, out=None):
     if _td_more: raise _extra_arguments('gt', False)
     try:
@@ -1868,6 +2004,64 @@ def index_select(input=_REQ, dim=_REQ, index=_REQ, *_td_more, out=None):
         raise _binding_argument_error('index_select', _e, ('input', 'dim', 'index'), False) from None
 
 
+def isfinite(input):
+    try:
+        _r = _E_isfinite.entry_function(input)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('isfinite', _e, ('input',), False) from None
+
+
+def isinf(input):
+    try:
+        _r = _E_isinf.entry_function(input)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('isinf', _e, ('input',), False) from None
+
+
+def isnan(input):
+    try:
+        _r = _E_isnan.entry_function(input)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('isnan', _e, ('input',), False) from None
+
+
+def isneginf(input=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('isneginf', False)
+    try:
+        if out is None:
+            _r = _E_isneginf.entry_function(input)
+            return _r
+        else:
+            _r = _E_isneginf_out.entry_function(input, out=out)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('isneginf', _e, ('input',), False) from None
+
+
+def isposinf(input=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('isposinf', False)
+    try:
+        if out is None:
+            _r = _E_isposinf.entry_function(input)
+            return _r
+        else:
+            _r = _E_isposinf_out.entry_function(input, out=out)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('isposinf', _e, ('input',), False) from None
+
+
+def isreal(input):
+    try:
+        _r = _E_isreal.entry_function(input)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('isreal', _e, ('input',), False) from None
+
+
 def layer_norm(input, normalized_shape, weight=_NO, bias=_NO, eps=_NO, cudnn_enable=_NO):
     try:
         if weight is _NO and bias is _NO and eps is _NO and cudnn_enable is _NO:
@@ -1926,6 +2120,50 @@ def lerp(input=_REQ, end=_REQ, weight=_REQ, *_td_more, out=None):
         raise _no_overload('lerp', False)
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('lerp', _e, ('input', 'end', 'weight'), False) from None
+
+
+def less(input=_REQ, other=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('less', False)
+    try:
+        if not isinstance(other, _Tensor):
+            if out is None:
+                _r = _E_less_Scalar.entry_function(input, other)
+                return _r
+            else:
+                _r = _E_less_Scalar_out.entry_function(input, other, out=out)
+                return _r
+        if isinstance(other, _Tensor):
+            if out is None:
+                _r = _E_less_Tensor.entry_function(input, other)
+                return _r
+            else:
+                _r = _E_less_Tensor_out.entry_function(input, other, out=out)
+                return _r
+        raise _no_overload('less', False)
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('less', _e, ('input', 'other'), False) from None
+
+
+def less_equal(input=_REQ, other=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('less_equal', False)
+    try:
+        if not isinstance(other, _Tensor):
+            if out is None:
+                _r = _E_less_equal_Scalar.entry_function(input, other)
+                return _r
+            else:
+                _r = _E_less_equal_Scalar_out.entry_function(input, other, out=out)
+                return _r
+        if isinstance(other, _Tensor):
+            if out is None:
+                _r = _E_less_equal_Tensor.entry_function(input, other)
+                return _r
+            else:
+                _r = _E_less_equal_Tensor_out.entry_function(input, other, out=out)
+                return _r
+        raise _no_overload('less_equal', False)
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('less_equal', _e, ('input', 'other'), False) from None
 
 
 def linspace(start=_REQ, end=_REQ, steps=_REQ, *_td_more, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, out=None, requires_grad=False):
@@ -2439,6 +2677,22 @@ def mul(input=_REQ, other=_REQ, *_td_more, out=None):
         raise _binding_argument_error('mul', _e, ('input', 'other'), False) from None
 
 
+def multiply(input=_REQ, other=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('multiply', False)
+    try:
+        if not isinstance(other, _Tensor): other = _wrap_argument(other)
+        if out is None:
+            _r = _E_multiply_Tensor.entry_function(input, other)
+            return _r
+        else:
+            _r = _E_multiply_out.entry_function(input, other, out=out)
+            return _r
+    except _ArgumentTypeError as _e:
+        if not isinstance(input, _Tensor) and isinstance(_wrap_argument(input), _Tensor):
+            return multiply(input=_wrap_argument(input), other=other, out=out)
+        raise _binding_argument_error('multiply', _e, ('input', 'other'), False) from None
+
+
 def mv(input=_REQ, vec=_REQ, *_td_more, out=None):
     if _td_more: raise _extra_arguments('mv', False)
     try:
@@ -2450,6 +2704,48 @@ def mv(input=_REQ, vec=_REQ, *_td_more, out=None):
             return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('mv', _e, ('input', 'vec'), False) from None
+
+
+def nan_to_num(input=_REQ, nan=_NO, posinf=_NO, neginf=_NO, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('nan_to_num', False)
+    try:
+        if out is None:
+            if nan is _NO and posinf is _NO and neginf is _NO:
+                _r = _E_nan_to_num.entry_function(input)
+            else:
+                _kw = {}
+                if nan is not _NO: _kw['nan'] = nan
+                if posinf is not _NO: _kw['posinf'] = posinf
+                if neginf is not _NO: _kw['neginf'] = neginf
+                _r = _E_nan_to_num.entry_function(input, **_kw)
+            return _r
+        else:
+            if nan is _NO and posinf is _NO and neginf is _NO:
+                _r = _E_nan_to_num_out.entry_function(input, out=out)
+            else:
+                _kw = {}
+                if nan is not _NO: _kw['nan'] = nan
+                if posinf is not _NO: _kw['posinf'] = posinf
+                if neginf is not _NO: _kw['neginf'] = neginf
+                _r = _E_nan_to_num_out.entry_function(input, out=out, **_kw)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('nan_to_num', _e, ('input', 'nan', 'posinf', 'neginf'), False) from None
+
+
+def nan_to_num_(input, nan=_NO, posinf=_NO, neginf=_NO):
+    try:
+        if nan is _NO and posinf is _NO and neginf is _NO:
+            _r = _E_nan_to_num_.entry_function(input)
+        else:
+            _kw = {}
+            if nan is not _NO: _kw['nan'] = nan
+            if posinf is not _NO: _kw['posinf'] = posinf
+            if neginf is not _NO: _kw['neginf'] = neginf
+            _r = _E_nan_to_num_.entry_function(input, **_kw)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('nan_to_num_', _e, ('input', 'nan', 'posinf', 'neginf'), False) from None
 
 
 def narrow(input, dim, start, length):
@@ -2535,6 +2831,49 @@ def neg_(input):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('neg_', _e, ('input',), False) from None
+
+
+def negative(input=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('negative', False)
+    try:
+        if out is None:
+            _r = _E_negative.entry_function(input)
+            return _r
+        else:
+            _r = _E_negative_out.entry_function(input, out=out)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('negative', _e, ('input',), False) from None
+
+
+def negative_(input):
+    try:
+        _r = _E_negative_.entry_function(input)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('negative_', _e, ('input',), False) from None
+
+
+def not_equal(input=_REQ, other=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('not_equal', False)
+    try:
+        if not isinstance(other, _Tensor):
+            if out is None:
+                _r = _E_not_equal_Scalar.entry_function(input, other)
+                return _r
+            else:
+                _r = _E_not_equal_Scalar_out.entry_function(input, other, out=out)
+                return _r
+        if isinstance(other, _Tensor):
+            if out is None:
+                _r = _E_not_equal_Tensor.entry_function(input, other)
+                return _r
+            else:
+                _r = _E_not_equal_Tensor_out.entry_function(input, other, out=out)
+                return _r
+        raise _no_overload('not_equal', False)
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('not_equal', _e, ('input', 'other'), False) from None
 
 
 def ones(*_td_args, size=_NO, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, out=None, requires_grad=False):
@@ -2648,6 +2987,14 @@ def permute_copy(input=_REQ, dims=_REQ, *_td_more, out=None):
             return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('permute_copy', _e, ('input', 'dims'), False) from None
+
+
+def positive(input):
+    try:
+        _r = _E_positive.entry_function(input)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('positive', _e, ('input',), False) from None
 
 
 def pow(input=_REQ, exponent=_REQ, *_td_more, out=None):
@@ -3029,6 +3376,19 @@ def sign(input=_REQ, *_td_more, out=None):
         raise _binding_argument_error('sign', _e, ('input',), False) from None
 
 
+def signbit(input=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('signbit', False)
+    try:
+        if out is None:
+            _r = _E_signbit.entry_function(input)
+            return _r
+        else:
+            _r = _E_signbit_out.entry_function(input, out=out)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('signbit', _e, ('input',), False) from None
+
+
 def sin(input=_REQ, *_td_more, out=None):
     if _td_more: raise _extra_arguments('sin', False)
     try:
@@ -3257,6 +3617,27 @@ def sqrt_(input):
         raise _binding_argument_error('sqrt_', _e, ('input',), False) from None
 
 
+def square(input=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('square', False)
+    try:
+        if out is None:
+            _r = _E_square.entry_function(input)
+            return _r
+        else:
+            _r = _E_square_out.entry_function(input, out=out)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('square', _e, ('input',), False) from None
+
+
+def square_(input):
+    try:
+        _r = _E_square_.entry_function(input)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('square_', _e, ('input',), False) from None
+
+
 def stack(tensors=_REQ, dim=_NO, *_td_more, out=None):
     if _td_more: raise _extra_arguments('stack', False)
     try:
@@ -3304,6 +3685,32 @@ def sub(input=_REQ, other=_REQ, *_td_more, alpha=_NO, out=None):
         if not isinstance(input, _Tensor) and isinstance(_wrap_argument(input), _Tensor):
             return sub(input=_wrap_argument(input), other=other, alpha=alpha, out=out)
         raise _binding_argument_error('sub', _e, ('input', 'other'), False) from None
+
+
+def subtract(input=_REQ, other=_REQ, *_td_more, alpha=_NO, out=None):
+    if _td_more: raise _extra_arguments('subtract', False)
+    try:
+        if not isinstance(other, _Tensor): other = _wrap_argument(other)
+        if out is None:
+            if alpha is _NO:
+                _r = _E_subtract_Tensor.entry_function(input, other)
+            else:
+                _kw = {}
+                if alpha is not _NO: _kw['alpha'] = alpha
+                _r = _E_subtract_Tensor.entry_function(input, other, **_kw)
+            return _r
+        else:
+            if alpha is _NO:
+                _r = _E_subtract_out.entry_function(input, other, out=out)
+            else:
+                _kw = {}
+                if alpha is not _NO: _kw['alpha'] = alpha
+                _r = _E_subtract_out.entry_function(input, other, out=out, **_kw)
+            return _r
+    except _ArgumentTypeError as _e:
+        if not isinstance(input, _Tensor) and isinstance(_wrap_argument(input), _Tensor):
+            return subtract(input=_wrap_argument(input), other=other, alpha=alpha, out=out)
+        raise _binding_argument_error('subtract', _e, ('input', 'other'), False) from None
 
 
 def sum(input=_REQ, dim=_NO, keepdim=_NO, *_td_more, dtype=_NO, out=None):
@@ -3497,6 +3904,22 @@ def triu(input=_REQ, diagonal=_NO, *_td_more, out=None):
             return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('triu', _e, ('input', 'diagonal'), False) from None
+
+
+def true_divide(input=_REQ, other=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('true_divide', False)
+    try:
+        if not isinstance(other, _Tensor): other = _wrap_argument(other)
+        if out is None:
+            _r = _E_true_divide_Tensor.entry_function(input, other)
+            return _r
+        else:
+            _r = _E_true_divide_out.entry_function(input, other, out=out)
+            return _r
+    except _ArgumentTypeError as _e:
+        if not isinstance(input, _Tensor) and isinstance(_wrap_argument(input), _Tensor):
+            return true_divide(input=_wrap_argument(input), other=other, out=out)
+        raise _binding_argument_error('true_divide', _e, ('input', 'other'), False) from None
 
 
 def unbind(input, dim=_NO):

@@ -29,6 +29,8 @@ from tensordispatch.ops.deferred import deferred_entry as _deferred
 _G = globals()
 _E_abs = _deferred(_G, '_E_abs', 'abs')
 _E_abs_ = _deferred(_G, '_E_abs_', 'abs_')
+_E_absolute = _deferred(_G, '_E_absolute', 'absolute')
+_E_absolute_ = _deferred(_G, '_E_absolute_', 'absolute_')
 _E_add_Tensor = _deferred(_G, '_E_add_Tensor', 'add.Tensor')
 _E_add__Tensor = _deferred(_G, '_E_add__Tensor', 'add_.Tensor')
 _E_addbmm = _deferred(_G, '_E_addbmm', 'addbmm')
@@ -103,6 +105,10 @@ _E_div_Tensor = _deferred(_G, '_E_div_Tensor', 'div.Tensor')
 _E_div_Tensor_mode = _deferred(_G, '_E_div_Tensor_mode', 'div.Tensor_mode')
 _E_div__Tensor = _deferred(_G, '_E_div__Tensor', 'div_.Tensor')
 _E_div__Tensor_mode = _deferred(_G, '_E_div__Tensor_mode', 'div_.Tensor_mode')
+_E_divide_Tensor = _deferred(_G, '_E_divide_Tensor', 'divide.Tensor')
+_E_divide_Tensor_mode = _deferred(_G, '_E_divide_Tensor_mode', 'divide.Tensor_mode')
+_E_divide__Tensor = _deferred(_G, '_E_divide__Tensor', 'divide_.Tensor')
+_E_divide__Tensor_mode = _deferred(_G, '_E_divide__Tensor_mode', 'divide_.Tensor_mode')
 _E_dot = _deferred(_G, '_E_dot', 'dot')
 _E_eq_Scalar = _deferred(_G, '_E_eq_Scalar', 'eq.Scalar')
 _E_eq_Tensor = _deferred(_G, '_E_eq_Tensor', 'eq.Tensor')
@@ -113,6 +119,7 @@ _E_erf_ = _deferred(_G, '_E_erf_', 'erf_')
 _E_exp = _deferred(_G, '_E_exp', 'exp')
 _E_exp_ = _deferred(_G, '_E_exp_', 'exp_')
 _E_expand = _deferred(_G, '_E_expand', 'expand')
+_E_expand_as = _deferred(_G, '_E_expand_as', 'expand_as')
 _E_expm1 = _deferred(_G, '_E_expm1', 'expm1')
 _E_expm1_ = _deferred(_G, '_E_expm1_', 'expm1_')
 _E_fill__Scalar = _deferred(_G, '_E_fill__Scalar', 'fill_.Scalar')
@@ -130,6 +137,14 @@ _E_ge_Scalar = _deferred(_G, '_E_ge_Scalar', 'ge.Scalar')
 _E_ge_Tensor = _deferred(_G, '_E_ge_Tensor', 'ge.Tensor')
 _E_ge__Scalar = _deferred(_G, '_E_ge__Scalar', 'ge_.Scalar')
 _E_ge__Tensor = _deferred(_G, '_E_ge__Tensor', 'ge_.Tensor')
+_E_greater_Scalar = _deferred(_G, '_E_greater_Scalar', 'greater.Scalar')
+_E_greater_Tensor = _deferred(_G, '_E_greater_Tensor', 'greater.Tensor')
+_E_greater__Scalar = _deferred(_G, '_E_greater__Scalar', 'greater_.Scalar')
+_E_greater__Tensor = _deferred(_G, '_E_greater__Tensor', 'greater_.Tensor')
+_E_greater_equal_Scalar = _deferred(_G, '_E_greater_equal_Scalar', 'greater_equal.Scalar')
+_E_greater_equal_Tensor = _deferred(_G, '_E_greater_equal_Tensor', 'greater_equal.Tensor')
+_E_greater_equal__Scalar = _deferred(_G, '_E_greater_equal__Scalar', 'greater_equal_.Scalar')
+_E_greater_equal__Tensor = _deferred(_G, '_E_greater_equal__Tensor', 'greater_equal_.Tensor')
 _E_gt_Scalar = _deferred(_G, '_E_gt_Scalar', 'gt.Scalar')
 _E_gt_Tensor = _deferred(_G, '_E_gt_Tensor', 'gt.Tensor')
 _E_gt__Scalar = _deferred(_G, '_E_gt__Scalar', 'gt_.Scalar')
@@ -137,6 +152,12 @@ _E_gt__Tensor = _deferred(_G, '_E_gt__Tensor', 'gt_.Tensor')
 _E_index_put = _deferred(_G, '_E_index_put', 'index_put')
 _E_index_put_ = _deferred(_G, '_E_index_put_', 'index_put_')
 _E_index_select = _deferred(_G, '_E_index_select', 'index_select')
+_E_isfinite = _deferred(_G, '_E_isfinite', 'isfinite')
+_E_isinf = _deferred(_G, '_E_isinf', 'isinf')
+_E_isnan = _deferred(_G, '_E_isnan', 'isnan')
+_E_isneginf = _deferred(_G, '_E_isneginf', 'isneginf')
+_E_isposinf = _deferred(_G, '_E_isposinf', 'isposinf')
+_E_isreal = _deferred(_G, '_E_isreal', 'isreal')
 _E_le_Scalar = _deferred(_G, '_E_le_Scalar', 'le.Scalar')
 _E_le_Tensor = _deferred(_G, '_E_le_Tensor', 'le.Tensor')
 _E_le__Scalar = _deferred(_G, '_E_le__Scalar', 'le_.Scalar')
@@ -145,6 +166,14 @@ _E_lerp_Scalar = _deferred(_G, '_E_lerp_Scalar', 'lerp.Scalar')
 _E_lerp_Tensor = _deferred(_G, '_E_lerp_Tensor', 'lerp.Tensor')
 _E_lerp__Scalar = _deferred(_G, '_E_lerp__Scalar', 'lerp_.Scalar')
 _E_lerp__Tensor = _deferred(_G, '_E_lerp__Tensor', 'lerp_.Tensor')
+_E_less_Scalar = _deferred(_G, '_E_less_Scalar', 'less.Scalar')
+_E_less_Tensor = _deferred(_G, '_E_less_Tensor', 'less.Tensor')
+_E_less__Scalar = _deferred(_G, '_E_less__Scalar', 'less_.Scalar')
+_E_less__Tensor = _deferred(_G, '_E_less__Tensor', 'less_.Tensor')
+_E_less_equal_Scalar = _deferred(_G, '_E_less_equal_Scalar', 'less_equal.Scalar')
+_E_less_equal_Tensor = _deferred(_G, '_E_less_equal_Tensor', 'less_equal.Tensor')
+_E_less_equal__Scalar = _deferred(_G, '_E_less_equal__Scalar', 'less_equal_.Scalar')
+_E_less_equal__Tensor = _deferred(_G, '_E_less_equal__Tensor', 'less_equal_.Tensor')
 _E_log = _deferred(_G, '_E_log', 'log')
 _E_log1p = _deferred(_G, '_E_log1p', 'log1p')
 _E_log1p_ = _deferred(_G, '_E_log1p_', 'log1p_')
@@ -180,7 +209,11 @@ _E_minimum = _deferred(_G, '_E_minimum', 'minimum')
 _E_mm = _deferred(_G, '_E_mm', 'mm')
 _E_mul_Tensor = _deferred(_G, '_E_mul_Tensor', 'mul.Tensor')
 _E_mul__Tensor = _deferred(_G, '_E_mul__Tensor', 'mul_.Tensor')
+_E_multiply_Tensor = _deferred(_G, '_E_multiply_Tensor', 'multiply.Tensor')
+_E_multiply__Tensor = _deferred(_G, '_E_multiply__Tensor', 'multiply_.Tensor')
 _E_mv = _deferred(_G, '_E_mv', 'mv')
+_E_nan_to_num = _deferred(_G, '_E_nan_to_num', 'nan_to_num')
+_E_nan_to_num_ = _deferred(_G, '_E_nan_to_num_', 'nan_to_num_')
 _E_narrow = _deferred(_G, '_E_narrow', 'narrow')
 _E_narrow_Tensor = _deferred(_G, '_E_narrow_Tensor', 'narrow.Tensor')
 _E_narrow_copy = _deferred(_G, '_E_narrow_copy', 'narrow_copy')
@@ -190,9 +223,21 @@ _E_ne__Scalar = _deferred(_G, '_E_ne__Scalar', 'ne_.Scalar')
 _E_ne__Tensor = _deferred(_G, '_E_ne__Tensor', 'ne_.Tensor')
 _E_neg = _deferred(_G, '_E_neg', 'neg')
 _E_neg_ = _deferred(_G, '_E_neg_', 'neg_')
+_E_negative = _deferred(_G, '_E_negative', 'negative')
+_E_negative_ = _deferred(_G, '_E_negative_', 'negative_')
+_E_new_empty = _deferred(_G, '_E_new_empty', 'new_empty')
+_E_new_empty_strided = _deferred(_G, '_E_new_empty_strided', 'new_empty_strided')
+_E_new_full = _deferred(_G, '_E_new_full', 'new_full')
+_E_new_ones = _deferred(_G, '_E_new_ones', 'new_ones')
+_E_new_zeros = _deferred(_G, '_E_new_zeros', 'new_zeros')
 _E_normal_ = _deferred(_G, '_E_normal_', 'normal_')
+_E_not_equal_Scalar = _deferred(_G, '_E_not_equal_Scalar', 'not_equal.Scalar')
+_E_not_equal_Tensor = _deferred(_G, '_E_not_equal_Tensor', 'not_equal.Tensor')
+_E_not_equal__Scalar = _deferred(_G, '_E_not_equal__Scalar', 'not_equal_.Scalar')
+_E_not_equal__Tensor = _deferred(_G, '_E_not_equal__Tensor', 'not_equal_.Tensor')
 _E_outer = _deferred(_G, '_E_outer', 'outer')
 _E_permute = _deferred(_G, '_E_permute', 'permute')
+_E_positive = _deferred(_G, '_E_positive', 'positive')
 _E_pow_Tensor_Scalar = _deferred(_G, '_E_pow_Tensor_Scalar', 'pow.Tensor_Scalar')
 _E_pow_Tensor_Tensor = _deferred(_G, '_E_pow_Tensor_Tensor', 'pow.Tensor_Tensor')
 _E_pow__Scalar = _deferred(_G, '_E_pow__Scalar', 'pow_.Scalar')
@@ -209,6 +254,7 @@ _E_remainder__Scalar = _deferred(_G, '_E_remainder__Scalar', 'remainder_.Scalar'
 _E_remainder__Tensor = _deferred(_G, '_E_remainder__Tensor', 'remainder_.Tensor')
 _E_repeat = _deferred(_G, '_E_repeat', 'repeat')
 _E_reshape = _deferred(_G, '_E_reshape', 'reshape')
+_E_reshape_as = _deferred(_G, '_E_reshape_as', 'reshape_as')
 _E_resolve_conj = _deferred(_G, '_E_resolve_conj', 'resolve_conj')
 _E_resolve_neg = _deferred(_G, '_E_resolve_neg', 'resolve_neg')
 _E_roll = _deferred(_G, '_E_roll', 'roll')
@@ -226,6 +272,7 @@ _E_sigmoid = _deferred(_G, '_E_sigmoid', 'sigmoid')
 _E_sigmoid_ = _deferred(_G, '_E_sigmoid_', 'sigmoid_')
 _E_sign = _deferred(_G, '_E_sign', 'sign')
 _E_sign_ = _deferred(_G, '_E_sign_', 'sign_')
+_E_signbit = _deferred(_G, '_E_signbit', 'signbit')
 _E_sin = _deferred(_G, '_E_sin', 'sin')
 _E_sin_ = _deferred(_G, '_E_sin_', 'sin_')
 _E_slice_scatter = _deferred(_G, '_E_slice_scatter', 'slice_scatter')
@@ -235,8 +282,12 @@ _E_sort_stable = _deferred(_G, '_E_sort_stable', 'sort.stable')
 _E_split_with_sizes = _deferred(_G, '_E_split_with_sizes', 'split_with_sizes')
 _E_sqrt = _deferred(_G, '_E_sqrt', 'sqrt')
 _E_sqrt_ = _deferred(_G, '_E_sqrt_', 'sqrt_')
+_E_square = _deferred(_G, '_E_square', 'square')
+_E_square_ = _deferred(_G, '_E_square_', 'square_')
 _E_sub_Tensor = _deferred(_G, '_E_sub_Tensor', 'sub.Tensor')
 _E_sub__Tensor = _deferred(_G, '_E_sub__Tensor', 'sub_.Tensor')
+_E_subtract_Tensor = _deferred(_G, '_E_subtract_Tensor', 'subtract.Tensor')
+_E_subtract__Tensor = _deferred(_G, '_E_subtract__Tensor', 'subtract_.Tensor')
 _E_sum = _deferred(_G, '_E_sum', 'sum')
 _E_sum_dim_IntList = _deferred(_G, '_E_sum_dim_IntList', 'sum.dim_IntList')
 _E_t = _deferred(_G, '_E_t', 't')
@@ -252,11 +303,15 @@ _E_tril = _deferred(_G, '_E_tril', 'tril')
 _E_tril_ = _deferred(_G, '_E_tril_', 'tril_')
 _E_triu = _deferred(_G, '_E_triu', 'triu')
 _E_triu_ = _deferred(_G, '_E_triu_', 'triu_')
+_E_true_divide_Tensor = _deferred(_G, '_E_true_divide_Tensor', 'true_divide.Tensor')
+_E_true_divide__Tensor = _deferred(_G, '_E_true_divide__Tensor', 'true_divide_.Tensor')
+_E_type_as = _deferred(_G, '_E_type_as', 'type_as')
 _E_unbind_int = _deferred(_G, '_E_unbind_int', 'unbind.int')
 _E_unfold = _deferred(_G, '_E_unfold', 'unfold')
 _E_unsqueeze = _deferred(_G, '_E_unsqueeze', 'unsqueeze')
 _E_unsqueeze_ = _deferred(_G, '_E_unsqueeze_', 'unsqueeze_')
 _E_view = _deferred(_G, '_E_view', 'view')
+_E_view_as = _deferred(_G, '_E_view_as', 'view_as')
 from tensordispatch.backends.composite_fast_inplace import add_ as _H_add_
 from tensordispatch.backends.composite_fast_inplace import contiguous as _H_contiguous
 from tensordispatch.backends.composite_fast_inplace import copy_ as _H_copy_
@@ -278,12 +333,24 @@ from tensordispatch.ops.bindings_tensor import conj_view as _m__conj
 from tensordispatch.ops.bindings_tensor import neg_view as _m__neg_view
 from tensordispatch.ops.bindings_reductions import all as _m_all
 from tensordispatch.ops.bindings_reductions import any as _m_any
+from tensordispatch.ops.bindings_dtype import bool_ as _m_bool
+from tensordispatch.ops.bindings_dtype import byte as _m_byte
+from tensordispatch.ops.bindings_dtype import cdouble as _m_cdouble
+from tensordispatch.ops.bindings_dtype import cfloat as _m_cfloat
+from tensordispatch.ops.bindings_dtype import char as _m_char
 from tensordispatch.ops.bindings_pointwise import method_clamp as _m_clamp
 from tensordispatch.ops.bindings_pointwise import method_clamp_ as _m_clamp_
+from tensordispatch.ops.bindings_aliases import method_clip as _m_clip
+from tensordispatch.ops.bindings_aliases import method_clip_ as _m_clip_
 from tensordispatch.ops.bindings_tensor import data as _m_data
+from tensordispatch.ops.bindings_dtype import double as _m_double
+from tensordispatch.ops.bindings_dtype import float_ as _m_float
+from tensordispatch.ops.bindings_dtype import half as _m_half
 from tensordispatch.ops.bindings_tensor import imag as _m_imag
+from tensordispatch.ops.bindings_dtype import int_ as _m_int
 from tensordispatch.ops.bindings_tensor import is_conj as _m_is_conj
 from tensordispatch.ops.bindings_tensor import is_neg as _m_is_neg
+from tensordispatch.ops.bindings_dtype import long as _m_long
 from tensordispatch.ops.bindings_tensor import mH as _m_mH
 from tensordispatch.ops.bindings_tensor import mT as _m_mT
 from tensordispatch.ops.bindings import nonzero as _m_nonzero
@@ -293,11 +360,13 @@ from tensordispatch.ops.bindings_tensor import real as _m_real
 from tensordispatch.ops.bindings_functionalization import resize_ as _m_resize_
 from tensordispatch.ops.bindings import scatter as _m_scatter
 from tensordispatch.ops.bindings import scatter_ as _m_scatter_
+from tensordispatch.ops.bindings_dtype import short as _m_short
 from tensordispatch.ops.bindings import split as _m_split
 from tensordispatch.ops.bindings_functionalization import squeeze as _m_squeeze
 from tensordispatch.ops.bindings_functionalization import squeeze_ as _m_squeeze_
 from tensordispatch.ops.bindings_reductions import std as _m_std
 from tensordispatch.ops.bindings import to as _m_to
+from tensordispatch.ops.bindings_dtype import type_ as _m_type
 from tensordispatch.ops.bindings import uniform_ as _m_uniform_
 from tensordispatch.ops.bindings_reductions import var as _m_var
 from tensordispatch.ops.bindings_pointwise import method_where as _m_where
@@ -320,6 +389,24 @@ def _m_abs_(self):
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('abs_', _e, (), True) from None
 _m_abs_.__name__ = _m_abs_.__qualname__ = 'abs_'
+
+
+def _m_absolute(self):
+    try:
+        _r = _E_absolute.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('absolute', _e, (), True) from None
+_m_absolute.__name__ = _m_absolute.__qualname__ = 'absolute'
+
+
+def _m_absolute_(self):
+    try:
+        _r = _E_absolute_.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('absolute_', _e, (), True) from None
+_m_absolute_.__name__ = _m_absolute_.__qualname__ = 'absolute_'
 
 
 def _m_add(self, other=_REQ, *_td_more, alpha=_NO):
@@ -1118,6 +1205,38 @@ def _m_div_(self, other=_REQ, *_td_more, rounding_mode=_NO):
 _m_div_.__name__ = _m_div_.__qualname__ = 'div_'
 
 
+def _m_divide(self, other=_REQ, *_td_more, rounding_mode=_NO):
+    if _td_more: raise _extra_arguments('divide', True)
+    try:
+        if not isinstance(other, _Tensor): other = _wrap_argument(other)
+        if rounding_mode is not _NO:
+            _r = _E_divide_Tensor_mode.entry_function(self, other, rounding_mode=rounding_mode)
+            return _r
+        if rounding_mode is _NO:
+            _r = _E_divide_Tensor.entry_function(self, other)
+            return _r
+        raise _no_overload('divide', True)
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('divide', _e, ('other',), True) from None
+_m_divide.__name__ = _m_divide.__qualname__ = 'divide'
+
+
+def _m_divide_(self, other=_REQ, *_td_more, rounding_mode=_NO):
+    if _td_more: raise _extra_arguments('divide_', True)
+    try:
+        if not isinstance(other, _Tensor): other = _wrap_argument(other)
+        if rounding_mode is not _NO:
+            _r = _E_divide__Tensor_mode.entry_function(self, other, rounding_mode=rounding_mode)
+            return _r
+        if rounding_mode is _NO:
+            _r = _E_divide__Tensor.entry_function(self, other)
+            return _r
+        raise _no_overload('divide_', True)
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('divide_', _e, ('other',), True) from None
+_m_divide_.__name__ = _m_divide_.__qualname__ = 'divide_'
+
+
 def _m_dot(self, tensor=_REQ):
     try:
         _r = _E_dot.entry_function(self, tensor)
@@ -1214,6 +1333,15 @@ def _m_expand(self, *_td_args, size=_NO, implicit=_NO):
         _size = _varargs_list('expand', 'size', True)
         return _m_expand(self, size=_size, implicit=implicit)
 _m_expand.__name__ = _m_expand.__qualname__ = 'expand'
+
+
+def _m_expand_as(self, other=_REQ):
+    try:
+        _r = _E_expand_as.entry_function(self, other)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('expand_as', _e, ('other',), True) from None
+_m_expand_as.__name__ = _m_expand_as.__qualname__ = 'expand_as'
 
 
 def _m_expm1(self):
@@ -1373,6 +1501,62 @@ def _m_ge_(self, other=_REQ):
 _m_ge_.__name__ = _m_ge_.__qualname__ = 'ge_'
 
 
+def _m_greater(self, other=_REQ):
+    try:
+        if not isinstance(other, _Tensor):
+            _r = _E_greater_Scalar.entry_function(self, other)
+            return _r
+        if isinstance(other, _Tensor):
+            _r = _E_greater_Tensor.entry_function(self, other)
+            return _r
+        raise _no_overload('greater', True)
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('greater', _e, ('other',), True) from None
+_m_greater.__name__ = _m_greater.__qualname__ = 'greater'
+
+
+def _m_greater_(self, other=_REQ):
+    try:
+        if not isinstance(other, _Tensor):
+            _r = _E_greater__Scalar.entry_function(self, other)
+            return _r
+        if isinstance(other, _Tensor):
+            _r = _E_greater__Tensor.entry_function(self, other)
+            return _r
+        raise _no_overload('greater_', True)
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('greater_', _e, ('other',), True) from None
+_m_greater_.__name__ = _m_greater_.__qualname__ = 'greater_'
+
+
+def _m_greater_equal(self, other=_REQ):
+    try:
+        if not isinstance(other, _Tensor):
+            _r = _E_greater_equal_Scalar.entry_function(self, other)
+            return _r
+        if isinstance(other, _Tensor):
+            _r = _E_greater_equal_Tensor.entry_function(self, other)
+            return _r
+        raise _no_overload('greater_equal', True)
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('greater_equal', _e, ('other',), True) from None
+_m_greater_equal.__name__ = _m_greater_equal.__qualname__ = 'greater_equal'
+
+
+def _m_greater_equal_(self, other=_REQ):
+    try:
+        if not isinstance(other, _Tensor):
+            _r = _E_greater_equal__Scalar.entry_function(self, other)
+            return _r
+        if isinstance(other, _Tensor):
+            _r = _E_greater_equal__Tensor.entry_function(self, other)
+            return _r
+        raise _no_overload('greater_equal_', True)
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('greater_equal_', _e, ('other',), True) from None
+_m_greater_equal_.__name__ = _m_greater_equal_.__qualname__ = 'greater_equal_'
+
+
 def _m_gt(self, other=_REQ):
     try:
         if not isinstance(other, _Tensor):
@@ -1438,6 +1622,60 @@ def _m_index_select(self, dim=_REQ, index=_REQ):
 _m_index_select.__name__ = _m_index_select.__qualname__ = 'index_select'
 
 
+def _m_isfinite(self):
+    try:
+        _r = _E_isfinite.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('isfinite', _e, (), True) from None
+_m_isfinite.__name__ = _m_isfinite.__qualname__ = 'isfinite'
+
+
+def _m_isinf(self):
+    try:
+        _r = _E_isinf.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('isinf', _e, (), True) from None
+_m_isinf.__name__ = _m_isinf.__qualname__ = 'isinf'
+
+
+def _m_isnan(self):
+    try:
+        _r = _E_isnan.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('isnan', _e, (), True) from None
+_m_isnan.__name__ = _m_isnan.__qualname__ = 'isnan'
+
+
+def _m_isneginf(self):
+    try:
+        _r = _E_isneginf.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('isneginf', _e, (), True) from None
+_m_isneginf.__name__ = _m_isneginf.__qualname__ = 'isneginf'
+
+
+def _m_isposinf(self):
+    try:
+        _r = _E_isposinf.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('isposinf', _e, (), True) from None
+_m_isposinf.__name__ = _m_isposinf.__qualname__ = 'isposinf'
+
+
+def _m_isreal(self):
+    try:
+        _r = _E_isreal.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('isreal', _e, (), True) from None
+_m_isreal.__name__ = _m_isreal.__qualname__ = 'isreal'
+
+
 def _m_le(self, other=_REQ):
     try:
         if not isinstance(other, _Tensor):
@@ -1492,6 +1730,62 @@ def _m_lerp_(self, end=_REQ, weight=_REQ):
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('lerp_', _e, ('end', 'weight'), True) from None
 _m_lerp_.__name__ = _m_lerp_.__qualname__ = 'lerp_'
+
+
+def _m_less(self, other=_REQ):
+    try:
+        if not isinstance(other, _Tensor):
+            _r = _E_less_Scalar.entry_function(self, other)
+            return _r
+        if isinstance(other, _Tensor):
+            _r = _E_less_Tensor.entry_function(self, other)
+            return _r
+        raise _no_overload('less', True)
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('less', _e, ('other',), True) from None
+_m_less.__name__ = _m_less.__qualname__ = 'less'
+
+
+def _m_less_(self, other=_REQ):
+    try:
+        if not isinstance(other, _Tensor):
+            _r = _E_less__Scalar.entry_function(self, other)
+            return _r
+        if isinstance(other, _Tensor):
+            _r = _E_less__Tensor.entry_function(self, other)
+            return _r
+        raise _no_overload('less_', True)
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('less_', _e, ('other',), True) from None
+_m_less_.__name__ = _m_less_.__qualname__ = 'less_'
+
+
+def _m_less_equal(self, other=_REQ):
+    try:
+        if not isinstance(other, _Tensor):
+            _r = _E_less_equal_Scalar.entry_function(self, other)
+            return _r
+        if isinstance(other, _Tensor):
+            _r = _E_less_equal_Tensor.entry_function(self, other)
+            return _r
+        raise _no_overload('less_equal', True)
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('less_equal', _e, ('other',), True) from None
+_m_less_equal.__name__ = _m_less_equal.__qualname__ = 'less_equal'
+
+
+def _m_less_equal_(self, other=_REQ):
+    try:
+        if not isinstance(other, _Tensor):
+            _r = _E_less_equal__Scalar.entry_function(self, other)
+            return _r
+        if isinstance(other, _Tensor):
+            _r = _E_less_equal__Tensor.entry_function(self, other)
+            return _r
+        raise _no_overload('less_equal_', True)
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('less_equal_', _e, ('other',), True) from None
+_m_less_equal_.__name__ = _m_less_equal_.__qualname__ = 'less_equal_'
 
 
 def _m_log(self):
@@ -1816,6 +2110,26 @@ def _m_mul_(self, other=_REQ):
 _m_mul_.__name__ = _m_mul_.__qualname__ = 'mul_'
 
 
+def _m_multiply(self, other=_REQ):
+    try:
+        if not isinstance(other, _Tensor): other = _wrap_argument(other)
+        _r = _E_multiply_Tensor.entry_function(self, other)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('multiply', _e, ('other',), True) from None
+_m_multiply.__name__ = _m_multiply.__qualname__ = 'multiply'
+
+
+def _m_multiply_(self, other=_REQ):
+    try:
+        if not isinstance(other, _Tensor): other = _wrap_argument(other)
+        _r = _E_multiply__Tensor.entry_function(self, other)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('multiply_', _e, ('other',), True) from None
+_m_multiply_.__name__ = _m_multiply_.__qualname__ = 'multiply_'
+
+
 def _m_mv(self, vec=_REQ):
     try:
         _r = _E_mv.entry_function(self, vec)
@@ -1823,6 +2137,38 @@ def _m_mv(self, vec=_REQ):
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('mv', _e, ('vec',), True) from None
 _m_mv.__name__ = _m_mv.__qualname__ = 'mv'
+
+
+def _m_nan_to_num(self, nan=_NO, posinf=_NO, neginf=_NO):
+    try:
+        if nan is _NO and posinf is _NO and neginf is _NO:
+            _r = _E_nan_to_num.entry_function(self)
+        else:
+            _kw = {}
+            if nan is not _NO: _kw['nan'] = nan
+            if posinf is not _NO: _kw['posinf'] = posinf
+            if neginf is not _NO: _kw['neginf'] = neginf
+            _r = _E_nan_to_num.entry_function(self, **_kw)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('nan_to_num', _e, ('nan', 'posinf', 'neginf'), True) from None
+_m_nan_to_num.__name__ = _m_nan_to_num.__qualname__ = 'nan_to_num'
+
+
+def _m_nan_to_num_(self, nan=_NO, posinf=_NO, neginf=_NO):
+    try:
+        if nan is _NO and posinf is _NO and neginf is _NO:
+            _r = _E_nan_to_num_.entry_function(self)
+        else:
+            _kw = {}
+            if nan is not _NO: _kw['nan'] = nan
+            if posinf is not _NO: _kw['posinf'] = posinf
+            if neginf is not _NO: _kw['neginf'] = neginf
+            _r = _E_nan_to_num_.entry_function(self, **_kw)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('nan_to_num_', _e, ('nan', 'posinf', 'neginf'), True) from None
+_m_nan_to_num_.__name__ = _m_nan_to_num_.__qualname__ = 'nan_to_num_'
 
 
 def _m_narrow(self, dim=_REQ, start=_REQ, length=_REQ):
@@ -1894,6 +2240,149 @@ def _m_neg_(self):
 _m_neg_.__name__ = _m_neg_.__qualname__ = 'neg_'
 
 
+def _m_negative(self):
+    try:
+        _r = _E_negative.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('negative', _e, (), True) from None
+_m_negative.__name__ = _m_negative.__qualname__ = 'negative'
+
+
+def _m_negative_(self):
+    try:
+        _r = _E_negative_.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('negative_', _e, (), True) from None
+_m_negative_.__name__ = _m_negative_.__qualname__ = 'negative_'
+
+
+def _m_new_empty(self, *_td_args, size=_NO, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, requires_grad=False):
+    try:
+        if size is _NO:
+            if len(_td_args) == 1 and not isinstance(_td_args[0], int):
+                size = list(_td_args[0])
+            else:
+                size = list(_td_args or _REQ)
+        elif _td_args:
+            raise TypeError("new_empty() got multiple values for argument 'size'")
+        if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
+            _r = _E_new_empty.entry_function(self, size)
+        else:
+            _kw = {}
+            if dtype is not _NO: _kw['dtype'] = dtype
+            if layout is not _NO: _kw['layout'] = layout
+            if device is not _NO: _kw['device'] = device
+            if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
+            _r = _E_new_empty.entry_function(self, size, **_kw)
+        if requires_grad: _r.requires_grad_(True)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('new_empty', _e, ('size',), True) from None
+    except TypeError:
+        if size is not _NO: raise
+        _size = _varargs_list('new_empty', 'size', True)
+        return _m_new_empty(self, size=_size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, requires_grad=requires_grad)
+_m_new_empty.__name__ = _m_new_empty.__qualname__ = 'new_empty'
+
+
+def _m_new_empty_strided(self, size=_REQ, stride=_REQ, *_td_more, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, requires_grad=False):
+    if _td_more: raise _extra_arguments('new_empty_strided', True)
+    try:
+        if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
+            _r = _E_new_empty_strided.entry_function(self, size, stride)
+        else:
+            _kw = {}
+            if dtype is not _NO: _kw['dtype'] = dtype
+            if layout is not _NO: _kw['layout'] = layout
+            if device is not _NO: _kw['device'] = device
+            if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
+            _r = _E_new_empty_strided.entry_function(self, size, stride, **_kw)
+        if requires_grad: _r.requires_grad_(True)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('new_empty_strided', _e, ('size', 'stride'), True) from None
+_m_new_empty_strided.__name__ = _m_new_empty_strided.__qualname__ = 'new_empty_strided'
+
+
+def _m_new_full(self, size=_REQ, fill_value=_REQ, *_td_more, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, requires_grad=False):
+    if _td_more: raise _extra_arguments('new_full', True)
+    try:
+        if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
+            _r = _E_new_full.entry_function(self, size, fill_value)
+        else:
+            _kw = {}
+            if dtype is not _NO: _kw['dtype'] = dtype
+            if layout is not _NO: _kw['layout'] = layout
+            if device is not _NO: _kw['device'] = device
+            if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
+            _r = _E_new_full.entry_function(self, size, fill_value, **_kw)
+        if requires_grad: _r.requires_grad_(True)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('new_full', _e, ('size', 'fill_value'), True) from None
+_m_new_full.__name__ = _m_new_full.__qualname__ = 'new_full'
+
+
+def _m_new_ones(self, *_td_args, size=_NO, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, requires_grad=False):
+    try:
+        if size is _NO:
+            if len(_td_args) == 1 and not isinstance(_td_args[0], int):
+                size = list(_td_args[0])
+            else:
+                size = list(_td_args or _REQ)
+        elif _td_args:
+            raise TypeError("new_ones() got multiple values for argument 'size'")
+        if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
+            _r = _E_new_ones.entry_function(self, size)
+        else:
+            _kw = {}
+            if dtype is not _NO: _kw['dtype'] = dtype
+            if layout is not _NO: _kw['layout'] = layout
+            if device is not _NO: _kw['device'] = device
+            if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
+            _r = _E_new_ones.entry_function(self, size, **_kw)
+        if requires_grad: _r.requires_grad_(True)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('new_ones', _e, ('size',), True) from None
+    except TypeError:
+        if size is not _NO: raise
+        _size = _varargs_list('new_ones', 'size', True)
+        return _m_new_ones(self, size=_size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, requires_grad=requires_grad)
+_m_new_ones.__name__ = _m_new_ones.__qualname__ = 'new_ones'
+
+
+def _m_new_zeros(self, *_td_args, size=_NO, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, requires_grad=False):
+    try:
+        if size is _NO:
+            if len(_td_args) == 1 and not isinstance(_td_args[0], int):
+                size = list(_td_args[0])
+            else:
+                size = list(_td_args or _REQ)
+        elif _td_args:
+            raise TypeError("new_zeros() got multiple values for argument 'size'")
+        if dtype is _NO and layout is _NO and device is _NO and pin_memory is _NO:
+            _r = _E_new_zeros.entry_function(self, size)
+        else:
+            _kw = {}
+            if dtype is not _NO: _kw['dtype'] = dtype
+            if layout is not _NO: _kw['layout'] = layout
+            if device is not _NO: _kw['device'] = device
+            if pin_memory is not _NO: _kw['pin_memory'] = pin_memory
+            _r = _E_new_zeros.entry_function(self, size, **_kw)
+        if requires_grad: _r.requires_grad_(True)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('new_zeros', _e, ('size',), True) from None
+    except TypeError:
+        if size is not _NO: raise
+        _size = _varargs_list('new_zeros', 'size', True)
+        return _m_new_zeros(self, size=_size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, requires_grad=requires_grad)
+_m_new_zeros.__name__ = _m_new_zeros.__qualname__ = 'new_zeros'
+
+
 def _m_normal_(self, mean=_NO, std=_NO, *, generator=_NO):
     try:
         if mean is _NO and std is _NO and generator is _NO:
@@ -1908,6 +2397,34 @@ def _m_normal_(self, mean=_NO, std=_NO, *, generator=_NO):
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('normal_', _e, ('mean', 'std'), True) from None
 _m_normal_.__name__ = _m_normal_.__qualname__ = 'normal_'
+
+
+def _m_not_equal(self, other=_REQ):
+    try:
+        if not isinstance(other, _Tensor):
+            _r = _E_not_equal_Scalar.entry_function(self, other)
+            return _r
+        if isinstance(other, _Tensor):
+            _r = _E_not_equal_Tensor.entry_function(self, other)
+            return _r
+        raise _no_overload('not_equal', True)
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('not_equal', _e, ('other',), True) from None
+_m_not_equal.__name__ = _m_not_equal.__qualname__ = 'not_equal'
+
+
+def _m_not_equal_(self, other=_REQ):
+    try:
+        if not isinstance(other, _Tensor):
+            _r = _E_not_equal__Scalar.entry_function(self, other)
+            return _r
+        if isinstance(other, _Tensor):
+            _r = _E_not_equal__Tensor.entry_function(self, other)
+            return _r
+        raise _no_overload('not_equal_', True)
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('not_equal_', _e, ('other',), True) from None
+_m_not_equal_.__name__ = _m_not_equal_.__qualname__ = 'not_equal_'
 
 
 def _m_outer(self, vec2=_REQ):
@@ -1937,6 +2454,15 @@ def _m_permute(self, *_td_args, dims=_NO):
         _size = _varargs_list('permute', 'dims', True)
         return _m_permute(self, dims=_size)
 _m_permute.__name__ = _m_permute.__qualname__ = 'permute'
+
+
+def _m_positive(self):
+    try:
+        _r = _E_positive.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('positive', _e, (), True) from None
+_m_positive.__name__ = _m_positive.__qualname__ = 'positive'
 
 
 def _m_pow(self, exponent=_REQ):
@@ -2097,6 +2623,15 @@ def _m_reshape(self, *_td_args, shape=_NO):
 _m_reshape.__name__ = _m_reshape.__qualname__ = 'reshape'
 
 
+def _m_reshape_as(self, other=_REQ):
+    try:
+        _r = _E_reshape_as.entry_function(self, other)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('reshape_as', _e, ('other',), True) from None
+_m_reshape_as.__name__ = _m_reshape_as.__qualname__ = 'reshape_as'
+
+
 def _m_resolve_conj(self):
     try:
         _r = _E_resolve_conj.entry_function(self)
@@ -2249,6 +2784,15 @@ def _m_sign_(self):
 _m_sign_.__name__ = _m_sign_.__qualname__ = 'sign_'
 
 
+def _m_signbit(self):
+    try:
+        _r = _E_signbit.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('signbit', _e, (), True) from None
+_m_signbit.__name__ = _m_signbit.__qualname__ = 'signbit'
+
+
 def _m_sin(self):
     try:
         _r = _E_sin.entry_function(self)
@@ -2356,6 +2900,24 @@ def _m_sqrt_(self):
 _m_sqrt_.__name__ = _m_sqrt_.__qualname__ = 'sqrt_'
 
 
+def _m_square(self):
+    try:
+        _r = _E_square.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('square', _e, (), True) from None
+_m_square.__name__ = _m_square.__qualname__ = 'square'
+
+
+def _m_square_(self):
+    try:
+        _r = _E_square_.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('square_', _e, (), True) from None
+_m_square_.__name__ = _m_square_.__qualname__ = 'square_'
+
+
 def _m_sub(self, other=_REQ, *_td_more, alpha=_NO):
     if _td_more: raise _extra_arguments('sub', True)
     try:
@@ -2386,6 +2948,38 @@ def _m_sub_(self, other=_REQ, *_td_more, alpha=_NO):
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('sub_', _e, ('other',), True) from None
 _m_sub_.__name__ = _m_sub_.__qualname__ = 'sub_'
+
+
+def _m_subtract(self, other=_REQ, *_td_more, alpha=_NO):
+    if _td_more: raise _extra_arguments('subtract', True)
+    try:
+        if not isinstance(other, _Tensor): other = _wrap_argument(other)
+        if alpha is _NO:
+            _r = _E_subtract_Tensor.entry_function(self, other)
+        else:
+            _kw = {}
+            if alpha is not _NO: _kw['alpha'] = alpha
+            _r = _E_subtract_Tensor.entry_function(self, other, **_kw)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('subtract', _e, ('other',), True) from None
+_m_subtract.__name__ = _m_subtract.__qualname__ = 'subtract'
+
+
+def _m_subtract_(self, other=_REQ, *_td_more, alpha=_NO):
+    if _td_more: raise _extra_arguments('subtract_', True)
+    try:
+        if not isinstance(other, _Tensor): other = _wrap_argument(other)
+        if alpha is _NO:
+            _r = _E_subtract__Tensor.entry_function(self, other)
+        else:
+            _kw = {}
+            if alpha is not _NO: _kw['alpha'] = alpha
+            _r = _E_subtract__Tensor.entry_function(self, other, **_kw)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('subtract_', _e, ('other',), True) from None
+_m_subtract_.__name__ = _m_subtract_.__qualname__ = 'subtract_'
 
 
 def _m_sum(self, dim=_NO, keepdim=_NO, *, dtype=_NO):
@@ -2558,6 +3152,35 @@ def _m_triu_(self, diagonal=_NO):
 _m_triu_.__name__ = _m_triu_.__qualname__ = 'triu_'
 
 
+def _m_true_divide(self, other=_REQ):
+    try:
+        if not isinstance(other, _Tensor): other = _wrap_argument(other)
+        _r = _E_true_divide_Tensor.entry_function(self, other)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('true_divide', _e, ('other',), True) from None
+_m_true_divide.__name__ = _m_true_divide.__qualname__ = 'true_divide'
+
+
+def _m_true_divide_(self, other=_REQ):
+    try:
+        if not isinstance(other, _Tensor): other = _wrap_argument(other)
+        _r = _E_true_divide__Tensor.entry_function(self, other)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('true_divide_', _e, ('other',), True) from None
+_m_true_divide_.__name__ = _m_true_divide_.__qualname__ = 'true_divide_'
+
+
+def _m_type_as(self, other=_REQ):
+    try:
+        _r = _E_type_as.entry_function(self, other)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('type_as', _e, ('other',), True) from None
+_m_type_as.__name__ = _m_type_as.__qualname__ = 'type_as'
+
+
 def _m_unbind(self, dim=_NO):
     try:
         if dim is _NO:
@@ -2617,6 +3240,15 @@ def _m_view(self, *_td_args, size=_NO):
         _size = _varargs_list('view', 'size', True)
         return _m_view(self, size=_size)
 _m_view.__name__ = _m_view.__qualname__ = 'view'
+
+
+def _m_view_as(self, other=_REQ):
+    try:
+        _r = _E_view_as.entry_function(self, other)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('view_as', _e, ('other',), True) from None
+_m_view_as.__name__ = _m_view_as.__qualname__ = 'view_as'
 
 
 def _n_add(self, other, *, alpha=_NO):
@@ -3191,6 +3823,8 @@ METHODS = {
     '_neg_view': _m__neg_view,
     'abs': _m_abs,
     'abs_': _m_abs_,
+    'absolute': _m_absolute,
+    'absolute_': _m_absolute_,
     'add': _m_add,
     'add_': _m_add_,
     'addbmm': _m_addbmm,
@@ -3229,8 +3863,13 @@ METHODS = {
     'bitwise_xor': _m_bitwise_xor,
     'bitwise_xor_': _m_bitwise_xor_,
     'bmm': _m_bmm,
+    'bool': _m_bool,
+    'byte': _m_byte,
+    'cdouble': _m_cdouble,
     'ceil': _m_ceil,
     'ceil_': _m_ceil_,
+    'cfloat': _m_cfloat,
+    'char': _m_char,
     'chunk': _m_chunk,
     'clamp': _m_clamp,
     'clamp_': _m_clamp_,
@@ -3238,6 +3877,8 @@ METHODS = {
     'clamp_max_': _m_clamp_max_,
     'clamp_min': _m_clamp_min,
     'clamp_min_': _m_clamp_min_,
+    'clip': _m_clip,
+    'clip_': _m_clip_,
     'clone': _m_clone,
     'conj': _m_conj,
     'conj_physical': _m_conj_physical,
@@ -3254,7 +3895,10 @@ METHODS = {
     'diagonal_scatter': _m_diagonal_scatter,
     'div': _m_div,
     'div_': _m_div_,
+    'divide': _m_divide,
+    'divide_': _m_divide_,
     'dot': _m_dot,
+    'double': _m_double,
     'eq': _m_eq,
     'eq_': _m_eq_,
     'erf': _m_erf,
@@ -3262,11 +3906,13 @@ METHODS = {
     'exp': _m_exp,
     'exp_': _m_exp_,
     'expand': _m_expand,
+    'expand_as': _m_expand_as,
     'expm1': _m_expm1,
     'expm1_': _m_expm1_,
     'fill_': _m_fill_,
     'flatten': _m_flatten,
     'flip': _m_flip,
+    'float': _m_float,
     'floor': _m_floor,
     'floor_': _m_floor_,
     'floor_divide': _m_floor_divide,
@@ -3274,18 +3920,34 @@ METHODS = {
     'gather': _m_gather,
     'ge': _m_ge,
     'ge_': _m_ge_,
+    'greater': _m_greater,
+    'greater_': _m_greater_,
+    'greater_equal': _m_greater_equal,
+    'greater_equal_': _m_greater_equal_,
     'gt': _m_gt,
     'gt_': _m_gt_,
+    'half': _m_half,
     'imag': _m_imag,
     'index_put': _m_index_put,
     'index_put_': _m_index_put_,
     'index_select': _m_index_select,
+    'int': _m_int,
     'is_conj': _m_is_conj,
     'is_neg': _m_is_neg,
+    'isfinite': _m_isfinite,
+    'isinf': _m_isinf,
+    'isnan': _m_isnan,
+    'isneginf': _m_isneginf,
+    'isposinf': _m_isposinf,
+    'isreal': _m_isreal,
     'le': _m_le,
     'le_': _m_le_,
     'lerp': _m_lerp,
     'lerp_': _m_lerp_,
+    'less': _m_less,
+    'less_': _m_less_,
+    'less_equal': _m_less_equal,
+    'less_equal_': _m_less_equal_,
     'log': _m_log,
     'log1p': _m_log1p,
     'log1p_': _m_log1p_,
@@ -3300,6 +3962,7 @@ METHODS = {
     'logical_xor': _m_logical_xor,
     'logical_xor_': _m_logical_xor_,
     'logsumexp': _m_logsumexp,
+    'long': _m_long,
     'lt': _m_lt,
     'lt_': _m_lt_,
     'mH': _m_mH,
@@ -3316,18 +3979,32 @@ METHODS = {
     'mm': _m_mm,
     'mul': _m_mul,
     'mul_': _m_mul_,
+    'multiply': _m_multiply,
+    'multiply_': _m_multiply_,
     'mv': _m_mv,
+    'nan_to_num': _m_nan_to_num,
+    'nan_to_num_': _m_nan_to_num_,
     'narrow': _m_narrow,
     'narrow_copy': _m_narrow_copy,
     'ne': _m_ne,
     'ne_': _m_ne_,
     'neg': _m_neg,
     'neg_': _m_neg_,
+    'negative': _m_negative,
+    'negative_': _m_negative_,
+    'new_empty': _m_new_empty,
+    'new_empty_strided': _m_new_empty_strided,
+    'new_full': _m_new_full,
+    'new_ones': _m_new_ones,
+    'new_zeros': _m_new_zeros,
     'nonzero': _m_nonzero,
     'norm': _m_norm,
     'normal_': _m_normal_,
+    'not_equal': _m_not_equal,
+    'not_equal_': _m_not_equal_,
     'outer': _m_outer,
     'permute': _m_permute,
+    'positive': _m_positive,
     'pow': _m_pow,
     'pow_': _m_pow_,
     'prod': _m_prod,
@@ -3341,6 +4018,7 @@ METHODS = {
     'remainder_': _m_remainder_,
     'repeat': _m_repeat,
     'reshape': _m_reshape,
+    'reshape_as': _m_reshape_as,
     'resize_': _m_resize_,
     'resolve_conj': _m_resolve_conj,
     'resolve_neg': _m_resolve_neg,
@@ -3355,10 +4033,12 @@ METHODS = {
     'scatter_add_': _m_scatter_add_,
     'select': _m_select,
     'select_scatter': _m_select_scatter,
+    'short': _m_short,
     'sigmoid': _m_sigmoid,
     'sigmoid_': _m_sigmoid_,
     'sign': _m_sign,
     'sign_': _m_sign_,
+    'signbit': _m_signbit,
     'sin': _m_sin,
     'sin_': _m_sin_,
     'slice_scatter': _m_slice_scatter,
@@ -3368,11 +4048,15 @@ METHODS = {
     'split_with_sizes': _m_split_with_sizes,
     'sqrt': _m_sqrt,
     'sqrt_': _m_sqrt_,
+    'square': _m_square,
+    'square_': _m_square_,
     'squeeze': _m_squeeze,
     'squeeze_': _m_squeeze_,
     'std': _m_std,
     'sub': _m_sub,
     'sub_': _m_sub_,
+    'subtract': _m_subtract,
+    'subtract_': _m_subtract_,
     'sum': _m_sum,
     't': _m_t,
     't_': _m_t_,
@@ -3388,6 +4072,10 @@ METHODS = {
     'tril_': _m_tril_,
     'triu': _m_triu,
     'triu_': _m_triu_,
+    'true_divide': _m_true_divide,
+    'true_divide_': _m_true_divide_,
+    'type': _m_type,
+    'type_as': _m_type_as,
     'unbind': _m_unbind,
     'unfold': _m_unfold,
     'uniform_': _m_uniform_,
@@ -3395,6 +4083,7 @@ METHODS = {
     'unsqueeze_': _m_unsqueeze_,
     'var': _m_var,
     'view': _m_view,
+    'view_as': _m_view_as,
     'where': _m_where,
     'zero_': _m_zero_,
 }

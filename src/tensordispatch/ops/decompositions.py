@@ -103,3 +103,7 @@ DECOMPOSITIONS.update(LINALG_DECOMPOSITIONS)
 from tensordispatch.ops.decompositions_conj import CONJ_DECOMPOSITIONS
 
 DECOMPOSITIONS.update(CONJ_DECOMPOSITIONS)
+
+from tensordispatch.ops.decompositions_aliases import M1_DECOMPOSITIONS
+
+DECOMPOSITIONS.update(M1_DECOMPOSITIONS)

@@ -157,6 +157,22 @@ PYTHON_SIGNATURES: dict[tuple[str, bool], tuple[str, ...]] = {
         "Tensor min",
         "Number min",
     ),
+    ("clip", False): (
+        "Tensor input, Tensor min = None, Tensor max = None, *, Tensor out = None",
+        "Tensor input, Number min = None, Number max = None, *, Tensor out = None",
+    ),
+    ("clip", True): (
+        "Tensor min = None, Tensor max = None",
+        "Number min = None, Number max = None",
+    ),
+    ("clip_", False): (
+        "Tensor input, Tensor min = None, Tensor max = None",
+        "Tensor input, Number min = None, Number max = None",
+    ),
+    ("clip_", True): (
+        "Tensor min = None, Tensor max = None",
+        "Number min = None, Number max = None",
+    ),
     ("conv1d", False): (
         "Tensor input, Tensor weight, Tensor bias = None, tuple of ints stride = 1, tuple of ints padding = 0, tuple of ints dilation = 1, int groups = 1",
         'Tensor input, Tensor weight, Tensor bias = None, tuple of ints stride = 1, str padding = "valid", tuple of ints dilation = 1, int groups = 1',
@@ -178,6 +194,24 @@ PYTHON_SIGNATURES: dict[tuple[str, bool], tuple[str, ...]] = {
     ("div_", True): (
         "Tensor other",
         "Tensor other, *, str rounding_mode",
+        "Number other, *, str rounding_mode",
+    ),
+    ("divide", False): (
+        "Tensor input, Tensor other, *, Tensor out = None",
+        "Tensor input, Tensor other, *, str rounding_mode, Tensor out = None",
+        "Tensor input, Number other",
+        "Tensor input, Number other, *, str rounding_mode",
+    ),
+    ("divide", True): (
+        "Tensor other",
+        "Tensor other, *, str rounding_mode",
+        "Number other",
+        "Number other, *, str rounding_mode",
+    ),
+    ("divide_", True): (
+        "Tensor other",
+        "Tensor other, *, str rounding_mode",
+        "Number other",
         "Number other, *, str rounding_mode",
     ),
     ("eq", False): (
@@ -232,6 +266,30 @@ PYTHON_SIGNATURES: dict[tuple[str, bool], tuple[str, ...]] = {
         "Tensor other",
         "Number other",
     ),
+    ("greater", False): (
+        "Tensor input, Tensor other, *, Tensor out = None",
+        "Tensor input, Number other, *, Tensor out = None",
+    ),
+    ("greater", True): (
+        "Tensor other",
+        "Number other",
+    ),
+    ("greater_", True): (
+        "Tensor other",
+        "Number other",
+    ),
+    ("greater_equal", False): (
+        "Tensor input, Tensor other, *, Tensor out = None",
+        "Tensor input, Number other, *, Tensor out = None",
+    ),
+    ("greater_equal", True): (
+        "Tensor other",
+        "Number other",
+    ),
+    ("greater_equal_", True): (
+        "Tensor other",
+        "Number other",
+    ),
     ("gt", False): (
         "Tensor input, Tensor other, *, Tensor out = None",
         "Tensor input, Number other, *, Tensor out = None",
@@ -267,6 +325,30 @@ PYTHON_SIGNATURES: dict[tuple[str, bool], tuple[str, ...]] = {
     ("lerp_", True): (
         "Tensor end, Tensor weight",
         "Tensor end, Number weight",
+    ),
+    ("less", False): (
+        "Tensor input, Tensor other, *, Tensor out = None",
+        "Tensor input, Number other, *, Tensor out = None",
+    ),
+    ("less", True): (
+        "Tensor other",
+        "Number other",
+    ),
+    ("less_", True): (
+        "Tensor other",
+        "Number other",
+    ),
+    ("less_equal", False): (
+        "Tensor input, Tensor other, *, Tensor out = None",
+        "Tensor input, Number other, *, Tensor out = None",
+    ),
+    ("less_equal", True): (
+        "Tensor other",
+        "Number other",
+    ),
+    ("less_equal_", True): (
+        "Tensor other",
+        "Number other",
     ),
     ("linspace", False): (
         "Tensor start, Tensor end, int steps, *, Tensor out = None, torch.dtype dtype = None, torch.layout layout = None, torch.device device = None, bool pin_memory = False, bool requires_grad = False",
@@ -330,6 +412,18 @@ PYTHON_SIGNATURES: dict[tuple[str, bool], tuple[str, ...]] = {
         "Tensor input, Tensor mat2, *, Tensor out = None",
         "Tensor input, Tensor mat2, torch.dtype out_dtype, *, Tensor out = None",
     ),
+    ("multiply", False): (
+        "Tensor input, Tensor other, *, Tensor out = None",
+        "Tensor input, Number other",
+    ),
+    ("multiply", True): (
+        "Tensor other",
+        "Number other",
+    ),
+    ("multiply_", True): (
+        "Tensor other",
+        "Number other",
+    ),
     ("narrow", False): (
         "Tensor input, int dim, Tensor start, int length",
         "Tensor input, int dim, int start, int length",
@@ -353,6 +447,18 @@ PYTHON_SIGNATURES: dict[tuple[str, bool], tuple[str, ...]] = {
     ("nonzero", True): (
         "",
         "*, bool as_tuple",
+    ),
+    ("not_equal", False): (
+        "Tensor input, Tensor other, *, Tensor out = None",
+        "Tensor input, Number other, *, Tensor out = None",
+    ),
+    ("not_equal", True): (
+        "Tensor other",
+        "Number other",
+    ),
+    ("not_equal_", True): (
+        "Tensor other",
+        "Number other",
     ),
     ("pow", False): (
         "Tensor input, Tensor exponent, *, Tensor out = None",
@@ -491,6 +597,18 @@ PYTHON_SIGNATURES: dict[tuple[str, bool], tuple[str, ...]] = {
         "tuple of ints dim = None, *, Number correction = None, bool keepdim = False",
         "bool unbiased = True",
     ),
+    ("subtract", False): (
+        "Tensor input, Tensor other, *, Number alpha = 1, Tensor out = None",
+        "Tensor input, Number other, Number alpha = 1",
+    ),
+    ("subtract", True): (
+        "Tensor other, *, Number alpha = 1",
+        "Number other, Number alpha = 1",
+    ),
+    ("subtract_", True): (
+        "Tensor other, *, Number alpha = 1",
+        "Number other, Number alpha = 1",
+    ),
     ("sum", False): (
         "Tensor input, *, torch.dtype dtype = None",
         "Tensor input, tuple of ints dim, bool keepdim = False, *, torch.dtype dtype = None, Tensor out = None",
@@ -503,6 +621,18 @@ PYTHON_SIGNATURES: dict[tuple[str, bool], tuple[str, ...]] = {
         "torch.device device = None, torch.dtype dtype = None, bool non_blocking = False, bool copy = False, *, torch.memory_format memory_format = None",
         "torch.dtype dtype, bool non_blocking = False, bool copy = False, *, torch.memory_format memory_format = None",
         "Tensor tensor, bool non_blocking = False, bool copy = False, *, torch.memory_format memory_format = None",
+    ),
+    ("true_divide", False): (
+        "Tensor input, Tensor other, *, Tensor out = None",
+        "Tensor input, Number other",
+    ),
+    ("true_divide", True): (
+        "Tensor other",
+        "Number other",
+    ),
+    ("true_divide_", True): (
+        "Tensor other",
+        "Number other",
     ),
     ("var", False): (
         "Tensor input, tuple of ints dim, bool unbiased = True, bool keepdim = False, *, Tensor out = None",
@@ -572,4 +702,8 @@ HIDDEN_SIGNATURES: dict[tuple[str, bool], str] = {
     ("sub", False): "Tensor input, Tensor other, *, Number alpha = 1, Tensor out = None",
     ("sub", True): "Tensor other, *, Number alpha = 1",
     ("sub_", True): "Tensor other, *, Number alpha = 1",
+    (
+        "type",
+        True,
+    ): "object dtype = None, bool non_blocking = False, *, torch.memory_format memory_format = None",
 }

@@ -185,3 +185,7 @@ META_KERNELS.update(META_KERNELS_LAYOUT, **VIEW_CPU_META_KERNELS)
 from tensordispatch.backends.meta.nn import NN_META_KERNELS
 
 META_KERNELS.update(NN_META_KERNELS)
+
+from tensordispatch.backends.meta.pointwise_more import M1_META_KERNELS
+
+META_KERNELS.update(M1_META_KERNELS)

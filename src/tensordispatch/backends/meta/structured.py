@@ -332,3 +332,7 @@ META_FUNCTIONS.update(NN_META_FUNCTIONS)
 from tensordispatch.backends.meta.linalg import LINALG_META_FUNCTIONS
 
 META_FUNCTIONS.update(LINALG_META_FUNCTIONS)
+
+from tensordispatch.backends.meta.pointwise_more import M1_META_FUNCTIONS
+
+META_FUNCTIONS.update(M1_META_FUNCTIONS)

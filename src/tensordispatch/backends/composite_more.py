@@ -1,0 +1,141 @@
+"""CompositeExplicitAutograd kernels of M1's everyday operators, merged into
+``COMPOSITE_KERNELS``: the ``new_*`` factories (the options default to ``self``'s: torch's
+``self.options().merge_in(...)``), ``isnan``, ``isinf``, ``nan_to_num`` and
+``nan_to_num_`` (over ``nan_to_num.out``, whose CPU and Meta kernels live in
+backends/cpu/pointwise_more.py and backends/meta/pointwise_more.py).
+
+They call operators through the dispatcher, so every backend with the operators they use
+runs them (Meta included).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tensordispatch.backends.aten import op
+from tensordispatch.tensor.tensor import Tensor
+
+__all__ = ["M1_COMPOSITE"]
+
+
+def _merged(self: Tensor, dtype: Any, layout: Any, device: Any, pin_memory: Any) -> dict[str, Any]:
+    options: dict[str, Any] = {
+        "dtype": self.dtype if dtype is None else dtype,
+        "device": self.device if device is None else device,
+    }
+    if layout is not None:
+        options["layout"] = layout
+    if pin_memory is not None:
+        options["pin_memory"] = pin_memory
+    return options
+
+
+def new_empty(self: Tensor, size: Any, *, dtype: Any = None, layout: Any = None,
+              device: Any = None, pin_memory: Any = None) -> Tensor:  # fmt: skip
+    """aten::new_empty: uninitialized, with ``self``'s dtype and device unless given.
+
+    >>> import tensordispatch as td
+    >>> td.ones(2, dtype=td.int8).new_empty((3,)).dtype
+    tensordispatch.int8
+    """
+    options = _merged(self, dtype, layout, device, pin_memory)
+    return op("empty.memory_format")(list(size), **options)  # type: ignore[no-any-return]
+
+
+def new_empty_strided(self: Tensor, size: Any, stride: Any, *, dtype: Any = None,
+                      layout: Any = None, device: Any = None, pin_memory: Any = None) -> Tensor:  # fmt: skip
+    """aten::new_empty_strided: ``empty_strided`` with ``self``'s options by default."""
+    options = _merged(self, dtype, layout, device, pin_memory)
+    return op("empty_strided")(list(size), list(stride), **options)  # type: ignore[no-any-return]
+
+
+def new_full(self: Tensor, size: Any, fill_value: Any, *, dtype: Any = None, layout: Any = None,
+             device: Any = None, pin_memory: Any = None) -> Tensor:  # fmt: skip
+    """aten::new_full: ``full`` with ``self``'s dtype (not the fill value's) by default.
+
+    >>> import tensordispatch as td
+    >>> td.ones(1, dtype=td.int32).new_full((2,), 7)
+    tensor([7, 7], dtype=tensordispatch.int32)
+    """
+    options = _merged(self, dtype, layout, device, pin_memory)
+    return op("full")(list(size), fill_value, **options)  # type: ignore[no-any-return]
+
+
+def new_zeros(self: Tensor, size: Any, *, dtype: Any = None, layout: Any = None,
+              device: Any = None, pin_memory: Any = None) -> Tensor:  # fmt: skip
+    """aten::new_zeros.
+
+    >>> import tensordispatch as td
+    >>> td.ones(1, dtype=td.float64).new_zeros((2,))
+    tensor([0., 0.], dtype=tensordispatch.float64)
+    """
+    options = _merged(self, dtype, layout, device, pin_memory)
+    return op("zeros")(list(size), **options)  # type: ignore[no-any-return]
+
+
+def new_ones(self: Tensor, size: Any, *, dtype: Any = None, layout: Any = None,
+             device: Any = None, pin_memory: Any = None) -> Tensor:  # fmt: skip
+    """aten::new_ones."""
+    options = _merged(self, dtype, layout, device, pin_memory)
+    return op("ones")(list(size), **options)  # type: ignore[no-any-return]
+
+
+def _bool_like(self: Tensor, value: int) -> Tensor:
+    from tensordispatch.tensor.dtypes import bool as bool_
+
+    return op("ones_like" if value else "zeros_like")(self, dtype=bool_)  # type: ignore[no-any-return]
+
+
+def isnan(self: Tensor) -> Tensor:
+    """aten::isnan: ``self != self``.
+
+    >>> import tensordispatch as td
+    >>> td.isnan(td.tensor([1.0, float("nan")]))
+    tensor([False,  True])
+    """
+    return op("ne.Tensor")(self, self)  # type: ignore[no-any-return]
+
+
+def isinf(self: Tensor) -> Tensor:
+    """aten::isinf: infinite (either part for complex; always False for integers and bool).
+
+    >>> import tensordispatch as td
+    >>> td.isinf(td.tensor([1.0, float("-inf")]))
+    tensor([False,  True])
+    """
+    if not (self.dtype.is_floating_point or self.dtype.is_complex):
+        return _bool_like(self, 0)
+    if self.dtype.is_complex:
+        from tensordispatch.ops.bindings_tensor import _imag, _real
+
+        return op("logical_or")(isinf(_real(self)), isinf(_imag(self)))  # type: ignore[no-any-return]
+    return op("eq.Scalar")(op("abs")(self), float("inf"))  # type: ignore[no-any-return]
+
+
+def nan_to_num(self: Tensor, nan: Any = None, posinf: Any = None, neginf: Any = None) -> Tensor:
+    """aten::nan_to_num: nan, +inf and -inf replaced (by 0 and the dtype's largest and lowest
+    finite values unless given).
+
+    >>> import tensordispatch as td
+    >>> td.nan_to_num(td.tensor([float("nan"), float("inf"), 1.0]), posinf=9.0)
+    tensor([0., 9., 1.])
+    """
+    result = op("empty_like")(self)
+    return op("nan_to_num.out")(self, nan, posinf, neginf, out=result)  # type: ignore[no-any-return]
+
+
+def nan_to_num_(self: Tensor, nan: Any = None, posinf: Any = None, neginf: Any = None) -> Tensor:
+    return op("nan_to_num.out")(self, nan, posinf, neginf, out=self)  # type: ignore[no-any-return]
+
+
+M1_COMPOSITE: dict[str, Any] = {
+    "new_empty": new_empty,
+    "new_empty_strided": new_empty_strided,
+    "new_full": new_full,
+    "new_zeros": new_zeros,
+    "new_ones": new_ones,
+    "isnan": isnan,
+    "isinf": isinf,
+    "nan_to_num": nan_to_num,
+    "nan_to_num_": nan_to_num_,
+}

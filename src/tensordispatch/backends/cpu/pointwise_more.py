@@ -1,0 +1,86 @@
+"""CPU kernels of M1's pointwise operators, merged into POINTWISE_CPU: the impls of the
+structured ``isposinf.out``, ``isneginf.out``, ``signbit.out`` (their meta functions are in
+backends/meta/pointwise_more.py) and the ``nan_to_num.out`` kernel.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from tensordispatch.backends.meta.pointwise_more import nan_to_num_spec
+from tensordispatch.backends.structured import prepare_out
+from tensordispatch.tensor.tensor import Tensor
+
+__all__ = ["M1_CPU_KERNELS", "nan_to_num_out"]
+
+
+def _float_test(test: Any) -> Any:
+    def impl(pre: Any, self: Tensor, out: Tensor) -> None:
+        if pre.is_floating_point:
+            np.copyto(out._data, test(self._data))
+        else:  # integers and bool are never infinite
+            out._data[...] = False
+
+    impl.__name__ = f"{test.__name__}_out"
+    return impl
+
+
+def signbit_out(pre: Any, self: Tensor, out: Tensor) -> None:
+    if pre.is_complex:
+        raise NotImplementedError("signbit is not implemented for complex tensors.")
+    if pre.is_floating_point:
+        np.copyto(out._data, np.signbit(self._data))
+    elif pre.name == "bool" or not pre.is_signed:
+        out._data[...] = False
+    else:
+        np.copyto(out._data, self._data < 0)
+
+
+def _replacement(value: Any, default: Any, real: Any) -> Any:
+    if value is None:
+        return default
+    with np.errstate(over="ignore"):  # torch's static_cast: too large a value becomes inf
+        return np.array(value, dtype=np.float64).astype(real)
+
+
+def nan_to_num_out(
+    self: Tensor, nan: Any = None, posinf: Any = None, neginf: Any = None, *, out: Tensor
+) -> Tensor:
+    """nan_to_num.out: integers and bool are copied; floating parts (real and imaginary
+    parts separately) have nan, +inf, -inf replaced, the defaults being 0 and the real
+    dtype's largest and lowest finite values, given values cast to it (1e300 in float32 is
+    inf, as torch's cast).
+
+    >>> import tensordispatch as td
+    >>> x = td.tensor([float("nan"), float("-inf")], dtype=td.float16)
+    >>> td.nan_to_num(x)
+    tensor([     0., -65504.], dtype=tensordispatch.float16)
+    """
+    prepare_out(out, nan_to_num_spec(self, out))
+    x = self._data
+    if not (self.dtype.is_floating_point or self.dtype.is_complex):
+        np.copyto(out._data, x)
+        return out
+    real = x.real.dtype
+    info = np.finfo(real)
+    values = np.array(x, copy=True)
+    parts = (values.real, values.imag) if self.dtype.is_complex else (values,)
+    nan_value = _replacement(nan, real.type(0), real)
+    high = _replacement(posinf, info.max, real)
+    low = _replacement(neginf, info.min, real)
+    for part in parts:
+        part[np.isnan(part)] = nan_value
+        part[np.isposinf(part)] = high
+        part[np.isneginf(part)] = low
+    np.copyto(out._data, values)
+    return out
+
+
+M1_CPU_KERNELS: dict[str, Any] = {
+    "isposinf_out": _float_test(np.isposinf),
+    "isneginf_out": _float_test(np.isneginf),
+    "signbit_out": signbit_out,
+    "nan_to_num_out": nan_to_num_out,
+}

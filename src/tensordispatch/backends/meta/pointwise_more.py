@@ -1,0 +1,80 @@
+"""Meta functions and kernels of M1's pointwise operators, merged into the pointwise tables
+(backends/meta/pointwise.py): the force-boolean structured ops ``isposinf``, ``isneginf``,
+``signbit`` (TensorIterator's ``build_borrowing_unary_force_boolean_op``: a bool output of
+the input's shape, the computation in the input's dtype) and ``nan_to_num.out``'s Meta kernel.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from tensordispatch.backends.common import scalar_type_name
+from tensordispatch.backends.meta.iterator import as_computed, output_strides
+from tensordispatch.backends.overlap import check_written
+from tensordispatch.backends.structured import prepare_out
+from tensordispatch.tensor import dtypes as _dt
+from tensordispatch.tensor.tensor import Tensor
+
+__all__ = ["M1_META_FUNCTIONS", "M1_META_KERNELS", "nan_to_num_spec"]
+
+
+def _force_boolean(name: str, complex_text: str) -> Callable[..., Any]:
+    """The meta function of a unary op with a bool result: ``complex_text`` (empty: complex
+    allowed here) refuses complex input, then an out= tensor must be bool."""
+
+    def meta(outs: Any, self: Tensor) -> Any:
+        if complex_text and self.dtype.is_complex:
+            raise RuntimeError(complex_text)
+        shape = self._shape
+        if outs is not None:
+            out = outs[0]
+            if out.dtype is not _dt.bool:
+                raise RuntimeError(f"{name} does not support non-boolean outputs.")
+            check_written(out, (self,))
+            if out._shape == shape:
+                return ((shape, out._strides, _dt.bool),), self.dtype
+        strides = output_strides(shape, as_computed((self,), self.dtype))
+        return ((shape, strides, _dt.bool),), self.dtype
+
+    meta.__name__ = name
+    return meta
+
+
+def nan_to_num_spec(self: Tensor, out: Tensor) -> Any:
+    """nan_to_num.out's checks (out keeps the input's dtype) and its output spec.
+
+    >>> from tensordispatch.tensor import tensor, float64
+    >>> nan_to_num_spec(tensor([1.0]), tensor([0.0], dtype=float64))
+    Traceback (most recent call last):
+    ...
+    RuntimeError: nan_to_num: dtype of out: Double should be same as input: Float
+    """
+    if out.dtype is not self.dtype:
+        raise RuntimeError(
+            f"nan_to_num: dtype of out: {scalar_type_name(out.dtype)} should be same as input: "
+            f"{scalar_type_name(self.dtype)}"
+        )
+    if out is not self:
+        check_written(out, (self,))
+    shape = self._shape
+    if out._shape == shape:
+        return (shape, out._strides, self.dtype)
+    return (shape, output_strides(shape, as_computed((self,), self.dtype)), self.dtype)
+
+
+def nan_to_num_out_meta(
+    self: Tensor, nan: Any = None, posinf: Any = None, neginf: Any = None, *, out: Tensor
+) -> Tensor:
+    prepare_out(out, nan_to_num_spec(self, out))
+    return out
+
+
+M1_META_FUNCTIONS: dict[str, Callable[..., Any]] = {
+    "isposinf": _force_boolean("isposinf", "isposinf does not support complex inputs."),
+    "isneginf": _force_boolean("isneginf", "isneginf does not support complex inputs."),
+    # signbit refuses complex in its CPU kernel (NotImplementedError), not on meta
+    "signbit": _force_boolean("signbit", ""),
+}
+
+M1_META_KERNELS: dict[str, Any] = {"nan_to_num_out_meta": nan_to_num_out_meta}
