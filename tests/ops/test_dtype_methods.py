@@ -119,3 +119,49 @@ def test_error_texts_golden() -> None:
     assert str(e.value) == "half() takes 0 positional arguments but 1 was given"
     with pytest.raises(ValueError, match="^invalid type: 'torch.Nope'$"):
         x.type("torch.Nope")
+
+
+NEW_TENSOR: dict[str, Callable[[Any, Any], Any]] = {
+    "list to int32": lambda m, x: x.new_tensor([1.7, 2.0]),
+    "scalar": lambda m, x: x.new_tensor(3),
+    "dtype": lambda m, x: x.new_tensor([1.5], dtype=m.float64),
+    "nested": lambda m, x: x.new_tensor([[1, 2], [3, 4]]),
+    "meta": lambda m, x: x.new_tensor([1, 2], device="meta"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(NEW_TENSOR))
+def test_new_tensor_matches_torch(case: str) -> None:
+    expected = NEW_TENSOR[case](torch, torch.ones(2, dtype=torch.int32))
+    got = NEW_TENSOR[case](td, td.ones(2, dtype=td.int32))
+    assert got.dtype.name == str(expected.dtype).split(".")[-1]
+    assert tuple(got.shape) == tuple(expected.shape)
+    assert got.device.type == expected.device.type
+    if got.device.type == "cpu":
+        assert got.tolist() == expected.tolist()
+
+
+def test_new_tensor_from_tensor_copies_without_history() -> None:
+    source = td.tensor([1.5, 2.5], requires_grad=True)
+    with pytest.warns(UserWarning, match="^To copy construct from a tensor, it is recommended"):
+        copy = td.ones(1).new_tensor(source)
+    assert not copy.requires_grad
+    copy[0] = 9.0
+    assert source[0].item() == 1.5
+    assert td.ones(1).new_tensor([1.0], requires_grad=True).requires_grad
+
+
+NEW_TENSOR_ERRORS: dict[str, Callable[[Any], Any]] = {
+    "missing": lambda x: x.new_tensor(),
+    "keyword": lambda x: x.new_tensor([1], foo=1),
+    "two positional": lambda x: x.new_tensor([1], 2),
+}
+
+
+@pytest.mark.parametrize("case", sorted(NEW_TENSOR_ERRORS))
+def test_new_tensor_errors_match_torch(case: str) -> None:
+    with pytest.raises(TypeError) as expected:
+        NEW_TENSOR_ERRORS[case](torch.ones(2))
+    with pytest.raises(TypeError) as got:
+        NEW_TENSOR_ERRORS[case](td.ones(2))
+    assert str(got.value) == str(expected.value)

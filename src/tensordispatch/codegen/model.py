@@ -215,6 +215,7 @@ PYTHON_METHODS: dict[str, str] = {
     "cfloat": "tensordispatch.ops.bindings_dtype:cfloat",
     "cdouble": "tensordispatch.ops.bindings_dtype:cdouble",
     "type": "tensordispatch.ops.bindings_dtype:type_",
+    "new_tensor": "tensordispatch.ops.bindings_dtype:new_tensor",
 }
 
 # (method name, schema argument) -> torch's Python name for it: torch binds Tensor.copy_ by

@@ -353,6 +353,7 @@ from tensordispatch.ops.bindings_tensor import is_neg as _m_is_neg
 from tensordispatch.ops.bindings_dtype import long as _m_long
 from tensordispatch.ops.bindings_tensor import mH as _m_mH
 from tensordispatch.ops.bindings_tensor import mT as _m_mT
+from tensordispatch.ops.bindings_dtype import new_tensor as _m_new_tensor
 from tensordispatch.ops.bindings import nonzero as _m_nonzero
 from tensordispatch.ops.bindings_reductions import norm as _m_norm
 from tensordispatch.ops.bindings import random_ as _m_random_
@@ -3996,6 +3997,7 @@ METHODS = {
     'new_empty_strided': _m_new_empty_strided,
     'new_full': _m_new_full,
     'new_ones': _m_new_ones,
+    'new_tensor': _m_new_tensor,
     'new_zeros': _m_new_zeros,
     'nonzero': _m_nonzero,
     'norm': _m_norm,

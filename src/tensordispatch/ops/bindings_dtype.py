@@ -1,6 +1,7 @@
 """Tensor methods that convert to a dtype named by the method: ``float()``, ``double()``,
 ``half()``, ``long()``, ``int()``, ``short()``, ``char()``, ``byte()``, ``bool()``,
-``cfloat()``, ``cdouble()``, and ``type()`` (installed by generated/methods.py from
+``cfloat()``, ``cdouble()``, ``type()``, and ``new_tensor()`` (a copy of data with this
+tensor's dtype and device by default) (installed by generated/methods.py from
 codegen/model.py's PYTHON_METHODS).
 
 Torch binds these by hand in C++ over ``self.to(dtype, non_blocking=False, copy=False,
@@ -14,6 +15,7 @@ prints, so programs comparing them run unchanged. Differences from torch: there 
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 from tensordispatch.backends.aten import op
@@ -23,7 +25,7 @@ from tensordispatch.tensor.tensor import Tensor
 
 __all__ = [
     "bool_", "byte", "cdouble", "cfloat", "char", "double", "float_", "half", "int_", "long",
-    "short", "type_",
+    "new_tensor", "short", "type_",
 ]  # fmt: skip
 
 # dtype name -> the scalar type name in torch's legacy tensor type names ('torch.<X>Tensor').
@@ -153,3 +155,40 @@ def type_(
 
 type_.__name__ = type_.__qualname__ = "type"
 
+
+
+def new_tensor(
+    self: Tensor, *args: Any, dtype: Any = None, device: Any = None,
+    requires_grad: bool = False, layout: Any = None, pin_memory: bool = False,
+) -> Tensor:  # fmt: skip
+    """``x.new_tensor(data, *, dtype=None, device=None, requires_grad=False)``: a new tensor
+    holding a copy of ``data``, with ``x``'s dtype and device unless given. A tensor ``data``
+    is copied without its history, with torch's warning.
+
+    >>> import tensordispatch as td
+    >>> td.ones(1, dtype=td.int32).new_tensor([1.7, 2.0])
+    tensor([1, 2], dtype=tensordispatch.int32)
+    """
+    if not args:
+        raise TypeError('new_tensor() missing 1 required positional arguments: "data"')
+    if len(args) > 1:
+        raise TypeError(f"new_tensor() takes 1 positional argument but {len(args)} were given")
+    data = args[0]
+    dtype = self.dtype if dtype is None else dtype
+    device = self.device if device is None else device
+    if isinstance(data, Tensor):
+        warnings.warn(
+            "To copy construct from a tensor, it is recommended to use "
+            "sourceTensor.detach().clone() or sourceTensor.detach().clone().requires_grad_(True), "
+            "rather than tensor.new_tensor(sourceTensor).",
+            UserWarning,
+            stacklevel=2,
+        )
+        result = op("_to_copy")(op("detach")(data), dtype=dtype, device=device)
+    else:
+        from tensordispatch.tensor import tensor
+
+        result = tensor(data, dtype=dtype, device=device)
+    if requires_grad:
+        result.requires_grad_(True)
+    return result  # type: ignore[no-any-return]
