@@ -98,8 +98,8 @@ def test_legacy_empty_inputs_as_torch() -> None:
     e, pe = td.zeros(0), torch.zeros(0)
     _same(td.cat([e, m, e], 1), torch.cat([pe, pm, pe], 1))
     v, pv = _pair(np.arange(3.0))
-    _same(td.cat([td.zeros(0, dtype=td.float64), v, td.zeros(0, dtype=td.float64)]),
-          torch.cat([torch.zeros(0, dtype=torch.float64), pv, torch.zeros(0, dtype=torch.float64)]))  # fmt: skip
+    e64, pe64 = td.zeros(0, dtype=td.float64), torch.zeros(0, dtype=torch.float64)
+    _same(td.cat([e64, v, e64]), torch.cat([pe64, pv, pe64]))
     _same(td.cat([e, e]), torch.cat([pe, pe]))
 
 
