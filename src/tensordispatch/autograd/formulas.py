@@ -470,7 +470,7 @@ def _helpers(namespace: dict[str, Any]) -> dict[str, Any]:
         name: fn
         for name, fn in namespace.items()
         if (
-            name == "M_PI"
+            name in ("M_PI", "M_LN2")
             or (getattr(fn, "__module__", None) or "").startswith("tensordispatch.autograd")
         )
         and (not name.startswith("_") or name.endswith(("_backward_data", "_to_copy_backward")))

@@ -28,6 +28,7 @@ from tensordispatch.tensor.values import resolved_values
 __all__ = ["Options", "options"]
 
 M_PI = math.pi
+M_LN2 = math.log(2.0)  # exp2's formula
 _zeros = _deferred_op(globals(), "_zeros", "zeros")
 _zeros_like = _deferred_op(globals(), "_zeros_like", "zeros_like")
 _sum_dim = _deferred_op(globals(), "_sum_dim", "sum.dim_IntList")

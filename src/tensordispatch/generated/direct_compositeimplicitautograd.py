@@ -15,7 +15,7 @@ KEY = 'CompositeImplicitAutograd'
 
 
 
-_k0 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'absolute', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3692')
+_k0 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'absolute', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3999')
 
 
 def absolute(self):
@@ -23,7 +23,7 @@ def absolute(self):
 
 
 
-_k1 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'absolute_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3700')
+_k1 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'absolute_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4007')
 
 
 def absolute_out(self, *, out):
@@ -31,7 +31,7 @@ def absolute_out(self, *, out):
 
 
 
-_k2 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'absolute_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3696')
+_k2 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'absolute_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4003')
 
 
 def absolute_(self):
@@ -47,987 +47,1155 @@ def adjoint(self):
 
 
 
-_k4 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'chunk', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1655')
+_k4 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'arccos', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3957')
 
 
-def chunk(self, chunks, dim=0):
-    return _k4(self, chunks, dim)
-
-
-
-_k5 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'clip', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3788')
-
-
-def clip(self, min=None, max=None):
-    return _k5(self, min, max)
+def arccos(self):
+    return _k4(self)
 
 
 
-_k6 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'clip', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3793')
+_k5 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'arccos_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3963')
 
 
-def clip_Tensor(self, min=None, max=None):
-    return _k6(self, min, max)
-
-
-
-_k7 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'clip_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3810')
-
-
-def clip_Tensor_out(self, min=None, max=None, *, out):
-    return _k7(self, min, max, out=out)
+def arccos_out(self, *, out):
+    return _k5(self, out=out)
 
 
 
-_k8 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'clip_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3806')
+_k6 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'arccos_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3960')
 
 
-def clip_out(self, min=None, max=None, *, out):
-    return _k8(self, min, max, out=out)
-
-
-
-_k9 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'clip_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3797')
-
-
-def clip_(self, min=None, max=None):
-    return _k9(self, min, max)
+def arccos_(self):
+    return _k6(self)
 
 
 
-_k10 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'clip_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3802')
+_k7 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'arccosh', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3981')
 
 
-def clip__Tensor(self, min=None, max=None):
-    return _k10(self, min, max)
-
-
-
-_k11 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'conj', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1371')
-
-
-def conj(self):
-    return _k11(self)
+def arccosh(self):
+    return _k7(self)
 
 
 
-_k12 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'conj_physical', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1406')
+_k8 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'arccosh_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3987')
 
 
-def conj_physical(self):
+def arccosh_out(self, *, out):
+    return _k8(self, out=out)
+
+
+
+_k9 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'arccosh_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3984')
+
+
+def arccosh_(self):
+    return _k9(self)
+
+
+
+_k10 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'arcsin', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3949')
+
+
+def arcsin(self):
+    return _k10(self)
+
+
+
+_k11 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'arcsin_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3955')
+
+
+def arcsin_out(self, *, out):
+    return _k11(self, out=out)
+
+
+
+_k12 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'arcsin_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3952')
+
+
+def arcsin_(self):
     return _k12(self)
 
 
 
-_k13 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'contiguous', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1730')
+_k13 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'arcsinh', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3973')
+
+
+def arcsinh(self):
+    return _k13(self)
+
+
+
+_k14 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'arcsinh_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3979')
+
+
+def arcsinh_out(self, *, out):
+    return _k14(self, out=out)
+
+
+
+_k15 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'arcsinh_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3976')
+
+
+def arcsinh_(self):
+    return _k15(self)
+
+
+
+_k16 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'arctan', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3965')
+
+
+def arctan(self):
+    return _k16(self)
+
+
+
+_k17 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'arctan_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3971')
+
+
+def arctan_out(self, *, out):
+    return _k17(self, out=out)
+
+
+
+_k18 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'arctan_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3968')
+
+
+def arctan_(self):
+    return _k18(self)
+
+
+
+_k19 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'arctanh', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3989')
+
+
+def arctanh(self):
+    return _k19(self)
+
+
+
+_k20 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'arctanh_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3995')
+
+
+def arctanh_out(self, *, out):
+    return _k20(self, out=out)
+
+
+
+_k21 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'arctanh_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3992')
+
+
+def arctanh_(self):
+    return _k21(self)
+
+
+
+_k22 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'chunk', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1655')
+
+
+def chunk(self, chunks, dim=0):
+    return _k22(self, chunks, dim)
+
+
+
+_k23 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'clip', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4095')
+
+
+def clip(self, min=None, max=None):
+    return _k23(self, min, max)
+
+
+
+_k24 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'clip', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4100')
+
+
+def clip_Tensor(self, min=None, max=None):
+    return _k24(self, min, max)
+
+
+
+_k25 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'clip_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4117')
+
+
+def clip_Tensor_out(self, min=None, max=None, *, out):
+    return _k25(self, min, max, out=out)
+
+
+
+_k26 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'clip_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4113')
+
+
+def clip_out(self, min=None, max=None, *, out):
+    return _k26(self, min, max, out=out)
+
+
+
+_k27 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'clip_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4104')
+
+
+def clip_(self, min=None, max=None):
+    return _k27(self, min, max)
+
+
+
+_k28 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'clip_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4109')
+
+
+def clip__Tensor(self, min=None, max=None):
+    return _k28(self, min, max)
+
+
+
+_k29 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'conj', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1371')
+
+
+def conj(self):
+    return _k29(self)
+
+
+
+_k30 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'conj_physical', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1406')
+
+
+def conj_physical(self):
+    return _k30(self)
+
+
+
+_k31 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'contiguous', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1730')
 
 
 def contiguous(self, *, memory_format=0):
-    return _k13(self, memory_format=memory_format)
+    return _k31(self, memory_format=memory_format)
 
 
 
-_k14 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'conv1d_symint', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1519')
+_k32 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'conv1d_symint', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1519')
 
 
 def conv1d(input, weight, bias=None, stride=(1,), padding=(0,), dilation=(1,), groups=1):
-    return _k14(input, weight, bias, stride, padding, dilation, groups)
+    return _k32(input, weight, bias, stride, padding, dilation, groups)
 
 
 
-_k15 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'conv1d_padding_symint', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1523')
+_k33 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'conv1d_padding_symint', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1523')
 
 
 def conv1d_padding(input, weight, bias=None, stride=(1,), padding='valid', dilation=(1,), groups=1):
-    return _k15(input, weight, bias, stride, padding, dilation, groups)
+    return _k33(input, weight, bias, stride, padding, dilation, groups)
 
 
 
-_k16 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'conv2d_symint', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1528')
+_k34 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'conv2d_symint', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1528')
 
 
 def conv2d(input, weight, bias=None, stride=(1, 1), padding=(0, 0), dilation=(1, 1), groups=1):
-    return _k16(input, weight, bias, stride, padding, dilation, groups)
+    return _k34(input, weight, bias, stride, padding, dilation, groups)
 
 
 
-_k17 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'conv2d_padding_symint', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1532')
+_k35 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'conv2d_padding_symint', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1532')
 
 
 def conv2d_padding(input, weight, bias=None, stride=(1, 1), padding='valid', dilation=(1, 1), groups=1):
-    return _k17(input, weight, bias, stride, padding, dilation, groups)
+    return _k35(input, weight, bias, stride, padding, dilation, groups)
 
 
 
-_k18 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'cross_entropy_loss', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1492')
+_k36 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'cross_entropy_loss', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1492')
 
 
 def cross_entropy_loss(self, target, weight=None, reduction=1, ignore_index=-100, label_smoothing=0.0):
-    return _k18(self, target, weight, reduction, ignore_index, label_smoothing)
+    return _k36(self, target, weight, reduction, ignore_index, label_smoothing)
 
 
 
-_k19 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3733')
+_k37 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4040')
 
 
 def divide_Scalar(self, other):
-    return _k19(self, other)
-
-
-
-_k20 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3747')
-
-
-def divide_Scalar_mode(self, other, *, rounding_mode):
-    return _k20(self, other, rounding_mode=rounding_mode)
-
-
-
-_k21 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3725')
-
-
-def divide_Tensor(self, other):
-    return _k21(self, other)
-
-
-
-_k22 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3739')
-
-
-def divide_Tensor_mode(self, other, *, rounding_mode):
-    return _k22(self, other, rounding_mode=rounding_mode)
-
-
-
-_k23 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3731')
-
-
-def divide_out(self, other, *, out):
-    return _k23(self, other, out=out)
-
-
-
-_k24 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3745')
-
-
-def divide_out_mode(self, other, *, rounding_mode, out):
-    return _k24(self, other, rounding_mode=rounding_mode, out=out)
-
-
-
-_k25 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3736')
-
-
-def divide__Scalar(self, other):
-    return _k25(self, other)
-
-
-
-_k26 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3750')
-
-
-def divide__Scalar_mode(self, other, *, rounding_mode):
-    return _k26(self, other, rounding_mode=rounding_mode)
-
-
-
-_k27 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3728')
-
-
-def divide__Tensor(self, other):
-    return _k27(self, other)
-
-
-
-_k28 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3742')
-
-
-def divide__Tensor_mode(self, other, *, rounding_mode):
-    return _k28(self, other, rounding_mode=rounding_mode)
-
-
-
-_k29 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'dropout', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1432')
-
-
-def dropout(input, p, train):
-    return _k29(input, p, train)
-
-
-
-_k30 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'dropout_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1435')
-
-
-def dropout_(self, p, train):
-    return _k30(self, p, train)
-
-
-
-_k31 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'expand_as', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3580')
-
-
-def expand_as(self, other):
-    return _k31(self, other)
-
-
-
-_k32 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'flatten', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1701')
-
-
-def flatten_using_ints(self, start_dim=0, end_dim=-1):
-    return _k32(self, start_dim, end_dim)
-
-
-
-_k33 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3862')
-
-
-def greater_Scalar(self, other):
-    return _k33(self, other)
-
-
-
-_k34 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3860')
-
-
-def greater_Scalar_out(self, other, *, out):
-    return _k34(self, other, out=out)
-
-
-
-_k35 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3867')
-
-
-def greater_Tensor(self, other):
-    return _k35(self, other)
-
-
-
-_k36 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3865')
-
-
-def greater_Tensor_out(self, other, *, out):
-    return _k36(self, other, out=out)
-
-
-
-_k37 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3870')
-
-
-def greater__Scalar(self, other):
     return _k37(self, other)
 
 
 
-_k38 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3873')
+_k38 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4054')
 
 
-def greater__Tensor(self, other):
-    return _k38(self, other)
+def divide_Scalar_mode(self, other, *, rounding_mode):
+    return _k38(self, other, rounding_mode=rounding_mode)
 
 
 
-_k39 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_equal', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3830')
+_k39 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4032')
 
 
-def greater_equal_Scalar(self, other):
+def divide_Tensor(self, other):
     return _k39(self, other)
 
 
 
-_k40 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_equal_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3828')
+_k40 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4046')
 
 
-def greater_equal_Scalar_out(self, other, *, out):
-    return _k40(self, other, out=out)
-
-
-
-_k41 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_equal', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3835')
-
-
-def greater_equal_Tensor(self, other):
-    return _k41(self, other)
+def divide_Tensor_mode(self, other, *, rounding_mode):
+    return _k40(self, other, rounding_mode=rounding_mode)
 
 
 
-_k42 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_equal_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3833')
+_k41 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4038')
 
 
-def greater_equal_Tensor_out(self, other, *, out):
-    return _k42(self, other, out=out)
+def divide_out(self, other, *, out):
+    return _k41(self, other, out=out)
 
 
 
-_k43 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_equal_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3838')
+_k42 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4052')
 
 
-def greater_equal__Scalar(self, other):
+def divide_out_mode(self, other, *, rounding_mode, out):
+    return _k42(self, other, rounding_mode=rounding_mode, out=out)
+
+
+
+_k43 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4043')
+
+
+def divide__Scalar(self, other):
     return _k43(self, other)
 
 
 
-_k44 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_equal_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3841')
+_k44 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4057')
 
 
-def greater_equal__Tensor(self, other):
-    return _k44(self, other)
-
-
-
-_k45 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'isfinite', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3610')
-
-
-def isfinite(self):
-    return _k45(self)
+def divide__Scalar_mode(self, other, *, rounding_mode):
+    return _k44(self, other, rounding_mode=rounding_mode)
 
 
 
-_k46 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'isreal', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3616')
+_k45 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4035')
 
 
-def isreal(self):
-    return _k46(self)
-
-
-
-_k47 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'layer_norm', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1438')
-
-
-def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05, cudnn_enable=True):
-    return _k47(input, normalized_shape, weight, bias, eps, cudnn_enable)
+def divide__Tensor(self, other):
+    return _k45(self, other)
 
 
 
-_k48 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3878')
+_k46 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'divide_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4049')
 
 
-def less_Scalar(self, other):
-    return _k48(self, other)
-
-
-
-_k49 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3876')
-
-
-def less_Scalar_out(self, other, *, out):
-    return _k49(self, other, out=out)
+def divide__Tensor_mode(self, other, *, rounding_mode):
+    return _k46(self, other, rounding_mode=rounding_mode)
 
 
 
-_k50 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3883')
+_k47 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'dropout', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1432')
 
 
-def less_Tensor(self, other):
-    return _k50(self, other)
-
-
-
-_k51 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3881')
-
-
-def less_Tensor_out(self, other, *, out):
-    return _k51(self, other, out=out)
+def dropout(input, p, train):
+    return _k47(input, p, train)
 
 
 
-_k52 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3886')
+_k48 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'dropout_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1435')
 
 
-def less__Scalar(self, other):
-    return _k52(self, other)
-
-
-
-_k53 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3889')
-
-
-def less__Tensor(self, other):
-    return _k53(self, other)
+def dropout_(self, p, train):
+    return _k48(self, p, train)
 
 
 
-_k54 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_equal', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3846')
+_k49 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'expand_as', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3580')
 
 
-def less_equal_Scalar(self, other):
+def expand_as(self, other):
+    return _k49(self, other)
+
+
+
+_k50 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'fix', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3941')
+
+
+def fix(self):
+    return _k50(self)
+
+
+
+_k51 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'fix_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3947')
+
+
+def fix_out(self, *, out):
+    return _k51(self, out=out)
+
+
+
+_k52 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'fix_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3944')
+
+
+def fix_(self):
+    return _k52(self)
+
+
+
+_k53 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'flatten', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1701')
+
+
+def flatten_using_ints(self, start_dim=0, end_dim=-1):
+    return _k53(self, start_dim, end_dim)
+
+
+
+_k54 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4169')
+
+
+def greater_Scalar(self, other):
     return _k54(self, other)
 
 
 
-_k55 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_equal_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3844')
+_k55 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4167')
 
 
-def less_equal_Scalar_out(self, other, *, out):
+def greater_Scalar_out(self, other, *, out):
     return _k55(self, other, out=out)
 
 
 
-_k56 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_equal', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3851')
+_k56 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4174')
 
 
-def less_equal_Tensor(self, other):
+def greater_Tensor(self, other):
     return _k56(self, other)
 
 
 
-_k57 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_equal_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3849')
+_k57 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4172')
 
 
-def less_equal_Tensor_out(self, other, *, out):
+def greater_Tensor_out(self, other, *, out):
     return _k57(self, other, out=out)
 
 
 
-_k58 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_equal_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3854')
+_k58 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4177')
 
 
-def less_equal__Scalar(self, other):
+def greater__Scalar(self, other):
     return _k58(self, other)
 
 
 
-_k59 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_equal_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3857')
+_k59 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4180')
 
 
-def less_equal__Tensor(self, other):
+def greater__Tensor(self, other):
     return _k59(self, other)
 
 
 
-_k60 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'linalg_matrix_norm', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1363')
+_k60 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_equal', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4137')
 
 
-def linalg_matrix_norm(self, ord, dim=(-2, -1), keepdim=False, *, dtype=None):
-    return _k60(self, ord, dim, keepdim, dtype=dtype)
-
-
-
-_k61 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'linalg_matrix_norm', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1366')
-
-
-def linalg_matrix_norm_str_ord(self, ord='fro', dim=(-2, -1), keepdim=False, *, dtype=None):
-    return _k61(self, ord, dim, keepdim, dtype=dtype)
+def greater_equal_Scalar(self, other):
+    return _k60(self, other)
 
 
 
-_k62 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'linalg_svdvals', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1359')
+_k61 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_equal_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4135')
 
 
-def linalg_svdvals(A, *, driver=None):
-    return _k62(A, driver=driver)
-
-
-
-_k63 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'linear', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1340')
-
-
-def linear(input, weight, bias=None):
-    return _k63(input, weight, bias)
+def greater_equal_Scalar_out(self, other, *, out):
+    return _k61(self, other, out=out)
 
 
 
-_k64 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'log_softmax', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1177')
+_k62 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_equal', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4142')
 
 
-def log_softmax_int(self, dim, dtype=None):
-    return _k64(self, dim, dtype)
+def greater_equal_Tensor(self, other):
+    return _k62(self, other)
 
 
 
-_k65 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'matmul', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:898')
+_k63 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_equal_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4140')
 
 
-def matmul(self, other):
+def greater_equal_Tensor_out(self, other, *, out):
+    return _k63(self, other, out=out)
+
+
+
+_k64 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_equal_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4145')
+
+
+def greater_equal__Scalar(self, other):
+    return _k64(self, other)
+
+
+
+_k65 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'greater_equal_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4148')
+
+
+def greater_equal__Tensor(self, other):
     return _k65(self, other)
 
 
 
-_k66 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'matmul_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:901')
+_k66 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'isfinite', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3610')
 
 
-def matmul_out(self, other, *, out):
-    return _k66(self, other, out=out)
-
-
-
-_k67 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'multiply', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3719')
-
-
-def multiply_Scalar(self, other):
-    return _k67(self, other)
+def isfinite(self):
+    return _k66(self)
 
 
 
-_k68 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'multiply', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3711')
+_k67 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'isreal', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3616')
 
 
-def multiply_Tensor(self, other):
-    return _k68(self, other)
-
-
-
-_k69 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'multiply_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3717')
-
-
-def multiply_out(self, other, *, out):
-    return _k69(self, other, out=out)
+def isreal(self):
+    return _k67(self)
 
 
 
-_k70 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'multiply_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3722')
+_k68 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'layer_norm', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1438')
 
 
-def multiply__Scalar(self, other):
-    return _k70(self, other)
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05, cudnn_enable=True):
+    return _k68(input, normalized_shape, weight, bias, eps, cudnn_enable)
 
 
 
-_k71 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'multiply_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3714')
+_k69 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4185')
 
 
-def multiply__Tensor(self, other):
+def less_Scalar(self, other):
+    return _k69(self, other)
+
+
+
+_k70 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4183')
+
+
+def less_Scalar_out(self, other, *, out):
+    return _k70(self, other, out=out)
+
+
+
+_k71 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4190')
+
+
+def less_Tensor(self, other):
     return _k71(self, other)
 
 
 
-_k72 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'narrow', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1567')
+_k72 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4188')
 
 
-def narrow(self, dim, start, length):
-    return _k72(self, dim, start, length)
+def less_Tensor_out(self, other, *, out):
+    return _k72(self, other, out=out)
 
 
 
-_k73 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'narrow', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1572')
+_k73 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4193')
 
 
-def narrow_Tensor(self, dim, start, length):
-    return _k73(self, dim, start, length)
+def less__Scalar(self, other):
+    return _k73(self, other)
 
 
 
-_k74 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'negative', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3703')
+_k74 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4196')
 
 
-def negative(self):
-    return _k74(self)
+def less__Tensor(self, other):
+    return _k74(self, other)
 
 
 
-_k75 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'negative_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3709')
+_k75 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_equal', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4153')
 
 
-def negative_out(self, *, out):
-    return _k75(self, out=out)
+def less_equal_Scalar(self, other):
+    return _k75(self, other)
 
 
 
-_k76 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'negative_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3706')
+_k76 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_equal_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4151')
 
 
-def negative_(self):
-    return _k76(self)
+def less_equal_Scalar_out(self, other, *, out):
+    return _k76(self, other, out=out)
 
 
 
-_k77 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'nll_loss', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1461')
+_k77 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_equal', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4158')
 
 
-def nll_loss(self, target, weight=None, reduction=1, ignore_index=-100):
-    return _k77(self, target, weight, reduction, ignore_index)
+def less_equal_Tensor(self, other):
+    return _k77(self, other)
 
 
 
-_k78 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'nll_loss_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1455')
+_k78 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_equal_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4156')
 
 
-def nll_loss_out(self, target, weight=None, reduction=1, ignore_index=-100, *, out):
-    return _k78(self, target, weight, reduction, ignore_index, out=out)
+def less_equal_Tensor_out(self, other, *, out):
+    return _k78(self, other, out=out)
 
 
 
-_k79 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'nll_loss2d', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1477')
+_k79 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_equal_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4161')
 
 
-def nll_loss2d(self, target, weight=None, reduction=1, ignore_index=-100):
-    return _k79(self, target, weight, reduction, ignore_index)
+def less_equal__Scalar(self, other):
+    return _k79(self, other)
 
 
 
-_k80 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'nll_loss2d_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1474')
+_k80 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'less_equal_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4164')
 
 
-def nll_loss2d_out(self, target, weight=None, reduction=1, ignore_index=-100, *, out):
-    return _k80(self, target, weight, reduction, ignore_index, out=out)
+def less_equal__Tensor(self, other):
+    return _k80(self, other)
 
 
 
-_k81 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'nll_loss_nd', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1458')
+_k81 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'linalg_matrix_norm', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1363')
 
 
-def nll_loss_nd(self, target, weight=None, reduction=1, ignore_index=-100):
-    return _k81(self, target, weight, reduction, ignore_index)
+def linalg_matrix_norm(self, ord, dim=(-2, -1), keepdim=False, *, dtype=None):
+    return _k81(self, ord, dim, keepdim, dtype=dtype)
 
 
 
-_k82 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'not_equal', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3814')
+_k82 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'linalg_matrix_norm', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1366')
 
 
-def not_equal_Scalar(self, other):
-    return _k82(self, other)
+def linalg_matrix_norm_str_ord(self, ord='fro', dim=(-2, -1), keepdim=False, *, dtype=None):
+    return _k82(self, ord, dim, keepdim, dtype=dtype)
 
 
 
-_k83 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'not_equal_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3812')
+_k83 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'linalg_svdvals', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1359')
 
 
-def not_equal_Scalar_out(self, other, *, out):
-    return _k83(self, other, out=out)
+def linalg_svdvals(A, *, driver=None):
+    return _k83(A, driver=driver)
 
 
 
-_k84 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'not_equal', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3819')
+_k84 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'linear', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1340')
 
 
-def not_equal_Tensor(self, other):
-    return _k84(self, other)
+def linear(input, weight, bias=None):
+    return _k84(input, weight, bias)
 
 
 
-_k85 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'not_equal_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3817')
+_k85 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'log_softmax', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1177')
 
 
-def not_equal_Tensor_out(self, other, *, out):
-    return _k85(self, other, out=out)
+def log_softmax_int(self, dim, dtype=None):
+    return _k85(self, dim, dtype)
 
 
 
-_k86 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'not_equal_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3822')
+_k86 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'matmul', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:898')
 
 
-def not_equal__Scalar(self, other):
+def matmul(self, other):
     return _k86(self, other)
 
 
 
-_k87 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'not_equal_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3825')
+_k87 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'matmul_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:901')
 
 
-def not_equal__Tensor(self, other):
-    return _k87(self, other)
-
-
-
-_k88 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'one_hot', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1507')
-
-
-def one_hot(self, num_classes=-1):
-    return _k88(self, num_classes)
+def matmul_out(self, other, *, out):
+    return _k87(self, other, out=out)
 
 
 
-_k89 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'outer', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1294')
+_k88 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'multiply', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4026')
 
 
-def outer(self, vec2):
-    return _k89(self, vec2)
-
-
-
-_k90 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'outer_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1297')
-
-
-def outer_out(self, vec2, *, out):
-    return _k90(self, vec2, out=out)
+def multiply_Scalar(self, other):
+    return _k88(self, other)
 
 
 
-_k91 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'positive', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3686')
+_k89 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'multiply', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4018')
 
 
-def positive(self):
-    return _k91(self)
-
-
-
-_k92 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'reshape', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:678')
-
-
-def reshape(self, shape):
-    return _k92(self, shape)
+def multiply_Tensor(self, other):
+    return _k89(self, other)
 
 
 
-_k93 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'reshape_as', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3585')
+_k90 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'multiply_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4024')
 
 
-def reshape_as(self, other):
-    return _k93(self, other)
-
-
-
-_k94 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'resolve_conj', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1421')
-
-
-def resolve_conj(self):
-    return _k94(self)
+def multiply_out(self, other, *, out):
+    return _k90(self, other, out=out)
 
 
 
-_k95 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'resolve_neg', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1424')
+_k91 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'multiply_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4029')
 
 
-def resolve_neg(self):
+def multiply__Scalar(self, other):
+    return _k91(self, other)
+
+
+
+_k92 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'multiply_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4021')
+
+
+def multiply__Tensor(self, other):
+    return _k92(self, other)
+
+
+
+_k93 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'narrow', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1567')
+
+
+def narrow(self, dim, start, length):
+    return _k93(self, dim, start, length)
+
+
+
+_k94 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'narrow', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1572')
+
+
+def narrow_Tensor(self, dim, start, length):
+    return _k94(self, dim, start, length)
+
+
+
+_k95 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'negative', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4010')
+
+
+def negative(self):
     return _k95(self)
 
 
 
-_k96 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'softmax', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1160')
+_k96 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'negative_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4016')
 
 
-def softmax_int(self, dim, dtype=None):
-    return _k96(self, dim, dtype)
+def negative_out(self, *, out):
+    return _k96(self, out=out)
 
 
 
-_k97 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'split', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1632')
+_k97 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'negative_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4013')
 
 
-def split_sizes(self, split_size, dim=0):
-    return _k97(self, split_size, dim)
+def negative_(self):
+    return _k97(self)
 
 
 
-_k98 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'square', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3655')
+_k98 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'nll_loss', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1461')
 
 
-def square(self):
-    return _k98(self)
+def nll_loss(self, target, weight=None, reduction=1, ignore_index=-100):
+    return _k98(self, target, weight, reduction, ignore_index)
 
 
 
-_k99 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'square_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3665')
+_k99 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'nll_loss_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1455')
 
 
-def square_out(self, *, out):
-    return _k99(self, out=out)
+def nll_loss_out(self, target, weight=None, reduction=1, ignore_index=-100, *, out):
+    return _k99(self, target, weight, reduction, ignore_index, out=out)
 
 
 
-_k100 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'square_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3660')
+_k100 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'nll_loss2d', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1477')
 
 
-def square_(self):
-    return _k100(self)
+def nll_loss2d(self, target, weight=None, reduction=1, ignore_index=-100):
+    return _k100(self, target, weight, reduction, ignore_index)
 
 
 
-_k101 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'std', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1071')
+_k101 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'nll_loss2d_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1474')
 
 
-def std(self, unbiased=True):
-    return _k101(self, unbiased)
+def nll_loss2d_out(self, target, weight=None, reduction=1, ignore_index=-100, *, out):
+    return _k101(self, target, weight, reduction, ignore_index, out=out)
 
 
 
-_k102 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'std', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1077')
+_k102 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'nll_loss_nd', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1458')
 
 
-def std_dim(self, dim, unbiased=True, keepdim=False):
-    return _k102(self, dim, unbiased, keepdim)
+def nll_loss_nd(self, target, weight=None, reduction=1, ignore_index=-100):
+    return _k102(self, target, weight, reduction, ignore_index)
 
 
 
-_k103 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'std_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1083')
+_k103 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'not_equal', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4121')
 
 
-def std_out(self, dim, unbiased=True, keepdim=False, *, out):
-    return _k103(self, dim, unbiased, keepdim, out=out)
+def not_equal_Scalar(self, other):
+    return _k103(self, other)
 
 
 
-_k104 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'subtract', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3782')
+_k104 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'not_equal_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4119')
 
 
-def subtract_Scalar(self, other, alpha=1):
-    return _k104(self, other, alpha)
+def not_equal_Scalar_out(self, other, *, out):
+    return _k104(self, other, out=out)
 
 
 
-_k105 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'subtract', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3776')
+_k105 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'not_equal', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4126')
 
 
-def subtract_Tensor(self, other, *, alpha=1):
-    return _k105(self, other, alpha=alpha)
+def not_equal_Tensor(self, other):
+    return _k105(self, other)
 
 
 
-_k106 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'subtract_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3774')
+_k106 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'not_equal_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4124')
 
 
-def subtract_out(self, other, *, alpha=1, out):
-    return _k106(self, other, alpha=alpha, out=out)
+def not_equal_Tensor_out(self, other, *, out):
+    return _k106(self, other, out=out)
 
 
 
-_k107 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'subtract_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3785')
+_k107 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'not_equal_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4129')
 
 
-def subtract__Scalar(self, other, alpha=1):
-    return _k107(self, other, alpha)
+def not_equal__Scalar(self, other):
+    return _k107(self, other)
 
 
 
-_k108 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'subtract_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3779')
+_k108 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'not_equal_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4132')
 
 
-def subtract__Tensor(self, other, *, alpha=1):
-    return _k108(self, other, alpha=alpha)
+def not_equal__Tensor(self, other):
+    return _k108(self, other)
 
 
 
-_k109 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'to', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1747')
+_k109 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'one_hot', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1507')
 
 
-def to_device(self, device, dtype, non_blocking=False, copy=False, memory_format=None):
-    return _k109(self, device, dtype, non_blocking, copy, memory_format)
+def one_hot(self, num_classes=-1):
+    return _k109(self, num_classes)
 
 
 
-_k110 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'to', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1752')
+_k110 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'outer', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1294')
 
 
-def to_dtype(self, dtype, non_blocking=False, copy=False, memory_format=None):
-    return _k110(self, dtype, non_blocking, copy, memory_format)
+def outer(self, vec2):
+    return _k110(self, vec2)
 
 
 
-_k111 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'to', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1742')
+_k111 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'outer_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1297')
 
 
-def to_dtype_layout(self, *, dtype=None, layout=None, device=None, pin_memory=None, non_blocking=False, copy=False, memory_format=None):
-    return _k111(self, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, non_blocking=non_blocking, copy=copy, memory_format=memory_format)
+def outer_out(self, vec2, *, out):
+    return _k111(self, vec2, out=out)
 
 
 
-_k112 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'to', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1757')
+_k112 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'positive', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3686')
 
 
-def to_other(self, other, non_blocking=False, copy=False, memory_format=None):
-    return _k112(self, other, non_blocking, copy, memory_format)
+def positive(self):
+    return _k112(self)
 
 
 
-_k113 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'true_divide', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3766')
+_k113 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'reshape', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:678')
 
 
-def true_divide_Scalar(self, other):
-    return _k113(self, other)
+def reshape(self, shape):
+    return _k113(self, shape)
 
 
 
-_k114 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'true_divide', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3754')
+_k114 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'reshape_as', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3585')
 
 
-def true_divide_Tensor(self, other):
+def reshape_as(self, other):
     return _k114(self, other)
 
 
 
-_k115 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'true_divide_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3763')
+_k115 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'resolve_conj', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1421')
+
+
+def resolve_conj(self):
+    return _k115(self)
+
+
+
+_k116 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'resolve_neg', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1424')
+
+
+def resolve_neg(self):
+    return _k116(self)
+
+
+
+_k117 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'softmax', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1160')
+
+
+def softmax_int(self, dim, dtype=None):
+    return _k117(self, dim, dtype)
+
+
+
+_k118 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'split', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1632')
+
+
+def split_sizes(self, split_size, dim=0):
+    return _k118(self, split_size, dim)
+
+
+
+_k119 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'square', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3655')
+
+
+def square(self):
+    return _k119(self)
+
+
+
+_k120 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'square_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3665')
+
+
+def square_out(self, *, out):
+    return _k120(self, out=out)
+
+
+
+_k121 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'square_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3660')
+
+
+def square_(self):
+    return _k121(self)
+
+
+
+_k122 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'std', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1071')
+
+
+def std(self, unbiased=True):
+    return _k122(self, unbiased)
+
+
+
+_k123 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'std', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1077')
+
+
+def std_dim(self, dim, unbiased=True, keepdim=False):
+    return _k123(self, dim, unbiased, keepdim)
+
+
+
+_k124 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'std_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1083')
+
+
+def std_out(self, dim, unbiased=True, keepdim=False, *, out):
+    return _k124(self, dim, unbiased, keepdim, out=out)
+
+
+
+_k125 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'subtract', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4089')
+
+
+def subtract_Scalar(self, other, alpha=1):
+    return _k125(self, other, alpha)
+
+
+
+_k126 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'subtract', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4083')
+
+
+def subtract_Tensor(self, other, *, alpha=1):
+    return _k126(self, other, alpha=alpha)
+
+
+
+_k127 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'subtract_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4081')
+
+
+def subtract_out(self, other, *, alpha=1, out):
+    return _k127(self, other, alpha=alpha, out=out)
+
+
+
+_k128 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'subtract_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4092')
+
+
+def subtract__Scalar(self, other, alpha=1):
+    return _k128(self, other, alpha)
+
+
+
+_k129 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'subtract_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4086')
+
+
+def subtract__Tensor(self, other, *, alpha=1):
+    return _k129(self, other, alpha=alpha)
+
+
+
+_k130 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'to', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1747')
+
+
+def to_device(self, device, dtype, non_blocking=False, copy=False, memory_format=None):
+    return _k130(self, device, dtype, non_blocking, copy, memory_format)
+
+
+
+_k131 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'to', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1752')
+
+
+def to_dtype(self, dtype, non_blocking=False, copy=False, memory_format=None):
+    return _k131(self, dtype, non_blocking, copy, memory_format)
+
+
+
+_k132 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'to', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1742')
+
+
+def to_dtype_layout(self, *, dtype=None, layout=None, device=None, pin_memory=None, non_blocking=False, copy=False, memory_format=None):
+    return _k132(self, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, non_blocking=non_blocking, copy=copy, memory_format=memory_format)
+
+
+
+_k133 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'to', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1757')
+
+
+def to_other(self, other, non_blocking=False, copy=False, memory_format=None):
+    return _k133(self, other, non_blocking, copy, memory_format)
+
+
+
+_k134 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'true_divide', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4073')
+
+
+def true_divide_Scalar(self, other):
+    return _k134(self, other)
+
+
+
+_k135 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'true_divide', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4061')
+
+
+def true_divide_Tensor(self, other):
+    return _k135(self, other)
+
+
+
+_k136 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'true_divide_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4070')
 
 
 def true_divide_out(self, other, *, out):
-    return _k115(self, other, out=out)
+    return _k136(self, other, out=out)
 
 
 
-_k116 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'true_divide_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3770')
+_k137 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'true_divide_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4077')
 
 
 def true_divide__Scalar(self, other):
-    return _k116(self, other)
+    return _k137(self, other)
 
 
 
-_k117 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'true_divide_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3759')
+_k138 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'true_divide_', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:4066')
 
 
 def true_divide__Tensor(self, other):
-    return _k117(self, other)
+    return _k138(self, other)
 
 
 
-_k118 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'type_as', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3572')
+_k139 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'type_as', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3572')
 
 
 def type_as(self, other):
-    return _k118(self, other)
+    return _k139(self, other)
 
 
 
-_k119 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'var', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1039')
+_k140 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'var', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1039')
 
 
 def var(self, unbiased=True):
-    return _k119(self, unbiased)
+    return _k140(self, unbiased)
 
 
 
-_k120 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'var', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1045')
+_k141 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'var', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1045')
 
 
 def var_dim(self, dim, unbiased=True, keepdim=False):
-    return _k120(self, dim, unbiased, keepdim)
+    return _k141(self, dim, unbiased, keepdim)
 
 
 
-_k121 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'var_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1051')
+_k142 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'var_out', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:1051')
 
 
 def var_out(self, dim, unbiased=True, keepdim=False, *, out):
-    return _k121(self, dim, unbiased, keepdim, out=out)
+    return _k142(self, dim, unbiased, keepdim, out=out)
 
 
 
-_k122 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'view_as', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3575')
+_k143 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'view_as', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:3575')
 
 
 def view_as(self, other):
-    return _k122(self, other)
+    return _k143(self, other)
 
 
 
-_k123 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'where', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:2845')
+_k144 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'where', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:2845')
 
 
 def where(condition):
-    return _k123(condition)
+    return _k144(condition)
 
 
 
-_k124 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'where', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:2842')
+_k145 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'where', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:2842')
 
 
 def where_Scalar(condition, self, other):
-    return _k124(condition, self, other)
+    return _k145(condition, self, other)
 
 
 
-_k125 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'where', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:2839')
+_k146 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'where', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:2839')
 
 
 def where_ScalarOther(condition, self, other):
-    return _k125(condition, self, other)
+    return _k146(condition, self, other)
 
 
 
-_k126 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'where', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:2836')
+_k147 = _r._kernel(_r._CIA, 'tensordispatch.ops.decompositions:DECOMPOSITIONS', 'where', 'CompositeImplicitAutograd', 'ops/native_functions.yaml:2836')
 
 
 def where_ScalarSelf(condition, self, other):
-    return _k126(condition, self, other)
+    return _k147(condition, self, other)
 
 
 
@@ -1043,6 +1211,48 @@ OVERLOADS = {
     },
     'adjoint': {
         'default': (adjoint, 'T', 'adjoint(Tensor(a) self) -> Tensor(a)'),
+    },
+    'arccos': {
+        'default': (arccos, 'T', 'arccos(Tensor self) -> Tensor'),
+        'out': (arccos_out, 'TT', 'arccos.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'),
+    },
+    'arccos_': {
+        'default': (arccos_, 'T', 'arccos_(Tensor(a!) self) -> Tensor(a!)'),
+    },
+    'arccosh': {
+        'default': (arccosh, 'T', 'arccosh(Tensor self) -> Tensor'),
+        'out': (arccosh_out, 'TT', 'arccosh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'),
+    },
+    'arccosh_': {
+        'default': (arccosh_, 'T', 'arccosh_(Tensor(a!) self) -> Tensor(a!)'),
+    },
+    'arcsin': {
+        'default': (arcsin, 'T', 'arcsin(Tensor self) -> Tensor'),
+        'out': (arcsin_out, 'TT', 'arcsin.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'),
+    },
+    'arcsin_': {
+        'default': (arcsin_, 'T', 'arcsin_(Tensor(a!) self) -> Tensor(a!)'),
+    },
+    'arcsinh': {
+        'default': (arcsinh, 'T', 'arcsinh(Tensor self) -> Tensor'),
+        'out': (arcsinh_out, 'TT', 'arcsinh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'),
+    },
+    'arcsinh_': {
+        'default': (arcsinh_, 'T', 'arcsinh_(Tensor(a!) self) -> Tensor(a!)'),
+    },
+    'arctan': {
+        'default': (arctan, 'T', 'arctan(Tensor self) -> Tensor'),
+        'out': (arctan_out, 'TT', 'arctan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'),
+    },
+    'arctan_': {
+        'default': (arctan_, 'T', 'arctan_(Tensor(a!) self) -> Tensor(a!)'),
+    },
+    'arctanh': {
+        'default': (arctanh, 'T', 'arctanh(Tensor self) -> Tensor'),
+        'out': (arctanh_out, 'TT', 'arctanh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'),
+    },
+    'arctanh_': {
+        'default': (arctanh_, 'T', 'arctanh_(Tensor(a!) self) -> Tensor(a!)'),
     },
     'chunk': {
         'default': (chunk, 'TNN', 'chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]'),
@@ -1099,6 +1309,13 @@ OVERLOADS = {
     },
     'expand_as': {
         'default': (expand_as, 'TT', 'expand_as(Tensor(a) self, Tensor other) -> Tensor(a)'),
+    },
+    'fix': {
+        'default': (fix, 'T', 'fix(Tensor self) -> Tensor'),
+        'out': (fix_out, 'TT', 'fix.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'),
+    },
+    'fix_': {
+        'default': (fix_, 'T', 'fix_(Tensor(a!) self) -> Tensor(a!)'),
     },
     'flatten': {
         'using_ints': (flatten_using_ints, 'TNN', 'flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)'),

@@ -100,21 +100,27 @@ def abs_out(self, *, out):
     return _k15(self, out=out)
 
 
+acos = _r.wrapper_CPU_acos
+acos_out = _r.wrapper_CPU_acos_out
+acos_ = _r.wrapper_CPU_acos_
+acosh = _r.wrapper_CPU_acosh
+acosh_out = _r.wrapper_CPU_acosh_out
+acosh_ = _r.wrapper_CPU_acosh_
 
-_k16 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'add.Tensor', 'CPU', 'ops/native_functions.yaml:107')
+_k22 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'add.Tensor', 'CPU', 'ops/native_functions.yaml:107')
 
 
 def add_Tensor(self, other, *, alpha=1):
-    return _k16(self, other, alpha=alpha)
+    return _k22(self, other, alpha=alpha)
 
 
 add_out = _r.wrapper_CPU_add_out
 
-_k18 = _r._kernel(_r._CPU_INPLACE, 'tensordispatch.backends.cpu.fresh:CPU_INPLACE_KERNELS', 'add_.Tensor', 'CPU', 'ops/native_functions.yaml:107')
+_k24 = _r._kernel(_r._CPU_INPLACE, 'tensordispatch.backends.cpu.fresh:CPU_INPLACE_KERNELS', 'add_.Tensor', 'CPU', 'ops/native_functions.yaml:107')
 
 
 def add__Tensor(self, other, *, alpha=1):
-    return _k18(self, other, alpha=alpha)
+    return _k24(self, other, alpha=alpha)
 
 
 addcdiv = _r.wrapper_CPU_addcdiv
@@ -148,11 +154,11 @@ any_dims = _r.wrapper_CPU_any_dims
 any_dims_out = _r.wrapper_CPU_any_dims_out
 any_out = _r.wrapper_CPU_any_out
 
-_k49 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'arange_start_out', 'CPU', 'ops/native_functions.yaml:2065')
+_k55 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'arange_start_out', 'CPU', 'ops/native_functions.yaml:2065')
 
 
 def arange_start_out(start, end, step=1, *, out):
-    return _k49(start, end, step, out=out)
+    return _k55(start, end, step, out=out)
 
 
 argmax = _r.wrapper_CPU_argmax
@@ -160,13 +166,25 @@ argmax_out = _r.wrapper_CPU_argmax_out
 argmin = _r.wrapper_CPU_argmin
 argmin_out = _r.wrapper_CPU_argmin_out
 
-_k54 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'as_strided', 'CPU', 'ops/native_functions.yaml:1539')
+_k60 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'as_strided', 'CPU', 'ops/native_functions.yaml:1539')
 
 
 def as_strided(self, size, stride, storage_offset=None):
-    return _k54(self, size, stride, storage_offset)
+    return _k60(self, size, stride, storage_offset)
 
 
+asin = _r.wrapper_CPU_asin
+asin_out = _r.wrapper_CPU_asin_out
+asin_ = _r.wrapper_CPU_asin_
+asinh = _r.wrapper_CPU_asinh
+asinh_out = _r.wrapper_CPU_asinh_out
+asinh_ = _r.wrapper_CPU_asinh_
+atan = _r.wrapper_CPU_atan
+atan_out = _r.wrapper_CPU_atan_out
+atan_ = _r.wrapper_CPU_atan_
+atanh = _r.wrapper_CPU_atanh
+atanh_out = _r.wrapper_CPU_atanh_out
+atanh_ = _r.wrapper_CPU_atanh_
 baddbmm = _r.wrapper_CPU_baddbmm
 baddbmm_out = _r.wrapper_CPU_baddbmm_out
 baddbmm_ = _r.wrapper_CPU_baddbmm_
@@ -214,84 +232,87 @@ clamp_min_out = _r.wrapper_CPU_clamp_min_out
 clamp_min_ = _r.wrapper_CPU_clamp_min_
 clamp_min__Tensor = _r.wrapper_CPU_clamp_min__Tensor
 
-_k101 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'convolution_cpu', 'CPU', 'ops/native_functions.yaml:1512')
+_k119 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'convolution_cpu', 'CPU', 'ops/native_functions.yaml:1512')
 
 
 def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
-    return _k101(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
+    return _k119(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
 
 
 
-_k102 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'copy_', 'CPU', 'ops/native_functions.yaml:652')
+_k120 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'copy_', 'CPU', 'ops/native_functions.yaml:652')
 
 
 def copy_(self, src, non_blocking=False):
-    return _k102(self, src, non_blocking)
+    return _k120(self, src, non_blocking)
 
 
 
-_k103 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'cos', 'CPU', 'ops/native_functions.yaml:378')
+_k121 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'cos', 'CPU', 'ops/native_functions.yaml:378')
 
 
 def cos(self):
-    return _k103(self)
+    return _k121(self)
 
 
 cos_out = _r.wrapper_CPU_cos_out
 cos_ = _r.wrapper_CPU_cos_
+cosh = _r.wrapper_CPU_cosh
+cosh_out = _r.wrapper_CPU_cosh_out
+cosh_ = _r.wrapper_CPU_cosh_
 cumsum = _r.wrapper_CPU_cumsum
 cumsum_out = _r.wrapper_CPU_cumsum_out
 cumsum_ = _r.wrapper_CPU_cumsum_
 
-_k109 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'div.Tensor', 'CPU', 'ops/native_functions.yaml:228')
+_k130 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'div.Tensor', 'CPU', 'ops/native_functions.yaml:228')
 
 
 def div_Tensor(self, other):
-    return _k109(self, other)
+    return _k130(self, other)
 
 
 div_Tensor_mode = _r.wrapper_CPU_div_Tensor_mode
 div_out = _r.wrapper_CPU_div_out
 div_out_mode = _r.wrapper_CPU_div_out_mode
 
-_k113 = _r._kernel(_r._CPU_INPLACE, 'tensordispatch.backends.cpu.fresh:CPU_INPLACE_KERNELS', 'div_.Tensor', 'CPU', 'ops/native_functions.yaml:228')
+_k134 = _r._kernel(_r._CPU_INPLACE, 'tensordispatch.backends.cpu.fresh:CPU_INPLACE_KERNELS', 'div_.Tensor', 'CPU', 'ops/native_functions.yaml:228')
 
 
 def div__Tensor(self, other):
-    return _k113(self, other)
+    return _k134(self, other)
 
 
 div__Tensor_mode = _r.wrapper_CPU_div__Tensor_mode
 
-_k115 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'dot', 'CPU', 'ops/native_functions.yaml:879')
+_k136 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'dot', 'CPU', 'ops/native_functions.yaml:879')
 
 
 def dot(self, tensor):
-    return _k115(self, tensor)
+    return _k136(self, tensor)
 
 
 
-_k116 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'embedding_renorm_cpu_', 'CPU', 'ops/native_functions.yaml:1501')
+_k137 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'embedding_renorm_cpu_', 'CPU', 'ops/native_functions.yaml:1501')
 
 
 def embedding_renorm_(self, indices, max_norm, norm_type):
-    return _k116(self, indices, max_norm, norm_type)
+    return _k137(self, indices, max_norm, norm_type)
 
 
 
-_k117 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'empty_cpu', 'CPU', 'ops/native_functions.yaml:11')
+_k138 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'empty_cpu', 'CPU', 'ops/native_functions.yaml:11')
 
 
 def empty_memory_format(size, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
-    return _k117(size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format)
+    return _k138(size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format)
 
 
 
-_k118 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'empty_strided_cpu', 'CPU', 'ops/native_functions.yaml:17')
+_k139 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'empty_strided_cpu', 'CPU', 'ops/native_functions.yaml:17')
 
 
 def empty_strided(size, stride, *, dtype=None, layout=None, device=None, pin_memory=None):
-    return _k118(size, stride, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k139(size, stride, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 eq_Scalar = _r.wrapper_CPU_eq_Scalar
@@ -304,61 +325,67 @@ erf = _r.wrapper_CPU_erf
 erf_out = _r.wrapper_CPU_erf_out
 erf_ = _r.wrapper_CPU_erf_
 
-_k128 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'exp', 'CPU', 'ops/native_functions.yaml:338')
+_k149 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'exp', 'CPU', 'ops/native_functions.yaml:338')
 
 
 def exp(self):
-    return _k128(self)
+    return _k149(self)
 
 
 exp_out = _r.wrapper_CPU_exp_out
+exp2 = _r.wrapper_CPU_exp2
+exp2_out = _r.wrapper_CPU_exp2_out
+exp2_ = _r.wrapper_CPU_exp2_
 exp_ = _r.wrapper_CPU_exp_
 expm1 = _r.wrapper_CPU_expm1
 expm1_out = _r.wrapper_CPU_expm1_out
 expm1_ = _r.wrapper_CPU_expm1_
 
-_k134 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'eye_m_out', 'CPU', 'ops/native_functions.yaml:2120')
+_k158 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'eye_m_out', 'CPU', 'ops/native_functions.yaml:2120')
 
 
 def eye_m_out(n, m, *, out):
-    return _k134(n, m, out=out)
+    return _k158(n, m, out=out)
 
 
 
-_k135 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'eye_out', 'CPU', 'ops/native_functions.yaml:2116')
+_k159 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'eye_out', 'CPU', 'ops/native_functions.yaml:2116')
 
 
 def eye_out(n, *, out):
-    return _k135(n, out=out)
+    return _k159(n, out=out)
 
 
 
-_k136 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'fill_', 'CPU', 'ops/native_functions.yaml:77')
+_k160 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'fill_', 'CPU', 'ops/native_functions.yaml:77')
 
 
 def fill__Scalar(self, value):
-    return _k136(self, value)
+    return _k160(self, value)
 
 
 
-_k137 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'fill__Tensor', 'CPU', 'ops/native_functions.yaml:85')
+_k161 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'fill__Tensor', 'CPU', 'ops/native_functions.yaml:85')
 
 
 def fill__Tensor(self, value):
-    return _k137(self, value)
+    return _k161(self, value)
 
 
 
-_k138 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'flip', 'CPU', 'ops/native_functions.yaml:1781')
+_k162 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'flip', 'CPU', 'ops/native_functions.yaml:1781')
 
 
 def flip(self, dims):
-    return _k138(self, dims)
+    return _k162(self, dims)
 
 
 floor = _r.wrapper_CPU_floor
 floor_out = _r.wrapper_CPU_floor_out
 floor_ = _r.wrapper_CPU_floor_
+frac = _r.wrapper_CPU_frac
+frac_out = _r.wrapper_CPU_frac_out
+frac_ = _r.wrapper_CPU_frac_
 gather = _r.wrapper_CPU_gather
 gather_out = _r.wrapper_CPU_gather_out
 ge_Scalar = _r.wrapper_CPU_ge_Scalar
@@ -379,19 +406,19 @@ gt__Tensor = _r.wrapper_CPU_gt__Tensor
 index_Tensor = _r.wrapper_CPU_index_Tensor
 index_Tensor_out = _r.wrapper_CPU_index_Tensor_out
 
-_k161 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'index_select', 'CPU', 'ops/native_functions.yaml:1831')
+_k188 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'index_select', 'CPU', 'ops/native_functions.yaml:1831')
 
 
 def index_select(self, dim, index):
-    return _k161(self, dim, index)
+    return _k188(self, dim, index)
 
 
 
-_k162 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'index_select_out', 'CPU', 'ops/native_functions.yaml:1838')
+_k189 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'index_select_out', 'CPU', 'ops/native_functions.yaml:1838')
 
 
 def index_select_out(self, dim, index, *, out):
-    return _k162(self, dim, index, out=out)
+    return _k189(self, dim, index, out=out)
 
 
 isneginf = _r.wrapper_CPU_isneginf
@@ -411,65 +438,71 @@ lerp_Tensor_out = _r.wrapper_CPU_lerp_Tensor_out
 lerp__Scalar = _r.wrapper_CPU_lerp__Scalar
 lerp__Tensor = _r.wrapper_CPU_lerp__Tensor
 
-_k179 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'linspace_out', 'CPU', 'ops/native_functions.yaml:2074')
+_k206 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'linspace_out', 'CPU', 'ops/native_functions.yaml:2074')
 
 
 def linspace_out(start, end, steps, *, out):
-    return _k179(start, end, steps, out=out)
+    return _k206(start, end, steps, out=out)
 
 
 log = _r.wrapper_CPU_log
 log_out = _r.wrapper_CPU_log_out
+log10 = _r.wrapper_CPU_log10
+log10_out = _r.wrapper_CPU_log10_out
+log10_ = _r.wrapper_CPU_log10_
 log1p = _r.wrapper_CPU_log1p
 log1p_out = _r.wrapper_CPU_log1p_out
 log1p_ = _r.wrapper_CPU_log1p_
+log2 = _r.wrapper_CPU_log2
+log2_out = _r.wrapper_CPU_log2_out
+log2_ = _r.wrapper_CPU_log2_
 log_ = _r.wrapper_CPU_log_
 
-_k186 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logical_and_out', 'CPU', 'ops/native_functions.yaml:2933')
+_k219 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logical_and_out', 'CPU', 'ops/native_functions.yaml:2933')
 
 
 def logical_and_out(self, other, *, out):
-    return _k186(self, other, out=out)
+    return _k219(self, other, out=out)
 
 
 
-_k187 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logical_not_out', 'CPU', 'ops/native_functions.yaml:2891')
+_k220 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logical_not_out', 'CPU', 'ops/native_functions.yaml:2891')
 
 
 def logical_not_out(self, *, out):
-    return _k187(self, out=out)
+    return _k220(self, out=out)
 
 
 
-_k188 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logical_or_out', 'CPU', 'ops/native_functions.yaml:2954')
+_k221 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logical_or_out', 'CPU', 'ops/native_functions.yaml:2954')
 
 
 def logical_or_out(self, other, *, out):
-    return _k188(self, other, out=out)
+    return _k221(self, other, out=out)
 
 
 
-_k189 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logical_xor_out', 'CPU', 'ops/native_functions.yaml:2912')
+_k222 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logical_xor_out', 'CPU', 'ops/native_functions.yaml:2912')
 
 
 def logical_xor_out(self, other, *, out):
-    return _k189(self, other, out=out)
+    return _k222(self, other, out=out)
 
 
 
-_k190 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logsumexp_cpu', 'CPU', 'ops/native_functions.yaml:1145')
+_k223 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logsumexp_cpu', 'CPU', 'ops/native_functions.yaml:1145')
 
 
 def logsumexp(self, dim, keepdim=False):
-    return _k190(self, dim, keepdim)
+    return _k223(self, dim, keepdim)
 
 
 
-_k191 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logsumexp_out_cpu', 'CPU', 'ops/native_functions.yaml:1153')
+_k224 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'logsumexp_out_cpu', 'CPU', 'ops/native_functions.yaml:1153')
 
 
 def logsumexp_out(self, dim, keepdim=False, *, out):
-    return _k191(self, dim, keepdim, out=out)
+    return _k224(self, dim, keepdim, out=out)
 
 
 lt_Scalar = _r.wrapper_CPU_lt_Scalar
@@ -479,53 +512,53 @@ lt_Tensor_out = _r.wrapper_CPU_lt_Tensor_out
 lt__Scalar = _r.wrapper_CPU_lt__Scalar
 lt__Tensor = _r.wrapper_CPU_lt__Tensor
 
-_k198 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'masked_fill__Scalar', 'CPU', 'ops/native_functions.yaml:1963')
+_k231 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'masked_fill__Scalar', 'CPU', 'ops/native_functions.yaml:1963')
 
 
 def masked_fill__Scalar(self, mask, value):
-    return _k198(self, mask, value)
+    return _k231(self, mask, value)
 
 
 
-_k199 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'masked_fill__Tensor', 'CPU', 'ops/native_functions.yaml:1978')
+_k232 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'masked_fill__Tensor', 'CPU', 'ops/native_functions.yaml:1978')
 
 
 def masked_fill__Tensor(self, mask, value):
-    return _k199(self, mask, value)
+    return _k232(self, mask, value)
 
 
 
-_k200 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'masked_select', 'CPU', 'ops/native_functions.yaml:1992')
+_k233 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'masked_select', 'CPU', 'ops/native_functions.yaml:1992')
 
 
 def masked_select(self, mask):
-    return _k200(self, mask)
+    return _k233(self, mask)
 
 
 
-_k201 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'masked_select_out', 'CPU', 'ops/native_functions.yaml:1998')
+_k234 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'masked_select_out', 'CPU', 'ops/native_functions.yaml:1998')
 
 
 def masked_select_out(self, mask, *, out):
-    return _k201(self, mask, out=out)
+    return _k234(self, mask, out=out)
 
 
 
-_k202 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'max_all_cpu', 'CPU', 'ops/native_functions.yaml:985')
+_k235 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'max_all_cpu', 'CPU', 'ops/native_functions.yaml:985')
 
 
 def max(self):
-    return _k202(self)
+    return _k235(self)
 
 
 max_dim = _r.wrapper_CPU_max_dim
 max_dim_max = _r.wrapper_CPU_max_dim_max
 
-_k205 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'max_unary_out', 'CPU', 'ops/native_functions.yaml:993')
+_k238 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'max_unary_out', 'CPU', 'ops/native_functions.yaml:993')
 
 
 def max_unary_out(self, *, out):
-    return _k205(self, out=out)
+    return _k238(self, out=out)
 
 
 maximum = _r.wrapper_CPU_maximum
@@ -533,21 +566,21 @@ maximum_out = _r.wrapper_CPU_maximum_out
 mean_dim = _r.wrapper_CPU_mean_dim
 mean_out = _r.wrapper_CPU_mean_out
 
-_k210 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'min_all_cpu', 'CPU', 'ops/native_functions.yaml:1000')
+_k243 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'min_all_cpu', 'CPU', 'ops/native_functions.yaml:1000')
 
 
 def min(self):
-    return _k210(self)
+    return _k243(self)
 
 
 min_dim = _r.wrapper_CPU_min_dim
 min_dim_min = _r.wrapper_CPU_min_dim_min
 
-_k213 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'min_unary_out', 'CPU', 'ops/native_functions.yaml:1008')
+_k246 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'min_unary_out', 'CPU', 'ops/native_functions.yaml:1008')
 
 
 def min_unary_out(self, *, out):
-    return _k213(self, out=out)
+    return _k246(self, out=out)
 
 
 minimum = _r.wrapper_CPU_minimum
@@ -555,44 +588,44 @@ minimum_out = _r.wrapper_CPU_minimum_out
 mm = _r.wrapper_CPU_mm
 mm_out = _r.wrapper_CPU_mm_out
 
-_k218 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'mul.Tensor', 'CPU', 'ops/native_functions.yaml:193')
+_k251 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'mul.Tensor', 'CPU', 'ops/native_functions.yaml:193')
 
 
 def mul_Tensor(self, other):
-    return _k218(self, other)
+    return _k251(self, other)
 
 
 mul_out = _r.wrapper_CPU_mul_out
 
-_k220 = _r._kernel(_r._CPU_INPLACE, 'tensordispatch.backends.cpu.fresh:CPU_INPLACE_KERNELS', 'mul_.Tensor', 'CPU', 'ops/native_functions.yaml:193')
+_k253 = _r._kernel(_r._CPU_INPLACE, 'tensordispatch.backends.cpu.fresh:CPU_INPLACE_KERNELS', 'mul_.Tensor', 'CPU', 'ops/native_functions.yaml:193')
 
 
 def mul__Tensor(self, other):
-    return _k220(self, other)
+    return _k253(self, other)
 
 
 
-_k221 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nan_to_num_out', 'CPU', 'ops/native_functions.yaml:3680')
+_k254 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nan_to_num_out', 'CPU', 'ops/native_functions.yaml:3680')
 
 
 def nan_to_num_out(self, nan=None, posinf=None, neginf=None, *, out):
-    return _k221(self, nan, posinf, neginf, out=out)
+    return _k254(self, nan, posinf, neginf, out=out)
 
 
 
-_k222 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'native_dropout_cpu', 'CPU', 'ops/native_functions.yaml:1440')
+_k255 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'native_dropout_cpu', 'CPU', 'ops/native_functions.yaml:1440')
 
 
 def native_dropout(input, p, train):
-    return _k222(input, p, train)
+    return _k255(input, p, train)
 
 
 
-_k223 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'native_layer_norm_cpu', 'CPU', 'ops/native_functions.yaml:1448')
+_k256 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'native_layer_norm_cpu', 'CPU', 'ops/native_functions.yaml:1448')
 
 
 def native_layer_norm(input, normalized_shape, weight, bias, eps):
-    return _k223(input, normalized_shape, weight, bias, eps)
+    return _k256(input, normalized_shape, weight, bias, eps)
 
 
 ne_Scalar = _r.wrapper_CPU_ne_Scalar
@@ -602,47 +635,47 @@ ne_Tensor_out = _r.wrapper_CPU_ne_Tensor_out
 ne__Scalar = _r.wrapper_CPU_ne__Scalar
 ne__Tensor = _r.wrapper_CPU_ne__Tensor
 
-_k230 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'neg', 'CPU', 'ops/native_functions.yaml:318')
+_k263 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'neg', 'CPU', 'ops/native_functions.yaml:318')
 
 
 def neg(self):
-    return _k230(self)
+    return _k263(self)
 
 
 neg_out = _r.wrapper_CPU_neg_out
 neg_ = _r.wrapper_CPU_neg_
 
-_k233 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nll_loss2d_forward_cpu', 'CPU', 'ops/native_functions.yaml:1486')
+_k266 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nll_loss2d_forward_cpu', 'CPU', 'ops/native_functions.yaml:1486')
 
 
 def nll_loss2d_forward(self, target, weight, reduction, ignore_index):
-    return _k233(self, target, weight, reduction, ignore_index)
+    return _k266(self, target, weight, reduction, ignore_index)
 
 
 
-_k234 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nll_loss2d_forward_out_cpu', 'CPU', 'ops/native_functions.yaml:1480')
+_k267 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nll_loss2d_forward_out_cpu', 'CPU', 'ops/native_functions.yaml:1480')
 
 
 def nll_loss2d_forward_output(self, target, weight, reduction, ignore_index, *, output, total_weight):
-    return _k234(self, target, weight, reduction, ignore_index, output=output, total_weight=total_weight)
+    return _k267(self, target, weight, reduction, ignore_index, output=output, total_weight=total_weight)
 
 
 nll_loss_forward = _r.wrapper_CPU_nll_loss_forward
 nll_loss_forward_output = _r.wrapper_CPU_nll_loss_forward_output
 
-_k237 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nonzero', 'CPU', 'ops/native_functions.yaml:2003')
+_k270 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nonzero', 'CPU', 'ops/native_functions.yaml:2003')
 
 
 def nonzero(self):
-    return _k237(self)
+    return _k270(self)
 
 
 
-_k238 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nonzero_out', 'CPU', 'ops/native_functions.yaml:2009')
+_k271 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'nonzero_out', 'CPU', 'ops/native_functions.yaml:2009')
 
 
 def nonzero_out(self, *, out):
-    return _k238(self, out=out)
+    return _k271(self, out=out)
 
 
 norm_ScalarOpt_dim = _r.wrapper_CPU_norm_ScalarOpt_dim
@@ -650,11 +683,11 @@ norm_ScalarOpt_dim_dtype = _r.wrapper_CPU_norm_ScalarOpt_dim_dtype
 norm_dtype_out = _r.wrapper_CPU_norm_dtype_out
 norm_out = _r.wrapper_CPU_norm_out
 
-_k243 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'normal_', 'CPU', 'ops/native_functions.yaml:2139')
+_k276 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'normal_', 'CPU', 'ops/native_functions.yaml:2139')
 
 
 def normal_(self, mean=0.0, std=1.0, *, generator=None):
-    return _k243(self, mean, std, generator=generator)
+    return _k276(self, mean, std, generator=generator)
 
 
 pow_Scalar = _r.wrapper_CPU_pow_Scalar
@@ -666,29 +699,29 @@ pow_Tensor_Tensor_out = _r.wrapper_CPU_pow_Tensor_Tensor_out
 pow__Scalar = _r.wrapper_CPU_pow__Scalar
 pow__Tensor = _r.wrapper_CPU_pow__Tensor
 
-_k252 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'prod_cpu', 'CPU', 'ops/native_functions.yaml:911')
+_k285 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'prod_cpu', 'CPU', 'ops/native_functions.yaml:911')
 
 
 def prod(self, *, dtype=None):
-    return _k252(self, dtype=dtype)
+    return _k285(self, dtype=dtype)
 
 
 prod_dim_int = _r.wrapper_CPU_prod_dim_int
 prod_int_out = _r.wrapper_CPU_prod_int_out
 
-_k255 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'random__from', 'CPU', 'ops/native_functions.yaml:2154')
+_k288 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'random__from', 'CPU', 'ops/native_functions.yaml:2154')
 
 
 def random__from(self, from_, to, *, generator=None):
-    return _k255(self, from_, to, generator=generator)
+    return _k288(self, from_, to, generator=generator)
 
 
 
-_k256 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'random__to', 'CPU', 'ops/native_functions.yaml:2163')
+_k289 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'random__to', 'CPU', 'ops/native_functions.yaml:2163')
 
 
 def random__to(self, to, *, generator=None):
-    return _k256(self, to, generator=generator)
+    return _k289(self, to, generator=generator)
 
 
 reciprocal = _r.wrapper_CPU_reciprocal
@@ -698,11 +731,11 @@ remainder_Tensor = _r.wrapper_CPU_remainder_Tensor
 remainder_Tensor_out = _r.wrapper_CPU_remainder_Tensor_out
 remainder__Tensor = _r.wrapper_CPU_remainder__Tensor
 
-_k263 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'roll', 'CPU', 'ops/native_functions.yaml:1789')
+_k296 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'roll', 'CPU', 'ops/native_functions.yaml:1789')
 
 
 def roll(self, shifts, dims=()):
-    return _k263(self, shifts, dims)
+    return _k296(self, shifts, dims)
 
 
 round = _r.wrapper_CPU_round
@@ -741,58 +774,61 @@ silu = _r.wrapper_CPU_silu
 silu_out = _r.wrapper_CPU_silu_out
 silu_ = _r.wrapper_CPU_silu_
 
-_k299 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'sin', 'CPU', 'ops/native_functions.yaml:358')
+_k332 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'sin', 'CPU', 'ops/native_functions.yaml:358')
 
 
 def sin(self):
-    return _k299(self)
+    return _k332(self)
 
 
 sin_out = _r.wrapper_CPU_sin_out
 sin_ = _r.wrapper_CPU_sin_
+sinh = _r.wrapper_CPU_sinh
+sinh_out = _r.wrapper_CPU_sinh_out
+sinh_ = _r.wrapper_CPU_sinh_
 sort_stable = _r.wrapper_CPU_sort_stable
 sort_values_stable = _r.wrapper_CPU_sort_values_stable
 
-_k304 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'sqrt', 'CPU', 'ops/native_functions.yaml:398')
+_k340 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'sqrt', 'CPU', 'ops/native_functions.yaml:398')
 
 
 def sqrt(self):
-    return _k304(self)
+    return _k340(self)
 
 
 sqrt_out = _r.wrapper_CPU_sqrt_out
 sqrt_ = _r.wrapper_CPU_sqrt_
 
-_k307 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'std_correction_cpu', 'CPU', 'ops/native_functions.yaml:1088')
+_k343 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'std_correction_cpu', 'CPU', 'ops/native_functions.yaml:1088')
 
 
 def std_correction(self, dim=None, *, correction=None, keepdim=False):
-    return _k307(self, dim, correction=correction, keepdim=keepdim)
+    return _k343(self, dim, correction=correction, keepdim=keepdim)
 
 
 
-_k308 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'std_correction_out_cpu', 'CPU', 'ops/native_functions.yaml:1096')
+_k344 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'std_correction_out_cpu', 'CPU', 'ops/native_functions.yaml:1096')
 
 
 def std_correction_out(self, dim=None, *, correction=None, keepdim=False, out):
-    return _k308(self, dim, correction=correction, keepdim=keepdim, out=out)
+    return _k344(self, dim, correction=correction, keepdim=keepdim, out=out)
 
 
 
-_k309 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'sub.Tensor', 'CPU', 'ops/native_functions.yaml:142')
+_k345 = _r._kernel(_r._CPU_FUNCTIONAL, 'tensordispatch.backends.cpu.fresh:CPU_FUNCTIONAL_KERNELS', 'sub.Tensor', 'CPU', 'ops/native_functions.yaml:142')
 
 
 def sub_Tensor(self, other, *, alpha=1):
-    return _k309(self, other, alpha=alpha)
+    return _k345(self, other, alpha=alpha)
 
 
 sub_out = _r.wrapper_CPU_sub_out
 
-_k311 = _r._kernel(_r._CPU_INPLACE, 'tensordispatch.backends.cpu.fresh:CPU_INPLACE_KERNELS', 'sub_.Tensor', 'CPU', 'ops/native_functions.yaml:142')
+_k347 = _r._kernel(_r._CPU_INPLACE, 'tensordispatch.backends.cpu.fresh:CPU_INPLACE_KERNELS', 'sub_.Tensor', 'CPU', 'ops/native_functions.yaml:142')
 
 
 def sub__Tensor(self, other, *, alpha=1):
-    return _k311(self, other, alpha=alpha)
+    return _k347(self, other, alpha=alpha)
 
 
 sum_IntList_out = _r.wrapper_CPU_sum_IntList_out
@@ -811,76 +847,79 @@ tril_ = _r.wrapper_CPU_tril_
 triu = _r.wrapper_CPU_triu
 triu_out = _r.wrapper_CPU_triu_out
 triu_ = _r.wrapper_CPU_triu_
+trunc = _r.wrapper_CPU_trunc
+trunc_out = _r.wrapper_CPU_trunc_out
+trunc_ = _r.wrapper_CPU_trunc_
 
-_k328 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'unfold', 'CPU', 'ops/native_functions.yaml:1600')
+_k367 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'unfold', 'CPU', 'ops/native_functions.yaml:1600')
 
 
 def unfold(self, dimension, size, step):
-    return _k328(self, dimension, size, step)
+    return _k367(self, dimension, size, step)
 
 
 
-_k329 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'uniform_', 'CPU', 'ops/native_functions.yaml:2130')
+_k368 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'uniform_', 'CPU', 'ops/native_functions.yaml:2130')
 
 
 def uniform_(self, from_=0.0, to=1.0, *, generator=None):
-    return _k329(self, from_, to, generator=generator)
+    return _k368(self, from_, to, generator=generator)
 
 
 
-_k330 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'var_correction_cpu', 'CPU', 'ops/native_functions.yaml:1056')
+_k369 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'var_correction_cpu', 'CPU', 'ops/native_functions.yaml:1056')
 
 
 def var_correction(self, dim=None, *, correction=None, keepdim=False):
-    return _k330(self, dim, correction=correction, keepdim=keepdim)
+    return _k369(self, dim, correction=correction, keepdim=keepdim)
 
 
 
-_k331 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'var_correction_out_cpu', 'CPU', 'ops/native_functions.yaml:1064')
+_k370 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'var_correction_out_cpu', 'CPU', 'ops/native_functions.yaml:1064')
 
 
 def var_correction_out(self, dim=None, *, correction=None, keepdim=False, out):
-    return _k331(self, dim, correction=correction, keepdim=keepdim, out=out)
+    return _k370(self, dim, correction=correction, keepdim=keepdim, out=out)
 
 
 
-_k332 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'view', 'CPU', 'ops/native_functions.yaml:663')
+_k371 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'view', 'CPU', 'ops/native_functions.yaml:663')
 
 
 def view(self, size):
-    return _k332(self, size)
+    return _k371(self, size)
 
 
 
-_k333 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'view_as_complex', 'CPU', 'ops/native_functions.yaml:1716')
+_k372 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'view_as_complex', 'CPU', 'ops/native_functions.yaml:1716')
 
 
 def view_as_complex(self):
-    return _k333(self)
+    return _k372(self)
 
 
 
-_k334 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'view_as_real', 'CPU', 'ops/native_functions.yaml:1704')
+_k373 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'view_as_real', 'CPU', 'ops/native_functions.yaml:1704')
 
 
 def view_as_real(self):
-    return _k334(self)
+    return _k373(self)
 
 
 
-_k335 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'where', 'CPU', 'ops/native_functions.yaml:2822')
+_k374 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'where', 'CPU', 'ops/native_functions.yaml:2822')
 
 
 def where_self(condition, self, other):
-    return _k335(condition, self, other)
+    return _k374(condition, self, other)
 
 
 
-_k336 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'where_self_out', 'CPU', 'ops/native_functions.yaml:2830')
+_k375 = _r._kernel(_r._CPU, 'tensordispatch.backends.cpu:CPU_KERNELS', 'where_self_out', 'CPU', 'ops/native_functions.yaml:2830')
 
 
 def where_self_out(condition, self, other, *, out):
-    return _k336(condition, self, other, out=out)
+    return _k375(condition, self, other, out=out)
 
 
 
@@ -920,6 +959,20 @@ OVERLOADS = {
     },
     'abs': {
         'out': (abs_out, 'TT', 'abs.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'),
+    },
+    'acos': {
+        'default': (acos, 'T', 'acos(Tensor self) -> Tensor'),
+        'out': (acos_out, 'TT', 'acos.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'),
+    },
+    'acos_': {
+        'default': (acos_, 'T', 'acos_(Tensor(a!) self) -> Tensor(a!)'),
+    },
+    'acosh': {
+        'default': (acosh, 'T', 'acosh(Tensor self) -> Tensor'),
+        'out': (acosh_out, 'TT', 'acosh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'),
+    },
+    'acosh_': {
+        'default': (acosh_, 'T', 'acosh_(Tensor(a!) self) -> Tensor(a!)'),
     },
     'add': {
         'Tensor': (add_Tensor, 'TTN', 'add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor'),
@@ -997,6 +1050,34 @@ OVERLOADS = {
     },
     'as_strided': {
         'default': (as_strided, 'TNNN', 'as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)'),
+    },
+    'asin': {
+        'default': (asin, 'T', 'asin(Tensor self) -> Tensor'),
+        'out': (asin_out, 'TT', 'asin.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'),
+    },
+    'asin_': {
+        'default': (asin_, 'T', 'asin_(Tensor(a!) self) -> Tensor(a!)'),
+    },
+    'asinh': {
+        'default': (asinh, 'T', 'asinh(Tensor self) -> Tensor'),
+        'out': (asinh_out, 'TT', 'asinh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'),
+    },
+    'asinh_': {
+        'default': (asinh_, 'T', 'asinh_(Tensor(a!) self) -> Tensor(a!)'),
+    },
+    'atan': {
+        'default': (atan, 'T', 'atan(Tensor self) -> Tensor'),
+        'out': (atan_out, 'TT', 'atan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'),
+    },
+    'atan_': {
+        'default': (atan_, 'T', 'atan_(Tensor(a!) self) -> Tensor(a!)'),
+    },
+    'atanh': {
+        'default': (atanh, 'T', 'atanh(Tensor self) -> Tensor'),
+        'out': (atanh_out, 'TT', 'atanh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'),
+    },
+    'atanh_': {
+        'default': (atanh_, 'T', 'atanh_(Tensor(a!) self) -> Tensor(a!)'),
     },
     'baddbmm': {
         'default': (baddbmm, 'TTTNN', 'baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor'),
@@ -1105,6 +1186,13 @@ OVERLOADS = {
     'cos_': {
         'default': (cos_, 'T', 'cos_(Tensor(a!) self) -> Tensor(a!)'),
     },
+    'cosh': {
+        'default': (cosh, 'T', 'cosh(Tensor self) -> Tensor'),
+        'out': (cosh_out, 'TT', 'cosh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'),
+    },
+    'cosh_': {
+        'default': (cosh_, 'T', 'cosh_(Tensor(a!) self) -> Tensor(a!)'),
+    },
     'cumsum': {
         'default': (cumsum, 'TNN', 'cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor'),
         'out': (cumsum_out, 'TNNT', 'cumsum.out(Tensor self, int dim, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)'),
@@ -1155,6 +1243,13 @@ OVERLOADS = {
         'default': (exp, 'T', 'exp(Tensor self) -> Tensor'),
         'out': (exp_out, 'TT', 'exp.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'),
     },
+    'exp2': {
+        'default': (exp2, 'T', 'exp2(Tensor self) -> Tensor'),
+        'out': (exp2_out, 'TT', 'exp2.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'),
+    },
+    'exp2_': {
+        'default': (exp2_, 'T', 'exp2_(Tensor(a!) self) -> Tensor(a!)'),
+    },
     'exp_': {
         'default': (exp_, 'T', 'exp_(Tensor(a!) self) -> Tensor(a!)'),
     },
@@ -1182,6 +1277,13 @@ OVERLOADS = {
     },
     'floor_': {
         'default': (floor_, 'T', 'floor_(Tensor(a!) self) -> Tensor(a!)'),
+    },
+    'frac': {
+        'default': (frac, 'T', 'frac(Tensor self) -> Tensor'),
+        'out': (frac_out, 'TT', 'frac.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'),
+    },
+    'frac_': {
+        'default': (frac_, 'T', 'frac_(Tensor(a!) self) -> Tensor(a!)'),
     },
     'gather': {
         'default': (gather, 'TNTN', 'gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor'),
@@ -1257,12 +1359,26 @@ OVERLOADS = {
         'default': (log, 'T', 'log(Tensor self) -> Tensor'),
         'out': (log_out, 'TT', 'log.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'),
     },
+    'log10': {
+        'default': (log10, 'T', 'log10(Tensor self) -> Tensor'),
+        'out': (log10_out, 'TT', 'log10.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'),
+    },
+    'log10_': {
+        'default': (log10_, 'T', 'log10_(Tensor(a!) self) -> Tensor(a!)'),
+    },
     'log1p': {
         'default': (log1p, 'T', 'log1p(Tensor self) -> Tensor'),
         'out': (log1p_out, 'TT', 'log1p.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'),
     },
     'log1p_': {
         'default': (log1p_, 'T', 'log1p_(Tensor(a!) self) -> Tensor(a!)'),
+    },
+    'log2': {
+        'default': (log2, 'T', 'log2(Tensor self) -> Tensor'),
+        'out': (log2_out, 'TT', 'log2.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'),
+    },
+    'log2_': {
+        'default': (log2_, 'T', 'log2_(Tensor(a!) self) -> Tensor(a!)'),
     },
     'log_': {
         'default': (log_, 'T', 'log_(Tensor(a!) self) -> Tensor(a!)'),
@@ -1493,6 +1609,13 @@ OVERLOADS = {
     'sin_': {
         'default': (sin_, 'T', 'sin_(Tensor(a!) self) -> Tensor(a!)'),
     },
+    'sinh': {
+        'default': (sinh, 'T', 'sinh(Tensor self) -> Tensor'),
+        'out': (sinh_out, 'TT', 'sinh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'),
+    },
+    'sinh_': {
+        'default': (sinh_, 'T', 'sinh_(Tensor(a!) self) -> Tensor(a!)'),
+    },
     'sort': {
         'stable': (sort_stable, 'TNNN', 'sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)'),
         'values_stable': (sort_values_stable, 'TNNNTT', 'sort.values_stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)'),
@@ -1550,6 +1673,13 @@ OVERLOADS = {
     },
     'triu_': {
         'default': (triu_, 'TN', 'triu_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)'),
+    },
+    'trunc': {
+        'default': (trunc, 'T', 'trunc(Tensor self) -> Tensor'),
+        'out': (trunc_out, 'TT', 'trunc.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'),
+    },
+    'trunc_': {
+        'default': (trunc_, 'T', 'trunc_(Tensor(a!) self) -> Tensor(a!)'),
     },
     'unfold': {
         'default': (unfold, 'TNNN', 'unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)'),

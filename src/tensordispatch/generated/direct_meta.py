@@ -100,6 +100,12 @@ def abs_out(self, *, out):
     return _k15(self, out=out)
 
 
+acos = _r.wrapper_Meta_acos
+acos_out = _r.wrapper_Meta_acos_out
+acos_ = _r.wrapper_Meta_acos_
+acosh = _r.wrapper_Meta_acosh
+acosh_out = _r.wrapper_Meta_acosh_out
+acosh_ = _r.wrapper_Meta_acosh_
 add_Tensor = _r.wrapper_Meta_add_Tensor
 add_out = _r.wrapper_Meta_add_out
 add__Tensor = _r.wrapper_Meta_add__Tensor
@@ -134,11 +140,11 @@ any_dims = _r.wrapper_Meta_any_dims
 any_dims_out = _r.wrapper_Meta_any_dims_out
 any_out = _r.wrapper_Meta_any_out
 
-_k49 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'arange_start_out', 'Meta', 'ops/native_functions.yaml:2065')
+_k55 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'arange_start_out', 'Meta', 'ops/native_functions.yaml:2065')
 
 
 def arange_start_out(start, end, step=1, *, out):
-    return _k49(start, end, step, out=out)
+    return _k55(start, end, step, out=out)
 
 
 argmax = _r.wrapper_Meta_argmax
@@ -146,13 +152,25 @@ argmax_out = _r.wrapper_Meta_argmax_out
 argmin = _r.wrapper_Meta_argmin
 argmin_out = _r.wrapper_Meta_argmin_out
 
-_k54 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'as_strided', 'Meta', 'ops/native_functions.yaml:1539')
+_k60 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'as_strided', 'Meta', 'ops/native_functions.yaml:1539')
 
 
 def as_strided(self, size, stride, storage_offset=None):
-    return _k54(self, size, stride, storage_offset)
+    return _k60(self, size, stride, storage_offset)
 
 
+asin = _r.wrapper_Meta_asin
+asin_out = _r.wrapper_Meta_asin_out
+asin_ = _r.wrapper_Meta_asin_
+asinh = _r.wrapper_Meta_asinh
+asinh_out = _r.wrapper_Meta_asinh_out
+asinh_ = _r.wrapper_Meta_asinh_
+atan = _r.wrapper_Meta_atan
+atan_out = _r.wrapper_Meta_atan_out
+atan_ = _r.wrapper_Meta_atan_
+atanh = _r.wrapper_Meta_atanh
+atanh_out = _r.wrapper_Meta_atanh_out
+atanh_ = _r.wrapper_Meta_atanh_
 baddbmm = _r.wrapper_Meta_baddbmm
 baddbmm_out = _r.wrapper_Meta_baddbmm_out
 baddbmm_ = _r.wrapper_Meta_baddbmm_
@@ -200,32 +218,35 @@ clamp_min_out = _r.wrapper_Meta_clamp_min_out
 clamp_min_ = _r.wrapper_Meta_clamp_min_
 clamp_min__Tensor = _r.wrapper_Meta_clamp_min__Tensor
 
-_k101 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'convolution_meta', 'Meta', 'ops/native_functions.yaml:1512')
+_k119 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'convolution_meta', 'Meta', 'ops/native_functions.yaml:1512')
 
 
 def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
-    return _k101(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
+    return _k119(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
 
 
 
-_k102 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'copy_meta', 'Meta', 'ops/native_functions.yaml:645')
+_k120 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'copy_meta', 'Meta', 'ops/native_functions.yaml:645')
 
 
 def copy(self, src, non_blocking=False):
-    return _k102(self, src, non_blocking)
+    return _k120(self, src, non_blocking)
 
 
 
-_k103 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'copy_meta_', 'Meta', 'ops/native_functions.yaml:652')
+_k121 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'copy_meta_', 'Meta', 'ops/native_functions.yaml:652')
 
 
 def copy_(self, src, non_blocking=False):
-    return _k103(self, src, non_blocking)
+    return _k121(self, src, non_blocking)
 
 
 cos = _r.wrapper_Meta_cos
 cos_out = _r.wrapper_Meta_cos_out
 cos_ = _r.wrapper_Meta_cos_
+cosh = _r.wrapper_Meta_cosh
+cosh_out = _r.wrapper_Meta_cosh_out
+cosh_ = _r.wrapper_Meta_cosh_
 cumsum = _r.wrapper_Meta_cumsum
 cumsum_out = _r.wrapper_Meta_cumsum_out
 cumsum_ = _r.wrapper_Meta_cumsum_
@@ -236,35 +257,35 @@ div_out_mode = _r.wrapper_Meta_div_out_mode
 div__Tensor = _r.wrapper_Meta_div__Tensor
 div__Tensor_mode = _r.wrapper_Meta_div__Tensor_mode
 
-_k116 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'dot_meta', 'Meta', 'ops/native_functions.yaml:879')
+_k137 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'dot_meta', 'Meta', 'ops/native_functions.yaml:879')
 
 
 def dot(self, tensor):
-    return _k116(self, tensor)
+    return _k137(self, tensor)
 
 
 
-_k117 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'embedding_renorm_meta_', 'Meta', 'ops/native_functions.yaml:1501')
+_k138 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'embedding_renorm_meta_', 'Meta', 'ops/native_functions.yaml:1501')
 
 
 def embedding_renorm_(self, indices, max_norm, norm_type):
-    return _k117(self, indices, max_norm, norm_type)
+    return _k138(self, indices, max_norm, norm_type)
 
 
 
-_k118 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'empty_meta', 'Meta', 'ops/native_functions.yaml:11')
+_k139 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'empty_meta', 'Meta', 'ops/native_functions.yaml:11')
 
 
 def empty_memory_format(size, *, dtype=None, layout=None, device=None, pin_memory=None, memory_format=None):
-    return _k118(size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format)
+    return _k139(size, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory, memory_format=memory_format)
 
 
 
-_k119 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'empty_strided_meta', 'Meta', 'ops/native_functions.yaml:17')
+_k140 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'empty_strided_meta', 'Meta', 'ops/native_functions.yaml:17')
 
 
 def empty_strided(size, stride, *, dtype=None, layout=None, device=None, pin_memory=None):
-    return _k119(size, stride, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
+    return _k140(size, stride, dtype=dtype, layout=layout, device=device, pin_memory=pin_memory)
 
 
 eq_Scalar = _r.wrapper_Meta_eq_Scalar
@@ -278,53 +299,59 @@ erf_out = _r.wrapper_Meta_erf_out
 erf_ = _r.wrapper_Meta_erf_
 exp = _r.wrapper_Meta_exp
 exp_out = _r.wrapper_Meta_exp_out
+exp2 = _r.wrapper_Meta_exp2
+exp2_out = _r.wrapper_Meta_exp2_out
+exp2_ = _r.wrapper_Meta_exp2_
 exp_ = _r.wrapper_Meta_exp_
 expm1 = _r.wrapper_Meta_expm1
 expm1_out = _r.wrapper_Meta_expm1_out
 expm1_ = _r.wrapper_Meta_expm1_
 
-_k135 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'eye_m_out', 'Meta', 'ops/native_functions.yaml:2120')
+_k159 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'eye_m_out', 'Meta', 'ops/native_functions.yaml:2120')
 
 
 def eye_m_out(n, m, *, out):
-    return _k135(n, m, out=out)
+    return _k159(n, m, out=out)
 
 
 
-_k136 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'eye_out', 'Meta', 'ops/native_functions.yaml:2116')
+_k160 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'eye_out', 'Meta', 'ops/native_functions.yaml:2116')
 
 
 def eye_out(n, *, out):
-    return _k136(n, out=out)
+    return _k160(n, out=out)
 
 
 
-_k137 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'fill_meta_', 'Meta', 'ops/native_functions.yaml:77')
+_k161 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'fill_meta_', 'Meta', 'ops/native_functions.yaml:77')
 
 
 def fill__Scalar(self, value):
-    return _k137(self, value)
+    return _k161(self, value)
 
 
 
-_k138 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'fill_meta_', 'Meta', 'ops/native_functions.yaml:85')
+_k162 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'fill_meta_', 'Meta', 'ops/native_functions.yaml:85')
 
 
 def fill__Tensor(self, value):
-    return _k138(self, value)
+    return _k162(self, value)
 
 
 
-_k139 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'flip_meta', 'Meta', 'ops/native_functions.yaml:1781')
+_k163 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'flip_meta', 'Meta', 'ops/native_functions.yaml:1781')
 
 
 def flip(self, dims):
-    return _k139(self, dims)
+    return _k163(self, dims)
 
 
 floor = _r.wrapper_Meta_floor
 floor_out = _r.wrapper_Meta_floor_out
 floor_ = _r.wrapper_Meta_floor_
+frac = _r.wrapper_Meta_frac
+frac_out = _r.wrapper_Meta_frac_out
+frac_ = _r.wrapper_Meta_frac_
 gather = _r.wrapper_Meta_gather
 gather_out = _r.wrapper_Meta_gather_out
 ge_Scalar = _r.wrapper_Meta_ge_Scalar
@@ -345,19 +372,19 @@ gt__Tensor = _r.wrapper_Meta_gt__Tensor
 index_Tensor = _r.wrapper_Meta_index_Tensor
 index_Tensor_out = _r.wrapper_Meta_index_Tensor_out
 
-_k162 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'index_select_meta', 'Meta', 'ops/native_functions.yaml:1831')
+_k189 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'index_select_meta', 'Meta', 'ops/native_functions.yaml:1831')
 
 
 def index_select(self, dim, index):
-    return _k162(self, dim, index)
+    return _k189(self, dim, index)
 
 
 
-_k163 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'index_select_out_meta', 'Meta', 'ops/native_functions.yaml:1838')
+_k190 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'index_select_out_meta', 'Meta', 'ops/native_functions.yaml:1838')
 
 
 def index_select_out(self, dim, index, *, out):
-    return _k163(self, dim, index, out=out)
+    return _k190(self, dim, index, out=out)
 
 
 isneginf = _r.wrapper_Meta_isneginf
@@ -377,65 +404,71 @@ lerp_Tensor_out = _r.wrapper_Meta_lerp_Tensor_out
 lerp__Scalar = _r.wrapper_Meta_lerp__Scalar
 lerp__Tensor = _r.wrapper_Meta_lerp__Tensor
 
-_k180 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'linspace_out', 'Meta', 'ops/native_functions.yaml:2074')
+_k207 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'linspace_out', 'Meta', 'ops/native_functions.yaml:2074')
 
 
 def linspace_out(start, end, steps, *, out):
-    return _k180(start, end, steps, out=out)
+    return _k207(start, end, steps, out=out)
 
 
 log = _r.wrapper_Meta_log
 log_out = _r.wrapper_Meta_log_out
+log10 = _r.wrapper_Meta_log10
+log10_out = _r.wrapper_Meta_log10_out
+log10_ = _r.wrapper_Meta_log10_
 log1p = _r.wrapper_Meta_log1p
 log1p_out = _r.wrapper_Meta_log1p_out
 log1p_ = _r.wrapper_Meta_log1p_
+log2 = _r.wrapper_Meta_log2
+log2_out = _r.wrapper_Meta_log2_out
+log2_ = _r.wrapper_Meta_log2_
 log_ = _r.wrapper_Meta_log_
 
-_k187 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logical_and_out_meta', 'Meta', 'ops/native_functions.yaml:2933')
+_k220 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logical_and_out_meta', 'Meta', 'ops/native_functions.yaml:2933')
 
 
 def logical_and_out(self, other, *, out):
-    return _k187(self, other, out=out)
+    return _k220(self, other, out=out)
 
 
 
-_k188 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logical_not_out_meta', 'Meta', 'ops/native_functions.yaml:2891')
+_k221 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logical_not_out_meta', 'Meta', 'ops/native_functions.yaml:2891')
 
 
 def logical_not_out(self, *, out):
-    return _k188(self, out=out)
+    return _k221(self, out=out)
 
 
 
-_k189 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logical_or_out_meta', 'Meta', 'ops/native_functions.yaml:2954')
+_k222 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logical_or_out_meta', 'Meta', 'ops/native_functions.yaml:2954')
 
 
 def logical_or_out(self, other, *, out):
-    return _k189(self, other, out=out)
+    return _k222(self, other, out=out)
 
 
 
-_k190 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logical_xor_out_meta', 'Meta', 'ops/native_functions.yaml:2912')
+_k223 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logical_xor_out_meta', 'Meta', 'ops/native_functions.yaml:2912')
 
 
 def logical_xor_out(self, other, *, out):
-    return _k190(self, other, out=out)
+    return _k223(self, other, out=out)
 
 
 
-_k191 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logsumexp_meta', 'Meta', 'ops/native_functions.yaml:1145')
+_k224 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logsumexp_meta', 'Meta', 'ops/native_functions.yaml:1145')
 
 
 def logsumexp(self, dim, keepdim=False):
-    return _k191(self, dim, keepdim)
+    return _k224(self, dim, keepdim)
 
 
 
-_k192 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logsumexp_out_meta', 'Meta', 'ops/native_functions.yaml:1153')
+_k225 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'logsumexp_out_meta', 'Meta', 'ops/native_functions.yaml:1153')
 
 
 def logsumexp_out(self, dim, keepdim=False, *, out):
-    return _k192(self, dim, keepdim, out=out)
+    return _k225(self, dim, keepdim, out=out)
 
 
 lt_Scalar = _r.wrapper_Meta_lt_Scalar
@@ -445,37 +478,37 @@ lt_Tensor_out = _r.wrapper_Meta_lt_Tensor_out
 lt__Scalar = _r.wrapper_Meta_lt__Scalar
 lt__Tensor = _r.wrapper_Meta_lt__Tensor
 
-_k199 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'masked_fill_meta_', 'Meta', 'ops/native_functions.yaml:1963')
+_k232 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'masked_fill_meta_', 'Meta', 'ops/native_functions.yaml:1963')
 
 
 def masked_fill__Scalar(self, mask, value):
-    return _k199(self, mask, value)
+    return _k232(self, mask, value)
 
 
 
-_k200 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'masked_fill_meta_', 'Meta', 'ops/native_functions.yaml:1978')
+_k233 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'masked_fill_meta_', 'Meta', 'ops/native_functions.yaml:1978')
 
 
 def masked_fill__Tensor(self, mask, value):
-    return _k200(self, mask, value)
+    return _k233(self, mask, value)
 
 
 
-_k201 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'max_all_meta', 'Meta', 'ops/native_functions.yaml:985')
+_k234 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'max_all_meta', 'Meta', 'ops/native_functions.yaml:985')
 
 
 def max(self):
-    return _k201(self)
+    return _k234(self)
 
 
 max_dim = _r.wrapper_Meta_max_dim
 max_dim_max = _r.wrapper_Meta_max_dim_max
 
-_k204 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'max_unary_out_meta', 'Meta', 'ops/native_functions.yaml:993')
+_k237 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'max_unary_out_meta', 'Meta', 'ops/native_functions.yaml:993')
 
 
 def max_unary_out(self, *, out):
-    return _k204(self, out=out)
+    return _k237(self, out=out)
 
 
 maximum = _r.wrapper_Meta_maximum
@@ -483,21 +516,21 @@ maximum_out = _r.wrapper_Meta_maximum_out
 mean_dim = _r.wrapper_Meta_mean_dim
 mean_out = _r.wrapper_Meta_mean_out
 
-_k209 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'min_all_meta', 'Meta', 'ops/native_functions.yaml:1000')
+_k242 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'min_all_meta', 'Meta', 'ops/native_functions.yaml:1000')
 
 
 def min(self):
-    return _k209(self)
+    return _k242(self)
 
 
 min_dim = _r.wrapper_Meta_min_dim
 min_dim_min = _r.wrapper_Meta_min_dim_min
 
-_k212 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'min_unary_out_meta', 'Meta', 'ops/native_functions.yaml:1008')
+_k245 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'min_unary_out_meta', 'Meta', 'ops/native_functions.yaml:1008')
 
 
 def min_unary_out(self, *, out):
-    return _k212(self, out=out)
+    return _k245(self, out=out)
 
 
 minimum = _r.wrapper_Meta_minimum
@@ -508,27 +541,27 @@ mul_Tensor = _r.wrapper_Meta_mul_Tensor
 mul_out = _r.wrapper_Meta_mul_out
 mul__Tensor = _r.wrapper_Meta_mul__Tensor
 
-_k220 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'nan_to_num_out_meta', 'Meta', 'ops/native_functions.yaml:3680')
+_k253 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'nan_to_num_out_meta', 'Meta', 'ops/native_functions.yaml:3680')
 
 
 def nan_to_num_out(self, nan=None, posinf=None, neginf=None, *, out):
-    return _k220(self, nan, posinf, neginf, out=out)
+    return _k253(self, nan, posinf, neginf, out=out)
 
 
 
-_k221 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'native_dropout_meta', 'Meta', 'ops/native_functions.yaml:1440')
+_k254 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'native_dropout_meta', 'Meta', 'ops/native_functions.yaml:1440')
 
 
 def native_dropout(input, p, train):
-    return _k221(input, p, train)
+    return _k254(input, p, train)
 
 
 
-_k222 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'native_layer_norm_meta', 'Meta', 'ops/native_functions.yaml:1448')
+_k255 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'native_layer_norm_meta', 'Meta', 'ops/native_functions.yaml:1448')
 
 
 def native_layer_norm(input, normalized_shape, weight, bias, eps):
-    return _k222(input, normalized_shape, weight, bias, eps)
+    return _k255(input, normalized_shape, weight, bias, eps)
 
 
 ne_Scalar = _r.wrapper_Meta_ne_Scalar
@@ -541,19 +574,19 @@ neg = _r.wrapper_Meta_neg
 neg_out = _r.wrapper_Meta_neg_out
 neg_ = _r.wrapper_Meta_neg_
 
-_k232 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'nll_loss2d_forward_meta', 'Meta', 'ops/native_functions.yaml:1486')
+_k265 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'nll_loss2d_forward_meta', 'Meta', 'ops/native_functions.yaml:1486')
 
 
 def nll_loss2d_forward(self, target, weight, reduction, ignore_index):
-    return _k232(self, target, weight, reduction, ignore_index)
+    return _k265(self, target, weight, reduction, ignore_index)
 
 
 
-_k233 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'nll_loss2d_forward_out_meta', 'Meta', 'ops/native_functions.yaml:1480')
+_k266 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'nll_loss2d_forward_out_meta', 'Meta', 'ops/native_functions.yaml:1480')
 
 
 def nll_loss2d_forward_output(self, target, weight, reduction, ignore_index, *, output, total_weight):
-    return _k233(self, target, weight, reduction, ignore_index, output=output, total_weight=total_weight)
+    return _k266(self, target, weight, reduction, ignore_index, output=output, total_weight=total_weight)
 
 
 nll_loss_forward = _r.wrapper_Meta_nll_loss_forward
@@ -563,11 +596,11 @@ norm_ScalarOpt_dim_dtype = _r.wrapper_Meta_norm_ScalarOpt_dim_dtype
 norm_dtype_out = _r.wrapper_Meta_norm_dtype_out
 norm_out = _r.wrapper_Meta_norm_out
 
-_k240 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:2139')
+_k273 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:2139')
 
 
 def normal_(self, mean=0.0, std=1.0, *, generator=None):
-    return _k240(self, mean, std, generator=generator)
+    return _k273(self, mean, std, generator=generator)
 
 
 pow_Scalar = _r.wrapper_Meta_pow_Scalar
@@ -579,29 +612,29 @@ pow_Tensor_Tensor_out = _r.wrapper_Meta_pow_Tensor_Tensor_out
 pow__Scalar = _r.wrapper_Meta_pow__Scalar
 pow__Tensor = _r.wrapper_Meta_pow__Tensor
 
-_k249 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'prod_meta', 'Meta', 'ops/native_functions.yaml:911')
+_k282 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'prod_meta', 'Meta', 'ops/native_functions.yaml:911')
 
 
 def prod(self, *, dtype=None):
-    return _k249(self, dtype=dtype)
+    return _k282(self, dtype=dtype)
 
 
 prod_dim_int = _r.wrapper_Meta_prod_dim_int
 prod_int_out = _r.wrapper_Meta_prod_int_out
 
-_k252 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:2154')
+_k285 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:2154')
 
 
 def random__from(self, from_, to, *, generator=None):
-    return _k252(self, from_, to, generator=generator)
+    return _k285(self, from_, to, generator=generator)
 
 
 
-_k253 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:2163')
+_k286 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:2163')
 
 
 def random__to(self, to, *, generator=None):
-    return _k253(self, to, generator=generator)
+    return _k286(self, to, generator=generator)
 
 
 reciprocal = _r.wrapper_Meta_reciprocal
@@ -611,11 +644,11 @@ remainder_Tensor = _r.wrapper_Meta_remainder_Tensor
 remainder_Tensor_out = _r.wrapper_Meta_remainder_Tensor_out
 remainder__Tensor = _r.wrapper_Meta_remainder__Tensor
 
-_k260 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'roll_meta', 'Meta', 'ops/native_functions.yaml:1789')
+_k293 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'roll_meta', 'Meta', 'ops/native_functions.yaml:1789')
 
 
 def roll(self, shifts, dims=()):
-    return _k260(self, shifts, dims)
+    return _k293(self, shifts, dims)
 
 
 round = _r.wrapper_Meta_round
@@ -656,25 +689,28 @@ silu_ = _r.wrapper_Meta_silu_
 sin = _r.wrapper_Meta_sin
 sin_out = _r.wrapper_Meta_sin_out
 sin_ = _r.wrapper_Meta_sin_
+sinh = _r.wrapper_Meta_sinh
+sinh_out = _r.wrapper_Meta_sinh_out
+sinh_ = _r.wrapper_Meta_sinh_
 sort_stable = _r.wrapper_Meta_sort_stable
 sort_values_stable = _r.wrapper_Meta_sort_values_stable
 sqrt = _r.wrapper_Meta_sqrt
 sqrt_out = _r.wrapper_Meta_sqrt_out
 sqrt_ = _r.wrapper_Meta_sqrt_
 
-_k304 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'std_correction_meta', 'Meta', 'ops/native_functions.yaml:1088')
+_k340 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'std_correction_meta', 'Meta', 'ops/native_functions.yaml:1088')
 
 
 def std_correction(self, dim=None, *, correction=None, keepdim=False):
-    return _k304(self, dim, correction=correction, keepdim=keepdim)
+    return _k340(self, dim, correction=correction, keepdim=keepdim)
 
 
 
-_k305 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'std_correction_out_meta', 'Meta', 'ops/native_functions.yaml:1096')
+_k341 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'std_correction_out_meta', 'Meta', 'ops/native_functions.yaml:1096')
 
 
 def std_correction_out(self, dim=None, *, correction=None, keepdim=False, out):
-    return _k305(self, dim, correction=correction, keepdim=keepdim, out=out)
+    return _k341(self, dim, correction=correction, keepdim=keepdim, out=out)
 
 
 sub_Tensor = _r.wrapper_Meta_sub_Tensor
@@ -696,76 +732,79 @@ tril_ = _r.wrapper_Meta_tril_
 triu = _r.wrapper_Meta_triu
 triu_out = _r.wrapper_Meta_triu_out
 triu_ = _r.wrapper_Meta_triu_
+trunc = _r.wrapper_Meta_trunc
+trunc_out = _r.wrapper_Meta_trunc_out
+trunc_ = _r.wrapper_Meta_trunc_
 
-_k325 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'unfold', 'Meta', 'ops/native_functions.yaml:1600')
+_k364 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'unfold', 'Meta', 'ops/native_functions.yaml:1600')
 
 
 def unfold(self, dimension, size, step):
-    return _k325(self, dimension, size, step)
+    return _k364(self, dimension, size, step)
 
 
 
-_k326 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:2130')
+_k365 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'random_meta_', 'Meta', 'ops/native_functions.yaml:2130')
 
 
 def uniform_(self, from_=0.0, to=1.0, *, generator=None):
-    return _k326(self, from_, to, generator=generator)
+    return _k365(self, from_, to, generator=generator)
 
 
 
-_k327 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'var_correction_meta', 'Meta', 'ops/native_functions.yaml:1056')
+_k366 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'var_correction_meta', 'Meta', 'ops/native_functions.yaml:1056')
 
 
 def var_correction(self, dim=None, *, correction=None, keepdim=False):
-    return _k327(self, dim, correction=correction, keepdim=keepdim)
+    return _k366(self, dim, correction=correction, keepdim=keepdim)
 
 
 
-_k328 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'var_correction_out_meta', 'Meta', 'ops/native_functions.yaml:1064')
+_k367 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'var_correction_out_meta', 'Meta', 'ops/native_functions.yaml:1064')
 
 
 def var_correction_out(self, dim=None, *, correction=None, keepdim=False, out):
-    return _k328(self, dim, correction=correction, keepdim=keepdim, out=out)
+    return _k367(self, dim, correction=correction, keepdim=keepdim, out=out)
 
 
 
-_k329 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'view', 'Meta', 'ops/native_functions.yaml:663')
+_k368 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'view', 'Meta', 'ops/native_functions.yaml:663')
 
 
 def view(self, size):
-    return _k329(self, size)
+    return _k368(self, size)
 
 
 
-_k330 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'view_as_complex', 'Meta', 'ops/native_functions.yaml:1716')
+_k369 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'view_as_complex', 'Meta', 'ops/native_functions.yaml:1716')
 
 
 def view_as_complex(self):
-    return _k330(self)
+    return _k369(self)
 
 
 
-_k331 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'view_as_real', 'Meta', 'ops/native_functions.yaml:1704')
+_k370 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'view_as_real', 'Meta', 'ops/native_functions.yaml:1704')
 
 
 def view_as_real(self):
-    return _k331(self)
+    return _k370(self)
 
 
 
-_k332 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'where_meta', 'Meta', 'ops/native_functions.yaml:2822')
+_k371 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'where_meta', 'Meta', 'ops/native_functions.yaml:2822')
 
 
 def where_self(condition, self, other):
-    return _k332(condition, self, other)
+    return _k371(condition, self, other)
 
 
 
-_k333 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'where_self_out_meta', 'Meta', 'ops/native_functions.yaml:2830')
+_k372 = _r._kernel(_r._META, 'tensordispatch.backends.meta:META_KERNELS', 'where_self_out_meta', 'Meta', 'ops/native_functions.yaml:2830')
 
 
 def where_self_out(condition, self, other, *, out):
-    return _k333(condition, self, other, out=out)
+    return _k372(condition, self, other, out=out)
 
 
 
@@ -805,6 +844,20 @@ OVERLOADS = {
     },
     'abs': {
         'out': (abs_out, 'TT', 'abs.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'),
+    },
+    'acos': {
+        'default': (acos, 'T', 'acos(Tensor self) -> Tensor'),
+        'out': (acos_out, 'TT', 'acos.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'),
+    },
+    'acos_': {
+        'default': (acos_, 'T', 'acos_(Tensor(a!) self) -> Tensor(a!)'),
+    },
+    'acosh': {
+        'default': (acosh, 'T', 'acosh(Tensor self) -> Tensor'),
+        'out': (acosh_out, 'TT', 'acosh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'),
+    },
+    'acosh_': {
+        'default': (acosh_, 'T', 'acosh_(Tensor(a!) self) -> Tensor(a!)'),
     },
     'add': {
         'Tensor': (add_Tensor, 'TTN', 'add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor'),
@@ -882,6 +935,34 @@ OVERLOADS = {
     },
     'as_strided': {
         'default': (as_strided, 'TNNN', 'as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)'),
+    },
+    'asin': {
+        'default': (asin, 'T', 'asin(Tensor self) -> Tensor'),
+        'out': (asin_out, 'TT', 'asin.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'),
+    },
+    'asin_': {
+        'default': (asin_, 'T', 'asin_(Tensor(a!) self) -> Tensor(a!)'),
+    },
+    'asinh': {
+        'default': (asinh, 'T', 'asinh(Tensor self) -> Tensor'),
+        'out': (asinh_out, 'TT', 'asinh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'),
+    },
+    'asinh_': {
+        'default': (asinh_, 'T', 'asinh_(Tensor(a!) self) -> Tensor(a!)'),
+    },
+    'atan': {
+        'default': (atan, 'T', 'atan(Tensor self) -> Tensor'),
+        'out': (atan_out, 'TT', 'atan.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'),
+    },
+    'atan_': {
+        'default': (atan_, 'T', 'atan_(Tensor(a!) self) -> Tensor(a!)'),
+    },
+    'atanh': {
+        'default': (atanh, 'T', 'atanh(Tensor self) -> Tensor'),
+        'out': (atanh_out, 'TT', 'atanh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'),
+    },
+    'atanh_': {
+        'default': (atanh_, 'T', 'atanh_(Tensor(a!) self) -> Tensor(a!)'),
     },
     'baddbmm': {
         'default': (baddbmm, 'TTTNN', 'baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor'),
@@ -993,6 +1074,13 @@ OVERLOADS = {
     'cos_': {
         'default': (cos_, 'T', 'cos_(Tensor(a!) self) -> Tensor(a!)'),
     },
+    'cosh': {
+        'default': (cosh, 'T', 'cosh(Tensor self) -> Tensor'),
+        'out': (cosh_out, 'TT', 'cosh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'),
+    },
+    'cosh_': {
+        'default': (cosh_, 'T', 'cosh_(Tensor(a!) self) -> Tensor(a!)'),
+    },
     'cumsum': {
         'default': (cumsum, 'TNN', 'cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor'),
         'out': (cumsum_out, 'TNNT', 'cumsum.out(Tensor self, int dim, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)'),
@@ -1043,6 +1131,13 @@ OVERLOADS = {
         'default': (exp, 'T', 'exp(Tensor self) -> Tensor'),
         'out': (exp_out, 'TT', 'exp.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'),
     },
+    'exp2': {
+        'default': (exp2, 'T', 'exp2(Tensor self) -> Tensor'),
+        'out': (exp2_out, 'TT', 'exp2.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'),
+    },
+    'exp2_': {
+        'default': (exp2_, 'T', 'exp2_(Tensor(a!) self) -> Tensor(a!)'),
+    },
     'exp_': {
         'default': (exp_, 'T', 'exp_(Tensor(a!) self) -> Tensor(a!)'),
     },
@@ -1070,6 +1165,13 @@ OVERLOADS = {
     },
     'floor_': {
         'default': (floor_, 'T', 'floor_(Tensor(a!) self) -> Tensor(a!)'),
+    },
+    'frac': {
+        'default': (frac, 'T', 'frac(Tensor self) -> Tensor'),
+        'out': (frac_out, 'TT', 'frac.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'),
+    },
+    'frac_': {
+        'default': (frac_, 'T', 'frac_(Tensor(a!) self) -> Tensor(a!)'),
     },
     'gather': {
         'default': (gather, 'TNTN', 'gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor'),
@@ -1145,12 +1247,26 @@ OVERLOADS = {
         'default': (log, 'T', 'log(Tensor self) -> Tensor'),
         'out': (log_out, 'TT', 'log.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'),
     },
+    'log10': {
+        'default': (log10, 'T', 'log10(Tensor self) -> Tensor'),
+        'out': (log10_out, 'TT', 'log10.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'),
+    },
+    'log10_': {
+        'default': (log10_, 'T', 'log10_(Tensor(a!) self) -> Tensor(a!)'),
+    },
     'log1p': {
         'default': (log1p, 'T', 'log1p(Tensor self) -> Tensor'),
         'out': (log1p_out, 'TT', 'log1p.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'),
     },
     'log1p_': {
         'default': (log1p_, 'T', 'log1p_(Tensor(a!) self) -> Tensor(a!)'),
+    },
+    'log2': {
+        'default': (log2, 'T', 'log2(Tensor self) -> Tensor'),
+        'out': (log2_out, 'TT', 'log2.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'),
+    },
+    'log2_': {
+        'default': (log2_, 'T', 'log2_(Tensor(a!) self) -> Tensor(a!)'),
     },
     'log_': {
         'default': (log_, 'T', 'log_(Tensor(a!) self) -> Tensor(a!)'),
@@ -1373,6 +1489,13 @@ OVERLOADS = {
     'sin_': {
         'default': (sin_, 'T', 'sin_(Tensor(a!) self) -> Tensor(a!)'),
     },
+    'sinh': {
+        'default': (sinh, 'T', 'sinh(Tensor self) -> Tensor'),
+        'out': (sinh_out, 'TT', 'sinh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'),
+    },
+    'sinh_': {
+        'default': (sinh_, 'T', 'sinh_(Tensor(a!) self) -> Tensor(a!)'),
+    },
     'sort': {
         'stable': (sort_stable, 'TNNN', 'sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)'),
         'values_stable': (sort_values_stable, 'TNNNTT', 'sort.values_stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)'),
@@ -1430,6 +1553,13 @@ OVERLOADS = {
     },
     'triu_': {
         'default': (triu_, 'TN', 'triu_(Tensor(a!) self, SymInt diagonal=0) -> Tensor(a!)'),
+    },
+    'trunc': {
+        'default': (trunc, 'T', 'trunc(Tensor self) -> Tensor'),
+        'out': (trunc_out, 'TT', 'trunc.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)'),
+    },
+    'trunc_': {
+        'default': (trunc_, 'T', 'trunc_(Tensor(a!) self) -> Tensor(a!)'),
     },
     'unfold': {
         'default': (unfold, 'TNNN', 'unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)'),

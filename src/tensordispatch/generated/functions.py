@@ -22,7 +22,7 @@ from tensordispatch.dispatch.tls import local_state as _local_state
 from tensordispatch.generated import return_types as _RT
 from tensordispatch.tensor.tensor import Tensor as _Tensor
 
-__all__ = ['_conj', '_neg_view', 'abs', 'abs_', 'absolute', 'add', 'addbmm', 'addcdiv', 'addcmul', 'addmm', 'addmv', 'addmv_', 'adjoint', 'alias_copy', 'all', 'amax', 'amin', 'aminmax', 'any', 'arange', 'argmax', 'argmin', 'as_strided', 'as_strided_', 'as_strided_copy', 'as_strided_scatter', 'baddbmm', 'bitwise_and', 'bitwise_left_shift', 'bitwise_not', 'bitwise_or', 'bitwise_right_shift', 'bitwise_xor', 'bmm', 'cat', 'ceil', 'ceil_', 'chunk', 'clamp', 'clamp_', 'clamp_max', 'clamp_max_', 'clamp_min', 'clamp_min_', 'clip', 'clip_', 'clone', 'conj', 'conj_physical', 'conj_physical_', 'conv1d', 'conv2d', 'convolution', 'cos', 'cos_', 'cumsum', 'detach', 'detach_copy', 'diagonal', 'diagonal_copy', 'diagonal_scatter', 'div', 'divide', 'dot', 'dropout', 'dropout_', 'embedding', 'embedding_renorm_', 'empty', 'empty_like', 'empty_strided', 'eq', 'erf', 'erf_', 'exp', 'exp_', 'expand_copy', 'expm1', 'expm1_', 'eye', 'fill', 'fill_', 'flatten', 'flip', 'floor', 'floor_', 'floor_divide', 'full', 'full_like', 'gather', 'ge', 'greater', 'greater_equal', 'gt', 'index_put', 'index_put_', 'index_select', 'is_conj', 'is_neg', 'isfinite', 'isinf', 'isnan', 'isneginf', 'isposinf', 'isreal', 'layer_norm', 'le', 'lerp', 'less', 'less_equal', 'linspace', 'log', 'log1p', 'log1p_', 'log_', 'log_softmax', 'logical_and', 'logical_not', 'logical_or', 'logical_xor', 'logsumexp', 'lt', 'masked_fill', 'masked_select', 'matmul', 'max', 'maximum', 'mean', 'min', 'minimum', 'mm', 'mul', 'multiply', 'mv', 'nan_to_num', 'nan_to_num_', 'narrow', 'narrow_copy', 'native_dropout', 'native_layer_norm', 'ne', 'neg', 'neg_', 'negative', 'negative_', 'nonzero', 'norm', 'not_equal', 'ones', 'ones_like', 'outer', 'permute', 'permute_copy', 'positive', 'pow', 'prod', 'rand', 'rand_like', 'randint', 'randn', 'randn_like', 'reciprocal', 'reciprocal_', 'relu', 'relu_', 'remainder', 'reshape', 'resolve_conj', 'resolve_neg', 'roll', 'round', 'round_', 'rsqrt', 'rsqrt_', 'rsub', 'scatter', 'scatter_add', 'select', 'select_copy', 'select_scatter', 'sigmoid', 'sigmoid_', 'sign', 'signbit', 'sin', 'sin_', 'slice_copy', 'slice_scatter', 'softmax', 'sort', 'split', 'split_copy', 'split_with_sizes', 'split_with_sizes_copy', 'sqrt', 'sqrt_', 'square', 'square_', 'squeeze', 'squeeze_copy', 'stack', 'std', 'sub', 'subtract', 'sum', 't', 't_copy', 'tan', 'tan_', 'tanh', 'tanh_', 'topk', 'transpose', 'transpose_copy', 'tril', 'triu', 'true_divide', 'unbind', 'unbind_copy', 'unfold_copy', 'unsqueeze', 'unsqueeze_copy', 'var', 'view_as_complex', 'view_as_complex_copy', 'view_as_real', 'view_as_real_copy', 'view_copy', 'where', 'zero_', 'zeros', 'zeros_like']
+__all__ = ['_conj', '_neg_view', 'abs', 'abs_', 'absolute', 'acos', 'acos_', 'acosh', 'acosh_', 'add', 'addbmm', 'addcdiv', 'addcmul', 'addmm', 'addmv', 'addmv_', 'adjoint', 'alias_copy', 'all', 'amax', 'amin', 'aminmax', 'any', 'arange', 'arccos', 'arccos_', 'arccosh', 'arccosh_', 'arcsin', 'arcsin_', 'arcsinh', 'arcsinh_', 'arctan', 'arctan_', 'arctanh', 'arctanh_', 'argmax', 'argmin', 'as_strided', 'as_strided_', 'as_strided_copy', 'as_strided_scatter', 'asin', 'asin_', 'asinh', 'asinh_', 'atan', 'atan_', 'atanh', 'atanh_', 'baddbmm', 'bitwise_and', 'bitwise_left_shift', 'bitwise_not', 'bitwise_or', 'bitwise_right_shift', 'bitwise_xor', 'bmm', 'cat', 'ceil', 'ceil_', 'chunk', 'clamp', 'clamp_', 'clamp_max', 'clamp_max_', 'clamp_min', 'clamp_min_', 'clip', 'clip_', 'clone', 'conj', 'conj_physical', 'conj_physical_', 'conv1d', 'conv2d', 'convolution', 'cos', 'cos_', 'cosh', 'cosh_', 'cumsum', 'detach', 'detach_copy', 'diagonal', 'diagonal_copy', 'diagonal_scatter', 'div', 'divide', 'dot', 'dropout', 'dropout_', 'embedding', 'embedding_renorm_', 'empty', 'empty_like', 'empty_strided', 'eq', 'erf', 'erf_', 'exp', 'exp2', 'exp2_', 'exp_', 'expand_copy', 'expm1', 'expm1_', 'eye', 'fill', 'fill_', 'fix', 'fix_', 'flatten', 'flip', 'floor', 'floor_', 'floor_divide', 'frac', 'frac_', 'full', 'full_like', 'gather', 'ge', 'greater', 'greater_equal', 'gt', 'index_put', 'index_put_', 'index_select', 'is_conj', 'is_neg', 'isfinite', 'isinf', 'isnan', 'isneginf', 'isposinf', 'isreal', 'layer_norm', 'le', 'lerp', 'less', 'less_equal', 'linspace', 'log', 'log10', 'log10_', 'log1p', 'log1p_', 'log2', 'log2_', 'log_', 'log_softmax', 'logical_and', 'logical_not', 'logical_or', 'logical_xor', 'logsumexp', 'lt', 'masked_fill', 'masked_select', 'matmul', 'max', 'maximum', 'mean', 'min', 'minimum', 'mm', 'mul', 'multiply', 'mv', 'nan_to_num', 'nan_to_num_', 'narrow', 'narrow_copy', 'native_dropout', 'native_layer_norm', 'ne', 'neg', 'neg_', 'negative', 'negative_', 'nonzero', 'norm', 'not_equal', 'ones', 'ones_like', 'outer', 'permute', 'permute_copy', 'positive', 'pow', 'prod', 'rand', 'rand_like', 'randint', 'randn', 'randn_like', 'reciprocal', 'reciprocal_', 'relu', 'relu_', 'remainder', 'reshape', 'resolve_conj', 'resolve_neg', 'roll', 'round', 'round_', 'rsqrt', 'rsqrt_', 'rsub', 'scatter', 'scatter_add', 'select', 'select_copy', 'select_scatter', 'sigmoid', 'sigmoid_', 'sign', 'signbit', 'sin', 'sin_', 'sinh', 'sinh_', 'slice_copy', 'slice_scatter', 'softmax', 'sort', 'split', 'split_copy', 'split_with_sizes', 'split_with_sizes_copy', 'sqrt', 'sqrt_', 'square', 'square_', 'squeeze', 'squeeze_copy', 'stack', 'std', 'sub', 'subtract', 'sum', 't', 't_copy', 'tan', 'tan_', 'tanh', 'tanh_', 'topk', 'transpose', 'transpose_copy', 'tril', 'triu', 'true_divide', 'trunc', 'trunc_', 'unbind', 'unbind_copy', 'unfold_copy', 'unsqueeze', 'unsqueeze_copy', 'var', 'view_as_complex', 'view_as_complex_copy', 'view_as_real', 'view_as_real_copy', 'view_copy', 'where', 'zero_', 'zeros', 'zeros_like']
 
 from tensordispatch.ops.deferred import deferred_entry as _deferred
 
@@ -32,6 +32,12 @@ _E_abs_ = _deferred(_G, '_E_abs_', 'abs_')
 _E_abs_out = _deferred(_G, '_E_abs_out', 'abs.out')
 _E_absolute = _deferred(_G, '_E_absolute', 'absolute')
 _E_absolute_out = _deferred(_G, '_E_absolute_out', 'absolute.out')
+_E_acos = _deferred(_G, '_E_acos', 'acos')
+_E_acos_ = _deferred(_G, '_E_acos_', 'acos_')
+_E_acos_out = _deferred(_G, '_E_acos_out', 'acos.out')
+_E_acosh = _deferred(_G, '_E_acosh', 'acosh')
+_E_acosh_ = _deferred(_G, '_E_acosh_', 'acosh_')
+_E_acosh_out = _deferred(_G, '_E_acosh_out', 'acosh.out')
 _E_add_Tensor = _deferred(_G, '_E_add_Tensor', 'add.Tensor')
 _E_add_out = _deferred(_G, '_E_add_out', 'add.out')
 _E_addbmm = _deferred(_G, '_E_addbmm', 'addbmm')
@@ -54,6 +60,24 @@ _E_amin = _deferred(_G, '_E_amin', 'amin')
 _E_amin_out = _deferred(_G, '_E_amin_out', 'amin.out')
 _E_aminmax = _deferred(_G, '_E_aminmax', 'aminmax')
 _E_aminmax_out = _deferred(_G, '_E_aminmax_out', 'aminmax.out')
+_E_arccos = _deferred(_G, '_E_arccos', 'arccos')
+_E_arccos_ = _deferred(_G, '_E_arccos_', 'arccos_')
+_E_arccos_out = _deferred(_G, '_E_arccos_out', 'arccos.out')
+_E_arccosh = _deferred(_G, '_E_arccosh', 'arccosh')
+_E_arccosh_ = _deferred(_G, '_E_arccosh_', 'arccosh_')
+_E_arccosh_out = _deferred(_G, '_E_arccosh_out', 'arccosh.out')
+_E_arcsin = _deferred(_G, '_E_arcsin', 'arcsin')
+_E_arcsin_ = _deferred(_G, '_E_arcsin_', 'arcsin_')
+_E_arcsin_out = _deferred(_G, '_E_arcsin_out', 'arcsin.out')
+_E_arcsinh = _deferred(_G, '_E_arcsinh', 'arcsinh')
+_E_arcsinh_ = _deferred(_G, '_E_arcsinh_', 'arcsinh_')
+_E_arcsinh_out = _deferred(_G, '_E_arcsinh_out', 'arcsinh.out')
+_E_arctan = _deferred(_G, '_E_arctan', 'arctan')
+_E_arctan_ = _deferred(_G, '_E_arctan_', 'arctan_')
+_E_arctan_out = _deferred(_G, '_E_arctan_out', 'arctan.out')
+_E_arctanh = _deferred(_G, '_E_arctanh', 'arctanh')
+_E_arctanh_ = _deferred(_G, '_E_arctanh_', 'arctanh_')
+_E_arctanh_out = _deferred(_G, '_E_arctanh_out', 'arctanh.out')
 _E_argmax = _deferred(_G, '_E_argmax', 'argmax')
 _E_argmax_out = _deferred(_G, '_E_argmax_out', 'argmax.out')
 _E_argmin = _deferred(_G, '_E_argmin', 'argmin')
@@ -63,6 +87,18 @@ _E_as_strided_ = _deferred(_G, '_E_as_strided_', 'as_strided_')
 _E_as_strided_copy = _deferred(_G, '_E_as_strided_copy', 'as_strided_copy')
 _E_as_strided_copy_out = _deferred(_G, '_E_as_strided_copy_out', 'as_strided_copy.out')
 _E_as_strided_scatter = _deferred(_G, '_E_as_strided_scatter', 'as_strided_scatter')
+_E_asin = _deferred(_G, '_E_asin', 'asin')
+_E_asin_ = _deferred(_G, '_E_asin_', 'asin_')
+_E_asin_out = _deferred(_G, '_E_asin_out', 'asin.out')
+_E_asinh = _deferred(_G, '_E_asinh', 'asinh')
+_E_asinh_ = _deferred(_G, '_E_asinh_', 'asinh_')
+_E_asinh_out = _deferred(_G, '_E_asinh_out', 'asinh.out')
+_E_atan = _deferred(_G, '_E_atan', 'atan')
+_E_atan_ = _deferred(_G, '_E_atan_', 'atan_')
+_E_atan_out = _deferred(_G, '_E_atan_out', 'atan.out')
+_E_atanh = _deferred(_G, '_E_atanh', 'atanh')
+_E_atanh_ = _deferred(_G, '_E_atanh_', 'atanh_')
+_E_atanh_out = _deferred(_G, '_E_atanh_out', 'atanh.out')
 _E_baddbmm = _deferred(_G, '_E_baddbmm', 'baddbmm')
 _E_baddbmm_out = _deferred(_G, '_E_baddbmm_out', 'baddbmm.out')
 _E_bitwise_and_Scalar = _deferred(_G, '_E_bitwise_and_Scalar', 'bitwise_and.Scalar')
@@ -119,6 +155,9 @@ _E_convolution = _deferred(_G, '_E_convolution', 'convolution')
 _E_cos = _deferred(_G, '_E_cos', 'cos')
 _E_cos_ = _deferred(_G, '_E_cos_', 'cos_')
 _E_cos_out = _deferred(_G, '_E_cos_out', 'cos.out')
+_E_cosh = _deferred(_G, '_E_cosh', 'cosh')
+_E_cosh_ = _deferred(_G, '_E_cosh_', 'cosh_')
+_E_cosh_out = _deferred(_G, '_E_cosh_out', 'cosh.out')
 _E_cumsum = _deferred(_G, '_E_cumsum', 'cumsum')
 _E_cumsum_out = _deferred(_G, '_E_cumsum_out', 'cumsum.out')
 _E_detach = _deferred(_G, '_E_detach', 'detach')
@@ -152,6 +191,9 @@ _E_erf = _deferred(_G, '_E_erf', 'erf')
 _E_erf_ = _deferred(_G, '_E_erf_', 'erf_')
 _E_erf_out = _deferred(_G, '_E_erf_out', 'erf.out')
 _E_exp = _deferred(_G, '_E_exp', 'exp')
+_E_exp2 = _deferred(_G, '_E_exp2', 'exp2')
+_E_exp2_ = _deferred(_G, '_E_exp2_', 'exp2_')
+_E_exp2_out = _deferred(_G, '_E_exp2_out', 'exp2.out')
 _E_exp_ = _deferred(_G, '_E_exp_', 'exp_')
 _E_exp_out = _deferred(_G, '_E_exp_out', 'exp.out')
 _E_expand_copy = _deferred(_G, '_E_expand_copy', 'expand_copy')
@@ -167,6 +209,9 @@ _E_fill_Scalar = _deferred(_G, '_E_fill_Scalar', 'fill.Scalar')
 _E_fill_Tensor = _deferred(_G, '_E_fill_Tensor', 'fill.Tensor')
 _E_fill__Scalar = _deferred(_G, '_E_fill__Scalar', 'fill_.Scalar')
 _E_fill__Tensor = _deferred(_G, '_E_fill__Tensor', 'fill_.Tensor')
+_E_fix = _deferred(_G, '_E_fix', 'fix')
+_E_fix_ = _deferred(_G, '_E_fix_', 'fix_')
+_E_fix_out = _deferred(_G, '_E_fix_out', 'fix.out')
 _E_flatten_using_ints = _deferred(_G, '_E_flatten_using_ints', 'flatten.using_ints')
 _E_flip = _deferred(_G, '_E_flip', 'flip')
 _E_floor = _deferred(_G, '_E_floor', 'floor')
@@ -175,6 +220,9 @@ _E_floor_divide = _deferred(_G, '_E_floor_divide', 'floor_divide')
 _E_floor_divide_Scalar = _deferred(_G, '_E_floor_divide_Scalar', 'floor_divide.Scalar')
 _E_floor_divide_out = _deferred(_G, '_E_floor_divide_out', 'floor_divide.out')
 _E_floor_out = _deferred(_G, '_E_floor_out', 'floor.out')
+_E_frac = _deferred(_G, '_E_frac', 'frac')
+_E_frac_ = _deferred(_G, '_E_frac_', 'frac_')
+_E_frac_out = _deferred(_G, '_E_frac_out', 'frac.out')
 _E_full = _deferred(_G, '_E_full', 'full')
 _E_full_like = _deferred(_G, '_E_full_like', 'full_like')
 _E_full_out = _deferred(_G, '_E_full_out', 'full.out')
@@ -234,9 +282,15 @@ _E_linspace_Tensor_Tensor = _deferred(_G, '_E_linspace_Tensor_Tensor', 'linspace
 _E_linspace_Tensor_Tensor_out = _deferred(_G, '_E_linspace_Tensor_Tensor_out', 'linspace.Tensor_Tensor_out')
 _E_linspace_out = _deferred(_G, '_E_linspace_out', 'linspace.out')
 _E_log = _deferred(_G, '_E_log', 'log')
+_E_log10 = _deferred(_G, '_E_log10', 'log10')
+_E_log10_ = _deferred(_G, '_E_log10_', 'log10_')
+_E_log10_out = _deferred(_G, '_E_log10_out', 'log10.out')
 _E_log1p = _deferred(_G, '_E_log1p', 'log1p')
 _E_log1p_ = _deferred(_G, '_E_log1p_', 'log1p_')
 _E_log1p_out = _deferred(_G, '_E_log1p_out', 'log1p.out')
+_E_log2 = _deferred(_G, '_E_log2', 'log2')
+_E_log2_ = _deferred(_G, '_E_log2_', 'log2_')
+_E_log2_out = _deferred(_G, '_E_log2_out', 'log2.out')
 _E_log_ = _deferred(_G, '_E_log_', 'log_')
 _E_log_out = _deferred(_G, '_E_log_out', 'log.out')
 _E_log_softmax_int = _deferred(_G, '_E_log_softmax_int', 'log_softmax.int')
@@ -369,6 +423,9 @@ _E_signbit_out = _deferred(_G, '_E_signbit_out', 'signbit.out')
 _E_sin = _deferred(_G, '_E_sin', 'sin')
 _E_sin_ = _deferred(_G, '_E_sin_', 'sin_')
 _E_sin_out = _deferred(_G, '_E_sin_out', 'sin.out')
+_E_sinh = _deferred(_G, '_E_sinh', 'sinh')
+_E_sinh_ = _deferred(_G, '_E_sinh_', 'sinh_')
+_E_sinh_out = _deferred(_G, '_E_sinh_out', 'sinh.out')
 _E_slice_copy_Tensor = _deferred(_G, '_E_slice_copy_Tensor', 'slice_copy.Tensor')
 _E_slice_copy_Tensor_out = _deferred(_G, '_E_slice_copy_Tensor_out', 'slice_copy.Tensor_out')
 _E_slice_scatter = _deferred(_G, '_E_slice_scatter', 'slice_scatter')
@@ -419,6 +476,9 @@ _E_triu = _deferred(_G, '_E_triu', 'triu')
 _E_triu_out = _deferred(_G, '_E_triu_out', 'triu.out')
 _E_true_divide_Tensor = _deferred(_G, '_E_true_divide_Tensor', 'true_divide.Tensor')
 _E_true_divide_out = _deferred(_G, '_E_true_divide_out', 'true_divide.out')
+_E_trunc = _deferred(_G, '_E_trunc', 'trunc')
+_E_trunc_ = _deferred(_G, '_E_trunc_', 'trunc_')
+_E_trunc_out = _deferred(_G, '_E_trunc_out', 'trunc.out')
 _E_unbind_copy_int = _deferred(_G, '_E_unbind_copy_int', 'unbind_copy.int')
 _E_unbind_copy_int_out = _deferred(_G, '_E_unbind_copy_int_out', 'unbind_copy.int_out')
 _E_unbind_int = _deferred(_G, '_E_unbind_int', 'unbind.int')
@@ -509,6 +569,48 @@ def absolute(input=_REQ, *_td_more, out=None):
             return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('absolute', _e, ('input',), False) from None
+
+
+def acos(input=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('acos', False)
+    try:
+        if out is None:
+            _r = _E_acos.entry_function(input)
+            return _r
+        else:
+            _r = _E_acos_out.entry_function(input, out=out)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('acos', _e, ('input',), False) from None
+
+
+def acos_(input):
+    try:
+        _r = _E_acos_.entry_function(input)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('acos_', _e, ('input',), False) from None
+
+
+def acosh(input=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('acosh', False)
+    try:
+        if out is None:
+            _r = _E_acosh.entry_function(input)
+            return _r
+        else:
+            _r = _E_acosh_out.entry_function(input, out=out)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('acosh', _e, ('input',), False) from None
+
+
+def acosh_(input):
+    try:
+        _r = _E_acosh_.entry_function(input)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('acosh_', _e, ('input',), False) from None
 
 
 def add(input=_REQ, other=_REQ, *_td_more, alpha=_NO, out=None):
@@ -771,6 +873,132 @@ def aminmax(input=_REQ, *_td_more, dim=_NO, keepdim=_NO, out=None):
         raise _binding_argument_error('aminmax', _e, ('input',), False) from None
 
 
+def arccos(input=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('arccos', False)
+    try:
+        if out is None:
+            _r = _E_arccos.entry_function(input)
+            return _r
+        else:
+            _r = _E_arccos_out.entry_function(input, out=out)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('arccos', _e, ('input',), False) from None
+
+
+def arccos_(input):
+    try:
+        _r = _E_arccos_.entry_function(input)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('arccos_', _e, ('input',), False) from None
+
+
+def arccosh(input=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('arccosh', False)
+    try:
+        if out is None:
+            _r = _E_arccosh.entry_function(input)
+            return _r
+        else:
+            _r = _E_arccosh_out.entry_function(input, out=out)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('arccosh', _e, ('input',), False) from None
+
+
+def arccosh_(input):
+    try:
+        _r = _E_arccosh_.entry_function(input)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('arccosh_', _e, ('input',), False) from None
+
+
+def arcsin(input=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('arcsin', False)
+    try:
+        if out is None:
+            _r = _E_arcsin.entry_function(input)
+            return _r
+        else:
+            _r = _E_arcsin_out.entry_function(input, out=out)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('arcsin', _e, ('input',), False) from None
+
+
+def arcsin_(input):
+    try:
+        _r = _E_arcsin_.entry_function(input)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('arcsin_', _e, ('input',), False) from None
+
+
+def arcsinh(input=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('arcsinh', False)
+    try:
+        if out is None:
+            _r = _E_arcsinh.entry_function(input)
+            return _r
+        else:
+            _r = _E_arcsinh_out.entry_function(input, out=out)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('arcsinh', _e, ('input',), False) from None
+
+
+def arcsinh_(input):
+    try:
+        _r = _E_arcsinh_.entry_function(input)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('arcsinh_', _e, ('input',), False) from None
+
+
+def arctan(input=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('arctan', False)
+    try:
+        if out is None:
+            _r = _E_arctan.entry_function(input)
+            return _r
+        else:
+            _r = _E_arctan_out.entry_function(input, out=out)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('arctan', _e, ('input',), False) from None
+
+
+def arctan_(input):
+    try:
+        _r = _E_arctan_.entry_function(input)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('arctan_', _e, ('input',), False) from None
+
+
+def arctanh(input=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('arctanh', False)
+    try:
+        if out is None:
+            _r = _E_arctanh.entry_function(input)
+            return _r
+        else:
+            _r = _E_arctanh_out.entry_function(input, out=out)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('arctanh', _e, ('input',), False) from None
+
+
+def arctanh_(input):
+    try:
+        _r = _E_arctanh_.entry_function(input)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('arctanh_', _e, ('input',), False) from None
+
+
 def argmax(input=_REQ, dim=_NO, keepdim=_NO, *_td_more, out=None):
     if _td_more: raise _extra_arguments('argmax', False)
     try:
@@ -881,6 +1109,90 @@ def as_strided_scatter(input, src, size, stride, storage_offset=_NO):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('as_strided_scatter', _e, ('input', 'src', 'size', 'stride', 'storage_offset'), False) from None
+
+
+def asin(input=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('asin', False)
+    try:
+        if out is None:
+            _r = _E_asin.entry_function(input)
+            return _r
+        else:
+            _r = _E_asin_out.entry_function(input, out=out)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('asin', _e, ('input',), False) from None
+
+
+def asin_(input):
+    try:
+        _r = _E_asin_.entry_function(input)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('asin_', _e, ('input',), False) from None
+
+
+def asinh(input=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('asinh', False)
+    try:
+        if out is None:
+            _r = _E_asinh.entry_function(input)
+            return _r
+        else:
+            _r = _E_asinh_out.entry_function(input, out=out)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('asinh', _e, ('input',), False) from None
+
+
+def asinh_(input):
+    try:
+        _r = _E_asinh_.entry_function(input)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('asinh_', _e, ('input',), False) from None
+
+
+def atan(input=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('atan', False)
+    try:
+        if out is None:
+            _r = _E_atan.entry_function(input)
+            return _r
+        else:
+            _r = _E_atan_out.entry_function(input, out=out)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('atan', _e, ('input',), False) from None
+
+
+def atan_(input):
+    try:
+        _r = _E_atan_.entry_function(input)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('atan_', _e, ('input',), False) from None
+
+
+def atanh(input=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('atanh', False)
+    try:
+        if out is None:
+            _r = _E_atanh.entry_function(input)
+            return _r
+        else:
+            _r = _E_atanh_out.entry_function(input, out=out)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('atanh', _e, ('input',), False) from None
+
+
+def atanh_(input):
+    try:
+        _r = _E_atanh_.entry_function(input)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('atanh_', _e, ('input',), False) from None
 
 
 def baddbmm(input=_REQ, batch1=_REQ, batch2=_REQ, *_td_more, beta=_NO, alpha=_NO, out=None):
@@ -1235,6 +1547,27 @@ def cos_(input):
         raise _binding_argument_error('cos_', _e, ('input',), False) from None
 
 
+def cosh(input=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('cosh', False)
+    try:
+        if out is None:
+            _r = _E_cosh.entry_function(input)
+            return _r
+        else:
+            _r = _E_cosh_out.entry_function(input, out=out)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('cosh', _e, ('input',), False) from None
+
+
+def cosh_(input):
+    try:
+        _r = _E_cosh_.entry_function(input)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('cosh_', _e, ('input',), False) from None
+
+
 def cumsum(input=_REQ, dim=_REQ, *_td_more, dtype=_NO, out=None):
     if _td_more: raise _extra_arguments('cumsum', False)
     try:
@@ -1578,6 +1911,27 @@ def exp(input=_REQ, *_td_more, out=None):
         raise _binding_argument_error('exp', _e, ('input',), False) from None
 
 
+def exp2(input=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('exp2', False)
+    try:
+        if out is None:
+            _r = _E_exp2.entry_function(input)
+            return _r
+        else:
+            _r = _E_exp2_out.entry_function(input, out=out)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('exp2', _e, ('input',), False) from None
+
+
+def exp2_(input):
+    try:
+        _r = _E_exp2_.entry_function(input)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('exp2_', _e, ('input',), False) from None
+
+
 def exp_(input):
     try:
         _r = _E_exp_.entry_function(input)
@@ -1724,6 +2078,27 @@ def fill_(input, value):
         raise _binding_argument_error('fill_', _e, ('input', 'value'), False) from None
 
 
+def fix(input=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('fix', False)
+    try:
+        if out is None:
+            _r = _E_fix.entry_function(input)
+            return _r
+        else:
+            _r = _E_fix_out.entry_function(input, out=out)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('fix', _e, ('input',), False) from None
+
+
+def fix_(input):
+    try:
+        _r = _E_fix_.entry_function(input)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('fix_', _e, ('input',), False) from None
+
+
 def flatten(input, start_dim=_NO, end_dim=_NO):
     try:
         if start_dim is _NO and end_dim is _NO:
@@ -1785,6 +2160,27 @@ def floor_divide(input=_REQ, other=_REQ, *_td_more, out=None):
         if not isinstance(input, _Tensor) and isinstance(_wrap_argument(input), _Tensor):
             return floor_divide(input=_wrap_argument(input), other=other, out=out)
         raise _binding_argument_error('floor_divide', _e, ('input', 'other'), False) from None
+
+
+def frac(input=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('frac', False)
+    try:
+        if out is None:
+            _r = _E_frac.entry_function(input)
+            return _r
+        else:
+            _r = _E_frac_out.entry_function(input, out=out)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('frac', _e, ('input',), False) from None
+
+
+def frac_(input):
+    try:
+        _r = _E_frac_.entry_function(input)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('frac_', _e, ('input',), False) from None
 
 
 def full(size=_REQ, fill_value=_REQ, *_td_more, dtype=_NO, layout=_NO, device=_NO, pin_memory=_NO, out=None, requires_grad=False):
@@ -2324,6 +2720,27 @@ def log(input=_REQ, *_td_more, out=None):
         raise _binding_argument_error('log', _e, ('input',), False) from None
 
 
+def log10(input=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('log10', False)
+    try:
+        if out is None:
+            _r = _E_log10.entry_function(input)
+            return _r
+        else:
+            _r = _E_log10_out.entry_function(input, out=out)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('log10', _e, ('input',), False) from None
+
+
+def log10_(input):
+    try:
+        _r = _E_log10_.entry_function(input)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('log10_', _e, ('input',), False) from None
+
+
 def log1p(input=_REQ, *_td_more, out=None):
     if _td_more: raise _extra_arguments('log1p', False)
     try:
@@ -2343,6 +2760,27 @@ def log1p_(input):
         return _r
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('log1p_', _e, ('input',), False) from None
+
+
+def log2(input=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('log2', False)
+    try:
+        if out is None:
+            _r = _E_log2.entry_function(input)
+            return _r
+        else:
+            _r = _E_log2_out.entry_function(input, out=out)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('log2', _e, ('input',), False) from None
+
+
+def log2_(input):
+    try:
+        _r = _E_log2_.entry_function(input)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('log2_', _e, ('input',), False) from None
 
 
 def log_(input):
@@ -3410,6 +3848,27 @@ def sin_(input):
         raise _binding_argument_error('sin_', _e, ('input',), False) from None
 
 
+def sinh(input=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('sinh', False)
+    try:
+        if out is None:
+            _r = _E_sinh.entry_function(input)
+            return _r
+        else:
+            _r = _E_sinh_out.entry_function(input, out=out)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('sinh', _e, ('input',), False) from None
+
+
+def sinh_(input):
+    try:
+        _r = _E_sinh_.entry_function(input)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('sinh_', _e, ('input',), False) from None
+
+
 def slice_copy(input=_REQ, dim=_NO, start=_NO, end=_NO, step=_NO, *_td_more, out=None):
     if _td_more: raise _extra_arguments('slice_copy', False)
     try:
@@ -3920,6 +4379,27 @@ def true_divide(input=_REQ, other=_REQ, *_td_more, out=None):
         if not isinstance(input, _Tensor) and isinstance(_wrap_argument(input), _Tensor):
             return true_divide(input=_wrap_argument(input), other=other, out=out)
         raise _binding_argument_error('true_divide', _e, ('input', 'other'), False) from None
+
+
+def trunc(input=_REQ, *_td_more, out=None):
+    if _td_more: raise _extra_arguments('trunc', False)
+    try:
+        if out is None:
+            _r = _E_trunc.entry_function(input)
+            return _r
+        else:
+            _r = _E_trunc_out.entry_function(input, out=out)
+            return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('trunc', _e, ('input',), False) from None
+
+
+def trunc_(input):
+    try:
+        _r = _E_trunc_.entry_function(input)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('trunc_', _e, ('input',), False) from None
 
 
 def unbind(input, dim=_NO):

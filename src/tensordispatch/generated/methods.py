@@ -31,6 +31,10 @@ _E_abs = _deferred(_G, '_E_abs', 'abs')
 _E_abs_ = _deferred(_G, '_E_abs_', 'abs_')
 _E_absolute = _deferred(_G, '_E_absolute', 'absolute')
 _E_absolute_ = _deferred(_G, '_E_absolute_', 'absolute_')
+_E_acos = _deferred(_G, '_E_acos', 'acos')
+_E_acos_ = _deferred(_G, '_E_acos_', 'acos_')
+_E_acosh = _deferred(_G, '_E_acosh', 'acosh')
+_E_acosh_ = _deferred(_G, '_E_acosh_', 'acosh_')
 _E_add_Tensor = _deferred(_G, '_E_add_Tensor', 'add.Tensor')
 _E_add__Tensor = _deferred(_G, '_E_add__Tensor', 'add_.Tensor')
 _E_addbmm = _deferred(_G, '_E_addbmm', 'addbmm')
@@ -47,11 +51,31 @@ _E_adjoint = _deferred(_G, '_E_adjoint', 'adjoint')
 _E_amax = _deferred(_G, '_E_amax', 'amax')
 _E_amin = _deferred(_G, '_E_amin', 'amin')
 _E_aminmax = _deferred(_G, '_E_aminmax', 'aminmax')
+_E_arccos = _deferred(_G, '_E_arccos', 'arccos')
+_E_arccos_ = _deferred(_G, '_E_arccos_', 'arccos_')
+_E_arccosh = _deferred(_G, '_E_arccosh', 'arccosh')
+_E_arccosh_ = _deferred(_G, '_E_arccosh_', 'arccosh_')
+_E_arcsin = _deferred(_G, '_E_arcsin', 'arcsin')
+_E_arcsin_ = _deferred(_G, '_E_arcsin_', 'arcsin_')
+_E_arcsinh = _deferred(_G, '_E_arcsinh', 'arcsinh')
+_E_arcsinh_ = _deferred(_G, '_E_arcsinh_', 'arcsinh_')
+_E_arctan = _deferred(_G, '_E_arctan', 'arctan')
+_E_arctan_ = _deferred(_G, '_E_arctan_', 'arctan_')
+_E_arctanh = _deferred(_G, '_E_arctanh', 'arctanh')
+_E_arctanh_ = _deferred(_G, '_E_arctanh_', 'arctanh_')
 _E_argmax = _deferred(_G, '_E_argmax', 'argmax')
 _E_argmin = _deferred(_G, '_E_argmin', 'argmin')
 _E_as_strided = _deferred(_G, '_E_as_strided', 'as_strided')
 _E_as_strided_ = _deferred(_G, '_E_as_strided_', 'as_strided_')
 _E_as_strided_scatter = _deferred(_G, '_E_as_strided_scatter', 'as_strided_scatter')
+_E_asin = _deferred(_G, '_E_asin', 'asin')
+_E_asin_ = _deferred(_G, '_E_asin_', 'asin_')
+_E_asinh = _deferred(_G, '_E_asinh', 'asinh')
+_E_asinh_ = _deferred(_G, '_E_asinh_', 'asinh_')
+_E_atan = _deferred(_G, '_E_atan', 'atan')
+_E_atan_ = _deferred(_G, '_E_atan_', 'atan_')
+_E_atanh = _deferred(_G, '_E_atanh', 'atanh')
+_E_atanh_ = _deferred(_G, '_E_atanh_', 'atanh_')
 _E_baddbmm = _deferred(_G, '_E_baddbmm', 'baddbmm')
 _E_baddbmm_ = _deferred(_G, '_E_baddbmm_', 'baddbmm_')
 _E_bitwise_and_Scalar = _deferred(_G, '_E_bitwise_and_Scalar', 'bitwise_and.Scalar')
@@ -96,6 +120,8 @@ _E_contiguous = _deferred(_G, '_E_contiguous', 'contiguous')
 _E_copy_ = _deferred(_G, '_E_copy_', 'copy_')
 _E_cos = _deferred(_G, '_E_cos', 'cos')
 _E_cos_ = _deferred(_G, '_E_cos_', 'cos_')
+_E_cosh = _deferred(_G, '_E_cosh', 'cosh')
+_E_cosh_ = _deferred(_G, '_E_cosh_', 'cosh_')
 _E_cumsum = _deferred(_G, '_E_cumsum', 'cumsum')
 _E_cumsum_ = _deferred(_G, '_E_cumsum_', 'cumsum_')
 _E_detach = _deferred(_G, '_E_detach', 'detach')
@@ -117,6 +143,8 @@ _E_eq__Tensor = _deferred(_G, '_E_eq__Tensor', 'eq_.Tensor')
 _E_erf = _deferred(_G, '_E_erf', 'erf')
 _E_erf_ = _deferred(_G, '_E_erf_', 'erf_')
 _E_exp = _deferred(_G, '_E_exp', 'exp')
+_E_exp2 = _deferred(_G, '_E_exp2', 'exp2')
+_E_exp2_ = _deferred(_G, '_E_exp2_', 'exp2_')
 _E_exp_ = _deferred(_G, '_E_exp_', 'exp_')
 _E_expand = _deferred(_G, '_E_expand', 'expand')
 _E_expand_as = _deferred(_G, '_E_expand_as', 'expand_as')
@@ -124,6 +152,8 @@ _E_expm1 = _deferred(_G, '_E_expm1', 'expm1')
 _E_expm1_ = _deferred(_G, '_E_expm1_', 'expm1_')
 _E_fill__Scalar = _deferred(_G, '_E_fill__Scalar', 'fill_.Scalar')
 _E_fill__Tensor = _deferred(_G, '_E_fill__Tensor', 'fill_.Tensor')
+_E_fix = _deferred(_G, '_E_fix', 'fix')
+_E_fix_ = _deferred(_G, '_E_fix_', 'fix_')
 _E_flatten_using_ints = _deferred(_G, '_E_flatten_using_ints', 'flatten.using_ints')
 _E_flip = _deferred(_G, '_E_flip', 'flip')
 _E_floor = _deferred(_G, '_E_floor', 'floor')
@@ -132,6 +162,8 @@ _E_floor_divide = _deferred(_G, '_E_floor_divide', 'floor_divide')
 _E_floor_divide_Scalar = _deferred(_G, '_E_floor_divide_Scalar', 'floor_divide.Scalar')
 _E_floor_divide__Scalar = _deferred(_G, '_E_floor_divide__Scalar', 'floor_divide_.Scalar')
 _E_floor_divide__Tensor = _deferred(_G, '_E_floor_divide__Tensor', 'floor_divide_.Tensor')
+_E_frac = _deferred(_G, '_E_frac', 'frac')
+_E_frac_ = _deferred(_G, '_E_frac_', 'frac_')
 _E_gather = _deferred(_G, '_E_gather', 'gather')
 _E_ge_Scalar = _deferred(_G, '_E_ge_Scalar', 'ge.Scalar')
 _E_ge_Tensor = _deferred(_G, '_E_ge_Tensor', 'ge.Tensor')
@@ -175,8 +207,12 @@ _E_less_equal_Tensor = _deferred(_G, '_E_less_equal_Tensor', 'less_equal.Tensor'
 _E_less_equal__Scalar = _deferred(_G, '_E_less_equal__Scalar', 'less_equal_.Scalar')
 _E_less_equal__Tensor = _deferred(_G, '_E_less_equal__Tensor', 'less_equal_.Tensor')
 _E_log = _deferred(_G, '_E_log', 'log')
+_E_log10 = _deferred(_G, '_E_log10', 'log10')
+_E_log10_ = _deferred(_G, '_E_log10_', 'log10_')
 _E_log1p = _deferred(_G, '_E_log1p', 'log1p')
 _E_log1p_ = _deferred(_G, '_E_log1p_', 'log1p_')
+_E_log2 = _deferred(_G, '_E_log2', 'log2')
+_E_log2_ = _deferred(_G, '_E_log2_', 'log2_')
 _E_log_ = _deferred(_G, '_E_log_', 'log_')
 _E_log_softmax_int = _deferred(_G, '_E_log_softmax_int', 'log_softmax.int')
 _E_logical_and = _deferred(_G, '_E_logical_and', 'logical_and')
@@ -275,6 +311,8 @@ _E_sign_ = _deferred(_G, '_E_sign_', 'sign_')
 _E_signbit = _deferred(_G, '_E_signbit', 'signbit')
 _E_sin = _deferred(_G, '_E_sin', 'sin')
 _E_sin_ = _deferred(_G, '_E_sin_', 'sin_')
+_E_sinh = _deferred(_G, '_E_sinh', 'sinh')
+_E_sinh_ = _deferred(_G, '_E_sinh_', 'sinh_')
 _E_slice_scatter = _deferred(_G, '_E_slice_scatter', 'slice_scatter')
 _E_softmax_int = _deferred(_G, '_E_softmax_int', 'softmax.int')
 _E_sort = _deferred(_G, '_E_sort', 'sort')
@@ -305,6 +343,8 @@ _E_triu = _deferred(_G, '_E_triu', 'triu')
 _E_triu_ = _deferred(_G, '_E_triu_', 'triu_')
 _E_true_divide_Tensor = _deferred(_G, '_E_true_divide_Tensor', 'true_divide.Tensor')
 _E_true_divide__Tensor = _deferred(_G, '_E_true_divide__Tensor', 'true_divide_.Tensor')
+_E_trunc = _deferred(_G, '_E_trunc', 'trunc')
+_E_trunc_ = _deferred(_G, '_E_trunc_', 'trunc_')
 _E_type_as = _deferred(_G, '_E_type_as', 'type_as')
 _E_unbind_int = _deferred(_G, '_E_unbind_int', 'unbind.int')
 _E_unfold = _deferred(_G, '_E_unfold', 'unfold')
@@ -408,6 +448,42 @@ def _m_absolute_(self):
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('absolute_', _e, (), True) from None
 _m_absolute_.__name__ = _m_absolute_.__qualname__ = 'absolute_'
+
+
+def _m_acos(self):
+    try:
+        _r = _E_acos.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('acos', _e, (), True) from None
+_m_acos.__name__ = _m_acos.__qualname__ = 'acos'
+
+
+def _m_acos_(self):
+    try:
+        _r = _E_acos_.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('acos_', _e, (), True) from None
+_m_acos_.__name__ = _m_acos_.__qualname__ = 'acos_'
+
+
+def _m_acosh(self):
+    try:
+        _r = _E_acosh.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('acosh', _e, (), True) from None
+_m_acosh.__name__ = _m_acosh.__qualname__ = 'acosh'
+
+
+def _m_acosh_(self):
+    try:
+        _r = _E_acosh_.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('acosh_', _e, (), True) from None
+_m_acosh_.__name__ = _m_acosh_.__qualname__ = 'acosh_'
 
 
 def _m_add(self, other=_REQ, *_td_more, alpha=_NO):
@@ -655,6 +731,114 @@ def _m_aminmax(self, *, dim=_NO, keepdim=_NO):
 _m_aminmax.__name__ = _m_aminmax.__qualname__ = 'aminmax'
 
 
+def _m_arccos(self):
+    try:
+        _r = _E_arccos.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('arccos', _e, (), True) from None
+_m_arccos.__name__ = _m_arccos.__qualname__ = 'arccos'
+
+
+def _m_arccos_(self):
+    try:
+        _r = _E_arccos_.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('arccos_', _e, (), True) from None
+_m_arccos_.__name__ = _m_arccos_.__qualname__ = 'arccos_'
+
+
+def _m_arccosh(self):
+    try:
+        _r = _E_arccosh.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('arccosh', _e, (), True) from None
+_m_arccosh.__name__ = _m_arccosh.__qualname__ = 'arccosh'
+
+
+def _m_arccosh_(self):
+    try:
+        _r = _E_arccosh_.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('arccosh_', _e, (), True) from None
+_m_arccosh_.__name__ = _m_arccosh_.__qualname__ = 'arccosh_'
+
+
+def _m_arcsin(self):
+    try:
+        _r = _E_arcsin.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('arcsin', _e, (), True) from None
+_m_arcsin.__name__ = _m_arcsin.__qualname__ = 'arcsin'
+
+
+def _m_arcsin_(self):
+    try:
+        _r = _E_arcsin_.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('arcsin_', _e, (), True) from None
+_m_arcsin_.__name__ = _m_arcsin_.__qualname__ = 'arcsin_'
+
+
+def _m_arcsinh(self):
+    try:
+        _r = _E_arcsinh.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('arcsinh', _e, (), True) from None
+_m_arcsinh.__name__ = _m_arcsinh.__qualname__ = 'arcsinh'
+
+
+def _m_arcsinh_(self):
+    try:
+        _r = _E_arcsinh_.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('arcsinh_', _e, (), True) from None
+_m_arcsinh_.__name__ = _m_arcsinh_.__qualname__ = 'arcsinh_'
+
+
+def _m_arctan(self):
+    try:
+        _r = _E_arctan.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('arctan', _e, (), True) from None
+_m_arctan.__name__ = _m_arctan.__qualname__ = 'arctan'
+
+
+def _m_arctan_(self):
+    try:
+        _r = _E_arctan_.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('arctan_', _e, (), True) from None
+_m_arctan_.__name__ = _m_arctan_.__qualname__ = 'arctan_'
+
+
+def _m_arctanh(self):
+    try:
+        _r = _E_arctanh.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('arctanh', _e, (), True) from None
+_m_arctanh.__name__ = _m_arctanh.__qualname__ = 'arctanh'
+
+
+def _m_arctanh_(self):
+    try:
+        _r = _E_arctanh_.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('arctanh_', _e, (), True) from None
+_m_arctanh_.__name__ = _m_arctanh_.__qualname__ = 'arctanh_'
+
+
 def _m_argmax(self, dim=_NO, keepdim=_NO):
     try:
         if dim is _NO and keepdim is _NO:
@@ -725,6 +909,78 @@ def _m_as_strided_scatter(self, src=_REQ, size=_REQ, stride=_REQ, storage_offset
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('as_strided_scatter', _e, ('src', 'size', 'stride', 'storage_offset'), True) from None
 _m_as_strided_scatter.__name__ = _m_as_strided_scatter.__qualname__ = 'as_strided_scatter'
+
+
+def _m_asin(self):
+    try:
+        _r = _E_asin.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('asin', _e, (), True) from None
+_m_asin.__name__ = _m_asin.__qualname__ = 'asin'
+
+
+def _m_asin_(self):
+    try:
+        _r = _E_asin_.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('asin_', _e, (), True) from None
+_m_asin_.__name__ = _m_asin_.__qualname__ = 'asin_'
+
+
+def _m_asinh(self):
+    try:
+        _r = _E_asinh.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('asinh', _e, (), True) from None
+_m_asinh.__name__ = _m_asinh.__qualname__ = 'asinh'
+
+
+def _m_asinh_(self):
+    try:
+        _r = _E_asinh_.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('asinh_', _e, (), True) from None
+_m_asinh_.__name__ = _m_asinh_.__qualname__ = 'asinh_'
+
+
+def _m_atan(self):
+    try:
+        _r = _E_atan.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('atan', _e, (), True) from None
+_m_atan.__name__ = _m_atan.__qualname__ = 'atan'
+
+
+def _m_atan_(self):
+    try:
+        _r = _E_atan_.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('atan_', _e, (), True) from None
+_m_atan_.__name__ = _m_atan_.__qualname__ = 'atan_'
+
+
+def _m_atanh(self):
+    try:
+        _r = _E_atanh.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('atanh', _e, (), True) from None
+_m_atanh.__name__ = _m_atanh.__qualname__ = 'atanh'
+
+
+def _m_atanh_(self):
+    try:
+        _r = _E_atanh_.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('atanh_', _e, (), True) from None
+_m_atanh_.__name__ = _m_atanh_.__qualname__ = 'atanh_'
 
 
 def _m_baddbmm(self, batch1=_REQ, batch2=_REQ, *_td_more, beta=_NO, alpha=_NO):
@@ -1103,6 +1359,24 @@ def _m_cos_(self):
 _m_cos_.__name__ = _m_cos_.__qualname__ = 'cos_'
 
 
+def _m_cosh(self):
+    try:
+        _r = _E_cosh.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('cosh', _e, (), True) from None
+_m_cosh.__name__ = _m_cosh.__qualname__ = 'cosh'
+
+
+def _m_cosh_(self):
+    try:
+        _r = _E_cosh_.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('cosh_', _e, (), True) from None
+_m_cosh_.__name__ = _m_cosh_.__qualname__ = 'cosh_'
+
+
 def _m_cumsum(self, dim=_REQ, *_td_more, dtype=_NO):
     if _td_more: raise _extra_arguments('cumsum', True)
     try:
@@ -1302,6 +1576,24 @@ def _m_exp(self):
 _m_exp.__name__ = _m_exp.__qualname__ = 'exp'
 
 
+def _m_exp2(self):
+    try:
+        _r = _E_exp2.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('exp2', _e, (), True) from None
+_m_exp2.__name__ = _m_exp2.__qualname__ = 'exp2'
+
+
+def _m_exp2_(self):
+    try:
+        _r = _E_exp2_.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('exp2_', _e, (), True) from None
+_m_exp2_.__name__ = _m_exp2_.__qualname__ = 'exp2_'
+
+
 def _m_exp_(self):
     try:
         _r = _E_exp_.entry_function(self)
@@ -1375,6 +1667,24 @@ def _m_fill_(self, value=_REQ):
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('fill_', _e, ('value',), True) from None
 _m_fill_.__name__ = _m_fill_.__qualname__ = 'fill_'
+
+
+def _m_fix(self):
+    try:
+        _r = _E_fix.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('fix', _e, (), True) from None
+_m_fix.__name__ = _m_fix.__qualname__ = 'fix'
+
+
+def _m_fix_(self):
+    try:
+        _r = _E_fix_.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('fix_', _e, (), True) from None
+_m_fix_.__name__ = _m_fix_.__qualname__ = 'fix_'
 
 
 def _m_flatten(self, start_dim=_NO, end_dim=_NO):
@@ -1457,6 +1767,24 @@ def _m_floor_divide_(self, other=_REQ):
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('floor_divide_', _e, ('other',), True) from None
 _m_floor_divide_.__name__ = _m_floor_divide_.__qualname__ = 'floor_divide_'
+
+
+def _m_frac(self):
+    try:
+        _r = _E_frac.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('frac', _e, (), True) from None
+_m_frac.__name__ = _m_frac.__qualname__ = 'frac'
+
+
+def _m_frac_(self):
+    try:
+        _r = _E_frac_.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('frac_', _e, (), True) from None
+_m_frac_.__name__ = _m_frac_.__qualname__ = 'frac_'
 
 
 def _m_gather(self, dim=_REQ, index=_REQ, *_td_more, sparse_grad=_NO):
@@ -1798,6 +2126,24 @@ def _m_log(self):
 _m_log.__name__ = _m_log.__qualname__ = 'log'
 
 
+def _m_log10(self):
+    try:
+        _r = _E_log10.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('log10', _e, (), True) from None
+_m_log10.__name__ = _m_log10.__qualname__ = 'log10'
+
+
+def _m_log10_(self):
+    try:
+        _r = _E_log10_.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('log10_', _e, (), True) from None
+_m_log10_.__name__ = _m_log10_.__qualname__ = 'log10_'
+
+
 def _m_log1p(self):
     try:
         _r = _E_log1p.entry_function(self)
@@ -1814,6 +2160,24 @@ def _m_log1p_(self):
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('log1p_', _e, (), True) from None
 _m_log1p_.__name__ = _m_log1p_.__qualname__ = 'log1p_'
+
+
+def _m_log2(self):
+    try:
+        _r = _E_log2.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('log2', _e, (), True) from None
+_m_log2.__name__ = _m_log2.__qualname__ = 'log2'
+
+
+def _m_log2_(self):
+    try:
+        _r = _E_log2_.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('log2_', _e, (), True) from None
+_m_log2_.__name__ = _m_log2_.__qualname__ = 'log2_'
 
 
 def _m_log_(self):
@@ -2812,6 +3176,24 @@ def _m_sin_(self):
 _m_sin_.__name__ = _m_sin_.__qualname__ = 'sin_'
 
 
+def _m_sinh(self):
+    try:
+        _r = _E_sinh.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('sinh', _e, (), True) from None
+_m_sinh.__name__ = _m_sinh.__qualname__ = 'sinh'
+
+
+def _m_sinh_(self):
+    try:
+        _r = _E_sinh_.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('sinh_', _e, (), True) from None
+_m_sinh_.__name__ = _m_sinh_.__qualname__ = 'sinh_'
+
+
 def _m_slice_scatter(self, src=_REQ, dim=_NO, start=_NO, end=_NO, step=_NO):
     try:
         if dim is _NO and start is _NO and end is _NO and step is _NO:
@@ -3171,6 +3553,24 @@ def _m_true_divide_(self, other=_REQ):
     except _ArgumentTypeError as _e:
         raise _binding_argument_error('true_divide_', _e, ('other',), True) from None
 _m_true_divide_.__name__ = _m_true_divide_.__qualname__ = 'true_divide_'
+
+
+def _m_trunc(self):
+    try:
+        _r = _E_trunc.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('trunc', _e, (), True) from None
+_m_trunc.__name__ = _m_trunc.__qualname__ = 'trunc'
+
+
+def _m_trunc_(self):
+    try:
+        _r = _E_trunc_.entry_function(self)
+        return _r
+    except _ArgumentTypeError as _e:
+        raise _binding_argument_error('trunc_', _e, (), True) from None
+_m_trunc_.__name__ = _m_trunc_.__qualname__ = 'trunc_'
 
 
 def _m_type_as(self, other=_REQ):
@@ -3826,6 +4226,10 @@ METHODS = {
     'abs_': _m_abs_,
     'absolute': _m_absolute,
     'absolute_': _m_absolute_,
+    'acos': _m_acos,
+    'acos_': _m_acos_,
+    'acosh': _m_acosh,
+    'acosh_': _m_acosh_,
     'add': _m_add,
     'add_': _m_add_,
     'addbmm': _m_addbmm,
@@ -3844,11 +4248,31 @@ METHODS = {
     'amin': _m_amin,
     'aminmax': _m_aminmax,
     'any': _m_any,
+    'arccos': _m_arccos,
+    'arccos_': _m_arccos_,
+    'arccosh': _m_arccosh,
+    'arccosh_': _m_arccosh_,
+    'arcsin': _m_arcsin,
+    'arcsin_': _m_arcsin_,
+    'arcsinh': _m_arcsinh,
+    'arcsinh_': _m_arcsinh_,
+    'arctan': _m_arctan,
+    'arctan_': _m_arctan_,
+    'arctanh': _m_arctanh,
+    'arctanh_': _m_arctanh_,
     'argmax': _m_argmax,
     'argmin': _m_argmin,
     'as_strided': _m_as_strided,
     'as_strided_': _m_as_strided_,
     'as_strided_scatter': _m_as_strided_scatter,
+    'asin': _m_asin,
+    'asin_': _m_asin_,
+    'asinh': _m_asinh,
+    'asinh_': _m_asinh_,
+    'atan': _m_atan,
+    'atan_': _m_atan_,
+    'atanh': _m_atanh,
+    'atanh_': _m_atanh_,
     'baddbmm': _m_baddbmm,
     'baddbmm_': _m_baddbmm_,
     'bitwise_and': _m_bitwise_and,
@@ -3888,6 +4312,8 @@ METHODS = {
     'copy_': _m_copy_,
     'cos': _m_cos,
     'cos_': _m_cos_,
+    'cosh': _m_cosh,
+    'cosh_': _m_cosh_,
     'cumsum': _m_cumsum,
     'cumsum_': _m_cumsum_,
     'data': _m_data,
@@ -3905,12 +4331,16 @@ METHODS = {
     'erf': _m_erf,
     'erf_': _m_erf_,
     'exp': _m_exp,
+    'exp2': _m_exp2,
+    'exp2_': _m_exp2_,
     'exp_': _m_exp_,
     'expand': _m_expand,
     'expand_as': _m_expand_as,
     'expm1': _m_expm1,
     'expm1_': _m_expm1_,
     'fill_': _m_fill_,
+    'fix': _m_fix,
+    'fix_': _m_fix_,
     'flatten': _m_flatten,
     'flip': _m_flip,
     'float': _m_float,
@@ -3918,6 +4348,8 @@ METHODS = {
     'floor_': _m_floor_,
     'floor_divide': _m_floor_divide,
     'floor_divide_': _m_floor_divide_,
+    'frac': _m_frac,
+    'frac_': _m_frac_,
     'gather': _m_gather,
     'ge': _m_ge,
     'ge_': _m_ge_,
@@ -3950,8 +4382,12 @@ METHODS = {
     'less_equal': _m_less_equal,
     'less_equal_': _m_less_equal_,
     'log': _m_log,
+    'log10': _m_log10,
+    'log10_': _m_log10_,
     'log1p': _m_log1p,
     'log1p_': _m_log1p_,
+    'log2': _m_log2,
+    'log2_': _m_log2_,
     'log_': _m_log_,
     'log_softmax': _m_log_softmax,
     'logical_and': _m_logical_and,
@@ -4043,6 +4479,8 @@ METHODS = {
     'signbit': _m_signbit,
     'sin': _m_sin,
     'sin_': _m_sin_,
+    'sinh': _m_sinh,
+    'sinh_': _m_sinh_,
     'slice_scatter': _m_slice_scatter,
     'softmax': _m_softmax,
     'sort': _m_sort,
@@ -4076,6 +4514,8 @@ METHODS = {
     'triu_': _m_triu_,
     'true_divide': _m_true_divide,
     'true_divide_': _m_true_divide_,
+    'trunc': _m_trunc,
+    'trunc_': _m_trunc_,
     'type': _m_type,
     'type_as': _m_type_as,
     'unbind': _m_unbind,

@@ -1,6 +1,7 @@
 """CompositeImplicitAutograd kernels of M1's everyday operators, merged into
 ``DECOMPOSITIONS``: torch's alias operators (``absolute`` is ``abs``, ``multiply`` is
-``mul``, ``greater`` is ``gt``, ``clip`` is ``clamp``, ...), the ``*_as`` operators
+``mul``, ``greater`` is ``gt``, ``clip`` is ``clamp``, ``fix`` is ``trunc``, ``arcsin`` is
+``asin``, ...), the ``*_as`` operators
 (``view_as``, ``expand_as``, ``reshape_as``, ``type_as``), ``isfinite``, ``isreal``,
 ``square`` and ``positive``.
 
@@ -48,6 +49,10 @@ def _divide_aliases() -> dict[str, str]:
 ALIAS_OVERLOADS: dict[str, str] = {
     "absolute": "abs", "absolute_": "abs_", "absolute.out": "abs.out",
     "negative": "neg", "negative_": "neg_", "negative.out": "neg.out",
+    **{f"{alias}{s}": f"{base}{s}" for alias, base in (
+        ("fix", "trunc"), ("arcsin", "asin"), ("arccos", "acos"), ("arctan", "atan"),
+        ("arcsinh", "asinh"), ("arccosh", "acosh"), ("arctanh", "atanh"))
+       for s in ("", "_", ".out")},  # fmt: skip
     **{f"multiply{s}": f"mul{s}" for s in (".Tensor", "_.Tensor", ".out", ".Scalar", "_.Scalar")},
     **{f"subtract{s}": f"sub{s}" for s in (".Tensor", "_.Tensor", ".out", ".Scalar", "_.Scalar")},
     **_divide_aliases(),
@@ -104,7 +109,10 @@ def _alias_kernels() -> dict[str, Any]:
     """Kernel name (the alias's C++ name: ``multiply``, ``multiply_``, ``multiply_out``) ->
     its forwarding kernel (Note [Alias operators])."""
     kernels: dict[str, Any] = {}
-    for alias, base in (("absolute", "abs"), ("negative", "neg")):
+    unary = (("absolute", "abs"), ("negative", "neg"), ("fix", "trunc"), ("arcsin", "asin"),
+             ("arccos", "acos"), ("arctan", "atan"), ("arcsinh", "asinh"), ("arccosh", "acosh"),
+             ("arctanh", "atanh"))  # fmt: skip
+    for alias, base in unary:
         kernels[alias] = _unary_alias(base)
         kernels[f"{alias}_"] = _unary_alias(f"{base}_")
         kernels[f"{alias}_out"] = _unary_alias(f"{base}.out")

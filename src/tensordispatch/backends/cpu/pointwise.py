@@ -587,7 +587,3 @@ POINTWISE_CPU: dict[str, Any] = {
     "logical_xor_out": _logical(np.logical_xor),
     "logical_not_out": logical_not_out,
 }
-
-from tensordispatch.backends.cpu.pointwise_more import M1_CPU_KERNELS  # noqa: E402
-
-POINTWISE_CPU.update(M1_CPU_KERNELS)

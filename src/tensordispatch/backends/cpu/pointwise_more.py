@@ -1,5 +1,6 @@
-"""CPU kernels of M1's pointwise operators, merged into POINTWISE_CPU: the impls of the
-structured ``isposinf.out``, ``isneginf.out``, ``signbit.out`` (their meta functions are in
+"""CPU kernels of M1's pointwise operators, merged into CPU_KERNELS by the package: the
+impls of the structured ``isposinf.out``, ``isneginf.out``, ``signbit.out``, the unary float
+functions (``sinh`` ... ``exp2``), ``trunc``, ``frac`` (their meta functions are in
 backends/meta/pointwise_more.py) and the ``nan_to_num.out`` kernel.
 """
 
@@ -9,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from tensordispatch.backends.cpu.pointwise import _float_only, _rounding, _unary
 from tensordispatch.backends.meta.pointwise_more import nan_to_num_spec
 from tensordispatch.backends.structured import prepare_out
 from tensordispatch.tensor.tensor import Tensor
@@ -83,4 +85,12 @@ M1_CPU_KERNELS: dict[str, Any] = {
     "isneginf_out": _float_test(np.isneginf),
     "signbit_out": signbit_out,
     "nan_to_num_out": nan_to_num_out,
+    **{f"{fn.__name__}_out": _unary(fn, fn.__name__) for fn in (
+        np.sinh, np.cosh, np.log2, np.log10, np.exp2)},  # fmt: skip
+    # NumPy's names differ: arcsin is torch's asin
+    **{f"{name}_out": _unary(fn, name) for name, fn in (
+        ("asin", np.arcsin), ("acos", np.arccos), ("atan", np.arctan), ("asinh", np.arcsinh),
+        ("acosh", np.arccosh), ("atanh", np.arctanh))},  # fmt: skip
+    "trunc_out": _rounding(np.trunc, "trunc", "trunc_vml_cpu"),
+    "frac_out": _float_only(lambda x: x - np.trunc(x), "frac_cpu", complex_ok=False),
 }

@@ -1,7 +1,9 @@
 """Meta functions and kernels of M1's pointwise operators, merged into the pointwise tables
 (backends/meta/pointwise.py): the force-boolean structured ops ``isposinf``, ``isneginf``,
 ``signbit`` (TensorIterator's ``build_borrowing_unary_force_boolean_op``: a bool output of
-the input's shape, the computation in the input's dtype) and ``nan_to_num.out``'s Meta kernel.
+the input's shape, the computation in the input's dtype), the unary float functions
+(``sinh`` ... ``exp2``: integers compute in the default dtype), ``trunc``, ``frac``, and
+``nan_to_num.out``'s Meta kernel.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from typing import Any
 
 from tensordispatch.backends.common import scalar_type_name
 from tensordispatch.backends.meta.iterator import as_computed, output_strides
+from tensordispatch.backends.meta.pointwise import _real_rounding, _unary, _unary_float
 from tensordispatch.backends.overlap import check_written
 from tensordispatch.backends.structured import prepare_out
 from tensordispatch.tensor import dtypes as _dt
@@ -75,6 +78,10 @@ M1_META_FUNCTIONS: dict[str, Callable[..., Any]] = {
     "isneginf": _force_boolean("isneginf", "isneginf does not support complex inputs."),
     # signbit refuses complex in its CPU kernel (NotImplementedError), not on meta
     "signbit": _force_boolean("signbit", ""),
+    **{n: _unary_float for n in ("sinh", "cosh", "asin", "acos", "atan", "asinh", "acosh",
+                                 "atanh", "log2", "log10", "exp2")},  # fmt: skip
+    "trunc": _real_rounding("trunc"),
+    "frac": _unary,
 }
 
 M1_META_KERNELS: dict[str, Any] = {"nan_to_num_out_meta": nan_to_num_out_meta}
